@@ -1,0 +1,150 @@
+/**
+ * The cell agent's view of its hardware: small interfaces that a real driver (serial servo bus,
+ * rosbridge, NatNet, a USB camera) and a simulator implement alike. The agent never knows which.
+ *
+ * Units are in the names: radians, seconds, nanoseconds, metres, newtons.
+ */
+
+/** One reading of every joint on the robot, in the robot's joint order. */
+export interface JointState {
+  /** Monotonic time of the reading, ns, on the agent's clock. */
+  tNs: bigint;
+  positionRad: number[];
+  velocityRadS: number[];
+  currentA: number[];
+  temperatureC: number[];
+}
+
+/** Whatever drives the actuators: a servo bus, a ROS robot through rosbridge, a simulation. */
+export interface MotorBus {
+  readonly jointNames: readonly string[];
+  /** Firmware as reported by the hardware itself, e.g. "3.11". */
+  readFirmware(): Promise<string>;
+  readState(): Promise<JointState>;
+  writeGoalPositions(positionRad: readonly number[]): Promise<void>;
+  /** Torque off must take effect even when the bus is mid-transaction: the e-stop path calls it. */
+  setTorque(enabled: boolean): Promise<void>;
+}
+
+export interface CameraFrame {
+  tNs: bigint;
+  width: number;
+  height: number;
+  /** JPEG bytes, as published on /camera/<name>. */
+  jpeg: Uint8Array;
+  /** Raw RGB24 pixels of the same frame when the source has them (used for the episode video). */
+  rgb?: Uint8Array;
+}
+
+export interface Camera {
+  readonly name: string;
+  readonly rateHz: number;
+  capture(): Promise<CameraFrame>;
+}
+
+export interface Wrench {
+  tNs: bigint;
+  forceN: [number, number, number];
+  torqueNm: [number, number, number];
+}
+
+export interface WristForceTorque {
+  read(): Promise<Wrench>;
+}
+
+export interface ObjectPose {
+  name: string;
+  /** Position in the cell's world frame, metres. */
+  positionM: [number, number, number];
+  /** Orientation quaternion x, y, z, w. */
+  orientation: [number, number, number, number];
+}
+
+export interface MocapSource {
+  readPoses(): Promise<{ tNs: bigint; poses: ObjectPose[] }>;
+}
+
+/** The e-stop line. `onTrigger` fires once per press; the input stays pressed until released. */
+export interface EstopInput {
+  isPressed(): boolean;
+  onTrigger(listener: () => void): () => void;
+}
+
+/** Gripper opening, 0 (closed) to 1 (open), and whether the fingers report holding something. */
+export interface GripperSensor {
+  read(): Promise<{ tNs: bigint; opening: number; holding: boolean }>;
+}
+
+/**
+ * What the agent asks of the cell between episodes: put the scene into the given initial
+ * conditions. A real cell does this with a reset routine or a technician's prompt; a simulator
+ * places the objects. Returns the physical time the reset took.
+ */
+export interface SceneReset {
+  reset(plan: ResetPlan): Promise<{ resetS: number }>;
+}
+
+export interface ResetPlan {
+  /** Object name to the pose the reset should achieve. */
+  objects: Record<string, { object: string; positionM: [number, number, number]; yawRad: number }>;
+  /** Lighting preset realized for this episode, e.g. "nominal", "dim", "warm". */
+  lighting: string;
+  /** Distractor objects realized for this episode. */
+  distractors: Array<{ object: string; positionM: [number, number, number]; yawRad: number }>;
+  /** Robot joint positions to home to before the episode starts. */
+  homeRad: number[];
+}
+
+/**
+ * Time as the agent sees it. Real cells use the monotonic wall clock; a simulated cell advances
+ * its world when the agent sleeps, so an episode is deterministic for a given seed and can run
+ * faster than real time.
+ */
+export interface Clock {
+  nowNs(): bigint;
+  /** Resolves once nowNs() >= tNs. */
+  sleepUntil(tNs: bigint): Promise<void>;
+}
+
+/** What a policy sees each control period, restricted to its observation contract. */
+export interface Observation {
+  tNs: bigint;
+  /** Present when the contract's `state` lists "joint_positions". */
+  jointPositionsRad?: number[];
+  jointVelocitiesRadS?: number[];
+  gripperOpening?: number;
+  /** Latest frame of each camera named in the contract. */
+  cameras: Record<string, CameraFrame>;
+  instruction?: string;
+}
+
+export interface PolicySession {
+  /** Called once before the episode's first act(). */
+  reset(info: { seed: number; instruction?: string; controlRateHz: number }): Promise<void>;
+  /** Returns the commanded joint targets (the action space's dimension). */
+  act(observation: Observation): Promise<number[]>;
+  close(): Promise<void>;
+}
+
+/** Starts policies: containers, checkpoints or endpoints. */
+export interface PolicyRuntime {
+  /** Policy sources this runtime can start, e.g. "assay/ref-policy:expert". */
+  available(): string[];
+  /** `policy` is the run's Policy object as submitted. */
+  start(policy: Record<string, unknown>, robot: { model: string; dof: number }): Promise<PolicySession>;
+}
+
+/** Everything a cell has; optional instruments are absent where the cell lacks them. */
+export interface CellHardware {
+  motors: MotorBus;
+  cameras: Camera[];
+  gripper?: GripperSensor;
+  wristFt?: WristForceTorque;
+  mocap?: MocapSource;
+  estop: EstopInput;
+  scene: SceneReset;
+  clock: Clock;
+  policies: PolicyRuntime;
+  /** Releases devices and sockets. */
+  close(): Promise<void>;
+}

@@ -1,0 +1,122 @@
+/**
+ * Schema migrations, applied in order; entry i takes the schema from version i to i+1.
+ * JSON columns hold spec objects exactly as the API shows them (snake_case).
+ * Timestamps are ISO 8601 UTC strings.
+ */
+export const MIGRATIONS: readonly string[] = [
+  `
+  CREATE TABLE accounts (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    leaderboard_opt_in INTEGER NOT NULL DEFAULT 0,
+    created TEXT NOT NULL
+  );
+
+  CREATE TABLE api_keys (
+    id TEXT PRIMARY KEY,
+    account_id TEXT NOT NULL REFERENCES accounts(id),
+    secret_sha256 TEXT NOT NULL UNIQUE,
+    -- First characters of the secret after the prefix, so a human can tell keys apart.
+    hint TEXT NOT NULL,
+    scope TEXT NOT NULL,            -- JSON array of scope strings
+    created TEXT NOT NULL,
+    revoked TEXT
+  );
+
+  CREATE TABLE runs (
+    id TEXT PRIMARY KEY,
+    account_id TEXT NOT NULL REFERENCES accounts(id),
+    kind TEXT NOT NULL,
+    status TEXT NOT NULL,
+    created TEXT NOT NULL,
+    completed TEXT,
+    request TEXT NOT NULL,          -- JSON: the submitted fields, as submitted
+    resolved_pins TEXT NOT NULL,    -- JSON
+    plan TEXT NOT NULL,             -- JSON: what the scheduler needs (cells filter, seeds, control rate)
+    result TEXT,                    -- JSON Result once completed (or partial, once stopped)
+    status_code TEXT,               -- error code behind failed or stopped
+    status_message TEXT,
+    idempotency_key TEXT,
+    priority TEXT NOT NULL,
+    episodes_total INTEGER NOT NULL,
+    UNIQUE (account_id, idempotency_key)
+  );
+  CREATE INDEX runs_account_created ON runs(account_id, created DESC, id DESC);
+  CREATE INDEX runs_status ON runs(status);
+
+  CREATE TABLE run_status_history (
+    run_id TEXT NOT NULL REFERENCES runs(id),
+    status TEXT NOT NULL,
+    at TEXT NOT NULL,
+    cell TEXT,
+    reason TEXT
+  );
+  CREATE INDEX run_status_history_run ON run_status_history(run_id);
+
+  CREATE TABLE episodes (
+    id TEXT PRIMARY KEY,
+    run_id TEXT NOT NULL REFERENCES runs(id),
+    idx INTEGER NOT NULL,
+    -- pending: waiting for a cell; assigned: sent to a cell; running: the cell started it;
+    -- done: outcome recorded; cancelled: the run stopped before it ran.
+    status TEXT NOT NULL,
+    attempt INTEGER NOT NULL DEFAULT 0,
+    seed INTEGER NOT NULL,
+    cell_id TEXT,
+    outcome TEXT,
+    failure_cluster TEXT,
+    duration_s REAL,
+    reset_s REAL,
+    replay_spec TEXT,               -- JSON
+    meta TEXT,                      -- JSON
+    evaluation TEXT,                -- JSON
+    -- JSON array of {attempt, cell, reason, detail, at}: every attempt that did not finish.
+    interruptions TEXT NOT NULL DEFAULT '[]',
+    assigned_at TEXT,
+    started_at TEXT,
+    finished_at TEXT,
+    UNIQUE (run_id, idx)
+  );
+  CREATE INDEX episodes_status ON episodes(status);
+
+  CREATE TABLE artifacts (
+    episode_id TEXT NOT NULL REFERENCES episodes(id),
+    run_id TEXT NOT NULL REFERENCES runs(id),
+    kind TEXT NOT NULL,             -- mcap, video
+    file_name TEXT NOT NULL,
+    bytes INTEGER NOT NULL,
+    sha256 TEXT NOT NULL,
+    -- pending: announced by the agent, not yet uploaded; stored: verified and served; purged.
+    status TEXT NOT NULL,
+    stored_at TEXT,
+    PRIMARY KEY (episode_id, kind)
+  );
+  CREATE INDEX artifacts_run ON artifacts(run_id);
+
+  CREATE TABLE cells (
+    id TEXT PRIMARY KEY,
+    token_sha256 TEXT NOT NULL,
+    model TEXT NOT NULL,
+    enrolled TEXT NOT NULL,
+    revoked TEXT,
+    last_seq_applied INTEGER NOT NULL DEFAULT 0,
+    last_seen TEXT,
+    hello TEXT                      -- JSON of the last Hello
+  );
+
+  CREATE TABLE tasks (
+    id TEXT PRIMARY KEY,
+    account_id TEXT REFERENCES accounts(id),
+    name TEXT NOT NULL,
+    version INTEGER,                -- N of <name>@v<N> once frozen
+    status TEXT NOT NULL,
+    visibility TEXT NOT NULL,
+    created TEXT NOT NULL,
+    frozen TEXT,
+    spec TEXT NOT NULL,             -- JSON: the Task Spec's creation fields
+    signatures TEXT NOT NULL DEFAULT '[]',
+    pilot TEXT,
+    UNIQUE (name, version)
+  );
+  `,
+];
