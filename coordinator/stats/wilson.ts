@@ -22,7 +22,10 @@ export function wilsonInterval(successes: number, n: number, ci = 0.95): [number
   const denominator = 1 + z2 / n;
   const centre = (p + z2 / (2 * n)) / denominator;
   const half = (z / denominator) * Math.sqrt((p * (1 - p)) / n + z2 / (4 * n * n));
-  return [Math.max(0, centre - half), Math.min(1, centre + half)];
+  // At 0 or n successes the bounds are exactly 0 or 1; the formula leaves rounding dust there.
+  const lower = successes === 0 ? 0 : Math.max(0, centre - half);
+  const upper = successes === n ? 1 : Math.min(1, centre + half);
+  return [lower, upper];
 }
 
 /**
