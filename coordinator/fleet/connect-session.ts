@@ -1,0 +1,155 @@
+/**
+ * One agent's Connect stream: authenticate, require Hello first, Welcome, then heartbeats and
+ * sequenced messages until the stream ends. When the stream ends (or goes silent past the
+ * heartbeat timeout) every episode the cell held goes back to pending with reason "link_lost".
+ */
+import { randomUUID } from "node:crypto";
+import type { Metadata, ServerDuplexStream } from "@grpc/grpc-js";
+import type { AgentMessage, CoordinatorMessage, Hello } from "../../protocol/gen/cell.js";
+import { getCell, recordHello } from "../store/cells-repo.js";
+import { authenticateCell } from "./enrollment.js";
+import { applySequenced, requeueHeldBy } from "./episode-messages.js";
+import type { LinkContext } from "./link-context.js";
+import { LinkError, toGrpcStatus } from "./link-errors.js";
+import type { CellSession } from "./registry.js";
+
+/** First value of a metadata key as a string. */
+export function metadataValue(metadata: Metadata, key: string): string | undefined {
+  const value = metadata.get(key)[0];
+  return value === undefined ? undefined : String(value);
+}
+
+export function handleConnect(ctx: LinkContext, call: ServerDuplexStream<AgentMessage, CoordinatorMessage>): void {
+  let closed = false;
+  let session: CellSession | undefined;
+
+  const fail = (error: unknown): void => {
+    if (closed) return;
+    closed = true;
+    if (!(error instanceof LinkError)) ctx.logger.error(`CellLink Connect failed: ${(error as Error).stack ?? error}`);
+    call.emit("error", toGrpcStatus(error));
+    release();
+  };
+
+  const release = (): void => {
+    const ending = session;
+    session = undefined;
+    if (!ending || !ctx.registry.detach(ending)) return;
+    ctx.metrics.cellsConnected.set(ctx.registry.sessions().length);
+    ctx.logger.info(`cell ${ending.cellId}: disconnected`);
+    // On shutdown the agent may well finish its episode and report it after the restart.
+    if (ctx.stopping) return;
+    requeueHeldBy(ctx, ending.cellId, "link_lost", `CellLink stream of session ${ending.sessionId} ended`);
+  };
+
+  let cellId: string;
+  try {
+    cellId = authenticateCell(ctx.db, metadataValue(call.metadata, "authorization")).id;
+  } catch (error) {
+    fail(error);
+    return;
+  }
+
+  call.on("data", (message: AgentMessage) => {
+    if (closed) return;
+    try {
+      if (!session) session = open(ctx, call, cellId, message, fail);
+      else onMessage(ctx, session, message);
+    } catch (error) {
+      fail(error);
+    }
+  });
+  call.on("end", () => {
+    if (closed) return;
+    closed = true;
+    call.end();
+    release();
+  });
+  call.on("cancelled", () => {
+    closed = true;
+    release();
+  });
+  call.on("error", () => {
+    closed = true;
+    release();
+  });
+}
+
+/** Handles the first message, which must be this cell's Hello; returns the live session. */
+function open(ctx: LinkContext, call: ServerDuplexStream<AgentMessage, CoordinatorMessage>, cellId: string, message: AgentMessage, fail: (error: unknown) => void): CellSession {
+  const hello: Hello | undefined = message.hello;
+  if (!hello) throw new LinkError("hello_required", "the first message on Connect must be Hello (seq 0)");
+  if (hello.cellId !== cellId) {
+    throw new LinkError("cell_id_mismatch", `Hello says cell ${JSON.stringify(hello.cellId)} but the token belongs to cell ${cellId}; use that cell's own token`);
+  }
+  const session: CellSession = {
+    cellId,
+    sessionId: randomUUID(),
+    hello,
+    connectedAt: ctx.now().toISOString(),
+    send: (out) => {
+      if (!call.cancelled && call.writable) call.write(out);
+    },
+    close: (error) => fail(error),
+  };
+  recordHello(ctx.db, cellId, JSON.stringify(hello), session.connectedAt);
+
+  const displaced = ctx.registry.attach(session);
+  if (displaced) {
+    // The old stream is dead or a duplicate agent; whatever it held goes back to pending first.
+    displaced.close(new LinkError("superseded", `cell ${cellId} connected again (session ${session.sessionId}); this stream is closed`));
+    requeueHeldBy(ctx, cellId, "link_lost", `superseded by session ${session.sessionId}`);
+  }
+  ctx.metrics.cellsConnected.set(ctx.registry.sessions().length);
+
+  const lastSeqApplied = getCell(ctx.db, cellId)?.last_seq_applied ?? 0;
+  session.send({
+    welcome: { sessionId: session.sessionId, lastSeqApplied, serverTimeMs: ctx.now().getTime(), heartbeatIntervalMs: ctx.heartbeatIntervalMs },
+  });
+
+  const problem = ctx.registry.firmwareMismatchOf(cellId);
+  if (problem) {
+    ctx.logger.warn(`cell ${cellId}: firmware_mismatch: ${problem}`);
+    session.send({ refusal: { code: "firmware_mismatch", message: problem } });
+  } else {
+    ctx.logger.info(`cell ${cellId}: connected (${hello.robotModel}@${hello.firmware} in ${hello.environment}, agent ${hello.agentVersion})`);
+  }
+
+  if (hello.lastSeqSent < lastSeqApplied) {
+    ctx.logger.warn(`cell ${cellId}: agent says its highest seq is ${hello.lastSeqSent} but ${lastSeqApplied} was applied; its outbox may have been lost`);
+  }
+  if (hello.interruptedEpisodeId) {
+    requeueHeldBy(ctx, cellId, "agent_restart", `agent ${hello.agentVersion} reconnected after losing the episode`, hello.interruptedEpisodeId);
+  }
+  ctx.scheduler.kick();
+  return session;
+}
+
+function onMessage(ctx: LinkContext, session: CellSession, message: AgentMessage): void {
+  ctx.registry.heard(session.cellId);
+  if (message.hello) throw new LinkError("bad_message", "Hello may only be the first message of a stream; reconnect to say Hello again");
+  if (message.seq === 0) {
+    if (message.heartbeat) {
+      ctx.registry.recordHeartbeat(session.cellId, message.heartbeat);
+      if (message.heartbeat.state === "idle" && !message.heartbeat.episodeId) releaseForgotten(ctx, session);
+    } else ctx.logger.warn(`cell ${session.cellId}: a message other than Heartbeat came with seq 0; durable messages need seq > 0; skipped`);
+    return;
+  }
+  applySequenced(ctx, session.cellId, message);
+  session.send({ ack: { seq: message.seq } });
+}
+
+/**
+ * A cell that reports idle with no episode does not hold an episode the store assigned to it
+ * before this session began (the AssignEpisode was lost, e.g. in a coordinator restart):
+ * requeue it. Episodes assigned on this session are left alone, their AssignEpisode may still be
+ * on its way.
+ */
+function releaseForgotten(ctx: LinkContext, session: CellSession): void {
+  const forgotten = ctx.db
+    .prepare("SELECT id FROM episodes WHERE cell_id = ? AND status IN ('assigned', 'running') AND COALESCE(assigned_at, '') < ?")
+    .all(session.cellId, session.connectedAt) as Array<{ id: string }>;
+  for (const { id } of forgotten) {
+    requeueHeldBy(ctx, session.cellId, "link_lost", `cell reconnected idle without episode ${id}`, id);
+  }
+}

@@ -1,0 +1,171 @@
+/**
+ * Applying an agent's sequenced messages. Each one is applied in one SQLite transaction together
+ * with `cells.last_seq_applied = seq`, so a message is applied exactly once however often the
+ * agent resends it; notifications (run events, scheduler kicks, run completion) run only after
+ * the transaction commits.
+ */
+import type { AgentMessage, EpisodeFinished, EpisodeInterrupted, EpisodeStarted } from "../../protocol/gen/cell.js";
+import { insertPendingArtifact } from "../store/artifacts-repo.js";
+import { getCell, setLastSeqApplied } from "../store/cells-repo.js";
+import { getEpisode, markEpisodeDone, markEpisodeRunning, requeueEpisode, type EpisodeRow } from "../store/episodes-repo.js";
+import { isSafeFileName } from "../artifacts/artifact-store.js";
+import type { LinkContext } from "./link-context.js";
+
+type Effect = () => void;
+
+/**
+ * Applies one message with seq > 0 unless already applied; returns whether it was applied. The
+ * caller acks `seq` either way.
+ */
+export function applySequenced(ctx: LinkContext, cellId: string, message: AgentMessage): boolean {
+  const effects: Effect[] = [];
+  const applied = ctx.db.transaction(() => {
+    const cell = getCell(ctx.db, cellId);
+    if (!cell || message.seq <= cell.last_seq_applied) return false;
+    if (message.seq > cell.last_seq_applied + 1) {
+      ctx.logger.warn(`cell ${cellId}: seq jumped from ${cell.last_seq_applied} to ${message.seq}; messages in between never arrived`);
+    }
+    applyBody(ctx, cellId, message, effects);
+    setLastSeqApplied(ctx.db, cellId, message.seq);
+    return true;
+  })();
+  if (!applied) {
+    ctx.metrics.seqDedupes.inc();
+    return false;
+  }
+  for (const effect of effects) effect();
+  return true;
+}
+
+function applyBody(ctx: LinkContext, cellId: string, message: AgentMessage, effects: Effect[]): void {
+  if (message.episodeStarted) onStarted(ctx, cellId, message.episodeStarted, effects);
+  else if (message.episodeFinished) onFinished(ctx, cellId, message.episodeFinished, effects);
+  else if (message.episodeInterrupted) onInterrupted(ctx, cellId, message.episodeInterrupted, effects);
+  else if (message.safetyEvent) {
+    const event = message.safetyEvent;
+    effects.push(() => {
+      ctx.registry.recordSafetyEvent(cellId, event);
+      ctx.logger.warn(`cell ${cellId}: safety event ${event.kind} (episode ${event.episodeId || "none"}, latency ${event.latencyMs} ms): ${event.detail}`);
+    });
+  } else if (message.heartbeat) {
+    const heartbeat = message.heartbeat;
+    effects.push(() => ctx.registry.recordHeartbeat(cellId, heartbeat));
+  } else {
+    ctx.logger.warn(`cell ${cellId}: sequenced message ${message.seq} has no body this coordinator knows; acked and skipped`);
+  }
+}
+
+function knownEpisode(ctx: LinkContext, cellId: string, episodeId: string, what: string): EpisodeRow | undefined {
+  const episode = getEpisode(ctx.db, episodeId);
+  if (!episode) ctx.logger.warn(`cell ${cellId}: ${what} for unknown episode ${JSON.stringify(episodeId)}; acked and skipped`);
+  return episode;
+}
+
+function isoAt(ms: number, fallback: Date): string {
+  return ms > 0 ? new Date(ms).toISOString() : fallback.toISOString();
+}
+
+function onStarted(ctx: LinkContext, cellId: string, started: EpisodeStarted, effects: Effect[]): void {
+  const episode = knownEpisode(ctx, cellId, started.episodeId, "EpisodeStarted");
+  if (!episode) return;
+  if (!markEpisodeRunning(ctx.db, episode.id, cellId, isoAt(started.startedAtMs, ctx.now()))) return;
+  const run = ctx.runsRepo.getRunRow(ctx.db, episode.run_id);
+  if (run?.status === "scheduling" && ctx.runsRepo.setRunStatus(ctx.db, run.id, "running", { cell: cellId })) {
+    const webrtc = `${ctx.streamsUrl}/cells/${cellId}`;
+    effects.push(() => ctx.runEvents.publish({ runId: run.id, type: "status", data: { status: "running", cell: cellId, webrtc } }));
+  }
+}
+
+function onFinished(ctx: LinkContext, cellId: string, finished: EpisodeFinished, effects: Effect[]): void {
+  const episode = knownEpisode(ctx, cellId, finished.episodeId, "EpisodeFinished");
+  if (!episode) return;
+  effects.push(() => {
+    if (ctx.registry.assignedEpisodeOf(cellId) === episode.id) ctx.registry.setAssigned(cellId, undefined);
+    ctx.scheduler.kick();
+  });
+  if (finished.outcome !== "success" && finished.outcome !== "failure") {
+    ctx.logger.error(`cell ${cellId}: EpisodeFinished for ${episode.id} has outcome ${JSON.stringify(finished.outcome)} (want success or failure); acked and skipped`);
+    return;
+  }
+  const done = markEpisodeDone(ctx.db, episode.id, {
+    cellId,
+    outcome: finished.outcome,
+    failureCluster: finished.outcome === "failure" ? finished.failureCluster || null : null,
+    durationS: finished.durationS,
+    resetS: finished.resetS,
+    replaySpecJson: finished.replaySpecJson || null,
+    metaJson: finished.metaJson || null,
+    evaluationJson: finished.evaluationJson || null,
+    finishedAt: isoAt(finished.finishedAtMs, ctx.now()),
+  });
+  if (!done) return;
+  for (const ref of finished.artifacts) {
+    if (!isSafeFileName(ref.fileName)) {
+      ctx.logger.error(`cell ${cellId}: artifact ${ref.kind} of ${episode.id} has file_name ${JSON.stringify(ref.fileName)}, not a plain file name; not recorded`);
+      continue;
+    }
+    insertPendingArtifact(ctx.db, { episodeId: episode.id, runId: episode.run_id, kind: ref.kind, fileName: ref.fileName, bytes: ref.bytes, sha256: ref.sha256 });
+  }
+  const run = ctx.runsRepo.getRunRow(ctx.db, episode.run_id);
+  const outcome = finished.outcome;
+  effects.push(() => {
+    ctx.metrics.episodesFinished.inc({ outcome });
+    if (run) {
+      ctx.runEvents.publish({
+        runId: run.id,
+        type: "episode",
+        data: { episode: episode.idx + 1, of: run.episodes_total, outcome, duration_s: finished.durationS },
+      });
+    }
+    ctx.completer.maybeComplete(episode.run_id);
+  });
+}
+
+function onInterrupted(ctx: LinkContext, cellId: string, interrupted: EpisodeInterrupted, effects: Effect[]): void {
+  const episode = knownEpisode(ctx, cellId, interrupted.episodeId, "EpisodeInterrupted");
+  if (!episode) return;
+  const reason = interrupted.reason || "unspecified";
+  const requeued = requeueEpisode(ctx.db, episode.id, cellId, {
+    reason,
+    detail: interrupted.detail,
+    at: ctx.now().toISOString(),
+    duration_s: interrupted.durationS,
+  });
+  effects.push(() => {
+    if (ctx.registry.assignedEpisodeOf(cellId) === episode.id) ctx.registry.setAssigned(cellId, undefined);
+    if (requeued) {
+      ctx.metrics.episodesInterrupted.inc({ reason });
+      ctx.logger.warn(`cell ${cellId}: episode ${episode.id} attempt ${episode.attempt} interrupted (${reason}: ${interrupted.detail}); back to pending`);
+    }
+    ctx.scheduler.kick();
+  });
+}
+
+/**
+ * Puts every episode the store says this cell holds back to pending (link lost, agent restart).
+ * The attempt's robot time is estimated from the coordinator's clock since EpisodeStarted, capped
+ * at the plan's max_duration_s; an attempt that never started counts 0.
+ */
+export function requeueHeldBy(ctx: LinkContext, cellId: string, reason: string, detail: string, onlyEpisodeId?: string): number {
+  const now = ctx.now();
+  const requeued = ctx.db.transaction(() => {
+    const held = ctx.db
+      .prepare("SELECT * FROM episodes WHERE cell_id = ? AND status IN ('assigned', 'running')")
+      .all(cellId) as EpisodeRow[];
+    let count = 0;
+    for (const episode of held) {
+      if (onlyEpisodeId !== undefined && episode.id !== onlyEpisodeId) continue;
+      const run = ctx.runsRepo.getRunRow(ctx.db, episode.run_id);
+      const maxS = run ? (JSON.parse(run.plan) as { max_duration_s?: number }).max_duration_s ?? Infinity : Infinity;
+      const elapsedS = episode.status === "running" && episode.started_at ? Math.max(0, (now.getTime() - Date.parse(episode.started_at)) / 1000) : 0;
+      if (requeueEpisode(ctx.db, episode.id, cellId, { reason, detail, at: now.toISOString(), duration_s: Math.min(elapsedS, maxS) })) count += 1;
+    }
+    return count;
+  })();
+  if (requeued > 0) {
+    ctx.metrics.episodesInterrupted.inc({ reason }, requeued);
+    ctx.logger.warn(`cell ${cellId}: ${requeued} episode(s) back to pending (${reason}: ${detail})`);
+    ctx.scheduler.kick();
+  }
+  return requeued;
+}

@@ -1,0 +1,25 @@
+/** What the CellLink handlers share; built once by startCellLinkServer. */
+import type { ArtifactStore } from "../artifacts/artifact-store.js";
+import type { RunCompleter, RunsRepo } from "../runs/run-results.js";
+import type { RunEvents } from "../runs/run-events.js";
+import type { Logger, Scheduler } from "../scheduler/scheduler.js";
+import type { Db } from "../store/database.js";
+import type { FleetMetrics } from "./fleet-metrics.js";
+import type { CellRegistry } from "./registry.js";
+
+export interface LinkContext {
+  db: Db;
+  registry: CellRegistry;
+  scheduler: Scheduler;
+  completer: RunCompleter;
+  runsRepo: RunsRepo;
+  runEvents: RunEvents;
+  store: ArtifactStore;
+  metrics: FleetMetrics;
+  streamsUrl: string;
+  heartbeatIntervalMs: number;
+  logger: Logger;
+  now: () => Date;
+  /** Set while the server shuts down: streams closing then do not requeue their episodes. */
+  stopping: boolean;
+}

@@ -1,0 +1,183 @@
+/**
+ * The live fleet: one entry per cell with an open CellLink stream, holding its Hello, the state
+ * its heartbeats report, and the episode the coordinator has given it. In memory only; the
+ * durable facts (episodes held, seq applied) are in the store.
+ */
+import { installationOf, type FirmwarePins } from "../../firmware-pins/pins.js";
+import type { CoordinatorMessage, Heartbeat, Hello, SafetyEvent } from "../../protocol/gen/cell.js";
+import type { ConnectedCell, FleetView } from "./fleet-view.js";
+import type { LinkError } from "./link-errors.js";
+
+/** A cell's live link, created by the Connect handler after a valid Hello. */
+export interface CellSession {
+  readonly cellId: string;
+  readonly sessionId: string;
+  readonly hello: Hello;
+  readonly connectedAt: string;
+  /** Writes a message on the cell's stream. */
+  send(message: CoordinatorMessage): void;
+  /** Ends the stream with the error's status; the Connect handler then detaches the session. */
+  close(error: LinkError): void;
+}
+
+interface Entry {
+  session: CellSession;
+  lastHeardMs: number;
+  /** Plain-words reason the cell gets no work, or null when its firmware matches its pin. */
+  firmwareMismatch: string | null;
+  reportedState: string;
+  reportedEpisodeId: string;
+  dutyCyclePct: number;
+  estopped: boolean;
+  /** Episode the coordinator assigned and has not seen finish or fail. */
+  assignedEpisodeId?: string;
+}
+
+export interface CellRegistryOptions {
+  pins: FirmwarePins;
+  /** Milliseconds clock (default Date.now); injectable for tests. */
+  now?: () => number;
+}
+
+export class CellRegistry implements FleetView {
+  private readonly entries = new Map<string, Entry>();
+  private readonly pins: FirmwarePins;
+  private readonly now: () => number;
+
+  constructor(options: CellRegistryOptions) {
+    this.pins = options.pins;
+    this.now = options.now ?? Date.now;
+  }
+
+  /**
+   * Why this Hello's robot may not take work here, in plain words, or null when the reported model
+   * and firmware equal the firmware-pins installation for the cell.
+   */
+  firmwareProblem(hello: Hello): string | null {
+    const installed = installationOf(this.pins, hello.cellId);
+    if (!installed) {
+      return `cell ${hello.cellId} is not in firmware-pins/installations.json, so nothing says what it should run; add it there before it takes work`;
+    }
+    if (installed.model !== hello.robotModel || installed.firmware !== hello.firmware) {
+      return (
+        `cell ${hello.cellId} reports ${hello.robotModel}@${hello.firmware} but firmware-pins/installations.json pins ` +
+        `${installed.model}@${installed.firmware}; flash the pinned firmware (or update the pin) and reconnect`
+      );
+    }
+    return null;
+  }
+
+  /** Registers a session; returns the session it displaced for the same cell, if any. */
+  attach(session: CellSession): CellSession | undefined {
+    const previous = this.entries.get(session.cellId)?.session;
+    const hello = session.hello;
+    this.entries.set(session.cellId, {
+      session,
+      lastHeardMs: this.now(),
+      firmwareMismatch: this.firmwareProblem(hello),
+      reportedState: "idle",
+      reportedEpisodeId: "",
+      dutyCyclePct: 0,
+      estopped: hello.safetyState === "estopped",
+    });
+    return previous;
+  }
+
+  /** Removes the session if it is still the cell's current one; returns whether it was. */
+  detach(session: CellSession): boolean {
+    const entry = this.entries.get(session.cellId);
+    if (!entry || entry.session !== session) return false;
+    this.entries.delete(session.cellId);
+    return true;
+  }
+
+  session(cellId: string): CellSession | undefined {
+    return this.entries.get(cellId)?.session;
+  }
+
+  isCurrent(session: CellSession): boolean {
+    return this.entries.get(session.cellId)?.session === session;
+  }
+
+  firmwareMismatchOf(cellId: string): string | null {
+    return this.entries.get(cellId)?.firmwareMismatch ?? null;
+  }
+
+  /** Any message from the cell proves the link alive. */
+  heard(cellId: string): void {
+    const entry = this.entries.get(cellId);
+    if (entry) entry.lastHeardMs = this.now();
+  }
+
+  recordHeartbeat(cellId: string, heartbeat: Heartbeat): void {
+    const entry = this.entries.get(cellId);
+    if (!entry) return;
+    entry.lastHeardMs = this.now();
+    entry.reportedState = heartbeat.state || "idle";
+    entry.reportedEpisodeId = heartbeat.episodeId;
+    entry.dutyCyclePct = heartbeat.dutyCyclePct;
+  }
+
+  recordSafetyEvent(cellId: string, event: SafetyEvent): void {
+    const entry = this.entries.get(cellId);
+    if (!entry) return;
+    if (event.kind === "estop_triggered" || event.kind === "protective_stop") entry.estopped = true;
+    if (event.kind === "estop_reset") entry.estopped = false;
+  }
+
+  /** The coordinator gave (or took back, with undefined) an episode. */
+  setAssigned(cellId: string, episodeId: string | undefined): void {
+    const entry = this.entries.get(cellId);
+    if (!entry) return;
+    entry.assignedEpisodeId = episodeId;
+    // Until the next heartbeat says otherwise, a cell that just finished is free for work.
+    if (episodeId === undefined && entry.reportedState === "busy") {
+      entry.reportedState = "idle";
+      entry.reportedEpisodeId = "";
+    }
+  }
+
+  assignedEpisodeOf(cellId: string): string | undefined {
+    return this.entries.get(cellId)?.assignedEpisodeId;
+  }
+
+  /** Sessions silent for longer than `timeoutMs`. */
+  silentSessions(timeoutMs: number): CellSession[] {
+    const now = this.now();
+    return [...this.entries.values()].filter((e) => now - e.lastHeardMs > timeoutMs).map((e) => e.session);
+  }
+
+  sessions(): CellSession[] {
+    return [...this.entries.values()].map((e) => e.session);
+  }
+
+  connectedCells(): ConnectedCell[] {
+    return [...this.entries.values()]
+      .sort((a, b) => a.session.cellId.localeCompare(b.session.cellId))
+      .map((entry) => {
+        const hello = entry.session.hello;
+        const episodeId = entry.assignedEpisodeId ?? (entry.reportedEpisodeId || undefined);
+        return {
+          cellId: hello.cellId,
+          model: hello.robotModel,
+          firmware: hello.firmware,
+          environment: hello.environment,
+          instruments: hello.instruments.map((i) => ({ kind: i.kind, name: i.name })),
+          policyImages: [...hello.policyImages],
+          state: stateOf(entry),
+          dutyCyclePct: entry.dutyCyclePct,
+          ...(episodeId ? { episodeId } : {}),
+          connectedAt: entry.session.connectedAt,
+        };
+      });
+  }
+}
+
+/** The state a reader sees: refusals and safety first, then the coordinator's own assignment. */
+function stateOf(entry: Entry): string {
+  if (entry.firmwareMismatch || entry.reportedState === "firmware_mismatch") return "firmware_mismatch";
+  if (entry.estopped || entry.reportedState === "estopped") return "estopped";
+  if (entry.reportedState === "held") return "held";
+  if (entry.assignedEpisodeId) return "busy";
+  return entry.reportedState === "busy" ? "busy" : "idle";
+}

@@ -1,0 +1,193 @@
+/**
+ * The scheduler: hands pending episodes to idle connected cells (see assignment-plan.ts for the
+ * matching rule). A pass runs soon after every kick() (kicks in one tick coalesce into one pass)
+ * and every `intervalMs` as a safety net, so a missed kick only delays work.
+ */
+import type { AssignEpisode } from "../../protocol/gen/cell.js";
+import type { CellRegistry } from "../fleet/registry.js";
+import type { FleetMetrics } from "../fleet/fleet-metrics.js";
+import type { RunEvents } from "../runs/run-events.js";
+import type { RunPlan, RunsRepo } from "../runs/run-results.js";
+import type { RunStatus } from "../runs/run-state.js";
+import type { Db } from "../store/database.js";
+import { assignEpisode, getEpisode, listHeldEpisodes, listPendingEpisodes } from "../store/episodes-repo.js";
+import { planAssignments, type AvailableCell, type SchedulableRun } from "./assignment-plan.js";
+
+export interface Logger {
+  info(message: string): void;
+  warn(message: string): void;
+  error(message: string): void;
+}
+
+export interface SchedulerOptions {
+  db: Db;
+  registry: CellRegistry;
+  runEvents: RunEvents;
+  runsRepo: RunsRepo;
+  /** Base of the live stream URLs (`${streamsUrl}/cells/<cell>`), e.g. wss://streams.example. */
+  streamsUrl: string;
+  metrics?: FleetMetrics;
+  logger?: Logger;
+  /** Period of the safety pass; default 1000. */
+  intervalMs?: number;
+  /** Clock for timestamps; default () => new Date(). */
+  now?: () => Date;
+}
+
+export interface Scheduler {
+  /** Asks for a pass soon; many kicks in one tick make one pass. */
+  kick(): void;
+  /** Runs one pass now; returns how many episodes were assigned. */
+  runPass(): number;
+  start(): void;
+  stop(): void;
+}
+
+interface OpenRunRow {
+  id: string;
+  status: RunStatus;
+  priority: string;
+  created: string;
+  episodes_total: number;
+  plan: string;
+  request: string;
+  resolved_pins: string;
+}
+
+export function createScheduler(options: SchedulerOptions): Scheduler {
+  const { db, registry, runEvents, runsRepo, streamsUrl, metrics } = options;
+  const logger = options.logger ?? console;
+  const now = options.now ?? (() => new Date());
+  const intervalMs = options.intervalMs ?? 1000;
+  let pending: NodeJS.Immediate | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  let stopped = false;
+
+  function taskJsonOf(taskPin: string): string | undefined {
+    const match = /^(.+)@v(\d+)$/.exec(taskPin);
+    const row = match
+      ? (db.prepare("SELECT spec FROM tasks WHERE name = ? AND version = ?").get(match[1], Number(match[2])) as { spec: string } | undefined)
+      : (db.prepare("SELECT spec FROM tasks WHERE id = ?").get(taskPin) as { spec: string } | undefined);
+    if (!row) return undefined;
+    return JSON.stringify({ ...(JSON.parse(row.spec) as object), rev: match ? taskPin : null });
+  }
+
+  function runPass(): number {
+    const held = new Set(listHeldEpisodes(db).map((e) => e.cell_id));
+    const cells: AvailableCell[] = registry
+      .connectedCells()
+      .filter((c) => c.state === "idle" && !held.has(c.cellId) && !registry.assignedEpisodeOf(c.cellId))
+      .map((c) => ({ cellId: c.cellId, model: c.model, firmware: c.firmware, environment: c.environment }));
+    if (cells.length === 0) return 0;
+
+    const rows = db
+      .prepare("SELECT id, status, priority, created, episodes_total, plan, request, resolved_pins FROM runs WHERE status IN ('queued', 'scheduling', 'running')")
+      .all() as OpenRunRow[];
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    const runs: SchedulableRun[] = rows.map((row) => {
+      const plan = JSON.parse(row.plan) as RunPlan;
+      return {
+        id: row.id,
+        priority: row.priority,
+        created: row.created,
+        model: plan.model,
+        firmware: plan.firmware,
+        environment: plan.environment,
+        pendingEpisodeIds: listPendingEpisodes(db, row.id, cells.length).map((e) => e.id),
+      };
+    });
+
+    let assigned = 0;
+    const taskJsonCache = new Map<string, string | undefined>();
+    for (const planned of planAssignments(runs, cells)) {
+      const run = byId.get(planned.runId)!;
+      const pins = JSON.parse(run.resolved_pins) as { robot: string; environment: string; task: string };
+      if (!taskJsonCache.has(pins.task)) taskJsonCache.set(pins.task, taskJsonOf(pins.task));
+      const taskJson = taskJsonCache.get(pins.task);
+      if (taskJson === undefined) {
+        logger.error(`scheduler: run ${run.id} pins task ${pins.task}, which is not in the tasks table; its episodes stay pending`);
+        continue;
+      }
+      const message = assignOne(run, planned.episodeId, planned.cellId, pins, taskJson);
+      if (!message) continue;
+      const session = registry.session(planned.cellId);
+      registry.setAssigned(planned.cellId, message.episodeId);
+      // NOTE: if the write is lost because the stream just died, the disconnect handler requeues the
+      // episode (the store says this cell holds it).
+      session?.send({ assignEpisode: message });
+      metrics?.episodesAssigned.inc();
+      assigned += 1;
+    }
+    return assigned;
+  }
+
+  /** Commits one assignment (and a queued run's move to scheduling); returns the message to send. */
+  function assignOne(run: OpenRunRow, episodeId: string, cellId: string, pins: { robot: string; environment: string }, taskJson: string): AssignEpisode | undefined {
+    const at = now().toISOString();
+    const webrtc = `${streamsUrl}/cells/${cellId}`;
+    const outcome = db.transaction(() => {
+      const attempt = assignEpisode(db, episodeId, cellId, at);
+      if (attempt === null) return undefined;
+      let movedToScheduling = false;
+      const current = runsRepo.getRunRow(db, run.id);
+      if (current?.status === "queued") movedToScheduling = runsRepo.setRunStatus(db, run.id, "scheduling", { cell: cellId });
+      return { attempt, movedToScheduling };
+    })();
+    if (!outcome) return undefined;
+    if (outcome.movedToScheduling) {
+      run.status = "scheduling";
+      runEvents.publish({ runId: run.id, type: "status", data: { status: "scheduling", cell: cellId, webrtc } });
+    }
+    const episode = getEpisode(db, episodeId)!;
+    const plan = JSON.parse(run.plan) as RunPlan;
+    const request = JSON.parse(run.request) as { policy?: unknown; perturbation?: unknown };
+    return {
+      episodeId,
+      runId: run.id,
+      index: episode.idx,
+      attempt: outcome.attempt,
+      of: run.episodes_total,
+      robot: pins.robot,
+      environment: plan.environment,
+      taskJson,
+      policyJson: JSON.stringify(request.policy ?? {}),
+      perturbationJson: JSON.stringify(request.perturbation ?? {}),
+      seed: episode.seed,
+      controlRateHz: plan.control_rate_hz,
+      maxDurationS: plan.max_duration_s,
+      replaySpecJson: "",
+    };
+  }
+
+  function safePass(): void {
+    if (stopped) return;
+    try {
+      runPass();
+    } catch (error) {
+      logger.error(`scheduler: pass failed: ${(error as Error).stack ?? error}`);
+    }
+  }
+
+  return {
+    kick() {
+      if (pending || stopped) return;
+      pending = setImmediate(() => {
+        pending = undefined;
+        safePass();
+      });
+    },
+    runPass,
+    start() {
+      stopped = false;
+      timer ??= setInterval(safePass, intervalMs);
+      timer.unref();
+    },
+    stop() {
+      stopped = true;
+      if (timer) clearInterval(timer);
+      timer = undefined;
+      if (pending) clearImmediate(pending);
+      pending = undefined;
+    },
+  };
+}

@@ -1,0 +1,53 @@
+/**
+ * The `artifacts` table: one row per recording an agent announced in EpisodeFinished
+ * (`pending`), verified and moved into the artifact store (`stored`), or deleted (`purged`).
+ */
+import type { Db } from "./database.js";
+
+/** An `artifacts` row, columns as stored. */
+export interface ArtifactRow {
+  episode_id: string;
+  run_id: string;
+  /** "mcap" or "video". */
+  kind: string;
+  file_name: string;
+  bytes: number;
+  sha256: string;
+  status: "pending" | "stored" | "purged";
+  stored_at: string | null;
+}
+
+/** Every artifact row of a run, ordered by episode index then kind. */
+export function listArtifacts(db: Db, runId: string): ArtifactRow[] {
+  return db
+    .prepare(
+      `SELECT a.* FROM artifacts a JOIN episodes e ON e.id = a.episode_id
+       WHERE a.run_id = ? ORDER BY e.idx, a.kind`,
+    )
+    .all(runId) as ArtifactRow[];
+}
+
+export function getArtifact(db: Db, episodeId: string, kind: string): ArtifactRow | undefined {
+  return db.prepare("SELECT * FROM artifacts WHERE episode_id = ? AND kind = ?").get(episodeId, kind) as ArtifactRow | undefined;
+}
+
+/** Records an announced artifact as `pending`; a repeated announcement keeps the first row. */
+export function insertPendingArtifact(
+  db: Db,
+  row: { episodeId: string; runId: string; kind: string; fileName: string; bytes: number; sha256: string },
+): void {
+  db.prepare(
+    `INSERT OR IGNORE INTO artifacts (episode_id, run_id, kind, file_name, bytes, sha256, status)
+     VALUES (?, ?, ?, ?, ?, ?, 'pending')`,
+  ).run(row.episodeId, row.runId, row.kind, row.fileName, row.bytes, row.sha256.toLowerCase());
+}
+
+export function markArtifactStored(db: Db, episodeId: string, kind: string, at: string): void {
+  db.prepare("UPDATE artifacts SET status = 'stored', stored_at = ? WHERE episode_id = ? AND kind = ?").run(at, episodeId, kind);
+}
+
+/** Artifacts of the run that are not yet stored (pending uploads). */
+export function countUnstoredArtifacts(db: Db, runId: string): number {
+  const row = db.prepare("SELECT COUNT(*) AS n FROM artifacts WHERE run_id = ? AND status = 'pending'").get(runId) as { n: number };
+  return row.n;
+}

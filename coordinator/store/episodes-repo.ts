@@ -1,0 +1,153 @@
+/**
+ * The `episodes` table and its lifecycle writes:
+ *   pending -> assigned (AssignEpisode sent) -> running (EpisodeStarted) -> done (EpisodeFinished)
+ * with assigned/running -> pending on an interruption (the attempt is kept; the next assignment
+ * uses attempt + 1). Each write checks the status it moves from, so a late or repeated message
+ * changes nothing.
+ */
+import type { Db } from "./database.js";
+
+export type EpisodeStatus = "pending" | "assigned" | "running" | "done" | "cancelled";
+
+/** An `episodes` row, columns as stored (JSON columns as text). */
+export interface EpisodeRow {
+  id: string;
+  run_id: string;
+  idx: number;
+  status: EpisodeStatus;
+  attempt: number;
+  seed: number;
+  cell_id: string | null;
+  outcome: "success" | "failure" | null;
+  failure_cluster: string | null;
+  duration_s: number | null;
+  reset_s: number | null;
+  replay_spec: string | null;
+  meta: string | null;
+  evaluation: string | null;
+  /** JSON array of Interruption. */
+  interruptions: string;
+  assigned_at: string | null;
+  started_at: string | null;
+  finished_at: string | null;
+}
+
+/** One attempt that did not reach an outcome, as appended to `episodes.interruptions`. */
+export interface Interruption {
+  attempt: number;
+  cell: string | null;
+  /** "estop", "link_lost", "agent_restart", "policy_error", "hardware_fault", "cancelled". */
+  reason: string;
+  detail: string;
+  at: string;
+  /** Time the robot was occupied by this attempt, when known (counts towards robot-hours). */
+  duration_s: number;
+}
+
+/**
+ * Finished episodes (status `done`) of a run, ordered by index, optionally filtered by outcome
+ * and failure cluster.
+ */
+export function listEpisodes(db: Db, runId: string, filter: { outcome?: string; cluster?: string } = {}): EpisodeRow[] {
+  const clauses = ["run_id = ?", "status = 'done'"];
+  const params: unknown[] = [runId];
+  if (filter.outcome !== undefined) {
+    clauses.push("outcome = ?");
+    params.push(filter.outcome);
+  }
+  if (filter.cluster !== undefined) {
+    clauses.push("failure_cluster = ?");
+    params.push(filter.cluster);
+  }
+  return db.prepare(`SELECT * FROM episodes WHERE ${clauses.join(" AND ")} ORDER BY idx`).all(...params) as EpisodeRow[];
+}
+
+/** Every episode of a run in any status, ordered by index. */
+export function listAllEpisodes(db: Db, runId: string): EpisodeRow[] {
+  return db.prepare("SELECT * FROM episodes WHERE run_id = ? ORDER BY idx").all(runId) as EpisodeRow[];
+}
+
+export function getEpisode(db: Db, episodeId: string): EpisodeRow | undefined {
+  return db.prepare("SELECT * FROM episodes WHERE id = ?").get(episodeId) as EpisodeRow | undefined;
+}
+
+/** Pending episodes of a run, lowest index first. */
+export function listPendingEpisodes(db: Db, runId: string, limit: number): EpisodeRow[] {
+  return db.prepare("SELECT * FROM episodes WHERE run_id = ? AND status = 'pending' ORDER BY idx LIMIT ?").all(runId, limit) as EpisodeRow[];
+}
+
+/** Episodes some cell holds (assigned or running), with the cell. */
+export function listHeldEpisodes(db: Db): EpisodeRow[] {
+  return db.prepare("SELECT * FROM episodes WHERE status IN ('assigned', 'running')").all() as EpisodeRow[];
+}
+
+/** pending -> assigned with attempt + 1; returns the new attempt, or null if it was not pending. */
+export function assignEpisode(db: Db, episodeId: string, cellId: string, at: string): number | null {
+  const changed = db
+    .prepare(
+      `UPDATE episodes SET status = 'assigned', attempt = attempt + 1, cell_id = ?, assigned_at = ?,
+         started_at = NULL WHERE id = ? AND status = 'pending'`,
+    )
+    .run(cellId, at, episodeId).changes;
+  if (changed === 0) return null;
+  return (db.prepare("SELECT attempt FROM episodes WHERE id = ?").get(episodeId) as { attempt: number }).attempt;
+}
+
+/** assigned -> running on the cell that holds it; returns false when nothing changed. */
+export function markEpisodeRunning(db: Db, episodeId: string, cellId: string, at: string): boolean {
+  return (
+    db.prepare("UPDATE episodes SET status = 'running', started_at = ? WHERE id = ? AND status = 'assigned' AND cell_id = ?").run(at, episodeId, cellId)
+      .changes > 0
+  );
+}
+
+export interface EpisodeOutcome {
+  cellId: string;
+  outcome: "success" | "failure";
+  failureCluster: string | null;
+  durationS: number;
+  resetS: number;
+  replaySpecJson: string | null;
+  metaJson: string | null;
+  evaluationJson: string | null;
+  finishedAt: string;
+}
+
+/**
+ * Records the outcome unless the episode is already done (or cancelled); returns false when it
+ * changed nothing. A finish from the cell that lost the episode to a link drop is still accepted
+ * while the episode has no outcome: the attempt really ran.
+ */
+export function markEpisodeDone(db: Db, episodeId: string, o: EpisodeOutcome): boolean {
+  return (
+    db
+      .prepare(
+        `UPDATE episodes SET status = 'done', cell_id = ?, outcome = ?, failure_cluster = ?, duration_s = ?, reset_s = ?,
+           replay_spec = ?, meta = ?, evaluation = ?, finished_at = ?
+         WHERE id = ? AND status IN ('pending', 'assigned', 'running')`,
+      )
+      .run(o.cellId, o.outcome, o.failureCluster, o.durationS, o.resetS, o.replaySpecJson, o.metaJson, o.evaluationJson, o.finishedAt, episodeId)
+      .changes > 0
+  );
+}
+
+/**
+ * assigned/running on `cellId` -> pending, appending the interruption. Returns false (and writes
+ * nothing) when the episode is not held by that cell any more.
+ */
+export function requeueEpisode(db: Db, episodeId: string, cellId: string, interruption: Omit<Interruption, "attempt" | "cell">): boolean {
+  const row = getEpisode(db, episodeId);
+  if (!row || (row.status !== "assigned" && row.status !== "running") || row.cell_id !== cellId) return false;
+  const list = JSON.parse(row.interruptions) as Interruption[];
+  list.push({ attempt: row.attempt, cell: cellId, ...interruption });
+  db.prepare("UPDATE episodes SET status = 'pending', cell_id = NULL, interruptions = ? WHERE id = ?").run(JSON.stringify(list), episodeId);
+  return true;
+}
+
+/** Counts of a run's episodes by status. */
+export function countEpisodesByStatus(db: Db, runId: string): Record<EpisodeStatus, number> {
+  const counts: Record<EpisodeStatus, number> = { pending: 0, assigned: 0, running: 0, done: 0, cancelled: 0 };
+  const rows = db.prepare("SELECT status, COUNT(*) AS n FROM episodes WHERE run_id = ? GROUP BY status").all(runId) as Array<{ status: EpisodeStatus; n: number }>;
+  for (const row of rows) counts[row.status] = row.n;
+  return counts;
+}

@@ -1,0 +1,402 @@
+/**
+ * The coordinator's CellLink server against a scripted agent (a test double for the cell agent
+ * built on the generated client): a real gRPC server on port 0, a real SQLite file in a temp dir.
+ */
+import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { credentials, Metadata, status, type ClientDuplexStream, type ServiceError } from "@grpc/grpc-js";
+import { Registry } from "prom-client";
+import { loadFirmwarePins } from "../../firmware-pins/pins.js";
+import { CellLinkClient, type AgentMessage, type ArtifactChunk, type ArtifactProgress, type ArtifactRef, type CoordinatorMessage, type Hello } from "../../protocol/gen/cell.js";
+import { enrollCell, revokeCell } from "../../coordinator/fleet/enrollment.js";
+import { startCellLinkServer, type CellLinkServerHandle } from "../../coordinator/fleet/grpc-server.js";
+import { RunEvents, type RunEvent } from "../../coordinator/runs/run-events.js";
+import { wilsonInterval } from "../../coordinator/stats/wilson.js";
+import { getArtifact } from "../../coordinator/store/artifacts-repo.js";
+import { openDatabase, type Db } from "../../coordinator/store/database.js";
+import { getEpisode, listEpisodes } from "../../coordinator/store/episodes-repo.js";
+import * as runsRepo from "../../coordinator/store/runs-repo.js";
+
+const here = fileURLToPath(new URL(".", import.meta.url));
+const quiet = { info() {}, warn() {}, error: (line: string) => console.error(line) };
+
+/** A scripted cell agent: one Connect stream, with awaitable incoming messages. */
+class ScriptedAgent {
+  readonly client: CellLinkClient;
+  private stream?: ClientDuplexStream<AgentMessage, CoordinatorMessage>;
+  private readonly inbox: CoordinatorMessage[] = [];
+  private readonly waiters: Array<() => void> = [];
+  ended?: Promise<ServiceError | null>;
+
+  constructor(address: string, private readonly token: string) {
+    this.client = new CellLinkClient(address, credentials.createInsecure());
+  }
+
+  metadata(): Metadata {
+    const metadata = new Metadata();
+    metadata.set("authorization", `Bearer ${this.token}`);
+    return metadata;
+  }
+
+  connect(first?: AgentMessage): void {
+    const stream = this.client.connect(this.metadata());
+    this.stream = stream;
+    this.inbox.length = 0;
+    stream.on("data", (message: CoordinatorMessage) => {
+      this.inbox.push(message);
+      for (const wake of this.waiters.splice(0)) wake();
+    });
+    this.ended = new Promise((resolve) => {
+      stream.on("error", (error: ServiceError) => resolve(error));
+      stream.on("end", () => resolve(null));
+    });
+    if (first) stream.write(first);
+  }
+
+  send(message: Partial<AgentMessage>): void {
+    this.stream!.write({ seq: 0, ...message });
+  }
+
+  /** Resolves with (and consumes) the first message `pick` accepts. */
+  async next<T>(pick: (message: CoordinatorMessage) => T | undefined): Promise<T> {
+    for (;;) {
+      for (let i = 0; i < this.inbox.length; i++) {
+        const picked = pick(this.inbox[i]);
+        if (picked !== undefined) {
+          this.inbox.splice(i, 1);
+          return picked;
+        }
+      }
+      await new Promise<void>((resolve) => this.waiters.push(resolve));
+    }
+  }
+
+  pending(): CoordinatorMessage[] {
+    return [...this.inbox];
+  }
+
+  disconnect(): void {
+    this.stream?.cancel();
+  }
+
+  artifactStatus(ref: ArtifactRef): Promise<ArtifactProgress> {
+    return new Promise((resolve, reject) => this.client.artifactStatus(ref, this.metadata(), (error, progress) => (error ? reject(error) : resolve(progress))));
+  }
+
+  upload(chunks: ArtifactChunk[]): Promise<ArtifactProgress> {
+    return new Promise((resolve, reject) => {
+      const call = this.client.uploadArtifact(this.metadata(), (error, progress) => (error ? reject(error) : resolve(progress)));
+      for (const chunk of chunks) call.write(chunk);
+      call.end();
+    });
+  }
+
+  close(): void {
+    this.stream?.cancel();
+    this.client.close();
+  }
+}
+
+function hello(cellId: string, extra: Partial<Hello> = {}): AgentMessage {
+  return {
+    seq: 0,
+    hello: {
+      cellId, agentVersion: "test", robotModel: "so101", firmware: "3.11", environment: "tabletop@1",
+      instruments: [{ kind: "camera", name: "top", rateHz: 30 }], policyImages: ["assay/ref-policy:expert"],
+      lastSeqSent: 0, interruptedEpisodeId: "", safetyState: "ok", ...extra,
+    },
+  };
+}
+
+function sha256(data: Uint8Array): string {
+  return createHash("sha256").update(data).digest("hex");
+}
+
+function insertFixtures(db: Db, runId: string, episodes: number): void {
+  db.prepare("INSERT OR IGNORE INTO accounts (id, name, created) VALUES ('acct_1', 'Test', '2026-01-01T00:00:00Z')").run();
+  const spec = readFileSync(join(here, "../../coordinator/catalog/tasks/pick-cube-v1.json"), "utf8");
+  db.prepare(
+    `INSERT OR IGNORE INTO tasks (id, account_id, name, version, status, visibility, created, frozen, spec)
+     VALUES ('task_pick', NULL, 'pick-cube', 1, 'frozen', 'published', '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z', ?)`,
+  ).run(spec);
+  runsRepo.insertRun(db, {
+    id: runId,
+    accountId: "acct_1",
+    kind: "run",
+    created: new Date().toISOString(),
+    request: { policy: { type: "container", image: "assay/ref-policy:expert" }, perturbation: { seed: 3, lighting: ["dim"] }, episodes },
+    resolvedPins: { robot: "so101@3.11", environment: "tabletop@1", task: "pick-cube@v1", perturbation_rev: "assay-perturb@1" },
+    plan: { model: "so101", firmware: "3.11", environment: "tabletop@1", seed: 11, control_rate_hz: 30, max_duration_s: 20 },
+    priority: "standard",
+    episodesTotal: episodes,
+  });
+}
+
+describe("CellLink server (scripted agent)", function () {
+  let dir: string;
+  let db: Db;
+  let server: CellLinkServerHandle;
+  let events: RunEvent[];
+  let metrics: Registry;
+  const agents: ScriptedAgent[] = [];
+
+  beforeEach(async () => {
+    dir = mkdtempSync(join(tmpdir(), "assay-celllink-"));
+    db = openDatabase(join(dir, "assay.db"));
+    const runEvents = new RunEvents();
+    events = [];
+    runEvents.subscribe("*", (event) => events.push(event));
+    metrics = new Registry();
+    server = await startCellLinkServer({
+      db, runsRepo, runEvents, pins: loadFirmwarePins(), artifactsDir: join(dir, "artifacts"),
+      baseUrl: "http://127.0.0.1:8080", streamsUrl: "wss://127.0.0.1:8080/streams", port: 0, metricsRegistry: metrics, logger: quiet,
+    });
+  });
+
+  afterEach(async () => {
+    for (const agent of agents.splice(0)) agent.close();
+    await server.stop();
+    db.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  function agentFor(cellId: string): ScriptedAgent {
+    const agent = new ScriptedAgent(`127.0.0.1:${server.port}`, enrollCell(db, { cellId, model: "so101" }));
+    agents.push(agent);
+    return agent;
+  }
+
+  it("runs a run end to end: assignment, exactly-once messages, resumable verified uploads, completion", async () => {
+    insertFixtures(db, "run_e2e", 3);
+    const agent = agentFor("so101-b");
+    agent.connect(hello("so101-b"));
+    const welcome = await agent.next((m) => m.welcome);
+    assert.equal(welcome.lastSeqApplied, 0);
+    assert.equal(welcome.heartbeatIntervalMs, 1000);
+
+    let seq = 0;
+    const outcomes: Array<"success" | "failure"> = ["success", "failure", "success"];
+    for (let idx = 0; idx < 3; idx++) {
+      const assign = await agent.next((m) => m.assignEpisode);
+      assert.equal(assign.index, idx);
+      assert.equal(assign.attempt, 1);
+      assert.equal(assign.of, 3);
+      assert.equal(assign.robot, "so101@3.11");
+      assert.equal(assign.environment, "tabletop@1");
+      assert.equal(JSON.parse(assign.taskJson).rev, "pick-cube@v1");
+      assert.deepEqual(JSON.parse(assign.perturbationJson), { seed: 3, lighting: ["dim"] });
+      assert.equal(assign.seed, runsRepo.episodeSeed(11, idx));
+      assert.deepEqual(server.fleet.connectedCells().map((c) => [c.cellId, c.state, c.episodeId]), [["so101-b", "busy", assign.episodeId]]);
+
+      agent.send({ seq: ++seq, episodeStarted: { episodeId: assign.episodeId, attempt: 1, startedAtMs: Date.now() } });
+      assert.equal((await agent.next((m) => m.ack)).seq, seq);
+      if (idx === 0) assert.equal(runsRepo.getRunRow(db, "run_e2e")!.status, "running");
+
+      const data = Buffer.from(`mcap bytes of episode ${idx} `.repeat(200));
+      const ref: ArtifactRef = { episodeId: assign.episodeId, kind: "mcap", fileName: `episode-${idx}.mcap`, bytes: data.length, sha256: sha256(data) };
+      const finished: Partial<AgentMessage> = {
+        seq: ++seq,
+        episodeFinished: {
+          episodeId: assign.episodeId, attempt: 1, outcome: outcomes[idx], failureCluster: outcomes[idx] === "failure" ? "grasp_slip" : "",
+          durationS: 20, resetS: 4, replaySpecJson: JSON.stringify({ environment: "tabletop@1", layout_seed: idx }), metaJson: "{}",
+          artifacts: [ref], evaluationJson: JSON.stringify({ stages: { reached: true, grasped: outcomes[idx] === "success" } }), finishedAtMs: Date.now(),
+        },
+      };
+      agent.send(finished);
+      assert.equal((await agent.next((m) => m.ack)).seq, seq);
+      // The same message again (an agent resending its outbox): acked, not applied twice.
+      agent.send(finished);
+      assert.equal((await agent.next((m) => m.ack)).seq, seq);
+      assert.equal(events.filter((e) => e.type === "episode" && e.data.episode === idx + 1).length, 1);
+
+      const half = Math.floor(data.length / 2);
+      assert.deepEqual(await agent.artifactStatus(ref), { receivedBytes: 0, complete: false });
+      assert.deepEqual(await agent.upload([{ ref, offset: 0, data: data.subarray(0, half), last: false }]), { receivedBytes: half, complete: false });
+      const status1 = await agent.artifactStatus(ref);
+      assert.equal(status1.receivedBytes, half);
+
+      if (idx === 1) {
+        // Resuming from the wrong offset is refused with the offset to resume from.
+        await assert.rejects(agent.upload([{ ref, offset: 0, data: data.subarray(0, half), last: false }]), (error: ServiceError) => {
+          assert.equal(error.code, status.FAILED_PRECONDITION);
+          assert.match(error.details, new RegExp(`resume from ${half}$`));
+          return true;
+        });
+        // A corrupted tail fails the hash check; the partial file is dropped and upload restarts at 0.
+        const corrupt = Buffer.from(data.subarray(half));
+        corrupt[0] ^= 0xff;
+        await assert.rejects(agent.upload([{ ref, offset: half, data: corrupt, last: true }]), (error: ServiceError) => {
+          assert.equal(error.code, status.DATA_LOSS);
+          assert.match(error.details, /^artifact_corrupt: /);
+          return true;
+        });
+        assert.deepEqual(await agent.artifactStatus(ref), { receivedBytes: 0, complete: false });
+        assert.deepEqual(await agent.upload([{ ref, offset: 0, data: data.subarray(0, half), last: false }]), { receivedBytes: half, complete: false });
+      }
+      assert.notEqual(runsRepo.getRunRow(db, "run_e2e")!.status, "completed");
+      assert.deepEqual(await agent.upload([{ ref, offset: half, data: data.subarray(half), last: true }]), { receivedBytes: data.length, complete: true });
+      assert.deepEqual(await agent.artifactStatus(ref), { receivedBytes: data.length, complete: true });
+      const stored = join(dir, "artifacts", "run_e2e", assign.episodeId, `episode-${idx}.mcap`);
+      assert.deepEqual(readFileSync(stored), data);
+      assert.equal(getArtifact(db, assign.episodeId, "mcap")!.status, "stored");
+    }
+
+    const run = runsRepo.getRunRow(db, "run_e2e")!;
+    assert.equal(run.status, "completed");
+    const result = JSON.parse(run.result!);
+    assert.equal(result.n, 3);
+    assert.deepEqual(result.ci95, wilsonInterval(2, 3));
+    assert.deepEqual(result.failure_clusters, { grasp_slip: 1 });
+    assert.equal(result.robot_hours, 0.02); // 3 x 24 s
+    assert.equal(result.stages.grasped.n, 3);
+    assert.equal(listEpisodes(db, "run_e2e").length, 3);
+    assert.deepEqual(listEpisodes(db, "run_e2e", { outcome: "failure" }).map((e) => e.idx), [1]);
+    assert.deepEqual(
+      events.filter((e) => e.type === "status").map((e) => e.data),
+      [
+        { status: "scheduling", cell: "so101-b", webrtc: "wss://127.0.0.1:8080/streams/cells/so101-b" },
+        { status: "running", cell: "so101-b", webrtc: "wss://127.0.0.1:8080/streams/cells/so101-b" },
+        { status: "completed", cell: null, webrtc: null },
+      ],
+    );
+    assert.deepEqual(events.filter((e) => e.type === "episode").map((e) => e.data), [
+      { episode: 1, of: 3, outcome: "success", duration_s: 20 },
+      { episode: 2, of: 3, outcome: "failure", duration_s: 20 },
+      { episode: 3, of: 3, outcome: "success", duration_s: 20 },
+    ]);
+    const text = await metrics.metrics();
+    assert.match(text, /assay_cell_seq_dedupes_total 3/);
+    assert.match(text, /assay_episodes_assigned_total 3/);
+
+    // A reconnecting agent learns where the coordinator stands.
+    agent.disconnect();
+    agent.connect(hello("so101-b", { lastSeqSent: seq }));
+    assert.equal((await agent.next((m) => m.welcome)).lastSeqApplied, seq);
+  });
+
+  it("refuses unknown and revoked tokens with UNAUTHENTICATED", async () => {
+    const agent = agentFor("so101-c");
+    revokeCell(db, "so101-c");
+    agent.connect(hello("so101-c"));
+    const error = await agent.ended!;
+    assert.equal(error?.code, status.UNAUTHENTICATED);
+    assert.match(error!.details, /^cell_revoked: /);
+    await assert.rejects(agent.artifactStatus({ episodeId: "x", kind: "mcap", fileName: "", bytes: 0, sha256: "" }), (e: ServiceError) => e.code === status.UNAUTHENTICATED);
+
+    const stranger = new ScriptedAgent(`127.0.0.1:${server.port}`, "assay_cell_not-a-token");
+    agents.push(stranger);
+    stranger.connect(hello("so101-c"));
+    const refused = await stranger.ended!;
+    assert.equal(refused?.code, status.UNAUTHENTICATED);
+    assert.match(refused!.details, /^token_unknown: /);
+  });
+
+  it("requires Hello first, from the token's own cell", async () => {
+    const agent = agentFor("so101-c");
+    agent.connect({ seq: 0, heartbeat: { sentAtMs: 0, state: "idle", episodeId: "", dutyCyclePct: 0, uploadBacklog: 0 } });
+    const error = await agent.ended!;
+    assert.equal(error?.code, status.INVALID_ARGUMENT);
+    assert.match(error!.details, /^hello_required: /);
+
+    agent.connect(hello("so101-d"));
+    const mismatch = await agent.ended!;
+    assert.equal(mismatch?.code, status.INVALID_ARGUMENT);
+    assert.match(mismatch!.details, /^cell_id_mismatch: /);
+  });
+
+  it("refuses work to a cell whose firmware differs from its pin", async () => {
+    insertFixtures(db, "run_fw", 1);
+    const agent = agentFor("so101-a"); // pinned so101@3.10
+    agent.connect(hello("so101-a", { firmware: "3.11" }));
+    await agent.next((m) => m.welcome);
+    const refusal = await agent.next((m) => m.refusal);
+    assert.equal(refusal.code, "firmware_mismatch");
+    assert.match(refusal.message, /reports so101@3\.11 but .* pins so101@3\.10/);
+    assert.equal(server.fleet.connectedCells()[0].state, "firmware_mismatch");
+    assert.equal(server.scheduler.runPass(), 0);
+    assert.equal(agent.pending().filter((m) => m.assignEpisode).length, 0);
+    assert.equal(getEpisode(db, runsRepo.episodeId("run_fw", 0))!.status, "pending");
+  });
+
+  it("puts an episode back to pending with an interruption when its cell disconnects, and reassigns it", async () => {
+    insertFixtures(db, "run_drop", 1);
+    const agent = agentFor("so101-c");
+    agent.connect(hello("so101-c"));
+    const first = await agent.next((m) => m.assignEpisode);
+    agent.send({ seq: 1, episodeStarted: { episodeId: first.episodeId, attempt: 1, startedAtMs: Date.now() } });
+    await agent.next((m) => m.ack);
+
+    agent.disconnect();
+    agent.connect(hello("so101-c", { lastSeqSent: 1 }));
+    const again = await agent.next((m) => m.assignEpisode);
+    assert.equal(again.episodeId, first.episodeId);
+    assert.equal(again.attempt, 2);
+    const interruptions = JSON.parse(getEpisode(db, first.episodeId)!.interruptions);
+    assert.equal(interruptions.length, 1);
+    assert.equal(interruptions[0].attempt, 1);
+    assert.equal(interruptions[0].cell, "so101-c");
+    assert.equal(interruptions[0].reason, "link_lost");
+    assert.ok(interruptions[0].duration_s >= 0);
+  });
+
+  it("disconnects a cell that stops heartbeating and requeues its episode", async () => {
+    await server.stop();
+    server = await startCellLinkServer({
+      db, runsRepo, runEvents: new RunEvents(), pins: loadFirmwarePins(), artifactsDir: join(dir, "artifacts"),
+      baseUrl: "http://127.0.0.1:8080", streamsUrl: "wss://s", heartbeatIntervalMs: 50, heartbeatTimeoutMs: 200, logger: quiet,
+    });
+    insertFixtures(db, "run_silent", 1);
+    const agent = agentFor("so101-c");
+    agent.connect(hello("so101-c"));
+    assert.equal((await agent.next((m) => m.welcome)).heartbeatIntervalMs, 50);
+    const assign = await agent.next((m) => m.assignEpisode);
+    const error = await agent.ended!;
+    assert.equal(error?.code, status.UNAVAILABLE);
+    assert.match(error!.details, /^heartbeat_timeout: /);
+    const episode = getEpisode(db, assign.episodeId)!;
+    assert.equal(episode.status, "pending");
+    assert.equal(JSON.parse(episode.interruptions)[0].reason, "link_lost");
+    assert.deepEqual(server.fleet.connectedCells(), []);
+  });
+
+  it("after a coordinator restart, requeues an episode the reconnected cell no longer holds", async () => {
+    insertFixtures(db, "run_restart", 1);
+    const agent = agentFor("so101-c");
+    agent.connect(hello("so101-c"));
+    const assign = await agent.next((m) => m.assignEpisode);
+    await server.stop();
+    // Shutting down does not requeue: the agent may finish the episode and report it later.
+    assert.equal(getEpisode(db, assign.episodeId)!.status, "assigned");
+    server = await startCellLinkServer({
+      db, runsRepo, runEvents: new RunEvents(), pins: loadFirmwarePins(), artifactsDir: join(dir, "artifacts"),
+      baseUrl: "http://127.0.0.1:8080", streamsUrl: "wss://s", logger: quiet,
+    });
+    const restarted = new ScriptedAgent(`127.0.0.1:${server.port}`, enrollCell(db, { cellId: "so101-c", model: "so101" }));
+    agents.push(restarted);
+    restarted.connect(hello("so101-c"));
+    await restarted.next((m) => m.welcome);
+    restarted.send({ heartbeat: { sentAtMs: Date.now(), state: "idle", episodeId: "", dutyCyclePct: 0, uploadBacklog: 0 } });
+    const again = await restarted.next((m) => m.assignEpisode);
+    assert.equal(again.episodeId, assign.episodeId);
+    assert.equal(again.attempt, 2);
+  });
+
+  it("requeues the episode an agent reports interrupted, with the agent's reason", async () => {
+    insertFixtures(db, "run_int", 1);
+    const agent = agentFor("so101-c");
+    agent.connect(hello("so101-c"));
+    const first = await agent.next((m) => m.assignEpisode);
+    agent.send({ seq: 1, episodeStarted: { episodeId: first.episodeId, attempt: 1, startedAtMs: Date.now() } });
+    agent.send({ seq: 2, episodeInterrupted: { episodeId: first.episodeId, attempt: 1, reason: "policy_error", detail: "container exited 137", durationS: 3.5, artifacts: [] } });
+    const again = await agent.next((m) => m.assignEpisode);
+    assert.equal(again.attempt, 2);
+    const [entry] = JSON.parse(getEpisode(db, first.episodeId)!.interruptions);
+    assert.deepEqual({ ...entry, at: undefined }, { attempt: 1, cell: "so101-c", reason: "policy_error", detail: "container exited 137", duration_s: 3.5, at: undefined });
+  });
+});
+
+

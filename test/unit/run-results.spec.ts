@@ -1,0 +1,74 @@
+import assert from "node:assert/strict";
+import { computeRunResult, stageRates } from "../../coordinator/runs/run-results.js";
+import { wilsonInterval } from "../../coordinator/stats/wilson.js";
+import type { EpisodeRow } from "../../coordinator/store/episodes-repo.js";
+
+function episode(idx: number, outcome: "success" | "failure", extra: Partial<EpisodeRow> = {}): EpisodeRow {
+  return {
+    id: `ep_${idx}`, run_id: "run_x", idx, status: "done", attempt: 1, seed: idx, cell_id: "so101-b", outcome,
+    failure_cluster: null, duration_s: 20, reset_s: 4, replay_spec: null, meta: null, evaluation: null, interruptions: "[]",
+    assigned_at: null, started_at: null, finished_at: null, ...extra,
+  };
+}
+
+const context = { tier: "soak", environmentClass: "standard", priority: "standard" } as const;
+
+describe("run results", () => {
+  it("carries n, the rate and its Wilson interval, and exactly the spec's fields plus stages", () => {
+    const episodes = [
+      ...Array.from({ length: 7 }, (_, i) => episode(i, "success")),
+      episode(7, "failure", { failure_cluster: "grasp_slip" }),
+      episode(8, "failure", { failure_cluster: "grasp_slip" }),
+      episode(9, "failure"),
+    ];
+    const result = computeRunResult("run_x", episodes, context, "https://api.example");
+    assert.deepEqual(Object.keys(result).sort(), [
+      "artifacts", "ci95", "cost_usd", "environment_hours", "failure_clusters", "interval_method", "n", "robot_hours", "stages", "success_rate",
+    ]);
+    assert.equal(result.n, 10);
+    assert.equal(result.success_rate, 0.7);
+    assert.deepEqual(result.ci95, wilsonInterval(7, 10));
+    assert.ok(result.ci95[0] > 0.39 && result.ci95[0] < 0.4 && result.ci95[1] > 0.89 && result.ci95[1] < 0.9);
+    assert.equal(result.interval_method, "wilson");
+    assert.deepEqual(result.failure_clusters, { grasp_slip: 2, unclassified: 1 });
+    assert.equal(result.robot_hours, 0.066667); // 10 x 24 s
+    assert.equal(result.environment_hours, 0.066667);
+    assert.equal(result.cost_usd, 1.47); // 0.066667 h x (18 + 4) USD/h
+    assert.deepEqual(result.artifacts, {
+      mcap: "https://api.example/v1/runs/run_x/episodes?artifact=mcap",
+      video: "https://api.example/v1/runs/run_x/episodes?artifact=video",
+      ground_truth: "https://api.example/v1/runs/run_x/episodes?artifact=ground_truth",
+      report_pdf: "https://api.example/v1/runs/run_x/report?format=pdf",
+    });
+  });
+
+  it("counts only finished episodes in n", () => {
+    const result = computeRunResult("run_x", [episode(0, "success"), { ...episode(1, "failure"), status: "pending", outcome: null }], context, "http://x");
+    assert.equal(result.n, 1);
+    assert.equal(result.success_rate, 1);
+    assert.deepEqual(result.failure_clusters, {});
+  });
+
+  it("a run with no finished episode reports n 0 and the uninformative interval", () => {
+    const result = computeRunResult("run_x", [], context, "http://x");
+    assert.equal(result.n, 0);
+    assert.equal(result.success_rate, 0);
+    assert.deepEqual(result.ci95, [0, 1]);
+  });
+
+  it("computes per-stage rates from the episodes' evaluations, in stage order", () => {
+    const evaluation = (reached: boolean, grasped: boolean, lifted: boolean) => JSON.stringify({ stages: { reached, grasped, lifted }, predicates: { lifted } });
+    const stages = stageRates([
+      { evaluation: evaluation(true, true, true) },
+      { evaluation: evaluation(true, true, false) },
+      { evaluation: evaluation(true, false, false) },
+      { evaluation: evaluation(false, false, false) },
+      { evaluation: null },
+      { evaluation: "not json" },
+    ]);
+    assert.deepEqual(Object.keys(stages), ["reached", "grasped", "lifted"]);
+    assert.deepEqual(stages.reached, { n: 4, success_rate: 0.75, ci95: wilsonInterval(3, 4), interval_method: "wilson" });
+    assert.deepEqual(stages.grasped, { n: 4, success_rate: 0.5, ci95: wilsonInterval(2, 4), interval_method: "wilson" });
+    assert.deepEqual(stages.lifted, { n: 4, success_rate: 0.25, ci95: wilsonInterval(1, 4), interval_method: "wilson" });
+  });
+});
