@@ -1,0 +1,88 @@
+/**
+ * The HTTP API's one options object. `compileApiDeps` fills defaults, validates, and rejects
+ * unknown keys, so a wiring mistake fails at start-up rather than on the first request.
+ */
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { Registry } from "prom-client";
+import type { FirmwarePins } from "../../firmware-pins/pins.js";
+import { loadEnvironments, type CatalogEnvironment } from "../catalog/environments.js";
+import type { FleetView } from "../fleet/fleet-view.js";
+import type { RunEvents } from "../runs/run-events.js";
+import type { Db } from "../store/database.js";
+
+export interface ApiUrls {
+  /** Public base of /v1, e.g. https://api.assay.example (no trailing slash). */
+  baseUrl: string;
+  /** Public base of artifact files; must reach this app's /artifacts, e.g. `${baseUrl}/artifacts`. */
+  artifactUrl: string;
+  /** Public base of live streams; a cell's stream is `${streamsUrl}/cells/<cell>`. */
+  streamsUrl: string;
+  /** Public base of the docs; error doc_url is `${docsUrl}/errors#<code>`, e.g. `${baseUrl}/docs`. */
+  docsUrl: string;
+}
+
+export interface ApiDeps {
+  db: Db;
+  fleet: FleetView;
+  runEvents: RunEvents;
+  /** Woken after a run is inserted so it can match the run to cells without waiting for a tick. */
+  scheduler: { kick(): void };
+  pins: FirmwarePins;
+  urls: ApiUrls;
+  /** Root of the artifact store: files at `<artifactsDir>/<run_id>/<episode_id>/<file_name>`. */
+  artifactsDir: string;
+  /** Registry served at /metrics (create it with createMetricsRegistry()). */
+  metrics: Registry;
+  /** Injectable clock for timestamps. Default: () => new Date(). */
+  clock?: () => Date;
+  /** Environment catalogue. Default: coordinator/catalog/environments.json. */
+  environments?: readonly CatalogEnvironment[];
+  /** SSE heartbeat comment period. Default 15000 ms. */
+  sseHeartbeatMs?: number;
+  /** Folder holding errors.md and api.md, served at /docs. Default: the repo's docs/. */
+  docsDir?: string;
+  /** Where unexpected errors are logged. Default: console.error. */
+  log?: (message: string, error: unknown) => void;
+}
+
+export type CompiledApiDeps = Required<ApiDeps>;
+
+const REQUIRED = ["db", "fleet", "runEvents", "scheduler", "pins", "urls", "artifactsDir", "metrics"] as const;
+const OPTIONAL = ["clock", "environments", "sseHeartbeatMs", "docsDir", "log"] as const;
+const URL_KEYS = ["baseUrl", "artifactUrl", "streamsUrl", "docsUrl"] as const;
+
+const here = dirname(fileURLToPath(import.meta.url));
+
+export function compileApiDeps(raw: ApiDeps): CompiledApiDeps {
+  const known = new Set<string>([...REQUIRED, ...OPTIONAL]);
+  for (const key of Object.keys(raw)) {
+    if (!known.has(key)) throw new Error(`unknown API option "${key}"; known: ${[...known].join(", ")}`);
+  }
+  for (const key of REQUIRED) {
+    if (raw[key] === undefined || raw[key] === null) throw new Error(`API option "${key}" is required`);
+  }
+  if (typeof raw.scheduler.kick !== "function") throw new Error(`API option "scheduler" must have a kick() method`);
+  if (typeof raw.fleet.connectedCells !== "function") throw new Error(`API option "fleet" must implement FleetView.connectedCells()`);
+  const urls = {} as ApiUrls;
+  for (const key of URL_KEYS) {
+    const value = raw.urls[key];
+    if (typeof value !== "string") throw new Error(`API option urls.${key} is required`);
+    try { new URL(value); } catch { throw new Error(`API option urls.${key} must be an absolute URL; got ${JSON.stringify(value)}`); }
+    urls[key] = value.replace(/\/+$/, "");
+  }
+  for (const key of Object.keys(raw.urls)) {
+    if (!(URL_KEYS as readonly string[]).includes(key)) throw new Error(`unknown API option "urls.${key}"; known: ${URL_KEYS.join(", ")}`);
+  }
+  const sseHeartbeatMs = raw.sseHeartbeatMs ?? 15_000;
+  if (!Number.isFinite(sseHeartbeatMs) || sseHeartbeatMs <= 0) throw new Error(`API option sseHeartbeatMs must be a positive number; got ${sseHeartbeatMs}`);
+  return {
+    ...raw,
+    urls,
+    clock: raw.clock ?? (() => new Date()),
+    environments: raw.environments ?? loadEnvironments(),
+    sseHeartbeatMs,
+    docsDir: raw.docsDir ?? join(here, "..", "..", "docs"),
+    log: raw.log ?? ((message, error) => console.error(message, error)),
+  };
+}

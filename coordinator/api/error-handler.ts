@@ -1,0 +1,57 @@
+/**
+ * The one express error handler: AssayError -> the spec's envelope and status; body-parser failures
+ * -> contract_validation_failed; anything else -> 500 with the envelope shape and no internals.
+ */
+import type { NextFunction, Request, Response } from "express";
+import { AssayError, errorEnvelope } from "../errors/assay-error.js";
+
+/** `error.code` of an unexpected failure. Not one of the spec's codes: it means a coordinator bug. */
+export const INTERNAL_ERROR_CODE = "internal_error";
+
+interface BodyParserError {
+  type?: string;
+  status?: number;
+  expose?: boolean;
+}
+
+/** Turns body-parser's errors (bad JSON, too large, bad charset) into AssayErrors; undefined otherwise. */
+export function fromBodyParserError(error: unknown): AssayError | undefined {
+  const e = error as BodyParserError;
+  if (typeof e?.type !== "string" || typeof e.status !== "number") return undefined;
+  switch (e.type) {
+    case "entity.parse.failed":
+      return new AssayError("contract_validation_failed", `request body is not valid JSON (${(error as Error).message}); send a JSON object with Content-Type: application/json`);
+    case "entity.too.large":
+      return new AssayError("contract_validation_failed", "request body is larger than the 1 MB limit");
+    case "encoding.unsupported":
+    case "charset.unsupported":
+      return new AssayError("contract_validation_failed", "request body must be UTF-8 JSON");
+    default:
+      return e.status < 500 ? new AssayError("contract_validation_failed", `malformed request body (${e.type})`) : undefined;
+  }
+}
+
+export function errorHandler(docsUrl: string, log: (message: string, error: unknown) => void) {
+  return (error: unknown, req: Request, res: Response, next: NextFunction): void => {
+    if (res.headersSent) {
+      // A streaming response (SSE, artifact) failed midway: all we can do is end it.
+      res.end();
+      return;
+    }
+    const assay = error instanceof AssayError ? error : fromBodyParserError(error);
+    if (assay) {
+      if (assay.code === "rate_limited" && assay.retryAfterS !== undefined) res.set("Retry-After", String(Math.ceil(assay.retryAfterS)));
+      res.status(assay.status).json(errorEnvelope(assay, docsUrl));
+      return;
+    }
+    log(`unhandled error on ${req.method} ${req.originalUrl}`, error);
+    res.status(500).json({
+      error: {
+        code: INTERNAL_ERROR_CODE,
+        message: "the coordinator failed to handle this request; it was logged. Retry later, and report it if it persists",
+        doc_url: `${docsUrl}/errors#${INTERNAL_ERROR_CODE}`,
+      },
+    });
+    void next;
+  };
+}

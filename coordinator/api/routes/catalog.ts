@@ -1,0 +1,72 @@
+/** GET /v1/robots and /v1/environments: the catalogue joined with installations and the live fleet. */
+import { Router } from "express";
+import { installedFirmwares, ROBOT_CLASSES, TIERS, type RobotModel } from "../../../firmware-pins/pins.js";
+import { ENVIRONMENT_CLASSES, environmentId, findEnvironment, type CatalogEnvironment } from "../../catalog/environments.js";
+import { AssayError } from "../../errors/assay-error.js";
+import type { CompiledApiDeps } from "../api-deps.js";
+import { queryEnum } from "../query.js";
+
+export function catalogRouter(deps: CompiledApiDeps): Router {
+  const router = Router();
+
+  const robotView = (model: RobotModel): Record<string, unknown> => {
+    const live = deps.fleet.connectedCells().filter((c) => c.model === model.id);
+    const dutyCyclePct = live.length ? live.reduce((sum, c) => sum + c.dutyCyclePct, 0) / live.length : 0;
+    return {
+      id: model.id,
+      object: "robot",
+      class: model.class,
+      dof: model.dof,
+      hands: model.hands,
+      firmwares: installedFirmwares(deps.pins, model.id),
+      cells: deps.pins.installations.filter((i) => i.model === model.id).length,
+      duty_cycle_pct: Math.round(dutyCyclePct * 10) / 10,
+      tier: model.tier,
+    };
+  };
+
+  const environmentView = (env: CatalogEnvironment): Record<string, unknown> => {
+    const id = environmentId(env);
+    const online = deps.fleet.connectedCells().some((c) => c.environment === id);
+    return {
+      id,
+      object: "environment",
+      name: env.name,
+      version: env.version,
+      class: env.class,
+      description: env.description,
+      instruments: env.instruments,
+      objects: env.objects,
+      lighting: env.lighting,
+      distractor_sets: env.distractor_sets,
+      released: env.released,
+      status: online ? "online" : "offline",
+      cells: deps.pins.installations.filter((i) => i.environment === id).length,
+    };
+  };
+
+  router.get("/robots", (req, res) => {
+    const robotClass = queryEnum(req, "class", ROBOT_CLASSES);
+    const tier = queryEnum(req, "tier", TIERS);
+    const data = deps.pins.models
+      .filter((m) => (robotClass === undefined || m.class === robotClass) && (tier === undefined || m.tier === tier))
+      .map(robotView);
+    res.json({ object: "list", url: "/v1/robots", data });
+  });
+
+  router.get("/environments", (req, res) => {
+    const envClass = queryEnum(req, "class", ENVIRONMENT_CLASSES);
+    const data = deps.environments.filter((e) => envClass === undefined || e.class === envClass).map(environmentView);
+    res.json({ object: "list", url: "/v1/environments", data });
+  });
+
+  router.get("/environments/:environmentId", (req, res) => {
+    const env = findEnvironment(deps.environments, req.params.environmentId);
+    if (!env) {
+      throw new AssayError("not_found", `no environment ${JSON.stringify(req.params.environmentId)}; known: ${deps.environments.map(environmentId).join(", ")}`);
+    }
+    res.json(environmentView(env));
+  });
+
+  return router;
+}

@@ -1,0 +1,39 @@
+/**
+ * GET /v1/runs/{run_id}/episodes: finished episodes (those with an outcome), or with
+ * `artifact=<kind>` the run's artifact files of that kind (what Result.artifacts URLs point to).
+ */
+import { Router } from "express";
+import { authOf } from "../../auth/authenticate.js";
+import { artifactView, episodeView } from "../../runs/run-view.js";
+import { listArtifacts } from "../../store/artifacts-repo.js";
+import { listEpisodes } from "../../store/episodes-repo.js";
+import type { CompiledApiDeps } from "../api-deps.js";
+import { queryEnum, queryString } from "../query.js";
+import { requireRun } from "./runs.js";
+
+export const ARTIFACT_KINDS = ["mcap", "video", "ground_truth"] as const;
+
+export function episodesRouter(deps: CompiledApiDeps): Router {
+  const router = Router();
+
+  router.get("/runs/:runId/episodes", (req, res) => {
+    const run = requireRun(deps.db, authOf(res).accountId, req.params.runId);
+    const outcome = queryEnum(req, "outcome", ["success", "failure"] as const);
+    const cluster = queryString(req, "cluster");
+    const artifact = queryEnum(req, "artifact", ARTIFACT_KINDS);
+    const url = `/v1/runs/${run.id}/episodes`;
+    const episodes = listEpisodes(deps.db, run.id, { outcome, cluster }).filter((e) => e.outcome !== null);
+    const artifacts = listArtifacts(deps.db, run.id);
+    if (artifact) {
+      const indexOf = new Map(episodes.map((e) => [e.id, e.idx]));
+      const data = artifacts
+        .filter((a) => a.kind === artifact && indexOf.has(a.episode_id))
+        .map((a) => artifactView(a, indexOf.get(a.episode_id) as number, deps.urls.artifactUrl));
+      res.json({ object: "list", url, data });
+      return;
+    }
+    res.json({ object: "list", url, data: episodes.map((e) => episodeView(e, artifacts, deps.urls.artifactUrl)) });
+  });
+
+  return router;
+}

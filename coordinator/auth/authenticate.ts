@@ -1,0 +1,57 @@
+/**
+ * Bearer authentication and scope authorization for /v1 and /artifacts: one middleware pair.
+ * `authenticate` resolves the key (401 invalid_api_key when missing, malformed, unknown or revoked);
+ * `authorize` looks the route up in ROUTE_SCOPES (404 when absent, 403 when the key lacks scope).
+ */
+import type { NextFunction, Request, Response } from "express";
+import { AssayError } from "../errors/assay-error.js";
+import type { Db } from "../store/database.js";
+import { findKeyBySecretSha256 } from "../store/keys-repo.js";
+import { hashSecret, isWellFormedSecret } from "./api-keys.js";
+import { findRouteScope } from "./route-scopes.js";
+import type { Scope } from "./scopes.js";
+
+export interface AuthContext {
+  keyId: string;
+  accountId: string;
+  scope: readonly Scope[];
+}
+
+/** The authenticated caller of a request that passed `authenticate`. */
+export function authOf(res: Response): AuthContext {
+  const auth = res.locals.auth as AuthContext | undefined;
+  if (!auth) throw new Error("authOf called on a route that is not behind authenticate()");
+  return auth;
+}
+
+/** Resolves a bearer secret to its key; throws invalid_api_key with a message saying what was wrong. */
+export function resolveBearer(db: Db, header: string | undefined): AuthContext {
+  if (!header) throw new AssayError("invalid_api_key", "missing Authorization header; send \"Authorization: Bearer asy_live_...\"");
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  if (!match) throw new AssayError("invalid_api_key", "Authorization header must be \"Bearer <API key>\"");
+  const secret = match[1];
+  if (!isWellFormedSecret(secret)) throw new AssayError("invalid_api_key", "malformed API key; live keys start with asy_live_");
+  const row = findKeyBySecretSha256(db, hashSecret(secret));
+  if (!row) throw new AssayError("invalid_api_key", "unknown API key");
+  if (row.revoked) throw new AssayError("invalid_api_key", `API key ${row.id} was revoked at ${row.revoked}`);
+  return { keyId: row.id, accountId: row.account_id, scope: JSON.parse(row.scope) as Scope[] };
+}
+
+export function authenticate(db: Db) {
+  return (req: Request, res: Response, next: NextFunction): void => {
+    res.locals.auth = resolveBearer(db, req.get("authorization"));
+    next();
+  };
+}
+
+export function authorize() {
+  return (req: Request, res: Response, next: NextFunction): void => {
+    const route = findRouteScope(req.method, req.baseUrl + req.path);
+    if (!route) throw new AssayError("not_found", `no such endpoint: ${req.method} ${req.baseUrl + req.path}`);
+    const auth = authOf(res);
+    if (!route.scopes.some((scope) => auth.scope.includes(scope))) {
+      throw new AssayError("insufficient_scope", `${route.method} ${route.path} needs scope ${route.scopes.join(" or ")}; this key has ${auth.scope.join(", ") || "no scopes"}`);
+    }
+    next();
+  };
+}

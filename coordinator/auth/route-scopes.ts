@@ -1,0 +1,44 @@
+/**
+ * Every authenticated route and the scopes that admit it: the one table `authorize` enforces and
+ * docs/api.md reproduces. A key needs ANY ONE of the listed scopes. A /v1 request matching no row
+ * is a 404 not_found (after authentication), so a route cannot be added without a scope.
+ */
+import type { Scope } from "./scopes.js";
+
+export interface RouteScope {
+  method: "GET" | "POST" | "PUT" | "DELETE";
+  /** Express-style path; `:name` matches one segment. */
+  path: string;
+  scopes: readonly Scope[];
+}
+
+export const ROUTE_SCOPES: readonly RouteScope[] = [
+  { method: "GET", path: "/v1/robots", scopes: ["runs:read"] },
+  { method: "GET", path: "/v1/environments", scopes: ["runs:read"] },
+  { method: "GET", path: "/v1/environments/:environmentId", scopes: ["runs:read"] },
+  { method: "POST", path: "/v1/runs", scopes: ["runs:write"] },
+  { method: "GET", path: "/v1/runs", scopes: ["runs:read"] },
+  { method: "GET", path: "/v1/runs/:runId", scopes: ["runs:read"] },
+  { method: "GET", path: "/v1/runs/:runId/episodes", scopes: ["runs:read"] },
+  { method: "GET", path: "/v1/runs/:runId/events", scopes: ["runs:read", "streams:read"] },
+  { method: "POST", path: "/v1/keys", scopes: ["keys:admin"] },
+  { method: "GET", path: "/v1/keys", scopes: ["keys:admin"] },
+  { method: "GET", path: "/artifacts/runs/:runId/episodes/:episodeId/:fileName", scopes: ["runs:read"] },
+];
+
+interface CompiledRoute extends RouteScope {
+  pattern: RegExp;
+}
+
+const COMPILED: CompiledRoute[] = ROUTE_SCOPES.map((route) => ({
+  ...route,
+  pattern: new RegExp(
+    "^" + route.path.split("/").map((part) => (part.startsWith(":") ? "[^/]+" : part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"))).join("/") + "/?$",
+  ),
+}));
+
+/** The table row for a request, or undefined when no route matches. HEAD is treated as GET. */
+export function findRouteScope(method: string, path: string): RouteScope | undefined {
+  const verb = method === "HEAD" ? "GET" : method;
+  return COMPILED.find((route) => route.method === verb && route.pattern.test(path));
+}

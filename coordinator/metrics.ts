@@ -1,0 +1,55 @@
+/**
+ * Prometheus metrics: one registry per coordinator (default process metrics plus ours), passed to
+ * the HTTP app and to the fleet registry, which adds its own gauges. Served at /metrics, no auth.
+ */
+import type { NextFunction, Request, Response } from "express";
+import { collectDefaultMetrics, Counter, Histogram, Registry } from "prom-client";
+import { findRouteScope } from "./auth/route-scopes.js";
+
+export function createMetricsRegistry(options: { defaultMetrics?: boolean } = {}): Registry {
+  const registry = new Registry();
+  if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: registry });
+  return registry;
+}
+
+function counter(registry: Registry): Counter<"method" | "route" | "status"> {
+  const existing = registry.getSingleMetric("assay_http_requests_total");
+  if (existing) return existing as Counter<"method" | "route" | "status">;
+  return new Counter({ name: "assay_http_requests_total", help: "HTTP requests by method, route template and status", labelNames: ["method", "route", "status"], registers: [registry] });
+}
+
+function histogram(registry: Registry): Histogram<"method" | "route" | "status"> {
+  const existing = registry.getSingleMetric("assay_http_request_duration_seconds");
+  if (existing) return existing as Histogram<"method" | "route" | "status">;
+  return new Histogram({
+    name: "assay_http_request_duration_seconds",
+    help: "HTTP request duration by method, route template and status (SSE streams: until the stream closes)",
+    labelNames: ["method", "route", "status"],
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10],
+    registers: [registry],
+  });
+}
+
+/** Route label: the route template (never the raw path, so ids do not explode cardinality). */
+function routeLabel(req: Request): string {
+  const path = req.originalUrl.split("?")[0];
+  const route = findRouteScope(req.method, path);
+  if (route) return route.path;
+  if (path === "/metrics" || path.startsWith("/docs/")) return path;
+  return "unmatched";
+}
+
+/** Express middleware counting and timing every request once its response finishes. */
+export function httpMetrics(registry: Registry) {
+  const requests = counter(registry);
+  const duration = histogram(registry);
+  return (req: Request, res: Response, next: NextFunction): void => {
+    const end = duration.startTimer();
+    res.on("close", () => {
+      const labels = { method: req.method, route: routeLabel(req), status: String(res.statusCode) };
+      requests.inc(labels);
+      end(labels);
+    });
+    next();
+  };
+}

@@ -1,0 +1,105 @@
+/**
+ * Store rows -> the spec's JSON (the one snake_case boundary for runs, episodes and artifacts).
+ * Runs show the request as submitted with defaults filled in; `result` once completed (and the
+ * partial result of a stopped run); `status_detail` when failed or stopped.
+ */
+import type { RunRow } from "../store/runs-repo.js";
+
+/** Minimal views of FLEET's rows (coordinator/store/episodes-repo.ts, artifacts-repo.ts). */
+export interface EpisodeRowView {
+  id: string;
+  run_id: string;
+  idx: number;
+  status: string;
+  attempt: number;
+  cell_id: string | null;
+  outcome: string | null;
+  failure_cluster: string | null;
+  duration_s: number | null;
+  replay_spec: string | null;
+  interruptions: string;
+}
+
+export interface ArtifactRowView {
+  episode_id: string;
+  run_id: string;
+  kind: string;
+  file_name: string;
+  bytes: number;
+  sha256: string;
+  status: string;
+  stored_at: string | null;
+}
+
+function parse(text: string | null): unknown {
+  return text === null ? null : JSON.parse(text);
+}
+
+export function runView(row: RunRow): Record<string, unknown> {
+  const request = JSON.parse(row.request) as Record<string, unknown>;
+  const showResult = row.result !== null && (row.status === "completed" || row.status === "stopped");
+  return {
+    id: row.id,
+    object: "run",
+    kind: row.kind,
+    status: row.status,
+    created: row.created,
+    ...(row.status === "completed" && row.completed ? { completed: row.completed } : {}),
+    robot: request.robot,
+    environment: request.environment,
+    task: request.task,
+    policy: request.policy,
+    episodes: request.episodes,
+    priority: row.priority,
+    perturbation: request.perturbation ?? null,
+    data: request.data,
+    max_budget_usd: request.max_budget_usd ?? null,
+    interventions: request.interventions,
+    publish: request.publish,
+    resolved_pins: JSON.parse(row.resolved_pins),
+    ...(showResult ? { result: parse(row.result) } : {}),
+    ...((row.status === "failed" || row.status === "stopped") ? { status_detail: { code: row.status_code, message: row.status_message } } : {}),
+  };
+}
+
+/** URL of a stored artifact file: `<artifactUrl>/runs/<run_id>/episodes/<episode_id>/<file_name>`. */
+export function artifactFileUrl(artifactUrl: string, a: Pick<ArtifactRowView, "run_id" | "episode_id" | "file_name">): string {
+  return `${artifactUrl}/runs/${encodeURIComponent(a.run_id)}/episodes/${encodeURIComponent(a.episode_id)}/${encodeURIComponent(a.file_name)}`;
+}
+
+/** An Episode; `artifacts` are the episode's rows (any kinds). URLs are null until the agent announced the file. */
+export function episodeView(row: EpisodeRowView, artifacts: readonly ArtifactRowView[], artifactUrl: string): Record<string, unknown> {
+  const urlOf = (kind: string) => {
+    const a = artifacts.find((x) => x.episode_id === row.id && x.kind === kind);
+    return a ? artifactFileUrl(artifactUrl, a) : null;
+  };
+  const interruptions = parse(row.interruptions) as unknown[];
+  return {
+    id: row.id,
+    object: "episode",
+    index: row.idx,
+    outcome: row.outcome,
+    duration_s: row.duration_s,
+    video_url: urlOf("video"),
+    mcap_url: urlOf("mcap"),
+    replay_spec: parse(row.replay_spec),
+    failure_cluster: row.failure_cluster,
+    cell: row.cell_id,
+    attempts: row.attempt,
+    interruptions,
+  };
+}
+
+/** One artifact of a run as listed by GET /v1/runs/{id}/episodes?artifact=<kind>. */
+export function artifactView(a: ArtifactRowView, index: number, artifactUrl: string): Record<string, unknown> {
+  return {
+    object: "artifact",
+    episode_id: a.episode_id,
+    index,
+    kind: a.kind,
+    url: a.status === "stored" ? artifactFileUrl(artifactUrl, a) : null,
+    bytes: a.bytes,
+    sha256: a.sha256,
+    status: a.status,
+  };
+}

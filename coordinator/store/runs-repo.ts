@@ -1,0 +1,162 @@
+/**
+ * Runs: rows of `runs`, their episodes at creation, and `run_status_history`. Every status change
+ * goes through `setRunStatus`, which asks run-state.ts whether the move is legal. Nothing here
+ * publishes events; callers publish to RunEvents after a change.
+ */
+import { createHash } from "node:crypto";
+import type { ErrorCode } from "../errors/codes.js";
+import { canMove, nextRunStatus, type RunStatus } from "../runs/run-state.js";
+import type { Db } from "./database.js";
+
+export interface RunRow {
+  id: string;
+  account_id: string;
+  kind: string;
+  status: RunStatus;
+  created: string;
+  completed: string | null;
+  /** JSON: submitted fields, defaults filled in. */
+  request: string;
+  /** JSON: {robot, environment, task, perturbation_rev}. */
+  resolved_pins: string;
+  /** JSON RunPlan. */
+  plan: string;
+  result: string | null;
+  status_code: string | null;
+  status_message: string | null;
+  idempotency_key: string | null;
+  priority: string;
+  episodes_total: number;
+}
+
+/** What the scheduler and the cells need to run the episodes (stored as runs.plan). */
+export interface RunPlan {
+  model: string;
+  firmware: string;
+  /** `<name>@<version>`. */
+  environment: string;
+  /** Run seed; each episode's seed derives from it with `episodeSeed`. */
+  seed: number;
+  control_rate_hz: number;
+  max_duration_s: number;
+}
+
+export interface NewRun {
+  id: string;
+  accountId: string;
+  kind: string;
+  created: string;
+  request: object;
+  resolvedPins: { robot: string; environment: string; task: string; perturbation_rev: string };
+  plan: RunPlan;
+  priority: string;
+  episodesTotal: number;
+  idempotencyKey?: string | null;
+}
+
+/** Deterministic 31-bit seed of episode `idx` of a run seeded `runSeed`. */
+export function episodeSeed(runSeed: number, idx: number): number {
+  return createHash("sha256").update(`${runSeed}:${idx}`).digest().readUInt32BE(0) & 0x7fffffff;
+}
+
+/** Id of episode `idx` of a run: `ep_<run suffix>_<idx>`, stable and readable in logs. */
+export function episodeId(runId: string, idx: number): string {
+  return `ep_${runId.replace(/^run_/, "")}_${idx}`;
+}
+
+/**
+ * Inserts the run, its `episodesTotal` pending episodes (attempt 0, seeds from `episodeSeed`) and a
+ * `queued` history row, in one transaction.
+ */
+export function insertRun(db: Db, row: NewRun): void {
+  const insertRunRow = db.prepare(
+    `INSERT INTO runs (id, account_id, kind, status, created, request, resolved_pins, plan, idempotency_key, priority, episodes_total)
+     VALUES (@id, @account_id, @kind, 'queued', @created, @request, @resolved_pins, @plan, @idempotency_key, @priority, @episodes_total)`,
+  );
+  const insertEpisode = db.prepare(
+    `INSERT INTO episodes (id, run_id, idx, status, attempt, seed) VALUES (?, ?, ?, 'pending', 0, ?)`,
+  );
+  const insertHistory = db.prepare(`INSERT INTO run_status_history (run_id, status, at) VALUES (?, 'queued', ?)`);
+  db.transaction(() => {
+    insertRunRow.run({
+      id: row.id,
+      account_id: row.accountId,
+      kind: row.kind,
+      created: row.created,
+      request: JSON.stringify(row.request),
+      resolved_pins: JSON.stringify(row.resolvedPins),
+      plan: JSON.stringify(row.plan),
+      idempotency_key: row.idempotencyKey ?? null,
+      priority: row.priority,
+      episodes_total: row.episodesTotal,
+    });
+    for (let idx = 0; idx < row.episodesTotal; idx++) insertEpisode.run(episodeId(row.id, idx), row.id, idx, episodeSeed(row.plan.seed, idx));
+    insertHistory.run(row.id, row.created);
+  })();
+}
+
+export function getRunRow(db: Db, runId: string): RunRow | undefined {
+  return db.prepare(`SELECT * FROM runs WHERE id = ?`).get(runId) as RunRow | undefined;
+}
+
+export interface ListRunsQuery {
+  accountId: string;
+  kind?: string;
+  status?: string;
+  limit: number;
+  /** Cursor: only runs listed after this run id (older ones). */
+  before?: string;
+}
+
+/** The account's runs, newest first (created, then id, descending). */
+export function listRunRows(db: Db, query: ListRunsQuery): RunRow[] {
+  const where = ["account_id = @accountId"];
+  if (query.kind) where.push("kind = @kind");
+  if (query.status) where.push("status = @status");
+  if (query.before) {
+    where.push(`(created, id) < (SELECT created, id FROM runs WHERE id = @before AND account_id = @accountId)`);
+  }
+  return db
+    .prepare(`SELECT * FROM runs WHERE ${where.join(" AND ")} ORDER BY created DESC, id DESC LIMIT @limit`)
+    .all({ accountId: query.accountId, kind: query.kind ?? null, status: query.status ?? null, before: query.before ?? null, limit: query.limit }) as RunRow[];
+}
+
+export function findRunByIdempotencyKey(db: Db, accountId: string, key: string): RunRow | undefined {
+  return db.prepare(`SELECT * FROM runs WHERE account_id = ? AND idempotency_key = ?`).get(accountId, key) as RunRow | undefined;
+}
+
+/**
+ * Moves a run to `to` when run-state.ts allows it, recording history (and `completed` when
+ * completing, status_code/status_message when given). Returns false, changing nothing, when the
+ * run is unknown or the move is not allowed. Callers publish the status event themselves.
+ */
+export function setRunStatus(db: Db, runId: string, to: RunStatus, opts: { cell?: string | null; code?: ErrorCode; message?: string; at?: string } = {}): boolean {
+  return db.transaction(() => {
+    const row = db.prepare(`SELECT status FROM runs WHERE id = ?`).get(runId) as { status: RunStatus } | undefined;
+    if (!row || !canMove(row.status, to)) return false;
+    const status = nextRunStatus(row.status, to);
+    const at = opts.at ?? new Date().toISOString();
+    db.prepare(
+      `UPDATE runs SET status = @status,
+         completed = CASE WHEN @status = 'completed' THEN @at ELSE completed END,
+         status_code = COALESCE(@code, status_code),
+         status_message = COALESCE(@message, status_message)
+       WHERE id = @runId`,
+    ).run({ status, at, code: opts.code ?? null, message: opts.message ?? null, runId });
+    db.prepare(`INSERT INTO run_status_history (run_id, status, at, cell, reason) VALUES (?, ?, ?, ?, ?)`).run(
+      runId, status, at, opts.cell ?? null, opts.code ?? opts.message ?? null,
+    );
+    return true;
+  })();
+}
+
+/** Stores the run's Result JSON (complete, or partial for a stopped run). */
+export function setRunResult(db: Db, runId: string, result: object): void {
+  db.prepare(`UPDATE runs SET result = ? WHERE id = ?`).run(JSON.stringify(result), runId);
+}
+
+/** The newest history row's cell, for the SSE `status` event of a late subscriber. */
+export function lastStatusCell(db: Db, runId: string): string | null {
+  const row = db.prepare(`SELECT cell FROM run_status_history WHERE run_id = ? AND cell IS NOT NULL ORDER BY rowid DESC LIMIT 1`).get(runId) as { cell: string } | undefined;
+  return row?.cell ?? null;
+}
