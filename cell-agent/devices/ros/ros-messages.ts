@@ -1,0 +1,97 @@
+/**
+ * The ROS messages the agent reads and writes through rosbridge, as JSON, checked at the boundary.
+ * A parser returns a reason string instead of throwing so the bus can count malformed input and go on.
+ */
+
+/** sensor_msgs/JointState as parsed: arrays aligned with `names`; absent arrays are null. */
+export interface ParsedJointState {
+  names: string[];
+  positionRad: number[];
+  velocityRadS: number[] | null;
+  effort: number[] | null;
+  /** header.stamp as ms since the epoch, or null when the message has no usable stamp. */
+  stampMs: number | null;
+}
+
+export interface ParsedWrench {
+  forceN: [number, number, number];
+  torqueNm: [number, number, number];
+  stampMs: number | null;
+}
+
+/** std_srvs SetBool and Trigger share this response. */
+export interface SuccessMessageResponse {
+  success: boolean;
+  message: string;
+}
+
+export type Parsed<T> = { ok: true; value: T } | { ok: false; reason: string };
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function numbers(value: unknown): value is number[] {
+  return Array.isArray(value) && value.every((v) => typeof v === "number" && Number.isFinite(v));
+}
+
+/** Accepts a ROS 2 stamp {sec, nanosec} or a ROS 1 stamp {secs, nsecs}. */
+export function stampToMs(header: unknown): number | null {
+  if (!isObject(header) || !isObject(header.stamp)) return null;
+  const { sec, nanosec, secs, nsecs } = header.stamp;
+  const s = typeof sec === "number" ? sec : secs;
+  const ns = typeof nanosec === "number" ? nanosec : nsecs;
+  if (typeof s !== "number" || typeof ns !== "number") return null;
+  if (s === 0 && ns === 0) return null;
+  return s * 1000 + ns / 1e6;
+}
+
+export function parseJointState(msg: unknown): Parsed<ParsedJointState> {
+  if (!isObject(msg)) return { ok: false, reason: `JointState must be an object; got ${JSON.stringify(msg)}` };
+  const { name, position, velocity, effort } = msg;
+  if (!Array.isArray(name) || !name.every((n) => typeof n === "string")) {
+    return { ok: false, reason: `JointState.name must be an array of strings; got ${JSON.stringify(name)}` };
+  }
+  if (!numbers(position) || position.length !== name.length) {
+    return { ok: false, reason: `JointState.position must be ${name.length} finite numbers; got ${JSON.stringify(position)}` };
+  }
+  const optional = (field: string, value: unknown): Parsed<number[] | null> => {
+    if (value === undefined || value === null || (Array.isArray(value) && value.length === 0)) return { ok: true, value: null };
+    if (!numbers(value) || value.length !== name.length) {
+      return { ok: false, reason: `JointState.${field} must be empty or ${name.length} finite numbers; got ${JSON.stringify(value)}` };
+    }
+    return { ok: true, value };
+  };
+  const v = optional("velocity", velocity);
+  if (!v.ok) return v;
+  const e = optional("effort", effort);
+  if (!e.ok) return e;
+  return { ok: true, value: { names: name as string[], positionRad: position, velocityRadS: v.value, effort: e.value, stampMs: stampToMs(msg.header) } };
+}
+
+function vector3(value: unknown): [number, number, number] | null {
+  if (!isObject(value)) return null;
+  const { x, y, z } = value;
+  if (![x, y, z].every((c) => typeof c === "number" && Number.isFinite(c))) return null;
+  return [x as number, y as number, z as number];
+}
+
+export function parseWrenchStamped(msg: unknown): Parsed<ParsedWrench> {
+  const wrench = isObject(msg) ? msg.wrench : undefined;
+  const force = isObject(wrench) ? vector3(wrench.force) : null;
+  const torque = isObject(wrench) ? vector3(wrench.torque) : null;
+  if (!force || !torque) return { ok: false, reason: `WrenchStamped needs wrench.force and wrench.torque {x, y, z}; got ${JSON.stringify(msg)}` };
+  return { ok: true, value: { forceN: force, torqueNm: torque, stampMs: stampToMs((msg as Record<string, unknown>).header) } };
+}
+
+export function parseSuccessMessage(values: unknown, service: string): Parsed<SuccessMessageResponse> {
+  if (!isObject(values) || typeof values.success !== "boolean" || typeof values.message !== "string") {
+    return { ok: false, reason: `${service} must answer {success: bool, message: string}; got ${JSON.stringify(values)}` };
+  }
+  return { ok: true, value: { success: values.success, message: values.message } };
+}
+
+/** std_msgs/Float64MultiArray with an empty layout, as position controllers expect. */
+export function float64MultiArray(data: readonly number[]): { layout: { dim: never[]; data_offset: number }; data: number[] } {
+  return { layout: { dim: [], data_offset: 0 }, data: [...data] };
+}
