@@ -1,0 +1,274 @@
+/**
+ * The simulated tabletop: one arm (per embodiments.ts), objects, lighting and simulated time.
+ * Devices read and command it; only `advanceTo` moves time, in fixed substeps, so a run is
+ * deterministic for its seed however often (and whenever) the devices read it.
+ */
+import type { JointState, ObjectPose, ResetPlan } from "../../cell-agent/hardware/types.js";
+import { armOf, embodimentFor, openingOf, type Embodiment } from "./embodiments.js";
+import { GraspPhysics } from "./grasp.js";
+import { forwardKinematics, type ToolPose } from "./kinematics.js";
+import { makeObject, restZOf, type SimObject } from "./objects.js";
+import { SimRandom } from "./rng.js";
+import type { RenderScene } from "../render/rasterizer.js";
+import { DEFAULT_SERVO_LIMITS, ServoJoints, type ServoLimits } from "./servo.js";
+
+export interface SimWorldOptions {
+  /** Catalog robot model id, e.g. "so101". */
+  model: string;
+  /** Seeds physics, sensor noise and pixel noise (separate streams). */
+  seed: number;
+  /** Physics substep, seconds (default 0.002). */
+  substepS?: number;
+}
+
+/** Counters for tests and logs. */
+export interface WorldStats {
+  attaches: number;
+  drops: number;
+  knocks: number;
+  tableHits: number;
+  /** Substeps in which a finger came down on top of an object and stopped the arm. */
+  landings: number;
+}
+
+const GRAVITY_MS2 = 9.81;
+/** Simulated time a reset spends homing the arm, seconds. */
+export const RESET_HOMING_S = 3;
+/** Objects are placed with this much settle noise (uniform half range), metres. */
+const SETTLE_NOISE_M = 0.0005;
+/** Gripper fingers' speed in opening units per second (full stroke in 0.5 s). */
+const GRIPPER_OPENING_PER_S = 2;
+
+export class SimWorld {
+  readonly embodiment: Embodiment;
+  readonly servos: ServoJoints;
+  readonly grasp = new GraspPhysics();
+  readonly stats: WorldStats = { attaches: 0, drops: 0, knocks: 0, tableHits: 0, landings: 0 };
+  objects: SimObject[] = [];
+  lighting = "nominal";
+  /** Decaying contact force at the wrist, world frame, newtons. */
+  readonly contactForceN: [number, number, number] = [0, 0, 0];
+  /** Noise streams for devices; physics draws only from `physicsRandom`. */
+  readonly sensorRandom: SimRandom;
+  readonly pixelRandom: SimRandom;
+  readonly physicsRandom: SimRandom;
+  private nowNs = 0n;
+  private readonly substepNs: bigint;
+  private homeRad: number[];
+  private tool: ToolPose;
+  private velocityMS: [number, number, number] = [0, 0, 0];
+  private accelMS2 = 0;
+
+  constructor(options: SimWorldOptions) {
+    this.embodiment = embodimentFor(options.model);
+    const { dof, gripperJoint, gripperOpenValue } = this.embodiment;
+    const limits: ServoLimits[] = Array.from({ length: dof }, (_, i) =>
+      i === gripperJoint
+        ? { maxSpeedRadS: GRIPPER_OPENING_PER_S * gripperOpenValue, maxAccelRadS2: 40 * gripperOpenValue, gainPerS: 20 }
+        : DEFAULT_SERVO_LIMITS,
+    );
+    this.homeRad = new Array<number>(dof).fill(0);
+    this.servos = new ServoJoints(dof, limits, this.homeRad);
+    this.substepNs = BigInt(Math.round((options.substepS ?? 0.002) * 1e9));
+    this.sensorRandom = new SimRandom(options.seed, "sensors");
+    this.pixelRandom = new SimRandom(options.seed, "pixels");
+    this.physicsRandom = new SimRandom(options.seed, "physics");
+    this.tool = this.computeTool();
+  }
+
+  /** Simulated time, ns since the world was created. */
+  get tNs(): bigint {
+    return this.nowNs;
+  }
+
+  /** The fingertip point and closing-axis yaw, from the true joint positions. */
+  toolPose(): ToolPose {
+    return this.tool;
+  }
+
+  /** True gripper opening 0..1. */
+  opening(): number {
+    return openingOf(this.embodiment, this.servos.positionRad);
+  }
+
+  holding(): boolean {
+    return this.grasp.held !== null;
+  }
+
+  object(name: string): SimObject | undefined {
+    return this.objects.find((o) => o.name === name);
+  }
+
+  /** Commands joint goals; joints outside the arm and gripper are held at home. */
+  setGoals(positionRad: readonly number[]): void {
+    const { dof, armJoints, gripperJoint } = this.embodiment;
+    if (positionRad.length !== dof) throw new Error(`goal vector must have ${dof} entries (robot dof); got ${positionRad.length}`);
+    for (let i = 0; i < dof; i++) {
+      const driven = armJoints.includes(i) || i === gripperJoint;
+      const value = positionRad[i];
+      if (!Number.isFinite(value)) throw new Error(`goal for joint ${this.embodiment.jointNames[i]} must be a finite number; got ${value}`);
+      this.servos.goalRad[i] = driven ? value : this.homeRad[i];
+    }
+  }
+
+  setTorque(enabled: boolean): void {
+    this.servos.torqueEnabled = enabled;
+  }
+
+  /** Steps physics in fixed substeps until tNs (a last partial substep lands exactly on it). */
+  advanceTo(tNs: bigint): void {
+    while (this.nowNs < tNs) {
+      const stepNs = tNs - this.nowNs < this.substepNs ? tNs - this.nowNs : this.substepNs;
+      this.step(Number(stepNs) / 1e9);
+      this.nowNs += stepNs;
+    }
+  }
+
+  advanceBy(seconds: number): void {
+    this.advanceTo(this.nowNs + BigInt(Math.round(seconds * 1e9)));
+  }
+
+  /**
+   * Puts the scene into the plan: homes the arm (spending RESET_HOMING_S of simulated time), then
+   * places the objects at the plan's poses with tiny settle noise and sets the lighting.
+   */
+  resetScene(plan: ResetPlan): { resetS: number } {
+    this.startHoming(plan.homeRad);
+    this.advanceBy(RESET_HOMING_S);
+    this.placeScene(plan);
+    return { resetS: RESET_HOMING_S };
+  }
+
+  /** First half of a reset: let go of anything held and drive the arm home (time must then pass). */
+  startHoming(homeRad: readonly number[]): void {
+    this.grasp.clear();
+    if (homeRad.length === this.embodiment.dof) this.homeRad = [...homeRad];
+    this.servos.goalRad.splice(0, this.homeRad.length, ...this.homeRad);
+  }
+
+  /** Second half of a reset: the arm settles exactly home, objects and lighting as planned. */
+  placeScene(plan: ResetPlan): void {
+    this.servos.place(this.homeRad);
+    this.tool = this.computeTool();
+    const noise = () => this.physicsRandom.symmetric(SETTLE_NOISE_M);
+    const place = (name: string, kind: string, pos: readonly number[], yawRad: number) => {
+      const object = makeObject(name, kind, [pos[0] + noise(), pos[1] + noise(), 0], yawRad + noise());
+      object.positionM[2] = restZOf(object);
+      return object;
+    };
+    this.objects = Object.entries(plan.objects).map(([name, o]) => place(name, o.object, o.positionM, o.yawRad));
+    const seen = new Map<string, number>();
+    for (const d of plan.distractors) {
+      const count = seen.get(d.object) ?? 0;
+      seen.set(d.object, count + 1);
+      this.objects.push(place(count === 0 ? d.object : `${d.object}#${count}`, d.object, d.positionM, d.yawRad));
+    }
+    this.lighting = plan.lighting;
+    this.contactForceN.fill(0);
+  }
+
+  /** A frozen copy of what a camera needs to render this instant (objects, gripper, lighting). */
+  snapshot(): RenderScene {
+    return {
+      objects: this.objects.map((o) => ({ ...o, positionM: [...o.positionM] as [number, number, number] })),
+      tool: this.tool,
+      opening: this.opening(),
+      arm: armOf(this.embodiment, this.servos.positionRad),
+      lighting: this.lighting,
+      noiseSeed: Math.floor(this.pixelRandom.uniform() * 2 ** 31),
+    };
+  }
+
+  /** Joint readings with encoder noise. */
+  measuredJoints(): JointState {
+    const s = this.servos;
+    return {
+      tNs: this.nowNs,
+      positionRad: s.positionRad.map((p) => p + this.sensorRandom.gaussian(0.001)),
+      velocityRadS: s.velocityRadS.map((v) => v + this.sensorRandom.gaussian(0.005)),
+      currentA: s.currentA.map((c) => Math.max(0, c + this.sensorRandom.gaussian(0.005))),
+      temperatureC: s.temperatureC.map((t) => Math.round(t * 10) / 10),
+    };
+  }
+
+  /** Ground-truth poses of every object and of the fingertip ("gripper"). */
+  poses(): ObjectPose[] {
+    const pose = (name: string, p: readonly number[], yawRad: number): ObjectPose => ({
+      name,
+      positionM: [p[0], p[1], p[2]],
+      orientation: [0, 0, Math.sin(yawRad / 2), Math.cos(yawRad / 2)],
+    });
+    return [...this.objects.map((o) => pose(o.name, o.positionM, o.yawRad)), pose("gripper", this.tool.positionM, this.tool.yawRad)];
+  }
+
+  private computeTool(): ToolPose {
+    return forwardKinematics(armOf(this.embodiment, this.servos.positionRad));
+  }
+
+  private step(dtS: number): void {
+    const { armJoints, gripperJoint, gripperOpenValue } = this.embodiment;
+    const servos = this.servos;
+    const previousTool = this.tool;
+    const previousOpening = this.opening();
+    const previousPositions = [...servos.positionRad];
+
+    // Loads: the shoulder and elbow carry the arm, the gripper squeezes what it holds.
+    servos.loadA[armJoints[1]] = 0.15 + 0.02 * Math.hypot(...this.contactForceN);
+    servos.loadA[armJoints[2]] = 0.1;
+    servos.loadA[gripperJoint] = this.grasp.held ? 0.45 : 0;
+    servos.step(dtS);
+
+    const holdOpening = this.grasp.holdingOpening();
+    if (holdOpening !== null && servos.positionRad[gripperJoint] < holdOpening * gripperOpenValue) {
+      servos.positionRad[gripperJoint] = holdOpening * gripperOpenValue;
+      servos.velocityRadS[gripperJoint] = 0;
+    }
+
+    let tool = this.computeTool();
+    if (tool.positionM[2] < this.grasp.minToolZ()) {
+      // The table stops the arm where it was; the wrist feels it.
+      servos.revert(armJoints, previousPositions);
+      tool = previousTool;
+      this.contactForceN[2] = Math.max(this.contactForceN[2], 40);
+      this.stats.tableHits++;
+    } else if (this.grasp.landingOn({ tool, previousTool, opening: this.opening(), objects: this.objects })) {
+      servos.revert(armJoints, previousPositions);
+      tool = previousTool;
+      this.contactForceN[2] = Math.max(this.contactForceN[2], 25);
+      this.stats.landings++;
+    }
+    this.tool = tool;
+
+    const alpha = Math.min(1, dtS / 0.015);
+    const previousVelocity = [...this.velocityMS];
+    for (let k = 0; k < 3; k++) {
+      const raw = (tool.positionM[k] - previousTool.positionM[k]) / dtS;
+      this.velocityMS[k] += (raw - this.velocityMS[k]) * alpha;
+    }
+    const accel = Math.hypot(...this.velocityMS.map((v, k) => (v - previousVelocity[k]) / dtS));
+    this.accelMS2 += (accel - this.accelMS2) * alpha;
+
+    const events = this.grasp.update({
+      tool, previousTool, opening: this.opening(), previousOpening,
+      speedMS: Math.hypot(...this.velocityMS), accelMS2: this.accelMS2, objects: this.objects,
+    });
+    if (events.attached) this.stats.attaches++;
+    if (events.released === "slipped") this.stats.drops++;
+    if (events.knocked.length > 0) this.stats.knocks++;
+
+    const decay = Math.exp(-dtS / 0.05);
+    for (let k = 0; k < 3; k++) this.contactForceN[k] = this.contactForceN[k] * decay + events.forceN[k] * (k === 2 ? 0 : 1);
+    // Gravity of a held object is a steady load, not an impulse.
+    if (this.grasp.held) this.contactForceN[2] = Math.min(this.contactForceN[2], -0.2);
+
+    for (const object of this.objects) {
+      if (object.attached) continue;
+      const rest = restZOf(object);
+      if (object.positionM[2] > rest) {
+        object.fallSpeedMS += GRAVITY_MS2 * dtS;
+        object.positionM[2] = Math.max(rest, object.positionM[2] - object.fallSpeedMS * dtS);
+        if (object.positionM[2] === rest) object.fallSpeedMS = 0;
+      }
+    }
+  }
+}
