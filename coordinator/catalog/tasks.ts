@@ -1,11 +1,21 @@
-/** Task fixtures shipped with the coordinator: seeded into the store as published, frozen revisions. */
+/**
+ * Task fixtures shipped with the coordinator: seeded into the store as published, frozen revisions
+ * owned by the service's catalogue account `acct_assay`, signed by that account's key and the
+ * service's key like any frozen task.
+ */
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { ensureAccount } from "../store/accounts-repo.js";
 import type { Db } from "../store/database.js";
-import { findVisibleFrozenRevision, insertTask } from "../store/tasks-repo.js";
+import { getTaskRow, insertTask } from "../store/tasks-repo.js";
+import { signFrozenSpec } from "../tasks/task-lifecycle.js";
+import { storedSpec } from "../tasks/task-view.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
+
+/** The account that owns the service's own catalogue tasks. */
+export const CATALOG_ACCOUNT_ID = "acct_assay";
 
 interface Fixture {
   id: string;
@@ -16,28 +26,40 @@ interface Fixture {
 const FIXTURES: readonly Fixture[] = [{ id: "task_pick-cube-v1", file: "tasks/pick-cube-v1.json", version: 1 }];
 
 /**
- * Inserts each fixture (e.g. pick-cube@v1: frozen, published, no owning account) when absent.
- * Signatures stay empty until signing lands. Returns the ids inserted.
+ * Inserts each fixture (e.g. pick-cube@v1) when absent, signed. A fixture stored by an older
+ * coordinator without an owner or signatures is adopted by `acct_assay` and signed. Returns the ids
+ * inserted.
  */
 export function seedTasks(db: Db, now: Date = new Date()): string[] {
   const inserted: string[] = [];
   db.transaction(() => {
+    ensureAccount(db, CATALOG_ACCOUNT_ID, "Assay catalogue", now.toISOString());
     for (const fixture of FIXTURES) {
-      const spec = JSON.parse(readFileSync(join(here, fixture.file), "utf8")) as { name: string; visibility: "published" | "private" };
-      if (findVisibleFrozenRevision(db, "", spec.name, fixture.version)) continue;
-      insertTask(db, {
+      const existing = getTaskRow(db, fixture.id);
+      if (existing) {
+        if (existing.account_id === null || existing.signatures === "[]") {
+          const frozen = existing.frozen ?? now.toISOString();
+          const signatures = signFrozenSpec(db, CATALOG_ACCOUNT_ID, storedSpec(existing), `${existing.name}@v${fixture.version}`, frozen, now);
+          db.prepare(`UPDATE tasks SET account_id = ?, signatures = ?, frozen = ? WHERE id = ?`).run(CATALOG_ACCOUNT_ID, JSON.stringify(signatures), frozen, fixture.id);
+        }
+        continue;
+      }
+      const raw = JSON.parse(readFileSync(join(here, fixture.file), "utf8")) as { name: string };
+      const row = {
         id: fixture.id,
-        account_id: null,
-        name: spec.name,
+        account_id: CATALOG_ACCOUNT_ID,
+        name: raw.name,
         version: fixture.version,
-        status: "frozen",
-        visibility: "published",
+        status: "frozen" as const,
+        visibility: "published" as const,
         created: now.toISOString(),
         frozen: now.toISOString(),
-        spec: JSON.stringify(spec),
+        spec: JSON.stringify(raw),
         signatures: "[]",
         pilot: null,
-      });
+      };
+      const signatures = signFrozenSpec(db, CATALOG_ACCOUNT_ID, storedSpec(row), `${row.name}@v${row.version}`, row.frozen, now);
+      insertTask(db, { ...row, signatures: JSON.stringify(signatures) });
       inserted.push(fixture.id);
     }
   })();

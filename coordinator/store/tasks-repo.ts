@@ -53,3 +53,47 @@ export function findNewestFrozenRevision(db: Db, accountId: string, name: string
 export function listVisibleTasksNamed(db: Db, accountId: string, name: string): TaskRow[] {
   return db.prepare(`SELECT * FROM tasks WHERE name = @name AND ${VISIBLE} ORDER BY created`).all({ name, accountId }) as TaskRow[];
 }
+
+/** The account that owns task name `name` (whoever created it first), or undefined when unused. */
+export function accountOwningTaskName(db: Db, name: string): string | undefined {
+  const row = db.prepare(`SELECT account_id FROM tasks WHERE name = ? ORDER BY created, id LIMIT 1`).get(name) as { account_id: string | null } | undefined;
+  return row?.account_id ?? undefined;
+}
+
+const READABLE = `(account_id = @accountId OR (visibility = 'published' AND status = 'frozen'))`;
+
+/** A task the account may read: its own (any status), or anyone's published frozen revision. */
+export function findReadableTaskById(db: Db, accountId: string, id: string): TaskRow | undefined {
+  return db.prepare(`SELECT * FROM tasks WHERE id = @id AND ${READABLE}`).get({ id, accountId }) as TaskRow | undefined;
+}
+
+/** Tasks the account may read, newest first (created, then id, descending); `before` is a cursor id. */
+export function listReadableTasks(db: Db, query: { accountId: string; limit: number; before?: string }): TaskRow[] {
+  const cursor = query.before
+    ? `AND (created, id) < (SELECT created, id FROM tasks WHERE id = @before)`
+    : "";
+  return db
+    .prepare(`SELECT * FROM tasks WHERE ${READABLE} ${cursor} ORDER BY created DESC, id DESC LIMIT @limit`)
+    .all({ accountId: query.accountId, before: query.before ?? null, limit: query.limit }) as TaskRow[];
+}
+
+/** Highest frozen version of `name` (0 when none): a freeze takes this + 1. */
+export function maxFrozenVersion(db: Db, name: string): number {
+  const row = db.prepare(`SELECT MAX(version) AS v FROM tasks WHERE name = ? AND status = 'frozen'`).get(name) as { v: number | null };
+  return row.v ?? 0;
+}
+
+/** Replaces a draft's or piloting task's spec (and name, visibility, pilot, which amend may change). */
+export function updateTaskSpec(db: Db, id: string, fields: { name: string; visibility: string; spec: string; pilot: string | null }): void {
+  db.prepare(`UPDATE tasks SET name = @name, visibility = @visibility, spec = @spec, pilot = @pilot WHERE id = @id`).run({ id, ...fields });
+}
+
+/** Records a pilot: status piloting and the pilot JSON. */
+export function setTaskPilot(db: Db, id: string, pilot: string): void {
+  db.prepare(`UPDATE tasks SET status = 'piloting', pilot = ? WHERE id = ?`).run(pilot, id);
+}
+
+/** Freezes a task at `version` with its frozen timestamp and signatures. */
+export function freezeTaskRow(db: Db, id: string, fields: { version: number; frozen: string; signatures: string }): void {
+  db.prepare(`UPDATE tasks SET status = 'frozen', version = @version, frozen = @frozen, signatures = @signatures WHERE id = @id`).run({ id, ...fields });
+}

@@ -1,0 +1,80 @@
+/**
+ * /v1/tasks: Task Specs through draft -> piloting -> frozen, and the next revision of a frozen one.
+ * The lifecycle itself is coordinator/tasks/ (task-lifecycle.ts, task-state.ts).
+ */
+import { Router, type Request } from "express";
+import { authOf } from "../../auth/authenticate.js";
+import { randomBase62 } from "../../auth/api-keys.js";
+import { AssayError } from "../../errors/assay-error.js";
+import { listReadableTasks } from "../../store/tasks-repo.js";
+import {
+  amendTask, createTask, freezeTask, pilotTask, requireOwnTask, requireReadableTask, reviseTask, type TaskContext,
+} from "../../tasks/task-lifecycle.js";
+import { taskView } from "../../tasks/task-view.js";
+import type { CompiledApiDeps } from "../api-deps.js";
+import { queryInteger, queryString } from "../query.js";
+import { LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX } from "./runs.js";
+
+/** Rejects a body on an operation that takes none (an empty object is accepted). */
+export function requireNoBody(req: Request, what: string): void {
+  const body: unknown = req.body;
+  if (body === undefined || body === null) return;
+  if (typeof body !== "object" || Array.isArray(body) || Object.keys(body).length > 0) {
+    throw new AssayError("contract_validation_failed", `${what} takes no request body; got ${JSON.stringify(body).slice(0, 80)}`);
+  }
+}
+
+export function tasksRouter(deps: CompiledApiDeps): Router {
+  const router = Router();
+  const context = (accountId: string): TaskContext => ({ db: deps.db, accountId, environments: deps.environments, now: deps.clock() });
+
+  router.post("/tasks", (req, res) => {
+    const { accountId } = authOf(res);
+    res.status(201).json(taskView(deps.db, createTask(req.body, context(accountId)), accountId));
+  });
+
+  router.get("/tasks", (req, res) => {
+    const { accountId } = authOf(res);
+    const limit = queryInteger(req, "limit", LIST_LIMIT_DEFAULT, 1, LIST_LIMIT_MAX);
+    const startingAfter = queryString(req, "starting_after");
+    if (startingAfter !== undefined) requireReadableTask(deps.db, accountId, startingAfter);
+    const rows = listReadableTasks(deps.db, { accountId, limit: limit + 1, before: startingAfter });
+    res.json({ object: "list", url: "/v1/tasks", has_more: rows.length > limit, data: rows.slice(0, limit).map((row) => taskView(deps.db, row, accountId)) });
+  });
+
+  router.get("/tasks/:taskId", (req, res) => {
+    const { accountId } = authOf(res);
+    res.json(taskView(deps.db, requireReadableTask(deps.db, accountId, req.params.taskId), accountId));
+  });
+
+  router.post("/tasks/:taskId/pilot", (req, res) => {
+    const { accountId } = authOf(res);
+    const row = requireOwnTask(deps.db, accountId, req.params.taskId);
+    const runId = `run_${randomBase62(20)}`;
+    const pilot = pilotTask(row, req.body, context(accountId), { pins: deps.pins, runId });
+    deps.scheduler.kick();
+    res.json({ run_id: runId, robot: pilot.robot, episodes: pilot.episodes, stream_url: `${deps.urls.streamsUrl}/runs/${runId}` });
+  });
+
+  router.post("/tasks/:taskId/amend", (req, res) => {
+    const { accountId } = authOf(res);
+    const row = requireOwnTask(deps.db, accountId, req.params.taskId);
+    res.json(taskView(deps.db, amendTask(row, req.body ?? {}, context(accountId)), accountId));
+  });
+
+  router.post("/tasks/:taskId/freeze", (req, res) => {
+    const { accountId } = authOf(res);
+    const row = requireOwnTask(deps.db, accountId, req.params.taskId);
+    requireNoBody(req, "POST /v1/tasks/{task_id}/freeze");
+    res.json(taskView(deps.db, freezeTask(row, context(accountId)), accountId));
+  });
+
+  router.post("/tasks/:taskId/revise", (req, res) => {
+    const { accountId } = authOf(res);
+    const row = requireOwnTask(deps.db, accountId, req.params.taskId);
+    requireNoBody(req, "POST /v1/tasks/{task_id}/revise");
+    res.status(201).json(taskView(deps.db, reviseTask(row, context(accountId)), accountId));
+  });
+
+  return router;
+}

@@ -1,0 +1,65 @@
+/** Kits: rows of `kits`. Status changes go through kit-state.ts (see `advanceKit`). */
+import type { Db } from "../store/database.js";
+import { nextKitStatus, type KitOperation, type KitStatus } from "./kit-state.js";
+
+export interface KitRow {
+  id: string;
+  account_id: string;
+  name: string;
+  status: KitStatus;
+  /** JSON array of {status, at}. */
+  status_history: string;
+  /** JSON array of {desc, qty}. */
+  items: string;
+  /** JSON {mocap_markers, mass_g, mesh_scan} once tracked. */
+  tracking: string | null;
+  created: string;
+}
+
+export interface KitItem {
+  desc: string;
+  qty: number;
+}
+
+export interface KitTracking {
+  mocap_markers: number;
+  mass_g: number;
+  mesh_scan: boolean;
+}
+
+export function insertKit(db: Db, kit: { id: string; accountId: string; name: string; items: KitItem[]; created: string }): void {
+  db.prepare(
+    `INSERT INTO kits (id, account_id, name, status, status_history, items, tracking, created)
+     VALUES (?, ?, ?, 'registered', ?, ?, NULL, ?)`,
+  ).run(kit.id, kit.accountId, kit.name, JSON.stringify([{ status: "registered", at: kit.created }]), JSON.stringify(kit.items), kit.created);
+}
+
+export function getKitRow(db: Db, id: string): KitRow | undefined {
+  return db.prepare(`SELECT * FROM kits WHERE id = ?`).get(id) as KitRow | undefined;
+}
+
+export function findKitByName(db: Db, accountId: string, name: string): KitRow | undefined {
+  return db.prepare(`SELECT * FROM kits WHERE account_id = ? AND name = ?`).get(accountId, name) as KitRow | undefined;
+}
+
+/** The account's kits, newest first. */
+export function listKitRows(db: Db, accountId: string): KitRow[] {
+  return db.prepare(`SELECT * FROM kits WHERE account_id = ? ORDER BY created DESC, id DESC`).all(accountId) as KitRow[];
+}
+
+/**
+ * Applies a technician operation in one transaction: checks the move with kit-state.ts (throwing
+ * its 422 when illegal), appends to status_history and stores `tracking` when given.
+ */
+export function advanceKit(db: Db, id: string, op: KitOperation, at: string, tracking?: KitTracking): KitRow | undefined {
+  return db.transaction(() => {
+    const row = getKitRow(db, id);
+    if (!row) return undefined;
+    const status = nextKitStatus(row.status, op, row);
+    const history = [...(JSON.parse(row.status_history) as unknown[]), { status, at }];
+    db.prepare(`UPDATE kits SET status = ?, status_history = ?, tracking = COALESCE(?, tracking) WHERE id = ?`).run(
+      status, JSON.stringify(history), tracking ? JSON.stringify(tracking) : null, id,
+    );
+    return getKitRow(db, id);
+  })();
+}

@@ -1,0 +1,45 @@
+/**
+ * Signed shipping-label URLs: `${baseUrl}/labels/<kit_id>.pdf?expires=<unix s>&sig=<hex>` where
+ * sig = HMAC-SHA256(secret, "<kit_id>.<expires>"). The secret is generated on first use and kept
+ * in `service_secrets` (name `label_url_hmac`), so links survive a restart. Links last 24 h.
+ */
+import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
+import type { Db } from "../store/database.js";
+
+export const LABEL_URL_TTL_MS = 24 * 60 * 60 * 1000;
+const SECRET_NAME = "label_url_hmac";
+
+/** The HMAC key, created (32 random bytes) on first call. */
+export function labelUrlSecret(db: Db, now: Date = new Date()): Buffer {
+  return db.transaction(() => {
+    const row = db.prepare(`SELECT value FROM service_secrets WHERE name = ?`).get(SECRET_NAME) as { value: string } | undefined;
+    if (row) return Buffer.from(row.value, "base64url");
+    const secret = randomBytes(32);
+    db.prepare(`INSERT INTO service_secrets (name, value, created) VALUES (?, ?, ?)`).run(SECRET_NAME, secret.toString("base64url"), now.toISOString());
+    return secret;
+  })();
+}
+
+function signature(secret: Buffer, kitId: string, expiresS: number): string {
+  return createHmac("sha256", secret).update(`${kitId}.${expiresS}`).digest("hex");
+}
+
+/** A label link valid for 24 h from `now`: `{url, expires}` as the Shipping label resource shows it. */
+export function signLabelUrl(db: Db, baseUrl: string, kitId: string, now: Date): { url: string; expires: string } {
+  const expiresS = Math.floor((now.getTime() + LABEL_URL_TTL_MS) / 1000);
+  const sig = signature(labelUrlSecret(db, now), kitId, expiresS);
+  return {
+    url: `${baseUrl}/labels/${encodeURIComponent(kitId)}.pdf?expires=${expiresS}&sig=${sig}`,
+    expires: new Date(expiresS * 1000).toISOString(),
+  };
+}
+
+export type LabelUrlCheck = "ok" | "bad_signature" | "expired";
+
+/** Checks a label link's query; the signature first, so an expiry is only reported for a genuine link. */
+export function checkLabelUrl(db: Db, kitId: string, expires: string | undefined, sig: string | undefined, now: Date): LabelUrlCheck {
+  if (!expires || !/^\d{1,12}$/.test(expires) || !sig || !/^[0-9a-f]{64}$/.test(sig)) return "bad_signature";
+  const expected = Buffer.from(signature(labelUrlSecret(db, now), kitId, Number(expires)), "hex");
+  if (!timingSafeEqual(expected, Buffer.from(sig, "hex"))) return "bad_signature";
+  return Number(expires) * 1000 <= now.getTime() ? "expired" : "ok";
+}

@@ -1,0 +1,163 @@
+/**
+ * A task pilot: a calibration run of a draft (or piloting) task through the normal run machinery.
+ * The run is an ordinary `run` whose `resolved_pins.task` is the task's id (the scheduler sends the
+ * tasks row's spec with rev null) and whose plan carries `pilot: true`. Verification reports must
+ * skip runs for which `isPilotRun` holds: pilot episodes are calibration only.
+ */
+import { randomInt } from "node:crypto";
+import { resolveRobotPin, type FirmwarePins, type RobotModel } from "../../firmware-pins/pins.js";
+import { checkBindings } from "../../protocol/predicates/index.js";
+import { cameraNames, environmentId, findEnvironment, type CatalogEnvironment } from "../catalog/environments.js";
+import { AssayError } from "../errors/assay-error.js";
+import { CONTROL_RATE_HZ, DEFAULT_RETENTION, MAX_EPISODE_DURATION_S, PERTURBATION_REV, POLICY_TYPES } from "../runs/validate-run.js";
+import type { NewRun, RunPlan } from "../store/runs-repo.js";
+import type { TaskSpecFields } from "./validate-task.js";
+
+export const PILOT_EPISODES_DEFAULT = 10;
+export const PILOT_EPISODES_MAX = 50;
+/** The reference expert policy a pilot runs when the request names none. */
+export const PILOT_DEFAULT_IMAGE = "assay/ref-policy:expert";
+const PILOT_FIELDS = ["robot", "episodes", "policy", "environment"] as const;
+
+/** A pilot run's plan: a RunPlan marked `pilot: true`. */
+export type PilotRunPlan = RunPlan & { pilot: true };
+
+export interface PilotContext {
+  pins: FirmwarePins;
+  environments: readonly CatalogEnvironment[];
+  runId: string;
+  accountId: string;
+  now: Date;
+  randomSeed?: () => number;
+}
+
+export interface PlannedPilot {
+  run: NewRun;
+  robotPin: string;
+  episodes: number;
+}
+
+const q = (value: unknown): string => JSON.stringify(value) ?? "undefined";
+
+function invalid(message: string): never {
+  throw new AssayError("contract_validation_failed", message);
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** Whether a runs.plan JSON (or parsed plan) belongs to a pilot run; reports skip those runs. */
+export function isPilotRun(plan: string | object): boolean {
+  const parsed = (typeof plan === "string" ? JSON.parse(plan) : plan) as { pilot?: unknown };
+  return parsed.pilot === true;
+}
+
+/** Validates POST /v1/tasks/{id}/pilot and builds the run to insert. Does not touch the store. */
+export function planPilot(body: unknown, task: { id: string; spec: TaskSpecFields }, ctx: PilotContext): PlannedPilot {
+  const raw = body === undefined ? {} : body;
+  if (!isPlainObject(raw)) invalid(`request body must be a JSON object {robot, episodes, policy, environment}; got ${q(raw)}`);
+  for (const key of Object.keys(raw)) {
+    if (!(PILOT_FIELDS as readonly string[]).includes(key)) invalid(`unknown field ${key}; allowed: ${PILOT_FIELDS.join(", ")}`);
+  }
+  if (typeof raw.robot !== "string") throw new AssayError("firmware_pin_unavailable", `robot is required as "<model>@<firmware>" or "<model>@latest"; got ${q(raw.robot)}`);
+  const robot = resolveRobotPin(ctx.pins, raw.robot);
+  if (!robot.ok) throw new AssayError("firmware_pin_unavailable", robot.message);
+
+  const episodes = raw.episodes ?? PILOT_EPISODES_DEFAULT;
+  if (!(Number.isInteger(episodes) && (episodes as number) >= 1 && (episodes as number) <= PILOT_EPISODES_MAX)) {
+    throw new AssayError("episodes_invalid", `a pilot's episodes must be an integer from 1 to ${PILOT_EPISODES_MAX} (default ${PILOT_EPISODES_DEFAULT}); got ${q(episodes)}`);
+  }
+
+  const env = pilotEnvironment(raw.environment, task.spec, robot.pin, robot.firmware, robot.model.id, ctx);
+  const problems = checkBindings(task.spec, env.instruments.map((i) => i.kind));
+  if (problems[0]) {
+    const p = problems[0];
+    invalid(`${p.field}[${p.index}] "${p.name}" needs instrument ${p.missing.join(" and ")}, which ${environmentId(env)} lacks; pilot in another environment of class ${task.spec.environment_class}`);
+  }
+  const policy = pilotPolicy(raw.policy, robot.model, env);
+
+  const seed = (ctx.randomSeed ?? (() => randomInt(0, 0x7fffffff)))();
+  const plan: PilotRunPlan = {
+    model: robot.model.id,
+    firmware: robot.firmware,
+    environment: environmentId(env),
+    seed,
+    control_rate_hz: CONTROL_RATE_HZ,
+    max_duration_s: MAX_EPISODE_DURATION_S,
+    pilot: true,
+  };
+  return {
+    robotPin: robot.pin,
+    episodes: episodes as number,
+    run: {
+      id: ctx.runId,
+      accountId: ctx.accountId,
+      kind: "run",
+      created: ctx.now.toISOString(),
+      request: {
+        kind: "run", robot: raw.robot, environment: environmentId(env), task: task.id, policy, episodes,
+        priority: "standard", interventions: "none", publish: "private",
+        data: { retention: DEFAULT_RETENTION, train_on_failures: false }, pilot: true,
+      },
+      resolvedPins: { robot: robot.pin, environment: environmentId(env), task: task.id, perturbation_rev: PERTURBATION_REV },
+      plan,
+      priority: "standard",
+      episodesTotal: episodes as number,
+    },
+  };
+}
+
+/** The named environment (of any class, if it binds), or the first catalogue environment of the task's class with the robot installed. */
+function pilotEnvironment(value: unknown, spec: TaskSpecFields, robotPin: string, firmware: string, modelId: string, ctx: PilotContext): CatalogEnvironment {
+  const installedIn = new Set(ctx.pins.installations.filter((i) => i.model === modelId && i.firmware === firmware).map((i) => i.environment));
+  if (value !== undefined) {
+    const env = typeof value === "string" ? findEnvironment(ctx.environments, value) : undefined;
+    if (!env) throw new AssayError("environment_unavailable", `environment ${q(value)} is not in the catalogue; known: ${ctx.environments.map(environmentId).join(", ")}`);
+    if (!installedIn.has(environmentId(env))) {
+      throw new AssayError("environment_unavailable", `environment ${environmentId(env)} has no cell with ${robotPin}; ${robotPin} is installed in: ${[...installedIn].join(", ") || "no environment"}`);
+    }
+    return env;
+  }
+  const env = ctx.environments.find((e) => e.class === spec.environment_class && installedIn.has(environmentId(e)));
+  if (!env) {
+    throw new AssayError("environment_unavailable", `no ${spec.environment_class} environment has a cell with ${robotPin} (installed in: ${[...installedIn].join(", ") || "no environment"}); pilot with another robot or name an environment`);
+  }
+  return env;
+}
+
+/**
+ * The pilot's policy: the given one after shape checks, or the reference expert container with the
+ * robot's dof and the environment's cameras.
+ * NOTE: POST /v1/runs checks policies more deeply (validate-run.ts `validatePolicy`, not exported).
+ */
+function pilotPolicy(value: unknown, model: RobotModel, env: CatalogEnvironment): Record<string, unknown> {
+  if (value === undefined) {
+    return {
+      type: "container",
+      image: PILOT_DEFAULT_IMAGE,
+      action_space: { type: "joint_position", dim: model.dof },
+      observation_contract: { cameras: cameraNames(env), state: ["joint_positions"] },
+    };
+  }
+  if (!isPlainObject(value)) invalid(`policy must be an object with type ${POLICY_TYPES.join(", ")}; got ${q(value)}`);
+  if (!(POLICY_TYPES as readonly unknown[]).includes(value.type)) invalid(`policy.type must be one of ${POLICY_TYPES.join(", ")}; got ${q(value.type)}`);
+  if (value.type === "container") {
+    if (typeof value.image !== "string" || value.image === "") invalid(`policy.image is required for a container policy; got ${q(value.image)}`);
+    if (value.action_space === undefined || value.observation_contract === undefined) {
+      invalid(`policy.action_space and policy.observation_contract are required for a container policy, e.g. {"type": "joint_position", "dim": ${model.dof}} and {"cameras": ${q(cameraNames(env))}, "state": ["joint_positions"]}`);
+    }
+  }
+  const actionSpace = value.action_space;
+  if (actionSpace !== undefined && (!isPlainObject(actionSpace) || actionSpace.type !== "joint_position" || actionSpace.dim !== model.dof)) {
+    invalid(`policy.action_space must be {"type": "joint_position", "dim": ${model.dof}} for ${model.id}; got ${q(actionSpace)}`);
+  }
+  const contract = value.observation_contract;
+  if (contract !== undefined) {
+    const cameras = isPlainObject(contract) ? contract.cameras ?? [] : undefined;
+    if (!Array.isArray(cameras)) invalid(`policy.observation_contract must be {"cameras": [...], "state": [...]}; got ${q(contract)}`);
+    const missing = cameras.find((c) => !cameraNames(env).includes(c as string));
+    if (missing !== undefined) invalid(`policy.observation_contract.cameras: ${environmentId(env)} has no camera ${q(missing)}; its cameras: ${cameraNames(env).join(", ")}`);
+  }
+  return value;
+}
