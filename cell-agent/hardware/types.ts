@@ -24,6 +24,10 @@ export interface MotorBus {
   writeGoalPositions(positionRad: readonly number[]): Promise<void>;
   /** Torque off must take effect even when the bus is mid-transaction: the e-stop path calls it. */
   setTorque(enabled: boolean): Promise<void>;
+  /** Optional: seconds since the joints were last calibrated (recorded in /meta; null when absent). */
+  readCalibrationAgeS?(): Promise<number>;
+  /** Optional: lifetime motion cycles per joint, in joint order (recorded in /meta). */
+  readCycleCounts?(): Promise<number[]>;
 }
 
 export interface CameraFrame {

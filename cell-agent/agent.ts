@@ -1,0 +1,263 @@
+/**
+ * The cell agent process core: links to the coordinator, takes one episode at a time, runs and
+ * records it, reports through the durable outbox, uploads artifacts, and owns the e-stop path.
+ * Device drivers and simulators build a `CellHardware` and call `startCellAgent`.
+ */
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import type { Registry } from "prom-client";
+import type { AgentMessage, AssignEpisode, ArtifactRef, Hello, Instrument } from "../protocol/gen/cell.js";
+import { nextAgentState, type AgentEvent, type AgentState } from "./agent-state.js";
+import type { AgentConfig } from "./config.js";
+import { DutyCycle } from "./duty-cycle.js";
+import { parseAssignment, type EpisodeAssignment } from "./episode/assignment.js";
+import { realizeEpisodePlan, type EpisodePlan } from "./episode/plan.js";
+import { EpisodeAbort, runEpisode, type EpisodeResult } from "./episode/runner.js";
+import { defaultCompileTaskMonitor, type CompileTaskMonitor } from "./episode/task-monitor.js";
+import type { CellHardware } from "./hardware/types.js";
+import { GrpcLink } from "./link/grpc-link.js";
+import { Outbox } from "./link/outbox.js";
+import { createAgentMetrics } from "./metrics.js";
+import { clearRunningMarker, recoverAfterCrash, writeRunningMarker } from "./recovery.js";
+import { ArtifactStore } from "./upload/artifact-store.js";
+import { Uploader } from "./upload/uploader.js";
+
+export const AGENT_VERSION = "0.5.0";
+
+export interface CellAgent {
+  /** Stops taking work, aborts a running episode ("agent_restart"), closes the link. Does not close the hardware. */
+  stop(): Promise<void>;
+  metrics: Registry;
+  /** Current work state, as heartbeats report it. */
+  state(): AgentState;
+  /** Clears an e-stop so the cell takes work again; throws while the e-stop input is still pressed. */
+  resetEstop(): void;
+  /** Resolves when no episode is running and the upload queue is drained as far as it can be (tests). */
+  settled(): Promise<void>;
+}
+
+export interface CellAgentOptions {
+  /** The success-predicate compiler; default: protocol/predicates' `compileTaskMonitor`. */
+  compileTaskMonitor?: CompileTaskMonitor;
+  /** Where plain-language log lines go (default: console.log with a "[cell <id>]" prefix). */
+  log?: (line: string) => void;
+}
+
+export async function startCellAgent(config: AgentConfig, hardware: CellHardware, options: CellAgentOptions = {}): Promise<CellAgent> {
+  const log = options.log ?? ((line: string) => console.log(`[cell ${config.cellId}] ${line}`));
+  const compileTaskMonitor = options.compileTaskMonitor ?? defaultCompileTaskMonitor;
+  const recordingsDir = join(config.dataDir, "recordings");
+  mkdirSync(recordingsDir, { recursive: true });
+  const metrics = createAgentMetrics(config.cellId);
+  const outbox = Outbox.open(config.dataDir);
+  const store = new ArtifactStore(join(config.dataDir, "outbox"));
+  await store.init();
+  let interruptedEpisodeId = (await recoverAfterCrash(config.dataDir, recordingsDir, outbox, log)) ?? "";
+
+  let state: AgentState = hardware.estop.isPressed() ? "estopped" : "idle";
+  let heldReason = "";
+  const move = (event: AgentEvent) => {
+    state = nextAgentState(state, event);
+  };
+  const duty = new DutyCycle();
+  let current: { assignment: EpisodeAssignment; abort: AbortController; done: Promise<void> } | undefined;
+  let backlog = (await store.list()).length;
+  metrics.uploadBacklog.set(backlog);
+
+  const send = (body: Omit<AgentMessage, "seq">): AgentMessage => {
+    const message = outbox.enqueue(body);
+    link.send(message);
+    return message;
+  };
+
+  const instruments = (): Instrument[] => [
+    { kind: "joint_states", name: "", rateHz: 0 },
+    ...hardware.cameras.map((c) => ({ kind: "camera", name: c.name, rateHz: c.rateHz })),
+    ...(hardware.gripper ? [{ kind: "gripper_state", name: "", rateHz: 0 }] : []),
+    ...(hardware.wristFt ? [{ kind: "ft_wrist", name: "", rateHz: 0 }] : []),
+    ...(hardware.mocap ? [{ kind: "mocap", name: "", rateHz: 0 }] : []),
+    { kind: "estop", name: "", rateHz: 0 },
+  ];
+
+  const link: GrpcLink = new GrpcLink(config, outbox, {
+    hello: async (): Promise<Hello> => ({
+      cellId: config.cellId, agentVersion: AGENT_VERSION, robotModel: config.robotModel, firmware: await hardware.motors.readFirmware(),
+      environment: config.environment, instruments: instruments(), policyImages: hardware.policies.available(),
+      lastSeqSent: outbox.lastSeqSent, interruptedEpisodeId, safetyState: state === "estopped" || hardware.estop.isPressed() ? "estopped" : "ok",
+    }),
+    heartbeat: () => ({
+      sentAtMs: Date.now(), state: state === "held" && heldReason === "firmware_mismatch" ? "firmware_mismatch" : state,
+      episodeId: current?.assignment.episodeId ?? "", dutyCyclePct: duty.percent(), uploadBacklog: backlog,
+    }),
+    onWelcome: () => {
+      interruptedEpisodeId = "";
+      move("welcome");
+      uploader.kick();
+    },
+    onAck: () => uploader.kick(),
+    onAssign: (assign) => accept(assign),
+    onCancel: (cancel) => {
+      if (current?.assignment.episodeId === cancel.episodeId) {
+        current.abort.abort(new EpisodeAbort("cancelled", cancel.reason || "the coordinator cancelled the episode"));
+      }
+    },
+    onRefusal: (refusal) => {
+      log(`the coordinator will not give this cell work (${refusal.code}): ${refusal.message}`);
+      heldReason = refusal.code;
+      move("refused");
+    },
+    onDisconnected: (reason) => {
+      if (reason !== "stopped") log(`link down: ${reason}`);
+      if (current) {
+        interruptedEpisodeId = current.assignment.episodeId;
+        current.abort.abort(new EpisodeAbort("link_lost", `the link to the coordinator went down: ${reason}`));
+      }
+    },
+  }, log);
+
+  const uploader = new Uploader({
+    store, client: link.client, metadata: () => link.metadata(), chunkBytes: config.uploadChunkBytes,
+    ackedSeq: () => outbox.lastSeqAcked, linkUp: () => link.isWelcomed,
+    onBacklog: (count) => {
+      backlog = count;
+      metrics.uploadBacklog.set(count);
+    },
+    log,
+  });
+
+  function accept(message: AssignEpisode): void {
+    if (state !== "idle") {
+      const why = state === "estopped" ? "the cell is e-stopped and must be reset before it takes work"
+        : state === "busy" ? `the cell is already running episode ${current?.assignment.episodeId}`
+        : `the cell is held (${heldReason})`;
+      log(`declined episode ${message.episodeId}: ${why}`);
+      send({ episodeInterrupted: { episodeId: message.episodeId, attempt: message.attempt, reason: state === "estopped" ? "estop" : "cancelled", detail: why, durationS: 0, artifacts: [] } });
+      return;
+    }
+    move("assign");
+    duty.begin();
+    const abort = new AbortController();
+    let assignment: EpisodeAssignment;
+    try {
+      assignment = parseAssignment(message);
+    } catch (error) {
+      finishWithInterruption(message.episodeId, message.attempt, "cancelled", `the assignment could not be run: ${(error as Error).message}`);
+      return;
+    }
+    writeRunningMarker(config.dataDir, { episode_id: assignment.episodeId, attempt: assignment.attempt, started_at_ms: Date.now() });
+    send({ episodeStarted: { episodeId: assignment.episodeId, attempt: assignment.attempt, startedAtMs: Date.now() } });
+    const done = runAssigned(assignment, abort.signal)
+      .then(({ plan, result }) => report(assignment, plan, result))
+      .catch((error: Error) => {
+        log(`episode ${assignment.episodeId} failed inside the agent: ${error.stack ?? error.message}`);
+        finishWithInterruption(assignment.episodeId, assignment.attempt, "hardware_fault", error.message);
+      })
+      .finally(() => {
+        current = undefined;
+        uploader.kick();
+      });
+    current = { assignment, abort, done };
+  }
+
+  async function runAssigned(assignment: EpisodeAssignment, signal: AbortSignal): Promise<{ plan: EpisodePlan; result: EpisodeResult }> {
+    const plan = realizeEpisodePlan({
+      task: assignment.task, perturbation: assignment.perturbation, seed: assignment.seed, dof: hardware.motors.jointNames.length,
+      environment: assignment.environment || config.environment, replaySpec: assignment.replaySpec,
+    });
+    const monitor = compileTaskMonitor({ success_predicates: assignment.task.successPredicates, stages: assignment.task.stages });
+    log(`episode ${assignment.episodeId} (run ${assignment.runId}, ${assignment.index + 1} of ${assignment.of}, attempt ${assignment.attempt}) starting: "${plan.instruction ?? ""}", lighting ${plan.reset.lighting}`);
+    const result = await runEpisode({ assignment, plan, hardware, monitor, recordingsDir, cellId: config.cellId, robotModel: config.robotModel, metrics, signal });
+    return { plan, result };
+  }
+
+  function finishWithInterruption(episodeId: string, attempt: number, reason: string, detail: string, durationS = 0): void {
+    send({ episodeInterrupted: { episodeId, attempt, reason, detail, durationS, artifacts: [] } });
+    metrics.episodes.inc({ outcome: "interrupted" });
+    clearRunningMarker(config.dataDir);
+    duty.end();
+    move("episode_end");
+  }
+
+  async function report(assignment: EpisodeAssignment, plan: EpisodePlan, result: EpisodeResult): Promise<void> {
+    if (result.kind === "interrupted") {
+      log(`episode ${assignment.episodeId} interrupted (${result.reason}): ${result.detail}`);
+      finishWithInterruption(assignment.episodeId, assignment.attempt, result.reason, result.detail, result.durationS);
+      return;
+    }
+    const taken = [await store.take(assignment.episodeId, "mcap", result.mcapPath)];
+    if (result.videoPath) taken.push(await store.take(assignment.episodeId, "video", result.videoPath));
+    // From here to enqueue is synchronous, so the predicted seq is the one the message gets.
+    const seq = outbox.nextSeqToAssign;
+    for (const artifact of taken) store.announce({ ...artifact, announcedSeq: seq });
+    const artifacts: ArtifactRef[] = taken.map((t) => t.ref);
+    const evaluation = {
+      stages: Object.fromEntries(Object.entries(result.evaluation.stages).map(([k, v]) => [k, v.reached])),
+      predicates: Object.fromEntries(Object.entries(result.evaluation.predicates).map(([k, v]) => [k, v.satisfied])),
+      stage_at_s: Object.fromEntries(Object.entries(result.evaluation.stages).filter(([, v]) => v.atS !== undefined).map(([k, v]) => [k, v.atS])),
+      predicate_at_s: Object.fromEntries(Object.entries(result.evaluation.predicates).filter(([, v]) => v.atS !== undefined).map(([k, v]) => [k, v.atS])),
+    };
+    const sent = send({
+      episodeFinished: {
+        episodeId: assignment.episodeId, attempt: assignment.attempt, outcome: result.outcome, failureCluster: result.failureCluster,
+        durationS: result.durationS, resetS: result.resetS, replaySpecJson: JSON.stringify(plan.replaySpec),
+        metaJson: JSON.stringify(result.meta), artifacts, evaluationJson: JSON.stringify(evaluation), finishedAtMs: Date.now(),
+      },
+    });
+    if (sent.seq !== seq) throw new Error(`internal: EpisodeFinished got seq ${sent.seq}, artifacts were announced with ${seq}`);
+    metrics.episodes.inc({ outcome: result.outcome });
+    log(`episode ${assignment.episodeId} finished: ${result.outcome}${result.failureCluster ? ` (${result.failureCluster})` : ""} in ${result.durationS.toFixed(2)} s`);
+    clearRunningMarker(config.dataDir);
+    duty.end();
+    move("episode_end");
+  }
+
+  const unsubscribeEstop = hardware.estop.onTrigger(() => {
+    const startedNs = process.hrtime.bigint();
+    const torqueOff = hardware.motors.setTorque(false);
+    metrics.estops.inc();
+    const episodeId = current?.assignment.episodeId ?? "";
+    current?.abort.abort(new EpisodeAbort("estop", "the e-stop was pressed"));
+    move("estop");
+    torqueOff.then(
+      () => {
+        const latencyMs = Number(process.hrtime.bigint() - startedNs) / 1e6;
+        log(`E-STOP: torque off in ${latencyMs.toFixed(2)} ms${episodeId ? `; episode ${episodeId} aborted` : ""}; the cell takes no work until reset`);
+        send({ safetyEvent: { kind: "estop_triggered", episodeId, latencyMs, detail: "torque off", atMs: Date.now() } });
+      },
+      (error: Error) => {
+        log(`E-STOP: torque off FAILED: ${error.message}`);
+        send({ safetyEvent: { kind: "estop_triggered", episodeId, latencyMs: -1, detail: `torque off failed: ${error.message}`, atMs: Date.now() } });
+      },
+    );
+  });
+
+  link.start();
+  uploader.kick();
+
+  return {
+    metrics: metrics.registry,
+    state: () => state,
+    resetEstop() {
+      if (state !== "estopped") throw new Error(`the cell is not e-stopped (state ${state})`);
+      if (hardware.estop.isPressed()) throw new Error("the e-stop input is still pressed; release it before resetting");
+      if (current) throw new Error(`episode ${current.assignment.episodeId} is still winding down; try again in a moment`);
+      move("estop_reset");
+      send({ safetyEvent: { kind: "estop_reset", episodeId: "", latencyMs: 0, detail: "reset with the input released", atMs: Date.now() } });
+      log("e-stop reset; the cell takes work again");
+    },
+    async settled() {
+      while (current) await current.done;
+      await uploader.idle();
+    },
+    async stop() {
+      unsubscribeEstop();
+      current?.abort.abort(new EpisodeAbort("agent_restart", "the cell agent is shutting down"));
+      if (current) await current.done;
+      move("stop");
+      uploader.stop();
+      await uploader.idle();
+      link.stop();
+      outbox.close();
+    },
+  };
+}

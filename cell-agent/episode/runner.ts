@@ -1,0 +1,269 @@
+/**
+ * Runs one episode: reset the scene to the plan, start the policy, then a fixed-rate control loop on
+ * the hardware clock (read sensors, capture cameras at their own rates, act, command, record, feed
+ * the task monitor) until the task succeeded 0.5 s ago or `max_duration_s` ran out. Everything the
+ * loop sees and commands goes into the episode's MCAP; the first RGB camera goes into an MP4.
+ */
+import { join } from "node:path";
+import type { CameraFrame, CellHardware, JointState, ObjectPose, PolicySession, Wrench } from "../hardware/types.js";
+import type { AgentMetrics } from "../metrics.js";
+import { McapRecorder } from "../recording/mcap-recorder.js";
+import { VideoEncoder, videoCameraOrder } from "../recording/video-encoder.js";
+import type { EpisodeAssignment } from "./assignment.js";
+import { EventDetector, type EpisodeEvent } from "./event-detector.js";
+import { failureClusterOf } from "./failure-cluster.js";
+import { buildObservation, contractOf, yawOf } from "./observation.js";
+import type { EpisodePlan } from "./plan.js";
+import type { SignalFrame, TaskMonitor, TaskStatus } from "./task-monitor.js";
+
+/** Why an episode stopped without an outcome (EpisodeInterrupted.reason). */
+export type InterruptReason = "estop" | "link_lost" | "agent_restart" | "policy_error" | "hardware_fault" | "cancelled";
+
+export class EpisodeAbort extends Error {
+  constructor(readonly reason: InterruptReason, readonly detail: string) {
+    super(detail);
+  }
+}
+
+export interface EpisodeContext {
+  assignment: EpisodeAssignment;
+  plan: EpisodePlan;
+  hardware: CellHardware;
+  monitor: TaskMonitor;
+  /** Where `<episode_id>.mcap` and `<episode_id>.mp4` are written. */
+  recordingsDir: string;
+  cellId: string;
+  robotModel: string;
+  metrics: AgentMetrics;
+  /** Aborted with an EpisodeAbort as reason (e-stop, cancel, link loss). */
+  signal: AbortSignal;
+}
+
+export type EpisodeResult =
+  | {
+      kind: "finished";
+      outcome: "success" | "failure";
+      failureCluster: string;
+      durationS: number;
+      resetS: number;
+      evaluation: TaskStatus;
+      events: EpisodeEvent[];
+      meta: Record<string, unknown>;
+      mcapPath: string;
+      videoPath?: string;
+    }
+  | { kind: "interrupted"; reason: InterruptReason; detail: string; durationS: number; mcapPath?: string };
+
+/** Success must hold this long before the episode stops, so the recording shows it settled. */
+const SUCCESS_HOLD_S = 0.5;
+/** Consecutive failed bus reads or writes before the episode is abandoned as a hardware fault. */
+const MAX_BUS_ERRORS_IN_A_ROW = 3;
+
+function abortOf(signal: AbortSignal): EpisodeAbort | undefined {
+  if (!signal.aborted) return undefined;
+  return signal.reason instanceof EpisodeAbort ? signal.reason : new EpisodeAbort("cancelled", String(signal.reason));
+}
+
+async function optional<T>(read: (() => Promise<T>) | undefined): Promise<T | undefined> {
+  return read ? read() : undefined;
+}
+
+export async function runEpisode(ctx: EpisodeContext): Promise<EpisodeResult> {
+  const { assignment, plan, hardware, monitor, metrics, signal } = ctx;
+  const { motors, clock } = hardware;
+  const dof = motors.jointNames.length;
+  const episodeId = assignment.episodeId;
+  const recorder = await McapRecorder.create(ctx.recordingsDir, episodeId, {
+    jointNames: motors.jointNames, cameraNames: hardware.cameras.map((c) => c.name),
+  });
+  const videoPath = join(ctx.recordingsDir, `${episodeId}.mp4`);
+  let video: VideoEncoder | undefined;
+  let videoCamera: string | undefined;
+  const events: EpisodeEvent[] = [];
+  let loopStartNs = clock.nowNs();
+  const elapsedS = () => Number(clock.nowNs() - loopStartNs) / 1e9;
+  let resetS = 0;
+  let session: PolicySession | undefined;
+
+  const metaCommon = async () => {
+    const state = await motors.readState().catch(() => undefined);
+    const byJoint = (values: readonly number[] | undefined) =>
+      values ? Object.fromEntries(motors.jointNames.map((name, i) => [name, values[i]])) : {};
+    return {
+      firmware: await motors.readFirmware(),
+      calibration_age_s: (await optional(motors.readCalibrationAgeS?.bind(motors))) ?? null,
+      actuator_cycle_counts: byJoint(await optional(motors.readCycleCounts?.bind(motors))),
+      thermal_state: { temperature_c: byJoint(state?.temperatureC) },
+      seed: assignment.seed,
+      perturbations_realized: plan.realized,
+      cell_id: ctx.cellId,
+      robot: assignment.robot || ctx.robotModel,
+      environment: assignment.environment,
+      task: assignment.task.rev ?? assignment.task.name,
+      policy: assignment.policy,
+      run_id: assignment.runId,
+      episode_id: episodeId,
+      attempt: assignment.attempt,
+    };
+  };
+
+  try {
+    recorder.meta(clock.nowNs(), { phase: "start", ...(await metaCommon()) });
+    resetS = (await hardware.scene.reset(plan.reset)).resetS;
+    throwIfAborted(signal);
+    let policy: PolicySession;
+    try {
+      policy = session = await hardware.policies.start(assignment.policy, { model: ctx.robotModel, dof });
+      await policy.reset({ seed: assignment.seed, instruction: plan.instruction, controlRateHz: assignment.controlRateHz });
+    } catch (error) {
+      throw new EpisodeAbort("policy_error", `the policy did not start: ${(error as Error).message}`);
+    }
+    throwIfAborted(signal);
+    await motors.setTorque(true);
+
+    const contract = contractOf(assignment.policy);
+    const detector = new EventDetector({
+      nominalZM: Object.fromEntries(Object.entries(assignment.task.initialConditions).map(([name, c]) => [name, c.pose[2]])),
+    });
+    const periodNs = BigInt(Math.round(1e9 / assignment.controlRateHz));
+    const cameraPeriodNs = new Map(hardware.cameras.map((c) => [c.name, BigInt(Math.round(1e9 / c.rateHz))]));
+    const nextCaptureNs = new Map<string, bigint>();
+    const frames = new Map<string, CameraFrame>();
+    let pendingEvents: EpisodeEvent[] = [];
+    let successAtS: number | undefined;
+    let busErrors = 0;
+    let policyFailure: string | undefined;
+    loopStartNs = clock.nowNs();
+    let deadlineNs = loopStartNs;
+
+    for (;;) {
+      throwIfAborted(signal);
+      const nowNs = clock.nowNs();
+      metrics.controlJitterS.observe(Math.max(0, Number(nowNs - deadlineNs) / 1e9));
+      const tS = Number(nowNs - loopStartNs) / 1e9;
+
+      let joints: JointState | undefined;
+      let gripper: { opening: number; holding: boolean } | undefined;
+      let wrench: Wrench | undefined;
+      let poses: { tNs: bigint; poses: ObjectPose[] } | undefined;
+      try {
+        [joints, gripper, wrench, poses] = await Promise.all([
+          motors.readState(),
+          optional(hardware.gripper?.read.bind(hardware.gripper)),
+          optional(hardware.wristFt?.read.bind(hardware.wristFt)),
+          optional(hardware.mocap?.readPoses.bind(hardware.mocap)),
+        ]);
+        busErrors = 0;
+      } catch (error) {
+        metrics.busErrors.inc();
+        if (++busErrors >= MAX_BUS_ERRORS_IN_A_ROW) throw new EpisodeAbort("hardware_fault", `sensor reads failed ${busErrors} times in a row: ${(error as Error).message}`);
+      }
+      if (joints) recorder.jointStates(nowNs, joints);
+      if (wrench) recorder.wrench(nowNs, wrench);
+      if (poses) recorder.objectPoses(nowNs, poses.tNs, poses.poses);
+
+      const captured = new Set<string>();
+      for (const camera of hardware.cameras) {
+        const due = nextCaptureNs.get(camera.name) ?? nowNs;
+        if (nowNs < due) continue;
+        const frame = await camera.capture();
+        frames.set(camera.name, frame);
+        captured.add(camera.name);
+        recorder.camera(nowNs, camera.name, frame);
+        const period = cameraPeriodNs.get(camera.name)!;
+        nextCaptureNs.set(camera.name, due + period > nowNs ? due + period : nowNs + period);
+      }
+      if (videoCamera === undefined && frames.size > 0) {
+        // The first camera with raw RGB, "top" preferred; JPEG-decoded frames if none has RGB.
+        const ordered = videoCameraOrder(hardware.cameras).filter((c) => frames.has(c.name));
+        videoCamera = (ordered.find((c) => frames.get(c.name)!.rgb) ?? ordered[0]).name;
+        const rate = hardware.cameras.find((c) => c.name === videoCamera)!.rateHz;
+        video = new VideoEncoder(videoPath, rate);
+      }
+      if (video && videoCamera !== undefined && captured.has(videoCamera)) await video.addFrame(frames.get(videoCamera)!);
+
+      if (policyFailure === undefined) {
+        try {
+          const observation = buildObservation(contract, { tNs: nowNs, joints, gripperOpening: gripper?.opening, frames, instruction: plan.instruction });
+          const targets = await policy.act(observation);
+          if (!Array.isArray(targets) || targets.length !== dof || !targets.every(Number.isFinite)) {
+            policyFailure = `the policy returned ${Array.isArray(targets) ? `${targets.length} targets` : typeof targets}, but ${ctx.robotModel} takes ${dof} finite joint targets (${motors.jointNames.join(", ")})`;
+          } else {
+            throwIfAborted(signal); // never command the motors after an e-stop
+            await motors.writeGoalPositions(targets).catch((error: Error) => {
+              metrics.busErrors.inc();
+              if (++busErrors >= MAX_BUS_ERRORS_IN_A_ROW) throw new EpisodeAbort("hardware_fault", `goal writes failed ${busErrors} times in a row: ${error.message}`);
+            });
+            recorder.jointTargets(nowNs, targets);
+          }
+        } catch (error) {
+          if (error instanceof EpisodeAbort) throw error;
+          policyFailure = `the policy's act() failed: ${(error as Error).message}`;
+        }
+        if (policyFailure !== undefined) pendingEvents.push({ tS, name: "policy_error", detail: policyFailure });
+      }
+
+      const signals: Omit<SignalFrame, "events"> = {
+        tS,
+        poses: Object.fromEntries((poses?.poses ?? []).map((p) => [p.name, { x: p.positionM[0], y: p.positionM[1], z: p.positionM[2], yaw: yawOf(p.orientation) }])),
+        gripper,
+        ft: wrench ? { forceN: wrench.forceN, torqueNm: wrench.torqueNm } : undefined,
+        joints: joints ? Object.fromEntries(motors.jointNames.map((name, i) => [name, joints!.positionRad[i]])) : undefined,
+      };
+      const physical = detector.fromSignals(signals);
+      monitor.update({ ...signals, events: [...pendingEvents, ...physical].map((e) => e.name) });
+      const status = monitor.status();
+      const logical = detector.fromStatus(tS, status);
+      for (const event of [...pendingEvents, ...physical, ...logical]) {
+        events.push(event);
+        recorder.event(nowNs, event);
+      }
+      // Events from the monitor's status reach the monitor with the next frame.
+      pendingEvents = logical;
+      if (status.success && successAtS === undefined) successAtS = tS;
+      if (policyFailure !== undefined) break;
+      if (successAtS !== undefined && tS - successAtS >= SUCCESS_HOLD_S) break;
+      if (tS >= assignment.maxDurationS) break;
+
+      deadlineNs += periodNs;
+      const afterNs = clock.nowNs();
+      if (afterNs > deadlineNs) {
+        const missed = (afterNs - deadlineNs) / periodNs + 1n;
+        metrics.missedPeriods.inc(Number(missed));
+        deadlineNs += missed * periodNs;
+      }
+      await clock.sleepUntil(deadlineNs);
+    }
+
+    const evaluation = monitor.status();
+    const success = successAtS !== undefined && policyFailure === undefined;
+    const durationS = elapsedS();
+    const failureCluster = success ? "" : policyFailure !== undefined ? "policy_error" : failureClusterOf(events);
+    const outcome = { outcome: success ? "success" : "failure", failure_cluster: failureCluster, duration_s: durationS, reset_s: resetS };
+    session = undefined;
+    await policy.close().catch(() => undefined);
+    const meta = { phase: "end", ...(await metaCommon()), outcome, event_count: events.length };
+    recorder.meta(clock.nowNs(), meta);
+    const mcapPath = join(ctx.recordingsDir, `${episodeId}.mcap`);
+    await recorder.finish(mcapPath);
+    const hasVideo = video ? await video.finish() : false;
+    return {
+      kind: "finished", outcome: success ? "success" : "failure", failureCluster, durationS, resetS, evaluation, events, meta,
+      mcapPath, videoPath: hasVideo ? videoPath : undefined,
+    };
+  } catch (error) {
+    const abort = error instanceof EpisodeAbort ? error : abortOf(signal) ?? new EpisodeAbort("hardware_fault", (error as Error).message);
+    await session?.close().catch(() => undefined);
+    await video?.abort().catch(() => undefined);
+    const durationS = elapsedS();
+    recorder.meta(clock.nowNs(), { phase: "end", outcome: { interrupted: abort.reason, detail: abort.detail, duration_s: durationS } });
+    const mcapPath = join(ctx.recordingsDir, `${episodeId}.mcap.interrupted`);
+    const kept = await recorder.finish(mcapPath).then(() => true, () => false);
+    return { kind: "interrupted", reason: abort.reason, detail: abort.detail, durationS, mcapPath: kept ? mcapPath : undefined };
+  }
+}
+
+function throwIfAborted(signal: AbortSignal): void {
+  const abort = abortOf(signal);
+  if (abort) throw abort;
+}

@@ -1,0 +1,172 @@
+/**
+ * The agent's end of CellLink: one client, one Connect stream at a time, reconnected with backoff.
+ * On every connect: Hello (seq 0) → Welcome{last_seq_applied} → resend the outbox's unacked
+ * messages after that seq, in order → live traffic and heartbeats. Acks trim the outbox.
+ */
+import { Metadata, credentials, status as GrpcStatus, type ClientDuplexStream, type ServiceError } from "@grpc/grpc-js";
+import {
+  CellLinkClient, type AgentMessage, type AssignEpisode, type CancelEpisode, type CoordinatorMessage, type Heartbeat, type Hello,
+  type Refusal, type Welcome,
+} from "../../protocol/gen/cell.js";
+import type { AgentConfig } from "../config.js";
+import { Backoff } from "./backoff.js";
+import type { Outbox } from "./outbox.js";
+
+export interface LinkHandlers {
+  /** Builds the Hello for a new stream (seq 0 is set by the link). */
+  hello(): Promise<Hello>;
+  heartbeat(): Heartbeat;
+  onWelcome(welcome: Welcome): void;
+  onAck(seq: number): void;
+  onAssign(assign: AssignEpisode): void;
+  onCancel(cancel: CancelEpisode): void;
+  onRefusal(refusal: Refusal): void;
+  /** The stream ended (error, server close or stop()). */
+  onDisconnected(reason: string): void;
+}
+
+/** A stream that does not get its Welcome in this time is abandoned and retried. */
+const WELCOME_TIMEOUT_MS = 10_000;
+
+export class GrpcLink {
+  readonly client: CellLinkClient;
+  private call: ClientDuplexStream<AgentMessage, CoordinatorMessage> | undefined;
+  private welcomed = false;
+  private stopped = false;
+  private reconnectTimer: NodeJS.Timeout | undefined;
+  private heartbeatTimer: NodeJS.Timeout | undefined;
+  private welcomeTimer: NodeJS.Timeout | undefined;
+  private readonly backoff: Backoff;
+
+  constructor(
+    private readonly config: AgentConfig,
+    private readonly outbox: Outbox,
+    private readonly handlers: LinkHandlers,
+    private readonly log: (line: string) => void,
+  ) {
+    this.client = new CellLinkClient(config.coordinatorAddress, credentials.createInsecure(), {
+      "grpc.keepalive_time_ms": 10_000,
+      "grpc.keepalive_timeout_ms": 5_000,
+    });
+    this.backoff = new Backoff(config.reconnect);
+  }
+
+  /** Call metadata carrying the cell token; every RPC (Connect and uploads) uses it. */
+  metadata(): Metadata {
+    const metadata = new Metadata();
+    metadata.set("authorization", `Bearer ${this.config.cellToken}`);
+    return metadata;
+  }
+
+  /** True between Welcome and the end of the stream: sequenced messages go straight out. */
+  get isWelcomed(): boolean {
+    return this.welcomed;
+  }
+
+  start(): void {
+    void this.connect();
+  }
+
+  /**
+   * Sends an already-enqueued sequenced message now if the stream is up; otherwise the next
+   * Welcome resends it from the outbox.
+   */
+  send(message: AgentMessage): void {
+    if (this.welcomed && this.call) this.call.write(message);
+  }
+
+  private async connect(): Promise<void> {
+    if (this.stopped) return;
+    let hello: Hello;
+    try {
+      hello = await this.handlers.hello();
+    } catch (error) {
+      this.log(`could not build Hello (${(error as Error).message}); retrying`);
+      this.scheduleReconnect();
+      return;
+    }
+    if (this.stopped) return;
+    const call = this.client.connect(this.metadata());
+    this.call = call;
+    let ended = false;
+    const end = (reason: string, error?: ServiceError) => {
+      if (ended) return;
+      ended = true;
+      this.teardown(call);
+      if (error?.code === GrpcStatus.UNAUTHENTICATED) {
+        this.log(`the coordinator refused this cell's token: ${error.details || error.message}`);
+        this.backoff.slowest();
+      }
+      this.handlers.onDisconnected(reason);
+      this.scheduleReconnect();
+    };
+    call.on("data", (message: CoordinatorMessage) => this.receive(call, message));
+    call.on("error", (error: ServiceError) => end(this.stopped ? "stopped" : `link error: ${error.details || error.message}`, error));
+    call.on("end", () => end(this.stopped ? "stopped" : "the coordinator closed the stream"));
+    this.welcomeTimer = setTimeout(() => {
+      this.log(`no Welcome within ${WELCOME_TIMEOUT_MS} ms; reconnecting`);
+      call.cancel();
+    }, WELCOME_TIMEOUT_MS);
+    call.write({ seq: 0, hello });
+  }
+
+  private receive(call: ClientDuplexStream<AgentMessage, CoordinatorMessage>, message: CoordinatorMessage): void {
+    if (call !== this.call) return;
+    if (message.welcome) {
+      clearTimeout(this.welcomeTimer);
+      this.backoff.reset();
+      const welcome = message.welcome;
+      this.outbox.ack(welcome.lastSeqApplied);
+      for (const pending of this.outbox.pendingAfter(welcome.lastSeqApplied)) call.write(pending);
+      this.welcomed = true;
+      const everyMs = welcome.heartbeatIntervalMs > 0 ? welcome.heartbeatIntervalMs : this.config.heartbeatIntervalMs;
+      clearInterval(this.heartbeatTimer);
+      this.heartbeatTimer = setInterval(() => this.sendHeartbeat(), everyMs);
+      this.handlers.onWelcome(welcome);
+      this.sendHeartbeat();
+    } else if (message.ack) {
+      this.outbox.ack(message.ack.seq);
+      this.handlers.onAck(message.ack.seq);
+    } else if (message.assignEpisode) {
+      this.handlers.onAssign(message.assignEpisode);
+    } else if (message.cancelEpisode) {
+      this.handlers.onCancel(message.cancelEpisode);
+    } else if (message.refusal) {
+      this.handlers.onRefusal(message.refusal);
+    }
+  }
+
+  private sendHeartbeat(): void {
+    if (this.welcomed && this.call) this.call.write({ seq: 0, heartbeat: this.handlers.heartbeat() });
+  }
+
+  private teardown(call: ClientDuplexStream<AgentMessage, CoordinatorMessage>): void {
+    if (this.call === call) {
+      this.call = undefined;
+      this.welcomed = false;
+    }
+    clearTimeout(this.welcomeTimer);
+    clearInterval(this.heartbeatTimer);
+    call.removeAllListeners("data");
+    call.on("error", () => undefined);
+    call.cancel();
+  }
+
+  private scheduleReconnect(): void {
+    if (this.stopped) return;
+    clearTimeout(this.reconnectTimer);
+    const delayMs = this.backoff.nextDelayMs();
+    this.reconnectTimer = setTimeout(() => void this.connect(), delayMs);
+  }
+
+  /** Closes the stream and the channel; no reconnect afterwards. */
+  stop(): void {
+    this.stopped = true;
+    clearTimeout(this.reconnectTimer);
+    if (this.call) {
+      const call = this.call;
+      this.teardown(call);
+    }
+    this.client.close();
+  }
+}

@@ -1,0 +1,97 @@
+/** JSON schemas of the episode recording's channels (schemaEncoding "jsonschema"). */
+
+const numbers = { type: "array", items: { type: "number" } };
+const strings = { type: "array", items: { type: "string" } };
+const vector3 = { type: "object", properties: { x: { type: "number" }, y: { type: "number" }, z: { type: "number" } } };
+const time = { type: "object", properties: { sec: { type: "integer" }, nsec: { type: "integer" } } };
+
+export interface ChannelSpec {
+  topic: string;
+  schemaName: string;
+  schema: Record<string, unknown>;
+}
+
+export const JOINT_STATES: ChannelSpec = {
+  topic: "/joint_states_measured",
+  schemaName: "assay.JointState",
+  schema: {
+    type: "object", title: "assay.JointState",
+    properties: { timestamp: time, name: strings, position: numbers, velocity: numbers, effort: numbers, temperature_c: numbers },
+  },
+};
+
+export const JOINT_TARGETS: ChannelSpec = {
+  topic: "/joint_targets_commanded",
+  schemaName: "assay.JointTargets",
+  schema: { type: "object", title: "assay.JointTargets", properties: { timestamp: time, name: strings, position: numbers } },
+};
+
+/** Foxglove's well-known image schema, so Foxglove Studio shows camera channels without setup. */
+export const COMPRESSED_IMAGE_SCHEMA: Omit<ChannelSpec, "topic"> = {
+  schemaName: "foxglove.CompressedImage",
+  schema: {
+    type: "object", title: "foxglove.CompressedImage",
+    properties: {
+      timestamp: time,
+      frame_id: { type: "string" },
+      data: { type: "string", contentEncoding: "base64" },
+      format: { type: "string" },
+    },
+  },
+};
+
+export const FT_WRIST: ChannelSpec = {
+  topic: "/ft_wrist",
+  schemaName: "assay.Wrench",
+  schema: { type: "object", title: "assay.Wrench", properties: { timestamp: time, force: vector3, torque: vector3 } },
+};
+
+export const OBJECT_POSES: ChannelSpec = {
+  topic: "/gt/object_poses",
+  schemaName: "assay.ObjectPoses",
+  schema: {
+    type: "object", title: "assay.ObjectPoses",
+    properties: {
+      timestamp: time,
+      poses: {
+        type: "object",
+        additionalProperties: {
+          type: "object",
+          properties: {
+            position: vector3,
+            orientation: { type: "object", properties: { x: { type: "number" }, y: { type: "number" }, z: { type: "number" }, w: { type: "number" } } },
+          },
+        },
+      },
+    },
+  },
+};
+
+export const EVENTS: ChannelSpec = {
+  topic: "/events",
+  schemaName: "assay.Event",
+  schema: { type: "object", title: "assay.Event", properties: { t_s: { type: "number" }, name: { type: "string" }, detail: { type: "string" } } },
+};
+
+export const META: ChannelSpec = {
+  topic: "/meta",
+  schemaName: "assay.EpisodeMeta",
+  schema: {
+    type: "object", title: "assay.EpisodeMeta",
+    properties: {
+      phase: { type: "string", enum: ["start", "end"] },
+      firmware: { type: "string" },
+      calibration_age_s: { type: ["number", "null"] },
+      actuator_cycle_counts: { type: "object" },
+      thermal_state: { type: "object" },
+      seed: { type: "integer" },
+      perturbations_realized: { type: "object" },
+      cell_id: { type: "string" },
+      robot: { type: "string" },
+      environment: { type: "string" },
+      task: { type: "string" },
+      policy: { type: "object" },
+      outcome: { type: "object" },
+    },
+  },
+};

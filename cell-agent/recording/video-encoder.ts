@@ -1,0 +1,98 @@
+/**
+ * The episode video: one camera's frames piped as raw RGB24 into the ffmpeg binary shipped by
+ * @ffmpeg-installer/ffmpeg, encoded H.264 into `<path>.part` and renamed when ffmpeg exits cleanly.
+ * ffmpeg starts on the first frame, because only then are the frame size and format known.
+ */
+import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
+import { rename, rm } from "node:fs/promises";
+import ffmpegInstaller from "@ffmpeg-installer/ffmpeg";
+import jpeg from "jpeg-js";
+import type { Camera, CameraFrame } from "../hardware/types.js";
+
+/** Prefers the camera named "top", then the cameras in the cell's order. */
+export function videoCameraOrder(cameras: readonly Camera[]): Camera[] {
+  return [...cameras].sort((a, b) => Number(b.name === "top") - Number(a.name === "top"));
+}
+
+/** RGB24 pixels of a frame: its own `rgb` when the source has it, else the decoded JPEG. */
+export function rgbOf(frame: CameraFrame): { width: number; height: number; rgb: Uint8Array } {
+  if (frame.rgb && frame.rgb.byteLength === frame.width * frame.height * 3) {
+    return { width: frame.width, height: frame.height, rgb: frame.rgb };
+  }
+  const decoded = jpeg.decode(frame.jpeg, { useTArray: true, formatAsRGBA: false });
+  return { width: decoded.width, height: decoded.height, rgb: decoded.data };
+}
+
+export class VideoEncoder {
+  private process: ChildProcessWithoutNullStreams | undefined;
+  private exited: Promise<number | null> | undefined;
+  private stderrTail = "";
+  private width = 0;
+  private height = 0;
+  private frames = 0;
+
+  /** `path` is the final file name; ffmpeg writes `<path>.part`. */
+  constructor(readonly path: string, private readonly rateHz: number) {}
+
+  get framesWritten(): number {
+    return this.frames;
+  }
+
+  private start(width: number, height: number): void {
+    this.width = width;
+    this.height = height;
+    const args = [
+      "-hide_banner", "-loglevel", "error", "-y",
+      "-f", "rawvideo", "-pix_fmt", "rgb24", "-s", `${width}x${height}`, "-r", String(this.rateHz), "-i", "pipe:0",
+      // yuv420p needs even dimensions.
+      "-vf", "pad=ceil(iw/2)*2:ceil(ih/2)*2",
+      "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-movflags", "+faststart",
+      "-f", "mp4", `${this.path}.part`,
+    ];
+    const child = spawn(ffmpegInstaller.path, args, { stdio: ["pipe", "pipe", "pipe"] });
+    child.stderr.on("data", (chunk: Buffer) => {
+      this.stderrTail = (this.stderrTail + chunk.toString()).slice(-2000);
+    });
+    child.stdin.on("error", () => undefined); // reported through the exit code instead
+    this.exited = new Promise((resolve) => {
+      child.on("error", (error) => {
+        this.stderrTail += String(error);
+        resolve(-1);
+      });
+      child.on("close", (code) => resolve(code));
+    });
+    this.process = child;
+  }
+
+  /** Appends one frame; frames of another size than the first are skipped. */
+  async addFrame(frame: CameraFrame): Promise<void> {
+    const { width, height, rgb } = rgbOf(frame);
+    if (!this.process) this.start(width, height);
+    if (width !== this.width || height !== this.height) return;
+    const stdin = this.process!.stdin;
+    if (!stdin.write(rgb)) await new Promise<void>((resolve) => stdin.once("drain", resolve));
+    this.frames++;
+  }
+
+  /** Closes the pipe, waits for ffmpeg, and renames the file. Returns false when no frame was written. */
+  async finish(): Promise<boolean> {
+    if (!this.process) return false;
+    this.process.stdin.end();
+    const code = await this.exited;
+    if (code !== 0) {
+      throw new Error(`ffmpeg exited with ${code} while encoding ${this.path}: ${this.stderrTail.trim()}`);
+    }
+    await rename(`${this.path}.part`, this.path);
+    return true;
+  }
+
+  /** Stops ffmpeg and removes the partial file (aborted episodes keep no video). */
+  async abort(): Promise<void> {
+    if (this.process) {
+      this.process.stdin.destroy();
+      this.process.kill("SIGKILL");
+      await this.exited;
+    }
+    await rm(`${this.path}.part`, { force: true });
+  }
+}

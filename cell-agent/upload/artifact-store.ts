@@ -1,0 +1,69 @@
+/**
+ * The local upload queue: `<dataDir>/outbox/` holds each finished artifact next to a JSON sidecar
+ * (`<file>.json`) with its ArtifactRef and the seq of the message that announced it. The directory
+ * is the queue, so it survives agent restarts; a file leaves only once the coordinator has it.
+ */
+import { createHash } from "node:crypto";
+import { createReadStream, closeSync, fsyncSync, openSync, writeSync } from "node:fs";
+import { mkdir, readdir, readFile, rename, rm, stat } from "node:fs/promises";
+import { basename, join } from "node:path";
+import type { ArtifactRef } from "../../protocol/gen/cell.js";
+
+export interface QueuedArtifact {
+  ref: ArtifactRef;
+  /** Absolute path of the artifact file. */
+  path: string;
+  /** Seq of the EpisodeFinished that lists it; uploaded once the coordinator acked that seq. */
+  announcedSeq: number;
+}
+
+export async function sha256Of(path: string): Promise<string> {
+  const hash = createHash("sha256");
+  for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
+  return hash.digest("hex");
+}
+
+export class ArtifactStore {
+  constructor(readonly dir: string) {}
+
+  async init(): Promise<void> {
+    await mkdir(this.dir, { recursive: true });
+  }
+
+  /** Moves a finished file into the queue and describes it (sidecar written by `announce`). */
+  async take(episodeId: string, kind: "mcap" | "video", source: string): Promise<{ ref: ArtifactRef; path: string }> {
+    const fileName = basename(source);
+    const path = join(this.dir, fileName);
+    await rename(source, path);
+    const bytes = (await stat(path)).size;
+    return { ref: { episodeId, kind, fileName, bytes, sha256: await sha256Of(path) }, path };
+  }
+
+  /** Writes the sidecar (fsynced). Synchronous so the caller can enqueue right after without interleaving. */
+  announce(artifact: QueuedArtifact): void {
+    const fd = openSync(`${artifact.path}.json`, "w");
+    writeSync(fd, JSON.stringify({ ref: artifact.ref, announced_seq: artifact.announcedSeq }));
+    fsyncSync(fd);
+    closeSync(fd);
+  }
+
+  /** Everything queued, oldest announcement first. Files without a sidecar are not yet announced. */
+  async list(): Promise<QueuedArtifact[]> {
+    const names = await readdir(this.dir).catch(() => [] as string[]);
+    const queued: QueuedArtifact[] = [];
+    for (const name of names.filter((n) => n.endsWith(".json"))) {
+      try {
+        const sidecar = JSON.parse(await readFile(join(this.dir, name), "utf8")) as { ref: ArtifactRef; announced_seq: number };
+        queued.push({ ref: sidecar.ref, path: join(this.dir, name.slice(0, -".json".length)), announcedSeq: sidecar.announced_seq });
+      } catch {
+        // a torn sidecar from a crash while announcing: the message was never enqueued either
+      }
+    }
+    return queued.sort((a, b) => a.announcedSeq - b.announcedSeq || a.ref.fileName.localeCompare(b.ref.fileName));
+  }
+
+  async remove(artifact: QueuedArtifact): Promise<void> {
+    await rm(artifact.path, { force: true });
+    await rm(`${artifact.path}.json`, { force: true });
+  }
+}

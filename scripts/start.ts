@@ -1,0 +1,96 @@
+/**
+ * `npm start`: the coordinator on an embedded SQLite database plus, unless ASSAY_FLEET=none, a
+ * simulated fleet: one cell-agent process per cell in firmware-pins/installations.json, each
+ * connected over gRPC on loopback. This is the one place the ASSAY_* environment is read.
+ */
+import { join } from "node:path";
+import { startCoordinator } from "../coordinator/server.js";
+import { compileCoordinatorOptions } from "../coordinator/options.js";
+import { loadFirmwarePins } from "../firmware-pins/pins.js";
+import { launchSimFleet, type SimFleet } from "../simulators/fleet/launcher.js";
+
+function intFromEnv(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === "") return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value)) fail(`${name} must be a whole number; got "${raw}"`);
+  return value;
+}
+
+function simSpeedFromEnv(): number {
+  const raw = process.env.ASSAY_SIM_SPEED ?? "10";
+  if (raw === "max") return Number.POSITIVE_INFINITY;
+  const value = Number(raw);
+  if (!(value > 0)) fail(`ASSAY_SIM_SPEED must be a positive number or "max"; got "${raw}"`);
+  return value;
+}
+
+function fail(message: string): never {
+  console.error(`assay: ${message}`);
+  process.exit(2);
+}
+
+async function main(): Promise<void> {
+  const fleetMode = process.env.ASSAY_FLEET ?? "sim";
+  if (fleetMode !== "sim" && fleetMode !== "none") fail(`ASSAY_FLEET must be "sim" or "none"; got "${fleetMode}"`);
+  let options;
+  try {
+    options = compileCoordinatorOptions({
+      host: process.env.ASSAY_HOST || undefined,
+      port: intFromEnv("ASSAY_PORT", 8080),
+      grpcPort: intFromEnv("ASSAY_GRPC_PORT", 50051),
+      dataDir: process.env.ASSAY_DATA_DIR || undefined,
+      apiKey: process.env.ASSAY_API_KEY || undefined,
+    });
+  } catch (error) {
+    fail((error as Error).message);
+  }
+  const simSpeed = simSpeedFromEnv();
+  const simSeed = intFromEnv("ASSAY_SIM_SEED", 1);
+
+  const coordinator = await startCoordinator(options).catch((error: Error) => fail(error.message));
+  console.log("Assay coordinator");
+  console.log(`  base URL      ${coordinator.baseUrl}`);
+  console.log(`  artifact URL  ${coordinator.artifactUrl}`);
+  console.log(`  streams URL   ${coordinator.streamsUrl}`);
+  console.log(`  cell link     ${coordinator.grpcAddress} (gRPC)`);
+  console.log(`  data          ${options.dataDir}`);
+  if (coordinator.adminKey) {
+    console.log(`  admin key     ${coordinator.adminKey}`);
+    console.log("                (shown on this first start only; export it as ASSAY_API_KEY)");
+  } else {
+    console.log("  admin key     created on first start (set ASSAY_API_KEY to it in your shell)");
+  }
+
+  let fleet: SimFleet | undefined;
+  if (fleetMode === "sim") {
+    const pins = loadFirmwarePins();
+    fleet = await launchSimFleet({
+      cells: pins.installations,
+      coordinatorAddress: coordinator.grpcAddress,
+      enroll: (cellId, model) => coordinator.enrollCell(cellId, model),
+      dataDir: join(options.dataDir, "cells"),
+      speed: simSpeed,
+      seed: simSeed,
+      log: (line) => console.log(line),
+    });
+    const speedText = Number.isFinite(simSpeed) ? `${simSpeed}x real time` : "maximum speed";
+    console.log(`simulated fleet: ${fleet.cells().length} cells (${fleet.cells().join(" ")}) at ${speedText}`);
+  } else {
+    console.log("simulated fleet: off (ASSAY_FLEET=none); waiting for real cell agents");
+  }
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    console.log(`\n${signal}: stopping cells and coordinator`);
+    await fleet?.stop();
+    await coordinator.stop();
+    process.exit(0);
+  };
+  process.on("SIGINT", () => void stop("SIGINT"));
+  process.on("SIGTERM", () => void stop("SIGTERM"));
+}
+
+await main();

@@ -1,0 +1,132 @@
+/**
+ * The foundation end to end: a real coordinator (HTTP + gRPC + SQLite file) and real cell-agent
+ * processes on loopback, running the README's run to completion and reading back what a customer reads.
+ */
+import assert from "node:assert/strict";
+import { open } from "node:fs/promises";
+import { McapIndexedReader } from "@mcap/core";
+import { readSse, startTestService, type TestService } from "./helpers.js";
+
+const README_RUN = {
+  kind: "run",
+  robot: "so101@latest",
+  environment: "tabletop@1",
+  task: "pick-cube@v1",
+  episodes: 20,
+  policy: {
+    type: "container",
+    image: "assay/ref-policy:expert",
+    action_space: { type: "joint_position", dim: 6 },
+    observation_contract: { cameras: ["top", "wrist"], state: ["joint_positions"] },
+  },
+};
+
+describe("a run end to end on a simulated fleet", function () {
+  this.timeout(240_000);
+  let service: TestService;
+
+  before(async () => {
+    service = await startTestService({ cells: ["so101-a", "so101-b", "so101-c"] });
+  });
+
+  after(async () => {
+    await service?.stop();
+  });
+
+  it("runs the README body to a completed result with n, a Wilson ci95, meters and MCAP per episode", async () => {
+    const created = await service.api("/v1/runs", { method: "POST", json: { ...README_RUN, episodes: 8 }, headers: { "idempotency-key": "e2e-1" } });
+    assert.equal(created.status, 201, await created.clone().text());
+    const run = (await created.json()) as Record<string, any>;
+    assert.equal(run.object, "run");
+    assert.equal(run.status, "queued");
+    assert.equal(run.resolved_pins.robot, "so101@3.11");
+    assert.equal(run.resolved_pins.task, "pick-cube@v1");
+    assert.match(run.resolved_pins.perturbation_rev, /^[a-z0-9-]+@\d+$/);
+
+    const events = await service.api(`/v1/runs/${run.id}/events`);
+    assert.equal(events.status, 200);
+    assert.match(events.headers.get("content-type") ?? "", /text\/event-stream/);
+    const seen = await readSse(events, (e) => e.event === "status" && ["completed", "failed", "stopped"].includes((e.data as any).status));
+    const statuses = seen.filter((e) => e.event === "status").map((e) => (e.data as any).status);
+    assert.deepEqual(statuses.at(-1), "completed", JSON.stringify(seen));
+    const episodes = seen.filter((e) => e.event === "episode").map((e) => e.data as any);
+    assert.equal(episodes.length, 8);
+    for (const e of episodes) {
+      assert.equal(e.of, 8);
+      assert.ok(["success", "failure"].includes(e.outcome));
+      assert.ok(e.duration_s > 0);
+    }
+
+    const done = (await (await service.api(`/v1/runs/${run.id}`)).json()) as Record<string, any>;
+    assert.equal(done.status, "completed");
+    assert.ok(done.completed);
+    const result = done.result;
+    assert.equal(result.n, 8);
+    assert.equal(result.interval_method, "wilson");
+    assert.ok(result.success_rate >= 0 && result.success_rate <= 1);
+    assert.equal(result.ci95.length, 2);
+    assert.ok(result.ci95[0] <= result.success_rate && result.success_rate <= result.ci95[1]);
+    assert.ok(result.robot_hours > 0 && result.environment_hours > 0 && result.cost_usd > 0);
+    const failures = Object.values(result.failure_clusters as Record<string, number>).reduce((a, b) => a + b, 0);
+    assert.equal(failures, Math.round(8 * (1 - result.success_rate)));
+    for (const kind of ["mcap", "video", "ground_truth", "report_pdf"]) assert.ok(result.artifacts[kind], kind);
+
+    // The same Idempotency-Key returns the original run.
+    const again = await service.api("/v1/runs", { method: "POST", json: { ...README_RUN, episodes: 8 }, headers: { "idempotency-key": "e2e-1" } });
+    assert.equal(((await again.json()) as any).id, run.id);
+
+    const list = (await (await service.api(`/v1/runs/${run.id}/episodes`)).json()) as Record<string, any>;
+    assert.equal(list.object, "list");
+    assert.equal(list.data.length, 8);
+    const cells = new Set<string>();
+    for (const episode of list.data) {
+      assert.equal(episode.object, "episode");
+      assert.ok(episode.mcap_url && episode.video_url);
+      assert.equal(typeof episode.replay_spec.layout_seed, "number");
+      assert.equal(episode.replay_spec.environment, "tabletop@1");
+      if (episode.cell) cells.add(episode.cell);
+    }
+    assert.ok(cells.size >= 2, `episodes spread over cells: ${[...cells]}`);
+    assert.ok(!cells.has("so101-a"), "so101-a has firmware 3.10 and must not run a 3.11 pin");
+
+    // An MCAP recording, fetched over HTTP and opened with @mcap/core's indexed reader.
+    const mcap = await service.api(list.data[0].mcap_url);
+    assert.equal(mcap.status, 200);
+    const bytes = new Uint8Array(await mcap.arrayBuffer());
+    const reader = await McapIndexedReader.Initialize({
+      readable: { size: async () => BigInt(bytes.byteLength), read: async (offset, size) => bytes.subarray(Number(offset), Number(offset + size)) },
+    });
+    const topics = new Set([...reader.channelsById.values()].map((c) => c.topic));
+    for (const topic of ["/joint_states_measured", "/joint_targets_commanded", "/camera/top", "/camera/wrist", "/ft_wrist", "/gt/object_poses", "/events", "/meta"]) {
+      assert.ok(topics.has(topic), `MCAP lacks ${topic}; has ${[...topics]}`);
+    }
+    const imageSchema = [...reader.schemasById.values()].find((s) => s.name === "foxglove.CompressedImage");
+    assert.ok(imageSchema, "camera channels use foxglove.CompressedImage");
+    let meta: any;
+    for await (const message of reader.readMessages({ topics: ["/meta"] })) {
+      meta = JSON.parse(new TextDecoder().decode(message.data));
+      break;
+    }
+    assert.equal(meta.firmware, "3.11");
+    assert.ok("seed" in meta && "perturbations_realized" in meta, JSON.stringify(meta));
+
+    const video = await service.api(list.data[0].video_url);
+    assert.equal(video.status, 200);
+    const mp4 = new Uint8Array(await video.arrayBuffer());
+    assert.equal(new TextDecoder().decode(mp4.subarray(4, 8)), "ftyp", "video is an MP4");
+  });
+
+  it("refuses a policy whose action space does not match the robot, before anything runs", async () => {
+    const response = await service.api("/v1/runs", {
+      method: "POST",
+      json: { ...README_RUN, policy: { ...README_RUN.policy, action_space: { type: "joint_position", dim: 7 } } },
+    });
+    assert.equal(response.status, 422);
+    const body = (await response.json()) as any;
+    assert.equal(body.error.code, "contract_validation_failed");
+    assert.match(body.error.message, /dim/);
+    assert.match(body.error.doc_url, /errors#contract_validation_failed$/);
+    const doc = await fetch(body.error.doc_url);
+    assert.equal(doc.status, 200);
+  });
+});
