@@ -3,6 +3,25 @@
  * rejects unknown keys; environment variables are read by the process entry, never here.
  */
 import { join, resolve } from "node:path";
+import { DEFAULT_RATE_LIMITS, validateRateLimits, type RateLimits } from "./api/rate-limit.js";
+import { QUOTE_VALIDITY_MS } from "./billing/quotes.js";
+import { DEFAULT_RETENTION_SWEEP_MS } from "./data/retention-sweeper.js";
+import { DEFAULT_QUEUE_CHECK_INTERVAL_MS, DEFAULT_QUEUE_WINDOWS_MS, type QueueWindowsMs } from "./scheduler/queue-windows.js";
+import { WEBHOOK_DEFAULTS } from "./webhooks/delivery-worker.js";
+
+/** Webhook delivery timing (see coordinator/webhooks/delivery-worker.ts). */
+export interface WebhookTimingOptions {
+  /** First retry delay; later ones double. Default 1000 ms. */
+  retryBaseMs: number;
+  /** Longest wait between two attempts. Default 1 h. */
+  retryCapMs: number;
+  /** Give up on an event this old. Default 3 days. */
+  maxAgeMs: number;
+  /** Outbox poll period. Default 1000 ms. */
+  pollMs: number;
+  /** Per-attempt timeout. Default 10000 ms. */
+  timeoutMs: number;
+}
 
 export interface CoordinatorOptions {
   /** HTTP listen address. Default 127.0.0.1. */
@@ -21,11 +40,37 @@ export interface CoordinatorOptions {
   streamsUrl?: string;
   /** Firmware pin table; default firmware-pins/installations.json. */
   installationsPath?: string;
+  /** Per-key rate limits. Default general 20/s burst 40, POST /v1/runs 5/s burst 10. */
+  rateLimits: RateLimits;
+  /** Longest wait for a run's first assignment per priority. Default burst 5 min, standard 2 h, soak 24 h. */
+  queueWindowsMs: QueueWindowsMs;
+  /** How often queue windows are checked. Default 10000 ms. */
+  queueCheckIntervalMs: number;
+  /** Webhook delivery timing; any subset may be given. */
+  webhooks: WebhookTimingOptions;
+  /** How often expired recordings are purged. Default 1 h. */
+  retentionSweepMs: number;
+  /** How long a quote can back a submission. Default 15 min. */
+  quoteValidityMs: number;
 }
 
-const KNOWN = new Set(["host", "port", "grpcPort", "dataDir", "apiKey", "publicUrl", "streamsUrl", "installationsPath"]);
+type RawCoordinatorOptions = Partial<Omit<CoordinatorOptions, "queueWindowsMs" | "webhooks" | "rateLimits">> & {
+  queueWindowsMs?: Partial<QueueWindowsMs>;
+  webhooks?: Partial<WebhookTimingOptions>;
+  rateLimits?: Partial<RateLimits>;
+};
 
-export function compileCoordinatorOptions(raw: Partial<CoordinatorOptions> = {}): CoordinatorOptions {
+const KNOWN = new Set([
+  "host", "port", "grpcPort", "dataDir", "apiKey", "publicUrl", "streamsUrl", "installationsPath",
+  "rateLimits", "queueWindowsMs", "queueCheckIntervalMs", "webhooks", "retentionSweepMs", "quoteValidityMs",
+]);
+
+function positiveMs(name: string, value: number): number {
+  if (!(Number.isFinite(value) && value > 0)) throw new Error(`${name} must be a positive number of milliseconds; got ${value}`);
+  return value;
+}
+
+export function compileCoordinatorOptions(raw: RawCoordinatorOptions = {}): CoordinatorOptions {
   for (const key of Object.keys(raw)) {
     if (!KNOWN.has(key)) throw new Error(`unknown coordinator option "${key}"; known: ${[...KNOWN].join(", ")}`);
   }
@@ -37,7 +82,21 @@ export function compileCoordinatorOptions(raw: Partial<CoordinatorOptions> = {})
   if (raw.apiKey !== undefined && !/^asy_live_[A-Za-z0-9]{16,}$/.test(raw.apiKey)) {
     throw new Error("ASSAY_API_KEY must look like asy_live_ followed by at least 16 letters or digits");
   }
+  const queueWindowsMs = { ...DEFAULT_QUEUE_WINDOWS_MS, ...raw.queueWindowsMs };
+  for (const [tier, ms] of Object.entries(queueWindowsMs)) positiveMs(`queueWindowsMs.${tier}`, ms);
+  const { concurrency: _concurrency, ...webhookDefaults } = WEBHOOK_DEFAULTS;
+  const webhooks = { ...webhookDefaults, ...raw.webhooks };
+  for (const key of Object.keys(webhooks)) {
+    if (!(key in webhookDefaults)) throw new Error(`unknown webhooks option "${key}"; known: ${Object.keys(webhookDefaults).join(", ")}`);
+    positiveMs(`webhooks.${key}`, webhooks[key as keyof WebhookTimingOptions]);
+  }
   return {
+    rateLimits: validateRateLimits({ ...DEFAULT_RATE_LIMITS, ...raw.rateLimits }),
+    queueWindowsMs,
+    queueCheckIntervalMs: positiveMs("queueCheckIntervalMs", raw.queueCheckIntervalMs ?? DEFAULT_QUEUE_CHECK_INTERVAL_MS),
+    webhooks,
+    retentionSweepMs: positiveMs("retentionSweepMs", raw.retentionSweepMs ?? DEFAULT_RETENTION_SWEEP_MS),
+    quoteValidityMs: positiveMs("quoteValidityMs", raw.quoteValidityMs ?? QUOTE_VALIDITY_MS),
     host: raw.host ?? "127.0.0.1",
     port,
     grpcPort,

@@ -1,11 +1,19 @@
 /**
  * The coordinator's composition root: opens the store, starts the CellLink gRPC server (fleet
- * registry, scheduler, artifact uploads) and the HTTP API, and stops them in reverse order.
+ * registry, scheduler, artifact uploads), the money and housekeeping loops (budget guard, queue
+ * windows, webhook delivery, retention sweeper) and the HTTP API, and stops them in reverse order.
  */
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { loadFirmwarePins } from "../firmware-pins/pins.js";
 import { createApiApp } from "./api/app.js";
+import { createBudgetGuard, type BudgetGuard } from "./billing/budget-guard.js";
+import { startRetentionSweeper } from "./data/retention-sweeper.js";
+import type { ErrorCode } from "./errors/codes.js";
+import { haltRun, type HaltContext } from "./runs/halt-run.js";
+import type { AssignmentBudget } from "./scheduler/scheduler.js";
+import { startQueueWindowWatch } from "./scheduler/queue-windows.js";
+import { createWebhookWorker, type WebhookWorker } from "./webhooks/delivery-worker.js";
 import { ensureAdminKey } from "./auth/bootstrap.js";
 import { seedTasks } from "./catalog/tasks.js";
 import { enrollCell } from "./fleet/enrollment.js";
@@ -30,6 +38,12 @@ export interface RunningCoordinator {
   runEvents: RunEvents;
   /** Enrolls (or re-enrolls, rotating the token) a cell; returns its token, shown once. */
   enrollCell(cellId: string, model: string): string;
+  /** What `haltRun` needs; for components that stop runs (e-stop, endpoint timeouts). */
+  haltContext: HaltContext;
+  /** Stops a run (see coordinator/runs/halt-run.ts); false when it is unknown or already ended. */
+  halt(runId: string, code: ErrorCode, message: string): boolean;
+  /** The webhook delivery worker (kick() after enqueueing to send without waiting for a poll). */
+  webhooks: WebhookWorker;
   stop(): Promise<void>;
 }
 
@@ -52,6 +66,13 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Run
   const streamsUrl = options.streamsUrl ?? `${origin.replace(/^http/, "ws")}/streams`;
   const urls = { baseUrl: origin, artifactUrl: `${origin}/artifacts`, streamsUrl, docsUrl: `${origin}/docs` };
 
+  // The guard needs the registry, which the cell link creates; no scheduler pass can run before
+  // the assignment below (passes run from timers, after this function's synchronous part).
+  let guard: BudgetGuard | undefined;
+  const budget: AssignmentBudget = {
+    episodeAllowance: (runId) => (guard ? guard.episodeAllowance(runId) : 0),
+    afterEpisodeMetered: (runId) => guard?.afterEpisodeMetered(runId),
+  };
   const cellLink = await startCellLinkServer({
     db,
     runsRepo,
@@ -63,11 +84,20 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Run
     host: options.host,
     port: options.grpcPort,
     metricsRegistry: metrics,
+    budget,
   }).catch((error: Error) => {
     http.close();
     db.close();
     throw new Error(`could not start the cell link on ${options.host}:${options.grpcPort}: ${error.message}`);
   });
+
+  const haltContext: HaltContext = { db, runEvents, cells: cellLink.registry, completer: cellLink.completer };
+  guard = createBudgetGuard({ halt: haltContext, pins });
+  const stopQueueWindows = startQueueWindowWatch({ halt: haltContext, windowsMs: options.queueWindowsMs, intervalMs: options.queueCheckIntervalMs });
+  const stopRetentionSweeper = startRetentionSweeper({ db, artifactsDir: artifactsDir(options), intervalMs: options.retentionSweepMs });
+  const webhooks = createWebhookWorker({ db, ...options.webhooks });
+  // Resumes whatever the outbox holds from before a stop or crash.
+  webhooks.start();
 
   const app = createApiApp({
     db,
@@ -78,6 +108,9 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Run
     urls,
     artifactsDir: artifactsDir(options),
     metrics,
+    budgetGuard: guard,
+    rateLimits: options.rateLimits,
+    quoteValidityMs: options.quoteValidityMs,
   });
   http.on("request", app);
 
@@ -90,8 +123,14 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Run
     db,
     runEvents,
     enrollCell: (cellId, model) => enrollCell(db, { cellId, model }),
+    haltContext,
+    halt: (runId, code, message) => haltRun(haltContext, runId, code, message),
+    webhooks,
     async stop() {
+      stopQueueWindows();
+      stopRetentionSweeper();
       await closeHttp(http);
+      await webhooks.stop();
       await cellLink.stop();
       db.close();
     },

@@ -8,6 +8,8 @@ import type { Registry } from "prom-client";
 import type { FirmwarePins } from "../../firmware-pins/pins.js";
 import { loadEnvironments, type CatalogEnvironment } from "../catalog/environments.js";
 import type { FleetView } from "../fleet/fleet-view.js";
+import { QUOTE_VALIDITY_MS } from "../billing/quotes.js";
+import { validateRateLimits, type RateLimits } from "./rate-limit.js";
 import type { RunEvents } from "../runs/run-events.js";
 import type { Db } from "../store/database.js";
 
@@ -44,12 +46,21 @@ export interface ApiDeps {
   docsDir?: string;
   /** Where unexpected errors are logged. Default: console.error. */
   log?: (message: string, error: unknown) => void;
+  /** Halts an account's open runs once its hard monthly budget is reached (after PUT /v1/budgets). Default: does nothing. */
+  budgetGuard?: { checkAccount(accountId: string): number };
+  /**
+   * Per-key token buckets, or "off". Default "off" here; the coordinator passes its options'
+   * limits, which default to DEFAULT_RATE_LIMITS (20/s burst 40; POST /v1/runs 5/s burst 10).
+   */
+  rateLimits?: RateLimits | "off";
+  /** How long a quote may back a submission. Default 15 min. */
+  quoteValidityMs?: number;
 }
 
 export type CompiledApiDeps = Required<ApiDeps>;
 
 const REQUIRED = ["db", "fleet", "runEvents", "scheduler", "pins", "urls", "artifactsDir", "metrics"] as const;
-const OPTIONAL = ["clock", "environments", "sseHeartbeatMs", "docsDir", "log"] as const;
+const OPTIONAL = ["clock", "environments", "sseHeartbeatMs", "docsDir", "log", "budgetGuard", "rateLimits", "quoteValidityMs"] as const;
 const URL_KEYS = ["baseUrl", "artifactUrl", "streamsUrl", "docsUrl"] as const;
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -84,5 +95,8 @@ export function compileApiDeps(raw: ApiDeps): CompiledApiDeps {
     sseHeartbeatMs,
     docsDir: raw.docsDir ?? join(here, "..", "..", "docs"),
     log: raw.log ?? ((message, error) => console.error(message, error)),
+    budgetGuard: raw.budgetGuard ?? { checkAccount: () => 0 },
+    rateLimits: raw.rateLimits === undefined || raw.rateLimits === "off" ? "off" : validateRateLimits(raw.rateLimits),
+    quoteValidityMs: raw.quoteValidityMs ?? QUOTE_VALIDITY_MS,
   };
 }

@@ -15,6 +15,17 @@ import { episodesRouter } from "./routes/episodes.js";
 import { eventsRouter } from "./routes/events.js";
 import { keysRouter } from "./routes/keys.js";
 import { runsRouter } from "./routes/runs.js";
+import { kitsRouter } from "./routes/kits.js";
+import { labelsRouter } from "./routes/labels.js";
+import { signingKeysRouter } from "./routes/signing-keys.js";
+import { tasksRouter } from "./routes/tasks.js";
+import { noLimit, rateLimit } from "./rate-limit.js";
+import { budgetsRouter } from "./routes/budgets.js";
+import { dataRouter } from "./routes/data.js";
+import { quoteRouter } from "./routes/quote.js";
+import { runResultRouter } from "./routes/run-result.js";
+import { usageRouter } from "./routes/usage.js";
+import { webhooksRouter } from "./routes/webhooks.js";
 
 /** Builds the app; call `.listen()` on the result. Throws on a missing or unknown option. */
 export function createApiApp(raw: ApiDeps): express.Express {
@@ -29,15 +40,21 @@ export function createApiApp(raw: ApiDeps): express.Express {
   });
   app.use("/docs", docsRouter(deps.docsDir));
 
+  // One set of per-key buckets for /v1 and /artifacts.
+  const limiter = deps.rateLimits === "off" ? noLimit : rateLimit(deps.rateLimits);
   const v1 = express.Router();
-  v1.use(authenticate(deps.db), authorize());
+  v1.use(authenticate(deps.db), limiter, authorize());
   v1.use(express.json({ limit: "1mb" }));
   v1.use(catalogRouter(deps), runsRouter(deps), episodesRouter(deps), eventsRouter(deps), keysRouter(deps));
+  v1.use(tasksRouter(deps), kitsRouter(deps), signingKeysRouter(deps));
+  v1.use(quoteRouter(deps), budgetsRouter(deps), usageRouter(deps), webhooksRouter(deps), dataRouter(deps), runResultRouter(deps));
   app.use("/v1", v1);
 
   const artifacts = express.Router();
-  artifacts.use(authenticate(deps.db), authorize(), artifactsRouter(deps));
+  artifacts.use(authenticate(deps.db), limiter, authorize(), artifactsRouter(deps));
   app.use("/artifacts", artifacts);
+  // Shipping labels: no bearer key; the signed query string is the credential.
+  app.use("/labels", labelsRouter(deps));
 
   app.use((req) => {
     throw new AssayError("not_found", `no such endpoint: ${req.method} ${req.path}`);

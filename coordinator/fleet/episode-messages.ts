@@ -9,6 +9,8 @@ import { insertPendingArtifact } from "../store/artifacts-repo.js";
 import { getCell, setLastSeqApplied } from "../store/cells-repo.js";
 import { getEpisode, markEpisodeDone, markEpisodeRunning, requeueEpisode, type EpisodeRow } from "../store/episodes-repo.js";
 import { isSafeFileName } from "../artifacts/artifact-store.js";
+import { settleEpisodeOfClosedRun } from "../runs/halt-run.js";
+import { enqueueRunEvent } from "../webhooks/outbox.js";
 import type { LinkContext } from "./link-context.js";
 
 type Effect = () => void;
@@ -108,6 +110,14 @@ function onFinished(ctx: LinkContext, cellId: string, finished: EpisodeFinished,
   }
   const run = ctx.runsRepo.getRunRow(ctx.db, episode.run_id);
   const outcome = finished.outcome;
+  if (outcome === "failure") {
+    // Committed with the outcome (durable webhook outbox).
+    enqueueRunEvent(ctx.db, episode.run_id, "episode.failed", {
+      run_id: episode.run_id, episode_id: episode.id, index: episode.idx, cluster: finished.failureCluster || "unclassified", duration_s: finished.durationS,
+    }, ctx.now());
+  }
+  // A run halted while this episode ran stays stopped; its partial result now counts the episode.
+  if (run && (run.status === "stopped" || run.status === "failed")) ctx.completer.storePartialResult(run.id);
   effects.push(() => {
     ctx.metrics.episodesFinished.inc({ outcome });
     if (run) {
@@ -118,6 +128,7 @@ function onFinished(ctx: LinkContext, cellId: string, finished: EpisodeFinished,
       });
     }
     ctx.completer.maybeComplete(episode.run_id);
+    ctx.scheduler.episodeMetered(episode.run_id);
   });
 }
 
@@ -131,11 +142,13 @@ function onInterrupted(ctx: LinkContext, cellId: string, interrupted: EpisodeInt
     at: ctx.now().toISOString(),
     duration_s: interrupted.durationS,
   });
+  if (requeued) settleEpisodeOfClosedRun(ctx.db, ctx.completer, episode.id);
   effects.push(() => {
     if (ctx.registry.assignedEpisodeOf(cellId) === episode.id) ctx.registry.setAssigned(cellId, undefined);
     if (requeued) {
       ctx.metrics.episodesInterrupted.inc({ reason });
       ctx.logger.warn(`cell ${cellId}: episode ${episode.id} attempt ${episode.attempt} interrupted (${reason}: ${interrupted.detail}); back to pending`);
+      ctx.scheduler.episodeMetered(episode.run_id);
     }
     ctx.scheduler.kick();
   });
@@ -148,6 +161,7 @@ function onInterrupted(ctx: LinkContext, cellId: string, interrupted: EpisodeInt
  */
 export function requeueHeldBy(ctx: LinkContext, cellId: string, reason: string, detail: string, onlyEpisodeId?: string): number {
   const now = ctx.now();
+  const meteredRuns = new Set<string>();
   const requeued = ctx.db.transaction(() => {
     const held = ctx.db
       .prepare("SELECT * FROM episodes WHERE cell_id = ? AND status IN ('assigned', 'running')")
@@ -158,13 +172,18 @@ export function requeueHeldBy(ctx: LinkContext, cellId: string, reason: string, 
       const run = ctx.runsRepo.getRunRow(ctx.db, episode.run_id);
       const maxS = run ? (JSON.parse(run.plan) as { max_duration_s?: number }).max_duration_s ?? Infinity : Infinity;
       const elapsedS = episode.status === "running" && episode.started_at ? Math.max(0, (now.getTime() - Date.parse(episode.started_at)) / 1000) : 0;
-      if (requeueEpisode(ctx.db, episode.id, cellId, { reason, detail, at: now.toISOString(), duration_s: Math.min(elapsedS, maxS) })) count += 1;
+      if (requeueEpisode(ctx.db, episode.id, cellId, { reason, detail, at: now.toISOString(), duration_s: Math.min(elapsedS, maxS) })) {
+        count += 1;
+        meteredRuns.add(episode.run_id);
+        settleEpisodeOfClosedRun(ctx.db, ctx.completer, episode.id);
+      }
     }
     return count;
   })();
   if (requeued > 0) {
     ctx.metrics.episodesInterrupted.inc({ reason }, requeued);
     ctx.logger.warn(`cell ${cellId}: ${requeued} episode(s) back to pending (${reason}: ${detail})`);
+    for (const runId of meteredRuns) ctx.scheduler.episodeMetered(runId);
     ctx.scheduler.kick();
   }
   return requeued;

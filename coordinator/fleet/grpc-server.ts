@@ -15,7 +15,7 @@ import { ArtifactStore } from "../artifacts/artifact-store.js";
 import { handleArtifactStatus, handleUploadArtifact } from "../artifacts/upload-service.js";
 import { createRunCompleter, type RunCompleter, type RunsRepo } from "../runs/run-results.js";
 import type { RunEvents } from "../runs/run-events.js";
-import { createScheduler, type Logger, type Scheduler } from "../scheduler/scheduler.js";
+import { createScheduler, type AssignmentBudget, type Logger, type Scheduler } from "../scheduler/scheduler.js";
 import type { Db } from "../store/database.js";
 import { listHeldEpisodes } from "../store/episodes-repo.js";
 import { handleConnect } from "./connect-session.js";
@@ -57,13 +57,15 @@ export interface CellLinkServerOptions {
   logger?: Logger;
   /** Clock; default () => new Date(). */
   now?: () => Date;
+  /** Budget rules the scheduler obeys (coordinator/billing/budget-guard.ts); default none. */
+  budget?: AssignmentBudget;
 }
 
-type CompiledOptions = Required<Omit<CellLinkServerOptions, "credentials">> & { credentials: ServerCredentials };
+type CompiledOptions = Required<Omit<CellLinkServerOptions, "credentials" | "budget">> & { credentials: ServerCredentials; budget?: AssignmentBudget };
 
 const OPTION_KEYS = [
   "db", "runsRepo", "runEvents", "pins", "artifactsDir", "baseUrl", "streamsUrl", "host", "port", "credentials",
-  "metricsRegistry", "heartbeatIntervalMs", "heartbeatTimeoutMs", "schedulerIntervalMs", "logger", "now",
+  "metricsRegistry", "heartbeatIntervalMs", "heartbeatTimeoutMs", "schedulerIntervalMs", "logger", "now", "budget",
 ] as const;
 
 /** Fills defaults and rejects unknown or missing options. */
@@ -124,7 +126,7 @@ export async function startCellLinkServer(options: CellLinkServerOptions): Promi
   const completer = createRunCompleter({ db: o.db, runsRepo: o.runsRepo, runEvents: o.runEvents, pins: o.pins, baseUrl: o.baseUrl });
   const scheduler = createScheduler({
     db: o.db, registry, runEvents: o.runEvents, runsRepo: o.runsRepo, streamsUrl: o.streamsUrl, metrics, logger: o.logger,
-    intervalMs: o.schedulerIntervalMs, now: o.now,
+    intervalMs: o.schedulerIntervalMs, now: o.now, budget: o.budget,
   });
   const ctx: LinkContext = {
     db: o.db, registry, scheduler, completer, runsRepo: o.runsRepo, runEvents: o.runEvents, store: new ArtifactStore(o.artifactsDir),

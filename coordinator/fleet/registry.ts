@@ -137,6 +137,22 @@ export class CellRegistry implements FleetView {
     }
   }
 
+  /** Writes `message` on the cell's stream; returns false when the cell is not connected. */
+  sendToCell(cellId: string, message: CoordinatorMessage): boolean {
+    const session = this.entries.get(cellId)?.session;
+    if (!session) return false;
+    session.send(message);
+    return true;
+  }
+
+  /**
+   * Tells the cell to abandon `episodeId` (CancelEpisode). The assignment stays recorded until the
+   * cell reports the episode interrupted or finished. Returns false when the cell is not connected.
+   */
+  cancelEpisode(cellId: string, episodeId: string, reason: string): boolean {
+    return this.sendToCell(cellId, { cancelEpisode: { episodeId, reason } });
+  }
+
   assignedEpisodeOf(cellId: string): string | undefined {
     return this.entries.get(cellId)?.assignedEpisodeId;
   }

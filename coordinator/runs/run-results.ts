@@ -14,10 +14,13 @@ import { wilsonInterval } from "../stats/wilson.js";
 import type { Db } from "../store/database.js";
 import { countUnstoredArtifacts } from "../store/artifacts-repo.js";
 import { countEpisodesByStatus, listAllEpisodes, type EpisodeRow } from "../store/episodes-repo.js";
+import { getRunRow as getFullRunRow } from "../store/runs-repo.js";
+import { enqueueEvent } from "../webhooks/outbox.js";
 import { computeMeters, environmentClassOf, type MeterContext } from "./meters.js";
 import type { Priority } from "./price-list.js";
 import type { RunEvents } from "./run-events.js";
 import type { RunStatus } from "./run-state.js";
+import { runView } from "./run-view.js";
 
 /** A binomial rate as the spec shows it. */
 export interface RateSummary {
@@ -140,18 +143,35 @@ export interface RunCompleter {
   maybeComplete(runId: string): boolean;
   /** Meter context of a run row: tier from the firmware-pins catalog, class from the environment catalogue. */
   meterContextOf(run: RunRowView): MeterContext;
+  /**
+   * Recomputes and stores the Result of a run that will not complete (stopped or failed) from the
+   * episodes that ran so far: n and ci95 describe the `done` episodes only. Call it inside the
+   * transaction that changed the episodes. Does nothing for an unknown run.
+   */
+  storePartialResult(runId: string): void;
+}
+
+/** Meter context of a run: tier from the firmware-pins catalog, class from the environment catalogue. */
+export function meterContextFor(pins: FirmwarePins, run: Pick<RunRowView, "id" | "plan" | "priority">): MeterContext {
+  const plan = JSON.parse(run.plan) as RunPlan;
+  const tier = pins.models.find((m) => m.id === plan.model)?.tier;
+  if (!tier) throw new Error(`run ${run.id}: robot model "${plan.model}" is not in the firmware-pins catalog`);
+  const environmentClass = environmentClassOf(plan.environment);
+  if (!environmentClass) throw new Error(`run ${run.id}: environment "${plan.environment}" is not in coordinator/catalog/environments.json`);
+  return { tier, environmentClass, priority: run.priority as Priority };
 }
 
 export function createRunCompleter(options: RunCompleterOptions): RunCompleter {
   const { db, runsRepo, runEvents, pins, baseUrl } = options;
 
   function meterContextOf(run: RunRowView): MeterContext {
-    const plan = JSON.parse(run.plan) as RunPlan;
-    const tier = pins.models.find((m) => m.id === plan.model)?.tier;
-    if (!tier) throw new Error(`run ${run.id}: robot model "${plan.model}" is not in the firmware-pins catalog`);
-    const environmentClass = environmentClassOf(plan.environment);
-    if (!environmentClass) throw new Error(`run ${run.id}: environment "${plan.environment}" is not in coordinator/catalog/environments.json`);
-    return { tier, environmentClass, priority: run.priority as Priority };
+    return meterContextFor(pins, run);
+  }
+
+  function storePartialResult(runId: string): void {
+    const run = runsRepo.getRunRow(db, runId);
+    if (!run) return;
+    runsRepo.setRunResult(db, runId, computeRunResult(runId, listAllEpisodes(db, runId), meterContextOf(run), baseUrl));
   }
 
   function maybeComplete(runId: string): boolean {
@@ -164,11 +184,15 @@ export function createRunCompleter(options: RunCompleterOptions): RunCompleter {
       if (countUnstoredArtifacts(db, runId) > 0) return false;
       const result = computeRunResult(runId, listAllEpisodes(db, runId), meterContextOf(run), baseUrl);
       runsRepo.setRunResult(db, runId, result);
-      return runsRepo.setRunStatus(db, runId, "completed", { cell: null });
+      if (!runsRepo.setRunStatus(db, runId, "completed", { cell: null })) return false;
+      // The webhook event commits with the completion (durable outbox).
+      const row = getFullRunRow(db, runId);
+      if (row) enqueueEvent(db, row.account_id, "run.completed", { run: runView(row) });
+      return true;
     })();
     if (completed) runEvents.publish({ runId, type: "status", data: { status: "completed", cell: null, webrtc: null } });
     return completed;
   }
 
-  return { maybeComplete, meterContextOf };
+  return { maybeComplete, meterContextOf, storePartialResult };
 }

@@ -19,6 +19,17 @@ export interface Logger {
   error(message: string): void;
 }
 
+/**
+ * Money rules the scheduler obeys (coordinator/billing/budget-guard.ts implements them): how many
+ * more episodes a run may start, and what to re-check once an episode's robot time is metered.
+ */
+export interface AssignmentBudget {
+  /** Episodes of the run that may be assigned now; Infinity when nothing caps it. */
+  episodeAllowance(runId: string): number;
+  /** An episode of the run finished or was interrupted: its time is metered (may halt the run). */
+  afterEpisodeMetered(runId: string): void;
+}
+
 export interface SchedulerOptions {
   db: Db;
   registry: CellRegistry;
@@ -32,11 +43,15 @@ export interface SchedulerOptions {
   intervalMs?: number;
   /** Clock for timestamps; default () => new Date(). */
   now?: () => Date;
+  /** Budget rules; default none (every pending episode may be assigned). */
+  budget?: AssignmentBudget;
 }
 
 export interface Scheduler {
   /** Asks for a pass soon; many kicks in one tick make one pass. */
   kick(): void;
+  /** An episode of `runId` finished or was interrupted: re-checks its budgets, then kicks. */
+  episodeMetered(runId: string): void;
   /** Runs one pass now; returns how many episodes were assigned. */
   runPass(): number;
   start(): void;
@@ -86,6 +101,8 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     const byId = new Map(rows.map((r) => [r.id, r]));
     const runs: SchedulableRun[] = rows.map((row) => {
       const plan = JSON.parse(row.plan) as RunPlan;
+      const allowance = options.budget ? options.budget.episodeAllowance(row.id) : Infinity;
+      const limit = Math.max(0, Math.min(cells.length, Math.floor(allowance)));
       return {
         id: row.id,
         priority: row.priority,
@@ -93,7 +110,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
         model: plan.model,
         firmware: plan.firmware,
         environment: plan.environment,
-        pendingEpisodeIds: listPendingEpisodes(db, row.id, cells.length).map((e) => e.id),
+        pendingEpisodeIds: limit === 0 ? [] : listPendingEpisodes(db, row.id, limit).map((e) => e.id),
       };
     });
 
@@ -168,13 +185,23 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     }
   }
 
+  function kick(): void {
+    if (pending || stopped) return;
+    pending = setImmediate(() => {
+      pending = undefined;
+      safePass();
+    });
+  }
+
   return {
-    kick() {
-      if (pending || stopped) return;
-      pending = setImmediate(() => {
-        pending = undefined;
-        safePass();
-      });
+    kick,
+    episodeMetered(runId) {
+      try {
+        options.budget?.afterEpisodeMetered(runId);
+      } catch (error) {
+        logger.error(`scheduler: budget check of run ${runId} failed: ${(error as Error).stack ?? error}`);
+      }
+      kick();
     },
     runPass,
     start() {

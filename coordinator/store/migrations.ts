@@ -119,4 +119,101 @@ export const MIGRATIONS: readonly string[] = [
     UNIQUE (name, version)
   );
   `,
+  // Tasks end to end: customer object kits, Ed25519 signing keys for frozen task specs, and
+  // service secrets (the HMAC key behind signed shipping-label URLs).
+  `
+  CREATE TABLE kits (
+    id TEXT PRIMARY KEY,
+    account_id TEXT NOT NULL REFERENCES accounts(id),
+    name TEXT NOT NULL,
+    status TEXT NOT NULL,           -- registered, received, tracked, available
+    status_history TEXT NOT NULL,   -- JSON array of {status, at}
+    items TEXT NOT NULL,            -- JSON array of {desc, qty}
+    tracking TEXT,                  -- JSON {mocap_markers, mass_g, mesh_scan} once tracked
+    created TEXT NOT NULL,
+    UNIQUE (account_id, name)
+  );
+  CREATE INDEX kits_account_created ON kits(account_id, created DESC, id DESC);
+
+  CREATE TABLE signing_keys (
+    id TEXT PRIMARY KEY,
+    owner TEXT NOT NULL,            -- 'service' or an account id
+    public_key_pem TEXT NOT NULL,
+    private_key_pem TEXT NOT NULL,
+    created TEXT NOT NULL
+  );
+  CREATE UNIQUE INDEX signing_keys_owner ON signing_keys(owner);
+
+  CREATE TABLE service_secrets (
+    name TEXT PRIMARY KEY,          -- e.g. label_url_hmac
+    value TEXT NOT NULL,            -- base64url
+    created TEXT NOT NULL
+  );
+
+  CREATE INDEX tasks_account_created ON tasks(account_id, created DESC, id DESC);
+  `,
+  // Money and events: quotes, monthly budgets, the webhook outbox (endpoints, events, one delivery
+  // row per endpoint and event) and purge receipts.
+  `
+  CREATE TABLE quotes (
+    id TEXT PRIMARY KEY,
+    account_id TEXT NOT NULL REFERENCES accounts(id),
+    created TEXT NOT NULL,
+    expires TEXT NOT NULL,
+    request TEXT NOT NULL,          -- canonical JSON of the quoted run body, defaults filled in
+    quote TEXT NOT NULL             -- JSON: the Quote as returned
+  );
+
+  CREATE TABLE budgets (
+    account_id TEXT PRIMARY KEY REFERENCES accounts(id),
+    monthly_usd REAL NOT NULL,
+    hard INTEGER NOT NULL,
+    updated TEXT NOT NULL
+  );
+
+  CREATE TABLE webhook_endpoints (
+    id TEXT PRIMARY KEY,
+    account_id TEXT NOT NULL REFERENCES accounts(id),
+    url TEXT NOT NULL,
+    events TEXT NOT NULL,           -- JSON array of event types
+    description TEXT,
+    secret TEXT NOT NULL,           -- whsec_...; the HMAC key, so it is kept (not hashed)
+    created TEXT NOT NULL,
+    deleted TEXT
+  );
+  CREATE INDEX webhook_endpoints_account ON webhook_endpoints(account_id);
+
+  CREATE TABLE webhook_events (
+    id TEXT PRIMARY KEY,
+    account_id TEXT NOT NULL REFERENCES accounts(id),
+    type TEXT NOT NULL,
+    created TEXT NOT NULL,
+    data TEXT NOT NULL              -- JSON
+  );
+
+  CREATE TABLE webhook_deliveries (
+    event_id TEXT NOT NULL REFERENCES webhook_events(id),
+    endpoint_id TEXT NOT NULL REFERENCES webhook_endpoints(id),
+    -- pending: to be (re)tried at next_attempt_at; delivered: a 2xx came back;
+    -- failed: gave up (max age reached); cancelled: the endpoint was deleted.
+    status TEXT NOT NULL,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    last_status INTEGER,            -- HTTP status of the last attempt (null: no response)
+    last_error TEXT,
+    next_attempt_at TEXT,
+    delivered_at TEXT,
+    PRIMARY KEY (event_id, endpoint_id)
+  );
+  CREATE INDEX webhook_deliveries_due ON webhook_deliveries(status, next_attempt_at);
+
+  CREATE TABLE purges (
+    id TEXT PRIMARY KEY,
+    account_id TEXT NOT NULL REFERENCES accounts(id),
+    run_id TEXT NOT NULL REFERENCES runs(id),
+    status TEXT NOT NULL,
+    purged_at TEXT NOT NULL,
+    reason TEXT NOT NULL            -- request (DELETE /v1/data) or retention
+  );
+  CREATE INDEX purges_run ON purges(run_id);
+  `,
 ];

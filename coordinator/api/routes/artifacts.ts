@@ -1,6 +1,7 @@
 /**
  * Artifact files: GET /artifacts/runs/:runId/episodes/:episodeId/:fileName, bearer key with
- * runs:read on the run's account. 404 not_found until stored; 410 retention_expired once purged.
+ * runs:read on the run's account. 404 not_found until stored; 410 retention_expired once purged
+ * or past the run's data.retention (counted from when the file was stored).
  */
 import { createReadStream } from "node:fs";
 import { stat } from "node:fs/promises";
@@ -8,6 +9,7 @@ import { join } from "node:path";
 import { pipeline } from "node:stream/promises";
 import { Router } from "express";
 import { authOf } from "../../auth/authenticate.js";
+import { isPastRetention, retentionOfRequest } from "../../data/purge.js";
 import { AssayError } from "../../errors/assay-error.js";
 import { listArtifacts } from "../../store/artifacts-repo.js";
 import type { CompiledApiDeps } from "../api-deps.js";
@@ -25,7 +27,7 @@ export function artifactsRouter(deps: CompiledApiDeps): Router {
     if (!artifact || artifact.status === "pending") {
       throw new AssayError("not_found", `no stored artifact ${JSON.stringify(fileName)} for episode ${episodeId}`, { runId: run.id });
     }
-    if (artifact.status === "purged") {
+    if (artifact.status === "purged" || isPastRetention(artifact.stored_at, retentionOfRequest(run.request), deps.clock())) {
       throw new AssayError("retention_expired", `artifact ${fileName} of episode ${episodeId} was purged (retention ${JSON.stringify((JSON.parse(run.request) as { data?: { retention?: string } }).data?.retention)})`, { runId: run.id });
     }
     // Names come from the store, never from the URL, so a crafted path cannot leave the store.

@@ -2,6 +2,7 @@
 import { Router, type Response } from "express";
 import { authOf } from "../../auth/authenticate.js";
 import { randomBase62 } from "../../auth/api-keys.js";
+import { admitSubmission, splitQuoteId } from "../../billing/submission.js";
 import { AssayError } from "../../errors/assay-error.js";
 import { RUN_STATUSES } from "../../runs/run-state.js";
 import { runView } from "../../runs/run-view.js";
@@ -46,15 +47,17 @@ export function runsRouter(deps: CompiledApiDeps): Router {
 
   router.post("/runs", (req, res) => {
     const { accountId } = authOf(res);
+    // quote_id names the quote backing the submission; the rest is the run body.
+    const { body, quoteId } = splitQuoteId(req.body);
     const key = req.get("idempotency-key");
     if (key !== undefined && (key.length === 0 || key.length > IDEMPOTENCY_KEY_MAX)) {
       throw new AssayError("contract_validation_failed", `Idempotency-Key must be 1..${IDEMPOTENCY_KEY_MAX} characters; got ${key.length}`);
     }
     if (key) {
       const original = findRunByIdempotencyKey(deps.db, accountId, key);
-      if (original) return replay(res, original, req.body, key);
+      if (original) return replay(res, original, body, key);
     }
-    const validated = validateRunRequest(req.body, {
+    const validated = validateRunRequest(body, {
       db: deps.db,
       pins: deps.pins,
       environments: deps.environments,
@@ -62,6 +65,7 @@ export function runsRouter(deps: CompiledApiDeps): Router {
       accountId,
       leaderboardOptIn: getAccount(deps.db, accountId)?.leaderboard_opt_in === 1,
     });
+    admitSubmission(deps.db, deps.pins, accountId, validated, quoteId, deps.clock());
     const id = `run_${randomBase62(20)}`;
     // The stored request is canonical JSON so an Idempotency-Key replay compares by string.
     const request = JSON.parse(canonicalJson(validated.request)) as Record<string, unknown>;

@@ -1,0 +1,25 @@
+/**
+ * DELETE /v1/data/{run_id} (data:purge): deletes every recording of an ended run and returns a
+ * purge receipt; afterwards the run's artifact URLs answer 410 retention_expired.
+ */
+import { Router } from "express";
+import { authOf } from "../../auth/authenticate.js";
+import { purgeReceiptView, purgeRunArtifacts } from "../../data/purge.js";
+import { AssayError } from "../../errors/assay-error.js";
+import { isTerminal } from "../../runs/run-state.js";
+import type { CompiledApiDeps } from "../api-deps.js";
+import { requireRun } from "./runs.js";
+
+export function dataRouter(deps: CompiledApiDeps): Router {
+  const router = Router();
+
+  router.delete("/data/:runId", (req, res) => {
+    const run = requireRun(deps.db, authOf(res).accountId, req.params.runId);
+    if (!isTerminal(run.status)) {
+      throw new AssayError("contract_validation_failed", `run ${run.id} is ${run.status}; its recordings can be purged once it has completed, failed or stopped`, { runId: run.id });
+    }
+    res.status(200).json(purgeReceiptView(purgeRunArtifacts(deps.db, deps.artifactsDir, run, "request", deps.clock())));
+  });
+
+  return router;
+}

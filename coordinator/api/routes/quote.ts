@@ -1,0 +1,26 @@
+/** POST /v1/quote (runs:read or runs:write): prices a run body without storing or scheduling a run. */
+import { Router } from "express";
+import { authOf } from "../../auth/authenticate.js";
+import { createQuote } from "../../billing/quotes.js";
+import { validateRunRequest } from "../../runs/validate-run.js";
+import { getAccount } from "../../store/accounts-repo.js";
+import type { CompiledApiDeps } from "../api-deps.js";
+
+export function quoteRouter(deps: CompiledApiDeps): Router {
+  const router = Router();
+
+  router.post("/quote", (req, res) => {
+    const { accountId } = authOf(res);
+    const validated = validateRunRequest(req.body, {
+      db: deps.db,
+      pins: deps.pins,
+      environments: deps.environments,
+      fleet: deps.fleet,
+      accountId,
+      leaderboardOptIn: getAccount(deps.db, accountId)?.leaderboard_opt_in === 1,
+    });
+    res.status(200).json(createQuote(deps.db, deps.pins, accountId, validated, deps.clock(), deps.quoteValidityMs));
+  });
+
+  return router;
+}

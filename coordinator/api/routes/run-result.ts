@@ -1,0 +1,32 @@
+/**
+ * GET /v1/runs/{run_id}/result (runs:read): the run's Result. Completed: 200 with the Result. A
+ * run that ended without completing answers its stop's error (status_detail.code: e.g. 402
+ * budget_exceeded) with the partial Result in `error.partial_result` (n and ci95 describe the
+ * episodes that ran). An open run has no result yet: 404 not_found.
+ */
+import { Router } from "express";
+import { authOf } from "../../auth/authenticate.js";
+import { AssayError } from "../../errors/assay-error.js";
+import { isErrorCode } from "../../errors/codes.js";
+import type { CompiledApiDeps } from "../api-deps.js";
+import { requireRun } from "./runs.js";
+
+export function runResultRouter(deps: CompiledApiDeps): Router {
+  const router = Router();
+
+  router.get("/runs/:runId/result", (req, res) => {
+    const run = requireRun(deps.db, authOf(res).accountId, req.params.runId);
+    const result = run.result === null ? null : (JSON.parse(run.result) as unknown);
+    if (run.status === "completed" && result) {
+      res.json(result);
+      return;
+    }
+    if (run.status === "stopped" || run.status === "failed") {
+      const code = run.status_code && isErrorCode(run.status_code) ? run.status_code : "contract_validation_failed";
+      throw new AssayError(code, run.status_message ?? `run ${run.id} ${run.status}`, { runId: run.id, details: { partial_result: result } });
+    }
+    throw new AssayError("not_found", `run ${run.id} is ${run.status} and has no result yet; watch GET /v1/runs/${run.id}/events`, { runId: run.id });
+  });
+
+  return router;
+}

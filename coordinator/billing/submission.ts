@@ -1,0 +1,35 @@
+/**
+ * The money checks of POST /v1/runs, after the body validated: the quote it names (if any), the
+ * account's hard monthly budget, and whether `max_budget_usd` can pay for one episode at all.
+ */
+import type { FirmwarePins } from "../../firmware-pins/pins.js";
+import { AssayError } from "../errors/assay-error.js";
+import { meterContextFor } from "../runs/run-results.js";
+import type { ValidatedRun } from "../runs/validate-run.js";
+import type { Db } from "../store/database.js";
+import { monthlyCapReached } from "./budgets.js";
+import { costOfSecondsUsd, episodeEstimateS } from "./estimates.js";
+import { checkQuote } from "./quotes.js";
+
+/** Splits `quote_id` off a run body (the rest is validated as the run). */
+export function splitQuoteId(body: unknown): { body: unknown; quoteId?: unknown } {
+  if (typeof body !== "object" || body === null || Array.isArray(body) || !Object.hasOwn(body, "quote_id")) return { body };
+  const { quote_id: quoteId, ...rest } = body as Record<string, unknown>;
+  return { body: rest, quoteId };
+}
+
+/** Throws the AssayError that rejects this submission on money grounds, if any. */
+export function admitSubmission(db: Db, pins: FirmwarePins, accountId: string, validated: ValidatedRun, quoteId: unknown, now: Date): void {
+  if (quoteId !== undefined) checkQuote(db, accountId, quoteId, validated.request, now);
+  const reached = monthlyCapReached(db, pins, accountId, now);
+  if (reached) throw new AssayError("monthly_budget_exceeded", `run rejected: ${reached}`);
+  const max = validated.request.max_budget_usd;
+  if (typeof max === "number") {
+    const context = meterContextFor(pins, { id: "new run", plan: JSON.stringify(validated.plan), priority: validated.priority });
+    const perEpisode = costOfSecondsUsd(episodeEstimateS(validated.plan), context);
+    if (perEpisode > max) {
+      throw new AssayError("contract_validation_failed",
+        `max_budget_usd ${max} cannot pay for one episode, which may cost up to $${perEpisode.toFixed(4)} (${episodeEstimateS(validated.plan)} s at ${context.tier}/${context.environmentClass}/${context.priority} rates); raise it to at least ${Math.ceil(perEpisode * 100) / 100}`);
+    }
+  }
+}

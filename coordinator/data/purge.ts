@@ -1,0 +1,61 @@
+/**
+ * Deleting a run's recordings: on request (DELETE /v1/data/{run_id}) or when they pass the run's
+ * `data.retention` (the retention sweeper). The rows are marked `purged` first, so from that moment
+ * every artifact URL answers 410 retention_expired; then the files are removed.
+ */
+import { existsSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { randomBase62 } from "../auth/api-keys.js";
+import { retentionHours } from "../runs/validate-run.js";
+import type { Db } from "../store/database.js";
+
+export interface PurgeRow {
+  id: string;
+  account_id: string;
+  run_id: string;
+  status: "completed";
+  purged_at: string;
+  reason: "request" | "retention";
+}
+
+/** Hours of a run's `data.retention` (default 30 d when absent or unreadable). */
+export function retentionOfRequest(requestJson: string): number {
+  const retention = (JSON.parse(requestJson) as { data?: { retention?: unknown } }).data?.retention;
+  return (typeof retention === "string" ? retentionHours(retention) : undefined) ?? 30 * 24;
+}
+
+/** True when an artifact stored at `storedAt` is past a retention of `hours` at `now`. */
+export function isPastRetention(storedAt: string | null, hours: number, now: Date): boolean {
+  return storedAt !== null && now.getTime() >= Date.parse(storedAt) + hours * 3_600_000;
+}
+
+/**
+ * Purges every artifact of the run (all of them, or only `episodeFiles` when given), records a
+ * receipt and deletes the files. Returns the receipt.
+ */
+export function purgeRunArtifacts(
+  db: Db, artifactsDir: string, run: { id: string; account_id: string }, reason: PurgeRow["reason"], now: Date,
+  only?: Array<{ episode_id: string; kind: string }>,
+): PurgeRow {
+  const receipt: PurgeRow = { id: `purge_${randomBase62(20)}`, account_id: run.account_id, run_id: run.id, status: "completed", purged_at: now.toISOString(), reason };
+  const files = db.transaction(() => {
+    const rows = db.prepare("SELECT episode_id, kind, file_name FROM artifacts WHERE run_id = ? AND status != 'purged'").all(run.id) as Array<{ episode_id: string; kind: string; file_name: string }>;
+    const chosen = only ? rows.filter((r) => only.some((o) => o.episode_id === r.episode_id && o.kind === r.kind)) : rows;
+    const mark = db.prepare("UPDATE artifacts SET status = 'purged' WHERE episode_id = ? AND kind = ?");
+    for (const row of chosen) mark.run(row.episode_id, row.kind);
+    db.prepare("INSERT INTO purges (id, account_id, run_id, status, purged_at, reason) VALUES (@id, @account_id, @run_id, @status, @purged_at, @reason)").run(receipt);
+    return chosen;
+  })();
+  if (only) {
+    for (const f of files) rmSync(join(artifactsDir, run.id, f.episode_id, f.file_name), { force: true });
+  } else {
+    const dir = join(artifactsDir, run.id);
+    if (existsSync(dir)) rmSync(dir, { recursive: true, force: true });
+  }
+  return receipt;
+}
+
+/** The API's Purge receipt. */
+export function purgeReceiptView(row: PurgeRow): Record<string, unknown> {
+  return { object: "purge_receipt", id: row.id, run_id: row.run_id, status: row.status, purged_at: row.purged_at };
+}

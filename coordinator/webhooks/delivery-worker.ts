@@ -1,0 +1,166 @@
+/**
+ * Sends due webhook deliveries from the outbox: a signed POST per (event, endpoint); any 2xx
+ * acknowledges. Otherwise the attempt is retried after `retryBaseMs * 2^(attempts-1)`, capped at
+ * `retryCapMs`, until the event is `maxAgeMs` old, when the delivery is marked failed. Due rows are
+ * read from the store on every poll, so deliveries left undelivered by a stop or a crash resume
+ * after a restart. Delivery is at least once: a crash between the receiver's 2xx and the store
+ * update sends the event again, so receivers dedupe by `Assay-Event-Id`.
+ */
+import type { Db } from "../store/database.js";
+import type { DeliveryRow } from "./endpoints-repo.js";
+import { eventPayload, type WebhookEventRow } from "./outbox.js";
+import { signatureHeader } from "./signature.js";
+
+export interface WebhookWorkerOptions {
+  db: Db;
+  /** First retry delay; default 1000 ms. Later ones double. */
+  retryBaseMs?: number;
+  /** Longest delay between two attempts; default 1 h. */
+  retryCapMs?: number;
+  /** Give up on an event this old; default 3 days. */
+  maxAgeMs?: number;
+  /** How often the outbox is read; default 1000 ms. */
+  pollMs?: number;
+  /** Per-request timeout; default 10000 ms. */
+  timeoutMs?: number;
+  /** Deliveries sent concurrently at most; default 8. */
+  concurrency?: number;
+  now?: () => Date;
+  logger?: { warn(message: string): void; error(message: string): void };
+}
+
+export interface WebhookWorker {
+  start(): void;
+  /** Reads the outbox soon (e.g. right after an event was enqueued). */
+  kick(): void;
+  /** Stops polling and waits for attempts in flight to settle. */
+  stop(): Promise<void>;
+}
+
+export const WEBHOOK_DEFAULTS = { retryBaseMs: 1000, retryCapMs: 3_600_000, maxAgeMs: 3 * 24 * 3_600_000, pollMs: 1000, timeoutMs: 10_000, concurrency: 8 };
+
+/** Delay before the retry that follows attempt number `attempts` (1-based). */
+export function retryDelayMs(attempts: number, baseMs: number, capMs: number): number {
+  return Math.min(capMs, baseMs * 2 ** Math.max(0, attempts - 1));
+}
+
+type DueRow = DeliveryRow & { url: string; secret: string; ev_id: string; ev_account: string; ev_type: string; ev_created: string; ev_data: string };
+
+export function createWebhookWorker(options: WebhookWorkerOptions): WebhookWorker {
+  const o = { ...WEBHOOK_DEFAULTS, ...Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)) } as Required<WebhookWorkerOptions>;
+  for (const key of ["retryBaseMs", "retryCapMs", "maxAgeMs", "pollMs", "timeoutMs", "concurrency"] as const) {
+    if (!(o[key] > 0)) throw new Error(`webhook option ${key} must be a positive number; got ${o[key]}`);
+  }
+  const now = options.now ?? (() => new Date());
+  const logger = options.logger ?? console;
+  const inFlight = new Map<string, Promise<void>>();
+  let timer: NodeJS.Timeout | undefined;
+  let kicked: NodeJS.Immediate | undefined;
+  let stopped = true;
+  let abort = new AbortController();
+
+  function due(limit: number): DueRow[] {
+    return o.db
+      .prepare(
+        `SELECT d.*, w.url, w.secret, e.id AS ev_id, e.account_id AS ev_account, e.type AS ev_type, e.created AS ev_created, e.data AS ev_data
+         FROM webhook_deliveries d
+         JOIN webhook_endpoints w ON w.id = d.endpoint_id
+         JOIN webhook_events e ON e.id = d.event_id
+         WHERE d.status = 'pending' AND d.next_attempt_at <= ? AND w.deleted IS NULL
+         ORDER BY d.next_attempt_at, e.created LIMIT ?`,
+      )
+      .all(now().toISOString(), limit) as DueRow[];
+  }
+
+  async function attempt(row: DueRow): Promise<void> {
+    const event: WebhookEventRow = { id: row.ev_id, account_id: row.ev_account, type: row.ev_type as WebhookEventRow["type"], created: row.ev_created, data: row.ev_data };
+    const body = eventPayload(event);
+    let status: number | null = null;
+    let error: string | null = null;
+    try {
+      const response = await fetch(row.url, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          "user-agent": "Assay-Webhooks/1",
+          "assay-event-id": event.id,
+          "assay-event-type": event.type,
+          "assay-signature": signatureHeader(row.secret, Math.floor(now().getTime() / 1000), body),
+        },
+        body,
+        redirect: "manual",
+        signal: AbortSignal.any([AbortSignal.timeout(o.timeoutMs), abort.signal]),
+      });
+      status = response.status;
+      await response.body?.cancel().catch(() => undefined);
+      if (status < 200 || status > 299) error = `HTTP ${status}`;
+    } catch (e) {
+      error = (e as Error).message || String(e);
+    }
+    const at = now();
+    const attempts = row.attempts + 1;
+    if (error === null) {
+      o.db.prepare(
+        "UPDATE webhook_deliveries SET status = 'delivered', attempts = ?, last_status = ?, last_error = NULL, next_attempt_at = NULL, delivered_at = ? WHERE event_id = ? AND endpoint_id = ?",
+      ).run(attempts, status, at.toISOString(), row.event_id, row.endpoint_id);
+      return;
+    }
+    const next = new Date(at.getTime() + retryDelayMs(attempts, o.retryBaseMs, o.retryCapMs));
+    const giveUp = next.getTime() - Date.parse(event.created) > o.maxAgeMs;
+    o.db.prepare(
+      "UPDATE webhook_deliveries SET status = ?, attempts = ?, last_status = ?, last_error = ?, next_attempt_at = ? WHERE event_id = ? AND endpoint_id = ? AND status = 'pending'",
+    ).run(giveUp ? "failed" : "pending", attempts, status, error.slice(0, 500), giveUp ? null : next.toISOString(), row.event_id, row.endpoint_id);
+    if (giveUp) logger.warn(`webhooks: gave up on event ${event.id} for endpoint ${row.endpoint_id} after ${attempts} attempts (${error})`);
+  }
+
+  function poll(): void {
+    if (stopped) return;
+    try {
+      const free = o.concurrency - inFlight.size;
+      if (free <= 0) return;
+      for (const row of due(free + inFlight.size)) {
+        const key = `${row.event_id}/${row.endpoint_id}`;
+        if (inFlight.has(key) || inFlight.size >= o.concurrency) continue;
+        const done = attempt(row)
+          .catch((error: Error) => logger.error(`webhooks: delivery of ${key} failed: ${error.stack ?? error}`))
+          .finally(() => {
+            inFlight.delete(key);
+            kick();
+          });
+        inFlight.set(key, done);
+      }
+    } catch (error) {
+      logger.error(`webhooks: outbox poll failed: ${(error as Error).stack ?? error}`);
+    }
+  }
+
+  function kick(): void {
+    if (stopped || kicked) return;
+    kicked = setImmediate(() => {
+      kicked = undefined;
+      poll();
+    });
+  }
+
+  return {
+    start() {
+      if (!stopped) return;
+      stopped = false;
+      abort = new AbortController();
+      timer = setInterval(poll, o.pollMs);
+      timer.unref();
+      kick();
+    },
+    kick,
+    async stop() {
+      stopped = true;
+      if (timer) clearInterval(timer);
+      timer = undefined;
+      if (kicked) clearImmediate(kicked);
+      kicked = undefined;
+      // Attempts cut short here are recorded as failed and retried after the next start.
+      abort.abort(new Error("the coordinator is stopping"));
+      await Promise.allSettled([...inFlight.values()]);
+    },
+  };
+}

@@ -1,0 +1,53 @@
+/** Per-key token buckets: sustained rate, burst, Retry-After, and separate POST /v1/runs bucket. */
+import assert from "node:assert/strict";
+import type { NextFunction, Request, Response } from "express";
+import { rateLimit, TokenBucket } from "../../coordinator/api/rate-limit.js";
+import { AssayError } from "../../coordinator/errors/assay-error.js";
+
+function call(mw: ReturnType<typeof rateLimit>, keyId: string, method: string, path: string): AssayError | undefined {
+  const req = { method, baseUrl: "/v1", path } as unknown as Request;
+  const res = { locals: { auth: { keyId, accountId: "acct", scope: [] } } } as unknown as Response;
+  let passed = false;
+  try {
+    mw(req, res, (() => { passed = true; }) as NextFunction);
+  } catch (error) {
+    return error as AssayError;
+  }
+  assert.ok(passed);
+  return undefined;
+}
+
+describe("rate limits", () => {
+  it("a bucket allows the burst at once, then the sustained rate", () => {
+    const bucket = new TokenBucket({ perS: 2, burst: 3 }, 0);
+    assert.deepEqual([bucket.take(0), bucket.take(0), bucket.take(0)], [0, 0, 0]);
+    assert.equal(bucket.take(0), 0.5);
+    assert.equal(bucket.take(500), 0);
+    assert.equal(bucket.take(500), 0.5);
+    assert.equal(bucket.take(10_000), 0, "refilled");
+  });
+
+  it("answers 429 rate_limited with a whole-second Retry-After of at least 1, per key and per class", () => {
+    let now = 0;
+    const mw = rateLimit({ general: { perS: 20, burst: 40 }, submit: { perS: 5, burst: 10 } }, () => now);
+    for (let i = 0; i < 10; i++) assert.equal(call(mw, "key_a", "POST", "/runs"), undefined);
+    const error = call(mw, "key_a", "POST", "/runs");
+    assert.ok(error instanceof AssayError);
+    assert.equal(error.code, "rate_limited");
+    assert.equal(error.status, 429);
+    assert.equal(error.retryAfterS, 1);
+    // Reads and other keys have their own buckets.
+    assert.equal(call(mw, "key_a", "GET", "/runs"), undefined);
+    assert.equal(call(mw, "key_b", "POST", "/runs"), undefined);
+    now = 200; // one token back at 5/s
+    assert.equal(call(mw, "key_a", "POST", "/runs"), undefined);
+
+    const slow = rateLimit({ general: { perS: 0.25, burst: 1 }, submit: { perS: 1, burst: 1 } }, () => 0);
+    assert.equal(call(slow, "k", "GET", "/robots"), undefined);
+    assert.equal(call(slow, "k", "GET", "/robots")?.retryAfterS, 4);
+  });
+
+  it("rejects nonsense limits at start-up", () => {
+    assert.throws(() => rateLimit({ general: { perS: 0, burst: 1 }, submit: { perS: 1, burst: 1 } }), /perS > 0/);
+  });
+});
