@@ -17,20 +17,9 @@ import { createMetricsRegistry } from "../../coordinator/metrics.js";
 import { RunEvents } from "../../coordinator/runs/run-events.js";
 import { openDatabase, type Db } from "../../coordinator/store/database.js";
 import { setRunStatus } from "../../coordinator/store/runs-repo.js";
+import { README_RUN_BODY } from "../fixtures.js";
 
-const README_BODY = {
-  kind: "run",
-  robot: "so101@latest",
-  environment: "tabletop@1",
-  task: "pick-cube@v1",
-  episodes: 20,
-  policy: {
-    type: "container",
-    image: "assay/ref-policy:expert",
-    action_space: { type: "joint_position", dim: 6 },
-    observation_contract: { cameras: ["top", "wrist"], state: ["joint_positions"] },
-  },
-};
+const README_BODY = README_RUN_BODY;
 
 function cell(cellId: string, firmware: string, dutyCyclePct: number): ConnectedCell {
   return {

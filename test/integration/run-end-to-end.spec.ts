@@ -6,20 +6,9 @@ import assert from "node:assert/strict";
 import { open } from "node:fs/promises";
 import { McapIndexedReader } from "@mcap/core";
 import { readSse, startTestService, type TestService } from "./helpers.js";
+import { README_RUN_BODY } from "../fixtures.js";
 
-const README_RUN = {
-  kind: "run",
-  robot: "so101@latest",
-  environment: "tabletop@1",
-  task: "pick-cube@v1",
-  episodes: 20,
-  policy: {
-    type: "container",
-    image: "assay/ref-policy:expert",
-    action_space: { type: "joint_position", dim: 6 },
-    observation_contract: { cameras: ["top", "wrist"], state: ["joint_positions"] },
-  },
-};
+const README_RUN = README_RUN_BODY;
 
 describe("a run end to end on a simulated fleet", function () {
   this.timeout(240_000);

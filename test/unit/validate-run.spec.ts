@@ -12,20 +12,9 @@ import { ensureAccount } from "../../coordinator/store/accounts-repo.js";
 import { openDatabase, type Db } from "../../coordinator/store/database.js";
 import { episodeSeed } from "../../coordinator/store/runs-repo.js";
 import { insertTask } from "../../coordinator/store/tasks-repo.js";
+import { README_RUN_BODY } from "../fixtures.js";
 
-const BODY = {
-  kind: "run",
-  robot: "so101@latest",
-  environment: "tabletop@1",
-  task: "pick-cube@v1",
-  episodes: 20,
-  policy: {
-    type: "container",
-    image: "assay/ref-policy:expert",
-    action_space: { type: "joint_position", dim: 6 },
-    observation_contract: { cameras: ["top", "wrist"], state: ["joint_positions"] },
-  },
-};
+const BODY = README_RUN_BODY;
 
 describe("validate run", () => {
   let dir: string;
