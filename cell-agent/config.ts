@@ -3,6 +3,68 @@
  * rejected) by `compileAgentConfig`.
  */
 import { readFileSync } from "node:fs";
+import { loadFirmwarePins } from "../firmware-pins/pins.js";
+import { compileRosMotorBusOptions, type RosMotorBusOptions } from "./devices/ros/ros-bus-options.js";
+
+/** A serial servo bus (SO-101's Feetech STS3215, or Dynamixel X); see docs/servo-buses.md. */
+export interface SerialMotorsConfig {
+  kind: "feetech" | "dynamixel";
+  /** Serial device, e.g. "/dev/serial/by-id/usb-1a86_USB_Single_Serial-if00". Required. */
+  path: string;
+  /** Bus speed, bit/s (default 1000000). */
+  baudRate: number;
+  /** Path of the arm's calibration JSON. Required. */
+  calibration: string;
+  /** Driver tuning passed through to SerialServoBus (defaults there: 10 ms, 3 retries, 100 ms watchdog). */
+  transactionTimeoutMs?: number;
+  retries?: number;
+  watchdogMs?: number;
+}
+
+/** A ROS robot through rosbridge; every option of docs/ros-robots.md section 3 except jointNames (from the catalog). */
+export interface RosMotorsConfig {
+  kind: "ros";
+  options: RosMotorBusOptions;
+}
+
+export type MotorsConfig = SerialMotorsConfig | RosMotorsConfig;
+
+/** A camera served as MJPEG over HTTP (multipart/x-mixed-replace), e.g. by ustreamer or mjpg-streamer. */
+export interface CameraConfig {
+  /** Name in recordings and observation contracts, e.g. "top", "wrist". Required. */
+  name: string;
+  /** http:// URL of the MJPEG stream, e.g. "http://127.0.0.1:8080/stream.mjpg". Required. */
+  url: string;
+  /** Frames per second the agent records (default 30). */
+  rateHz: number;
+}
+
+export interface MocapConfig {
+  kind: "natnet";
+  /** IP address of the Motive/NatNet server. Required. */
+  serverAddress: string;
+  /** Local UDP port for NatNet data (default 1511). */
+  localPort: number;
+}
+
+/** Where the e-stop contact is read. Pressed is the fail-safe side: a cut wire reads as pressed. */
+export type EstopConfig =
+  | { kind: "serial"; path: string; line: "cts" | "dsr" | "dcd"; pressedWhen: "deasserted" | "asserted"; pollMs: number }
+  | { kind: "gpio"; chip: string; line: number; pressedWhen: "high" | "low"; pollMs: number };
+
+export interface PoliciesConfig {
+  /** "none" (default) or "container". No container runtime is built into this agent yet. */
+  runtime: "none" | "container";
+  /** Policy images the operator intends this cell to run (reported once a runtime exists). */
+  images: string[];
+}
+
+export interface SceneResetConfig {
+  /** How long the agent waits for a technician's POST /scene-ready after homing, ms (default 600000). */
+  confirmTimeoutMs: number;
+  /** How long homing to the plan's home pose may take, ms (default 5000). */
+  homingMs: number;
+}
 
 export interface AgentConfig {
   /** Cell identifier known to the coordinator, e.g. "so101-a". Required. */
@@ -23,6 +85,20 @@ export interface AgentConfig {
   reconnect: { initialMs: number; maxMs: number; jitter: number };
   /** Bytes per UploadArtifact chunk (default 262144). */
   uploadChunkBytes: number;
+  /** The arm or robot (default null: none; `cell-agent run` requires one). */
+  motors: MotorsConfig | null;
+  /** MJPEG-over-HTTP cameras (default []). */
+  cameras: CameraConfig[];
+  /** Motion capture (default null: none). */
+  mocap: MocapConfig | null;
+  /** The e-stop input (default null; `cell-agent run` requires one). */
+  estop: EstopConfig | null;
+  /** Loopback port of the agent's /metrics and /scene-ready endpoint (default 9464; 0 = any free port). */
+  metricsPort: number;
+  /** Policy runtime (default {runtime: "none", images: []}). */
+  policies: PoliciesConfig;
+  /** Real-cell scene reset (default {confirmTimeoutMs: 600000, homingMs: 5000}). */
+  sceneReset: SceneResetConfig;
 }
 
 const DEFAULTS = {
@@ -30,9 +106,17 @@ const DEFAULTS = {
   heartbeatIntervalMs: 1000,
   reconnect: { initialMs: 200, maxMs: 10_000, jitter: 0.5 },
   uploadChunkBytes: 262_144,
+  metricsPort: 9464,
+  cameraRateHz: 30,
+  natnetLocalPort: 1511,
+  estopPollMs: 2,
+  sceneReset: { confirmTimeoutMs: 600_000, homingMs: 5000 },
 };
 
-const TOP_KEYS = ["cellId", "coordinatorAddress", "cellToken", "robotModel", "environment", "dataDir", "heartbeatIntervalMs", "reconnect", "uploadChunkBytes"];
+const TOP_KEYS = [
+  "cellId", "coordinatorAddress", "cellToken", "robotModel", "environment", "dataDir", "heartbeatIntervalMs", "reconnect", "uploadChunkBytes",
+  "motors", "cameras", "mocap", "estop", "metricsPort", "policies", "sceneReset",
+];
 const RECONNECT_KEYS = ["initialMs", "maxMs", "jitter"];
 
 function isObject(value: unknown): value is Record<string, unknown> {
@@ -47,10 +131,10 @@ function rejectUnknown(obj: Record<string, unknown>, known: string[], where: str
   }
 }
 
-function text(obj: Record<string, unknown>, key: string, fallback?: string): string {
+function text(obj: Record<string, unknown>, key: string, fallback?: string, where = ""): string {
   const value = obj[key] ?? fallback;
   if (typeof value !== "string" || value.trim() === "") {
-    throw new Error(`agent config "${key}" must be a non-empty string; got ${JSON.stringify(value)}`);
+    throw new Error(`agent config "${where}${key}" must be a non-empty string; got ${JSON.stringify(value)}`);
   }
   return value;
 }
@@ -92,6 +176,133 @@ export function compileAgentConfig(raw: unknown): AgentConfig {
     heartbeatIntervalMs: number(raw, "heartbeatIntervalMs", DEFAULTS.heartbeatIntervalMs, "", 10),
     reconnect,
     uploadChunkBytes: Math.floor(number(raw, "uploadChunkBytes", DEFAULTS.uploadChunkBytes, "", 1024, 4 * 1024 * 1024)),
+    motors: compileMotors(raw.motors, text(raw, "robotModel")),
+    cameras: compileCameras(raw.cameras),
+    mocap: compileMocap(raw.mocap),
+    estop: compileEstop(raw.estop),
+    metricsPort: integer(raw, "metricsPort", DEFAULTS.metricsPort, "", 0, 65535),
+    policies: compilePolicies(raw.policies),
+    sceneReset: compileSceneReset(raw.sceneReset),
+  };
+}
+
+function integer(obj: Record<string, unknown>, key: string, fallback: number, where: string, min: number, max: number): number {
+  const value = number(obj, key, fallback, where, min, max);
+  if (!Number.isInteger(value)) throw new Error(`agent config "${where}${key}" must be an integer; got ${value}`);
+  return value;
+}
+
+function section(value: unknown, key: string, known: string[]): Record<string, unknown> {
+  if (!isObject(value)) throw new Error(`agent config "${key}" must be an object; got ${JSON.stringify(value)}`);
+  rejectUnknown(value, known, `${key}.`);
+  return value;
+}
+
+function oneOf<T extends string>(obj: Record<string, unknown>, key: string, where: string, allowed: readonly T[], fallback?: T): T {
+  const value = obj[key] ?? fallback;
+  if (!allowed.includes(value as T)) throw new Error(`agent config "${where}${key}" must be one of ${allowed.map((a) => `"${a}"`).join(", ")}; got ${JSON.stringify(value)}`);
+  return value as T;
+}
+
+const SERIAL_MOTOR_KEYS = ["kind", "path", "baudRate", "calibration", "transactionTimeoutMs", "retries", "watchdogMs"];
+
+function compileMotors(raw: unknown, robotModel: string): MotorsConfig | null {
+  if (raw === undefined || raw === null) return null;
+  if (!isObject(raw)) throw new Error(`agent config "motors" must be an object; got ${JSON.stringify(raw)}`);
+  const kind = oneOf(raw, "kind", "motors.", ["feetech", "dynamixel", "ros"] as const);
+  if (kind === "ros") {
+    const { kind: _kind, ...rest } = raw;
+    const model = loadFirmwarePins().models.find((m) => m.id === robotModel);
+    const jointNames = (rest.jointNames as string[] | undefined) ?? model?.joints;
+    if (!jointNames) throw new Error(`agent config "motors": robot model "${robotModel}" is not in firmware-pins/catalog.json, so its joints are unknown; set motors.jointNames`);
+    try {
+      return { kind, options: compileRosMotorBusOptions({ ...rest, jointNames }) };
+    } catch (error) {
+      throw new Error(`agent config "motors": ${(error as Error).message}`);
+    }
+  }
+  rejectUnknown(raw, SERIAL_MOTOR_KEYS, "motors.");
+  const motors: SerialMotorsConfig = {
+    kind,
+    path: text(raw, "path", undefined, "motors."),
+    baudRate: integer(raw, "baudRate", 1_000_000, "motors.", 1, 10_000_000),
+    calibration: text(raw, "calibration", undefined, "motors."),
+  };
+  if (raw.transactionTimeoutMs !== undefined) motors.transactionTimeoutMs = number(raw, "transactionTimeoutMs", 0, "motors.", 0);
+  if (raw.retries !== undefined) motors.retries = integer(raw, "retries", 0, "motors.", 0, 100);
+  if (raw.watchdogMs !== undefined) motors.watchdogMs = number(raw, "watchdogMs", 0, "motors.", 0);
+  return motors;
+}
+
+function compileCameras(raw: unknown): CameraConfig[] {
+  if (raw === undefined || raw === null) return [];
+  if (!Array.isArray(raw)) throw new Error(`agent config "cameras" must be an array; got ${JSON.stringify(raw)}`);
+  const cameras = raw.map((entry, i) => {
+    const where = `cameras[${i}]`;
+    const camera = section(entry, where, ["name", "url", "device", "rateHz"]);
+    if (camera.device !== undefined) {
+      throw new Error(`agent config "${where}.device" (${JSON.stringify(camera.device)}): this agent cannot read video devices directly yet; run an MJPEG streamer such as ustreamer on the device and give its address as "url"`);
+    }
+    const url = text(camera, "url", undefined, `${where}.`);
+    if (!/^https?:\/\/\S+$/.test(url)) throw new Error(`agent config "${where}.url" must be an http:// URL of an MJPEG stream; got ${JSON.stringify(url)}`);
+    return { name: text(camera, "name", undefined, `${where}.`), url, rateHz: number(camera, "rateHz", DEFAULTS.cameraRateHz, `${where}.`, 0.1, 240) };
+  });
+  const names = cameras.map((c) => c.name);
+  const duplicate = names.find((n, i) => names.indexOf(n) !== i);
+  if (duplicate) throw new Error(`agent config "cameras" names "${duplicate}" twice; camera names must be unique`);
+  return cameras;
+}
+
+function compileMocap(raw: unknown): MocapConfig | null {
+  if (raw === undefined || raw === null) return null;
+  const mocap = section(raw, "mocap", ["kind", "serverAddress", "localPort"]);
+  return {
+    kind: oneOf(mocap, "kind", "mocap.", ["natnet"] as const),
+    serverAddress: text(mocap, "serverAddress", undefined, "mocap."),
+    localPort: integer(mocap, "localPort", DEFAULTS.natnetLocalPort, "mocap.", 1, 65535),
+  };
+}
+
+function compileEstop(raw: unknown): EstopConfig | null {
+  if (raw === undefined || raw === null) return null;
+  if (!isObject(raw)) throw new Error(`agent config "estop" must be an object; got ${JSON.stringify(raw)}`);
+  const kind = oneOf(raw, "kind", "estop.", ["serial", "gpio"] as const);
+  if (kind === "serial") {
+    const estop = section(raw, "estop", ["kind", "path", "line", "pressedWhen", "pollMs"]);
+    return {
+      kind,
+      path: text(estop, "path", undefined, "estop."),
+      line: oneOf(estop, "line", "estop.", ["cts", "dsr", "dcd"] as const),
+      pressedWhen: oneOf(estop, "pressedWhen", "estop.", ["deasserted", "asserted"] as const, "deasserted"),
+      pollMs: number(estop, "pollMs", DEFAULTS.estopPollMs, "estop.", 1, 100),
+    };
+  }
+  const estop = section(raw, "estop", ["kind", "chip", "line", "pressedWhen", "pollMs"]);
+  if (estop.line === undefined) throw new Error(`agent config "estop.line" is required for a GPIO e-stop: the line number on the chip, e.g. 17`);
+  return {
+    kind,
+    chip: text(estop, "chip", "gpiochip0", "estop."),
+    line: integer(estop, "line", -1, "estop.", 0, 1023),
+    pressedWhen: oneOf(estop, "pressedWhen", "estop.", ["high", "low"] as const, "high"),
+    pollMs: number(estop, "pollMs", DEFAULTS.estopPollMs, "estop.", 1, 100),
+  };
+}
+
+function compilePolicies(raw: unknown): PoliciesConfig {
+  if (raw === undefined || raw === null) return { runtime: "none", images: [] };
+  const policies = section(raw, "policies", ["runtime", "images"]);
+  const images = policies.images ?? [];
+  if (!Array.isArray(images) || !images.every((i) => typeof i === "string" && i !== "")) {
+    throw new Error(`agent config "policies.images" must be an array of image names; got ${JSON.stringify(images)}`);
+  }
+  return { runtime: oneOf(policies, "runtime", "policies.", ["none", "container"] as const, "none"), images: [...images] as string[] };
+}
+
+function compileSceneReset(raw: unknown): SceneResetConfig {
+  const reset = section(raw ?? {}, "sceneReset", ["confirmTimeoutMs", "homingMs"]);
+  return {
+    confirmTimeoutMs: number(reset, "confirmTimeoutMs", DEFAULTS.sceneReset.confirmTimeoutMs, "sceneReset.", 1000),
+    homingMs: number(reset, "homingMs", DEFAULTS.sceneReset.homingMs, "sceneReset.", 0),
   };
 }
 

@@ -21,6 +21,11 @@ export function getCell(db: Db, cellId: string): CellRow | undefined {
   return db.prepare("SELECT * FROM cells WHERE id = ?").get(cellId) as CellRow | undefined;
 }
 
+/** Every enrolled cell (revoked ones included), by id. */
+export function listCells(db: Db): CellRow[] {
+  return db.prepare("SELECT * FROM cells ORDER BY id").all() as CellRow[];
+}
+
 export function getCellByTokenHash(db: Db, tokenSha256: string): CellRow | undefined {
   return db.prepare("SELECT * FROM cells WHERE token_sha256 = ?").get(tokenSha256) as CellRow | undefined;
 }

@@ -1,0 +1,94 @@
+/**
+ * `cell-agent <run|doctor|version> [--config <path>]` (npm run cell-agent -- ...). The config path
+ * defaults to $ASSAY_CELL_AGENT_CONFIG, then /etc/assay/cell-agent.json.
+ *
+ *   run      start the agent with the real hardware; stops cleanly on SIGTERM (systemctl stop)
+ *   doctor   check devices, firmware, clock, the coordinator link and disk; exit 0 when nothing FAILs
+ *            (--json prints the results as JSON)
+ *   version  print the agent version
+ */
+import { pathToFileURL } from "node:url";
+import { AGENT_VERSION } from "./agent.js";
+import { loadAgentConfig } from "./config.js";
+import { exitCodeOf, formatReport } from "./doctor/check-result.js";
+import { runDoctor } from "./doctor/doctor.js";
+import { realProbes } from "./doctor/probes.js";
+import { runUntilSignalled } from "./main.js";
+
+export const DEFAULT_CONFIG_PATH = "/etc/assay/cell-agent.json";
+
+const USAGE = `usage: cell-agent <run|doctor|version> [--config <path>] [--json]
+  run      start the agent (what the systemd service runs)
+  doctor   check this cell PC and say what is wrong
+  version  print the agent version
+The config defaults to $ASSAY_CELL_AGENT_CONFIG or ${DEFAULT_CONFIG_PATH}.`;
+
+export interface CliArgs {
+  command: "run" | "doctor" | "version" | "help";
+  configPath: string;
+  json: boolean;
+}
+
+/** Parses argv (without node and the script); throws a usage error naming the bad argument. */
+export function parseCliArgs(argv: readonly string[], env: NodeJS.ProcessEnv = {}): CliArgs {
+  const args: CliArgs = { command: "help", configPath: env.ASSAY_CELL_AGENT_CONFIG || DEFAULT_CONFIG_PATH, json: false };
+  const rest = [...argv];
+  const command = rest.shift();
+  if (command === undefined || command === "help" || command === "--help" || command === "-h") return args;
+  if (command !== "run" && command !== "doctor" && command !== "version") throw new Error(`unknown command ${JSON.stringify(command)}\n${USAGE}`);
+  args.command = command;
+  while (rest.length) {
+    const arg = rest.shift()!;
+    if (arg === "--config") {
+      const value = rest.shift();
+      if (!value) throw new Error(`--config needs a path\n${USAGE}`);
+      args.configPath = value;
+    } else if (arg.startsWith("--config=")) {
+      args.configPath = arg.slice("--config=".length);
+    } else if (arg === "--json" && command === "doctor") {
+      args.json = true;
+    } else {
+      throw new Error(`unknown argument ${JSON.stringify(arg)}\n${USAGE}`);
+    }
+  }
+  return args;
+}
+
+export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<number | undefined> {
+  let args: CliArgs;
+  try {
+    args = parseCliArgs(argv, env);
+  } catch (error) {
+    console.error((error as Error).message);
+    return 2;
+  }
+  switch (args.command) {
+    case "help":
+      console.log(USAGE);
+      return 0;
+    case "version":
+      console.log(AGENT_VERSION);
+      return 0;
+    case "doctor": {
+      const results = await runDoctor({ configPath: args.configPath, probes: realProbes() });
+      console.log(args.json ? JSON.stringify(results, null, 2) : formatReport(results));
+      return exitCodeOf(results);
+    }
+    case "run": {
+      try {
+        const config = loadAgentConfig(args.configPath);
+        await runUntilSignalled(config);
+      } catch (error) {
+        console.error(`the cell agent could not start: ${(error as Error).message}\nrun "npm run cell-agent -- doctor --config ${args.configPath}" to see what is wrong`);
+        return 1;
+      }
+      return undefined; // keeps running until a signal
+    }
+  }
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
+  main(process.argv.slice(2), process.env).then((code) => {
+    if (code !== undefined) process.exit(code);
+  });
+}

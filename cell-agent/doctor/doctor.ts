@@ -1,0 +1,281 @@
+/**
+ * `cell-agent doctor`: checks a cell PC the way a technician would, and says in plain words what is
+ * wrong and what to do. Every check reads the machine through `DoctorProbes`, so the checks run in
+ * unit tests with fakes. The result is a list of PASS/WARN/FAIL lines; the cell is ready when none FAILs.
+ */
+import { dirname } from "node:path";
+import { installationOf, loadFirmwarePins, type FirmwarePins } from "../../firmware-pins/pins.js";
+import { AGENT_VERSION } from "../agent.js";
+import { compileAgentConfig, type AgentConfig } from "../config.js";
+import { DISK_FAIL_BYTES, DISK_WARN_BYTES, formatGb } from "../disk-space.js";
+import { fail, pass, warn, type CheckResult } from "./check-result.js";
+import type { DoctorMotors, DoctorProbes } from "./probes.js";
+
+export interface DoctorOptions {
+  configPath: string;
+  probes: DoctorProbes;
+  /** Firmware pins (default: firmware-pins/ beside this checkout). */
+  pins?: FirmwarePins;
+}
+
+/** Largest wall-clock offset from the coordinator that passes, ms. */
+export const CLOCK_OFFSET_WARN_MS = 100;
+const SERVICE = "assay-cell-agent";
+
+type Errno = Error & { code?: string | number; details?: string };
+
+/** Plain words for a device that cannot be opened. */
+function deviceProblem(name: string, path: string, error: Errno): CheckResult {
+  const text = `${error.code ?? ""} ${error.message}`;
+  if (/ENOENT|No such file/i.test(text)) {
+    return fail(name, `There is no device at ${path}.`, `Check the USB cable and the adapter's power, and that the path is right: ls -l /dev/serial/by-id/ lists the adapters this PC sees.`);
+  }
+  if (/EACCES|Permission denied/i.test(text)) {
+    return fail(name, `The agent's user may not open ${path} (permission denied).`, `Add the assay user to the dialout group: sudo usermod -aG dialout assay, then restart the service: sudo systemctl restart ${SERVICE}.`);
+  }
+  if (/EBUSY|lock|Resource temporarily unavailable/i.test(text)) {
+    return fail(name, `Another program has ${path} open.`, `Stop it first (the agent service holds it while running: sudo systemctl stop ${SERVICE}), then run the doctor again.`);
+  }
+  return fail(name, `${path} cannot be opened: ${error.message}.`, `Unplug and replug the adapter; if that does not help, check dmesg for USB errors.`);
+}
+
+function loadConfig(options: DoctorOptions): { config?: AgentConfig; result: CheckResult } {
+  const name = "config file";
+  let text: string;
+  try {
+    text = options.probes.readFile(options.configPath);
+  } catch (error) {
+    const code = (error as Errno).code;
+    if (code === "ENOENT") return { result: fail(name, `There is no config file at ${options.configPath}.`, "Run scripts/install-cell-agent.sh, or pass --config with the right path.") };
+    if (code === "EACCES") return { result: fail(name, `This user may not read ${options.configPath} (it holds the cell token, so only root and assay may).`, "Run the doctor with sudo, or as the assay user: sudo -u assay npm run cell-agent -- doctor.") };
+    return { result: fail(name, `${options.configPath} cannot be read: ${(error as Error).message}.`) };
+  }
+  try {
+    const config = compileAgentConfig(JSON.parse(text));
+    return { config, result: pass(name, `${options.configPath} is valid (cell ${config.cellId}, ${config.robotModel}, coordinator ${config.coordinatorAddress}).`) };
+  } catch (error) {
+    return { result: fail(name, `${options.configPath} is not valid: ${(error as Error).message}.`, "Correct it; every option is described in docs/install-cell-agent.md.") };
+  }
+}
+
+async function checkMotors(config: AgentConfig, probes: DoctorProbes, out: CheckResult[]): Promise<DoctorMotors | undefined> {
+  const motors = config.motors;
+  if (!motors) {
+    out.push(fail("robot", `The config has no "motors" section, so the agent does not know how to reach the robot.`, "Add it (see docs/install-cell-agent.md, \"motors\")."));
+    return undefined;
+  }
+  if (motors.kind === "ros") {
+    try {
+      const bus = await probes.openMotors(motors, config.robotModel);
+      out.push(pass("rosbridge", `rosbridge at ${motors.options.url} answered and publishes every joint of ${config.robotModel}.`));
+      return bus;
+    } catch (error) {
+      out.push(fail("rosbridge", `The robot cannot be reached through rosbridge at ${motors.options.url}: ${(error as Error).message}.`, "Is the robot on and rosbridge_server running on it (docs/ros-robots.md)? From this PC, is the address reachable?"));
+      return undefined;
+    }
+  }
+  try {
+    await probes.openSerial(motors.path);
+    out.push(pass("servo bus device", `${motors.path} exists and can be opened.`));
+  } catch (error) {
+    out.push(deviceProblem("servo bus device", motors.path, error as Errno));
+    return undefined;
+  }
+  try {
+    const bus = await probes.openMotors(motors, config.robotModel);
+    out.push(pass("servos", `Every servo on ${motors.path} answered a ping with the model its calibration names.`));
+    return bus;
+  } catch (error) {
+    const message = (error as Error).message;
+    const fix = /model mismatch/.test(message)
+      ? "A servo of the wrong type is on the bus or the calibration file names the wrong model: swap the servo or correct the calibration (docs/servo-buses.md)."
+      : /calibration/i.test(message)
+        ? `Check the calibration file ${motors.calibration} (docs/servo-buses.md, "Calibration file").`
+        : `Check servo power (the supply must be on), the bus cable, the baud rate (${motors.baudRate}) and the servo ids (docs/servo-buses.md).`;
+    out.push(fail("servos", `The servos did not all answer as expected: ${message}.`, fix));
+    return undefined;
+  }
+}
+
+async function checkFirmware(config: AgentConfig, bus: DoctorMotors, pins: FirmwarePins, out: CheckResult[]): Promise<string | undefined> {
+  const name = "firmware";
+  let found: string;
+  try {
+    found = await bus.readFirmware();
+  } catch (error) {
+    out.push(fail(name, `The robot's firmware version cannot be read: ${(error as Error).message}.`, "Check that every servo is powered, or that the robot's /assay/firmware service runs."));
+    return undefined;
+  }
+  const pinned = installationOf(pins, config.cellId);
+  if (!pinned) {
+    out.push(fail(name, `The robot reports firmware ${found}, but cell ${config.cellId} is not in firmware-pins/installations.json, so nothing says what it should run.`, "Ask the fleet operator to add this cell to firmware-pins/installations.json."));
+  } else if (pinned.model !== config.robotModel) {
+    out.push(fail(name, `Cell ${config.cellId} is pinned as a ${pinned.model} but the config says robotModel ${config.robotModel}.`, "Correct robotModel in the config, or have the pin corrected."));
+  } else if (pinned.firmware !== found) {
+    out.push(fail(name, `The robot reports firmware ${found} but ${pinned.firmware} is pinned for cell ${config.cellId}; the coordinator will give it no work.`, `Flash firmware ${pinned.firmware} (or have the pin in firmware-pins/installations.json changed), then run the doctor again.`));
+  } else {
+    out.push(pass(name, `The robot reports firmware ${found}, the version pinned for cell ${config.cellId}.`));
+  }
+  return found;
+}
+
+async function checkEstop(config: AgentConfig, probes: DoctorProbes, out: CheckResult[]): Promise<void> {
+  const name = "e-stop";
+  const estop = config.estop;
+  if (!estop) {
+    out.push(fail(name, `No e-stop input is configured, and the agent will not drive a robot without one.`, `Wire the e-stop to a serial modem line or a GPIO and add the "estop" section (docs/install-cell-agent.md).`));
+    return;
+  }
+  const where = estop.kind === "serial" ? `${estop.line.toUpperCase()} of ${estop.path}` : `GPIO ${estop.chip} line ${estop.line}`;
+  if (estop.kind === "serial") {
+    try {
+      await probes.openSerial(estop.path);
+    } catch (error) {
+      out.push(deviceProblem(name, estop.path, error as Errno));
+      return;
+    }
+  }
+  try {
+    const pressed = await probes.readEstop(estop);
+    if (pressed) out.push(fail(name, `The e-stop reads PRESSED (${where}); a cut e-stop wire reads the same.`, "Release the e-stop button (twist or pull it out). If it is released, check the e-stop wiring and connector."));
+    else out.push(pass(name, `The e-stop input (${where}) is readable and released.`));
+  } catch (error) {
+    const message = (error as Error).message;
+    const fix = estop.kind === "gpio" && /EACCES|permission/i.test(message)
+      ? "Add the assay user to the gpio group: sudo usermod -aG gpio assay, then restart the service."
+      : "Check the e-stop wiring and the configured line (docs/install-cell-agent.md, \"estop\").";
+    out.push(fail(name, `The e-stop input (${where}) cannot be read: ${message}.`, fix));
+  }
+}
+
+function checkPolicies(config: AgentConfig): CheckResult {
+  const images = config.policies.images.length ? ` (${config.policies.images.join(", ")})` : "";
+  return warn(
+    "policies",
+    `This agent build has no container runtime, so it cannot start policy images on this cell${images}; runs that need one will not be given to it.`,
+    "Nothing to fix on the cell; this arrives with a later agent version.",
+  );
+}
+
+async function checkCoordinator(config: AgentConfig, probes: DoctorProbes, agent: { state: string } | null, firmware: string | undefined, out: CheckResult[]): Promise<void> {
+  const address = config.coordinatorAddress;
+  try {
+    await probes.tcpConnect(address);
+    out.push(pass("coordinator reachable", `The coordinator at ${address} answers on the network.`));
+  } catch (error) {
+    const e = error as Errno;
+    const why = e.code === "ENOTFOUND" || e.code === "EAI_AGAIN" ? `the name ${address.split(":")[0]} does not resolve`
+      : e.code === "ECONNREFUSED" ? "nothing listens there (connection refused)"
+      : e.code === "ETIMEDOUT" ? "nothing answered within 5 s; a firewall may drop the traffic"
+      : e.message;
+    out.push(fail("coordinator reachable", `The coordinator at ${address} cannot be reached: ${why}.`, "Check coordinatorAddress in the config and the network cable; from this PC try: nc -vz " + address.replace(":", " ")));
+    out.push(warn("clock offset", "The offset from the coordinator's clock could not be measured without the coordinator."));
+    return;
+  }
+  try {
+    const token = await probes.checkToken(address, config.cellToken);
+    if (!token.accepted) {
+      out.push(fail("coordinator token", "The coordinator does not know this cell or its token was revoked; ask for a new enrollment token.",
+        `Ask the fleet operator to enroll cell ${config.cellId} again (POST /v1/cells), put the new token in "cellToken" and restart: sudo systemctl restart ${SERVICE}. (The coordinator said: ${token.details})`));
+      out.push(warn("clock offset", "The offset from the coordinator's clock could not be measured without an accepted token."));
+      return;
+    }
+    out.push(pass("coordinator token", `The coordinator accepted the token of cell ${config.cellId}.`));
+  } catch (error) {
+    out.push(fail("coordinator token", `The token could not be checked: ${(error as Errno).details ?? (error as Error).message}.`, "Check that coordinatorAddress is the coordinator's cell port (gRPC), not its HTTP API."));
+    return;
+  }
+  if (agent?.state === "busy") {
+    out.push(warn("hello/welcome", "Skipped: the agent service is running an episode, and a second session would interrupt it.", "Run the doctor again when the cell is idle."));
+    out.push(warn("clock offset", "Not measured while the agent runs an episode."));
+    return;
+  }
+  try {
+    const timing = await probes.helloWelcome(address, config.cellToken, {
+      cellId: config.cellId, agentVersion: `${AGENT_VERSION} (doctor)`, robotModel: config.robotModel, firmware: firmware ?? "",
+      environment: config.environment, instruments: [], policyImages: [], lastSeqSent: probes.lastSeqSent(config.dataDir),
+      interruptedEpisodeId: "",
+      // An e-stopped cell is given no work, so the doctor's short session cannot take an episode.
+      safetyState: "estopped",
+    });
+    const rttMs = timing.receivedAtMs - timing.sentAtMs;
+    out.push(pass("hello/welcome", `The coordinator welcomed cell ${config.cellId} (round trip ${rttMs} ms).${agent ? " The running agent reconnects by itself." : ""}`));
+    const offsetMs = Math.round((timing.sentAtMs + timing.receivedAtMs) / 2 - timing.serverTimeMs);
+    const side = offsetMs > 0 ? "ahead of" : "behind";
+    if (Math.abs(offsetMs) > CLOCK_OFFSET_WARN_MS) {
+      out.push(warn("clock offset", `This PC's clock is ${Math.abs(offsetMs)} ms ${side} the coordinator's (more than ${CLOCK_OFFSET_WARN_MS} ms), so event times in recordings will not line up.`,
+        "Install chrony and point it at the same time source as the coordinator: sudo apt-get install chrony; chronyc tracking shows the offset."));
+    } else {
+      out.push(pass("clock offset", `This PC's clock is within ${Math.max(Math.abs(offsetMs), 1)} ms of the coordinator's (round trip ${rttMs} ms).`));
+    }
+  } catch (error) {
+    const e = error as Errno;
+    const details = e.details ?? e.message;
+    const fix = /cell_id_mismatch/.test(details) ? `The token belongs to another cell: use the token issued for ${config.cellId}.` : "Run the doctor again; if it keeps failing, send this output to the fleet operator.";
+    out.push(fail("hello/welcome", `The coordinator did not welcome the cell: ${details}.`, fix));
+  }
+}
+
+function checkDisk(config: AgentConfig, probes: DoctorProbes): CheckResult {
+  const name = "disk space";
+  // Before the first start dataDir may not exist: measure the nearest existing parent.
+  let dir = config.dataDir;
+  while (!probes.pathExists(dir) && dirname(dir) !== dir) dir = dirname(dir);
+  let free: number;
+  try {
+    free = probes.freeBytes(dir);
+  } catch (error) {
+    return fail(name, `Free space in ${config.dataDir} cannot be measured: ${(error as Error).message}.`);
+  }
+  const where = `${config.dataDir}${dir === config.dataDir ? "" : ` (on the disk of ${dir})`}`;
+  if (free < DISK_FAIL_BYTES) {
+    return fail(name, `Only ${formatGb(free)} is free in ${where}; below 1 GB the cell takes no episodes.`, "Free space on that disk or give the agent a bigger one (dataDir). The agent never deletes recordings the coordinator has not received.");
+  }
+  if (free < DISK_WARN_BYTES) {
+    return warn(name, `${formatGb(free)} is free in ${where}; that is a few hours of recordings, and below 1 GB the cell stops taking episodes.`, "Free space on that disk soon.");
+  }
+  return pass(name, `${formatGb(free)} is free in ${where}.`);
+}
+
+/** Runs every check; stops early only when the config itself cannot be used. */
+export async function runDoctor(options: DoctorOptions): Promise<CheckResult[]> {
+  const { probes } = options;
+  const out: CheckResult[] = [];
+  const { config, result } = loadConfig(options);
+  out.push(result);
+  if (!config) return out;
+  const pins = options.pins ?? loadFirmwarePins();
+
+  const agent = await probes.localAgentStatus(config.metricsPort);
+  let firmware: string | undefined;
+  if (agent) {
+    out.push(warn("devices", `The agent service is running (state ${agent.state}) and holds the robot and e-stop, so they were not checked.`,
+      `To check them too: sudo systemctl stop ${SERVICE}; run the doctor; sudo systemctl start ${SERVICE}.`));
+  } else {
+    const bus = await checkMotors(config, probes, out);
+    if (bus) {
+      firmware = await checkFirmware(config, bus, pins, out);
+      await bus.close().catch(() => undefined);
+    }
+    await checkEstop(config, probes, out);
+  }
+  if (config.mocap) {
+    try {
+      const answer = await probes.pingNatNet(config.mocap.serverAddress);
+      out.push(pass("mocap", `The NatNet server "${answer.serverName}" at ${config.mocap.serverAddress} answered in ${answer.rttMs.toFixed(0)} ms.`));
+    } catch (error) {
+      out.push(fail("mocap", `The NatNet server at ${config.mocap.serverAddress} did not answer: ${(error as Error).message}.`,
+        "Is Motive running with streaming on, on the network this PC is on? Are UDP ports 1510 and 1511 open in the firewall?"));
+    }
+  }
+  out.push(checkPolicies(config));
+
+  const resolutionNs = probes.monotonicResolutionNs();
+  out.push(resolutionNs <= 100_000
+    ? pass("clock resolution", `The monotonic clock ticks every ${resolutionNs} ns.`)
+    : warn("clock resolution", `The monotonic clock ticks only every ${(resolutionNs / 1000).toFixed(0)} µs, too coarse for precise control timing.`, "Use a PC with a high-resolution timer (any x86 PC made this decade); check the clocksource: cat /sys/devices/system/clocksource/clocksource0/current_clocksource."));
+
+  await checkCoordinator(config, probes, agent, firmware, out);
+  out.push(checkDisk(config, probes));
+  return out;
+}

@@ -1,0 +1,96 @@
+/**
+ * Everything the doctor touches on the machine, behind one interface, so its checks run in unit tests
+ * with fakes and on a cell PC with `realProbes()`.
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { SerialPort } from "serialport";
+import type { Hello } from "../../protocol/gen/cell.js";
+import type { AgentConfig, EstopConfig, MotorsConfig } from "../config.js";
+import { WallClock, monotonicResolutionNs } from "../devices/clock/wall-clock.js";
+import { freeBytes } from "../disk-space.js";
+import { openEstop, openMotors } from "../hardware-factory.js";
+import { checkToken, helloWelcome, tcpConnect, type TokenVerdict, type WelcomeTiming } from "./link-probe.js";
+import { pingNatNet } from "./natnet-probe.js";
+
+/** The opened robot, as far as the doctor needs it. */
+export interface DoctorMotors {
+  readFirmware(): Promise<string>;
+  close(): Promise<void>;
+}
+
+export interface DoctorProbes {
+  readFile(path: string): string;
+  pathExists(path: string): boolean;
+  /** Opens and closes a serial device; rejects with the system error (code ENOENT, EACCES, EBUSY...). */
+  openSerial(path: string): Promise<void>;
+  /** Opens the configured robot: pings every servo and checks its model, or waits for rosbridge joint states. */
+  openMotors(motors: MotorsConfig, robotModel: string): Promise<DoctorMotors>;
+  /** True when the e-stop reads pressed. */
+  readEstop(estop: EstopConfig): Promise<boolean>;
+  pingNatNet(serverAddress: string): Promise<{ serverName: string; rttMs: number }>;
+  monotonicResolutionNs(): number;
+  /** The running agent's GET /status on its loopback port, or null when nothing answers. */
+  localAgentStatus(port: number): Promise<{ state: string } | null>;
+  tcpConnect(address: string): Promise<void>;
+  checkToken(address: string, token: string): Promise<TokenVerdict>;
+  helloWelcome(address: string, token: string, hello: Hello): Promise<WelcomeTiming>;
+  freeBytes(dir: string): number;
+  /** Highest seq this cell's outbox ever wrote (0 when none), for an honest Hello. */
+  lastSeqSent(dataDir: string): number;
+}
+
+const TIMEOUT_MS = 5000;
+
+/** Reads `<dataDir>/outbox.jsonl` without opening it for writing (the agent may hold it). */
+function outboxLastSeq(dataDir: string): number {
+  const path = join(dataDir, "outbox.jsonl");
+  if (!existsSync(path)) return 0;
+  let last = 0;
+  for (const line of readFileSync(path, "utf8").split("\n")) {
+    try {
+      const parsed = JSON.parse(line) as { seq?: number; next_seq?: number };
+      if (typeof parsed.seq === "number") last = Math.max(last, parsed.seq);
+      if (typeof parsed.next_seq === "number") last = Math.max(last, parsed.next_seq - 1);
+    } catch {
+      // blank or torn line
+    }
+  }
+  return last;
+}
+
+export function realProbes(): DoctorProbes {
+  return {
+    readFile: (path) => readFileSync(path, "utf8"),
+    pathExists: existsSync,
+    openSerial: (path) =>
+      new Promise<void>((resolve, reject) => {
+        const port = new SerialPort({ path, baudRate: 9600, autoOpen: false });
+        port.open((error) => (error ? reject(error) : port.close(() => resolve())));
+      }),
+    openMotors: async (motors, robotModel) => (await openMotors(motors, robotModel, new WallClock())).bus,
+    readEstop: async (estop) => {
+      const input = await openEstop(estop);
+      try {
+        return input.isPressed();
+      } finally {
+        await input.close();
+      }
+    },
+    pingNatNet: (serverAddress) => pingNatNet(serverAddress, TIMEOUT_MS),
+    monotonicResolutionNs: () => monotonicResolutionNs(),
+    localAgentStatus: async (port) => {
+      try {
+        const response = await fetch(`http://127.0.0.1:${port}/status`, { signal: AbortSignal.timeout(1000) });
+        return response.ok ? ((await response.json()) as { state: string }) : null;
+      } catch {
+        return null;
+      }
+    },
+    tcpConnect: (address) => tcpConnect(address, TIMEOUT_MS),
+    checkToken: (address, token) => checkToken(address, token, TIMEOUT_MS),
+    helloWelcome: (address, token, hello) => helloWelcome(address, token, hello, TIMEOUT_MS),
+    freeBytes,
+    lastSeqSent: outboxLastSeq,
+  };
+}

@@ -1,0 +1,146 @@
+/**
+ * Builds a real cell's `CellHardware` from the agent config: the servo bus or rosbridge robot, MJPEG
+ * cameras, NatNet mocap (when this build has the client), the e-stop input, the wall clock, and the
+ * technician-confirmed scene reset. Whatever was opened is closed again if a later device fails.
+ */
+import { existsSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { loadFirmwarePins } from "../firmware-pins/pins.js";
+import type { AgentConfig, EstopConfig, MocapConfig, MotorsConfig, PoliciesConfig } from "./config.js";
+import { MjpegCamera } from "./devices/camera/mjpeg-camera.js";
+import { WallClock } from "./devices/clock/wall-clock.js";
+import { openGpioEstop } from "./devices/estop/gpio-estop.js";
+import type { PolledEstop } from "./devices/estop/polled-estop.js";
+import { openSerialEstop } from "./devices/estop/serial-estop.js";
+import { RosMotorBus } from "./devices/ros/ros-motor-bus.js";
+import { OperatorSceneReset, SceneReadyGate } from "./devices/scene/operator-scene-reset.js";
+import { SerialServoBus } from "./devices/servo/servo-bus.js";
+import type { CellHardware, Clock, GripperSensor, MocapSource, MotorBus, PolicyRuntime, WristForceTorque } from "./hardware/types.js";
+
+export interface BuiltCell {
+  hardware: CellHardware;
+  /** Where POST /scene-ready confirms a reset. */
+  sceneGate: SceneReadyGate;
+  /** The servo bus when the robot is on one (for its counters in /metrics). */
+  servoBus?: SerialServoBus;
+}
+
+export interface HardwareFactoryOptions {
+  log: (line: string) => void;
+}
+
+type Closer = () => Promise<void> | void;
+
+/** Joint names of the cell's robot model, in the catalog's order. */
+export function catalogJoints(robotModel: string): string[] {
+  const model = loadFirmwarePins().models.find((m) => m.id === robotModel);
+  if (!model) throw new Error(`robot model "${robotModel}" is not in firmware-pins/catalog.json; fix "robotModel" in the agent config`);
+  return model.joints;
+}
+
+/** Opens the configured motor bus. Serial buses ping every servo and check its model on open. */
+export async function openMotors(motors: MotorsConfig, robotModel: string, clock: Clock): Promise<{ bus: MotorBus & { close(): Promise<void> }; servoBus?: SerialServoBus; gripper?: GripperSensor; wristFt?: WristForceTorque }> {
+  if (motors.kind === "ros") {
+    const bus = new RosMotorBus(motors.options, { clock });
+    try {
+      await bus.waitUntilReady(motors.options.connectTimeoutMs);
+    } catch (error) {
+      await bus.close();
+      throw error;
+    }
+    return { bus, gripper: bus.gripper ?? undefined, wristFt: bus.wristFt ?? undefined };
+  }
+  const servoBus = await SerialServoBus.open({
+    jointNames: catalogJoints(robotModel),
+    calibration: motors.calibration,
+    path: motors.path,
+    baudRate: motors.baudRate,
+    nowNs: () => clock.nowNs(),
+    ...(motors.transactionTimeoutMs !== undefined ? { transactionTimeoutMs: motors.transactionTimeoutMs } : {}),
+    ...(motors.retries !== undefined ? { retries: motors.retries } : {}),
+    ...(motors.watchdogMs !== undefined ? { watchdogMs: motors.watchdogMs } : {}),
+  });
+  return { bus: servoBus, servoBus };
+}
+
+/** Opens the configured e-stop input. */
+export function openEstop(estop: EstopConfig, log?: (line: string) => void): Promise<PolledEstop> {
+  return estop.kind === "serial" ? openSerialEstop(estop, log) : openGpioEstop(estop, log);
+}
+
+const natnetClientPath = join(dirname(fileURLToPath(import.meta.url)), "devices", "natnet", "natnet-client.ts");
+
+/**
+ * The NatNet mocap source (cell-agent/devices/natnet/, `NatNetClient.connect`), or undefined with a
+ * log line when this build has no NatNet client. Loaded lazily so a build without it still starts.
+ * NOTE: the client talks unicast from an ephemeral port; `mocap.localPort` is kept for multicast setups.
+ */
+export async function openMocap(mocap: MocapConfig, clock: Clock, log: (line: string) => void): Promise<(MocapSource & { close(): Promise<void> }) | undefined> {
+  if (!existsSync(natnetClientPath)) {
+    log(`mocap: this agent build has no NatNet client (cell-agent/devices/natnet/), so the mocap at ${mocap.serverAddress} is not used; episodes run without object poses`);
+    return undefined;
+  }
+  type Client = MocapSource & { close(): Promise<void> };
+  const module = (await import(pathToFileURL(natnetClientPath.replace(/\.ts$/, ".js")).href)) as {
+    NatNetClient?: { connect(input: { serverAddress: string }, deps?: { clock?: Clock }): Promise<Client> };
+  };
+  if (!module.NatNetClient) {
+    log(`mocap: ${natnetClientPath} has no NatNetClient; mocap is not used`);
+    return undefined;
+  }
+  return module.NatNetClient.connect({ serverAddress: mocap.serverAddress }, { clock });
+}
+
+/** This build starts no policies itself; see docs/install-cell-agent.md ("Policies"). */
+export function policyRuntimeFor(policies: PoliciesConfig): PolicyRuntime {
+  return {
+    available: () => [],
+    start: async () => {
+      throw new Error(
+        policies.runtime === "container"
+          ? "this cell agent build has no container runtime, so it cannot start policy images yet"
+          : "this cell has no policy runtime configured",
+      );
+    },
+  };
+}
+
+export async function buildCellHardware(config: AgentConfig, options: HardwareFactoryOptions): Promise<BuiltCell> {
+  const { log } = options;
+  if (!config.motors) throw new Error(`the agent config has no "motors" section; a real cell needs one (see docs/install-cell-agent.md)`);
+  if (!config.estop) throw new Error(`the agent config has no "estop" section; a real cell must have an e-stop input wired to the agent (see docs/install-cell-agent.md)`);
+  const closers: Closer[] = [];
+  const closeAll = async () => {
+    for (const close of closers.reverse()) await Promise.resolve(close()).catch((error: Error) => log(`closing a device failed: ${error.message}`));
+  };
+  try {
+    const clock = new WallClock();
+    const estop = await openEstop(config.estop, log);
+    closers.push(() => estop.close());
+    const motors = await openMotors(config.motors, config.robotModel, clock);
+    closers.push(() => motors.bus.close());
+    const cameras = config.cameras.map((c) => new MjpegCamera({ ...c, nowNs: () => clock.nowNs(), log }));
+    for (const camera of cameras) closers.push(() => camera.close());
+    const mocap = config.mocap ? await openMocap(config.mocap, clock, log) : undefined;
+    if (mocap) closers.push(() => mocap.close());
+    const sceneGate = new SceneReadyGate();
+    const scene = new OperatorSceneReset({ motors: motors.bus, clock, estop, gate: sceneGate, ...config.sceneReset, log });
+    const hardware: CellHardware = {
+      motors: motors.bus,
+      cameras,
+      ...(motors.gripper ? { gripper: motors.gripper } : {}),
+      ...(motors.wristFt ? { wristFt: motors.wristFt } : {}),
+      ...(mocap ? { mocap } : {}),
+      estop,
+      scene,
+      clock,
+      policies: policyRuntimeFor(config.policies),
+      close: closeAll,
+    };
+    return { hardware, sceneGate, servoBus: motors.servoBus };
+  } catch (error) {
+    await closeAll();
+    throw error;
+  }
+}

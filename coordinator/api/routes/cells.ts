@@ -1,0 +1,101 @@
+/**
+ * /v1/cells: enrolling cell agents (POST, the token is shown once), the fleet as the coordinator sees
+ * it (GET, never tokens), and revocation (DELETE: the token is refused from then on and an open
+ * CellLink stream is cut at once). keys:admin of an operator account (acct_default, which the first
+ * start creates, or acct_assay); a customer account's admin key may not add hardware to the fleet.
+ */
+import { Router, type Response } from "express";
+import { authOf } from "../../auth/authenticate.js";
+import { AssayError } from "../../errors/assay-error.js";
+import { enrollCell, revokeCell } from "../../fleet/enrollment.js";
+import type { ConnectedCell, FleetView } from "../../fleet/fleet-view.js";
+import { LinkError } from "../../fleet/link-errors.js";
+import { DEFAULT_ACCOUNT_ID } from "../../store/accounts-repo.js";
+import { getCell, listCells, type CellRow } from "../../store/cells-repo.js";
+import type { CompiledApiDeps } from "../api-deps.js";
+import { OPERATOR_ACCOUNT_ID } from "./kits.js";
+
+const FLEET_ACCOUNTS = new Set([DEFAULT_ACCOUNT_ID, OPERATOR_ACCOUNT_ID]);
+const CELL_ID = /^[a-z0-9][a-z0-9_-]*$/;
+
+/** The registry behind FleetView can cut a cell's stream; other FleetViews (tests) may not. */
+type Disconnectable = FleetView & { session?(cellId: string): { close(error: LinkError): void } | undefined };
+
+const q = (value: unknown): string => JSON.stringify(value) ?? "undefined";
+
+function requireFleetOperator(res: Response, what: string): void {
+  const { accountId } = authOf(res);
+  if (!FLEET_ACCOUNTS.has(accountId)) {
+    throw new AssayError("insufficient_scope", `${what} is a fleet operation: it needs a keys:admin key of ${[...FLEET_ACCOUNTS].join(" or ")}`);
+  }
+}
+
+/** The wire view of a cell: enrollment facts from the store, live state from the fleet. Never the token. */
+export function cellView(row: CellRow, live: ConnectedCell | undefined, extra: { enrollment_token?: string } = {}) {
+  return {
+    object: "cell",
+    id: row.id,
+    model: row.model,
+    ...extra,
+    created: row.enrolled,
+    revoked: row.revoked,
+    connected: live !== undefined,
+    state: live ? live.state : row.revoked ? "revoked" : "offline",
+    firmware: live?.firmware ?? null,
+    environment: live?.environment ?? null,
+    episode_id: live?.episodeId ?? null,
+    connected_at: live?.connectedAt ?? null,
+    last_seen: row.last_seen,
+  };
+}
+
+function parseEnrollment(body: unknown, models: readonly string[]): { cellId: string; model: string } {
+  const invalid = (message: string) => new AssayError("contract_validation_failed", message);
+  if (typeof body !== "object" || body === null || Array.isArray(body)) throw invalid(`request body must be a JSON object {"cell_id": "...", "model": "..."}`);
+  const record = body as Record<string, unknown>;
+  for (const key of Object.keys(record)) {
+    if (key !== "cell_id" && key !== "model") throw invalid(`unknown field ${key}; allowed: cell_id, model`);
+  }
+  const { cell_id: cellId, model } = record;
+  if (typeof cellId !== "string" || !CELL_ID.test(cellId) || cellId.length > 64) {
+    throw invalid(`cell_id must be 1..64 lowercase letters, digits, "-" or "_", starting with a letter or digit; got ${q(cellId)}`);
+  }
+  if (typeof model !== "string" || !models.includes(model)) throw invalid(`model must be a robot model of the catalog (${models.join(", ")}); got ${q(model)}`);
+  return { cellId, model };
+}
+
+export function cellsRouter(deps: CompiledApiDeps): Router {
+  const router = Router();
+  const liveOf = (cellId: string) => deps.fleet.connectedCells().find((c) => c.cellId === cellId);
+
+  router.post("/cells", (req, res) => {
+    requireFleetOperator(res, "POST /v1/cells");
+    const { cellId, model } = parseEnrollment(req.body, deps.pins.models.map((m) => m.id));
+    // Enrolling an existing cell rotates its token (and lifts a revocation): the old token stops working.
+    const token = enrollCell(deps.db, { cellId, model }, deps.clock);
+    const fleet = deps.fleet as Disconnectable;
+    fleet.session?.(cellId)?.close(new LinkError("token_unknown", `cell ${cellId} was re-enrolled; connect with the new token`));
+    res.status(201).json(cellView(getCell(deps.db, cellId)!, undefined, { enrollment_token: token }));
+  });
+
+  router.get("/cells", (_req, res) => {
+    requireFleetOperator(res, "GET /v1/cells");
+    const live = new Map(deps.fleet.connectedCells().map((c) => [c.cellId, c]));
+    res.json({ object: "list", url: "/v1/cells", data: listCells(deps.db).map((row) => cellView(row, live.get(row.id))) });
+  });
+
+  router.delete("/cells/:cellId", (req, res) => {
+    requireFleetOperator(res, "DELETE /v1/cells/{cell_id}");
+    const cellId = req.params.cellId;
+    const row = getCell(deps.db, cellId);
+    if (!row) throw new AssayError("not_found", `no enrolled cell ${q(cellId)}; list them with GET /v1/cells`);
+    // Revoking twice keeps the first timestamp.
+    if (!row.revoked) revokeCell(deps.db, cellId, deps.clock);
+    const revoked = getCell(deps.db, cellId)!;
+    const fleet = deps.fleet as Disconnectable;
+    fleet.session?.(cellId)?.close(new LinkError("cell_revoked", `cell ${cellId} was revoked at ${revoked.revoked}; re-enroll it to get a new token`));
+    res.json(cellView(revoked, liveOf(cellId)));
+  });
+
+  return router;
+}

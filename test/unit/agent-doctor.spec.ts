@@ -1,0 +1,210 @@
+import { strict as assert } from "node:assert";
+import { execFileSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { status as GrpcStatus } from "@grpc/grpc-js";
+import { parseCliArgs } from "../../cell-agent/cli.js";
+import { openGpioEstop } from "../../cell-agent/devices/estop/gpio-estop.js";
+import { SceneReadyGate } from "../../cell-agent/devices/scene/operator-scene-reset.js";
+import { jpegSize } from "../../cell-agent/devices/camera/mjpeg-camera.js";
+import { diskFullHold } from "../../cell-agent/disk-space.js";
+import { exitCodeOf, formatReport, type CheckResult } from "../../cell-agent/doctor/check-result.js";
+import { runDoctor } from "../../cell-agent/doctor/doctor.js";
+import type { DoctorProbes } from "../../cell-agent/doctor/probes.js";
+import { loadFirmwarePins } from "../../firmware-pins/pins.js";
+
+const CONFIG = {
+  cellId: "so101-b", cellToken: "assay_cell_x", robotModel: "so101", environment: "tabletop@1", dataDir: "/var/lib/assay/cell-agent",
+  coordinatorAddress: "coord.lab:50051",
+  motors: { kind: "feetech", path: "/dev/ttyACM0", calibration: "/etc/assay/calibration.json" },
+  estop: { kind: "serial", path: "/dev/ttyUSB1", line: "cts" },
+};
+
+function errno(code: string, message: string): Error {
+  return Object.assign(new Error(message), { code });
+}
+
+/** A healthy cell PC; each test breaks one thing. */
+function probes(overrides: Partial<DoctorProbes> = {}, config: object = CONFIG): DoctorProbes {
+  return {
+    readFile: () => JSON.stringify(config),
+    pathExists: () => true,
+    openSerial: async () => undefined,
+    openMotors: async () => ({ readFirmware: async () => "3.11", close: async () => undefined }),
+    readEstop: async () => false,
+    pingNatNet: async () => ({ serverName: "Motive", rttMs: 2 }),
+    monotonicResolutionNs: () => 40,
+    localAgentStatus: async () => null,
+    tcpConnect: async () => undefined,
+    checkToken: async () => ({ accepted: true }),
+    helloWelcome: async () => ({ sentAtMs: 1_000_000, receivedAtMs: 1_000_010, serverTimeMs: 1_000_004 }),
+    freeBytes: () => 200e9,
+    lastSeqSent: () => 0,
+    ...overrides,
+  };
+}
+
+const pins = loadFirmwarePins();
+const doctor = (p: DoctorProbes) => runDoctor({ configPath: "/etc/assay/cell-agent.json", probes: p, pins });
+const line = (results: CheckResult[], name: string) => {
+  const found = results.find((r) => r.name === name);
+  assert.ok(found, `no "${name}" line in:\n${formatReport(results)}`);
+  return found;
+};
+
+describe("cell-agent doctor", () => {
+  it("passes a healthy cell, warning only that this build starts no policy containers", async () => {
+    const results = await doctor(probes());
+    const notPassed = results.filter((r) => r.verdict !== "PASS").map((r) => r.name);
+    assert.deepEqual(notPassed, ["policies"], formatReport(results));
+    assert.match(line(results, "policies").sentence, /no container runtime/);
+    assert.equal(exitCodeOf(results), 0);
+    assert.match(formatReport(results), /VERDICT: READY with 1 warning/);
+  });
+
+  it("tells the technician to add the assay user to dialout when the serial device is not permitted", async () => {
+    const results = await doctor(probes({ openSerial: async () => { throw errno("EACCES", "Error: Permission denied, cannot open /dev/ttyACM0"); } }));
+    const bus = line(results, "servo bus device");
+    assert.equal(bus.verdict, "FAIL");
+    assert.match(bus.fix!, /add the assay user to the dialout group/i);
+    assert.equal(exitCodeOf(results), 1);
+  });
+
+  it("names a missing device, a silent servo, and the found and pinned firmware", async () => {
+    const missing = await doctor(probes({ openSerial: async (path) => { throw errno("ENOENT", `No such file or directory, cannot open ${path}`); } }));
+    assert.match(line(missing, "servo bus device").sentence, /There is no device at \/dev\/ttyACM0/);
+    const silent = await doctor(probes({ openMotors: async () => { throw new Error("ping id 3: no reply from servo 3 after 4 attempts"); } }));
+    assert.match(line(silent, "servos").sentence, /servo 3/);
+    assert.match(line(silent, "servos").fix!, /servo power/);
+    const old = await doctor(probes({ openMotors: async () => ({ readFirmware: async () => "3.10", close: async () => undefined }) }));
+    const firmware = line(old, "firmware");
+    assert.equal(firmware.verdict, "FAIL");
+    assert.match(firmware.sentence, /reports firmware 3\.10 but 3\.11 is pinned for cell so101-b/);
+  });
+
+  it("fails a pressed e-stop and an unconfigured one", async () => {
+    assert.match(line(await doctor(probes({ readEstop: async () => true })), "e-stop").sentence, /PRESSED/);
+    const { estop: _estop, ...withoutEstop } = CONFIG;
+    assert.equal(line(await doctor(probes({}, withoutEstop)), "e-stop").verdict, "FAIL");
+  });
+
+  it("says in words that an unknown or revoked token needs a new enrollment token", async () => {
+    const results = await doctor(probes({ checkToken: async () => ({ accepted: false, code: GrpcStatus.UNAUTHENTICATED, details: "cell_revoked: cell so101-b was revoked" }) }));
+    const token = line(results, "coordinator token");
+    assert.equal(token.verdict, "FAIL");
+    assert.equal(token.sentence, "The coordinator does not know this cell or its token was revoked; ask for a new enrollment token.");
+    assert.equal(exitCodeOf(results), 1);
+  });
+
+  it("explains an unreachable coordinator", async () => {
+    const results = await doctor(probes({ tcpConnect: async () => { throw errno("ECONNREFUSED", "connect ECONNREFUSED"); } }));
+    assert.match(line(results, "coordinator reachable").sentence, /connection refused/);
+  });
+
+  it("warns about a clock more than 100 ms off the coordinator's and suggests chrony", async () => {
+    const results = await doctor(probes({ helloWelcome: async () => ({ sentAtMs: 1_000_000, receivedAtMs: 1_000_010, serverTimeMs: 999_700 }) }));
+    const clock = line(results, "clock offset");
+    assert.equal(clock.verdict, "WARN");
+    assert.match(clock.sentence, /305 ms ahead of the coordinator's/);
+    assert.match(clock.fix!, /chrony/);
+  });
+
+  it("warns below 5 GB and fails below 1 GB free in dataDir", async () => {
+    assert.equal(line(await doctor(probes({ freeBytes: () => 3e9 })), "disk space").verdict, "WARN");
+    const low = line(await doctor(probes({ freeBytes: () => 0.5e9 })), "disk space");
+    assert.equal(low.verdict, "FAIL");
+    assert.match(low.sentence, /Only 0\.5 GB is free/);
+  });
+
+  it("leaves the devices of a running agent alone and does not interrupt its episode", async () => {
+    let opened = false;
+    let hello = false;
+    const results = await doctor(probes({
+      localAgentStatus: async () => ({ state: "busy" }),
+      openSerial: async () => { opened = true; },
+      helloWelcome: async () => { hello = true; return { sentAtMs: 0, receivedAtMs: 0, serverTimeMs: 0 }; },
+    }));
+    assert.equal(opened, false);
+    assert.equal(hello, false);
+    assert.match(line(results, "devices").fix!, /systemctl stop assay-cell-agent/);
+    assert.equal(exitCodeOf(results), 0);
+  });
+
+  it("names the offending config key and stops there", async () => {
+    const results = await doctor(probes({}, { ...CONFIG, heartbeatMs: 5 }));
+    assert.equal(results.length, 1);
+    assert.match(results[0].sentence, /unknown agent config key "heartbeatMs"/);
+    const absent = await doctor(probes({ readFile: () => { throw errno("ENOENT", "no such file"); } }));
+    assert.match(absent[0].sentence, /There is no config file at \/etc\/assay\/cell-agent.json/);
+  });
+});
+
+describe("cell-agent pieces", () => {
+  it("parses the CLI", () => {
+    assert.deepEqual(parseCliArgs(["doctor", "--config", "/x.json", "--json"]), { command: "doctor", configPath: "/x.json", json: true });
+    assert.equal(parseCliArgs(["run"], { ASSAY_CELL_AGENT_CONFIG: "/e.json" }).configPath, "/e.json");
+    assert.throws(() => parseCliArgs(["launch"]), /unknown command "launch"/);
+  });
+
+  it("holds work while less than 1 GB is free, saying so once", () => {
+    let free = 0.4e9;
+    let now = 0;
+    const lines: string[] = [];
+    const hold = diskFullHold("/data", (l) => lines.push(l), { measure: () => free, nowMs: () => now, everyMs: 10 });
+    assert.match(hold()!, /^disk_full: only 0\.4 GB is free in \/data/);
+    assert.match(hold()!, /^disk_full/);
+    free = 20e9;
+    now = 11;
+    assert.equal(hold(), null);
+    assert.equal(lines.length, 2);
+  });
+
+  it("reads a GPIO e-stop through sysfs and fires once per press", async () => {
+    const sysfs = mkdtempSync(join(tmpdir(), "assay-gpio-"));
+    try {
+      mkdirSync(join(sysfs, "gpiochip512"));
+      writeFileSync(join(sysfs, "gpiochip512", "base"), "512\n");
+      mkdirSync(join(sysfs, "gpio529"));
+      writeFileSync(join(sysfs, "gpio529", "value"), "0\n");
+      const estop = await openGpioEstop({ kind: "gpio", chip: "gpiochip512", line: 17, pressedWhen: "high", pollMs: 1 }, undefined, sysfs);
+      assert.equal(estop.isPressed(), false);
+      const fired = new Promise<void>((resolve) => estop.onTrigger(resolve));
+      writeFileSync(join(sysfs, "gpio529", "value"), "1\n");
+      await fired;
+      assert.equal(estop.isPressed(), true);
+      await estop.close();
+    } finally {
+      rmSync(sysfs, { recursive: true, force: true });
+    }
+  });
+
+  it("waits for the technician's scene confirmation, and times out in words", async () => {
+    const gate = new SceneReadyGate();
+    assert.equal(gate.confirm(), false);
+    const waiting = gate.wait({ since: "", lighting: "nominal", objects: {}, distractors: [] }, 5000, () => null);
+    assert.ok(gate.pending);
+    assert.equal(gate.confirm(), true);
+    await waiting;
+    await assert.rejects(gate.wait({ since: "", lighting: "nominal", objects: {}, distractors: [] }, 20, () => null), /no technician confirmed the scene/);
+  });
+
+  it("reads a JPEG's size from its SOF header", () => {
+    const sof = [0xff, 0xd8, 0xff, 0xc0, 0x00, 0x11, 0x08, 0x01, 0xe0, 0x02, 0x80, 0x03, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
+    assert.deepEqual(jpegSize(new Uint8Array(sof)), { width: 640, height: 480 });
+  });
+
+  it("installer --dry-run prints the whole plan and changes nothing", () => {
+    const out = execFileSync("bash", [
+      "scripts/install-cell-agent.sh", "--dry-run", "--cell-id", "so101-e", "--coordinator", "coord.lab:50051", "--token", "assay_cell_SECRET",
+      "--model", "so101", "--environment", "tabletop@1", "--serial", "/dev/ttyACM0", "--estop-serial", "/dev/ttyUSB1",
+      "--config", join(tmpdir(), "assay-never-written", "cell-agent.json"),
+    ], { encoding: "utf8" });
+    for (const step of [
+      /useradd .* assay|user assay exists/, /usermod -aG dialout assay/, /npm ci --omit=dev/, /write .*cell-agent\.json \(mode 600/,
+      /"kind": "feetech"/, /write \/etc\/systemd\/system\/assay-cell-agent\.service/, /ExecStart=.*cell-agent\/cli\.ts run --config/,
+      /systemctl enable assay-cell-agent/, /cli\.ts doctor --config/, /systemctl start assay-cell-agent/, /Dry run: nothing was changed/,
+    ]) assert.match(out, step);
+    assert.doesNotMatch(out, /assay_cell_SECRET/, "the token must not be printed");
+  });
+});
