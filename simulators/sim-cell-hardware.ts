@@ -1,8 +1,22 @@
 /**
  * Builds a whole simulated cell: one SimWorld and every device over it, with the instruments the
  * environment declares (e.g. bench-bare@1 has no top camera, mocap or wrist F/T).
+ *
+ * With `devices: "wire"` (the default) the agent gets the real drivers, speaking the real protocols to
+ * emulators whose state is the world's:
+ *   - arm-pod (so101) and fixed-arm (fr3): `SerialServoBus` over a mock serial port to emulated Feetech
+ *     STS3215 / Dynamixel X servos (the FR3's Dynamixel bus is a stand-in; world-servo-bridge.ts);
+ *   - humanoid (g1), quadruped-manip (b2z1), mobile-manipulator (stretch3): `RosMotorBus` over a loopback
+ *     WebSocket to the simulated rosbridge (world-ros-bridge.ts);
+ *   - mocap: `NatNetClient` over loopback UDP to a simulated Motive (simulators/natnet/).
+ * Models without a wire emulation (aloha) keep the in-process motor bus. Cameras, gripper sensor, wrist
+ * F/T, scene reset and policies are in-process either way.
+ *
+ * `devices: "in-process"` hands the agent the SimMotorBus / SimMocapSource objects that call the world
+ * directly: the fallback if a wire path breaks, and the baseline the wire path is measured against.
  */
-import type { CellHardware } from "../cell-agent/hardware/types.js";
+import type { CellHardware, MocapSource, MotorBus } from "../cell-agent/hardware/types.js";
+import { NatNetClient } from "../cell-agent/devices/natnet/natnet-client.js";
 import { SimCamera } from "./devices/sim-camera.js";
 import { SimClock } from "./devices/sim-clock.js";
 import { SimEstopInput } from "./devices/sim-estop-input.js";
@@ -10,9 +24,24 @@ import { SimGripperSensor, SimMocapSource, SimWristForceTorque } from "./devices
 import { SimMotorBus } from "./devices/sim-motor-bus.js";
 import { SimSceneReset } from "./devices/sim-scene-reset.js";
 import { instrumentsOf, type Instrument } from "./environment-instruments.js";
+import { SimNatNetServer } from "./natnet/natnet-server.js";
+import { WorldMocapStream } from "./natnet/world-mocap-stream.js";
 import { ReferencePolicyRuntime } from "./policies/reference-runtime.js";
+import { openWorldRosBus } from "./rosbridge/world-ros-bridge.js";
+import { SERVO_MODEL_OF, openWorldServoBus } from "./servo-bus/world-servo-bridge.js";
 import { catalogModel } from "./world/embodiments.js";
 import { SimWorld } from "./world/sim-world.js";
+
+/** How the agent reaches the simulated devices. */
+export type SimDevices = "wire" | "in-process";
+
+/** Robot models whose simulated cell speaks rosbridge. */
+export const ROS_MODELS: readonly string[] = ["g1", "b2z1", "stretch3"];
+
+/** Simulated ms a NatNet frame may age before the client calls it stale (frames follow every clock step). */
+const SIM_MAX_FRAME_AGE_MS = 250;
+/** Wall ms the clock waits for a mocap frame to reach the client before going on without it. */
+const FRAME_DELIVERY_TIMEOUT_MS = 500;
 
 export interface SimulatedCellOptions {
   /** Catalog robot model id, e.g. "so101". */
@@ -27,31 +56,86 @@ export interface SimulatedCellOptions {
   speed: number;
   /** Overrides the environment catalog's instruments (tests). */
   instruments?: Instrument[];
+  /** "wire" (default): real drivers over emulated wire protocols; "in-process": devices call the world directly. */
+  devices?: SimDevices;
 }
 
-export type SimulatedCell = CellHardware & { world: SimWorld; estop: SimEstopInput; clock: SimClock };
+export type SimulatedCell = CellHardware & { world: SimWorld; estop: SimEstopInput; clock: SimClock; devices: SimDevices };
 
-export function createSimulatedCell(options: SimulatedCellOptions): SimulatedCell {
+/** Builds the world and its devices; with "wire" it also starts the emulators and connects the drivers. */
+export async function createSimulatedCell(options: SimulatedCellOptions): Promise<SimulatedCell> {
   const model = catalogModel(options.model);
   if (!model.firmwares.includes(options.firmware)) {
     throw new Error(`firmware "${options.firmware}" is not a release of ${model.id}; releases: ${model.firmwares.join(", ")}`);
   }
+  const devices = options.devices ?? "wire";
+  if (devices !== "wire" && devices !== "in-process") throw new Error(`simulated cell option devices must be "wire" or "in-process"; got ${JSON.stringify(devices)}`);
   const instruments = options.instruments ?? instrumentsOf(options.environment);
   const has = (kind: string) => instruments.some((i) => i.kind === kind);
   const world = new SimWorld({ model: model.id, seed: options.seed });
-  const clock = new SimClock(world, options.speed);
+  // Wire devices publish after every clock step, before the sleepers it woke read anything.
+  const afterStep: Array<(waking: boolean) => Promise<void>> = [];
+  const clock = new SimClock(world, options.speed, devices === "wire" ? async (waking) => { for (const sync of afterStep) await sync(waking); } : undefined);
   const estop = new SimEstopInput();
-  return {
-    world,
-    estop,
-    clock,
-    motors: new SimMotorBus(world, options.firmware, estop),
-    cameras: instruments.filter((i) => i.kind === "camera" && i.name).map((i) => new SimCamera(world, i.name!)),
-    gripper: has("gripper_state") ? new SimGripperSensor(world) : undefined,
-    wristFt: has("ft_wrist") ? new SimWristForceTorque(world) : undefined,
-    mocap: has("mocap") ? new SimMocapSource(world) : undefined,
-    scene: new SimSceneReset(world, clock),
-    policies: new ReferencePolicyRuntime(),
-    async close() {},
+  const closers: Array<() => Promise<void>> = [];
+  const close = async () => {
+    for (const closeOne of closers.splice(0).reverse()) await closeOne();
   };
+
+  try {
+    let motors: MotorBus = new SimMotorBus(world, options.firmware, estop);
+    let mocap: MocapSource | undefined = has("mocap") ? new SimMocapSource(world) : undefined;
+    if (devices === "wire") {
+      if (SERVO_MODEL_OF[model.id]) {
+        const servo = await openWorldServoBus({ world, estop, firmware: options.firmware });
+        closers.push(() => servo.close());
+        motors = servo.motors;
+      } else if (ROS_MODELS.includes(model.id)) {
+        const ros = await openWorldRosBus({ world, estop, firmware: options.firmware, clock });
+        closers.push(() => ros.close());
+        afterStep.push((waking) => ros.sync(waking));
+        motors = ros.motors;
+      }
+      if (mocap) {
+        const server = await SimNatNetServer.start();
+        closers.push(() => server.close());
+        const stream = new WorldMocapStream(world, server, { seed: options.seed });
+        stream.sync();
+        const client = await NatNetClient.connect(
+          { serverAddress: server.address, commandPort: server.port, localAddress: "127.0.0.1", maxFrameAgeMs: SIM_MAX_FRAME_AGE_MS, modelDefRetryMs: 5 },
+          { clock: { nowNs: () => world.tNs } },
+        );
+        closers.push(() => client.close());
+        // The first frame went out before the client connected: send it again.
+        await client.waitForFrame(stream.resend(), FRAME_DELIVERY_TIMEOUT_MS * 4);
+        // Frames go out on every step; the clock waits for delivery only before it wakes a sleeper.
+        let pending: number | null = null;
+        afterStep.push(async (waking) => {
+          pending = stream.sync() ?? pending;
+          if (!waking || pending === null) return;
+          const frame = pending;
+          pending = null;
+          await client.waitForFrame(frame, FRAME_DELIVERY_TIMEOUT_MS).catch(() => undefined);
+        });
+        mocap = client;
+      }
+    }
+    return {
+      world,
+      estop,
+      clock,
+      devices,
+      motors,
+      cameras: instruments.filter((i) => i.kind === "camera" && i.name).map((i) => new SimCamera(world, i.name!)),
+      gripper: has("gripper_state") ? new SimGripperSensor(world) : undefined,
+      wristFt: has("ft_wrist") ? new SimWristForceTorque(world) : undefined,
+      mocap,
+      scene: new SimSceneReset(world, clock),
+      policies: new ReferencePolicyRuntime(),
+      close,
+    };
+  } catch (error) {
+    await close();
+    throw error;
+  }
 }

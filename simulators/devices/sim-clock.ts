@@ -20,8 +20,13 @@ export class SimClock implements Clock {
   private sleepers: Sleeper[] = [];
   private driving = false;
 
-  /** speed: simulated seconds per wall second (> 0; Infinity runs as fast as the CPU allows). */
-  constructor(private readonly world: SimWorld, readonly speed: number) {
+  /**
+   * speed: simulated seconds per wall second (> 0; Infinity runs as fast as the CPU allows).
+   * afterStep: awaited after every chunk, before the sleepers it woke run (wire devices publish the
+   * new state there and, when `waking`, wait until it has reached the agent's side, so reads stay
+   * deterministic).
+   */
+  constructor(private readonly world: SimWorld, readonly speed: number, private readonly afterStep?: (waking: boolean) => Promise<void>) {
     if (!(speed > 0)) throw new Error(`simulation speed must be a positive number or Infinity; got ${speed}`);
   }
 
@@ -47,6 +52,7 @@ export class SimClock implements Clock {
         const target = this.sleepers[0].tNs;
         const chunkEnd = this.world.tNs + CHUNK_NS < target ? this.world.tNs + CHUNK_NS : target;
         this.world.advanceTo(chunkEnd);
+        if (this.afterStep) await this.afterStep(this.sleepers[0].tNs <= this.world.tNs);
         while (this.sleepers.length > 0 && this.sleepers[0].tNs <= this.world.tNs) this.sleepers.shift()!.resolve();
         await this.pace(wallStartMs, simStartNs);
       }

@@ -161,6 +161,27 @@ export class SimRosbridgeServer {
     this.publishTopic(this.names.wristFt, { header: { stamp, frame_id: "wrist_ft" }, wrench: { force: { x: fx, y: fy, z: fz }, torque: { x: tx, y: ty, z: tz } } });
   }
 
+  /**
+   * Resolves once every client has processed everything sent to it so far: a WebSocket ping follows
+   * the messages on each connection and the client's pong comes back after them (ws answers pings in
+   * order). A client that does not answer within `timeoutMs` is not waited for.
+   */
+  flush(timeoutMs = 1000): Promise<void> {
+    const open = [...this.clients].filter((c) => c.socket.readyState === c.socket.OPEN);
+    return Promise.all(open.map((client) => new Promise<void>((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        client.socket.removeListener("pong", done);
+        client.socket.removeListener("close", done);
+        resolve();
+      };
+      const timer = setTimeout(done, timeoutMs);
+      client.socket.once("pong", done);
+      client.socket.once("close", done);
+      client.socket.ping();
+    }))).then(() => undefined);
+  }
+
   /** Fault: drops every client at once, like a cable pull (no close handshake). */
   disconnectAll(): void {
     for (const client of this.clients) client.socket.terminate();

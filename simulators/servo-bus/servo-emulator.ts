@@ -20,7 +20,7 @@ import {
 import { DynamixelErrorNumber, dynamixelCodec } from "../../cell-agent/devices/servo/dynamixel-protocol.js";
 import { feetechCodec } from "../../cell-agent/devices/servo/feetech-protocol.js";
 import { FaultInjector, FaultOptions } from "./fault-injector.js";
-import { MotionModel } from "./motion-model.js";
+import { MotionModel, type MotionLimits } from "./motion-model.js";
 
 export interface EmulatedServoSpec {
   id: number;
@@ -39,6 +39,25 @@ export interface ServoEmulatorOptions {
   nowMs: () => number;
   ambientC?: number;
   faults?: FaultOptions;
+  /**
+   * Where each servo's motion comes from (default: a `MotionModel` per servo). A simulated cell passes
+   * a backend over its SimWorld so that the world stays the single physics (world-servo-bridge.ts).
+   */
+  motion?: (spec: EmulatedServoSpec, table: ControlTable, initialTicks: number, ambientC: number) => ServoMotion;
+}
+
+/** What the emulator needs of one servo's physics; `MotionModel` is the stand-alone one. */
+export interface ServoMotion {
+  readonly positionTicks: number;
+  readonly velocityTicksS: number;
+  readonly currentA: number;
+  readonly temperatureC: number;
+  goalTicks: number;
+  torqueOn: boolean;
+  /** Advances by `dtS` seconds of the emulator's clock. */
+  advance(dtS: number, limits: MotionLimits): void;
+  /** Stops where it is (bus watchdog): goal becomes the present position. */
+  stop(): void;
 }
 
 const MEMORY_BYTES = 1024;
@@ -49,12 +68,12 @@ const DXL_EEPROM_END = 64;
 
 export class EmulatedServo {
   readonly memory = new Uint8Array(MEMORY_BYTES);
-  readonly motion: MotionModel;
+  readonly motion: ServoMotion;
   /** Last time an instruction packet addressed this servo, ms. */
   lastContactMs: number;
 
-  constructor(readonly id: number, readonly table: ControlTable, firmware: string, initialTicks: number, ambientC: number, nowMs: number) {
-    this.motion = new MotionModel(initialTicks, ambientC);
+  constructor(readonly id: number, readonly table: ControlTable, firmware: string, initialTicks: number, ambientC: number, nowMs: number, motion?: ServoMotion) {
+    this.motion = motion ?? new MotionModel(initialTicks, ambientC);
     this.lastContactMs = nowMs;
     this.set("modelNumber", table.modelNumber);
     const [major, minor] = firmware.split(".").map(Number);
@@ -114,7 +133,11 @@ export class ServoBusEmulator {
     const defaultFirmware = options.firmware ?? (this.protocol === "feetech" ? "3.11" : "46");
     for (const spec of options.servos) {
       if (this.servos.has(spec.id)) throw new RangeError(`servo emulator: duplicate id ${spec.id}`);
-      this.servos.set(spec.id, new EmulatedServo(spec.id, controlTable(spec.model), spec.firmware ?? defaultFirmware, spec.initialTicks ?? 2048, options.ambientC ?? 25, this.lastUpdateMs));
+      const table = controlTable(spec.model);
+      const initialTicks = spec.initialTicks ?? 2048;
+      const ambientC = options.ambientC ?? 25;
+      const motion = options.motion?.(spec, table, initialTicks, ambientC);
+      this.servos.set(spec.id, new EmulatedServo(spec.id, table, spec.firmware ?? defaultFirmware, initialTicks, ambientC, this.lastUpdateMs, motion));
     }
   }
 

@@ -4,7 +4,7 @@ import type { PerturbationSpec, TaskSpec } from "../../cell-agent/episode/assign
 import { realizeEpisodePlan } from "../../cell-agent/episode/plan.js";
 import type { CameraFrame, Observation } from "../../cell-agent/hardware/types.js";
 import { ReferencePolicyRuntime } from "../../simulators/policies/reference-runtime.js";
-import { createSimulatedCell } from "../../simulators/sim-cell-hardware.js";
+import { createSimulatedCell, type SimulatedCell } from "../../simulators/sim-cell-hardware.js";
 
 const raw = JSON.parse(readFileSync(new URL("../../coordinator/catalog/tasks/pick-cube-v1.json", import.meta.url), "utf8"));
 const cube = raw.initial_conditions.cube;
@@ -23,7 +23,15 @@ const EPISODE_LIMIT_NS = 12_000_000_000n;
 
 /** One pick-cube episode on a simulated so101 in tabletop@1; success = cube z > 0.06 m held 1 s (mocap). */
 async function episode(image: string, seed: number, perturbation: PerturbationSpec): Promise<{ success: boolean; durationS: number }> {
-  const cell = createSimulatedCell({ model: "so101", firmware: "3.11", environment: "tabletop@1", seed, speed: Infinity });
+  const cell = await createSimulatedCell({ model: "so101", firmware: "3.11", environment: "tabletop@1", seed, speed: Infinity });
+  try {
+    return await runEpisode(cell, image, seed, perturbation);
+  } finally {
+    await cell.close();
+  }
+}
+
+async function runEpisode(cell: SimulatedCell, image: string, seed: number, perturbation: PerturbationSpec): Promise<{ success: boolean; durationS: number }> {
   const plan = realizeEpisodePlan({ task: PICK_CUBE, perturbation, seed, dof: 6, environment: "tabletop@1" });
   await cell.scene.reset(plan.reset);
   const session = await cell.policies.start({ type: "container", image }, { model: "so101", dof: 6 });

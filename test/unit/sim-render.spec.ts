@@ -31,7 +31,7 @@ function redCentroid(rgb: Uint8Array, width: number): [number, number, number] {
 
 describe("simulated cameras", () => {
   it("draws the cube in the top image where the calibration says", async () => {
-    const cell = createSimulatedCell({ model: "so101", firmware: "3.11", environment: "tabletop@1", seed: 4, speed: Infinity });
+    const cell = await createSimulatedCell({ model: "so101", firmware: "3.11", environment: "tabletop@1", seed: 4, speed: Infinity });
     await cell.scene.reset(plan("nominal"));
     const top = cell.cameras.find((c) => c.name === "top")!;
     const frame = await top.capture();
@@ -45,10 +45,11 @@ describe("simulated cameras", () => {
     const decoded = decodeJpeg(frame.jpeg);
     const [dc, dr] = redCentroid(decoded.rgb, decoded.width);
     assert.ok(Math.hypot(dc - ec, dr - er) < 1);
+    await cell.close();
   });
 
   it("centres the wrist view under the fingertip", async () => {
-    const cell = createSimulatedCell({ model: "so101", firmware: "3.11", environment: "tabletop@1", seed: 5, speed: Infinity });
+    const cell = await createSimulatedCell({ model: "so101", firmware: "3.11", environment: "tabletop@1", seed: 5, speed: Infinity });
     await cell.scene.reset(plan("nominal"));
     const e = embodimentFor("so101");
     await cell.motors.writeGoalPositions(jointsOf(e, inverseKinematics([0.25, -0.03, 0.08], 0.7)!, 1));
@@ -58,13 +59,15 @@ describe("simulated cameras", () => {
     const tool = cell.world.toolPose();
     const [x, y] = wristPixelToWorld(c, r, { xM: tool.positionM[0], yM: tool.positionM[1], zM: tool.positionM[2], yawRad: tool.yawRad });
     assert.ok(Math.hypot(x - 0.24, y + 0.04) < 0.002, `${x}, ${y}`);
+    await cell.close();
   });
 
   it("darkens the image under dim light and tints it under warm light", async () => {
     const mean = async (lighting: string) => {
-      const cell = createSimulatedCell({ model: "so101", firmware: "3.11", environment: "tabletop@1", seed: 6, speed: Infinity });
+      const cell = await createSimulatedCell({ model: "so101", firmware: "3.11", environment: "tabletop@1", seed: 6, speed: Infinity });
       await cell.scene.reset(plan(lighting));
       const rgb = (await cell.cameras.find((c) => c.name === "top")!.capture()).rgb!;
+      await cell.close();
       const sums = [0, 0, 0];
       rgb.forEach((v, i) => (sums[i % 3] += v));
       return sums.map((s) => s / (rgb.length / 3));
@@ -74,15 +77,17 @@ describe("simulated cameras", () => {
     assert.ok(warm[0] > warm[2] * 1.4 && nominal[0] < nominal[2] * 1.1);
   });
 
-  it("builds only the instruments the environment has", () => {
-    const bench = createSimulatedCell({ model: "stretch3", firmware: "0.8.4", environment: "bench-bare@1", seed: 1, speed: Infinity });
+  it("builds only the instruments the environment has", async () => {
+    const bench = await createSimulatedCell({ model: "stretch3", firmware: "0.8.4", environment: "bench-bare@1", seed: 1, speed: Infinity });
     assert.deepEqual(bench.cameras.map((c) => c.name), ["wrist"]);
     assert.equal(bench.mocap, undefined);
     assert.equal(bench.wristFt, undefined);
     assert.ok(bench.gripper);
-    const kitchen = createSimulatedCell({ model: "g1", firmware: "1.4.2", environment: "kitchen-replica@2", seed: 1, speed: Infinity });
+    await bench.close();
+    const kitchen = await createSimulatedCell({ model: "g1", firmware: "1.4.2", environment: "kitchen-replica@2", seed: 1, speed: Infinity });
     assert.deepEqual(kitchen.cameras.map((c) => c.name), ["top", "wrist", "head"]);
     assert.deepEqual(kitchen.motors.jointNames.length, 23);
-    assert.throws(() => createSimulatedCell({ model: "so101", firmware: "9.9", environment: "tabletop@1", seed: 1, speed: 1 }), /releases: 3.10, 3.11/);
+    await kitchen.close();
+    await assert.rejects(createSimulatedCell({ model: "so101", firmware: "9.9", environment: "tabletop@1", seed: 1, speed: 1 }), /releases: 3.10, 3.11/);
   });
 });
