@@ -14,11 +14,14 @@ import { parseAssignment, type EpisodeAssignment } from "./episode/assignment.js
 import { realizeEpisodePlan, type EpisodePlan } from "./episode/plan.js";
 import { EpisodeAbort, runEpisode, type EpisodeResult } from "./episode/runner.js";
 import { defaultCompileTaskMonitor, type CompileTaskMonitor } from "./episode/task-monitor.js";
-import type { CellHardware } from "./hardware/types.js";
+import type { CellHardware, PolicyRuntime } from "./hardware/types.js";
 import { GrpcLink } from "./link/grpc-link.js";
 import { Outbox } from "./link/outbox.js";
 import { createAgentMetrics } from "./metrics.js";
+import { CompositePolicyRuntime } from "./policy/composite-runtime.js";
+import { EndpointPolicyRuntime } from "./policy/endpoint-runtime.js";
 import { clearRunningMarker, recoverAfterCrash, writeRunningMarker } from "./recovery.js";
+import { EstopWatch, type EstopTrip, type TorqueOffOutcome } from "./safety/estop-watch.js";
 import { ArtifactStore } from "./upload/artifact-store.js";
 import { Uploader } from "./upload/uploader.js";
 
@@ -41,6 +44,16 @@ export interface CellAgentOptions {
   compileTaskMonitor?: CompileTaskMonitor;
   /** Where plain-language log lines go (default: console.log with a "[cell <id>]" prefix). */
   log?: (line: string) => void;
+  /**
+   * Policy runtimes besides the hardware's own (`hardware.policies`, which runs containers); default
+   * `[new EndpointPolicyRuntime()]` for `type: "endpoint"` policies.
+   */
+  policyRuntimes?: PolicyRuntime[];
+  /**
+   * Why the cell must take no new work right now, as "<reason>: <plain sentence>" (e.g. "disk_full: ..."),
+   * or null. Checked before each assignment; while it holds, idle heartbeats report "held". Keep it cheap.
+   */
+  workHold?: () => string | null;
 }
 
 export async function startCellAgent(config: AgentConfig, hardware: CellHardware, options: CellAgentOptions = {}): Promise<CellAgent> {
@@ -54,7 +67,19 @@ export async function startCellAgent(config: AgentConfig, hardware: CellHardware
   await store.init();
   let interruptedEpisodeId = (await recoverAfterCrash(config.dataDir, recordingsDir, outbox, log)) ?? "";
 
-  let state: AgentState = hardware.estop.isPressed() ? "estopped" : "idle";
+  const policies = new CompositePolicyRuntime([...(options.policyRuntimes ?? [new EndpointPolicyRuntime()]), hardware.policies]);
+  metrics.watchMotorBus(hardware.motors);
+  // Created before anything can move the arm; the handlers below only run on a trigger.
+  const estopWatch: EstopWatch = new EstopWatch({
+    input: hardware.estop,
+    motors: hardware.motors,
+    latchFile: join(config.dataDir, "estop-latched.json"),
+    onTrip: () => onEstopTrip(),
+    onTorqueOff: (outcome, trip) => onEstopTorqueOff(outcome, trip),
+  });
+  const motors = estopWatch.guard(hardware.motors);
+  let estopEpisodeId = "";
+  let state: AgentState = estopWatch.latched ? "estopped" : "idle";
   let heldReason = "";
   const move = (event: AgentEvent) => {
     state = nextAgentState(state, event);
@@ -82,11 +107,11 @@ export async function startCellAgent(config: AgentConfig, hardware: CellHardware
   const link: GrpcLink = new GrpcLink(config, outbox, {
     hello: async (): Promise<Hello> => ({
       cellId: config.cellId, agentVersion: AGENT_VERSION, robotModel: config.robotModel, firmware: await hardware.motors.readFirmware(),
-      environment: config.environment, instruments: instruments(), policyImages: hardware.policies.available(),
-      lastSeqSent: outbox.lastSeqSent, interruptedEpisodeId, safetyState: state === "estopped" || hardware.estop.isPressed() ? "estopped" : "ok",
+      environment: config.environment, instruments: instruments(), policyImages: policies.available(),
+      lastSeqSent: outbox.lastSeqSent, interruptedEpisodeId, safetyState: estopWatch.latched || hardware.estop.isPressed() ? "estopped" : "ok",
     }),
     heartbeat: () => ({
-      sentAtMs: Date.now(), state: state === "held" && heldReason === "firmware_mismatch" ? "firmware_mismatch" : state,
+      sentAtMs: Date.now(), state: state === "held" && heldReason === "firmware_mismatch" ? "firmware_mismatch" : state === "idle" && options.workHold?.() ? "held" : state,
       episodeId: current?.assignment.episodeId ?? "", dutyCyclePct: duty.percent(), uploadBacklog: backlog,
     }),
     onWelcome: () => {
@@ -126,6 +151,12 @@ export async function startCellAgent(config: AgentConfig, hardware: CellHardware
   });
 
   function accept(message: AssignEpisode): void {
+    const hold = state === "idle" ? options.workHold?.() : null;
+    if (hold) {
+      log(`declined episode ${message.episodeId}: ${hold}`);
+      send({ episodeInterrupted: { episodeId: message.episodeId, attempt: message.attempt, reason: "cancelled", detail: hold, durationS: 0, artifacts: [] } });
+      return;
+    }
     if (state !== "idle") {
       const why = state === "estopped" ? "the cell is e-stopped and must be reset before it takes work"
         : state === "busy" ? `the cell is already running episode ${current?.assignment.episodeId}`
@@ -166,7 +197,10 @@ export async function startCellAgent(config: AgentConfig, hardware: CellHardware
     });
     const monitor = compileTaskMonitor({ success_predicates: assignment.task.successPredicates, stages: assignment.task.stages });
     log(`episode ${assignment.episodeId} (run ${assignment.runId}, ${assignment.index + 1} of ${assignment.of}, attempt ${assignment.attempt}) starting: "${plan.instruction ?? ""}", lighting ${plan.reset.lighting}`);
-    const result = await runEpisode({ assignment, plan, hardware, monitor, recordingsDir, cellId: config.cellId, robotModel: config.robotModel, metrics, signal });
+    const result = await runEpisode({
+      assignment, plan, hardware: { ...hardware, motors, policies }, monitor, recordingsDir, cellId: config.cellId, robotModel: config.robotModel, metrics, signal,
+      lastEstopTrip: () => estopWatch.lastTrip(),
+    });
     return { plan, result };
   }
 
@@ -181,6 +215,10 @@ export async function startCellAgent(config: AgentConfig, hardware: CellHardware
   async function report(assignment: EpisodeAssignment, plan: EpisodePlan, result: EpisodeResult): Promise<void> {
     if (result.kind === "interrupted") {
       log(`episode ${assignment.episodeId} interrupted (${result.reason}): ${result.detail}`);
+      if (result.reason === "policy_endpoint_timeout") {
+        // Before the interruption, so the coordinator halts the run before it could requeue the episode.
+        send({ safetyEvent: { kind: "protective_stop", episodeId: assignment.episodeId, latencyMs: 0, detail: "policy_endpoint_timeout", atMs: Date.now() } });
+      }
       finishWithInterruption(assignment.episodeId, assignment.attempt, result.reason, result.detail, result.durationS);
       return;
     }
@@ -211,25 +249,24 @@ export async function startCellAgent(config: AgentConfig, hardware: CellHardware
     move("episode_end");
   }
 
-  const unsubscribeEstop = hardware.estop.onTrigger(() => {
-    const startedNs = process.hrtime.bigint();
-    const torqueOff = hardware.motors.setTorque(false);
-    metrics.estops.inc();
-    const episodeId = current?.assignment.episodeId ?? "";
+  function onEstopTrip(): void {
+    estopEpisodeId = current?.assignment.episodeId ?? "";
     current?.abort.abort(new EpisodeAbort("estop", "the e-stop was pressed"));
     move("estop");
-    torqueOff.then(
-      () => {
-        const latencyMs = Number(process.hrtime.bigint() - startedNs) / 1e6;
-        log(`E-STOP: torque off in ${latencyMs.toFixed(2)} ms${episodeId ? `; episode ${episodeId} aborted` : ""}; the cell takes no work until reset`);
-        send({ safetyEvent: { kind: "estop_triggered", episodeId, latencyMs, detail: "torque off", atMs: Date.now() } });
-      },
-      (error: Error) => {
-        log(`E-STOP: torque off FAILED: ${error.message}`);
-        send({ safetyEvent: { kind: "estop_triggered", episodeId, latencyMs: -1, detail: `torque off failed: ${error.message}`, atMs: Date.now() } });
-      },
-    );
-  });
+  }
+
+  function onEstopTorqueOff(outcome: TorqueOffOutcome, trip: EstopTrip): void {
+    metrics.estops.inc();
+    const episodeId = estopEpisodeId;
+    if (outcome.error) {
+      log(`E-STOP: torque off FAILED after ${outcome.latencyMs.toFixed(2)} ms: ${outcome.error}; cut servo power by hand`);
+      send({ safetyEvent: { kind: "estop_triggered", episodeId, latencyMs: -1, detail: `torque off failed: ${outcome.error}`, atMs: trip.atMs } });
+      return;
+    }
+    metrics.estopLatencyS.observe(outcome.latencyMs / 1000);
+    log(`E-STOP: torque off in ${outcome.latencyMs.toFixed(2)} ms${episodeId ? `; episode ${episodeId} aborted` : ""}; the cell takes no work until a technician resets it`);
+    send({ safetyEvent: { kind: "estop_triggered", episodeId, latencyMs: outcome.latencyMs, detail: "torque off confirmed", atMs: trip.atMs } });
+  }
 
   link.start();
   uploader.kick();
@@ -238,9 +275,9 @@ export async function startCellAgent(config: AgentConfig, hardware: CellHardware
     metrics: metrics.registry,
     state: () => state,
     resetEstop() {
-      if (state !== "estopped") throw new Error(`the cell is not e-stopped (state ${state})`);
-      if (hardware.estop.isPressed()) throw new Error("the e-stop input is still pressed; release it before resetting");
+      if (state !== "estopped" && !estopWatch.latched) throw new Error(`the cell is not e-stopped (state ${state})`);
       if (current) throw new Error(`episode ${current.assignment.episodeId} is still winding down; try again in a moment`);
+      estopWatch.reset(); // throws while the input is still pressed
       move("estop_reset");
       send({ safetyEvent: { kind: "estop_reset", episodeId: "", latencyMs: 0, detail: "reset with the input released", atMs: Date.now() } });
       log("e-stop reset; the cell takes work again");
@@ -250,7 +287,7 @@ export async function startCellAgent(config: AgentConfig, hardware: CellHardware
       await uploader.idle();
     },
     async stop() {
-      unsubscribeEstop();
+      estopWatch.close();
       current?.abort.abort(new EpisodeAbort("agent_restart", "the cell agent is shutting down"));
       if (current) await current.done;
       move("stop");

@@ -10,11 +10,33 @@ export interface AgentMetrics {
   uploadBacklog: Gauge;
   busErrors: Counter;
   episodes: Counter<"outcome">;
+  /** Trigger to torque-off confirmed, seconds, per e-stop. */
+  estopLatencyS: Histogram;
+  /** Protective stops (holds with torque on), by cause: missed_periods, link_lost, policy_endpoint_timeout, cancelled, ... */
+  protectiveStops: Counter<"cause">;
+  /** Endpoint-policy steps whose reply missed latency_budget_ms (the step held position). */
+  policyStepMisses: Counter;
+  /**
+   * Exports a servo bus's own counters (`counters()`: timeouts, checksum errors, retries, watchdog
+   * trips, ...) as `assay_agent_motor_bus_events{kind}`; a no-op for buses without them.
+   */
+  watchMotorBus(motors: object): void;
 }
 
 export function createAgentMetrics(cellId: string): AgentMetrics {
   const registry = new Registry();
   registry.setDefaultLabels({ cell: cellId });
+  let busCounters: (() => Record<string, number>) | undefined;
+  new Gauge({
+    name: "assay_agent_motor_bus_events",
+    help: "The motor bus driver's own counters since it was opened (timeouts, checksumErrors, retries, txErrors, watchdogTrips, ...)",
+    labelNames: ["kind"],
+    registers: [registry],
+    collect() {
+      if (!busCounters) return;
+      for (const [kind, value] of Object.entries(busCounters())) if (typeof value === "number") this.set({ kind }, value);
+    },
+  });
   return {
     registry,
     controlJitterS: new Histogram({
@@ -28,5 +50,17 @@ export function createAgentMetrics(cellId: string): AgentMetrics {
     uploadBacklog: new Gauge({ name: "assay_agent_upload_backlog", help: "Artifacts waiting to be uploaded", registers: [registry] }),
     busErrors: new Counter({ name: "assay_agent_bus_errors_total", help: "Failed motor bus or sensor reads and writes", registers: [registry] }),
     episodes: new Counter({ name: "assay_agent_episodes_total", help: "Episodes ended, by outcome (success, failure, interrupted)", labelNames: ["outcome"], registers: [registry] }),
+    estopLatencyS: new Histogram({
+      name: "assay_agent_estop_latency_seconds",
+      help: "E-stop trigger to torque off confirmed by the motor bus",
+      buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1],
+      registers: [registry],
+    }),
+    protectiveStops: new Counter({ name: "assay_agent_protective_stops_total", help: "Holds with torque on, by cause", labelNames: ["cause"], registers: [registry] }),
+    policyStepMisses: new Counter({ name: "assay_agent_policy_step_misses_total", help: "Endpoint-policy replies later than latency_budget_ms (the step held position)", registers: [registry] }),
+    watchMotorBus(motors: object) {
+      const counters = (motors as { counters?: () => Record<string, number> }).counters;
+      if (typeof counters === "function") busCounters = () => counters.call(motors);
+    },
   };
 }

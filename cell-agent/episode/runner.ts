@@ -5,8 +5,11 @@
  * loop sees and commands goes into the episode's MCAP; the first RGB camera goes into an MP4.
  */
 import { join } from "node:path";
-import type { CameraFrame, CellHardware, JointState, ObjectPose, PolicySession, Wrench } from "../hardware/types.js";
+import type { CameraFrame, CellHardware, JointState, ObjectPose, Observation, PolicySession, Wrench } from "../hardware/types.js";
 import type { AgentMetrics } from "../metrics.js";
+import { PolicyEndpointTimeout, PolicyStepMissed } from "../policy/latency-budget.js";
+import type { EstopTrip } from "../safety/estop-watch.js";
+import { MissedPeriodMonitor, holdPosition, protectiveStopEvent } from "../safety/protective-stop.js";
 import { McapRecorder } from "../recording/mcap-recorder.js";
 import { VideoEncoder, videoCameraOrder } from "../recording/video-encoder.js";
 import type { EpisodeAssignment } from "./assignment.js";
@@ -17,7 +20,7 @@ import type { EpisodePlan } from "./plan.js";
 import type { SignalFrame, TaskMonitor, TaskStatus } from "./task-monitor.js";
 
 /** Why an episode stopped without an outcome (EpisodeInterrupted.reason). */
-export type InterruptReason = "estop" | "link_lost" | "agent_restart" | "policy_error" | "hardware_fault" | "cancelled";
+export type InterruptReason = "estop" | "link_lost" | "agent_restart" | "policy_error" | "policy_endpoint_timeout" | "hardware_fault" | "cancelled";
 
 export class EpisodeAbort extends Error {
   constructor(readonly reason: InterruptReason, readonly detail: string) {
@@ -37,6 +40,10 @@ export interface EpisodeContext {
   metrics: AgentMetrics;
   /** Aborted with an EpisodeAbort as reason (e-stop, cancel, link loss). */
   signal: AbortSignal;
+  /** The e-stop watcher's latest trip: an e-stop abort records its torque-off latency on /events. */
+  lastEstopTrip?: () => EstopTrip | undefined;
+  /** Late control steps in a row before the arm holds (default 3). */
+  missedPeriodLimit?: number;
 }
 
 export type EpisodeResult =
@@ -107,6 +114,36 @@ export async function runEpisode(ctx: EpisodeContext): Promise<EpisodeResult> {
     };
   };
 
+  /** Holds at `positionRad` (measured this step) and records it as the step's target. */
+  const hold = async (positionRad: readonly number[]): Promise<void> => {
+    await motors.writeGoalPositions(positionRad).catch(() => metrics.busErrors.inc());
+    recorder.jointTargets(clock.nowNs(), positionRad);
+  };
+  /** The policy's targets, or "hold" when its reply missed the latency budget this step. */
+  const actOrHold = async (policy: PolicySession, observation: Observation): Promise<number[] | "hold"> => {
+    try {
+      return await policy.act(observation);
+    } catch (error) {
+      if (error instanceof PolicyStepMissed) {
+        metrics.policyStepMisses.inc();
+        return "hold";
+      }
+      throw error;
+    }
+  };
+
+  // Any abort but an e-stop (which already cut torque) holds the arm where it is at once, even
+  // while the loop still awaits the policy: goals = measured, torque stays on.
+  let abortHold: Promise<unknown> = Promise.resolve();
+  let torqueEnabled = false;
+  const onAbort = () => {
+    const abort = abortOf(signal);
+    if (!abort || abort.reason === "estop" || !torqueEnabled) return;
+    metrics.protectiveStops.inc({ cause: abort.reason });
+    abortHold = holdPosition(motors).catch(() => undefined);
+  };
+  signal.addEventListener("abort", onAbort, { once: true });
+
   try {
     recorder.meta(clock.nowNs(), { phase: "start", ...(await metaCommon()) });
     resetS = (await hardware.scene.reset(plan.reset)).resetS;
@@ -120,6 +157,8 @@ export async function runEpisode(ctx: EpisodeContext): Promise<EpisodeResult> {
     }
     throwIfAborted(signal);
     await motors.setTorque(true);
+    torqueEnabled = true;
+    throwIfAborted(signal);
 
     const contract = contractOf(assignment.policy);
     const detector = new EventDetector({
@@ -133,6 +172,7 @@ export async function runEpisode(ctx: EpisodeContext): Promise<EpisodeResult> {
     let successAtS: number | undefined;
     let busErrors = 0;
     let policyFailure: string | undefined;
+    const lateness = new MissedPeriodMonitor({ limit: ctx.missedPeriodLimit });
     loopStartNs = clock.nowNs();
     let deadlineNs = loopStartNs;
 
@@ -185,11 +225,21 @@ export async function runEpisode(ctx: EpisodeContext): Promise<EpisodeResult> {
       if (policyFailure === undefined) {
         try {
           const observation = buildObservation(contract, { tNs: nowNs, joints, gripperOpening: gripper?.opening, frames, instruction: plan.instruction });
-          const targets = await policy.act(observation);
-          if (!Array.isArray(targets) || targets.length !== dof || !targets.every(Number.isFinite)) {
+          const targets = await actOrHold(policy, observation);
+          throwIfAborted(signal); // never command the motors after an e-stop or abort
+          const { decision, startsHold } = lateness.step(clock.nowNs() - (deadlineNs + periodNs), periodNs);
+          if (decision !== "act") {
+            // The action is more than a period old: never send it.
+            if (decision === "hold" && joints) await hold(joints.positionRad);
+            if (startsHold) {
+              metrics.protectiveStops.inc({ cause: "missed_periods" });
+              pendingEvents.push({ tS, name: protectiveStopEvent("missed_periods"), detail: `${ctx.missedPeriodLimit ?? 3} control steps in a row finished more than one period late; holding position` });
+            }
+          } else if (targets === "hold") {
+            if (joints) await hold(joints.positionRad);
+          } else if (!Array.isArray(targets) || targets.length !== dof || !targets.every(Number.isFinite)) {
             policyFailure = `the policy returned ${Array.isArray(targets) ? `${targets.length} targets` : typeof targets}, but ${ctx.robotModel} takes ${dof} finite joint targets (${motors.jointNames.join(", ")})`;
           } else {
-            throwIfAborted(signal); // never command the motors after an e-stop
             await motors.writeGoalPositions(targets).catch((error: Error) => {
               metrics.busErrors.inc();
               if (++busErrors >= MAX_BUS_ERRORS_IN_A_ROW) throw new EpisodeAbort("hardware_fault", `goal writes failed ${busErrors} times in a row: ${error.message}`);
@@ -198,6 +248,14 @@ export async function runEpisode(ctx: EpisodeContext): Promise<EpisodeResult> {
           }
         } catch (error) {
           if (error instanceof EpisodeAbort) throw error;
+          if (error instanceof PolicyEndpointTimeout) {
+            if (joints) await hold(joints.positionRad);
+            metrics.protectiveStops.inc({ cause: "policy_endpoint_timeout" });
+            const event = { tS, name: protectiveStopEvent("policy_endpoint_timeout"), detail: error.message };
+            events.push(event);
+            recorder.event(nowNs, event);
+            throw new EpisodeAbort("policy_endpoint_timeout", error.message);
+          }
           policyFailure = `the policy's act() failed: ${(error as Error).message}`;
         }
         if (policyFailure !== undefined) pendingEvents.push({ tS, name: "policy_error", detail: policyFailure });
@@ -253,6 +311,15 @@ export async function runEpisode(ctx: EpisodeContext): Promise<EpisodeResult> {
     };
   } catch (error) {
     const abort = error instanceof EpisodeAbort ? error : abortOf(signal) ?? new EpisodeAbort("hardware_fault", (error as Error).message);
+    await abortHold;
+    const tS = elapsedS();
+    if (abort.reason === "estop") {
+      const outcome = await ctx.lastEstopTrip?.()?.torqueOff;
+      const detail = outcome ? JSON.stringify({ latency_ms: Number(outcome.latencyMs.toFixed(3)), ...(outcome.error ? { error: outcome.error } : {}) }) : abort.detail;
+      recorder.event(clock.nowNs(), { tS, name: "estop_triggered", detail });
+    } else if (abort.reason === "link_lost") {
+      recorder.event(clock.nowNs(), { tS, name: protectiveStopEvent("link_lost"), detail: `${abort.detail}; holding position, torque on; this episode will not resume` });
+    }
     await session?.close().catch(() => undefined);
     await video?.abort().catch(() => undefined);
     const durationS = elapsedS();
@@ -260,6 +327,8 @@ export async function runEpisode(ctx: EpisodeContext): Promise<EpisodeResult> {
     const mcapPath = join(ctx.recordingsDir, `${episodeId}.mcap.interrupted`);
     const kept = await recorder.finish(mcapPath).then(() => true, () => false);
     return { kind: "interrupted", reason: abort.reason, detail: abort.detail, durationS, mcapPath: kept ? mcapPath : undefined };
+  } finally {
+    signal.removeEventListener("abort", onAbort);
   }
 }
 

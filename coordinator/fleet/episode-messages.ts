@@ -7,11 +7,14 @@
 import type { AgentMessage, EpisodeFinished, EpisodeInterrupted, EpisodeStarted } from "../../protocol/gen/cell.js";
 import { insertPendingArtifact } from "../store/artifacts-repo.js";
 import { getCell, setLastSeqApplied } from "../store/cells-repo.js";
-import { getEpisode, markEpisodeDone, markEpisodeRunning, requeueEpisode, type EpisodeRow } from "../store/episodes-repo.js";
+import {
+  amendLinkLostInterruption, getEpisode, markEpisodeDone, markEpisodeRunning, requeueEpisode, type EpisodeRow, type Interruption,
+} from "../store/episodes-repo.js";
 import { isSafeFileName } from "../artifacts/artifact-store.js";
 import { settleEpisodeOfClosedRun } from "../runs/halt-run.js";
 import { enqueueRunEvent } from "../webhooks/outbox.js";
 import type { LinkContext } from "./link-context.js";
+import { applySafetyEvent } from "./safety-messages.js";
 
 type Effect = () => void;
 
@@ -43,13 +46,8 @@ function applyBody(ctx: LinkContext, cellId: string, message: AgentMessage, effe
   if (message.episodeStarted) onStarted(ctx, cellId, message.episodeStarted, effects);
   else if (message.episodeFinished) onFinished(ctx, cellId, message.episodeFinished, effects);
   else if (message.episodeInterrupted) onInterrupted(ctx, cellId, message.episodeInterrupted, effects);
-  else if (message.safetyEvent) {
-    const event = message.safetyEvent;
-    effects.push(() => {
-      ctx.registry.recordSafetyEvent(cellId, event);
-      ctx.logger.warn(`cell ${cellId}: safety event ${event.kind} (episode ${event.episodeId || "none"}, latency ${event.latencyMs} ms): ${event.detail}`);
-    });
-  } else if (message.heartbeat) {
+  else if (message.safetyEvent) applySafetyEvent(ctx, cellId, message.safetyEvent, effects);
+  else if (message.heartbeat) {
     const heartbeat = message.heartbeat;
     effects.push(() => ctx.registry.recordHeartbeat(cellId, heartbeat));
   } else {
@@ -136,6 +134,13 @@ function onInterrupted(ctx: LinkContext, cellId: string, interrupted: EpisodeInt
   const episode = knownEpisode(ctx, cellId, interrupted.episodeId, "EpisodeInterrupted");
   if (!episode) return;
   const reason = interrupted.reason || "unspecified";
+  if (interrupted.attempt > 0 && interrupted.attempt !== episode.attempt) {
+    // A late report on an earlier attempt (a restarted agent's outbox, after the stream's end had
+    // already requeued the episode and it was assigned again): it completes that attempt's record
+    // and must not requeue the attempt now running.
+    amendLinkLostInterruption(ctx.db, episode.id, cellId, interrupted.attempt, reason, interrupted.detail);
+    return;
+  }
   const requeued = requeueEpisode(ctx.db, episode.id, cellId, {
     reason,
     detail: interrupted.detail,
@@ -143,6 +148,9 @@ function onInterrupted(ctx: LinkContext, cellId: string, interrupted: EpisodeInt
     duration_s: interrupted.durationS,
   });
   if (requeued) settleEpisodeOfClosedRun(ctx.db, ctx.completer, episode.id);
+  // Already requeued when the stream ended (a crash, a cut link): the record gets the cell's reason.
+  else amendLinkLostInterruption(ctx.db, episode.id, cellId, interrupted.attempt, reason, interrupted.detail);
+  const runFailed = requeued ? failRunOnRepeatedInterruptions(ctx, episode.id) : undefined;
   effects.push(() => {
     if (ctx.registry.assignedEpisodeOf(cellId) === episode.id) ctx.registry.setAssigned(cellId, undefined);
     if (requeued) {
@@ -150,8 +158,46 @@ function onInterrupted(ctx: LinkContext, cellId: string, interrupted: EpisodeInt
       ctx.logger.warn(`cell ${cellId}: episode ${episode.id} attempt ${episode.attempt} interrupted (${reason}: ${interrupted.detail}); back to pending`);
       ctx.scheduler.episodeMetered(episode.run_id);
     }
+    runFailed?.();
     ctx.scheduler.kick();
   });
+}
+
+/** An episode interrupted this many times fails its run instead of going back to pending again. */
+export const MAX_INTERRUPTED_ATTEMPTS = 5;
+
+/**
+ * For an episode just put back to pending: once it has `MAX_INTERRUPTED_ATTEMPTS` interruptions,
+ * fails its run (never drops the episode silently, never retries it forever). Like a halt, the
+ * run's pending episodes are cancelled and its partial result is stored; the status message names
+ * the episode. Call inside the requeue's transaction; returns the effect to run after the commit
+ * (CancelEpisode to cells still holding the run's episodes, `status: failed` to subscribers).
+ */
+function failRunOnRepeatedInterruptions(ctx: LinkContext, episodeId: string): Effect | undefined {
+  const episode = getEpisode(ctx.db, episodeId);
+  if (!episode || episode.status !== "pending") return undefined;
+  const interruptions = JSON.parse(episode.interruptions) as Interruption[];
+  if (interruptions.length < MAX_INTERRUPTED_ATTEMPTS) return undefined;
+  const counts = new Map<string, number>();
+  for (const i of interruptions) {
+    const what = `${i.reason} on ${i.cell ?? "no cell"}`;
+    counts.set(what, (counts.get(what) ?? 0) + 1);
+  }
+  const reasons = [...counts].map(([what, n]) => (n > 1 ? `${n}x ${what}` : what)).join(", ");
+  const message =
+    `episode ${episode.idx + 1} (${episode.id}) was interrupted ${interruptions.length} times (${reasons}); the run is failed rather than ` +
+    `retried without end. Finished episodes are kept in the partial result; check those cells, then submit the run again`;
+  if (!ctx.runsRepo.setRunStatus(ctx.db, episode.run_id, "failed", { cell: null, message })) return undefined;
+  ctx.db.prepare("UPDATE episodes SET status = 'cancelled' WHERE run_id = ? AND status = 'pending'").run(episode.run_id);
+  ctx.completer.storePartialResult(episode.run_id);
+  const held = ctx.db
+    .prepare("SELECT id, cell_id FROM episodes WHERE run_id = ? AND status IN ('assigned', 'running') AND cell_id IS NOT NULL")
+    .all(episode.run_id) as Array<{ id: string; cell_id: string }>;
+  return () => {
+    ctx.logger.error(`run ${episode.run_id} failed: ${message}`);
+    for (const other of held) ctx.registry.cancelEpisode(other.cell_id, other.id, `the run failed: ${message}`);
+    ctx.runEvents.publish({ runId: episode.run_id, type: "status", data: { status: "failed", cell: null, webrtc: null } });
+  };
 }
 
 /**
@@ -162,6 +208,7 @@ function onInterrupted(ctx: LinkContext, cellId: string, interrupted: EpisodeInt
 export function requeueHeldBy(ctx: LinkContext, cellId: string, reason: string, detail: string, onlyEpisodeId?: string): number {
   const now = ctx.now();
   const meteredRuns = new Set<string>();
+  const runsFailed: Effect[] = [];
   const requeued = ctx.db.transaction(() => {
     const held = ctx.db
       .prepare("SELECT * FROM episodes WHERE cell_id = ? AND status IN ('assigned', 'running')")
@@ -176,10 +223,13 @@ export function requeueHeldBy(ctx: LinkContext, cellId: string, reason: string, 
         count += 1;
         meteredRuns.add(episode.run_id);
         settleEpisodeOfClosedRun(ctx.db, ctx.completer, episode.id);
+        const runFailed = failRunOnRepeatedInterruptions(ctx, episode.id);
+        if (runFailed) runsFailed.push(runFailed);
       }
     }
     return count;
   })();
+  for (const runFailed of runsFailed) runFailed();
   if (requeued > 0) {
     ctx.metrics.episodesInterrupted.inc({ reason }, requeued);
     ctx.logger.warn(`cell ${cellId}: ${requeued} episode(s) back to pending (${reason}: ${detail})`);

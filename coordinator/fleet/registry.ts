@@ -121,7 +121,8 @@ export class CellRegistry implements FleetView {
   recordSafetyEvent(cellId: string, event: SafetyEvent): void {
     const entry = this.entries.get(cellId);
     if (!entry) return;
-    if (event.kind === "estop_triggered" || event.kind === "protective_stop") entry.estopped = true;
+    // A protective stop ends one episode (e.g. policy_endpoint_timeout) but leaves the cell usable.
+    if (event.kind === "estop_triggered") entry.estopped = true;
     if (event.kind === "estop_reset") entry.estopped = false;
   }
 

@@ -1,0 +1,204 @@
+/**
+ * Policy type `endpoint`: the customer's policy runs on their own server and the agent asks it for
+ * an action every control step, over HTTP(S) POST or a WebSocket.
+ *
+ * Wire (JSON both ways). Each step the agent sends
+ *   {session, step, t, instruction?, joint_positions?, joint_velocities?, gripper_opening?,
+ *    cameras: {<name>: {jpeg_b64, width, height}}, reset?: {seed, control_rate_hz}}
+ * (`reset` only on step 0 of an episode; `session` is new per episode) and expects
+ *   {action: number[]}            (on a WebSocket also `step`, echoed, to match the reply)
+ * A reply later than `latency_budget_ms` is a miss and that step holds position; persistent misses
+ * end the episode (see latency-budget.ts). A transport error counts as a miss.
+ */
+import { randomUUID } from "node:crypto";
+import WebSocket from "ws";
+import type { Observation, PolicyRuntime, PolicySession } from "../hardware/types.js";
+import { LatencyBudget, PolicyEndpointTimeout, PolicyStepMissed, type LatencyBudgetOptions } from "./latency-budget.js";
+
+export interface EndpointPolicySpec {
+  url: string;
+  latencyBudgetMs: number;
+}
+
+/** Reads `{type: "endpoint", url, latency_budget_ms}` (validated by the coordinator; checked again here). */
+export function endpointSpecOf(policy: Record<string, unknown>): EndpointPolicySpec {
+  const url = policy.url;
+  const budget = policy.latency_budget_ms;
+  if (typeof url !== "string" || !/^(https?|wss?):\/\//.test(url)) throw new Error(`an endpoint policy needs url http(s):// or ws(s)://; got ${JSON.stringify(url)}`);
+  if (!(typeof budget === "number" && budget > 0)) throw new Error(`an endpoint policy needs latency_budget_ms > 0; got ${JSON.stringify(budget)}`);
+  return { url, latencyBudgetMs: budget };
+}
+
+/** The request body of one step (exported for the simulated endpoint server and tests). */
+export function encodeObservation(session: string, step: number, observation: Observation, reset?: { seed: number; controlRateHz: number }): Record<string, unknown> {
+  const cameras: Record<string, { jpeg_b64: string; width: number; height: number }> = {};
+  for (const [name, frame] of Object.entries(observation.cameras)) {
+    cameras[name] = { jpeg_b64: Buffer.from(frame.jpeg).toString("base64"), width: frame.width, height: frame.height };
+  }
+  return {
+    session, step, t: Number(observation.tNs) / 1e9,
+    ...(observation.instruction !== undefined ? { instruction: observation.instruction } : {}),
+    ...(observation.jointPositionsRad ? { joint_positions: observation.jointPositionsRad } : {}),
+    ...(observation.jointVelocitiesRadS ? { joint_velocities: observation.jointVelocitiesRadS } : {}),
+    ...(observation.gripperOpening !== undefined ? { gripper_opening: observation.gripperOpening } : {}),
+    cameras,
+    ...(reset ? { reset: { seed: reset.seed, control_rate_hz: reset.controlRateHz } } : {}),
+  };
+}
+
+class BudgetExceeded extends Error {}
+
+/** One request/reply exchange per step; `close` releases the connection. */
+interface Transport {
+  exchange(body: Record<string, unknown>, step: number, timeoutMs: number): Promise<unknown>;
+  close(): Promise<void>;
+}
+
+class HttpTransport implements Transport {
+  constructor(private readonly url: string) {}
+
+  async exchange(body: Record<string, unknown>, _step: number, timeoutMs: number): Promise<unknown> {
+    const abort = new AbortController();
+    const timer = setTimeout(() => abort.abort(new BudgetExceeded()), timeoutMs);
+    try {
+      const response = await fetch(this.url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body), signal: abort.signal });
+      if (!response.ok) throw new Error(`the policy endpoint answered HTTP ${response.status}`);
+      return await response.json();
+    } catch (error) {
+      if (abort.signal.aborted) throw new BudgetExceeded();
+      throw error;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async close(): Promise<void> {}
+}
+
+class WsTransport implements Transport {
+  private socket: WebSocket | undefined;
+  private opening: Promise<WebSocket> | undefined;
+  private readonly waiting = new Map<number, (reply: unknown) => void>();
+
+  constructor(private readonly url: string) {}
+
+  private open(): Promise<WebSocket> {
+    if (this.socket?.readyState === WebSocket.OPEN) return Promise.resolve(this.socket);
+    this.opening ??= new Promise<WebSocket>((resolve, reject) => {
+      const socket = new WebSocket(this.url);
+      socket.once("open", () => {
+        this.socket = socket;
+        resolve(socket);
+      });
+      socket.once("error", (error) => reject(error));
+      socket.on("close", () => {
+        this.socket = undefined;
+        this.opening = undefined;
+      });
+      socket.on("message", (data) => {
+        let reply: { step?: number };
+        try {
+          reply = JSON.parse(String(data)) as { step?: number };
+        } catch {
+          return;
+        }
+        const resolve = typeof reply.step === "number" ? this.waiting.get(reply.step) : undefined;
+        if (resolve) resolve(reply);
+      });
+    }).catch((error) => {
+      this.opening = undefined;
+      throw error;
+    });
+    return this.opening;
+  }
+
+  async exchange(body: Record<string, unknown>, step: number, timeoutMs: number): Promise<unknown> {
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new BudgetExceeded()), timeoutMs);
+    });
+    try {
+      return await Promise.race([
+        (async () => {
+          const socket = await this.open();
+          const reply = new Promise<unknown>((resolve) => this.waiting.set(step, resolve));
+          socket.send(JSON.stringify(body));
+          return reply;
+        })(),
+        deadline,
+      ]);
+    } finally {
+      clearTimeout(timer);
+      this.waiting.delete(step);
+    }
+  }
+
+  async close(): Promise<void> {
+    this.socket?.close();
+    this.socket = undefined;
+  }
+}
+
+class EndpointSession implements PolicySession {
+  private readonly session = randomUUID();
+  private step = 0;
+  private resetInfo: { seed: number; controlRateHz: number } | undefined;
+  private lastError = "";
+
+  constructor(private readonly transport: Transport, private readonly budget: LatencyBudget, private readonly dof: number) {}
+
+  async reset(info: { seed: number; instruction?: string; controlRateHz: number }): Promise<void> {
+    this.step = 0;
+    this.resetInfo = { seed: info.seed, controlRateHz: info.controlRateHz };
+  }
+
+  async act(observation: Observation): Promise<number[]> {
+    const step = this.step++;
+    const body = encodeObservation(this.session, step, observation, step === 0 ? this.resetInfo : undefined);
+    const startedMs = performance.now();
+    let reply: unknown;
+    let latencyMs: number;
+    try {
+      reply = await this.transport.exchange(body, step, this.budget.budgetMs);
+      latencyMs = performance.now() - startedMs;
+    } catch (error) {
+      latencyMs = Infinity;
+      if (!(error instanceof BudgetExceeded)) this.lastError = (error as Error).message;
+    }
+    const verdict = this.budget.record(latencyMs);
+    if (verdict === "timeout") throw new PolicyEndpointTimeout(`${this.budget.describe()}${this.lastError ? ` (last error: ${this.lastError})` : ""}`);
+    if (verdict === "miss") throw new PolicyStepMissed(latencyMs, this.budget.budgetMs);
+    const action = (reply as { action?: unknown } | null)?.action;
+    if (!Array.isArray(action) || action.length !== this.dof || !action.every((v) => typeof v === "number" && Number.isFinite(v))) {
+      throw new Error(`the policy endpoint must answer {"action": [${this.dof} finite numbers]}; got ${JSON.stringify(reply).slice(0, 200)}`);
+    }
+    return action as number[];
+  }
+
+  async close(): Promise<void> {
+    await this.transport.close();
+  }
+}
+
+export interface EndpointRuntimeOptions {
+  /** Overrides of the miss rules (defaults: 5 in a row, or over 20% of the last 50 steps). */
+  budget?: Omit<LatencyBudgetOptions, "budgetMs">;
+}
+
+/** Starts endpoint policies; handles `type: "endpoint"` only. */
+export class EndpointPolicyRuntime implements PolicyRuntime {
+  readonly policyTypes = ["endpoint"] as const;
+
+  constructor(private readonly options: EndpointRuntimeOptions = {}) {}
+
+  /** Endpoint policies are not images: nothing to advertise. */
+  available(): string[] {
+    return [];
+  }
+
+  async start(policy: Record<string, unknown>, robot: { model: string; dof: number }): Promise<PolicySession> {
+    const spec = endpointSpecOf(policy);
+    const transport = /^wss?:/.test(spec.url) ? new WsTransport(spec.url) : new HttpTransport(spec.url);
+    return new EndpointSession(transport, new LatencyBudget({ ...this.options.budget, budgetMs: spec.latencyBudgetMs }), robot.dof);
+  }
+}

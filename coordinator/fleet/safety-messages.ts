@@ -1,0 +1,63 @@
+/**
+ * Applying an agent's SafetyEvent. Runs inside the sequenced message's transaction (see
+ * episode-messages.ts), so the halt, the webhook and `last_seq_applied` commit together: a
+ * coordinator crash can lose none of them, and a resent event is not applied twice.
+ *
+ *  - estop_triggered: the run whose episode the cell held is halted with `estop_triggered` (partial
+ *    results kept), webhook `estop.triggered` {run_id, cell, latency_ms, at} goes to the run's
+ *    account, and the registry marks the cell estopped: no work until `estop_reset`.
+ *  - protective_stop "policy_endpoint_timeout": the run is halted with `policy_endpoint_timeout`.
+ *    The cell itself is fine and keeps taking work.
+ *  - estop_reset: the registry clears the cell's e-stop; the scheduler may use it again.
+ *
+ * The interrupted episode itself arrives next as EpisodeInterrupted (the agent sends it after the
+ * SafetyEvent); the run is closed by then, so it is recorded as an interruption and cancelled.
+ */
+import type { SafetyEvent } from "../../protocol/gen/cell.js";
+import { haltRun, type HaltContext } from "../runs/halt-run.js";
+import { getEpisode } from "../store/episodes-repo.js";
+import { enqueueRunEvent } from "../webhooks/outbox.js";
+import type { LinkContext } from "./link-context.js";
+
+type Effect = () => void;
+
+/** The run the cell was working for when the event fired: from the event's episode, else the store. */
+function runOfEvent(ctx: LinkContext, cellId: string, event: SafetyEvent): string | undefined {
+  if (event.episodeId) {
+    const episode = getEpisode(ctx.db, event.episodeId);
+    if (episode) return episode.run_id;
+  }
+  const held = ctx.db
+    .prepare("SELECT run_id FROM episodes WHERE cell_id = ? AND status IN ('assigned', 'running') ORDER BY assigned_at DESC LIMIT 1")
+    .get(cellId) as { run_id: string } | undefined;
+  return held?.run_id;
+}
+
+function haltContextOf(ctx: LinkContext): HaltContext {
+  return { db: ctx.db, runEvents: ctx.runEvents, cells: ctx.registry, completer: ctx.completer, now: ctx.now };
+}
+
+/**
+ * Applies `event` from `cellId`. Call inside the sequenced message's transaction; `effects` run
+ * after it commits. NOTE: haltRun's own notifications (CancelEpisode, the `stopped` status event)
+ * go out just before that commit; the only write left after them is `last_seq_applied`.
+ */
+export function applySafetyEvent(ctx: LinkContext, cellId: string, event: SafetyEvent, effects: Effect[]): void {
+  const at = new Date(event.atMs > 0 ? event.atMs : ctx.now().getTime()).toISOString();
+  const runId = event.kind === "estop_reset" ? undefined : runOfEvent(ctx, cellId, event);
+  if (event.kind === "estop_triggered") {
+    const latency = event.latencyMs >= 0 ? `${event.latencyMs.toFixed(1)} ms` : "torque off NOT confirmed";
+    if (runId) {
+      haltRun(haltContextOf(ctx), runId, "estop_triggered", `${cellId} emergency stop at ${at}; latency ${latency}; partial results kept`);
+      enqueueRunEvent(ctx.db, runId, "estop.triggered", { run_id: runId, cell: cellId, latency_ms: event.latencyMs, at }, ctx.now());
+    }
+  } else if (event.kind === "protective_stop" && event.detail === "policy_endpoint_timeout" && runId) {
+    haltRun(haltContextOf(ctx), runId, "policy_endpoint_timeout", `the endpoint policy persistently exceeded its latency_budget_ms on ${cellId} (episode ${event.episodeId || "unknown"}) at ${at}; partial results kept; fix the endpoint and resubmit`);
+  }
+  effects.push(() => {
+    ctx.registry.recordSafetyEvent(cellId, event);
+    const where = runId ? `run ${runId}, ` : "";
+    ctx.logger.warn(`cell ${cellId}: safety event ${event.kind} (${where}episode ${event.episodeId || "none"}, latency ${event.latencyMs} ms): ${event.detail}`);
+    if (event.kind === "estop_reset") ctx.scheduler.kick();
+  });
+}

@@ -1,0 +1,63 @@
+/**
+ * Benchmarks: scripts that print figures, one JSON line each
+ * ({"bench": "...", "metric": "...", "value": 1.23, "unit": "ms"}), never timed tests.
+ *
+ *   npm run bench                 every suite, one after the other
+ *   npm run bench -- estop        one suite (or several: -- estop mcap)
+ *
+ * A suite is a module in scripts/bench/ exporting `run(): Promise<Figure[]>`; add it to SUITES.
+ * Suites run one at a time so they do not disturb each other's timing.
+ */
+import { pathToFileURL } from "node:url";
+
+export interface Figure {
+  bench: string;
+  metric: string;
+  value: number;
+  unit: string;
+}
+
+/** Suite name (and aliases) to its module. */
+const SUITES: Record<string, { module: string; aliases: string[]; what: string }> = {
+  "agent-jitter": { module: "./bench/agent-jitter.js", aliases: ["jitter"], what: "control-loop wake-up jitter at 100 Hz on the wall clock" },
+  "estop-latency": { module: "./bench/estop-latency.js", aliases: ["estop"], what: "e-stop trigger to torque-off on the emulated servo bus" },
+  "mcap-throughput": { module: "./bench/mcap-throughput.js", aliases: ["mcap"], what: "McapRecorder write throughput against raw file writes" },
+  "sequential-compare": { module: "./bench/sequential-compare.js", aliases: [], what: "sequential paired comparison against fixed-n McNemar" },
+  "threshold-false-pass": { module: "./bench/threshold-false-pass.js", aliases: [], what: "threshold runs' false-pass rate" },
+  physics: { module: "./bench/physics.js", aliases: [], what: "kinematic world against MuJoCo on pick-cube@v1" },
+};
+
+function resolveSuite(name: string): string {
+  const hit = Object.entries(SUITES).find(([suite, s]) => suite === name || s.aliases.includes(name));
+  if (!hit) {
+    const known = Object.entries(SUITES).map(([suite, s]) => `${suite}${s.aliases.length ? ` (${s.aliases.join(", ")})` : ""}`).join(", ");
+    throw new Error(`no bench suite "${name}"; suites: ${known}`);
+  }
+  return hit[0];
+}
+
+async function main(argv: string[]): Promise<number> {
+  const names = argv.length ? argv.map(resolveSuite) : Object.keys(SUITES);
+  let failed = 0;
+  for (const name of names) {
+    process.stderr.write(`bench ${name}: ${SUITES[name].what}\n`);
+    try {
+      const suite = (await import(SUITES[name].module)) as { run(): Promise<Figure[]> };
+      for (const figure of await suite.run()) console.log(JSON.stringify(figure));
+    } catch (error) {
+      failed += 1;
+      process.stderr.write(`bench ${name} failed: ${(error as Error).stack ?? error}\n`);
+    }
+  }
+  return failed ? 1 : 0;
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  main(process.argv.slice(2)).then(
+    (code) => process.exit(code),
+    (error: Error) => {
+      console.error(error.message);
+      process.exit(2);
+    },
+  );
+}

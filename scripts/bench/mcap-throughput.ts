@@ -1,0 +1,121 @@
+/**
+ * Benchmark: the agent's episode recording (`McapRecorder`: JSON messages, 256 KiB chunks, summary,
+ * fsync, rename) against raw file writes of the same message bytes (256 KiB writes, fsync). The
+ * load is a typical episode's: joint states at 100 Hz and two camera JPEG streams at 30 Hz, until
+ * TOTAL_MB of payload. Figures: MB/s of each (payload MB over wall time, fsync included) and their
+ * ratio (MCAP / raw).
+ *
+ * Run alone: npx tsx scripts/bench/mcap-throughput.ts [MB] (one JSON line per figure).
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { open } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import type { CameraFrame, JointState } from "../../cell-agent/hardware/types.js";
+import { McapRecorder } from "../../cell-agent/recording/mcap-recorder.js";
+import type { Figure } from "../bench.js";
+import { round } from "./quantiles.js";
+
+const BENCH = "mcap-throughput";
+const JOINTS = ["shoulder_pan", "shoulder_lift", "elbow_flex", "wrist_flex", "wrist_roll", "gripper"];
+const CAMERAS = ["top", "wrist"];
+/** A 640x480 JPEG of a tabletop is typically 25-40 KB. */
+const JPEG_BYTES = 32 * 1024;
+const RAW_CHUNK = 256 * 1024;
+
+type Message = { kind: "joints"; tNs: bigint; state: JointState } | { kind: "camera"; tNs: bigint; name: string; frame: CameraFrame };
+
+/** A deterministic episode's messages in log-time order, until about `totalBytes` of payload. */
+function* episodeMessages(totalBytes: number): Generator<Message> {
+  const jpeg = new Uint8Array(JPEG_BYTES);
+  let seed = 12345;
+  for (let i = 0; i < jpeg.length; i++) jpeg[i] = (seed = (seed * 1103515245 + 12345) >>> 0) >>> 24;
+  let bytes = 0;
+  for (let step = 0; bytes < totalBytes; step++) {
+    const tNs = BigInt(step) * 10_000_000n;
+    const s = step / 100;
+    const state: JointState = {
+      tNs, positionRad: JOINTS.map((_, j) => Math.sin(s + j)), velocityRadS: JOINTS.map((_, j) => Math.cos(s + j)),
+      currentA: JOINTS.map(() => 0.12), temperatureC: JOINTS.map(() => 36.5),
+    };
+    bytes += 300;
+    yield { kind: "joints", tNs, state };
+    // 30 Hz cameras on a 100 Hz loop: every 3rd or 4th step.
+    if (Math.floor((step * 30) / 100) !== Math.floor(((step - 1) * 30) / 100)) {
+      for (const name of CAMERAS) {
+        bytes += JPEG_BYTES;
+        yield { kind: "camera", tNs, name, frame: { tNs, width: 640, height: 480, jpeg } };
+      }
+    }
+  }
+}
+
+/** The bytes McapRecorder puts in each message's data (its JSON encoding), for the raw baseline. */
+function payloadOf(message: Message): Uint8Array {
+  const stamp = (tNs: bigint) => ({ sec: Number(tNs / 1_000_000_000n), nsec: Number(tNs % 1_000_000_000n) });
+  const body = message.kind === "joints"
+    ? { timestamp: stamp(message.tNs), name: JOINTS, position: message.state.positionRad, velocity: message.state.velocityRadS, effort: message.state.currentA, temperature_c: message.state.temperatureC }
+    : { timestamp: stamp(message.tNs), frame_id: message.name, data: Buffer.from(message.frame.jpeg).toString("base64"), format: "jpeg" };
+  return new TextEncoder().encode(JSON.stringify(body));
+}
+
+async function writeMcap(dir: string, totalBytes: number): Promise<{ seconds: number }> {
+  const started = performance.now();
+  const recorder = await McapRecorder.create(dir, "bench", { jointNames: JOINTS, cameraNames: CAMERAS });
+  let n = 0;
+  for (const message of episodeMessages(totalBytes)) {
+    if (message.kind === "joints") recorder.jointStates(message.tNs, message.state);
+    else recorder.camera(message.tNs, message.name, message.frame);
+    // Like the control loop: the recorder drains between steps instead of queueing the whole episode.
+    if (++n % 64 === 0) await recorder.flush();
+  }
+  await recorder.finish(join(dir, "bench.mcap"));
+  return { seconds: (performance.now() - started) / 1000 };
+}
+
+async function writeRaw(dir: string, totalBytes: number): Promise<{ seconds: number; payloadBytes: number }> {
+  const started = performance.now();
+  const handle = await open(join(dir, "bench.raw"), "w");
+  let buffer = Buffer.alloc(RAW_CHUNK * 2);
+  let used = 0;
+  let payloadBytes = 0;
+  for (const message of episodeMessages(totalBytes)) {
+    const data = payloadOf(message);
+    payloadBytes += data.byteLength;
+    if (used + data.byteLength > buffer.length) buffer = Buffer.concat([buffer.subarray(0, used), Buffer.alloc(data.byteLength + RAW_CHUNK)]);
+    buffer.set(data, used);
+    used += data.byteLength;
+    if (used >= RAW_CHUNK) {
+      await handle.write(buffer, 0, used);
+      used = 0;
+    }
+  }
+  if (used) await handle.write(buffer, 0, used);
+  await handle.sync();
+  await handle.close();
+  return { seconds: (performance.now() - started) / 1000, payloadBytes };
+}
+
+export async function run(totalMb = 64): Promise<Figure[]> {
+  const dir = mkdtempSync(join(tmpdir(), "assay-bench-mcap-"));
+  try {
+    const totalBytes = totalMb * 1024 * 1024;
+    const raw = await writeRaw(dir, totalBytes);
+    const mcap = await writeMcap(dir, totalBytes);
+    // Both wrote the same messages: rate both over the raw baseline's exact byte count.
+    const mbps = (r: { seconds: number }) => raw.payloadBytes / 1024 / 1024 / r.seconds;
+    return [
+      { bench: BENCH, metric: "payload", value: round(raw.payloadBytes / 1024 / 1024, 1), unit: "MB" },
+      { bench: BENCH, metric: "mcap_recorder", value: round(mbps(mcap), 1), unit: "MB/s" },
+      { bench: BENCH, metric: "raw_fs_write", value: round(mbps(raw), 1), unit: "MB/s" },
+      { bench: BENCH, metric: "mcap_vs_raw", value: round(mbps(mcap) / mbps(raw)), unit: "ratio" },
+    ];
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  for (const figure of await run(Number(process.argv[2] ?? 64))) console.log(JSON.stringify(figure));
+}

@@ -1,0 +1,177 @@
+/**
+ * Safety end to end: a real coordinator and a real cell-agent process on loopback. An endpoint
+ * policy slower than its latency budget halts the run with policy_endpoint_timeout; an e-stop
+ * mid-run halts the run with estop_triggered keeping its partial result, enqueues the
+ * estop.triggered webhook, and the cell takes no work until a technician resets it. Then the
+ * e-stop latency over many presses on the emulated servo bus (a bound for regressions; the real
+ * figure comes from `npm run bench -- estop`).
+ */
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { SerialServoBus } from "../../cell-agent/devices/servo/servo-bus.js";
+import { EstopWatch } from "../../cell-agent/safety/estop-watch.js";
+import { SimEstopInput } from "../../simulators/devices/sim-estop-input.js";
+import { startEndpointPolicyServer, type EndpointPolicyServer } from "../../simulators/policies/endpoint-server.js";
+import { createMockServoPort } from "../../simulators/servo-bus/mock-port.js";
+import { README_RUN_BODY } from "../fixtures.js";
+import { startTestService, type TestService } from "./helpers.js";
+
+type Json = Record<string, any>;
+const CELL = "so101-b";
+
+async function until<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+describe("safety (integration)", function () {
+  this.timeout(180_000);
+  let service: TestService;
+  let endpoint: EndpointPolicyServer | undefined;
+
+  const control = async (route: string): Promise<Json> => {
+    const { port } = JSON.parse(readFileSync(join(service.dataDir, "cells", CELL, "agent", "control.json"), "utf8")) as { port: number };
+    const response = await fetch(`http://127.0.0.1:${port}${route}`, { method: "POST" });
+    return (await response.json()) as Json;
+  };
+  const getRun = async (id: string): Promise<Json> => (await (await service.api(`/v1/runs/${id}`)).json()) as Json;
+  const submit = async (body: object): Promise<string> => {
+    const response = await service.api("/v1/runs", { method: "POST", json: body });
+    const run = (await response.json()) as Json;
+    assert.equal(response.status, 201, JSON.stringify(run));
+    return run.id as string;
+  };
+  const episodes = (runId: string) =>
+    service.coordinator.db.prepare("SELECT id, status, cell_id, interruptions FROM episodes WHERE run_id = ? ORDER BY idx").all(runId) as Array<{ id: string; status: string; cell_id: string | null; interruptions: string }>;
+  const stoppedRun = (id: string) => until(`run ${id} to stop`, async () => {
+    const run = await getRun(id);
+    return run.status === "stopped" ? run : undefined;
+  });
+
+  before(async () => {
+    service = await startTestService({ cells: [CELL] });
+  });
+
+  after(async () => {
+    await endpoint?.close();
+    await service?.stop();
+  });
+
+  it("halts a run with policy_endpoint_timeout when the endpoint policy keeps missing its latency budget", async () => {
+    endpoint = await startEndpointPolicyServer({ model: "so101", delayMs: 80 });
+    const runId = await submit({
+      ...README_RUN_BODY, episodes: 3,
+      policy: { type: "endpoint", url: endpoint.url, latency_budget_ms: 20, action_space: { type: "joint_position", dim: 6 }, observation_contract: { cameras: ["top", "wrist"], state: ["joint_positions"] } },
+    });
+    const run = await stoppedRun(runId);
+    assert.equal(run.status_detail.code, "policy_endpoint_timeout", JSON.stringify(run.status_detail));
+    assert.match(run.status_detail.message, /latency_budget_ms/);
+    const interrupted = await until("the interruption to be recorded", () => {
+      const hit = episodes(runId).flatMap((e) => JSON.parse(e.interruptions) as Json[]).find((i) => i.reason === "policy_endpoint_timeout");
+      return hit;
+    });
+    assert.match(interrupted.detail, /5 times in a row/);
+    assert.ok(episodes(runId).every((e) => e.status !== "pending" && e.status !== "running"), JSON.stringify(episodes(runId)));
+    await endpoint.close();
+    endpoint = undefined;
+  });
+
+  it("an e-stop mid-run stops the run with estop_triggered, keeps partial results, sends the webhook, and holds the cell until reset", async () => {
+    const runId = await submit({ ...README_RUN_BODY, episodes: 20 });
+    // Wait for at least one finished episode and the next one running on the cell.
+    await until("one episode done and the next running", () => {
+      const rows = episodes(runId);
+      return rows.some((e) => e.status === "done") && rows.some((e) => e.status === "running") ? true : undefined;
+    });
+    const pressed = await control("/estop");
+    assert.equal(pressed.pressed, true);
+
+    const run = await stoppedRun(runId);
+    assert.equal(run.status_detail.code, "estop_triggered");
+    assert.match(run.status_detail.message, new RegExp(`^${CELL} emergency stop at .+; latency [0-9.]+ ms; partial results kept$`));
+
+    // The interrupted episode is recorded as an interruption with reason estop, then cancelled with its run.
+    await until("the estop interruption", () => episodes(runId).some((e) => (JSON.parse(e.interruptions) as Json[]).some((i) => i.reason === "estop" && i.cell === CELL)) || undefined);
+    const rows = await until("no open episodes", () => {
+      const all = episodes(runId);
+      return all.every((e) => e.status === "done" || e.status === "cancelled") ? all : undefined;
+    });
+    const done = rows.filter((e) => e.status === "done").length;
+    assert.ok(done >= 1);
+
+    const result = await service.api(`/v1/runs/${runId}/result`);
+    const body = (await result.json()) as Json;
+    assert.equal(body.error.code, "estop_triggered", JSON.stringify(body));
+    assert.equal(result.status, 409);
+    assert.equal(body.error.partial_result.n, done, "n counts the episodes finished before the e-stop");
+
+    const hooks = service.coordinator.db.prepare("SELECT data FROM webhook_events WHERE type = 'estop.triggered'").all() as Array<{ data: string }>;
+    assert.equal(hooks.length, 1);
+    const hook = JSON.parse(hooks[0].data) as Json;
+    assert.equal(hook.run_id, runId);
+    assert.equal(hook.cell, CELL);
+    assert.ok(hook.latency_ms >= 0 && hook.latency_ms < 1000, `latency ${hook.latency_ms}`);
+    assert.ok(!Number.isNaN(Date.parse(hook.at)));
+
+    // Released but not reset: the cell stays e-stopped and gets no work.
+    await control("/estop/release");
+    const next = await submit({ ...README_RUN_BODY, episodes: 2 });
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    assert.ok(episodes(next).every((e) => e.status === "pending" && e.cell_id === null), JSON.stringify(episodes(next)));
+    assert.equal((await getRun(next)).status, "queued");
+
+    // The technician's reset: the cell takes the work.
+    const reset = await control("/reset");
+    assert.equal(reset.state, "idle", JSON.stringify(reset));
+    await until("the next run to complete", async () => ((await getRun(next)).status === "completed" ? true : undefined), 120_000);
+  });
+});
+
+describe("e-stop latency on the emulated servo bus", function () {
+  this.timeout(60_000);
+
+  it("turns torque off on every servo within a generous bound, confirmed by the servos' torque registers", async () => {
+    const joints = ["shoulder_pan", "shoulder_lift", "elbow_flex", "wrist_flex", "wrist_roll", "gripper"];
+    const mock = await createMockServoPort({ nowMs: () => performance.now(), servos: joints.map((_, i) => ({ id: i + 1, model: "xm430-w350" as const })) });
+    const calibration = { calibratedAt: null, joints: Object.fromEntries(joints.map((name, i) => [name, { id: i + 1, model: "xm430-w350" as const, homingOffsetTicks: 2048, rangeMinTicks: 0, rangeMaxTicks: 4095, driveMode: 0 as const }])) };
+    const bus = await SerialServoBus.open({ jointNames: joints, calibration, port: mock.port });
+    const input = new SimEstopInput();
+    const watch = new EstopWatch({ input, motors: bus, onTrip: () => undefined, onTorqueOff: () => undefined });
+    let reading = true;
+    const load = (async () => {
+      // Back to back, yielding to timers and I/O between reads like a control loop would.
+    while (reading) {
+      await bus.readState().catch(() => undefined);
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    })();
+    const latencies: number[] = [];
+    try {
+      for (let i = 0; i < 100; i++) {
+        input.release();
+        if (watch.latched) watch.reset();
+        await watch.guard(bus).setTorque(true);
+        input.press();
+        const outcome = await watch.lastTrip()!.torqueOff;
+        assert.equal(outcome.error, undefined);
+        for (let id = 1; id <= joints.length; id++) assert.equal(mock.emulator.servo(id).get("torqueEnable"), 0, `servo ${id} torque`);
+        latencies.push(outcome.latencyMs);
+      }
+    } finally {
+      reading = false;
+      await load;
+      watch.close();
+      await bus.close();
+      await mock.close();
+    }
+    latencies.sort((a, b) => a - b);
+    const p99 = latencies[Math.floor(0.99 * latencies.length)];
+    assert.ok(p99 < 50, `p99 ${p99.toFixed(2)} ms`);
+  });
+});
