@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { startCoordinator } from "../coordinator/server.js";
 import { compileCoordinatorOptions } from "../coordinator/options.js";
 import { loadFirmwarePins } from "../firmware-pins/pins.js";
+import { startFleetControl, type FleetControl } from "../simulators/fleet/fleet-control.js";
 import { launchSimFleet, type SimFleet } from "../simulators/fleet/launcher.js";
 
 function intFromEnv(name: string, fallback: number): number {
@@ -23,6 +24,16 @@ function simSpeedFromEnv(): number {
   const value = Number(raw);
   if (!(value > 0)) fail(`ASSAY_SIM_SPEED must be a positive number or "max"; got "${raw}"`);
   return value;
+}
+
+/** ASSAY_SIM_CELLS: a comma-separated subset of the installed cells to simulate (default: all). */
+function simCellsFromEnv<T extends { cell: string }>(installed: T[]): T[] {
+  const raw = process.env.ASSAY_SIM_CELLS;
+  if (raw === undefined || raw.trim() === "") return installed;
+  const wanted = raw.split(",").map((cell) => cell.trim()).filter(Boolean);
+  const unknown = wanted.filter((cell) => !installed.some((i) => i.cell === cell));
+  if (unknown.length > 0) fail(`ASSAY_SIM_CELLS names cells that are not installed: ${unknown.join(", ")}; cells: ${installed.map((i) => i.cell).join(", ")}`);
+  return installed.filter((i) => wanted.includes(i.cell));
 }
 
 function fail(message: string): never {
@@ -63,19 +74,23 @@ async function main(): Promise<void> {
   }
 
   let fleet: SimFleet | undefined;
+  let control: FleetControl | undefined;
   if (fleetMode === "sim") {
     const pins = loadFirmwarePins();
     fleet = await launchSimFleet({
-      cells: pins.installations,
+      cells: simCellsFromEnv(pins.installations),
       coordinatorAddress: coordinator.grpcAddress,
       enroll: (cellId, model) => coordinator.enrollCell(cellId, model),
       dataDir: join(options.dataDir, "cells"),
       speed: simSpeed,
       seed: simSeed,
       log: (line) => console.log(line),
+      onChange: () => control?.refresh(),
     });
+    control = await startFleetControl(fleet, join(options.dataDir, "fleet.json"));
     const speedText = Number.isFinite(simSpeed) ? `${simSpeed}x real time` : "maximum speed";
     console.log(`simulated fleet: ${fleet.cells().length} cells (${fleet.cells().join(" ")}) at ${speedText}`);
+    console.log(`fleet control   ${control.url} (npm run fleet -- status)`);
   } else {
     console.log("simulated fleet: off (ASSAY_FLEET=none); waiting for real cell agents");
   }
@@ -85,6 +100,7 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     console.log(`\n${signal}: stopping cells and coordinator`);
+    await control?.close();
     await fleet?.stop();
     await coordinator.stop();
     process.exit(0);

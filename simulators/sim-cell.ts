@@ -4,13 +4,19 @@
  * The config is the cell agent's own file plus a "simulation" section {firmware, seed, speed}
  * (speed: a positive number, or "max" for unpaced), which is stripped before the rest goes to
  * compileAgentConfig. Also serves a tiny control channel on 127.0.0.1 (port written to
- * <dataDir>/control.json): POST /estop presses the simulated e-stop, POST /estop/release releases it.
+ * <dataDir>/control.json and, when started by the fleet launcher, sent to it over the IPC channel):
+ *   POST /estop          presses the simulated e-stop button (the agent latches estopped)
+ *   POST /estop/release  releases the button (the agent stays estopped until reset)
+ *   POST /reset          the technician's reset: releases the button and resets the agent's e-stop
+ *   GET  /estop, /state  {pressed, state}: the button and the agent's work state
+ * Started by the launcher, the process stops when the launcher's IPC channel closes, so a launcher
+ * that dies hard does not leave orphaned cells behind.
  */
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import { startCellAgent } from "../cell-agent/agent.js";
+import { startCellAgent, type CellAgent } from "../cell-agent/agent.js";
 import { compileAgentConfig } from "../cell-agent/config.js";
 import { createSimulatedCell } from "./sim-cell-hardware.js";
 import type { SimEstopInput } from "./devices/sim-estop-input.js";
@@ -35,17 +41,29 @@ export function splitSimConfig(raw: unknown): { agent: Record<string, unknown>; 
   return { agent, simulation: { firmware: sim.firmware, seed, speed } };
 }
 
-/** The e-stop control channel; resolves with its port once listening. */
-export function startControlServer(estop: SimEstopInput): Promise<{ server: Server; port: number }> {
+/**
+ * The control channel; resolves with its port once listening. `agent` is the running agent, or
+ * undefined while it starts (then /reset answers 503 and /state reports "starting").
+ */
+export function startControlServer(estop: SimEstopInput, agent: () => CellAgent | undefined = () => undefined): Promise<{ server: Server; port: number }> {
   const server = createServer((request, response) => {
+    const reply = (status: number, body: object) => response.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body));
     const route = `${request.method} ${request.url}`;
     if (route === "POST /estop") estop.press();
     else if (route === "POST /estop/release") estop.release();
-    else if (route !== "GET /estop") {
-      response.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ error: `no route ${route}; try POST /estop, POST /estop/release` }));
-      return;
+    else if (route === "POST /reset") {
+      const running = agent();
+      if (!running) return reply(503, { error: "the cell agent is still starting; try again in a moment" });
+      estop.release();
+      try {
+        running.resetEstop();
+      } catch (error) {
+        return reply(409, { error: (error as Error).message, pressed: estop.isPressed(), state: running.state() });
+      }
+    } else if (route !== "GET /estop" && route !== "GET /state") {
+      return reply(404, { error: `no route ${route}; try POST /estop, POST /estop/release, POST /reset, GET /state` });
     }
-    response.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ pressed: estop.isPressed() }));
+    reply(200, { pressed: estop.isPressed(), state: agent()?.state() ?? "starting" });
   });
   return new Promise((resolve, reject) => {
     server.once("error", reject);
@@ -62,19 +80,21 @@ async function main(argv: string[]): Promise<void> {
   if (!path) throw new Error("usage: tsx simulators/sim-cell.ts --config <agent-config.json>");
   const { agent, simulation } = splitSimConfig(JSON.parse(readFileSync(path, "utf8")));
   const config = compileAgentConfig(agent);
-  const hardware = createSimulatedCell({
+  const hardware = await createSimulatedCell({
     model: config.robotModel, firmware: simulation.firmware, environment: config.environment, seed: simulation.seed, speed: simulation.speed,
   });
   mkdirSync(config.dataDir, { recursive: true });
-  const control = await startControlServer(hardware.estop);
+  let running: CellAgent | undefined;
+  const control = await startControlServer(hardware.estop, () => running);
   writeFileSync(join(config.dataDir, "control.json"), JSON.stringify({ port: control.port, pid: process.pid }));
-  const running = await startCellAgent(config, hardware);
+  process.send?.({ type: "control", port: control.port });
+  running = await startCellAgent(config, hardware);
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
     try {
-      await running.stop();
+      await running?.stop();
       await hardware.close();
     } catch (error) {
       console.error(`sim-cell ${config.cellId}: error while stopping on ${signal}: ${(error as Error).message}`);
@@ -84,6 +104,7 @@ async function main(argv: string[]): Promise<void> {
   };
   process.on("SIGTERM", () => void stop("SIGTERM"));
   process.on("SIGINT", () => void stop("SIGINT"));
+  process.on("disconnect", () => void stop("launcher gone"));
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {

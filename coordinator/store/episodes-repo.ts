@@ -144,6 +144,25 @@ export function requeueEpisode(db: Db, episodeId: string, cellId: string, interr
   return true;
 }
 
+/**
+ * Completes an interruption the coordinator recorded as "link_lost" (it saw the cell's stream end
+ * first) with the cell's own account, which arrives after the cell comes back (e.g. "agent_restart"
+ * from a crashed agent): the entry for `attempt` on `cellId` takes the cell's reason, and its
+ * detail keeps both. The entry is amended, not added, so the attempt still counts once. Returns
+ * false when there is no such entry.
+ */
+export function amendLinkLostInterruption(db: Db, episodeId: string, cellId: string, attempt: number, reason: string, detail: string): boolean {
+  const row = getEpisode(db, episodeId);
+  if (!row) return false;
+  const list = JSON.parse(row.interruptions) as Interruption[];
+  const entry = list.find((i) => i.attempt === attempt && i.cell === cellId && i.reason === "link_lost");
+  if (!entry || reason === "link_lost") return false;
+  entry.detail = `${entry.detail}; the cell then reported ${reason}: ${detail}`;
+  entry.reason = reason;
+  db.prepare("UPDATE episodes SET interruptions = ? WHERE id = ?").run(JSON.stringify(list), episodeId);
+  return true;
+}
+
 /** Counts of a run's episodes by status. */
 export function countEpisodesByStatus(db: Db, runId: string): Record<EpisodeStatus, number> {
   const counts: Record<EpisodeStatus, number> = { pending: 0, assigned: 0, running: 0, done: 0, cancelled: 0 };

@@ -1,13 +1,20 @@
 /**
  * Launches a simulated fleet: one real cell-agent process per cell (`simulators/sim-cell.ts`),
- * each with its own data dir and agent config. Output lines are prefixed with the cell id. A child
- * that dies stays dead until `restart(cell)`: crash recovery is for tests to exercise on purpose.
+ * each with its own data dir and agent config, each dialling the coordinator through its own
+ * loopback link proxy (its "network cable", see link-proxy.ts). Output lines are prefixed with the
+ * cell id.
+ *
+ * A killed cell stays dead until `restart(cell)`: `kill` is the crash, `restart` is whoever brings
+ * the PC back (systemd on a real cell). Keeping them apart lets a test or a trainee look at the
+ * fleet while a cell is down. A restart reuses the cell's data dir, so its outbox, recordings and
+ * crash marker survive exactly as they would on disk.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
+import { startLinkProxy, type LinkProxy, type LinkState } from "./link-proxy.js";
 
 const SIM_CELL_ENTRY = resolve(dirname(fileURLToPath(import.meta.url)), "..", "sim-cell.ts");
 const KILL_AFTER_MS = 5000;
@@ -33,82 +40,178 @@ export interface SimFleetOptions {
   seed: number;
   /** Receives every output line of every cell as "[cell] line". */
   log?: (line: string) => void;
+  /** Called after a cell process started (its control channel is up) or exited. */
+  onChange?: () => void;
+}
+
+/** One cell as `npm run fleet -- status` shows it. */
+export interface SimCellStatus {
+  cell: string;
+  /** Process id, or null when the process is not running (killed, crashed, stopped). */
+  pid: number | null;
+  /** The sim-cell's control channel, or null while it is not running. */
+  controlUrl: string | null;
+  /** The cell's network cable. */
+  link: LinkState;
+  /** Address the agent dials (its link proxy). */
+  linkAddress: string;
 }
 
 export interface SimFleet {
   cells(): string[];
-  /** SIGTERM to all, waits for exit; SIGKILL whatever is still running after 5 s. */
+  /** SIGTERM to all, waits for exit; SIGKILL whatever is still running after 5 s. Closes the link proxies. */
   stop(): Promise<void>;
-  /** SIGKILL one cell (a crash); resolves once it has exited. */
+  /** SIGKILL one cell (a crash); resolves once it has exited. It stays dead until restart(). */
   kill(cell: string): Promise<void>;
   /** Starts a stopped or killed cell again (enrolling again); kills it first if running. */
   restart(cell: string): Promise<void>;
+  /** Cuts the cell's link to the coordinator (every connection, and new ones until plug()). */
+  unplug(cell: string): void;
+  /** Restores the cell's link; the agent reconnects on its own backoff. */
+  plug(cell: string): void;
+  /** Presses the cell's simulated e-stop button. */
+  estop(cell: string): Promise<void>;
+  /** The technician's reset: releases the button and resets the agent's e-stop latch. */
+  reset(cell: string): Promise<void>;
   /** Running cells' process ids. */
   pids(): Record<string, number>;
+  status(): SimCellStatus[];
 }
+
+/** A command named a cell this fleet does not have. */
+export class UnknownCellError extends Error {}
+
+/** A command that cannot be done in the cell's current state (not running, still e-stopped, ...). */
+export class CellStateError extends Error {}
 
 interface Running {
   child: ChildProcess;
   exited: Promise<void>;
+  /** Resolves once the cell's control channel is up (or the process is gone). */
+  ready: Promise<void>;
+  controlPort?: number;
 }
 
 export async function launchSimFleet(options: SimFleetOptions): Promise<SimFleet> {
   const byCell = new Map(options.cells.map((c, index) => [c.cell, { ...c, index }]));
   if (byCell.size !== options.cells.length) throw new Error("launchSimFleet: cell ids must be unique");
   const running = new Map<string, Running>();
+  const proxies = new Map<string, LinkProxy>();
   const log = options.log ?? (() => {});
+  const changed = () => options.onChange?.();
 
-  const start = async (cellId: string): Promise<void> => {
+  const known = (cellId: string) => {
     const cell = byCell.get(cellId);
-    if (!cell) throw new Error(`cell "${cellId}" is not in this fleet; cells: ${[...byCell.keys()].join(", ")}`);
+    if (!cell) throw new UnknownCellError(`cell "${cellId}" is not in this fleet; cells: ${[...byCell.keys()].join(", ")}`);
+    return cell;
+  };
+
+  const start = async (cellId: string): Promise<Running> => {
+    const cell = known(cellId);
     const cellDir = join(options.dataDir, cellId);
     mkdirSync(cellDir, { recursive: true });
     const token = await options.enroll(cellId, cell.model);
+    let proxy = proxies.get(cellId);
+    if (!proxy) {
+      proxy = await startLinkProxy(options.coordinatorAddress);
+      proxies.set(cellId, proxy);
+    }
     const configPath = join(cellDir, "agent.json");
     const config = {
-      cellId, coordinatorAddress: options.coordinatorAddress, cellToken: token, robotModel: cell.model,
+      cellId, coordinatorAddress: proxy.address, cellToken: token, robotModel: cell.model,
       environment: cell.environment, dataDir: join(cellDir, "agent"),
       simulation: { firmware: cell.firmware, seed: options.seed * 1000 + cell.index, speed: Number.isFinite(options.speed) ? options.speed : "max" },
     };
     writeFileSync(configPath, JSON.stringify(config, null, 2));
-    const child = spawn(process.execPath, ["--import", "tsx", SIM_CELL_ENTRY, "--config", configPath], { stdio: ["ignore", "pipe", "pipe"] });
+    // The IPC channel carries the control port back and lets the cell notice a launcher that died.
+    const child = spawn(process.execPath, ["--import", "tsx", SIM_CELL_ENTRY, "--config", configPath], { stdio: ["ignore", "pipe", "pipe", "ipc"] });
     for (const stream of [child.stdout, child.stderr]) {
       if (stream) createInterface({ input: stream }).on("line", (line) => log(`[${cellId}] ${line}`));
     }
-    const exited = new Promise<void>((done) => {
+    let markReady = () => {};
+    const entry: Running = { child, exited: Promise.resolve(), ready: new Promise<void>((done) => (markReady = done)) };
+    child.on("message", (message: { type?: string; port?: number }) => {
+      if (message?.type !== "control" || typeof message.port !== "number") return;
+      entry.controlPort = message.port;
+      markReady();
+      changed();
+    });
+    entry.exited = new Promise<void>((done) => {
       child.once("exit", (code, signal) => {
         if (running.get(cellId)?.child === child) running.delete(cellId);
         log(`[${cellId}] exited (${signal ?? `code ${code}`})`);
+        markReady();
+        changed();
         done();
       });
     });
     child.once("error", (error) => log(`[${cellId}] failed to start: ${error.message}`));
-    running.set(cellId, { child, exited });
+    running.set(cellId, entry);
+    return entry;
   };
 
   const kill = async (cellId: string): Promise<void> => {
+    known(cellId);
     const entry = running.get(cellId);
     if (!entry) return;
     entry.child.kill("SIGKILL");
     await entry.exited;
   };
 
-  for (const cell of options.cells) await start(cell.cell);
+  const controlUrl = (cellId: string): string | null => {
+    const port = running.get(cellId)?.controlPort;
+    return port === undefined ? null : `http://127.0.0.1:${port}`;
+  };
+
+  const control = async (cellId: string, path: string): Promise<void> => {
+    known(cellId);
+    const url = controlUrl(cellId);
+    if (!url) throw new CellStateError(`cell ${cellId} is not running; restart it first`);
+    const response = await fetch(`${url}${path}`, { method: "POST" });
+    if (!response.ok) {
+      const body = (await response.json().catch(() => ({}))) as { error?: string };
+      throw new CellStateError(`cell ${cellId}: ${body.error ?? `control channel answered ${response.status}`}`);
+    }
+  };
+
+  const proxyOf = (cellId: string): LinkProxy => {
+    known(cellId);
+    const proxy = proxies.get(cellId);
+    if (!proxy) throw new CellStateError(`cell ${cellId} has no link yet`);
+    return proxy;
+  };
+
+  const started: Running[] = [];
+  for (const cell of options.cells) started.push(await start(cell.cell));
+  await Promise.all(started.map((entry) => entry.ready));
 
   return {
     cells: () => [...byCell.keys()],
     pids: () => Object.fromEntries([...running].map(([cell, entry]) => [cell, entry.child.pid ?? -1])),
+    status: () =>
+      [...byCell.keys()].map((cell) => ({
+        cell,
+        pid: running.get(cell)?.child.pid ?? null,
+        controlUrl: controlUrl(cell),
+        link: proxies.get(cell)?.state() ?? "plugged",
+        linkAddress: proxies.get(cell)?.address ?? "",
+      })),
     kill,
     async restart(cellId) {
       await kill(cellId);
-      await start(cellId);
+      await (await start(cellId)).ready;
     },
+    unplug: (cellId) => proxyOf(cellId).unplug(),
+    plug: (cellId) => proxyOf(cellId).plug(),
+    estop: (cellId) => control(cellId, "/estop"),
+    reset: (cellId) => control(cellId, "/reset"),
     async stop() {
       const entries = [...running.values()];
       for (const entry of entries) entry.child.kill("SIGTERM");
       const timer = setTimeout(() => entries.forEach((entry) => entry.child.kill("SIGKILL")), KILL_AFTER_MS);
       await Promise.all(entries.map((entry) => entry.exited));
       clearTimeout(timer);
+      await Promise.all([...proxies.values()].map((proxy) => proxy.close()));
     },
   };
 }

@@ -20,7 +20,12 @@ export interface TestService {
   stop(): Promise<void>;
 }
 
-export async function startTestService(options: { cells?: string[]; keepDataDir?: string } = {}): Promise<TestService> {
+/**
+ * `cells`: which installed cells to simulate (none: coordinator only). `simSpeed`: simulated seconds
+ * per wall second (default unpaced); fault tests slow it so an episode lasts long enough to hit.
+ * The fleet (`service.fleet`) can kill, restart, unplug and plug its cells.
+ */
+export async function startTestService(options: { cells?: string[]; keepDataDir?: string; simSpeed?: number } = {}): Promise<TestService> {
   const dataDir = options.keepDataDir ?? mkdtempSync(join(tmpdir(), "assay-it-"));
   const coordinator = await startCoordinator(compileCoordinatorOptions({ port: 0, grpcPort: 0, dataDir, apiKey: TEST_ADMIN_KEY }));
   let fleet: SimFleet | undefined;
@@ -32,7 +37,7 @@ export async function startTestService(options: { cells?: string[]; keepDataDir?
       coordinatorAddress: coordinator.grpcAddress,
       enroll: (cellId, model) => coordinator.enrollCell(cellId, model),
       dataDir: join(dataDir, "cells"),
-      speed: Number.POSITIVE_INFINITY,
+      speed: options.simSpeed ?? Number.POSITIVE_INFINITY,
       seed: 7,
       log: process.env.ASSAY_TEST_LOG ? (line) => console.log(line) : undefined,
     });
