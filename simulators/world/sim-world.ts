@@ -4,21 +4,28 @@
  * deterministic for its seed however often (and whenever) the devices read it.
  */
 import type { JointState, ObjectPose, ResetPlan } from "../../cell-agent/hardware/types.js";
+import { DEFAULT_SIM_ENGINE, type SimEngine } from "../physics/engine.js";
+import { MujocoScene } from "./mujoco-scene.js";
 import { armOf, embodimentFor, openingOf, type Embodiment } from "./embodiments.js";
 import { GraspPhysics } from "./grasp.js";
 import { forwardKinematics, type ToolPose } from "./kinematics.js";
 import { makeObject, restZOf, type SimObject } from "./objects.js";
-import { SimRandom } from "./rng.js";
+import { deriveSeed, SimRandom } from "./rng.js";
 import type { RenderScene } from "../render/rasterizer.js";
 import { DEFAULT_SERVO_LIMITS, ServoJoints, type ServoLimits } from "./servo.js";
 
 export interface SimWorldOptions {
   /** Catalog robot model id, e.g. "so101". */
   model: string;
-  /** Seeds physics, sensor noise and pixel noise (separate streams). */
+  /**
+   * Seeds physics, sensor noise and pixel noise (separate streams) until the first placeScene; from
+   * then on the streams derive from the placed plan, so a replayed plan replays the episode.
+   */
   seed: number;
-  /** Physics substep, seconds (default 0.002). */
+  /** Physics substep, seconds (default 0.002; the MuJoCo engine always steps at 0.002). */
   substepS?: number;
+  /** Physics engine (default DEFAULT_SIM_ENGINE, see simulators/physics/engine.ts). */
+  engine?: SimEngine;
 }
 
 /** Counters for tests and logs. */
@@ -49,15 +56,22 @@ export class SimWorld {
   /** Decaying contact force at the wrist, world frame, newtons. */
   readonly contactForceN: [number, number, number] = [0, 0, 0];
   /** Noise streams for devices; physics draws only from `physicsRandom`. */
-  readonly sensorRandom: SimRandom;
-  readonly pixelRandom: SimRandom;
-  readonly physicsRandom: SimRandom;
+  sensorRandom: SimRandom;
+  pixelRandom: SimRandom;
+  physicsRandom: SimRandom;
   private nowNs = 0n;
   private readonly substepNs: bigint;
   private homeRad: number[];
   private tool: ToolPose;
   private velocityMS: [number, number, number] = [0, 0, 0];
   private accelMS2 = 0;
+  // --- Engine seam: with MuJoCo, `physics` steps the world and the kinematic step below is unused.
+  readonly engine: SimEngine;
+  private readonly physics: MujocoScene | null;
+  // --- Replay seam: after a placement, every draw depends on the plan and the time since it, not on
+  // the cell's earlier episodes or on how often devices read, so a replay spec reproduces an episode.
+  private placedNs = 0n;
+  private planSeed = 0;
 
   constructor(options: SimWorldOptions) {
     this.embodiment = embodimentFor(options.model);
@@ -74,6 +88,9 @@ export class SimWorld {
     this.pixelRandom = new SimRandom(options.seed, "pixels");
     this.physicsRandom = new SimRandom(options.seed, "physics");
     this.tool = this.computeTool();
+    this.engine = options.engine ?? DEFAULT_SIM_ENGINE;
+    this.physics = this.engine === "mujoco" ? new MujocoScene(this, limits) : null;
+    this.physics?.load(this.nowNs);
   }
 
   /** Simulated time, ns since the world was created. */
@@ -92,6 +109,7 @@ export class SimWorld {
   }
 
   holding(): boolean {
+    if (this.physics) return this.physics.holding;
     return this.grasp.held !== null;
   }
 
@@ -117,6 +135,13 @@ export class SimWorld {
 
   /** Steps physics in fixed substeps until tNs (a last partial substep lands exactly on it). */
   advanceTo(tNs: bigint): void {
+    if (this.physics) {
+      if (tNs <= this.nowNs) return;
+      this.physics.advanceTo(tNs);
+      this.nowNs = tNs;
+      this.tool = this.computeTool();
+      return;
+    }
     while (this.nowNs < tNs) {
       const stepNs = tNs - this.nowNs < this.substepNs ? tNs - this.nowNs : this.substepNs;
       this.step(Number(stepNs) / 1e9);
@@ -148,6 +173,11 @@ export class SimWorld {
 
   /** Second half of a reset: the arm settles exactly home, objects and lighting as planned. */
   placeScene(plan: ResetPlan): void {
+    this.planSeed = deriveSeed(0, JSON.stringify([plan.objects, plan.distractors, plan.lighting]));
+    this.placedNs = this.nowNs;
+    this.sensorRandom = new SimRandom(this.planSeed, "sensors");
+    this.pixelRandom = new SimRandom(this.planSeed, "pixels");
+    this.physicsRandom = new SimRandom(this.planSeed, "physics");
     this.servos.place(this.homeRad);
     this.tool = this.computeTool();
     const noise = () => this.physicsRandom.symmetric(SETTLE_NOISE_M);
@@ -165,6 +195,7 @@ export class SimWorld {
     }
     this.lighting = plan.lighting;
     this.contactForceN.fill(0);
+    this.physics?.load(this.nowNs);
   }
 
   /** A frozen copy of what a camera needs to render this instant (objects, gripper, lighting). */
@@ -175,18 +206,19 @@ export class SimWorld {
       opening: this.opening(),
       arm: armOf(this.embodiment, this.servos.positionRad),
       lighting: this.lighting,
-      noiseSeed: Math.floor(this.pixelRandom.uniform() * 2 ** 31),
+      noiseSeed: deriveSeed(this.planSeed, `pixels:${this.nowNs - this.placedNs}`) >>> 1,
     };
   }
 
   /** Joint readings with encoder noise. */
   measuredJoints(): JointState {
     const s = this.servos;
+    const noise = new SimRandom(this.planSeed, `joints:${this.nowNs - this.placedNs}`);
     return {
       tNs: this.nowNs,
-      positionRad: s.positionRad.map((p) => p + this.sensorRandom.gaussian(0.001)),
-      velocityRadS: s.velocityRadS.map((v) => v + this.sensorRandom.gaussian(0.005)),
-      currentA: s.currentA.map((c) => Math.max(0, c + this.sensorRandom.gaussian(0.005))),
+      positionRad: s.positionRad.map((p) => p + noise.gaussian(0.001)),
+      velocityRadS: s.velocityRadS.map((v) => v + noise.gaussian(0.005)),
+      currentA: s.currentA.map((c) => Math.max(0, c + noise.gaussian(0.005))),
       temperatureC: s.temperatureC.map((t) => Math.round(t * 10) / 10),
     };
   }

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+// These test the kinematic engine's scripted grasp rule; the MuJoCo engine grasps by contact (test/unit/physics-mujoco.spec.ts).
 import type { ResetPlan } from "../../cell-agent/hardware/types.js";
 import { embodimentFor, jointsOf } from "../../simulators/world/embodiments.js";
 import { inverseKinematics } from "../../simulators/world/kinematics.js";
@@ -29,7 +30,7 @@ function pickAt(world: SimWorld, x: number, y: number, toolYaw: number): void {
 
 describe("simulated grasp physics", () => {
   it("attaches the cube when the fingers close around it aligned with a face, and it lifts", () => {
-    const world = new SimWorld({ model: "so101", seed: 1 });
+    const world = new SimWorld({ model: "so101", seed: 1, engine: "kinematic" });
     world.resetScene(planWithCube(0.22, 0.02, 25 * DEG));
     pickAt(world, 0.22, 0.02, 25 * DEG - 90 * DEG);
     assert.equal(world.holding(), true);
@@ -45,7 +46,7 @@ describe("simulated grasp physics", () => {
   });
 
   it("closes on air, knocking the cube aside, when the wrist is 35 degrees off a face", () => {
-    const world = new SimWorld({ model: "so101", seed: 1 });
+    const world = new SimWorld({ model: "so101", seed: 1, engine: "kinematic" });
     world.resetScene(planWithCube(0.22, 0, 35 * DEG));
     pickAt(world, 0.22, 0, 0);
     assert.equal(world.holding(), false);
@@ -55,14 +56,14 @@ describe("simulated grasp physics", () => {
   });
 
   it("does not attach when the fingertip is 20 mm off the cube centre", () => {
-    const world = new SimWorld({ model: "so101", seed: 2 });
+    const world = new SimWorld({ model: "so101", seed: 2, engine: "kinematic" });
     world.resetScene(planWithCube(0.22, 0, 0));
     pickAt(world, 0.22, 0.02, 0);
     assert.equal(world.holding(), false);
   });
 
   it("stops the fingertip at the table and reports the contact on the wrist", () => {
-    const world = new SimWorld({ model: "so101", seed: 3 });
+    const world = new SimWorld({ model: "so101", seed: 3, engine: "kinematic" });
     world.resetScene(planWithCube(0.22, 0.08, 0));
     drive(world, [[0.2, -0.05, 0.05, 0, 1, 1.5]]);
     world.setGoals(jointsOf(embodimentFor("so101"), inverseKinematics([0.2, -0.05, -0.03], 0)!, 1));
@@ -73,7 +74,7 @@ describe("simulated grasp physics", () => {
 
   it("is deterministic for a seed", () => {
     const run = () => {
-      const world = new SimWorld({ model: "so101", seed: 9 });
+      const world = new SimWorld({ model: "so101", seed: 9, engine: "kinematic" });
       world.resetScene(planWithCube(0.21, -0.03, 10 * DEG));
       pickAt(world, 0.215, -0.025, 0);
       return JSON.stringify([world.object("cube")!.positionM, world.measuredJoints().positionRad]);

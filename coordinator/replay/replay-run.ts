@@ -1,0 +1,66 @@
+/**
+ * Replay of one finished episode: a new run of kind `run` whose every episode carries the original
+ * episode's seed and replay spec. The cell reproduces the spec's initial conditions exactly
+ * (cell-agent/episode/plan.ts replayPlan) instead of drawing them from the seed; the scheduler sends
+ * the spec as AssignEpisode.replay_spec_json from the run plan's `replay_spec`.
+ */
+import { AssayError } from "../errors/assay-error.js";
+import { q, type ValidatedRun } from "../runs/validate-run.js";
+import type { EpisodeRow } from "../store/episodes-repo.js";
+import type { NewEpisode, RunPlan, RunRow } from "../store/runs-repo.js";
+
+/** At most this many copies of one episode per replay request. */
+export const REPLAY_COUNT_MAX = 100;
+
+export interface ReplayRequest {
+  /** The policy to replay with; default the original run's policy. */
+  policy?: Record<string, unknown>;
+  /** Copies of the episode to run (default 1). */
+  count: number;
+}
+
+/** Validates a replay body {policy?, count?}; rejects unknown keys. */
+export function parseReplayRequest(body: unknown): ReplayRequest {
+  const value = body ?? {};
+  if (typeof value !== "object" || Array.isArray(value)) throw new AssayError("contract_validation_failed", `replay body must be a JSON object {policy?, count?}; got ${q(body)}`);
+  const { policy, count = 1, ...rest } = value as Record<string, unknown>;
+  const unknown = Object.keys(rest);
+  if (unknown.length > 0) throw new AssayError("contract_validation_failed", `replay body accepts only policy and count; got unknown key ${q(unknown[0])}`);
+  if (!Number.isInteger(count) || (count as number) < 1 || (count as number) > REPLAY_COUNT_MAX) {
+    throw new AssayError("contract_validation_failed", `count must be an integer 1..${REPLAY_COUNT_MAX}; got ${q(count)}`);
+  }
+  if (policy !== undefined && (typeof policy !== "object" || policy === null || Array.isArray(policy))) {
+    throw new AssayError("contract_validation_failed", `policy must be a policy object like the run's; got ${q(policy)}`);
+  }
+  return { policy: policy as Record<string, unknown> | undefined, count: count as number };
+}
+
+/** The replay spec of a finished episode, or 422 naming what to wait for. */
+export function replaySpecOf(episode: EpisodeRow): Record<string, unknown> {
+  if (!episode.replay_spec) {
+    throw new AssayError("contract_validation_failed", `episode ${episode.id} has no replay_spec yet (status ${episode.status}); replay it once it has finished`, { runId: episode.run_id });
+  }
+  return JSON.parse(episode.replay_spec) as Record<string, unknown>;
+}
+
+/**
+ * The body of the replay run, as a POST /v1/runs body: the original request pinned to the original
+ * run's resolved robot, environment and task (so `@latest` cannot move), with the chosen policy and
+ * `count` episodes. Validating it applies every check a new run gets.
+ */
+export function replayRunBody(original: RunRow, request: ReplayRequest): Record<string, unknown> {
+  const submitted = JSON.parse(original.request) as Record<string, unknown>;
+  if (original.kind !== "run") {
+    throw new AssayError("contract_validation_failed", `only episodes of kind "run" runs can be replayed this way; run ${original.id} is of kind ${q(original.kind)}`, { runId: original.id });
+  }
+  const pins = JSON.parse(original.resolved_pins) as { robot: string; environment: string; task: string };
+  const { idempotency_key: _ignored, ...body } = submitted;
+  return { ...body, kind: "run", robot: pins.robot, environment: pins.environment, task: pins.task, episodes: request.count, policy: request.policy ?? submitted.policy };
+}
+
+/** Plan and episodes of the replay run: every episode has the original seed and replay spec. */
+export function replayRunShape(validated: ValidatedRun, episode: EpisodeRow, replaySpec: Record<string, unknown>, count: number): { plan: RunPlan; episodes: NewEpisode[] } {
+  const plan: RunPlan = { ...validated.plan, replay_spec: replaySpec, replay_of: { run_id: episode.run_id, episode_id: episode.id } };
+  const episodes = Array.from({ length: count }, () => ({ unit: 0, seed: episode.seed, assign: { replay_spec: replaySpec } }));
+  return { plan, episodes };
+}
