@@ -9,6 +9,7 @@ import { compileCoordinatorOptions } from "../coordinator/options.js";
 import { loadFirmwarePins } from "../firmware-pins/pins.js";
 import { startFleetControl, type FleetControl } from "../simulators/fleet/fleet-control.js";
 import { launchSimFleet, type SimFleet } from "../simulators/fleet/launcher.js";
+import { parseSimEngine } from "../simulators/physics/engine.js";
 
 function intFromEnv(name: string, fallback: number): number {
   const raw = process.env[name];
@@ -58,6 +59,12 @@ async function main(): Promise<void> {
   }
   const simSpeed = simSpeedFromEnv();
   const simSeed = intFromEnv("ASSAY_SIM_SEED", 1);
+  let simEngine;
+  try {
+    simEngine = parseSimEngine(process.env.ASSAY_SIM_ENGINE);
+  } catch (error) {
+    fail(`ASSAY_SIM_ENGINE: ${(error as Error).message}`);
+  }
 
   const coordinator = await startCoordinator(options).catch((error: Error) => fail(error.message));
   console.log("Assay coordinator");
@@ -84,6 +91,7 @@ async function main(): Promise<void> {
       dataDir: join(options.dataDir, "cells"),
       speed: simSpeed,
       seed: simSeed,
+      engine: simEngine,
       log: (line) => console.log(line),
       onChange: () => control?.refresh(),
     });

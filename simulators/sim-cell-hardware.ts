@@ -31,6 +31,7 @@ import { openWorldRosBus } from "./rosbridge/world-ros-bridge.js";
 import { SERVO_MODEL_OF, openWorldServoBus } from "./servo-bus/world-servo-bridge.js";
 import { catalogModel } from "./world/embodiments.js";
 import { SimWorld } from "./world/sim-world.js";
+import type { SimEngine } from "./physics/engine.js";
 
 /** How the agent reaches the simulated devices. */
 export type SimDevices = "wire" | "in-process";
@@ -58,6 +59,8 @@ export interface SimulatedCellOptions {
   instruments?: Instrument[];
   /** "wire" (default): real drivers over emulated wire protocols; "in-process": devices call the world directly. */
   devices?: SimDevices;
+  /** Physics engine of the world; default DEFAULT_SIM_ENGINE (MuJoCo). */
+  engine?: SimEngine;
 }
 
 export type SimulatedCell = CellHardware & { world: SimWorld; estop: SimEstopInput; clock: SimClock; devices: SimDevices };
@@ -72,7 +75,7 @@ export async function createSimulatedCell(options: SimulatedCellOptions): Promis
   if (devices !== "wire" && devices !== "in-process") throw new Error(`simulated cell option devices must be "wire" or "in-process"; got ${JSON.stringify(devices)}`);
   const instruments = options.instruments ?? instrumentsOf(options.environment);
   const has = (kind: string) => instruments.some((i) => i.kind === kind);
-  const world = new SimWorld({ model: model.id, seed: options.seed });
+  const world = new SimWorld({ model: model.id, seed: options.seed, engine: options.engine });
   // Wire devices publish after every clock step, before the sleepers it woke read anything.
   const afterStep: Array<(waking: boolean) => Promise<void>> = [];
   const clock = new SimClock(world, options.speed, devices === "wire" ? async (waking) => { for (const sync of afterStep) await sync(waking); } : undefined);

@@ -20,16 +20,19 @@ import { startCellAgent, type CellAgent } from "../cell-agent/agent.js";
 import { compileAgentConfig } from "../cell-agent/config.js";
 import { createSimulatedCell } from "./sim-cell-hardware.js";
 import type { SimEstopInput } from "./devices/sim-estop-input.js";
+import { parseSimEngine, type SimEngine } from "./physics/engine.js";
 
 export interface SimulationSection {
   firmware: string;
   seed: number;
   /** Simulated seconds per wall second, or "max". */
   speed: number | "max";
+  /** Physics engine; default MuJoCo. */
+  engine?: string;
 }
 
 /** Splits a sim-cell config file into the agent's part and the simulation section. */
-export function splitSimConfig(raw: unknown): { agent: Record<string, unknown>; simulation: { firmware: string; seed: number; speed: number } } {
+export function splitSimConfig(raw: unknown): { agent: Record<string, unknown>; simulation: { firmware: string; seed: number; speed: number; engine: SimEngine } } {
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) throw new Error(`sim-cell config must be a JSON object; got ${JSON.stringify(raw)}`);
   const { simulation, ...agent } = raw as Record<string, unknown>;
   const sim = (simulation ?? {}) as Partial<SimulationSection>;
@@ -38,7 +41,8 @@ export function splitSimConfig(raw: unknown): { agent: Record<string, unknown>; 
   if (!Number.isInteger(seed)) throw new Error(`sim-cell config "simulation.seed" must be an integer; got ${JSON.stringify(sim.seed)}`);
   const speed = sim.speed === "max" ? Infinity : sim.speed ?? 1;
   if (typeof speed !== "number" || !(speed > 0)) throw new Error(`sim-cell config "simulation.speed" must be a positive number or "max"; got ${JSON.stringify(sim.speed)}`);
-  return { agent, simulation: { firmware: sim.firmware, seed, speed } };
+  const engine = parseSimEngine(sim.engine);
+  return { agent, simulation: { firmware: sim.firmware, seed, speed, engine } };
 }
 
 /**
@@ -81,7 +85,7 @@ async function main(argv: string[]): Promise<void> {
   const { agent, simulation } = splitSimConfig(JSON.parse(readFileSync(path, "utf8")));
   const config = compileAgentConfig(agent);
   const hardware = await createSimulatedCell({
-    model: config.robotModel, firmware: simulation.firmware, environment: config.environment, seed: simulation.seed, speed: simulation.speed,
+    model: config.robotModel, firmware: simulation.firmware, environment: config.environment, seed: simulation.seed, speed: simulation.speed, engine: simulation.engine,
   });
   mkdirSync(config.dataDir, { recursive: true });
   let running: CellAgent | undefined;

@@ -15,6 +15,7 @@ import { dirname, join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { startLinkProxy, type LinkProxy, type LinkState } from "./link-proxy.js";
+import type { SimEngine } from "../physics/engine.js";
 
 const SIM_CELL_ENTRY = resolve(dirname(fileURLToPath(import.meta.url)), "..", "sim-cell.ts");
 const KILL_AFTER_MS = 5000;
@@ -38,6 +39,8 @@ export interface SimFleetOptions {
   speed: number;
   /** Fleet seed; each cell's world seed is derived from it and the cell's position. */
   seed: number;
+  /** Physics engine of every cell's world; default MuJoCo. */
+  engine?: SimEngine;
   /** Receives every output line of every cell as "[cell] line". */
   log?: (line: string) => void;
   /** Called after a cell process started (its control channel is up) or exited. */
@@ -120,7 +123,7 @@ export async function launchSimFleet(options: SimFleetOptions): Promise<SimFleet
     const config = {
       cellId, coordinatorAddress: proxy.address, cellToken: token, robotModel: cell.model,
       environment: cell.environment, dataDir: join(cellDir, "agent"),
-      simulation: { firmware: cell.firmware, seed: options.seed * 1000 + cell.index, speed: Number.isFinite(options.speed) ? options.speed : "max" },
+      simulation: { firmware: cell.firmware, seed: options.seed * 1000 + cell.index, speed: Number.isFinite(options.speed) ? options.speed : "max", engine: options.engine },
     };
     writeFileSync(configPath, JSON.stringify(config, null, 2));
     // The IPC channel carries the control port back and lets the cell notice a launcher that died.
