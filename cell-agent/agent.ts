@@ -20,7 +20,7 @@ import { Outbox } from "./link/outbox.js";
 import { createAgentMetrics } from "./metrics.js";
 import { CompositePolicyRuntime } from "./policy/composite-runtime.js";
 import { EndpointPolicyRuntime } from "./policy/endpoint-runtime.js";
-import { clearRunningMarker, recoverAfterCrash, writeRunningMarker } from "./recovery.js";
+import { clearRunningMarker, recoverAfterCrash, renameFree, writeRunningMarker } from "./recovery.js";
 import { EstopWatch, type EstopTrip, type TorqueOffOutcome } from "./safety/estop-watch.js";
 import { ArtifactStore } from "./upload/artifact-store.js";
 import { Uploader } from "./upload/uploader.js";
@@ -65,7 +65,7 @@ export async function startCellAgent(config: AgentConfig, hardware: CellHardware
   const outbox = Outbox.open(config.dataDir);
   const store = new ArtifactStore(join(config.dataDir, "outbox"));
   await store.init();
-  let interruptedEpisodeId = (await recoverAfterCrash(config.dataDir, recordingsDir, outbox, log)) ?? "";
+  let interruptedEpisodeId = (await recoverAfterCrash(config.dataDir, recordingsDir, outbox, log, store)) ?? "";
 
   const policies = new CompositePolicyRuntime([...(options.policyRuntimes ?? [new EndpointPolicyRuntime()]), hardware.policies]);
   metrics.watchMotorBus(hardware.motors);
@@ -122,7 +122,10 @@ export async function startCellAgent(config: AgentConfig, hardware: CellHardware
     onAck: () => uploader.kick(),
     onAssign: (assign) => accept(assign),
     onCancel: (cancel) => {
+      // The runner holds the arm where it is and ends the attempt; `report` then says "cancelled",
+      // never EpisodeFinished, even if the attempt was already wrapping up.
       if (current?.assignment.episodeId === cancel.episodeId) {
+        log(`the coordinator cancelled episode ${cancel.episodeId}: ${cancel.reason || "no reason given"}; aborting and holding position`);
         current.abort.abort(new EpisodeAbort("cancelled", cancel.reason || "the coordinator cancelled the episode"));
       }
     },
@@ -147,6 +150,7 @@ export async function startCellAgent(config: AgentConfig, hardware: CellHardware
       backlog = count;
       metrics.uploadBacklog.set(count);
     },
+    onSetAside: (_artifact, reason) => metrics.uploadsSetAside.inc({ reason }),
     log,
   });
 
@@ -178,7 +182,7 @@ export async function startCellAgent(config: AgentConfig, hardware: CellHardware
     writeRunningMarker(config.dataDir, { episode_id: assignment.episodeId, attempt: assignment.attempt, started_at_ms: Date.now() });
     send({ episodeStarted: { episodeId: assignment.episodeId, attempt: assignment.attempt, startedAtMs: Date.now() } });
     const done = runAssigned(assignment, abort.signal)
-      .then(({ plan, result }) => report(assignment, plan, result))
+      .then(({ plan, result }) => report(assignment, plan, result, abort.signal))
       .catch((error: Error) => {
         log(`episode ${assignment.episodeId} failed inside the agent: ${error.stack ?? error.message}`);
         finishWithInterruption(assignment.episodeId, assignment.attempt, "hardware_fault", error.message);
@@ -212,7 +216,17 @@ export async function startCellAgent(config: AgentConfig, hardware: CellHardware
     move("episode_end");
   }
 
-  async function report(assignment: EpisodeAssignment, plan: EpisodePlan, result: EpisodeResult): Promise<void> {
+  async function report(assignment: EpisodeAssignment, plan: EpisodePlan, result: EpisodeResult, signal: AbortSignal): Promise<void> {
+    const cancel = signal.aborted && signal.reason instanceof EpisodeAbort && signal.reason.reason === "cancelled" ? signal.reason : undefined;
+    if (result.kind === "finished" && cancel) {
+      // Cancelled (e.g. "finished elsewhere") while the attempt was wrapping up: the coordinator no
+      // longer wants its outcome, so it is reported cancelled; the recording stays on the cell.
+      const kept = [await renameFree(result.mcapPath, `${result.mcapPath}.interrupted`)];
+      if (result.videoPath) kept.push(await renameFree(result.videoPath, `${result.videoPath}.interrupted`));
+      log(`episode ${assignment.episodeId} was cancelled as it finished (${cancel.detail}); not reporting its outcome, recording kept as ${kept.join(" and ")}`);
+      finishWithInterruption(assignment.episodeId, assignment.attempt, "cancelled", cancel.detail, result.durationS);
+      return;
+    }
     if (result.kind === "interrupted") {
       log(`episode ${assignment.episodeId} interrupted (${result.reason}): ${result.detail}`);
       if (result.reason === "policy_endpoint_timeout") {

@@ -8,6 +8,8 @@ export interface AgentMetrics {
   missedPeriods: Counter;
   estops: Counter;
   uploadBacklog: Gauge;
+  /** Artifacts the coordinator refused for good, set aside in `<dataDir>/rejected/`, by reason (artifact_unknown, artifact_not_yours). */
+  uploadsSetAside: Counter<"reason">;
   busErrors: Counter;
   episodes: Counter<"outcome">;
   /** Trigger to torque-off confirmed, seconds, per e-stop. */
@@ -48,6 +50,12 @@ export function createAgentMetrics(cellId: string): AgentMetrics {
     missedPeriods: new Counter({ name: "assay_agent_control_missed_periods_total", help: "Control periods skipped because a step overran", registers: [registry] }),
     estops: new Counter({ name: "assay_agent_estops_total", help: "E-stop triggers", registers: [registry] }),
     uploadBacklog: new Gauge({ name: "assay_agent_upload_backlog", help: "Artifacts waiting to be uploaded", registers: [registry] }),
+    uploadsSetAside: new Counter({
+      name: "assay_agent_uploads_set_aside_total",
+      help: "Artifacts the coordinator refused for good, moved to <dataDir>/rejected/ instead of uploaded, by reason",
+      labelNames: ["reason"],
+      registers: [registry],
+    }),
     busErrors: new Counter({ name: "assay_agent_bus_errors_total", help: "Failed motor bus or sensor reads and writes", registers: [registry] }),
     episodes: new Counter({ name: "assay_agent_episodes_total", help: "Episodes ended, by outcome (success, failure, interrupted)", labelNames: ["outcome"], registers: [registry] }),
     estopLatencyS: new Histogram({

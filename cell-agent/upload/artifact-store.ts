@@ -2,11 +2,13 @@
  * The local upload queue: `<dataDir>/outbox/` holds each finished artifact next to a JSON sidecar
  * (`<file>.json`) with its ArtifactRef and the seq of the message that announced it. The directory
  * is the queue, so it survives agent restarts; a file leaves only once the coordinator has it.
+ * A file the coordinator permanently refuses is set aside (moved, never deleted) to
+ * `<dataDir>/rejected/` with its sidecar, which then also says why.
  */
 import { createHash } from "node:crypto";
-import { createReadStream, closeSync, fsyncSync, openSync, writeSync } from "node:fs";
+import { createReadStream, closeSync, existsSync, fsyncSync, openSync, writeSync } from "node:fs";
 import { mkdir, readdir, readFile, rename, rm, stat } from "node:fs/promises";
-import { basename, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import type { ArtifactRef } from "../../protocol/gen/cell.js";
 
 export interface QueuedArtifact {
@@ -24,7 +26,12 @@ export async function sha256Of(path: string): Promise<string> {
 }
 
 export class ArtifactStore {
-  constructor(readonly dir: string) {}
+  /** Where refused artifacts are set aside: `rejected/` next to the queue (`<dataDir>/rejected`). */
+  readonly rejectedDir: string;
+
+  constructor(readonly dir: string) {
+    this.rejectedDir = join(dirname(dir), "rejected");
+  }
 
   async init(): Promise<void> {
     await mkdir(this.dir, { recursive: true });
@@ -60,6 +67,27 @@ export class ArtifactStore {
       }
     }
     return queued.sort((a, b) => a.announcedSeq - b.announcedSeq || a.ref.fileName.localeCompare(b.ref.fileName));
+  }
+
+  /**
+   * Moves a queued artifact and its sidecar out of the queue into `rejectedDir` (a name already
+   * taken there gets `-2`, `-3`, ...); the sidecar there also records `why`. Nothing is deleted.
+   * Returns the artifact's new path. Safe to repeat after a crash half-way (file moved, sidecar not).
+   */
+  async setAside(artifact: QueuedArtifact, why: string): Promise<string> {
+    await mkdir(this.rejectedDir, { recursive: true });
+    const name = basename(artifact.path);
+    // A file already moved by an earlier, interrupted set-aside is the one without a sidecar there.
+    const moved = !existsSync(artifact.path);
+    let target = join(this.rejectedDir, name);
+    for (let n = 2; existsSync(`${target}.json`) || (!moved && existsSync(target)); n++) target = join(this.rejectedDir, `${name}-${n}`);
+    if (!moved) await rename(artifact.path, target);
+    const fd = openSync(`${target}.json`, "w");
+    writeSync(fd, JSON.stringify({ ref: artifact.ref, announced_seq: artifact.announcedSeq, rejected: { why, at: new Date().toISOString() } }));
+    fsyncSync(fd);
+    closeSync(fd);
+    await rm(`${artifact.path}.json`, { force: true });
+    return target;
   }
 
   async remove(artifact: QueuedArtifact): Promise<void> {

@@ -1,11 +1,17 @@
 /**
  * Uploads queued artifacts: ArtifactStatus(ref) → offset; UploadArtifact streams chunks from that
  * offset (`ref` on the first, `last` on the final one); `complete: true` → the local copy is deleted.
- * A failed pass stops and is retried on the next kick (a Welcome, an Ack, a new artifact) or timer.
+ * A transient failure (UNAVAILABLE, DEADLINE_EXCEEDED, a cut network, ...) stops the pass; it is
+ * retried on the next kick (a Welcome, an Ack, a new artifact) or on a timer that backs off. An
+ * artifact the coordinator refuses for good (`artifact_unknown`: it never announced it, or
+ * `artifact_not_yours`: the episode is another cell's, e.g. it was finished elsewhere) would be
+ * refused on every pass: it is set aside (moved to `<dataDir>/rejected/`, never deleted) and the
+ * pass carries on with the next file.
  */
 import { open } from "node:fs/promises";
-import type { Metadata, ServiceError } from "@grpc/grpc-js";
+import { status, type Metadata, type ServiceError } from "@grpc/grpc-js";
 import type { ArtifactProgress, ArtifactRef, CellLinkClient } from "../../protocol/gen/cell.js";
+import { Backoff } from "../link/backoff.js";
 import type { ArtifactStore, QueuedArtifact } from "./artifact-store.js";
 
 export interface UploaderOptions {
@@ -18,18 +24,44 @@ export interface UploaderOptions {
   /** Whether the Connect stream is up (uploads are not attempted otherwise). */
   linkUp: () => boolean;
   onBacklog: (count: number) => void;
+  /** An artifact the coordinator refused for good was set aside (metrics). */
+  onSetAside?: (artifact: QueuedArtifact, reason: RefusalReason) => void;
   log: (line: string) => void;
+  /** Retry timer after a transient failure: from `initialMs` (default 2 s), doubling up to `maxMs` (default 60 s). */
+  retry?: { initialMs?: number; maxMs?: number };
 }
 
-const RETRY_MS = 2_000;
+/** The coordinator's reasons (coordinator/fleet/link-errors.ts) that mean "this file will never be taken from this cell". */
+const PERMANENT_REFUSALS = {
+  artifact_unknown: status.NOT_FOUND,
+  artifact_not_yours: status.PERMISSION_DENIED,
+} as const;
+
+export type RefusalReason = keyof typeof PERMANENT_REFUSALS;
+
+/**
+ * The reason when `error` is the coordinator refusing an artifact for good, else undefined
+ * (transient: retry). The reason is read from the `assay-reason` trailer, or the details' prefix.
+ */
+export function permanentRefusal(error: unknown): RefusalReason | undefined {
+  const e = error as Partial<ServiceError> | null;
+  if (!e || typeof e.code !== "number") return undefined;
+  const trailer = e.metadata?.get?.("assay-reason")?.[0];
+  const reason = trailer !== undefined ? String(trailer) : /^([a-z_]+):/.exec(e.details ?? "")?.[1];
+  if (reason && reason in PERMANENT_REFUSALS && PERMANENT_REFUSALS[reason as RefusalReason] === e.code) return reason as RefusalReason;
+  return undefined;
+}
 
 export class Uploader {
   private running: Promise<void> | undefined;
   private again = false;
   private stopped = false;
   private retryTimer: NodeJS.Timeout | undefined;
+  private readonly backoff: Backoff;
 
-  constructor(private readonly options: UploaderOptions) {}
+  constructor(private readonly options: UploaderOptions) {
+    this.backoff = new Backoff({ initialMs: options.retry?.initialMs ?? 2_000, maxMs: options.retry?.maxMs ?? 60_000, jitter: 0.2 });
+  }
 
   /** Starts an upload pass, or queues one more after the current pass. */
   kick(): void {
@@ -66,14 +98,39 @@ export class Uploader {
       try {
         await this.upload(artifact);
         await this.options.store.remove(artifact);
+        this.backoff.reset();
         this.options.onBacklog((await this.options.store.list()).length);
       } catch (error) {
-        this.options.log(`upload of ${artifact.ref.fileName} stopped (${(error as Error).message}); will resume from the coordinator's offset`);
+        const refusal = permanentRefusal(error);
+        if (refusal) {
+          const parked = await this.setAside(artifact, refusal, error as ServiceError).then(() => true, (failure: Error) => {
+            this.options.log(`could not set ${artifact.ref.fileName} aside (${failure.message}); it stays queued`);
+            return false;
+          });
+          if (parked) continue;
+        }
+        const delayMs = this.backoff.nextDelayMs();
+        this.options.log(
+          `upload of ${artifact.ref.fileName} stopped (${(error as Error).message}); will resume from the coordinator's offset (next try in ${(delayMs / 1000).toFixed(1)} s or when the link comes back)`,
+        );
         clearTimeout(this.retryTimer);
-        this.retryTimer = setTimeout(() => this.kick(), RETRY_MS);
+        this.retryTimer = setTimeout(() => this.kick(), delayMs);
         return;
       }
     }
+  }
+
+  /** Parks a refused artifact in `rejected/` so the files after it still upload. */
+  private async setAside(artifact: QueuedArtifact, reason: RefusalReason, error: ServiceError): Promise<void> {
+    const { ref } = artifact;
+    const why = error.details || error.message;
+    const kept = await this.options.store.setAside(artifact, why.startsWith(`${reason}:`) ? why : `${reason}: ${why}`);
+    this.options.log(
+      `the coordinator will not take ${ref.fileName} (${ref.kind} of episode ${ref.episodeId}): ${why}. ` +
+        `It was moved, not deleted, to ${kept}; this cell's other recordings keep uploading`,
+    );
+    this.options.onSetAside?.(artifact, reason);
+    this.options.onBacklog((await this.options.store.list()).length);
   }
 
   private status(ref: ArtifactRef): Promise<ArtifactProgress> {

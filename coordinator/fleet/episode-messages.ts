@@ -79,8 +79,15 @@ function onStarted(ctx: LinkContext, cellId: string, started: EpisodeStarted, ef
 function onFinished(ctx: LinkContext, cellId: string, finished: EpisodeFinished, effects: Effect[]): void {
   const episode = knownEpisode(ctx, cellId, finished.episodeId, "EpisodeFinished");
   if (!episode) return;
+  // The episode was reassigned (its cell's link dropped) and this is an earlier attempt's finish:
+  // the cell holding the newer attempt (another one, or this one after a restart) is cancelled below.
+  const holder =
+    (episode.status === "assigned" || episode.status === "running") && episode.cell_id &&
+    (episode.cell_id !== cellId || (finished.attempt > 0 && finished.attempt !== episode.attempt))
+      ? episode.cell_id : undefined;
   effects.push(() => {
-    if (ctx.registry.assignedEpisodeOf(cellId) === episode.id) ctx.registry.setAssigned(cellId, undefined);
+    // A cell still running the newer attempt stays assigned until it reports that attempt.
+    if (holder !== cellId && ctx.registry.assignedEpisodeOf(cellId) === episode.id) ctx.registry.setAssigned(cellId, undefined);
     ctx.scheduler.kick();
   });
   if (finished.outcome !== "success" && finished.outcome !== "failure") {
@@ -98,7 +105,26 @@ function onFinished(ctx: LinkContext, cellId: string, finished: EpisodeFinished,
     evaluationJson: finished.evaluationJson || null,
     finishedAt: isoAt(finished.finishedAtMs, ctx.now()),
   });
-  if (!done) return;
+  if (!done) {
+    // The first finish wins (e.g. a restarted agent's late report beat the reassigned attempt, or
+    // the other way round): this one is acked, its outcome and artifacts are not recorded, and the
+    // cell's uploads of them are refused (artifact_not_yours / artifact_unknown), which it sets aside.
+    ctx.logger.warn(
+      `cell ${cellId}: EpisodeFinished for ${episode.id} (attempt ${finished.attempt}) ignored: the episode is already ${episode.status}` +
+        `${episode.status === "done" && episode.cell_id ? ` (finished by cell ${episode.cell_id})` : ""}; its artifacts are not recorded`,
+    );
+    return;
+  }
+  // The first finish counts: the cell holding the newer attempt must stop it and not report it finished.
+  if (holder) {
+    effects.push(() => {
+      const sent = ctx.registry.cancelEpisode(holder, episode.id, "finished elsewhere");
+      ctx.logger.warn(
+        `cell ${cellId}: finished episode ${episode.id} (attempt ${finished.attempt}) after it was reassigned${holder === cellId ? " to it again" : ` to cell ${holder}`} (attempt ${episode.attempt}); ` +
+          `the first finish counts${sent ? `, cell ${holder} is told to cancel its attempt` : `; cell ${holder} is not connected, its attempt will be ignored`}`,
+      );
+    });
+  }
   for (const ref of finished.artifacts) {
     if (!isSafeFileName(ref.fileName)) {
       ctx.logger.error(`cell ${cellId}: artifact ${ref.kind} of ${episode.id} has file_name ${JSON.stringify(ref.fileName)}, not a plain file name; not recorded`);

@@ -35,6 +35,8 @@ class FakeCoordinator extends EventEmitter {
   /** Drop the stream instead of applying the first EpisodeFinished. */
   dropOnFirstFinish = true;
   assigned = false;
+  /** The latest Connect stream (to send CancelEpisode). */
+  stream?: ServerDuplexStream<AgentMessage, CoordinatorMessage>;
 
   constructor(private readonly assign: CoordinatorMessage) {
     super();
@@ -68,6 +70,7 @@ class FakeCoordinator extends EventEmitter {
       call.emit("error", { code: status.UNAUTHENTICATED, details: "unknown cell token" });
       return;
     }
+    this.stream = call;
     call.on("data", (message: AgentMessage) => {
       if (message.hello) {
         this.hellos.push(message.hello);
@@ -328,5 +331,61 @@ describe("cell agent over CellLink (coordinator test double)", function () {
     cell.releaseEstop();
     agent.resetEstop();
     assert.equal(agent.state(), "idle");
+  });
+
+  const longAssign = (episodeId: string, maxDurationS: number): CoordinatorMessage => ({
+    assignEpisode: {
+      episodeId, runId: "run_3", index: 0, attempt: 2, of: 1, robot: "so101@3.11", environment: "tabletop@1",
+      taskJson: JSON.stringify({ ...JSON.parse(TASK_JSON), success_predicates: [{ lifted: "pose(cube).z > 5" }] }),
+      policyJson: "{}", perturbationJson: "{}", seed: 5, controlRateHz: 10, maxDurationS, replaySpecJson: "",
+    },
+  });
+
+  it("on CancelEpisode aborts and holds (torque stays on), reports the attempt cancelled, never finished, and takes work again", async () => {
+    coordinator = new FakeCoordinator(longAssign("ep_3", 3600));
+    coordinator.dropOnFirstFinish = false;
+    const address = await coordinator.listen();
+    const cell = fakeCell();
+    const interrupted = new Promise<AgentMessage>((resolve) => coordinator.on("applied", (m: AgentMessage) => m.episodeInterrupted && resolve(m)));
+    coordinator.once("applied", () => coordinator.stream!.write({ cancelEpisode: { episodeId: "ep_3", reason: "finished elsewhere" } })); // EpisodeStarted
+    agent = await startCellAgent(config(address), cell, { log: (line) => lines.push(line) });
+    const message = (await interrupted).episodeInterrupted!;
+    assert.deepEqual([message.episodeId, message.attempt, message.reason, message.detail], ["ep_3", 2, "cancelled", "finished elsewhere"]);
+    await agent.settled();
+    assert.equal(coordinator.applied.filter((m) => m.episodeFinished).length, 0);
+    assert.notEqual(cell.torque.at(-1), false, "a cancel holds position; it does not cut torque");
+    assert.match(await agent.metrics.getSingleMetricAsString("assay_agent_protective_stops_total"), /cause="cancelled"[^\n]* 1/);
+    assert.equal(agent.state(), "idle");
+    assert.ok(lines.some((l) => /the coordinator cancelled episode ep_3: finished elsewhere; aborting and holding position/.test(l)), lines.join("\n"));
+    assert.deepEqual(readdirSync(join(dataDir, "outbox")), [], "nothing queued for upload");
+  });
+
+  it("a CancelEpisode that lands while the attempt is wrapping up still reports it cancelled, and keeps the recording on the cell", async () => {
+    coordinator = new FakeCoordinator(longAssign("ep_4", 1));
+    coordinator.dropOnFirstFinish = false;
+    const address = await coordinator.listen();
+    const cell = fakeCell();
+    // The attempt reaches its time limit; while the runner closes the policy (after the control loop), the cancel arrives.
+    const startPolicy = cell.policies.start.bind(cell.policies);
+    cell.policies.start = async (...args) => {
+      const session = await startPolicy(...args);
+      return {
+        ...session,
+        close: async () => {
+          coordinator.stream!.write({ cancelEpisode: { episodeId: "ep_4", reason: "finished elsewhere" } });
+          for (let i = 0; i < 200 && !lines.some((l) => l.includes("cancelled episode ep_4")); i++) await new Promise((r) => setTimeout(r, 10));
+          await session.close();
+        },
+      };
+    };
+    const interrupted = new Promise<AgentMessage>((resolve) => coordinator.on("applied", (m: AgentMessage) => m.episodeInterrupted && resolve(m)));
+    agent = await startCellAgent(config(address), cell, { log: (line) => lines.push(line) });
+    const message = (await interrupted).episodeInterrupted!;
+    assert.deepEqual([message.episodeId, message.reason], ["ep_4", "cancelled"]);
+    await agent.settled();
+    assert.equal(coordinator.applied.filter((m) => m.episodeFinished).length, 0, "no EpisodeFinished for a cancelled attempt");
+    assert.deepEqual(readdirSync(join(dataDir, "outbox")), [], "nothing queued for upload");
+    assert.ok(readdirSync(join(dataDir, "recordings")).includes("ep_4.mcap.interrupted"), readdirSync(join(dataDir, "recordings")).join(", "));
+    assert.ok(lines.some((l) => /episode ep_4 was cancelled as it finished \(finished elsewhere\)/.test(l)), lines.join("\n"));
   });
 });

@@ -397,6 +397,102 @@ describe("CellLink server (scripted agent)", function () {
     const [entry] = JSON.parse(getEpisode(db, first.episodeId)!.interruptions);
     assert.deepEqual({ ...entry, at: undefined }, { attempt: 1, cell: "so101-c", reason: "policy_error", detail: "container exited 137", duration_s: 3.5, at: undefined });
   });
+
+  it("takes the first finish of a reassigned episode, cancels the other cell's attempt, and refuses that cell's artifacts", async () => {
+    insertFixtures(db, "run_twice", 1);
+    const first = agentFor("so101-b");
+    first.connect(hello("so101-b"));
+    const assign1 = await first.next((m) => m.assignEpisode);
+    first.send({ seq: 1, episodeStarted: { episodeId: assign1.episodeId, attempt: 1, startedAtMs: Date.now() } });
+    await first.next((m) => m.ack);
+    const second = agentFor("so101-c");
+    second.connect(hello("so101-c"));
+    await second.next((m) => m.welcome);
+
+    // so101-b's link drops mid-episode (its agent was killed after queuing EpisodeFinished): requeued, reassigned.
+    first.disconnect();
+    const assign2 = await second.next((m) => m.assignEpisode);
+    assert.equal(assign2.episodeId, assign1.episodeId);
+    assert.equal(assign2.attempt, 2);
+    second.send({ seq: 1, episodeStarted: { episodeId: assign2.episodeId, attempt: 2, startedAtMs: Date.now() } });
+    await second.next((m) => m.ack);
+
+    const finishedBy = (agentSeq: number, attempt: number, outcome: "success" | "failure", ref: ArtifactRef): Partial<AgentMessage> => ({
+      seq: agentSeq,
+      episodeFinished: {
+        episodeId: assign1.episodeId, attempt, outcome, failureCluster: outcome === "failure" ? "grasp_slip" : "", durationS: 10, resetS: 2,
+        replaySpecJson: "{}", metaJson: "{}", artifacts: [ref], evaluationJson: "{}", finishedAtMs: Date.now(),
+      },
+    });
+    const dataB = Buffer.from("so101-b's recording ".repeat(50));
+    const refB: ArtifactRef = { episodeId: assign1.episodeId, kind: "mcap", fileName: `${assign1.episodeId}.mcap`, bytes: dataB.length, sha256: sha256(dataB) };
+    const dataC = Buffer.from("so101-c's recording ".repeat(60));
+    const refC: ArtifactRef = { ...refB, bytes: dataC.length, sha256: sha256(dataC) };
+
+    // The restarted so101-b resends its outbox: the late finish of attempt 1 is the first, so it counts.
+    first.connect(hello("so101-b", { lastSeqSent: 2 }));
+    assert.equal((await first.next((m) => m.welcome)).lastSeqApplied, 1);
+    first.send(finishedBy(2, 1, "success", refB));
+    assert.equal((await first.next((m) => m.ack)).seq, 2);
+    assert.deepEqual(await second.next((m) => m.cancelEpisode), { episodeId: assign1.episodeId, reason: "finished elsewhere" });
+    let episode = getEpisode(db, assign1.episodeId)!;
+    assert.deepEqual([episode.status, episode.cell_id, episode.outcome], ["done", "so101-b", "success"]);
+
+    // so101-c's own finish (sent before the cancel reached it) is acked and ignored, its artifact not announced.
+    second.send(finishedBy(2, 2, "failure", refC));
+    assert.equal((await second.next((m) => m.ack)).seq, 2);
+    episode = getEpisode(db, assign1.episodeId)!;
+    assert.deepEqual([episode.status, episode.cell_id, episode.outcome], ["done", "so101-b", "success"]);
+    assert.equal(getArtifact(db, assign1.episodeId, "mcap")!.sha256, refB.sha256);
+    assert.equal(events.filter((e) => e.type === "episode").length, 1);
+    await assert.rejects(second.artifactStatus(refC), (error: ServiceError) => {
+      assert.equal(error.code, status.PERMISSION_DENIED);
+      assert.match(error.details, /^artifact_not_yours: /);
+      assert.deepEqual(error.metadata.get("assay-reason"), ["artifact_not_yours"]);
+      return true;
+    });
+    await assert.rejects(second.upload([{ ref: refC, offset: 0, data: dataC, last: true }]), (error: ServiceError) => error.code === status.PERMISSION_DENIED);
+
+    // so101-b's upload completes the run; so101-c, cancelled, is free again and the episode stays done.
+    assert.deepEqual(await first.upload([{ ref: refB, offset: 0, data: dataB, last: true }]), { receivedBytes: dataB.length, complete: true });
+    assert.equal(runsRepo.getRunRow(db, "run_twice")!.status, "completed");
+    second.send({ seq: 3, episodeInterrupted: { episodeId: assign1.episodeId, attempt: 2, reason: "cancelled", detail: "finished elsewhere", durationS: 1, artifacts: [] } });
+    await second.next((m) => m.ack);
+    assert.deepEqual(server.fleet.connectedCells().map((c) => [c.cellId, c.episodeId ?? ""]), [["so101-b", ""], ["so101-c", ""]]);
+    episode = getEpisode(db, assign1.episodeId)!;
+    assert.equal(episode.status, "done");
+    assert.deepEqual(JSON.parse(episode.interruptions).map((i: { cell: string; reason: string }) => [i.cell, i.reason]), [["so101-b", "link_lost"]]);
+  });
+
+  it("cancels the newer attempt when the same cell, reassigned the episode after a restart, resends the earlier attempt's finish", async () => {
+    insertFixtures(db, "run_again", 1);
+    const agent = agentFor("so101-c");
+    agent.connect(hello("so101-c"));
+    const first = await agent.next((m) => m.assignEpisode);
+    agent.send({ seq: 1, episodeStarted: { episodeId: first.episodeId, attempt: 1, startedAtMs: Date.now() } });
+    await agent.next((m) => m.ack);
+    agent.disconnect();
+    agent.connect(hello("so101-c", { lastSeqSent: 2 }));
+    const again = await agent.next((m) => m.assignEpisode);
+    assert.equal(again.attempt, 2);
+    // The outbox resend comes after the new AssignEpisode: the first finish counts.
+    agent.send({
+      seq: 2,
+      episodeFinished: {
+        episodeId: first.episodeId, attempt: 1, outcome: "success", failureCluster: "", durationS: 10, resetS: 2, replaySpecJson: "{}", metaJson: "{}",
+        artifacts: [], evaluationJson: "{}", finishedAtMs: Date.now(),
+      },
+    });
+    await agent.next((m) => m.ack);
+    assert.deepEqual(await agent.next((m) => m.cancelEpisode), { episodeId: first.episodeId, reason: "finished elsewhere" });
+    assert.equal(getEpisode(db, first.episodeId)!.status, "done");
+    // Still busy with attempt 2 until it says so; then free.
+    assert.deepEqual(server.fleet.connectedCells().map((c) => [c.cellId, c.episodeId]), [["so101-c", first.episodeId]]);
+    agent.send({ seq: 3, episodeInterrupted: { episodeId: first.episodeId, attempt: 2, reason: "cancelled", detail: "finished elsewhere", durationS: 0, artifacts: [] } });
+    await agent.next((m) => m.ack);
+    assert.deepEqual(server.fleet.connectedCells().map((c) => [c.cellId, c.episodeId ?? ""]), [["so101-c", ""]]);
+    assert.equal(getEpisode(db, first.episodeId)!.status, "done");
+  });
 });
 
 

@@ -126,13 +126,11 @@ describe("fleet faults mid-episode (real agent processes behind link proxies)", 
       "every artifact in the outbox was uploaded and deleted");
   });
 
-  // SKIPPED until the agent's uploader stops at no artifact for good: when the kill lands between
-  // EpisodeFinished entering the outbox and the crash marker being cleared, the episode is also
-  // reassigned; the coordinator accepts the restarted agent's late finish, the other cell's finish
-  // is then ignored and its upload refused (PERMISSION_DENIED artifact_not_yours) on every pass,
-  // and Uploader.pass() stops at that file, so none of that cell's later recordings is uploaded and
-  // the run never completes. Enable once cell-agent/upload/uploader.ts parks refused artifacts.
-  it.skip("kill -9 while finished recordings wait in the outbox: they are uploaded after the restart and the run completes", async () => {
+  // A kill while EpisodeFinished is unacked lets the coordinator requeue (link_lost) and reassign
+  // the episode; the restarted agent's resent finish then counts (the first finish wins), the other
+  // cell is sent CancelEpisode "finished elsewhere", and anything of that attempt the coordinator
+  // refuses is set aside in its rejected/ folder instead of blocking its later uploads.
+  it("kill -9 while finished recordings wait in the outbox: they are uploaded after the restart and the run completes", async () => {
     const runId = await submit(service, 6, "fault-outbox");
     const outbox = join(service.dataDir, "cells", "so101-b", "agent", "outbox");
     const queued = () => (existsSync(outbox) ? readdirSync(outbox).filter((name) => name.endsWith(".json")) : []);

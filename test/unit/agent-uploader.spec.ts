@@ -1,0 +1,171 @@
+/**
+ * The agent's uploader against a fake CellLink client: a file the coordinator refuses for good is
+ * set aside in `<dataDir>/rejected/` (moved with its sidecar, never deleted) and the files behind it
+ * still upload; a transient failure keeps the file queued and is retried.
+ */
+import { strict as assert } from "node:assert";
+import { EventEmitter } from "node:events";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Metadata, status, type ServiceError } from "@grpc/grpc-js";
+import type { ArtifactChunk, ArtifactProgress, ArtifactRef, CellLinkClient } from "../../protocol/gen/cell.js";
+import { ArtifactStore } from "../../cell-agent/upload/artifact-store.js";
+import { permanentRefusal, Uploader } from "../../cell-agent/upload/uploader.js";
+
+function serviceError(code: status, reason: string, message: string): ServiceError {
+  const metadata = new Metadata();
+  metadata.set("assay-reason", reason);
+  return Object.assign(new Error(`${code} ${status[code]}: ${reason}: ${message}`), { code, details: `${reason}: ${message}`, metadata });
+}
+
+/** Answers ArtifactStatus per file name from `refuse` (an error) or with 0 bytes; UploadArtifact stores the bytes. */
+class FakeClient {
+  readonly refuse = new Map<string, ServiceError>();
+  readonly uploaded = new Map<string, Buffer>();
+  readonly statusCalls: string[] = [];
+
+  artifactStatus(ref: ArtifactRef, _metadata: Metadata, callback: (error: ServiceError | null, progress: ArtifactProgress) => void): void {
+    this.statusCalls.push(ref.fileName);
+    const error = this.refuse.get(ref.fileName);
+    setImmediate(() => (error ? callback(error, undefined as never) : callback(null, { receivedBytes: 0, complete: false })));
+  }
+
+  uploadArtifact(_metadata: Metadata, callback: (error: ServiceError | null, progress: ArtifactProgress) => void) {
+    const chunks: Buffer[] = [];
+    let ref: ArtifactRef | undefined;
+    const call = Object.assign(new EventEmitter(), {
+      write: (chunk: ArtifactChunk) => {
+        ref ??= chunk.ref;
+        chunks.push(Buffer.from(chunk.data));
+        return true;
+      },
+      end: () => {
+        const data = Buffer.concat(chunks);
+        this.uploaded.set(ref!.fileName, data);
+        setImmediate(() => callback(null, { receivedBytes: data.length, complete: data.length === ref!.bytes }));
+      },
+      cancel: () => undefined,
+    });
+    return call;
+  }
+}
+
+describe("agent uploader", () => {
+  let dataDir: string;
+  let store: ArtifactStore;
+  let client: FakeClient;
+  let lines: string[];
+  let setAside: Array<[string, string]>;
+  let uploader: Uploader | undefined;
+
+  beforeEach(async () => {
+    dataDir = mkdtempSync(join(tmpdir(), "agent-uploader-"));
+    store = new ArtifactStore(join(dataDir, "outbox"));
+    await store.init();
+    client = new FakeClient();
+    lines = [];
+    setAside = [];
+  });
+
+  afterEach(() => {
+    uploader?.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  /** Queues `<name>` (announced with `seq`) as the agent does after an episode. */
+  async function queue(episodeId: string, name: string, seq: number, kind: "mcap" | "video" = "mcap"): Promise<void> {
+    const source = join(dataDir, "recordings", name);
+    mkdirSync(join(dataDir, "recordings"), { recursive: true });
+    writeFileSync(source, `bytes of ${name} `.repeat(100));
+    store.announce({ ...(await store.take(episodeId, kind, source)), announcedSeq: seq });
+  }
+
+  function start(retry?: { initialMs: number; maxMs: number }): Uploader {
+    uploader = new Uploader({
+      store, client: client as unknown as CellLinkClient, metadata: () => new Metadata(), chunkBytes: 64,
+      ackedSeq: () => 100, linkUp: () => true, onBacklog: () => undefined,
+      onSetAside: (artifact, reason) => setAside.push([artifact.ref.fileName, reason]),
+      log: (line) => lines.push(line), retry,
+    });
+    return uploader;
+  }
+
+  it("sets aside what the coordinator refuses for good, keeps it on disk with its sidecar, and uploads the files behind it", async () => {
+    await queue("ep-a", "ep-a.mcap", 1);
+    await queue("ep-b", "ep-b.mcap", 2);
+    await queue("ep-c", "ep-c.mcap", 3);
+    const original = readFileSync(join(store.dir, "ep-a.mcap"));
+    client.refuse.set("ep-a.mcap", serviceError(status.PERMISSION_DENIED, "artifact_not_yours", "episode ep-a was finished by cell so101-b, not so101-c"));
+    client.refuse.set("ep-b.mcap", serviceError(status.NOT_FOUND, "artifact_unknown", "no mcap artifact was announced for episode ep-b"));
+    const up = start();
+    up.kick();
+    await up.idle();
+
+    assert.deepEqual([...client.uploaded.keys()], ["ep-c.mcap"]);
+    assert.deepEqual(readdirSync(store.dir), [], "the queue is empty");
+    const rejected = join(dataDir, "rejected");
+    assert.deepEqual(readdirSync(rejected).sort(), ["ep-a.mcap", "ep-a.mcap.json", "ep-b.mcap", "ep-b.mcap.json"]);
+    assert.deepEqual(readFileSync(join(rejected, "ep-a.mcap")), original, "moved, not rewritten");
+    const sidecar = JSON.parse(readFileSync(join(rejected, "ep-a.mcap.json"), "utf8"));
+    assert.equal(sidecar.ref.episodeId, "ep-a");
+    assert.equal(sidecar.announced_seq, 1);
+    assert.match(sidecar.rejected.why, /^artifact_not_yours: episode ep-a was finished by cell so101-b/);
+    assert.deepEqual(setAside, [["ep-a.mcap", "artifact_not_yours"], ["ep-b.mcap", "artifact_unknown"]]);
+    assert.ok(lines.some((l) => /the coordinator will not take ep-a\.mcap .*moved, not deleted, to .*rejected/.test(l)), lines.join("\n"));
+
+    // A later pass does not try them again.
+    client.statusCalls.length = 0;
+    up.kick();
+    await up.idle();
+    assert.deepEqual(client.statusCalls, []);
+  });
+
+  it("a second refused file of the same name is set aside next to the first", async () => {
+    await queue("ep-a", "ep-a.mcap", 1);
+    client.refuse.set("ep-a.mcap", serviceError(status.NOT_FOUND, "artifact_unknown", "never announced"));
+    const up = start();
+    up.kick();
+    await up.idle();
+    await queue("ep-a", "ep-a.mcap", 2);
+    up.kick();
+    await up.idle();
+    assert.deepEqual(readdirSync(join(dataDir, "rejected")).sort(), ["ep-a.mcap", "ep-a.mcap-2", "ep-a.mcap-2.json", "ep-a.mcap.json"]);
+  });
+
+  it("keeps a file queued through transient failures and retries it with backoff", async () => {
+    await queue("ep-a", "ep-a.mcap", 1);
+    await queue("ep-b", "ep-b.mcap", 2);
+    client.refuse.set("ep-a.mcap", serviceError(status.UNAVAILABLE, "shutting_down", "the coordinator is restarting"));
+    const up = start({ initialMs: 20, maxMs: 40 });
+    up.kick();
+    await up.idle();
+    assert.deepEqual(client.statusCalls, ["ep-a.mcap"], "the pass stops at a transient failure");
+    assert.ok(existsSync(join(store.dir, "ep-a.mcap")) && existsSync(join(store.dir, "ep-a.mcap.json")));
+    assert.equal(existsSync(join(dataDir, "rejected")), false);
+    assert.match(lines.join("\n"), /upload of ep-a\.mcap stopped .*next try in/);
+
+    // Retried on the timer until the coordinator is back.
+    const deadline = Date.now() + 5_000;
+    while (client.statusCalls.length < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    assert.ok(client.statusCalls.length >= 3, `retried: ${client.statusCalls.join(", ")}`);
+    client.refuse.delete("ep-a.mcap");
+    while (client.uploaded.size < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    await up.idle();
+    assert.deepEqual([...client.uploaded.keys()].sort(), ["ep-a.mcap", "ep-b.mcap"]);
+    assert.deepEqual(readdirSync(store.dir), []);
+    assert.deepEqual(setAside, []);
+  });
+
+  it("tells refusals for good from everything else", () => {
+    assert.equal(permanentRefusal(serviceError(status.PERMISSION_DENIED, "artifact_not_yours", "x")), "artifact_not_yours");
+    assert.equal(permanentRefusal(serviceError(status.NOT_FOUND, "artifact_unknown", "x")), "artifact_unknown");
+    // From the details' prefix when the trailer is missing.
+    assert.equal(permanentRefusal({ code: status.NOT_FOUND, details: "artifact_unknown: no mcap artifact", metadata: new Metadata() }), "artifact_unknown");
+    assert.equal(permanentRefusal(serviceError(status.UNAVAILABLE, "heartbeat_timeout", "x")), undefined);
+    assert.equal(permanentRefusal({ code: status.DEADLINE_EXCEEDED, details: "Deadline exceeded", metadata: new Metadata() }), undefined);
+    assert.equal(permanentRefusal({ code: status.NOT_FOUND, details: "no such method", metadata: new Metadata() }), undefined);
+    assert.equal(permanentRefusal(serviceError(status.INTERNAL, "artifact_not_yours", "wrong code")), undefined);
+    assert.equal(permanentRefusal(Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" })), undefined);
+  });
+});
