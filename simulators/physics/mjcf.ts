@@ -5,7 +5,7 @@
  * not on where they are: poses go into qpos, so a layout compiles once and is reused.
  *
  * Gripper: two finger pads (5 mm half thickness, matching the kinematic world's 5 mm finger rods)
- * on slide joints along the closing axis, 8 mm + 25 mm x opening from the fingertip point,
+ * on slide joints along the closing axis, 8 mm + 19 mm x opening from the fingertip point (a 44 mm jaw),
  * coupled by a joint equality (a parallel gripper's linkage) and driven by one position actuator
  * whose force limit is the grip force. Grasping is friction between pads and object, nothing else.
  */

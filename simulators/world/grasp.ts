@@ -1,6 +1,6 @@
 /**
  * Gripper and grasp physics. Two fingers, modelled as vertical rods of radius 5 mm, sit on the
- * closing axis (the tool yaw) at +/- (8 mm + 25 mm x opening) from the fingertip point.
+ * closing axis (the tool yaw) at +/- (8 mm + 19 mm x opening) from the fingertip point: the jaw opens 44 mm between the rods' inner edges.
  *
  * - When the closing fingers both reach the cube, the cube attaches only if the fingertip point is
  *   within 12 mm (horizontal) and 15 mm (vertical) of its centre and the closing axis is within
@@ -16,7 +16,7 @@ import { squareYawError, type ToolPose } from "./kinematics.js";
 import { insideFootprint, pushOutVector, topOf, type SimObject } from "./objects.js";
 
 export const FINGER_BASE_OFFSET_M = 0.008;
-export const FINGER_SPAN_PER_OPENING_M = 0.025;
+export const FINGER_SPAN_PER_OPENING_M = 0.019;
 export const FINGER_RADIUS_M = 0.005;
 export const GRASP_XY_TOLERANCE_M = 0.012;
 export const GRASP_Z_TOLERANCE_M = 0.015;

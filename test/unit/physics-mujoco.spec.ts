@@ -5,6 +5,7 @@ import { runPickEpisode } from "../../simulators/physics/pick-episode.js";
 import { embodimentFor, jointsOf } from "../../simulators/world/embodiments.js";
 import { inverseKinematics } from "../../simulators/world/kinematics.js";
 import { SimWorld } from "../../simulators/world/sim-world.js";
+import { contactOpening } from "../../simulators/world/grasp.js";
 
 const DEG = Math.PI / 180;
 const e = embodimentFor("so101");
@@ -39,7 +40,8 @@ describe("MuJoCo world (engine seam)", function () {
     const yaw = -65 * DEG;
     drive(world, [[0.22, 0.02, 0.08, yaw, 1, 2], [0.22, 0.02, 0.016, yaw, 1, 1.5], [0.22, 0.02, 0.016, yaw, 0, 1]]);
     assert.equal(world.holding(), true);
-    assert.ok(world.opening() > 0.35 && world.opening() < 0.5, `fingers stop on the 30 mm cube; opening ${world.opening()}`);
+    const touching = contactOpening(0.015);
+    assert.ok(Math.abs(world.opening() - touching) < 0.08, `fingers stop on the 30 mm cube: opening ${world.opening()}, touching at ${touching}`);
     for (let z = 0.016; z <= 0.12; z += 0.004) drive(world, [[0.22, 0.02, z, yaw, 0, 0.04]]);
     world.advanceBy(1);
     assert.equal(world.holding(), true);
