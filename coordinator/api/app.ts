@@ -11,6 +11,7 @@ import { docsRouter } from "./docs-page.js";
 import { errorHandler } from "./error-handler.js";
 import { artifactsRouter } from "./routes/artifacts.js";
 import { catalogRouter } from "./routes/catalog.js";
+import { cellsRouter } from "./routes/cells.js";
 import { episodesRouter } from "./routes/episodes.js";
 import { eventsRouter } from "./routes/events.js";
 import { keysRouter } from "./routes/keys.js";
@@ -26,6 +27,11 @@ import { quoteRouter } from "./routes/quote.js";
 import { runResultRouter } from "./routes/run-result.js";
 import { usageRouter } from "./routes/usage.js";
 import { webhooksRouter } from "./routes/webhooks.js";
+import { checkpointsRouter } from "./routes/checkpoints.js";
+import { gatesRouter } from "./routes/gates.js";
+import { reportRouter } from "./routes/report.js";
+import { suitesRouter } from "./routes/suites.js";
+import { replayRouter } from "./routes/replay.js";
 
 /** Builds the app; call `.listen()` on the result. Throws on a missing or unknown option. */
 export function createApiApp(raw: ApiDeps): express.Express {
@@ -48,6 +54,9 @@ export function createApiApp(raw: ApiDeps): express.Express {
   v1.use(catalogRouter(deps), runsRouter(deps), episodesRouter(deps), eventsRouter(deps), keysRouter(deps));
   v1.use(tasksRouter(deps), kitsRouter(deps), signingKeysRouter(deps));
   v1.use(quoteRouter(deps), budgetsRouter(deps), usageRouter(deps), webhooksRouter(deps), dataRouter(deps), runResultRouter(deps));
+  v1.use(reportRouter(deps), suitesRouter(deps), gatesRouter(deps), checkpointsRouter(deps));
+  v1.use(cellsRouter(deps));
+  v1.use(replayRouter(deps));
   app.use("/v1", v1);
 
   const artifacts = express.Router();

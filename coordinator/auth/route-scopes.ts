@@ -20,6 +20,7 @@ export const ROUTE_SCOPES: readonly RouteScope[] = [
   { method: "GET", path: "/v1/runs", scopes: ["runs:read"] },
   { method: "GET", path: "/v1/runs/:runId", scopes: ["runs:read"] },
   { method: "GET", path: "/v1/runs/:runId/episodes", scopes: ["runs:read"] },
+  { method: "POST", path: "/v1/runs/:runId/episodes/:episodeId/replay", scopes: ["runs:write"] },
   { method: "GET", path: "/v1/runs/:runId/events", scopes: ["runs:read", "streams:read"] },
   { method: "POST", path: "/v1/keys", scopes: ["keys:admin"] },
   { method: "GET", path: "/v1/keys", scopes: ["keys:admin"] },
@@ -50,6 +51,19 @@ export const ROUTE_SCOPES: readonly RouteScope[] = [
   { method: "DELETE", path: "/v1/webhooks/:endpointId", scopes: ["keys:admin"] },
   { method: "GET", path: "/v1/webhooks/:endpointId/deliveries", scopes: ["keys:admin"] },
   { method: "DELETE", path: "/v1/data/:runId", scopes: ["data:purge"] },
+  // Fleet operations; cells.ts also requires the key to belong to an operator account.
+  { method: "POST", path: "/v1/cells", scopes: ["keys:admin"] },
+  { method: "GET", path: "/v1/cells", scopes: ["keys:admin"] },
+  { method: "DELETE", path: "/v1/cells/:cellId", scopes: ["keys:admin"] },
+  { method: "GET", path: "/v1/runs/:runId/report", scopes: ["runs:read"] },
+  { method: "POST", path: "/v1/runs/:runId/checkpoints", scopes: ["runs:write"] },
+  { method: "GET", path: "/v1/suites", scopes: ["runs:read"] },
+  { method: "GET", path: "/v1/suites/:suiteId", scopes: ["runs:read"] },
+  { method: "POST", path: "/v1/gates", scopes: ["runs:write"] },
+  { method: "GET", path: "/v1/gates", scopes: ["runs:read"] },
+  { method: "GET", path: "/v1/gates/:gateId", scopes: ["runs:read"] },
+  { method: "POST", path: "/v1/gates/:gateId/checks", scopes: ["runs:write"] },
+  { method: "GET", path: "/v1/gates/:gateId/checks/:checkId", scopes: ["runs:read"] },
   { method: "GET", path: "/artifacts/runs/:runId/episodes/:episodeId/:fileName", scopes: ["runs:read"] },
 ];
 

@@ -16,6 +16,8 @@ import { countUnstoredArtifacts } from "../store/artifacts-repo.js";
 import { countEpisodesByStatus, listAllEpisodes, type EpisodeRow } from "../store/episodes-repo.js";
 import { getRunRow as getFullRunRow } from "../store/runs-repo.js";
 import { enqueueEvent } from "../webhooks/outbox.js";
+import { kindAfterCompleted, kindProgress, kindResult } from "../kinds/kind-results.js";
+import { listUnitEpisodes } from "../kinds/units.js";
 import { computeMeters, environmentClassOf, type MeterContext } from "./meters.js";
 import type { Priority } from "./price-list.js";
 import type { RunEvents } from "./run-events.js";
@@ -168,29 +170,49 @@ export function createRunCompleter(options: RunCompleterOptions): RunCompleter {
     return meterContextFor(pins, run);
   }
 
+  /** The Result of any run: kind `run` from its plan, a multi-unit kind per unit (coordinator/kinds). */
+  function resultOf(runId: string, run: RunRowView): object {
+    const full = getFullRunRow(db, runId);
+    if (full?.units) return kindResult({ db, pins, baseUrl }, full, listUnitEpisodes(db, runId));
+    return computeRunResult(runId, listAllEpisodes(db, runId), meterContextOf(run), baseUrl);
+  }
+
   function storePartialResult(runId: string): void {
     const run = runsRepo.getRunRow(db, runId);
     if (!run) return;
-    runsRepo.setRunResult(db, runId, computeRunResult(runId, listAllEpisodes(db, runId), meterContextOf(run), baseUrl));
+    runsRepo.setRunResult(db, runId, resultOf(runId, run));
   }
 
   function maybeComplete(runId: string): boolean {
+    let stoppedByKind = false;
     const completed = db.transaction(() => {
       const run = runsRepo.getRunRow(db, runId);
       if (!run || run.status !== "running") return false;
+      // A multi-unit kind may decide here (a sequential test cancels what is pending, threshold
+      // adds its next episode or stops at its monthly cap).
+      const before = getFullRunRow(db, runId);
+      if (before?.units && kindProgress({ db, pins, baseUrl }, before, listUnitEpisodes(db, runId), new Date()) === "stopped") {
+        runsRepo.setRunResult(db, runId, resultOf(runId, run));
+        stoppedByKind = true;
+        return false;
+      }
       const counts = countEpisodesByStatus(db, runId);
-      const total = counts.pending + counts.assigned + counts.running + counts.done + counts.cancelled;
-      if (counts.done !== total || total === 0) return false;
+      // Cancelled episodes (a kind decided early) do not hold completion back; at least one must be done.
+      if (counts.pending + counts.assigned + counts.running > 0 || counts.done === 0) return false;
       if (countUnstoredArtifacts(db, runId) > 0) return false;
-      const result = computeRunResult(runId, listAllEpisodes(db, runId), meterContextOf(run), baseUrl);
+      const result = resultOf(runId, run);
       runsRepo.setRunResult(db, runId, result);
       if (!runsRepo.setRunStatus(db, runId, "completed", { cell: null })) return false;
       // The webhook event commits with the completion (durable outbox).
       const row = getFullRunRow(db, runId);
-      if (row) enqueueEvent(db, row.account_id, "run.completed", { run: runView(row) });
+      if (row) {
+        enqueueEvent(db, row.account_id, "run.completed", { run: runView(row) });
+        if (row.units) kindAfterCompleted(db, row, result as Record<string, unknown>, new Date());
+      }
       return true;
     })();
     if (completed) runEvents.publish({ runId, type: "status", data: { status: "completed", cell: null, webrtc: null } });
+    if (stoppedByKind) runEvents.publish({ runId, type: "status", data: { status: "stopped", cell: null, webrtc: null } });
     return completed;
   }
 

@@ -57,8 +57,32 @@ export function runView(row: RunRow): Record<string, unknown> {
     interventions: request.interventions,
     publish: request.publish,
     resolved_pins: JSON.parse(row.resolved_pins),
+    ...(row.kind !== "run" ? kindFields(row, request) : {}),
     ...(showResult ? { result: parse(row.result) } : {}),
     ...((row.status === "failed" || row.status === "stopped") ? { status_detail: { code: row.status_code, message: row.status_message } } : {}),
+  };
+}
+
+/** Fields every run shows; the rest of a kind's request is shown as submitted by `kindFields`. */
+const RUN_FIELDS_SHOWN = new Set([
+  "kind", "robot", "environment", "task", "policy", "episodes", "priority", "perturbation", "data", "max_budget_usd", "interventions", "publish",
+]);
+
+/**
+ * A multi-unit kind's own request fields as submitted (robots, policies, suite, ...) and its
+ * `units` (*added*): `{index, key, robot, environment, task, policy_name?, role?}`; an episode's
+ * `unit` is the index.
+ */
+function kindFields(row: RunRow, request: Record<string, unknown>): Record<string, unknown> {
+  const own = Object.fromEntries(Object.entries(request).filter(([key]) => !RUN_FIELDS_SHOWN.has(key)));
+  const units = row.units ? (JSON.parse(row.units) as Array<Record<string, unknown>>) : [];
+  return {
+    ...own,
+    units: units.map((u, index) => ({
+      index, key: u.key, robot: u.robot, environment: u.environment, task: u.task,
+      ...(u.policy_name !== undefined ? { policy_name: u.policy_name } : {}),
+      ...(u.role !== undefined ? { role: u.role } : {}),
+    })),
   };
 }
 
@@ -87,6 +111,7 @@ export function episodeView(row: EpisodeRowView, artifacts: readonly ArtifactRow
     cell: row.cell_id,
     attempts: row.attempt,
     interruptions,
+    ...(typeof (row as { unit?: unknown }).unit === "number" ? { unit: (row as { unit?: number }).unit } : {}),
   };
 }
 

@@ -14,6 +14,9 @@ import type { RunPlan } from "../store/runs-repo.js";
 import {
   findNewestFrozenRevision, findVisibleFrozenRevision, findVisibleTaskById, listVisibleTasksNamed, type TaskRow,
 } from "../store/tasks-repo.js";
+import { validateKindRequest } from "../kinds/kind-validation.js";
+import type { RunUnit } from "../kinds/units.js";
+import type { NewEpisode } from "../store/runs-repo.js";
 import { parseEpisodesSpec } from "./episodes-spec.js";
 
 export const RUN_KINDS = ["run", "eval", "verify", "matrix", "threshold", "compare", "transfer"] as const;
@@ -57,36 +60,40 @@ export interface ValidateRunContext {
 }
 
 export interface ValidatedRun {
-  kind: "run";
+  kind: (typeof RUN_KINDS)[number];
   /** The submission with defaults filled in: what the Run shows "as submitted". */
   request: Record<string, unknown>;
   resolvedPins: { robot: string; environment: string; task: string; perturbation_rev: string };
   plan: RunPlan;
   priority: string;
   episodesTotal: number;
+  /** Kinds other than `run`: the units and the episodes (coordinator/kinds/). */
+  units?: RunUnit[];
+  episodes?: NewEpisode[];
+  kindState?: object | null;
 }
 
-const q = (value: unknown): string => JSON.stringify(value) ?? "undefined";
+export const q = (value: unknown): string => JSON.stringify(value) ?? "undefined";
 
-function fail(code: ErrorCode, message: string): never {
+export function fail(code: ErrorCode, message: string): never {
   throw new AssayError(code, message);
 }
 
-function contract(message: string): never {
+export function contract(message: string): never {
   fail("contract_validation_failed", message);
 }
 
-function isPlainObject(value: unknown): value is Record<string, unknown> {
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-function rejectUnknownKeys(where: string, value: Record<string, unknown>, known: readonly string[]): void {
+export function rejectUnknownKeys(where: string, value: Record<string, unknown>, known: readonly string[]): void {
   for (const key of Object.keys(value)) {
     if (!known.includes(key)) contract(`unknown field ${where ? `${where}.` : ""}${key}; allowed: ${known.join(", ")}`);
   }
 }
 
-function oneOf<T extends string>(field: string, value: unknown, allowed: readonly T[], fallback: T): T {
+export function oneOf<T extends string>(field: string, value: unknown, allowed: readonly T[], fallback: T): T {
   if (value === undefined) return fallback;
   if (typeof value !== "string" || !allowed.includes(value as T)) contract(`${field} must be one of ${allowed.join(", ")}; got ${q(value)}`);
   return value as T;
@@ -116,7 +123,7 @@ export function validateRunRequest(body: unknown, ctx: ValidateRunContext): Vali
   if (!isPlainObject(body)) contract(`request body must be a JSON object; got ${Array.isArray(body) ? "an array" : q(body)}`);
   const kind = body.kind ?? "run";
   if (typeof kind !== "string" || !(RUN_KINDS as readonly string[]).includes(kind)) contract(`kind must be one of ${RUN_KINDS.join(", ")}; got ${q(kind)}`);
-  if (kind !== "run") contract(`kind ${q(kind)} is not supported by this coordinator yet; submit kind "run"`);
+  if (kind !== "run") return validateKindRequest(kind as ValidatedRun["kind"], body, ctx);
   rejectUnknownKeys("", body, RUN_FIELDS);
 
   const robot = resolveRobot(ctx.pins, body.robot);
@@ -154,14 +161,14 @@ export function validateRunRequest(body: unknown, ctx: ValidateRunContext): Vali
   };
 }
 
-function resolveRobot(pins: FirmwarePins, value: unknown): { model: RobotModel; firmware: string; pin: string } {
+export function resolveRobot(pins: FirmwarePins, value: unknown): { model: RobotModel; firmware: string; pin: string } {
   if (typeof value !== "string") fail("firmware_pin_unavailable", `robot is required as "<model>@<firmware>" or "<model>@latest"; got ${q(value)}`);
   const resolution = resolveRobotPin(pins, value);
   if (!resolution.ok) fail("firmware_pin_unavailable", resolution.message);
   return resolution;
 }
 
-function resolveEnvironment(ctx: ValidateRunContext, value: unknown, robotPin: string, firmware: string, model: RobotModel): CatalogEnvironment {
+export function resolveEnvironment(ctx: ValidateRunContext, value: unknown, robotPin: string, firmware: string, model: RobotModel): CatalogEnvironment {
   const installedIn = [...new Set(ctx.pins.installations.filter((i) => i.model === model.id && i.firmware === firmware).map((i) => i.environment))];
   if (typeof value !== "string") {
     fail("environment_unavailable", `environment is required as "<name>@<version>" or "<name>"; got ${q(value)}; ${robotPin} is installed in: ${installedIn.join(", ")}`);
@@ -177,7 +184,7 @@ function resolveEnvironment(ctx: ValidateRunContext, value: unknown, robotPin: s
   return env;
 }
 
-function resolveTask(ctx: ValidateRunContext, value: unknown): TaskRow & { version: number } {
+export function resolveTask(ctx: ValidateRunContext, value: unknown): TaskRow & { version: number } {
   if (typeof value !== "string" || value.trim() === "") fail("task_unknown", `task is required as "<name>", "<name>@v<N>" or a task id; got ${q(value)}`);
   const text = value.trim();
   const revision = /^(.+)@v(\d+)$/.exec(text);
@@ -208,12 +215,12 @@ const POLICY_FIELDS: Record<(typeof POLICY_TYPES)[number], readonly string[]> = 
   endpoint: ["type", "url", "latency_budget_ms", "action_space", "observation_contract"],
 };
 
-function requireString(field: string, value: unknown, what: string): string {
+export function requireString(field: string, value: unknown, what: string): string {
   if (typeof value !== "string" || value.trim() === "") contract(`${field} is required (${what}); got ${q(value)}`);
   return value;
 }
 
-function validatePolicy(value: unknown, model: RobotModel, env: CatalogEnvironment, firmware: string, fleet: FleetView): void {
+export function validatePolicy(value: unknown, model: RobotModel, env: CatalogEnvironment, firmware: string, fleet: FleetView): void {
   if (!isPlainObject(value)) contract(`policy is required: an object with type ${POLICY_TYPES.join(", ")}; got ${q(value)}`);
   const type = value.type;
   if (typeof type !== "string" || !(POLICY_TYPES as readonly string[]).includes(type)) {
@@ -291,7 +298,7 @@ function validateObservationContract(value: unknown, env: CatalogEnvironment): v
   }
 }
 
-function validatePerturbation(value: unknown, env: CatalogEnvironment): { seed?: number } | undefined {
+export function validatePerturbation(value: unknown, env: CatalogEnvironment): { seed?: number } | undefined {
   if (value === undefined) return undefined;
   if (!isPlainObject(value)) contract(`perturbation must be an object {layout_jitter_mm, lighting, distractors, seed}; got ${q(value)}`);
   rejectUnknownKeys("perturbation", value, ["layout_jitter_mm", "lighting", "distractors", "seed"]);
@@ -324,7 +331,7 @@ export function retentionHours(text: string): number | undefined {
   return Number(match[1]) * (match[2] === "d" ? 24 : 1);
 }
 
-function validateData(value: unknown): void {
+export function validateData(value: unknown): void {
   if (value === undefined) return;
   if (!isPlainObject(value)) contract(`data must be an object {retention, train_on_failures}; got ${q(value)}`);
   rejectUnknownKeys("data", value, ["retention", "train_on_failures"]);

@@ -5,6 +5,10 @@
  * episodes go out lowest index first, one per cell, spread over every idle cell whose robot model,
  * firmware and environment equal the run's plan. A cell gets at most one episode per pass (and the
  * caller only offers cells that hold none).
+ *
+ * A run of several units (coordinator/kinds/units.ts) gives each pending episode its own pin in
+ * `episodePins`; such an episode goes to a free cell matching that pin, and the run gets at most
+ * `limit` assignments per pass (its budget allowance).
  */
 
 export const PRIORITY_ORDER = ["burst", "standard", "soak"] as const;
@@ -19,6 +23,16 @@ export interface SchedulableRun {
   environment: string;
   /** Pending episode ids, lowest index first. */
   pendingEpisodeIds: string[];
+  /** Per-episode pin of a multi-unit run; an episode not listed uses the run's. */
+  episodePins?: Record<string, CellPin>;
+  /** At most this many assignments for the run in one pass; default unlimited. */
+  limit?: number;
+}
+
+export interface CellPin {
+  model: string;
+  firmware: string;
+  environment: string;
 }
 
 export interface AvailableCell {
@@ -49,12 +63,19 @@ export function planAssignments(runs: readonly SchedulableRun[], cells: readonly
   const taken = new Set<string>();
   const plan: PlannedAssignment[] = [];
   for (const run of [...runs].sort(compareRuns)) {
-    const matching = free.filter(
-      (c) => !taken.has(c.cellId) && c.model === run.model && c.firmware === run.firmware && c.environment === run.environment,
-    );
-    for (let i = 0; i < Math.min(matching.length, run.pendingEpisodeIds.length); i++) {
-      taken.add(matching[i].cellId);
-      plan.push({ runId: run.id, episodeId: run.pendingEpisodeIds[i], cellId: matching[i].cellId });
+    let left = run.limit ?? Infinity;
+    for (const episodeId of run.pendingEpisodeIds) {
+      if (left <= 0) break;
+      const pin = run.episodePins?.[episodeId] ?? run;
+      // Lowest free matching cell id first: for a single-pin run this is the i-th matching cell.
+      const cell = free.find((c) => !taken.has(c.cellId) && c.model === pin.model && c.firmware === pin.firmware && c.environment === pin.environment);
+      if (!cell) {
+        if (!run.episodePins) break;
+        continue;
+      }
+      taken.add(cell.cellId);
+      left -= 1;
+      plan.push({ runId: run.id, episodeId, cellId: cell.cellId });
     }
   }
   return plan;

@@ -11,7 +11,8 @@ import type { RunPlan, RunsRepo } from "../runs/run-results.js";
 import type { RunStatus } from "../runs/run-state.js";
 import type { Db } from "../store/database.js";
 import { assignEpisode, getEpisode, listHeldEpisodes, listPendingEpisodes } from "../store/episodes-repo.js";
-import { planAssignments, type AvailableCell, type SchedulableRun } from "./assignment-plan.js";
+import { listPendingOfUnit, parseAssign, parseUnits, type RunUnit, type UnitEpisodeRow } from "../kinds/units.js";
+import { planAssignments, type AvailableCell, type CellPin, type SchedulableRun } from "./assignment-plan.js";
 
 export interface Logger {
   info(message: string): void;
@@ -67,6 +68,7 @@ interface OpenRunRow {
   plan: string;
   request: string;
   resolved_pins: string;
+  units: string | null;
 }
 
 export function createScheduler(options: SchedulerOptions): Scheduler {
@@ -96,13 +98,29 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     if (cells.length === 0) return 0;
 
     const rows = db
-      .prepare("SELECT id, status, priority, created, episodes_total, plan, request, resolved_pins FROM runs WHERE status IN ('queued', 'scheduling', 'running')")
+      .prepare("SELECT id, status, priority, created, episodes_total, plan, request, resolved_pins, units FROM runs WHERE status IN ('queued', 'scheduling', 'running')")
       .all() as OpenRunRow[];
     const byId = new Map(rows.map((r) => [r.id, r]));
+    // Episodes of multi-unit runs offered this pass: their unit and assignment extras.
+    const unitEpisodes = new Map<string, { unit: RunUnit; row: UnitEpisodeRow }>();
     const runs: SchedulableRun[] = rows.map((row) => {
       const plan = JSON.parse(row.plan) as RunPlan;
       const allowance = options.budget ? options.budget.episodeAllowance(row.id) : Infinity;
       const limit = Math.max(0, Math.min(cells.length, Math.floor(allowance)));
+      const units = parseUnits(row.units);
+      if (units.length > 0) {
+        const pending = limit === 0 ? [] : units.flatMap((_, u) => listPendingOfUnit(db, row.id, u, cells.length)).sort((a, b) => a.idx - b.idx);
+        const episodePins: Record<string, CellPin> = {};
+        for (const e of pending) {
+          const unit = units[e.unit ?? 0];
+          episodePins[e.id] = { model: unit.model, firmware: unit.firmware, environment: unit.environment };
+          unitEpisodes.set(e.id, { unit, row: e });
+        }
+        return {
+          id: row.id, priority: row.priority, created: row.created, model: plan.model, firmware: plan.firmware, environment: plan.environment,
+          pendingEpisodeIds: pending.map((e) => e.id), episodePins, limit,
+        };
+      }
       return {
         id: row.id,
         priority: row.priority,
@@ -118,14 +136,17 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     const taskJsonCache = new Map<string, string | undefined>();
     for (const planned of planAssignments(runs, cells)) {
       const run = byId.get(planned.runId)!;
-      const pins = JSON.parse(run.resolved_pins) as { robot: string; environment: string; task: string };
+      const ofUnit = unitEpisodes.get(planned.episodeId);
+      const pins = ofUnit
+        ? { robot: ofUnit.unit.robot, environment: ofUnit.unit.environment, task: ofUnit.unit.task }
+        : (JSON.parse(run.resolved_pins) as { robot: string; environment: string; task: string });
       if (!taskJsonCache.has(pins.task)) taskJsonCache.set(pins.task, taskJsonOf(pins.task));
       const taskJson = taskJsonCache.get(pins.task);
       if (taskJson === undefined) {
         logger.error(`scheduler: run ${run.id} pins task ${pins.task}, which is not in the tasks table; its episodes stay pending`);
         continue;
       }
-      const message = assignOne(run, planned.episodeId, planned.cellId, pins, taskJson);
+      const message = assignOne(run, planned.episodeId, planned.cellId, pins, taskJson, ofUnit);
       if (!message) continue;
       const session = registry.session(planned.cellId);
       registry.setAssigned(planned.cellId, message.episodeId);
@@ -139,7 +160,10 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
   }
 
   /** Commits one assignment (and a queued run's move to scheduling); returns the message to send. */
-  function assignOne(run: OpenRunRow, episodeId: string, cellId: string, pins: { robot: string; environment: string }, taskJson: string): AssignEpisode | undefined {
+  function assignOne(
+    run: OpenRunRow, episodeId: string, cellId: string, pins: { robot: string; environment: string }, taskJson: string,
+    ofUnit?: { unit: RunUnit; row: UnitEpisodeRow },
+  ): AssignEpisode | undefined {
     const at = now().toISOString();
     const webrtc = `${streamsUrl}/cells/${cellId}`;
     const outcome = db.transaction(() => {
@@ -165,14 +189,16 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
       attempt: outcome.attempt,
       of: run.episodes_total,
       robot: pins.robot,
-      environment: plan.environment,
+      environment: ofUnit ? ofUnit.unit.environment : plan.environment,
       taskJson,
-      policyJson: JSON.stringify(request.policy ?? {}),
-      perturbationJson: JSON.stringify(request.perturbation ?? {}),
+      policyJson: JSON.stringify((ofUnit ? ofUnit.unit.policy : request.policy) ?? {}),
+      perturbationJson: JSON.stringify(ofUnit?.unit.perturbation ?? request.perturbation ?? {}),
       seed: episode.seed,
       controlRateHz: plan.control_rate_hz,
       maxDurationS: plan.max_duration_s,
-      replaySpecJson: "",
+      replaySpecJson: ofUnit
+        ? JSON.stringify(parseAssign(ofUnit.row.assign).replay_spec ?? null).replace(/^null$/, "")
+        : JSON.stringify((plan as { replay_spec?: object }).replay_spec ?? null).replace(/^null$/, ""),
     };
   }
 

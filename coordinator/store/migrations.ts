@@ -216,4 +216,38 @@ export const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX purges_run ON purges(run_id);
   `,
+  // Run kinds: a run has units (robot pin x environment x policy x task; runs.units, JSON array) and
+  // each episode belongs to one (episodes.unit, an index into runs.units; null for kind run) with
+  // what its assignment carries beyond the seed (episodes.assign, JSON: replay_spec, pair, role,
+  // phase). runs.kind_state holds what a kind decides while it runs (sequential decisions,
+  // threshold phases). CI gates and their checks.
+  `
+  ALTER TABLE runs ADD COLUMN units TEXT;
+  ALTER TABLE runs ADD COLUMN kind_state TEXT;
+  ALTER TABLE episodes ADD COLUMN unit INTEGER;
+  ALTER TABLE episodes ADD COLUMN assign TEXT;
+  CREATE INDEX episodes_run_unit_status ON episodes(run_id, unit, status);
+
+  CREATE TABLE gates (
+    id TEXT PRIMARY KEY,
+    account_id TEXT NOT NULL REFERENCES accounts(id),
+    created TEXT NOT NULL,
+    spec TEXT NOT NULL              -- JSON: {suite, repo, ref_pattern, policy, robots, baseline}
+  );
+  CREATE INDEX gates_account ON gates(account_id, created DESC);
+
+  CREATE TABLE gate_checks (
+    id TEXT PRIMARY KEY,
+    gate_id TEXT NOT NULL REFERENCES gates(id),
+    account_id TEXT NOT NULL REFERENCES accounts(id),
+    created TEXT NOT NULL,
+    ref TEXT NOT NULL,
+    commit_sha TEXT,
+    run_id TEXT NOT NULL REFERENCES runs(id),
+    status TEXT NOT NULL,           -- pending, passed, failed
+    decided TEXT,                   -- JSON: {regression, baseline_run_id, detail} once decided
+    decided_at TEXT
+  );
+  CREATE INDEX gate_checks_gate ON gate_checks(gate_id, created DESC);
+  `,
 ];

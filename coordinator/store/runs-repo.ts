@@ -27,6 +27,10 @@ export interface RunRow {
   idempotency_key: string | null;
   priority: string;
   episodes_total: number;
+  /** JSON array of RunUnit (coordinator/kinds/units.ts); null for kind `run`. */
+  units: string | null;
+  /** JSON: what a kind decided while running (sequential decisions, threshold phases); null when nothing. */
+  kind_state: string | null;
 }
 
 /** What the scheduler and the cells need to run the episodes (stored as runs.plan). */
@@ -39,6 +43,21 @@ export interface RunPlan {
   seed: number;
   control_rate_hz: number;
   max_duration_s: number;
+  /** True for a task pilot (coordinator/tasks/pilot.ts). */
+  pilot?: boolean;
+  /** Kind-specific settings (coordinator/kinds/*), e.g. compare's `sequential`. */
+  kind?: Record<string, unknown>;
+  /** A replay run (coordinator/replay/): every episode reproduces this replay spec exactly. */
+  replay_spec?: Record<string, unknown>;
+  replay_of?: { run_id: string; episode_id: string };
+}
+
+/** One episode of a multi-unit run, as inserted: its unit, seed and what its assignment carries. */
+export interface NewEpisode {
+  unit: number;
+  seed: number;
+  /** JSON-able: {replay_spec?, pair?, role?, phase?, ...}; null when the seed says it all. */
+  assign?: object | null;
 }
 
 export interface NewRun {
@@ -52,6 +71,11 @@ export interface NewRun {
   priority: string;
   episodesTotal: number;
   idempotencyKey?: string | null;
+  /** Units of a multi-unit kind (coordinator/kinds/units.ts); absent for kind `run`. */
+  units?: object[];
+  /** Episodes of a multi-unit kind, in index order; when given, `episodesTotal` must equal its length. */
+  episodes?: NewEpisode[];
+  kindState?: object | null;
 }
 
 /** Deterministic 31-bit seed of episode `idx` of a run seeded `runSeed`. */
@@ -70,8 +94,8 @@ export function episodeId(runId: string, idx: number): string {
  */
 export function insertRun(db: Db, row: NewRun): void {
   const insertRunRow = db.prepare(
-    `INSERT INTO runs (id, account_id, kind, status, created, request, resolved_pins, plan, idempotency_key, priority, episodes_total)
-     VALUES (@id, @account_id, @kind, 'queued', @created, @request, @resolved_pins, @plan, @idempotency_key, @priority, @episodes_total)`,
+    `INSERT INTO runs (id, account_id, kind, status, created, request, resolved_pins, plan, idempotency_key, priority, episodes_total, units, kind_state)
+     VALUES (@id, @account_id, @kind, 'queued', @created, @request, @resolved_pins, @plan, @idempotency_key, @priority, @episodes_total, @units, @kind_state)`,
   );
   const insertEpisode = db.prepare(
     `INSERT INTO episodes (id, run_id, idx, status, attempt, seed) VALUES (?, ?, ?, 'pending', 0, ?)`,
@@ -88,11 +112,34 @@ export function insertRun(db: Db, row: NewRun): void {
       plan: JSON.stringify(row.plan),
       idempotency_key: row.idempotencyKey ?? null,
       priority: row.priority,
-      episodes_total: row.episodesTotal,
+      episodes_total: row.episodes ? row.episodes.length : row.episodesTotal,
+      units: row.units ? JSON.stringify(row.units) : null,
+      kind_state: row.kindState ? JSON.stringify(row.kindState) : null,
     });
-    for (let idx = 0; idx < row.episodesTotal; idx++) insertEpisode.run(episodeId(row.id, idx), row.id, idx, episodeSeed(row.plan.seed, idx));
+    if (row.episodes) appendEpisodes(db, row.id, row.episodes, 0);
+    else for (let idx = 0; idx < row.episodesTotal; idx++) insertEpisode.run(episodeId(row.id, idx), row.id, idx, episodeSeed(row.plan.seed, idx));
     insertHistory.run(row.id, row.created);
   })();
+}
+
+/**
+ * Inserts pending episodes of unit runs from index `firstIdx` on and raises `episodes_total` to
+ * cover them. Used at creation and by kinds that add episodes while running (threshold).
+ */
+export function appendEpisodes(db: Db, runId: string, episodes: readonly NewEpisode[], firstIdx: number): void {
+  const insert = db.prepare(`INSERT INTO episodes (id, run_id, idx, status, attempt, seed, unit, assign) VALUES (?, ?, ?, 'pending', 0, ?, ?, ?)`);
+  db.transaction(() => {
+    episodes.forEach((e, i) => {
+      const idx = firstIdx + i;
+      insert.run(episodeId(runId, idx), runId, idx, e.seed, e.unit, e.assign ? JSON.stringify(e.assign) : null);
+    });
+    db.prepare(`UPDATE runs SET episodes_total = MAX(episodes_total, ?) WHERE id = ?`).run(firstIdx + episodes.length, runId);
+  })();
+}
+
+/** Stores what a kind decided while running (runs.kind_state). */
+export function setKindState(db: Db, runId: string, state: object): void {
+  db.prepare(`UPDATE runs SET kind_state = ? WHERE id = ?`).run(JSON.stringify(state), runId);
 }
 
 export function getRunRow(db: Db, runId: string): RunRow | undefined {

@@ -133,7 +133,7 @@ describe("validate run", () => {
   });
 
   it("contract_validation_failed: kinds, unknown fields, perturbation, data, budget, enums", () => {
-    rejects(with_({ kind: "eval" }), "contract_validation_failed", /kind "eval" is not supported by this coordinator yet/);
+    rejects(with_({ kind: "eval" }), "contract_validation_failed", /unknown field (robot|environment|task|episodes)/);
     rejects(with_({ kind: "walk" }), "contract_validation_failed", /kind must be one of/);
     rejects(with_({ robots: ["so101@latest"] }), "contract_validation_failed", /unknown field robots/);
     rejects([BODY], "contract_validation_failed", /must be a JSON object; got an array/);

@@ -80,6 +80,9 @@ export function runsRouter(deps: CompiledApiDeps): Router {
       priority: validated.priority,
       episodesTotal: validated.episodesTotal,
       idempotencyKey: key ?? null,
+      units: validated.units,
+      episodes: validated.episodes,
+      kindState: validated.kindState,
     });
     deps.scheduler.kick();
     res.status(201).json(runView(requireRun(deps.db, accountId, id)));

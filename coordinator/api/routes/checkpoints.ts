@@ -1,0 +1,33 @@
+/**
+ * POST /v1/runs/{run_id}/checkpoints (runs:write): the customer's training pipeline pushes a new
+ * policy checkpoint to an iterating threshold run (see coordinator/kinds/threshold.ts). Body
+ * `{policy}`, checked against the run's soak robot and environment like any policy. Returns 202.
+ */
+import { Router } from "express";
+import { findEnvironment } from "../../catalog/environments.js";
+import { authOf } from "../../auth/authenticate.js";
+import { pushCheckpoint } from "../../kinds/threshold.js";
+import { parseUnits } from "../../kinds/units.js";
+import { contract, isPlainObject, q, validatePolicy } from "../../runs/validate-run.js";
+import { getRunRow } from "../../store/runs-repo.js";
+import type { CompiledApiDeps } from "../api-deps.js";
+import { requireRun } from "./runs.js";
+
+export function checkpointsRouter(deps: CompiledApiDeps): Router {
+  const router = Router();
+
+  router.post("/runs/:runId/checkpoints", (req, res) => {
+    const run = requireRun(deps.db, authOf(res).accountId, req.params.runId);
+    const body = req.body as unknown;
+    if (!isPlainObject(body) || Object.keys(body).some((k) => k !== "policy")) contract(`request body must be {"policy": Policy}; got ${q(body)}`);
+    const soak = parseUnits(run.units)[0];
+    if (run.kind !== "threshold" || !soak) contract(`run ${run.id} is kind ${run.kind}; checkpoints go to a threshold run`);
+    const model = deps.pins.models.find((m) => m.id === soak.model)!;
+    validatePolicy(body.policy, model, findEnvironment(deps.environments, soak.environment)!, soak.firmware, deps.fleet);
+    const pushed = deps.db.transaction(() => pushCheckpoint(deps.db, getRunRow(deps.db, run.id)!, body.policy as Record<string, unknown>, deps.clock()))();
+    deps.scheduler.kick();
+    res.status(202).json({ object: "checkpoint", run_id: run.id, index: pushed.checkpoints - 1, from_episode: pushed.from_index, policy: body.policy });
+  });
+
+  return router;
+}

@@ -1,0 +1,161 @@
+/**
+ * CI gates. A gate runs a frozen suite (kind `eval`) on the refs of a repository that match its
+ * `ref_pattern` and fails the check when the new build regresses against the baseline: the run of
+ * the gate's most recent passed check (`baseline: "last_pass"`, the only rule so far).
+ *
+ * Check states: pending -> passed | failed, decided once, when its eval run ends:
+ * - run completed, no baseline yet: passed (this run becomes the baseline);
+ * - run completed: each unit (robot x suite task) is compared with the same unit of the baseline
+ *   run with `detectRegression` (alpha 0.05, margin 0); any regression fails the check and emits
+ *   webhook `regression.detected` (source "gate");
+ * - run failed or stopped: failed, `regression` null, `detail` names the run's status code.
+ */
+import { detectRegression } from "../stats/regression.js";
+import type { Db } from "../store/database.js";
+import type { RunRow } from "../store/runs-repo.js";
+import { getRunRow } from "../store/runs-repo.js";
+import { countsOf, type UnitResult } from "../kinds/unit-results.js";
+import { enqueueEvent } from "../webhooks/outbox.js";
+
+export const GATE_REGRESSION = { alpha: 0.05, margin: 0 };
+
+export interface GateSpec {
+  suite: string;
+  repo: string;
+  ref_pattern: string;
+  policy: Record<string, unknown>;
+  robots: string[];
+  baseline: "last_pass";
+}
+
+export interface GateRow {
+  id: string;
+  account_id: string;
+  created: string;
+  spec: string;
+}
+
+export interface GateCheckRow {
+  id: string;
+  gate_id: string;
+  account_id: string;
+  created: string;
+  ref: string;
+  commit_sha: string | null;
+  run_id: string;
+  status: "pending" | "passed" | "failed";
+  decided: string | null;
+  decided_at: string | null;
+}
+
+/**
+ * Whether `ref` matches a glob `pattern`: `*` matches within one path segment, `**` across
+ * segments, everything else literally (`refs/heads/main`, `refs/tags/v*`, `refs/heads/release/**`).
+ */
+export function refMatches(pattern: string, ref: string): boolean {
+  const source = pattern
+    .split("**")
+    .map((part) => part.split("*").map((lit) => lit.replace(/[.+?^${}()|[\]\\]/g, "\\$&")).join("[^/]*"))
+    .join(".*");
+  return new RegExp(`^${source}$`).test(ref);
+}
+
+export function insertGate(db: Db, row: GateRow): void {
+  db.prepare("INSERT INTO gates (id, account_id, created, spec) VALUES (@id, @account_id, @created, @spec)").run(row);
+}
+
+export function getGate(db: Db, id: string): GateRow | undefined {
+  return db.prepare("SELECT * FROM gates WHERE id = ?").get(id) as GateRow | undefined;
+}
+
+export function listGates(db: Db, accountId: string): GateRow[] {
+  return db.prepare("SELECT * FROM gates WHERE account_id = ? ORDER BY created DESC, id DESC").all(accountId) as GateRow[];
+}
+
+export function insertCheck(db: Db, row: Omit<GateCheckRow, "decided" | "decided_at" | "status">): void {
+  db.prepare(
+    `INSERT INTO gate_checks (id, gate_id, account_id, created, ref, commit_sha, run_id, status)
+     VALUES (@id, @gate_id, @account_id, @created, @ref, @commit_sha, @run_id, 'pending')`,
+  ).run(row);
+}
+
+export function getCheck(db: Db, id: string): GateCheckRow | undefined {
+  return db.prepare("SELECT * FROM gate_checks WHERE id = ?").get(id) as GateCheckRow | undefined;
+}
+
+export function gateView(row: GateRow): Record<string, unknown> {
+  return { id: row.id, object: "gate", ...(JSON.parse(row.spec) as GateSpec), created: row.created };
+}
+
+export function checkView(row: GateCheckRow, baseUrl: string): Record<string, unknown> {
+  const decided = row.decided ? (JSON.parse(row.decided) as Record<string, unknown>) : null;
+  return {
+    id: row.id,
+    object: "gate_check",
+    gate_id: row.gate_id,
+    ref: row.ref,
+    commit: row.commit_sha,
+    status: row.status,
+    run_id: row.run_id,
+    run_url: `${baseUrl}/v1/runs/${row.run_id}`,
+    report_url: `${baseUrl}/v1/runs/${row.run_id}/report`,
+    regression: decided?.regression ?? null,
+    baseline_run_id: decided?.baseline_run_id ?? null,
+    detail: decided?.detail ?? null,
+    created: row.created,
+    decided_at: row.decided_at,
+  };
+}
+
+function baselineRun(db: Db, check: GateCheckRow): RunRow | undefined {
+  const row = db
+    .prepare("SELECT run_id FROM gate_checks WHERE gate_id = ? AND status = 'passed' AND id != ? ORDER BY decided_at DESC, created DESC LIMIT 1")
+    .get(check.gate_id, check.id) as { run_id: string } | undefined;
+  return row ? getRunRow(db, row.run_id) : undefined;
+}
+
+/**
+ * Decides a pending check whose run has ended (no-op otherwise); emits `regression.detected` on a
+ * regression. Call inside a transaction (the run completer does, so the event commits with it).
+ */
+export function decideCheck(db: Db, check: GateCheckRow, now: Date): void {
+  if (check.status !== "pending") return;
+  const run = getRunRow(db, check.run_id);
+  if (!run || !["completed", "failed", "stopped"].includes(run.status)) return;
+  let status: "passed" | "failed";
+  let decided: Record<string, unknown>;
+  if (run.status !== "completed" || !run.result) {
+    status = "failed";
+    decided = { regression: null, baseline_run_id: null, detail: `run ${run.id} ${run.status}: ${run.status_code ?? "unknown"}: ${run.status_message ?? ""}`.trim() };
+  } else {
+    const baseline = baselineRun(db, check);
+    const current = (JSON.parse(run.result) as { units?: UnitResult[] }).units ?? [];
+    const before = baseline?.result ? ((JSON.parse(baseline.result) as { units?: UnitResult[] }).units ?? []) : [];
+    const units = current.flatMap((unit) => {
+      const prior = before.find((b) => b.robot === unit.robot && b.task === unit.task && b.environment === unit.environment);
+      if (!prior || prior.result.n === 0 || unit.result.n === 0) return [];
+      const verdict = detectRegression(countsOf(prior.result), countsOf(unit.result), GATE_REGRESSION);
+      return [{ unit: unit.key, prior: { n: prior.result.n, success_rate: prior.result.success_rate }, current: { n: unit.result.n, success_rate: unit.result.success_rate }, ...verdict }];
+    });
+    const regressed = units.filter((u) => u.regressed);
+    status = regressed.length ? "failed" : "passed";
+    decided = {
+      regression: baseline ? { regressed: regressed.length > 0, units } : null,
+      baseline_run_id: baseline?.id ?? null,
+      detail: baseline ? (regressed.length ? `${regressed.length} unit(s) regressed against ${baseline.id}` : `no regression against ${baseline.id}`) : "no earlier passed check: this run becomes the baseline",
+    };
+    if (regressed.length) {
+      enqueueEvent(db, check.account_id, "regression.detected", {
+        source: "gate", gate_id: check.gate_id, check_id: check.id, ref: check.ref, commit: check.commit_sha, run_id: run.id, baseline_run_id: baseline?.id ?? null, regressions: regressed,
+      }, now);
+    }
+  }
+  db.prepare("UPDATE gate_checks SET status = ?, decided = ?, decided_at = ? WHERE id = ? AND status = 'pending'")
+    .run(status, JSON.stringify(decided), now.toISOString(), check.id);
+}
+
+/** Decides the checks of a run that just ended (called by the run completer). */
+export function decideChecksOfRun(db: Db, runId: string, now: Date): void {
+  const rows = db.prepare("SELECT * FROM gate_checks WHERE run_id = ? AND status = 'pending'").all(runId) as GateCheckRow[];
+  for (const row of rows) decideCheck(db, row, now);
+}

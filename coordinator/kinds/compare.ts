@@ -1,0 +1,193 @@
+/**
+ * Kind `compare`: two policies on one robot pin, environment and task.
+ *
+ * Plan. `episodes` is the number of episodes per policy. With `paired: true` (default) episode
+ * pair i runs both policies from the same episode seed, so the same initial conditions (layout,
+ * lighting, distractors, instruction); which policy goes first within a pair is a seeded coin flip
+ * (reproducible from the run seed), so drift over a session (battery, lighting, wear) does not
+ * always favour one policy. With `paired: false` every episode gets its own seed.
+ *
+ * Result. `units` holds one Result per policy (key `policy:<name>`); `comparison` holds the
+ * difference A - B with its 95% interval: for paired runs over complete pairs (both episodes
+ * finished) the paired interval and an exact McNemar test on the discordant pairs; unpaired, the
+ * Newcombe interval for two independent proportions.
+ *
+ * Sequential (`sequential: {alpha, beta, delta}`): after every finished episode the complete pairs,
+ * in the order they completed, are fed to a sequential test; once it decides, the pending episodes
+ * are cancelled (episodes in flight still finish and are counted) and the run completes with
+ * `stopped_early: true`.
+ */
+import { createSequentialCompare } from "../stats/sequential-compare.js";
+import { mcnemarExact } from "../stats/mcnemar.js";
+import { pairedDifferenceInterval } from "../stats/paired-difference.js";
+import { newcombeDifference } from "../stats/two-proportions.js";
+import { parseEpisodesSpec } from "../runs/episodes-spec.js";
+import { contract, isPlainObject, q, rejectUnknownKeys, type ValidatedRun, type ValidateRunContext } from "../runs/validate-run.js";
+import type { Db } from "../store/database.js";
+import { episodeSeed, setKindState, type NewEpisode, type RunRow } from "../store/runs-repo.js";
+import { checkFields, openUnit, resolveTask, resolveUnit, validateCommon, validatedKindRun } from "./kind-common.js";
+import { cancelPending, parseAssign, type UnitEpisodeRow } from "./units.js";
+import { countsOf, pooledResult, unitResults, type KindResultContext } from "./unit-results.js";
+
+const MANDATORY = ["robot", "environment", "task", "policies", "episodes"];
+const OPTIONAL = ["paired", "sequential"];
+
+export interface CompareSettings {
+  paired: boolean;
+  sequential?: { alpha: number; beta: number; delta: number };
+}
+
+export function validateCompare(body: Record<string, unknown>, ctx: ValidateRunContext): ValidatedRun {
+  checkFields("compare", body, MANDATORY, OPTIONAL);
+  const task = resolveTask(ctx, body.task);
+  const policies = body.policies;
+  if (!isPlainObject(policies) || Object.keys(policies).length !== 2) {
+    contract(`policies must be an object naming exactly two policies, {"<name>": Policy, "<name>": Policy}; got ${q(policies)}`);
+  }
+  const names = Object.keys(policies);
+  for (const name of names) {
+    if (!/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/.test(name)) contract(`policies: name ${q(name)} must be 1..64 characters of letters, digits, "_", "." and "-"`);
+  }
+  const resolved = names.map((name) =>
+    resolveUnit(ctx, { robot: body.robot, environment: body.environment, task, policy: policies[name], key: `policy:${name}`, policyName: name, where: `policies.${name}` }));
+  const count = parseEpisodesSpec(body.episodes).count;
+  if (body.paired !== undefined && typeof body.paired !== "boolean") contract(`paired must be true or false; got ${q(body.paired)}`);
+  const paired = body.paired ?? true;
+  let sequential: CompareSettings["sequential"];
+  if (body.sequential !== undefined) {
+    if (!isPlainObject(body.sequential)) contract(`sequential must be an object {alpha, beta, delta}; got ${q(body.sequential)}`);
+    rejectUnknownKeys("sequential", body.sequential, ["alpha", "beta", "delta"]);
+    if (!paired) contract(`sequential needs paired: true (the test runs on complete pairs)`);
+    sequential = {
+      alpha: openUnit("sequential.alpha", body.sequential.alpha, 0.05),
+      beta: openUnit("sequential.beta", body.sequential.beta, 0.2),
+      delta: openUnit("sequential.delta", body.sequential.delta, 0.2),
+    };
+    // The test's effect size is on the discordant-share scale: A wins a discordant pair with 1/2 + delta.
+    if (sequential.delta >= 0.5) contract(`sequential.delta must be in (0, 0.5): A wins a discordant pair with probability 1/2 + delta; got ${q(sequential.delta)}`);
+  }
+  const common = validateCommon(body, ctx, resolved[0].environment);
+  const episodes: NewEpisode[] = [];
+  for (let pair = 0; pair < count; pair++) {
+    // Seeded order within the pair: reproducible from the run seed, independent of the layout seed.
+    const bFirst = (episodeSeed(common.seed ^ 0x2f6b1d3, pair) & 1) === 1;
+    const order = bFirst ? [1, 0] : [0, 1];
+    order.forEach((unit, position) => {
+      const seed = paired ? episodeSeed(common.seed, pair) : episodeSeed(common.seed, 2 * pair + unit);
+      episodes.push({ unit, seed, assign: { pair, order: position } });
+    });
+  }
+  const settings: CompareSettings = { paired, ...(sequential ? { sequential } : {}) };
+  return validatedKindRun({
+    kind: "compare", body, units: resolved.map((r) => r.unit), episodes, seed: common.seed, priority: common.priority,
+    kindPlan: { compare: settings },
+  });
+}
+
+function settingsOf(run: Pick<RunRow, "plan">): CompareSettings {
+  return ((JSON.parse(run.plan) as { kind?: { compare?: CompareSettings } }).kind?.compare) ?? { paired: true };
+}
+
+interface CompletePair {
+  pair: number;
+  a: boolean;
+  b: boolean;
+  /** When the later of the two finished. */
+  at: string;
+}
+
+/** Pairs whose two episodes both finished, in the order they completed (ties by pair index). */
+function completePairs(episodes: readonly UnitEpisodeRow[]): CompletePair[] {
+  const byPair = new Map<number, { a?: UnitEpisodeRow; b?: UnitEpisodeRow }>();
+  for (const e of episodes) {
+    const pair = parseAssign(e.assign).pair;
+    if (pair === undefined || e.status !== "done") continue;
+    const entry = byPair.get(pair) ?? {};
+    if (e.unit === 0) entry.a = e;
+    else entry.b = e;
+    byPair.set(pair, entry);
+  }
+  const pairs: CompletePair[] = [];
+  for (const [pair, { a, b }] of byPair) {
+    if (!a || !b) continue;
+    const at = (a.finished_at ?? "") > (b.finished_at ?? "") ? a.finished_at ?? "" : b.finished_at ?? "";
+    pairs.push({ pair, a: a.outcome === "success", b: b.outcome === "success", at });
+  }
+  return pairs.sort((x, y) => x.at.localeCompare(y.at) || x.pair - y.pair);
+}
+
+interface SequentialState {
+  decision: string;
+  pairs_used: number;
+  reason?: string | null;
+  method?: string;
+  decided_at?: string;
+}
+
+/**
+ * After an episode finished: feeds the complete pairs to the sequential test and, once it decides,
+ * records the decision (runs.kind_state) and cancels the pending episodes. Call it inside the
+ * transaction that checks completion.
+ */
+export function compareProgress(db: Db, run: RunRow, episodes: readonly UnitEpisodeRow[], now: Date): void {
+  const settings = settingsOf(run);
+  if (!settings.sequential) return;
+  const state = run.kind_state ? (JSON.parse(run.kind_state) as { sequential?: SequentialState }) : {};
+  if (state.sequential && state.sequential.decision !== "continue") return;
+  const test = createSequentialCompare({ ...settings.sequential, maxPairs: episodes.length / 2 });
+  let decision = "continue";
+  let used = 0;
+  for (const pair of completePairs(episodes)) {
+    decision = test.update({ a: pair.a, b: pair.b });
+    used += 1;
+    if (decision !== "continue") break;
+  }
+  const snapshot = test.state();
+  setKindState(db, run.id, {
+    ...state,
+    sequential: {
+      decision, pairs_used: used, reason: snapshot.reason, method: snapshot.method, log_lr_a: snapshot.log_lr_a, log_lr_b: snapshot.log_lr_b,
+      ...(decision !== "continue" ? { decided_at: now.toISOString() } : {}),
+    },
+  });
+  if (decision !== "continue") cancelPending(db, run.id);
+}
+
+export function compareResult(ctx: KindResultContext, run: RunRow, episodes: readonly UnitEpisodeRow[]): Record<string, unknown> {
+  const units = unitResults(ctx, run, episodes);
+  const settings = settingsOf(run);
+  const [a, b] = units;
+  let comparison: Record<string, unknown>;
+  if (settings.paired) {
+    const pairs = completePairs(episodes);
+    const tally = { both: 0, onlyA: 0, onlyB: 0, neither: 0 };
+    for (const p of pairs) {
+      if (p.a && p.b) tally.both += 1;
+      else if (p.a) tally.onlyA += 1;
+      else if (p.b) tally.onlyB += 1;
+      else tally.neither += 1;
+    }
+    const interval = pairs.length > 0 ? pairedDifferenceInterval(tally, 0.95) : { diff: 0, ci: [-1, 1], method: "none: no complete pair" };
+    const mcnemar = mcnemarExact(tally.onlyA, tally.onlyB);
+    comparison = {
+      a: a.policy_name, b: b.policy_name, paired: true,
+      pairs: pairs.length, both: tally.both, only_a: tally.onlyA, only_b: tally.onlyB, neither: tally.neither,
+      diff: interval.diff, ci: interval.ci, ci_level: 0.95, method: interval.method,
+      mcnemar: { b: mcnemar.b, c: mcnemar.c, n_discordant: mcnemar.n_discordant, p_value: mcnemar.p_value },
+    };
+  } else {
+    const ka = countsOf(a.result);
+    const kb = countsOf(b.result);
+    const interval = newcombeDifference(ka.k, ka.n, kb.k, kb.n, 0.95);
+    comparison = { a: a.policy_name, b: b.policy_name, paired: false, diff: interval.diff, ci: interval.ci, ci_level: 0.95, method: interval.method };
+  }
+  const state = run.kind_state ? (JSON.parse(run.kind_state) as { sequential?: SequentialState }) : {};
+  const stoppedEarly = Boolean(state.sequential && state.sequential.decision !== "continue" && episodes.some((e) => e.status === "cancelled"));
+  if (settings.sequential) {
+    comparison.sequential = {
+      ...settings.sequential, decision: state.sequential?.decision ?? "continue", pairs_used: state.sequential?.pairs_used ?? 0,
+      reason: state.sequential?.reason ?? null, method: state.sequential?.method ?? "sprt-discordant-sobel-wald", decided_at: state.sequential?.decided_at ?? null,
+    };
+  }
+  return { ...pooledResult(ctx, run, episodes, units), units, comparison, stopped_early: stoppedEarly };
+}

@@ -1,0 +1,69 @@
+/**
+ * Kind `eval`: a frozen suite (coordinator/catalog/suites.json) over `robots` with one policy.
+ *
+ * Plan. Every robot x suite task is a unit, in the task's environment, with the suite's episode
+ * count and perturbation schedule; episode i of a task uses `episodeSeed(<suite task seed>, i)`, so
+ * every eval of a suite revision faces the same initial conditions (the point of a frozen suite).
+ * `perturbation` may not be given (the suite fixes it); `publish: "leaderboard"` needs the
+ * account's opt-in (403 publish_forbidden).
+ *
+ * Result. `units` per robot x task, `suite` (the id), and `scores`: per robot, the pooled success
+ * rate over the suite's tasks with its Wilson interval (the suite's scoring rule).
+ */
+import { AssayError } from "../errors/assay-error.js";
+import { rateSummary } from "../runs/run-results.js";
+import { contract, fail, q, type ValidatedRun, type ValidateRunContext } from "../runs/validate-run.js";
+import { episodeSeed, type NewEpisode, type RunRow } from "../store/runs-repo.js";
+import { findSuite, loadSuites, suiteId } from "../suites/suites.js";
+import { checkFields, resolveTask, resolveUnit, stringList, validateCommon, validatedKindRun } from "./kind-common.js";
+import type { UnitEpisodeRow } from "./units.js";
+import { countsOf, pooledResult, unitResults, type KindResultContext } from "./unit-results.js";
+
+const MANDATORY = ["suite", "robots", "policy"];
+
+export function validateEval(body: Record<string, unknown>, ctx: ValidateRunContext): ValidatedRun {
+  checkFields("eval", body, MANDATORY, []);
+  if (body.perturbation !== undefined) contract(`perturbation cannot be given for kind "eval": the suite fixes its perturbation schedule (GET /v1/suites)`);
+  if (typeof body.suite !== "string") contract(`suite must be a suite id "<name>@<version>"; got ${q(body.suite)}`);
+  const suite = findSuite(body.suite);
+  if (!suite) {
+    throw new AssayError("not_found", `no suite ${q(body.suite)}; known: ${loadSuites().map(suiteId).join(", ")} (GET /v1/suites)`);
+  }
+  const robots = stringList("robots", body.robots, "firmware_pin_unavailable");
+  const units = robots.flatMap((robot) =>
+    suite.tasks.map((entry) => {
+      const task = resolveTask(ctx, entry.task);
+      const resolved = resolveUnit(ctx, { robot, environment: entry.environment, task, policy: body.policy, where: `${robot} on ${entry.task} in ${entry.environment}` });
+      resolved.unit.key = `${resolved.unit.robot}/${entry.task}/${entry.environment}`;
+      resolved.unit.perturbation = entry.perturbation;
+      return resolved;
+    }));
+  const keys = units.map((u) => u.unit.key);
+  if (new Set(keys).size !== keys.length) fail("contract_validation_failed", `robots resolve to the same pin twice (${keys.join(", ")}); list each pin once`);
+  const common = validateCommon(body, ctx, units[0].environment);
+  const episodes: NewEpisode[] = [];
+  const longest = Math.max(...suite.tasks.map((t) => t.episodes));
+  for (let i = 0; i < longest; i++) {
+    units.forEach((u, unit) => {
+      const entry = suite.tasks[unit % suite.tasks.length];
+      if (i < entry.episodes) episodes.push({ unit, seed: episodeSeed(entry.perturbation.seed, i), assign: null });
+    });
+  }
+  return validatedKindRun({
+    kind: "eval", body, units: units.map((u) => u.unit), episodes, seed: suite.tasks[0].perturbation.seed, priority: common.priority,
+    kindPlan: { eval: { suite: suiteId(suite) } },
+  });
+}
+
+export function evalResult(ctx: KindResultContext, run: RunRow, episodes: readonly UnitEpisodeRow[]): Record<string, unknown> {
+  const units = unitResults(ctx, run, episodes);
+  const suite = (JSON.parse(run.plan) as { kind?: { eval?: { suite: string } } }).kind?.eval?.suite ?? null;
+  const robots = [...new Set(units.map((u) => u.robot))];
+  const scores = robots.map((robot) => {
+    const mine = units.filter((u) => u.robot === robot);
+    const k = mine.reduce((sum, u) => sum + countsOf(u.result).k, 0);
+    const n = mine.reduce((sum, u) => sum + u.result.n, 0);
+    return { robot, tasks: mine.length, ...rateSummary(k, n) };
+  });
+  return { ...pooledResult(ctx, run, episodes, units), units, suite, scores };
+}

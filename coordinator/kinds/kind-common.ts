@@ -1,0 +1,168 @@
+/**
+ * What every kind other than `run` validates the same way: the shared optional fields (priority,
+ * perturbation, data, max_budget_usd, interventions, publish), a unit (robot pin x environment x
+ * task x policy, with the same checks as kind `run`), the run seed, and the ValidatedRun the store
+ * inserts. The first unit stands for the run in `runs.plan` (billing estimates read it).
+ */
+import { randomInt } from "node:crypto";
+import type { CatalogEnvironment } from "../catalog/environments.js";
+import { environmentId } from "../catalog/environments.js";
+import type { RobotModel } from "../../firmware-pins/pins.js";
+import {
+  contract, CONTROL_RATE_HZ, fail, INTERVENTIONS, isPlainObject, MAX_EPISODE_DURATION_S, normalizeRunRequest, oneOf, PERTURBATION_REV,
+  PRIORITIES, PUBLISH, q, rejectUnknownKeys, resolveEnvironment, resolveRobot, resolveTask, validateData, validatePerturbation,
+  validatePolicy, type ValidatedRun, type ValidateRunContext,
+} from "../runs/validate-run.js";
+import type { NewEpisode, RunPlan } from "../store/runs-repo.js";
+import type { TaskRow } from "../store/tasks-repo.js";
+import type { RunUnit } from "./units.js";
+
+/** Optional fields every kind accepts, with the same rules as kind `run`. */
+export function commonFields(): string[] {
+  return ["kind", "priority", "perturbation", "data", "max_budget_usd", "interventions", "publish"];
+}
+
+export type Kind = ValidatedRun["kind"];
+
+/** Rejects unknown top-level fields and a missing mandatory one (422 contract_validation_failed). */
+export function checkFields(kind: Kind, body: Record<string, unknown>, mandatory: readonly string[], optional: readonly string[]): void {
+  rejectUnknownKeys("", body, [...commonFields(), ...mandatory, ...optional]);
+  for (const field of mandatory) {
+    if (body[field] === undefined) contract(`kind "${kind}" requires ${field}; mandatory fields of ${kind}: ${mandatory.join(", ")}`);
+  }
+}
+
+export interface CommonChoices {
+  priority: string;
+  seed: number;
+}
+
+/**
+ * Validates the shared optional fields against `environment` (perturbation presets) and returns
+ * priority and run seed (perturbation.seed, else random).
+ */
+export function validateCommon(body: Record<string, unknown>, ctx: ValidateRunContext, environment: CatalogEnvironment): CommonChoices {
+  const priority = oneOf("priority", body.priority, PRIORITIES, "standard");
+  const perturbation = validatePerturbation(body.perturbation, environment);
+  validateData(body.data);
+  if (body.max_budget_usd !== undefined && !(typeof body.max_budget_usd === "number" && Number.isFinite(body.max_budget_usd) && body.max_budget_usd > 0)) {
+    contract(`max_budget_usd must be a positive number of US dollars; got ${q(body.max_budget_usd)}`);
+  }
+  oneOf("interventions", body.interventions, INTERVENTIONS, "none");
+  const publish = oneOf("publish", body.publish, PUBLISH, "private");
+  if (publish === "leaderboard" && !ctx.leaderboardOptIn) {
+    fail("publish_forbidden", `publish "leaderboard" needs the account's leaderboard opt-in; submit publish "private" or ask support to opt the account in`);
+  }
+  const seed = perturbation?.seed ?? (ctx.randomSeed ?? (() => randomInt(0, 0x7fffffff)))();
+  return { priority, seed };
+}
+
+export interface ResolvedUnit {
+  unit: RunUnit;
+  model: RobotModel;
+  environment: CatalogEnvironment;
+}
+
+/** Resolves and checks one unit exactly as kind `run` checks its robot, environment and policy. */
+export function resolveUnit(
+  ctx: ValidateRunContext,
+  fields: { robot: unknown; environment: unknown; task: TaskRow & { version: number }; policy: unknown; key?: string; policyName?: string; role?: string; where?: string },
+): ResolvedUnit {
+  const robot = resolveRobot(ctx.pins, fields.robot);
+  const environment = resolveEnvironment(ctx, fields.environment, robot.pin, robot.firmware, robot.model);
+  try {
+    validatePolicy(fields.policy, robot.model, environment, robot.firmware, ctx.fleet);
+  } catch (error) {
+    // Name the unit: with several policies or robots, "policy.image" alone is ambiguous.
+    if (fields.where && error instanceof Error) error.message = `${fields.where}: ${error.message}`;
+    throw error;
+  }
+  const envId = environmentId(environment);
+  return {
+    model: robot.model,
+    environment,
+    unit: {
+      key: fields.key ?? `${robot.pin}/${envId}`,
+      robot: robot.pin,
+      model: robot.model.id,
+      firmware: robot.firmware,
+      environment: envId,
+      task: `${fields.task.name}@v${fields.task.version}`,
+      policy: fields.policy as Record<string, unknown>,
+      ...(fields.policyName !== undefined ? { policy_name: fields.policyName } : {}),
+      ...(fields.role !== undefined ? { role: fields.role } : {}),
+    },
+  };
+}
+
+export { resolveTask };
+
+/** A list field of non-empty strings (robots, environments); 422 naming the field otherwise. */
+export function stringList(field: string, value: unknown, code: "contract_validation_failed" | "firmware_pin_unavailable" | "environment_unavailable" = "contract_validation_failed"): string[] {
+  if (!Array.isArray(value) || value.length === 0 || value.some((v) => typeof v !== "string" || v.trim() === "")) {
+    fail(code, `${field} must be a non-empty array of strings; got ${q(value)}`);
+  }
+  const list = value as string[];
+  if (new Set(list).size !== list.length) contract(`${field} lists a value twice; got ${q(value)}`);
+  return list;
+}
+
+/** Asks for an object field. */
+export function objectField(field: string, value: unknown, shape: string): Record<string, unknown> {
+  if (!isPlainObject(value)) contract(`${field} must be an object ${shape}; got ${q(value)}`);
+  return value;
+}
+
+/** A probability-like number in (0, 1) (alpha, beta, confidence). */
+export function openUnit(field: string, value: unknown, fallback?: number): number {
+  if (value === undefined && fallback !== undefined) return fallback;
+  if (!(typeof value === "number" && value > 0 && value < 1)) contract(`${field} must be a number strictly between 0 and 1; got ${q(value)}`);
+  return value;
+}
+
+/** The ValidatedRun of a multi-unit kind; the first unit stands for the run in `plan`. */
+export function validatedKindRun(args: {
+  kind: Kind;
+  body: Record<string, unknown>;
+  units: RunUnit[];
+  episodes: NewEpisode[];
+  seed: number;
+  priority: string;
+  kindPlan?: Record<string, unknown>;
+  kindState?: object | null;
+}): ValidatedRun {
+  const first = args.units[0];
+  const plan: RunPlan = {
+    model: first.model,
+    firmware: first.firmware,
+    environment: first.environment,
+    seed: args.seed,
+    control_rate_hz: CONTROL_RATE_HZ,
+    max_duration_s: MAX_EPISODE_DURATION_S,
+    ...(args.kindPlan ? { kind: args.kindPlan } : {}),
+  };
+  const distinct = (pick: (u: RunUnit) => string) => [...new Set(args.units.map(pick))];
+  const robots = distinct((u) => u.robot);
+  const environments = distinct((u) => u.environment);
+  const tasks = distinct((u) => u.task);
+  return {
+    kind: args.kind,
+    request: normalizeRunRequest(args.body),
+    resolvedPins: {
+      robot: first.robot,
+      environment: first.environment,
+      task: first.task,
+      perturbation_rev: PERTURBATION_REV,
+      // A run over several pins lists them all; robot/environment/task above are the first unit's.
+      ...(robots.length > 1 ? { robots } : {}),
+      ...(environments.length > 1 ? { environments } : {}),
+      ...(tasks.length > 1 ? { tasks } : {}),
+    } as ValidatedRun["resolvedPins"],
+    plan,
+    priority: args.priority,
+    episodesTotal: args.episodes.length,
+    units: args.units,
+    episodes: args.episodes,
+    kindState: args.kindState ?? null,
+  };
+}

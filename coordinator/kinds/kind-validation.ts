@@ -1,0 +1,34 @@
+/**
+ * POST /v1/runs for kinds other than `run`: each kind validates its own fields (mandatory ones
+ * missing or malformed are 422 with the field named) and plans its units and episodes. Called by
+ * validateRunRequest once the kind is known.
+ */
+import { contract, isPlainObject, q, type ValidatedRun, type ValidateRunContext } from "../runs/validate-run.js";
+import { validateCompare } from "./compare.js";
+import { validateEval } from "./eval.js";
+import { validateMatrix } from "./matrix.js";
+import { validateThreshold } from "./threshold.js";
+import { validateTransfer } from "./transfer.js";
+import { validateVerify } from "./verify.js";
+
+type KindValidator = (body: Record<string, unknown>, ctx: ValidateRunContext) => ValidatedRun;
+
+function validatorOf(kind: ValidatedRun["kind"]): KindValidator | undefined {
+  switch (kind) {
+    case "compare": return validateCompare;
+    case "matrix": return validateMatrix;
+    case "transfer": return validateTransfer;
+    case "eval": return validateEval;
+    case "threshold": return validateThreshold;
+    case "verify": return validateVerify;
+    default: return undefined;
+  }
+}
+
+/** Validates and plans a run of `kind` (not `run`); throws the first AssayError found. */
+export function validateKindRequest(kind: ValidatedRun["kind"], body: unknown, ctx: ValidateRunContext): ValidatedRun {
+  if (!isPlainObject(body)) contract(`request body must be a JSON object; got ${q(body)}`);
+  const validate = validatorOf(kind);
+  if (!validate) contract(`kind ${q(kind)} is not supported by this coordinator yet; supported: run, compare, matrix, transfer, eval, threshold, verify`);
+  return validate(body, ctx);
+}

@@ -1,0 +1,105 @@
+/**
+ * Kind `matrix`: one policy and task over robots x environments.
+ *
+ * Plan. Every combination of `robots` and `environments` is a unit (a "cell" of the matrix) and
+ * must exist in the fleet (a robot pin installed in that environment), or the submission is 422
+ * `environment_unavailable` naming the missing combination. Each unit runs `episodes_per_cell`
+ * episodes; episode i of every unit uses the same seed, so the cells see the same initial
+ * conditions (common random numbers make cells comparable). Episodes are interleaved across units.
+ *
+ * Result. `units` holds one Result per cell. `regressions` compares every cell with the same cell
+ * (same robot pin and environment) of the account's most recent earlier completed matrix run on
+ * the same task revision (`baseline_run_id`): `detectRegression` at alpha 0.05 with margin 0. A
+ * regression is listed in the result and announced once per run as webhook `regression.detected`.
+ */
+import { detectRegression } from "../stats/regression.js";
+import { parseEpisodesSpec } from "../runs/episodes-spec.js";
+import { contract, type ValidatedRun, type ValidateRunContext } from "../runs/validate-run.js";
+import type { Db } from "../store/database.js";
+import { episodeSeed, type NewEpisode, type RunRow } from "../store/runs-repo.js";
+import { enqueueEvent } from "../webhooks/outbox.js";
+import { checkFields, resolveTask, resolveUnit, stringList, validateCommon, validatedKindRun } from "./kind-common.js";
+import type { UnitEpisodeRow } from "./units.js";
+import { countsOf, pooledResult, unitResults, type KindResultContext, type UnitResult } from "./unit-results.js";
+
+const MANDATORY = ["robots", "environments", "task", "policy", "episodes_per_cell"];
+
+/** Significance and margin of the per-cell regression rule. */
+export const MATRIX_REGRESSION = { alpha: 0.05, margin: 0 };
+
+export function validateMatrix(body: Record<string, unknown>, ctx: ValidateRunContext): ValidatedRun {
+  checkFields("matrix", body, MANDATORY, []);
+  const robots = stringList("robots", body.robots, "firmware_pin_unavailable");
+  const environments = stringList("environments", body.environments, "environment_unavailable");
+  const task = resolveTask(ctx, body.task);
+  const resolved = robots.flatMap((robot) =>
+    environments.map((environment) => resolveUnit(ctx, { robot, environment, task, policy: body.policy, where: `cell ${robot} x ${environment}` })));
+  const keys = resolved.map((r) => r.unit.key);
+  const duplicate = keys.find((k, i) => keys.indexOf(k) !== i);
+  if (duplicate) contract(`robots x environments names cell ${duplicate} twice (after resolving @latest); list each pin once`);
+  const perCell = parseEpisodesSpec(body.episodes_per_cell).count;
+  const common = validateCommon(body, ctx, resolved[0].environment);
+  const episodes: NewEpisode[] = [];
+  for (let i = 0; i < perCell; i++) {
+    resolved.forEach((_, unit) => episodes.push({ unit, seed: episodeSeed(common.seed, i), assign: null }));
+  }
+  return validatedKindRun({ kind: "matrix", body, units: resolved.map((r) => r.unit), episodes, seed: common.seed, priority: common.priority });
+}
+
+interface PriorMatrix {
+  id: string;
+  completed: string;
+  units: UnitResult[];
+}
+
+/** The account's most recent completed matrix before `run` on the same task revision. */
+function priorMatrix(db: Db, run: RunRow): PriorMatrix | undefined {
+  const task = (JSON.parse(run.resolved_pins) as { task: string }).task;
+  const row = db
+    .prepare(
+      `SELECT id, completed, result FROM runs
+       WHERE account_id = ? AND kind = 'matrix' AND status = 'completed' AND id != ? AND created < ?
+         AND json_extract(resolved_pins, '$.task') = ? AND result IS NOT NULL
+       ORDER BY completed DESC, id DESC LIMIT 1`,
+    )
+    .get(run.account_id, run.id, run.created, task) as { id: string; completed: string; result: string } | undefined;
+  if (!row) return undefined;
+  const result = JSON.parse(row.result) as { units?: UnitResult[] };
+  return { id: row.id, completed: row.completed, units: result.units ?? [] };
+}
+
+export function matrixResult(ctx: KindResultContext & { db: Db }, run: RunRow, episodes: readonly UnitEpisodeRow[]): Record<string, unknown> {
+  const units = unitResults(ctx, run, episodes);
+  const prior = priorMatrix(ctx.db, run);
+  const regressions: Array<Record<string, unknown>> = [];
+  const compared: Array<Record<string, unknown>> = [];
+  for (const unit of units) {
+    const before = prior?.units.find((u) => u.robot === unit.robot && u.environment === unit.environment);
+    if (!before || before.result.n === 0 || unit.result.n === 0) continue;
+    const verdict = detectRegression(countsOf(before.result), countsOf(unit.result), MATRIX_REGRESSION);
+    const entry = {
+      unit: unit.key, robot: unit.robot, environment: unit.environment,
+      prior: { n: before.result.n, success_rate: before.result.success_rate },
+      current: { n: unit.result.n, success_rate: unit.result.success_rate },
+      regressed: verdict.regressed, diff: verdict.diff, ci: verdict.ci, p_value: verdict.p_value, rule: verdict.rule, alpha: verdict.alpha,
+    };
+    compared.push(entry);
+    if (verdict.regressed) regressions.push(entry);
+  }
+  return {
+    ...pooledResult(ctx, run, episodes, units),
+    units,
+    baseline_run_id: prior?.id ?? null,
+    cells_compared: compared,
+    regressions,
+  };
+}
+
+/** Announces the regressions of a completed matrix run (one `regression.detected` event). */
+export function matrixAfterCompleted(db: Db, run: RunRow, result: Record<string, unknown>, now: Date): void {
+  const regressions = result.regressions as unknown[] | undefined;
+  if (!regressions || regressions.length === 0) return;
+  enqueueEvent(db, run.account_id, "regression.detected", {
+    source: "matrix", run_id: run.id, baseline_run_id: result.baseline_run_id, task: (JSON.parse(run.resolved_pins) as { task: string }).task, regressions,
+  }, now);
+}

@@ -1,0 +1,248 @@
+/**
+ * Kind `threshold`: iterate on the commodity (soak) tier until a policy shows `target.success_rate`
+ * at confidence `target.ci`, then confirm on the verification tier with fresh episodes.
+ *
+ * Plan. Two units: `soak` (iterate_on) and `verify` (escalate_to, with `escalate_policy` when the
+ * verify embodiment needs another action space; default `policy`). Episodes are created one at a
+ * time: after each finished episode of the current phase the anytime-valid sequential test
+ * (`createThresholdTest`, alpha = 1 - ci, at most `episodes` per phase, default 100) over that
+ * phase's episodes decides:
+ *
+ *   soak:   continue -> next soak episode; pass -> webhook `threshold.crossed`, phase verify;
+ *           fail -> verdict `not_met` (the run completes)
+ *   verify: continue -> next verify episode; pass -> verdict `verified`, signed POST to
+ *           `on_verified.webhook`; fail -> verdict `not_confirmed`
+ *
+ * `monthly_cap_usd` is a hard cap on the run's metered cost in the current UTC month: before each
+ * new episode, when the cost so far plus one episode's estimate would exceed it, the run stops with
+ * `monthly_budget_exceeded` (partial result kept).
+ *
+ * `on_verified.webhook` must be the URL of one of the account's webhook endpoints (POST
+ * /v1/webhooks), so the delivery is signed with a secret the customer holds; it gets a
+ * `threshold.crossed` event with `data.phase: "verified"`. `policy_stream.webhook` is recorded;
+ * checkpoint pushes are not consumed yet (the run evaluates the submitted policy).
+ */
+import { costOfSecondsUsd, episodeEstimateS } from "../billing/estimates.js";
+import { randomBase62 } from "../auth/api-keys.js";
+import { createThresholdTest } from "../stats/sequential-threshold.js";
+import { parseEpisodesSpec } from "../runs/episodes-spec.js";
+import { rateSummary } from "../runs/run-results.js";
+import { contract, isPlainObject, q, rejectUnknownKeys, type ValidatedRun, type ValidateRunContext } from "../runs/validate-run.js";
+import type { Db } from "../store/database.js";
+import { appendEpisodes, episodeSeed, setKindState, setRunStatus, type RunPlan, type RunRow } from "../store/runs-repo.js";
+import { enqueueEvent } from "../webhooks/outbox.js";
+import { checkFields, openUnit, resolveTask, resolveUnit, validateCommon, validatedKindRun } from "./kind-common.js";
+import { parseAssign, parseUnits, type UnitEpisodeRow } from "./units.js";
+import { pooledResult, unitMeterContext, unitResults, type KindResultContext } from "./unit-results.js";
+
+const MANDATORY = ["iterate_on", "target", "escalate_to", "policy", "environment", "monthly_cap_usd"];
+const OPTIONAL = ["escalate_policy", "policy_stream", "on_verified", "episodes"];
+export const THRESHOLD_MAX_EPISODES_DEFAULT = 100;
+
+interface ThresholdSettings {
+  target: number;
+  ci: number;
+  max_episodes: number;
+  monthly_cap_usd: number;
+  on_verified_endpoint: string | null;
+  on_verified_url: string | null;
+  policy_stream_url: string | null;
+}
+
+type Phase = "soak" | "verify" | "verified" | "not_met" | "not_confirmed";
+
+interface ThresholdState {
+  phase: Phase;
+  /** Checkpoints pushed with POST /v1/runs/{id}/checkpoints; the soak test restarts at each. */
+  checkpoints?: Array<{ at: string; from_index: number; policy: string | undefined }>;
+  crossed?: { n: number; successes: number; at: string };
+  decided?: { n: number; successes: number; at: string };
+  event_id?: string;
+}
+
+function webhookUrl(field: string, value: unknown): string {
+  if (!isPlainObject(value)) contract(`${field} must be an object {"webhook": "<https URL>"}; got ${q(value)}`);
+  rejectUnknownKeys(field, value, ["webhook"]);
+  let protocol = "";
+  try { protocol = new URL(String(value.webhook)).protocol; } catch { /* reported below */ }
+  if (!["https:", "http:"].includes(protocol)) contract(`${field}.webhook must be an http(s) URL; got ${q(value.webhook)}`);
+  return String(value.webhook);
+}
+
+export function validateThreshold(body: Record<string, unknown>, ctx: ValidateRunContext): ValidatedRun {
+  checkFields("threshold", body, MANDATORY, OPTIONAL);
+  if (!isPlainObject(body.target)) contract(`target must be an object {success_rate, ci, task}; got ${q(body.target)}`);
+  rejectUnknownKeys("target", body.target, ["success_rate", "ci", "task"]);
+  const rate = openUnit("target.success_rate", body.target.success_rate);
+  const ci = openUnit("target.ci", body.target.ci, 0.95);
+  const task = resolveTask(ctx, body.target.task);
+  const soak = resolveUnit(ctx, { robot: body.iterate_on, environment: body.environment, task, policy: body.policy, key: "soak", role: "soak", where: "iterate_on" });
+  const verify = resolveUnit(ctx, { robot: body.escalate_to, environment: body.environment, task, policy: body.escalate_policy ?? body.policy, key: "verify", role: "verify", where: "escalate_to" });
+  if (soak.model.tier !== "soak") contract(`iterate_on must be a soak-tier robot (commodity pods); ${soak.unit.robot} is ${soak.model.tier}-tier`);
+  if (verify.model.tier !== "verify") contract(`escalate_to must be a verify-tier robot; ${verify.unit.robot} is ${verify.model.tier}-tier`);
+  const cap = body.monthly_cap_usd;
+  if (!(typeof cap === "number" && Number.isFinite(cap) && cap > 0)) contract(`monthly_cap_usd must be a positive number of US dollars; got ${q(cap)}`);
+  const maxEpisodes = body.episodes === undefined ? THRESHOLD_MAX_EPISODES_DEFAULT : parseEpisodesSpec(body.episodes).count;
+  let endpointId: string | null = null;
+  let onVerifiedUrl: string | null = null;
+  if (body.on_verified !== undefined) {
+    onVerifiedUrl = webhookUrl("on_verified", body.on_verified);
+    const endpoint = ctx.db
+      .prepare("SELECT id FROM webhook_endpoints WHERE account_id = ? AND url = ? AND deleted IS NULL ORDER BY created LIMIT 1")
+      .get(ctx.accountId, onVerifiedUrl) as { id: string } | undefined;
+    if (!endpoint) contract(`on_verified.webhook ${q(onVerifiedUrl)} is not a webhook endpoint of this account; register it with POST /v1/webhooks first (keys:admin) so the delivery is signed with a secret you hold`);
+    endpointId = endpoint.id;
+  }
+  const policyStreamUrl = body.policy_stream === undefined ? null : webhookUrl("policy_stream", body.policy_stream);
+  const common = validateCommon(body, ctx, soak.environment);
+  const settings: ThresholdSettings = {
+    target: rate, ci, max_episodes: maxEpisodes, monthly_cap_usd: cap as number,
+    on_verified_endpoint: endpointId, on_verified_url: onVerifiedUrl, policy_stream_url: policyStreamUrl,
+  };
+  return validatedKindRun({
+    kind: "threshold", body, units: [soak.unit, verify.unit], seed: common.seed, priority: common.priority,
+    episodes: [{ unit: 0, seed: episodeSeed(common.seed, 0), assign: { phase: "soak" } }],
+    kindPlan: { threshold: settings },
+    kindState: { phase: "soak" } satisfies ThresholdState,
+  });
+}
+
+function settingsOf(run: Pick<RunRow, "plan">): ThresholdSettings {
+  return (JSON.parse(run.plan) as { kind: { threshold: ThresholdSettings } }).kind.threshold;
+}
+
+function stateOf(run: Pick<RunRow, "kind_state">): ThresholdState {
+  return run.kind_state ? (JSON.parse(run.kind_state) as ThresholdState) : { phase: "soak" };
+}
+
+function checkpointFrom(state: ThresholdState): number {
+  return state.checkpoints?.at(-1)?.from_index ?? 0;
+}
+
+/**
+ * POST /v1/runs/{id}/checkpoints: a new policy checkpoint for an iterating threshold run. The next
+ * soak episodes run it (and the verify phase too, unless the run has `escalate_policy`), and the
+ * soak test starts over from the next episode index. Call inside a transaction; throws a 422 when
+ * the run is not iterating.
+ */
+export function pushCheckpoint(db: Db, run: RunRow, policy: Record<string, unknown>, now: Date): { from_index: number; checkpoints: number } {
+  const state = stateOf(run);
+  if (run.kind !== "threshold" || state.phase !== "soak" || !["queued", "scheduling", "running"].includes(run.status)) {
+    contract(`run ${run.id} is not a threshold run iterating on the soak tier (kind ${run.kind}, status ${run.status}, phase ${state.phase}); checkpoints go to an iterating threshold run`);
+  }
+  const units = parseUnits(run.units);
+  const request = JSON.parse(run.request) as { escalate_policy?: unknown };
+  units[0].policy = policy;
+  if (request.escalate_policy === undefined) units[1].policy = policy;
+  const fromIndex = (db.prepare("SELECT COUNT(*) AS n FROM episodes WHERE run_id = ?").get(run.id) as { n: number }).n;
+  state.checkpoints = [...(state.checkpoints ?? []), { at: now.toISOString(), from_index: fromIndex, policy: String(policy.image ?? policy.hf ?? policy.url ?? policy.type) }];
+  db.prepare("UPDATE runs SET units = ? WHERE id = ?").run(JSON.stringify(units), run.id);
+  setKindState(db, run.id, state);
+  return { from_index: fromIndex, checkpoints: state.checkpoints.length };
+}
+
+/** The sequential test over one phase's finished episodes, in index order. */
+function testPhase(settings: ThresholdSettings, episodes: readonly UnitEpisodeRow[], phase: "soak" | "verify", fromIndex = 0) {
+  const test = createThresholdTest({ target: settings.target, alpha: 1 - settings.ci, maxEpisodes: settings.max_episodes });
+  let decision: "continue" | "pass" | "fail" = "continue";
+  for (const e of episodes) {
+    // Soak evidence counts only episodes of the current checkpoint.
+    if (e.status !== "done" || parseAssign(e.assign).phase !== phase || (phase === "soak" && e.idx < fromIndex)) continue;
+    decision = test.update(e.outcome === "success");
+    if (decision !== "continue") break;
+  }
+  return { decision, state: test.state() };
+}
+
+/** Metered cost of the run's attempts in the UTC month of `now`. */
+function costThisMonth(ctx: KindResultContext, run: RunRow, episodes: readonly UnitEpisodeRow[], now: Date): number {
+  const month = now.toISOString().slice(0, 7);
+  const inMonth = episodes.filter((e) => (e.finished_at ?? e.assigned_at ?? "").slice(0, 7) === month);
+  return unitResults(ctx, run, inMonth).reduce((sum, u) => sum + u.result.cost_usd, 0);
+}
+
+/**
+ * After an episode finished (inside the completer's transaction): decides the phase, adds the next
+ * episode, emits events. Returns "stopped" when it stopped the run at the monthly cap.
+ */
+export function thresholdProgress(ctx: KindResultContext & { db: Db }, run: RunRow, episodes: readonly UnitEpisodeRow[], now: Date): "stopped" | undefined {
+  const { db } = ctx;
+  const settings = settingsOf(run);
+  const state = stateOf(run);
+  if (state.phase !== "soak" && state.phase !== "verify") return undefined;
+  if (episodes.some((e) => e.status === "pending" || e.status === "assigned" || e.status === "running")) return undefined;
+  const units = parseUnits(run.units);
+  const phase = state.phase;
+  const { decision, state: test } = testPhase(settings, episodes, phase, checkpointFrom(state));
+  const pins = JSON.parse(run.resolved_pins) as { task: string };
+  let next: "soak" | "verify" | undefined;
+  if (phase === "soak") {
+    if (decision === "continue") next = "soak";
+    else if (decision === "pass") {
+      state.phase = "verify";
+      state.crossed = { n: test.n, successes: test.successes, at: now.toISOString() };
+      enqueueEvent(db, run.account_id, "threshold.crossed", {
+        run_id: run.id, phase: "soak", robot: units[0].robot, task: pins.task, target: { success_rate: settings.target, ci: settings.ci },
+        ...rateSummary(test.successes, test.n), escalate_to: units[1].robot,
+      }, now);
+      next = "verify";
+    } else state.phase = "not_met";
+  } else if (decision === "continue") next = "verify";
+  else if (decision === "pass") {
+    state.phase = "verified";
+    state.decided = { n: test.n, successes: test.successes, at: now.toISOString() };
+    if (settings.on_verified_endpoint) state.event_id = deliverOnVerified(db, run, settings, units[1].robot, pins.task, test.successes, test.n, now);
+  } else {
+    state.phase = "not_confirmed";
+    state.decided = { n: test.n, successes: test.successes, at: now.toISOString() };
+  }
+  if (next) {
+    const unit = next === "soak" ? 0 : 1;
+    const estimate = costOfSecondsUsd(episodeEstimateS(JSON.parse(run.plan) as RunPlan), unitMeterContext(ctx.pins, units[unit], run.priority));
+    const spent = costThisMonth(ctx, run, episodes, now);
+    if (spent + estimate > settings.monthly_cap_usd) {
+      setKindState(db, run.id, state);
+      setRunStatus(db, run.id, "stopped", {
+        cell: null, code: "monthly_budget_exceeded",
+        message: `threshold run ${run.id} stopped at its monthly_cap_usd ${settings.monthly_cap_usd}: $${spent.toFixed(2)} spent this month and the next ${next} episode may cost $${estimate.toFixed(2)}`,
+      });
+      return "stopped";
+    }
+    appendEpisodes(db, run.id, [{ unit, seed: episodeSeed(JSON.parse(run.plan).seed as number, episodes.length), assign: { phase: next } }], episodes.length);
+  }
+  setKindState(db, run.id, state);
+  return undefined;
+}
+
+/** Queues the signed POST to on_verified.webhook: an event delivered to that endpoint only. */
+function deliverOnVerified(db: Db, run: RunRow, settings: ThresholdSettings, robot: string, task: string, k: number, n: number, now: Date): string {
+  const id = `evt_${randomBase62(24)}`;
+  const data = { run_id: run.id, phase: "verified", robot, task, target: { success_rate: settings.target, ci: settings.ci }, ...rateSummary(k, n) };
+  db.prepare("INSERT INTO webhook_events (id, account_id, type, created, data) VALUES (?, ?, 'threshold.crossed', ?, ?)").run(id, run.account_id, now.toISOString(), JSON.stringify(data));
+  db.prepare("INSERT INTO webhook_deliveries (event_id, endpoint_id, status, attempts, next_attempt_at) VALUES (?, ?, 'pending', 0, ?)").run(id, settings.on_verified_endpoint, now.toISOString());
+  return id;
+}
+
+export function thresholdResult(ctx: KindResultContext, run: RunRow, episodes: readonly UnitEpisodeRow[]): Record<string, unknown> {
+  const units = unitResults(ctx, run, episodes);
+  const settings = settingsOf(run);
+  const state = stateOf(run);
+  const phaseView = (phase: "soak" | "verify") => {
+    const { decision, state: test } = testPhase(settings, episodes, phase, checkpointFrom(state));
+    return { ...test, decision };
+  };
+  return {
+    ...pooledResult(ctx, run, episodes, units),
+    units,
+    threshold: {
+      target: { success_rate: settings.target, ci: settings.ci, task: (JSON.parse(run.resolved_pins) as { task: string }).task },
+      verdict: state.phase,
+      soak: phaseView("soak"),
+      verify: phaseView("verify"),
+      crossed: state.crossed ?? null,
+      checkpoints: state.checkpoints ?? [],
+      on_verified: settings.on_verified_url ? { webhook: settings.on_verified_url, event_id: state.event_id ?? null } : null,
+      monthly_cap_usd: settings.monthly_cap_usd,
+    },
+  };
+}

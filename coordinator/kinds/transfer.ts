@@ -1,0 +1,118 @@
+/**
+ * Kind `transfer`: how a policy trained on one embodiment (`source`) does on another (`target`).
+ *
+ * Plan. The policy runs `episodes` episodes on the target pin in `environment` (or
+ * `target.environment`). The source embodiment's figure is the account's most recent completed
+ * run of kind `run` (pilots excluded) with the same source pin, environment, task revision and
+ * policy identity (container image, checkpoint `hf`, or endpoint URL), chosen at submission and
+ * recorded in `runs.plan`. When there is none, the run measures the source as well: a second unit
+ * (role `source`) with the same number of episodes and the same seeds as the target.
+ *
+ * Result. `units` (target, and source when measured here) and `gap`: target minus source success
+ * rate with the Newcombe 95% interval for two independent proportions, and where the source figure
+ * came from (`source.run_id`, this run's id when measured here).
+ */
+import { newcombeDifference } from "../stats/two-proportions.js";
+import { parseEpisodesSpec } from "../runs/episodes-spec.js";
+import { rateSummary } from "../runs/run-results.js";
+import { contract, isPlainObject, q, rejectUnknownKeys, resolveRobot, type ValidatedRun, type ValidateRunContext } from "../runs/validate-run.js";
+import { episodeSeed, type NewEpisode, type RunRow } from "../store/runs-repo.js";
+import { checkFields, resolveTask, resolveUnit, validateCommon, validatedKindRun } from "./kind-common.js";
+import type { UnitEpisodeRow } from "./units.js";
+import { countsOf, pooledResult, unitResults, type KindResultContext } from "./unit-results.js";
+
+const MANDATORY = ["source", "target", "task", "policy", "episodes"];
+const OPTIONAL = ["environment"];
+
+/** What makes two policies "the same policy" for the source baseline. */
+export function policyIdentity(policy: unknown): string | undefined {
+  if (!isPlainObject(policy)) return undefined;
+  const id = policy.image ?? policy.hf ?? policy.url;
+  return typeof id === "string" ? `${String(policy.type)}:${id}` : undefined;
+}
+
+interface SourceBaseline {
+  run_id: string;
+  n: number;
+  success_rate: number;
+  completed: string;
+}
+
+export function validateTransfer(body: Record<string, unknown>, ctx: ValidateRunContext): ValidatedRun {
+  checkFields("transfer", body, MANDATORY, OPTIONAL);
+  if (typeof body.source !== "string") contract(`source must be the embodiment the policy was trained on, "<model>@<firmware>"; got ${q(body.source)}`);
+  let targetRobot: unknown = body.target;
+  let environment: unknown = body.environment;
+  if (isPlainObject(body.target)) {
+    rejectUnknownKeys("target", body.target, ["robot", "environment"]);
+    targetRobot = body.target.robot;
+    if (body.target.environment !== undefined) {
+      if (environment !== undefined && environment !== body.target.environment) contract(`target.environment ${q(body.target.environment)} differs from environment ${q(environment)}; give one`);
+      environment = body.target.environment;
+    }
+  } else if (typeof body.target !== "string") {
+    contract(`target must be a robot pin "<model>@<firmware>" or {robot, environment}; got ${q(body.target)}`);
+  }
+  if (environment === undefined) contract(`kind "transfer" requires environment (or target.environment)`);
+  const task = resolveTask(ctx, body.task);
+  const target = resolveUnit(ctx, { robot: targetRobot, environment, task, policy: body.policy, key: "target", role: "target", where: "target" });
+  const source = resolveRobot(ctx.pins, body.source);
+  if (source.pin === target.unit.robot) contract(`source and target are the same pin ${source.pin}; a transfer needs two embodiments`);
+  const count = parseEpisodesSpec(body.episodes).count;
+  const common = validateCommon(body, ctx, target.environment);
+
+  const baseline = findSourceBaseline(ctx, source.pin, target.unit.environment, target.unit.task, body.policy);
+  const units = [target.unit];
+  if (!baseline) {
+    units.push(resolveUnit(ctx, { robot: body.source, environment, task, policy: body.policy, key: "source", role: "source", where: "source (no earlier run of this policy on the source pin, so it runs here too)" }).unit);
+  }
+  const episodes: NewEpisode[] = [];
+  for (let i = 0; i < count; i++) units.forEach((_, unit) => episodes.push({ unit, seed: episodeSeed(common.seed, i), assign: null }));
+  return validatedKindRun({
+    kind: "transfer", body, units, episodes, seed: common.seed, priority: common.priority,
+    kindPlan: { transfer: { source: source.pin, source_baseline: baseline ?? null } },
+  });
+}
+
+function findSourceBaseline(ctx: ValidateRunContext, sourcePin: string, environment: string, task: string, policy: unknown): SourceBaseline | undefined {
+  const identity = policyIdentity(policy);
+  if (!identity) return undefined;
+  const rows = ctx.db
+    .prepare(
+      `SELECT id, completed, request, plan, result FROM runs
+       WHERE account_id = ? AND kind = 'run' AND status = 'completed' AND result IS NOT NULL
+         AND json_extract(resolved_pins, '$.robot') = ? AND json_extract(resolved_pins, '$.environment') = ?
+         AND json_extract(resolved_pins, '$.task') = ?
+       ORDER BY completed DESC, id DESC LIMIT 50`,
+    )
+    .all(ctx.accountId, sourcePin, environment, task) as Array<{ id: string; completed: string; request: string; plan: string; result: string }>;
+  for (const row of rows) {
+    if ((JSON.parse(row.plan) as { pilot?: boolean }).pilot === true) continue;
+    if (policyIdentity((JSON.parse(row.request) as { policy?: unknown }).policy) !== identity) continue;
+    const result = JSON.parse(row.result) as { n: number; success_rate: number };
+    if (result.n > 0) return { run_id: row.id, n: result.n, success_rate: result.success_rate, completed: row.completed };
+  }
+  return undefined;
+}
+
+export function transferResult(ctx: KindResultContext, run: RunRow, episodes: readonly UnitEpisodeRow[]): Record<string, unknown> {
+  const units = unitResults(ctx, run, episodes);
+  const settings = (JSON.parse(run.plan) as { kind?: { transfer?: { source: string; source_baseline: SourceBaseline | null } } }).kind?.transfer;
+  const target = units.find((u) => u.role === "target")!;
+  const measured = units.find((u) => u.role === "source");
+  const baseline = settings?.source_baseline ?? null;
+  const sourceCounts = measured ? countsOf(measured.result) : baseline ? countsOf(baseline) : { k: 0, n: 0 };
+  const targetCounts = countsOf(target.result);
+  const interval = targetCounts.n > 0 && sourceCounts.n > 0
+    ? newcombeDifference(targetCounts.k, targetCounts.n, sourceCounts.k, sourceCounts.n, 0.95)
+    : { diff: 0, ci: [-1, 1], method: "none: a side has no finished episode" };
+  return {
+    ...pooledResult(ctx, run, episodes, units),
+    units,
+    gap: {
+      source: { robot: settings?.source ?? measured?.robot, run_id: measured ? run.id : baseline?.run_id ?? null, measured_here: Boolean(measured), ...rateSummary(sourceCounts.k, sourceCounts.n) },
+      target: { robot: target.robot, run_id: run.id, ...rateSummary(targetCounts.k, targetCounts.n) },
+      diff: interval.diff, ci: interval.ci, ci_level: 0.95, method: interval.method,
+    },
+  };
+}

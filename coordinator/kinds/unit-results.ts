@@ -1,0 +1,74 @@
+/**
+ * The spec's Result per unit, and the pooled Result of a multi-unit run.
+ *
+ * Each unit's Result is exactly the Result of kind `run` computed over that unit's episodes, with
+ * its meters priced at the unit's own robot tier and environment class. The run's top-level
+ * Result fields pool every episode of every unit (n, success_rate and ci95 over all finished
+ * episodes; failure clusters and stages summed) and its meters and cost are the sums of the units':
+ * it is what the run cost, what budgets watch, and what GET /v1/runs/{id}/result returns. The
+ * inference a kind exists for (a difference, a gap, a regression) lives in the kind's own section.
+ */
+import type { FirmwarePins, Tier } from "../../firmware-pins/pins.js";
+import { environmentClassOf, roundCents, roundHours, type MeterContext } from "../runs/meters.js";
+import type { Priority } from "../runs/price-list.js";
+import { computeRunResult, type RunResult } from "../runs/run-results.js";
+import type { RunRow } from "../store/runs-repo.js";
+import { parseUnits, type RunUnit, type UnitEpisodeRow } from "./units.js";
+
+export interface KindResultContext {
+  pins: FirmwarePins;
+  /** Public base of the /v1 API, for the Result's URLs. */
+  baseUrl: string;
+}
+
+/** One element of `result.units`: the unit's pins and its Result. */
+export interface UnitResult {
+  key: string;
+  robot: string;
+  environment: string;
+  task: string;
+  policy: Record<string, unknown>;
+  policy_name?: string;
+  role?: string;
+  result: RunResult;
+}
+
+export function unitMeterContext(pins: FirmwarePins, unit: RunUnit, priority: string): MeterContext {
+  const tier = pins.models.find((m) => m.id === unit.model)?.tier as Tier | undefined;
+  if (!tier) throw new Error(`unit ${unit.key}: robot model "${unit.model}" is not in the firmware-pins catalog`);
+  const environmentClass = environmentClassOf(unit.environment);
+  if (!environmentClass) throw new Error(`unit ${unit.key}: environment "${unit.environment}" is not in the catalogue`);
+  return { tier, environmentClass, priority: priority as Priority };
+}
+
+/** Results of every unit, in `runs.units` order. */
+export function unitResults(ctx: KindResultContext, run: Pick<RunRow, "id" | "units" | "priority">, episodes: readonly UnitEpisodeRow[]): UnitResult[] {
+  return parseUnits(run.units).map((unit, index) => ({
+    key: unit.key,
+    robot: unit.robot,
+    environment: unit.environment,
+    task: unit.task,
+    policy: unit.policy,
+    ...(unit.policy_name !== undefined ? { policy_name: unit.policy_name } : {}),
+    ...(unit.role !== undefined ? { role: unit.role } : {}),
+    result: computeRunResult(run.id, episodes.filter((e) => e.unit === index), unitMeterContext(ctx.pins, unit, run.priority), ctx.baseUrl),
+  }));
+}
+
+/**
+ * The pooled Result over every unit: rates over all finished episodes, meters and cost summed over
+ * the units (each priced at its own rates).
+ */
+export function pooledResult(ctx: KindResultContext, run: Pick<RunRow, "id" | "units" | "priority">, episodes: readonly UnitEpisodeRow[], units: readonly UnitResult[]): RunResult {
+  const first = parseUnits(run.units)[0];
+  const pooled = computeRunResult(run.id, episodes, unitMeterContext(ctx.pins, first, run.priority), ctx.baseUrl);
+  pooled.robot_hours = roundHours(units.reduce((sum, u) => sum + u.result.robot_hours, 0));
+  pooled.environment_hours = roundHours(units.reduce((sum, u) => sum + u.result.environment_hours, 0));
+  pooled.cost_usd = roundCents(units.reduce((sum, u) => sum + u.result.cost_usd, 0));
+  return pooled;
+}
+
+/** Successes and n of a unit's Result, for the two-sample statistics. */
+export function countsOf(result: Pick<RunResult, "n" | "success_rate">): { k: number; n: number } {
+  return { k: Math.round(result.success_rate * result.n), n: result.n };
+}

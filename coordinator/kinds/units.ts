@@ -1,0 +1,74 @@
+/**
+ * Units: the cells of an experiment. A run of any kind other than `run` has one or more units, each
+ * one robot pin x environment x policy x task (an eval adds the suite's tasks, a compare its policy
+ * names). Every episode belongs to one unit (`episodes.unit`, an index into `runs.units`); the
+ * scheduler matches a pending episode to a cell by its unit's model, firmware and environment, and
+ * sends the unit's policy and task. Kind `run` has no units: its episodes use the run's plan.
+ */
+import type { Db } from "../store/database.js";
+import type { EpisodeRow } from "../store/episodes-repo.js";
+
+/** One unit as stored in runs.units (snake_case, the way results show it). */
+export interface RunUnit {
+  /** Stable label, unique in the run: e.g. `so101@3.11/tabletop@1`, `policy:a`, `target`. */
+  key: string;
+  /** Resolved robot pin `<model>@<firmware>`. */
+  robot: string;
+  model: string;
+  firmware: string;
+  /** `<name>@<version>`. */
+  environment: string;
+  /** Frozen task revision `<name>@v<N>`. */
+  task: string;
+  policy: Record<string, unknown>;
+  /** Compare: the policy's name in `policies`. */
+  policy_name?: string;
+  /** Perturbation schedule of the unit (eval: the suite's); default the run's `perturbation`. */
+  perturbation?: Record<string, unknown>;
+  /** What the unit is for, when a kind has several roles (transfer: source/target; threshold: soak/verify). */
+  role?: string;
+}
+
+/** An episode row with the unit columns (added by the kinds migration). */
+export type UnitEpisodeRow = EpisodeRow & { unit: number | null; assign: string | null };
+
+/** Parsed `episodes.assign`. */
+export interface EpisodeAssign {
+  /** A replay spec the cell reproduces exactly instead of drawing from the seed (verify). */
+  replay_spec?: Record<string, unknown>;
+  /** Compare: pair index; both episodes of a pair share the seed. */
+  pair?: number;
+  /** Compare: position within the pair (0 runs first). */
+  order?: number;
+  /** Verify: "scenario" or "audit"; the scenario's index and simulated outcome. */
+  role?: string;
+  scenario?: number;
+  sim_outcome?: "success" | "failure" | null;
+  /** Threshold: "soak" (iteration) or "verify" (confirmation). */
+  phase?: string;
+}
+
+export function parseUnits(json: string | null): RunUnit[] {
+  return json ? (JSON.parse(json) as RunUnit[]) : [];
+}
+
+export function parseAssign(json: string | null): EpisodeAssign {
+  return json ? (JSON.parse(json) as EpisodeAssign) : {};
+}
+
+/** Every episode of a run with its unit columns, by index. */
+export function listUnitEpisodes(db: Db, runId: string): UnitEpisodeRow[] {
+  return db.prepare("SELECT * FROM episodes WHERE run_id = ? ORDER BY idx").all(runId) as UnitEpisodeRow[];
+}
+
+/** Pending episodes of one unit of a run, lowest index first. */
+export function listPendingOfUnit(db: Db, runId: string, unit: number, limit: number): UnitEpisodeRow[] {
+  return db
+    .prepare("SELECT * FROM episodes WHERE run_id = ? AND unit = ? AND status = 'pending' ORDER BY idx LIMIT ?")
+    .all(runId, unit, limit) as UnitEpisodeRow[];
+}
+
+/** Cancels every pending episode of a run (a kind decided early); returns how many. */
+export function cancelPending(db: Db, runId: string): number {
+  return db.prepare("UPDATE episodes SET status = 'cancelled' WHERE run_id = ? AND status = 'pending'").run(runId).changes;
+}

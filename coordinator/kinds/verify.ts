@@ -1,0 +1,84 @@
+/**
+ * Kind `verify`: scenarios a simulator flagged, reproduced on verification-tier hardware.
+ *
+ * Plan. Every `robots` pin (verify tier only) in `environment` is a unit. Each of the first
+ * `scenarios.count` parsed scenarios (coordinator/kinds/scenarios.ts) becomes one episode per unit
+ * whose AssignEpisode.replay_spec_json is the scenario, so the cell reproduces it exactly.
+ * `audit_sample` (0..1) adds ceil(audit_sample x count) episodes per unit from fresh random seeds:
+ * layouts the simulator did not pick, to find its blind spots.
+ *
+ * Result. `units` (one per robot), `scenarios` ([{scenario, unit, episode_id, sim_outcome,
+ * real_outcome}]), `agreement` (sim vs real over the scenario episodes with a simulated outcome,
+ * from coordinator/stats/agreement.ts), `audit` (the audit episodes' rate, reported apart), and with
+ * `return_ground_truth` a `ground_truth` section naming, per scenario episode, its MCAP and the
+ * channels that carry the ground truth (`/gt/object_poses` motion-capture 6-DoF poses,
+ * `/joint_targets_commanded` vs `/joint_states_measured`).
+ */
+import { agreement } from "../stats/agreement.js";
+import { rateSummary } from "../runs/run-results.js";
+import { contract, isPlainObject, q, rejectUnknownKeys, type ValidatedRun, type ValidateRunContext } from "../runs/validate-run.js";
+import { episodeSeed, type NewEpisode, type RunRow } from "../store/runs-repo.js";
+import { checkFields, resolveTask, resolveUnit, stringList, validateCommon, validatedKindRun } from "./kind-common.js";
+import { parseScenarios } from "./scenarios.js";
+import { parseAssign, type UnitEpisodeRow } from "./units.js";
+import { pooledResult, unitResults, type KindResultContext } from "./unit-results.js";
+
+const MANDATORY = ["robots", "environment", "task", "policy", "scenarios"];
+const OPTIONAL = ["audit_sample", "return_ground_truth"];
+/** Ground-truth channels of every episode's MCAP. */
+export const GROUND_TRUTH_CHANNELS = ["/gt/object_poses", "/joint_targets_commanded", "/joint_states_measured", "/meta"];
+
+export function validateVerify(body: Record<string, unknown>, ctx: ValidateRunContext): ValidatedRun {
+  checkFields("verify", body, MANDATORY, OPTIONAL);
+  const robots = stringList("robots", body.robots, "firmware_pin_unavailable");
+  const task = resolveTask(ctx, body.task);
+  const units = robots.map((robot) => resolveUnit(ctx, { robot, environment: body.environment, task, policy: body.policy, where: robot }));
+  for (const u of units) if (u.model.tier !== "verify") contract(`robots: verify runs on verification-tier hardware; ${u.unit.robot} is ${u.model.tier}-tier`);
+  if (!isPlainObject(body.scenarios)) contract(`scenarios must be an object {format, source, count}; got ${q(body.scenarios)}`);
+  rejectUnknownKeys("scenarios", body.scenarios, ["format", "source", "count"]);
+  const taskObjects = Object.fromEntries(
+    Object.entries((JSON.parse(task.spec) as { initial_conditions: Record<string, { object: string }> }).initial_conditions).map(([name, c]) => [name, c.object]),
+  );
+  const parsed = parseScenarios(body.scenarios.format, body.scenarios.source, units[0].unit.environment, taskObjects);
+  const count = body.scenarios.count ?? parsed.length;
+  if (!(Number.isInteger(count) && (count as number) >= 1 && (count as number) <= parsed.length)) {
+    contract(`scenarios.count must be an integer 1..${parsed.length} (the scenarios in source); got ${q(body.scenarios.count)}`);
+  }
+  const audit = body.audit_sample ?? 0;
+  if (!(typeof audit === "number" && audit >= 0 && audit <= 1)) contract(`audit_sample must be a fraction 0..1 of extra random episodes; got ${q(audit)}`);
+  if (body.return_ground_truth !== undefined && typeof body.return_ground_truth !== "boolean") contract(`return_ground_truth must be true or false; got ${q(body.return_ground_truth)}`);
+  const common = validateCommon(body, ctx, units[0].environment);
+  const episodes: NewEpisode[] = [];
+  const chosen = parsed.slice(0, count as number);
+  chosen.forEach((scenario, i) => units.forEach((_, unit) => episodes.push({
+    unit, seed: episodeSeed(common.seed, i), assign: { role: "scenario", scenario: i, sim_outcome: scenario.simOutcome, replay_spec: scenario.replaySpec },
+  })));
+  const audits = Math.ceil(audit * (count as number));
+  for (let i = 0; i < audits; i++) units.forEach((_, unit) => episodes.push({ unit, seed: episodeSeed(common.seed ^ 0x5a5a5a, i), assign: { role: "audit" } }));
+  return validatedKindRun({
+    kind: "verify", body, units: units.map((u) => u.unit), episodes, seed: common.seed, priority: common.priority,
+    kindPlan: { verify: { format: body.scenarios.format, count, audit_sample: audit, return_ground_truth: body.return_ground_truth ?? false } },
+  });
+}
+
+export function verifyResult(ctx: KindResultContext, run: RunRow, episodes: readonly UnitEpisodeRow[]): Record<string, unknown> {
+  const units = unitResults(ctx, run, episodes);
+  const settings = (JSON.parse(run.plan) as { kind: { verify: { return_ground_truth: boolean } } }).kind.verify;
+  const done = episodes.filter((e) => e.status === "done");
+  const scenarios = done
+    .map((e) => ({ e, a: parseAssign(e.assign) }))
+    .filter(({ a }) => a.role === "scenario")
+    .map(({ e, a }) => ({ scenario: a.scenario, unit: e.unit, episode_id: e.id, index: e.idx, sim_outcome: a.sim_outcome ?? null, real_outcome: e.outcome }));
+  const pairs = scenarios.filter((s) => s.sim_outcome !== null).map((s) => ({ sim: s.sim_outcome === "success", real: s.real_outcome === "success" }));
+  const audits = done.filter((e) => parseAssign(e.assign).role === "audit");
+  return {
+    ...pooledResult(ctx, run, episodes, units),
+    units,
+    scenarios,
+    agreement: pairs.length ? agreement(pairs, 0.95) : null,
+    audit: rateSummary(audits.filter((e) => e.outcome === "success").length, audits.length),
+    ...(settings.return_ground_truth
+      ? { ground_truth: { format: "mcap-channels", channels: GROUND_TRUTH_CHANNELS, episodes: scenarios.map((s) => ({ scenario: s.scenario, episode_id: s.episode_id, index: s.index })), list_url: `${ctx.baseUrl}/v1/runs/${run.id}/episodes?artifact=mcap` } }
+      : {}),
+  };
+}

@@ -1,0 +1,124 @@
+/**
+ * The report as a PDF (A4, pdfkit's built-in Helvetica): citation, headline rate, a vector chart of
+ * success rates with their 95% interval bars (one row per unit, or per stage for a single-unit
+ * run), failure clusters, the realized perturbation summary, instruction rates and the task's
+ * out-of-scope declarations, verbatim.
+ */
+import PDFDocument from "pdfkit";
+import type { RateSummary } from "../runs/run-results.js";
+import type { Report } from "./report.js";
+
+type Doc = InstanceType<typeof PDFDocument>;
+
+const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
+
+interface ChartRow {
+  label: string;
+  rate: RateSummary;
+}
+
+/**
+ * Horizontal interval chart: for each row a dot at the success rate, a bar over ci95 with end
+ * ticks, on a 0..1 axis with gridlines every 0.25. Draws at the current y; moves y below it.
+ */
+export function drawRateChart(doc: Doc, title: string, rows: readonly ChartRow[]): void {
+  const left = doc.page.margins.left;
+  const labelW = 170;
+  const axisX = left + labelW;
+  const axisW = doc.page.width - doc.page.margins.right - axisX - 70;
+  const rowH = 18;
+  doc.font("Helvetica-Bold").fontSize(11).fillColor("black").text(title, left, doc.y);
+  const top = doc.y + 6;
+  const height = rows.length * rowH;
+  const xOf = (p: number) => axisX + p * axisW;
+  doc.lineWidth(0.5).strokeColor("#bbbbbb");
+  for (const tick of [0, 0.25, 0.5, 0.75, 1]) {
+    doc.moveTo(xOf(tick), top).lineTo(xOf(tick), top + height).stroke();
+    doc.font("Helvetica").fontSize(7).fillColor("#666666").text(tick.toFixed(2), xOf(tick) - 8, top + height + 2, { width: 16, align: "center", lineBreak: false });
+  }
+  rows.forEach((row, i) => {
+    const y = top + i * rowH + rowH / 2;
+    doc.font("Helvetica").fontSize(8).fillColor("black").text(row.label, left, y - 4, { width: labelW - 6, ellipsis: true, lineBreak: false, height: 10 });
+    const [lo, hi] = row.rate.ci95;
+    doc.lineWidth(1.5).strokeColor("#1f4e9a").moveTo(xOf(lo), y).lineTo(xOf(hi), y).stroke();
+    doc.lineWidth(1).moveTo(xOf(lo), y - 4).lineTo(xOf(lo), y + 4).stroke();
+    doc.moveTo(xOf(hi), y - 4).lineTo(xOf(hi), y + 4).stroke();
+    doc.circle(xOf(row.rate.success_rate), y, 3).fillColor("#1f4e9a").fill();
+    doc.font("Helvetica").fontSize(7).fillColor("black")
+      .text(`${pct(row.rate.success_rate)} (n=${row.rate.n})`, axisX + axisW + 6, y - 4, { width: 64, lineBreak: false });
+  });
+  doc.x = left;
+  doc.y = top + height + 18;
+}
+
+function heading(doc: Doc, text: string): void {
+  doc.moveDown(0.6).font("Helvetica-Bold").fontSize(11).fillColor("black").text(text, doc.page.margins.left);
+  doc.font("Helvetica").fontSize(9);
+}
+
+/** Renders the report; resolves with the whole PDF (it begins with "%PDF"). */
+export function renderReportPdf(report: Report, now: Date): Promise<Buffer> {
+  const doc = new PDFDocument({ size: "A4", margin: 48, info: { Title: `Assay report ${report.run_id}`, Author: "Assay", CreationDate: now } });
+  const chunks: Buffer[] = [];
+  const done = new Promise<Buffer>((resolve, reject) => {
+    doc.on("data", (chunk: Buffer) => chunks.push(chunk));
+    doc.on("end", () => resolve(Buffer.concat(chunks)));
+    doc.on("error", reject);
+  });
+
+  doc.font("Helvetica-Bold").fontSize(16).text("Assay verification report");
+  doc.font("Helvetica").fontSize(9).fillColor("#444444").text(`${report.run_kind} run ${report.run_id}; generated ${report.generated}`);
+  doc.moveDown(0.5).fillColor("black").font("Helvetica-Oblique").fontSize(10).text(report.citation);
+
+  heading(doc, "Result");
+  const r = report.result;
+  doc.text(`n = ${r.n}; success rate ${r.success_rate.toFixed(3)}; 95% interval [${r.ci95[0].toFixed(3)}, ${r.ci95[1].toFixed(3)}] (${r.interval_method}).`);
+  doc.text(`Pins: ${Object.entries(report.resolved_pins).map(([k, v]) => `${k} ${Array.isArray(v) ? v.join(", ") : String(v)}`).join("; ")}.`);
+  doc.text(`Meters: ${report.cost.robot_hours} robot-hours, ${report.cost.environment_hours} environment-hours; cost $${report.cost.cost_usd.toFixed(2)}.`);
+  doc.moveDown(0.6);
+
+  const rows: ChartRow[] = report.units.length > 0
+    ? report.units.map((u) => ({ label: u.key, rate: u.result }))
+    : [{ label: "task success", rate: r }, ...Object.entries(report.stages).map(([name, rate]) => ({ label: `stage: ${name}`, rate }))];
+  drawRateChart(doc, report.units.length > 0 ? "Success rate per unit (dot) with 95% interval" : "Success and stage rates (dot) with 95% interval", rows);
+
+  heading(doc, "Failure clusters");
+  const clusters = Object.entries(report.failure_clusters);
+  doc.text(clusters.length ? clusters.map(([name, count]) => `${name}: ${count}`).join("; ") : "none");
+
+  heading(doc, "Perturbation schedule as realized");
+  const s = report.perturbation_schedule;
+  doc.text(`Set ${s.perturbation_rev}; requested ${JSON.stringify(s.requested)}.`);
+  doc.text(`Lighting: ${Object.entries(s.summary.lighting).map(([k, v]) => `${k} ${v}`).join(", ") || "n/a"}. `
+    + `Distractor sets: ${Object.entries(s.summary.distractors).map(([k, v]) => `${k} ${v}`).join(", ") || "n/a"}.`);
+  doc.text(`${s.realized.length} episodes; per-episode layout seeds and offsets are in the JSON report.`);
+
+  if (Object.keys(report.stages).length && report.units.length > 0) {
+    heading(doc, "Stages");
+    for (const [name, rate] of Object.entries(report.stages)) doc.text(`${name}: ${pct(rate.success_rate)} [${pct(rate.ci95[0])}, ${pct(rate.ci95[1])}], n=${rate.n}`);
+  }
+
+  heading(doc, "Instructions");
+  for (const row of report.instructions.sampled) doc.text(`"${row.instruction}": ${pct(row.success_rate)} [${pct(row.ci95[0])}, ${pct(row.ci95[1])}], n=${row.n}`);
+  if (report.instructions.sampled.length === 0) doc.text("No sampled instruction recorded.");
+  doc.text(report.instructions.held_out.length
+    ? `Held out: ${report.instructions.held_out.map((row) => `"${row.instruction}" ${pct(row.success_rate)} (n=${row.n})`).join("; ")}`
+    : "Held-out paraphrases: none ran in this run (they are never sampled during iteration).");
+
+  heading(doc, "Interventions");
+  const iv = report.interventions;
+  doc.text(`Mode ${iv.mode}; ${iv.count} intervention(s) in ${iv.episodes_intervened} episode(s). Without intervened episodes: `
+    + `${pct(iv.result_without_intervened.success_rate)} (n=${iv.result_without_intervened.n}).`);
+
+  heading(doc, "Out of scope (declared by the task, verbatim)");
+  if (report.out_of_scope.length === 0) doc.text("none declared");
+  for (const line of report.out_of_scope) doc.text(`- ${line}`);
+
+  if (report.units.length > 0) {
+    heading(doc, "Unit citations");
+    for (const u of report.units) doc.fontSize(8).text(u.citation);
+  }
+
+  doc.end();
+  return done;
+}

@@ -1,0 +1,132 @@
+/**
+ * Kind `compare` end to end on the simulated fleet: two reference policies, paired episodes with the
+ * same initial conditions, per-policy Results and the paired comparison; the sequential variant
+ * stops early; the verification report (JSON and PDF) of a compare run.
+ */
+import assert from "node:assert/strict";
+import { readSse, startTestService, type TestService } from "./helpers.js";
+
+const policy = (image: string) => ({
+  type: "container",
+  image,
+  action_space: { type: "joint_position", dim: 6 },
+  observation_contract: { cameras: ["top", "wrist"], state: ["joint_positions"] },
+});
+
+const COMPARE = {
+  kind: "compare",
+  robot: "so101@3.11",
+  environment: "tabletop@1",
+  task: "pick-cube@v1",
+  episodes: 6,
+  policies: { expert: policy("assay/ref-policy:expert"), novice: policy("assay/ref-policy:novice") },
+  paired: true,
+  perturbation: { layout_jitter_mm: 10, seed: 4242 },
+};
+
+async function waitForEnd(service: TestService, runId: string): Promise<Record<string, any>> {
+  const events = await service.api(`/v1/runs/${runId}/events`);
+  await readSse(events, (e) => e.event === "status" && ["completed", "failed", "stopped"].includes((e.data as any).status));
+  return (await (await service.api(`/v1/runs/${runId}`)).json()) as Record<string, any>;
+}
+
+describe("kind compare on a simulated fleet", function () {
+  this.timeout(300_000);
+  let service: TestService;
+
+  before(async () => {
+    service = await startTestService({ cells: ["so101-b", "so101-c"] });
+  });
+
+  after(async () => {
+    await service?.stop();
+  });
+
+  it("runs both policies from the same seeds in each pair and reports per-policy Results and the paired difference", async () => {
+    const created = await service.api("/v1/runs", { method: "POST", json: COMPARE });
+    assert.equal(created.status, 201, await created.clone().text());
+    const run = (await created.json()) as Record<string, any>;
+    assert.equal(run.kind, "compare");
+    assert.deepEqual(run.units.map((u: any) => u.key), ["policy:expert", "policy:novice"]);
+    assert.ok(run.policies.expert && run.policies.novice);
+
+    const done = await waitForEnd(service, run.id);
+    assert.equal(done.status, "completed", JSON.stringify(done.status_detail));
+    const result = done.result;
+    assert.equal(result.n, 12);
+    assert.equal(result.units.length, 2);
+    for (const unit of result.units) {
+      assert.equal(unit.result.n, 6);
+      assert.equal(unit.result.interval_method, "wilson");
+      assert.ok(unit.result.cost_usd > 0);
+    }
+    const c = result.comparison;
+    assert.equal(c.a, "expert");
+    assert.equal(c.b, "novice");
+    assert.equal(c.pairs, 6);
+    assert.equal(c.both + c.only_a + c.only_b + c.neither, 6);
+    const rateA = result.units[0].result.success_rate;
+    const rateB = result.units[1].result.success_rate;
+    assert.ok(Math.abs(c.diff - (rateA - rateB)) < 1e-9, `diff ${c.diff} = ${rateA} - ${rateB}`);
+    assert.ok(c.ci[0] <= c.diff && c.diff <= c.ci[1]);
+    assert.equal(c.mcnemar.b, c.only_a);
+    assert.equal(c.mcnemar.c, c.only_b);
+    assert.ok(c.mcnemar.p_value > 0 && c.mcnemar.p_value <= 1);
+    assert.equal(result.stopped_early, false);
+    assert.ok(Math.abs(result.cost_usd - result.units[0].result.cost_usd - result.units[1].result.cost_usd) < 0.011);
+
+    // Same initial conditions within a pair: each layout seed appears once per policy.
+    const list = (await (await service.api(`/v1/runs/${run.id}/episodes`)).json()) as { data: any[] };
+    assert.equal(list.data.length, 12);
+    const seeds = new Map<number, number[]>();
+    for (const e of list.data) seeds.set(e.replay_spec.layout_seed, [...(seeds.get(e.replay_spec.layout_seed) ?? []), e.unit]);
+    assert.equal(seeds.size, 6);
+    for (const units of seeds.values()) assert.deepEqual([...units].sort(), [0, 1]);
+
+    // The report: JSON with per-unit citations, and a real PDF.
+    const report = (await (await service.api(`/v1/runs/${run.id}/report`)).json()) as Record<string, any>;
+    assert.equal(report.object, "report");
+    assert.equal(report.kind, "verification");
+    assert.equal(report.run_kind, "compare");
+    assert.equal(report.units.length, 2);
+    assert.match(report.units[0].citation, /^Assay run run_\w+ \[policy:expert\] \(\d{4}-\d{2}-\d{2}\): pick-cube@v1 on so101@3\.11 in tabletop@1, n=6, success \d\.\d\d \[\d\.\d\d, \d\.\d\d\] \(Wilson 95%\)\.$/);
+    assert.equal(report.perturbation_schedule.realized.length, 12);
+    assert.ok(report.out_of_scope.length > 0, "the task's out_of_scope declarations appear verbatim");
+    const pdf = await service.api(report.pdf_url);
+    assert.equal(pdf.status, 200);
+    assert.match(pdf.headers.get("content-type") ?? "", /application\/pdf/);
+    const bytes = Buffer.from(await pdf.arrayBuffer());
+    assert.equal(bytes.subarray(0, 5).toString(), "%PDF-");
+  });
+
+  it("stops early once the sequential test decides, cancelling what is pending", async () => {
+    const created = await service.api("/v1/runs", {
+      method: "POST",
+      json: {
+        ...COMPARE, episodes: 40, sequential: { alpha: 0.2, beta: 0.2, delta: 0.45 },
+        perturbation: { layout_jitter_mm: 10, lighting: ["nominal", "dim", "bright", "warm"], distractors: "color-blocks@1", seed: 77 },
+      },
+    });
+    assert.equal(created.status, 201, await created.clone().text());
+    const run = (await created.json()) as Record<string, any>;
+    const done = await waitForEnd(service, run.id);
+    assert.equal(done.status, "completed");
+    const seq = done.result.comparison.sequential;
+    assert.notEqual(seq.decision, "continue", JSON.stringify(done.result.comparison));
+    assert.equal(done.result.stopped_early, true, JSON.stringify(done.result.comparison));
+    assert.ok(done.result.n < 80, `n ${done.result.n} < 80`);
+    assert.ok(seq.pairs_used <= done.result.comparison.pairs);
+  });
+
+  it("validates compare's own fields with 422s naming the field", async () => {
+    const missing = await service.api("/v1/runs", { method: "POST", json: { ...COMPARE, policies: undefined } });
+    assert.equal(missing.status, 422);
+    assert.match(((await missing.json()) as any).error.message, /requires policies/);
+    const three = await service.api("/v1/runs", { method: "POST", json: { ...COMPARE, policies: { ...COMPARE.policies, third: policy("assay/ref-policy:expert") } } });
+    assert.equal(three.status, 422);
+    assert.match(((await three.json()) as any).error.message, /exactly two/);
+    const badDim = await service.api("/v1/runs", { method: "POST", json: { ...COMPARE, policies: { ...COMPARE.policies, novice: { ...policy("assay/ref-policy:novice"), action_space: { type: "joint_position", dim: 7 } } } } });
+    assert.equal(badDim.status, 422);
+    assert.match(((await badDim.json()) as any).error.message, /policies\.novice: .*dim/);
+  });
+});

@@ -1,0 +1,120 @@
+/**
+ * Kind `threshold` end to end: iterate on the soak tier (so101) one episode at a time until the
+ * sequential test passes, announce `threshold.crossed`, confirm on the verify tier (fr3) and POST the
+ * signed on_verified webhook; a monthly cap stops the run with monthly_budget_exceeded.
+ */
+import assert from "node:assert/strict";
+import { verifySignature } from "../../coordinator/webhooks/signature.js";
+import { readSse, startTestService, type TestService } from "./helpers.js";
+import { startReceiver, type Receiver } from "./webhook-receiver.js";
+
+const policy = (dim: number) => ({
+  type: "container",
+  image: "assay/ref-policy:expert",
+  action_space: { type: "joint_position", dim },
+  observation_contract: { cameras: ["top", "wrist"], state: ["joint_positions"] },
+});
+
+const THRESHOLD = {
+  kind: "threshold",
+  iterate_on: "so101@3.11",
+  escalate_to: "fr3@5.9.0",
+  environment: "tabletop@1",
+  target: { success_rate: 0.5, ci: 0.8, task: "pick-cube@v1" },
+  policy: policy(6),
+  escalate_policy: policy(8),
+  monthly_cap_usd: 50,
+  episodes: 30,
+};
+
+async function waitForEnd(service: TestService, runId: string): Promise<Record<string, any>> {
+  const events = await service.api(`/v1/runs/${runId}/events`);
+  await readSse(events, (e) => e.event === "status" && ["completed", "failed", "stopped"].includes((e.data as any).status));
+  return (await (await service.api(`/v1/runs/${runId}`)).json()) as Record<string, any>;
+}
+
+describe("kind threshold on a simulated fleet", function () {
+  this.timeout(400_000);
+  let service: TestService;
+  let receiver: Receiver;
+  let secret: string;
+
+  before(async () => {
+    service = await startTestService({ cells: ["so101-b", "fr3-a"] });
+    receiver = await startReceiver(() => 200);
+    const hook = await service.api("/v1/webhooks", { method: "POST", json: { url: receiver.url, events: ["threshold.crossed"] } });
+    assert.equal(hook.status, 201);
+    secret = ((await hook.json()) as any).secret;
+  });
+
+  after(async () => {
+    await service?.stop();
+    await receiver?.close();
+  });
+
+  it("crosses on the soak tier, confirms on the verify tier and notifies on_verified", async () => {
+    const created = await service.api("/v1/runs", { method: "POST", json: { ...THRESHOLD, on_verified: { webhook: receiver.url } } });
+    assert.equal(created.status, 201, await created.clone().text());
+    const run = (await created.json()) as Record<string, any>;
+    assert.deepEqual(run.units.map((u: any) => u.role), ["soak", "verify"]);
+    const done = await waitForEnd(service, run.id);
+    assert.equal(done.status, "completed", JSON.stringify(done.status_detail));
+    const t = done.result.threshold;
+    assert.equal(t.soak.decision, "pass", JSON.stringify(t));
+    assert.ok(t.crossed && t.crossed.n === t.soak.n);
+    assert.ok(["verified", "not_confirmed"].includes(t.verdict), t.verdict);
+    assert.equal(done.result.units[0].result.n, t.soak.n);
+    assert.equal(done.result.units[1].result.n, t.verify.n);
+    assert.ok(t.verify.n >= 1);
+
+    const crossed = await receiver.waitFor((list) => list.some((r) => JSON.parse(r.rawBody).data.phase === "soak"));
+    const soakEvent = crossed.find((r) => JSON.parse(r.rawBody).data.phase === "soak")!;
+    assert.equal(JSON.parse(soakEvent.rawBody).type, "threshold.crossed");
+    assert.ok(verifySignature(secret, String(soakEvent.headers["assay-signature"]), soakEvent.rawBody, Math.floor(Date.now() / 1000)));
+    if (t.verdict === "verified") {
+      const all = await receiver.waitFor((list) => list.some((r) => JSON.parse(r.rawBody).data.phase === "verified"));
+      const verified = all.find((r) => JSON.parse(r.rawBody).data.phase === "verified")!;
+      assert.equal(JSON.parse(verified.rawBody).data.run_id, run.id);
+      assert.equal(JSON.parse(verified.rawBody).data.robot, "fr3@5.9.0");
+      assert.ok(verifySignature(secret, String(verified.headers["assay-signature"]), verified.rawBody, Math.floor(Date.now() / 1000)));
+    }
+  });
+
+  it("stops at monthly_cap_usd with monthly_budget_exceeded and keeps the partial result", async () => {
+    const created = await service.api("/v1/runs", { method: "POST", json: { ...THRESHOLD, monthly_cap_usd: 0.2 } });
+    assert.equal(created.status, 201, await created.clone().text());
+    const done = await waitForEnd(service, ((await created.json()) as any).id);
+    assert.equal(done.status, "stopped");
+    assert.equal(done.status_detail.code, "monthly_budget_exceeded");
+    assert.equal(done.result.n, 1);
+  });
+
+  it("takes policy checkpoints pushed by the customer's pipeline and restarts the soak test at each", async () => {
+    const novice = { ...policy(6), image: "assay/ref-policy:novice" };
+    const created = await service.api("/v1/runs", { method: "POST", json: { ...THRESHOLD, policy: novice, escalate_policy: policy(8) } });
+    assert.equal(created.status, 201, await created.clone().text());
+    const run = (await created.json()) as Record<string, any>;
+    const pushed = await service.api(`/v1/runs/${run.id}/checkpoints`, { method: "POST", json: { policy: policy(6) } });
+    assert.equal(pushed.status, 202, await pushed.clone().text());
+    const checkpoint = (await pushed.json()) as Record<string, any>;
+    assert.equal(checkpoint.object, "checkpoint");
+    assert.equal(checkpoint.index, 0);
+    assert.ok(checkpoint.from_episode >= 1);
+    const done = await waitForEnd(service, run.id);
+    assert.equal(done.result.threshold.checkpoints.length, 1);
+    assert.equal(done.result.threshold.checkpoints[0].policy, "assay/ref-policy:expert");
+    const late = await service.api(`/v1/runs/${run.id}/checkpoints`, { method: "POST", json: { policy: policy(6) } });
+    assert.equal(late.status, 422);
+  });
+
+  it("validates threshold's fields", async () => {
+    const tier = await service.api("/v1/runs", { method: "POST", json: { ...THRESHOLD, escalate_to: "so101@3.11", escalate_policy: policy(6) } });
+    assert.equal(tier.status, 422);
+    assert.match(((await tier.json()) as any).error.message, /escalate_to must be a verify-tier robot/);
+    const hook = await service.api("/v1/runs", { method: "POST", json: { ...THRESHOLD, on_verified: { webhook: "https://example.invalid/x" } } });
+    assert.equal(hook.status, 422);
+    assert.match(((await hook.json()) as any).error.message, /POST \/v1\/webhooks/);
+    const missing = await service.api("/v1/runs", { method: "POST", json: { ...THRESHOLD, monthly_cap_usd: undefined } });
+    assert.match(((await missing.json()) as any).error.message, /requires monthly_cap_usd/);
+  });
+});

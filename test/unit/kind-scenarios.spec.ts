@@ -1,0 +1,52 @@
+import assert from "node:assert/strict";
+import { AssayError } from "../../coordinator/errors/assay-error.js";
+import { parseScenarios, sourceText } from "../../coordinator/kinds/scenarios.js";
+import { refMatches } from "../../coordinator/gates/gates.js";
+
+const TASK_OBJECTS = { cube: "cube" };
+
+function rejects(fn: () => unknown, pattern: RegExp): void {
+  assert.throws(fn, (error: unknown) => error instanceof AssayError && error.code === "scenario_format_invalid" && pattern.test(error.message));
+}
+
+describe("verify scenario formats", () => {
+  it("turns an Isaac Lab export into replay specs with the simulated outcome", () => {
+    const source = JSON.stringify({ episodes: [{ success: false, objects: { cube: { pos: [0.24, 0.03, 0.015], quat: [Math.SQRT1_2, 0, 0, Math.SQRT1_2] } }, lighting: "dim" }] });
+    const [scenario] = parseScenarios("isaac-lab-json", source, "tabletop@1", TASK_OBJECTS);
+    assert.equal(scenario.simOutcome, "failure");
+    assert.deepEqual((scenario.replaySpec.objects as any).cube, { object: "cube", pose: [0.24, 0.03, 0.015, 90] });
+    assert.equal(scenario.replaySpec.lighting, "dim");
+    assert.equal(scenario.replaySpec.environment, "tabletop@1");
+  });
+
+  it("reads MuJoCo keyframes, Gazebo SDF poses and layout replays, from JSON text or a data: URL", () => {
+    const mujoco = { keyframes: [{ success: true, bodies: { cube: { pos: [0.2, 0, 0.015], quat: [1, 0, 0, 0] } } }] };
+    const dataUrl = `data:application/json;base64,${Buffer.from(JSON.stringify(mujoco)).toString("base64")}`;
+    assert.equal(parseScenarios("mujoco-keyframes-json", dataUrl, "tabletop@1", TASK_OBJECTS)[0].simOutcome, "success");
+    const gazebo = { worlds: [{ result: "failure", models: [{ name: "cube", pose: "0.21 -0.02 0.015 0 0 1.5707963" }, { name: "mug", pose: "0.3 0.1 0 0 0 0" }] }] };
+    const [g] = parseScenarios("gazebo-sdf-poses", JSON.stringify(gazebo), "tabletop@1", TASK_OBJECTS);
+    assert.deepEqual((g.replaySpec.objects as any).cube.pose, [0.21, -0.02, 0.015, 90]);
+    assert.deepEqual((g.replaySpec.distractor_objects as any[]).map((d) => d.object), ["mug"]);
+    const replay = [{ replay_spec: { objects: { cube: { object: "cube", pose: [0.22, 0, 0.015, 0] } }, lighting: "nominal" }, sim_outcome: "success" }];
+    assert.equal(parseScenarios("layout-replay", `data:application/json,${encodeURIComponent(JSON.stringify(replay))}`, "tabletop@1", TASK_OBJECTS).length, 1);
+    assert.equal(sourceText("plain"), "plain");
+  });
+
+  it("answers scenario_format_invalid for an unknown format, bad JSON or a shape no format has", () => {
+    rejects(() => parseScenarios("usd", "{}", "tabletop@1", TASK_OBJECTS), /format must be one of/);
+    rejects(() => parseScenarios("isaac-lab-json", "{not json", "tabletop@1", TASK_OBJECTS), /not JSON/);
+    rejects(() => parseScenarios("isaac-lab-json", JSON.stringify({ keyframes: [] }), "tabletop@1", TASK_OBJECTS), /episodes must be an array/);
+    rejects(() => parseScenarios("isaac-lab-json", JSON.stringify({ episodes: [{ success: true, objects: { mug: { pos: [0, 0, 0] } } }] }), "tabletop@1", TASK_OBJECTS), /no pose for the task's object "cube"/);
+    rejects(() => parseScenarios("gazebo-sdf-poses", JSON.stringify({ worlds: [{ models: [{ name: "cube", pose: "1 2 3" }] }] }), "tabletop@1", TASK_OBJECTS), /SDF pose/);
+  });
+});
+
+describe("gate ref patterns", () => {
+  it("matches * within a path segment and ** across segments", () => {
+    assert.ok(refMatches("refs/heads/main", "refs/heads/main"));
+    assert.ok(!refMatches("refs/heads/main", "refs/heads/main2"));
+    assert.ok(refMatches("refs/tags/v*", "refs/tags/v1.2.0"));
+    assert.ok(!refMatches("refs/heads/*", "refs/heads/feature/x"));
+    assert.ok(refMatches("refs/heads/**", "refs/heads/feature/x"));
+  });
+});
