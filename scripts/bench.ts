@@ -25,6 +25,7 @@ const SUITES: Record<string, { module: string; aliases: string[]; what: string }
   "sequential-compare": { module: "./bench/sequential-compare.js", aliases: [], what: "sequential paired comparison against fixed-n McNemar" },
   "threshold-false-pass": { module: "./bench/threshold-false-pass.js", aliases: [], what: "threshold runs' false-pass rate" },
   physics: { module: "./bench/physics.js", aliases: [], what: "kinematic world against MuJoCo on pick-cube@v1" },
+  "api-overhead": { module: "./bench/api-overhead.js", aliases: ["api"], what: "GET /v1/runs/{id} through the whole stack against a bare express handler" },
 };
 
 function resolveSuite(name: string): string {
