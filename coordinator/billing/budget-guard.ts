@@ -1,11 +1,12 @@
 /**
  * Live enforcement of money limits, used by the scheduler (AssignmentBudget) and the API.
  *
- * Per run (`max_budget_usd`): an episode is assigned only when the run's metered cost so far plus
- * the estimate of every episode in flight plus this one's stays within the cap (estimate:
- * billing/estimates.ts). After every metered episode the run is halted with `budget_exceeded` when
- * its metered cost has reached the cap, or when nothing is in flight and the next pending episode
- * no longer fits.
+ * Per run (`max_budget_usd`): pending episodes are offered to cells in index order, each
+ * estimated at its own unit's rates (billing/estimates.ts); an episode is assigned only when the
+ * run's metered cost so far plus the estimates of every episode in flight plus those of the
+ * pending episodes before it and its own stay within the cap. After every metered episode the run
+ * is halted with `budget_exceeded` when its metered cost has reached the cap, or when nothing is
+ * in flight and the next pending episode (at its unit's estimate) no longer fits.
  *
  * Per account (hard monthly budget): after every metered episode, and when the budget is changed,
  * every open run of an account whose month's usage has reached a hard budget is halted with
@@ -13,13 +14,12 @@
  */
 import type { FirmwarePins } from "../../firmware-pins/pins.js";
 import { haltRun, type HaltContext } from "../runs/halt-run.js";
-import { computeMeters, type MeterContext } from "../runs/meters.js";
-import { meterContextFor } from "../runs/run-results.js";
+import { meterByUnit, roundCents, runMeterContexts, unitIndexOf, type MeterContext } from "../runs/meters.js";
 import { isTerminal, type RunStatus } from "../runs/run-state.js";
 import type { AssignmentBudget } from "../scheduler/scheduler.js";
-import { listAllEpisodes } from "../store/episodes-repo.js";
+import type { EpisodeRow } from "../store/episodes-repo.js";
 import { monthlyCapReached } from "./budgets.js";
-import { costOfSecondsUsd, episodeEstimateS } from "./estimates.js";
+import { episodeEstimateUsd } from "./estimates.js";
 
 export interface BudgetGuardOptions {
   halt: HaltContext;
@@ -37,14 +37,30 @@ interface RunMoney {
   status: RunStatus;
   maxBudgetUsd: number | undefined;
   spentUsd: number;
-  perEpisodeUsd: number;
-  inFlight: number;
-  pending: number;
-  context: MeterContext;
+  /** Estimates of the episodes cells hold now. */
+  inFlightUsd: number;
+  /** Estimates of the pending episodes, lowest index first. */
+  pendingUsd: number[];
+  /** Estimate of one episode of each unit, by unit index. */
+  perEpisodeUsd: number[];
 }
+
+type UnitEpisode = EpisodeRow & { unit: number | null };
 
 /** Tolerance for comparing sums of unrounded estimates with a cap given in dollars. */
 const EPSILON_USD = 1e-9;
+
+/** How many of `estimates`, taken in order, fit in `roomUsd` (any subset of that prefix fits too). */
+export function affordablePrefix(roomUsd: number, estimates: readonly number[]): number {
+  let room = roomUsd;
+  let count = 0;
+  for (const estimate of estimates) {
+    if (estimate > room + EPSILON_USD) break;
+    room -= estimate;
+    count += 1;
+  }
+  return count;
+}
 
 export function createBudgetGuard(options: BudgetGuardOptions): BudgetGuard {
   const { halt, pins } = options;
@@ -52,29 +68,34 @@ export function createBudgetGuard(options: BudgetGuardOptions): BudgetGuard {
   const now = options.now ?? (() => new Date());
 
   function moneyOf(runId: string): RunMoney | undefined {
-    const run = db.prepare("SELECT id, account_id, status, plan, priority, request FROM runs WHERE id = ?").get(runId) as
-      | { id: string; account_id: string; status: RunStatus; plan: string; priority: string; request: string }
+    const run = db.prepare("SELECT id, account_id, status, plan, priority, request, units FROM runs WHERE id = ?").get(runId) as
+      | { id: string; account_id: string; status: RunStatus; plan: string; priority: string; request: string; units: string | null }
       | undefined;
     if (!run) return undefined;
-    const context = meterContextFor(pins, run);
-    const episodes = listAllEpisodes(db, runId);
+    const contexts: MeterContext[] = runMeterContexts(pins, run);
+    const plan = JSON.parse(run.plan) as { max_duration_s: number };
+    const perEpisodeUsd = contexts.map((context) => episodeEstimateUsd(plan, context));
+    const episodes = db.prepare("SELECT * FROM episodes WHERE run_id = ? ORDER BY idx").all(runId) as UnitEpisode[];
+    const estimateOf = (e: UnitEpisode) => perEpisodeUsd[unitIndexOf(e)];
     const max = (JSON.parse(run.request) as { max_budget_usd?: number }).max_budget_usd;
     return {
       accountId: run.account_id,
       status: run.status,
       maxBudgetUsd: typeof max === "number" ? max : undefined,
-      spentUsd: computeMeters(episodes, context).costUsd,
-      perEpisodeUsd: costOfSecondsUsd(episodeEstimateS(JSON.parse(run.plan) as { max_duration_s: number }), context),
-      inFlight: episodes.filter((e) => e.status === "assigned" || e.status === "running").length,
-      pending: episodes.filter((e) => e.status === "pending").length,
-      context,
+      spentUsd: meterByUnit(contexts, episodes).total.costUsd,
+      inFlightUsd: episodes.filter((e) => e.status === "assigned" || e.status === "running").reduce((sum, e) => sum + estimateOf(e), 0),
+      pendingUsd: episodes.filter((e) => e.status === "pending").map(estimateOf),
+      perEpisodeUsd,
     };
   }
 
-  function allowanceOf(m: RunMoney): number {
+  function roomOf(m: RunMoney): number {
+    return m.maxBudgetUsd === undefined ? Infinity : m.maxBudgetUsd - m.spentUsd - m.inFlightUsd;
+  }
+
+  function allowanceOf(m: RunMoney, next?: ReadonlyArray<{ unit?: number | null }>): number {
     if (m.maxBudgetUsd === undefined) return Infinity;
-    const room = m.maxBudgetUsd - m.spentUsd - m.inFlight * m.perEpisodeUsd;
-    return Math.max(0, Math.floor(room / m.perEpisodeUsd + EPSILON_USD));
+    return affordablePrefix(roomOf(m), next ? next.map((e) => m.perEpisodeUsd[unitIndexOf(e)]) : m.pendingUsd);
   }
 
   function checkAccount(accountId: string): number {
@@ -89,9 +110,9 @@ export function createBudgetGuard(options: BudgetGuardOptions): BudgetGuard {
   }
 
   return {
-    episodeAllowance(runId) {
+    episodeAllowance(runId, next) {
       const m = moneyOf(runId);
-      return m ? allowanceOf(m) : 0;
+      return m ? allowanceOf(m, next) : 0;
     },
     afterEpisodeMetered(runId) {
       const m = moneyOf(runId);
@@ -100,9 +121,9 @@ export function createBudgetGuard(options: BudgetGuardOptions): BudgetGuard {
         const cap = m.maxBudgetUsd.toFixed(2);
         if (m.spentUsd >= m.maxBudgetUsd) {
           haltRun(halt, runId, "budget_exceeded", `run halted at its max_budget_usd of $${cap}: $${m.spentUsd.toFixed(2)} metered; the partial result covers the episodes that ran`);
-        } else if (m.inFlight === 0 && m.pending > 0 && allowanceOf(m) === 0) {
+        } else if (m.inFlightUsd === 0 && m.pendingUsd.length > 0 && allowanceOf(m) === 0) {
           haltRun(halt, runId, "budget_exceeded",
-            `run halted at its max_budget_usd of $${cap}: $${m.spentUsd.toFixed(2)} metered and the next episode may cost up to $${m.perEpisodeUsd.toFixed(2)}; the partial result covers the episodes that ran`);
+            `run halted at its max_budget_usd of $${cap}: $${m.spentUsd.toFixed(2)} metered and the next episode may cost up to $${roundCents(m.pendingUsd[0]).toFixed(2)}; the partial result covers the episodes that ran`);
         }
       }
       checkAccount(m.accountId);

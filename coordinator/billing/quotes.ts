@@ -1,14 +1,18 @@
 /**
  * Quotes (POST /v1/quote): the price of a run body before it runs, valid for `QUOTE_VALIDITY_MS`.
- * n is the run's episode count; robot_hours and environment_hours are n x (max_duration_s +
- * RESET_ALLOWANCE_S), upper bounds for episodes that run once (billing/estimates.ts); cost_usd is
- * priced from them like a Result. A run submitted with `quote_id` must carry the quoted body.
+ * Priced per unit, like the Result: each unit's episodes are n_unit x (max_duration_s +
+ * RESET_ALLOWANCE_S) of occupancy (upper bounds for episodes that run once, billing/estimates.ts)
+ * priced at that unit's tier and environment class as one billing line; the quote's n, hours and
+ * cost are the sums of the lines (the rounding rule of coordinator/runs/meters.ts). Kind `run` is
+ * one unit. A threshold run makes its episodes one at a time, so it is quoted at its planned
+ * maximum: `episodes` (max per phase) on each of its two units (`n_basis: "maximum"`). A run
+ * submitted with `quote_id` must carry the quoted body.
  */
 import type { FirmwarePins } from "../../firmware-pins/pins.js";
 import { randomBase62 } from "../auth/api-keys.js";
 import { AssayError } from "../errors/assay-error.js";
+import { runMeterContexts, sumMeters, type MeterContext } from "../runs/meters.js";
 import { PRICE_LIST } from "../runs/price-list.js";
-import { meterContextFor } from "../runs/run-results.js";
 import type { ValidatedRun } from "../runs/validate-run.js";
 import type { Db } from "../store/database.js";
 import { canonicalJson } from "./canonical-json.js";
@@ -17,11 +21,42 @@ import { episodeEstimateS, priceSeconds, RESET_ALLOWANCE_S } from "./estimates.j
 /** How long a quote can back a submission: 15 minutes. */
 export const QUOTE_VALIDITY_MS = 15 * 60_000;
 
+/** The rate contexts of a validated (not yet stored) run, by unit index. */
+export function validatedMeterContexts(pins: FirmwarePins, validated: Pick<ValidatedRun, "plan" | "priority" | "units">): MeterContext[] {
+  return runMeterContexts(pins, {
+    id: "new run", plan: JSON.stringify(validated.plan), priority: validated.priority, units: validated.units ? JSON.stringify(validated.units) : null,
+  });
+}
+
+/**
+ * Episodes a validated run will make per unit: the planned ones, or for a kind that makes them as
+ * it goes (threshold) the planned maximum.
+ */
+export function plannedEpisodesPerUnit(validated: Pick<ValidatedRun, "kind" | "plan" | "units" | "episodes" | "episodesTotal">): { perUnit: number[]; basis: "planned" | "maximum" } {
+  const units = validated.units ?? [];
+  if (units.length === 0) return { perUnit: [validated.episodesTotal], basis: "planned" };
+  if (validated.kind === "threshold") {
+    const max = (validated.plan as { kind?: { threshold?: { max_episodes?: number } } }).kind?.threshold?.max_episodes ?? validated.episodesTotal;
+    return { perUnit: units.map(() => max), basis: "maximum" };
+  }
+  const perUnit = units.map(() => 0);
+  for (const episode of validated.episodes ?? []) perUnit[episode.unit] += 1;
+  return { perUnit, basis: "planned" };
+}
+
 /** Builds, stores and returns the Quote (wire shape) for a validated run body. */
 export function createQuote(db: Db, pins: FirmwarePins, accountId: string, validated: ValidatedRun, now: Date, validityMs = QUOTE_VALIDITY_MS): Record<string, unknown> {
-  const context = meterContextFor(pins, { id: "quote", plan: JSON.stringify(validated.plan), priority: validated.priority });
+  const contexts = validatedMeterContexts(pins, validated);
   const episodeS = episodeEstimateS(validated.plan);
-  const meters = priceSeconds(validated.episodesTotal * episodeS, context);
+  const { perUnit, basis } = plannedEpisodesPerUnit(validated);
+  const described = validated.units ?? [{ key: `${validated.resolvedPins.robot}/${validated.resolvedPins.environment}`, robot: validated.resolvedPins.robot, environment: validated.resolvedPins.environment }];
+  const lines = contexts.map((context, unit) => ({ unit, context, n: perUnit[unit], meters: priceSeconds(perUnit[unit] * episodeS, context) }));
+  const total = sumMeters(lines.map((l) => l.meters));
+  // One rate for the whole run when every unit shares it; null when units differ (see `units`).
+  const same = <T>(pick: (c: MeterContext) => T): T | null => (contexts.every((c) => pick(c) === pick(contexts[0])) ? pick(contexts[0]) : null);
+  const tier = same((c) => c.tier);
+  const environmentClass = same((c) => c.environmentClass);
+  const priority = contexts[0].priority;
   const id = `quote_${randomBase62(20)}`;
   const created = now.toISOString();
   const quote = {
@@ -29,21 +64,35 @@ export function createQuote(db: Db, pins: FirmwarePins, accountId: string, valid
     id,
     created,
     expires: new Date(now.getTime() + validityMs).toISOString(),
-    n: validated.episodesTotal,
-    robot_hours: meters.robotHours,
-    environment_hours: meters.environmentHours,
-    cost_usd: meters.costUsd,
+    n: perUnit.reduce((sum, n) => sum + n, 0),
+    n_basis: basis,
+    robot_hours: total.robotHours,
+    environment_hours: total.environmentHours,
+    cost_usd: total.costUsd,
     price: {
-      tier: context.tier,
-      environment_class: context.environmentClass,
-      priority: context.priority,
-      robot_hour_usd: PRICE_LIST.robotHourUsd[context.tier],
-      environment_hour_usd: PRICE_LIST.environmentHourUsd[context.environmentClass],
-      priority_multiplier: PRICE_LIST.priorityMultiplier[context.priority],
+      tier,
+      environment_class: environmentClass,
+      priority,
+      robot_hour_usd: tier === null ? null : PRICE_LIST.robotHourUsd[tier],
+      environment_hour_usd: environmentClass === null ? null : PRICE_LIST.environmentHourUsd[environmentClass],
+      priority_multiplier: PRICE_LIST.priorityMultiplier[priority],
       episode_estimate_s: episodeS,
       max_duration_s: validated.plan.max_duration_s,
       reset_allowance_s: RESET_ALLOWANCE_S,
     },
+    units: lines.map((line) => ({
+      key: described[line.unit].key,
+      robot: described[line.unit].robot,
+      environment: described[line.unit].environment,
+      n: line.n,
+      tier: line.context.tier,
+      environment_class: line.context.environmentClass,
+      robot_hour_usd: PRICE_LIST.robotHourUsd[line.context.tier],
+      environment_hour_usd: PRICE_LIST.environmentHourUsd[line.context.environmentClass],
+      robot_hours: line.meters.robotHours,
+      environment_hours: line.meters.environmentHours,
+      cost_usd: line.meters.costUsd,
+    })),
     pins: validated.resolvedPins,
     max_budget_usd: (validated.request.max_budget_usd as number | undefined) ?? null,
   };

@@ -1,15 +1,15 @@
 /**
  * The money checks of POST /v1/runs, after the body validated: the quote it names (if any), the
- * account's hard monthly budget, and whether `max_budget_usd` can pay for one episode at all.
+ * account's hard monthly budget, and whether `max_budget_usd` can pay for the run's first episode
+ * (at its unit's rates) at all.
  */
 import type { FirmwarePins } from "../../firmware-pins/pins.js";
 import { AssayError } from "../errors/assay-error.js";
-import { meterContextFor } from "../runs/run-results.js";
 import type { ValidatedRun } from "../runs/validate-run.js";
 import type { Db } from "../store/database.js";
 import { monthlyCapReached } from "./budgets.js";
-import { costOfSecondsUsd, episodeEstimateS } from "./estimates.js";
-import { checkQuote } from "./quotes.js";
+import { episodeEstimateS, episodeEstimateUsd } from "./estimates.js";
+import { checkQuote, validatedMeterContexts } from "./quotes.js";
 
 /** Splits `quote_id` off a run body (the rest is validated as the run). */
 export function splitQuoteId(body: unknown): { body: unknown; quoteId?: unknown } {
@@ -25,8 +25,9 @@ export function admitSubmission(db: Db, pins: FirmwarePins, accountId: string, v
   if (reached) throw new AssayError("monthly_budget_exceeded", `run rejected: ${reached}`);
   const max = validated.request.max_budget_usd;
   if (typeof max === "number") {
-    const context = meterContextFor(pins, { id: "new run", plan: JSON.stringify(validated.plan), priority: validated.priority });
-    const perEpisode = costOfSecondsUsd(episodeEstimateS(validated.plan), context);
+    // The scheduler offers episodes in index order: the first one is the first that must fit.
+    const context = validatedMeterContexts(pins, validated)[validated.episodes?.[0]?.unit ?? 0];
+    const perEpisode = episodeEstimateUsd(validated.plan, context);
     if (perEpisode > max) {
       throw new AssayError("contract_validation_failed",
         `max_budget_usd ${max} cannot pay for one episode, which may cost up to $${perEpisode.toFixed(4)} (${episodeEstimateS(validated.plan)} s at ${context.tier}/${context.environmentClass}/${context.priority} rates); raise it to at least ${Math.ceil(perEpisode * 100) / 100}`);

@@ -1,16 +1,17 @@
 /**
  * Usage of an account in a UTC month, from the metered episodes: a finished attempt counts in the
- * month of its `finished_at`, an interrupted attempt in the month of its interruption. For every
- * run the month's share is metered exactly like the run's Result (coordinator/runs/meters.ts:
- * hours rounded to 6 decimals, cost to cents from the rounded hours); the month's figures are the
- * sums of those shares, rounded again to the same precision (which only removes floating-point
- * noise). So a month's usage equals the sum of the Results of the runs metered in it; a run whose
- * episodes straddle two months has each month's share rounded on its own.
+ * month of its `finished_at`, an interrupted attempt in the month of its interruption. Each run's
+ * share of the month is metered by the one metering path (coordinator/runs/meters.ts
+ * `meterByUnit`): one billing line per unit, at the unit's tier and environment class, with the
+ * rounding rule there. robot_hours are split by each line's tier, env_hours by its class; every
+ * figure is the sum of the lines, rounded again to the same precision (only removing
+ * floating-point noise). So a month's usage equals the sum of the Results of the runs metered in
+ * it, which are sums of the same lines; a run whose episodes straddle two months has each month's
+ * lines rounded on their own.
  */
 import type { FirmwarePins, Tier } from "../../firmware-pins/pins.js";
-import { computeMeters, roundCents, roundHours, type MeteredEpisode, type Meters } from "../runs/meters.js";
+import { meterByUnit, roundHours, runMeterContexts, sumMeters, type MeteredEpisode, type MeterLine, type Meters } from "../runs/meters.js";
 import type { EnvironmentClass } from "../runs/price-list.js";
-import { meterContextFor } from "../runs/run-results.js";
 import type { Db } from "../store/database.js";
 import type { EpisodeRow, Interruption } from "../store/episodes-repo.js";
 
@@ -39,26 +40,32 @@ function periodEnd(period: string): string {
 }
 
 /** The episodes of one run restricted to what was metered in `period` (same row shape). */
-export function episodesMeteredIn(episodes: readonly EpisodeRow[], period: string): MeteredEpisode[] {
+export function episodesMeteredIn<E extends EpisodeRow & { unit?: number | null }>(episodes: readonly E[], period: string): Array<MeteredEpisode & { unit: number | null }> {
   return episodes.map((e) => {
     const interruptions = (JSON.parse(e.interruptions || "[]") as Interruption[]).filter((i) => periodOf(i.at) === period);
     const doneHere = e.status === "done" && e.finished_at !== null && periodOf(e.finished_at) === period;
-    return { status: doneHere ? "done" : "pending", duration_s: e.duration_s, reset_s: e.reset_s, interruptions: JSON.stringify(interruptions) };
+    return { status: doneHere ? "done" : "pending", duration_s: e.duration_s, reset_s: e.reset_s, interruptions: JSON.stringify(interruptions), unit: e.unit ?? null };
   });
 }
 
+/** One run's share of a month: its billing lines (one per unit) and their total. */
+export interface RunShare {
+  runId: string;
+  lines: MeterLine[];
+  meters: Meters;
+}
+
 /** Each run's metered share of `period` for the account (runs with nothing metered left out). */
-export function runSharesOf(db: Db, pins: FirmwarePins, accountId: string, period: string): Array<{ runId: string; tier: Tier; environmentClass: EnvironmentClass; meters: Meters }> {
+export function runSharesOf(db: Db, pins: FirmwarePins, accountId: string, period: string): RunShare[] {
   const runs = db
-    .prepare("SELECT id, plan, priority FROM runs WHERE account_id = ? AND created < ? ORDER BY created, id")
-    .all(accountId, periodEnd(period)) as Array<{ id: string; plan: string; priority: string }>;
+    .prepare("SELECT id, plan, priority, units FROM runs WHERE account_id = ? AND created < ? ORDER BY created, id")
+    .all(accountId, periodEnd(period)) as Array<{ id: string; plan: string; priority: string; units: string | null }>;
   const episodesOf = db.prepare("SELECT * FROM episodes WHERE run_id = ? ORDER BY idx");
-  const shares = [];
+  const shares: RunShare[] = [];
   for (const run of runs) {
-    const context = meterContextFor(pins, run);
-    const meters = computeMeters(episodesMeteredIn(episodesOf.all(run.id) as EpisodeRow[], period), context);
-    if (meters.robotHours === 0 && meters.environmentHours === 0 && meters.costUsd === 0) continue;
-    shares.push({ runId: run.id, tier: context.tier, environmentClass: context.environmentClass, meters });
+    const { lines, total } = meterByUnit(runMeterContexts(pins, run), episodesMeteredIn(episodesOf.all(run.id) as Array<EpisodeRow & { unit: number | null }>, period));
+    if (total.robotHours === 0 && total.environmentHours === 0 && total.costUsd === 0) continue;
+    shares.push({ runId: run.id, lines, meters: total });
   }
   return shares;
 }
@@ -67,13 +74,12 @@ export function computeUsage(db: Db, pins: FirmwarePins, accountId: string, peri
   if (!isPeriod(period)) throw new Error(`period must be YYYY-MM; got ${JSON.stringify(period)}`);
   const robotHours: Record<Tier, number> = { verify: 0, soak: 0 };
   const envHours: Record<EnvironmentClass, number> = { bare: 0, standard: 0, replica: 0, "instrumented-replica": 0 };
-  let usd = 0;
-  for (const share of runSharesOf(db, pins, accountId, period)) {
-    robotHours[share.tier] += share.meters.robotHours;
-    envHours[share.environmentClass] += share.meters.environmentHours;
-    usd += share.meters.costUsd;
+  const shares = runSharesOf(db, pins, accountId, period);
+  for (const line of shares.flatMap((s) => s.lines)) {
+    robotHours[line.context.tier] += line.meters.robotHours;
+    envHours[line.context.environmentClass] += line.meters.environmentHours;
   }
   for (const key of Object.keys(robotHours) as Tier[]) robotHours[key] = roundHours(robotHours[key]);
   for (const key of Object.keys(envHours) as EnvironmentClass[]) envHours[key] = roundHours(envHours[key]);
-  return { period, robotHours, envHours, usdTotal: roundCents(usd) };
+  return { period, robotHours, envHours, usdTotal: sumMeters(shares.map((s) => s.meters)).costUsd };
 }

@@ -104,6 +104,7 @@ function onFinished(ctx: LinkContext, cellId: string, finished: EpisodeFinished,
     metaJson: finished.metaJson || null,
     evaluationJson: finished.evaluationJson || null,
     finishedAt: isoAt(finished.finishedAtMs, ctx.now()),
+    attempt: finished.attempt,
   });
   if (!done) {
     // The first finish wins (e.g. a restarted agent's late report beat the reassigned attempt, or
@@ -140,7 +141,8 @@ function onFinished(ctx: LinkContext, cellId: string, finished: EpisodeFinished,
       run_id: episode.run_id, episode_id: episode.id, index: episode.idx, cluster: finished.failureCluster || "unclassified", duration_s: finished.durationS,
     }, ctx.now());
   }
-  // A run halted while this episode ran stays stopped; its partial result now counts the episode.
+  // A run halted while this episode ran (even one the halt cancelled after its link dropped) stays
+  // stopped; its partial result now counts the episode and its robot time.
   if (run && (run.status === "stopped" || run.status === "failed")) ctx.completer.storePartialResult(run.id);
   effects.push(() => {
     ctx.metrics.episodesFinished.inc({ outcome });

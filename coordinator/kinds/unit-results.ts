@@ -8,9 +8,8 @@
  * it is what the run cost, what budgets watch, and what GET /v1/runs/{id}/result returns. The
  * inference a kind exists for (a difference, a gap, a regression) lives in the kind's own section.
  */
-import type { FirmwarePins, Tier } from "../../firmware-pins/pins.js";
-import { environmentClassOf, roundCents, roundHours, type MeterContext } from "../runs/meters.js";
-import type { Priority } from "../runs/price-list.js";
+import type { FirmwarePins } from "../../firmware-pins/pins.js";
+import { sumMeters, unitMeterContext as meterContextOfUnit, type MeterContext } from "../runs/meters.js";
 import { computeRunResult, type RunResult } from "../runs/run-results.js";
 import type { RunRow } from "../store/runs-repo.js";
 import { parseUnits, type RunUnit, type UnitEpisodeRow } from "./units.js";
@@ -33,12 +32,9 @@ export interface UnitResult {
   result: RunResult;
 }
 
+/** Rates of a unit's episodes (coordinator/runs/meters.ts, the one metering path). */
 export function unitMeterContext(pins: FirmwarePins, unit: RunUnit, priority: string): MeterContext {
-  const tier = pins.models.find((m) => m.id === unit.model)?.tier as Tier | undefined;
-  if (!tier) throw new Error(`unit ${unit.key}: robot model "${unit.model}" is not in the firmware-pins catalog`);
-  const environmentClass = environmentClassOf(unit.environment);
-  if (!environmentClass) throw new Error(`unit ${unit.key}: environment "${unit.environment}" is not in the catalogue`);
-  return { tier, environmentClass, priority: priority as Priority };
+  return meterContextOfUnit(pins, unit, priority, `unit ${unit.key}`);
 }
 
 /** Results of every unit, in `runs.units` order. */
@@ -62,9 +58,11 @@ export function unitResults(ctx: KindResultContext, run: Pick<RunRow, "id" | "un
 export function pooledResult(ctx: KindResultContext, run: Pick<RunRow, "id" | "units" | "priority">, episodes: readonly UnitEpisodeRow[], units: readonly UnitResult[]): RunResult {
   const first = parseUnits(run.units)[0];
   const pooled = computeRunResult(run.id, episodes, unitMeterContext(ctx.pins, first, run.priority), ctx.baseUrl);
-  pooled.robot_hours = roundHours(units.reduce((sum, u) => sum + u.result.robot_hours, 0));
-  pooled.environment_hours = roundHours(units.reduce((sum, u) => sum + u.result.environment_hours, 0));
-  pooled.cost_usd = roundCents(units.reduce((sum, u) => sum + u.result.cost_usd, 0));
+  // The run's meters are the sum of its units' billing lines (the rounding rule in meters.ts).
+  const total = sumMeters(units.map((u) => ({ robotHours: u.result.robot_hours, environmentHours: u.result.environment_hours, costUsd: u.result.cost_usd })));
+  pooled.robot_hours = total.robotHours;
+  pooled.environment_hours = total.environmentHours;
+  pooled.cost_usd = total.costUsd;
   return pooled;
 }
 

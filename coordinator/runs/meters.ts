@@ -1,5 +1,6 @@
 /**
- * The two meters and the money they cost.
+ * The two meters and the money they cost: the one metering path. The Result (per unit and pooled),
+ * usage, the budget guard and quotes all price through this module.
  *
  * - robot_hours: physical time the robot was occupied: for every finished episode its
  *   duration_s + reset_s, plus the duration_s recorded on every interrupted attempt (those
@@ -9,13 +10,20 @@
  *   shared environments (several robots in one instrumented volume) will make them diverge.
  * - cost_usd = (robot_hours x tier rate + environment_hours x class rate) x priority multiplier.
  *
- * Rounding: hours to 6 decimals, money to cents; cost is computed from the rounded hours so a
- * customer can reproduce it from the figures shown.
+ * Rates of an episode come from its unit (`runMeterContexts`): the tier of the unit's robot model,
+ * the class of the unit's environment, the run's priority. Kind `run` has one implicit unit, its plan.
+ *
+ * Rounding rule (one rule, applied by `computeMeters` and `sumMeters` only): a billing line is the
+ * episodes of one unit of one run (in usage: those metered in one month). A line's hours are rounded
+ * to 6 decimals and its cost to cents from the rounded hours, so a customer can reproduce it from
+ * the figures shown. Every total (a run's Result, a month's usage and its per-tier and per-class
+ * splits) is the sum of its lines, rounded again to the same precision, which only removes
+ * floating-point noise. So totals add up exactly from the lines they are made of.
  */
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { Tier } from "../../firmware-pins/pins.js";
+import type { FirmwarePins, Tier } from "../../firmware-pins/pins.js";
 import type { EpisodeRow, Interruption } from "../store/episodes-repo.js";
 import { PRICE_LIST, type EnvironmentClass, type Priority, type PriceList } from "./price-list.js";
 
@@ -61,12 +69,79 @@ export function environmentHours(episodes: readonly MeteredEpisode[]): number {
   return episodes.reduce((sum, e) => sum + occupiedSeconds(e), 0) / 3600;
 }
 
-/** Both meters, rounded, and their cost under `prices`. */
+/** Unrounded cost of occupancy under `context`: the price formula, here and nowhere else. */
+export function costOfHoursUsd(robotHours: number, environmentHours: number, context: MeterContext, prices: PriceList = PRICE_LIST): number {
+  const hourly = robotHours * prices.robotHourUsd[context.tier] + environmentHours * prices.environmentHourUsd[context.environmentClass];
+  return hourly * prices.priorityMultiplier[context.priority];
+}
+
+/** Both meters of one billing line (episodes under one context), rounded, and their cost under `prices`. */
 export function computeMeters(episodes: readonly MeteredEpisode[], context: MeterContext, prices: PriceList = PRICE_LIST): Meters {
   const robot = roundHours(robotHours(episodes));
   const environment = roundHours(environmentHours(episodes));
-  const hourly = robot * prices.robotHourUsd[context.tier] + environment * prices.environmentHourUsd[context.environmentClass];
-  return { robotHours: robot, environmentHours: environment, costUsd: roundCents(hourly * prices.priorityMultiplier[context.priority]) };
+  return { robotHours: robot, environmentHours: environment, costUsd: roundCents(costOfHoursUsd(robot, environment, context, prices)) };
+}
+
+/** A total made of billing lines: each figure summed and rounded again to the line precision. */
+export function sumMeters(lines: readonly Meters[]): Meters {
+  return {
+    robotHours: roundHours(lines.reduce((sum, m) => sum + m.robotHours, 0)),
+    environmentHours: roundHours(lines.reduce((sum, m) => sum + m.environmentHours, 0)),
+    costUsd: roundCents(lines.reduce((sum, m) => sum + m.costUsd, 0)),
+  };
+}
+
+/** What the rates of a unit depend on: its robot model and environment pin. */
+export interface MeteredUnit {
+  model: string;
+  environment: string;
+}
+
+/** The run fields metering reads: `plan` (kind `run`), `units` (other kinds, JSON), `priority`. */
+export interface MeteredRun {
+  id: string;
+  plan: string;
+  priority: string;
+  units?: string | null;
+}
+
+/** Rates of one unit: tier of its robot model, class of its environment, the run's priority. */
+export function unitMeterContext(pins: FirmwarePins, unit: MeteredUnit, priority: string, where: string): MeterContext {
+  const tier = pins.models.find((m) => m.id === unit.model)?.tier as Tier | undefined;
+  if (!tier) throw new Error(`${where}: robot model "${unit.model}" is not in the firmware-pins catalog`);
+  const environmentClass = environmentClassOf(unit.environment);
+  if (!environmentClass) throw new Error(`${where}: environment "${unit.environment}" is not in coordinator/catalog/environments.json`);
+  return { tier, environmentClass, priority: priority as Priority };
+}
+
+/** Rates of every unit of a run, by unit index; kind `run` has one unit, its plan. */
+export function runMeterContexts(pins: FirmwarePins, run: MeteredRun): MeterContext[] {
+  const units = run.units ? (JSON.parse(run.units) as Array<MeteredUnit & { key: string }>) : [];
+  if (units.length === 0) return [unitMeterContext(pins, JSON.parse(run.plan) as MeteredUnit, run.priority, `run ${run.id}`)];
+  return units.map((unit) => unitMeterContext(pins, unit, run.priority, `run ${run.id} unit ${unit.key}`));
+}
+
+/** The unit an episode is metered under (kind `run`: 0). */
+export function unitIndexOf(episode: { unit?: number | null }): number {
+  return episode.unit ?? 0;
+}
+
+/** One billing line: a unit's episodes and what they cost at the unit's rates. */
+export interface MeterLine {
+  unit: number;
+  context: MeterContext;
+  meters: Meters;
+}
+
+/**
+ * THE metering of a run: every episode priced at its own unit's rates, one billing line per unit
+ * (in unit order, units without episodes included at zero), and their total.
+ */
+export function meterByUnit(
+  contexts: readonly MeterContext[], episodes: ReadonlyArray<MeteredEpisode & { unit?: number | null }>, prices: PriceList = PRICE_LIST,
+): { lines: MeterLine[]; total: Meters } {
+  const lines = contexts.map((context, unit) => ({ unit, context, meters: computeMeters(episodes.filter((e) => unitIndexOf(e) === unit), context, prices) }));
+  return { lines, total: sumMeters(lines.map((l) => l.meters)) };
 }
 
 interface CatalogEnvironment {

@@ -13,6 +13,13 @@ import type { Db } from "../store/database.js";
 import { assignEpisode, getEpisode, listHeldEpisodes, listPendingEpisodes } from "../store/episodes-repo.js";
 import { listPendingOfUnit, parseAssign, parseUnits, type RunUnit, type UnitEpisodeRow } from "../kinds/units.js";
 import { planAssignments, type AvailableCell, type CellPin, type SchedulableRun } from "./assignment-plan.js";
+import { resolveTaskKits } from "../kits/kit-physics.js";
+import { withInstructionSet } from "../runs/instruction-set.js";
+
+interface TaskSpecRow {
+  spec: string;
+  account_id: string | null;
+}
 
 export interface Logger {
   info(message: string): void;
@@ -25,8 +32,12 @@ export interface Logger {
  * more episodes a run may start, and what to re-check once an episode's robot time is metered.
  */
 export interface AssignmentBudget {
-  /** Episodes of the run that may be assigned now; Infinity when nothing caps it. */
-  episodeAllowance(runId: string): number;
+  /**
+   * How many episodes of the run may be assigned now; Infinity when nothing caps it. With `next`
+   * (pending episodes in the order they are offered): how many of its first ones fit, each priced
+   * at its unit's rates; without: counted over the run's pending episodes by index.
+   */
+  episodeAllowance(runId: string, next?: ReadonlyArray<{ unit: number | null }>): number;
   /** An episode of the run finished or was interrupted: its time is metered (may halt the run). */
   afterEpisodeMetered(runId: string): void;
 }
@@ -83,10 +94,12 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
   function taskJsonOf(taskPin: string): string | undefined {
     const match = /^(.+)@v(\d+)$/.exec(taskPin);
     const row = match
-      ? (db.prepare("SELECT spec FROM tasks WHERE name = ? AND version = ?").get(match[1], Number(match[2])) as { spec: string } | undefined)
-      : (db.prepare("SELECT spec FROM tasks WHERE id = ?").get(taskPin) as { spec: string } | undefined);
+      ? (db.prepare("SELECT spec, account_id FROM tasks WHERE name = ? AND version = ?").get(match[1], Number(match[2])) as TaskSpecRow | undefined)
+      : (db.prepare("SELECT spec, account_id FROM tasks WHERE id = ?").get(taskPin) as TaskSpecRow | undefined);
     if (!row) return undefined;
-    return JSON.stringify({ ...(JSON.parse(row.spec) as object), rev: match ? taskPin : null });
+    const spec = JSON.parse(row.spec) as object;
+    // `kits`: the physical description of every kit/<name> the spec places (coordinator/kits/kit-physics.ts).
+    return JSON.stringify({ ...spec, rev: match ? taskPin : null, kits: resolveTaskKits(db, row.account_id, spec) });
   }
 
   function runPass(): number {
@@ -105,11 +118,14 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     const unitEpisodes = new Map<string, { unit: RunUnit; row: UnitEpisodeRow }>();
     const runs: SchedulableRun[] = rows.map((row) => {
       const plan = JSON.parse(row.plan) as RunPlan;
-      const allowance = options.budget ? options.budget.episodeAllowance(row.id) : Infinity;
-      const limit = Math.max(0, Math.min(cells.length, Math.floor(allowance)));
       const units = parseUnits(row.units);
       if (units.length > 0) {
-        const pending = limit === 0 ? [] : units.flatMap((_, u) => listPendingOfUnit(db, row.id, u, cells.length)).sort((a, b) => a.idx - b.idx);
+        const offered = units.flatMap((_, u) => listPendingOfUnit(db, row.id, u, cells.length)).sort((a, b) => a.idx - b.idx);
+        // Units may differ in tier and class: only the prefix whose per-unit estimates fit is offered,
+        // so whichever of them the matching skips, what is assigned fits.
+        const affordable = options.budget ? options.budget.episodeAllowance(row.id, offered) : Infinity;
+        const pending = offered.slice(0, Math.max(0, affordable));
+        const limit = Math.min(cells.length, pending.length);
         const episodePins: Record<string, CellPin> = {};
         for (const e of pending) {
           const unit = units[e.unit ?? 0];
@@ -121,6 +137,8 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
           pendingEpisodeIds: pending.map((e) => e.id), episodePins, limit,
         };
       }
+      const allowance = options.budget ? options.budget.episodeAllowance(row.id) : Infinity;
+      const limit = Math.max(0, Math.min(cells.length, Math.floor(allowance)));
       return {
         id: row.id,
         priority: row.priority,
@@ -181,7 +199,10 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     }
     const episode = getEpisode(db, episodeId)!;
     const plan = JSON.parse(run.plan) as RunPlan;
-    const request = JSON.parse(run.request) as { policy?: unknown; perturbation?: unknown };
+    const request = JSON.parse(run.request) as { policy?: unknown; perturbation?: object; interventions?: string };
+    // The run's interventions mode rides in perturbation_json (absent means "none"; see the agent's assignment.ts).
+    const perturbation = ofUnit?.unit.perturbation ?? request.perturbation ?? {};
+    const interventions = request.interventions && request.interventions !== "none" ? { interventions: request.interventions } : {};
     return {
       episodeId,
       runId: run.id,
@@ -190,9 +211,9 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
       of: run.episodes_total,
       robot: pins.robot,
       environment: ofUnit ? ofUnit.unit.environment : plan.environment,
-      taskJson,
+      taskJson: withInstructionSet(taskJson, request as { instructions?: unknown }),
       policyJson: JSON.stringify((ofUnit ? ofUnit.unit.policy : request.policy) ?? {}),
-      perturbationJson: JSON.stringify(ofUnit?.unit.perturbation ?? request.perturbation ?? {}),
+      perturbationJson: JSON.stringify({ ...perturbation, ...interventions }),
       seed: episode.seed,
       controlRateHz: plan.control_rate_hz,
       maxDurationS: plan.max_duration_s,

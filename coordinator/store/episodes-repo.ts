@@ -111,24 +111,44 @@ export interface EpisodeOutcome {
   metaJson: string | null;
   evaluationJson: string | null;
   finishedAt: string;
+  /** The attempt the cell reports finished, when it says (0 or absent: not said). */
+  attempt?: number;
 }
 
 /**
  * Records the outcome unless the episode is already done (or cancelled); returns false when it
  * changed nothing. A finish from the cell that lost the episode to a link drop is still accepted
- * while the episode has no outcome: the attempt really ran.
+ * while the episode has no outcome: the attempt really ran. So is a finish of an episode cancelled
+ * because its run was stopped or failed after it had been assigned (its link dropped, then the
+ * halt cancelled it): the robot time was spent and is billed; the run's status is not touched.
+ * When the cell names the attempt, the coordinator's own estimate of that attempt's time (its
+ * "link_lost" interruption on that cell) is zeroed, so the attempt is metered once, as finished.
  */
 export function markEpisodeDone(db: Db, episodeId: string, o: EpisodeOutcome): boolean {
-  return (
+  const changed =
     db
       .prepare(
         `UPDATE episodes SET status = 'done', cell_id = ?, outcome = ?, failure_cluster = ?, duration_s = ?, reset_s = ?,
            replay_spec = ?, meta = ?, evaluation = ?, finished_at = ?
-         WHERE id = ? AND status IN ('pending', 'assigned', 'running')`,
+         WHERE id = ? AND (status IN ('pending', 'assigned', 'running')
+           OR (status = 'cancelled' AND attempt > 0 AND run_id IN (SELECT id FROM runs WHERE status IN ('stopped', 'failed'))))`,
       )
       .run(o.cellId, o.outcome, o.failureCluster, o.durationS, o.resetS, o.replaySpecJson, o.metaJson, o.evaluationJson, o.finishedAt, episodeId)
-      .changes > 0
-  );
+      .changes > 0;
+  if (changed && o.attempt) supersedeLinkLostEstimate(db, episodeId, o.cellId, o.attempt);
+  return changed;
+}
+
+/** Zeroes the estimated time of the "link_lost" interruption of `attempt` on `cellId` (now reported finished). */
+function supersedeLinkLostEstimate(db: Db, episodeId: string, cellId: string, attempt: number): void {
+  const row = getEpisode(db, episodeId);
+  if (!row) return;
+  const list = JSON.parse(row.interruptions) as Interruption[];
+  const entry = list.find((i) => i.attempt === attempt && i.cell === cellId && i.reason === "link_lost" && i.duration_s > 0);
+  if (!entry) return;
+  entry.detail = `${entry.detail}; the cell then reported the attempt finished, so it is metered as finished (estimated ${entry.duration_s} s dropped)`;
+  entry.duration_s = 0;
+  db.prepare("UPDATE episodes SET interruptions = ? WHERE id = ?").run(JSON.stringify(list), episodeId);
 }
 
 /**
