@@ -5,20 +5,12 @@
  * own stream so adding a draw to one never shifts another.
  */
 
-/** A PRNG yielding floats in [0, 1). */
-export type Random = () => number;
+import { mulberry32, type Uniform } from "../../protocol/prng.js";
 
-/** mulberry32: 32-bit state, good enough statistical quality for layout sampling. */
-export function mulberry32(seed: number): Random {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** A PRNG yielding floats in [0, 1). */
+export type Random = Uniform;
+
+export { mulberry32 };
 
 /** FNV-1a over the text, used to fold a label and a (possibly > 32-bit) seed into one 32-bit seed. */
 function fnv1a(text: string): number {

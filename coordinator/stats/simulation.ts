@@ -6,20 +6,9 @@
 import type { ThresholdProcedure } from "./sequential-threshold.js";
 import type { CompareDecision, SequentialCompare } from "./sequential-compare.js";
 
-/** A uniform draw in [0, 1). */
-export type Uniform = () => number;
+import { mulberry32, type Uniform } from "../../protocol/prng.js";
 
-/** mulberry32: a small, fast, seedable generator; plenty for error-rate simulations. */
-export function mulberry32(seed: number): Uniform {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { mulberry32, type Uniform };
 
 /** Outcome frequencies of a threshold procedure over many synthetic runs. */
 export interface ThresholdSimulation {

@@ -4,20 +4,9 @@
  * cube lands: an episode stays deterministic for its seed whatever the agent reads.
  */
 
-/** A uniform draw in [0, 1). */
-export type Uniform = () => number;
+import { mulberry32, type Uniform } from "../../protocol/prng.js";
 
-/** mulberry32: small, fast, good enough for simulation noise. */
-export function mulberry32(seed: number): Uniform {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { mulberry32, type Uniform };
 
 /** Mixes a seed with a label (FNV-1a over the label), so streams for different purposes differ. */
 export function deriveSeed(seed: number, label: string): number {
