@@ -10,7 +10,7 @@
  *     WebSocket to the simulated rosbridge (world-ros-bridge.ts);
  *   - mocap: `NatNetClient` over loopback UDP to a simulated Motive (simulators/natnet/).
  * Models without a wire emulation (aloha) keep the in-process motor bus. Cameras, gripper sensor, wrist
- * F/T, scene reset and policies are in-process either way.
+ * F/T, scene reset, interventions (the technician's nudge) and policies are in-process either way.
  *
  * `devices: "in-process"` hands the agent the SimMotorBus / SimMocapSource objects that call the world
  * directly: the fallback if a wire path breaks, and the baseline the wire path is measured against.
@@ -23,6 +23,7 @@ import { SimEstopInput } from "./devices/sim-estop-input.js";
 import { SimGripperSensor, SimMocapSource, SimWristForceTorque } from "./devices/sim-instruments.js";
 import { SimMotorBus } from "./devices/sim-motor-bus.js";
 import { SimSceneReset } from "./devices/sim-scene-reset.js";
+import { SimIntervention } from "./devices/sim-intervention.js";
 import { instrumentsOf, type Instrument } from "./environment-instruments.js";
 import { SimNatNetServer } from "./natnet/natnet-server.js";
 import { WorldMocapStream } from "./natnet/world-mocap-stream.js";
@@ -134,6 +135,7 @@ export async function createSimulatedCell(options: SimulatedCellOptions): Promis
       wristFt: has("ft_wrist") ? new SimWristForceTorque(world) : undefined,
       mocap,
       scene: new SimSceneReset(world, clock),
+      intervention: new SimIntervention(world, clock),
       policies: new ReferencePolicyRuntime(),
       close,
     };

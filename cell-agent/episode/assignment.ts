@@ -12,6 +12,17 @@ export interface InitialCondition {
   randomize?: { xMm?: number; yMm?: number; yawDeg?: number };
 }
 
+/** A customer kit's physical description as the coordinator sends it in task_json `kits`. */
+export interface KitPhysical {
+  name: string;
+  massG: number;
+  dimensionsMm: [number, number, number];
+  colourRgb: [number, number, number];
+}
+
+/** Which instruction list episodes draw from: the run's `instructions` field, sent as task_json `instruction_set`. */
+export type InstructionSet = "sampled" | "held_out";
+
 export interface TaskSpec {
   name: string;
   rev?: string | null;
@@ -19,6 +30,10 @@ export interface TaskSpec {
   successPredicates: Array<Record<string, string>>;
   stages: Array<Record<string, string>>;
   instructions: { sampledPerEpisode: string[]; heldOut: string[] };
+  /** Default "sampled": held-out paraphrases are drawn only when the run asks for them. */
+  instructionSet?: InstructionSet;
+  /** Kit name (without "kit/") to its physical description; empty when the task places no kit. */
+  kits?: Record<string, KitPhysical>;
 }
 
 export interface PerturbationSpec {
@@ -27,6 +42,13 @@ export interface PerturbationSpec {
   distractors: string;
   seed?: number;
 }
+
+/**
+ * The run's `interventions` mode. It travels in AssignEpisode.perturbation_json under the key
+ * `interventions` (absent means "none"), so declaring it needed no protocol change.
+ */
+export type InterventionMode = "none" | "on_stall" | "scripted";
+const INTERVENTION_MODES: readonly InterventionMode[] = ["none", "on_stall", "scripted"];
 
 export interface EpisodeAssignment {
   episodeId: string;
@@ -42,6 +64,7 @@ export interface EpisodeAssignment {
   taskJson: Record<string, unknown>;
   policy: Record<string, unknown>;
   perturbation: PerturbationSpec;
+  interventions: InterventionMode;
   seed: number;
   controlRateHz: number;
   maxDurationS: number;
@@ -82,6 +105,10 @@ function toTask(raw: Record<string, unknown>): TaskSpec {
       randomize: randomize ? { xMm: randomize.x_mm, yMm: randomize.y_mm, yawDeg: randomize.yaw_deg } : undefined,
     };
   }
+  const instructionSet = raw.instruction_set ?? "sampled";
+  if (instructionSet !== "sampled" && instructionSet !== "held_out") {
+    throw new Error(`task instruction_set must be "sampled" or "held_out"; got ${JSON.stringify(instructionSet)}`);
+  }
   const instructions = (raw.instructions ?? {}) as Record<string, unknown>;
   const strings = (value: unknown) => (Array.isArray(value) ? value.filter((v): v is string => typeof v === "string") : []);
   return {
@@ -91,7 +118,43 @@ function toTask(raw: Record<string, unknown>): TaskSpec {
     successPredicates: (raw.success_predicates ?? []) as Array<Record<string, string>>,
     stages: (raw.stages ?? []) as Array<Record<string, string>>,
     instructions: { sampledPerEpisode: strings(instructions.sampled_per_episode), heldOut: strings(instructions.held_out) },
+    instructionSet,
+    kits: toKits(raw.kits),
   };
+}
+
+/** Colour of a kit whose description names none (the coordinator's default teal, coordinator/kits/kit-physics.ts). */
+const KIT_FALLBACK_COLOUR_RGB: [number, number, number] = [38, 150, 160];
+
+/** task_json `kits` (snake_case, from the scheduler) to typed descriptions; malformed ones fail naming the field. */
+function toKits(raw: unknown): Record<string, KitPhysical> {
+  const kits: Record<string, KitPhysical> = {};
+  if (typeof raw !== "object" || raw === null) return kits;
+  const triple = (value: unknown, field: string): [number, number, number] => {
+    if (!Array.isArray(value) || value.length !== 3 || !value.every((v) => typeof v === "number" && Number.isFinite(v) && v > 0)) {
+      throw new Error(`task kits.${field} must be three positive numbers; got ${JSON.stringify(value)}`);
+    }
+    return value as [number, number, number];
+  };
+  for (const [name, kit] of Object.entries(raw as Record<string, Record<string, unknown>>)) {
+    const massG = kit?.mass_g;
+    if (!(typeof massG === "number" && massG > 0)) throw new Error(`task kits.${name}.mass_g must be a positive number; got ${JSON.stringify(massG)}`);
+    kits[name] = {
+      name,
+      massG,
+      dimensionsMm: triple(kit.dimensions_mm, `${name}.dimensions_mm`),
+      colourRgb: Array.isArray(kit.colour_rgb) && kit.colour_rgb.length === 3 ? (kit.colour_rgb as [number, number, number]) : KIT_FALLBACK_COLOUR_RGB,
+    };
+  }
+  return kits;
+}
+
+function toInterventions(raw: Record<string, unknown> | undefined): InterventionMode {
+  const mode = raw?.interventions ?? "none";
+  if (!INTERVENTION_MODES.includes(mode as InterventionMode)) {
+    throw new Error(`AssignEpisode.perturbation_json interventions must be one of ${INTERVENTION_MODES.join(", ")}; got ${JSON.stringify(mode)}`);
+  }
+  return mode as InterventionMode;
 }
 
 function toPerturbation(raw: Record<string, unknown> | undefined): PerturbationSpec {
@@ -110,6 +173,7 @@ export function parseAssignment(message: AssignEpisode): EpisodeAssignment {
   const taskJson = parseObject(message.taskJson, "task_json", true)!;
   const controlRateHz = message.controlRateHz > 0 ? message.controlRateHz : 10;
   const maxDurationS = message.maxDurationS > 0 ? message.maxDurationS : 30;
+  const perturbation = parseObject(message.perturbationJson, "perturbation_json", false);
   return {
     episodeId: message.episodeId,
     runId: message.runId,
@@ -121,7 +185,8 @@ export function parseAssignment(message: AssignEpisode): EpisodeAssignment {
     task: toTask(taskJson),
     taskJson,
     policy: parseObject(message.policyJson, "policy_json", false) ?? {},
-    perturbation: toPerturbation(parseObject(message.perturbationJson, "perturbation_json", false)),
+    perturbation: toPerturbation(perturbation),
+    interventions: toInterventions(perturbation),
     seed: message.seed,
     controlRateHz,
     maxDurationS,

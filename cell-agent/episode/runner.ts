@@ -3,9 +3,15 @@
  * the hardware clock (read sensors, capture cameras at their own rates, act, command, record, feed
  * the task monitor) until the task succeeded 0.5 s ago or `max_duration_s` ran out. Everything the
  * loop sees and commands goes into the episode's MCAP; the first RGB camera goes into an MP4.
+ *
+ * Interventions (the run's `interventions` mode): with `on_stall` the loop asks the cell's
+ * Intervention hook for a nudge whenever the StallDetector says the episode stalled; with `scripted`
+ * it asks once, SCRIPTED_INTERVENTION_AT_S into the episode. The loop pauses while the hand is in
+ * the scene, then goes on. Each one is an `intervention:<kind>` event on /events and an entry
+ * `{t_s, kind, detail, duration_s}` of the end /meta's `interventions` list (present unless "none").
  */
 import { join } from "node:path";
-import type { CameraFrame, CellHardware, JointState, ObjectPose, Observation, PolicySession, Wrench } from "../hardware/types.js";
+import type { CameraFrame, CellHardware, InterventionKind, JointState, ObjectPose, Observation, PolicySession, Wrench } from "../hardware/types.js";
 import type { AgentMetrics } from "../metrics.js";
 import { PolicyEndpointTimeout, PolicyStepMissed } from "../policy/latency-budget.js";
 import type { EstopTrip } from "../safety/estop-watch.js";
@@ -17,6 +23,7 @@ import { EventDetector, type EpisodeEvent } from "./event-detector.js";
 import { failureClusterOf } from "./failure-cluster.js";
 import { buildObservation, contractOf, yawOf } from "./observation.js";
 import type { EpisodePlan } from "./plan.js";
+import { StallDetector } from "./stall-detector.js";
 import type { SignalFrame, TaskMonitor, TaskStatus } from "./task-monitor.js";
 
 /** Why an episode stopped without an outcome (EpisodeInterrupted.reason). */
@@ -46,6 +53,14 @@ export interface EpisodeContext {
   missedPeriodLimit?: number;
 }
 
+/** One intervention as /meta `interventions` lists it (wire names). */
+export interface InterventionRecord {
+  t_s: number;
+  kind: InterventionKind;
+  detail: string;
+  duration_s: number;
+}
+
 export type EpisodeResult =
   | {
       kind: "finished";
@@ -55,6 +70,7 @@ export type EpisodeResult =
       resetS: number;
       evaluation: TaskStatus;
       events: EpisodeEvent[];
+      interventions: InterventionRecord[];
       meta: Record<string, unknown>;
       mcapPath: string;
       videoPath?: string;
@@ -63,6 +79,10 @@ export type EpisodeResult =
 
 /** Success must hold this long before the episode stops, so the recording shows it settled. */
 const SUCCESS_HOLD_S = 0.5;
+/** Episode time of the one nudge of `interventions: "scripted"`, seconds. */
+export const SCRIPTED_INTERVENTION_AT_S = 4;
+/** Interventions per episode at most; a policy that stalls again after this many keeps its failure. */
+export const MAX_INTERVENTIONS_PER_EPISODE = 3;
 /** Consecutive failed bus reads or writes before the episode is abandoned as a hardware fault. */
 const MAX_BUS_ERRORS_IN_A_ROW = 3;
 
@@ -91,6 +111,7 @@ export async function runEpisode(ctx: EpisodeContext): Promise<EpisodeResult> {
   const elapsedS = () => Number(clock.nowNs() - loopStartNs) / 1e9;
   let resetS = 0;
   let session: PolicySession | undefined;
+  const interventions: InterventionRecord[] = [];
 
   const metaCommon = async () => {
     const state = await motors.readState().catch(() => undefined);
@@ -172,6 +193,20 @@ export async function runEpisode(ctx: EpisodeContext): Promise<EpisodeResult> {
     let successAtS: number | undefined;
     let busErrors = 0;
     let policyFailure: string | undefined;
+    const stall = new StallDetector();
+    /** Asks the cell for a hand in the scene, records it, and returns the intervention's event. */
+    const intervene = async (kind: InterventionKind, tS: number): Promise<EpisodeEvent> => {
+      if (!hardware.intervention) {
+        return { tS, name: `intervention_unavailable:${kind}`, detail: "this cell has no intervention hook (no technician on hand); the episode goes on untouched" };
+      }
+      try {
+        const { durationS, detail } = await hardware.intervention.intervene(kind, plan.reset);
+        interventions.push({ t_s: tS, kind, detail, duration_s: durationS });
+        return { tS, name: `intervention:${kind}`, detail };
+      } catch (error) {
+        return { tS, name: `intervention_failed:${kind}`, detail: (error as Error).message };
+      }
+    };
     const lateness = new MissedPeriodMonitor({ limit: ctx.missedPeriodLimit });
     loopStartNs = clock.nowNs();
     let deadlineNs = loopStartNs;
@@ -283,6 +318,22 @@ export async function runEpisode(ctx: EpisodeContext): Promise<EpisodeResult> {
       if (successAtS !== undefined && tS - successAtS >= SUCCESS_HOLD_S) break;
       if (tS >= assignment.maxDurationS) break;
 
+      if (assignment.interventions !== "none" && interventions.length < MAX_INTERVENTIONS_PER_EPISODE) {
+        const fingertip = poses?.poses.find((p) => p.name === "gripper")?.positionM;
+        const due = assignment.interventions === "on_stall"
+          ? stall.update({ tS, jointsRad: joints?.positionRad, fingertipM: fingertip, succeeded: status.success })
+          : tS >= SCRIPTED_INTERVENTION_AT_S && interventions.length === 0 && !events.some((e) => e.name.endsWith(":scripted"));
+        if (due) {
+          const event = await intervene(assignment.interventions, tS);
+          events.push(event);
+          recorder.event(clock.nowNs(), event);
+          throwIfAborted(signal);
+          // The pause is the technician's, not a late control step: the schedule starts over.
+          deadlineNs = clock.nowNs();
+          stall.restart({ tS: elapsedS() });
+        }
+      }
+
       deadlineNs += periodNs;
       const afterNs = clock.nowNs();
       if (afterNs > deadlineNs) {
@@ -300,13 +351,16 @@ export async function runEpisode(ctx: EpisodeContext): Promise<EpisodeResult> {
     const outcome = { outcome: success ? "success" : "failure", failure_cluster: failureCluster, duration_s: durationS, reset_s: resetS };
     session = undefined;
     await policy.close().catch(() => undefined);
-    const meta = { phase: "end", ...(await metaCommon()), outcome, event_count: events.length };
+    const meta = {
+      phase: "end", ...(await metaCommon()), outcome, event_count: events.length,
+      ...(assignment.interventions !== "none" ? { interventions_mode: assignment.interventions, interventions } : {}),
+    };
     recorder.meta(clock.nowNs(), meta);
     const mcapPath = join(ctx.recordingsDir, `${episodeId}.mcap`);
     await recorder.finish(mcapPath);
     const hasVideo = video ? await video.finish() : false;
     return {
-      kind: "finished", outcome: success ? "success" : "failure", failureCluster, durationS, resetS, evaluation, events, meta,
+      kind: "finished", outcome: success ? "success" : "failure", failureCluster, durationS, resetS, evaluation, events, interventions, meta,
       mcapPath, videoPath: hasVideo ? videoPath : undefined,
     };
   } catch (error) {

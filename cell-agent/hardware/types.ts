@@ -88,15 +88,47 @@ export interface SceneReset {
   reset(plan: ResetPlan): Promise<{ resetS: number }>;
 }
 
+/**
+ * The physical description of an object the cell does not stock: a customer kit (`object`
+ * "kit/<name>"), modelled as a box. A real cell ignores it (the kit itself is on the table); a
+ * simulator builds the body from it.
+ */
+export interface ObjectShapeSpec {
+  kind: "box";
+  /** Box size along x, y, z of the object's frame, millimetres. */
+  dimensionsMm: [number, number, number];
+  massG: number;
+  /** Rendering colour, sRGB 0..255. */
+  colourRgb: [number, number, number];
+}
+
 export interface ResetPlan {
-  /** Object name to the pose the reset should achieve. */
-  objects: Record<string, { object: string; positionM: [number, number, number]; yawRad: number }>;
+  /** Object name to the pose the reset should achieve; `shape` only for objects the cell does not stock (kits). */
+  objects: Record<string, { object: string; positionM: [number, number, number]; yawRad: number; shape?: ObjectShapeSpec }>;
   /** Lighting preset realized for this episode, e.g. "nominal", "dim", "warm". */
   lighting: string;
   /** Distractor objects realized for this episode. */
   distractors: Array<{ object: string; positionM: [number, number, number]; yawRad: number }>;
   /** Robot joint positions to home to before the episode starts. */
   homeRad: number[];
+}
+
+/** Why an intervention happened: the run's `interventions` mode that called for it. */
+export type InterventionKind = "on_stall" | "scripted";
+
+/**
+ * Optional: a hand in the scene during an episode, for runs declared with `interventions` on_stall
+ * or scripted. The episode's control loop pauses while it runs and goes on afterwards; the runner
+ * stamps the episode time and records it on /events and in /meta `interventions`.
+ *
+ * A simulated cell nudges the task objects back into their nominal reachable area and re-homes
+ * the arm. A real cell prompts its technician (cell display or pager) to do the same and resolves
+ * once the technician confirms; `detail` then says what they did. Cells without a technician on
+ * hand leave this out: the runner records the stall and intervenes in nothing.
+ */
+export interface Intervention {
+  /** `plan` is the episode's reset plan: the nominal object poses and the arm's home. */
+  intervene(kind: InterventionKind, plan: ResetPlan): Promise<{ durationS: number; detail: string }>;
 }
 
 /**
@@ -147,6 +179,8 @@ export interface CellHardware {
   mocap?: MocapSource;
   estop: EstopInput;
   scene: SceneReset;
+  /** Absent when nobody can touch the scene mid-episode (see Intervention). */
+  intervention?: Intervention;
   clock: Clock;
   policies: PolicyRuntime;
   /** Releases devices and sockets. */

@@ -3,7 +3,8 @@
  * its size and SHA-256 match what the agent announced, it is renamed to
  * `${dir}/<run_id>/<episode_id>/<file_name>`, the path the API serves from. Writes are fsynced
  * before a byte count is reported back, and the directory after a rename, so a reported offset
- * or a `complete: true` survives a power cut.
+ * or a `complete: true` survives a power cut. Files the coordinator derives itself (ground truth)
+ * go to the same place through `writeDerived`.
  */
 import { createHash } from "node:crypto";
 import { closeSync, createReadStream, fstatSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, statSync, writeSync } from "node:fs";
@@ -117,6 +118,29 @@ export class ArtifactStore {
     syncDirectory(directory);
     syncDirectory(this.incoming);
     return target;
+  }
+
+  /**
+   * Stores a file the coordinator made itself (a derived artifact such as ground truth) at its final
+   * path: written to `.incoming`, fsynced and renamed, so the final name never holds a partial file.
+   * Returns the path and the file's size and SHA-256 for its artifacts row.
+   */
+  writeDerived(ref: { runId: string; episodeId: string; kind: string; fileName: string }, data: Uint8Array): { path: string; bytes: number; sha256: string } {
+    const target = this.finalPath(ref.runId, ref.episodeId, ref.fileName);
+    const part = this.partPath(ref.episodeId, ref.kind);
+    const fd = openSync(part, "w");
+    try {
+      let written = 0;
+      while (written < data.length) written += writeSync(fd, data, written, data.length - written);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    const directory = join(this.dir, ref.runId, ref.episodeId);
+    mkdirSync(directory, { recursive: true });
+    renameSync(part, target);
+    syncDirectory(directory);
+    return { path: target, bytes: data.length, sha256: createHash("sha256").update(data).digest("hex") };
   }
 }
 

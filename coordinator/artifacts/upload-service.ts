@@ -2,6 +2,10 @@
  * The CellLink artifact calls. ArtifactStatus says how many bytes of an artifact are already
  * held; UploadArtifact appends chunks from exactly that offset and, on the chunk marked `last`,
  * verifies the whole file against the artifacts row EpisodeFinished announced and stores it.
+ *
+ * A stored MCAP of a verify scenario episode with `return_ground_truth` first yields its ground-truth
+ * file (coordinator/artifacts/ground-truth.ts); the MCAP row turns `stored` together with the
+ * ground-truth row, so the run cannot complete before its ground truth exists.
  */
 import type { sendUnaryData, ServerReadableStream, ServerUnaryCall } from "@grpc/grpc-js";
 import type { ArtifactChunk, ArtifactProgress, ArtifactRef } from "../../protocol/gen/cell.js";
@@ -9,8 +13,11 @@ import { authenticateCell } from "../fleet/enrollment.js";
 import { metadataValue } from "../fleet/connect-session.js";
 import type { LinkContext } from "../fleet/link-context.js";
 import { LinkError, toGrpcStatus } from "../fleet/link-errors.js";
-import { getArtifact, markArtifactStored, type ArtifactRow } from "../store/artifacts-repo.js";
-import { getEpisode } from "../store/episodes-repo.js";
+import { groundTruthScenarioOf } from "../kinds/verify.js";
+import { getArtifact, markArtifactStored, upsertStoredArtifact, type ArtifactRow } from "../store/artifacts-repo.js";
+import { getEpisode, type EpisodeRow } from "../store/episodes-repo.js";
+import { getRunRow } from "../store/runs-repo.js";
+import { deriveGroundTruth, groundTruthFileName } from "./ground-truth.js";
 
 /** The artifacts row behind a ref, checked to belong to the calling cell. */
 function artifactFor(ctx: LinkContext, cellId: string, ref: ArtifactRef | undefined): ArtifactRow {
@@ -99,9 +106,33 @@ export function handleUploadArtifact(ctx: LinkContext, call: ServerReadableStrea
     if (row && !answered) ctx.store.sync(row.episode_id, row.kind);
   });
 
+  /**
+   * Writes the ground-truth file of a stored MCAP when its run asked for one; returns its artifacts
+   * row. A recording that cannot be read is logged and yields none (the MCAP itself stays served).
+   */
+  async function groundTruthOf(mcap: ArtifactRow, mcapPath: string) {
+    const run = getRunRow(ctx.db, mcap.run_id);
+    // Every episodes row has `assign` (the kinds' column); EpisodeRow just does not name it.
+    const episode = getEpisode(ctx.db, mcap.episode_id) as (EpisodeRow & { assign: string | null }) | undefined;
+    const scenario = run && episode ? groundTruthScenarioOf(run, episode) : undefined;
+    if (scenario === undefined) return undefined;
+    try {
+      const truth = await deriveGroundTruth({
+        runId: mcap.run_id, episodeId: mcap.episode_id, scenarioId: scenario, mcapPath, mcapFileName: mcap.file_name, mcapSha256: mcap.sha256,
+      });
+      const fileName = groundTruthFileName(mcap.episode_id);
+      const ref = { runId: mcap.run_id, episodeId: mcap.episode_id, kind: "ground_truth", fileName };
+      const stored = ctx.store.writeDerived(ref, new TextEncoder().encode(JSON.stringify(truth)));
+      return { ...ref, bytes: stored.bytes, sha256: stored.sha256 };
+    } catch (error) {
+      ctx.logger.error(`ground truth of episode ${mcap.episode_id} (run ${mcap.run_id}) could not be derived from ${mcap.file_name}: ${(error as Error).message}`);
+      return undefined;
+    }
+  }
+
   async function finish(current: ArtifactRow): Promise<void> {
     try {
-      await ctx.store.commit({
+      const path = await ctx.store.commit({
         runId: current.run_id,
         episodeId: current.episode_id,
         kind: current.kind,
@@ -109,7 +140,12 @@ export function handleUploadArtifact(ctx: LinkContext, call: ServerReadableStrea
         bytes: current.bytes,
         sha256: current.sha256,
       });
-      markArtifactStored(ctx.db, current.episode_id, current.kind, ctx.now().toISOString());
+      const derived = current.kind === "mcap" ? await groundTruthOf(current, path) : undefined;
+      const at = ctx.now().toISOString();
+      ctx.db.transaction(() => {
+        if (derived) upsertStoredArtifact(ctx.db, { ...derived, storedAt: at });
+        markArtifactStored(ctx.db, current.episode_id, current.kind, at);
+      })();
       answer(null, storedProgress(current));
       ctx.completer.maybeComplete(current.run_id);
     } catch (error) {

@@ -10,10 +10,13 @@
  * Result. `units` (one per robot), `scenarios` ([{scenario, unit, episode_id, sim_outcome,
  * real_outcome}]), `agreement` (sim vs real over the scenario episodes with a simulated outcome,
  * from coordinator/stats/agreement.ts), `audit` (the audit episodes' rate, reported apart), and with
- * `return_ground_truth` a `ground_truth` section naming, per scenario episode, its MCAP and the
- * channels that carry the ground truth (`/gt/object_poses` motion-capture 6-DoF poses,
- * `/joint_targets_commanded` vs `/joint_states_measured`).
+ * `return_ground_truth` a `ground_truth` section: per scenario episode, a JSON file for simulator
+ * recalibration (coordinator/artifacts/ground-truth.ts, schema `assay.ground_truth/1`) that the
+ * coordinator derives from the episode's MCAP channels (`/gt/object_poses` motion-capture 6-DoF
+ * poses, `/joint_targets_commanded` vs `/joint_states_measured`) as soon as the MCAP is stored,
+ * before the run can complete; listed at `episodes?artifact=ground_truth`.
  */
+import { GROUND_TRUTH_SCHEMA, GROUND_TRUTH_SOURCE_CHANNELS } from "../artifacts/ground-truth.js";
 import { agreement } from "../stats/agreement.js";
 import { rateSummary } from "../runs/run-results.js";
 import { contract, isPlainObject, q, rejectUnknownKeys, type ValidatedRun, type ValidateRunContext } from "../runs/validate-run.js";
@@ -26,7 +29,7 @@ import { pooledResult, unitResults, type KindResultContext } from "./unit-result
 const MANDATORY = ["robots", "environment", "task", "policy", "scenarios"];
 const OPTIONAL = ["audit_sample", "return_ground_truth"];
 /** Ground-truth channels of every episode's MCAP. */
-export const GROUND_TRUTH_CHANNELS = ["/gt/object_poses", "/joint_targets_commanded", "/joint_states_measured", "/meta"];
+export const GROUND_TRUTH_CHANNELS = GROUND_TRUTH_SOURCE_CHANNELS;
 
 export function validateVerify(body: Record<string, unknown>, ctx: ValidateRunContext): ValidatedRun {
   checkFields("verify", body, MANDATORY, OPTIONAL);
@@ -61,6 +64,18 @@ export function validateVerify(body: Record<string, unknown>, ctx: ValidateRunCo
   });
 }
 
+/**
+ * The scenario index when the episode's MCAP must yield a ground-truth file (a scenario episode of a
+ * verify run with `return_ground_truth`), else undefined.
+ */
+export function groundTruthScenarioOf(run: Pick<RunRow, "kind" | "plan">, episode: Pick<UnitEpisodeRow, "assign">): number | undefined {
+  if (run.kind !== "verify") return undefined;
+  const settings = (JSON.parse(run.plan) as { kind?: { verify?: { return_ground_truth?: boolean } } }).kind?.verify;
+  if (!settings?.return_ground_truth) return undefined;
+  const assign = parseAssign(episode.assign);
+  return assign.role === "scenario" && typeof assign.scenario === "number" ? assign.scenario : undefined;
+}
+
 export function verifyResult(ctx: KindResultContext, run: RunRow, episodes: readonly UnitEpisodeRow[]): Record<string, unknown> {
   const units = unitResults(ctx, run, episodes);
   const settings = (JSON.parse(run.plan) as { kind: { verify: { return_ground_truth: boolean } } }).kind.verify;
@@ -78,7 +93,15 @@ export function verifyResult(ctx: KindResultContext, run: RunRow, episodes: read
     agreement: pairs.length ? agreement(pairs, 0.95) : null,
     audit: rateSummary(audits.filter((e) => e.outcome === "success").length, audits.length),
     ...(settings.return_ground_truth
-      ? { ground_truth: { format: "mcap-channels", channels: GROUND_TRUTH_CHANNELS, episodes: scenarios.map((s) => ({ scenario: s.scenario, episode_id: s.episode_id, index: s.index })), list_url: `${ctx.baseUrl}/v1/runs/${run.id}/episodes?artifact=mcap` } }
+      ? {
+          ground_truth: {
+            format: GROUND_TRUTH_SCHEMA,
+            channels: GROUND_TRUTH_CHANNELS,
+            episodes: scenarios.map((s) => ({ scenario: s.scenario, episode_id: s.episode_id, index: s.index })),
+            list_url: `${ctx.baseUrl}/v1/runs/${run.id}/episodes?artifact=ground_truth`,
+            mcap_list_url: `${ctx.baseUrl}/v1/runs/${run.id}/episodes?artifact=mcap`,
+          },
+        }
       : {}),
   };
 }

@@ -99,16 +99,26 @@ export function renderReportPdf(report: Report, now: Date): Promise<Buffer> {
   }
 
   heading(doc, "Instructions");
-  for (const row of report.instructions.sampled) doc.text(`"${row.instruction}": ${pct(row.success_rate)} [${pct(row.ci95[0])}, ${pct(row.ci95[1])}], n=${row.n}`);
-  if (report.instructions.sampled.length === 0) doc.text("No sampled instruction recorded.");
-  doc.text(report.instructions.held_out.length
-    ? `Held out: ${report.instructions.held_out.map((row) => `"${row.instruction}" ${pct(row.success_rate)} (n=${row.n})`).join("; ")}`
+  const { sampled, held_out: heldOut, mode } = report.instructions;
+  doc.text(`Instruction set of this run: ${mode === "held_out" ? "held-out paraphrases" : "sampled instructions"}.`);
+  doc.text(sampled.n
+    ? `Sampled: ${pct(sampled.success_rate)} [${pct(sampled.ci95[0])}, ${pct(sampled.ci95[1])}], n=${sampled.n}`
+    : "No sampled instruction recorded.");
+  for (const [instruction, rate] of Object.entries(sampled.by_instruction)) doc.text(`  "${instruction}": ${pct(rate.success_rate)} [${pct(rate.ci95[0])}, ${pct(rate.ci95[1])}], n=${rate.n}`);
+  doc.text(heldOut.n
+    ? `Held out (reported apart): ${pct(heldOut.success_rate)} [${pct(heldOut.ci95[0])}, ${pct(heldOut.ci95[1])}], n=${heldOut.n}`
     : "Held-out paraphrases: none ran in this run (they are never sampled during iteration).");
+  for (const [instruction, rate] of Object.entries(heldOut.by_instruction)) doc.text(`  "${instruction}": ${pct(rate.success_rate)} [${pct(rate.ci95[0])}, ${pct(rate.ci95[1])}], n=${rate.n}`);
 
   heading(doc, "Interventions");
   const iv = report.interventions;
   doc.text(`Mode ${iv.mode}; ${iv.count} intervention(s) in ${iv.episodes_intervened} episode(s). Without intervened episodes: `
-    + `${pct(iv.result_without_intervened.success_rate)} (n=${iv.result_without_intervened.n}).`);
+    + `${pct(iv.result_without_intervened.success_rate)} [${pct(iv.result_without_intervened.ci95[0])}, ${pct(iv.result_without_intervened.ci95[1])}] `
+    + `(n=${iv.result_without_intervened.n}); intervened episodes apart: ${pct(iv.result_intervened.success_rate)} (n=${iv.result_intervened.n}).`);
+  if (iv.events.length > 0) {
+    const shown = iv.events.slice(0, 40).map((e) => `#${e.index} ${e.kind} at ${e.t_s === null ? "?" : `${e.t_s.toFixed(1)} s`}`);
+    doc.text(`At: ${shown.join("; ")}${iv.events.length > 40 ? `; ${iv.events.length - 40} more in the JSON report` : ""}.`);
+  }
 
   heading(doc, "Out of scope (declared by the task, verbatim)");
   if (report.out_of_scope.length === 0) doc.text("none declared");

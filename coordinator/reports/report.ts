@@ -6,19 +6,29 @@
  * - `failure_clusters`: cluster name -> count (as in the Result);
  * - `perturbation_schedule`: the schedule as requested and as realized, one entry per finished
  *   episode, read from the episode's `/meta` (`perturbations_realized`) or its replay spec;
- * - `stages`: per-stage rates; `instructions`: per-instruction rates, with held-out paraphrases in
- *   their own section (empty unless a held-out instruction actually ran, e.g. a verify replay);
+ * - `stages`: per-stage rates; `instructions`: the run's instruction set (`mode`) and one section per
+ *   instruction set, `sampled` and `held_out`, each with its pooled rate and interval and the rate
+ *   of every instruction (`by_instruction`); held-out rates are never pooled with sampled ones;
  * - `out_of_scope`: the task envelope's declarations, verbatim;
  * - `units`: for multi-unit kinds, each unit's rate and its own citation.
+ * - `interventions`: the run's declared mode, each intervention's episode and time, and the rate
+ *   over episodes without an intervention apart from the rate over those with one.
  *
  * Pilot runs never get a report (their episodes are calibration only).
  */
 import { AssayError } from "../errors/assay-error.js";
+import { interventionSummary } from "../runs/interventions.js";
+import { instructionSetOf, type InstructionSet } from "../runs/instruction-set.js";
 import { rateSummary, stageRates, type RateSummary } from "../runs/run-results.js";
 import type { Db } from "../store/database.js";
 import type { RunRow } from "../store/runs-repo.js";
 import { isPilotRun } from "../tasks/pilot.js";
 import { listUnitEpisodes, parseAssign, parseUnits, type UnitEpisodeRow } from "../kinds/units.js";
+
+/** One instruction set's episodes: pooled rate and interval, and the rate of each instruction. */
+export interface InstructionSetRates extends RateSummary {
+  by_instruction: Record<string, RateSummary>;
+}
 
 export interface ReportUnit {
   key: string;
@@ -49,14 +59,14 @@ export interface Report {
     realized: Array<Record<string, unknown>>;
   };
   stages: Record<string, RateSummary>;
-  instructions: { sampled: Array<{ instruction: string } & RateSummary>; held_out: Array<{ instruction: string } & RateSummary> };
+  instructions: { mode: InstructionSet; sampled: InstructionSetRates; held_out: InstructionSetRates };
   out_of_scope: string[];
   units: ReportUnit[];
   interventions: {
     mode: string;
     episodes_intervened: number;
     count: number;
-    events: Array<{ index: number; unit?: number; t_s: number | null; kind: string }>;
+    events: Array<{ episode: string; index: number; unit?: number; t_s: number | null; kind: string }>;
     result_without_intervened: RateSummary;
     result_intervened: RateSummary;
   };
@@ -109,31 +119,24 @@ function realizedOf(e: UnitEpisodeRow): Record<string, unknown> {
     distractors: distractors.map((d) => d.object),
     object_offsets_mm: Object.fromEntries(Object.entries(objects).map(([name, o]) => [name, o.offset_mm ?? null])),
     instruction: meta?.instruction ?? replay.instruction ?? null,
+    instruction_set: meta?.instruction_set ?? replay.instruction_set ?? null,
     replayed: meta?.replayed ?? Boolean(parseAssign(e.assign).replay_spec),
   };
 }
 
 /**
- * Interventions recorded in an episode's /meta (`interventions: [{t_s, kind, detail?}]`), the
- * channel a cell uses to say a technician (or a scripted nudge) touched the scene.
+ * The interventions section: the Result's summary (coordinator/runs/interventions.ts) under the
+ * report's names, `events` being the Result's `timestamps`.
  */
-function interventionsOf(e: UnitEpisodeRow): Array<{ t_s: number | null; kind: string }> {
-  const list = parseJson(e.meta)?.interventions;
-  if (!Array.isArray(list)) return [];
-  return list.map((x: { t_s?: unknown; kind?: unknown }) => ({ t_s: typeof x?.t_s === "number" ? x.t_s : null, kind: typeof x?.kind === "string" ? x.kind : "unspecified" }));
-}
-
 function interventionSection(mode: string, done: readonly UnitEpisodeRow[]): Report["interventions"] {
-  const events = done.flatMap((e) => interventionsOf(e).map((i) => ({ index: e.idx, ...(e.unit !== null ? { unit: e.unit } : {}), ...i })));
-  const flagged = new Set(events.map((e) => e.index));
-  const rate = (list: readonly UnitEpisodeRow[]) => rateSummary(list.filter((e) => e.outcome === "success").length, list.length);
+  const summary = interventionSummary(mode, done);
   return {
     mode,
-    episodes_intervened: flagged.size,
-    count: events.length,
-    events,
-    result_without_intervened: rate(done.filter((e) => !flagged.has(e.idx))),
-    result_intervened: rate(done.filter((e) => flagged.has(e.idx))),
+    episodes_intervened: summary.episodes_intervened,
+    count: summary.count,
+    events: summary.timestamps,
+    result_without_intervened: summary.clean,
+    result_intervened: summary.intervened,
   };
 }
 
@@ -143,18 +146,32 @@ function tally(values: Array<string | null>): Record<string, number> {
   return out;
 }
 
-function instructionRates(done: readonly UnitEpisodeRow[], realized: ReadonlyArray<Record<string, unknown>>, heldOut: readonly string[]) {
-  const byInstruction = new Map<string, { k: number; n: number }>();
+/**
+ * Rates per instruction set. An episode belongs to the set its /meta (or replay spec) records as
+ * `instruction_set`; older episodes that record none are placed by the task's held-out list.
+ * Episodes that carried no instruction count in neither set.
+ */
+function instructionRates(
+  mode: InstructionSet, done: readonly UnitEpisodeRow[], realized: ReadonlyArray<Record<string, unknown>>, heldOut: readonly string[],
+): Report["instructions"] {
+  const sets: Record<InstructionSet, Map<string, { k: number; n: number }>> = { sampled: new Map(), held_out: new Map() };
   done.forEach((e, i) => {
-    const instruction = realized[i].instruction;
+    const { instruction, instruction_set: recorded } = realized[i];
     if (typeof instruction !== "string") return;
-    const t = byInstruction.get(instruction) ?? { k: 0, n: 0 };
+    const set: InstructionSet = recorded === "held_out" || recorded === "sampled" ? recorded : heldOut.includes(instruction) ? "held_out" : "sampled";
+    const t = sets[set].get(instruction) ?? { k: 0, n: 0 };
     t.n += 1;
     if (e.outcome === "success") t.k += 1;
-    byInstruction.set(instruction, t);
+    sets[set].set(instruction, t);
   });
-  const rows = [...byInstruction].map(([instruction, t]) => ({ instruction, ...rateSummary(t.k, t.n) }));
-  return { sampled: rows.filter((r) => !heldOut.includes(r.instruction)), held_out: rows.filter((r) => heldOut.includes(r.instruction)) };
+  const section = (tallies: Map<string, { k: number; n: number }>): InstructionSetRates => {
+    const all = [...tallies.values()];
+    return {
+      ...rateSummary(all.reduce((s, t) => s + t.k, 0), all.reduce((s, t) => s + t.n, 0)),
+      by_instruction: Object.fromEntries([...tallies].map(([instruction, t]) => [instruction, rateSummary(t.k, t.n)])),
+    };
+  };
+  return { mode, sampled: section(sets.sampled), held_out: section(sets.held_out) };
 }
 
 /**
@@ -207,7 +224,7 @@ export function buildReport(db: Db, run: RunRow, baseUrl: string, now: Date): Re
       realized,
     },
     stages: (result.stages as Record<string, RateSummary> | undefined) ?? stageRates(done),
-    instructions: instructionRates(done, realized, heldOut),
+    instructions: instructionRates(instructionSetOf(request), done, realized, heldOut),
     out_of_scope: outOfScope,
     units: units.map((u) => {
       const rate: RateSummary = { n: u.result.n, success_rate: u.result.success_rate, ci95: u.result.ci95, interval_method: u.result.interval_method };

@@ -18,6 +18,7 @@ import { getRunRow as getFullRunRow } from "../store/runs-repo.js";
 import { enqueueEvent } from "../webhooks/outbox.js";
 import { kindAfterCompleted, kindProgress, kindResult } from "../kinds/kind-results.js";
 import { listUnitEpisodes } from "../kinds/units.js";
+import { interventionModeOf, interventionSummary, type InterventionSummary } from "./interventions.js";
 import { computeMeters, environmentClassOf, type MeterContext } from "./meters.js";
 import type { Priority } from "./price-list.js";
 import type { RunEvents } from "./run-events.js";
@@ -40,6 +41,8 @@ export interface RunResult extends RateSummary {
   cost_usd: number;
   artifacts: { mcap: string; video: string; ground_truth: string; report_pdf: string };
   stages: Record<string, RateSummary>;
+  /** Top-level Result only (the completer adds it): counts, timestamps and the rate without intervened episodes. */
+  interventions?: InterventionSummary;
 }
 
 /** The subset of a `runs` row this module reads (snake_case columns, JSON as text). */
@@ -170,11 +173,20 @@ export function createRunCompleter(options: RunCompleterOptions): RunCompleter {
     return meterContextFor(pins, run);
   }
 
-  /** The Result of any run: kind `run` from its plan, a multi-unit kind per unit (coordinator/kinds). */
+  /**
+   * The Result of any run: kind `run` from its plan, a multi-unit kind per unit (coordinator/kinds);
+   * either way with the run's interventions section (coordinator/runs/interventions.ts).
+   */
   function resultOf(runId: string, run: RunRowView): object {
     const full = getFullRunRow(db, runId);
-    if (full?.units) return kindResult({ db, pins, baseUrl }, full, listUnitEpisodes(db, runId));
-    return computeRunResult(runId, listAllEpisodes(db, runId), meterContextOf(run), baseUrl);
+    const withInterventions = (result: object, episodes: readonly EpisodeRow[]) =>
+      ({ ...result, interventions: interventionSummary(interventionModeOf(run.request), episodes.filter((e) => e.status === "done")) });
+    if (full?.units) {
+      const episodes = listUnitEpisodes(db, runId);
+      return withInterventions(kindResult({ db, pins, baseUrl }, full, episodes), episodes);
+    }
+    const episodes = listAllEpisodes(db, runId);
+    return withInterventions(computeRunResult(runId, episodes, meterContextOf(run), baseUrl), episodes);
   }
 
   function storePartialResult(runId: string): void {

@@ -4,6 +4,7 @@
  * partial result of a stopped run); `status_detail` when failed or stopped.
  */
 import type { RunRow } from "../store/runs-repo.js";
+import { interventionsOfMeta } from "./interventions.js";
 
 /** Minimal views of FLEET's rows (coordinator/store/episodes-repo.ts, artifacts-repo.ts). */
 export interface EpisodeRowView {
@@ -18,6 +19,8 @@ export interface EpisodeRowView {
   duration_s: number | null;
   replay_spec: string | null;
   interruptions: string;
+  /** The episode's end /meta as the agent sent it (read for its interventions). */
+  meta?: string | null;
 }
 
 export interface ArtifactRowView {
@@ -56,6 +59,7 @@ export function runView(row: RunRow): Record<string, unknown> {
     max_budget_usd: request.max_budget_usd ?? null,
     interventions: request.interventions,
     publish: request.publish,
+    instructions: request.instructions ?? "sampled",
     resolved_pins: JSON.parse(row.resolved_pins),
     ...(row.kind !== "run" ? kindFields(row, request) : {}),
     ...(showResult ? { result: parse(row.result) } : {}),
@@ -65,7 +69,7 @@ export function runView(row: RunRow): Record<string, unknown> {
 
 /** Fields every run shows; the rest of a kind's request is shown as submitted by `kindFields`. */
 const RUN_FIELDS_SHOWN = new Set([
-  "kind", "robot", "environment", "task", "policy", "episodes", "priority", "perturbation", "data", "max_budget_usd", "interventions", "publish",
+  "kind", "robot", "environment", "task", "policy", "episodes", "priority", "perturbation", "data", "max_budget_usd", "interventions", "publish", "instructions",
 ]);
 
 /**
@@ -98,6 +102,7 @@ export function episodeView(row: EpisodeRowView, artifacts: readonly ArtifactRow
     return a ? artifactFileUrl(artifactUrl, a) : null;
   };
   const interruptions = parse(row.interruptions) as unknown[];
+  const interventions = interventionsOfMeta(row.meta ?? null);
   return {
     id: row.id,
     object: "episode",
@@ -111,6 +116,8 @@ export function episodeView(row: EpisodeRowView, artifacts: readonly ArtifactRow
     cell: row.cell_id,
     attempts: row.attempt,
     interruptions,
+    // Only intervened episodes carry the flag (and their interventions), so clients can filter on it.
+    ...(interventions.length > 0 ? { intervened: true, interventions } : {}),
     ...(typeof (row as { unit?: unknown }).unit === "number" ? { unit: (row as { unit?: number }).unit } : {}),
   };
 }

@@ -1,6 +1,7 @@
 /**
  * The `artifacts` table: one row per recording an agent announced in EpisodeFinished
- * (`pending`), verified and moved into the artifact store (`stored`), or deleted (`purged`).
+ * (`pending`), verified and moved into the artifact store (`stored`), or deleted (`purged`), and
+ * one per file the coordinator derived from a stored recording (verify ground truth, `stored`).
  */
 import type { Db } from "./database.js";
 
@@ -8,7 +9,7 @@ import type { Db } from "./database.js";
 export interface ArtifactRow {
   episode_id: string;
   run_id: string;
-  /** "mcap" or "video". */
+  /** "mcap" or "video" (uploaded by the agent), or "ground_truth" (derived by the coordinator). */
   kind: string;
   file_name: string;
   bytes: number;
@@ -40,6 +41,20 @@ export function insertPendingArtifact(
     `INSERT OR IGNORE INTO artifacts (episode_id, run_id, kind, file_name, bytes, sha256, status)
      VALUES (?, ?, ?, ?, ?, ?, 'pending')`,
   ).run(row.episodeId, row.runId, row.kind, row.fileName, row.bytes, row.sha256.toLowerCase());
+}
+
+/**
+ * Records an artifact the coordinator derived and already stored (kind `ground_truth`); a repeated
+ * derivation (the MCAP uploaded again after a crash) replaces the row.
+ */
+export function upsertStoredArtifact(
+  db: Db,
+  row: { episodeId: string; runId: string; kind: string; fileName: string; bytes: number; sha256: string; storedAt: string },
+): void {
+  db.prepare(
+    `INSERT OR REPLACE INTO artifacts (episode_id, run_id, kind, file_name, bytes, sha256, status, stored_at)
+     VALUES (?, ?, ?, ?, ?, ?, 'stored', ?)`,
+  ).run(row.episodeId, row.runId, row.kind, row.fileName, row.bytes, row.sha256.toLowerCase(), row.storedAt);
 }
 
 export function markArtifactStored(db: Db, episodeId: string, kind: string, at: string): void {

@@ -1,8 +1,10 @@
 /**
  * Kind `verify` end to end: simulator-flagged scenarios (an Isaac Lab export) reproduced exactly on
- * the verify-tier fr3 cell, plus audit episodes; sim-vs-real agreement and ground-truth pointers.
+ * the verify-tier fr3 cell, plus audit episodes; sim-vs-real agreement and the ground-truth files
+ * derived from each scenario episode's MCAP.
  */
 import assert from "node:assert/strict";
+import { McapIndexedReader } from "@mcap/core";
 import { readSse, startTestService, type TestService } from "./helpers.js";
 
 const FR3_POLICY = {
@@ -61,6 +63,68 @@ describe("kind verify on a simulated fleet", function () {
     const second = byId.get(result.scenarios[1].episode_id);
     assert.deepEqual(second.replay_spec.objects.cube.pose, [0.245, 0.04, 0.015, 30]);
     assert.equal(byId.get(result.scenarios[2].episode_id).replay_spec.lighting, "dim");
+  });
+
+  it("ships a ground-truth file per scenario episode, stored before the run completed, matching its MCAP", async () => {
+    const created = await service.api("/v1/runs", { method: "POST", json: { ...VERIFY, scenarios: { ...VERIFY.scenarios, count: 2 }, audit_sample: 0 } });
+    assert.equal(created.status, 201, await created.clone().text());
+    const run = (await created.json()) as Record<string, any>;
+    await readSse(await service.api(`/v1/runs/${run.id}/events`), (e) => e.event === "status" && ["completed", "failed", "stopped"].includes((e.data as any).status));
+    const done = (await (await service.api(`/v1/runs/${run.id}`)).json()) as Record<string, any>;
+    assert.equal(done.status, "completed", JSON.stringify(done.status_detail));
+    assert.equal(done.result.ground_truth.format, "assay.ground_truth/1");
+    assert.match(done.result.ground_truth.list_url, /episodes\?artifact=ground_truth$/);
+
+    // Listed right at completion: the run completed only once every file existed.
+    const list = (await (await service.api(`/v1/runs/${run.id}/episodes?artifact=ground_truth`)).json()) as { data: any[] };
+    assert.equal(list.data.length, 2);
+    for (const a of list.data) {
+      assert.equal(a.status, "stored");
+      assert.equal(a.kind, "ground_truth");
+      assert.match(a.url, new RegExp(`/${a.episode_id}/${a.episode_id}\\.ground_truth\\.json$`));
+    }
+    const fetched = await service.api(list.data[0].url);
+    assert.equal(fetched.status, 200);
+    assert.match(fetched.headers.get("content-type") ?? "", /application\/json/);
+    const truth = (await fetched.json()) as Record<string, any>;
+    assert.equal(truth.schema, "assay.ground_truth/1");
+    assert.equal(truth.episode_id, list.data[0].episode_id);
+    assert.equal(truth.run_id, run.id);
+    assert.equal(truth.scenario_id, done.result.scenarios.find((s: any) => s.episode_id === truth.episode_id).scenario);
+    assert.match(truth.robot, /^fr3/);
+    assert.equal(truth.environment, "tabletop@1");
+    for (const key of ["world", "orientation", "joints", "time"]) assert.ok(truth.frames[key], `frames.${key}`);
+
+    const cube = truth.objects.cube;
+    assert.ok(cube.t_s.length > 10, "cube poses over time");
+    assert.equal(cube.position_m.length, cube.t_s.length);
+    assert.equal(cube.orientation_xyzw.length, cube.t_s.length);
+    for (const q of cube.orientation_xyzw.slice(0, 5)) assert.ok(Math.abs(Math.hypot(...q) - 1) < 1e-6, `unit quaternion ${q}`);
+    const { joints } = truth;
+    const dof = joints.names.length;
+    assert.equal(dof, 8, "fr3: 7 arm joints and the gripper");
+    assert.ok(joints.t_s.length > 10);
+    for (const key of ["commanded_rad", "measured_rad", "velocity_rad_s"]) assert.equal(joints[key].length, joints.t_s.length, key);
+    assert.equal(joints.t_s[0], 0);
+    assert.ok(joints.t_s.every((t: number, i: number) => i === 0 || t > joints.t_s[i - 1]), "joint rows in time order");
+
+    // The first commanded and measured samples are the MCAP's own.
+    const mcaps = (await (await service.api(`/v1/runs/${run.id}/episodes?artifact=mcap`)).json()) as { data: any[] };
+    const mcapUrl = mcaps.data.find((a) => a.episode_id === truth.episode_id).url;
+    const bytes = new Uint8Array(await (await service.api(mcapUrl)).arrayBuffer());
+    const reader = await McapIndexedReader.Initialize({
+      readable: { size: async () => BigInt(bytes.byteLength), read: async (offset, size) => bytes.subarray(Number(offset), Number(offset + size)) },
+    });
+    const first = async (topic: string) => {
+      for await (const message of reader.readMessages({ topics: [topic] })) return JSON.parse(new TextDecoder().decode(message.data));
+      throw new Error(`no ${topic} message`);
+    };
+    const measured = await first("/joint_states_measured");
+    const commanded = await first("/joint_targets_commanded");
+    assert.deepEqual(joints.names, measured.name);
+    assert.deepEqual(joints.measured_rad[0], measured.position);
+    assert.deepEqual(joints.velocity_rad_s[0], measured.velocity);
+    assert.deepEqual(joints.commanded_rad[0], commanded.position);
   });
 
   it("answers 422 scenario_format_invalid for a source no format parses, and refuses soak-tier robots", async () => {

@@ -1,0 +1,100 @@
+/**
+ * `interventions: "on_stall"` end to end on a simulated fleet: the novice policy misses its cube (dim
+ * light, look-alike blocks), then holds still; after 5 s without progress the cell agent asks the
+ * simulated technician for a nudge (re-home, cube back into place) and goes on. Results count the
+ * interventions with their timestamps, the episode JSON flags intervened episodes, and the clean
+ * rate is computed from the others; the report shows the same figures.
+ */
+import assert from "node:assert/strict";
+import { McapIndexedReader } from "@mcap/core";
+import { wilsonInterval } from "../../coordinator/stats/wilson.js";
+import { README_RUN_BODY } from "../fixtures.js";
+import { readSse, startTestService, type TestService } from "./helpers.js";
+
+/**
+ * Seeded so both groups occur: when written, 5 of the 6 novice episodes missed and stalled (two nudges
+ * each, at ~8 s and ~17.5 s) and the one clean episode succeeded. The assertions below hold for any split.
+ */
+const PERTURBATION = { layout_jitter_mm: 10, lighting: ["nominal", "dim"], distractors: "color-blocks@1", seed: 20251122 };
+const EPISODES = 6;
+
+describe("interventions on_stall (simulated fleet, novice policy)", function () {
+  this.timeout(300_000);
+  let service: TestService;
+
+  before(async () => {
+    service = await startTestService({ cells: ["so101-b", "so101-c"] });
+  });
+
+  after(async () => {
+    await service?.stop();
+  });
+
+  it("nudges stalled episodes, ships counts and timestamps, flags them and rates the others apart", async () => {
+    const body = {
+      ...README_RUN_BODY, episodes: EPISODES, perturbation: PERTURBATION, interventions: "on_stall",
+      policy: { ...README_RUN_BODY.policy, image: "assay/ref-policy:novice" },
+    };
+    const created = await service.api("/v1/runs", { method: "POST", json: body });
+    assert.equal(created.status, 201, await created.clone().text());
+    const run = (await created.json()) as Record<string, any>;
+    await readSse(await service.api(`/v1/runs/${run.id}/events`), (e) => e.event === "status" && ["completed", "failed", "stopped"].includes((e.data as any).status));
+    const done = (await (await service.api(`/v1/runs/${run.id}`)).json()) as Record<string, any>;
+    assert.equal(done.status, "completed", JSON.stringify(done.status_detail));
+    assert.equal(done.interventions, "on_stall");
+    const { result } = done;
+    const iv = result.interventions;
+    assert.equal(iv.mode, "on_stall");
+    assert.ok(iv.count >= 1, `some novice episode stalled; result ${JSON.stringify(result)}`);
+    assert.equal(iv.timestamps.length, iv.count);
+    for (const t of iv.timestamps) {
+      assert.equal(t.kind, "on_stall");
+      // A stall is 5 s without progress, and the episode lasts at most 20 s.
+      assert.ok(t.t_s >= 5 && t.t_s < 20, `intervention at ${t.t_s} s`);
+    }
+
+    // The episode JSON flags exactly the intervened episodes, with their interventions.
+    const episodes = ((await (await service.api(`/v1/runs/${run.id}/episodes`)).json()) as { data: any[] }).data;
+    assert.equal(episodes.length, EPISODES);
+    const flagged = episodes.filter((e) => e.intervened === true);
+    assert.equal(flagged.length, iv.episodes_intervened);
+    assert.deepEqual(new Set(flagged.map((e) => e.id)), new Set(iv.timestamps.map((t: any) => t.episode)));
+    assert.equal(flagged.reduce((sum, e) => sum + e.interventions.length, 0), iv.count);
+    for (const e of flagged) assert.ok(e.interventions.every((i: any) => i.kind === "on_stall" && typeof i.detail === "string" && i.detail.length > 0));
+    for (const e of episodes.filter((x) => !x.intervened)) assert.equal(e.interventions, undefined);
+
+    // The clean rate is over the episodes without an intervention; the headline still counts all.
+    const clean = episodes.filter((e) => !e.intervened);
+    const k = clean.filter((e) => e.outcome === "success").length;
+    assert.equal(result.n, EPISODES);
+    assert.equal(iv.clean.n, clean.length);
+    assert.equal(iv.clean.n + iv.intervened.n, EPISODES);
+    assert.equal(iv.clean.success_rate, clean.length ? k / clean.length : 0);
+    assert.deepEqual(iv.clean.ci95, wilsonInterval(k, clean.length));
+    assert.equal(iv.clean.interval_method, "wilson");
+
+    // The report shows the same figures apart.
+    const report = (await (await service.api(`/v1/runs/${run.id}/report`)).json()) as Record<string, any>;
+    assert.equal(report.interventions.count, iv.count);
+    assert.equal(report.interventions.episodes_intervened, iv.episodes_intervened);
+    assert.deepEqual(report.interventions.result_without_intervened, iv.clean);
+    assert.deepEqual(report.interventions.events, iv.timestamps);
+
+    // The recording carries each intervention on /events and in the end /meta.
+    const stalled = flagged[0];
+    const bytes = new Uint8Array(await (await service.api(stalled.mcap_url)).arrayBuffer());
+    const reader = await McapIndexedReader.Initialize({
+      readable: { size: async () => BigInt(bytes.byteLength), read: async (offset, size) => bytes.subarray(Number(offset), Number(offset + size)) },
+    });
+    const names: string[] = [];
+    let endMeta: any;
+    for await (const message of reader.readMessages({ topics: ["/events", "/meta"] })) {
+      const body = JSON.parse(new TextDecoder().decode(message.data));
+      if (reader.channelsById.get(message.channelId)!.topic === "/events") names.push(body.name);
+      else if (body.phase === "end") endMeta = body;
+    }
+    assert.equal(names.filter((n) => n === "intervention:on_stall").length, stalled.interventions.length);
+    assert.deepEqual(endMeta.interventions.map((i: any) => i.t_s), stalled.interventions.map((i: any) => i.t_s));
+    assert.equal(endMeta.interventions_mode, "on_stall");
+  });
+});
