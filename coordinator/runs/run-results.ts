@@ -19,8 +19,7 @@ import { enqueueEvent } from "../webhooks/outbox.js";
 import { kindAfterCompleted, kindProgress, kindResult } from "../kinds/kind-results.js";
 import { listUnitEpisodes } from "../kinds/units.js";
 import { interventionModeOf, interventionSummary, type InterventionSummary } from "./interventions.js";
-import { computeMeters, environmentClassOf, type MeterContext } from "./meters.js";
-import type { Priority } from "./price-list.js";
+import { computeMeters, unitMeterContext, type MeterContext } from "./meters.js";
 import type { RunEvents } from "./run-events.js";
 import type { RunStatus } from "./run-state.js";
 import { runView } from "./run-view.js";
@@ -157,13 +156,9 @@ export interface RunCompleter {
 }
 
 /** Meter context of a run: tier from the firmware-pins catalog, class from the environment catalogue. */
+/** Rates of a kind `run` run (its plan is its one unit); the shared metering path in meters.ts. */
 export function meterContextFor(pins: FirmwarePins, run: Pick<RunRowView, "id" | "plan" | "priority">): MeterContext {
-  const plan = JSON.parse(run.plan) as RunPlan;
-  const tier = pins.models.find((m) => m.id === plan.model)?.tier;
-  if (!tier) throw new Error(`run ${run.id}: robot model "${plan.model}" is not in the firmware-pins catalog`);
-  const environmentClass = environmentClassOf(plan.environment);
-  if (!environmentClass) throw new Error(`run ${run.id}: environment "${plan.environment}" is not in coordinator/catalog/environments.json`);
-  return { tier, environmentClass, priority: run.priority as Priority };
+  return unitMeterContext(pins, JSON.parse(run.plan) as RunPlan, run.priority, `run ${run.id}`);
 }
 
 export function createRunCompleter(options: RunCompleterOptions): RunCompleter {
