@@ -4,8 +4,8 @@
  * `assay-perturb@1` table, and the instruction. The same inputs give the same plan everywhere; a
  * replay spec reproduces a plan exactly without drawing anything.
  */
-import type { ResetPlan } from "../hardware/types.js";
-import type { PerturbationSpec, TaskSpec } from "./assignment.js";
+import type { ObjectShapeSpec, ResetPlan } from "../hardware/types.js";
+import type { InstructionSet, PerturbationSpec, TaskSpec } from "./assignment.js";
 import {
   DEFAULT_LIGHTING, DISTRACTOR_CLEARANCE_M, DISTRACTOR_PLACEMENT_RADIUS_M, DISTRACTOR_REST_Z_M, PERTURBATION_REV, distractorSet,
 } from "./perturbation-sets.js";
@@ -24,7 +24,16 @@ export interface ReplaySpec {
   objects: Record<string, { object: string; pose: SpecPose }>;
   distractor_objects: Array<{ object: string; pose: SpecPose }>;
   instruction: string | null;
+  /** The list `instruction` was drawn from; absent in replay specs written before held-out runs existed. */
+  instruction_set?: InstructionSet;
   perturbation_rev: string;
+}
+
+/** A kit object's physical description as /meta records it. */
+export interface RealizedKit {
+  name: string;
+  mass_g: number;
+  dimensions_mm: [number, number, number];
 }
 
 /** The perturbations as realized, for /meta (`perturbations_realized`). */
@@ -37,8 +46,9 @@ export interface RealizedPerturbations {
   distractors: Array<{ object: string; pose: SpecPose }>;
   /** Distractors the set asked for that found no free spot. */
   distractors_unplaced: string[];
-  objects: Record<string, { object: string; nominal: SpecPose; realized: SpecPose; offset_mm: [number, number] }>;
+  objects: Record<string, { object: string; nominal: SpecPose; realized: SpecPose; offset_mm: [number, number]; kit?: RealizedKit }>;
   instruction: string | null;
+  instruction_set: InstructionSet;
   replayed: boolean;
 }
 
@@ -68,9 +78,40 @@ function toResetPose(pose: SpecPose) {
   return { positionM: [pose[0], pose[1], pose[2]] as [number, number, number], yawRad: pose[3] * DEG };
 }
 
-function resetPlanOf(replay: ReplaySpec, dof: number): ResetPlan {
+const KIT_PREFIX = "kit/";
+
+/** The kit a `kit/<name>` object refers to, from the task's `kits`; undefined for stocked objects. */
+function kitOf(task: TaskSpec, object: string) {
+  return object.startsWith(KIT_PREFIX) ? task.kits?.[object.slice(KIT_PREFIX.length)] : undefined;
+}
+
+/** The physical shape the reset plan carries for a kit object (none for stocked objects). */
+function kitShapeOf(task: TaskSpec, object: string): ObjectShapeSpec | undefined {
+  const kit = kitOf(task, object);
+  return kit ? { kind: "box", dimensionsMm: kit.dimensionsMm, massG: kit.massG, colourRgb: kit.colourRgb } : undefined;
+}
+
+/** What /meta records of a kit object (spread into its realized entry). */
+function realizedKitOf(task: TaskSpec, object: string): { kit?: RealizedKit } {
+  const kit = kitOf(task, object);
+  return kit ? { kit: { name: kit.name, mass_g: kit.massG, dimensions_mm: kit.dimensionsMm } } : {};
+}
+
+/**
+ * The instructions an episode may draw from: `held_out` only when the run asks for it, otherwise
+ * the sampled list without any held-out paraphrase (the spec: never sampled during iteration).
+ */
+export function instructionPool(task: TaskSpec): string[] {
+  if ((task.instructionSet ?? "sampled") === "held_out") return [...task.instructions.heldOut];
+  return task.instructions.sampledPerEpisode.filter((s) => !task.instructions.heldOut.includes(s));
+}
+
+function resetPlanOf(replay: ReplaySpec, dof: number, task: TaskSpec): ResetPlan {
   const objects: ResetPlan["objects"] = {};
-  for (const [name, entry] of Object.entries(replay.objects)) objects[name] = { object: entry.object, ...toResetPose(entry.pose) };
+  for (const [name, entry] of Object.entries(replay.objects)) {
+    const shape = kitShapeOf(task, entry.object);
+    objects[name] = { object: entry.object, ...toResetPose(entry.pose), ...(shape ? { shape } : {}) };
+  }
   return {
     objects,
     lighting: replay.lighting,
@@ -100,6 +141,7 @@ export function realizeEpisodePlan(input: PlanInput): EpisodePlan {
     realizedObjects[name] = {
       object: spec.object, nominal: spec.pose, realized,
       offset_mm: [round((realized[0] - x) * 1000, 2), round((realized[1] - y) * 1000, 2)],
+      ...realizedKitOf(task, spec.object),
     };
   }
 
@@ -108,21 +150,22 @@ export function realizeEpisodePlan(input: PlanInput): EpisodePlan {
 
   const { placed, unplaced } = placeDistractors(perturbation.distractors, objects, task, streamFor(seed, "distractors"));
 
-  const sampled = task.instructions.sampledPerEpisode.filter((s) => !task.instructions.heldOut.includes(s));
-  const instruction = sampled.length > 0 ? pick(streamFor(seed, "instruction"), sampled) : undefined;
+  const instructionSet = task.instructionSet ?? "sampled";
+  const pool = instructionPool(task);
+  const instruction = pool.length > 0 ? pick(streamFor(seed, "instruction"), pool) : undefined;
 
   const replaySpec: ReplaySpec = {
     environment: input.environment, layout_seed: seed, lighting, distractors: perturbation.distractors,
-    objects, distractor_objects: placed, instruction: instruction ?? null, perturbation_rev: PERTURBATION_REV,
+    objects, distractor_objects: placed, instruction: instruction ?? null, instruction_set: instructionSet, perturbation_rev: PERTURBATION_REV,
   };
   return {
-    reset: resetPlanOf(replaySpec, input.dof),
+    reset: resetPlanOf(replaySpec, input.dof, task),
     instruction,
     replaySpec,
     realized: {
       perturbation_rev: PERTURBATION_REV, layout_seed: seed, layout_jitter_mm: perturbation.layoutJitterMm, lighting,
       distractor_set: perturbation.distractors, distractors: placed, distractors_unplaced: unplaced,
-      objects: realizedObjects, instruction: instruction ?? null, replayed: false,
+      objects: realizedObjects, instruction: instruction ?? null, instruction_set: instructionSet, replayed: false,
     },
   };
 }
@@ -171,6 +214,8 @@ function replayPlan(input: PlanInput): EpisodePlan {
     objects: raw.objects,
     distractor_objects: raw.distractor_objects ?? [],
     instruction: raw.instruction ?? null,
+    // A replay keeps the list its instruction came from; older specs say nothing, so infer it.
+    instruction_set: raw.instruction_set ?? (raw.instruction && input.task.instructions.heldOut.includes(raw.instruction) ? "held_out" : "sampled"),
     perturbation_rev: raw.perturbation_rev ?? PERTURBATION_REV,
   };
   const realizedObjects: RealizedPerturbations["objects"] = {};
@@ -179,16 +224,18 @@ function replayPlan(input: PlanInput): EpisodePlan {
     realizedObjects[name] = {
       object: entry.object, nominal, realized: entry.pose,
       offset_mm: [round((entry.pose[0] - nominal[0]) * 1000, 2), round((entry.pose[1] - nominal[1]) * 1000, 2)],
+      ...realizedKitOf(input.task, entry.object),
     };
   }
   return {
-    reset: resetPlanOf(replaySpec, input.dof),
+    reset: resetPlanOf(replaySpec, input.dof, input.task),
     instruction: replaySpec.instruction ?? undefined,
     replaySpec,
     realized: {
       perturbation_rev: replaySpec.perturbation_rev, layout_seed: replaySpec.layout_seed, layout_jitter_mm: input.perturbation.layoutJitterMm,
       lighting: replaySpec.lighting, distractor_set: replaySpec.distractors, distractors: replaySpec.distractor_objects,
-      distractors_unplaced: [], objects: realizedObjects, instruction: replaySpec.instruction, replayed: true,
+      distractors_unplaced: [], objects: realizedObjects, instruction: replaySpec.instruction,
+      instruction_set: replaySpec.instruction_set ?? "sampled", replayed: true,
     },
   };
 }

@@ -1,6 +1,6 @@
 /**
  * What every kind other than `run` validates the same way: the shared optional fields (priority,
- * perturbation, data, max_budget_usd, interventions, publish), a unit (robot pin x environment x
+ * perturbation, data, max_budget_usd, interventions, publish, instructions), a unit (robot pin x environment x
  * task x policy, with the same checks as kind `run`), the run seed, and the ValidatedRun the store
  * inserts. The first unit stands for the run in `runs.plan` (billing estimates read it).
  */
@@ -19,7 +19,7 @@ import type { RunUnit } from "./units.js";
 
 /** Optional fields every kind accepts, with the same rules as kind `run`. */
 export function commonFields(): string[] {
-  return ["kind", "priority", "perturbation", "data", "max_budget_usd", "interventions", "publish"];
+  return ["kind", "priority", "perturbation", "data", "max_budget_usd", "interventions", "publish", "instructions"];
 }
 
 export type Kind = ValidatedRun["kind"];

@@ -3,7 +3,9 @@
  * missing or malformed are 422 with the field named) and plans its units and episodes. Called by
  * validateRunRequest once the kind is known.
  */
+import { validateInstructionSet } from "../runs/instruction-set.js";
 import { contract, isPlainObject, q, type ValidatedRun, type ValidateRunContext } from "../runs/validate-run.js";
+import { findVisibleFrozenRevision } from "../store/tasks-repo.js";
 import { validateCompare } from "./compare.js";
 import { validateEval } from "./eval.js";
 import { validateMatrix } from "./matrix.js";
@@ -30,5 +32,13 @@ export function validateKindRequest(kind: ValidatedRun["kind"], body: unknown, c
   if (!isPlainObject(body)) contract(`request body must be a JSON object; got ${q(body)}`);
   const validate = validatorOf(kind);
   if (!validate) contract(`kind ${q(kind)} is not supported by this coordinator yet; supported: run, compare, matrix, transfer, eval, threshold, verify`);
-  return validate(body, ctx);
+  const validated = validate(body, ctx);
+  // `instructions` (sampled, held_out) is checked once the units say which frozen revisions run.
+  const pins = [...new Set((validated.units ?? []).map((u) => u.task))];
+  validateInstructionSet(kind, body.instructions, pins.map((rev) => {
+    const match = /^(.+)@v(\d+)$/.exec(rev);
+    const row = match ? findVisibleFrozenRevision(ctx.db, ctx.accountId, match[1], Number(match[2])) : undefined;
+    return { rev, spec: row ? JSON.parse(row.spec) : {} };
+  }));
+  return validated;
 }

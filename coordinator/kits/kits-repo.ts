@@ -11,7 +11,7 @@ export interface KitRow {
   status_history: string;
   /** JSON array of {desc, qty}. */
   items: string;
-  /** JSON {mocap_markers, mass_g, mesh_scan} once tracked. */
+  /** JSON {mocap_markers, mass_g, mesh_scan, dimensions_mm?} once tracked. */
   tracking: string | null;
   created: string;
 }
@@ -25,6 +25,8 @@ export interface KitTracking {
   mocap_markers: number;
   mass_g: number;
   mesh_scan: boolean;
+  /** Optional box size [x, y, z] in millimetres the simulated world models the kit as (see kit-physics.ts). */
+  dimensions_mm?: [number, number, number];
 }
 
 export function insertKit(db: Db, kit: { id: string; accountId: string; name: string; items: KitItem[]; created: string }): void {

@@ -18,6 +18,7 @@ import { validateKindRequest } from "../kinds/kind-validation.js";
 import type { RunUnit } from "../kinds/units.js";
 import type { NewEpisode } from "../store/runs-repo.js";
 import { parseEpisodesSpec } from "./episodes-spec.js";
+import { validateInstructionSet } from "./instruction-set.js";
 
 export const RUN_KINDS = ["run", "eval", "verify", "matrix", "threshold", "compare", "transfer"] as const;
 export const PRIORITIES = ["burst", "standard", "soak"] as const;
@@ -36,7 +37,7 @@ export const RETENTION_MAX_H = 365 * 24;
 /** Fields a `run` kind submission may carry. */
 const RUN_FIELDS = [
   "kind", "robot", "environment", "task", "policy", "episodes", "perturbation", "data", "priority",
-  "max_budget_usd", "interventions", "publish",
+  "max_budget_usd", "interventions", "publish", "instructions",
 ] as const;
 
 /** The instrument a state channel is read from; a contract may only ask for what the scene has. */
@@ -138,6 +139,7 @@ export function validateRunRequest(body: unknown, ctx: ValidateRunContext): Vali
     contract(`max_budget_usd must be a positive number of US dollars; got ${q(body.max_budget_usd)}`);
   }
   oneOf("interventions", body.interventions, INTERVENTIONS, "none");
+  validateInstructionSet("run", body.instructions, [{ rev: `${task.name}@v${task.version}`, spec: JSON.parse(task.spec) }]);
   const publish = oneOf("publish", body.publish, PUBLISH, "private");
   if (publish === "leaderboard" && !ctx.leaderboardOptIn) {
     fail("publish_forbidden", `publish "leaderboard" needs the account's leaderboard opt-in; submit publish "private" or ask support to opt the account in`);

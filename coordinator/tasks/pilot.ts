@@ -17,7 +17,7 @@ export const PILOT_EPISODES_DEFAULT = 10;
 export const PILOT_EPISODES_MAX = 50;
 /** The reference expert policy a pilot runs when the request names none. */
 export const PILOT_DEFAULT_IMAGE = "assay/ref-policy:expert";
-const PILOT_FIELDS = ["robot", "episodes", "policy", "environment"] as const;
+const PILOT_FIELDS = ["robot", "episodes", "policy", "environment", "instructions"] as const;
 
 /** A pilot run's plan: a RunPlan marked `pilot: true`. */
 export type PilotRunPlan = RunPlan & { pilot: true };
@@ -59,6 +59,11 @@ export function planPilot(body: unknown, task: { id: string; spec: TaskSpecField
   if (!isPlainObject(raw)) invalid(`request body must be a JSON object {robot, episodes, policy, environment}; got ${q(raw)}`);
   for (const key of Object.keys(raw)) {
     if (!(PILOT_FIELDS as readonly string[]).includes(key)) invalid(`unknown field ${key}; allowed: ${PILOT_FIELDS.join(", ")}`);
+  }
+  // Held-out paraphrases are never sampled while iterating (spec, Task Spec); a pilot iterates.
+  if (raw.instructions !== undefined && raw.instructions !== "sampled") {
+    invalid(`instructions ${q(raw.instructions)} is not allowed on a pilot: pilots iterate on a draft, and held-out instructions are never sampled while iterating; `
+      + `a pilot always samples instructions.sampled_per_episode ("sampled"). Evaluate held-out instructions with a run of kind run or eval on the frozen revision`);
   }
   if (typeof raw.robot !== "string") throw new AssayError("firmware_pin_unavailable", `robot is required as "<model>@<firmware>" or "<model>@latest"; got ${q(raw.robot)}`);
   const robot = resolveRobotPin(ctx.pins, raw.robot);

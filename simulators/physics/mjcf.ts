@@ -48,6 +48,8 @@ export interface MjcfObject {
   /** Body name in the model (the world's object name). */
   name: string;
   kind: string;
+  /** The object's own shape (a kit's box and mass); default the kind's shape and mass. */
+  shape?: ObjectShape;
 }
 
 const f = (values: readonly number[]) => values.map((v) => Number(v.toFixed(6))).join(" ");
@@ -56,14 +58,14 @@ const rgba = (shape: ObjectShape) => `${f(shape.colour.map((c) => c / 255))} 1`;
 export const bodyNameOf = (objectName: string) => `obj_${objectName.replace(/[^A-Za-z0-9_-]/g, "_")}`;
 
 function objectBody(object: MjcfObject): string {
-  const shape = shapeOf(object.kind);
+  const shape = object.shape ?? shapeOf(object.kind);
   const geom = shape.footprint === "disc"
     ? `type="cylinder" size="${f([shape.halfXM, shape.heightM / 2])}"`
     : `type="box" size="${f([shape.halfXM, shape.halfYM, shape.heightM / 2])}"`;
   return `
     <body name="${bodyNameOf(object.name)}" pos="0 0 ${f([shape.heightM / 2])}">
       <freejoint/>
-      <geom class="object" ${geom} mass="${massKgOf(object.kind)}" rgba="${rgba(shape)}"/>
+      <geom class="object" ${geom} mass="${f([shape.massKg ?? massKgOf(object.kind)])}" rgba="${rgba(shape)}"/>
     </body>`;
 }
 

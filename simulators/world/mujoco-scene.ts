@@ -101,7 +101,7 @@ export class MujocoScene {
    */
   load(nowNs: bigint): void {
     const { embodiment, servos, objects } = this.world;
-    const model = compileMjcf(sceneMjcf(objects.map((o) => ({ name: o.name, kind: o.kind }))));
+    const model = compileMjcf(sceneMjcf(objects.map((o) => ({ name: o.name, kind: o.kind, shape: o.shape }))));
     if (model !== this.model) {
       this.releaseData();
       this.model = model;

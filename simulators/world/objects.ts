@@ -1,8 +1,10 @@
 /**
  * Objects on the simulated table: their shapes, colours and footprint geometry. The task object is
  * the red "cube"; distractors come from the perturbation sets (blocks, office clutter). Unknown
- * object names get a neutral grey box so a new set never crashes a cell.
+ * object names get a neutral grey box so a new set never crashes a cell. A customer kit
+ * ("kit/<name>") brings its own shape in the reset plan (`shapeFromSpec`).
  */
+import type { ObjectShapeSpec } from "../../cell-agent/hardware/types.js";
 
 export type Rgb = [number, number, number];
 
@@ -13,6 +15,8 @@ export interface ObjectShape {
   halfYM: number;
   heightM: number;
   colour: Rgb;
+  /** Mass, kilograms, when the shape brings its own (kits); otherwise the kind's table in physics/mjcf.ts. */
+  massKg?: number;
 }
 
 const SHAPES: Record<string, ObjectShape> = {
@@ -34,6 +38,20 @@ export function shapeOf(kind: string): ObjectShape {
   return SHAPES[kind] ?? UNKNOWN;
 }
 
+/** The shape of an object described by the plan (a kit's box: dimensions, mass, colour). */
+export function shapeFromSpec(spec: ObjectShapeSpec): ObjectShape {
+  const [x, y, z] = spec.dimensionsMm;
+  return {
+    footprint: "box", halfXM: x / 2000, halfYM: y / 2000, heightM: z / 1000,
+    colour: [...spec.colourRgb] as Rgb, massKg: spec.massG / 1000,
+  };
+}
+
+/** Mocap name under which a kit object is also reported: its kind, "kit/<name>" (null for other objects). */
+export function kitAliasOf(object: Pick<SimObject, "name" | "kind">): string | null {
+  return object.kind.startsWith("kit/") && object.name !== object.kind ? object.kind : null;
+}
+
 /** One object in the world. Position is the centre of the object. */
 export interface SimObject {
   /** Name in poses and plans: "cube", or the distractor's kind with an index ("block-blue#0"). */
@@ -48,8 +66,7 @@ export interface SimObject {
   attached: boolean;
 }
 
-export function makeObject(name: string, kind: string, positionM: readonly number[], yawRad: number): SimObject {
-  const shape = shapeOf(kind);
+export function makeObject(name: string, kind: string, positionM: readonly number[], yawRad: number, shape: ObjectShape = shapeOf(kind)): SimObject {
   return { name, kind, shape, positionM: [positionM[0], positionM[1], positionM[2]], yawRad, fallSpeedMS: 0, attached: false };
 }
 

@@ -9,7 +9,7 @@ import { MujocoScene } from "./mujoco-scene.js";
 import { armOf, embodimentFor, openingOf, type Embodiment } from "./embodiments.js";
 import { GraspPhysics } from "./grasp.js";
 import { forwardKinematics, type ToolPose } from "./kinematics.js";
-import { makeObject, restZOf, type SimObject } from "./objects.js";
+import { kitAliasOf, makeObject, restZOf, shapeFromSpec, type SimObject } from "./objects.js";
 import { deriveSeed, SimRandom } from "./rng.js";
 import type { RenderScene } from "../render/rasterizer.js";
 import { DEFAULT_SERVO_LIMITS, ServoJoints, type ServoLimits } from "./servo.js";
@@ -181,12 +181,12 @@ export class SimWorld {
     this.servos.place(this.homeRad);
     this.tool = this.computeTool();
     const noise = () => this.physicsRandom.symmetric(SETTLE_NOISE_M);
-    const place = (name: string, kind: string, pos: readonly number[], yawRad: number) => {
-      const object = makeObject(name, kind, [pos[0] + noise(), pos[1] + noise(), 0], yawRad + noise());
+    const place = (name: string, kind: string, pos: readonly number[], yawRad: number, shape?: ResetPlan["objects"][string]["shape"]) => {
+      const object = makeObject(name, kind, [pos[0] + noise(), pos[1] + noise(), 0], yawRad + noise(), shape ? shapeFromSpec(shape) : undefined);
       object.positionM[2] = restZOf(object);
       return object;
     };
-    this.objects = Object.entries(plan.objects).map(([name, o]) => place(name, o.object, o.positionM, o.yawRad));
+    this.objects = Object.entries(plan.objects).map(([name, o]) => place(name, o.object, o.positionM, o.yawRad, o.shape));
     const seen = new Map<string, number>();
     for (const d of plan.distractors) {
       const count = seen.get(d.object) ?? 0;
@@ -223,14 +223,24 @@ export class SimWorld {
     };
   }
 
-  /** Ground-truth poses of every object and of the fingertip ("gripper"). */
+  /**
+   * Ground-truth poses of every object and of the fingertip ("gripper"). A kit object is reported
+   * under its initial-condition name and again under its kit name ("kit/<name>"), as a tracked
+   * rigid body of the kit would be.
+   */
   poses(): ObjectPose[] {
     const pose = (name: string, p: readonly number[], yawRad: number): ObjectPose => ({
       name,
       positionM: [p[0], p[1], p[2]],
       orientation: [0, 0, Math.sin(yawRad / 2), Math.cos(yawRad / 2)],
     });
-    return [...this.objects.map((o) => pose(o.name, o.positionM, o.yawRad)), pose("gripper", this.tool.positionM, this.tool.yawRad)];
+    const aliases = this.objects.flatMap((o) => {
+      const alias = kitAliasOf(o);
+      return alias && !this.objects.some((other) => other.name === alias) ? [pose(alias, o.positionM, o.yawRad)] : [];
+    });
+    return [
+      ...this.objects.map((o) => pose(o.name, o.positionM, o.yawRad)), ...aliases, pose("gripper", this.tool.positionM, this.tool.yawRad),
+    ];
   }
 
   private computeTool(): ToolPose {

@@ -55,12 +55,19 @@ function parseKitBody(body: unknown): { name: string; items: KitItem[] } {
 
 function parseTracking(body: unknown): KitTracking {
   if (!isPlainObject(body)) invalid(`request body must be a JSON object {mocap_markers, mass_g, mesh_scan}; got ${q(body)}`);
-  rejectUnknownKeys(body, ["mocap_markers", "mass_g", "mesh_scan"]);
-  const { mocap_markers: markers, mass_g: massG, mesh_scan: meshScan } = body;
+  rejectUnknownKeys(body, ["mocap_markers", "mass_g", "mesh_scan", "dimensions_mm"]);
+  const { mocap_markers: markers, mass_g: massG, mesh_scan: meshScan, dimensions_mm: dimensionsMm } = body;
   if (!(Number.isInteger(markers) && (markers as number) >= 3)) invalid(`mocap_markers must be an integer >= 3 (a rigid body needs three markers); got ${q(markers)}`);
   if (!(typeof massG === "number" && Number.isFinite(massG) && massG > 0)) invalid(`mass_g must be a positive number of grams; got ${q(massG)}`);
   if (typeof meshScan !== "boolean") invalid(`mesh_scan must be true or false; got ${q(meshScan)}`);
-  return { mocap_markers: markers as number, mass_g: massG, mesh_scan: meshScan };
+  if (dimensionsMm !== undefined && !(Array.isArray(dimensionsMm) && dimensionsMm.length === 3
+    && dimensionsMm.every((v) => typeof v === "number" && Number.isFinite(v) && v > 0 && v <= 1000))) {
+    invalid(`dimensions_mm must be [x, y, z]: three numbers of millimetres, each > 0 and <= 1000 (the box the simulated world models the kit as); got ${q(dimensionsMm)}`);
+  }
+  return {
+    mocap_markers: markers as number, mass_g: massG, mesh_scan: meshScan,
+    ...(dimensionsMm !== undefined ? { dimensions_mm: dimensionsMm as [number, number, number] } : {}),
+  };
 }
 
 export function kitsRouter(deps: CompiledApiDeps): Router {
