@@ -14,8 +14,8 @@ import { haltRun, type HaltContext } from "./runs/halt-run.js";
 import type { AssignmentBudget } from "./scheduler/scheduler.js";
 import { startQueueWindowWatch } from "./scheduler/queue-windows.js";
 import { createWebhookWorker, type WebhookWorker } from "./webhooks/delivery-worker.js";
-import { ensureAdminKey } from "./auth/bootstrap.js";
-import { seedTasks } from "./catalog/tasks.js";
+import { ensureAdminKey, ensureOperatorKey } from "./auth/bootstrap.js";
+import { CATALOG_ACCOUNT_ID, seedTasks } from "./catalog/tasks.js";
 import { enrollCell } from "./fleet/enrollment.js";
 import { startCellLinkServer } from "./fleet/grpc-server.js";
 import { createMetricsRegistry } from "./metrics.js";
@@ -34,6 +34,8 @@ export interface RunningCoordinator {
   grpcPort: number;
   /** The admin key's secret, only on the start that created it. */
   adminKey?: string;
+  /** The operator account's technicians' key (kit operations, cell enrollment), only on the start that created it. */
+  operatorKey?: string;
   db: Db;
   runEvents: RunEvents;
   /** Enrolls (or re-enrolls, rotating the token) a cell; returns its token, shown once. */
@@ -51,6 +53,7 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Run
   const db = openDatabase(databasePath(options));
   const admin = ensureAdminKey(db, { apiKey: options.apiKey });
   seedTasks(db);
+  const operator = ensureOperatorKey(db, CATALOG_ACCOUNT_ID);
   const pins = loadFirmwarePins(options.installationsPath);
   const metrics = createMetricsRegistry();
   const runEvents = new RunEvents();
@@ -120,6 +123,7 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Run
     httpPort,
     grpcPort: cellLink.port,
     adminKey: admin.created ? admin.secret : undefined,
+    operatorKey: operator.created ? operator.secret : undefined,
     db,
     runEvents,
     enrollCell: (cellId, model) => enrollCell(db, { cellId, model }),

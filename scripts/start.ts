@@ -79,6 +79,10 @@ async function main(): Promise<void> {
   } else {
     console.log("  admin key     created on first start (set ASSAY_API_KEY to it in your shell)");
   }
+  if (coordinator.operatorKey) {
+    console.log(`  operator key  ${coordinator.operatorKey}`);
+    console.log("                (technicians: kit operations and cell enrollment; shown on this first start only)");
+  }
 
   let fleet: SimFleet | undefined;
   let control: FleetControl | undefined;

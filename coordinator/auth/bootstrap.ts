@@ -24,3 +24,18 @@ export function ensureAdminKey(db: Db, options: { apiKey?: string; now?: Date } 
     return { created: true, secret };
   })();
 }
+
+/**
+ * Ensures the operator account (`acct_assay`, which owns the public catalogue) has a technicians' key:
+ * keys:admin for kit operations and cell enrollment, runs:read to look around. Created on the first
+ * start only; the secret is returned only then, like the admin key's.
+ */
+export function ensureOperatorKey(db: Db, operatorAccountId: string, options: { now?: Date } = {}): { created: boolean; secret?: string } {
+  const now = options.now ?? new Date();
+  return db.transaction(() => {
+    ensureAccount(db, operatorAccountId, "Assay operations", now.toISOString());
+    if (countKeys(db, operatorAccountId) > 0) return { created: false };
+    const { secret } = createApiKey(db, operatorAccountId, ["keys:admin", "runs:read"], now);
+    return { created: true, secret };
+  })();
+}

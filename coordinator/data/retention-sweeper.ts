@@ -43,6 +43,10 @@ export function startRetentionSweeper(options: { db: Db; artifactsDir: string; i
   };
   const timer = setInterval(run, options.intervalMs ?? DEFAULT_RETENTION_SWEEP_MS);
   timer.unref();
-  setImmediate(run);
-  return () => clearInterval(timer);
+  // The first sweep runs right after start-up; a stop before it happens must cancel it too.
+  const first = setImmediate(run);
+  return () => {
+    clearImmediate(first);
+    clearInterval(timer);
+  };
 }
