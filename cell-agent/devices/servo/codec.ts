@@ -68,6 +68,46 @@ export interface FrameParser {
   readonly pendingBytes: number;
 }
 
+/**
+ * The byte accumulation both protocols' parsers share: bytes gather between pushes, the subclass
+ * drains every whole frame (and any garbage) from `buffer`, and `flush` reports what is left as a
+ * short frame when it starts like one, garbage otherwise.
+ */
+export abstract class BufferedFrameParser implements FrameParser {
+  protected buffer = new Uint8Array(0);
+
+  /** "frame" or "packet": what the protocol's documentation calls one. */
+  protected abstract readonly unit: string;
+
+  get pendingBytes(): number {
+    return this.buffer.length;
+  }
+
+  push(bytes: Uint8Array): ParseEvent[] {
+    const merged = new Uint8Array(this.buffer.length + bytes.length);
+    merged.set(this.buffer, 0);
+    merged.set(bytes, this.buffer.length);
+    this.buffer = merged;
+    return this.drain();
+  }
+
+  flush(): ParseEvent[] {
+    const events = this.drain();
+    if (this.buffer.length > 0) {
+      const kind = this.startsFrame(this.buffer) ? "short" : "garbage";
+      events.push({ type: "error", error: { kind, bytes: this.buffer, detail: `${this.buffer.length} bytes of an unfinished ${this.unit}` } });
+      this.buffer = new Uint8Array(0);
+    }
+    return events;
+  }
+
+  /** Takes every complete frame (and garbage before it) off the front of `buffer`. */
+  protected abstract drain(): ParseEvent[];
+
+  /** Whether leftover bytes begin with the protocol's header. */
+  protected abstract startsFrame(bytes: Uint8Array): boolean;
+}
+
 export type ProtocolName = "feetech" | "dynamixel";
 
 /** Encoders and decoders for one protocol. Addresses and lengths are in register units of that protocol. */

@@ -12,6 +12,7 @@
  */
 import {
   BROADCAST_ID,
+  BufferedFrameParser,
   DecodedInstruction,
   Frame,
   FrameParser,
@@ -106,32 +107,14 @@ function isHeaderAt(buf: Uint8Array, pos: number): boolean {
   return true;
 }
 
-class DynamixelParser implements FrameParser {
-  private buffer = new Uint8Array(0);
+class DynamixelParser extends BufferedFrameParser {
+  protected readonly unit = "packet";
 
-  get pendingBytes(): number {
-    return this.buffer.length;
+  protected startsFrame(bytes: Uint8Array): boolean {
+    return bytes.length >= HEADER.length && isHeaderAt(bytes, 0);
   }
 
-  push(bytes: Uint8Array): ParseEvent[] {
-    const merged = new Uint8Array(this.buffer.length + bytes.length);
-    merged.set(this.buffer, 0);
-    merged.set(bytes, this.buffer.length);
-    this.buffer = merged;
-    return this.drain();
-  }
-
-  flush(): ParseEvent[] {
-    const events = this.drain();
-    if (this.buffer.length > 0) {
-      const kind = this.buffer.length >= HEADER.length && isHeaderAt(this.buffer, 0) ? "short" : "garbage";
-      events.push({ type: "error", error: { kind, bytes: this.buffer, detail: `${this.buffer.length} bytes of an unfinished packet` } });
-      this.buffer = new Uint8Array(0);
-    }
-    return events;
-  }
-
-  private drain(): ParseEvent[] {
+  protected drain(): ParseEvent[] {
     const events: ParseEvent[] = [];
     const buf = this.buffer;
     let pos = 0;

@@ -11,6 +11,7 @@
  */
 import {
   BROADCAST_ID,
+  BufferedFrameParser,
   DecodedInstruction,
   Frame,
   FrameParser,
@@ -69,32 +70,14 @@ function frameBytes(id: number, code: number, params: Uint8Array | readonly numb
   return out;
 }
 
-class FeetechParser implements FrameParser {
-  private buffer = new Uint8Array(0);
+class FeetechParser extends BufferedFrameParser {
+  protected readonly unit = "frame";
 
-  get pendingBytes(): number {
-    return this.buffer.length;
+  protected startsFrame(bytes: Uint8Array): boolean {
+    return bytes.length >= 2 && bytes[0] === HEADER && bytes[1] === HEADER;
   }
 
-  push(bytes: Uint8Array): ParseEvent[] {
-    const merged = new Uint8Array(this.buffer.length + bytes.length);
-    merged.set(this.buffer, 0);
-    merged.set(bytes, this.buffer.length);
-    this.buffer = merged;
-    return this.drain();
-  }
-
-  flush(): ParseEvent[] {
-    const events = this.drain();
-    if (this.buffer.length > 0) {
-      const kind = this.buffer.length >= 2 && this.buffer[0] === HEADER && this.buffer[1] === HEADER ? "short" : "garbage";
-      events.push({ type: "error", error: { kind, bytes: this.buffer, detail: `${this.buffer.length} bytes of an unfinished frame` } });
-      this.buffer = new Uint8Array(0);
-    }
-    return events;
-  }
-
-  private drain(): ParseEvent[] {
+  protected drain(): ParseEvent[] {
     const events: ParseEvent[] = [];
     const buf = this.buffer;
     let pos = 0;
