@@ -8,6 +8,7 @@
  * refused on every pass: it is set aside (moved to `<dataDir>/rejected/`, never deleted) and the
  * pass carries on with the next file.
  */
+import { existsSync } from "node:fs";
 import { open } from "node:fs/promises";
 import { status, type Metadata, type ServiceError } from "@grpc/grpc-js";
 import type { ArtifactProgress, ArtifactRef, CellLinkClient } from "../../protocol/gen/cell.js";
@@ -25,7 +26,7 @@ export interface UploaderOptions {
   linkUp: () => boolean;
   onBacklog: (count: number) => void;
   /** An artifact the coordinator refused for good was set aside (metrics). */
-  onSetAside?: (artifact: QueuedArtifact, reason: RefusalReason) => void;
+  onSetAside?: (artifact: QueuedArtifact, reason: RefusalReason | "file_missing") => void;
   log: (line: string) => void;
   /** Retry timer after a transient failure: from `initialMs` (default 2 s), doubling up to `maxMs` (default 60 s). */
   retry?: { initialMs?: number; maxMs?: number };
@@ -38,6 +39,13 @@ const PERMANENT_REFUSALS = {
 } as const;
 
 export type RefusalReason = keyof typeof PERMANENT_REFUSALS;
+
+/**
+ * A queued artifact whose file is gone while the coordinator does not hold it: left by an agent
+ * stopped between deleting an uploaded file and its sidecar, or by a disk fault. It can never be
+ * uploaded; retrying would only block the files queued behind it.
+ */
+class MissingArtifactFile extends Error {}
 
 /**
  * The reason when `error` is the coordinator refusing an artifact for good, else undefined
@@ -101,6 +109,10 @@ export class Uploader {
         this.backoff.reset();
         this.options.onBacklog((await this.options.store.list()).length);
       } catch (error) {
+        if (error instanceof MissingArtifactFile) {
+          const parked = await this.setAsideMissing(artifact, error.message).then(() => true, () => false);
+          if (parked) continue;
+        }
         const refusal = permanentRefusal(error);
         if (refusal) {
           const parked = await this.setAside(artifact, refusal, error as ServiceError).then(() => true, (failure: Error) => {
@@ -133,6 +145,14 @@ export class Uploader {
     this.options.onBacklog((await this.options.store.list()).length);
   }
 
+  /** Moves the sidecar of a file that is gone to `rejected/`, saying so, so the queue moves on. */
+  private async setAsideMissing(artifact: QueuedArtifact, why: string): Promise<void> {
+    const kept = await this.options.store.setAside(artifact, `file_missing: ${why}`);
+    this.options.log(`${artifact.ref.fileName} (${artifact.ref.kind} of episode ${artifact.ref.episodeId}) cannot be uploaded: ${why}. Its record was moved to ${kept}.json`);
+    this.options.onSetAside?.(artifact, "file_missing");
+    this.options.onBacklog((await this.options.store.list()).length);
+  }
+
   private status(ref: ArtifactRef): Promise<ArtifactProgress> {
     return new Promise((resolve, reject) => {
       this.options.client.artifactStatus(ref, this.options.metadata(), (error: ServiceError | null, progress: ArtifactProgress) =>
@@ -144,6 +164,9 @@ export class Uploader {
     const { ref } = artifact;
     const progress = await this.status(ref);
     if (progress.complete) return;
+    if (!existsSync(artifact.path)) {
+      throw new MissingArtifactFile(`the file is no longer in the outbox and the coordinator holds ${progress.receivedBytes} of its ${ref.bytes} bytes`);
+    }
     const offset = progress.receivedBytes <= ref.bytes ? progress.receivedBytes : 0;
     const file = await open(artifact.path, "r");
     try {

@@ -121,6 +121,23 @@ describe("agent uploader", () => {
     assert.deepEqual(client.statusCalls, []);
   });
 
+  it("moves on past a queued record whose file is gone and that the coordinator does not hold", async () => {
+    await queue("ep-a", "ep-a.mp4", 1, "video");
+    await queue("ep-b", "ep-b.mcap", 2);
+    // The agent was stopped between deleting an uploaded file and its sidecar, or the disk lost it.
+    rmSync(join(store.dir, "ep-a.mp4"));
+    const up = start();
+    up.kick();
+    await up.idle();
+
+    assert.deepEqual([...client.uploaded.keys()], ["ep-b.mcap"], "the file behind it still uploads");
+    assert.deepEqual(readdirSync(store.dir), [], "the queue is empty");
+    const sidecar = JSON.parse(readFileSync(join(dataDir, "rejected", "ep-a.mp4.json"), "utf8"));
+    assert.match(sidecar.rejected.why, /^file_missing: the file is no longer in the outbox and the coordinator holds 0 of its \d+ bytes/);
+    assert.deepEqual(setAside, [["ep-a.mp4", "file_missing"]]);
+    assert.ok(lines.some((l) => /ep-a\.mp4 \(video of episode ep-a\) cannot be uploaded/.test(l)), lines.join("\n"));
+  });
+
   it("a second refused file of the same name is set aside next to the first", async () => {
     await queue("ep-a", "ep-a.mcap", 1);
     client.refuse.set("ep-a.mcap", serviceError(status.NOT_FOUND, "artifact_unknown", "never announced"));
