@@ -122,8 +122,12 @@ describe("fleet faults mid-episode (real agent processes behind link proxies)", 
     assert.equal(retried.attempts, 2);
     assert.equal(retried.interruptions[0].attempt, 1);
     assert.ok(readdirSync(recordings).some((name) => name.includes(".mcap.interrupted")), "the partial recording is kept, marked interrupted");
-    assert.deepEqual(readdirSync(join(service.dataDir, "cells", "so101-b", "agent", "outbox")).filter((n) => !n.startsWith(".")), [],
-      "every artifact in the outbox was uploaded and deleted");
+    // The run completes when the coordinator has stored every file; the agent deletes its copy and
+    // then the copy's sidecar right after the confirmation, so wait for that, not just the run.
+    const outbox = join(service.dataDir, "cells", "so101-b", "agent", "outbox");
+    const left = () => readdirSync(outbox).filter((n) => !n.startsWith("."));
+    await waitFor("the agent to delete its confirmed uploads", () => left().length === 0 || undefined, 10_000).catch(() => undefined);
+    assert.deepEqual(left(), [], "every artifact in the outbox was uploaded and deleted");
   });
 
   // A kill while EpisodeFinished is unacked lets the coordinator requeue (link_lost) and reassign
