@@ -9,11 +9,8 @@
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { SerialServoBus } from "../../cell-agent/devices/servo/servo-bus.js";
-import { EstopWatch } from "../../cell-agent/safety/estop-watch.js";
-import { SimEstopInput } from "../../simulators/devices/sim-estop-input.js";
+import { measure as measureEstopLatency } from "../../scripts/bench/estop-latency.js";
 import { startEndpointPolicyServer, type EndpointPolicyServer } from "../../simulators/policies/endpoint-server.js";
-import { createMockServoPort } from "../../simulators/servo-bus/mock-port.js";
 import { README_RUN_BODY } from "../fixtures.js";
 import { startTestService, type TestService } from "./helpers.js";
 
@@ -137,40 +134,9 @@ describe("e-stop latency on the emulated servo bus", function () {
   this.timeout(60_000);
 
   it("turns torque off on every servo within a generous bound, confirmed by the servos' torque registers", async () => {
-    const joints = ["shoulder_pan", "shoulder_lift", "elbow_flex", "wrist_flex", "wrist_roll", "gripper"];
-    const mock = await createMockServoPort({ nowMs: () => performance.now(), servos: joints.map((_, i) => ({ id: i + 1, model: "xm430-w350" as const })) });
-    const calibration = { calibratedAt: null, joints: Object.fromEntries(joints.map((name, i) => [name, { id: i + 1, model: "xm430-w350" as const, homingOffsetTicks: 2048, rangeMinTicks: 0, rangeMaxTicks: 4095, driveMode: 0 as const }])) };
-    const bus = await SerialServoBus.open({ jointNames: joints, calibration, port: mock.port });
-    const input = new SimEstopInput();
-    const watch = new EstopWatch({ input, motors: bus, onTrip: () => undefined, onTorqueOff: () => undefined });
-    let reading = true;
-    const load = (async () => {
-      // Back to back, yielding to timers and I/O between reads like a control loop would.
-    while (reading) {
-      await bus.readState().catch(() => undefined);
-      await new Promise((resolve) => setImmediate(resolve));
-    }
-    })();
-    const latencies: number[] = [];
-    try {
-      for (let i = 0; i < 100; i++) {
-        input.release();
-        if (watch.latched) watch.reset();
-        await watch.guard(bus).setTorque(true);
-        input.press();
-        const outcome = await watch.lastTrip()!.torqueOff;
-        assert.equal(outcome.error, undefined);
-        for (let id = 1; id <= joints.length; id++) assert.equal(mock.emulator.servo(id).get("torqueEnable"), 0, `servo ${id} torque`);
-        latencies.push(outcome.latencyMs);
-      }
-    } finally {
-      reading = false;
-      await load;
-      watch.close();
-      await bus.close();
-      await mock.close();
-    }
-    latencies.sort((a, b) => a - b);
+    // The benchmark's own measurement: it throws on a failed torque-off or on any servo whose torque
+    // register still reads on after a press. The test holds a generous bound; the bench reports the figure.
+    const latencies = (await measureEstopLatency("xm430-w350", 100)).sort((a, b) => a - b);
     const p99 = latencies[Math.floor(0.99 * latencies.length)];
     assert.ok(p99 < 50, `p99 ${p99.toFixed(2)} ms`);
   });
