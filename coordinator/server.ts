@@ -1,29 +1,95 @@
 /**
- * The coordinator's composition root: opens the store, starts the CellLink gRPC server (fleet
- * registry, scheduler, artifact uploads), the money and housekeeping loops (budget guard, queue
- * windows, webhook delivery, retention sweeper) and the HTTP API, and stops them in reverse order.
+ * The coordinator's composition root. `startFleet` builds the fleet side in dependency order and
+ * passes each part to the next: the cell registry, the run lifecycle (which tells the registry's
+ * cells to cancel), the budget guard (which stops runs through the lifecycle), the scheduler (which
+ * asks the guard), the link context the CellLink handlers share, the gRPC server (transport only)
+ * and its watchdog. `startCoordinator` opens the store, creates the webhook worker (the lifecycle
+ * kicks it after every ending), starts the fleet, the housekeeping loops (queue windows, retention
+ * sweeper) and the HTTP API, and stops them in reverse order. Nothing is bound late.
  */
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { loadFirmwarePins } from "../firmware-pins/pins.js";
 import { createApiApp } from "./api/app.js";
+import { ArtifactStore } from "./artifacts/artifact-store.js";
 import { createBudgetGuard, type BudgetGuard } from "./billing/budget-guard.js";
 import { startRetentionSweeper } from "./data/retention-sweeper.js";
 import type { ErrorCode } from "./errors/codes.js";
-import { haltRun, type HaltContext } from "./runs/halt-run.js";
-import type { AssignmentBudget } from "./scheduler/scheduler.js";
+import { LinkError } from "./errors/link-errors.js";
 import { startQueueWindowWatch } from "./scheduler/queue-windows.js";
+import { createScheduler, type Scheduler } from "./scheduler/scheduler.js";
 import { createWebhookWorker, type WebhookWorker } from "./webhooks/delivery-worker.js";
 import { ensureAdminKey, ensureOperatorKey } from "./auth/bootstrap.js";
 import { CATALOG_ACCOUNT_ID, seedTasks } from "./catalog/tasks.js";
 import { enrollCell } from "./fleet/enrollment.js";
+import { createFleetMetrics } from "./fleet/fleet-metrics.js";
+import { compileFleetOptions, type FleetOptions } from "./fleet/fleet-options.js";
+import type { FleetView } from "./fleet/fleet-view.js";
 import { startCellLinkServer } from "./fleet/grpc-server.js";
+import type { LinkContext } from "./fleet/link-context.js";
+import { startLinkWatchdog } from "./fleet/link-watchdog.js";
+import { CellRegistry } from "./fleet/registry.js";
 import { createMetricsRegistry } from "./metrics.js";
 import { artifactsDir, databasePath, type CoordinatorOptions } from "./options.js";
 import { RunEvents } from "./runs/run-events.js";
+import { createRunLifecycle, type RunLifecycle } from "./runs/run-lifecycle.js";
 import { openDatabase, type Db } from "./store/database.js";
-import * as runsRepo from "./store/runs-repo.js";
 
+export type { FleetOptions } from "./fleet/fleet-options.js";
+
+/** The running fleet side: what the API and the tests reach. */
+export interface Fleet {
+  /** The CellLink port actually bound. */
+  port: number;
+  /** Live fleet for the API (GET /v1/robots duty cycles, streams). */
+  fleet: FleetView;
+  registry: CellRegistry;
+  lifecycle: RunLifecycle;
+  scheduler: Scheduler;
+  budgetGuard: BudgetGuard;
+  /** Cuts a cell's stream now (e.g. right after revokeCell); its held episode is requeued. */
+  disconnect(cellId: string, message: string): void;
+  /** Stops scheduling, closes every stream and shuts the server down. */
+  stop(): Promise<void>;
+}
+
+/** Builds and starts the fleet side over an open store. */
+export async function startFleet(options: FleetOptions): Promise<Fleet> {
+  const o = compileFleetOptions(options);
+  const registry = new CellRegistry({ pins: o.pins, now: () => o.now().getTime() });
+  const metrics = createFleetMetrics(o.metricsRegistry);
+  const lifecycle = createRunLifecycle({
+    db: o.db, runEvents: o.runEvents, cells: registry, pins: o.pins, baseUrl: o.baseUrl, streamsUrl: o.streamsUrl,
+    endedHooks: o.endedHooks, now: o.now, logger: o.logger,
+  });
+  const budgetGuard = createBudgetGuard({ db: o.db, lifecycle, pins: o.pins });
+  const scheduler = createScheduler({
+    db: o.db, registry, lifecycle, metrics, logger: o.logger, intervalMs: o.schedulerIntervalMs, now: o.now, budget: budgetGuard,
+  });
+  const context: LinkContext = {
+    db: o.db, registry, scheduler, lifecycle, runEvents: o.runEvents, store: new ArtifactStore(o.artifactsDir),
+    metrics, streamsUrl: o.streamsUrl, heartbeatIntervalMs: o.heartbeatIntervalMs, logger: o.logger, now: o.now, stopping: false,
+  };
+  const server = await startCellLinkServer({ context, host: o.host, port: o.port, credentials: o.credentials });
+  const stopWatchdog = startLinkWatchdog(context, { heartbeatTimeoutMs: o.heartbeatTimeoutMs, heartbeatIntervalMs: o.heartbeatIntervalMs });
+  scheduler.start();
+  return {
+    port: server.port,
+    fleet: registry,
+    registry,
+    lifecycle,
+    scheduler,
+    budgetGuard,
+    disconnect(cellId, message) {
+      registry.session(cellId)?.close(new LinkError("cell_revoked", message));
+    },
+    async stop() {
+      scheduler.stop();
+      stopWatchdog();
+      await server.stop();
+    },
+  };
+}
 export interface RunningCoordinator {
   baseUrl: string;
   artifactUrl: string;
@@ -40,9 +106,9 @@ export interface RunningCoordinator {
   runEvents: RunEvents;
   /** Enrolls (or re-enrolls, rotating the token) a cell; returns its token, shown once. */
   enrollCell(cellId: string, model: string): string;
-  /** What `haltRun` needs; for components that stop runs (e-stop, endpoint timeouts). */
-  haltContext: HaltContext;
-  /** Stops a run (see coordinator/runs/halt-run.ts); false when it is unknown or already ended. */
+  /** The run lifecycle (coordinator/runs/run-lifecycle.ts): the one way runs end. */
+  lifecycle: RunLifecycle;
+  /** Stops a run with a spec code; false when it is unknown or already ended. */
   halt(runId: string, code: ErrorCode, message: string): boolean;
   /** The webhook delivery worker (kick() after enqueueing to send without waiting for a poll). */
   webhooks: WebhookWorker;
@@ -69,16 +135,9 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Run
   const streamsUrl = options.streamsUrl ?? `${origin.replace(/^http/, "ws")}/streams`;
   const urls = { baseUrl: origin, artifactUrl: `${origin}/artifacts`, streamsUrl, docsUrl: `${origin}/docs` };
 
-  // The guard needs the registry, which the cell link creates; no scheduler pass can run before
-  // the assignment below (passes run from timers, after this function's synchronous part).
-  let guard: BudgetGuard | undefined;
-  const budget: AssignmentBudget = {
-    episodeAllowance: (runId) => (guard ? guard.episodeAllowance(runId) : 0),
-    afterEpisodeMetered: (runId) => guard?.afterEpisodeMetered(runId),
-  };
-  const cellLink = await startCellLinkServer({
+  const webhooks = createWebhookWorker({ db, ...options.webhooks });
+  const cellLink = await startFleet({
     db,
-    runsRepo,
     runEvents,
     pins,
     artifactsDir: artifactsDir(options),
@@ -87,18 +146,17 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Run
     host: options.host,
     port: options.grpcPort,
     metricsRegistry: metrics,
-    budget,
+    // Deliver run.completed and the kinds' events without waiting for the worker's poll.
+    endedHooks: [() => webhooks.kick()],
   }).catch((error: Error) => {
     http.close();
     db.close();
     throw new Error(`could not start the cell link on ${options.host}:${options.grpcPort}: ${error.message}`);
   });
 
-  const haltContext: HaltContext = { db, runEvents, cells: cellLink.registry, completer: cellLink.completer };
-  guard = createBudgetGuard({ halt: haltContext, pins });
-  const stopQueueWindows = startQueueWindowWatch({ halt: haltContext, windowsMs: options.queueWindowsMs, intervalMs: options.queueCheckIntervalMs });
+  const { lifecycle } = cellLink;
+  const stopQueueWindows = startQueueWindowWatch({ halt: { db, lifecycle }, windowsMs: options.queueWindowsMs, intervalMs: options.queueCheckIntervalMs });
   const stopRetentionSweeper = startRetentionSweeper({ db, artifactsDir: artifactsDir(options), intervalMs: options.retentionSweepMs });
-  const webhooks = createWebhookWorker({ db, ...options.webhooks });
   // Resumes whatever the outbox holds from before a stop or crash.
   webhooks.start();
 
@@ -111,7 +169,7 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Run
     urls,
     artifactsDir: artifactsDir(options),
     metrics,
-    budgetGuard: guard,
+    budgetGuard: cellLink.budgetGuard,
     rateLimits: options.rateLimits,
     quoteValidityMs: options.quoteValidityMs,
   });
@@ -127,8 +185,8 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Run
     db,
     runEvents,
     enrollCell: (cellId, model) => enrollCell(db, { cellId, model }),
-    haltContext,
-    halt: (runId, code, message) => haltRun(haltContext, runId, code, message),
+    lifecycle,
+    halt: (runId, code, message) => lifecycle.end(runId, { status: "stopped", code, message }),
     webhooks,
     async stop() {
       stopQueueWindows();

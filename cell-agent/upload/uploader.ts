@@ -32,7 +32,7 @@ export interface UploaderOptions {
   retry?: { initialMs?: number; maxMs?: number };
 }
 
-/** The coordinator's reasons (coordinator/fleet/link-errors.ts) that mean "this file will never be taken from this cell". */
+/** The coordinator's reasons (coordinator/errors/link-errors.ts) that mean "this file will never be taken from this cell". */
 const PERMANENT_REFUSALS = {
   artifact_unknown: status.NOT_FOUND,
   artifact_not_yours: status.PERMISSION_DENIED,

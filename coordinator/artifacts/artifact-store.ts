@@ -9,7 +9,7 @@
 import { createHash } from "node:crypto";
 import { closeSync, createReadStream, fstatSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, statSync, writeSync } from "node:fs";
 import { basename, join } from "node:path";
-import { LinkError } from "../fleet/link-errors.js";
+import { LinkError } from "../errors/link-errors.js";
 
 /** What the store needs of an artifact row. */
 export interface StoredArtifactRef {

@@ -13,7 +13,8 @@
  * `monthly_budget_exceeded`.
  */
 import type { FirmwarePins } from "../../firmware-pins/pins.js";
-import { haltRun, type HaltContext } from "../runs/halt-run.js";
+import type { RunLifecycle } from "../runs/run-lifecycle.js";
+import type { Db } from "../store/database.js";
 import { meterByUnit, roundCents, runMeterContexts, unitIndexOf, type MeterContext } from "../runs/meters.js";
 import { isTerminal, type RunStatus } from "../runs/run-state.js";
 import type { AssignmentBudget } from "../scheduler/scheduler.js";
@@ -22,7 +23,9 @@ import { monthlyCapReached } from "./budgets.js";
 import { episodeEstimateUsd } from "./estimates.js";
 
 export interface BudgetGuardOptions {
-  halt: HaltContext;
+  db: Db;
+  /** Stops runs at their caps. */
+  lifecycle: Pick<RunLifecycle, "end">;
   pins: FirmwarePins;
   now?: () => Date;
 }
@@ -63,8 +66,8 @@ export function affordablePrefix(roomUsd: number, estimates: readonly number[]):
 }
 
 export function createBudgetGuard(options: BudgetGuardOptions): BudgetGuard {
-  const { halt, pins } = options;
-  const db = halt.db;
+  const { db, lifecycle, pins } = options;
+  const halt = (runId: string, code: "budget_exceeded" | "monthly_budget_exceeded", message: string) => lifecycle.end(runId, { status: "stopped", code, message });
   const now = options.now ?? (() => new Date());
 
   function moneyOf(runId: string): RunMoney | undefined {
@@ -105,7 +108,7 @@ export function createBudgetGuard(options: BudgetGuardOptions): BudgetGuard {
       .prepare("SELECT id FROM runs WHERE account_id = ? AND status IN ('queued', 'scheduling', 'running') ORDER BY created, id")
       .all(accountId) as Array<{ id: string }>;
     let halted = 0;
-    for (const { id } of open) if (haltRun(halt, id, "monthly_budget_exceeded", `run halted: ${reached}`)) halted += 1;
+    for (const { id } of open) if (halt(id, "monthly_budget_exceeded", `run halted: ${reached}`)) halted += 1;
     return halted;
   }
 
@@ -120,9 +123,9 @@ export function createBudgetGuard(options: BudgetGuardOptions): BudgetGuard {
       if (!isTerminal(m.status) && m.maxBudgetUsd !== undefined) {
         const cap = m.maxBudgetUsd.toFixed(2);
         if (m.spentUsd >= m.maxBudgetUsd) {
-          haltRun(halt, runId, "budget_exceeded", `run halted at its max_budget_usd of $${cap}: $${m.spentUsd.toFixed(2)} metered; the partial result covers the episodes that ran`);
+          halt(runId, "budget_exceeded", `run halted at its max_budget_usd of $${cap}: $${m.spentUsd.toFixed(2)} metered; the partial result covers the episodes that ran`);
         } else if (m.inFlightUsd === 0 && m.pendingUsd.length > 0 && allowanceOf(m) === 0) {
-          haltRun(halt, runId, "budget_exceeded",
+          halt(runId, "budget_exceeded",
             `run halted at its max_budget_usd of $${cap}: $${m.spentUsd.toFixed(2)} metered and the next episode may cost up to $${roundCents(m.pendingUsd[0]).toFixed(2)}; the partial result covers the episodes that ran`);
         }
       }

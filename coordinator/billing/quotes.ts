@@ -13,9 +13,9 @@ import { randomBase62 } from "../auth/api-keys.js";
 import { AssayError } from "../errors/assay-error.js";
 import { runMeterContexts, sumMeters, type MeterContext } from "../runs/meters.js";
 import { PRICE_LIST } from "../runs/price-list.js";
-import type { ValidatedRun } from "../runs/validate-run.js";
+import type { ValidatedRun } from "../runs/run-request.js";
 import type { Db } from "../store/database.js";
-import { canonicalJson } from "./canonical-json.js";
+import { canonicalJson } from "../json/canonical-json.js";
 import { episodeEstimateS, priceSeconds, RESET_ALLOWANCE_S } from "./estimates.js";
 
 /** How long a quote can back a submission: 15 minutes. */

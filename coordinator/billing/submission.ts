@@ -5,7 +5,7 @@
  */
 import type { FirmwarePins } from "../../firmware-pins/pins.js";
 import { AssayError } from "../errors/assay-error.js";
-import type { ValidatedRun } from "../runs/validate-run.js";
+import type { ValidatedRun } from "../runs/run-request.js";
 import type { Db } from "../store/database.js";
 import { monthlyCapReached } from "./budgets.js";
 import { episodeEstimateS, episodeEstimateUsd } from "./estimates.js";

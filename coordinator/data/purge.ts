@@ -6,7 +6,7 @@
 import { existsSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { randomBase62 } from "../auth/api-keys.js";
-import { retentionHours } from "../runs/validate-run.js";
+import { retentionHours } from "../runs/run-request.js";
 import type { Db } from "../store/database.js";
 
 export interface PurgeRow {

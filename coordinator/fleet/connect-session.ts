@@ -10,7 +10,7 @@ import { getCell, recordHello } from "../store/cells-repo.js";
 import { authenticateCell } from "./enrollment.js";
 import { applySequenced, requeueHeldBy } from "./episode-messages.js";
 import type { LinkContext } from "./link-context.js";
-import { LinkError, toGrpcStatus } from "./link-errors.js";
+import { LinkError, toGrpcStatus } from "../errors/link-errors.js";
 import type { CellSession } from "./registry.js";
 
 /** First value of a metadata key as a string. */

@@ -6,7 +6,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import type { Db } from "../store/database.js";
 import { getCellByTokenHash, revokeCellRow, upsertCellToken, type CellRow } from "../store/cells-repo.js";
-import { LinkError } from "./link-errors.js";
+import { LinkError } from "../errors/link-errors.js";
 
 /** Prefix that tells a cell token apart from an API key in logs and secret scanners. */
 const TOKEN_PREFIX = "assay_cell_";

@@ -7,11 +7,12 @@
 import type { AgentMessage, EpisodeFinished, EpisodeInterrupted, EpisodeStarted } from "../../protocol/gen/cell.js";
 import { insertPendingArtifact } from "../store/artifacts-repo.js";
 import { getCell, setLastSeqApplied } from "../store/cells-repo.js";
+import { getRunRow } from "../store/runs-repo.js";
 import {
   amendLinkLostInterruption, getEpisode, markEpisodeDone, markEpisodeRunning, requeueEpisode, type EpisodeRow, type Interruption,
 } from "../store/episodes-repo.js";
 import { isSafeFileName } from "../artifacts/artifact-store.js";
-import { settleEpisodeOfClosedRun } from "../runs/halt-run.js";
+import { transact } from "../store/transact.js";
 import { enqueueRunEvent } from "../webhooks/outbox.js";
 import type { LinkContext } from "./link-context.js";
 import { applySafetyEvent } from "./safety-messages.js";
@@ -24,7 +25,7 @@ type Effect = () => void;
  */
 export function applySequenced(ctx: LinkContext, cellId: string, message: AgentMessage): boolean {
   const effects: Effect[] = [];
-  const applied = ctx.db.transaction(() => {
+  const applied = transact(ctx.db, () => {
     const cell = getCell(ctx.db, cellId);
     if (!cell || message.seq <= cell.last_seq_applied) return false;
     if (message.seq > cell.last_seq_applied + 1) {
@@ -33,7 +34,7 @@ export function applySequenced(ctx: LinkContext, cellId: string, message: AgentM
     applyBody(ctx, cellId, message, effects);
     setLastSeqApplied(ctx.db, cellId, message.seq);
     return true;
-  })();
+  });
   if (!applied) {
     ctx.metrics.seqDedupes.inc();
     return false;
@@ -69,11 +70,7 @@ function onStarted(ctx: LinkContext, cellId: string, started: EpisodeStarted, ef
   const episode = knownEpisode(ctx, cellId, started.episodeId, "EpisodeStarted");
   if (!episode) return;
   if (!markEpisodeRunning(ctx.db, episode.id, cellId, isoAt(started.startedAtMs, ctx.now()))) return;
-  const run = ctx.runsRepo.getRunRow(ctx.db, episode.run_id);
-  if (run?.status === "scheduling" && ctx.runsRepo.setRunStatus(ctx.db, run.id, "running", { cell: cellId })) {
-    const webrtc = `${ctx.streamsUrl}/cells/${cellId}`;
-    effects.push(() => ctx.runEvents.publish({ runId: run.id, type: "status", data: { status: "running", cell: cellId, webrtc } }));
-  }
+  ctx.lifecycle.started(episode.run_id, cellId);
 }
 
 function onFinished(ctx: LinkContext, cellId: string, finished: EpisodeFinished, effects: Effect[]): void {
@@ -133,7 +130,7 @@ function onFinished(ctx: LinkContext, cellId: string, finished: EpisodeFinished,
     }
     insertPendingArtifact(ctx.db, { episodeId: episode.id, runId: episode.run_id, kind: ref.kind, fileName: ref.fileName, bytes: ref.bytes, sha256: ref.sha256 });
   }
-  const run = ctx.runsRepo.getRunRow(ctx.db, episode.run_id);
+  const run = getRunRow(ctx.db, episode.run_id);
   const outcome = finished.outcome;
   if (outcome === "failure") {
     // Committed with the outcome (durable webhook outbox).
@@ -143,7 +140,7 @@ function onFinished(ctx: LinkContext, cellId: string, finished: EpisodeFinished,
   }
   // A run halted while this episode ran (even one the halt cancelled after its link dropped) stays
   // stopped; its partial result now counts the episode and its robot time.
-  if (run && (run.status === "stopped" || run.status === "failed")) ctx.completer.storePartialResult(run.id);
+  ctx.lifecycle.refreshResult(episode.run_id);
   effects.push(() => {
     ctx.metrics.episodesFinished.inc({ outcome });
     if (run) {
@@ -153,7 +150,7 @@ function onFinished(ctx: LinkContext, cellId: string, finished: EpisodeFinished,
         data: { episode: episode.idx + 1, of: run.episodes_total, outcome, duration_s: finished.durationS },
       });
     }
-    ctx.completer.maybeComplete(episode.run_id);
+    ctx.lifecycle.progress(episode.run_id);
     ctx.scheduler.episodeMetered(episode.run_id);
   });
 }
@@ -175,10 +172,13 @@ function onInterrupted(ctx: LinkContext, cellId: string, interrupted: EpisodeInt
     at: ctx.now().toISOString(),
     duration_s: interrupted.durationS,
   });
-  if (requeued) settleEpisodeOfClosedRun(ctx.db, ctx.completer, episode.id);
-  // Already requeued when the stream ended (a crash, a cut link): the record gets the cell's reason.
-  else amendLinkLostInterruption(ctx.db, episode.id, cellId, interrupted.attempt, reason, interrupted.detail);
-  const runFailed = requeued ? failRunOnRepeatedInterruptions(ctx, episode.id) : undefined;
+  if (requeued) {
+    ctx.lifecycle.settleRequeued(episode.id);
+    failRunOnRepeatedInterruptions(ctx, episode.id);
+  } else {
+    // Already requeued when the stream ended (a crash, a cut link): the record gets the cell's reason.
+    amendLinkLostInterruption(ctx.db, episode.id, cellId, interrupted.attempt, reason, interrupted.detail);
+  }
   effects.push(() => {
     if (ctx.registry.assignedEpisodeOf(cellId) === episode.id) ctx.registry.setAssigned(cellId, undefined);
     if (requeued) {
@@ -186,7 +186,6 @@ function onInterrupted(ctx: LinkContext, cellId: string, interrupted: EpisodeInt
       ctx.logger.warn(`cell ${cellId}: episode ${episode.id} attempt ${episode.attempt} interrupted (${reason}: ${interrupted.detail}); back to pending`);
       ctx.scheduler.episodeMetered(episode.run_id);
     }
-    runFailed?.();
     ctx.scheduler.kick();
   });
 }
@@ -196,16 +195,15 @@ export const MAX_INTERRUPTED_ATTEMPTS = 5;
 
 /**
  * For an episode just put back to pending: once it has `MAX_INTERRUPTED_ATTEMPTS` interruptions,
- * fails its run (never drops the episode silently, never retries it forever). Like a halt, the
- * run's pending episodes are cancelled and its partial result is stored; the status message names
- * the episode. Call inside the requeue's transaction; returns the effect to run after the commit
- * (CancelEpisode to cells still holding the run's episodes, `status: failed` to subscribers).
+ * fails its run (never drops the episode silently, never retries it forever) through the
+ * lifecycle, which cancels what is pending, keeps the partial result and tells the cells; the
+ * status message names the episode. Call inside the requeue's transaction.
  */
-function failRunOnRepeatedInterruptions(ctx: LinkContext, episodeId: string): Effect | undefined {
+function failRunOnRepeatedInterruptions(ctx: LinkContext, episodeId: string): void {
   const episode = getEpisode(ctx.db, episodeId);
-  if (!episode || episode.status !== "pending") return undefined;
+  if (!episode || episode.status !== "pending") return;
   const interruptions = JSON.parse(episode.interruptions) as Interruption[];
-  if (interruptions.length < MAX_INTERRUPTED_ATTEMPTS) return undefined;
+  if (interruptions.length < MAX_INTERRUPTED_ATTEMPTS) return;
   const counts = new Map<string, number>();
   for (const i of interruptions) {
     const what = `${i.reason} on ${i.cell ?? "no cell"}`;
@@ -215,17 +213,7 @@ function failRunOnRepeatedInterruptions(ctx: LinkContext, episodeId: string): Ef
   const message =
     `episode ${episode.idx + 1} (${episode.id}) was interrupted ${interruptions.length} times (${reasons}); the run is failed rather than ` +
     `retried without end. Finished episodes are kept in the partial result; check those cells, then submit the run again`;
-  if (!ctx.runsRepo.setRunStatus(ctx.db, episode.run_id, "failed", { cell: null, message })) return undefined;
-  ctx.db.prepare("UPDATE episodes SET status = 'cancelled' WHERE run_id = ? AND status = 'pending'").run(episode.run_id);
-  ctx.completer.storePartialResult(episode.run_id);
-  const held = ctx.db
-    .prepare("SELECT id, cell_id FROM episodes WHERE run_id = ? AND status IN ('assigned', 'running') AND cell_id IS NOT NULL")
-    .all(episode.run_id) as Array<{ id: string; cell_id: string }>;
-  return () => {
-    ctx.logger.error(`run ${episode.run_id} failed: ${message}`);
-    for (const other of held) ctx.registry.cancelEpisode(other.cell_id, other.id, `the run failed: ${message}`);
-    ctx.runEvents.publish({ runId: episode.run_id, type: "status", data: { status: "failed", cell: null, webrtc: null } });
-  };
+  ctx.lifecycle.end(episode.run_id, { status: "failed", message });
 }
 
 /**
@@ -236,28 +224,25 @@ function failRunOnRepeatedInterruptions(ctx: LinkContext, episodeId: string): Ef
 export function requeueHeldBy(ctx: LinkContext, cellId: string, reason: string, detail: string, onlyEpisodeId?: string): number {
   const now = ctx.now();
   const meteredRuns = new Set<string>();
-  const runsFailed: Effect[] = [];
-  const requeued = ctx.db.transaction(() => {
+  const requeued = transact(ctx.db, () => {
     const held = ctx.db
       .prepare("SELECT * FROM episodes WHERE cell_id = ? AND status IN ('assigned', 'running')")
       .all(cellId) as EpisodeRow[];
     let count = 0;
     for (const episode of held) {
       if (onlyEpisodeId !== undefined && episode.id !== onlyEpisodeId) continue;
-      const run = ctx.runsRepo.getRunRow(ctx.db, episode.run_id);
+      const run = getRunRow(ctx.db, episode.run_id);
       const maxS = run ? (JSON.parse(run.plan) as { max_duration_s?: number }).max_duration_s ?? Infinity : Infinity;
       const elapsedS = episode.status === "running" && episode.started_at ? Math.max(0, (now.getTime() - Date.parse(episode.started_at)) / 1000) : 0;
       if (requeueEpisode(ctx.db, episode.id, cellId, { reason, detail, at: now.toISOString(), duration_s: Math.min(elapsedS, maxS) })) {
         count += 1;
         meteredRuns.add(episode.run_id);
-        settleEpisodeOfClosedRun(ctx.db, ctx.completer, episode.id);
-        const runFailed = failRunOnRepeatedInterruptions(ctx, episode.id);
-        if (runFailed) runsFailed.push(runFailed);
+        ctx.lifecycle.settleRequeued(episode.id);
+        failRunOnRepeatedInterruptions(ctx, episode.id);
       }
     }
     return count;
-  })();
-  for (const runFailed of runsFailed) runFailed();
+  });
   if (requeued > 0) {
     ctx.metrics.episodesInterrupted.inc({ reason }, requeued);
     ctx.logger.warn(`cell ${cellId}: ${requeued} episode(s) back to pending (${reason}: ${detail})`);

@@ -1,6 +1,6 @@
-/** What the CellLink handlers share; built once by startCellLinkServer. */
+/** What the CellLink handlers share; built once by the composition root (coordinator/server.ts). */
 import type { ArtifactStore } from "../artifacts/artifact-store.js";
-import type { RunCompleter, RunsRepo } from "../runs/run-results.js";
+import type { RunLifecycle } from "../runs/run-lifecycle.js";
 import type { RunEvents } from "../runs/run-events.js";
 import type { Logger, Scheduler } from "../scheduler/scheduler.js";
 import type { Db } from "../store/database.js";
@@ -11,8 +11,7 @@ export interface LinkContext {
   db: Db;
   registry: CellRegistry;
   scheduler: Scheduler;
-  completer: RunCompleter;
-  runsRepo: RunsRepo;
+  lifecycle: RunLifecycle;
   runEvents: RunEvents;
   store: ArtifactStore;
   metrics: FleetMetrics;

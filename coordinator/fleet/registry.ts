@@ -6,7 +6,7 @@
 import { installationOf, type FirmwarePins } from "../../firmware-pins/pins.js";
 import type { CoordinatorMessage, Heartbeat, Hello, SafetyEvent } from "../../protocol/gen/cell.js";
 import type { ConnectedCell, FleetView } from "./fleet-view.js";
-import type { LinkError } from "./link-errors.js";
+import type { LinkError } from "../errors/link-errors.js";
 
 /** A cell's live link, created by the Connect handler after a valid Hello. */
 export interface CellSession {

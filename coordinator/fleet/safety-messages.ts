@@ -14,7 +14,6 @@
  * SafetyEvent); the run is closed by then, so it is recorded as an interruption and cancelled.
  */
 import type { SafetyEvent } from "../../protocol/gen/cell.js";
-import { haltRun, type HaltContext } from "../runs/halt-run.js";
 import { getEpisode } from "../store/episodes-repo.js";
 import { enqueueRunEvent } from "../webhooks/outbox.js";
 import type { LinkContext } from "./link-context.js";
@@ -33,14 +32,9 @@ function runOfEvent(ctx: LinkContext, cellId: string, event: SafetyEvent): strin
   return held?.run_id;
 }
 
-function haltContextOf(ctx: LinkContext): HaltContext {
-  return { db: ctx.db, runEvents: ctx.runEvents, cells: ctx.registry, completer: ctx.completer, now: ctx.now };
-}
-
 /**
  * Applies `event` from `cellId`. Call inside the sequenced message's transaction; `effects` run
- * after it commits. NOTE: haltRun's own notifications (CancelEpisode, the `stopped` status event)
- * go out just before that commit; the only write left after them is `last_seq_applied`.
+ * after it commits; so do the lifecycle's (CancelEpisode, the `stopped` status event).
  */
 export function applySafetyEvent(ctx: LinkContext, cellId: string, event: SafetyEvent, effects: Effect[]): void {
   const at = new Date(event.atMs > 0 ? event.atMs : ctx.now().getTime()).toISOString();
@@ -48,11 +42,11 @@ export function applySafetyEvent(ctx: LinkContext, cellId: string, event: Safety
   if (event.kind === "estop_triggered") {
     const latency = event.latencyMs >= 0 ? `${event.latencyMs.toFixed(1)} ms` : "torque off NOT confirmed";
     if (runId) {
-      haltRun(haltContextOf(ctx), runId, "estop_triggered", `${cellId} emergency stop at ${at}; latency ${latency}; partial results kept`);
+      ctx.lifecycle.end(runId, { status: "stopped", code: "estop_triggered", message: `${cellId} emergency stop at ${at}; latency ${latency}; partial results kept` });
       enqueueRunEvent(ctx.db, runId, "estop.triggered", { run_id: runId, cell: cellId, latency_ms: event.latencyMs, at }, ctx.now());
     }
   } else if (event.kind === "protective_stop" && event.detail === "policy_endpoint_timeout" && runId) {
-    haltRun(haltContextOf(ctx), runId, "policy_endpoint_timeout", `the endpoint policy persistently exceeded its latency_budget_ms on ${cellId} (episode ${event.episodeId || "unknown"}) at ${at}; partial results kept; fix the endpoint and resubmit`);
+    ctx.lifecycle.end(runId, { status: "stopped", code: "policy_endpoint_timeout", message: `the endpoint policy persistently exceeded its latency_budget_ms on ${cellId} (episode ${event.episodeId || "unknown"}) at ${at}; partial results kept; fix the endpoint and resubmit` });
   }
   effects.push(() => {
     ctx.registry.recordSafetyEvent(cellId, event);

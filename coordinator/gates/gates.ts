@@ -116,9 +116,9 @@ function baselineRun(db: Db, check: GateCheckRow): RunRow | undefined {
 
 /**
  * Decides a pending check whose run has ended (no-op otherwise); emits `regression.detected` on a
- * regression. Call inside a transaction (the run completer does, so the event commits with it).
+ * regression. Called inside the transaction that ended the run (coordinator/kinds/eval.ts onEnded), so the decision and its event commit with the ending.
  */
-export function decideCheck(db: Db, check: GateCheckRow, now: Date): void {
+function decideCheck(db: Db, check: GateCheckRow, now: Date): void {
   if (check.status !== "pending") return;
   const run = getRunRow(db, check.run_id);
   if (!run || !["completed", "failed", "stopped"].includes(run.status)) return;
@@ -154,7 +154,7 @@ export function decideCheck(db: Db, check: GateCheckRow, now: Date): void {
     .run(status, JSON.stringify(decided), now.toISOString(), check.id);
 }
 
-/** Decides the checks of a run that just ended (called by the run completer). */
+/** Decides the checks of a run that just ended (the eval kind's onEnded). */
 export function decideChecksOfRun(db: Db, runId: string, now: Date): void {
   const rows = db.prepare("SELECT * FROM gate_checks WHERE run_id = ? AND status = 'pending'").all(runId) as GateCheckRow[];
   for (const row of rows) decideCheck(db, row, now);

@@ -22,12 +22,16 @@ import { mcnemarExact } from "../stats/mcnemar.js";
 import { pairedDifferenceInterval } from "../stats/paired-difference.js";
 import { newcombeDifference } from "../stats/two-proportions.js";
 import { parseEpisodesSpec } from "../runs/episodes-spec.js";
-import { contract, isPlainObject, q, rejectUnknownKeys, type ValidatedRun, type ValidateRunContext } from "../runs/validate-run.js";
-import type { Db } from "../store/database.js";
-import { episodeSeed, setKindState, type NewEpisode, type RunRow } from "../store/runs-repo.js";
-import { checkFields, openUnit, resolveTask, resolveUnit, validateCommon, validatedKindRun } from "./kind-common.js";
-import { cancelPending, parseAssign, type UnitEpisodeRow } from "./units.js";
-import { countsOf, pooledResult, unitResults, type KindResultContext } from "./unit-results.js";
+import { contract, isPlainObject, q, rejectUnknownKeys } from "../runs/field-checks.js";
+import { type ValidatedRun, type ValidateRunContext } from "../runs/run-request.js";
+import { episodeSeed, setKindState, type NewEpisode, type RunRecord } from "../store/runs-repo.js";
+import { resolveTask } from "../runs/pin-resolution.js";
+import { validateCommon } from "../runs/common-fields.js";
+import { checkFields, openUnit, resolveUnit, validatedKindRun } from "./kind-common.js";
+import { cancelPendingEpisodes } from "../store/episodes-repo.js";
+import type { KindProgressContext, KindResultContext, RunKind } from "./kind.js";
+import { parseAssign, type UnitEpisodeRow } from "./units.js";
+import { countsOf, pooledResult, unitResults } from "./unit-results.js";
 
 const MANDATORY = ["robot", "environment", "task", "policies", "episodes"];
 const OPTIONAL = ["paired", "sequential"];
@@ -37,7 +41,7 @@ export interface CompareSettings {
   sequential?: { alpha: number; beta: number; delta: number };
 }
 
-export function validateCompare(body: Record<string, unknown>, ctx: ValidateRunContext): ValidatedRun {
+function planCompare(body: Record<string, unknown>, ctx: ValidateRunContext): ValidatedRun {
   checkFields("compare", body, MANDATORY, OPTIONAL);
   const task = resolveTask(ctx, body.task);
   const policies = body.policies;
@@ -84,8 +88,8 @@ export function validateCompare(body: Record<string, unknown>, ctx: ValidateRunC
   });
 }
 
-function settingsOf(run: Pick<RunRow, "plan">): CompareSettings {
-  return ((JSON.parse(run.plan) as { kind?: { compare?: CompareSettings } }).kind?.compare) ?? { paired: true };
+function settingsOf(run: Pick<RunRecord, "plan">): CompareSettings {
+  return (run.plan.kind?.compare as CompareSettings | undefined) ?? { paired: true };
 }
 
 interface CompletePair {
@@ -129,10 +133,11 @@ interface SequentialState {
  * records the decision (runs.kind_state) and cancels the pending episodes. Call it inside the
  * transaction that checks completion.
  */
-export function compareProgress(db: Db, run: RunRow, episodes: readonly UnitEpisodeRow[], now: Date): void {
+function compareProgress(ctx: KindProgressContext, run: RunRecord, episodes: readonly UnitEpisodeRow[]): undefined {
+  const { db, now } = ctx;
   const settings = settingsOf(run);
   if (!settings.sequential) return;
-  const state = run.kind_state ? (JSON.parse(run.kind_state) as { sequential?: SequentialState }) : {};
+  const state = (run.kindState ?? {}) as { sequential?: SequentialState };
   if (state.sequential && state.sequential.decision !== "continue") return;
   const test = createSequentialCompare({ ...settings.sequential, maxPairs: episodes.length / 2 });
   let decision = "continue";
@@ -150,10 +155,11 @@ export function compareProgress(db: Db, run: RunRow, episodes: readonly UnitEpis
       ...(decision !== "continue" ? { decided_at: now.toISOString() } : {}),
     },
   });
-  if (decision !== "continue") cancelPending(db, run.id);
+  if (decision !== "continue") cancelPendingEpisodes(db, run.id);
+  return undefined;
 }
 
-export function compareResult(ctx: KindResultContext, run: RunRow, episodes: readonly UnitEpisodeRow[]): Record<string, unknown> {
+function compareResult(ctx: KindResultContext, run: RunRecord, episodes: readonly UnitEpisodeRow[]): Record<string, unknown> {
   const units = unitResults(ctx, run, episodes);
   const settings = settingsOf(run);
   const [a, b] = units;
@@ -181,7 +187,7 @@ export function compareResult(ctx: KindResultContext, run: RunRow, episodes: rea
     const interval = newcombeDifference(ka.k, ka.n, kb.k, kb.n, 0.95);
     comparison = { a: a.policy_name, b: b.policy_name, paired: false, diff: interval.diff, ci: interval.ci, ci_level: 0.95, method: interval.method };
   }
-  const state = run.kind_state ? (JSON.parse(run.kind_state) as { sequential?: SequentialState }) : {};
+  const state = (run.kindState ?? {}) as { sequential?: SequentialState };
   const stoppedEarly = Boolean(state.sequential && state.sequential.decision !== "continue" && episodes.some((e) => e.status === "cancelled"));
   if (settings.sequential) {
     comparison.sequential = {
@@ -191,3 +197,5 @@ export function compareResult(ctx: KindResultContext, run: RunRow, episodes: rea
   }
   return { ...pooledResult(ctx, run, episodes, units), units, comparison, stopped_early: stoppedEarly };
 }
+
+export const compareKind: RunKind = { name: "compare", plan: planCompare, result: compareResult, progress: compareProgress };

@@ -11,17 +11,22 @@
  * rate over the suite's tasks with its Wilson interval (the suite's scoring rule).
  */
 import { AssayError } from "../errors/assay-error.js";
-import { rateSummary } from "../runs/run-results.js";
-import { contract, fail, q, type ValidatedRun, type ValidateRunContext } from "../runs/validate-run.js";
-import { episodeSeed, type NewEpisode, type RunRow } from "../store/runs-repo.js";
+import { rateSummary } from "../runs/result-summary.js";
+import { contract, fail, q } from "../runs/field-checks.js";
+import { type ValidatedRun, type ValidateRunContext } from "../runs/run-request.js";
+import { episodeSeed, type NewEpisode, type RunRecord } from "../store/runs-repo.js";
 import { findSuite, loadSuites, suiteId } from "../suites/suites.js";
-import { checkFields, resolveTask, resolveUnit, stringList, validateCommon, validatedKindRun } from "./kind-common.js";
+import { resolveTask } from "../runs/pin-resolution.js";
+import { validateCommon } from "../runs/common-fields.js";
+import { checkFields, resolveUnit, stringList, validatedKindRun } from "./kind-common.js";
+import { decideChecksOfRun } from "../gates/gates.js";
+import type { KindResultContext, RunKind } from "./kind.js";
 import type { UnitEpisodeRow } from "./units.js";
-import { countsOf, pooledResult, unitResults, type KindResultContext } from "./unit-results.js";
+import { countsOf, pooledResult, unitResults } from "./unit-results.js";
 
 const MANDATORY = ["suite", "robots", "policy"];
 
-export function validateEval(body: Record<string, unknown>, ctx: ValidateRunContext): ValidatedRun {
+function planEval(body: Record<string, unknown>, ctx: ValidateRunContext): ValidatedRun {
   checkFields("eval", body, MANDATORY, []);
   if (body.perturbation !== undefined) contract(`perturbation cannot be given for kind "eval": the suite fixes its perturbation schedule (GET /v1/suites)`);
   if (typeof body.suite !== "string") contract(`suite must be a suite id "<name>@<version>"; got ${q(body.suite)}`);
@@ -55,9 +60,9 @@ export function validateEval(body: Record<string, unknown>, ctx: ValidateRunCont
   });
 }
 
-export function evalResult(ctx: KindResultContext, run: RunRow, episodes: readonly UnitEpisodeRow[]): Record<string, unknown> {
+function evalResult(ctx: KindResultContext, run: RunRecord, episodes: readonly UnitEpisodeRow[]): Record<string, unknown> {
   const units = unitResults(ctx, run, episodes);
-  const suite = (JSON.parse(run.plan) as { kind?: { eval?: { suite: string } } }).kind?.eval?.suite ?? null;
+  const suite = (run.plan.kind?.eval as { suite: string } | undefined)?.suite ?? null;
   const robots = [...new Set(units.map((u) => u.robot))];
   const scores = robots.map((robot) => {
     const mine = units.filter((u) => u.robot === robot);
@@ -67,3 +72,11 @@ export function evalResult(ctx: KindResultContext, run: RunRow, episodes: readon
   });
   return { ...pooledResult(ctx, run, episodes, units), units, suite, scores };
 }
+
+export const evalKind: RunKind = {
+  name: "eval",
+  plan: planEval,
+  result: evalResult,
+  // An eval may back CI gate checks; they are decided when the run ends, whatever its ending.
+  onEnded: (ctx, run) => decideChecksOfRun(ctx.db, run.id, ctx.now),
+};

@@ -1,60 +1,29 @@
 /**
- * What every kind other than `run` validates the same way: the shared optional fields (priority,
- * perturbation, data, max_budget_usd, interventions, publish, instructions), a unit (robot pin x environment x
- * task x policy, with the same checks as kind `run`), the run seed, and the ValidatedRun the store
- * inserts. The first unit stands for the run in `runs.plan` (billing estimates read it).
+ * What the kinds plan the same way: their top-level fields, a unit (robot pin x environment x task
+ * x policy, with the same checks for every kind), list and number fields, and the ValidatedRun the
+ * store inserts. The first unit stands for the run in `runs.plan` (billing estimates read it). A
+ * leaf: imports no kind.
  */
-import { randomInt } from "node:crypto";
 import type { CatalogEnvironment } from "../catalog/environments.js";
 import { environmentId } from "../catalog/environments.js";
 import type { RobotModel } from "../../firmware-pins/pins.js";
+import { COMMON_FIELDS } from "../runs/common-fields.js";
+import { contract, fail, isPlainObject, q, rejectUnknownKeys } from "../runs/field-checks.js";
+import { resolveEnvironment, resolveRobot } from "../runs/pin-resolution.js";
+import { validatePolicy } from "../runs/policy-checks.js";
 import {
-  contract, CONTROL_RATE_HZ, fail, INTERVENTIONS, isPlainObject, MAX_EPISODE_DURATION_S, normalizeRunRequest, oneOf, PERTURBATION_REV,
-  PRIORITIES, PUBLISH, q, rejectUnknownKeys, resolveEnvironment, resolveRobot, resolveTask, validateData, validatePerturbation,
-  validatePolicy, type ValidatedRun, type ValidateRunContext,
-} from "../runs/validate-run.js";
+  CONTROL_RATE_HZ, MAX_EPISODE_DURATION_S, normalizeRunRequest, PERTURBATION_REV, type RunKindName, type ValidatedRun, type ValidateRunContext,
+} from "../runs/run-request.js";
 import type { NewEpisode, RunPlan } from "../store/runs-repo.js";
 import type { TaskRow } from "../store/tasks-repo.js";
 import type { RunUnit } from "./units.js";
 
-/** Optional fields every kind accepts, with the same rules as kind `run`. */
-export function commonFields(): string[] {
-  return ["kind", "priority", "perturbation", "data", "max_budget_usd", "interventions", "publish", "instructions"];
-}
-
-export type Kind = ValidatedRun["kind"];
-
 /** Rejects unknown top-level fields and a missing mandatory one (422 contract_validation_failed). */
-export function checkFields(kind: Kind, body: Record<string, unknown>, mandatory: readonly string[], optional: readonly string[]): void {
-  rejectUnknownKeys("", body, [...commonFields(), ...mandatory, ...optional]);
+export function checkFields(kind: RunKindName, body: Record<string, unknown>, mandatory: readonly string[], optional: readonly string[]): void {
+  rejectUnknownKeys("", body, [...COMMON_FIELDS, ...mandatory, ...optional]);
   for (const field of mandatory) {
     if (body[field] === undefined) contract(`kind "${kind}" requires ${field}; mandatory fields of ${kind}: ${mandatory.join(", ")}`);
   }
-}
-
-export interface CommonChoices {
-  priority: string;
-  seed: number;
-}
-
-/**
- * Validates the shared optional fields against `environment` (perturbation presets) and returns
- * priority and run seed (perturbation.seed, else random).
- */
-export function validateCommon(body: Record<string, unknown>, ctx: ValidateRunContext, environment: CatalogEnvironment): CommonChoices {
-  const priority = oneOf("priority", body.priority, PRIORITIES, "standard");
-  const perturbation = validatePerturbation(body.perturbation, environment);
-  validateData(body.data);
-  if (body.max_budget_usd !== undefined && !(typeof body.max_budget_usd === "number" && Number.isFinite(body.max_budget_usd) && body.max_budget_usd > 0)) {
-    contract(`max_budget_usd must be a positive number of US dollars; got ${q(body.max_budget_usd)}`);
-  }
-  oneOf("interventions", body.interventions, INTERVENTIONS, "none");
-  const publish = oneOf("publish", body.publish, PUBLISH, "private");
-  if (publish === "leaderboard" && !ctx.leaderboardOptIn) {
-    fail("publish_forbidden", `publish "leaderboard" needs the account's leaderboard opt-in; submit publish "private" or ask support to opt the account in`);
-  }
-  const seed = perturbation?.seed ?? (ctx.randomSeed ?? (() => randomInt(0, 0x7fffffff)))();
-  return { priority, seed };
 }
 
 export interface ResolvedUnit {
@@ -95,8 +64,6 @@ export function resolveUnit(
   };
 }
 
-export { resolveTask };
-
 /** A list field of non-empty strings (robots, environments); 422 naming the field otherwise. */
 export function stringList(field: string, value: unknown, code: "contract_validation_failed" | "firmware_pin_unavailable" | "environment_unavailable" = "contract_validation_failed"): string[] {
   if (!Array.isArray(value) || value.length === 0 || value.some((v) => typeof v !== "string" || v.trim() === "")) {
@@ -120,9 +87,9 @@ export function openUnit(field: string, value: unknown, fallback?: number): numb
   return value;
 }
 
-/** The ValidatedRun of a multi-unit kind; the first unit stands for the run in `plan`. */
+/** The ValidatedRun of a kind; the first unit stands for the run in `plan`. */
 export function validatedKindRun(args: {
-  kind: Kind;
+  kind: RunKindName;
   body: Record<string, unknown>;
   units: RunUnit[];
   episodes: NewEpisode[];

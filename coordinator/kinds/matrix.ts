@@ -14,20 +14,24 @@
  */
 import { detectRegression } from "../stats/regression.js";
 import { parseEpisodesSpec } from "../runs/episodes-spec.js";
-import { contract, type ValidatedRun, type ValidateRunContext } from "../runs/validate-run.js";
+import { contract } from "../runs/field-checks.js";
+import { type ValidatedRun, type ValidateRunContext } from "../runs/run-request.js";
 import type { Db } from "../store/database.js";
-import { episodeSeed, type NewEpisode, type RunRow } from "../store/runs-repo.js";
+import { episodeSeed, type NewEpisode, type RunRecord } from "../store/runs-repo.js";
 import { enqueueEvent } from "../webhooks/outbox.js";
-import { checkFields, resolveTask, resolveUnit, stringList, validateCommon, validatedKindRun } from "./kind-common.js";
+import { resolveTask } from "../runs/pin-resolution.js";
+import { validateCommon } from "../runs/common-fields.js";
+import { checkFields, resolveUnit, stringList, validatedKindRun } from "./kind-common.js";
 import type { UnitEpisodeRow } from "./units.js";
-import { countsOf, pooledResult, unitResults, type KindResultContext, type UnitResult } from "./unit-results.js";
+import type { KindEndedContext, KindResultContext, RunKind } from "./kind.js";
+import { countsOf, pooledResult, unitResults, type UnitResult } from "./unit-results.js";
 
 const MANDATORY = ["robots", "environments", "task", "policy", "episodes_per_cell"];
 
 /** Significance and margin of the per-cell regression rule. */
 export const MATRIX_REGRESSION = { alpha: 0.05, margin: 0 };
 
-export function validateMatrix(body: Record<string, unknown>, ctx: ValidateRunContext): ValidatedRun {
+function planMatrix(body: Record<string, unknown>, ctx: ValidateRunContext): ValidatedRun {
   checkFields("matrix", body, MANDATORY, []);
   const robots = stringList("robots", body.robots, "firmware_pin_unavailable");
   const environments = stringList("environments", body.environments, "environment_unavailable");
@@ -53,8 +57,8 @@ interface PriorMatrix {
 }
 
 /** The account's most recent completed matrix before `run` on the same task revision. */
-function priorMatrix(db: Db, run: RunRow): PriorMatrix | undefined {
-  const task = (JSON.parse(run.resolved_pins) as { task: string }).task;
+function priorMatrix(db: Db, run: RunRecord): PriorMatrix | undefined {
+  const task = run.resolvedPins.task;
   const row = db
     .prepare(
       `SELECT id, completed, result FROM runs
@@ -62,13 +66,13 @@ function priorMatrix(db: Db, run: RunRow): PriorMatrix | undefined {
          AND json_extract(resolved_pins, '$.task') = ? AND result IS NOT NULL
        ORDER BY completed DESC, id DESC LIMIT 1`,
     )
-    .get(run.account_id, run.id, run.created, task) as { id: string; completed: string; result: string } | undefined;
+    .get(run.accountId, run.id, run.created, task) as { id: string; completed: string; result: string } | undefined;
   if (!row) return undefined;
   const result = JSON.parse(row.result) as { units?: UnitResult[] };
   return { id: row.id, completed: row.completed, units: result.units ?? [] };
 }
 
-export function matrixResult(ctx: KindResultContext & { db: Db }, run: RunRow, episodes: readonly UnitEpisodeRow[]): Record<string, unknown> {
+function matrixResult(ctx: KindResultContext, run: RunRecord, episodes: readonly UnitEpisodeRow[]): Record<string, unknown> {
   const units = unitResults(ctx, run, episodes);
   const prior = priorMatrix(ctx.db, run);
   const regressions: Array<Record<string, unknown>> = [];
@@ -95,11 +99,15 @@ export function matrixResult(ctx: KindResultContext & { db: Db }, run: RunRow, e
   };
 }
 
-/** Announces the regressions of a completed matrix run (one `regression.detected` event). */
-export function matrixAfterCompleted(db: Db, run: RunRow, result: Record<string, unknown>, now: Date): void {
+/** Announces the regressions of a completed matrix run (one `regression.detected` event); a run that did not complete announces none. */
+function matrixEnded(ctx: KindEndedContext, run: RunRecord, result: Record<string, unknown>): void {
+  if (ctx.status !== "completed") return;
+  const { db, now } = ctx;
   const regressions = result.regressions as unknown[] | undefined;
   if (!regressions || regressions.length === 0) return;
-  enqueueEvent(db, run.account_id, "regression.detected", {
-    source: "matrix", run_id: run.id, baseline_run_id: result.baseline_run_id, task: (JSON.parse(run.resolved_pins) as { task: string }).task, regressions,
+  enqueueEvent(db, run.accountId, "regression.detected", {
+    source: "matrix", run_id: run.id, baseline_run_id: result.baseline_run_id, task: run.resolvedPins.task, regressions,
   }, now);
 }
+
+export const matrixKind: RunKind = { name: "matrix", plan: planMatrix, result: matrixResult, onEnded: matrixEnded };

@@ -26,14 +26,18 @@ import { costOfSecondsUsd, episodeEstimateS } from "../billing/estimates.js";
 import { randomBase62 } from "../auth/api-keys.js";
 import { createThresholdTest } from "../stats/sequential-threshold.js";
 import { parseEpisodesSpec } from "../runs/episodes-spec.js";
-import { rateSummary } from "../runs/run-results.js";
-import { contract, isPlainObject, q, rejectUnknownKeys, type ValidatedRun, type ValidateRunContext } from "../runs/validate-run.js";
+import { rateSummary } from "../runs/result-summary.js";
+import { contract, isPlainObject, q, rejectUnknownKeys } from "../runs/field-checks.js";
+import { type ValidatedRun, type ValidateRunContext } from "../runs/run-request.js";
 import type { Db } from "../store/database.js";
-import { appendEpisodes, episodeSeed, setKindState, setRunStatus, type RunPlan, type RunRow } from "../store/runs-repo.js";
+import { appendEpisodes, episodeSeed, setKindState, setRunUnits, type RunRecord } from "../store/runs-repo.js";
 import { enqueueEvent } from "../webhooks/outbox.js";
-import { checkFields, openUnit, resolveTask, resolveUnit, validateCommon, validatedKindRun } from "./kind-common.js";
-import { parseAssign, parseUnits, type UnitEpisodeRow } from "./units.js";
-import { pooledResult, unitMeterContext, unitResults, type KindResultContext } from "./unit-results.js";
+import { resolveTask } from "../runs/pin-resolution.js";
+import { validateCommon } from "../runs/common-fields.js";
+import { checkFields, openUnit, resolveUnit, validatedKindRun } from "./kind-common.js";
+import type { KindDecision, KindProgressContext, KindResultContext, RunKind } from "./kind.js";
+import { parseAssign, type UnitEpisodeRow } from "./units.js";
+import { pooledResult, unitMeterContext, unitResults } from "./unit-results.js";
 
 const MANDATORY = ["iterate_on", "target", "escalate_to", "policy", "environment", "monthly_cap_usd"];
 const OPTIONAL = ["escalate_policy", "policy_stream", "on_verified", "episodes"];
@@ -69,7 +73,7 @@ function webhookUrl(field: string, value: unknown): string {
   return String(value.webhook);
 }
 
-export function validateThreshold(body: Record<string, unknown>, ctx: ValidateRunContext): ValidatedRun {
+function planThreshold(body: Record<string, unknown>, ctx: ValidateRunContext): ValidatedRun {
   checkFields("threshold", body, MANDATORY, OPTIONAL);
   if (!isPlainObject(body.target)) contract(`target must be an object {success_rate, ci, task}; got ${q(body.target)}`);
   rejectUnknownKeys("target", body.target, ["success_rate", "ci", "task"]);
@@ -107,12 +111,12 @@ export function validateThreshold(body: Record<string, unknown>, ctx: ValidateRu
   });
 }
 
-function settingsOf(run: Pick<RunRow, "plan">): ThresholdSettings {
-  return (JSON.parse(run.plan) as { kind: { threshold: ThresholdSettings } }).kind.threshold;
+function settingsOf(run: Pick<RunRecord, "plan">): ThresholdSettings {
+  return run.plan.kind!.threshold as ThresholdSettings;
 }
 
-function stateOf(run: Pick<RunRow, "kind_state">): ThresholdState {
-  return run.kind_state ? (JSON.parse(run.kind_state) as ThresholdState) : { phase: "soak" };
+function stateOf(run: Pick<RunRecord, "kindState">): ThresholdState {
+  return (run.kindState as ThresholdState | null) ?? { phase: "soak" };
 }
 
 function checkpointFrom(state: ThresholdState): number {
@@ -125,18 +129,18 @@ function checkpointFrom(state: ThresholdState): number {
  * soak test starts over from the next episode index. Call inside a transaction; throws a 422 when
  * the run is not iterating.
  */
-export function pushCheckpoint(db: Db, run: RunRow, policy: Record<string, unknown>, now: Date): { from_index: number; checkpoints: number } {
+export function pushCheckpoint(db: Db, run: RunRecord, policy: Record<string, unknown>, now: Date): { from_index: number; checkpoints: number } {
   const state = stateOf(run);
   if (run.kind !== "threshold" || state.phase !== "soak" || !["queued", "scheduling", "running"].includes(run.status)) {
     contract(`run ${run.id} is not a threshold run iterating on the soak tier (kind ${run.kind}, status ${run.status}, phase ${state.phase}); checkpoints go to an iterating threshold run`);
   }
-  const units = parseUnits(run.units);
-  const request = JSON.parse(run.request) as { escalate_policy?: unknown };
+  const units = run.units.map((u) => ({ ...u }));
+  const request = run.request as { escalate_policy?: unknown };
   units[0].policy = policy;
   if (request.escalate_policy === undefined) units[1].policy = policy;
   const fromIndex = (db.prepare("SELECT COUNT(*) AS n FROM episodes WHERE run_id = ?").get(run.id) as { n: number }).n;
   state.checkpoints = [...(state.checkpoints ?? []), { at: now.toISOString(), from_index: fromIndex, policy: String(policy.image ?? policy.hf ?? policy.url ?? policy.type) }];
-  db.prepare("UPDATE runs SET units = ? WHERE id = ?").run(JSON.stringify(units), run.id);
+  setRunUnits(db, run.id, units);
   setKindState(db, run.id, state);
   return { from_index: fromIndex, checkpoints: state.checkpoints.length };
 }
@@ -155,33 +159,33 @@ function testPhase(settings: ThresholdSettings, episodes: readonly UnitEpisodeRo
 }
 
 /** Metered cost of the run's attempts in the UTC month of `now`. */
-function costThisMonth(ctx: KindResultContext, run: RunRow, episodes: readonly UnitEpisodeRow[], now: Date): number {
+function costThisMonth(ctx: KindResultContext, run: RunRecord, episodes: readonly UnitEpisodeRow[], now: Date): number {
   const month = now.toISOString().slice(0, 7);
   const inMonth = episodes.filter((e) => (e.finished_at ?? e.assigned_at ?? "").slice(0, 7) === month);
   return unitResults(ctx, run, inMonth).reduce((sum, u) => sum + u.result.cost_usd, 0);
 }
 
 /**
- * After an episode finished (inside the completer's transaction): decides the phase, adds the next
- * episode, emits events. Returns "stopped" when it stopped the run at the monthly cap.
+ * After an episode finished (inside the lifecycle's transaction): decides the phase, adds the next
+ * episode, emits events. Asks the lifecycle to stop the run at the monthly cap.
  */
-export function thresholdProgress(ctx: KindResultContext & { db: Db }, run: RunRow, episodes: readonly UnitEpisodeRow[], now: Date): "stopped" | undefined {
-  const { db } = ctx;
+function thresholdProgress(ctx: KindProgressContext, run: RunRecord, episodes: readonly UnitEpisodeRow[]): KindDecision {
+  const { db, now } = ctx;
   const settings = settingsOf(run);
   const state = stateOf(run);
   if (state.phase !== "soak" && state.phase !== "verify") return undefined;
   if (episodes.some((e) => e.status === "pending" || e.status === "assigned" || e.status === "running")) return undefined;
-  const units = parseUnits(run.units);
+  const units = run.units;
   const phase = state.phase;
   const { decision, state: test } = testPhase(settings, episodes, phase, checkpointFrom(state));
-  const pins = JSON.parse(run.resolved_pins) as { task: string };
+  const pins = run.resolvedPins;
   let next: "soak" | "verify" | undefined;
   if (phase === "soak") {
     if (decision === "continue") next = "soak";
     else if (decision === "pass") {
       state.phase = "verify";
       state.crossed = { n: test.n, successes: test.successes, at: now.toISOString() };
-      enqueueEvent(db, run.account_id, "threshold.crossed", {
+      enqueueEvent(db, run.accountId, "threshold.crossed", {
         run_id: run.id, phase: "soak", robot: units[0].robot, task: pins.task, target: { success_rate: settings.target, ci: settings.ci },
         ...rateSummary(test.successes, test.n), escalate_to: units[1].robot,
       }, now);
@@ -198,32 +202,33 @@ export function thresholdProgress(ctx: KindResultContext & { db: Db }, run: RunR
   }
   if (next) {
     const unit = next === "soak" ? 0 : 1;
-    const estimate = costOfSecondsUsd(episodeEstimateS(JSON.parse(run.plan) as RunPlan), unitMeterContext(ctx.pins, units[unit], run.priority));
+    const estimate = costOfSecondsUsd(episodeEstimateS(run.plan), unitMeterContext(ctx.pins, units[unit], run.priority));
     const spent = costThisMonth(ctx, run, episodes, now);
     if (spent + estimate > settings.monthly_cap_usd) {
       setKindState(db, run.id, state);
-      setRunStatus(db, run.id, "stopped", {
-        cell: null, code: "monthly_budget_exceeded",
-        message: `threshold run ${run.id} stopped at its monthly_cap_usd ${settings.monthly_cap_usd}: $${spent.toFixed(2)} spent this month and the next ${next} episode may cost $${estimate.toFixed(2)}`,
-      });
-      return "stopped";
+      return {
+        stop: {
+          code: "monthly_budget_exceeded",
+          message: `threshold run ${run.id} stopped at its monthly_cap_usd ${settings.monthly_cap_usd}: $${spent.toFixed(2)} spent this month and the next ${next} episode may cost $${estimate.toFixed(2)}`,
+        },
+      };
     }
-    appendEpisodes(db, run.id, [{ unit, seed: episodeSeed(JSON.parse(run.plan).seed as number, episodes.length), assign: { phase: next } }], episodes.length);
+    appendEpisodes(db, run.id, [{ unit, seed: episodeSeed(run.plan.seed, episodes.length), assign: { phase: next } }], episodes.length);
   }
   setKindState(db, run.id, state);
   return undefined;
 }
 
 /** Queues the signed POST to on_verified.webhook: an event delivered to that endpoint only. */
-function deliverOnVerified(db: Db, run: RunRow, settings: ThresholdSettings, robot: string, task: string, k: number, n: number, now: Date): string {
+function deliverOnVerified(db: Db, run: RunRecord, settings: ThresholdSettings, robot: string, task: string, k: number, n: number, now: Date): string {
   const id = `evt_${randomBase62(24)}`;
   const data = { run_id: run.id, phase: "verified", robot, task, target: { success_rate: settings.target, ci: settings.ci }, ...rateSummary(k, n) };
-  db.prepare("INSERT INTO webhook_events (id, account_id, type, created, data) VALUES (?, ?, 'threshold.crossed', ?, ?)").run(id, run.account_id, now.toISOString(), JSON.stringify(data));
+  db.prepare("INSERT INTO webhook_events (id, account_id, type, created, data) VALUES (?, ?, 'threshold.crossed', ?, ?)").run(id, run.accountId, now.toISOString(), JSON.stringify(data));
   db.prepare("INSERT INTO webhook_deliveries (event_id, endpoint_id, status, attempts, next_attempt_at) VALUES (?, ?, 'pending', 0, ?)").run(id, settings.on_verified_endpoint, now.toISOString());
   return id;
 }
 
-export function thresholdResult(ctx: KindResultContext, run: RunRow, episodes: readonly UnitEpisodeRow[]): Record<string, unknown> {
+function thresholdResult(ctx: KindResultContext, run: RunRecord, episodes: readonly UnitEpisodeRow[]): Record<string, unknown> {
   const units = unitResults(ctx, run, episodes);
   const settings = settingsOf(run);
   const state = stateOf(run);
@@ -235,7 +240,7 @@ export function thresholdResult(ctx: KindResultContext, run: RunRow, episodes: r
     ...pooledResult(ctx, run, episodes, units),
     units,
     threshold: {
-      target: { success_rate: settings.target, ci: settings.ci, task: (JSON.parse(run.resolved_pins) as { task: string }).task },
+      target: { success_rate: settings.target, ci: settings.ci, task: run.resolvedPins.task },
       verdict: state.phase,
       soak: phaseView("soak"),
       verify: phaseView("verify"),
@@ -246,3 +251,5 @@ export function thresholdResult(ctx: KindResultContext, run: RunRow, episodes: r
     },
   };
 }
+
+export const thresholdKind: RunKind = { name: "threshold", plan: planThreshold, result: thresholdResult, progress: thresholdProgress };

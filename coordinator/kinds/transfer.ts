@@ -14,12 +14,17 @@
  */
 import { newcombeDifference } from "../stats/two-proportions.js";
 import { parseEpisodesSpec } from "../runs/episodes-spec.js";
-import { rateSummary } from "../runs/run-results.js";
-import { contract, isPlainObject, q, rejectUnknownKeys, resolveRobot, type ValidatedRun, type ValidateRunContext } from "../runs/validate-run.js";
-import { episodeSeed, type NewEpisode, type RunRow } from "../store/runs-repo.js";
-import { checkFields, resolveTask, resolveUnit, validateCommon, validatedKindRun } from "./kind-common.js";
+import { rateSummary } from "../runs/result-summary.js";
+import { contract, isPlainObject, q, rejectUnknownKeys } from "../runs/field-checks.js";
+import { resolveRobot } from "../runs/pin-resolution.js";
+import { type ValidatedRun, type ValidateRunContext } from "../runs/run-request.js";
+import { episodeSeed, type NewEpisode, type RunRecord } from "../store/runs-repo.js";
+import { resolveTask } from "../runs/pin-resolution.js";
+import { validateCommon } from "../runs/common-fields.js";
+import { checkFields, resolveUnit, validatedKindRun } from "./kind-common.js";
+import type { KindResultContext, RunKind } from "./kind.js";
 import type { UnitEpisodeRow } from "./units.js";
-import { countsOf, pooledResult, unitResults, type KindResultContext } from "./unit-results.js";
+import { countsOf, pooledResult, unitResults } from "./unit-results.js";
 
 const MANDATORY = ["source", "target", "task", "policy", "episodes"];
 const OPTIONAL = ["environment"];
@@ -38,7 +43,7 @@ interface SourceBaseline {
   completed: string;
 }
 
-export function validateTransfer(body: Record<string, unknown>, ctx: ValidateRunContext): ValidatedRun {
+function planTransfer(body: Record<string, unknown>, ctx: ValidateRunContext): ValidatedRun {
   checkFields("transfer", body, MANDATORY, OPTIONAL);
   if (typeof body.source !== "string") contract(`source must be the embodiment the policy was trained on, "<model>@<firmware>"; got ${q(body.source)}`);
   let targetRobot: unknown = body.target;
@@ -95,9 +100,9 @@ function findSourceBaseline(ctx: ValidateRunContext, sourcePin: string, environm
   return undefined;
 }
 
-export function transferResult(ctx: KindResultContext, run: RunRow, episodes: readonly UnitEpisodeRow[]): Record<string, unknown> {
+function transferResult(ctx: KindResultContext, run: RunRecord, episodes: readonly UnitEpisodeRow[]): Record<string, unknown> {
   const units = unitResults(ctx, run, episodes);
-  const settings = (JSON.parse(run.plan) as { kind?: { transfer?: { source: string; source_baseline: SourceBaseline | null } } }).kind?.transfer;
+  const settings = run.plan.kind?.transfer as { source: string; source_baseline: SourceBaseline | null } | undefined;
   const target = units.find((u) => u.role === "target")!;
   const measured = units.find((u) => u.role === "source");
   const baseline = settings?.source_baseline ?? null;
@@ -116,3 +121,5 @@ export function transferResult(ctx: KindResultContext, run: RunRow, episodes: re
     },
   };
 }
+
+export const transferKind: RunKind = { name: "transfer", plan: planTransfer, result: transferResult };

@@ -10,15 +10,10 @@
  */
 import type { FirmwarePins } from "../../firmware-pins/pins.js";
 import { sumMeters, unitMeterContext as meterContextOfUnit, type MeterContext } from "../runs/meters.js";
-import { computeRunResult, type RunResult } from "../runs/run-results.js";
-import type { RunRow } from "../store/runs-repo.js";
-import { parseUnits, type RunUnit, type UnitEpisodeRow } from "./units.js";
-
-export interface KindResultContext {
-  pins: FirmwarePins;
-  /** Public base of the /v1 API, for the Result's URLs. */
-  baseUrl: string;
-}
+import { computeRunResult, type RunResult } from "../runs/result-summary.js";
+import type { RunRecord } from "../store/runs-repo.js";
+import type { KindResultContext } from "./kind.js";
+import { unitOf, type RunUnit, type UnitEpisodeRow } from "./units.js";
 
 /** One element of `result.units`: the unit's pins and its Result. */
 export interface UnitResult {
@@ -38,8 +33,8 @@ export function unitMeterContext(pins: FirmwarePins, unit: RunUnit, priority: st
 }
 
 /** Results of every unit, in `runs.units` order. */
-export function unitResults(ctx: KindResultContext, run: Pick<RunRow, "id" | "units" | "priority">, episodes: readonly UnitEpisodeRow[]): UnitResult[] {
-  return parseUnits(run.units).map((unit, index) => ({
+export function unitResults(ctx: Pick<KindResultContext, "pins" | "baseUrl">, run: Pick<RunRecord, "id" | "units" | "priority">, episodes: readonly UnitEpisodeRow[]): UnitResult[] {
+  return run.units.map((unit, index) => ({
     key: unit.key,
     robot: unit.robot,
     environment: unit.environment,
@@ -47,7 +42,7 @@ export function unitResults(ctx: KindResultContext, run: Pick<RunRow, "id" | "un
     policy: unit.policy,
     ...(unit.policy_name !== undefined ? { policy_name: unit.policy_name } : {}),
     ...(unit.role !== undefined ? { role: unit.role } : {}),
-    result: computeRunResult(run.id, episodes.filter((e) => e.unit === index), unitMeterContext(ctx.pins, unit, run.priority), ctx.baseUrl),
+    result: computeRunResult(run.id, episodes.filter((e) => unitOf(e) === index), unitMeterContext(ctx.pins, unit, run.priority), ctx.baseUrl),
   }));
 }
 
@@ -55,8 +50,8 @@ export function unitResults(ctx: KindResultContext, run: Pick<RunRow, "id" | "un
  * The pooled Result over every unit: rates over all finished episodes, meters and cost summed over
  * the units (each priced at its own rates).
  */
-export function pooledResult(ctx: KindResultContext, run: Pick<RunRow, "id" | "units" | "priority">, episodes: readonly UnitEpisodeRow[], units: readonly UnitResult[]): RunResult {
-  const first = parseUnits(run.units)[0];
+export function pooledResult(ctx: Pick<KindResultContext, "pins" | "baseUrl">, run: Pick<RunRecord, "id" | "units" | "priority">, episodes: readonly UnitEpisodeRow[], units: readonly UnitResult[]): RunResult {
+  const first = run.units[0];
   const pooled = computeRunResult(run.id, episodes, unitMeterContext(ctx.pins, first, run.priority), ctx.baseUrl);
   // The run's meters are the sum of its units' billing lines (the rounding rule in meters.ts).
   const total = sumMeters(units.map((u) => ({ robotHours: u.result.robot_hours, environmentHours: u.result.environment_hours, costUsd: u.result.cost_usd })));

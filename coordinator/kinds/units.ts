@@ -3,7 +3,8 @@
  * one robot pin x environment x policy x task (an eval adds the suite's tasks, a compare its policy
  * names). Every episode belongs to one unit (`episodes.unit`, an index into `runs.units`); the
  * scheduler matches a pending episode to a cell by its unit's model, firmware and environment, and
- * sends the unit's policy and task. Kind `run` has no units: its episodes use the run's plan.
+ * sends the unit's policy and task. Kind `run` has one unit, made from its plan when it is read
+ * (its rows store none, and its episodes' `unit` is null: unit 0).
  */
 import type { Db } from "../store/database.js";
 import type { EpisodeRow } from "../store/episodes-repo.js";
@@ -64,11 +65,11 @@ export function listUnitEpisodes(db: Db, runId: string): UnitEpisodeRow[] {
 /** Pending episodes of one unit of a run, lowest index first. */
 export function listPendingOfUnit(db: Db, runId: string, unit: number, limit: number): UnitEpisodeRow[] {
   return db
-    .prepare("SELECT * FROM episodes WHERE run_id = ? AND unit = ? AND status = 'pending' ORDER BY idx LIMIT ?")
+    .prepare("SELECT * FROM episodes WHERE run_id = ? AND COALESCE(unit, 0) = ? AND status = 'pending' ORDER BY idx LIMIT ?")
     .all(runId, unit, limit) as UnitEpisodeRow[];
 }
 
-/** Cancels every pending episode of a run (a kind decided early); returns how many. */
-export function cancelPending(db: Db, runId: string): number {
-  return db.prepare("UPDATE episodes SET status = 'cancelled' WHERE run_id = ? AND status = 'pending'").run(runId).changes;
+/** The unit index of an episode (kind `run` stores none: unit 0). */
+export function unitOf(episode: { unit?: number | null }): number {
+  return episode.unit ?? 0;
 }

@@ -18,20 +18,24 @@
  */
 import { GROUND_TRUTH_SCHEMA, GROUND_TRUTH_SOURCE_CHANNELS } from "../artifacts/ground-truth.js";
 import { agreement } from "../stats/agreement.js";
-import { rateSummary } from "../runs/run-results.js";
-import { contract, isPlainObject, q, rejectUnknownKeys, type ValidatedRun, type ValidateRunContext } from "../runs/validate-run.js";
-import { episodeSeed, type NewEpisode, type RunRow } from "../store/runs-repo.js";
-import { checkFields, resolveTask, resolveUnit, stringList, validateCommon, validatedKindRun } from "./kind-common.js";
+import { rateSummary } from "../runs/result-summary.js";
+import { contract, isPlainObject, q, rejectUnknownKeys } from "../runs/field-checks.js";
+import { type ValidatedRun, type ValidateRunContext } from "../runs/run-request.js";
+import { episodeSeed, type NewEpisode, type RunRecord } from "../store/runs-repo.js";
+import { resolveTask } from "../runs/pin-resolution.js";
+import { validateCommon } from "../runs/common-fields.js";
+import { checkFields, resolveUnit, stringList, validatedKindRun } from "./kind-common.js";
 import { parseScenarios } from "./scenarios.js";
+import type { KindResultContext, RunKind } from "./kind.js";
 import { parseAssign, type UnitEpisodeRow } from "./units.js";
-import { pooledResult, unitResults, type KindResultContext } from "./unit-results.js";
+import { pooledResult, unitResults } from "./unit-results.js";
 
 const MANDATORY = ["robots", "environment", "task", "policy", "scenarios"];
 const OPTIONAL = ["audit_sample", "return_ground_truth"];
 /** Ground-truth channels of every episode's MCAP. */
 export const GROUND_TRUTH_CHANNELS = GROUND_TRUTH_SOURCE_CHANNELS;
 
-export function validateVerify(body: Record<string, unknown>, ctx: ValidateRunContext): ValidatedRun {
+function planVerify(body: Record<string, unknown>, ctx: ValidateRunContext): ValidatedRun {
   checkFields("verify", body, MANDATORY, OPTIONAL);
   const robots = stringList("robots", body.robots, "firmware_pin_unavailable");
   const task = resolveTask(ctx, body.task);
@@ -68,17 +72,17 @@ export function validateVerify(body: Record<string, unknown>, ctx: ValidateRunCo
  * The scenario index when the episode's MCAP must yield a ground-truth file (a scenario episode of a
  * verify run with `return_ground_truth`), else undefined.
  */
-export function groundTruthScenarioOf(run: Pick<RunRow, "kind" | "plan">, episode: Pick<UnitEpisodeRow, "assign">): number | undefined {
+export function groundTruthScenarioOf(run: Pick<RunRecord, "kind" | "plan">, episode: Pick<UnitEpisodeRow, "assign">): number | undefined {
   if (run.kind !== "verify") return undefined;
-  const settings = (JSON.parse(run.plan) as { kind?: { verify?: { return_ground_truth?: boolean } } }).kind?.verify;
+  const settings = run.plan.kind?.verify as { return_ground_truth?: boolean } | undefined;
   if (!settings?.return_ground_truth) return undefined;
   const assign = parseAssign(episode.assign);
   return assign.role === "scenario" && typeof assign.scenario === "number" ? assign.scenario : undefined;
 }
 
-export function verifyResult(ctx: KindResultContext, run: RunRow, episodes: readonly UnitEpisodeRow[]): Record<string, unknown> {
+function verifyResult(ctx: KindResultContext, run: RunRecord, episodes: readonly UnitEpisodeRow[]): Record<string, unknown> {
   const units = unitResults(ctx, run, episodes);
-  const settings = (JSON.parse(run.plan) as { kind: { verify: { return_ground_truth: boolean } } }).kind.verify;
+  const settings = run.plan.kind!.verify as { return_ground_truth: boolean };
   const done = episodes.filter((e) => e.status === "done");
   const scenarios = done
     .map((e) => ({ e, a: parseAssign(e.assign) }))
@@ -105,3 +109,5 @@ export function verifyResult(ctx: KindResultContext, run: RunRow, episodes: read
       : {}),
   };
 }
+
+export const verifyKind: RunKind = { name: "verify", plan: planVerify, result: verifyResult };

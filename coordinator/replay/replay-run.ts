@@ -5,7 +5,8 @@
  * the spec as AssignEpisode.replay_spec_json from the run plan's `replay_spec`.
  */
 import { AssayError } from "../errors/assay-error.js";
-import { q, type ValidatedRun } from "../runs/validate-run.js";
+import { q } from "../runs/field-checks.js";
+import type { ValidatedRun } from "../runs/run-request.js";
 import type { EpisodeRow } from "../store/episodes-repo.js";
 import type { NewEpisode, RunPlan, RunRow } from "../store/runs-repo.js";
 

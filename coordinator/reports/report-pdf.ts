@@ -5,7 +5,7 @@
  * out-of-scope declarations, verbatim.
  */
 import PDFDocument from "pdfkit";
-import type { RateSummary } from "../runs/run-results.js";
+import type { RateSummary } from "../runs/result-summary.js";
 import type { Report } from "./report.js";
 
 type Doc = InstanceType<typeof PDFDocument>;

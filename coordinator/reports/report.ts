@@ -19,7 +19,7 @@
 import { AssayError } from "../errors/assay-error.js";
 import { interventionSummary } from "../runs/interventions.js";
 import { instructionSetOf, type InstructionSet } from "../runs/instruction-set.js";
-import { rateSummary, stageRates, type RateSummary } from "../runs/run-results.js";
+import { rateSummary, stageRates, type RateSummary } from "../runs/result-summary.js";
 import type { Db } from "../store/database.js";
 import type { RunRow } from "../store/runs-repo.js";
 import { isPilotRun } from "../tasks/pilot.js";

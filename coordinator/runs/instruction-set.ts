@@ -11,7 +11,7 @@
  *
  * The scheduler passes the mode to the cell inside task_json as `instruction_set`.
  */
-import { contract, q } from "./validate-run.js";
+import { contract, q } from "./field-checks.js";
 
 export const INSTRUCTION_SETS = ["sampled", "held_out"] as const;
 export type InstructionSet = (typeof INSTRUCTION_SETS)[number];

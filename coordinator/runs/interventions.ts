@@ -11,7 +11,7 @@
  *   rate still counts every finished episode; `clean` is the one to cite for an unassisted policy.
  */
 import { wilsonInterval } from "../stats/wilson.js";
-import type { RateSummary } from "./run-results.js";
+import type { RateSummary } from "./result-summary.js";
 
 /** One intervention of an episode's /meta. */
 export interface EpisodeIntervention {
@@ -77,8 +77,7 @@ export function interventionSummary(mode: string, done: readonly InterventionEpi
   };
 }
 
-/** The run's declared mode from its stored request ("none" when absent). */
-export function interventionModeOf(request: string): string {
-  const mode = (JSON.parse(request) as { interventions?: unknown }).interventions;
-  return typeof mode === "string" ? mode : "none";
+/** The run's declared mode from its request ("none" when absent). */
+export function interventionModeOf(request: Record<string, unknown>): string {
+  return typeof request.interventions === "string" ? request.interventions : "none";
 }

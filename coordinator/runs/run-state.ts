@@ -1,6 +1,7 @@
 /**
- * The run's lifecycle as one transition function: every status change in the coordinator goes
- * through `nextRunStatus`, which rejects moves the lifecycle does not allow.
+ * The run's states as one transition function: every status change in the coordinator goes
+ * through `transitionRun`, which throws on a move the lifecycle does not allow. What a move
+ * implies (results, cancellations, events) is coordinator/runs/run-lifecycle.ts.
  *
  *   queued -> scheduling    the scheduler has matched the run to at least one connected cell
  *   scheduling -> running   a cell started the run's first episode
@@ -9,6 +10,8 @@
  *   any open -> stopped     a hard stop: e-stop, budget, monthly cap, queue timeout, endpoint timeout
  */
 export type RunStatus = "queued" | "scheduling" | "running" | "completed" | "failed" | "stopped";
+/** The statuses a run ends in. */
+export type TerminalRunStatus = "completed" | "failed" | "stopped";
 
 export const RUN_STATUSES: readonly RunStatus[] = ["queued", "scheduling", "running", "completed", "failed", "stopped"];
 
@@ -26,11 +29,7 @@ export function isTerminal(status: RunStatus): boolean {
 }
 
 /** Returns `to` when the move is allowed; throws otherwise (a coordinator bug, never user input). */
-export function nextRunStatus(from: RunStatus, to: RunStatus): RunStatus {
+export function transitionRun(from: RunStatus, to: RunStatus): RunStatus {
   if (!ALLOWED[from].includes(to)) throw new Error(`illegal run transition ${from} -> ${to}`);
   return to;
-}
-
-export function canMove(from: RunStatus, to: RunStatus): boolean {
-  return ALLOWED[from].includes(to);
 }

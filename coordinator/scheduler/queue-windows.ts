@@ -3,7 +3,8 @@
  * tier (burst 5 min, standard 2 h, soak 24 h by default). A periodic check halts runs past their
  * window with `queue_timeout` (408); a run that got any episode assigned is never timed out.
  */
-import { haltRun, type HaltContext } from "../runs/halt-run.js";
+import type { RunLifecycle } from "../runs/run-lifecycle.js";
+import type { Db } from "../store/database.js";
 import type { Priority } from "../runs/price-list.js";
 import type { Logger } from "./scheduler.js";
 
@@ -13,8 +14,14 @@ export const DEFAULT_QUEUE_WINDOWS_MS: QueueWindowsMs = { burst: 5 * 60_000, sta
 /** How often the windows are checked by default. */
 export const DEFAULT_QUEUE_CHECK_INTERVAL_MS = 10_000;
 
+/** What halting overdue runs needs: the store to find them, the lifecycle to stop them. */
+export interface QueueWindowContext {
+  db: Db;
+  lifecycle: Pick<RunLifecycle, "end">;
+}
+
 export interface QueueWindowOptions {
-  halt: HaltContext;
+  halt: QueueWindowContext;
   windowsMs?: QueueWindowsMs;
   intervalMs?: number;
   now?: () => Date;
@@ -28,7 +35,7 @@ function humanMs(ms: number): string {
 }
 
 /** Halts every run past its window now; returns the halted run ids. */
-export function haltOverdueRuns(halt: HaltContext, windowsMs: QueueWindowsMs, now: Date): string[] {
+export function haltOverdueRuns(halt: QueueWindowContext, windowsMs: QueueWindowsMs, now: Date): string[] {
   const waiting = halt.db
     .prepare(
       `SELECT id, priority, created FROM runs r WHERE status IN ('queued', 'scheduling')
@@ -40,7 +47,7 @@ export function haltOverdueRuns(halt: HaltContext, windowsMs: QueueWindowsMs, no
     const windowMs = windowsMs[run.priority] ?? windowsMs.standard;
     if (now.getTime() - Date.parse(run.created) < windowMs) continue;
     const message = `no cell took the run's first episode within the ${run.priority} tier's queue window of ${humanMs(windowMs)}; resubmit, or use priority "burst"`;
-    if (haltRun(halt, run.id, "queue_timeout", message)) halted.push(run.id);
+    if (halt.lifecycle.end(run.id, { status: "stopped", code: "queue_timeout", message })) halted.push(run.id);
   }
   return halted;
 }

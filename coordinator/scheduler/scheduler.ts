@@ -6,12 +6,12 @@
 import type { AssignEpisode } from "../../protocol/gen/cell.js";
 import type { CellRegistry } from "../fleet/registry.js";
 import type { FleetMetrics } from "../fleet/fleet-metrics.js";
-import type { RunEvents } from "../runs/run-events.js";
-import type { RunPlan, RunsRepo } from "../runs/run-results.js";
-import type { RunStatus } from "../runs/run-state.js";
+import type { RunLifecycle } from "../runs/run-lifecycle.js";
 import type { Db } from "../store/database.js";
-import { assignEpisode, getEpisode, listHeldEpisodes, listPendingEpisodes } from "../store/episodes-repo.js";
-import { listPendingOfUnit, parseAssign, parseUnits, type RunUnit, type UnitEpisodeRow } from "../kinds/units.js";
+import { assignEpisode, getEpisode, listHeldEpisodes } from "../store/episodes-repo.js";
+import { listOpenRuns, type RunRecord } from "../store/runs-repo.js";
+import { transact } from "../store/transact.js";
+import { listPendingOfUnit, parseAssign, unitOf, type RunUnit, type UnitEpisodeRow } from "../kinds/units.js";
 import { planAssignments, type AvailableCell, type CellPin, type SchedulableRun } from "./assignment-plan.js";
 import { resolveTaskKits } from "../kits/kit-physics.js";
 import { withInstructionSet } from "../runs/instruction-set.js";
@@ -45,10 +45,8 @@ export interface AssignmentBudget {
 export interface SchedulerOptions {
   db: Db;
   registry: CellRegistry;
-  runEvents: RunEvents;
-  runsRepo: RunsRepo;
-  /** Base of the live stream URLs (`${streamsUrl}/cells/<cell>`), e.g. wss://streams.example. */
-  streamsUrl: string;
+  /** Moves a queued run to scheduling with its first assignment (and publishes that). */
+  lifecycle: Pick<RunLifecycle, "scheduled">;
   metrics?: FleetMetrics;
   logger?: Logger;
   /** Period of the safety pass; default 1000. */
@@ -70,20 +68,8 @@ export interface Scheduler {
   stop(): void;
 }
 
-interface OpenRunRow {
-  id: string;
-  status: RunStatus;
-  priority: string;
-  created: string;
-  episodes_total: number;
-  plan: string;
-  request: string;
-  resolved_pins: string;
-  units: string | null;
-}
-
 export function createScheduler(options: SchedulerOptions): Scheduler {
-  const { db, registry, runEvents, runsRepo, streamsUrl, metrics } = options;
+  const { db, registry, lifecycle, metrics } = options;
   const logger = options.logger ?? console;
   const now = options.now ?? (() => new Date());
   const intervalMs = options.intervalMs ?? 1000;
@@ -110,43 +96,25 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
       .map((c) => ({ cellId: c.cellId, model: c.model, firmware: c.firmware, environment: c.environment }));
     if (cells.length === 0) return 0;
 
-    const rows = db
-      .prepare("SELECT id, status, priority, created, episodes_total, plan, request, resolved_pins, units FROM runs WHERE status IN ('queued', 'scheduling', 'running')")
-      .all() as OpenRunRow[];
-    const byId = new Map(rows.map((r) => [r.id, r]));
-    // Episodes of multi-unit runs offered this pass: their unit and assignment extras.
-    const unitEpisodes = new Map<string, { unit: RunUnit; row: UnitEpisodeRow }>();
-    const runs: SchedulableRun[] = rows.map((row) => {
-      const plan = JSON.parse(row.plan) as RunPlan;
-      const units = parseUnits(row.units);
-      if (units.length > 0) {
-        const offered = units.flatMap((_, u) => listPendingOfUnit(db, row.id, u, cells.length)).sort((a, b) => a.idx - b.idx);
-        // Units may differ in tier and class: only the prefix whose per-unit estimates fit is offered,
-        // so whichever of them the matching skips, what is assigned fits.
-        const affordable = options.budget ? options.budget.episodeAllowance(row.id, offered) : Infinity;
-        const pending = offered.slice(0, Math.max(0, affordable));
-        const limit = Math.min(cells.length, pending.length);
-        const episodePins: Record<string, CellPin> = {};
-        for (const e of pending) {
-          const unit = units[e.unit ?? 0];
-          episodePins[e.id] = { model: unit.model, firmware: unit.firmware, environment: unit.environment };
-          unitEpisodes.set(e.id, { unit, row: e });
-        }
-        return {
-          id: row.id, priority: row.priority, created: row.created, model: plan.model, firmware: plan.firmware, environment: plan.environment,
-          pendingEpisodeIds: pending.map((e) => e.id), episodePins, limit,
-        };
+    const open = listOpenRuns(db);
+    const byId = new Map(open.map((r) => [r.id, r]));
+    // Episodes offered this pass, with their unit.
+    const offeredEpisodes = new Map<string, { unit: RunUnit; row: UnitEpisodeRow }>();
+    const runs: SchedulableRun[] = open.map((run) => {
+      const offered = run.units.flatMap((_, u) => listPendingOfUnit(db, run.id, u, cells.length)).sort((a, b) => a.idx - b.idx);
+      // Units may differ in tier and class: only the prefix whose per-unit estimates fit is offered,
+      // so whichever of them the matching skips, what is assigned fits.
+      const affordable = options.budget ? options.budget.episodeAllowance(run.id, offered) : Infinity;
+      const chosen = offered.slice(0, Math.max(0, affordable));
+      const episodePins: Record<string, CellPin> = {};
+      for (const e of chosen) {
+        const unit = run.units[unitOf(e)];
+        episodePins[e.id] = { model: unit.model, firmware: unit.firmware, environment: unit.environment };
+        offeredEpisodes.set(e.id, { unit, row: e });
       }
-      const allowance = options.budget ? options.budget.episodeAllowance(row.id) : Infinity;
-      const limit = Math.max(0, Math.min(cells.length, Math.floor(allowance)));
       return {
-        id: row.id,
-        priority: row.priority,
-        created: row.created,
-        model: plan.model,
-        firmware: plan.firmware,
-        environment: plan.environment,
-        pendingEpisodeIds: limit === 0 ? [] : listPendingEpisodes(db, row.id, limit).map((e) => e.id),
+        id: run.id, priority: run.priority, created: run.created, model: run.plan.model, firmware: run.plan.firmware, environment: run.plan.environment,
+        pendingEpisodeIds: chosen.map((e) => e.id), episodePins, limit: Math.min(cells.length, chosen.length),
       };
     });
 
@@ -154,17 +122,15 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     const taskJsonCache = new Map<string, string | undefined>();
     for (const planned of planAssignments(runs, cells)) {
       const run = byId.get(planned.runId)!;
-      const ofUnit = unitEpisodes.get(planned.episodeId);
-      const pins = ofUnit
-        ? { robot: ofUnit.unit.robot, environment: ofUnit.unit.environment, task: ofUnit.unit.task }
-        : (JSON.parse(run.resolved_pins) as { robot: string; environment: string; task: string });
-      if (!taskJsonCache.has(pins.task)) taskJsonCache.set(pins.task, taskJsonOf(pins.task));
-      const taskJson = taskJsonCache.get(pins.task);
+      const offered = offeredEpisodes.get(planned.episodeId)!;
+      const task = offered.unit.task;
+      if (!taskJsonCache.has(task)) taskJsonCache.set(task, taskJsonOf(task));
+      const taskJson = taskJsonCache.get(task);
       if (taskJson === undefined) {
-        logger.error(`scheduler: run ${run.id} pins task ${pins.task}, which is not in the tasks table; its episodes stay pending`);
+        logger.error(`scheduler: run ${run.id} pins task ${task}, which is not in the tasks table; its episodes stay pending`);
         continue;
       }
-      const message = assignOne(run, planned.episodeId, planned.cellId, pins, taskJson, ofUnit);
+      const message = assignOne(run, planned.episodeId, planned.cellId, taskJson, offered);
       if (!message) continue;
       const session = registry.session(planned.cellId);
       registry.setAssigned(planned.cellId, message.episodeId);
@@ -178,48 +144,37 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
   }
 
   /** Commits one assignment (and a queued run's move to scheduling); returns the message to send. */
-  function assignOne(
-    run: OpenRunRow, episodeId: string, cellId: string, pins: { robot: string; environment: string }, taskJson: string,
-    ofUnit?: { unit: RunUnit; row: UnitEpisodeRow },
-  ): AssignEpisode | undefined {
+  function assignOne(run: RunRecord, episodeId: string, cellId: string, taskJson: string, offered: { unit: RunUnit; row: UnitEpisodeRow }): AssignEpisode | undefined {
     const at = now().toISOString();
-    const webrtc = `${streamsUrl}/cells/${cellId}`;
-    const outcome = db.transaction(() => {
-      const attempt = assignEpisode(db, episodeId, cellId, at);
-      if (attempt === null) return undefined;
-      let movedToScheduling = false;
-      const current = runsRepo.getRunRow(db, run.id);
-      if (current?.status === "queued") movedToScheduling = runsRepo.setRunStatus(db, run.id, "scheduling", { cell: cellId });
-      return { attempt, movedToScheduling };
-    })();
-    if (!outcome) return undefined;
-    if (outcome.movedToScheduling) {
-      run.status = "scheduling";
-      runEvents.publish({ runId: run.id, type: "status", data: { status: "scheduling", cell: cellId, webrtc } });
-    }
+    const attempt = transact(db, () => {
+      const next = assignEpisode(db, episodeId, cellId, at);
+      if (next !== null) lifecycle.scheduled(run.id, cellId);
+      return next;
+    });
+    if (attempt === null) return undefined;
+    run.status = run.status === "queued" ? "scheduling" : run.status;
     const episode = getEpisode(db, episodeId)!;
-    const plan = JSON.parse(run.plan) as RunPlan;
-    const request = JSON.parse(run.request) as { policy?: unknown; perturbation?: object; interventions?: string };
+    const { unit, row } = offered;
+    const request = run.request as { perturbation?: object; interventions?: string; instructions?: unknown };
     // The run's interventions mode rides in perturbation_json (absent means "none"; see the agent's assignment.ts).
-    const perturbation = ofUnit?.unit.perturbation ?? request.perturbation ?? {};
+    const perturbation = unit.perturbation ?? request.perturbation ?? {};
     const interventions = request.interventions && request.interventions !== "none" ? { interventions: request.interventions } : {};
+    const replaySpec = parseAssign(row.assign).replay_spec ?? run.plan.replay_spec;
     return {
       episodeId,
       runId: run.id,
       index: episode.idx,
-      attempt: outcome.attempt,
-      of: run.episodes_total,
-      robot: pins.robot,
-      environment: ofUnit ? ofUnit.unit.environment : plan.environment,
-      taskJson: withInstructionSet(taskJson, request as { instructions?: unknown }),
-      policyJson: JSON.stringify((ofUnit ? ofUnit.unit.policy : request.policy) ?? {}),
+      attempt,
+      of: run.episodesTotal,
+      robot: unit.robot,
+      environment: unit.environment,
+      taskJson: withInstructionSet(taskJson, request),
+      policyJson: JSON.stringify(unit.policy ?? {}),
       perturbationJson: JSON.stringify({ ...perturbation, ...interventions }),
       seed: episode.seed,
-      controlRateHz: plan.control_rate_hz,
-      maxDurationS: plan.max_duration_s,
-      replaySpecJson: ofUnit
-        ? JSON.stringify(parseAssign(ofUnit.row.assign).replay_spec ?? null).replace(/^null$/, "")
-        : JSON.stringify((plan as { replay_spec?: object }).replay_spec ?? null).replace(/^null$/, ""),
+      controlRateHz: run.plan.control_rate_hz,
+      maxDurationS: run.plan.max_duration_s,
+      replaySpecJson: replaySpec ? JSON.stringify(replaySpec) : "",
     };
   }
 

@@ -1,13 +1,12 @@
 /**
- * The `episodes` table and its lifecycle writes:
- *   pending -> assigned (AssignEpisode sent) -> running (EpisodeStarted) -> done (EpisodeFinished)
- * with assigned/running -> pending on an interruption (the attempt is kept; the next assignment
- * uses attempt + 1). Each write checks the status it moves from, so a late or repeated message
- * changes nothing.
+ * The `episodes` table and its lifecycle writes (coordinator/runs/episode-state.ts has the moves).
+ * Each write first decides from the current status whether a late or repeated message still
+ * applies (when not it changes nothing and says so), then moves through `transitionEpisode`.
  */
+import { transitionEpisode, type EpisodeStatus } from "../runs/episode-state.js";
 import type { Db } from "./database.js";
 
-export type EpisodeStatus = "pending" | "assigned" | "running" | "done" | "cancelled";
+export type { EpisodeStatus };
 
 /** An `episodes` row, columns as stored (JSON columns as text). */
 export interface EpisodeRow {
@@ -83,22 +82,44 @@ export function listHeldEpisodes(db: Db): EpisodeRow[] {
 
 /** pending -> assigned with attempt + 1; returns the new attempt, or null if it was not pending. */
 export function assignEpisode(db: Db, episodeId: string, cellId: string, at: string): number | null {
-  const changed = db
-    .prepare(
-      `UPDATE episodes SET status = 'assigned', attempt = attempt + 1, cell_id = ?, assigned_at = ?,
-         started_at = NULL WHERE id = ? AND status = 'pending'`,
-    )
-    .run(cellId, at, episodeId).changes;
-  if (changed === 0) return null;
-  return (db.prepare("SELECT attempt FROM episodes WHERE id = ?").get(episodeId) as { attempt: number }).attempt;
+  const row = getEpisode(db, episodeId);
+  if (!row || row.status !== "pending") return null;
+  transitionEpisode(row.status, "assigned");
+  db.prepare(
+    `UPDATE episodes SET status = 'assigned', attempt = attempt + 1, cell_id = ?, assigned_at = ?, started_at = NULL WHERE id = ?`,
+  ).run(cellId, at, episodeId);
+  return row.attempt + 1;
 }
 
 /** assigned -> running on the cell that holds it; returns false when nothing changed. */
 export function markEpisodeRunning(db: Db, episodeId: string, cellId: string, at: string): boolean {
-  return (
-    db.prepare("UPDATE episodes SET status = 'running', started_at = ? WHERE id = ? AND status = 'assigned' AND cell_id = ?").run(at, episodeId, cellId)
-      .changes > 0
-  );
+  const row = getEpisode(db, episodeId);
+  if (!row || row.status !== "assigned" || row.cell_id !== cellId) return false;
+  transitionEpisode(row.status, "running");
+  db.prepare("UPDATE episodes SET status = 'running', started_at = ? WHERE id = ?").run(at, episodeId);
+  return true;
+}
+
+/**
+ * pending -> cancelled for every pending episode of a run (the run ended, or its kind decided
+ * early); returns how many. The one place pending episodes are cancelled.
+ */
+export function cancelPendingEpisodes(db: Db, runId: string): number {
+  transitionEpisode("pending", "cancelled");
+  return db.prepare("UPDATE episodes SET status = 'cancelled' WHERE run_id = ? AND status = 'pending'").run(runId).changes;
+}
+
+/** pending -> cancelled for one episode (just requeued, of a run that has ended); false when it was not pending. */
+export function cancelPendingEpisode(db: Db, episodeId: string): boolean {
+  transitionEpisode("pending", "cancelled");
+  return db.prepare("UPDATE episodes SET status = 'cancelled' WHERE id = ? AND status = 'pending'").run(episodeId).changes > 0;
+}
+
+/** Episodes of a run some cell holds (assigned or running), by index. */
+export function listHeldEpisodesOfRun(db: Db, runId: string): Array<{ id: string; cell_id: string }> {
+  return db
+    .prepare("SELECT id, cell_id FROM episodes WHERE run_id = ? AND status IN ('assigned', 'running') AND cell_id IS NOT NULL ORDER BY idx")
+    .all(runId) as Array<{ id: string; cell_id: string }>;
 }
 
 export interface EpisodeOutcome {
@@ -125,18 +146,20 @@ export interface EpisodeOutcome {
  * "link_lost" interruption on that cell) is zeroed, so the attempt is metered once, as finished.
  */
 export function markEpisodeDone(db: Db, episodeId: string, o: EpisodeOutcome): boolean {
-  const changed =
-    db
-      .prepare(
-        `UPDATE episodes SET status = 'done', cell_id = ?, outcome = ?, failure_cluster = ?, duration_s = ?, reset_s = ?,
-           replay_spec = ?, meta = ?, evaluation = ?, finished_at = ?
-         WHERE id = ? AND (status IN ('pending', 'assigned', 'running')
-           OR (status = 'cancelled' AND attempt > 0 AND run_id IN (SELECT id FROM runs WHERE status IN ('stopped', 'failed'))))`,
-      )
-      .run(o.cellId, o.outcome, o.failureCluster, o.durationS, o.resetS, o.replaySpecJson, o.metaJson, o.evaluationJson, o.finishedAt, episodeId)
-      .changes > 0;
-  if (changed && o.attempt) supersedeLinkLostEstimate(db, episodeId, o.cellId, o.attempt);
-  return changed;
+  const row = getEpisode(db, episodeId);
+  if (!row || row.status === "done") return false;
+  if (row.status === "cancelled") {
+    // Only an attempt that really ran, of a run that was halted or failed meanwhile.
+    const run = db.prepare("SELECT status FROM runs WHERE id = ?").get(row.run_id) as { status: string } | undefined;
+    if (row.attempt === 0 || (run?.status !== "stopped" && run?.status !== "failed")) return false;
+  }
+  transitionEpisode(row.status, "done");
+  db.prepare(
+    `UPDATE episodes SET status = 'done', cell_id = ?, outcome = ?, failure_cluster = ?, duration_s = ?, reset_s = ?,
+       replay_spec = ?, meta = ?, evaluation = ?, finished_at = ? WHERE id = ?`,
+  ).run(o.cellId, o.outcome, o.failureCluster, o.durationS, o.resetS, o.replaySpecJson, o.metaJson, o.evaluationJson, o.finishedAt, episodeId);
+  if (o.attempt) supersedeLinkLostEstimate(db, episodeId, o.cellId, o.attempt);
+  return true;
 }
 
 /** Zeroes the estimated time of the "link_lost" interruption of `attempt` on `cellId` (now reported finished). */
@@ -158,6 +181,7 @@ function supersedeLinkLostEstimate(db: Db, episodeId: string, cellId: string, at
 export function requeueEpisode(db: Db, episodeId: string, cellId: string, interruption: Omit<Interruption, "attempt" | "cell">): boolean {
   const row = getEpisode(db, episodeId);
   if (!row || (row.status !== "assigned" && row.status !== "running") || row.cell_id !== cellId) return false;
+  transitionEpisode(row.status, "pending");
   const list = JSON.parse(row.interruptions) as Interruption[];
   list.push({ attempt: row.attempt, cell: cellId, ...interruption });
   db.prepare("UPDATE episodes SET status = 'pending', cell_id = NULL, interruptions = ? WHERE id = ?").run(JSON.stringify(list), episodeId);

@@ -1,11 +1,14 @@
 /**
  * Runs: rows of `runs`, their episodes at creation, and `run_status_history`. Every status change
- * goes through `setRunStatus`, which asks run-state.ts whether the move is legal. Nothing here
- * publishes events; callers publish to RunEvents after a change.
+ * goes through `setRunStatus`, which asks run-state.ts for the move and throws on an illegal one;
+ * coordinator/runs/run-lifecycle.ts is its only caller in production. Nothing here publishes
+ * events. Readers get a `RunRecord` (JSON columns parsed, every run with at least one unit).
  */
 import { createHash } from "node:crypto";
 import type { ErrorCode } from "../errors/codes.js";
-import { canMove, nextRunStatus, type RunStatus } from "../runs/run-state.js";
+import type { RunUnit } from "../kinds/units.js";
+import type { RunKindName } from "../runs/run-request.js";
+import { transitionRun, type RunStatus } from "../runs/run-state.js";
 import type { Db } from "./database.js";
 
 export interface RunRow {
@@ -71,8 +74,8 @@ export interface NewRun {
   priority: string;
   episodesTotal: number;
   idempotencyKey?: string | null;
-  /** Units of a multi-unit kind (coordinator/kinds/units.ts); absent for kind `run`. */
-  units?: object[];
+  /** Units of a multi-unit kind (coordinator/kinds/units.ts); absent for kind `run`, whose one unit is its plan. */
+  units?: RunUnit[];
   /** Episodes of a multi-unit kind, in index order; when given, `episodesTotal` must equal its length. */
   episodes?: NewEpisode[];
   kindState?: object | null;
@@ -142,8 +145,97 @@ export function setKindState(db: Db, runId: string, state: object): void {
   db.prepare(`UPDATE runs SET kind_state = ? WHERE id = ?`).run(JSON.stringify(state), runId);
 }
 
+/** The `resolved_pins` of a run; a run over several pins also lists them all. */
+export interface ResolvedPins {
+  robot: string;
+  environment: string;
+  task: string;
+  perturbation_rev: string;
+  robots?: string[];
+  environments?: string[];
+  tasks?: string[];
+}
+
+/** A run as the coordinator reads it: JSON columns parsed, camelCase, and always at least one unit. */
+export interface RunRecord {
+  id: string;
+  accountId: string;
+  kind: RunKindName;
+  status: RunStatus;
+  created: string;
+  completed: string | null;
+  /** Submitted fields, defaults filled in. */
+  request: Record<string, unknown>;
+  resolvedPins: ResolvedPins;
+  plan: RunPlan;
+  result: Record<string, unknown> | null;
+  statusCode: string | null;
+  statusMessage: string | null;
+  idempotencyKey: string | null;
+  priority: string;
+  episodesTotal: number;
+  /** Kind `run` (stored without units) gets its one unit from its plan and pins; its episodes are unit 0. */
+  units: RunUnit[];
+  kindState: Record<string, unknown> | null;
+}
+
+/** The one unit of a kind `run` run: its plan's robot and scene, its task pin and policy. */
+function unitOfPlan(plan: RunPlan, pins: ResolvedPins, request: Record<string, unknown>): RunUnit {
+  return {
+    key: `${pins.robot}/${plan.environment}`,
+    robot: pins.robot,
+    model: plan.model,
+    firmware: plan.firmware,
+    environment: plan.environment,
+    task: pins.task,
+    policy: (request.policy ?? {}) as Record<string, unknown>,
+  };
+}
+
+/** Parses a `runs` row once, at the store's edge. */
+export function runRecordOf(row: RunRow): RunRecord {
+  const request = JSON.parse(row.request) as Record<string, unknown>;
+  const resolvedPins = JSON.parse(row.resolved_pins) as ResolvedPins;
+  const plan = JSON.parse(row.plan) as RunPlan;
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    kind: row.kind as RunKindName,
+    status: row.status,
+    created: row.created,
+    completed: row.completed,
+    request,
+    resolvedPins,
+    plan,
+    result: row.result === null ? null : (JSON.parse(row.result) as Record<string, unknown>),
+    statusCode: row.status_code,
+    statusMessage: row.status_message,
+    idempotencyKey: row.idempotency_key,
+    priority: row.priority,
+    episodesTotal: row.episodes_total,
+    units: row.units ? (JSON.parse(row.units) as RunUnit[]) : [unitOfPlan(plan, resolvedPins, request)],
+    kindState: row.kind_state === null ? null : (JSON.parse(row.kind_state) as Record<string, unknown>),
+  };
+}
+
+/** The run as a RunRecord, or undefined. */
+export function getRun(db: Db, runId: string): RunRecord | undefined {
+  const row = getRunRow(db, runId);
+  return row ? runRecordOf(row) : undefined;
+}
+
+/** Replaces a run's units (a threshold checkpoint swaps the policy). */
+export function setRunUnits(db: Db, runId: string, units: readonly RunUnit[]): void {
+  db.prepare(`UPDATE runs SET units = ? WHERE id = ?`).run(JSON.stringify(units), runId);
+}
+
 export function getRunRow(db: Db, runId: string): RunRow | undefined {
   return db.prepare(`SELECT * FROM runs WHERE id = ?`).get(runId) as RunRow | undefined;
+}
+
+/** Runs that may still get episodes assigned (queued, scheduling, running), as records. */
+export function listOpenRuns(db: Db): RunRecord[] {
+  return (db.prepare(`SELECT * FROM runs WHERE status IN ('queued', 'scheduling', 'running')`).all() as RunRow[]).map(runRecordOf);
 }
 
 export interface ListRunsQuery {
@@ -173,15 +265,15 @@ export function findRunByIdempotencyKey(db: Db, accountId: string, key: string):
 }
 
 /**
- * Moves a run to `to` when run-state.ts allows it, recording history (and `completed` when
- * completing, status_code/status_message when given). Returns false, changing nothing, when the
- * run is unknown or the move is not allowed. Callers publish the status event themselves.
+ * Moves a run to `to`, recording history (and `completed` when completing, status_code and
+ * status_message when given). Throws on an unknown run or a move run-state.ts does not allow: the
+ * caller decides from the current status whether a move is due (coordinator/runs/run-lifecycle.ts).
  */
-export function setRunStatus(db: Db, runId: string, to: RunStatus, opts: { cell?: string | null; code?: ErrorCode; message?: string; at?: string } = {}): boolean {
+export function setRunStatus(db: Db, runId: string, to: RunStatus, opts: { cell?: string | null; code?: ErrorCode; message?: string; at?: string } = {}): true {
   return db.transaction(() => {
     const row = db.prepare(`SELECT status FROM runs WHERE id = ?`).get(runId) as { status: RunStatus } | undefined;
-    if (!row || !canMove(row.status, to)) return false;
-    const status = nextRunStatus(row.status, to);
+    if (!row) throw new Error(`setRunStatus: no run ${runId}`);
+    const status = transitionRun(row.status, to);
     const at = opts.at ?? new Date().toISOString();
     db.prepare(
       `UPDATE runs SET status = @status,
@@ -193,7 +285,7 @@ export function setRunStatus(db: Db, runId: string, to: RunStatus, opts: { cell?
     db.prepare(`INSERT INTO run_status_history (run_id, status, at, cell, reason) VALUES (?, ?, ?, ?, ?)`).run(
       runId, status, at, opts.cell ?? null, opts.code ?? opts.message ?? null,
     );
-    return true;
+    return true as const;
   })();
 }
 

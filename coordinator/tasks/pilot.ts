@@ -9,7 +9,7 @@ import { resolveRobotPin, type FirmwarePins, type RobotModel } from "../../firmw
 import { checkBindings } from "../../protocol/predicates/index.js";
 import { cameraNames, environmentId, findEnvironment, type CatalogEnvironment } from "../catalog/environments.js";
 import { AssayError } from "../errors/assay-error.js";
-import { CONTROL_RATE_HZ, DEFAULT_RETENTION, MAX_EPISODE_DURATION_S, PERTURBATION_REV, POLICY_TYPES } from "../runs/validate-run.js";
+import { CONTROL_RATE_HZ, DEFAULT_RETENTION, MAX_EPISODE_DURATION_S, PERTURBATION_REV, POLICY_TYPES } from "../runs/run-request.js";
 import type { NewRun, RunPlan } from "../store/runs-repo.js";
 import type { TaskSpecFields } from "./validate-task.js";
 

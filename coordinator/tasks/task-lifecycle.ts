@@ -16,7 +16,8 @@ import {
 import { planPilot } from "./pilot.js";
 import { ensureServiceKey, ensureSigningKey } from "./signing-keys.js";
 import { nextTaskStatus } from "./task-state.js";
-import { canonicalJson, signTaskSpec } from "./task-signing.js";
+import { canonicalJson } from "../json/canonical-json.js";
+import { signTaskSpec } from "./task-signing.js";
 import { storedSpec, taskRev, type TaskPilot } from "./task-view.js";
 import { checkTaskBody, TASK_FIELDS, validateTaskSpec, type TaskField, type TaskSpecFields } from "./validate-task.js";
 

@@ -6,6 +6,7 @@
  * public half is at GET /v1/signing-keys/<key_id>. docs/api.md has a verification recipe.
  */
 import { createPublicKey, sign, verify, type KeyObject } from "node:crypto";
+import { canonicalJson } from "../json/canonical-json.js";
 import type { SigningKey } from "./signing-keys.js";
 
 /** The Task Spec fields a signature covers, in the order docs/api.md lists them. */
@@ -15,20 +16,6 @@ export const SIGNED_FIELDS = [
 ] as const;
 
 const SIGNATURE_PATTERN = /^ed25519:([A-Za-z0-9_]+):([A-Za-z0-9_-]+)$/;
-
-/** JSON with object keys sorted recursively and no whitespace; undefined object members are dropped. */
-export function canonicalJson(value: unknown): string {
-  if (value === null || typeof value !== "object") {
-    const text = JSON.stringify(value);
-    if (text === undefined) throw new TypeError(`cannot encode ${typeof value} as canonical JSON`);
-    return text;
-  }
-  if (Array.isArray(value)) return `[${value.map((v) => (v === undefined ? "null" : canonicalJson(v))).join(",")}]`;
-  const entries = Object.entries(value as Record<string, unknown>)
-    .filter(([, v]) => v !== undefined)
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(",")}}`;
-}
 
 /** The exact bytes both parties sign for a spec (a Task Spec as the API shows it, or its fields). */
 export function signedPayload(spec: Record<string, unknown>): Buffer {

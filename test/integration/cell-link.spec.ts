@@ -13,7 +13,7 @@ import { Registry } from "prom-client";
 import { loadFirmwarePins } from "../../firmware-pins/pins.js";
 import { CellLinkClient, type AgentMessage, type ArtifactChunk, type ArtifactProgress, type ArtifactRef, type CoordinatorMessage, type Hello } from "../../protocol/gen/cell.js";
 import { enrollCell, revokeCell } from "../../coordinator/fleet/enrollment.js";
-import { startCellLinkServer, type CellLinkServerHandle } from "../../coordinator/fleet/grpc-server.js";
+import { startFleet, type Fleet } from "../../coordinator/server.js";
 import { RunEvents, type RunEvent } from "../../coordinator/runs/run-events.js";
 import { wilsonInterval } from "../../coordinator/stats/wilson.js";
 import { getArtifact } from "../../coordinator/store/artifacts-repo.js";
@@ -139,7 +139,7 @@ function insertFixtures(db: Db, runId: string, episodes: number): void {
 describe("CellLink server (scripted agent)", function () {
   let dir: string;
   let db: Db;
-  let server: CellLinkServerHandle;
+  let server: Fleet;
   let events: RunEvent[];
   let metrics: Registry;
   const agents: ScriptedAgent[] = [];
@@ -151,8 +151,8 @@ describe("CellLink server (scripted agent)", function () {
     events = [];
     runEvents.subscribe("*", (event) => events.push(event));
     metrics = new Registry();
-    server = await startCellLinkServer({
-      db, runsRepo, runEvents, pins: loadFirmwarePins(), artifactsDir: join(dir, "artifacts"),
+    server = await startFleet({
+      db, runEvents, pins: loadFirmwarePins(), artifactsDir: join(dir, "artifacts"),
       baseUrl: "http://127.0.0.1:8080", streamsUrl: "wss://127.0.0.1:8080/streams", port: 0, metricsRegistry: metrics, logger: quiet,
     });
   });
@@ -345,8 +345,8 @@ describe("CellLink server (scripted agent)", function () {
 
   it("disconnects a cell that stops heartbeating and requeues its episode", async () => {
     await server.stop();
-    server = await startCellLinkServer({
-      db, runsRepo, runEvents: new RunEvents(), pins: loadFirmwarePins(), artifactsDir: join(dir, "artifacts"),
+    server = await startFleet({
+      db, runEvents: new RunEvents(), pins: loadFirmwarePins(), artifactsDir: join(dir, "artifacts"),
       baseUrl: "http://127.0.0.1:8080", streamsUrl: "wss://s", heartbeatIntervalMs: 50, heartbeatTimeoutMs: 200, logger: quiet,
     });
     insertFixtures(db, "run_silent", 1);
@@ -371,8 +371,8 @@ describe("CellLink server (scripted agent)", function () {
     await server.stop();
     // Shutting down does not requeue: the agent may finish the episode and report it later.
     assert.equal(getEpisode(db, assign.episodeId)!.status, "assigned");
-    server = await startCellLinkServer({
-      db, runsRepo, runEvents: new RunEvents(), pins: loadFirmwarePins(), artifactsDir: join(dir, "artifacts"),
+    server = await startFleet({
+      db, runEvents: new RunEvents(), pins: loadFirmwarePins(), artifactsDir: join(dir, "artifacts"),
       baseUrl: "http://127.0.0.1:8080", streamsUrl: "wss://s", logger: quiet,
     });
     const restarted = new ScriptedAgent(`127.0.0.1:${server.port}`, enrollCell(db, { cellId: "so101-c", model: "so101" }));

@@ -2,7 +2,7 @@
  * Money of multi-unit runs: the one metering path (every episode at its unit's tier and class),
  * the rounding rule shared by Results and usage, the budget guard pricing the next episode at its
  * unit's rates, per-unit quotes, and late finishes of episodes a halt cancelled. Real SQLite (in
- * memory) and the real run completer; the cells are the only double.
+ * memory) and the real run lifecycle; the cells are the only double.
  */
 import assert from "node:assert/strict";
 import { loadFirmwarePins } from "../../firmware-pins/pins.js";
@@ -12,11 +12,10 @@ import { createQuote, plannedEpisodesPerUnit } from "../../coordinator/billing/q
 import { computeUsage } from "../../coordinator/billing/usage.js";
 import { pooledResult, unitResults } from "../../coordinator/kinds/unit-results.js";
 import { listUnitEpisodes } from "../../coordinator/kinds/units.js";
-import { haltRun, settleEpisodeOfClosedRun, type HaltContext } from "../../coordinator/runs/halt-run.js";
 import { computeMeters, meterByUnit, runMeterContexts, sumMeters, type MeterContext, type MeteredEpisode } from "../../coordinator/runs/meters.js";
 import { RunEvents } from "../../coordinator/runs/run-events.js";
-import { createRunCompleter } from "../../coordinator/runs/run-results.js";
-import type { ValidatedRun } from "../../coordinator/runs/validate-run.js";
+import { createRunLifecycle, type RunLifecycle } from "../../coordinator/runs/run-lifecycle.js";
+import type { ValidatedRun } from "../../coordinator/runs/run-request.js";
 import { openDatabase, type Db } from "../../coordinator/store/database.js";
 import { assignEpisode, getEpisode, markEpisodeDone, markEpisodeRunning, requeueEpisode } from "../../coordinator/store/episodes-repo.js";
 import * as runsRepo from "../../coordinator/store/runs-repo.js";
@@ -71,7 +70,7 @@ describe("billing units: one metering path", () => {
 describe("billing units: a mixed-tier run in the store", () => {
   let db: Db;
   let cancels: Array<[string, string]>;
-  let halt: HaltContext;
+  let lifecycle: RunLifecycle;
   const now = () => new Date("2026-11-15T12:00:00.000Z");
   const at = now().toISOString();
   const ep = (runId: string, idx: number) => runsRepo.episodeId(runId, idx);
@@ -93,8 +92,10 @@ describe("billing units: a mixed-tier run in the store", () => {
     db = openDatabase(":memory:");
     db.prepare("INSERT INTO accounts (id, name, created) VALUES ('acct_1', 'Test', '2026-01-01T00:00:00Z')").run();
     cancels = [];
-    const completer = createRunCompleter({ db, runsRepo, runEvents: new RunEvents(), pins, baseUrl: "http://x" });
-    halt = { db, runEvents: new RunEvents(), cells: { cancelEpisode: (cell, episodeId) => (cancels.push([cell, episodeId]), true) }, completer, now };
+    lifecycle = createRunLifecycle({
+      db, runEvents: new RunEvents(), pins, baseUrl: "http://x", streamsUrl: "ws://x/streams", now,
+      cells: { cancelEpisode: (cell, episodeId) => (cancels.push([cell, episodeId]), true) },
+    });
   });
 
   afterEach(() => db.close());
@@ -105,7 +106,7 @@ describe("billing units: a mixed-tier run in the store", () => {
       assignEpisode(db, ep("run_m", idx), cell, at);
       finish("run_m", idx, cell, 20 + idx);
     }
-    const run = runsRepo.getRunRow(db, "run_m")!;
+    const run = runsRepo.getRun(db, "run_m")!;
     const ctx = { pins, baseUrl: "http://x" };
     const episodes = listUnitEpisodes(db, "run_m");
     const units = unitResults(ctx, run, episodes);
@@ -124,7 +125,7 @@ describe("billing units: a mixed-tier run in the store", () => {
     const soakUsd = episodeEstimateUsd(PLAN, SOAK); // 30 s x 22 $/h = 0.1833
     const verifyUsd = episodeEstimateUsd(PLAN, VERIFY); // 30 s x 69 $/h = 0.575
     insertMatrix("run_b", { max_budget_usd: 0.7 });
-    const guard = createBudgetGuard({ halt, pins, now });
+    const guard = createBudgetGuard({ db, lifecycle, pins, now });
     // Pending by index: so101, fr3, so101, fr3. 0.1833 + 0.575 = 0.758 > 0.7: only the first fits.
     assert.equal(guard.episodeAllowance("run_b"), 1);
     // Offered in another order (the fr3 cell idle first): fr3 then so101 fit? 0.575 + 0.1833 > 0.7: one.
@@ -147,12 +148,12 @@ describe("billing units: a mixed-tier run in the store", () => {
     markEpisodeRunning(db, ep("run_h", 1), "fr3-a", at);
     // The link drops (the coordinator estimates 15 s), then the run is halted: the episode is cancelled.
     requeueEpisode(db, ep("run_h", 1), "fr3-a", { reason: "link_lost", detail: "stream ended", at, duration_s: 15 });
-    assert.ok(haltRun(halt, "run_h", "budget_exceeded", "test halt"));
+    assert.ok(lifecycle.end("run_h", { status: "stopped", code: "budget_exceeded", message: "test halt" }));
     assert.equal(getEpisode(db, ep("run_h", 1))!.status, "cancelled");
     assert.equal(JSON.parse(runsRepo.getRunRow(db, "run_h")!.result!).cost_usd, 0.29); // 15 s at 69 $/h
     // The cell comes back and reports that attempt finished after 20 s + 4 s reset.
     assert.equal(finish("run_h", 1, "fr3-a", 20, 1), true);
-    halt.completer.storePartialResult("run_h");
+    lifecycle.refreshResult("run_h");
     const run = runsRepo.getRunRow(db, "run_h")!;
     assert.equal(run.status, "stopped");
     const result = JSON.parse(run.result!);
@@ -168,7 +169,7 @@ describe("billing units: a mixed-tier run in the store", () => {
     assignEpisode(db, ep("run_c", 1), "fr3-a", at);
     requeueEpisode(db, ep("run_c", 1), "fr3-a", { reason: "link_lost", detail: "", at, duration_s: 5 });
     db.prepare("UPDATE episodes SET status = 'cancelled' WHERE id = ?").run(ep("run_c", 1)); // a kind decided early
-    assert.equal(settleEpisodeOfClosedRun(db, halt.completer, ep("run_c", 1)), false);
+    assert.equal(lifecycle.settleRequeued(ep("run_c", 1)), false);
     assert.equal(finish("run_c", 1, "fr3-a", 20, 1), false);
   });
 });

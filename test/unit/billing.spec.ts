@@ -1,6 +1,6 @@
 /**
  * Metering arithmetic, usage by month, and the budget guard over a real SQLite store (in memory)
- * with the real run completer; the cells are the only double (they record CancelEpisode).
+ * with the real run lifecycle; the cells are the only double (they record CancelEpisode).
  */
 import assert from "node:assert/strict";
 import { loadFirmwarePins } from "../../firmware-pins/pins.js";
@@ -10,8 +10,7 @@ import { costOfSecondsUsd, episodeEstimateS, priceSeconds } from "../../coordina
 import { computeUsage, episodesMeteredIn } from "../../coordinator/billing/usage.js";
 import { computeMeters, type MeterContext } from "../../coordinator/runs/meters.js";
 import { RunEvents } from "../../coordinator/runs/run-events.js";
-import { createRunCompleter } from "../../coordinator/runs/run-results.js";
-import type { HaltContext } from "../../coordinator/runs/halt-run.js";
+import { createRunLifecycle, type RunLifecycle } from "../../coordinator/runs/run-lifecycle.js";
 import { openDatabase, type Db } from "../../coordinator/store/database.js";
 import { assignEpisode, getEpisode, markEpisodeDone, requeueEpisode, type EpisodeRow } from "../../coordinator/store/episodes-repo.js";
 import * as runsRepo from "../../coordinator/store/runs-repo.js";
@@ -58,7 +57,7 @@ describe("billing: meters, estimates, usage", () => {
 describe("billing: budget guard", () => {
   let db: Db;
   let cancels: Array<[string, string, string]>;
-  let halt: HaltContext;
+  let lifecycle: RunLifecycle;
   const pins = loadFirmwarePins();
   const now = () => new Date("2026-11-15T12:00:00.000Z");
 
@@ -79,8 +78,10 @@ describe("billing: budget guard", () => {
     db = openDatabase(":memory:");
     db.prepare("INSERT INTO accounts (id, name, created) VALUES ('acct_1', 'Test', '2026-01-01T00:00:00Z')").run();
     cancels = [];
-    const completer = createRunCompleter({ db, runsRepo, runEvents: new RunEvents(), pins, baseUrl: "http://x" });
-    halt = { db, runEvents: new RunEvents(), cells: { cancelEpisode: (cell, episodeId, reason) => (cancels.push([cell, episodeId, reason]), true) }, completer, now };
+    lifecycle = createRunLifecycle({
+      db, runEvents: new RunEvents(), pins, baseUrl: "http://x", streamsUrl: "ws://x/streams", now,
+      cells: { cancelEpisode: (cell, episodeId, reason) => (cancels.push([cell, episodeId, reason]), true) },
+    });
   });
 
   afterEach(() => db.close());
@@ -88,7 +89,7 @@ describe("billing: budget guard", () => {
   it("assigns only episodes whose estimate fits under max_budget_usd, counting those in flight", () => {
     insertRun("run_a", { max_budget_usd: 0.4 });
     insertRun("run_free", {});
-    const guard = createBudgetGuard({ halt, pins, now });
+    const guard = createBudgetGuard({ db, lifecycle, pins, now });
     assert.equal(guard.episodeAllowance("run_free"), Infinity);
     assert.equal(guard.episodeAllowance("run_a"), 2); // 0.40 / 0.1833
     assignEpisode(db, ep("run_a", 0), "c1", now().toISOString());
@@ -101,7 +102,7 @@ describe("billing: budget guard", () => {
 
   it("halts when the metered cost reaches the cap through an interrupted attempt, cancelling what is held", () => {
     insertRun("run_b", { max_budget_usd: 0.4 });
-    const guard = createBudgetGuard({ halt, pins, now });
+    const guard = createBudgetGuard({ db, lifecycle, pins, now });
     assignEpisode(db, ep("run_b", 0), "c1", now().toISOString());
     finish("run_b", 0, "failure");
     assignEpisode(db, ep("run_b", 1), "c1", now().toISOString());
@@ -127,7 +128,7 @@ describe("billing: budget guard", () => {
     insertRun("run_d", {});
     assignEpisode(db, ep("run_c", 0), "c1", now().toISOString());
     finish("run_c", 0); // $0.15 this month
-    const guard = createBudgetGuard({ halt, pins, now });
+    const guard = createBudgetGuard({ db, lifecycle, pins, now });
     putBudget(db, "acct_1", { monthlyUsd: 0.1, hard: false }, now());
     assert.equal(guard.checkAccount("acct_1"), 0);
     putBudget(db, "acct_1", { monthlyUsd: 0.1, hard: true }, now());

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { computeRunResult, stageRates } from "../../coordinator/runs/run-results.js";
+import { computeRunResult, stageRates } from "../../coordinator/runs/result-summary.js";
 import { wilsonInterval } from "../../coordinator/stats/wilson.js";
 import type { EpisodeRow } from "../../coordinator/store/episodes-repo.js";
 

@@ -5,7 +5,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openDatabase, type Db } from "../../coordinator/store/database.js";
 import { ensureServiceKey, ensureSigningKey, listSigningKeys } from "../../coordinator/tasks/signing-keys.js";
-import { canonicalJson, parseSignature, signedPayload, signTaskSpec, verifyTaskSignature } from "../../coordinator/tasks/task-signing.js";
+import { canonicalJson } from "../../coordinator/json/canonical-json.js";
+import { parseSignature, signedPayload, signTaskSpec, verifyTaskSignature } from "../../coordinator/tasks/task-signing.js";
 
 const SPEC = {
   name: "pick-cube", rev: "pick-cube@v1", visibility: "published", environment_class: "standard", frozen: "2026-11-01T00:00:00.000Z",

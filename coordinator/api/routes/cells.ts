@@ -9,7 +9,7 @@ import { authOf } from "../../auth/authenticate.js";
 import { AssayError } from "../../errors/assay-error.js";
 import { enrollCell, revokeCell } from "../../fleet/enrollment.js";
 import type { ConnectedCell, FleetView } from "../../fleet/fleet-view.js";
-import { LinkError } from "../../fleet/link-errors.js";
+import { LinkError } from "../../errors/link-errors.js";
 import { DEFAULT_ACCOUNT_ID } from "../../store/accounts-repo.js";
 import { getCell, listCells, type CellRow } from "../../store/cells-repo.js";
 import type { CompiledApiDeps } from "../api-deps.js";

@@ -9,9 +9,11 @@ import { randomBase62 } from "../../auth/api-keys.js";
 import { admitSubmission } from "../../billing/submission.js";
 import { AssayError } from "../../errors/assay-error.js";
 import {
-  checkView, decideCheck, gateView, getCheck, getGate, insertCheck, insertGate, listGates, refMatches, type GateRow, type GateSpec,
+  checkView, gateView, getCheck, getGate, insertCheck, insertGate, listGates, refMatches, type GateRow, type GateSpec,
 } from "../../gates/gates.js";
-import { isPlainObject, normalizeRunRequest, validateRunRequest, type ValidatedRun } from "../../runs/validate-run.js";
+import { isPlainObject } from "../../runs/field-checks.js";
+import { normalizeRunRequest, type ValidatedRun } from "../../runs/run-request.js";
+import { validateRunRequest } from "../../runs/validate-run.js";
 import { getAccount } from "../../store/accounts-repo.js";
 import { insertRun } from "../../store/runs-repo.js";
 import type { CompiledApiDeps } from "../api-deps.js";
@@ -93,13 +95,9 @@ export function gatesRouter(deps: CompiledApiDeps): Router {
   router.get("/gates/:gateId/checks/:checkId", (req, res) => {
     const { accountId } = authOf(res);
     const gate = requireGate(accountId, req.params.gateId);
-    let check = getCheck(deps.db, req.params.checkId);
+    const check = getCheck(deps.db, req.params.checkId);
     if (!check || check.gate_id !== gate.id) throw new AssayError("not_found", `no check ${q(req.params.checkId)} on gate ${gate.id}`);
-    // A run that failed or was stopped decides its check here (completion decides it at once).
-    if (check.status === "pending") {
-      deps.db.transaction(() => decideCheck(deps.db, check!, deps.clock()))();
-      check = getCheck(deps.db, check.id)!;
-    }
+    // Decided when its eval run ends, whatever the ending (coordinator/kinds/eval.ts onEnded); a read never writes.
     res.json(checkView(check, deps.urls.baseUrl));
   });
 

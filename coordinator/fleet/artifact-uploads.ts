@@ -9,15 +9,15 @@
  */
 import type { sendUnaryData, ServerReadableStream, ServerUnaryCall } from "@grpc/grpc-js";
 import type { ArtifactChunk, ArtifactProgress, ArtifactRef } from "../../protocol/gen/cell.js";
-import { authenticateCell } from "../fleet/enrollment.js";
-import { metadataValue } from "../fleet/connect-session.js";
-import type { LinkContext } from "../fleet/link-context.js";
-import { LinkError, toGrpcStatus } from "../fleet/link-errors.js";
+import { deriveGroundTruth, groundTruthFileName } from "../artifacts/ground-truth.js";
+import { authenticateCell } from "./enrollment.js";
+import { metadataValue } from "./connect-session.js";
+import type { LinkContext } from "./link-context.js";
+import { LinkError, toGrpcStatus } from "../errors/link-errors.js";
 import { groundTruthScenarioOf } from "../kinds/verify.js";
 import { getArtifact, markArtifactStored, upsertStoredArtifact, type ArtifactRow } from "../store/artifacts-repo.js";
 import { getEpisode, type EpisodeRow } from "../store/episodes-repo.js";
-import { getRunRow } from "../store/runs-repo.js";
-import { deriveGroundTruth, groundTruthFileName } from "./ground-truth.js";
+import { getRun } from "../store/runs-repo.js";
 
 /** The artifacts row behind a ref, checked to belong to the calling cell. */
 function artifactFor(ctx: LinkContext, cellId: string, ref: ArtifactRef | undefined): ArtifactRow {
@@ -111,7 +111,7 @@ export function handleUploadArtifact(ctx: LinkContext, call: ServerReadableStrea
    * row. A recording that cannot be read is logged and yields none (the MCAP itself stays served).
    */
   async function groundTruthOf(mcap: ArtifactRow, mcapPath: string) {
-    const run = getRunRow(ctx.db, mcap.run_id);
+    const run = getRun(ctx.db, mcap.run_id);
     // Every episodes row has `assign` (the kinds' column); EpisodeRow just does not name it.
     const episode = getEpisode(ctx.db, mcap.episode_id) as (EpisodeRow & { assign: string | null }) | undefined;
     const scenario = run && episode ? groundTruthScenarioOf(run, episode) : undefined;
@@ -147,7 +147,7 @@ export function handleUploadArtifact(ctx: LinkContext, call: ServerReadableStrea
         markArtifactStored(ctx.db, current.episode_id, current.kind, at);
       })();
       answer(null, storedProgress(current));
-      ctx.completer.maybeComplete(current.run_id);
+      ctx.lifecycle.progress(current.run_id);
     } catch (error) {
       answer(error);
     }

@@ -1,0 +1,39 @@
+/**
+ * The link watchdog: disconnects cells that went silent, and requeues episodes held by cells that
+ * have not come back since this coordinator started (a disconnect while running requeues at once,
+ * so only a restart leaves such orphans).
+ */
+import { LinkError } from "../errors/link-errors.js";
+import { listHeldEpisodes } from "../store/episodes-repo.js";
+import { requeueHeldBy } from "./episode-messages.js";
+import type { LinkContext } from "./link-context.js";
+
+export interface LinkWatchdogOptions {
+  /** A cell silent this long is disconnected, and orphans are requeued once this long has passed since start. */
+  heartbeatTimeoutMs: number;
+  /** Check period; the watchdog checks at least once a second. */
+  heartbeatIntervalMs: number;
+}
+
+/** Starts the periodic check; returns its stop function. */
+export function startLinkWatchdog(ctx: LinkContext, options: LinkWatchdogOptions): () => void {
+  const clockMs = () => ctx.now().getTime();
+  const startedAtMs = clockMs();
+  const timer = setInterval(() => {
+    try {
+      for (const session of ctx.registry.silentSessions(options.heartbeatTimeoutMs)) {
+        ctx.logger.warn(`cell ${session.cellId}: silent for more than ${options.heartbeatTimeoutMs} ms; treating it as disconnected`);
+        session.close(new LinkError("heartbeat_timeout", `no message for ${options.heartbeatTimeoutMs} ms; reconnect`));
+      }
+      if (clockMs() - startedAtMs > options.heartbeatTimeoutMs) {
+        for (const cellId of new Set(listHeldEpisodes(ctx.db).map((e) => e.cell_id))) {
+          if (cellId && !ctx.registry.session(cellId)) requeueHeldBy(ctx, cellId, "link_lost", `cell ${cellId} has not reconnected since the coordinator started`);
+        }
+      }
+    } catch (error) {
+      ctx.logger.error(`CellLink watchdog failed: ${(error as Error).stack ?? error}`);
+    }
+  }, Math.min(1000, options.heartbeatIntervalMs));
+  timer.unref();
+  return () => clearInterval(timer);
+}

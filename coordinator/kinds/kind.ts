@@ -1,0 +1,56 @@
+/**
+ * The one interface every run kind implements (`run` included, as an ordinary kind). The registry
+ * (coordinator/kinds/registry.ts) maps a kind's name to its module; nothing else switches on
+ * `kind`. A kind validates and plans its runs, reacts to progress, computes its Result, and says
+ * what ending a run of it implies. Types only: a leaf.
+ */
+import type { FirmwarePins } from "../../firmware-pins/pins.js";
+import type { ErrorCode } from "../errors/codes.js";
+import type { RunKindName, ValidatedRun, ValidateRunContext } from "../runs/run-request.js";
+import type { TerminalRunStatus } from "../runs/run-state.js";
+import type { Db } from "../store/database.js";
+import type { RunRecord } from "../store/runs-repo.js";
+import type { UnitEpisodeRow } from "./units.js";
+
+/** What computing a Result may read. */
+export interface KindResultContext {
+  db: Db;
+  pins: FirmwarePins;
+  /** Public base of the /v1 API (no /v1, no trailing slash), for the Result's URLs. */
+  baseUrl: string;
+}
+
+/** What a kind may do while its run progresses (inside the transaction that checks completion). */
+export interface KindProgressContext extends KindResultContext {
+  now: Date;
+}
+
+/** What ending a run of a kind may do (inside the transaction that ended it). */
+export interface KindEndedContext extends KindResultContext {
+  now: Date;
+  status: TerminalRunStatus;
+}
+
+/** A kind's decision after an episode finished: go on (undefined), or stop the run with a spec code. */
+export type KindDecision = undefined | { stop: { code: ErrorCode; message: string } };
+
+export interface RunKind {
+  readonly name: RunKindName;
+  /**
+   * Validates a submission of this kind (`body` is a JSON object whose `kind` is this one) and
+   * plans its units and episodes; throws the AssayError (422 naming the field) of the first problem.
+   */
+  plan(body: Record<string, unknown>, ctx: ValidateRunContext): ValidatedRun;
+  /** The run's Result from all of its episodes: partial while it runs or once stopped. */
+  result(ctx: KindResultContext, run: RunRecord, episodes: readonly UnitEpisodeRow[]): Record<string, unknown>;
+  /**
+   * After one of the run's episodes finished, before completion is checked: a sequential kind
+   * decides here (cancelling what is pending, adding its next episode) or stops the run.
+   */
+  progress?(ctx: KindProgressContext, run: RunRecord, episodes: readonly UnitEpisodeRow[]): KindDecision;
+  /**
+   * Once the run has ended (any terminal status), in the same transaction: durable consequences
+   * such as webhook events in the outbox or gate decisions. Notifications go out after the commit.
+   */
+  onEnded?(ctx: KindEndedContext, run: RunRecord, result: Record<string, unknown>): void;
+}

@@ -1,0 +1,30 @@
+/**
+ * The kind registry: the one place that maps a run's `kind` to its module. Adding a kind means
+ * writing its module (coordinator/kinds/kind.ts) and adding it here.
+ */
+import type { RunKindName } from "../runs/run-request.js";
+import { compareKind } from "./compare.js";
+import { evalKind } from "./eval.js";
+import type { RunKind } from "./kind.js";
+import { matrixKind } from "./matrix.js";
+import { runKind } from "./run.js";
+import { thresholdKind } from "./threshold.js";
+import { transferKind } from "./transfer.js";
+import { verifyKind } from "./verify.js";
+
+const KINDS: Record<RunKindName, RunKind> = {
+  run: runKind,
+  eval: evalKind,
+  verify: verifyKind,
+  matrix: matrixKind,
+  threshold: thresholdKind,
+  compare: compareKind,
+  transfer: transferKind,
+};
+
+/** The module of `kind`; throws for a name that is not a kind (a stored row is always one). */
+export function kindModule(kind: RunKindName): RunKind {
+  const module = KINDS[kind];
+  if (!module) throw new Error(`no run kind ${JSON.stringify(kind)} in the registry`);
+  return module;
+}

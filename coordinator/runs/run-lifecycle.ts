@@ -1,0 +1,177 @@
+/**
+ * The run lifecycle: the one module that moves a run between statuses and the only one that ends
+ * a run. Every ending (completed, failed, stopped with a spec error code) goes through `end`,
+ * which in one transaction moves the status (coordinator/runs/run-state.ts), cancels the pending
+ * episodes, stores the Result (partial for a run that did not complete: n and ci95 over the `done`
+ * episodes, meters over every attempt that ran), writes `run.completed` to the webhook outbox and
+ * runs the kind's `onEnded` (gate decisions, matrix regressions) so their durable consequences
+ * commit with the ending; after the commit it tells the cells holding the run's episodes to
+ * cancel, publishes the SSE `status` event and runs the composition root's ended hooks (the webhook
+ * worker's kick; exports and streams hook in here).
+ *
+ * A cell that finishes an episode of a run that ended meanwhile still has it recorded (its robot
+ * time was spent and is billed): `refreshResult` recomputes the stored result, the status stays.
+ */
+import type { FirmwarePins } from "../../firmware-pins/pins.js";
+import type { ErrorCode } from "../errors/codes.js";
+import type { KindResultContext } from "../kinds/kind.js";
+import { kindModule } from "../kinds/registry.js";
+import { listUnitEpisodes } from "../kinds/units.js";
+import { countUnstoredArtifacts } from "../store/artifacts-repo.js";
+import type { Db } from "../store/database.js";
+import { cancelPendingEpisode, cancelPendingEpisodes, countEpisodesByStatus, getEpisode, listHeldEpisodesOfRun } from "../store/episodes-repo.js";
+import { getRun, getRunRow, setRunResult, setRunStatus, type RunRecord } from "../store/runs-repo.js";
+import { afterCommit, transact } from "../store/transact.js";
+import { enqueueEvent } from "../webhooks/outbox.js";
+import { interventionModeOf, interventionSummary } from "./interventions.js";
+import type { RunEvents } from "./run-events.js";
+import { isTerminal, type TerminalRunStatus } from "./run-state.js";
+import { runView } from "./run-view.js";
+
+/** Reaches the cells; the fleet registry implements it. */
+export interface EpisodeCanceller {
+  /** Sends CancelEpisode to the cell if it is connected; returns whether it was sent. */
+  cancelEpisode(cellId: string, episodeId: string, reason: string): boolean;
+}
+
+/** How a run ends. */
+export type RunEnding =
+  | { status: "completed" }
+  | { status: "failed"; message: string }
+  | { status: "stopped"; code: ErrorCode; message: string };
+
+export interface RunLifecycleOptions {
+  db: Db;
+  runEvents: RunEvents;
+  cells: EpisodeCanceller;
+  pins: FirmwarePins;
+  /** Public base of the /v1 API (no /v1, no trailing slash), for the Result's URLs. */
+  baseUrl: string;
+  /** Base of live stream URLs; status events carry `${streamsUrl}/cells/<cell>`. */
+  streamsUrl: string;
+  /** Run after the commit of every ending, with the ended run. Default none. */
+  endedHooks?: ReadonlyArray<(run: RunRecord) => void>;
+  /** Clock; default () => new Date(). */
+  now?: () => Date;
+  logger?: { error(message: string): void };
+}
+
+export interface RunLifecycle {
+  /** queued -> scheduling: the scheduler assigned the run's first episode to `cellId` (call inside that transaction). */
+  scheduled(runId: string, cellId: string): void;
+  /** scheduling -> running: `cellId` started the run's first episode (call inside that message's transaction). */
+  started(runId: string, cellId: string): void;
+  /**
+   * After an episode of the run finished or one of its artifacts was stored: the kind decides
+   * (and may stop the run), then the run completes when every episode is done or cancelled, at
+   * least one is done, and every recording is stored. Returns true when it completed the run.
+   */
+  progress(runId: string): boolean;
+  /** Ends the run; false, changing nothing, when it is unknown or has already ended. */
+  end(runId: string, ending: RunEnding): boolean;
+  /** Recomputes and stores the Result of a run that has ended (a late finish counted); no-op otherwise. */
+  refreshResult(runId: string): void;
+  /**
+   * An episode was just put back to pending: when its run has ended it is cancelled instead and
+   * the result refreshed (the attempt's time counts). Returns whether the run had ended.
+   */
+  settleRequeued(episodeId: string): boolean;
+  /** The Result of the run from its episodes as they stand (with its interventions section). */
+  resultOf(run: RunRecord): Record<string, unknown>;
+}
+
+export function createRunLifecycle(options: RunLifecycleOptions): RunLifecycle {
+  const { db, runEvents, cells, pins, baseUrl, streamsUrl } = options;
+  const now = options.now ?? (() => new Date());
+  const logger = options.logger ?? console;
+  const endedHooks = options.endedHooks ?? [];
+  const kindContext: KindResultContext = { db, pins, baseUrl };
+
+  function resultOf(run: RunRecord): Record<string, unknown> {
+    const episodes = listUnitEpisodes(db, run.id);
+    const result = kindModule(run.kind).result(kindContext, run, episodes);
+    const done = episodes.filter((e) => e.status === "done");
+    return { ...result, interventions: interventionSummary(interventionModeOf(run.request), done) };
+  }
+
+  function publishStatus(runId: string, status: string, cell: string | null): void {
+    const webrtc = cell ? `${streamsUrl}/cells/${cell}` : null;
+    afterCommit(db, () => runEvents.publish({ runId, type: "status", data: { status, cell, webrtc } }));
+  }
+
+  function end(runId: string, ending: RunEnding): boolean {
+    return transact(db, () => {
+      const run = getRun(db, runId);
+      if (!run || isTerminal(run.status)) return false;
+      const at = now();
+      const status: TerminalRunStatus = ending.status;
+      setRunStatus(db, runId, status, {
+        cell: null, at: at.toISOString(),
+        ...(ending.status === "stopped" ? { code: ending.code } : {}),
+        ...(ending.status !== "completed" ? { message: ending.message } : {}),
+      });
+      cancelPendingEpisodes(db, runId);
+      const ended = getRun(db, runId)!;
+      const result = resultOf(ended);
+      setRunResult(db, runId, result);
+      if (status === "completed") enqueueEvent(db, run.accountId, "run.completed", { run: runView(getRunRow(db, runId)!) }, at);
+      kindModule(run.kind).onEnded?.({ ...kindContext, now: at, status }, { ...ended, result }, result);
+      const held = listHeldEpisodesOfRun(db, runId);
+      const reason = ending.status === "stopped" ? `${ending.code}: ${ending.message}` : ending.status === "failed" ? `the run failed: ${ending.message}` : "the run completed";
+      afterCommit(db, () => {
+        if (ending.status === "failed") logger.error(`run ${runId} failed: ${ending.message}`);
+        for (const episode of held) cells.cancelEpisode(episode.cell_id, episode.id, reason);
+      });
+      publishStatus(runId, status, null);
+      afterCommit(db, () => {
+        for (const hook of endedHooks) hook({ ...ended, result });
+      });
+      return true;
+    });
+  }
+
+  return {
+    scheduled(runId, cellId) {
+      const run = getRun(db, runId);
+      if (run?.status !== "queued") return;
+      setRunStatus(db, runId, "scheduling", { cell: cellId, at: now().toISOString() });
+      publishStatus(runId, "scheduling", cellId);
+    },
+    started(runId, cellId) {
+      const run = getRun(db, runId);
+      if (run?.status !== "scheduling") return;
+      setRunStatus(db, runId, "running", { cell: cellId, at: now().toISOString() });
+      publishStatus(runId, "running", cellId);
+    },
+    progress(runId) {
+      return transact(db, () => {
+        const run = getRun(db, runId);
+        if (!run || run.status !== "running") return false;
+        const decision = kindModule(run.kind).progress?.({ ...kindContext, now: now() }, run, listUnitEpisodes(db, runId));
+        if (decision) {
+          end(runId, { status: "stopped", ...decision.stop });
+          return false;
+        }
+        const counts = countEpisodesByStatus(db, runId);
+        // Cancelled episodes (a kind decided early) do not hold completion back; at least one must be done.
+        if (counts.pending + counts.assigned + counts.running > 0 || counts.done === 0) return false;
+        if (countUnstoredArtifacts(db, runId) > 0) return false;
+        return end(runId, { status: "completed" });
+      });
+    },
+    end,
+    refreshResult(runId) {
+      const run = getRun(db, runId);
+      if (run && (run.status === "stopped" || run.status === "failed")) setRunResult(db, runId, resultOf(run));
+    },
+    settleRequeued(episodeId) {
+      const episode = getEpisode(db, episodeId);
+      const run = episode ? getRun(db, episode.run_id) : undefined;
+      if (!run || (run.status !== "stopped" && run.status !== "failed")) return false;
+      cancelPendingEpisode(db, episodeId);
+      setRunResult(db, run.id, resultOf(run));
+      return true;
+    },
+    resultOf,
+  };
+}
