@@ -9,7 +9,6 @@
  */
 import { wilsonInterval } from "../stats/wilson.js";
 import type { EpisodeRow } from "../store/episodes-repo.js";
-import type { InterventionSummary } from "./interventions.js";
 import { computeMeters, type MeterContext } from "./meters.js";
 
 /** A binomial rate as the spec shows it. */
@@ -28,8 +27,6 @@ export interface RunResult extends RateSummary {
   cost_usd: number;
   artifacts: { mcap: string; video: string; ground_truth: string; report_pdf: string };
   stages: Record<string, RateSummary>;
-  /** Top-level Result only (the completer adds it): counts, timestamps and the rate without intervened episodes. */
-  interventions?: InterventionSummary;
 }
 
 /** The Wilson summary of `successes` out of `n`. */

@@ -11,8 +11,8 @@ import type { Db } from "../store/database.js";
 import type { NewEpisode, RunPlan } from "../store/runs-repo.js";
 import { isPlainObject } from "./field-checks.js";
 
-export const RUN_KINDS = ["run", "eval", "verify", "matrix", "threshold", "compare", "transfer"] as const;
-export type RunKindName = (typeof RUN_KINDS)[number];
+export { RUN_KINDS, type RunKindName } from "./run-kinds.js";
+import type { RunKindName } from "./run-kinds.js";
 export const PRIORITIES = ["burst", "standard", "soak"] as const;
 export const INTERVENTIONS = ["none", "on_stall", "scripted"] as const;
 export const PUBLISH = ["private", "leaderboard"] as const;

@@ -7,7 +7,7 @@
 import { createHash } from "node:crypto";
 import type { ErrorCode } from "../errors/codes.js";
 import type { RunUnit } from "../kinds/units.js";
-import type { RunKindName } from "../runs/run-request.js";
+import type { RunKindName } from "../runs/run-kinds.js";
 import { transitionRun, type RunStatus } from "../runs/run-state.js";
 import type { Db } from "./database.js";
 
