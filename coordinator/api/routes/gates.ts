@@ -6,16 +6,13 @@
 import { Router } from "express";
 import { authOf } from "../../auth/authenticate.js";
 import { randomBase62 } from "../../auth/api-keys.js";
-import { admitSubmission } from "../../billing/submission.js";
 import { AssayError } from "../../errors/assay-error.js";
 import {
   checkView, gateView, getCheck, getGate, insertCheck, insertGate, listGates, refMatches, type GateRow, type GateSpec,
 } from "../../gates/gates.js";
 import { isPlainObject } from "../../runs/field-checks.js";
-import { normalizeRunRequest, type ValidatedRun } from "../../runs/run-request.js";
-import { validateRunRequest } from "../../runs/validate-run.js";
-import { getAccount } from "../../store/accounts-repo.js";
-import { insertRun } from "../../store/runs-repo.js";
+import type { ValidatedRun } from "../../runs/run-request.js";
+import { submitRun, validateSubmission } from "../../runs/submit-run.js";
 import type { CompiledApiDeps } from "../api-deps.js";
 
 const q = (value: unknown) => JSON.stringify(value) ?? "undefined";
@@ -28,10 +25,9 @@ export function gatesRouter(deps: CompiledApiDeps): Router {
   const router = Router();
 
   /** Validates an eval body exactly as POST /v1/runs would. */
-  const validateEval = (accountId: string, spec: Pick<GateSpec, "suite" | "robots" | "policy">): ValidatedRun => validateRunRequest(
-    { kind: "eval", suite: spec.suite, robots: spec.robots, policy: spec.policy },
-    { db: deps.db, pins: deps.pins, environments: deps.environments, fleet: deps.fleet, accountId, leaderboardOptIn: getAccount(deps.db, accountId)?.leaderboard_opt_in === 1 },
-  );
+  const evalBody = (spec: Pick<GateSpec, "suite" | "robots" | "policy">) => ({ kind: "eval", suite: spec.suite, robots: spec.robots, policy: spec.policy });
+  const validateEval = (accountId: string, spec: Pick<GateSpec, "suite" | "robots" | "policy">): ValidatedRun =>
+    validateSubmission(deps, accountId, evalBody(spec));
 
   const requireGate = (accountId: string, gateId: string): GateRow => {
     const gate = getGate(deps.db, gateId);
@@ -76,19 +72,13 @@ export function gatesRouter(deps: CompiledApiDeps): Router {
     if (!refMatches(spec.ref_pattern, body.ref)) invalid(`ref ${q(body.ref)} does not match the gate's ref_pattern ${q(spec.ref_pattern)}`);
     if (body.commit !== undefined && (typeof body.commit !== "string" || !/^[0-9a-f]{7,64}$/i.test(body.commit))) invalid(`commit must be a hex commit id (7..64 characters); got ${q(body.commit)}`);
     // The build under test: the check's policy (e.g. the image built from this commit), else the gate's.
-    const validated = validateEval(accountId, { ...spec, policy: (body.policy ?? spec.policy) as Record<string, unknown> });
-    admitSubmission(deps.db, deps.pins, accountId, validated, undefined, deps.clock());
-    const runId = `run_${randomBase62(20)}`;
-    const created = deps.clock().toISOString();
     const checkId = `chk_${randomBase62(16)}`;
-    deps.db.transaction(() => {
-      insertRun(deps.db, {
-        id: runId, accountId, kind: "eval", created, request: normalizeRunRequest(validated.request), resolvedPins: validated.resolvedPins,
-        plan: validated.plan, priority: validated.priority, episodesTotal: validated.episodesTotal, units: validated.units, episodes: validated.episodes,
-      });
-      insertCheck(deps.db, { id: checkId, gate_id: gate.id, account_id: accountId, created, ref: body.ref as string, commit_sha: (body.commit as string | undefined) ?? null, run_id: runId });
-    })();
-    deps.scheduler.kick();
+    // The check row commits with its eval run, so a check never names a run that does not exist.
+    submitRun(deps, accountId, evalBody({ ...spec, policy: (body.policy ?? spec.policy) as Record<string, unknown> }), {
+      withinInsert: (runId, created) => insertCheck(deps.db, {
+        id: checkId, gate_id: gate.id, account_id: accountId, created, ref: body.ref as string, commit_sha: (body.commit as string | undefined) ?? null, run_id: runId,
+      }),
+    });
     res.status(201).json(checkView(getCheck(deps.db, checkId)!, deps.urls.baseUrl));
   });
 

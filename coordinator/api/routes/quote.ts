@@ -2,8 +2,7 @@
 import { Router } from "express";
 import { authOf } from "../../auth/authenticate.js";
 import { createQuote } from "../../billing/quotes.js";
-import { validateRunRequest } from "../../runs/validate-run.js";
-import { getAccount } from "../../store/accounts-repo.js";
+import { validateSubmission } from "../../runs/submit-run.js";
 import type { CompiledApiDeps } from "../api-deps.js";
 
 export function quoteRouter(deps: CompiledApiDeps): Router {
@@ -11,14 +10,7 @@ export function quoteRouter(deps: CompiledApiDeps): Router {
 
   router.post("/quote", (req, res) => {
     const { accountId } = authOf(res);
-    const validated = validateRunRequest(req.body, {
-      db: deps.db,
-      pins: deps.pins,
-      environments: deps.environments,
-      fleet: deps.fleet,
-      accountId,
-      leaderboardOptIn: getAccount(deps.db, accountId)?.leaderboard_opt_in === 1,
-    });
+    const validated = validateSubmission(deps, accountId, req.body);
     res.status(200).json(createQuote(deps.db, deps.pins, accountId, validated, deps.clock(), deps.quoteValidityMs));
   });
 
