@@ -19,8 +19,8 @@ export interface PurgeRow {
 }
 
 /** Hours of a run's `data.retention` (default 30 d when absent or unreadable). */
-export function retentionOfRequest(requestJson: string): number {
-  const retention = (JSON.parse(requestJson) as { data?: { retention?: unknown } }).data?.retention;
+export function retentionOfRequest(request: Record<string, unknown>): number {
+  const retention = (request as { data?: { retention?: unknown } }).data?.retention;
   return (typeof retention === "string" ? retentionHours(retention) : undefined) ?? 30 * 24;
 }
 

@@ -19,7 +19,7 @@ export function sweepRetention(db: Db, artifactsDir: string, now: Date): number 
     .all() as Array<{ episode_id: string; kind: string; stored_at: string | null; run_id: string; account_id: string; request: string }>;
   const expiredByRun = new Map<string, { account_id: string; files: Array<{ episode_id: string; kind: string }> }>();
   for (const row of rows) {
-    if (!isPastRetention(row.stored_at, retentionOfRequest(row.request), now)) continue;
+    if (!isPastRetention(row.stored_at, retentionOfRequest(JSON.parse(row.request) as Record<string, unknown>), now)) continue;
     const entry = expiredByRun.get(row.run_id) ?? { account_id: row.account_id, files: [] };
     entry.files.push({ episode_id: row.episode_id, kind: row.kind });
     expiredByRun.set(row.run_id, entry);

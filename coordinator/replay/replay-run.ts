@@ -8,7 +8,7 @@ import { AssayError } from "../errors/assay-error.js";
 import { q } from "../runs/field-checks.js";
 import type { ValidatedRun } from "../runs/run-request.js";
 import type { EpisodeRow } from "../store/episodes-repo.js";
-import type { NewEpisode, RunPlan, RunRow } from "../store/runs-repo.js";
+import type { NewEpisode, RunPlan, RunRecord } from "../store/runs-repo.js";
 
 /** At most this many copies of one episode per replay request. */
 export const REPLAY_COUNT_MAX = 100;
@@ -49,12 +49,12 @@ export function replaySpecOf(episode: EpisodeRow): Record<string, unknown> {
  * run's resolved robot, environment and task (so `@latest` cannot move), with the chosen policy and
  * `count` episodes. Validating it applies every check a new run gets.
  */
-export function replayRunBody(original: RunRow, request: ReplayRequest): Record<string, unknown> {
-  const submitted = JSON.parse(original.request) as Record<string, unknown>;
+export function replayRunBody(original: RunRecord, request: ReplayRequest): Record<string, unknown> {
+  const submitted = original.request;
   if (original.kind !== "run") {
     throw new AssayError("contract_validation_failed", `only episodes of kind "run" runs can be replayed this way; run ${original.id} is of kind ${q(original.kind)}`, { runId: original.id });
   }
-  const pins = JSON.parse(original.resolved_pins) as { robot: string; environment: string; task: string };
+  const pins = original.resolvedPins;
   const { idempotency_key: _ignored, ...body } = submitted;
   return { ...body, kind: "run", robot: pins.robot, environment: pins.environment, task: pins.task, episodes: request.count, policy: request.policy ?? submitted.policy };
 }

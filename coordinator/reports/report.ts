@@ -21,7 +21,7 @@ import { interventionSummary } from "../runs/interventions.js";
 import { instructionSetOf, type InstructionSet } from "../runs/instruction-set.js";
 import { rateSummary, stageRates, type RateSummary } from "../runs/result-summary.js";
 import type { Db } from "../store/database.js";
-import type { RunRow } from "../store/runs-repo.js";
+import type { RunRecord } from "../store/runs-repo.js";
 import { isPilotRun } from "../tasks/pilot.js";
 import { listUnitEpisodes, parseAssign, parseUnits, type UnitEpisodeRow } from "../kinds/units.js";
 
@@ -178,16 +178,16 @@ function instructionRates(
  * Builds the report of `run`; throws 404 not_found for a pilot or a run that has not completed.
  * `baseUrl` is the public base of /v1 (for pdf_url).
  */
-export function buildReport(db: Db, run: RunRow, baseUrl: string, now: Date): Report {
+export function buildReport(db: Db, run: RunRecord, baseUrl: string, now: Date): Report {
   if (isPilotRun(run.plan)) {
     throw new AssayError("not_found", `run ${run.id} is a task pilot: pilot episodes are calibration only and never appear in a verification report`, { runId: run.id });
   }
   if (run.status !== "completed" || !run.result || !run.completed) {
     throw new AssayError("not_found", `run ${run.id} is ${run.status}; a report exists once the run has completed (a stopped run's partial result is at GET /v1/runs/${run.id}/result)`, { runId: run.id });
   }
-  const result = JSON.parse(run.result) as Record<string, any>;
-  const pins = JSON.parse(run.resolved_pins) as Record<string, string>;
-  const request = JSON.parse(run.request) as Record<string, unknown>;
+  const result = run.result as Record<string, any>;
+  const pins = run.resolvedPins;
+  const request = run.request;
   const episodes = listUnitEpisodes(db, run.id);
   const done = episodes.filter((e) => e.status === "done");
   const realized = done.map(realizedOf);
@@ -198,7 +198,7 @@ export function buildReport(db: Db, run: RunRow, baseUrl: string, now: Date): Re
   const heldOut = specs.flatMap((s) => (Array.isArray(s?.instructions?.held_out) ? (s!.instructions!.held_out as string[]) : []));
   const headline: RateSummary = { n: result.n, success_rate: result.success_rate, ci95: result.ci95, interval_method: result.interval_method };
   // Eval units carry their suite's schedules; other runs use the submitted perturbation.
-  const unitSchedules = parseUnits(run.units).filter((u) => u.perturbation).map((u) => ({ unit: u.key, ...u.perturbation }));
+  const unitSchedules = run.units.filter((u) => u.perturbation).map((u) => ({ unit: u.key, ...u.perturbation }));
   const requested = unitSchedules.length ? unitSchedules : (request.perturbation ?? null);
 
   return {
@@ -207,7 +207,7 @@ export function buildReport(db: Db, run: RunRow, baseUrl: string, now: Date): Re
     kind: "verification",
     run_kind: run.kind,
     result: headline,
-    resolved_pins: pins,
+    resolved_pins: { ...pins },
     citation: units.length > 1
       ? `Assay run ${run.id} (${run.completed.slice(0, 10)}): ${run.kind} of ${taskPins.join(", ")} over ${units.length} units, n=${headline.n}; per-unit figures in units[].`
       : citationOf(run.id, run.completed, (units[0] ?? pins) as { task: string; robot: string; environment: string }, headline),

@@ -20,7 +20,7 @@ import { listUnitEpisodes } from "../kinds/units.js";
 import { countUnstoredArtifacts } from "../store/artifacts-repo.js";
 import type { Db } from "../store/database.js";
 import { cancelPendingEpisode, cancelPendingEpisodes, countEpisodesByStatus, getEpisode, listHeldEpisodesOfRun } from "../store/episodes-repo.js";
-import { getRun, getRunRow, setRunResult, setRunStatus, type RunRecord } from "../store/runs-repo.js";
+import { getRun, setRunResult, setRunStatus, type RunRecord } from "../store/runs-repo.js";
 import { afterCommit, transact } from "../store/transact.js";
 import { enqueueEvent } from "../webhooks/outbox.js";
 import { interventionModeOf, interventionSummary } from "./interventions.js";
@@ -114,7 +114,7 @@ export function createRunLifecycle(options: RunLifecycleOptions): RunLifecycle {
       const ended = getRun(db, runId)!;
       const result = resultOf(ended);
       setRunResult(db, runId, result);
-      if (status === "completed") enqueueEvent(db, run.accountId, "run.completed", { run: runView(getRunRow(db, runId)!) }, at);
+      if (status === "completed") enqueueEvent(db, run.accountId, "run.completed", { run: runView({ ...ended, result }) }, at);
       kindModule(run.kind).onEnded?.({ ...kindContext, now: at, status }, { ...ended, result }, result);
       const held = listHeldEpisodesOfRun(db, runId);
       const reason = ending.status === "stopped" ? `${ending.code}: ${ending.message}` : ending.status === "failed" ? `the run failed: ${ending.message}` : "the run completed";

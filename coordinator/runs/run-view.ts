@@ -3,7 +3,7 @@
  * Runs show the request as submitted with defaults filled in; `result` once completed (and the
  * partial result of a stopped run); `status_detail` when failed or stopped.
  */
-import type { RunRow } from "../store/runs-repo.js";
+import type { RunRecord } from "../store/runs-repo.js";
 import { interventionsOfMeta } from "./interventions.js";
 
 /** Minimal views of FLEET's rows (coordinator/store/episodes-repo.ts, artifacts-repo.ts). */
@@ -38,8 +38,8 @@ function parse(text: string | null): unknown {
   return text === null ? null : JSON.parse(text);
 }
 
-export function runView(row: RunRow): Record<string, unknown> {
-  const request = JSON.parse(row.request) as Record<string, unknown>;
+export function runView(row: RunRecord): Record<string, unknown> {
+  const request = row.request;
   const showResult = row.result !== null && (row.status === "completed" || row.status === "stopped");
   return {
     id: row.id,
@@ -60,10 +60,10 @@ export function runView(row: RunRow): Record<string, unknown> {
     interventions: request.interventions,
     publish: request.publish,
     instructions: request.instructions ?? "sampled",
-    resolved_pins: JSON.parse(row.resolved_pins),
+    resolved_pins: row.resolvedPins,
     ...(row.kind !== "run" ? kindFields(row, request) : {}),
-    ...(showResult ? { result: parse(row.result) } : {}),
-    ...((row.status === "failed" || row.status === "stopped") ? { status_detail: { code: row.status_code, message: row.status_message } } : {}),
+    ...(showResult ? { result: row.result } : {}),
+    ...((row.status === "failed" || row.status === "stopped") ? { status_detail: { code: row.statusCode, message: row.statusMessage } } : {}),
   };
 }
 
@@ -77,12 +77,11 @@ const RUN_FIELDS_SHOWN = new Set([
  * `units` (*added*): `{index, key, robot, environment, task, policy_name?, role?}`; an episode's
  * `unit` is the index.
  */
-function kindFields(row: RunRow, request: Record<string, unknown>): Record<string, unknown> {
+function kindFields(row: RunRecord, request: Record<string, unknown>): Record<string, unknown> {
   const own = Object.fromEntries(Object.entries(request).filter(([key]) => !RUN_FIELDS_SHOWN.has(key)));
-  const units = row.units ? (JSON.parse(row.units) as Array<Record<string, unknown>>) : [];
   return {
     ...own,
-    units: units.map((u, index) => ({
+    units: row.units.map((u, index) => ({
       index, key: u.key, robot: u.robot, environment: u.environment, task: u.task,
       ...(u.policy_name !== undefined ? { policy_name: u.policy_name } : {}),
       ...(u.role !== undefined ? { role: u.role } : {}),

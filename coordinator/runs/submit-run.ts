@@ -14,7 +14,7 @@ import type { FleetView } from "../fleet/fleet-view.js";
 import { canonicalJson } from "../json/canonical-json.js";
 import { getAccount } from "../store/accounts-repo.js";
 import type { Db } from "../store/database.js";
-import { findRunByIdempotencyKey, getRunRow, insertRun, type NewEpisode, type RunPlan, type RunRow } from "../store/runs-repo.js";
+import { findRunByIdempotencyKey, getRun, insertRun, runRecordOf, type NewEpisode, type RunPlan, type RunRecord } from "../store/runs-repo.js";
 import { isPlainObject } from "./field-checks.js";
 import { normalizeRunRequest, type ValidatedRun } from "./run-request.js";
 import { validateRunRequest } from "./validate-run.js";
@@ -41,7 +41,7 @@ export interface SubmitOptions {
 }
 
 export interface Submitted {
-  run: RunRow;
+  run: RunRecord;
   /** True when an Idempotency-Key named an earlier run with the same body: nothing was inserted. */
   replayed: boolean;
 }
@@ -64,7 +64,7 @@ export function submitRun(ctx: SubmissionContext, accountId: string, body: unkno
       if (!sameBody) {
         throw new AssayError("contract_validation_failed", `Idempotency-Key ${JSON.stringify(key)} was already used for run ${original.id} with a different body; send a new key for a new run`, { runId: original.id });
       }
-      return { run: original, replayed: true };
+      return { run: runRecordOf(original), replayed: true };
     }
   }
   const validated = validateSubmission(ctx, accountId, body);
@@ -92,5 +92,5 @@ export function submitRun(ctx: SubmissionContext, accountId: string, body: unkno
     options.withinInsert?.(id, created);
   })();
   ctx.scheduler.kick();
-  return { run: getRunRow(ctx.db, id)!, replayed: false };
+  return { run: getRun(ctx.db, id)!, replayed: false };
 }

@@ -248,7 +248,7 @@ export interface ListRunsQuery {
 }
 
 /** The account's runs, newest first (created, then id, descending). */
-export function listRunRows(db: Db, query: ListRunsQuery): RunRow[] {
+export function listRuns(db: Db, query: ListRunsQuery): RunRecord[] {
   const where = ["account_id = @accountId"];
   if (query.kind) where.push("kind = @kind");
   if (query.status) where.push("status = @status");
@@ -257,7 +257,8 @@ export function listRunRows(db: Db, query: ListRunsQuery): RunRow[] {
   }
   return db
     .prepare(`SELECT * FROM runs WHERE ${where.join(" AND ")} ORDER BY created DESC, id DESC LIMIT @limit`)
-    .all({ accountId: query.accountId, kind: query.kind ?? null, status: query.status ?? null, before: query.before ?? null, limit: query.limit }) as RunRow[];
+    .all({ accountId: query.accountId, kind: query.kind ?? null, status: query.status ?? null, before: query.before ?? null, limit: query.limit })
+    .map((row) => runRecordOf(row as RunRow));
 }
 
 export function findRunByIdempotencyKey(db: Db, accountId: string, key: string): RunRow | undefined {

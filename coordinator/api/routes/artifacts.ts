@@ -28,7 +28,7 @@ export function artifactsRouter(deps: CompiledApiDeps): Router {
       throw new AssayError("not_found", `no stored artifact ${JSON.stringify(fileName)} for episode ${episodeId}`, { runId: run.id });
     }
     if (artifact.status === "purged" || isPastRetention(artifact.stored_at, retentionOfRequest(run.request), deps.clock())) {
-      throw new AssayError("retention_expired", `artifact ${fileName} of episode ${episodeId} was purged (retention ${JSON.stringify((JSON.parse(run.request) as { data?: { retention?: string } }).data?.retention)})`, { runId: run.id });
+      throw new AssayError("retention_expired", `artifact ${fileName} of episode ${episodeId} was purged (retention ${JSON.stringify((run.request as { data?: { retention?: string } }).data?.retention)})`, { runId: run.id });
     }
     // Names come from the store, never from the URL, so a crafted path cannot leave the store.
     const path = join(deps.artifactsDir, artifact.run_id, artifact.episode_id, artifact.file_name);

@@ -9,7 +9,7 @@ import { authOf } from "../../auth/authenticate.js";
 import { pushCheckpoint } from "../../kinds/threshold.js";
 import { contract, isPlainObject, q } from "../../runs/field-checks.js";
 import { validatePolicy } from "../../runs/policy-checks.js";
-import { getRun, runRecordOf } from "../../store/runs-repo.js";
+import { getRun } from "../../store/runs-repo.js";
 import type { CompiledApiDeps } from "../api-deps.js";
 import { requireRun } from "./runs.js";
 
@@ -20,7 +20,7 @@ export function checkpointsRouter(deps: CompiledApiDeps): Router {
     const run = requireRun(deps.db, authOf(res).accountId, req.params.runId);
     const body = req.body as unknown;
     if (!isPlainObject(body) || Object.keys(body).some((k) => k !== "policy")) contract(`request body must be {"policy": Policy}; got ${q(body)}`);
-    const soak = runRecordOf(run).units[0];
+    const soak = run.units[0];
     if (run.kind !== "threshold" || !soak) contract(`run ${run.id} is kind ${run.kind}; checkpoints go to a threshold run`);
     const model = deps.pins.models.find((m) => m.id === soak.model)!;
     validatePolicy(body.policy, model, findEnvironment(deps.environments, soak.environment)!, soak.firmware, deps.fleet);

@@ -18,7 +18,7 @@ export function dataRouter(deps: CompiledApiDeps): Router {
     if (!isTerminal(run.status)) {
       throw new AssayError("contract_validation_failed", `run ${run.id} is ${run.status}; its recordings can be purged once it has completed, failed or stopped`, { runId: run.id });
     }
-    res.status(200).json(purgeReceiptView(purgeRunArtifacts(deps.db, deps.artifactsDir, run, "request", deps.clock())));
+    res.status(200).json(purgeReceiptView(purgeRunArtifacts(deps.db, deps.artifactsDir, { id: run.id, account_id: run.accountId }, "request", deps.clock())));
   });
 
   return router;

@@ -16,14 +16,14 @@ export function runResultRouter(deps: CompiledApiDeps): Router {
 
   router.get("/runs/:runId/result", (req, res) => {
     const run = requireRun(deps.db, authOf(res).accountId, req.params.runId);
-    const result = run.result === null ? null : (JSON.parse(run.result) as unknown);
+    const result = run.result;
     if (run.status === "completed" && result) {
       res.json(result);
       return;
     }
     if (run.status === "stopped" || run.status === "failed") {
-      const code = run.status_code && isErrorCode(run.status_code) ? run.status_code : "contract_validation_failed";
-      throw new AssayError(code, run.status_message ?? `run ${run.id} ${run.status}`, { runId: run.id, details: { partial_result: result } });
+      const code = run.statusCode && isErrorCode(run.statusCode) ? run.statusCode : "contract_validation_failed";
+      throw new AssayError(code, run.statusMessage ?? `run ${run.id} ${run.status}`, { runId: run.id, details: { partial_result: result } });
     }
     throw new AssayError("not_found", `run ${run.id} is ${run.status} and has no result yet; watch GET /v1/runs/${run.id}/events`, { runId: run.id });
   });

@@ -8,7 +8,7 @@ import { runView } from "../../runs/run-view.js";
 import { RUN_KINDS } from "../../runs/run-kinds.js";
 import { submitRun } from "../../runs/submit-run.js";
 import type { Db } from "../../store/database.js";
-import { getRunRow, listRunRows, type RunRow } from "../../store/runs-repo.js";
+import { getRun, listRuns, type RunRecord } from "../../store/runs-repo.js";
 import type { CompiledApiDeps } from "../api-deps.js";
 import { queryEnum, queryInteger, queryString } from "../query.js";
 
@@ -17,9 +17,9 @@ export const LIST_LIMIT_MAX = 100;
 const IDEMPOTENCY_KEY_MAX = 255;
 
 /** The account's run, or 404 not_found (another account's run is indistinguishable from none). */
-export function requireRun(db: Db, accountId: string, runId: string): RunRow {
-  const row = getRunRow(db, runId);
-  if (!row || row.account_id !== accountId) throw new AssayError("not_found", `no run ${JSON.stringify(runId)} on this account`, { runId });
+export function requireRun(db: Db, accountId: string, runId: string): RunRecord {
+  const row = getRun(db, runId);
+  if (!row || row.accountId !== accountId) throw new AssayError("not_found", `no run ${JSON.stringify(runId)} on this account`, { runId });
   return row;
 }
 
@@ -46,7 +46,7 @@ export function runsRouter(deps: CompiledApiDeps): Router {
     const limit = queryInteger(req, "limit", LIST_LIMIT_DEFAULT, 1, LIST_LIMIT_MAX);
     const startingAfter = queryString(req, "starting_after");
     if (startingAfter !== undefined) requireRun(deps.db, accountId, startingAfter);
-    const rows = listRunRows(deps.db, { accountId, kind, status, limit: limit + 1, before: startingAfter });
+    const rows = listRuns(deps.db, { accountId, kind, status, limit: limit + 1, before: startingAfter });
     res.json({ object: "list", url: "/v1/runs", has_more: rows.length > limit, data: rows.slice(0, limit).map(runView) });
   });
 
