@@ -7,7 +7,7 @@
 import type { AgentMessage, EpisodeFinished, EpisodeInterrupted, EpisodeStarted } from "../../protocol/gen/cell.js";
 import { insertPendingArtifact } from "../store/artifacts-repo.js";
 import { getCell, setLastSeqApplied } from "../store/cells-repo.js";
-import { getRunRow } from "../store/runs-repo.js";
+import { getRun } from "../store/runs-repo.js";
 import {
   amendLinkLostInterruption, getEpisode, markEpisodeDone, markEpisodeRunning, requeueEpisode, type EpisodeRow, type Interruption,
 } from "../store/episodes-repo.js";
@@ -130,7 +130,7 @@ function onFinished(ctx: LinkContext, cellId: string, finished: EpisodeFinished,
     }
     insertPendingArtifact(ctx.db, { episodeId: episode.id, runId: episode.run_id, kind: ref.kind, fileName: ref.fileName, bytes: ref.bytes, sha256: ref.sha256 });
   }
-  const run = getRunRow(ctx.db, episode.run_id);
+  const run = getRun(ctx.db, episode.run_id);
   const outcome = finished.outcome;
   if (outcome === "failure") {
     // Committed with the outcome (durable webhook outbox).
@@ -147,7 +147,7 @@ function onFinished(ctx: LinkContext, cellId: string, finished: EpisodeFinished,
       ctx.runEvents.publish({
         runId: run.id,
         type: "episode",
-        data: { episode: episode.idx + 1, of: run.episodes_total, outcome, duration_s: finished.durationS },
+        data: { episode: episode.idx + 1, of: run.episodesTotal, outcome, duration_s: finished.durationS },
       });
     }
     ctx.lifecycle.progress(episode.run_id);
@@ -231,8 +231,7 @@ export function requeueHeldBy(ctx: LinkContext, cellId: string, reason: string, 
     let count = 0;
     for (const episode of held) {
       if (onlyEpisodeId !== undefined && episode.id !== onlyEpisodeId) continue;
-      const run = getRunRow(ctx.db, episode.run_id);
-      const maxS = run ? (JSON.parse(run.plan) as { max_duration_s?: number }).max_duration_s ?? Infinity : Infinity;
+      const maxS = getRun(ctx.db, episode.run_id)?.plan.max_duration_s ?? Infinity;
       const elapsedS = episode.status === "running" && episode.started_at ? Math.max(0, (now.getTime() - Date.parse(episode.started_at)) / 1000) : 0;
       if (requeueEpisode(ctx.db, episode.id, cellId, { reason, detail, at: now.toISOString(), duration_s: Math.min(elapsedS, maxS) })) {
         count += 1;

@@ -12,8 +12,7 @@
  */
 import { detectRegression } from "../stats/regression.js";
 import type { Db } from "../store/database.js";
-import type { RunRow } from "../store/runs-repo.js";
-import { getRunRow } from "../store/runs-repo.js";
+import { getRun, type RunRecord } from "../store/runs-repo.js";
 import { countsOf, type UnitResult } from "../kinds/unit-results.js";
 import { enqueueEvent } from "../webhooks/outbox.js";
 
@@ -107,11 +106,11 @@ export function checkView(row: GateCheckRow, baseUrl: string): Record<string, un
   };
 }
 
-function baselineRun(db: Db, check: GateCheckRow): RunRow | undefined {
+function baselineRun(db: Db, check: GateCheckRow): RunRecord | undefined {
   const row = db
     .prepare("SELECT run_id FROM gate_checks WHERE gate_id = ? AND status = 'passed' AND id != ? ORDER BY decided_at DESC, created DESC LIMIT 1")
     .get(check.gate_id, check.id) as { run_id: string } | undefined;
-  return row ? getRunRow(db, row.run_id) : undefined;
+  return row ? getRun(db, row.run_id) : undefined;
 }
 
 /**
@@ -120,17 +119,17 @@ function baselineRun(db: Db, check: GateCheckRow): RunRow | undefined {
  */
 function decideCheck(db: Db, check: GateCheckRow, now: Date): void {
   if (check.status !== "pending") return;
-  const run = getRunRow(db, check.run_id);
+  const run = getRun(db, check.run_id);
   if (!run || !["completed", "failed", "stopped"].includes(run.status)) return;
   let status: "passed" | "failed";
   let decided: Record<string, unknown>;
   if (run.status !== "completed" || !run.result) {
     status = "failed";
-    decided = { regression: null, baseline_run_id: null, detail: `run ${run.id} ${run.status}: ${run.status_code ?? "unknown"}: ${run.status_message ?? ""}`.trim() };
+    decided = { regression: null, baseline_run_id: null, detail: `run ${run.id} ${run.status}: ${run.statusCode ?? "unknown"}: ${run.statusMessage ?? ""}`.trim() };
   } else {
     const baseline = baselineRun(db, check);
-    const current = (JSON.parse(run.result) as { units?: UnitResult[] }).units ?? [];
-    const before = baseline?.result ? ((JSON.parse(baseline.result) as { units?: UnitResult[] }).units ?? []) : [];
+    const current = (run.result.units as UnitResult[] | undefined) ?? [];
+    const before = (baseline?.result?.units as UnitResult[] | undefined) ?? [];
     const units = current.flatMap((unit) => {
       const prior = before.find((b) => b.robot === unit.robot && b.task === unit.task && b.environment === unit.environment);
       if (!prior || prior.result.n === 0 || unit.result.n === 0) return [];

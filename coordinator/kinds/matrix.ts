@@ -17,7 +17,7 @@ import { parseEpisodesSpec } from "../runs/episodes-spec.js";
 import { contract } from "../runs/field-checks.js";
 import { type ValidatedRun, type ValidateRunContext } from "../runs/run-request.js";
 import type { Db } from "../store/database.js";
-import { episodeSeed, type NewEpisode, type RunRecord } from "../store/runs-repo.js";
+import { episodeSeed, type NewEpisode, type RunRecord, getRun } from "../store/runs-repo.js";
 import { enqueueEvent } from "../webhooks/outbox.js";
 import { resolveTask } from "../runs/pin-resolution.js";
 import { validateCommon } from "../runs/common-fields.js";
@@ -61,15 +61,15 @@ function priorMatrix(db: Db, run: RunRecord): PriorMatrix | undefined {
   const task = run.resolvedPins.task;
   const row = db
     .prepare(
-      `SELECT id, completed, result FROM runs
+      `SELECT id FROM runs
        WHERE account_id = ? AND kind = 'matrix' AND status = 'completed' AND id != ? AND created < ?
          AND json_extract(resolved_pins, '$.task') = ? AND result IS NOT NULL
        ORDER BY completed DESC, id DESC LIMIT 1`,
     )
-    .get(run.accountId, run.id, run.created, task) as { id: string; completed: string; result: string } | undefined;
-  if (!row) return undefined;
-  const result = JSON.parse(row.result) as { units?: UnitResult[] };
-  return { id: row.id, completed: row.completed, units: result.units ?? [] };
+    .get(run.accountId, run.id, run.created, task) as { id: string } | undefined;
+  const prior = row ? getRun(db, row.id) : undefined;
+  if (!prior) return undefined;
+  return { id: prior.id, completed: prior.completed!, units: (prior.result?.units as UnitResult[] | undefined) ?? [] };
 }
 
 function matrixResult(ctx: KindResultContext, run: RunRecord, episodes: readonly UnitEpisodeRow[]): Record<string, unknown> {

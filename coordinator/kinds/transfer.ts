@@ -18,7 +18,7 @@ import { rateSummary } from "../runs/result-summary.js";
 import { contract, isPlainObject, q, rejectUnknownKeys } from "../runs/field-checks.js";
 import { resolveRobot } from "../runs/pin-resolution.js";
 import { type ValidatedRun, type ValidateRunContext } from "../runs/run-request.js";
-import { episodeSeed, type NewEpisode, type RunRecord } from "../store/runs-repo.js";
+import { episodeSeed, type NewEpisode, type RunRecord, getRun } from "../store/runs-repo.js";
 import { resolveTask } from "../runs/pin-resolution.js";
 import { validateCommon } from "../runs/common-fields.js";
 import { checkFields, resolveUnit, validatedKindRun } from "./kind-common.js";
@@ -84,18 +84,18 @@ function findSourceBaseline(ctx: ValidateRunContext, sourcePin: string, environm
   if (!identity) return undefined;
   const rows = ctx.db
     .prepare(
-      `SELECT id, completed, request, plan, result FROM runs
+      `SELECT id FROM runs
        WHERE account_id = ? AND kind = 'run' AND status = 'completed' AND result IS NOT NULL
          AND json_extract(resolved_pins, '$.robot') = ? AND json_extract(resolved_pins, '$.environment') = ?
          AND json_extract(resolved_pins, '$.task') = ?
        ORDER BY completed DESC, id DESC LIMIT 50`,
     )
-    .all(ctx.accountId, sourcePin, environment, task) as Array<{ id: string; completed: string; request: string; plan: string; result: string }>;
-  for (const row of rows) {
-    if ((JSON.parse(row.plan) as { pilot?: boolean }).pilot === true) continue;
-    if (policyIdentity((JSON.parse(row.request) as { policy?: unknown }).policy) !== identity) continue;
-    const result = JSON.parse(row.result) as { n: number; success_rate: number };
-    if (result.n > 0) return { run_id: row.id, n: result.n, success_rate: result.success_rate, completed: row.completed };
+    .all(ctx.accountId, sourcePin, environment, task) as Array<{ id: string }>;
+  for (const { id } of rows) {
+    const run = getRun(ctx.db, id)!;
+    if (run.plan.pilot === true || policyIdentity(run.request.policy) !== identity) continue;
+    const result = run.result as { n: number; success_rate: number };
+    if (result.n > 0) return { run_id: run.id, n: result.n, success_rate: result.success_rate, completed: run.completed! };
   }
   return undefined;
 }
