@@ -15,7 +15,8 @@
 import type { FirmwarePins } from "../../firmware-pins/pins.js";
 import type { RunLifecycle } from "../runs/run-lifecycle.js";
 import type { Db } from "../store/database.js";
-import { meterByUnit, roundCents, runMeterContexts, unitIndexOf, type MeterContext } from "../runs/meters.js";
+import { getRun } from "../store/runs-repo.js";
+import { meterByUnit, roundCents, unitIndexOf, unitMeterContext, type MeterContext } from "../runs/meters.js";
 import { isTerminal, type RunStatus } from "../runs/run-state.js";
 import type { AssignmentBudget } from "../scheduler/scheduler.js";
 import type { EpisodeRow } from "../store/episodes-repo.js";
@@ -71,18 +72,15 @@ export function createBudgetGuard(options: BudgetGuardOptions): BudgetGuard {
   const now = options.now ?? (() => new Date());
 
   function moneyOf(runId: string): RunMoney | undefined {
-    const run = db.prepare("SELECT id, account_id, status, plan, priority, request, units FROM runs WHERE id = ?").get(runId) as
-      | { id: string; account_id: string; status: RunStatus; plan: string; priority: string; request: string; units: string | null }
-      | undefined;
+    const run = getRun(db, runId);
     if (!run) return undefined;
-    const contexts: MeterContext[] = runMeterContexts(pins, run);
-    const plan = JSON.parse(run.plan) as { max_duration_s: number };
-    const perEpisodeUsd = contexts.map((context) => episodeEstimateUsd(plan, context));
+    const contexts: MeterContext[] = run.units.map((unit) => unitMeterContext(pins, unit, run.priority, `run ${run.id} unit ${unit.key}`));
+    const perEpisodeUsd = contexts.map((context) => episodeEstimateUsd(run.plan, context));
     const episodes = db.prepare("SELECT * FROM episodes WHERE run_id = ? ORDER BY idx").all(runId) as UnitEpisode[];
     const estimateOf = (e: UnitEpisode) => perEpisodeUsd[unitIndexOf(e)];
-    const max = (JSON.parse(run.request) as { max_budget_usd?: number }).max_budget_usd;
+    const max = run.request.max_budget_usd;
     return {
-      accountId: run.account_id,
+      accountId: run.accountId,
       status: run.status,
       maxBudgetUsd: typeof max === "number" ? max : undefined,
       spentUsd: meterByUnit(contexts, episodes).total.costUsd,
