@@ -152,7 +152,6 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
       return next;
     });
     if (attempt === null) return undefined;
-    run.status = run.status === "queued" ? "scheduling" : run.status;
     const episode = getEpisode(db, episodeId)!;
     const { unit, row } = offered;
     const request = run.request as { perturbation?: object; interventions?: string; instructions?: unknown };
