@@ -18,7 +18,7 @@ import { RunRequest } from "./schemas/run-request.js";
 import {
   Checkpoint, CheckpointRequest, EpisodeListQuery, EpisodeOrArtifactList, PurgeReceipt, ReplayRequest, Report, ReportQuery, Result, Run, RunListQuery,
 } from "./schemas/runs.js";
-import { AmendTaskRequest, CreateTaskRequest, Pilot, PilotRequest, Task } from "./schemas/tasks.js";
+import { AmendTaskRequest, CreateTaskRequest, Pilot, PilotRequest, Task, TaskListQuery } from "./schemas/tasks.js";
 import { CreateWebhookRequest, WebhookDelivery, WebhookEndpoint } from "./schemas/webhooks.js";
 
 export type HttpMethod = "GET" | "POST" | "PUT" | "DELETE";
@@ -133,7 +133,7 @@ export const OPERATIONS: readonly Operation[] = [
   { method: "POST", path: "/v1/tasks", operationId: "createTask", tag: "tasks", summary: "Create a Task Spec draft",
     body: CreateTaskRequest, responses: [json(201, "the task, draft", Task)] },
   { method: "GET", path: "/v1/tasks", operationId: "listTasks", tag: "tasks", summary: "Task Specs visible to the account",
-    query: RunListQuery.pick({ limit: true, starting_after: true }), responses: [json(200, "tasks", listOf(Task, { hasMore: true }))], errors: ["not_found"] },
+    query: TaskListQuery, responses: [json(200, "tasks", listOf(Task, { hasMore: true }))], errors: ["not_found"] },
   { method: "GET", path: "/v1/tasks/{task_id}", operationId: "getTask", tag: "tasks", summary: "A task by id or frozen revision <name>@v<N>",
     responses: [json(200, "the task", Task)] },
   { method: "POST", path: "/v1/tasks/{task_id}/pilot", operationId: "pilotTask", tag: "tasks", summary: "Start a calibration run (draft -> piloting)",

@@ -173,7 +173,7 @@ export const EpisodeEvent = z.strictObject({
 });
 
 /** POST /v1/runs/{run_id}/checkpoints body. */
-export const CheckpointRequest = z.strictObject({ policy: Policy }).describe("a new checkpoint for an iterating threshold run");
+export const CheckpointRequest = z.strictObject({ policy: Policy }, { error: `request body must be {"policy": Policy}` }).describe("a new checkpoint for an iterating threshold run");
 
 /** POST /v1/runs/{run_id}/checkpoints response. */
 export const Checkpoint = component("Checkpoint", z.strictObject({

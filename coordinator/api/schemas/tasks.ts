@@ -4,10 +4,16 @@
  * instrument of the environment class); these schemas declare the same fields for the document.
  */
 import { z } from "zod";
-import { component, NullableTimestamp, Timestamp } from "./common.js";
+import { component, LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX, NullableTimestamp, queryInteger, queryText, Timestamp } from "./common.js";
 import { InstructionSet, Policy } from "./run-request.js";
 
 const ENVIRONMENT_CLASSES = ["bare", "standard", "replica", "instrumented-replica"] as const;
+
+/** Query of GET /v1/tasks. */
+export const TaskListQuery = z.object({
+  limit: queryInteger("limit", 1, LIST_LIMIT_MAX, LIST_LIMIT_DEFAULT),
+  starting_after: queryText("starting_after", "a task id: list the tasks created before it"),
+});
 
 /** One object of `initial_conditions`. */
 export const InitialCondition = z.strictObject({
