@@ -32,6 +32,7 @@ import { gatesRouter } from "./routes/gates.js";
 import { reportRouter } from "./routes/report.js";
 import { suitesRouter } from "./routes/suites.js";
 import { replayRouter } from "./routes/replay.js";
+import { openApiRouter } from "./openapi.js";
 
 /** Builds the app; call `.listen()` on the result. Throws on a missing or unknown option. */
 export function createApiApp(raw: ApiDeps): express.Express {
@@ -57,6 +58,7 @@ export function createApiApp(raw: ApiDeps): express.Express {
   v1.use(reportRouter(deps), suitesRouter(deps), gatesRouter(deps), checkpointsRouter(deps));
   v1.use(cellsRouter(deps));
   v1.use(replayRouter(deps));
+  v1.use(openApiRouter(deps));
   app.use("/v1", v1);
 
   const artifacts = express.Router();

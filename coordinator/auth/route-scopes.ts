@@ -3,13 +3,15 @@
  * docs/api.md reproduces. A key needs ANY ONE of the listed scopes. A /v1 request matching no row
  * is a 404 not_found (after authentication), so a route cannot be added without a scope.
  */
-import type { Scope } from "./scopes.js";
+import { SCOPES, type Scope } from "./scopes.js";
 
 export interface RouteScope {
   method: "GET" | "POST" | "PUT" | "DELETE";
   /** Express-style path; `:name` matches one segment. */
   path: string;
   scopes: readonly Scope[];
+  /** Set on ANY_KEY_ROUTES: any valid key is admitted (`scopes` then lists every scope). */
+  anyKey?: true;
 }
 
 export const ROUTE_SCOPES: readonly RouteScope[] = [
@@ -67,11 +69,16 @@ export const ROUTE_SCOPES: readonly RouteScope[] = [
   { method: "GET", path: "/artifacts/runs/:runId/episodes/:episodeId/:fileName", scopes: ["runs:read"] },
 ];
 
+/** Routes any valid key may call, whatever its scopes (a key always holds at least one). */
+export const ANY_KEY_ROUTES: readonly RouteScope[] = [
+  { method: "GET", path: "/v1/openapi.json", scopes: SCOPES, anyKey: true },
+];
+
 interface CompiledRoute extends RouteScope {
   pattern: RegExp;
 }
 
-const COMPILED: CompiledRoute[] = ROUTE_SCOPES.map((route) => ({
+const COMPILED: CompiledRoute[] = [...ROUTE_SCOPES, ...ANY_KEY_ROUTES].map((route) => ({
   ...route,
   pattern: new RegExp(
     "^" + route.path.split("/").map((part) => (part.startsWith(":") ? "[^/]+" : part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"))).join("/") + "/?$",

@@ -1,10 +1,11 @@
 /** GET /v1/robots and /v1/environments: the catalogue joined with installations and the live fleet. */
 import { Router } from "express";
-import { installedFirmwares, ROBOT_CLASSES, TIERS, type RobotModel } from "../../../firmware-pins/pins.js";
-import { ENVIRONMENT_CLASSES, environmentId, findEnvironment, type CatalogEnvironment } from "../../catalog/environments.js";
+import { installedFirmwares, type RobotModel } from "../../../firmware-pins/pins.js";
+import { environmentId, findEnvironment, type CatalogEnvironment } from "../../catalog/environments.js";
 import { AssayError } from "../../errors/assay-error.js";
 import type { CompiledApiDeps } from "../api-deps.js";
-import { queryEnum } from "../query.js";
+import { EnvironmentListQuery, RobotListQuery } from "../schemas/catalog.js";
+import { parseQuery } from "../validate-request.js";
 
 export function catalogRouter(deps: CompiledApiDeps): Router {
   const router = Router();
@@ -46,8 +47,7 @@ export function catalogRouter(deps: CompiledApiDeps): Router {
   };
 
   router.get("/robots", (req, res) => {
-    const robotClass = queryEnum(req, "class", ROBOT_CLASSES);
-    const tier = queryEnum(req, "tier", TIERS);
+    const { class: robotClass, tier } = parseQuery(RobotListQuery, req);
     const data = deps.pins.models
       .filter((m) => (robotClass === undefined || m.class === robotClass) && (tier === undefined || m.tier === tier))
       .map(robotView);
@@ -55,7 +55,7 @@ export function catalogRouter(deps: CompiledApiDeps): Router {
   });
 
   router.get("/environments", (req, res) => {
-    const envClass = queryEnum(req, "class", ENVIRONMENT_CLASSES);
+    const { class: envClass } = parseQuery(EnvironmentListQuery, req);
     const data = deps.environments.filter((e) => envClass === undefined || e.class === envClass).map(environmentView);
     res.json({ object: "list", url: "/v1/environments", data });
   });

@@ -13,10 +13,11 @@ import { LinkError } from "../../errors/link-errors.js";
 import { DEFAULT_ACCOUNT_ID } from "../../store/accounts-repo.js";
 import { getCell, listCells, type CellRow } from "../../store/cells-repo.js";
 import type { CompiledApiDeps } from "../api-deps.js";
+import { EnrollCellRequest } from "../schemas/cells.js";
+import { parseBody } from "../validate-request.js";
 import { OPERATOR_ACCOUNT_ID } from "./kits.js";
 
 const FLEET_ACCOUNTS = new Set([DEFAULT_ACCOUNT_ID, OPERATOR_ACCOUNT_ID]);
-const CELL_ID = /^[a-z0-9][a-z0-9_-]*$/;
 
 /** The registry behind FleetView can cut a cell's stream; other FleetViews (tests) may not. */
 type Disconnectable = FleetView & { session?(cellId: string): { close(error: LinkError): void } | undefined };
@@ -50,17 +51,8 @@ export function cellView(row: CellRow, live: ConnectedCell | undefined, extra: {
 }
 
 function parseEnrollment(body: unknown, models: readonly string[]): { cellId: string; model: string } {
-  const invalid = (message: string) => new AssayError("contract_validation_failed", message);
-  if (typeof body !== "object" || body === null || Array.isArray(body)) throw invalid(`request body must be a JSON object {"cell_id": "...", "model": "..."}`);
-  const record = body as Record<string, unknown>;
-  for (const key of Object.keys(record)) {
-    if (key !== "cell_id" && key !== "model") throw invalid(`unknown field ${key}; allowed: cell_id, model`);
-  }
-  const { cell_id: cellId, model } = record;
-  if (typeof cellId !== "string" || !CELL_ID.test(cellId) || cellId.length > 64) {
-    throw invalid(`cell_id must be 1..64 lowercase letters, digits, "-" or "_", starting with a letter or digit; got ${q(cellId)}`);
-  }
-  if (typeof model !== "string" || !models.includes(model)) throw invalid(`model must be a robot model of the catalog (${models.join(", ")}); got ${q(model)}`);
+  const { cell_id: cellId, model } = parseBody(EnrollCellRequest, body);
+  if (!models.includes(model)) throw new AssayError("contract_validation_failed", `model must be a robot model of the catalog (${models.join(", ")}); got ${q(model)}`);
   return { cellId, model };
 }
 

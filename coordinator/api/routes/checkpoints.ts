@@ -7,10 +7,12 @@ import { Router } from "express";
 import { findEnvironment } from "../../catalog/environments.js";
 import { authOf } from "../../auth/authenticate.js";
 import { pushCheckpoint } from "../../kinds/threshold.js";
-import { contract, isPlainObject, q } from "../../runs/field-checks.js";
+import { contract } from "../../runs/field-checks.js";
 import { validatePolicy } from "../../runs/policy-checks.js";
 import { getRun } from "../../store/runs-repo.js";
 import type { CompiledApiDeps } from "../api-deps.js";
+import { CheckpointRequest } from "../schemas/runs.js";
+import { parseBody } from "../validate-request.js";
 import { requireRun } from "./runs.js";
 
 export function checkpointsRouter(deps: CompiledApiDeps): Router {
@@ -18,8 +20,7 @@ export function checkpointsRouter(deps: CompiledApiDeps): Router {
 
   router.post("/runs/:runId/checkpoints", (req, res) => {
     const run = requireRun(deps.db, authOf(res).accountId, req.params.runId);
-    const body = req.body as unknown;
-    if (!isPlainObject(body) || Object.keys(body).some((k) => k !== "policy")) contract(`request body must be {"policy": Policy}; got ${q(body)}`);
+    const body = parseBody(CheckpointRequest, req.body);
     const soak = run.units[0];
     if (run.kind !== "threshold" || !soak) contract(`run ${run.id} is kind ${run.kind}; checkpoints go to a threshold run`);
     const model = deps.pins.models.find((m) => m.id === soak.model)!;

@@ -8,19 +8,16 @@ import { artifactView, episodeView } from "../../runs/run-view.js";
 import { listArtifacts } from "../../store/artifacts-repo.js";
 import { listEpisodes } from "../../store/episodes-repo.js";
 import type { CompiledApiDeps } from "../api-deps.js";
-import { queryEnum, queryString } from "../query.js";
+import { EpisodeListQuery } from "../schemas/runs.js";
+import { parseQuery } from "../validate-request.js";
 import { requireRun } from "./runs.js";
-
-export const ARTIFACT_KINDS = ["mcap", "video", "ground_truth"] as const;
 
 export function episodesRouter(deps: CompiledApiDeps): Router {
   const router = Router();
 
   router.get("/runs/:runId/episodes", (req, res) => {
     const run = requireRun(deps.db, authOf(res).accountId, req.params.runId);
-    const outcome = queryEnum(req, "outcome", ["success", "failure"] as const);
-    const cluster = queryString(req, "cluster");
-    const artifact = queryEnum(req, "artifact", ARTIFACT_KINDS);
+    const { outcome, cluster, artifact } = parseQuery(EpisodeListQuery, req);
     const url = `/v1/runs/${run.id}/episodes`;
     const episodes = listEpisodes(deps.db, run.id, { outcome, cluster }).filter((e) => e.outcome !== null);
     const artifacts = listArtifacts(deps.db, run.id);

@@ -10,10 +10,11 @@ import { AssayError } from "../../errors/assay-error.js";
 import {
   checkView, gateView, getCheck, getGate, insertCheck, insertGate, listGates, refMatches, type GateRow, type GateSpec,
 } from "../../gates/gates.js";
-import { isPlainObject } from "../../runs/field-checks.js";
 import type { ValidatedRun } from "../../runs/run-request.js";
 import { submitRun, validateSubmission } from "../../runs/submit-run.js";
 import type { CompiledApiDeps } from "../api-deps.js";
+import { CreateCheckRequest, CreateGateRequest } from "../schemas/gates.js";
+import { parseBody } from "../validate-request.js";
 
 const q = (value: unknown) => JSON.stringify(value) ?? "undefined";
 
@@ -37,16 +38,11 @@ export function gatesRouter(deps: CompiledApiDeps): Router {
 
   router.post("/gates", (req, res) => {
     const { accountId } = authOf(res);
-    const body = req.body as unknown;
-    if (!isPlainObject(body)) invalid(`request body must be a JSON object {suite, repo, ref_pattern, policy, robots, baseline}; got ${q(body)}`);
-    const allowed = ["suite", "repo", "ref_pattern", "policy", "robots", "baseline"];
-    for (const key of Object.keys(body)) if (!allowed.includes(key)) invalid(`unknown field ${key}; allowed: ${allowed.join(", ")}`);
-    for (const key of ["suite", "repo", "ref_pattern", "policy", "robots"]) if (body[key] === undefined) invalid(`${key} is required; a gate needs ${allowed.slice(0, 5).join(", ")}`);
-    if (typeof body.repo !== "string" || !/^[\w.-]+\/[\w.-]+$/.test(body.repo)) invalid(`repo must be "<owner>/<name>"; got ${q(body.repo)}`);
-    if (typeof body.ref_pattern !== "string" || body.ref_pattern.length === 0 || body.ref_pattern.length > 255) invalid(`ref_pattern must be a glob of 1..255 characters such as "refs/heads/main" or "refs/tags/v*"; got ${q(body.ref_pattern)}`);
-    const baseline = body.baseline ?? "last_pass";
-    if (baseline !== "last_pass") invalid(`baseline must be "last_pass" (the run of the gate's most recent passed check); got ${q(baseline)}`);
-    const spec = { suite: body.suite, repo: body.repo, ref_pattern: body.ref_pattern, policy: body.policy, robots: body.robots, baseline } as GateSpec;
+    // A gate's robots are pins: an unusable list answers firmware_pin_unavailable, as an eval body would.
+    const body = parseBody(CreateGateRequest, req.body, { codeOfField: { robots: "firmware_pin_unavailable" } });
+    const spec: GateSpec = {
+      suite: body.suite, repo: body.repo, ref_pattern: body.ref_pattern, policy: body.policy as Record<string, unknown>, robots: body.robots, baseline: body.baseline ?? "last_pass",
+    };
     validateEval(accountId, spec);
     const row: GateRow = { id: `gate_${randomBase62(16)}`, account_id: accountId, created: deps.clock().toISOString(), spec: JSON.stringify(spec) };
     insertGate(deps.db, row);
@@ -65,18 +61,14 @@ export function gatesRouter(deps: CompiledApiDeps): Router {
     const { accountId } = authOf(res);
     const gate = requireGate(accountId, req.params.gateId);
     const spec = JSON.parse(gate.spec) as GateSpec;
-    const body = req.body as unknown;
-    if (!isPlainObject(body)) invalid(`request body must be a JSON object {ref, commit, policy}; got ${q(body)}`);
-    for (const key of Object.keys(body)) if (!["ref", "commit", "policy"].includes(key)) invalid(`unknown field ${key}; allowed: ref, commit, policy`);
-    if (typeof body.ref !== "string" || body.ref.length === 0) invalid(`ref is required, e.g. "refs/heads/main"; got ${q(body.ref)}`);
+    const body = parseBody(CreateCheckRequest, req.body);
     if (!refMatches(spec.ref_pattern, body.ref)) invalid(`ref ${q(body.ref)} does not match the gate's ref_pattern ${q(spec.ref_pattern)}`);
-    if (body.commit !== undefined && (typeof body.commit !== "string" || !/^[0-9a-f]{7,64}$/i.test(body.commit))) invalid(`commit must be a hex commit id (7..64 characters); got ${q(body.commit)}`);
     // The build under test: the check's policy (e.g. the image built from this commit), else the gate's.
     const checkId = `chk_${randomBase62(16)}`;
     // The check row commits with its eval run, so a check never names a run that does not exist.
     submitRun(deps, accountId, evalBody({ ...spec, policy: (body.policy ?? spec.policy) as Record<string, unknown> }), {
       withinInsert: (runId, created) => insertCheck(deps.db, {
-        id: checkId, gate_id: gate.id, account_id: accountId, created, ref: body.ref as string, commit_sha: (body.commit as string | undefined) ?? null, run_id: runId,
+        id: checkId, gate_id: gate.id, account_id: accountId, created, ref: body.ref, commit_sha: body.commit ?? null, run_id: runId,
       }),
     });
     res.status(201).json(checkView(getCheck(deps.db, checkId)!, deps.urls.baseUrl));

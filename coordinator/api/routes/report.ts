@@ -7,7 +7,8 @@ import { authOf } from "../../auth/authenticate.js";
 import { buildReport } from "../../reports/report.js";
 import { renderReportPdf } from "../../reports/report-pdf.js";
 import type { CompiledApiDeps } from "../api-deps.js";
-import { queryEnum } from "../query.js";
+import { ReportQuery } from "../schemas/runs.js";
+import { parseQuery } from "../validate-request.js";
 import { requireRun } from "./runs.js";
 
 export function reportRouter(deps: CompiledApiDeps): Router {
@@ -15,7 +16,7 @@ export function reportRouter(deps: CompiledApiDeps): Router {
 
   router.get("/runs/:runId/report", async (req, res) => {
     const run = requireRun(deps.db, authOf(res).accountId, req.params.runId);
-    const format = queryEnum(req, "format", ["json", "pdf"] as const) ?? "json";
+    const format = parseQuery(ReportQuery, req).format ?? "json";
     const now = deps.clock();
     const report = buildReport(deps.db, run, deps.urls.baseUrl, now);
     if (format === "json") {

@@ -12,8 +12,9 @@ import {
 } from "../../tasks/task-lifecycle.js";
 import { taskView } from "../../tasks/task-view.js";
 import type { CompiledApiDeps } from "../api-deps.js";
-import { queryInteger, queryString } from "../query.js";
-import { LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX } from "./runs.js";
+import { LIST_LIMIT_DEFAULT } from "../schemas/common.js";
+import { TaskListQuery } from "../schemas/tasks.js";
+import { parseQuery } from "../validate-request.js";
 
 /** Rejects a body on an operation that takes none (an empty object is accepted). */
 export function requireNoBody(req: Request, what: string): void {
@@ -35,8 +36,9 @@ export function tasksRouter(deps: CompiledApiDeps): Router {
 
   router.get("/tasks", (req, res) => {
     const { accountId } = authOf(res);
-    const limit = queryInteger(req, "limit", LIST_LIMIT_DEFAULT, 1, LIST_LIMIT_MAX);
-    const startingAfter = queryString(req, "starting_after");
+    const query = parseQuery(TaskListQuery, req);
+    const limit = query.limit ?? LIST_LIMIT_DEFAULT;
+    const startingAfter = query.starting_after;
     if (startingAfter !== undefined) requireReadableTask(deps.db, accountId, startingAfter);
     const rows = listReadableTasks(deps.db, { accountId, limit: limit + 1, before: startingAfter });
     res.json({ object: "list", url: "/v1/tasks", has_more: rows.length > limit, data: rows.slice(0, limit).map((row) => taskView(deps.db, row, accountId)) });

@@ -2,20 +2,17 @@
 import { Router } from "express";
 import { authOf } from "../../auth/authenticate.js";
 import { budgetView, getBudget } from "../../billing/budgets.js";
-import { computeUsage, isPeriod } from "../../billing/usage.js";
-import { AssayError } from "../../errors/assay-error.js";
+import { computeUsage } from "../../billing/usage.js";
 import type { CompiledApiDeps } from "../api-deps.js";
-import { queryString } from "../query.js";
+import { UsageQuery } from "../schemas/money.js";
+import { parseQuery } from "../validate-request.js";
 
 export function usageRouter(deps: CompiledApiDeps): Router {
   const router = Router();
 
   router.get("/usage", (req, res) => {
     const { accountId } = authOf(res);
-    const period = queryString(req, "period");
-    if (period === undefined || !isPeriod(period)) {
-      throw new AssayError("contract_validation_failed", `query parameter period is required as YYYY-MM (a UTC month, e.g. 2026-11); got ${JSON.stringify(period) ?? "nothing"}`);
-    }
+    const { period } = parseQuery(UsageQuery, req);
     const usage = computeUsage(deps.db, deps.pins, accountId, period);
     res.json({
       object: "usage",

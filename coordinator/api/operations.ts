@@ -1,0 +1,206 @@
+/**
+ * The /v1 route table: every operation the API answers, with its request and response schemas and
+ * the error codes it can answer. It is the single source of the OpenAPI document (openapi.ts);
+ * scopes are not repeated here: the generator reads them from coordinator/auth/route-scopes.ts,
+ * the table `authorize` enforces. openapi.spec.ts checks both tables list the same routes and that
+ * the express app answers exactly these.
+ */
+import type { z } from "zod";
+import type { ErrorCode } from "../errors/codes.js";
+import { Environment, EnvironmentListQuery, Robot, RobotListQuery, Suite } from "./schemas/catalog.js";
+import { Cell, EnrollCellRequest } from "./schemas/cells.js";
+import { listOf } from "./schemas/common.js";
+import { CreateCheckRequest, CreateGateRequest, Gate, GateCheck } from "./schemas/gates.js";
+import { ApiKey, CreateKeyRequest, SigningKey } from "./schemas/keys.js";
+import { CreateKitRequest, Kit, KitTracking, ShippingLabel } from "./schemas/kits.js";
+import { Budget, BudgetRequest, Quote, Usage, UsageQuery } from "./schemas/money.js";
+import { RunRequest } from "./schemas/run-request.js";
+import {
+  Checkpoint, CheckpointRequest, EpisodeListQuery, EpisodeOrArtifactList, PurgeReceipt, ReplayRequest, Report, ReportQuery, Result, Run, RunListQuery,
+} from "./schemas/runs.js";
+import { AmendTaskRequest, CreateTaskRequest, Pilot, PilotRequest, Task, TaskListQuery } from "./schemas/tasks.js";
+import { CreateWebhookRequest, WebhookDelivery, WebhookEndpoint } from "./schemas/webhooks.js";
+
+export type HttpMethod = "GET" | "POST" | "PUT" | "DELETE";
+
+/** One success response: a JSON body (`schema`) and/or other content types. */
+export interface SuccessResponse {
+  status: number;
+  description: string;
+  schema?: z.ZodType;
+  /** Non-JSON content: media type -> description (SSE, PDF). */
+  other?: Record<string, string>;
+}
+
+export interface Operation {
+  method: HttpMethod;
+  /** OpenAPI path template, e.g. `/v1/runs/{run_id}`. */
+  path: string;
+  operationId: string;
+  summary: string;
+  tag: string;
+  description?: string;
+  query?: z.ZodObject;
+  body?: z.ZodType;
+  /** Whether the body may be absent (an operation that takes an optional body). */
+  bodyOptional?: boolean;
+  responses: SuccessResponse[];
+  /**
+   * Codes beyond the ones every operation can answer (invalid_api_key, insufficient_scope,
+   * rate_limited), not_found of a path with parameters, and contract_validation_failed of an
+   * operation with a body or query.
+   */
+  errors?: ErrorCode[];
+}
+
+/** What a run body can fail with before anything is stored (spec section 7), besides contract_validation_failed. */
+const RUN_BODY_ERRORS: ErrorCode[] = [
+  "contract_validation_failed", "firmware_pin_unavailable", "environment_unavailable", "task_unknown", "scenario_format_invalid",
+  "episodes_invalid", "publish_forbidden", "not_found",
+];
+/** What admitting a submission adds (billing/submission.ts). */
+const ADMISSION_ERRORS: ErrorCode[] = ["monthly_budget_exceeded", "budget_exceeded"];
+/** The codes a run's stop can carry (GET /v1/runs/{run_id}/result answers them). */
+const STOP_ERRORS: ErrorCode[] = [
+  "budget_exceeded", "monthly_budget_exceeded", "estop_triggered", "queue_timeout", "policy_endpoint_timeout", "contract_validation_failed",
+  "firmware_pin_unavailable", "environment_unavailable", "task_unknown", "retention_expired",
+];
+
+const json = (status: number, description: string, schema: z.ZodType): SuccessResponse => ({ status, description, schema });
+
+export const OPERATIONS: readonly Operation[] = [
+  // Catalogue
+  { method: "GET", path: "/v1/robots", operationId: "listRobots", tag: "catalogue", summary: "List robots with installed firmwares, cells and live duty cycle",
+    query: RobotListQuery, responses: [json(200, "robots", listOf(Robot))] },
+  { method: "GET", path: "/v1/environments", operationId: "listEnvironments", tag: "catalogue", summary: "List versioned catalogue environments",
+    query: EnvironmentListQuery, responses: [json(200, "environments", listOf(Environment))] },
+  { method: "GET", path: "/v1/environments/{environment_id}", operationId: "getEnvironment", tag: "catalogue", summary: "One environment by <name>@<version> or <name> (newest)",
+    responses: [json(200, "the environment", Environment)] },
+  { method: "GET", path: "/v1/suites", operationId: "listSuites", tag: "catalogue", summary: "List frozen benchmark suites",
+    responses: [json(200, "suites", listOf(Suite))] },
+  { method: "GET", path: "/v1/suites/{suite_id}", operationId: "getSuite", tag: "catalogue", summary: "One suite by <name>@<version> or <name> (newest)",
+    responses: [json(200, "the suite", Suite)] },
+
+  // Runs
+  { method: "POST", path: "/v1/runs", operationId: "createRun", tag: "runs", summary: "Submit a run",
+    description: "Send Idempotency-Key: a retried submission with the same key and body returns the original run (200, Idempotent-Replayed: true).",
+    body: RunRequest,
+    responses: [json(201, "the run, queued", Run), json(200, "an Idempotency-Key replay: the original run", Run)],
+    errors: [...RUN_BODY_ERRORS, ...ADMISSION_ERRORS, "quote_expired"] },
+  { method: "GET", path: "/v1/runs", operationId: "listRuns", tag: "runs", summary: "List the account's runs, newest first",
+    query: RunListQuery, responses: [json(200, "runs", listOf(Run, { hasMore: true }))] },
+  { method: "GET", path: "/v1/runs/{run_id}", operationId: "getRun", tag: "runs", summary: "A run with its resolved pins and, once completed, its result",
+    responses: [json(200, "the run", Run)] },
+  { method: "GET", path: "/v1/runs/{run_id}/result", operationId: "getRunResult", tag: "runs", summary: "A completed run's Result",
+    description: "A run that ended without completing answers its stop's error, with the partial Result in error.partial_result; an open run: 404.",
+    responses: [json(200, "the Result", Result)], errors: STOP_ERRORS },
+  { method: "GET", path: "/v1/runs/{run_id}/episodes", operationId: "listEpisodes", tag: "runs", summary: "A run's finished episodes, or with artifact=<kind> its artifact files",
+    query: EpisodeListQuery, responses: [json(200, "episodes or artifacts", EpisodeOrArtifactList)] },
+  { method: "GET", path: "/v1/runs/{run_id}/events", operationId: "streamRunEvents", tag: "runs", summary: "Server-sent events of a run",
+    description: "Event `status` ({status, cell, webrtc}) on connect and on every transition; event `episode` ({episode, of, outcome, duration_s}) per finished episode (history first). The stream ends after a terminal status.",
+    responses: [{ status: 200, description: "text/event-stream", other: { "text/event-stream": "events `status` and `episode` with JSON data" } }] },
+  { method: "GET", path: "/v1/runs/{run_id}/report", operationId: "getRunReport", tag: "runs", summary: "The verification report of a completed run",
+    query: ReportQuery,
+    responses: [{ status: 200, description: "the Report (JSON), or with format=pdf the PDF", schema: Report, other: { "application/pdf": "the report as a PDF" } }] },
+  { method: "POST", path: "/v1/runs/{run_id}/episodes/{episode_id}/replay", operationId: "replayEpisode", tag: "runs", summary: "A new run reproducing one finished episode",
+    body: ReplayRequest, bodyOptional: true, responses: [json(201, "the new run", Run)], errors: [...RUN_BODY_ERRORS, ...ADMISSION_ERRORS] },
+  { method: "POST", path: "/v1/runs/{run_id}/checkpoints", operationId: "pushCheckpoint", tag: "runs", summary: "Push a policy checkpoint to an iterating threshold run",
+    body: CheckpointRequest, responses: [json(202, "the checkpoint, queued for the next episodes", Checkpoint)] },
+  { method: "POST", path: "/v1/quote", operationId: "createQuote", tag: "money", summary: "Price a run body before it runs (both meters)",
+    body: RunRequest, responses: [json(200, "the quote", Quote)], errors: RUN_BODY_ERRORS },
+  { method: "DELETE", path: "/v1/data/{run_id}", operationId: "purgeRunData", tag: "runs", summary: "Delete every recording of an ended run",
+    responses: [json(200, "the purge receipt", PurgeReceipt)], errors: ["contract_validation_failed"] },
+
+  // Money
+  { method: "GET", path: "/v1/usage", operationId: "getUsage", tag: "money", summary: "Metered usage in a UTC month",
+    query: UsageQuery, responses: [json(200, "usage", Usage)] },
+  { method: "PUT", path: "/v1/budgets", operationId: "putBudget", tag: "money", summary: "Set the account's monthly budget",
+    body: BudgetRequest, responses: [json(200, "the budget", Budget)] },
+
+  // Keys
+  { method: "POST", path: "/v1/keys", operationId: "createKey", tag: "keys", summary: "Create an API key (the secret is shown once)",
+    body: CreateKeyRequest, responses: [json(201, "the key with its secret", ApiKey)] },
+  { method: "GET", path: "/v1/keys", operationId: "listKeys", tag: "keys", summary: "List the account's keys (never secrets)",
+    responses: [json(200, "keys", listOf(ApiKey))] },
+  { method: "DELETE", path: "/v1/keys/{key_id}", operationId: "revokeKey", tag: "keys", summary: "Revoke a key (not the calling key)",
+    responses: [json(200, "the revoked key", ApiKey)], errors: ["contract_validation_failed"] },
+  { method: "GET", path: "/v1/signing-keys", operationId: "listSigningKeys", tag: "tasks", summary: "Public keys that sign frozen task specs",
+    responses: [json(200, "signing keys", listOf(SigningKey))] },
+  { method: "GET", path: "/v1/signing-keys/{key_id}", operationId: "getSigningKey", tag: "tasks", summary: "One public signing key",
+    responses: [json(200, "the signing key", SigningKey)] },
+
+  // Tasks
+  { method: "POST", path: "/v1/tasks", operationId: "createTask", tag: "tasks", summary: "Create a Task Spec draft",
+    body: CreateTaskRequest, responses: [json(201, "the task, draft", Task)] },
+  { method: "GET", path: "/v1/tasks", operationId: "listTasks", tag: "tasks", summary: "Task Specs visible to the account",
+    query: TaskListQuery, responses: [json(200, "tasks", listOf(Task, { hasMore: true }))], errors: ["not_found"] },
+  { method: "GET", path: "/v1/tasks/{task_id}", operationId: "getTask", tag: "tasks", summary: "A task by id or frozen revision <name>@v<N>",
+    responses: [json(200, "the task", Task)] },
+  { method: "POST", path: "/v1/tasks/{task_id}/pilot", operationId: "pilotTask", tag: "tasks", summary: "Start a calibration run (draft -> piloting)",
+    body: PilotRequest, bodyOptional: true, responses: [json(200, "the pilot", Pilot)],
+    errors: ["firmware_pin_unavailable", "environment_unavailable", "episodes_invalid", "monthly_budget_exceeded"] },
+  { method: "POST", path: "/v1/tasks/{task_id}/amend", operationId: "amendTask", tag: "tasks", summary: "Change creation fields (rejected once frozen)",
+    body: AmendTaskRequest, bodyOptional: true, responses: [json(200, "the task", Task)] },
+  { method: "POST", path: "/v1/tasks/{task_id}/freeze", operationId: "freezeTask", tag: "tasks", summary: "Freeze at the next revision; both parties sign",
+    responses: [json(200, "the frozen task", Task)], errors: ["contract_validation_failed"] },
+  { method: "POST", path: "/v1/tasks/{task_id}/revise", operationId: "reviseTask", tag: "tasks", summary: "A new draft from a frozen revision",
+    responses: [json(201, "the new draft", Task)], errors: ["contract_validation_failed"] },
+
+  // Kits
+  { method: "POST", path: "/v1/kits", operationId: "createKit", tag: "kits", summary: "Register a customer object kit",
+    body: CreateKitRequest, responses: [json(201, "the kit, registered", Kit)] },
+  { method: "GET", path: "/v1/kits", operationId: "listKits", tag: "kits", summary: "The account's kits", responses: [json(200, "kits", listOf(Kit))] },
+  { method: "GET", path: "/v1/kits/{kit_id}", operationId: "getKit", tag: "kits", summary: "A kit with its status history", responses: [json(200, "the kit", Kit)] },
+  { method: "GET", path: "/v1/kits/{kit_id}/shipping-label", operationId: "getShippingLabel", tag: "kits", summary: "A fresh signed link to the kit's shipping label PDF",
+    responses: [json(200, "the shipping label", ShippingLabel)] },
+  { method: "POST", path: "/v1/kits/{kit_id}/receive", operationId: "receiveKit", tag: "kits", summary: "Technician: the hardware arrived (operator account)",
+    responses: [json(200, "the kit", Kit)], errors: ["contract_validation_failed"] },
+  { method: "POST", path: "/v1/kits/{kit_id}/track", operationId: "trackKit", tag: "kits", summary: "Technician: record mocap markers, mass and mesh scan (operator account)",
+    body: KitTracking, responses: [json(200, "the kit", Kit)] },
+  { method: "POST", path: "/v1/kits/{kit_id}/make-available", operationId: "makeKitAvailable", tag: "kits", summary: "Technician: make the kit referenceable as kit/<name> (operator account)",
+    responses: [json(200, "the kit", Kit)], errors: ["contract_validation_failed"] },
+
+  // Webhooks
+  { method: "POST", path: "/v1/webhooks", operationId: "createWebhook", tag: "webhooks", summary: "Register a webhook endpoint (the signing secret is shown once)",
+    body: CreateWebhookRequest, responses: [json(201, "the endpoint with its secret", WebhookEndpoint)] },
+  { method: "GET", path: "/v1/webhooks", operationId: "listWebhooks", tag: "webhooks", summary: "The account's webhook endpoints",
+    responses: [json(200, "endpoints", listOf(WebhookEndpoint))] },
+  { method: "DELETE", path: "/v1/webhooks/{endpoint_id}", operationId: "deleteWebhook", tag: "webhooks", summary: "Remove an endpoint; its undelivered events are cancelled",
+    responses: [json(200, "the removed endpoint", WebhookEndpoint)] },
+  { method: "GET", path: "/v1/webhooks/{endpoint_id}/deliveries", operationId: "listWebhookDeliveries", tag: "webhooks", summary: "An endpoint's delivery log",
+    responses: [json(200, "deliveries", listOf(WebhookDelivery))] },
+
+  // Gates
+  { method: "POST", path: "/v1/gates", operationId: "createGate", tag: "gates", summary: "Create a CI gate that runs a suite on matching refs",
+    body: CreateGateRequest, responses: [json(201, "the gate", Gate)], errors: RUN_BODY_ERRORS },
+  { method: "GET", path: "/v1/gates", operationId: "listGates", tag: "gates", summary: "The account's gates", responses: [json(200, "gates", listOf(Gate))] },
+  { method: "GET", path: "/v1/gates/{gate_id}", operationId: "getGate", tag: "gates", summary: "A gate", responses: [json(200, "the gate", Gate)] },
+  { method: "POST", path: "/v1/gates/{gate_id}/checks", operationId: "createGateCheck", tag: "gates", summary: "Start a check: an eval run of the gate's suite for one ref",
+    body: CreateCheckRequest, responses: [json(201, "the check, pending", GateCheck)], errors: [...RUN_BODY_ERRORS, ...ADMISSION_ERRORS] },
+  { method: "GET", path: "/v1/gates/{gate_id}/checks/{check_id}", operationId: "getGateCheck", tag: "gates", summary: "A check, as a CI job polls it",
+    responses: [json(200, "the check", GateCheck)] },
+
+  // Fleet
+  { method: "POST", path: "/v1/cells", operationId: "enrollCell", tag: "fleet", summary: "Enroll a cell agent (operator account; the token is shown once)",
+    body: EnrollCellRequest, responses: [json(201, "the cell with its enrollment token", Cell)] },
+  { method: "GET", path: "/v1/cells", operationId: "listCells", tag: "fleet", summary: "The fleet as the coordinator sees it (operator account)",
+    responses: [json(200, "cells", listOf(Cell))] },
+  { method: "DELETE", path: "/v1/cells/{cell_id}", operationId: "revokeCell", tag: "fleet", summary: "Revoke a cell's token; an open link is cut (operator account)",
+    responses: [json(200, "the revoked cell", Cell)] },
+
+  // The document itself
+  { method: "GET", path: "/v1/openapi.json", operationId: "getOpenApiDocument", tag: "meta", summary: "This OpenAPI 3.1 document (any valid key)",
+    responses: [{ status: 200, description: "the OpenAPI document", other: { "application/json": "OpenAPI 3.1 document" } }] },
+];
+
+/** Codes every operation can answer. */
+export const COMMON_ERRORS: readonly ErrorCode[] = ["invalid_api_key", "insufficient_scope", "rate_limited"];
+
+/** Every error code `op` can answer, in the table's order of codes. */
+export function errorCodesOf(op: Operation): ErrorCode[] {
+  const codes = new Set<ErrorCode>(COMMON_ERRORS);
+  if (op.path.includes("{")) codes.add("not_found");
+  if (op.body || op.query) codes.add("contract_validation_failed");
+  for (const code of op.errors ?? []) codes.add(code);
+  return [...codes];
+}

@@ -1,0 +1,62 @@
+/**
+ * CI gates (/v1/gates) and their checks. The gate's suite, robots and policy are validated as an
+ * eval run body would be (coordinator/runs/validate-run.ts), with that validation's codes.
+ */
+import { z } from "zod";
+import { component, NullableTimestamp, Timestamp } from "./common.js";
+import { Policy } from "./run-request.js";
+
+const GATE_FIELDS = "suite, repo, ref_pattern, policy, robots";
+const required = (field: string) => `${field} is required; a gate needs ${GATE_FIELDS}`;
+const REF_PATTERN = `ref_pattern must be a glob of 1..255 characters such as "refs/heads/main" or "refs/tags/v*"`;
+
+/** POST /v1/gates body. */
+export const CreateGateRequest = component("CreateGateRequest", z.strictObject({
+  suite: z.string({ error: (iss) => (iss.input === undefined ? required("suite") : `suite must be a suite id "<name>@<version>"`) }).describe("suite id <name>@<version> (GET /v1/suites)"),
+  repo: z.string({ error: (iss) => (iss.input === undefined ? required("repo") : `repo must be "<owner>/<name>"`) })
+    .regex(/^[\w.-]+\/[\w.-]+$/, { error: `repo must be "<owner>/<name>"` }),
+  ref_pattern: z.string({ error: (iss) => (iss.input === undefined ? required("ref_pattern") : REF_PATTERN) }).min(1, { error: REF_PATTERN }).max(255, { error: REF_PATTERN })
+    .describe("glob: * matches within a path segment, ** across segments"),
+  policy: Policy,
+  robots: z.array(z.string(), { error: (iss) => (iss.input === undefined ? required("robots") : `robots must be an array of robot pins "<model>@<firmware>"`) })
+    .min(1, { error: `robots must be a non-empty array of robot pins "<model>@<firmware>"` }),
+  baseline: z.literal("last_pass", { error: `baseline must be "last_pass" (the run of the gate's most recent passed check)` }).optional().describe("default last_pass"),
+}, { error: "request body must be a JSON object {suite, repo, ref_pattern, policy, robots, baseline}" }));
+
+/** A gate as stored (its spec) with id and created. */
+export const Gate = component("Gate", z.strictObject({
+  id: z.string(),
+  object: z.literal("gate"),
+  suite: z.string(),
+  repo: z.string(),
+  ref_pattern: z.string(),
+  policy: Policy,
+  robots: z.array(z.string()),
+  baseline: z.literal("last_pass"),
+  created: Timestamp,
+}));
+
+/** POST /v1/gates/{gate_id}/checks body. */
+export const CreateCheckRequest = component("CreateCheckRequest", z.strictObject({
+  ref: z.string({ error: `ref is required, e.g. "refs/heads/main"` }).min(1, { error: `ref is required, e.g. "refs/heads/main"` }),
+  commit: z.string({ error: "commit must be a hex commit id (7..64 characters)" }).regex(/^[0-9a-f]{7,64}$/i, { error: "commit must be a hex commit id (7..64 characters)" }).optional(),
+  policy: Policy.optional().describe("the build under test; default the gate's policy"),
+}, { error: "request body must be a JSON object {ref, commit, policy}" }));
+
+/** A gate check: what a CI job polls. */
+export const GateCheck = component("GateCheck", z.strictObject({
+  id: z.string(),
+  object: z.literal("gate_check"),
+  gate_id: z.string(),
+  ref: z.string(),
+  commit: z.string().nullable(),
+  status: z.enum(["pending", "passed", "failed"]),
+  run_id: z.string(),
+  run_url: z.url(),
+  report_url: z.url(),
+  regression: z.boolean().nullable(),
+  baseline_run_id: z.string().nullable(),
+  detail: z.unknown().describe("why the check was decided so; null while pending"),
+  created: Timestamp,
+  decided_at: NullableTimestamp,
+}));

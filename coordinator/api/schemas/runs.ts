@@ -1,0 +1,220 @@
+/**
+ * Run-domain responses: Run, Result, Episode, artifact listings, Report, the SSE event stream,
+ * checkpoints, replays and purge receipts. Each describes what coordinator/runs/run-view.ts,
+ * run-results.ts and reports/report.ts return today. Kind-specific sections (a compare's test, a
+ * matrix's regressions, a threshold's phases, ...) are allowed as additional properties of Run
+ * and Result; the spec's common fields are described exactly.
+ */
+import { z } from "zod";
+import {
+  component, LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX, NonNegative, queryEnum, queryInteger, queryText, RateSummary, Timestamp,
+} from "./common.js";
+import { DataPosture, EpisodesSpec, InstructionSet, Interventions, Perturbation, Policy, Priority, Publish, RUN_KIND_VALUES } from "./run-request.js";
+
+export const RUN_STATUS_VALUES = ["queued", "scheduling", "running", "completed", "failed", "stopped"] as const;
+export const RunStatus = component("RunStatus", z.enum(RUN_STATUS_VALUES));
+
+/** `resolved_pins`: what the submission's pins (and @latest) resolved to. */
+export const ResolvedPins = component("ResolvedPins", z.looseObject({
+  robot: z.string().describe("<model>@<firmware>"),
+  environment: z.string().describe("<name>@<version>"),
+  task: z.string().describe("<name>@v<N> (a pilot: the task id)"),
+  perturbation_rev: z.string().describe("<set>@<version>"),
+}).describe("records what @latest and bare names resolved to; multi-unit kinds may add fields"));
+
+/** The interventions section of a Result (coordinator/runs/interventions.ts). */
+export const InterventionSummary = z.strictObject({
+  mode: z.string(),
+  count: z.number().int().min(0),
+  episodes_intervened: z.number().int().min(0),
+  timestamps: z.array(z.strictObject({
+    episode: z.string(), index: z.number().int(), unit: z.number().int().optional(), t_s: z.number().nullable(), kind: z.string(),
+  })),
+  clean: RateSummary,
+  intervened: RateSummary,
+});
+
+/** The spec's Result; multi-unit kinds add their own sections (units, comparison, ...). */
+export const Result = component("Result", z.looseObject({
+  ...RateSummary.shape,
+  failure_clusters: z.record(z.string(), z.number().int().min(0)).describe("cluster name to count"),
+  robot_hours: NonNegative.describe("meter 1"),
+  environment_hours: NonNegative.describe("meter 2"),
+  cost_usd: NonNegative,
+  artifacts: z.strictObject({
+    mcap: z.url(), video: z.url(), ground_truth: z.url(), report_pdf: z.url(),
+  }).describe("URLs of the run's episodes with query artifact=<kind>, and of the PDF report"),
+  stages: z.record(z.string(), RateSummary).describe("per-stage rates"),
+  interventions: InterventionSummary.optional(),
+}).describe("The spec's Result. Kinds other than run add their own sections (e.g. units: each unit's pins and Result; a compare's paired test); those are additional properties."));
+
+/** A multi-unit run's unit as the Run shows it. */
+export const RunUnit = z.strictObject({
+  index: z.number().int().min(0),
+  key: z.string(),
+  robot: z.string(),
+  environment: z.string(),
+  task: z.string(),
+  policy_name: z.string().optional(),
+  role: z.string().optional(),
+});
+
+/** The spec's Run (coordinator/runs/run-view.ts). */
+export const Run = component("Run", z.looseObject({
+  id: z.string(),
+  object: z.literal("run"),
+  kind: z.enum(RUN_KIND_VALUES),
+  status: RunStatus,
+  created: Timestamp,
+  completed: Timestamp.optional().describe("present once completed"),
+  robot: z.string().optional().describe("as submitted (kinds with robots/iterate_on/source omit it)"),
+  environment: z.string().optional(),
+  task: z.string().optional(),
+  policy: Policy.optional().describe("as submitted (compare: policies)"),
+  episodes: EpisodesSpec.optional(),
+  priority: Priority,
+  perturbation: Perturbation.nullable(),
+  data: DataPosture,
+  max_budget_usd: z.number().nullable(),
+  interventions: Interventions,
+  publish: Publish,
+  instructions: InstructionSet,
+  resolved_pins: ResolvedPins,
+  units: z.array(RunUnit).optional().describe("kinds other than run: the run's units; an episode's unit is the index"),
+  result: Result.optional().describe("present once completed (and the partial result of a stopped run)"),
+  status_detail: z.strictObject({ code: z.string().nullable(), message: z.string().nullable() }).optional()
+    .describe("failed or stopped: the error code and message that ended the run"),
+}).describe("The spec's Run. Kinds other than run also show their own request fields as submitted (robots, environments, policies, suite, scenarios, target, ...) as additional properties."));
+
+/** The spec's Episode. */
+export const Episode = component("Episode", z.strictObject({
+  id: z.string(),
+  object: z.literal("episode"),
+  index: z.number().int().min(0),
+  outcome: z.enum(["success", "failure"]),
+  duration_s: z.number().min(0).nullable(),
+  video_url: z.url().nullable().describe("null until the agent announced the file"),
+  mcap_url: z.url().nullable(),
+  replay_spec: z.looseObject({}).nullable().describe("initial conditions: environment, layout_seed, lighting, distractors, ..."),
+  failure_cluster: z.string().nullable(),
+  cell: z.string().nullable(),
+  attempts: z.number().int().min(0),
+  interruptions: z.array(z.unknown()),
+  intervened: z.literal(true).optional().describe("only on intervened episodes"),
+  interventions: z.array(z.looseObject({})).optional(),
+  unit: z.number().int().min(0).optional().describe("multi-unit kinds: the unit index"),
+}));
+
+/** One artifact file, as GET /v1/runs/{run_id}/episodes?artifact=<kind> lists it. */
+export const Artifact = component("Artifact", z.strictObject({
+  object: z.literal("artifact"),
+  episode_id: z.string(),
+  index: z.number().int().min(0),
+  kind: z.string(),
+  url: z.url().nullable().describe("null until stored"),
+  bytes: z.number().int().min(0),
+  sha256: z.string(),
+  status: z.string(),
+}));
+
+/** The episodes list: Episodes, or with `artifact=<kind>` the run's artifact files of that kind. */
+export const EpisodeOrArtifactList = z.strictObject({
+  object: z.literal("list"),
+  url: z.string(),
+  data: z.union([z.array(Episode), z.array(Artifact)]),
+}).describe("Episodes; with artifact=<kind>, Artifacts");
+
+/** One instruction set's rates in a Report. */
+const InstructionSetRates = z.strictObject({ ...RateSummary.shape, by_instruction: z.record(z.string(), RateSummary) });
+
+/** The spec's Report (coordinator/reports/report.ts). */
+export const Report = component("Report", z.strictObject({
+  object: z.literal("report"),
+  run_id: z.string(),
+  kind: z.literal("verification"),
+  run_kind: z.enum(RUN_KIND_VALUES),
+  result: RateSummary,
+  resolved_pins: ResolvedPins,
+  citation: z.string(),
+  pdf_url: z.url(),
+  generated: Timestamp,
+  failure_clusters: z.record(z.string(), z.number().int().min(0)),
+  perturbation_schedule: z.strictObject({
+    perturbation_rev: z.string(),
+    requested: z.unknown(),
+    summary: z.strictObject({ lighting: z.record(z.string(), z.number()), distractors: z.record(z.string(), z.number()) }),
+    realized: z.array(z.looseObject({ index: z.number().int() })),
+  }).describe("the schedule as requested and as realized, one entry per finished episode"),
+  stages: z.record(z.string(), RateSummary),
+  instructions: z.strictObject({ mode: InstructionSet, sampled: InstructionSetRates, held_out: InstructionSetRates }),
+  out_of_scope: z.array(z.string()).describe("the task envelope's declarations, verbatim"),
+  units: z.array(z.strictObject({
+    key: z.string(), robot: z.string(), environment: z.string(), task: z.string(),
+    policy_name: z.string().optional(), role: z.string().optional(), result: RateSummary, citation: z.string(),
+  })),
+  interventions: z.strictObject({
+    mode: z.string(), episodes_intervened: z.number().int().min(0), count: z.number().int().min(0),
+    events: z.array(z.strictObject({ episode: z.string(), index: z.number().int(), unit: z.number().int().optional(), t_s: z.number().nullable(), kind: z.string() })),
+    result_without_intervened: RateSummary, result_intervened: RateSummary,
+  }),
+  cost: z.strictObject({ robot_hours: NonNegative, environment_hours: NonNegative, cost_usd: NonNegative }),
+}));
+
+/** Data of the SSE `status` event. */
+export const StatusEvent = z.strictObject({
+  status: RunStatus,
+  cell: z.string().nullable(),
+  webrtc: z.string().nullable().describe("wss:// URL of the cell's live stream under the streams base"),
+});
+
+/** Data of the SSE `episode` event. */
+export const EpisodeEvent = z.strictObject({
+  episode: z.number().int().min(1), of: z.number().int().min(0), outcome: z.string(), duration_s: z.number(),
+});
+
+/** POST /v1/runs/{run_id}/checkpoints body. */
+export const CheckpointRequest = z.strictObject({ policy: Policy }, { error: `request body must be {"policy": Policy}` }).describe("a new checkpoint for an iterating threshold run");
+
+/** POST /v1/runs/{run_id}/checkpoints response. */
+export const Checkpoint = component("Checkpoint", z.strictObject({
+  object: z.literal("checkpoint"),
+  run_id: z.string(),
+  index: z.number().int().min(0),
+  from_episode: z.number().int().min(0),
+  policy: Policy,
+}));
+
+/** POST /v1/runs/{run_id}/episodes/{episode_id}/replay body (coordinator/replay/replay-run.ts). */
+export const ReplayRequest = z.strictObject({
+  policy: Policy.optional().describe("default: the original run's policy"),
+  count: z.number().int().min(1).max(100).optional().describe("copies of the episode; default 1"),
+});
+
+/** The spec's Purge receipt. */
+export const PurgeReceipt = component("PurgeReceipt", z.strictObject({
+  object: z.literal("purge_receipt"),
+  id: z.string(),
+  run_id: z.string(),
+  status: z.literal("completed"),
+  purged_at: Timestamp,
+}));
+
+/** Query of GET /v1/runs (unknown parameters are ignored). */
+export const RunListQuery = z.object({
+  kind: queryEnum("kind", RUN_KIND_VALUES),
+  status: queryEnum("status", RUN_STATUS_VALUES),
+  limit: queryInteger("limit", 1, LIST_LIMIT_MAX, LIST_LIMIT_DEFAULT),
+  starting_after: queryText("starting_after", "a run id: list the runs created before it"),
+});
+
+/** Query of GET /v1/runs/{run_id}/episodes. */
+export const EpisodeListQuery = z.object({
+  outcome: queryEnum("outcome", ["success", "failure"]),
+  cluster: queryText("cluster", "a failure cluster name"),
+  artifact: queryEnum("artifact", ["mcap", "video", "ground_truth"], "list the run's artifact files of this kind instead of episodes"),
+});
+
+/** Query of GET /v1/runs/{run_id}/report. */
+export const ReportQuery = z.object({
+  format: queryEnum("format", ["json", "pdf"], "json (default) or pdf"),
+});
