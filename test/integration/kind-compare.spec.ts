@@ -4,7 +4,7 @@
  * stops early; the verification report (JSON and PDF) of a compare run.
  */
 import assert from "node:assert/strict";
-import { readSse, startTestService, type TestService } from "./helpers.js";
+import { runEnd, startTestService, type TestService } from "./helpers.js";
 
 const policy = (image: string) => ({
   type: "container",
@@ -23,12 +23,6 @@ const COMPARE = {
   paired: true,
   perturbation: { layout_jitter_mm: 10, seed: 4242 },
 };
-
-async function waitForEnd(service: TestService, runId: string): Promise<Record<string, any>> {
-  const events = await service.api(`/v1/runs/${runId}/events`);
-  await readSse(events, (e) => e.event === "status" && ["completed", "failed", "stopped"].includes((e.data as any).status));
-  return (await (await service.api(`/v1/runs/${runId}`)).json()) as Record<string, any>;
-}
 
 describe("kind compare on a simulated fleet", function () {
   this.timeout(300_000);
@@ -50,7 +44,7 @@ describe("kind compare on a simulated fleet", function () {
     assert.deepEqual(run.units.map((u: any) => u.key), ["policy:expert", "policy:novice"]);
     assert.ok(run.policies.expert && run.policies.novice);
 
-    const done = await waitForEnd(service, run.id);
+    const done = (await runEnd(service, run.id)).run;
     assert.equal(done.status, "completed", JSON.stringify(done.status_detail));
     const result = done.result;
     assert.equal(result.n, 12);
@@ -109,7 +103,7 @@ describe("kind compare on a simulated fleet", function () {
     });
     assert.equal(created.status, 201, await created.clone().text());
     const run = (await created.json()) as Record<string, any>;
-    const done = await waitForEnd(service, run.id);
+    const done = (await runEnd(service, run.id)).run;
     assert.equal(done.status, "completed");
     const seq = done.result.comparison.sequential;
     assert.notEqual(seq.decision, "continue", JSON.stringify(done.result.comparison));
