@@ -10,7 +10,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { eventually } from "../support/eventually.js";
-import { ScriptedAgent } from "./scripted-agent.js";
+import { ScriptedAgent } from "../support/scripted-agent.js";
 import { runEnd, startTestService, TEST_ADMIN_KEY, type TestService } from "./helpers.js";
 
 const REPO = resolve(import.meta.dirname, "..", "..");

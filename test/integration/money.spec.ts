@@ -13,7 +13,7 @@ import { startCoordinator, type RunningCoordinator } from "../../coordinator/ser
 import { roundCents, roundHours } from "../../coordinator/runs/meters.js";
 import { wilsonInterval } from "../../coordinator/stats/wilson.js";
 import { TEST_ADMIN_KEY, waitForRunEnd } from "./helpers.js";
-import { ScriptedAgent } from "./scripted-agent.js";
+import { ScriptedAgent } from "../support/scripted-agent.js";
 import { startReceiver, type Receiver } from "./webhook-receiver.js";
 
 const RUN_BODY = {
