@@ -15,6 +15,8 @@ module.exports = {
         "protocol/**/*.spec.ts",
       ],
   extension: ["ts"],
+  // Root hooks: fleets shared by several spec files stop after the last one (test/support/shared-fleet.ts).
+  require: ["test/support/root-hooks.ts"],
   "node-option": ["import=tsx"],
   timeout: 20000,
   reporter: "./test/summary-reporter.cjs",

@@ -9,7 +9,8 @@ import assert from "node:assert/strict";
 import { McapIndexedReader } from "@mcap/core";
 import { wilsonInterval } from "../../coordinator/stats/wilson.js";
 import { README_RUN_BODY } from "../fixtures.js";
-import { runEnd, startTestService, type TestService } from "./helpers.js";
+import { acquireSharedFleet, releaseSharedFleet } from "../support/shared-fleet.js";
+import { runEnd, type TestService } from "./helpers.js";
 
 /**
  * Seeded so both groups occur: when written, 5 of the 6 novice episodes missed and stalled (two nudges
@@ -23,11 +24,11 @@ describe("interventions on_stall (simulated fleet, novice policy)", function () 
   let service: TestService;
 
   before(async () => {
-    service = await startTestService({ cells: ["so101-b", "so101-c"] });
+    service = await acquireSharedFleet(["so101-b", "so101-c"]);
   });
 
   after(async () => {
-    await service?.stop();
+    await releaseSharedFleet(service);
   });
 
   it("nudges stalled episodes, ships counts and timestamps, flags them and rates the others apart", async () => {

@@ -4,7 +4,8 @@
  * stops early; the verification report (JSON and PDF) of a compare run.
  */
 import assert from "node:assert/strict";
-import { runEnd, startTestService, type TestService } from "./helpers.js";
+import { acquireSharedFleet, releaseSharedFleet } from "../support/shared-fleet.js";
+import { runEnd, type TestService } from "./helpers.js";
 
 const policy = (image: string) => ({
   type: "container",
@@ -29,11 +30,11 @@ describe("kind compare on a simulated fleet", function () {
   let service: TestService;
 
   before(async () => {
-    service = await startTestService({ cells: ["so101-b", "so101-c"] });
+    service = await acquireSharedFleet(["so101-b", "so101-c"]);
   });
 
   after(async () => {
-    await service?.stop();
+    await releaseSharedFleet(service);
   });
 
   it("runs both policies from the same seeds in each pair and reports per-policy Results and the paired difference", async () => {

@@ -2,7 +2,8 @@
  * Suites, kind `eval`, CI gates and verification reports end to end on the simulated fleet.
  */
 import assert from "node:assert/strict";
-import { runEnd, startTestService, type TestService } from "./helpers.js";
+import { acquireSharedFleet, releaseSharedFleet } from "../support/shared-fleet.js";
+import { runEnd, type TestService } from "./helpers.js";
 
 const policy = (image: string) => ({
   type: "container",
@@ -21,11 +22,11 @@ describe("suites, eval, gates and reports on a simulated fleet", function () {
   let service: TestService;
 
   before(async () => {
-    service = await startTestService({ cells: ["so101-b", "so101-c"] });
+    service = await acquireSharedFleet(["so101-b", "so101-c"]);
   });
 
   after(async () => {
-    await service?.stop();
+    await releaseSharedFleet(service);
   });
 
   it("lists the frozen suites", async () => {

@@ -5,7 +5,8 @@
  */
 import assert from "node:assert/strict";
 import { McapIndexedReader } from "@mcap/core";
-import { runEnd, startTestService, type TestService } from "./helpers.js";
+import { acquireSharedFleet, releaseSharedFleet } from "../support/shared-fleet.js";
+import { runEnd, type TestService } from "./helpers.js";
 import { README_RUN_BODY } from "../fixtures.js";
 
 async function episodesOf(service: TestService, runId: string): Promise<Array<Record<string, any>>> {
@@ -27,11 +28,11 @@ describe("episode replay on a simulated fleet", function () {
   let service: TestService;
 
   before(async () => {
-    service = await startTestService({ cells: ["so101-b", "so101-c"] });
+    service = await acquireSharedFleet(["so101-b", "so101-c"]);
   });
 
   after(async () => {
-    await service?.stop();
+    await releaseSharedFleet(service);
   });
 
   it("replays an episode with the same initial conditions and the same outcome", async () => {
