@@ -23,6 +23,8 @@ import { loadFirmwarePins } from "../../firmware-pins/pins.js";
 import { SceneReadyGate } from "../../cell-agent/devices/scene/operator-scene-reset.js";
 import { createMockServoPort } from "../../simulators/servo-bus/mock-port.js";
 import { createSimulatedCell } from "../../simulators/sim-cell-hardware.js";
+import { eventually } from "../support/eventually.js";
+import { Watched } from "../support/watched.js";
 import { TEST_ADMIN_KEY } from "./helpers.js";
 
 type Json = Record<string, any>;
@@ -41,6 +43,8 @@ describe("cell enrollment and the doctor against a real coordinator (integration
   let dir: string;
   let coordinator: RunningCoordinator;
   let cell: RunningCell | undefined;
+  /** The agent's log lines. */
+  const agentLog = new Watched<string>();
 
   const api = async (path: string, init: { method?: string; json?: unknown; key?: string } = {}): Promise<{ status: number; body: Json }> => {
     const res = await fetch(new URL(path, coordinator.baseUrl), {
@@ -51,13 +55,7 @@ describe("cell enrollment and the doctor against a real coordinator (integration
     return { status: res.status, body: (await res.json()) as Json };
   };
 
-  const waitFor = async (what: string, predicate: () => Promise<boolean>): Promise<void> => {
-    const deadline = Date.now() + 15_000;
-    while (!(await predicate())) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-  };
+  const waitFor = (what: string, predicate: () => Promise<boolean>) => eventually(what, predicate, { deadlineMs: 15_000 });
   const listed = async () => (await api("/v1/cells")).body.data.find((c: Json) => c.id === CELL) as Json;
 
   /** Real probes for the link, clock and disk; the servo bus is the emulator on a SerialPortMock. */
@@ -133,7 +131,7 @@ describe("cell enrollment and the doctor against a real coordinator (integration
       coordinatorAddress: coordinator.grpcAddress, metricsPort: 0,
     });
     cell = await runCell(config, {
-      log: () => undefined,
+      log: (line) => agentLog.push(line),
       buildHardware: async () => ({
         hardware: await createSimulatedCell({ model: "so101", firmware: "3.11", environment: "tabletop@1", seed: 3, speed: 1, devices: "in-process" }),
         sceneGate: new SceneReadyGate(),
@@ -158,7 +156,9 @@ describe("cell enrollment and the doctor against a real coordinator (integration
     assert.equal(revoked.status, 200);
     assert.ok(revoked.body.revoked);
     assert.equal(revoked.body.connected, false);
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    // The agent dials again after the cut; wait until the coordinator has refused it, then look.
+    const refusals = agentLog.items.filter((l) => l.includes("refused this cell's token")).length;
+    await agentLog.until((all) => all.filter((l) => l.includes("refused this cell's token")).length > refusals);
     const after = await listed();
     assert.equal(after.connected, false, "a revoked cell must not get back in");
     assert.equal(after.state, "revoked");

@@ -19,6 +19,7 @@ import type { CellHardware, ResetPlan } from "../../cell-agent/hardware/types.js
 import {
   CellLinkService, type AgentMessage, type ArtifactChunk, type ArtifactProgress, type ArtifactRef, type CoordinatorMessage, type Hello,
 } from "../../protocol/gen/cell.js";
+import { Watched } from "../support/watched.js";
 
 const TASK_JSON = readFileSync(new URL("../../coordinator/catalog/tasks/pick-cube-v1.json", import.meta.url), "utf8");
 const TOKEN = "cell-token-so101-a";
@@ -213,11 +214,12 @@ describe("cell agent over CellLink (coordinator test double)", function () {
   let dataDir: string;
   let coordinator: FakeCoordinator;
   let agent: CellAgent | undefined;
-  const lines: string[] = [];
+  const log = new Watched<string>();
+  const lines = log.items;
 
   beforeEach(() => {
     dataDir = mkdtempSync(join(tmpdir(), "agent-link-"));
-    lines.length = 0;
+    log.clear();
   });
   afterEach(async () => {
     await agent?.stop();
@@ -246,7 +248,7 @@ describe("cell agent over CellLink (coordinator test double)", function () {
       uploaded.set(ref.kind, ref);
       if (uploaded.size === 2) resolve();
     }));
-    agent = await startCellAgent(config(address), fakeCell(), { log: (line) => lines.push(line) });
+    agent = await startCellAgent(config(address), fakeCell(), { log: (line) => log.push(line) });
     await bothUploaded;
 
     assert.ok(coordinator.hellos.length >= 2, "the agent reconnected after the drop");
@@ -299,8 +301,8 @@ describe("cell agent over CellLink (coordinator test double)", function () {
   it("logs a refused token in plain words and keeps retrying", async () => {
     coordinator = new FakeCoordinator({});
     const address = await coordinator.listen();
-    agent = await startCellAgent(config(address, "wrong-token"), fakeCell(), { log: (line) => lines.push(line) });
-    for (let i = 0; i < 200 && !lines.some((l) => l.includes("refused this cell's token")); i++) await new Promise((r) => setTimeout(r, 20));
+    agent = await startCellAgent(config(address, "wrong-token"), fakeCell(), { log: (line) => log.push(line) });
+    await log.until((all) => all.some((l) => l.includes("refused this cell's token")));
     assert.ok(lines.find((l) => l.startsWith("the coordinator refused this cell's token: unknown cell token")), lines.join("\n"));
   });
 
@@ -317,7 +319,7 @@ describe("cell agent over CellLink (coordinator test double)", function () {
     const cell = fakeCell();
     const interrupted = new Promise<AgentMessage>((resolve) => coordinator.on("applied", (m: AgentMessage) => m.episodeInterrupted && resolve(m)));
     coordinator.once("applied", () => cell.pressEstop()); // EpisodeStarted
-    agent = await startCellAgent(config(address), cell, { log: (line) => lines.push(line) });
+    agent = await startCellAgent(config(address), cell, { log: (line) => log.push(line) });
     const message = await interrupted;
     assert.equal(message.episodeInterrupted!.episodeId, "ep_2");
     assert.equal(message.episodeInterrupted!.reason, "estop");
@@ -346,9 +348,20 @@ describe("cell agent over CellLink (coordinator test double)", function () {
     coordinator.dropOnFirstFinish = false;
     const address = await coordinator.listen();
     const cell = fakeCell();
+    // Cancel once the policy drives the arm (torque on, the first goals written). EpisodeStarted goes
+    // out before the scene reset and the policy start; a cancel that lands then ends the attempt
+    // before torque is on, so there is nothing to hold and no protective stop to count.
+    const writeGoalPositions = cell.motors.writeGoalPositions.bind(cell.motors);
+    let cancelSent = false;
+    cell.motors.writeGoalPositions = async (targets) => {
+      await writeGoalPositions(targets);
+      if (cell.torque.at(-1) === true && !cancelSent) {
+        cancelSent = true;
+        coordinator.stream!.write({ cancelEpisode: { episodeId: "ep_3", reason: "finished elsewhere" } });
+      }
+    };
     const interrupted = new Promise<AgentMessage>((resolve) => coordinator.on("applied", (m: AgentMessage) => m.episodeInterrupted && resolve(m)));
-    coordinator.once("applied", () => coordinator.stream!.write({ cancelEpisode: { episodeId: "ep_3", reason: "finished elsewhere" } })); // EpisodeStarted
-    agent = await startCellAgent(config(address), cell, { log: (line) => lines.push(line) });
+    agent = await startCellAgent(config(address), cell, { log: (line) => log.push(line) });
     const message = (await interrupted).episodeInterrupted!;
     assert.deepEqual([message.episodeId, message.attempt, message.reason, message.detail], ["ep_3", 2, "cancelled", "finished elsewhere"]);
     await agent.settled();
@@ -373,13 +386,13 @@ describe("cell agent over CellLink (coordinator test double)", function () {
         ...session,
         close: async () => {
           coordinator.stream!.write({ cancelEpisode: { episodeId: "ep_4", reason: "finished elsewhere" } });
-          for (let i = 0; i < 200 && !lines.some((l) => l.includes("cancelled episode ep_4")); i++) await new Promise((r) => setTimeout(r, 10));
+          await log.until((all) => all.some((l) => l.includes("cancelled episode ep_4")));
           await session.close();
         },
       };
     };
     const interrupted = new Promise<AgentMessage>((resolve) => coordinator.on("applied", (m: AgentMessage) => m.episodeInterrupted && resolve(m)));
-    agent = await startCellAgent(config(address), cell, { log: (line) => lines.push(line) });
+    agent = await startCellAgent(config(address), cell, { log: (line) => log.push(line) });
     const message = (await interrupted).episodeInterrupted!;
     assert.deepEqual([message.episodeId, message.reason], ["ep_4", "cancelled"]);
     await agent.settled();

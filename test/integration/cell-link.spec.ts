@@ -8,10 +8,10 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { credentials, Metadata, status, type ClientDuplexStream, type ServiceError } from "@grpc/grpc-js";
+import { status, type ServiceError } from "@grpc/grpc-js";
 import { Registry } from "prom-client";
 import { loadFirmwarePins } from "../../firmware-pins/pins.js";
-import { CellLinkClient, type AgentMessage, type ArtifactChunk, type ArtifactProgress, type ArtifactRef, type CoordinatorMessage, type Hello } from "../../protocol/gen/cell.js";
+import type { AgentMessage, ArtifactChunk, ArtifactRef, Hello } from "../../protocol/gen/cell.js";
 import { enrollCell, revokeCell } from "../../coordinator/fleet/enrollment.js";
 import { startFleet, type Fleet } from "../../coordinator/server.js";
 import { RunEvents, type RunEvent } from "../../coordinator/runs/run-events.js";
@@ -20,86 +20,10 @@ import { getArtifact } from "../../coordinator/store/artifacts-repo.js";
 import { openDatabase, type Db } from "../../coordinator/store/database.js";
 import { getEpisode, listEpisodes } from "../../coordinator/store/episodes-repo.js";
 import * as runsRepo from "../../coordinator/store/runs-repo.js";
+import { ScriptedAgent } from "../support/scripted-agent.js";
 
 const here = fileURLToPath(new URL(".", import.meta.url));
 const quiet = { info() {}, warn() {}, error: (line: string) => console.error(line) };
-
-/** A scripted cell agent: one Connect stream, with awaitable incoming messages. */
-class ScriptedAgent {
-  readonly client: CellLinkClient;
-  private stream?: ClientDuplexStream<AgentMessage, CoordinatorMessage>;
-  private readonly inbox: CoordinatorMessage[] = [];
-  private readonly waiters: Array<() => void> = [];
-  ended?: Promise<ServiceError | null>;
-
-  constructor(address: string, private readonly token: string) {
-    this.client = new CellLinkClient(address, credentials.createInsecure());
-  }
-
-  metadata(): Metadata {
-    const metadata = new Metadata();
-    metadata.set("authorization", `Bearer ${this.token}`);
-    return metadata;
-  }
-
-  connect(first?: AgentMessage): void {
-    const stream = this.client.connect(this.metadata());
-    this.stream = stream;
-    this.inbox.length = 0;
-    stream.on("data", (message: CoordinatorMessage) => {
-      this.inbox.push(message);
-      for (const wake of this.waiters.splice(0)) wake();
-    });
-    this.ended = new Promise((resolve) => {
-      stream.on("error", (error: ServiceError) => resolve(error));
-      stream.on("end", () => resolve(null));
-    });
-    if (first) stream.write(first);
-  }
-
-  send(message: Partial<AgentMessage>): void {
-    this.stream!.write({ seq: 0, ...message });
-  }
-
-  /** Resolves with (and consumes) the first message `pick` accepts. */
-  async next<T>(pick: (message: CoordinatorMessage) => T | undefined): Promise<T> {
-    for (;;) {
-      for (let i = 0; i < this.inbox.length; i++) {
-        const picked = pick(this.inbox[i]);
-        if (picked !== undefined) {
-          this.inbox.splice(i, 1);
-          return picked;
-        }
-      }
-      await new Promise<void>((resolve) => this.waiters.push(resolve));
-    }
-  }
-
-  pending(): CoordinatorMessage[] {
-    return [...this.inbox];
-  }
-
-  disconnect(): void {
-    this.stream?.cancel();
-  }
-
-  artifactStatus(ref: ArtifactRef): Promise<ArtifactProgress> {
-    return new Promise((resolve, reject) => this.client.artifactStatus(ref, this.metadata(), (error, progress) => (error ? reject(error) : resolve(progress))));
-  }
-
-  upload(chunks: ArtifactChunk[]): Promise<ArtifactProgress> {
-    return new Promise((resolve, reject) => {
-      const call = this.client.uploadArtifact(this.metadata(), (error, progress) => (error ? reject(error) : resolve(progress)));
-      for (const chunk of chunks) call.write(chunk);
-      call.end();
-    });
-  }
-
-  close(): void {
-    this.stream?.cancel();
-    this.client.close();
-  }
-}
 
 function hello(cellId: string, extra: Partial<Hello> = {}): AgentMessage {
   return {
@@ -173,7 +97,7 @@ describe("CellLink server (scripted agent)", function () {
   it("runs a run end to end: assignment, exactly-once messages, resumable verified uploads, completion", async () => {
     insertFixtures(db, "run_e2e", 3);
     const agent = agentFor("so101-b");
-    agent.connect(hello("so101-b"));
+    agent.open(hello("so101-b"));
     const welcome = await agent.next((m) => m.welcome);
     assert.equal(welcome.lastSeqApplied, 0);
     assert.equal(welcome.heartbeatIntervalMs, 1000);
@@ -274,14 +198,14 @@ describe("CellLink server (scripted agent)", function () {
 
     // A reconnecting agent learns where the coordinator stands.
     agent.disconnect();
-    agent.connect(hello("so101-b", { lastSeqSent: seq }));
+    agent.open(hello("so101-b", { lastSeqSent: seq }));
     assert.equal((await agent.next((m) => m.welcome)).lastSeqApplied, seq);
   });
 
   it("refuses unknown and revoked tokens with UNAUTHENTICATED", async () => {
     const agent = agentFor("so101-c");
     revokeCell(db, "so101-c");
-    agent.connect(hello("so101-c"));
+    agent.open(hello("so101-c"));
     const error = await agent.ended!;
     assert.equal(error?.code, status.UNAUTHENTICATED);
     assert.match(error!.details, /^cell_revoked: /);
@@ -289,7 +213,7 @@ describe("CellLink server (scripted agent)", function () {
 
     const stranger = new ScriptedAgent(`127.0.0.1:${server.port}`, "assay_cell_not-a-token");
     agents.push(stranger);
-    stranger.connect(hello("so101-c"));
+    stranger.open(hello("so101-c"));
     const refused = await stranger.ended!;
     assert.equal(refused?.code, status.UNAUTHENTICATED);
     assert.match(refused!.details, /^token_unknown: /);
@@ -297,12 +221,12 @@ describe("CellLink server (scripted agent)", function () {
 
   it("requires Hello first, from the token's own cell", async () => {
     const agent = agentFor("so101-c");
-    agent.connect({ seq: 0, heartbeat: { sentAtMs: 0, state: "idle", episodeId: "", dutyCyclePct: 0, uploadBacklog: 0 } });
+    agent.open({ seq: 0, heartbeat: { sentAtMs: 0, state: "idle", episodeId: "", dutyCyclePct: 0, uploadBacklog: 0 } });
     const error = await agent.ended!;
     assert.equal(error?.code, status.INVALID_ARGUMENT);
     assert.match(error!.details, /^hello_required: /);
 
-    agent.connect(hello("so101-d"));
+    agent.open(hello("so101-d"));
     const mismatch = await agent.ended!;
     assert.equal(mismatch?.code, status.INVALID_ARGUMENT);
     assert.match(mismatch!.details, /^cell_id_mismatch: /);
@@ -311,7 +235,7 @@ describe("CellLink server (scripted agent)", function () {
   it("refuses work to a cell whose firmware differs from its pin", async () => {
     insertFixtures(db, "run_fw", 1);
     const agent = agentFor("so101-a"); // pinned so101@3.10
-    agent.connect(hello("so101-a", { firmware: "3.11" }));
+    agent.open(hello("so101-a", { firmware: "3.11" }));
     await agent.next((m) => m.welcome);
     const refusal = await agent.next((m) => m.refusal);
     assert.equal(refusal.code, "firmware_mismatch");
@@ -325,13 +249,13 @@ describe("CellLink server (scripted agent)", function () {
   it("puts an episode back to pending with an interruption when its cell disconnects, and reassigns it", async () => {
     insertFixtures(db, "run_drop", 1);
     const agent = agentFor("so101-c");
-    agent.connect(hello("so101-c"));
+    agent.open(hello("so101-c"));
     const first = await agent.next((m) => m.assignEpisode);
     agent.send({ seq: 1, episodeStarted: { episodeId: first.episodeId, attempt: 1, startedAtMs: Date.now() } });
     await agent.next((m) => m.ack);
 
     agent.disconnect();
-    agent.connect(hello("so101-c", { lastSeqSent: 1 }));
+    agent.open(hello("so101-c", { lastSeqSent: 1 }));
     const again = await agent.next((m) => m.assignEpisode);
     assert.equal(again.episodeId, first.episodeId);
     assert.equal(again.attempt, 2);
@@ -351,7 +275,7 @@ describe("CellLink server (scripted agent)", function () {
     });
     insertFixtures(db, "run_silent", 1);
     const agent = agentFor("so101-c");
-    agent.connect(hello("so101-c"));
+    agent.open(hello("so101-c"));
     assert.equal((await agent.next((m) => m.welcome)).heartbeatIntervalMs, 50);
     const assign = await agent.next((m) => m.assignEpisode);
     const error = await agent.ended!;
@@ -366,7 +290,7 @@ describe("CellLink server (scripted agent)", function () {
   it("after a coordinator restart, requeues an episode the reconnected cell no longer holds", async () => {
     insertFixtures(db, "run_restart", 1);
     const agent = agentFor("so101-c");
-    agent.connect(hello("so101-c"));
+    agent.open(hello("so101-c"));
     const assign = await agent.next((m) => m.assignEpisode);
     await server.stop();
     // Shutting down does not requeue: the agent may finish the episode and report it later.
@@ -377,7 +301,7 @@ describe("CellLink server (scripted agent)", function () {
     });
     const restarted = new ScriptedAgent(`127.0.0.1:${server.port}`, enrollCell(db, { cellId: "so101-c", model: "so101" }));
     agents.push(restarted);
-    restarted.connect(hello("so101-c"));
+    restarted.open(hello("so101-c"));
     await restarted.next((m) => m.welcome);
     restarted.send({ heartbeat: { sentAtMs: Date.now(), state: "idle", episodeId: "", dutyCyclePct: 0, uploadBacklog: 0 } });
     const again = await restarted.next((m) => m.assignEpisode);
@@ -388,7 +312,7 @@ describe("CellLink server (scripted agent)", function () {
   it("requeues the episode an agent reports interrupted, with the agent's reason", async () => {
     insertFixtures(db, "run_int", 1);
     const agent = agentFor("so101-c");
-    agent.connect(hello("so101-c"));
+    agent.open(hello("so101-c"));
     const first = await agent.next((m) => m.assignEpisode);
     agent.send({ seq: 1, episodeStarted: { episodeId: first.episodeId, attempt: 1, startedAtMs: Date.now() } });
     agent.send({ seq: 2, episodeInterrupted: { episodeId: first.episodeId, attempt: 1, reason: "policy_error", detail: "container exited 137", durationS: 3.5, artifacts: [] } });
@@ -401,12 +325,12 @@ describe("CellLink server (scripted agent)", function () {
   it("takes the first finish of a reassigned episode, cancels the other cell's attempt, and refuses that cell's artifacts", async () => {
     insertFixtures(db, "run_twice", 1);
     const first = agentFor("so101-b");
-    first.connect(hello("so101-b"));
+    first.open(hello("so101-b"));
     const assign1 = await first.next((m) => m.assignEpisode);
     first.send({ seq: 1, episodeStarted: { episodeId: assign1.episodeId, attempt: 1, startedAtMs: Date.now() } });
     await first.next((m) => m.ack);
     const second = agentFor("so101-c");
-    second.connect(hello("so101-c"));
+    second.open(hello("so101-c"));
     await second.next((m) => m.welcome);
 
     // so101-b's link drops mid-episode (its agent was killed after queuing EpisodeFinished): requeued, reassigned.
@@ -430,7 +354,7 @@ describe("CellLink server (scripted agent)", function () {
     const refC: ArtifactRef = { ...refB, bytes: dataC.length, sha256: sha256(dataC) };
 
     // The restarted so101-b resends its outbox: the late finish of attempt 1 is the first, so it counts.
-    first.connect(hello("so101-b", { lastSeqSent: 2 }));
+    first.open(hello("so101-b", { lastSeqSent: 2 }));
     assert.equal((await first.next((m) => m.welcome)).lastSeqApplied, 1);
     first.send(finishedBy(2, 1, "success", refB));
     assert.equal((await first.next((m) => m.ack)).seq, 2);
@@ -467,12 +391,12 @@ describe("CellLink server (scripted agent)", function () {
   it("cancels the newer attempt when the same cell, reassigned the episode after a restart, resends the earlier attempt's finish", async () => {
     insertFixtures(db, "run_again", 1);
     const agent = agentFor("so101-c");
-    agent.connect(hello("so101-c"));
+    agent.open(hello("so101-c"));
     const first = await agent.next((m) => m.assignEpisode);
     agent.send({ seq: 1, episodeStarted: { episodeId: first.episodeId, attempt: 1, startedAtMs: Date.now() } });
     await agent.next((m) => m.ack);
     agent.disconnect();
-    agent.connect(hello("so101-c", { lastSeqSent: 2 }));
+    agent.open(hello("so101-c", { lastSeqSent: 2 }));
     const again = await agent.next((m) => m.assignEpisode);
     assert.equal(again.attempt, 2);
     // The outbox resend comes after the new AssignEpisode: the first finish counts.

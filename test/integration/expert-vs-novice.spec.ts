@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { newcombeDifference } from "../../coordinator/stats/two-proportions.js";
 import { wilsonInterval } from "../../coordinator/stats/wilson.js";
-import { startTestService, type TestService } from "./helpers.js";
+import { runEnd, startTestService, type TestService } from "./helpers.js";
 import { README_RUN_BODY } from "../fixtures.js";
 
 const EPISODES_PER_POLICY = 10;
@@ -18,16 +18,6 @@ const EPISODES_PER_POLICY = 10;
  * mug and stapler). With color-blocks@1 the novice still picks ~80% (docs/simulation.md).
  */
 const PERTURBATION = { layout_jitter_mm: 10, lighting: ["nominal", "dim", "bright", "warm"], distractors: "office-clutter@1", seed: 20251122 };
-
-async function waitForRun(service: TestService, runId: string, timeoutMs: number): Promise<Record<string, any>> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const run = (await (await service.api(`/v1/runs/${runId}`)).json()) as Record<string, any>;
-    if (["completed", "failed", "stopped"].includes(run.status)) return run;
-    if (Date.now() > deadline) throw new Error(`run ${runId} still ${run.status} after ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-}
 
 const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
 
@@ -54,7 +44,7 @@ describe("expert beats novice on pick-cube@v1 (simulated fleet, real API)", func
     // same episode seeds (the same initial conditions), and a simulated episode is deterministic for
     // its replay spec, so the outcome of this test is too.
     const ids = [await submit("assay/ref-policy:expert"), await submit("assay/ref-policy:novice")];
-    const [expert, novice] = await Promise.all(ids.map((id) => waitForRun(service, id, 280_000)));
+    const [expert, novice] = await Promise.all(ids.map(async (id) => (await runEnd(service, id, { deadlineMs: 280_000 })).run));
     for (const run of [expert, novice]) assert.equal(run.status, "completed", JSON.stringify(run.status_detail ?? run.status));
 
     const count = (run: Record<string, any>) => Math.round(run.result.success_rate * run.result.n);

@@ -9,11 +9,11 @@ import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { ScriptedAgent } from "./scripted-agent.js";
-import { startTestService, TEST_ADMIN_KEY, type TestService } from "./helpers.js";
+import { eventually } from "../support/eventually.js";
+import { ScriptedAgent } from "../support/scripted-agent.js";
+import { runEnd, startTestService, TEST_ADMIN_KEY, type TestService } from "./helpers.js";
 
 const REPO = resolve(import.meta.dirname, "..", "..");
-const POLL_MS = 50;
 
 const RUN = {
   kind: "run",
@@ -27,17 +27,6 @@ const RUN = {
     observation_contract: { cameras: ["top", "wrist"], state: ["joint_positions"] },
   },
 };
-
-/** Polls `probe` until it returns a value other than undefined/false, or fails after `timeoutMs`. */
-async function waitFor<T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 120_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, POLL_MS));
-  }
-}
 
 interface EpisodeRecord {
   id: string;
@@ -53,28 +42,21 @@ async function submit(service: TestService, episodes: number, key: string): Prom
 
 /** The episode `cell` is running for `runId` (EpisodeStarted applied), once there is one. */
 function runningOn(service: TestService, runId: string, cell: string): Promise<string> {
-  return waitFor(`an episode of ${runId} running on ${cell}`, () => {
+  return eventually(`an episode of ${runId} running on ${cell}`, () => {
     const row = service.coordinator.db
       .prepare("SELECT id FROM episodes WHERE run_id = ? AND cell_id = ? AND status = 'running'")
       .get(runId, cell) as { id: string } | undefined;
     return row?.id;
-  });
-}
-
-async function finalRun(service: TestService, runId: string): Promise<Record<string, any>> {
-  return waitFor(`run ${runId} to end`, async () => {
-    const run = (await (await service.api(`/v1/runs/${runId}`)).json()) as Record<string, any>;
-    return ["completed", "failed", "stopped"].includes(run.status) ? run : undefined;
-  }, 180_000);
+  }, { deadlineMs: 120_000 });
 }
 
 /** Waits until `queued()` lists something ("queued") or the run has ended ("ended"). */
 async function finalOrQueued(service: TestService, runId: string, queued: () => string[]): Promise<"queued" | "ended"> {
-  return waitFor(`an artifact queued on the cell, or run ${runId} to end`, () => {
+  return eventually(`an artifact queued on the cell, or run ${runId} to end`, () => {
     if (queued().length > 0) return "queued" as const;
     const row = service.coordinator.db.prepare("SELECT status FROM runs WHERE id = ?").get(runId) as { status: string };
     return ["completed", "failed", "stopped"].includes(row.status) ? ("ended" as const) : undefined;
-  }, 180_000);
+  }, { deadlineMs: 180_000 });
 }
 
 async function episodesOf(service: TestService, runId: string): Promise<EpisodeRecord[]> {
@@ -107,11 +89,11 @@ describe("fleet faults mid-episode (real agent processes behind link proxies)", 
     assert.ok(readdirSync(recordings).some((name) => name.endsWith(".mcap.part")), "the killed agent left its recording as .mcap.part");
 
     await service.fleet!.restart("so101-b");
-    const run = await finalRun(service, runId);
+    const { run } = await runEnd(service, runId, { deadlineMs: 180_000 });
     assert.equal(run.status, "completed", JSON.stringify(run.status_detail));
     assert.equal(run.result.n, 4);
     // The restarted agent's own report (EpisodeInterrupted agent_restart) completes the record.
-    const interruptions = await waitFor("the agent_restart report", () => {
+    const interruptions = await eventually("the agent_restart report", () => {
       const list = interruptionsOf(service, episodeId);
       return list.some((i) => i.reason === "agent_restart") && list;
     });
@@ -126,7 +108,7 @@ describe("fleet faults mid-episode (real agent processes behind link proxies)", 
     // then the copy's sidecar right after the confirmation, so wait for that, not just the run.
     const outbox = join(service.dataDir, "cells", "so101-b", "agent", "outbox");
     const left = () => readdirSync(outbox).filter((n) => !n.startsWith("."));
-    await waitFor("the agent to delete its confirmed uploads", () => left().length === 0 || undefined, 10_000).catch(() => undefined);
+    await eventually("the agent to delete its confirmed uploads", () => left().length === 0 || undefined, { deadlineMs: 10_000 }).catch(() => undefined);
     assert.deepEqual(left(), [], "every artifact in the outbox was uploaded and deleted");
   });
 
@@ -148,7 +130,7 @@ describe("fleet faults mid-episode (real agent processes behind link proxies)", 
       await service.fleet!.restart("so101-b");
     }
     assert.ok(caught.length > 0, "an artifact was still queued when the agent was killed");
-    const run = await finalRun(service, runId);
+    const { run } = await runEnd(service, runId, { deadlineMs: 180_000 });
     assert.equal(run.status, "completed", JSON.stringify(run.status_detail));
     const episodes = (await episodesOf(service, runId)) as Array<EpisodeRecord & { mcap_url: string | null }>;
     assert.equal(episodes.length, 6);
@@ -157,7 +139,7 @@ describe("fleet faults mid-episode (real agent processes behind link proxies)", 
       const fileName = sidecar.replace(/\.json$/, "");
       assert.ok(stored.some((a) => a.file_name === fileName), `${fileName} was uploaded after the restart`);
     }
-    await waitFor("so101-b's outbox to drain", () => queued().length === 0);
+    await eventually("so101-b's outbox to drain", () => queued().length === 0);
   });
 
   it("link unplugged mid-episode, plugged back: the agent aborts and holds, the episode is retried (link_lost), the run completes", async () => {
@@ -165,13 +147,13 @@ describe("fleet faults mid-episode (real agent processes behind link proxies)", 
     const episodeId = await runningOn(service, runId, "so101-c");
     service.fleet!.unplug("so101-c");
     // The coordinator requeues at once (the stream died); the agent aborts the attempt and idles.
-    await waitFor("the coordinator to requeue the episode", () => interruptionsOf(service, episodeId).some((i) => i.reason === "link_lost"));
+    await eventually("the coordinator to requeue the episode", () => interruptionsOf(service, episodeId).some((i) => i.reason === "link_lost"));
     const controlUrl = service.fleet!.status().find((c) => c.cell === "so101-c")!.controlUrl!;
-    await waitFor("so101-c to abort its episode", async () => ((await (await fetch(`${controlUrl}/state`)).json()) as { state: string }).state === "idle");
+    await eventually("so101-c to abort its episode", async () => ((await (await fetch(`${controlUrl}/state`)).json()) as { state: string }).state === "idle");
     const pluggedAt = new Date().toISOString();
     service.fleet!.plug("so101-c");
 
-    const run = await finalRun(service, runId);
+    const { run } = await runEnd(service, runId, { deadlineMs: 180_000 });
     assert.equal(run.status, "completed", JSON.stringify(run.status_detail));
     assert.equal(run.result.n, 4);
     const episodes = await episodesOf(service, runId);
@@ -181,7 +163,7 @@ describe("fleet faults mid-episode (real agent processes behind link proxies)", 
     assert.deepEqual(retried.interruptions.map((i) => [i.cell, i.reason]), [["so101-c", "link_lost"]]);
     // so101-c said Hello again after the plug and the coordinator applied everything its outbox held
     // (the EpisodeInterrupted it queued while cut off among them).
-    await waitFor("so101-c to reconnect and resend its outbox", () => {
+    await eventually("so101-c to reconnect and resend its outbox", () => {
       const cell = service.coordinator.db.prepare("SELECT last_seen, last_seq_applied, hello FROM cells WHERE id = 'so101-c'").get() as
         { last_seen: string; last_seq_applied: number; hello: string };
       return cell.last_seen > pluggedAt && cell.last_seq_applied >= (JSON.parse(cell.hello) as { lastSeqSent: number }).lastSeqSent;
@@ -250,7 +232,7 @@ describe("npm run fleet against a running npm start", function () {
       stdio: ["ignore", process.env.ASSAY_TEST_LOG ? "inherit" : "ignore", process.env.ASSAY_TEST_LOG ? "inherit" : "ignore"],
     });
     exited = new Promise((done) => start!.once("exit", () => done()));
-    await waitFor("fleet.json", () => existsSync(join(dataDir, "fleet.json")), 60_000);
+    await eventually("fleet.json", () => existsSync(join(dataDir, "fleet.json")), { deadlineMs: 60_000 });
   });
 
   after(async () => {

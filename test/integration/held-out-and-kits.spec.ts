@@ -12,21 +12,12 @@ import { McapIndexedReader } from "@mcap/core";
 import { createApiKey } from "../../coordinator/auth/api-keys.js";
 import { CATALOG_ACCOUNT_ID } from "../../coordinator/catalog/tasks.js";
 import { README_RUN_BODY } from "../fixtures.js";
-import { startTestService, type TestService } from "./helpers.js";
+import { acquireSharedFleet, releaseSharedFleet } from "../support/shared-fleet.js";
+import { runEnd, type TestService } from "./helpers.js";
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 const HELD_OUT = "raise the crimson block above the table";
-
-async function waitForRun(service: TestService, runId: string, timeoutMs = 180_000): Promise<Json> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const run = (await (await service.api(`/v1/runs/${runId}`)).json()) as Json;
-    if (["completed", "failed", "stopped"].includes(run.status)) return run;
-    if (Date.now() > deadline) throw new Error(`run ${runId} still ${run.status} after ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
 
 async function json(res: Response, status: number): Promise<Json> {
   const body = (await res.json()) as Json;
@@ -49,17 +40,17 @@ describe("held-out instructions and kit objects on a simulated fleet", function 
   let service: TestService;
 
   before(async () => {
-    service = await startTestService({ cells: ["so101-b", "so101-c"] });
+    service = await acquireSharedFleet(["so101-b", "so101-c"]);
   });
 
   after(async () => {
-    await service?.stop();
+    await releaseSharedFleet(service);
   });
 
   it("a held_out run draws only held-out instructions and its report shows them apart", async () => {
     const created = await json(await service.api("/v1/runs", { method: "POST", json: { ...README_RUN_BODY, episodes: 4, instructions: "held_out" } }), 201);
     assert.equal(created.instructions, "held_out");
-    const run = await waitForRun(service, created.id);
+    const { run } = await runEnd(service, created.id, { deadlineMs: 180_000 });
     assert.equal(run.status, "completed", JSON.stringify(run.status_detail));
 
     const episodes = ((await json(await service.api(`/v1/runs/${run.id}/episodes`), 200)).data) as Json[];
@@ -86,7 +77,7 @@ describe("held-out instructions and kit objects on a simulated fleet", function 
   it("a default run never draws a held-out instruction", async () => {
     const created = await json(await service.api("/v1/runs", { method: "POST", json: { ...README_RUN_BODY, episodes: 3 } }), 201);
     assert.equal(created.instructions, "sampled");
-    const run = await waitForRun(service, created.id);
+    const { run } = await runEnd(service, created.id, { deadlineMs: 180_000 });
     assert.equal(run.status, "completed");
     const report = await json(await service.api(`/v1/runs/${run.id}/report`), 200);
     assert.equal(report.instructions.mode, "sampled");
@@ -158,7 +149,7 @@ describe("held-out instructions and kit objects on a simulated fleet", function 
       },
     }), 201);
     const pilot = await json(await service.api(`/v1/tasks/${task.id}/pilot`, { method: "POST", json: { robot: "so101@latest", episodes: 2 } }), 200);
-    const run = await waitForRun(service, pilot.run_id);
+    const { run } = await runEnd(service, pilot.run_id, { deadlineMs: 180_000 });
     assert.equal(run.status, "completed", JSON.stringify(run.status_detail));
 
     const episodes = ((await json(await service.api(`/v1/runs/${run.id}/episodes`), 200)).data) as Json[];

@@ -1,6 +1,6 @@
 /**
  * Shared pieces of the cross-process tests: a temp data dir, a coordinator on port 0 with a simulated
- * fleet of real cell-agent processes, an authenticated fetch, and an SSE reader.
+ * fleet of real cell-agent processes, an authenticated fetch, and the wait for a run's end.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -9,6 +9,10 @@ import { startCoordinator, type RunningCoordinator } from "../../coordinator/ser
 import { compileCoordinatorOptions } from "../../coordinator/options.js";
 import { loadFirmwarePins } from "../../firmware-pins/pins.js";
 import { launchSimFleet, type SimFleet } from "../../simulators/fleet/launcher.js";
+import { waitForRunEnd, type RunEnd, type RunEndOptions } from "../support/run-end.js";
+
+export { readSse, type SseEvent } from "../support/sse.js";
+export { waitForRunEnd, type RunEnd } from "../support/run-end.js";
 
 export const TEST_ADMIN_KEY = "asy_live_TestAdminKey0123456789abcdef";
 
@@ -65,38 +69,7 @@ export async function startTestService(options: { cells?: string[]; keepDataDir?
   };
 }
 
-export interface SseEvent {
-  event: string;
-  data: unknown;
-}
-
-/** Reads a text/event-stream response until it ends or `until` returns true. */
-export async function readSse(response: Response, until: (event: SseEvent, all: SseEvent[]) => boolean): Promise<SseEvent[]> {
-  const events: SseEvent[] = [];
-  const reader = response.body!.getReader();
-  const decoder = new TextDecoder();
-  let buffer = "";
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) return events;
-    buffer += decoder.decode(value, { stream: true });
-    let end: number;
-    while ((end = buffer.indexOf("\n\n")) >= 0) {
-      const block = buffer.slice(0, end);
-      buffer = buffer.slice(end + 2);
-      let event = "message";
-      const data: string[] = [];
-      for (const line of block.split("\n")) {
-        if (line.startsWith("event:")) event = line.slice(6).trim();
-        else if (line.startsWith("data:")) data.push(line.slice(5).trim());
-      }
-      if (data.length === 0) continue;
-      const parsed = { event, data: JSON.parse(data.join("\n")) };
-      events.push(parsed);
-      if (until(parsed, events)) {
-        await reader.cancel();
-        return events;
-      }
-    }
-  }
+/** Waits for a run's event stream to end (see test/support/run-end.ts) as this service's admin. */
+export function runEnd(service: TestService, runId: string, options?: RunEndOptions): Promise<RunEnd> {
+  return waitForRunEnd(service.coordinator.baseUrl, TEST_ADMIN_KEY, runId, options);
 }

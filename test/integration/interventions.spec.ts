@@ -9,7 +9,8 @@ import assert from "node:assert/strict";
 import { McapIndexedReader } from "@mcap/core";
 import { wilsonInterval } from "../../coordinator/stats/wilson.js";
 import { README_RUN_BODY } from "../fixtures.js";
-import { readSse, startTestService, type TestService } from "./helpers.js";
+import { acquireSharedFleet, releaseSharedFleet } from "../support/shared-fleet.js";
+import { runEnd, type TestService } from "./helpers.js";
 
 /**
  * Seeded so both groups occur: when written, 5 of the 6 novice episodes missed and stalled (two nudges
@@ -23,11 +24,11 @@ describe("interventions on_stall (simulated fleet, novice policy)", function () 
   let service: TestService;
 
   before(async () => {
-    service = await startTestService({ cells: ["so101-b", "so101-c"] });
+    service = await acquireSharedFleet(["so101-b", "so101-c"]);
   });
 
   after(async () => {
-    await service?.stop();
+    await releaseSharedFleet(service);
   });
 
   it("nudges stalled episodes, ships counts and timestamps, flags them and rates the others apart", async () => {
@@ -38,8 +39,7 @@ describe("interventions on_stall (simulated fleet, novice policy)", function () 
     const created = await service.api("/v1/runs", { method: "POST", json: body });
     assert.equal(created.status, 201, await created.clone().text());
     const run = (await created.json()) as Record<string, any>;
-    await readSse(await service.api(`/v1/runs/${run.id}/events`), (e) => e.event === "status" && ["completed", "failed", "stopped"].includes((e.data as any).status));
-    const done = (await (await service.api(`/v1/runs/${run.id}`)).json()) as Record<string, any>;
+    const { run: done } = await runEnd(service, run.id);
     assert.equal(done.status, "completed", JSON.stringify(done.status_detail));
     assert.equal(done.interventions, "on_stall");
     const { result } = done;

@@ -4,7 +4,8 @@
  * stops early; the verification report (JSON and PDF) of a compare run.
  */
 import assert from "node:assert/strict";
-import { readSse, startTestService, type TestService } from "./helpers.js";
+import { acquireSharedFleet, releaseSharedFleet } from "../support/shared-fleet.js";
+import { runEnd, type TestService } from "./helpers.js";
 
 const policy = (image: string) => ({
   type: "container",
@@ -24,22 +25,16 @@ const COMPARE = {
   perturbation: { layout_jitter_mm: 10, seed: 4242 },
 };
 
-async function waitForEnd(service: TestService, runId: string): Promise<Record<string, any>> {
-  const events = await service.api(`/v1/runs/${runId}/events`);
-  await readSse(events, (e) => e.event === "status" && ["completed", "failed", "stopped"].includes((e.data as any).status));
-  return (await (await service.api(`/v1/runs/${runId}`)).json()) as Record<string, any>;
-}
-
 describe("kind compare on a simulated fleet", function () {
   this.timeout(300_000);
   let service: TestService;
 
   before(async () => {
-    service = await startTestService({ cells: ["so101-b", "so101-c"] });
+    service = await acquireSharedFleet(["so101-b", "so101-c"]);
   });
 
   after(async () => {
-    await service?.stop();
+    await releaseSharedFleet(service);
   });
 
   it("runs both policies from the same seeds in each pair and reports per-policy Results and the paired difference", async () => {
@@ -50,7 +45,7 @@ describe("kind compare on a simulated fleet", function () {
     assert.deepEqual(run.units.map((u: any) => u.key), ["policy:expert", "policy:novice"]);
     assert.ok(run.policies.expert && run.policies.novice);
 
-    const done = await waitForEnd(service, run.id);
+    const done = (await runEnd(service, run.id)).run;
     assert.equal(done.status, "completed", JSON.stringify(done.status_detail));
     const result = done.result;
     assert.equal(result.n, 12);
@@ -109,7 +104,7 @@ describe("kind compare on a simulated fleet", function () {
     });
     assert.equal(created.status, 201, await created.clone().text());
     const run = (await created.json()) as Record<string, any>;
-    const done = await waitForEnd(service, run.id);
+    const done = (await runEnd(service, run.id)).run;
     assert.equal(done.status, "completed");
     const seq = done.result.comparison.sequential;
     assert.notEqual(seq.decision, "continue", JSON.stringify(done.result.comparison));

@@ -2,7 +2,8 @@
  * Suites, kind `eval`, CI gates and verification reports end to end on the simulated fleet.
  */
 import assert from "node:assert/strict";
-import { readSse, startTestService, type TestService } from "./helpers.js";
+import { acquireSharedFleet, releaseSharedFleet } from "../support/shared-fleet.js";
+import { runEnd, type TestService } from "./helpers.js";
 
 const policy = (image: string) => ({
   type: "container",
@@ -10,12 +11,6 @@ const policy = (image: string) => ({
   action_space: { type: "joint_position", dim: 6 },
   observation_contract: { cameras: ["top", "wrist"], state: ["joint_positions"] },
 });
-
-async function waitForEnd(service: TestService, runId: string): Promise<Record<string, any>> {
-  const events = await service.api(`/v1/runs/${runId}/events`);
-  await readSse(events, (e) => e.event === "status" && ["completed", "failed", "stopped"].includes((e.data as any).status));
-  return (await (await service.api(`/v1/runs/${runId}`)).json()) as Record<string, any>;
-}
 
 async function json(response: Response, status: number): Promise<Record<string, any>> {
   assert.equal(response.status, status, await response.clone().text());
@@ -27,11 +22,11 @@ describe("suites, eval, gates and reports on a simulated fleet", function () {
   let service: TestService;
 
   before(async () => {
-    service = await startTestService({ cells: ["so101-b", "so101-c"] });
+    service = await acquireSharedFleet(["so101-b", "so101-c"]);
   });
 
   after(async () => {
-    await service?.stop();
+    await releaseSharedFleet(service);
   });
 
   it("lists the frozen suites", async () => {
@@ -68,7 +63,7 @@ describe("suites, eval, gates and reports on a simulated fleet", function () {
 
     const first = await json(await service.api(`/v1/gates/${gate.id}/checks`, { method: "POST", json: { ref: "refs/heads/main", commit: "a1b2c3d" } }), 201);
     assert.equal(first.status, "pending");
-    const run = await waitForEnd(service, first.run_id);
+    const { run } = await runEnd(service, first.run_id);
     assert.equal(run.kind, "eval");
     assert.equal(run.status, "completed");
     assert.equal(run.result.suite, "tabletop-basics@1");
@@ -84,7 +79,7 @@ describe("suites, eval, gates and reports on a simulated fleet", function () {
     const second = await json(await service.api(`/v1/gates/${gate.id}/checks`, {
       method: "POST", json: { ref: "refs/heads/main", commit: "b2c3d4e", policy: policy("assay/ref-policy:novice") },
     }), 201);
-    await waitForEnd(service, second.run_id);
+    await runEnd(service, second.run_id);
     const verdict = await json(await service.api(`/v1/gates/${gate.id}/checks/${second.id}`), 200);
     assert.equal(verdict.baseline_run_id, first.run_id);
     assert.ok(verdict.regression, JSON.stringify(verdict));
@@ -105,7 +100,7 @@ describe("suites, eval, gates and reports on a simulated fleet", function () {
     }), 201);
     const early = await service.api(`/v1/runs/${created.id}/report`);
     if (early.status !== 200) assert.equal(early.status, 404);
-    await waitForEnd(service, created.id);
+    await runEnd(service, created.id);
     const report = await json(await service.api(`/v1/runs/${created.id}/report`), 200);
     assert.equal(report.object, "report");
     assert.equal(report.kind, "verification");

@@ -5,7 +5,7 @@
  * taken from an earlier run.
  */
 import assert from "node:assert/strict";
-import { readSse, startTestService, type TestService } from "./helpers.js";
+import { runEnd, startTestService, type TestService } from "./helpers.js";
 import { startReceiver, type Receiver } from "./webhook-receiver.js";
 
 const policy = (image: string) => ({
@@ -21,9 +21,7 @@ async function submitAndWait(service: TestService, body: object): Promise<Record
   const created = await service.api("/v1/runs", { method: "POST", json: body });
   assert.equal(created.status, 201, await created.clone().text());
   const run = (await created.json()) as Record<string, any>;
-  const events = await service.api(`/v1/runs/${run.id}/events`);
-  await readSse(events, (e) => e.event === "status" && ["completed", "failed", "stopped"].includes((e.data as any).status));
-  const done = (await (await service.api(`/v1/runs/${run.id}`)).json()) as Record<string, any>;
+  const { run: done } = await runEnd(service, run.id);
   assert.equal(done.status, "completed", JSON.stringify(done.status_detail));
   return done;
 }

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { verifySignature } from "../../coordinator/webhooks/signature.js";
-import { readSse, startTestService, type TestService } from "./helpers.js";
+import { runEnd, startTestService, type TestService } from "./helpers.js";
 import { startReceiver, type Receiver } from "./webhook-receiver.js";
 
 const policy = (dim: number) => ({
@@ -26,12 +26,6 @@ const THRESHOLD = {
   monthly_cap_usd: 50,
   episodes: 30,
 };
-
-async function waitForEnd(service: TestService, runId: string): Promise<Record<string, any>> {
-  const events = await service.api(`/v1/runs/${runId}/events`);
-  await readSse(events, (e) => e.event === "status" && ["completed", "failed", "stopped"].includes((e.data as any).status));
-  return (await (await service.api(`/v1/runs/${runId}`)).json()) as Record<string, any>;
-}
 
 describe("kind threshold on a simulated fleet", function () {
   this.timeout(400_000);
@@ -57,7 +51,7 @@ describe("kind threshold on a simulated fleet", function () {
     assert.equal(created.status, 201, await created.clone().text());
     const run = (await created.json()) as Record<string, any>;
     assert.deepEqual(run.units.map((u: any) => u.role), ["soak", "verify"]);
-    const done = await waitForEnd(service, run.id);
+    const { run: done } = await runEnd(service, run.id);
     assert.equal(done.status, "completed", JSON.stringify(done.status_detail));
     const t = done.result.threshold;
     assert.equal(t.soak.decision, "pass", JSON.stringify(t));
@@ -83,7 +77,7 @@ describe("kind threshold on a simulated fleet", function () {
   it("stops at monthly_cap_usd with monthly_budget_exceeded and keeps the partial result", async () => {
     const created = await service.api("/v1/runs", { method: "POST", json: { ...THRESHOLD, monthly_cap_usd: 0.2 } });
     assert.equal(created.status, 201, await created.clone().text());
-    const done = await waitForEnd(service, ((await created.json()) as any).id);
+    const { run: done } = await runEnd(service, ((await created.json()) as any).id);
     assert.equal(done.status, "stopped");
     assert.equal(done.status_detail.code, "monthly_budget_exceeded");
     assert.equal(done.result.n, 1);
@@ -100,7 +94,7 @@ describe("kind threshold on a simulated fleet", function () {
     assert.equal(checkpoint.object, "checkpoint");
     assert.equal(checkpoint.index, 0);
     assert.ok(checkpoint.from_episode >= 1);
-    const done = await waitForEnd(service, run.id);
+    const { run: done } = await runEnd(service, run.id);
     assert.equal(done.result.threshold.checkpoints.length, 1);
     assert.equal(done.result.threshold.checkpoints[0].policy, "assay/ref-policy:expert");
     const late = await service.api(`/v1/runs/${run.id}/checkpoints`, { method: "POST", json: { policy: policy(6) } });

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { McapIndexedReader } from "@mcap/core";
-import { readSse, startTestService, type TestService } from "./helpers.js";
+import { runEnd, startTestService, type TestService } from "./helpers.js";
 
 const FR3_POLICY = {
   type: "container",
@@ -43,9 +43,7 @@ describe("kind verify on a simulated fleet", function () {
     const created = await service.api("/v1/runs", { method: "POST", json: VERIFY });
     assert.equal(created.status, 201, await created.clone().text());
     const run = (await created.json()) as Record<string, any>;
-    const events = await service.api(`/v1/runs/${run.id}/events`);
-    await readSse(events, (e) => e.event === "status" && ["completed", "failed", "stopped"].includes((e.data as any).status));
-    const done = (await (await service.api(`/v1/runs/${run.id}`)).json()) as Record<string, any>;
+    const { run: done } = await runEnd(service, run.id);
     assert.equal(done.status, "completed", JSON.stringify(done.status_detail));
     const result = done.result;
     assert.equal(result.n, 4, "3 scenarios + ceil(0.3 x 3) = 1 audit episode");
@@ -69,8 +67,7 @@ describe("kind verify on a simulated fleet", function () {
     const created = await service.api("/v1/runs", { method: "POST", json: { ...VERIFY, scenarios: { ...VERIFY.scenarios, count: 2 }, audit_sample: 0 } });
     assert.equal(created.status, 201, await created.clone().text());
     const run = (await created.json()) as Record<string, any>;
-    await readSse(await service.api(`/v1/runs/${run.id}/events`), (e) => e.event === "status" && ["completed", "failed", "stopped"].includes((e.data as any).status));
-    const done = (await (await service.api(`/v1/runs/${run.id}`)).json()) as Record<string, any>;
+    const { run: done } = await runEnd(service, run.id);
     assert.equal(done.status, "completed", JSON.stringify(done.status_detail));
     assert.equal(done.result.ground_truth.format, "assay.ground_truth/1");
     assert.match(done.result.ground_truth.list_url, /episodes\?artifact=ground_truth$/);

@@ -9,7 +9,7 @@
  */
 import assert from "node:assert/strict";
 import { roundCents, roundHours } from "../../coordinator/runs/meters.js";
-import { readSse, startTestService, type TestService } from "./helpers.js";
+import { runEnd, startTestService, type TestService } from "./helpers.js";
 
 type Json = Record<string, any>;
 
@@ -87,8 +87,7 @@ describe("money of mixed-tier runs (integration)", function () {
     const period = new Date().toISOString().slice(0, 7);
     const before = await json(await service.api(`/v1/usage?period=${period}`), 200);
     const created = await json(await service.api("/v1/runs", { method: "POST", json: { ...THRESHOLD, quote_id: quote.id } }), 201);
-    await readSse(await service.api(`/v1/runs/${created.id}/events`), (e) => e.event === "status" && ["completed", "failed", "stopped"].includes((e.data as Json).status));
-    const run = await json(await service.api(`/v1/runs/${created.id}`), 200);
+    const { run } = await runEnd(service, created.id);
     assert.equal(run.status, "completed", JSON.stringify(run.status_detail));
     const [soak, verify] = run.result.units.map((u: Json) => u.result);
     assert.ok(soak.n >= 1 && verify.n >= 1, JSON.stringify(run.result.threshold));

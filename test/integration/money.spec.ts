@@ -12,8 +12,8 @@ import { compileCoordinatorOptions } from "../../coordinator/options.js";
 import { startCoordinator, type RunningCoordinator } from "../../coordinator/server.js";
 import { roundCents, roundHours } from "../../coordinator/runs/meters.js";
 import { wilsonInterval } from "../../coordinator/stats/wilson.js";
-import { readSse, TEST_ADMIN_KEY } from "./helpers.js";
-import { ScriptedAgent } from "./scripted-agent.js";
+import { TEST_ADMIN_KEY, waitForRunEnd } from "./helpers.js";
+import { ScriptedAgent } from "../support/scripted-agent.js";
 import { startReceiver, type Receiver } from "./webhook-receiver.js";
 
 const RUN_BODY = {
@@ -53,8 +53,8 @@ describe("money: quotes, budgets, usage (integration)", function () {
     return body;
   };
   const untilStatus = async (runId: string, status: string) => {
-    const events = await readSse(await api(`/v1/runs/${runId}/events`), (e) => e.event === "status" && (e.data as Json).status === status);
-    assert.equal((events.at(-1)!.data as Json).status, status, JSON.stringify(events));
+    const end = await waitForRunEnd(coordinator.baseUrl, TEST_ADMIN_KEY, runId);
+    assert.equal(end.status, status, JSON.stringify(end.events));
   };
 
   before(async () => {

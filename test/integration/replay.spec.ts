@@ -5,18 +5,9 @@
  */
 import assert from "node:assert/strict";
 import { McapIndexedReader } from "@mcap/core";
-import { startTestService, type TestService } from "./helpers.js";
+import { acquireSharedFleet, releaseSharedFleet } from "../support/shared-fleet.js";
+import { runEnd, type TestService } from "./helpers.js";
 import { README_RUN_BODY } from "../fixtures.js";
-
-async function waitForRun(service: TestService, runId: string, timeoutMs = 150_000): Promise<Record<string, any>> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const run = (await (await service.api(`/v1/runs/${runId}`)).json()) as Record<string, any>;
-    if (["completed", "failed", "stopped"].includes(run.status)) return run;
-    if (Date.now() > deadline) throw new Error(`run ${runId} still ${run.status} after ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
 
 async function episodesOf(service: TestService, runId: string): Promise<Array<Record<string, any>>> {
   return ((await (await service.api(`/v1/runs/${runId}/episodes`)).json()) as { data: Array<Record<string, any>> }).data;
@@ -37,11 +28,11 @@ describe("episode replay on a simulated fleet", function () {
   let service: TestService;
 
   before(async () => {
-    service = await startTestService({ cells: ["so101-b", "so101-c"] });
+    service = await acquireSharedFleet(["so101-b", "so101-c"]);
   });
 
   after(async () => {
-    await service?.stop();
+    await releaseSharedFleet(service);
   });
 
   it("replays an episode with the same initial conditions and the same outcome", async () => {
@@ -52,7 +43,7 @@ describe("episode replay on a simulated fleet", function () {
     };
     const created = await service.api("/v1/runs", { method: "POST", json: body });
     assert.equal(created.status, 201, await created.clone().text());
-    const original = await waitForRun(service, ((await created.json()) as any).id);
+    const { run: original } = await runEnd(service, ((await created.json()) as any).id, { deadlineMs: 150_000 });
     assert.equal(original.status, "completed");
     const episodes = await episodesOf(service, original.id);
     const chosen = episodes.find((e) => e.outcome === "failure") ?? episodes[0];
@@ -63,7 +54,7 @@ describe("episode replay on a simulated fleet", function () {
     assert.equal(replayRun.kind, "run");
     assert.equal(replayRun.resolved_pins.robot, original.resolved_pins.robot);
     assert.deepEqual(replayRun.policy, original.policy, "the default policy is the original's");
-    const done = await waitForRun(service, replayRun.id);
+    const { run: done } = await runEnd(service, replayRun.id, { deadlineMs: 150_000 });
     assert.equal(done.status, "completed");
 
     const originalMeta = await firstMessage(service, chosen.mcap_url, "/meta");

@@ -12,20 +12,11 @@ import { join } from "node:path";
 import { measure as measureEstopLatency } from "../../scripts/bench/estop-latency.js";
 import { startEndpointPolicyServer, type EndpointPolicyServer } from "../../simulators/policies/endpoint-server.js";
 import { README_RUN_BODY } from "../fixtures.js";
-import { startTestService, type TestService } from "./helpers.js";
+import { eventually } from "../support/eventually.js";
+import { runEnd, startTestService, type TestService } from "./helpers.js";
 
 type Json = Record<string, any>;
 const CELL = "so101-b";
-
-async function until<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 describe("safety (integration)", function () {
   this.timeout(180_000);
@@ -46,10 +37,11 @@ describe("safety (integration)", function () {
   };
   const episodes = (runId: string) =>
     service.coordinator.db.prepare("SELECT id, status, cell_id, interruptions FROM episodes WHERE run_id = ? ORDER BY idx").all(runId) as Array<{ id: string; status: string; cell_id: string | null; interruptions: string }>;
-  const stoppedRun = (id: string) => until(`run ${id} to stop`, async () => {
-    const run = await getRun(id);
-    return run.status === "stopped" ? run : undefined;
-  });
+  const stoppedRun = async (id: string): Promise<Json> => {
+    const { status, run } = await runEnd(service, id);
+    assert.equal(status, "stopped", JSON.stringify(run.status_detail));
+    return run;
+  };
 
   before(async () => {
     service = await startTestService({ cells: [CELL] });
@@ -69,7 +61,7 @@ describe("safety (integration)", function () {
     const run = await stoppedRun(runId);
     assert.equal(run.status_detail.code, "policy_endpoint_timeout", JSON.stringify(run.status_detail));
     assert.match(run.status_detail.message, /latency_budget_ms/);
-    const interrupted = await until("the interruption to be recorded", () => {
+    const interrupted = await eventually("the interruption to be recorded", () => {
       const hit = episodes(runId).flatMap((e) => JSON.parse(e.interruptions) as Json[]).find((i) => i.reason === "policy_endpoint_timeout");
       return hit;
     });
@@ -82,7 +74,7 @@ describe("safety (integration)", function () {
   it("an e-stop mid-run stops the run with estop_triggered, keeps partial results, sends the webhook, and holds the cell until reset", async () => {
     const runId = await submit({ ...README_RUN_BODY, episodes: 20 });
     // Wait for at least one finished episode and the next one running on the cell.
-    await until("one episode done and the next running", () => {
+    await eventually("one episode done and the next running", () => {
       const rows = episodes(runId);
       return rows.some((e) => e.status === "done") && rows.some((e) => e.status === "running") ? true : undefined;
     });
@@ -94,8 +86,8 @@ describe("safety (integration)", function () {
     assert.match(run.status_detail.message, new RegExp(`^${CELL} emergency stop at .+; latency [0-9.]+ ms; partial results kept$`));
 
     // The interrupted episode is recorded as an interruption with reason estop, then cancelled with its run.
-    await until("the estop interruption", () => episodes(runId).some((e) => (JSON.parse(e.interruptions) as Json[]).some((i) => i.reason === "estop" && i.cell === CELL)) || undefined);
-    const rows = await until("no open episodes", () => {
+    await eventually("the estop interruption", () => episodes(runId).some((e) => (JSON.parse(e.interruptions) as Json[]).some((i) => i.reason === "estop" && i.cell === CELL)) || undefined);
+    const rows = await eventually("no open episodes", () => {
       const all = episodes(runId);
       return all.every((e) => e.status === "done" || e.status === "cancelled") ? all : undefined;
     });
@@ -119,6 +111,8 @@ describe("safety (integration)", function () {
     // Released but not reset: the cell stays e-stopped and gets no work.
     await control("/estop/release");
     const next = await submit({ ...README_RUN_BODY, episodes: 2 });
+    // An absence cannot be awaited: give the cell 2.5 heartbeat periods (1 s each) and the scheduler
+    // as many safety passes to wrongly take the work, then check that it did not.
     await new Promise((resolve) => setTimeout(resolve, 2500));
     assert.ok(episodes(next).every((e) => e.status === "pending" && e.cell_id === null), JSON.stringify(episodes(next)));
     assert.equal((await getRun(next)).status, "queued");
@@ -126,7 +120,7 @@ describe("safety (integration)", function () {
     // The technician's reset: the cell takes the work.
     const reset = await control("/reset");
     assert.equal(reset.state, "idle", JSON.stringify(reset));
-    await until("the next run to complete", async () => ((await getRun(next)).status === "completed" ? true : undefined), 120_000);
+    assert.equal((await runEnd(service, next, { deadlineMs: 120_000 })).status, "completed");
   });
 });
 

@@ -22,7 +22,7 @@ import { DEFAULT_ACCOUNT_ID, ensureAccount } from "../../coordinator/store/accou
 import { openDatabase, type Db } from "../../coordinator/store/database.js";
 import { getRunRow, setRunResult, setRunStatus } from "../../coordinator/store/runs-repo.js";
 import { verifyTaskSignature, parseSignature } from "../../coordinator/tasks/task-signing.js";
-import { readSse, startTestService, type TestService } from "./helpers.js";
+import { runEnd, startTestService, type TestService } from "./helpers.js";
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -475,11 +475,9 @@ describe("a task pilot on a simulated fleet (integration)", function () {
     const pilot = (await started.json()) as Json;
     assert.equal(started.status, 200, JSON.stringify(pilot));
 
-    const events = await service.api(`/v1/runs/${pilot.run_id}/events`);
-    const seen = await readSse(events, (e) => e.event === "status" && ["completed", "failed", "stopped"].includes((e.data as Json).status));
-    assert.equal((seen.at(-1)!.data as Json).status, "completed", JSON.stringify(seen));
+    const { status, events: seen, run } = await runEnd(service, pilot.run_id);
+    assert.equal(status, "completed", JSON.stringify(seen));
 
-    const run = (await (await service.api(`/v1/runs/${pilot.run_id}`)).json()) as Json;
     assert.equal(run.task, task.id);
     assert.equal(run.result.n, 4);
     const after = (await (await service.api(`/v1/tasks/${task.id}`)).json()) as Json;

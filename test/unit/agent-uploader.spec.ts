@@ -12,6 +12,7 @@ import { Metadata, status, type ServiceError } from "@grpc/grpc-js";
 import type { ArtifactChunk, ArtifactProgress, ArtifactRef, CellLinkClient } from "../../protocol/gen/cell.js";
 import { ArtifactStore } from "../../cell-agent/upload/artifact-store.js";
 import { permanentRefusal, Uploader } from "../../cell-agent/upload/uploader.js";
+import { eventually } from "../support/eventually.js";
 
 function serviceError(code: status, reason: string, message: string): ServiceError {
   const metadata = new Metadata();
@@ -163,11 +164,10 @@ describe("agent uploader", () => {
     assert.match(lines.join("\n"), /upload of ep-a\.mcap stopped .*next try in/);
 
     // Retried on the timer until the coordinator is back.
-    const deadline = Date.now() + 5_000;
-    while (client.statusCalls.length < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    await eventually("two retries", () => client.statusCalls.length >= 3, { deadlineMs: 5_000 }).catch(() => undefined);
     assert.ok(client.statusCalls.length >= 3, `retried: ${client.statusCalls.join(", ")}`);
     client.refuse.delete("ep-a.mcap");
-    while (client.uploaded.size < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    await eventually("both uploads", () => client.uploaded.size >= 2, { deadlineMs: 5_000 }).catch(() => undefined);
     await up.idle();
     assert.deepEqual([...client.uploaded.keys()].sort(), ["ep-a.mcap", "ep-b.mcap"]);
     assert.deepEqual(readdirSync(store.dir), []);

@@ -3,18 +3,13 @@ import { NatNetClient, NatNetError } from "../../cell-agent/devices/natnet/natne
 import { encodeFrame } from "../../cell-agent/devices/natnet/natnet-messages.js";
 import type { ObjectPose } from "../../cell-agent/hardware/types.js";
 import { SimNatNetServer } from "../../simulators/natnet/natnet-server.js";
+import { eventually } from "../support/eventually.js";
 import { WorldMocapStream } from "../../simulators/natnet/world-mocap-stream.js";
 import { SimWorld } from "../../simulators/world/sim-world.js";
 
 const pose = (name: string, x: number): ObjectPose => ({ name, positionM: [x, 0.1, 0.015], orientation: [0, 0, 0.1, 0.995] });
 
-async function until(condition: () => boolean, what: string, timeoutMs = 2000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 2));
-  }
-}
+const until = (condition: () => boolean, what: string) => eventually(what, condition, { deadlineMs: 2000, intervalMs: 2 });
 
 describe("NatNetClient against the simulated NatNet server over UDP", function () {
   this.timeout(10_000);

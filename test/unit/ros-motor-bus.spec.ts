@@ -5,17 +5,12 @@ import { RosMotorBus, type RosMotorBusInput } from "../../cell-agent/devices/ros
 import { SimRosbridgeServer } from "../../simulators/rosbridge/rosbridge-server.js";
 import { SimRosRobot } from "../../simulators/rosbridge/sim-ros-robot.js";
 import { loadFirmwarePins } from "../../firmware-pins/pins.js";
+import { eventually } from "../support/eventually.js";
 
 const jointsOf = (model: string): string[] => loadFirmwarePins().models.find((m) => m.id === model)!.joints;
 
-/** Resolves when `condition` holds, checking on every turn of the event loop; fails after `timeoutMs`. */
-async function until(condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 3000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
+/** Resolves when `condition` holds (checked every 5 ms); fails naming `what` after 3 s. */
+const until = (condition: () => boolean | Promise<boolean>, what: string) => eventually(what, condition, { deadlineMs: 3000, intervalMs: 5 });
 
 async function rejection(promise: Promise<unknown>): Promise<RosBusError> {
   try {

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-// These test the kinematic engine's scripted grasp rule; the MuJoCo engine grasps by contact (test/unit/physics-mujoco.spec.ts).
+// These test the kinematic engine's scripted grasp rule; the MuJoCo engine grasps by contact (test/integration/physics-mujoco.spec.ts).
 import type { ResetPlan } from "../../cell-agent/hardware/types.js";
 import { embodimentFor, jointsOf } from "../../simulators/world/embodiments.js";
 import { inverseKinematics } from "../../simulators/world/kinematics.js";

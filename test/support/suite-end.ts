@@ -1,0 +1,16 @@
+/**
+ * Work that waits for the end of the whole mocha run (a shared fleet's shutdown), run by the root
+ * hook in test/support/root-hooks.ts. Kept free of heavy imports: mocha loads it for every run.
+ */
+const cleanups: Array<() => Promise<void>> = [];
+
+/** Runs `cleanup` once every spec file has finished. */
+export function atSuiteEnd(cleanup: () => Promise<void>): void {
+  cleanups.push(cleanup);
+}
+
+export async function runSuiteEnd(): Promise<void> {
+  const errors: unknown[] = [];
+  for (const cleanup of cleanups.splice(0)) await cleanup().catch((error: unknown) => errors.push(error));
+  if (errors.length > 0) throw new AggregateError(errors, "a suite-end cleanup failed");
+}
