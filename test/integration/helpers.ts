@@ -7,6 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startCoordinator, type RunningCoordinator } from "../../coordinator/server.js";
 import { compileCoordinatorOptions } from "../../coordinator/options.js";
+import type { RateLimits } from "../../coordinator/api/rate-limit.js";
 import { loadFirmwarePins } from "../../firmware-pins/pins.js";
 import { launchSimFleet, type SimFleet } from "../../simulators/fleet/launcher.js";
 import { waitForRunEnd, type RunEnd, type RunEndOptions } from "../support/run-end.js";
@@ -27,11 +28,14 @@ export interface TestService {
 /**
  * `cells`: which installed cells to simulate (none: coordinator only). `simSpeed`: simulated seconds
  * per wall second (default unpaced); fault tests slow it so an episode lasts long enough to hit.
+ * `rateLimits`: per-key limits (default the coordinator's).
  * The fleet (`service.fleet`) can kill, restart, unplug and plug its cells.
  */
-export async function startTestService(options: { cells?: string[]; keepDataDir?: string; simSpeed?: number } = {}): Promise<TestService> {
+export async function startTestService(options: { cells?: string[]; keepDataDir?: string; simSpeed?: number; rateLimits?: Partial<RateLimits> } = {}): Promise<TestService> {
   const dataDir = options.keepDataDir ?? mkdtempSync(join(tmpdir(), "assay-it-"));
-  const coordinator = await startCoordinator(compileCoordinatorOptions({ port: 0, grpcPort: 0, dataDir, apiKey: TEST_ADMIN_KEY }));
+  const coordinator = await startCoordinator(compileCoordinatorOptions({
+    port: 0, grpcPort: 0, dataDir, apiKey: TEST_ADMIN_KEY, ...(options.rateLimits ? { rateLimits: options.rateLimits } : {}),
+  }));
   let fleet: SimFleet | undefined;
   if (options.cells && options.cells.length > 0) {
     const wanted = new Set(options.cells);

@@ -85,7 +85,8 @@ describe("OpenAPI document (integration)", function () {
   };
 
   before(async () => {
-    service = await startTestService();
+    // This test calls every route in quick succession: lift the per-key rate limit, which a busy machine can hit.
+    service = await startTestService({ rateLimits: { general: { perS: 10_000, burst: 10_000 }, submit: { perS: 10_000, burst: 10_000 } } });
     conformance = new OpenApiConformance(buildOpenApiDocument(service.coordinator.baseUrl));
   });
 

@@ -54,9 +54,19 @@ export const GateCheck = component("GateCheck", z.strictObject({
   run_id: z.string(),
   run_url: z.url(),
   report_url: z.url(),
-  regression: z.boolean().nullable(),
+  regression: z.strictObject({
+    regressed: z.boolean(),
+    units: z.array(z.looseObject({
+      unit: z.string(),
+      prior: z.strictObject({ n: z.number().int(), success_rate: z.number() }),
+      current: z.strictObject({ n: z.number().int(), success_rate: z.number() }),
+      regressed: z.boolean(),
+      p_value: z.number(),
+      rule: z.string(),
+    }).describe("one unit (robot x suite task) against the same unit of the baseline; the interval fields of the test (diff, ci, ci_level, interval_method, alpha, margin) are additional properties")),
+  }).nullable().describe("null while pending, when there was no baseline yet, or when the run did not complete"),
   baseline_run_id: z.string().nullable(),
-  detail: z.unknown().describe("why the check was decided so; null while pending"),
+  detail: z.string().nullable().describe("why the check was decided so; null while pending"),
   created: Timestamp,
   decided_at: NullableTimestamp,
 }));
