@@ -13,7 +13,7 @@ export type RunStatus = "queued" | "scheduling" | "running" | "completed" | "fai
 /** The statuses a run ends in. */
 export type TerminalRunStatus = "completed" | "failed" | "stopped";
 
-export const RUN_STATUSES: readonly RunStatus[] = ["queued", "scheduling", "running", "completed", "failed", "stopped"];
+export const RUN_STATUSES = ["queued", "scheduling", "running", "completed", "failed", "stopped"] as const satisfies readonly RunStatus[];
 
 const ALLOWED: Record<RunStatus, readonly RunStatus[]> = {
   queued: ["scheduling", "failed", "stopped"],

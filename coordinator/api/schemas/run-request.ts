@@ -4,22 +4,22 @@
  * of coordinator/kinds/*.ts; kind `run` takes the fields of validate-run.ts RUN_FIELDS.
  *
  * NOTE: for now these schemas feed the OpenAPI document only; POST /v1/runs is still validated by
- * coordinator/runs/validate-run.ts and the kinds, which also check what a schema cannot (pins
- * installed on a cell, presets of the chosen environment, frozen task revisions). The shared
+ * each kind's `plan` (coordinator/kinds/), which also checks what a schema cannot (pins installed
+ * on a cell, presets of the chosen environment, frozen task revisions). The shared
  * blocks (Policy, Perturbation, DataPosture, EpisodesSpec, Priority, Interventions, Publish) are
  * exported separately so the run validation can reuse them.
  */
 import { z } from "zod";
 import { component } from "./common.js";
 
-// Kept literal here (not imported from validate-run.ts) so the schemas do not depend on the run
-// domain's internals; openapi.spec.ts checks they equal validate-run.ts's lists.
-export const RUN_KIND_VALUES = ["run", "eval", "verify", "matrix", "threshold", "compare", "transfer"] as const;
-export const PRIORITY_VALUES = ["burst", "standard", "soak"] as const;
-export const INTERVENTION_VALUES = ["none", "on_stall", "scripted"] as const;
-export const PUBLISH_VALUES = ["private", "leaderboard"] as const;
-export const INSTRUCTION_SET_VALUES = ["sampled", "held_out"] as const;
-export const STATE_CHANNEL_VALUES = ["joint_positions", "joint_velocities", "gripper_state", "ft_wrist"] as const;
+// The run domain's own lists (leaves that import no kind), so the document cannot drift from them.
+export {
+  INTERVENTIONS as INTERVENTION_VALUES, PRIORITIES as PRIORITY_VALUES, PUBLISH as PUBLISH_VALUES, RUN_KINDS as RUN_KIND_VALUES,
+  STATE_CHANNELS as STATE_CHANNEL_VALUES,
+} from "../../runs/run-request.js";
+export { INSTRUCTION_SETS as INSTRUCTION_SET_VALUES } from "../../runs/instruction-set.js";
+import { INTERVENTIONS as INTERVENTION_VALUES, PRIORITIES as PRIORITY_VALUES, PUBLISH as PUBLISH_VALUES, RUN_KINDS as RUN_KIND_VALUES, STATE_CHANNELS as STATE_CHANNEL_VALUES } from "../../runs/run-request.js";
+import { INSTRUCTION_SETS as INSTRUCTION_SET_VALUES } from "../../runs/instruction-set.js";
 
 /** Run kind. */
 export const RunKind = component("RunKind", z.enum(RUN_KIND_VALUES).describe("run, eval, verify, matrix, threshold, compare or transfer"));

@@ -11,7 +11,9 @@ import {
 } from "./common.js";
 import { DataPosture, EpisodesSpec, InstructionSet, Interventions, Perturbation, Policy, Priority, Publish, RUN_KIND_VALUES } from "./run-request.js";
 
-export const RUN_STATUS_VALUES = ["queued", "scheduling", "running", "completed", "failed", "stopped"] as const;
+import { RUN_STATUSES as RUN_STATUS_VALUES } from "../../runs/run-state.js";
+
+export { RUN_STATUS_VALUES };
 export const RunStatus = component("RunStatus", z.enum(RUN_STATUS_VALUES));
 
 /** `resolved_pins`: what the submission's pins (and @latest) resolved to. */
