@@ -14,7 +14,7 @@ import { CreateCheckRequest, CreateGateRequest, Gate, GateCheck } from "./schema
 import { ApiKey, CreateKeyRequest, SigningKey } from "./schemas/keys.js";
 import { CreateKitRequest, Kit, KitTracking, ShippingLabel } from "./schemas/kits.js";
 import { Budget, BudgetRequest, Quote, Usage, UsageQuery } from "./schemas/money.js";
-import { RunRequest } from "./schemas/run-request.js";
+import { RunBody, RunRequest } from "./schemas/run-request.js";
 import {
   Checkpoint, CheckpointRequest, EpisodeListQuery, EpisodeOrArtifactList, PurgeReceipt, ReplayRequest, Report, ReportQuery, Result, Run, RunListQuery,
 } from "./schemas/runs.js";
@@ -107,7 +107,7 @@ export const OPERATIONS: readonly Operation[] = [
   { method: "POST", path: "/v1/runs/{run_id}/checkpoints", operationId: "pushCheckpoint", tag: "runs", summary: "Push a policy checkpoint to an iterating threshold run",
     body: CheckpointRequest, responses: [json(202, "the checkpoint, queued for the next episodes", Checkpoint)] },
   { method: "POST", path: "/v1/quote", operationId: "createQuote", tag: "money", summary: "Price a run body before it runs (both meters)",
-    body: RunRequest, responses: [json(200, "the quote", Quote)], errors: RUN_BODY_ERRORS },
+    body: RunBody, responses: [json(200, "the quote", Quote)], errors: RUN_BODY_ERRORS },
   { method: "DELETE", path: "/v1/data/{run_id}", operationId: "purgeRunData", tag: "runs", summary: "Delete every recording of an ended run",
     responses: [json(200, "the purge receipt", PurgeReceipt)], errors: ["contract_validation_failed"] },
 

@@ -22,19 +22,19 @@ import { mcnemarExact } from "../stats/mcnemar.js";
 import { pairedDifferenceInterval } from "../stats/paired-difference.js";
 import { newcombeDifference } from "../stats/two-proportions.js";
 import { parseEpisodesSpec } from "../runs/episodes-spec.js";
-import { contract, isPlainObject, q, rejectUnknownKeys } from "../runs/field-checks.js";
+import { contract, isPlainObject, q } from "../runs/field-checks.js";
 import { type ValidatedRun, type ValidateRunContext } from "../runs/run-request.js";
 import { episodeSeed, setKindState, type NewEpisode, type RunRecord } from "../store/runs-repo.js";
 import { resolveTask } from "../runs/pin-resolution.js";
 import { validateCommon } from "../runs/common-fields.js";
-import { checkFields, openUnit, resolveUnit, validatedKindRun } from "./kind-common.js";
+import { openUnit, resolveUnit, validatedKindRun } from "./kind-common.js";
 import { cancelPendingEpisodes } from "../store/episodes-repo.js";
 import type { KindProgressContext, KindResultContext, RunKind } from "./kind.js";
 import { parseAssign, type UnitEpisodeRow } from "./units.js";
 import { countsOf, pooledResult, unitResults } from "./unit-results.js";
+import { z } from "zod";
+import { COMMON_RUN_FIELDS, EpisodesSpec, Policy, environmentRef, robotPin, taskRef } from "../runs/run-schemas.js";
 
-const MANDATORY = ["robot", "environment", "task", "policies", "episodes"];
-const OPTIONAL = ["paired", "sequential"];
 
 export interface CompareSettings {
   paired: boolean;
@@ -42,7 +42,6 @@ export interface CompareSettings {
 }
 
 function planCompare(body: Record<string, unknown>, ctx: ValidateRunContext): ValidatedRun {
-  checkFields("compare", body, MANDATORY, OPTIONAL);
   const task = resolveTask(ctx, body.task);
   const policies = body.policies;
   if (!isPlainObject(policies) || Object.keys(policies).length !== 2) {
@@ -55,17 +54,15 @@ function planCompare(body: Record<string, unknown>, ctx: ValidateRunContext): Va
   const resolved = names.map((name) =>
     resolveUnit(ctx, { robot: body.robot, environment: body.environment, task, policy: policies[name], key: `policy:${name}`, policyName: name, where: `policies.${name}` }));
   const count = parseEpisodesSpec(body.episodes).count;
-  if (body.paired !== undefined && typeof body.paired !== "boolean") contract(`paired must be true or false; got ${q(body.paired)}`);
-  const paired = body.paired ?? true;
+  const paired = (body.paired as boolean | undefined) ?? true;
   let sequential: CompareSettings["sequential"];
   if (body.sequential !== undefined) {
-    if (!isPlainObject(body.sequential)) contract(`sequential must be an object {alpha, beta, delta}; got ${q(body.sequential)}`);
-    rejectUnknownKeys("sequential", body.sequential, ["alpha", "beta", "delta"]);
+    const given = body.sequential as Record<string, unknown>;
     if (!paired) contract(`sequential needs paired: true (the test runs on complete pairs)`);
     sequential = {
-      alpha: openUnit("sequential.alpha", body.sequential.alpha, 0.05),
-      beta: openUnit("sequential.beta", body.sequential.beta, 0.2),
-      delta: openUnit("sequential.delta", body.sequential.delta, 0.2),
+      alpha: openUnit("sequential.alpha", given.alpha, 0.05),
+      beta: openUnit("sequential.beta", given.beta, 0.2),
+      delta: openUnit("sequential.delta", given.delta, 0.2),
     };
     // The test's effect size is on the discordant-share scale: A wins a discordant pair with 1/2 + delta.
     if (sequential.delta >= 0.5) contract(`sequential.delta must be in (0, 0.5): A wins a discordant pair with probability 1/2 + delta; got ${q(sequential.delta)}`);
@@ -198,4 +195,16 @@ function compareResult(ctx: KindResultContext, run: RunRecord, episodes: readonl
   return { ...pooledResult(ctx, run, episodes, units), units, comparison, stopped_early: stoppedEarly };
 }
 
-export const compareKind: RunKind = { name: "compare", plan: planCompare, result: compareResult, progress: compareProgress };
+/** The body of a POST /v1/runs of this kind: its shape, declared once (checked before `plan`). */
+const schema = z.strictObject({
+  kind: z.literal("compare"), robot: robotPin, environment: environmentRef, task: taskRef,
+  policies: z.record(z.string(), Policy).describe("exactly two policies by name (letters, digits, _ . -; 1..64 characters)"),
+  episodes: EpisodesSpec,
+  paired: z.boolean().optional().describe("same initial conditions per episode pair; default true"),
+  sequential: z.strictObject({
+    alpha: z.number().gt(0).lt(1).optional(), beta: z.number().gt(0).lt(1).optional(), delta: z.number().gt(0).lt(0.5).optional(),
+  }).optional().describe("stop early once the paired test decides (needs paired)"),
+  ...COMMON_RUN_FIELDS,
+}).describe("kind compare: two policies on the same robot, environment and task");;
+
+export const compareKind: RunKind = { name: "compare", schema, plan: planCompare, result: compareResult, progress: compareProgress };

@@ -18,19 +18,17 @@ import { episodeSeed, type NewEpisode, type RunRecord } from "../store/runs-repo
 import { findSuite, loadSuites, suiteId } from "../suites/suites.js";
 import { resolveTask } from "../runs/pin-resolution.js";
 import { validateCommon } from "../runs/common-fields.js";
-import { checkFields, resolveUnit, stringList, validatedKindRun } from "./kind-common.js";
+import { resolveUnit, stringList, validatedKindRun } from "./kind-common.js";
 import { decideChecksOfRun } from "../gates/gates.js";
 import type { KindResultContext, RunKind } from "./kind.js";
 import type { UnitEpisodeRow } from "./units.js";
 import { countsOf, pooledResult, unitResults } from "./unit-results.js";
+import { z } from "zod";
+import { COMMON_RUN_FIELDS, Policy, robotPin } from "../runs/run-schemas.js";
 
-const MANDATORY = ["suite", "robots", "policy"];
 
 function planEval(body: Record<string, unknown>, ctx: ValidateRunContext): ValidatedRun {
-  checkFields("eval", body, MANDATORY, []);
-  if (body.perturbation !== undefined) contract(`perturbation cannot be given for kind "eval": the suite fixes its perturbation schedule (GET /v1/suites)`);
-  if (typeof body.suite !== "string") contract(`suite must be a suite id "<name>@<version>"; got ${q(body.suite)}`);
-  const suite = findSuite(body.suite);
+  const suite = findSuite(body.suite as string);
   if (!suite) {
     throw new AssayError("not_found", `no suite ${q(body.suite)}; known: ${loadSuites().map(suiteId).join(", ")} (GET /v1/suites)`);
   }
@@ -73,8 +71,16 @@ function evalResult(ctx: KindResultContext, run: RunRecord, episodes: readonly U
   return { ...pooledResult(ctx, run, episodes, units), units, suite, scores };
 }
 
+/** The body of a POST /v1/runs of this kind: its shape, declared once (checked before `plan`). */
+const schema = z.strictObject({
+  kind: z.literal("eval"), suite: z.string().describe("suite id <name>@<version> (GET /v1/suites)"), robots: z.array(robotPin).min(1), policy: Policy,
+  ...COMMON_RUN_FIELDS, perturbation: z.never({ error: "must be absent for kind \"eval\": the suite fixes its perturbation schedule (GET /v1/suites)" }).optional()
+    .describe("not allowed: the suite fixes its perturbation schedule"),
+}).describe("kind eval: a frozen benchmark suite on each listed robot pin");;
+
 export const evalKind: RunKind = {
   name: "eval",
+  schema,
   plan: planEval,
   result: evalResult,
   // An eval may back CI gate checks; they are decided when the run ends, whatever its ending.

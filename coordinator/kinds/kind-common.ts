@@ -7,8 +7,7 @@
 import type { CatalogEnvironment } from "../catalog/environments.js";
 import { environmentId } from "../catalog/environments.js";
 import type { RobotModel } from "../../firmware-pins/pins.js";
-import { COMMON_FIELDS } from "../runs/common-fields.js";
-import { contract, fail, isPlainObject, q, rejectUnknownKeys } from "../runs/field-checks.js";
+import { contract, fail, isPlainObject, q } from "../runs/field-checks.js";
 import { resolveEnvironment, resolveRobot } from "../runs/pin-resolution.js";
 import { validatePolicy } from "../runs/policy-checks.js";
 import {
@@ -17,14 +16,6 @@ import {
 import type { NewEpisode, RunPlan } from "../store/runs-repo.js";
 import type { TaskRow } from "../store/tasks-repo.js";
 import type { RunUnit } from "./units.js";
-
-/** Rejects unknown top-level fields and a missing mandatory one (422 contract_validation_failed). */
-export function checkFields(kind: RunKindName, body: Record<string, unknown>, mandatory: readonly string[], optional: readonly string[]): void {
-  rejectUnknownKeys("", body, [...COMMON_FIELDS, ...mandatory, ...optional]);
-  for (const field of mandatory) {
-    if (body[field] === undefined) contract(`kind "${kind}" requires ${field}; mandatory fields of ${kind}: ${mandatory.join(", ")}`);
-  }
-}
 
 export interface ResolvedUnit {
   unit: RunUnit;

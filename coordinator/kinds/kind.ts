@@ -1,9 +1,10 @@
 /**
  * The one interface every run kind implements (`run` included, as an ordinary kind). The registry
  * (coordinator/kinds/registry.ts) maps a kind's name to its module; nothing else switches on
- * `kind`. A kind validates and plans its runs, reacts to progress, computes its Result, and says
- * what ending a run of it implies. Types only: a leaf.
+ * `kind`. A kind declares its request body, plans its runs, reacts to progress, computes its
+ * Result, and says what ending a run of it implies. Types only: a leaf.
  */
+import type { z } from "zod";
 import type { FirmwarePins } from "../../firmware-pins/pins.js";
 import type { ErrorCode } from "../errors/codes.js";
 import type { RunKindName, ValidatedRun, ValidateRunContext } from "../runs/run-request.js";
@@ -36,6 +37,11 @@ export type KindDecision = undefined | { stop: { code: ErrorCode; message: strin
 
 export interface RunKind {
   readonly name: RunKindName;
+  /**
+   * The shape of a POST /v1/runs body of this kind (a strict object; shared blocks from
+   * coordinator/runs/run-schemas.ts): checked before `plan`, and the kind's part of the OpenAPI document.
+   */
+  readonly schema: z.ZodObject;
   /**
    * Validates a submission of this kind (`body` is a JSON object whose `kind` is this one) and
    * plans its units and episodes; throws the AssayError (422 naming the field) of the first problem.

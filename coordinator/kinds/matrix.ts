@@ -21,18 +21,18 @@ import { episodeSeed, type NewEpisode, type RunRecord, getRun } from "../store/r
 import { enqueueEvent } from "../webhooks/outbox.js";
 import { resolveTask } from "../runs/pin-resolution.js";
 import { validateCommon } from "../runs/common-fields.js";
-import { checkFields, resolveUnit, stringList, validatedKindRun } from "./kind-common.js";
+import { resolveUnit, stringList, validatedKindRun } from "./kind-common.js";
 import type { UnitEpisodeRow } from "./units.js";
 import type { KindEndedContext, KindResultContext, RunKind } from "./kind.js";
 import { countsOf, pooledResult, unitResults, type UnitResult } from "./unit-results.js";
+import { z } from "zod";
+import { COMMON_RUN_FIELDS, EpisodesSpec, Policy, environmentRef, robotPin, taskRef } from "../runs/run-schemas.js";
 
-const MANDATORY = ["robots", "environments", "task", "policy", "episodes_per_cell"];
 
 /** Significance and margin of the per-cell regression rule. */
 export const MATRIX_REGRESSION = { alpha: 0.05, margin: 0 };
 
 function planMatrix(body: Record<string, unknown>, ctx: ValidateRunContext): ValidatedRun {
-  checkFields("matrix", body, MANDATORY, []);
   const robots = stringList("robots", body.robots, "firmware_pin_unavailable");
   const environments = stringList("environments", body.environments, "environment_unavailable");
   const task = resolveTask(ctx, body.task);
@@ -110,4 +110,10 @@ function matrixEnded(ctx: KindEndedContext, run: RunRecord, result: Record<strin
   }, now);
 }
 
-export const matrixKind: RunKind = { name: "matrix", plan: planMatrix, result: matrixResult, onEnded: matrixEnded };
+/** The body of a POST /v1/runs of this kind: its shape, declared once (checked before `plan`). */
+const schema = z.strictObject({
+  kind: z.literal("matrix"), robots: z.array(robotPin).min(1), environments: z.array(environmentRef).min(1), task: taskRef, policy: Policy,
+  episodes_per_cell: EpisodesSpec, ...COMMON_RUN_FIELDS,
+}).describe("kind matrix: every robot pin x environment cell");;
+
+export const matrixKind: RunKind = { name: "matrix", schema, plan: planMatrix, result: matrixResult, onEnded: matrixEnded };

@@ -22,6 +22,11 @@ const KINDS: Record<RunKindName, RunKind> = {
   transfer: transferKind,
 };
 
+/** Every kind's module, in the spec's order. */
+export function allKinds(): RunKind[] {
+  return Object.values(KINDS);
+}
+
 /** The module of `kind`; throws for a name that is not a kind (a stored row is always one). */
 export function kindModule(kind: RunKindName): RunKind {
   const module = KINDS[kind];

@@ -6,7 +6,6 @@
  */
 import { environmentId } from "../catalog/environments.js";
 import { validateCommon } from "../runs/common-fields.js";
-import { rejectUnknownKeys } from "../runs/field-checks.js";
 import { parseEpisodesSpec } from "../runs/episodes-spec.js";
 import { unitMeterContext } from "../runs/meters.js";
 import { resolveEnvironment, resolveRobot, resolveTask } from "../runs/pin-resolution.js";
@@ -14,18 +13,20 @@ import { validatePolicy } from "../runs/policy-checks.js";
 import { computeRunResult } from "../runs/result-summary.js";
 import { CONTROL_RATE_HZ, MAX_EPISODE_DURATION_S, normalizeRunRequest, PERTURBATION_REV } from "../runs/run-request.js";
 import type { RunKind } from "./kind.js";
+import { z } from "zod";
+import { COMMON_RUN_FIELDS, EpisodesSpec, Policy, environmentRef, robotPin, taskRef } from "../runs/run-schemas.js";
 
-/** Fields a `run` kind submission may carry. */
-const RUN_FIELDS = [
-  "kind", "robot", "environment", "task", "policy", "episodes", "perturbation", "data", "priority",
-  "max_budget_usd", "interventions", "publish", "instructions",
-] as const;
+/** The body of a POST /v1/runs of this kind: its shape, declared once (checked before `plan`). */
+const schema = z.strictObject({
+  kind: z.literal("run").optional().describe("default run"),
+  robot: robotPin, environment: environmentRef, task: taskRef, policy: Policy, episodes: EpisodesSpec, ...COMMON_RUN_FIELDS,
+}).describe("kind run: one policy on one robot pin in one environment");;
 
 export const runKind: RunKind = {
   name: "run",
+  schema,
 
   plan(body, ctx) {
-    rejectUnknownKeys("", body, RUN_FIELDS);
     const robot = resolveRobot(ctx.pins, body.robot);
     const environment = resolveEnvironment(ctx, body.environment, robot.pin, robot.firmware, robot.model);
     const task = resolveTask(ctx, body.task);

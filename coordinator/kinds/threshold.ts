@@ -27,20 +27,20 @@ import { randomBase62 } from "../auth/api-keys.js";
 import { createThresholdTest } from "../stats/sequential-threshold.js";
 import { parseEpisodesSpec } from "../runs/episodes-spec.js";
 import { rateSummary } from "../runs/result-summary.js";
-import { contract, isPlainObject, q, rejectUnknownKeys } from "../runs/field-checks.js";
+import { contract, isPlainObject, q } from "../runs/field-checks.js";
 import { type ValidatedRun, type ValidateRunContext } from "../runs/run-request.js";
 import type { Db } from "../store/database.js";
 import { appendEpisodes, episodeSeed, setKindState, setRunUnits, type RunRecord } from "../store/runs-repo.js";
 import { enqueueEvent } from "../webhooks/outbox.js";
 import { resolveTask } from "../runs/pin-resolution.js";
 import { validateCommon } from "../runs/common-fields.js";
-import { checkFields, openUnit, resolveUnit, validatedKindRun } from "./kind-common.js";
+import { openUnit, resolveUnit, validatedKindRun } from "./kind-common.js";
 import type { KindDecision, KindProgressContext, KindResultContext, RunKind } from "./kind.js";
 import { parseAssign, type UnitEpisodeRow } from "./units.js";
 import { pooledResult, unitMeterContext, unitResults } from "./unit-results.js";
+import { z } from "zod";
+import { COMMON_RUN_FIELDS, EpisodesSpec, Policy, WebhookTarget, environmentRef, robotPin, taskRef } from "../runs/run-schemas.js";
 
-const MANDATORY = ["iterate_on", "target", "escalate_to", "policy", "environment", "monthly_cap_usd"];
-const OPTIONAL = ["escalate_policy", "policy_stream", "on_verified", "episodes"];
 export const THRESHOLD_MAX_EPISODES_DEFAULT = 100;
 
 interface ThresholdSettings {
@@ -66,7 +66,6 @@ interface ThresholdState {
 
 function webhookUrl(field: string, value: unknown): string {
   if (!isPlainObject(value)) contract(`${field} must be an object {"webhook": "<https URL>"}; got ${q(value)}`);
-  rejectUnknownKeys(field, value, ["webhook"]);
   let protocol = "";
   try { protocol = new URL(String(value.webhook)).protocol; } catch { /* reported below */ }
   if (!["https:", "http:"].includes(protocol)) contract(`${field}.webhook must be an http(s) URL; got ${q(value.webhook)}`);
@@ -74,12 +73,10 @@ function webhookUrl(field: string, value: unknown): string {
 }
 
 function planThreshold(body: Record<string, unknown>, ctx: ValidateRunContext): ValidatedRun {
-  checkFields("threshold", body, MANDATORY, OPTIONAL);
-  if (!isPlainObject(body.target)) contract(`target must be an object {success_rate, ci, task}; got ${q(body.target)}`);
-  rejectUnknownKeys("target", body.target, ["success_rate", "ci", "task"]);
-  const rate = openUnit("target.success_rate", body.target.success_rate);
-  const ci = openUnit("target.ci", body.target.ci, 0.95);
-  const task = resolveTask(ctx, body.target.task);
+  const target = body.target as { success_rate: number; ci?: number; task: string };
+  const rate = target.success_rate;
+  const ci = target.ci ?? 0.95;
+  const task = resolveTask(ctx, target.task);
   const soak = resolveUnit(ctx, { robot: body.iterate_on, environment: body.environment, task, policy: body.policy, key: "soak", role: "soak", where: "iterate_on" });
   const verify = resolveUnit(ctx, { robot: body.escalate_to, environment: body.environment, task, policy: body.escalate_policy ?? body.policy, key: "verify", role: "verify", where: "escalate_to" });
   if (soak.model.tier !== "soak") contract(`iterate_on must be a soak-tier robot (commodity pods); ${soak.unit.robot} is ${soak.model.tier}-tier`);
@@ -252,4 +249,21 @@ function thresholdResult(ctx: KindResultContext, run: RunRecord, episodes: reado
   };
 }
 
-export const thresholdKind: RunKind = { name: "threshold", plan: planThreshold, result: thresholdResult, progress: thresholdProgress };
+/** The body of a POST /v1/runs of this kind: its shape, declared once (checked before `plan`). */
+const schema = z.strictObject({
+  kind: z.literal("threshold"),
+  iterate_on: robotPin.describe("soak-tier robot pin to iterate on"),
+  escalate_to: robotPin.describe("verify-tier robot pin for confirmation"),
+  target: z.strictObject({
+    success_rate: z.number().gt(0).lt(1),
+    ci: z.number().gt(0).lt(1).optional().describe("default 0.95"),
+    task: taskRef,
+  }),
+  policy: Policy, escalate_policy: Policy.optional(), environment: environmentRef,
+  monthly_cap_usd: z.number().positive(),
+  policy_stream: WebhookTarget.optional(), on_verified: WebhookTarget.optional(),
+  episodes: EpisodesSpec.optional().describe("maximum episodes per phase"),
+  ...COMMON_RUN_FIELDS,
+}).describe("kind threshold: iterate on the soak tier until the target is met, then confirm on the verify tier");;
+
+export const thresholdKind: RunKind = { name: "threshold", schema, plan: planThreshold, result: thresholdResult, progress: thresholdProgress };

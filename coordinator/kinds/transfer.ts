@@ -15,19 +15,19 @@
 import { newcombeDifference } from "../stats/two-proportions.js";
 import { parseEpisodesSpec } from "../runs/episodes-spec.js";
 import { rateSummary } from "../runs/result-summary.js";
-import { contract, isPlainObject, q, rejectUnknownKeys } from "../runs/field-checks.js";
+import { contract, isPlainObject, q } from "../runs/field-checks.js";
 import { resolveRobot } from "../runs/pin-resolution.js";
 import { type ValidatedRun, type ValidateRunContext } from "../runs/run-request.js";
 import { episodeSeed, type NewEpisode, type RunRecord, getRun } from "../store/runs-repo.js";
 import { resolveTask } from "../runs/pin-resolution.js";
 import { validateCommon } from "../runs/common-fields.js";
-import { checkFields, resolveUnit, validatedKindRun } from "./kind-common.js";
+import { resolveUnit, validatedKindRun } from "./kind-common.js";
 import type { KindResultContext, RunKind } from "./kind.js";
 import type { UnitEpisodeRow } from "./units.js";
 import { countsOf, pooledResult, unitResults } from "./unit-results.js";
+import { z } from "zod";
+import { COMMON_RUN_FIELDS, EpisodesSpec, Policy, environmentRef, robotPin, taskRef } from "../runs/run-schemas.js";
 
-const MANDATORY = ["source", "target", "task", "policy", "episodes"];
-const OPTIONAL = ["environment"];
 
 /** What makes two policies "the same policy" for the source baseline. */
 export function policyIdentity(policy: unknown): string | undefined {
@@ -44,12 +44,9 @@ interface SourceBaseline {
 }
 
 function planTransfer(body: Record<string, unknown>, ctx: ValidateRunContext): ValidatedRun {
-  checkFields("transfer", body, MANDATORY, OPTIONAL);
-  if (typeof body.source !== "string") contract(`source must be the embodiment the policy was trained on, "<model>@<firmware>"; got ${q(body.source)}`);
   let targetRobot: unknown = body.target;
   let environment: unknown = body.environment;
   if (isPlainObject(body.target)) {
-    rejectUnknownKeys("target", body.target, ["robot", "environment"]);
     targetRobot = body.target.robot;
     if (body.target.environment !== undefined) {
       if (environment !== undefined && environment !== body.target.environment) contract(`target.environment ${q(body.target.environment)} differs from environment ${q(environment)}; give one`);
@@ -122,4 +119,12 @@ function transferResult(ctx: KindResultContext, run: RunRecord, episodes: readon
   };
 }
 
-export const transferKind: RunKind = { name: "transfer", plan: planTransfer, result: transferResult };
+/** The body of a POST /v1/runs of this kind: its shape, declared once (checked before `plan`). */
+const schema = z.strictObject({
+  kind: z.literal("transfer"), source: robotPin.describe("the embodiment the policy was trained on"),
+  target: z.union([robotPin, z.strictObject({ robot: robotPin, environment: environmentRef.optional() })]).describe("destination embodiment"),
+  environment: environmentRef.optional().describe("required unless target.environment is given"),
+  task: taskRef, policy: Policy, episodes: EpisodesSpec, ...COMMON_RUN_FIELDS,
+}).describe("kind transfer: a policy moved from its source embodiment to a target");;
+
+export const transferKind: RunKind = { name: "transfer", schema, plan: planTransfer, result: transferResult };

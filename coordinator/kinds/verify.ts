@@ -19,52 +19,48 @@
 import { GROUND_TRUTH_SCHEMA, GROUND_TRUTH_SOURCE_CHANNELS } from "../artifacts/ground-truth.js";
 import { agreement } from "../stats/agreement.js";
 import { rateSummary } from "../runs/result-summary.js";
-import { contract, isPlainObject, q, rejectUnknownKeys } from "../runs/field-checks.js";
+import { contract, isPlainObject, q } from "../runs/field-checks.js";
 import { type ValidatedRun, type ValidateRunContext } from "../runs/run-request.js";
 import { episodeSeed, type NewEpisode, type RunRecord } from "../store/runs-repo.js";
 import { resolveTask } from "../runs/pin-resolution.js";
 import { validateCommon } from "../runs/common-fields.js";
-import { checkFields, resolveUnit, stringList, validatedKindRun } from "./kind-common.js";
+import { resolveUnit, stringList, validatedKindRun } from "./kind-common.js";
 import { parseScenarios } from "./scenarios.js";
 import type { KindResultContext, RunKind } from "./kind.js";
 import { parseAssign, type UnitEpisodeRow } from "./units.js";
 import { pooledResult, unitResults } from "./unit-results.js";
+import { z } from "zod";
+import { COMMON_RUN_FIELDS, Policy, environmentRef, robotPin, taskRef } from "../runs/run-schemas.js";
 
-const MANDATORY = ["robots", "environment", "task", "policy", "scenarios"];
-const OPTIONAL = ["audit_sample", "return_ground_truth"];
 /** Ground-truth channels of every episode's MCAP. */
 export const GROUND_TRUTH_CHANNELS = GROUND_TRUTH_SOURCE_CHANNELS;
 
 function planVerify(body: Record<string, unknown>, ctx: ValidateRunContext): ValidatedRun {
-  checkFields("verify", body, MANDATORY, OPTIONAL);
   const robots = stringList("robots", body.robots, "firmware_pin_unavailable");
   const task = resolveTask(ctx, body.task);
   const units = robots.map((robot) => resolveUnit(ctx, { robot, environment: body.environment, task, policy: body.policy, where: robot }));
   for (const u of units) if (u.model.tier !== "verify") contract(`robots: verify runs on verification-tier hardware; ${u.unit.robot} is ${u.model.tier}-tier`);
-  if (!isPlainObject(body.scenarios)) contract(`scenarios must be an object {format, source, count}; got ${q(body.scenarios)}`);
-  rejectUnknownKeys("scenarios", body.scenarios, ["format", "source", "count"]);
+  const scenarios = body.scenarios as { format: string; source: unknown; count?: number };
   const taskObjects = Object.fromEntries(
     Object.entries((JSON.parse(task.spec) as { initial_conditions: Record<string, { object: string }> }).initial_conditions).map(([name, c]) => [name, c.object]),
   );
-  const parsed = parseScenarios(body.scenarios.format, body.scenarios.source, units[0].unit.environment, taskObjects);
-  const count = body.scenarios.count ?? parsed.length;
-  if (!(Number.isInteger(count) && (count as number) >= 1 && (count as number) <= parsed.length)) {
-    contract(`scenarios.count must be an integer 1..${parsed.length} (the scenarios in source); got ${q(body.scenarios.count)}`);
+  const parsed = parseScenarios(scenarios.format, scenarios.source, units[0].unit.environment, taskObjects);
+  const count = scenarios.count ?? parsed.length;
+  if (count > parsed.length) {
+    contract(`scenarios.count must be an integer 1..${parsed.length} (the scenarios in source); got ${q(scenarios.count)}`);
   }
-  const audit = body.audit_sample ?? 0;
-  if (!(typeof audit === "number" && audit >= 0 && audit <= 1)) contract(`audit_sample must be a fraction 0..1 of extra random episodes; got ${q(audit)}`);
-  if (body.return_ground_truth !== undefined && typeof body.return_ground_truth !== "boolean") contract(`return_ground_truth must be true or false; got ${q(body.return_ground_truth)}`);
+  const audit = (body.audit_sample as number | undefined) ?? 0;
   const common = validateCommon(body, ctx, units[0].environment);
   const episodes: NewEpisode[] = [];
-  const chosen = parsed.slice(0, count as number);
+  const chosen = parsed.slice(0, count);
   chosen.forEach((scenario, i) => units.forEach((_, unit) => episodes.push({
     unit, seed: episodeSeed(common.seed, i), assign: { role: "scenario", scenario: i, sim_outcome: scenario.simOutcome, replay_spec: scenario.replaySpec },
   })));
-  const audits = Math.ceil(audit * (count as number));
+  const audits = Math.ceil(audit * count);
   for (let i = 0; i < audits; i++) units.forEach((_, unit) => episodes.push({ unit, seed: episodeSeed(common.seed ^ 0x5a5a5a, i), assign: { role: "audit" } }));
   return validatedKindRun({
     kind: "verify", body, units: units.map((u) => u.unit), episodes, seed: common.seed, priority: common.priority,
-    kindPlan: { verify: { format: body.scenarios.format, count, audit_sample: audit, return_ground_truth: body.return_ground_truth ?? false } },
+    kindPlan: { verify: { format: scenarios.format, count, audit_sample: audit, return_ground_truth: body.return_ground_truth ?? false } },
   });
 }
 
@@ -110,4 +106,17 @@ function verifyResult(ctx: KindResultContext, run: RunRecord, episodes: readonly
   };
 }
 
-export const verifyKind: RunKind = { name: "verify", plan: planVerify, result: verifyResult };
+/** The body of a POST /v1/runs of this kind: its shape, declared once (checked before `plan`). */
+const schema = z.strictObject({
+  kind: z.literal("verify"), robots: z.array(robotPin).min(1).describe("verification-tier robot pins"), environment: environmentRef, task: taskRef, policy: Policy,
+  scenarios: z.strictObject({
+    format: z.string().describe("a simulator export format or layout-replay"),
+    source: z.unknown().describe("the scenarios in that format"),
+    count: z.number().int().min(1).optional().describe("scenarios to run; default all"),
+  }),
+  audit_sample: z.number().min(0).max(1).optional().describe("fraction of extra random episodes"),
+  return_ground_truth: z.boolean().optional(),
+  ...COMMON_RUN_FIELDS,
+}).describe("kind verify: simulator-flagged scenarios replayed on verification-tier hardware");;
+
+export const verifyKind: RunKind = { name: "verify", schema, plan: planVerify, result: verifyResult };

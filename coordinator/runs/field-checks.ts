@@ -20,20 +20,3 @@ export function contract(message: string): never {
 export function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
-
-export function rejectUnknownKeys(where: string, value: Record<string, unknown>, known: readonly string[]): void {
-  for (const key of Object.keys(value)) {
-    if (!known.includes(key)) contract(`unknown field ${where ? `${where}.` : ""}${key}; allowed: ${known.join(", ")}`);
-  }
-}
-
-export function oneOf<T extends string>(field: string, value: unknown, allowed: readonly T[], fallback: T): T {
-  if (value === undefined) return fallback;
-  if (typeof value !== "string" || !allowed.includes(value as T)) contract(`${field} must be one of ${allowed.join(", ")}; got ${q(value)}`);
-  return value as T;
-}
-
-export function requireString(field: string, value: unknown, what: string): string {
-  if (typeof value !== "string" || value.trim() === "") contract(`${field} is required (${what}); got ${q(value)}`);
-  return value;
-}

@@ -8,21 +8,8 @@ import { z } from "zod";
 import { ERROR_CODES } from "../../errors/codes.js";
 import { INTERNAL_ERROR_CODE } from "../error-handler.js";
 
-/**
- * The schemas that become `components/schemas/<id>` in the OpenAPI document. A schema added here
- * is referenced with `$ref` wherever it appears; every other schema is inlined.
- */
-export const componentRegistry = z.registry<{ id: string }>();
-
-/** The registered components in registration order, `[id, schema]`. */
-export const COMPONENTS: Array<[string, z.ZodType]> = [];
-
-/** Registers `schema` as the OpenAPI component `id` and returns it. */
-export function component<T extends z.ZodType>(id: string, schema: T): T {
-  componentRegistry.add(schema, { id });
-  COMPONENTS.push([id, schema]);
-  return schema;
-}
+export { componentRegistry, COMPONENTS, component } from "../../json/schema-components.js";
+import { component } from "../../json/schema-components.js";
 
 /** An ISO 8601 UTC timestamp, e.g. `2026-11-24T04:20:21.000Z`. */
 export const Timestamp = z.iso.datetime({ offset: true }).describe("ISO 8601 UTC timestamp");

@@ -1,0 +1,124 @@
+/**
+ * The shapes of a run body every kind shares, declared once with zod: Policy, Perturbation,
+ * DataPosture, EpisodesSpec, the enums and the fields every kind accepts. A kind's module
+ * (coordinator/kinds/) declares its whole body from these; validation (runs/validate-run.ts) and
+ * the OpenAPI document (api/schemas/run-request.ts) both come from those declarations. What a
+ * schema cannot know (pins installed on a cell, the scene's presets and instruments, frozen task
+ * revisions) the kinds check after the shape passed.
+ */
+import { z } from "zod";
+import { component } from "../json/schema-components.js";
+import { INSTRUCTION_SETS } from "./instruction-set.js";
+import { INTERVENTIONS, PRIORITIES, PUBLISH, RUN_KINDS, STATE_CHANNELS } from "./run-request.js";
+
+/** Run kind. */
+export const RunKind = component("RunKind", z.enum(RUN_KINDS).describe("run, eval, verify, matrix, threshold, compare or transfer"));
+
+/** Scheduling priority tier. */
+export const Priority = component("Priority", z.enum(PRIORITIES).describe("scheduling tier; default standard"));
+
+/** How a run may be intervened on, declared before it starts. */
+export const Interventions = component("Interventions", z.enum(INTERVENTIONS)
+  .describe("declared before the run; counts and timestamps ship in results; default none"));
+
+/** Where a run's result is published. */
+export const Publish = component("Publish", z.enum(PUBLISH).describe("private (default) or leaderboard (needs the account's opt-in, else 403 publish_forbidden)"));
+
+/** Which of the task's instruction lists a run samples from. */
+export const InstructionSet = component("InstructionSet", z.enum(INSTRUCTION_SETS)
+  .describe("sampled (default): instructions.sampled_per_episode; held_out: the task's held-out paraphrases (run, eval, matrix, transfer only)"));
+
+/** The spec's EpisodesSpec: a positive integer, or `auto(ci=<number>, moe=<number>)`. */
+const EPISODES_ERROR = { error: "must be a positive integer or auto(ci=<0..1>, moe=<0..1>)" };
+export const EpisodesSpec = component("EpisodesSpec", z.union([
+  z.number(EPISODES_ERROR).int(EPISODES_ERROR).min(1, EPISODES_ERROR).max(10_000, EPISODES_ERROR),
+  z.string(EPISODES_ERROR).regex(/^\s*auto\s*\(\s*ci\s*=\s*([0-9]*\.?[0-9]+)\s*,\s*moe\s*=\s*([0-9]*\.?[0-9]+)\s*\)\s*$/, EPISODES_ERROR),
+], EPISODES_ERROR)
+  .describe("a positive integer (at most 10000), or auto(ci=<0..1>, moe=<0..1>), which sizes n with the Wilson interval; anything else is 422 episodes_invalid"));
+
+/** A policy's action space; `dim` must equal the robot's degrees of freedom. */
+export const ActionSpace = z.strictObject({
+  type: z.literal("joint_position"),
+  dim: z.number().int().min(1).describe("the pinned robot's degrees of freedom"),
+});
+
+/** What a policy observes; each camera and state channel must exist in the environment. */
+export const ObservationContract = z.strictObject({
+  cameras: z.array(z.string()).optional().describe("camera instrument names of the environment"),
+  // Which channels exist, and whether the scene has their instrument, is checked against the environment.
+  state: z.array(z.string()).optional().describe(`state channels: ${STATE_CHANNELS.join(", ")}; each needs its instrument in the environment`),
+});
+
+const contracts = {
+  action_space: ActionSpace.optional(),
+  observation_contract: ObservationContract.optional(),
+};
+
+/** A container policy: an image the cell runs, with both contracts. */
+export const ContainerPolicy = z.strictObject({
+  type: z.literal("container"),
+  image: z.string().min(1).describe("container image reference"),
+  action_space: ActionSpace,
+  observation_contract: ObservationContract,
+});
+
+/** A checkpoint policy: a Hugging Face model loaded by a runtime. */
+export const CheckpointPolicy = z.strictObject({
+  type: z.literal("checkpoint"),
+  hf: z.string().min(1).describe("Hugging Face model reference"),
+  runtime: z.string().min(1).describe("the runtime that loads the checkpoint"),
+  inference: z.strictObject({
+    action_horizon: z.number().int().min(1).optional(),
+    chunk_size: z.number().int().min(1).optional(),
+    temp: z.number().min(0).optional(),
+  }).optional(),
+  ...contracts,
+});
+
+/** An endpoint policy: the service calls the customer's endpoint within a latency budget. */
+export const EndpointPolicy = z.strictObject({
+  type: z.literal("endpoint"),
+  url: z.string().regex(/^(https?|wss?):\/\//, { error: "must be an http(s):// or ws(s):// URL" }).describe("http(s):// or ws(s):// URL of the endpoint"),
+  latency_budget_ms: z.number({ error: (issue) => (issue.input === undefined ? "is required for an endpoint policy: a positive number of milliseconds" : "must be a positive number of milliseconds") })
+    .positive({ error: "must be a positive number of milliseconds" }),
+  ...contracts,
+});
+
+/** The spec's Policy, discriminated on `type`. Contracts are checked before any motor moves. */
+export const Policy = component("Policy", z.discriminatedUnion("type", [ContainerPolicy, CheckpointPolicy, EndpointPolicy])
+  .describe("container, checkpoint or endpoint policy; action_space and observation_contract are validated against the pinned robot and scene before any motor moves"));
+
+/** The spec's Perturbation: a seeded, versioned, replayable schedule. */
+export const Perturbation = component("Perturbation", z.strictObject({
+  layout_jitter_mm: z.number({ error: "must be a number >= 0 (millimetres)" }).min(0, { error: "must be a number >= 0 (millimetres)" }).optional(),
+  lighting: z.array(z.string()).min(1).optional().describe("lighting presets of the environment"),
+  distractors: z.string().optional().describe("a distractor set of the environment, e.g. color-blocks@1"),
+  seed: z.number({ error: "must be an integer 0..2147483647" }).int({ error: "must be an integer 0..2147483647" }).min(0, { error: "must be an integer 0..2147483647" })
+    .max(0x7fffffff, { error: "must be an integer 0..2147483647" }).optional().describe("run seed; random when absent"),
+}).describe("seeded, versioned, replayable schedule; realized perturbations are recorded in each episode's /meta channel"));
+
+/** The spec's DataPosture. */
+export const DataPosture = component("DataPosture", z.strictObject({
+  retention: z.string({ error: 'must be a duration from "1h" to "365d" written as <n>h or <n>d' })
+    .regex(/^\d+(h|d)$/, { error: 'must be a duration from "1h" to "365d" written as <n>h or <n>d' }).optional().describe("<n>h or <n>d, from 1h to 365d; default 30d"),
+  train_on_failures: z.boolean({ error: "must be true or false" }).optional().describe("default false"),
+}));
+
+/** `{webhook}`: a URL that receives pushes (threshold policy_stream, on_verified). */
+export const WebhookTarget = z.strictObject({ webhook: z.string({ error: "must be an http(s) URL" }).regex(/^https?:\/\//, { error: "must be an http(s) URL" }).describe("http(s) URL; on_verified's must be a registered webhook endpoint") });
+
+/** Fields every kind accepts (coordinator/runs/common-fields.ts checks what depends on the scene). */
+export const COMMON_RUN_FIELDS = {
+  priority: Priority.optional(),
+  perturbation: Perturbation.optional(),
+  data: DataPosture.optional(),
+  max_budget_usd: z.number({ error: "must be a positive number of US dollars" }).positive({ error: "must be a positive number of US dollars" }).optional().describe("hard stop, metered live; the run halts with budget_exceeded"),
+  interventions: Interventions.optional(),
+  publish: Publish.optional(),
+  instructions: InstructionSet.optional(),
+};
+
+const pin = (what: string) => z.string().describe(what);
+export const robotPin = pin("<model>@<firmware> or <model>@latest (the resolved pin is recorded)");
+export const environmentRef = pin("<name>@<version> or <name> (newest version)");
+export const taskRef = pin("<name> (newest frozen revision), <name>@v<N>, or a task id of a frozen revision");
