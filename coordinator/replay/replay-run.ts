@@ -13,27 +13,12 @@ import type { NewEpisode, RunPlan, RunRecord } from "../store/runs-repo.js";
 /** At most this many copies of one episode per replay request. */
 export const REPLAY_COUNT_MAX = 100;
 
+/** A replay body as coordinator/api/schemas/runs.ts `ReplayRequest` checked it. */
 export interface ReplayRequest {
   /** The policy to replay with; default the original run's policy. */
   policy?: Record<string, unknown>;
   /** Copies of the episode to run (default 1). */
-  count: number;
-}
-
-/** Validates a replay body {policy?, count?}; rejects unknown keys. */
-export function parseReplayRequest(body: unknown): ReplayRequest {
-  const value = body ?? {};
-  if (typeof value !== "object" || Array.isArray(value)) throw new AssayError("contract_validation_failed", `replay body must be a JSON object {policy?, count?}; got ${q(body)}`);
-  const { policy, count = 1, ...rest } = value as Record<string, unknown>;
-  const unknown = Object.keys(rest);
-  if (unknown.length > 0) throw new AssayError("contract_validation_failed", `replay body accepts only policy and count; got unknown key ${q(unknown[0])}`);
-  if (!Number.isInteger(count) || (count as number) < 1 || (count as number) > REPLAY_COUNT_MAX) {
-    throw new AssayError("contract_validation_failed", `count must be an integer 1..${REPLAY_COUNT_MAX}; got ${q(count)}`);
-  }
-  if (policy !== undefined && (typeof policy !== "object" || policy === null || Array.isArray(policy))) {
-    throw new AssayError("contract_validation_failed", `policy must be a policy object like the run's; got ${q(policy)}`);
-  }
-  return { policy: policy as Record<string, unknown> | undefined, count: count as number };
+  count?: number;
 }
 
 /** The replay spec of a finished episode, or 422 naming what to wait for. */
@@ -56,7 +41,7 @@ export function replayRunBody(original: RunRecord, request: ReplayRequest): Reco
   }
   const pins = original.resolvedPins;
   const { idempotency_key: _ignored, ...body } = submitted;
-  return { ...body, kind: "run", robot: pins.robot, environment: pins.environment, task: pins.task, episodes: request.count, policy: request.policy ?? submitted.policy };
+  return { ...body, kind: "run", robot: pins.robot, environment: pins.environment, task: pins.task, episodes: request.count ?? 1, policy: request.policy ?? submitted.policy };
 }
 
 /** Plan and episodes of the replay run: every episode has the original seed and replay spec. */

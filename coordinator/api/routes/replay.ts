@@ -2,11 +2,13 @@
 import { Router } from "express";
 import { authOf } from "../../auth/authenticate.js";
 import { AssayError } from "../../errors/assay-error.js";
-import { parseReplayRequest, replayRunBody, replayRunShape, replaySpecOf } from "../../replay/replay-run.js";
+import { replayRunBody, replayRunShape, replaySpecOf } from "../../replay/replay-run.js";
 import { runView } from "../../runs/run-view.js";
 import { submitRun } from "../../runs/submit-run.js";
 import { getEpisode } from "../../store/episodes-repo.js";
 import type { CompiledApiDeps } from "../api-deps.js";
+import { ReplayRequest } from "../schemas/runs.js";
+import { parseBody } from "../validate-request.js";
 import { requireRun } from "./runs.js";
 
 export function replayRouter(deps: CompiledApiDeps): Router {
@@ -19,12 +21,12 @@ export function replayRouter(deps: CompiledApiDeps): Router {
     if (!episode || episode.run_id !== original.id) {
       throw new AssayError("not_found", `run ${original.id} has no episode ${JSON.stringify(req.params.episodeId)}`, { runId: original.id });
     }
-    const request = parseReplayRequest(req.body);
+    const request = parseBody(ReplayRequest, req.body, { emptyIsObject: true });
     const replaySpec = replaySpecOf(episode);
     // Validated as a new run of the original body (every check a run gets), then reshaped so every
     // episode reproduces the original one.
     const { run } = submitRun(deps, accountId, replayRunBody(original, request), {
-      reshape: (validated) => replayRunShape(validated, episode, replaySpec, request.count),
+      reshape: (validated) => replayRunShape(validated, episode, replaySpec, request.count ?? 1),
     });
     res.status(201).json(runView(run));
   });

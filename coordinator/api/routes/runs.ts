@@ -3,17 +3,15 @@ import { Router } from "express";
 import { authOf } from "../../auth/authenticate.js";
 import { splitQuoteId } from "../../billing/submission.js";
 import { AssayError } from "../../errors/assay-error.js";
-import { RUN_STATUSES } from "../../runs/run-state.js";
 import { runView } from "../../runs/run-view.js";
-import { RUN_KINDS } from "../../runs/run-kinds.js";
 import { submitRun } from "../../runs/submit-run.js";
 import type { Db } from "../../store/database.js";
 import { getRun, listRuns, type RunRecord } from "../../store/runs-repo.js";
 import type { CompiledApiDeps } from "../api-deps.js";
-import { queryEnum, queryInteger, queryString } from "../query.js";
+import { LIST_LIMIT_DEFAULT } from "../schemas/common.js";
+import { RunListQuery } from "../schemas/runs.js";
+import { parseQuery } from "../validate-request.js";
 
-export const LIST_LIMIT_DEFAULT = 20;
-export const LIST_LIMIT_MAX = 100;
 const IDEMPOTENCY_KEY_MAX = 255;
 
 /** The account's run, or 404 not_found (another account's run is indistinguishable from none). */
@@ -41,10 +39,10 @@ export function runsRouter(deps: CompiledApiDeps): Router {
 
   router.get("/runs", (req, res) => {
     const { accountId } = authOf(res);
-    const kind = queryEnum(req, "kind", RUN_KINDS);
-    const status = queryEnum(req, "status", RUN_STATUSES);
-    const limit = queryInteger(req, "limit", LIST_LIMIT_DEFAULT, 1, LIST_LIMIT_MAX);
-    const startingAfter = queryString(req, "starting_after");
+    const query = parseQuery(RunListQuery, req);
+    const { kind, status } = query;
+    const limit = query.limit ?? LIST_LIMIT_DEFAULT;
+    const startingAfter = query.starting_after;
     if (startingAfter !== undefined) requireRun(deps.db, accountId, startingAfter);
     const rows = listRuns(deps.db, { accountId, kind, status, limit: limit + 1, before: startingAfter });
     res.json({ object: "list", url: "/v1/runs", has_more: rows.length > limit, data: rows.slice(0, limit).map(runView) });

@@ -6,6 +6,7 @@
  * and Result; the spec's common fields are described exactly.
  */
 import { z } from "zod";
+import { REPLAY_COUNT_MAX } from "../../replay/replay-run.js";
 import {
   component, LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX, NonNegative, queryEnum, queryInteger, queryText, RateSummary, Timestamp,
 } from "./common.js";
@@ -189,7 +190,9 @@ export const Checkpoint = component("Checkpoint", z.strictObject({
 /** POST /v1/runs/{run_id}/episodes/{episode_id}/replay body (coordinator/replay/replay-run.ts). */
 export const ReplayRequest = z.strictObject({
   policy: Policy.optional().describe("default: the original run's policy"),
-  count: z.number().int().min(1).max(100).optional().describe("copies of the episode; default 1"),
+  count: z.number({ error: `must be an integer 1..${REPLAY_COUNT_MAX}` }).int({ error: `must be an integer 1..${REPLAY_COUNT_MAX}` })
+    .min(1, { error: `must be an integer 1..${REPLAY_COUNT_MAX}` }).max(REPLAY_COUNT_MAX, { error: `must be an integer 1..${REPLAY_COUNT_MAX}` })
+    .optional().describe("copies of the episode; default 1"),
 });
 
 /** The spec's Purge receipt. */
