@@ -19,7 +19,7 @@ import { getRun } from "../store/runs-repo.js";
 import { meterByUnit, roundCents, unitIndexOf, unitMeterContext, type MeterContext } from "../runs/meters.js";
 import { isTerminal, type RunStatus } from "../runs/run-state.js";
 import type { AssignmentBudget } from "../scheduler/scheduler.js";
-import type { EpisodeRow } from "../store/episodes-repo.js";
+import { listEpisodeRecords, type EpisodeRecord } from "../store/episodes-repo.js";
 import { monthlyCapReached } from "./budgets.js";
 import { episodeEstimateUsd } from "./estimates.js";
 
@@ -49,8 +49,6 @@ interface RunMoney {
   perEpisodeUsd: number[];
 }
 
-type UnitEpisode = EpisodeRow & { unit: number | null };
-
 /** Tolerance for comparing sums of unrounded estimates with a cap given in dollars. */
 const EPSILON_USD = 1e-9;
 
@@ -76,8 +74,8 @@ export function createBudgetGuard(options: BudgetGuardOptions): BudgetGuard {
     if (!run) return undefined;
     const contexts: MeterContext[] = run.units.map((unit) => unitMeterContext(pins, unit, run.priority, `run ${run.id} unit ${unit.key}`));
     const perEpisodeUsd = contexts.map((context) => episodeEstimateUsd(run.plan, context));
-    const episodes = db.prepare("SELECT * FROM episodes WHERE run_id = ? ORDER BY idx").all(runId) as UnitEpisode[];
-    const estimateOf = (e: UnitEpisode) => perEpisodeUsd[unitIndexOf(e)];
+    const episodes = listEpisodeRecords(db, runId);
+    const estimateOf = (e: EpisodeRecord) => perEpisodeUsd[e.unit];
     const max = run.request.max_budget_usd;
     return {
       accountId: run.accountId,

@@ -19,7 +19,7 @@ export function episodeEstimateS(plan: { max_duration_s: number }): number {
 
 /** Meters and cost of `seconds` of occupancy as one billing line, with a Result's rounding. */
 export function priceSeconds(seconds: number, context: MeterContext, prices: PriceList = PRICE_LIST): Meters {
-  return computeMeters([{ status: "done", duration_s: seconds, reset_s: 0, interruptions: "[]" }], context, prices);
+  return computeMeters([{ status: "done", durationS: seconds, resetS: 0, interruptions: [] }], context, prices);
 }
 
 /** Unrounded cost of `seconds` of occupancy (the guard compares sums of these with a cap). */

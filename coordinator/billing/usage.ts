@@ -13,7 +13,7 @@ import type { FirmwarePins, Tier } from "../../firmware-pins/pins.js";
 import { meterByUnit, roundHours, runMeterContexts, sumMeters, type MeteredEpisode, type MeterLine, type Meters } from "../runs/meters.js";
 import type { EnvironmentClass } from "../runs/price-list.js";
 import type { Db } from "../store/database.js";
-import type { EpisodeRow, Interruption } from "../store/episodes-repo.js";
+import { listEpisodeRecords, type EpisodeRecord } from "../store/episodes-repo.js";
 
 export interface UsageFigures {
   period: string;
@@ -39,12 +39,12 @@ function periodEnd(period: string): string {
   return new Date(Date.UTC(year, month, 1)).toISOString();
 }
 
-/** The episodes of one run restricted to what was metered in `period` (same row shape). */
-export function episodesMeteredIn<E extends EpisodeRow & { unit?: number | null }>(episodes: readonly E[], period: string): Array<MeteredEpisode & { unit: number | null }> {
+/** The episodes of one run restricted to what was metered in `period`. */
+export function episodesMeteredIn(episodes: readonly EpisodeRecord[], period: string): Array<MeteredEpisode & { unit: number }> {
   return episodes.map((e) => {
-    const interruptions = (JSON.parse(e.interruptions || "[]") as Interruption[]).filter((i) => periodOf(i.at) === period);
-    const doneHere = e.status === "done" && e.finished_at !== null && periodOf(e.finished_at) === period;
-    return { status: doneHere ? "done" : "pending", duration_s: e.duration_s, reset_s: e.reset_s, interruptions: JSON.stringify(interruptions), unit: e.unit ?? null };
+    const interruptions = e.interruptions.filter((i) => periodOf(i.at) === period);
+    const doneHere = e.status === "done" && e.finishedAt !== null && periodOf(e.finishedAt) === period;
+    return { status: doneHere ? "done" : "pending", durationS: e.durationS, resetS: e.resetS, interruptions, unit: e.unit };
   });
 }
 
@@ -60,10 +60,9 @@ export function runSharesOf(db: Db, pins: FirmwarePins, accountId: string, perio
   const runs = db
     .prepare("SELECT id, plan, priority, units FROM runs WHERE account_id = ? AND created < ? ORDER BY created, id")
     .all(accountId, periodEnd(period)) as Array<{ id: string; plan: string; priority: string; units: string | null }>;
-  const episodesOf = db.prepare("SELECT * FROM episodes WHERE run_id = ? ORDER BY idx");
   const shares: RunShare[] = [];
   for (const run of runs) {
-    const { lines, total } = meterByUnit(runMeterContexts(pins, run), episodesMeteredIn(episodesOf.all(run.id) as Array<EpisodeRow & { unit: number | null }>, period));
+    const { lines, total } = meterByUnit(runMeterContexts(pins, run), episodesMeteredIn(listEpisodeRecords(db, run.id), period));
     if (total.robotHours === 0 && total.environmentHours === 0 && total.costUsd === 0) continue;
     shares.push({ runId: run.id, lines, meters: total });
   }

@@ -16,7 +16,7 @@ import type { LinkContext } from "./link-context.js";
 import { LinkError, toGrpcStatus } from "../errors/link-errors.js";
 import { groundTruthScenarioOf } from "../kinds/verify.js";
 import { getArtifact, markArtifactStored, upsertStoredArtifact, type ArtifactRow } from "../store/artifacts-repo.js";
-import { getEpisode, type EpisodeRow } from "../store/episodes-repo.js";
+import { getEpisode, getEpisodeRecord } from "../store/episodes-repo.js";
 import { getRun } from "../store/runs-repo.js";
 
 /** The artifacts row behind a ref, checked to belong to the calling cell. */
@@ -112,8 +112,7 @@ export function handleUploadArtifact(ctx: LinkContext, call: ServerReadableStrea
    */
   async function groundTruthOf(mcap: ArtifactRow, mcapPath: string) {
     const run = getRun(ctx.db, mcap.run_id);
-    // Every episodes row has `assign` (the kinds' column); EpisodeRow just does not name it.
-    const episode = getEpisode(ctx.db, mcap.episode_id) as (EpisodeRow & { assign: string | null }) | undefined;
+    const episode = getEpisodeRecord(ctx.db, mcap.episode_id);
     const scenario = run && episode ? groundTruthScenarioOf(run, episode) : undefined;
     if (scenario === undefined) return undefined;
     try {

@@ -9,7 +9,7 @@ import { insertPendingArtifact } from "../store/artifacts-repo.js";
 import { getCell, setLastSeqApplied } from "../store/cells-repo.js";
 import { getRun } from "../store/runs-repo.js";
 import {
-  amendLinkLostInterruption, getEpisode, markEpisodeDone, markEpisodeRunning, requeueEpisode, type EpisodeRow, type Interruption,
+  amendLinkLostInterruption, getEpisode, getEpisodeRecord, markEpisodeDone, markEpisodeRunning, requeueEpisode, type EpisodeRow, type Interruption,
 } from "../store/episodes-repo.js";
 import { isSafeFileName } from "../artifacts/artifact-store.js";
 import { transact } from "../store/transact.js";
@@ -200,9 +200,9 @@ export const MAX_INTERRUPTED_ATTEMPTS = 5;
  * status message names the episode. Call inside the requeue's transaction.
  */
 function failRunOnRepeatedInterruptions(ctx: LinkContext, episodeId: string): void {
-  const episode = getEpisode(ctx.db, episodeId);
+  const episode = getEpisodeRecord(ctx.db, episodeId);
   if (!episode || episode.status !== "pending") return;
-  const interruptions = JSON.parse(episode.interruptions) as Interruption[];
+  const interruptions = episode.interruptions;
   if (interruptions.length < MAX_INTERRUPTED_ATTEMPTS) return;
   const counts = new Map<string, number>();
   for (const i of interruptions) {
@@ -213,7 +213,7 @@ function failRunOnRepeatedInterruptions(ctx: LinkContext, episodeId: string): vo
   const message =
     `episode ${episode.idx + 1} (${episode.id}) was interrupted ${interruptions.length} times (${reasons}); the run is failed rather than ` +
     `retried without end. Finished episodes are kept in the partial result; check those cells, then submit the run again`;
-  ctx.lifecycle.end(episode.run_id, { status: "failed", message });
+  ctx.lifecycle.end(episode.runId, { status: "failed", message });
 }
 
 /**

@@ -30,7 +30,7 @@ import { validateCommon } from "../runs/common-fields.js";
 import { openUnit, resolveUnit, validatedKindRun } from "./kind-common.js";
 import { cancelPendingEpisodes } from "../store/episodes-repo.js";
 import type { KindProgressContext, KindResultContext, RunKind } from "./kind.js";
-import { parseAssign, type UnitEpisodeRow } from "./units.js";
+import type { EpisodeRecord } from "../store/episodes-repo.js";
 import { countsOf, pooledResult, unitResults } from "./unit-results.js";
 import { z } from "zod";
 import { COMMON_RUN_FIELDS, EpisodesSpec, Policy, environmentRef, robotPin, taskRef } from "../runs/run-schemas.js";
@@ -98,10 +98,10 @@ interface CompletePair {
 }
 
 /** Pairs whose two episodes both finished, in the order they completed (ties by pair index). */
-function completePairs(episodes: readonly UnitEpisodeRow[]): CompletePair[] {
-  const byPair = new Map<number, { a?: UnitEpisodeRow; b?: UnitEpisodeRow }>();
+function completePairs(episodes: readonly EpisodeRecord[]): CompletePair[] {
+  const byPair = new Map<number, { a?: EpisodeRecord; b?: EpisodeRecord }>();
   for (const e of episodes) {
-    const pair = parseAssign(e.assign).pair;
+    const pair = e.assign.pair;
     if (pair === undefined || e.status !== "done") continue;
     const entry = byPair.get(pair) ?? {};
     if (e.unit === 0) entry.a = e;
@@ -111,7 +111,7 @@ function completePairs(episodes: readonly UnitEpisodeRow[]): CompletePair[] {
   const pairs: CompletePair[] = [];
   for (const [pair, { a, b }] of byPair) {
     if (!a || !b) continue;
-    const at = (a.finished_at ?? "") > (b.finished_at ?? "") ? a.finished_at ?? "" : b.finished_at ?? "";
+    const at = (a.finishedAt ?? "") > (b.finishedAt ?? "") ? a.finishedAt ?? "" : b.finishedAt ?? "";
     pairs.push({ pair, a: a.outcome === "success", b: b.outcome === "success", at });
   }
   return pairs.sort((x, y) => x.at.localeCompare(y.at) || x.pair - y.pair);
@@ -130,7 +130,7 @@ interface SequentialState {
  * records the decision (runs.kind_state) and cancels the pending episodes. Call it inside the
  * transaction that checks completion.
  */
-function compareProgress(ctx: KindProgressContext, run: RunRecord, episodes: readonly UnitEpisodeRow[]): undefined {
+function compareProgress(ctx: KindProgressContext, run: RunRecord, episodes: readonly EpisodeRecord[]): undefined {
   const { db, now } = ctx;
   const settings = settingsOf(run);
   if (!settings.sequential) return;
@@ -156,7 +156,7 @@ function compareProgress(ctx: KindProgressContext, run: RunRecord, episodes: rea
   return undefined;
 }
 
-function compareResult(ctx: KindResultContext, run: RunRecord, episodes: readonly UnitEpisodeRow[]): Record<string, unknown> {
+function compareResult(ctx: KindResultContext, run: RunRecord, episodes: readonly EpisodeRecord[]): Record<string, unknown> {
   const units = unitResults(ctx, run, episodes);
   const settings = settingsOf(run);
   const [a, b] = units;

@@ -21,7 +21,7 @@ import { validateCommon } from "../runs/common-fields.js";
 import { resolveUnit, stringList, validatedKindRun } from "./kind-common.js";
 import { decideChecksOfRun } from "../gates/gates.js";
 import type { KindResultContext, RunKind } from "./kind.js";
-import type { UnitEpisodeRow } from "./units.js";
+import type { EpisodeRecord } from "../store/episodes-repo.js";
 import { countsOf, pooledResult, unitResults } from "./unit-results.js";
 import { z } from "zod";
 import { COMMON_RUN_FIELDS, Policy, robotPin } from "../runs/run-schemas.js";
@@ -58,7 +58,7 @@ function planEval(body: Record<string, unknown>, ctx: ValidateRunContext): Valid
   });
 }
 
-function evalResult(ctx: KindResultContext, run: RunRecord, episodes: readonly UnitEpisodeRow[]): Record<string, unknown> {
+function evalResult(ctx: KindResultContext, run: RunRecord, episodes: readonly EpisodeRecord[]): Record<string, unknown> {
   const units = unitResults(ctx, run, episodes);
   const suite = (run.plan.kind?.eval as { suite: string } | undefined)?.suite ?? null;
   const robots = [...new Set(units.map((u) => u.robot))];

@@ -11,7 +11,7 @@ import type { RunKindName, ValidatedRun, ValidateRunContext } from "../runs/run-
 import type { TerminalRunStatus } from "../runs/run-state.js";
 import type { Db } from "../store/database.js";
 import type { RunRecord } from "../store/runs-repo.js";
-import type { UnitEpisodeRow } from "./units.js";
+import type { EpisodeRecord } from "../store/episodes-repo.js";
 
 /** What computing a Result may read. */
 export interface KindResultContext {
@@ -48,12 +48,12 @@ export interface RunKind {
    */
   plan(body: Record<string, unknown>, ctx: ValidateRunContext): ValidatedRun;
   /** The run's Result from all of its episodes: partial while it runs or once stopped. */
-  result(ctx: KindResultContext, run: RunRecord, episodes: readonly UnitEpisodeRow[]): Record<string, unknown>;
+  result(ctx: KindResultContext, run: RunRecord, episodes: readonly EpisodeRecord[]): Record<string, unknown>;
   /**
    * After one of the run's episodes finished, before completion is checked: a sequential kind
    * decides here (cancelling what is pending, adding its next episode) or stops the run.
    */
-  progress?(ctx: KindProgressContext, run: RunRecord, episodes: readonly UnitEpisodeRow[]): KindDecision;
+  progress?(ctx: KindProgressContext, run: RunRecord, episodes: readonly EpisodeRecord[]): KindDecision;
   /**
    * Once the run has ended (any terminal status), in the same transaction: durable consequences
    * such as webhook events in the outbox or gate decisions. Notifications go out after the commit.

@@ -22,7 +22,7 @@ import { enqueueEvent } from "../webhooks/outbox.js";
 import { resolveTask } from "../runs/pin-resolution.js";
 import { validateCommon } from "../runs/common-fields.js";
 import { resolveUnit, stringList, validatedKindRun } from "./kind-common.js";
-import type { UnitEpisodeRow } from "./units.js";
+import type { EpisodeRecord } from "../store/episodes-repo.js";
 import type { KindEndedContext, KindResultContext, RunKind } from "./kind.js";
 import { countsOf, pooledResult, unitResults, type UnitResult } from "./unit-results.js";
 import { z } from "zod";
@@ -72,7 +72,7 @@ function priorMatrix(db: Db, run: RunRecord): PriorMatrix | undefined {
   return { id: prior.id, completed: prior.completed!, units: (prior.result?.units as UnitResult[] | undefined) ?? [] };
 }
 
-function matrixResult(ctx: KindResultContext, run: RunRecord, episodes: readonly UnitEpisodeRow[]): Record<string, unknown> {
+function matrixResult(ctx: KindResultContext, run: RunRecord, episodes: readonly EpisodeRecord[]): Record<string, unknown> {
   const units = unitResults(ctx, run, episodes);
   const prior = priorMatrix(ctx.db, run);
   const regressions: Array<Record<string, unknown>> = [];

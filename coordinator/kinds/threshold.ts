@@ -36,7 +36,7 @@ import { resolveTask } from "../runs/pin-resolution.js";
 import { validateCommon } from "../runs/common-fields.js";
 import { openUnit, resolveUnit, validatedKindRun } from "./kind-common.js";
 import type { KindDecision, KindProgressContext, KindResultContext, RunKind } from "./kind.js";
-import { parseAssign, type UnitEpisodeRow } from "./units.js";
+import type { EpisodeRecord } from "../store/episodes-repo.js";
 import { pooledResult, unitMeterContext, unitResults } from "./unit-results.js";
 import { z } from "zod";
 import { COMMON_RUN_FIELDS, EpisodesSpec, Policy, WebhookTarget, environmentRef, robotPin, taskRef } from "../runs/run-schemas.js";
@@ -143,12 +143,12 @@ export function pushCheckpoint(db: Db, run: RunRecord, policy: Record<string, un
 }
 
 /** The sequential test over one phase's finished episodes, in index order. */
-function testPhase(settings: ThresholdSettings, episodes: readonly UnitEpisodeRow[], phase: "soak" | "verify", fromIndex = 0) {
+function testPhase(settings: ThresholdSettings, episodes: readonly EpisodeRecord[], phase: "soak" | "verify", fromIndex = 0) {
   const test = createThresholdTest({ target: settings.target, alpha: 1 - settings.ci, maxEpisodes: settings.max_episodes });
   let decision: "continue" | "pass" | "fail" = "continue";
   for (const e of episodes) {
     // Soak evidence counts only episodes of the current checkpoint.
-    if (e.status !== "done" || parseAssign(e.assign).phase !== phase || (phase === "soak" && e.idx < fromIndex)) continue;
+    if (e.status !== "done" || e.assign.phase !== phase || (phase === "soak" && e.idx < fromIndex)) continue;
     decision = test.update(e.outcome === "success");
     if (decision !== "continue") break;
   }
@@ -156,9 +156,9 @@ function testPhase(settings: ThresholdSettings, episodes: readonly UnitEpisodeRo
 }
 
 /** Metered cost of the run's attempts in the UTC month of `now`. */
-function costThisMonth(ctx: KindResultContext, run: RunRecord, episodes: readonly UnitEpisodeRow[], now: Date): number {
+function costThisMonth(ctx: KindResultContext, run: RunRecord, episodes: readonly EpisodeRecord[], now: Date): number {
   const month = now.toISOString().slice(0, 7);
-  const inMonth = episodes.filter((e) => (e.finished_at ?? e.assigned_at ?? "").slice(0, 7) === month);
+  const inMonth = episodes.filter((e) => (e.finishedAt ?? e.assignedAt ?? "").slice(0, 7) === month);
   return unitResults(ctx, run, inMonth).reduce((sum, u) => sum + u.result.cost_usd, 0);
 }
 
@@ -166,7 +166,7 @@ function costThisMonth(ctx: KindResultContext, run: RunRecord, episodes: readonl
  * After an episode finished (inside the lifecycle's transaction): decides the phase, adds the next
  * episode, emits events. Asks the lifecycle to stop the run at the monthly cap.
  */
-function thresholdProgress(ctx: KindProgressContext, run: RunRecord, episodes: readonly UnitEpisodeRow[]): KindDecision {
+function thresholdProgress(ctx: KindProgressContext, run: RunRecord, episodes: readonly EpisodeRecord[]): KindDecision {
   const { db, now } = ctx;
   const settings = settingsOf(run);
   const state = stateOf(run);
@@ -225,7 +225,7 @@ function deliverOnVerified(db: Db, run: RunRecord, settings: ThresholdSettings, 
   return id;
 }
 
-function thresholdResult(ctx: KindResultContext, run: RunRecord, episodes: readonly UnitEpisodeRow[]): Record<string, unknown> {
+function thresholdResult(ctx: KindResultContext, run: RunRecord, episodes: readonly EpisodeRecord[]): Record<string, unknown> {
   const units = unitResults(ctx, run, episodes);
   const settings = settingsOf(run);
   const state = stateOf(run);

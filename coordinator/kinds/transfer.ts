@@ -23,7 +23,7 @@ import { resolveTask } from "../runs/pin-resolution.js";
 import { validateCommon } from "../runs/common-fields.js";
 import { resolveUnit, validatedKindRun } from "./kind-common.js";
 import type { KindResultContext, RunKind } from "./kind.js";
-import type { UnitEpisodeRow } from "./units.js";
+import type { EpisodeRecord } from "../store/episodes-repo.js";
 import { countsOf, pooledResult, unitResults } from "./unit-results.js";
 import { z } from "zod";
 import { COMMON_RUN_FIELDS, EpisodesSpec, Policy, environmentRef, robotPin, taskRef } from "../runs/run-schemas.js";
@@ -97,7 +97,7 @@ function findSourceBaseline(ctx: ValidateRunContext, sourcePin: string, environm
   return undefined;
 }
 
-function transferResult(ctx: KindResultContext, run: RunRecord, episodes: readonly UnitEpisodeRow[]): Record<string, unknown> {
+function transferResult(ctx: KindResultContext, run: RunRecord, episodes: readonly EpisodeRecord[]): Record<string, unknown> {
   const units = unitResults(ctx, run, episodes);
   const settings = run.plan.kind?.transfer as { source: string; source_baseline: SourceBaseline | null } | undefined;
   const target = units.find((u) => u.role === "target")!;

@@ -13,7 +13,8 @@ import { sumMeters, unitMeterContext as meterContextOfUnit, type MeterContext } 
 import { computeRunResult, type RunResult } from "../runs/result-summary.js";
 import type { RunRecord } from "../store/runs-repo.js";
 import type { KindResultContext } from "./kind.js";
-import { unitOf, type RunUnit, type UnitEpisodeRow } from "./units.js";
+import type { EpisodeRecord } from "../store/episodes-repo.js";
+import type { RunUnit } from "./units.js";
 
 /** One element of `result.units`: the unit's pins and its Result. */
 export interface UnitResult {
@@ -33,7 +34,7 @@ export function unitMeterContext(pins: FirmwarePins, unit: RunUnit, priority: st
 }
 
 /** Results of every unit, in `runs.units` order. */
-export function unitResults(ctx: Pick<KindResultContext, "pins" | "baseUrl">, run: Pick<RunRecord, "id" | "units" | "priority">, episodes: readonly UnitEpisodeRow[]): UnitResult[] {
+export function unitResults(ctx: Pick<KindResultContext, "pins" | "baseUrl">, run: Pick<RunRecord, "id" | "units" | "priority">, episodes: readonly EpisodeRecord[]): UnitResult[] {
   return run.units.map((unit, index) => ({
     key: unit.key,
     robot: unit.robot,
@@ -42,7 +43,7 @@ export function unitResults(ctx: Pick<KindResultContext, "pins" | "baseUrl">, ru
     policy: unit.policy,
     ...(unit.policy_name !== undefined ? { policy_name: unit.policy_name } : {}),
     ...(unit.role !== undefined ? { role: unit.role } : {}),
-    result: computeRunResult(run.id, episodes.filter((e) => unitOf(e) === index), unitMeterContext(ctx.pins, unit, run.priority), ctx.baseUrl),
+    result: computeRunResult(run.id, episodes.filter((e) => e.unit === index), unitMeterContext(ctx.pins, unit, run.priority), ctx.baseUrl),
   }));
 }
 
@@ -50,7 +51,7 @@ export function unitResults(ctx: Pick<KindResultContext, "pins" | "baseUrl">, ru
  * The pooled Result over every unit: rates over all finished episodes, meters and cost summed over
  * the units (each priced at its own rates).
  */
-export function pooledResult(ctx: Pick<KindResultContext, "pins" | "baseUrl">, run: Pick<RunRecord, "id" | "units" | "priority">, episodes: readonly UnitEpisodeRow[], units: readonly UnitResult[]): RunResult {
+export function pooledResult(ctx: Pick<KindResultContext, "pins" | "baseUrl">, run: Pick<RunRecord, "id" | "units" | "priority">, episodes: readonly EpisodeRecord[], units: readonly UnitResult[]): RunResult {
   const first = run.units[0];
   const pooled = computeRunResult(run.id, episodes, unitMeterContext(ctx.pins, first, run.priority), ctx.baseUrl);
   // The run's meters are the sum of its units' billing lines (the rounding rule in meters.ts).

@@ -6,8 +6,6 @@
  * sends the unit's policy and task. Kind `run` has one unit, made from its plan when it is read
  * (its rows store none, and its episodes' `unit` is null: unit 0).
  */
-import type { Db } from "../store/database.js";
-import type { EpisodeRow } from "../store/episodes-repo.js";
 
 /** One unit as stored in runs.units (snake_case, the way results show it). */
 export interface RunUnit {
@@ -30,10 +28,7 @@ export interface RunUnit {
   role?: string;
 }
 
-/** An episode row with the unit columns (added by the kinds migration). */
-export type UnitEpisodeRow = EpisodeRow & { unit: number | null; assign: string | null };
-
-/** Parsed `episodes.assign`. */
+/** `episodes.assign`: what an assignment carries besides the seed (parsed in the store, EpisodeRecord.assign). */
 export interface EpisodeAssign {
   /** A replay spec the cell reproduces exactly instead of drawing from the seed (verify). */
   replay_spec?: Record<string, unknown>;
@@ -47,26 +42,6 @@ export interface EpisodeAssign {
   sim_outcome?: "success" | "failure" | null;
   /** Threshold: "soak" (iteration) or "verify" (confirmation). */
   phase?: string;
-}
-
-export function parseUnits(json: string | null): RunUnit[] {
-  return json ? (JSON.parse(json) as RunUnit[]) : [];
-}
-
-export function parseAssign(json: string | null): EpisodeAssign {
-  return json ? (JSON.parse(json) as EpisodeAssign) : {};
-}
-
-/** Every episode of a run with its unit columns, by index. */
-export function listUnitEpisodes(db: Db, runId: string): UnitEpisodeRow[] {
-  return db.prepare("SELECT * FROM episodes WHERE run_id = ? ORDER BY idx").all(runId) as UnitEpisodeRow[];
-}
-
-/** Pending episodes of one unit of a run, lowest index first. */
-export function listPendingOfUnit(db: Db, runId: string, unit: number, limit: number): UnitEpisodeRow[] {
-  return db
-    .prepare("SELECT * FROM episodes WHERE run_id = ? AND COALESCE(unit, 0) = ? AND status = 'pending' ORDER BY idx LIMIT ?")
-    .all(runId, unit, limit) as UnitEpisodeRow[];
 }
 
 /** The unit index of an episode (kind `run` stores none: unit 0). */

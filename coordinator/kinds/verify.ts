@@ -27,7 +27,7 @@ import { validateCommon } from "../runs/common-fields.js";
 import { resolveUnit, stringList, validatedKindRun } from "./kind-common.js";
 import { parseScenarios } from "./scenarios.js";
 import type { KindResultContext, RunKind } from "./kind.js";
-import { parseAssign, type UnitEpisodeRow } from "./units.js";
+import type { EpisodeRecord } from "../store/episodes-repo.js";
 import { pooledResult, unitResults } from "./unit-results.js";
 import { z } from "zod";
 import { COMMON_RUN_FIELDS, Policy, environmentRef, robotPin, taskRef } from "../runs/run-schemas.js";
@@ -68,24 +68,24 @@ function planVerify(body: Record<string, unknown>, ctx: ValidateRunContext): Val
  * The scenario index when the episode's MCAP must yield a ground-truth file (a scenario episode of a
  * verify run with `return_ground_truth`), else undefined.
  */
-export function groundTruthScenarioOf(run: Pick<RunRecord, "kind" | "plan">, episode: Pick<UnitEpisodeRow, "assign">): number | undefined {
+export function groundTruthScenarioOf(run: Pick<RunRecord, "kind" | "plan">, episode: Pick<EpisodeRecord, "assign">): number | undefined {
   if (run.kind !== "verify") return undefined;
   const settings = run.plan.kind?.verify as { return_ground_truth?: boolean } | undefined;
   if (!settings?.return_ground_truth) return undefined;
-  const assign = parseAssign(episode.assign);
+  const assign = episode.assign;
   return assign.role === "scenario" && typeof assign.scenario === "number" ? assign.scenario : undefined;
 }
 
-function verifyResult(ctx: KindResultContext, run: RunRecord, episodes: readonly UnitEpisodeRow[]): Record<string, unknown> {
+function verifyResult(ctx: KindResultContext, run: RunRecord, episodes: readonly EpisodeRecord[]): Record<string, unknown> {
   const units = unitResults(ctx, run, episodes);
   const settings = run.plan.kind!.verify as { return_ground_truth: boolean };
   const done = episodes.filter((e) => e.status === "done");
   const scenarios = done
-    .map((e) => ({ e, a: parseAssign(e.assign) }))
+    .map((e) => ({ e, a: e.assign }))
     .filter(({ a }) => a.role === "scenario")
     .map(({ e, a }) => ({ scenario: a.scenario, unit: e.unit, episode_id: e.id, index: e.idx, sim_outcome: a.sim_outcome ?? null, real_outcome: e.outcome }));
   const pairs = scenarios.filter((s) => s.sim_outcome !== null).map((s) => ({ sim: s.sim_outcome === "success", real: s.real_outcome === "success" }));
-  const audits = done.filter((e) => parseAssign(e.assign).role === "audit");
+  const audits = done.filter((e) => e.assign.role === "audit");
   return {
     ...pooledResult(ctx, run, episodes, units),
     units,

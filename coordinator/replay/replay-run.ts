@@ -7,7 +7,7 @@
 import { AssayError } from "../errors/assay-error.js";
 import { q } from "../runs/field-checks.js";
 import type { ValidatedRun } from "../runs/run-request.js";
-import type { EpisodeRow } from "../store/episodes-repo.js";
+import type { EpisodeRecord } from "../store/episodes-repo.js";
 import type { NewEpisode, RunPlan, RunRecord } from "../store/runs-repo.js";
 
 /** At most this many copies of one episode per replay request. */
@@ -22,11 +22,11 @@ export interface ReplayRequest {
 }
 
 /** The replay spec of a finished episode, or 422 naming what to wait for. */
-export function replaySpecOf(episode: EpisodeRow): Record<string, unknown> {
-  if (!episode.replay_spec) {
-    throw new AssayError("contract_validation_failed", `episode ${episode.id} has no replay_spec yet (status ${episode.status}); replay it once it has finished`, { runId: episode.run_id });
+export function replaySpecOf(episode: EpisodeRecord): Record<string, unknown> {
+  if (!episode.replaySpec) {
+    throw new AssayError("contract_validation_failed", `episode ${episode.id} has no replay_spec yet (status ${episode.status}); replay it once it has finished`, { runId: episode.runId });
   }
-  return JSON.parse(episode.replay_spec) as Record<string, unknown>;
+  return episode.replaySpec;
 }
 
 /**
@@ -45,8 +45,8 @@ export function replayRunBody(original: RunRecord, request: ReplayRequest): Reco
 }
 
 /** Plan and episodes of the replay run: every episode has the original seed and replay spec. */
-export function replayRunShape(validated: ValidatedRun, episode: EpisodeRow, replaySpec: Record<string, unknown>, count: number): { plan: RunPlan; episodes: NewEpisode[] } {
-  const plan: RunPlan = { ...validated.plan, replay_spec: replaySpec, replay_of: { run_id: episode.run_id, episode_id: episode.id } };
+export function replayRunShape(validated: ValidatedRun, episode: EpisodeRecord, replaySpec: Record<string, unknown>, count: number): { plan: RunPlan; episodes: NewEpisode[] } {
+  const plan: RunPlan = { ...validated.plan, replay_spec: replaySpec, replay_of: { run_id: episode.runId, episode_id: episode.id } };
   const episodes = Array.from({ length: count }, () => ({ unit: 0, seed: episode.seed, assign: { replay_spec: replaySpec } }));
   return { plan, episodes };
 }

@@ -23,7 +23,7 @@ import { rateSummary, stageRates, type RateSummary } from "../runs/result-summar
 import type { Db } from "../store/database.js";
 import type { RunRecord } from "../store/runs-repo.js";
 import { isPilotRun } from "../tasks/pilot.js";
-import { listUnitEpisodes, parseAssign, parseUnits, type UnitEpisodeRow } from "../kinds/units.js";
+import { listEpisodeRecords, type EpisodeRecord } from "../store/episodes-repo.js";
 
 /** One instruction set's episodes: pooled rate and interval, and the rate of each instruction. */
 export interface InstructionSetRates extends RateSummary {
@@ -93,19 +93,10 @@ function taskSpecOf(db: Db, taskPin: string): { envelope?: { out_of_scope?: unkn
   return row ? JSON.parse(row.spec) : undefined;
 }
 
-function parseJson(text: string | null): Record<string, unknown> | undefined {
-  if (!text) return undefined;
-  try {
-    return JSON.parse(text) as Record<string, unknown>;
-  } catch {
-    return undefined;
-  }
-}
-
 /** One realized schedule entry: /meta's `perturbations_realized` when present, else the replay spec. */
-function realizedOf(e: UnitEpisodeRow): Record<string, unknown> {
-  const meta = parseJson(e.meta)?.perturbations_realized as Record<string, unknown> | undefined;
-  const replay = parseJson(e.replay_spec) ?? {};
+function realizedOf(e: EpisodeRecord): Record<string, unknown> {
+  const meta = e.meta?.perturbations_realized as Record<string, unknown> | undefined;
+  const replay = e.replaySpec ?? {};
   const objects = (meta?.objects ?? {}) as Record<string, { offset_mm?: [number, number] }>;
   const distractors = (meta?.distractors ?? replay.distractor_objects ?? []) as Array<{ object: string }>;
   return {
@@ -120,7 +111,7 @@ function realizedOf(e: UnitEpisodeRow): Record<string, unknown> {
     object_offsets_mm: Object.fromEntries(Object.entries(objects).map(([name, o]) => [name, o.offset_mm ?? null])),
     instruction: meta?.instruction ?? replay.instruction ?? null,
     instruction_set: meta?.instruction_set ?? replay.instruction_set ?? null,
-    replayed: meta?.replayed ?? Boolean(parseAssign(e.assign).replay_spec),
+    replayed: meta?.replayed ?? Boolean(e.assign.replay_spec),
   };
 }
 
@@ -128,8 +119,8 @@ function realizedOf(e: UnitEpisodeRow): Record<string, unknown> {
  * The interventions section: the Result's summary (coordinator/runs/interventions.ts) under the
  * report's names, `events` being the Result's `timestamps`.
  */
-function interventionSection(mode: string, done: readonly UnitEpisodeRow[]): Report["interventions"] {
-  const summary = interventionSummary(mode, done);
+function interventionSection(mode: string, done: readonly EpisodeRecord[], withUnits: boolean): Report["interventions"] {
+  const summary = interventionSummary(mode, done, withUnits);
   return {
     mode,
     episodes_intervened: summary.episodes_intervened,
@@ -152,7 +143,7 @@ function tally(values: Array<string | null>): Record<string, number> {
  * Episodes that carried no instruction count in neither set.
  */
 function instructionRates(
-  mode: InstructionSet, done: readonly UnitEpisodeRow[], realized: ReadonlyArray<Record<string, unknown>>, heldOut: readonly string[],
+  mode: InstructionSet, done: readonly EpisodeRecord[], realized: ReadonlyArray<Record<string, unknown>>, heldOut: readonly string[],
 ): Report["instructions"] {
   const sets: Record<InstructionSet, Map<string, { k: number; n: number }>> = { sampled: new Map(), held_out: new Map() };
   done.forEach((e, i) => {
@@ -188,7 +179,7 @@ export function buildReport(db: Db, run: RunRecord, baseUrl: string, now: Date):
   const result = run.result as Record<string, any>;
   const pins = run.resolvedPins;
   const request = run.request;
-  const episodes = listUnitEpisodes(db, run.id);
+  const episodes = listEpisodeRecords(db, run.id);
   const done = episodes.filter((e) => e.status === "done");
   const realized = done.map(realizedOf);
   const units = (result.units ?? []) as Array<Record<string, any>>;
@@ -236,7 +227,7 @@ export function buildReport(db: Db, run: RunRecord, baseUrl: string, now: Date):
         citation: citationOf(run.id, run.completed!, u as { task: string; robot: string; environment: string }, rate, u.key),
       };
     }),
-    interventions: interventionSection(typeof request.interventions === "string" ? request.interventions : "none", done),
+    interventions: interventionSection(typeof request.interventions === "string" ? request.interventions : "none", done, run.kind !== "run"),
     cost: { robot_hours: result.robot_hours, environment_hours: result.environment_hours, cost_usd: result.cost_usd },
   };
 }

@@ -29,24 +29,19 @@ export interface InterventionSummary {
   intervened: RateSummary;
 }
 
-/** What this module reads of an episode row. */
-export interface InterventionEpisodeRow {
+/** What this module reads of an episode. */
+export interface InterventionEpisode {
   id: string;
   idx: number;
-  unit?: number | null;
+  unit: number;
   outcome: string | null;
-  meta: string | null;
+  /** The episode's end /meta, parsed. */
+  meta: Record<string, unknown> | null;
 }
 
-/** The interventions an episode's /meta (the stored `meta` column) lists; [] when none or unreadable. */
-export function interventionsOfMeta(meta: string | null): EpisodeIntervention[] {
-  if (!meta) return [];
-  let list: unknown;
-  try {
-    list = (JSON.parse(meta) as { interventions?: unknown }).interventions;
-  } catch {
-    return [];
-  }
+/** The interventions an episode's /meta lists; [] when none or unreadable. */
+export function interventionsOfMeta(meta: Record<string, unknown> | null): EpisodeIntervention[] {
+  const list = meta?.interventions;
   if (!Array.isArray(list)) return [];
   return list.map((x: { t_s?: unknown; kind?: unknown; detail?: unknown }) => ({
     t_s: typeof x?.t_s === "number" ? x.t_s : null,
@@ -55,16 +50,19 @@ export function interventionsOfMeta(meta: string | null): EpisodeIntervention[] 
   }));
 }
 
-function rate(episodes: readonly InterventionEpisodeRow[]): RateSummary {
+function rate(episodes: readonly InterventionEpisode[]): RateSummary {
   const k = episodes.filter((e) => e.outcome === "success").length;
   const n = episodes.length;
   return { n, success_rate: n === 0 ? 0 : k / n, ci95: wilsonInterval(k, n, 0.95), interval_method: "wilson" };
 }
 
-/** The run's interventions section over its finished (`done`) episodes; `mode` as the run declared it. */
-export function interventionSummary(mode: string, done: readonly InterventionEpisodeRow[]): InterventionSummary {
+/**
+ * The run's interventions section over its finished (`done`) episodes; `mode` as the run declared
+ * it. `withUnits`: name each timestamp's unit (runs of several units; kind `run` has one).
+ */
+export function interventionSummary(mode: string, done: readonly InterventionEpisode[], withUnits: boolean): InterventionSummary {
   const timestamps = done.flatMap((e) => interventionsOfMeta(e.meta).map((i) => ({
-    episode: e.id, index: e.idx, ...(typeof e.unit === "number" ? { unit: e.unit } : {}), t_s: i.t_s, kind: i.kind,
+    episode: e.id, index: e.idx, ...(withUnits ? { unit: e.unit } : {}), t_s: i.t_s, kind: i.kind,
   })));
   const flagged = new Set(timestamps.map((t) => t.episode));
   return {

@@ -24,11 +24,11 @@ import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { FirmwarePins, Tier } from "../../firmware-pins/pins.js";
-import type { EpisodeRow, Interruption } from "../store/episodes-repo.js";
+import type { EpisodeRecord } from "../store/episodes-repo.js";
 import { PRICE_LIST, type EnvironmentClass, type Priority, type PriceList } from "./price-list.js";
 
-/** What the meters read from an episode row. */
-export type MeteredEpisode = Pick<EpisodeRow, "status" | "duration_s" | "reset_s" | "interruptions">;
+/** What the meters read from an episode. */
+export type MeteredEpisode = Pick<EpisodeRecord, "status" | "durationS" | "resetS" | "interruptions">;
 
 export interface MeterContext {
   tier: Tier;
@@ -50,12 +50,11 @@ export function roundCents(usd: number): number {
   return Math.round((usd + Number.EPSILON) * 100) / 100;
 }
 
-/** Seconds a single episode row kept the robot busy: the finished attempt plus interrupted ones. */
+/** Seconds a single episode kept the robot busy: the finished attempt plus interrupted ones. */
 function occupiedSeconds(episode: MeteredEpisode): number {
   let seconds = 0;
-  if (episode.status === "done") seconds += (episode.duration_s ?? 0) + (episode.reset_s ?? 0);
-  const interruptions = JSON.parse(episode.interruptions || "[]") as Interruption[];
-  for (const entry of interruptions) seconds += Number.isFinite(entry.duration_s) ? entry.duration_s : 0;
+  if (episode.status === "done") seconds += (episode.durationS ?? 0) + (episode.resetS ?? 0);
+  for (const entry of episode.interruptions) seconds += Number.isFinite(entry.duration_s) ? entry.duration_s : 0;
   return seconds;
 }
 

@@ -8,7 +8,7 @@
  * not count towards that stage's n.
  */
 import { wilsonInterval } from "../stats/wilson.js";
-import type { EpisodeRow } from "../store/episodes-repo.js";
+import type { EpisodeRecord } from "../store/episodes-repo.js";
 import { computeMeters, type MeterContext } from "./meters.js";
 
 /** A binomial rate as the spec shows it. */
@@ -35,16 +35,10 @@ export function rateSummary(successes: number, n: number): RateSummary {
 }
 
 /** Per-stage rates from the evaluations of finished episodes, stages in first-seen order. */
-export function stageRates(episodes: readonly Pick<EpisodeRow, "evaluation">[]): Record<string, RateSummary> {
+export function stageRates(episodes: readonly Pick<EpisodeRecord, "evaluation">[]): Record<string, RateSummary> {
   const tallies = new Map<string, { n: number; ok: number }>();
   for (const episode of episodes) {
-    if (!episode.evaluation) continue;
-    let stages: unknown;
-    try {
-      stages = (JSON.parse(episode.evaluation) as { stages?: unknown }).stages;
-    } catch {
-      continue;
-    }
+    const stages = episode.evaluation?.stages;
     if (!stages || typeof stages !== "object") continue;
     for (const [name, reached] of Object.entries(stages as Record<string, unknown>)) {
       const tally = tallies.get(name) ?? { n: 0, ok: 0 };
@@ -60,13 +54,13 @@ export function stageRates(episodes: readonly Pick<EpisodeRow, "evaluation">[]):
  * The Result of a run from all of its episode rows (only `done` ones count towards n; interrupted
  * attempts of any episode count towards the meters).
  */
-export function computeRunResult(runId: string, episodes: readonly EpisodeRow[], meterContext: MeterContext, baseUrl: string): RunResult {
+export function computeRunResult(runId: string, episodes: readonly EpisodeRecord[], meterContext: MeterContext, baseUrl: string): RunResult {
   const done = episodes.filter((e) => e.status === "done");
   const successes = done.filter((e) => e.outcome === "success").length;
   const failureClusters: Record<string, number> = {};
   for (const e of done) {
     if (e.outcome === "success") continue;
-    const cluster = e.failure_cluster || "unclassified";
+    const cluster = e.failureCluster || "unclassified";
     failureClusters[cluster] = (failureClusters[cluster] ?? 0) + 1;
   }
   const meters = computeMeters(episodes, meterContext);

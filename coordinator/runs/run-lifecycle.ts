@@ -16,10 +16,11 @@ import type { FirmwarePins } from "../../firmware-pins/pins.js";
 import type { ErrorCode } from "../errors/codes.js";
 import type { KindResultContext } from "../kinds/kind.js";
 import { kindModule } from "../kinds/registry.js";
-import { listUnitEpisodes } from "../kinds/units.js";
 import { countUnstoredArtifacts } from "../store/artifacts-repo.js";
 import type { Db } from "../store/database.js";
-import { cancelPendingEpisode, cancelPendingEpisodes, countEpisodesByStatus, getEpisode, listHeldEpisodesOfRun } from "../store/episodes-repo.js";
+import {
+  cancelPendingEpisode, cancelPendingEpisodes, countEpisodesByStatus, getEpisode, listEpisodeRecords, listHeldEpisodesOfRun,
+} from "../store/episodes-repo.js";
 import { getRun, setRunResult, setRunStatus, type RunRecord } from "../store/runs-repo.js";
 import { afterCommit, transact } from "../store/transact.js";
 import { enqueueEvent } from "../webhooks/outbox.js";
@@ -88,10 +89,10 @@ export function createRunLifecycle(options: RunLifecycleOptions): RunLifecycle {
   const kindContext: KindResultContext = { db, pins, baseUrl };
 
   function resultOf(run: RunRecord): Record<string, unknown> {
-    const episodes = listUnitEpisodes(db, run.id);
+    const episodes = listEpisodeRecords(db, run.id);
     const result = kindModule(run.kind).result(kindContext, run, episodes);
     const done = episodes.filter((e) => e.status === "done");
-    return { ...result, interventions: interventionSummary(interventionModeOf(run.request), done) };
+    return { ...result, interventions: interventionSummary(interventionModeOf(run.request), done, run.kind !== "run") };
   }
 
   function publishStatus(runId: string, status: string, cell: string | null): void {
@@ -147,7 +148,7 @@ export function createRunLifecycle(options: RunLifecycleOptions): RunLifecycle {
       return transact(db, () => {
         const run = getRun(db, runId);
         if (!run || run.status !== "running") return false;
-        const decision = kindModule(run.kind).progress?.({ ...kindContext, now: now() }, run, listUnitEpisodes(db, runId));
+        const decision = kindModule(run.kind).progress?.({ ...kindContext, now: now() }, run, listEpisodeRecords(db, runId));
         if (decision) {
           end(runId, { status: "stopped", ...decision.stop });
           return false;

@@ -3,25 +3,9 @@
  * Runs show the request as submitted with defaults filled in; `result` once completed (and the
  * partial result of a stopped run); `status_detail` when failed or stopped.
  */
+import type { EpisodeRecord } from "../store/episodes-repo.js";
 import type { RunRecord } from "../store/runs-repo.js";
 import { interventionsOfMeta } from "./interventions.js";
-
-/** Minimal views of FLEET's rows (coordinator/store/episodes-repo.ts, artifacts-repo.ts). */
-export interface EpisodeRowView {
-  id: string;
-  run_id: string;
-  idx: number;
-  status: string;
-  attempt: number;
-  cell_id: string | null;
-  outcome: string | null;
-  failure_cluster: string | null;
-  duration_s: number | null;
-  replay_spec: string | null;
-  interruptions: string;
-  /** The episode's end /meta as the agent sent it (read for its interventions). */
-  meta?: string | null;
-}
 
 export interface ArtifactRowView {
   episode_id: string;
@@ -32,10 +16,6 @@ export interface ArtifactRowView {
   sha256: string;
   status: string;
   stored_at: string | null;
-}
-
-function parse(text: string | null): unknown {
-  return text === null ? null : JSON.parse(text);
 }
 
 export function runView(row: RunRecord): Record<string, unknown> {
@@ -94,30 +74,32 @@ export function artifactFileUrl(artifactUrl: string, a: Pick<ArtifactRowView, "r
   return `${artifactUrl}/runs/${encodeURIComponent(a.run_id)}/episodes/${encodeURIComponent(a.episode_id)}/${encodeURIComponent(a.file_name)}`;
 }
 
-/** An Episode; `artifacts` are the episode's rows (any kinds). URLs are null until the agent announced the file. */
-export function episodeView(row: EpisodeRowView, artifacts: readonly ArtifactRowView[], artifactUrl: string): Record<string, unknown> {
+/**
+ * An Episode; `artifacts` are the episode's rows (any kinds). URLs are null until the agent
+ * announced the file. `withUnit`: show the episode's unit (runs of several units).
+ */
+export function episodeView(episode: EpisodeRecord, artifacts: readonly ArtifactRowView[], artifactUrl: string, withUnit: boolean): Record<string, unknown> {
   const urlOf = (kind: string) => {
-    const a = artifacts.find((x) => x.episode_id === row.id && x.kind === kind);
+    const a = artifacts.find((x) => x.episode_id === episode.id && x.kind === kind);
     return a ? artifactFileUrl(artifactUrl, a) : null;
   };
-  const interruptions = parse(row.interruptions) as unknown[];
-  const interventions = interventionsOfMeta(row.meta ?? null);
+  const interventions = interventionsOfMeta(episode.meta);
   return {
-    id: row.id,
+    id: episode.id,
     object: "episode",
-    index: row.idx,
-    outcome: row.outcome,
-    duration_s: row.duration_s,
+    index: episode.idx,
+    outcome: episode.outcome,
+    duration_s: episode.durationS,
     video_url: urlOf("video"),
     mcap_url: urlOf("mcap"),
-    replay_spec: parse(row.replay_spec),
-    failure_cluster: row.failure_cluster,
-    cell: row.cell_id,
-    attempts: row.attempt,
-    interruptions,
+    replay_spec: episode.replaySpec,
+    failure_cluster: episode.failureCluster,
+    cell: episode.cellId,
+    attempts: episode.attempt,
+    interruptions: episode.interruptions,
     // Only intervened episodes carry the flag (and their interventions), so clients can filter on it.
     ...(interventions.length > 0 ? { intervened: true, interventions } : {}),
-    ...(typeof (row as { unit?: unknown }).unit === "number" ? { unit: (row as { unit?: number }).unit } : {}),
+    ...(withUnit ? { unit: episode.unit } : {}),
   };
 }
 

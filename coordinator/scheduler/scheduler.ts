@@ -8,10 +8,10 @@ import type { CellRegistry } from "../fleet/registry.js";
 import type { FleetMetrics } from "../fleet/fleet-metrics.js";
 import type { RunLifecycle } from "../runs/run-lifecycle.js";
 import type { Db } from "../store/database.js";
-import { assignEpisode, getEpisode, listHeldEpisodes } from "../store/episodes-repo.js";
+import { assignEpisode, getEpisode, listHeldEpisodes, listPendingOfUnit, type EpisodeRecord } from "../store/episodes-repo.js";
 import { listOpenRuns, type RunRecord } from "../store/runs-repo.js";
 import { transact } from "../store/transact.js";
-import { listPendingOfUnit, parseAssign, unitOf, type RunUnit, type UnitEpisodeRow } from "../kinds/units.js";
+import type { RunUnit } from "../kinds/units.js";
 import { planAssignments, type AvailableCell, type CellPin, type SchedulableRun } from "./assignment-plan.js";
 import { resolveTaskKits } from "../kits/kit-physics.js";
 import { withInstructionSet } from "../runs/instruction-set.js";
@@ -99,7 +99,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     const open = listOpenRuns(db);
     const byId = new Map(open.map((r) => [r.id, r]));
     // Episodes offered this pass, with their unit.
-    const offeredEpisodes = new Map<string, { unit: RunUnit; row: UnitEpisodeRow }>();
+    const offeredEpisodes = new Map<string, { unit: RunUnit; row: EpisodeRecord }>();
     const runs: SchedulableRun[] = open.map((run) => {
       const offered = run.units.flatMap((_, u) => listPendingOfUnit(db, run.id, u, cells.length)).sort((a, b) => a.idx - b.idx);
       // Units may differ in tier and class: only the prefix whose per-unit estimates fit is offered,
@@ -108,7 +108,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
       const chosen = offered.slice(0, Math.max(0, affordable));
       const episodePins: Record<string, CellPin> = {};
       for (const e of chosen) {
-        const unit = run.units[unitOf(e)];
+        const unit = run.units[e.unit];
         episodePins[e.id] = { model: unit.model, firmware: unit.firmware, environment: unit.environment };
         offeredEpisodes.set(e.id, { unit, row: e });
       }
@@ -144,7 +144,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
   }
 
   /** Commits one assignment (and a queued run's move to scheduling); returns the message to send. */
-  function assignOne(run: RunRecord, episodeId: string, cellId: string, taskJson: string, offered: { unit: RunUnit; row: UnitEpisodeRow }): AssignEpisode | undefined {
+  function assignOne(run: RunRecord, episodeId: string, cellId: string, taskJson: string, offered: { unit: RunUnit; row: EpisodeRecord }): AssignEpisode | undefined {
     const at = now().toISOString();
     const attempt = transact(db, () => {
       const next = assignEpisode(db, episodeId, cellId, at);
@@ -158,7 +158,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     // The run's interventions mode rides in perturbation_json (absent means "none"; see the agent's assignment.ts).
     const perturbation = unit.perturbation ?? request.perturbation ?? {};
     const interventions = request.interventions && request.interventions !== "none" ? { interventions: request.interventions } : {};
-    const replaySpec = parseAssign(row.assign).replay_spec ?? run.plan.replay_spec;
+    const replaySpec = row.assign.replay_spec ?? run.plan.replay_spec;
     return {
       episodeId,
       runId: run.id,

@@ -3,6 +3,7 @@
  * Each write first decides from the current status whether a late or repeated message still
  * applies (when not it changes nothing and says so), then moves through `transitionEpisode`.
  */
+import type { EpisodeAssign } from "../kinds/units.js";
 import { transitionEpisode, type EpisodeStatus } from "../runs/episode-state.js";
 import type { Db } from "./database.js";
 
@@ -31,6 +32,92 @@ export interface EpisodeRow {
   finished_at: string | null;
 }
 
+/** An episode as the coordinator reads it: JSON columns parsed, camelCase, its unit always a number. */
+export interface EpisodeRecord {
+  id: string;
+  runId: string;
+  idx: number;
+  status: EpisodeStatus;
+  attempt: number;
+  seed: number;
+  cellId: string | null;
+  outcome: "success" | "failure" | null;
+  failureCluster: string | null;
+  durationS: number | null;
+  resetS: number | null;
+  replaySpec: Record<string, unknown> | null;
+  /** The episode's end /meta as the agent sent it. */
+  meta: Record<string, unknown> | null;
+  /** `{stages: {name: reached}}` from the cell's predicate monitor. */
+  evaluation: Record<string, unknown> | null;
+  interruptions: Interruption[];
+  assignedAt: string | null;
+  startedAt: string | null;
+  finishedAt: string | null;
+  /** Index into the run's units (kind `run` stores none: 0). */
+  unit: number;
+  /** What the assignment carries besides the seed (coordinator/kinds/units.ts). */
+  assign: EpisodeAssign;
+}
+
+const parsed = <T>(text: string | null): T | null => (text === null ? null : (JSON.parse(text) as T));
+
+/** What a cell sent as JSON (replay spec, /meta, evaluation): an object, or null when absent or unreadable. */
+function fromCell(text: string | null): Record<string, unknown> | null {
+  if (!text) return null;
+  try {
+    const value = JSON.parse(text) as unknown;
+    return value !== null && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
+  } catch {
+    // A cell's malformed JSON must not make the run's results unreadable; it reads as absent.
+    return null;
+  }
+}
+
+/** Parses an `episodes` row once, at the store's edge. */
+export function episodeRecordOf(row: EpisodeRow & { unit?: number | null; assign?: string | null }): EpisodeRecord {
+  return {
+    id: row.id,
+    runId: row.run_id,
+    idx: row.idx,
+    status: row.status,
+    attempt: row.attempt,
+    seed: row.seed,
+    cellId: row.cell_id,
+    outcome: row.outcome,
+    failureCluster: row.failure_cluster,
+    durationS: row.duration_s,
+    resetS: row.reset_s,
+    replaySpec: fromCell(row.replay_spec),
+    meta: fromCell(row.meta),
+    evaluation: fromCell(row.evaluation),
+    interruptions: JSON.parse(row.interruptions || "[]") as Interruption[],
+    assignedAt: row.assigned_at,
+    startedAt: row.started_at,
+    finishedAt: row.finished_at,
+    unit: row.unit ?? 0,
+    assign: parsed<EpisodeAssign>(row.assign ?? null) ?? {},
+  };
+}
+
+/** Every episode of a run in any status, by index, as records. */
+export function listEpisodeRecords(db: Db, runId: string): EpisodeRecord[] {
+  return (db.prepare("SELECT * FROM episodes WHERE run_id = ? ORDER BY idx").all(runId) as EpisodeRow[]).map(episodeRecordOf);
+}
+
+/** Pending episodes of one unit of a run, lowest index first, as records. */
+export function listPendingOfUnit(db: Db, runId: string, unit: number, limit: number): EpisodeRecord[] {
+  return (db
+    .prepare("SELECT * FROM episodes WHERE run_id = ? AND COALESCE(unit, 0) = ? AND status = 'pending' ORDER BY idx LIMIT ?")
+    .all(runId, unit, limit) as EpisodeRow[]).map(episodeRecordOf);
+}
+
+/** One episode as a record, or undefined. */
+export function getEpisodeRecord(db: Db, episodeId: string): EpisodeRecord | undefined {
+  const row = getEpisode(db, episodeId);
+  return row ? episodeRecordOf(row) : undefined;
+}
+
 /** One attempt that did not reach an outcome, as appended to `episodes.interruptions`. */
 export interface Interruption {
   attempt: number;
@@ -47,7 +134,7 @@ export interface Interruption {
  * Finished episodes (status `done`) of a run, ordered by index, optionally filtered by outcome
  * and failure cluster.
  */
-export function listEpisodes(db: Db, runId: string, filter: { outcome?: string; cluster?: string } = {}): EpisodeRow[] {
+export function listEpisodes(db: Db, runId: string, filter: { outcome?: string; cluster?: string } = {}): EpisodeRecord[] {
   const clauses = ["run_id = ?", "status = 'done'"];
   const params: unknown[] = [runId];
   if (filter.outcome !== undefined) {
@@ -58,7 +145,7 @@ export function listEpisodes(db: Db, runId: string, filter: { outcome?: string; 
     clauses.push("failure_cluster = ?");
     params.push(filter.cluster);
   }
-  return db.prepare(`SELECT * FROM episodes WHERE ${clauses.join(" AND ")} ORDER BY idx`).all(...params) as EpisodeRow[];
+  return (db.prepare(`SELECT * FROM episodes WHERE ${clauses.join(" AND ")} ORDER BY idx`).all(...params) as EpisodeRow[]).map(episodeRecordOf);
 }
 
 /** Every episode of a run in any status, ordered by index. */

@@ -11,13 +11,12 @@ import { episodeEstimateUsd } from "../../coordinator/billing/estimates.js";
 import { createQuote, plannedEpisodesPerUnit } from "../../coordinator/billing/quotes.js";
 import { computeUsage } from "../../coordinator/billing/usage.js";
 import { pooledResult, unitResults } from "../../coordinator/kinds/unit-results.js";
-import { listUnitEpisodes } from "../../coordinator/kinds/units.js";
 import { computeMeters, meterByUnit, runMeterContexts, sumMeters, type MeterContext, type MeteredEpisode } from "../../coordinator/runs/meters.js";
 import { RunEvents } from "../../coordinator/runs/run-events.js";
 import { createRunLifecycle, type RunLifecycle } from "../../coordinator/runs/run-lifecycle.js";
 import type { ValidatedRun } from "../../coordinator/runs/run-request.js";
 import { openDatabase, type Db } from "../../coordinator/store/database.js";
-import { assignEpisode, getEpisode, markEpisodeDone, markEpisodeRunning, requeueEpisode } from "../../coordinator/store/episodes-repo.js";
+import { assignEpisode, getEpisode, listEpisodeRecords, markEpisodeDone, markEpisodeRunning, requeueEpisode } from "../../coordinator/store/episodes-repo.js";
 import * as runsRepo from "../../coordinator/store/runs-repo.js";
 
 const pins = loadFirmwarePins();
@@ -27,7 +26,7 @@ const PLAN = { model: "so101", firmware: "3.11", environment: "tabletop@1", seed
 const SO101 = { key: "so101@3.11/tabletop@1", robot: "so101@3.11", model: "so101", firmware: "3.11", environment: "tabletop@1", task: "pick-cube@v1", policy: {} };
 const FR3 = { key: "fr3@5.9.0/tabletop@1", robot: "fr3@5.9.0", model: "fr3", firmware: "5.9.0", environment: "tabletop@1", task: "pick-cube@v1", policy: {} };
 
-const done = (seconds: number, unit: number): MeteredEpisode & { unit: number } => ({ status: "done", duration_s: seconds, reset_s: 0, interruptions: "[]", unit });
+const done = (seconds: number, unit: number): MeteredEpisode & { unit: number } => ({ status: "done", durationS: seconds, resetS: 0, interruptions: [], unit });
 
 describe("billing units: one metering path", () => {
   it("prices each episode at its own unit's tier and class; the run is the sum of its unit lines", () => {
@@ -108,7 +107,7 @@ describe("billing units: a mixed-tier run in the store", () => {
     }
     const run = runsRepo.getRun(db, "run_m")!;
     const ctx = { pins, baseUrl: "http://x" };
-    const episodes = listUnitEpisodes(db, "run_m");
+    const episodes = listEpisodeRecords(db, "run_m");
     const units = unitResults(ctx, run, episodes);
     const pooled = pooledResult(ctx, run, episodes, units);
     // so101: 24 + 26 s = 0.013889 h x 22 = $0.31; fr3: 25 + 27 s = 0.014444 h x 69 = $1.00.

@@ -12,7 +12,7 @@ import { computeMeters, type MeterContext } from "../../coordinator/runs/meters.
 import { RunEvents } from "../../coordinator/runs/run-events.js";
 import { createRunLifecycle, type RunLifecycle } from "../../coordinator/runs/run-lifecycle.js";
 import { openDatabase, type Db } from "../../coordinator/store/database.js";
-import { assignEpisode, getEpisode, markEpisodeDone, requeueEpisode, type EpisodeRow } from "../../coordinator/store/episodes-repo.js";
+import { assignEpisode, episodeRecordOf, getEpisode, markEpisodeDone, requeueEpisode, type EpisodeRow } from "../../coordinator/store/episodes-repo.js";
 import * as runsRepo from "../../coordinator/store/runs-repo.js";
 
 const SOAK_STANDARD: MeterContext = { tier: "soak", environmentClass: "standard", priority: "standard" };
@@ -40,7 +40,7 @@ describe("billing: meters, estimates, usage", () => {
       episode({}),
       episode({ id: "e2", status: "pending", outcome: null, duration_s: null, reset_s: null, interruptions: JSON.stringify([{ attempt: 1, cell: "c", reason: "link_lost", detail: "", at: "2026-11-10T00:00:00.000Z", duration_s: 6 }]) }),
     ];
-    assert.deepEqual(computeMeters(episodes, SOAK_STANDARD), { robotHours: 0.008333, environmentHours: 0.008333, costUsd: 0.18 });
+    assert.deepEqual(computeMeters(episodes.map(episodeRecordOf), SOAK_STANDARD), { robotHours: 0.008333, environmentHours: 0.008333, costUsd: 0.18 });
   });
 
   it("splits a run's attempts by the UTC month they were metered in", () => {
@@ -48,9 +48,10 @@ describe("billing: meters, estimates, usage", () => {
       episode({ finished_at: "2026-10-31T23:59:59.000Z" }),
       episode({ id: "e2", finished_at: "2026-11-01T00:00:01.000Z", interruptions: JSON.stringify([{ attempt: 1, cell: "c", reason: "estop", detail: "", at: "2026-10-31T23:00:00.000Z", duration_s: 12 }]) }),
     ];
-    assert.equal(computeMeters(episodesMeteredIn(episodes, "2026-10"), SOAK_STANDARD).robotHours, 0.01); // 24 + 12 s
-    assert.equal(computeMeters(episodesMeteredIn(episodes, "2026-11"), SOAK_STANDARD).robotHours, 0.006667); // 24 s
-    assert.equal(computeMeters(episodesMeteredIn(episodes, "2026-12"), SOAK_STANDARD).robotHours, 0);
+    const records = episodes.map(episodeRecordOf);
+    assert.equal(computeMeters(episodesMeteredIn(records, "2026-10"), SOAK_STANDARD).robotHours, 0.01); // 24 + 12 s
+    assert.equal(computeMeters(episodesMeteredIn(records, "2026-11"), SOAK_STANDARD).robotHours, 0.006667); // 24 s
+    assert.equal(computeMeters(episodesMeteredIn(records, "2026-12"), SOAK_STANDARD).robotHours, 0);
   });
 });
 

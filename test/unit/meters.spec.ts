@@ -3,7 +3,7 @@ import { computeMeters, environmentClassOf, environmentHours, robotHours, roundC
 import { PRICE_LIST } from "../../coordinator/runs/price-list.js";
 
 function done(durationS: number, resetS: number, interruptions: Array<{ duration_s: number }> = []): MeteredEpisode {
-  return { status: "done", duration_s: durationS, reset_s: resetS, interruptions: JSON.stringify(interruptions.map((i) => ({ attempt: 1, cell: "c", reason: "link_lost", detail: "", at: "", ...i }))) };
+  return { status: "done", durationS, resetS, interruptions: interruptions.map((i) => ({ attempt: 1, cell: "c", reason: "link_lost", detail: "", at: "", ...i })) };
 }
 
 describe("meters", () => {
@@ -14,7 +14,7 @@ describe("meters", () => {
   });
 
   it("counts the robot time of interrupted attempts, also on episodes not yet done", () => {
-    const pending: MeteredEpisode = { status: "pending", duration_s: null, reset_s: null, interruptions: JSON.stringify([{ attempt: 1, cell: "c", reason: "estop", detail: "", at: "", duration_s: 12 }]) };
+    const pending: MeteredEpisode = { status: "pending", durationS: null, resetS: null, interruptions: [{ attempt: 1, cell: "c", reason: "estop", detail: "", at: "", duration_s: 12 }] };
     assert.equal(robotHours([done(30, 6, [{ duration_s: 18 }]), pending]), (36 + 18 + 12) / 3600);
   });
 

@@ -1,14 +1,14 @@
 import assert from "node:assert/strict";
 import { computeRunResult, stageRates } from "../../coordinator/runs/result-summary.js";
 import { wilsonInterval } from "../../coordinator/stats/wilson.js";
-import type { EpisodeRow } from "../../coordinator/store/episodes-repo.js";
+import { episodeRecordOf, type EpisodeRecord, type EpisodeRow } from "../../coordinator/store/episodes-repo.js";
 
-function episode(idx: number, outcome: "success" | "failure", extra: Partial<EpisodeRow> = {}): EpisodeRow {
-  return {
+function episode(idx: number, outcome: "success" | "failure", extra: Partial<EpisodeRow> = {}): EpisodeRecord {
+  return episodeRecordOf({
     id: `ep_${idx}`, run_id: "run_x", idx, status: "done", attempt: 1, seed: idx, cell_id: "so101-b", outcome,
     failure_cluster: null, duration_s: 20, reset_s: 4, replay_spec: null, meta: null, evaluation: null, interruptions: "[]",
     assigned_at: null, started_at: null, finished_at: null, ...extra,
-  };
+  });
 }
 
 const context = { tier: "soak", environmentClass: "standard", priority: "standard" } as const;
@@ -43,7 +43,7 @@ describe("run results", () => {
   });
 
   it("counts only finished episodes in n", () => {
-    const result = computeRunResult("run_x", [episode(0, "success"), { ...episode(1, "failure"), status: "pending", outcome: null }], context, "http://x");
+    const result = computeRunResult("run_x", [episode(0, "success"), episode(1, "failure", { status: "pending", outcome: null })], context, "http://x");
     assert.equal(result.n, 1);
     assert.equal(result.success_rate, 1);
     assert.deepEqual(result.failure_clusters, {});
@@ -65,7 +65,7 @@ describe("run results", () => {
       { evaluation: evaluation(false, false, false) },
       { evaluation: null },
       { evaluation: "not json" },
-    ]);
+    ].map((extra, i) => episode(i, "success", extra)));
     assert.deepEqual(Object.keys(stages), ["reached", "grasped", "lifted"]);
     assert.deepEqual(stages.reached, { n: 4, success_rate: 0.75, ci95: wilsonInterval(3, 4), interval_method: "wilson" });
     assert.deepEqual(stages.grasped, { n: 4, success_rate: 0.5, ci95: wilsonInterval(2, 4), interval_method: "wilson" });

@@ -29,7 +29,7 @@ export function episodesRouter(deps: CompiledApiDeps): Router {
       res.json({ object: "list", url, data });
       return;
     }
-    res.json({ object: "list", url, data: episodes.map((e) => episodeView(e, artifacts, deps.urls.artifactUrl)) });
+    res.json({ object: "list", url, data: episodes.map((e) => episodeView(e, artifacts, deps.urls.artifactUrl, run.kind !== "run")) });
   });
 
   return router;

@@ -38,7 +38,7 @@ export function eventsRouter(deps: CompiledApiDeps): Router {
     writeEvent(res, "status", initial);
     for (const episode of listEpisodes(deps.db, run.id, {})) {
       if (episode.outcome === null) continue;
-      const data: EpisodeEventData = { episode: episode.idx + 1, of: run.episodesTotal, outcome: episode.outcome, duration_s: episode.duration_s ?? 0 };
+      const data: EpisodeEventData = { episode: episode.idx + 1, of: run.episodesTotal, outcome: episode.outcome, duration_s: episode.durationS ?? 0 };
       writeEvent(res, "episode", data);
     }
     if (isTerminal(status)) {

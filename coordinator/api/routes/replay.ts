@@ -5,7 +5,7 @@ import { AssayError } from "../../errors/assay-error.js";
 import { replayRunBody, replayRunShape, replaySpecOf } from "../../replay/replay-run.js";
 import { runView } from "../../runs/run-view.js";
 import { submitRun } from "../../runs/submit-run.js";
-import { getEpisode } from "../../store/episodes-repo.js";
+import { getEpisodeRecord } from "../../store/episodes-repo.js";
 import type { CompiledApiDeps } from "../api-deps.js";
 import { ReplayRequest } from "../schemas/runs.js";
 import { parseBody } from "../validate-request.js";
@@ -17,8 +17,8 @@ export function replayRouter(deps: CompiledApiDeps): Router {
   router.post("/runs/:runId/episodes/:episodeId/replay", (req, res) => {
     const { accountId } = authOf(res);
     const original = requireRun(deps.db, accountId, req.params.runId);
-    const episode = getEpisode(deps.db, req.params.episodeId);
-    if (!episode || episode.run_id !== original.id) {
+    const episode = getEpisodeRecord(deps.db, req.params.episodeId);
+    if (!episode || episode.runId !== original.id) {
       throw new AssayError("not_found", `run ${original.id} has no episode ${JSON.stringify(req.params.episodeId)}`, { runId: original.id });
     }
     const request = parseBody(ReplayRequest, req.body, { emptyIsObject: true });
