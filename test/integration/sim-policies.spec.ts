@@ -1,22 +1,12 @@
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
 import type { PerturbationSpec, TaskSpec } from "../../cell-agent/episode/assignment.js";
 import { realizeEpisodePlan } from "../../cell-agent/episode/plan.js";
 import type { CameraFrame, Observation } from "../../cell-agent/hardware/types.js";
+import { pickCubeTask } from "../../simulators/physics/pick-episode.js";
 import { ReferencePolicyRuntime } from "../../simulators/policies/reference-runtime.js";
 import { createSimulatedCell, type SimulatedCell } from "../../simulators/sim-cell-hardware.js";
 
-const raw = JSON.parse(readFileSync(new URL("../../coordinator/catalog/tasks/pick-cube-v1.json", import.meta.url), "utf8"));
-const cube = raw.initial_conditions.cube;
-const PICK_CUBE: TaskSpec = {
-  name: "pick-cube",
-  initialConditions: {
-    cube: { object: "cube", pose: cube.pose, tolMm: cube.tol_mm, randomize: { xMm: cube.randomize.x_mm, yMm: cube.randomize.y_mm, yawDeg: cube.randomize.yaw_deg } },
-  },
-  successPredicates: raw.success_predicates,
-  stages: raw.stages,
-  instructions: { sampledPerEpisode: raw.instructions.sampled_per_episode, heldOut: raw.instructions.held_out },
-};
+const PICK_CUBE: TaskSpec = pickCubeTask();
 
 const CONTROL_PERIOD_NS = 1_000_000_000n / 30n;
 const EPISODE_LIMIT_NS = 12_000_000_000n;
