@@ -9,15 +9,14 @@ import { resolveRobotPin, type FirmwarePins, type RobotModel } from "../../firmw
 import { checkBindings } from "../../protocol/predicates/index.js";
 import { cameraNames, environmentId, findEnvironment, type CatalogEnvironment } from "../catalog/environments.js";
 import { AssayError } from "../errors/assay-error.js";
-import { CONTROL_RATE_HZ, DEFAULT_RETENTION, MAX_EPISODE_DURATION_S, PERTURBATION_REV, POLICY_TYPES } from "../runs/run-request.js";
+import { CONTROL_RATE_HZ, DEFAULT_RETENTION, MAX_EPISODE_DURATION_S, PERTURBATION_REV } from "../runs/run-request.js";
 import type { NewRun, RunPlan } from "../store/runs-repo.js";
+import { parsePilotBody, PILOT_EPISODES_DEFAULT } from "./task-schemas.js";
 import type { TaskSpecFields } from "./validate-task.js";
 
-export const PILOT_EPISODES_DEFAULT = 10;
-export const PILOT_EPISODES_MAX = 50;
+export { PILOT_EPISODES_DEFAULT, PILOT_EPISODES_MAX } from "./task-schemas.js";
 /** The reference expert policy a pilot runs when the request names none. */
 export const PILOT_DEFAULT_IMAGE = "assay/ref-policy:expert";
-const PILOT_FIELDS = ["robot", "episodes", "policy", "environment", "instructions"] as const;
 
 /** A pilot run's plan: a RunPlan marked `pilot: true`. */
 export type PilotRunPlan = RunPlan & { pilot: true };
@@ -43,9 +42,6 @@ function invalid(message: string): never {
   throw new AssayError("contract_validation_failed", message);
 }
 
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 /** Whether a runs.plan JSON (or parsed plan) belongs to a pilot run; reports skip those runs. */
 export function isPilotRun(plan: string | object): boolean {
@@ -55,24 +51,17 @@ export function isPilotRun(plan: string | object): boolean {
 
 /** Validates POST /v1/tasks/{id}/pilot and builds the run to insert. Does not touch the store. */
 export function planPilot(body: unknown, task: { id: string; spec: TaskSpecFields }, ctx: PilotContext): PlannedPilot {
-  const raw = body === undefined ? {} : body;
-  if (!isPlainObject(raw)) invalid(`request body must be a JSON object {robot, episodes, policy, environment}; got ${q(raw)}`);
-  for (const key of Object.keys(raw)) {
-    if (!(PILOT_FIELDS as readonly string[]).includes(key)) invalid(`unknown field ${key}; allowed: ${PILOT_FIELDS.join(", ")}`);
-  }
+  // The shape first (coordinator/tasks/task-schemas.ts PilotRequest); what follows needs the catalogue.
+  const raw = parsePilotBody(body);
   // Held-out paraphrases are never sampled while iterating (spec, Task Spec); a pilot iterates.
   if (raw.instructions !== undefined && raw.instructions !== "sampled") {
     invalid(`instructions ${q(raw.instructions)} is not allowed on a pilot: pilots iterate on a draft, and held-out instructions are never sampled while iterating; `
       + `a pilot always samples instructions.sampled_per_episode ("sampled"). Evaluate held-out instructions with a run of kind run or eval on the frozen revision`);
   }
-  if (typeof raw.robot !== "string") throw new AssayError("firmware_pin_unavailable", `robot is required as "<model>@<firmware>" or "<model>@latest"; got ${q(raw.robot)}`);
   const robot = resolveRobotPin(ctx.pins, raw.robot);
   if (!robot.ok) throw new AssayError("firmware_pin_unavailable", robot.message);
 
   const episodes = raw.episodes ?? PILOT_EPISODES_DEFAULT;
-  if (!(Number.isInteger(episodes) && (episodes as number) >= 1 && (episodes as number) <= PILOT_EPISODES_MAX)) {
-    throw new AssayError("episodes_invalid", `a pilot's episodes must be an integer from 1 to ${PILOT_EPISODES_MAX} (default ${PILOT_EPISODES_DEFAULT}); got ${q(episodes)}`);
-  }
 
   const env = pilotEnvironment(raw.environment, task.spec, robot.pin, robot.firmware, robot.model.id, ctx);
   const problems = checkBindings(task.spec, env.instruments.map((i) => i.kind));
@@ -132,9 +121,8 @@ function pilotEnvironment(value: unknown, spec: TaskSpecFields, robotPin: string
 }
 
 /**
- * The pilot's policy: the given one after shape checks, or the reference expert container with the
- * robot's dof and the environment's cameras.
- * NOTE: POST /v1/runs checks policies more deeply (validate-run.ts `validatePolicy`, not exported).
+ * The pilot's policy: the given one (its shape already checked) matched against the robot's dof and
+ * the environment's cameras, or the reference expert container with those.
  */
 function pilotPolicy(value: unknown, model: RobotModel, env: CatalogEnvironment): Record<string, unknown> {
   if (value === undefined) {
@@ -145,24 +133,17 @@ function pilotPolicy(value: unknown, model: RobotModel, env: CatalogEnvironment)
       observation_contract: { cameras: cameraNames(env), state: ["joint_positions"] },
     };
   }
-  if (!isPlainObject(value)) invalid(`policy must be an object with type ${POLICY_TYPES.join(", ")}; got ${q(value)}`);
-  if (!(POLICY_TYPES as readonly unknown[]).includes(value.type)) invalid(`policy.type must be one of ${POLICY_TYPES.join(", ")}; got ${q(value.type)}`);
-  if (value.type === "container") {
-    if (typeof value.image !== "string" || value.image === "") invalid(`policy.image is required for a container policy; got ${q(value.image)}`);
-    if (value.action_space === undefined || value.observation_contract === undefined) {
-      invalid(`policy.action_space and policy.observation_contract are required for a container policy, e.g. {"type": "joint_position", "dim": ${model.dof}} and {"cameras": ${q(cameraNames(env))}, "state": ["joint_positions"]}`);
-    }
-  }
-  const actionSpace = value.action_space;
-  if (actionSpace !== undefined && (!isPlainObject(actionSpace) || actionSpace.type !== "joint_position" || actionSpace.dim !== model.dof)) {
+  // The shape (type, required and unknown fields) is the Policy declaration's, checked before this.
+  const policy = value as { action_space?: { dim: number }; observation_contract?: { cameras?: string[] } };
+  const actionSpace = policy.action_space;
+  if (actionSpace !== undefined && actionSpace.dim !== model.dof) {
     invalid(`policy.action_space must be {"type": "joint_position", "dim": ${model.dof}} for ${model.id}; got ${q(actionSpace)}`);
   }
-  const contract = value.observation_contract;
+  const contract = policy.observation_contract;
   if (contract !== undefined) {
-    const cameras = isPlainObject(contract) ? contract.cameras ?? [] : undefined;
-    if (!Array.isArray(cameras)) invalid(`policy.observation_contract must be {"cameras": [...], "state": [...]}; got ${q(contract)}`);
-    const missing = cameras.find((c) => !cameraNames(env).includes(c as string));
+    const cameras = contract.cameras ?? [];
+    const missing = cameras.find((c) => !cameraNames(env).includes(c));
     if (missing !== undefined) invalid(`policy.observation_contract.cameras: ${environmentId(env)} has no camera ${q(missing)}; its cameras: ${cameraNames(env).join(", ")}`);
   }
-  return value;
+  return value as Record<string, unknown>;
 }

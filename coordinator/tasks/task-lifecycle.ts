@@ -19,7 +19,7 @@ import { nextTaskStatus } from "./task-state.js";
 import { canonicalJson } from "../json/canonical-json.js";
 import { signTaskSpec } from "./task-signing.js";
 import { storedSpec, taskRev, type TaskPilot } from "./task-view.js";
-import { checkTaskBody, TASK_FIELDS, validateTaskSpec, type TaskField, type TaskSpecFields } from "./validate-task.js";
+import { checkTaskAmendment, checkTaskBody, TASK_FIELDS, validateTaskSpec, type TaskField, type TaskSpecFields } from "./validate-task.js";
 
 export interface TaskContext {
   db: Db;
@@ -73,7 +73,7 @@ export function createTask(body: unknown, ctx: TaskContext): TaskRow {
  */
 export function amendTask(row: TaskRow, body: unknown, ctx: TaskContext): TaskRow {
   const status = nextTaskStatus(row.status, "amend", labelOf(row));
-  const changes = checkTaskBody(body);
+  const changes = checkTaskAmendment(body);
   const before = storedSpec(row);
   const spec = validateTaskSpec({ ...before, ...changes }, ctx);
   const changed = (TASK_FIELDS as readonly TaskField[]).filter((f) => f in changes && canonicalJson(before[f]) !== canonicalJson(spec[f]));

@@ -11,6 +11,7 @@ import { AssayError } from "../errors/assay-error.js";
 import { findKitByName } from "../kits/kits-repo.js";
 import type { Db } from "../store/database.js";
 import { accountOwningTaskName } from "../store/tasks-repo.js";
+import { parseTaskAmendment, parseTaskBody } from "./task-schemas.js";
 
 /** Creation fields, in the order the docs list them. `environment_class` is Assay's addition. */
 export const TASK_FIELDS = [
@@ -52,30 +53,21 @@ function invalid(message: string): never {
   throw new AssayError("contract_validation_failed", message);
 }
 
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
-function rejectUnknownKeys(where: string, value: Record<string, unknown>, known: readonly string[]): void {
-  for (const key of Object.keys(value)) {
-    if (!known.includes(key)) invalid(`unknown field ${where ? `${where}.` : ""}${key}; allowed: ${known.join(", ")}`);
-  }
-}
 
-function stringArray(field: string, value: unknown): string[] {
-  if (!Array.isArray(value) || value.some((v) => typeof v !== "string" || v.trim() === "")) invalid(`${field} must be an array of non-empty strings; got ${q(value)}`);
-  return value as string[];
-}
 
 function finite(value: unknown): value is number {
   return typeof value === "number" && Number.isFinite(value);
 }
 
-/** A creation or amend body: a plain object holding only creation fields. */
+/** A creation body checked against its declaration (coordinator/tasks/task-schemas.ts). */
 export function checkTaskBody(body: unknown): Record<string, unknown> {
-  if (!isPlainObject(body)) invalid(`request body must be a JSON object of task fields (${TASK_FIELDS.join(", ")}); got ${Array.isArray(body) ? "an array" : q(body)}`);
-  rejectUnknownKeys("", body, TASK_FIELDS);
-  return body;
+  return parseTaskBody(body);
+}
+
+/** An amend body: any subset of the creation fields, checked against its declaration. */
+export function checkTaskAmendment(body: unknown): Record<string, unknown> {
+  return parseTaskAmendment(body);
 }
 
 /**
@@ -83,16 +75,11 @@ export function checkTaskBody(body: unknown): Record<string, unknown> {
  * spec) and returns it with defaults filled in. Throws the first problem found.
  */
 export function validateTaskSpec(raw: Record<string, unknown>, ctx: ValidateTaskContext): TaskSpecFields {
-  const name = raw.name;
-  if (typeof name !== "string" || !TASK_NAME_PATTERN.test(name) || name.length > 64) {
-    invalid(`name is required: 1..64 characters of a-z, 0-9 and single hyphens, e.g. "pick-cube"; got ${q(name)}`);
-  }
+  // The shape (types, required and unknown fields, enums, ranges) is checked by the declarations
+  // (coordinator/tasks/task-schemas.ts) before this: what follows needs the catalogue or the store.
+  const name = raw.name as string;
   const visibility = raw.visibility ?? "private";
-  if (!(TASK_VISIBILITIES as readonly unknown[]).includes(visibility)) invalid(`visibility must be one of ${TASK_VISIBILITIES.join(", ")}; got ${q(visibility)}`);
   const environmentClass = raw.environment_class ?? DEFAULT_ENVIRONMENT_CLASS;
-  if (!(ENVIRONMENT_CLASSES as readonly unknown[]).includes(environmentClass)) {
-    invalid(`environment_class must be one of ${ENVIRONMENT_CLASSES.join(", ")}; got ${q(environmentClass)}`);
-  }
   const classEnvs = ctx.environments.filter((e) => e.class === environmentClass);
   if (classEnvs.length === 0) invalid(`environment_class ${q(environmentClass)} has no environment in the catalogue; choose one of ${[...new Set(ctx.environments.map((e) => e.class))].join(", ")}`);
 
@@ -108,21 +95,18 @@ export function validateTaskSpec(raw: Record<string, unknown>, ctx: ValidateTask
     instructions: validateInstructions(raw.instructions),
     stages: (raw.stages ?? []) as TaskSpecFields["stages"],
     envelope: validateEnvelope(raw.envelope, classEnvs),
-    baseline: validateBaseline(raw.baseline),
+    baseline: (raw.baseline ?? null) as TaskSpecFields["baseline"],
   };
   validatePredicates(spec, classEnvs);
   return spec;
 }
 
 function validateInitialConditions(value: unknown, classEnvs: readonly CatalogEnvironment[], ctx: ValidateTaskContext): TaskSpecFields["initial_conditions"] {
-  const shape = `{<name>: {object, pose: [x_m, y_m, z_m, yaw_deg], tol_mm, randomize: {x_mm, y_mm, yaw_deg}}}`;
-  if (!isPlainObject(value) || Object.keys(value).length === 0) invalid(`initial_conditions is required: a non-empty object ${shape}; got ${q(value)}`);
+  const conditions = value as Record<string, Record<string, unknown>>;
   const stocked = [...new Set(classEnvs.flatMap((e) => e.objects))];
-  for (const [key, spec] of Object.entries(value)) {
+  for (const [key, spec] of Object.entries(conditions)) {
     const where = `initial_conditions.${key}`;
     if (!/^[A-Za-z_][A-Za-z0-9_]*(?:[-/][A-Za-z0-9_]+)*$/.test(key)) invalid(`${where}: the name must be usable in a predicate (letters, digits, _, joined by - or /); got ${q(key)}`);
-    if (!isPlainObject(spec)) invalid(`${where} must be an object {object, pose, tol_mm, randomize}; got ${q(spec)}`);
-    rejectUnknownKeys(where, spec, ["object", "pose", "tol_mm", "randomize"]);
     const object = spec.object;
     if (typeof object !== "string" || object.trim() === "") invalid(`${where}.object is required: an object the environment stocks (${stocked.join(", ")}) or "kit/<name>"; got ${q(object)}`);
     if (object.startsWith(KIT_REF_PREFIX)) {
@@ -132,15 +116,6 @@ function validateInitialConditions(value: unknown, classEnvs: readonly CatalogEn
     }
     const pose = spec.pose;
     if (!Array.isArray(pose) || pose.length !== 4 || !pose.every(finite)) invalid(`${where}.pose is required: [x_m, y_m, z_m, yaw_deg], four numbers; got ${q(pose)}`);
-    if (spec.tol_mm !== undefined && !(finite(spec.tol_mm) && spec.tol_mm > 0)) invalid(`${where}.tol_mm must be a positive number of millimetres; got ${q(spec.tol_mm)}`);
-    const randomize = spec.randomize;
-    if (randomize !== undefined) {
-      if (!isPlainObject(randomize)) invalid(`${where}.randomize must be an object {x_mm, y_mm, yaw_deg}; got ${q(randomize)}`);
-      rejectUnknownKeys(`${where}.randomize`, randomize, ["x_mm", "y_mm", "yaw_deg"]);
-      for (const [axis, range] of Object.entries(randomize)) {
-        if (!(finite(range) && range >= 0)) invalid(`${where}.randomize.${axis} must be a number >= 0 (a half-range); got ${q(range)}`);
-      }
-    }
   }
   return value as TaskSpecFields["initial_conditions"];
 }
@@ -155,10 +130,9 @@ function checkKitReference(field: string, kitName: string, ctx: ValidateTaskCont
 
 function validateInstructions(value: unknown): TaskSpecFields["instructions"] {
   if (value === undefined || value === null) return null;
-  if (!isPlainObject(value)) invalid(`instructions must be an object {sampled_per_episode: [...], held_out: [...]}; got ${q(value)}`);
-  rejectUnknownKeys("instructions", value, ["sampled_per_episode", "held_out"]);
-  const sampled = stringArray("instructions.sampled_per_episode", value.sampled_per_episode ?? []);
-  const heldOut = stringArray("instructions.held_out", value.held_out ?? []);
+  const given = value as { sampled_per_episode?: string[]; held_out?: string[] };
+  const sampled = given.sampled_per_episode ?? [];
+  const heldOut = given.held_out ?? [];
   const both = heldOut.find((h) => sampled.includes(h));
   if (both !== undefined) invalid(`instructions: ${q(both)} is both sampled and held out; a held-out paraphrase must never be sampled`);
   return { sampled_per_episode: sampled, held_out: heldOut };
@@ -166,30 +140,16 @@ function validateInstructions(value: unknown): TaskSpecFields["instructions"] {
 
 function validateEnvelope(value: unknown, classEnvs: readonly CatalogEnvironment[]): TaskSpecFields["envelope"] {
   if (value === undefined || value === null) return null;
-  if (!isPlainObject(value)) invalid(`envelope must be an object {lighting, distractors, out_of_scope}; got ${q(value)}`);
-  rejectUnknownKeys("envelope", value, ["lighting", "distractors", "out_of_scope"]);
-  if (value.lighting !== undefined) {
-    const presets = [...new Set(classEnvs.flatMap((e) => e.lighting))];
-    for (const preset of stringArray("envelope.lighting", value.lighting)) {
-      if (!presets.includes(preset)) invalid(`envelope.lighting: no environment of the target class has lighting preset ${q(preset)}; presets: ${presets.join(", ")}`);
-    }
+  const envelope = value as NonNullable<TaskSpecFields["envelope"]>;
+  const presets = [...new Set(classEnvs.flatMap((e) => e.lighting))];
+  for (const preset of envelope.lighting ?? []) {
+    if (!presets.includes(preset)) invalid(`envelope.lighting: no environment of the target class has lighting preset ${q(preset)}; presets: ${presets.join(", ")}`);
   }
-  if (value.distractors !== undefined) {
+  if (envelope.distractors !== undefined) {
     const sets = [...new Set(classEnvs.flatMap((e) => e.distractor_sets))];
-    if (typeof value.distractors !== "string" || !sets.includes(value.distractors)) invalid(`envelope.distractors must be a distractor set of the target class (${sets.join(", ")}); got ${q(value.distractors)}`);
+    if (!sets.includes(envelope.distractors)) invalid(`envelope.distractors must be a distractor set of the target class (${sets.join(", ")}); got ${q(envelope.distractors)}`);
   }
-  if (value.out_of_scope !== undefined) stringArray("envelope.out_of_scope", value.out_of_scope);
-  return value as TaskSpecFields["envelope"];
-}
-
-function validateBaseline(value: unknown): TaskSpecFields["baseline"] {
-  if (value === undefined || value === null) return null;
-  if (!isPlainObject(value)) invalid(`baseline must be an object {internal_trials, internal_rate}; got ${q(value)}`);
-  rejectUnknownKeys("baseline", value, ["internal_trials", "internal_rate"]);
-  const { internal_trials: trials, internal_rate: rate } = value;
-  if (!(Number.isInteger(trials) && (trials as number) > 0)) invalid(`baseline.internal_trials must be a positive integer; got ${q(trials)}`);
-  if (!(finite(rate) && rate >= 0 && rate <= 1)) invalid(`baseline.internal_rate must be a number from 0 to 1; got ${q(rate)}`);
-  return { internal_trials: trials as number, internal_rate: rate };
+  return envelope;
 }
 
 /** Parses every predicate and stage, then checks each binds to the union of the class's instruments. */
