@@ -23,9 +23,9 @@ export const QUOTE_VALIDITY_MS = 15 * 60_000;
 
 /** The rate contexts of a validated (not yet stored) run, by unit index. */
 export function validatedMeterContexts(pins: FirmwarePins, validated: Pick<ValidatedRun, "plan" | "priority" | "units">): MeterContext[] {
-  return runMeterContexts(pins, {
-    id: "new run", plan: JSON.stringify(validated.plan), priority: validated.priority, units: validated.units ? JSON.stringify(validated.units) : null,
-  });
+  // Kind `run` plans no units: its one unit is its plan.
+  const units = validated.units ?? [{ key: "run", model: validated.plan.model, environment: validated.plan.environment }];
+  return runMeterContexts(pins, { id: "new run", priority: validated.priority, units });
 }
 
 /**

@@ -14,6 +14,7 @@ import { meterByUnit, roundHours, runMeterContexts, sumMeters, type MeteredEpiso
 import type { EnvironmentClass } from "../runs/price-list.js";
 import type { Db } from "../store/database.js";
 import { listEpisodeRecords, type EpisodeRecord } from "../store/episodes-repo.js";
+import { runRecordOf, type RunRow } from "../store/runs-repo.js";
 
 export interface UsageFigures {
   period: string;
@@ -57,9 +58,9 @@ export interface RunShare {
 
 /** Each run's metered share of `period` for the account (runs with nothing metered left out). */
 export function runSharesOf(db: Db, pins: FirmwarePins, accountId: string, period: string): RunShare[] {
-  const runs = db
-    .prepare("SELECT id, plan, priority, units FROM runs WHERE account_id = ? AND created < ? ORDER BY created, id")
-    .all(accountId, periodEnd(period)) as Array<{ id: string; plan: string; priority: string; units: string | null }>;
+  const runs = (db
+    .prepare("SELECT * FROM runs WHERE account_id = ? AND created < ? ORDER BY created, id")
+    .all(accountId, periodEnd(period)) as RunRow[]).map(runRecordOf);
   const shares: RunShare[] = [];
   for (const run of runs) {
     const { lines, total } = meterByUnit(runMeterContexts(pins, run), episodesMeteredIn(listEpisodeRecords(db, run.id), period));

@@ -8,7 +8,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { ensureAccount } from "../store/accounts-repo.js";
 import type { Db } from "../store/database.js";
-import { getTaskRow, insertTask } from "../store/tasks-repo.js";
+import { getTask, insertTask } from "../store/tasks-repo.js";
 import { signFrozenSpec } from "../tasks/task-lifecycle.js";
 import { storedSpec } from "../tasks/task-view.js";
 
@@ -35,9 +35,9 @@ export function seedTasks(db: Db, now: Date = new Date()): string[] {
   db.transaction(() => {
     ensureAccount(db, CATALOG_ACCOUNT_ID, "Assay catalogue", now.toISOString());
     for (const fixture of FIXTURES) {
-      const existing = getTaskRow(db, fixture.id);
+      const existing = getTask(db, fixture.id);
       if (existing) {
-        if (existing.account_id === null || existing.signatures === "[]") {
+        if (existing.account_id === null || existing.signatures.length === 0) {
           const frozen = existing.frozen ?? now.toISOString();
           const signatures = signFrozenSpec(db, CATALOG_ACCOUNT_ID, storedSpec(existing), `${existing.name}@v${fixture.version}`, frozen, now);
           db.prepare(`UPDATE tasks SET account_id = ?, signatures = ?, frozen = ? WHERE id = ?`).run(CATALOG_ACCOUNT_ID, JSON.stringify(signatures), frozen, fixture.id);
@@ -58,7 +58,7 @@ export function seedTasks(db: Db, now: Date = new Date()): string[] {
         signatures: "[]",
         pilot: null,
       };
-      const signatures = signFrozenSpec(db, CATALOG_ACCOUNT_ID, storedSpec(row), `${row.name}@v${row.version}`, row.frozen, now);
+      const signatures = signFrozenSpec(db, CATALOG_ACCOUNT_ID, storedSpec({ ...row, spec: raw as unknown as Record<string, unknown> }), `${row.name}@v${row.version}`, row.frozen, now);
       insertTask(db, { ...row, signatures: JSON.stringify(signatures) });
       inserted.push(fixture.id);
     }

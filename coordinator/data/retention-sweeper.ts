@@ -13,13 +13,13 @@ export const DEFAULT_RETENTION_SWEEP_MS = 3_600_000;
 export function sweepRetention(db: Db, artifactsDir: string, now: Date): number {
   const rows = db
     .prepare(
-      `SELECT a.episode_id, a.kind, a.stored_at, r.id AS run_id, r.account_id, r.request FROM artifacts a
+      `SELECT a.episode_id, a.kind, a.stored_at, r.id AS run_id, r.account_id, json_extract(r.request, '$.data.retention') AS retention FROM artifacts a
        JOIN runs r ON r.id = a.run_id WHERE a.status = 'stored'`,
     )
-    .all() as Array<{ episode_id: string; kind: string; stored_at: string | null; run_id: string; account_id: string; request: string }>;
+    .all() as Array<{ episode_id: string; kind: string; stored_at: string | null; run_id: string; account_id: string; retention: string | null }>;
   const expiredByRun = new Map<string, { account_id: string; files: Array<{ episode_id: string; kind: string }> }>();
   for (const row of rows) {
-    if (!isPastRetention(row.stored_at, retentionOfRequest(JSON.parse(row.request) as Record<string, unknown>), now)) continue;
+    if (!isPastRetention(row.stored_at, retentionOfRequest({ data: { retention: row.retention ?? undefined } }), now)) continue;
     const entry = expiredByRun.get(row.run_id) ?? { account_id: row.account_id, files: [] };
     entry.files.push({ episode_id: row.episode_id, kind: row.kind });
     expiredByRun.set(row.run_id, entry);

@@ -27,11 +27,12 @@ export interface GateSpec {
   baseline: "last_pass";
 }
 
-export interface GateRow {
+/** A gate: its owner and the spec it was created with. */
+export interface GateRecord {
   id: string;
   account_id: string;
   created: string;
-  spec: string;
+  spec: GateSpec;
 }
 
 export interface GateCheckRow {
@@ -43,9 +44,16 @@ export interface GateCheckRow {
   commit_sha: string | null;
   run_id: string;
   status: "pending" | "passed" | "failed";
+  /** JSON {regression, baseline_run_id, detail} once decided. */
   decided: string | null;
   decided_at: string | null;
 }
+
+/** A check as the coordinator reads it: `decided` parsed. */
+export type GateCheckRecord = Omit<GateCheckRow, "decided"> & { decided: { regression: unknown; baseline_run_id: string | null; detail: string } | null };
+
+const checkRecordOf = (row: GateCheckRow): GateCheckRecord => ({ ...row, decided: row.decided === null ? null : JSON.parse(row.decided) });
+const gateRecordOf = (row: { id: string; account_id: string; created: string; spec: string }): GateRecord => ({ ...row, spec: JSON.parse(row.spec) as GateSpec });
 
 /**
  * Whether `ref` matches a glob `pattern`: `*` matches within one path segment, `**` across
@@ -59,16 +67,17 @@ export function refMatches(pattern: string, ref: string): boolean {
   return new RegExp(`^${source}$`).test(ref);
 }
 
-export function insertGate(db: Db, row: GateRow): void {
-  db.prepare("INSERT INTO gates (id, account_id, created, spec) VALUES (@id, @account_id, @created, @spec)").run(row);
+export function insertGate(db: Db, gate: GateRecord): void {
+  db.prepare("INSERT INTO gates (id, account_id, created, spec) VALUES (@id, @account_id, @created, @spec)").run({ ...gate, spec: JSON.stringify(gate.spec) });
 }
 
-export function getGate(db: Db, id: string): GateRow | undefined {
-  return db.prepare("SELECT * FROM gates WHERE id = ?").get(id) as GateRow | undefined;
+export function getGate(db: Db, id: string): GateRecord | undefined {
+  const row = db.prepare("SELECT * FROM gates WHERE id = ?").get(id) as { id: string; account_id: string; created: string; spec: string } | undefined;
+  return row ? gateRecordOf(row) : undefined;
 }
 
-export function listGates(db: Db, accountId: string): GateRow[] {
-  return db.prepare("SELECT * FROM gates WHERE account_id = ? ORDER BY created DESC, id DESC").all(accountId) as GateRow[];
+export function listGates(db: Db, accountId: string): GateRecord[] {
+  return (db.prepare("SELECT * FROM gates WHERE account_id = ? ORDER BY created DESC, id DESC").all(accountId) as Array<{ id: string; account_id: string; created: string; spec: string }>).map(gateRecordOf);
 }
 
 export function insertCheck(db: Db, row: Omit<GateCheckRow, "decided" | "decided_at" | "status">): void {
@@ -78,16 +87,17 @@ export function insertCheck(db: Db, row: Omit<GateCheckRow, "decided" | "decided
   ).run(row);
 }
 
-export function getCheck(db: Db, id: string): GateCheckRow | undefined {
-  return db.prepare("SELECT * FROM gate_checks WHERE id = ?").get(id) as GateCheckRow | undefined;
+export function getCheck(db: Db, id: string): GateCheckRecord | undefined {
+  const row = db.prepare("SELECT * FROM gate_checks WHERE id = ?").get(id) as GateCheckRow | undefined;
+  return row ? checkRecordOf(row) : undefined;
 }
 
-export function gateView(row: GateRow): Record<string, unknown> {
-  return { id: row.id, object: "gate", ...(JSON.parse(row.spec) as GateSpec), created: row.created };
+export function gateView(gate: GateRecord): Record<string, unknown> {
+  return { id: gate.id, object: "gate", ...gate.spec, created: gate.created };
 }
 
-export function checkView(row: GateCheckRow, baseUrl: string): Record<string, unknown> {
-  const decided = row.decided ? (JSON.parse(row.decided) as Record<string, unknown>) : null;
+export function checkView(row: GateCheckRecord, baseUrl: string): Record<string, unknown> {
+  const decided = row.decided;
   return {
     id: row.id,
     object: "gate_check",

@@ -14,7 +14,7 @@ import {
   CONTROL_RATE_HZ, MAX_EPISODE_DURATION_S, normalizeRunRequest, PERTURBATION_REV, type RunKindName, type ValidatedRun, type ValidateRunContext,
 } from "../runs/run-request.js";
 import type { NewEpisode, RunPlan } from "../store/runs-repo.js";
-import type { TaskRow } from "../store/tasks-repo.js";
+import type { TaskRecord } from "../store/tasks-repo.js";
 import type { RunUnit } from "./units.js";
 
 export interface ResolvedUnit {
@@ -26,7 +26,7 @@ export interface ResolvedUnit {
 /** Resolves and checks one unit exactly as kind `run` checks its robot, environment and policy. */
 export function resolveUnit(
   ctx: ValidateRunContext,
-  fields: { robot: unknown; environment: unknown; task: TaskRow & { version: number }; policy: unknown; key?: string; policyName?: string; role?: string; where?: string },
+  fields: { robot: unknown; environment: unknown; task: TaskRecord & { version: number }; policy: unknown; key?: string; policyName?: string; role?: string; where?: string },
 ): ResolvedUnit {
   const robot = resolveRobot(ctx.pins, fields.robot);
   const environment = resolveEnvironment(ctx, fields.environment, robot.pin, robot.firmware, robot.model);

@@ -42,7 +42,7 @@ function planVerify(body: Record<string, unknown>, ctx: ValidateRunContext): Val
   for (const u of units) if (u.model.tier !== "verify") contract(`robots: verify runs on verification-tier hardware; ${u.unit.robot} is ${u.model.tier}-tier`);
   const scenarios = body.scenarios as { format: string; source: unknown; count?: number };
   const taskObjects = Object.fromEntries(
-    Object.entries((JSON.parse(task.spec) as { initial_conditions: Record<string, { object: string }> }).initial_conditions).map(([name, c]) => [name, c.object]),
+    Object.entries((task.spec as { initial_conditions: Record<string, { object: string }> }).initial_conditions).map(([name, c]) => [name, c.object]),
   );
   const parsed = parseScenarios(scenarios.format, scenarios.source, units[0].unit.environment, taskObjects);
   const count = scenarios.count ?? parsed.length;

@@ -55,7 +55,7 @@ export function resolveTaskKits(db: Db, accountId: string | null, spec: { initia
     if (typeof object !== "string" || !object.startsWith(KIT_PREFIX)) continue;
     const name = object.slice(KIT_PREFIX.length);
     const row = findKitByName(db, accountId, name);
-    if (row?.tracking) kits[name] = kitPhysicalOf(name, JSON.parse(row.tracking) as KitTracking);
+    if (row?.tracking) kits[name] = kitPhysicalOf(name, row.tracking);
   }
   return kits;
 }

@@ -1,4 +1,7 @@
-/** Kits: rows of `kits`. Status changes go through kit-state.ts (see `advanceKit`). */
+/**
+ * Kits: rows of `kits`. Status changes go through kit-state.ts (see `advanceKit`). Readers return
+ * `KitRecord`s, whose JSON columns (status_history, items, tracking) are parsed here once.
+ */
 import type { Db } from "../store/database.js";
 import { nextKitStatus, type KitOperation, type KitStatus } from "./kit-state.js";
 
@@ -29,6 +32,25 @@ export interface KitTracking {
   dimensions_mm?: [number, number, number];
 }
 
+/** A kit as the coordinator reads it: the row with its JSON columns parsed. */
+export interface KitRecord extends Omit<KitRow, "status_history" | "items" | "tracking"> {
+  status_history: Array<{ status: KitStatus; at: string }>;
+  items: KitItem[];
+  tracking: KitTracking | null;
+}
+
+/** Parses a `kits` row once, at the store's edge. */
+export function kitRecordOf(row: KitRow): KitRecord {
+  return {
+    ...row,
+    status_history: JSON.parse(row.status_history) as KitRecord["status_history"],
+    items: JSON.parse(row.items) as KitItem[],
+    tracking: row.tracking === null ? null : (JSON.parse(row.tracking) as KitTracking),
+  };
+}
+
+const one = (row: unknown): KitRecord | undefined => (row ? kitRecordOf(row as KitRow) : undefined);
+
 export function insertKit(db: Db, kit: { id: string; accountId: string; name: string; items: KitItem[]; created: string }): void {
   db.prepare(
     `INSERT INTO kits (id, account_id, name, status, status_history, items, tracking, created)
@@ -36,32 +58,32 @@ export function insertKit(db: Db, kit: { id: string; accountId: string; name: st
   ).run(kit.id, kit.accountId, kit.name, JSON.stringify([{ status: "registered", at: kit.created }]), JSON.stringify(kit.items), kit.created);
 }
 
-export function getKitRow(db: Db, id: string): KitRow | undefined {
-  return db.prepare(`SELECT * FROM kits WHERE id = ?`).get(id) as KitRow | undefined;
+export function getKit(db: Db, id: string): KitRecord | undefined {
+  return one(db.prepare(`SELECT * FROM kits WHERE id = ?`).get(id));
 }
 
-export function findKitByName(db: Db, accountId: string, name: string): KitRow | undefined {
-  return db.prepare(`SELECT * FROM kits WHERE account_id = ? AND name = ?`).get(accountId, name) as KitRow | undefined;
+export function findKitByName(db: Db, accountId: string, name: string): KitRecord | undefined {
+  return one(db.prepare(`SELECT * FROM kits WHERE account_id = ? AND name = ?`).get(accountId, name));
 }
 
 /** The account's kits, newest first. */
-export function listKitRows(db: Db, accountId: string): KitRow[] {
-  return db.prepare(`SELECT * FROM kits WHERE account_id = ? ORDER BY created DESC, id DESC`).all(accountId) as KitRow[];
+export function listKits(db: Db, accountId: string): KitRecord[] {
+  return (db.prepare(`SELECT * FROM kits WHERE account_id = ? ORDER BY created DESC, id DESC`).all(accountId) as KitRow[]).map(kitRecordOf);
 }
 
 /**
  * Applies a technician operation in one transaction: checks the move with kit-state.ts (throwing
  * its 422 when illegal), appends to status_history and stores `tracking` when given.
  */
-export function advanceKit(db: Db, id: string, op: KitOperation, at: string, tracking?: KitTracking): KitRow | undefined {
+export function advanceKit(db: Db, id: string, op: KitOperation, at: string, tracking?: KitTracking): KitRecord | undefined {
   return db.transaction(() => {
-    const row = getKitRow(db, id);
+    const row = getKit(db, id);
     if (!row) return undefined;
     const status = nextKitStatus(row.status, op, row);
-    const history = [...(JSON.parse(row.status_history) as unknown[]), { status, at }];
+    const history = [...row.status_history, { status, at }];
     db.prepare(`UPDATE kits SET status = ?, status_history = ?, tracking = COALESCE(?, tracking) WHERE id = ?`).run(
       status, JSON.stringify(history), tracking ? JSON.stringify(tracking) : null, id,
     );
-    return getKitRow(db, id);
+    return getKit(db, id);
   })();
 }

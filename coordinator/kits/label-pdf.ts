@@ -4,7 +4,7 @@
  * Helvetica, so no font files are needed.
  */
 import PDFDocument from "pdfkit";
-import type { KitItem, KitRow } from "./kits-repo.js";
+import type { KitItem, KitRecord } from "./kits-repo.js";
 
 /** Where customers ship kits. */
 export const RETURN_ADDRESS = ["Assay Robot Evaluation", "Receiving: customer kits", "1 Test Cell Way", "Oakland, CA 94607", "USA"];
@@ -16,7 +16,7 @@ export function kitCode(kitId: string): string {
 }
 
 /** Renders the label; resolves with the whole PDF (it begins with "%PDF"). */
-export function renderShippingLabel(kit: KitRow, now: Date): Promise<Buffer> {
+export function renderShippingLabel(kit: KitRecord, now: Date): Promise<Buffer> {
   const doc = new PDFDocument({ size: "A6", margin: 24, info: { Title: `Assay kit ${kit.name}`, Author: "Assay", CreationDate: now } });
   const chunks: Buffer[] = [];
   const done = new Promise<Buffer>((resolve, reject) => {
@@ -42,7 +42,7 @@ export function renderShippingLabel(kit: KitRow, now: Date): Promise<Buffer> {
 
   doc.font("Helvetica-Bold").fontSize(9).text("CONTENTS", { characterSpacing: 1 });
   doc.font("Helvetica").fontSize(10);
-  for (const item of JSON.parse(kit.items) as KitItem[]) doc.text(`${item.qty} x ${item.desc}`);
+  for (const item of kit.items) doc.text(`${item.qty} x ${item.desc}`);
   doc.moveDown(0.6);
   doc.fontSize(7).fillColor("#555555").text(`Printed ${now.toISOString()}. Put this label on the outside of the box and a copy inside.`);
   doc.end();

@@ -21,6 +21,7 @@ import { interventionSummary } from "../runs/interventions.js";
 import { instructionSetOf, type InstructionSet } from "../runs/instruction-set.js";
 import { rateSummary, stageRates, type RateSummary } from "../runs/result-summary.js";
 import type { Db } from "../store/database.js";
+import { findPinnedTask } from "../store/tasks-repo.js";
 import type { RunRecord } from "../store/runs-repo.js";
 import { isPilotRun } from "../tasks/pilot.js";
 import { listEpisodeRecords, type EpisodeRecord } from "../store/episodes-repo.js";
@@ -86,11 +87,7 @@ export function citationOf(runId: string, completed: string, pins: { task: strin
 }
 
 function taskSpecOf(db: Db, taskPin: string): { envelope?: { out_of_scope?: unknown }; instructions?: { held_out?: unknown } } | undefined {
-  const match = /^(.+)@v(\d+)$/.exec(taskPin);
-  const row = match
-    ? (db.prepare("SELECT spec FROM tasks WHERE name = ? AND version = ?").get(match[1], Number(match[2])) as { spec: string } | undefined)
-    : (db.prepare("SELECT spec FROM tasks WHERE id = ?").get(taskPin) as { spec: string } | undefined);
-  return row ? JSON.parse(row.spec) : undefined;
+  return findPinnedTask(db, taskPin)?.spec;
 }
 
 /** One realized schedule entry: /meta's `perturbations_realized` when present, else the replay spec. */

@@ -96,12 +96,11 @@ export interface MeteredUnit {
   environment: string;
 }
 
-/** The run fields metering reads: `plan` (kind `run`), `units` (other kinds, JSON), `priority`. */
+/** The run fields metering reads: its units (kind `run`: its one unit, from its plan) and priority. */
 export interface MeteredRun {
   id: string;
-  plan: string;
   priority: string;
-  units?: string | null;
+  units: ReadonlyArray<MeteredUnit & { key: string }>;
 }
 
 /** Rates of one unit: tier of its robot model, class of its environment, the run's priority. */
@@ -113,11 +112,9 @@ export function unitMeterContext(pins: FirmwarePins, unit: MeteredUnit, priority
   return { tier, environmentClass, priority: priority as Priority };
 }
 
-/** Rates of every unit of a run, by unit index; kind `run` has one unit, its plan. */
+/** Rates of every unit of a run, by unit index. */
 export function runMeterContexts(pins: FirmwarePins, run: MeteredRun): MeterContext[] {
-  const units = run.units ? (JSON.parse(run.units) as Array<MeteredUnit & { key: string }>) : [];
-  if (units.length === 0) return [unitMeterContext(pins, JSON.parse(run.plan) as MeteredUnit, run.priority, `run ${run.id}`)];
-  return units.map((unit) => unitMeterContext(pins, unit, run.priority, `run ${run.id} unit ${unit.key}`));
+  return run.units.map((unit) => unitMeterContext(pins, unit, run.priority, `run ${run.id} unit ${unit.key}`));
 }
 
 /** The unit an episode is metered under (kind `run`: 0). */

@@ -6,7 +6,7 @@
 import { resolveRobotPin, type FirmwarePins, type RobotModel } from "../../firmware-pins/pins.js";
 import { environmentId, findEnvironment, type CatalogEnvironment } from "../catalog/environments.js";
 import {
-  findNewestFrozenRevision, findVisibleFrozenRevision, findVisibleTaskById, listVisibleTasksNamed, type TaskRow,
+  findNewestFrozenRevision, findVisibleFrozenRevision, findVisibleTaskById, listVisibleTasksNamed, type TaskRecord,
 } from "../store/tasks-repo.js";
 import { fail, q } from "./field-checks.js";
 import type { ValidateRunContext } from "./run-request.js";
@@ -35,11 +35,11 @@ export function resolveEnvironment(ctx: ValidateRunContext, value: unknown, robo
 }
 
 /** A frozen task revision visible to the account: `<name>@v<N>`, the newest of `<name>`, or a task id. */
-export function resolveTask(ctx: ValidateRunContext, value: unknown): TaskRow & { version: number } {
+export function resolveTask(ctx: ValidateRunContext, value: unknown): TaskRecord & { version: number } {
   if (typeof value !== "string" || value.trim() === "") fail("task_unknown", `task is required as "<name>", "<name>@v<N>" or a task id; got ${q(value)}`);
   const text = value.trim();
   const revision = /^(.+)@v(\d+)$/.exec(text);
-  let row: TaskRow | undefined;
+  let row: TaskRecord | undefined;
   if (revision) {
     row = findVisibleFrozenRevision(ctx.db, ctx.accountId, revision[1], Number(revision[2]));
     if (!row) fail("task_unknown", `task ${q(text)} is not a frozen revision visible to this account; ${describeFrozen(ctx, revision[1])}`);
@@ -52,7 +52,7 @@ export function resolveTask(ctx: ValidateRunContext, value: unknown): TaskRow & 
     }
   }
   if (row.status !== "frozen" || row.version === null) fail("task_unknown", `task ${q(text)} is ${row.status}, not frozen; freeze it before submitting a run`);
-  return row as TaskRow & { version: number };
+  return row as TaskRecord & { version: number };
 }
 
 function describeFrozen(ctx: ValidateRunContext, name: string): string {

@@ -53,7 +53,7 @@ export function validateRunRequest(body: unknown, ctx: ValidateRunContext): Vali
   validateInstructionSet(validated.kind, body.instructions, revisions.map((rev) => {
     const match = /^(.+)@v(\d+)$/.exec(rev);
     const row = match ? findVisibleFrozenRevision(ctx.db, ctx.accountId, match[1], Number(match[2])) : undefined;
-    return { rev, spec: row ? JSON.parse(row.spec) : {} };
+    return { rev, spec: row?.spec ?? {} };
   }));
   return validated;
 }

@@ -10,16 +10,12 @@ import type { RunLifecycle } from "../runs/run-lifecycle.js";
 import type { Db } from "../store/database.js";
 import { assignEpisode, getEpisode, listHeldEpisodes, listPendingOfUnit, type EpisodeRecord } from "../store/episodes-repo.js";
 import { listOpenRuns, type RunRecord } from "../store/runs-repo.js";
+import { findPinnedTask } from "../store/tasks-repo.js";
 import { transact } from "../store/transact.js";
 import type { RunUnit } from "../kinds/units.js";
 import { planAssignments, type AvailableCell, type CellPin, type SchedulableRun } from "./assignment-plan.js";
 import { resolveTaskKits } from "../kits/kit-physics.js";
 import { withInstructionSet } from "../runs/instruction-set.js";
-
-interface TaskSpecRow {
-  spec: string;
-  account_id: string | null;
-}
 
 export interface Logger {
   info(message: string): void;
@@ -78,14 +74,10 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
   let stopped = false;
 
   function taskJsonOf(taskPin: string): string | undefined {
-    const match = /^(.+)@v(\d+)$/.exec(taskPin);
-    const row = match
-      ? (db.prepare("SELECT spec, account_id FROM tasks WHERE name = ? AND version = ?").get(match[1], Number(match[2])) as TaskSpecRow | undefined)
-      : (db.prepare("SELECT spec, account_id FROM tasks WHERE id = ?").get(taskPin) as TaskSpecRow | undefined);
-    if (!row) return undefined;
-    const spec = JSON.parse(row.spec) as object;
+    const task = findPinnedTask(db, taskPin);
+    if (!task) return undefined;
     // `kits`: the physical description of every kit/<name> the spec places (coordinator/kits/kit-physics.ts).
-    return JSON.stringify({ ...spec, rev: match ? taskPin : null, kits: resolveTaskKits(db, row.account_id, spec) });
+    return JSON.stringify({ ...task.spec, rev: /@v\d+$/.test(taskPin) ? taskPin : null, kits: resolveTaskKits(db, task.account_id, task.spec) });
   }
 
   function runPass(): number {

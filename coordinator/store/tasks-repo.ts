@@ -1,4 +1,7 @@
-/** Task Specs: rows of `tasks`. A frozen revision is addressed `<name>@v<N>` (N = `version`). */
+/**
+ * Task Specs: rows of `tasks`. A frozen revision is addressed `<name>@v<N>` (N = `version`).
+ * Readers return `TaskRecord`s, whose JSON columns (spec, signatures, pilot) are parsed here once.
+ */
 import type { Db } from "./database.js";
 
 export interface TaskRow {
@@ -17,6 +20,28 @@ export interface TaskRow {
   pilot: string | null;
 }
 
+/** A task as the coordinator reads it: the row with its JSON columns parsed. */
+export interface TaskRecord extends Omit<TaskRow, "spec" | "signatures" | "pilot"> {
+  /** The Task Spec's creation fields (coordinator/tasks/validate-task.ts TaskSpecFields). */
+  spec: Record<string, unknown>;
+  signatures: string[];
+  /** `{run_id, robot, episodes, amendments}` once piloted. */
+  pilot: Record<string, unknown> | null;
+}
+
+/** Parses a `tasks` row once, at the store's edge. */
+export function taskRecordOf(row: TaskRow): TaskRecord {
+  return {
+    ...row,
+    spec: JSON.parse(row.spec) as Record<string, unknown>,
+    signatures: JSON.parse(row.signatures) as string[],
+    pilot: row.pilot === null ? null : (JSON.parse(row.pilot) as Record<string, unknown>),
+  };
+}
+
+const one = (row: unknown): TaskRecord | undefined => (row ? taskRecordOf(row as TaskRow) : undefined);
+const many = (rows: unknown[]): TaskRecord[] => (rows as TaskRow[]).map(taskRecordOf);
+
 export function insertTask(db: Db, row: TaskRow): void {
   db.prepare(
     `INSERT INTO tasks (id, account_id, name, version, status, visibility, created, frozen, spec, signatures, pilot)
@@ -24,34 +49,34 @@ export function insertTask(db: Db, row: TaskRow): void {
   ).run(row);
 }
 
-export function getTaskRow(db: Db, id: string): TaskRow | undefined {
-  return db.prepare(`SELECT * FROM tasks WHERE id = ?`).get(id) as TaskRow | undefined;
+export function getTask(db: Db, id: string): TaskRecord | undefined {
+  return one(db.prepare(`SELECT * FROM tasks WHERE id = ?`).get(id));
 }
 
 const VISIBLE = `(visibility = 'published' OR account_id = @accountId)`;
 
 /** A task by id, visible to the account (published, or the account's own). */
-export function findVisibleTaskById(db: Db, accountId: string, id: string): TaskRow | undefined {
-  return db.prepare(`SELECT * FROM tasks WHERE id = @id AND ${VISIBLE}`).get({ id, accountId }) as TaskRow | undefined;
+export function findVisibleTaskById(db: Db, accountId: string, id: string): TaskRecord | undefined {
+  return one(db.prepare(`SELECT * FROM tasks WHERE id = @id AND ${VISIBLE}`).get({ id, accountId }));
 }
 
 /** The frozen revision `<name>@v<version>` visible to the account. */
-export function findVisibleFrozenRevision(db: Db, accountId: string, name: string, version: number): TaskRow | undefined {
-  return db
+export function findVisibleFrozenRevision(db: Db, accountId: string, name: string, version: number): TaskRecord | undefined {
+  return one(db
     .prepare(`SELECT * FROM tasks WHERE name = @name AND version = @version AND status = 'frozen' AND ${VISIBLE}`)
-    .get({ name, version, accountId }) as TaskRow | undefined;
+    .get({ name, version, accountId }));
 }
 
 /** The newest frozen revision of `name` visible to the account. */
-export function findNewestFrozenRevision(db: Db, accountId: string, name: string): TaskRow | undefined {
-  return db
+export function findNewestFrozenRevision(db: Db, accountId: string, name: string): TaskRecord | undefined {
+  return one(db
     .prepare(`SELECT * FROM tasks WHERE name = @name AND status = 'frozen' AND ${VISIBLE} ORDER BY version DESC LIMIT 1`)
-    .get({ name, accountId }) as TaskRow | undefined;
+    .get({ name, accountId }));
 }
 
 /** Any task named `name` visible to the account (to explain why a bare name did not resolve). */
-export function listVisibleTasksNamed(db: Db, accountId: string, name: string): TaskRow[] {
-  return db.prepare(`SELECT * FROM tasks WHERE name = @name AND ${VISIBLE} ORDER BY created`).all({ name, accountId }) as TaskRow[];
+export function listVisibleTasksNamed(db: Db, accountId: string, name: string): TaskRecord[] {
+  return many(db.prepare(`SELECT * FROM tasks WHERE name = @name AND ${VISIBLE} ORDER BY created`).all({ name, accountId }));
 }
 
 /** The account that owns task name `name` (whoever created it first), or undefined when unused. */
@@ -63,18 +88,29 @@ export function accountOwningTaskName(db: Db, name: string): string | undefined 
 const READABLE = `(account_id = @accountId OR (visibility = 'published' AND status = 'frozen'))`;
 
 /** A task the account may read: its own (any status), or anyone's published frozen revision. */
-export function findReadableTaskById(db: Db, accountId: string, id: string): TaskRow | undefined {
-  return db.prepare(`SELECT * FROM tasks WHERE id = @id AND ${READABLE}`).get({ id, accountId }) as TaskRow | undefined;
+export function findReadableTaskById(db: Db, accountId: string, id: string): TaskRecord | undefined {
+  return one(db.prepare(`SELECT * FROM tasks WHERE id = @id AND ${READABLE}`).get({ id, accountId }));
 }
 
 /** Tasks the account may read, newest first (created, then id, descending); `before` is a cursor id. */
-export function listReadableTasks(db: Db, query: { accountId: string; limit: number; before?: string }): TaskRow[] {
+export function listReadableTasks(db: Db, query: { accountId: string; limit: number; before?: string }): TaskRecord[] {
   const cursor = query.before
     ? `AND (created, id) < (SELECT created, id FROM tasks WHERE id = @before)`
     : "";
-  return db
+  return many(db
     .prepare(`SELECT * FROM tasks WHERE ${READABLE} ${cursor} ORDER BY created DESC, id DESC LIMIT @limit`)
-    .all({ accountId: query.accountId, before: query.before ?? null, limit: query.limit }) as TaskRow[];
+    .all({ accountId: query.accountId, before: query.before ?? null, limit: query.limit }));
+}
+
+/**
+ * The task a run pins, whoever owns it: `<name>@v<N>` (a frozen revision) or a task id (a pilot's
+ * draft). The run was validated against the account's visibility when it was submitted.
+ */
+export function findPinnedTask(db: Db, pin: string): TaskRecord | undefined {
+  const revision = /^(.+)@v(\d+)$/.exec(pin);
+  return revision
+    ? one(db.prepare(`SELECT * FROM tasks WHERE name = ? AND version = ?`).get(revision[1], Number(revision[2])))
+    : one(db.prepare(`SELECT * FROM tasks WHERE id = ?`).get(pin));
 }
 
 /** Highest frozen version of `name` (0 when none): a freeze takes this + 1. */

@@ -10,8 +10,8 @@ import { AssayError } from "../errors/assay-error.js";
 import type { Db } from "../store/database.js";
 import { insertRun } from "../store/runs-repo.js";
 import {
-  findReadableTaskById, findVisibleFrozenRevision, freezeTaskRow, getTaskRow, insertTask, maxFrozenVersion,
-  setTaskPilot, updateTaskSpec, type TaskRow,
+  findReadableTaskById, findVisibleFrozenRevision, freezeTaskRow, getTask, insertTask, maxFrozenVersion,
+  setTaskPilot, updateTaskSpec, type TaskRecord,
 } from "../store/tasks-repo.js";
 import { planPilot } from "./pilot.js";
 import { ensureServiceKey, ensureSigningKey } from "./signing-keys.js";
@@ -32,12 +32,12 @@ export function newTaskId(): string {
   return `task_${randomBase62(16)}`;
 }
 
-function labelOf(row: TaskRow): { id: string; name: string; rev: string | null } {
+function labelOf(row: TaskRecord): { id: string; name: string; rev: string | null } {
   return { id: row.id, name: row.name, rev: taskRev(row) };
 }
 
 /** A task the account may read, by id or `<name>@v<N>`; 404 not_found otherwise. */
-export function requireReadableTask(db: Db, accountId: string, idOrRev: string): TaskRow {
+export function requireReadableTask(db: Db, accountId: string, idOrRev: string): TaskRecord {
   const rev = /^([a-z0-9-]+)@v(\d+)$/.exec(idOrRev);
   const row = rev ? findVisibleFrozenRevision(db, accountId, rev[1]!, Number(rev[2])) : findReadableTaskById(db, accountId, idOrRev);
   if (!row) throw new AssayError("not_found", `no task ${JSON.stringify(idOrRev)} visible to this account; use a task id or a frozen revision "<name>@v<N>"`);
@@ -45,7 +45,7 @@ export function requireReadableTask(db: Db, accountId: string, idOrRev: string):
 }
 
 /** The account's own task (by id or rev), for operations that change it; 404 not_found otherwise. */
-export function requireOwnTask(db: Db, accountId: string, idOrRev: string): TaskRow {
+export function requireOwnTask(db: Db, accountId: string, idOrRev: string): TaskRecord {
   const row = requireReadableTask(db, accountId, idOrRev);
   if (row.account_id !== accountId) throw new AssayError("not_found", `task ${JSON.stringify(idOrRev)} belongs to another account; only its owner can change it`);
   return row;
@@ -57,32 +57,32 @@ function specColumns(spec: TaskSpecFields): { name: string; visibility: string; 
 }
 
 /** POST /v1/tasks: validates and inserts a draft. */
-export function createTask(body: unknown, ctx: TaskContext): TaskRow {
+export function createTask(body: unknown, ctx: TaskContext): TaskRecord {
   const spec = validateTaskSpec(checkTaskBody(body), ctx);
   const id = newTaskId();
   insertTask(ctx.db, {
     id, account_id: ctx.accountId, name: spec.name, version: null, status: "draft", visibility: spec.visibility,
     created: ctx.now.toISOString(), frozen: null, spec: JSON.stringify(spec), signatures: "[]", pilot: null,
   });
-  return getTaskRow(ctx.db, id)!;
+  return getTask(ctx.db, id)!;
 }
 
 /**
  * POST /v1/tasks/{id}/amend: merges the given fields over the stored spec, re-validates the whole
  * spec, and (while piloting) appends `{at, fields}` to pilot.amendments naming the fields that changed.
  */
-export function amendTask(row: TaskRow, body: unknown, ctx: TaskContext): TaskRow {
+export function amendTask(row: TaskRecord, body: unknown, ctx: TaskContext): TaskRecord {
   const status = nextTaskStatus(row.status, "amend", labelOf(row));
   const changes = checkTaskAmendment(body);
   const before = storedSpec(row);
   const spec = validateTaskSpec({ ...before, ...changes }, ctx);
   const changed = (TASK_FIELDS as readonly TaskField[]).filter((f) => f in changes && canonicalJson(before[f]) !== canonicalJson(spec[f]));
-  let pilot = row.pilot === null ? null : (JSON.parse(row.pilot) as TaskPilot);
+  let pilot = row.pilot as TaskPilot | null;
   if (pilot && status === "piloting" && changed.length > 0) {
     pilot = { ...pilot, amendments: [...pilot.amendments, { at: ctx.now.toISOString(), fields: changed }] };
   }
   updateTaskSpec(ctx.db, row.id, { ...specColumns(spec), pilot: pilot === null ? null : JSON.stringify(pilot) });
-  return getTaskRow(ctx.db, row.id)!;
+  return getTask(ctx.db, row.id)!;
 }
 
 export interface PilotDeps {
@@ -91,12 +91,12 @@ export interface PilotDeps {
 }
 
 /** POST /v1/tasks/{id}/pilot: inserts the calibration run and records the pilot; returns the pilot. */
-export function pilotTask(row: TaskRow, body: unknown, ctx: TaskContext, deps: PilotDeps): TaskPilot {
+export function pilotTask(row: TaskRecord, body: unknown, ctx: TaskContext, deps: PilotDeps): TaskPilot {
   nextTaskStatus(row.status, "pilot", labelOf(row));
   const planned = planPilot(body, { id: row.id, spec: storedSpec(row) }, {
     pins: deps.pins, environments: ctx.environments, runId: deps.runId, accountId: ctx.accountId, now: ctx.now,
   });
-  const earlier = row.pilot === null ? null : (JSON.parse(row.pilot) as TaskPilot);
+  const earlier = row.pilot as TaskPilot | null;
   // A new pilot replaces run, robot and episodes; the amendment history carries over.
   const pilot: TaskPilot = { run_id: deps.runId, robot: planned.robotPin, episodes: planned.episodes, amendments: earlier?.amendments ?? [] };
   ctx.db.transaction(() => {
@@ -119,10 +119,10 @@ export function signFrozenSpec(db: Db, ownerAccountId: string, spec: TaskSpecFie
 }
 
 /** POST /v1/tasks/{id}/freeze: piloting -> frozen at `<name>@v<N>`, N = 1 + the highest frozen version of the name. */
-export function freezeTask(row: TaskRow, ctx: TaskContext): TaskRow {
+export function freezeTask(row: TaskRecord, ctx: TaskContext): TaskRecord {
   nextTaskStatus(row.status, "freeze", labelOf(row));
   ctx.db.transaction(() => {
-    const current = getTaskRow(ctx.db, row.id)!;
+    const current = getTask(ctx.db, row.id)!;
     nextTaskStatus(current.status, "freeze", labelOf(current));
     const version = maxFrozenVersion(ctx.db, current.name) + 1;
     const rev = `${current.name}@v${version}`;
@@ -130,16 +130,16 @@ export function freezeTask(row: TaskRow, ctx: TaskContext): TaskRow {
     const signatures = signFrozenSpec(ctx.db, ctx.accountId, storedSpec(current), rev, frozen, ctx.now);
     freezeTaskRow(ctx.db, row.id, { version, frozen, signatures: JSON.stringify(signatures) });
   })();
-  return getTaskRow(ctx.db, row.id)!;
+  return getTask(ctx.db, row.id)!;
 }
 
 /** POST /v1/tasks/{id}/revise: a new draft carrying a frozen revision's fields; it freezes as the next revision. */
-export function reviseTask(row: TaskRow, ctx: TaskContext): TaskRow {
+export function reviseTask(row: TaskRecord, ctx: TaskContext): TaskRecord {
   nextTaskStatus(row.status, "revise", labelOf(row));
   const id = newTaskId();
   insertTask(ctx.db, {
     id, account_id: ctx.accountId, name: row.name, version: null, status: "draft", visibility: row.visibility,
     created: ctx.now.toISOString(), frozen: null, spec: JSON.stringify(storedSpec(row)), signatures: "[]", pilot: null,
   });
-  return getTaskRow(ctx.db, id)!;
+  return getTask(ctx.db, id)!;
 }

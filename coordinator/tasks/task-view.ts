@@ -4,8 +4,8 @@
  */
 import { wilsonInterval } from "../stats/wilson.js";
 import type { Db } from "../store/database.js";
-import { getRunRow } from "../store/runs-repo.js";
-import type { TaskRow } from "../store/tasks-repo.js";
+import { getRun } from "../store/runs-repo.js";
+import type { TaskRecord } from "../store/tasks-repo.js";
 import { DEFAULT_ENVIRONMENT_CLASS, type TaskSpecFields } from "./validate-task.js";
 
 /** `pilot` as stored on the task (tasks.pilot JSON). */
@@ -28,13 +28,13 @@ export interface BaselineCheck {
   disagrees: boolean;
 }
 
-export function taskRev(row: Pick<TaskRow, "name" | "version">): string | null {
+export function taskRev(row: Pick<TaskRecord, "name" | "version">): string | null {
   return row.version === null ? null : `${row.name}@v${row.version}`;
 }
 
 /** The stored spec with defaults for fields older rows may lack. */
-export function storedSpec(row: TaskRow): TaskSpecFields {
-  const spec = JSON.parse(row.spec) as Partial<TaskSpecFields>;
+export function storedSpec(row: Pick<TaskRecord, "name" | "visibility" | "spec">): TaskSpecFields {
+  const spec = row.spec as Partial<TaskSpecFields>;
   return {
     name: row.name,
     visibility: row.visibility,
@@ -54,9 +54,9 @@ export function storedSpec(row: TaskRow): TaskSpecFields {
  */
 export function baselineCheck(db: Db, spec: TaskSpecFields, pilot: TaskPilot | null): BaselineCheck | undefined {
   if (!spec.baseline || !pilot) return undefined;
-  const run = getRunRow(db, pilot.run_id);
+  const run = getRun(db, pilot.run_id);
   if (!run || run.status !== "completed" || run.result === null) return undefined;
-  const result = JSON.parse(run.result) as { n?: number; success_rate?: number };
+  const result = run.result as { n?: number; success_rate?: number };
   const n = result.n ?? 0;
   if (n === 0) return undefined;
   const successes = Math.round((result.success_rate ?? 0) * n);
@@ -73,9 +73,9 @@ export function baselineCheck(db: Db, spec: TaskSpecFields, pilot: TaskPilot | n
 }
 
 /** The Task Spec as `viewerAccountId` may see it. */
-export function taskView(db: Db, row: TaskRow, viewerAccountId: string): Record<string, unknown> {
+export function taskView(db: Db, row: TaskRecord, viewerAccountId: string): Record<string, unknown> {
   const spec = storedSpec(row);
-  const pilot = row.pilot === null ? null : (JSON.parse(row.pilot) as TaskPilot);
+  const pilot = row.pilot as TaskPilot | null;
   const owner = row.account_id === viewerAccountId;
   const view: Record<string, unknown> = {
     id: row.id,
@@ -86,7 +86,7 @@ export function taskView(db: Db, row: TaskRow, viewerAccountId: string): Record<
     visibility: row.visibility,
     created: row.created,
     frozen: row.frozen,
-    signatures: JSON.parse(row.signatures) as string[],
+    signatures: row.signatures,
     environment_class: spec.environment_class,
     initial_conditions: spec.initial_conditions,
     success_predicates: spec.success_predicates,

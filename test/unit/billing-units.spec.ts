@@ -30,7 +30,7 @@ const done = (seconds: number, unit: number): MeteredEpisode & { unit: number } 
 
 describe("billing units: one metering path", () => {
   it("prices each episode at its own unit's tier and class; the run is the sum of its unit lines", () => {
-    const contexts = runMeterContexts(pins, { id: "r", plan: JSON.stringify(PLAN), priority: "standard", units: JSON.stringify([SO101, FR3]) });
+    const contexts = runMeterContexts(pins, { id: "r", priority: "standard", units: [SO101, FR3] });
     assert.deepEqual(contexts, [SOAK, VERIFY]);
     const { lines, total } = meterByUnit(contexts, [done(1800, 0), done(1800, 1), done(1800, 0)]);
     assert.deepEqual(lines.map((l) => l.meters), [
@@ -43,7 +43,11 @@ describe("billing units: one metering path", () => {
   });
 
   it("kind run is one unit, its plan", () => {
-    assert.deepEqual(runMeterContexts(pins, { id: "r", plan: JSON.stringify(PLAN), priority: "burst", units: null }), [{ ...SOAK, priority: "burst" }]);
+    assert.deepEqual(runMeterContexts(pins, runsRepo.runRecordOf({
+      id: "r", account_id: "a", kind: "run", status: "queued", created: "", completed: null, request: "{}", plan: JSON.stringify(PLAN), result: null, status_code: null,
+      status_message: null, idempotency_key: null, priority: "burst", episodes_total: 0, units: null, kind_state: null,
+      resolved_pins: JSON.stringify({ robot: "so101@3.11", environment: "tabletop@1", task: "pick-cube@v1", perturbation_rev: "assay-perturb@1" }),
+    })), [{ ...SOAK, priority: "burst" }]);
   });
 
   it("rounds each unit line to 6-decimal hours and cents, then sums the lines", () => {

@@ -8,7 +8,7 @@ import { authOf } from "../../auth/authenticate.js";
 import { randomBase62 } from "../../auth/api-keys.js";
 import { AssayError } from "../../errors/assay-error.js";
 import {
-  checkView, gateView, getCheck, getGate, insertCheck, insertGate, listGates, refMatches, type GateRow, type GateSpec,
+  checkView, gateView, getCheck, getGate, insertCheck, insertGate, listGates, refMatches, type GateRecord, type GateSpec,
 } from "../../gates/gates.js";
 import type { ValidatedRun } from "../../runs/run-request.js";
 import { submitRun, validateSubmission } from "../../runs/submit-run.js";
@@ -30,7 +30,7 @@ export function gatesRouter(deps: CompiledApiDeps): Router {
   const validateEval = (accountId: string, spec: Pick<GateSpec, "suite" | "robots" | "policy">): ValidatedRun =>
     validateSubmission(deps, accountId, evalBody(spec));
 
-  const requireGate = (accountId: string, gateId: string): GateRow => {
+  const requireGate = (accountId: string, gateId: string): GateRecord => {
     const gate = getGate(deps.db, gateId);
     if (!gate || gate.account_id !== accountId) throw new AssayError("not_found", `no gate ${q(gateId)} on this account`);
     return gate;
@@ -44,7 +44,7 @@ export function gatesRouter(deps: CompiledApiDeps): Router {
       suite: body.suite, repo: body.repo, ref_pattern: body.ref_pattern, policy: body.policy as Record<string, unknown>, robots: body.robots, baseline: body.baseline ?? "last_pass",
     };
     validateEval(accountId, spec);
-    const row: GateRow = { id: `gate_${randomBase62(16)}`, account_id: accountId, created: deps.clock().toISOString(), spec: JSON.stringify(spec) };
+    const row: GateRecord = { id: `gate_${randomBase62(16)}`, account_id: accountId, created: deps.clock().toISOString(), spec };
     insertGate(deps.db, row);
     res.status(201).json(gateView(row));
   });
@@ -60,7 +60,7 @@ export function gatesRouter(deps: CompiledApiDeps): Router {
   router.post("/gates/:gateId/checks", (req, res) => {
     const { accountId } = authOf(res);
     const gate = requireGate(accountId, req.params.gateId);
-    const spec = JSON.parse(gate.spec) as GateSpec;
+    const spec = gate.spec;
     const body = parseBody(CreateCheckRequest, req.body);
     if (!refMatches(spec.ref_pattern, body.ref)) invalid(`ref ${q(body.ref)} does not match the gate's ref_pattern ${q(spec.ref_pattern)}`);
     // The build under test: the check's policy (e.g. the image built from this commit), else the gate's.

@@ -10,7 +10,7 @@ import { CATALOG_ACCOUNT_ID } from "../../catalog/tasks.js";
 import { AssayError } from "../../errors/assay-error.js";
 import type { KitOperation } from "../../kits/kit-state.js";
 import { kitView } from "../../kits/kit-view.js";
-import { advanceKit, findKitByName, getKitRow, insertKit, listKitRows, type KitRow, type KitTracking } from "../../kits/kits-repo.js";
+import { advanceKit, findKitByName, getKit, insertKit, listKits, type KitRecord, type KitTracking } from "../../kits/kits-repo.js";
 import { signLabelUrl } from "../../kits/label-url.js";
 import type { CompiledApiDeps } from "../api-deps.js";
 import { CreateKitRequest, KitTracking as KitTrackingBody } from "../schemas/kits.js";
@@ -30,8 +30,8 @@ function invalid(message: string): never {
 export function kitsRouter(deps: CompiledApiDeps): Router {
   const router = Router();
 
-  const requireOwnKit = (res: Response, kitId: string): KitRow => {
-    const row = getKitRow(deps.db, kitId);
+  const requireOwnKit = (res: Response, kitId: string): KitRecord => {
+    const row = getKit(deps.db, kitId);
     if (!row || row.account_id !== authOf(res).accountId) throw new AssayError("not_found", `no kit ${q(kitId)} on this account`);
     return row;
   };
@@ -43,11 +43,11 @@ export function kitsRouter(deps: CompiledApiDeps): Router {
     if (existing) invalid(`this account already has a kit named ${q(kit.name)} (${existing.id}, ${existing.status}); kit names are unique per account`);
     const id = `kit_${randomBase62(16)}`;
     insertKit(deps.db, { id, accountId, name: kit.name, items: kit.items, created: deps.clock().toISOString() });
-    res.status(201).json(kitView(getKitRow(deps.db, id)!, deps.urls.baseUrl));
+    res.status(201).json(kitView(getKit(deps.db, id)!, deps.urls.baseUrl));
   });
 
   router.get("/kits", (_req, res) => {
-    const data = listKitRows(deps.db, authOf(res).accountId).map((row) => kitView(row, deps.urls.baseUrl));
+    const data = listKits(deps.db, authOf(res).accountId).map((row) => kitView(row, deps.urls.baseUrl));
     res.json({ object: "list", url: "/v1/kits", data });
   });
 

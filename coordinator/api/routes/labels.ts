@@ -7,7 +7,7 @@
 import { Router } from "express";
 import { AssayError } from "../../errors/assay-error.js";
 import { renderShippingLabel } from "../../kits/label-pdf.js";
-import { getKitRow } from "../../kits/kits-repo.js";
+import { getKit } from "../../kits/kits-repo.js";
 import { checkLabelUrl } from "../../kits/label-url.js";
 import type { CompiledApiDeps } from "../api-deps.js";
 import { queryString } from "../query.js";
@@ -27,7 +27,7 @@ export function labelsRouter(deps: CompiledApiDeps): Router {
     if (check === "expired") {
       throw new AssayError("retention_expired", `this label link expired; links last 24 hours; get a fresh one from GET /v1/kits/${kitId}/shipping-label`);
     }
-    const kit = getKitRow(deps.db, kitId);
+    const kit = getKit(deps.db, kitId);
     if (!kit) throw new AssayError("not_found", `no kit ${kitId}`);
     const pdf = await renderShippingLabel(kit, now);
     res.type("application/pdf").set("Cache-Control", "private, no-store").set("Content-Disposition", `inline; filename="${kitId}.pdf"`).send(pdf);
