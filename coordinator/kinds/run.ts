@@ -6,7 +6,7 @@
  */
 import { environmentId } from "../catalog/environments.js";
 import { validateCommon } from "../runs/common-fields.js";
-import { parseEpisodesSpec } from "../runs/episodes-spec.js";
+import { parseEpisodesSpec, requestedConfidence } from "../runs/episodes-spec.js";
 import { unitMeterContext } from "../runs/meters.js";
 import { resolveEnvironment, resolveRobot, resolveTask } from "../runs/pin-resolution.js";
 import { validatePolicy } from "../runs/policy-checks.js";
@@ -51,6 +51,7 @@ export const runKind: RunKind = {
   },
 
   result(ctx, run, episodes) {
-    return { ...computeRunResult(run.id, episodes, unitMeterContext(ctx.pins, run.units[0], run.priority, `run ${run.id}`), ctx.baseUrl) };
+    const context = unitMeterContext(ctx.pins, run.units[0], run.priority, `run ${run.id}`);
+    return { ...computeRunResult(run.id, episodes, context, ctx.baseUrl, { requestedCi: requestedConfidence(run.request) }) };
   },
 };

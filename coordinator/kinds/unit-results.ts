@@ -10,6 +10,7 @@
  */
 import type { FirmwarePins } from "../../firmware-pins/pins.js";
 import { sumMeters, unitMeterContext as meterContextOfUnit, type MeterContext } from "../runs/meters.js";
+import { requestedConfidence } from "../runs/episodes-spec.js";
 import { computeRunResult, type RunResult } from "../runs/result-summary.js";
 import type { RunRecord } from "../store/runs-repo.js";
 import type { KindResultContext } from "./kind.js";
@@ -34,7 +35,7 @@ export function unitMeterContext(pins: FirmwarePins, unit: RunUnit, priority: st
 }
 
 /** Results of every unit, in `runs.units` order. */
-export function unitResults(ctx: Pick<KindResultContext, "pins" | "baseUrl">, run: Pick<RunRecord, "id" | "units" | "priority">, episodes: readonly EpisodeRecord[]): UnitResult[] {
+export function unitResults(ctx: Pick<KindResultContext, "pins" | "baseUrl">, run: Pick<RunRecord, "id" | "units" | "priority" | "request">, episodes: readonly EpisodeRecord[]): UnitResult[] {
   return run.units.map((unit, index) => ({
     key: unit.key,
     robot: unit.robot,
@@ -43,7 +44,9 @@ export function unitResults(ctx: Pick<KindResultContext, "pins" | "baseUrl">, ru
     policy: unit.policy,
     ...(unit.policy_name !== undefined ? { policy_name: unit.policy_name } : {}),
     ...(unit.role !== undefined ? { role: unit.role } : {}),
-    result: computeRunResult(run.id, episodes.filter((e) => e.unit === index), unitMeterContext(ctx.pins, unit, run.priority), ctx.baseUrl),
+    result: computeRunResult(run.id, episodes.filter((e) => e.unit === index), unitMeterContext(ctx.pins, unit, run.priority), ctx.baseUrl, {
+      requestedCi: requestedConfidence(run.request),
+    }),
   }));
 }
 
@@ -51,9 +54,9 @@ export function unitResults(ctx: Pick<KindResultContext, "pins" | "baseUrl">, ru
  * The pooled Result over every unit: rates over all finished episodes, meters and cost summed over
  * the units (each priced at its own rates).
  */
-export function pooledResult(ctx: Pick<KindResultContext, "pins" | "baseUrl">, run: Pick<RunRecord, "id" | "units" | "priority">, episodes: readonly EpisodeRecord[], units: readonly UnitResult[]): RunResult {
+export function pooledResult(ctx: Pick<KindResultContext, "pins" | "baseUrl">, run: Pick<RunRecord, "id" | "units" | "priority" | "request">, episodes: readonly EpisodeRecord[], units: readonly UnitResult[]): RunResult {
   const first = run.units[0];
-  const pooled = computeRunResult(run.id, episodes, unitMeterContext(ctx.pins, first, run.priority), ctx.baseUrl);
+  const pooled = computeRunResult(run.id, episodes, unitMeterContext(ctx.pins, first, run.priority), ctx.baseUrl, { requestedCi: requestedConfidence(run.request) });
   // The run's meters are the sum of its units' billing lines (the rounding rule in meters.ts).
   const total = sumMeters(units.map((u) => ({ robotHours: u.result.robot_hours, environmentHours: u.result.environment_hours, costUsd: u.result.cost_usd })));
   pooled.robot_hours = total.robotHours;

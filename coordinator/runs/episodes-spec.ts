@@ -21,6 +21,22 @@ function invalid(value: unknown, why?: string): AssayError {
 }
 
 /**
+ * The confidence a run's episodes were sized at with `auto(ci=c, moe=m)` (`episodes`, or a matrix's
+ * `episodes_per_cell`), when it is not the 95% every Result reports as `ci95`; undefined otherwise.
+ * Such a run's Result also carries the interval at that confidence (`ci_requested`).
+ */
+export function requestedConfidence(request: Record<string, unknown>): number | undefined {
+  for (const field of ["episodes", "episodes_per_cell"] as const) {
+    const value = request[field];
+    if (typeof value !== "string") continue;
+    const match = AUTO.exec(value);
+    const ci = match ? Number(match[1]) : undefined;
+    if (ci !== undefined && ci > 0 && ci < 1 && ci !== 0.95) return ci;
+  }
+  return undefined;
+}
+
+/**
  * Parses and sizes an EpisodesSpec. Throws AssayError episodes_invalid quoting the offending value.
  * `auto(ci=0.95, moe=0.05)` gives 381.
  */

@@ -27,6 +27,8 @@ export interface RunResult extends RateSummary {
   cost_usd: number;
   artifacts: { mcap: string; video: string; ground_truth: string; report_pdf: string };
   stages: Record<string, RateSummary>;
+  /** The Wilson interval at the confidence the run was sized at with auto(ci, moe), when not 95%. */
+  ci_requested?: { ci: number; interval: [number, number]; interval_method: "wilson" };
 }
 
 /** The Wilson summary of `successes` out of `n`. */
@@ -54,7 +56,9 @@ export function stageRates(episodes: readonly Pick<EpisodeRecord, "evaluation">[
  * The Result of a run from all of its episode rows (only `done` ones count towards n; interrupted
  * attempts of any episode count towards the meters).
  */
-export function computeRunResult(runId: string, episodes: readonly EpisodeRecord[], meterContext: MeterContext, baseUrl: string): RunResult {
+export function computeRunResult(
+  runId: string, episodes: readonly EpisodeRecord[], meterContext: MeterContext, baseUrl: string, options: { requestedCi?: number } = {},
+): RunResult {
   const done = episodes.filter((e) => e.status === "done");
   const successes = done.filter((e) => e.outcome === "success").length;
   const failureClusters: Record<string, number> = {};
@@ -78,5 +82,8 @@ export function computeRunResult(runId: string, episodes: readonly EpisodeRecord
       report_pdf: `${baseUrl}/v1/runs/${runId}/report?format=pdf`,
     },
     stages: stageRates(done),
+    ...(options.requestedCi !== undefined
+      ? { ci_requested: { ci: options.requestedCi, interval: wilsonInterval(successes, done.length, options.requestedCi), interval_method: "wilson" as const } }
+      : {}),
   };
 }

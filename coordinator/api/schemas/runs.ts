@@ -49,6 +49,11 @@ export const Result = component("Result", z.looseObject({
   }).describe("URLs of the run's episodes with query artifact=<kind>, and of the PDF report"),
   stages: z.record(z.string(), RateSummary).describe("per-stage rates"),
   interventions: InterventionSummary.optional(),
+  ci_requested: z.strictObject({
+    ci: z.number().gt(0).lt(1),
+    interval: z.tuple([z.number().min(0).max(1), z.number().min(0).max(1)]),
+    interval_method: z.literal("wilson"),
+  }).optional().describe("the Wilson interval at the confidence the run was sized at with auto(ci, moe), when that is not 95%"),
 }).describe("The spec's Result. Kinds other than run add their own sections (e.g. units: each unit's pins and Result; a compare's paired test); those are additional properties."));
 
 /** A multi-unit run's unit as the Run shows it. */

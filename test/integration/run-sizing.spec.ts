@@ -1,0 +1,35 @@
+/**
+ * A run sized with auto(ci, moe) at a confidence other than 95% runs the episodes the sizing asks
+ * for, and its Result carries the Wilson interval at that confidence beside `ci95`
+ * (docs/statistics.md, "Sizing a run").
+ */
+import assert from "node:assert/strict";
+import { wilsonInterval, wilsonSampleSize } from "../../coordinator/stats/wilson.js";
+import { acquireSharedFleet, releaseSharedFleet } from "../support/shared-fleet.js";
+import { README_RUN_BODY } from "../fixtures.js";
+import { runEnd, type TestService } from "./helpers.js";
+
+describe("run sizing on a simulated fleet", function () {
+  this.timeout(240_000);
+  let service: TestService;
+
+  before(async () => {
+    service = await acquireSharedFleet(["so101-b", "so101-c"]);
+  });
+
+  after(async () => {
+    await releaseSharedFleet(service);
+  });
+
+  it("runs the episodes auto(ci=0.8, moe=0.3) sizes and reports the 80% interval beside ci95", async () => {
+    const created = await service.api("/v1/runs", { method: "POST", json: { ...README_RUN_BODY, episodes: "auto(ci=0.8, moe=0.3)" } });
+    assert.equal(created.status, 201, await created.clone().text());
+    const { run } = await runEnd(service, ((await created.json()) as { id: string }).id, { deadlineMs: 180_000 });
+    assert.equal(run.status, "completed");
+    const result = run.result as { n: number; success_rate: number; ci95: [number, number]; ci_requested: { ci: number; interval: [number, number]; interval_method: string } };
+    assert.equal(result.n, wilsonSampleSize(0.8, 0.3));
+    const k = Math.round(result.success_rate * result.n);
+    assert.deepEqual(result.ci95, wilsonInterval(k, result.n, 0.95));
+    assert.deepEqual(result.ci_requested, { ci: 0.8, interval: wilsonInterval(k, result.n, 0.8), interval_method: "wilson" });
+  });
+});
