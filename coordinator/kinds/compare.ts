@@ -205,6 +205,6 @@ const schema = z.strictObject({
     alpha: z.number().gt(0).lt(1).optional(), beta: z.number().gt(0).lt(1).optional(), delta: z.number().gt(0).lt(0.5).optional(),
   }).optional().describe("stop early once the paired test decides (needs paired)"),
   ...COMMON_RUN_FIELDS,
-}).describe("kind compare: two policies on the same robot, environment and task");;
+}).describe("kind compare: two policies on the same robot, environment and task");
 
 export const compareKind: RunKind = { name: "compare", schema, plan: planCompare, result: compareResult, progress: compareProgress };

@@ -76,7 +76,7 @@ const schema = z.strictObject({
   kind: z.literal("eval"), suite: z.string().describe("suite id <name>@<version> (GET /v1/suites)"), robots: z.array(robotPin).min(1), policy: Policy,
   ...COMMON_RUN_FIELDS, perturbation: z.never({ error: "must be absent for kind \"eval\": the suite fixes its perturbation schedule (GET /v1/suites)" }).optional()
     .describe("not allowed: the suite fixes its perturbation schedule"),
-}).describe("kind eval: a frozen benchmark suite on each listed robot pin");;
+}).describe("kind eval: a frozen benchmark suite on each listed robot pin");
 
 export const evalKind: RunKind = {
   name: "eval",

@@ -114,6 +114,6 @@ function matrixEnded(ctx: KindEndedContext, run: RunRecord, result: Record<strin
 const schema = z.strictObject({
   kind: z.literal("matrix"), robots: z.array(robotPin).min(1), environments: z.array(environmentRef).min(1), task: taskRef, policy: Policy,
   episodes_per_cell: EpisodesSpec, ...COMMON_RUN_FIELDS,
-}).describe("kind matrix: every robot pin x environment cell");;
+}).describe("kind matrix: every robot pin x environment cell");
 
 export const matrixKind: RunKind = { name: "matrix", schema, plan: planMatrix, result: matrixResult, onEnded: matrixEnded };

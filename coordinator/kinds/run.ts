@@ -20,7 +20,7 @@ import { COMMON_RUN_FIELDS, EpisodesSpec, Policy, environmentRef, robotPin, task
 const schema = z.strictObject({
   kind: z.literal("run").optional().describe("default run"),
   robot: robotPin, environment: environmentRef, task: taskRef, policy: Policy, episodes: EpisodesSpec, ...COMMON_RUN_FIELDS,
-}).describe("kind run: one policy on one robot pin in one environment");;
+}).describe("kind run: one policy on one robot pin in one environment");
 
 export const runKind: RunKind = {
   name: "run",

@@ -264,6 +264,6 @@ const schema = z.strictObject({
   policy_stream: WebhookTarget.optional(), on_verified: WebhookTarget.optional(),
   episodes: EpisodesSpec.optional().describe("maximum episodes per phase"),
   ...COMMON_RUN_FIELDS,
-}).describe("kind threshold: iterate on the soak tier until the target is met, then confirm on the verify tier");;
+}).describe("kind threshold: iterate on the soak tier until the target is met, then confirm on the verify tier");
 
 export const thresholdKind: RunKind = { name: "threshold", schema, plan: planThreshold, result: thresholdResult, progress: thresholdProgress };

@@ -12,6 +12,7 @@
  * rate with the Newcombe 95% interval for two independent proportions, and where the source figure
  * came from (`source.run_id`, this run's id when measured here).
  */
+import { pairedDifferenceInterval, type PairedCounts } from "../stats/paired-difference.js";
 import { newcombeDifference } from "../stats/two-proportions.js";
 import { parseEpisodesSpec } from "../runs/episodes-spec.js";
 import { rateSummary } from "../runs/result-summary.js";
@@ -97,24 +98,70 @@ function findSourceBaseline(ctx: ValidateRunContext, sourcePin: string, environm
   return undefined;
 }
 
+/**
+ * Target and source episodes measured in this run with the same seed (the same initial
+ * conditions), both finished: the pairs the paired interval of the gap is computed over.
+ */
+function seedPairs(episodes: readonly EpisodeRecord[], targetUnit: number, sourceUnit: number): PairedCounts {
+  const bySeed = new Map<number, { target?: boolean; source?: boolean }>();
+  for (const e of episodes) {
+    if (e.status !== "done" || (e.unit !== targetUnit && e.unit !== sourceUnit)) continue;
+    const pair = bySeed.get(e.seed) ?? {};
+    if (e.unit === targetUnit) pair.target = e.outcome === "success";
+    else pair.source = e.outcome === "success";
+    bySeed.set(e.seed, pair);
+  }
+  const tally: PairedCounts = { both: 0, onlyA: 0, onlyB: 0, neither: 0 };
+  for (const { target, source } of bySeed.values()) {
+    if (target === undefined || source === undefined) continue;
+    if (target && source) tally.both += 1;
+    else if (target) tally.onlyA += 1;
+    else if (source) tally.onlyB += 1;
+    else tally.neither += 1;
+  }
+  return tally;
+}
+
+/**
+ * The gap target - source. Measured here, target and source share seeds, so the gap is the paired
+ * Newcombe interval over the complete seed pairs. Taken from an earlier run, the source is not
+ * matched on perturbations or interventions: the gap is the unpaired Newcombe interval and the
+ * result says so.
+ */
 function transferResult(ctx: KindResultContext, run: RunRecord, episodes: readonly EpisodeRecord[]): Record<string, unknown> {
   const units = unitResults(ctx, run, episodes);
   const settings = run.plan.kind?.transfer as { source: string; source_baseline: SourceBaseline | null } | undefined;
-  const target = units.find((u) => u.role === "target")!;
-  const measured = units.find((u) => u.role === "source");
+  const targetUnit = units.findIndex((u) => u.role === "target");
+  const sourceUnit = units.findIndex((u) => u.role === "source");
+  const target = units[targetUnit];
+  const measured = sourceUnit >= 0 ? units[sourceUnit] : undefined;
   const baseline = settings?.source_baseline ?? null;
   const sourceCounts = measured ? countsOf(measured.result) : baseline ? countsOf(baseline) : { k: 0, n: 0 };
   const targetCounts = countsOf(target.result);
-  const interval = targetCounts.n > 0 && sourceCounts.n > 0
-    ? newcombeDifference(targetCounts.k, targetCounts.n, sourceCounts.k, sourceCounts.n, 0.95)
-    : { diff: 0, ci: [-1, 1], method: "none: a side has no finished episode" };
+  let comparison: Record<string, unknown>;
+  if (measured) {
+    const pairs = seedPairs(episodes, targetUnit, sourceUnit);
+    const n = pairs.both + pairs.onlyA + pairs.onlyB + pairs.neither;
+    const interval = n > 0 ? pairedDifferenceInterval(pairs, 0.95) : { diff: 0, ci: [-1, 1], method: "none: no complete seed pair" };
+    comparison = { diff: interval.diff, ci: interval.ci, ci_level: 0.95, method: interval.method, paired: true, pairs: n, matched: true };
+  } else {
+    const interval = targetCounts.n > 0 && sourceCounts.n > 0
+      ? newcombeDifference(targetCounts.k, targetCounts.n, sourceCounts.k, sourceCounts.n, 0.95)
+      : { diff: 0, ci: [-1, 1], method: "none: a side has no finished episode" };
+    comparison = {
+      diff: interval.diff, ci: interval.ci, ci_level: 0.95, method: interval.method, paired: false, matched: false,
+      note: baseline
+        ? `the source figure comes from run ${baseline.run_id}: its episodes are not matched to this run's on perturbations (seeds) or interventions, so the gap uses the unpaired interval`
+        : "no source figure: no earlier run of this policy on the source pin and none measured here",
+    };
+  }
   return {
     ...pooledResult(ctx, run, episodes, units),
     units,
     gap: {
       source: { robot: settings?.source ?? measured?.robot, run_id: measured ? run.id : baseline?.run_id ?? null, measured_here: Boolean(measured), ...rateSummary(sourceCounts.k, sourceCounts.n) },
       target: { robot: target.robot, run_id: run.id, ...rateSummary(targetCounts.k, targetCounts.n) },
-      diff: interval.diff, ci: interval.ci, ci_level: 0.95, method: interval.method,
+      ...comparison,
     },
   };
 }
@@ -125,6 +172,6 @@ const schema = z.strictObject({
   target: z.union([robotPin, z.strictObject({ robot: robotPin, environment: environmentRef.optional() })]).describe("destination embodiment"),
   environment: environmentRef.optional().describe("required unless target.environment is given"),
   task: taskRef, policy: Policy, episodes: EpisodesSpec, ...COMMON_RUN_FIELDS,
-}).describe("kind transfer: a policy moved from its source embodiment to a target");;
+}).describe("kind transfer: a policy moved from its source embodiment to a target");
 
 export const transferKind: RunKind = { name: "transfer", schema, plan: planTransfer, result: transferResult };

@@ -117,6 +117,6 @@ const schema = z.strictObject({
   audit_sample: z.number().min(0).max(1).optional().describe("fraction of extra random episodes"),
   return_ground_truth: z.boolean().optional(),
   ...COMMON_RUN_FIELDS,
-}).describe("kind verify: simulator-flagged scenarios replayed on verification-tier hardware");;
+}).describe("kind verify: simulator-flagged scenarios replayed on verification-tier hardware");
 
 export const verifyKind: RunKind = { name: "verify", schema, plan: planVerify, result: verifyResult };

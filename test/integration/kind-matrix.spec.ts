@@ -93,7 +93,11 @@ describe("kinds matrix and transfer on a simulated fleet", function () {
     assert.equal(gap.source.n, 4);
     assert.ok(Math.abs(gap.diff - (gap.target.success_rate - gap.source.success_rate)) < 1e-9);
     assert.ok(gap.ci[0] <= gap.diff && gap.diff <= gap.ci[1]);
-    assert.equal(gap.method, "newcombe-hybrid-score");
+    // Target and source episode i share a seed: the gap is the paired interval over the seed pairs.
+    assert.equal(gap.method, "newcombe-paired");
+    assert.equal(gap.paired, true);
+    assert.equal(gap.matched, true);
+    assert.equal(gap.pairs, 4);
 
     // A plain run of the same policy on the source pin becomes the source figure of the next transfer.
     const sourceRun = await submitAndWait(service, { robot: "so101@3.10", environment: "tabletop@1", task: "pick-cube@v1", episodes: 3, policy: policy("assay/ref-policy:expert") });
@@ -102,5 +106,9 @@ describe("kinds matrix and transfer on a simulated fleet", function () {
     assert.equal(second.result.gap.source.run_id, sourceRun.id);
     assert.equal(second.result.gap.source.measured_here, false);
     assert.equal(second.result.gap.source.n, 3);
+    // An earlier run's episodes are not matched to these: the unpaired interval, and the result says so.
+    assert.equal(second.result.gap.method, "newcombe-hybrid-score");
+    assert.equal(second.result.gap.matched, false);
+    assert.match(second.result.gap.note, new RegExp(`${sourceRun.id}: its episodes are not matched`));
   });
 });
