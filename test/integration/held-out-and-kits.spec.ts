@@ -12,7 +12,7 @@ import { McapIndexedReader } from "@mcap/core";
 import { createApiKey } from "../../coordinator/auth/api-keys.js";
 import { CATALOG_ACCOUNT_ID } from "../../coordinator/catalog/tasks.js";
 import { README_RUN_BODY } from "../fixtures.js";
-import { acquireSharedFleet, releaseSharedFleet } from "../support/shared-fleet.js";
+import { useSharedFleet } from "../support/shared-fleet.js";
 import { runEnd, type TestService } from "./helpers.js";
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -39,13 +39,7 @@ describe("held-out instructions and kit objects on a simulated fleet", function 
   this.timeout(240_000);
   let service: TestService;
 
-  before(async () => {
-    service = await acquireSharedFleet(["so101-b", "so101-c"]);
-  });
-
-  after(async () => {
-    await releaseSharedFleet(service);
-  });
+  useSharedFleet(["so101-b", "so101-c"], (shared) => (service = shared));
 
   it("a held_out run draws only held-out instructions and its report shows them apart", async () => {
     const created = await json(await service.api("/v1/runs", { method: "POST", json: { ...README_RUN_BODY, episodes: 4, instructions: "held_out" } }), 201);

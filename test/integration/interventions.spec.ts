@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { McapIndexedReader } from "@mcap/core";
 import { wilsonInterval } from "../../coordinator/stats/wilson.js";
 import { README_RUN_BODY } from "../fixtures.js";
-import { acquireSharedFleet, releaseSharedFleet } from "../support/shared-fleet.js";
+import { useSharedFleet } from "../support/shared-fleet.js";
 import { runEnd, type TestService } from "./helpers.js";
 
 /**
@@ -23,13 +23,7 @@ describe("interventions on_stall (simulated fleet, novice policy)", function () 
   this.timeout(300_000);
   let service: TestService;
 
-  before(async () => {
-    service = await acquireSharedFleet(["so101-b", "so101-c"]);
-  });
-
-  after(async () => {
-    await releaseSharedFleet(service);
-  });
+  useSharedFleet(["so101-b", "so101-c"], (shared) => (service = shared));
 
   it("nudges stalled episodes, ships counts and timestamps, flags them and rates the others apart", async () => {
     const body = {

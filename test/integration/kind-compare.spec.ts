@@ -4,7 +4,7 @@
  * stops early; the verification report (JSON and PDF) of a compare run.
  */
 import assert from "node:assert/strict";
-import { acquireSharedFleet, releaseSharedFleet } from "../support/shared-fleet.js";
+import { useSharedFleet } from "../support/shared-fleet.js";
 import { runEnd, type TestService } from "./helpers.js";
 
 const policy = (image: string) => ({
@@ -29,13 +29,7 @@ describe("kind compare on a simulated fleet", function () {
   this.timeout(300_000);
   let service: TestService;
 
-  before(async () => {
-    service = await acquireSharedFleet(["so101-b", "so101-c"]);
-  });
-
-  after(async () => {
-    await releaseSharedFleet(service);
-  });
+  useSharedFleet(["so101-b", "so101-c"], (shared) => (service = shared));
 
   it("runs both policies from the same seeds in each pair and reports per-policy Results and the paired difference", async () => {
     const created = await service.api("/v1/runs", { method: "POST", json: COMPARE });

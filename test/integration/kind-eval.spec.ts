@@ -2,7 +2,7 @@
  * Suites, kind `eval`, CI gates and verification reports end to end on the simulated fleet.
  */
 import assert from "node:assert/strict";
-import { acquireSharedFleet, releaseSharedFleet } from "../support/shared-fleet.js";
+import { useSharedFleet } from "../support/shared-fleet.js";
 import { runEnd, type TestService } from "./helpers.js";
 
 const policy = (image: string) => ({
@@ -21,13 +21,7 @@ describe("suites, eval, gates and reports on a simulated fleet", function () {
   this.timeout(400_000);
   let service: TestService;
 
-  before(async () => {
-    service = await acquireSharedFleet(["so101-b", "so101-c"]);
-  });
-
-  after(async () => {
-    await releaseSharedFleet(service);
-  });
+  useSharedFleet(["so101-b", "so101-c"], (shared) => (service = shared));
 
   it("lists the frozen suites", async () => {
     const list = await json(await service.api("/v1/suites"), 200);

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { McapIndexedReader } from "@mcap/core";
-import { acquireSharedFleet, releaseSharedFleet } from "../support/shared-fleet.js";
+import { useSharedFleet } from "../support/shared-fleet.js";
 import { runEnd, type TestService } from "./helpers.js";
 import { README_RUN_BODY } from "../fixtures.js";
 
@@ -27,13 +27,7 @@ describe("episode replay on a simulated fleet", function () {
   this.timeout(240_000);
   let service: TestService;
 
-  before(async () => {
-    service = await acquireSharedFleet(["so101-b", "so101-c"]);
-  });
-
-  after(async () => {
-    await releaseSharedFleet(service);
-  });
+  useSharedFleet(["so101-b", "so101-c"], (shared) => (service = shared));
 
   it("replays an episode with the same initial conditions and the same outcome", async () => {
     // The novice in clutter fails often: a failure, with its failure cluster, is the telling thing to replay.

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { wilsonInterval, wilsonSampleSize } from "../../coordinator/stats/wilson.js";
-import { acquireSharedFleet, releaseSharedFleet } from "../support/shared-fleet.js";
+import { useSharedFleet } from "../support/shared-fleet.js";
 import { README_RUN_BODY } from "../fixtures.js";
 import { runEnd, type TestService } from "./helpers.js";
 
@@ -13,13 +13,7 @@ describe("run sizing on a simulated fleet", function () {
   this.timeout(240_000);
   let service: TestService;
 
-  before(async () => {
-    service = await acquireSharedFleet(["so101-b", "so101-c"]);
-  });
-
-  after(async () => {
-    await releaseSharedFleet(service);
-  });
+  useSharedFleet(["so101-b", "so101-c"], (shared) => (service = shared));
 
   it("runs the episodes auto(ci=0.8, moe=0.3) sizes and reports the 80% interval beside ci95", async () => {
     const created = await service.api("/v1/runs", { method: "POST", json: { ...README_RUN_BODY, episodes: "auto(ci=0.8, moe=0.3)" } });

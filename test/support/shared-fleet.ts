@@ -65,3 +65,18 @@ async function stopSharedFleets(): Promise<void> {
   fleets.clear();
   for (const service of all) await (await service.catch(() => undefined))?.stop();
 }
+
+/**
+ * A spec file's use of the shared service: registers the `before` hook that acquires it (handing it
+ * to `use`) and the `after` hook that releases it. Call it inside the file's `describe`.
+ */
+export function useSharedFleet(cells: readonly string[], use: (service: TestService) => void): void {
+  let service: TestService | undefined;
+  before(async () => {
+    service = await acquireSharedFleet(cells);
+    use(service);
+  });
+  after(async () => {
+    await releaseSharedFleet(service);
+  });
+}
