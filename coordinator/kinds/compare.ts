@@ -31,7 +31,8 @@ import { openUnit, resolveUnit, validatedKindRun } from "./kind-common.js";
 import { cancelPendingEpisodes } from "../store/episodes-repo.js";
 import type { KindProgressContext, KindResultContext, RunKind } from "./kind.js";
 import type { EpisodeRecord } from "../store/episodes-repo.js";
-import { countsOf, pooledResult, unitResults } from "./unit-results.js";
+import { countsOf, headlineResult, unitResults } from "./unit-results.js";
+import { policySucceeded } from "../runs/policy-outcome.js";
 import { z } from "zod";
 import { COMMON_RUN_FIELDS, EpisodesSpec, Policy, environmentRef, robotPin, taskRef } from "../runs/run-schemas.js";
 
@@ -112,7 +113,7 @@ function completePairs(episodes: readonly EpisodeRecord[]): CompletePair[] {
   for (const [pair, { a, b }] of byPair) {
     if (!a || !b) continue;
     const at = (a.finishedAt ?? "") > (b.finishedAt ?? "") ? a.finishedAt ?? "" : b.finishedAt ?? "";
-    pairs.push({ pair, a: a.outcome === "success", b: b.outcome === "success", at });
+    pairs.push({ pair, a: policySucceeded(a), b: policySucceeded(b), at });
   }
   return pairs.sort((x, y) => x.at.localeCompare(y.at) || x.pair - y.pair);
 }
@@ -192,7 +193,11 @@ function compareResult(ctx: KindResultContext, run: RunRecord, episodes: readonl
       reason: state.sequential?.reason ?? null, method: state.sequential?.method ?? "sprt-discordant-sobel-wald", decided_at: state.sequential?.decided_at ?? null,
     };
   }
-  return { ...pooledResult(ctx, run, episodes, units), units, comparison, stopped_early: stoppedEarly };
+  const population = {
+    units: [0],
+    description: `policy ${a.policy_name}, the first of policies: the comparison is ${a.policy_name} - ${b.policy_name}, and each policy's own rate is in units[]`,
+  };
+  return { ...headlineResult(ctx, run, episodes, units, population), units, comparison, stopped_early: stoppedEarly };
 }
 
 /** The body of a POST /v1/runs of this kind: its shape, declared once (checked before `plan`). */

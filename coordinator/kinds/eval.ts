@@ -11,7 +11,7 @@
  * rate over the suite's tasks with its Wilson interval (the suite's scoring rule).
  */
 import { AssayError } from "../errors/assay-error.js";
-import { rateSummary } from "../runs/result-summary.js";
+import { policyRate } from "../runs/result-summary.js";
 import { contract, fail, q } from "../runs/field-checks.js";
 import { type ValidatedRun, type ValidateRunContext } from "../runs/run-request.js";
 import { episodeSeed, type NewEpisode, type RunRecord } from "../store/runs-repo.js";
@@ -22,7 +22,7 @@ import { resolveUnit, stringList, validatedKindRun } from "./kind-common.js";
 import { decideChecksOfRun } from "../gates/gates.js";
 import type { KindResultContext, RunKind } from "./kind.js";
 import type { EpisodeRecord } from "../store/episodes-repo.js";
-import { countsOf, pooledResult, unitResults } from "./unit-results.js";
+import { headlineResult, unitResults } from "./unit-results.js";
 import { z } from "zod";
 import { COMMON_RUN_FIELDS, Policy, robotPin } from "../runs/run-schemas.js";
 
@@ -62,13 +62,19 @@ function evalResult(ctx: KindResultContext, run: RunRecord, episodes: readonly E
   const units = unitResults(ctx, run, episodes);
   const suite = (run.plan.kind?.eval as { suite: string } | undefined)?.suite ?? null;
   const robots = [...new Set(units.map((u) => u.robot))];
+  const unitsOf = (robot: string) => units.flatMap((u, index) => (u.robot === robot ? [index] : []));
   const scores = robots.map((robot) => {
-    const mine = units.filter((u) => u.robot === robot);
-    const k = mine.reduce((sum, u) => sum + countsOf(u.result).k, 0);
-    const n = mine.reduce((sum, u) => sum + u.result.n, 0);
-    return { robot, tasks: mine.length, ...rateSummary(k, n) };
+    const mine = new Set(unitsOf(robot));
+    const done = episodes.filter((e) => e.status === "done" && mine.has(e.unit));
+    return { robot, tasks: mine.size, ...policyRate(done).rate };
   });
-  return { ...pooledResult(ctx, run, episodes, units), units, suite, scores };
+  const population = {
+    units: unitsOf(robots[0]),
+    description: robots.length === 1
+      ? `the suite score of ${robots[0]}: its episodes over the suite's tasks (the suite's scoring rule)`
+      : `the suite score of ${robots[0]}, the first of robots: its episodes over the suite's tasks; each robot's score is in scores[] and robots are not pooled`,
+  };
+  return { ...headlineResult(ctx, run, episodes, units, population), units, suite, scores };
 }
 
 /** The body of a POST /v1/runs of this kind: its shape, declared once (checked before `plan`). */

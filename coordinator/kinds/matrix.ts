@@ -24,7 +24,7 @@ import { validateCommon } from "../runs/common-fields.js";
 import { resolveUnit, stringList, validatedKindRun } from "./kind-common.js";
 import type { EpisodeRecord } from "../store/episodes-repo.js";
 import type { KindEndedContext, KindResultContext, RunKind } from "./kind.js";
-import { countsOf, pooledResult, unitResults, type UnitResult } from "./unit-results.js";
+import { countsOf, headlineResult, unitResults, type UnitResult } from "./unit-results.js";
 import { z } from "zod";
 import { COMMON_RUN_FIELDS, EpisodesSpec, Policy, environmentRef, robotPin, taskRef } from "../runs/run-schemas.js";
 
@@ -91,7 +91,10 @@ function matrixResult(ctx: KindResultContext, run: RunRecord, episodes: readonly
     if (verdict.regressed) regressions.push(entry);
   }
   return {
-    ...pooledResult(ctx, run, episodes, units),
+    ...headlineResult(ctx, run, episodes, units, {
+      units: [0],
+      description: `cell ${units[0].key}, the first robot in the first environment: a matrix has one rate per cell (units[]) and pools none`,
+    }),
     units,
     baseline_run_id: prior?.id ?? null,
     cells_compared: compared,

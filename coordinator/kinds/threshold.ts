@@ -37,7 +37,8 @@ import { validateCommon } from "../runs/common-fields.js";
 import { openUnit, resolveUnit, validatedKindRun } from "./kind-common.js";
 import type { KindDecision, KindProgressContext, KindResultContext, RunKind } from "./kind.js";
 import type { EpisodeRecord } from "../store/episodes-repo.js";
-import { pooledResult, unitMeterContext, unitResults } from "./unit-results.js";
+import { headlineResult, unitMeterContext, unitResults } from "./unit-results.js";
+import { policySucceeded } from "../runs/policy-outcome.js";
 import { z } from "zod";
 import { COMMON_RUN_FIELDS, EpisodesSpec, Policy, WebhookTarget, environmentRef, robotPin, taskRef } from "../runs/run-schemas.js";
 
@@ -149,7 +150,7 @@ function testPhase(settings: ThresholdSettings, episodes: readonly EpisodeRecord
   for (const e of episodes) {
     // Soak evidence counts only episodes of the current checkpoint.
     if (e.status !== "done" || e.assign.phase !== phase || (phase === "soak" && e.idx < fromIndex)) continue;
-    decision = test.update(e.outcome === "success");
+    decision = test.update(policySucceeded(e));
     if (decision !== "continue") break;
   }
   return { decision, state: test.state() };
@@ -233,8 +234,17 @@ function thresholdResult(ctx: KindResultContext, run: RunRecord, episodes: reado
     const { decision, state: test } = testPhase(settings, episodes, phase, checkpointFrom(state));
     return { ...test, decision };
   };
+  // The episodes behind the verdict: the verify tier once it has begun, else the current checkpoint's soak episodes.
+  const verifying = episodes.some((e) => e.assign.phase === "verify");
+  const from = checkpointFrom(state);
+  const population = verifying
+    ? { units: [1], description: `the verify phase on ${units[1].robot}: fresh episodes of the checkpoint that crossed on the soak tier` }
+    : {
+        units: [0], include: (e: EpisodeRecord) => e.idx >= from,
+        description: `the soak phase on ${units[0].robot} since episode ${from} (the current checkpoint); the verify tier has not begun`,
+      };
   return {
-    ...pooledResult(ctx, run, episodes, units),
+    ...headlineResult(ctx, run, episodes, units, population),
     units,
     threshold: {
       target: { success_rate: settings.target, ci: settings.ci, task: run.resolvedPins.task },

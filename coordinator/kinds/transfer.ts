@@ -25,7 +25,8 @@ import { validateCommon } from "../runs/common-fields.js";
 import { resolveUnit, validatedKindRun } from "./kind-common.js";
 import type { KindResultContext, RunKind } from "./kind.js";
 import type { EpisodeRecord } from "../store/episodes-repo.js";
-import { countsOf, pooledResult, unitResults } from "./unit-results.js";
+import { countsOf, headlineResult, unitResults } from "./unit-results.js";
+import { policySucceeded } from "../runs/policy-outcome.js";
 import { z } from "zod";
 import { COMMON_RUN_FIELDS, EpisodesSpec, Policy, environmentRef, robotPin, taskRef } from "../runs/run-schemas.js";
 
@@ -107,8 +108,8 @@ function seedPairs(episodes: readonly EpisodeRecord[], targetUnit: number, sourc
   for (const e of episodes) {
     if (e.status !== "done" || (e.unit !== targetUnit && e.unit !== sourceUnit)) continue;
     const pair = bySeed.get(e.seed) ?? {};
-    if (e.unit === targetUnit) pair.target = e.outcome === "success";
-    else pair.source = e.outcome === "success";
+    if (e.unit === targetUnit) pair.target = policySucceeded(e);
+    else pair.source = policySucceeded(e);
     bySeed.set(e.seed, pair);
   }
   const tally: PairedCounts = { both: 0, onlyA: 0, onlyB: 0, neither: 0 };
@@ -156,7 +157,10 @@ function transferResult(ctx: KindResultContext, run: RunRecord, episodes: readon
     };
   }
   return {
-    ...pooledResult(ctx, run, episodes, units),
+    ...headlineResult(ctx, run, episodes, units, {
+      units: [targetUnit],
+      description: `the target embodiment ${target.robot}, where the policy is being moved to; the source rate and the gap are in gap`,
+    }),
     units,
     gap: {
       source: { robot: settings?.source ?? measured?.robot, run_id: measured ? run.id : baseline?.run_id ?? null, measured_here: Boolean(measured), ...rateSummary(sourceCounts.k, sourceCounts.n) },

@@ -1,16 +1,20 @@
 /**
- * The spec's Result per unit, and the pooled Result of a multi-unit run.
+ * The spec's Result per unit, and the headline Result of a multi-unit run.
  *
  * Each unit's Result is exactly the Result of kind `run` computed over that unit's episodes, with
- * its meters priced at the unit's own robot tier and environment class. The run's top-level
- * Result fields pool every episode of every unit (n, success_rate and ci95 over all finished
- * episodes; failure clusters and stages summed) and its meters and cost are the sums of the units':
- * it is what the run cost, what budgets watch, and what GET /v1/runs/{id}/result returns. The
- * inference a kind exists for (a difference, a gap, a regression) lives in the kind's own section.
+ * its meters priced at the unit's own robot tier and environment class.
+ *
+ * The run's top-level n, success_rate and ci95 (and its failure clusters, stages and cells)
+ * describe one population, which each kind names (`population` in the Result; docs/api.md lists
+ * them): units that must not be pooled (two policies, two embodiments, soak and verify tiers,
+ * scenarios and audits) never are. Its meters and cost are the sums of every unit's: what the run
+ * cost, what budgets watch. The inference a kind exists for (a difference, a gap, a regression)
+ * lives in the kind's own section.
  */
 import type { FirmwarePins } from "../../firmware-pins/pins.js";
 import { sumMeters, unitMeterContext as meterContextOfUnit, type MeterContext } from "../runs/meters.js";
 import { requestedConfidence } from "../runs/episodes-spec.js";
+import { interventionModeOf } from "../runs/interventions.js";
 import { computeRunResult, type RunResult } from "../runs/result-summary.js";
 import type { RunRecord } from "../store/runs-repo.js";
 import type { KindResultContext } from "./kind.js";
@@ -29,13 +33,35 @@ export interface UnitResult {
   result: RunResult;
 }
 
+/** What the top level of a multi-unit Result describes. */
+export interface Population {
+  /** Indexes of the units whose episodes it counts. */
+  units: readonly number[];
+  /** Which of those units' episodes (default all). */
+  include?: (episode: EpisodeRecord) => boolean;
+  /** The population in words, as the Result shows it. */
+  description: string;
+}
+
+/** The Result's `population`: the units the top level counts and what it is. */
+export interface PopulationView {
+  units: string[];
+  description: string;
+}
+
+type ResultRun = Pick<RunRecord, "id" | "units" | "priority" | "request">;
+
 /** Rates of a unit's episodes (coordinator/runs/meters.ts, the one metering path). */
 export function unitMeterContext(pins: FirmwarePins, unit: RunUnit, priority: string): MeterContext {
   return meterContextOfUnit(pins, unit, priority, `unit ${unit.key}`);
 }
 
+function resultOptions(run: ResultRun) {
+  return { requestedCi: requestedConfidence(run.request), interventions: interventionModeOf(run.request) };
+}
+
 /** Results of every unit, in `runs.units` order. */
-export function unitResults(ctx: Pick<KindResultContext, "pins" | "baseUrl">, run: Pick<RunRecord, "id" | "units" | "priority" | "request">, episodes: readonly EpisodeRecord[]): UnitResult[] {
+export function unitResults(ctx: Pick<KindResultContext, "pins" | "baseUrl">, run: ResultRun, episodes: readonly EpisodeRecord[]): UnitResult[] {
   return run.units.map((unit, index) => ({
     key: unit.key,
     robot: unit.robot,
@@ -44,25 +70,27 @@ export function unitResults(ctx: Pick<KindResultContext, "pins" | "baseUrl">, ru
     policy: unit.policy,
     ...(unit.policy_name !== undefined ? { policy_name: unit.policy_name } : {}),
     ...(unit.role !== undefined ? { role: unit.role } : {}),
-    result: computeRunResult(run.id, episodes.filter((e) => e.unit === index), unitMeterContext(ctx.pins, unit, run.priority), ctx.baseUrl, {
-      requestedCi: requestedConfidence(run.request),
-    }),
+    result: computeRunResult(run.id, episodes.filter((e) => e.unit === index), unitMeterContext(ctx.pins, unit, run.priority), ctx.baseUrl, resultOptions(run)),
   }));
 }
 
 /**
- * The pooled Result over every unit: rates over all finished episodes, meters and cost summed over
- * the units (each priced at its own rates).
+ * The top level of a multi-unit Result: rates over `population`'s episodes only, meters and cost
+ * summed over every unit (each priced at its own rates), and `population` saying what it is.
  */
-export function pooledResult(ctx: Pick<KindResultContext, "pins" | "baseUrl">, run: Pick<RunRecord, "id" | "units" | "priority" | "request">, episodes: readonly EpisodeRecord[], units: readonly UnitResult[]): RunResult {
-  const first = run.units[0];
-  const pooled = computeRunResult(run.id, episodes, unitMeterContext(ctx.pins, first, run.priority), ctx.baseUrl, { requestedCi: requestedConfidence(run.request) });
+export function headlineResult(
+  ctx: Pick<KindResultContext, "pins" | "baseUrl">, run: ResultRun, episodes: readonly EpisodeRecord[], units: readonly UnitResult[], population: Population,
+): RunResult & { population: PopulationView } {
+  const members = new Set(population.units);
+  const counted = episodes.filter((e) => members.has(e.unit) && (population.include?.(e) ?? true));
+  const first = run.units[population.units[0] ?? 0];
+  const headline = computeRunResult(run.id, counted, unitMeterContext(ctx.pins, first, run.priority), ctx.baseUrl, resultOptions(run));
   // The run's meters are the sum of its units' billing lines (the rounding rule in meters.ts).
   const total = sumMeters(units.map((u) => ({ robotHours: u.result.robot_hours, environmentHours: u.result.environment_hours, costUsd: u.result.cost_usd })));
-  pooled.robot_hours = total.robotHours;
-  pooled.environment_hours = total.environmentHours;
-  pooled.cost_usd = total.costUsd;
-  return pooled;
+  headline.robot_hours = total.robotHours;
+  headline.environment_hours = total.environmentHours;
+  headline.cost_usd = total.costUsd;
+  return { ...headline, population: { units: population.units.map((i) => run.units[i].key), description: population.description } };
 }
 
 /** Successes and n of a unit's Result, for the two-sample statistics. */

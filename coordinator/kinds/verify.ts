@@ -18,7 +18,7 @@
  */
 import { GROUND_TRUTH_SCHEMA, GROUND_TRUTH_SOURCE_CHANNELS } from "../artifacts/ground-truth.js";
 import { agreement } from "../stats/agreement.js";
-import { rateSummary } from "../runs/result-summary.js";
+import { policyRate } from "../runs/result-summary.js";
 import { contract, isPlainObject, q } from "../runs/field-checks.js";
 import { type ValidatedRun, type ValidateRunContext } from "../runs/run-request.js";
 import { episodeSeed, type NewEpisode, type RunRecord } from "../store/runs-repo.js";
@@ -28,7 +28,8 @@ import { resolveUnit, stringList, validatedKindRun } from "./kind-common.js";
 import { parseScenarios } from "./scenarios.js";
 import type { KindResultContext, RunKind } from "./kind.js";
 import type { EpisodeRecord } from "../store/episodes-repo.js";
-import { pooledResult, unitResults } from "./unit-results.js";
+import { headlineResult, unitResults } from "./unit-results.js";
+import { isIntervened, policySucceeded } from "../runs/policy-outcome.js";
 import { z } from "zod";
 import { COMMON_RUN_FIELDS, Policy, environmentRef, robotPin, taskRef } from "../runs/run-schemas.js";
 
@@ -83,15 +84,29 @@ function verifyResult(ctx: KindResultContext, run: RunRecord, episodes: readonly
   const scenarios = done
     .map((e) => ({ e, a: e.assign }))
     .filter(({ a }) => a.role === "scenario")
-    .map(({ e, a }) => ({ scenario: a.scenario, unit: e.unit, episode_id: e.id, index: e.idx, sim_outcome: a.sim_outcome ?? null, real_outcome: e.outcome }));
-  const pairs = scenarios.filter((s) => s.sim_outcome !== null).map((s) => ({ sim: s.sim_outcome === "success", real: s.real_outcome === "success" }));
+    .map(({ e, a }) => ({
+      scenario: a.scenario, unit: e.unit, episode_id: e.id, index: e.idx, sim_outcome: a.sim_outcome ?? null,
+      // The policy's outcome: a success a human helped is a failure (coordinator/runs/policy-outcome.ts).
+      real_outcome: policySucceeded(e) ? "success" : "failure", ...(isIntervened(e) ? { intervened: true } : {}),
+    }));
+  const pairs = scenarios.filter((s) => s.sim_outcome !== null)
+    .map((s) => ({ sim: s.sim_outcome === "success", real: s.real_outcome === "success", cluster: s.scenario ?? -1 }));
   const audits = done.filter((e) => e.assign.role === "audit");
   return {
-    ...pooledResult(ctx, run, episodes, units),
+    ...headlineResult(ctx, run, episodes, units, {
+      units: [0],
+      include: (e) => e.assign.role === "scenario",
+      description: units.length === 1
+        ? `the scenario episodes on ${units[0].robot}: the real outcome of the scenarios the simulator flagged (audit episodes are in audit)`
+        : `the scenario episodes on ${units[0].robot}, the first of robots: each robot's rate is in units[], audit episodes in audit, and robots are not pooled`,
+    }),
     units,
     scenarios,
     agreement: pairs.length ? agreement(pairs, 0.95) : null,
-    audit: rateSummary(audits.filter((e) => e.outcome === "success").length, audits.length),
+    audit: {
+      ...policyRate(audits.filter((e) => e.unit === 0)).rate,
+      by_robot: units.map((u, index) => ({ robot: u.robot, ...policyRate(audits.filter((e) => e.unit === index)).rate })),
+    },
     ...(settings.return_ground_truth
       ? {
           ground_truth: {

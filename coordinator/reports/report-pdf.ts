@@ -82,6 +82,14 @@ export function renderReportPdf(report: Report, now: Date): Promise<Buffer> {
     : [{ label: "task success", rate: r }, ...Object.entries(report.stages).map(([name, rate]) => ({ label: `stage: ${name}`, rate }))];
   drawRateChart(doc, report.units.length > 0 ? "Success rate per unit (dot) with 95% interval" : "Success and stage rates (dot) with 95% interval", rows);
 
+  heading(doc, "Cells");
+  const cells = report.cells;
+  doc.text(cells.clusters <= 1
+    ? `All ${r.n} episodes ran on ${cells.by_cell[0]?.cell ?? "no cell"}; the interval is the plain Wilson interval.`
+    : `${r.n} episodes on ${cells.clusters} cells; design effect ${cells.design_effect.toFixed(2)} (worth ${cells.effective_n.toFixed(1)} independent episodes), `
+      + `which the interval accounts for (${r.interval_method}).`);
+  for (const c of cells.by_cell) doc.text(`  ${c.cell}: ${c.successes}/${c.n} (${pct(c.success_rate)})`);
+
   heading(doc, "Failure clusters");
   const clusters = Object.entries(report.failure_clusters);
   doc.text(clusters.length ? clusters.map(([name, count]) => `${name}: ${count}`).join("; ") : "none");
@@ -112,9 +120,10 @@ export function renderReportPdf(report: Report, now: Date): Promise<Buffer> {
 
   heading(doc, "Interventions");
   const iv = report.interventions;
-  doc.text(`Mode ${iv.mode}; ${iv.count} intervention(s) in ${iv.episodes_intervened} episode(s). Without intervened episodes: `
-    + `${pct(iv.result_without_intervened.success_rate)} [${pct(iv.result_without_intervened.ci95[0])}, ${pct(iv.result_without_intervened.ci95[1])}] `
-    + `(n=${iv.result_without_intervened.n}); intervened episodes apart: ${pct(iv.result_intervened.success_rate)} (n=${iv.result_intervened.n}).`);
+  doc.text(`Mode ${iv.mode}; ${iv.count} intervention(s) in ${iv.episodes_intervened} episode(s), ${iv.assisted_successes} of them successes with help. `
+    + `Unassisted (the result above; an intervened episode counts as a failure of the policy): ${pct(iv.unassisted.success_rate)} `
+    + `[${pct(iv.unassisted.ci95[0])}, ${pct(iv.unassisted.ci95[1])}] (n=${iv.unassisted.n}). Assisted (successes a human helped counted): `
+    + `${pct(iv.assisted.success_rate)} [${pct(iv.assisted.ci95[0])}, ${pct(iv.assisted.ci95[1])}] (n=${iv.assisted.n}).`);
   if (iv.events.length > 0) {
     const shown = iv.events.slice(0, 40).map((e) => `#${e.index} ${e.kind} at ${e.t_s === null ? "?" : `${e.t_s.toFixed(1)} s`}`);
     doc.text(`At: ${shown.join("; ")}${iv.events.length > 40 ? `; ${iv.events.length - 40} more in the JSON report` : ""}.`);

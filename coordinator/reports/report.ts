@@ -17,9 +17,10 @@
  * Pilot runs never get a report (their episodes are calibration only).
  */
 import { AssayError } from "../errors/assay-error.js";
-import { interventionSummary } from "../runs/interventions.js";
+import { interventionModeOf, interventionSummary } from "../runs/interventions.js";
+import { policySucceeded } from "../runs/policy-outcome.js";
 import { instructionSetOf, type InstructionSet } from "../runs/instruction-set.js";
-import { rateSummary, stageRates, type RateSummary } from "../runs/result-summary.js";
+import { rateSummary, stageRates, type CellBreakdown, type RateSummary } from "../runs/result-summary.js";
 import type { Db } from "../store/database.js";
 import { findPinnedTask } from "../store/tasks-repo.js";
 import type { RunRecord } from "../store/runs-repo.js";
@@ -67,10 +68,14 @@ export interface Report {
     mode: string;
     episodes_intervened: number;
     count: number;
+    assisted_successes: number;
     events: Array<{ episode: string; index: number; unit?: number; t_s: number | null; kind: string }>;
-    result_without_intervened: RateSummary;
-    result_intervened: RateSummary;
+    /** The headline: an intervened episode is a failure of the policy. */
+    unassisted: RateSummary;
+    /** The same episodes with the successes a human helped counted as successes. */
+    assisted: RateSummary;
   };
+  cells: CellBreakdown;
   cost: { robot_hours: number; environment_hours: number; cost_usd: number };
 }
 
@@ -83,7 +88,7 @@ const fixed2 = (x: number) => x.toFixed(2);
 export function citationOf(runId: string, completed: string, pins: { task: string; robot: string; environment: string }, rate: RateSummary, label?: string): string {
   const date = completed.slice(0, 10);
   return `Assay run ${runId}${label ? ` [${label}]` : ""} (${date}): ${pins.task} on ${pins.robot} in ${pins.environment}, n=${rate.n}, `
-    + `success ${fixed2(rate.success_rate)} [${fixed2(rate.ci95[0])}, ${fixed2(rate.ci95[1])}] (Wilson 95%).`;
+    + `success ${fixed2(rate.success_rate)} [${fixed2(rate.ci95[0])}, ${fixed2(rate.ci95[1])}] (${rate.interval_method === "wilson" ? "Wilson 95%" : `95%, ${rate.interval_method}`}).`;
 }
 
 function taskSpecOf(db: Db, taskPin: string): { envelope?: { out_of_scope?: unknown }; instructions?: { held_out?: unknown } } | undefined {
@@ -114,17 +119,19 @@ function realizedOf(e: EpisodeRecord): Record<string, unknown> {
 
 /**
  * The interventions section: the Result's summary (coordinator/runs/interventions.ts) under the
- * report's names, `events` being the Result's `timestamps`.
+ * report's names, `events` being the Result's `timestamps`, with the headline rate beside the
+ * rate that counts assisted successes.
  */
-function interventionSection(mode: string, done: readonly EpisodeRecord[], withUnits: boolean): Report["interventions"] {
+function interventionSection(mode: string, done: readonly EpisodeRecord[], withUnits: boolean, headline: RateSummary, assisted: RateSummary | undefined): Report["interventions"] {
   const summary = interventionSummary(mode, done, withUnits);
   return {
     mode,
     episodes_intervened: summary.episodes_intervened,
     count: summary.count,
+    assisted_successes: summary.assisted_successes,
     events: summary.timestamps,
-    result_without_intervened: summary.clean,
-    result_intervened: summary.intervened,
+    unassisted: headline,
+    assisted: assisted ?? headline,
   };
 }
 
@@ -149,7 +156,7 @@ function instructionRates(
     const set: InstructionSet = recorded === "held_out" || recorded === "sampled" ? recorded : heldOut.includes(instruction) ? "held_out" : "sampled";
     const t = sets[set].get(instruction) ?? { k: 0, n: 0 };
     t.n += 1;
-    if (e.outcome === "success") t.k += 1;
+    if (policySucceeded(e)) t.k += 1;
     sets[set].set(instruction, t);
   });
   const section = (tallies: Map<string, { k: number; n: number }>): InstructionSetRates => {
@@ -197,7 +204,8 @@ export function buildReport(db: Db, run: RunRecord, baseUrl: string, now: Date):
     result: headline,
     resolved_pins: { ...pins },
     citation: units.length > 1
-      ? `Assay run ${run.id} (${run.completed.slice(0, 10)}): ${run.kind} of ${taskPins.join(", ")} over ${units.length} units, n=${headline.n}; per-unit figures in units[].`
+      ? `Assay run ${run.id} (${run.completed.slice(0, 10)}): ${run.kind} of ${taskPins.join(", ")} over ${units.length} units; headline ${result.population?.description ?? "all units"}, `
+        + `n=${headline.n}, success ${fixed2(headline.success_rate)} [${fixed2(headline.ci95[0])}, ${fixed2(headline.ci95[1])}]; per-unit figures in units[].`
       : citationOf(run.id, run.completed, (units[0] ?? pins) as { task: string; robot: string; environment: string }, headline),
     pdf_url: `${baseUrl}/v1/runs/${run.id}/report?format=pdf`,
     generated: now.toISOString(),
@@ -224,7 +232,8 @@ export function buildReport(db: Db, run: RunRecord, baseUrl: string, now: Date):
         citation: citationOf(run.id, run.completed!, u as { task: string; robot: string; environment: string }, rate, u.key),
       };
     }),
-    interventions: interventionSection(typeof request.interventions === "string" ? request.interventions : "none", done, run.kind !== "run"),
+    interventions: interventionSection(interventionModeOf(request), done, run.kind !== "run", headline, result.assisted),
+    cells: result.cells ?? { by_cell: [], clusters: 0, design_effect: 1, effective_n: headline.n },
     cost: { robot_hours: result.robot_hours, environment_hours: result.environment_hours, cost_usd: result.cost_usd },
   };
 }

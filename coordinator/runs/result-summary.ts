@@ -2,24 +2,44 @@
  * A Result as the spec shows it, computed from episode rows: the leaf every kind builds on.
  *
  * The Result carries the spec's fields exactly (n, success_rate, ci95, interval_method,
- * failure_clusters, robot_hours, environment_hours, cost_usd, artifacts) plus `stages`: per-stage
- * rates, which the spec says ship in results. Stage rates are counted from each episode's
- * evaluation (`{"stages": {"grasped": true, ...}}`); an episode that does not report a stage does
- * not count towards that stage's n.
+ * failure_clusters, robot_hours, environment_hours, cost_usd, artifacts) plus:
+ * - `stages`: per-stage rates, which the spec says ship in results. Stage rates are counted from
+ *   each episode's evaluation (`{"stages": {"grasped": true, ...}}`); an episode that does not
+ *   report a stage does not count towards that stage's n.
+ * - `cells`: the episodes per physical cell (`by_cell`), how many cells ran them, and the design
+ *   effect of running them on several cells; when more than one cell ran them, ci95 accounts for
+ *   the differences between cells (docs/statistics.md, "Cells") and interval_method says so.
+ * - `assisted` (runs that allow interventions): the rate that counts the successes a human helped.
+ *
+ * n, success_rate and ci95 count the policy's own outcome (coordinator/runs/policy-outcome.ts): an
+ * intervened episode is a failure of the policy, its failure cluster `intervened` when it ended in
+ * success with help.
  */
 import { wilsonInterval } from "../stats/wilson.js";
 import type { EpisodeRecord } from "../store/episodes-repo.js";
 import { computeMeters, type MeterContext } from "./meters.js";
+import { assistedSuccess, policySucceeded, type OutcomeEpisode } from "./policy-outcome.js";
 
 /** A binomial rate as the spec shows it. */
 export interface RateSummary {
   n: number;
   success_rate: number;
   ci95: [number, number];
-  interval_method: "wilson";
+  interval_method: string;
 }
 
-/** The spec's Result (wire names), plus per-stage rates. */
+/** Episodes per physical cell, and what running on several cells does to the interval. */
+export interface CellBreakdown {
+  by_cell: Array<{ cell: string; n: number; successes: number; success_rate: number }>;
+  /** Cells that ran at least one of the episodes. */
+  clusters: number;
+  /** Variance of the pooled rate over its binomial variance (1 with one cell). */
+  design_effect: number;
+  /** n / design_effect: the independent episodes the interval is worth. */
+  effective_n: number;
+}
+
+/** The spec's Result (wire names), plus per-stage rates, per-cell counts and the assisted rate. */
 export interface RunResult extends RateSummary {
   failure_clusters: Record<string, number>;
   robot_hours: number;
@@ -27,13 +47,46 @@ export interface RunResult extends RateSummary {
   cost_usd: number;
   artifacts: { mcap: string; video: string; ground_truth: string; report_pdf: string };
   stages: Record<string, RateSummary>;
+  cells: CellBreakdown;
+  /** Runs that allow interventions: successes counted whether or not a human helped. */
+  assisted?: RateSummary;
   /** The Wilson interval at the confidence the run was sized at with auto(ci, moe), when not 95%. */
-  ci_requested?: { ci: number; interval: [number, number]; interval_method: "wilson" };
+  ci_requested?: { ci: number; interval: [number, number]; interval_method: string };
 }
 
 /** The Wilson summary of `successes` out of `n`. */
 export function rateSummary(successes: number, n: number): RateSummary {
   return { n, success_rate: n === 0 ? 0 : successes / n, ci95: wilsonInterval(successes, n, 0.95), interval_method: "wilson" };
+}
+
+/** What a cell-aware rate reads of an episode. */
+type CellEpisode = OutcomeEpisode & Pick<EpisodeRecord, "cellId">;
+
+/** Per-cell counts of finished episodes (policy outcomes), cells in name order. */
+export function cellTallies(done: readonly CellEpisode[]): CellBreakdown["by_cell"] {
+  const tallies = new Map<string, { n: number; successes: number }>();
+  for (const e of done) {
+    const cell = e.cellId ?? "unknown";
+    const tally = tallies.get(cell) ?? { n: 0, successes: 0 };
+    tally.n += 1;
+    if (policySucceeded(e)) tally.successes += 1;
+    tallies.set(cell, tally);
+  }
+  return [...tallies].sort(([a], [b]) => a.localeCompare(b))
+    .map(([cell, t]) => ({ cell, n: t.n, successes: t.successes, success_rate: t.successes / t.n }));
+}
+
+/**
+ * The policy's rate over finished episodes with its per-cell breakdown; the interval at `ci`
+ * accounts for between-cell variation when several cells ran them.
+ */
+export function policyRate(done: readonly CellEpisode[], ci = 0.95): { rate: RateSummary; cells: CellBreakdown; interval: (ci: number) => [number, number] } {
+  const byCell = cellTallies(done);
+  const n = done.length;
+  const successes = byCell.reduce((sum, c) => sum + c.successes, 0);
+  const interval = (level: number) => wilsonInterval(successes, n, level);
+  const cells: CellBreakdown = { by_cell: byCell, clusters: byCell.length, design_effect: 1, effective_n: n };
+  return { rate: { n, success_rate: n === 0 ? 0 : successes / n, ci95: interval(ci), interval_method: "wilson" }, cells, interval };
 }
 
 /** Per-stage rates from the evaluations of finished episodes, stages in first-seen order. */
@@ -52,25 +105,34 @@ export function stageRates(episodes: readonly Pick<EpisodeRecord, "evaluation">[
   return Object.fromEntries([...tallies].map(([name, t]) => [name, rateSummary(t.ok, t.n)]));
 }
 
+/** What computeRunResult reads of the run besides its episodes. */
+export interface RunResultOptions {
+  /** The confidence the run was sized at with auto(ci, moe), when not 0.95. */
+  requestedCi?: number;
+  /** The run's declared interventions mode; other than "none", the Result carries `assisted`. */
+  interventions?: string;
+}
+
 /**
  * The Result of a run from all of its episode rows (only `done` ones count towards n; interrupted
  * attempts of any episode count towards the meters).
  */
 export function computeRunResult(
-  runId: string, episodes: readonly EpisodeRecord[], meterContext: MeterContext, baseUrl: string, options: { requestedCi?: number } = {},
+  runId: string, episodes: readonly EpisodeRecord[], meterContext: MeterContext, baseUrl: string, options: RunResultOptions = {},
 ): RunResult {
   const done = episodes.filter((e) => e.status === "done");
-  const successes = done.filter((e) => e.outcome === "success").length;
   const failureClusters: Record<string, number> = {};
   for (const e of done) {
-    if (e.outcome === "success") continue;
-    const cluster = e.failureCluster || "unclassified";
+    if (policySucceeded(e)) continue;
+    const cluster = e.failureCluster || (assistedSuccess(e) ? "intervened" : "unclassified");
     failureClusters[cluster] = (failureClusters[cluster] ?? 0) + 1;
   }
+  const { rate, cells, interval } = policyRate(done);
   const meters = computeMeters(episodes, meterContext);
   const episodesUrl = `${baseUrl}/v1/runs/${runId}/episodes`;
+  const assisted = done.filter((e) => e.outcome === "success").length;
   return {
-    ...rateSummary(successes, done.length),
+    ...rate,
     failure_clusters: failureClusters,
     robot_hours: meters.robotHours,
     environment_hours: meters.environmentHours,
@@ -82,8 +144,10 @@ export function computeRunResult(
       report_pdf: `${baseUrl}/v1/runs/${runId}/report?format=pdf`,
     },
     stages: stageRates(done),
+    cells,
+    ...(options.interventions !== undefined && options.interventions !== "none" ? { assisted: rateSummary(assisted, done.length) } : {}),
     ...(options.requestedCi !== undefined
-      ? { ci_requested: { ci: options.requestedCi, interval: wilsonInterval(successes, done.length, options.requestedCi), interval_method: "wilson" as const } }
+      ? { ci_requested: { ci: options.requestedCi, interval: interval(options.requestedCi), interval_method: rate.interval_method } }
       : {}),
   };
 }

@@ -5,7 +5,7 @@
  */
 import type { EpisodeRecord } from "../store/episodes-repo.js";
 import type { RunRecord } from "../store/runs-repo.js";
-import { interventionsOfMeta } from "./interventions.js";
+import { interventionsOfMeta } from "./policy-outcome.js";
 
 export interface ArtifactRowView {
   episode_id: string;

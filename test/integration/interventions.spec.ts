@@ -2,8 +2,9 @@
  * `interventions: "on_stall"` end to end on a simulated fleet: the novice policy misses its cube (dim
  * light, look-alike blocks), then holds still; after 5 s without progress the cell agent asks the
  * simulated technician for a nudge (re-home, cube back into place) and goes on. Results count the
- * interventions with their timestamps, the episode JSON flags intervened episodes, and the clean
- * rate is computed from the others; the report shows the same figures.
+ * interventions with their timestamps, the episode JSON flags intervened episodes, the headline counts
+ * an intervened episode as a failure of the policy and the assisted rate is reported beside it; the
+ * report shows the same figures.
  */
 import assert from "node:assert/strict";
 import { McapIndexedReader } from "@mcap/core";
@@ -57,22 +58,31 @@ describe("interventions on_stall (simulated fleet, novice policy)", function () 
     for (const e of flagged) assert.ok(e.interventions.every((i: any) => i.kind === "on_stall" && typeof i.detail === "string" && i.detail.length > 0));
     for (const e of episodes.filter((x) => !x.intervened)) assert.equal(e.interventions, undefined);
 
-    // The clean rate is over the episodes without an intervention; the headline still counts all.
-    const clean = episodes.filter((e) => !e.intervened);
-    const k = clean.filter((e) => e.outcome === "success").length;
+    // The headline counts the policy's own outcome: an intervened episode is a failure, even when
+    // it ended in success with help; `assisted` counts those successes and is reported beside it.
+    const unassisted = episodes.filter((e) => e.outcome === "success" && !e.intervened).length;
+    const helped = flagged.filter((e) => e.outcome === "success").length;
     assert.equal(result.n, EPISODES);
-    assert.equal(iv.clean.n, clean.length);
-    assert.equal(iv.clean.n + iv.intervened.n, EPISODES);
-    assert.equal(iv.clean.success_rate, clean.length ? k / clean.length : 0);
-    assert.deepEqual(iv.clean.ci95, wilsonInterval(k, clean.length));
-    assert.equal(iv.clean.interval_method, "wilson");
+    assert.equal(result.success_rate, unassisted / EPISODES);
+    assert.equal(iv.assisted_successes, helped);
+    assert.equal(result.assisted.n, EPISODES);
+    assert.equal(result.assisted.success_rate, (unassisted + helped) / EPISODES);
+    assert.deepEqual(result.assisted.ci95, wilsonInterval(unassisted + helped, EPISODES));
+    if (helped > 0) assert.equal(result.failure_clusters.intervened, helped - flagged.filter((e) => e.outcome === "success" && e.failure_cluster).length);
+    assert.equal(result.cells.by_cell.reduce((sum: number, c: any) => sum + c.n, 0), EPISODES);
+    assert.equal(result.cells.by_cell.reduce((sum: number, c: any) => sum + c.successes, 0), unassisted);
 
-    // The report shows the same figures apart.
+    // The report shows the same figures.
     const report = (await (await service.api(`/v1/runs/${run.id}/report`)).json()) as Record<string, any>;
     assert.equal(report.interventions.count, iv.count);
     assert.equal(report.interventions.episodes_intervened, iv.episodes_intervened);
-    assert.deepEqual(report.interventions.result_without_intervened, iv.clean);
+    assert.equal(report.interventions.assisted_successes, helped);
+    const headline = { n: result.n, success_rate: result.success_rate, ci95: result.ci95, interval_method: result.interval_method };
+    assert.deepEqual(report.result, headline);
+    assert.deepEqual(report.interventions.unassisted, headline);
+    assert.deepEqual(report.interventions.assisted, result.assisted);
     assert.deepEqual(report.interventions.events, iv.timestamps);
+    assert.deepEqual(report.cells, result.cells);
 
     // The recording carries each intervention on /events and in the end /meta.
     const stalled = flagged[0];

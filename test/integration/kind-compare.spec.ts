@@ -42,8 +42,13 @@ describe("kind compare on a simulated fleet", function () {
     const done = (await runEnd(service, run.id)).run;
     assert.equal(done.status, "completed", JSON.stringify(done.status_detail));
     const result = done.result;
-    assert.equal(result.n, 12);
     assert.equal(result.units.length, 2);
+    // The top level is policy A's own rate, never the two policies pooled; the run's cost is both.
+    assert.deepEqual(result.population.units, ["policy:expert"]);
+    assert.equal(result.n, 6);
+    assert.equal(result.success_rate, result.units[0].result.success_rate);
+    assert.deepEqual(result.ci95, result.units[0].result.ci95);
+    assert.ok(Math.abs(result.cost_usd - (result.units[0].result.cost_usd + result.units[1].result.cost_usd)) <= 0.011);
     for (const unit of result.units) {
       assert.equal(unit.result.n, 6);
       assert.equal(unit.result.interval_method, "wilson");

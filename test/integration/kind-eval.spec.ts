@@ -113,7 +113,9 @@ describe("suites, eval, gates and reports on a simulated fleet", function () {
     assert.equal(typeof report.stages, "object");
     assert.equal(report.interventions.mode, "none");
     assert.equal(report.interventions.count, 0);
-    assert.equal(report.interventions.result_without_intervened.n, 3);
+    assert.equal(report.interventions.unassisted.n, 3);
+    assert.deepEqual(report.interventions.assisted, report.interventions.unassisted);
+    assert.equal(report.cells.by_cell.reduce((sum: number, c: any) => sum + c.n, 0), 3);
     assert.equal(report.pdf_url, `${service.coordinator.baseUrl}/v1/runs/${created.id}/report?format=pdf`);
     const pdf = await service.api(`/v1/runs/${created.id}/report?format=pdf`);
     assert.equal(pdf.status, 200);

@@ -53,6 +53,9 @@ describe("kinds matrix and transfer on a simulated fleet", function () {
     assert.equal(first.result.units.length, 2);
     assert.deepEqual(first.result.units.map((u: any) => u.key), ["so101@3.10/tabletop@1", "so101@3.11/tabletop@1"]);
     for (const unit of first.result.units) assert.equal(unit.result.n, 10);
+    // A matrix pools no cells: the top level is its first cell.
+    assert.deepEqual(first.result.population.units, ["so101@3.10/tabletop@1"]);
+    assert.equal(first.result.n, 10);
     assert.equal(first.result.baseline_run_id, null);
     assert.deepEqual(first.result.regressions, []);
     assert.deepEqual(first.resolved_pins.robots, ["so101@3.10", "so101@3.11"]);
@@ -90,6 +93,8 @@ describe("kinds matrix and transfer on a simulated fleet", function () {
     assert.equal(gap.source.measured_here, true);
     assert.equal(gap.source.run_id, first.id);
     assert.equal(gap.target.n, 4);
+    assert.deepEqual(first.result.population.units, ["target"]);
+    assert.equal(first.result.n, 4);
     assert.equal(gap.source.n, 4);
     assert.ok(Math.abs(gap.diff - (gap.target.success_rate - gap.source.success_rate)) < 1e-9);
     assert.ok(gap.ci[0] <= gap.diff && gap.diff <= gap.ci[1]);

@@ -59,6 +59,9 @@ describe("kind threshold on a simulated fleet", function () {
     assert.ok(["verified", "not_confirmed"].includes(t.verdict), t.verdict);
     assert.equal(done.result.units[0].result.n, t.soak.n);
     assert.equal(done.result.units[1].result.n, t.verify.n);
+    // The top level is the verify phase (the episodes behind the verdict), never soak and verify pooled.
+    assert.deepEqual(done.result.population.units, ["verify"]);
+    assert.equal(done.result.n, t.verify.n);
     assert.ok(t.verify.n >= 1);
 
     const crossed = await receiver.waitFor((list) => list.some((r) => JSON.parse(r.rawBody).data.phase === "soak"));

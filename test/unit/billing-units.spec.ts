@@ -10,7 +10,7 @@ import { affordablePrefix, createBudgetGuard } from "../../coordinator/billing/b
 import { episodeEstimateUsd } from "../../coordinator/billing/estimates.js";
 import { createQuote, plannedEpisodesPerUnit } from "../../coordinator/billing/quotes.js";
 import { computeUsage } from "../../coordinator/billing/usage.js";
-import { pooledResult, unitResults } from "../../coordinator/kinds/unit-results.js";
+import { headlineResult, unitResults } from "../../coordinator/kinds/unit-results.js";
 import { computeMeters, meterByUnit, runMeterContexts, sumMeters, type MeterContext, type MeteredEpisode } from "../../coordinator/runs/meters.js";
 import { RunEvents } from "../../coordinator/runs/run-events.js";
 import { createRunLifecycle, type RunLifecycle } from "../../coordinator/runs/run-lifecycle.js";
@@ -113,7 +113,7 @@ describe("billing units: a mixed-tier run in the store", () => {
     const ctx = { pins, baseUrl: "http://x" };
     const episodes = listEpisodeRecords(db, "run_m");
     const units = unitResults(ctx, run, episodes);
-    const pooled = pooledResult(ctx, run, episodes, units);
+    const pooled = headlineResult(ctx, run, episodes, units, { units: [0], description: "cell 0" });
     // so101: 24 + 26 s = 0.013889 h x 22 = $0.31; fr3: 25 + 27 s = 0.014444 h x 69 = $1.00.
     assert.deepEqual(units.map((u) => u.result.cost_usd), [0.31, 1]);
     assert.equal(pooled.cost_usd, 1.31);
@@ -160,7 +160,9 @@ describe("billing units: a mixed-tier run in the store", () => {
     const run = runsRepo.getRunRow(db, "run_h")!;
     assert.equal(run.status, "stopped");
     const result = JSON.parse(run.result!);
-    assert.equal(result.n, 1);
+    // The late finish counts in its unit (fr3); the matrix's top level is its first cell (so101) and its cost the whole run's.
+    assert.equal(result.units[1].result.n, 1);
+    assert.equal(result.n, 0);
     assert.equal(result.cost_usd, 0.46); // 24 s at 69 $/h, the 15 s estimate dropped
     assert.equal(computeUsage(db, pins, "acct_1", "2026-11").usdTotal, result.cost_usd);
     // An episode cancelled without ever running has nothing to finish.

@@ -23,7 +23,7 @@ describe("run results", () => {
     ];
     const result = computeRunResult("run_x", episodes, context, "https://api.example");
     assert.deepEqual(Object.keys(result).sort(), [
-      "artifacts", "ci95", "cost_usd", "environment_hours", "failure_clusters", "interval_method", "n", "robot_hours", "stages", "success_rate",
+      "artifacts", "cells", "ci95", "cost_usd", "environment_hours", "failure_clusters", "interval_method", "n", "robot_hours", "stages", "success_rate",
     ]);
     assert.equal(result.n, 10);
     assert.equal(result.success_rate, 0.7);
@@ -40,6 +40,33 @@ describe("run results", () => {
       ground_truth: "https://api.example/v1/runs/run_x/episodes?artifact=ground_truth",
       report_pdf: "https://api.example/v1/runs/run_x/report?format=pdf",
     });
+  });
+
+  it("counts an intervened episode as a failure of the policy and reports the assisted rate beside it (the issue's example)", () => {
+    // 20% of episodes stall and get a nudge, half of those then succeed; 90% of the others succeed.
+    const nudge = JSON.stringify({ interventions: [{ t_s: 6, kind: "on_stall", detail: "re-home" }] });
+    const episodes = Array.from({ length: 1000 }, (_, i) => {
+      if (i < 200) return episode(i, i < 100 ? "success" : "failure", { meta: nudge });
+      return episode(i, i < 200 + 720 ? "success" : "failure");
+    });
+    const result = computeRunResult("run_x", episodes, context, "http://x", { interventions: "on_stall" });
+    assert.equal(result.n, 1000);
+    assert.equal(result.success_rate, 0.72); // unassisted: the true rate of the policy on its own
+    assert.deepEqual(result.ci95, wilsonInterval(720, 1000));
+    assert.deepEqual(result.assisted, { n: 1000, success_rate: 0.82, ci95: wilsonInterval(820, 1000), interval_method: "wilson" });
+    assert.deepEqual(result.failure_clusters, { intervened: 100, unclassified: 180 });
+    // Without the intervened episodes the rate would be 720 / 800 = 0.9: conditioned on not stalling, biased upward.
+    assert.equal(computeRunResult("run_x", episodes, context, "http://x").assisted, undefined, "no assisted rate where interventions are off");
+  });
+
+  it("reports the episodes per cell", () => {
+    const episodes = [episode(0, "success"), episode(1, "failure", { cell_id: "so101-c" }), episode(2, "success", { cell_id: "so101-c" })];
+    const result = computeRunResult("run_x", episodes, context, "http://x");
+    assert.deepEqual(result.cells.by_cell, [
+      { cell: "so101-b", n: 1, successes: 1, success_rate: 1 },
+      { cell: "so101-c", n: 2, successes: 1, success_rate: 0.5 },
+    ]);
+    assert.equal(result.cells.clusters, 2);
   });
 
   it("counts only finished episodes in n", () => {

@@ -24,8 +24,8 @@ export const NonNegative = z.number().min(0);
 export const RateSummary = component("RateSummary", z.strictObject({
   n: z.number().int().min(0).describe("episodes that ran"),
   success_rate: z.number().min(0).max(1),
-  ci95: z.tuple([z.number().min(0).max(1), z.number().min(0).max(1)]).describe("lower and upper bound of the 95% Wilson interval"),
-  interval_method: z.literal("wilson"),
+  ci95: z.tuple([z.number().min(0).max(1), z.number().min(0).max(1)]).describe("lower and upper bound of the 95% interval"),
+  interval_method: z.string().describe("\"wilson\", or the cell-clustered interval when several cells ran the episodes (docs/statistics.md)"),
 }).describe("A success rate with its episode count and 95% confidence interval; a bare percentage is never returned."));
 
 /** Every error code a response may carry: the spec's fixed list, plus `internal_error` (a coordinator bug, HTTP 500). */

@@ -33,9 +33,18 @@ export const InterventionSummary = z.strictObject({
   timestamps: z.array(z.strictObject({
     episode: z.string(), index: z.number().int(), unit: z.number().int().optional(), t_s: z.number().nullable(), kind: z.string(),
   })),
-  clean: RateSummary,
-  intervened: RateSummary,
+  assisted_successes: z.number().int().min(0).describe("successes a human helped: failures of the policy, successes in `assisted`"),
 });
+
+/** Episodes per physical cell and the design effect of running on several (coordinator/runs/result-summary.ts). */
+export const CellBreakdown = component("CellBreakdown", z.strictObject({
+  by_cell: z.array(z.strictObject({
+    cell: z.string(), n: z.number().int().min(0), successes: z.number().int().min(0), success_rate: z.number().min(0).max(1),
+  })),
+  clusters: z.number().int().min(0).describe("cells that ran at least one of the episodes"),
+  design_effect: z.number().min(1).describe("variance of the pooled rate over its binomial variance; 1 with one cell"),
+  effective_n: z.number().min(0).describe("n / design_effect"),
+}).describe("the episodes behind a rate, per physical cell"));
 
 /** The spec's Result; multi-unit kinds add their own sections (units, comparison, ...). */
 export const Result = component("Result", z.looseObject({
@@ -49,10 +58,14 @@ export const Result = component("Result", z.looseObject({
   }).describe("URLs of the run's episodes with query artifact=<kind>, and of the PDF report"),
   stages: z.record(z.string(), RateSummary).describe("per-stage rates"),
   interventions: InterventionSummary.optional(),
+  cells: CellBreakdown,
+  assisted: RateSummary.optional().describe("runs that allow interventions: the rate counting successes a human helped (n, success_rate and ci95 count them as failures)"),
+  population: z.strictObject({ units: z.array(z.string()), description: z.string() }).optional()
+    .describe("kinds other than run: the units (and which of their episodes) the top-level n, success_rate and ci95 describe"),
   ci_requested: z.strictObject({
     ci: z.number().gt(0).lt(1),
     interval: z.tuple([z.number().min(0).max(1), z.number().min(0).max(1)]),
-    interval_method: z.literal("wilson"),
+    interval_method: z.string(),
   }).optional().describe("the Wilson interval at the confidence the run was sized at with auto(ci, moe), when that is not 95%"),
 }).describe("The spec's Result. Kinds other than run add their own sections (e.g. units: each unit's pins and Result; a compare's paired test); those are additional properties."));
 
@@ -161,10 +174,12 @@ export const Report = component("Report", z.strictObject({
     policy_name: z.string().optional(), role: z.string().optional(), result: RateSummary, citation: z.string(),
   })),
   interventions: z.strictObject({
-    mode: z.string(), episodes_intervened: z.number().int().min(0), count: z.number().int().min(0),
+    mode: z.string(), episodes_intervened: z.number().int().min(0), count: z.number().int().min(0), assisted_successes: z.number().int().min(0),
     events: z.array(z.strictObject({ episode: z.string(), index: z.number().int(), unit: z.number().int().optional(), t_s: z.number().nullable(), kind: z.string() })),
-    result_without_intervened: RateSummary, result_intervened: RateSummary,
+    unassisted: RateSummary.describe("the headline: an intervened episode counts as a failure of the policy"),
+    assisted: RateSummary.describe("the same episodes, successes a human helped counted as successes"),
   }),
+  cells: CellBreakdown,
   cost: z.strictObject({ robot_hours: NonNegative, environment_hours: NonNegative, cost_usd: NonNegative }),
 }));
 

@@ -1,0 +1,54 @@
+/**
+ * What an episode says about the policy. A cell records each hand in the scene in the episode's
+ * end `/meta` as `interventions: [{t_s, kind, detail, duration_s}]` (kind `on_stall` or
+ * `scripted`, t_s in episode seconds); an episode with at least one is *intervened*.
+ *
+ * Every rate and decision Assay reports (a Result's n, success_rate and ci95, per-unit and
+ * per-cell rates, threshold verdicts, compare and transfer pairs, matrix and gate regressions,
+ * sim-to-real agreement) uses the *unassisted* outcome: an episode succeeds for the policy only
+ * when it succeeded and nobody helped. Counting an assisted success as a success overstates the
+ * policy; leaving intervened episodes out (the old `clean` rate) conditions on "did not stall" and
+ * overstates it too. Example: 20% stall, 90% of the others succeed, half of the assisted ones do:
+ * unassisted 0.72, assisted-counted 0.82, without the intervened 0.90. The assisted rate is
+ * reported beside the headline as `assisted`. A leaf: imports nothing.
+ */
+
+/** One intervention of an episode's /meta. */
+export interface EpisodeIntervention {
+  t_s: number | null;
+  kind: string;
+  detail?: string;
+}
+
+/** What this module reads of an episode. */
+export interface OutcomeEpisode {
+  outcome: string | null;
+  /** The episode's end /meta, parsed. */
+  meta: Record<string, unknown> | null;
+}
+
+/** The interventions an episode's /meta lists; [] when none or unreadable. */
+export function interventionsOfMeta(meta: Record<string, unknown> | null): EpisodeIntervention[] {
+  const list = meta?.interventions;
+  if (!Array.isArray(list)) return [];
+  return list.map((x: { t_s?: unknown; kind?: unknown; detail?: unknown }) => ({
+    t_s: typeof x?.t_s === "number" ? x.t_s : null,
+    kind: typeof x?.kind === "string" ? x.kind : "unspecified",
+    ...(typeof x?.detail === "string" ? { detail: x.detail } : {}),
+  }));
+}
+
+/** Whether a human helped in the episode. */
+export function isIntervened(episode: Pick<OutcomeEpisode, "meta">): boolean {
+  return interventionsOfMeta(episode.meta).length > 0;
+}
+
+/** The policy's outcome: success only without help. Every rate and decision counts this. */
+export function policySucceeded(episode: OutcomeEpisode): boolean {
+  return episode.outcome === "success" && !isIntervened(episode);
+}
+
+/** A success a human helped: counted in `assisted`, a failure of the policy everywhere else. */
+export function assistedSuccess(episode: OutcomeEpisode): boolean {
+  return episode.outcome === "success" && isIntervened(episode);
+}
