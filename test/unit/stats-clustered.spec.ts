@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { agreement } from "../../coordinator/stats/agreement.js";
 import { clusteredRateInterval, designEffect } from "../../coordinator/stats/clustered-rate.js";
 import { studentTCdf, studentTQuantile, tForConfidence } from "../../coordinator/stats/student-t.js";
 import { mulberry32 } from "../../coordinator/stats/simulation.js";
@@ -107,5 +108,50 @@ describe("clustered rate interval", () => {
     assert.throws(() => clusteredRateInterval([{ k: 3, n: 2 }]), /cluster 0: k must be an integer in 0..2; got 3/);
     assert.throws(() => clusteredRateInterval([{ k: 1, n: 2 }, { k: 0, n: -1 }]), /cluster 1: n must be a non-negative integer; got -1/);
     assert.throws(() => clusteredRateInterval(cells4, 1), /confidence must be in \(0, 1\); got 1/);
+  });
+});
+
+describe("clustered sim-to-real agreement", () => {
+  // Scenario s replayed by three robots; agreements per scenario (of 3).
+  const agreeing = [3, 3, 1, 3, 3, 2, 3, 3, 0, 3, 3, 3];
+  const pairs = agreeing.flatMap((agree, s) =>
+    [0, 1, 2].map((robot) => ({ sim: robot % 2 === 0, real: robot < agree ? robot % 2 === 0 : robot % 2 !== 0, cluster: `scn-${s}` })),
+  );
+
+  it("without clusters is the independent-pairs analysis", () => {
+    const plain = agreement(pairs.map(({ sim, real }) => ({ sim, real })));
+    assert.equal(plain.interval_method, "wilson");
+    assert.deepEqual(plain.ci95, wilsonInterval(30, 36));
+    assert.equal(plain.clusters, null);
+    assert.equal(plain.design_effect, 1);
+  });
+
+  it("with clusters uses the cluster interval and widens kappa by the design effect", () => {
+    const plain = agreement(pairs.map(({ sim, real }) => ({ sim, real })));
+    const clustered = agreement(pairs);
+    assert.equal(clustered.clusters, 12);
+    assert.equal(clustered.interval_method, "wilson-design-effect-t");
+    const expected = clusteredRateInterval(agreeing.map((k) => ({ k, n: 3 })));
+    assert.deepEqual(clustered.ci95, expected.ci);
+    assert.equal(clustered.design_effect, expected.design_effect);
+    assert.ok(clustered.design_effect > 1);
+    assert.equal(clustered.cohen_kappa, plain.cohen_kappa);
+    const [pLow, pHigh] = plain.kappa_ci ?? [NaN, NaN];
+    const [cLow, cHigh] = clustered.kappa_ci ?? [NaN, NaN];
+    const kappa = plain.cohen_kappa ?? NaN;
+    const se = (pHigh - pLow) / (2 * 1.959963985);
+    // The clustered upper end is clipped at 1; the lower end shows the half-width.
+    assert.equal(cHigh, 1);
+    close(kappa - cLow, tForConfidence(0.95, 11) * se * Math.sqrt(expected.design_effect), 1e-6, "kappa half-width");
+    // Everything else is the same analysis.
+    assert.deepEqual(clustered.sim_minus_real, plain.sim_minus_real);
+    assert.deepEqual(clustered.mcnemar, plain.mcnemar);
+  });
+
+  it("falls back to Wilson when every pair is one cluster", () => {
+    const one = agreement(pairs.map((p) => ({ ...p, cluster: 7 })));
+    assert.equal(one.interval_method, "wilson");
+    assert.equal(one.clusters, 1);
+    assert.deepEqual(one.ci95, wilsonInterval(30, 36));
   });
 });
