@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { agreement } from "../../coordinator/stats/agreement.js";
 import { clusteredRateInterval, designEffect } from "../../coordinator/stats/clustered-rate.js";
 import { studentTCdf, studentTQuantile, tForConfidence } from "../../coordinator/stats/student-t.js";
-import { mulberry32 } from "../../coordinator/stats/simulation.js";
+import { cellRateSample, mulberry32, simulateClusteredCoverage } from "../../coordinator/stats/simulation.js";
 import { wilsonInterval } from "../../coordinator/stats/wilson.js";
 
 const close = (actual: number, expected: number, tolerance: number, what: string) =>
@@ -108,6 +108,27 @@ describe("clustered rate interval", () => {
     assert.throws(() => clusteredRateInterval([{ k: 3, n: 2 }]), /cluster 0: k must be an integer in 0..2; got 3/);
     assert.throws(() => clusteredRateInterval([{ k: 1, n: 2 }, { k: 0, n: -1 }]), /cluster 1: n must be a non-negative integer; got -1/);
     assert.throws(() => clusteredRateInterval(cells4, 1), /confidence must be in \(0, 1\); got 1/);
+  });
+});
+
+describe("clustered coverage simulation", () => {
+  it("draws cell rates with the requested mean and intra-cell correlation", () => {
+    // Beta with a + b = 1/icc - 1 has variance icc · p(1 - p).
+    const random = mulberry32(9);
+    const draws = Array.from({ length: 4000 }, () => cellRateSample(random, 0.8, 0.05));
+    const mean = draws.reduce((s, x) => s + x, 0) / draws.length;
+    const variance = draws.reduce((s, x) => s + (x - mean) ** 2, 0) / (draws.length - 1);
+    close(mean, 0.8, 0.003, "mean");
+    close(variance, 0.05 * 0.8 * 0.2, 0.0008, "variance");
+    assert.equal(cellRateSample(random, 0.8, 0), 0.8);
+  });
+
+  it("shows plain Wilson undercovering four differing cells where the clustered interval does not", () => {
+    // 400 runs (scripts/bench/stats.ts runs 20 000): 4 cells, ICC 0.05, 400 episodes, p = 0.8.
+    const result = simulateClusteredCoverage({ cells: 4, icc: 0.05, p: 0.8, n: 400 }, 400, 17);
+    assert.ok(result.coverage.wilson < 0.7, `Wilson ${result.coverage.wilson}`);
+    assert.ok(result.coverage.clustered >= 0.93, `clustered ${result.coverage.clustered}`);
+    assert.ok(result.meanWidth.clustered > result.meanWidth.wilson);
   });
 });
 
