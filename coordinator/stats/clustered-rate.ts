@@ -9,7 +9,7 @@
  * Method (`interval_method: "wilson-design-effect-t"`): Wilson's score interval at Kish's (1965)
  * effective sample size, with a Student t critical value on (clusters - 1) degrees of freedom, the
  * degrees-of-freedom-adjusted effective-n interval of Korn & Graubard (1998) with Wilson's interval
- * in place of Clopper-Pearson's (the variant Dean & Pagano 2015 evaluate for clustered surveys):
+ * in place of Clopper-Pearson's (Dean & Pagano 2015 compare such intervals for clustered surveys):
  *
  *   p̂ = Σ k_g / Σ n_g = k / n                          (ratio estimator)
  *   V_CR1 = G/(G-1) · Σ (k_g - p̂ n_g)² / n²            (cluster-robust variance, CR1; Cameron & Miller 2015)
@@ -26,8 +26,8 @@
  *
  * Coverage is not exact. The method was chosen by simulation (docs/statistics.md, "Cells"): on the
  * grid 4 and 8 cells, ICC 0-0.05, p 0.5-0.9, n 100 and 400 its coverage is >= 0.949 at nominal
- * 0.95. A variant with Satterthwaite degrees of freedom was 5% narrower on that grid but fell to
- * 0.81-0.93 at p 0.95-0.98 with 2-4 cells, where this one stays >= 0.96 (>= 0.926 with 8 cells).
+ * 0.95. A variant with Satterthwaite degrees of freedom was 5% narrower on that grid but fell as
+ * low as 0.81 at p 0.95-0.98 with 2-4 cells, where this one stays >= 0.96 (>= 0.926 with 8 cells).
  * It over-covers when cells do not differ (ICC 0): the t critical value is the price of estimating
  * the between-cell variance from a few cells. With two cells t_{0.975,1} = 12.7: that is what two
  * cells can say about a population of cells.

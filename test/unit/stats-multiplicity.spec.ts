@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { binomialPmf } from "../../coordinator/stats/binomial.js";
 import { benjaminiHochbergAdjust, detectRegression, detectRegressions, holmAdjust } from "../../coordinator/stats/regression.js";
 
-/** The 15 p-values of Benjamini & Hochberg's (1995, §4) worked example (Neuhaus et al. 1992). */
+/** The 15 p-values of Benjamini & Hochberg's (1995) worked example (from Neuhaus et al. 1992). */
 const BH_EXAMPLE = [0.0001, 0.0004, 0.0019, 0.0095, 0.0201, 0.0278, 0.0298, 0.0344, 0.0459, 0.324, 0.4262, 0.5719, 0.6528, 0.759, 1];
 
 describe("multiplicity adjustments", () => {

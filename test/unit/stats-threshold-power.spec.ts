@@ -106,6 +106,16 @@ describe("threshold test at the episode budget", () => {
     }
     assert.deepEqual([0.7, 0.8, 0.9].map((target) => createThresholdTest({ target, alpha: 0.05, maxEpisodes: 100 }).state().final_critical), [79, 88, 96]);
   });
+
+  it("with a budget of 500 spends 3.74% at the boundaries and 4.81% with the final look", () => {
+    const options = { target: 0.8, alpha: 0.05, maxEpisodes: 500 };
+    const state = createThresholdTest(options).state();
+    assert.equal(state.final_critical, 419);
+    assert.equal(fixed4(state.alpha_spent_interim), "0.0374");
+    assert.equal(fixed4(state.alpha_spent), "0.0481");
+    const below = [false, true].map((finalLook) => fixed4(thresholdOperatingCharacteristics({ ...options, finalLook }, 0.78).pass));
+    assert.deepEqual(below, ["0.0148", "0.0153"]);
+  });
 });
 
 describe("fixed-n exact binomial test", () => {
@@ -132,5 +142,21 @@ describe("alpha across checkpoints", () => {
     assert.ok(sum <= 0.05 && sum > 0.05 * (1 - 1e-5), `sum ${sum}`);
     assert.throws(() => checkpointAlpha(0.05, 0), /checkpoint must be a positive integer \(1 = the submitted policy\); got 0/);
     assert.throws(() => checkpointAlpha(1.5, 1), /familyAlpha must be in \(0, 1\); got 1.5/);
+  });
+
+  it("holds the family's false-pass rate where a fresh alpha per checkpoint does not (docs/statistics.md)", () => {
+    // Worst case: every checkpoint's policy exactly at target 0.8, each test run to its end (budget 100).
+    const size = (alpha: number) => createThresholdTest({ target: 0.8, alpha, maxEpisodes: 100 }).state().alpha_spent;
+    const family = (alphaOf: (j: number) => number, checkpoints: number) => {
+      let none = 1;
+      for (let j = 1; j <= checkpoints; j++) none *= 1 - size(alphaOf(j));
+      return 1 - none;
+    };
+    const fresh = [1, 2, 5, 10].map((m) => family(() => 0.05, m));
+    const spent = [1, 2, 5, 10].map((m) => family((j) => checkpointAlpha(0.05, j), m));
+    assert.deepEqual(fresh.map((x) => (100 * x).toFixed(1)), ["4.3", "8.4", "19.7", "35.4"]);
+    assert.deepEqual(spent.map((x) => (100 * x).toFixed(1)), ["2.3", "3.0", "3.5", "3.7"]);
+    const power = [1, 2, 3].map((j) => thresholdOperatingCharacteristics({ target: 0.8, alpha: checkpointAlpha(0.05, j), maxEpisodes: 100 }, 0.9).pass);
+    assert.deepEqual(power.map((x) => x.toFixed(2)), ["0.72", "0.59", "0.46"]);
   });
 });
