@@ -24,6 +24,7 @@ const SUITES: Record<string, { module: string; aliases: string[]; what: string }
   "mcap-throughput": { module: "./bench/mcap-throughput.js", aliases: ["mcap"], what: "McapRecorder write throughput against raw file writes" },
   "sequential-compare": { module: "./bench/sequential-compare.js", aliases: [], what: "sequential paired comparison against fixed-n McNemar" },
   "threshold-false-pass": { module: "./bench/threshold-false-pass.js", aliases: [], what: "threshold runs' false-pass rate" },
+  stats: { module: "./bench/stats.js", aliases: [], what: "operating characteristics of the statistics in docs/statistics.md (cells, verify, regressions, threshold, compare)" },
   physics: { module: "./bench/physics.js", aliases: [], what: "kinematic world against MuJoCo on pick-cube@v1" },
   "api-overhead": { module: "./bench/api-overhead.js", aliases: ["api"], what: "GET /v1/runs/{id} through the whole stack against a bare express handler" },
 };

@@ -1,6 +1,9 @@
 /**
- * Regression detection for `matrix` runs: is the current run's success rate lower than a prior
- * comparable run's (same task revision)? A one-sided rule whose false-alarm rate is stated.
+ * Regression detection for `matrix` runs and gate checks: is the current run's success rate lower
+ * than a prior comparable run's (same task revision)? A one-sided rule whose false-alarm rate is
+ * stated, per comparison ({@link detectRegression}) and over a family of comparisons
+ * ({@link detectRegressions}: a matrix's compared cells, a gate check's units), where the
+ * p-values are adjusted so that the family's false-alarm rate, not each comparison's, is alpha.
  */
 
 import { fisherExactLess } from "./fisher-exact.js";
@@ -40,8 +43,7 @@ export interface RegressionResult {
  *   below -margin, i.e. the drop exceeds margin with confidence 1 - alpha. Newcombe's interval has
  *   near-nominal, not guaranteed, coverage, so the false-alarm rate is approximately alpha.
  *
- * NOTE: alpha is per comparison. A matrix compares many cells; pass the cells' p-values through
- * {@link holmAdjust} to hold the chance of any false alarm in the run at alpha.
+ * NOTE: alpha is per comparison. For several comparisons at once use {@link detectRegressions}.
  */
 export function detectRegression(
   prior: { k: number; n: number },
@@ -94,4 +96,61 @@ export function holmAdjust(pValues: readonly number[]): number[] {
     adjusted[i] = running;
   });
   return adjusted;
+}
+
+/**
+ * Benjamini & Hochberg's (1995) step-up adjustment: with p-values sorted ascending p_(1..m), the
+ * adjusted p_(i) = min over j >= i of min(1, m · p_(j) / j), so the adjusted values are monotone in
+ * the raw ones. Flagging every comparison with adjusted p <= q keeps the expected share of false
+ * alarms among the flagged (the false discovery rate) <= q when the p-values are independent or
+ * positively dependent (Benjamini & Yekutieli 2001); it does not bound the chance of any false alarm.
+ */
+export function benjaminiHochbergAdjust(pValues: readonly number[]): number[] {
+  const m = pValues.length;
+  const order = pValues.map((p, i) => [p, i] as const).sort((x, y) => x[0] - y[0]);
+  const adjusted = new Array<number>(m);
+  let running = 1;
+  for (let rank = m - 1; rank >= 0; rank--) {
+    const [p, i] = order[rank];
+    running = Math.min(running, (m * p) / (rank + 1));
+    adjusted[i] = Math.min(1, running);
+  }
+  return adjusted;
+}
+
+/** Multiplicity adjustment of {@link detectRegressions}. */
+export type RegressionAdjustment = "holm" | "benjamini-hochberg";
+
+/** One comparison's verdict within a family; field names are the wire names. */
+export interface AdjustedRegressionResult extends RegressionResult {
+  /** p_value adjusted over the family; regressed exactly when p_adjusted <= alpha. */
+  p_adjusted: number;
+  adjustment: RegressionAdjustment;
+}
+
+/**
+ * Regression verdicts for a family of comparisons (a matrix's compared cells, a gate check's
+ * units), each decided by the rule of {@link detectRegression} on its own p-value, then adjusted:
+ *
+ * - "holm" (default; Holm 1979): P(any comparison flagged while none regressed) <= alpha, under any
+ *   dependence between the comparisons. With one comparison it is detectRegression's verdict.
+ * - "benjamini-hochberg" (Benjamini & Hochberg 1995): the expected share of false alarms among the
+ *   flagged <= alpha (independent or positively dependent comparisons). More flags when many units
+ *   truly regressed; no bound on the chance of a single false alarm.
+ *
+ * `regressed` = p_adjusted <= alpha. Each result keeps its own p_value and its per-comparison
+ * interval (`ci` at `ci_level`, not adjusted for multiplicity).
+ */
+export function detectRegressions(
+  comparisons: ReadonlyArray<{ prior: { k: number; n: number }; current: { k: number; n: number } }>,
+  options: RegressionOptions & { adjustment?: RegressionAdjustment } = {},
+): AdjustedRegressionResult[] {
+  const { adjustment = "holm", ...ruleOptions } = options;
+  if (adjustment !== "holm" && adjustment !== "benjamini-hochberg") {
+    throw new RangeError(`adjustment must be "holm" or "benjamini-hochberg"; got ${String(adjustment)}`);
+  }
+  const results = comparisons.map(({ prior, current }) => detectRegression(prior, current, ruleOptions));
+  const pValues = results.map((r) => r.p_value);
+  const adjusted = adjustment === "holm" ? holmAdjust(pValues) : benjaminiHochbergAdjust(pValues);
+  return results.map((result, i) => ({ ...result, regressed: adjusted[i] <= result.alpha, p_adjusted: adjusted[i], adjustment }));
 }

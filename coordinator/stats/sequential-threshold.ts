@@ -1,7 +1,8 @@
 /**
  * A sequential test of "success rate >= target" that may be looked at after every episode without
  * inflating false passes: the beta-binomial mixture martingale of Robbins (1970) and Lai (1976),
- * with Ville's (1939) maximal inequality giving a time-uniform error bound.
+ * with Ville's (1939) maximal inequality giving a time-uniform error bound, and a final look at the
+ * episode budget that spends the error the interim looks left unspent.
  *
  * For a null rate p0, the mixture likelihood ratio
  *
@@ -12,18 +13,45 @@
  * stopping with "pass" the first time M_n >= 1/α has false-pass probability <= α, at any stopping
  * time, under any amount of peeking, whatever maxEpisodes is. A mirrored mixture on
  * [0, target - delta] stops with "fail" once the rate is shown to be below target (error <= β).
- * Reaching maxEpisodes without either is reported as "fail" (reason "max_episodes"): not passing
- * can only lower the false-pass rate.
+ *
+ * Ville's bound is loose for a finite budget: with the product default (target 0.8, α 0.05, 100
+ * episodes) the interim looks spend only 2.7% of the 5%. The final look at maxEpisodes spends the
+ * rest, exactly: a dynamic programme over (n, successes), with the pass and fail boundaries
+ * absorbing, gives under p = target the probability of an interim pass and the distribution of
+ * successes among runs that reach maxEpisodes undecided; the final critical count c is the
+ * smallest with
+ *
+ *   P_target(pass at some n < maxEpisodes) + P_target(undecided at maxEpisodes, successes >= c) <= α.
+ *
+ * At maxEpisodes the run passes when successes >= c (reason "final_look", or "pass_boundary" when
+ * the evidence crossed anyway), fails when the fail boundary is crossed, and is otherwise
+ * "inconclusive" (reason "max_episodes"); without the final look (finalLook: false) it is
+ * "inconclusive" whenever no boundary was crossed. Inconclusive is not a fail: the budget ran out.
+ *
+ * Why the false-pass rate stays <= α for every true rate p <= target, not only at p = target: at
+ * every n the pass region is an upper set of success counts (successes >= a_n; the evidence rises
+ * with successes, and the final look is an upper set too) and the fail region a lower set. Couple
+ * two runs on the same uniforms U_i (success when U_i < p): at p' > p every partial count is at
+ * least as large. If the p-run passes at n, the p'-run has not failed before n (its count was at
+ * least the p-run's, which was above every fail region), so it passed at or before n. Hence
+ * P_p(pass) is nondecreasing in p, and sup over p <= target is P_target(pass) <= α, which the
+ * dynamic programme computes exactly (`alpha_spent_interim` + the final look's share).
  */
 
+import { binomialUpperTail } from "./binomial.js";
 import { logBeta, logIncompleteBetaPair } from "./special-functions.js";
-import { wilsonInterval } from "./wilson.js";
 
-/** Decision of a threshold procedure after an episode. */
-export type ThresholdDecision = "continue" | "pass" | "fail";
+/**
+ * Decision of a threshold procedure after an episode. "inconclusive": the episode budget ran out
+ * with neither the rate shown >= target nor shown below it.
+ */
+export type ThresholdDecision = "continue" | "pass" | "fail" | "inconclusive";
 
-/** Why a procedure stopped: a boundary was crossed, or the episode budget ran out. */
-export type ThresholdStopReason = "pass_boundary" | "fail_boundary" | "max_episodes";
+/**
+ * Why a procedure stopped: a boundary was crossed, the final look at the budget passed, or the
+ * budget ran out undecided.
+ */
+export type ThresholdStopReason = "pass_boundary" | "fail_boundary" | "final_look" | "max_episodes";
 
 /** Options of {@link createThresholdTest}. */
 export interface ThresholdTestOptions {
@@ -39,8 +67,13 @@ export interface ThresholdTestOptions {
    * cost of slower ones in between. Guarantees hold for every delta. Default 0.
    */
   delta?: number;
-  /** Episode budget; at this many episodes without a decision the result is "fail". */
+  /** Episode budget; at this many episodes without a decision the result is "inconclusive". */
   maxEpisodes: number;
+  /**
+   * Whether the look at maxEpisodes spends the error the interim looks left unspent (exactly
+   * computed final critical count, see the module comment). Default true.
+   */
+  finalLook?: boolean;
 }
 
 /** Snapshot of a threshold procedure; field names are the wire names. */
@@ -52,7 +85,7 @@ export interface ThresholdState {
   reason: ThresholdStopReason | null;
   target: number;
   alpha: number;
-  /** Names the procedure in results (`test_method`). */
+  /** Names the procedure in results (`test_method`); "naive-wilson-repeated" is naive-threshold.ts. */
   method: "beta-binomial-mixture-sequential" | "naive-wilson-repeated";
 }
 
@@ -75,6 +108,14 @@ export interface SequentialThresholdState extends ThresholdState {
   /** Anytime-valid one-sided lower confidence bound at level 1 - alpha (see lowerConfidenceBound). */
   lower_bound: number;
   interval_method: "beta-binomial-mixture-cs";
+  max_episodes: number;
+  final_look: boolean;
+  /** Successes at max_episodes that pass at the final look; null without the final look. */
+  final_critical: number | null;
+  /** Exact P(pass before max_episodes) at a true rate equal to target. */
+  alpha_spent_interim: number;
+  /** Exact P(pass) at a true rate equal to target (interim and final look): the test's size, <= alpha. */
+  alpha_spent: number;
 }
 
 /** The sequential threshold test, whose state carries its evidence. */
@@ -89,15 +130,16 @@ interface CompiledThresholdOptions {
   beta: number;
   delta: number;
   maxEpisodes: number;
+  finalLook: boolean;
 }
 
-const KNOWN_KEYS = new Set(["target", "alpha", "beta", "delta", "maxEpisodes"]);
+const KNOWN_KEYS = new Set(["target", "alpha", "beta", "delta", "maxEpisodes", "finalLook"]);
 
 function compileThresholdOptions(options: ThresholdTestOptions): CompiledThresholdOptions {
   for (const key of Object.keys(options)) {
     if (!KNOWN_KEYS.has(key)) throw new RangeError(`unknown threshold test option "${key}"; known: ${[...KNOWN_KEYS].join(", ")}`);
   }
-  const { target, alpha, beta = 0.1, delta = 0, maxEpisodes } = options;
+  const { target, alpha, beta = 0.1, delta = 0, maxEpisodes, finalLook = true } = options;
   if (!(target > 0 && target < 1)) throw new RangeError(`target must be in (0, 1); got ${target}`);
   if (!(alpha > 0 && alpha < 1)) throw new RangeError(`alpha must be in (0, 1); got ${alpha}`);
   if (!(beta > 0 && beta < 1)) throw new RangeError(`beta must be in (0, 1); got ${beta}`);
@@ -107,7 +149,8 @@ function compileThresholdOptions(options: ThresholdTestOptions): CompiledThresho
   if (!Number.isInteger(maxEpisodes) || maxEpisodes < 1 || maxEpisodes > 100000) {
     throw new RangeError(`maxEpisodes must be an integer in 1..100000; got ${maxEpisodes}`);
   }
-  return { target, alpha, beta, delta, maxEpisodes };
+  if (typeof finalLook !== "boolean") throw new RangeError(`finalLook must be a boolean; got ${String(finalLook)}`);
+  return { target, alpha, beta, delta, maxEpisodes, finalLook };
 }
 
 /**
@@ -128,10 +171,24 @@ export function logEvidenceBelow(k: number, n: number, p0: number, delta = 0): n
   return logIntegral - Math.log(high) - k * Math.log(p0) - (n - k) * Math.log1p(-p0);
 }
 
-/** Per-n stopping boundaries: pass once successes >= passAt[n], fail once successes <= failAt[n]. */
+/**
+ * Per-n stopping boundaries: pass once successes >= passAt[n], fail once successes <= failAt[n];
+ * and the final look at maxEpisodes, computed on first use.
+ */
 interface Boundaries {
   passAt: Int32Array;
   failAt: Int32Array;
+  final?: FinalLook;
+}
+
+/** The final look's critical count and the exact error spent, at a true rate equal to target. */
+interface FinalLook {
+  critical: number;
+  alphaSpentInterim: number;
+  /** P_target(pass) with the final look. */
+  alphaSpent: number;
+  /** P_target(pass) without it (boundary crossings only). */
+  alphaSpentBoundaries: number;
 }
 
 const boundaryCache = new Map<string, Boundaries>();
@@ -163,20 +220,124 @@ function boundaries(o: CompiledThresholdOptions): Boundaries {
     }
     failAt[n] = low;
   }
+  const result: Boundaries = { passAt, failAt };
   if (boundaryCache.size >= 64) boundaryCache.delete(boundaryCache.keys().next().value as string);
-  boundaryCache.set(key, { passAt, failAt });
-  return { passAt, failAt };
+  boundaryCache.set(key, result);
+  return result;
+}
+
+/** Exact outcome probabilities of the procedure at one true rate (see {@link absorb}). */
+interface Absorbed {
+  passInterim: number;
+  passFinal: number;
+  fail: number;
+  inconclusive: number;
+  expectedEpisodes: number;
+  /** P(undecided before maxEpisodes and k successes at maxEpisodes), k = 0..maxEpisodes. */
+  atMax: Float64Array;
+}
+
+/**
+ * Dynamic programme over (n, successes) with the boundaries absorbing, at true rate p: carries
+ * P(still undecided after n episodes with k successes) forward one episode at a time, over the
+ * undecided counts only (between the boundaries), so its cost is the sum of those widths.
+ * At maxEpisodes a run passes with successes >= passAtMax (the boundary, or the final look's
+ * lower critical count), else fails on the fail boundary, else is inconclusive.
+ */
+function absorb(b: Boundaries, maxEpisodes: number, p: number, passAtMax: number): Absorbed {
+  let dist = new Float64Array(maxEpisodes + 2);
+  let next = new Float64Array(maxEpisodes + 2);
+  dist[0] = 1;
+  let low = 0; // undecided counts lie in low..high
+  let high = 0;
+  const out: Absorbed = { passInterim: 0, passFinal: 0, fail: 0, inconclusive: 0, expectedEpisodes: 0, atMax: new Float64Array(maxEpisodes + 1) };
+  for (let n = 1; n <= maxEpisodes; n++) {
+    let alive = 0;
+    for (let k = low; k <= high; k++) alive += dist[k];
+    if (alive === 0) break;
+    out.expectedEpisodes += alive;
+    next.fill(0, low, high + 2);
+    for (let k = low; k <= high; k++) {
+      next[k] += dist[k] * (1 - p);
+      next[k + 1] += dist[k] * p;
+    }
+    [dist, next] = [next, dist];
+    high += 1;
+    if (n === maxEpisodes) {
+      for (let k = low; k <= high; k++) {
+        out.atMax[k] = dist[k];
+        if (k >= passAtMax) out.passFinal += dist[k];
+        else if (k <= b.failAt[n]) out.fail += dist[k];
+        else out.inconclusive += dist[k];
+      }
+      break;
+    }
+    for (let k = low; k <= high; k++) {
+      if (k >= b.passAt[n]) out.passInterim += dist[k];
+      else if (k <= b.failAt[n]) out.fail += dist[k];
+    }
+    const newLow = Math.max(low, b.failAt[n] + 1);
+    const newHigh = Math.min(high, b.passAt[n] - 1);
+    dist.fill(0, low, newLow);
+    if (newHigh + 1 <= high) dist.fill(0, newHigh + 1, high + 1);
+    [low, high] = [newLow, newHigh];
+    if (low > high) break;
+  }
+  return out;
+}
+
+/** The final look: smallest c with P_target(interim pass) + P_target(undecided at max, k >= c) <= alpha. */
+function finalLook(b: Boundaries, o: CompiledThresholdOptions): FinalLook {
+  if (b.final) return b.final;
+  const max = o.maxEpisodes;
+  const atTarget = absorb(b, max, o.target, b.passAt[max]);
+  let critical = max + 1;
+  let spent = atTarget.passInterim;
+  // The boundary alone keeps P_target(pass) <= alpha (Ville), so c <= passAt[max] in exact
+  // arithmetic; the min() keeps rounding from ever making the final look stricter than the boundary.
+  while (critical > 0 && spent + atTarget.atMax[critical - 1] <= o.alpha) spent += atTarget.atMax[--critical];
+  critical = Math.min(critical, b.passAt[max]);
+  const tail = (from: number) => atTarget.atMax.slice(from).reduce((sum, x) => sum + x, atTarget.passInterim);
+  b.final = { critical, alphaSpentInterim: atTarget.passInterim, alphaSpent: tail(critical), alphaSpentBoundaries: tail(b.passAt[max]) };
+  return b.final;
+}
+
+/** Exact outcome probabilities of {@link createThresholdTest}; field names are the wire names. */
+export interface ThresholdOperatingCharacteristics {
+  pass: number;
+  fail: number;
+  inconclusive: number;
+  /** Mean episodes to a decision (maxEpisodes at most). */
+  expected_episodes: number;
+}
+
+/**
+ * Exact operating characteristics of the threshold test with `options` when the true success rate
+ * is `p`: the probabilities of pass, fail and inconclusive and the expected number of episodes, by
+ * the dynamic programme the final look uses (no simulation). At p = target, `pass` is the test's
+ * size (state `alpha_spent`).
+ */
+export function thresholdOperatingCharacteristics(options: ThresholdTestOptions, p: number): ThresholdOperatingCharacteristics {
+  const o = compileThresholdOptions(options);
+  if (!(p >= 0 && p <= 1)) throw new RangeError(`p must be in [0, 1]; got ${p}`);
+  const b = boundaries(o);
+  const passAtMax = o.finalLook ? finalLook(b, o).critical : b.passAt[o.maxEpisodes];
+  const r = absorb(b, o.maxEpisodes, p, passAtMax);
+  return { pass: r.passInterim + r.passFinal, fail: r.fail, inconclusive: r.inconclusive, expected_episodes: r.expectedEpisodes };
 }
 
 /**
  * Creates the sequential threshold test: feed it one episode at a time; it answers "continue",
- * "pass" (the rate is shown >= target; false-pass probability <= alpha for any true rate <= target)
- * or "fail" (shown below target with error <= beta, or the episode budget ran out).
- * NOTE: a decision is final; calling update() after it throws.
+ * "pass" (the rate is shown >= target; false-pass probability <= alpha for any true rate <= target),
+ * "fail" (shown below target; probability <= beta for any true rate >= target) or, at the budget,
+ * "inconclusive". NOTE: a decision is final; calling update() after it throws.
  */
 export function createThresholdTest(options: ThresholdTestOptions): SequentialThresholdTest {
   const o = compileThresholdOptions(options);
-  const { passAt, failAt } = boundaries(o);
+  const b = boundaries(o);
+  const { passAt, failAt } = b;
+  const final = finalLook(b, o);
+  const finalCritical = o.finalLook ? final.critical : null;
   let n = 0;
   let successes = 0;
   let decision: ThresholdDecision = "continue";
@@ -187,8 +348,9 @@ export function createThresholdTest(options: ThresholdTestOptions): SequentialTh
       n++;
       if (success) successes++;
       if (successes >= passAt[n]) [decision, reason] = ["pass", "pass_boundary"];
+      else if (n >= o.maxEpisodes && finalCritical !== null && successes >= finalCritical) [decision, reason] = ["pass", "final_look"];
       else if (successes <= failAt[n]) [decision, reason] = ["fail", "fail_boundary"];
-      else if (n >= o.maxEpisodes) [decision, reason] = ["fail", "max_episodes"];
+      else if (n >= o.maxEpisodes) [decision, reason] = ["inconclusive", "max_episodes"];
       return decision;
     },
     state(): SequentialThresholdState {
@@ -207,6 +369,11 @@ export function createThresholdTest(options: ThresholdTestOptions): SequentialTh
         log_e_fail: logEvidenceBelow(successes, n, o.target, o.delta),
         lower_bound: lowerConfidenceBound(successes, n, o.alpha),
         interval_method: "beta-binomial-mixture-cs",
+        max_episodes: o.maxEpisodes,
+        final_look: o.finalLook,
+        final_critical: finalCritical,
+        alpha_spent_interim: final.alphaSpentInterim,
+        alpha_spent: o.finalLook ? final.alphaSpent : final.alphaSpentBoundaries,
       };
     },
   };
@@ -257,50 +424,47 @@ function checkCounts(k: number, n: number, alpha: number): void {
   if (!(alpha > 0 && alpha < 1)) throw new RangeError(`alpha must be in (0, 1); got ${alpha}`);
 }
 
-/** Options of {@link naiveThresholdRule}. */
-export interface NaiveThresholdOptions {
-  target: number;
-  /** Confidence of the Wilson interval re-checked after every episode. */
-  ci: number;
-  maxEpisodes: number;
+/**
+ * Power of the fixed-n exact one-sided binomial test of "rate <= target" at level alpha with n
+ * episodes, at true rate p: it passes when successes >= c, the smallest c with
+ * P(X >= c | target) <= alpha (X ~ Binomial(n, target)), so its size is <= alpha; power is
+ * P(X >= c | p). The yardstick for the sequential test: what the same budget buys when it is
+ * always spent in full and looked at once.
+ */
+export function fixedNExactPower(target: number, alpha: number, n: number, p: number): number {
+  if (!(target > 0 && target < 1)) throw new RangeError(`target must be in (0, 1); got ${target}`);
+  if (!(alpha > 0 && alpha < 1)) throw new RangeError(`alpha must be in (0, 1); got ${alpha}`);
+  if (!Number.isInteger(n) || n < 1) throw new RangeError(`n must be a positive integer; got ${n}`);
+  if (!(p >= 0 && p <= 1)) throw new RangeError(`p must be in [0, 1]; got ${p}`);
+  return binomialUpperTail(fixedNCritical(target, alpha, n), n, p);
+}
+
+/** Smallest c with P(Binomial(n, target) >= c) <= alpha; n + 1 when no count is rare enough. */
+export function fixedNCritical(target: number, alpha: number, n: number): number {
+  let low = 0;
+  let high = n + 1; // the upper tail falls as c rises: bisect
+  while (low < high) {
+    const mid = (low + high) >> 1;
+    if (binomialUpperTail(mid, n, target) <= alpha) high = mid;
+    else low = mid + 1;
+  }
+  return low;
 }
 
 /**
- * The procedure Assay must NOT use, kept to show why: after every episode, pass if the fixed-n
- * Wilson lower bound reaches target, fail if the upper bound falls below it. Each look has error
- * (1 - ci)/2, but repeated looks compound, so its false-pass rate is several times that
- * (scripts/bench/threshold-false-pass.ts measures it).
+ * Alpha for the threshold test of the j-th policy of a run that iterates (checkpoint 1 = the
+ * submitted policy, 2 = the first pushed checkpoint, ...): familyAlpha · 6 / (π² j²).
+ *
+ * Each checkpoint restarts the test on its own episodes, so each has its own chance of a false
+ * pass; by the union bound the chance that any of them passes falsely is at most the sum of their
+ * alphas, and Σ_j 6 / (π² j²) = 1 (Euler's Basel sum), so the family stays <= familyAlpha however
+ * many checkpoints arrive, without declaring their number in advance. The first policy keeps 61%
+ * of the family's alpha, the second 15%, the tenth 0.6%: early, deliberate checkpoints lose little,
+ * and a stream that pushes every few episodes cannot buy a pass by volume. The weights fall as
+ * 1/j², the slowest polynomial rate whose sum is finite and known in closed form.
  */
-export function naiveThresholdRule(options: NaiveThresholdOptions): ThresholdProcedure {
-  const { target, ci, maxEpisodes } = options;
-  if (!(target > 0 && target < 1)) throw new RangeError(`target must be in (0, 1); got ${target}`);
-  if (!Number.isInteger(maxEpisodes) || maxEpisodes < 1) throw new RangeError(`maxEpisodes must be a positive integer; got ${maxEpisodes}`);
-  let n = 0;
-  let successes = 0;
-  let decision: ThresholdDecision = "continue";
-  let reason: ThresholdStopReason | null = null;
-  return {
-    update(success: boolean): ThresholdDecision {
-      if (decision !== "continue") throw new Error(`naive rule already decided "${decision}" after ${n} episodes`);
-      n++;
-      if (success) successes++;
-      const [lower, upper] = wilsonInterval(successes, n, ci);
-      if (lower >= target) [decision, reason] = ["pass", "pass_boundary"];
-      else if (upper < target) [decision, reason] = ["fail", "fail_boundary"];
-      else if (n >= maxEpisodes) [decision, reason] = ["fail", "max_episodes"];
-      return decision;
-    },
-    state(): ThresholdState {
-      return {
-        n,
-        successes,
-        success_rate: n === 0 ? null : successes / n,
-        decision,
-        reason,
-        target,
-        alpha: (1 - ci) / 2,
-        method: "naive-wilson-repeated",
-      };
-    },
-  };
+export function checkpointAlpha(familyAlpha: number, checkpoint: number): number {
+  if (!(familyAlpha > 0 && familyAlpha < 1)) throw new RangeError(`familyAlpha must be in (0, 1); got ${familyAlpha}`);
+  if (!Number.isInteger(checkpoint) || checkpoint < 1) throw new RangeError(`checkpoint must be a positive integer (1 = the submitted policy); got ${checkpoint}`);
+  return (familyAlpha * 6) / (Math.PI * Math.PI * checkpoint * checkpoint);
 }

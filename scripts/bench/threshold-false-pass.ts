@@ -7,7 +7,8 @@
  */
 
 import { pathToFileURL } from "node:url";
-import { createThresholdTest, naiveThresholdRule } from "../../coordinator/stats/sequential-threshold.js";
+import { naiveThresholdRule } from "../../coordinator/stats/naive-threshold.js";
+import { createThresholdTest } from "../../coordinator/stats/sequential-threshold.js";
 import { simulateThreshold } from "../../coordinator/stats/simulation.js";
 
 interface Figure {
