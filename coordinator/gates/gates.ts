@@ -6,17 +6,18 @@
  * Check states: pending -> passed | failed, decided once, when its eval run ends:
  * - run completed, no baseline yet: passed (this run becomes the baseline);
  * - run completed: each unit (robot x suite task) is compared with the same unit of the baseline
- *   run with `detectRegression` (alpha 0.05, margin 0); any regression fails the check and emits
- *   webhook `regression.detected` (source "gate");
+ *   run with `detectRegressions` (one-sided Fisher exact per unit, margin 0, Holm-adjusted over the
+ *   check's units so a check fails falsely with probability <= alpha 0.05); any regression fails
+ *   the check and emits webhook `regression.detected` (source "gate");
  * - run failed or stopped: failed, `regression` null, `detail` names the run's status code.
  */
-import { detectRegression } from "../stats/regression.js";
+import { detectRegressions } from "../stats/regression.js";
 import type { Db } from "../store/database.js";
 import { getRun, type RunRecord } from "../store/runs-repo.js";
 import { countsOf, type UnitResult } from "../kinds/unit-results.js";
 import { enqueueEvent } from "../webhooks/outbox.js";
 
-export const GATE_REGRESSION = { alpha: 0.05, margin: 0 };
+export const GATE_REGRESSION = { alpha: 0.05, margin: 0, adjustment: "holm" } as const;
 
 export interface GateSpec {
   suite: string;
@@ -140,12 +141,16 @@ function decideCheck(db: Db, check: GateCheckRow, now: Date): void {
     const baseline = baselineRun(db, check);
     const current = (run.result.units as UnitResult[] | undefined) ?? [];
     const before = (baseline?.result?.units as UnitResult[] | undefined) ?? [];
-    const units = current.flatMap((unit) => {
+    const pairs = current.flatMap((unit) => {
       const prior = before.find((b) => b.robot === unit.robot && b.task === unit.task && b.environment === unit.environment);
-      if (!prior || prior.result.n === 0 || unit.result.n === 0) return [];
-      const verdict = detectRegression(countsOf(prior.result), countsOf(unit.result), GATE_REGRESSION);
-      return [{ unit: unit.key, prior: { n: prior.result.n, success_rate: prior.result.success_rate }, current: { n: unit.result.n, success_rate: unit.result.success_rate }, ...verdict }];
+      return prior && prior.result.n > 0 && unit.result.n > 0 ? [{ unit, prior }] : [];
     });
+    // One family per check: every compared unit, Holm-adjusted together.
+    const verdicts = detectRegressions(pairs.map(({ unit, prior }) => ({ prior: countsOf(prior.result), current: countsOf(unit.result) })), GATE_REGRESSION);
+    const units = pairs.map(({ unit, prior }, i) => ({
+      unit: unit.key, prior: { n: prior.result.n, success_rate: prior.result.success_rate }, current: { n: unit.result.n, success_rate: unit.result.success_rate },
+      ...verdicts[i], family_size: verdicts.length,
+    }));
     const regressed = units.filter((u) => u.regressed);
     status = regressed.length ? "failed" : "passed";
     decided = {

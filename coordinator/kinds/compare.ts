@@ -15,9 +15,39 @@
  * Sequential (`sequential: {alpha, beta, delta}`): after every finished episode the complete pairs,
  * in the order they completed, are fed to a sequential test; once it decides, the pending episodes
  * are cancelled (episodes in flight still finish and are counted) and the run completes with
- * `stopped_early: true`.
+ * `stopped_early: true`. The test's cap is `episodes` pairs, the submitter's budget; its power at
+ * that cap depends on how many pairs turn out discordant, so the run shows it at submission
+ * (`sequential_power`, exact) with the pairs that would reach 1 - beta. The result carries beside
+ * the fixed-n interval an anytime-valid one (a confidence sequence), the one to cite after a
+ * sequential stop.
  */
-import { createSequentialCompare } from "../stats/sequential-compare.js";
+
+/** Discordant shares the submission's power table is computed at. */
+export const POWER_DISCORDANT_SHARES = [0.1, 0.2, 0.3, 0.5];
+
+/** The exact power of the sequential test at its cap, per discordant share (shown on the Run). */
+export interface SequentialPower {
+  max_pairs: number;
+  by_discordant_share: Array<{ discordant_share: number; power: number; expected_pairs: number; pairs_for_power: number | null }>;
+  note: string;
+}
+
+function sequentialPower(sequential: NonNullable<CompareSettings["sequential"]>, maxPairs: number): SequentialPower {
+  const shareA = 0.5 + sequential.delta;
+  return {
+    max_pairs: maxPairs,
+    by_discordant_share: POWER_DISCORDANT_SHARES.map((share) => {
+      const oc = sequentialCompareOperatingCharacteristics({ ...sequential, maxPairs }, share, shareA);
+      let needed: number | null;
+      try { needed = pairsForPower(sequential, share); } catch { needed = null; }
+      return { discordant_share: share, power: oc.a_better, expected_pairs: oc.expected_pairs, pairs_for_power: needed };
+    }),
+    note: `power: the chance of declaring the better policy when it wins a discordant pair (one succeeds, the other fails) with probability ${shareA}, `
+      + `at a cap of ${maxPairs} pairs (episodes); it depends on the share of discordant pairs, unknown before the run. `
+      + `pairs_for_power: the episodes per policy that would give power ${1 - sequential.beta} (null: out of reach).`,
+  };
+}
+import { createSequentialCompare, differenceConfidenceSequence, pairsForPower, sequentialCompareOperatingCharacteristics } from "../stats/sequential-compare.js";
 import { mcnemarExact } from "../stats/mcnemar.js";
 import { pairedDifferenceInterval } from "../stats/paired-difference.js";
 import { newcombeDifference } from "../stats/two-proportions.js";
@@ -40,6 +70,8 @@ import { COMMON_RUN_FIELDS, EpisodesSpec, Policy, environmentRef, robotPin, task
 export interface CompareSettings {
   paired: boolean;
   sequential?: { alpha: number; beta: number; delta: number };
+  /** With sequential: its exact power at the cap, computed at submission. */
+  sequential_power?: SequentialPower;
 }
 
 function planCompare(body: Record<string, unknown>, ctx: ValidateRunContext): ValidatedRun {
@@ -79,7 +111,7 @@ function planCompare(body: Record<string, unknown>, ctx: ValidateRunContext): Va
       episodes.push({ unit, seed, assign: { pair, order: position } });
     });
   }
-  const settings: CompareSettings = { paired, ...(sequential ? { sequential } : {}) };
+  const settings: CompareSettings = { paired, ...(sequential ? { sequential, sequential_power: sequentialPower(sequential, count) } : {}) };
   return validatedKindRun({
     kind: "compare", body, units: resolved.map((r) => r.unit), episodes, seed: common.seed, priority: common.priority,
     kindPlan: { compare: settings },
@@ -178,6 +210,12 @@ function compareResult(ctx: KindResultContext, run: RunRecord, episodes: readonl
       pairs: pairs.length, both: tally.both, only_a: tally.onlyA, only_b: tally.onlyB, neither: tally.neither,
       diff: interval.diff, ci: interval.ci, ci_level: 0.95, method: interval.method,
       mcnemar: { b: mcnemar.b, c: mcnemar.c, n_discordant: mcnemar.n_discordant, p_value: mcnemar.p_value },
+      ...(settings.sequential
+        ? {
+            ci_validity: "fixed-n: valid for a pair count fixed in advance; after a sequential stop cite ci_anytime",
+            ci_anytime: { ...differenceConfidenceSequence(tally, 0.05), validity: "anytime-valid: covers the difference at every pair count at once, so after any stop" },
+          }
+        : {}),
     };
   } else {
     const ka = countsOf(a.result);

@@ -9,10 +9,12 @@
  *
  * Result. `units` holds one Result per cell. `regressions` compares every cell with the same cell
  * (same robot pin and environment) of the account's most recent earlier completed matrix run on
- * the same task revision (`baseline_run_id`): `detectRegression` at alpha 0.05 with margin 0. A
- * regression is listed in the result and announced once per run as webhook `regression.detected`.
+ * the same task revision (`baseline_run_id`): `detectRegressions` (one-sided Fisher exact test per
+ * cell, margin 0) with Holm's adjustment over the compared cells, so the chance that a run flags
+ * any cell when none regressed stays <= alpha 0.05. A regression is listed in the result and
+ * announced once per run as webhook `regression.detected`.
  */
-import { detectRegression } from "../stats/regression.js";
+import { detectRegressions } from "../stats/regression.js";
 import { parseEpisodesSpec } from "../runs/episodes-spec.js";
 import { contract } from "../runs/field-checks.js";
 import { type ValidatedRun, type ValidateRunContext } from "../runs/run-request.js";
@@ -29,8 +31,8 @@ import { z } from "zod";
 import { COMMON_RUN_FIELDS, EpisodesSpec, Policy, environmentRef, robotPin, taskRef } from "../runs/run-schemas.js";
 
 
-/** Significance and margin of the per-cell regression rule. */
-export const MATRIX_REGRESSION = { alpha: 0.05, margin: 0 };
+/** Family-wise significance, margin and multiplicity adjustment of the per-cell regression rule. */
+export const MATRIX_REGRESSION = { alpha: 0.05, margin: 0, adjustment: "holm" } as const;
 
 function planMatrix(body: Record<string, unknown>, ctx: ValidateRunContext): ValidatedRun {
   const robots = stringList("robots", body.robots, "firmware_pin_unavailable");
@@ -75,21 +77,23 @@ function priorMatrix(db: Db, run: RunRecord): PriorMatrix | undefined {
 function matrixResult(ctx: KindResultContext, run: RunRecord, episodes: readonly EpisodeRecord[]): Record<string, unknown> {
   const units = unitResults(ctx, run, episodes);
   const prior = priorMatrix(ctx.db, run);
-  const regressions: Array<Record<string, unknown>> = [];
-  const compared: Array<Record<string, unknown>> = [];
-  for (const unit of units) {
+  const pairs = units.flatMap((unit) => {
     const before = prior?.units.find((u) => u.robot === unit.robot && u.environment === unit.environment);
-    if (!before || before.result.n === 0 || unit.result.n === 0) continue;
-    const verdict = detectRegression(countsOf(before.result), countsOf(unit.result), MATRIX_REGRESSION);
-    const entry = {
+    return before && before.result.n > 0 && unit.result.n > 0 ? [{ unit, before }] : [];
+  });
+  // One family per run: every compared cell, Holm-adjusted together.
+  const verdicts = detectRegressions(pairs.map(({ unit, before }) => ({ prior: countsOf(before.result), current: countsOf(unit.result) })), MATRIX_REGRESSION);
+  const compared = pairs.map(({ unit, before }, i) => {
+    const verdict = verdicts[i];
+    return {
       unit: unit.key, robot: unit.robot, environment: unit.environment,
       prior: { n: before.result.n, success_rate: before.result.success_rate },
       current: { n: unit.result.n, success_rate: unit.result.success_rate },
-      regressed: verdict.regressed, diff: verdict.diff, ci: verdict.ci, p_value: verdict.p_value, rule: verdict.rule, alpha: verdict.alpha,
+      regressed: verdict.regressed, diff: verdict.diff, ci: verdict.ci, p_value: verdict.p_value, p_adjusted: verdict.p_adjusted,
+      adjustment: verdict.adjustment, family_size: verdicts.length, rule: verdict.rule, alpha: verdict.alpha,
     };
-    compared.push(entry);
-    if (verdict.regressed) regressions.push(entry);
-  }
+  });
+  const regressions = compared.filter((entry) => entry.regressed);
   return {
     ...headlineResult(ctx, run, episodes, units, {
       units: [0],

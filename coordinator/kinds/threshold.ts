@@ -5,13 +5,20 @@
  * Plan. Two units: `soak` (iterate_on) and `verify` (escalate_to, with `escalate_policy` when the
  * verify embodiment needs another action space; default `policy`). Episodes are created one at a
  * time: after each finished episode of the current phase the anytime-valid sequential test
- * (`createThresholdTest`, alpha = 1 - ci, at most `episodes` per phase, default 100) over that
- * phase's episodes decides:
+ * (`createThresholdTest`, at most `episodes` per phase, default 100, with its exact final look at
+ * the budget) over that phase's policy outcomes (an intervened episode is a failure) decides:
  *
  *   soak:   continue -> next soak episode; pass -> webhook `threshold.crossed`, phase verify;
- *           fail -> verdict `not_met` (the run completes)
+ *           fail -> verdict `not_met`; inconclusive (budget spent undecided) -> verdict
+ *           `inconclusive` (the run completes)
  *   verify: continue -> next verify episode; pass -> verdict `verified`, signed POST to
- *           `on_verified.webhook`; fail -> verdict `not_confirmed`
+ *           `on_verified.webhook`; fail -> verdict `not_confirmed`; inconclusive -> `inconclusive`
+ *
+ * Error control. alpha = 1 - ci. A run that declares `policy_stream` may receive checkpoints, and
+ * each restarts the soak test, so checkpoint j (1 = the submitted policy) is tested at
+ * `checkpointAlpha(alpha, j)` = alpha x 6/(pi^2 j^2): the chance that any checkpoint crosses falsely
+ * stays <= alpha however many arrive. A run without `policy_stream` tests its one policy at alpha
+ * and takes no checkpoints. The verify phase runs once, at alpha, on fresh episodes.
  *
  * `monthly_cap_usd` is a hard cap on the run's metered cost in the current UTC month: before each
  * new episode, when the cost so far plus one episode's estimate would exceed it, the run stops with
@@ -19,12 +26,12 @@
  *
  * `on_verified.webhook` must be the URL of one of the account's webhook endpoints (POST
  * /v1/webhooks), so the delivery is signed with a secret the customer holds; it gets a
- * `threshold.crossed` event with `data.phase: "verified"`. `policy_stream.webhook` is recorded;
- * checkpoint pushes are not consumed yet (the run evaluates the submitted policy).
+ * `threshold.crossed` event with `data.phase: "verified"`. `policy_stream.webhook` is recorded (the
+ * coordinator does not poll it); checkpoints arrive with POST /v1/runs/{id}/checkpoints.
  */
 import { costOfSecondsUsd, episodeEstimateS } from "../billing/estimates.js";
 import { randomBase62 } from "../auth/api-keys.js";
-import { createThresholdTest } from "../stats/sequential-threshold.js";
+import { checkpointAlpha, createThresholdTest, type ThresholdDecision } from "../stats/sequential-threshold.js";
 import { parseEpisodesSpec } from "../runs/episodes-spec.js";
 import { rateSummary } from "../runs/result-summary.js";
 import { contract, isPlainObject, q } from "../runs/field-checks.js";
@@ -54,13 +61,13 @@ interface ThresholdSettings {
   policy_stream_url: string | null;
 }
 
-type Phase = "soak" | "verify" | "verified" | "not_met" | "not_confirmed";
+type Phase = "soak" | "verify" | "verified" | "not_met" | "not_confirmed" | "inconclusive";
 
 interface ThresholdState {
   phase: Phase;
   /** Checkpoints pushed with POST /v1/runs/{id}/checkpoints; the soak test restarts at each. */
   checkpoints?: Array<{ at: string; from_index: number; policy: string | undefined }>;
-  crossed?: { n: number; successes: number; at: string };
+  crossed?: { n: number; successes: number; at: string; checkpoint: number; alpha: number };
   decided?: { n: number; successes: number; at: string };
   event_id?: string;
 }
@@ -132,6 +139,9 @@ export function pushCheckpoint(db: Db, run: RunRecord, policy: Record<string, un
   if (run.kind !== "threshold" || state.phase !== "soak" || !["queued", "scheduling", "running"].includes(run.status)) {
     contract(`run ${run.id} is not a threshold run iterating on the soak tier (kind ${run.kind}, status ${run.status}, phase ${state.phase}); checkpoints go to an iterating threshold run`);
   }
+  if (!settingsOf(run).policy_stream_url) {
+    contract(`run ${run.id} declared no policy_stream, so its soak test spends its whole alpha on the submitted policy; submit the run with policy_stream {"webhook": ...} to push checkpoints (their alphas then add up to the run's)`);
+  }
   const units = run.units.map((u) => ({ ...u }));
   const request = run.request as { escalate_policy?: unknown };
   units[0].policy = policy;
@@ -143,10 +153,22 @@ export function pushCheckpoint(db: Db, run: RunRecord, policy: Record<string, un
   return { from_index: fromIndex, checkpoints: state.checkpoints.length };
 }
 
+/**
+ * The policy being tested on the soak tier (1 = the submitted one, j + 1 after j checkpoints) and
+ * its alpha: its share of the run's under `policy_stream`, else the whole of it.
+ */
+function soakTestOf(settings: ThresholdSettings, state: ThresholdState): { checkpoint: number; alpha: number } {
+  const checkpoint = (state.checkpoints?.length ?? 0) + 1;
+  const family = 1 - settings.ci;
+  return { checkpoint, alpha: settings.policy_stream_url ? checkpointAlpha(family, checkpoint) : family };
+}
+
 /** The sequential test over one phase's finished episodes, in index order. */
-function testPhase(settings: ThresholdSettings, episodes: readonly EpisodeRecord[], phase: "soak" | "verify", fromIndex = 0) {
-  const test = createThresholdTest({ target: settings.target, alpha: 1 - settings.ci, maxEpisodes: settings.max_episodes });
-  let decision: "continue" | "pass" | "fail" = "continue";
+function testPhase(settings: ThresholdSettings, state: ThresholdState, episodes: readonly EpisodeRecord[], phase: "soak" | "verify") {
+  const fromIndex = phase === "soak" ? checkpointFrom(state) : 0;
+  const alpha = phase === "soak" ? soakTestOf(settings, state).alpha : 1 - settings.ci;
+  const test = createThresholdTest({ target: settings.target, alpha, maxEpisodes: settings.max_episodes });
+  let decision: ThresholdDecision = "continue";
   for (const e of episodes) {
     // Soak evidence counts only episodes of the current checkpoint.
     if (e.status !== "done" || e.assign.phase !== phase || (phase === "soak" && e.idx < fromIndex)) continue;
@@ -175,27 +197,30 @@ function thresholdProgress(ctx: KindProgressContext, run: RunRecord, episodes: r
   if (episodes.some((e) => e.status === "pending" || e.status === "assigned" || e.status === "running")) return undefined;
   const units = run.units;
   const phase = state.phase;
-  const { decision, state: test } = testPhase(settings, episodes, phase, checkpointFrom(state));
+  const { decision, state: test } = testPhase(settings, state, episodes, phase);
   const pins = run.resolvedPins;
   let next: "soak" | "verify" | undefined;
   if (phase === "soak") {
     if (decision === "continue") next = "soak";
     else if (decision === "pass") {
+      const { checkpoint, alpha } = soakTestOf(settings, state);
       state.phase = "verify";
-      state.crossed = { n: test.n, successes: test.successes, at: now.toISOString() };
+      state.crossed = { n: test.n, successes: test.successes, at: now.toISOString(), checkpoint, alpha };
       enqueueEvent(db, run.accountId, "threshold.crossed", {
         run_id: run.id, phase: "soak", robot: units[0].robot, task: pins.task, target: { success_rate: settings.target, ci: settings.ci },
         ...rateSummary(test.successes, test.n), escalate_to: units[1].robot,
+        // The error this crossing carries: the checkpoint's alpha, a share of the run's under policy_stream.
+        checkpoint, alpha, family_alpha: 1 - settings.ci, reason: test.reason,
       }, now);
       next = "verify";
-    } else state.phase = "not_met";
+    } else state.phase = decision === "inconclusive" ? "inconclusive" : "not_met";
   } else if (decision === "continue") next = "verify";
   else if (decision === "pass") {
     state.phase = "verified";
     state.decided = { n: test.n, successes: test.successes, at: now.toISOString() };
     if (settings.on_verified_endpoint) state.event_id = deliverOnVerified(db, run, settings, units[1].robot, pins.task, test.successes, test.n, now);
   } else {
-    state.phase = "not_confirmed";
+    state.phase = decision === "inconclusive" ? "inconclusive" : "not_confirmed";
     state.decided = { n: test.n, successes: test.successes, at: now.toISOString() };
   }
   if (next) {
@@ -231,9 +256,10 @@ function thresholdResult(ctx: KindResultContext, run: RunRecord, episodes: reado
   const settings = settingsOf(run);
   const state = stateOf(run);
   const phaseView = (phase: "soak" | "verify") => {
-    const { decision, state: test } = testPhase(settings, episodes, phase, checkpointFrom(state));
+    const { decision, state: test } = testPhase(settings, state, episodes, phase);
     return { ...test, decision };
   };
+  const soakTest = soakTestOf(settings, state);
   // The episodes behind the verdict: the verify tier once it has begun, else the current checkpoint's soak episodes.
   const verifying = episodes.some((e) => e.assign.phase === "verify");
   const from = checkpointFrom(state);
@@ -249,6 +275,15 @@ function thresholdResult(ctx: KindResultContext, run: RunRecord, episodes: reado
     threshold: {
       target: { success_rate: settings.target, ci: settings.ci, task: run.resolvedPins.task },
       verdict: state.phase,
+      error_control: {
+        family_alpha: 1 - settings.ci,
+        soak_checkpoint: soakTest.checkpoint,
+        soak_alpha: soakTest.alpha,
+        verify_alpha: 1 - settings.ci,
+        rule: settings.policy_stream_url
+          ? "policy_stream: checkpoint j is tested at family_alpha x 6/(pi^2 j^2), so any checkpoint crosses falsely with probability <= family_alpha"
+          : "no policy_stream: the submitted policy is tested at family_alpha and no checkpoints are taken",
+      },
       soak: phaseView("soak"),
       verify: phaseView("verify"),
       crossed: state.crossed ?? null,

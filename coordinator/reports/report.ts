@@ -233,7 +233,7 @@ export function buildReport(db: Db, run: RunRecord, baseUrl: string, now: Date):
       };
     }),
     interventions: interventionSection(interventionModeOf(request), done, run.kind !== "run", headline, result.assisted),
-    cells: result.cells ?? { by_cell: [], clusters: 0, design_effect: 1, effective_n: headline.n },
+    cells: result.cells ?? { by_cell: [], clusters: 0, design_effect: 1, effective_n: headline.n, ci95_these_cells: headline.ci95 },
     cost: { robot_hours: result.robot_hours, environment_hours: result.environment_hours, cost_usd: result.cost_usd },
   };
 }

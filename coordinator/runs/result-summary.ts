@@ -15,6 +15,7 @@
  * intervened episode is a failure of the policy, its failure cluster `intervened` when it ended in
  * success with help.
  */
+import { clusteredRateInterval } from "../stats/clustered-rate.js";
 import { wilsonInterval } from "../stats/wilson.js";
 import type { EpisodeRecord } from "../store/episodes-repo.js";
 import { computeMeters, type MeterContext } from "./meters.js";
@@ -37,6 +38,11 @@ export interface CellBreakdown {
   design_effect: number;
   /** n / design_effect: the independent episodes the interval is worth. */
   effective_n: number;
+  /**
+   * The Wilson interval of the rate on these very cells (what they would do over many more
+   * episodes), not the model's: ci95 is the model-level one (a population of cells of this model).
+   */
+  ci95_these_cells: [number, number];
 }
 
 /** The spec's Result (wire names), plus per-stage rates, per-cell counts and the assisted rate. */
@@ -84,9 +90,13 @@ export function policyRate(done: readonly CellEpisode[], ci = 0.95): { rate: Rat
   const byCell = cellTallies(done);
   const n = done.length;
   const successes = byCell.reduce((sum, c) => sum + c.successes, 0);
-  const interval = (level: number) => wilsonInterval(successes, n, level);
-  const cells: CellBreakdown = { by_cell: byCell, clusters: byCell.length, design_effect: 1, effective_n: n };
-  return { rate: { n, success_rate: n === 0 ? 0 : successes / n, ci95: interval(ci), interval_method: "wilson" }, cells, interval };
+  const clusters = byCell.map((c) => ({ k: c.successes, n: c.n }));
+  const interval = (level: number) => clusteredRateInterval(clusters, level).ci;
+  const at = clusteredRateInterval(clusters, ci);
+  const cells: CellBreakdown = {
+    by_cell: byCell, clusters: at.clusters, design_effect: at.design_effect, effective_n: at.effective_n, ci95_these_cells: wilsonInterval(successes, n, ci),
+  };
+  return { rate: { n, success_rate: n === 0 ? 0 : successes / n, ci95: at.ci, interval_method: at.interval_method }, cells, interval };
 }
 
 /** Per-stage rates from the evaluations of finished episodes, stages in first-seen order. */

@@ -59,8 +59,11 @@ const RUN_FIELDS_SHOWN = new Set([
  */
 function kindFields(row: RunRecord, request: Record<string, unknown>): Record<string, unknown> {
   const own = Object.fromEntries(Object.entries(request).filter(([key]) => !RUN_FIELDS_SHOWN.has(key)));
+  // A sequential compare's exact power at its cap, computed at submission (coordinator/kinds/compare.ts).
+  const power = (row.plan.kind?.compare as { sequential_power?: unknown } | undefined)?.sequential_power;
   return {
     ...own,
+    ...(power ? { sequential_power: power } : {}),
     units: row.units.map((u, index) => ({
       index, key: u.key, robot: u.robot, environment: u.environment, task: u.task,
       ...(u.policy_name !== undefined ? { policy_name: u.policy_name } : {}),

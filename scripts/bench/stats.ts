@@ -12,6 +12,7 @@
 
 import { pathToFileURL } from "node:url";
 import type { Figure } from "../bench.js";
+import { run as unassistedFigures } from "./stats-unassisted.js";
 import { agreement, type AgreementPair } from "../../coordinator/stats/agreement.js";
 import { binomialPmf } from "../../coordinator/stats/binomial.js";
 import { pairedDifferenceInterval, type PairedCounts } from "../../coordinator/stats/paired-difference.js";
@@ -38,12 +39,8 @@ const RUNS = 20000;
 /** A producer of figures, run after the built-in groups. */
 export type FigureProducer = () => Figure[] | Promise<Figure[]>;
 
-/**
- * Extra figure groups, run after the built-in ones in order.
- * NOTE: the unassisted-rate example (computed through the run result code) is added here by the
- * run-kind wiring; it is deliberately not implemented in this suite.
- */
-export const EXTRA_FIGURES: FigureProducer[] = [];
+/** Extra figure groups, run after the built-in ones in order: those that go through the run result code. */
+export const EXTRA_FIGURES: FigureProducer[] = [unassistedFigures];
 
 const figure = (metric: string, value: number, unit = "ratio"): Figure => ({ bench: BENCH, metric, value, unit });
 

@@ -5,6 +5,7 @@
  * novice's, or the Newcombe interval of the difference excludes 0.
  */
 import assert from "node:assert/strict";
+import { clusteredRateInterval } from "../../coordinator/stats/clustered-rate.js";
 import { newcombeDifference } from "../../coordinator/stats/two-proportions.js";
 import { wilsonInterval } from "../../coordinator/stats/wilson.js";
 import { runEnd, startTestService, type TestService } from "./helpers.js";
@@ -56,8 +57,11 @@ describe("expert beats novice on pick-cube@v1 (simulated fleet, real API)", func
     console.log(`      expert ${k1}/${n1} = ${pct(k1 / n1)} (Wilson 95% ${pct(w1[0])}..${pct(w1[1])}); failure clusters ${JSON.stringify(expert.result.failure_clusters)}`);
     console.log(`      novice ${k2}/${n2} = ${pct(k2 / n2)} (Wilson 95% ${pct(w2[0])}..${pct(w2[1])}); failure clusters ${JSON.stringify(novice.result.failure_clusters)}`);
     console.log(`      difference ${pct(diff.diff)} (Newcombe 95% ${pct(diff.ci[0])}..${pct(diff.ci[1])})`);
-    // The run's own result carries the same Wilson interval the API publishes.
-    assert.deepEqual(expert.result.ci95.map((x: number) => x.toFixed(6)), w1.map((x) => x.toFixed(6)));
+    // The run's own result carries the model-level interval over its cells (plain Wilson on one cell)
+    // and, for these cells alone, the Wilson interval computed here.
+    const cells = expert.result.cells.by_cell.map((c: any) => ({ k: c.successes, n: c.n }));
+    assert.deepEqual(expert.result.ci95.map((x: number) => x.toFixed(6)), clusteredRateInterval(cells).ci.map((x) => x.toFixed(6)));
+    assert.deepEqual(expert.result.cells.ci95_these_cells.map((x: number) => x.toFixed(6)), w1.map((x) => x.toFixed(6)));
     assert.ok(w1[0] > w2[1] || diff.ci[0] > 0, "the expert is better with 95% confidence");
   });
 });

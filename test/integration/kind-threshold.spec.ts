@@ -67,6 +67,12 @@ describe("kind threshold on a simulated fleet", function () {
     const crossed = await receiver.waitFor((list) => list.some((r) => JSON.parse(r.rawBody).data.phase === "soak"));
     const soakEvent = crossed.find((r) => JSON.parse(r.rawBody).data.phase === "soak")!;
     assert.equal(JSON.parse(soakEvent.rawBody).type, "threshold.crossed");
+    // Without policy_stream the one policy is tested at the run's whole alpha, and the event says so.
+    assert.deepEqual(
+      (({ checkpoint, alpha, family_alpha }) => ({ checkpoint, alpha, family_alpha }))(JSON.parse(soakEvent.rawBody).data),
+      { checkpoint: 1, alpha: 1 - THRESHOLD.target.ci, family_alpha: 1 - THRESHOLD.target.ci },
+    );
+    assert.equal(t.error_control.soak_alpha, 1 - THRESHOLD.target.ci);
     assert.ok(verifySignature(secret, String(soakEvent.headers["assay-signature"]), soakEvent.rawBody, Math.floor(Date.now() / 1000)));
     if (t.verdict === "verified") {
       const all = await receiver.waitFor((list) => list.some((r) => JSON.parse(r.rawBody).data.phase === "verified"));
@@ -80,7 +86,12 @@ describe("kind threshold on a simulated fleet", function () {
   it("stops at monthly_cap_usd with monthly_budget_exceeded and keeps the partial result", async () => {
     const created = await service.api("/v1/runs", { method: "POST", json: { ...THRESHOLD, monthly_cap_usd: 0.2 } });
     assert.equal(created.status, 201, await created.clone().text());
-    const { run: done } = await runEnd(service, ((await created.json()) as any).id);
+    const id = ((await created.json()) as any).id;
+    // A run without policy_stream spends its whole alpha on the submitted policy: it takes no checkpoints.
+    const refused = await service.api(`/v1/runs/${id}/checkpoints`, { method: "POST", json: { policy: policy(6) } });
+    assert.equal(refused.status, 422);
+    assert.match(((await refused.json()) as any).error.message, /declared no policy_stream.*submit the run with policy_stream/);
+    const { run: done } = await runEnd(service, id);
     assert.equal(done.status, "stopped");
     assert.equal(done.status_detail.code, "monthly_budget_exceeded");
     assert.equal(done.result.n, 1);
@@ -88,7 +99,9 @@ describe("kind threshold on a simulated fleet", function () {
 
   it("takes policy checkpoints pushed by the customer's pipeline and restarts the soak test at each", async () => {
     const novice = { ...policy(6), image: "assay/ref-policy:novice" };
-    const created = await service.api("/v1/runs", { method: "POST", json: { ...THRESHOLD, policy: novice, escalate_policy: policy(8) } });
+    const created = await service.api("/v1/runs", {
+      method: "POST", json: { ...THRESHOLD, policy: novice, escalate_policy: policy(8), policy_stream: { webhook: "https://ci.example/checkpoints" } },
+    });
     assert.equal(created.status, 201, await created.clone().text());
     const run = (await created.json()) as Record<string, any>;
     const pushed = await service.api(`/v1/runs/${run.id}/checkpoints`, { method: "POST", json: { policy: policy(6) } });
@@ -100,6 +113,9 @@ describe("kind threshold on a simulated fleet", function () {
     const { run: done } = await runEnd(service, run.id);
     assert.equal(done.result.threshold.checkpoints.length, 1);
     assert.equal(done.result.threshold.checkpoints[0].policy, "assay/ref-policy:expert");
+    // Under policy_stream the pushed checkpoint (the run's second policy) gets its share of alpha: 0.2 x 6 / (pi^2 x 4).
+    assert.equal(done.result.threshold.error_control.soak_checkpoint, 2);
+    assert.ok(Math.abs(done.result.threshold.error_control.soak_alpha - (0.2 * 6) / (Math.PI ** 2 * 4)) < 1e-12);
     const late = await service.api(`/v1/runs/${run.id}/checkpoints`, { method: "POST", json: { policy: policy(6) } });
     assert.equal(late.status, 422);
   });

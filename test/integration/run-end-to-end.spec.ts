@@ -5,6 +5,8 @@
 import assert from "node:assert/strict";
 import { open } from "node:fs/promises";
 import { McapIndexedReader } from "@mcap/core";
+import { clusteredRateInterval } from "../../coordinator/stats/clustered-rate.js";
+import { wilsonInterval } from "../../coordinator/stats/wilson.js";
 import { readSse, startTestService, type TestService } from "./helpers.js";
 import { README_RUN_BODY } from "../fixtures.js";
 
@@ -51,7 +53,12 @@ describe("a run end to end on a simulated fleet", function () {
     assert.ok(done.completed);
     const result = done.result;
     assert.equal(result.n, 8);
-    assert.equal(result.interval_method, "wilson");
+    // The interval is the model-level one over the cells that ran the episodes (plain Wilson on one cell).
+    const byCell = result.cells.by_cell.map((c: any) => ({ k: c.successes, n: c.n }));
+    assert.equal(byCell.reduce((sum: number, c: any) => sum + c.n, 0), 8);
+    assert.deepEqual(result.ci95, clusteredRateInterval(byCell).ci);
+    assert.equal(result.interval_method, byCell.length > 1 ? "wilson-design-effect-t" : "wilson");
+    assert.deepEqual(result.cells.ci95_these_cells, wilsonInterval(byCell.reduce((s: number, c: any) => s + c.k, 0), 8));
     assert.ok(result.success_rate >= 0 && result.success_rate <= 1);
     assert.equal(result.ci95.length, 2);
     assert.ok(result.ci95[0] <= result.success_rate && result.success_rate <= result.ci95[1]);

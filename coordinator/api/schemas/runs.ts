@@ -44,6 +44,8 @@ export const CellBreakdown = component("CellBreakdown", z.strictObject({
   clusters: z.number().int().min(0).describe("cells that ran at least one of the episodes"),
   design_effect: z.number().min(1).describe("variance of the pooled rate over its binomial variance; 1 with one cell"),
   effective_n: z.number().min(0).describe("n / design_effect"),
+  ci95_these_cells: z.tuple([z.number().min(0).max(1), z.number().min(0).max(1)])
+    .describe("Wilson interval of the rate on these very cells; ci95 is the model-level interval over a population of cells"),
 }).describe("the episodes behind a rate, per physical cell"));
 
 /** The spec's Result; multi-unit kinds add their own sections (units, comparison, ...). */
