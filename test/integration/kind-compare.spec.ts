@@ -4,6 +4,7 @@
  * stops early; the verification report (JSON and PDF) of a compare run.
  */
 import assert from "node:assert/strict";
+import { differenceConfidenceSequence, pairsForPower, sequentialCompareOperatingCharacteristics } from "../../coordinator/stats/sequential-compare.js";
 import { useSharedFleet } from "../support/shared-fleet.js";
 import { runEnd, type TestService } from "./helpers.js";
 
@@ -84,7 +85,9 @@ describe("kind compare on a simulated fleet", function () {
     assert.equal(report.kind, "verification");
     assert.equal(report.run_kind, "compare");
     assert.equal(report.units.length, 2);
-    assert.match(report.units[0].citation, /^Assay run run_\w+ \[policy:expert\] \(\d{4}-\d{2}-\d{2}\): pick-cube@v1 on so101@3\.11 in tabletop@1, n=6, success \d\.\d\d \[\d\.\d\d, \d\.\d\d\] \(Wilson 95%\)\.$/);
+    assert.match(report.units[0].citation, /^Assay run run_\w+ \[policy:expert\] \(\d{4}-\d{2}-\d{2}\): pick-cube@v1 on so101@3\.11 in tabletop@1, n=6, success \d\.\d\d \[\d\.\d\d, \d\.\d\d\] \((Wilson 95%|95%, wilson-design-effect-t)\)\.$/);
+    // The citation names the interval's method: plain Wilson when one cell ran the policy's episodes.
+    assert.ok(report.units[0].citation.endsWith(result.units[0].result.cells.clusters > 1 ? "(95%, wilson-design-effect-t)." : "(Wilson 95%)."));
     assert.equal(report.perturbation_schedule.realized.length, 12);
     assert.ok(report.out_of_scope.length > 0, "the task's out_of_scope declarations appear verbatim");
     const pdf = await service.api(report.pdf_url);
@@ -104,13 +107,31 @@ describe("kind compare on a simulated fleet", function () {
     });
     assert.equal(created.status, 201, await created.clone().text());
     const run = (await created.json()) as Record<string, any>;
+    // The submission answers with the test's exact power at its cap of 40 pairs, per discordant share.
+    const power = run.sequential_power;
+    assert.equal(power.max_pairs, 40);
+    assert.deepEqual(power.by_discordant_share.map((r: any) => r.discordant_share), [0.1, 0.2, 0.3, 0.5]);
+    const expected = { alpha: 0.2, beta: 0.2, delta: 0.45, maxPairs: 40 };
+    for (const row of power.by_discordant_share) {
+      assert.equal(row.power, sequentialCompareOperatingCharacteristics(expected, row.discordant_share, 0.95).a_better);
+      assert.equal(row.pairs_for_power, pairsForPower({ alpha: 0.2, beta: 0.2, delta: 0.45 }, row.discordant_share));
+    }
+    assert.ok(power.by_discordant_share[0].power < power.by_discordant_share[3].power, "more discordant pairs, more power");
+
     const done = (await runEnd(service, run.id)).run;
     assert.equal(done.status, "completed");
     const seq = done.result.comparison.sequential;
     assert.notEqual(seq.decision, "continue", JSON.stringify(done.result.comparison));
     assert.equal(done.result.stopped_early, true, JSON.stringify(done.result.comparison));
-    assert.ok(done.result.n < 80, `n ${done.result.n} < 80`);
+    const ran = done.result.units[0].result.n + done.result.units[1].result.n;
+    assert.ok(ran < 80, `${ran} episodes ran of 80`);
     assert.ok(seq.pairs_used <= done.result.comparison.pairs);
+    // After the early stop the anytime-valid interval stands beside the fixed-n one, each labelled.
+    const c = done.result.comparison;
+    assert.match(c.ci_validity, /^fixed-n/);
+    assert.equal(c.ci_anytime.interval_method, "discordant-product-cs");
+    assert.match(c.ci_anytime.validity, /^anytime-valid/);
+    assert.deepEqual(c.ci_anytime.ci, differenceConfidenceSequence({ both: c.both, onlyA: c.only_a, onlyB: c.only_b, neither: c.neither }, 0.05).ci);
   });
 
   it("validates compare's own fields with 422s naming the field", async () => {

@@ -4,6 +4,7 @@
  * (docs/statistics.md, "Sizing a run").
  */
 import assert from "node:assert/strict";
+import { clusteredRateInterval } from "../../coordinator/stats/clustered-rate.js";
 import { wilsonInterval, wilsonSampleSize } from "../../coordinator/stats/wilson.js";
 import { useSharedFleet } from "../support/shared-fleet.js";
 import { README_RUN_BODY } from "../fixtures.js";
@@ -20,10 +21,16 @@ describe("run sizing on a simulated fleet", function () {
     assert.equal(created.status, 201, await created.clone().text());
     const { run } = await runEnd(service, ((await created.json()) as { id: string }).id, { deadlineMs: 180_000 });
     assert.equal(run.status, "completed");
-    const result = run.result as { n: number; success_rate: number; ci95: [number, number]; ci_requested: { ci: number; interval: [number, number]; interval_method: string } };
+    const result = run.result as {
+      n: number; success_rate: number; ci95: [number, number]; interval_method: string; cells: { by_cell: Array<{ successes: number; n: number }> };
+      ci_requested: { ci: number; interval: [number, number]; interval_method: string };
+    };
     assert.equal(result.n, wilsonSampleSize(0.8, 0.3));
-    const k = Math.round(result.success_rate * result.n);
-    assert.deepEqual(result.ci95, wilsonInterval(k, result.n, 0.95));
-    assert.deepEqual(result.ci_requested, { ci: 0.8, interval: wilsonInterval(k, result.n, 0.8), interval_method: "wilson" });
+    // Both intervals are the model-level ones over the cells that ran the episodes (Wilson on one cell).
+    const cells = result.cells.by_cell.map((c) => ({ k: c.successes, n: c.n }));
+    assert.equal(cells.reduce((sum, c) => sum + c.n, 0), result.n);
+    assert.deepEqual(result.ci95, clusteredRateInterval(cells, 0.95).ci);
+    assert.deepEqual(result.ci_requested, { ci: 0.8, interval: clusteredRateInterval(cells, 0.8).ci, interval_method: result.interval_method });
+    if (cells.length === 1) assert.deepEqual(result.ci_requested.interval, wilsonInterval(cells[0].k, result.n, 0.8));
   });
 });
