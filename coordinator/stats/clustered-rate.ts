@@ -34,7 +34,7 @@
  */
 
 import { tForConfidence } from "./student-t.js";
-import { wilsonInterval, zForConfidence } from "./wilson.js";
+import { wilsonInterval, wilsonScoreInterval, zForConfidence } from "./wilson.js";
 
 /** Interval of a pooled rate over clusters; field names are the wire names. */
 export interface ClusteredInterval {
@@ -70,18 +70,6 @@ export function designEffect(clusters: ReadonlyArray<{ k: number; n: number }>):
   return Math.max(1, robustVariance / binomialVariance);
 }
 
-/** Wilson's score interval at a real-valued n with critical value `critical` (z or t). */
-function wilsonAt(k: number, n: number, nEff: number, critical: number): [number, number] {
-  const p = k / n;
-  const c2 = critical * critical;
-  const denominator = 1 + c2 / nEff;
-  const centre = (p + c2 / (2 * nEff)) / denominator;
-  const half = (critical / denominator) * Math.sqrt((p * (1 - p)) / nEff + c2 / (4 * nEff * nEff));
-  const lower = k === 0 ? 0 : Math.max(0, centre - half);
-  const upper = k === n ? 1 : Math.min(1, centre + half);
-  return [lower, upper];
-}
-
 /**
  * Interval for the pooled success rate of clusters (`k` successes of `n` episodes per cell) that
  * accounts for between-cell variation; see the module comment. Clusters with n = 0 are ignored.
@@ -103,7 +91,7 @@ export function clusteredRateInterval(clusters: ReadonlyArray<{ k: number; n: nu
   const effectiveN = n / deff;
   const df = used.length - 1;
   return {
-    ci: wilsonAt(k, n, effectiveN, tForConfidence(ci, df)),
+    ci: wilsonScoreInterval(k, n, effectiveN, tForConfidence(ci, df)),
     interval_method: CLUSTERED_INTERVAL_METHOD,
     clusters: used.length,
     design_effect: deff,

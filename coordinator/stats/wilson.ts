@@ -16,12 +16,19 @@ export function wilsonInterval(successes: number, n: number, ci = 0.95): [number
     throw new RangeError(`successes must be an integer in 0..${n}; got ${successes}`);
   }
   if (n === 0) return [0, 1];
-  const z = zForConfidence(ci);
+  return wilsonScoreInterval(successes, n, n, zForConfidence(ci));
+}
+
+/**
+ * Wilson's score interval of the rate successes / n, evaluated at a (possibly real-valued,
+ * effective) sample size `atN` with critical value `critical` (z, or t for a clustered rate).
+ */
+export function wilsonScoreInterval(successes: number, n: number, atN: number, critical: number): [number, number] {
   const p = successes / n;
-  const z2 = z * z;
-  const denominator = 1 + z2 / n;
-  const centre = (p + z2 / (2 * n)) / denominator;
-  const half = (z / denominator) * Math.sqrt((p * (1 - p)) / n + z2 / (4 * n * n));
+  const c2 = critical * critical;
+  const denominator = 1 + c2 / atN;
+  const centre = (p + c2 / (2 * atN)) / denominator;
+  const half = (critical / denominator) * Math.sqrt((p * (1 - p)) / atN + c2 / (4 * atN * atN));
   // At 0 or n successes the bounds are exactly 0 or 1; the formula leaves rounding dust there.
   const lower = successes === 0 ? 0 : Math.max(0, centre - half);
   const upper = successes === n ? 1 : Math.min(1, centre + half);
