@@ -22,9 +22,9 @@
  * read, `commanded_rad[k]` the target it sent (null when the step sent none); the command of row k
  * was computed from row k and first shows in row k + 1. `gripper` in `objects` is the fingertip.
  */
-import type { FileHandle } from "node:fs/promises";
 import { open } from "node:fs/promises";
 import { McapIndexedReader } from "@mcap/core";
+import { fileReadable } from "../exports/episode-steps.js";
 
 export const GROUND_TRUTH_SCHEMA = "assay.ground_truth/1";
 /** The MCAP channels the file is derived from. */
@@ -67,23 +67,6 @@ export interface GroundTruthSource {
   mcapPath: string;
   mcapFileName: string;
   mcapSha256: string;
-}
-
-/** @mcap/core's random-access reader over an open file. */
-function fileReadable(handle: FileHandle) {
-  return {
-    size: async () => BigInt((await handle.stat()).size),
-    read: async (offset: bigint, size: bigint) => {
-      const buffer = new Uint8Array(Number(size));
-      let done = 0;
-      while (done < buffer.length) {
-        const { bytesRead } = await handle.read(buffer, done, buffer.length - done, Number(offset) + done);
-        if (bytesRead === 0) throw new Error(`MCAP ended at ${Number(offset) + done} bytes; the reader wanted ${size} bytes from ${offset}`);
-        done += bytesRead;
-      }
-      return buffer;
-    },
-  };
 }
 
 type Stamp = { sec: number; nsec: number };

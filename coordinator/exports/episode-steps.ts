@@ -1,0 +1,152 @@
+/**
+ * An episode's control steps read back from its MCAP, one at a time: what the step measured, what
+ * it commanded, and the latest frame of every camera. The agent writes a step's messages at one log
+ * time (joint states, then the cameras it captured, then the command), so a step is the set of
+ * messages sharing a log time that holds a joint state.
+ *
+ * - `action` is the commanded target; a step that sent none (the agent held position) reports the
+ *   measured position, which is what holding commands, with `commanded: false`.
+ * - `images` holds each camera's latest frame (JPEG); a camera slower than the control loop repeats
+ *   its last frame, and one that has sent nothing yet is absent.
+ */
+import type { FileHandle } from "node:fs/promises";
+import { open } from "node:fs/promises";
+import { McapIndexedReader } from "@mcap/core";
+
+export interface EpisodeStep {
+  /** Step number from 0. */
+  index: number;
+  /** Agent clock at the step. */
+  tNs: bigint;
+  /** Seconds since the first step. */
+  tS: number;
+  state: number[];
+  velocity: number[];
+  action: number[];
+  commanded: boolean;
+  /** Camera name -> JPEG bytes of its latest frame. */
+  images: Map<string, Uint8Array>;
+  /** Cameras whose frame was captured at this step. */
+  fresh: Set<string>;
+}
+
+export interface EpisodeHeader {
+  jointNames: string[];
+  /** Camera names, from the `/camera/<name>` channels, in channel order. */
+  cameras: string[];
+  /** The `/meta` message with phase "start" (firmware, calibration age, seed, perturbations realized...). */
+  startMeta: Record<string, unknown>;
+  /** The `/meta` message with phase "end". */
+  endMeta: Record<string, unknown>;
+  events: Array<{ t_s: number; name: string; detail: string }>;
+  /** Number of control steps (messages on /joint_states_measured). */
+  steps: number;
+}
+
+const SOURCE = ["/joint_states_measured", "/joint_targets_commanded"];
+
+/** @mcap/core's random-access reader over an open file. */
+export function fileReadable(handle: FileHandle) {
+  return {
+    size: async () => BigInt((await handle.stat()).size),
+    read: async (offset: bigint, size: bigint) => {
+      const buffer = new Uint8Array(Number(size));
+      let done = 0;
+      while (done < buffer.length) {
+        const { bytesRead } = await handle.read(buffer, done, buffer.length - done, Number(offset) + done);
+        if (bytesRead === 0) throw new Error(`MCAP ended at ${Number(offset) + done} bytes; the reader wanted ${size} bytes from ${offset}`);
+        done += bytesRead;
+      }
+      return buffer;
+    },
+  };
+}
+
+/** An episode recording opened for reading; `close()` when done. */
+export class EpisodeRecording {
+  private constructor(private readonly handle: FileHandle, private readonly reader: McapIndexedReader, readonly header: EpisodeHeader) {}
+
+  static async open(path: string): Promise<EpisodeRecording> {
+    const handle = await open(path, "r");
+    try {
+      const reader = await McapIndexedReader.Initialize({ readable: fileReadable(handle) });
+      const decoder = new TextDecoder();
+      const cameras = [...reader.channelsById.values()].filter((c) => c.topic.startsWith("/camera/")).map((c) => c.topic.slice("/camera/".length));
+      let jointNames: string[] = [];
+      let startMeta: Record<string, unknown> = {};
+      let endMeta: Record<string, unknown> = {};
+      const events: EpisodeHeader["events"] = [];
+      for await (const message of reader.readMessages({ topics: ["/meta", "/events"] })) {
+        const body = JSON.parse(decoder.decode(message.data)) as Record<string, any>;
+        if (reader.channelsById.get(message.channelId)!.topic === "/events") events.push({ t_s: body.t_s, name: body.name, detail: body.detail });
+        else if (body.phase === "start") startMeta = body;
+        else if (body.phase === "end") endMeta = body;
+      }
+      const statesChannel = [...reader.channelsById.values()].find((c) => c.topic === "/joint_states_measured");
+      const steps = statesChannel ? Number(reader.statistics?.channelMessageCounts.get(statesChannel.id) ?? 0n) : 0;
+      for await (const message of reader.readMessages({ topics: ["/joint_states_measured"] })) {
+        const body = JSON.parse(decoder.decode(message.data)) as { name?: string[] };
+        jointNames = body.name ?? [];
+        break;
+      }
+      return new EpisodeRecording(handle, reader, { jointNames, cameras, startMeta, endMeta, events, steps });
+    } catch (error) {
+      await handle.close();
+      throw error;
+    }
+  }
+
+  /** The control steps in order. */
+  async *steps(): AsyncGenerator<EpisodeStep> {
+    const decoder = new TextDecoder();
+    const topics = [...SOURCE, ...this.header.cameras.map((c) => `/camera/${c}`)];
+    const images = new Map<string, Uint8Array>();
+    let group: Array<{ topic: string; body: Record<string, any> }> = [];
+    let groupTNs: bigint | undefined;
+    let firstTNs: bigint | undefined;
+    let index = 0;
+    const flush = (): EpisodeStep | undefined => {
+      const fresh = new Set<string>();
+      let state: Record<string, any> | undefined;
+      let target: Record<string, any> | undefined;
+      for (const { topic, body } of group) {
+        if (topic === "/joint_states_measured") state = body;
+        else if (topic === "/joint_targets_commanded") target = body;
+        else {
+          const camera = topic.slice("/camera/".length);
+          images.set(camera, Buffer.from(String(body.data ?? ""), "base64"));
+          fresh.add(camera);
+        }
+      }
+      group = [];
+      if (!state || groupTNs === undefined) return undefined;
+      firstTNs ??= groupTNs;
+      const position = (state.position ?? []) as number[];
+      return {
+        index: index++,
+        tNs: groupTNs,
+        tS: Number(groupTNs - firstTNs) / 1e9,
+        state: position,
+        velocity: (state.velocity ?? []) as number[],
+        action: target ? ((target.position ?? []) as number[]) : position,
+        commanded: target !== undefined,
+        images: new Map(images),
+        fresh,
+      };
+    };
+    for await (const message of this.reader.readMessages({ topics })) {
+      if (groupTNs !== undefined && message.logTime !== groupTNs) {
+        const step = flush();
+        if (step) yield step;
+      }
+      groupTNs = message.logTime;
+      group.push({ topic: this.reader.channelsById.get(message.channelId)!.topic, body: JSON.parse(decoder.decode(message.data)) as Record<string, any> });
+    }
+    const last = flush();
+    if (last) yield last;
+  }
+
+  async close(): Promise<void> {
+    await this.handle.close();
+  }
+}

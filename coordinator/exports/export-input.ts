@@ -1,0 +1,55 @@
+/**
+ * What an export writer receives: the run's pins and one record per episode with the paths of its
+ * stored recordings. The writers read each episode's MCAP as they reach it (episode-steps.ts), so
+ * a run is never held in memory; they never look at the store themselves.
+ */
+
+/** A stored file of an episode. */
+export interface StoredFile {
+  path: string;
+  fileName: string;
+  bytes: number;
+  sha256: string;
+}
+
+export interface ExportEpisode {
+  episodeId: string;
+  /** The episode's index in its run. */
+  index: number;
+  outcome: "success" | "failure";
+  failureCluster: string | null;
+  /** A person helped during the episode (it counts as a policy failure, docs/statistics.md). */
+  intervened: boolean;
+  /** The policy's own outcome: success and not intervened. */
+  policySucceeded: boolean;
+  durationS: number | null;
+  /** The language instruction the policy was given. */
+  instruction: string;
+  replaySpec: Record<string, unknown> | null;
+  cellId: string | null;
+  seed: number;
+  /** The run unit's pins when they differ per unit (matrix, eval, ...): robot, environment, task. */
+  robot: string;
+  environment: string;
+  task: string;
+  mcap: StoredFile;
+  video: StoredFile | null;
+}
+
+export interface ExportRun {
+  runId: string;
+  kind: string;
+  /** `model@firmware` of the first unit. */
+  robot: string;
+  environment: string;
+  task: string;
+  /** The control loop's rate: one data row per control step. */
+  controlRateHz: number;
+  resolvedPins: Record<string, unknown>;
+  created: string;
+  completed: string | null;
+  trainOnFailures: boolean;
+}
+
+/** Reported after each episode a writer finishes. */
+export type ExportProgress = (episodesDone: number) => void;
