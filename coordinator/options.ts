@@ -52,9 +52,25 @@ export interface CoordinatorOptions {
   retentionSweepMs: number;
   /** How long a quote can back a submission. Default 15 min. */
   quoteValidityMs: number;
+  /** Run and calibration exports (coordinator/exports/). */
+  exports: ExportOptions;
 }
 
-type RawCoordinatorOptions = Partial<Omit<CoordinatorOptions, "queueWindowsMs" | "webhooks" | "rateLimits">> & {
+export interface ExportOptions {
+  /** Archives made at once. Default 1. */
+  concurrency: number;
+  /** How long a ready download stays available (never past the run's data retention). Default 7 days. */
+  availabilityMs: number;
+  /** How long a completed run's unfinished uploads are awaited before their episodes are left out. Default 10 min. */
+  pendingUploadWaitMs: number;
+  /** How often expired archives are swept (and the queue re-read). Default 60000 ms. */
+  sweepMs: number;
+}
+
+export const EXPORT_DEFAULTS: ExportOptions = { concurrency: 1, availabilityMs: 7 * 24 * 3_600_000, pendingUploadWaitMs: 10 * 60_000, sweepMs: 60_000 };
+
+type RawCoordinatorOptions = Partial<Omit<CoordinatorOptions, "queueWindowsMs" | "webhooks" | "rateLimits" | "exports">> & {
+  exports?: Partial<ExportOptions>;
   queueWindowsMs?: Partial<QueueWindowsMs>;
   webhooks?: Partial<WebhookTimingOptions>;
   rateLimits?: Partial<RateLimits>;
@@ -62,7 +78,7 @@ type RawCoordinatorOptions = Partial<Omit<CoordinatorOptions, "queueWindowsMs" |
 
 const KNOWN = new Set([
   "host", "port", "grpcPort", "dataDir", "apiKey", "publicUrl", "streamsUrl", "installationsPath",
-  "rateLimits", "queueWindowsMs", "queueCheckIntervalMs", "webhooks", "retentionSweepMs", "quoteValidityMs",
+  "rateLimits", "queueWindowsMs", "queueCheckIntervalMs", "webhooks", "retentionSweepMs", "quoteValidityMs", "exports",
 ]);
 
 function positiveMs(name: string, value: number): number {
@@ -90,7 +106,14 @@ export function compileCoordinatorOptions(raw: RawCoordinatorOptions = {}): Coor
     if (!(key in webhookDefaults)) throw new Error(`unknown webhooks option "${key}"; known: ${Object.keys(webhookDefaults).join(", ")}`);
     positiveMs(`webhooks.${key}`, webhooks[key as keyof WebhookTimingOptions]);
   }
+  const exports = { ...EXPORT_DEFAULTS, ...raw.exports };
+  for (const key of Object.keys(exports)) {
+    if (!(key in EXPORT_DEFAULTS)) throw new Error(`unknown exports option "${key}"; known: ${Object.keys(EXPORT_DEFAULTS).join(", ")}`);
+    positiveMs(`exports.${key}`, exports[key as keyof ExportOptions]);
+  }
+  if (!Number.isInteger(exports.concurrency)) throw new Error(`exports.concurrency must be a positive integer; got ${exports.concurrency}`);
   return {
+    exports,
     rateLimits: validateRateLimits({ ...DEFAULT_RATE_LIMITS, ...raw.rateLimits }),
     queueWindowsMs,
     queueCheckIntervalMs: positiveMs("queueCheckIntervalMs", raw.queueCheckIntervalMs ?? DEFAULT_QUEUE_CHECK_INTERVAL_MS),

@@ -14,6 +14,8 @@ import { createApiApp } from "./api/app.js";
 import { ArtifactStore } from "./artifacts/artifact-store.js";
 import { createBudgetGuard, type BudgetGuard } from "./billing/budget-guard.js";
 import { startRetentionSweeper } from "./data/retention-sweeper.js";
+import { createArchiveWorker, type ArchiveWorker } from "./exports/archive-worker.js";
+import { runExportJobs } from "./exports/run-exports.js";
 import type { ErrorCode } from "./errors/codes.js";
 import { LinkError } from "./errors/link-errors.js";
 import { startQueueWindowWatch } from "./scheduler/queue-windows.js";
@@ -112,6 +114,8 @@ export interface RunningCoordinator {
   halt(runId: string, code: ErrorCode, message: string): boolean;
   /** The webhook delivery worker (kick() after enqueueing to send without waiting for a poll). */
   webhooks: WebhookWorker;
+  /** The archive worker making run and calibration exports. */
+  archives: ArchiveWorker;
   stop(): Promise<void>;
 }
 
@@ -159,6 +163,16 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Run
   const stopRetentionSweeper = startRetentionSweeper({ db, artifactsDir: artifactsDir(options), intervalMs: options.retentionSweepMs });
   // Resumes whatever the outbox holds from before a stop or crash.
   webhooks.start();
+  // Makes the exports requested, and again those a stop or crash interrupted.
+  const archives = createArchiveWorker({
+    concurrency: options.exports.concurrency,
+    sweepMs: options.exports.sweepMs,
+    kinds: [runExportJobs({
+      db, artifactsDir: artifactsDir(options), baseUrl: urls.baseUrl, now: () => new Date(),
+      availabilityMs: options.exports.availabilityMs, pendingUploadWaitMs: options.exports.pendingUploadWaitMs,
+    })],
+  });
+  archives.start();
 
   const app = createApiApp({
     db,
@@ -172,6 +186,7 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Run
     budgetGuard: cellLink.budgetGuard,
     rateLimits: options.rateLimits,
     quoteValidityMs: options.quoteValidityMs,
+    archives,
   });
   http.on("request", app);
 
@@ -188,7 +203,9 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Run
     lifecycle,
     halt: (runId, code, message) => lifecycle.end(runId, { status: "stopped", code, message }),
     webhooks,
+    archives,
     async stop() {
+      await archives.stop();
       stopQueueWindows();
       stopRetentionSweeper();
       await closeHttp(http);

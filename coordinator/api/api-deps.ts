@@ -55,12 +55,17 @@ export interface ApiDeps {
   rateLimits?: RateLimits | "off";
   /** How long a quote may back a submission. Default 15 min. */
   quoteValidityMs?: number;
+  /**
+   * The archive worker that makes run and calibration exports, kicked after a request. Default: no
+   * kick (the worker still finds the request on its next sweep).
+   */
+  archives?: { kick(): void };
 }
 
 export type CompiledApiDeps = Required<ApiDeps>;
 
 const REQUIRED = ["db", "fleet", "runEvents", "scheduler", "pins", "urls", "artifactsDir", "metrics"] as const;
-const OPTIONAL = ["clock", "environments", "sseHeartbeatMs", "docsDir", "log", "budgetGuard", "rateLimits", "quoteValidityMs"] as const;
+const OPTIONAL = ["clock", "environments", "sseHeartbeatMs", "docsDir", "log", "budgetGuard", "rateLimits", "quoteValidityMs", "archives"] as const;
 const URL_KEYS = ["baseUrl", "artifactUrl", "streamsUrl", "docsUrl"] as const;
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -98,5 +103,6 @@ export function compileApiDeps(raw: ApiDeps): CompiledApiDeps {
     budgetGuard: raw.budgetGuard ?? { checkAccount: () => 0 },
     rateLimits: raw.rateLimits === undefined || raw.rateLimits === "off" ? "off" : validateRateLimits(raw.rateLimits),
     quoteValidityMs: raw.quoteValidityMs ?? QUOTE_VALIDITY_MS,
+    archives: raw.archives ?? { kick: () => undefined },
   };
 }

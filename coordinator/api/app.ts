@@ -32,6 +32,7 @@ import { gatesRouter } from "./routes/gates.js";
 import { reportRouter } from "./routes/report.js";
 import { suitesRouter } from "./routes/suites.js";
 import { replayRouter } from "./routes/replay.js";
+import { exportDownloadRouter, exportsRouter } from "./routes/exports.js";
 import { openApiRouter } from "./openapi.js";
 
 /** Builds the app; call `.listen()` on the result. Throws on a missing or unknown option. */
@@ -57,12 +58,12 @@ export function createApiApp(raw: ApiDeps): express.Express {
   v1.use(quoteRouter(deps), budgetsRouter(deps), usageRouter(deps), webhooksRouter(deps), dataRouter(deps), runResultRouter(deps));
   v1.use(reportRouter(deps), suitesRouter(deps), gatesRouter(deps), checkpointsRouter(deps));
   v1.use(cellsRouter(deps));
-  v1.use(replayRouter(deps));
+  v1.use(replayRouter(deps), exportsRouter(deps));
   v1.use(openApiRouter(deps));
   app.use("/v1", v1);
 
   const artifacts = express.Router();
-  artifacts.use(authenticate(deps.db), limiter, authorize(), artifactsRouter(deps));
+  artifacts.use(authenticate(deps.db), limiter, authorize(), artifactsRouter(deps), exportDownloadRouter(deps));
   app.use("/artifacts", artifacts);
   // Shipping labels: no bearer key; the signed query string is the credential.
   app.use("/labels", labelsRouter(deps));

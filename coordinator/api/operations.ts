@@ -11,6 +11,7 @@ import { Environment, EnvironmentListQuery, Robot, RobotListQuery, Suite } from 
 import { Cell, EnrollCellRequest } from "./schemas/cells.js";
 import { listOf } from "./schemas/common.js";
 import { CreateCheckRequest, CreateGateRequest, Gate, GateCheck } from "./schemas/gates.js";
+import { Export, ExportRequest } from "./schemas/exports.js";
 import { ApiKey, CreateKeyRequest, SigningKey } from "./schemas/keys.js";
 import { CreateKitRequest, Kit, KitTracking, ShippingLabel } from "./schemas/kits.js";
 import { Budget, BudgetRequest, Quote, Usage, UsageQuery } from "./schemas/money.js";
@@ -108,6 +109,13 @@ export const OPERATIONS: readonly Operation[] = [
     body: CheckpointRequest, responses: [json(202, "the checkpoint, queued for the next episodes", Checkpoint)] },
   { method: "POST", path: "/v1/quote", operationId: "createQuote", tag: "money", summary: "Price a run body before it runs (both meters)",
     body: RunBody, responses: [json(200, "the quote", Quote)], errors: RUN_BODY_ERRORS },
+  { method: "POST", path: "/v1/runs/{run_id}/export", operationId: "createExport", tag: "exports", summary: "Export a completed run as LeRobot v3.0, RLDS or an MCAP bundle",
+    description: "Returns 202 with the Export in preparing; poll GET /v1/exports/{export_id}. The training formats leave out failed and intervened episodes unless the run's data.train_on_failures is true. A run that has not completed: 422; recordings purged or past retention: 410.",
+    body: ExportRequest, responses: [json(202, "the export, preparing", Export)], errors: ["retention_expired"] },
+  { method: "GET", path: "/v1/runs/{run_id}/exports", operationId: "listRunExports", tag: "exports", summary: "A run's exports, newest first",
+    responses: [json(200, "exports", listOf(Export))] },
+  { method: "GET", path: "/v1/exports/{export_id}", operationId: "getExport", tag: "exports", summary: "Poll an export: status, progress, file and expiry",
+    responses: [json(200, "the export", Export)] },
   { method: "DELETE", path: "/v1/data/{run_id}", operationId: "purgeRunData", tag: "runs", summary: "Delete every recording of an ended run",
     responses: [json(200, "the purge receipt", PurgeReceipt)], errors: ["contract_validation_failed"] },
 

@@ -1,13 +1,15 @@
 /**
  * Deleting a run's recordings: on request (DELETE /v1/data/{run_id}) or when they pass the run's
  * `data.retention` (the retention sweeper). The rows are marked `purged` first, so from that moment
- * every artifact URL answers 410 retention_expired; then the files are removed.
+ * every artifact URL answers 410 retention_expired; then the files are removed, and the run's
+ * exports are expired and deleted with them.
  */
 import { existsSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { randomBase62 } from "../auth/api-keys.js";
 import { retentionHours } from "../runs/run-request.js";
 import type { Db } from "../store/database.js";
+import { expireRunExports } from "../exports/export-files.js";
 
 export interface PurgeRow {
   id: string;
@@ -52,6 +54,8 @@ export function purgeRunArtifacts(
     const dir = join(artifactsDir, run.id);
     if (existsSync(dir)) rmSync(dir, { recursive: true, force: true });
   }
+  // An export holds the recordings: it goes with them.
+  expireRunExports(db, artifactsDir, run.id, reason === "request" ? "purged" : "retention");
   return receipt;
 }
 

@@ -250,4 +250,50 @@ export const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX gate_checks_gate ON gate_checks(gate_id, created DESC);
   `,
+  // Run exports (POST /v1/runs/{run_id}/export): one row per requested archive, prepared off the
+  // request path by the export worker (coordinator/exports/export-worker.ts). Calibration exports
+  // (POST /v1/calibration/exports) for simulator vendors, signed with the service key.
+  `
+  CREATE TABLE exports (
+    id TEXT PRIMARY KEY,
+    account_id TEXT NOT NULL REFERENCES accounts(id),
+    run_id TEXT NOT NULL REFERENCES runs(id),
+    format TEXT NOT NULL,           -- lerobot, rlds, mcap-bundle
+    -- preparing, ready, failed, expired (see coordinator/exports/export-state.ts)
+    status TEXT NOT NULL,
+    created TEXT NOT NULL,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    episodes_total INTEGER NOT NULL,
+    episodes_done INTEGER NOT NULL DEFAULT 0,
+    episodes TEXT NOT NULL,         -- JSON: {included, excluded: {reason: count}, train_on_failures}
+    file_name TEXT,
+    bytes INTEGER,
+    sha256 TEXT,
+    ready_at TEXT,
+    expires_at TEXT,
+    failure_reason TEXT,
+    failure_message TEXT
+  );
+  CREATE INDEX exports_run ON exports(run_id, created DESC);
+  CREATE INDEX exports_status ON exports(status);
+
+  CREATE TABLE calibration_exports (
+    id TEXT PRIMARY KEY,
+    account_id TEXT NOT NULL REFERENCES accounts(id),
+    created TEXT NOT NULL,
+    status TEXT NOT NULL,           -- preparing, ready, failed, expired
+    request TEXT NOT NULL,          -- JSON: {runs, licensee, purpose}
+    license TEXT NOT NULL,          -- JSON: the license terms as signed
+    attempts INTEGER NOT NULL DEFAULT 0,
+    file_name TEXT,
+    bytes INTEGER,
+    sha256 TEXT,
+    signature TEXT,
+    ready_at TEXT,
+    expires_at TEXT,
+    failure_reason TEXT,
+    failure_message TEXT
+  );
+  CREATE INDEX calibration_exports_account ON calibration_exports(account_id, created DESC);
+  `,
 ];

@@ -1,0 +1,148 @@
+/**
+ * Prepares archives off the request path: run exports and calibration exports. Rows in status
+ * `preparing` are the queue (the store is the only state), so an archive that was being made when
+ * the process stopped or crashed is simply made again after a restart; a half-written archive is
+ * never served because archives are written to `.part` and renamed. At most `concurrency` archives
+ * are made at once. An archive whose making was started `maxAttempts` times without finishing
+ * (the process kept dying on it) is marked failed rather than retried forever, so none stays
+ * `preparing` for good. Expiry sweeps run every `sweepMs`.
+ */
+export interface ArchiveJob {
+  id: string;
+  attempts: number;
+}
+
+/** One table of archives the worker prepares. */
+export interface ArchiveJobKind<Row extends ArchiveJob = ArchiveJob> {
+  /** "export", "calibration export": used in log lines. */
+  name: string;
+  /** Rows in status preparing, oldest first. */
+  listPreparing(): Row[];
+  /** Counts a start (attempts + 1) and returns the row while it is still preparing. */
+  claim(id: string): Row | undefined;
+  /** Makes the archive and moves the row to ready (or leaves it when purged meanwhile). */
+  make(row: Row, signal: AbortSignal): Promise<void>;
+  /** Moves a preparing row to failed. */
+  fail(id: string, reason: string, message: string): void;
+  /** Expires what is past its availability; deletes its files. */
+  sweep(now: Date): void;
+}
+
+export interface ArchiveWorkerOptions {
+  kinds: ArchiveJobKind<any>[];
+  /** Archives made at once. Default 1 (making a LeRobot export keeps ffmpeg busy). */
+  concurrency?: number;
+  /** Starts allowed per archive before it is failed. Default 3. */
+  maxAttempts?: number;
+  /** How often the queue is read and expiries swept. Default 60000 ms (a new request kicks it at once). */
+  sweepMs?: number;
+  now?: () => Date;
+  logger?: { error(message: string): void };
+}
+
+export interface ArchiveWorker {
+  start(): void;
+  /** Reads the queue now (after a request inserted a row). */
+  kick(): void;
+  /** Aborts the archives being made (they stay preparing, redone on the next start) and waits for them. */
+  stop(): Promise<void>;
+  /** Settles when nothing is being made and the queue is empty (tests, benchmarks). */
+  idle(): Promise<void>;
+}
+
+export function createArchiveWorker(options: ArchiveWorkerOptions): ArchiveWorker {
+  const concurrency = options.concurrency ?? 1;
+  const maxAttempts = options.maxAttempts ?? 3;
+  const sweepMs = options.sweepMs ?? 60_000;
+  if (!(concurrency >= 1) || !(maxAttempts >= 1) || !(sweepMs > 0)) {
+    throw new Error(`archive worker options must be positive: concurrency ${concurrency}, maxAttempts ${maxAttempts}, sweepMs ${sweepMs}`);
+  }
+  const now = options.now ?? (() => new Date());
+  const logger = options.logger ?? console;
+  const inFlight = new Map<string, Promise<void>>();
+  let abort = new AbortController();
+  let timer: NodeJS.Timeout | undefined;
+  let stopped = true;
+  let idleWaiters: Array<() => void> = [];
+
+  const queued = () => options.kinds.flatMap((kind) => kind.listPreparing().filter((row) => !inFlight.has(row.id)).map((row) => ({ kind, row })));
+
+  const settleIdle = () => {
+    if (inFlight.size > 0 || (!stopped && queued().length > 0)) return;
+    const waiters = idleWaiters;
+    idleWaiters = [];
+    for (const resolve of waiters) resolve();
+  };
+
+  const runOne = async (kind: ArchiveJobKind, id: string) => {
+    const row = kind.claim(id);
+    if (!row) return;
+    if (row.attempts > maxAttempts) {
+      kind.fail(id, "attempts_exhausted", `making this ${kind.name} was started ${maxAttempts} times without finishing (the coordinator stopped each time); request it again`);
+      return;
+    }
+    try {
+      await kind.make(row, abort.signal);
+    } catch (error) {
+      if (abort.signal.aborted) return; // stopping: stays preparing, made again after the restart
+      const message = (error as Error).message ?? String(error);
+      logger.error(`${kind.name} ${id} failed: ${(error as Error).stack ?? message}`);
+      kind.fail(id, "export_error", message);
+    }
+  };
+
+  const pump = () => {
+    if (stopped) return;
+    for (const { kind, row } of queued()) {
+      if (inFlight.size >= concurrency) break;
+      const job = runOne(kind, row.id).finally(() => {
+        inFlight.delete(row.id);
+        pump();
+        settleIdle();
+      });
+      inFlight.set(row.id, job);
+    }
+    settleIdle();
+  };
+
+  const sweep = () => {
+    for (const kind of options.kinds) {
+      try {
+        kind.sweep(now());
+      } catch (error) {
+        logger.error(`${kind.name} expiry sweep failed: ${(error as Error).stack ?? error}`);
+      }
+    }
+  };
+
+  return {
+    start() {
+      if (!stopped) return;
+      stopped = false;
+      abort = new AbortController();
+      timer = setInterval(() => {
+        sweep();
+        pump();
+      }, sweepMs);
+      timer.unref();
+      sweep();
+      pump();
+    },
+    kick() {
+      setImmediate(pump);
+    },
+    async stop() {
+      stopped = true;
+      if (timer) clearInterval(timer);
+      abort.abort(new Error("the coordinator is stopping"));
+      await Promise.allSettled([...inFlight.values()]);
+      settleIdle();
+    },
+    idle() {
+      return new Promise<void>((resolve) => {
+        idleWaiters.push(resolve);
+        settleIdle();
+      });
+    },
+  };
+}

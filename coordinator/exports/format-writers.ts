@@ -1,0 +1,11 @@
+/**
+ * The training formats' dataset writers behind one signature: each writes its dataset tree under
+ * `workDir` and returns the tree's top folder (the archive's root).
+ */
+import type { ExportEpisode, ExportProgress, ExportRun } from "./export-input.js";
+
+export type TrainingFormat = "lerobot" | "rlds";
+
+export async function writeTrainingDataset(format: TrainingFormat, run: ExportRun, episodes: ExportEpisode[], workDir: string, onProgress: ExportProgress): Promise<string> {
+  throw new Error(`${format} is not wired yet (${run.runId}, ${episodes.length}, ${workDir}, ${typeof onProgress})`);
+}

@@ -1,0 +1,89 @@
+/**
+ * The mcap-bundle: the audit record of a run. Every episode that ran, whatever its outcome, with its
+ * MCAP and video as stored, a manifest, and the run's JSON report:
+ *
+ *   <run_id>-mcap-bundle/manifest.json
+ *   <run_id>-mcap-bundle/report.json
+ *   <run_id>-mcap-bundle/episodes/<index, 6 digits>-<episode_id>/<episode_id>.mcap (and .mp4)
+ *
+ * manifest.json (schema `assay.mcap_bundle/1`): the run, its resolved pins and timestamps, and per
+ * episode its index, unit pins, cell, seed, outcome, policy_succeeded, intervened, failure cluster,
+ * duration, replay spec, and each file's path in the archive, kind, size and SHA-256 (the values
+ * verified when the cell uploaded it). `sha256sum -c` works on the `SHA256SUMS` file beside it.
+ */
+import { stat } from "node:fs/promises";
+import type { ExportEpisode, ExportRun } from "./export-input.js";
+import type { ArchiveEntry } from "./tar-archive.js";
+
+export const MCAP_BUNDLE_SCHEMA = "assay.mcap_bundle/1";
+
+export function mcapBundleRoot(runId: string): string {
+  return `${runId}-mcap-bundle`;
+}
+
+function episodeDir(e: ExportEpisode): string {
+  return `episodes/${String(e.index).padStart(6, "0")}-${e.episodeId}`;
+}
+
+export function mcapBundleManifest(run: ExportRun, episodes: readonly ExportEpisode[], excluded: Record<string, number>, exportedAt: string): Record<string, unknown> {
+  return {
+    schema: MCAP_BUNDLE_SCHEMA,
+    run_id: run.runId,
+    kind: run.kind,
+    resolved_pins: run.resolvedPins,
+    created: run.created,
+    completed: run.completed,
+    exported_at: exportedAt,
+    control_rate_hz: run.controlRateHz,
+    episodes_total: episodes.length,
+    excluded,
+    episodes: episodes.map((e) => ({
+      episode_id: e.episodeId,
+      index: e.index,
+      robot: e.robot,
+      environment: e.environment,
+      task: e.task,
+      instruction: e.instruction,
+      cell_id: e.cellId,
+      seed: e.seed,
+      outcome: e.outcome,
+      policy_succeeded: e.policySucceeded,
+      intervened: e.intervened,
+      failure_cluster: e.failureCluster,
+      duration_s: e.durationS,
+      replay_spec: e.replaySpec,
+      files: [e.mcap, ...(e.video ? [e.video] : [])].map((f) => ({
+        path: `${episodeDir(e)}/${f.fileName}`,
+        kind: f === e.mcap ? "mcap" : "video",
+        bytes: f.bytes,
+        sha256: f.sha256,
+      })),
+    })),
+  };
+}
+
+/**
+ * The archive's members in order: manifest, checksums, report, then each episode's files. Checks
+ * each file's size on disk against the manifest before it is streamed; `onEpisode` is called after
+ * each episode.
+ */
+export async function* mcapBundleEntries(
+  run: ExportRun, episodes: readonly ExportEpisode[], excluded: Record<string, number>, report: unknown, exportedAt: string, onEpisode: (done: number) => void,
+): AsyncGenerator<ArchiveEntry> {
+  const root = mcapBundleRoot(run.runId);
+  const manifest = mcapBundleManifest(run, episodes, excluded, exportedAt);
+  const json = (value: unknown) => new TextEncoder().encode(`${JSON.stringify(value, null, 2)}\n`);
+  yield { name: `${root}/manifest.json`, data: json(manifest) };
+  const sums = episodes.flatMap((e) => [e.mcap, ...(e.video ? [e.video] : [])].map((f) => `${f.sha256}  ${episodeDir(e)}/${f.fileName}\n`)).join("");
+  yield { name: `${root}/SHA256SUMS`, data: new TextEncoder().encode(sums) };
+  yield { name: `${root}/report.json`, data: json(report) };
+  let done = 0;
+  for (const e of episodes) {
+    for (const file of [e.mcap, ...(e.video ? [e.video] : [])]) {
+      const size = (await stat(file.path)).size;
+      if (size !== file.bytes) throw new Error(`${file.fileName} of episode ${e.episodeId} has ${size} bytes on disk but ${file.bytes} were stored; the recording changed after upload`);
+      yield { name: `${root}/${episodeDir(e)}/${file.fileName}`, path: file.path };
+    }
+    onEpisode(++done);
+  }
+}

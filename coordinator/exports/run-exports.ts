@@ -1,0 +1,180 @@
+/**
+ * Run exports (POST /v1/runs/{run_id}/export): requesting one, its API view, making it (the archive
+ * worker's job kind for the `exports` table), and expiring it.
+ *
+ * Files: `<artifactsDir>/.exports/<export_id>/<file_name>` (the archive) and, while a training
+ * format is being made, `<artifactsDir>/.exports/<export_id>/work/` (the dataset tree it is made
+ * from, deleted once archived). A download stays available for `availabilityMs` after it is ready
+ * (default 7 days), never past the run's own data retention: the archive holds the recordings.
+ */
+import { mkdir, rm } from "node:fs/promises";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { randomBase62 } from "../auth/api-keys.js";
+import { retentionOfRequest } from "../data/purge.js";
+import { AssayError } from "../errors/assay-error.js";
+import { buildReport } from "../reports/report.js";
+import { listArtifacts } from "../store/artifacts-repo.js";
+import type { Db } from "../store/database.js";
+import {
+  getExport, insertExport, listExportsIn, listRunExports, moveExport, setExportProgress, type ExportFormat, type ExportRow,
+} from "../store/exports-repo.js";
+import { getRun, type RunRecord } from "../store/runs-repo.js";
+import type { ArchiveJobKind } from "./archive-worker.js";
+import { exportsRoot, removeArchiveFiles } from "./export-files.js";
+import { writeTrainingDataset } from "./format-writers.js";
+import { mcapBundleEntries } from "./mcap-bundle.js";
+import { assertExportable, selectExportEpisodes, TRAINING_FORMATS, type ExportSelection } from "./run-export-source.js";
+import { directoryEntries, writeTarArchive } from "./tar-archive.js";
+
+export const DEFAULT_EXPORT_AVAILABILITY_MS = 7 * 24 * 3_600_000;
+export const DEFAULT_PENDING_UPLOAD_WAIT_MS = 10 * 60_000;
+
+export function exportFileName(runId: string, format: ExportFormat): string {
+  return `assay-${runId}-${format}.tar`;
+}
+
+/** The API's Export. */
+export function exportView(row: ExportRow, artifactUrl: string, now: Date): Record<string, unknown> {
+  const lapsed = row.status === "ready" && row.expires_at !== null && now.getTime() >= Date.parse(row.expires_at);
+  const status = lapsed ? "expired" : row.status;
+  const ready = status === "ready";
+  return {
+    object: "export",
+    id: row.id,
+    run_id: row.run_id,
+    format: row.format,
+    status,
+    download_url: ready ? `${artifactUrl}/exports/${row.id}/${row.file_name}` : null,
+    created: row.created,
+    progress: { episodes_done: row.episodes_done, episodes_total: row.episodes_total },
+    episodes: JSON.parse(row.episodes),
+    file: row.file_name !== null && row.bytes !== null && row.sha256 !== null && status !== "expired"
+      ? { name: row.file_name, bytes: row.bytes, sha256: row.sha256, content_type: "application/x-tar" }
+      : null,
+    ready_at: row.ready_at,
+    expires_at: row.expires_at,
+    failure: status === "failed" || status === "expired"
+      ? { reason: lapsed ? "availability" : row.failure_reason, message: lapsed ? `the download was available until ${row.expires_at}; request a new export` : row.failure_message }
+      : null,
+  };
+}
+
+/** Validates and records a requested export (202 preparing); the worker makes it. */
+export function requestRunExport(db: Db, artifactsDir: string, run: RunRecord, format: ExportFormat, now: Date): ExportRow {
+  assertExportable(run, listArtifacts(db, run.id), now);
+  const selection = selectExportEpisodes(db, artifactsDir, run, format);
+  if (selection.episodes.length === 0) {
+    const left = Object.entries(selection.counts.excluded).map(([reason, n]) => `${n} ${reason}`).join(", ") || "none ran";
+    const hint = TRAINING_FORMATS.has(format) && !selection.counts.train_on_failures
+      ? `; the run was submitted with data.train_on_failures false, so ${format} holds only episodes the policy succeeded in on its own. Export mcap-bundle for every episode`
+      : "";
+    throw new AssayError("contract_validation_failed", `run ${run.id} has no episode to export as ${format} (left out: ${left})${hint}`, { runId: run.id });
+  }
+  const id = `exp_${randomBase62(20)}`;
+  insertExport(db, {
+    id, account_id: run.accountId, run_id: run.id, format, created: now.toISOString(), episodes_total: selection.episodes.length, episodes: JSON.stringify(selection.counts),
+  });
+  return getExport(db, id)!;
+}
+
+const sleep = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener("abort", () => (clearTimeout(timer), reject(signal.reason)), { once: true });
+  });
+
+export interface RunExportJobOptions {
+  db: Db;
+  artifactsDir: string;
+  baseUrl: string;
+  now: () => Date;
+  availabilityMs?: number;
+  /** How long a completed run's unfinished uploads are waited for before their episodes are left out. Default 10 min. */
+  pendingUploadWaitMs?: number;
+}
+
+/** The archive worker's job kind for run exports. */
+export function runExportJobs(options: RunExportJobOptions): ArchiveJobKind<ExportRow> {
+  const { db, artifactsDir, now } = options;
+  const availabilityMs = options.availabilityMs ?? DEFAULT_EXPORT_AVAILABILITY_MS;
+  const pendingWaitMs = options.pendingUploadWaitMs ?? DEFAULT_PENDING_UPLOAD_WAIT_MS;
+
+  /** The selection once uploads still running have finished (or the wait ran out: those are left out). */
+  const settledSelection = async (run: RunRecord, format: ExportFormat, signal: AbortSignal): Promise<ExportSelection> => {
+    const deadline = Date.now() + pendingWaitMs;
+    let selection = selectExportEpisodes(db, artifactsDir, run, format);
+    while (selection.pending > 0 && Date.now() < deadline) {
+      await sleep(500, signal);
+      selection = selectExportEpisodes(db, artifactsDir, run, format);
+    }
+    if (selection.pending === 0) return selection;
+    const stored = selection.episodes.filter((e) => existsSync(e.mcap.path));
+    const excluded = { ...selection.counts.excluded };
+    excluded.recording_unavailable = (excluded.recording_unavailable ?? 0) + selection.episodes.length - stored.length;
+    return { ...selection, episodes: stored, counts: { ...selection.counts, included: stored.length, excluded }, pending: 0 };
+  };
+
+  return {
+    name: "export",
+    listPreparing: () => listExportsIn(db, "preparing"),
+    claim(id) {
+      db.prepare("UPDATE exports SET attempts = attempts + 1, episodes_done = 0 WHERE id = ? AND status = 'preparing'").run(id);
+      const row = getExport(db, id);
+      return row?.status === "preparing" ? row : undefined;
+    },
+    fail(id, reason, message) {
+      moveExport(db, id, "failed", { failure_reason: reason, failure_message: message }, "preparing");
+    },
+    async make(row, signal) {
+      const run = getRun(db, row.run_id);
+      if (!run) throw new Error(`run ${row.run_id} no longer exists`);
+      try {
+        assertExportable(run, listArtifacts(db, run.id), now());
+      } catch (error) {
+        if (error instanceof AssayError && error.code === "retention_expired") {
+          moveExport(db, row.id, "expired", { failure_reason: "purged", failure_message: error.message }, "preparing");
+          return;
+        }
+        throw error;
+      }
+      const selection = await settledSelection(run, row.format, signal);
+      db.prepare("UPDATE exports SET episodes_total = ?, episodes = ? WHERE id = ? AND status = 'preparing'")
+        .run(selection.episodes.length, JSON.stringify(selection.counts), row.id);
+      const dir = join(exportsRoot(artifactsDir), row.id);
+      await rm(dir, { recursive: true, force: true });
+      const work = join(dir, "work");
+      await mkdir(work, { recursive: true });
+      const progress = (done: number) => {
+        signal.throwIfAborted();
+        setExportProgress(db, row.id, done);
+      };
+      const fileName = exportFileName(run.id, row.format);
+      let archive;
+      if (row.format === "mcap-bundle") {
+        const report = buildReport(db, run, options.baseUrl, now());
+        archive = await writeTarArchive(join(dir, fileName), mcapBundleEntries(selection.run, selection.episodes, selection.counts.excluded, report, now().toISOString(), progress), signal);
+      } else {
+        const root = await writeTrainingDataset(row.format, selection.run, selection.episodes, work, progress);
+        archive = await writeTarArchive(join(dir, fileName), directoryEntries(join(work, root), root), signal);
+      }
+      await rm(work, { recursive: true, force: true });
+      const readyAt = now();
+      const firstStored = listArtifacts(db, run.id).map((a) => a.stored_at).filter((t): t is string => t !== null).sort()[0];
+      const retentionEnd = firstStored ? Date.parse(firstStored) + retentionOfRequest(run.request) * 3_600_000 : Infinity;
+      const expiresAt = new Date(Math.min(readyAt.getTime() + availabilityMs, retentionEnd)).toISOString();
+      const moved = moveExport(db, row.id, "ready", {
+        file_name: fileName, bytes: archive.bytes, sha256: archive.sha256, ready_at: readyAt.toISOString(), expires_at: expiresAt, episodes_done: selection.episodes.length,
+      }, "preparing");
+      // Purged while it was being made: the purge already expired the row; drop what was written.
+      if (!moved) await rm(dir, { recursive: true, force: true });
+    },
+    sweep(at) {
+      for (const row of listExportsIn(db, "ready")) {
+        if (row.expires_at === null || at.getTime() < Date.parse(row.expires_at)) continue;
+        moveExport(db, row.id, "expired", { failure_reason: "availability", failure_message: `the download was available until ${row.expires_at}; request a new export` }, "ready");
+        removeArchiveFiles(artifactsDir, row.id);
+      }
+    },
+  };
+}
