@@ -19,6 +19,8 @@ export interface FixtureOptions {
   controlRateHz?: number;
   /** Outcome of episode i; default alternating success, failure. */
   outcome?: (episode: number) => "success" | "failure";
+  /** The run's id; episodes are then named as the store names them (`ep_<id without run_>_<i>`). */
+  runId?: string;
 }
 
 /** The grey level of a camera frame at a step: what a test can look for after decoding. */
@@ -32,10 +34,10 @@ export async function writeFixtureEpisodes(dir: string, options: FixtureOptions 
   const cameras = options.cameras ?? [{ name: "top", width: 32, height: 24 }, { name: "wrist", width: 16, height: 12, everyNthStep: 2 }];
   const rate = options.controlRateHz ?? 30;
   const periodNs = BigInt(Math.round(1e9 / rate));
-  const runId = "run_fixture0000000000001";
+  const runId = options.runId ?? "run_fixture0000000000001";
   const episodes: ExportEpisode[] = [];
   for (let i = 0; i < count; i++) {
-    const episodeId = `ep_fixture_${i}`;
+    const episodeId = options.runId ? `ep_${runId.replace(/^run_/, "")}_${i}` : `ep_fixture_${i}`;
     const episodeDir = join(dir, runId, episodeId);
     mkdirSync(episodeDir, { recursive: true });
     const recorder = await McapRecorder.create(episodeDir, episodeId, { jointNames, cameraNames: cameras.map((c) => c.name) });

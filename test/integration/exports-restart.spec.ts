@@ -1,0 +1,103 @@
+/**
+ * Exports survive the coordinator: an export that was being made when the process stopped or died is
+ * made again on the next start (its half-written files discarded), one that kept the process from
+ * ever finishing it is failed after its attempts run out, and none stays `preparing`. The runs here
+ * are completed runs with real MCAP recordings put straight into the store (no fleet needed).
+ */
+import assert from "node:assert/strict";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import * as tar from "tar";
+import { compileCoordinatorOptions } from "../../coordinator/options.js";
+import { startCoordinator, type RunningCoordinator } from "../../coordinator/server.js";
+import { DEFAULT_ACCOUNT_ID } from "../../coordinator/store/accounts-repo.js";
+import { getExport, insertExport } from "../../coordinator/store/exports-repo.js";
+import { insertFixtureRun } from "../support/fixture-run.js";
+import { TEST_ADMIN_KEY } from "./helpers.js";
+
+type Json = Record<string, any>;
+
+describe("exports across a coordinator restart", function () {
+  this.timeout(60_000);
+  let dir: string;
+  let coordinator: RunningCoordinator | undefined;
+  const start = async () => (coordinator = await startCoordinator(compileCoordinatorOptions({ port: 0, grpcPort: 0, dataDir: dir, apiKey: TEST_ADMIN_KEY })));
+  const stop = async () => {
+    await coordinator?.stop();
+    coordinator = undefined;
+  };
+  const artifacts = () => join(dir, "artifacts");
+  const api = (path: string, init: RequestInit & { json?: unknown } = {}) =>
+    fetch(new URL(path, coordinator!.baseUrl), {
+      ...init, body: init.json === undefined ? undefined : JSON.stringify(init.json),
+      headers: { authorization: `Bearer ${TEST_ADMIN_KEY}`, "content-type": "application/json" },
+    });
+
+  beforeEach(async () => {
+    dir = mkdtempSync(join(tmpdir(), "assay-export-restart-"));
+    await start();
+  });
+  afterEach(async () => {
+    await stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("an export left preparing by a crash is made again on start, its partial files discarded", async () => {
+    await insertFixtureRun(coordinator!, artifacts(), "run_crashed0000000001", { episodes: 4 });
+    await stop();
+    // What a process killed half way through leaves: the row preparing, a started attempt, a .part archive and work files.
+    const { openDatabase } = await import("../../coordinator/store/database.js");
+    const db = openDatabase(join(dir, "assay.sqlite"));
+    insertExport(db, {
+      id: "exp_crashed00000000001", account_id: DEFAULT_ACCOUNT_ID, run_id: "run_crashed0000000001", format: "mcap-bundle",
+      created: new Date().toISOString(), episodes_total: 4, episodes: JSON.stringify({ included: 4, excluded: {}, train_on_failures: false }),
+    });
+    db.prepare("UPDATE exports SET attempts = 1, episodes_done = 2 WHERE id = 'exp_crashed00000000001'").run();
+    db.close();
+    const folder = join(artifacts(), ".exports", "exp_crashed00000000001");
+    mkdirSync(join(folder, "work"), { recursive: true });
+    writeFileSync(join(folder, "assay-run_crashed0000000001-mcap-bundle.tar.part"), "half an archive");
+    writeFileSync(join(folder, "work", "leftover"), "x");
+
+    await start();
+    await coordinator!.archives.idle();
+    const row = getExport(coordinator!.db, "exp_crashed00000000001")!;
+    assert.equal(row.status, "ready", `${row.failure_reason}: ${row.failure_message}`);
+    assert.equal(row.attempts, 2);
+    assert.equal(existsSync(join(folder, "assay-run_crashed0000000001-mcap-bundle.tar.part")), false);
+    assert.equal(existsSync(join(folder, "work")), false);
+    const view = (await (await api("/v1/exports/exp_crashed00000000001")).json()) as Json;
+    assert.deepEqual(view.progress, { episodes_done: 4, episodes_total: 4 });
+    const names: string[] = [];
+    await tar.t({ file: join(folder, row.file_name!), onReadEntry: (entry) => names.push(entry.path) });
+    assert.equal(names.filter((n) => n.endsWith(".mcap")).length, 4);
+  });
+
+  it("an export interrupted by a stop is made after the next start", async () => {
+    await insertFixtureRun(coordinator!, artifacts(), "run_stopped0000000001", { episodes: 6 });
+    const created = (await (await api("/v1/runs/run_stopped0000000001/export", { method: "POST", json: { format: "mcap-bundle" } })).json()) as Json;
+    assert.equal(created.status, "preparing");
+    await stop();
+    await start();
+    await coordinator!.archives.idle();
+    const view = (await (await api(`/v1/exports/${created.id}`)).json()) as Json;
+    assert.equal(view.status, "ready", JSON.stringify(view.failure));
+  });
+
+  it("an export the process never finished after its attempts is failed, not left preparing", async () => {
+    await insertFixtureRun(coordinator!, artifacts(), "run_poisoned000000001", { episodes: 1 });
+    insertExport(coordinator!.db, {
+      id: "exp_poisoned0000000001", account_id: DEFAULT_ACCOUNT_ID, run_id: "run_poisoned000000001", format: "rlds",
+      created: new Date().toISOString(), episodes_total: 1, episodes: JSON.stringify({ included: 1, excluded: {}, train_on_failures: false }),
+    });
+    coordinator!.db.prepare("UPDATE exports SET attempts = 3 WHERE id = 'exp_poisoned0000000001'").run();
+    await stop();
+    await start();
+    await coordinator!.archives.idle();
+    const view = (await (await api("/v1/exports/exp_poisoned0000000001")).json()) as Json;
+    assert.equal(view.status, "failed");
+    assert.equal(view.failure.reason, "attempts_exhausted");
+    assert.match(view.failure.message, /started 3 times/);
+  });
+});
