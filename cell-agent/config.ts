@@ -2,6 +2,7 @@
  * The cell agent's options: one object, compiled once (defaults filled, values checked, unknown keys
  * rejected) by `compileAgentConfig`.
  */
+import type { CameraCalibration } from "./hardware/types.js";
 import { readFileSync } from "node:fs";
 import { loadFirmwarePins } from "../firmware-pins/pins.js";
 import { compileRosMotorBusOptions, type RosMotorBusOptions } from "./devices/ros/ros-bus-options.js";
@@ -37,6 +38,8 @@ export interface CameraConfig {
   url: string;
   /** Frames per second the agent records (default 30). */
   rateHz: number;
+  /** The camera's calibration (intrinsics and extrinsics, hardware/types.ts CameraCalibration); recorded in every episode. Optional. */
+  calibration?: CameraCalibration;
 }
 
 export interface MocapConfig {
@@ -239,18 +242,46 @@ function compileCameras(raw: unknown): CameraConfig[] {
   if (!Array.isArray(raw)) throw new Error(`agent config "cameras" must be an array; got ${JSON.stringify(raw)}`);
   const cameras = raw.map((entry, i) => {
     const where = `cameras[${i}]`;
-    const camera = section(entry, where, ["name", "url", "device", "rateHz"]);
+    const camera = section(entry, where, ["name", "url", "device", "rateHz", "calibration"]);
     if (camera.device !== undefined) {
       throw new Error(`agent config "${where}.device" (${JSON.stringify(camera.device)}): this agent cannot read video devices directly yet; run an MJPEG streamer such as ustreamer on the device and give its address as "url"`);
     }
     const url = text(camera, "url", undefined, `${where}.`);
     if (!/^https?:\/\/\S+$/.test(url)) throw new Error(`agent config "${where}.url" must be an http:// URL of an MJPEG stream; got ${JSON.stringify(url)}`);
-    return { name: text(camera, "name", undefined, `${where}.`), url, rateHz: number(camera, "rateHz", DEFAULTS.cameraRateHz, `${where}.`, 0.1, 240) };
+    const calibration = camera.calibration === undefined ? {} : { calibration: compileCameraCalibration(camera.calibration, `${where}.calibration`) };
+    return { name: text(camera, "name", undefined, `${where}.`), url, rateHz: number(camera, "rateHz", DEFAULTS.cameraRateHz, `${where}.`, 0.1, 240), ...calibration };
   });
   const names = cameras.map((c) => c.name);
   const duplicate = names.find((n, i) => names.indexOf(n) !== i);
   if (duplicate) throw new Error(`agent config "cameras" names "${duplicate}" twice; camera names must be unique`);
   return cameras;
+}
+
+function compileCameraCalibration(raw: unknown, where: string): CameraCalibration {
+  const c = section(raw, where, ["width", "height", "model", "fx", "fy", "cx", "cy", "distortion", "metres_per_px", "extrinsics"]);
+  const model = oneOf(c, "model", `${where}.`, ["pinhole", "orthographic"] as const);
+  const needed = model === "pinhole" ? ["fx", "fy", "cx", "cy"] : ["metres_per_px"];
+  const calibration: CameraCalibration = {
+    width: integer(c, "width", 0, `${where}.`, 1, 100_000), height: integer(c, "height", 0, `${where}.`, 1, 100_000), model,
+    extrinsics: { parent_frame: "world", translation_m: [0, 0, 0], rotation_xyzw: [0, 0, 0, 1] },
+  };
+  for (const key of needed) (calibration as unknown as Record<string, number>)[key] = number(c, key, Number.NaN, `${where}.`, 0);
+  if (c.distortion !== undefined) {
+    if (!Array.isArray(c.distortion) || !c.distortion.every(Number.isFinite)) throw new Error(`agent config "${where}.distortion" must be an array of numbers (plumb_bob k1, k2, p1, p2, k3); got ${JSON.stringify(c.distortion)}`);
+    calibration.distortion = c.distortion as number[];
+  }
+  const e = section(c.extrinsics, `${where}.extrinsics`, ["parent_frame", "translation_m", "rotation_xyzw"]);
+  const vector = (key: string, length: number) => {
+    const v = e[key];
+    if (!Array.isArray(v) || v.length !== length || !v.every(Number.isFinite)) throw new Error(`agent config "${where}.extrinsics.${key}" must be ${length} numbers; got ${JSON.stringify(v)}`);
+    return v as number[];
+  };
+  calibration.extrinsics = {
+    parent_frame: text(e, "parent_frame", "world", `${where}.extrinsics.`),
+    translation_m: vector("translation_m", 3) as [number, number, number],
+    rotation_xyzw: vector("rotation_xyzw", 4) as [number, number, number, number],
+  };
+  return calibration;
 }
 
 function compileMocap(raw: unknown): MocapConfig | null {

@@ -124,6 +124,7 @@ export async function runEpisode(ctx: EpisodeContext): Promise<EpisodeResult> {
       thermal_state: { temperature_c: byJoint(state?.temperatureC) },
       seed: assignment.seed,
       perturbations_realized: plan.realized,
+      cameras: Object.fromEntries(hardware.cameras.map((c) => [c.name, c.calibration ?? null])),
       cell_id: ctx.cellId,
       robot: assignment.robot || ctx.robotModel,
       environment: assignment.environment,

@@ -40,9 +40,35 @@ export interface CameraFrame {
   rgb?: Uint8Array;
 }
 
+/**
+ * A camera's calibration as a cell's calibration file gives it, recorded in each episode's start
+ * `/meta` (`cameras`) and shipped in calibration exports. Field names are the record's (snake_case).
+ *
+ * - `model` "pinhole": `fx`, `fy`, `cx`, `cy` in pixels and `distortion` as plumb_bob
+ *   [k1, k2, p1, p2, k3]; "orthographic": `metres_per_px` (a telecentric overhead view).
+ * - `extrinsics`: the camera's pose in `parent_frame` ("world", the mocap-calibrated cell frame, or a
+ *   robot link such as "tool", the fingertip point): `translation_m` of the optical centre and
+ *   `rotation_xyzw` taking camera axes to parent axes, the camera frame being optical (x right,
+ *   y down, z forward along the view).
+ */
+export interface CameraCalibration {
+  width: number;
+  height: number;
+  model: "pinhole" | "orthographic";
+  fx?: number;
+  fy?: number;
+  cx?: number;
+  cy?: number;
+  distortion?: number[];
+  metres_per_px?: number;
+  extrinsics: { parent_frame: string; translation_m: [number, number, number]; rotation_xyzw: [number, number, number, number] };
+}
+
 export interface Camera {
   readonly name: string;
   readonly rateHz: number;
+  /** The camera's calibration, when the cell has one for it. */
+  readonly calibration?: CameraCalibration;
   capture(): Promise<CameraFrame>;
 }
 

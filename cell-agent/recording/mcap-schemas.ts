@@ -86,6 +86,7 @@ export const META: ChannelSpec = {
       thermal_state: { type: "object" },
       seed: { type: "integer" },
       perturbations_realized: { type: "object" },
+      cameras: { type: "object", description: "camera name -> calibration (intrinsics and extrinsics) or null" },
       cell_id: { type: "string" },
       robot: { type: "string" },
       environment: { type: "string" },

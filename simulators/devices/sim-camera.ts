@@ -3,7 +3,8 @@
  * `rgb` and `jpeg` are rendered and encoded on first access (and cached), so a consumer that
  * only looks at some frames only pays for those.
  */
-import type { Camera, CameraFrame } from "../../cell-agent/hardware/types.js";
+import type { Camera, CameraCalibration, CameraFrame } from "../../cell-agent/hardware/types.js";
+import { simCameraCalibration } from "../render/camera-calibration.js";
 import { cameraSize, renderCamera, type RenderedImage } from "../render/cameras.js";
 import { encodeJpeg } from "../render/jpeg-codec.js";
 import type { SimWorld } from "../world/sim-world.js";
@@ -11,7 +12,11 @@ import type { SimWorld } from "../world/sim-world.js";
 export const JPEG_QUALITY = 80;
 
 export class SimCamera implements Camera {
-  constructor(private readonly world: SimWorld, readonly name: string, readonly rateHz = 30) {}
+  readonly calibration: CameraCalibration | undefined;
+
+  constructor(private readonly world: SimWorld, readonly name: string, readonly rateHz = 30) {
+    this.calibration = simCameraCalibration(name);
+  }
 
   async capture(): Promise<CameraFrame> {
     const scene = this.world.snapshot();

@@ -8,6 +8,7 @@
  *        view, 160 x 120 px; the image's "up" is the fingers' closing axis (tool yaw), "right" is
  *        90 degrees clockwise of it; the scale is that of the table plane (z = 0).
  */
+import type { CameraCalibration } from "../../cell-agent/hardware/types.js";
 
 export interface TopCameraCalibration {
   width: number;
@@ -57,4 +58,36 @@ export function wristPixelToWorld(column: number, row: number, tip: { xM: number
   const s = Math.sin(tip.yawRad);
   // up along (c, s); right along (s, -c).
   return [tip.xM + up * c + right * s, tip.yM + up * s - right * c];
+}
+
+/**
+ * The calibration a cell's calibration file would give for a simulated camera (recorded in every
+ * episode's start /meta). top: orthographic, looking straight down at the table's centre of view
+ * from 1 m; its optical axes are world x (right), -y (down the image), -z (the view): a half turn
+ * about x. wrist: a pinhole with the 60 degree horizontal field of view, no distortion, 5 cm above
+ * the fingertip point in the tool frame (x along the fingers' closing axis, z up), image up along
+ * tool x and image right along tool -y: a half turn about (1, -1, 0)/sqrt(2). Other (oblique)
+ * cameras: none.
+ */
+export function simCameraCalibration(name: string): CameraCalibration | undefined {
+  if (name === "top") {
+    const cal = TOP_CAMERA;
+    return {
+      width: cal.width, height: cal.height, model: "orthographic", metres_per_px: cal.metresPerPx,
+      extrinsics: {
+        parent_frame: "world",
+        translation_m: [cal.xMinM + (cal.width / 2) * cal.metresPerPx, cal.yMaxM - (cal.height / 2) * cal.metresPerPx, 1],
+        rotation_xyzw: [1, 0, 0, 0],
+      },
+    };
+  }
+  if (name === "wrist") {
+    const focalPx = WRIST_CAMERA.width / 2 / Math.tan(WRIST_CAMERA.horizontalFovRad / 2);
+    return {
+      width: WRIST_CAMERA.width, height: WRIST_CAMERA.height, model: "pinhole",
+      fx: focalPx, fy: focalPx, cx: WRIST_CAMERA.width / 2, cy: WRIST_CAMERA.height / 2, distortion: [0, 0, 0, 0, 0],
+      extrinsics: { parent_frame: "tool", translation_m: [0, 0, WRIST_CAMERA.mountAboveTipM], rotation_xyzw: [Math.SQRT1_2, -Math.SQRT1_2, 0, 0] },
+    };
+  }
+  return undefined;
 }

@@ -7,12 +7,14 @@
  * string works; a JPEG carrying an embedded thumbnail (EXIF) would be cut short, and streamers do not
  * send those.
  */
-import type { Camera, CameraFrame } from "../../hardware/types.js";
+import type { Camera, CameraCalibration, CameraFrame } from "../../hardware/types.js";
 
 export interface MjpegCameraOptions {
   name: string;
   url: string;
   rateHz: number;
+  /** The camera's calibration from the agent config, when given. */
+  calibration?: CameraCalibration;
   /** A frame older than this is stale and `capture()` fails, ms (default 1000). */
   maxFrameAgeMs?: number;
   nowNs?: () => bigint;
@@ -43,6 +45,7 @@ export function jpegSize(jpeg: Uint8Array): { width: number; height: number } {
 export class MjpegCamera implements Camera {
   readonly name: string;
   readonly rateHz: number;
+  readonly calibration?: CameraCalibration;
   private latest: CameraFrame | undefined;
   private readonly abort = new AbortController();
   private readonly nowNs: () => bigint;
@@ -52,6 +55,7 @@ export class MjpegCamera implements Camera {
   constructor(private readonly options: MjpegCameraOptions) {
     this.name = options.name;
     this.rateHz = options.rateHz;
+    this.calibration = options.calibration;
     this.nowNs = options.nowNs ?? (() => process.hrtime.bigint());
     void this.run();
   }
