@@ -34,6 +34,8 @@ export interface ExportEpisode {
   task: string;
   mcap: StoredFile;
   video: StoredFile | null;
+  /** Verify: the index of the scenario the episode replayed. */
+  scenarioId?: number | null;
 }
 
 export interface ExportRun {

@@ -97,6 +97,7 @@ export function selectExportEpisodes(db: Parameters<typeof listEpisodeRecords>[0
       // A pending MCAP's row already names its final path, size and hash.
       mcap: { path: join(artifactsDir, run.id, e.id, mcapRow!.file_name), fileName: mcapRow!.file_name, bytes: mcapRow!.bytes, sha256: mcapRow!.sha256 },
       video: storedFile(artifactsDir, files?.get("video")),
+      scenarioId: typeof e.assign.scenario === "number" ? e.assign.scenario : null,
     });
   }
   return {

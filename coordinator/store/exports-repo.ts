@@ -59,17 +59,22 @@ export function listExportsIn(db: Db, status: ExportStatus): ExportRow[] {
 }
 
 /**
- * Moves an export to `to` with `fields`, only from a status that may precede it (and from `from`
- * when given). Returns whether the row moved.
+ * Moves a row of an archive table (`exports`, `calibration_exports`) to `to` with `fields`, only
+ * from a status that may precede it (and from `from` when given). Returns whether the row moved.
+ * Column names come from the callers' code, never from a request.
  */
-export function moveExport(db: Db, id: string, to: ExportStatus, fields: Partial<ExportRow> = {}, from?: ExportStatus): boolean {
+export function moveArchiveRow(db: Db, table: "exports" | "calibration_exports", id: string, to: ExportStatus, fields: Record<string, unknown> = {}, from?: ExportStatus): boolean {
   const allowed = exportStatusesBefore(to).filter((s) => from === undefined || s === from);
   if (allowed.length === 0) return false;
   const sets = Object.keys(fields).map((k) => `${k} = @${k}`);
   const result = db
-    .prepare(`UPDATE exports SET ${["status = @to", ...sets].join(", ")} WHERE id = @id AND status IN (${allowed.map((s) => `'${s}'`).join(", ")})`)
+    .prepare(`UPDATE ${table} SET ${["status = @to", ...sets].join(", ")} WHERE id = @id AND status IN (${allowed.map((s) => `'${s}'`).join(", ")})`)
     .run({ ...fields, id, to });
   return result.changes === 1;
+}
+
+export function moveExport(db: Db, id: string, to: ExportStatus, fields: Partial<ExportRow> = {}, from?: ExportStatus): boolean {
+  return moveArchiveRow(db, "exports", id, to, fields, from);
 }
 
 /** Records the worker's progress on a preparing export. */

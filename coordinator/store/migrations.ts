@@ -285,6 +285,7 @@ export const MIGRATIONS: readonly string[] = [
     request TEXT NOT NULL,          -- JSON: {runs, licensee, purpose}
     license TEXT NOT NULL,          -- JSON: the license terms as signed
     attempts INTEGER NOT NULL DEFAULT 0,
+    episodes INTEGER,               -- episodes shipped, once ready
     file_name TEXT,
     bytes INTEGER,
     sha256 TEXT,

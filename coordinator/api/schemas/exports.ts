@@ -45,3 +45,51 @@ export const Export = component("Export", z.strictObject({
   expires_at: NullableTimestamp.describe("the download is available until then: 7 days after ready, never past the run's data.retention"),
   failure: ArchiveFailure,
 }).describe("A run export: an archive prepared off the request path (docs/api.md, Exports)."));
+
+/** Most runs one calibration export may hold. */
+export const CALIBRATION_RUNS_MAX = 20;
+
+const runsMessage = `runs must be a list of 1..${CALIBRATION_RUNS_MAX} distinct run ids of this account`;
+
+/** Body of POST /v1/calibration/exports. */
+export const CalibrationExportRequest = z.strictObject({
+  runs: z.array(z.string({ error: runsMessage }).min(1, { error: runsMessage }), { error: runsMessage })
+    .min(1, { error: runsMessage }).max(CALIBRATION_RUNS_MAX, { error: runsMessage })
+    .refine((ids) => new Set(ids).size === ids.length, { error: `${runsMessage}; a run is named twice` })
+    .describe("completed runs whose episodes to ship; typically verify runs with return_ground_truth"),
+  licensee: z.strictObject({
+    name: z.string({ error: "licensee.name must be the licensee's legal name" }).trim().min(1, { error: "licensee.name must be the licensee's legal name" }).max(200),
+    contact: z.email({ error: "licensee.contact must be an email address" }),
+  }, { error: "licensee must be {name, contact}: the organisation the data is licensed to and an email address" }),
+  purpose: z.string({ error: "purpose must say what the data will validate (10..500 characters)" }).trim()
+    .min(10, { error: "purpose must say what the data will validate (10..500 characters)" }).max(500, { error: "purpose must say what the data will validate (10..500 characters)" }),
+  simulator: z.string().trim().min(1).max(200).optional().describe("the simulator to be validated, named in the license"),
+});
+
+export const CalibrationExport = component("CalibrationExport", z.strictObject({
+  object: z.literal("calibration_export"),
+  id: z.string(),
+  status: z.enum(EXPORT_STATUSES),
+  created: Timestamp,
+  runs: z.array(z.string()),
+  license: z.strictObject({
+    id: z.string(),
+    licensor: z.string(),
+    licensee: z.strictObject({ name: z.string(), contact: z.string() }),
+    purpose: z.string(),
+    simulator: z.string().nullable(),
+    runs: z.array(z.string()),
+    use: z.literal("validation only"),
+    granted: Timestamp,
+    expires: Timestamp,
+    text: z.string(),
+  }).describe("the license terms as signed (license.json in the archive)"),
+  episodes: z.number().int().min(0).nullable().describe("episodes shipped, once ready"),
+  download_url: z.url().nullable(),
+  file: ArchiveFile.nullable(),
+  signature: z.string().nullable().describe("ed25519:<key_id>:<base64url> over the exact bytes of license.json; the key is at signing_key_url"),
+  signing_key_url: z.url().nullable(),
+  ready_at: NullableTimestamp,
+  expires_at: NullableTimestamp.describe("the download is available until then (7 days after ready, never past the runs' data.retention); the license runs a year"),
+  failure: ArchiveFailure,
+}).describe("Ground-truth calibration data for a simulator vendor under a validation-only license (docs/api.md, Calibration exports)."));

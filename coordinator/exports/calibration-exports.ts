@@ -1,0 +1,171 @@
+/**
+ * Calibration exports (POST /v1/calibration/exports, scope calibration:export): ground truth of an
+ * account's completed runs for a simulator vendor, under a validation-only license. The archive:
+ *
+ *   calibration-<id>/LICENSE.txt                                   the license text, licensee embedded
+ *   calibration-<id>/runs/<run_id>/episodes/<index>-<episode>.json one record per episode (calibration-episode.ts)
+ *   calibration-<id>/license.json    canonical JSON {schema, license, files: [{path, bytes, sha256}]}
+ *   calibration-<id>/license.sig     ed25519:<key_id>:<base64url> over license.json's exact bytes
+ *
+ * The service key signs (the key of frozen task specs); a vendor verifies license.sig against
+ * GET /v1/signing-keys/<key_id> and each file against license.json.
+ */
+import { createHash, sign } from "node:crypto";
+import { join } from "node:path";
+import { randomBase62 } from "../auth/api-keys.js";
+import { retentionOfRequest } from "../data/purge.js";
+import { AssayError } from "../errors/assay-error.js";
+import { canonicalJson } from "../json/canonical-json.js";
+import { listArtifacts } from "../store/artifacts-repo.js";
+import {
+  getCalibrationExport, insertCalibrationExport, listCalibrationExportsIn, moveCalibrationExport, type CalibrationExportRow,
+} from "../store/calibration-exports-repo.js";
+import type { Db } from "../store/database.js";
+import { getRun, type RunRecord } from "../store/runs-repo.js";
+import { ensureServiceKey } from "../tasks/signing-keys.js";
+import type { ArchiveJobKind } from "./archive-worker.js";
+import { calibrationEpisode } from "./calibration-episode.js";
+import { calibrationLicense, type CalibrationLicense, type Licensee } from "./calibration-license.js";
+import { exportsRoot, removeArchiveFiles } from "./export-files.js";
+import { assertExportable, selectExportEpisodes } from "./run-export-source.js";
+import { writeTarArchive, type ArchiveEntry } from "./tar-archive.js";
+
+export interface CalibrationRequest {
+  runs: string[];
+  licensee: Licensee;
+  purpose: string;
+  simulator?: string;
+}
+
+export const CALIBRATION_LICENSE_SCHEMA = "assay.calibration_license/1";
+
+export function calibrationFileName(id: string): string {
+  return `${id}.tar`;
+}
+
+export function calibrationExportView(row: CalibrationExportRow, urls: { baseUrl: string; artifactUrl: string }, now: Date): Record<string, unknown> {
+  const request = JSON.parse(row.request) as CalibrationRequest;
+  const lapsed = row.status === "ready" && row.expires_at !== null && now.getTime() >= Date.parse(row.expires_at);
+  const status = lapsed ? "expired" : row.status;
+  const keyId = row.signature?.split(":")[1];
+  return {
+    object: "calibration_export",
+    id: row.id,
+    status,
+    created: row.created,
+    runs: request.runs,
+    license: JSON.parse(row.license),
+    episodes: row.episodes,
+    download_url: status === "ready" ? `${urls.artifactUrl}/calibration-exports/${row.id}/${row.file_name}` : null,
+    file: status !== "expired" && row.file_name && row.bytes !== null && row.sha256
+      ? { name: row.file_name, bytes: row.bytes, sha256: row.sha256, content_type: "application/x-tar" } : null,
+    signature: row.signature,
+    signing_key_url: keyId ? `${urls.baseUrl}/v1/signing-keys/${keyId}` : null,
+    ready_at: row.ready_at,
+    expires_at: row.expires_at,
+    failure: status === "failed" || status === "expired"
+      ? { reason: lapsed ? "availability" : row.failure_reason, message: lapsed ? `the download was available until ${row.expires_at}; request a new calibration export` : row.failure_message }
+      : null,
+  };
+}
+
+/** Checks every run (this account's, completed, recordings kept) and records the request; the worker makes it. */
+export function requestCalibrationExport(db: Db, artifactsDir: string, accountId: string, request: CalibrationRequest, now: Date): CalibrationExportRow {
+  for (const runId of request.runs) {
+    const run = getRun(db, runId);
+    if (!run || run.accountId !== accountId) throw new AssayError("not_found", `no run ${JSON.stringify(runId)} on this account (runs[${request.runs.indexOf(runId)}])`, { runId });
+    assertExportable(run, listArtifacts(db, run.id), now, "exported for calibration");
+    if (selectExportEpisodes(db, artifactsDir, run, "mcap-bundle").episodes.length === 0) {
+      throw new AssayError("contract_validation_failed", `run ${run.id} has no episode with a stored recording to take calibration data from`, { runId: run.id });
+    }
+  }
+  const id = `cal_${randomBase62(20)}`;
+  const license = calibrationLicense(request, now);
+  insertCalibrationExport(db, { id, account_id: accountId, created: now.toISOString(), request: JSON.stringify(request), license: JSON.stringify(license) });
+  return getCalibrationExport(db, id)!;
+}
+
+const encode = (text: string) => new TextEncoder().encode(text);
+
+export interface CalibrationJobOptions {
+  db: Db;
+  artifactsDir: string;
+  now: () => Date;
+  availabilityMs: number;
+}
+
+export function calibrationExportJobs(options: CalibrationJobOptions): ArchiveJobKind<CalibrationExportRow> {
+  const { db, artifactsDir, now } = options;
+  return {
+    name: "calibration export",
+    listPreparing: () => listCalibrationExportsIn(db, "preparing"),
+    claim(id) {
+      db.prepare("UPDATE calibration_exports SET attempts = attempts + 1 WHERE id = ? AND status = 'preparing'").run(id);
+      const row = getCalibrationExport(db, id);
+      return row?.status === "preparing" ? row : undefined;
+    },
+    fail(id, reason, message) {
+      moveCalibrationExport(db, id, "failed", { failure_reason: reason, failure_message: message }, "preparing");
+    },
+    async make(row, signal) {
+      const request = JSON.parse(row.request) as CalibrationRequest;
+      const license = JSON.parse(row.license) as CalibrationLicense;
+      const runs: RunRecord[] = [];
+      for (const runId of request.runs) {
+        const run = getRun(db, runId);
+        if (!run) throw new Error(`run ${runId} no longer exists`);
+        try {
+          assertExportable(run, listArtifacts(db, run.id), now(), "exported for calibration");
+        } catch (error) {
+          if (error instanceof AssayError && error.code === "retention_expired") {
+            moveCalibrationExport(db, row.id, "expired", { failure_reason: "purged", failure_message: error.message }, "preparing");
+            return;
+          }
+          throw error;
+        }
+        runs.push(run);
+      }
+      const root = `calibration-${row.id}`;
+      const files: Array<{ path: string; bytes: number; sha256: string }> = [];
+      let episodes = 0;
+      const entries = async function* (): AsyncGenerator<ArchiveEntry> {
+        const add = (path: string, data: Uint8Array): ArchiveEntry => {
+          files.push({ path, bytes: data.length, sha256: createHash("sha256").update(data).digest("hex") });
+          return { name: `${root}/${path}`, data };
+        };
+        yield add("LICENSE.txt", encode(license.text));
+        for (const run of runs) {
+          for (const e of selectExportEpisodes(db, artifactsDir, run, "mcap-bundle").episodes) {
+            signal.throwIfAborted();
+            const record = await calibrationEpisode(run.id, e, e.scenarioId ?? null);
+            yield add(`runs/${run.id}/episodes/${String(e.index).padStart(6, "0")}-${e.episodeId}.json`, encode(`${JSON.stringify(record)}\n`));
+            episodes++;
+          }
+        }
+        const licenseJson = encode(canonicalJson({ schema: CALIBRATION_LICENSE_SCHEMA, license, files }));
+        const key = ensureServiceKey(db);
+        const signature = `ed25519:${key.id}:${sign(null, licenseJson, key.privateKey).toString("base64url")}`;
+        yield { name: `${root}/license.json`, data: licenseJson };
+        yield { name: `${root}/license.sig`, data: encode(`${signature}\n`) };
+        signed = signature;
+      };
+      let signed = "";
+      const fileName = calibrationFileName(row.id);
+      const archive = await writeTarArchive(join(exportsRoot(artifactsDir), row.id, fileName), entries(), signal);
+      const readyAt = now();
+      const firstStored = runs.flatMap((r) => listArtifacts(db, r.id).map((a) => (a.stored_at ? Date.parse(a.stored_at) + retentionOfRequest(r.request) * 3_600_000 : Infinity)));
+      const expiresAt = new Date(Math.min(readyAt.getTime() + options.availabilityMs, ...firstStored)).toISOString();
+      const moved = moveCalibrationExport(db, row.id, "ready", {
+        file_name: fileName, bytes: archive.bytes, sha256: archive.sha256, signature: signed, episodes, ready_at: readyAt.toISOString(), expires_at: expiresAt,
+      }, "preparing");
+      if (!moved) removeArchiveFiles(artifactsDir, row.id);
+    },
+    sweep(at) {
+      for (const row of listCalibrationExportsIn(db, "ready")) {
+        if (row.expires_at === null || at.getTime() < Date.parse(row.expires_at)) continue;
+        moveCalibrationExport(db, row.id, "expired", { failure_reason: "availability", failure_message: `the download was available until ${row.expires_at}; request a new calibration export` }, "ready");
+        removeArchiveFiles(artifactsDir, row.id);
+      }
+    },
+  };
+}

@@ -1,0 +1,58 @@
+/**
+ * The `calibration_exports` table: calibration data for simulator vendors, one row per request,
+ * moved through the same transitions as run exports (coordinator/exports/export-state.ts).
+ */
+import type { ExportStatus } from "../exports/export-state.js";
+import type { Db } from "./database.js";
+import { moveArchiveRow } from "./exports-repo.js";
+
+export interface CalibrationExportRow {
+  id: string;
+  account_id: string;
+  created: string;
+  status: ExportStatus;
+  /** JSON: {runs, licensee, purpose, simulator}. */
+  request: string;
+  /** JSON: the license terms (coordinator/exports/calibration-license.ts). */
+  license: string;
+  attempts: number;
+  episodes: number | null;
+  file_name: string | null;
+  bytes: number | null;
+  sha256: string | null;
+  signature: string | null;
+  ready_at: string | null;
+  expires_at: string | null;
+  failure_reason: string | null;
+  failure_message: string | null;
+}
+
+export function insertCalibrationExport(db: Db, row: Pick<CalibrationExportRow, "id" | "account_id" | "created" | "request" | "license">): void {
+  db.prepare(
+    `INSERT INTO calibration_exports (id, account_id, created, status, request, license) VALUES (@id, @account_id, @created, 'preparing', @request, @license)`,
+  ).run(row);
+}
+
+export function getCalibrationExport(db: Db, id: string): CalibrationExportRow | undefined {
+  return db.prepare("SELECT * FROM calibration_exports WHERE id = ?").get(id) as CalibrationExportRow | undefined;
+}
+
+/** The account's calibration exports, newest first. */
+export function listCalibrationExports(db: Db, accountId: string): CalibrationExportRow[] {
+  return db.prepare("SELECT * FROM calibration_exports WHERE account_id = ? ORDER BY created DESC, id DESC").all(accountId) as CalibrationExportRow[];
+}
+
+export function listCalibrationExportsIn(db: Db, status: ExportStatus): CalibrationExportRow[] {
+  return db.prepare("SELECT * FROM calibration_exports WHERE status = ? ORDER BY created, id").all(status) as CalibrationExportRow[];
+}
+
+/** Calibration exports that hold data of `runId` (their request names it). */
+export function listCalibrationExportsOfRun(db: Db, runId: string): CalibrationExportRow[] {
+  return db
+    .prepare("SELECT c.* FROM calibration_exports c, json_each(c.request, '$.runs') r WHERE r.value = ?")
+    .all(runId) as CalibrationExportRow[];
+}
+
+export function moveCalibrationExport(db: Db, id: string, to: ExportStatus, fields: Partial<CalibrationExportRow> = {}, from?: ExportStatus): boolean {
+  return moveArchiveRow(db, "calibration_exports", id, to, fields, from);
+}
