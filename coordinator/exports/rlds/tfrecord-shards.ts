@@ -1,0 +1,111 @@
+/**
+ * A split written as sharded TFRecord files, one record at a time.
+ *
+ * A TFRecord record (tensorflow/core/lib/io/record_writer.cc) is
+ *   uint64 LE length | uint32 LE masked CRC-32C of those 8 bytes | data | uint32 LE masked CRC-32C of data
+ * so each record costs 16 bytes beyond its data.
+ *
+ * Shards roll over by size: a record that would take the open shard past `shardSizeBytes` starts a new
+ * one (a shard always holds at least one record, so one example larger than the limit gets a shard of
+ * its own). The total number of shards is only known at the end, so shards are written as
+ * `<prefix>-00000` (TFDS's SequentialWriter names them the same way) and `finish()` renames them to
+ * TFDS's default `{DATASET}-{SPLIT}.{FILEFORMAT}-{SHARD_X_OF_Y}`, e.g. `ds-train.tfrecord-00000-of-00003`.
+ */
+import type { FileHandle } from "node:fs/promises";
+import { open, rename } from "node:fs/promises";
+import { join } from "node:path";
+import { maskedCrc32c } from "./crc32c.js";
+
+/** Bytes a record adds to its data: length, length CRC, data CRC. */
+export const TFRECORD_OVERHEAD_BYTES = 16;
+
+/** tensorflow_datasets/core/naming.py: DEFAULT_FILENAME_TEMPLATE, as written in dataset_info.json. */
+export const TFDS_FILEPATH_TEMPLATE = "{DATASET}-{SPLIT}.{FILEFORMAT}-{SHARD_X_OF_Y}";
+
+/** The final file name of a shard, as naming.py's ShardedFileTemplate renders it (at least 5 digits). */
+export function shardFileName(dataset: string, split: string, fileFormat: string, index: number, count: number): string {
+  const digits = Math.max(5, String(count).length);
+  const pad = (n: number) => String(n).padStart(digits, "0");
+  return `${dataset}-${split}.${fileFormat}-${pad(index)}-of-${pad(count)}`;
+}
+
+/** The three buffers of one record (written with one writev, so the data is never copied). */
+export function tfRecordFrame(data: Uint8Array): [Uint8Array, Uint8Array, Uint8Array] {
+  const header = Buffer.alloc(12);
+  header.writeBigUInt64LE(BigInt(data.byteLength), 0);
+  header.writeUInt32LE(maskedCrc32c(header.subarray(0, 8)), 8);
+  const footer = Buffer.alloc(4);
+  footer.writeUInt32LE(maskedCrc32c(data), 0);
+  return [header, data, footer];
+}
+
+export interface WrittenSplit {
+  /** Final shard file names, in order. */
+  fileNames: string[];
+  /** Records in each shard (dataset_info.json `shardLengths`). */
+  shardLengths: number[];
+  /** Sum of the records' data bytes, without framing: what TFDS's writers record as a split's `numBytes`. */
+  dataBytes: number;
+}
+
+export class ShardedTfRecordWriter {
+  private handle: FileHandle | undefined;
+  private shardBytes = 0;
+  private readonly tempNames: string[] = [];
+  private readonly shardLengths: number[] = [];
+  private dataBytes = 0;
+
+  /**
+   * @param dir folder the shards go in
+   * @param naming dataset name, split and file format of the final file names
+   * @param shardSizeBytes size at which a shard is closed and the next one started
+   */
+  constructor(
+    private readonly dir: string,
+    private readonly naming: { dataset: string; split: string; fileFormat: string },
+    private readonly shardSizeBytes: number,
+  ) {}
+
+  /** Appends one record, opening a new shard first when this one would grow past the limit. */
+  async write(data: Uint8Array): Promise<void> {
+    const recordBytes = data.byteLength + TFRECORD_OVERHEAD_BYTES;
+    if (this.handle && this.shardBytes + recordBytes > this.shardSizeBytes) await this.closeShard();
+    if (!this.handle) await this.openShard();
+    const frame = tfRecordFrame(data);
+    const { bytesWritten } = await this.handle!.writev(frame);
+    if (bytesWritten !== recordBytes) throw new Error(`short write to ${this.currentTempName()}: ${bytesWritten} of ${recordBytes} bytes`);
+    this.shardBytes += recordBytes;
+    this.shardLengths[this.shardLengths.length - 1] += 1;
+    this.dataBytes += data.byteLength;
+  }
+
+  /** Closes the last shard and renames every shard to its `-of-<count>` name. */
+  async finish(): Promise<WrittenSplit> {
+    await this.closeShard();
+    const count = this.tempNames.length;
+    const { dataset, split, fileFormat } = this.naming;
+    const fileNames = this.tempNames.map((_, index) => shardFileName(dataset, split, fileFormat, index, count));
+    for (let i = 0; i < count; i++) await rename(join(this.dir, this.tempNames[i]), join(this.dir, fileNames[i]));
+    return { fileNames, shardLengths: [...this.shardLengths], dataBytes: this.dataBytes };
+  }
+
+  /** Closes the open shard, if any (also for cleanup after a failure). */
+  async closeShard(): Promise<void> {
+    const handle = this.handle;
+    this.handle = undefined;
+    await handle?.close();
+  }
+
+  private async openShard(): Promise<void> {
+    const { dataset, split, fileFormat } = this.naming;
+    const name = `${dataset}-${split}.${fileFormat}-${String(this.tempNames.length).padStart(5, "0")}`;
+    this.handle = await open(join(this.dir, name), "wx");
+    this.tempNames.push(name);
+    this.shardLengths.push(0);
+    this.shardBytes = 0;
+  }
+
+  private currentTempName(): string {
+    return this.tempNames[this.tempNames.length - 1];
+  }
+}

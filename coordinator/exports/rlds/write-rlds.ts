@@ -1,0 +1,106 @@
+/**
+ * Writes an Assay run as an RLDS dataset in TensorFlow Datasets' on-disk layout, which
+ * `tfds.builder_from_directory("<outDir>/assay_run/1.0.0")` loads and whose
+ * `builder.as_dataset(split="train")` yields one RLDS episode (`steps`, `episode_metadata`) per
+ * Assay episode:
+ *
+ *   <outDir>/assay_run/1.0.0/
+ *     dataset_info.json   name, version, description (with the run's pins), splits with shard lengths
+ *     features.json       the FeatureConnectors (rlds-features.ts)
+ *     metadata.json       the run's pins as JSON (builder.info.metadata)
+ *     assay_run-train.tfrecord-00000-of-0000N ...   one tf.train.Example per episode
+ *
+ * Episodes are read and written one at a time, in the order given. The dataset is built in
+ * `1.0.0.incomplete` and renamed into place when whole, so a failed export leaves nothing that looks
+ * like a dataset, and a repeated export replaces the previous one.
+ */
+import { mkdir, rename, rm, writeFile } from "node:fs/promises";
+import { join, relative } from "node:path";
+import type { ExportEpisode, ExportProgress, ExportRun } from "../export-input.js";
+import { EpisodeRecording } from "../episode-steps.js";
+import { DATASET_NAME, DATASET_VERSION, datasetInfoJson, FILE_FORMAT, runMetadataJson, SPLIT_NAME } from "./dataset-info.js";
+import { EpisodeExampleBuilder } from "./episode-example.js";
+import { featuresJson, flatFeatures, rldsFeatureTree } from "./rlds-features.js";
+import { readRunLayout } from "./run-layout.js";
+import { ShardedTfRecordWriter } from "./tfrecord-shards.js";
+
+/**
+ * Default shard size: 256 MiB, inside the 64 MiB-1 GiB range TFDS aims its shards at
+ * (core/utils/shard_utils.py DEFAULT_MIN_SHARD_SIZE / DEFAULT_MAX_SHARD_SIZE).
+ */
+export const DEFAULT_SHARD_SIZE_BYTES = 256 * 1024 * 1024;
+
+export interface RldsWriteOptions {
+  /** Called after each episode is written, with the number written so far. */
+  onProgress?: ExportProgress;
+  /** A shard is closed and the next one started before it would grow past this. Default 256 MiB. */
+  shardSizeBytes?: number;
+}
+
+export interface RldsWriteResult {
+  episodes: number;
+  steps: number;
+  /** Shard files, relative to outDir, in order. */
+  shards: string[];
+  /** Every file written, relative to outDir. */
+  files: string[];
+}
+
+/**
+ * Writes `episodes` (already chosen by the caller) of `run` under `outDir`.
+ * @throws Error when there are no episodes, an episode's joints or cameras differ from the first
+ *   episode's, or a recording cannot be read; nothing is left in place then
+ */
+export async function writeRldsDataset(run: ExportRun, episodes: ExportEpisode[], outDir: string, options: RldsWriteOptions = {}): Promise<RldsWriteResult> {
+  const shardSizeBytes = options.shardSizeBytes ?? DEFAULT_SHARD_SIZE_BYTES;
+  if (!Number.isSafeInteger(shardSizeBytes) || shardSizeBytes <= 0) {
+    throw new Error(`shardSizeBytes must be a positive integer number of bytes; got ${shardSizeBytes}`);
+  }
+  if (episodes.length === 0) throw new Error("no episodes to export: an RLDS dataset needs at least one episode (TFDS cannot read an empty split)");
+
+  const layout = await readRunLayout(episodes);
+  const features = rldsFeatureTree(layout);
+  const declared = flatFeatures(features);
+
+  const finalDir = join(outDir, DATASET_NAME, DATASET_VERSION);
+  const workDir = `${finalDir}.incomplete`;
+  await rm(workDir, { recursive: true, force: true });
+  await mkdir(workDir, { recursive: true });
+  const shards = new ShardedTfRecordWriter(workDir, { dataset: DATASET_NAME, split: SPLIT_NAME, fileFormat: FILE_FORMAT }, shardSizeBytes);
+  try {
+    let steps = 0;
+    for (const [done, episode] of episodes.entries()) {
+      const recording = await EpisodeRecording.open(episode.mcap.path);
+      try {
+        const example = new EpisodeExampleBuilder(run, episode, layout, declared);
+        for await (const step of recording.steps()) example.addStep(step);
+        await shards.write(example.finish());
+        steps += example.steps;
+      } finally {
+        await recording.close();
+      }
+      options.onProgress?.(done + 1);
+    }
+    const split = await shards.finish();
+    const metadataFiles: Array<[string, unknown]> = [
+      ["features.json", featuresJson(features)],
+      ["dataset_info.json", datasetInfoJson(run, layout, { shardLengths: split.shardLengths, numBytes: split.dataBytes })],
+      ["metadata.json", runMetadataJson(run, layout)],
+    ];
+    for (const [name, content] of metadataFiles) await writeFile(join(workDir, name), `${JSON.stringify(content, null, 2)}\n`);
+
+    await rm(finalDir, { recursive: true, force: true });
+    await rename(workDir, finalDir);
+    const shardPaths = split.fileNames.map((name) => relative(outDir, join(finalDir, name)));
+    return {
+      episodes: episodes.length,
+      steps,
+      shards: shardPaths,
+      files: [...metadataFiles.map(([name]) => relative(outDir, join(finalDir, name))), ...shardPaths],
+    };
+  } catch (error) {
+    await shards.closeShard();
+    await rm(workDir, { recursive: true, force: true });
+    throw error;
+  }
+}
