@@ -15,6 +15,7 @@ import { ArtifactStore } from "./artifacts/artifact-store.js";
 import { createBudgetGuard, type BudgetGuard } from "./billing/budget-guard.js";
 import { startRetentionSweeper } from "./data/retention-sweeper.js";
 import { createArchiveWorker, type ArchiveWorker } from "./exports/archive-worker.js";
+import { calibrationExportJobs } from "./exports/calibration-exports.js";
 import { runExportJobs } from "./exports/run-exports.js";
 import type { ErrorCode } from "./errors/codes.js";
 import { LinkError } from "./errors/link-errors.js";
@@ -170,7 +171,7 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Run
     kinds: [runExportJobs({
       db, artifactsDir: artifactsDir(options), baseUrl: urls.baseUrl, now: () => new Date(),
       availabilityMs: options.exports.availabilityMs, pendingUploadWaitMs: options.exports.pendingUploadWaitMs,
-    })],
+    }), calibrationExportJobs({ db, artifactsDir: artifactsDir(options), now: () => new Date(), availabilityMs: options.exports.availabilityMs })],
   });
   archives.start();
 

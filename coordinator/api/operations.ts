@@ -11,7 +11,7 @@ import { Environment, EnvironmentListQuery, Robot, RobotListQuery, Suite } from 
 import { Cell, EnrollCellRequest } from "./schemas/cells.js";
 import { listOf } from "./schemas/common.js";
 import { CreateCheckRequest, CreateGateRequest, Gate, GateCheck } from "./schemas/gates.js";
-import { Export, ExportRequest } from "./schemas/exports.js";
+import { CalibrationExport, CalibrationExportRequest, Export, ExportRequest } from "./schemas/exports.js";
 import { ApiKey, CreateKeyRequest, SigningKey } from "./schemas/keys.js";
 import { CreateKitRequest, Kit, KitTracking, ShippingLabel } from "./schemas/kits.js";
 import { Budget, BudgetRequest, Quote, Usage, UsageQuery } from "./schemas/money.js";
@@ -116,6 +116,13 @@ export const OPERATIONS: readonly Operation[] = [
     responses: [json(200, "exports", listOf(Export))] },
   { method: "GET", path: "/v1/exports/{export_id}", operationId: "getExport", tag: "exports", summary: "Poll an export: status, progress, file and expiry",
     responses: [json(200, "the export", Export)] },
+  { method: "POST", path: "/v1/calibration/exports", operationId: "createCalibrationExport", tag: "exports", summary: "Export ground truth of completed runs for a simulator vendor, under a signed validation-only license",
+    description: "Returns 202 with the CalibrationExport in preparing; poll GET /v1/calibration/exports/{calibration_export_id}. An unknown run: 404; a run not completed: 422; recordings purged or past retention: 410.",
+    body: CalibrationExportRequest, responses: [json(202, "the calibration export, preparing", CalibrationExport)], errors: ["not_found", "retention_expired"] },
+  { method: "GET", path: "/v1/calibration/exports", operationId: "listCalibrationExports", tag: "exports", summary: "The account's calibration exports, newest first",
+    responses: [json(200, "calibration exports", listOf(CalibrationExport))] },
+  { method: "GET", path: "/v1/calibration/exports/{calibration_export_id}", operationId: "getCalibrationExport", tag: "exports", summary: "Poll a calibration export: status, license, signature, file and expiry",
+    responses: [json(200, "the calibration export", CalibrationExport)] },
   { method: "DELETE", path: "/v1/data/{run_id}", operationId: "purgeRunData", tag: "runs", summary: "Delete every recording of an ended run",
     responses: [json(200, "the purge receipt", PurgeReceipt)], errors: ["contract_validation_failed"] },
 

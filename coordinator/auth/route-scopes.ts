@@ -61,6 +61,9 @@ export const ROUTE_SCOPES: readonly RouteScope[] = [
   { method: "POST", path: "/v1/runs/:runId/export", scopes: ["runs:read"] },
   { method: "GET", path: "/v1/runs/:runId/exports", scopes: ["runs:read"] },
   { method: "GET", path: "/v1/exports/:exportId", scopes: ["runs:read"] },
+  { method: "POST", path: "/v1/calibration/exports", scopes: ["calibration:export"] },
+  { method: "GET", path: "/v1/calibration/exports", scopes: ["calibration:export"] },
+  { method: "GET", path: "/v1/calibration/exports/:calibrationExportId", scopes: ["calibration:export"] },
   { method: "POST", path: "/v1/runs/:runId/checkpoints", scopes: ["runs:write"] },
   { method: "GET", path: "/v1/suites", scopes: ["runs:read"] },
   { method: "GET", path: "/v1/suites/:suiteId", scopes: ["runs:read"] },
@@ -71,6 +74,7 @@ export const ROUTE_SCOPES: readonly RouteScope[] = [
   { method: "GET", path: "/v1/gates/:gateId/checks/:checkId", scopes: ["runs:read"] },
   { method: "GET", path: "/artifacts/runs/:runId/episodes/:episodeId/:fileName", scopes: ["runs:read"] },
   { method: "GET", path: "/artifacts/exports/:exportId/:fileName", scopes: ["runs:read"] },
+  { method: "GET", path: "/artifacts/calibration-exports/:calibrationExportId/:fileName", scopes: ["calibration:export"] },
 ];
 
 /** Routes any valid key may call, whatever its scopes (a key always holds at least one). */

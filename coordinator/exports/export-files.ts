@@ -5,6 +5,7 @@
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import type { Db } from "../store/database.js";
+import { listCalibrationExportsOfRun, moveCalibrationExport } from "../store/calibration-exports-repo.js";
 import { listRunExports, moveExport } from "../store/exports-repo.js";
 import type { ExpiryReason } from "./export-state.js";
 
@@ -18,7 +19,10 @@ export function removeArchiveFiles(artifactsDir: string, id: string): void {
   rmSync(join(exportsRoot(artifactsDir), id), { recursive: true, force: true });
 }
 
-/** Expires every export of a run (its recordings were purged) and deletes their files; returns how many moved. */
+/**
+ * Expires every export of a run and every calibration export holding its data (the run's
+ * recordings were purged) and deletes their files; returns how many moved.
+ */
 export function expireRunExports(db: Db, artifactsDir: string, runId: string, reason: Exclude<ExpiryReason, "availability">): number {
   const message = reason === "purged"
     ? "the run's recordings were purged, and its exports with them"
@@ -27,6 +31,11 @@ export function expireRunExports(db: Db, artifactsDir: string, runId: string, re
   for (const row of listRunExports(db, runId)) {
     if (row.status === "expired") continue;
     if (moveExport(db, row.id, "expired", { failure_reason: reason, failure_message: message })) expired++;
+    removeArchiveFiles(artifactsDir, row.id);
+  }
+  for (const row of listCalibrationExportsOfRun(db, runId)) {
+    if (row.status === "expired") continue;
+    if (moveCalibrationExport(db, row.id, "expired", { failure_reason: reason, failure_message: `run ${runId}: ${message}` })) expired++;
     removeArchiveFiles(artifactsDir, row.id);
   }
   return expired;

@@ -6,8 +6,8 @@
  */
 import { createHash } from "node:crypto";
 import { createReadStream, createWriteStream } from "node:fs";
-import { open, readdir, rename, rm, stat } from "node:fs/promises";
-import { join, relative, sep } from "node:path";
+import { mkdir, open, readdir, rename, rm, stat } from "node:fs/promises";
+import { dirname, join, relative, sep } from "node:path";
 import { Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import tar from "tar-stream";
@@ -23,6 +23,7 @@ export interface ArchiveFile {
 /** Streams `entries` into a tar at `target`; returns its size and SHA-256. `signal` aborts it. */
 export async function writeTarArchive(target: string, entries: AsyncIterable<ArchiveEntry> | Iterable<ArchiveEntry>, signal?: AbortSignal): Promise<ArchiveFile> {
   const part = `${target}.part`;
+  await mkdir(dirname(target), { recursive: true });
   const pack = tar.pack();
   const hash = createHash("sha256");
   let bytes = 0;
@@ -58,9 +59,12 @@ export async function writeTarArchive(target: string, entries: AsyncIterable<Arc
     return { bytes, sha256: hash.digest("hex") };
   } catch (error) {
     pack.destroy();
-    await written.catch(() => undefined);
+    // When the file side failed first (disk full, no folder), that is the error worth reporting,
+    // not the pack's "already destroyed" that followed from it.
+    const fileError = await written.then(() => undefined, (e: unknown) => e);
     await rm(part, { force: true });
-    throw error;
+    const consequence = (e: unknown) => (e as NodeJS.ErrnoException).code === "ERR_STREAM_PREMATURE_CLOSE" || (e as Error).name === "AbortError";
+    throw fileError !== undefined && !consequence(fileError) ? fileError : error;
   }
 }
 

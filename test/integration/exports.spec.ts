@@ -6,7 +6,7 @@
  * them; the mcap-bundle holds every episode. Purging the run expires its exports.
  */
 import assert from "node:assert/strict";
-import { createHash } from "node:crypto";
+import { createHash, createPublicKey, verify } from "node:crypto";
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -164,6 +164,94 @@ describe("run exports (simulated fleet)", function () {
     service.coordinator.halt(open.id, "queue_timeout", "test cleanup: the run was only needed while queued");
   });
 
+  it("calibration exports: scope calibration:export, plain refusals, and a signed license over every file", async () => {
+    const { run, episodes } = runs.expert!;
+    const body = { runs: [run.id], licensee: { name: "SimCo Robotics GmbH", contact: "validation@simco.example" }, purpose: "validate the SO-101 contact model against pick-cube", simulator: "SimCo 4.2" };
+    const keyed = async (scope: string[]) => (await json(await service.api("/v1/keys", { method: "POST", json: { scope } }), 201)).secret as string;
+    const reader = await keyed(["runs:read"]);
+    const denied = await json(await service.api("/v1/calibration/exports", { method: "POST", json: body, headers: { authorization: `Bearer ${reader}` } }), 403);
+    assert.equal(denied.error.code, "insufficient_scope");
+    const vendorDesk = await keyed(["calibration:export"]);
+    const as = (init: RequestInit & { json?: unknown } = {}) => ({ ...init, headers: { authorization: `Bearer ${vendorDesk}` } });
+    const refused = async (payload: Json, status: number, pattern: RegExp) => {
+      const error = (await json(await service.api("/v1/calibration/exports", as({ method: "POST", json: payload })), status)).error;
+      assert.match(error.message, pattern);
+      return error.code;
+    };
+    assert.equal(await refused({ ...body, runs: [] }, 422, /runs must be a list of 1\.\.20/), "contract_validation_failed");
+    assert.equal(await refused({ ...body, runs: [run.id, run.id] }, 422, /named twice/), "contract_validation_failed");
+    assert.equal(await refused({ ...body, licensee: undefined }, 422, /licensee/), "contract_validation_failed");
+    assert.equal(await refused({ ...body, licensee: { name: "X", contact: "not-an-email" } }, 422, /email/), "contract_validation_failed");
+    assert.equal(await refused({ ...body, purpose: "x" }, 422, /purpose/), "contract_validation_failed");
+    assert.equal(await refused({ ...body, runs: ["run_nope"] }, 404, /run_nope/), "not_found");
+
+    const created = await json(await service.api("/v1/calibration/exports", as({ method: "POST", json: body })), 202);
+    assert.equal(created.object, "calibration_export");
+    assert.equal(created.status, "preparing");
+    assert.equal(created.license.licensee.name, "SimCo Robotics GmbH");
+    assert.equal(created.license.use, "validation only");
+    const ready = await eventually("the calibration export to leave preparing", async () => {
+      const polled = await json(await service.api(`/v1/calibration/exports/${created.id}`, as()), 200);
+      return polled.status !== "preparing" && polled;
+    }, { intervalMs: 100 });
+    assert.equal(ready.status, "ready", JSON.stringify(ready.failure));
+    assert.equal(ready.episodes, episodes.length);
+    const res = await service.api(ready.download_url, as());
+    assert.equal(res.status, 200);
+    const bytes = Buffer.from(await res.arrayBuffer());
+    assert.equal(createHash("sha256").update(bytes).digest("hex"), ready.file.sha256);
+    const out = mkdtempSync(join(dir, "calibration-"));
+    writeFileSync(join(out, "c.tar"), bytes);
+    await tar.x({ file: join(out, "c.tar"), cwd: out, strict: true });
+    const root = join(out, `calibration-${created.id}`);
+
+    // license.sig verifies license.json's exact bytes with the service key published at /v1/signing-keys.
+    const licenseBytes = readFileSync(join(root, "license.json"));
+    const signature = readFileSync(join(root, "license.sig"), "utf8").trim();
+    assert.equal(signature, ready.signature);
+    const [, keyId, sig] = signature.split(":");
+    const key = await json(await service.api(`/v1/signing-keys/${keyId}`), 200);
+    assert.equal(key.owner, "service");
+    assert.equal(ready.signing_key_url, `${service.coordinator.baseUrl}/v1/signing-keys/${keyId}`);
+    const publicKey = createPublicKey(key.public_key_pem);
+    assert.equal(verify(null, licenseBytes, publicKey, Buffer.from(sig!, "base64url")), true);
+    const tampered = Buffer.from(licenseBytes);
+    tampered[tampered.indexOf("SimCo")] = "Z".charCodeAt(0);
+    assert.equal(verify(null, tampered, publicKey, Buffer.from(sig!, "base64url")), false);
+
+    const license = JSON.parse(licenseBytes.toString("utf8"));
+    assert.deepEqual(license.license, ready.license);
+    assert.match(license.license.text, /Licensee: SimCo Robotics GmbH \(validation@simco\.example\)/);
+    assert.equal(readFileSync(join(root, "LICENSE.txt"), "utf8"), license.license.text);
+    assert.equal(license.files.length, 1 + episodes.length);
+    for (const f of license.files) {
+      const file = readFileSync(join(root, f.path));
+      assert.equal(file.length, f.bytes);
+      assert.equal(createHash("sha256").update(file).digest("hex"), f.sha256, f.path);
+    }
+    // Per episode: mocap poses, commanded vs executed joints, cameras, robot and firmware, perturbations.
+    for (const e of episodes) {
+      const f = license.files.find((x: Json) => x.path.endsWith(`-${e.id}.json`));
+      assert.ok(f, `episode ${e.id} shipped`);
+      const record = JSON.parse(readFileSync(join(root, f.path), "utf8"));
+      assert.equal(record.schema, "assay.calibration_episode/1");
+      assert.equal(record.run_id, run.id);
+      assert.equal(record.robot.pin, run.resolved_pins.robot);
+      assert.equal(`${record.robot.model}@${record.robot.firmware_recorded}`, run.resolved_pins.robot);
+      assert.equal(typeof record.robot.calibration_age_s, "number");
+      assert.ok(record.mocap.objects.cube.position_m.length > 10);
+      for (const q of record.mocap.objects.cube.orientation_xyzw) assert.ok(Math.abs(Math.hypot(...q) - 1) < 1e-6);
+      assert.equal(record.joints.commanded_rad.length, record.joints.measured_rad.length);
+      assert.equal(record.joints.names.length, 6);
+      assert.equal(record.cameras.top.model, "orthographic");
+      assert.equal(record.cameras.wrist.model, "pinhole");
+      assert.ok(Math.abs(record.cameras.wrist.fx - 80 / Math.tan(Math.PI / 6)) < 1e-9);
+      assert.equal(record.perturbations_realized.perturbation_rev, run.resolved_pins.perturbation_rev);
+    }
+    const listed = await json(await service.api("/v1/calibration/exports", as()), 200);
+    assert.ok(listed.data.some((x: Json) => x.id === created.id));
+  });
+
   it("a purge deletes the run's exports: their downloads and new exports answer 410 retention_expired", async () => {
     const { run } = runs.expert!;
     const exp = await exported(run.id, "mcap-bundle");
@@ -177,5 +265,9 @@ describe("run exports (simulated fleet)", function () {
     assert.deepEqual(readdirSync(join(service.dataDir, "artifacts", ".exports")).filter((id) => id === exp.id), []);
     const again = await json(await service.api(`/v1/runs/${run.id}/export`, { method: "POST", json: { format: "lerobot" } }), 410);
     assert.equal(again.error.code, "retention_expired");
+    // The calibration export holding the run's data goes with it.
+    const calibration = (await json(await service.api("/v1/calibration/exports"), 200)).data.find((x: Json) => x.runs.includes(run.id));
+    assert.equal(calibration.status, "expired");
+    assert.equal(calibration.failure.reason, "purged");
   });
 });

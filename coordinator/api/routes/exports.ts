@@ -11,16 +11,24 @@ import { Router } from "express";
 import { authOf } from "../../auth/authenticate.js";
 import { AssayError } from "../../errors/assay-error.js";
 import { exportsRoot } from "../../exports/export-files.js";
+import { calibrationExportView, requestCalibrationExport } from "../../exports/calibration-exports.js";
 import { exportView, requestRunExport } from "../../exports/run-exports.js";
+import { getCalibrationExport, listCalibrationExports, type CalibrationExportRow } from "../../store/calibration-exports-repo.js";
 import { getExport, listRunExports, type ExportRow } from "../../store/exports-repo.js";
 import type { CompiledApiDeps } from "../api-deps.js";
-import { ExportRequest } from "../schemas/exports.js";
+import { CalibrationExportRequest, ExportRequest } from "../schemas/exports.js";
 import { parseBody } from "../validate-request.js";
 import { requireRun } from "./runs.js";
 
 function requireExport(deps: CompiledApiDeps, accountId: string, exportId: string): ExportRow {
   const row = getExport(deps.db, exportId);
   if (!row || row.account_id !== accountId) throw new AssayError("not_found", `no export ${JSON.stringify(exportId)} on this account`);
+  return row;
+}
+
+function requireCalibrationExport(deps: CompiledApiDeps, accountId: string, id: string): CalibrationExportRow {
+  const row = getCalibrationExport(deps.db, id);
+  if (!row || row.account_id !== accountId) throw new AssayError("not_found", `no calibration export ${JSON.stringify(id)} on this account`);
   return row;
 }
 
@@ -45,29 +53,60 @@ export function exportsRouter(deps: CompiledApiDeps): Router {
     res.json(exportView(requireExport(deps, authOf(res).accountId, req.params.exportId), deps.urls.artifactUrl, deps.clock()));
   });
 
+  router.post("/calibration/exports", (req, res) => {
+    const { accountId } = authOf(res);
+    const request = parseBody(CalibrationExportRequest, req.body);
+    const row = requestCalibrationExport(deps.db, deps.artifactsDir, accountId, request, deps.clock());
+    deps.archives.kick();
+    res.status(202).location(`${deps.urls.baseUrl}/v1/calibration/exports/${row.id}`).json(calibrationExportView(row, deps.urls, deps.clock()));
+  });
+
+  router.get("/calibration/exports", (_req, res) => {
+    const now = deps.clock();
+    res.json({ object: "list", url: "/v1/calibration/exports", data: listCalibrationExports(deps.db, authOf(res).accountId).map((row) => calibrationExportView(row, deps.urls, now)) });
+  });
+
+  router.get("/calibration/exports/:calibrationExportId", (req, res) => {
+    res.json(calibrationExportView(requireCalibrationExport(deps, authOf(res).accountId, req.params.calibrationExportId), deps.urls, deps.clock()));
+  });
+
   return router;
 }
 
-/** GET /artifacts/exports/{export_id}/{file_name}: the archive of a ready export (Range requests supported). */
+/** Serves a prepared archive: 410 once expired, 404 (saying why) until ready; Range requests supported. */
+async function sendArchive(
+  deps: CompiledApiDeps, res: import("express").Response, what: string, poll: string,
+  row: { id: string; file_name: string | null; sha256: string | null; failure_message: string | null; run_id?: string }, view: Record<string, unknown>, fileName: string,
+): Promise<void> {
+  const runId = row.run_id;
+  if (view.status === "expired") throw new AssayError("retention_expired", `${what} ${row.id} expired (${(view.failure as { message: string }).message})`, { runId });
+  if (view.status !== "ready" || row.file_name !== fileName) {
+    const why = view.status === "preparing" ? `is still preparing; poll GET ${poll} until its status is ready`
+      : view.status === "failed" ? `failed (${row.failure_message}); request a new one`
+      : `has no file named ${JSON.stringify(fileName)}; use its download_url`;
+    throw new AssayError("not_found", `${what} ${row.id} ${why}`, { runId });
+  }
+  const path = join(exportsRoot(deps.artifactsDir), row.id, row.file_name);
+  if (!(await stat(path).catch(() => undefined))?.isFile()) throw new AssayError("not_found", `${what} ${row.id} is recorded as ready but its file is missing; request a new one`, { runId });
+  res.set({ "Content-Disposition": `attachment; filename="${row.file_name}"`, "X-Content-SHA256": row.sha256! });
+  await new Promise<void>((resolve, reject) => res.sendFile(path, { headers: { "Content-Type": "application/x-tar" }, dotfiles: "allow" }, (error) => (error && !res.headersSent ? reject(error) : resolve())));
+}
+
+/**
+ * The archives: GET /artifacts/exports/{export_id}/{file_name} (runs:read) and
+ * GET /artifacts/calibration-exports/{id}/{file_name} (calibration:export).
+ */
 export function exportDownloadRouter(deps: CompiledApiDeps): Router {
   const router = Router();
 
   router.get("/exports/:exportId/:fileName", async (req, res) => {
     const row = requireExport(deps, authOf(res).accountId, req.params.exportId);
-    const view = exportView(row, deps.urls.artifactUrl, deps.clock());
-    if (view.status === "expired") {
-      throw new AssayError("retention_expired", `export ${row.id} expired (${(view.failure as { message: string }).message})`, { runId: row.run_id });
-    }
-    if (view.status !== "ready" || row.file_name !== req.params.fileName) {
-      const why = view.status === "preparing" ? `is still preparing; poll GET /v1/exports/${row.id} until its status is ready`
-        : view.status === "failed" ? `failed (${row.failure_message}); request a new export`
-        : `has no file named ${JSON.stringify(req.params.fileName)}; use its download_url`;
-      throw new AssayError("not_found", `export ${row.id} ${why}`, { runId: row.run_id });
-    }
-    const path = join(exportsRoot(deps.artifactsDir), row.id, row.file_name);
-    if (!(await stat(path).catch(() => undefined))?.isFile()) throw new AssayError("not_found", `export ${row.id} is recorded as ready but its file is missing; request a new export`, { runId: row.run_id });
-    res.set({ "Content-Disposition": `attachment; filename="${row.file_name}"`, "X-Content-SHA256": row.sha256! });
-    await new Promise<void>((resolve, reject) => res.sendFile(path, { headers: { "Content-Type": "application/x-tar" }, dotfiles: "allow" }, (error) => (error && !res.headersSent ? reject(error) : resolve())));
+    await sendArchive(deps, res, "export", `/v1/exports/${row.id}`, row, exportView(row, deps.urls.artifactUrl, deps.clock()), req.params.fileName);
+  });
+
+  router.get("/calibration-exports/:calibrationExportId/:fileName", async (req, res) => {
+    const row = requireCalibrationExport(deps, authOf(res).accountId, req.params.calibrationExportId);
+    await sendArchive(deps, res, "calibration export", `/v1/calibration/exports/${row.id}`, row, calibrationExportView(row, deps.urls, deps.clock()), req.params.fileName);
   });
 
   return router;
