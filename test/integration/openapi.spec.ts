@@ -162,6 +162,13 @@ describe("OpenAPI document (integration)", function () {
     await call("POST", `/v1/runs/${run.id}/checkpoints`, { json: { policy: README_RUN_BODY.policy }, status: 422 });
     await call("POST", `/v1/runs/${run.id}/episodes/ep_nope/replay`, { json: {}, status: 404 });
     await call("DELETE", `/v1/data/${run.id}`, { status: 422 });
+    // Exports: a run still queued cannot be exported; none exist yet.
+    await call("POST", `/v1/runs/${run.id}/export`, { json: { format: "lerobot" }, status: 422 });
+    await call("GET", `/v1/runs/${run.id}/exports`, { status: 200 });
+    await call("GET", "/v1/exports/exp_nope", { status: 404 });
+    await call("POST", "/v1/calibration/exports", { json: { runs: [run.id], licensee: { name: "SimCo", contact: "v@simco.example" }, purpose: "validate the contact model" }, status: 422 });
+    await call("GET", "/v1/calibration/exports", { status: 200 });
+    await call("GET", "/v1/calibration/exports/cal_nope", { status: 404 });
     const events = await service.api(`/v1/runs/${run.id}/events`);
     assert.equal(events.status, 200);
     seen.push({ method: "GET", path: `/v1/runs/${run.id}/events`, query: "", status: events.status, contentType: events.headers.get("content-type") });
