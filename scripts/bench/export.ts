@@ -1,0 +1,118 @@
+/**
+ * Export throughput: a completed 100-episode run exported in each format through the real
+ * coordinator (POST /v1/runs/{id}/export, the archive worker, the archive on disk), against copying
+ * the same recording bytes into one file in the same run (the floor any archive pays), and the
+ * coordinator process's peak memory while exporting (RSS sampled every 10 ms; ffmpeg, which the
+ * lerobot export runs as a child process, is not in it).
+ *
+ * The episodes are one real simulated episode (README quick-start policy on so101-b: its MCAP and
+ * MP4 as the cell uploaded them) stored 100 times under new episode ids, so every format reads the
+ * same realistic recordings.
+ *
+ *   npx tsx scripts/bench/export.ts [episodes, default 100]
+ */
+import { copyFileSync, createReadStream, createWriteStream, mkdirSync, rmSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { once } from "node:events";
+import { pathToFileURL } from "node:url";
+import { DEFAULT_ACCOUNT_ID } from "../../coordinator/store/accounts-repo.js";
+import { insertPendingArtifact, listArtifacts, markArtifactStored } from "../../coordinator/store/artifacts-repo.js";
+import { listEpisodeRecords, markEpisodeDone } from "../../coordinator/store/episodes-repo.js";
+import * as runsRepo from "../../coordinator/store/runs-repo.js";
+import { README_RUN_BODY } from "../../test/fixtures.js";
+import { runEnd, startTestService } from "../../test/integration/helpers.js";
+import type { Figure } from "../bench.js";
+
+const BENCH = "export";
+const MB = 1024 * 1024;
+
+export async function run(episodes = 100): Promise<Figure[]> {
+  const service = await startTestService({ cells: ["so101-b"] });
+  const figures: Figure[] = [];
+  const figure = (metric: string, value: number, unit: string) => figures.push({ bench: BENCH, metric, value: Number(value.toFixed(3)), unit });
+  try {
+    const { db } = service.coordinator;
+    const artifactsDir = join(service.dataDir, "artifacts");
+    const created = (await (await service.api("/v1/runs", { method: "POST", json: { ...README_RUN_BODY, episodes: 1 } })).json()) as { id: string };
+    const { run: source } = await runEnd(service, created.id);
+    if (source.status !== "completed") throw new Error(`the source run ended ${source.status}`);
+    const sourceEpisode = listEpisodeRecords(db, created.id)[0]!;
+    const files = listArtifacts(db, created.id).filter((a) => a.status === "stored");
+
+    // The source episode, stored `episodes` times as one completed run.
+    const runId = "run_benchexport0000000001";
+    const stored = new Date().toISOString();
+    runsRepo.insertRun(db, {
+      id: runId, accountId: DEFAULT_ACCOUNT_ID, kind: "run", created: stored, request: { ...README_RUN_BODY, episodes, data: { retention: "30d", train_on_failures: true } },
+      resolvedPins: source.resolved_pins, plan: { model: "so101", firmware: "3.11", environment: "tabletop@1", seed: 1, control_rate_hz: 30, max_duration_s: 20 },
+      priority: "standard", episodesTotal: episodes,
+    });
+    let inputBytes = 0;
+    const inputPaths: string[] = [];
+    for (let i = 0; i < episodes; i++) {
+      const episodeId = runsRepo.episodeId(runId, i);
+      markEpisodeDone(db, episodeId, {
+        cellId: sourceEpisode.cellId ?? "so101-b", outcome: "success", failureCluster: null, durationS: sourceEpisode.durationS ?? 1, resetS: 1,
+        replaySpecJson: JSON.stringify(sourceEpisode.replaySpec), metaJson: JSON.stringify(sourceEpisode.meta), evaluationJson: null, finishedAt: stored,
+      });
+      for (const f of files) {
+        const fileName = f.file_name.replace(f.episode_id, episodeId);
+        const folder = join(artifactsDir, runId, episodeId);
+        mkdirSync(folder, { recursive: true });
+        copyFileSync(join(artifactsDir, f.run_id, f.episode_id, f.file_name), join(folder, fileName));
+        insertPendingArtifact(db, { episodeId, runId, kind: f.kind, fileName, bytes: f.bytes, sha256: f.sha256 });
+        markArtifactStored(db, episodeId, f.kind, stored);
+        inputBytes += f.bytes;
+        inputPaths.push(join(folder, fileName));
+      }
+    }
+    for (const status of ["scheduling", "running"] as const) runsRepo.setRunStatus(db, runId, status);
+    service.coordinator.lifecycle.end(runId, { status: "completed" });
+    figure("input_bytes", inputBytes / MB, "MB");
+
+    // The floor: the same bytes read and written into one file.
+    const copyTarget = join(service.dataDir, "copy.bin");
+    const copyStarted = performance.now();
+    const out = createWriteStream(copyTarget);
+    for (const path of inputPaths) {
+      for await (const chunk of createReadStream(path)) if (!out.write(chunk)) await once(out, "drain");
+    }
+    await new Promise<void>((resolve, reject) => out.end((error?: Error | null) => (error ? reject(error) : resolve())));
+    const copyS = (performance.now() - copyStarted) / 1000;
+    rmSync(copyTarget);
+    figure("copy_s", copyS, "s");
+    figure("copy_throughput", inputBytes / MB / copyS, "MB/s");
+
+    for (const format of ["mcap-bundle", "rlds", "lerobot"] as const) {
+      global.gc?.();
+      const baselineRss = process.memoryUsage().rss;
+      let peakRss = baselineRss;
+      const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 10);
+      const started = performance.now();
+      const response = await service.api(`/v1/runs/${runId}/export`, { method: "POST", json: { format } });
+      const body = (await response.json()) as { id: string };
+      if (response.status !== 202) throw new Error(`export ${format} answered ${response.status}: ${JSON.stringify(body)}`);
+      await service.coordinator.archives.idle();
+      const seconds = (performance.now() - started) / 1000;
+      clearInterval(sampler);
+      const done = (await (await service.api(`/v1/exports/${body.id}`)).json()) as { status: string; file: { bytes: number } | null; failure: unknown };
+      if (done.status !== "ready") throw new Error(`export ${format} ended ${done.status}: ${JSON.stringify(done.failure)}`);
+      figure(`${format}_s`, seconds, "s");
+      figure(`${format}_throughput`, inputBytes / MB / seconds, "MB/s");
+      figure(`${format}_vs_copy`, seconds / copyS, "ratio");
+      figure(`${format}_archive`, done.file!.bytes / MB, "MB");
+      figure(`${format}_peak_rss`, peakRss / MB, "MB");
+      figure(`${format}_rss_growth`, (peakRss - baselineRss) / MB, "MB");
+      rmSync(join(artifactsDir, ".exports", body.id), { recursive: true, force: true });
+    }
+    figure("episode_mcap", statSync(inputPaths.find((p) => p.endsWith(".mcap"))!).size / MB, "MB");
+  } finally {
+    await service.stop();
+  }
+  return figures;
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const figures = await run(Number(process.argv[2] ?? 100));
+  for (const f of figures) console.log(JSON.stringify(f));
+}
