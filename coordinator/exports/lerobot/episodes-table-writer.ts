@@ -8,6 +8,7 @@
  */
 import { join } from "node:path";
 import type { ColumnSource, SchemaElement } from "hyparquet-writer";
+import type { ExportEpisode } from "../export-input.js";
 import { STAT_KEYS } from "./feature-stats.js";
 import { BYTES_PER_MB, FIRST_SLOT, episodesFilePath, nextSlot, type FileSlot } from "./lerobot-layout.js";
 import { BOOLEAN, DOUBLE, INT64, STRING, fileSchema, listColumn, scalarColumn } from "./parquet-columns.js";
@@ -32,6 +33,24 @@ export interface AssayEpisodeColumns {
   robot: string;
   environment: string;
   task: string;
+}
+
+/** An episode's `assay/*` columns from its export record. */
+export function assayColumnsOf(episode: ExportEpisode): AssayEpisodeColumns {
+  return {
+    episode_id: episode.episodeId,
+    run_episode_index: episode.index,
+    outcome: episode.outcome,
+    policy_succeeded: episode.policySucceeded,
+    intervened: episode.intervened,
+    failure_cluster: episode.failureCluster,
+    replay_spec: episode.replaySpec === null ? null : JSON.stringify(episode.replaySpec),
+    cell_id: episode.cellId,
+    seed: episode.seed,
+    robot: episode.robot,
+    environment: episode.environment,
+    task: episode.task,
+  };
 }
 
 export interface EpisodeRecord {

@@ -13,7 +13,7 @@ import { datasetCard } from "./dataset-card.js";
 import { datasetInfo, type ShardLimits } from "./dataset-info.js";
 import { DataFileWriter } from "./data-file-writer.js";
 import { blackFrame, episodeLabel, readEpisodeFrames, readFeatureSource } from "./episode-frames.js";
-import { EpisodesTableWriter, type EpisodeRecord } from "./episodes-table-writer.js";
+import { EpisodesTableWriter, assayColumnsOf, type EpisodeRecord } from "./episodes-table-writer.js";
 import { aggregateStats } from "./feature-stats.js";
 import { cameraVideoKey, datasetFeatures, type CameraFeature } from "./lerobot-features.js";
 import {
@@ -113,20 +113,7 @@ export async function writeLeRobotDataset(run: ExportRun, episodes: ExportEpisod
         datasetToIndex: frames + length,
         videos: read.videos,
         stats: new Map(statsFeatures.map(({ name, isImage }) => [name, { stats: read.stats.get(name)!, isImage }])),
-        assay: {
-          episode_id: episode.episodeId,
-          run_episode_index: episode.index,
-          outcome: episode.outcome,
-          policy_succeeded: episode.policySucceeded,
-          intervened: episode.intervened,
-          failure_cluster: episode.failureCluster,
-          replay_spec: episode.replaySpec === null ? null : JSON.stringify(episode.replaySpec),
-          cell_id: episode.cellId,
-          seed: episode.seed,
-          robot: episode.robot,
-          environment: episode.environment,
-          task: episode.task,
-        },
+        assay: assayColumnsOf(episode),
       };
       frames += length;
       const imageStats = cameras.map((c) => read.videos.get(c.videoKey)!.stats.then((stats) => void record.stats.set(c.videoKey, { stats, isImage: true })));
