@@ -1,0 +1,137 @@
+/**
+ * One ffmpeg process (the binary of @ffmpeg-installer/ffmpeg) writing one camera's MP4 file:
+ * JPEG frames piped in as they are (`jpeg_pipe`, decoded by ffmpeg's mjpeg decoder, far faster
+ * than decoding them in JavaScript), H.264 out at a constant `fps` with frame k at pts k/fps, and a
+ * downsampled RGB24 copy of every frame on stdout for the image statistics (image-stats-tap.ts).
+ * The process stays open across episodes, so episodes are concatenated in the file.
+ */
+import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
+import ffmpegInstaller from "@ffmpeg-installer/ffmpeg";
+import { downsampleFactor } from "./frame-sampling.js";
+import { ImageStatsTap } from "./image-stats-tap.js";
+
+/**
+ * How the videos are encoded; info.json records it as LeRobot's `VideoEncoderConfig` fields.
+ * A GOP of 2 is LeRobot's default (`g=2`): training decodes frames at random, and a short GOP keeps
+ * each seek cheap. `superfast` measured faster than `ultrafast` at this GOP (2 cores, 320x240).
+ */
+export const VIDEO_ENCODING = {
+  encoder: "libx264",
+  /** The stream's codec as PyAV's `codec.canonical_name` reports it (`video.codec`). */
+  codecName: "h264",
+  pixFmt: "yuv420p",
+  preset: "superfast",
+  gop: 2,
+  crf: 23,
+} as const;
+
+/** Beyond this many bytes queued for ffmpeg's stdin, `write` waits for it to drain. */
+const MAX_QUEUED_BYTES = 4 * 1024 * 1024;
+
+export interface CameraGeometry {
+  /** Size of the camera's frames (the first JPEG); other sizes are scaled to it. */
+  widthPx: number;
+  heightPx: number;
+}
+
+/** yuv420p needs even sides; odd ones get one black row or column. */
+export function videoSize(camera: CameraGeometry): { widthPx: number; heightPx: number } {
+  return { widthPx: camera.widthPx + (camera.widthPx % 2), heightPx: camera.heightPx + (camera.heightPx % 2) };
+}
+
+export class CameraEncoderProcess {
+  readonly tap: ImageStatsTap;
+  private framesPiped = 0;
+  private stderrTail = "";
+  private tapError: Error | undefined;
+  private readonly exited: Promise<number | null>;
+  private exitCode: number | null | undefined;
+
+  private constructor(private readonly child: ChildProcessWithoutNullStreams, readonly path: string, tapFrameBytes: number) {
+    this.tap = new ImageStatsTap(tapFrameBytes);
+    child.stderr.on("data", (chunk: Buffer) => {
+      this.stderrTail = (this.stderrTail + chunk.toString()).slice(-2000);
+    });
+    child.stdin.on("error", () => undefined); // reported through the exit code
+    child.stdout.on("data", (chunk: Buffer) => {
+      if (this.tapError) return;
+      try {
+        this.tap.push(chunk);
+      } catch (error) {
+        this.tapError = error as Error;
+        child.kill("SIGKILL");
+      }
+    });
+    this.exited = new Promise((resolve) => {
+      child.on("error", (error) => {
+        this.stderrTail += String(error);
+        resolve(-1);
+      });
+      // "close" comes after stdout ended, so the tap has seen every frame by then.
+      child.on("close", (code) => resolve(code));
+    }).then((code) => (this.exitCode = code as number | null));
+  }
+
+  /** Starts ffmpeg writing `path` (which it overwrites). */
+  static start(path: string, camera: CameraGeometry, fps: number): CameraEncoderProcess {
+    const { widthPx, heightPx } = videoSize(camera);
+    const factor = downsampleFactor(camera.widthPx, camera.heightPx);
+    const tapWidthPx = Math.ceil(camera.widthPx / factor);
+    const tapHeightPx = Math.ceil(camera.heightPx / factor);
+    const pad = widthPx !== camera.widthPx || heightPx !== camera.heightPx ? `pad=${widthPx}:${heightPx},` : "";
+    const tapScale = factor > 1 ? `scale=${tapWidthPx}:${tapHeightPx}:flags=neighbor,` : "";
+    const graph =
+      `[0:v]scale=${camera.widthPx}:${camera.heightPx},split=2[enc][tap];` +
+      `[enc]${pad}format=${VIDEO_ENCODING.pixFmt}[video];[tap]${tapScale}format=rgb24[stats]`;
+    const args = [
+      "-hide_banner", "-loglevel", "error", "-y",
+      "-f", "jpeg_pipe", "-framerate", String(fps), "-i", "pipe:0",
+      // Passthrough: one output frame per input frame, never duplicated or dropped.
+      "-vsync", "0",
+      "-filter_complex", graph,
+      "-map", "[video]", "-c:v", VIDEO_ENCODING.encoder, "-preset", VIDEO_ENCODING.preset,
+      "-g", String(VIDEO_ENCODING.gop), "-crf", String(VIDEO_ENCODING.crf), "-pix_fmt", VIDEO_ENCODING.pixFmt,
+      // Packets reach the file as they are muxed, so its size on disk can decide a rollover.
+      "-flush_packets", "1", "-movflags", "+faststart", "-f", "mp4", path,
+      "-map", "[stats]", "-f", "rawvideo", "pipe:1",
+    ];
+    const child = spawn(ffmpegInstaller.path, args, { stdio: ["pipe", "pipe", "pipe"] });
+    return new CameraEncoderProcess(child, path, tapWidthPx * tapHeightPx * 3);
+  }
+
+  get frames(): number {
+    return this.framesPiped;
+  }
+
+  /** Pipes one JPEG frame. */
+  async write(jpeg: Uint8Array): Promise<void> {
+    if (this.exitCode !== undefined || this.tapError) throw this.failure("ffmpeg stopped before the last frame");
+    const stdin = this.child.stdin;
+    stdin.write(jpeg);
+    this.framesPiped++;
+    if (stdin.writableLength > MAX_QUEUED_BYTES) {
+      await Promise.race([new Promise<void>((resolve) => stdin.once("drain", resolve)), this.exited]);
+      if (this.exitCode !== undefined) throw this.failure("ffmpeg stopped before the last frame");
+    }
+  }
+
+  /** Closes the pipe and waits for ffmpeg to finish the file; throws if it failed or lost a frame. */
+  async finish(): Promise<void> {
+    this.child.stdin.end();
+    const code = await this.exited;
+    if (this.tapError) throw this.failure(this.tapError.message);
+    if (code !== 0) throw this.failure(`ffmpeg exited with ${code}`);
+    this.tap.assertComplete(this.framesPiped);
+  }
+
+  /** Kills ffmpeg (the file it leaves is incomplete). */
+  async abort(): Promise<void> {
+    this.child.stdin.destroy();
+    this.child.kill("SIGKILL");
+    await this.exited;
+  }
+
+  private failure(what: string): Error {
+    return new Error(`${what} while encoding ${this.path} (${this.framesPiped} frames piped): ${this.stderrTail.trim() || "no output"}`);
+  }
+}

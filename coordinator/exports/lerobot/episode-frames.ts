@@ -1,0 +1,127 @@
+/**
+ * One episode read from its MCAP into a LeRobot dataset: its control steps become data rows
+ * (`observation.state` the measured joint positions, `action` the commanded targets, both float32,
+ * `timestamp` = frame_index / fps), and every step sends each camera's latest JPEG to that
+ * camera's video (a black frame until the camera's first one). Only this episode's rows are held.
+ */
+import jpeg from "jpeg-js";
+import type { ExportEpisode } from "../export-input.js";
+import { EpisodeRecording } from "../episode-steps.js";
+import type { CameraGeometry } from "./camera-encoder-process.js";
+import type { CameraVideoWriter, EpisodeVideo } from "./camera-video-writer.js";
+import type { EpisodeRows } from "./data-file-writer.js";
+import { columnStats, type FeatureStats } from "./feature-stats.js";
+import { checkEpisodeFits } from "./lerobot-features.js";
+
+/** What the dataset's features were taken from: the first episode. */
+export interface FeatureSource {
+  label: string;
+  jointNames: string[];
+  cameras: string[];
+}
+
+export interface EpisodeFrames {
+  rows: EpisodeRows;
+  videos: Map<string, EpisodeVideo>;
+  /** Statistics of the data columns, by feature name. */
+  stats: Map<string, FeatureStats>;
+}
+
+/** How an episode is named in messages: its id and place in the export. */
+export function episodeLabel(episode: ExportEpisode, position: number): string {
+  return `${episode.episodeId} (#${position})`;
+}
+
+/**
+ * Reads the first episode until every camera has sent a frame and returns the joint names, the
+ * cameras and each camera's frame size (from its first JPEG).
+ */
+export async function readFeatureSource(episode: ExportEpisode): Promise<FeatureSource & { geometry: Map<string, CameraGeometry> }> {
+  const recording = await EpisodeRecording.open(episode.mcap.path);
+  try {
+    const { jointNames, cameras } = recording.header;
+    const geometry = new Map<string, CameraGeometry>();
+    if (cameras.length > 0) {
+      for await (const step of recording.steps()) {
+        for (const camera of cameras) {
+          const image = step.images.get(camera);
+          if (geometry.has(camera) || !image) continue;
+          const { width, height } = jpeg.decode(image, { useTArray: true, formatAsRGBA: false });
+          geometry.set(camera, { widthPx: width, heightPx: height });
+        }
+        if (geometry.size === cameras.length) break;
+      }
+    }
+    const silent = cameras.filter((camera) => !geometry.has(camera));
+    if (silent.length > 0) {
+      throw new Error(`camera(s) ${silent.join(", ")} of episode ${episodeLabel(episode, 0)} sent no frame, so the video size is unknown; the first exported episode must have a frame from every camera`);
+    }
+    return { label: episodeLabel(episode, 0), jointNames, cameras, geometry };
+  } finally {
+    await recording.close();
+  }
+}
+
+/** A black JPEG of the camera's frame size. */
+export function blackFrame(camera: CameraGeometry): Uint8Array {
+  const data = Buffer.alloc(camera.widthPx * camera.heightPx * 4);
+  return jpeg.encode({ width: camera.widthPx, height: camera.heightPx, data }, 90).data;
+}
+
+const int64Column = (length: number, value: (k: number) => number) => BigInt64Array.from({ length }, (_, k) => BigInt(value(k)));
+
+/**
+ * Streams one episode: frames into `videoWriters` (keyed by camera name), rows returned.
+ * `firstIndex` is the dataset index of the episode's first frame.
+ */
+export async function readEpisodeFrames(
+  episode: ExportEpisode,
+  label: string,
+  source: FeatureSource,
+  videoWriters: Map<string, CameraVideoWriter>,
+  place: { episodeIndex: number; firstIndex: number; taskIndex: number; fps: number },
+): Promise<EpisodeFrames> {
+  const recording = await EpisodeRecording.open(episode.mcap.path);
+  try {
+    const { header } = recording;
+    checkEpisodeFits({ label, jointNames: header.jointNames, cameras: header.cameras }, source);
+    if (header.steps === 0) throw new Error(`episode ${label} has no control steps; a LeRobot episode needs at least one frame`);
+    const joints = source.jointNames.length;
+    for (const writer of videoWriters.values()) await writer.beginEpisode(header.steps);
+    const action: number[][] = [];
+    const state: number[][] = [];
+    for await (const step of recording.steps()) {
+      if (step.state.length !== joints || step.action.length !== joints) {
+        throw new Error(`episode ${label} step ${step.index} has ${step.state.length} positions and ${step.action.length} targets; expected ${joints} joints`);
+      }
+      action.push(step.action.map(Math.fround));
+      state.push(step.state.map(Math.fround));
+      for (const [camera, writer] of videoWriters) await writer.addFrame(step.images.get(camera));
+    }
+    const frames = action.length;
+    if (frames === 0) throw new Error(`episode ${label} yielded no control steps; a LeRobot episode needs at least one frame`);
+    const videos = new Map([...videoWriters.values()].map((writer) => [writer.videoKey, writer.endEpisode()]));
+    const rows: EpisodeRows = {
+      action,
+      state,
+      timestampS: Float32Array.from({ length: frames }, (_, k) => k / place.fps),
+      frameIndex: int64Column(frames, (k) => k),
+      episodeIndex: int64Column(frames, () => place.episodeIndex),
+      index: int64Column(frames, (k) => place.firstIndex + k),
+      taskIndex: int64Column(frames, () => place.taskIndex),
+    };
+    const scalar = (column: ArrayLike<number | bigint>) => columnStats(Float64Array.from(column, Number), frames, 1);
+    const stats = new Map<string, FeatureStats>([
+      ["action", columnStats(Float64Array.from(action.flat()), frames, joints)],
+      ["observation.state", columnStats(Float64Array.from(state.flat()), frames, joints)],
+      ["timestamp", scalar(rows.timestampS)],
+      ["frame_index", scalar(rows.frameIndex)],
+      ["episode_index", scalar(rows.episodeIndex)],
+      ["index", scalar(rows.index)],
+      ["task_index", scalar(rows.taskIndex)],
+    ]);
+    return { rows, videos, stats };
+  } finally {
+    await recording.close();
+  }
+}
