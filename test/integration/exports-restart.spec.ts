@@ -18,11 +18,12 @@ import { TEST_ADMIN_KEY } from "./helpers.js";
 
 type Json = Record<string, any>;
 
-describe("exports across a coordinator restart", function () {
+describe("exports without a fleet: restarts, retention, availability", function () {
   this.timeout(60_000);
   let dir: string;
   let coordinator: RunningCoordinator | undefined;
-  const start = async () => (coordinator = await startCoordinator(compileCoordinatorOptions({ port: 0, grpcPort: 0, dataDir: dir, apiKey: TEST_ADMIN_KEY })));
+  const start = async (exports: { availabilityMs?: number; sweepMs?: number } = {}) =>
+    (coordinator = await startCoordinator(compileCoordinatorOptions({ port: 0, grpcPort: 0, dataDir: dir, apiKey: TEST_ADMIN_KEY, exports })));
   const stop = async () => {
     await coordinator?.stop();
     coordinator = undefined;
@@ -99,5 +100,36 @@ describe("exports across a coordinator restart", function () {
     assert.equal(view.status, "failed");
     assert.equal(view.failure.reason, "attempts_exhausted");
     assert.match(view.failure.message, /started 3 times/);
+  });
+
+  it("a run past its data.retention cannot be exported: 410 retention_expired", async () => {
+    await insertFixtureRun(coordinator!, artifacts(), "run_expired0000000001", { episodes: 1, retention: "1h", storedAt: new Date(Date.now() - 2 * 3_600_000) });
+    const res = await api("/v1/runs/run_expired0000000001/export", { method: "POST", json: { format: "mcap-bundle" } });
+    const body = (await res.json()) as Json;
+    assert.equal(res.status, 410, JSON.stringify(body));
+    assert.equal(body.error.code, "retention_expired");
+    assert.match(body.error.message, /data\.retention \("1h"\)/);
+  });
+
+  it("a ready export's download lapses after its availability: 410, and the sweep deletes the archive", async () => {
+    await stop();
+    await start({ availabilityMs: 1, sweepMs: 3_600_000 });
+    await insertFixtureRun(coordinator!, artifacts(), "run_lapsed0000000001", { episodes: 1 });
+    const created = (await (await api("/v1/runs/run_lapsed0000000001/export", { method: "POST", json: { format: "mcap-bundle" } })).json()) as Json;
+    await coordinator!.archives.idle();
+    const row = getExport(coordinator!.db, created.id)!;
+    assert.equal(row.status, "ready");
+    const view = (await (await api(`/v1/exports/${created.id}`)).json()) as Json;
+    assert.equal(view.status, "expired");
+    assert.equal(view.download_url, null);
+    assert.equal(view.failure.reason, "availability");
+    const download = await api(`/artifacts/exports/${created.id}/${row.file_name}`);
+    assert.equal(download.status, 410);
+    assert.equal(((await download.json()) as Json).error.code, "retention_expired");
+    // The next start sweeps at once.
+    await stop();
+    await start({ availabilityMs: 1, sweepMs: 3_600_000 });
+    assert.equal(getExport(coordinator!.db, created.id)!.status, "expired");
+    assert.equal(existsSync(join(artifacts(), ".exports", created.id)), false);
   });
 });

@@ -142,9 +142,27 @@ describe("run exports (simulated fleet)", function () {
       const exp = await exported(drop.run.id, "lerobot");
       assert.deepEqual(exp.episodes, { included: succeeded, excluded: failed > 0 ? { failure: failed } : {}, train_on_failures: false });
     }
+    // With train_on_failures, every episode goes in, in each training format, marked with its outcome.
     const keep = runs.noviceKeep!;
-    const exp = await exported(keep.run.id, "rlds");
-    assert.deepEqual(exp.episodes, { included: keep.episodes.length, excluded: {}, train_on_failures: true });
+    const rlds = await exported(keep.run.id, "rlds");
+    assert.deepEqual(rlds.episodes, { included: keep.episodes.length, excluded: {}, train_on_failures: true });
+    const rldsDir = join(await downloaded(rlds), "assay_run", "1.0.0");
+    const info = JSON.parse(readFileSync(join(rldsDir, "dataset_info.json"), "utf8"));
+    assert.equal(info.splits[0].shardLengths.reduce((sum: number, n: string) => sum + Number(n), 0), keep.episodes.length);
+    assert.match(readFileSync(join(rldsDir, "metadata.json"), "utf8"), new RegExp(keep.run.id));
+
+    const lerobot = await exported(keep.run.id, "lerobot");
+    assert.deepEqual(lerobot.episodes, { included: keep.episodes.length, excluded: {}, train_on_failures: true });
+    const root = join(await downloaded(lerobot), `${keep.run.id}_lerobot`);
+    const meta = JSON.parse(readFileSync(join(root, "meta", "info.json"), "utf8"));
+    assert.equal(meta.codebase_version, "v3.0");
+    assert.equal(meta.fps, 30); // the control rate of every run (CONTROL_RATE_HZ)
+    assert.equal(meta.robot_type, "so101");
+    assert.equal(meta.total_episodes, keep.episodes.length);
+    assert.deepEqual(Object.keys(meta.features).filter((k) => k.startsWith("observation.images.")).sort(), ["observation.images.top", "observation.images.wrist"]);
+    assert.equal(meta.assay.run_id, keep.run.id);
+    for (const camera of ["top", "wrist"]) assert.ok(readdirSync(join(root, "videos", `observation.images.${camera}`, "chunk-000")).includes("file-000.mp4"));
+    assert.ok(readdirSync(join(root, "data", "chunk-000")).includes("file-000.parquet"));
   });
 
   it("refuses what cannot be exported with the spec's codes and plain messages", async () => {
