@@ -20,14 +20,9 @@ const MOVES: Record<ExportStatus, readonly ExportStatus[]> = {
   expired: [],
 };
 
-/** The statuses an archive may move to `to` from. */
+/** The statuses an archive may move to `to` from: the store's conditional UPDATE admits only these (exports-repo.ts moveArchiveRow). */
 export function exportStatusesBefore(to: ExportStatus): ExportStatus[] {
   return EXPORT_STATUSES.filter((from) => MOVES[from].includes(to));
-}
-
-/** Throws on an illegal move. */
-export function checkExportMove(from: ExportStatus, to: ExportStatus): void {
-  if (!MOVES[from].includes(to)) throw new Error(`an export cannot move from ${from} to ${to}`);
 }
 
 /** Why an expired archive expired (`failure_reason` of an expired row). */
