@@ -16,6 +16,7 @@ import { EpisodeAbort, runEpisode, type EpisodeResult } from "./episode/runner.j
 import { defaultCompileTaskMonitor, type CompileTaskMonitor } from "./episode/task-monitor.js";
 import type { CellHardware, PolicyRuntime } from "./hardware/types.js";
 import { GrpcLink } from "./link/grpc-link.js";
+import { LiveFeed } from "./link/live-feed.js";
 import { Outbox } from "./link/outbox.js";
 import { createAgentMetrics } from "./metrics.js";
 import { CompositePolicyRuntime } from "./policy/composite-runtime.js";
@@ -85,6 +86,8 @@ export async function startCellAgent(config: AgentConfig, hardware: CellHardware
     state = nextAgentState(state, event);
   };
   const duty = new DutyCycle();
+  // Made once the link exists (it uses its client); an e-stop can trip before that.
+  let liveFeed: LiveFeed | undefined;
   let current: { assignment: EpisodeAssignment; abort: AbortController; done: Promise<void> } | undefined;
   let backlog = (await store.list()).length;
   metrics.uploadBacklog.set(backlog);
@@ -95,13 +98,15 @@ export async function startCellAgent(config: AgentConfig, hardware: CellHardware
     return message;
   };
 
+  const instrument = (kind: string, name = "", rateHz = 0, size = { width: 0, height: 0 }): Instrument => ({ kind, name, rateHz, ...size });
   const instruments = (): Instrument[] => [
-    { kind: "joint_states", name: "", rateHz: 0 },
-    ...hardware.cameras.map((c) => ({ kind: "camera", name: c.name, rateHz: c.rateHz })),
-    ...(hardware.gripper ? [{ kind: "gripper_state", name: "", rateHz: 0 }] : []),
-    ...(hardware.wristFt ? [{ kind: "ft_wrist", name: "", rateHz: 0 }] : []),
-    ...(hardware.mocap ? [{ kind: "mocap", name: "", rateHz: 0 }] : []),
-    { kind: "estop", name: "", rateHz: 0 },
+    instrument("joint_states"),
+    // A camera's size is known from its calibration; 0 x 0 until its first frame otherwise.
+    ...hardware.cameras.map((c) => instrument("camera", c.name, c.rateHz, c.calibration && { width: c.calibration.width, height: c.calibration.height })),
+    ...(hardware.gripper ? [instrument("gripper_state")] : []),
+    ...(hardware.wristFt ? [instrument("ft_wrist")] : []),
+    ...(hardware.mocap ? [instrument("mocap")] : []),
+    instrument("estop"),
   ];
 
   const link: GrpcLink = new GrpcLink(config, outbox, {
@@ -129,6 +134,7 @@ export async function startCellAgent(config: AgentConfig, hardware: CellHardware
         current.abort.abort(new EpisodeAbort("cancelled", cancel.reason || "the coordinator cancelled the episode"));
       }
     },
+    onWatch: (watch) => liveFeed?.setWatch(watch),
     onRefusal: (refusal) => {
       log(`the coordinator will not give this cell work (${refusal.code}): ${refusal.message}`);
       heldReason = refusal.code;
@@ -136,12 +142,15 @@ export async function startCellAgent(config: AgentConfig, hardware: CellHardware
     },
     onDisconnected: (reason) => {
       if (reason !== "stopped") log(`link down: ${reason}`);
+      liveFeed?.linkDown();
       if (current) {
         interruptedEpisodeId = current.assignment.episodeId;
         current.abort.abort(new EpisodeAbort("link_lost", `the link to the coordinator went down: ${reason}`));
       }
     },
   }, log);
+
+  liveFeed = new LiveFeed({ client: link.client, metadata: () => link.metadata(), cameras: hardware.cameras, jointNames: hardware.motors.jointNames, log });
 
   const uploader = new Uploader({
     store, client: link.client, metadata: () => link.metadata(), chunkBytes: config.uploadChunkBytes,
@@ -181,6 +190,7 @@ export async function startCellAgent(config: AgentConfig, hardware: CellHardware
     }
     writeRunningMarker(config.dataDir, { episode_id: assignment.episodeId, attempt: assignment.attempt, started_at_ms: Date.now() });
     send({ episodeStarted: { episodeId: assignment.episodeId, attempt: assignment.attempt, startedAtMs: Date.now() } });
+    liveFeed?.event({ type: "episode_started", run_id: assignment.runId, episode_id: assignment.episodeId, index: assignment.index });
     const done = runAssigned(assignment, abort.signal)
       .then(({ plan, result }) => report(assignment, plan, result, abort.signal))
       .catch((error: Error) => {
@@ -202,7 +212,7 @@ export async function startCellAgent(config: AgentConfig, hardware: CellHardware
     const monitor = compileTaskMonitor({ success_predicates: assignment.task.successPredicates, stages: assignment.task.stages });
     log(`episode ${assignment.episodeId} (run ${assignment.runId}, ${assignment.index + 1} of ${assignment.of}, attempt ${assignment.attempt}) starting: "${plan.instruction ?? ""}", lighting ${plan.reset.lighting}`);
     const result = await runEpisode({
-      assignment, plan, hardware: { ...hardware, motors, policies }, monitor, recordingsDir, cellId: config.cellId, robotModel: config.robotModel, metrics, signal,
+      assignment, plan, hardware: { ...hardware, motors, policies }, monitor, recordingsDir, cellId: config.cellId, robotModel: config.robotModel, metrics, signal, live: liveFeed,
       lastEstopTrip: () => estopWatch.lastTrip(),
     });
     return { plan, result };
@@ -257,6 +267,7 @@ export async function startCellAgent(config: AgentConfig, hardware: CellHardware
     });
     if (sent.seq !== seq) throw new Error(`internal: EpisodeFinished got seq ${sent.seq}, artifacts were announced with ${seq}`);
     metrics.episodes.inc({ outcome: result.outcome });
+    liveFeed?.event({ type: "episode_finished", run_id: assignment.runId, episode_id: assignment.episodeId, index: assignment.index, outcome: result.outcome });
     log(`episode ${assignment.episodeId} finished: ${result.outcome}${result.failureCluster ? ` (${result.failureCluster})` : ""} in ${result.durationS.toFixed(2)} s`);
     clearRunningMarker(config.dataDir);
     duty.end();
@@ -265,6 +276,7 @@ export async function startCellAgent(config: AgentConfig, hardware: CellHardware
 
   function onEstopTrip(): void {
     estopEpisodeId = current?.assignment.episodeId ?? "";
+    liveFeed?.event({ type: "estop", detail: estopEpisodeId ? `e-stop pressed during episode ${estopEpisodeId}` : "e-stop pressed" });
     current?.abort.abort(new EpisodeAbort("estop", "the e-stop was pressed"));
     move("estop");
   }
@@ -307,6 +319,7 @@ export async function startCellAgent(config: AgentConfig, hardware: CellHardware
       move("stop");
       uploader.stop();
       await uploader.idle();
+      liveFeed?.stop();
       link.stop();
       outbox.close();
     },

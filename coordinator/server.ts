@@ -37,6 +37,7 @@ import { artifactsDir, databasePath, type CoordinatorOptions } from "./options.j
 import { RunEvents } from "./runs/run-events.js";
 import { createRunLifecycle, type RunLifecycle } from "./runs/run-lifecycle.js";
 import { openDatabase, type Db } from "./store/database.js";
+import { LiveHub } from "./streams/live-hub.js";
 
 export type { FleetOptions } from "./fleet/fleet-options.js";
 
@@ -50,6 +51,8 @@ export interface Fleet {
   lifecycle: RunLifecycle;
   scheduler: Scheduler;
   budgetGuard: BudgetGuard;
+  /** Live camera frames and state of the cells, while someone watches. */
+  live: LiveHub;
   /** Cuts a cell's stream now (e.g. right after revokeCell); its held episode is requeued. */
   disconnect(cellId: string, message: string): void;
   /** Stops scheduling, closes every stream and shuts the server down. */
@@ -69,9 +72,10 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
   const scheduler = createScheduler({
     db: o.db, registry, lifecycle, metrics, logger: o.logger, intervalMs: o.schedulerIntervalMs, now: o.now, budget: budgetGuard,
   });
+  const live = new LiveHub(registry);
   const context: LinkContext = {
     db: o.db, registry, scheduler, lifecycle, runEvents: o.runEvents, store: new ArtifactStore(o.artifactsDir),
-    metrics, streamsUrl: o.streamsUrl, heartbeatIntervalMs: o.heartbeatIntervalMs, logger: o.logger, now: o.now, stopping: false,
+    metrics, streamsUrl: o.streamsUrl, live, heartbeatIntervalMs: o.heartbeatIntervalMs, logger: o.logger, now: o.now, stopping: false,
   };
   const server = await startCellLinkServer({ context, host: o.host, port: o.port, credentials: o.credentials });
   const stopWatchdog = startLinkWatchdog(context, { heartbeatTimeoutMs: o.heartbeatTimeoutMs, heartbeatIntervalMs: o.heartbeatIntervalMs });
@@ -83,6 +87,7 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
     lifecycle,
     scheduler,
     budgetGuard,
+    live,
     disconnect(cellId, message) {
       registry.session(cellId)?.close(new LinkError("cell_revoked", message));
     },
@@ -117,6 +122,8 @@ export interface RunningCoordinator {
   webhooks: WebhookWorker;
   /** The archive worker making run and calibration exports. */
   archives: ArchiveWorker;
+  /** Live camera frames and state of the cells, while someone watches. */
+  live: LiveHub;
   stop(): Promise<void>;
 }
 
@@ -188,6 +195,7 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Run
     rateLimits: options.rateLimits,
     quoteValidityMs: options.quoteValidityMs,
     archives,
+    live: cellLink.live,
   });
   http.on("request", app);
 
@@ -205,6 +213,7 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Run
     halt: (runId, code, message) => lifecycle.end(runId, { status: "stopped", code, message }),
     webhooks,
     archives,
+    live: cellLink.live,
     async stop() {
       await archives.stop();
       stopQueueWindows();

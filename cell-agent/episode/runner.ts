@@ -25,6 +25,7 @@ import { buildObservation, contractOf, yawOf } from "./observation.js";
 import type { EpisodePlan } from "./plan.js";
 import { StallDetector } from "./stall-detector.js";
 import type { SignalFrame, TaskMonitor, TaskStatus } from "./task-monitor.js";
+import type { LiveTap } from "../link/live-feed.js";
 
 /** Why an episode stopped without an outcome (EpisodeInterrupted.reason). */
 export type InterruptReason = "estop" | "link_lost" | "agent_restart" | "policy_error" | "policy_endpoint_timeout" | "hardware_fault" | "cancelled";
@@ -51,6 +52,8 @@ export interface EpisodeContext {
   lastEstopTrip?: () => EstopTrip | undefined;
   /** Late control steps in a row before the arm holds (default 3). */
   missedPeriodLimit?: number;
+  /** Live viewers' tap: frames and joint readings by reference, nothing encoded or copied here. */
+  live?: LiveTap;
 }
 
 /** One intervention as /meta `interventions` lists it (wire names). */
@@ -234,7 +237,10 @@ export async function runEpisode(ctx: EpisodeContext): Promise<EpisodeResult> {
         metrics.busErrors.inc();
         if (++busErrors >= MAX_BUS_ERRORS_IN_A_ROW) throw new EpisodeAbort("hardware_fault", `sensor reads failed ${busErrors} times in a row: ${(error as Error).message}`);
       }
-      if (joints) recorder.jointStates(nowNs, joints);
+      if (joints) {
+        recorder.jointStates(nowNs, joints);
+        ctx.live?.joints(joints.positionRad);
+      }
       if (wrench) recorder.wrench(nowNs, wrench);
       if (poses) recorder.objectPoses(nowNs, poses.tNs, poses.poses);
 
@@ -246,6 +252,7 @@ export async function runEpisode(ctx: EpisodeContext): Promise<EpisodeResult> {
         frames.set(camera.name, frame);
         captured.add(camera.name);
         recorder.camera(nowNs, camera.name, frame);
+        ctx.live?.frame(camera.name, frame);
         const period = cameraPeriodNs.get(camera.name)!;
         nextCaptureNs.set(camera.name, due + period > nowNs ? due + period : nowNs + period);
       }

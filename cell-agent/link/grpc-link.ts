@@ -6,7 +6,7 @@
 import { Metadata, credentials, status as GrpcStatus, type ClientDuplexStream, type ServiceError } from "@grpc/grpc-js";
 import {
   CellLinkClient, type AgentMessage, type AssignEpisode, type CancelEpisode, type CoordinatorMessage, type Heartbeat, type Hello,
-  type Refusal, type Welcome,
+  type Refusal, type Watch, type Welcome,
 } from "../../protocol/gen/cell.js";
 import type { AgentConfig } from "../config.js";
 import { Backoff } from "./backoff.js";
@@ -21,6 +21,8 @@ export interface LinkHandlers {
   onAssign(assign: AssignEpisode): void;
   onCancel(cancel: CancelEpisode): void;
   onRefusal(refusal: Refusal): void;
+  /** What the coordinator's viewers want from the cell's cameras and state now. */
+  onWatch(watch: Watch): void;
   /** The stream ended (error, server close or stop()). */
   onDisconnected(reason: string): void;
 }
@@ -133,6 +135,8 @@ export class GrpcLink {
       this.handlers.onCancel(message.cancelEpisode);
     } else if (message.refusal) {
       this.handlers.onRefusal(message.refusal);
+    } else if (message.watch) {
+      this.handlers.onWatch(message.watch);
     }
   }
 

@@ -11,6 +11,7 @@ import type { FleetView } from "../fleet/fleet-view.js";
 import { QUOTE_VALIDITY_MS } from "../billing/quotes.js";
 import { validateRateLimits, type RateLimits } from "./rate-limit.js";
 import type { RunEvents } from "../runs/run-events.js";
+import type { CellStreamHub } from "../streams/cell-stream-hub.js";
 import type { Db } from "../store/database.js";
 
 export interface ApiUrls {
@@ -60,12 +61,26 @@ export interface ApiDeps {
    * kick (the worker still finds the request on its next sweep).
    */
   archives?: { kick(): void };
+  /** Live camera frames and state of the cells (coordinator/streams/live-hub.ts). Default: no cameras. */
+  live?: LiveView;
+  /** STUN/TURN servers offered to WebRTC viewers. Default none (host candidates: enough on one network). */
+  iceServers?: IceServer[];
 }
+
+export type LiveView = CellStreamHub & { watchers(cellId: string): number };
+
+export interface IceServer {
+  urls: string[];
+  username?: string;
+  credential?: string;
+}
+
+const NO_LIVE: LiveView = { cameras: () => [], watchCamera: () => () => undefined, watchState: () => () => undefined, watchers: () => 0 };
 
 export type CompiledApiDeps = Required<ApiDeps>;
 
 const REQUIRED = ["db", "fleet", "runEvents", "scheduler", "pins", "urls", "artifactsDir", "metrics"] as const;
-const OPTIONAL = ["clock", "environments", "sseHeartbeatMs", "docsDir", "log", "budgetGuard", "rateLimits", "quoteValidityMs", "archives"] as const;
+const OPTIONAL = ["clock", "environments", "sseHeartbeatMs", "docsDir", "log", "budgetGuard", "rateLimits", "quoteValidityMs", "archives", "live", "iceServers"] as const;
 const URL_KEYS = ["baseUrl", "artifactUrl", "streamsUrl", "docsUrl"] as const;
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -104,5 +119,7 @@ export function compileApiDeps(raw: ApiDeps): CompiledApiDeps {
     rateLimits: raw.rateLimits === undefined || raw.rateLimits === "off" ? "off" : validateRateLimits(raw.rateLimits),
     quoteValidityMs: raw.quoteValidityMs ?? QUOTE_VALIDITY_MS,
     archives: raw.archives ?? { kick: () => undefined },
+    live: raw.live ?? NO_LIVE,
+    iceServers: raw.iceServers ?? [],
   };
 }

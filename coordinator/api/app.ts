@@ -33,6 +33,7 @@ import { reportRouter } from "./routes/report.js";
 import { suitesRouter } from "./routes/suites.js";
 import { replayRouter } from "./routes/replay.js";
 import { exportDownloadRouter, exportsRouter } from "./routes/exports.js";
+import { mjpegRouter, streamsRouter } from "./routes/streams.js";
 import { openApiRouter } from "./openapi.js";
 
 /** Builds the app; call `.listen()` on the result. Throws on a missing or unknown option. */
@@ -58,13 +59,15 @@ export function createApiApp(raw: ApiDeps): express.Express {
   v1.use(quoteRouter(deps), budgetsRouter(deps), usageRouter(deps), webhooksRouter(deps), dataRouter(deps), runResultRouter(deps));
   v1.use(reportRouter(deps), suitesRouter(deps), gatesRouter(deps), checkpointsRouter(deps));
   v1.use(cellsRouter(deps));
-  v1.use(replayRouter(deps), exportsRouter(deps));
+  v1.use(replayRouter(deps), exportsRouter(deps), streamsRouter(deps));
   v1.use(openApiRouter(deps));
   app.use("/v1", v1);
 
   const artifacts = express.Router();
   artifacts.use(authenticate(deps.db), limiter, authorize(), artifactsRouter(deps), exportDownloadRouter(deps));
   app.use("/artifacts", artifacts);
+  // Live MJPEG: the signed token in the URL (or a bearer key) is the credential, so <img> can use it.
+  app.use("/streams", mjpegRouter(deps));
   // Shipping labels: no bearer key; the signed query string is the credential.
   app.use("/labels", labelsRouter(deps));
 

@@ -11,6 +11,7 @@ import { Environment, EnvironmentListQuery, Robot, RobotListQuery, Suite } from 
 import { Cell, EnrollCellRequest } from "./schemas/cells.js";
 import { listOf } from "./schemas/common.js";
 import { CreateCheckRequest, CreateGateRequest, Gate, GateCheck } from "./schemas/gates.js";
+import { StreamDescriptor } from "./schemas/streams.js";
 import { CalibrationExport, CalibrationExportRequest, Export, ExportRequest } from "./schemas/exports.js";
 import { ApiKey, CreateKeyRequest, SigningKey } from "./schemas/keys.js";
 import { CreateKitRequest, Kit, KitTracking, ShippingLabel } from "./schemas/kits.js";
@@ -116,6 +117,9 @@ export const OPERATIONS: readonly Operation[] = [
     responses: [json(200, "exports", listOf(Export))] },
   { method: "GET", path: "/v1/exports/{export_id}", operationId: "getExport", tag: "exports", summary: "Poll an export: status, progress, file and expiry",
     responses: [json(200, "the export", Export)] },
+  { method: "GET", path: "/v1/streams/{cell_id}", operationId: "getStream", tag: "streams", summary: "A cell's live stream descriptor: state, cameras as MJPEG, WebRTC signalling",
+    description: "Operators see every cell; a customer sees a cell only while it runs the customer's work (otherwise 404, as for an unknown cell). URLs carry a 10-minute token.",
+    responses: [json(200, "the stream descriptor", StreamDescriptor)] },
   { method: "POST", path: "/v1/calibration/exports", operationId: "createCalibrationExport", tag: "exports", summary: "Export ground truth of completed runs for a simulator vendor, under a signed validation-only license",
     description: "Returns 202 with the CalibrationExport in preparing; poll GET /v1/calibration/exports/{calibration_export_id}. An unknown run: 404; a run not completed: 422; recordings purged or past retention: 410.",
     body: CalibrationExportRequest, responses: [json(202, "the calibration export, preparing", CalibrationExport)], errors: ["not_found", "retention_expired"] },

@@ -35,7 +35,7 @@ export function ensureOperatorKey(db: Db, operatorAccountId: string, options: { 
   return db.transaction(() => {
     ensureAccount(db, operatorAccountId, "Assay operations", now.toISOString());
     if (countKeys(db, operatorAccountId) > 0) return { created: false };
-    const { secret } = createApiKey(db, operatorAccountId, ["keys:admin", "runs:read"], now);
+    const { secret } = createApiKey(db, operatorAccountId, ["keys:admin", "runs:read", "streams:read"], now);
     return { created: true, secret };
   })();
 }

@@ -61,6 +61,7 @@ export const ROUTE_SCOPES: readonly RouteScope[] = [
   { method: "POST", path: "/v1/runs/:runId/export", scopes: ["runs:read"] },
   { method: "GET", path: "/v1/runs/:runId/exports", scopes: ["runs:read"] },
   { method: "GET", path: "/v1/exports/:exportId", scopes: ["runs:read"] },
+  { method: "GET", path: "/v1/streams/:cellId", scopes: ["streams:read"] },
   { method: "POST", path: "/v1/calibration/exports", scopes: ["calibration:export"] },
   { method: "GET", path: "/v1/calibration/exports", scopes: ["calibration:export"] },
   { method: "GET", path: "/v1/calibration/exports/:calibrationExportId", scopes: ["calibration:export"] },

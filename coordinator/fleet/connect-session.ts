@@ -107,6 +107,9 @@ function open(ctx: LinkContext, call: ServerDuplexStream<AgentMessage, Coordinat
     welcome: { sessionId: session.sessionId, lastSeqApplied, serverTimeMs: ctx.now().getTime(), heartbeatIntervalMs: ctx.heartbeatIntervalMs },
   });
 
+  // Viewers watching before a reconnect keep watching.
+  ctx.live.resync(cellId);
+
   const problem = ctx.registry.firmwareMismatchOf(cellId);
   if (problem) {
     ctx.logger.warn(`cell ${cellId}: firmware_mismatch: ${problem}`);

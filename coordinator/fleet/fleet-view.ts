@@ -20,4 +20,6 @@ export interface ConnectedCell {
 
 export interface FleetView {
   connectedCells(): ConnectedCell[];
+  /** The episode the coordinator has assigned to the cell and not yet seen end. */
+  assignedEpisodeOf(cellId: string): string | undefined;
 }

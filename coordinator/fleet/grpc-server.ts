@@ -1,5 +1,5 @@
 /**
- * The coordinator's CellLink gRPC server: transport only. It binds the port and routes the three
+ * The coordinator's CellLink gRPC server: transport only. It binds the port and routes the four
  * CellLink calls to their handlers over a LinkContext the composition root (coordinator/server.ts)
  * built; it owns no state of its own.
  *
@@ -12,6 +12,7 @@ import { CellLinkService, type CellLinkServer } from "../../protocol/gen/cell.js
 import { LinkError } from "../errors/link-errors.js";
 import { handleArtifactStatus, handleUploadArtifact } from "./artifact-uploads.js";
 import { handleConnect } from "./connect-session.js";
+import { handleLiveFeed } from "./live-feed.js";
 import type { LinkContext } from "./link-context.js";
 
 export interface CellLinkServerOptions {
@@ -38,6 +39,7 @@ export async function startCellLinkServer(options: CellLinkServerOptions): Promi
     connect: (call) => handleConnect(ctx, call),
     artifactStatus: (call, callback) => handleArtifactStatus(ctx, call, callback),
     uploadArtifact: (call, callback) => handleUploadArtifact(ctx, call, callback),
+    liveFeed: (call, callback) => handleLiveFeed(ctx, call, callback),
   };
   const server = new Server();
   server.addService(CellLinkService, implementation);

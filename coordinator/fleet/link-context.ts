@@ -4,6 +4,7 @@ import type { RunLifecycle } from "../runs/run-lifecycle.js";
 import type { RunEvents } from "../runs/run-events.js";
 import type { Logger, Scheduler } from "../scheduler/scheduler.js";
 import type { Db } from "../store/database.js";
+import type { LiveHub } from "../streams/live-hub.js";
 import type { FleetMetrics } from "./fleet-metrics.js";
 import type { CellRegistry } from "./registry.js";
 
@@ -16,6 +17,8 @@ export interface LinkContext {
   store: ArtifactStore;
   metrics: FleetMetrics;
   streamsUrl: string;
+  /** Live camera frames and state: LiveFeed calls feed it, viewers read it. */
+  live: LiveHub;
   heartbeatIntervalMs: number;
   logger: Logger;
   now: () => Date;

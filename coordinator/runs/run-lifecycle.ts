@@ -24,6 +24,7 @@ import {
 import { getRun, setRunResult, setRunStatus, type RunRecord } from "../store/runs-repo.js";
 import { afterCommit, transact } from "../store/transact.js";
 import { enqueueEvent } from "../webhooks/outbox.js";
+import { statusEventStreamUrl } from "../streams/stream-tokens.js";
 import { interventionModeOf, interventionSummary } from "./interventions.js";
 import type { RunEvents } from "./run-events.js";
 import { isTerminal, type TerminalRunStatus } from "./run-state.js";
@@ -96,7 +97,7 @@ export function createRunLifecycle(options: RunLifecycleOptions): RunLifecycle {
   }
 
   function publishStatus(runId: string, status: string, cell: string | null): void {
-    const webrtc = cell ? `${streamsUrl}/cells/${cell}` : null;
+    const webrtc = cell ? statusEventStreamUrl(db, streamsUrl, runId, cell, now()) : null;
     afterCommit(db, () => runEvents.publish({ runId, type: "status", data: { status, cell, webrtc } }));
   }
 

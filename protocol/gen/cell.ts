@@ -61,6 +61,7 @@ export interface CoordinatorMessage {
   assignEpisode?: AssignEpisode | undefined;
   cancelEpisode?: CancelEpisode | undefined;
   refusal?: Refusal | undefined;
+  watch?: Watch | undefined;
 }
 
 /** First message on every Connect stream (seq 0). */
@@ -88,6 +89,9 @@ export interface Instrument {
   /** e.g. "top", "wrist" for cameras; empty when a cell has one of the kind. */
   name: string;
   rateHz: number;
+  /** Cameras: image size when known (from the camera's calibration); 0 when not. */
+  width: number;
+  height: number;
 }
 
 export interface Heartbeat {
@@ -206,6 +210,38 @@ export interface CancelEpisode {
 export interface Refusal {
   code: string;
   message: string;
+}
+
+/**
+ * What the coordinator's viewers want from this cell now; replaces the previous Watch. Empty
+ * cameras and state false: stop the live feed.
+ */
+export interface Watch {
+  cameras: string[];
+  state: boolean;
+  /** Most frames per second per camera to send. */
+  maxFrameRateHz: number;
+}
+
+export interface LiveMessage {
+  frame?:
+    | LiveFrame
+    | undefined;
+  /** One live state event as JSON (coordinator/streams/cell-stream-hub.ts CellStateEvent). */
+  stateJson?: string | undefined;
+}
+
+export interface LiveFrame {
+  camera: string;
+  width: number;
+  height: number;
+  jpeg: Uint8Array;
+  /** Wall clock (Unix ms) when the frame was captured or rendered on the cell. */
+  capturedAtMs: number;
+  seq: number;
+}
+
+export interface LiveFeedEnd {
 }
 
 function createBaseAgentMessage(): AgentMessage {
@@ -408,7 +444,14 @@ export const AgentMessage: MessageFns<AgentMessage> = {
 };
 
 function createBaseCoordinatorMessage(): CoordinatorMessage {
-  return { welcome: undefined, ack: undefined, assignEpisode: undefined, cancelEpisode: undefined, refusal: undefined };
+  return {
+    welcome: undefined,
+    ack: undefined,
+    assignEpisode: undefined,
+    cancelEpisode: undefined,
+    refusal: undefined,
+    watch: undefined,
+  };
 }
 
 export const CoordinatorMessage: MessageFns<CoordinatorMessage> = {
@@ -427,6 +470,9 @@ export const CoordinatorMessage: MessageFns<CoordinatorMessage> = {
     }
     if (message.refusal !== undefined) {
       Refusal.encode(message.refusal, writer.uint32(114).fork()).join();
+    }
+    if (message.watch !== undefined) {
+      Watch.encode(message.watch, writer.uint32(122).fork()).join();
     }
     return writer;
   },
@@ -484,6 +530,14 @@ export const CoordinatorMessage: MessageFns<CoordinatorMessage> = {
             message.refusal = Refusal.decode(reader, reader.uint32());
             continue;
           }
+          case 15: {
+            if (tag !== 122) {
+              break;
+            }
+
+            message.watch = Watch.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -511,6 +565,7 @@ export const CoordinatorMessage: MessageFns<CoordinatorMessage> = {
         ? CancelEpisode.fromJSON(object.cancel_episode)
         : undefined,
       refusal: isSet(object.refusal) ? Refusal.fromJSON(object.refusal) : undefined,
+      watch: isSet(object.watch) ? Watch.fromJSON(object.watch) : undefined,
     };
   },
 
@@ -530,6 +585,9 @@ export const CoordinatorMessage: MessageFns<CoordinatorMessage> = {
     }
     if (message.refusal !== undefined) {
       obj.refusal = Refusal.toJSON(message.refusal);
+    }
+    if (message.watch !== undefined) {
+      obj.watch = Watch.toJSON(message.watch);
     }
     return obj;
   },
@@ -552,6 +610,7 @@ export const CoordinatorMessage: MessageFns<CoordinatorMessage> = {
     message.refusal = (object.refusal !== undefined && object.refusal !== null)
       ? Refusal.fromPartial(object.refusal)
       : undefined;
+    message.watch = (object.watch !== undefined && object.watch !== null) ? Watch.fromPartial(object.watch) : undefined;
     return message;
   },
 };
@@ -811,7 +870,7 @@ export const Hello: MessageFns<Hello> = {
 };
 
 function createBaseInstrument(): Instrument {
-  return { kind: "", name: "", rateHz: 0 };
+  return { kind: "", name: "", rateHz: 0, width: 0, height: 0 };
 }
 
 export const Instrument: MessageFns<Instrument> = {
@@ -824,6 +883,12 @@ export const Instrument: MessageFns<Instrument> = {
     }
     if (message.rateHz !== 0) {
       writer.uint32(25).double(message.rateHz);
+    }
+    if (message.width !== 0) {
+      writer.uint32(32).uint32(message.width);
+    }
+    if (message.height !== 0) {
+      writer.uint32(40).uint32(message.height);
     }
     return writer;
   },
@@ -865,6 +930,22 @@ export const Instrument: MessageFns<Instrument> = {
             message.rateHz = reader.double();
             continue;
           }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.width = reader.uint32();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.height = reader.uint32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -886,6 +967,8 @@ export const Instrument: MessageFns<Instrument> = {
         : isSet(object.rate_hz)
         ? globalThis.Number(object.rate_hz)
         : 0,
+      width: isSet(object.width) ? globalThis.Number(object.width) : 0,
+      height: isSet(object.height) ? globalThis.Number(object.height) : 0,
     };
   },
 
@@ -900,6 +983,12 @@ export const Instrument: MessageFns<Instrument> = {
     if (message.rateHz !== 0) {
       obj.rateHz = floatToJson(message.rateHz);
     }
+    if (message.width !== 0) {
+      obj.width = Math.round(message.width);
+    }
+    if (message.height !== 0) {
+      obj.height = Math.round(message.height);
+    }
     return obj;
   },
 
@@ -911,6 +1000,8 @@ export const Instrument: MessageFns<Instrument> = {
     message.kind = object.kind ?? "";
     message.name = object.name ?? "";
     message.rateHz = object.rateHz ?? 0;
+    message.width = object.width ?? 0;
+    message.height = object.height ?? 0;
     return message;
   },
 };
@@ -2797,6 +2888,407 @@ export const Refusal: MessageFns<Refusal> = {
   },
 };
 
+function createBaseWatch(): Watch {
+  return { cameras: [], state: false, maxFrameRateHz: 0 };
+}
+
+export const Watch: MessageFns<Watch> = {
+  encode(message: Watch, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.cameras) {
+      writer.uint32(10).string(v!);
+    }
+    if (message.state !== false) {
+      writer.uint32(16).bool(message.state);
+    }
+    if (message.maxFrameRateHz !== 0) {
+      writer.uint32(25).double(message.maxFrameRateHz);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): Watch {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseWatch();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.cameras.push(reader.string());
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.state = reader.bool();
+            continue;
+          }
+          case 3: {
+            if (tag !== 25) {
+              break;
+            }
+
+            message.maxFrameRateHz = reader.double();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): Watch {
+    return {
+      cameras: globalThis.Array.isArray(object?.cameras) ? object.cameras.map((e: any) => globalThis.String(e)) : [],
+      state: isSet(object.state) ? globalThis.Boolean(object.state) : false,
+      maxFrameRateHz: isSet(object.maxFrameRateHz)
+        ? globalThis.Number(object.maxFrameRateHz)
+        : isSet(object.max_frame_rate_hz)
+        ? globalThis.Number(object.max_frame_rate_hz)
+        : 0,
+    };
+  },
+
+  toJSON(message: Watch): unknown {
+    const obj: any = {};
+    if (message.cameras?.length) {
+      obj.cameras = message.cameras;
+    }
+    if (message.state !== false) {
+      obj.state = message.state;
+    }
+    if (message.maxFrameRateHz !== 0) {
+      obj.maxFrameRateHz = floatToJson(message.maxFrameRateHz);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<Watch>): Watch {
+    return Watch.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<Watch>): Watch {
+    const message = createBaseWatch();
+    message.cameras = object.cameras?.map((e) => e) || [];
+    message.state = object.state ?? false;
+    message.maxFrameRateHz = object.maxFrameRateHz ?? 0;
+    return message;
+  },
+};
+
+function createBaseLiveMessage(): LiveMessage {
+  return { frame: undefined, stateJson: undefined };
+}
+
+export const LiveMessage: MessageFns<LiveMessage> = {
+  encode(message: LiveMessage, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.frame !== undefined) {
+      LiveFrame.encode(message.frame, writer.uint32(10).fork()).join();
+    }
+    if (message.stateJson !== undefined) {
+      writer.uint32(18).string(message.stateJson);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): LiveMessage {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseLiveMessage();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.frame = LiveFrame.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.stateJson = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): LiveMessage {
+    return {
+      frame: isSet(object.frame) ? LiveFrame.fromJSON(object.frame) : undefined,
+      stateJson: isSet(object.stateJson)
+        ? globalThis.String(object.stateJson)
+        : isSet(object.state_json)
+        ? globalThis.String(object.state_json)
+        : undefined,
+    };
+  },
+
+  toJSON(message: LiveMessage): unknown {
+    const obj: any = {};
+    if (message.frame !== undefined) {
+      obj.frame = LiveFrame.toJSON(message.frame);
+    }
+    if (message.stateJson !== undefined) {
+      obj.stateJson = message.stateJson;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<LiveMessage>): LiveMessage {
+    return LiveMessage.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<LiveMessage>): LiveMessage {
+    const message = createBaseLiveMessage();
+    message.frame = (object.frame !== undefined && object.frame !== null)
+      ? LiveFrame.fromPartial(object.frame)
+      : undefined;
+    message.stateJson = object.stateJson ?? undefined;
+    return message;
+  },
+};
+
+function createBaseLiveFrame(): LiveFrame {
+  return { camera: "", width: 0, height: 0, jpeg: new Uint8Array(0), capturedAtMs: 0, seq: 0 };
+}
+
+export const LiveFrame: MessageFns<LiveFrame> = {
+  encode(message: LiveFrame, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.camera !== "") {
+      writer.uint32(10).string(message.camera);
+    }
+    if (message.width !== 0) {
+      writer.uint32(16).uint32(message.width);
+    }
+    if (message.height !== 0) {
+      writer.uint32(24).uint32(message.height);
+    }
+    if (message.jpeg.length !== 0) {
+      writer.uint32(34).bytes(message.jpeg);
+    }
+    if (message.capturedAtMs !== 0) {
+      writer.uint32(40).int64(message.capturedAtMs);
+    }
+    if (message.seq !== 0) {
+      writer.uint32(48).uint64(message.seq);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): LiveFrame {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseLiveFrame();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.camera = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.width = reader.uint32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.height = reader.uint32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.jpeg = reader.bytes();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.capturedAtMs = longToNumber(reader.int64());
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.seq = longToNumber(reader.uint64());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): LiveFrame {
+    return {
+      camera: isSet(object.camera) ? globalThis.String(object.camera) : "",
+      width: isSet(object.width) ? globalThis.Number(object.width) : 0,
+      height: isSet(object.height) ? globalThis.Number(object.height) : 0,
+      jpeg: isSet(object.jpeg) ? bytesFromBase64(object.jpeg) : new Uint8Array(0),
+      capturedAtMs: isSet(object.capturedAtMs)
+        ? globalThis.Number(object.capturedAtMs)
+        : isSet(object.captured_at_ms)
+        ? globalThis.Number(object.captured_at_ms)
+        : 0,
+      seq: isSet(object.seq) ? globalThis.Number(object.seq) : 0,
+    };
+  },
+
+  toJSON(message: LiveFrame): unknown {
+    const obj: any = {};
+    if (message.camera !== "") {
+      obj.camera = message.camera;
+    }
+    if (message.width !== 0) {
+      obj.width = Math.round(message.width);
+    }
+    if (message.height !== 0) {
+      obj.height = Math.round(message.height);
+    }
+    if (message.jpeg.length !== 0) {
+      obj.jpeg = base64FromBytes(message.jpeg);
+    }
+    if (message.capturedAtMs !== 0) {
+      obj.capturedAtMs = Math.round(message.capturedAtMs);
+    }
+    if (message.seq !== 0) {
+      obj.seq = Math.round(message.seq);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<LiveFrame>): LiveFrame {
+    return LiveFrame.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<LiveFrame>): LiveFrame {
+    const message = createBaseLiveFrame();
+    message.camera = object.camera ?? "";
+    message.width = object.width ?? 0;
+    message.height = object.height ?? 0;
+    message.jpeg = object.jpeg ?? new Uint8Array(0);
+    message.capturedAtMs = object.capturedAtMs ?? 0;
+    message.seq = object.seq ?? 0;
+    return message;
+  },
+};
+
+function createBaseLiveFeedEnd(): LiveFeedEnd {
+  return {};
+}
+
+export const LiveFeedEnd: MessageFns<LiveFeedEnd> = {
+  encode(_: LiveFeedEnd, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): LiveFeedEnd {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseLiveFeedEnd();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(_: any): LiveFeedEnd {
+    return {};
+  },
+
+  toJSON(_: LiveFeedEnd): unknown {
+    const obj: any = {};
+    return obj;
+  },
+
+  create(base?: DeepPartial<LiveFeedEnd>): LiveFeedEnd {
+    return LiveFeedEnd.fromPartial(base ?? {});
+  },
+  fromPartial(_: DeepPartial<LiveFeedEnd>): LiveFeedEnd {
+    const message = createBaseLiveFeedEnd();
+    return message;
+  },
+};
+
 export type CellLinkService = typeof CellLinkService;
 export const CellLinkService = {
   connect: {
@@ -2831,6 +3323,19 @@ export const CellLinkService = {
     responseSerialize: (value: ArtifactProgress): Buffer => Buffer.from(ArtifactProgress.encode(value).finish()),
     responseDeserialize: (value: Buffer): ArtifactProgress => ArtifactProgress.decode(value),
   },
+  /**
+   * Live camera frames and state, sent only while the coordinator's Watch asks for them (someone
+   * is watching the cell). Separate from Connect so frames never queue ahead of episode messages.
+   */
+  liveFeed: {
+    path: "/assay.cell.v1.CellLink/LiveFeed" as const,
+    requestStream: true as const,
+    responseStream: false as const,
+    requestSerialize: (value: LiveMessage): Buffer => Buffer.from(LiveMessage.encode(value).finish()),
+    requestDeserialize: (value: Buffer): LiveMessage => LiveMessage.decode(value),
+    responseSerialize: (value: LiveFeedEnd): Buffer => Buffer.from(LiveFeedEnd.encode(value).finish()),
+    responseDeserialize: (value: Buffer): LiveFeedEnd => LiveFeedEnd.decode(value),
+  },
 } as const;
 
 export interface CellLinkServer extends UntypedServiceImplementation {
@@ -2842,6 +3347,11 @@ export interface CellLinkServer extends UntypedServiceImplementation {
    * coordinator then checks the whole file against ArtifactRef.sha256.
    */
   uploadArtifact: handleClientStreamingCall<ArtifactChunk, ArtifactProgress>;
+  /**
+   * Live camera frames and state, sent only while the coordinator's Watch asks for them (someone
+   * is watching the cell). Separate from Connect so frames never queue ahead of episode messages.
+   */
+  liveFeed: handleClientStreamingCall<LiveMessage, LiveFeedEnd>;
 }
 
 export interface CellLinkClient extends Client {
@@ -2884,6 +3394,24 @@ export interface CellLinkClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: ArtifactProgress) => void,
   ): ClientWritableStream<ArtifactChunk>;
+  /**
+   * Live camera frames and state, sent only while the coordinator's Watch asks for them (someone
+   * is watching the cell). Separate from Connect so frames never queue ahead of episode messages.
+   */
+  liveFeed(callback: (error: ServiceError | null, response: LiveFeedEnd) => void): ClientWritableStream<LiveMessage>;
+  liveFeed(
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: LiveFeedEnd) => void,
+  ): ClientWritableStream<LiveMessage>;
+  liveFeed(
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: LiveFeedEnd) => void,
+  ): ClientWritableStream<LiveMessage>;
+  liveFeed(
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: LiveFeedEnd) => void,
+  ): ClientWritableStream<LiveMessage>;
 }
 
 export const CellLinkClient = makeGenericClientConstructor(CellLinkService, "assay.cell.v1.CellLink") as unknown as {

@@ -2,6 +2,7 @@
  * The coordinator's CellLink server against a scripted agent (a test double for the cell agent
  * built on the generated client): a real gRPC server on port 0, a real SQLite file in a temp dir.
  */
+import { checkStreamToken } from "../../coordinator/streams/stream-tokens.js";
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -30,7 +31,7 @@ function hello(cellId: string, extra: Partial<Hello> = {}): AgentMessage {
     seq: 0,
     hello: {
       cellId, agentVersion: "test", robotModel: "so101", firmware: "3.11", environment: "tabletop@1",
-      instruments: [{ kind: "camera", name: "top", rateHz: 30 }], policyImages: ["assay/ref-policy:expert"],
+      instruments: [{ kind: "camera", name: "top", rateHz: 30, width: 0, height: 0 }], policyImages: ["assay/ref-policy:expert"],
       lastSeqSent: 0, interruptedEpisodeId: "", safetyState: "ok", ...extra,
     },
   };
@@ -179,8 +180,16 @@ describe("CellLink server (scripted agent)", function () {
     assert.equal(result.stages.grasped.n, 3);
     assert.equal(listEpisodes(db, "run_e2e").length, 3);
     assert.deepEqual(listEpisodes(db, "run_e2e", { outcome: "failure" }).map((e) => e.idx), [1]);
+    // The signalling URL carries a token that admits the run's account to that cell.
+    const statuses = events.filter((e) => e.type === "status").map((e) => e.data as { status: string; cell: string | null; webrtc: string | null });
+    for (const s of statuses.filter((x) => x.webrtc)) {
+      const url = new URL(s.webrtc!);
+      assert.equal(`${url.origin}${url.pathname}`, "wss://127.0.0.1:8080/streams/cells/so101-b");
+      const check = checkStreamToken(db, url.searchParams.get("token") ?? undefined, "so101-b", new Date());
+      assert.ok(check.ok && check.grant.accountId === runsRepo.getRun(db, "run_e2e")!.accountId, JSON.stringify(check));
+    }
     assert.deepEqual(
-      events.filter((e) => e.type === "status").map((e) => e.data),
+      statuses.map((s) => ({ ...s, webrtc: s.webrtc && s.webrtc.replace(/\?token=.*$/, "") })),
       [
         { status: "scheduling", cell: "so101-b", webrtc: "wss://127.0.0.1:8080/streams/cells/so101-b" },
         { status: "running", cell: "so101-b", webrtc: "wss://127.0.0.1:8080/streams/cells/so101-b" },

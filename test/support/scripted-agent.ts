@@ -56,7 +56,7 @@ export class ScriptedAgent {
       seq: 0,
       hello: {
         cellId: this.cellId, agentVersion: "scripted", robotModel: "so101", firmware: "3.11", environment: "tabletop@1",
-        instruments: [{ kind: "camera", name: "top", rateHz: 30 }, { kind: "camera", name: "wrist", rateHz: 30 }],
+        instruments: [{ kind: "camera", name: "top", rateHz: 30, width: 0, height: 0 }, { kind: "camera", name: "wrist", rateHz: 30, width: 0, height: 0 }],
         policyImages: ["assay/ref-policy:expert"], lastSeqSent: 0, interruptedEpisodeId: "", safetyState: "ok", ...extra,
       },
     });

@@ -89,8 +89,8 @@ describe("run lifecycle", () => {
     assert.deepEqual([1, 2].map((i) => getEpisode(db, runsRepo.episodeId("run_s", i))!.status), ["cancelled", "cancelled"]);
     assert.equal(getEpisode(db, held)!.status, "assigned");
     assert.deepEqual(cancels, [`so101-b:${held}`]);
-    assert.deepEqual(events.map((e) => e.data), [
-      { status: "scheduling", cell: "so101-b", webrtc: "ws://x/streams/cells/so101-b" },
+    assert.deepEqual(events.map((e) => ({ ...(e.data as unknown as Record<string, unknown>), webrtc: ((e.data as unknown as { webrtc: string | null }).webrtc ?? null)?.replace(/\?token=[A-Za-z0-9_-]+\.[0-9a-f]{64}$/, "?token=<signed>") ?? null })), [
+      { status: "scheduling", cell: "so101-b", webrtc: "ws://x/streams/cells/so101-b?token=<signed>" },
       { status: "stopped", cell: null, webrtc: null },
     ]);
     assert.equal(lifecycle.end("run_s", { status: "failed", message: "again" }), false);

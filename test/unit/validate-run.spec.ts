@@ -30,7 +30,7 @@ describe("validate run", () => {
     ensureAccount(db, "acct_a", "A", "2026-11-01T00:00:00Z");
     cells = [];
     ctx = {
-      db, pins: loadFirmwarePins(), environments: loadEnvironments(), fleet: { connectedCells: () => cells },
+      db, pins: loadFirmwarePins(), environments: loadEnvironments(), fleet: { connectedCells: () => cells, assignedEpisodeOf: () => undefined },
       accountId: "acct_a", leaderboardOptIn: false, randomSeed: () => 12345,
     };
   });

@@ -4,6 +4,7 @@
  * subscriber), then live events. The stream ends after a terminal `status` event; a comment line is
  * sent every heartbeat period so proxies keep it open.
  */
+import { statusEventStreamUrl } from "../../streams/stream-tokens.js";
 import { Router, type Response } from "express";
 import { authOf } from "../../auth/authenticate.js";
 import type { EpisodeEventData, RunEvent, StatusEventData } from "../../runs/run-events.js";
@@ -34,7 +35,7 @@ export function eventsRouter(deps: CompiledApiDeps): Router {
     // by this process can fall between the history read and the subscription.
     const status = run.status as RunStatus;
     const cell = status === "scheduling" || status === "running" ? lastStatusCell(deps.db, run.id) : null;
-    const initial: StatusEventData = { status, cell, webrtc: cell ? `${deps.urls.streamsUrl}/cells/${cell}` : null };
+    const initial: StatusEventData = { status, cell, webrtc: cell ? statusEventStreamUrl(deps.db, deps.urls.streamsUrl, run.id, cell, deps.clock()) : null };
     writeEvent(res, "status", initial);
     for (const episode of listEpisodes(deps.db, run.id, {})) {
       if (episode.outcome === null) continue;

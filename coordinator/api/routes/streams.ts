@@ -1,0 +1,124 @@
+/**
+ * Live streams of a cell:
+ * - GET /v1/streams/{cell} (streams:read): the descriptor: state, work, cameras with MJPEG URLs,
+ *   the WebRTC signalling URL and ICE servers; URLs carry a 10-minute token.
+ * - GET /streams/cells/{cell}/cameras/{camera}.mjpeg?token=...: multipart/x-mixed-replace JPEGs
+ *   (also with a bearer key holding streams:read instead of the token). A slow client gets the
+ *   newest frame when it is ready for one; older frames are dropped, never queued.
+ * Who may watch: stream-access.ts (operators every cell, customers the cells running their work).
+ */
+import { Router, type Request, type Response } from "express";
+import { installationOf } from "../../../firmware-pins/pins.js";
+import { AssayError } from "../../errors/assay-error.js";
+import { DEFAULT_MAX_FRAME_RATE_HZ } from "../../streams/live-hub.js";
+import { mayWatch, workOfCell } from "../../streams/stream-access.js";
+import { checkStreamToken, signallingUrl, signStreamToken, STREAM_TOKEN_TTL_MS } from "../../streams/stream-tokens.js";
+import type { CompiledApiDeps } from "../api-deps.js";
+import { OPERATOR_ACCOUNT_ID } from "./kits.js";
+import { authOf, resolveBearer } from "../../auth/authenticate.js";
+
+const STATE_OF: Record<string, "idle" | "running" | "estopped" | "held"> = {
+  idle: "idle", busy: "running", estopped: "estopped", held: "held", firmware_mismatch: "held",
+};
+
+function unknownCell(cellId: string): AssayError {
+  return new AssayError("not_found", `no stream ${JSON.stringify(cellId)}: no such cell, or it is not running your work now (customers watch the cells running their runs; operators watch every cell)`);
+}
+
+export function streamsRouter(deps: CompiledApiDeps): Router {
+  const router = Router();
+
+  router.get("/streams/:cellId", (req, res) => {
+    const { accountId } = authOf(res);
+    const cellId = req.params.cellId;
+    const connected = deps.fleet.connectedCells().find((c) => c.cellId === cellId);
+    const installed = installationOf(deps.pins, cellId);
+    if ((!connected && !installed) || !mayWatch(deps.db, deps.fleet, OPERATOR_ACCOUNT_ID, accountId, cellId)) throw unknownCell(cellId);
+    const now = deps.clock();
+    const expiresAt = new Date(now.getTime() + STREAM_TOKEN_TTL_MS);
+    const grant = { cellId, accountId, expiresAt };
+    const token = signStreamToken(deps.db, grant, now);
+    const work = workOfCell(deps.db, deps.fleet, cellId);
+    res.json({
+      object: "stream",
+      cell: cellId,
+      robot: connected ? `${connected.model}@${connected.firmware}` : `${installed!.model}@${installed!.firmware}`,
+      environment: connected?.environment ?? installed!.environment,
+      state: connected ? STATE_OF[connected.state] ?? "held" : "offline",
+      run_id: work?.runId ?? null,
+      episode: work ? { id: work.episodeId, index: work.index } : null,
+      cameras: deps.live.cameras(cellId).map((c) => ({
+        name: c.name, width: c.width, height: c.height, rate_hz: c.rateHz,
+        mjpeg_url: `${deps.urls.baseUrl}/streams/cells/${encodeURIComponent(cellId)}/cameras/${encodeURIComponent(c.name)}.mjpeg?token=${token}`,
+      })),
+      max_frame_rate_hz: DEFAULT_MAX_FRAME_RATE_HZ,
+      webrtc: { url: signallingUrl(deps.db, deps.urls.streamsUrl, grant, now), ice_servers: deps.iceServers, expires_at: expiresAt.toISOString() },
+      viewers: deps.live.watchers(cellId),
+      expires_at: expiresAt.toISOString(),
+    });
+  });
+
+  return router;
+}
+
+/** The account a stream request acts for: its token's, or its bearer key's (with streams:read); throws 401/404. */
+export function streamViewer(deps: CompiledApiDeps, req: Pick<Request, "headers">, cellId: string, token: string | undefined): string {
+  let accountId: string;
+  if (token !== undefined) {
+    const check = checkStreamToken(deps.db, token, cellId, deps.clock());
+    if (!check.ok) throw new AssayError("invalid_api_key", check.reason);
+    accountId = check.grant.accountId;
+  } else {
+    const key = resolveBearer(deps.db, req.headers.authorization);
+    if (!key.scope.includes("streams:read")) throw new AssayError("insufficient_scope", "watching a stream needs a key with streams:read (or the token in a descriptor's URL)");
+    accountId = key.accountId;
+  }
+  if (!mayWatch(deps.db, deps.fleet, OPERATOR_ACCOUNT_ID, accountId, cellId)) throw unknownCell(cellId);
+  return accountId;
+}
+
+const BOUNDARY = "assayframe";
+
+/** GET /streams/cells/{cell}/cameras/{camera}.mjpeg */
+export function mjpegRouter(deps: CompiledApiDeps): Router {
+  const router = Router();
+  router.get("/cells/:cellId/cameras/:file", (req: Request, res: Response) => {
+    const cellId = req.params.cellId as string;
+    const match = /^(.+)\.mjpeg$/.exec(req.params.file as string);
+    if (!match) throw new AssayError("not_found", `camera streams end in .mjpeg, e.g. /streams/cells/${cellId}/cameras/top.mjpeg`);
+    const camera = match[1]!;
+    streamViewer(deps, req, cellId, typeof req.query.token === "string" ? req.query.token : undefined);
+    if (!deps.live.cameras(cellId).some((c) => c.name === camera)) {
+      const known = deps.live.cameras(cellId).map((c) => c.name);
+      throw new AssayError("not_found", `cell ${cellId} has no camera ${JSON.stringify(camera)}${known.length ? `; its cameras: ${known.join(", ")}` : " (it is offline)"}`);
+    }
+    res.writeHead(200, {
+      "Content-Type": `multipart/x-mixed-replace; boundary=${BOUNDARY}`,
+      "Cache-Control": "no-cache, no-store",
+      Connection: "close",
+      Pragma: "no-cache",
+    });
+    let writing = false;
+    let pending: Uint8Array | undefined;
+    const write = (jpeg: Uint8Array) => {
+      writing = true;
+      const head = `--${BOUNDARY}\r\nContent-Type: image/jpeg\r\nContent-Length: ${jpeg.length}\r\n\r\n`;
+      res.write(head);
+      const flushed = res.write(Buffer.from(jpeg.buffer, jpeg.byteOffset, jpeg.byteLength));
+      res.write("\r\n");
+      if (flushed) writing = false;
+      else res.once("drain", () => {
+        writing = false;
+        const next = pending;
+        pending = undefined;
+        if (next) write(next);
+      });
+    };
+    const unwatch = deps.live.watchCamera(cellId, camera, (frame) => {
+      if (writing) pending = frame.jpeg; // keep only the newest
+      else write(frame.jpeg);
+    });
+    res.on("close", unwatch);
+  });
+  return router;
+}

@@ -1,0 +1,68 @@
+/**
+ * Short-lived signed stream tokens, so a browser can open a stream URL (an `<img>` MJPEG source, a
+ * WebSocket) that cannot carry an Authorization header: `token=<payload>.<sig>` where payload is
+ * base64url JSON `{c: cell, a: account, e: expiry unix s}` and sig = HMAC-SHA256(secret, payload),
+ * hex. The secret is generated on first use and kept in `service_secrets` (`stream_token_hmac`),
+ * so tokens survive a restart. A token names one cell and the account it was minted for; whether
+ * that account may still watch the cell is checked again when it is used (stream-access.ts).
+ */
+import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
+import type { Db } from "../store/database.js";
+
+const SECRET_NAME = "stream_token_hmac";
+/** A descriptor's URLs last 10 minutes; connect again with a fresh descriptor. */
+export const STREAM_TOKEN_TTL_MS = 10 * 60_000;
+/** The URL in a run's status events lasts as long as a long run's status goes unrepeated. */
+export const STATUS_EVENT_TOKEN_TTL_MS = 60 * 60_000;
+
+function secretOf(db: Db, now: Date): Buffer {
+  return db.transaction(() => {
+    const row = db.prepare("SELECT value FROM service_secrets WHERE name = ?").get(SECRET_NAME) as { value: string } | undefined;
+    if (row) return Buffer.from(row.value, "base64url");
+    const secret = randomBytes(32);
+    db.prepare("INSERT INTO service_secrets (name, value, created) VALUES (?, ?, ?)").run(SECRET_NAME, secret.toString("base64url"), now.toISOString());
+    return secret;
+  })();
+}
+
+export interface StreamGrant {
+  cellId: string;
+  accountId: string;
+  expiresAt: Date;
+}
+
+export function signStreamToken(db: Db, grant: StreamGrant, now: Date): string {
+  const payload = Buffer.from(JSON.stringify({ c: grant.cellId, a: grant.accountId, e: Math.floor(grant.expiresAt.getTime() / 1000) })).toString("base64url");
+  return `${payload}.${createHmac("sha256", secretOf(db, now)).update(payload).digest("hex")}`;
+}
+
+export type TokenCheck = { ok: true; grant: StreamGrant } | { ok: false; reason: string };
+
+/** Checks a token for `cellId`: signature first, then cell and expiry. */
+export function checkStreamToken(db: Db, token: string | undefined, cellId: string, now: Date): TokenCheck {
+  const [payload, sig] = (token ?? "").split(".");
+  if (!payload || !sig || !/^[0-9a-f]{64}$/.test(sig)) return { ok: false, reason: "the stream token is missing or malformed; take a fresh URL from GET /v1/streams/{cell}" };
+  const expected = createHmac("sha256", secretOf(db, now)).update(payload).digest();
+  if (!timingSafeEqual(expected, Buffer.from(sig, "hex"))) return { ok: false, reason: "the stream token's signature does not match; take a fresh URL from GET /v1/streams/{cell}" };
+  let body: { c?: unknown; a?: unknown; e?: unknown };
+  try {
+    body = JSON.parse(Buffer.from(payload, "base64url").toString("utf8")) as typeof body;
+  } catch {
+    return { ok: false, reason: "the stream token is malformed" };
+  }
+  if (body.c !== cellId || typeof body.a !== "string" || typeof body.e !== "number") return { ok: false, reason: `the stream token is for another cell than ${cellId}` };
+  if (body.e * 1000 <= now.getTime()) return { ok: false, reason: `the stream token expired at ${new Date(body.e * 1000).toISOString()}; take a fresh URL from GET /v1/streams/{cell}` };
+  return { ok: true, grant: { cellId, accountId: body.a, expiresAt: new Date(body.e * 1000) } };
+}
+
+/** `${streamsUrl}/cells/<cell>?token=...`: the WebRTC signalling URL of a cell for an account. */
+export function signallingUrl(db: Db, streamsUrl: string, grant: StreamGrant, now: Date): string {
+  return `${streamsUrl}/cells/${encodeURIComponent(grant.cellId)}?token=${signStreamToken(db, grant, now)}`;
+}
+
+/** The signalling URL a run's status event carries: the run's account may watch the cell while it runs the run. */
+export function statusEventStreamUrl(db: Db, streamsUrl: string, runId: string, cellId: string, now: Date): string | null {
+  const row = db.prepare("SELECT account_id FROM runs WHERE id = ?").get(runId) as { account_id: string } | undefined;
+  if (!row) return null;
+  return signallingUrl(db, streamsUrl, { cellId, accountId: row.account_id, expiresAt: new Date(now.getTime() + STATUS_EVENT_TOKEN_TTL_MS) }, now);
+}
