@@ -66,3 +66,14 @@ export function statusEventStreamUrl(db: Db, streamsUrl: string, runId: string, 
   if (!row) return null;
   return signallingUrl(db, streamsUrl, { cellId, accountId: row.account_id, expiresAt: new Date(now.getTime() + STATUS_EVENT_TOKEN_TTL_MS) }, now);
 }
+
+/** Token target of a run's stream: the pilot's `stream_url` follows the run from cell to cell. */
+export function runStreamTarget(runId: string): string {
+  return `runs/${runId}`;
+}
+
+/** `${streamsUrl}/runs/<run>?token=...`: signalling for whichever cell runs the run at connect time. */
+export function runStreamUrl(db: Db, streamsUrl: string, runId: string, accountId: string, now: Date): string {
+  const token = signStreamToken(db, { cellId: runStreamTarget(runId), accountId, expiresAt: new Date(now.getTime() + STATUS_EVENT_TOKEN_TTL_MS) }, now);
+  return `${streamsUrl}/runs/${encodeURIComponent(runId)}?token=${token}`;
+}

@@ -260,7 +260,8 @@ describe("tasks and kits API (integration)", () => {
       assert.match(pilot.run_id, /^run_/);
       assert.equal(pilot.robot, "so101@3.11");
       assert.equal(pilot.episodes, 10);
-      assert.equal(pilot.stream_url, `wss://streams.test/runs/${pilot.run_id}`);
+      // A signed URL that follows the pilot run to whichever cell runs it (docs/api.md, Live streams).
+      assert.match(pilot.stream_url, new RegExp(`^wss://streams\\.test/runs/${pilot.run_id}\\?token=[A-Za-z0-9_-]+\\.[0-9a-f]{64}$`));
       assert.equal(kicks, before + 1);
       pilotRunId = pilot.run_id;
 

@@ -2,6 +2,7 @@
  * /v1/tasks: Task Specs through draft -> piloting -> frozen, and the next revision of a frozen one.
  * The lifecycle itself is coordinator/tasks/ (task-lifecycle.ts, task-state.ts).
  */
+import { runStreamUrl } from "../../streams/stream-tokens.js";
 import { Router, type Request } from "express";
 import { authOf } from "../../auth/authenticate.js";
 import { randomBase62 } from "../../auth/api-keys.js";
@@ -55,7 +56,7 @@ export function tasksRouter(deps: CompiledApiDeps): Router {
     const runId = `run_${randomBase62(20)}`;
     const pilot = pilotTask(row, req.body, context(accountId), { pins: deps.pins, runId });
     deps.scheduler.kick();
-    res.json({ run_id: runId, robot: pilot.robot, episodes: pilot.episodes, stream_url: `${deps.urls.streamsUrl}/runs/${runId}` });
+    res.json({ run_id: runId, robot: pilot.robot, episodes: pilot.episodes, stream_url: runStreamUrl(deps.db, deps.urls.streamsUrl, runId, accountId, deps.clock()) });
   });
 
   router.post("/tasks/:taskId/amend", (req, res) => {
