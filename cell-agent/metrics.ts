@@ -1,4 +1,5 @@
 /** The agent's Prometheus metrics, in their own registry (one agent per registry, several per test process). */
+import { monitorEventLoopDelay } from "node:perf_hooks";
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
 
 export interface AgentMetrics {
@@ -37,6 +38,20 @@ export function createAgentMetrics(cellId: string): AgentMetrics {
     collect() {
       if (!busCounters) return;
       for (const [kind, value] of Object.entries(busCounters())) if (typeof value === "number") this.set({ kind }, value);
+    },
+  });
+  // How late the process's event loop runs timers (the control loop is one): since the last scrape.
+  const loopDelay = monitorEventLoopDelay({ resolution: 1 });
+  loopDelay.enable();
+  new Gauge({
+    name: "assay_agent_event_loop_delay_seconds",
+    help: "Event-loop delay since the previous scrape (quantile 0.5, 0.99, 1): how late any timer, the control loop's included, could have run",
+    labelNames: ["quantile"],
+    registers: [registry],
+    collect() {
+      for (const q of [0.5, 0.99]) this.set({ quantile: String(q) }, loopDelay.percentile(q * 100) / 1e9);
+      this.set({ quantile: "1" }, loopDelay.max / 1e9);
+      loopDelay.reset();
     },
   });
   return {

@@ -53,6 +53,13 @@ export function startControlServer(estop: SimEstopInput, agent: () => CellAgent 
   const server = createServer((request, response) => {
     const reply = (status: number, body: object) => response.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body));
     const route = `${request.method} ${request.url}`;
+    if (route === "GET /metrics") {
+      // The agent's Prometheus metrics (control jitter, missed periods, ...), as a real cell serves them on metricsPort.
+      const registry = agent()?.metrics;
+      if (!registry) return reply(503, { error: "the cell agent is still starting; try again in a moment" });
+      void registry.metrics().then((text) => response.writeHead(200, { "content-type": registry.contentType }).end(text));
+      return;
+    }
     if (route === "POST /estop") estop.press();
     else if (route === "POST /estop/release") estop.release();
     else if (route === "POST /reset") {
@@ -65,7 +72,7 @@ export function startControlServer(estop: SimEstopInput, agent: () => CellAgent 
         return reply(409, { error: (error as Error).message, pressed: estop.isPressed(), state: running.state() });
       }
     } else if (route !== "GET /estop" && route !== "GET /state") {
-      return reply(404, { error: `no route ${route}; try POST /estop, POST /estop/release, POST /reset, GET /state` });
+      return reply(404, { error: `no route ${route}; try POST /estop, POST /estop/release, POST /reset, GET /state, GET /metrics` });
     }
     reply(200, { pressed: estop.isPressed(), state: agent()?.state() ?? "starting" });
   });

@@ -99,10 +99,10 @@ export function mjpegRouter(deps: CompiledApiDeps): Router {
       Pragma: "no-cache",
     });
     let writing = false;
-    let pending: Uint8Array | undefined;
-    const write = (jpeg: Uint8Array) => {
+    let pending: { jpeg: Uint8Array; capturedAtMs: number } | undefined;
+    const write = ({ jpeg, capturedAtMs }: { jpeg: Uint8Array; capturedAtMs: number }) => {
       writing = true;
-      const head = `--${BOUNDARY}\r\nContent-Type: image/jpeg\r\nContent-Length: ${jpeg.length}\r\n\r\n`;
+      const head = `--${BOUNDARY}\r\nContent-Type: image/jpeg\r\nContent-Length: ${jpeg.length}\r\nX-Captured-At-Ms: ${capturedAtMs}\r\n\r\n`;
       res.write(head);
       const flushed = res.write(Buffer.from(jpeg.buffer, jpeg.byteOffset, jpeg.byteLength));
       res.write("\r\n");
@@ -115,8 +115,8 @@ export function mjpegRouter(deps: CompiledApiDeps): Router {
       });
     };
     const unwatch = deps.live.watchCamera(cellId, camera, (frame) => {
-      if (writing) pending = frame.jpeg; // keep only the newest
-      else write(frame.jpeg);
+      if (writing) pending = frame; // keep only the newest
+      else write(frame);
     });
     res.on("close", unwatch);
   });
