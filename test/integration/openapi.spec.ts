@@ -169,6 +169,10 @@ describe("OpenAPI document (integration)", function () {
     await call("POST", "/v1/calibration/exports", { json: { runs: [run.id], licensee: { name: "SimCo", contact: "v@simco.example" }, purpose: "validate the contact model" }, status: 422 });
     await call("GET", "/v1/calibration/exports", { status: 200 });
     await call("GET", "/v1/calibration/exports/cal_nope", { status: 404 });
+    // Streams: a customer sees no cell that runs none of its work; an operator sees every installed cell (offline here).
+    await call("GET", "/v1/streams/so101-a", { status: 404 });
+    const watcher = createApiKey(service.coordinator.db, CATALOG_ACCOUNT_ID, ["streams:read"], new Date()).secret;
+    await call("GET", "/v1/streams/so101-a", { key: watcher, status: 200 });
     const events = await service.api(`/v1/runs/${run.id}/events`);
     assert.equal(events.status, 200);
     seen.push({ method: "GET", path: `/v1/runs/${run.id}/events`, query: "", status: events.status, contentType: events.headers.get("content-type") });

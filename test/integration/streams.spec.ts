@@ -26,7 +26,8 @@ async function mjpegFrames(response: Response, count: number): Promise<Buffer[]>
       if (done) break;
       buffer = Buffer.concat([buffer, Buffer.from(value)]);
       for (;;) {
-        const header = /Content-Length: (\d+)\r\n\r\n/.exec(buffer.toString("latin1"));
+        // A part: boundary line, headers (Content-Type, Content-Length, X-Captured-At-Ms), blank line, JPEG.
+        const header = /Content-Length: (\d+)\r\n(?:[^\r\n]+\r\n)*\r\n/.exec(buffer.toString("latin1"));
         if (!header) break;
         const start = header.index + header[0].length;
         const length = Number(header[1]);
