@@ -54,6 +54,8 @@ export interface CoordinatorOptions {
   quoteValidityMs: number;
   /** Run and calibration exports (coordinator/exports/). */
   exports: ExportOptions;
+  /** STUN/TURN servers offered to WebRTC viewers (stream descriptors). Default none: host candidates. */
+  iceServers: Array<{ urls: string[]; username?: string; credential?: string }>;
 }
 
 export interface ExportOptions {
@@ -69,7 +71,9 @@ export interface ExportOptions {
 
 export const EXPORT_DEFAULTS: ExportOptions = { concurrency: 1, availabilityMs: 7 * 24 * 3_600_000, pendingUploadWaitMs: 10 * 60_000, sweepMs: 60_000 };
 
-type RawCoordinatorOptions = Partial<Omit<CoordinatorOptions, "queueWindowsMs" | "webhooks" | "rateLimits" | "exports">> & {
+type RawCoordinatorOptions = Partial<Omit<CoordinatorOptions, "queueWindowsMs" | "webhooks" | "rateLimits" | "exports" | "iceServers">> & {
+  /** ICE server URLs ("stun:host:3478", "turn:host:3478?transport=udp"), or objects with credentials. */
+  iceServers?: Array<string | { urls: string[]; username?: string; credential?: string }>;
   exports?: Partial<ExportOptions>;
   queueWindowsMs?: Partial<QueueWindowsMs>;
   webhooks?: Partial<WebhookTimingOptions>;
@@ -78,7 +82,7 @@ type RawCoordinatorOptions = Partial<Omit<CoordinatorOptions, "queueWindowsMs" |
 
 const KNOWN = new Set([
   "host", "port", "grpcPort", "dataDir", "apiKey", "publicUrl", "streamsUrl", "installationsPath",
-  "rateLimits", "queueWindowsMs", "queueCheckIntervalMs", "webhooks", "retentionSweepMs", "quoteValidityMs", "exports",
+  "rateLimits", "queueWindowsMs", "queueCheckIntervalMs", "webhooks", "retentionSweepMs", "quoteValidityMs", "exports", "iceServers",
 ]);
 
 function positiveMs(name: string, value: number): number {
@@ -112,8 +116,17 @@ export function compileCoordinatorOptions(raw: RawCoordinatorOptions = {}): Coor
     positiveMs(`exports.${key}`, exports[key as keyof ExportOptions]);
   }
   if (!Number.isInteger(exports.concurrency)) throw new Error(`exports.concurrency must be a positive integer; got ${exports.concurrency}`);
+  const iceServers = (raw.iceServers ?? []).map((server, i) => {
+    const entry = typeof server === "string" ? { urls: [server] } : server;
+    for (const url of entry.urls ?? []) {
+      if (!/^(stun|stuns|turn|turns):\S+$/.test(url)) throw new Error(`iceServers[${i}]: "${url}" is not a stun:, stuns:, turn: or turns: URL`);
+    }
+    if (!entry.urls?.length) throw new Error(`iceServers[${i}] needs at least one URL`);
+    return entry;
+  });
   return {
     exports,
+    iceServers,
     rateLimits: validateRateLimits({ ...DEFAULT_RATE_LIMITS, ...raw.rateLimits }),
     queueWindowsMs,
     queueCheckIntervalMs: positiveMs("queueCheckIntervalMs", raw.queueCheckIntervalMs ?? DEFAULT_QUEUE_CHECK_INTERVAL_MS),

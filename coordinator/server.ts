@@ -196,6 +196,7 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Run
     quoteValidityMs: options.quoteValidityMs,
     archives,
     live: cellLink.live,
+    iceServers: options.iceServers,
   });
   http.on("request", app);
 

@@ -53,6 +53,8 @@ async function main(): Promise<void> {
       grpcPort: intFromEnv("ASSAY_GRPC_PORT", 50051),
       dataDir: process.env.ASSAY_DATA_DIR || undefined,
       apiKey: process.env.ASSAY_API_KEY || undefined,
+      // Comma-separated STUN/TURN URLs for WebRTC viewers, e.g. "stun:stun.example.org:3478".
+      iceServers: (process.env.ASSAY_ICE_SERVERS ?? "").split(",").map((u) => u.trim()).filter(Boolean),
     });
   } catch (error) {
     fail((error as Error).message);
