@@ -1,9 +1,9 @@
 /**
  * Benchmark: what the simulated cameras cost a cell. One scripted pick on the kinematic world
  * (approach, descend, close, lift, hold: 7 simulated seconds) with the tabletop cameras, top and
- * wrist, captured at 30 Hz as the episode runner does; every frame's RGB and JPEG are taken, since
- * the recorder stores every JPEG and the video reads the top camera's RGB. The top camera's frames
- * also go through the episode video encoder (ffmpeg, a child process).
+ * wrist, captured at 30 Hz as the episode runner does; every frame's JPEG is taken, since the
+ * recorder stores every JPEG, and the top camera's frames go through the episode video encoder
+ * (ffmpeg, a child process), as in an episode.
  *
  * Figures, per camera and for the cell: CPU ms per simulated second (this process, every thread,
  * so libvips' encoder threads count), CPU ms per frame, JPEG bytes per frame, and ffmpeg's CPU ms
@@ -112,12 +112,11 @@ export async function measureCameras(simulatedS = 7, onFrame?: (camera: string, 
         const before = cpuMs();
         const frame = await camera.capture();
         const bytes = frame.jpeg.byteLength;
-        const rgb = frame.rgb;
         result.cpuMs[camera.name] += cpuMs() - before;
         result.frames[camera.name]++;
         result.jpegBytes[camera.name] += bytes;
         result.size[camera.name] = `${frame.width}x${frame.height}`;
-        if (camera.name === "top" && rgb) await video.addFrame(frame);
+        if (camera.name === "top") await video.addFrame(frame);
         if (onFrame) await onFrame(camera.name, tS, frame);
       }
     }
