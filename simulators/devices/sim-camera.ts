@@ -3,19 +3,20 @@
  * costs depends on whether the consumer looks at the frames:
  *
  * - While the consumer reads every frame (the agent's episode loop: the recorder stores each JPEG,
- *   the video takes the RGB), `capture()` renders the frame and encodes its JPEG ahead, with sharp
- *   on the thread pool, before it resolves.
+ *   the video is made from the JPEGs), `capture()` renders the frame into the camera's own reusable
+ *   buffer and encodes its JPEG ahead, with sharp on the thread pool, before it resolves. A new
+ *   640x480 buffer per frame would cost more in garbage collection than the drawing itself.
  * - Once a frame goes unread by the next capture (a test or bench driving a policy that looks only
  *   now and then), frames are rendered and encoded only when read, synchronously (jpeg-js). The
  *   first read switches encoding ahead back on.
  *
- * Either way a frame's pixels are a function of the scene alone, and `rgb` and `jpeg` are cached.
+ * A frame's `rgb` is rendered again, into a buffer of its own, when first read: a frame is a pure
+ * function of its scene, so it is the same picture as the JPEG's. `rgb` and `jpeg` are cached.
  */
 import type { Camera, CameraCalibration, CameraFrame } from "../../cell-agent/hardware/types.js";
 import { simCameraCalibration } from "../render/camera-calibration.js";
-import type { RenderedImage } from "../render/cameras.js";
 import { encodeJpeg, encodeJpegSync } from "../render/jpeg-codec.js";
-import { CameraRenderer } from "../render/rasterizer.js";
+import { CameraRenderer, type RenderScene } from "../render/rasterizer.js";
 import type { SimWorld } from "../world/sim-world.js";
 
 export const JPEG_QUALITY = 80;
@@ -23,27 +24,29 @@ export const JPEG_QUALITY = 80;
 export class SimCamera implements Camera {
   readonly calibration: CameraCalibration | undefined;
   private readonly renderer: CameraRenderer;
+  private readonly encodeBuffer: Uint8Array;
+  /** True while a JPEG is being encoded from `encodeBuffer` (a concurrent capture draws elsewhere). */
+  private encoding = false;
   private encodeAhead = true;
   private previousFrameRead: () => boolean = () => true;
 
   constructor(private readonly world: SimWorld, readonly name: string, readonly rateHz = 30) {
     this.calibration = simCameraCalibration(name);
     this.renderer = new CameraRenderer(name);
+    this.encodeBuffer = new Uint8Array(this.renderer.width * this.renderer.height * 3);
   }
 
   async capture(): Promise<CameraFrame> {
     if (!this.previousFrameRead()) this.encodeAhead = false;
     const scene = this.world.snapshot();
     const tNs = this.world.tNs;
-    const renderer = this.renderer;
-    let image: RenderedImage | undefined;
+    const { renderer } = this;
+    const { width, height } = renderer;
+    let rgb: Uint8Array | undefined;
     let jpeg: Uint8Array | undefined;
     let read = false;
-    const render = () => (image ??= renderer.render(scene));
-    if (this.encodeAhead) {
-      const { rgb, width, height } = render();
-      jpeg = await encodeJpeg(rgb, width, height, JPEG_QUALITY);
-    }
+    const renderOwn = () => (rgb ??= renderer.render(scene).rgb);
+    if (this.encodeAhead) jpeg = await this.encodeAheadOf(scene);
     this.previousFrameRead = () => read;
     const onRead = () => {
       read = true;
@@ -51,20 +54,28 @@ export class SimCamera implements Camera {
     };
     return {
       tNs,
-      width: renderer.width,
-      height: renderer.height,
+      width,
+      height,
       get rgb() {
         onRead();
-        return render().rgb;
+        return renderOwn();
       },
       get jpeg() {
         onRead();
-        if (!jpeg) {
-          const { rgb, width, height } = render();
-          jpeg = encodeJpegSync(rgb, width, height, JPEG_QUALITY);
-        }
-        return jpeg;
+        return (jpeg ??= encodeJpegSync(renderOwn(), width, height, JPEG_QUALITY));
       },
     };
+  }
+
+  private async encodeAheadOf(scene: RenderScene): Promise<Uint8Array> {
+    const { width, height } = this.renderer;
+    if (this.encoding) return encodeJpeg(this.renderer.render(scene).rgb, width, height, JPEG_QUALITY);
+    this.encoding = true;
+    try {
+      this.renderer.render(scene, this.encodeBuffer);
+      return await encodeJpeg(this.encodeBuffer, width, height, JPEG_QUALITY);
+    } finally {
+      this.encoding = false;
+    }
   }
 }

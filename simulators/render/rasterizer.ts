@@ -109,11 +109,16 @@ export class CameraRenderer {
     this.nearness = new Float32Array(this.width * this.height);
   }
 
-  /** The camera's picture of the scene, in a new buffer (a frame keeps it). */
-  render(scene: RenderScene): RenderedImage {
+  /**
+   * The camera's picture of the scene, RGB24, in `target` (width x height x 3 bytes) or else in a
+   * new buffer. Rendering is a pure function of the scene: the same scene gives the same bytes.
+   */
+  render(scene: RenderScene, target?: Uint8Array): RenderedImage {
     const model = cameraModel(this.name, scene.tool);
     const light = lightingPreset(scene.lighting);
-    const bytes = Buffer.allocUnsafe(this.width * this.height * 3);
+    const size = this.width * this.height * 3;
+    if (target && target.length !== size) throw new Error(`a ${this.name} frame needs a ${size}-byte buffer (${this.width}x${this.height} RGB24); got ${target.length} bytes`);
+    const bytes = target ?? Buffer.allocUnsafe(size);
     const frame: FrameBuffer = { width: this.width, height: this.height, colour: new Uint8ClampedArray(bytes.buffer, bytes.byteOffset, bytes.length), nearness: this.nearness };
     const seed = scene.noiseSeed >>> 0;
     if (model.fixed) {
