@@ -66,6 +66,27 @@ describe("simulated camera rendering", () => {
     assert.deepEqual([TOP_CAMERA.width, TOP_CAMERA.height, WRIST_CAMERA.width, WRIST_CAMERA.height], [640, 480, 320, 240]);
   });
 
+  it("shows the scene as it was at capture, whether the frame is read at once or later", async () => {
+    const world = new SimWorld({ model: "so101", seed: 2, engine: "kinematic" });
+    world.resetScene({ objects: { cube: { object: "cube", positionM: [0.2, 0, 0.015], yawRad: 0 } }, lighting: "nominal", distractors: [], homeRad: new Array(6).fill(0) });
+    const camera = new SimCamera(world, "top");
+    const first = await camera.capture(); // read at once, below
+    const [c0] = redBlob({ width: first.width, height: first.height, rgb: decodeJpeg(first.jpeg).rgb });
+    const unread = await camera.capture(); // left unread while the next one is taken
+    world.object("cube")!.positionM[0] = 0.3;
+    await camera.capture();
+    const late = await camera.capture();
+    const rgb = unread.rgb!;
+    assert.ok(Math.abs(redBlob({ width: 640, height: 480, rgb })[0] - c0) < 1, "the unread frame, read later, still has the cube at x = 0.2 m");
+    const [cLate] = redBlob({ width: 640, height: 480, rgb: decodeJpeg(late.jpeg).rgb });
+    assert.ok(Math.abs(cLate - topWorldToPixel(0.3, 0)[0]) < 2, `the cube moved to x = 0.3 m: column ${cLate}`);
+    // A frame's RGB is the picture its JPEG encodes.
+    const decoded = decodeJpeg(unread.jpeg).rgb;
+    let error = 0;
+    for (let i = 0; i < rgb.length; i++) error += Math.abs(rgb[i] - decoded[i]);
+    assert.ok(error / rgb.length < 3, `mean JPEG error ${error / rgb.length} levels`);
+  });
+
   it("draws the arm's links in the overhead image where forward kinematics and the calibration put them", () => {
     const arm = armAt(0.26, 0.07, 0.1, 0.4);
     const image = new CameraRenderer("top").render(scene(arm, 1, []));
