@@ -3,7 +3,7 @@
  *
  * - `encodeJpeg` (async): sharp, i.e. libvips with libjpeg-turbo, about 1.2 ms for a 640x480 frame
  *   on libuv's thread pool. What a camera uses for frames it encodes ahead (sim-camera.ts).
- * - `encodeJpegSync`: jpeg-js in JavaScript, ~10x slower, for a frame whose JPEG is first asked
+ * - `encodeJpegSync`: jpeg-js in JavaScript, ~8x slower, for a frame whose JPEG is first asked
  *   for synchronously. jpeg-js's `encode()` builds a new encoder (Huffman and colour tables) on
  *   every call, so we instantiate its `JPEGEncoder` once per quality and reuse it; if the library's
  *   file layout ever changes we fall back to the public `encode()`.
