@@ -1,41 +1,81 @@
 /**
- * A simulated camera. `capture()` freezes the scene at the current simulated instant; the frame's
- * `rgb` and `jpeg` are rendered and encoded on first access (and cached), so a consumer that
- * only looks at some frames only pays for those.
+ * A simulated camera. `capture()` freezes the scene at the current simulated instant. What it
+ * costs depends on whether the consumer looks at the frames:
+ *
+ * - While the consumer reads every frame (the agent's episode loop: the recorder stores each JPEG,
+ *   the video is made from the JPEGs), `capture()` renders the frame into the camera's own reusable
+ *   buffer and encodes its JPEG ahead, with sharp on the thread pool, before it resolves. A new
+ *   640x480 buffer per frame would cost more in garbage collection than the drawing itself.
+ * - Once a frame goes unread by the next capture (a test or bench driving a policy that looks only
+ *   now and then), frames are rendered and encoded only when read, synchronously (jpeg-js). The
+ *   first read switches encoding ahead back on.
+ *
+ * A frame's `rgb` is rendered again, into a buffer of its own, when first read: a frame is a pure
+ * function of its scene, so it is the same picture as the JPEG's. `rgb` and `jpeg` are cached.
  */
 import type { Camera, CameraCalibration, CameraFrame } from "../../cell-agent/hardware/types.js";
 import { simCameraCalibration } from "../render/camera-calibration.js";
-import { cameraSize, renderCamera, type RenderedImage } from "../render/cameras.js";
-import { encodeJpeg } from "../render/jpeg-codec.js";
+import { encodeJpeg, encodeJpegSync } from "../render/jpeg-codec.js";
+import { CameraRenderer, type RenderScene } from "../render/rasterizer.js";
 import type { SimWorld } from "../world/sim-world.js";
 
 export const JPEG_QUALITY = 80;
 
 export class SimCamera implements Camera {
   readonly calibration: CameraCalibration | undefined;
+  private readonly renderer: CameraRenderer;
+  private readonly encodeBuffer: Uint8Array;
+  /** True while a JPEG is being encoded from `encodeBuffer` (a concurrent capture draws elsewhere). */
+  private encoding = false;
+  private encodeAhead = true;
+  private previousFrameRead: () => boolean = () => true;
 
   constructor(private readonly world: SimWorld, readonly name: string, readonly rateHz = 30) {
     this.calibration = simCameraCalibration(name);
+    this.renderer = new CameraRenderer(name);
+    this.encodeBuffer = new Uint8Array(this.renderer.width * this.renderer.height * 3);
   }
 
   async capture(): Promise<CameraFrame> {
+    if (!this.previousFrameRead()) this.encodeAhead = false;
     const scene = this.world.snapshot();
-    const name = this.name;
-    const size = cameraSize(name);
-    let image: RenderedImage | undefined;
+    const tNs = this.world.tNs;
+    const { renderer } = this;
+    const { width, height } = renderer;
+    let rgb: Uint8Array | undefined;
     let jpeg: Uint8Array | undefined;
-    const render = () => (image ??= renderCamera(scene, name));
+    let read = false;
+    const renderOwn = () => (rgb ??= renderer.render(scene).rgb);
+    if (this.encodeAhead) jpeg = await this.encodeAheadOf(scene);
+    this.previousFrameRead = () => read;
+    const onRead = () => {
+      read = true;
+      this.encodeAhead = true;
+    };
     return {
-      tNs: this.world.tNs,
-      width: size.width,
-      height: size.height,
+      tNs,
+      width,
+      height,
       get rgb() {
-        return render().rgb;
+        onRead();
+        return renderOwn();
       },
       get jpeg() {
-        const { rgb, width, height } = render();
-        return (jpeg ??= encodeJpeg(rgb, width, height, JPEG_QUALITY));
+        onRead();
+        return (jpeg ??= encodeJpegSync(renderOwn(), width, height, JPEG_QUALITY));
       },
     };
+  }
+
+  private async encodeAheadOf(scene: RenderScene): Promise<Uint8Array> {
+    const { width, height } = this.renderer;
+    if (this.encoding) return encodeJpeg(this.renderer.render(scene).rgb, width, height, JPEG_QUALITY);
+    this.encoding = true;
+    try {
+      this.renderer.render(scene, this.encodeBuffer);
+      return await encodeJpeg(this.encodeBuffer, width, height, JPEG_QUALITY);
+    } finally {
+      this.encoding = false;
+    }
   }
 }

@@ -194,8 +194,10 @@ export class ExpertPolicy implements PolicySession {
     const tool = measuredTool(this.embodiment, observation);
     const tip = { xM: tool.positionM[0], yM: tool.positionM[1], zM: tool.positionM[2], yawRad: tool.yawRad };
     const image = decodeFrame(frame);
-    const expectedPx = (CUBE_SIDE_M / wristMetresPerPx(tip.zM)) ** 2;
-    return pickCube(blobsOf(image, (c, r) => wristPixelToWorld(c, r, tip)), expectedPx, this.phase === "survey" ? undefined : this.target);
+    // The wrist camera is a pinhole: what it sees of a cube on the table is mostly its top face,
+    // a cube's side above the table, so pixels are taken through to that plane.
+    const expectedPx = (CUBE_SIDE_M / wristMetresPerPx(tip.zM, CUBE_SIDE_M)) ** 2;
+    return pickCube(blobsOf(image, (c, r) => wristPixelToWorld(c, r, tip, CUBE_SIDE_M)), expectedPx, this.phase === "survey" ? undefined : this.target);
   }
 }
 

@@ -2,11 +2,12 @@
  * Calibration of the simulated cameras: the published intrinsics/extrinsics a policy may use to
  * turn pixels into world coordinates (exactly what a real cell's calibration file would give it).
  *
- * top:   fixed overhead orthographic camera, 160 x 120 px, square pixels of 2.1875 mm covering
+ * top:   fixed overhead orthographic camera, 640 x 480 px, square pixels of 0.546875 mm covering
  *        x 0.05..0.40 m (columns, left to right) and y +0.13125..-0.13125 m (rows, top to bottom).
- * wrist: looks straight down from 5 cm above the fingertip point, 60 degree horizontal field of
- *        view, 160 x 120 px; the image's "up" is the fingers' closing axis (tool yaw), "right" is
- *        90 degrees clockwise of it; the scale is that of the table plane (z = 0).
+ * wrist: a pinhole 5 cm above the fingertip point looking straight down, 60 degree horizontal field
+ *        of view, 320 x 240 px; the image's "up" is the fingers' closing axis (tool yaw), "right" is
+ *        90 degrees clockwise of it. A pixel's ray meets a horizontal plane at a scale that depends
+ *        on the plane's height: the table (z = 0) by default, or e.g. a cube's top face.
  */
 import type { CameraCalibration } from "../../cell-agent/hardware/types.js";
 
@@ -20,7 +21,7 @@ export interface TopCameraCalibration {
   metresPerPx: number;
 }
 
-export const TOP_CAMERA: TopCameraCalibration = { width: 160, height: 120, xMinM: 0.05, yMaxM: 0.13125, metresPerPx: 0.0021875 };
+export const TOP_CAMERA: TopCameraCalibration = { width: 640, height: 480, xMinM: 0.05, yMaxM: 0.13125, metresPerPx: 0.000546875 };
 
 /** Pixel (column, row; fractional, pixel centres at +0.5) of a world point on the top camera. */
 export function topWorldToPixel(xM: number, yM: number, cal: TopCameraCalibration = TOP_CAMERA): [number, number] {
@@ -33,31 +34,52 @@ export function topPixelToWorld(column: number, row: number, cal: TopCameraCalib
 }
 
 export const WRIST_CAMERA = {
-  width: 160,
-  height: 120,
+  width: 320,
+  height: 240,
   /** Height of the camera above the fingertip point, metres. */
   mountAboveTipM: 0.05,
   horizontalFovRad: Math.PI / 3,
 } as const;
 
-/** Wrist-camera metres per pixel on the table plane when the fingertip is at height tipZM. */
-export function wristMetresPerPx(tipZM: number): number {
-  const heightM = Math.max(0.01, tipZM + WRIST_CAMERA.mountAboveTipM);
+/** Fingertip pose as a policy knows it from its joint readings (forward kinematics). */
+export interface WristTip {
+  xM: number;
+  yM: number;
+  zM: number;
+  yawRad: number;
+}
+
+/**
+ * Wrist-camera metres per pixel on the horizontal plane at height planeZM (default the table,
+ * z = 0) when the fingertip is at height tipZM.
+ */
+export function wristMetresPerPx(tipZM: number, planeZM = 0): number {
+  const heightM = Math.max(0.01, tipZM + WRIST_CAMERA.mountAboveTipM - planeZM);
   return (2 * heightM * Math.tan(WRIST_CAMERA.horizontalFovRad / 2)) / WRIST_CAMERA.width;
 }
 
 /**
- * World (x, y) on the table of a wrist-camera pixel, given the fingertip pose the policy knows from
- * its joint readings (forward kinematics).
+ * World (x, y) where a wrist-camera pixel's ray meets the horizontal plane at height planeZM
+ * (default the table), given the fingertip pose.
  */
-export function wristPixelToWorld(column: number, row: number, tip: { xM: number; yM: number; zM: number; yawRad: number }): [number, number] {
-  const mpp = wristMetresPerPx(tip.zM);
+export function wristPixelToWorld(column: number, row: number, tip: WristTip, planeZM = 0): [number, number] {
+  const mpp = wristMetresPerPx(tip.zM, planeZM);
   const right = (column - WRIST_CAMERA.width / 2) * mpp;
   const up = (WRIST_CAMERA.height / 2 - row) * mpp;
   const c = Math.cos(tip.yawRad);
   const s = Math.sin(tip.yawRad);
   // up along (c, s); right along (s, -c).
   return [tip.xM + up * c + right * s, tip.yM + up * s - right * c];
+}
+
+/** Pixel (column, row; fractional) of a world point below the wrist camera. */
+export function wristWorldToPixel(xM: number, yM: number, zM: number, tip: WristTip): [number, number] {
+  const mpp = wristMetresPerPx(tip.zM, zM);
+  const dx = xM - tip.xM;
+  const dy = yM - tip.yM;
+  const c = Math.cos(tip.yawRad);
+  const s = Math.sin(tip.yawRad);
+  return [WRIST_CAMERA.width / 2 + (dx * s - dy * c) / mpp, WRIST_CAMERA.height / 2 - (dx * c + dy * s) / mpp];
 }
 
 /**

@@ -1,11 +1,13 @@
 /**
- * Renders a named camera of the simulated cell from world state: "top" (fixed overhead,
- * orthographic), "wrist" (looking down from the gripper) and any other name as an oblique view
- * ("side" level, anything else such as "head" tilted 35 degrees). See camera-calibration.ts.
+ * The simulated cell's cameras as projections of the world: "top" (fixed overhead, orthographic),
+ * "wrist" (a pinhole 5 cm above the fingertip point looking straight down, moving with the tool)
+ * and any other name as a fixed oblique pinhole from across the table ("side" level, anything else
+ * such as "head" tilted 35 degrees down). The top and wrist models are exactly the published
+ * calibration (camera-calibration.ts); the oblique ones publish none.
  */
-import { fingerPoints, FINGER_BASE_OFFSET_M, FINGER_SPAN_PER_OPENING_M } from "../world/grasp.js";
-import { TOP_CAMERA, WRIST_CAMERA, wristMetresPerPx } from "./camera-calibration.js";
-import { gripperPart, renderOblique, renderPlanar, type Overlay, type PlanarView, type RenderScene } from "./rasterizer.js";
+import type { ToolPose } from "../world/kinematics.js";
+import { TOP_CAMERA, WRIST_CAMERA } from "./camera-calibration.js";
+import { cross, dot, normalize, type Vec3 } from "./solids.js";
 
 export interface RenderedImage {
   width: number;
@@ -13,56 +15,89 @@ export interface RenderedImage {
   rgb: Uint8Array;
 }
 
-/** The gripper as the overhead camera sees it: a palm bar and two fingers, smaller when higher. */
-function topGripper(scene: RenderScene): Overlay[] {
-  const tool = scene.tool;
-  const [x, y, z] = tool.positionM;
-  const scale = Math.min(1, Math.max(0.5, 1 - 1.5 * (z - 0.03)));
-  const offset = FINGER_BASE_OFFSET_M + FINGER_SPAN_PER_OPENING_M * scene.opening;
-  const parts = [gripperPart(x, y, tool.yawRad, (offset + 0.006) * scale, 0.007 * scale)];
-  for (const [fx, fy] of fingerPoints(tool, scene.opening)) {
-    parts.push(gripperPart(x + (fx - x) * scale, y + (fy - y) * scale, tool.yawRad, 0.005 * scale, 0.009 * scale));
-  }
-  return parts;
+/** Size of the oblique (uncalibrated) fixed cameras. */
+const OBLIQUE_SIZE = { width: 640, height: 480 } as const;
+const OBLIQUE_FOV_RAD = Math.PI / 3;
+/** Nothing closer than this to a pinhole is drawn (faces are clipped there), metres. */
+const NEAR_M = 0.004;
+
+export interface CameraModel {
+  width: number;
+  height: number;
+  /** True when the camera is fixed in the cell: its static scene is drawn once per lighting. */
+  fixed: boolean;
+  /** Near clipping distance, metres; 0 for orthographic (nothing to clip). */
+  nearM: number;
+  /** Camera frame of a world point: [right, down, forward], metres. */
+  toCamera(p: Vec3): Vec3;
+  /** Column and row (fractional, pixel centres at +0.5) and nearness (larger = closer) of a camera-frame point. */
+  project(c: Vec3): [number, number, number];
+  /** True when a face through `point` with outward `normal` turns its front to the camera. */
+  sees(point: Vec3, normal: Vec3): boolean;
 }
 
-function renderTop(scene: RenderScene): RenderedImage {
-  const mpp = TOP_CAMERA.metresPerPx;
-  const view: PlanarView = {
-    width: TOP_CAMERA.width, height: TOP_CAMERA.height,
-    originM: [TOP_CAMERA.xMinM, TOP_CAMERA.yMaxM], colStepM: [mpp, 0], rowStepM: [0, -mpp],
-  };
-  return { width: view.width, height: view.height, rgb: renderPlanar(scene, view, topGripper(scene)) };
-}
-
-function renderWrist(scene: RenderScene): RenderedImage {
-  const tool = scene.tool;
-  const [x, y, z] = tool.positionM;
-  const mpp = wristMetresPerPx(z);
-  const up: [number, number] = [Math.cos(tool.yawRad), Math.sin(tool.yawRad)];
-  const right: [number, number] = [up[1], -up[0]];
-  const { width, height } = WRIST_CAMERA;
-  const view: PlanarView = {
-    width, height,
-    originM: [x - (width / 2) * mpp * right[0] + (height / 2) * mpp * up[0], y - (width / 2) * mpp * right[1] + (height / 2) * mpp * up[1]],
-    colStepM: [mpp * right[0], mpp * right[1]],
-    rowStepM: [-mpp * up[0], -mpp * up[1]],
-  };
-  const fingers = fingerPoints(tool, scene.opening).map(([fx, fy]) => gripperPart(fx, fy, tool.yawRad, 0.004, 0.009));
-  return { width, height, rgb: renderPlanar(scene, view, fingers) };
-}
-
-/** Image size of a named camera (every simulated camera is 160 x 120). */
+/** Image size of a named camera. */
 export function cameraSize(name: string): { width: number; height: number } {
   if (name === "top") return { width: TOP_CAMERA.width, height: TOP_CAMERA.height };
   if (name === "wrist") return { width: WRIST_CAMERA.width, height: WRIST_CAMERA.height };
-  return { width: 160, height: 120 };
+  return { ...OBLIQUE_SIZE };
 }
 
-/** Renders the named camera as captured in the scene. */
-export function renderCamera(scene: RenderScene, name: string): RenderedImage {
-  if (name === "top") return renderTop(scene);
-  if (name === "wrist") return renderWrist(scene);
-  const { width, height } = cameraSize(name);
-  return { width, height, rgb: renderOblique(scene, width, height, name === "side" ? 0 : (35 * Math.PI) / 180) };
+/** The overhead camera: orthographic, looking down, image right = world +x, image down = world -y. */
+export function topCamera(): CameraModel {
+  const { width, height, xMinM, yMaxM, metresPerPx } = TOP_CAMERA;
+  return {
+    width, height, fixed: true, nearM: 0,
+    toCamera: (p) => [p[0] - xMinM, yMaxM - p[1], 1 - p[2]],
+    project: (c) => [c[0] / metresPerPx, c[1] / metresPerPx, -c[2]],
+    sees: (_point, normal) => normal[2] > 1e-9,
+  };
+}
+
+/** A pinhole at `eye` with the given image axes (orthonormal, forward = right x down). */
+function pinhole(eye: Vec3, right: Vec3, down: Vec3, width: number, height: number, horizontalFovRad: number, fixed: boolean): CameraModel {
+  const forward = cross(right, down);
+  const focalPx = width / 2 / Math.tan(horizontalFovRad / 2);
+  const cx = width / 2;
+  const cy = height / 2;
+  return {
+    width, height, fixed, nearM: NEAR_M,
+    toCamera: (p) => {
+      const d: Vec3 = [p[0] - eye[0], p[1] - eye[1], p[2] - eye[2]];
+      return [dot(d, right), dot(d, down), dot(d, forward)];
+    },
+    project: (c) => [cx + (focalPx * c[0]) / c[2], cy + (focalPx * c[1]) / c[2], 1 / c[2]],
+    sees: (point, normal) => (point[0] - eye[0]) * normal[0] + (point[1] - eye[1]) * normal[1] + (point[2] - eye[2]) * normal[2] < 0,
+  };
+}
+
+/**
+ * The wrist camera for a fingertip pose: 5 cm above the fingertip point, looking straight down,
+ * image up along the closing axis (tool yaw), image right 90 degrees clockwise of it.
+ */
+export function wristCamera(tool: ToolPose): CameraModel {
+  const [x, y, z] = tool.positionM;
+  const c = Math.cos(tool.yawRad);
+  const s = Math.sin(tool.yawRad);
+  const eye: Vec3 = [x, y, z + WRIST_CAMERA.mountAboveTipM];
+  return pinhole(eye, [s, -c, 0], [-c, -s, 0], WRIST_CAMERA.width, WRIST_CAMERA.height, WRIST_CAMERA.horizontalFovRad, false);
+}
+
+/** A fixed oblique camera across the table from the robot, looking back at it. */
+export function obliqueCamera(name: string): CameraModel {
+  const elevationRad = name === "side" ? (8 * Math.PI) / 180 : (35 * Math.PI) / 180;
+  const target: Vec3 = [0.16, 0, 0.1];
+  const distanceM = 0.72;
+  const eye: Vec3 = [target[0] + distanceM * Math.cos(elevationRad), target[1], target[2] + distanceM * Math.sin(elevationRad)];
+  const forward = normalize([target[0] - eye[0], target[1] - eye[1], target[2] - eye[2]]);
+  const right = normalize(cross(forward, [0, 0, 1]));
+  const down = cross(forward, right);
+  return pinhole(eye, right, down, OBLIQUE_SIZE.width, OBLIQUE_SIZE.height, OBLIQUE_FOV_RAD, true);
+}
+
+/** The model of a named camera (the wrist's follows the tool, so it is built per frame). */
+export function cameraModel(name: string, tool: ToolPose): CameraModel {
+  if (name === "top") return topCamera();
+  if (name === "wrist") return wristCamera(tool);
+  return obliqueCamera(name);
 }

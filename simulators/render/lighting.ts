@@ -1,7 +1,12 @@
 /**
- * Lighting presets of the tabletop environments: per-channel gains applied to rendered colours,
- * plus a gentle falloff away from the lamp (brighter near the robot, darker at the far edge).
+ * Lighting of the tabletop environments. A preset gives per-channel gains and a gentle falloff away
+ * from the lamp (brighter near the robot, darker at the far edge). Faces are shaded by their normal
+ * against the lamp's direction (ambient plus Lambert), normalised so that an upward face, the table
+ * top or a cube's top, shows its material colour times the gains: the colours the policies' vision
+ * was tuned on.
  */
+import type { Rgb } from "../world/objects.js";
+import type { Vec3 } from "./solids.js";
 
 export interface LightingPreset {
   gain: [number, number, number];
@@ -19,4 +24,33 @@ export const LIGHTING_PRESETS: Readonly<Record<string, LightingPreset>> = {
 /** The preset for a name; unknown names render as nominal. */
 export function lightingPreset(name: string): LightingPreset {
   return LIGHTING_PRESETS[name] ?? LIGHTING_PRESETS.nominal;
+}
+
+/** World x where the falloff is 1 (the middle of the overhead camera's view), metres. */
+const FALLOFF_CENTRE_X_M = 0.225;
+/** Unit vector towards the lamp: above the robot, a little to its left. */
+const TO_LAMP: Vec3 = (() => {
+  const v = [-0.25, 0.1, 1];
+  const n = Math.hypot(v[0], v[1], v[2]);
+  return [v[0] / n, v[1] / n, v[2] / n] as Vec3;
+})();
+const AMBIENT = 0.55;
+const DIFFUSE = 0.5;
+const UPWARD = AMBIENT + DIFFUSE * TO_LAMP[2];
+
+/** Brightness of a face with this unit normal, relative to an upward face (1). */
+export function shadeOf(normal: Vec3): number {
+  const lambert = normal[0] * TO_LAMP[0] + normal[1] * TO_LAMP[1] + normal[2] * TO_LAMP[2];
+  return (AMBIENT + DIFFUSE * Math.max(0, lambert)) / UPWARD;
+}
+
+/** The lamp's falloff factor at world x. */
+export function falloffAt(preset: LightingPreset, xM: number): number {
+  return 1 + preset.falloffPerM * (xM - FALLOFF_CENTRE_X_M);
+}
+
+/** A face's colour under the preset before falloff: material x gains x shading. */
+export function litColour(preset: LightingPreset, colour: Rgb, normal: Vec3): Rgb {
+  const shade = shadeOf(normal);
+  return [colour[0] * preset.gain[0] * shade, colour[1] * preset.gain[1] * shade, colour[2] * preset.gain[2] * shade];
 }

@@ -263,7 +263,7 @@ describe("run exports (simulated fleet)", function () {
       assert.equal(record.joints.names.length, 6);
       assert.equal(record.cameras.top.model, "orthographic");
       assert.equal(record.cameras.wrist.model, "pinhole");
-      assert.ok(Math.abs(record.cameras.wrist.fx - 80 / Math.tan(Math.PI / 6)) < 1e-9);
+      assert.ok(Math.abs(record.cameras.wrist.fx - 160 / Math.tan(Math.PI / 6)) < 1e-9);
       assert.equal(record.perturbations_realized.perturbation_rev, run.resolved_pins.perturbation_rev);
     }
     const listed = await json(await service.api("/v1/calibration/exports", as()), 200);

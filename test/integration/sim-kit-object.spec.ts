@@ -8,7 +8,7 @@ import { parseAssignment } from "../../cell-agent/episode/assignment.js";
 import { realizeEpisodePlan } from "../../cell-agent/episode/plan.js";
 import type { ResetPlan } from "../../cell-agent/hardware/types.js";
 import { sceneMjcf } from "../../simulators/physics/mjcf.js";
-import { topWorldToPixel } from "../../simulators/render/camera-calibration.js";
+import { TOP_CAMERA, topWorldToPixel } from "../../simulators/render/camera-calibration.js";
 import { createSimulatedCell } from "../../simulators/sim-cell-hardware.js";
 import { shapeFromSpec } from "../../simulators/world/objects.js";
 import { SimWorld } from "../../simulators/world/sim-world.js";
@@ -114,8 +114,8 @@ describe("kit objects in the simulated world", function () {
       const [c, r, n] = tealCentroid(frame.rgb!, frame.width);
       const [x, y] = plan.objects.mug.positionM;
       const [ec, er] = topWorldToPixel(x, y);
-      assert.ok(Math.hypot(c - ec, r - er) < 1.5, `centroid ${c},${r} vs ${ec},${er}`);
-      const expectedArea = (0.07 * 0.05) / 0.0021875 ** 2;
+      assert.ok(Math.hypot(c - ec, r - er) * TOP_CAMERA.metresPerPx < 0.0033, `centroid ${c},${r} vs ${ec},${er}`);
+      const expectedArea = (0.07 * 0.05) / TOP_CAMERA.metresPerPx ** 2;
       assert.ok(Math.abs(n - expectedArea) < 0.2 * expectedArea, `area ${n} vs ${expectedArea}`);
       // Let a mocap frame of the placed scene go out.
       await cell.clock.sleepUntil(cell.clock.nowNs() + 100_000_000n);

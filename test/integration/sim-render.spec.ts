@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import type { ResetPlan } from "../../cell-agent/hardware/types.js";
-import { topPixelToWorld, topWorldToPixel, wristPixelToWorld } from "../../simulators/render/camera-calibration.js";
+import { TOP_CAMERA, topPixelToWorld, topWorldToPixel, wristPixelToWorld } from "../../simulators/render/camera-calibration.js";
 import { decodeJpeg } from "../../simulators/render/jpeg-codec.js";
 import { createSimulatedCell } from "../../simulators/sim-cell-hardware.js";
 import { embodimentFor, jointsOf } from "../../simulators/world/embodiments.js";
@@ -37,14 +37,15 @@ describe("simulated cameras", () => {
     const frame = await top.capture();
     const [c, r, n] = redCentroid(frame.rgb!, frame.width);
     const [ec, er] = topWorldToPixel(0.24, -0.04);
-    assert.ok(Math.hypot(c - ec, r - er) < 0.5, `centroid ${c},${r} vs ${ec},${er}`);
-    assert.ok(Math.abs(n - (0.03 / 0.0021875) ** 2) < 30, `area ${n}`);
+    // Within 1.1 mm (2 px): the placement's settle noise is up to 0.5 mm per axis.
+    assert.ok(Math.hypot(c - ec, r - er) < 2, `centroid ${c},${r} vs ${ec},${er}`);
+    assert.ok(Math.abs(n - (0.03 / TOP_CAMERA.metresPerPx) ** 2) < 30 * 16, `area ${n}`);
     const [x, y] = topPixelToWorld(c, r);
     assert.ok(Math.hypot(x - 0.24, y + 0.04) < 0.001);
     // The JPEG is the same picture.
     const decoded = decodeJpeg(frame.jpeg);
     const [dc, dr] = redCentroid(decoded.rgb, decoded.width);
-    assert.ok(Math.hypot(dc - ec, dr - er) < 1);
+    assert.ok(Math.hypot(dc - ec, dr - er) < 4);
     await cell.close();
   });
 
@@ -57,7 +58,8 @@ describe("simulated cameras", () => {
     const frame = await cell.cameras.find((c) => c.name === "wrist")!.capture();
     const [c, r] = redCentroid(frame.rgb!, frame.width);
     const tool = cell.world.toolPose();
-    const [x, y] = wristPixelToWorld(c, r, { xM: tool.positionM[0], yM: tool.positionM[1], zM: tool.positionM[2], yawRad: tool.yawRad });
+    // A pinhole: the cube's top face (z = 3 cm) is what it sees of the cube.
+    const [x, y] = wristPixelToWorld(c, r, { xM: tool.positionM[0], yM: tool.positionM[1], zM: tool.positionM[2], yawRad: tool.yawRad }, 0.03);
     assert.ok(Math.hypot(x - 0.24, y + 0.04) < 0.002, `${x}, ${y}`);
     await cell.close();
   });

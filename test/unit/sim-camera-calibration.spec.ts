@@ -4,7 +4,7 @@
  * intrinsics and extrinsics lands where the renderer's own pixel-to-world mapping puts it.
  */
 import assert from "node:assert/strict";
-import { simCameraCalibration, topPixelToWorld, wristPixelToWorld } from "../../simulators/render/camera-calibration.js";
+import { simCameraCalibration, topPixelToWorld, wristPixelToWorld, wristWorldToPixel } from "../../simulators/render/camera-calibration.js";
 
 type Vec3 = [number, number, number];
 
@@ -24,7 +24,8 @@ const close = (a: number, b: number, what: string) => assert.ok(Math.abs(a - b) 
 describe("simulated camera calibration", () => {
   it("top: orthographic pixels through the extrinsics land where the renderer maps them", () => {
     const cal = simCameraCalibration("top")!;
-    for (const [column, row] of [[0, 0], [160, 120], [37.5, 90.25]] as const) {
+    assert.deepEqual([cal.width, cal.height], [640, 480]);
+    for (const [column, row] of [[0, 0], [640, 480], [150, 361]] as const) {
       // Camera frame: x right, y down, origin at the optical centre (the image centre).
       const local: Vec3 = [(column - cal.width / 2) * cal.metres_per_px!, (row - cal.height / 2) * cal.metres_per_px!, 0];
       const world = rotate(cal.extrinsics.rotation_xyzw, local).map((v, i) => v + cal.extrinsics.translation_m[i]!);
@@ -36,20 +37,27 @@ describe("simulated camera calibration", () => {
     assert.deepEqual(rotate(cal.extrinsics.rotation_xyzw, [0, 0, 1]).map((v) => Math.round(v)), [0, 0, -1]);
   });
 
-  it("wrist: pinhole rays through the extrinsics meet the table where the renderer maps the pixel", () => {
+  it("wrist: pinhole rays through the extrinsics meet the table (or a cube's top plane) where the renderer maps the pixel", () => {
     const cal = simCameraCalibration("wrist")!;
+    assert.deepEqual([cal.width, cal.height], [320, 240]);
     const tip = { xM: 0.21, yM: -0.04, zM: 0.06, yawRad: 0.7 };
     const yaw = [0, 0, Math.sin(tip.yawRad / 2), Math.cos(tip.yawRad / 2)] as [number, number, number, number];
-    for (const [column, row] of [[80, 60], [0, 0], [150.5, 13]] as const) {
-      const ray = rotate(cal.extrinsics.rotation_xyzw, [(column - cal.cx!) / cal.fx!, (row - cal.cy!) / cal.fy!, 1]);
-      const origin = cal.extrinsics.translation_m;
-      // Tool frame -> world: yaw about z, then the fingertip position.
-      const o = rotate(yaw, origin).map((v, i) => v + [tip.xM, tip.yM, tip.zM][i]!) as Vec3;
-      const d = rotate(yaw, ray);
-      const s = -o[2] / d[2];
-      const [x, y] = wristPixelToWorld(column, row, tip);
-      close(o[0] + s * d[0], x, `x of pixel ${column},${row}`);
-      close(o[1] + s * d[1], y, `y of pixel ${column},${row}`);
+    // The table, and the plane of a 3 cm cube's top face.
+    for (const planeZM of [0, 0.03]) {
+      for (const [column, row] of [[160, 120], [0, 0], [301, 26]] as const) {
+        const ray = rotate(cal.extrinsics.rotation_xyzw, [(column - cal.cx!) / cal.fx!, (row - cal.cy!) / cal.fy!, 1]);
+        const origin = cal.extrinsics.translation_m;
+        // Tool frame -> world: yaw about z, then the fingertip position.
+        const o = rotate(yaw, origin).map((v, i) => v + [tip.xM, tip.yM, tip.zM][i]!) as Vec3;
+        const d = rotate(yaw, ray);
+        const s = (planeZM - o[2]) / d[2];
+        const [x, y] = wristPixelToWorld(column, row, tip, planeZM);
+        close(o[0] + s * d[0], x, `x of pixel ${column},${row} on z = ${planeZM}`);
+        close(o[1] + s * d[1], y, `y of pixel ${column},${row} on z = ${planeZM}`);
+        const [c, r] = wristWorldToPixel(x, y, planeZM, tip);
+        close(c, column, `column back from ${x},${y},${planeZM}`);
+        close(r, row, `row back from ${x},${y},${planeZM}`);
+      }
     }
   });
 
