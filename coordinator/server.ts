@@ -38,6 +38,8 @@ import { RunEvents } from "./runs/run-events.js";
 import { createRunLifecycle, type RunLifecycle } from "./runs/run-lifecycle.js";
 import { openDatabase, type Db } from "./store/database.js";
 import { LiveHub } from "./streams/live-hub.js";
+import { acceptStreamUpgrades } from "./streams/stream-upgrade.js";
+import { createWebRtcSignalling } from "./streams/webrtc/webrtc-signalling.js";
 
 export type { FleetOptions } from "./fleet/fleet-options.js";
 
@@ -199,6 +201,11 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Run
     iceServers: options.iceServers,
   });
   http.on("request", app);
+  // Live views: WebSocket upgrades under the streams URL go to the WebRTC signalling.
+  const signalling = createWebRtcSignalling({ hub: cellLink.live, iceServers: options.iceServers });
+  const stopUpgrades = acceptStreamUpgrades(http, {
+    db, fleet: cellLink.fleet, signalling, operatorAccountId: CATALOG_ACCOUNT_ID, streamsUrl, docsUrl: urls.docsUrl, now: () => new Date(),
+  });
 
   return {
     ...urls,
@@ -216,6 +223,8 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Run
     archives,
     live: cellLink.live,
     async stop() {
+      stopUpgrades();
+      await signalling.close();
       await archives.stop();
       stopQueueWindows();
       stopRetentionSweeper();
