@@ -122,5 +122,7 @@ describe("live view in a real browser (simulated fleet, headless Chromium)", fun
     service.coordinator.halt(created.id, "queue_timeout", "test done: the run only had to be watched");
     const { run } = await runEnd(service, created.id);
     assert.equal(run.status, "stopped");
+    // Leave the shared fleet as found: the cell reports its cancelled episode, and the customer no longer sees it.
+    await eventually("the cell to let go of the halted run", async () => (await service.api(`/v1/streams/${cell}`)).status === 404);
   });
 });
