@@ -12,7 +12,7 @@
  */
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
+import { readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import chromium from "@sparticuz/chromium";
@@ -231,6 +231,27 @@ function ffmpegChildren(): number[] {
   return pids;
 }
 
+/** UDP sockets this process has open (ICE, and the encoders' RTP sockets), from /proc. */
+function udpSocketCount(): number {
+  const inodes = new Set<string>();
+  for (const fd of readdirSync("/proc/self/fd")) {
+    try {
+      const link = readlinkSync(`/proc/self/fd/${fd}`);
+      if (link.startsWith("socket:[")) inodes.add(link.slice("socket:[".length, -1));
+    } catch {
+      // closed while we looked
+    }
+  }
+  let count = 0;
+  for (const table of ["/proc/self/net/udp", "/proc/self/net/udp6"]) {
+    for (const line of readFileSync(table, "utf8").split("\n").slice(1)) {
+      const inode = line.trim().split(/\s+/)[9];
+      if (inode !== undefined && inodes.has(inode)) count++;
+    }
+  }
+  return count;
+}
+
 const CLOCK_TICKS_PER_S = Number(execFileSync("getconf", ["CLK_TCK"]).toString().trim());
 
 /** CPU seconds a process has used (user + system), from /proc/<pid>/stat; 0 once it is gone. */
@@ -346,6 +367,7 @@ describe("WebRTC live view in headless Chromium", function () {
   }
 
   it("plays every camera at its size, delivers state, and releases everything when the page closes", async () => {
+    const udpSocketsBefore = udpSocketCount();
     const page = await openViewer();
     const offer = (await (await page.waitForFunction(() => window.view.offer, { timeout: 10_000 })).jsonValue())!;
     assert.deepEqual(
@@ -400,11 +422,13 @@ describe("WebRTC live view in headless Chromium", function () {
     );
 
     await page.close();
-    await eventually("the viewer, its subscriptions and its encoders to be gone", () =>
-      signalling.viewers() === 0 && hub.subscriptions === 0 && ffmpegChildren().length === 0, { deadlineMs: 10_000 });
+    await eventually("the viewer, its subscriptions, its encoders and its sockets to be gone", () =>
+      signalling.viewers() === 0 && hub.subscriptions === 0 && ffmpegChildren().length === 0 && udpSocketCount() === udpSocketsBefore, { deadlineMs: 10_000 });
+    assert.deepEqual(logged, [], "a viewer coming and going is nothing to warn about");
   });
 
   it("shares one encoder per camera among viewers, and keeps it while one still watches", async () => {
+    const udpSocketsBefore = udpSocketCount();
     const first = await openViewer();
     await waitPlaying(first);
     const second = await openViewer();
@@ -427,7 +451,8 @@ describe("WebRTC live view in headless Chromium", function () {
     );
     await second.close();
     await eventually("everything to be released", () =>
-      signalling.viewers() === 0 && hub.subscriptions === 0 && ffmpegChildren().length === 0, { deadlineMs: 10_000 });
+      signalling.viewers() === 0 && hub.subscriptions === 0 && ffmpegChildren().length === 0 && udpSocketCount() === udpSocketsBefore, { deadlineMs: 10_000 });
+    assert.deepEqual(logged, []);
   });
 
   it("refuses a cell with no cameras: an error, then close code 4404", async () => {

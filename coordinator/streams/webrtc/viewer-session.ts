@@ -82,7 +82,10 @@ export class ViewerSession {
 
   constructor(private readonly options: ViewerSessionOptions) {
     const { ws, cameras, iceServers, connectTimeoutMs } = options;
-    this.pc = new RTCPeerConnection({ iceServers, codecs: { audio: [], video: [useVP8()] } });
+    // max-bundle: one ICE transport for every m-line. Under werift's default (max-compat) each m-line
+    // gathers its own, and those the browser's answer bundles away kept their UDP sockets after
+    // close() (werift 0.24.4: 4 sockets leaked per viewer of two cameras).
+    this.pc = new RTCPeerConnection({ iceServers, bundlePolicy: "max-bundle", codecs: { audio: [], video: [useVP8()] } });
     this.cameraTracks = cameras.map((camera) => {
       const track = new MediaStreamTrack({ kind: "video" });
       const stream = new MediaStream({ id: encodeURIComponent(camera.name) });
@@ -117,10 +120,6 @@ export class ViewerSession {
 
   get cellId(): string {
     return this.options.cellId;
-  }
-
-  get state(): ViewerState {
-    return this.current;
   }
 
   /** Ends the session: unsubscribes, closes the peer connection and the socket. Idempotent. */
@@ -191,9 +190,18 @@ export class ViewerSession {
       return;
     }
     if (this.current === "closed") return;
+    const { candidate } = message;
+    // Not passed on to werift:
+    // - the end of the browser's candidates: told that no more come, werift stops waiting while it
+    //   has no pair, though the browser's checks, which make peer-reflexive pairs, may still be on
+    //   their way; ICE then fails. The connect timeout ends a viewer that never connects.
+    // - mDNS names (`<uuid>.local`, what browsers give without camera permission): werift would open
+    //   a multicast DNS socket on the coordinator and hold the pair up to 10 s per name, while the
+    //   browser's checks to our host candidates find the path anyway.
+    if (candidate === null || /\s\S+\.local\s/.test(candidate.candidate)) return;
     try {
       // Before the answer, werift holds the candidate until the remote description is set.
-      await this.pc.addIceCandidate(message.candidate ?? null);
+      await this.pc.addIceCandidate(candidate);
     } catch (error) {
       // One unusable candidate (an unresolvable mDNS name, say) is no reason to end the session.
       this.options.logger.warn(`WebRTC viewer of cell ${this.cellId}: candidate ignored: ${(error as Error).message}`);

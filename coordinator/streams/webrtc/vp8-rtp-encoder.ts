@@ -16,7 +16,8 @@
  *   frames), error resilient, a keyframe every second (`-force_key_frames`, on the timestamps, so
  *   the interval holds at any frame rate) because the encoder is shared and a viewer who joins, or
  *   loses a packet of a keyframe, waits for the next one. Bitrate capped with a half-second buffer.
- *   A frame leaves as RTP 1 to 5 ms after its last byte reaches ffmpeg.
+ *   A frame leaves as RTP about 1 ms (320x240), 4 ms (640x480) or 11 ms (1280x720) after its last
+ *   byte reaches ffmpeg, which uses 2, 6 or 17 % of a core at 15 Hz.
  * - RTP packets of at most 1200 bytes (room for SRTP and header extensions under a 1280 MTU), no
  *   RTCP from ffmpeg (`skip_rtcp`; werift writes the sender reports), and any RTCP that still came
  *   would land on our own socket (`rtcpport`) instead of port+1, which may be somebody else's.

@@ -15,7 +15,10 @@
  * 3. The browser may trickle its candidates as `{"type":"candidate","candidate":<RTCIceCandidateInit>}`
  *    (what `RTCIceCandidate.toJSON()` returns), and `{"type":"candidate","candidate":null}` when it
  *    has no more; or put them all in the answer. Should the coordinator find a candidate after the
- *    offer, it sends it the same way.
+ *    offer, it sends it the same way. Candidates with mDNS names (`<uuid>.local`, what browsers
+ *    give by default) are ignored: the coordinator learns the browser's address from the browser's
+ *    connectivity checks to the coordinator's candidates, so the browser must be able to reach
+ *    them (same network, or a TURN server in `iceServers` and in the browser's configuration).
  * 4. Once connected, each track carries its camera (first picture at the next keyframe, at most 1 s
  *    away), and every live state event of the cell arrives on `state` as one JSON text message:
  *    `{"type":"joints","t_ms":...,"names":[...],"position_rad":[...]}`, `episode_started`,
