@@ -8,12 +8,11 @@
 import type { IncomingMessage, Server } from "node:http";
 import type { Duplex } from "node:stream";
 import { WebSocketServer, type WebSocket } from "ws";
-import { resolveBearer } from "../auth/authenticate.js";
 import { AssayError, errorEnvelope } from "../errors/assay-error.js";
 import type { FleetView } from "../fleet/fleet-view.js";
 import type { Db } from "../store/database.js";
-import { mayWatch, workOfCell } from "./stream-access.js";
-import { checkStreamToken, runStreamTarget } from "./stream-tokens.js";
+import { mayWatch, streamViewerAccount, workOfCell } from "./stream-access.js";
+import { runStreamTarget } from "./stream-tokens.js";
 
 export interface SignallingHandler {
   handle(ws: WebSocket, cellId: string): void;
@@ -38,17 +37,7 @@ function admit(o: StreamUpgradeOptions, req: IncomingMessage, base: string): str
   const [, kind, rawId] = match;
   const id = decodeURIComponent(rawId!);
   const target = kind === "cells" ? id : runStreamTarget(id);
-  const token = url.searchParams.get("token") ?? undefined;
-  let accountId: string;
-  if (token !== undefined) {
-    const check = checkStreamToken(o.db, token, target, o.now());
-    if (!check.ok) throw new AssayError("invalid_api_key", check.reason);
-    accountId = check.grant.accountId;
-  } else {
-    const key = resolveBearer(o.db, req.headers.authorization);
-    if (!key.scope.includes("streams:read")) throw new AssayError("insufficient_scope", "watching a stream needs a key with streams:read (or the token in a descriptor's URL)");
-    accountId = key.accountId;
-  }
+  const accountId = streamViewerAccount(o.db, target, url.searchParams.get("token") ?? undefined, req.headers.authorization, o.now());
   let cellId = id;
   if (kind === "runs") {
     const running = o.fleet.connectedCells().find((c) => workOfCell(o.db, o.fleet, c.cellId)?.runId === id);

@@ -60,7 +60,11 @@ describe("live streams: descriptors and MJPEG (simulated fleet)", function () {
   });
 
   it("gives operators every cell's descriptor; customers see only cells running their work", async () => {
-    const d = await json(await service.api("/v1/streams/so101-b", as(operatorKey)), 200);
+    // A fresh shared fleet may still be connecting: an installed cell reads offline until it is.
+    const d = await eventually("so101-b to connect", async () => {
+      const descriptor = await json(await service.api("/v1/streams/so101-b", as(operatorKey)), 200);
+      return descriptor.state !== "offline" && descriptor;
+    });
     assert.equal(d.object, "stream");
     assert.equal(d.cell, "so101-b");
     assert.equal(d.robot, "so101@3.11");

@@ -11,11 +11,11 @@ import { Router, type Request, type Response } from "express";
 import { installationOf } from "../../../firmware-pins/pins.js";
 import { AssayError } from "../../errors/assay-error.js";
 import { DEFAULT_MAX_FRAME_RATE_HZ } from "../../streams/live-hub.js";
-import { mayWatch, workOfCell } from "../../streams/stream-access.js";
-import { checkStreamToken, signallingUrl, signStreamToken, STREAM_TOKEN_TTL_MS } from "../../streams/stream-tokens.js";
+import { mayWatch, streamViewerAccount, workOfCell } from "../../streams/stream-access.js";
+import { signallingUrl, signStreamToken, STREAM_TOKEN_TTL_MS } from "../../streams/stream-tokens.js";
 import type { CompiledApiDeps } from "../api-deps.js";
 import { OPERATOR_ACCOUNT_ID } from "./kits.js";
-import { authOf, resolveBearer } from "../../auth/authenticate.js";
+import { authOf } from "../../auth/authenticate.js";
 
 const STATE_OF: Record<string, "idle" | "running" | "estopped" | "held"> = {
   idle: "idle", busy: "running", estopped: "estopped", held: "held", firmware_mismatch: "held",
@@ -61,18 +61,9 @@ export function streamsRouter(deps: CompiledApiDeps): Router {
   return router;
 }
 
-/** The account a stream request acts for: its token's, or its bearer key's (with streams:read); throws 401/404. */
-export function streamViewer(deps: CompiledApiDeps, req: Pick<Request, "headers">, cellId: string, token: string | undefined): string {
-  let accountId: string;
-  if (token !== undefined) {
-    const check = checkStreamToken(deps.db, token, cellId, deps.clock());
-    if (!check.ok) throw new AssayError("invalid_api_key", check.reason);
-    accountId = check.grant.accountId;
-  } else {
-    const key = resolveBearer(deps.db, req.headers.authorization);
-    if (!key.scope.includes("streams:read")) throw new AssayError("insufficient_scope", "watching a stream needs a key with streams:read (or the token in a descriptor's URL)");
-    accountId = key.accountId;
-  }
+/** The account an MJPEG request acts for (token or key), which must be allowed to watch the cell; throws 401/403/404. */
+function streamViewer(deps: CompiledApiDeps, req: Pick<Request, "headers">, cellId: string, token: string | undefined): string {
+  const accountId = streamViewerAccount(deps.db, cellId, token, req.headers.authorization, deps.clock());
   if (!mayWatch(deps.db, deps.fleet, OPERATOR_ACCOUNT_ID, accountId, cellId)) throw unknownCell(cellId);
   return accountId;
 }
