@@ -2,7 +2,7 @@
  * Runs one episode: reset the scene to the plan, start the policy, then a fixed-rate control loop on
  * the hardware clock (read sensors, capture cameras at their own rates, act, command, record, feed
  * the task monitor) until the task succeeded 0.5 s ago or `max_duration_s` ran out. Everything the
- * loop sees and commands goes into the episode's MCAP; the first RGB camera goes into an MP4.
+ * loop sees and commands goes into the episode's MCAP; one camera's JPEGs ("top" preferred) go into an MP4.
  *
  * Interventions (the run's `interventions` mode): with `on_stall` the loop asks the cell's
  * Intervention hook for a nudge whenever the StallDetector says the episode stalled; with `scripted`
@@ -257,9 +257,8 @@ export async function runEpisode(ctx: EpisodeContext): Promise<EpisodeResult> {
         nextCaptureNs.set(camera.name, due + period > nowNs ? due + period : nowNs + period);
       }
       if (videoCamera === undefined && frames.size > 0) {
-        // The first camera with raw RGB, "top" preferred; JPEG-decoded frames if none has RGB.
-        const ordered = videoCameraOrder(hardware.cameras).filter((c) => frames.has(c.name));
-        videoCamera = (ordered.find((c) => frames.get(c.name)!.rgb) ?? ordered[0]).name;
+        // "top" if it has captured, else the first camera that has (the encoder takes every camera's JPEGs).
+        videoCamera = videoCameraOrder(hardware.cameras).find((c) => frames.has(c.name))!.name;
         const rate = hardware.cameras.find((c) => c.name === videoCamera)!.rateHz;
         video = new VideoEncoder(videoPath, rate);
       }
