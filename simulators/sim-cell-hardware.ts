@@ -62,6 +62,8 @@ export interface SimulatedCellOptions {
   devices?: SimDevices;
   /** Physics engine of the world; default DEFAULT_SIM_ENGINE (MuJoCo). */
   engine?: SimEngine;
+  /** Burn each frame's capture time into the cameras' pictures (render/timecode.ts; benches). */
+  timecode?: boolean;
 }
 
 export type SimulatedCell = CellHardware & { world: SimWorld; estop: SimEstopInput; clock: SimClock; devices: SimDevices };
@@ -130,7 +132,7 @@ export async function createSimulatedCell(options: SimulatedCellOptions): Promis
       clock,
       devices,
       motors,
-      cameras: instruments.filter((i) => i.kind === "camera" && i.name).map((i) => new SimCamera(world, i.name!)),
+      cameras: instruments.filter((i) => i.kind === "camera" && i.name).map((i) => new SimCamera(world, i.name!, undefined, { timecode: options.timecode })),
       gripper: has("gripper_state") ? new SimGripperSensor(world) : undefined,
       wristFt: has("ft_wrist") ? new SimWristForceTorque(world) : undefined,
       mocap,

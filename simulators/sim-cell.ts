@@ -29,10 +29,12 @@ export interface SimulationSection {
   speed: number | "max";
   /** Physics engine; default MuJoCo. */
   engine?: string;
+  /** Burn each camera frame's capture time into the picture (simulators/render/timecode.ts); default false. */
+  timecode?: boolean;
 }
 
 /** Splits a sim-cell config file into the agent's part and the simulation section. */
-export function splitSimConfig(raw: unknown): { agent: Record<string, unknown>; simulation: { firmware: string; seed: number; speed: number; engine: SimEngine } } {
+export function splitSimConfig(raw: unknown): { agent: Record<string, unknown>; simulation: { firmware: string; seed: number; speed: number; engine: SimEngine; timecode: boolean } } {
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) throw new Error(`sim-cell config must be a JSON object; got ${JSON.stringify(raw)}`);
   const { simulation, ...agent } = raw as Record<string, unknown>;
   const sim = (simulation ?? {}) as Partial<SimulationSection>;
@@ -42,7 +44,9 @@ export function splitSimConfig(raw: unknown): { agent: Record<string, unknown>; 
   const speed = sim.speed === "max" ? Infinity : sim.speed ?? 1;
   if (typeof speed !== "number" || !(speed > 0)) throw new Error(`sim-cell config "simulation.speed" must be a positive number or "max"; got ${JSON.stringify(sim.speed)}`);
   const engine = parseSimEngine(sim.engine);
-  return { agent, simulation: { firmware: sim.firmware, seed, speed, engine } };
+  const timecode = sim.timecode ?? false;
+  if (typeof timecode !== "boolean") throw new Error(`sim-cell config "simulation.timecode" must be true or false; got ${JSON.stringify(sim.timecode)}`);
+  return { agent, simulation: { firmware: sim.firmware, seed, speed, engine, timecode } };
 }
 
 /**
@@ -93,6 +97,7 @@ async function main(argv: string[]): Promise<void> {
   const config = compileAgentConfig(agent);
   const hardware = await createSimulatedCell({
     model: config.robotModel, firmware: simulation.firmware, environment: config.environment, seed: simulation.seed, speed: simulation.speed, engine: simulation.engine,
+    timecode: simulation.timecode,
   });
   mkdirSync(config.dataDir, { recursive: true });
   let running: CellAgent | undefined;

@@ -17,6 +17,7 @@ import type { Camera, CameraCalibration, CameraFrame } from "../../cell-agent/ha
 import { simCameraCalibration } from "../render/camera-calibration.js";
 import { encodeJpeg, encodeJpegSync } from "../render/jpeg-codec.js";
 import { CameraRenderer, type RenderScene } from "../render/rasterizer.js";
+import { stampTimecode } from "../render/timecode.js";
 import type { SimWorld } from "../world/sim-world.js";
 
 export const JPEG_QUALITY = 80;
@@ -30,7 +31,8 @@ export class SimCamera implements Camera {
   private encodeAhead = true;
   private previousFrameRead: () => boolean = () => true;
 
-  constructor(private readonly world: SimWorld, readonly name: string, readonly rateHz = 30) {
+  /** `timecode`: burn the capture's wall-clock millisecond into each frame (render/timecode.ts). */
+  constructor(private readonly world: SimWorld, readonly name: string, readonly rateHz = 30, private readonly options: { timecode?: boolean } = {}) {
     this.calibration = simCameraCalibration(name);
     this.renderer = new CameraRenderer(name);
     this.encodeBuffer = new Uint8Array(this.renderer.width * this.renderer.height * 3);
@@ -40,13 +42,18 @@ export class SimCamera implements Camera {
     if (!this.previousFrameRead()) this.encodeAhead = false;
     const scene = this.world.snapshot();
     const tNs = this.world.tNs;
+    const stampMs = this.options.timecode ? Date.now() : undefined;
     const { renderer } = this;
     const { width, height } = renderer;
     let rgb: Uint8Array | undefined;
     let jpeg: Uint8Array | undefined;
     let read = false;
-    const renderOwn = () => (rgb ??= renderer.render(scene).rgb);
-    if (this.encodeAhead) jpeg = await this.encodeAheadOf(scene);
+    const stamp = (image: Uint8Array) => {
+      if (stampMs !== undefined) stampTimecode(image, width, height, stampMs);
+      return image;
+    };
+    const renderOwn = () => (rgb ??= stamp(renderer.render(scene).rgb));
+    if (this.encodeAhead) jpeg = await this.encodeAheadOf(scene, stamp);
     this.previousFrameRead = () => read;
     const onRead = () => {
       read = true;
@@ -67,12 +74,12 @@ export class SimCamera implements Camera {
     };
   }
 
-  private async encodeAheadOf(scene: RenderScene): Promise<Uint8Array> {
+  private async encodeAheadOf(scene: RenderScene, stamp: (image: Uint8Array) => Uint8Array): Promise<Uint8Array> {
     const { width, height } = this.renderer;
-    if (this.encoding) return encodeJpeg(this.renderer.render(scene).rgb, width, height, JPEG_QUALITY);
+    if (this.encoding) return encodeJpeg(stamp(this.renderer.render(scene).rgb), width, height, JPEG_QUALITY);
     this.encoding = true;
     try {
-      this.renderer.render(scene, this.encodeBuffer);
+      stamp(this.renderer.render(scene, this.encodeBuffer).rgb);
       return await encodeJpeg(this.encodeBuffer, width, height, JPEG_QUALITY);
     } finally {
       this.encoding = false;

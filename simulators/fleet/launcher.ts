@@ -41,6 +41,8 @@ export interface SimFleetOptions {
   seed: number;
   /** Physics engine of every cell's world; default MuJoCo. */
   engine?: SimEngine;
+  /** Burn each camera frame's capture time into the pictures (the streams bench measures latency with it). */
+  timecode?: boolean;
   /** Receives every output line of every cell as "[cell] line". */
   log?: (line: string) => void;
   /** Called after a cell process started (its control channel is up) or exited. */
@@ -123,7 +125,7 @@ export async function launchSimFleet(options: SimFleetOptions): Promise<SimFleet
     const config = {
       cellId, coordinatorAddress: proxy.address, cellToken: token, robotModel: cell.model,
       environment: cell.environment, dataDir: join(cellDir, "agent"),
-      simulation: { firmware: cell.firmware, seed: options.seed * 1000 + cell.index, speed: Number.isFinite(options.speed) ? options.speed : "max", engine: options.engine },
+      simulation: { firmware: cell.firmware, seed: options.seed * 1000 + cell.index, speed: Number.isFinite(options.speed) ? options.speed : "max", engine: options.engine, ...(options.timecode ? { timecode: true } : {}) },
     };
     writeFileSync(configPath, JSON.stringify(config, null, 2));
     // The IPC channel carries the control port back and lets the cell notice a launcher that died.

@@ -28,10 +28,10 @@ export interface TestService {
 /**
  * `cells`: which installed cells to simulate (none: coordinator only). `simSpeed`: simulated seconds
  * per wall second (default unpaced); fault tests slow it so an episode lasts long enough to hit.
- * `rateLimits`: per-key limits (default the coordinator's).
+ * `simTimecode`: cameras burn in their capture time (benches). `rateLimits`: per-key limits (default the coordinator's).
  * The fleet (`service.fleet`) can kill, restart, unplug and plug its cells.
  */
-export async function startTestService(options: { cells?: string[]; keepDataDir?: string; simSpeed?: number; rateLimits?: Partial<RateLimits> } = {}): Promise<TestService> {
+export async function startTestService(options: { cells?: string[]; keepDataDir?: string; simSpeed?: number; simTimecode?: boolean; rateLimits?: Partial<RateLimits> } = {}): Promise<TestService> {
   const dataDir = options.keepDataDir ?? mkdtempSync(join(tmpdir(), "assay-it-"));
   const coordinator = await startCoordinator(compileCoordinatorOptions({
     port: 0, grpcPort: 0, dataDir, apiKey: TEST_ADMIN_KEY, ...(options.rateLimits ? { rateLimits: options.rateLimits } : {}),
@@ -47,6 +47,7 @@ export async function startTestService(options: { cells?: string[]; keepDataDir?
       dataDir: join(dataDir, "cells"),
       speed: options.simSpeed ?? Number.POSITIVE_INFINITY,
       seed: 7,
+      timecode: options.simTimecode,
       log: process.env.ASSAY_TEST_LOG ? (line) => console.log(line) : undefined,
     });
   }
