@@ -7,7 +7,7 @@
  */
 import assert from "node:assert/strict";
 import chromium from "@sparticuz/chromium";
-import puppeteer, { type Browser } from "puppeteer-core";
+import puppeteer, { type Browser, type Page } from "puppeteer-core";
 import { README_RUN_BODY } from "../fixtures.js";
 import { eventually } from "../support/eventually.js";
 import { readSse } from "../support/sse.js";
@@ -57,6 +57,30 @@ window.whiteShare = (name) => {
 };
 </script>`;
 
+/** Waits until the page plays every camera at its advertised size, with no error and the peer connected. */
+async function playsEveryCamera(page: Page, cameras: Array<{ name: string; width: number; height: number }>): Promise<void> {
+  await page.waitForFunction(
+    (names: string[]) => names.every((name) => {
+      const video = document.getElementById(name) as HTMLVideoElement | null;
+      return video !== null && video.videoWidth > 0 && video.currentTime > 0;
+    }),
+    { timeout: 30_000 },
+    cameras.map((c) => c.name),
+  ).catch(async (error) => {
+    throw new Error(`${error.message}; page state ${JSON.stringify(await page.evaluate(() => ({ ...(window as any).view, offer: Boolean((window as any).view.offer), videos: [...document.querySelectorAll("video")].map((v) => [v.id, v.videoWidth, v.currentTime]) })))}`);
+  });
+  const view = (await page.evaluate(() => (window as any).view)) as Json;
+  assert.deepEqual(view.errors, []);
+  assert.equal(view.connection, "connected");
+  for (const camera of cameras) {
+    const size = await page.evaluate((name: string) => {
+      const video = document.getElementById(name) as HTMLVideoElement;
+      return [video.videoWidth, video.videoHeight];
+    }, camera.name);
+    assert.deepEqual(size, [camera.width, camera.height], camera.name);
+  }
+}
+
 describe("live view in a real browser (simulated fleet, headless Chromium)", function () {
   this.timeout(180_000);
   let service: TestService;
@@ -79,26 +103,7 @@ describe("live view in a real browser (simulated fleet, headless Chromium)", fun
     try {
       await page.setContent(PAGE);
       await page.evaluate((url: string) => (window as any).connect(url), webrtc);
-      await page.waitForFunction(
-          (names: string[]) => names.every((name) => {
-          const video = document.getElementById(name) as HTMLVideoElement | null;
-          return video !== null && video.videoWidth > 0 && video.currentTime > 0;
-        }),
-        { timeout: 30_000 },
-        cameras.map((c) => c.name),
-      ).catch(async (error) => {
-        throw new Error(`${error.message}; page state ${JSON.stringify(await page.evaluate(() => ({ ...(window as any).view, offer: Boolean((window as any).view.offer), videos: [...document.querySelectorAll("video")].map((v) => [v.id, v.videoWidth, v.currentTime]) })))}`);
-      });
-      const view = (await page.evaluate(() => (window as any).view)) as Json;
-      assert.deepEqual(view.errors, []);
-      assert.equal(view.connection, "connected");
-      for (const camera of cameras) {
-        const size = await page.evaluate((name: string) => {
-          const video = document.getElementById(name) as HTMLVideoElement;
-          return [video.videoWidth, video.videoHeight];
-        }, camera.name);
-        assert.deepEqual(size, [camera.width, camera.height], camera.name);
-      }
+      await playsEveryCamera(page, cameras);
       const t0 = await page.evaluate(() => (document.getElementById("top") as HTMLVideoElement).currentTime);
       await page.waitForFunction((t: number) => (document.getElementById("top") as HTMLVideoElement).currentTime > t + 0.5, { timeout: 15_000 }, t0);
       // Live state on the data channel: the arm's joints while an episode runs.
@@ -124,5 +129,36 @@ describe("live view in a real browser (simulated fleet, headless Chromium)", fun
     assert.equal(run.status, "stopped");
     // Leave the shared fleet as found: the cell reports its cancelled episode, and the customer no longer sees it.
     await eventually("the cell to let go of the halted run", async () => (await service.api(`/v1/streams/${cell}`)).status === 404);
+  });
+  it("plays a pilot from its stream_url, which follows the pilot run to its cell", async () => {
+    const task = (await (await service.api("/v1/tasks", {
+      method: "POST",
+      json: {
+        name: "watched-pilot",
+        initial_conditions: { cube: { object: "cube", pose: [0.22, 0, 0.015, 0], randomize: { x_mm: 20, y_mm: 20, yaw_deg: 20 } } },
+        success_predicates: [{ lifted: "pose(cube).z > 0.06 for 1.0s" }],
+      },
+    })).json()) as Json;
+    assert.match(task.id, /^task_/, JSON.stringify(task));
+    const pilot = (await (await service.api(`/v1/tasks/${task.id}/pilot`, { method: "POST", json: { robot: "so101@latest", episodes: 30 } })).json()) as Json;
+    assert.match(pilot.stream_url, new RegExp(`^${service.coordinator.streamsUrl}/runs/${pilot.run_id}\\?token=`));
+    // The URL names the run, not a cell: it works once the pilot is on a cell, wherever that is.
+    const seen = await readSse(await service.api(`/v1/runs/${pilot.run_id}/events`), (e) => e.event === "status" && (e.data as Json).status === "running");
+    const { cell } = seen.at(-1)!.data as Json;
+    const cameras = service.coordinator.live.cameras(cell);
+    const page = await browser.newPage();
+    try {
+      await page.setContent(PAGE);
+      await page.evaluate((url: string) => (window as any).connect(url), pilot.stream_url);
+      await playsEveryCamera(page, cameras);
+      await page.waitForFunction(() => (window as any).view.states.some((s: Json) => s.type === "joints"), { timeout: 30_000 });
+    } finally {
+      await page.close();
+    }
+    await eventually("the viewer to be gone", () => service.coordinator.live.watchers(cell) === 0);
+    service.coordinator.halt(pilot.run_id, "queue_timeout", "test done: the pilot only had to be watched");
+    const { run } = await runEnd(service, pilot.run_id);
+    assert.equal(run.status, "stopped");
+    await eventually("the cell to let go of the halted pilot", async () => (await service.api(`/v1/streams/${cell}`)).status === 404);
   });
 });

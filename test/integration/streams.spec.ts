@@ -4,6 +4,12 @@
  * frames over its LiveFeed call only while someone watches (between episodes too).
  */
 import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import ffmpeg from "@ffmpeg-installer/ffmpeg";
 import jpeg from "jpeg-js";
 import { createApiKey } from "../../coordinator/auth/api-keys.js";
 import { CATALOG_ACCOUNT_ID } from "../../coordinator/catalog/tasks.js";
@@ -14,6 +20,7 @@ import { useSharedFleet } from "../support/shared-fleet.js";
 import { runEnd, TEST_ADMIN_KEY, type TestService } from "./helpers.js";
 
 type Json = Record<string, any>;
+const execFileAsync = promisify(execFile);
 
 /** Reads `count` JPEG parts of a multipart/x-mixed-replace response, then cancels it. */
 async function mjpegFrames(response: Response, count: number): Promise<Buffer[]> {
@@ -111,6 +118,26 @@ describe("live streams: descriptors and MJPEG (simulated fleet)", function () {
     assert.equal((await json(await fetch(forged), 401)).error.code, "invalid_api_key");
     const otherCell = `${url.origin}${url.pathname.replace("so101-c", "so101-b")}${url.search}`;
     assert.match((await json(await fetch(otherCell), 401)).error.message, /another cell/);
+  });
+
+  it("plays in ffmpeg: a camera's MJPEG stream decodes to frames of the advertised size", async () => {
+    const d = await json(await service.api("/v1/streams/so101-c", as(operatorKey)), 200);
+    const wrist = d.cameras.find((c: Json) => c.name === "wrist");
+    const out = mkdtempSync(join(tmpdir(), "assay-mjpeg-"));
+    try {
+      // ffmpeg recognises the stream by its Content-Type; five frames, then it hangs up.
+      await execFileAsync(ffmpeg.path, ["-hide_banner", "-loglevel", "error", "-i", wrist.mjpeg_url, "-frames:v", "5", "-f", "image2", join(out, "frame-%d.png")], { timeout: 30_000 });
+      const frames = readdirSync(out).sort();
+      assert.deepEqual(frames, ["frame-1.png", "frame-2.png", "frame-3.png", "frame-4.png", "frame-5.png"]);
+      for (const name of frames) {
+        const png = readFileSync(join(out, name));
+        // IHDR: width and height, big-endian, at bytes 16 and 20.
+        assert.deepEqual([png.readUInt32BE(16), png.readUInt32BE(20)], [wrist.width, wrist.height], name);
+      }
+    } finally {
+      rmSync(out, { recursive: true, force: true });
+    }
+    await eventually("ffmpeg's connection to be gone", () => service.coordinator.live.watchers("so101-c") === 0);
   });
 
   it("lets a customer watch the cell running their run while it runs, from the URL in the run's events", async () => {
