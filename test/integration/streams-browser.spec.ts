@@ -8,6 +8,8 @@
 import assert from "node:assert/strict";
 import chromium from "@sparticuz/chromium";
 import puppeteer, { type Browser, type Page } from "puppeteer-core";
+import { createApiKey } from "../../coordinator/auth/api-keys.js";
+import { CATALOG_ACCOUNT_ID } from "../../coordinator/catalog/tasks.js";
 import { README_RUN_BODY } from "../fixtures.js";
 import { eventually } from "../support/eventually.js";
 import { readSse } from "../support/sse.js";
@@ -160,5 +162,21 @@ describe("live view in a real browser (simulated fleet, headless Chromium)", fun
     const { run } = await runEnd(service, pilot.run_id);
     assert.equal(run.status, "stopped");
     await eventually("the cell to let go of the halted pilot", async () => (await service.api(`/v1/streams/${cell}`)).status === 404);
+  });
+  it("shows a camera's MJPEG stream in an <img> at the camera's size", async () => {
+    const operator = createApiKey(service.coordinator.db, CATALOG_ACCOUNT_ID, ["streams:read"], new Date()).secret;
+    const d = (await (await service.api("/v1/streams/so101-c", { headers: { authorization: `Bearer ${operator}` } })).json()) as Json;
+    const top = d.cameras.find((c: Json) => c.name === "top");
+    const page = await browser.newPage();
+    try {
+      await page.setContent(`<!doctype html><title>mjpeg</title><img id="cam" src="${top.mjpeg_url}">`);
+      // The <img> decodes the parts as they arrive, at the camera's size.
+      await page.waitForFunction((w: number) => (document.getElementById("cam") as HTMLImageElement).naturalWidth === w, { timeout: 30_000 }, top.width);
+      const height = await page.evaluate(() => (document.getElementById("cam") as HTMLImageElement).naturalHeight);
+      assert.equal(height, top.height);
+    } finally {
+      await page.close();
+    }
+    await eventually("the viewer to be gone", () => service.coordinator.live.watchers("so101-c") === 0);
   });
 });
