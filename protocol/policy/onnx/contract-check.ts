@@ -83,6 +83,8 @@ function checkTensor(value: OnnxValueDescription, role: "input" | "output", prob
 function checkState(value: OnnxValueDescription, contract: OnnxContract, problems: string[]): OnnxIoPlan["state"] {
   const dims = checkTensor(value, "input", problems);
   if (!dims) return undefined;
+  // An unknown channel is named once, by walk(); a width computed without it would mislead.
+  if (!contract.state.every(isStateChannel)) return undefined;
   const channels = contract.state.filter(isStateChannel);
   const width = channels.reduce((sum, c) => sum + stateChannelWidth(c, contract.dof), 0);
   const made = `the contract's state channels ${channels.join(" + ")} make ${width}`;
@@ -138,7 +140,7 @@ function checkNoise(value: OnnxValueDescription, problems: string[]): OnnxIoPlan
 }
 
 /** The action output's chunk rows (undefined = decided at run time), after checking it against the contract. */
-function checkAction(description: OnnxModelDescription, contract: OnnxContract, problems: string[]): { ok: boolean; chunk: number | undefined } {
+function checkAction(description: OnnxModelDescription, contract: OnnxContract, chunkSize: number | undefined, problems: string[]): { ok: boolean; chunk: number | undefined } {
   const output = description.outputs.find((o) => o.name === ACTION_OUTPUT);
   if (!output) {
     problems.push(`the model has no output named ${ACTION_OUTPUT} (its outputs: ${list(description.outputs.map((o) => o.name))}); name the joint-target output ${ACTION_OUTPUT}`);
@@ -156,7 +158,6 @@ function checkAction(description: OnnxModelDescription, contract: OnnxContract, 
   } else if (last !== contract.dof) {
     problems.push(`the model's output ${ACTION_OUTPUT} has last dimension ${last}; policy.action_space.dim is ${contract.dof}`);
   }
-  const { chunkSize } = contract;
   if (dims.length === 2) {
     if (chunkSize !== undefined && chunkSize !== 1) problems.push(`policy.inference.chunk_size is ${chunkSize}, but the model's output ${ACTION_OUTPUT} ${formatDims(dims)} is one step; leave chunk_size out or set it to 1`);
     return { ok: true, chunk: 1 };
@@ -204,16 +205,16 @@ function walk(description: OnnxModelDescription, contract: OnnxContract): { prob
     problems.push(`the model reads no observation (its inputs: ${list(description.inputs.map((i) => i.name))}); it must read ${STATE_INPUT} or an observation.images.<camera>`);
   }
 
-  const action = checkAction(description, contract, problems);
+  const { actionHorizon, chunkSize, temp } = contract;
+  if (chunkSize !== undefined && !isPositiveInteger(chunkSize)) {
+    problems.push(`policy.inference.chunk_size must be a positive integer; got ${JSON.stringify(chunkSize)}`);
+  }
+  const action = checkAction(description, contract, isPositiveInteger(chunkSize) ? chunkSize : undefined, problems);
   plan.chunk = action.chunk;
-  const { actionHorizon, temp } = contract;
   if (actionHorizon !== undefined && !isPositiveInteger(actionHorizon)) {
     problems.push(`policy.inference.action_horizon must be a positive integer; got ${JSON.stringify(actionHorizon)}`);
   } else if (actionHorizon !== undefined && action.ok && plan.chunk !== undefined && actionHorizon > plan.chunk) {
     problems.push(`policy.inference.action_horizon is ${actionHorizon}; it must be at most the model's chunk of ${plan.chunk} row${plan.chunk === 1 ? "" : "s"}`);
-  }
-  if (contract.chunkSize !== undefined && !isPositiveInteger(contract.chunkSize)) {
-    problems.push(`policy.inference.chunk_size must be a positive integer; got ${JSON.stringify(contract.chunkSize)}`);
   }
   if (temp !== undefined && !(typeof temp === "number" && Number.isFinite(temp) && temp >= 0)) {
     problems.push(`policy.inference.temp must be a number >= 0; got ${JSON.stringify(temp)}`);
