@@ -157,9 +157,11 @@ export interface CameraStatePolicyOptions extends LinearStatePolicyOptions {
   /** Declared image height and width; strings make them symbolic. */
   height: Dim;
   width: Dim;
+  /** Factor on the image mean; default 1. 0 still reads the camera but adds nothing: a hold-pose model that exercises the image path. */
+  imageGain?: number;
 }
 
-/** action = reshape(state @ W + b + mean(image)): the image's mean pixel value is added to every entry. */
+/** action = reshape(state @ W + b + gain * mean(image)): the image's mean pixel value is added to every entry. */
 export function cameraStatePolicy(o: CameraStatePolicyOptions): Uint8Array {
   const image = `observation.images.${o.camera}`;
   const linear = linearNodes(o, o.chunk ?? 1);
@@ -168,10 +170,11 @@ export function cameraStatePolicy(o: CameraStatePolicyOptions): Uint8Array {
     node: [
       ...linear.nodes,
       node("ReduceMean", [image], ["image_mean"], { axes: [1, 2, 3], keepdims: 0 }),
-      node("Add", ["flat", "image_mean"], ["with_image"]),
+      node("Mul", ["image_mean", "image_gain"], ["image_term"]),
+      node("Add", ["flat", "image_term"], ["with_image"]),
       ...action.nodes,
     ],
-    initializer: [...linear.initializer, ...action.initializer],
+    initializer: [...linear.initializer, ...action.initializer, floatTensor("image_gain", [1], [o.imageGain ?? 1])],
     input: [...stateInputs(o), valueInfo(image, [batchOf(o), 3, o.height, o.width])],
     output: [action.output],
   }, o);

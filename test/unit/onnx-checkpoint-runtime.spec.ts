@@ -1,10 +1,14 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import type { Observation } from "../../cell-agent/hardware/types.js";
+import type { CameraFrame, Observation } from "../../cell-agent/hardware/types.js";
 import { CheckpointPolicyRuntime, type CheckpointRef, type CheckpointSource } from "../../cell-agent/policy/checkpoint-runtime.js";
 import { CompositePolicyRuntime } from "../../cell-agent/policy/composite-runtime.js";
+import { buildObservation, contractOf } from "../../cell-agent/episode/observation.js";
+import { realizeEpisodePlan } from "../../cell-agent/episode/plan.js";
+import { pickCubeTask } from "../../simulators/physics/pick-episode.js";
+import { createSimulatedCell } from "../../simulators/sim-cell-hardware.js";
 import type { PolicyObservation } from "../../protocol/policy/onnx/policy-observation.js";
-import { linearStatePolicy, noisyLinearPolicy } from "../support/onnx-models.js";
+import { cameraStatePolicy, linearStatePolicy, noisyLinearPolicy } from "../support/onnx-models.js";
 
 // The agent's Observation must be usable wherever the ONNX policy reads one (checked by tsc).
 const _observationFits = (o: Observation): PolicyObservation => o;
@@ -155,6 +159,45 @@ describe("CheckpointPolicyRuntime", function () {
     };
     assert.deepEqual(await episode(5), await episode(5));
     assert.notDeepEqual(await episode(5), await episode(6));
+  });
+
+  it("keeps a simulated so101 at its home pose with the hold-pose models, reading the top camera or not", async () => {
+    const models = {
+      state: linearStatePolicy({ stateWidth: 7, dof: 6, chunk: 8 }),
+      camera: cameraStatePolicy({ stateWidth: 7, dof: 6, chunk: 8, camera: "top", height: 96, width: 128, imageGain: 0 }),
+    };
+    for (const [name, bytes] of Object.entries(models)) {
+      const cell = await createSimulatedCell({ model: "so101", firmware: "3.11", environment: "tabletop@1", seed: 3, speed: Infinity, devices: "in-process" });
+      try {
+        const plan = realizeEpisodePlan({ task: pickCubeTask(), perturbation: { layoutJitterMm: 10, lighting: ["nominal"], distractors: "none" }, seed: 3, dof: 6, environment: "tabletop@1" });
+        await cell.scene.reset(plan.reset);
+        const policy = {
+          ...policyOf(source.add(name, bytes), { action_horizon: 4, chunk_size: 8 }),
+          observation_contract: { cameras: name === "camera" ? ["top"] : [], state: ["joint_positions", "gripper_state"] },
+        };
+        const session = await runtime.start(policy, ROBOT);
+        await session.reset({ seed: 3, controlRateHz: 30 });
+        await cell.motors.setTorque(true);
+        const contract = contractOf(policy);
+        const home = (await cell.motors.readState()).positionRad;
+        let deviationRad = 0;
+        let next = cell.clock.nowNs();
+        for (let step = 0; step < 90; step++) {
+          const frames = new Map<string, CameraFrame>();
+          for (const camera of cell.cameras) frames.set(camera.name, await camera.capture());
+          const joints = await cell.motors.readState();
+          const gripperOpening = (await cell.gripper!.read()).opening;
+          await cell.motors.writeGoalPositions(await session.act(buildObservation(contract, { tNs: cell.clock.nowNs(), joints, gripperOpening, frames })));
+          deviationRad = Math.max(deviationRad, ...joints.positionRad.map((p, i) => Math.abs(p - home[i])));
+          next += 1_000_000_000n / 30n;
+          await cell.clock.sleepUntil(next);
+        }
+        await session.close();
+        assert.ok(deviationRad < 0.01, `${name}: a joint moved ${deviationRad.toFixed(4)} rad from home in 3 s`);
+      } finally {
+        await cell.close();
+      }
+    }
   });
 
   it("takes the checkpoint policies of a composite runtime", async () => {

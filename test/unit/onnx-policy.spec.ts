@@ -72,6 +72,16 @@ describe("OnnxPolicy", function () {
     await policy.release();
   });
 
+  it("reads the camera but adds nothing with image gain 0 (a hold-pose model over the image path)", async () => {
+    const policy = await OnnxPolicy.load(
+      cameraStatePolicy({ stateWidth: 2, dof: 2, chunk: 1, camera: "top", height: 2, width: 2, imageGain: 0 }),
+      { dof: 2, cameras: ["top"], state: ["joint_positions"] },
+    );
+    close(await policy.infer({ jointPositionsRad: [0.3, -0.3], cameras: { top: rgbFrame(2, 2, new Uint8Array(12).fill(200)) } }), [[0.3, -0.3]]);
+    await assert.rejects(policy.infer({ jointPositionsRad: [0, 0], cameras: {} }), /the observation has no frame from camera top/);
+    await policy.release();
+  });
+
   it("feeds a frame at its own size when the model's H and W are symbolic", async () => {
     const policy = await OnnxPolicy.load(
       cameraStatePolicy({ stateWidth: 2, dof: 2, camera: "wrist", height: "h", width: "w" }),
