@@ -180,7 +180,7 @@ function walk(description: OnnxModelDescription, contract: OnnxContract): { prob
   if (description.opset === undefined) {
     problems.push(`the model imports no ai.onnx opset; onnxruntime-web 1.30 on the cells runs opsets ${SUPPORTED_OPSETS.min} to ${SUPPORTED_OPSETS.max}`);
   } else if (description.opset < SUPPORTED_OPSETS.min || description.opset > SUPPORTED_OPSETS.max) {
-    problems.push(`the model's opset is ${description.opset}; onnxruntime-web 1.30 on the cells runs opsets ${SUPPORTED_OPSETS.min} to ${SUPPORTED_OPSETS.max} (torch.onnx.export(..., opset_version=17))`);
+    problems.push(`the model's opset is ${description.opset}; onnxruntime-web 1.30 on the cells runs opsets ${SUPPORTED_OPSETS.min} to ${SUPPORTED_OPSETS.max} (export with an opset_version in that range, e.g. 17)`);
   }
   for (const { domain, version } of description.opsetImports) {
     if (!SUPPORTED_DOMAINS.has(domain)) problems.push(`the model uses operators of domain ${JSON.stringify(domain)} (version ${version}), which onnxruntime-web cannot run`);
