@@ -51,6 +51,7 @@ export function verifyCheckpoint(ref: CheckpointRef, bytes: Uint8Array): void {
   if (sha256 !== ref.sha256) throw new Error(`checkpoint ${ref.id} loaded bytes with sha256 ${sha256}; the coordinator resolved it to ${ref.sha256}; refusing to run them`);
 }
 
+/** One episode of a loaded checkpoint: the rows left of the current chunk and the episode's noise. */
 class CheckpointSession implements PolicySession {
   private rows: number[][] = [];
   private noise: GaussianNoise;

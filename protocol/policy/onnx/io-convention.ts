@@ -35,13 +35,9 @@ export function stateChannelWidth(channel: StateChannel, dof: number): number {
   }
 }
 
+/** Whether a contract's state entry is one of the channels above. */
 export function isStateChannel(name: string): name is StateChannel {
   return (STATE_CHANNEL_NAMES as readonly string[]).includes(name);
-}
-
-/** The input name a contract camera is fed under. */
-export function imageInputName(camera: string): string {
-  return IMAGE_INPUT_PREFIX + camera;
 }
 
 /** The camera an input name reads, or undefined when it is not an image input. */

@@ -14,6 +14,7 @@ const { onnx } = onnxProto;
 /** A dimension: a fixed size, or the symbolic name an exporter gave a dynamic axis ("?" when unnamed). */
 export type OnnxDim = number | string;
 
+/** One graph input or output as declared. */
 export interface OnnxValueDescription {
   name: string;
   /**
@@ -25,6 +26,7 @@ export interface OnnxValueDescription {
   dims: OnnxDim[] | undefined;
 }
 
+/** What describeOnnxModel reads from a model file. */
 export interface OnnxModelDescription {
   irVersion: number;
   /** The version of the default operator set (domain "" or "ai.onnx"); undefined when not imported. */

@@ -5,6 +5,7 @@
  */
 import { mulberry32, type Uniform } from "../../prng.js";
 
+/** Seeded N(0, temp^2) draws; one generator per episode. */
 export class GaussianNoise {
   private uniform: Uniform;
   private spare: number | undefined;

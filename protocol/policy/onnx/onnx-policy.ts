@@ -20,6 +20,7 @@ ort.env.wasm.numThreads = 1;
 ort.env.wasm.proxy = false;
 ort.env.logLevel = "error";
 
+/** A loaded ONNX checkpoint and the I/O plan its contract check produced; holds no per-episode state. */
 export class OnnxPolicy {
   private constructor(
     private readonly session: ort.InferenceSession,

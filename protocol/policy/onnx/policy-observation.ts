@@ -5,6 +5,7 @@
  */
 import { stateChannelWidth, type StateChannel } from "./io-convention.js";
 
+/** A camera frame as the policy reads it (the agent's CameraFrame is one). */
 export interface PolicyCameraFrame {
   width: number;
   height: number;
@@ -14,6 +15,7 @@ export interface PolicyCameraFrame {
   rgb?: Uint8Array;
 }
 
+/** One control step's observation, already restricted to the contract (the agent's Observation is one). */
 export interface PolicyObservation {
   jointPositionsRad?: readonly number[];
   jointVelocitiesRadS?: readonly number[];
