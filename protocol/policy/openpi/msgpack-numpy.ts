@@ -106,12 +106,12 @@ function halfToNumber(bits: number): number {
  */
 function elementsOf(bytes: Uint8Array, dtype: string, size: number): { dtype: string; data: NdData } {
   const { byteOrder, kind, itemBytes } = parseDtype(dtype);
-  if (!isNumericKind(kind)) return { dtype, data: bytes.slice() };
+  if (!isNumericKind(kind)) return { dtype, data: new Uint8Array(bytes) };
   if (bytes.byteLength !== size * itemBytes) {
     throw new Error(`an ndarray of dtype ${dtype} and ${size} elements needs ${size * itemBytes} bytes; got ${bytes.byteLength}`);
   }
-  // A copy: aligned for the typed array, and free of the message buffer.
-  const copy = bytes.slice();
+  // A copy, aligned for the typed array and free of the message buffer (not slice(): on a Buffer that is a view).
+  const copy = new Uint8Array(bytes);
   if (byteOrder === ">" && itemBytes > 1) {
     for (let i = 0; i < copy.length; i += itemBytes) copy.subarray(i, i + itemBytes).reverse();
   }
