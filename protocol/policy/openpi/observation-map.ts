@@ -83,6 +83,8 @@ const IMAGE_FIELDS = ["key", "camera", "width", "height", "layout", "resize"];
 const MAX_SIDE_PX = 4096;
 
 const show = (value: unknown) => JSON.stringify(value) ?? String(value);
+/** A key as the customer wrote it: "observation/state", or ["images", "cam_high"]. */
+const showKey = (path: readonly string[]) => (path.length === 1 ? show(path[0]) : `[${path.map(show).join(", ")}]`);
 const list = (values: readonly string[]) => (values.length ? values.map(show).join(", ") : "none");
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -100,14 +102,22 @@ function keyPath(value: unknown, field: string): string[] {
   throw new ObservationMapError(field, `a key is a non-empty string, or an array of non-empty strings for a path into nested maps; got ${show(value)}`);
 }
 
+interface ChosenKey {
+  path: string[];
+  field: string;
+  /** The preset it came from, when it was not given explicitly. */
+  preset?: PresetName;
+}
+
 /** An explicit field (null drops the preset's), else the preset's, else nothing. */
-function chosenKey(map: Record<string, unknown>, name: "state" | "gripper" | "prompt", preset: string | string[] | undefined): { path: string[]; field: string } | undefined {
+function chosenKey(map: Record<string, unknown>, name: "state" | "gripper" | "prompt", presetName: PresetName | undefined): ChosenKey | undefined {
   const field = `${FIELD}.${name}`;
   if (name in map) {
     const value = map[name];
     return value === null || value === undefined ? undefined : { path: keyPath(value, field), field };
   }
-  return preset === undefined ? undefined : { path: keyPath(preset, field), field: `${field} (from ${FIELD}.preset)` };
+  const key = presetName ? PRESETS[presetName][name] : undefined;
+  return key === undefined ? undefined : { path: keyPath(key, field), field, preset: presetName };
 }
 
 function sidePx(value: unknown, field: string): number {
@@ -146,16 +156,17 @@ function presetImages(name: PresetName, context: ObservationMapContext): Array<R
     if (camera === undefined) {
       if (!image.required) continue;
       const wanted = image.view === "wrist" ? `a "wrist" camera` : `an exterior camera ("top" or any camera but "wrist")`;
-      throw new ObservationMapError(`${FIELD}.preset`, `the ${name} preset sends ${show(image.key)} from ${wanted}, but policy.observation_contract.cameras has ${list(context.cameras)}; add one to the contract, or give ${FIELD}.images`);
+      throw new ObservationMapError(`${FIELD}.preset`, `the ${name} preset sends ${showKey(keyPath(image.key, FIELD))} from ${wanted}, and policy.observation_contract.cameras (${list(context.cameras)}) has none; add one to the contract, or give ${FIELD}.images`);
     }
     images.push({ field: `${FIELD}.preset`, path: keyPath(image.key, `${FIELD}.preset`), camera, width: preset.width, height: preset.height, layout: preset.layout, resize: preset.resize });
   }
   return images;
 }
 
-function requireChannel(context: ObservationMapContext, channel: string, key: { path: string[]; field: string }, what: string): void {
+function requireChannel(context: ObservationMapContext, channel: string, key: ChosenKey, what: string): void {
   if (!context.state.includes(channel)) {
-    throw new ObservationMapError(key.field, `sends ${what} as ${show(key.path.length === 1 ? key.path[0] : key.path)}, but policy.observation_contract.state does not list ${show(channel)}; add it to the contract, or set this field to null to send none`);
+    const who = key.preset ? `the ${key.preset} preset sends` : "sends";
+    throw new ObservationMapError(key.field, `${who} ${what} as ${showKey(key.path)}, but policy.observation_contract.state does not list ${show(channel)}; add it to the contract, or set ${key.field} to null to send none`);
   }
 }
 
@@ -167,8 +178,8 @@ function rejectClashes(entries: Array<{ path: string[]; field: string }>): void 
       const n = Math.min(a.path.length, b.path.length);
       if (a.path.slice(0, n).every((k, x) => k === b.path[x])) {
         const detail = a.path.length === b.path.length
-          ? `${show(a.path)} is also the key of ${b.field}; each field needs a key of its own`
-          : `${show(a.path)} and ${b.field}'s ${show(b.path)} would need ${show(a.path.slice(0, n))} to be both a value and a map`;
+          ? `${showKey(a.path)} is also the key of ${b.field}; each field needs a key of its own`
+          : `${showKey(a.path)} and ${showKey(b.path)} (${b.field}) would make ${showKey(a.path.slice(0, n))} both a value and a map; choose keys apart`;
         throw new ObservationMapError(a.field, detail);
       }
     }
@@ -194,12 +205,11 @@ export function resolveObservationMap(raw: unknown, context: ObservationMapConte
     }
     presetName = raw.preset as PresetName;
   }
-  const preset = presetName ? PRESETS[presetName] : undefined;
 
   const images = raw.images !== undefined ? explicitImages(raw.images, context) : presetName ? presetImages(presetName, context) : [];
-  const state = chosenKey(raw, "state", preset?.state);
-  const gripper = chosenKey(raw, "gripper", preset?.gripper);
-  const prompt = chosenKey(raw, "prompt", preset?.prompt);
+  const state = chosenKey(raw, "state", presetName);
+  const gripper = chosenKey(raw, "gripper", presetName);
+  const prompt = chosenKey(raw, "prompt", presetName);
   if (state) requireChannel(context, "joint_positions", state, "the joint positions");
   if (gripper) requireChannel(context, "gripper_state", gripper, "the gripper opening");
   if (images.length === 0 && !state && !gripper) {
