@@ -120,7 +120,8 @@ export class OpenpiClient {
         return;
       }
       let opened = false;
-      const finish = (error: OpenpiError | undefined, client?: OpenpiClient) => {
+      /** Drops the connect-phase listeners, then fails or hands the socket to a client. */
+      const finish = (error: OpenpiError | undefined, metadata?: Record<string, unknown>) => {
         clearTimeout(timer);
         socket.removeAllListeners();
         if (error) {
@@ -128,7 +129,7 @@ export class OpenpiClient {
           socket.terminate();
           reject(error);
         } else {
-          resolve(client!);
+          resolve(new OpenpiClient(socket, shown, metadata!));
         }
       };
       const timer = setTimeout(() => {
@@ -147,12 +148,14 @@ export class OpenpiClient {
           finish(new OpenpiError("protocol", `connected to ${shown}, but its first frame is text, not MessagePack metadata: ${String(data).slice(0, 300)}`));
           return;
         }
+        let metadata: Record<string, unknown>;
         try {
-          const metadata = decodeMap(asBytes(data), "metadata");
-          finish(undefined, new OpenpiClient(socket, shown, metadata));
+          metadata = decodeMap(asBytes(data), "metadata");
         } catch (error) {
           finish(error as OpenpiError);
+          return;
         }
+        finish(undefined, metadata);
       });
     });
   }
