@@ -98,7 +98,8 @@ function at(map: Map<string, unknown>, path: KeyPath): unknown {
   return node;
 }
 
-function ndarray(dtype: string, shape: number[], data: Uint8Array): Map<Buffer, unknown> {
+/** A numpy array as msgpack_numpy packs it (bin keys), for msgpackr to pack; usable in `metadata`. */
+export function ndarray(dtype: string, shape: number[], data: Uint8Array): Map<Buffer, unknown> {
   return new Map<Buffer, unknown>([
     [Buffer.from("__ndarray__"), true],
     [Buffer.from("data"), Buffer.from(data)],
@@ -136,6 +137,15 @@ export async function startOpenpiServer(options: OpenpiServerOptions = {}): Prom
   const keys = options.keys ?? DROID_KEYS;
   const natives = options.nativeSizes ?? { top: { width: 640, height: 480 }, wrist: { width: 320, height: 240 } };
   const state = { delayMs: options.delayMs ?? 0, requests: 0, connections: 0, lastRequest: undefined as Map<string, unknown> | undefined };
+  /** Replies held back by `delayMs`; dropped at close so no timer outlives the server. */
+  const delays = new Set<NodeJS.Timeout>();
+  const delay = (ms: number) => new Promise<void>((resolve) => {
+    const timer = setTimeout(() => {
+      delays.delete(timer);
+      resolve();
+    }, ms);
+    delays.add(timer);
+  });
 
   const wss = new WebSocketServer({ host: "127.0.0.1", port: 0, perMessageDeflate: false });
   await new Promise<void>((resolve, reject) => {
@@ -182,7 +192,7 @@ export async function startOpenpiServer(options: OpenpiServerOptions = {}): Prom
         const rows = new Float32Array(chunk * dim);
         for (let r = 0; r < chunk; r++) for (let j = 0; j < dim; j++) rows[r * dim + j] = target[j] ?? 0;
         const inferMs = performance.now() - startedMs;
-        if (state.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, state.delayMs));
+        if (state.delayMs > 0) await delay(state.delayMs);
         state.requests += 1;
         if (socket.readyState !== socket.OPEN) return;
         socket.send(packr.pack(new Map<string, unknown>([
@@ -217,6 +227,7 @@ export async function startOpenpiServer(options: OpenpiServerOptions = {}): Prom
       return state.lastRequest;
     },
     async close() {
+      for (const timer of delays) clearTimeout(timer);
       for (const client of wss.clients) client.terminate();
       await new Promise<void>((resolve) => wss.close(() => resolve()));
     },
