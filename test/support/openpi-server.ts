@@ -98,6 +98,14 @@ function at(map: Map<string, unknown>, path: KeyPath): unknown {
   return node;
 }
 
+/** A little-endian float array's elements (the state is <f4 from our client; <f8 from openpi's examples). */
+function floats(array: Array3): number[] {
+  const bytes = new Uint8Array(array.data); // a copy: aligned
+  if (array.dtype === "<f4") return Array.from(new Float32Array(bytes.buffer));
+  if (array.dtype === "<f8") return Array.from(new Float64Array(bytes.buffer));
+  throw new Error(`the state must be <f4 or <f8; got ${array.dtype}`);
+}
+
 /** A numpy array as msgpack_numpy packs it (bin keys), for msgpackr to pack; usable in `metadata`. */
 export function ndarray(dtype: string, shape: number[], data: Uint8Array): Map<Buffer, unknown> {
   return new Map<Buffer, unknown>([
@@ -184,7 +192,7 @@ export async function startOpenpiServer(options: OpenpiServerOptions = {}): Prom
         const joints = keys.state ? (at(request, keys.state) as Array3 | undefined) : undefined;
         const observation: Observation = {
           tNs, cameras,
-          ...(joints ? { jointPositionsRad: Array.from(new Float32Array(new Uint8Array(joints.data).buffer)) } : {}),
+          ...(joints ? { jointPositionsRad: floats(joints) } : {}),
           ...(keys.prompt && typeof at(request, keys.prompt) === "string" ? { instruction: at(request, keys.prompt) as string } : {}),
         };
         const target = await expert.act(observation);

@@ -79,11 +79,9 @@ function setPath(request: Record<string, unknown>, path: readonly string[], valu
  */
 export async function buildOpenpiObservation(observation: PolicyObservation, map: ResolvedObservationMap): Promise<Record<string, unknown>> {
   const request: Record<string, unknown> = {};
-  const images = await Promise.all(map.images.map((image) => {
-    const frame = observation.cameras[image.camera];
-    if (!frame) throw new Error(`camera ${JSON.stringify(image.camera)} has no frame in this observation (it has: ${Object.keys(observation.cameras).join(", ") || "none"})`);
-    return imageArray(frame, image);
-  }));
+  const missing = map.images.find((image) => !observation.cameras[image.camera]);
+  if (missing) throw new Error(`camera ${JSON.stringify(missing.camera)} has no frame in this observation (it has: ${Object.keys(observation.cameras).join(", ") || "none"})`);
+  const images = await Promise.all(map.images.map((image) => imageArray(observation.cameras[image.camera], image)));
   map.images.forEach((image, i) => setPath(request, image.path, images[i]));
   if (map.state) {
     const joints = observation.jointPositionsRad;
