@@ -4,6 +4,10 @@
  * (simulators/policies/endpoint-server.ts). Each refusal's message is checked word for word.
  */
 import assert from "node:assert/strict";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { Packr } from "msgpackr";
+import { WebSocketServer } from "ws";
 import { preflightEndpoint, PreflightError, type PreflightFailure, type PreflightOptions } from "../../protocol/policy/endpoint-preflight.js";
 import { startEndpointPolicyServer, type EndpointPolicyServer } from "../../simulators/policies/endpoint-server.js";
 import { ndarray, startOpenpiServer, type OpenpiServerOptions, type OpenpiTestServer } from "../support/openpi-server.js";
@@ -107,6 +111,29 @@ describe("endpoint pre-flight", function () {
       const failed = await refusal(openpiPolicy(failing.url));
       assert.equal(failed.failure, "bad_reply");
       assert.match(failed.message, /^the policy server reported an error: Traceback[\s\S]*ValueError: test failure$/);
+    });
+
+    it("refuses an HTTP server that is not a WebSocket, and replies that are not MessagePack or lack actions", async () => {
+      const http = createServer((_req, res) => res.writeHead(404).end("not here"));
+      await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", () => resolve()));
+      closers.push({ close: () => new Promise<void>((resolve) => http.close(() => resolve())) });
+      const httpUrl = `ws://127.0.0.1:${(http.address() as AddressInfo).port}/`;
+      assert.deepEqual(await refusal(openpiPolicy(httpUrl)), { failure: "unreachable", message: `could not connect to ${httpUrl}: the server answered HTTP 404 instead of opening a WebSocket` });
+
+      const replies = [Buffer.from('{"actions": [[0, 0, 0, 0, 0, 0]]}'), new Packr({ useRecords: false }).pack({ action: [0, 0, 0, 0, 0, 0] })];
+      const wss = new WebSocketServer({ host: "127.0.0.1", port: 0 });
+      await new Promise((resolve) => wss.once("listening", resolve));
+      closers.push({ close: () => new Promise<void>((resolve) => wss.close(() => resolve())) });
+      wss.on("connection", (socket) => {
+        socket.send(new Packr({ useRecords: false }).pack({}));
+        socket.on("message", () => socket.send(replies.shift()!));
+      });
+      const url = `ws://127.0.0.1:${(wss.address() as AddressInfo).port}/`;
+      assert.deepEqual(await refusal(openpiPolicy(url)), {
+        failure: "bad_reply", message: `the policy server's reply is not MessagePack (it looks like JSON: {"actions": [[0, 0, 0, 0, 0, 0]]})`,
+      });
+      assert.deepEqual(await refusal(openpiPolicy(url)), { failure: "bad_reply", message: `the policy server's reply has no "actions" (its keys: action)` });
+      for (const client of wss.clients) client.terminate();
     });
 
     it("refuses a policy whose observation_map the scene cannot feed, before connecting", async () => {

@@ -68,8 +68,9 @@ function decodeMap(bytes: Uint8Array, what: string): Record<string, unknown> {
   try {
     value = unpackOpenpi(bytes);
   } catch (error) {
-    const head = Buffer.from(bytes.subarray(0, 16)).toString("hex");
-    throw new OpenpiError("protocol", `the policy server's ${what} is not MessagePack (${bytes.length} bytes starting ${head}: ${(error as Error).message})`);
+    const text = Buffer.from(bytes.subarray(0, 200)).toString("utf8");
+    const seen = /^\s*[{[]/.test(text) ? `it looks like JSON: ${text}` : `${bytes.length} bytes starting ${Buffer.from(bytes.subarray(0, 16)).toString("hex")}: ${(error as Error).message}`;
+    throw new OpenpiError("protocol", `the policy server's ${what} is not MessagePack (${seen})`);
   }
   if (value === null || typeof value !== "object" || Array.isArray(value) || value instanceof NdArray) {
     throw new OpenpiError("protocol", `the policy server's ${what} must be a map; got ${Array.isArray(value) ? "an array" : value === null ? "nil" : typeof value}`);
