@@ -1,50 +1,21 @@
 /**
- * Policy type `endpoint`: the customer's policy runs on their own server and the agent asks it for
- * an action every control step, over HTTP(S) POST or a WebSocket.
+ * Policy type `endpoint`: the customer's policy runs on their own server. `policy.protocol` picks
+ * the wire:
  *
- * Wire (JSON both ways). Each step the agent sends
- *   {session, step, t, instruction?, joint_positions?, joint_velocities?, gripper_opening?,
- *    cameras: {<name>: {jpeg_b64, width, height}}, reset?: {seed, control_rate_hz}}
- * (`reset` only on step 0 of an episode; `session` is new per episode) and expects
- *   {action: number[]}            (on a WebSocket also `step`, echoed, to match the reply)
- * A reply later than `latency_budget_ms` is a miss and that step holds position; persistent misses
- * end the episode (see latency-budget.ts). A transport error counts as a miss.
+ * - "json" (the default): the agent asks for an action every control step, over HTTP(S) POST or a
+ *   WebSocket (protocol/policy/json-wire.ts). A reply later than `latency_budget_ms` is a miss and
+ *   that step holds position; persistent misses end the episode (see latency-budget.ts). A
+ *   transport error counts as a miss.
+ * - "openpi": openpi / RoboArena policy servers, action chunks over one WebSocket per episode
+ *   (openpi-runtime.ts).
  */
 import { randomUUID } from "node:crypto";
 import WebSocket from "ws";
+import { endpointSpecOf } from "../../protocol/policy/endpoint-spec.js";
+import { actionOf, encodeObservation } from "../../protocol/policy/json-wire.js";
 import type { Observation, PolicyRuntime, PolicySession } from "../hardware/types.js";
 import { LatencyBudget, PolicyEndpointTimeout, PolicyStepMissed, type LatencyBudgetOptions } from "./latency-budget.js";
-
-export interface EndpointPolicySpec {
-  url: string;
-  latencyBudgetMs: number;
-}
-
-/** Reads `{type: "endpoint", url, latency_budget_ms}` (validated by the coordinator; checked again here). */
-export function endpointSpecOf(policy: Record<string, unknown>): EndpointPolicySpec {
-  const url = policy.url;
-  const budget = policy.latency_budget_ms;
-  if (typeof url !== "string" || !/^(https?|wss?):\/\//.test(url)) throw new Error(`an endpoint policy needs url http(s):// or ws(s)://; got ${JSON.stringify(url)}`);
-  if (!(typeof budget === "number" && budget > 0)) throw new Error(`an endpoint policy needs latency_budget_ms > 0; got ${JSON.stringify(budget)}`);
-  return { url, latencyBudgetMs: budget };
-}
-
-/** The request body of one step (exported for the simulated endpoint server and tests). */
-export function encodeObservation(session: string, step: number, observation: Observation, reset?: { seed: number; controlRateHz: number }): Record<string, unknown> {
-  const cameras: Record<string, { jpeg_b64: string; width: number; height: number }> = {};
-  for (const [name, frame] of Object.entries(observation.cameras)) {
-    cameras[name] = { jpeg_b64: Buffer.from(frame.jpeg).toString("base64"), width: frame.width, height: frame.height };
-  }
-  return {
-    session, step, t: Number(observation.tNs) / 1e9,
-    ...(observation.instruction !== undefined ? { instruction: observation.instruction } : {}),
-    ...(observation.jointPositionsRad ? { joint_positions: observation.jointPositionsRad } : {}),
-    ...(observation.jointVelocitiesRadS ? { joint_velocities: observation.jointVelocitiesRadS } : {}),
-    ...(observation.gripperOpening !== undefined ? { gripper_opening: observation.gripperOpening } : {}),
-    cameras,
-    ...(reset ? { reset: { seed: reset.seed, control_rate_hz: reset.controlRateHz } } : {}),
-  };
-}
+import { OpenpiSession, type OpenpiSessionOptions } from "./openpi-runtime.js";
 
 class BudgetExceeded extends Error {}
 
@@ -168,11 +139,7 @@ class EndpointSession implements PolicySession {
     const verdict = this.budget.record(latencyMs);
     if (verdict === "timeout") throw new PolicyEndpointTimeout(`${this.budget.describe()}${this.lastError ? ` (last error: ${this.lastError})` : ""}`);
     if (verdict === "miss") throw new PolicyStepMissed(latencyMs, this.budget.budgetMs);
-    const action = (reply as { action?: unknown } | null)?.action;
-    if (!Array.isArray(action) || action.length !== this.dof || !action.every((v) => typeof v === "number" && Number.isFinite(v))) {
-      throw new Error(`the policy endpoint must answer {"action": [${this.dof} finite numbers]}; got ${JSON.stringify(reply).slice(0, 200)}`);
-    }
-    return action as number[];
+    return actionOf(reply, this.dof);
   }
 
   async close(): Promise<void> {
@@ -183,9 +150,11 @@ class EndpointSession implements PolicySession {
 export interface EndpointRuntimeOptions {
   /** Overrides of the miss rules (defaults: 5 in a row, or over 20% of the last 50 steps). */
   budget?: Omit<LatencyBudgetOptions, "budgetMs">;
+  /** openpi endpoints: how long an episode's start waits for the connection (default 10000 ms). */
+  openpi?: OpenpiSessionOptions;
 }
 
-/** Starts endpoint policies; handles `type: "endpoint"` only. */
+/** Starts endpoint policies (`type: "endpoint"` only), on the wire `policy.protocol` names. */
 export class EndpointPolicyRuntime implements PolicyRuntime {
   readonly policyTypes = ["endpoint"] as const;
 
@@ -198,7 +167,9 @@ export class EndpointPolicyRuntime implements PolicyRuntime {
 
   async start(policy: Record<string, unknown>, robot: { model: string; dof: number }): Promise<PolicySession> {
     const spec = endpointSpecOf(policy);
+    const budget = new LatencyBudget({ ...this.options.budget, budgetMs: spec.latencyBudgetMs });
+    if (spec.protocol === "openpi") return new OpenpiSession(spec, policy, budget, robot.dof, this.options.openpi);
     const transport = /^wss?:/.test(spec.url) ? new WsTransport(spec.url) : new HttpTransport(spec.url);
-    return new EndpointSession(transport, new LatencyBudget({ ...this.options.budget, budgetMs: spec.latencyBudgetMs }), robot.dof);
+    return new EndpointSession(transport, budget, robot.dof);
   }
 }
