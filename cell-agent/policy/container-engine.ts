@@ -105,6 +105,12 @@ export class ContainerEngineCli {
     return stdout.split("\n").map((l) => l.trim()).filter((l) => l.includes(fragment));
   }
 
+  /** The last lines a container printed (stdout and stderr), on one line; "" when there are none or the engine cannot say. */
+  async logTail(name: string, lines = 5, timeoutMs = 10_000): Promise<string> {
+    const out = await this.exec(["logs", "--tail", String(lines), name], timeoutMs).catch(() => undefined);
+    return out && out.code === 0 ? stderrTail(`${out.stdout}\n${out.stderr}`) : "";
+  }
+
   /** Removes containers by name, running or not; a container that is already gone is no error. */
   async remove(names: readonly string[], timeoutMs = 30_000): Promise<void> {
     if (names.length === 0) return;

@@ -9,8 +9,9 @@
  * It never pulls (`--pull never`): a pull would outlast the start timeout, so images are pulled when
  * the cell is set up and the doctor warns about missing ones. The session waits, up to
  * `startTimeoutMs`, until the server answers HTTP on that port, then talks to it over a WebSocket at
- * `/` with the image's wire (`protocol`). Closing the session, or a start that fails half way,
- * removes the container (`rm -f`); `cleanup()` removes containers a crashed agent left behind.
+ * `/` with the image's wire (`protocol`). A start that fails quotes the engine's or the container's last
+ * words. Closing the session, or a start that fails half way, removes the container (`rm -f`);
+ * `cleanup()` removes containers a crashed agent left behind.
  *
  * Only configured images run: the cell operator decides what executes on the cell PC.
  */
@@ -89,6 +90,12 @@ function answersHttp(port: number, timeoutMs: number): Promise<boolean> {
 /** Every GPU: docker's flag, or for podman the NVIDIA CDI device (podman's own --gpus is unreliable). */
 function gpuArgs(engine: EngineName): string[] {
   return engine === "podman" ? ["--device", "nvidia.com/gpu=all"] : ["--gpus", "all"];
+}
+
+/** `; its last output: ...` from the container's log, for an error message; "" when it printed nothing. */
+async function lastWords(engine: ContainerEngineCli, name: string): Promise<string> {
+  const tail = await engine.logTail(name);
+  return tail ? `; its last output: ${tail}` : "";
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -199,13 +206,13 @@ export class ContainerPolicyRuntime implements PolicyRuntime {
       if (performance.now() >= nextAliveCheck) {
         const running = await engine.containerNames(name, { all: false });
         if (!running.includes(name)) {
-          throw new Error(`the container of ${entry.image} stopped before its policy server answered; it must keep serving on port ${entry.port} (try it by hand: ${engine.name} run --rm --publish 127.0.0.1:${entry.port}:${entry.port} ${entry.image})`);
+          throw new Error(`the container of ${entry.image} stopped before its policy server answered${await lastWords(engine, name)}; it must keep serving on port ${entry.port} (try it by hand: ${engine.name} run --rm --publish 127.0.0.1:${entry.port}:${entry.port} ${entry.image})`);
         }
         nextAliveCheck = performance.now() + ALIVE_CHECK_INTERVAL_MS;
       }
       await sleep(Math.min(READY_PROBE_INTERVAL_MS, Math.max(0, deadline - performance.now())));
     }
-    throw new Error(`${entry.image} did not answer on its port ${entry.port} within ${Math.round(this.startTimeoutMs / 1000)} s of starting (policies.startTimeoutMs); the image must serve its policy on that port (policies.images[].port)`);
+    throw new Error(`${entry.image} did not answer on its port ${entry.port} within ${Math.round(this.startTimeoutMs / 1000)} s of starting (policies.startTimeoutMs)${await lastWords(engine, name)}; the image must serve its policy on that port (policies.images[].port)`);
   }
 
   private async remove(engine: ContainerEngineCli, name: string): Promise<void> {

@@ -13,6 +13,7 @@
  *   run --detach --pull never --name N --publish 127.0.0.1:H:C [--gpus all | --device D] [--env K=V]... IMAGE
  *   rm -f NAME...            kills the container's process group and forgets it
  *   ps [--all] [--filter name=X] [--format {{.Names}}]
+ *   logs --tail N NAME       the last N lines the container's process printed
  *   version --format {{json .}}
  *   image inspect [--format {{.Id}}] IMAGE...
  *
@@ -25,8 +26,8 @@ import { existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, wri
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
-/** What an image's container does: serve the expert for a robot model, never listen, or exit at once. */
-export type FakeImage = { serve: string } | { mute: true } | { crash: string };
+/** What an image's container does: serve the expert for a robot model, print a line and never listen, or print a line and exit. */
+export type FakeImage = { serve: string } | { mute: string } | { crash: string };
 
 export interface FakeContainer {
   name: string;
@@ -175,6 +176,15 @@ function ps(dir: string, args: string[]): void {
   for (const name of names) process.stdout.write(`${name}\n`);
 }
 
+function logs(dir: string, args: string[]): void {
+  const { flags, rest } = parse(args, ["--tail", "-n"], []);
+  const tail = Number((flags.get("--tail") ?? flags.get("-n") ?? ["all"]).at(-1));
+  if (rest.length !== 1) throw new Usage(`"docker logs" requires exactly 1 argument.`);
+  if (!existsSync(containerFile(dir, rest[0]))) fail(`Error response from daemon: No such container: ${rest[0]}`, 1);
+  const lines = readFileSync(join(dir, `${rest[0]}.log`), "utf8").split("\n").filter((l) => l !== "");
+  for (const line of Number.isFinite(tail) ? lines.slice(-tail) : lines) process.stdout.write(`${line}\n`);
+}
+
 function version(args: string[]): void {
   const { flags, rest } = parse(args, ["--format", "-f"], []);
   if (rest.length || (flags.get("--format") ?? flags.get("-f"))?.at(-1) !== "{{json .}}") throw new Usage("the fake engine prints its version as --format {{json .}} only");
@@ -194,6 +204,7 @@ function imageInspect(dir: string, args: string[]): void {
 async function container(behaviour: FakeImage, hostIp: string, hostPort: number): Promise<void> {
   if ("crash" in behaviour) fail(behaviour.crash, 1);
   if ("mute" in behaviour) {
+    console.log(behaviour.mute);
     setInterval(() => undefined, 60_000);
     return;
   }
@@ -215,6 +226,7 @@ async function main(argv: string[]): Promise<void> {
     if (command === "run") run(dir, args);
     else if (command === "rm") await rm(dir, args);
     else if (command === "ps") ps(dir, args);
+    else if (command === "logs") logs(dir, args);
     else if (command === "version") version(args);
     else if (command === "image" && args[0] === "inspect") imageInspect(dir, args.slice(1));
     else throw new Usage(`the fake engine does not implement "${argv.join(" ")}"`);

@@ -50,7 +50,7 @@ describe("container policy runtime (fake docker)", function () {
 
   before(() => {
     dir = mkdtempSync(join(tmpdir(), "assay-fake-engine-"));
-    writeFakeEngineImages(dir, { [EXPERT]: { serve: "so101" }, [MUTE]: { mute: true }, [CRASH]: { crash: "policy server: no checkpoint in /models" } });
+    writeFakeEngineImages(dir, { [EXPERT]: { serve: "so101" }, [MUTE]: { mute: "loading checkpoint from the hub" }, [CRASH]: { crash: "policy server: no checkpoint in /models" } });
     process.env.PATH = `${FAKE_BIN}${delimiter}${saved.path}`;
     process.env.ASSAY_FAKE_ENGINE_DIR = dir;
   });
@@ -145,13 +145,13 @@ describe("container policy runtime (fake docker)", function () {
 
   it("gives up on an image that never answers within startTimeoutMs, and removes its container", async () => {
     const runtime = new ContainerPolicyRuntime({ images: [image(MUTE, { port: 9000 })], startTimeoutMs: 5000 });
-    await assert.rejects(runtime.start(containerPolicy(MUTE), ROBOT), /assay\/never-listens:1 did not answer on its port 9000 within 5 s of starting \(policies.startTimeoutMs\)/);
+    await assert.rejects(runtime.start(containerPolicy(MUTE), ROBOT), /assay\/never-listens:1 did not answer on its port 9000 within 5 s of starting \(policies.startTimeoutMs\); its last output: loading checkpoint from the hub; the image must serve/);
     assert.deepEqual(fakeContainers(dir), []);
   });
 
   it("notices a container that exits while starting, without waiting out the start timeout", async () => {
     const runtime = new ContainerPolicyRuntime({ images: [image(CRASH)], startTimeoutMs: 60_000 });
-    await assert.rejects(runtime.start(containerPolicy(CRASH), ROBOT), /the container of assay\/crashes:1 stopped before its policy server answered/);
+    await assert.rejects(runtime.start(containerPolicy(CRASH), ROBOT), /the container of assay\/crashes:1 stopped before its policy server answered; its last output: policy server: no checkpoint in \/models; it must keep serving on port 8000/);
     assert.deepEqual(fakeContainers(dir), []);
   });
 
