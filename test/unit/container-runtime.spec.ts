@@ -7,7 +7,6 @@
 import { strict as assert } from "node:assert";
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
-import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { delimiter, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -30,18 +29,6 @@ const image = (name: string, extra: Partial<ContainerImage> = {}): ContainerImag
 const containerPolicy = (name: string) => ({
   type: "container", image: name, action_space: { type: "joint_position", dim: 6 }, observation_contract: { state: ["joint_positions"] },
 });
-
-/** True when something accepts a TCP connection on the loopback port. */
-function listening(port: number): Promise<boolean> {
-  return new Promise((done) => {
-    const socket = connect(port, "127.0.0.1");
-    socket.once("connect", () => {
-      socket.destroy();
-      done(true);
-    });
-    socket.once("error", () => done(false));
-  });
-}
 
 describe("container policy runtime (fake docker)", function () {
   this.timeout(30_000);
@@ -104,8 +91,9 @@ describe("container policy runtime (fake docker)", function () {
 
     await session.close();
     assert.deepEqual(fakeContainers(dir), []);
+    // The server process is gone, and its port with it. (No connect test on the port: once freed, an
+    // ephemeral port may be taken by any process on a busy machine, so that would be flaky.)
     assert.equal(processAlive(container.pid), false);
-    assert.equal(await listening(container.publish.hostPort), false);
     await session.close();
   });
 
