@@ -6,6 +6,8 @@ import type { CameraCalibration } from "./hardware/types.js";
 import { readFileSync } from "node:fs";
 import { loadFirmwarePins } from "../firmware-pins/pins.js";
 import { compileRosMotorBusOptions, type RosMotorBusOptions } from "./devices/ros/ros-bus-options.js";
+import type { EngineName } from "./policy/container-engine.js";
+import { CONTAINER_RUNTIME_DEFAULTS, type ContainerImage } from "./policy/container-runtime.js";
 
 /** A serial servo bus (SO-101's Feetech STS3215, or Dynamixel X); see docs/servo-buses.md. */
 export interface SerialMotorsConfig {
@@ -55,11 +57,20 @@ export type EstopConfig =
   | { kind: "serial"; path: string; line: "cts" | "dsr" | "dcd"; pressedWhen: "deasserted" | "asserted"; pollMs: number }
   | { kind: "gpio"; chip: string; line: number; pressedWhen: "high" | "low"; pollMs: number };
 
+/** How the cell runs `container` policies (docs/install-cell-agent.md, "Policies"). */
 export interface PoliciesConfig {
-  /** "none" (default) or "container". No container runtime is built into this agent yet. */
+  /** "none" (default: the cell runs no images) or "container" (an OCI engine runs them). */
   runtime: "none" | "container";
-  /** Policy images the operator intends this cell to run (reported once a runtime exists). */
-  images: string[];
+  /** "docker" or "podman" (default: whichever is on PATH, docker first). */
+  engine?: EngineName;
+  /** Give policy containers every GPU, `--gpus all` (default false). */
+  gpus: boolean;
+  /** From starting an image until its server answers, ms (default 120000). */
+  startTimeoutMs: number;
+  /** latency_budget_ms a policy container is held to each step (default 200). */
+  latencyBudgetMs: number;
+  /** The images this cell runs, reported to the coordinator; a bare string is `{image}` with the defaults. */
+  images: ContainerImage[];
 }
 
 export interface SceneResetConfig {
@@ -98,7 +109,7 @@ export interface AgentConfig {
   estop: EstopConfig | null;
   /** Loopback port of the agent's /metrics and /scene-ready endpoint (default 9464; 0 = any free port). */
   metricsPort: number;
-  /** Policy runtime (default {runtime: "none", images: []}). */
+  /** Policy runtime (default {runtime: "none", gpus: false, startTimeoutMs: 120000, latencyBudgetMs: 200, images: []}). */
   policies: PoliciesConfig;
   /** Real-cell scene reset (default {confirmTimeoutMs: 600000, homingMs: 5000}). */
   sceneReset: SceneResetConfig;
@@ -319,14 +330,52 @@ function compileEstop(raw: unknown): EstopConfig | null {
   };
 }
 
+const POLICY_DEFAULTS = { gpus: false, startTimeoutMs: CONTAINER_RUNTIME_DEFAULTS.startTimeoutMs, latencyBudgetMs: CONTAINER_RUNTIME_DEFAULTS.latencyBudgetMs };
+/** An image reference as docker and podman take it; never starting with "-", so it cannot pass for an option. */
+const IMAGE_REFERENCE = /^[A-Za-z0-9][A-Za-z0-9._\-/:@]*$/;
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
 function compilePolicies(raw: unknown): PoliciesConfig {
-  if (raw === undefined || raw === null) return { runtime: "none", images: [] };
-  const policies = section(raw, "policies", ["runtime", "images"]);
+  if (raw === undefined || raw === null) return { runtime: "none", ...POLICY_DEFAULTS, images: [] };
+  const policies = section(raw, "policies", ["runtime", "engine", "gpus", "startTimeoutMs", "latencyBudgetMs", "images"]);
   const images = policies.images ?? [];
-  if (!Array.isArray(images) || !images.every((i) => typeof i === "string" && i !== "")) {
-    throw new Error(`agent config "policies.images" must be an array of image names; got ${JSON.stringify(images)}`);
+  if (!Array.isArray(images)) throw new Error(`agent config "policies.images" must be an array of images (names, or {image, protocol, port, observationMap, env}); got ${JSON.stringify(images)}`);
+  const compiled = images.map((entry, i) => compilePolicyImage(entry, `policies.images[${i}]`));
+  const names = compiled.map((c) => c.image);
+  const duplicate = names.find((n, i) => names.indexOf(n) !== i);
+  if (duplicate) throw new Error(`agent config "policies.images" names "${duplicate}" twice; list each image once`);
+  if (policies.gpus !== undefined && typeof policies.gpus !== "boolean") throw new Error(`agent config "policies.gpus" must be true or false; got ${JSON.stringify(policies.gpus)}`);
+  return {
+    runtime: oneOf(policies, "runtime", "policies.", ["none", "container"] as const, "none"),
+    ...(policies.engine !== undefined ? { engine: oneOf(policies, "engine", "policies.", ["docker", "podman"] as const) } : {}),
+    gpus: (policies.gpus as boolean | undefined) ?? POLICY_DEFAULTS.gpus,
+    startTimeoutMs: number(policies, "startTimeoutMs", POLICY_DEFAULTS.startTimeoutMs, "policies.", 1000, 3_600_000),
+    latencyBudgetMs: number(policies, "latencyBudgetMs", POLICY_DEFAULTS.latencyBudgetMs, "policies.", 1, 60_000),
+    images: compiled,
+  };
+}
+
+function compilePolicyImage(raw: unknown, where: string): ContainerImage {
+  if (typeof raw !== "string" && !isObject(raw)) throw new Error(`agent config "${where}" must be an image name or {image, protocol, port, observationMap, env}; got ${JSON.stringify(raw)}`);
+  const entry = typeof raw === "string" ? { image: raw } : section(raw, where, ["image", "protocol", "port", "observationMap", "env"]);
+  const image = entry.image;
+  if (typeof image !== "string" || !IMAGE_REFERENCE.test(image)) {
+    throw new Error(`agent config "${where}${typeof raw === "string" ? "" : ".image"}" must be an image reference such as "ghcr.io/acme/picker:3"; got ${JSON.stringify(image)}`);
   }
-  return { runtime: oneOf(policies, "runtime", "policies.", ["none", "container"] as const, "none"), images: [...images] as string[] };
+  const env = entry.env ?? {};
+  if (!isObject(env) || !Object.entries(env).every(([k, v]) => ENV_NAME.test(k) && typeof v === "string")) {
+    throw new Error(`agent config "${where}.env" must map variable names (letters, digits, _) to strings, e.g. {"MODEL_DIR": "/models"}; got ${JSON.stringify(env)}`);
+  }
+  if (entry.observationMap !== undefined && !isObject(entry.observationMap)) {
+    throw new Error(`agent config "${where}.observationMap" must be an object; got ${JSON.stringify(entry.observationMap)}`);
+  }
+  return {
+    image,
+    protocol: oneOf(entry, "protocol", `${where}.`, ["json", "openpi"] as const, "json"),
+    port: integer(entry, "port", CONTAINER_RUNTIME_DEFAULTS.port, `${where}.`, 1, 65535),
+    ...(entry.observationMap !== undefined ? { observationMap: entry.observationMap as Record<string, unknown> } : {}),
+    env: { ...(env as Record<string, string>) },
+  };
 }
 
 function compileSceneReset(raw: unknown): SceneResetConfig {

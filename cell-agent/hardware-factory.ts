@@ -1,7 +1,8 @@
 /**
  * Builds a real cell's `CellHardware` from the agent config: the servo bus or rosbridge robot, MJPEG
- * cameras, NatNet mocap (when this build has the client), the e-stop input, the wall clock, and the
- * technician-confirmed scene reset. Whatever was opened is closed again if a later device fails.
+ * cameras, NatNet mocap (when this build has the client), the e-stop input, the wall clock, the
+ * technician-confirmed scene reset, and the policy runtime. Whatever was opened is closed again if a
+ * later device fails.
  */
 import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -17,6 +18,7 @@ import { RosMotorBus } from "./devices/ros/ros-motor-bus.js";
 import { OperatorSceneReset, SceneReadyGate } from "./devices/scene/operator-scene-reset.js";
 import { SerialServoBus } from "./devices/servo/servo-bus.js";
 import type { CellHardware, Clock, GripperSensor, MocapSource, MotorBus, PolicyRuntime, WristForceTorque } from "./hardware/types.js";
+import { ContainerPolicyRuntime } from "./policy/container-runtime.js";
 
 export interface BuiltCell {
   hardware: CellHardware;
@@ -92,16 +94,27 @@ export async function openMocap(mocap: MocapConfig, clock: Clock, log: (line: st
   return module.NatNetClient.connect({ serverAddress: mocap.serverAddress }, { clock });
 }
 
-/** This build starts no policies itself; see docs/install-cell-agent.md ("Policies"). */
-export function policyRuntimeFor(policies: PoliciesConfig): PolicyRuntime {
+/**
+ * The cell's own policy runtime: with `runtime: "container"` a ContainerPolicyRuntime that runs the
+ * configured images with docker or podman; with "none" one that refuses every image in words.
+ * Endpoint policies are the agent's own business either way (agent.ts).
+ */
+export function policyRuntimeFor(policies: PoliciesConfig, log: (line: string) => void = () => undefined): PolicyRuntime {
+  if (policies.runtime === "container") {
+    return new ContainerPolicyRuntime({
+      ...(policies.engine ? { engine: policies.engine } : {}),
+      gpus: policies.gpus,
+      startTimeoutMs: policies.startTimeoutMs,
+      latencyBudgetMs: policies.latencyBudgetMs,
+      images: policies.images,
+      log,
+    });
+  }
   return {
     available: () => [],
-    start: async () => {
-      throw new Error(
-        policies.runtime === "container"
-          ? "this cell agent build has no container runtime, so it cannot start policy images yet"
-          : "this cell has no policy runtime configured",
-      );
+    start: async (policy) => {
+      const what = typeof policy.image === "string" ? `image ${policy.image}` : `a ${String(policy.type)} policy`;
+      throw new Error(`this cell runs no policy images (policies.runtime is "none" in its agent config), so it cannot start ${what}; to run images, set policies.runtime to "container" and list them in policies.images (docs/install-cell-agent.md, Policies)`);
     },
   };
 }
@@ -124,6 +137,12 @@ export async function buildCellHardware(config: AgentConfig, options: HardwareFa
     for (const camera of cameras) closers.push(() => camera.close());
     const mocap = config.mocap ? await openMocap(config.mocap, clock, log) : undefined;
     if (mocap) closers.push(() => mocap.close());
+    const policies = policyRuntimeFor(config.policies, log);
+    if (policies instanceof ContainerPolicyRuntime) {
+      // A crashed agent may have left its policy container running; it would hold GPU memory and a port.
+      await policies.cleanup().catch((error: Error) => log(`policy containers: ${error.message}`));
+      closers.push(() => policies.close());
+    }
     const sceneGate = new SceneReadyGate();
     const scene = new OperatorSceneReset({ motors: motors.bus, clock, estop, gate: sceneGate, ...config.sceneReset, log });
     const hardware: CellHardware = {
@@ -135,7 +154,7 @@ export async function buildCellHardware(config: AgentConfig, options: HardwareFa
       estop,
       scene,
       clock,
-      policies: policyRuntimeFor(config.policies),
+      policies,
       close: closeAll,
     };
     return { hardware, sceneGate, servoBus: motors.servoBus };

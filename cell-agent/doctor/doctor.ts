@@ -148,13 +148,39 @@ async function checkEstop(config: AgentConfig, probes: DoctorProbes, out: CheckR
   }
 }
 
-function checkPolicies(config: AgentConfig): CheckResult {
-  const images = config.policies.images.length ? ` (${config.policies.images.join(", ")})` : "";
-  return warn(
-    "policies",
-    `This agent build has no container runtime, so it cannot start policy images on this cell${images}; runs that need one will not be given to it.`,
-    "Nothing to fix on the cell; this arrives with a later agent version.",
-  );
+async function checkPolicies(config: AgentConfig, probes: DoctorProbes): Promise<CheckResult> {
+  const name = "policies";
+  const policies = config.policies;
+  const images = policies.images.map((i) => i.image);
+  if (policies.runtime === "none") {
+    return images.length
+      ? warn(name, `Policy containers are off (policies.runtime is "none"), so the images listed in policies.images (${images.join(", ")}) are not run.`, `To run them, set policies.runtime to "container" (docs/install-cell-agent.md, Policies); otherwise remove the list.`)
+      : pass(name, `Policy containers are off (policies.runtime is "none"): this cell runs endpoint policies only.`);
+  }
+  const found = await probes.containerEngine(policies.engine);
+  if (found.state === "missing") {
+    const which = policies.engine ? `${policies.engine} (policies.engine) is not on PATH` : "docker and podman are not on PATH";
+    return fail(name, `No container engine: ${which}; install one (docs/install-cell-agent.md, Policies) or set policies.runtime to none.`,
+      policies.engine === "podman" ? "sudo apt-get install podman" : "Install Docker Engine (https://docs.docker.com/engine/install/) or podman (sudo apt-get install podman), then run the doctor again.");
+  }
+  if (found.state === "silent") {
+    const fix = found.engine === "podman"
+      ? "Check that podman works for the assay user: sudo -u assay podman version (rootless podman needs subuid/subgid entries for assay)."
+      : /permission denied/i.test(found.detail)
+        ? `The assay user may not use the Docker daemon: sudo usermod -aG docker assay, then restart the agent: sudo systemctl restart ${SERVICE}.`
+        : "Start the Docker daemon: sudo systemctl enable --now docker; sudo -u assay docker version must then answer.";
+    return fail(name, `${found.engine} is installed but does not answer: ${found.detail}${/[.?!]$/.test(found.detail) ? "" : "."}`, fix);
+  }
+  const engine = `${found.engine} ${found.version}`;
+  if (images.length === 0) {
+    return warn(name, `${engine} answers, but policies.images lists no images, so this cell runs none.`, "List the images this cell may run in policies.images (docs/install-cell-agent.md, Policies).");
+  }
+  const missing = await probes.missingImages(found.engine, images);
+  if (missing.length) {
+    return warn(name, `${engine} answers, but ${missing.length} of ${images.length} configured image(s) are not on this cell (${missing.join(", ")}); the agent never pulls during an episode, so episodes with them would fail to start.`,
+      `Pull them now: ${missing.map((i) => `sudo -u assay ${found.engine} pull ${i}`).join("; ")}.`);
+  }
+  return pass(name, `${engine} answers and has every configured image locally (${images.join(", ")}).`);
 }
 
 async function checkCoordinator(config: AgentConfig, probes: DoctorProbes, agent: { state: string } | null, firmware: string | undefined, out: CheckResult[]): Promise<void> {
@@ -268,7 +294,7 @@ export async function runDoctor(options: DoctorOptions): Promise<CheckResult[]> 
         "Is Motive running with streaming on, on the network this PC is on? Are UDP ports 1510 and 1511 open in the firewall?"));
     }
   }
-  out.push(checkPolicies(config));
+  out.push(await checkPolicies(config, probes));
 
   const resolutionNs = probes.monotonicResolutionNs();
   out.push(resolutionNs <= 100_000

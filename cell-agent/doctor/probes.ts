@@ -10,6 +10,7 @@ import type { AgentConfig, EstopConfig, MotorsConfig } from "../config.js";
 import { WallClock, monotonicResolutionNs } from "../devices/clock/wall-clock.js";
 import { freeBytes } from "../disk-space.js";
 import { openEstop, openMotors } from "../hardware-factory.js";
+import { ContainerEngineCli, findEngine, type EngineName } from "../policy/container-engine.js";
 import { checkToken, helloWelcome, tcpConnect, type TokenVerdict, type WelcomeTiming } from "./link-probe.js";
 import { pingNatNet } from "./natnet-probe.js";
 
@@ -18,6 +19,14 @@ export interface DoctorMotors {
   readFirmware(): Promise<string>;
   close(): Promise<void>;
 }
+
+/** What the doctor found of the container engine policy images would run on. */
+export type ContainerEngineProbe =
+  /** Neither the preferred engine nor (without a preference) docker or podman is on PATH. */
+  | { state: "missing" }
+  /** Installed, but `<engine> version` failed: the daemon is down or the user may not reach it. */
+  | { state: "silent"; engine: EngineName; detail: string }
+  | { state: "ready"; engine: EngineName; version: string };
 
 export interface DoctorProbes {
   readFile(path: string): string;
@@ -38,6 +47,10 @@ export interface DoctorProbes {
   freeBytes(dir: string): number;
   /** Highest seq this cell's outbox ever wrote (0 when none), for an honest Hello. */
   lastSeqSent(dataDir: string): number;
+  /** Finds the container engine (`preferred`, or docker then podman) and asks it `<engine> version`. */
+  containerEngine(preferred?: EngineName): Promise<ContainerEngineProbe>;
+  /** The images among `images` that `engine` does not have locally (`<engine> image inspect`). */
+  missingImages(engine: EngineName, images: readonly string[]): Promise<string[]>;
 }
 
 const TIMEOUT_MS = 5000;
@@ -92,5 +105,20 @@ export function realProbes(): DoctorProbes {
     helloWelcome: (address, token, hello) => helloWelcome(address, token, hello, TIMEOUT_MS),
     freeBytes,
     lastSeqSent: outboxLastSeq,
+    containerEngine: async (preferred) => {
+      const engine = findEngine(preferred);
+      if (!engine) return { state: "missing" };
+      try {
+        return { state: "ready", engine: engine.name, version: await engine.version(TIMEOUT_MS) };
+      } catch (error) {
+        return { state: "silent", engine: engine.name, detail: (error as Error).message };
+      }
+    },
+    missingImages: async (engine, images) => {
+      const cli = findEngine(engine) ?? new ContainerEngineCli(engine);
+      const missing: string[] = [];
+      for (const image of images) if (!(await cli.hasImage(image, TIMEOUT_MS))) missing.push(image);
+      return missing;
+    },
   };
 }

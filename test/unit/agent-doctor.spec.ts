@@ -41,6 +41,8 @@ function probes(overrides: Partial<DoctorProbes> = {}, config: object = CONFIG):
     helloWelcome: async () => ({ sentAtMs: 1_000_000, receivedAtMs: 1_000_010, serverTimeMs: 1_000_004 }),
     freeBytes: () => 200e9,
     lastSeqSent: () => 0,
+    containerEngine: async () => ({ state: "ready", engine: "docker", version: "27.5.1" }),
+    missingImages: async () => [],
     ...overrides,
   };
 }
@@ -54,13 +56,61 @@ const line = (results: CheckResult[], name: string) => {
 };
 
 describe("cell-agent doctor", () => {
-  it("passes a healthy cell, warning only that this build starts no policy containers", async () => {
+  it("passes a healthy cell, saying that policy containers are off by default", async () => {
     const results = await doctor(probes());
     const notPassed = results.filter((r) => r.verdict !== "PASS").map((r) => r.name);
-    assert.deepEqual(notPassed, ["policies"], formatReport(results));
-    assert.match(line(results, "policies").sentence, /no container runtime/);
+    assert.deepEqual(notPassed, [], formatReport(results));
+    assert.match(line(results, "policies").sentence, /Policy containers are off \(policies.runtime is "none"\): this cell runs endpoint policies only/);
     assert.equal(exitCodeOf(results), 0);
-    assert.match(formatReport(results), /VERDICT: READY with 1 warning/);
+    assert.match(formatReport(results), /VERDICT: READY. Every check passed/);
+  });
+
+  describe("policies", () => {
+    const CONTAINERS = { ...CONFIG, policies: { runtime: "container", images: ["assay/picker:3", { image: "ghcr.io/acme/pi0:1", protocol: "openpi" }] } };
+
+    it("passes naming the engine and its version when every configured image is on the cell", async () => {
+      const asked: Array<string | undefined> = [];
+      const results = await doctor(probes({ containerEngine: async (preferred) => (asked.push(preferred), { state: "ready", engine: "docker", version: "27.5.1" }) }, CONTAINERS));
+      const policies = line(results, "policies");
+      assert.equal(policies.verdict, "PASS", formatReport(results));
+      assert.equal(policies.sentence, "docker 27.5.1 answers and has every configured image locally (assay/picker:3, ghcr.io/acme/pi0:1).");
+      const podman = await doctor(probes({ containerEngine: async (preferred) => (asked.push(preferred), { state: "ready", engine: "podman", version: "4.9.3" }) }, { ...CONTAINERS, policies: { ...CONTAINERS.policies, engine: "podman" } }));
+      assert.match(line(podman, "policies").sentence, /^podman 4\.9\.3 answers/);
+      assert.deepEqual(asked, [undefined, "podman"]);
+    });
+
+    it("fails when no engine is installed, saying what to install or switch off", async () => {
+      const results = await doctor(probes({ containerEngine: async () => ({ state: "missing" }) }, CONTAINERS));
+      const policies = line(results, "policies");
+      assert.equal(policies.verdict, "FAIL");
+      assert.equal(policies.sentence, "No container engine: docker and podman are not on PATH; install one (docs/install-cell-agent.md, Policies) or set policies.runtime to none.");
+      assert.equal(exitCodeOf(results), 1);
+    });
+
+    it("fails when the engine's daemon does not answer, with the fix for its cause", async () => {
+      const down = line(await doctor(probes({ containerEngine: async () => ({ state: "silent", engine: "docker", detail: "docker version failed (exit 1): Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?" }) }, CONTAINERS)), "policies");
+      assert.equal(down.verdict, "FAIL");
+      assert.equal(down.sentence, "docker is installed but does not answer: docker version failed (exit 1): Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?");
+      assert.match(down.fix!, /sudo systemctl enable --now docker/);
+      const denied = line(await doctor(probes({ containerEngine: async () => ({ state: "silent", engine: "docker", detail: "docker version failed (exit 1): permission denied while trying to connect to the Docker daemon socket" }) }, CONTAINERS)), "policies");
+      assert.match(denied.fix!, /sudo usermod -aG docker assay/);
+    });
+
+    it("warns about configured images that are not on the cell, with the pull commands", async () => {
+      const results = await doctor(probes({ missingImages: async (_engine, images) => images.filter((i) => i.startsWith("ghcr.io")) }, CONTAINERS));
+      const policies = line(results, "policies");
+      assert.equal(policies.verdict, "WARN");
+      assert.match(policies.sentence, /^docker 27\.5\.1 answers, but 1 of 2 configured image\(s\) are not on this cell \(ghcr.io\/acme\/pi0:1\)/);
+      assert.equal(policies.fix, "Pull them now: sudo -u assay docker pull ghcr.io/acme/pi0:1.");
+      assert.equal(exitCodeOf(results), 0);
+    });
+
+    it("warns when images are listed but containers are off, and asks no engine", async () => {
+      const results = await doctor(probes({ containerEngine: async () => assert.fail("no engine should be probed") }, { ...CONFIG, policies: { runtime: "none", images: ["assay/picker:3"] } }));
+      const policies = line(results, "policies");
+      assert.equal(policies.verdict, "WARN");
+      assert.match(policies.sentence, /Policy containers are off \(policies.runtime is "none"\), so the images listed in policies.images \(assay\/picker:3\) are not run/);
+    });
   });
 
   it("tells the technician to add the assay user to dialout when the serial device is not permitted", async () => {
