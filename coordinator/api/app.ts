@@ -34,6 +34,7 @@ import { suitesRouter } from "./routes/suites.js";
 import { replayRouter } from "./routes/replay.js";
 import { exportDownloadRouter, exportsRouter } from "./routes/exports.js";
 import { mjpegRouter, streamsRouter } from "./routes/streams.js";
+import { modelsRouter } from "./routes/models.js";
 import { openApiRouter } from "./openapi.js";
 
 /** Builds the app; call `.listen()` on the result. Throws on a missing or unknown option. */
@@ -59,7 +60,7 @@ export function createApiApp(raw: ApiDeps): express.Express {
   v1.use(quoteRouter(deps), budgetsRouter(deps), usageRouter(deps), webhooksRouter(deps), dataRouter(deps), runResultRouter(deps));
   v1.use(reportRouter(deps), suitesRouter(deps), gatesRouter(deps), checkpointsRouter(deps));
   v1.use(cellsRouter(deps));
-  v1.use(replayRouter(deps), exportsRouter(deps), streamsRouter(deps));
+  v1.use(replayRouter(deps), exportsRouter(deps), streamsRouter(deps), modelsRouter(deps));
   v1.use(openApiRouter(deps));
   app.use("/v1", v1);
 

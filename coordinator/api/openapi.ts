@@ -128,6 +128,7 @@ export function buildOpenApiDocument(baseUrl = ""): OpenApiDocument {
       "x-assay-error-codes": errorCodesOf(op),
       ...(parameters.length ? { parameters } : {}),
       ...(body !== undefined ? { requestBody: { required: !op.bodyOptional, content: { "application/json": { schema: converted.inline[body] } } } } : {}),
+      ...(op.rawBody ? { requestBody: { required: true, content: { [op.rawBody.type]: { schema: { type: "string", format: "binary", description: op.rawBody.description } } } } } : {}),
       responses: {
         ...Object.fromEntries(responses.map((r) => [String(r.r.status), { description: r.r.description, content: content(r) }])),
         ...errorResponses(op),

@@ -12,6 +12,7 @@ import { Cell, EnrollCellRequest } from "./schemas/cells.js";
 import { listOf } from "./schemas/common.js";
 import { CreateCheckRequest, CreateGateRequest, Gate, GateCheck } from "./schemas/gates.js";
 import { StreamDescriptor } from "./schemas/streams.js";
+import { CreateModelRequest, Model, ModelListQuery } from "./schemas/models.js";
 import { CalibrationExport, CalibrationExportRequest, Export, ExportRequest } from "./schemas/exports.js";
 import { ApiKey, CreateKeyRequest, SigningKey } from "./schemas/keys.js";
 import { CreateKitRequest, Kit, KitTracking, ShippingLabel } from "./schemas/kits.js";
@@ -46,6 +47,8 @@ export interface Operation {
   body?: z.ZodType;
   /** Whether the body may be absent (an operation that takes an optional body). */
   bodyOptional?: boolean;
+  /** A body that is not JSON (a model's bytes): its media type and what it holds. */
+  rawBody?: { type: string; description: string };
   responses: SuccessResponse[];
   /**
    * Codes beyond the ones every operation can answer (invalid_api_key, insufficient_scope,
@@ -120,6 +123,20 @@ export const OPERATIONS: readonly Operation[] = [
   { method: "GET", path: "/v1/streams/{cell_id}", operationId: "getStream", tag: "streams", summary: "A cell's live stream descriptor: state, cameras as MJPEG, WebRTC signalling",
     description: "Operators see every cell; a customer sees a cell only while it runs the customer's work (otherwise 404, as for an unknown cell). URLs carry a 10-minute token.",
     responses: [json(200, "the stream descriptor", StreamDescriptor)] },
+  // Policy models
+  { method: "POST", path: "/v1/models", operationId: "createModel", tag: "models", summary: "Declare a policy model upload (ONNX): name, size and sha256",
+    description: "Returns 201 with the Model in uploading and its upload_url; PUT the bytes there. A checkpoint policy references a ready model by hf (name, name@revision or id).",
+    body: CreateModelRequest, responses: [json(201, "the model, uploading", Model)] },
+  { method: "PUT", path: "/v1/models/{model_id}/content", operationId: "uploadModelContent", tag: "models", summary: "Send a model's bytes, whole or as a Content-Range chunk",
+    description: "Content-Type application/octet-stream. With Content-Range: bytes <first>-<last>/<total>, a chunk must start at received_bytes (at most 64 MiB); without it, the whole file. The last byte is hashed against sha256 and read as ONNX; the model is then ready, or the upload starts over (wrong hash) or fails (not a model).",
+    rawBody: { type: "application/octet-stream", description: "the model's bytes, or the chunk its Content-Range names" },
+    responses: [json(200, "the model: uploading with received_bytes, or ready", Model)], errors: ["contract_validation_failed"] },
+  { method: "GET", path: "/v1/models", operationId: "listModels", tag: "models", summary: "The account's models, newest first",
+    query: ModelListQuery, responses: [json(200, "models", listOf(Model, { hasMore: true }))] },
+  { method: "GET", path: "/v1/models/{model_id}", operationId: "getModel", tag: "models", summary: "A model: status, received_bytes (to resume an upload), declared inputs and outputs",
+    responses: [json(200, "the model", Model)] },
+  { method: "DELETE", path: "/v1/models/{model_id}", operationId: "deleteModel", tag: "models", summary: "Delete a model's bytes (refused while an unfinished run uses it)",
+    responses: [json(200, "the model, deleted", Model)], errors: ["contract_validation_failed"] },
   { method: "POST", path: "/v1/calibration/exports", operationId: "createCalibrationExport", tag: "exports", summary: "Export ground truth of completed runs for a simulator vendor, under a signed validation-only license",
     description: "Returns 202 with the CalibrationExport in preparing; poll GET /v1/calibration/exports/{calibration_export_id}. An unknown run: 404; a run not completed: 422; recordings purged or past retention: 410.",
     body: CalibrationExportRequest, responses: [json(202, "the calibration export, preparing", CalibrationExport)], errors: ["not_found", "retention_expired"] },

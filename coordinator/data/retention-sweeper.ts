@@ -1,10 +1,12 @@
 /**
  * The retention sweeper: periodically purges stored artifacts older than their run's
- * `data.retention` (counted from when each file was stored), one receipt per run and sweep. The
+ * `data.retention` (counted from when each file was stored), one receipt per run and sweep, and
+ * ends policy models past their own retention (coordinator/models/model-retention.ts). The
  * artifact route applies the same rule on read, so an expired file answers 410 even before a
  * sweep removes it.
  */
 import type { Db } from "../store/database.js";
+import { sweepModels } from "../models/model-retention.js";
 import { isPastRetention, purgeRunArtifacts, retentionOfRequest } from "./purge.js";
 
 export const DEFAULT_RETENTION_SWEEP_MS = 3_600_000;
@@ -37,6 +39,7 @@ export function startRetentionSweeper(options: { db: Db; artifactsDir: string; i
   const run = () => {
     try {
       sweepRetention(options.db, options.artifactsDir, now());
+      sweepModels(options.db, options.artifactsDir, now());
     } catch (error) {
       (options.logger ?? console).error(`retention sweeper failed: ${(error as Error).stack ?? error}`);
     }

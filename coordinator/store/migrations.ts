@@ -297,4 +297,28 @@ export const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX calibration_exports_account ON calibration_exports(account_id, created DESC);
   `,
+  // Policy models (POST /v1/models): ONNX checkpoints a customer uploads in resumable chunks, or an
+  // operator's local mirror supplies, referenced by `policy.hf` and sent to the cells that run them.
+  `
+  CREATE TABLE models (
+    id TEXT PRIMARY KEY,
+    account_id TEXT NOT NULL REFERENCES accounts(id),
+    name TEXT NOT NULL,             -- Hugging Face style "org/name"
+    revision TEXT NOT NULL,         -- "main" unless named
+    format TEXT NOT NULL,           -- onnx
+    source TEXT NOT NULL,           -- upload, mirror
+    status TEXT NOT NULL,           -- uploading, ready, failed, deleted, expired
+    created TEXT NOT NULL,
+    bytes INTEGER NOT NULL,         -- declared size
+    sha256 TEXT NOT NULL,           -- declared hash, checked when the last byte arrives
+    received_bytes INTEGER NOT NULL DEFAULT 0,
+    retention TEXT NOT NULL,        -- e.g. 90d, counted from ready_at
+    description TEXT,               -- JSON: the model's declared inputs and outputs, once ready
+    ready_at TEXT,
+    ended_at TEXT,                  -- deleted, expired or failed at
+    failure_message TEXT
+  );
+  CREATE INDEX models_account ON models(account_id, created DESC);
+  CREATE INDEX models_name ON models(account_id, name, revision, status);
+  `,
 ];

@@ -1,0 +1,113 @@
+/**
+ * The `models` table: policy checkpoints (ONNX) an account uploads or an operator's mirror
+ * supplies. A row is `uploading` until its last byte arrives and its hash checks, then `ready`;
+ * it ends `failed` (wrong hash, not a model), `deleted` (by request) or `expired` (past its
+ * retention). Moves are conditional UPDATEs on the status they leave, so racing requests cannot
+ * both win.
+ */
+import type { Db } from "./database.js";
+
+export const MODEL_FORMATS = ["onnx"] as const;
+export type ModelFormat = (typeof MODEL_FORMATS)[number];
+export type ModelStatus = "uploading" | "ready" | "failed" | "deleted" | "expired";
+
+export interface ModelRow {
+  id: string;
+  account_id: string;
+  name: string;
+  revision: string;
+  format: ModelFormat;
+  source: "upload" | "mirror";
+  status: ModelStatus;
+  created: string;
+  bytes: number;
+  sha256: string;
+  received_bytes: number;
+  retention: string;
+  description: string | null;
+  ready_at: string | null;
+  ended_at: string | null;
+  failure_message: string | null;
+}
+
+export type NewModel = Pick<ModelRow, "id" | "account_id" | "name" | "revision" | "format" | "source" | "created" | "bytes" | "sha256" | "retention">;
+
+export function insertModel(db: Db, row: NewModel): void {
+  db.prepare(
+    `INSERT INTO models (id, account_id, name, revision, format, source, status, created, bytes, sha256, retention)
+     VALUES (@id, @account_id, @name, @revision, @format, @source, 'uploading', @created, @bytes, @sha256, @retention)`,
+  ).run(row);
+}
+
+export function getModel(db: Db, id: string): ModelRow | undefined {
+  return db.prepare("SELECT * FROM models WHERE id = ?").get(id) as ModelRow | undefined;
+}
+
+/** The account's live model (uploading or ready) of this name and revision, if any. */
+export function findLiveModel(db: Db, accountId: string, name: string, revision: string): ModelRow | undefined {
+  return db
+    .prepare("SELECT * FROM models WHERE account_id = ? AND name = ? AND revision = ? AND status IN ('uploading', 'ready') ORDER BY created DESC LIMIT 1")
+    .get(accountId, name, revision) as ModelRow | undefined;
+}
+
+/** An account's models, newest first; `before` is the id to page after. */
+export function listModels(db: Db, options: { accountId: string; name?: string; limit: number; before?: string }): ModelRow[] {
+  const where = ["account_id = @accountId"];
+  if (options.name !== undefined) where.push("name = @name");
+  if (options.before !== undefined) where.push("(created, id) < (SELECT created, id FROM models WHERE id = @before)");
+  return db
+    .prepare(`SELECT * FROM models WHERE ${where.join(" AND ")} ORDER BY created DESC, id DESC LIMIT @limit`)
+    .all({ accountId: options.accountId, name: options.name ?? null, before: options.before ?? null, limit: options.limit }) as ModelRow[];
+}
+
+/** Records bytes received at `from` (the count must still be `from`); false when another request moved it. */
+export function advanceModelUpload(db: Db, id: string, from: number, to: number): boolean {
+  return db.prepare("UPDATE models SET received_bytes = ? WHERE id = ? AND status = 'uploading' AND received_bytes = ?").run(to, id, from).changes === 1;
+}
+
+/** Counts every declared byte as received (a model copied in whole, from the mirror). */
+export function markModelReceived(db: Db, id: string): void {
+  db.prepare("UPDATE models SET received_bytes = bytes WHERE id = ? AND status = 'uploading'").run(id);
+}
+
+/** Starts an upload over from byte 0 (the bytes received did not hash to the declared sha256). */
+export function restartModelUpload(db: Db, id: string): void {
+  db.prepare("UPDATE models SET received_bytes = 0 WHERE id = ? AND status = 'uploading'").run(id);
+}
+
+export function markModelReady(db: Db, id: string, description: unknown, at: string): boolean {
+  return db
+    .prepare("UPDATE models SET status = 'ready', description = ?, ready_at = ? WHERE id = ? AND status = 'uploading'")
+    .run(JSON.stringify(description), at, id).changes === 1;
+}
+
+export function markModelFailed(db: Db, id: string, message: string, at: string): boolean {
+  return db
+    .prepare("UPDATE models SET status = 'failed', failure_message = ?, ended_at = ? WHERE id = ? AND status = 'uploading'")
+    .run(message, at, id).changes === 1;
+}
+
+/** Ends a live model as `deleted` or `expired`; false when it had already ended. */
+export function endModel(db: Db, id: string, status: "deleted" | "expired", at: string): boolean {
+  return db
+    .prepare("UPDATE models SET status = ?, ended_at = ? WHERE id = ? AND status IN ('uploading', 'ready')")
+    .run(status, at, id).changes === 1;
+}
+
+/** Live models, for the retention sweep. */
+export function listLiveModels(db: Db): ModelRow[] {
+  return db.prepare("SELECT * FROM models WHERE status IN ('uploading', 'ready') ORDER BY created").all() as ModelRow[];
+}
+
+/** Unfinished runs pinned to the model (`resolved_pins.models`): their episodes still need its bytes. */
+export function unfinishedRunsUsingModel(db: Db, modelId: string): string[] {
+  const rows = db
+    .prepare(
+      `SELECT r.id FROM runs r
+       WHERE r.status NOT IN ('completed', 'failed', 'stopped')
+         AND EXISTS (SELECT 1 FROM json_each(r.resolved_pins, '$.models') m WHERE json_extract(m.value, '$.id') = ?)
+       ORDER BY r.created`,
+    )
+    .all(modelId) as Array<{ id: string }>;
+  return rows.map((r) => r.id);
+}
