@@ -3,6 +3,7 @@
  * rejects unknown keys; environment variables are read by the process entry, never here.
  */
 import { join, resolve } from "node:path";
+import { DEFAULT_PREFLIGHT_TIMEOUT_MS } from "./api/api-deps.js";
 import { DEFAULT_RATE_LIMITS, validateRateLimits, type RateLimits } from "./api/rate-limit.js";
 import { QUOTE_VALIDITY_MS } from "./billing/quotes.js";
 import { DEFAULT_RETENTION_SWEEP_MS } from "./data/retention-sweeper.js";
@@ -56,6 +57,10 @@ export interface CoordinatorOptions {
   exports: ExportOptions;
   /** STUN/TURN servers offered to WebRTC viewers (stream descriptors). Default none: host candidates. */
   iceServers: Array<{ urls: string[]; username?: string; credential?: string }>;
+  /** The operator's local model mirror, `<dir>/<org>/<name>[/<revision>]/model.onnx` (coordinator/models/model-mirror.ts). Default none. */
+  modelMirror?: string;
+  /** How long an endpoint policy's pre-flight waits at submission. Default 30000 ms. */
+  preflightTimeoutMs: number;
 }
 
 export interface ExportOptions {
@@ -83,6 +88,7 @@ type RawCoordinatorOptions = Partial<Omit<CoordinatorOptions, "queueWindowsMs" |
 const KNOWN = new Set([
   "host", "port", "grpcPort", "dataDir", "apiKey", "publicUrl", "streamsUrl", "installationsPath",
   "rateLimits", "queueWindowsMs", "queueCheckIntervalMs", "webhooks", "retentionSweepMs", "quoteValidityMs", "exports", "iceServers",
+  "modelMirror", "preflightTimeoutMs",
 ]);
 
 function positiveMs(name: string, value: number): number {
@@ -127,6 +133,8 @@ export function compileCoordinatorOptions(raw: RawCoordinatorOptions = {}): Coor
   return {
     exports,
     iceServers,
+    modelMirror: raw.modelMirror ? resolve(raw.modelMirror) : undefined,
+    preflightTimeoutMs: positiveMs("preflightTimeoutMs", raw.preflightTimeoutMs ?? DEFAULT_PREFLIGHT_TIMEOUT_MS),
     rateLimits: validateRateLimits({ ...DEFAULT_RATE_LIMITS, ...raw.rateLimits }),
     queueWindowsMs,
     queueCheckIntervalMs: positiveMs("queueCheckIntervalMs", raw.queueCheckIntervalMs ?? DEFAULT_QUEUE_CHECK_INTERVAL_MS),

@@ -199,6 +199,8 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Run
     archives,
     live: cellLink.live,
     iceServers: options.iceServers,
+    modelMirror: options.modelMirror ?? null,
+    preflight: { timeoutMs: options.preflightTimeoutMs },
   });
   http.on("request", app);
   // Live views: WebSocket upgrades under the streams URL go to the WebRTC signalling.

@@ -55,6 +55,8 @@ async function main(): Promise<void> {
       apiKey: process.env.ASSAY_API_KEY || undefined,
       // Comma-separated STUN/TURN URLs for WebRTC viewers, e.g. "stun:stun.example.org:3478".
       iceServers: (process.env.ASSAY_ICE_SERVERS ?? "").split(",").map((u) => u.trim()).filter(Boolean),
+      // A directory of ONNX models a lab mirrors from a model hub: <dir>/<org>/<name>[/<revision>]/model.onnx.
+      modelMirror: process.env.ASSAY_MODEL_MIRROR || undefined,
     });
   } catch (error) {
     fail((error as Error).message);

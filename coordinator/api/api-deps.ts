@@ -13,6 +13,7 @@ import { validateRateLimits, type RateLimits } from "./rate-limit.js";
 import type { RunEvents } from "../runs/run-events.js";
 import type { CellStreamHub } from "../streams/cell-stream-hub.js";
 import type { Db } from "../store/database.js";
+import { DEFAULT_MODEL_LIMITS, type ModelLimits } from "../models/model-uploads.js";
 
 export interface ApiUrls {
   /** Public base of /v1, e.g. https://api.assay.example (no trailing slash). */
@@ -65,6 +66,12 @@ export interface ApiDeps {
   live?: LiveView;
   /** STUN/TURN servers offered to WebRTC viewers. Default none (host candidates: enough on one network). */
   iceServers?: IceServer[];
+  /** Sizes of model uploads. Default DEFAULT_MODEL_LIMITS (2 GiB, 64 MiB chunks). */
+  models?: ModelLimits;
+  /** The operator's local model mirror (coordinator/models/model-mirror.ts). Default null: none. */
+  modelMirror?: string | null;
+  /** Endpoint pre-flight at submission: how long to wait for the endpoint, or "off". Default 30 s. */
+  preflight?: { timeoutMs: number } | "off";
 }
 
 export type LiveView = CellStreamHub & { watchers(cellId: string): number };
@@ -80,7 +87,13 @@ const NO_LIVE: LiveView = { cameras: () => [], watchCamera: () => () => undefine
 export type CompiledApiDeps = Required<ApiDeps>;
 
 const REQUIRED = ["db", "fleet", "runEvents", "scheduler", "pins", "urls", "artifactsDir", "metrics"] as const;
-const OPTIONAL = ["clock", "environments", "sseHeartbeatMs", "docsDir", "log", "budgetGuard", "rateLimits", "quoteValidityMs", "archives", "live", "iceServers"] as const;
+const OPTIONAL = [
+  "clock", "environments", "sseHeartbeatMs", "docsDir", "log", "budgetGuard", "rateLimits", "quoteValidityMs", "archives", "live", "iceServers",
+  "models", "modelMirror", "preflight",
+] as const;
+
+/** How long a pre-flight waits for an endpoint by default: a first inference may compile or load weights. */
+export const DEFAULT_PREFLIGHT_TIMEOUT_MS = 30_000;
 const URL_KEYS = ["baseUrl", "artifactUrl", "streamsUrl", "docsUrl"] as const;
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -121,5 +134,8 @@ export function compileApiDeps(raw: ApiDeps): CompiledApiDeps {
     archives: raw.archives ?? { kick: () => undefined },
     live: raw.live ?? NO_LIVE,
     iceServers: raw.iceServers ?? [],
+    models: raw.models ?? DEFAULT_MODEL_LIMITS,
+    modelMirror: raw.modelMirror ?? null,
+    preflight: raw.preflight ?? { timeoutMs: DEFAULT_PREFLIGHT_TIMEOUT_MS },
   };
 }

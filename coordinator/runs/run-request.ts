@@ -3,6 +3,7 @@
  * context validation reads, the ValidatedRun a kind's `plan` returns, and the request as recorded
  * (defaults filled in). Types and constants only, plus one pure function: a leaf every kind imports.
  */
+import type { PinnedModel } from "../models/model-ref.js";
 import type { FirmwarePins } from "../../firmware-pins/pins.js";
 import type { CatalogEnvironment } from "../catalog/environments.js";
 import type { FleetView } from "../fleet/fleet-view.js";
@@ -43,7 +44,7 @@ export interface ValidatedRun {
   kind: RunKindName;
   /** The submission with defaults filled in: what the Run shows "as submitted". */
   request: Record<string, unknown>;
-  resolvedPins: { robot: string; environment: string; task: string; perturbation_rev: string };
+  resolvedPins: { robot: string; environment: string; task: string; perturbation_rev: string; models?: Record<string, PinnedModel> };
   plan: RunPlan;
   priority: string;
   episodesTotal: number;

@@ -81,6 +81,13 @@ export const EndpointPolicy = z.strictObject({
   url: z.string().regex(/^(https?|wss?):\/\//, { error: "must be an http(s):// or ws(s):// URL" }).describe("http(s):// or ws(s):// URL of the endpoint"),
   latency_budget_ms: z.number({ error: (issue) => (issue.input === undefined ? "is required for an endpoint policy: a positive number of milliseconds" : "must be a positive number of milliseconds") })
     .positive({ error: "must be a positive number of milliseconds" }),
+  protocol: z.enum(["json", "openpi"], { error: "must be json (Assay's JSON wire, the default) or openpi (openpi's WebSocket and MessagePack protocol)" }).optional()
+    .describe("the wire the endpoint speaks; default json (docs/policies.md)"),
+  observation_map: z.record(z.string(), z.unknown(), { error: "must be an object: {preset?, images?, state?, gripper?, prompt?, resize?}" }).optional()
+    .describe("openpi: which server key receives each camera, the state, the gripper and the prompt; presets droid and aloha (docs/policies.md)"),
+  inference: z.strictObject({
+    action_horizon: z.number({ error: "must be a positive integer" }).int({ error: "must be a positive integer" }).min(1, { error: "must be a positive integer" }).optional(),
+  }).optional().describe("openpi: rows of each returned chunk executed before asking again; default the whole chunk"),
   ...contracts,
 });
 

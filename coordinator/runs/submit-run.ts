@@ -14,9 +14,11 @@ import type { FleetView } from "../fleet/fleet-view.js";
 import { canonicalJson } from "../json/canonical-json.js";
 import { getAccount } from "../store/accounts-repo.js";
 import type { Db } from "../store/database.js";
-import { findRunByIdempotencyKey, getRun, insertRun, runRecordOf, type NewEpisode, type RunPlan, type RunRecord } from "../store/runs-repo.js";
+import type { RunUnit } from "../kinds/units.js";
+import { findRunByIdempotencyKey, getRun, insertRun, runRecordOf, unitOfPlan, type NewEpisode, type RunPlan, type RunRecord } from "../store/runs-repo.js";
 import { isPlainObject } from "./field-checks.js";
 import { normalizeRunRequest, type ValidatedRun } from "./run-request.js";
+import { checkPolicyModels, preparePolicies, type PolicyPreparationContext } from "./policy-preparation.js";
 import { validateRunRequest } from "./validate-run.js";
 
 export interface SubmissionContext {
@@ -27,6 +29,18 @@ export interface SubmissionContext {
   /** Woken after a run is inserted so it is matched to cells without waiting for a pass. */
   scheduler: { kick(): void };
   clock: () => Date;
+  /** Where uploaded and mirrored models are kept (under the artifact store). */
+  artifactsDir: string;
+  /** The operator's local model mirror; null: none. */
+  modelMirror: string | null;
+  /** Endpoint pre-flight at submission: its timeout, or "off". */
+  preflight: { timeoutMs: number } | "off";
+}
+
+function preparationContext(ctx: SubmissionContext, accountId: string): PolicyPreparationContext {
+  return {
+    db: ctx.db, pins: ctx.pins, accountId, artifactsDir: ctx.artifactsDir, modelMirror: ctx.modelMirror ?? undefined, preflight: ctx.preflight, clock: ctx.clock,
+  };
 }
 
 export interface SubmitOptions {
@@ -46,29 +60,52 @@ export interface Submitted {
   replayed: boolean;
 }
 
-/** Validates and plans a run body for `accountId`; throws the spec's 4xx AssayError for the first problem. */
+/**
+ * Validates and plans a run body for `accountId`, its checkpoint models included (no endpoint is
+ * contacted: quotes use this); throws the spec's 4xx AssayError for the first problem.
+ */
 export function validateSubmission(ctx: SubmissionContext, accountId: string, body: unknown): ValidatedRun {
-  return validateRunRequest(body, {
+  const validated = validateRunRequest(body, {
     db: ctx.db, pins: ctx.pins, environments: ctx.environments, fleet: ctx.fleet, accountId,
     leaderboardOptIn: getAccount(ctx.db, accountId)?.leaderboard_opt_in === 1,
   });
+  checkPolicyModels(unitsOf(validated), preparationContext(ctx, accountId));
+  return validated;
 }
 
-/** Validates, admits, inserts and schedules a run (or returns the run an Idempotency-Key names). */
-export function submitRun(ctx: SubmissionContext, accountId: string, body: unknown, options: SubmitOptions = {}): Submitted {
-  const key = options.idempotencyKey;
-  if (key) {
-    const original = findRunByIdempotencyKey(ctx.db, accountId, key);
-    if (original) {
-      const sameBody = isPlainObject(body) && canonicalJson(normalizeRunRequest(body)) === original.request;
-      if (!sameBody) {
-        throw new AssayError("contract_validation_failed", `Idempotency-Key ${JSON.stringify(key)} was already used for run ${original.id} with a different body; send a new key for a new run`, { runId: original.id });
-      }
-      return { run: runRecordOf(original), replayed: true };
-    }
+/** The units a validated run will have once stored (kind `run` is planned without them). */
+function unitsOf(validated: ValidatedRun): RunUnit[] {
+  return validated.units ?? [unitOfPlan(validated.plan, validated.resolvedPins, validated.request)];
+}
+
+/** The run an Idempotency-Key already names, or undefined; 422 when it names one with another body. */
+function idempotentReplay(ctx: SubmissionContext, accountId: string, key: string | undefined, body: unknown): RunRecord | undefined {
+  if (!key) return undefined;
+  const original = findRunByIdempotencyKey(ctx.db, accountId, key);
+  if (!original) return undefined;
+  const sameBody = isPlainObject(body) && canonicalJson(normalizeRunRequest(body)) === original.request;
+  if (!sameBody) {
+    throw new AssayError("contract_validation_failed", `Idempotency-Key ${JSON.stringify(key)} was already used for run ${original.id} with a different body; send a new key for a new run`, { runId: original.id });
   }
+  return runRecordOf(original);
+}
+
+/**
+ * Validates, admits, pre-flights, inserts and schedules a run (or returns the run an
+ * Idempotency-Key names). The pre-flight of endpoint policies and the copy of mirrored models
+ * happen between validation and insert, so a refused submission stores nothing.
+ */
+export async function submitRun(ctx: SubmissionContext, accountId: string, body: unknown, options: SubmitOptions = {}): Promise<Submitted> {
+  const key = options.idempotencyKey;
+  const replay = idempotentReplay(ctx, accountId, key, body);
+  if (replay) return { run: replay, replayed: true };
   const validated = validateSubmission(ctx, accountId, body);
   admitSubmission(ctx.db, ctx.pins, accountId, validated, options.quoteId, ctx.clock());
+  const models = await preparePolicies(unitsOf(validated), preparationContext(ctx, accountId));
+  if (Object.keys(models).length > 0) validated.resolvedPins = { ...validated.resolvedPins, models };
+  // A request with the same key may have been inserted while this one was pre-flighting.
+  const raced = idempotentReplay(ctx, accountId, key, body);
+  if (raced) return { run: raced, replayed: true };
   const shape = options.reshape?.(validated);
   const id = `run_${randomBase62(20)}`;
   const created = ctx.clock().toISOString();

@@ -160,7 +160,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
       robot: unit.robot,
       environment: unit.environment,
       taskJson: withInstructionSet(taskJson, request),
-      policyJson: JSON.stringify(unit.policy ?? {}),
+      policyJson: JSON.stringify(policyForCell(unit.policy ?? {}, run.resolvedPins.models)),
       perturbationJson: JSON.stringify({ ...perturbation, ...interventions }),
       seed: episode.seed,
       controlRateHz: run.plan.control_rate_hz,
@@ -210,4 +210,14 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
       pending = undefined;
     },
   };
+}
+
+/**
+ * The policy as the cell receives it: a checkpoint policy carries the model its run pinned
+ * (`checkpoint: {id, sha256, bytes}`), which the cell fetches over its link and checks by hash.
+ */
+export function policyForCell(policy: Record<string, unknown>, models: Record<string, { id: string; sha256: string; bytes: number }> | undefined): Record<string, unknown> {
+  if (policy.type !== "checkpoint" || typeof policy.hf !== "string") return policy;
+  const pinned = models?.[policy.hf];
+  return pinned ? { ...policy, checkpoint: { id: pinned.id, sha256: pinned.sha256, bytes: pinned.bytes } } : policy;
 }

@@ -69,7 +69,7 @@ export interface NewRun {
   kind: string;
   created: string;
   request: object;
-  resolvedPins: { robot: string; environment: string; task: string; perturbation_rev: string };
+  resolvedPins: { robot: string; environment: string; task: string; perturbation_rev: string; models?: ResolvedPins["models"] };
   plan: RunPlan;
   priority: string;
   episodesTotal: number;
@@ -151,6 +151,8 @@ export interface ResolvedPins {
   environment: string;
   task: string;
   perturbation_rev: string;
+  /** Checkpoint policies: `hf` as submitted -> the model pinned (coordinator/runs/policy-preparation.ts). */
+  models?: Record<string, { id: string; sha256: string; bytes: number; source: "upload" | "mirror" }>;
   robots?: string[];
   environments?: string[];
   tasks?: string[];
@@ -180,7 +182,8 @@ export interface RunRecord {
 }
 
 /** The one unit of a kind `run` run: its plan's robot and scene, its task pin and policy. */
-function unitOfPlan(plan: RunPlan, pins: ResolvedPins, request: Record<string, unknown>): RunUnit {
+/** Kind `run`'s one unit, made from its plan, pins and request (it is stored without units). */
+export function unitOfPlan(plan: RunPlan, pins: Pick<ResolvedPins, "robot" | "task">, request: Record<string, unknown>): RunUnit {
   return {
     key: `${pins.robot}/${plan.environment}`,
     robot: pins.robot,
@@ -222,6 +225,14 @@ export function runRecordOf(row: RunRow): RunRecord {
 export function getRun(db: Db, runId: string): RunRecord | undefined {
   const row = getRunRow(db, runId);
   return row ? runRecordOf(row) : undefined;
+}
+
+/** Adds models to a run's `resolved_pins.models` (a threshold checkpoint that names a model). */
+export function addPinnedModels(db: Db, runId: string, models: NonNullable<ResolvedPins["models"]>): void {
+  const row = db.prepare("SELECT resolved_pins FROM runs WHERE id = ?").get(runId) as { resolved_pins: string } | undefined;
+  if (!row) throw new Error(`addPinnedModels: no run ${runId}`);
+  const pins = JSON.parse(row.resolved_pins) as ResolvedPins;
+  db.prepare("UPDATE runs SET resolved_pins = ? WHERE id = ?").run(JSON.stringify({ ...pins, models: { ...pins.models, ...models } }), runId);
 }
 
 /** Replaces a run's units (a threshold checkpoint swaps the policy). */

@@ -13,7 +13,7 @@ import {
   findReadableTaskById, findVisibleFrozenRevision, freezeTaskRow, getTask, insertTask, maxFrozenVersion,
   setTaskPilot, updateTaskSpec, type TaskRecord,
 } from "../store/tasks-repo.js";
-import { planPilot } from "./pilot.js";
+import { planPilot, type PlannedPilot } from "./pilot.js";
 import { ensureServiceKey, ensureSigningKey } from "./signing-keys.js";
 import { nextTaskStatus } from "./task-state.js";
 import { canonicalJson } from "../json/canonical-json.js";
@@ -88,14 +88,24 @@ export function amendTask(row: TaskRecord, body: unknown, ctx: TaskContext): Tas
 export interface PilotDeps {
   pins: FirmwarePins;
   runId: string;
+  /**
+   * Checks and prepares the pilot's policy beyond its contracts (checkpoint models, endpoint
+   * pre-flight: coordinator/runs/policy-preparation.ts) and returns the models to pin. Default: none.
+   */
+  preparePolicy?: (planned: PlannedPilot) => Promise<PlannedPilot["run"]["resolvedPins"]["models"]>;
 }
 
 /** POST /v1/tasks/{id}/pilot: inserts the calibration run and records the pilot; returns the pilot. */
-export function pilotTask(row: TaskRecord, body: unknown, ctx: TaskContext, deps: PilotDeps): TaskPilot {
+export async function pilotTask(row: TaskRecord, body: unknown, ctx: TaskContext, deps: PilotDeps): Promise<TaskPilot> {
   nextTaskStatus(row.status, "pilot", labelOf(row));
   const planned = planPilot(body, { id: row.id, spec: storedSpec(row) }, {
     pins: deps.pins, environments: ctx.environments, runId: deps.runId, accountId: ctx.accountId, now: ctx.now,
   });
+  const models = await deps.preparePolicy?.(planned);
+  if (models && Object.keys(models).length > 0) planned.run.resolvedPins = { ...planned.run.resolvedPins, models };
+  // The task may have moved on (frozen, amended into another pilot) while the policy was prepared.
+  row = getTask(ctx.db, row.id)!;
+  nextTaskStatus(row.status, "pilot", labelOf(row));
   const earlier = row.pilot as TaskPilot | null;
   // A new pilot replaces run, robot and episodes; the amendment history carries over.
   const pilot: TaskPilot = { run_id: deps.runId, robot: planned.robotPin, episodes: planned.episodes, amendments: earlier?.amendments ?? [] };

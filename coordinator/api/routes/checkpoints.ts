@@ -9,7 +9,8 @@ import { authOf } from "../../auth/authenticate.js";
 import { pushCheckpoint } from "../../kinds/threshold.js";
 import { contract } from "../../runs/field-checks.js";
 import { validatePolicy } from "../../runs/policy-checks.js";
-import { getRun } from "../../store/runs-repo.js";
+import { checkPolicyModels, preparePolicies } from "../../runs/policy-preparation.js";
+import { addPinnedModels, getRun } from "../../store/runs-repo.js";
 import type { CompiledApiDeps } from "../api-deps.js";
 import { CheckpointRequest } from "../schemas/runs.js";
 import { parseBody } from "../validate-request.js";
@@ -18,13 +19,21 @@ import { requireRun } from "./runs.js";
 export function checkpointsRouter(deps: CompiledApiDeps): Router {
   const router = Router();
 
-  router.post("/runs/:runId/checkpoints", (req, res) => {
+  router.post("/runs/:runId/checkpoints", async (req, res) => {
     const run = requireRun(deps.db, authOf(res).accountId, req.params.runId);
     const body = parseBody(CheckpointRequest, req.body);
     const soak = run.units[0];
     if (run.kind !== "threshold" || !soak) contract(`run ${run.id} is kind ${run.kind}; checkpoints go to a threshold run`);
     const model = deps.pins.models.find((m) => m.id === soak.model)!;
     validatePolicy(body.policy, model, findEnvironment(deps.environments, soak.environment)!, soak.firmware, deps.fleet);
+    // A checkpoint policy's model resolves and fits, an endpoint answers its pre-flight, before the push counts.
+    const unit = { ...soak, policy: body.policy as Record<string, unknown> };
+    const preparation = {
+      db: deps.db, pins: deps.pins, accountId: run.accountId, artifactsDir: deps.artifactsDir, modelMirror: deps.modelMirror ?? undefined, preflight: deps.preflight, clock: deps.clock,
+    };
+    checkPolicyModels([unit], preparation);
+    const models = await preparePolicies([unit], preparation);
+    if (Object.keys(models).length > 0) addPinnedModels(deps.db, run.id, models);
     const pushed = deps.db.transaction(() => pushCheckpoint(deps.db, getRun(deps.db, run.id)!, body.policy as Record<string, unknown>, deps.clock()))();
     deps.scheduler.kick();
     res.status(202).json({ object: "checkpoint", run_id: run.id, index: pushed.checkpoints - 1, from_episode: pushed.from_index, policy: body.policy });

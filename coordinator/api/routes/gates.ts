@@ -57,7 +57,7 @@ export function gatesRouter(deps: CompiledApiDeps): Router {
     res.json(gateView(requireGate(authOf(res).accountId, req.params.gateId)));
   });
 
-  router.post("/gates/:gateId/checks", (req, res) => {
+  router.post("/gates/:gateId/checks", async (req, res) => {
     const { accountId } = authOf(res);
     const gate = requireGate(accountId, req.params.gateId);
     const spec = gate.spec;
@@ -66,7 +66,7 @@ export function gatesRouter(deps: CompiledApiDeps): Router {
     // The build under test: the check's policy (e.g. the image built from this commit), else the gate's.
     const checkId = `chk_${randomBase62(16)}`;
     // The check row commits with its eval run, so a check never names a run that does not exist.
-    submitRun(deps, accountId, evalBody({ ...spec, policy: (body.policy ?? spec.policy) as Record<string, unknown> }), {
+    await submitRun(deps, accountId, evalBody({ ...spec, policy: (body.policy ?? spec.policy) as Record<string, unknown> }), {
       withinInsert: (runId, created) => insertCheck(deps.db, {
         id: checkId, gate_id: gate.id, account_id: accountId, created, ref: body.ref, commit_sha: body.commit ?? null, run_id: runId,
       }),

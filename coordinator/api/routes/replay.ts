@@ -14,7 +14,7 @@ import { requireRun } from "./runs.js";
 export function replayRouter(deps: CompiledApiDeps): Router {
   const router = Router();
 
-  router.post("/runs/:runId/episodes/:episodeId/replay", (req, res) => {
+  router.post("/runs/:runId/episodes/:episodeId/replay", async (req, res) => {
     const { accountId } = authOf(res);
     const original = requireRun(deps.db, accountId, req.params.runId);
     const episode = getEpisodeRecord(deps.db, req.params.episodeId);
@@ -25,7 +25,7 @@ export function replayRouter(deps: CompiledApiDeps): Router {
     const replaySpec = replaySpecOf(episode);
     // Validated as a new run of the original body (every check a run gets), then reshaped so every
     // episode reproduces the original one.
-    const { run } = submitRun(deps, accountId, replayRunBody(original, request), {
+    const { run } = await submitRun(deps, accountId, replayRunBody(original, request), {
       reshape: (validated) => replayRunShape(validated, episode, replaySpec, request.count ?? 1),
     });
     res.status(201).json(runView(run));

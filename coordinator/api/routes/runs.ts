@@ -24,7 +24,7 @@ export function requireRun(db: Db, accountId: string, runId: string): RunRecord 
 export function runsRouter(deps: CompiledApiDeps): Router {
   const router = Router();
 
-  router.post("/runs", (req, res) => {
+  router.post("/runs", async (req, res) => {
     const { accountId } = authOf(res);
     // quote_id names the quote backing the submission; the rest is the run body.
     const { body, quoteId } = splitQuoteId(req.body);
@@ -32,7 +32,7 @@ export function runsRouter(deps: CompiledApiDeps): Router {
     if (key !== undefined && (key.length === 0 || key.length > IDEMPOTENCY_KEY_MAX)) {
       throw new AssayError("contract_validation_failed", `Idempotency-Key must be 1..${IDEMPOTENCY_KEY_MAX} characters; got ${key.length}`);
     }
-    const { run, replayed } = submitRun(deps, accountId, body, { idempotencyKey: key, quoteId });
+    const { run, replayed } = await submitRun(deps, accountId, body, { idempotencyKey: key, quoteId });
     if (replayed) return void res.status(200).set("Idempotent-Replayed", "true").json(runView(run));
     res.status(201).json(runView(run));
   });

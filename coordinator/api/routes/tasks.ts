@@ -2,6 +2,7 @@
  * /v1/tasks: Task Specs through draft -> piloting -> frozen, and the next revision of a frozen one.
  * The lifecycle itself is coordinator/tasks/ (task-lifecycle.ts, task-state.ts).
  */
+import { checkPolicyModels, preparePolicies } from "../../runs/policy-preparation.js";
 import { runStreamUrl } from "../../streams/stream-tokens.js";
 import { Router, type Request } from "express";
 import { authOf } from "../../auth/authenticate.js";
@@ -50,11 +51,26 @@ export function tasksRouter(deps: CompiledApiDeps): Router {
     res.json(taskView(deps.db, requireReadableTask(deps.db, accountId, req.params.taskId), accountId));
   });
 
-  router.post("/tasks/:taskId/pilot", (req, res) => {
+  router.post("/tasks/:taskId/pilot", async (req, res) => {
     const { accountId } = authOf(res);
     const row = requireOwnTask(deps.db, accountId, req.params.taskId);
     const runId = `run_${randomBase62(20)}`;
-    const pilot = pilotTask(row, req.body, context(accountId), { pins: deps.pins, runId });
+    const preparation = {
+      db: deps.db, pins: deps.pins, accountId, artifactsDir: deps.artifactsDir, modelMirror: deps.modelMirror ?? undefined, preflight: deps.preflight, clock: deps.clock,
+    };
+    const pilot = await pilotTask(row, req.body, context(accountId), {
+      pins: deps.pins,
+      runId,
+      // A pilot's own policy gets the checks of any run's: its checkpoint model, its endpoint's pre-flight.
+      preparePolicy: async ({ run }) => {
+        const unit = {
+          key: "pilot", robot: run.resolvedPins.robot, model: run.plan.model, firmware: run.plan.firmware, environment: run.plan.environment,
+          task: run.resolvedPins.task, policy: (run.request as { policy: Record<string, unknown> }).policy,
+        };
+        checkPolicyModels([unit], preparation);
+        return preparePolicies([unit], preparation);
+      },
+    });
     deps.scheduler.kick();
     res.json({ run_id: runId, robot: pilot.robot, episodes: pilot.episodes, stream_url: runStreamUrl(deps.db, deps.urls.streamsUrl, runId, accountId, deps.clock()) });
   });

@@ -23,6 +23,9 @@ export const ResolvedPins = component("ResolvedPins", z.looseObject({
   environment: z.string().describe("<name>@<version>"),
   task: z.string().describe("<name>@v<N> (a pilot: the task id)"),
   perturbation_rev: z.string().describe("<set>@<version>"),
+  models: z.record(z.string(), z.strictObject({
+    id: z.string(), sha256: z.string(), bytes: z.number().int(), source: z.enum(["upload", "mirror"]),
+  })).optional().describe("checkpoint policies: policy.hf as submitted -> the model the cells load, pinned by sha256"),
 }).describe("records what @latest and bare names resolved to; multi-unit kinds may add fields"));
 
 /** The interventions section of a Result (coordinator/runs/interventions.ts). */
