@@ -5,8 +5,9 @@
  */
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
+import type { Metadata } from "@grpc/grpc-js";
 import type { Registry } from "prom-client";
-import type { AgentMessage, AssignEpisode, ArtifactRef, Hello, Instrument } from "../protocol/gen/cell.js";
+import type { AgentMessage, AssignEpisode, ArtifactRef, CellLinkClient, Hello, Instrument } from "../protocol/gen/cell.js";
 import { nextAgentState, type AgentEvent, type AgentState } from "./agent-state.js";
 import type { AgentConfig } from "./config.js";
 import { DutyCycle } from "./duty-cycle.js";
@@ -20,7 +21,9 @@ import { LiveFeed } from "./link/live-feed.js";
 import { Outbox } from "./link/outbox.js";
 import { createAgentMetrics } from "./metrics.js";
 import { CompositePolicyRuntime } from "./policy/composite-runtime.js";
+import { CheckpointPolicyRuntime } from "./policy/checkpoint-runtime.js";
 import { EndpointPolicyRuntime } from "./policy/endpoint-runtime.js";
+import { ModelCache } from "./policy/model-cache.js";
 import { clearRunningMarker, recoverAfterCrash, renameFree, writeRunningMarker } from "./recovery.js";
 import { EstopWatch, type EstopTrip, type TorqueOffOutcome } from "./safety/estop-watch.js";
 import { ArtifactStore } from "./upload/artifact-store.js";
@@ -47,7 +50,8 @@ export interface CellAgentOptions {
   log?: (line: string) => void;
   /**
    * Policy runtimes besides the hardware's own (`hardware.policies`, which runs containers); default
-   * `[new EndpointPolicyRuntime()]` for `type: "endpoint"` policies.
+   * `[new EndpointPolicyRuntime(), new CheckpointPolicyRuntime(<the cell's model cache>)]` for `type: "endpoint"` and
+   * `type: "checkpoint"` policies.
    */
   policyRuntimes?: PolicyRuntime[];
   /**
@@ -68,7 +72,13 @@ export async function startCellAgent(config: AgentConfig, hardware: CellHardware
   await store.init();
   let interruptedEpisodeId = (await recoverAfterCrash(config.dataDir, recordingsDir, outbox, log, store)) ?? "";
 
-  const policies = new CompositePolicyRuntime([...(options.policyRuntimes ?? [new EndpointPolicyRuntime()]), hardware.policies]);
+  // Checkpoint models come over the link, which exists further down; the cache asks for it when it fetches.
+  let linkForModels: (() => { client: CellLinkClient; metadata: Metadata }) | undefined;
+  const models = new ModelCache({ dir: join(config.dataDir, "models"), link: () => linkForModels?.(), log });
+  const policies = new CompositePolicyRuntime([
+    ...(options.policyRuntimes ?? [new EndpointPolicyRuntime(), new CheckpointPolicyRuntime(models)]),
+    hardware.policies,
+  ]);
   metrics.watchMotorBus(hardware.motors);
   // Created before anything can move the arm; the handlers below only run on a trigger.
   const estopWatch: EstopWatch = new EstopWatch({
@@ -150,6 +160,7 @@ export async function startCellAgent(config: AgentConfig, hardware: CellHardware
     },
   }, log);
 
+  linkForModels = () => ({ client: link.client, metadata: link.metadata() });
   liveFeed = new LiveFeed({ client: link.client, metadata: () => link.metadata(), cameras: hardware.cameras, jointNames: hardware.motors.jointNames, log });
 
   const uploader = new Uploader({

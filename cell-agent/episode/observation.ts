@@ -3,12 +3,12 @@
  * is read as `{cameras?: string[] | Record<string, unknown>, state?: string[]}`; a missing part
  * means "everything the cell has".
  */
-import type { CameraFrame, JointState, Observation } from "../hardware/types.js";
+import type { CameraFrame, JointState, Observation, Wrench } from "../hardware/types.js";
 
 export interface ObservationContract {
   /** Camera names the policy sees, or undefined for all. */
   cameras?: ReadonlySet<string>;
-  /** State fields ("joint_positions", "joint_velocities", "gripper_state"), or undefined for all. */
+  /** State fields ("joint_positions", "joint_velocities", "gripper_state", "ft_wrist"), or undefined for all. */
   state?: ReadonlySet<string>;
 }
 
@@ -27,7 +27,9 @@ export function contractOf(policy: Record<string, unknown>): ObservationContract
 
 export function buildObservation(
   contract: ObservationContract,
-  input: { tNs: bigint; joints: JointState | undefined; gripperOpening: number | undefined; frames: ReadonlyMap<string, CameraFrame>; instruction?: string },
+  input: {
+    tNs: bigint; joints: JointState | undefined; gripperOpening: number | undefined; wrench?: Wrench; frames: ReadonlyMap<string, CameraFrame>; instruction?: string;
+  },
 ): Observation {
   const wants = (field: string) => !contract.state || contract.state.has(field);
   const cameras: Record<string, CameraFrame> = {};
@@ -36,6 +38,7 @@ export function buildObservation(
   if (input.joints && wants("joint_positions")) observation.jointPositionsRad = input.joints.positionRad;
   if (input.joints && wants("joint_velocities")) observation.jointVelocitiesRadS = input.joints.velocityRadS;
   if (input.gripperOpening !== undefined && wants("gripper_state")) observation.gripperOpening = input.gripperOpening;
+  if (input.wrench && wants("ft_wrist")) observation.wristWrench = { forceN: input.wrench.forceN, torqueNm: input.wrench.torqueNm };
   if (input.instruction !== undefined) observation.instruction = input.instruction;
   return observation;
 }

@@ -266,7 +266,7 @@ export async function runEpisode(ctx: EpisodeContext): Promise<EpisodeResult> {
 
       if (policyFailure === undefined) {
         try {
-          const observation = buildObservation(contract, { tNs: nowNs, joints, gripperOpening: gripper?.opening, frames, instruction: plan.instruction });
+          const observation = buildObservation(contract, { tNs: nowNs, joints, gripperOpening: gripper?.opening, wrench, frames, instruction: plan.instruction });
           const targets = await actOrHold(policy, observation);
           throwIfAborted(signal); // never command the motors after an e-stop or abort
           const { decision, startsHold } = lateness.step(clock.nowNs() - (deadlineNs + periodNs), periodNs);

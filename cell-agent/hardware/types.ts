@@ -175,6 +175,8 @@ export interface Observation {
   jointPositionsRad?: number[];
   jointVelocitiesRadS?: number[];
   gripperOpening?: number;
+  /** Wrist force-torque, when the contract's `state` lists "ft_wrist". */
+  wristWrench?: { forceN: [number, number, number]; torqueNm: [number, number, number] };
   /** Latest frame of each camera named in the contract. */
   cameras: Record<string, CameraFrame>;
   instruction?: string;

@@ -1,5 +1,5 @@
 /**
- * The coordinator's CellLink gRPC server: transport only. It binds the port and routes the four
+ * The coordinator's CellLink gRPC server: transport only. It binds the port and routes the five
  * CellLink calls to their handlers over a LinkContext the composition root (coordinator/server.ts)
  * built; it owns no state of its own.
  *
@@ -13,6 +13,7 @@ import { LinkError } from "../errors/link-errors.js";
 import { handleArtifactStatus, handleUploadArtifact } from "./artifact-uploads.js";
 import { handleConnect } from "./connect-session.js";
 import { handleLiveFeed } from "./live-feed.js";
+import { handleFetchModel } from "./model-downloads.js";
 import type { LinkContext } from "./link-context.js";
 
 export interface CellLinkServerOptions {
@@ -40,6 +41,7 @@ export async function startCellLinkServer(options: CellLinkServerOptions): Promi
     artifactStatus: (call, callback) => handleArtifactStatus(ctx, call, callback),
     uploadArtifact: (call, callback) => handleUploadArtifact(ctx, call, callback),
     liveFeed: (call, callback) => handleLiveFeed(ctx, call, callback),
+    fetchModel: (call) => handleFetchModel(ctx, call),
   };
   const server = new Server();
   server.addService(CellLinkService, implementation);

@@ -12,10 +12,12 @@ import {
   Client,
   type ClientDuplexStream,
   type ClientOptions,
+  type ClientReadableStream,
   type ClientUnaryCall,
   type ClientWritableStream,
   type handleBidiStreamingCall,
   type handleClientStreamingCall,
+  type handleServerStreamingCall,
   type handleUnaryCall,
   makeGenericClientConstructor,
   type Metadata,
@@ -242,6 +244,20 @@ export interface LiveFrame {
 }
 
 export interface LiveFeedEnd {
+}
+
+export interface ModelRequest {
+  /** The model id of the assigned policy's `checkpoint.id`. */
+  modelId: string;
+  offset: number;
+}
+
+export interface ModelChunk {
+  offset: number;
+  data: Uint8Array;
+  /** Set on every chunk: the whole file's size and sha256. */
+  totalBytes: number;
+  sha256: string;
 }
 
 function createBaseAgentMessage(): AgentMessage {
@@ -3289,6 +3305,216 @@ export const LiveFeedEnd: MessageFns<LiveFeedEnd> = {
   },
 };
 
+function createBaseModelRequest(): ModelRequest {
+  return { modelId: "", offset: 0 };
+}
+
+export const ModelRequest: MessageFns<ModelRequest> = {
+  encode(message: ModelRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.modelId !== "") {
+      writer.uint32(10).string(message.modelId);
+    }
+    if (message.offset !== 0) {
+      writer.uint32(16).uint64(message.offset);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ModelRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseModelRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.modelId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.offset = longToNumber(reader.uint64());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ModelRequest {
+    return {
+      modelId: isSet(object.modelId)
+        ? globalThis.String(object.modelId)
+        : isSet(object.model_id)
+        ? globalThis.String(object.model_id)
+        : "",
+      offset: isSet(object.offset) ? globalThis.Number(object.offset) : 0,
+    };
+  },
+
+  toJSON(message: ModelRequest): unknown {
+    const obj: any = {};
+    if (message.modelId !== "") {
+      obj.modelId = message.modelId;
+    }
+    if (message.offset !== 0) {
+      obj.offset = Math.round(message.offset);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ModelRequest>): ModelRequest {
+    return ModelRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ModelRequest>): ModelRequest {
+    const message = createBaseModelRequest();
+    message.modelId = object.modelId ?? "";
+    message.offset = object.offset ?? 0;
+    return message;
+  },
+};
+
+function createBaseModelChunk(): ModelChunk {
+  return { offset: 0, data: new Uint8Array(0), totalBytes: 0, sha256: "" };
+}
+
+export const ModelChunk: MessageFns<ModelChunk> = {
+  encode(message: ModelChunk, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.offset !== 0) {
+      writer.uint32(8).uint64(message.offset);
+    }
+    if (message.data.length !== 0) {
+      writer.uint32(18).bytes(message.data);
+    }
+    if (message.totalBytes !== 0) {
+      writer.uint32(24).uint64(message.totalBytes);
+    }
+    if (message.sha256 !== "") {
+      writer.uint32(34).string(message.sha256);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ModelChunk {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseModelChunk();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.offset = longToNumber(reader.uint64());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.data = reader.bytes();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.totalBytes = longToNumber(reader.uint64());
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.sha256 = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ModelChunk {
+    return {
+      offset: isSet(object.offset) ? globalThis.Number(object.offset) : 0,
+      data: isSet(object.data) ? bytesFromBase64(object.data) : new Uint8Array(0),
+      totalBytes: isSet(object.totalBytes)
+        ? globalThis.Number(object.totalBytes)
+        : isSet(object.total_bytes)
+        ? globalThis.Number(object.total_bytes)
+        : 0,
+      sha256: isSet(object.sha256) ? globalThis.String(object.sha256) : "",
+    };
+  },
+
+  toJSON(message: ModelChunk): unknown {
+    const obj: any = {};
+    if (message.offset !== 0) {
+      obj.offset = Math.round(message.offset);
+    }
+    if (message.data.length !== 0) {
+      obj.data = base64FromBytes(message.data);
+    }
+    if (message.totalBytes !== 0) {
+      obj.totalBytes = Math.round(message.totalBytes);
+    }
+    if (message.sha256 !== "") {
+      obj.sha256 = message.sha256;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ModelChunk>): ModelChunk {
+    return ModelChunk.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ModelChunk>): ModelChunk {
+    const message = createBaseModelChunk();
+    message.offset = object.offset ?? 0;
+    message.data = object.data ?? new Uint8Array(0);
+    message.totalBytes = object.totalBytes ?? 0;
+    message.sha256 = object.sha256 ?? "";
+    return message;
+  },
+};
+
 export type CellLinkService = typeof CellLinkService;
 export const CellLinkService = {
   connect: {
@@ -3336,6 +3562,19 @@ export const CellLinkService = {
     responseSerialize: (value: LiveFeedEnd): Buffer => Buffer.from(LiveFeedEnd.encode(value).finish()),
     responseDeserialize: (value: Buffer): LiveFeedEnd => LiveFeedEnd.decode(value),
   },
+  /**
+   * A policy model's bytes from `offset` (a cell resumes a broken download), for a checkpoint
+   * policy of an episode assigned to this cell. NOT_FOUND when the cell may not have it.
+   */
+  fetchModel: {
+    path: "/assay.cell.v1.CellLink/FetchModel" as const,
+    requestStream: false as const,
+    responseStream: true as const,
+    requestSerialize: (value: ModelRequest): Buffer => Buffer.from(ModelRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ModelRequest => ModelRequest.decode(value),
+    responseSerialize: (value: ModelChunk): Buffer => Buffer.from(ModelChunk.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ModelChunk => ModelChunk.decode(value),
+  },
 } as const;
 
 export interface CellLinkServer extends UntypedServiceImplementation {
@@ -3352,6 +3591,11 @@ export interface CellLinkServer extends UntypedServiceImplementation {
    * is watching the cell). Separate from Connect so frames never queue ahead of episode messages.
    */
   liveFeed: handleClientStreamingCall<LiveMessage, LiveFeedEnd>;
+  /**
+   * A policy model's bytes from `offset` (a cell resumes a broken download), for a checkpoint
+   * policy of an episode assigned to this cell. NOT_FOUND when the cell may not have it.
+   */
+  fetchModel: handleServerStreamingCall<ModelRequest, ModelChunk>;
 }
 
 export interface CellLinkClient extends Client {
@@ -3412,6 +3656,16 @@ export interface CellLinkClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: LiveFeedEnd) => void,
   ): ClientWritableStream<LiveMessage>;
+  /**
+   * A policy model's bytes from `offset` (a cell resumes a broken download), for a checkpoint
+   * policy of an episode assigned to this cell. NOT_FOUND when the cell may not have it.
+   */
+  fetchModel(request: ModelRequest, options?: Partial<CallOptions>): ClientReadableStream<ModelChunk>;
+  fetchModel(
+    request: ModelRequest,
+    metadata?: Metadata,
+    options?: Partial<CallOptions>,
+  ): ClientReadableStream<ModelChunk>;
 }
 
 export const CellLinkClient = makeGenericClientConstructor(CellLinkService, "assay.cell.v1.CellLink") as unknown as {
