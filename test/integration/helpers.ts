@@ -29,12 +29,14 @@ export interface TestService {
  * `cells`: which installed cells to simulate (none: coordinator only). `simSpeed`: simulated seconds
  * per wall second (default unpaced); fault tests slow it so an episode lasts long enough to hit.
  * `simTimecode`: cameras burn in their capture time (benches). `rateLimits`: per-key limits (default the coordinator's).
+ * `modelMirror`: the operator's local model mirror directory.
  * The fleet (`service.fleet`) can kill, restart, unplug and plug its cells.
  */
-export async function startTestService(options: { cells?: string[]; keepDataDir?: string; simSpeed?: number; simTimecode?: boolean; rateLimits?: Partial<RateLimits> } = {}): Promise<TestService> {
+export async function startTestService(options: { cells?: string[]; keepDataDir?: string; simSpeed?: number; simTimecode?: boolean; rateLimits?: Partial<RateLimits>; modelMirror?: string } = {}): Promise<TestService> {
   const dataDir = options.keepDataDir ?? mkdtempSync(join(tmpdir(), "assay-it-"));
   const coordinator = await startCoordinator(compileCoordinatorOptions({
     port: 0, grpcPort: 0, dataDir, apiKey: TEST_ADMIN_KEY, ...(options.rateLimits ? { rateLimits: options.rateLimits } : {}),
+    ...(options.modelMirror ? { modelMirror: options.modelMirror } : {}),
   }));
   let fleet: SimFleet | undefined;
   if (options.cells && options.cells.length > 0) {
