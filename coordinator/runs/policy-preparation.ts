@@ -18,9 +18,9 @@ import { checkOnnxContract, SUPPORTED_RUNTIMES } from "../../protocol/policy/onn
 import { onnxContractOf } from "../../protocol/policy/onnx/contract-from-policy.js";
 import type { OnnxModelDescription } from "../../protocol/policy/onnx/model-description.js";
 import { preflightEndpoint, PreflightError } from "../../protocol/policy/endpoint-preflight.js";
-import { resolveObservationMap } from "../../protocol/policy/openpi/observation-map.js";
+import { ObservationMapError, resolveObservationMap } from "../../protocol/policy/openpi/observation-map.js";
+import { cameraNames, findEnvironment, type CatalogEnvironment } from "../catalog/environments.js";
 import type { FirmwarePins } from "../../firmware-pins/pins.js";
-import { AssayError } from "../errors/assay-error.js";
 import type { RunUnit } from "../kinds/units.js";
 import { importMirroredModel, mirrorFileOf } from "../models/model-mirror.js";
 import { parseModelRef, refText, type PinnedModel } from "../models/model-ref.js";
@@ -39,6 +39,28 @@ export interface PolicyPreparationContext {
   /** Pre-flight of endpoint policies: how long to wait for the endpoint, or "off" (tests of other things). */
   preflight: { timeoutMs: number } | "off";
   clock: () => Date;
+  /** Environment catalogue (a contract without cameras or state sees the scene's). */
+  environments: readonly CatalogEnvironment[];
+}
+
+/** The preparation context of an account, from the API's (or a submission's) dependencies. */
+export function preparationContextOf(
+  deps: Pick<PolicyPreparationContext, "db" | "pins" | "artifactsDir" | "preflight" | "clock" | "environments"> & { modelMirror: string | null },
+  accountId: string,
+): PolicyPreparationContext {
+  return {
+    db: deps.db, pins: deps.pins, accountId, artifactsDir: deps.artifactsDir, modelMirror: deps.modelMirror ?? undefined,
+    preflight: deps.preflight, clock: deps.clock, environments: deps.environments,
+  };
+}
+
+/** The cameras and state channels of a unit's scene. */
+function sceneOf(ctx: PolicyPreparationContext, unit: RunUnit): { cameras: string[]; state: string[] } {
+  const env = findEnvironment(ctx.environments, unit.environment);
+  if (!env) return { cameras: [], state: [] };
+  const kinds = new Set(env.instruments.map((i) => i.kind));
+  const state = [...(kinds.has("joint_states") ? ["joint_positions", "joint_velocities"] : []), ...(kinds.has("gripper_state") ? ["gripper_state"] : []), ...(kinds.has("ft_wrist") ? ["ft_wrist"] : [])];
+  return { cameras: cameraNames(env), state };
 }
 
 /** Camera sizes a pre-flight sends for the JSON protocol: the cells' nominal sizes. */
@@ -67,17 +89,12 @@ function dofOf(pins: FirmwarePins, unit: RunUnit): number {
   return model.dof;
 }
 
-function prefixed(where: string, error: unknown): never {
-  if (error instanceof AssayError) throw error;
-  contract(`${where}: ${(error as Error).message}`);
-}
-
 function checkModelFits(row: ModelRow, policy: PolicyFields, unit: RunUnit, ctx: PolicyPreparationContext, where: string): void {
   const problems = checkOnnxContract(JSON.parse(row.description!) as OnnxModelDescription, onnxContractOf(policy as unknown as Record<string, unknown>, dofOf(ctx.pins, unit)));
   if (problems.length > 0) contract(`${where}.hf ${q(policy.hf)} (model ${row.id}) does not fit the policy: ${problems.join("; ")}`);
 }
 
-/** The account's model a checkpoint policy names, undefined when only the mirror has it; 422 when neither does. */
+/** The account's ready model a checkpoint policy names, else the mirror's file for it; 422 when neither has it. */
 function resolveCheckpoint(policy: PolicyFields, ctx: PolicyPreparationContext, where: string): ModelRow | { mirrorFile: string; name: string; revision: string } {
   if (!(SUPPORTED_RUNTIMES as readonly string[]).includes(policy.runtime ?? "")) {
     contract(`${where}.runtime ${q(policy.runtime)} is not supported; cells run checkpoints with: ${SUPPORTED_RUNTIMES.join(", ")}`);
@@ -111,11 +128,15 @@ export function checkPolicyModels(units: readonly RunUnit[], ctx: PolicyPreparat
       const resolved = resolveCheckpoint(policy, ctx, where);
       if ("id" in resolved) checkModelFits(resolved, policy, unit, ctx, where);
     } else if (policy.type === "endpoint" && policy.protocol === "openpi") {
-      if (policy.observation_map === undefined) contract(`${where}.observation_map is required with protocol "openpi": it says which server key receives each camera, the state, the gripper and the prompt (presets: droid, aloha)`);
+      // A contract that leaves cameras or state out shows the policy everything the scene has.
+      const scene = sceneOf(ctx, unit);
       try {
-        resolveObservationMap(policy.observation_map, { cameras: policy.observation_contract?.cameras ?? [], state: policy.observation_contract?.state ?? [], dof: policy.action_space?.dim ?? dofOf(ctx.pins, unit) });
+        resolveObservationMap(policy.observation_map, {
+          cameras: policy.observation_contract?.cameras ?? scene.cameras, state: policy.observation_contract?.state ?? scene.state, dof: policy.action_space?.dim ?? dofOf(ctx.pins, unit),
+        });
       } catch (error) {
-        prefixed(where, error);
+        if (error instanceof ObservationMapError) contract(where === "policy" ? error.message : `${where}: ${error.message}`);
+        throw error;
       }
     } else if (policy.type === "endpoint" && (policy.observation_map !== undefined || policy.inference !== undefined)) {
       contract(`${where}: observation_map and inference belong to protocol "openpi"; the default JSON protocol sends every observation and takes one action per step`);
@@ -144,10 +165,10 @@ export async function preparePolicies(units: readonly RunUnit[], ctx: PolicyPrep
       const key = JSON.stringify(policy);
       if (preflighted.has(key)) continue;
       preflighted.add(key);
-      const cameras = (policy.observation_contract?.cameras ?? []).map(NOMINAL_CAMERA);
+      const scene = sceneOf(ctx, unit);
       try {
         await preflightEndpoint(policy as never, {
-          dof: policy.action_space?.dim ?? dofOf(ctx.pins, unit), cameras, state: policy.observation_contract?.state ?? [], timeoutMs: ctx.preflight.timeoutMs,
+          dof: policy.action_space?.dim ?? dofOf(ctx.pins, unit), cameras: scene.cameras.map(NOMINAL_CAMERA), state: scene.state, timeoutMs: ctx.preflight.timeoutMs,
         });
       } catch (error) {
         if (error instanceof PreflightError) contract(`${where}: pre-flight of ${policy.url} failed: ${(error as Error).message}`);

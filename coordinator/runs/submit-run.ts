@@ -18,7 +18,7 @@ import type { RunUnit } from "../kinds/units.js";
 import { findRunByIdempotencyKey, getRun, insertRun, runRecordOf, unitOfPlan, type NewEpisode, type RunPlan, type RunRecord } from "../store/runs-repo.js";
 import { isPlainObject } from "./field-checks.js";
 import { normalizeRunRequest, type ValidatedRun } from "./run-request.js";
-import { checkPolicyModels, preparePolicies, type PolicyPreparationContext } from "./policy-preparation.js";
+import { checkPolicyModels, preparationContextOf, preparePolicies } from "./policy-preparation.js";
 import { validateRunRequest } from "./validate-run.js";
 
 export interface SubmissionContext {
@@ -37,11 +37,7 @@ export interface SubmissionContext {
   preflight: { timeoutMs: number } | "off";
 }
 
-function preparationContext(ctx: SubmissionContext, accountId: string): PolicyPreparationContext {
-  return {
-    db: ctx.db, pins: ctx.pins, accountId, artifactsDir: ctx.artifactsDir, modelMirror: ctx.modelMirror ?? undefined, preflight: ctx.preflight, clock: ctx.clock,
-  };
-}
+const preparationContext = (ctx: SubmissionContext, accountId: string) => preparationContextOf(ctx, accountId);
 
 export interface SubmitOptions {
   /** The Idempotency-Key header: a retried submission with the same key returns the original run. */

@@ -2,7 +2,8 @@
  * The JSON endpoint wire (policy `protocol` "json", the default), one request per control step over
  * HTTP(S) POST or a WebSocket:
  *   {session, step, t, instruction?, joint_positions?, joint_velocities?, gripper_opening?,
- *    cameras: {<name>: {jpeg_b64, width, height}}, reset?: {seed, control_rate_hz}}
+ *    ft_wrist?: {force_n: [x, y, z], torque_nm: [x, y, z]}, cameras: {<name>: {jpeg_b64, width, height}},
+ *    reset?: {seed, control_rate_hz}}
  * (`reset` only on step 0 of an episode; `session` is new per episode), answered by
  *   {action: number[]}            (on a WebSocket also `step`, echoed, to match the reply)
  * The cell agent (cell-agent/policy/endpoint-runtime.ts) and the submission's pre-flight speak it.
@@ -21,6 +22,7 @@ export function encodeObservation(session: string, step: number, observation: Po
     ...(observation.jointPositionsRad ? { joint_positions: observation.jointPositionsRad } : {}),
     ...(observation.jointVelocitiesRadS ? { joint_velocities: observation.jointVelocitiesRadS } : {}),
     ...(observation.gripperOpening !== undefined ? { gripper_opening: observation.gripperOpening } : {}),
+    ...(observation.wristWrench ? { ft_wrist: { force_n: observation.wristWrench.forceN, torque_nm: observation.wristWrench.torqueNm } } : {}),
     cameras,
     ...(reset ? { reset: { seed: reset.seed, control_rate_hz: reset.controlRateHz } } : {}),
   };

@@ -20,6 +20,8 @@ export interface PolicyObservation {
   readonly jointVelocitiesRadS?: readonly number[];
   /** 0 (closed) to 1 (open). */
   readonly gripperOpening?: number;
+  /** The wrist force-torque sensor's latest reading, when the contract lists `ft_wrist`. */
+  readonly wristWrench?: { readonly forceN: readonly number[]; readonly torqueNm: readonly number[] };
   /** Latest frame of each camera the policy may see. */
   readonly cameras: Readonly<Record<string, PolicyCameraFrame>>;
   readonly instruction?: string;

@@ -216,7 +216,7 @@ describe("policy sources: uploaded ONNX checkpoints, openpi endpoints, reference
         await wide.close();
       }
       const noMap = await json(await service.api("/v1/runs", { method: "POST", json: { ...README_RUN_BODY, episodes: 1, policy: openpiPolicy(server.url, { observation_map: undefined }) } }), 422);
-      assert.match(noMap.error.message, /observation_map is required with protocol "openpi"/);
+      assert.match(noMap.error.message, /policy.observation_map: required when policy.protocol is "openpi": give \{"preset": "droid"\}/);
       assert.equal(await runs(), before);
     });
   });

@@ -9,7 +9,7 @@ import { authOf } from "../../auth/authenticate.js";
 import { pushCheckpoint } from "../../kinds/threshold.js";
 import { contract } from "../../runs/field-checks.js";
 import { validatePolicy } from "../../runs/policy-checks.js";
-import { checkPolicyModels, preparePolicies } from "../../runs/policy-preparation.js";
+import { checkPolicyModels, preparationContextOf, preparePolicies } from "../../runs/policy-preparation.js";
 import { addPinnedModels, getRun } from "../../store/runs-repo.js";
 import type { CompiledApiDeps } from "../api-deps.js";
 import { CheckpointRequest } from "../schemas/runs.js";
@@ -28,9 +28,7 @@ export function checkpointsRouter(deps: CompiledApiDeps): Router {
     validatePolicy(body.policy, model, findEnvironment(deps.environments, soak.environment)!, soak.firmware, deps.fleet);
     // A checkpoint policy's model resolves and fits, an endpoint answers its pre-flight, before the push counts.
     const unit = { ...soak, policy: body.policy as Record<string, unknown> };
-    const preparation = {
-      db: deps.db, pins: deps.pins, accountId: run.accountId, artifactsDir: deps.artifactsDir, modelMirror: deps.modelMirror ?? undefined, preflight: deps.preflight, clock: deps.clock,
-    };
+    const preparation = preparationContextOf(deps, run.accountId);
     checkPolicyModels([unit], preparation);
     const models = await preparePolicies([unit], preparation);
     if (Object.keys(models).length > 0) addPinnedModels(deps.db, run.id, models);

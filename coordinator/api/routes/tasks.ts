@@ -2,7 +2,7 @@
  * /v1/tasks: Task Specs through draft -> piloting -> frozen, and the next revision of a frozen one.
  * The lifecycle itself is coordinator/tasks/ (task-lifecycle.ts, task-state.ts).
  */
-import { checkPolicyModels, preparePolicies } from "../../runs/policy-preparation.js";
+import { checkPolicyModels, preparationContextOf, preparePolicies } from "../../runs/policy-preparation.js";
 import { runStreamUrl } from "../../streams/stream-tokens.js";
 import { Router, type Request } from "express";
 import { authOf } from "../../auth/authenticate.js";
@@ -55,9 +55,7 @@ export function tasksRouter(deps: CompiledApiDeps): Router {
     const { accountId } = authOf(res);
     const row = requireOwnTask(deps.db, accountId, req.params.taskId);
     const runId = `run_${randomBase62(20)}`;
-    const preparation = {
-      db: deps.db, pins: deps.pins, accountId, artifactsDir: deps.artifactsDir, modelMirror: deps.modelMirror ?? undefined, preflight: deps.preflight, clock: deps.clock,
-    };
+    const preparation = preparationContextOf(deps, accountId);
     const pilot = await pilotTask(row, req.body, context(accountId), {
       pins: deps.pins,
       runId,

@@ -1,31 +1,14 @@
 /**
- * The least an observation must carry for an ONNX policy to read it, declared structurally so the
- * cell agent's `Observation` (cell-agent/hardware/types.ts) is one without either side importing the
- * other; and the `observation.state` vector built from it in the contract's channel order.
+ * What an ONNX policy reads of an observation (protocol/policy/policy-observation.ts, the structural
+ * type the agent's `Observation` satisfies, less its clock), and the `observation.state` vector built
+ * from it in the contract's channel order.
  */
+import type { PolicyObservation as StepObservation } from "../policy-observation.js";
 import { stateChannelWidth, type StateChannel } from "./io-convention.js";
 
-/** A camera frame as the policy reads it (the agent's CameraFrame is one). */
-export interface PolicyCameraFrame {
-  width: number;
-  height: number;
-  /** The frame as the camera published it. */
-  jpeg: Uint8Array;
-  /** Raw RGB24 pixels of the same frame, row-major, when the source has them. */
-  rgb?: Uint8Array;
-}
-
-/** One control step's observation, already restricted to the contract (the agent's Observation is one). */
-export interface PolicyObservation {
-  jointPositionsRad?: readonly number[];
-  jointVelocitiesRadS?: readonly number[];
-  /** 0 (closed) to 1 (open). */
-  gripperOpening?: number;
-  /** The wrist force-torque sensor's latest reading, when the contract lists `ft_wrist`. */
-  wristWrench?: { forceN: readonly number[]; torqueNm: readonly number[] };
-  /** Latest frame of each contract camera, by camera name. */
-  cameras: Readonly<Record<string, PolicyCameraFrame>>;
-}
+export type { PolicyCameraFrame } from "../policy-observation.js";
+/** One control step's observation, restricted to the contract, as a model reads it (no clock: a graph has no time input). */
+export type PolicyObservation = Omit<StepObservation, "tNs">;
 
 function channelValues(observation: PolicyObservation, channel: StateChannel): readonly number[] | undefined {
   switch (channel) {
