@@ -46,6 +46,8 @@ export interface OpenpiServerOptions {
   resize?: "pad" | "stretch";
   /** The cameras' native sizes the expert expects (default top 640x480, wrist 320x240). */
   nativeSizes?: Record<string, { width: number; height: number }>;
+  /** Loopback port (default 0: any free port). */
+  port?: number;
 }
 
 export interface OpenpiTestServer {
@@ -155,7 +157,7 @@ export async function startOpenpiServer(options: OpenpiServerOptions = {}): Prom
     delays.add(timer);
   });
 
-  const wss = new WebSocketServer({ host: "127.0.0.1", port: 0, perMessageDeflate: false });
+  const wss = new WebSocketServer({ host: "127.0.0.1", port: options.port ?? 0, perMessageDeflate: false });
   await new Promise<void>((resolve, reject) => {
     wss.once("listening", resolve);
     wss.once("error", reject);
