@@ -15,6 +15,8 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync 
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { credentials, Metadata, status, type ServiceError } from "@grpc/grpc-js";
+import { CellLinkClient } from "../../protocol/gen/cell.js";
 import { README_RUN_BODY } from "../fixtures.js";
 import { linearStatePolicy } from "../support/onnx-models.js";
 import { startOpenpiServer, type OpenpiTestServer } from "../support/openpi-server.js";
@@ -245,7 +247,7 @@ describe("policy models from the operator's mirror", function () {
     rmSync(mirror, { recursive: true, force: true });
   });
 
-  it("copies a mirrored model into the account on first use, pinned by hash, and reuses the copy", async () => {
+  it("copies a mirrored model into the account on first use, pinned by hash, and reuses the copy; only the cells running it may fetch it", async () => {
     const api = (path: string, body?: unknown) => service.api(path, body === undefined ? {} : { method: "POST", json: body });
     const first = (await (await api("/v1/runs", { ...README_RUN_BODY, episodes: 1, policy: checkpointPolicy("lab/hold-pose@v2") })).json()) as Json;
     assert.ok(first.id, JSON.stringify(first));
@@ -260,5 +262,22 @@ describe("policy models from the operator's mirror", function () {
     const missing = (await (await api("/v1/runs", { ...README_RUN_BODY, episodes: 1, policy: checkpointPolicy("lab/absent") })).json()) as Json;
     assert.match(missing.error.message, /no model "lab\/absent" on this account or in the operator's model mirror/);
     assert.ok(readdirSync(join(service.dataDir, "artifacts", ".models")).some((f) => f === `${pinned.id}.onnx`));
+
+    // A cell holding no episode of a run that pinned the model does not get its bytes.
+    const stranger = await service.coordinator.enrollCell("so101-x", "so101");
+    const client = new CellLinkClient(service.coordinator.grpcAddress, credentials.createInsecure());
+    try {
+      const metadata = new Metadata();
+      metadata.set("authorization", `Bearer ${stranger}`);
+      const refused = await new Promise<ServiceError>((resolve, reject) => {
+        const call = client.fetchModel({ modelId: pinned.id, offset: 0 }, metadata);
+        call.on("data", () => reject(new Error("a cell with no episode of the run received model bytes")));
+        call.on("error", resolve);
+      });
+      assert.equal(refused.code, status.NOT_FOUND);
+      assert.match(refused.details, /not one this cell's assigned episode runs/);
+    } finally {
+      client.close();
+    }
   });
 });
