@@ -26,8 +26,11 @@ import { existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, wri
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
-/** What an image's container does: serve the expert for a robot model, print a line and never listen, or print a line and exit. */
-export type FakeImage = { serve: string } | { mute: string } | { crash: string };
+/**
+ * What an image's container does: serve the expert for a robot model (JSON wire, or openpi's with
+ * the DROID keys in chunks of 4), print a line and never listen, or print a line and exit.
+ */
+export type FakeImage = { serve: string } | { openpi: string } | { mute: string } | { crash: string };
 
 export interface FakeContainer {
   name: string;
@@ -209,6 +212,12 @@ async function container(behaviour: FakeImage, hostIp: string, hostPort: number)
     return;
   }
   if (hostIp !== "127.0.0.1") fail(`the fake engine serves on loopback only; got ${hostIp}`, 1);
+  if ("openpi" in behaviour) {
+    const { startOpenpiServer } = await import("./openpi-server.js");
+    await startOpenpiServer({ model: behaviour.openpi, port: hostPort, chunk: 4 });
+    console.log(`openpi expert policy for ${behaviour.openpi} serving on ${hostIp}:${hostPort}`);
+    return;
+  }
   const { startEndpointPolicyServer } = await import("../../simulators/policies/endpoint-server.js");
   await startEndpointPolicyServer({ model: behaviour.serve, port: hostPort });
   console.log(`expert policy for ${behaviour.serve} serving on ${hostIp}:${hostPort}`);

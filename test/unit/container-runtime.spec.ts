@@ -4,6 +4,7 @@
  * port, real WebSocket traffic through the endpoint runtime. Also the policies config and the
  * doctor's container probes.
  */
+import { encodeJpegSync } from "../../simulators/render/jpeg-codec.js";
 import { strict as assert } from "node:assert";
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
@@ -23,6 +24,7 @@ const FAKE_BIN = resolve(dirname(fileURLToPath(import.meta.url)), "../support/fa
 const EXPERT = "assay/expert-picker:1";
 const MUTE = "assay/never-listens:1";
 const CRASH = "assay/crashes:1";
+const OPENPI = "assay/openpi-picker:1";
 const ROBOT = { model: "so101", dof: 6 };
 
 const image = (name: string, extra: Partial<ContainerImage> = {}): ContainerImage => ({ image: name, protocol: "json", port: 8000, env: {}, ...extra });
@@ -37,7 +39,7 @@ describe("container policy runtime (fake docker)", function () {
 
   before(() => {
     dir = mkdtempSync(join(tmpdir(), "assay-fake-engine-"));
-    writeFakeEngineImages(dir, { [EXPERT]: { serve: "so101" }, [MUTE]: { mute: "loading checkpoint from the hub" }, [CRASH]: { crash: "policy server: no checkpoint in /models" } });
+    writeFakeEngineImages(dir, { [EXPERT]: { serve: "so101" }, [OPENPI]: { openpi: "so101" }, [MUTE]: { mute: "loading checkpoint from the hub" }, [CRASH]: { crash: "policy server: no checkpoint in /models" } });
     process.env.PATH = `${FAKE_BIN}${delimiter}${saved.path}`;
     process.env.ASSAY_FAKE_ENGINE_DIR = dir;
   });
@@ -95,6 +97,30 @@ describe("container policy runtime (fake docker)", function () {
     // ephemeral port may be taken by any process on a busy machine, so that would be flaky.)
     assert.equal(processAlive(container.pid), false);
     await session.close();
+  });
+
+  it("drives an image that serves openpi's protocol with the observation map its config names", async () => {
+    const runtime = new ContainerPolicyRuntime({
+      images: [image(OPENPI, { protocol: "openpi", observationMap: { preset: "droid" } })], gpus: false, startTimeoutMs: 20_000, latencyBudgetMs: 5000, log: () => undefined,
+    });
+    const policy = { ...containerPolicy(OPENPI), observation_contract: { cameras: ["top", "wrist"], state: ["joint_positions", "gripper_state"] } };
+    const session = await runtime.start(policy, ROBOT);
+    const grey = (width: number, height: number) => {
+      const jpeg = encodeJpegSync(new Uint8Array(width * height * 3).fill(128), width, height, 80);
+      return { tNs: 0n, width, height, jpeg };
+    };
+    const cameras = { top: grey(640, 480), wrist: grey(320, 240) };
+    await session.reset({ seed: 3, instruction: "pick up the red cube", controlRateHz: 30 });
+    for (let step = 0; step < 9; step++) {
+      const action = await session.act({ tNs: BigInt(step) * 33_000_000n, jointPositionsRad: [0, -0.4, 0.6, 0.3, 0, 1.5], gripperOpening: 1, cameras, instruction: "pick up the red cube" });
+      assert.equal(action.length, 6);
+      assert.ok(action.every(Number.isFinite), `step ${step}: ${action}`);
+    }
+    const [container] = fakeContainers(dir);
+    assert.equal(container.image, OPENPI);
+    await session.close();
+    assert.deepEqual(fakeContainers(dir), []);
+    assert.equal(processAlive(container.pid), false);
   });
 
   it("runs podman when configured, giving it GPUs as the NVIDIA CDI device; closing the runtime removes open sessions' containers", async () => {
