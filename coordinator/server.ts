@@ -200,6 +200,7 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Run
     live: cellLink.live,
     iceServers: options.iceServers,
     modelMirror: options.modelMirror ?? null,
+    endRun: (runId, ending) => cellLink.lifecycle.end(runId, ending),
     preflight: { timeoutMs: options.preflightTimeoutMs },
   });
   http.on("request", app);

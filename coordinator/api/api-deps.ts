@@ -66,6 +66,8 @@ export interface ApiDeps {
   live?: LiveView;
   /** STUN/TURN servers offered to WebRTC viewers. Default none (host candidates: enough on one network). */
   iceServers?: IceServer[];
+  /** Ends a run (POST /v1/runs/{id}/cancel stops it with no error code); false when it had already ended. Default: refuses. */
+  endRun?: (runId: string, ending: { status: "stopped"; message: string }) => boolean;
   /** Sizes of model uploads. Default DEFAULT_MODEL_LIMITS (2 GiB, 64 MiB chunks). */
   models?: ModelLimits;
   /** The operator's local model mirror (coordinator/models/model-mirror.ts). Default null: none. */
@@ -89,7 +91,7 @@ export type CompiledApiDeps = Required<ApiDeps>;
 const REQUIRED = ["db", "fleet", "runEvents", "scheduler", "pins", "urls", "artifactsDir", "metrics"] as const;
 const OPTIONAL = [
   "clock", "environments", "sseHeartbeatMs", "docsDir", "log", "budgetGuard", "rateLimits", "quoteValidityMs", "archives", "live", "iceServers",
-  "models", "modelMirror", "preflight",
+  "models", "modelMirror", "preflight", "endRun",
 ] as const;
 
 /** How long a pre-flight waits for an endpoint by default: a first inference may compile or load weights. */
@@ -135,6 +137,7 @@ export function compileApiDeps(raw: ApiDeps): CompiledApiDeps {
     live: raw.live ?? NO_LIVE,
     iceServers: raw.iceServers ?? [],
     models: raw.models ?? DEFAULT_MODEL_LIMITS,
+    endRun: raw.endRun ?? (() => false),
     modelMirror: raw.modelMirror ?? null,
     preflight: raw.preflight ?? { timeoutMs: DEFAULT_PREFLIGHT_TIMEOUT_MS },
   };

@@ -40,7 +40,9 @@ export interface EpisodeCanceller {
 export type RunEnding =
   | { status: "completed" }
   | { status: "failed"; message: string }
-  | { status: "stopped"; code: ErrorCode; message: string };
+  | { status: "stopped"; code: ErrorCode; message: string }
+  /** Stopped on the customer's request (POST /v1/runs/{id}/cancel): no error code. */
+  | { status: "stopped"; code?: undefined; message: string };
 
 export interface RunLifecycleOptions {
   db: Db;
@@ -119,7 +121,7 @@ export function createRunLifecycle(options: RunLifecycleOptions): RunLifecycle {
       if (status === "completed") enqueueEvent(db, run.accountId, "run.completed", { run: runView({ ...ended, result }) }, at);
       kindModule(run.kind).onEnded?.({ ...kindContext, now: at, status }, { ...ended, result }, result);
       const held = listHeldEpisodesOfRun(db, runId);
-      const reason = ending.status === "stopped" ? `${ending.code}: ${ending.message}` : ending.status === "failed" ? `the run failed: ${ending.message}` : "the run completed";
+      const reason = ending.status === "stopped" ? (ending.code ? `${ending.code}: ${ending.message}` : `cancelled: ${ending.message}`) : ending.status === "failed" ? `the run failed: ${ending.message}` : "the run completed";
       afterCommit(db, () => {
         if (ending.status === "failed") logger.error(`run ${runId} failed: ${ending.message}`);
         for (const episode of held) cells.cancelEpisode(episode.cell_id, episode.id, reason);

@@ -112,6 +112,25 @@ describe("a run end to end on a simulated fleet", function () {
     assert.equal(new TextDecoder().decode(mp4.subarray(4, 8)), "ftyp", "video is an MP4");
   });
 
+  it("cancels a running run on request: stopped with no error code, the episodes that ran kept, the partial result served", async () => {
+    const created = (await (await service.api("/v1/runs", { method: "POST", json: { ...README_RUN, episodes: 200 } })).json()) as Record<string, any>;
+    // Cancel once some episodes have finished (the `episode` events say so).
+    await readSse(await service.api(`/v1/runs/${created.id}/events`), (e) => e.event === "episode");
+    const cancelled = await service.api(`/v1/runs/${created.id}/cancel`, { method: "POST" });
+    assert.equal(cancelled.status, 200, await cancelled.clone().text());
+    const run = (await cancelled.json()) as Record<string, any>;
+    assert.equal(run.status, "stopped");
+    assert.equal(run.status_detail.code, null);
+    assert.match(run.status_detail.message, /^cancelled on request \(key /);
+    const result = await service.api(`/v1/runs/${created.id}/result`);
+    assert.equal(result.status, 200);
+    const partial = (await result.json()) as Record<string, any>;
+    assert.ok(partial.n >= 1 && partial.n < 200, `n = ${partial.n}`);
+    const again = (await (await service.api(`/v1/runs/${created.id}/cancel`, { method: "POST" })).json()) as Record<string, any>;
+    assert.equal(again.error.code, "contract_validation_failed");
+    assert.match(again.error.message, /already stopped/);
+  });
+
   it("refuses a policy whose action space does not match the robot, before anything runs", async () => {
     const response = await service.api("/v1/runs", {
       method: "POST",

@@ -2,7 +2,8 @@
  * GET /v1/runs/{run_id}/result (runs:read): the run's Result. Completed: 200 with the Result. A
  * run that ended without completing answers its stop's error (status_detail.code: e.g. 402
  * budget_exceeded) with the partial Result in `error.partial_result` (n and ci95 describe the
- * episodes that ran). An open run has no result yet: 404 not_found.
+ * episodes that ran); a run cancelled on request answers 200 with that partial Result. An open run
+ * has no result yet: 404 not_found.
  */
 import { Router } from "express";
 import { authOf } from "../../auth/authenticate.js";
@@ -18,6 +19,11 @@ export function runResultRouter(deps: CompiledApiDeps): Router {
     const run = requireRun(deps.db, authOf(res).accountId, req.params.runId);
     const result = run.result;
     if (run.status === "completed" && result) {
+      res.json(result);
+      return;
+    }
+    // Cancelled on request: no error happened; the Result of the episodes that ran is the answer.
+    if (run.status === "stopped" && !run.statusCode && result) {
       res.json(result);
       return;
     }

@@ -3,6 +3,7 @@ import { Router } from "express";
 import { authOf } from "../../auth/authenticate.js";
 import { splitQuoteId } from "../../billing/submission.js";
 import { AssayError } from "../../errors/assay-error.js";
+import { isTerminal } from "../../runs/run-state.js";
 import { runView } from "../../runs/run-view.js";
 import { submitRun } from "../../runs/submit-run.js";
 import type { Db } from "../../store/database.js";
@@ -46,6 +47,16 @@ export function runsRouter(deps: CompiledApiDeps): Router {
     if (startingAfter !== undefined) requireRun(deps.db, accountId, startingAfter);
     const rows = listRuns(deps.db, { accountId, kind, status, limit: limit + 1, before: startingAfter });
     res.json({ object: "list", url: "/v1/runs", has_more: rows.length > limit, data: rows.slice(0, limit).map(runView) });
+  });
+
+  router.post("/runs/:runId/cancel", (req, res) => {
+    const { accountId, keyId } = authOf(res);
+    const run = requireRun(deps.db, accountId, req.params.runId);
+    if (isTerminal(run.status)) {
+      throw new AssayError("contract_validation_failed", `run ${run.id} is already ${run.status}; only a queued, scheduling or running run can be cancelled`, { runId: run.id });
+    }
+    deps.endRun(run.id, { status: "stopped", message: `cancelled on request (key ${keyId})` });
+    res.json(runView(getRun(deps.db, run.id)!));
   });
 
   router.get("/runs/:runId", (req, res) => {
