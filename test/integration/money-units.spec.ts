@@ -4,8 +4,9 @@
  * cost is the sum of its units' costs and equals the month's usage delta, split by tier.
  *
  * The run is a threshold (soak on so101, confirmation on fr3): a matrix over so101 and fr3 cannot
- * share one container policy (the action space must match each robot's 6 and 8 joints), so the
- * mixed matrix is quoted with a checkpoint policy, which the simulated cells cannot run.
+ * share one container or checkpoint policy (the action space, and a model's output, must match each
+ * robot's 6 and 8 joints), so the mixed matrix is quoted with an endpoint policy that declares no
+ * action space; a quote prices the body and never contacts the endpoint (a submission would pre-flight it).
  */
 import assert from "node:assert/strict";
 import { roundCents, roundHours } from "../../coordinator/runs/meters.js";
@@ -38,7 +39,7 @@ const MATRIX = {
   environments: ["tabletop@1"],
   task: "pick-cube@v1",
   episodes_per_cell: 10,
-  policy: { type: "checkpoint", hf: "assay/pick-cube-generalist", runtime: "lerobot" },
+  policy: { type: "endpoint", url: "wss://policy.acme.test/act", latency_budget_ms: 100 },
 };
 
 describe("money of mixed-tier runs (integration)", function () {

@@ -5,6 +5,8 @@
  * Responses of runs that need a fleet (results, reports, episodes with artifacts) are checked by the
  * root-hook capture (test/support/openapi-capture.ts) in the fleet tests.
  */
+import { createHash } from "node:crypto";
+import { linearStatePolicy } from "../support/onnx-models.js";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -68,10 +70,13 @@ describe("OpenAPI document (integration)", function () {
   const problems: string[] = [];
 
   /** Calls the API and checks the response against the document at once. */
-  const call = async (method: string, path: string, options: { json?: unknown; key?: string; status?: number } = {}): Promise<Json> => {
+  const call = async (method: string, path: string, options: { json?: unknown; bytes?: Uint8Array; key?: string; status?: number } = {}): Promise<Json> => {
     const headers: Record<string, string> = {};
     if (options.key) headers.authorization = `Bearer ${options.key}`;
-    const res = await service.api(path, { method, headers, ...(options.json !== undefined ? { json: options.json } : {}) });
+    if (options.bytes) headers["content-type"] = "application/octet-stream";
+    const res = await service.api(path, {
+      method, headers, ...(options.json !== undefined ? { json: options.json } : {}), ...(options.bytes ? { body: Buffer.from(options.bytes) } : {}),
+    });
     const url = new URL(path, "http://x");
     const contentType = res.headers.get("content-type");
     const isJson = (contentType ?? "").startsWith("application/json");
@@ -162,6 +167,19 @@ describe("OpenAPI document (integration)", function () {
     await call("POST", `/v1/runs/${run.id}/checkpoints`, { json: { policy: README_RUN_BODY.policy }, status: 422 });
     await call("POST", `/v1/runs/${run.id}/episodes/ep_nope/replay`, { json: {}, status: 404 });
     await call("DELETE", `/v1/data/${run.id}`, { status: 422 });
+    const cancelled = await call("POST", "/v1/runs", { json: { ...README_RUN_BODY, episodes: 1 }, status: 201 });
+    await call("POST", `/v1/runs/${cancelled.id}/cancel`, { status: 200 });
+    await call("POST", `/v1/runs/${cancelled.id}/cancel`, { status: 422 });
+    // Models: an upload in two chunks, read, listed, deleted.
+    const bytes = linearStatePolicy({ stateWidth: 6, dof: 6, chunk: 2 });
+    const half = Math.floor(bytes.length / 2);
+    const model = await call("POST", "/v1/models", { json: { name: "acme/openapi", format: "onnx", bytes: bytes.length, sha256: createHash("sha256").update(bytes).digest("hex") }, status: 201 });
+    await call("PUT", `/v1/models/${model.id}/content`, { bytes: bytes.subarray(0, half), status: 422 });
+    await call("GET", `/v1/models/${model.id}`, { status: 200 });
+    await call("PUT", `/v1/models/${model.id}/content`, { bytes, status: 200 });
+    await call("GET", "/v1/models?name=acme/openapi", { status: 200 });
+    await call("DELETE", `/v1/models/${model.id}`, { status: 200 });
+    await call("GET", "/v1/models/mdl_nope", { status: 404 });
     // Exports: a run still queued cannot be exported; none exist yet.
     await call("POST", `/v1/runs/${run.id}/export`, { json: { format: "lerobot" }, status: 422 });
     await call("GET", `/v1/runs/${run.id}/exports`, { status: 200 });
