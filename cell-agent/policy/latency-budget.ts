@@ -9,7 +9,7 @@
 /** One step's reply came too late: hold this step. */
 export class PolicyStepMissed extends Error {
   constructor(readonly latencyMs: number, readonly budgetMs: number) {
-    super(`the policy endpoint answered in ${latencyMs.toFixed(1)} ms, over its latency_budget_ms of ${budgetMs}`);
+    super(Number.isFinite(latencyMs) ? `the policy endpoint answered in ${latencyMs.toFixed(1)} ms, over its latency_budget_ms of ${budgetMs}` : `the policy endpoint gave no usable reply within its latency_budget_ms of ${budgetMs}`);
   }
 }
 
