@@ -56,16 +56,52 @@ export type GateCheckRecord = Omit<GateCheckRow, "decided"> & { decided: { regre
 const checkRecordOf = (row: GateCheckRow): GateCheckRecord => ({ ...row, decided: row.decided === null ? null : JSON.parse(row.decided) });
 const gateRecordOf = (row: { id: string; account_id: string; created: string; spec: string }): GateRecord => ({ ...row, spec: JSON.parse(row.spec) as GateSpec });
 
+type GlobToken = { kind: "char"; char: string } | { kind: "star" } | { kind: "globstar" };
+
+function globTokens(pattern: string): GlobToken[] {
+  const tokens: GlobToken[] = [];
+  for (let i = 0; i < pattern.length; i++) {
+    if (pattern[i] !== "*") tokens.push({ kind: "char", char: pattern[i]! });
+    else if (pattern[i + 1] === "*") {
+      tokens.push({ kind: "globstar" });
+      while (pattern[i + 1] === "*") i++;
+    } else tokens.push({ kind: "star" });
+  }
+  return tokens;
+}
+
 /**
  * Whether `ref` matches a glob `pattern`: `*` matches within one path segment, `**` across
  * segments, everything else literally (`refs/heads/main`, `refs/tags/v*`, `refs/heads/release/**`).
+ * Simulated as a set of pattern positions advanced one character at a time (no backtracking), so
+ * it takes at most |pattern| x |ref| steps whatever the pattern: a request cannot stall the server.
  */
 export function refMatches(pattern: string, ref: string): boolean {
-  const source = pattern
-    .split("**")
-    .map((part) => part.split("*").map((lit) => lit.replace(/[.+?^${}()|[\]\\]/g, "\\$&")).join("[^/]*"))
-    .join(".*");
-  return new RegExp(`^${source}$`).test(ref);
+  const tokens = globTokens(pattern);
+  // A wildcard may match nothing: a position before one also stands after it.
+  const close = (states: Uint8Array): Uint8Array => {
+    for (let i = 0; i < tokens.length; i++) if (states[i] && tokens[i]!.kind !== "char") states[i + 1] = 1;
+    return states;
+  };
+  const start = new Uint8Array(tokens.length + 1);
+  start[0] = 1;
+  let states = close(start);
+  for (const char of ref) {
+    const next = new Uint8Array(tokens.length + 1);
+    let alive = false;
+    for (let i = 0; i < tokens.length; i++) {
+      if (!states[i]) continue;
+      const token = tokens[i]!;
+      const to = token.kind === "char" ? (token.char === char ? i + 1 : -1) : token.kind === "globstar" || char !== "/" ? i : -1;
+      if (to >= 0) {
+        next[to] = 1;
+        alive = true;
+      }
+    }
+    if (!alive) return false;
+    states = close(next);
+  }
+  return states[tokens.length] === 1;
 }
 
 export function insertGate(db: Db, gate: GateRecord): void {

@@ -48,5 +48,31 @@ describe("gate ref patterns", () => {
     assert.ok(refMatches("refs/tags/v*", "refs/tags/v1.2.0"));
     assert.ok(!refMatches("refs/heads/*", "refs/heads/feature/x"));
     assert.ok(refMatches("refs/heads/**", "refs/heads/feature/x"));
+    assert.ok(refMatches("refs/**/x", "refs/heads/feature/x"));
+    assert.ok(refMatches("refs/heads/**", "refs/heads/"));
+    assert.ok(!refMatches("refs/heads/v*.0", "refs/heads/v1.2"));
+  });
+
+  it("agrees with the glob's regular-expression reading on seeded random patterns and refs", () => {
+    // The reading the matcher replaced (it backtracks, so it is only a reference here, on short inputs).
+    const viaRegex = (pattern: string, ref: string) => new RegExp(`^${pattern.split("**").map((part) => part.split("*").map((lit) => lit.replace(/[.+?^${}()|[\]\\]/g, "\\$&")).join("[^/]*")).join(".*")}$`).test(ref);
+    let seed = 12345;
+    const random = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) % n);
+    const pick = (alphabet: string[], length: number) => Array.from({ length }, () => alphabet[random(alphabet.length)]).join("");
+    for (let i = 0; i < 3000; i++) {
+      const pattern = pick(["a", "b", "/", "*", "**", "."], 1 + random(7));
+      const ref = pick(["a", "b", "/", "."], random(9));
+      assert.equal(refMatches(pattern, ref), viaRegex(pattern, ref), `${pattern} vs ${ref}`);
+    }
+  });
+
+  it("matches a pattern made to backtrack in linear time", () => {
+    const started = performance.now();
+    for (const wildcards of [10, 12, 40]) {
+      const pattern = `refs/${"*a".repeat(wildcards)}x`;
+      assert.equal(refMatches(pattern, `refs/${"a".repeat(200)}`), false);
+    }
+    // The backtracking regex took 2 s for 10 wildcards on 30 characters; this is microseconds.
+    assert.ok(performance.now() - started < 200, `${(performance.now() - started).toFixed(1)} ms`);
   });
 });
