@@ -11,6 +11,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { loadFirmwarePins } from "../firmware-pins/pins.js";
 import { createApiApp } from "./api/app.js";
+import { answerClientErrors } from "./api/client-errors.js";
 import { ArtifactStore } from "./artifacts/artifact-store.js";
 import { createBudgetGuard, type BudgetGuard } from "./billing/budget-guard.js";
 import { startRetentionSweeper } from "./data/retention-sweeper.js";
@@ -204,6 +205,7 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Run
     preflight: { timeoutMs: options.preflightTimeoutMs },
   });
   http.on("request", app);
+  answerClientErrors(http, urls.docsUrl);
   // Live views: WebSocket upgrades under the streams URL go to the WebRTC signalling.
   const signalling = createWebRtcSignalling({ hub: cellLink.live, iceServers: options.iceServers });
   const stopUpgrades = acceptStreamUpgrades(http, {

@@ -36,6 +36,7 @@ import { exportDownloadRouter, exportsRouter } from "./routes/exports.js";
 import { mjpegRouter, streamsRouter } from "./routes/streams.js";
 import { modelsRouter } from "./routes/models.js";
 import { openApiRouter } from "./openapi.js";
+import { MAX_JSON_DEPTH, rejectDeepJson } from "./json-depth.js";
 
 /** Builds the app; call `.listen()` on the result. Throws on a missing or unknown option. */
 export function createApiApp(raw: ApiDeps): express.Express {
@@ -54,7 +55,7 @@ export function createApiApp(raw: ApiDeps): express.Express {
   const limiter = deps.rateLimits === "off" ? noLimit : rateLimit(deps.rateLimits);
   const v1 = express.Router();
   v1.use(authenticate(deps.db), limiter, authorize());
-  v1.use(express.json({ limit: "1mb" }));
+  v1.use(express.json({ limit: "1mb" }), rejectDeepJson(MAX_JSON_DEPTH));
   v1.use(catalogRouter(deps), runsRouter(deps), episodesRouter(deps), eventsRouter(deps), keysRouter(deps));
   v1.use(tasksRouter(deps), kitsRouter(deps), signingKeysRouter(deps));
   v1.use(quoteRouter(deps), budgetsRouter(deps), usageRouter(deps), webhooksRouter(deps), dataRouter(deps), runResultRouter(deps));

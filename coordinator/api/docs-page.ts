@@ -68,7 +68,8 @@ table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.25rem .5rem;
 export function docsRouter(docsDir: string): Router {
   const router = Router();
   router.get("/:page", (req, res) => {
-    const file = PAGES[req.params.page];
+    // Own keys only: "constructor" or "__proto__" must not reach Object.prototype.
+    const file = Object.hasOwn(PAGES, req.params.page) ? PAGES[req.params.page] : undefined;
     if (!file) throw new AssayError("not_found", `no docs page ${JSON.stringify(req.params.page)}; pages: ${Object.keys(PAGES).join(", ")}`);
     const markdown = readFileSync(join(docsDir, file), "utf8");
     const wantsMarkdown = req.query.format === "md" || (req.accepts(["text/html", "text/markdown"]) === "text/markdown");

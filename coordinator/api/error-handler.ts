@@ -14,9 +14,19 @@ interface BodyParserError {
   expose?: boolean;
 }
 
-/** Turns body-parser's errors (bad JSON, too large, bad charset) into AssayErrors; undefined otherwise. */
+/**
+ * Turns the request-level failures of express and body-parser into AssayErrors: a path that is not
+ * valid percent-encoding (404: no resource has that name), a body whose Content-Encoding lies (gzip,
+ * deflate or br that does not decompress), bad JSON, too large, bad charset. Undefined otherwise.
+ */
 export function fromBodyParserError(error: unknown): AssayError | undefined {
-  const e = error as BodyParserError;
+  const e = error as BodyParserError & { code?: string };
+  if (error instanceof URIError && e.status === 400) {
+    return new AssayError("not_found", "the request path is not valid percent-encoding (a % must be followed by two hex digits); encode the path's parts with encodeURIComponent");
+  }
+  if (typeof e?.type !== "string" && e?.status === 400 && typeof e.code === "string" && (e.code.startsWith("Z_") || e.code.startsWith("ERR__ERROR_FORMAT") || e.code.startsWith("ERR_BROTLI"))) {
+    return new AssayError("contract_validation_failed", "request body does not decompress as its Content-Encoding says (gzip, deflate or br); send it uncompressed or encoded as declared");
+  }
   if (typeof e?.type !== "string" || typeof e.status !== "number") return undefined;
   switch (e.type) {
     case "entity.parse.failed":

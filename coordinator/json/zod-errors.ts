@@ -10,6 +10,7 @@
  */
 import { z } from "zod";
 import { AssayError } from "../errors/assay-error.js";
+import { boundedJson } from "./bounded-json.js";
 import type { ErrorCode } from "../errors/codes.js";
 
 export interface ParseOptions {
@@ -27,10 +28,7 @@ export interface ParseOptions {
   missing?: (field: string) => { code: ErrorCode; message: string };
 }
 
-const quote = (value: unknown): string => {
-  const text = JSON.stringify(value) ?? String(value);
-  return text.length > 120 ? `${text.slice(0, 117)}...` : text;
-};
+const quote = (value: unknown): string => boundedJson(value, 120);
 
 /** `items[0].qty` from `["items", 0, "qty"]`. */
 export function pathText(path: readonly PropertyKey[]): string {

@@ -17,6 +17,7 @@
  * Object names must be initial-condition names of the task (`cube`); other names are distractors.
  * Anything that parses as none of these is 422 `scenario_format_invalid`, with the reason.
  */
+import { boundedJson } from "../json/bounded-json.js";
 import { AssayError } from "../errors/assay-error.js";
 
 export const SCENARIO_FORMATS = ["layout-replay", "isaac-lab-json", "mujoco-keyframes-json", "gazebo-sdf-poses"] as const;
@@ -35,7 +36,7 @@ function invalid(message: string): never {
 
 /** The text of `source`: a JSON string as is, or the payload of a data URL. */
 export function sourceText(source: unknown): string {
-  if (typeof source !== "string" || source.length === 0) invalid(`scenarios.source must be the export as a JSON string or a data: URL; got ${JSON.stringify(source) ?? "undefined"}`);
+  if (typeof source !== "string" || source.length === 0) invalid(`scenarios.source must be the export as a JSON string or a data: URL; got ${boundedJson(source)}`);
   if (!source.startsWith("data:")) return source;
   const comma = source.indexOf(",");
   if (comma < 0) invalid(`scenarios.source is a data: URL without a "," before its payload`);
@@ -51,14 +52,14 @@ export function sourceText(source: unknown): string {
 const round = (x: number, digits: number) => Number(x.toFixed(digits));
 
 function vec3(where: string, value: unknown): [number, number, number] {
-  if (!Array.isArray(value) || value.length !== 3 || value.some((v) => typeof v !== "number" || !Number.isFinite(v))) invalid(`${where} must be [x, y, z] numbers; got ${JSON.stringify(value)}`);
+  if (!Array.isArray(value) || value.length !== 3 || value.some((v) => typeof v !== "number" || !Number.isFinite(v))) invalid(`${where} must be [x, y, z] numbers; got ${boundedJson(value)}`);
   return value as [number, number, number];
 }
 
 /** Yaw (degrees) of a unit quaternion [w, x, y, z]. */
 function yawOfQuat(where: string, value: unknown): number {
   if (value === undefined) return 0;
-  if (!Array.isArray(value) || value.length !== 4 || value.some((v) => typeof v !== "number")) invalid(`${where} must be [w, x, y, z]; got ${JSON.stringify(value)}`);
+  if (!Array.isArray(value) || value.length !== 4 || value.some((v) => typeof v !== "number")) invalid(`${where} must be [w, x, y, z]; got ${boundedJson(value)}`);
   const [w, x, y, z] = value as number[];
   return (Math.atan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z)) * 180) / Math.PI;
 }
@@ -82,7 +83,7 @@ function outcomeOf(where: string, value: unknown): "success" | "failure" | null 
   if (value === undefined || value === null) return null;
   if (value === true || value === "success") return "success";
   if (value === false || value === "failure") return "failure";
-  invalid(`${where} must be true/false or "success"/"failure"; got ${JSON.stringify(value)}`);
+  invalid(`${where} must be true/false or "success"/"failure"; got ${boundedJson(value)}`);
 }
 
 function listOf(where: string, value: unknown): Array<Record<string, unknown>> {
@@ -96,7 +97,7 @@ function listOf(where: string, value: unknown): Array<Record<string, unknown>> {
  */
 export function parseScenarios(format: unknown, source: unknown, environment: string, taskObjects: Record<string, string>): Scenario[] {
   if (typeof format !== "string" || !(SCENARIO_FORMATS as readonly string[]).includes(format)) {
-    invalid(`scenarios.format must be one of ${SCENARIO_FORMATS.join(", ")}; got ${JSON.stringify(format) ?? "undefined"}`);
+    invalid(`scenarios.format must be one of ${SCENARIO_FORMATS.join(", ")}; got ${boundedJson(format)}`);
   }
   let doc: unknown;
   try {
@@ -133,7 +134,7 @@ export function parseScenarios(format: unknown, source: unknown, environment: st
       const poses: Record<string, Pose> = {};
       for (const model of listOf(`worlds[${i}].models`, world.models)) {
         const parts = String(model.pose ?? "").trim().split(/\s+/).map(Number);
-        if (typeof model.name !== "string" || parts.length !== 6 || parts.some((v) => !Number.isFinite(v))) invalid(`worlds[${i}].models: each needs a name and an SDF pose "x y z roll pitch yaw"; got ${JSON.stringify(model)}`);
+        if (typeof model.name !== "string" || parts.length !== 6 || parts.some((v) => !Number.isFinite(v))) invalid(`worlds[${i}].models: each needs a name and an SDF pose "x y z roll pitch yaw"; got ${boundedJson(model)}`);
         poses[model.name as string] = [parts[0], parts[1], parts[2], (parts[5] * 180) / Math.PI];
       }
       return { replaySpec: replayOf(environment, taskObjects, poses), simOutcome: outcomeOf(`worlds[${i}].result`, world.result) };

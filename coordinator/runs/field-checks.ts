@@ -3,10 +3,11 @@
  * quoting the offending value and saying what would be accepted. A leaf: imports no kind.
  */
 import { AssayError } from "../errors/assay-error.js";
+import { boundedJson } from "../json/bounded-json.js";
 import type { ErrorCode } from "../errors/codes.js";
 
-/** A value quoted for an error message. */
-export const q = (value: unknown): string => JSON.stringify(value) ?? "undefined";
+/** A value quoted for an error message, bounded in length and depth (a request's value may be huge). */
+export const q = (value: unknown): string => boundedJson(value, 200);
 
 export function fail(code: ErrorCode, message: string): never {
   throw new AssayError(code, message);

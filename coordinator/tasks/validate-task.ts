@@ -5,6 +5,7 @@
  * against the instruments of the target environment class: the union of the instrument kinds of
  * every catalogue environment of that class.
  */
+import { boundedJson } from "../json/bounded-json.js";
 import { checkBindings, PredicateSyntaxError } from "../../protocol/predicates/index.js";
 import { ENVIRONMENT_CLASSES, type CatalogEnvironment, type EnvironmentClass } from "../catalog/environments.js";
 import { AssayError } from "../errors/assay-error.js";
@@ -44,10 +45,7 @@ export interface ValidateTaskContext {
   environments: readonly CatalogEnvironment[];
 }
 
-const q = (value: unknown): string => {
-  const text = JSON.stringify(value) ?? "undefined";
-  return text.length > 120 ? `${text.slice(0, 117)}...` : text;
-};
+const q = (value: unknown): string => boundedJson(value, 120);
 
 function invalid(message: string): never {
   throw new AssayError("contract_validation_failed", message);

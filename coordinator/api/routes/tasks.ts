@@ -2,6 +2,7 @@
  * /v1/tasks: Task Specs through draft -> piloting -> frozen, and the next revision of a frozen one.
  * The lifecycle itself is coordinator/tasks/ (task-lifecycle.ts, task-state.ts).
  */
+import { boundedJson } from "../../json/bounded-json.js";
 import { checkPolicyModels, preparationContextOf, preparePolicies } from "../../runs/policy-preparation.js";
 import { runStreamUrl } from "../../streams/stream-tokens.js";
 import { Router, type Request } from "express";
@@ -23,7 +24,7 @@ export function requireNoBody(req: Request, what: string): void {
   const body: unknown = req.body;
   if (body === undefined || body === null) return;
   if (typeof body !== "object" || Array.isArray(body) || Object.keys(body).length > 0) {
-    throw new AssayError("contract_validation_failed", `${what} takes no request body; got ${JSON.stringify(body).slice(0, 80)}`);
+    throw new AssayError("contract_validation_failed", `${what} takes no request body; got ${boundedJson(body, 80)}`);
   }
 }
 
