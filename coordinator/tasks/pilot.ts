@@ -4,7 +4,7 @@
  * tasks row's spec with rev null) and whose plan carries `pilot: true`. Verification reports must
  * skip runs for which `isPilotRun` holds: pilot episodes are calibration only.
  */
-import { boundedJson } from "../json/bounded-json.js";
+import { q } from "../runs/field-checks.js";
 import { randomInt } from "node:crypto";
 import { resolveRobotPin, type FirmwarePins, type RobotModel } from "../../firmware-pins/pins.js";
 import { checkBindings } from "../../protocol/predicates/index.js";
@@ -37,7 +37,6 @@ export interface PlannedPilot {
   episodes: number;
 }
 
-const q = (value: unknown): string => boundedJson(value, 200);
 
 function invalid(message: string): never {
   throw new AssayError("contract_validation_failed", message);

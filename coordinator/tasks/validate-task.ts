@@ -5,7 +5,7 @@
  * against the instruments of the target environment class: the union of the instrument kinds of
  * every catalogue environment of that class.
  */
-import { boundedJson } from "../json/bounded-json.js";
+import { q } from "../runs/field-checks.js";
 import { checkBindings, PredicateSyntaxError } from "../../protocol/predicates/index.js";
 import { ENVIRONMENT_CLASSES, type CatalogEnvironment, type EnvironmentClass } from "../catalog/environments.js";
 import { AssayError } from "../errors/assay-error.js";
@@ -45,7 +45,6 @@ export interface ValidateTaskContext {
   environments: readonly CatalogEnvironment[];
 }
 
-const q = (value: unknown): string => boundedJson(value, 120);
 
 function invalid(message: string): never {
   throw new AssayError("contract_validation_failed", message);

@@ -4,6 +4,7 @@
  * link checks, with the servos and firmware read from the servo emulator through SerialPortMock;
  * after DELETE /v1/cells/{id} the open stream is cut, and the doctor fails with the plain sentence.
  */
+import { CATALOG_ACCOUNT_ID } from "../../coordinator/catalog/tasks.js";
 import { strict as assert } from "node:assert";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -41,6 +42,8 @@ function calibration(): Calibration {
 describe("cell enrollment and the doctor against a real coordinator (integration)", function () {
   this.timeout(60_000);
   let dir: string;
+  /** Cells are enrolled by the operator account's admin key (docs/api.md, Cells). */
+  let operatorKey: string;
   let coordinator: RunningCoordinator;
   let cell: RunningCell | undefined;
   /** The agent's log lines. */
@@ -49,7 +52,7 @@ describe("cell enrollment and the doctor against a real coordinator (integration
   const api = async (path: string, init: { method?: string; json?: unknown; key?: string } = {}): Promise<{ status: number; body: Json }> => {
     const res = await fetch(new URL(path, coordinator.baseUrl), {
       method: init.method ?? "GET",
-      headers: { authorization: `Bearer ${init.key ?? TEST_ADMIN_KEY}`, ...(init.json !== undefined ? { "content-type": "application/json" } : {}) },
+      headers: { authorization: `Bearer ${init.key ?? operatorKey}`, ...(init.json !== undefined ? { "content-type": "application/json" } : {}) },
       body: init.json !== undefined ? JSON.stringify(init.json) : undefined,
     });
     return { status: res.status, body: (await res.json()) as Json };
@@ -86,6 +89,7 @@ describe("cell enrollment and the doctor against a real coordinator (integration
     dir = mkdtempSync(join(tmpdir(), "assay-enroll-"));
     writeFileSync(join(dir, "calibration.json"), JSON.stringify({ ...calibration(), calibratedAt: "2026-11-20T00:00:00Z" }));
     coordinator = await startCoordinator(compileCoordinatorOptions({ port: 0, grpcPort: 0, dataDir: join(dir, "coordinator"), apiKey: TEST_ADMIN_KEY }));
+    operatorKey = createApiKey(coordinator.db, CATALOG_ACCOUNT_ID, ["keys:admin"], new Date()).secret;
   });
 
   after(async () => {
@@ -113,12 +117,14 @@ describe("cell enrollment and the doctor against a real coordinator (integration
     assert.ok(!JSON.stringify(list.body).includes(created.body.enrollment_token), "GET /v1/cells must never show a token");
     assert.equal((await listed()).connected, false);
 
-    // A customer account's admin key may not change the fleet.
+    // A customer account's admin key may not change the fleet, the quick start's own (acct_default) included.
     ensureAccount(coordinator.db, "acct_customer", "Customer", new Date().toISOString());
     const { secret } = createApiKey(coordinator.db, "acct_customer", ["keys:admin"], new Date());
-    const refused = await api("/v1/cells", { method: "POST", json: { cell_id: "so101-z", model: "so101" }, key: secret });
-    assert.equal(refused.status, 403);
-    assert.equal(refused.body.error.code, "insufficient_scope");
+    for (const key of [secret, TEST_ADMIN_KEY]) {
+      const refused = await api("/v1/cells", { method: "POST", json: { cell_id: "so101-z", model: "so101" }, key });
+      assert.equal(refused.status, 403);
+      assert.equal(refused.body.error.code, "insufficient_scope");
+    }
 
     tokenHolder.token = created.body.enrollment_token;
   });

@@ -124,6 +124,14 @@ describe("/v1 API (integration)", () => {
       await expectError(await call("/v1/keys", { key: key.secret }), 403, "insufficient_scope");
     });
 
+    it("lets a key grant only the scopes it holds", async () => {
+      const admin = (await (await call("/v1/keys", { method: "POST", json: { scope: ["keys:admin", "runs:read"] } })).json()) as { secret: string };
+      const error = await expectError(await call("/v1/keys", { method: "POST", json: { scope: ["runs:read", "runs:write", "data:purge"] }, key: admin.secret }), 403, "insufficient_scope");
+      assert.match(error.message, /does not hold runs:write, data:purge$/);
+      const narrower = await call("/v1/keys", { method: "POST", json: { scope: ["runs:read"] }, key: admin.secret });
+      assert.equal(narrower.status, 201);
+    });
+
     it("rejects a key body with an unknown scope, naming it", async () => {
       const error = await expectError(await call("/v1/keys", { method: "POST", json: { scope: ["runs:read", "runs:delete"] } }), 422, "contract_validation_failed");
       assert.match(error.message, /"runs:delete"/);

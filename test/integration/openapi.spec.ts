@@ -241,9 +241,10 @@ describe("OpenAPI document (integration)", function () {
     const check = await call("POST", `/v1/gates/${gate.id}/checks`, { json: { ref: "refs/heads/main", commit: "a1b2c3d" }, status: 201 });
     await call("GET", `/v1/gates/${gate.id}/checks/${check.id}`, { status: 200 });
     // Fleet
-    await call("POST", "/v1/cells", { json: { cell_id: "openapi-cell", model: "so101" }, status: 201 });
-    await call("GET", "/v1/cells", { status: 200 });
-    await call("DELETE", "/v1/cells/openapi-cell", { status: 200 });
+    await call("POST", "/v1/cells", { json: { cell_id: "openapi-cell", model: "so101" }, status: 403 });
+    await call("POST", "/v1/cells", { key: operator, json: { cell_id: "openapi-cell", model: "so101" }, status: 201 });
+    await call("GET", "/v1/cells", { key: operator, status: 200 });
+    await call("DELETE", "/v1/cells/openapi-cell", { key: operator, status: 200 });
 
     const called = new Set(seen.map((r) => `${r.method} ${conformance.templateOf(r.method, r.path)}`));
     const missed = OPERATIONS.filter((op) => !called.has(`${op.method} ${op.path}`)).map((op) => `${op.method} ${op.path}`);
@@ -252,7 +253,8 @@ describe("OpenAPI document (integration)", function () {
   });
 
   it("answers bad input with the spec's envelope, the field, the offending value and what is accepted", async () => {
-    const cases: Array<[string, string, unknown, number, string, RegExp]> = [
+    const operator = createApiKey(service.coordinator.db, CATALOG_ACCOUNT_ID, ["keys:admin"], new Date()).secret;
+    const cases: Array<[string, string, unknown, number, string, RegExp, string?]> = [
       ["POST", "/v1/kits", { name: "mugs", items: [{ desc: "mug", qty: 0 }] }, 422, "contract_validation_failed", /^items\[0\]\.qty must be a positive integer; got 0$/],
       ["POST", "/v1/kits", { name: "mugs", items: [{ desc: "mug", qty: 1, colour: "red" }] }, 422, "contract_validation_failed", /^unknown field items\[0\]\.colour; allowed: desc, qty$/],
       ["POST", "/v1/keys", ["runs:read"], 422, "contract_validation_failed", /^request body must be a JSON object \{"scope": \[\.\.\.\]\}; got \["runs:read"\]$/],
@@ -261,10 +263,10 @@ describe("OpenAPI document (integration)", function () {
       ["GET", "/v1/runs?limit=500", undefined, 422, "contract_validation_failed", /^query parameter limit must be an integer from 1 to 100; got/],
       ["GET", "/v1/usage?period=2026-13", undefined, 422, "contract_validation_failed", /^query parameter period is required as YYYY-MM .*; got "2026-13"$/],
       ["POST", "/v1/gates", { suite: "tabletop-basics@1", repo: "acme/policy", ref_pattern: "refs/heads/*", policy: README_RUN_BODY.policy, robots: "so101@latest" }, 422, "firmware_pin_unavailable", /^robots must be an array of robot pins/],
-      ["POST", "/v1/cells", { cell_id: "Bad Cell", model: "so101" }, 422, "contract_validation_failed", /^cell_id must be 1\.\.64 lowercase letters.*; got "Bad Cell"$/],
+      ["POST", "/v1/cells", { cell_id: "Bad Cell", model: "so101" }, 422, "contract_validation_failed", /^cell_id must be 1\.\.64 lowercase letters.*; got "Bad Cell"$/, operator],
     ];
-    for (const [method, path, json, status, code, message] of cases) {
-      const body = await call(method, path, { json, status });
+    for (const [method, path, json, status, code, message, key] of cases) {
+      const body = await call(method, path, { json, status, key });
       assert.equal(body.error.code, code, `${method} ${path}`);
       assert.match(body.error.message, message, `${method} ${path}`);
     }

@@ -1,28 +1,28 @@
 /**
  * /v1/cells: enrolling cell agents (POST, the token is shown once), the fleet as the coordinator sees
  * it (GET, never tokens), and revocation (DELETE: the token is refused from then on and an open
- * CellLink stream is cut at once). keys:admin of an operator account (acct_default, which the first
- * start creates, or acct_assay); a customer account's admin key may not add hardware to the fleet.
+ * CellLink stream is cut at once). keys:admin of the operator account (acct_assay, whose key the first
+ * start prints as the operator key); no customer account's key may add hardware to the fleet, the
+ * quick start's own admin key (acct_default) included.
  */
+import { q } from "../../runs/field-checks.js";
 import { Router, type Response } from "express";
 import { authOf } from "../../auth/authenticate.js";
 import { AssayError } from "../../errors/assay-error.js";
 import { enrollCell, revokeCell } from "../../fleet/enrollment.js";
 import type { ConnectedCell, FleetView } from "../../fleet/fleet-view.js";
 import { LinkError } from "../../errors/link-errors.js";
-import { DEFAULT_ACCOUNT_ID } from "../../store/accounts-repo.js";
 import { getCell, listCells, type CellRow } from "../../store/cells-repo.js";
 import type { CompiledApiDeps } from "../api-deps.js";
 import { EnrollCellRequest } from "../schemas/cells.js";
 import { parseBody } from "../validate-request.js";
 import { OPERATOR_ACCOUNT_ID } from "./kits.js";
 
-const FLEET_ACCOUNTS = new Set([DEFAULT_ACCOUNT_ID, OPERATOR_ACCOUNT_ID]);
+const FLEET_ACCOUNTS = new Set([OPERATOR_ACCOUNT_ID]);
 
 /** The registry behind FleetView can cut a cell's stream; other FleetViews (tests) may not. */
 type Disconnectable = FleetView & { session?(cellId: string): { close(error: LinkError): void } | undefined };
 
-const q = (value: unknown): string => JSON.stringify(value) ?? "undefined";
 
 function requireFleetOperator(res: Response, what: string): void {
   const { accountId } = authOf(res);

@@ -3,6 +3,7 @@
  * (starts an eval run of the gate's suite for one ref), GET /v1/gates/{gate_id}/checks/{check_id}
  * (what a CI job polls). See coordinator/gates/gates.ts for the pass/fail rule.
  */
+import { q } from "../../runs/field-checks.js";
 import { Router } from "express";
 import { authOf } from "../../auth/authenticate.js";
 import { randomBase62 } from "../../auth/api-keys.js";
@@ -16,7 +17,6 @@ import type { CompiledApiDeps } from "../api-deps.js";
 import { CreateCheckRequest, CreateGateRequest } from "../schemas/gates.js";
 import { parseBody } from "../validate-request.js";
 
-const q = (value: unknown) => JSON.stringify(value) ?? "undefined";
 
 function invalid(message: string): never {
   throw new AssayError("contract_validation_failed", message);

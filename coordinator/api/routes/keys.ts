@@ -1,6 +1,6 @@
 /**
  * POST /v1/keys, GET /v1/keys and DELETE /v1/keys/{key_id} (scope keys:admin). Secrets appear once,
- * in the creation response. A revoked key is refused (401) from the next request on.
+ * in the creation response. A new key's scopes are a subset of its creator's. A revoked key is refused (401) from the next request on.
  */
 import { Router } from "express";
 import { authOf } from "../../auth/authenticate.js";
@@ -15,8 +15,14 @@ export function keysRouter(deps: CompiledApiDeps): Router {
   const router = Router();
 
   router.post("/keys", (req, res) => {
+    const auth = authOf(res);
     const scope = [...new Set(parseBody(CreateKeyRequest, req.body).scope)];
-    const { row, secret } = createApiKey(deps.db, authOf(res).accountId, scope, deps.clock());
+    // A key mints only what it holds: keys:admin alone must not become every scope.
+    const beyond = scope.filter((s) => !auth.scope.includes(s));
+    if (beyond.length > 0) {
+      throw new AssayError("insufficient_scope", `a new key's scopes must be among this key's own (${auth.scope.join(", ")}); it does not hold ${beyond.join(", ")}`);
+    }
+    const { row, secret } = createApiKey(deps.db, auth.accountId, scope, deps.clock());
     res.status(201).json(keyView(row, secret));
   });
 

@@ -3,6 +3,7 @@
  * technicians move them on (receive, track, make-available) with a keys:admin key of the operator
  * account `acct_assay`, since the spec's scopes are fixed and have no technician scope.
  */
+import { q } from "../../runs/field-checks.js";
 import { Router, type Request, type Response } from "express";
 import { authOf } from "../../auth/authenticate.js";
 import { randomBase62 } from "../../auth/api-keys.js";
@@ -21,7 +22,6 @@ import { requireNoBody } from "./tasks.js";
 export const OPERATOR_ACCOUNT_ID = CATALOG_ACCOUNT_ID;
 export const KIT_NAME_PATTERN = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
 
-const q = (value: unknown): string => JSON.stringify(value) ?? "undefined";
 
 function invalid(message: string): never {
   throw new AssayError("contract_validation_failed", message);
