@@ -1,8 +1,10 @@
 /**
- * Per-key rate limits: token buckets in memory, one per API key and class. POST /v1/runs draws
- * from the `submit` bucket (default 5 requests/s sustained, burst 10); every other authenticated
- * request (/v1 and /artifacts) from the `general` bucket (default 20/s, burst 40). An empty bucket
- * answers 429 rate_limited with `Retry-After` in whole seconds (at least 1) until a token is back.
+ * Rate limits: token buckets in memory, one per API key and class, and one per account and class
+ * that all the account's keys share (ACCOUNT_MULTIPLE times a key's, so minting keys does not
+ * multiply the allowance). POST /v1/runs draws from the `submit` buckets (default 5 requests/s
+ * sustained, burst 10 per key); every other authenticated request (/v1 and /artifacts) from the
+ * `general` buckets (default 20/s, burst 40 per key). An empty bucket answers 429 rate_limited with
+ * `Retry-After` in whole seconds (at least 1) until a token is back.
  */
 import type { NextFunction, Request, Response } from "express";
 import { authOf } from "../auth/authenticate.js";
@@ -21,6 +23,9 @@ export interface RateLimits {
 }
 
 export const DEFAULT_RATE_LIMITS: RateLimits = { general: { perS: 20, burst: 40 }, submit: { perS: 5, burst: 10 } };
+
+/** An account's allowance, in keys' worth: its keys together get this many times one key's rate and burst. */
+export const ACCOUNT_MULTIPLE = 3;
 
 export class TokenBucket {
   private tokens: number;
@@ -60,19 +65,28 @@ export function noLimit(_req: Request, _res: Response, next: NextFunction): void
 export function rateLimit(limits: RateLimits = DEFAULT_RATE_LIMITS, nowMs: () => number = Date.now) {
   validateRateLimits(limits);
   const buckets = new Map<string, TokenBucket>();
+  const take = (id: string, spec: BucketSpec, now: number): number => {
+    let bucket = buckets.get(id);
+    if (!bucket) buckets.set(id, (bucket = new TokenBucket(spec, now)));
+    return bucket.take(now);
+  };
   return (req: Request, res: Response, next: NextFunction): void => {
-    const { keyId } = authOf(res);
+    const { keyId, accountId } = authOf(res);
     const path = (req.baseUrl + req.path).replace(/\/+$/, "");
     const kind = req.method === "POST" && path === "/v1/runs" ? "submit" : "general";
-    const id = `${keyId}:${kind}`;
+    const what = kind === "submit" ? "POST /v1/runs" : "requests";
     const now = nowMs();
-    let bucket = buckets.get(id);
-    if (!bucket) buckets.set(id, (bucket = new TokenBucket(limits[kind], now)));
-    const waitS = bucket.take(now);
-    if (waitS > 0) {
-      const retryAfterS = Math.max(1, Math.ceil(waitS));
-      const spec = limits[kind];
-      throw new AssayError("rate_limited", `rate limit of ${spec.perS} requests/s (burst ${spec.burst}) for ${kind === "submit" ? "POST /v1/runs" : "this key"} exceeded; retry after ${retryAfterS} s`, { retryAfterS });
+    const spec = limits[kind];
+    const keyWaitS = take(`key:${keyId}:${kind}`, spec, now);
+    if (keyWaitS > 0) {
+      const retryAfterS = Math.max(1, Math.ceil(keyWaitS));
+      throw new AssayError("rate_limited", `rate limit of ${spec.perS} ${what}/s (burst ${spec.burst}) for this key exceeded; retry after ${retryAfterS} s`, { retryAfterS });
+    }
+    const shared = { perS: spec.perS * ACCOUNT_MULTIPLE, burst: spec.burst * ACCOUNT_MULTIPLE };
+    const accountWaitS = take(`account:${accountId}:${kind}`, shared, now);
+    if (accountWaitS > 0) {
+      const retryAfterS = Math.max(1, Math.ceil(accountWaitS));
+      throw new AssayError("rate_limited", `rate limit of ${shared.perS} ${what}/s (burst ${shared.burst}) for this account, shared by all its keys, exceeded; retry after ${retryAfterS} s`, { retryAfterS });
     }
     next();
   };

@@ -1,12 +1,12 @@
-/** Per-key token buckets: sustained rate, burst, Retry-After, and separate POST /v1/runs bucket. */
+/** Token buckets per key and per account: sustained rate, burst, Retry-After, and a separate POST /v1/runs bucket. */
 import assert from "node:assert/strict";
 import type { NextFunction, Request, Response } from "express";
-import { rateLimit, TokenBucket } from "../../coordinator/api/rate-limit.js";
+import { ACCOUNT_MULTIPLE, rateLimit, TokenBucket } from "../../coordinator/api/rate-limit.js";
 import { AssayError } from "../../coordinator/errors/assay-error.js";
 
-function call(mw: ReturnType<typeof rateLimit>, keyId: string, method: string, path: string): AssayError | undefined {
+function call(mw: ReturnType<typeof rateLimit>, keyId: string, method: string, path: string, accountId = `acct_of_${keyId}`): AssayError | undefined {
   const req = { method, baseUrl: "/v1", path } as unknown as Request;
-  const res = { locals: { auth: { keyId, accountId: "acct", scope: [] } } } as unknown as Response;
+  const res = { locals: { auth: { keyId, accountId, scope: [] } } } as unknown as Response;
   let passed = false;
   try {
     mw(req, res, (() => { passed = true; }) as NextFunction);
@@ -45,6 +45,25 @@ describe("rate limits", () => {
     const slow = rateLimit({ general: { perS: 0.25, burst: 1 }, submit: { perS: 1, burst: 1 } }, () => 0);
     assert.equal(call(slow, "k", "GET", "/robots"), undefined);
     assert.equal(call(slow, "k", "GET", "/robots")?.retryAfterS, 4);
+  });
+
+  it("shares an account's allowance among its keys: minting keys does not multiply it", () => {
+    const mw = rateLimit({ general: { perS: 20, burst: 40 }, submit: { perS: 5, burst: 10 } }, () => 0);
+    // Twelve keys of one account, each within its own burst of 10 submissions: together they get ACCOUNT_MULTIPLE bursts.
+    let granted = 0;
+    let refused: AssayError | undefined;
+    for (let key = 0; key < 12; key++) {
+      for (let i = 0; i < 10; i++) {
+        const error = call(mw, `key_${key}`, "POST", "/runs", "acct_many");
+        if (error) refused ??= error;
+        else granted++;
+      }
+    }
+    assert.equal(granted, 10 * ACCOUNT_MULTIPLE);
+    assert.equal(refused?.code, "rate_limited");
+    assert.match(refused!.message, /for this account, shared by all its keys/);
+    // Another account is untouched.
+    assert.equal(call(mw, "key_other", "POST", "/runs", "acct_other"), undefined);
   });
 
   it("rejects nonsense limits at start-up", () => {
