@@ -202,6 +202,7 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Run
     iceServers: options.iceServers,
     modelMirror: options.modelMirror ?? null,
     endRun: (runId, ending) => cellLink.lifecycle.end(runId, ending),
+    metricsAccess: isLoopbackHost(options.host) ? "open" : "operator",
     preflight: { timeoutMs: options.preflightTimeoutMs },
   });
   http.on("request", app);
@@ -252,4 +253,9 @@ function closeHttp(server: Server): Promise<void> {
     server.closeAllConnections();
     server.close(() => resolve());
   });
+}
+
+/** Whether the HTTP listener is reachable from this machine only. */
+export function isLoopbackHost(host: string): boolean {
+  return host === "localhost" || host === "::1" || /^127\./.test(host);
 }

@@ -68,6 +68,12 @@ export interface ApiDeps {
   iceServers?: IceServer[];
   /** Ends a run (POST /v1/runs/{id}/cancel stops it with no error code); false when it had already ended. Default: refuses. */
   endRun?: (runId: string, ending: { status: "stopped"; message: string }) => boolean;
+  /**
+   * Who may read /metrics: "open" (anyone who reaches the port; fine on loopback) or "operator" (a
+   * bearer key of the operator account). Default "open"; the coordinator says "operator" whenever
+   * it listens beyond loopback.
+   */
+  metricsAccess?: "open" | "operator";
   /** Sizes of model uploads. Default DEFAULT_MODEL_LIMITS (2 GiB, 64 MiB chunks). */
   models?: ModelLimits;
   /** The operator's local model mirror (coordinator/models/model-mirror.ts). Default null: none. */
@@ -91,7 +97,7 @@ export type CompiledApiDeps = Required<ApiDeps>;
 const REQUIRED = ["db", "fleet", "runEvents", "scheduler", "pins", "urls", "artifactsDir", "metrics"] as const;
 const OPTIONAL = [
   "clock", "environments", "sseHeartbeatMs", "docsDir", "log", "budgetGuard", "rateLimits", "quoteValidityMs", "archives", "live", "iceServers",
-  "models", "modelMirror", "preflight", "endRun",
+  "models", "modelMirror", "preflight", "endRun", "metricsAccess",
 ] as const;
 
 /** How long a pre-flight waits for an endpoint by default: a first inference may compile or load weights. */
@@ -138,6 +144,7 @@ export function compileApiDeps(raw: ApiDeps): CompiledApiDeps {
     iceServers: raw.iceServers ?? [],
     models: raw.models ?? DEFAULT_MODEL_LIMITS,
     endRun: raw.endRun ?? (() => false),
+    metricsAccess: raw.metricsAccess ?? "open",
     modelMirror: raw.modelMirror ?? null,
     preflight: raw.preflight ?? { timeoutMs: DEFAULT_PREFLIGHT_TIMEOUT_MS },
   };

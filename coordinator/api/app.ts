@@ -36,6 +36,8 @@ import { exportDownloadRouter, exportsRouter } from "./routes/exports.js";
 import { mjpegRouter, streamsRouter } from "./routes/streams.js";
 import { modelsRouter } from "./routes/models.js";
 import { openApiRouter } from "./openapi.js";
+import { metricsAccess } from "./metrics-access.js";
+import { noStore, securityHeaders } from "./security-headers.js";
 import { MAX_JSON_DEPTH, rejectDeepJson } from "./json-depth.js";
 
 /** Builds the app; call `.listen()` on the result. Throws on a missing or unknown option. */
@@ -44,9 +46,10 @@ export function createApiApp(raw: ApiDeps): express.Express {
   const app = express();
   app.disable("x-powered-by");
   app.set("query parser", "simple");
+  app.use(securityHeaders);
   app.use(httpMetrics(deps.metrics));
 
-  app.get("/metrics", async (_req, res) => {
+  app.get("/metrics", metricsAccess(deps.db, deps.metricsAccess), async (_req, res) => {
     res.type(deps.metrics.contentType).send(await deps.metrics.metrics());
   });
   app.use("/docs", docsRouter(deps.docsDir));
@@ -54,7 +57,7 @@ export function createApiApp(raw: ApiDeps): express.Express {
   // One set of per-key buckets for /v1 and /artifacts.
   const limiter = deps.rateLimits === "off" ? noLimit : rateLimit(deps.rateLimits);
   const v1 = express.Router();
-  v1.use(authenticate(deps.db), limiter, authorize());
+  v1.use(noStore, authenticate(deps.db), limiter, authorize());
   v1.use(express.json({ limit: "1mb" }), rejectDeepJson(MAX_JSON_DEPTH));
   v1.use(catalogRouter(deps), runsRouter(deps), episodesRouter(deps), eventsRouter(deps), keysRouter(deps));
   v1.use(tasksRouter(deps), kitsRouter(deps), signingKeysRouter(deps));

@@ -74,7 +74,8 @@ export function docsRouter(docsDir: string): Router {
     const markdown = readFileSync(join(docsDir, file), "utf8");
     const wantsMarkdown = req.query.format === "md" || (req.accepts(["text/html", "text/markdown"]) === "text/markdown");
     if (wantsMarkdown) res.type("text/markdown; charset=utf-8").send(markdown);
-    else res.type("html").send(renderMarkdown(markdown, `Assay: ${req.params.page}`));
+    // The page's one <style> is inline; nothing else may load or run.
+    else res.type("html").set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'").send(renderMarkdown(markdown, `Assay: ${req.params.page}`));
   });
   return router;
 }

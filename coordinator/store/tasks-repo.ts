@@ -53,9 +53,14 @@ export function getTask(db: Db, id: string): TaskRecord | undefined {
   return one(db.prepare(`SELECT * FROM tasks WHERE id = ?`).get(id));
 }
 
-const VISIBLE = `(visibility = 'published' OR account_id = @accountId)`;
+/**
+ * What an account may see of tasks: its own in any status, and other accounts' published frozen
+ * revisions. Another account's draft or piloting task is invisible even when marked published, so
+ * no answer tells its existence (or status) apart from a name nobody uses.
+ */
+const VISIBLE = `(account_id = @accountId OR (visibility = 'published' AND status = 'frozen'))`;
 
-/** A task by id, visible to the account (published, or the account's own). */
+/** A task by id, visible to the account (its own, or a published frozen revision). */
 export function findVisibleTaskById(db: Db, accountId: string, id: string): TaskRecord | undefined {
   return one(db.prepare(`SELECT * FROM tasks WHERE id = @id AND ${VISIBLE}`).get({ id, accountId }));
 }
@@ -85,7 +90,7 @@ export function accountOwningTaskName(db: Db, name: string): string | undefined 
   return row?.account_id ?? undefined;
 }
 
-const READABLE = `(account_id = @accountId OR (visibility = 'published' AND status = 'frozen'))`;
+const READABLE = VISIBLE;
 
 /** A task the account may read: its own (any status), or anyone's published frozen revision. */
 export function findReadableTaskById(db: Db, accountId: string, id: string): TaskRecord | undefined {

@@ -146,4 +146,50 @@ describe("hostile input: every route, fuzzed (seeded, loopback)", function () {
     );
     assert.equal(requests, 600);
   });
+
+  it("sends the security headers, never caches /v1, and keeps the store readable by its owner only", async () => {
+    const key = { authorization: `Bearer ${TEST_ADMIN_KEY}` };
+    const created = await send("POST", "/v1/keys", { ...key, "content-type": "application/json" }, Buffer.from(JSON.stringify({ scope: ["runs:read"] })));
+    assert.equal(created.status, 201);
+    for (const [path, headers] of [["/v1/keys", key], ["/v1/robots", key], ["/v1/nope", key], ["/docs/api", {}]] as const) {
+      const res = await fetch(new URL(path, base), { headers });
+      assert.equal(res.headers.get("x-content-type-options"), "nosniff", path);
+      assert.equal(res.headers.get("x-frame-options"), "DENY", path);
+      assert.equal(res.headers.get("referrer-policy"), "no-referrer", path);
+      assert.match(res.headers.get("content-security-policy") ?? "", /default-src 'none'.*frame-ancestors 'none'/, path);
+      if (path.startsWith("/v1")) assert.equal(res.headers.get("cache-control"), "no-store", path);
+      await res.body?.cancel();
+    }
+    const { statSync } = await import("node:fs");
+    const { join } = await import("node:path");
+    assert.equal(statSync(join(service.dataDir, "assay.sqlite")).mode & 0o777, 0o600);
+  });
+
+  it("guards /metrics with an operator key when the coordinator listens beyond loopback", async () => {
+    const { createApiApp } = await import("../../coordinator/api/app.js");
+    const { createApiKey } = await import("../../coordinator/auth/api-keys.js");
+    const { CATALOG_ACCOUNT_ID } = await import("../../coordinator/catalog/tasks.js");
+    const { createMetricsRegistry } = await import("../../coordinator/metrics.js");
+    const { RunEvents } = await import("../../coordinator/runs/run-events.js");
+    const { loadFirmwarePins } = await import("../../firmware-pins/pins.js");
+    const { createServer } = await import("node:http");
+    const app = createApiApp({
+      db: service.coordinator.db, fleet: { connectedCells: () => [], assignedEpisodeOf: () => undefined }, runEvents: new RunEvents(), scheduler: { kick: () => {} }, pins: loadFirmwarePins(),
+      urls: { baseUrl: "http://x", artifactUrl: "http://x/artifacts", streamsUrl: "ws://x/streams", docsUrl: "http://x/docs" },
+      artifactsDir: service.dataDir, metrics: createMetricsRegistry({ defaultMetrics: false }), metricsAccess: "operator",
+    });
+    const server = createServer(app);
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/metrics`;
+      assert.equal((await fetch(url)).status, 401);
+      assert.equal((await fetch(url, { headers: { authorization: `Bearer ${TEST_ADMIN_KEY}` } })).status, 403, "a customer account's key");
+      const operator = createApiKey(service.coordinator.db, CATALOG_ACCOUNT_ID, ["runs:read"], new Date()).secret;
+      const scraped = await fetch(url, { headers: { authorization: `Bearer ${operator}` } });
+      assert.equal(scraped.status, 200);
+      assert.match(await scraped.text(), /^# HELP /m);
+    } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
 });

@@ -372,6 +372,22 @@ describe("tasks and kits API (integration)", () => {
     });
   });
 
+  describe("another account's unfrozen tasks", () => {
+    it("cannot be told apart from a name nobody uses, even when marked published", async () => {
+      const draft = await ok(await post("/v1/tasks", taskBody("secret-recipe", { visibility: "published" })), 201);
+      const runBody = (task: string) => ({
+        robot: "so101@latest", environment: "tabletop@1", task, episodes: 1,
+        policy: { type: "container", image: "assay/ref-policy:expert", action_space: { type: "joint_position", dim: 6 }, observation_contract: { cameras: ["top"], state: [] } },
+      });
+      for (const task of ["secret-recipe", draft.id]) {
+        const theirs = await expectError(await post("/v1/runs", runBody(task), other), 422, "task_unknown", /is not known to this account/);
+        const nobody = await expectError(await post("/v1/runs", runBody(task === draft.id ? "task_nobodyHasThisId000" : "nobody-uses-this"), other), 422, "task_unknown", /is not known to this account/);
+        assert.equal(theirs.replace(/"[^"]+"/, "X"), nobody.replace(/"[^"]+"/, "X"));
+      }
+      await expectError(await call(`/v1/tasks/${draft.id}`, { key: other }), 404, "not_found");
+    });
+  });
+
   describe("kits", () => {
     let kitId: string;
 

@@ -1,0 +1,20 @@
+/**
+ * /metrics when the coordinator listens beyond loopback: Prometheus scrapes it with a bearer key of
+ * the operator account (any scope; `bearer_token` in the scrape config). Fleet and traffic figures
+ * are not for customers or passers-by. On loopback it stays open.
+ */
+import type { NextFunction, Request, Response } from "express";
+import { resolveBearer } from "../auth/authenticate.js";
+import { CATALOG_ACCOUNT_ID } from "../catalog/tasks.js";
+import { AssayError } from "../errors/assay-error.js";
+import type { Db } from "../store/database.js";
+
+export function metricsAccess(db: Db, access: "open" | "operator") {
+  return (req: Request, _res: Response, next: NextFunction): void => {
+    if (access === "operator") {
+      const auth = resolveBearer(db, req.get("authorization"));
+      if (auth.accountId !== CATALOG_ACCOUNT_ID) throw new AssayError("insufficient_scope", "/metrics needs a key of the operator account when the coordinator listens beyond loopback");
+    }
+    next();
+  };
+}

@@ -1,0 +1,25 @@
+/**
+ * Headers every answer carries: no MIME sniffing, no framing (clickjacking), no referrer leaking
+ * signed URLs, and a Content-Security-Policy that lets an API response run nothing. Pages that
+ * need more (the docs' inline style, the console's own scripts) set their own policy on top.
+ * `/v1` answers are never cached anywhere: they carry secrets (new keys, cell tokens, signed
+ * stream URLs) and account data.
+ */
+import type { NextFunction, Request, Response } from "express";
+
+export const API_CSP = "default-src 'none'; frame-ancestors 'none'";
+
+export function securityHeaders(_req: Request, res: Response, next: NextFunction): void {
+  res.set({
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "no-referrer",
+    "Content-Security-Policy": API_CSP,
+  });
+  next();
+}
+
+export function noStore(_req: Request, res: Response, next: NextFunction): void {
+  res.set("Cache-Control", "no-store");
+  next();
+}
