@@ -20,7 +20,7 @@ export interface WebhookTimingOptions {
   maxAgeMs: number;
   /** Outbox poll period. Default 1000 ms. */
   pollMs: number;
-  /** Per-attempt timeout. Default 10000 ms. */
+  /** Per-attempt timeout. Default 5000 ms. */
   timeoutMs: number;
 }
 
@@ -61,6 +61,11 @@ export interface CoordinatorOptions {
   modelMirror?: string;
   /** How long an endpoint policy's pre-flight waits at submission. Default 30000 ms. */
   preflightTimeoutMs: number;
+  /**
+   * Let webhooks reach receivers on loopback (127.0.0.0/8, ::1): for tests and a local demo. Private,
+   * link-local and reserved addresses are refused regardless. Default false.
+   */
+  webhooksAllowLoopback: boolean;
 }
 
 export interface ExportOptions {
@@ -88,7 +93,7 @@ type RawCoordinatorOptions = Partial<Omit<CoordinatorOptions, "queueWindowsMs" |
 const KNOWN = new Set([
   "host", "port", "grpcPort", "dataDir", "apiKey", "publicUrl", "streamsUrl", "installationsPath",
   "rateLimits", "queueWindowsMs", "queueCheckIntervalMs", "webhooks", "retentionSweepMs", "quoteValidityMs", "exports", "iceServers",
-  "modelMirror", "preflightTimeoutMs",
+  "modelMirror", "preflightTimeoutMs", "webhooksAllowLoopback",
 ]);
 
 function positiveMs(name: string, value: number): number {
@@ -110,7 +115,7 @@ export function compileCoordinatorOptions(raw: RawCoordinatorOptions = {}): Coor
   }
   const queueWindowsMs = { ...DEFAULT_QUEUE_WINDOWS_MS, ...raw.queueWindowsMs };
   for (const [tier, ms] of Object.entries(queueWindowsMs)) positiveMs(`queueWindowsMs.${tier}`, ms);
-  const { concurrency: _concurrency, ...webhookDefaults } = WEBHOOK_DEFAULTS;
+  const { concurrency: _concurrency, perAccountConcurrency: _perAccount, allowLoopback: _loopback, ...webhookDefaults } = WEBHOOK_DEFAULTS;
   const webhooks = { ...webhookDefaults, ...raw.webhooks };
   for (const key of Object.keys(webhooks)) {
     if (!(key in webhookDefaults)) throw new Error(`unknown webhooks option "${key}"; known: ${Object.keys(webhookDefaults).join(", ")}`);
@@ -135,6 +140,7 @@ export function compileCoordinatorOptions(raw: RawCoordinatorOptions = {}): Coor
     iceServers,
     modelMirror: raw.modelMirror ? resolve(raw.modelMirror) : undefined,
     preflightTimeoutMs: positiveMs("preflightTimeoutMs", raw.preflightTimeoutMs ?? DEFAULT_PREFLIGHT_TIMEOUT_MS),
+    webhooksAllowLoopback: raw.webhooksAllowLoopback ?? false,
     rateLimits: validateRateLimits({ ...DEFAULT_RATE_LIMITS, ...raw.rateLimits }),
     queueWindowsMs,
     queueCheckIntervalMs: positiveMs("queueCheckIntervalMs", raw.queueCheckIntervalMs ?? DEFAULT_QUEUE_CHECK_INTERVAL_MS),

@@ -150,7 +150,7 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Run
   const streamsUrl = options.streamsUrl ?? `${origin.replace(/^http/, "ws")}/streams`;
   const urls = { baseUrl: origin, artifactUrl: `${origin}/artifacts`, streamsUrl, docsUrl: `${origin}/docs` };
 
-  const webhooks = createWebhookWorker({ db, ...options.webhooks });
+  const webhooks = createWebhookWorker({ db, ...options.webhooks, allowLoopback: options.webhooksAllowLoopback });
   const cellLink = await startFleet({
     db,
     runEvents,
@@ -203,6 +203,7 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Run
     modelMirror: options.modelMirror ?? null,
     endRun: (runId, ending) => cellLink.lifecycle.end(runId, ending),
     metricsAccess: isLoopbackHost(options.host) ? "open" : "operator",
+    webhooksAllowLoopback: options.webhooksAllowLoopback,
     preflight: { timeoutMs: options.preflightTimeoutMs },
   });
   http.on("request", app);

@@ -74,6 +74,8 @@ export interface ApiDeps {
    * it listens beyond loopback.
    */
   metricsAccess?: "open" | "operator";
+  /** Accept webhook receivers on loopback (coordinator option webhooksAllowLoopback). Default false. */
+  webhooksAllowLoopback?: boolean;
   /** Sizes of model uploads. Default DEFAULT_MODEL_LIMITS (2 GiB, 64 MiB chunks). */
   models?: ModelLimits;
   /** The operator's local model mirror (coordinator/models/model-mirror.ts). Default null: none. */
@@ -97,7 +99,7 @@ export type CompiledApiDeps = Required<ApiDeps>;
 const REQUIRED = ["db", "fleet", "runEvents", "scheduler", "pins", "urls", "artifactsDir", "metrics"] as const;
 const OPTIONAL = [
   "clock", "environments", "sseHeartbeatMs", "docsDir", "log", "budgetGuard", "rateLimits", "quoteValidityMs", "archives", "live", "iceServers",
-  "models", "modelMirror", "preflight", "endRun", "metricsAccess",
+  "models", "modelMirror", "preflight", "endRun", "metricsAccess", "webhooksAllowLoopback",
 ] as const;
 
 /** How long a pre-flight waits for an endpoint by default: a first inference may compile or load weights. */
@@ -145,6 +147,7 @@ export function compileApiDeps(raw: ApiDeps): CompiledApiDeps {
     models: raw.models ?? DEFAULT_MODEL_LIMITS,
     endRun: raw.endRun ?? (() => false),
     metricsAccess: raw.metricsAccess ?? "open",
+    webhooksAllowLoopback: raw.webhooksAllowLoopback ?? false,
     modelMirror: raw.modelMirror ?? null,
     preflight: raw.preflight ?? { timeoutMs: DEFAULT_PREFLIGHT_TIMEOUT_MS },
   };

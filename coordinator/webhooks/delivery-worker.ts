@@ -9,6 +9,7 @@
 import type { Db } from "../store/database.js";
 import type { DeliveryRow } from "./endpoints-repo.js";
 import { eventPayload, type WebhookEventRow } from "./outbox.js";
+import { postWebhook } from "./post-webhook.js";
 import { signatureHeader } from "./signature.js";
 
 export interface WebhookWorkerOptions {
@@ -25,6 +26,10 @@ export interface WebhookWorkerOptions {
   timeoutMs?: number;
   /** Deliveries sent concurrently at most; default 8. */
   concurrency?: number;
+  /** Deliveries to one account's receivers in flight at once, so a slow receiver holds up only its own account; default 2. */
+  perAccountConcurrency?: number;
+  /** Allow receivers on loopback (tests, the local demo); default false. */
+  allowLoopback?: boolean;
   now?: () => Date;
   logger?: { warn(message: string): void; error(message: string): void };
 }
@@ -37,7 +42,9 @@ export interface WebhookWorker {
   stop(): Promise<void>;
 }
 
-export const WEBHOOK_DEFAULTS = { retryBaseMs: 1000, retryCapMs: 3_600_000, maxAgeMs: 3 * 24 * 3_600_000, pollMs: 1000, timeoutMs: 10_000, concurrency: 8 };
+export const WEBHOOK_DEFAULTS = {
+  retryBaseMs: 1000, retryCapMs: 3_600_000, maxAgeMs: 3 * 24 * 3_600_000, pollMs: 1000, timeoutMs: 5000, concurrency: 8, perAccountConcurrency: 2, allowLoopback: false,
+};
 
 /** Delay before the retry that follows attempt number `attempts` (1-based). */
 export function retryDelayMs(attempts: number, baseMs: number, capMs: number): number {
@@ -48,12 +55,13 @@ type DueRow = DeliveryRow & { url: string; secret: string; ev_id: string; ev_acc
 
 export function createWebhookWorker(options: WebhookWorkerOptions): WebhookWorker {
   const o = { ...WEBHOOK_DEFAULTS, ...Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)) } as Required<WebhookWorkerOptions>;
-  for (const key of ["retryBaseMs", "retryCapMs", "maxAgeMs", "pollMs", "timeoutMs", "concurrency"] as const) {
+  for (const key of ["retryBaseMs", "retryCapMs", "maxAgeMs", "pollMs", "timeoutMs", "concurrency", "perAccountConcurrency"] as const) {
     if (!(o[key] > 0)) throw new Error(`webhook option ${key} must be a positive number; got ${o[key]}`);
   }
   const now = options.now ?? (() => new Date());
   const logger = options.logger ?? console;
   const inFlight = new Map<string, Promise<void>>();
+  const inFlightByAccount = new Map<string, number>();
   let timer: NodeJS.Timeout | undefined;
   let kicked: NodeJS.Immediate | undefined;
   let stopped = true;
@@ -78,21 +86,13 @@ export function createWebhookWorker(options: WebhookWorkerOptions): WebhookWorke
     let status: number | null = null;
     let error: string | null = null;
     try {
-      const response = await fetch(row.url, {
-        method: "POST",
-        headers: {
-          "content-type": "application/json",
-          "user-agent": "Assay-Webhooks/1",
-          "assay-event-id": event.id,
-          "assay-event-type": event.type,
-          "assay-signature": signatureHeader(row.secret, Math.floor(now().getTime() / 1000), body),
-        },
-        body,
-        redirect: "manual",
-        signal: AbortSignal.any([AbortSignal.timeout(o.timeoutMs), abort.signal]),
-      });
-      status = response.status;
-      await response.body?.cancel().catch(() => undefined);
+      status = await postWebhook(row.url, {
+        "content-type": "application/json",
+        "user-agent": "Assay-Webhooks/1",
+        "assay-event-id": event.id,
+        "assay-event-type": event.type,
+        "assay-signature": signatureHeader(row.secret, Math.floor(now().getTime() / 1000), body),
+      }, body, { policy: { allowLoopback: o.allowLoopback }, timeoutMs: o.timeoutMs, signal: abort.signal });
       if (status < 200 || status > 299) error = `HTTP ${status}`;
     } catch (e) {
       error = (e as Error).message || String(e);
@@ -118,13 +118,20 @@ export function createWebhookWorker(options: WebhookWorkerOptions): WebhookWorke
     try {
       const free = o.concurrency - inFlight.size;
       if (free <= 0) return;
-      for (const row of due(free + inFlight.size)) {
+      // Read past the slots: rows of an account at its own limit must not keep other accounts waiting.
+      for (const row of due(4 * o.concurrency + inFlight.size)) {
         const key = `${row.event_id}/${row.endpoint_id}`;
         if (inFlight.has(key) || inFlight.size >= o.concurrency) continue;
+        const account = row.ev_account;
+        if ((inFlightByAccount.get(account) ?? 0) >= o.perAccountConcurrency) continue;
+        inFlightByAccount.set(account, (inFlightByAccount.get(account) ?? 0) + 1);
         const done = attempt(row)
           .catch((error: Error) => logger.error(`webhooks: delivery of ${key} failed: ${error.stack ?? error}`))
           .finally(() => {
             inFlight.delete(key);
+            const left = (inFlightByAccount.get(account) ?? 1) - 1;
+            if (left > 0) inFlightByAccount.set(account, left);
+            else inFlightByAccount.delete(account);
             kick();
           });
         inFlight.set(key, done);

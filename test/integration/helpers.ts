@@ -37,6 +37,8 @@ export async function startTestService(options: { cells?: string[]; keepDataDir?
   const coordinator = await startCoordinator(compileCoordinatorOptions({
     port: 0, grpcPort: 0, dataDir, apiKey: TEST_ADMIN_KEY, ...(options.rateLimits ? { rateLimits: options.rateLimits } : {}),
     ...(options.modelMirror ? { modelMirror: options.modelMirror } : {}),
+    // The tests' webhook receivers listen on loopback (test/integration/webhook-receiver.ts).
+    webhooksAllowLoopback: true,
   }));
   let fleet: SimFleet | undefined;
   if (options.cells && options.cells.length > 0) {

@@ -112,6 +112,9 @@ describe("hostile input: every route, fuzzed (seeded, loopback)", function () {
       ["POST", "/v1/runs", { ...json, "content-encoding": "gzip" }, Buffer.from("{not gzip"), 422],
       ["POST", "/v1/runs", { ...json, "content-encoding": "br" }, Buffer.from("{not br"), 422],
       ["GET", "/v1/robots", { ...key, "x-padding": "a".repeat(20_000) }, undefined, 431],
+      // Webhooks to internal addresses, even with loopback allowed (as here): cloud metadata, private ranges.
+      ["POST", "/v1/webhooks", json, Buffer.from(JSON.stringify({ url: "http://169.254.169.254/latest/meta-data", events: ["run.completed"] })), 422],
+      ["POST", "/v1/webhooks", json, Buffer.from(JSON.stringify({ url: "http://10.0.0.7:8080/hook", events: ["run.completed"] })), 422],
       ...["/v1/runs", "/v1/quote", "/v1/keys", "/v1/tasks", "/v1/kits", "/v1/webhooks", "/v1/gates", "/v1/models"].map((path): [string, string, Record<string, string>, Buffer, number] => ["POST", path, json, deep, 422]),
     ];
     for (const [method, path, headers, body, status] of cases) {

@@ -64,6 +64,7 @@ describe("money: quotes, budgets, usage (integration)", function () {
       rateLimits: { general: { perS: 1000, burst: 1000 }, submit: { perS: 1000, burst: 1000 } },
       queueWindowsMs: { burst: 300 }, queueCheckIntervalMs: 50,
       webhooks: { retryBaseMs: 20, pollMs: 20 },
+      webhooksAllowLoopback: true,
     }));
     agent = new ScriptedAgent(coordinator.grpcAddress, coordinator.enrollCell("so101-b", "so101"), "so101-b");
     await agent.connect();

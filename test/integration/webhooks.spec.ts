@@ -26,6 +26,8 @@ describe("webhooks (integration)", function () {
   const start = async () => {
     coordinator = await startCoordinator(compileCoordinatorOptions({
       port: 0, grpcPort: 0, dataDir: dir, apiKey: TEST_ADMIN_KEY, webhooks: { retryBaseMs: 10, retryCapMs: 40, pollMs: 10 },
+      // The receiver listens on loopback.
+      webhooksAllowLoopback: true,
     }));
     return coordinator;
   };

@@ -3,6 +3,7 @@
  * shows its signing secret once; GET lists; DELETE removes (undelivered events to it are
  * cancelled); GET /v1/webhooks/{id}/deliveries is the endpoint's delivery log.
  */
+import { refusedDestination } from "../../webhooks/destination-policy.js";
 import { Router } from "express";
 import { authOf } from "../../auth/authenticate.js";
 import { AssayError } from "../../errors/assay-error.js";
@@ -14,8 +15,10 @@ import { parseBody } from "../validate-request.js";
 export function webhooksRouter(deps: CompiledApiDeps): Router {
   const router = Router();
 
-  router.post("/webhooks", (req, res) => {
+  router.post("/webhooks", async (req, res) => {
     const body = parseBody(CreateWebhookRequest, req.body);
+    const refused = await refusedDestination(body.url, { allowLoopback: deps.webhooksAllowLoopback });
+    if (refused) throw new AssayError("contract_validation_failed", `url ${JSON.stringify(body.url)} cannot receive webhooks: ${refused}; register a receiver on a public address`);
     const endpoint = { url: body.url, events: [...new Set(body.events)], description: body.description ?? null };
     const row = insertEndpoint(deps.db, authOf(res).accountId, endpoint, deps.clock());
     res.status(201).json(endpointView(row, true));
