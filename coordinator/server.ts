@@ -7,6 +7,7 @@
  * kicks it after every ending), starts the fleet, the housekeeping loops (queue windows, retention
  * sweeper) and the HTTP API, and stops them in reverse order. Nothing is bound late.
  */
+import { resumeBackfills } from "./runs/run-backfill.js";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { loadFirmwarePins } from "../firmware-pins/pins.js";
@@ -174,6 +175,13 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Run
   const stopRetentionSweeper = startRetentionSweeper({ db, artifactsDir: artifactsDir(options), intervalMs: options.retentionSweepMs });
   // Resumes whatever the outbox holds from before a stop or crash.
   webhooks.start();
+  // Large runs whose creation a crash or stop cut short get the rest of their episodes.
+  void resumeBackfills(db).then((runs) => {
+    if (runs.length > 0) {
+      console.log(`resumed the creation of ${runs.length} run(s): ${runs.join(", ")}`);
+      cellLink.scheduler.kick();
+    }
+  }).catch((error: Error) => console.error(`resuming run creation failed: ${error.stack ?? error}`));
   // Makes the exports requested, and again those a stop or crash interrupted.
   const archives = createArchiveWorker({
     concurrency: options.exports.concurrency,

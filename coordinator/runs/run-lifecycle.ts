@@ -21,7 +21,7 @@ import type { Db } from "../store/database.js";
 import {
   cancelPendingEpisode, cancelPendingEpisodes, countEpisodesByStatus, getEpisode, listEpisodeRecords, listHeldEpisodesOfRun,
 } from "../store/episodes-repo.js";
-import { getRun, setRunResult, setRunStatus, type RunRecord } from "../store/runs-repo.js";
+import { getRun, setRunResult, setRunStatus, type RunRecord, backfilling } from "../store/runs-repo.js";
 import { afterCommit, transact } from "../store/transact.js";
 import { enqueueEvent } from "../webhooks/outbox.js";
 import { statusEventStreamUrl } from "../streams/stream-tokens.js";
@@ -160,6 +160,8 @@ export function createRunLifecycle(options: RunLifecycleOptions): RunLifecycle {
         // Cancelled episodes (a kind decided early) do not hold completion back; at least one must be done.
         if (counts.pending + counts.assigned + counts.running > 0 || counts.done === 0) return false;
         if (countUnstoredArtifacts(db, runId) > 0) return false;
+        // Episodes still being inserted (a large run's creation) are episodes still to run.
+        if (backfilling(db, runId)) return false;
         return end(runId, { status: "completed" });
       });
     },

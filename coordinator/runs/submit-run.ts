@@ -15,6 +15,7 @@ import { canonicalJson } from "../json/canonical-json.js";
 import { getAccount } from "../store/accounts-repo.js";
 import type { Db } from "../store/database.js";
 import type { RunUnit } from "../kinds/units.js";
+import { completeBackfill } from "./run-backfill.js";
 import { findRunByIdempotencyKey, getRun, insertRun, runRecordOf, unitOfPlan, type NewEpisode, type RunPlan, type RunRecord } from "../store/runs-repo.js";
 import { isPlainObject } from "./field-checks.js";
 import { normalizeRunRequest, type ValidatedRun } from "./run-request.js";
@@ -105,8 +106,9 @@ export async function submitRun(ctx: SubmissionContext, accountId: string, body:
   const shape = options.reshape?.(validated);
   const id = `run_${randomBase62(20)}`;
   const created = ctx.clock().toISOString();
+  let backfill = false;
   ctx.db.transaction(() => {
-    insertRun(ctx.db, {
+    backfill = insertRun(ctx.db, {
       id,
       accountId,
       kind: validated.kind,
@@ -125,5 +127,7 @@ export async function submitRun(ctx: SubmissionContext, accountId: string, body:
     options.withinInsert?.(id, created);
   })();
   ctx.scheduler.kick();
+  // The rest of a large run's episodes, a transaction per turn of the event loop: other requests go on meanwhile.
+  if (backfill) await completeBackfill(ctx.db, id);
   return { run: getRun(ctx.db, id)!, replayed: false };
 }

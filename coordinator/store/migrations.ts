@@ -321,4 +321,10 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX models_account ON models(account_id, created DESC);
   CREATE INDEX models_name ON models(account_id, name, revision, status);
   `,
+  // Large runs are created without blocking the event loop: the run and its first episodes commit
+  // together, the rest in later transactions (runs-repo.ts backfillEpisodes). `backfill` holds what
+  // is left to insert, so a crash in between resumes it at start-up; null once every episode exists.
+  `
+  ALTER TABLE runs ADD COLUMN backfill TEXT;
+  `,
 ];

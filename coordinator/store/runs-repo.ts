@@ -92,10 +92,13 @@ export function episodeId(runId: string, idx: number): string {
 }
 
 /**
- * Inserts the run, its `episodesTotal` pending episodes (attempt 0, seeds from `episodeSeed`) and a
- * `queued` history row, in one transaction.
+ * Inserts the run, its pending episodes (attempt 0, seeds from `episodeSeed` or the given list) and
+ * a `queued` history row. Up to EPISODES_PER_TRANSACTION episodes commit with the run; the rest are
+ * recorded in `runs.backfill` for backfillEpisodes, which the caller runs in later turns of the
+ * event loop (a 10,000-episode run must not stall every other request). Returns whether a backfill
+ * remains.
  */
-export function insertRun(db: Db, row: NewRun): void {
+export function insertRun(db: Db, row: NewRun): boolean {
   const insertRunRow = db.prepare(
     `INSERT INTO runs (id, account_id, kind, status, created, request, resolved_pins, plan, idempotency_key, priority, episodes_total, units, kind_state)
      VALUES (@id, @account_id, @kind, 'queued', @created, @request, @resolved_pins, @plan, @idempotency_key, @priority, @episodes_total, @units, @kind_state)`,
@@ -119,10 +122,64 @@ export function insertRun(db: Db, row: NewRun): void {
       units: row.units ? JSON.stringify(row.units) : null,
       kind_state: row.kindState ? JSON.stringify(row.kindState) : null,
     });
-    if (row.episodes) appendEpisodes(db, row.id, row.episodes, 0);
-    else for (let idx = 0; idx < row.episodesTotal; idx++) insertEpisode.run(episodeId(row.id, idx), row.id, idx, episodeSeed(row.plan.seed, idx));
+    const total = row.episodes ? row.episodes.length : row.episodesTotal;
+    const first = Math.min(total, EPISODES_PER_TRANSACTION);
+    if (row.episodes) insertListedEpisodes(db, row.id, row.episodes.slice(0, first), 0);
+    else for (let idx = 0; idx < first; idx++) insertEpisode.run(episodeId(row.id, idx), row.id, idx, episodeSeed(row.plan.seed, idx));
+    if (first < total) {
+      const backfill: Backfill = { next: first, ...(row.episodes ? { episodes: row.episodes.slice(first) } : {}) };
+      db.prepare("UPDATE runs SET backfill = ? WHERE id = ?").run(JSON.stringify(backfill), row.id);
+    }
     insertHistory.run(row.id, row.created);
   })();
+  return backfilling(db, row.id);
+}
+
+/** Episodes inserted per transaction when a run is created (and per backfill step). */
+export const EPISODES_PER_TRANSACTION = 500;
+
+/** What is left to insert of a run's episodes: from index `next`; `episodes` lists them when they are not generated from the seed. */
+interface Backfill {
+  next: number;
+  episodes?: NewEpisode[];
+}
+
+export function backfilling(db: Db, runId: string): boolean {
+  return (db.prepare("SELECT backfill FROM runs WHERE id = ?").get(runId) as { backfill: string | null } | undefined)?.backfill != null;
+}
+
+/** Inserts the next EPISODES_PER_TRANSACTION of a run's remaining episodes; returns whether more remain. */
+export function backfillEpisodes(db: Db, runId: string): boolean {
+  return db.transaction(() => {
+    const run = db.prepare("SELECT backfill, plan FROM runs WHERE id = ?").get(runId) as { backfill: string | null; plan: string } | undefined;
+    if (!run?.backfill) return false;
+    const backfill = JSON.parse(run.backfill) as Backfill;
+    const total = (db.prepare("SELECT episodes_total FROM runs WHERE id = ?").get(runId) as { episodes_total: number }).episodes_total;
+    const end = Math.min(total, backfill.next + EPISODES_PER_TRANSACTION);
+    if (backfill.episodes) {
+      insertListedEpisodes(db, runId, backfill.episodes.slice(0, end - backfill.next), backfill.next);
+    } else {
+      const seed = (JSON.parse(run.plan) as RunPlan).seed;
+      const insert = db.prepare(`INSERT OR IGNORE INTO episodes (id, run_id, idx, status, attempt, seed) VALUES (?, ?, ?, 'pending', 0, ?)`);
+      for (let idx = backfill.next; idx < end; idx++) insert.run(episodeId(runId, idx), runId, idx, episodeSeed(seed, idx));
+    }
+    const rest: Backfill | null = end < total ? { next: end, ...(backfill.episodes ? { episodes: backfill.episodes.slice(end - backfill.next) } : {}) } : null;
+    db.prepare("UPDATE runs SET backfill = ? WHERE id = ?").run(rest ? JSON.stringify(rest) : null, runId);
+    return rest !== null;
+  })();
+}
+
+/** Runs whose episodes are still being inserted (a coordinator stopped or crashed mid-creation). */
+export function runsBackfilling(db: Db): string[] {
+  return (db.prepare("SELECT id FROM runs WHERE backfill IS NOT NULL ORDER BY created").all() as Array<{ id: string }>).map((r) => r.id);
+}
+
+function insertListedEpisodes(db: Db, runId: string, episodes: readonly NewEpisode[], firstIdx: number): void {
+  const insert = db.prepare(`INSERT OR IGNORE INTO episodes (id, run_id, idx, status, attempt, seed, unit, assign) VALUES (?, ?, ?, 'pending', 0, ?, ?, ?)`);
+  episodes.forEach((e, i) => {
+    const idx = firstIdx + i;
+    insert.run(episodeId(runId, idx), runId, idx, e.seed, e.unit, e.assign ? JSON.stringify(e.assign) : null);
+  });
 }
 
 /**
