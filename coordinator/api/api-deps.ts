@@ -44,6 +44,8 @@ export interface ApiDeps {
   environments?: readonly CatalogEnvironment[];
   /** SSE heartbeat comment period. Default 15000 ms. */
   sseHeartbeatMs?: number;
+  /** Event streams open at once per key and per account, and how long one may go without an event. Default 10, 30, 15 min. */
+  sseLimits?: { perKey: number; perAccount: number; idleMs: number };
   /** Folder holding errors.md and api.md, served at /docs. Default: the repo's docs/. */
   docsDir?: string;
   /** Where unexpected errors are logged. Default: console.error. */
@@ -99,8 +101,10 @@ export type CompiledApiDeps = Required<ApiDeps>;
 const REQUIRED = ["db", "fleet", "runEvents", "scheduler", "pins", "urls", "artifactsDir", "metrics"] as const;
 const OPTIONAL = [
   "clock", "environments", "sseHeartbeatMs", "docsDir", "log", "budgetGuard", "rateLimits", "quoteValidityMs", "archives", "live", "iceServers",
-  "models", "modelMirror", "preflight", "endRun", "metricsAccess", "webhooksAllowLoopback",
+  "models", "modelMirror", "preflight", "endRun", "metricsAccess", "webhooksAllowLoopback", "sseLimits",
 ] as const;
+
+export const DEFAULT_SSE_LIMITS = { perKey: 10, perAccount: 30, idleMs: 15 * 60_000 };
 
 /** How long a pre-flight waits for an endpoint by default: a first inference may compile or load weights. */
 export const DEFAULT_PREFLIGHT_TIMEOUT_MS = 30_000;
@@ -147,6 +151,7 @@ export function compileApiDeps(raw: ApiDeps): CompiledApiDeps {
     models: raw.models ?? DEFAULT_MODEL_LIMITS,
     endRun: raw.endRun ?? (() => false),
     metricsAccess: raw.metricsAccess ?? "open",
+    sseLimits: raw.sseLimits ?? DEFAULT_SSE_LIMITS,
     webhooksAllowLoopback: raw.webhooksAllowLoopback ?? false,
     modelMirror: raw.modelMirror ?? null,
     preflight: raw.preflight ?? { timeoutMs: DEFAULT_PREFLIGHT_TIMEOUT_MS },

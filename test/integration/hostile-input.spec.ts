@@ -14,6 +14,7 @@ import { request } from "node:http";
 import fc from "fast-check";
 import { OPERATIONS } from "../../coordinator/api/operations.js";
 import { ERROR_CODES } from "../../coordinator/errors/codes.js";
+import { eventually } from "../support/eventually.js";
 import { startTestService, TEST_ADMIN_KEY, type TestService } from "./helpers.js";
 
 /** Slowest answer accepted for any single request (a stall would block every other request). */
@@ -193,6 +194,43 @@ describe("hostile input: every route, fuzzed (seeded, loopback)", function () {
       assert.match(await scraped.text(), /^# HELP /m);
     } finally {
       await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
+
+  it("caps open event streams per key and per account, and frees a slot when a stream closes", async () => {
+    const post = async (path: string, body: unknown) => (await fetch(new URL(path, base), {
+      method: "POST", headers: { authorization: `Bearer ${TEST_ADMIN_KEY}`, "content-type": "application/json" }, body: JSON.stringify(body),
+    })).json() as Promise<Record<string, any>>;
+    // No cells here: the run stays queued and its event streams stay open.
+    const run = await post("/v1/runs", { kind: "run", robot: "so101@latest", environment: "tabletop@1", task: "pick-cube@v1", episodes: 1, policy: {
+      type: "container", image: "assay/ref-policy:expert", action_space: { type: "joint_position", dim: 6 }, observation_contract: { cameras: ["top"], state: [] },
+    } });
+    const keys = await Promise.all([0, 1, 2, 3].map(async () => (await post("/v1/keys", { scope: ["runs:read"] })).secret as string));
+    const aborts: AbortController[] = [];
+    const open = async (key: string) => {
+      const abort = new AbortController();
+      const res = await fetch(new URL(`/v1/runs/${run.id}/events`, base), { headers: { authorization: `Bearer ${key}` }, signal: abort.signal });
+      if (res.status === 200) aborts.push(abort);
+      return res;
+    };
+    try {
+      for (let i = 0; i < 10; i++) assert.equal((await open(keys[0]!)).status, 200);
+      const overKey = await open(keys[0]!);
+      assert.equal(overKey.status, 429);
+      assert.match(((await overKey.json()) as Record<string, any>).error.message, /this key has 10 event streams open/);
+      for (const key of [keys[1]!, keys[2]!]) for (let i = 0; i < 10; i++) assert.equal((await open(key)).status, 200);
+      const overAccount = await open(keys[3]!);
+      assert.equal(overAccount.status, 429);
+      assert.match(((await overAccount.json()) as Record<string, any>).error.message, /this account has 30 event streams open/);
+      // Closing one frees its slot once the server sees the socket close.
+      aborts.shift()!.abort();
+      await eventually("a freed slot", async () => {
+        const res = await open(keys[3]!);
+        if (res.status !== 200) await res.body?.cancel();
+        return res.status === 200;
+      });
+    } finally {
+      for (const abort of aborts) abort.abort();
     }
   });
 });
