@@ -53,7 +53,7 @@ export function progressView(place: ProgressPlace, options: ProgressViewOptions)
     };
   }
   const bar = new cliProgress.SingleBar(
-    { format: options.barFormat, stream, hideCursor: true, barsize: 24, gracefulExit: false, forceRedraw: true },
+    { format: options.barFormat, stream, hideCursor: true, barsize: 24, gracefulExit: false },
     cliProgress.Presets.shades_classic,
   );
   let started = false;

@@ -52,17 +52,16 @@ function tokensOf(tally: EpisodeTally, status: string): Record<string, string> {
     of: tally.total === undefined ? "?" : String(tally.total),
     successes: String(successes),
     failures: String(done - successes),
-    rate: done > 0 ? rate(successes / done) : "-",
-    ci: done > 0 ? interval(wilson95(successes, done)) : "",
+    rate: done > 0 ? `${rate(successes / done)} ${interval(wilson95(successes, done))}` : "-",
     status,
   };
 }
 
 function viewFor(ctx: CommandContext): ProgressView {
   return progressView(progressPlace(ctx.json), {
-    barFormat: "{bar} {done}/{of} episodes | {successes} ok, {failures} failed | rate {rate} {ci} | {status}",
+    barFormat: "{bar} {done}/{of} episodes | {successes} ok, {failures} failed | rate {rate} | {status}",
     lineOf: (_value, _total, t) =>
-      `${t.done}/${t.of} episodes: ${t.successes} success, ${t.failures} failure; rate so far ${[t.rate, t.ci].join(" ").trim()}; ${t.status}`,
+      `${t.done}/${t.of} episodes: ${t.successes} success, ${t.failures} failure; rate so far ${t.rate}; ${t.status}`,
   });
 }
 
