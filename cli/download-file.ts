@@ -9,6 +9,7 @@ import { mkdir, rename, rm } from "node:fs/promises";
 import { dirname } from "node:path";
 import { Readable, Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
+import type { ReadableStream as WebReadableStream } from "node:stream/web";
 import type { ApiClient } from "./api-client.js";
 import { networkReason } from "./api-client.js";
 import { CliError, EXIT, usageError } from "./exit-codes.js";
@@ -42,7 +43,7 @@ export async function downloadToFile(api: ApiClient, url: string, path: string, 
   try {
     await mkdir(dirname(path), { recursive: true });
     await pipeline(
-      Readable.fromWeb(response.body! as import("node:stream/web").ReadableStream<Uint8Array>),
+      Readable.fromWeb(response.body! as WebReadableStream<Uint8Array>),
       new Transform({
         transform(chunk: Buffer, _encoding, callback) {
           hash.update(chunk);
