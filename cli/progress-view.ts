@@ -11,11 +11,6 @@ export type Tokens = Record<string, string>;
 export interface ProgressView {
   /** Shows `value` of `total` with the format's tokens. */
   update(value: number, total: number, tokens: Tokens): void;
-  /**
-   * A message between updates (a reconnect) for a log. Dropped under a bar, which restores its
-   * cursor position when it stops and would draw over it: show such news in a token instead.
-   */
-  note(message: string): void;
   /** Draws the last state and leaves it on screen. */
   stop(): void;
 }
@@ -36,7 +31,7 @@ export function progressPlace(json: boolean, stdout: NodeJS.WriteStream = proces
 }
 
 export function progressView(place: ProgressPlace, options: ProgressViewOptions): ProgressView {
-  if (place.kind === "none") return { update() {}, note() {}, stop() {} };
+  if (place.kind === "none") return { update() {}, stop() {} };
   const { stream } = place;
   if (place.kind === "lines") {
     let last = "";
@@ -45,9 +40,6 @@ export function progressView(place: ProgressPlace, options: ProgressViewOptions)
         const line = options.lineOf(value, total, tokens);
         if (line !== last) stream.write(`${line}\n`);
         last = line;
-      },
-      note(message) {
-        stream.write(`${message}\n`);
       },
       stop() {},
     };
@@ -69,7 +61,6 @@ export function progressView(place: ProgressPlace, options: ProgressViewOptions)
       if (bar.getTotal() !== total) bar.setTotal(total);
       bar.update(value, tokens);
     },
-    note() {},
     stop() {
       if (started && !stopped) bar.stop();
       stopped = true;

@@ -148,8 +148,7 @@ export async function watchRun(ctx: CommandContext, runId: string): Promise<Exit
       }
       const delayMs = retryMs ?? RECONNECT_DELAYS_MS[failedInARow];
       failedInARow++;
-      show(`reconnecting (${why})`);
-      view.note(`the event stream broke (${why}); reconnecting in ${delayMs / 1000} s`);
+      show(`stream broke (${why}); reconnecting in ${delayMs / 1000} s`);
       await sleep(delayMs);
     }
 

@@ -1,8 +1,10 @@
 /**
  * An HTTP proxy in front of a coordinator that breaks run event streams, as a flaky network or a
  * proxy with an idle timeout would: the first `cuts` responses of GET /v1/runs/{id}/events are cut
- * (the client's socket destroyed) right after they carried an `episode` event. Everything else passes
- * through untouched. For testing that a client reconnects and counts each episode once.
+ * (the client's socket destroyed) at the first chunk that follows one carrying an `episode` event,
+ * and that chunk is not passed on: the client has had an episode for a while (so it was flushed and
+ * read, not lost with the socket), and the stream breaks with the next event on its way. Everything
+ * else passes through untouched. For testing that a client reconnects and counts each episode once.
  */
 import { createServer, request, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -32,15 +34,15 @@ export async function startStreamCuttingProxy(target: string, options: { cuts: n
         res.writeHead(answer.statusCode ?? 502, answer.headers);
         if (!isEvents || answer.statusCode !== 200 || cutsLeft <= 0) return void answer.pipe(res);
         cutsLeft--;
-        let seen = "";
+        let episodeForwarded = false;
         answer.on("data", (chunk: Buffer) => {
-          res.write(chunk);
-          seen += chunk.toString();
-          if (seen.includes("event: episode")) {
-            cut++;
-            answer.destroy();
-            res.socket?.destroy();
+          if (!episodeForwarded) {
+            episodeForwarded = chunk.toString().includes("event: episode");
+            return void res.write(chunk);
           }
+          cut++;
+          answer.destroy();
+          res.socket?.destroy();
         });
         answer.on("end", () => res.end());
       },
