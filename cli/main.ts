@@ -1,0 +1,84 @@
+/**
+ * `assay`: the command line for Assay's public /v1 API. Builds the commander program (global
+ * --json, --base-url, --key; one module per command under commands/), runs it, and turns every way it
+ * can end into an exit code (exit-codes.ts): errors go to stderr as `error: <message>` with
+ * `see <doc_url>` for API errors; under --json an API error's envelope is also printed on stdout.
+ */
+import { readFileSync } from "node:fs";
+import { Command, CommanderError } from "commander";
+import { CliRuntime } from "./command-context.js";
+import { registerEpisodes } from "./commands/episodes.js";
+import { registerExport } from "./commands/export.js";
+import { registerQuote } from "./commands/quote.js";
+import { registerReport } from "./commands/report.js";
+import { registerRobots } from "./commands/robots.js";
+import { registerRuns } from "./commands/runs.js";
+import { registerUsage } from "./commands/usage.js";
+import { CliError, EXIT } from "./exit-codes.js";
+
+/** Exit code of an error that is none of the documented ones: a bug in assay itself (sysexits EX_SOFTWARE). */
+const EXIT_INTERNAL = 70;
+
+const VERSION = (JSON.parse(readFileSync(new URL("./package.json", import.meta.url), "utf8")) as { version: string }).version;
+
+const EXIT_CODES_HELP = `
+Environment:
+  ASSAY_API_KEY    the API key (required; --key overrides)
+  ASSAY_BASE_URL   the coordinator (default http://127.0.0.1:8080; --base-url overrides)
+
+Exit codes:
+  0  success
+  1  the run watched ended failed or stopped
+  2  usage error (unknown command or option, missing argument, no API key, unreadable body)
+  3  API error (message and doc_url on stderr) or the API cannot be reached`;
+
+export function buildProgram(runtime: CliRuntime): Command {
+  const program = new Command("assay")
+    .description("Assay from the command line: submit and watch runs, list episodes, fetch reports and exports")
+    .version(VERSION, "-V, --version", "print the version")
+    .option("--json", "print the API's JSON exactly, nothing else on stdout")
+    .option("--base-url <url>", "the API's base URL (default $ASSAY_BASE_URL, else http://127.0.0.1:8080)")
+    .option("--key <key>", "the API key (default $ASSAY_API_KEY)")
+    .helpOption("-h, --help", "show help")
+    .exitOverride()
+    .showHelpAfterError("(assay --help, or assay <command> --help, shows the usage)")
+    .configureHelp({ showGlobalOptions: true })
+    .addHelpText("after", EXIT_CODES_HELP);
+  registerRobots(program, runtime);
+  registerRuns(program, runtime);
+  registerEpisodes(program, runtime);
+  registerReport(program, runtime);
+  registerExport(program, runtime);
+  registerQuote(program, runtime);
+  registerUsage(program, runtime);
+  return program;
+}
+
+/** Runs `assay` with `argv` (without node and the script) and returns the exit code. */
+export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<number> {
+  const runtime = new CliRuntime(env);
+  const program = buildProgram(runtime);
+  try {
+    await program.parseAsync([...argv], { from: "user" });
+    return runtime.exitCode;
+  } catch (error) {
+    return report(error, runtime);
+  }
+}
+
+/** Prints an error the way the exit-code table promises and returns its code. */
+function report(error: unknown, runtime: CliRuntime): number {
+  if (error instanceof CommanderError) {
+    // Commander has printed its own message (or the help/version asked for).
+    if (error.code === "commander.helpDisplayed" || error.code === "commander.version") return EXIT.ok;
+    return EXIT.usage;
+  }
+  if (error instanceof CliError) {
+    if (runtime.json && error.rawBody !== undefined) process.stdout.write(error.rawBody.endsWith("\n") ? error.rawBody : `${error.rawBody}\n`);
+    process.stderr.write(`error: ${error.message}\n`);
+    for (const line of error.lines) process.stderr.write(`${line}\n`);
+    return error.exitCode;
+  }
+  process.stderr.write(`error: assay failed unexpectedly (a bug; please report it): ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  return EXIT_INTERNAL;
+}

@@ -1,0 +1,81 @@
+/** How a Run reads for people: one line for lists and submissions, a block for `runs get`, the end state of a watch. */
+import { fields, localTime, resultLine, usd } from "./human-format.js";
+
+// The Run as the API shows it; kinds add fields this code does not need.
+export interface Run {
+  id: string;
+  kind: string;
+  status: string;
+  created: string;
+  completed?: string;
+  robot?: string;
+  robots?: string[];
+  environment?: string;
+  task?: string;
+  policy?: { type?: string; image?: string; hf?: string; url?: string };
+  policies?: Record<string, unknown>;
+  episodes?: number | string;
+  priority?: string;
+  resolved_pins?: { robot?: string; environment?: string; task?: string };
+  result?: Record<string, unknown> & { n?: number; success_rate?: number; ci95?: [number, number]; interval_method?: string; cost_usd?: number };
+  status_detail?: { code: string | null; message: string };
+}
+
+export const TERMINAL_STATUSES: readonly string[] = ["completed", "failed", "stopped"];
+
+/** `container assay/ref-policy:expert`, `checkpoint acme/pick (onnx)`, `endpoint ws://...`; compare: the names. */
+export function policyLine(run: Run): string {
+  if (run.policies) return `policies ${Object.keys(run.policies).join(", ")}`;
+  const p = run.policy;
+  if (!p) return "-";
+  const what = p.image ?? p.hf ?? p.url;
+  return what ? `${p.type} ${what}` : String(p.type ?? "-");
+}
+
+/** `pick-cube@v1 on so101@3.11 in tabletop@1` from the resolved pins (the submitted names before they resolve). */
+export function pinsLine(run: Run): string {
+  const pins = run.resolved_pins ?? {};
+  const robot = pins.robot ?? run.robot ?? run.robots?.join(", ") ?? "-";
+  return `${pins.task ?? run.task ?? "-"} on ${robot} in ${pins.environment ?? run.environment ?? "-"}`;
+}
+
+/** `stopped: cancelled on request (key key_...) [code]`. */
+export function statusDetailLine(run: Run): string | undefined {
+  const detail = run.status_detail;
+  if (!detail) return undefined;
+  return `${detail.message}${detail.code ? ` (${detail.code})` : ""}`;
+}
+
+/** The `runs get` block. */
+export function runBlock(run: Run): string {
+  const pins = run.resolved_pins ?? {};
+  const robot = run.robot && pins.robot && run.robot !== pins.robot ? `${run.robot} (resolved ${pins.robot})` : (pins.robot ?? run.robot ?? run.robots?.join(", "));
+  const result = run.result;
+  return fields([
+    ["run", `${run.id} (${run.kind})`],
+    ["status", run.status],
+    ["detail", statusDetailLine(run)],
+    ["created", localTime(run.created)],
+    ["completed", run.completed ? localTime(run.completed) : undefined],
+    ["robot", robot],
+    ["environment", pins.environment ?? run.environment],
+    ["task", pins.task ?? run.task],
+    ["policy", policyLine(run)],
+    ["episodes", run.episodes === undefined ? undefined : String(run.episodes)],
+    ["priority", run.priority],
+    ["result", result ? `${resultLine(result)}${run.status === "completed" ? "" : " (partial: the episodes that ran)"}` : undefined],
+    ["cost", result && typeof result.cost_usd === "number" ? usd(result.cost_usd) : undefined],
+  ]);
+}
+
+/** What a watch ends with: the final state in one or two lines. */
+export function endStateLines(run: Run): string[] {
+  if (run.status === "completed") {
+    const result = run.result ?? {};
+    const cost = typeof result.cost_usd === "number" ? `, cost ${usd(result.cost_usd)}` : "";
+    return [`${run.id} completed: ${resultLine(result)}${cost}`];
+  }
+  const lines = [`${run.id} ${run.status}: ${statusDetailLine(run) ?? "no detail given"}`];
+  if (run.result) lines.push(`partial result: ${resultLine(run.result)}`);
+  return lines;
+}
