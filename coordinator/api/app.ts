@@ -35,6 +35,7 @@ import { replayRouter } from "./routes/replay.js";
 import { exportDownloadRouter, exportsRouter } from "./routes/exports.js";
 import { mjpegRouter, streamsRouter } from "./routes/streams.js";
 import { modelsRouter } from "./routes/models.js";
+import { accountRouter } from "./routes/account.js";
 import { openApiRouter } from "./openapi.js";
 import { metricsAccess } from "./metrics-access.js";
 import { noStore, securityHeaders } from "./security-headers.js";
@@ -64,7 +65,7 @@ export function createApiApp(raw: ApiDeps): express.Express {
   v1.use(quoteRouter(deps), budgetsRouter(deps), usageRouter(deps), webhooksRouter(deps), dataRouter(deps), runResultRouter(deps));
   v1.use(reportRouter(deps), suitesRouter(deps), gatesRouter(deps), checkpointsRouter(deps));
   v1.use(cellsRouter(deps));
-  v1.use(replayRouter(deps), exportsRouter(deps), streamsRouter(deps), modelsRouter(deps));
+  v1.use(replayRouter(deps), exportsRouter(deps), streamsRouter(deps), modelsRouter(deps), accountRouter(deps));
   v1.use(openApiRouter(deps));
   app.use("/v1", v1);
 

@@ -13,6 +13,7 @@ import { listOf } from "./schemas/common.js";
 import { CreateCheckRequest, CreateGateRequest, Gate, GateCheck } from "./schemas/gates.js";
 import { StreamDescriptor } from "./schemas/streams.js";
 import { CreateModelRequest, Model, ModelListQuery } from "./schemas/models.js";
+import { Account, UpdateAccountRequest } from "./schemas/account.js";
 import { CalibrationExport, CalibrationExportRequest, Export, ExportRequest } from "./schemas/exports.js";
 import { ApiKey, CreateKeyRequest, SigningKey } from "./schemas/keys.js";
 import { CreateKitRequest, Kit, KitTracking, ShippingLabel } from "./schemas/kits.js";
@@ -126,6 +127,10 @@ export const OPERATIONS: readonly Operation[] = [
   { method: "GET", path: "/v1/streams/{cell_id}", operationId: "getStream", tag: "streams", summary: "A cell's live stream descriptor: state, cameras as MJPEG, WebRTC signalling",
     description: "Operators see every cell; a customer sees a cell only while it runs the customer's work (otherwise 404, as for an unknown cell). URLs carry a 10-minute token.",
     responses: [json(200, "the stream descriptor", StreamDescriptor)] },
+  // Account
+  { method: "GET", path: "/v1/account", operationId: "getAccount", tag: "account", summary: "The account: its leaderboard opt-in and display name", responses: [json(200, "the account", Account)] },
+  { method: "PUT", path: "/v1/account", operationId: "updateAccount", tag: "account", summary: "Opt in to (or out of) leaderboards, with the display name published results appear under",
+    description: "Opting out hides the account's published entries from every board at once; the runs stay.", body: UpdateAccountRequest, responses: [json(200, "the account", Account)] },
   // Policy models
   { method: "POST", path: "/v1/models", operationId: "createModel", tag: "models", summary: "Declare a policy model upload (ONNX): name, size and sha256",
     description: "Returns 201 with the Model in uploading and its upload_url; PUT the bytes there. A checkpoint policy references a ready model by hf (name, name@revision or id).",

@@ -67,6 +67,8 @@ export const ROUTE_SCOPES: readonly RouteScope[] = [
   { method: "GET", path: "/v1/calibration/exports", scopes: ["calibration:export"] },
   { method: "GET", path: "/v1/calibration/exports/:calibrationExportId", scopes: ["calibration:export"] },
   { method: "POST", path: "/v1/runs/:runId/checkpoints", scopes: ["runs:write"] },
+  { method: "GET", path: "/v1/account", scopes: ["keys:admin"] },
+  { method: "PUT", path: "/v1/account", scopes: ["keys:admin"] },
   { method: "POST", path: "/v1/models", scopes: ["runs:write"] },
   { method: "PUT", path: "/v1/models/:modelId/content", scopes: ["runs:write"] },
   { method: "GET", path: "/v1/models", scopes: ["runs:read"] },

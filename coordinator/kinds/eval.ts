@@ -24,7 +24,7 @@ import type { KindResultContext, RunKind } from "./kind.js";
 import type { EpisodeRecord } from "../store/episodes-repo.js";
 import { headlineResult, unitResults } from "./unit-results.js";
 import { z } from "zod";
-import { COMMON_RUN_FIELDS, Policy, robotPin } from "../runs/run-schemas.js";
+import { COMMON_RUN_FIELDS, Policy, PolicyName, robotPin } from "../runs/run-schemas.js";
 
 
 function planEval(body: Record<string, unknown>, ctx: ValidateRunContext): ValidatedRun {
@@ -79,7 +79,7 @@ function evalResult(ctx: KindResultContext, run: RunRecord, episodes: readonly E
 
 /** The body of a POST /v1/runs of this kind: its shape, declared once (checked before `plan`). */
 const schema = z.strictObject({
-  kind: z.literal("eval"), suite: z.string().describe("suite id <name>@<version> (GET /v1/suites)"), robots: z.array(robotPin).min(1), policy: Policy,
+  kind: z.literal("eval"), suite: z.string().describe("suite id <name>@<version> (GET /v1/suites)"), robots: z.array(robotPin).min(1), policy: Policy, policy_name: PolicyName.optional(),
   ...COMMON_RUN_FIELDS, perturbation: z.never({ error: "must be absent for kind \"eval\": the suite fixes its perturbation schedule (GET /v1/suites)" }).optional()
     .describe("not allowed: the suite fixes its perturbation schedule"),
 }).describe("kind eval: a frozen benchmark suite on each listed robot pin");

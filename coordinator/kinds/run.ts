@@ -15,12 +15,12 @@ import { interventionModeOf } from "../runs/interventions.js";
 import { CONTROL_RATE_HZ, MAX_EPISODE_DURATION_S, normalizeRunRequest, PERTURBATION_REV } from "../runs/run-request.js";
 import type { RunKind } from "./kind.js";
 import { z } from "zod";
-import { COMMON_RUN_FIELDS, EpisodesSpec, Policy, environmentRef, robotPin, taskRef } from "../runs/run-schemas.js";
+import { COMMON_RUN_FIELDS, EpisodesSpec, Policy, PolicyName, environmentRef, robotPin, taskRef } from "../runs/run-schemas.js";
 
 /** The body of a POST /v1/runs of this kind: its shape, declared once (checked before `plan`). */
 const schema = z.strictObject({
   kind: z.literal("run").optional().describe("default run"),
-  robot: robotPin, environment: environmentRef, task: taskRef, policy: Policy, episodes: EpisodesSpec, ...COMMON_RUN_FIELDS,
+  robot: robotPin, environment: environmentRef, task: taskRef, policy: Policy, policy_name: PolicyName.optional(), episodes: EpisodesSpec, ...COMMON_RUN_FIELDS,
 }).describe("kind run: one policy on one robot pin in one environment");
 
 export const runKind: RunKind = {

@@ -22,7 +22,7 @@ export function validateCommon(body: Record<string, unknown>, ctx: ValidateRunCo
   const perturbation = validatePerturbation(body.perturbation as Perturbation | undefined, environment);
   validateData(body.data as { retention?: string } | undefined);
   if (body.publish === "leaderboard" && !ctx.leaderboardOptIn) {
-    fail("publish_forbidden", `publish "leaderboard" needs the account's leaderboard opt-in; submit publish "private" or ask support to opt the account in`);
+    fail("publish_forbidden", `publish "leaderboard" needs the account's leaderboard opt-in; submit publish "private", or opt the account in with PUT /v1/account {"leaderboard": {"opt_in": true, "display_name": "..."}} (keys:admin)`);
   }
   const seed = perturbation?.seed ?? (ctx.randomSeed ?? (() => randomInt(0, 0x7fffffff)))();
   return { priority: (body.priority as string | undefined) ?? "standard", seed };

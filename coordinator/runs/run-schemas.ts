@@ -125,6 +125,12 @@ export const COMMON_RUN_FIELDS = {
   instructions: InstructionSet.optional(),
 };
 
+/** *Added*: the name a leaderboard shows for the run's policy (kinds run and eval). */
+const policyNameMessage = "policy_name must be 1..80 characters of letters, digits, spaces and . , _ - : / @ ( )";
+export const PolicyName = z.string({ error: policyNameMessage }).trim().min(1, { error: policyNameMessage }).max(80, { error: policyNameMessage })
+  .regex(/^[\p{L}\p{N} .,_:\/@()-]+$/u, { error: policyNameMessage })
+  .describe("the name leaderboards show for this policy when the run is published; default: the container image, the checkpoint's hf, or \"endpoint policy\"");
+
 const pin = (what: string) => z.string().describe(what);
 export const robotPin = pin("<model>@<firmware> or <model>@latest (the resolved pin is recorded)");
 export const environmentRef = pin("<name>@<version> or <name> (newest version)");

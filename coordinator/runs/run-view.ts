@@ -32,6 +32,7 @@ export function runView(row: RunRecord): Record<string, unknown> {
     environment: request.environment,
     task: request.task,
     policy: request.policy,
+    ...(request.policy_name !== undefined ? { policy_name: request.policy_name } : {}),
     episodes: request.episodes,
     priority: row.priority,
     perturbation: request.perturbation ?? null,
@@ -49,7 +50,7 @@ export function runView(row: RunRecord): Record<string, unknown> {
 
 /** Fields every run shows; the rest of a kind's request is shown as submitted by `kindFields`. */
 const RUN_FIELDS_SHOWN = new Set([
-  "kind", "robot", "environment", "task", "policy", "episodes", "priority", "perturbation", "data", "max_budget_usd", "interventions", "publish", "instructions",
+  "kind", "robot", "environment", "task", "policy", "policy_name", "episodes", "priority", "perturbation", "data", "max_budget_usd", "interventions", "publish", "instructions",
 ]);
 
 /**

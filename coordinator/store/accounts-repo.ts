@@ -7,6 +7,8 @@ export interface AccountRow {
   id: string;
   name: string;
   leaderboard_opt_in: number;
+  /** The display name published results appear under; null until the account opts in. */
+  leaderboard_name: string | null;
   created: string;
 }
 
@@ -17,4 +19,9 @@ export function ensureAccount(db: Db, id: string, name: string, created: string)
 
 export function getAccount(db: Db, id: string): AccountRow | undefined {
   return db.prepare(`SELECT * FROM accounts WHERE id = ?`).get(id) as AccountRow | undefined;
+}
+
+/** Sets the account's leaderboard opt-in and display name (the name is kept when opting out). */
+export function setLeaderboardSettings(db: Db, id: string, optIn: boolean, name: string | null): void {
+  db.prepare(`UPDATE accounts SET leaderboard_opt_in = ?, leaderboard_name = COALESCE(?, leaderboard_name) WHERE id = ?`).run(optIn ? 1 : 0, name, id);
 }

@@ -327,4 +327,8 @@ export const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE runs ADD COLUMN backfill TEXT;
   `,
+  // Leaderboards: the name an opted-in account's published results appear under.
+  `
+  ALTER TABLE accounts ADD COLUMN leaderboard_name TEXT;
+  `,
 ];
