@@ -5,7 +5,7 @@
  */
 import { Router } from "express";
 import { z } from "zod";
-import { ANY_KEY_ROUTES, findRouteScope, ROUTE_SCOPES, type RouteScope } from "../auth/route-scopes.js";
+import { ANY_KEY_ROUTES, findRouteScope, PUBLIC_ROUTES, ROUTE_SCOPES, type RouteScope } from "../auth/route-scopes.js";
 import { ERROR_CODES, type ErrorCode } from "../errors/codes.js";
 import { errorCodesOf, OPERATIONS, type Operation } from "./operations.js";
 import { componentRegistry, COMPONENTS, ErrorEnvelope } from "./schemas/common.js";
@@ -37,7 +37,7 @@ export function scopeRowOf(op: Pick<Operation, "method" | "path">): RouteScope {
 
 /** Every /v1 row of the scope tables, for the check that both tables list the same routes. */
 export function v1ScopeRows(): RouteScope[] {
-  return [...ROUTE_SCOPES, ...ANY_KEY_ROUTES].filter((row) => row.path.startsWith("/v1/"));
+  return [...ROUTE_SCOPES, ...ANY_KEY_ROUTES, ...PUBLIC_ROUTES].filter((row) => row.path.startsWith("/v1/"));
 }
 
 /** Drops `$schema`/`$id` that zod puts on each root: inside an OpenAPI document they would re-base `$ref`s. */
@@ -123,8 +123,8 @@ export function buildOpenApiDocument(baseUrl = ""): OpenApiDocument {
       summary: op.summary,
       ...(op.description ? { description: op.description } : {}),
       tags: [op.tag],
-      security: row.anyKey ? [{ bearerAuth: [] }] : row.scopes.map((scope) => ({ bearerAuth: [scope] })),
-      "x-assay-scope": row.anyKey ? "any valid key" : row.scopes,
+      security: row.public ? [] : row.anyKey ? [{ bearerAuth: [] }] : row.scopes.map((scope) => ({ bearerAuth: [scope] })),
+      "x-assay-scope": row.public ? "none (public)" : row.anyKey ? "any valid key" : row.scopes,
       "x-assay-error-codes": errorCodesOf(op),
       ...(parameters.length ? { parameters } : {}),
       ...(body !== undefined ? { requestBody: { required: !op.bodyOptional, content: { "application/json": { schema: converted.inline[body] } } } } : {}),

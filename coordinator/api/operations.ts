@@ -5,6 +5,7 @@
  * the table `authorize` enforces. openapi.spec.ts checks both tables list the same routes and that
  * the express app answers exactly these.
  */
+import { findRouteScope } from "../auth/route-scopes.js";
 import type { z } from "zod";
 import type { ErrorCode } from "../errors/codes.js";
 import { Environment, EnvironmentListQuery, Robot, RobotListQuery, Suite } from "./schemas/catalog.js";
@@ -242,7 +243,9 @@ export const COMMON_ERRORS: readonly ErrorCode[] = ["invalid_api_key", "insuffic
 
 /** Every error code `op` can answer, in the table's order of codes. */
 export function errorCodesOf(op: Operation): ErrorCode[] {
-  const codes = new Set<ErrorCode>(COMMON_ERRORS);
+  // Public routes take no key: only the rate limit applies.
+  const isPublic = findRouteScope(op.method, op.path.replace(/\{([^}]+)\}/g, "$1"))?.public === true;
+  const codes = new Set<ErrorCode>(isPublic ? ["rate_limited"] : COMMON_ERRORS);
   if (op.path.includes("{")) codes.add("not_found");
   if (op.body || op.query) codes.add("contract_validation_failed");
   for (const code of op.errors ?? []) codes.add(code);

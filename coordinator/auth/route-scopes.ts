@@ -12,6 +12,8 @@ export interface RouteScope {
   scopes: readonly Scope[];
   /** Set on ANY_KEY_ROUTES: any valid key is admitted (`scopes` then lists every scope). */
   anyKey?: true;
+  /** Set on PUBLIC_ROUTES: no key at all (public data, rate-limited per client address). */
+  public?: true;
 }
 
 export const ROUTE_SCOPES: readonly RouteScope[] = [
@@ -91,11 +93,18 @@ export const ANY_KEY_ROUTES: readonly RouteScope[] = [
   { method: "GET", path: "/v1/openapi.json", scopes: SCOPES, anyKey: true },
 ];
 
+/** Routes anyone may call without a key: published leaderboards (docs/api.md, "Leaderboards"). */
+export const PUBLIC_ROUTES: readonly RouteScope[] = [
+  { method: "GET", path: "/v1/leaderboards", scopes: [], public: true },
+  { method: "GET", path: "/v1/leaderboards/:leaderboardId", scopes: [], public: true },
+  { method: "GET", path: "/v1/leaderboards/:leaderboardId/entries/:runId/report", scopes: [], public: true },
+];
+
 interface CompiledRoute extends RouteScope {
   pattern: RegExp;
 }
 
-const COMPILED: CompiledRoute[] = [...ROUTE_SCOPES, ...ANY_KEY_ROUTES].map((route) => ({
+const COMPILED: CompiledRoute[] = [...ROUTE_SCOPES, ...ANY_KEY_ROUTES, ...PUBLIC_ROUTES].map((route) => ({
   ...route,
   pattern: new RegExp(
     "^" + route.path.split("/").map((part) => (part.startsWith(":") ? "[^/]+" : part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"))).join("/") + "/?$",

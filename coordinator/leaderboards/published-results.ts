@@ -1,0 +1,182 @@
+/**
+ * What leaderboards are made of: completed runs submitted with `publish: "leaderboard"` by an
+ * account that is opted in now (opting out hides its entries at once), whose recordings were not
+ * purged (a purged run leaves its board), split into results per board.
+ *
+ * A board pins everything that makes results comparable, and results that differ in any of it
+ * never share one:
+ * - suite boards (kind eval): the frozen suite revision, the robot pin (model@firmware), and with
+ *   them the suite's tasks, environments and perturbation schedules;
+ * - task boards (kinds run and compare): the frozen task revision, which must be published, the
+ *   robot pin, the environment, the perturbation revision and the run's perturbation settings, and
+ *   the instruction set (sampled or held-out).
+ * The board id is a hash of that key, so the same pins always name the same board.
+ */
+import { createHash } from "node:crypto";
+import { canonicalJson } from "../json/canonical-json.js";
+import { policySucceeded } from "../runs/policy-outcome.js";
+import type { Db } from "../store/database.js";
+import { listEpisodeRecords, type EpisodeRecord } from "../store/episodes-repo.js";
+import { runRecordOf, type RunRecord, type RunRow } from "../store/runs-repo.js";
+
+export interface BoardPins {
+  kind: "suite" | "task";
+  /** The suite id (`tabletop-basics@1`) or the task revision (`pick-cube@v1`). */
+  subject: string;
+  robot: string;
+  /** Task boards: the environment; suite boards: null (the suite fixes its tasks' environments). */
+  environment: string | null;
+  perturbation_rev: string;
+  /** Task boards: the run's perturbation settings as submitted (null: none); suite boards: null (the suite's). */
+  perturbation: Record<string, unknown> | null;
+  instructions: string;
+}
+
+export interface PublishedCounts {
+  k: number;
+  n: number;
+  /** Per cell, for the interval across cells. */
+  clusters: Array<{ cell: string; k: number; n: number }>;
+}
+
+/** One policy's published result on one board. */
+export interface PublishedResult {
+  board: BoardPins;
+  boardId: string;
+  runId: string;
+  kind: string;
+  accountId: string;
+  accountName: string;
+  policyName: string;
+  completed: string;
+  counts: PublishedCounts;
+  /** Suite boards: per task revision. */
+  tasks: Array<{ task: string; environment: string } & PublishedCounts>;
+}
+
+/** The outcomes of one paired compare on a task board: per pair, each policy's success. */
+export interface PublishedPairs {
+  boardId: string;
+  runId: string;
+  policies: [string, string];
+  pairs: Array<[boolean, boolean]>;
+}
+
+export function boardIdOf(pins: BoardPins): string {
+  return `lb_${createHash("sha256").update(canonicalJson(pins)).digest("hex").slice(0, 20)}`;
+}
+
+/** The published name of a policy: `policy_name`, else the image, the checkpoint's hf, or a plain label. */
+export function publishedPolicyName(policy: Record<string, unknown>, given: unknown): string {
+  if (typeof given === "string" && given.trim() !== "") return given.trim();
+  if (typeof policy.image === "string") return policy.image;
+  if (typeof policy.hf === "string") return policy.hf;
+  return "endpoint policy";
+}
+
+function countsOf(episodes: readonly EpisodeRecord[]): PublishedCounts {
+  const byCell = new Map<string, { k: number; n: number }>();
+  let k = 0;
+  for (const e of episodes) {
+    const success = policySucceeded(e);
+    if (success) k++;
+    const cell = byCell.get(e.cellId ?? "?") ?? { k: 0, n: 0 };
+    cell.n++;
+    if (success) cell.k++;
+    byCell.set(e.cellId ?? "?", cell);
+  }
+  return { k, n: episodes.length, clusters: [...byCell].map(([cell, c]) => ({ cell, ...c })).sort((a, b) => a.cell.localeCompare(b.cell)) };
+}
+
+/** Whether a task revision is a published frozen task (only those have public boards). */
+function publishedTask(db: Db, rev: string): boolean {
+  const match = /^(.+)@v(\d+)$/.exec(rev);
+  if (!match) return false;
+  return db.prepare("SELECT 1 FROM tasks WHERE name = ? AND version = ? AND status = 'frozen' AND visibility = 'published'").get(match[1], Number(match[2])) !== undefined;
+}
+
+/** The published runs, newest first, with their account's display name. */
+function publishedRuns(db: Db): Array<{ run: RunRecord; accountName: string }> {
+  const rows = db.prepare(
+    `SELECT r.*, a.leaderboard_name AS account_name FROM runs r JOIN accounts a ON a.id = r.account_id
+     WHERE r.status = 'completed' AND json_extract(r.request, '$.publish') = 'leaderboard' AND a.leaderboard_opt_in = 1
+       AND NOT EXISTS (SELECT 1 FROM purges p WHERE p.run_id = r.id)
+       AND json_extract(r.plan, '$.pilot') IS NOT 1
+     ORDER BY r.completed DESC, r.id`,
+  ).all() as Array<RunRow & { account_name: string | null }>;
+  return rows.map((row) => ({ run: runRecordOf(row), accountName: row.account_name ?? row.account_id }));
+}
+
+/** Every published result and paired compare, by board. */
+export function collectPublished(db: Db): { results: PublishedResult[]; pairs: PublishedPairs[] } {
+  const results: PublishedResult[] = [];
+  const pairs: PublishedPairs[] = [];
+  for (const { run, accountName } of publishedRuns(db)) {
+    const done = listEpisodeRecords(db, run.id).filter((e) => e.status === "done" && e.outcome !== null);
+    const request = run.request as Record<string, unknown>;
+    const instructions = typeof request.instructions === "string" ? request.instructions : "sampled";
+    const base = { runId: run.id, kind: run.kind, accountId: run.accountId, accountName, completed: run.completed ?? run.created };
+    if (run.kind === "eval") {
+      const suite = (run.plan.kind?.eval as { suite?: string } | undefined)?.suite;
+      if (!suite) continue;
+      for (const robot of [...new Set(run.units.map((u) => u.robot))]) {
+        const board: BoardPins = { kind: "suite", subject: suite, robot, environment: null, perturbation_rev: run.resolvedPins.perturbation_rev, perturbation: null, instructions };
+        const units = run.units.flatMap((u, index) => (u.robot === robot ? [{ u, index }] : []));
+        const mine = done.filter((e) => units.some(({ index }) => index === e.unit));
+        results.push({
+          ...base, board, boardId: boardIdOf(board), policyName: publishedPolicyName(run.units[0]!.policy, request.policy_name), counts: countsOf(mine),
+          tasks: units.map(({ u, index }) => ({ task: u.task, environment: u.environment, ...countsOf(done.filter((e) => e.unit === index)) })),
+        });
+      }
+    } else if (run.kind === "run" || run.kind === "compare") {
+      const unit = run.units[0]!;
+      if (!publishedTask(db, unit.task)) continue;
+      const board: BoardPins = {
+        kind: "task", subject: unit.task, robot: unit.robot, environment: unit.environment, perturbation_rev: run.resolvedPins.perturbation_rev,
+        perturbation: (request.perturbation as Record<string, unknown> | undefined) ?? null, instructions,
+      };
+      const boardId = boardIdOf(board);
+      run.units.forEach((u, index) => {
+        const name = run.kind === "compare" ? publishedPolicyName(u.policy, u.policy_name) : publishedPolicyName(u.policy, request.policy_name);
+        results.push({ ...base, board, boardId, policyName: name, counts: countsOf(done.filter((e) => e.unit === index)), tasks: [] });
+      });
+      if (run.kind === "compare" && run.units.length === 2 && request.paired !== false) {
+        const byPair = new Map<number, [boolean | undefined, boolean | undefined]>();
+        for (const e of done) {
+          const pair = e.assign.pair;
+          if (typeof pair !== "number") continue;
+          const slot = byPair.get(pair) ?? [undefined, undefined];
+          slot[e.unit] = policySucceeded(e);
+          byPair.set(pair, slot);
+        }
+        const complete = [...byPair.values()].filter((p): p is [boolean, boolean] => p[0] !== undefined && p[1] !== undefined);
+        pairs.push({
+          boardId, runId: run.id,
+          policies: [publishedPolicyName(run.units[0]!.policy, run.units[0]!.policy_name), publishedPolicyName(run.units[1]!.policy, run.units[1]!.policy_name)],
+          pairs: complete,
+        });
+      }
+    }
+  }
+  return { results, pairs };
+}
+
+/** The boards a just-completed run enters (for the leaderboard.entered webhook), without reading every run. */
+export function boardsOfRun(db: Db, run: RunRecord): string[] {
+  const request = run.request as Record<string, unknown>;
+  if (request.publish !== "leaderboard" || run.status !== "completed") return [];
+  const instructions = typeof request.instructions === "string" ? request.instructions : "sampled";
+  if (run.kind === "eval") {
+    const suite = (run.plan.kind?.eval as { suite?: string } | undefined)?.suite;
+    if (!suite) return [];
+    return [...new Set(run.units.map((u) => u.robot))].map((robot) =>
+      boardIdOf({ kind: "suite", subject: suite, robot, environment: null, perturbation_rev: run.resolvedPins.perturbation_rev, perturbation: null, instructions }));
+  }
+  if (run.kind !== "run" && run.kind !== "compare") return [];
+  const unit = run.units[0]!;
+  if (!publishedTask(db, unit.task)) return [];
+  return [boardIdOf({
+    kind: "task", subject: unit.task, robot: unit.robot, environment: unit.environment, perturbation_rev: run.resolvedPins.perturbation_rev,
+    perturbation: (request.perturbation as Record<string, unknown> | undefined) ?? null, instructions,
+  })];
+}
