@@ -36,6 +36,7 @@ import { exportDownloadRouter, exportsRouter } from "./routes/exports.js";
 import { mjpegRouter, streamsRouter } from "./routes/streams.js";
 import { modelsRouter } from "./routes/models.js";
 import { openApiRouter } from "./openapi.js";
+import { consoleRouter } from "../console/console-router.js";
 
 /** Builds the app; call `.listen()` on the result. Throws on a missing or unknown option. */
 export function createApiApp(raw: ApiDeps): express.Express {
@@ -71,6 +72,7 @@ export function createApiApp(raw: ApiDeps): express.Express {
   app.use("/streams", mjpegRouter(deps));
   // Shipping labels: no bearer key; the signed query string is the credential.
   app.use("/labels", labelsRouter(deps));
+  app.use(consoleRouter()); // the web console at `/`: index.html and /assets/<version>/; anything else falls through
 
   app.use((req) => {
     throw new AssayError("not_found", `no such endpoint: ${req.method} ${req.path}`);
