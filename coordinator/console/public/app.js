@@ -94,6 +94,7 @@ async function route() {
   };
   const view = h("div", { class: "view" });
   replace(main, view);
+  delete main.dataset.route;
   main.setAttribute("aria-busy", "true");
 
   let caps = null;
@@ -122,6 +123,8 @@ async function route() {
   renderChrome(caps, path);
   const ctx = {
     view,
+    /** Puts the page's content in place (nodes, text, arrays; null and false are skipped). */
+    show: (...children) => replace(view, ...children),
     params: match ? match.m.slice(1) : [],
     query,
     caps,
@@ -144,6 +147,8 @@ async function route() {
     if (!controller.signal.aborted) main.removeAttribute("aria-busy");
   }
   if (controller.signal.aborted) return;
+  // Which route is on screen, complete (for scripts driving the console, such as its browser test).
+  main.dataset.route = path;
   // Moving focus to the new page's heading tells keyboard and screen reader users where they are.
   if (!firstRender) view.querySelector("h1")?.focus();
   firstRender = false;

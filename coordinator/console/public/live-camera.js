@@ -22,9 +22,15 @@ export function cameraImage(label) {
   };
 }
 
+/** Attempts to show a cell that answers 404 (between two of the run's episodes) before giving up. */
+const RETRIES = 5;
+const RETRY_MS = 2000;
+
 /**
  * A live view that follows whichever cell the caller names: `show(cell)` (the cell a run's status
  * event names), `stop()`. `camera` picks the camera by name (default: the first, usually `top`).
+ * A customer may watch a cell only while it holds one of the customer's episodes, so a cell caught
+ * between two episodes answers 404: the view asks again a few times.
  */
 export function liveCamera({ signal, camera } = {}) {
   const note = h("p", { class: "muted small" });
@@ -33,10 +39,12 @@ export function liveCamera({ signal, camera } = {}) {
   const element = h("figure", { class: "live", hidden: true }, picture.img, caption);
   const wrap = h("div", {}, element, note);
   let cell = null;
-  signal?.addEventListener("abort", () => picture.stop(), { once: true });
+  let retry = null;
+  signal?.addEventListener("abort", () => { clearTimeout(retry); picture.stop(); }, { once: true });
 
-  async function show(next) {
+  async function show(next, attempt = 0) {
     if (!next || next === cell) return;
+    clearTimeout(retry);
     cell = next;
     try {
       const d = await api(`/v1/streams/${encodeURIComponent(next)}`, { signal });
@@ -51,8 +59,9 @@ export function liveCamera({ signal, camera } = {}) {
       element.hidden = false;
       note.textContent = "";
     } catch (error) {
-      if (signal?.aborted) return;
+      if (signal?.aborted || cell !== next) return;
       cell = null;
+      if (error instanceof ApiError && error.code === "not_found" && attempt < RETRIES) retry = setTimeout(() => void show(next, attempt + 1), RETRY_MS);
       note.textContent = error instanceof ApiError && error.code === "not_found"
         ? `Cell ${next} is not running this run's work right now; the view returns with its next episode.`
         : error instanceof ApiError && error.code === "insufficient_scope"
@@ -62,6 +71,7 @@ export function liveCamera({ signal, camera } = {}) {
   }
 
   function stop() {
+    clearTimeout(retry);
     picture.stop();
     element.hidden = true;
     cell = null;

@@ -27,8 +27,14 @@ const PLAIN = {
   internal_error: "The coordinator failed on this request. It was logged; try again later.",
 };
 
+/** Something the person typed that the console can tell is wrong before asking the API. */
+export class FormError extends Error {}
+
 /** An error as a page shows it: what it means, what the API said, and where it is documented. */
 export function errorBox(error) {
+  if (error instanceof FormError) {
+    return h("div", { class: "error", role: "alert" }, h("p", { class: "error-title" }, "Please check the form."), h("p", {}, error.message));
+  }
   if (!(error instanceof ApiError)) {
     return h("div", { class: "error", role: "alert" }, h("p", { class: "error-title" }, "Something went wrong in the console."), h("p", {}, String(error?.message ?? error)));
   }

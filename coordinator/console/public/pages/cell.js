@@ -55,6 +55,6 @@ export async function cellPage(ctx) {
     timer = setTimeout(() => void refresh(), REFRESH_MS);
   }
 
-  ctx.view.append(h("p", { class: "small" }, h("a", { href: "#/fleet" }, "← Fleet")), h("h1", { tabindex: "-1" }, `Cell ${id}`), errors.element, head, h("h2", {}, "Cameras"), cams);
+  ctx.show(h("p", { class: "small" }, h("a", { href: "#/fleet" }, "← Fleet")), h("h1", { tabindex: "-1" }, `Cell ${id}`), errors.element, head, h("h2", {}, "Cameras"), cams);
   await refresh();
 }

@@ -173,7 +173,7 @@ export async function fleetPage(ctx) {
 
   // Enrollment: the token is shown once, for the technician to give the cell's agent.
   const enrollErrors = errorSlot();
-  const cellId = h("input", { id: "enroll-cell", required: true, autocomplete: "off", pattern: "[a-z0-9][a-z0-9_-]*", maxlength: 64 });
+  const cellId = h("input", { id: "enroll-cell", required: true, autocomplete: "off", pattern: "[a-z0-9][a-z0-9_\\-]*", maxlength: 64 });
   const model = h("select", { id: "enroll-model" }, options(robots.data.map((r) => [r.id, `${r.id} (${r.class}, ${r.dof} DoF)`])));
   const enrolled = h("div", { "aria-live": "polite" });
   const enroll = h("button", { type: "submit", class: "primary" }, "Enroll cell");
@@ -196,6 +196,6 @@ export async function fleetPage(ctx) {
     enrollErrors.element, h("div", { class: "actions" }, enroll), enrolled);
   ctx.cleanup(() => enrolled.replaceChildren());
 
-  ctx.view.append(h("h1", { tabindex: "-1" }, "Fleet"), summary, errors.element, grid, revokedSlot, enrollForm);
+  ctx.show(h("h1", { tabindex: "-1" }, "Fleet"), summary, errors.element, grid, revokedSlot, enrollForm);
   await refresh();
 }

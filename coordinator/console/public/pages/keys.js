@@ -68,5 +68,5 @@ export async function keysPage(ctx) {
   ctx.cleanup(() => created.replaceChildren()); // the secret leaves the page with the user
 
   await load();
-  ctx.view.append(h("h1", { tabindex: "-1" }, "API keys"), errors.element, note, created, listSlot, h("h2", {}, "Create a key"), form);
+  ctx.show(h("h1", { tabindex: "-1" }, "API keys"), errors.element, note, created, listSlot, h("h2", {}, "Create a key"), form);
 }

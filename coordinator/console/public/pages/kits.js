@@ -38,7 +38,7 @@ export async function kitsPage(ctx) {
     field("Items, one per line", items, "“2 x red mug”, or a description alone for one of it"),
     errors.element, h("div", { class: "actions" }, register));
 
-  ctx.view.append(h("h1", { tabindex: "-1" }, "Kits"),
+  ctx.show(h("h1", { tabindex: "-1" }, "Kits"),
     table("Kits of this account, newest first", ["Kit", "Name", "Status", "Items", "Created"], kits.data.map((k) => [
       h("a", { href: `#/kits/${k.id}` }, k.id), k.name, badge(k.status), k.items.map((i) => `${i.qty} × ${i.desc}`).join(", "), when(k.created),
     ]), { empty: "No kits yet." }),
@@ -57,7 +57,7 @@ export async function kitPage(ctx) {
   }, errors) } }, "Get the shipping label");
   const reached = new Map(kit.status_history.map((s) => [s.status, s.at]));
 
-  ctx.view.append(
+  ctx.show(
     h("div", { class: "page-head" }, h("h1", { tabindex: "-1" }, `Kit ${kit.name}`), badge(kit.status)),
     h("section", { class: "card" }, facts([
       ["Id", h("code", {}, kit.id)],

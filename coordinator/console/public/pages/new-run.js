@@ -8,7 +8,7 @@
 import { api } from "../api.js";
 import { field, h, options, replace } from "../dom.js";
 import { hours, money, when } from "../format.js";
-import { busy, errorSlot } from "../ui.js";
+import { busy, errorSlot, FormError } from "../ui.js";
 
 const PRIORITIES = ["standard", "burst", "soak"];
 const IMAGES = ["assay/ref-policy:expert", "assay/ref-policy:novice"];
@@ -45,7 +45,7 @@ export async function newRunPage(ctx) {
   const quoteButton = h("button", { type: "button", on: { click: quote } }, "Get a quote");
   const submitButton = h("button", { type: "submit", class: "primary" }, "Submit run");
   const errors = errorSlot();
-  const quoteOut = h("section", { class: "quote", "aria-live": "polite" });
+  const quoteOut = h("section", { class: "quote card", "aria-live": "polite", hidden: true });
 
 
   function bodyFromFields() {
@@ -85,7 +85,7 @@ export async function newRunPage(ctx) {
     try {
       return JSON.parse(body.value);
     } catch (error) {
-      throw new Error(`The body is not valid JSON: ${error.message}`);
+      throw new FormError(`The request body is not valid JSON: ${error.message}`);
     }
   }
 
@@ -94,6 +94,7 @@ export async function newRunPage(ctx) {
       const sent = parsedBody();
       const q = await api("/v1/quote", { method: "POST", json: sent, signal: ctx.signal });
       const submitQuoted = h("button", { type: "button", class: "primary", on: { click: () => busy(submitQuoted, () => submit(null, { ...sent, quote_id: q.id }), errors) } }, "Submit this quoted run");
+      quoteOut.hidden = false;
       replace(quoteOut,
         h("h2", {}, "Quote"),
         h("dl", { class: "facts" },
@@ -133,5 +134,5 @@ export async function newRunPage(ctx) {
     errors.element,
     h("div", { class: "actions" }, quoteButton, submitButton));
 
-  ctx.view.append(h("h1", { tabindex: "-1" }, from ? `New run from ${from.id}` : "New run"), form, quoteOut);
+  ctx.show(h("h1", { tabindex: "-1" }, from ? `New run from ${from.id}` : "New run"), form, quoteOut);
 }

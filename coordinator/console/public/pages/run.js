@@ -83,7 +83,7 @@ export async function runPage(ctx) {
     replace(reportSlot, run.status === "completed" && !pilotTask ? [reportSection(run, { signal }), exportsSection(run, { signal, cleanup: ctx.cleanup })] : null);
   }
 
-  ctx.view.append(
+  ctx.show(
     h("div", { class: "page-head" }, h("h1", { tabindex: "-1" }, `Run ${id}`), status),
     pilotTask ? h("p", { class: "notice" }, "This run is the pilot of task ", h("a", { href: `#/tasks/${pilotTask}` }, pilotTask), ": calibration only, so it has no report.") : null,
     actions, actionErrors.element, detail,

@@ -75,7 +75,7 @@ export async function runsPage(ctx) {
     });
   }
 
-  ctx.view.append(
+  ctx.show(
     h("div", { class: "page-head" },
       h("h1", { tabindex: "-1" }, "Runs"),
       can(ctx.caps, "runs:write") ? h("a", { class: "button primary", href: "#/runs/new" }, "New run") : null),

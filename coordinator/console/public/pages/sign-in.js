@@ -1,7 +1,7 @@
 /** Sign in with an API key. The key is checked against the API, then kept in this tab's sessionStorage only. */
 import { h, field } from "../dom.js";
 import { homeOf, signIn, signOut } from "../session.js";
-import { busy, errorSlot } from "../ui.js";
+import { busy, errorSlot, FormError } from "../ui.js";
 
 export async function signInPage(ctx) {
   ctx.setTitle("Sign in");
@@ -13,7 +13,7 @@ export async function signInPage(ctx) {
     field("API key", input, "Kept in this browser tab only, until you sign out or close the tab. Never sent anywhere but this coordinator's API."),
     errors.element,
     h("div", { class: "actions" }, button));
-  ctx.view.append(
+  ctx.show(
     h("h1", { tabindex: "-1" }, "Sign in to Assay"),
     ctx.query.get("expired") ? h("p", { class: "notice", role: "status" }, "Your key is no longer accepted (revoked, or the coordinator was reset). Sign in with another key.") : null,
     form,
@@ -24,15 +24,19 @@ export async function signInPage(ctx) {
     event.preventDefault();
     const key = input.value.trim();
     if (!/^asy_live_\w{16,128}$/.test(key)) {
-      errors.show(new Error("An Assay API key starts with asy_live_ followed by letters and digits."));
+      errors.show(new FormError("An Assay API key starts with asy_live_ followed by letters and digits."));
       input.focus();
       return;
     }
-    await busy(button, async () => {
-      const caps = await signIn(key);
-      input.value = "";
-      const next = ctx.query.get("next");
-      ctx.navigate(next && next.startsWith("/") && next !== "/sign-in" ? next : homeOf(caps));
-    }, errors);
+    const caps = await busy(button, () => signIn(key), errors);
+    if (!caps) {
+      // Refused: the field keeps the key, selected, so typing replaces it.
+      input.select();
+      input.focus();
+      return;
+    }
+    input.value = "";
+    const next = ctx.query.get("next");
+    ctx.navigate(next && next.startsWith("/") && next !== "/sign-in" ? next : homeOf(caps));
   }
 }

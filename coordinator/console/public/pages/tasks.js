@@ -9,7 +9,7 @@ import { pct, when } from "../format.js";
 import { liveCamera } from "../live-camera.js";
 import { TERMINAL, watchRun } from "../run-watch.js";
 import { can } from "../session.js";
-import { badge, busy, confirmButton, errorSlot, jsonBlock, table } from "../ui.js";
+import { badge, busy, confirmButton, errorSlot, FormError, jsonBlock, table } from "../ui.js";
 
 const SAMPLE_TASK = {
   name: "my-pick-cube",
@@ -27,7 +27,7 @@ function parse(area) {
   try {
     return JSON.parse(area.value);
   } catch (error) {
-    throw new Error(`The JSON is not valid: ${error.message}`);
+    throw new FormError(`The JSON is not valid: ${error.message}`);
   }
 }
 
@@ -66,7 +66,7 @@ export async function tasksPage(ctx) {
     field("Task spec (JSON)", area, "name, initial_conditions and success_predicates are required; see the predicate language in the docs. A draft costs nothing until it is piloted."),
     errors.element, h("div", { class: "actions" }, create));
 
-  ctx.view.append(h("h1", { tabindex: "-1" }, "Tasks"), listSlot, more,
+  ctx.show(h("h1", { tabindex: "-1" }, "Tasks"), listSlot, more,
     can(ctx.caps, "runs:write") ? [h("h2", {}, "New task spec"), form] : null);
 }
 
@@ -180,7 +180,7 @@ export async function taskPage(ctx) {
     actions.push(h("section", { class: "card" }, h("h2", {}, "Revise"), h("p", {}, "A frozen spec never changes; the next revision starts as a new draft."), revise));
   }
 
-  ctx.view.append(
+  ctx.show(
     h("div", { class: "page-head" }, h("h1", { tabindex: "-1" }, `Task ${task.rev ?? task.name}`), badge(task.status)),
     errors.element, sections, actions);
 }

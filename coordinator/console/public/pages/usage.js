@@ -78,5 +78,5 @@ export async function usagePage(ctx) {
     budgetForm.querySelector("#budget-usd").value = String(current.budget.monthly_usd);
     budgetForm.querySelector("#budget-hard").checked = current.budget.hard;
   }
-  ctx.view.append(h("h1", { tabindex: "-1" }, "Usage"), h("form", { class: "filters", on: { submit: (e) => e.preventDefault() } }, field("Month (UTC)", period)), errors.element, out, budgetForm);
+  ctx.show(h("h1", { tabindex: "-1" }, "Usage"), h("form", { class: "filters", on: { submit: (e) => e.preventDefault() } }, field("Month (UTC)", period)), errors.element, out, budgetForm);
 }
