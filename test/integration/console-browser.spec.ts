@@ -68,6 +68,16 @@ describe("web console in a real browser (simulated fleet, headless Chromium)", f
     return tab;
   }
 
+  /**
+   * A customer's live view of a run asks for the cell its status event names. Caught between two of
+   * the run's episodes, the cell is not the customer's to watch and answers 404; the page says so and
+   * asks again (live-camera.js). How often that happens depends on timing, so those answers are allowed.
+   */
+  function allowCellBetweenEpisodes(tab: ConsoleTab): void {
+    tab.expectFailedLoad(/^\/v1\/streams\/so101-[bc]$/, 404);
+    tab.expectFailedLoad(/^\/streams\/cells\/so101-[bc]\/cameras\/top\.mjpeg$/, 404);
+  }
+
   /** Replaces a field's text the way a person does: select all, type. */
   async function fill(tab: ConsoleTab, selector: string, text: string): Promise<void> {
     await tab.page.click(selector);
@@ -126,6 +136,7 @@ describe("web console in a real browser (simulated fleet, headless Chromium)", f
     assert.equal(docLink, `${service.coordinator.baseUrl}/docs/errors#invalid_api_key`);
 
     await tab.signIn(TEST_ADMIN_KEY);
+    allowCellBetweenEpisodes(tab);
     assert.equal(await tab.settled(), "New run · Assay");
     assert.equal(await page.evaluate(() => location.hash), "#/runs/new");
     // The key is in this tab's sessionStorage and nowhere else the page can write.
@@ -287,6 +298,7 @@ describe("web console in a real browser (simulated fleet, headless Chromium)", f
     const tab = await openTab();
     const { page } = tab;
     await tab.signIn(TEST_ADMIN_KEY);
+    allowCellBetweenEpisodes(tab);
     assert.equal(await tab.follow(link("Tasks")), "Tasks · Assay");
     await fill(tab, "#task-body", JSON.stringify({
       name: "console-pilot",

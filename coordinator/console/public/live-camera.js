@@ -40,12 +40,22 @@ export function liveCamera({ signal, camera } = {}) {
   const wrap = h("div", {}, element, note);
   let cell = null;
   let retry = null;
+  let attempts = 0;
   signal?.addEventListener("abort", () => { clearTimeout(retry); picture.stop(); }, { once: true });
+  // The stream itself was refused (the cell moved on between the descriptor and the connection): ask again.
+  picture.img.addEventListener("error", () => {
+    const failed = cell;
+    if (!failed || signal?.aborted || attempts >= RETRIES) return;
+    cell = null;
+    element.hidden = true;
+    retry = setTimeout(() => void show(failed, attempts + 1), RETRY_MS);
+  });
 
   async function show(next, attempt = 0) {
     if (!next || next === cell) return;
     clearTimeout(retry);
     cell = next;
+    attempts = attempt;
     try {
       const d = await api(`/v1/streams/${encodeURIComponent(next)}`, { signal });
       const cam = d.cameras.find((c) => c.name === camera) ?? d.cameras[0];

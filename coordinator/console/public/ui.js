@@ -68,6 +68,7 @@ export function rateBar(summary, label) {
   const words = `${label ? `${label}: ` : ""}success ${pct(rate)}, n = ${n}, 95% interval ${pct(lo)} to ${pct(hi)} (${method})`;
   const bar = svg("svg", { class: "bar", viewBox: "0 0 100 12", preserveAspectRatio: "none", "aria-hidden": "true", focusable: "false" },
     svg("rect", { class: "bar-track", x: 0, y: 5, width: 100, height: 2 }),
+    [0, 25, 50, 75, 100].map((x) => svg("rect", { class: "bar-tick", x: Math.min(99.7, x), y: 3, width: 0.3, height: 6 })),
     svg("rect", { class: "bar-ci", x: lo * 100, y: 2, width: Math.max(0.4, (hi - lo) * 100), height: 8 }),
     svg("rect", { class: "bar-rate", x: Math.min(99.2, Math.max(0, rate * 100 - 0.4)), y: 0, width: 0.8, height: 12 }));
   return h("div", { class: "rate", role: "group", "aria-label": words },

@@ -71,15 +71,18 @@ export async function tasksPage(ctx) {
 }
 
 /** The pilot run, watched live: progress from its event stream and the camera of its cell. */
-function pilotPanel(runId, ctx) {
+function pilotPanel(runId, episodes, ctx) {
   const text = h("p", { "aria-live": "polite" }, "Connecting to the pilot…");
   const live = can(ctx.caps, "streams:read") ? liveCamera({ signal: ctx.signal, camera: "top" }) : null;
   const outcomes = new Map();
-  let of = null;
+  let of = episodes;
   let status = "queued";
+  const bar = h("progress", { max: episodes, value: 0, "aria-labelledby": "h-pilot-live" });
   const render = () => {
     const ok = [...outcomes.values()].filter((o) => o === "success").length;
-    text.textContent = `Pilot ${status}: ${outcomes.size} of ${of ?? "?"} episodes finished, ${ok} succeeded.`;
+    bar.max = of;
+    bar.value = outcomes.size;
+    text.textContent = `Pilot ${status}: ${outcomes.size} of ${of} episodes finished, ${ok} succeeded.`;
   };
   void watchRun(runId, {
     signal: ctx.signal,
@@ -92,7 +95,7 @@ function pilotPanel(runId, ctx) {
     onEpisode(e) { outcomes.set(e.episode, e.outcome); of = e.of; render(); },
   }).catch((error) => { text.textContent = `The pilot cannot be followed: ${error.message}`; });
   return h("section", { class: "card", "aria-labelledby": "h-pilot-live" },
-    h("h2", { id: "h-pilot-live" }, "Pilot, live"), text, live?.element ?? null,
+    h("h2", { id: "h-pilot-live" }, "Pilot, live"), bar, text, live?.element ?? null,
     h("p", {}, h("a", { href: `#/runs/${runId}` }, `Open the pilot run ${runId}`)));
 }
 
@@ -136,7 +139,7 @@ export async function taskPage(ctx) {
       ]),
       task.baseline_check ? h("p", { class: task.baseline_check.disagrees ? "notice" : "small" },
         `Your internal rate ${pct(task.baseline_check.internal_rate)} ${task.baseline_check.disagrees ? "lies outside" : "lies inside"} the pilot's 95% interval ${pct(task.baseline_check.pilot_ci95[0])} – ${pct(task.baseline_check.pilot_ci95[1])} (n = ${task.baseline_check.pilot_n}).`) : null) : null,
-    pilotRun && !TERMINAL.has(pilotRun.status) ? pilotPanel(pilotRun.id, ctx) : null,
+    pilotRun && !TERMINAL.has(pilotRun.status) ? pilotPanel(pilotRun.id, task.pilot.episodes, ctx) : null,
   ];
 
   const actions = [];
@@ -152,7 +155,7 @@ export async function taskPage(ctx) {
         ctx.reload();
       }, errors);
     } } },
-      h("h2", {}, "Pilot"),
+      h("h2", {}, task.status === "piloting" ? "Pilot again" : "Run a pilot"),
       h("p", { class: "small muted" }, "A pilot is a short calibration run with the reference expert policy; its episodes never count in reports. Watch it below once it starts."),
       h("div", { class: "grid" }, field("Robot", robot), field("Episodes (1..50)", episodes), field("Environment (optional)", environment)),
       h("div", { class: "actions" }, pilotButton)));
