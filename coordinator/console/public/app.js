@@ -103,6 +103,7 @@ async function route() {
       caps = await currentCapabilities();
     } catch (error) {
       if (error.code !== "invalid_api_key") {
+        document.title = "Assay";
         replace(view, h("h1", { tabindex: "-1" }, "The console could not start"), errorBox(error));
         main.removeAttribute("aria-busy");
         return;
@@ -142,7 +143,11 @@ async function route() {
       await match.r.page(ctx);
     }
   } catch (error) {
-    if (!controller.signal.aborted) view.append(errorBox(error));
+    // A page that could not load its data (an unknown id, a key without the scope) still gets a heading.
+    if (!controller.signal.aborted) {
+      if (!view.querySelector("h1")) view.prepend(h("h1", { tabindex: "-1" }, error.code === "not_found" ? "Not found" : "This page could not be shown"));
+      view.append(errorBox(error));
+    }
   } finally {
     if (!controller.signal.aborted) main.removeAttribute("aria-busy");
   }

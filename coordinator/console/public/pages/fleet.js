@@ -69,7 +69,10 @@ export async function fleetPage(ctx) {
   const grid = h("div", { class: "cells" });
   const revokedSlot = h("div", {});
   const errors = errorSlot();
-  const summary = h("p", { "aria-live": "polite", class: "small muted" });
+  const summary = h("p", { class: "small muted" });
+  // State changes (an e-stop, a cell dropping off) are announced; the 5 s refresh itself is not.
+  const changes = h("p", { class: "sr-only", "aria-live": "assertive" });
+  const lastState = new Map();
   let timer = null;
   ctx.cleanup(() => clearTimeout(timer));
 
@@ -149,6 +152,9 @@ export async function fleetPage(ctx) {
           cards.set(c.id, card);
         }
         card.update(c, described[i]);
+        const state = described[i].descriptor?.state === "estopped" ? "estopped" : c.state;
+        if (lastState.has(c.id) && lastState.get(c.id) !== state) changes.textContent = `Cell ${c.id}: ${STATE_WORDS[state] ?? state}.`;
+        lastState.set(c.id, state);
       }
       for (const [id, card] of cards) {
         if (!active.some((c) => c.id === id)) { card.stopCamera(); cards.delete(id); unwatch(id); }
@@ -196,6 +202,6 @@ export async function fleetPage(ctx) {
     enrollErrors.element, h("div", { class: "actions" }, enroll), enrolled);
   ctx.cleanup(() => enrolled.replaceChildren());
 
-  ctx.show(h("h1", { tabindex: "-1" }, "Fleet"), summary, errors.element, grid, revokedSlot, enrollForm);
+  ctx.show(h("h1", { tabindex: "-1" }, "Fleet"), summary, changes, errors.element, grid, revokedSlot, enrollForm);
   await refresh();
 }
