@@ -6,9 +6,7 @@ const dateTimeZone = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", t
 const usd = new Intl.NumberFormat(undefined, { style: "currency", currency: "USD", minimumFractionDigits: 2, maximumFractionDigits: 4 });
 const decimal = new Intl.NumberFormat(undefined, { maximumFractionDigits: 3 });
 const percent = new Intl.NumberFormat(undefined, { style: "percent", minimumFractionDigits: 1, maximumFractionDigits: 1 });
-
-/** The viewer's time zone, e.g. "Europe/Berlin". */
-export const timeZone = Intl.DateTimeFormat().resolvedOptions().timeZone;
+const meter = new Intl.NumberFormat(undefined, { maximumFractionDigits: 6 });
 
 /** A `<time>` showing an API timestamp in the viewer's time zone; the full zone name on hover. */
 export function when(iso) {
@@ -34,7 +32,7 @@ export function num(value) {
 
 /** Hours with up to 6 decimals (meters are rounded to 6 decimals). */
 export function hours(value) {
-  return value === null || value === undefined ? "—" : `${new Intl.NumberFormat(undefined, { maximumFractionDigits: 6 }).format(value)} h`;
+  return value === null || value === undefined ? "—" : `${meter.format(value)} h`;
 }
 
 /** Seconds as "20.0 s". */
