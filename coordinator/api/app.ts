@@ -40,6 +40,7 @@ import { openApiRouter } from "./openapi.js";
 import { metricsAccess } from "./metrics-access.js";
 import { noStore, securityHeaders } from "./security-headers.js";
 import { MAX_JSON_DEPTH, rejectDeepJson } from "./json-depth.js";
+import { consoleRouter } from "../console/console-router.js";
 
 /** Builds the app; call `.listen()` on the result. Throws on a missing or unknown option. */
 export function createApiApp(raw: ApiDeps): express.Express {
@@ -76,6 +77,7 @@ export function createApiApp(raw: ApiDeps): express.Express {
   app.use("/streams", mjpegRouter(deps));
   // Shipping labels: no bearer key; the signed query string is the credential.
   app.use("/labels", labelsRouter(deps));
+  app.use(consoleRouter()); // the web console at `/`: index.html and /assets/<version>/; anything else falls through
 
   app.use((req) => {
     throw new AssayError("not_found", `no such endpoint: ${req.method} ${req.path}`);

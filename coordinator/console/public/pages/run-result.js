@@ -1,0 +1,54 @@
+/**
+ * A Result as sections: the headline rate with `n` and its interval bar, per-stage rates, the episodes
+ * per cell, failure clusters, cost and both meters, and each unit of a multi-unit kind.
+ */
+import { h } from "../dom.js";
+import { hours, money, num, pct } from "../format.js";
+import { jsonBlock, rateBar, table } from "../ui.js";
+
+/** `onCluster(name)` is called when a failure cluster is chosen (the episodes table filters on it). */
+export function resultSections(result, { onCluster } = {}) {
+  const clusters = Object.entries(result.failure_clusters ?? {}).sort((a, b) => b[1] - a[1]);
+  const stages = Object.entries(result.stages ?? {});
+  const cells = result.cells;
+  return [
+    h("section", { class: "card", "aria-labelledby": "h-result" },
+      h("h2", { id: "h-result" }, "Result"),
+      result.population ? h("p", { class: "muted" }, result.population.description) : null,
+      h("div", { class: "headline" }, rateBar(result)),
+      result.ci_requested ? h("p", { class: "small" }, `At the requested confidence ${pct(result.ci_requested.ci)}: ${pct(result.ci_requested.interval[0])} – ${pct(result.ci_requested.interval[1])} (${result.ci_requested.interval_method}).`) : null,
+      result.assisted ? h("div", {}, h("h3", {}, "Counting successes a person helped"), rateBar(result.assisted, "assisted")) : null,
+      h("h3", {}, "Cost and meters"),
+      h("dl", { class: "facts" },
+        h("dt", {}, "Cost"), h("dd", { class: "big" }, money(result.cost_usd)),
+        h("dt", {}, "Robot-hours"), h("dd", {}, hours(result.robot_hours)),
+        h("dt", {}, "Environment-hours"), h("dd", {}, hours(result.environment_hours)))),
+    stages.length > 0 ? h("section", { class: "card", "aria-labelledby": "h-stages" },
+      h("h2", { id: "h-stages" }, "Stages"),
+      h("div", { class: "rates" }, stages.map(([name, summary]) => rateBar(summary, name)))) : null,
+    cells ? h("section", { class: "card", "aria-labelledby": "h-cells" },
+      h("h2", { id: "h-cells" }, "Episodes per cell"),
+      table(null, ["Cell", "Episodes", "Successes", "Rate"], cells.by_cell.map((c) => [c.cell, String(c.n), String(c.successes), pct(c.success_rate)])),
+      h("p", { class: "small muted" }, `${cells.clusters} cell(s); design effect ${num(cells.design_effect)}, effective n ${num(cells.effective_n)}. `,
+        cells.clusters > 1 ? "Episodes of one cell are not independent, so the interval above accounts for the differences between cells." : "One cell ran every episode: the interval is plain Wilson.")) : null,
+    h("section", { class: "card", "aria-labelledby": "h-failures" },
+      h("h2", { id: "h-failures" }, "Failure clusters"),
+      clusters.length === 0 ? h("p", { class: "muted" }, "No failures.") : h("ul", { class: "clusters" }, clusters.map(([name, count]) => h("li", {},
+        onCluster ? h("button", { type: "button", class: "link", on: { click: () => onCluster(name) } }, name) : name,
+        ` — ${count} episode${count === 1 ? "" : "s"}`)))),
+    result.units?.length ? h("section", { class: "card", "aria-labelledby": "h-units" },
+      h("h2", { id: "h-units" }, "Units"),
+      h("div", { class: "rates" }, result.units.map((u) => rateBar(u.result, `${u.key}: ${u.robot} in ${u.environment}`)))) : null,
+    kindSections(result),
+  ];
+}
+
+/** Kind-specific sections (a compare's test, a threshold's verdict, ...) shown as they come. */
+function kindSections(result) {
+  const KIND_KEYS = ["comparison", "gap", "scores", "threshold", "agreement", "audit", "cells_compared", "regressions", "interventions"];
+  const present = KIND_KEYS.filter((k) => result[k] !== undefined && result[k] !== null && !(k === "interventions" && result[k].mode === "none"));
+  if (present.length === 0) return null;
+  return h("section", { class: "card", "aria-labelledby": "h-kind" },
+    h("h2", { id: "h-kind" }, "Details of this kind"),
+    present.map((k) => h("details", {}, h("summary", {}, k), jsonBlock(result[k]))));
+}
