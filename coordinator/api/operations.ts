@@ -16,7 +16,7 @@ import { StreamDescriptor } from "./schemas/streams.js";
 import { CreateModelRequest, Model, ModelListQuery } from "./schemas/models.js";
 import { Account, UpdateAccountRequest } from "./schemas/account.js";
 import { CalibrationExport, CalibrationExportRequest, Export, ExportRequest } from "./schemas/exports.js";
-import { ApiKey, CreateKeyRequest, SigningKey } from "./schemas/keys.js";
+import { ApiKey, CreateKeyRequest, CurrentKey, SigningKey } from "./schemas/keys.js";
 import { CreateKitRequest, Kit, KitTracking, ShippingLabel } from "./schemas/kits.js";
 import { Budget, BudgetRequest, Quote, Usage, UsageQuery } from "./schemas/money.js";
 import { RunBody, RunRequest } from "./schemas/run-request.js";
@@ -167,6 +167,8 @@ export const OPERATIONS: readonly Operation[] = [
     body: CreateKeyRequest, responses: [json(201, "the key with its secret", ApiKey)] },
   { method: "GET", path: "/v1/keys", operationId: "listKeys", tag: "keys", summary: "List the account's keys (never secrets)",
     responses: [json(200, "keys", listOf(ApiKey))] },
+  { method: "GET", path: "/v1/keys/current", operationId: "getCurrentKey", tag: "keys", summary: "The calling key: its scopes, its account, and whether it is an operator's (any valid key)",
+    responses: [json(200, "the key", CurrentKey)] },
   { method: "DELETE", path: "/v1/keys/{key_id}", operationId: "revokeKey", tag: "keys", summary: "Revoke a key (not the calling key)",
     responses: [json(200, "the revoked key", ApiKey)], errors: ["contract_validation_failed"] },
   { method: "GET", path: "/v1/signing-keys", operationId: "listSigningKeys", tag: "tasks", summary: "Public keys that sign frozen task specs",

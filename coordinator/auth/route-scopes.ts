@@ -91,6 +91,7 @@ export const ROUTE_SCOPES: readonly RouteScope[] = [
 /** Routes any valid key may call, whatever its scopes (a key always holds at least one). */
 export const ANY_KEY_ROUTES: readonly RouteScope[] = [
   { method: "GET", path: "/v1/openapi.json", scopes: SCOPES, anyKey: true },
+  { method: "GET", path: "/v1/keys/current", scopes: SCOPES, anyKey: true },
 ];
 
 /** Routes anyone may call without a key: published leaderboards (docs/api.md, "Leaderboards"). */

@@ -127,7 +127,7 @@ describe("web console in a real browser (simulated fleet, headless Chromium)", f
     assert.equal(await page.title(), "Sign in · Assay");
 
     // A refused key is explained in plain words, with the doc_url of its code.
-    tab.expectFailedLoad(/^\/v1\/keys$/, 401);
+    tab.expectFailedLoad(/^\/v1\/keys\/current$/, 401);
     await page.waitForFunction(() => document.activeElement?.id === "api-key");
     await page.keyboard.type(`asy_live_${"x".repeat(40)}`);
     await page.keyboard.press("Enter");
@@ -406,7 +406,7 @@ describe("web console in a real browser (simulated fleet, headless Chromium)", f
       await page.click(button("Revoke"));
       await page.keyboard.press("Enter");
       await tab.waitForText("Revoked cells");
-      const cells = (await (await own.api("/v1/cells")).json()) as Json;
+      const cells = (await (await own.api("/v1/cells", { headers: { authorization: `Bearer ${operator}` } })).json()) as Json;
       const cell = cells.data.find((c: Json) => c.id === "so101-e");
       assert.ok(cell?.revoked, JSON.stringify(cells));
     });

@@ -1,12 +1,15 @@
 /**
  * POST /v1/keys, GET /v1/keys and DELETE /v1/keys/{key_id} (scope keys:admin). Secrets appear once,
- * in the creation response. A new key's scopes are a subset of its creator's. A revoked key is refused (401) from the next request on.
+ * in the creation response. A new key's scopes are a subset of its creator's. GET /v1/keys/current
+ * (any valid key) describes the calling key, so a client learns what it may do without trying. A revoked key is refused (401) from the next request on.
  */
 import { Router } from "express";
 import { authOf } from "../../auth/authenticate.js";
 import { createApiKey, keyView } from "../../auth/api-keys.js";
 import { AssayError } from "../../errors/assay-error.js";
 import { listKeys, revokeKey } from "../../store/keys-repo.js";
+import { getAccount } from "../../store/accounts-repo.js";
+import { CATALOG_ACCOUNT_ID } from "../../catalog/tasks.js";
 import type { CompiledApiDeps } from "../api-deps.js";
 import { CreateKeyRequest } from "../schemas/keys.js";
 import { parseBody } from "../validate-request.js";
@@ -24,6 +27,13 @@ export function keysRouter(deps: CompiledApiDeps): Router {
     }
     const { row, secret } = createApiKey(deps.db, auth.accountId, scope, deps.clock());
     res.status(201).json(keyView(row, secret));
+  });
+
+  router.get("/keys/current", (_req, res) => {
+    const auth = authOf(res);
+    const row = listKeys(deps.db, auth.accountId).find((k) => k.id === auth.keyId)!;
+    const account = getAccount(deps.db, auth.accountId)!;
+    res.json({ ...keyView(row), account: { id: account.id, name: account.name }, operator: auth.accountId === CATALOG_ACCOUNT_ID });
   });
 
   router.get("/keys", (_req, res) => {

@@ -23,6 +23,12 @@ export const ApiKey = component("ApiKey", z.strictObject({
   secret: z.string().optional().describe("only in the creation response; shown once"),
 }));
 
+/** GET /v1/keys/current: the calling key, its account, and whether it is an operator's. */
+export const CurrentKey = component("CurrentKey", ApiKey.omit({ secret: true }).extend({
+  account: z.strictObject({ id: z.string(), name: z.string() }),
+  operator: z.boolean().describe("the key belongs to the operator account: fleet and kit operations, every cell's live view"),
+}).describe("The key making the request: what it may do, without trying."));
+
 /** The public half of a key that signs frozen task specs. */
 export const SigningKey = component("SigningKey", z.strictObject({
   object: z.literal("signing_key"),
