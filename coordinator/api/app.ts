@@ -35,6 +35,7 @@ import { replayRouter } from "./routes/replay.js";
 import { exportDownloadRouter, exportsRouter } from "./routes/exports.js";
 import { mjpegRouter, streamsRouter } from "./routes/streams.js";
 import { modelsRouter } from "./routes/models.js";
+import { leaderboardsRouter } from "./routes/leaderboards.js";
 import { accountRouter } from "./routes/account.js";
 import { openApiRouter } from "./openapi.js";
 import { metricsAccess } from "./metrics-access.js";
@@ -68,6 +69,8 @@ export function createApiApp(raw: ApiDeps): express.Express {
   v1.use(cellsRouter(deps));
   v1.use(replayRouter(deps), exportsRouter(deps), streamsRouter(deps), modelsRouter(deps), accountRouter(deps));
   v1.use(openApiRouter(deps));
+  // Published leaderboards: public data, no key, rate-limited per client address.
+  app.use("/v1/leaderboards", leaderboardsRouter(deps));
   app.use("/v1", v1);
 
   const artifacts = express.Router();

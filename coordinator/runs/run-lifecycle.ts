@@ -12,6 +12,8 @@
  * A cell that finishes an episode of a run that ended meanwhile still has it recorded (its robot
  * time was spent and is billed): `refreshResult` recomputes the stored result, the status stays.
  */
+import { boardsOfRun } from "../leaderboards/published-results.js";
+import { getAccount } from "../store/accounts-repo.js";
 import type { FirmwarePins } from "../../firmware-pins/pins.js";
 import type { ErrorCode } from "../errors/codes.js";
 import type { KindResultContext } from "../kinds/kind.js";
@@ -118,7 +120,14 @@ export function createRunLifecycle(options: RunLifecycleOptions): RunLifecycle {
       const ended = getRun(db, runId)!;
       const result = resultOf(ended);
       setRunResult(db, runId, result);
-      if (status === "completed") enqueueEvent(db, run.accountId, "run.completed", { run: runView({ ...ended, result }) }, at);
+      if (status === "completed") {
+        enqueueEvent(db, run.accountId, "run.completed", { run: runView({ ...ended, result }) }, at);
+        // A published run of an opted-in account enters its boards: tell the publisher where.
+        const boards = getAccount(db, run.accountId)?.leaderboard_opt_in === 1 ? boardsOfRun(db, { ...ended, result }) : [];
+        if (boards.length > 0) {
+          enqueueEvent(db, run.accountId, "leaderboard.entered", { run_id: runId, leaderboards: boards.map((id) => ({ id, url: `${baseUrl}/v1/leaderboards/${id}` })) }, at);
+        }
+      }
       kindModule(run.kind).onEnded?.({ ...kindContext, now: at, status }, { ...ended, result }, result);
       const held = listHeldEpisodesOfRun(db, runId);
       const reason = ending.status === "stopped" ? (ending.code ? `${ending.code}: ${ending.message}` : `cancelled: ${ending.message}`) : ending.status === "failed" ? `the run failed: ${ending.message}` : "the run completed";

@@ -1,5 +1,5 @@
-/** The webhook event types of spec section 6, the only values an endpoint may subscribe to. */
-export const WEBHOOK_EVENT_TYPES = ["run.completed", "episode.failed", "threshold.crossed", "regression.detected", "estop.triggered"] as const;
+/** The webhook event types of spec section 6, and *added* leaderboard.entered; the only values an endpoint may subscribe to. */
+export const WEBHOOK_EVENT_TYPES = ["run.completed", "episode.failed", "threshold.crossed", "regression.detected", "estop.triggered", "leaderboard.entered"] as const;
 
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 

@@ -1,0 +1,80 @@
+/**
+ * Published leaderboards, readable without a key (public data; rate-limited per client address):
+ * - GET /v1/leaderboards: every board with a published result, most recently updated first;
+ * - GET /v1/leaderboards/{leaderboard_id}: its entries, tiers, ranking rule and Bradley-Terry fit;
+ * - GET /v1/leaderboards/{leaderboard_id}/entries/{run_id}/report[?format=pdf]: the entry's citable
+ *   report, as the owner sees it less its cost.
+ */
+import { Router, type NextFunction, type Request, type Response } from "express";
+import { AssayError } from "../../errors/assay-error.js";
+import { buildLeaderboards, findLeaderboard } from "../../leaderboards/leaderboards.js";
+import { buildReport } from "../../reports/report.js";
+import { renderReportPdf } from "../../reports/report-pdf.js";
+import { getRun } from "../../store/runs-repo.js";
+import type { CompiledApiDeps } from "../api-deps.js";
+import { TokenBucket } from "../rate-limit.js";
+import { ReportQuery } from "../schemas/runs.js";
+import { parseQuery } from "../validate-request.js";
+
+/** Anonymous reads per client address: the general limit of one key. */
+function perAddressLimit(perS: number, burst: number) {
+  const buckets = new Map<string, TokenBucket>();
+  return (req: Request, _res: Response, next: NextFunction): void => {
+    const address = req.socket.remoteAddress ?? "?";
+    const now = Date.now();
+    let bucket = buckets.get(address);
+    if (!bucket) buckets.set(address, (bucket = new TokenBucket({ perS, burst }, now)));
+    const waitS = bucket.take(now);
+    if (waitS > 0) {
+      const retryAfterS = Math.max(1, Math.ceil(waitS));
+      throw new AssayError("rate_limited", `rate limit of ${perS} requests/s (burst ${burst}) for public reads from this address exceeded; retry after ${retryAfterS} s`, { retryAfterS });
+    }
+    next();
+  };
+}
+
+/** Mounted at /v1/leaderboards, ahead of the keyed /v1 routes. */
+export function leaderboardsRouter(deps: CompiledApiDeps): Router {
+  const router = Router();
+  const limits = deps.rateLimits === "off" ? { perS: 1e9, burst: 1e9 } : deps.rateLimits.general;
+  router.use(perAddressLimit(limits.perS, limits.burst));
+  const notFound = (id: string) => new AssayError("not_found", `no leaderboard ${JSON.stringify(id)}; GET /v1/leaderboards lists them`);
+
+  router.get("/", (_req, res) => {
+    const boards = buildLeaderboards(deps.db, deps.urls.baseUrl);
+    res.json({
+      object: "list",
+      url: "/v1/leaderboards",
+      data: boards.map((board) => {
+        const top = board.entries[0]!;
+        return {
+          id: board.id, object: "leaderboard", kind: board.kind, title: board.title, pins: board.pins, updated: board.updated, entries: board.entries.length,
+          leader: { policy_name: top.policy_name, account: top.account, success_rate: top.success_rate, ci95: top.ci95, n: top.n },
+          url: `${deps.urls.baseUrl}/v1/leaderboards/${board.id}`,
+        };
+      }),
+    });
+  });
+
+  router.get("/:leaderboardId", (req, res) => {
+    const board = findLeaderboard(deps.db, deps.urls.baseUrl, req.params.leaderboardId);
+    if (!board) throw notFound(req.params.leaderboardId);
+    res.json(board);
+  });
+
+  router.get("/:leaderboardId/entries/:runId/report", async (req, res) => {
+    const board = findLeaderboard(deps.db, deps.urls.baseUrl, req.params.leaderboardId);
+    if (!board) throw notFound(req.params.leaderboardId);
+    const entry = board.entries.find((e) => e.run_id === req.params.runId);
+    if (!entry) throw new AssayError("not_found", `run ${JSON.stringify(req.params.runId)} has no entry on leaderboard ${board.id}`);
+    const format = parseQuery(ReportQuery, req).format ?? "json";
+    const now = deps.clock();
+    const { cost: _cost, ...report } = buildReport(deps.db, getRun(deps.db, entry.run_id)!, deps.urls.baseUrl, now);
+    const published = { ...report, pdf_url: `${entry.report_url}?format=pdf` };
+    if (format === "json") return void res.json(published);
+    const pdf = await renderReportPdf(published as Parameters<typeof renderReportPdf>[0], now);
+    res.type("application/pdf").set("Content-Disposition", `inline; filename="assay-report-${entry.run_id}.pdf"`).send(pdf);
+  });
+
+  return router;
+}
