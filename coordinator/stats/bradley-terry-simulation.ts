@@ -24,8 +24,8 @@ export interface BradleyTerryCoverage {
   /** Share of (replication, policy) intervals that contain the true centred log-strength. */
   coverage: number;
   meanWidth: number;
-  /** Mean over replications and policies of (estimate - truth). */
-  meanError: number;
+  /** Mean of (estimate - truth) for the strongest policy: the prior's pull towards the mean. */
+  strongestBias: number;
   /** Root mean square of (estimate - truth). */
   rmse: number;
 }
@@ -35,10 +35,12 @@ export function simulateBradleyTerryCoverage(setting: BradleyTerrySetting, repli
   const random = mulberry32(seed);
   const { strengths, episodesPerPair, tieRate } = setting;
   const m = strengths.length;
+  const strongest = Math.max(...strengths);
   const pairs = setting.pairs ?? Array.from({ length: m }, (_, i) => Array.from({ length: m - i - 1 }, (_, d) => [i, i + d + 1] as const)).flat();
   let covered = 0;
   let width = 0;
-  let error = 0;
+  let strongestError = 0;
+  let strongestCount = 0;
   let squared = 0;
   let intervals = 0;
   for (let r = 0; r < replications; r++) {
@@ -65,7 +67,10 @@ export function simulateBradleyTerryCoverage(setting: BradleyTerrySetting, repli
       intervals++;
       if (policy.ci95[0] <= truth && truth <= policy.ci95[1]) covered++;
       width += policy.ci95[1] - policy.ci95[0];
-      error += policy.log_strength - truth;
+      if (truthOf(policy.id) === strongest) {
+        strongestError += policy.log_strength - truth;
+        strongestCount++;
+      }
       squared += (policy.log_strength - truth) ** 2;
     }
   }
@@ -73,7 +78,7 @@ export function simulateBradleyTerryCoverage(setting: BradleyTerrySetting, repli
     replications,
     coverage: covered / intervals,
     meanWidth: width / intervals,
-    meanError: error / intervals,
+    strongestBias: strongestError / strongestCount,
     rmse: Math.sqrt(squared / intervals),
   };
 }

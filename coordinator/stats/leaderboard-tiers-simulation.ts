@@ -14,6 +14,8 @@ export interface TierSetting {
   cells?: number;
   /** Intra-cell correlation of the cells' rates around the entry's rate (Beta). Default 0. */
   icc?: number;
+  /** Rank the entries without their cells, as if the episodes were independent. Default false. */
+  ignoreCells?: boolean;
   alpha?: number;
 }
 
@@ -36,7 +38,8 @@ function drawEntry(random: () => number, id: string, rate: number, setting: Tier
     const size = Math.floor(n / cells) + (c < n % cells ? 1 : 0);
     return { k: binomialSample(random, size, cellRateSample(random, rate, icc)), n: size };
   });
-  return { id, k: clusters.reduce((sum, c) => sum + c.k, 0), n, clusters };
+  const k = clusters.reduce((sum, c) => sum + c.k, 0);
+  return setting.ignoreCells ? { id, k, n } : { id, k, n, clusters };
 }
 
 /** Draws `boards` boards of `setting` and tiers each with {@link rankEntries}. */
