@@ -24,8 +24,10 @@
  * which is weak (standard deviation π ≈ 3.1 on θ at priorTies = 1).
  *
  * Fit: Hunter's (2004, Ann. Statist. 32:384-406) MM algorithm, cyclic: each policy in turn
- * γ_i <- W_i / Σ_j N_ij / (γ_i + γ_j), with the virtual games in W_i and N_i0; it increases the
- * penalised likelihood at every step and converges to its unique maximum.
+ * γ_i <- W_i / Σ_j N_ij / (γ_i + γ_j), with the virtual games in W_i and N_i0. The data fix only
+ * differences of log-strengths, so after each sweep the common level is set by an exact 1-D
+ * maximisation (only the prior depends on it; MM alone crawls along that direction). Both steps
+ * increase the strictly concave penalised likelihood, so the fit converges to its unique maximum.
  *
  * Intervals: Wald, from the observed information of the penalised log-likelihood at the mode (the
  * Laplace approximation to the posterior): Var(θ_i - mean θ) from its inverse; 95% intervals

@@ -1,9 +1,9 @@
 /**
- * The hypergeometric lower tail by recurrence: one log-binomial start, then a product of term
- * ratios, summed from the tail's far end of interest inward and stopped when the terms no longer
- * matter. It is the one-sided Fisher exact p-value of fisher-exact.ts (same value to rounding; the
- * tests compare them), in O(sd) multiplications instead of O(count) log-gamma calls, which is what a
- * leaderboard's hundreds of pairwise tests per boundary need.
+ * The hypergeometric CDF by recurrence: one log-binomial term at the cut, then term ratios, summed
+ * outward along the smaller tail until the terms no longer matter. It gives the one-sided Fisher
+ * exact p-value of fisher-exact.ts (the same value to 1e-11; the tests compare them) in O(sd)
+ * multiplications instead of O(count) log-gamma calls: a leaderboard of 200 entries runs thousands
+ * of pairwise tests.
  */
 
 import { logChoose } from "./special-functions.js";

@@ -172,7 +172,7 @@ describe("leaderboard order and tiers", () => {
     assert.throws(() => rankEntries([], { alpha: 0.5 }), /alpha must be in \(0, 0.5\); got 0.5/);
   });
 
-  it("is fast for 200 entries", () => {
+  it("ranks 200 entries in lower-bound order", () => {
     const random = mulberry32(3);
     const entries = Array.from({ length: 200 }, (_, i) => {
       const n = 500 + Math.floor(random() * 500);
@@ -181,7 +181,7 @@ describe("leaderboard order and tiers", () => {
       for (let e = 0; e < n; e++) if (random() < p) k++;
       return { id: `p${i}`, k, n };
     });
-    // Not a timing assertion (the machine is shared): the board is ranked, and in order.
+    // Timing is a bench figure (timing.rank_entries.200_entries), not an assertion here.
     const ranking = rankEntries(entries);
     assert.equal(ranking.entries.length, 200);
     for (let i = 1; i < 200; i++) assert.ok(ranking.entries[i].ci95[0] <= ranking.entries[i - 1].ci95[0]);
