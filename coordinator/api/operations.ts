@@ -15,6 +15,7 @@ import { CreateCheckRequest, CreateGateRequest, Gate, GateCheck } from "./schema
 import { StreamDescriptor } from "./schemas/streams.js";
 import { CreateModelRequest, Model, ModelListQuery } from "./schemas/models.js";
 import { Account, UpdateAccountRequest } from "./schemas/account.js";
+import { Leaderboard, LeaderboardList } from "./schemas/leaderboards.js";
 import { CalibrationExport, CalibrationExportRequest, Export, ExportRequest } from "./schemas/exports.js";
 import { ApiKey, CreateKeyRequest, CurrentKey, SigningKey } from "./schemas/keys.js";
 import { CreateKitRequest, Kit, KitTracking, ShippingLabel } from "./schemas/kits.js";
@@ -128,6 +129,13 @@ export const OPERATIONS: readonly Operation[] = [
   { method: "GET", path: "/v1/streams/{cell_id}", operationId: "getStream", tag: "streams", summary: "A cell's live stream descriptor: state, cameras as MJPEG, WebRTC signalling",
     description: "Operators see every cell; a customer sees a cell only while it runs the customer's work (otherwise 404, as for an unknown cell). URLs carry a 10-minute token.",
     responses: [json(200, "the stream descriptor", StreamDescriptor)] },
+  // Leaderboards (public)
+  { method: "GET", path: "/v1/leaderboards", operationId: "listLeaderboards", tag: "leaderboards", summary: "Every board with a published result (no key; rate-limited per address)",
+    responses: [json(200, "boards, most recently updated first", LeaderboardList)] },
+  { method: "GET", path: "/v1/leaderboards/{leaderboard_id}", operationId: "getLeaderboard", tag: "leaderboards", summary: "A board: entries by the lower end of their 95% interval, in tiers, and a Bradley-Terry fit of its paired compares (no key)",
+    responses: [json(200, "the board", Leaderboard)] },
+  { method: "GET", path: "/v1/leaderboards/{leaderboard_id}/entries/{run_id}/report", operationId: "getLeaderboardEntryReport", tag: "leaderboards", summary: "An entry's citable report, without its cost (no key)",
+    query: ReportQuery, responses: [{ status: 200, description: "the report (JSON), or the PDF with format=pdf", other: { "application/json": "the report", "application/pdf": "the report as a PDF" } }] },
   // Account
   { method: "GET", path: "/v1/account", operationId: "getAccount", tag: "account", summary: "The account: its leaderboard opt-in and display name", responses: [json(200, "the account", Account)] },
   { method: "PUT", path: "/v1/account", operationId: "updateAccount", tag: "account", summary: "Opt in to (or out of) leaderboards, with the display name published results appear under",

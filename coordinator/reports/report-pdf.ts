@@ -57,7 +57,18 @@ function heading(doc: Doc, text: string): void {
 }
 
 /** Renders the report; resolves with the whole PDF (it begins with "%PDF"). */
-export function renderReportPdf(report: Report, now: Date): Promise<Buffer> {
+/** A resolved pin as text: a list joined, a pinned model by its id and sha256 prefix. */
+function pinText(value: unknown): string {
+  if (Array.isArray(value)) return value.join(", ");
+  if (value && typeof value === "object") {
+    return Object.entries(value as Record<string, { id?: string; sha256?: string }>)
+      .map(([name, model]) => `${name} = ${model.id ?? "?"} (sha256 ${String(model.sha256 ?? "").slice(0, 12)})`).join(", ");
+  }
+  return String(value);
+}
+
+/** The PDF of a report; a published report (a leaderboard's) comes without `cost`. */
+export function renderReportPdf(report: Omit<Report, "cost"> & { cost?: Report["cost"] }, now: Date): Promise<Buffer> {
   const doc = new PDFDocument({ size: "A4", margin: 48, info: { Title: `Assay report ${report.run_id}`, Author: "Assay", CreationDate: now } });
   const chunks: Buffer[] = [];
   const done = new Promise<Buffer>((resolve, reject) => {
@@ -73,8 +84,9 @@ export function renderReportPdf(report: Report, now: Date): Promise<Buffer> {
   heading(doc, "Result");
   const r = report.result;
   doc.text(`n = ${r.n}; success rate ${r.success_rate.toFixed(3)}; 95% interval [${r.ci95[0].toFixed(3)}, ${r.ci95[1].toFixed(3)}] (${r.interval_method}).`);
-  doc.text(`Pins: ${Object.entries(report.resolved_pins).map(([k, v]) => `${k} ${Array.isArray(v) ? v.join(", ") : String(v)}`).join("; ")}.`);
-  doc.text(`Meters: ${report.cost.robot_hours} robot-hours, ${report.cost.environment_hours} environment-hours; cost $${report.cost.cost_usd.toFixed(2)}.`);
+  doc.text(`Pins: ${Object.entries(report.resolved_pins).map(([k, v]) => `${k} ${pinText(v)}`).join("; ")}.`);
+  // A published report (a leaderboard's) leaves the customer's cost out.
+  if (report.cost) doc.text(`Meters: ${report.cost.robot_hours} robot-hours, ${report.cost.environment_hours} environment-hours; cost $${report.cost.cost_usd.toFixed(2)}.`);
   doc.moveDown(0.6);
 
   const rows: ChartRow[] = report.units.length > 0

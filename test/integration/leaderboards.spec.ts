@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { createApiKey } from "../../coordinator/auth/api-keys.js";
 import { ensureAccount } from "../../coordinator/store/accounts-repo.js";
 import { useSharedFleet } from "../support/shared-fleet.js";
-import { runEnd, type TestService } from "./helpers.js";
+import { runEnd, waitForRunEnd, type TestService } from "./helpers.js";
 
 type Json = Record<string, any>;
 
@@ -64,7 +64,8 @@ describe("leaderboards: published results, ranked honestly, readable without a k
     const novice = await call("/v1/runs", { method: "POST", json: evalOf("assay/ref-policy:novice", "novice-v1", "leaderboard") }, 201);
     // Another account's run of the same suite, private: it must never appear.
     const other = (await (await service.api("/v1/runs", { method: "POST", json: evalOf("assay/ref-policy:expert", "theirs", "private") })).json()) as Json;
-    for (const id of [expert.id, novice.id, other.id]) assert.equal((await runEnd(service, id, { deadlineMs: 300_000 })).run.status, "completed");
+    for (const id of [expert.id, novice.id]) assert.equal((await waitForRunEnd(service.coordinator.baseUrl, lab, id, { deadlineMs: 300_000 })).run.status, "completed");
+    assert.equal((await runEnd(service, other.id, { deadlineMs: 300_000 })).run.status, "completed");
 
     const listed = await suiteBoard();
     assert.ok(listed, "the suite board is listed without a key");
@@ -117,7 +118,7 @@ describe("leaderboards: published results, ranked honestly, readable without a k
         policies: { "expert-v1": policy("assay/ref-policy:expert"), "novice-v1": policy("assay/ref-policy:novice") },
       },
     }, 201);
-    assert.equal((await runEnd(service, compare.id, { deadlineMs: 300_000 })).run.status, "completed");
+    assert.equal((await waitForRunEnd(service.coordinator.baseUrl, lab, compare.id, { deadlineMs: 300_000 })).run.status, "completed");
     const summary = (await publicBoards()).data.find((b: Json) => b.pins.kind === "task" && b.pins.subject === "pick-cube@v1" && b.pins.robot === "so101@3.11");
     assert.ok(summary, "the task board");
     const board = await call(`/v1/leaderboards/${summary.id}`, { key: null });

@@ -72,7 +72,7 @@ export function leaderboardsRouter(deps: CompiledApiDeps): Router {
     const { cost: _cost, ...report } = buildReport(deps.db, getRun(deps.db, entry.run_id)!, deps.urls.baseUrl, now);
     const published = { ...report, pdf_url: `${entry.report_url}?format=pdf` };
     if (format === "json") return void res.json(published);
-    const pdf = await renderReportPdf(published as Parameters<typeof renderReportPdf>[0], now);
+    const pdf = await renderReportPdf(published, now);
     res.type("application/pdf").set("Content-Disposition", `inline; filename="assay-report-${entry.run_id}.pdf"`).send(pdf);
   });
 
