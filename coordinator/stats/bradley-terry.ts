@@ -31,7 +31,7 @@
  *
  * Intervals: Wald, from the observed information of the penalised log-likelihood at the mode (the
  * Laplace approximation to the posterior): Var(θ_i - mean θ) from its inverse; 95% intervals
- * θ_i ± 1.96 se. Coverage was checked by seeded simulation (docs/leaderboard-statistics.md).
+ * θ_i ± 1.96 se. Coverage was checked by seeded simulation (docs/leaderboards.md).
  *
  * Components: policies linked by decisive episodes, directly or through others, form a component;
  * strengths are comparable only within one. A policy with no decisive episode is a component of its

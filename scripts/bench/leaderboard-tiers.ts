@@ -1,5 +1,5 @@
 /**
- * Benchmark: the operating characteristics behind docs/leaderboard-statistics.md, one JSON line per
+ * Benchmark: the operating characteristics behind docs/leaderboards.md, one JSON line per
  * figure ({"bench": "leaderboard-tiers", "metric": "...", "value": 0.01, "unit": "ratio"}). Seeded
  * simulations:
  *

@@ -50,7 +50,8 @@ function expressRoutes(app: express.Express): string[] {
     for (const layer of stack) {
       if (layer.route) {
         for (const method of Object.keys(layer.route.methods as Record<string, boolean>)) {
-          if (method !== "_all") out.push(`${method.toUpperCase()} ${pathShape(prefix + String(layer.route.path))}`);
+          // A router mounted at a path answers its "/" route there ("/v1/leaderboards", not "/v1/leaderboards/").
+          if (method !== "_all") out.push(`${method.toUpperCase()} ${pathShape((prefix + String(layer.route.path)).replace(/(.)\/$/, "$1"))}`);
         }
       } else if (Array.isArray(layer.handle?.stack)) {
         const raw = typeof layer.rawPath === "string" ? layer.rawPath : "/";
@@ -180,6 +181,13 @@ describe("OpenAPI document (integration)", function () {
     await call("GET", "/v1/models?name=acme/openapi", { status: 200 });
     await call("DELETE", `/v1/models/${model.id}`, { status: 200 });
     await call("GET", "/v1/models/mdl_nope", { status: 404 });
+    // The calling key, the account and its leaderboard opt-in; public boards (none published here).
+    await call("GET", "/v1/keys/current", { status: 200 });
+    await call("GET", "/v1/account", { status: 200 });
+    await call("PUT", "/v1/account", { json: { leaderboard: { opt_in: false, display_name: "OpenAPI Lab" } }, status: 200 });
+    await call("GET", "/v1/leaderboards", { status: 200 });
+    await call("GET", "/v1/leaderboards/lb_nope", { status: 404 });
+    await call("GET", "/v1/leaderboards/lb_nope/entries/run_nope/report", { status: 404 });
     // Exports: a run still queued cannot be exported; none exist yet.
     await call("POST", `/v1/runs/${run.id}/export`, { json: { format: "lerobot" }, status: 422 });
     await call("GET", `/v1/runs/${run.id}/exports`, { status: 200 });
