@@ -7,6 +7,8 @@
  * a purged run leaves its board; the publisher hears leaderboard.entered.
  */
 import assert from "node:assert/strict";
+import chromium from "@sparticuz/chromium";
+import puppeteer from "puppeteer-core";
 import { createApiKey } from "../../coordinator/auth/api-keys.js";
 import { ensureAccount } from "../../coordinator/store/accounts-repo.js";
 import { useSharedFleet } from "../support/shared-fleet.js";
@@ -108,6 +110,26 @@ describe("leaderboards: published results, ranked honestly, readable without a k
     const events = service.coordinator.db.prepare("SELECT data FROM webhook_events WHERE account_id = 'acct_lab_one' AND type = 'leaderboard.entered'").all() as Array<{ data: string }>;
     assert.deepEqual(events.map((e) => JSON.parse(e.data).run_id).sort(), [expert.id, novice.id].sort());
     assert.ok(events.every((e) => JSON.parse(e.data).leaderboards[0].id === listed.id));
+  });
+
+  it("shows the board as a console page to a visitor without a key", async () => {
+    const board = await suiteBoard();
+    assert.ok(board);
+    const browser = await puppeteer.launch({ args: chromium.args, executablePath: await chromium.executablePath(), headless: true });
+    try {
+      const page = await browser.newPage();
+      const errors: string[] = [];
+      page.on("console", (message) => { if (message.type() === "error") errors.push(message.text()); });
+      page.on("pageerror", (error) => errors.push(String(error)));
+      await page.goto(`${service.coordinator.baseUrl}/leaderboards/${board.id}`);
+      await page.waitForFunction(() => document.querySelector("main")?.dataset.route?.startsWith("/leaderboards/"), { timeout: 30_000 });
+      assert.equal(await page.title(), `Leaderboard ${board.title} · Assay`);
+      const text = await page.evaluate(() => document.querySelector("main")!.innerText);
+      for (const expected of ["expert-v1", "novice-v1", "Lab One", "n = 12", "tabletop-basics@1", "Error rate controlled"]) assert.ok(text.includes(expected), `the page shows ${expected}`);
+      assert.deepEqual(errors, []);
+    } finally {
+      await browser.close();
+    }
   });
 
   it("fits Bradley-Terry strengths to a published paired compare on the task's board", async () => {

@@ -17,6 +17,7 @@ import { runsPage } from "./pages/runs.js";
 import { signInPage } from "./pages/sign-in.js";
 import { taskPage, tasksPage } from "./pages/tasks.js";
 import { usagePage } from "./pages/usage.js";
+import { leaderboardPage, leaderboardsPage } from "./pages/leaderboards.js";
 
 const ROUTES = [
   { pattern: /^\/sign-in$/, page: signInPage, open: true },
@@ -31,6 +32,9 @@ const ROUTES = [
   { pattern: /^\/keys$/, page: keysPage },
   { pattern: /^\/fleet$/, page: fleetPage },
   { pattern: /^\/fleet\/([\w-]+)$/, page: cellPage },
+  // Public data: shown signed in or not.
+  { pattern: /^\/leaderboards$/, page: leaderboardsPage, open: true },
+  { pattern: /^\/leaderboards\/([\w-]+)$/, page: leaderboardPage, open: true },
 ];
 
 /** Navigation entries and who sees them. */
@@ -42,6 +46,7 @@ const NAV = [
   { path: "/usage", label: "Usage", show: (caps) => can(caps, "runs:read") },
   { path: "/keys", label: "API keys", show: (caps) => can(caps, "keys:admin") },
   { path: "/fleet", label: "Fleet", show: (caps) => caps?.operator },
+  { path: "/leaderboards", label: "Leaderboards", show: () => true },
 ];
 
 const main = document.getElementById("main");
@@ -70,10 +75,11 @@ function parseHash() {
 }
 
 function renderChrome(caps, path) {
-  replace(nav, caps ? h("ul", {}, NAV.filter((item) => item.show(caps)).map((item) => {
+  // Signed out, only the public pages are offered.
+  replace(nav, h("ul", {}, NAV.filter((item) => (caps ? item.show(caps) : item.path === "/leaderboards")).map((item) => {
     const current = path === item.path || (item.path !== "/runs" && path.startsWith(`${item.path}/`)) || (item.path === "/runs" && /^\/runs\/(?!new$)/.test(path));
     return h("li", {}, h("a", { href: `#${item.path}`, "aria-current": current ? "page" : false }, item.label));
-  })) : null);
+  })));
   replace(who, caps ? [
     h("span", { class: "muted" }, caps.hint ? `Key ${caps.hint}` : "Signed in"),
     " ",
