@@ -6,10 +6,10 @@
  * checked by their bytes (MCAP magic, %PDF, the export's sha256), and a watch whose event stream is
  * cut mid-run and resumed without counting an episode twice.
  */
+import { freePort } from "../support/free-port.js";
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { wilsonInterval } from "../../coordinator/stats/wilson.js";
@@ -45,14 +45,6 @@ function assertFinalProgress(text: string, pattern: RegExp, run: Json): void {
 const PROGRESS = String.raw`(?<done>\d+)/(?<total>\d+) episodes`;
 const RATE = String.raw`(?<rate>[\d.]+) \[(?<lo>[\d.]+), (?<hi>[\d.]+)\]`;
 
-/** A port nothing listens on: bound by the OS, then released. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 describe("the assay command line (simulated fleet)", function () {
   this.timeout(300_000);
@@ -266,7 +258,7 @@ describe("the assay command line (simulated fleet)", function () {
     assert.equal(invalid.code, 3);
     assert.match(invalid.output, /\(invalid_api_key\)\r?\nsee .*#invalid_api_key/);
 
-    const port = await closedPort();
+    const port = await freePort();
     const down = await runCliPiped(["runs", "list"], { ...env, ASSAY_BASE_URL: `http://127.0.0.1:${port}` }, dir);
     assert.equal(down.code, 3);
     assert.equal(down.stderr, `error: cannot reach the Assay API at http://127.0.0.1:${port}: connection refused; is the coordinator running?\n`);

@@ -12,11 +12,11 @@
  * - the export is ready and its download matches its sha256;
  * - each run's run.completed reached the receiver under one event id (retries reuse it).
  */
+import { freePort } from "../support/free-port.js";
 import assert from "node:assert/strict";
 import { spawn, type ChildProcess } from "node:child_process";
 import { createHash } from "node:crypto";
 import { createReadStream, existsSync, mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -47,13 +47,6 @@ function prng(seed: number): () => number {
   };
 }
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((done) => server.listen(0, "127.0.0.1", done));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((done) => server.close(() => done()));
-  return port;
-}
 
 async function sha256File(path: string): Promise<string> {
   const hash = createHash("sha256");

@@ -9,10 +9,10 @@
  * and the refusals at submission: pre-flight of an unreachable endpoint and of a wrong action
  * shape, checkpoint runtimes and references that cannot run, models that do not fit.
  */
+import { freePort } from "../support/free-port.js";
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { credentials, Metadata, status, type ServiceError } from "@grpc/grpc-js";
@@ -38,14 +38,6 @@ function checkpointPolicy(hf: string, extra: Json = {}): Json {
   return { type: "checkpoint", hf, runtime: "onnx", inference: { action_horizon: 2, chunk_size: 4 }, ...CONTRACTS, ...extra };
 }
 
-/** A loopback port nothing listens on. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 describe("policy sources: uploaded ONNX checkpoints, openpi endpoints, reference containers (simulated fleet)", function () {
   this.timeout(240_000);
@@ -205,7 +197,7 @@ describe("policy sources: uploaded ONNX checkpoints, openpi endpoints, reference
 
     it("pre-flight refuses an unreachable endpoint and a wrong action shape, storing nothing", async () => {
       const before = await runs();
-      const port = await closedPort();
+      const port = await freePort();
       const unreachable = await json(await service.api("/v1/runs", { method: "POST", json: { ...README_RUN_BODY, episodes: 1, policy: openpiPolicy(`ws://127.0.0.1:${port}/`) } }), 422);
       assert.equal(unreachable.error.code, "contract_validation_failed");
       assert.match(unreachable.error.message, new RegExp(`pre-flight of ws://127.0.0.1:${port}/ failed: .*connect`));
