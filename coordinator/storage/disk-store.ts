@@ -15,12 +15,14 @@ import { dirname, join, relative, resolve, sep } from "node:path";
 import type { Readable } from "node:stream";
 import {
   checkDeletePrefix,
+  checkExpiry,
   checkKey,
   ObjectStoreError,
   RESERVED_SEGMENT,
   type BeginUploadOptions,
   type ByteRange,
   type CompleteUploadOptions,
+  type DownloadUrlOptions,
   type GetResult,
   type ObjectEntry,
   type ObjectInfo,
@@ -133,7 +135,9 @@ export class DiskStore implements ObjectStore {
   }
 
   /** Always null: a directory has no URL of its own; stream `get` instead. */
-  async downloadUrl(): Promise<null> {
+  async downloadUrl(key: string, options: DownloadUrlOptions): Promise<null> {
+    this.pathOf(key);
+    checkExpiry(options.expiresInS);
     return null;
   }
 
