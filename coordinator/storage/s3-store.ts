@@ -151,21 +151,22 @@ export class S3Store implements ObjectStore {
   async deletePrefix(prefix: string): Promise<number> {
     checkDeletePrefix(prefix);
     let deleted = 0;
-    let token: string | undefined;
-    do {
-      // One listing page holds at most 1000 keys, DeleteObjects' limit per call.
-      const page = await this.client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: this.prefix + prefix, ContinuationToken: token, MaxKeys: 1000 }));
+    let startAfter: string | undefined;
+    for (;;) {
+      // One listing page holds at most 1000 keys, DeleteObjects' limit per call; the next page starts
+      // after the last key of this one, a plain key that stays meaningful once those are deleted.
+      const page = await this.client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: this.prefix + prefix, StartAfter: startAfter, MaxKeys: 1000 }));
       const keys = (page.Contents ?? []).flatMap((object) => (object.Key ? [{ Key: object.Key }] : []));
-      if (keys.length > 0) {
-        const result = await this.client.send(new DeleteObjectsCommand({ Bucket: this.bucket, Delete: { Objects: keys, Quiet: true } }));
-        const failed = result.Errors ?? [];
-        if (failed.length > 0) {
-          throw new Error(`deleting ${prefix} in bucket ${this.bucket} failed for ${failed.length} objects, first ${failed[0].Key}: ${failed[0].Code} ${failed[0].Message}; run the purge again`);
-        }
-        deleted += keys.length;
+      if (keys.length === 0) break;
+      const result = await this.client.send(new DeleteObjectsCommand({ Bucket: this.bucket, Delete: { Objects: keys, Quiet: true } }));
+      const failed = result.Errors ?? [];
+      if (failed.length > 0) {
+        throw new Error(`deleting ${prefix} in bucket ${this.bucket} failed for ${failed.length} objects, first ${failed[0].Key}: ${failed[0].Code} ${failed[0].Message}; run the purge again`);
       }
-      token = page.IsTruncated ? page.NextContinuationToken : undefined;
-    } while (token);
+      deleted += keys.length;
+      if (!page.IsTruncated) break;
+      startAfter = keys[keys.length - 1].Key;
+    }
     return deleted;
   }
 
