@@ -28,20 +28,39 @@ export interface OpenSqlStoreOptions {
   sqlitePath?: string;
   /** Connections in the PostgreSQL pool; default 10. */
   poolSize?: number;
+  /** Where an idle pooled connection's error is reported (the server restarted or ended it); default console. */
+  logger?: { warn(message: string): void };
 }
 
 /** Opens the store and brings its schema up to date (SQLite: user_version; PostgreSQL: assay_schema). */
 export async function openSqlStore(options: OpenSqlStoreOptions): Promise<SqlStore> {
   if (options.databaseUrl) {
     const pool = new pg.Pool({ connectionString: options.databaseUrl, max: options.poolSize ?? 10, types: { getTypeParser } });
+    // An idle connection the server ends (restart, admin shutdown) emits 'error' on the pool, which
+    // would crash the process with no listener; the pool drops that connection and opens another.
+    const logger = options.logger ?? console;
+    pool.on("error", (error) => logger.warn(`store: an idle PostgreSQL connection failed and was dropped: ${error.message}`));
+    let open = 0;
+    let allClosed: (() => void) | undefined;
+    pool.on("connect", () => void open++);
+    pool.on("remove", () => {
+      if (--open === 0) allClosed?.();
+    });
     const db = new Kysely<StoreSchema>({ dialect: new PostgresDialect({ pool }) });
+    // pool.end() resolves before the connections' sockets close; wait for them, so a caller that
+    // stops the server next does not see them ended under it.
+    const close = async (): Promise<void> => {
+      const closed = open === 0 ? Promise.resolve() : new Promise<void>((resolve) => (allClosed = resolve));
+      await db.destroy();
+      await closed;
+    };
     try {
       await migratePostgres(db);
     } catch (error) {
-      await db.destroy();
+      await close();
       throw error;
     }
-    return { db, dialect: "postgres", close: () => db.destroy() };
+    return { db, dialect: "postgres", close };
   }
   if (!options.sqlitePath) throw new Error("openSqlStore needs databaseUrl (postgres://...) or sqlitePath; got neither");
   // openDatabase sets the pragmas (WAL, synchronous FULL, foreign keys) and migrates.
