@@ -32,13 +32,18 @@ const Entry = z.strictObject({
   report_url: z.url().describe("the run's citable report (JSON; ?format=pdf), public for a published run"),
 });
 
-export const Leaderboard = component("Leaderboard", z.strictObject({
+/** What a board and its summary in the list both show. */
+const BoardHead = {
   id: z.string(),
   object: z.literal("leaderboard"),
   kind: z.enum(["suite", "task"]),
   title: z.string(),
   pins: BoardPins,
   updated: Timestamp,
+};
+
+export const Leaderboard = component("Leaderboard", z.strictObject({
+  ...BoardHead,
   entries: z.array(Entry).describe("in rank order: by the lower end of the 95% interval"),
   ranking: z.looseObject({
     tiers: z.number().int(),
@@ -52,12 +57,7 @@ export const Leaderboard = component("Leaderboard", z.strictObject({
 }).describe("A board of published results sharing the same pins."));
 
 const LeaderboardSummary = z.strictObject({
-  id: z.string(),
-  object: z.literal("leaderboard"),
-  kind: z.enum(["suite", "task"]),
-  title: z.string(),
-  pins: BoardPins,
-  updated: Timestamp,
+  ...BoardHead,
   entries: z.number().int().describe("entries on the board"),
   leader: z.strictObject({ policy_name: z.string(), account: z.string(), success_rate: z.number(), ci95: Interval, n: z.number().int() }),
   url: z.url(),
