@@ -33,6 +33,11 @@ export interface CoordinatorOptions {
   grpcPort: number;
   /** Where the SQLite file and the artifact store live. Default ./.assay. */
   dataDir: string;
+  /**
+   * The store on PostgreSQL, `postgres://user:password@host:port/database` (ASSAY_DATABASE_URL).
+   * Default none: SQLite at `<dataDir>/assay.sqlite`. Several coordinators may share one database.
+   */
+  databaseUrl?: string;
   /** Admin key to create on first start (must start with asy_live_); otherwise one is generated. */
   apiKey?: string;
   /** Public base URL when behind a proxy; default http://<host>:<port>. */
@@ -91,7 +96,7 @@ type RawCoordinatorOptions = Partial<Omit<CoordinatorOptions, "queueWindowsMs" |
 };
 
 const KNOWN = new Set([
-  "host", "port", "grpcPort", "dataDir", "apiKey", "publicUrl", "streamsUrl", "installationsPath",
+  "host", "port", "grpcPort", "dataDir", "databaseUrl", "apiKey", "publicUrl", "streamsUrl", "installationsPath",
   "rateLimits", "queueWindowsMs", "queueCheckIntervalMs", "webhooks", "retentionSweepMs", "quoteValidityMs", "exports", "iceServers",
   "modelMirror", "preflightTimeoutMs", "webhooksAllowLoopback",
 ]);
@@ -109,6 +114,9 @@ export function compileCoordinatorOptions(raw: RawCoordinatorOptions = {}): Coor
   const grpcPort = raw.grpcPort ?? 50051;
   for (const [name, value] of [["port", port], ["grpcPort", grpcPort]] as const) {
     if (!Number.isInteger(value) || value < 0 || value > 65535) throw new Error(`${name} must be an integer 0..65535; got ${value}`);
+  }
+  if (raw.databaseUrl !== undefined && !/^postgres(ql)?:\/\/[^/\s]+\/[^/\s]+$/.test(raw.databaseUrl)) {
+    throw new Error(`ASSAY_DATABASE_URL must be a PostgreSQL URL, postgres://user:password@host:5432/database; got "${redactPassword(raw.databaseUrl)}"`);
   }
   if (raw.apiKey !== undefined && !/^asy_live_[A-Za-z0-9]{16,}$/.test(raw.apiKey)) {
     throw new Error("ASSAY_API_KEY must look like asy_live_ followed by at least 16 letters or digits");
@@ -151,6 +159,7 @@ export function compileCoordinatorOptions(raw: RawCoordinatorOptions = {}): Coor
     port,
     grpcPort,
     dataDir: resolve(raw.dataDir ?? ".assay"),
+    databaseUrl: raw.databaseUrl,
     apiKey: raw.apiKey,
     publicUrl: raw.publicUrl,
     streamsUrl: raw.streamsUrl,
@@ -158,8 +167,14 @@ export function compileCoordinatorOptions(raw: RawCoordinatorOptions = {}): Coor
   };
 }
 
-export function databasePath(options: CoordinatorOptions): string {
-  return join(options.dataDir, "assay.sqlite");
+/** Where the store lives: the PostgreSQL URL, or the SQLite file in the data dir. */
+export function databaseLocation(options: CoordinatorOptions): string {
+  return options.databaseUrl ?? join(options.dataDir, "assay.sqlite");
+}
+
+/** A database URL fit for a log line or an error: its password replaced by ***. */
+export function redactPassword(url: string): string {
+  return url.replace(/^(\w+:\/\/[^:@/]*:)[^@/]*@/, "$1***@");
 }
 
 export function artifactsDir(options: CoordinatorOptions): string {

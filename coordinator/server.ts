@@ -35,7 +35,7 @@ import type { LinkContext } from "./fleet/link-context.js";
 import { startLinkWatchdog } from "./fleet/link-watchdog.js";
 import { CellRegistry } from "./fleet/registry.js";
 import { createMetricsRegistry } from "./metrics.js";
-import { artifactsDir, databasePath, type CoordinatorOptions } from "./options.js";
+import { artifactsDir, databaseLocation, type CoordinatorOptions } from "./options.js";
 import { RunEvents } from "./runs/run-events.js";
 import { createRunLifecycle, type RunLifecycle } from "./runs/run-lifecycle.js";
 import { openDatabase, type Db } from "./store/database.js";
@@ -132,7 +132,7 @@ export interface RunningCoordinator {
 }
 
 export async function startCoordinator(options: CoordinatorOptions): Promise<RunningCoordinator> {
-  const db = openDatabase(databasePath(options));
+  const db = openDatabase(databaseLocation(options));
   const admin = ensureAdminKey(db, { apiKey: options.apiKey });
   seedTasks(db);
   const operator = ensureOperatorKey(db, CATALOG_ACCOUNT_ID);

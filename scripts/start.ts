@@ -5,7 +5,7 @@
  */
 import { join } from "node:path";
 import { startCoordinator } from "../coordinator/server.js";
-import { compileCoordinatorOptions } from "../coordinator/options.js";
+import { compileCoordinatorOptions, redactPassword } from "../coordinator/options.js";
 import { loadFirmwarePins } from "../firmware-pins/pins.js";
 import { startFleetControl, type FleetControl } from "../simulators/fleet/fleet-control.js";
 import { launchSimFleet, type SimFleet } from "../simulators/fleet/launcher.js";
@@ -52,6 +52,8 @@ async function main(): Promise<void> {
       port: intFromEnv("ASSAY_PORT", 8080),
       grpcPort: intFromEnv("ASSAY_GRPC_PORT", 50051),
       dataDir: process.env.ASSAY_DATA_DIR || undefined,
+      // postgres://user:password@host:5432/database: the store on PostgreSQL (several coordinators may share it).
+      databaseUrl: process.env.ASSAY_DATABASE_URL || undefined,
       apiKey: process.env.ASSAY_API_KEY || undefined,
       // Comma-separated STUN/TURN URLs for WebRTC viewers, e.g. "stun:stun.example.org:3478".
       iceServers: (process.env.ASSAY_ICE_SERVERS ?? "").split(",").map((u) => u.trim()).filter(Boolean),
@@ -79,6 +81,7 @@ async function main(): Promise<void> {
   console.log(`  streams URL   ${coordinator.streamsUrl}`);
   console.log(`  cell link     ${coordinator.grpcAddress} (gRPC)`);
   console.log(`  data          ${options.dataDir}`);
+  console.log(`  store         ${options.databaseUrl ? redactPassword(options.databaseUrl) : "SQLite in the data dir"}`);
   if (coordinator.adminKey) {
     console.log(`  admin key     ${coordinator.adminKey}`);
     console.log("                (shown on this first start only; export it as ASSAY_API_KEY)");

@@ -8,6 +8,7 @@
 import type { Db } from "../store/database.js";
 import { sweepModels } from "../models/model-retention.js";
 import { isPastRetention, purgeRunArtifacts, retentionOfRequest } from "./purge.js";
+import { jsonText } from "../store/sql-dialect.js";
 
 export const DEFAULT_RETENTION_SWEEP_MS = 3_600_000;
 
@@ -15,7 +16,7 @@ export const DEFAULT_RETENTION_SWEEP_MS = 3_600_000;
 export function sweepRetention(db: Db, artifactsDir: string, now: Date): number {
   const rows = db
     .prepare(
-      `SELECT a.episode_id, a.kind, a.stored_at, r.id AS run_id, r.account_id, json_extract(r.request, '$.data.retention') AS retention FROM artifacts a
+      `SELECT a.episode_id, a.kind, a.stored_at, r.id AS run_id, r.account_id, ${jsonText(db, "r.request", "data", "retention")} AS retention FROM artifacts a
        JOIN runs r ON r.id = a.run_id WHERE a.status = 'stored'`,
     )
     .all() as Array<{ episode_id: string; kind: string; stored_at: string | null; run_id: string; account_id: string; retention: string | null }>;

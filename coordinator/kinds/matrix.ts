@@ -29,6 +29,7 @@ import type { KindEndedContext, KindResultContext, RunKind } from "./kind.js";
 import { countsOf, headlineResult, unitResults, type UnitResult } from "./unit-results.js";
 import { z } from "zod";
 import { COMMON_RUN_FIELDS, EpisodesSpec, Policy, environmentRef, robotPin, taskRef } from "../runs/run-schemas.js";
+import { jsonText } from "../store/sql-dialect.js";
 
 
 /** Family-wise significance, margin and multiplicity adjustment of the per-cell regression rule. */
@@ -65,7 +66,7 @@ function priorMatrix(db: Db, run: RunRecord): PriorMatrix | undefined {
     .prepare(
       `SELECT id FROM runs
        WHERE account_id = ? AND kind = 'matrix' AND status = 'completed' AND id != ? AND created < ?
-         AND json_extract(resolved_pins, '$.task') = ? AND result IS NOT NULL
+         AND ${jsonText(db, "resolved_pins", "task")} = ? AND result IS NOT NULL
        ORDER BY completed DESC, id DESC LIMIT 1`,
     )
     .get(run.accountId, run.id, run.created, task) as { id: string } | undefined;

@@ -29,6 +29,7 @@ import { countsOf, headlineResult, unitResults } from "./unit-results.js";
 import { policySucceeded } from "../runs/policy-outcome.js";
 import { z } from "zod";
 import { COMMON_RUN_FIELDS, EpisodesSpec, Policy, environmentRef, robotPin, taskRef } from "../runs/run-schemas.js";
+import { jsonText } from "../store/sql-dialect.js";
 
 
 /** What makes two policies "the same policy" for the source baseline. */
@@ -85,8 +86,8 @@ function findSourceBaseline(ctx: ValidateRunContext, sourcePin: string, environm
     .prepare(
       `SELECT id FROM runs
        WHERE account_id = ? AND kind = 'run' AND status = 'completed' AND result IS NOT NULL
-         AND json_extract(resolved_pins, '$.robot') = ? AND json_extract(resolved_pins, '$.environment') = ?
-         AND json_extract(resolved_pins, '$.task') = ?
+         AND ${jsonText(ctx.db, "resolved_pins", "robot")} = ? AND ${jsonText(ctx.db, "resolved_pins", "environment")} = ?
+         AND ${jsonText(ctx.db, "resolved_pins", "task")} = ?
        ORDER BY completed DESC, id DESC LIMIT 50`,
     )
     .all(ctx.accountId, sourcePin, environment, task) as Array<{ id: string }>;

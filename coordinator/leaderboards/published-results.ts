@@ -18,6 +18,7 @@ import { policySucceeded } from "../runs/policy-outcome.js";
 import type { Db } from "../store/database.js";
 import { listEpisodeRecords, type EpisodeRecord } from "../store/episodes-repo.js";
 import { runRecordOf, type RunRecord, type RunRow } from "../store/runs-repo.js";
+import { jsonIsTrue, jsonText } from "../store/sql-dialect.js";
 
 export interface BoardPins {
   kind: "suite" | "task";
@@ -99,9 +100,9 @@ function publishedTask(db: Db, rev: string): boolean {
 function publishedRuns(db: Db): Array<{ run: RunRecord; accountName: string }> {
   const rows = db.prepare(
     `SELECT r.*, a.leaderboard_name AS account_name FROM runs r JOIN accounts a ON a.id = r.account_id
-     WHERE r.status = 'completed' AND json_extract(r.request, '$.publish') = 'leaderboard' AND a.leaderboard_opt_in = 1
+     WHERE r.status = 'completed' AND ${jsonText(db, "r.request", "publish")} = 'leaderboard' AND a.leaderboard_opt_in = 1
        AND NOT EXISTS (SELECT 1 FROM purges p WHERE p.run_id = r.id)
-       AND json_extract(r.plan, '$.pilot') IS NOT 1
+       AND NOT ${jsonIsTrue(db, "r.plan", "pilot")}
      ORDER BY r.completed DESC, r.id`,
   ).all() as Array<RunRow & { account_name: string | null }>;
   return rows.map((row) => ({ run: runRecordOf(row), accountName: row.account_name ?? row.account_id }));

@@ -14,7 +14,7 @@ export interface AccountRow {
 
 /** Inserts the account when absent; returns true when it was created. */
 export function ensureAccount(db: Db, id: string, name: string, created: string): boolean {
-  return db.prepare(`INSERT OR IGNORE INTO accounts (id, name, created) VALUES (?, ?, ?)`).run(id, name, created).changes === 1;
+  return db.prepare(`INSERT INTO accounts (id, name, created) VALUES (?, ?, ?) ON CONFLICT DO NOTHING`).run(id, name, created).changes === 1;
 }
 
 export function getAccount(db: Db, id: string): AccountRow | undefined {

@@ -38,8 +38,8 @@ export function insertPendingArtifact(
   row: { episodeId: string; runId: string; kind: string; fileName: string; bytes: number; sha256: string },
 ): void {
   db.prepare(
-    `INSERT OR IGNORE INTO artifacts (episode_id, run_id, kind, file_name, bytes, sha256, status)
-     VALUES (?, ?, ?, ?, ?, ?, 'pending')`,
+    `INSERT INTO artifacts (episode_id, run_id, kind, file_name, bytes, sha256, status)
+     VALUES (?, ?, ?, ?, ?, ?, 'pending') ON CONFLICT DO NOTHING`,
   ).run(row.episodeId, row.runId, row.kind, row.fileName, row.bytes, row.sha256.toLowerCase());
 }
 
@@ -52,8 +52,10 @@ export function upsertStoredArtifact(
   row: { episodeId: string; runId: string; kind: string; fileName: string; bytes: number; sha256: string; storedAt: string },
 ): void {
   db.prepare(
-    `INSERT OR REPLACE INTO artifacts (episode_id, run_id, kind, file_name, bytes, sha256, status, stored_at)
-     VALUES (?, ?, ?, ?, ?, ?, 'stored', ?)`,
+    `INSERT INTO artifacts (episode_id, run_id, kind, file_name, bytes, sha256, status, stored_at)
+     VALUES (?, ?, ?, ?, ?, ?, 'stored', ?)
+     ON CONFLICT (episode_id, kind) DO UPDATE SET run_id = excluded.run_id, file_name = excluded.file_name, bytes = excluded.bytes,
+       sha256 = excluded.sha256, status = excluded.status, stored_at = excluded.stored_at`,
   ).run(row.episodeId, row.runId, row.kind, row.fileName, row.bytes, row.sha256.toLowerCase(), row.storedAt);
 }
 

@@ -5,6 +5,7 @@
 import type { ExportStatus } from "../exports/export-state.js";
 import type { Db } from "./database.js";
 import { moveArchiveRow } from "./exports-repo.js";
+import { jsonArrayElements, jsonElementText } from "./sql-dialect.js";
 
 export interface CalibrationExportRow {
   id: string;
@@ -49,7 +50,7 @@ export function listCalibrationExportsIn(db: Db, status: ExportStatus): Calibrat
 /** Calibration exports that hold data of `runId` (their request names it). */
 export function listCalibrationExportsOfRun(db: Db, runId: string): CalibrationExportRow[] {
   return db
-    .prepare("SELECT c.* FROM calibration_exports c, json_each(c.request, '$.runs') r WHERE r.value = ?")
+    .prepare(`SELECT c.* FROM calibration_exports c, ${jsonArrayElements(db, "c.request", "runs", "r")} WHERE ${jsonElementText(db, "r")} = ?`)
     .all(runId) as CalibrationExportRow[];
 }
 

@@ -2,8 +2,15 @@
  * Schema migrations, applied in order; entry i takes the schema from version i to i+1.
  * JSON columns hold spec objects exactly as the API shows them (snake_case).
  * Timestamps are ISO 8601 UTC strings.
+ *
+ * The same texts run on PostgreSQL, rewritten by postgres/postgres-ddl.ts (INTEGER -> BIGINT,
+ * REAL -> DOUBLE PRECISION, TEXT -> TEXT COLLATE "C"). So a new entry keeps to SQLite DDL that the
+ * rewrite handles: plain types, no AUTOINCREMENT, no WITHOUT ROWID, and no ALTER TABLE beyond ADD
+ * COLUMN or RENAME. Where the two engines must differ, an entry gives both texts.
  */
-export const MIGRATIONS: readonly string[] = [
+export type Migration = string | { sqlite: string; postgres: string };
+
+export const MIGRATIONS: readonly Migration[] = [
   `
   CREATE TABLE accounts (
     id TEXT PRIMARY KEY,
@@ -331,4 +338,10 @@ export const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE accounts ADD COLUMN leaderboard_name TEXT;
   `,
+  // The order rows were written in: lastStatusCell reads the newest. SQLite has it as rowid;
+  // PostgreSQL has no rowid, so a sequence column.
+  {
+    sqlite: "SELECT 1;",
+    postgres: "ALTER TABLE run_status_history ADD COLUMN seq BIGINT GENERATED ALWAYS AS IDENTITY;",
+  },
 ];

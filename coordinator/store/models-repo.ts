@@ -6,6 +6,7 @@
  * both win.
  */
 import type { Db } from "./database.js";
+import { jsonElement, jsonObjectValues, jsonText } from "./sql-dialect.js";
 
 export const MODEL_FORMATS = ["onnx"] as const;
 export type ModelFormat = (typeof MODEL_FORMATS)[number];
@@ -105,7 +106,7 @@ export function unfinishedRunsUsingModel(db: Db, modelId: string): string[] {
     .prepare(
       `SELECT r.id FROM runs r
        WHERE r.status NOT IN ('completed', 'failed', 'stopped')
-         AND EXISTS (SELECT 1 FROM json_each(r.resolved_pins, '$.models') m WHERE json_extract(m.value, '$.id') = ?)
+         AND EXISTS (SELECT 1 FROM ${jsonObjectValues(db, "r.resolved_pins", "models", "m")} WHERE ${jsonText(db, jsonElement("m"), "id")} = ?)
        ORDER BY r.created`,
     )
     .all(modelId) as Array<{ id: string }>;

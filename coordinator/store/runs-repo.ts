@@ -10,6 +10,7 @@ import type { RunUnit } from "../kinds/units.js";
 import type { RunKindName } from "../runs/run-kinds.js";
 import { transitionRun, type RunStatus } from "../runs/run-state.js";
 import type { Db } from "./database.js";
+import { insertionOrder } from "./sql-dialect.js";
 
 export interface RunRow {
   id: string;
@@ -160,7 +161,7 @@ export function backfillEpisodes(db: Db, runId: string): boolean {
       insertListedEpisodes(db, runId, backfill.episodes.slice(0, end - backfill.next), backfill.next);
     } else {
       const seed = (JSON.parse(run.plan) as RunPlan).seed;
-      const insert = db.prepare(`INSERT OR IGNORE INTO episodes (id, run_id, idx, status, attempt, seed) VALUES (?, ?, ?, 'pending', 0, ?)`);
+      const insert = db.prepare(`INSERT INTO episodes (id, run_id, idx, status, attempt, seed) VALUES (?, ?, ?, 'pending', 0, ?) ON CONFLICT DO NOTHING`);
       for (let idx = backfill.next; idx < end; idx++) insert.run(episodeId(runId, idx), runId, idx, episodeSeed(seed, idx));
     }
     const rest: Backfill | null = end < total ? { next: end, ...(backfill.episodes ? { episodes: backfill.episodes.slice(end - backfill.next) } : {}) } : null;
@@ -175,7 +176,7 @@ export function runsBackfilling(db: Db): string[] {
 }
 
 function insertListedEpisodes(db: Db, runId: string, episodes: readonly NewEpisode[], firstIdx: number): void {
-  const insert = db.prepare(`INSERT OR IGNORE INTO episodes (id, run_id, idx, status, attempt, seed, unit, assign) VALUES (?, ?, ?, 'pending', 0, ?, ?, ?)`);
+  const insert = db.prepare(`INSERT INTO episodes (id, run_id, idx, status, attempt, seed, unit, assign) VALUES (?, ?, ?, 'pending', 0, ?, ?, ?) ON CONFLICT DO NOTHING`);
   episodes.forEach((e, i) => {
     const idx = firstIdx + i;
     insert.run(episodeId(runId, idx), runId, idx, e.seed, e.unit, e.assign ? JSON.stringify(e.assign) : null);
@@ -193,7 +194,7 @@ export function appendEpisodes(db: Db, runId: string, episodes: readonly NewEpis
       const idx = firstIdx + i;
       insert.run(episodeId(runId, idx), runId, idx, e.seed, e.unit, e.assign ? JSON.stringify(e.assign) : null);
     });
-    db.prepare(`UPDATE runs SET episodes_total = MAX(episodes_total, ?) WHERE id = ?`).run(firstIdx + episodes.length, runId);
+    db.prepare(`UPDATE runs SET episodes_total = CASE WHEN episodes_total < @total THEN @total ELSE episodes_total END WHERE id = @runId`).run({ total: firstIdx + episodes.length, runId });
   })();
 }
 
@@ -365,6 +366,6 @@ export function setRunResult(db: Db, runId: string, result: object): void {
 
 /** The newest history row's cell, for the SSE `status` event of a late subscriber. */
 export function lastStatusCell(db: Db, runId: string): string | null {
-  const row = db.prepare(`SELECT cell FROM run_status_history WHERE run_id = ? AND cell IS NOT NULL ORDER BY rowid DESC LIMIT 1`).get(runId) as { cell: string } | undefined;
+  const row = db.prepare(`SELECT cell FROM run_status_history WHERE run_id = ? AND cell IS NOT NULL ORDER BY ${insertionOrder(db)} DESC LIMIT 1`).get(runId) as { cell: string } | undefined;
   return row?.cell ?? null;
 }

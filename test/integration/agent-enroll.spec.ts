@@ -27,6 +27,7 @@ import { createSimulatedCell } from "../../simulators/sim-cell-hardware.js";
 import { eventually } from "../support/eventually.js";
 import { Watched } from "../support/watched.js";
 import { TEST_ADMIN_KEY } from "./helpers.js";
+import { testStoreOptions } from "../support/test-database.js";
 
 type Json = Record<string, any>;
 const CELL = "so101-b"; // pinned so101@3.11 in firmware-pins/installations.json
@@ -88,7 +89,7 @@ describe("cell enrollment and the doctor against a real coordinator (integration
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), "assay-enroll-"));
     writeFileSync(join(dir, "calibration.json"), JSON.stringify({ ...calibration(), calibratedAt: "2026-11-20T00:00:00Z" }));
-    coordinator = await startCoordinator(compileCoordinatorOptions({ port: 0, grpcPort: 0, dataDir: join(dir, "coordinator"), apiKey: TEST_ADMIN_KEY }));
+    coordinator = await startCoordinator(compileCoordinatorOptions({ port: 0, grpcPort: 0, dataDir: join(dir, "coordinator"), apiKey: TEST_ADMIN_KEY, ...(await testStoreOptions(join(dir, "coordinator"))) }));
     operatorKey = createApiKey(coordinator.db, CATALOG_ACCOUNT_ID, ["keys:admin"], new Date()).secret;
   });
 

@@ -22,6 +22,7 @@ import { startCoordinator, type RunningCoordinator } from "../../coordinator/ser
 import { loadFirmwarePins } from "../../firmware-pins/pins.js";
 import { startPtyBridge, type PtyBridge } from "../../simulators/servo-bus/pty-bridge.js";
 import { TEST_ADMIN_KEY } from "./helpers.js";
+import { testStoreOptions } from "../support/test-database.js";
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const CELL = "so101-b"; // pinned so101@3.11 in firmware-pins/installations.json
@@ -75,7 +76,7 @@ describe("an unmodified agent process on emulated servos through a pty (integrat
       calibratedAt: "2026-11-20T00:00:00Z",
       joints: Object.fromEntries(JOINTS.map((name, i) => [name, { id: i + 1, model: "sts3215", homingOffsetTicks: 2048, rangeMinTicks: 600, rangeMaxTicks: 3500, driveMode: 0 }])),
     }));
-    coordinator = await startCoordinator(compileCoordinatorOptions({ port: 0, grpcPort: 0, dataDir: join(dir, "coordinator"), apiKey: TEST_ADMIN_KEY }));
+    coordinator = await startCoordinator(compileCoordinatorOptions({ port: 0, grpcPort: 0, dataDir: join(dir, "coordinator"), apiKey: TEST_ADMIN_KEY, ...(await testStoreOptions(join(dir, "coordinator"))) }));
     token = coordinator.enrollCell(CELL, "so101");
   });
 

@@ -15,9 +15,10 @@ import { seedTasks } from "../../coordinator/catalog/tasks.js";
 import type { ConnectedCell, FleetView } from "../../coordinator/fleet/fleet-view.js";
 import { createMetricsRegistry } from "../../coordinator/metrics.js";
 import { RunEvents } from "../../coordinator/runs/run-events.js";
-import { openDatabase, type Db } from "../../coordinator/store/database.js";
+import type { Db } from "../../coordinator/store/database.js";
 import { setRunStatus } from "../../coordinator/store/runs-repo.js";
 import { README_RUN_BODY } from "../fixtures.js";
+import { integrationEngine, openTestDatabase } from "../support/test-database.js";
 
 const README_BODY = README_RUN_BODY;
 
@@ -59,7 +60,7 @@ describe("/v1 API (integration)", () => {
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), "assay-api-"));
-    db = openDatabase(join(dir, "assay.sqlite"));
+    db = await openTestDatabase(integrationEngine(), join(dir, "assay.sqlite"));
     seedTasks(db);
     const bootstrap = ensureAdminKey(db);
     assert.ok(bootstrap.created && bootstrap.secret);

@@ -18,10 +18,11 @@ import { startFleet, type Fleet } from "../../coordinator/server.js";
 import { RunEvents, type RunEvent } from "../../coordinator/runs/run-events.js";
 import { wilsonInterval } from "../../coordinator/stats/wilson.js";
 import { getArtifact } from "../../coordinator/store/artifacts-repo.js";
-import { openDatabase, type Db } from "../../coordinator/store/database.js";
+import type { Db } from "../../coordinator/store/database.js";
 import { getEpisode, listEpisodes } from "../../coordinator/store/episodes-repo.js";
 import * as runsRepo from "../../coordinator/store/runs-repo.js";
 import { ScriptedAgent } from "../support/scripted-agent.js";
+import { integrationEngine, openTestDatabase } from "../support/test-database.js";
 
 const here = fileURLToPath(new URL(".", import.meta.url));
 const quiet = { info() {}, warn() {}, error: (line: string) => console.error(line) };
@@ -42,11 +43,11 @@ function sha256(data: Uint8Array): string {
 }
 
 function insertFixtures(db: Db, runId: string, episodes: number): void {
-  db.prepare("INSERT OR IGNORE INTO accounts (id, name, created) VALUES ('acct_1', 'Test', '2026-01-01T00:00:00Z')").run();
+  db.prepare("INSERT INTO accounts (id, name, created) VALUES ('acct_1', 'Test', '2026-01-01T00:00:00Z') ON CONFLICT DO NOTHING").run();
   const spec = readFileSync(join(here, "../../coordinator/catalog/tasks/pick-cube-v1.json"), "utf8");
   db.prepare(
-    `INSERT OR IGNORE INTO tasks (id, account_id, name, version, status, visibility, created, frozen, spec)
-     VALUES ('task_pick', NULL, 'pick-cube', 1, 'frozen', 'published', '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z', ?)`,
+    `INSERT INTO tasks (id, account_id, name, version, status, visibility, created, frozen, spec)
+     VALUES ('task_pick', NULL, 'pick-cube', 1, 'frozen', 'published', '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z', ?) ON CONFLICT DO NOTHING`,
   ).run(spec);
   runsRepo.insertRun(db, {
     id: runId,
@@ -71,7 +72,7 @@ describe("CellLink server (scripted agent)", function () {
 
   beforeEach(async () => {
     dir = mkdtempSync(join(tmpdir(), "assay-celllink-"));
-    db = openDatabase(join(dir, "assay.db"));
+    db = await openTestDatabase(integrationEngine(), join(dir, "assay.db"));
     const runEvents = new RunEvents();
     events = [];
     runEvents.subscribe("*", (event) => events.push(event));

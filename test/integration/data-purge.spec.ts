@@ -15,6 +15,7 @@ import { insertPendingArtifact, markArtifactStored } from "../../coordinator/sto
 import { markEpisodeDone } from "../../coordinator/store/episodes-repo.js";
 import * as runsRepo from "../../coordinator/store/runs-repo.js";
 import { TEST_ADMIN_KEY } from "./helpers.js";
+import { testStoreOptions } from "../support/test-database.js";
 
 type Json = Record<string, any>;
 
@@ -56,7 +57,7 @@ describe("data purge and retention (integration)", function () {
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), "assay-purge-"));
-    coordinator = await startCoordinator(compileCoordinatorOptions({ port: 0, grpcPort: 0, dataDir: dir, apiKey: TEST_ADMIN_KEY }));
+    coordinator = await startCoordinator(compileCoordinatorOptions({ port: 0, grpcPort: 0, dataDir: dir, apiKey: TEST_ADMIN_KEY, ...(await testStoreOptions(dir)) }));
   });
 
   after(async () => {

@@ -15,6 +15,7 @@ import { DEFAULT_ACCOUNT_ID } from "../../coordinator/store/accounts-repo.js";
 import { getExport, insertExport } from "../../coordinator/store/exports-repo.js";
 import { insertFixtureRun } from "../support/fixture-run.js";
 import { TEST_ADMIN_KEY } from "./helpers.js";
+import { openCoordinatorStore, testStoreOptions } from "../support/test-database.js";
 
 type Json = Record<string, any>;
 
@@ -23,7 +24,7 @@ describe("exports without a fleet: restarts, retention, availability", function 
   let dir: string;
   let coordinator: RunningCoordinator | undefined;
   const start = async (exports: { availabilityMs?: number; sweepMs?: number } = {}) =>
-    (coordinator = await startCoordinator(compileCoordinatorOptions({ port: 0, grpcPort: 0, dataDir: dir, apiKey: TEST_ADMIN_KEY, exports })));
+    (coordinator = await startCoordinator(compileCoordinatorOptions({ port: 0, grpcPort: 0, dataDir: dir, apiKey: TEST_ADMIN_KEY, exports, ...(await testStoreOptions(dir)) })));
   const stop = async () => {
     await coordinator?.stop();
     coordinator = undefined;
@@ -48,8 +49,7 @@ describe("exports without a fleet: restarts, retention, availability", function 
     await insertFixtureRun(coordinator!, artifacts(), "run_crashed0000000001", { episodes: 4 });
     await stop();
     // What a process killed half way through leaves: the row preparing, a started attempt, a .part archive and work files.
-    const { openDatabase } = await import("../../coordinator/store/database.js");
-    const db = openDatabase(join(dir, "assay.sqlite"));
+    const db = await openCoordinatorStore(dir);
     insertExport(db, {
       id: "exp_crashed00000000001", account_id: DEFAULT_ACCOUNT_ID, run_id: "run_crashed0000000001", format: "mcap-bundle",
       created: new Date().toISOString(), episodes_total: 4, episodes: JSON.stringify({ included: 4, excluded: {}, train_on_failures: false }),

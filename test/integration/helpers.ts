@@ -11,6 +11,7 @@ import type { RateLimits } from "../../coordinator/api/rate-limit.js";
 import { loadFirmwarePins } from "../../firmware-pins/pins.js";
 import { launchSimFleet, type SimFleet } from "../../simulators/fleet/launcher.js";
 import { waitForRunEnd, type RunEnd, type RunEndOptions } from "../support/run-end.js";
+import { testStoreOptions } from "../support/test-database.js";
 
 export { readSse, type SseEvent } from "../support/sse.js";
 export { waitForRunEnd, type RunEnd } from "../support/run-end.js";
@@ -35,7 +36,7 @@ export interface TestService {
 export async function startTestService(options: { cells?: string[]; keepDataDir?: string; simSpeed?: number; simTimecode?: boolean; rateLimits?: Partial<RateLimits>; modelMirror?: string } = {}): Promise<TestService> {
   const dataDir = options.keepDataDir ?? mkdtempSync(join(tmpdir(), "assay-it-"));
   const coordinator = await startCoordinator(compileCoordinatorOptions({
-    port: 0, grpcPort: 0, dataDir, apiKey: TEST_ADMIN_KEY, ...(options.rateLimits ? { rateLimits: options.rateLimits } : {}),
+    port: 0, grpcPort: 0, dataDir, apiKey: TEST_ADMIN_KEY, ...(await testStoreOptions(dataDir)), ...(options.rateLimits ? { rateLimits: options.rateLimits } : {}),
     ...(options.modelMirror ? { modelMirror: options.modelMirror } : {}),
     // The tests' webhook receivers listen on loopback (test/integration/webhook-receiver.ts).
     webhooksAllowLoopback: true,

@@ -15,6 +15,7 @@ import { wilsonInterval } from "../../coordinator/stats/wilson.js";
 import { TEST_ADMIN_KEY, waitForRunEnd } from "./helpers.js";
 import { ScriptedAgent } from "../support/scripted-agent.js";
 import { startReceiver, type Receiver } from "./webhook-receiver.js";
+import { testStoreOptions } from "../support/test-database.js";
 
 const RUN_BODY = {
   kind: "run",
@@ -60,7 +61,7 @@ describe("money: quotes, budgets, usage (integration)", function () {
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), "assay-money-"));
     coordinator = await startCoordinator(compileCoordinatorOptions({
-      port: 0, grpcPort: 0, dataDir: dir, apiKey: TEST_ADMIN_KEY,
+      port: 0, grpcPort: 0, dataDir: dir, apiKey: TEST_ADMIN_KEY, ...(await testStoreOptions(dir)),
       rateLimits: { general: { perS: 1000, burst: 1000 }, submit: { perS: 1000, burst: 1000 } },
       queueWindowsMs: { burst: 300 }, queueCheckIntervalMs: 50,
       webhooks: { retryBaseMs: 20, pollMs: 20 },

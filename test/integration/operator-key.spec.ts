@@ -9,13 +9,14 @@ import { join } from "node:path";
 import { compileCoordinatorOptions } from "../../coordinator/options.js";
 import { startCoordinator } from "../../coordinator/server.js";
 import { TEST_ADMIN_KEY } from "./helpers.js";
+import { testStoreOptions } from "../support/test-database.js";
 
 describe("operator key", () => {
   const dataDir = mkdtempSync(join(tmpdir(), "assay-operator-"));
   after(() => rmSync(dataDir, { recursive: true, force: true }));
 
   it("is created on the first start only and is the key that moves a kit on", async () => {
-    const options = compileCoordinatorOptions({ port: 0, grpcPort: 0, dataDir, apiKey: TEST_ADMIN_KEY });
+    const options = compileCoordinatorOptions({ port: 0, grpcPort: 0, dataDir, apiKey: TEST_ADMIN_KEY, ...(await testStoreOptions(dataDir)) });
     const first = await startCoordinator(options);
     let kitId: string;
     try {

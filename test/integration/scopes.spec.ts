@@ -14,6 +14,7 @@ import { compileCoordinatorOptions } from "../../coordinator/options.js";
 import { startCoordinator, type RunningCoordinator } from "../../coordinator/server.js";
 import { DEFAULT_ACCOUNT_ID } from "../../coordinator/store/accounts-repo.js";
 import { TEST_ADMIN_KEY } from "./helpers.js";
+import { testStoreOptions } from "../support/test-database.js";
 
 type Json = Record<string, any>;
 
@@ -37,7 +38,7 @@ describe("scopes, key revocation and rate limits (integration)", function () {
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), "assay-scopes-"));
     coordinator = await startCoordinator(compileCoordinatorOptions({
-      port: 0, grpcPort: 0, dataDir: dir, apiKey: TEST_ADMIN_KEY,
+      port: 0, grpcPort: 0, dataDir: dir, apiKey: TEST_ADMIN_KEY, ...(await testStoreOptions(dir)),
       rateLimits: { general: { perS: 1000, burst: 1000 }, submit: { perS: 0.5, burst: 2 } },
     }));
   });

@@ -19,10 +19,11 @@ import type { FleetView } from "../../coordinator/fleet/fleet-view.js";
 import { createMetricsRegistry } from "../../coordinator/metrics.js";
 import { RunEvents } from "../../coordinator/runs/run-events.js";
 import { DEFAULT_ACCOUNT_ID, ensureAccount } from "../../coordinator/store/accounts-repo.js";
-import { openDatabase, type Db } from "../../coordinator/store/database.js";
+import type { Db } from "../../coordinator/store/database.js";
 import { getRunRow, setRunResult, setRunStatus } from "../../coordinator/store/runs-repo.js";
 import { verifyTaskSignature, parseSignature } from "../../coordinator/tasks/task-signing.js";
 import { runEnd, startTestService, type TestService } from "./helpers.js";
+import { integrationEngine, openTestDatabase } from "../support/test-database.js";
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -82,7 +83,7 @@ describe("tasks and kits API (integration)", () => {
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), "assay-tasks-"));
-    db = openDatabase(join(dir, "assay.sqlite"));
+    db = await openTestDatabase(integrationEngine(), join(dir, "assay.sqlite"));
     seedTasks(db, new Date("2026-11-01T00:00:00Z"));
     admin = ensureAdminKey(db).secret!;
     const now = new Date(nowMs);

@@ -14,6 +14,7 @@ import { enqueueEvent } from "../../coordinator/webhooks/outbox.js";
 import { verifySignature } from "../../coordinator/webhooks/signature.js";
 import { TEST_ADMIN_KEY } from "./helpers.js";
 import { startReceiver, type Receiver } from "./webhook-receiver.js";
+import { testStoreOptions } from "../support/test-database.js";
 
 type Json = Record<string, any>;
 
@@ -25,7 +26,7 @@ describe("webhooks (integration)", function () {
 
   const start = async () => {
     coordinator = await startCoordinator(compileCoordinatorOptions({
-      port: 0, grpcPort: 0, dataDir: dir, apiKey: TEST_ADMIN_KEY, webhooks: { retryBaseMs: 10, retryCapMs: 40, pollMs: 10 },
+      port: 0, grpcPort: 0, dataDir: dir, apiKey: TEST_ADMIN_KEY, webhooks: { retryBaseMs: 10, retryCapMs: 40, pollMs: 10 }, ...(await testStoreOptions(dir)),
       // The receiver listens on loopback.
       webhooksAllowLoopback: true,
     }));

@@ -9,72 +9,75 @@ import { join } from "node:path";
 import { AssayError } from "../../coordinator/errors/assay-error.js";
 import { modelPath, modelsRoot } from "../../coordinator/models/model-files.js";
 import { deleteModel, sweepModels } from "../../coordinator/models/model-retention.js";
-import { openDatabase, type Db } from "../../coordinator/store/database.js";
+import type { Db } from "../../coordinator/store/database.js";
+import { STORE_ENGINES, openTestDatabase } from "../support/test-database.js";
 import { getModel, insertModel, markModelReady, markModelReceived } from "../../coordinator/store/models-repo.js";
 import * as runsRepo from "../../coordinator/store/runs-repo.js";
 
-describe("model retention and deletion", () => {
-  let db: Db;
-  let dir: string;
-  const readyAt = "2026-11-01T00:00:00.000Z";
+for (const engine of STORE_ENGINES) {
+  describe(`model retention and deletion (${engine})`, () => {
+    let db: Db;
+    let dir: string;
+    const readyAt = "2026-11-01T00:00:00.000Z";
 
-  function readyModel(id: string, retention = "7d"): void {
-    insertModel(db, { id, account_id: "acct_1", name: `acme/${id}`, revision: "main", format: "onnx", source: "upload", created: readyAt, bytes: 3, sha256: "ab".repeat(32), retention });
-    markModelReceived(db, id);
-    markModelReady(db, id, { inputs: [], outputs: [] }, readyAt);
-    writeFileSync(modelPath(dir, id), "abc");
-  }
+    function readyModel(id: string, retention = "7d"): void {
+      insertModel(db, { id, account_id: "acct_1", name: `acme/${id}`, revision: "main", format: "onnx", source: "upload", created: readyAt, bytes: 3, sha256: "ab".repeat(32), retention });
+      markModelReceived(db, id);
+      markModelReady(db, id, { inputs: [], outputs: [] }, readyAt);
+      writeFileSync(modelPath(dir, id), "abc");
+    }
 
-  function runUsing(id: string, modelId: string, status: "queued" | "completed"): void {
-    runsRepo.insertRun(db, {
-      id, accountId: "acct_1", kind: "run", created: readyAt, request: {},
-      resolvedPins: { robot: "so101@3.11", environment: "tabletop@1", task: "pick-cube@v1", perturbation_rev: "assay-perturb@1", models: { [`acme/${modelId}`]: { id: modelId, sha256: "ab".repeat(32), bytes: 3, source: "upload" } } },
-      plan: { model: "so101", firmware: "3.11", environment: "tabletop@1", seed: 1, control_rate_hz: 30, max_duration_s: 20 },
-      priority: "standard", episodesTotal: 1,
+    function runUsing(id: string, modelId: string, status: "queued" | "completed"): void {
+      runsRepo.insertRun(db, {
+        id, accountId: "acct_1", kind: "run", created: readyAt, request: {},
+        resolvedPins: { robot: "so101@3.11", environment: "tabletop@1", task: "pick-cube@v1", perturbation_rev: "assay-perturb@1", models: { [`acme/${modelId}`]: { id: modelId, sha256: "ab".repeat(32), bytes: 3, source: "upload" } } },
+        plan: { model: "so101", firmware: "3.11", environment: "tabletop@1", seed: 1, control_rate_hz: 30, max_duration_s: 20 },
+        priority: "standard", episodesTotal: 1,
+      });
+      if (status === "completed") db.prepare("UPDATE runs SET status = 'completed' WHERE id = ?").run(id);
+    }
+
+    beforeEach(async () => {
+      db = await openTestDatabase(engine);
+      db.prepare("INSERT INTO accounts (id, name, created) VALUES ('acct_1', 'Test', '2026-01-01T00:00:00Z')").run();
+      dir = mkdtempSync(join(tmpdir(), "assay-models-"));
+      mkdirSync(modelsRoot(dir), { recursive: true });
     });
-    if (status === "completed") db.prepare("UPDATE runs SET status = 'completed' WHERE id = ?").run(id);
-  }
+    afterEach(() => {
+      db.close();
+      rmSync(dir, { recursive: true, force: true });
+    });
 
-  beforeEach(() => {
-    db = openDatabase(":memory:");
-    db.prepare("INSERT INTO accounts (id, name, created) VALUES ('acct_1', 'Test', '2026-01-01T00:00:00Z')").run();
-    dir = mkdtempSync(join(tmpdir(), "assay-models-"));
-    mkdirSync(modelsRoot(dir), { recursive: true });
+    it("refuses to delete a model an unfinished run uses, naming the run; deletes it once the run has ended", () => {
+      readyModel("m1");
+      runUsing("run_open", "m1", "queued");
+      assert.throws(() => deleteModel(db, dir, getModel(db, "m1")!, new Date()), (error: AssayError) => error.code === "contract_validation_failed" && /in use by unfinished runs \(run_open\)/.test(error.message));
+      assert.ok(existsSync(modelPath(dir, "m1")));
+      db.prepare("UPDATE runs SET status = 'completed' WHERE id = 'run_open'").run();
+      assert.equal(deleteModel(db, dir, getModel(db, "m1")!, new Date()).status, "deleted");
+      assert.equal(existsSync(modelPath(dir, "m1")), false);
+    });
+
+    it("expires ready models past their retention and abandoned uploads, but waits for the runs that need them", () => {
+      readyModel("old", "7d");
+      readyModel("fresh", "90d");
+      readyModel("needed", "7d");
+      runUsing("run_needs", "needed", "queued");
+      runUsing("run_done", "old", "completed");
+      insertModel(db, { id: "stale", account_id: "acct_1", name: "acme/stale", revision: "main", format: "onnx", source: "upload", created: readyAt, bytes: 9, sha256: "cd".repeat(32), retention: "90d" });
+
+      const now = new Date("2026-11-10T00:00:00.000Z"); // 9 days after ready_at
+      assert.equal(sweepModels(db, dir, now), 2);
+      assert.equal(getModel(db, "old")!.status, "expired");
+      assert.equal(getModel(db, "stale")!.status, "expired");
+      assert.equal(getModel(db, "fresh")!.status, "ready");
+      assert.equal(getModel(db, "needed")!.status, "ready", "an unfinished run still needs it");
+      assert.equal(existsSync(modelPath(dir, "old")), false);
+      assert.ok(existsSync(modelPath(dir, "needed")));
+
+      db.prepare("UPDATE runs SET status = 'stopped' WHERE id = 'run_needs'").run();
+      assert.equal(sweepModels(db, dir, now), 1);
+      assert.equal(getModel(db, "needed")!.status, "expired");
+    });
   });
-  afterEach(() => {
-    db.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
-
-  it("refuses to delete a model an unfinished run uses, naming the run; deletes it once the run has ended", () => {
-    readyModel("m1");
-    runUsing("run_open", "m1", "queued");
-    assert.throws(() => deleteModel(db, dir, getModel(db, "m1")!, new Date()), (error: AssayError) => error.code === "contract_validation_failed" && /in use by unfinished runs \(run_open\)/.test(error.message));
-    assert.ok(existsSync(modelPath(dir, "m1")));
-    db.prepare("UPDATE runs SET status = 'completed' WHERE id = 'run_open'").run();
-    assert.equal(deleteModel(db, dir, getModel(db, "m1")!, new Date()).status, "deleted");
-    assert.equal(existsSync(modelPath(dir, "m1")), false);
-  });
-
-  it("expires ready models past their retention and abandoned uploads, but waits for the runs that need them", () => {
-    readyModel("old", "7d");
-    readyModel("fresh", "90d");
-    readyModel("needed", "7d");
-    runUsing("run_needs", "needed", "queued");
-    runUsing("run_done", "old", "completed");
-    insertModel(db, { id: "stale", account_id: "acct_1", name: "acme/stale", revision: "main", format: "onnx", source: "upload", created: readyAt, bytes: 9, sha256: "cd".repeat(32), retention: "90d" });
-
-    const now = new Date("2026-11-10T00:00:00.000Z"); // 9 days after ready_at
-    assert.equal(sweepModels(db, dir, now), 2);
-    assert.equal(getModel(db, "old")!.status, "expired");
-    assert.equal(getModel(db, "stale")!.status, "expired");
-    assert.equal(getModel(db, "fresh")!.status, "ready");
-    assert.equal(getModel(db, "needed")!.status, "ready", "an unfinished run still needs it");
-    assert.equal(existsSync(modelPath(dir, "old")), false);
-    assert.ok(existsSync(modelPath(dir, "needed")));
-
-    db.prepare("UPDATE runs SET status = 'stopped' WHERE id = 'run_needs'").run();
-    assert.equal(sweepModels(db, dir, now), 1);
-    assert.equal(getModel(db, "needed")!.status, "expired");
-  });
-});
+}

@@ -1,10 +1,9 @@
 /**
- * The embedded PostgreSQL that store tests run against: it starts, answers through `pg` and through
- * Kysely's PostgresDialect, and stops without leaving its files behind.
+ * The embedded PostgreSQL that store tests run against: it starts, answers through `pg`, and stops
+ * without leaving its files behind.
  */
 import { strict as assert } from "node:assert";
 import { existsSync } from "node:fs";
-import { Kysely, PostgresDialect, sql } from "kysely";
 import pg from "pg";
 import { startEmbeddedPostgres, type EmbeddedPostgresServer } from "../support/embedded-postgres.js";
 
@@ -29,18 +28,6 @@ describe("embedded PostgreSQL for tests", function () {
       assert.equal(rows[0].db, "assay");
     } finally {
       await client.end();
-    }
-  });
-
-  it("answers through Kysely's PostgresDialect", async () => {
-    const db = new Kysely<Record<string, never>>({
-      dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: server!.connectionString, max: 2 }) }),
-    });
-    try {
-      const { rows } = await sql<{ version: string }>`select version() as version`.execute(db);
-      assert.match(rows[0].version, /^PostgreSQL/);
-    } finally {
-      await db.destroy();
     }
   });
 

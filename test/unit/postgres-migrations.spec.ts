@@ -4,11 +4,11 @@
  * coordinators starting together on an empty database apply each migration once.
  */
 import { strict as assert } from "node:assert";
-import { sql } from "kysely";
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
 import pg from "pg";
 import { openDatabase } from "../../coordinator/store/database.js";
 import { MIGRATIONS } from "../../coordinator/store/migrations.js";
-import { openSqlStore } from "../../coordinator/store/sql/open-store.js";
 import { startEmbeddedPostgres, type EmbeddedPostgresServer } from "../support/embedded-postgres.js";
 
 describe("store migrations on PostgreSQL", function () {
@@ -18,7 +18,7 @@ describe("store migrations on PostgreSQL", function () {
   before(async () => {
     server = await startEmbeddedPostgres();
     // Every test below reads the migrated schema.
-    await (await openSqlStore({ databaseUrl: server.connectionString })).close();
+    openDatabase(server.connectionString).close();
   });
   after(async () => {
     await server?.stop();
@@ -35,19 +35,19 @@ describe("store migrations on PostgreSQL", function () {
   }
 
   it("applies every migration, and reopening applies none", async () => {
-    const second = await openSqlStore({ databaseUrl: server!.connectionString });
+    const second = openDatabase(server!.connectionString);
     try {
-      const { rows } = await sql<{ version: number }>`SELECT version FROM assay_schema`.execute(second.db);
-      assert.deepEqual(rows, [{ version: MIGRATIONS.length }]);
+      assert.deepEqual(second.prepare("SELECT version FROM assay_schema").all(), [{ version: MIGRATIONS.length }]);
     } finally {
-      await second.close();
+      second.close();
     }
   });
 
-  it("makes the same tables and columns as SQLite", async () => {
+  it("makes the same tables and columns as SQLite, plus the row order SQLite keeps as rowid", async () => {
     const sqlite = openDatabase(":memory:");
     const expected = (sqlite.prepare(`SELECT m.name || '.' || p.name AS col FROM sqlite_master m, pragma_table_info(m.name) p WHERE m.type = 'table'`).all() as Array<{ col: string }>)
       .map((r) => r.col)
+      .concat("run_status_history.seq")
       .sort();
     sqlite.close();
     const actual = (await query<{ col: string }>(`SELECT table_name || '.' || column_name AS col FROM information_schema.columns WHERE table_schema = 'public' AND table_name <> 'assay_schema'`))
@@ -68,28 +68,29 @@ describe("store migrations on PostgreSQL", function () {
     assert.equal(typeOf("episodes", "duration_s"), "double precision");
   });
 
-  it("reads a byte count above 2^31 and a duration exactly, and orders ids bytewise", async () => {
-    const store = await openSqlStore({ databaseUrl: server!.connectionString });
+  it("reads a byte count above 2^31 and a duration exactly, and orders ids bytewise", () => {
+    const store = openDatabase(server!.connectionString);
     try {
-      await sql`INSERT INTO accounts (id, name, created) VALUES ('acct_a', 'a', '2024-01-01T00:00:00.000Z')`.execute(store.db);
-      await sql`INSERT INTO runs (id, account_id, kind, status, created, request, resolved_pins, plan, priority, episodes_total)
+      store.prepare(`INSERT INTO accounts (id, name, created) VALUES ('acct_a', 'a', '2024-01-01T00:00:00.000Z')`).run();
+      store.prepare(`INSERT INTO runs (id, account_id, kind, status, created, request, resolved_pins, plan, priority, episodes_total)
         VALUES ('run_b', 'acct_a', 'run', 'queued', 't', '{}', '{}', '{}', 'normal', 1),
-               ('Run_c', 'acct_a', 'run', 'queued', 't', '{}', '{}', '{}', 'normal', 1)`.execute(store.db);
-      await sql`INSERT INTO episodes (id, run_id, idx, status, seed, duration_s) VALUES ('ep_1', 'run_b', 0, 'done', 4294967297, 0.1)`.execute(store.db);
-      const episode = await sql<{ seed: number; duration_s: number; n: number }>`SELECT seed, duration_s, (SELECT count(*) FROM episodes) AS n FROM episodes`.execute(store.db);
-      assert.deepEqual(episode.rows, [{ seed: 4294967297, duration_s: 0.1, n: 1 }]);
-      const ids = await sql<{ id: string }>`SELECT id FROM runs ORDER BY id`.execute(store.db);
-      assert.deepEqual(ids.rows.map((r) => r.id), ["Run_c", "run_b"]);
+               ('Run_c', 'acct_a', 'run', 'queued', 't', '{}', '{}', '{}', 'normal', 1)`).run();
+      store.prepare(`INSERT INTO episodes (id, run_id, idx, status, seed, duration_s) VALUES ('ep_1', 'run_b', 0, 'done', ?, ?)`).run(4294967297, 0.1);
+      assert.deepEqual(store.prepare(`SELECT seed, duration_s, (SELECT count(*) FROM episodes) AS n FROM episodes`).all(), [{ seed: 4294967297, duration_s: 0.1, n: 1 }]);
+      assert.deepEqual(store.prepare(`SELECT id FROM runs ORDER BY id`).all().map((r) => (r as { id: string }).id), ["Run_c", "run_b"]);
     } finally {
-      await store.close();
+      store.close();
     }
   });
 
   it("applies each migration once when coordinators start together on an empty database", async () => {
     await query(`CREATE DATABASE racing`, "postgres");
     const url = server!.connectionString.replace(/\/assay$/, "/racing");
-    const stores = await Promise.all([1, 2, 3].map(() => openSqlStore({ databaseUrl: url, poolSize: 2 })));
-    await Promise.all(stores.map((s) => s.close()));
+    // Separate processes: one process opens its store synchronously, so it cannot race itself.
+    const opener = `import { openDatabase } from ${JSON.stringify(new URL("../../coordinator/store/database.ts", import.meta.url).pathname)}; openDatabase(process.argv[1]).close();`;
+    await Promise.all([1, 2, 3].map(() => run(process.execPath, ["--import", "tsx", "--input-type=module", "-e", opener, url])));
     assert.deepEqual(await query(`SELECT version FROM assay_schema`, "racing"), [{ version: MIGRATIONS.length }]);
   });
 });
+
+const run = promisify(execFile);

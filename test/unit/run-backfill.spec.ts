@@ -8,62 +8,65 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { completeBackfill, resumeBackfills } from "../../coordinator/runs/run-backfill.js";
-import { openDatabase, type Db } from "../../coordinator/store/database.js";
+import type { Db } from "../../coordinator/store/database.js";
+import { STORE_ENGINES, openTestDatabase } from "../support/test-database.js";
 import { backfilling, EPISODES_PER_TRANSACTION, episodeId, episodeSeed, insertRun, runsBackfilling, type NewRun } from "../../coordinator/store/runs-repo.js";
 
-describe("creating large runs in steps", () => {
-  let dir: string;
-  let db: Db;
-  const plan = { model: "so101", firmware: "3.11", environment: "tabletop@1", seed: 4242, control_rate_hz: 30, max_duration_s: 20 };
-  const run = (id: string, extra: Partial<NewRun> = {}): NewRun => ({
-    id, accountId: "acct_1", kind: "run", created: "2026-11-25T00:00:00.000Z", request: {},
-    resolvedPins: { robot: "so101@3.11", environment: "tabletop@1", task: "pick-cube@v1", perturbation_rev: "assay-perturb@1" },
-    plan, priority: "standard", episodesTotal: 1234, ...extra,
-  });
-  const episodes = (runId: string) => db.prepare("SELECT id, idx, seed, unit, assign FROM episodes WHERE run_id = ? ORDER BY idx").all(runId) as Array<{ id: string; idx: number; seed: number; unit: number | null; assign: string | null }>;
-
-  beforeEach(() => {
-    dir = mkdtempSync(join(tmpdir(), "assay-backfill-"));
-    db = openDatabase(join(dir, "assay.sqlite"));
-    db.prepare("INSERT INTO accounts (id, name, created) VALUES ('acct_1', 'Test', '2026-01-01T00:00:00Z')").run();
-  });
-  afterEach(() => {
-    db.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
-
-  it("commits the run with its first episodes, then adds the rest with the seeds one transaction would give", async () => {
-    assert.equal(insertRun(db, run("run_big")), true);
-    assert.equal(episodes("run_big").length, EPISODES_PER_TRANSACTION);
-    assert.ok(backfilling(db, "run_big"));
-    await completeBackfill(db, "run_big");
-    const rows = episodes("run_big");
-    assert.equal(rows.length, 1234);
-    rows.forEach((row, idx) => {
-      assert.equal(row.idx, idx);
-      assert.equal(row.id, episodeId("run_big", idx));
-      assert.equal(row.seed, episodeSeed(plan.seed, idx));
+for (const engine of STORE_ENGINES) {
+  describe(`creating large runs in steps (${engine})`, () => {
+    let dir: string;
+    let db: Db;
+    const plan = { model: "so101", firmware: "3.11", environment: "tabletop@1", seed: 4242, control_rate_hz: 30, max_duration_s: 20 };
+    const run = (id: string, extra: Partial<NewRun> = {}): NewRun => ({
+      id, accountId: "acct_1", kind: "run", created: "2026-11-25T00:00:00.000Z", request: {},
+      resolvedPins: { robot: "so101@3.11", environment: "tabletop@1", task: "pick-cube@v1", perturbation_rev: "assay-perturb@1" },
+      plan, priority: "standard", episodesTotal: 1234, ...extra,
     });
-    assert.equal(backfilling(db, "run_big"), false);
-    assert.equal(insertRun(db, run("run_small", { episodesTotal: 20 })), false, "a small run is whole at once");
-  });
+    const episodes = (runId: string) => db.prepare("SELECT id, idx, seed, unit, assign FROM episodes WHERE run_id = ? ORDER BY idx").all(runId) as Array<{ id: string; idx: number; seed: number; unit: number | null; assign: string | null }>;
 
-  it("resumes a creation cut short by a crash, listed episodes included", async () => {
-    const listed = Array.from({ length: 1100 }, (_, i) => ({ seed: 1000 + i, unit: i % 3, assign: i % 2 ? { replay_spec: { i } } : undefined }));
-    insertRun(db, run("run_listed", { episodes: listed as NewRun["episodes"] }));
-    insertRun(db, run("run_seeded"));
-    // The coordinator dies here; a new one opens the same file.
-    db.close();
-    db = openDatabase(join(dir, "assay.sqlite"));
-    assert.deepEqual(runsBackfilling(db).sort(), ["run_listed", "run_seeded"]);
-    assert.deepEqual((await resumeBackfills(db)).sort(), ["run_listed", "run_seeded"]);
-    const rows = episodes("run_listed");
-    assert.equal(rows.length, 1100);
-    rows.forEach((row, i) => {
-      assert.deepEqual([row.seed, row.unit], [1000 + i, i % 3]);
-      assert.equal(row.assign, i % 2 ? JSON.stringify({ replay_spec: { i } }) : null);
+    beforeEach(async () => {
+      dir = mkdtempSync(join(tmpdir(), "assay-backfill-"));
+      db = await openTestDatabase(engine, join(dir, "assay.sqlite"));
+      db.prepare("INSERT INTO accounts (id, name, created) VALUES ('acct_1', 'Test', '2026-01-01T00:00:00Z')").run();
     });
-    assert.equal(episodes("run_seeded").length, 1234);
-    assert.deepEqual(runsBackfilling(db), []);
+    afterEach(() => {
+      db.close();
+      rmSync(dir, { recursive: true, force: true });
+    });
+
+    it("commits the run with its first episodes, then adds the rest with the seeds one transaction would give", async () => {
+      assert.equal(insertRun(db, run("run_big")), true);
+      assert.equal(episodes("run_big").length, EPISODES_PER_TRANSACTION);
+      assert.ok(backfilling(db, "run_big"));
+      await completeBackfill(db, "run_big");
+      const rows = episodes("run_big");
+      assert.equal(rows.length, 1234);
+      rows.forEach((row, idx) => {
+        assert.equal(row.idx, idx);
+        assert.equal(row.id, episodeId("run_big", idx));
+        assert.equal(row.seed, episodeSeed(plan.seed, idx));
+      });
+      assert.equal(backfilling(db, "run_big"), false);
+      assert.equal(insertRun(db, run("run_small", { episodesTotal: 20 })), false, "a small run is whole at once");
+    });
+
+    it("resumes a creation cut short by a crash, listed episodes included", async () => {
+      const listed = Array.from({ length: 1100 }, (_, i) => ({ seed: 1000 + i, unit: i % 3, assign: i % 2 ? { replay_spec: { i } } : undefined }));
+      insertRun(db, run("run_listed", { episodes: listed as NewRun["episodes"] }));
+      insertRun(db, run("run_seeded"));
+      // The coordinator dies here; a new one opens the same file.
+      db.close();
+      db = await openTestDatabase(engine, join(dir, "assay.sqlite"));
+      assert.deepEqual(runsBackfilling(db).sort(), ["run_listed", "run_seeded"]);
+      assert.deepEqual((await resumeBackfills(db)).sort(), ["run_listed", "run_seeded"]);
+      const rows = episodes("run_listed");
+      assert.equal(rows.length, 1100);
+      rows.forEach((row, i) => {
+        assert.deepEqual([row.seed, row.unit], [1000 + i, i % 3]);
+        assert.equal(row.assign, i % 2 ? JSON.stringify({ replay_spec: { i } }) : null);
+      });
+      assert.equal(episodes("run_seeded").length, 1234);
+      assert.deepEqual(runsBackfilling(db), []);
+    });
   });
-});
+}

@@ -8,92 +8,95 @@ import { transitionEpisode } from "../../coordinator/runs/episode-state.js";
 import { RunEvents, type RunEvent } from "../../coordinator/runs/run-events.js";
 import { createRunLifecycle, type RunLifecycle } from "../../coordinator/runs/run-lifecycle.js";
 import { transitionRun } from "../../coordinator/runs/run-state.js";
-import { openDatabase, type Db } from "../../coordinator/store/database.js";
+import type { Db } from "../../coordinator/store/database.js";
+import { STORE_ENGINES, openTestDatabase } from "../support/test-database.js";
 import { assignEpisode, getEpisode } from "../../coordinator/store/episodes-repo.js";
 import * as runsRepo from "../../coordinator/store/runs-repo.js";
 import { afterCommit, transact } from "../../coordinator/store/transact.js";
 
-describe("run lifecycle", () => {
-  let db: Db;
-  let events: RunEvent[];
-  let cancels: string[];
-  let lifecycle: RunLifecycle;
-  const at = "2026-11-15T00:00:00.000Z";
+for (const engine of STORE_ENGINES) {
+  describe(`run lifecycle (${engine})`, () => {
+    let db: Db;
+    let events: RunEvent[];
+    let cancels: string[];
+    let lifecycle: RunLifecycle;
+    const at = "2026-11-15T00:00:00.000Z";
 
-  function insertRun(id: string, episodes = 3): void {
-    runsRepo.insertRun(db, {
-      id, accountId: "acct_1", kind: "run", created: at, request: { policy: { type: "container", image: "assay/ref-policy:expert" } },
-      resolvedPins: { robot: "so101@3.11", environment: "tabletop@1", task: "pick-cube@v1", perturbation_rev: "assay-perturb@1" },
-      plan: { model: "so101", firmware: "3.11", environment: "tabletop@1", seed: 1, control_rate_hz: 30, max_duration_s: 20 },
-      priority: "standard", episodesTotal: episodes,
-    });
-  }
+    function insertRun(id: string, episodes = 3): void {
+      runsRepo.insertRun(db, {
+        id, accountId: "acct_1", kind: "run", created: at, request: { policy: { type: "container", image: "assay/ref-policy:expert" } },
+        resolvedPins: { robot: "so101@3.11", environment: "tabletop@1", task: "pick-cube@v1", perturbation_rev: "assay-perturb@1" },
+        plan: { model: "so101", firmware: "3.11", environment: "tabletop@1", seed: 1, control_rate_hz: 30, max_duration_s: 20 },
+        priority: "standard", episodesTotal: episodes,
+      });
+    }
 
-  beforeEach(() => {
-    db = openDatabase(":memory:");
-    db.prepare("INSERT INTO accounts (id, name, created) VALUES ('acct_1', 'Test', '2026-01-01T00:00:00Z')").run();
-    events = [];
-    cancels = [];
-    const runEvents = new RunEvents();
-    // What a subscriber sees when the event arrives: the status must already be committed.
-    runEvents.subscribe("*", (event) => {
-      assert.equal(db.inTransaction, false, "status events are published after the commit");
-      events.push(event);
+    beforeEach(async () => {
+      db = await openTestDatabase(engine);
+      db.prepare("INSERT INTO accounts (id, name, created) VALUES ('acct_1', 'Test', '2026-01-01T00:00:00Z')").run();
+      events = [];
+      cancels = [];
+      const runEvents = new RunEvents();
+      // What a subscriber sees when the event arrives: the status must already be committed.
+      runEvents.subscribe("*", (event) => {
+        assert.equal(db.inTransaction, false, "status events are published after the commit");
+        events.push(event);
+      });
+      lifecycle = createRunLifecycle({
+        db, runEvents, pins: loadFirmwarePins(), baseUrl: "http://x", streamsUrl: "ws://x/streams", now: () => new Date(at),
+        cells: { cancelEpisode: (cell, episodeId) => (cancels.push(`${cell}:${episodeId}`), true) },
+      });
     });
-    lifecycle = createRunLifecycle({
-      db, runEvents, pins: loadFirmwarePins(), baseUrl: "http://x", streamsUrl: "ws://x/streams", now: () => new Date(at),
-      cells: { cancelEpisode: (cell, episodeId) => (cancels.push(`${cell}:${episodeId}`), true) },
+
+    afterEach(() => db.close());
+
+    it("throws on moves the state machines do not allow", () => {
+      assert.throws(() => transitionRun("completed", "running"), /illegal run transition completed -> running/);
+      assert.throws(() => transitionRun("queued", "completed"), /illegal run transition queued -> completed/);
+      assert.throws(() => transitionEpisode("done", "pending"), /illegal episode transition done -> pending/);
+      assert.throws(() => transitionEpisode("cancelled", "assigned"), /illegal episode transition cancelled -> assigned/);
+      insertRun("run_x");
+      assert.throws(() => runsRepo.setRunStatus(db, "run_x", "running"), /illegal run transition queued -> running/);
+    });
+
+    it("runs effects after the outermost commit and drops them on rollback", () => {
+      const seen: string[] = [];
+      transact(db, () => {
+        afterCommit(db, () => seen.push(`outer committed: ${db.inTransaction}`));
+        transact(db, () => afterCommit(db, () => seen.push("inner")));
+        assert.deepEqual(seen, []);
+      });
+      assert.deepEqual(seen, ["outer committed: false", "inner"]);
+      assert.throws(() => transact(db, () => {
+        afterCommit(db, () => seen.push("rolled back"));
+        throw new Error("boom");
+      }), /boom/);
+      assert.equal(seen.includes("rolled back"), false);
+      assert.throws(() => db.transaction(() => afterCommit(db, () => undefined))(), /not opened with transact/);
+    });
+
+    it("ends a run once: status, cancelled pending episodes, the partial result, CancelEpisode, one status event", () => {
+      insertRun("run_s");
+      const held = runsRepo.episodeId("run_s", 0);
+      transact(db, () => {
+        assignEpisode(db, held, "so101-b", at);
+        lifecycle.scheduled("run_s", "so101-b");
+      });
+      assert.equal(runsRepo.getRun(db, "run_s")!.status, "scheduling");
+      assert.equal(lifecycle.end("run_s", { status: "stopped", code: "budget_exceeded", message: "cap reached" }), true);
+      const run = runsRepo.getRun(db, "run_s")!;
+      assert.equal(run.status, "stopped");
+      assert.equal(run.statusCode, "budget_exceeded");
+      assert.equal(run.result?.n, 0);
+      assert.deepEqual([1, 2].map((i) => getEpisode(db, runsRepo.episodeId("run_s", i))!.status), ["cancelled", "cancelled"]);
+      assert.equal(getEpisode(db, held)!.status, "assigned");
+      assert.deepEqual(cancels, [`so101-b:${held}`]);
+      assert.deepEqual(events.map((e) => ({ ...(e.data as unknown as Record<string, unknown>), webrtc: ((e.data as unknown as { webrtc: string | null }).webrtc ?? null)?.replace(/\?token=[A-Za-z0-9_-]+\.[0-9a-f]{64}$/, "?token=<signed>") ?? null })), [
+        { status: "scheduling", cell: "so101-b", webrtc: "ws://x/streams/cells/so101-b?token=<signed>" },
+        { status: "stopped", cell: null, webrtc: null },
+      ]);
+      assert.equal(lifecycle.end("run_s", { status: "failed", message: "again" }), false);
+      assert.equal(events.length, 2);
     });
   });
-
-  afterEach(() => db.close());
-
-  it("throws on moves the state machines do not allow", () => {
-    assert.throws(() => transitionRun("completed", "running"), /illegal run transition completed -> running/);
-    assert.throws(() => transitionRun("queued", "completed"), /illegal run transition queued -> completed/);
-    assert.throws(() => transitionEpisode("done", "pending"), /illegal episode transition done -> pending/);
-    assert.throws(() => transitionEpisode("cancelled", "assigned"), /illegal episode transition cancelled -> assigned/);
-    insertRun("run_x");
-    assert.throws(() => runsRepo.setRunStatus(db, "run_x", "running"), /illegal run transition queued -> running/);
-  });
-
-  it("runs effects after the outermost commit and drops them on rollback", () => {
-    const seen: string[] = [];
-    transact(db, () => {
-      afterCommit(db, () => seen.push(`outer committed: ${db.inTransaction}`));
-      transact(db, () => afterCommit(db, () => seen.push("inner")));
-      assert.deepEqual(seen, []);
-    });
-    assert.deepEqual(seen, ["outer committed: false", "inner"]);
-    assert.throws(() => transact(db, () => {
-      afterCommit(db, () => seen.push("rolled back"));
-      throw new Error("boom");
-    }), /boom/);
-    assert.equal(seen.includes("rolled back"), false);
-    assert.throws(() => db.transaction(() => afterCommit(db, () => undefined))(), /not opened with transact/);
-  });
-
-  it("ends a run once: status, cancelled pending episodes, the partial result, CancelEpisode, one status event", () => {
-    insertRun("run_s");
-    const held = runsRepo.episodeId("run_s", 0);
-    transact(db, () => {
-      assignEpisode(db, held, "so101-b", at);
-      lifecycle.scheduled("run_s", "so101-b");
-    });
-    assert.equal(runsRepo.getRun(db, "run_s")!.status, "scheduling");
-    assert.equal(lifecycle.end("run_s", { status: "stopped", code: "budget_exceeded", message: "cap reached" }), true);
-    const run = runsRepo.getRun(db, "run_s")!;
-    assert.equal(run.status, "stopped");
-    assert.equal(run.statusCode, "budget_exceeded");
-    assert.equal(run.result?.n, 0);
-    assert.deepEqual([1, 2].map((i) => getEpisode(db, runsRepo.episodeId("run_s", i))!.status), ["cancelled", "cancelled"]);
-    assert.equal(getEpisode(db, held)!.status, "assigned");
-    assert.deepEqual(cancels, [`so101-b:${held}`]);
-    assert.deepEqual(events.map((e) => ({ ...(e.data as unknown as Record<string, unknown>), webrtc: ((e.data as unknown as { webrtc: string | null }).webrtc ?? null)?.replace(/\?token=[A-Za-z0-9_-]+\.[0-9a-f]{64}$/, "?token=<signed>") ?? null })), [
-      { status: "scheduling", cell: "so101-b", webrtc: "ws://x/streams/cells/so101-b?token=<signed>" },
-      { status: "stopped", cell: null, webrtc: null },
-    ]);
-    assert.equal(lifecycle.end("run_s", { status: "failed", message: "again" }), false);
-    assert.equal(events.length, 2);
-  });
-});
+}

@@ -3,7 +3,8 @@ import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { openDatabase, type Db } from "../../coordinator/store/database.js";
+import type { Db } from "../../coordinator/store/database.js";
+import { STORE_ENGINES, openTestDatabase } from "../support/test-database.js";
 import { ensureServiceKey, ensureSigningKey, listSigningKeys } from "../../coordinator/tasks/signing-keys.js";
 import { canonicalJson } from "../../coordinator/json/canonical-json.js";
 import { parseSignature, signedPayload, signTaskSpec, verifyTaskSignature } from "../../coordinator/tasks/task-signing.js";
@@ -15,53 +16,55 @@ const SPEC = {
   instructions: null, stages: [], envelope: null,
 };
 
-describe("task signing", () => {
-  let dir: string;
-  let db: Db;
+for (const engine of STORE_ENGINES) {
+  describe(`task signing (${engine})`, () => {
+    let dir: string;
+    let db: Db;
 
-  beforeEach(() => {
-    dir = mkdtempSync(join(tmpdir(), "assay-sign-"));
-    db = openDatabase(join(dir, "assay.sqlite"));
-  });
-  afterEach(() => {
-    db.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+    beforeEach(async () => {
+      dir = mkdtempSync(join(tmpdir(), "assay-sign-"));
+      db = await openTestDatabase(engine, join(dir, "assay.sqlite"));
+    });
+    afterEach(() => {
+      db.close();
+      rmSync(dir, { recursive: true, force: true });
+    });
 
-  it("writes canonical JSON with keys sorted recursively and no whitespace", () => {
-    assert.equal(canonicalJson({ b: 1, a: { d: [3, { z: 1, y: "é" }], c: null }, u: undefined }), '{"a":{"c":null,"d":[3,{"y":"é","z":1}]},"b":1}');
-    assert.equal(canonicalJson("x"), '"x"');
-  });
+    it("writes canonical JSON with keys sorted recursively and no whitespace", () => {
+      assert.equal(canonicalJson({ b: 1, a: { d: [3, { z: 1, y: "é" }], c: null }, u: undefined }), '{"a":{"c":null,"d":[3,{"y":"é","z":1}]},"b":1}');
+      assert.equal(canonicalJson("x"), '"x"');
+    });
 
-  it("signs only the listed fields: absent ones as null, baseline and extras ignored", () => {
-    const payload = signedPayload({ name: "t", rev: "t@v1", baseline: { internal_rate: 1 }, id: "task_1" }).toString("utf8");
-    assert.equal(payload, '{"envelope":null,"environment_class":null,"frozen":null,"initial_conditions":null,"instructions":null,"name":"t","rev":"t@v1","stages":null,"success_predicates":null,"visibility":null}');
-  });
+    it("signs only the listed fields: absent ones as null, baseline and extras ignored", () => {
+      const payload = signedPayload({ name: "t", rev: "t@v1", baseline: { internal_rate: 1 }, id: "task_1" }).toString("utf8");
+      assert.equal(payload, '{"envelope":null,"environment_class":null,"frozen":null,"initial_conditions":null,"instructions":null,"name":"t","rev":"t@v1","stages":null,"success_predicates":null,"visibility":null}');
+    });
 
-  it("keeps one key per owner across calls and restarts", () => {
-    const first = ensureServiceKey(db);
-    assert.equal(ensureServiceKey(db).id, first.id);
-    const account = ensureSigningKey(db, "acct_default");
-    assert.notEqual(account.id, first.id);
-    db.close();
-    db = openDatabase(join(dir, "assay.sqlite"));
-    assert.equal(ensureServiceKey(db).id, first.id);
-    assert.deepEqual(listSigningKeys(db).map((k) => k.owner).sort(), ["acct_default", "service"]);
-    assert.equal("private_key_pem" in listSigningKeys(db)[0]!, false);
-  });
+    it("keeps one key per owner across calls and restarts", async () => {
+      const first = ensureServiceKey(db);
+      assert.equal(ensureServiceKey(db).id, first.id);
+      const account = ensureSigningKey(db, "acct_default");
+      assert.notEqual(account.id, first.id);
+      db.close();
+      db = await openTestDatabase(engine, join(dir, "assay.sqlite"));
+      assert.equal(ensureServiceKey(db).id, first.id);
+      assert.deepEqual(listSigningKeys(db).map((k) => k.owner).sort(), ["acct_default", "service"]);
+      assert.equal("private_key_pem" in listSigningKeys(db)[0]!, false);
+    });
 
-  it("verifies a signature with the published PEM and rejects a tampered spec, another key, or garbage", () => {
-    const key = ensureServiceKey(db);
-    const signature = signTaskSpec(SPEC, key);
-    assert.match(signature, new RegExp(`^ed25519:${key.id}:[A-Za-z0-9_-]{86}$`));
-    const pem = listSigningKeys(db).find((k) => k.id === key.id)!.public_key_pem;
-    assert.ok(verifyTaskSignature(SPEC, signature, pem));
-    // Key order does not matter; content does.
-    assert.ok(verifyTaskSignature(Object.fromEntries(Object.entries(SPEC).reverse()), signature, pem));
-    assert.equal(verifyTaskSignature({ ...SPEC, rev: "pick-cube@v2" }, signature, pem), false);
-    assert.equal(verifyTaskSignature({ ...SPEC, success_predicates: [{ lifted: "pose(cube).z > 0.01" }] }, signature, pem), false);
-    assert.equal(verifyTaskSignature(SPEC, signature, ensureSigningKey(db, "acct_x").publicKey), false);
-    assert.equal(verifyTaskSignature(SPEC, "rsa:abc:def", pem), false);
-    assert.equal(parseSignature("ed25519:sk_1:AAAA")?.keyId, "sk_1");
+    it("verifies a signature with the published PEM and rejects a tampered spec, another key, or garbage", () => {
+      const key = ensureServiceKey(db);
+      const signature = signTaskSpec(SPEC, key);
+      assert.match(signature, new RegExp(`^ed25519:${key.id}:[A-Za-z0-9_-]{86}$`));
+      const pem = listSigningKeys(db).find((k) => k.id === key.id)!.public_key_pem;
+      assert.ok(verifyTaskSignature(SPEC, signature, pem));
+      // Key order does not matter; content does.
+      assert.ok(verifyTaskSignature(Object.fromEntries(Object.entries(SPEC).reverse()), signature, pem));
+      assert.equal(verifyTaskSignature({ ...SPEC, rev: "pick-cube@v2" }, signature, pem), false);
+      assert.equal(verifyTaskSignature({ ...SPEC, success_predicates: [{ lifted: "pose(cube).z > 0.01" }] }, signature, pem), false);
+      assert.equal(verifyTaskSignature(SPEC, signature, ensureSigningKey(db, "acct_x").publicKey), false);
+      assert.equal(verifyTaskSignature(SPEC, "rsa:abc:def", pem), false);
+      assert.equal(parseSignature("ed25519:sk_1:AAAA")?.keyId, "sk_1");
+    });
   });
-});
+}

@@ -6,7 +6,8 @@ import { join } from "node:path";
 import { loadEnvironments } from "../../coordinator/catalog/environments.js";
 import { AssayError } from "../../coordinator/errors/assay-error.js";
 import { DEFAULT_ACCOUNT_ID, ensureAccount } from "../../coordinator/store/accounts-repo.js";
-import { openDatabase, type Db } from "../../coordinator/store/database.js";
+import type { Db } from "../../coordinator/store/database.js";
+import { STORE_ENGINES, openTestDatabase } from "../support/test-database.js";
 import { canApply, nextTaskStatus, TASK_STATUSES, type TaskOperation } from "../../coordinator/tasks/task-state.js";
 import { checkTaskBody, validateTaskSpec } from "../../coordinator/tasks/validate-task.js";
 
@@ -17,59 +18,61 @@ const BASE = {
   success_predicates: [{ lifted: "pose(cube).z > 0.06 for 1.0s" }],
 };
 
-describe("task validation", () => {
-  let dir: string;
-  let db: Db;
-  const validate = (body: Record<string, unknown>) => validateTaskSpec(checkTaskBody(body), { db, accountId: DEFAULT_ACCOUNT_ID, environments });
-  const rejects = (body: Record<string, unknown>, pattern: RegExp) =>
-    assert.throws(() => validate(body), (e: unknown) => e instanceof AssayError && e.code === "contract_validation_failed" && pattern.test(e.message));
+for (const engine of STORE_ENGINES) {
+  describe(`task validation (${engine})`, () => {
+    let dir: string;
+    let db: Db;
+    const validate = (body: Record<string, unknown>) => validateTaskSpec(checkTaskBody(body), { db, accountId: DEFAULT_ACCOUNT_ID, environments });
+    const rejects = (body: Record<string, unknown>, pattern: RegExp) =>
+      assert.throws(() => validate(body), (e: unknown) => e instanceof AssayError && e.code === "contract_validation_failed" && pattern.test(e.message));
 
-  before(() => {
-    dir = mkdtempSync(join(tmpdir(), "assay-taskval-"));
-    db = openDatabase(join(dir, "assay.sqlite"));
-    ensureAccount(db, DEFAULT_ACCOUNT_ID, "Default", "2026-11-01T00:00:00Z");
-  });
-  after(() => {
-    db.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+    before(async () => {
+      dir = mkdtempSync(join(tmpdir(), "assay-taskval-"));
+      db = await openTestDatabase(engine, join(dir, "assay.sqlite"));
+      ensureAccount(db, DEFAULT_ACCOUNT_ID, "Default", "2026-11-01T00:00:00Z");
+    });
+    after(() => {
+      db.close();
+      rmSync(dir, { recursive: true, force: true });
+    });
 
-  it("fills in defaults", () => {
-    const spec = validate(BASE);
-    assert.equal(spec.visibility, "private");
-    assert.equal(spec.environment_class, "standard");
-    assert.deepEqual(spec.stages, []);
-    assert.equal(spec.instructions, null);
-    assert.equal(spec.envelope, null);
-    assert.equal(spec.baseline, null);
-  });
+    it("fills in defaults", () => {
+      const spec = validate(BASE);
+      assert.equal(spec.visibility, "private");
+      assert.equal(spec.environment_class, "standard");
+      assert.deepEqual(spec.stages, []);
+      assert.equal(spec.instructions, null);
+      assert.equal(spec.envelope, null);
+      assert.equal(spec.baseline, null);
+    });
 
-  it("names the predicate, position and reason of a syntax error", () => {
-    rejects({ ...BASE, success_predicates: [{ lifted: "time > 1 for 1" }] }, /success_predicates\[0\] "lifted": expected a duration with a time unit.* at 13.*\(position 13\)/);
-    rejects({ ...BASE, stages: [{ a: "time > 1" }, { a: "time > 2" }] }, /duplicate name "a"/);
-    rejects({ ...BASE, success_predicates: [{ a: "time > 1", b: "time > 2" }] }, /exactly one key/);
-  });
+    it("names the predicate, position and reason of a syntax error", () => {
+      rejects({ ...BASE, success_predicates: [{ lifted: "time > 1 for 1" }] }, /success_predicates\[0\] "lifted": expected a duration with a time unit.* at 13.*\(position 13\)/);
+      rejects({ ...BASE, stages: [{ a: "time > 1" }, { a: "time > 2" }] }, /duplicate name "a"/);
+      rejects({ ...BASE, success_predicates: [{ a: "time > 1", b: "time > 2" }] }, /exactly one key/);
+    });
 
-  it("binds against the union of the class's instruments", () => {
-    validate({ ...BASE, environment_class: "replica", success_predicates: [{ pushed: "ft.force > 5N" }] });
-    rejects({ ...BASE, environment_class: "bare", stages: [{ pushed: "ft.force > 5N" }], success_predicates: [{ ok: "gripper.holding" }] },
-      /stages\[0\] "pushed" needs instrument ft_wrist, which no bare environment has \(bench-bare@1: /);
-    rejects({ ...BASE, environment_class: "bare" }, /"lifted" needs instrument mocap/);
-  });
+    it("binds against the union of the class's instruments", () => {
+      validate({ ...BASE, environment_class: "replica", success_predicates: [{ pushed: "ft.force > 5N" }] });
+      rejects({ ...BASE, environment_class: "bare", stages: [{ pushed: "ft.force > 5N" }], success_predicates: [{ ok: "gripper.holding" }] },
+        /stages\[0\] "pushed" needs instrument ft_wrist, which no bare environment has \(bench-bare@1: /);
+      rejects({ ...BASE, environment_class: "bare" }, /"lifted" needs instrument mocap/);
+    });
 
-  it("checks objects, poses, randomization and envelope against the class", () => {
-    rejects({ ...BASE, initial_conditions: { cube: { object: "cube", pose: [0, 0, 0, "x"] } } }, /pose is required/);
-    rejects({ ...BASE, initial_conditions: { cube: { object: "cube", pose: [0, 0, 0, 0], randomize: { z_mm: 3 } } } }, /unknown field initial_conditions.cube.randomize.z_mm/);
-    rejects({ ...BASE, initial_conditions: { plate: { object: "plate", pose: [0, 0, 0, 0] } } }, /"plate" is not stocked/);
-    validate({ ...BASE, environment_class: "replica", initial_conditions: { plate: { object: "plate", pose: [0, 0, 0, 0] } }, success_predicates: [{ up: "height(plate) > 0.1" }] });
-    rejects({ ...BASE, envelope: { lighting: ["disco"] } }, /no environment of the target class has lighting preset "disco"/);
-    rejects({ ...BASE, envelope: { distractors: "zoo@1" } }, /envelope.distractors/);
-  });
+    it("checks objects, poses, randomization and envelope against the class", () => {
+      rejects({ ...BASE, initial_conditions: { cube: { object: "cube", pose: [0, 0, 0, "x"] } } }, /pose is required/);
+      rejects({ ...BASE, initial_conditions: { cube: { object: "cube", pose: [0, 0, 0, 0], randomize: { z_mm: 3 } } } }, /unknown field initial_conditions.cube.randomize.z_mm/);
+      rejects({ ...BASE, initial_conditions: { plate: { object: "plate", pose: [0, 0, 0, 0] } } }, /"plate" is not stocked/);
+      validate({ ...BASE, environment_class: "replica", initial_conditions: { plate: { object: "plate", pose: [0, 0, 0, 0] } }, success_predicates: [{ up: "height(plate) > 0.1" }] });
+      rejects({ ...BASE, envelope: { lighting: ["disco"] } }, /no environment of the target class has lighting preset "disco"/);
+      rejects({ ...BASE, envelope: { distractors: "zoo@1" } }, /envelope.distractors/);
+    });
 
-  it("rejects a kit reference to a kit the account does not have", () => {
-    rejects({ ...BASE, initial_conditions: { mug: { object: "kit/mug", pose: [0, 0, 0, 0] } } }, /no kit "mug" on this account/);
+    it("rejects a kit reference to a kit the account does not have", () => {
+      rejects({ ...BASE, initial_conditions: { mug: { object: "kit/mug", pose: [0, 0, 0, 0] } } }, /no kit "mug" on this account/);
+    });
   });
-});
+}
 
 describe("task state", () => {
   const label = { id: "task_1", name: "wipe", rev: null };

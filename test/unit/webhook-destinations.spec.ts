@@ -8,6 +8,7 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { refusedAddress, refusedUrl, vettedLookup } from "../../coordinator/webhooks/destination-policy.js";
 import { postWebhook } from "../../coordinator/webhooks/post-webhook.js";
+import { STORE_ENGINES, openTestDatabase } from "../support/test-database.js";
 
 const STRICT = { allowLoopback: false };
 const DEMO = { allowLoopback: true };
@@ -59,51 +60,53 @@ describe("webhook destinations", () => {
   });
 });
 
-describe("webhook delivery fairness", () => {
-  it("keeps a slow receiver's account to its own slots: another account's delivery goes out at once", async () => {
-    const { openDatabase } = await import("../../coordinator/store/database.js");
-    const { insertEndpoint } = await import("../../coordinator/webhooks/endpoints-repo.js");
-    const { enqueueEvent } = await import("../../coordinator/webhooks/outbox.js");
-    const { createWebhookWorker } = await import("../../coordinator/webhooks/delivery-worker.js");
-    const db = openDatabase(":memory:");
-    for (const id of ["acct_slow", "acct_fast"]) db.prepare("INSERT INTO accounts (id, name, created) VALUES (?, ?, '2026-01-01T00:00:00Z')").run(id, id);
-    let slowInFlight = 0;
-    let slowMost = 0;
-    const held: Array<() => void> = [];
-    const fastAt: number[] = [];
-    const server = createServer((req, res) => {
-      if (req.url === "/slow") {
-        slowMost = Math.max(slowMost, ++slowInFlight);
-        held.push(() => {
-          slowInFlight--;
+for (const engine of STORE_ENGINES) {
+  describe(`webhook delivery fairness (${engine})`, () => {
+    it("keeps a slow receiver's account to its own slots: another account's delivery goes out at once", async () => {
+      const { openDatabase } = await import("../../coordinator/store/database.js");
+      const { insertEndpoint } = await import("../../coordinator/webhooks/endpoints-repo.js");
+      const { enqueueEvent } = await import("../../coordinator/webhooks/outbox.js");
+      const { createWebhookWorker } = await import("../../coordinator/webhooks/delivery-worker.js");
+      const db = await openTestDatabase(engine);
+      for (const id of ["acct_slow", "acct_fast"]) db.prepare("INSERT INTO accounts (id, name, created) VALUES (?, ?, '2026-01-01T00:00:00Z')").run(id, id);
+      let slowInFlight = 0;
+      let slowMost = 0;
+      const held: Array<() => void> = [];
+      const fastAt: number[] = [];
+      const server = createServer((req, res) => {
+        if (req.url === "/slow") {
+          slowMost = Math.max(slowMost, ++slowInFlight);
+          held.push(() => {
+            slowInFlight--;
+            res.writeHead(200).end();
+          });
+        } else {
+          fastAt.push(performance.now());
           res.writeHead(200).end();
-        });
-      } else {
-        fastAt.push(performance.now());
-        res.writeHead(200).end();
+        }
+      });
+      await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+      const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      insertEndpoint(db, "acct_slow", { url: `${base}/slow`, events: ["run.completed"], description: null }, new Date());
+      insertEndpoint(db, "acct_fast", { url: `${base}/fast`, events: ["run.completed"], description: null }, new Date());
+      for (let i = 0; i < 12; i++) enqueueEvent(db, "acct_slow", "run.completed", { i });
+      enqueueEvent(db, "acct_fast", "run.completed", { i: 0 });
+      const worker = createWebhookWorker({ db, allowLoopback: true, pollMs: 10, timeoutMs: 60_000, concurrency: 8, perAccountConcurrency: 2, logger: { warn: () => undefined, error: () => undefined } });
+      worker.start();
+      try {
+        // The slow receiver answers nothing until the end: the other account's delivery arriving at all shows it did not wait.
+        while (fastAt.length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+        assert.equal(slowMost, 2, "the slow account holds two slots, not eight");
+      } finally {
+        for (const release of held.splice(0)) release();
+        const stopping = worker.stop();
+        // Deliveries taken after the release are answered at once too.
+        const drain = setInterval(() => { for (const release of held.splice(0)) release(); }, 5);
+        await stopping;
+        clearInterval(drain);
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+        db.close();
       }
     });
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    insertEndpoint(db, "acct_slow", { url: `${base}/slow`, events: ["run.completed"], description: null }, new Date());
-    insertEndpoint(db, "acct_fast", { url: `${base}/fast`, events: ["run.completed"], description: null }, new Date());
-    for (let i = 0; i < 12; i++) enqueueEvent(db, "acct_slow", "run.completed", { i });
-    enqueueEvent(db, "acct_fast", "run.completed", { i: 0 });
-    const worker = createWebhookWorker({ db, allowLoopback: true, pollMs: 10, timeoutMs: 60_000, concurrency: 8, perAccountConcurrency: 2, logger: { warn: () => undefined, error: () => undefined } });
-    worker.start();
-    try {
-      // The slow receiver answers nothing until the end: the other account's delivery arriving at all shows it did not wait.
-      while (fastAt.length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
-      assert.equal(slowMost, 2, "the slow account holds two slots, not eight");
-    } finally {
-      for (const release of held.splice(0)) release();
-      const stopping = worker.stop();
-      // Deliveries taken after the release are answered at once too.
-      const drain = setInterval(() => { for (const release of held.splice(0)) release(); }, 5);
-      await stopping;
-      clearInterval(drain);
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      db.close();
-    }
   });
-});
+}
