@@ -18,8 +18,14 @@ export interface ArchiveJobKind<Row extends ArchiveJob = ArchiveJob> {
   name: string;
   /** Rows in status preparing, oldest first. */
   listPreparing(): Row[];
-  /** Counts a start (attempts + 1) and returns the row while it is still preparing. */
-  claim(id: string): Row | undefined;
+  /**
+   * Counts a start (attempts + 1) and leases the row to this coordinator until `lease.until`;
+   * returns the row, or nothing when it is no longer preparing or another coordinator's lease on
+   * it has not run out at `lease.now`.
+   */
+  claim(id: string, lease: { until: string; now: string }): Row | undefined;
+  /** Extends this coordinator's lease on a row it is making (`null`: gives it up). */
+  renew(id: string, until: string | null): void;
   /** Makes the archive and moves the row to ready (or leaves it when purged meanwhile). */
   make(row: Row, signal: AbortSignal): Promise<void>;
   /** Moves a preparing row to failed. */
@@ -50,6 +56,9 @@ export interface ArchiveWorker {
   idle(): Promise<void>;
 }
 
+/** How long a claim on an archive lasts without renewal. */
+const LEASE_MS = 60_000;
+
 export function createArchiveWorker(options: ArchiveWorkerOptions): ArchiveWorker {
   const concurrency = options.concurrency ?? 1;
   const maxAttempts = options.maxAttempts ?? 3;
@@ -75,8 +84,22 @@ export function createArchiveWorker(options: ArchiveWorkerOptions): ArchiveWorke
   };
 
   const runOne = async (kind: ArchiveJobKind, id: string) => {
-    const row = kind.claim(id);
+    const at = now();
+    const leaseUntil = (from: Date) => new Date(from.getTime() + LEASE_MS).toISOString();
+    const row = kind.claim(id, { until: leaseUntil(at), now: at.toISOString() });
     if (!row) return;
+    // Several coordinators share the queue: the lease keeps others off this row while it is made,
+    // and runs out (LEASE_MS) if this process dies, so another one makes it.
+    const renewal = setInterval(() => kind.renew(id, leaseUntil(now())), LEASE_MS / 3);
+    renewal.unref();
+    try {
+      await make(kind, row, id);
+    } finally {
+      clearInterval(renewal);
+    }
+  };
+
+  const make = async (kind: ArchiveJobKind, row: ArchiveJob, id: string) => {
     if (row.attempts > maxAttempts) {
       kind.fail(id, "attempts_exhausted", `making this ${kind.name} was started ${maxAttempts} times without finishing (the coordinator stopped each time); request it again`);
       return;
@@ -84,7 +107,11 @@ export function createArchiveWorker(options: ArchiveWorkerOptions): ArchiveWorke
     try {
       await kind.make(row, abort.signal);
     } catch (error) {
-      if (abort.signal.aborted) return; // stopping: stays preparing, made again after the restart
+      if (abort.signal.aborted) {
+        // Stopping: stays preparing, free for the next start (or another coordinator) at once.
+        kind.renew(id, null);
+        return;
+      }
       const message = (error as Error).message ?? String(error);
       logger.error(`${kind.name} ${id} failed: ${(error as Error).stack ?? message}`);
       kind.fail(id, "export_error", message);

@@ -99,10 +99,14 @@ export function calibrationExportJobs(options: CalibrationJobOptions): ArchiveJo
   return {
     name: "calibration export",
     listPreparing: () => listCalibrationExportsIn(db, "preparing"),
-    claim(id) {
-      db.prepare("UPDATE calibration_exports SET attempts = attempts + 1 WHERE id = ? AND status = 'preparing'").run(id);
-      const row = getCalibrationExport(db, id);
-      return row?.status === "preparing" ? row : undefined;
+    claim(id, lease) {
+      const claimed = db
+        .prepare("UPDATE calibration_exports SET attempts = attempts + 1, lease_until = @until WHERE id = @id AND status = 'preparing' AND (lease_until IS NULL OR lease_until < @now)")
+        .run({ id, ...lease }).changes === 1;
+      return claimed ? getCalibrationExport(db, id) : undefined;
+    },
+    renew(id, until) {
+      db.prepare("UPDATE calibration_exports SET lease_until = ? WHERE id = ? AND status = 'preparing'").run(until, id);
     },
     fail(id, reason, message) {
       moveCalibrationExport(db, id, "failed", { failure_reason: reason, failure_message: message }, "preparing");

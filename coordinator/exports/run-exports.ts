@@ -118,10 +118,14 @@ export function runExportJobs(options: RunExportJobOptions): ArchiveJobKind<Expo
   return {
     name: "export",
     listPreparing: () => listExportsIn(db, "preparing"),
-    claim(id) {
-      db.prepare("UPDATE exports SET attempts = attempts + 1, episodes_done = 0 WHERE id = ? AND status = 'preparing'").run(id);
-      const row = getExport(db, id);
-      return row?.status === "preparing" ? row : undefined;
+    claim(id, lease) {
+      const claimed = db
+        .prepare("UPDATE exports SET attempts = attempts + 1, episodes_done = 0, lease_until = @until WHERE id = @id AND status = 'preparing' AND (lease_until IS NULL OR lease_until < @now)")
+        .run({ id, ...lease }).changes === 1;
+      return claimed ? getExport(db, id) : undefined;
+    },
+    renew(id, until) {
+      db.prepare("UPDATE exports SET lease_until = ? WHERE id = ? AND status = 'preparing'").run(until, id);
     },
     fail(id, reason, message) {
       moveExport(db, id, "failed", { failure_reason: reason, failure_message: message }, "preparing");

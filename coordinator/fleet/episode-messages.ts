@@ -6,8 +6,8 @@
  */
 import type { AgentMessage, EpisodeFinished, EpisodeInterrupted, EpisodeStarted } from "../../protocol/gen/cell.js";
 import { insertPendingArtifact } from "../store/artifacts-repo.js";
-import { getCell, setLastSeqApplied } from "../store/cells-repo.js";
-import { getRun } from "../store/runs-repo.js";
+import { getCell, lockCell, setLastSeqApplied } from "../store/cells-repo.js";
+import { getRun, lockRun } from "../store/runs-repo.js";
 import {
   amendLinkLostInterruption, getEpisode, getEpisodeRecord, markEpisodeDone, markEpisodeRunning, requeueEpisode, type EpisodeRow, type Interruption,
 } from "../store/episodes-repo.js";
@@ -26,6 +26,8 @@ type Effect = () => void;
 export function applySequenced(ctx: LinkContext, cellId: string, message: AgentMessage): boolean {
   const effects: Effect[] = [];
   const applied = transact(ctx.db, () => {
+    // After a failover, a message may be retried on another coordinator: the seq check must see its commit.
+    lockCell(ctx.db, cellId);
     const cell = getCell(ctx.db, cellId);
     if (!cell || message.seq <= cell.last_seq_applied) return false;
     if (message.seq > cell.last_seq_applied + 1) {
@@ -57,6 +59,9 @@ function applyBody(ctx: LinkContext, cellId: string, message: AgentMessage, effe
 }
 
 function knownEpisode(ctx: LinkContext, cellId: string, episodeId: string, what: string): EpisodeRow | undefined {
+  // The run first: its lock orders this message's moves with other coordinators' (runs-repo lockRun).
+  const runId = (ctx.db.prepare("SELECT run_id FROM episodes WHERE id = ?").get(episodeId) as { run_id: string } | undefined)?.run_id;
+  if (runId !== undefined) lockRun(ctx.db, runId);
   const episode = getEpisode(ctx.db, episodeId);
   if (!episode) ctx.logger.warn(`cell ${cellId}: ${what} for unknown episode ${JSON.stringify(episodeId)}; acked and skipped`);
   return episode;
@@ -225,6 +230,8 @@ export function requeueHeldBy(ctx: LinkContext, cellId: string, reason: string, 
   const now = ctx.now();
   const meteredRuns = new Set<string>();
   const requeued = transact(ctx.db, () => {
+    const runIds = ctx.db.prepare("SELECT DISTINCT run_id FROM episodes WHERE cell_id = ? AND status IN ('assigned', 'running') ORDER BY run_id").all(cellId) as Array<{ run_id: string }>;
+    for (const { run_id } of runIds) lockRun(ctx.db, run_id);
     const held = ctx.db
       .prepare("SELECT * FROM episodes WHERE cell_id = ? AND status IN ('assigned', 'running')")
       .all(cellId) as EpisodeRow[];

@@ -23,7 +23,7 @@ import type { Db } from "../store/database.js";
 import {
   cancelPendingEpisode, cancelPendingEpisodes, countEpisodesByStatus, getEpisode, listEpisodeRecords, listHeldEpisodesOfRun,
 } from "../store/episodes-repo.js";
-import { getRun, setRunResult, setRunStatus, type RunRecord, backfilling } from "../store/runs-repo.js";
+import { getRun, lockRun, setRunResult, setRunStatus, type RunRecord, backfilling } from "../store/runs-repo.js";
 import { afterCommit, transact } from "../store/transact.js";
 import { enqueueEvent } from "../webhooks/outbox.js";
 import { statusEventStreamUrl } from "../streams/stream-tokens.js";
@@ -107,6 +107,7 @@ export function createRunLifecycle(options: RunLifecycleOptions): RunLifecycle {
 
   function end(runId: string, ending: RunEnding): boolean {
     return transact(db, () => {
+      lockRun(db, runId);
       const run = getRun(db, runId);
       if (!run || isTerminal(run.status)) return false;
       const at = now();
@@ -145,12 +146,14 @@ export function createRunLifecycle(options: RunLifecycleOptions): RunLifecycle {
 
   return {
     scheduled(runId, cellId) {
+      lockRun(db, runId);
       const run = getRun(db, runId);
       if (run?.status !== "queued") return;
       setRunStatus(db, runId, "scheduling", { cell: cellId, at: now().toISOString() });
       publishStatus(runId, "scheduling", cellId);
     },
     started(runId, cellId) {
+      lockRun(db, runId);
       const run = getRun(db, runId);
       if (run?.status !== "scheduling") return;
       setRunStatus(db, runId, "running", { cell: cellId, at: now().toISOString() });
@@ -158,6 +161,7 @@ export function createRunLifecycle(options: RunLifecycleOptions): RunLifecycle {
     },
     progress(runId) {
       return transact(db, () => {
+        lockRun(db, runId);
         const run = getRun(db, runId);
         if (!run || run.status !== "running") return false;
         const decision = kindModule(run.kind).progress?.({ ...kindContext, now: now() }, run, listEpisodeRecords(db, runId));
@@ -176,6 +180,7 @@ export function createRunLifecycle(options: RunLifecycleOptions): RunLifecycle {
     },
     end,
     refreshResult(runId) {
+      lockRun(db, runId);
       const run = getRun(db, runId);
       if (run && (run.status === "stopped" || run.status === "failed")) setRunResult(db, runId, resultOf(run));
     },

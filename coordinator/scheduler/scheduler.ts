@@ -9,7 +9,7 @@ import type { FleetMetrics } from "../fleet/fleet-metrics.js";
 import type { RunLifecycle } from "../runs/run-lifecycle.js";
 import type { Db } from "../store/database.js";
 import { assignEpisode, getEpisode, listHeldEpisodes, listPendingOfUnit, type EpisodeRecord } from "../store/episodes-repo.js";
-import { listOpenRuns, type RunRecord } from "../store/runs-repo.js";
+import { listOpenRuns, lockRun, type RunRecord } from "../store/runs-repo.js";
 import { findPinnedTask } from "../store/tasks-repo.js";
 import { transact } from "../store/transact.js";
 import type { RunUnit } from "../kinds/units.js";
@@ -139,6 +139,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
   function assignOne(run: RunRecord, episodeId: string, cellId: string, taskJson: string, offered: { unit: RunUnit; row: EpisodeRecord }): AssignEpisode | undefined {
     const at = now().toISOString();
     const attempt = transact(db, () => {
+      lockRun(db, run.id);
       const next = assignEpisode(db, episodeId, cellId, at);
       if (next !== null) lifecycle.scheduled(run.id, cellId);
       return next;

@@ -17,6 +17,11 @@ export interface CellRow {
   hello: string | null;
 }
 
+/** Locks the cell's row until the transaction ends (PostgreSQL; see runs-repo lockRun). */
+export function lockCell(db: Db, cellId: string): void {
+  if (db.dialect === "postgres") db.prepare("SELECT id FROM cells WHERE id = ? FOR UPDATE").get(cellId);
+}
+
 export function getCell(db: Db, cellId: string): CellRow | undefined {
   return db.prepare("SELECT * FROM cells WHERE id = ?").get(cellId) as CellRow | undefined;
 }

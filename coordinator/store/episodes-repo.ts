@@ -172,10 +172,11 @@ export function assignEpisode(db: Db, episodeId: string, cellId: string, at: str
   const row = getEpisode(db, episodeId);
   if (!row || row.status !== "pending") return null;
   transitionEpisode(row.status, "assigned");
-  db.prepare(
-    `UPDATE episodes SET status = 'assigned', attempt = attempt + 1, cell_id = ?, assigned_at = ?, started_at = NULL WHERE id = ?`,
-  ).run(cellId, at, episodeId);
-  return row.attempt + 1;
+  // Guarded: another coordinator may have assigned it since the read.
+  const claimed = db.prepare(
+    `UPDATE episodes SET status = 'assigned', attempt = attempt + 1, cell_id = ?, assigned_at = ?, started_at = NULL WHERE id = ? AND status = 'pending' AND attempt = ?`,
+  ).run(cellId, at, episodeId, row.attempt).changes;
+  return claimed === 1 ? row.attempt + 1 : null;
 }
 
 /** assigned -> running on the cell that holds it; returns false when nothing changed. */

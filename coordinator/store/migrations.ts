@@ -344,4 +344,26 @@ export const MIGRATIONS: readonly Migration[] = [
     sqlite: "SELECT 1;",
     postgres: "ALTER TABLE run_status_history ADD COLUMN seq BIGINT GENERATED ALWAYS AS IDENTITY;",
   },
+  // Several coordinators on one database (docs/deploy.md). Each live coordinator holds a lease it
+  // renews; a cell's open link is recorded against the coordinator holding its stream; an archive
+  // being made is leased to the coordinator making it, so no other one makes it at the same time.
+  `
+  CREATE TABLE coordinators (
+    id TEXT PRIMARY KEY,
+    started TEXT NOT NULL,
+    alive_until TEXT NOT NULL,      -- renewed every few seconds; past it, the coordinator is gone
+    base_url TEXT NOT NULL,
+    grpc_address TEXT NOT NULL
+  );
+  CREATE TABLE cell_links (
+    cell_id TEXT PRIMARY KEY,
+    coordinator_id TEXT NOT NULL,
+    session_id TEXT NOT NULL,
+    connected_at TEXT NOT NULL,
+    view TEXT NOT NULL,             -- JSON: the cell as GET /v1/cells shows it, refreshed as it changes
+    updated TEXT NOT NULL
+  );
+  ALTER TABLE exports ADD COLUMN lease_until TEXT;
+  ALTER TABLE calibration_exports ADD COLUMN lease_until TEXT;
+  `,
 ];

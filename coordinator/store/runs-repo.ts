@@ -280,6 +280,18 @@ export function runRecordOf(row: RunRow): RunRecord {
 }
 
 /** The run as a RunRecord, or undefined. */
+/**
+ * Locks the run's row until the transaction ends (PostgreSQL: SELECT ... FOR UPDATE), so that the
+ * transaction's reads of the run and its episodes, and the moves it decides from them, are not
+ * interleaved with another coordinator's. Every transaction that changes a run's status or its
+ * episodes calls it first (a lock taken in one order everywhere cannot deadlock). SQLite has one
+ * writer at a time and one coordinator per file: nothing to do.
+ * NOTE: call it inside a transaction; outside one the lock ends with the statement.
+ */
+export function lockRun(db: Db, runId: string): void {
+  if (db.dialect === "postgres") db.prepare("SELECT id FROM runs WHERE id = ? FOR UPDATE").get(runId);
+}
+
 export function getRun(db: Db, runId: string): RunRecord | undefined {
   const row = getRunRow(db, runId);
   return row ? runRecordOf(row) : undefined;

@@ -53,6 +53,9 @@ export function retryDelayMs(attempts: number, baseMs: number, capMs: number): n
 
 type DueRow = DeliveryRow & { url: string; secret: string; ev_id: string; ev_account: string; ev_type: string; ev_created: string; ev_data: string };
 
+/** How long past its timeout an attempt's claim lasts before another coordinator may retry it. */
+const CLAIM_MARGIN_MS = 30_000;
+
 export function createWebhookWorker(options: WebhookWorkerOptions): WebhookWorker {
   const o = { ...WEBHOOK_DEFAULTS, ...Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)) } as Required<WebhookWorkerOptions>;
   for (const key of ["retryBaseMs", "retryCapMs", "maxAgeMs", "pollMs", "timeoutMs", "concurrency", "perAccountConcurrency"] as const) {
@@ -78,6 +81,18 @@ export function createWebhookWorker(options: WebhookWorkerOptions): WebhookWorke
          ORDER BY d.next_attempt_at, e.created LIMIT ?`,
       )
       .all(now().toISOString(), limit) as DueRow[];
+  }
+
+  /**
+   * Takes the delivery for this attempt: moves its next_attempt_at past the attempt's end, if no
+   * other coordinator on the same database did first. A coordinator that dies mid-attempt leaves
+   * the lease to run out, and another one retries (deliveries are at least once).
+   */
+  function claim(row: DueRow): boolean {
+    const leaseUntil = new Date(now().getTime() + o.timeoutMs + CLAIM_MARGIN_MS).toISOString();
+    return o.db
+      .prepare("UPDATE webhook_deliveries SET next_attempt_at = ? WHERE event_id = ? AND endpoint_id = ? AND status = 'pending' AND next_attempt_at = ?")
+      .run(leaseUntil, row.event_id, row.endpoint_id, row.next_attempt_at).changes === 1;
   }
 
   async function attempt(row: DueRow): Promise<void> {
@@ -124,6 +139,7 @@ export function createWebhookWorker(options: WebhookWorkerOptions): WebhookWorke
         if (inFlight.has(key) || inFlight.size >= o.concurrency) continue;
         const account = row.ev_account;
         if ((inFlightByAccount.get(account) ?? 0) >= o.perAccountConcurrency) continue;
+        if (!claim(row)) continue;
         inFlightByAccount.set(account, (inFlightByAccount.get(account) ?? 0) + 1);
         const done = attempt(row)
           .catch((error: Error) => logger.error(`webhooks: delivery of ${key} failed: ${error.stack ?? error}`))

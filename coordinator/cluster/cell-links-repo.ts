@@ -1,0 +1,49 @@
+/**
+ * Which coordinator holds each cell's CellLink stream (table `cell_links`), and the cell as that
+ * coordinator last saw it, so any coordinator can list the whole fleet and send a message to a
+ * cell through the one holding it.
+ */
+import type { ConnectedCell } from "../fleet/fleet-view.js";
+import type { Db } from "../store/database.js";
+
+export interface CellLinkRow {
+  cell_id: string;
+  coordinator_id: string;
+  session_id: string;
+  connected_at: string;
+  view: string;
+  updated: string;
+}
+
+/** Records that this coordinator now holds the cell's stream (replacing any earlier holder). */
+export function recordCellLink(db: Db, link: { cellId: string; coordinatorId: string; sessionId: string; connectedAt: string; view: ConnectedCell; at: string }): void {
+  db.prepare(
+    `INSERT INTO cell_links (cell_id, coordinator_id, session_id, connected_at, view, updated) VALUES (?, ?, ?, ?, ?, ?)
+     ON CONFLICT (cell_id) DO UPDATE SET coordinator_id = excluded.coordinator_id, session_id = excluded.session_id,
+       connected_at = excluded.connected_at, view = excluded.view, updated = excluded.updated`,
+  ).run(link.cellId, link.coordinatorId, link.sessionId, link.connectedAt, JSON.stringify(link.view), link.at);
+}
+
+/** Refreshes the view of a link this session still holds; false when another session has taken the cell. */
+export function refreshCellLink(db: Db, cellId: string, sessionId: string, view: ConnectedCell, at: string): boolean {
+  return db.prepare("UPDATE cell_links SET view = ?, updated = ? WHERE cell_id = ? AND session_id = ?").run(JSON.stringify(view), at, cellId, sessionId).changes === 1;
+}
+
+/** Removes the link if this session still holds it; returns whether it did. */
+export function removeCellLink(db: Db, cellId: string, sessionId: string): boolean {
+  return db.prepare("DELETE FROM cell_links WHERE cell_id = ? AND session_id = ?").run(cellId, sessionId).changes === 1;
+}
+
+export function getCellLink(db: Db, cellId: string): CellLinkRow | undefined {
+  return db.prepare("SELECT * FROM cell_links WHERE cell_id = ?").get(cellId) as CellLinkRow | undefined;
+}
+
+/** Links held by coordinators whose lease runs to `liveSince` or later, with the holder's base URL. */
+export function liveCellLinks(db: Db, liveSince: Date): Array<CellLinkRow & { base_url: string }> {
+  return db
+    .prepare(
+      `SELECT l.*, c.base_url FROM cell_links l JOIN coordinators c ON c.id = l.coordinator_id
+       WHERE c.alive_until >= ? ORDER BY l.cell_id`,
+    )
+    .all(liveSince.toISOString()) as Array<CellLinkRow & { base_url: string }>;
+}

@@ -1,0 +1,129 @@
+/**
+ * Messages between the coordinators sharing one PostgreSQL database, over LISTEN/NOTIFY: a run
+ * event for SSE clients connected elsewhere, a message for a cell whose stream another coordinator
+ * holds, a nudge to schedule. A message is sent with pg_notify on the store's connection, so one
+ * sent inside a transaction goes out only if it commits; each coordinator listens on a connection
+ * of its own and ignores its own messages.
+ *
+ * NOTIFY is not durable: a coordinator whose listening connection drops misses what was sent
+ * meanwhile. Everything sent here is also reached another way within a bounded time (the
+ * scheduler's periodic pass, a cell's own report, the store an SSE client reads on reconnect),
+ * and after a reconnect the listeners get a `resync` to check at once.
+ */
+import pg from "pg";
+import type { RunEvent } from "../runs/run-events.js";
+import type { Db } from "../store/database.js";
+
+export type ClusterMessage =
+  | { type: "run-event"; event: RunEvent }
+  /** `message`: a CoordinatorMessage as JSON (ts-proto toJSON), for the coordinator holding `cellId`. */
+  | { type: "cell"; cellId: string; message: unknown }
+  /** The cell's stream moved to another coordinator: whoever holds `sessionId` closes it without requeueing. */
+  | { type: "superseded"; cellId: string; sessionId: string }
+  | { type: "kick" }
+  /** Local only: the listening connection came back; what was sent meanwhile is lost. */
+  | { type: "resync" };
+
+export interface ClusterBus {
+  publish(message: Exclude<ClusterMessage, { type: "resync" }>): void;
+  subscribe(listener: (message: ClusterMessage) => void): void;
+  close(): Promise<void>;
+}
+
+export interface ClusterBusOptions {
+  db: Db;
+  connectionString: string;
+  coordinatorId: string;
+  logger?: { info(message: string): void; warn(message: string): void; error(message: string): void };
+}
+
+const CHANNEL = "assay_cluster";
+/** PostgreSQL refuses NOTIFY payloads of 8000 bytes or more. */
+const MAX_PAYLOAD_BYTES = 7900;
+
+export async function startClusterBus(options: ClusterBusOptions): Promise<ClusterBus> {
+  const { db, coordinatorId } = options;
+  const logger = options.logger ?? console;
+  const listeners: Array<(message: ClusterMessage) => void> = [];
+  let client: pg.Client | undefined;
+  let closed = false;
+  let retryMs = 250;
+  let retry: NodeJS.Timeout | undefined;
+
+  const dispatch = (message: ClusterMessage) => {
+    for (const listener of listeners) {
+      try {
+        listener(message);
+      } catch (error) {
+        logger.error(`cluster bus: a ${message.type} listener failed: ${(error as Error).stack ?? error}`);
+      }
+    }
+  };
+
+  const connect = async (): Promise<void> => {
+    const next = new pg.Client({ connectionString: options.connectionString });
+    next.on("notification", (notification) => {
+      if (notification.channel !== CHANNEL || !notification.payload) return;
+      let envelope: { from: string; message: ClusterMessage };
+      try {
+        envelope = JSON.parse(notification.payload);
+      } catch {
+        logger.warn(`cluster bus: dropped a notification that is not JSON: ${notification.payload.slice(0, 80)}`);
+        return;
+      }
+      if (envelope.from !== coordinatorId) dispatch(envelope.message);
+    });
+    const lost = (why: string) => {
+      if (client !== next || closed) return;
+      client = undefined;
+      logger.warn(`cluster bus: the listening connection was lost (${why}); reconnecting`);
+      void next.end().catch(() => undefined);
+      scheduleReconnect();
+    };
+    next.on("error", (error) => lost(error.message));
+    next.on("end", () => lost("closed by the server"));
+    await next.connect();
+    await next.query(`LISTEN ${CHANNEL}`);
+    client = next;
+  };
+
+  const scheduleReconnect = () => {
+    retry = setTimeout(() => {
+      connect()
+        .then(() => {
+          retryMs = 250;
+          logger.info("cluster bus: listening again");
+          dispatch({ type: "resync" });
+        })
+        .catch((error: Error) => {
+          logger.warn(`cluster bus: reconnecting failed (${error.message}); trying again in ${retryMs} ms`);
+          retryMs = Math.min(retryMs * 2, 5000);
+          if (!closed) scheduleReconnect();
+        });
+    }, retryMs);
+    retry.unref();
+  };
+
+  await connect();
+
+  return {
+    publish(message) {
+      const payload = JSON.stringify({ from: coordinatorId, message });
+      if (Buffer.byteLength(payload) > MAX_PAYLOAD_BYTES) {
+        logger.error(`cluster bus: a ${message.type} message of ${Buffer.byteLength(payload)} bytes is too large for NOTIFY; not sent`);
+        return;
+      }
+      db.prepare("SELECT pg_notify(?, ?)").get(CHANNEL, payload);
+    },
+    subscribe(listener) {
+      listeners.push(listener);
+    },
+    async close() {
+      closed = true;
+      if (retry) clearTimeout(retry);
+      const ending = client;
+      client = undefined;
+      await ending?.end().catch(() => undefined);
+    },
+  };
+}
