@@ -46,7 +46,7 @@ export class GrpcLink {
     private readonly handlers: LinkHandlers,
     private readonly log: (line: string) => void,
   ) {
-    this.client = new CellLinkClient(config.coordinatorAddress, credentials.createInsecure(), {
+    this.client = new CellLinkClient(config.coordinatorAddresses[0]!, credentials.createInsecure(), {
       "grpc.keepalive_time_ms": 10_000,
       "grpc.keepalive_timeout_ms": 5_000,
     });
