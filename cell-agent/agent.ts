@@ -150,8 +150,8 @@ export async function startCellAgent(config: AgentConfig, hardware: CellHardware
       heldReason = refusal.code;
       move("refused");
     },
+    // The link logs each disconnection and where it goes next.
     onDisconnected: (reason) => {
-      if (reason !== "stopped") log(`link down: ${reason}`);
       liveFeed?.linkDown();
       if (current) {
         interruptedEpisodeId = current.assignment.episodeId;
@@ -160,11 +160,12 @@ export async function startCellAgent(config: AgentConfig, hardware: CellHardware
     },
   }, log);
 
+  // Each of these reads link.client per call, so after a failover it reaches the new coordinator.
   linkForModels = () => ({ client: link.client, metadata: link.metadata() });
-  liveFeed = new LiveFeed({ client: link.client, metadata: () => link.metadata(), cameras: hardware.cameras, jointNames: hardware.motors.jointNames, log });
+  liveFeed = new LiveFeed({ client: () => link.client, metadata: () => link.metadata(), cameras: hardware.cameras, jointNames: hardware.motors.jointNames, log });
 
   const uploader = new Uploader({
-    store, client: link.client, metadata: () => link.metadata(), chunkBytes: config.uploadChunkBytes,
+    store, client: () => link.client, metadata: () => link.metadata(), chunkBytes: config.uploadChunkBytes,
     ackedSeq: () => outbox.lastSeqAcked, linkUp: () => link.isWelcomed,
     onBacklog: (count) => {
       backlog = count;
