@@ -37,6 +37,8 @@ export interface CellAgent {
   metrics: Registry;
   /** Current work state, as heartbeats report it. */
   state(): AgentState;
+  /** host:port of the coordinator the cell is connected to (welcomed by), or null while it is connected to none. */
+  coordinator(): string | null;
   /** Clears an e-stop so the cell takes work again; throws while the e-stop input is still pressed. */
   resetEstop(): void;
   /** Resolves when no episode is running and the upload queue is drained as far as it can be (tests). */
@@ -163,6 +165,7 @@ export async function startCellAgent(config: AgentConfig, hardware: CellHardware
   // Each of these reads link.client per call, so after a failover it reaches the new coordinator.
   linkForModels = () => ({ client: link.client, metadata: link.metadata() });
   liveFeed = new LiveFeed({ client: () => link.client, metadata: () => link.metadata(), cameras: hardware.cameras, jointNames: hardware.motors.jointNames, log });
+  metrics.watchLink(config.coordinatorAddresses, () => link.coordinator);
 
   const uploader = new Uploader({
     store, client: () => link.client, metadata: () => link.metadata(), chunkBytes: config.uploadChunkBytes,
@@ -312,6 +315,7 @@ export async function startCellAgent(config: AgentConfig, hardware: CellHardware
   return {
     metrics: metrics.registry,
     state: () => state,
+    coordinator: () => link.coordinator,
     resetEstop() {
       if (state !== "estopped" && !estopWatch.latched) throw new Error(`the cell is not e-stopped (state ${state})`);
       if (current) throw new Error(`episode ${current.assignment.episodeId} is still winding down; try again in a moment`);
