@@ -134,7 +134,8 @@ export class GrpcLink {
       const next = this.rotation.failed({ refused });
       const when = next.delayMs === 0 ? "now" : `in ${next.delayMs} ms`;
       const then = next.address === address ? `trying it again ${when}` : `trying ${next.address} ${when}`;
-      this.log(wasWelcomed ? `left coordinator ${address}: ${reason}; ${then}` : `could not connect to coordinator ${address}: ${reason}; ${then}`);
+      const why = error ? error.details || error.message : reason;
+      this.log(wasWelcomed ? `left coordinator ${address}: ${why}; ${then}` : `could not connect to coordinator ${address}: ${why}; ${then}`);
       this.reconnectIn(next.delayMs);
     };
     call.on("data", (message: CoordinatorMessage) => this.receive(call, message));
