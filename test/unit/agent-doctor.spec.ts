@@ -291,13 +291,13 @@ describe("cell-agent pieces", () => {
 
   it("installer --dry-run prints the whole plan and changes nothing", () => {
     const out = execFileSync("bash", [
-      "scripts/install-cell-agent.sh", "--dry-run", "--cell-id", "so101-e", "--coordinator", "coord.lab:50051", "--token", "assay_cell_SECRET",
+      "scripts/install-cell-agent.sh", "--dry-run", "--cell-id", "so101-e", "--coordinator", "coord.lab:50051", "--coordinator", "coord-b.lab:50051", "--token", "assay_cell_SECRET",
       "--model", "so101", "--environment", "tabletop@1", "--serial", "/dev/ttyACM0", "--estop-serial", "/dev/ttyUSB1",
       "--config", join(tmpdir(), "assay-never-written", "cell-agent.json"),
     ], { encoding: "utf8" });
     for (const step of [
       /useradd .* assay|user assay exists/, /usermod -aG dialout assay/, /npm ci --omit=dev/, /write .*cell-agent\.json \(mode 600/,
-      /"kind": "feetech"/, /write \/etc\/systemd\/system\/assay-cell-agent\.service/, /ExecStart=.*cell-agent\/cli\.ts run --config/,
+      /"coordinatorAddresses": \[\s*"coord.lab:50051",\s*"coord-b.lab:50051"\s*\]/, /"kind": "feetech"/, /write \/etc\/systemd\/system\/assay-cell-agent\.service/, /ExecStart=.*cell-agent\/cli\.ts run --config/,
       /systemctl enable assay-cell-agent/, /cli\.ts doctor --config/, /systemctl start assay-cell-agent/, /Dry run: nothing was changed/,
     ]) assert.match(out, step);
     assert.doesNotMatch(out, /assay_cell_SECRET/, "the token must not be printed");
