@@ -37,6 +37,8 @@ export interface CellAgent {
   metrics: Registry;
   /** Current work state, as heartbeats report it. */
   state(): AgentState;
+  /** host:port of the coordinator the cell is connected to (welcomed by), or null while it is connected to none. */
+  coordinator(): string | null;
   /** Clears an e-stop so the cell takes work again; throws while the e-stop input is still pressed. */
   resetEstop(): void;
   /** Resolves when no episode is running and the upload queue is drained as far as it can be (tests). */
@@ -150,8 +152,8 @@ export async function startCellAgent(config: AgentConfig, hardware: CellHardware
       heldReason = refusal.code;
       move("refused");
     },
+    // The link logs each disconnection and where it goes next.
     onDisconnected: (reason) => {
-      if (reason !== "stopped") log(`link down: ${reason}`);
       liveFeed?.linkDown();
       if (current) {
         interruptedEpisodeId = current.assignment.episodeId;
@@ -160,11 +162,13 @@ export async function startCellAgent(config: AgentConfig, hardware: CellHardware
     },
   }, log);
 
+  // Each of these reads link.client per call, so after a failover it reaches the new coordinator.
   linkForModels = () => ({ client: link.client, metadata: link.metadata() });
-  liveFeed = new LiveFeed({ client: link.client, metadata: () => link.metadata(), cameras: hardware.cameras, jointNames: hardware.motors.jointNames, log });
+  liveFeed = new LiveFeed({ client: () => link.client, metadata: () => link.metadata(), cameras: hardware.cameras, jointNames: hardware.motors.jointNames, log });
+  metrics.watchLink(config.coordinatorAddresses, () => link.coordinator);
 
   const uploader = new Uploader({
-    store, client: link.client, metadata: () => link.metadata(), chunkBytes: config.uploadChunkBytes,
+    store, client: () => link.client, metadata: () => link.metadata(), chunkBytes: config.uploadChunkBytes,
     ackedSeq: () => outbox.lastSeqAcked, linkUp: () => link.isWelcomed,
     onBacklog: (count) => {
       backlog = count;
@@ -311,6 +315,7 @@ export async function startCellAgent(config: AgentConfig, hardware: CellHardware
   return {
     metrics: metrics.registry,
     state: () => state,
+    coordinator: () => link.coordinator,
     resetEstop() {
       if (state !== "estopped" && !estopWatch.latched) throw new Error(`the cell is not e-stopped (state ${state})`);
       if (current) throw new Error(`episode ${current.assignment.episodeId} is still winding down; try again in a moment`);

@@ -83,8 +83,11 @@ export interface SceneResetConfig {
 export interface AgentConfig {
   /** Cell identifier known to the coordinator, e.g. "so101-a". Required. */
   cellId: string;
-  /** host:port of the coordinator's CellLink server (default "127.0.0.1:50051"). */
-  coordinatorAddress: string;
+  /**
+   * host:port of each coordinator's CellLink server, in the order the agent tries them (default
+   * ["127.0.0.1:50051"]). The file may give one address as "coordinatorAddress" instead.
+   */
+  coordinatorAddresses: string[];
   /** Bearer token sent as gRPC metadata on every call. Required. */
   cellToken: string;
   /** Robot model id from firmware-pins' catalog, e.g. "so101". Required. */
@@ -116,7 +119,7 @@ export interface AgentConfig {
 }
 
 const DEFAULTS = {
-  coordinatorAddress: "127.0.0.1:50051",
+  coordinatorAddresses: ["127.0.0.1:50051"],
   heartbeatIntervalMs: 1000,
   reconnect: { initialMs: 200, maxMs: 10_000, jitter: 0.5 },
   uploadChunkBytes: 262_144,
@@ -128,7 +131,7 @@ const DEFAULTS = {
 };
 
 const TOP_KEYS = [
-  "cellId", "coordinatorAddress", "cellToken", "robotModel", "environment", "dataDir", "heartbeatIntervalMs", "reconnect", "uploadChunkBytes",
+  "cellId", "coordinatorAddresses", "coordinatorAddress", "cellToken", "robotModel", "environment", "dataDir", "heartbeatIntervalMs", "reconnect", "uploadChunkBytes",
   "motors", "cameras", "mocap", "estop", "metricsPort", "policies", "sceneReset",
 ];
 const RECONNECT_KEYS = ["initialMs", "maxMs", "jitter"];
@@ -168,10 +171,6 @@ export function compileAgentConfig(raw: unknown): AgentConfig {
   const reconnectRaw = raw.reconnect ?? {};
   if (!isObject(reconnectRaw)) throw new Error(`agent config "reconnect" must be an object; got ${JSON.stringify(reconnectRaw)}`);
   rejectUnknown(reconnectRaw, RECONNECT_KEYS, "reconnect.");
-  const address = text(raw, "coordinatorAddress", DEFAULTS.coordinatorAddress);
-  if (!/^[^\s:]+:\d+$/.test(address)) {
-    throw new Error(`agent config "coordinatorAddress" must be "host:port"; got ${JSON.stringify(address)}`);
-  }
   const reconnect = {
     initialMs: number(reconnectRaw, "initialMs", DEFAULTS.reconnect.initialMs, "reconnect.", 1),
     maxMs: number(reconnectRaw, "maxMs", DEFAULTS.reconnect.maxMs, "reconnect.", 1),
@@ -182,7 +181,7 @@ export function compileAgentConfig(raw: unknown): AgentConfig {
   }
   return {
     cellId: text(raw, "cellId"),
-    coordinatorAddress: address,
+    coordinatorAddresses: compileCoordinatorAddresses(raw),
     cellToken: text(raw, "cellToken"),
     robotModel: text(raw, "robotModel"),
     environment: text(raw, "environment"),
@@ -198,6 +197,41 @@ export function compileAgentConfig(raw: unknown): AgentConfig {
     policies: compilePolicies(raw.policies),
     sceneReset: compileSceneReset(raw.sceneReset),
   };
+}
+
+/**
+ * "coordinatorAddresses" (a list), or the older "coordinatorAddress" (one address) as a list of one;
+ * not both, so no one has to guess which the agent uses.
+ */
+function compileCoordinatorAddresses(raw: Record<string, unknown>): string[] {
+  // null is "not given", as for every other key.
+  const single = raw.coordinatorAddress ?? undefined;
+  const list = raw.coordinatorAddresses ?? undefined;
+  if (single !== undefined && list !== undefined) {
+    throw new Error(`agent config gives both "coordinatorAddress" (${JSON.stringify(single)}) and "coordinatorAddresses" (${JSON.stringify(list)}); keep only "coordinatorAddresses", listing every coordinator the cell may use`);
+  }
+  if (list === undefined) return single === undefined ? [...DEFAULTS.coordinatorAddresses] : [coordinatorAddress(single, "coordinatorAddress")];
+  if (!Array.isArray(list) || list.length === 0) {
+    throw new Error(`agent config "coordinatorAddresses" must be a non-empty list of "host:port", e.g. ["coord-a.lab:50051", "coord-b.lab:50051"]; got ${JSON.stringify(list)}`);
+  }
+  const addresses = list.map((entry, i) => coordinatorAddress(entry, `coordinatorAddresses[${i}]`));
+  // Host names are case-insensitive: "Coord.lab:50051" and "coord.lab:50051" are one coordinator.
+  const keys = addresses.map((a) => a.toLowerCase());
+  const second = keys.findIndex((k, i) => keys.indexOf(k) !== i);
+  if (second >= 0) {
+    const first = keys.indexOf(keys[second]!);
+    throw new Error(`agent config "coordinatorAddresses" lists ${JSON.stringify(addresses[first])} twice (entries ${first} and ${second}); list each coordinator once`);
+  }
+  return addresses;
+}
+
+function coordinatorAddress(value: unknown, where: string): string {
+  const match = typeof value === "string" ? /^[^\s:]+:(\d+)$/.exec(value) : null;
+  const port = match ? Number(match[1]) : 0;
+  if (!match || port < 1 || port > 65535) {
+    throw new Error(`agent config "${where}" must be "host:port" with a port from 1 to 65535, e.g. "coord.lab:50051"; got ${JSON.stringify(value)}`);
+  }
+  return value as string;
 }
 
 function integer(obj: Record<string, unknown>, key: string, fallback: number, where: string, min: number, max: number): number {

@@ -54,7 +54,7 @@ export async function runCell(config: AgentConfig, options: RunCellOptions = {})
   let server: MetricsServer;
   try {
     server = await startMetricsServer({
-      port: config.metricsPort, registry: agent.metrics, cellId: config.cellId, state: () => agent.state(),
+      port: config.metricsPort, registry: agent.metrics, cellId: config.cellId, state: () => agent.state(), coordinator: () => agent.coordinator(),
       sceneGate: built.sceneGate, resetEstop: () => agent.resetEstop(),
     });
   } catch (error) {

@@ -1,7 +1,8 @@
 /**
  * The agent's local HTTP endpoint, on 127.0.0.1 only (default port 9464):
  *   GET  /metrics       Prometheus text of the agent's registry (scrape it through a local exporter or SSH)
- *   GET  /status        {cell, state, scene_pending}: what the agent is doing, for the doctor and technicians
+ *   GET  /status        {cell, state, coordinator, scene_pending}: what the agent is doing and which coordinator
+ *                       it is connected to (null: none), for the doctor and technicians
  *   GET  /scene-ready   the scene the agent is waiting for (objects, lighting), or 404 when none
  *   POST /scene-ready   a technician confirms the scene is set; 409 when no reset is waiting
  *   POST /estop/reset   clears a latched e-stop once the button is released; 409 with the reason otherwise
@@ -18,6 +19,8 @@ export interface MetricsServerOptions {
   cellId: string;
   /** The agent's work state ("idle", "busy", "estopped", "held", "stopped"). */
   state: () => string;
+  /** host:port of the coordinator the agent is connected to, or null. */
+  coordinator?: () => string | null;
   sceneGate?: SceneReadyGate;
   /** Clears the e-stop; throws a plain-words Error when it may not. */
   resetEstop?: () => void;
@@ -42,7 +45,7 @@ export async function startMetricsServer(options: MetricsServerOptions): Promise
         );
         return;
       case "GET /status":
-        reply(200, { cell: options.cellId, state: options.state(), scene_pending: options.sceneGate?.pending !== null && options.sceneGate?.pending !== undefined });
+        reply(200, { cell: options.cellId, state: options.state(), coordinator: options.coordinator?.() ?? null, scene_pending: options.sceneGate?.pending !== null && options.sceneGate?.pending !== undefined });
         return;
       case "GET /scene-ready": {
         const pending = options.sceneGate?.pending;

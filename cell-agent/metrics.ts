@@ -24,12 +24,29 @@ export interface AgentMetrics {
    * trips, ...) as `assay_agent_motor_bus_events{kind}`; a no-op for buses without them.
    */
   watchMotorBus(motors: object): void;
+  /**
+   * Exports which configured coordinator the link is connected to, as
+   * `assay_agent_coordinator_connected{address}`: 1 for that one, 0 for the others (all 0 while disconnected).
+   */
+  watchLink(addresses: readonly string[], connectedTo: () => string | null): void;
 }
 
 export function createAgentMetrics(cellId: string): AgentMetrics {
   const registry = new Registry();
   registry.setDefaultLabels({ cell: cellId });
   let busCounters: (() => Record<string, number>) | undefined;
+  let link: { addresses: readonly string[]; connectedTo: () => string | null } | undefined;
+  new Gauge({
+    name: "assay_agent_coordinator_connected",
+    help: "1 for the coordinator (of coordinatorAddresses) the cell is connected to, 0 for the others",
+    labelNames: ["address"],
+    registers: [registry],
+    collect() {
+      if (!link) return;
+      const current = link.connectedTo();
+      for (const address of link.addresses) this.set({ address }, address === current ? 1 : 0);
+    },
+  });
   new Gauge({
     name: "assay_agent_motor_bus_events",
     help: "The motor bus driver's own counters since it was opened (timeouts, checksumErrors, retries, txErrors, watchdogTrips, ...)",
@@ -84,6 +101,9 @@ export function createAgentMetrics(cellId: string): AgentMetrics {
     watchMotorBus(motors: object) {
       const counters = (motors as { counters?: () => Record<string, number> }).counters;
       if (typeof counters === "function") busCounters = () => counters.call(motors);
+    },
+    watchLink(addresses, connectedTo) {
+      link = { addresses, connectedTo };
     },
   };
 }

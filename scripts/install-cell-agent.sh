@@ -14,7 +14,8 @@ usage() {
   cat <<'USAGE'
 usage: install-cell-agent.sh [options]
   --cell-id ID            cell id the coordinator enrolled (required for a new config)
-  --coordinator HOST:PORT the coordinator's cell port (required for a new config)
+  --coordinator HOST:PORT a coordinator's cell port (required for a new config); repeat it for each
+                          coordinator sharing the fleet's database, in the order the agent tries them
   --token TOKEN           enrollment token from POST /v1/cells (required for a new config)
   --model MODEL           robot model from firmware-pins/catalog.json, e.g. so101 (required for a new config)
   --environment ENV       environment pin the cell sits in, e.g. tabletop@1 (required for a new config)
@@ -59,7 +60,7 @@ need() { [[ $# -ge 2 && -n "$2" ]] || die "$1 needs a value (see --help)"; }
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --cell-id) need "$@"; CELL_ID="$2"; shift 2 ;;
-    --coordinator) need "$@"; COORDINATOR="$2"; shift 2 ;;
+    --coordinator) need "$@"; COORDINATOR="${COORDINATOR:+$COORDINATOR$'\n'}$2"; shift 2 ;;
     --token) need "$@"; TOKEN="$2"; shift 2 ;;
     --model) need "$@"; MODEL="$2"; shift 2 ;;
     --environment) need "$@"; ENVIRONMENT="$2"; shift 2 ;;
@@ -140,7 +141,7 @@ else
     ESTOP_SERIAL="$ESTOP_SERIAL" ESTOP_LINE="$ESTOP_LINE" ESTOP_GPIO_CHIP="$ESTOP_GPIO_CHIP" ESTOP_GPIO_LINE="$ESTOP_GPIO_LINE" \
     CAMERA_LIST="$CAMERA_LIST" MOCAP="$MOCAP" METRICS_PORT="$METRICS_PORT" "${NODE:-node}" -e '
       const e = process.env;
-      const c = { cellId: e.CELL_ID, coordinatorAddress: e.COORDINATOR, cellToken: e.TOKEN, robotModel: e.MODEL, environment: e.ENVIRONMENT, dataDir: e.DATA_DIR, metricsPort: Number(e.METRICS_PORT) };
+      const c = { cellId: e.CELL_ID, coordinatorAddresses: e.COORDINATOR.split("\n").filter(Boolean), cellToken: e.TOKEN, robotModel: e.MODEL, environment: e.ENVIRONMENT, dataDir: e.DATA_DIR, metricsPort: Number(e.METRICS_PORT) };
       if (e.SERIAL) c.motors = { kind: e.SERVO_KIND, path: e.SERIAL, baudRate: Number(e.BAUD), calibration: e.CALIBRATION };
       if (e.ROS_URL) c.motors = { kind: "ros", url: e.ROS_URL };
       if (e.ESTOP_SERIAL) c.estop = { kind: "serial", path: e.ESTOP_SERIAL, line: e.ESTOP_LINE };

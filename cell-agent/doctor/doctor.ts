@@ -52,7 +52,7 @@ function loadConfig(options: DoctorOptions): { config?: AgentConfig; result: Che
   }
   try {
     const config = compileAgentConfig(JSON.parse(text));
-    return { config, result: pass(name, `${options.configPath} is valid (cell ${config.cellId}, ${config.robotModel}, coordinator ${config.coordinatorAddress}).`) };
+    return { config, result: pass(name, `${options.configPath} is valid (cell ${config.cellId}, ${config.robotModel}, ${config.coordinatorAddresses.length > 1 ? "coordinators" : "coordinator"} ${config.coordinatorAddresses.join(", ")}).`) };
   } catch (error) {
     return { result: fail(name, `${options.configPath} is not valid: ${(error as Error).message}.`, "Correct it; every option is described in docs/install-cell-agent.md.") };
   }
@@ -183,21 +183,53 @@ async function checkPolicies(config: AgentConfig, probes: DoctorProbes): Promise
   return pass(name, `${engine} answers and has every configured image locally (${images.join(", ")}).`);
 }
 
+/** Plain words for a coordinator address that does not answer. */
+function unreachableBecause(address: string, error: Errno): string {
+  return error.code === "ENOTFOUND" || error.code === "EAI_AGAIN" ? `the name ${address.split(":")[0]} does not resolve`
+    : error.code === "ECONNREFUSED" ? "nothing listens there (connection refused)"
+    : error.code === "ETIMEDOUT" ? "nothing answered within 5 s; a firewall may drop the traffic"
+    : error.message;
+}
+
+/**
+ * Dials every configured coordinator: PASS when all answer, WARN when some do (the agent fails over
+ * to those only), FAIL when none does. Returns the first that answers, for the token and Hello checks.
+ */
+async function checkReachable(config: AgentConfig, probes: DoctorProbes, out: CheckResult[]): Promise<string | undefined> {
+  const name = "coordinator reachable";
+  const addresses = config.coordinatorAddresses;
+  const answers = await Promise.all(addresses.map((address) => probes.tcpConnect(address).then(
+    () => ({ address, why: undefined }),
+    (error: Errno) => ({ address, why: unreachableBecause(address, error) }),
+  )));
+  const reachable = answers.filter((a) => a.why === undefined).map((a) => a.address);
+  const unreachable = answers.filter((a) => a.why !== undefined);
+  const nc = `from this PC try: ${unreachable.map((u) => `nc -vz ${u.address.replace(":", " ")}`).join("; ")}`;
+  if (addresses.length === 1) {
+    const why = unreachable[0]?.why;
+    out.push(why === undefined
+      ? pass(name, `The coordinator at ${addresses[0]} answers on the network.`)
+      : fail(name, `The coordinator at ${addresses[0]} cannot be reached: ${why}.`, `Check the coordinator's address in the config ("coordinatorAddresses" or "coordinatorAddress") and the network cable; ${nc}`));
+  } else if (unreachable.length === 0) {
+    out.push(pass(name, `All ${addresses.length} coordinators answer on the network (${addresses.join(", ")}).`));
+  } else if (reachable.length > 0) {
+    out.push(warn(name, `${reachable.length} of ${addresses.length} coordinators answer on the network; ${unreachable.map((u) => `${u.address} cannot be reached: ${u.why}`).join("; ")}. The cell works, but fails over only to the coordinators that answer.`,
+      `Is the coordinator service running at ${unreachable.map((u) => u.address).join(" and ")}? Check the address in "coordinatorAddresses" and the network; ${nc}`));
+  } else {
+    out.push(fail(name, `None of the ${addresses.length} coordinators can be reached: ${unreachable.map((u) => `${u.address}: ${u.why}`).join("; ")}.`,
+      `Check "coordinatorAddresses" in the config and the network cable; ${nc}`));
+  }
+  return reachable[0];
+}
+
 async function checkCoordinator(config: AgentConfig, probes: DoctorProbes, agent: { state: string } | null, firmware: string | undefined, out: CheckResult[]): Promise<void> {
-  const address = config.coordinatorAddress;
-  try {
-    await probes.tcpConnect(address);
-    out.push(pass("coordinator reachable", `The coordinator at ${address} answers on the network.`));
-  } catch (error) {
-    const e = error as Errno;
-    const why = e.code === "ENOTFOUND" || e.code === "EAI_AGAIN" ? `the name ${address.split(":")[0]} does not resolve`
-      : e.code === "ECONNREFUSED" ? "nothing listens there (connection refused)"
-      : e.code === "ETIMEDOUT" ? "nothing answered within 5 s; a firewall may drop the traffic"
-      : e.message;
-    out.push(fail("coordinator reachable", `The coordinator at ${address} cannot be reached: ${why}.`, "Check coordinatorAddress in the config and the network cable; from this PC try: nc -vz " + address.replace(":", " ")));
+  const address = await checkReachable(config, probes, out);
+  if (!address) {
     out.push(warn("clock offset", "The offset from the coordinator's clock could not be measured without the coordinator."));
     return;
   }
+  // With several coordinators (one database), the token and session checks ask the first that answers.
+  const at = config.coordinatorAddresses.length > 1 ? ` at ${address}` : "";
   try {
     const token = await probes.checkToken(address, config.cellToken);
     if (!token.accepted) {
@@ -206,9 +238,9 @@ async function checkCoordinator(config: AgentConfig, probes: DoctorProbes, agent
       out.push(warn("clock offset", "The offset from the coordinator's clock could not be measured without an accepted token."));
       return;
     }
-    out.push(pass("coordinator token", `The coordinator accepted the token of cell ${config.cellId}.`));
+    out.push(pass("coordinator token", `The coordinator${at} accepted the token of cell ${config.cellId}.`));
   } catch (error) {
-    out.push(fail("coordinator token", `The token could not be checked: ${(error as Errno).details ?? (error as Error).message}.`, "Check that coordinatorAddress is the coordinator's cell port (gRPC), not its HTTP API."));
+    out.push(fail("coordinator token", `The token could not be checked: ${(error as Errno).details ?? (error as Error).message}.`, `Check that ${address} is the coordinator's cell port (gRPC), not its HTTP API.`));
     return;
   }
   if (agent?.state === "busy") {
@@ -225,7 +257,7 @@ async function checkCoordinator(config: AgentConfig, probes: DoctorProbes, agent
       safetyState: "estopped",
     });
     const rttMs = timing.receivedAtMs - timing.sentAtMs;
-    out.push(pass("hello/welcome", `The coordinator welcomed cell ${config.cellId} (round trip ${rttMs} ms).${agent ? " The running agent reconnects by itself." : ""}`));
+    out.push(pass("hello/welcome", `The coordinator${at} welcomed cell ${config.cellId} (round trip ${rttMs} ms).${agent ? " The running agent reconnects by itself." : ""}`));
     const offsetMs = Math.round((timing.sentAtMs + timing.receivedAtMs) / 2 - timing.serverTimeMs);
     const side = offsetMs > 0 ? "ahead of" : "behind";
     if (Math.abs(offsetMs) > CLOCK_OFFSET_WARN_MS) {

@@ -1,7 +1,13 @@
 /**
- * The agent's end of CellLink: one client, one Connect stream at a time, reconnected with backoff.
- * On every connect: Hello (seq 0) → Welcome{last_seq_applied} → resend the outbox's unacked
- * messages after that seq, in order → live traffic and heartbeats. Acks trim the outbox.
+ * The agent's end of CellLink: one Connect stream at a time, to one of the configured coordinators,
+ * reconnected with backoff. On every connect: Hello (seq 0) → Welcome{last_seq_applied} → resend the
+ * outbox's unacked messages after that seq, in order → live traffic and heartbeats. Acks trim the
+ * outbox. The coordinators share one database, so whichever one welcomes the cell knows what the
+ * others applied and the outbox replay is the same as after a reconnect to one coordinator.
+ *
+ * Failover (coordinator-rotation.ts): a failed dial or a broken stream moves to the next address;
+ * a welcomed stream stays on its coordinator until it breaks. Every other call (uploads, LiveFeed,
+ * FetchModel) goes through `client`, which is the current coordinator's.
  */
 import { Metadata, credentials, status as GrpcStatus, type ClientDuplexStream, type ServiceError } from "@grpc/grpc-js";
 import {
@@ -10,6 +16,7 @@ import {
 } from "../../protocol/gen/cell.js";
 import type { AgentConfig } from "../config.js";
 import { Backoff } from "./backoff.js";
+import { CoordinatorRotation } from "./coordinator-rotation.js";
 import type { Outbox } from "./outbox.js";
 
 export interface LinkHandlers {
@@ -27,18 +34,25 @@ export interface LinkHandlers {
   onDisconnected(reason: string): void;
 }
 
-/** A stream that does not get its Welcome in this time is abandoned and retried. */
+/** A stream that does not get its Welcome in this time is abandoned and the next coordinator tried. */
 const WELCOME_TIMEOUT_MS = 10_000;
 
+function clientFor(address: string): CellLinkClient {
+  return new CellLinkClient(address, credentials.createInsecure(), {
+    "grpc.keepalive_time_ms": 10_000,
+    "grpc.keepalive_timeout_ms": 5_000,
+  });
+}
+
 export class GrpcLink {
-  readonly client: CellLinkClient;
+  private channel: { address: string; client: CellLinkClient };
   private call: ClientDuplexStream<AgentMessage, CoordinatorMessage> | undefined;
   private welcomed = false;
   private stopped = false;
   private reconnectTimer: NodeJS.Timeout | undefined;
   private heartbeatTimer: NodeJS.Timeout | undefined;
   private welcomeTimer: NodeJS.Timeout | undefined;
-  private readonly backoff: Backoff;
+  private readonly rotation: CoordinatorRotation;
 
   constructor(
     private readonly config: AgentConfig,
@@ -46,11 +60,21 @@ export class GrpcLink {
     private readonly handlers: LinkHandlers,
     private readonly log: (line: string) => void,
   ) {
-    this.client = new CellLinkClient(config.coordinatorAddress, credentials.createInsecure(), {
-      "grpc.keepalive_time_ms": 10_000,
-      "grpc.keepalive_timeout_ms": 5_000,
-    });
-    this.backoff = new Backoff(config.reconnect);
+    this.rotation = new CoordinatorRotation(config.coordinatorAddresses, new Backoff(config.reconnect));
+    this.channel = { address: this.rotation.address, client: clientFor(this.rotation.address) };
+  }
+
+  /**
+   * The client of the coordinator the link is on (or dialling). NOTE: read it for every call, never
+   * keep it: after a failover it is another coordinator's, and the old one is closed.
+   */
+  get client(): CellLinkClient {
+    return this.channel.client;
+  }
+
+  /** host:port of the coordinator that welcomed the current stream, or null while there is none. */
+  get coordinator(): string | null {
+    return this.welcomed ? this.channel.address : null;
   }
 
   /** Call metadata carrying the cell token; every RPC (Connect and uploads) uses it. */
@@ -83,32 +107,41 @@ export class GrpcLink {
     try {
       hello = await this.handlers.hello();
     } catch (error) {
-      this.log(`could not build Hello (${(error as Error).message}); retrying`);
-      this.scheduleReconnect();
+      const delayMs = this.rotation.retryDelayMs();
+      this.log(`could not build Hello (${(error as Error).message}); retrying in ${delayMs} ms`);
+      this.reconnectIn(delayMs);
       return;
     }
     if (this.stopped) return;
-    const call = this.client.connect(this.metadata());
+    const address = this.rotation.address;
+    if (this.channel.address !== address) {
+      // Calls already under way on the old channel (an upload) finish or fail on their own.
+      this.channel.client.close();
+      this.channel = { address, client: clientFor(address) };
+    }
+    const call = this.channel.client.connect(this.metadata());
     this.call = call;
     let ended = false;
     const end = (reason: string, error?: ServiceError) => {
       if (ended) return;
       ended = true;
+      const wasWelcomed = this.call === call && this.welcomed;
       this.teardown(call);
-      if (error?.code === GrpcStatus.UNAUTHENTICATED) {
-        this.log(`the coordinator refused this cell's token: ${error.details || error.message}`);
-        this.backoff.slowest();
-      }
       this.handlers.onDisconnected(reason);
-      this.scheduleReconnect();
+      if (this.stopped) return;
+      const refused = error?.code === GrpcStatus.UNAUTHENTICATED;
+      if (refused) this.log(`the coordinator refused this cell's token: ${error.details || error.message}`);
+      const next = this.rotation.failed({ refused });
+      const when = next.delayMs === 0 ? "now" : `in ${next.delayMs} ms`;
+      const then = next.address === address ? `trying it again ${when}` : `trying ${next.address} ${when}`;
+      const why = error ? error.details || error.message : reason;
+      this.log(wasWelcomed ? `left coordinator ${address}: ${why}; ${then}` : `could not connect to coordinator ${address}: ${why}; ${then}`);
+      this.reconnectIn(next.delayMs);
     };
     call.on("data", (message: CoordinatorMessage) => this.receive(call, message));
     call.on("error", (error: ServiceError) => end(this.stopped ? "stopped" : `link error: ${error.details || error.message}`, error));
     call.on("end", () => end(this.stopped ? "stopped" : "the coordinator closed the stream"));
-    this.welcomeTimer = setTimeout(() => {
-      this.log(`no Welcome within ${WELCOME_TIMEOUT_MS} ms; reconnecting`);
-      call.cancel();
-    }, WELCOME_TIMEOUT_MS);
+    this.welcomeTimer = setTimeout(() => end(`no Welcome within ${WELCOME_TIMEOUT_MS} ms`), WELCOME_TIMEOUT_MS);
     call.write({ seq: 0, hello });
   }
 
@@ -116,7 +149,9 @@ export class GrpcLink {
     if (call !== this.call) return;
     if (message.welcome) {
       clearTimeout(this.welcomeTimer);
-      this.backoff.reset();
+      this.rotation.welcomed();
+      const of = this.rotation.size > 1 ? ` (${this.rotation.position} of ${this.rotation.size} in coordinatorAddresses)` : "";
+      this.log(`connected to coordinator ${this.channel.address}${of}`);
       const welcome = message.welcome;
       this.outbox.ack(welcome.lastSeqApplied);
       for (const pending of this.outbox.pendingAfter(welcome.lastSeqApplied)) call.write(pending);
@@ -156,10 +191,9 @@ export class GrpcLink {
     call.cancel();
   }
 
-  private scheduleReconnect(): void {
+  private reconnectIn(delayMs: number): void {
     if (this.stopped) return;
     clearTimeout(this.reconnectTimer);
-    const delayMs = this.backoff.nextDelayMs();
     this.reconnectTimer = setTimeout(() => void this.connect(), delayMs);
   }
 
@@ -171,6 +205,6 @@ export class GrpcLink {
       const call = this.call;
       this.teardown(call);
     }
-    this.client.close();
+    this.channel.client.close();
   }
 }

@@ -29,7 +29,8 @@ const MAX_QUEUED_EVENTS = 100;
 const TAP_FRESH_MS = 500;
 
 export interface LiveFeedOptions {
-  client: CellLinkClient;
+  /** The current coordinator's client, read for every call (it changes when the link fails over). */
+  client: () => CellLinkClient;
   metadata: () => Metadata;
   cameras: readonly Camera[];
   jointNames: readonly string[];
@@ -95,7 +96,7 @@ export class LiveFeed implements LiveTap {
   private open(): ClientWritableStream<LiveMessage> | undefined {
     if (this.call) return this.call;
     if (Date.now() < this.retryAfterMs) return undefined;
-    const call = this.options.client.liveFeed(this.options.metadata(), (error: ServiceError | null, _end?: LiveFeedEnd) => {
+    const call = this.options.client().liveFeed(this.options.metadata(), (error: ServiceError | null, _end?: LiveFeedEnd) => {
       if (this.call === call) this.call = undefined;
       if (error && this.timer) {
         this.options.log(`live feed ended: ${error.details || error.message}; retrying in 1 s while someone watches`);

@@ -2,7 +2,8 @@
  * Uploads queued artifacts: ArtifactStatus(ref) → offset; UploadArtifact streams chunks from that
  * offset (`ref` on the first, `last` on the final one); `complete: true` → the local copy is deleted.
  * A transient failure (UNAVAILABLE, DEADLINE_EXCEEDED, a cut network, ...) stops the pass; it is
- * retried on the next kick (a Welcome, an Ack, a new artifact) or on a timer that backs off. An
+ * retried on the next kick (a Welcome, an Ack, a new artifact) or on a timer that backs off; after a
+ * failover that is the new coordinator, asked afresh for its offset. An
  * artifact the coordinator refuses for good (`artifact_unknown`: it never announced it, or
  * `artifact_not_yours`: the episode is another cell's, e.g. it was finished elsewhere) would be
  * refused on every pass: it is set aside (moved to `<dataDir>/rejected/`, never deleted) and the
@@ -17,7 +18,8 @@ import type { ArtifactStore, QueuedArtifact } from "./artifact-store.js";
 
 export interface UploaderOptions {
   store: ArtifactStore;
-  client: CellLinkClient;
+  /** The current coordinator's client, read for every call (it changes when the link fails over). */
+  client: () => CellLinkClient;
   metadata: () => Metadata;
   chunkBytes: number;
   /** Highest seq the coordinator acked; an artifact waits until its announcement is acked. */
@@ -153,16 +155,18 @@ export class Uploader {
     this.options.onBacklog((await this.options.store.list()).length);
   }
 
-  private status(ref: ArtifactRef): Promise<ArtifactProgress> {
+  private status(client: CellLinkClient, ref: ArtifactRef): Promise<ArtifactProgress> {
     return new Promise((resolve, reject) => {
-      this.options.client.artifactStatus(ref, this.options.metadata(), (error: ServiceError | null, progress: ArtifactProgress) =>
+      client.artifactStatus(ref, this.options.metadata(), (error: ServiceError | null, progress: ArtifactProgress) =>
         error ? reject(error) : resolve(progress));
     });
   }
 
   private async upload(artifact: QueuedArtifact): Promise<void> {
     const { ref } = artifact;
-    const progress = await this.status(ref);
+    // One coordinator for the whole file: the offset it reports is the one it continues from.
+    const client = this.options.client();
+    const progress = await this.status(client, ref);
     if (progress.complete) return;
     if (!existsSync(artifact.path)) {
       throw new MissingArtifactFile(`the file is no longer in the outbox and the coordinator holds ${progress.receivedBytes} of its ${ref.bytes} bytes`);
@@ -171,7 +175,7 @@ export class Uploader {
     const file = await open(artifact.path, "r");
     try {
       const result = await new Promise<ArtifactProgress>(async (resolve, reject) => {
-        const call = this.options.client.uploadArtifact(this.options.metadata(), (error: ServiceError | null, response: ArtifactProgress) =>
+        const call = client.uploadArtifact(this.options.metadata(), (error: ServiceError | null, response: ArtifactProgress) =>
           error ? reject(error) : resolve(response));
         call.on("error", reject);
         try {

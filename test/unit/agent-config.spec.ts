@@ -6,7 +6,7 @@ const required = { cellId: "so101-a", cellToken: "t", robotModel: "so101", envir
 describe("agent config", () => {
   it("fills the documented defaults", () => {
     const config = compileAgentConfig(required);
-    assert.equal(config.coordinatorAddress, "127.0.0.1:50051");
+    assert.deepEqual(config.coordinatorAddresses, ["127.0.0.1:50051"]);
     assert.equal(config.heartbeatIntervalMs, 1000);
     assert.deepEqual(config.reconnect, { initialMs: 200, maxMs: 10000, jitter: 0.5 });
     assert.equal(config.uploadChunkBytes, 262144);
@@ -14,6 +14,30 @@ describe("agent config", () => {
   it("rejects an unknown key by name", () => {
     assert.throws(() => compileAgentConfig({ ...required, heartbeatMs: 5 }), /unknown agent config key "heartbeatMs"/);
     assert.throws(() => compileAgentConfig({ ...required, reconnect: { initalMs: 5 } }), /"reconnect.initalMs"/);
+  });
+  it("takes a list of coordinator addresses, in order", () => {
+    const config = compileAgentConfig({ ...required, coordinatorAddresses: ["coord-a.lab:50051", "10.0.0.8:50051"] });
+    assert.deepEqual(config.coordinatorAddresses, ["coord-a.lab:50051", "10.0.0.8:50051"]);
+  });
+  it("still takes one coordinatorAddress, as a list of one", () => {
+    assert.deepEqual(compileAgentConfig({ ...required, coordinatorAddress: "coord.lab:50051" }).coordinatorAddresses, ["coord.lab:50051"]);
+    assert.throws(() => compileAgentConfig({ ...required, coordinatorAddress: "coord.lab" }), /"coordinatorAddress" must be "host:port" with a port from 1 to 65535, e.g. "coord.lab:50051"; got "coord.lab"/);
+  });
+  it("refuses both address keys, saying which to keep", () => {
+    assert.throws(
+      () => compileAgentConfig({ ...required, coordinatorAddress: "coord-a.lab:50051", coordinatorAddresses: ["coord-b.lab:50051"] }),
+      /gives both "coordinatorAddress" \("coord-a.lab:50051"\) and "coordinatorAddresses" \(\["coord-b.lab:50051"\]\); keep only "coordinatorAddresses", listing every coordinator the cell may use/,
+    );
+  });
+  it("refuses an empty list, a malformed entry by its index, and a coordinator listed twice", () => {
+    assert.throws(() => compileAgentConfig({ ...required, coordinatorAddresses: [] }), /"coordinatorAddresses" must be a non-empty list of "host:port"/);
+    assert.throws(() => compileAgentConfig({ ...required, coordinatorAddresses: "coord.lab:50051" }), /"coordinatorAddresses" must be a non-empty list of "host:port".*got "coord.lab:50051"/);
+    assert.throws(() => compileAgentConfig({ ...required, coordinatorAddresses: ["coord-a.lab:50051", "coord-b.lab:70000"] }), /"coordinatorAddresses\[1\]" must be "host:port" with a port from 1 to 65535.*got "coord-b.lab:70000"/);
+    assert.throws(() => compileAgentConfig({ ...required, coordinatorAddresses: ["coord-a.lab:50051", 50051] }), /"coordinatorAddresses\[1\]" must be "host:port".*got 50051/);
+    assert.throws(
+      () => compileAgentConfig({ ...required, coordinatorAddresses: ["coord-a.lab:50051", "coord-b.lab:50051", "Coord-A.lab:50051"] }),
+      /"coordinatorAddresses" lists "coord-a.lab:50051" twice \(entries 0 and 2\); list each coordinator once/,
+    );
   });
   it("names a missing required key", () => {
     assert.throws(() => compileAgentConfig({ ...required, cellToken: undefined }), /"cellToken" must be a non-empty string/);

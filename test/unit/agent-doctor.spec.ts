@@ -152,6 +152,51 @@ describe("cell-agent doctor", () => {
     assert.match(line(results, "coordinator reachable").sentence, /connection refused/);
   });
 
+  describe("several coordinators", () => {
+    const SEVERAL = { ...CONFIG, coordinatorAddress: undefined, coordinatorAddresses: ["coord-a.lab:50051", "coord-b.lab:50051", "coord-c.lab:50051"] };
+    const down = (...dead: string[]) => async (address: string) => {
+      if (dead.includes(address)) throw errno("ECONNREFUSED", `connect ECONNREFUSED ${address}`);
+    };
+
+    it("passes when every listed coordinator answers, naming them", async () => {
+      const dialled: string[] = [];
+      const results = await doctor(probes({ tcpConnect: async (address) => void dialled.push(address) }, SEVERAL));
+      const reachable = line(results, "coordinator reachable");
+      assert.equal(reachable.verdict, "PASS", formatReport(results));
+      assert.equal(reachable.sentence, "All 3 coordinators answer on the network (coord-a.lab:50051, coord-b.lab:50051, coord-c.lab:50051).");
+      assert.deepEqual(dialled.sort(), SEVERAL.coordinatorAddresses);
+      assert.match(line(results, "config file").sentence, /coordinators coord-a.lab:50051, coord-b.lab:50051, coord-c.lab:50051\)/);
+    });
+
+    it("warns naming the coordinators that do not answer, and checks the token on one that does", async () => {
+      const asked: string[] = [];
+      const results = await doctor(probes({
+        tcpConnect: down("coord-a.lab:50051", "coord-c.lab:50051"),
+        checkToken: async (address) => (asked.push(address), { accepted: true }),
+        helloWelcome: async (address) => (asked.push(address), { sentAtMs: 1_000_000, receivedAtMs: 1_000_010, serverTimeMs: 1_000_004 }),
+      }, SEVERAL));
+      const reachable = line(results, "coordinator reachable");
+      assert.equal(reachable.verdict, "WARN");
+      assert.equal(reachable.sentence,
+        "1 of 3 coordinators answer on the network; coord-a.lab:50051 cannot be reached: nothing listens there (connection refused); " +
+        "coord-c.lab:50051 cannot be reached: nothing listens there (connection refused). The cell works, but fails over only to the coordinators that answer.");
+      assert.match(reachable.fix!, /coord-a.lab:50051 and coord-c.lab:50051\?.*nc -vz coord-a.lab 50051; nc -vz coord-c.lab 50051/);
+      assert.deepEqual(asked, ["coord-b.lab:50051", "coord-b.lab:50051"]);
+      assert.equal(line(results, "coordinator token").sentence, "The coordinator at coord-b.lab:50051 accepted the token of cell so101-b.");
+      assert.equal(line(results, "hello/welcome").verdict, "PASS");
+      assert.equal(exitCodeOf(results), 0, "a cell with some coordinators unreachable can work");
+    });
+
+    it("fails when none answers, saying why for each", async () => {
+      const results = await doctor(probes({ tcpConnect: down(...SEVERAL.coordinatorAddresses) }, SEVERAL));
+      const reachable = line(results, "coordinator reachable");
+      assert.equal(reachable.verdict, "FAIL");
+      assert.match(reachable.sentence, /^None of the 3 coordinators can be reached: coord-a.lab:50051: nothing listens there \(connection refused\); coord-b.lab:50051: /);
+      assert.equal(line(results, "clock offset").verdict, "WARN");
+      assert.equal(exitCodeOf(results), 1);
+    });
+  });
+
   it("warns about a clock more than 100 ms off the coordinator's and suggests chrony", async () => {
     const results = await doctor(probes({ helloWelcome: async () => ({ sentAtMs: 1_000_000, receivedAtMs: 1_000_010, serverTimeMs: 999_700 }) }));
     const clock = line(results, "clock offset");
@@ -246,13 +291,13 @@ describe("cell-agent pieces", () => {
 
   it("installer --dry-run prints the whole plan and changes nothing", () => {
     const out = execFileSync("bash", [
-      "scripts/install-cell-agent.sh", "--dry-run", "--cell-id", "so101-e", "--coordinator", "coord.lab:50051", "--token", "assay_cell_SECRET",
+      "scripts/install-cell-agent.sh", "--dry-run", "--cell-id", "so101-e", "--coordinator", "coord.lab:50051", "--coordinator", "coord-b.lab:50051", "--token", "assay_cell_SECRET",
       "--model", "so101", "--environment", "tabletop@1", "--serial", "/dev/ttyACM0", "--estop-serial", "/dev/ttyUSB1",
       "--config", join(tmpdir(), "assay-never-written", "cell-agent.json"),
     ], { encoding: "utf8" });
     for (const step of [
       /useradd .* assay|user assay exists/, /usermod -aG dialout assay/, /npm ci --omit=dev/, /write .*cell-agent\.json \(mode 600/,
-      /"kind": "feetech"/, /write \/etc\/systemd\/system\/assay-cell-agent\.service/, /ExecStart=.*cell-agent\/cli\.ts run --config/,
+      /"coordinatorAddresses": \[\s*"coord.lab:50051",\s*"coord-b.lab:50051"\s*\]/, /"kind": "feetech"/, /write \/etc\/systemd\/system\/assay-cell-agent\.service/, /ExecStart=.*cell-agent\/cli\.ts run --config/,
       /systemctl enable assay-cell-agent/, /cli\.ts doctor --config/, /systemctl start assay-cell-agent/, /Dry run: nothing was changed/,
     ]) assert.match(out, step);
     assert.doesNotMatch(out, /assay_cell_SECRET/, "the token must not be printed");

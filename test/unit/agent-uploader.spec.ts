@@ -20,30 +20,50 @@ function serviceError(code: status, reason: string, message: string): ServiceErr
   return Object.assign(new Error(`${code} ${status[code]}: ${reason}: ${message}`), { code, details: `${reason}: ${message}`, metadata });
 }
 
-/** Answers ArtifactStatus per file name from `refuse` (an error) or with 0 bytes; UploadArtifact stores the bytes. */
+/**
+ * One coordinator's CellLink, as the uploader sees it. ArtifactStatus answers per file name from
+ * `refuse` (an error) or with the bytes `uploaded` holds; UploadArtifact appends chunks there at
+ * their offset. Coordinators sharing one store share `uploaded`. `dieAfterChunks` makes the next
+ * upload fail UNAVAILABLE after that many chunks, as when the coordinator goes away mid-file.
+ */
 class FakeClient {
   readonly refuse = new Map<string, ServiceError>();
-  readonly uploaded = new Map<string, Buffer>();
   readonly statusCalls: string[] = [];
+  /** Offset of the first chunk of each UploadArtifact call. */
+  readonly startOffsets: number[] = [];
+  dieAfterChunks: number | undefined;
+
+  constructor(readonly uploaded = new Map<string, Buffer>()) {}
 
   artifactStatus(ref: ArtifactRef, _metadata: Metadata, callback: (error: ServiceError | null, progress: ArtifactProgress) => void): void {
     this.statusCalls.push(ref.fileName);
     const error = this.refuse.get(ref.fileName);
-    setImmediate(() => (error ? callback(error, undefined as never) : callback(null, { receivedBytes: 0, complete: false })));
+    const receivedBytes = this.uploaded.get(ref.fileName)?.length ?? 0;
+    setImmediate(() => (error ? callback(error, undefined as never) : callback(null, { receivedBytes, complete: false })));
   }
 
   uploadArtifact(_metadata: Metadata, callback: (error: ServiceError | null, progress: ArtifactProgress) => void) {
-    const chunks: Buffer[] = [];
     let ref: ArtifactRef | undefined;
+    let chunks = 0;
+    let dead = false;
     const call = Object.assign(new EventEmitter(), {
       write: (chunk: ArtifactChunk) => {
+        if (dead) return true;
+        if (!ref) this.startOffsets.push(chunk.offset);
         ref ??= chunk.ref;
-        chunks.push(Buffer.from(chunk.data));
+        const held = this.uploaded.get(ref!.fileName) ?? Buffer.alloc(0);
+        assert.equal(chunk.offset, held.length, "chunks continue at the offset the store holds");
+        this.uploaded.set(ref!.fileName, Buffer.concat([held, Buffer.from(chunk.data)]));
+        if (++chunks === this.dieAfterChunks) {
+          dead = true;
+          this.dieAfterChunks = undefined;
+          setImmediate(() => callback(serviceError(status.UNAVAILABLE, "shutting_down", "the coordinator went away"), undefined as never));
+        }
         return true;
       },
       end: () => {
-        const data = Buffer.concat(chunks);
-        this.uploaded.set(ref!.fileName, data);
+        if (dead) return;
+        const data = this.uploaded.get(ref!.fileName)!;
         setImmediate(() => callback(null, { receivedBytes: data.length, complete: data.length === ref!.bytes }));
       },
       cancel: () => undefined,
@@ -82,9 +102,9 @@ describe("agent uploader", () => {
     store.announce({ ...(await store.take(episodeId, kind, source)), announcedSeq: seq });
   }
 
-  function start(retry?: { initialMs: number; maxMs: number }): Uploader {
+  function start(retry?: { initialMs: number; maxMs: number }, current: () => FakeClient = () => client): Uploader {
     uploader = new Uploader({
-      store, client: client as unknown as CellLinkClient, metadata: () => new Metadata(), chunkBytes: 64,
+      store, client: () => current() as unknown as CellLinkClient, metadata: () => new Metadata(), chunkBytes: 64,
       ackedSeq: () => 100, linkUp: () => true, onBacklog: () => undefined,
       onSetAside: (artifact, reason) => setAside.push([artifact.ref.fileName, reason]),
       log: (line) => lines.push(line), retry,
@@ -172,6 +192,30 @@ describe("agent uploader", () => {
     assert.deepEqual([...client.uploaded.keys()].sort(), ["ep-a.mcap", "ep-b.mcap"]);
     assert.deepEqual(readdirSync(store.dir), []);
     assert.deepEqual(setAside, []);
+  });
+
+  it("after a failover resumes a cut upload on the new coordinator, from the offset it reports", async () => {
+    await queue("ep-a", "ep-a.mcap", 1);
+    const original = readFileSync(join(store.dir, "ep-a.mcap"));
+    // Coordinators A and B share one store; A goes away after two 64-byte chunks.
+    const a = client;
+    const b = new FakeClient(a.uploaded);
+    a.dieAfterChunks = 2;
+    let current = a;
+    const up = start({ initialMs: 60_000, maxMs: 60_000 }, () => current);
+    up.kick();
+    await up.idle();
+    assert.equal(a.uploaded.get("ep-a.mcap")?.length, 128, "A took two chunks before it went away");
+    assert.match(lines.join("\n"), /upload of ep-a\.mcap stopped .*will resume from the coordinator's offset/);
+
+    // The link fails over to B and its Welcome kicks the uploader.
+    current = b;
+    up.kick();
+    await up.idle();
+    assert.deepEqual(b.statusCalls, ["ep-a.mcap"], "B is asked for its offset");
+    assert.deepEqual(b.startOffsets, [128], "the upload continues where A stopped, on B");
+    assert.deepEqual(b.uploaded.get("ep-a.mcap"), original);
+    assert.deepEqual(readdirSync(store.dir), [], "the local copy is deleted once B confirms the file");
   });
 
   it("tells refusals for good from everything else", () => {
