@@ -39,6 +39,9 @@ import { artifactsDir, databaseLocation, type CoordinatorOptions } from "./optio
 import { RunEvents } from "./runs/run-events.js";
 import { createRunLifecycle, type RunLifecycle } from "./runs/run-lifecycle.js";
 import { openDatabase, type Db } from "./store/database.js";
+import { startClusterBus, type ClusterBus } from "./cluster/cluster-bus.js";
+import { joinCluster, type ClusterLinks } from "./cluster/cluster-links.js";
+import { newCoordinatorId, startCoordinatorLease } from "./cluster/coordinator-lease.js";
 import { LiveHub } from "./streams/live-hub.js";
 import { acceptStreamUpgrades } from "./streams/stream-upgrade.js";
 import { createWebRtcSignalling } from "./streams/webrtc/webrtc-signalling.js";
@@ -66,7 +69,10 @@ export interface Fleet {
 /** Builds and starts the fleet side over an open store. */
 export async function startFleet(options: FleetOptions): Promise<Fleet> {
   const o = compileFleetOptions(options);
-  const registry = new CellRegistry({ pins: o.pins, now: () => o.now().getTime() });
+  // Messages for cells held by other coordinators go through the cluster, joined below once the
+  // registry and scheduler it delivers to exist.
+  let cluster: (ClusterLinks & { stop(): void }) | undefined;
+  const registry = new CellRegistry({ pins: o.pins, now: () => o.now().getTime(), relay: (cellId, message) => cluster?.relay(cellId, message) ?? false });
   const metrics = createFleetMetrics(o.metricsRegistry);
   const lifecycle = createRunLifecycle({
     db: o.db, runEvents: o.runEvents, cells: registry, pins: o.pins, baseUrl: o.baseUrl, streamsUrl: o.streamsUrl,
@@ -75,18 +81,26 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
   const budgetGuard = createBudgetGuard({ db: o.db, lifecycle, pins: o.pins });
   const scheduler = createScheduler({
     db: o.db, registry, lifecycle, metrics, logger: o.logger, intervalMs: o.schedulerIntervalMs, now: o.now, budget: budgetGuard,
+    ...(o.cluster ? { peers: { kick: () => o.cluster!.bus.publish({ type: "kick" }) } } : {}),
   });
+  if (o.cluster) {
+    cluster = joinCluster({
+      db: o.db, bus: o.cluster.bus, coordinatorId: o.cluster.coordinatorId, registry, runEvents: o.runEvents,
+      kickLocal: () => scheduler.kickLocal(), now: o.now, logger: o.logger,
+    });
+  }
   const live = new LiveHub(registry);
   const context: LinkContext = {
     db: o.db, registry, scheduler, lifecycle, runEvents: o.runEvents, store: new ArtifactStore(o.artifactsDir),
     metrics, streamsUrl: o.streamsUrl, live, heartbeatIntervalMs: o.heartbeatIntervalMs, logger: o.logger, now: o.now, stopping: false,
+    cluster,
   };
   const server = await startCellLinkServer({ context, host: o.host, port: o.port, credentials: o.credentials });
   const stopWatchdog = startLinkWatchdog(context, { heartbeatTimeoutMs: o.heartbeatTimeoutMs, heartbeatIntervalMs: o.heartbeatIntervalMs });
   scheduler.start();
   return {
     port: server.port,
-    fleet: registry,
+    fleet: cluster?.fleet ?? registry,
     registry,
     lifecycle,
     scheduler,
@@ -98,6 +112,7 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
     async stop() {
       scheduler.stop();
       stopWatchdog();
+      cluster?.stop();
       await server.stop();
     },
   };
@@ -138,7 +153,19 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Run
   const operator = ensureOperatorKey(db, CATALOG_ACCOUNT_ID);
   const pins = loadFirmwarePins(options.installationsPath);
   const metrics = createMetricsRegistry();
-  const runEvents = new RunEvents();
+  // On PostgreSQL other coordinators may share the database: this one joins them (docs/deploy.md).
+  const coordinatorId = newCoordinatorId();
+  let bus: ClusterBus | undefined;
+  if (options.databaseUrl) {
+    try {
+      bus = await startClusterBus({ db, connectionString: options.databaseUrl, coordinatorId });
+    } catch (error) {
+      db.close();
+      throw new Error(`could not listen for the other coordinators on the database: ${(error as Error).message}`);
+    }
+  }
+  const clusterBus = bus;
+  const runEvents = new RunEvents(clusterBus ? (event) => clusterBus.publish({ type: "run-event", event }) : undefined);
 
   // Listen first so that port 0 resolves before the public URLs are built.
   const http = createServer();
@@ -151,6 +178,8 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Run
   const streamsUrl = options.streamsUrl ?? `${origin.replace(/^http/, "ws")}/streams`;
   const urls = { baseUrl: origin, artifactUrl: `${origin}/artifacts`, streamsUrl, docsUrl: `${origin}/docs` };
 
+  // Held before the first cell connects, so others never see this coordinator's links without it.
+  const lease = clusterBus ? startCoordinatorLease({ db, id: coordinatorId, baseUrl: urls.baseUrl, grpcAddress: `${hostForUrl(options.host)}:${options.grpcPort}` }) : undefined;
   const webhooks = createWebhookWorker({ db, ...options.webhooks, allowLoopback: options.webhooksAllowLoopback });
   const cellLink = await startFleet({
     db,
@@ -164,13 +193,17 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Run
     metricsRegistry: metrics,
     // Deliver run.completed and the kinds' events without waiting for the worker's poll.
     endedHooks: [() => webhooks.kick()],
-  }).catch((error: Error) => {
+    ...(clusterBus ? { cluster: { coordinatorId, bus: clusterBus } } : {}),
+  }).catch(async (error: Error) => {
     http.close();
+    lease?.stop();
+    await clusterBus?.close();
     db.close();
     throw new Error(`could not start the cell link on ${options.host}:${options.grpcPort}: ${error.message}`);
   });
 
   const { lifecycle } = cellLink;
+  lease?.setGrpcAddress(`${hostForUrl(options.host)}:${cellLink.port}`);
   const stopQueueWindows = startQueueWindowWatch({ halt: { db, lifecycle }, windowsMs: options.queueWindowsMs, intervalMs: options.queueCheckIntervalMs });
   const stopRetentionSweeper = startRetentionSweeper({ db, artifactsDir: artifactsDir(options), intervalMs: options.retentionSweepMs });
   // Resumes whatever the outbox holds from before a stop or crash.
@@ -246,6 +279,8 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Run
       await closeHttp(http);
       await webhooks.stop();
       await cellLink.stop();
+      lease?.stop();
+      await clusterBus?.close();
       db.close();
     },
   };

@@ -41,6 +41,7 @@ import { openApiRouter } from "./openapi.js";
 import { metricsAccess } from "./metrics-access.js";
 import { noStore, securityHeaders } from "./security-headers.js";
 import { MAX_JSON_DEPTH, rejectDeepJson } from "./json-depth.js";
+import { rejectNulInBody, rejectNulInUrl } from "./nul-characters.js";
 import { consoleRouter } from "../console/console-router.js";
 
 /** Builds the app; call `.listen()` on the result. Throws on a missing or unknown option. */
@@ -50,6 +51,7 @@ export function createApiApp(raw: ApiDeps): express.Express {
   app.disable("x-powered-by");
   app.set("query parser", "simple");
   app.use(securityHeaders);
+  app.use(rejectNulInUrl());
   app.use(httpMetrics(deps.metrics));
 
   app.get("/metrics", metricsAccess(deps.db, deps.metricsAccess), async (_req, res) => {
@@ -61,7 +63,7 @@ export function createApiApp(raw: ApiDeps): express.Express {
   const limiter = deps.rateLimits === "off" ? noLimit : rateLimit(deps.rateLimits);
   const v1 = express.Router();
   v1.use(noStore, authenticate(deps.db), limiter, authorize());
-  v1.use(express.json({ limit: "1mb" }), rejectDeepJson(MAX_JSON_DEPTH));
+  v1.use(express.json({ limit: "1mb" }), rejectDeepJson(MAX_JSON_DEPTH), rejectNulInBody());
   v1.use(catalogRouter(deps), runsRouter(deps), episodesRouter(deps), eventsRouter(deps), keysRouter(deps));
   v1.use(tasksRouter(deps), kitsRouter(deps), signingKeysRouter(deps));
   v1.use(quoteRouter(deps), budgetsRouter(deps), usageRouter(deps), webhooksRouter(deps), dataRouter(deps), runResultRouter(deps));

@@ -7,8 +7,15 @@
 import { randomBytes } from "node:crypto";
 import type { Db } from "../store/database.js";
 
+/** A new coordinator id, `crd_...`: one per process start. */
+export function newCoordinatorId(): string {
+  return `crd_${randomBytes(9).toString("base64url")}`;
+}
+
 export interface CoordinatorLeaseOptions {
   db: Db;
+  /** This coordinator's id (newCoordinatorId()). */
+  id: string;
   /** This process's public base URL and gRPC address, for operators reading the table. */
   baseUrl: string;
   grpcAddress: string;
@@ -21,9 +28,9 @@ export interface CoordinatorLeaseOptions {
 }
 
 export interface CoordinatorLease {
-  /** This coordinator's id, `crd_...`. */
-  readonly id: string;
   readonly leaseMs: number;
+  /** Records the CellLink address once its port is known. */
+  setGrpcAddress(address: string): void;
   /** Ends the lease now (a clean stop): others take over at once. */
   stop(): void;
 }
@@ -33,7 +40,7 @@ export function startCoordinatorLease(options: CoordinatorLeaseOptions): Coordin
   const leaseMs = options.leaseMs ?? 10_000;
   const now = options.now ?? (() => new Date());
   const logger = options.logger ?? console;
-  const id = `crd_${randomBytes(9).toString("base64url")}`;
+  const { id } = options;
   const until = () => new Date(now().getTime() + leaseMs).toISOString();
   db.prepare("INSERT INTO coordinators (id, started, alive_until, base_url, grpc_address) VALUES (?, ?, ?, ?, ?)")
     .run(id, now().toISOString(), until(), options.baseUrl, options.grpcAddress);
@@ -48,8 +55,10 @@ export function startCoordinatorLease(options: CoordinatorLeaseOptions): Coordin
   }, options.renewMs ?? leaseMs / 4);
   timer.unref();
   return {
-    id,
     leaseMs,
+    setGrpcAddress(address) {
+      db.prepare("UPDATE coordinators SET grpc_address = ? WHERE id = ?").run(address, id);
+    },
     stop() {
       clearInterval(timer);
       try {

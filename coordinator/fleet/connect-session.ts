@@ -37,6 +37,8 @@ export function handleConnect(ctx: LinkContext, call: ServerDuplexStream<AgentMe
     if (!ending || !ctx.registry.detach(ending)) return;
     ctx.metrics.cellsConnected.set(ctx.registry.sessions().length);
     ctx.logger.info(`cell ${ending.cellId}: disconnected`);
+    // The cell moved to another coordinator, which now answers for what it holds.
+    if (ctx.cluster && !ctx.cluster.closed(ending, ctx.stopping)) return;
     // On shutdown the agent may well finish its episode and report it after the restart.
     if (ctx.stopping) return;
     requeueHeldBy(ctx, ending.cellId, "link_lost", `CellLink stream of session ${ending.sessionId} ended`);
@@ -99,6 +101,10 @@ function open(ctx: LinkContext, call: ServerDuplexStream<AgentMessage, Coordinat
     // The old stream is dead or a duplicate agent; whatever it held goes back to pending first.
     displaced.close(new LinkError("superseded", `cell ${cellId} connected again (session ${session.sessionId}); this stream is closed`));
     requeueHeldBy(ctx, cellId, "link_lost", `superseded by session ${session.sessionId}`);
+  }
+  const previousHolder = ctx.cluster?.opened(session);
+  if (previousHolder && !displaced) {
+    requeueHeldBy(ctx, cellId, "link_lost", `the cell left coordinator ${previousHolder} for session ${session.sessionId} here`);
   }
   ctx.metrics.cellsConnected.set(ctx.registry.sessions().length);
 

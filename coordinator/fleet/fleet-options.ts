@@ -9,6 +9,7 @@ import type { RunEvents } from "../runs/run-events.js";
 import type { RunRecord } from "../store/runs-repo.js";
 import type { Logger } from "../scheduler/scheduler.js";
 import type { Db } from "../store/database.js";
+import type { ClusterBus } from "../cluster/cluster-bus.js";
 
 export interface FleetOptions {
   /** The coordinator's store. */
@@ -41,13 +42,15 @@ export interface FleetOptions {
   now?: () => Date;
   /** Run after every run ending commits (e.g. the webhook worker's kick); default none. */
   endedHooks?: ReadonlyArray<(run: RunRecord) => void>;
+  /** Several coordinators on one PostgreSQL database: this one's id and the bus between them. Default none. */
+  cluster?: { coordinatorId: string; bus: ClusterBus };
 }
 
-export type CompiledFleetOptions = Required<FleetOptions>;
+export type CompiledFleetOptions = Required<Omit<FleetOptions, "cluster">> & Pick<FleetOptions, "cluster">;
 
 const OPTION_KEYS = [
   "db", "runEvents", "pins", "artifactsDir", "baseUrl", "streamsUrl", "host", "port", "credentials",
-  "metricsRegistry", "heartbeatIntervalMs", "heartbeatTimeoutMs", "schedulerIntervalMs", "logger", "now", "endedHooks",
+  "metricsRegistry", "heartbeatIntervalMs", "heartbeatTimeoutMs", "schedulerIntervalMs", "logger", "now", "endedHooks", "cluster",
 ] as const;
 
 /** Fills defaults and rejects unknown or missing options. */

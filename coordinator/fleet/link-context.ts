@@ -7,6 +7,7 @@ import type { Db } from "../store/database.js";
 import type { LiveHub } from "../streams/live-hub.js";
 import type { FleetMetrics } from "./fleet-metrics.js";
 import type { CellRegistry } from "./registry.js";
+import type { ClusterLinks } from "../cluster/cluster-links.js";
 
 export interface LinkContext {
   db: Db;
@@ -24,4 +25,6 @@ export interface LinkContext {
   now: () => Date;
   /** Set while the server shuts down: streams closing then do not requeue their episodes. */
   stopping: boolean;
+  /** Present when several coordinators share the database (coordinator/cluster/). */
+  cluster?: ClusterLinks;
 }

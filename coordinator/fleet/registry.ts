@@ -35,6 +35,11 @@ interface Entry {
 
 export interface CellRegistryOptions {
   pins: FirmwarePins;
+  /**
+   * Sends a message to a cell whose stream another coordinator holds (coordinator/cluster/); false
+   * when none does. Default: none (one coordinator).
+   */
+  relay?: (cellId: string, message: CoordinatorMessage) => boolean;
   /** Milliseconds clock (default Date.now); injectable for tests. */
   now?: () => number;
 }
@@ -43,10 +48,12 @@ export class CellRegistry implements FleetView {
   private readonly entries = new Map<string, Entry>();
   private readonly pins: FirmwarePins;
   private readonly now: () => number;
+  private readonly relay: ((cellId: string, message: CoordinatorMessage) => boolean) | undefined;
 
   constructor(options: CellRegistryOptions) {
     this.pins = options.pins;
     this.now = options.now ?? Date.now;
+    this.relay = options.relay;
   }
 
   /**
@@ -139,9 +146,13 @@ export class CellRegistry implements FleetView {
   }
 
   /** Writes `message` on the cell's stream; returns false when the cell is not connected. */
-  sendToCell(cellId: string, message: CoordinatorMessage): boolean {
+  /**
+   * Writes the message on the cell's stream, here or (unless `relay: false`) through the
+   * coordinator holding it; false when the cell is connected nowhere.
+   */
+  sendToCell(cellId: string, message: CoordinatorMessage, options: { relay?: boolean } = {}): boolean {
     const session = this.entries.get(cellId)?.session;
-    if (!session) return false;
+    if (!session) return options.relay !== false && this.relay !== undefined && this.relay(cellId, message);
     session.send(message);
     return true;
   }

@@ -27,7 +27,11 @@ export type RunEvent =
 export class RunEvents {
   private readonly emitter = new EventEmitter();
 
-  constructor() {
+  /**
+   * `relay`: also sends each published event to the other coordinators on the same database
+   * (coordinator/cluster/), whose SSE clients get it through `deliver`. Default none.
+   */
+  constructor(private readonly relay?: (event: RunEvent) => void) {
     // One listener per open SSE connection; many clients may watch one run.
     this.emitter.setMaxListeners(0);
   }
@@ -35,6 +39,15 @@ export class RunEvents {
   publish(event: RunEvent): void {
     this.emitter.emit(event.runId, event);
     this.emitter.emit("*", event);
+    this.relay?.(event);
+  }
+
+  /**
+   * An event another coordinator published: to this process's listeners of that run only ("*"
+   * listeners count what happens here).
+   */
+  deliver(event: RunEvent): void {
+    this.emitter.emit(event.runId, event);
   }
 
   /** Listens to one run (or "*" for all); returns the unsubscribe function. */

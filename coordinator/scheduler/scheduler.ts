@@ -51,11 +51,18 @@ export interface SchedulerOptions {
   now?: () => Date;
   /** Budget rules; default none (every pending episode may be assigned). */
   budget?: AssignmentBudget;
+  /**
+   * Other coordinators on the same database, each scheduling its own cells: told once per kicked
+   * pass, since work one coordinator made pending may fit another's idle cell. Default none.
+   */
+  peers?: { kick(): void };
 }
 
 export interface Scheduler {
-  /** Asks for a pass soon; many kicks in one tick make one pass. */
+  /** Asks for a pass soon, here and on the peers; many kicks in one tick make one pass. */
   kick(): void;
+  /** Asks for a pass here only (a peer asked). */
+  kickLocal(): void;
   /** An episode of `runId` finished or was interrupted: re-checks its budgets, then kicks. */
   episodeMetered(runId: string): void;
   /** Runs one pass now; returns how many episodes were assigned. */
@@ -179,7 +186,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     }
   }
 
-  function kick(): void {
+  function kickLocal(): void {
     if (pending || stopped) return;
     pending = setImmediate(() => {
       pending = undefined;
@@ -187,8 +194,24 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     });
   }
 
+  let peersKicked = false;
+  function kick(): void {
+    kickLocal();
+    if (!options.peers || peersKicked || stopped) return;
+    peersKicked = true;
+    setImmediate(() => {
+      peersKicked = false;
+      try {
+        options.peers?.kick();
+      } catch (error) {
+        logger.warn(`scheduler: could not nudge the other coordinators (${(error as Error).message}); their periodic pass picks the work up`);
+      }
+    });
+  }
+
   return {
     kick,
+    kickLocal,
     episodeMetered(runId) {
       try {
         options.budget?.afterEpisodeMetered(runId);

@@ -29,8 +29,11 @@ export interface SimFleetCell {
 
 export interface SimFleetOptions {
   cells: SimFleetCell[];
-  /** host:port of the coordinator's CellLink server. */
-  coordinatorAddress: string;
+  /**
+   * host:port of the coordinator's CellLink server, or of each coordinator sharing one database
+   * (the agents fail over between them in this order).
+   */
+  coordinatorAddress: string | string[];
   /** Enrolls a cell and returns its token; called on every (re)start of the cell's process. */
   enroll: (cellId: string, model: string) => Promise<string> | string;
   /** Parent directory; each cell gets <dataDir>/<cell>/ (agent.json, control.json, agent data). */
@@ -58,7 +61,7 @@ export interface SimCellStatus {
   controlUrl: string | null;
   /** The cell's network cable. */
   link: LinkState;
-  /** Address the agent dials (its link proxy). */
+  /** Addresses the agent dials (its link proxies, one per coordinator), comma-separated. */
   linkAddress: string;
 }
 
@@ -101,7 +104,9 @@ export async function launchSimFleet(options: SimFleetOptions): Promise<SimFleet
   const byCell = new Map(options.cells.map((c, index) => [c.cell, { ...c, index }]));
   if (byCell.size !== options.cells.length) throw new Error("launchSimFleet: cell ids must be unique");
   const running = new Map<string, Running>();
-  const proxies = new Map<string, LinkProxy>();
+  /** Each cell's link proxies, one per coordinator address: its "network cable" to each. */
+  const proxies = new Map<string, LinkProxy[]>();
+  const upstreams = typeof options.coordinatorAddress === "string" ? [options.coordinatorAddress] : options.coordinatorAddress;
   const log = options.log ?? (() => {});
   const changed = () => options.onChange?.();
 
@@ -116,14 +121,14 @@ export async function launchSimFleet(options: SimFleetOptions): Promise<SimFleet
     const cellDir = join(options.dataDir, cellId);
     mkdirSync(cellDir, { recursive: true });
     const token = await options.enroll(cellId, cell.model);
-    let proxy = proxies.get(cellId);
-    if (!proxy) {
-      proxy = await startLinkProxy(options.coordinatorAddress);
-      proxies.set(cellId, proxy);
+    let links = proxies.get(cellId);
+    if (!links) {
+      links = await Promise.all(upstreams.map((upstream) => startLinkProxy(upstream)));
+      proxies.set(cellId, links);
     }
     const configPath = join(cellDir, "agent.json");
     const config = {
-      cellId, coordinatorAddress: proxy.address, cellToken: token, robotModel: cell.model,
+      cellId, coordinatorAddresses: links.map((link) => link.address), cellToken: token, robotModel: cell.model,
       environment: cell.environment, dataDir: join(cellDir, "agent"),
       simulation: { firmware: cell.firmware, seed: options.seed * 1000 + cell.index, speed: Number.isFinite(options.speed) ? options.speed : "max", engine: options.engine, ...(options.timecode ? { timecode: true } : {}) },
     };
@@ -179,11 +184,11 @@ export async function launchSimFleet(options: SimFleetOptions): Promise<SimFleet
     }
   };
 
-  const proxyOf = (cellId: string): LinkProxy => {
+  const linksOf = (cellId: string): LinkProxy[] => {
     known(cellId);
-    const proxy = proxies.get(cellId);
-    if (!proxy) throw new CellStateError(`cell ${cellId} has no link yet`);
-    return proxy;
+    const links = proxies.get(cellId);
+    if (!links) throw new CellStateError(`cell ${cellId} has no link yet`);
+    return links;
   };
 
   const started: Running[] = [];
@@ -198,16 +203,16 @@ export async function launchSimFleet(options: SimFleetOptions): Promise<SimFleet
         cell,
         pid: running.get(cell)?.child.pid ?? null,
         controlUrl: controlUrl(cell),
-        link: proxies.get(cell)?.state() ?? "plugged",
-        linkAddress: proxies.get(cell)?.address ?? "",
+        link: proxies.get(cell)?.[0]?.state() ?? "plugged",
+        linkAddress: proxies.get(cell)?.map((link) => link.address).join(",") ?? "",
       })),
     kill,
     async restart(cellId) {
       await kill(cellId);
       await (await start(cellId)).ready;
     },
-    unplug: (cellId) => proxyOf(cellId).unplug(),
-    plug: (cellId) => proxyOf(cellId).plug(),
+    unplug: (cellId) => linksOf(cellId).forEach((link) => link.unplug()),
+    plug: (cellId) => linksOf(cellId).forEach((link) => link.plug()),
     estop: (cellId) => control(cellId, "/estop"),
     reset: (cellId) => control(cellId, "/reset"),
     async stop() {
@@ -216,7 +221,7 @@ export async function launchSimFleet(options: SimFleetOptions): Promise<SimFleet
       const timer = setTimeout(() => entries.forEach((entry) => entry.child.kill("SIGKILL")), KILL_AFTER_MS);
       await Promise.all(entries.map((entry) => entry.exited));
       clearTimeout(timer);
-      await Promise.all([...proxies.values()].map((proxy) => proxy.close()));
+      await Promise.all([...proxies.values()].flat().map((link) => link.close()));
     },
   };
 }

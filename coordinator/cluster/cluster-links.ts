@@ -1,0 +1,148 @@
+/**
+ * The fleet side of several coordinators on one database: this coordinator records the cells whose
+ * streams it holds (cell_links) and keeps their views fresh, lists the whole fleet from that table,
+ * passes messages for cells held elsewhere over the cluster bus, and delivers what other
+ * coordinators send: run events to its SSE clients, messages to its cells, scheduling nudges.
+ */
+import { CoordinatorMessage } from "../../protocol/gen/cell.js";
+import type { ConnectedCell, FleetView } from "../fleet/fleet-view.js";
+import type { CellRegistry, CellSession } from "../fleet/registry.js";
+import { LinkError } from "../errors/link-errors.js";
+import type { RunEvents } from "../runs/run-events.js";
+import type { Db } from "../store/database.js";
+import { getCellLink, liveCellLinks, recordCellLink, refreshCellLink, removeCellLink } from "./cell-links-repo.js";
+import type { ClusterBus } from "./cluster-bus.js";
+
+export interface ClusterLinks {
+  readonly coordinatorId: string;
+  /**
+   * A session opened here: records that this coordinator holds the cell's stream. Returns the
+   * coordinator that held it before, when another live one did (its stream is closed there, and
+   * what the cell held is requeued, as for a local reconnect).
+   */
+  opened(session: CellSession): string | undefined;
+  /**
+   * A session here ended. False when the cell's link already belongs to a newer session (the cell
+   * moved to another coordinator): then nothing it holds may be requeued from here.
+   */
+  closed(session: CellSession, stopping: boolean): boolean;
+  /** Whether another coordinator, alive or gone for less than `graceMs`, holds the cell's stream. */
+  heldElsewhere(cellId: string, graceMs: number): boolean;
+  /** Sends a message to a cell whose stream another live coordinator holds; false when none does. */
+  relay(cellId: string, message: CoordinatorMessage): boolean;
+  /** The whole fleet: cells connected here and to the other live coordinators. */
+  readonly fleet: FleetView;
+}
+
+export interface JoinClusterOptions {
+  db: Db;
+  bus: ClusterBus;
+  coordinatorId: string;
+  registry: CellRegistry;
+  runEvents: RunEvents;
+  /** A pass of this coordinator's scheduler (for its own cells), without telling the others. */
+  kickLocal: () => void;
+  /** How often the views of this coordinator's cells are written. Default 2000 ms. */
+  refreshMs?: number;
+  now: () => Date;
+  logger: { info(message: string): void; warn(message: string): void; error(message: string): void };
+}
+
+export function joinCluster(options: JoinClusterOptions): ClusterLinks & { stop(): void } {
+  const { db, bus, coordinatorId, registry, runEvents, now, logger } = options;
+  /** Sessions closed because the cell moved to another coordinator: their end requeues nothing. */
+  const superseded = new WeakSet<CellSession>();
+  const written = new Map<string, string>();
+
+  const viewOf = (cellId: string): ConnectedCell | undefined => registry.connectedCells().find((c) => c.cellId === cellId);
+
+  bus.subscribe((message) => {
+    switch (message.type) {
+      case "run-event":
+        runEvents.deliver(message.event);
+        break;
+      case "cell":
+        registry.sendToCell(message.cellId, CoordinatorMessage.fromJSON(message.message), { relay: false });
+        break;
+      case "superseded": {
+        const session = registry.session(message.cellId);
+        if (session?.sessionId !== message.sessionId) break;
+        superseded.add(session);
+        session.close(new LinkError("superseded", `cell ${message.cellId} connected to another coordinator; this stream is closed`));
+        break;
+      }
+      case "kick":
+      case "resync":
+        options.kickLocal();
+        break;
+    }
+  });
+
+  const refresh = setInterval(() => {
+    try {
+      for (const cell of registry.connectedCells()) {
+        const json = JSON.stringify(cell);
+        if (written.get(cell.cellId) === json) continue;
+        const session = registry.session(cell.cellId);
+        if (session && refreshCellLink(db, cell.cellId, session.sessionId, cell, now().toISOString())) written.set(cell.cellId, json);
+      }
+    } catch (error) {
+      logger.error(`cluster: refreshing this coordinator's cell views failed: ${(error as Error).message}`);
+    }
+  }, options.refreshMs ?? 2000);
+  refresh.unref();
+
+  const liveHolder = (cellId: string, graceMs: number) => {
+    const link = getCellLink(db, cellId);
+    if (!link || link.coordinator_id === coordinatorId) return undefined;
+    const holder = db.prepare("SELECT alive_until FROM coordinators WHERE id = ?").get(link.coordinator_id) as { alive_until: string } | undefined;
+    if (!holder || Date.parse(holder.alive_until) < now().getTime() - graceMs) return undefined;
+    return link;
+  };
+
+  return {
+    coordinatorId,
+    opened(session) {
+      const before = liveHolder(session.cellId, 0);
+      const view = viewOf(session.cellId);
+      if (!view) throw new Error(`cluster: cell ${session.cellId} opened a session the registry does not list`);
+      recordCellLink(db, { cellId: session.cellId, coordinatorId, sessionId: session.sessionId, connectedAt: session.connectedAt, view, at: now().toISOString() });
+      written.set(session.cellId, JSON.stringify(view));
+      if (!before) return undefined;
+      bus.publish({ type: "superseded", cellId: session.cellId, sessionId: before.session_id });
+      return before.coordinator_id;
+    },
+    closed(session, stopping) {
+      written.delete(session.cellId);
+      if (superseded.has(session)) return false;
+      // A clean stop leaves the row: the lease ends with the process, and the cell's next
+      // coordinator replaces the row when it reconnects there.
+      if (stopping) return false;
+      return removeCellLink(db, session.cellId, session.sessionId);
+    },
+    heldElsewhere(cellId, graceMs) {
+      return liveHolder(cellId, graceMs) !== undefined;
+    },
+    relay(cellId, message) {
+      if (!liveHolder(cellId, 0)) return false;
+      bus.publish({ type: "cell", cellId, message: CoordinatorMessage.toJSON(message) });
+      return true;
+    },
+    fleet: {
+      connectedCells() {
+        const local = registry.connectedCells();
+        const here = new Set(local.map((c) => c.cellId));
+        const remote = liveCellLinks(db, now())
+          .filter((link) => link.coordinator_id !== coordinatorId && !here.has(link.cell_id))
+          .map((link) => JSON.parse(link.view) as ConnectedCell);
+        return [...local, ...remote].sort((a, b) => a.cellId.localeCompare(b.cellId));
+      },
+      assignedEpisodeOf(cellId) {
+        return registry.assignedEpisodeOf(cellId);
+      },
+    },
+    stop() {
+      clearInterval(refresh);
+    },
+  };
+}

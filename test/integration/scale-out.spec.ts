@@ -1,0 +1,197 @@
+/**
+ * Several coordinators on one PostgreSQL database (issue 16): two coordinator processes
+ * (scripts/start.ts, as a deployment runs them) share an embedded PostgreSQL; two simulated cells
+ * each list both coordinators, in opposite orders, so each coordinator holds one cell's stream.
+ * Runs submitted on one coordinator are watched over SSE on the other; then one coordinator is
+ * killed with SIGKILL mid-run, its cell fails over to the other, and the run completes with every
+ * episode exactly once.
+ */
+import assert from "node:assert/strict";
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { loadFirmwarePins } from "../../firmware-pins/pins.js";
+import { launchSimFleet, type SimFleet } from "../../simulators/fleet/launcher.js";
+import { README_RUN_BODY } from "../fixtures.js";
+import { eventually } from "../support/eventually.js";
+import { freePort } from "../support/free-port.js";
+import { waitForRunEnd } from "../support/run-end.js";
+import { freshPostgresUrl } from "../support/test-database.js";
+import { TEST_ADMIN_KEY } from "./helpers.js";
+
+type Json = Record<string, any>;
+
+const REPO = resolve(import.meta.dirname, "..", "..");
+const CELLS = ["so101-b", "so101-c"];
+
+interface CoordinatorProcess {
+  name: string;
+  http: number;
+  grpc: number;
+  child?: ChildProcess;
+  base: string;
+}
+
+describe("several coordinators on one PostgreSQL database", function () {
+  this.timeout(300_000);
+  let dir: string;
+  let databaseUrl: string;
+  let operatorKey = "";
+  let fleet: SimFleet | undefined;
+  const coordinators: CoordinatorProcess[] = [];
+  const output: string[] = [];
+
+  async function start(coordinator: CoordinatorProcess): Promise<void> {
+    const child = spawn(process.execPath, ["--import", "tsx", "scripts/start.ts"], {
+      cwd: REPO,
+      env: {
+        ...process.env, ASSAY_FLEET: "none", ASSAY_PORT: String(coordinator.http), ASSAY_GRPC_PORT: String(coordinator.grpc),
+        ASSAY_DATA_DIR: join(dir, coordinator.name), ASSAY_DATABASE_URL: databaseUrl, ASSAY_API_KEY: TEST_ADMIN_KEY,
+      },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    coordinator.child = child;
+    let text = "";
+    await new Promise<void>((done, fail) => {
+      child.stdout!.on("data", (chunk: Buffer) => {
+        text += chunk.toString();
+        output.push(`[${coordinator.name}] ${chunk}`);
+        const operator = /operator key\s+(asy_live_\S+)/.exec(text);
+        if (operator) operatorKey = operator[1]!;
+        if (text.includes("simulated fleet: off")) done();
+      });
+      child.stderr!.on("data", (chunk: Buffer) => output.push(`[${coordinator.name}] ${chunk}`));
+      child.once("exit", (code, signal) => fail(new Error(`coordinator ${coordinator.name} exited while starting (${signal ?? code}): ${output.join("")}`)));
+    });
+  }
+
+  async function stop(coordinator: CoordinatorProcess, signal: NodeJS.Signals): Promise<void> {
+    const child = coordinator.child;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise<void>((done) => child.once("exit", () => done()));
+    child.kill(signal);
+    await exited;
+  }
+
+  async function api(coordinator: CoordinatorProcess, path: string, init: { method?: string; json?: unknown; key?: string } = {}): Promise<{ status: number; body: Json }> {
+    const res = await fetch(coordinator.base + path, {
+      method: init.method ?? "GET",
+      headers: { authorization: `Bearer ${init.key ?? TEST_ADMIN_KEY}`, ...(init.json !== undefined ? { "content-type": "application/json" } : {}) },
+      body: init.json !== undefined ? JSON.stringify(init.json) : undefined,
+    });
+    return { status: res.status, body: (await res.json()) as Json };
+  }
+
+  /** Each episode of the run once, done, and the Result's n from exactly those. */
+  async function assertEveryEpisodeOnce(coordinator: CoordinatorProcess, runId: string, episodes: number): Promise<Json> {
+    const run = (await api(coordinator, `/v1/runs/${runId}`)).body;
+    assert.equal(run.status, "completed", JSON.stringify(run));
+    const listed = (await api(coordinator, `/v1/runs/${runId}/episodes`)).body.data as Json[];
+    assert.equal(listed.length, episodes);
+    assert.deepEqual(listed.map((e) => e.index).sort((a, b) => a - b), [...Array(episodes).keys()]);
+    assert.ok(listed.every((e) => e.outcome === "success" || e.outcome === "failure"), JSON.stringify(listed.map((e) => e.outcome)));
+    return run;
+  }
+
+  before(async function () {
+    this.timeout(120_000);
+    dir = mkdtempSync(join(tmpdir(), "assay-scale-"));
+    databaseUrl = await freshPostgresUrl();
+    for (const name of ["a", "b"]) {
+      const http = await freePort();
+      coordinators.push({ name, http, grpc: await freePort(), base: `http://127.0.0.1:${http}` });
+    }
+    // One after the other: the first start creates the keys and prints the operator key.
+    for (const coordinator of coordinators) await start(coordinator);
+    assert.match(operatorKey, /^asy_live_/);
+    const [a, b] = coordinators;
+    const tokens = new Map<string, string>();
+    const pins = loadFirmwarePins();
+    const launch = async (cell: string, order: CoordinatorProcess[]) =>
+      launchSimFleet({
+        cells: pins.installations.filter((i) => i.cell === cell),
+        coordinatorAddress: order.map((c) => `127.0.0.1:${c.grpc}`),
+        enroll: async (cellId, model) => {
+          if (!tokens.has(cellId)) {
+            const enrolled = await api(a!, "/v1/cells", { method: "POST", json: { cell_id: cellId, model }, key: operatorKey });
+            assert.equal(enrolled.status, 201, JSON.stringify(enrolled.body));
+            tokens.set(cellId, enrolled.body.enrollment_token);
+          }
+          return tokens.get(cellId)!;
+        },
+        dataDir: join(dir, "cells"),
+        speed: Number.POSITIVE_INFINITY,
+        seed: 7,
+        log: process.env.ASSAY_TEST_LOG ? (line) => console.log(line) : undefined,
+      });
+    const fleets = [await launch(CELLS[0]!, [a!, b!]), await launch(CELLS[1]!, [b!, a!])];
+    fleet = {
+      ...fleets[0]!,
+      async stop() {
+        await Promise.all(fleets.map((f) => f.stop()));
+      },
+    };
+    // Each coordinator lists both cells, wherever their streams landed.
+    for (const coordinator of coordinators) {
+      await eventually(`coordinator ${coordinator.name} to list both cells`, async () => {
+        const cells = (await api(coordinator, "/v1/cells", { key: operatorKey })).body.data as Json[];
+        return CELLS.every((cell) => cells.some((c) => c.id === cell && c.connected === true));
+      });
+    }
+  });
+
+  after(async function () {
+    this.timeout(60_000);
+    await fleet?.stop();
+    for (const coordinator of coordinators) await stop(coordinator, "SIGTERM");
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("runs the quick-start run submitted on one coordinator, watched over SSE on the other", async () => {
+    const [a, b] = coordinators;
+    const submitted = await api(a!, "/v1/runs", { method: "POST", json: { ...README_RUN_BODY, episodes: 8 } });
+    assert.equal(submitted.status, 201, JSON.stringify(submitted.body));
+    const end = await waitForRunEnd(b!.base, TEST_ADMIN_KEY, submitted.body.id);
+    assert.equal(end.status, "completed");
+    assert.equal(end.events.filter((e) => e.event === "episode").length, 8, "every episode event reaches the other coordinator's SSE client");
+    const run = await assertEveryEpisodeOnce(a!, submitted.body.id, 8);
+    assert.equal(run.result.n, 8);
+    // Both cells did work: each coordinator scheduled the cell it holds.
+    const episodes = (await api(b!, `/v1/runs/${submitted.body.id}/episodes`)).body.data as Json[];
+    assert.deepEqual([...new Set(episodes.map((e) => e.cell))].sort(), CELLS);
+  });
+
+  it("runs a compare submitted on the second coordinator", async () => {
+    const [a, b] = coordinators;
+    const expert = README_RUN_BODY.policy;
+    const novice = { ...expert, image: "assay/ref-policy:novice" };
+    const submitted = await api(b!, "/v1/runs", {
+      method: "POST",
+      json: { kind: "compare", robot: "so101@3.11", environment: "tabletop@1", task: "pick-cube@v1", episodes: 6, policies: { expert, novice }, paired: true },
+    });
+    assert.equal(submitted.status, 201, JSON.stringify(submitted.body));
+    const end = await waitForRunEnd(a!.base, TEST_ADMIN_KEY, submitted.body.id);
+    assert.equal(end.status, "completed", JSON.stringify(end.run));
+    assert.ok(end.run.result, "the compare has its result");
+  });
+
+  it("finishes a run whose coordinator is killed mid-run: its cell fails over, no episode lost or counted twice", async () => {
+    const [a, b] = coordinators;
+    const episodes = 12;
+    const submitted = await api(b!, "/v1/runs", { method: "POST", json: { ...README_RUN_BODY, episodes } });
+    assert.equal(submitted.status, 201, JSON.stringify(submitted.body));
+    const runId = submitted.body.id as string;
+    await eventually("a few episodes to finish", async () => ((await api(b!, `/v1/runs/${runId}/episodes`)).body.data as Json[]).filter((e) => e.outcome).length >= 2);
+    await stop(a!, "SIGKILL");
+    const end = await waitForRunEnd(b!.base, TEST_ADMIN_KEY, runId);
+    assert.equal(end.status, "completed", JSON.stringify(end.run));
+    await assertEveryEpisodeOnce(b!, runId, episodes);
+    assert.equal(end.run.result.n, episodes);
+    // The killed coordinator's cell now streams to the survivor.
+    await eventually("both cells on the surviving coordinator", async () => {
+      const cells = (await api(b!, "/v1/cells", { key: operatorKey })).body.data as Json[];
+      return CELLS.every((cell) => cells.some((c) => c.id === cell && c.connected === true));
+    });
+  });
+});
