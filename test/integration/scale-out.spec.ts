@@ -11,6 +11,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { loadFirmwarePins } from "../../firmware-pins/pins.js";
 import { launchSimFleet, type SimFleet } from "../../simulators/fleet/launcher.js";
 import { README_RUN_BODY } from "../fixtures.js";
@@ -74,13 +75,18 @@ describe("several coordinators on one PostgreSQL database", function () {
     await exited;
   }
 
+  /** An API call; a 429 (the polls below can outrun the per-key limit) waits its Retry-After and is sent again. */
   async function api(coordinator: CoordinatorProcess, path: string, init: { method?: string; json?: unknown; key?: string } = {}): Promise<{ status: number; body: Json }> {
-    const res = await fetch(coordinator.base + path, {
-      method: init.method ?? "GET",
-      headers: { authorization: `Bearer ${init.key ?? TEST_ADMIN_KEY}`, ...(init.json !== undefined ? { "content-type": "application/json" } : {}) },
-      body: init.json !== undefined ? JSON.stringify(init.json) : undefined,
-    });
-    return { status: res.status, body: (await res.json()) as Json };
+    for (;;) {
+      const res = await fetch(coordinator.base + path, {
+        method: init.method ?? "GET",
+        headers: { authorization: `Bearer ${init.key ?? TEST_ADMIN_KEY}`, ...(init.json !== undefined ? { "content-type": "application/json" } : {}) },
+        body: init.json !== undefined ? JSON.stringify(init.json) : undefined,
+      });
+      const body = (await res.json()) as Json;
+      if (res.status !== 429) return { status: res.status, body };
+      await sleep(1000 * Number(res.headers.get("retry-after") ?? 1));
+    }
   }
 
   /** Each episode of the run once, done, and the Result's n from exactly those. */
@@ -183,11 +189,16 @@ describe("several coordinators on one PostgreSQL database", function () {
     assert.equal(submitted.status, 201, JSON.stringify(submitted.body));
     const runId = submitted.body.id as string;
     await eventually("a few episodes to finish", async () => ((await api(b!, `/v1/runs/${runId}/episodes`)).body.data as Json[]).filter((e) => e.outcome).length >= 2);
+    const doneBy = async (cell: string) => ((await api(b!, `/v1/runs/${runId}/episodes`)).body.data as Json[]).filter((e) => e.outcome && e.cell === cell).length;
     await stop(a!, "SIGKILL");
+    // Measured after the kill: anything the killed coordinator acknowledged is already in the database.
+    const beforeFailover = await doneBy(CELLS[0]!);
     const end = await waitForRunEnd(b!.base, TEST_ADMIN_KEY, runId);
     assert.equal(end.status, "completed", JSON.stringify(end.run));
     await assertEveryEpisodeOnce(b!, runId, episodes);
     assert.equal(end.run.result.n, episodes);
+    // The cell whose coordinator died went on working through the other one.
+    assert.ok((await doneBy(CELLS[0]!)) > beforeFailover, `${CELLS[0]} finished no episode after its coordinator was killed`);
     // The killed coordinator's cell now streams to the survivor.
     await eventually("both cells on the surviving coordinator", async () => {
       const cells = (await api(b!, "/v1/cells", { key: operatorKey })).body.data as Json[];
