@@ -70,7 +70,15 @@ async function handle(request) {
   // Statements with parameters are prepared once per connection (pg keeps the names), under a
   // name derived from their text.
   const named = request.name !== undefined && request.values.length > 0;
-  const result = await db.query({ text: request.text, values: request.values, ...(named ? { name: request.name } : {}) });
+  let result;
+  try {
+    result = await db.query({ text: request.text, values: request.values, ...(named ? { name: request.name } : {}) });
+  } catch (error) {
+    // The connection itself failed (no SQLSTATE, class 08, or the server shutting it down): replace it next time.
+    const code = /** @type {{ code?: string }} */ (error).code;
+    if (!code || code.startsWith("08") || code.startsWith("57P")) broken = /** @type {Error} */ (error);
+    throw error;
+  }
   // Several statements in one text (no parameters) give one result each.
   const results = Array.isArray(result) ? result : [result];
   const rows = results.at(-1)?.rows ?? [];

@@ -1,0 +1,120 @@
+/**
+ * The PostgreSQL side of the store's Db: parameters rewritten from better-sqlite3's forms, nested
+ * transactions as savepoints, errors with their SQLSTATE, a connection the server ends, and the
+ * dialect helpers read the same on both engines.
+ */
+import assert from "node:assert/strict";
+import pg from "pg";
+import { openDatabase, type Db } from "../../coordinator/store/database.js";
+import { bindValues, toPostgresPlaceholders } from "../../coordinator/store/postgres/placeholders.js";
+import { PostgresError } from "../../coordinator/store/postgres/sync-client.js";
+import { jsonArrayElements, jsonElementText, jsonIsTrue, jsonText } from "../../coordinator/store/sql-dialect.js";
+import { STORE_ENGINES, freshPostgresUrl, openTestDatabase } from "../support/test-database.js";
+
+describe("store parameters for PostgreSQL", () => {
+  it("numbers ? in order and @name once per name, leaving strings, identifiers, comments and casts alone", () => {
+    const sql = `SELECT '?', "@x", a::jsonb FROM t WHERE a = ? AND b = ? -- ?\n AND c = '@y' /* @z */`;
+    assert.deepEqual(toPostgresPlaceholders(sql), { text: `SELECT '?', "@x", a::jsonb FROM t WHERE a = $1 AND b = $2 \n AND c = '@y' `, order: [0, 1] });
+    const named = toPostgresPlaceholders("UPDATE t SET a = @a WHERE id = @id AND a <> @a AND s = 'it''s @a'");
+    assert.deepEqual(named, { text: "UPDATE t SET a = $1 WHERE id = $2 AND a <> $1 AND s = 'it''s @a'", order: ["a", "id"] });
+  });
+
+  it("binds what better-sqlite3 binds and refuses the rest, naming what is wrong", () => {
+    const positional = toPostgresPlaceholders("SELECT ?, ?");
+    assert.deepEqual(bindValues(positional, [1, "x"]), [1, "x"]);
+    assert.deepEqual(bindValues(positional, [[2n, null]]), ["2", null]);
+    assert.throws(() => bindValues(positional, [1]), /takes 2 parameters; got 1/);
+    assert.throws(() => bindValues(positional, [true, 1]), /got boolean/);
+    assert.throws(() => bindValues(positional, [undefined, 1]), /got undefined/);
+    const named = toPostgresPlaceholders("SELECT @a");
+    assert.throws(() => bindValues(named, [{}]), /missing named parameter "a"/);
+    assert.throws(() => bindValues(named, [1]), /pass one object/);
+    assert.throws(() => toPostgresPlaceholders("SELECT ?, @a"), /mixes \? and @name/);
+  });
+});
+
+describe("the store's Db on PostgreSQL", function () {
+  this.timeout(60_000);
+  let db: Db;
+  let url: string;
+
+  beforeEach(async () => {
+    url = await freshPostgresUrl();
+    db = openDatabase(url);
+    db.prepare("INSERT INTO accounts (id, name, created) VALUES ('acct_1', 'one', 't')").run();
+  });
+  afterEach(() => db.close());
+
+  const names = () => (db.prepare("SELECT id FROM accounts ORDER BY id").all() as Array<{ id: string }>).map((r) => r.id);
+  const insert = (id: string) => db.prepare("INSERT INTO accounts (id, name, created) VALUES (?, ?, 't')").run(id, id);
+
+  it("commits, rolls back, and nests transactions as savepoints", () => {
+    db.transaction(() => {
+      insert("acct_2");
+      assert.equal(db.inTransaction, true);
+      assert.throws(() => db.transaction(() => {
+        insert("acct_3");
+        throw new Error("inner fails");
+      })(), /inner fails/);
+      insert("acct_4");
+    })();
+    assert.equal(db.inTransaction, false);
+    assert.deepEqual(names(), ["acct_1", "acct_2", "acct_4"]);
+    assert.throws(() => db.transaction(() => {
+      insert("acct_5");
+      throw new Error("outer fails");
+    })(), /outer fails/);
+    assert.deepEqual(names(), ["acct_1", "acct_2", "acct_4"]);
+  });
+
+  it("reports changes, and throws PostgreSQL's errors with their SQLSTATE", () => {
+    assert.equal(db.prepare("UPDATE accounts SET name = 'x' WHERE id = ?").run("acct_1").changes, 1);
+    assert.equal(db.prepare("UPDATE accounts SET name = 'x' WHERE id = ?").run("nope").changes, 0);
+    assert.throws(() => insert("acct_1"), (error: unknown) => error instanceof PostgresError && error.code === "23505" && /accounts_pkey/.test(error.message));
+  });
+
+  it("refuses an async transaction function instead of committing before it ends", () => {
+    assert.throws(() => db.transaction(async () => insert("acct_9"))(), /must not be async/);
+    assert.deepEqual(names(), ["acct_1"]);
+  });
+
+  it("reconnects after the server ends its connection, and fails the transaction that was open on it", async () => {
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    await admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()");
+    await admin.end();
+    assert.deepEqual(names(), ["acct_1"], "the next statement runs on a new connection");
+    assert.throws(() => db.transaction(() => {
+      insert("acct_2");
+      // The server ends the connection under the open transaction.
+      db.prepare("SELECT pg_terminate_backend(pg_backend_pid())").get();
+    })(), PostgresError);
+    assert.deepEqual(names(), ["acct_1"], "the transaction's insert was rolled back with the connection");
+    insert("acct_3");
+    assert.deepEqual(names(), ["acct_1", "acct_3"]);
+  });
+});
+
+for (const engine of STORE_ENGINES) {
+  describe(`store dialect helpers (${engine})`, function () {
+    this.timeout(60_000);
+    let db: Db;
+    beforeEach(async () => {
+      db = await openTestDatabase(engine);
+    });
+    afterEach(() => db.close());
+
+    it("reads JSON text, true flags and array elements alike", () => {
+      const doc = JSON.stringify({ a: { b: "x" }, pilot: true, no: false, n: 1, runs: ["r1", "r2"] });
+      const one = (sql: string, ...params: unknown[]) => Object.values(db.prepare(sql).get(...params) as object)[0];
+      assert.equal(one(`SELECT ${jsonText(db, "?", "a", "b")} AS v`, doc), "x");
+      assert.equal(one(`SELECT ${jsonText(db, "?", "missing")} AS v`, doc), null);
+      for (const [key, expected] of [["pilot", 1], ["no", 0], ["n", 0], ["missing", 0]] as const) {
+        assert.equal(one(`SELECT CASE WHEN ${jsonIsTrue(db, "?", key)} THEN 1 ELSE 0 END AS v`, doc), expected, key);
+      }
+      const rows = db.prepare(`SELECT ${jsonElementText(db, "r")} AS v FROM ${jsonArrayElements(db, "?", "runs", "r")}`).all(doc) as Array<{ v: string }>;
+      assert.deepEqual(rows.map((r) => r.v), ["r1", "r2"]);
+      assert.throws(() => jsonText(db, "x", "a'; DROP TABLE runs; --"), /must be an identifier/);
+    });
+  });
+}
