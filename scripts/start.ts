@@ -55,6 +55,8 @@ async function main(): Promise<void> {
       // postgres://user:password@host:5432/database: the store on PostgreSQL (several coordinators may share it).
       databaseUrl: process.env.ASSAY_DATABASE_URL || undefined,
       apiKey: process.env.ASSAY_API_KEY || undefined,
+      // Behind a load balancer: the URL clients use, for links in results and stream descriptors.
+      publicUrl: process.env.ASSAY_PUBLIC_URL || undefined,
       // Comma-separated STUN/TURN URLs for WebRTC viewers, e.g. "stun:stun.example.org:3478".
       iceServers: (process.env.ASSAY_ICE_SERVERS ?? "").split(",").map((u) => u.trim()).filter(Boolean),
       // A directory of ONNX models a lab mirrors from a model hub: <dir>/<org>/<name>[/<revision>]/model.onnx.
