@@ -147,6 +147,10 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     const at = now().toISOString();
     const attempt = transact(db, () => {
       lockRun(db, run.id);
+      // Another coordinator on the database may have spent the run's room since this pass read
+      // it; under the run's lock the check is exact.
+      const capped = options.budget && typeof (run.request as { max_budget_usd?: unknown }).max_budget_usd === "number";
+      if (capped && options.budget!.episodeAllowance(run.id, [offered.row]) < 1) return null;
       const next = assignEpisode(db, episodeId, cellId, at);
       if (next !== null) lifecycle.scheduled(run.id, cellId);
       return next;
