@@ -107,7 +107,7 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
     budgetGuard,
     live,
     disconnect(cellId, message) {
-      registry.session(cellId)?.close(new LinkError("cell_revoked", message));
+      (cluster?.fleet ?? registry).session(cellId)?.close(new LinkError("cell_revoked", message));
     },
     async stop() {
       scheduler.stop();

@@ -11,6 +11,7 @@
  * and after a reconnect the listeners get a `resync` to check at once.
  */
 import pg from "pg";
+import type { LinkReason } from "../errors/link-errors.js";
 import type { RunEvent } from "../runs/run-events.js";
 import type { Db } from "../store/database.js";
 
@@ -20,6 +21,8 @@ export type ClusterMessage =
   | { type: "cell"; cellId: string; message: unknown }
   /** The cell's stream moved to another coordinator: whoever holds `sessionId` closes it without requeueing. */
   | { type: "superseded"; cellId: string; sessionId: string }
+  /** Whoever holds `sessionId` closes it with this reason (the cell was revoked). */
+  | { type: "close-cell"; cellId: string; sessionId: string; reason: LinkReason; message: string }
   | { type: "kick" }
   /** Local only: the listening connection came back; what was sent meanwhile is lost. */
   | { type: "resync" };

@@ -30,8 +30,11 @@ export interface ClusterLinks {
   heldElsewhere(cellId: string, graceMs: number): boolean;
   /** Sends a message to a cell whose stream another live coordinator holds; false when none does. */
   relay(cellId: string, message: CoordinatorMessage): boolean;
-  /** The whole fleet: cells connected here and to the other live coordinators. */
-  readonly fleet: FleetView;
+  /**
+   * The whole fleet: cells connected here and to the other live coordinators. `session(cellId)`
+   * closes a cell's stream wherever it is held (revoking a cell).
+   */
+  readonly fleet: FleetView & { session(cellId: string): { close(error: LinkError): void } | undefined };
 }
 
 export interface JoinClusterOptions {
@@ -69,6 +72,11 @@ export function joinCluster(options: JoinClusterOptions): ClusterLinks & { stop(
         if (session?.sessionId !== message.sessionId) break;
         superseded.add(session);
         session.close(new LinkError("superseded", `cell ${message.cellId} connected to another coordinator; this stream is closed`));
+        break;
+      }
+      case "close-cell": {
+        const session = registry.session(message.cellId);
+        if (session?.sessionId === message.sessionId) session.close(new LinkError(message.reason, message.message));
         break;
       }
       case "kick":
@@ -139,6 +147,13 @@ export function joinCluster(options: JoinClusterOptions): ClusterLinks & { stop(
       },
       assignedEpisodeOf(cellId) {
         return registry.assignedEpisodeOf(cellId);
+      },
+      session(cellId) {
+        const local = registry.session(cellId);
+        if (local) return local;
+        const link = liveHolder(cellId, 0);
+        if (!link) return undefined;
+        return { close: (error: LinkError) => bus.publish({ type: "close-cell", cellId, sessionId: link.session_id, reason: error.reason, message: error.message }) };
       },
     },
     stop() {
