@@ -27,6 +27,7 @@ import {
   type ObjectEntry,
   type ObjectInfo,
   type ObjectStore,
+  type OpenUpload,
   type PutOptions,
   type UploadedPart,
 } from "./object-store.js";
@@ -176,6 +177,10 @@ export class DiskStore implements ObjectStore {
     await this.writeMeta(key, meta);
     await this.spool.remove(uploadId);
     return { ...this.info(meta, (await stat(path)).mtimeMs), sha256 };
+  }
+
+  async listUploads(prefix: string): Promise<OpenUpload[]> {
+    return this.spool.list(prefix);
   }
 
   async abortUpload(key: string, uploadId: string): Promise<void> {

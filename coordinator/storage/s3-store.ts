@@ -45,6 +45,7 @@ import {
   type ObjectEntry,
   type ObjectInfo,
   type ObjectStore,
+  type OpenUpload,
   type PutOptions,
   type UploadedPart,
 } from "./object-store.js";
@@ -236,6 +237,10 @@ export class S3Store implements ObjectStore {
     }
     await this.spool.remove(uploadId);
     return { bytes, etag, sha256, ...(contentType ? { contentType } : {}) };
+  }
+
+  async listUploads(prefix: string): Promise<OpenUpload[]> {
+    return this.spool.list(prefix);
   }
 
   async abortUpload(key: string, uploadId: string): Promise<void> {
