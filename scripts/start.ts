@@ -6,6 +6,7 @@
 import { join } from "node:path";
 import { startCoordinator } from "../coordinator/server.js";
 import { compileCoordinatorOptions } from "../coordinator/options.js";
+import { s3ConnectionFromEnv } from "../coordinator/storage/store-from-url.js";
 import { loadFirmwarePins } from "../firmware-pins/pins.js";
 import { startFleetControl, type FleetControl } from "../simulators/fleet/fleet-control.js";
 import { launchSimFleet, type SimFleet } from "../simulators/fleet/launcher.js";
@@ -52,6 +53,9 @@ async function main(): Promise<void> {
       port: intFromEnv("ASSAY_PORT", 8080),
       grpcPort: intFromEnv("ASSAY_GRPC_PORT", 50051),
       dataDir: process.env.ASSAY_DATA_DIR || undefined,
+      // s3://bucket/prefix keeps recordings, exports and models in a bucket reached with the usual AWS_* variables.
+      artifactsUrl: process.env.ASSAY_ARTIFACTS_URL || undefined,
+      s3: process.env.ASSAY_ARTIFACTS_URL ? s3ConnectionFromEnv(process.env) : undefined,
       apiKey: process.env.ASSAY_API_KEY || undefined,
       // Comma-separated STUN/TURN URLs for WebRTC viewers, e.g. "stun:stun.example.org:3478".
       iceServers: (process.env.ASSAY_ICE_SERVERS ?? "").split(",").map((u) => u.trim()).filter(Boolean),
@@ -79,6 +83,7 @@ async function main(): Promise<void> {
   console.log(`  streams URL   ${coordinator.streamsUrl}`);
   console.log(`  cell link     ${coordinator.grpcAddress} (gRPC)`);
   console.log(`  data          ${options.dataDir}`);
+  console.log(`  artifacts     ${options.artifactsUrl ?? join(options.dataDir, "artifacts")}`);
   if (coordinator.adminKey) {
     console.log(`  admin key     ${coordinator.adminKey}`);
     console.log("                (shown on this first start only; export it as ASSAY_API_KEY)");

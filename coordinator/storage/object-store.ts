@@ -186,3 +186,9 @@ export function checkExpiry(expiresInS: number): void {
     throw new ObjectStoreError("invalid_config", `expiresInS must be a whole number of seconds from 1 to 604800 (a week); got ${expiresInS}`);
   }
 }
+
+/** `attachment` with an ASCII fallback name and the exact UTF-8 one (RFC 6266). */
+export function contentDisposition(fileName: string): string {
+  const ascii = fileName.replace(/[^\x20-\x7e]|["\\]/g, "_");
+  return `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(fileName)}`;
+}

@@ -36,6 +36,7 @@ import {
   checkDeletePrefix,
   checkExpiry,
   checkKey,
+  contentDisposition,
   ObjectStoreError,
   type BeginUploadOptions,
   type ByteRange,
@@ -297,10 +298,4 @@ function sentBytes(state: SpoolState): number {
 
 function statusOf(error: unknown): number | undefined {
   return (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
-}
-
-/** `attachment` with an ASCII fallback name and the exact UTF-8 one (RFC 6266). */
-export function contentDisposition(fileName: string): string {
-  const ascii = fileName.replace(/[^\x20-\x7e]|["\\]/g, "_");
-  return `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(fileName)}`;
 }
