@@ -20,16 +20,23 @@ function serviceError(code: status, reason: string, message: string): ServiceErr
   return Object.assign(new Error(`${code} ${status[code]}: ${reason}: ${message}`), { code, details: `${reason}: ${message}`, metadata });
 }
 
-/** Answers ArtifactStatus per file name from `refuse` (an error) or with 0 bytes; UploadArtifact stores the bytes. */
+/**
+ * Answers ArtifactStatus per file name from `refuse` (an error), else from `held` (bytes the
+ * coordinator holds, default 0); UploadArtifact stores the bytes, or fails with `breakUpload`.
+ */
 class FakeClient {
   readonly refuse = new Map<string, ServiceError>();
+  readonly held = new Map<string, number>();
+  breakUpload: ServiceError | undefined;
   readonly uploaded = new Map<string, Buffer>();
   readonly statusCalls: string[] = [];
+  /** The offset of each upload stream's first chunk. */
+  readonly firstOffsets: number[] = [];
 
   artifactStatus(ref: ArtifactRef, _metadata: Metadata, callback: (error: ServiceError | null, progress: ArtifactProgress) => void): void {
     this.statusCalls.push(ref.fileName);
     const error = this.refuse.get(ref.fileName);
-    setImmediate(() => (error ? callback(error, undefined as never) : callback(null, { receivedBytes: 0, complete: false })));
+    setImmediate(() => (error ? callback(error, undefined as never) : callback(null, { receivedBytes: this.held.get(ref.fileName) ?? 0, complete: false })));
   }
 
   uploadArtifact(_metadata: Metadata, callback: (error: ServiceError | null, progress: ArtifactProgress) => void) {
@@ -37,11 +44,14 @@ class FakeClient {
     let ref: ArtifactRef | undefined;
     const call = Object.assign(new EventEmitter(), {
       write: (chunk: ArtifactChunk) => {
+        if (!ref) this.firstOffsets.push(chunk.offset);
         ref ??= chunk.ref;
         chunks.push(Buffer.from(chunk.data));
         return true;
       },
       end: () => {
+        const broken = this.breakUpload;
+        if (broken) return setImmediate(() => callback(broken, undefined as never));
         const data = Buffer.concat(chunks);
         this.uploaded.set(ref!.fileName, data);
         setImmediate(() => callback(null, { receivedBytes: data.length, complete: data.length === ref!.bytes }));
@@ -172,6 +182,28 @@ describe("agent uploader", () => {
     assert.deepEqual([...client.uploaded.keys()].sort(), ["ep-a.mcap", "ep-b.mcap"]);
     assert.deepEqual(readdirSync(store.dir), []);
     assert.deepEqual(setAside, []);
+  });
+
+  it("sends a file again from 0 when the coordinator it reaches holds none of it (another one had part of it, then failed over)", async () => {
+    await queue("ep-a", "ep-a.mcap", 1);
+    const file = readFileSync(join(store.dir, "ep-a.mcap"));
+    // Coordinator A holds 192 bytes; the stream dies with it.
+    client.held.set("ep-a.mcap", 192);
+    client.breakUpload = serviceError(status.UNAVAILABLE, "shutting_down", "the coordinator is stopping");
+    const up = start({ initialMs: 60_000, maxMs: 60_000 });
+    up.kick();
+    await up.idle();
+    assert.deepEqual(client.firstOffsets, [192], "resumed where A said");
+    assert.ok(existsSync(join(store.dir, "ep-a.mcap")), "still queued");
+
+    // Coordinator B, sharing the bucket and the database but not A's spool, holds nothing.
+    client.held.delete("ep-a.mcap");
+    client.breakUpload = undefined;
+    up.kick();
+    await up.idle();
+    assert.deepEqual(client.firstOffsets, [192, 0], "started again from 0");
+    assert.ok(client.uploaded.get("ep-a.mcap")!.equals(file), "the whole file, once");
+    assert.deepEqual(readdirSync(store.dir), []);
   });
 
   it("tells refusals for good from everything else", () => {
