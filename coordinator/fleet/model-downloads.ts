@@ -55,12 +55,23 @@ export function handleFetchModel(ctx: LinkContext, call: ServerWritableStream<Mo
 /** Streams the model from `start` in chunks of CHUNK_BYTES (the last shorter), as fast as the cell reads them. */
 async function send(ctx: LinkContext, call: ServerWritableStream<ModelRequest, ModelChunk>, modelId: string, start: number, header: { totalBytes: number; sha256: string }): Promise<void> {
   const { body } = await ctx.store.objects.get(modelKey(modelId), { start });
+  if (call.cancelled) return void body.destroy();
   call.once("cancelled", () => body.destroy());
   let position = start;
   const write = async (data: Buffer) => {
     const more = call.write({ offset: position, data, ...header });
     position += data.length;
-    if (!more) await new Promise<void>((drained) => call.once("drain", drained));
+    if (more) return;
+    // Until the cell reads on, or goes away.
+    await new Promise<void>((resume) => {
+      const done = () => {
+        call.off("drain", done);
+        call.off("close", done);
+        resume();
+      };
+      call.once("drain", done);
+      call.once("close", done);
+    });
   };
   let held: Buffer[] = [];
   let heldBytes = 0;
