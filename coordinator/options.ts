@@ -7,6 +7,8 @@ import { DEFAULT_PREFLIGHT_TIMEOUT_MS } from "./api/api-deps.js";
 import { DEFAULT_RATE_LIMITS, validateRateLimits, type RateLimits } from "./api/rate-limit.js";
 import { QUOTE_VALIDITY_MS } from "./billing/quotes.js";
 import { DEFAULT_RETENTION_SWEEP_MS } from "./data/retention-sweeper.js";
+import type { ObjectStore } from "./storage/object-store.js";
+import { objectStoreFromUrl, parseStoreUrl, type S3Connection } from "./storage/store-from-url.js";
 import { DEFAULT_QUEUE_CHECK_INTERVAL_MS, DEFAULT_QUEUE_WINDOWS_MS, type QueueWindowsMs } from "./scheduler/queue-windows.js";
 import { WEBHOOK_DEFAULTS } from "./webhooks/delivery-worker.js";
 
@@ -38,6 +40,14 @@ export interface CoordinatorOptions {
    * Default none: SQLite at `<dataDir>/assay.sqlite`. Several coordinators may share one database.
    */
   databaseUrl?: string;
+  /**
+   * Where recordings, videos, exports and models are kept (docs/storage.md): unset, files under
+   * `<dataDir>/artifacts`; `s3://bucket/prefix`, objects in that bucket (upload spools stay under
+   * `<dataDir>`). Default unset.
+   */
+  artifactsUrl?: string;
+  /** The bucket's endpoint, region and credentials (from AWS_ENDPOINT_URL, AWS_REGION, AWS_ACCESS_KEY_ID, ...). Default the AWS SDK's own chain. */
+  s3: S3Connection;
   /** Admin key to create on first start (must start with asy_live_); otherwise one is generated. */
   apiKey?: string;
   /** Public base URL when behind a proxy; default http://<host>:<port>. */
@@ -96,7 +106,7 @@ type RawCoordinatorOptions = Partial<Omit<CoordinatorOptions, "queueWindowsMs" |
 };
 
 const KNOWN = new Set([
-  "host", "port", "grpcPort", "dataDir", "databaseUrl", "apiKey", "publicUrl", "streamsUrl", "installationsPath",
+  "host", "port", "grpcPort", "dataDir", "databaseUrl", "artifactsUrl", "s3", "apiKey", "publicUrl", "streamsUrl", "installationsPath",
   "rateLimits", "queueWindowsMs", "queueCheckIntervalMs", "webhooks", "retentionSweepMs", "quoteValidityMs", "exports", "iceServers",
   "modelMirror", "preflightTimeoutMs", "webhooksAllowLoopback",
 ]);
@@ -118,6 +128,8 @@ export function compileCoordinatorOptions(raw: RawCoordinatorOptions = {}): Coor
   if (raw.databaseUrl !== undefined && !/^postgres(ql)?:\/\/[^/\s]+\/[^/\s]+$/.test(raw.databaseUrl)) {
     throw new Error(`ASSAY_DATABASE_URL must be a PostgreSQL URL, postgres://user:password@host:5432/database; got "${redactPassword(raw.databaseUrl)}"`);
   }
+  // Refused here, before anything starts, with the message naming the value.
+  parseStoreUrl(raw.artifactsUrl);
   if (raw.apiKey !== undefined && !/^asy_live_[A-Za-z0-9]{16,}$/.test(raw.apiKey)) {
     throw new Error("ASSAY_API_KEY must look like asy_live_ followed by at least 16 letters or digits");
   }
@@ -160,6 +172,8 @@ export function compileCoordinatorOptions(raw: RawCoordinatorOptions = {}): Coor
     grpcPort,
     dataDir: resolve(raw.dataDir ?? ".assay"),
     databaseUrl: raw.databaseUrl,
+    artifactsUrl: raw.artifactsUrl || undefined,
+    s3: raw.s3 ?? {},
     apiKey: raw.apiKey,
     publicUrl: raw.publicUrl,
     streamsUrl: raw.streamsUrl,
@@ -177,6 +191,12 @@ export function redactPassword(url: string): string {
   return url.replace(/^(\w+:\/\/[^:@/]*:)[^@/]*@/, "$1***@");
 }
 
-export function artifactsDir(options: CoordinatorOptions): string {
-  return join(options.dataDir, "artifacts");
+/** The artifact store `artifactsUrl` names: a folder under the data dir, or a bucket. */
+export function objectStoreOf(options: CoordinatorOptions): ObjectStore {
+  return objectStoreFromUrl(options.artifactsUrl, { dataDir: options.dataDir, connection: options.s3 });
+}
+
+/** Local folder for the files an export is made from and into (training formats' dataset trees, recordings fetched from a bucket). */
+export function exportsWorkDir(options: CoordinatorOptions): string {
+  return join(options.dataDir, "exports-work");
 }

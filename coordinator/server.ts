@@ -3,9 +3,10 @@
  * passes each part to the next: the cell registry, the run lifecycle (which tells the registry's
  * cells to cancel), the budget guard (which stops runs through the lifecycle), the scheduler (which
  * asks the guard), the link context the CellLink handlers share, the gRPC server (transport only)
- * and its watchdog. `startCoordinator` opens the store, creates the webhook worker (the lifecycle
- * kicks it after every ending), starts the fleet, the housekeeping loops (queue windows, retention
- * sweeper) and the HTTP API, and stops them in reverse order. Nothing is bound late.
+ * and its watchdog. `startCoordinator` opens the store and the artifact store (a folder or a bucket,
+ * `artifactsUrl`), creates the webhook worker (the lifecycle kicks it after every ending), starts
+ * the fleet, the housekeeping loops (queue windows, retention sweeper) and the HTTP API, and stops
+ * them in reverse order. Nothing is bound late.
  */
 import { resumeBackfills } from "./runs/run-backfill.js";
 import { createServer, type Server } from "node:http";
@@ -35,9 +36,10 @@ import type { LinkContext } from "./fleet/link-context.js";
 import { startLinkWatchdog } from "./fleet/link-watchdog.js";
 import { CellRegistry } from "./fleet/registry.js";
 import { createMetricsRegistry } from "./metrics.js";
-import { artifactsDir, databaseLocation, type CoordinatorOptions } from "./options.js";
+import { databaseLocation, exportsWorkDir, objectStoreOf, type CoordinatorOptions } from "./options.js";
 import { RunEvents } from "./runs/run-events.js";
 import { createRunLifecycle, type RunLifecycle } from "./runs/run-lifecycle.js";
+import type { ObjectStore } from "./storage/object-store.js";
 import { openDatabase, type Db } from "./store/database.js";
 import { startClusterBus, type ClusterBus } from "./cluster/cluster-bus.js";
 import { joinCluster, type ClusterLinks } from "./cluster/cluster-links.js";
@@ -91,7 +93,7 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
   }
   const live = new LiveHub(registry);
   const context: LinkContext = {
-    db: o.db, registry, scheduler, lifecycle, runEvents: o.runEvents, store: new ArtifactStore(o.artifactsDir),
+    db: o.db, registry, scheduler, lifecycle, runEvents: o.runEvents, store: new ArtifactStore(o.objects),
     metrics, streamsUrl: o.streamsUrl, live, heartbeatIntervalMs: o.heartbeatIntervalMs, logger: o.logger, now: o.now, stopping: false,
     cluster,
   };
@@ -130,6 +132,8 @@ export interface RunningCoordinator {
   /** The operator account's technicians' key (kit operations, cell enrollment), only on the start that created it. */
   operatorKey?: string;
   db: Db;
+  /** The artifact store (recordings, exports, models): a folder under the data dir, or a bucket. */
+  objects: ObjectStore;
   runEvents: RunEvents;
   /** Enrolls (or re-enrolls, rotating the token) a cell; returns its token, shown once. */
   enrollCell(cellId: string, model: string): string;
@@ -147,6 +151,7 @@ export interface RunningCoordinator {
 }
 
 export async function startCoordinator(options: CoordinatorOptions): Promise<RunningCoordinator> {
+  const objects = objectStoreOf(options);
   const db = openDatabase(databaseLocation(options));
   const admin = ensureAdminKey(db, { apiKey: options.apiKey });
   seedTasks(db);
@@ -185,7 +190,7 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Run
     db,
     runEvents,
     pins,
-    artifactsDir: artifactsDir(options),
+    objects,
     baseUrl: urls.baseUrl,
     streamsUrl,
     host: options.host,
@@ -205,7 +210,7 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Run
   const { lifecycle } = cellLink;
   lease?.setGrpcAddress(`${hostForUrl(options.host)}:${cellLink.port}`);
   const stopQueueWindows = startQueueWindowWatch({ halt: { db, lifecycle }, windowsMs: options.queueWindowsMs, intervalMs: options.queueCheckIntervalMs });
-  const stopRetentionSweeper = startRetentionSweeper({ db, artifactsDir: artifactsDir(options), intervalMs: options.retentionSweepMs });
+  const stopRetentionSweeper = startRetentionSweeper({ db, objects, intervalMs: options.retentionSweepMs });
   // Resumes whatever the outbox holds from before a stop or crash.
   webhooks.start();
   // Large runs whose creation a crash or stop cut short get the rest of their episodes.
@@ -220,11 +225,12 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Run
     concurrency: options.exports.concurrency,
     sweepMs: options.exports.sweepMs,
     kinds: [runExportJobs({
-      db, artifactsDir: artifactsDir(options), baseUrl: urls.baseUrl, now: () => new Date(),
+      db, objects, workDir: exportsWorkDir(options), baseUrl: urls.baseUrl, now: () => new Date(),
       availabilityMs: options.exports.availabilityMs, pendingUploadWaitMs: options.exports.pendingUploadWaitMs,
-    }), calibrationExportJobs({ db, artifactsDir: artifactsDir(options), now: () => new Date(), availabilityMs: options.exports.availabilityMs })],
+    }), calibrationExportJobs({ db, objects, workDir: exportsWorkDir(options), now: () => new Date(), availabilityMs: options.exports.availabilityMs })],
   });
-  archives.start();
+  // Archives past their availability are expired (and deleted) before the API answers.
+  await archives.start();
 
   const app = createApiApp({
     db,
@@ -233,7 +239,7 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Run
     scheduler: cellLink.scheduler,
     pins,
     urls,
-    artifactsDir: artifactsDir(options),
+    objects,
     metrics,
     budgetGuard: cellLink.budgetGuard,
     rateLimits: options.rateLimits,
@@ -263,6 +269,7 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Run
     adminKey: admin.created ? admin.secret : undefined,
     operatorKey: operator.created ? operator.secret : undefined,
     db,
+    objects,
     runEvents,
     enrollCell: (cellId, model) => enrollCell(db, { cellId, model }),
     lifecycle,
@@ -275,7 +282,7 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Run
       await signalling.close();
       await archives.stop();
       stopQueueWindows();
-      stopRetentionSweeper();
+      await stopRetentionSweeper();
       await closeHttp(http);
       await webhooks.stop();
       await cellLink.stop();

@@ -6,6 +6,7 @@
 import { join } from "node:path";
 import { startCoordinator } from "../coordinator/server.js";
 import { compileCoordinatorOptions, redactPassword } from "../coordinator/options.js";
+import { s3ConnectionFromEnv } from "../coordinator/storage/store-from-url.js";
 import { loadFirmwarePins } from "../firmware-pins/pins.js";
 import { startFleetControl, type FleetControl } from "../simulators/fleet/fleet-control.js";
 import { launchSimFleet, type SimFleet } from "../simulators/fleet/launcher.js";
@@ -54,6 +55,9 @@ async function main(): Promise<void> {
       dataDir: process.env.ASSAY_DATA_DIR || undefined,
       // postgres://user:password@host:5432/database: the store on PostgreSQL (several coordinators may share it).
       databaseUrl: process.env.ASSAY_DATABASE_URL || undefined,
+      // s3://bucket/prefix keeps recordings, exports and models in a bucket reached with the usual AWS_* variables.
+      artifactsUrl: process.env.ASSAY_ARTIFACTS_URL || undefined,
+      s3: process.env.ASSAY_ARTIFACTS_URL ? s3ConnectionFromEnv(process.env) : undefined,
       apiKey: process.env.ASSAY_API_KEY || undefined,
       // Behind a load balancer: the URL clients use, for links in results and stream descriptors.
       publicUrl: process.env.ASSAY_PUBLIC_URL || undefined,
@@ -84,6 +88,7 @@ async function main(): Promise<void> {
   console.log(`  cell link     ${coordinator.grpcAddress} (gRPC)`);
   console.log(`  data          ${options.dataDir}`);
   console.log(`  store         ${options.databaseUrl ? redactPassword(options.databaseUrl) : "SQLite in the data dir"}`);
+  console.log(`  artifacts     ${options.artifactsUrl ?? join(options.dataDir, "artifacts")}`);
   if (coordinator.adminKey) {
     console.log(`  admin key     ${coordinator.adminKey}`);
     console.log("                (shown on this first start only; export it as ASSAY_API_KEY)");

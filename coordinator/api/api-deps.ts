@@ -12,6 +12,7 @@ import { QUOTE_VALIDITY_MS } from "../billing/quotes.js";
 import { validateRateLimits, type RateLimits } from "./rate-limit.js";
 import type { RunEvents } from "../runs/run-events.js";
 import type { CellStreamHub } from "../streams/cell-stream-hub.js";
+import type { ObjectStore } from "../storage/object-store.js";
 import type { Db } from "../store/database.js";
 import { DEFAULT_MODEL_LIMITS, type ModelLimits } from "../models/model-uploads.js";
 
@@ -34,8 +35,8 @@ export interface ApiDeps {
   scheduler: { kick(): void };
   pins: FirmwarePins;
   urls: ApiUrls;
-  /** Root of the artifact store: files at `<artifactsDir>/<run_id>/<episode_id>/<file_name>`. */
-  artifactsDir: string;
+  /** The artifact store (coordinator/storage/): episode files at `<run_id>/<episode_id>/<file_name>`, exports, models. */
+  objects: ObjectStore;
   /** Registry served at /metrics (create it with createMetricsRegistry()). */
   metrics: Registry;
   /** Injectable clock for timestamps. Default: () => new Date(). */
@@ -98,7 +99,7 @@ const NO_LIVE: LiveView = { cameras: () => [], watchCamera: () => () => undefine
 
 export type CompiledApiDeps = Required<ApiDeps>;
 
-const REQUIRED = ["db", "fleet", "runEvents", "scheduler", "pins", "urls", "artifactsDir", "metrics"] as const;
+const REQUIRED = ["db", "fleet", "runEvents", "scheduler", "pins", "urls", "objects", "metrics"] as const;
 const OPTIONAL = [
   "clock", "environments", "sseHeartbeatMs", "docsDir", "log", "budgetGuard", "rateLimits", "quoteValidityMs", "archives", "live", "iceServers",
   "models", "modelMirror", "preflight", "endRun", "metricsAccess", "webhooksAllowLoopback", "sseLimits",

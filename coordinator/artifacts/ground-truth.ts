@@ -22,9 +22,8 @@
  * read, `commanded_rad[k]` the target it sent (null when the step sent none); the command of row k
  * was computed from row k and first shows in row k + 1. `gripper` in `objects` is the fingertip.
  */
-import { open } from "node:fs/promises";
 import { McapIndexedReader } from "@mcap/core";
-import { fileReadable } from "../exports/episode-steps.js";
+import type { RandomReadable } from "../storage/object-readable.js";
 
 export const GROUND_TRUTH_SCHEMA = "assay.ground_truth/1";
 /** The MCAP channels the file is derived from. */
@@ -64,7 +63,8 @@ export interface GroundTruthSource {
   episodeId: string;
   /** Index of the scenario in the verify run's `scenarios.source`. */
   scenarioId: number | null;
-  mcapPath: string;
+  /** The MCAP's bytes: a stored object (objectReadable) or a local file (fileReadable). */
+  mcap: RandomReadable;
   mcapFileName: string;
   mcapSha256: string;
 }
@@ -76,74 +76,69 @@ const stringOrNull = (v: unknown) => (typeof v === "string" ? v : null);
 
 /** Reads the episode's MCAP and builds its ground truth; throws when the file is not a readable MCAP. */
 export async function deriveGroundTruth(source: GroundTruthSource): Promise<GroundTruth> {
-  const handle = await open(source.mcapPath, "r");
-  try {
-    const reader = await McapIndexedReader.Initialize({ readable: fileReadable(handle) });
-    const decoder = new TextDecoder();
-    let startMeta: Record<string, unknown> = {};
-    let names: string[] = [];
-    const rows: Array<{ tNs: bigint; measured: number[]; velocity: number[]; commanded: number[] | null }> = [];
-    const poses: Array<{ tNs: bigint; poses: Record<string, { position: { x: number; y: number; z: number }; orientation: { x: number; y: number; z: number; w: number } }> }> = [];
-    for await (const message of reader.readMessages({ topics: GROUND_TRUTH_SOURCE_CHANNELS })) {
-      const topic = reader.channelsById.get(message.channelId)!.topic;
-      const body = JSON.parse(decoder.decode(message.data)) as Record<string, any>;
-      if (topic === "/meta") {
-        if (body.phase === "start") startMeta = body;
-      } else if (topic === "/joint_states_measured") {
-        if (names.length === 0 && Array.isArray(body.name)) names = body.name;
-        rows.push({ tNs: message.logTime, measured: body.position ?? [], velocity: body.velocity ?? [], commanded: null });
-      } else if (topic === "/joint_targets_commanded") {
-        // A step's target belongs to the latest measured row (the agent reads before it commands).
-        const row = rows.at(-1);
-        if (row) row.commanded = body.position ?? null;
-      } else if (topic === "/gt/object_poses") {
-        poses.push({ tNs: stampNs(body.timestamp as Stamp | undefined, message.logTime), poses: body.poses ?? {} });
-      }
+  const reader = await McapIndexedReader.Initialize({ readable: source.mcap });
+  const decoder = new TextDecoder();
+  let startMeta: Record<string, unknown> = {};
+  let names: string[] = [];
+  const rows: Array<{ tNs: bigint; measured: number[]; velocity: number[]; commanded: number[] | null }> = [];
+  const poses: Array<{ tNs: bigint; poses: Record<string, { position: { x: number; y: number; z: number }; orientation: { x: number; y: number; z: number; w: number } }> }> = [];
+  for await (const message of reader.readMessages({ topics: GROUND_TRUTH_SOURCE_CHANNELS })) {
+    const topic = reader.channelsById.get(message.channelId)!.topic;
+    const body = JSON.parse(decoder.decode(message.data)) as Record<string, any>;
+    if (topic === "/meta") {
+      if (body.phase === "start") startMeta = body;
+    } else if (topic === "/joint_states_measured") {
+      if (names.length === 0 && Array.isArray(body.name)) names = body.name;
+      rows.push({ tNs: message.logTime, measured: body.position ?? [], velocity: body.velocity ?? [], commanded: null });
+    } else if (topic === "/joint_targets_commanded") {
+      // A step's target belongs to the latest measured row (the agent reads before it commands).
+      const row = rows.at(-1);
+      if (row) row.commanded = body.position ?? null;
+    } else if (topic === "/gt/object_poses") {
+      poses.push({ tNs: stampNs(body.timestamp as Stamp | undefined, message.logTime), poses: body.poses ?? {} });
     }
-    const t0Ns = rows[0]?.tNs ?? poses[0]?.tNs ?? 0n;
-    const objects: Record<string, GroundTruthObject> = {};
-    for (const frame of poses) {
-      for (const [name, pose] of Object.entries(frame.poses)) {
-        const track = (objects[name] ??= { t_s: [], position_m: [], orientation_xyzw: [] });
-        track.t_s.push(seconds(frame.tNs, t0Ns));
-        track.position_m.push([pose.position.x, pose.position.y, pose.position.z]);
-        track.orientation_xyzw.push([pose.orientation.x, pose.orientation.y, pose.orientation.z, pose.orientation.w]);
-      }
-    }
-    return {
-      schema: GROUND_TRUTH_SCHEMA,
-      run_id: source.runId,
-      episode_id: source.episodeId,
-      scenario_id: source.scenarioId,
-      robot: stringOrNull(startMeta.robot),
-      environment: stringOrNull(startMeta.environment),
-      task: stringOrNull(startMeta.task),
-      cell_id: stringOrNull(startMeta.cell_id),
-      firmware: stringOrNull(startMeta.firmware),
-      seed: typeof startMeta.seed === "number" ? startMeta.seed : null,
-      source: { file_name: source.mcapFileName, sha256: source.mcapSha256 },
-      frames: {
-        world: "cell world frame, metres: x and y on the table, z up (the mocap ground plane's calibration)",
-        orientation: "unit quaternion [x, y, z, w] of the body in the world frame",
-        joints: "radians in the robot's joint order (joints.names); velocities rad/s",
-        time: {
-          unit: "s",
-          t0_ns: t0Ns.toString(),
-          description: "seconds from the first control step; objects at their motion-capture timestamps, joint rows at their control step (row k's command shows first in row k+1)",
-        },
-      },
-      objects,
-      joints: {
-        names,
-        t_s: rows.map((r) => seconds(r.tNs, t0Ns)),
-        commanded_rad: rows.map((r) => r.commanded),
-        measured_rad: rows.map((r) => r.measured),
-        velocity_rad_s: rows.map((r) => r.velocity),
-      },
-    };
-  } finally {
-    await handle.close();
   }
+  const t0Ns = rows[0]?.tNs ?? poses[0]?.tNs ?? 0n;
+  const objects: Record<string, GroundTruthObject> = {};
+  for (const frame of poses) {
+    for (const [name, pose] of Object.entries(frame.poses)) {
+      const track = (objects[name] ??= { t_s: [], position_m: [], orientation_xyzw: [] });
+      track.t_s.push(seconds(frame.tNs, t0Ns));
+      track.position_m.push([pose.position.x, pose.position.y, pose.position.z]);
+      track.orientation_xyzw.push([pose.orientation.x, pose.orientation.y, pose.orientation.z, pose.orientation.w]);
+    }
+  }
+  return {
+    schema: GROUND_TRUTH_SCHEMA,
+    run_id: source.runId,
+    episode_id: source.episodeId,
+    scenario_id: source.scenarioId,
+    robot: stringOrNull(startMeta.robot),
+    environment: stringOrNull(startMeta.environment),
+    task: stringOrNull(startMeta.task),
+    cell_id: stringOrNull(startMeta.cell_id),
+    firmware: stringOrNull(startMeta.firmware),
+    seed: typeof startMeta.seed === "number" ? startMeta.seed : null,
+    source: { file_name: source.mcapFileName, sha256: source.mcapSha256 },
+    frames: {
+      world: "cell world frame, metres: x and y on the table, z up (the mocap ground plane's calibration)",
+      orientation: "unit quaternion [x, y, z, w] of the body in the world frame",
+      joints: "radians in the robot's joint order (joints.names); velocities rad/s",
+      time: {
+        unit: "s",
+        t0_ns: t0Ns.toString(),
+        description: "seconds from the first control step; objects at their motion-capture timestamps, joint rows at their control step (row k's command shows first in row k+1)",
+      },
+    },
+    objects,
+    joints: {
+      names,
+      t_s: rows.map((r) => seconds(r.tNs, t0Ns)),
+      commanded_rad: rows.map((r) => r.commanded),
+      measured_rad: rows.map((r) => r.measured),
+      velocity_rad_s: rows.map((r) => r.velocity),
+    },
+  };
 }
 
 /** The file name of an episode's ground truth, beside its MCAP. */

@@ -1,13 +1,18 @@
 /**
  * Deleting a run's recordings: on request (DELETE /v1/data/{run_id}) or when they pass the run's
  * `data.retention` (the retention sweeper). The rows are marked `purged` first, so from that moment
- * every artifact URL answers 410 retention_expired; then the files are removed, and the run's
- * exports are expired and deleted with them.
+ * every artifact URL answers 410 retention_expired; then the objects are deleted from the artifact
+ * store (on request: everything under `<run_id>/`, and the run's unfinished uploads are aborted),
+ * and the run's exports are expired and deleted with them.
+ *
+ * NOTE: deleting runs after the receipt is recorded. If the store fails half way (a bucket that
+ * cannot be reached), the error reaches the caller and a purge on request can simply be repeated:
+ * it deletes the run's prefix again.
  */
-import { existsSync, rmSync } from "node:fs";
-import { join } from "node:path";
+import { artifactKey } from "../artifacts/artifact-store.js";
 import { randomBase62 } from "../auth/api-keys.js";
 import { retentionHours } from "../runs/run-request.js";
+import type { ObjectStore } from "../storage/object-store.js";
 import type { Db } from "../store/database.js";
 import { expireRunExports } from "../exports/export-files.js";
 
@@ -33,12 +38,12 @@ export function isPastRetention(storedAt: string | null, hours: number, now: Dat
 
 /**
  * Purges every artifact of the run (all of them, or only `episodeFiles` when given), records a
- * receipt and deletes the files. Returns the receipt.
+ * receipt and deletes the objects. Returns the receipt.
  */
-export function purgeRunArtifacts(
-  db: Db, artifactsDir: string, run: { id: string; account_id: string }, reason: PurgeRow["reason"], now: Date,
+export async function purgeRunArtifacts(
+  db: Db, objects: ObjectStore, run: { id: string; account_id: string }, reason: PurgeRow["reason"], now: Date,
   only?: Array<{ episode_id: string; kind: string }>,
-): PurgeRow {
+): Promise<PurgeRow> {
   const receipt: PurgeRow = { id: `purge_${randomBase62(20)}`, account_id: run.account_id, run_id: run.id, status: "completed", purged_at: now.toISOString(), reason };
   const files = db.transaction(() => {
     const rows = db.prepare("SELECT episode_id, kind, file_name FROM artifacts WHERE run_id = ? AND status != 'purged'").all(run.id) as Array<{ episode_id: string; kind: string; file_name: string }>;
@@ -49,13 +54,14 @@ export function purgeRunArtifacts(
     return chosen;
   })();
   if (only) {
-    for (const f of files) rmSync(join(artifactsDir, run.id, f.episode_id, f.file_name), { force: true });
+    for (const f of files) await objects.delete(artifactKey({ runId: run.id, episodeId: f.episode_id, fileName: f.file_name }));
   } else {
-    const dir = join(artifactsDir, run.id);
-    if (existsSync(dir)) rmSync(dir, { recursive: true, force: true });
+    const prefix = `${run.id}/`;
+    for (const upload of await objects.listUploads(prefix)) await objects.abortUpload(upload.key, upload.uploadId);
+    await objects.deletePrefix(prefix);
   }
   // An export holds the recordings: it goes with them.
-  expireRunExports(db, artifactsDir, run.id, reason === "request" ? "purged" : "retention");
+  await expireRunExports(db, objects, run.id, reason === "request" ? "purged" : "retention");
   return receipt;
 }
 

@@ -1,19 +1,22 @@
 /**
  * The retention sweeper: periodically purges stored artifacts older than their run's
- * `data.retention` (counted from when each file was stored), one receipt per run and sweep, and
- * ends policy models past their own retention (coordinator/models/model-retention.ts). The
- * artifact route applies the same rule on read, so an expired file answers 410 even before a
- * sweep removes it.
+ * `data.retention` (counted from when each file was stored), one receipt per run and sweep, ends
+ * policy models past their own retention (coordinator/models/model-retention.ts), and aborts the
+ * uploads this coordinator holds for artifacts that will never complete here (stored meanwhile,
+ * e.g. by another coordinator after a failover, or purged). The artifact route applies the same
+ * rule on read, so an expired file answers 410 even before a sweep removes it.
  */
-import type { Db } from "../store/database.js";
 import { sweepModels } from "../models/model-retention.js";
+import type { ObjectStore } from "../storage/object-store.js";
+import { listArtifacts } from "../store/artifacts-repo.js";
+import type { Db } from "../store/database.js";
 import { isPastRetention, purgeRunArtifacts, retentionOfRequest } from "./purge.js";
 import { jsonText } from "../store/sql-dialect.js";
 
 export const DEFAULT_RETENTION_SWEEP_MS = 3_600_000;
 
 /** Purges what is past retention now; returns the number of artifacts purged. */
-export function sweepRetention(db: Db, artifactsDir: string, now: Date): number {
+export async function sweepRetention(db: Db, objects: ObjectStore, now: Date): Promise<number> {
   const rows = db
     .prepare(
       `SELECT a.episode_id, a.kind, a.stored_at, r.id AS run_id, r.account_id, ${jsonText(db, "r.request", "data", "retention")} AS retention FROM artifacts a
@@ -29,28 +32,52 @@ export function sweepRetention(db: Db, artifactsDir: string, now: Date): number 
   }
   let purged = 0;
   for (const [runId, entry] of expiredByRun) {
-    purgeRunArtifacts(db, artifactsDir, { id: runId, account_id: entry.account_id }, "retention", now, entry.files);
+    await purgeRunArtifacts(db, objects, { id: runId, account_id: entry.account_id }, "retention", now, entry.files);
     purged += entry.files.length;
   }
   return purged;
 }
 
-export function startRetentionSweeper(options: { db: Db; artifactsDir: string; intervalMs?: number; now?: () => Date; logger?: { error(m: string): void } }): () => void {
+/**
+ * Aborts the open uploads of this coordinator's spool whose artifact is no longer pending (or no
+ * longer exists); returns how many. Keys are `<run_id>/<episode_id>/<file_name>`.
+ */
+export async function sweepUploads(db: Db, objects: ObjectStore): Promise<number> {
+  let aborted = 0;
+  for (const upload of await objects.listUploads("")) {
+    const segments = upload.key.split("/");
+    if (segments.length !== 3) continue; // not an episode's artifact
+    const [runId, episodeId, fileName] = segments;
+    const row = listArtifacts(db, runId).find((a) => a.episode_id === episodeId && a.file_name === fileName);
+    if (row?.status === "pending") continue;
+    await objects.abortUpload(upload.key, upload.uploadId);
+    aborted++;
+  }
+  return aborted;
+}
+
+export function startRetentionSweeper(options: { db: Db; objects: ObjectStore; intervalMs?: number; now?: () => Date; logger?: { error(m: string): void } }): () => Promise<void> {
   const now = options.now ?? (() => new Date());
+  let running: Promise<void> | undefined;
   const run = () => {
-    try {
-      sweepRetention(options.db, options.artifactsDir, now());
-      sweepModels(options.db, options.artifactsDir, now());
-    } catch (error) {
-      (options.logger ?? console).error(`retention sweeper failed: ${(error as Error).stack ?? error}`);
-    }
+    // A sweep still deleting (a slow bucket) is not overlapped by the next one.
+    running ??= (async () => {
+      try {
+        await sweepRetention(options.db, options.objects, now());
+        await sweepModels(options.db, options.objects, now());
+        await sweepUploads(options.db, options.objects);
+      } catch (error) {
+        (options.logger ?? console).error(`retention sweeper failed: ${(error as Error).stack ?? error}`);
+      }
+    })().finally(() => (running = undefined));
   };
   const timer = setInterval(run, options.intervalMs ?? DEFAULT_RETENTION_SWEEP_MS);
   timer.unref();
   // The first sweep runs right after start-up; a stop before it happens must cancel it too.
   const first = setImmediate(run);
-  return () => {
+  return async () => {
     clearImmediate(first);
     clearInterval(timer);
+    await running;
   };
 }

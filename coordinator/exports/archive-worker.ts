@@ -2,7 +2,7 @@
  * Prepares archives off the request path: run exports and calibration exports. Rows in status
  * `preparing` are the queue (the store is the only state), so an archive that was being made when
  * the process stopped or crashed is simply made again after a restart; a half-written archive is
- * never served because archives are written to `.part` and renamed. At most `concurrency` archives
+ * never served because the artifact store writes an object whole or not at all. At most `concurrency` archives
  * are made at once. An archive whose making was started `maxAttempts` times without finishing
  * (the process kept dying on it) is marked failed rather than retried forever, so none stays
  * `preparing` for good. Expiry sweeps run every `sweepMs`.
@@ -31,7 +31,7 @@ export interface ArchiveJobKind<Row extends ArchiveJob = ArchiveJob> {
   /** Moves a preparing row to failed. */
   fail(id: string, reason: string, message: string): void;
   /** Expires what is past its availability; deletes its files. */
-  sweep(now: Date): void;
+  sweep(now: Date): Promise<void>;
 }
 
 export interface ArchiveWorkerOptions {
@@ -47,10 +47,11 @@ export interface ArchiveWorkerOptions {
 }
 
 export interface ArchiveWorker {
-  start(): void;
+  /** Starts the worker; resolves once the first expiry sweep is done (archives are already being made). */
+  start(): Promise<void>;
   /** Reads the queue now (after a request inserted a row). */
   kick(): void;
-  /** Aborts the archives being made (they stay preparing, redone on the next start) and waits for them. */
+  /** Aborts the archives being made (they stay preparing, redone on the next start) and waits for them and a sweep in progress. */
   stop(): Promise<void>;
   /** Settles when nothing is being made and the queue is empty (tests, benchmarks). */
   idle(): Promise<void>;
@@ -132,28 +133,34 @@ export function createArchiveWorker(options: ArchiveWorkerOptions): ArchiveWorke
     settleIdle();
   };
 
-  const sweep = () => {
-    for (const kind of options.kinds) {
-      try {
-        kind.sweep(now());
-      } catch (error) {
-        logger.error(`${kind.name} expiry sweep failed: ${(error as Error).stack ?? error}`);
+  /** One sweep at a time: a slow one (many deletions from a bucket) is not overlapped by the next tick. */
+  let sweeping: Promise<void> | undefined;
+  const sweep = (): Promise<void> => {
+    sweeping ??= (async () => {
+      for (const kind of options.kinds) {
+        try {
+          await kind.sweep(now());
+        } catch (error) {
+          logger.error(`${kind.name} expiry sweep failed: ${(error as Error).stack ?? error}`);
+        }
       }
-    }
+    })().finally(() => (sweeping = undefined));
+    return sweeping;
   };
 
   return {
-    start() {
+    async start() {
       if (!stopped) return;
       stopped = false;
       abort = new AbortController();
       timer = setInterval(() => {
-        sweep();
+        void sweep();
         pump();
       }, sweepMs);
       timer.unref();
-      sweep();
+      const first = sweep();
       pump();
+      await first;
     },
     kick() {
       setImmediate(pump);
@@ -162,7 +169,7 @@ export function createArchiveWorker(options: ArchiveWorkerOptions): ArchiveWorke
       stopped = true;
       if (timer) clearInterval(timer);
       abort.abort(new Error("the coordinator is stopping"));
-      await Promise.allSettled([...inFlight.values()]);
+      await Promise.allSettled([...inFlight.values(), sweeping]);
       settleIdle();
     },
     idle() {

@@ -6,14 +6,17 @@
  * actuator cycle counts and thermal state, each camera's intrinsics and extrinsics, and the
  * perturbations as realized.
  */
+import { open } from "node:fs/promises";
 import { deriveGroundTruth } from "../artifacts/ground-truth.js";
-import { EpisodeRecording } from "./episode-steps.js";
+import { EpisodeRecording, fileReadable } from "./episode-steps.js";
 import type { ExportEpisode } from "./export-input.js";
 
 export const CALIBRATION_EPISODE_SCHEMA = "assay.calibration_episode/1";
 
 export async function calibrationEpisode(runId: string, e: ExportEpisode, scenarioId: number | null): Promise<Record<string, unknown>> {
-  const truth = await deriveGroundTruth({ runId, episodeId: e.episodeId, scenarioId, mcapPath: e.mcap.path, mcapFileName: e.mcap.fileName, mcapSha256: e.mcap.sha256 });
+  const handle = await open(e.mcap.path, "r");
+  const truth = await deriveGroundTruth({ runId, episodeId: e.episodeId, scenarioId, mcap: fileReadable(handle), mcapFileName: e.mcap.fileName, mcapSha256: e.mcap.sha256 })
+    .finally(() => handle.close());
   const recording = await EpisodeRecording.open(e.mcap.path);
   const meta = recording.header.startMeta;
   await recording.close();

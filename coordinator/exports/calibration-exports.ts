@@ -11,11 +11,13 @@
  * GET /v1/signing-keys/<key_id> and each file against license.json.
  */
 import { createHash, sign } from "node:crypto";
+import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { randomBase62 } from "../auth/api-keys.js";
 import { retentionOfRequest } from "../data/purge.js";
 import { AssayError } from "../errors/assay-error.js";
 import { canonicalJson } from "../json/canonical-json.js";
+import type { ObjectStore } from "../storage/object-store.js";
 import { listArtifacts } from "../store/artifacts-repo.js";
 import {
   getCalibrationExport, insertCalibrationExport, listCalibrationExportsIn, moveCalibrationExport, type CalibrationExportRow,
@@ -26,7 +28,8 @@ import { ensureServiceKey } from "../tasks/signing-keys.js";
 import type { ArchiveJobKind } from "./archive-worker.js";
 import { calibrationEpisode } from "./calibration-episode.js";
 import { calibrationLicense, type CalibrationLicense, type Licensee } from "./calibration-license.js";
-import { exportsRoot, removeArchiveFiles } from "./export-files.js";
+import { archiveKey, removeArchiveFiles } from "./export-files.js";
+import { localFile, releaseLocalFile } from "./local-recordings.js";
 import { assertExportable, selectExportEpisodes } from "./run-export-source.js";
 import { writeTarArchive, type ArchiveEntry } from "./tar-archive.js";
 
@@ -70,12 +73,12 @@ export function calibrationExportView(row: CalibrationExportRow, urls: { baseUrl
 }
 
 /** Checks every run (this account's, completed, recordings kept) and records the request; the worker makes it. */
-export function requestCalibrationExport(db: Db, artifactsDir: string, accountId: string, request: CalibrationRequest, now: Date): CalibrationExportRow {
+export function requestCalibrationExport(db: Db, accountId: string, request: CalibrationRequest, now: Date): CalibrationExportRow {
   for (const runId of request.runs) {
     const run = getRun(db, runId);
     if (!run || run.accountId !== accountId) throw new AssayError("not_found", `no run ${JSON.stringify(runId)} on this account (runs[${request.runs.indexOf(runId)}])`, { runId });
     assertExportable(run, listArtifacts(db, run.id), now, "exported for calibration");
-    if (selectExportEpisodes(db, artifactsDir, run, "mcap-bundle").episodes.length === 0) {
+    if (selectExportEpisodes(db, run, "mcap-bundle").episodes.length === 0) {
       throw new AssayError("contract_validation_failed", `run ${run.id} has no episode with a stored recording to take calibration data from`, { runId: run.id });
     }
   }
@@ -89,13 +92,16 @@ const encode = (text: string) => new TextEncoder().encode(text);
 
 export interface CalibrationJobOptions {
   db: Db;
-  artifactsDir: string;
+  /** The artifact store: recordings are read from it, archives written to it. */
+  objects: ObjectStore;
+  /** Local folder for recordings fetched from a bucket (one subfolder per export, removed after). */
+  workDir: string;
   now: () => Date;
   availabilityMs: number;
 }
 
 export function calibrationExportJobs(options: CalibrationJobOptions): ArchiveJobKind<CalibrationExportRow> {
-  const { db, artifactsDir, now } = options;
+  const { db, objects, workDir, now } = options;
   return {
     name: "calibration export",
     listPreparing: () => listCalibrationExportsIn(db, "preparing"),
@@ -130,6 +136,8 @@ export function calibrationExportJobs(options: CalibrationJobOptions): ArchiveJo
         runs.push(run);
       }
       const root = `calibration-${row.id}`;
+      // Recordings fetched from a bucket, one at a time.
+      const work = join(workDir, row.id);
       const files: Array<{ path: string; bytes: number; sha256: string }> = [];
       let episodes = 0;
       const entries = async function* (): AsyncGenerator<ArchiveEntry> {
@@ -139,9 +147,10 @@ export function calibrationExportJobs(options: CalibrationJobOptions): ArchiveJo
         };
         yield add("LICENSE.txt", encode(license.text));
         for (const run of runs) {
-          for (const e of selectExportEpisodes(db, artifactsDir, run, "mcap-bundle").episodes) {
+          for (const e of selectExportEpisodes(db, run, "mcap-bundle").episodes) {
             signal.throwIfAborted();
-            const record = await calibrationEpisode(run.id, e, e.scenarioId ?? null);
+            const mcap = await localFile(objects, e.mcap, work);
+            const record = await calibrationEpisode(run.id, { ...e, mcap }, e.scenarioId ?? null).finally(() => releaseLocalFile(objects, mcap));
             yield add(`runs/${run.id}/episodes/${String(e.index).padStart(6, "0")}-${e.episodeId}.json`, encode(`${JSON.stringify(record)}\n`));
             episodes++;
           }
@@ -155,20 +164,21 @@ export function calibrationExportJobs(options: CalibrationJobOptions): ArchiveJo
       };
       let signed = "";
       const fileName = calibrationFileName(row.id);
-      const archive = await writeTarArchive(join(exportsRoot(artifactsDir), row.id, fileName), entries(), signal);
+      await removeArchiveFiles(objects, row.id);
+      const archive = await writeTarArchive(objects, archiveKey(row.id, fileName), entries(), signal).finally(() => rm(work, { recursive: true, force: true }));
       const readyAt = now();
       const firstStored = runs.flatMap((r) => listArtifacts(db, r.id).map((a) => (a.stored_at ? Date.parse(a.stored_at) + retentionOfRequest(r.request) * 3_600_000 : Infinity)));
       const expiresAt = new Date(Math.min(readyAt.getTime() + options.availabilityMs, ...firstStored)).toISOString();
       const moved = moveCalibrationExport(db, row.id, "ready", {
         file_name: fileName, bytes: archive.bytes, sha256: archive.sha256, signature: signed, episodes, ready_at: readyAt.toISOString(), expires_at: expiresAt,
       }, "preparing");
-      if (!moved) removeArchiveFiles(artifactsDir, row.id);
+      if (!moved) await removeArchiveFiles(objects, row.id);
     },
-    sweep(at) {
+    async sweep(at) {
       for (const row of listCalibrationExportsIn(db, "ready")) {
         if (row.expires_at === null || at.getTime() < Date.parse(row.expires_at)) continue;
         moveCalibrationExport(db, row.id, "expired", { failure_reason: "availability", failure_message: `the download was available until ${row.expires_at}; request a new calibration export` }, "ready");
-        removeArchiveFiles(artifactsDir, row.id);
+        await removeArchiveFiles(objects, row.id);
       }
     },
   };

@@ -1,10 +1,20 @@
 /**
- * What an export writer receives: the run's pins and one record per episode with the paths of its
- * stored recordings. The writers read each episode's MCAP as they reach it (episode-steps.ts), so
- * a run is never held in memory; they never look at the store themselves.
+ * What an export writer receives: the run's pins and one record per episode with its stored
+ * recordings. The selection names them by their keys in the artifact store; the writers that read
+ * an MCAP at random get it as a local file (local-recordings.ts). They read each episode's MCAP as
+ * they reach it (episode-steps.ts), so a run is never held in memory; they never look at the store
+ * themselves.
  */
 
-/** A stored file of an episode. */
+/** A stored file of an episode, by its key in the artifact store. */
+export interface StoredObject {
+  key: string;
+  fileName: string;
+  bytes: number;
+  sha256: string;
+}
+
+/** A stored file of an episode as a local file. */
 export interface StoredFile {
   path: string;
   fileName: string;
@@ -12,7 +22,8 @@ export interface StoredFile {
   sha256: string;
 }
 
-export interface ExportEpisode {
+/** `M`: the MCAP as a local file (what the writers read), or by its key (the selection, the mcap-bundle). */
+export interface ExportEpisode<M extends StoredFile | StoredObject = StoredFile> {
   episodeId: string;
   /** The episode's index in its run. */
   index: number;
@@ -32,8 +43,8 @@ export interface ExportEpisode {
   robot: string;
   environment: string;
   task: string;
-  mcap: StoredFile;
-  video: StoredFile | null;
+  mcap: M;
+  video: StoredObject | null;
   /** Verify: the index of the scenario the episode replayed. */
   scenarioId?: number | null;
 }

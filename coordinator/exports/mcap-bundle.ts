@@ -11,8 +11,8 @@
  * duration, replay spec, and each file's path in the archive, kind, size and SHA-256 (the values
  * verified when the cell uploaded it). `sha256sum -c` works on the `SHA256SUMS` file beside it.
  */
-import { stat } from "node:fs/promises";
-import type { ExportEpisode, ExportRun } from "./export-input.js";
+import type { ObjectStore } from "../storage/object-store.js";
+import type { ExportEpisode, ExportRun, StoredObject } from "./export-input.js";
 import type { ArchiveEntry } from "./tar-archive.js";
 
 export const MCAP_BUNDLE_SCHEMA = "assay.mcap_bundle/1";
@@ -21,11 +21,11 @@ export function mcapBundleRoot(runId: string): string {
   return `${runId}-mcap-bundle`;
 }
 
-function episodeDir(e: ExportEpisode): string {
+function episodeDir(e: ExportEpisode<StoredObject>): string {
   return `episodes/${String(e.index).padStart(6, "0")}-${e.episodeId}`;
 }
 
-export function mcapBundleManifest(run: ExportRun, episodes: readonly ExportEpisode[], excluded: Record<string, number>, exportedAt: string): Record<string, unknown> {
+export function mcapBundleManifest(run: ExportRun, episodes: readonly ExportEpisode<StoredObject>[], excluded: Record<string, number>, exportedAt: string): Record<string, unknown> {
   return {
     schema: MCAP_BUNDLE_SCHEMA,
     run_id: run.runId,
@@ -63,12 +63,12 @@ export function mcapBundleManifest(run: ExportRun, episodes: readonly ExportEpis
 }
 
 /**
- * The archive's members in order: manifest, checksums, report, then each episode's files. Checks
- * each file's size on disk against the manifest before it is streamed; `onEpisode` is called after
- * each episode.
+ * The archive's members in order: manifest, checksums, report, then each episode's files, streamed
+ * from the artifact store. Checks each file's stored size against the manifest before it is
+ * streamed; `onEpisode` is called after each episode.
  */
 export async function* mcapBundleEntries(
-  run: ExportRun, episodes: readonly ExportEpisode[], excluded: Record<string, number>, report: unknown, exportedAt: string, onEpisode: (done: number) => void,
+  objects: ObjectStore, run: ExportRun, episodes: readonly ExportEpisode<StoredObject>[], excluded: Record<string, number>, report: unknown, exportedAt: string, onEpisode: (done: number) => void,
 ): AsyncGenerator<ArchiveEntry> {
   const root = mcapBundleRoot(run.runId);
   const manifest = mcapBundleManifest(run, episodes, excluded, exportedAt);
@@ -80,9 +80,15 @@ export async function* mcapBundleEntries(
   let done = 0;
   for (const e of episodes) {
     for (const file of [e.mcap, ...(e.video ? [e.video] : [])]) {
-      const size = (await stat(file.path)).size;
-      if (size !== file.bytes) throw new Error(`${file.fileName} of episode ${e.episodeId} has ${size} bytes on disk but ${file.bytes} were stored; the recording changed after upload`);
-      yield { name: `${root}/${episodeDir(e)}/${file.fileName}`, path: file.path };
+      const open = async () => {
+        const got = await objects.get(file.key);
+        if (got.totalBytes !== file.bytes) {
+          got.body.destroy();
+          throw new Error(`${file.fileName} of episode ${e.episodeId} has ${got.totalBytes} bytes in the artifact store but ${file.bytes} were stored; the recording changed after upload`);
+        }
+        return got.body;
+      };
+      yield { name: `${root}/${episodeDir(e)}/${file.fileName}`, bytes: file.bytes, open };
     }
     onEpisode(++done);
   }

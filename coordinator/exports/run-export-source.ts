@@ -10,7 +10,7 @@
  * - An episode whose MCAP is not stored (never uploaded) is left out as `recording_unavailable`;
  *   one still uploading counts as `pending` so the worker can wait for it.
  */
-import { join } from "node:path";
+import { artifactKey } from "../artifacts/artifact-store.js";
 import { isPastRetention, retentionOfRequest } from "../data/purge.js";
 import { AssayError } from "../errors/assay-error.js";
 import { isIntervened, policySucceeded } from "../runs/policy-outcome.js";
@@ -18,13 +18,13 @@ import { listArtifacts, type ArtifactRow } from "../store/artifacts-repo.js";
 import { listEpisodeRecords, type EpisodeRecord } from "../store/episodes-repo.js";
 import type { ExportEpisodes, ExportFormat } from "../store/exports-repo.js";
 import type { RunRecord } from "../store/runs-repo.js";
-import type { ExportEpisode, ExportRun, StoredFile } from "./export-input.js";
+import type { ExportEpisode, ExportRun, StoredObject } from "./export-input.js";
 
 export const TRAINING_FORMATS: ReadonlySet<ExportFormat> = new Set(["lerobot", "rlds"]);
 
 export interface ExportSelection {
   run: ExportRun;
-  episodes: ExportEpisode[];
+  episodes: ExportEpisode<StoredObject>[];
   counts: ExportEpisodes;
   /** Episodes chosen whose MCAP upload has not finished yet. */
   pending: number;
@@ -56,12 +56,16 @@ function instructionOf(e: EpisodeRecord, fallback: string): string {
   return typeof instruction === "string" && instruction.length > 0 ? instruction : fallback;
 }
 
-function storedFile(artifactsDir: string, row: ArtifactRow | undefined): StoredFile | null {
-  if (!row || row.status !== "stored") return null;
-  return { path: join(artifactsDir, row.run_id, row.episode_id, row.file_name), fileName: row.file_name, bytes: row.bytes, sha256: row.sha256 };
+/** The row's file in the artifact store (its key is known before it is stored). */
+function objectOf(row: ArtifactRow): StoredObject {
+  return { key: artifactKey({ runId: row.run_id, episodeId: row.episode_id, fileName: row.file_name }), fileName: row.file_name, bytes: row.bytes, sha256: row.sha256 };
 }
 
-export function selectExportEpisodes(db: Parameters<typeof listEpisodeRecords>[0], artifactsDir: string, run: RunRecord, format: ExportFormat): ExportSelection {
+function storedObject(row: ArtifactRow | undefined): StoredObject | null {
+  return row?.status === "stored" ? objectOf(row) : null;
+}
+
+export function selectExportEpisodes(db: Parameters<typeof listEpisodeRecords>[0], run: RunRecord, format: ExportFormat): ExportSelection {
   const trainOnFailures = trainOnFailuresOf(run);
   const artifacts = listArtifacts(db, run.id);
   const byEpisode = new Map<string, Map<string, ArtifactRow>>();
@@ -72,7 +76,7 @@ export function selectExportEpisodes(db: Parameters<typeof listEpisodeRecords>[0
   }
   const excluded: Record<string, number> = {};
   const leaveOut = (reason: string) => (excluded[reason] = (excluded[reason] ?? 0) + 1);
-  const episodes: ExportEpisode[] = [];
+  const episodes: ExportEpisode<StoredObject>[] = [];
   let pending = 0;
   const firstUnit = run.units[0]!;
   for (const e of listEpisodeRecords(db, run.id)) {
@@ -85,7 +89,7 @@ export function selectExportEpisodes(db: Parameters<typeof listEpisodeRecords>[0
     const files = byEpisode.get(e.id);
     const mcapRow = files?.get("mcap");
     if (mcapRow?.status === "pending") pending++;
-    else if (!storedFile(artifactsDir, mcapRow)) {
+    else if (!storedObject(mcapRow)) {
       leaveOut("recording_unavailable");
       continue;
     }
@@ -94,9 +98,9 @@ export function selectExportEpisodes(db: Parameters<typeof listEpisodeRecords>[0
       episodeId: e.id, index: e.idx, outcome: e.outcome, failureCluster: e.failureCluster, intervened: isIntervened(e), policySucceeded: succeeded,
       durationS: e.durationS, instruction: instructionOf(e, unit.task), replaySpec: e.replaySpec, cellId: e.cellId, seed: e.seed,
       robot: unit.robot, environment: unit.environment, task: unit.task,
-      // A pending MCAP's row already names its final path, size and hash.
-      mcap: { path: join(artifactsDir, run.id, e.id, mcapRow!.file_name), fileName: mcapRow!.file_name, bytes: mcapRow!.bytes, sha256: mcapRow!.sha256 },
-      video: storedFile(artifactsDir, files?.get("video")),
+      // A pending MCAP's row already names its key, size and hash.
+      mcap: objectOf(mcapRow!),
+      video: storedObject(files?.get("video")),
       scenarioId: typeof e.assign.scenario === "number" ? e.assign.scenario : null,
     });
   }

@@ -2,27 +2,29 @@
  * Run exports (POST /v1/runs/{run_id}/export): requesting one, its API view, making it (the archive
  * worker's job kind for the `exports` table), and expiring it.
  *
- * Files: `<artifactsDir>/.exports/<export_id>/<file_name>` (the archive) and, while a training
- * format is being made, `<artifactsDir>/.exports/<export_id>/work/` (the dataset tree it is made
- * from, deleted once archived). A download stays available for `availabilityMs` after it is ready
- * (default 7 days), never past the run's own data retention: the archive holds the recordings.
+ * Files: the archive is the object `.exports/<export_id>/<file_name>` in the artifact store. While a
+ * training format is being made, `<workDir>/<export_id>/` on local disk holds the dataset tree it is
+ * made from (and, with a bucket, the recordings fetched for it), deleted once archived. A download
+ * stays available for `availabilityMs` after it is ready (default 7 days), never past the run's own
+ * data retention: the archive holds the recordings.
  */
 import { mkdir, rm } from "node:fs/promises";
-import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { randomBase62 } from "../auth/api-keys.js";
 import { retentionOfRequest } from "../data/purge.js";
 import { AssayError } from "../errors/assay-error.js";
 import { buildReport } from "../reports/report.js";
-import { listArtifacts } from "../store/artifacts-repo.js";
+import type { ObjectStore } from "../storage/object-store.js";
+import { getArtifact, listArtifacts } from "../store/artifacts-repo.js";
 import type { Db } from "../store/database.js";
 import {
   getExport, insertExport, listExportsIn, listRunExports, moveExport, setExportProgress, type ExportFormat, type ExportRow,
 } from "../store/exports-repo.js";
 import { getRun, type RunRecord } from "../store/runs-repo.js";
 import type { ArchiveJobKind } from "./archive-worker.js";
-import { exportsRoot, removeArchiveFiles } from "./export-files.js";
+import { archiveKey, removeArchiveFiles } from "./export-files.js";
 import { writeTrainingDataset } from "./format-writers.js";
+import { withLocalRecordings } from "./local-recordings.js";
 import { mcapBundleEntries } from "./mcap-bundle.js";
 import { assertExportable, selectExportEpisodes, TRAINING_FORMATS, type ExportSelection } from "./run-export-source.js";
 import { directoryEntries, writeTarArchive } from "./tar-archive.js";
@@ -61,9 +63,9 @@ export function exportView(row: ExportRow, artifactUrl: string, now: Date): Reco
 }
 
 /** Validates and records a requested export (202 preparing); the worker makes it. */
-export function requestRunExport(db: Db, artifactsDir: string, run: RunRecord, format: ExportFormat, now: Date): ExportRow {
+export function requestRunExport(db: Db, run: RunRecord, format: ExportFormat, now: Date): ExportRow {
   assertExportable(run, listArtifacts(db, run.id), now);
-  const selection = selectExportEpisodes(db, artifactsDir, run, format);
+  const selection = selectExportEpisodes(db, run, format);
   if (selection.episodes.length === 0) {
     const left = Object.entries(selection.counts.excluded).map(([reason, n]) => `${n} ${reason}`).join(", ") || "none ran";
     const hint = TRAINING_FORMATS.has(format) && !selection.counts.train_on_failures
@@ -86,7 +88,10 @@ const sleep = (ms: number, signal: AbortSignal) =>
 
 export interface RunExportJobOptions {
   db: Db;
-  artifactsDir: string;
+  /** The artifact store: recordings are read from it, archives written to it. */
+  objects: ObjectStore;
+  /** Local folder for what an export is made from (one subfolder per export, removed after). */
+  workDir: string;
   baseUrl: string;
   now: () => Date;
   availabilityMs?: number;
@@ -96,20 +101,20 @@ export interface RunExportJobOptions {
 
 /** The archive worker's job kind for run exports. */
 export function runExportJobs(options: RunExportJobOptions): ArchiveJobKind<ExportRow> {
-  const { db, artifactsDir, now } = options;
+  const { db, objects, workDir, now } = options;
   const availabilityMs = options.availabilityMs ?? DEFAULT_EXPORT_AVAILABILITY_MS;
   const pendingWaitMs = options.pendingUploadWaitMs ?? DEFAULT_PENDING_UPLOAD_WAIT_MS;
 
   /** The selection once uploads still running have finished (or the wait ran out: those are left out). */
   const settledSelection = async (run: RunRecord, format: ExportFormat, signal: AbortSignal): Promise<ExportSelection> => {
     const deadline = Date.now() + pendingWaitMs;
-    let selection = selectExportEpisodes(db, artifactsDir, run, format);
+    let selection = selectExportEpisodes(db, run, format);
     while (selection.pending > 0 && Date.now() < deadline) {
       await sleep(500, signal);
-      selection = selectExportEpisodes(db, artifactsDir, run, format);
+      selection = selectExportEpisodes(db, run, format);
     }
     if (selection.pending === 0) return selection;
-    const stored = selection.episodes.filter((e) => existsSync(e.mcap.path));
+    const stored = selection.episodes.filter((e) => getArtifact(db, e.episodeId, "mcap")?.status === "stored");
     const excluded = { ...selection.counts.excluded };
     excluded.recording_unavailable = (excluded.recording_unavailable ?? 0) + selection.episodes.length - stored.length;
     return { ...selection, episodes: stored, counts: { ...selection.counts, included: stored.length, excluded }, pending: 0 };
@@ -145,24 +150,31 @@ export function runExportJobs(options: RunExportJobOptions): ArchiveJobKind<Expo
       const selection = await settledSelection(run, row.format, signal);
       db.prepare("UPDATE exports SET episodes_total = ?, episodes = ? WHERE id = ? AND status = 'preparing'")
         .run(selection.episodes.length, JSON.stringify(selection.counts), row.id);
-      const dir = join(exportsRoot(artifactsDir), row.id);
-      await rm(dir, { recursive: true, force: true });
-      const work = join(dir, "work");
-      await mkdir(work, { recursive: true });
+      // What an interrupted attempt left, in the store and on local disk.
+      await removeArchiveFiles(objects, row.id);
+      const work = join(workDir, row.id);
+      await rm(work, { recursive: true, force: true });
       const progress = (done: number) => {
         signal.throwIfAborted();
         setExportProgress(db, row.id, done);
       };
       const fileName = exportFileName(run.id, row.format);
+      const key = archiveKey(row.id, fileName);
       let archive;
-      if (row.format === "mcap-bundle") {
-        const report = buildReport(db, run, options.baseUrl, now());
-        archive = await writeTarArchive(join(dir, fileName), mcapBundleEntries(selection.run, selection.episodes, selection.counts.excluded, report, now().toISOString(), progress), signal);
-      } else {
-        const root = await writeTrainingDataset(row.format, selection.run, selection.episodes, work, progress);
-        archive = await writeTarArchive(join(dir, fileName), directoryEntries(join(work, root), root), signal);
+      try {
+        if (row.format === "mcap-bundle") {
+          const report = buildReport(db, run, options.baseUrl, now());
+          archive = await writeTarArchive(objects, key, mcapBundleEntries(objects, selection.run, selection.episodes, selection.counts.excluded, report, now().toISOString(), progress), signal);
+        } else {
+          const dataset = join(work, "dataset");
+          await mkdir(dataset, { recursive: true });
+          const episodes = await withLocalRecordings(objects, selection.episodes, join(work, "recordings"));
+          const root = await writeTrainingDataset(row.format, selection.run, episodes, dataset, progress);
+          archive = await writeTarArchive(objects, key, directoryEntries(join(dataset, root), root), signal);
+        }
+      } finally {
+        await rm(work, { recursive: true, force: true });
       }
-      await rm(work, { recursive: true, force: true });
       const readyAt = now();
       const firstStored = listArtifacts(db, run.id).map((a) => a.stored_at).filter((t): t is string => t !== null).sort()[0];
       const retentionEnd = firstStored ? Date.parse(firstStored) + retentionOfRequest(run.request) * 3_600_000 : Infinity;
@@ -171,13 +183,13 @@ export function runExportJobs(options: RunExportJobOptions): ArchiveJobKind<Expo
         file_name: fileName, bytes: archive.bytes, sha256: archive.sha256, ready_at: readyAt.toISOString(), expires_at: expiresAt, episodes_done: selection.episodes.length,
       }, "preparing");
       // Purged while it was being made: the purge already expired the row; drop what was written.
-      if (!moved) await rm(dir, { recursive: true, force: true });
+      if (!moved) await removeArchiveFiles(objects, row.id);
     },
-    sweep(at) {
+    async sweep(at) {
       for (const row of listExportsIn(db, "ready")) {
         if (row.expires_at === null || at.getTime() < Date.parse(row.expires_at)) continue;
         moveExport(db, row.id, "expired", { failure_reason: "availability", failure_message: `the download was available until ${row.expires_at}; request a new export` }, "ready");
-        removeArchiveFiles(artifactsDir, row.id);
+        await removeArchiveFiles(objects, row.id);
       }
     },
   };

@@ -1,29 +1,33 @@
 /**
- * Writes an export archive: a POSIX tar (long names as PAX headers, by tar-stream) streamed to
- * `<target>.part` while its SHA-256 is computed, fsynced, then renamed to `target`, so the final
- * name never holds a partial archive. Files are streamed from disk, one at a time: the archive is
- * never held in memory.
+ * Writes an export archive into the artifact store: a POSIX tar (long names as PAX headers, by
+ * tar-stream) streamed to the store's `put` while its SHA-256 is computed, so the key never holds a
+ * partial archive (the store writes an object whole or not at all). Members are streamed one at a
+ * time, from local files or from the store: the archive is never held in memory.
  */
 import { createHash } from "node:crypto";
-import { createReadStream, createWriteStream } from "node:fs";
-import { mkdir, open, readdir, rename, rm, stat } from "node:fs/promises";
-import { dirname, join, relative, sep } from "node:path";
-import { Transform } from "node:stream";
+import { createReadStream } from "node:fs";
+import { readdir, stat } from "node:fs/promises";
+import { join, relative, sep } from "node:path";
+import { pipeline as pipe, Transform, type Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import tar from "tar-stream";
+import type { ObjectStore } from "../storage/object-store.js";
 
-/** One archive member: a file on disk or bytes made in memory (manifests, reports). */
-export type ArchiveEntry = { name: string; path: string } | { name: string; data: Uint8Array };
+/** One archive member: a local file, a stream of known size (e.g. a stored object), or bytes made in memory (manifests, reports). */
+export type ArchiveEntry =
+  | { name: string; path: string }
+  | { name: string; bytes: number; open: () => Promise<Readable> }
+  | { name: string; data: Uint8Array };
 
 export interface ArchiveFile {
   bytes: number;
   sha256: string;
 }
 
-/** Streams `entries` into a tar at `target`; returns its size and SHA-256. `signal` aborts it. */
-export async function writeTarArchive(target: string, entries: AsyncIterable<ArchiveEntry> | Iterable<ArchiveEntry>, signal?: AbortSignal): Promise<ArchiveFile> {
-  const part = `${target}.part`;
-  await mkdir(dirname(target), { recursive: true });
+export const ARCHIVE_CONTENT_TYPE = "application/x-tar";
+
+/** Streams `entries` into a tar stored as `key`; returns its size and SHA-256. `signal` aborts it. */
+export async function writeTarArchive(objects: ObjectStore, key: string, entries: AsyncIterable<ArchiveEntry> | Iterable<ArchiveEntry>, signal?: AbortSignal): Promise<ArchiveFile> {
   const pack = tar.pack();
   const hash = createHash("sha256");
   let bytes = 0;
@@ -34,37 +38,33 @@ export async function writeTarArchive(target: string, entries: AsyncIterable<Arc
       done(null, chunk);
     },
   });
-  const written = pipeline(pack, tap, createWriteStream(part), { signal });
+  // The pack's failure reaches the store through `tap`; the store's failure stops the pack, so no member waits on a reader that is gone.
+  const stored = objects.put(key, pipe(pack, tap, () => undefined), { contentType: ARCHIVE_CONTENT_TYPE });
+  stored.catch(() => pack.destroy());
   const mtime = new Date();
   try {
     for await (const entry of entries) {
       signal?.throwIfAborted();
       if ("data" in entry) {
         await new Promise<void>((resolve, reject) => pack.entry({ name: entry.name, size: entry.data.length, mode: 0o644, mtime }, Buffer.from(entry.data), (e) => (e ? reject(e) : resolve())));
-        continue;
+      } else if ("path" in entry) {
+        const size = (await stat(entry.path)).size;
+        await pipeline(createReadStream(entry.path), pack.entry({ name: entry.name, size, mode: 0o644, mtime }), { signal });
+      } else {
+        const body = await entry.open();
+        await pipeline(body, pack.entry({ name: entry.name, size: entry.bytes, mode: 0o644, mtime }), { signal });
       }
-      const size = (await stat(entry.path)).size;
-      const sink = pack.entry({ name: entry.name, size, mode: 0o644, mtime });
-      await pipeline(createReadStream(entry.path), sink, { signal });
     }
     pack.finalize();
-    await written;
-    const handle = await open(part, "r+");
-    try {
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    await rename(part, target);
+    await stored;
     return { bytes, sha256: hash.digest("hex") };
   } catch (error) {
     pack.destroy();
-    // When the file side failed first (disk full, no folder), that is the error worth reporting,
-    // not the pack's "already destroyed" that followed from it.
-    const fileError = await written.then(() => undefined, (e: unknown) => e);
-    await rm(part, { force: true });
+    // When the store failed first (disk full, bucket unreachable), that is the error worth
+    // reporting, not the pack's "already destroyed" that followed from it.
+    const storeError = await stored.then(() => undefined, (e: unknown) => e);
     const consequence = (e: unknown) => (e as NodeJS.ErrnoException).code === "ERR_STREAM_PREMATURE_CLOSE" || (e as Error).name === "AbortError";
-    throw fileError !== undefined && !consequence(fileError) ? fileError : error;
+    throw storeError !== undefined && !consequence(storeError) ? storeError : error;
   }
 }
 

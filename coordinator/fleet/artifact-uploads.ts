@@ -1,7 +1,10 @@
 /**
  * The CellLink artifact calls. ArtifactStatus says how many bytes of an artifact are already
  * held; UploadArtifact appends chunks from exactly that offset and, on the chunk marked `last`,
- * verifies the whole file against the artifacts row EpisodeFinished announced and stores it.
+ * verifies the whole file against the artifacts row EpisodeFinished announced and stores it
+ * (coordinator/artifacts/artifact-store.ts). An artifact found complete in the object store while
+ * its row is pending (stored by a coordinator that stopped before recording it) is recorded then
+ * and answered complete, so the cell does not send it again.
  *
  * A stored MCAP of a verify scenario episode with `return_ground_truth` first yields its ground-truth
  * file (coordinator/artifacts/ground-truth.ts); the MCAP row turns `stored` together with the
@@ -9,12 +12,14 @@
  */
 import type { sendUnaryData, ServerReadableStream, ServerUnaryCall } from "@grpc/grpc-js";
 import type { ArtifactChunk, ArtifactProgress, ArtifactRef } from "../../protocol/gen/cell.js";
+import { artifactKey, type ArtifactUpload, type StoredArtifactRef } from "../artifacts/artifact-store.js";
 import { deriveGroundTruth, groundTruthFileName } from "../artifacts/ground-truth.js";
 import { authenticateCell } from "./enrollment.js";
 import { metadataValue } from "./connect-session.js";
 import type { LinkContext } from "./link-context.js";
 import { LinkError, toGrpcStatus } from "../errors/link-errors.js";
 import { groundTruthScenarioOf } from "../kinds/verify.js";
+import { objectReadable } from "../storage/object-readable.js";
 import { getArtifact, markArtifactStored, upsertStoredArtifact, type ArtifactRow } from "../store/artifacts-repo.js";
 import { getEpisode, getEpisodeRecord } from "../store/episodes-repo.js";
 import { getRun } from "../store/runs-repo.js";
@@ -37,118 +42,108 @@ function storedProgress(row: ArtifactRow): ArtifactProgress {
   return { receivedBytes: row.bytes, complete: true };
 }
 
+function refOf(row: ArtifactRow): StoredArtifactRef {
+  return { runId: row.run_id, episodeId: row.episode_id, kind: row.kind, fileName: row.file_name, bytes: row.bytes, sha256: row.sha256 };
+}
+
+/** Answers a call with what `work` gives, or its error; an error that is not the link's own is logged. */
+function answer(ctx: LinkContext, call: { cancelled?: boolean }, name: string, work: Promise<ArtifactProgress>, callback: sendUnaryData<ArtifactProgress>): void {
+  work.then(
+    (progress) => callback(null, progress),
+    (error: unknown) => {
+      if (!(error instanceof LinkError) && !call.cancelled) ctx.logger.error(`${name} failed: ${(error as Error).stack ?? error}`);
+      callback(toGrpcStatus(error), null);
+    },
+  );
+}
+
 export function handleArtifactStatus(ctx: LinkContext, call: ServerUnaryCall<ArtifactRef, ArtifactProgress>, callback: sendUnaryData<ArtifactProgress>): void {
-  try {
-    const cell = authenticateCell(ctx.db, metadataValue(call.metadata, "authorization"));
-    const row = artifactFor(ctx, cell.id, call.request);
-    if (row.status !== "pending") return callback(null, storedProgress(row));
-    callback(null, { receivedBytes: ctx.store.receivedBytes(row.episode_id, row.kind), complete: false });
-  } catch (error) {
-    callback(toGrpcStatus(error), null);
-  }
+  answer(ctx, call, "ArtifactStatus", artifactStatus(ctx, call), callback);
+}
+
+async function artifactStatus(ctx: LinkContext, call: ServerUnaryCall<ArtifactRef, ArtifactProgress>): Promise<ArtifactProgress> {
+  const cell = authenticateCell(ctx.db, metadataValue(call.metadata, "authorization"));
+  const row = artifactFor(ctx, cell.id, call.request);
+  if (row.status !== "pending") return storedProgress(row);
+  const progress = await ctx.store.progress(refOf(row));
+  return progress.complete ? recordStored(ctx, row) : progress;
 }
 
 export function handleUploadArtifact(ctx: LinkContext, call: ServerReadableStream<ArtifactChunk, ArtifactProgress>, callback: sendUnaryData<ArtifactProgress>): void {
-  let answered = false;
-  const answer = (error: unknown, progress?: ArtifactProgress): void => {
-    if (answered) return;
-    answered = true;
-    if (error) {
-      if (!(error instanceof LinkError)) ctx.logger.error(`UploadArtifact failed: ${(error as Error).stack ?? error}`);
-      callback(toGrpcStatus(error), null);
-    } else callback(null, progress!);
-  };
+  answer(ctx, call, "UploadArtifact", receiveUpload(ctx, call), callback);
+}
 
-  let cellId: string;
-  try {
-    cellId = authenticateCell(ctx.db, metadataValue(call.metadata, "authorization")).id;
-  } catch (error) {
-    answer(error);
-    return;
-  }
-
+/** Takes the stream's chunks in arrival order, one at a time (the stream is not read further while a part is written). */
+async function receiveUpload(ctx: LinkContext, call: ServerReadableStream<ArtifactChunk, ArtifactProgress>): Promise<ArtifactProgress> {
+  const cellId = authenticateCell(ctx.db, metadataValue(call.metadata, "authorization")).id;
   let row: ArtifactRow | undefined;
-  let size = 0;
-  let finishing: Promise<void> | undefined;
-
-  // Chunks are handled synchronously in arrival order; only the final verification is async.
-  call.on("data", (chunk: ArtifactChunk) => {
-    if (answered || finishing) return;
-    try {
+  let upload: ArtifactUpload | undefined;
+  try {
+    for await (const chunk of call as AsyncIterable<ArtifactChunk>) {
       if (!row) {
         row = artifactFor(ctx, cellId, chunk.ref);
-        if (row.status !== "pending") return answer(null, storedProgress(row));
-        size = ctx.store.receivedBytes(row.episode_id, row.kind);
+        if (row.status !== "pending") return storedProgress(row);
+        const opened = await ctx.store.open(refOf(row));
+        if (opened === "stored") return await recordStored(ctx, row);
+        upload = opened;
       }
-      const current = row;
-      if (chunk.data.length > 0 || chunk.offset !== size) {
-        size = ctx.store.append(current.episode_id, current.kind, chunk.offset, chunk.data);
-        ctx.metrics.artifactBytesReceived.inc(chunk.data.length);
-        if (size > current.bytes) {
-          ctx.store.discard(current.episode_id, current.kind);
-          throw new LinkError("artifact_corrupt", `${current.kind} of episode ${current.episode_id} grew past the announced ${current.bytes} bytes; upload it again from 0`);
-        }
+      await upload!.write(chunk.offset, chunk.data);
+      ctx.metrics.artifactBytesReceived.inc(chunk.data.length);
+      if (chunk.last) {
+        const committing = upload!;
+        upload = undefined;
+        await committing.commit();
+        return await recordStored(ctx, row);
       }
-      if (chunk.last) finishing = finish(current);
-    } catch (error) {
-      if (row) ctx.store.sync(row.episode_id, row.kind);
-      answer(error);
     }
-  });
-  call.on("end", () => {
-    if (answered) return;
-    if (finishing) return;
-    if (!row) return answer(new LinkError("bad_message", "UploadArtifact carried no chunk"));
-    ctx.store.sync(row.episode_id, row.kind);
-    answer(null, { receivedBytes: ctx.store.receivedBytes(row.episode_id, row.kind), complete: false });
-  });
-  call.on("error", () => {
-    if (row && !answered) ctx.store.sync(row.episode_id, row.kind);
-  });
-
-  /**
-   * Writes the ground-truth file of a stored MCAP when its run asked for one; returns its artifacts
-   * row. A recording that cannot be read is logged and yields none (the MCAP itself stays served).
-   */
-  async function groundTruthOf(mcap: ArtifactRow, mcapPath: string) {
-    const run = getRun(ctx.db, mcap.run_id);
-    const episode = getEpisodeRecord(ctx.db, mcap.episode_id);
-    const scenario = run && episode ? groundTruthScenarioOf(run, episode) : undefined;
-    if (scenario === undefined) return undefined;
-    try {
-      const truth = await deriveGroundTruth({
-        runId: mcap.run_id, episodeId: mcap.episode_id, scenarioId: scenario, mcapPath, mcapFileName: mcap.file_name, mcapSha256: mcap.sha256,
-      });
-      const fileName = groundTruthFileName(mcap.episode_id);
-      const ref = { runId: mcap.run_id, episodeId: mcap.episode_id, kind: "ground_truth", fileName };
-      const stored = ctx.store.writeDerived(ref, new TextEncoder().encode(JSON.stringify(truth)));
-      return { ...ref, bytes: stored.bytes, sha256: stored.sha256 };
-    } catch (error) {
-      ctx.logger.error(`ground truth of episode ${mcap.episode_id} (run ${mcap.run_id}) could not be derived from ${mcap.file_name}: ${(error as Error).message}`);
-      return undefined;
-    }
+  } catch (error) {
+    // A refused chunk or a broken stream: what came before it is kept, and the cell resumes from there.
+    await upload?.flush().catch(() => undefined);
+    throw error;
   }
+  if (!upload) throw new LinkError("bad_message", "UploadArtifact carried no chunk");
+  return { receivedBytes: await upload.flush(), complete: false };
+}
 
-  async function finish(current: ArtifactRow): Promise<void> {
-    try {
-      const path = await ctx.store.commit({
-        runId: current.run_id,
-        episodeId: current.episode_id,
-        kind: current.kind,
-        fileName: current.file_name,
-        bytes: current.bytes,
-        sha256: current.sha256,
-      });
-      const derived = current.kind === "mcap" ? await groundTruthOf(current, path) : undefined;
-      const at = ctx.now().toISOString();
-      ctx.db.transaction(() => {
-        if (derived) upsertStoredArtifact(ctx.db, { ...derived, storedAt: at });
-        markArtifactStored(ctx.db, current.episode_id, current.kind, at);
-      })();
-      answer(null, storedProgress(current));
-      ctx.lifecycle.progress(current.run_id);
-    } catch (error) {
-      answer(error);
-    }
+/**
+ * Writes the ground-truth file of a stored MCAP when its run asked for one; returns its artifacts
+ * row. A recording that cannot be read is logged and yields none (the MCAP itself stays served).
+ */
+async function groundTruthOf(ctx: LinkContext, mcap: ArtifactRow) {
+  const run = getRun(ctx.db, mcap.run_id);
+  const episode = getEpisodeRecord(ctx.db, mcap.episode_id);
+  const scenario = run && episode ? groundTruthScenarioOf(run, episode) : undefined;
+  if (scenario === undefined) return undefined;
+  try {
+    const truth = await deriveGroundTruth({
+      runId: mcap.run_id, episodeId: mcap.episode_id, scenarioId: scenario, mcap: objectReadable(ctx.store.objects, artifactKey(refOf(mcap)), mcap.bytes),
+      mcapFileName: mcap.file_name, mcapSha256: mcap.sha256,
+    });
+    const ref = { runId: mcap.run_id, episodeId: mcap.episode_id, kind: "ground_truth", fileName: groundTruthFileName(mcap.episode_id) };
+    const stored = await ctx.store.writeDerived(ref, new TextEncoder().encode(JSON.stringify(truth)));
+    return { ...ref, bytes: stored.bytes, sha256: stored.sha256 };
+  } catch (error) {
+    ctx.logger.error(`ground truth of episode ${mcap.episode_id} (run ${mcap.run_id}) could not be derived from ${mcap.file_name}: ${(error as Error).message}`);
+    return undefined;
   }
+}
+
+/**
+ * Records a pending artifact whose object is complete in the store (with its ground truth) and
+ * tells the run. A row purged meanwhile stays purged, and what was just written is deleted again.
+ */
+async function recordStored(ctx: LinkContext, row: ArtifactRow): Promise<ArtifactProgress> {
+  const derived = row.kind === "mcap" ? await groundTruthOf(ctx, row) : undefined;
+  const at = ctx.now().toISOString();
+  const marked = ctx.db.transaction(() => {
+    if (!markArtifactStored(ctx.db, row.episode_id, row.kind, at)) return false;
+    if (derived) upsertStoredArtifact(ctx.db, { ...derived, storedAt: at });
+    return true;
+  })();
+  if (!marked && getArtifact(ctx.db, row.episode_id, row.kind)?.status === "purged") {
+    await ctx.store.objects.delete(artifactKey(refOf(row)));
+    if (derived) await ctx.store.objects.delete(artifactKey(derived));
+  }
+  if (marked) ctx.lifecycle.progress(row.run_id);
+  return storedProgress(row);
 }

@@ -6,6 +6,7 @@ import { ServerCredentials } from "@grpc/grpc-js";
 import { Registry } from "prom-client";
 import type { FirmwarePins } from "../../firmware-pins/pins.js";
 import type { RunEvents } from "../runs/run-events.js";
+import type { ObjectStore } from "../storage/object-store.js";
 import type { RunRecord } from "../store/runs-repo.js";
 import type { Logger } from "../scheduler/scheduler.js";
 import type { Db } from "../store/database.js";
@@ -17,8 +18,8 @@ export interface FleetOptions {
   runEvents: RunEvents;
   /** Catalog and installations (firmware check, tier for pricing). */
   pins: FirmwarePins;
-  /** Root of the artifact store; the API serves `${artifactsDir}/<run>/<episode>/<file>`. */
-  artifactsDir: string;
+  /** The artifact store: cells' uploads become `<run>/<episode>/<file>` in it, models are read from it. */
+  objects: ObjectStore;
   /** Public base URL of the API without /v1, for the Result's links. */
   baseUrl: string;
   /** Base of live stream URLs; status events carry `${streamsUrl}/cells/<cell>`. */
@@ -49,7 +50,7 @@ export interface FleetOptions {
 export type CompiledFleetOptions = Required<Omit<FleetOptions, "cluster">> & Pick<FleetOptions, "cluster">;
 
 const OPTION_KEYS = [
-  "db", "runEvents", "pins", "artifactsDir", "baseUrl", "streamsUrl", "host", "port", "credentials",
+  "db", "runEvents", "pins", "objects", "baseUrl", "streamsUrl", "host", "port", "credentials",
   "metricsRegistry", "heartbeatIntervalMs", "heartbeatTimeoutMs", "schedulerIntervalMs", "logger", "now", "endedHooks", "cluster",
 ] as const;
 
@@ -57,7 +58,7 @@ const OPTION_KEYS = [
 export function compileFleetOptions(options: FleetOptions): CompiledFleetOptions {
   const unknown = Object.keys(options).filter((k) => !(OPTION_KEYS as readonly string[]).includes(k));
   if (unknown.length) throw new Error(`unknown fleet option(s): ${unknown.join(", ")}; known: ${OPTION_KEYS.join(", ")}`);
-  for (const key of ["db", "runEvents", "pins", "artifactsDir", "baseUrl", "streamsUrl"] as const) {
+  for (const key of ["db", "runEvents", "pins", "objects", "baseUrl", "streamsUrl"] as const) {
     if (options[key] === undefined) throw new Error(`fleet option ${key} is required`);
   }
   const defined = Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)) as Partial<FleetOptions>;

@@ -4,11 +4,10 @@
  * each carry the file's size and sha256. A cell gets a model only while it holds an episode of a
  * run that pinned it (`resolved_pins.models`): customers' weights go nowhere else.
  */
-import { createReadStream } from "node:fs";
 import type { ServerWritableStream } from "@grpc/grpc-js";
 import type { ModelChunk, ModelRequest } from "../../protocol/gen/cell.js";
 import { LinkError, toGrpcStatus } from "../errors/link-errors.js";
-import { modelPath } from "../models/model-files.js";
+import { modelKey } from "../models/model-files.js";
 import { getEpisode } from "../store/episodes-repo.js";
 import { getModel } from "../store/models-repo.js";
 import { getRun } from "../store/runs-repo.js";
@@ -47,21 +46,50 @@ export function handleFetchModel(ctx: LinkContext, call: ServerWritableStream<Mo
       call.end();
       return;
     }
-    let position = start;
-    const stream = createReadStream(modelPath(ctx.store.dir, model.id), { start, highWaterMark: CHUNK_BYTES });
-    stream.on("data", (data) => {
-      const chunk = data as Buffer;
-      const more = call.write({ offset: position, data: chunk, ...header });
-      position += chunk.length;
-      if (!more) {
-        stream.pause();
-        call.once("drain", () => stream.resume());
-      }
-    });
-    stream.once("end", () => call.end());
-    stream.once("error", fail);
-    call.once("cancelled", () => stream.destroy());
+    void send(ctx, call, model.id, start, header).catch(fail);
   } catch (error) {
     fail(error);
   }
+}
+
+/** Streams the model from `start` in chunks of CHUNK_BYTES (the last shorter), as fast as the cell reads them. */
+async function send(ctx: LinkContext, call: ServerWritableStream<ModelRequest, ModelChunk>, modelId: string, start: number, header: { totalBytes: number; sha256: string }): Promise<void> {
+  const { body } = await ctx.store.objects.get(modelKey(modelId), { start });
+  if (call.cancelled) return void body.destroy();
+  call.once("cancelled", () => body.destroy());
+  let position = start;
+  const write = async (data: Buffer) => {
+    const more = call.write({ offset: position, data, ...header });
+    position += data.length;
+    if (more) return;
+    // Until the cell reads on, or goes away.
+    await new Promise<void>((resume) => {
+      const done = () => {
+        call.off("drain", done);
+        call.off("close", done);
+        resume();
+      };
+      call.once("drain", done);
+      call.once("close", done);
+    });
+  };
+  let held: Buffer[] = [];
+  let heldBytes = 0;
+  try {
+    for await (const piece of body) {
+      held.push(piece as Buffer);
+      heldBytes += (piece as Buffer).length;
+      if (heldBytes < CHUNK_BYTES) continue;
+      const all = Buffer.concat(held);
+      let at = 0;
+      for (; all.length - at >= CHUNK_BYTES; at += CHUNK_BYTES) await write(all.subarray(at, at + CHUNK_BYTES));
+      held = [all.subarray(at)];
+      heldBytes = all.length - at;
+    }
+  } catch (error) {
+    if (call.cancelled) return; // the cell went away: nothing to answer
+    throw error;
+  }
+  if (heldBytes > 0) await write(Buffer.concat(held));
+  call.end();
 }

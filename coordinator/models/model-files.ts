@@ -1,72 +1,94 @@
 /**
- * Where model bytes live: `<artifactsDir>/.models/<id>.onnx` once ready, `<id>.part` while an
- * upload is in progress. A chunk is written at its offset and fsynced before it is counted, so a
- * crash loses at most the chunk in flight, which the client sends again.
+ * Where model bytes live, in the artifact store: `.models/<id>.onnx` once ready. While an upload is
+ * in progress, each chunk the API counted is an object of its own, `.models/<id>.parts/<first byte,
+ * 12 digits>`, written whole or not at all: a PUT that breaks off leaves nothing, and no chunk
+ * depends on one coordinator's disk. When the last one is counted they are read back in order,
+ * checked and joined into the model (model-uploads.ts).
  */
 import { createHash } from "node:crypto";
-import { createReadStream, mkdirSync, rmSync } from "node:fs";
-import { open, rename } from "node:fs/promises";
-import { join } from "node:path";
-import type { Readable } from "node:stream";
+import { pipeline, Transform, type Readable } from "node:stream";
+import type { ObjectStore } from "../storage/object-store.js";
+import { readAll } from "../storage/object-readable.js";
 
-export function modelsRoot(artifactsDir: string): string {
-  return join(artifactsDir, ".models");
+export const MODEL_CONTENT_TYPE = "application/octet-stream";
+
+/** The ready model's object. */
+export function modelKey(id: string): string {
+  return `.models/${id}.onnx`;
 }
 
-export function modelPath(artifactsDir: string, id: string): string {
-  return join(modelsRoot(artifactsDir), `${id}.onnx`);
+function partsPrefix(id: string): string {
+  return `.models/${id}.parts/`;
 }
 
-export function partPath(artifactsDir: string, id: string): string {
-  return join(modelsRoot(artifactsDir), `${id}.part`);
+function partKey(id: string, first: number): string {
+  return `${partsPrefix(id)}${String(first).padStart(12, "0")}`;
 }
 
 export class ChunkTooLong extends Error {}
 
 /**
- * Writes `body` into the part file from byte `offset`, at most `maxBytes`; returns the bytes
- * written (fsynced). Throws ChunkTooLong past `maxBytes`, or the stream's error if it breaks.
+ * Stores `body` as the chunk that starts at byte `first`, at most `maxBytes`; returns the bytes
+ * stored. Throws ChunkTooLong past `maxBytes`, or the stream's error if it breaks (nothing is
+ * stored then).
  */
-export async function writeChunk(artifactsDir: string, id: string, offset: number, body: Readable, maxBytes: number): Promise<number> {
-  mkdirSync(modelsRoot(artifactsDir), { recursive: true });
-  const file = await open(partPath(artifactsDir, id), offset === 0 ? "w" : "r+");
+export async function writeChunk(objects: ObjectStore, id: string, first: number, body: Readable, maxBytes: number): Promise<number> {
   let written = 0;
+  let tooLong = false;
+  const counter = new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      written += chunk.length;
+      if (written > maxBytes) {
+        tooLong = true;
+        done(new ChunkTooLong());
+      } else done(null, chunk);
+    },
+  });
   try {
-    for await (const chunk of body) {
-      const buffer = chunk as Buffer;
-      if (written + buffer.length > maxBytes) throw new ChunkTooLong();
-      await file.write(buffer, 0, buffer.length, offset + written);
-      written += buffer.length;
-    }
-    await file.sync();
-    return written;
-  } finally {
-    await file.close();
+    await objects.put(partKey(id, first), pipeline(body, counter, () => undefined));
+  } catch (error) {
+    throw tooLong ? new ChunkTooLong() : error;
   }
+  return written;
 }
 
-export async function sha256OfFile(path: string): Promise<string> {
-  const hash = createHash("sha256");
-  for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
-  return hash.digest("hex");
+/** Forgets the chunk that starts at `first` (stored, but not counted). */
+export async function dropChunk(objects: ObjectStore, id: string, first: number): Promise<void> {
+  await objects.delete(partKey(id, first));
 }
 
-/** Cuts the part file back to `bytes` (an upload starting over, or a chunk that did not count). */
-export async function truncatePart(artifactsDir: string, id: string, bytes: number): Promise<void> {
-  const file = await open(partPath(artifactsDir, id), "r+").catch(() => undefined);
-  if (!file) return;
-  try {
-    await file.truncate(bytes);
-  } finally {
-    await file.close();
+/** Forgets every chunk (an upload starting over from byte 0). */
+export async function dropChunks(objects: ObjectStore, id: string): Promise<void> {
+  await objects.deletePrefix(partsPrefix(id));
+}
+
+/**
+ * The counted chunks joined, bytes 0 to `bytes`: each chunk starts where the one before ended (a
+ * chunk stored but never counted, at another offset, is skipped). Throws naming the first byte no
+ * chunk holds.
+ */
+export async function joinChunks(objects: ObjectStore, id: string, bytes: number): Promise<Buffer> {
+  const chunks = new Map<number, string>();
+  for (const entry of await objects.list(partsPrefix(id))) chunks.set(Number(entry.key.slice(partsPrefix(id).length)), entry.key);
+  const pieces: Buffer[] = [];
+  let position = 0;
+  while (position < bytes) {
+    const key = chunks.get(position);
+    if (key === undefined) throw new Error(`model ${id}: no stored chunk starts at byte ${position}`);
+    const piece = await readAll((await objects.get(key)).body);
+    if (piece.length === 0) throw new Error(`model ${id}: the chunk at byte ${position} is empty`);
+    pieces.push(piece);
+    position += piece.length;
   }
+  return Buffer.concat(pieces).subarray(0, bytes);
 }
 
-export async function promotePart(artifactsDir: string, id: string): Promise<void> {
-  await rename(partPath(artifactsDir, id), modelPath(artifactsDir, id));
+export function sha256Of(bytes: Uint8Array): string {
+  return createHash("sha256").update(bytes).digest("hex");
 }
 
-export function removeModelFiles(artifactsDir: string, id: string): void {
-  rmSync(partPath(artifactsDir, id), { force: true });
-  rmSync(modelPath(artifactsDir, id), { force: true });
+/** Deletes a model's object and any chunks of its upload. */
+export async function removeModelFiles(objects: ObjectStore, id: string): Promise<void> {
+  await objects.delete(modelKey(id));
+  await dropChunks(objects, id);
 }

@@ -5,6 +5,7 @@
  * for them to end. The retention sweeper (coordinator/data/retention-sweeper.ts) calls the sweep.
  */
 import { contract } from "../runs/field-checks.js";
+import type { ObjectStore } from "../storage/object-store.js";
 import type { Db } from "../store/database.js";
 import { endModel, getModel, listLiveModels, unfinishedRunsUsingModel, type ModelRow } from "../store/models-repo.js";
 import { removeModelFiles } from "./model-files.js";
@@ -12,23 +13,23 @@ import { modelExpiresAt } from "./model-view.js";
 
 const ABANDONED_UPLOAD_MS = 7 * 24 * 3_600_000;
 
-export function deleteModel(db: Db, artifactsDir: string, row: ModelRow, now: Date): ModelRow {
+export async function deleteModel(db: Db, objects: ObjectStore, row: ModelRow, now: Date): Promise<ModelRow> {
   if (row.status !== "uploading" && row.status !== "ready") return row;
   const runs = unfinishedRunsUsingModel(db, row.id);
   if (runs.length > 0) contract(`model ${row.id} is in use by unfinished runs (${runs.join(", ")}); delete it once they have ended, or cancel them`);
   endModel(db, row.id, "deleted", now.toISOString());
-  removeModelFiles(artifactsDir, row.id);
+  await removeModelFiles(objects, row.id);
   return getModel(db, row.id)!;
 }
 
 /** Ends the models past retention (or abandoned uploads) that no unfinished run needs; returns how many. */
-export function sweepModels(db: Db, artifactsDir: string, now: Date): number {
+export async function sweepModels(db: Db, objects: ObjectStore, now: Date): Promise<number> {
   let ended = 0;
   for (const row of listLiveModels(db)) {
     const due = row.status === "ready" ? modelExpiresAt(row)!.getTime() : Date.parse(row.created) + ABANDONED_UPLOAD_MS;
     if (due > now.getTime() || unfinishedRunsUsingModel(db, row.id).length > 0) continue;
     if (endModel(db, row.id, "expired", now.toISOString())) ended++;
-    removeModelFiles(artifactsDir, row.id);
+    await removeModelFiles(objects, row.id);
   }
   return ended;
 }

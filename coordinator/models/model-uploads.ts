@@ -6,18 +6,18 @@
  * file is hashed against the declared sha256 and read as an ONNX model; its declared inputs and
  * outputs are kept for the checks at submission. Only then is it `ready`.
  */
-import { readFile } from "node:fs/promises";
 import type { Readable } from "node:stream";
 import { randomBase62 } from "../auth/api-keys.js";
 import { AssayError } from "../errors/assay-error.js";
 import { describeOnnxModel } from "../../protocol/policy/onnx/model-description.js";
 import { contract, q } from "../runs/field-checks.js";
 import { retentionHours } from "../runs/run-request.js";
+import type { ObjectStore } from "../storage/object-store.js";
 import type { Db } from "../store/database.js";
 import {
   advanceModelUpload, findLiveModel, getModel, insertModel, markModelFailed, markModelReady, restartModelUpload, type ModelRow,
 } from "../store/models-repo.js";
-import { ChunkTooLong, partPath, promotePart, removeModelFiles, sha256OfFile, truncatePart, writeChunk } from "./model-files.js";
+import { ChunkTooLong, dropChunk, dropChunks, joinChunks, MODEL_CONTENT_TYPE, modelKey, removeModelFiles, sha256Of, writeChunk } from "./model-files.js";
 import { refText } from "./model-ref.js";
 
 export const DEFAULT_MODEL_RETENTION = "90d";
@@ -93,7 +93,7 @@ const writing = new Set<string>();
  * completes the model on its last byte. Returns the row as it now is.
  */
 export async function receiveModelChunk(
-  db: Db, artifactsDir: string, row: ModelRow, contentRange: string | undefined, body: Readable, limits: ModelLimits, now: () => Date,
+  db: Db, objects: ObjectStore, row: ModelRow, contentRange: string | undefined, body: Readable, limits: ModelLimits, now: () => Date,
 ): Promise<ModelRow> {
   if (row.status !== "uploading") contract(`model ${row.id} is ${row.status}; only an upload in progress takes bytes`);
   const { first, length } = parseContentRange(contentRange, row);
@@ -103,41 +103,49 @@ export async function receiveModelChunk(
   try {
     let written: number;
     try {
-      written = await writeChunk(artifactsDir, row.id, first, body, length);
+      written = await writeChunk(objects, row.id, first, body, length);
     } catch (error) {
-      await truncatePart(artifactsDir, row.id, first);
       if (error instanceof ChunkTooLong) contract(`the body is longer than the ${length} bytes its Content-Range announces`);
       throw new AssayError("contract_validation_failed", `the upload of this chunk broke off (${(error as Error).message}); send it again from byte ${first}`);
     }
     if (written !== length) {
-      await truncatePart(artifactsDir, row.id, first);
+      await dropChunk(objects, row.id, first);
       contract(`the body carried ${written} bytes but its range announces ${length}; send bytes ${first}-${first + length - 1} again`);
     }
     if (!advanceModelUpload(db, row.id, first, first + length)) contract(`model ${row.id} changed while this chunk was written; read it again and send from received_bytes`);
     const advanced = getModel(db, row.id)!;
-    return advanced.received_bytes === advanced.bytes ? await completeModel(db, artifactsDir, advanced, now) : advanced;
+    return advanced.received_bytes === advanced.bytes ? await completeModel(db, objects, advanced, now) : advanced;
   } finally {
     writing.delete(row.id);
   }
 }
 
-/** The last byte arrived: hash, read the model, and make it ready, or say why not. */
-async function completeModel(db: Db, artifactsDir: string, row: ModelRow, now: () => Date): Promise<ModelRow> {
-  const sha256 = await sha256OfFile(partPath(artifactsDir, row.id));
+/** The last byte arrived: join the chunks, hash, read the model, and make it ready, or say why not. */
+async function completeModel(db: Db, objects: ObjectStore, row: ModelRow, now: () => Date): Promise<ModelRow> {
+  let model: Buffer;
+  try {
+    model = await joinChunks(objects, row.id, row.bytes);
+  } catch (error) {
+    restartModelUpload(db, row.id);
+    await dropChunks(objects, row.id);
+    contract(`the ${row.bytes} bytes received could not be read back (${(error as Error).message}); the upload starts over from byte 0`);
+  }
+  const sha256 = sha256Of(model);
   if (sha256 !== row.sha256) {
     restartModelUpload(db, row.id);
-    await truncatePart(artifactsDir, row.id, 0);
+    await dropChunks(objects, row.id);
     contract(`the ${row.bytes} bytes received hash to sha256 ${sha256}, not the declared ${row.sha256}; the upload starts over from byte 0`);
   }
   let description: unknown;
   try {
-    description = describeOnnxModel(await readFile(partPath(artifactsDir, row.id)));
+    description = describeOnnxModel(model);
   } catch (error) {
     markModelFailed(db, row.id, (error as Error).message, now().toISOString());
-    removeModelFiles(artifactsDir, row.id);
+    await removeModelFiles(objects, row.id);
     contract(`model ${row.id} is not a usable ONNX model: ${(error as Error).message}`);
   }
-  await promotePart(artifactsDir, row.id);
+  await objects.put(modelKey(row.id), model, { contentType: MODEL_CONTENT_TYPE });
+  await dropChunks(objects, row.id);
   markModelReady(db, row.id, description, now().toISOString());
   return getModel(db, row.id)!;
 }

@@ -24,6 +24,7 @@ import type { FirmwarePins } from "../../firmware-pins/pins.js";
 import type { RunUnit } from "../kinds/units.js";
 import { importMirroredModel, mirrorFileOf } from "../models/model-mirror.js";
 import { parseModelRef, refText, type PinnedModel } from "../models/model-ref.js";
+import type { ObjectStore } from "../storage/object-store.js";
 import type { Db } from "../store/database.js";
 import { findLiveModel, getModel, type ModelRow } from "../store/models-repo.js";
 import { contract, q } from "./field-checks.js";
@@ -33,7 +34,8 @@ export interface PolicyPreparationContext {
   db: Db;
   pins: FirmwarePins;
   accountId: string;
-  artifactsDir: string;
+  /** The artifact store, where uploaded and mirrored models are kept. */
+  objects: ObjectStore;
   /** The operator's local model mirror, if any. */
   modelMirror?: string;
   /** Pre-flight of endpoint policies: how long to wait for the endpoint, or "off" (tests of other things). */
@@ -45,11 +47,11 @@ export interface PolicyPreparationContext {
 
 /** The preparation context of an account, from the API's (or a submission's) dependencies. */
 export function preparationContextOf(
-  deps: Pick<PolicyPreparationContext, "db" | "pins" | "artifactsDir" | "preflight" | "clock" | "environments"> & { modelMirror: string | null },
+  deps: Pick<PolicyPreparationContext, "db" | "pins" | "objects" | "preflight" | "clock" | "environments"> & { modelMirror: string | null },
   accountId: string,
 ): PolicyPreparationContext {
   return {
-    db: deps.db, pins: deps.pins, accountId, artifactsDir: deps.artifactsDir, modelMirror: deps.modelMirror ?? undefined,
+    db: deps.db, pins: deps.pins, accountId, objects: deps.objects, modelMirror: deps.modelMirror ?? undefined,
     preflight: deps.preflight, clock: deps.clock, environments: deps.environments,
   };
 }
@@ -157,7 +159,7 @@ export async function preparePolicies(units: readonly RunUnit[], ctx: PolicyPrep
     if (policy.type === "checkpoint") {
       let resolved = resolveCheckpoint(policy, ctx, where);
       if (!("id" in resolved)) {
-        resolved = await importMirroredModel(ctx.db, ctx.artifactsDir, ctx.accountId, resolved.name, resolved.revision, resolved.mirrorFile, ctx.clock);
+        resolved = await importMirroredModel(ctx.db, ctx.objects, ctx.accountId, resolved.name, resolved.revision, resolved.mirrorFile, ctx.clock);
         checkModelFits(resolved, policy, unit, ctx, where);
       }
       models[policy.hf!] = { id: resolved.id, sha256: resolved.sha256, bytes: resolved.bytes, source: resolved.source };

@@ -13,6 +13,7 @@ import { AssayError } from "../errors/assay-error.js";
 import type { FleetView } from "../fleet/fleet-view.js";
 import { canonicalJson } from "../json/canonical-json.js";
 import { getAccount } from "../store/accounts-repo.js";
+import type { ObjectStore } from "../storage/object-store.js";
 import type { Db } from "../store/database.js";
 import type { RunUnit } from "../kinds/units.js";
 import { completeBackfill } from "./run-backfill.js";
@@ -30,8 +31,8 @@ export interface SubmissionContext {
   /** Woken after a run is inserted so it is matched to cells without waiting for a pass. */
   scheduler: { kick(): void };
   clock: () => Date;
-  /** Where uploaded and mirrored models are kept (under the artifact store). */
-  artifactsDir: string;
+  /** The artifact store, where uploaded and mirrored models are kept. */
+  objects: ObjectStore;
   /** The operator's local model mirror; null: none. */
   modelMirror: string | null;
   /** Endpoint pre-flight at submission: its timeout, or "off". */

@@ -9,10 +9,11 @@
  * resolved path must stay under the root.
  */
 import { createHash, randomBytes } from "node:crypto";
-import { createReadStream } from "node:fs";
+import { createReadStream, createWriteStream } from "node:fs";
 import { mkdir, open, readdir, readFile, rename, rm, rmdir, stat } from "node:fs/promises";
 import { dirname, join, relative, resolve, sep } from "node:path";
-import type { Readable } from "node:stream";
+import { Readable, Transform } from "node:stream";
+import { pipeline } from "node:stream/promises";
 import {
   checkDeletePrefix,
   checkExpiry,
@@ -27,6 +28,7 @@ import {
   type ObjectEntry,
   type ObjectInfo,
   type ObjectStore,
+  type OpenUpload,
   type PutOptions,
   type UploadedPart,
 } from "./object-store.js";
@@ -66,23 +68,21 @@ export class DiskStore implements ObjectStore {
     const temp = await this.tempPath();
     const hash = createHash("sha256");
     let bytes = 0;
-    const handle = await open(temp, "w");
-    try {
-      const chunks: AsyncIterable<Uint8Array> | Uint8Array[] = body instanceof Uint8Array ? [body] : body;
-      for await (const chunk of chunks) {
+    const tap = new Transform({
+      transform(chunk: Uint8Array | string, _encoding, done) {
         const data = typeof chunk === "string" ? Buffer.from(chunk) : chunk;
         hash.update(data);
-        let written = 0;
-        while (written < data.length) written += (await handle.write(data, written, data.length - written)).bytesWritten;
         bytes += data.length;
-      }
-      await handle.sync();
+        done(null, data);
+      },
+    });
+    try {
+      // A write stream batches the many small chunks a stream may bring (a tar's headers); `flush` fsyncs before it closes.
+      await pipeline(body instanceof Uint8Array ? Readable.from([body]) : body, tap, createWriteStream(temp, { flush: true }));
     } catch (error) {
-      await handle.close();
       await rm(temp, { force: true });
       throw error;
     }
-    await handle.close();
     const meta: StoredMeta = { ...(options.contentType ? { contentType: options.contentType } : {}), sha256: hash.digest("hex"), bytes };
     await this.moveIntoPlace(temp, path);
     await this.writeMeta(key, meta);
@@ -176,6 +176,10 @@ export class DiskStore implements ObjectStore {
     await this.writeMeta(key, meta);
     await this.spool.remove(uploadId);
     return { ...this.info(meta, (await stat(path)).mtimeMs), sha256 };
+  }
+
+  async listUploads(prefix: string): Promise<OpenUpload[]> {
+    return this.spool.list(prefix);
   }
 
   async abortUpload(key: string, uploadId: string): Promise<void> {

@@ -62,6 +62,14 @@ export interface UploadedPart {
 
 export interface BeginUploadOptions extends PutOptions {}
 
+/** An upload begun and neither completed nor aborted. */
+export interface OpenUpload {
+  key: string;
+  uploadId: string;
+  /** Bytes recorded so far (the sum of its parts). */
+  bytes: number;
+}
+
 export interface CompleteUploadOptions {
   /** When given, the upload is checked before the object appears; on a mismatch it is aborted and `integrity` is thrown. */
   expect?: { bytes?: number; sha256?: string };
@@ -87,6 +95,12 @@ export interface ResumableUploads {
   completeUpload(key: string, uploadId: string, parts: number[], options?: CompleteUploadOptions): Promise<ObjectInfo & { sha256: string }>;
   /** Drops the upload and everything it buffered; an unknown id is not an error. */
   abortUpload(key: string, uploadId: string): Promise<void>;
+  /**
+   * The open uploads whose key starts with `prefix` (a plain string prefix), sorted by key. Only
+   * those of this store's local spool: an upload another coordinator began is not listed (its
+   * spool is on that machine).
+   */
+  listUploads(prefix: string): Promise<OpenUpload[]>;
 }
 
 export interface ObjectStore extends ResumableUploads {
@@ -171,4 +185,10 @@ export function checkExpiry(expiresInS: number): void {
   if (!Number.isInteger(expiresInS) || expiresInS < 1 || expiresInS > 604800) {
     throw new ObjectStoreError("invalid_config", `expiresInS must be a whole number of seconds from 1 to 604800 (a week); got ${expiresInS}`);
   }
+}
+
+/** `attachment` with an ASCII fallback name and the exact UTF-8 one (RFC 6266). */
+export function contentDisposition(fileName: string): string {
+  const ascii = fileName.replace(/[^\x20-\x7e]|["\\]/g, "_");
+  return `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(fileName)}`;
 }

@@ -36,6 +36,7 @@ import {
   checkDeletePrefix,
   checkExpiry,
   checkKey,
+  contentDisposition,
   ObjectStoreError,
   type BeginUploadOptions,
   type ByteRange,
@@ -45,6 +46,7 @@ import {
   type ObjectEntry,
   type ObjectInfo,
   type ObjectStore,
+  type OpenUpload,
   type PutOptions,
   type UploadedPart,
 } from "./object-store.js";
@@ -238,6 +240,10 @@ export class S3Store implements ObjectStore {
     return { bytes, etag, sha256, ...(contentType ? { contentType } : {}) };
   }
 
+  async listUploads(prefix: string): Promise<OpenUpload[]> {
+    return this.spool.list(prefix);
+  }
+
   async abortUpload(key: string, uploadId: string): Promise<void> {
     const Key = this.objectKey(key);
     let state: SpoolState;
@@ -292,10 +298,4 @@ function sentBytes(state: SpoolState): number {
 
 function statusOf(error: unknown): number | undefined {
   return (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
-}
-
-/** `attachment` with an ASCII fallback name and the exact UTF-8 one (RFC 6266). */
-export function contentDisposition(fileName: string): string {
-  const ascii = fileName.replace(/[^\x20-\x7e]|["\\]/g, "_");
-  return `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(fileName)}`;
 }

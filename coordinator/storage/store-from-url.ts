@@ -14,7 +14,12 @@ export interface StoreFromUrlOptions {
   dataDir: string;
   /** The AWS variables, read once by the caller: AWS_ENDPOINT_URL (or AWS_ENDPOINT_URL_S3), AWS_REGION (or AWS_DEFAULT_REGION), AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN. Default none (the SDK's own chain). */
   env?: Record<string, string | undefined>;
+  /** Endpoint, region and credentials already read from those variables (s3ConnectionFromEnv); used instead of `env`. */
+  connection?: S3Connection;
 }
+
+/** What the AWS variables say about reaching a bucket; what is unset is left to the SDK. */
+export type S3Connection = Pick<S3StoreOptions, "endpoint" | "region" | "credentials">;
 
 /** What an `s3://` URL says, before any client is made. */
 export type ParsedStoreUrl = { kind: "disk" } | { kind: "s3"; bucket: string; prefix: string };
@@ -47,11 +52,12 @@ export function parseStoreUrl(url: string | undefined): ParsedStoreUrl {
 export function objectStoreFromUrl(url: string | undefined, options: StoreFromUrlOptions): ObjectStore {
   const parsed = parseStoreUrl(url);
   if (parsed.kind === "disk") return new DiskStore(join(options.dataDir, "artifacts"));
-  return new S3Store({ ...s3ConnectionFromEnv(options.env ?? {}), bucket: parsed.bucket, prefix: parsed.prefix, spoolDir: join(options.dataDir, "artifacts-spool") });
+  const connection = options.connection ?? s3ConnectionFromEnv(options.env ?? {});
+  return new S3Store({ ...connection, bucket: parsed.bucket, prefix: parsed.prefix, spoolDir: join(options.dataDir, "artifacts-spool") });
 }
 
 /** Endpoint, region and credentials from the standard AWS variables; what is unset is left to the SDK. */
-export function s3ConnectionFromEnv(env: Record<string, string | undefined>): Pick<S3StoreOptions, "endpoint" | "region" | "credentials"> {
+export function s3ConnectionFromEnv(env: Record<string, string | undefined>): S3Connection {
   const endpoint = env.AWS_ENDPOINT_URL_S3 || env.AWS_ENDPOINT_URL || undefined;
   if (endpoint !== undefined && !/^https?:\/\/[^/]/.test(endpoint)) {
     throw new ObjectStoreError("invalid_config", `AWS_ENDPOINT_URL must be an http:// or https:// URL of an S3-compatible server; got ${JSON.stringify(endpoint)}`);

@@ -13,9 +13,9 @@
  */
 import { createHash, randomBytes } from "node:crypto";
 import { createReadStream } from "node:fs";
-import { mkdir, open, readFile, rename, rm } from "node:fs/promises";
+import { mkdir, open, readdir, readFile, rename, rm } from "node:fs/promises";
 import { join } from "node:path";
-import { ObjectStoreError, type CompleteUploadOptions, type UploadedPart } from "./object-store.js";
+import { ObjectStoreError, type CompleteUploadOptions, type OpenUpload, type UploadedPart } from "./object-store.js";
 
 /** S3's side of an upload, once its first part was sent. */
 export interface RemoteMultipart {
@@ -58,6 +58,30 @@ export class UploadSpool {
     }
     if (state.key !== key) throw notFound();
     return state;
+  }
+
+  /** Every upload in the spool whose key starts with `prefix`, sorted by key then id. */
+  async list(prefix: string): Promise<OpenUpload[]> {
+    let names: string[];
+    try {
+      names = await readdir(this.dir);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
+      throw error;
+    }
+    const uploads: OpenUpload[] = [];
+    for (const uploadId of names.filter((name) => UPLOAD_ID.test(name))) {
+      let state: SpoolState;
+      try {
+        state = JSON.parse(await readFile(join(this.dir, uploadId, "state.json"), "utf8")) as SpoolState;
+      } catch (error) {
+        // Removed while listing (completed or aborted), or begun and not yet recorded: not an open upload.
+        if ((error as NodeJS.ErrnoException).code === "ENOENT") continue;
+        throw error;
+      }
+      if (state.key.startsWith(prefix)) uploads.push({ key: state.key, uploadId, bytes: UploadSpool.size(state) });
+    }
+    return uploads.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : a.uploadId < b.uploadId ? -1 : 1));
   }
 
   /** Total bytes recorded. */

@@ -59,8 +59,9 @@ export function upsertStoredArtifact(
   ).run(row.episodeId, row.runId, row.kind, row.fileName, row.bytes, row.sha256.toLowerCase(), row.storedAt);
 }
 
-export function markArtifactStored(db: Db, episodeId: string, kind: string, at: string): void {
-  db.prepare("UPDATE artifacts SET status = 'stored', stored_at = ? WHERE episode_id = ? AND kind = ?").run(at, episodeId, kind);
+/** Moves a pending artifact to `stored`; false when it is not pending (already stored, or purged meanwhile). */
+export function markArtifactStored(db: Db, episodeId: string, kind: string, at: string): boolean {
+  return db.prepare("UPDATE artifacts SET status = 'stored', stored_at = ? WHERE episode_id = ? AND kind = ? AND status = 'pending'").run(at, episodeId, kind).changes > 0;
 }
 
 /** Artifacts of the run that are not yet stored (pending uploads). */

@@ -22,6 +22,7 @@ import type { Heartbeat } from "../../protocol/gen/cell.js";
 import { createSimulatedCell, type SimulatedCell } from "../../simulators/sim-cell-hardware.js";
 import { freePort } from "../support/free-port.js";
 import { Watched } from "../support/watched.js";
+import { DiskStore } from "../../coordinator/storage/disk-store.js";
 
 const CELL = "so101-b"; // pinned so101@3.11 in firmware-pins/installations.json
 
@@ -61,7 +62,7 @@ describe("cell agent failover between coordinators on one store (integration)", 
   async function startCoordinator(): Promise<TestCoordinator> {
     const log = new Watched<string>();
     const fleet = await startFleet({
-      db, runEvents: new RunEvents(), pins: loadFirmwarePins(), artifactsDir: join(dir, "artifacts"),
+      db, runEvents: new RunEvents(), pins: loadFirmwarePins(), objects: new DiskStore(join(dir, "artifacts")),
       baseUrl: "http://127.0.0.1:8080", streamsUrl: "wss://127.0.0.1:8080/streams", port: 0, heartbeatIntervalMs: 100,
       logger: { info: (line) => log.push(line), warn: (line) => log.push(line), error: (line) => log.push(line) },
     });

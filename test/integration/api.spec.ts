@@ -18,6 +18,7 @@ import { RunEvents } from "../../coordinator/runs/run-events.js";
 import type { Db } from "../../coordinator/store/database.js";
 import { setRunStatus } from "../../coordinator/store/runs-repo.js";
 import { README_RUN_BODY } from "../fixtures.js";
+import { DiskStore } from "../../coordinator/storage/disk-store.js";
 import { integrationEngine, openTestDatabase } from "../support/test-database.js";
 
 const README_BODY = README_RUN_BODY;
@@ -71,7 +72,7 @@ describe("/v1 API (integration)", () => {
     const app = createApiApp({
       db, fleet, runEvents, scheduler: { kick: () => { kicks++; } }, pins: loadFirmwarePins(),
       urls: { baseUrl: base, artifactUrl: `${base}/artifacts`, streamsUrl: "wss://streams.test", docsUrl: `${base}/docs` },
-      artifactsDir: join(dir, "artifacts"), metrics: createMetricsRegistry({ defaultMetrics: false }), log: () => {},
+      objects: new DiskStore(join(dir, "artifacts")), metrics: createMetricsRegistry({ defaultMetrics: false }), log: () => {},
     });
     server.on("request", app);
   });
@@ -87,11 +88,11 @@ describe("/v1 API (integration)", () => {
     const options = {
       db, fleet, runEvents, scheduler: { kick() {} }, pins: loadFirmwarePins(),
       urls: { baseUrl: base, artifactUrl: `${base}/artifacts`, streamsUrl: "wss://streams.test", docsUrl: `${base}/docs` },
-      artifactsDir: dir, metrics: createMetricsRegistry({ defaultMetrics: false }),
+      objects: new DiskStore(dir), metrics: createMetricsRegistry({ defaultMetrics: false }),
     };
     assert.throws(() => createApiApp({ ...options, colour: "blue" } as never), /unknown API option "colour"/);
     assert.throws(() => createApiApp({ ...options, urls: { ...options.urls, docsUrl: "docs" } }), /urls\.docsUrl must be an absolute URL/);
-    assert.throws(() => createApiApp({ ...options, artifactsDir: undefined } as never), /"artifactsDir" is required/);
+    assert.throws(() => createApiApp({ ...options, objects: undefined } as never), /"objects" is required/);
   });
 
   describe("authentication", () => {
@@ -368,7 +369,7 @@ describe("/v1 API (integration)", () => {
       const quick = createServer(createApiApp({
         db, fleet, runEvents, scheduler: { kick() {} }, pins: loadFirmwarePins(),
         urls: { baseUrl: base, artifactUrl: `${base}/artifacts`, streamsUrl: "wss://streams.test", docsUrl: `${base}/docs` },
-        artifactsDir: dir, metrics: createMetricsRegistry({ defaultMetrics: false }), sseHeartbeatMs: 10,
+        objects: new DiskStore(dir), metrics: createMetricsRegistry({ defaultMetrics: false }), sseHeartbeatMs: 10,
       }));
       await new Promise<void>((resolve) => quick.listen(0, "127.0.0.1", resolve));
       try {

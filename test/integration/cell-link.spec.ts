@@ -22,6 +22,7 @@ import type { Db } from "../../coordinator/store/database.js";
 import { getEpisode, listEpisodes } from "../../coordinator/store/episodes-repo.js";
 import * as runsRepo from "../../coordinator/store/runs-repo.js";
 import { ScriptedAgent } from "../support/scripted-agent.js";
+import { DiskStore } from "../../coordinator/storage/disk-store.js";
 import { integrationEngine, openTestDatabase } from "../support/test-database.js";
 
 const here = fileURLToPath(new URL(".", import.meta.url));
@@ -78,7 +79,7 @@ describe("CellLink server (scripted agent)", function () {
     runEvents.subscribe("*", (event) => events.push(event));
     metrics = new Registry();
     server = await startFleet({
-      db, runEvents, pins: loadFirmwarePins(), artifactsDir: join(dir, "artifacts"),
+      db, runEvents, pins: loadFirmwarePins(), objects: new DiskStore(join(dir, "artifacts")),
       baseUrl: "http://127.0.0.1:8080", streamsUrl: "wss://127.0.0.1:8080/streams", port: 0, metricsRegistry: metrics, logger: quiet,
     });
   });
@@ -280,7 +281,7 @@ describe("CellLink server (scripted agent)", function () {
   it("disconnects a cell that stops heartbeating and requeues its episode", async () => {
     await server.stop();
     server = await startFleet({
-      db, runEvents: new RunEvents(), pins: loadFirmwarePins(), artifactsDir: join(dir, "artifacts"),
+      db, runEvents: new RunEvents(), pins: loadFirmwarePins(), objects: new DiskStore(join(dir, "artifacts")),
       baseUrl: "http://127.0.0.1:8080", streamsUrl: "wss://s", heartbeatIntervalMs: 50, heartbeatTimeoutMs: 200, logger: quiet,
     });
     insertFixtures(db, "run_silent", 1);
@@ -306,7 +307,7 @@ describe("CellLink server (scripted agent)", function () {
     // Shutting down does not requeue: the agent may finish the episode and report it later.
     assert.equal(getEpisode(db, assign.episodeId)!.status, "assigned");
     server = await startFleet({
-      db, runEvents: new RunEvents(), pins: loadFirmwarePins(), artifactsDir: join(dir, "artifacts"),
+      db, runEvents: new RunEvents(), pins: loadFirmwarePins(), objects: new DiskStore(join(dir, "artifacts")),
       baseUrl: "http://127.0.0.1:8080", streamsUrl: "wss://s", logger: quiet,
     });
     const restarted = new ScriptedAgent(`127.0.0.1:${server.port}`, enrollCell(db, { cellId: "so101-c", model: "so101" }));

@@ -92,7 +92,7 @@ describe("data purge and retention (integration)", function () {
     assert.equal((await json(await call(expired.url), 410)).error.code, "retention_expired");
     assert.equal((await call(kept.url)).status, 200);
 
-    assert.equal(sweepRetention(coordinator.db, join(dir, "artifacts"), new Date()), 1);
+    assert.equal(await sweepRetention(coordinator.db, coordinator.objects, new Date()), 1);
     assert.equal(existsSync(expired.path), false);
     assert.equal(existsSync(kept.path), true);
     const receipts = coordinator.db.prepare("SELECT run_id, reason FROM purges WHERE run_id = 'run_old'").all();

@@ -16,6 +16,7 @@ import { OPERATIONS } from "../../coordinator/api/operations.js";
 import { ERROR_CODES } from "../../coordinator/errors/codes.js";
 import { eventually } from "../support/eventually.js";
 import { startTestService, TEST_ADMIN_KEY, type TestService } from "./helpers.js";
+import { DiskStore } from "../../coordinator/storage/disk-store.js";
 import { integrationEngine } from "../support/test-database.js";
 
 /** Slowest answer accepted for any single request (a stall would block every other request). */
@@ -182,7 +183,7 @@ describe("hostile input: every route, fuzzed (seeded, loopback)", function () {
     const app = createApiApp({
       db: service.coordinator.db, fleet: { connectedCells: () => [], assignedEpisodeOf: () => undefined }, runEvents: new RunEvents(), scheduler: { kick: () => {} }, pins: loadFirmwarePins(),
       urls: { baseUrl: "http://x", artifactUrl: "http://x/artifacts", streamsUrl: "ws://x/streams", docsUrl: "http://x/docs" },
-      artifactsDir: service.dataDir, metrics: createMetricsRegistry({ defaultMetrics: false }), metricsAccess: "operator",
+      objects: new DiskStore(service.dataDir), metrics: createMetricsRegistry({ defaultMetrics: false }), metricsAccess: "operator",
     });
     const server = createServer(app);
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));

@@ -30,6 +30,7 @@ import { INTERVENTIONS, PRIORITIES, PUBLISH, RUN_KINDS } from "../../coordinator
 import { README_RUN_BODY } from "../fixtures.js";
 import { OpenApiConformance, type RecordedResponse } from "../support/openapi-conformance.js";
 import { readSse, startTestService, type TestService } from "./helpers.js";
+import { DiskStore } from "../../coordinator/storage/disk-store.js";
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -124,7 +125,7 @@ describe("OpenAPI document (integration)", function () {
     const app = createApiApp({
       db: service.coordinator.db, fleet: { connectedCells: () => [], assignedEpisodeOf: () => undefined }, runEvents: new RunEvents(), scheduler: { kick: () => {} }, pins: loadFirmwarePins(),
       urls: { baseUrl: "http://x", artifactUrl: "http://x/artifacts", streamsUrl: "wss://x", docsUrl: "http://x/docs" },
-      artifactsDir: join(service.dataDir, "unused-artifacts"), metrics: createMetricsRegistry({ defaultMetrics: false }),
+      objects: new DiskStore(join(service.dataDir, "unused-artifacts")), metrics: createMetricsRegistry({ defaultMetrics: false }),
     });
     assert.deepEqual(expressRoutes(app), documented);
     assert.deepEqual(v1ScopeRows().map((row) => `${row.method} ${pathShape(row.path)}`).sort(), documented);

@@ -23,6 +23,7 @@ import type { Db } from "../../coordinator/store/database.js";
 import { getRunRow, setRunResult, setRunStatus } from "../../coordinator/store/runs-repo.js";
 import { verifyTaskSignature, parseSignature } from "../../coordinator/tasks/task-signing.js";
 import { runEnd, startTestService, type TestService } from "./helpers.js";
+import { DiskStore } from "../../coordinator/storage/disk-store.js";
 import { integrationEngine, openTestDatabase } from "../support/test-database.js";
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -97,7 +98,7 @@ describe("tasks and kits API (integration)", () => {
     server.on("request", createApiApp({
       db, fleet, runEvents: new RunEvents(), scheduler: { kick: () => { kicks++; } }, pins: loadFirmwarePins(),
       urls: { baseUrl: base, artifactUrl: `${base}/artifacts`, streamsUrl: "wss://streams.test", docsUrl: `${base}/docs` },
-      artifactsDir: join(dir, "artifacts"), metrics: createMetricsRegistry({ defaultMetrics: false }), log: () => {},
+      objects: new DiskStore(join(dir, "artifacts")), metrics: createMetricsRegistry({ defaultMetrics: false }), log: () => {},
       clock: () => new Date(nowMs),
       // This file sends bursts far above the production limits; rate limiting has its own tests.
       rateLimits: { general: { perS: 10_000, burst: 10_000 }, submit: { perS: 10_000, burst: 10_000 } },

@@ -218,6 +218,29 @@ describe("agent uploader", () => {
     assert.deepEqual(readdirSync(store.dir), [], "the local copy is deleted once B confirms the file");
   });
 
+  it("sends a file again from 0 when the coordinator it fails over to holds none of it (the part was in the old one's spool)", async () => {
+    await queue("ep-a", "ep-a.mcap", 1);
+    const original = readFileSync(join(store.dir, "ep-a.mcap"));
+    // A takes three 64-byte chunks into its own spool, then goes away; B shares the bucket and
+    // the database but not A's spool, so it holds nothing of the file.
+    const a = client;
+    const b = new FakeClient();
+    a.dieAfterChunks = 3;
+    let current = a;
+    const up = start({ initialMs: 60_000, maxMs: 60_000 }, () => current);
+    up.kick();
+    await up.idle();
+    assert.equal(a.uploaded.get("ep-a.mcap")?.length, 192);
+    assert.ok(existsSync(join(store.dir, "ep-a.mcap")), "still queued");
+
+    current = b;
+    up.kick();
+    await up.idle();
+    assert.deepEqual(b.startOffsets, [0], "started again from 0");
+    assert.deepEqual(b.uploaded.get("ep-a.mcap"), original, "the whole file, once");
+    assert.deepEqual(readdirSync(store.dir), []);
+  });
+
   it("tells refusals for good from everything else", () => {
     assert.equal(permanentRefusal(serviceError(status.PERMISSION_DENIED, "artifact_not_yours", "x")), "artifact_not_yours");
     assert.equal(permanentRefusal(serviceError(status.NOT_FOUND, "artifact_unknown", "x")), "artifact_unknown");

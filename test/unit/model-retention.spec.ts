@@ -1,30 +1,33 @@
 /**
  * Policy models end by request or by retention, never while an unfinished run still needs their
- * bytes (coordinator/models/model-retention.ts), on a real SQLite store and real files.
+ * bytes (coordinator/models/model-retention.ts), on both store engines and real files (a disk artifact store).
  */
 import assert from "node:assert/strict";
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { AssayError } from "../../coordinator/errors/assay-error.js";
-import { modelPath, modelsRoot } from "../../coordinator/models/model-files.js";
+import { modelKey } from "../../coordinator/models/model-files.js";
 import { deleteModel, sweepModels } from "../../coordinator/models/model-retention.js";
+import { DiskStore } from "../../coordinator/storage/disk-store.js";
 import type { Db } from "../../coordinator/store/database.js";
-import { STORE_ENGINES, openTestDatabase } from "../support/test-database.js";
 import { getModel, insertModel, markModelReady, markModelReceived } from "../../coordinator/store/models-repo.js";
 import * as runsRepo from "../../coordinator/store/runs-repo.js";
+import { STORE_ENGINES, openTestDatabase } from "../support/test-database.js";
 
 for (const engine of STORE_ENGINES) {
   describe(`model retention and deletion (${engine})`, () => {
     let db: Db;
     let dir: string;
+    let objects: DiskStore;
+    const modelPath = (id: string) => join(dir, modelKey(id));
     const readyAt = "2026-11-01T00:00:00.000Z";
 
     function readyModel(id: string, retention = "7d"): void {
       insertModel(db, { id, account_id: "acct_1", name: `acme/${id}`, revision: "main", format: "onnx", source: "upload", created: readyAt, bytes: 3, sha256: "ab".repeat(32), retention });
       markModelReceived(db, id);
       markModelReady(db, id, { inputs: [], outputs: [] }, readyAt);
-      writeFileSync(modelPath(dir, id), "abc");
+      writeFileSync(modelPath(id), "abc");
     }
 
     function runUsing(id: string, modelId: string, status: "queued" | "completed"): void {
@@ -41,24 +44,25 @@ for (const engine of STORE_ENGINES) {
       db = await openTestDatabase(engine);
       db.prepare("INSERT INTO accounts (id, name, created) VALUES ('acct_1', 'Test', '2026-01-01T00:00:00Z')").run();
       dir = mkdtempSync(join(tmpdir(), "assay-models-"));
-      mkdirSync(modelsRoot(dir), { recursive: true });
+      objects = new DiskStore(dir);
+      mkdirSync(join(dir, ".models"), { recursive: true });
     });
     afterEach(() => {
       db.close();
       rmSync(dir, { recursive: true, force: true });
     });
 
-    it("refuses to delete a model an unfinished run uses, naming the run; deletes it once the run has ended", () => {
+    it("refuses to delete a model an unfinished run uses, naming the run; deletes it once the run has ended", async () => {
       readyModel("m1");
       runUsing("run_open", "m1", "queued");
-      assert.throws(() => deleteModel(db, dir, getModel(db, "m1")!, new Date()), (error: AssayError) => error.code === "contract_validation_failed" && /in use by unfinished runs \(run_open\)/.test(error.message));
-      assert.ok(existsSync(modelPath(dir, "m1")));
+      await assert.rejects(deleteModel(db, objects, getModel(db, "m1")!, new Date()), (error: AssayError) => error.code === "contract_validation_failed" && /in use by unfinished runs \(run_open\)/.test(error.message));
+      assert.ok(existsSync(modelPath("m1")));
       db.prepare("UPDATE runs SET status = 'completed' WHERE id = 'run_open'").run();
-      assert.equal(deleteModel(db, dir, getModel(db, "m1")!, new Date()).status, "deleted");
-      assert.equal(existsSync(modelPath(dir, "m1")), false);
+      assert.equal((await deleteModel(db, objects, getModel(db, "m1")!, new Date())).status, "deleted");
+      assert.equal(existsSync(modelPath("m1")), false);
     });
 
-    it("expires ready models past their retention and abandoned uploads, but waits for the runs that need them", () => {
+    it("expires ready models past their retention and abandoned uploads, but waits for the runs that need them", async () => {
       readyModel("old", "7d");
       readyModel("fresh", "90d");
       readyModel("needed", "7d");
@@ -67,16 +71,16 @@ for (const engine of STORE_ENGINES) {
       insertModel(db, { id: "stale", account_id: "acct_1", name: "acme/stale", revision: "main", format: "onnx", source: "upload", created: readyAt, bytes: 9, sha256: "cd".repeat(32), retention: "90d" });
 
       const now = new Date("2026-11-10T00:00:00.000Z"); // 9 days after ready_at
-      assert.equal(sweepModels(db, dir, now), 2);
+      assert.equal(await sweepModels(db, objects, now), 2);
       assert.equal(getModel(db, "old")!.status, "expired");
       assert.equal(getModel(db, "stale")!.status, "expired");
       assert.equal(getModel(db, "fresh")!.status, "ready");
       assert.equal(getModel(db, "needed")!.status, "ready", "an unfinished run still needs it");
-      assert.equal(existsSync(modelPath(dir, "old")), false);
-      assert.ok(existsSync(modelPath(dir, "needed")));
+      assert.equal(existsSync(modelPath("old")), false);
+      assert.ok(existsSync(modelPath("needed")));
 
       db.prepare("UPDATE runs SET status = 'stopped' WHERE id = 'run_needs'").run();
-      assert.equal(sweepModels(db, dir, now), 1);
+      assert.equal(await sweepModels(db, objects, now), 1);
       assert.equal(getModel(db, "needed")!.status, "expired");
     });
   });

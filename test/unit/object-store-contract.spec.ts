@@ -209,6 +209,21 @@ function contract(name: string, harness: () => Promise<Harness>, cleanup: () => 
       await store.abortUpload("ab/x", uploadId); // twice is fine
     });
 
+    it("lists open uploads by key prefix, with their bytes, until they complete or are aborted", async () => {
+      const one = await store.beginUpload("runs/r1/e1/a.mcap");
+      await store.appendPart("runs/r1/e1/a.mcap", one, 1, Buffer.from("12345"));
+      const two = await store.beginUpload("runs/r1/e2/b.mp4");
+      const other = await store.beginUpload("runs/r10/e1/c.mcap");
+      assert.deepEqual(await h.reopen().listUploads("runs/r1/"), [
+        { key: "runs/r1/e1/a.mcap", uploadId: one, bytes: 5 },
+        { key: "runs/r1/e2/b.mp4", uploadId: two, bytes: 0 },
+      ]);
+      assert.deepEqual((await store.listUploads("")).map((u) => u.uploadId).sort(), [one, two, other].sort());
+      await store.completeUpload("runs/r1/e1/a.mcap", one, [1]);
+      await store.abortUpload("runs/r1/e2/b.mp4", two);
+      assert.deepEqual(await store.listUploads("runs/r1/"), []);
+    });
+
     it("does not let an upload id be used for another key", async () => {
       const uploadId = await store.beginUpload("k/one");
       await rejectsWith(store.appendPart("k/two", uploadId, 1, Buffer.from("x")), "upload_not_found");

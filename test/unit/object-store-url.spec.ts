@@ -1,4 +1,5 @@
 import { strict as assert } from "node:assert";
+import { compileCoordinatorOptions, objectStoreOf } from "../../coordinator/options.js";
 import { DiskStore } from "../../coordinator/storage/disk-store.js";
 import { ObjectStoreError } from "../../coordinator/storage/object-store.js";
 import { S3Store } from "../../coordinator/storage/s3-store.js";
@@ -50,5 +51,15 @@ describe("ASSAY_ARTIFACTS_URL", () => {
     assert.deepEqual(s3ConnectionFromEnv({}), {});
     assert.match(configError(() => s3ConnectionFromEnv({ AWS_ACCESS_KEY_ID: "AK" })), /set both AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or neither/);
     assert.match(configError(() => s3ConnectionFromEnv({ AWS_ENDPOINT_URL: "minio:9000" })), /AWS_ENDPOINT_URL must be an http:\/\/ or https:\/\/ URL.*"minio:9000"/);
+  });
+
+  it("is the coordinator's artifactsUrl option: refused when the options are compiled, before anything starts", () => {
+    assert.match(configError(() => compileCoordinatorOptions({ artifactsUrl: "gs://bucket/x" })), /^ASSAY_ARTIFACTS_URL has an unknown scheme "gs:"/);
+    const onDisk = objectStoreOf(compileCoordinatorOptions({ dataDir: "/var/lib/assay", artifactsUrl: "" }));
+    assert.ok(onDisk instanceof DiskStore);
+    assert.equal(onDisk.root, "/var/lib/assay/artifacts");
+    const inBucket = objectStoreOf(compileCoordinatorOptions({ dataDir: "/data", artifactsUrl: "s3://assay-artifacts/prod", s3: { endpoint: "http://127.0.0.1:9000" } }));
+    assert.ok(inBucket instanceof S3Store);
+    assert.deepEqual([inBucket.bucket, inBucket.prefix], ["assay-artifacts", "prod/"]);
   });
 });

@@ -1,21 +1,18 @@
 /**
  * Artifact files: GET /artifacts/runs/:runId/episodes/:episodeId/:fileName, bearer key with
  * runs:read on the run's account. 404 not_found until stored; 410 retention_expired once purged
- * or past the run's data.retention (counted from when the file was stored).
+ * or past the run's data.retention (counted from when the file was stored). A stored file is a 302
+ * to a short-lived presigned URL when the artifacts are in a bucket, else streamed (send-object.ts).
  */
-import { createReadStream } from "node:fs";
-import { stat } from "node:fs/promises";
-import { join } from "node:path";
-import { pipeline } from "node:stream/promises";
 import { Router } from "express";
+import { artifactKey, contentTypeOf } from "../../artifacts/artifact-store.js";
 import { authOf } from "../../auth/authenticate.js";
 import { isPastRetention, retentionOfRequest } from "../../data/purge.js";
 import { AssayError } from "../../errors/assay-error.js";
 import { listArtifacts } from "../../store/artifacts-repo.js";
 import type { CompiledApiDeps } from "../api-deps.js";
+import { sendObject } from "../send-object.js";
 import { requireRun } from "./runs.js";
-
-const CONTENT_TYPES: Record<string, string> = { ".mcap": "application/octet-stream", ".mp4": "video/mp4", ".json": "application/json" };
 
 export function artifactsRouter(deps: CompiledApiDeps): Router {
   const router = Router();
@@ -31,17 +28,13 @@ export function artifactsRouter(deps: CompiledApiDeps): Router {
       throw new AssayError("retention_expired", `artifact ${fileName} of episode ${episodeId} was purged (retention ${JSON.stringify((run.request as { data?: { retention?: string } }).data?.retention)})`, { runId: run.id });
     }
     // Names come from the store, never from the URL, so a crafted path cannot leave the store.
-    const path = join(deps.artifactsDir, artifact.run_id, artifact.episode_id, artifact.file_name);
-    const info = await stat(path).catch(() => undefined);
-    if (!info?.isFile()) throw new AssayError("not_found", `artifact ${fileName} of episode ${episodeId} is recorded but its file is missing`, { runId: run.id });
-    const extension = artifact.file_name.slice(artifact.file_name.lastIndexOf("."));
-    res.set({
-      "Content-Type": CONTENT_TYPES[extension] ?? "application/octet-stream",
-      "Content-Length": String(info.size),
-      "Content-Disposition": `attachment; filename="${artifact.file_name.replace(/"/g, "")}"`,
-      "X-Content-SHA256": artifact.sha256,
+    await sendObject(deps.objects, req, res, {
+      key: artifactKey({ runId: artifact.run_id, episodeId: artifact.episode_id, fileName: artifact.file_name }),
+      fileName: artifact.file_name,
+      contentType: contentTypeOf(artifact.file_name),
+      sha256: artifact.sha256,
+      missing: () => new AssayError("not_found", `artifact ${fileName} of episode ${episodeId} is recorded but its file is missing`, { runId: run.id }),
     });
-    await pipeline(createReadStream(path), res);
   });
 
   return router;

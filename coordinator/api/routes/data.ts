@@ -13,12 +13,13 @@ import { requireRun } from "./runs.js";
 export function dataRouter(deps: CompiledApiDeps): Router {
   const router = Router();
 
-  router.delete("/data/:runId", (req, res) => {
+  router.delete("/data/:runId", async (req, res) => {
     const run = requireRun(deps.db, authOf(res).accountId, req.params.runId);
     if (!isTerminal(run.status)) {
       throw new AssayError("contract_validation_failed", `run ${run.id} is ${run.status}; its recordings can be purged once it has completed, failed or stopped`, { runId: run.id });
     }
-    res.status(200).json(purgeReceiptView(purgeRunArtifacts(deps.db, deps.artifactsDir, { id: run.id, account_id: run.accountId }, "request", deps.clock())));
+    const receipt = await purgeRunArtifacts(deps.db, deps.objects, { id: run.id, account_id: run.accountId }, "request", deps.clock());
+    res.status(200).json(purgeReceiptView(receipt));
   });
 
   return router;

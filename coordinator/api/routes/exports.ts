@@ -5,17 +5,17 @@
  * - GET /v1/runs/{run_id}/exports: the run's exports, newest first.
  * The archive itself is served under /artifacts/exports/{export_id}/{file_name} (exportDownloadRouter).
  */
-import { stat } from "node:fs/promises";
-import { join } from "node:path";
-import { Router } from "express";
+import { Router, type Request, type Response } from "express";
 import { authOf } from "../../auth/authenticate.js";
 import { AssayError } from "../../errors/assay-error.js";
-import { exportsRoot } from "../../exports/export-files.js";
+import { archiveKey } from "../../exports/export-files.js";
+import { ARCHIVE_CONTENT_TYPE } from "../../exports/tar-archive.js";
 import { calibrationExportView, requestCalibrationExport } from "../../exports/calibration-exports.js";
 import { exportView, requestRunExport } from "../../exports/run-exports.js";
 import { getCalibrationExport, listCalibrationExports, type CalibrationExportRow } from "../../store/calibration-exports-repo.js";
 import { getExport, listRunExports, type ExportRow } from "../../store/exports-repo.js";
 import type { CompiledApiDeps } from "../api-deps.js";
+import { sendObject } from "../send-object.js";
 import { CalibrationExportRequest, ExportRequest } from "../schemas/exports.js";
 import { parseBody } from "../validate-request.js";
 import { requireRun } from "./runs.js";
@@ -38,7 +38,7 @@ export function exportsRouter(deps: CompiledApiDeps): Router {
   router.post("/runs/:runId/export", (req, res) => {
     const run = requireRun(deps.db, authOf(res).accountId, req.params.runId);
     const { format } = parseBody(ExportRequest, req.body);
-    const row = requestRunExport(deps.db, deps.artifactsDir, run, format, deps.clock());
+    const row = requestRunExport(deps.db, run, format, deps.clock());
     deps.archives.kick();
     res.status(202).location(`${deps.urls.baseUrl}/v1/exports/${row.id}`).json(exportView(row, deps.urls.artifactUrl, deps.clock()));
   });
@@ -56,7 +56,7 @@ export function exportsRouter(deps: CompiledApiDeps): Router {
   router.post("/calibration/exports", (req, res) => {
     const { accountId } = authOf(res);
     const request = parseBody(CalibrationExportRequest, req.body);
-    const row = requestCalibrationExport(deps.db, deps.artifactsDir, accountId, request, deps.clock());
+    const row = requestCalibrationExport(deps.db, accountId, request, deps.clock());
     deps.archives.kick();
     res.status(202).location(`${deps.urls.baseUrl}/v1/calibration/exports/${row.id}`).json(calibrationExportView(row, deps.urls, deps.clock()));
   });
@@ -73,9 +73,9 @@ export function exportsRouter(deps: CompiledApiDeps): Router {
   return router;
 }
 
-/** Serves a prepared archive: 410 once expired, 404 (saying why) until ready; Range requests supported. */
+/** Serves a prepared archive: 410 once expired, 404 (saying why) until ready; Range requests supported (send-object.ts). */
 async function sendArchive(
-  deps: CompiledApiDeps, res: import("express").Response, what: string, poll: string,
+  deps: CompiledApiDeps, req: Request, res: Response, what: string, poll: string,
   row: { id: string; file_name: string | null; sha256: string | null; failure_message: string | null; run_id?: string }, view: Record<string, unknown>, fileName: string,
 ): Promise<void> {
   const runId = row.run_id;
@@ -86,10 +86,10 @@ async function sendArchive(
       : `has no file named ${JSON.stringify(fileName)}; use its download_url`;
     throw new AssayError("not_found", `${what} ${row.id} ${why}`, { runId });
   }
-  const path = join(exportsRoot(deps.artifactsDir), row.id, row.file_name);
-  if (!(await stat(path).catch(() => undefined))?.isFile()) throw new AssayError("not_found", `${what} ${row.id} is recorded as ready but its file is missing; request a new one`, { runId });
-  res.set({ "Content-Disposition": `attachment; filename="${row.file_name}"`, "X-Content-SHA256": row.sha256! });
-  await new Promise<void>((resolve, reject) => res.sendFile(path, { headers: { "Content-Type": "application/x-tar" }, dotfiles: "allow" }, (error) => (error && !res.headersSent ? reject(error) : resolve())));
+  await sendObject(deps.objects, req, res, {
+    key: archiveKey(row.id, row.file_name), fileName: row.file_name, contentType: ARCHIVE_CONTENT_TYPE, sha256: row.sha256!,
+    missing: () => new AssayError("not_found", `${what} ${row.id} is recorded as ready but its file is missing; request a new one`, { runId }),
+  });
 }
 
 /**
@@ -101,12 +101,12 @@ export function exportDownloadRouter(deps: CompiledApiDeps): Router {
 
   router.get("/exports/:exportId/:fileName", async (req, res) => {
     const row = requireExport(deps, authOf(res).accountId, req.params.exportId);
-    await sendArchive(deps, res, "export", `/v1/exports/${row.id}`, row, exportView(row, deps.urls.artifactUrl, deps.clock()), req.params.fileName);
+    await sendArchive(deps, req, res, "export", `/v1/exports/${row.id}`, row, exportView(row, deps.urls.artifactUrl, deps.clock()), req.params.fileName);
   });
 
   router.get("/calibration-exports/:calibrationExportId/:fileName", async (req, res) => {
     const row = requireCalibrationExport(deps, authOf(res).accountId, req.params.calibrationExportId);
-    await sendArchive(deps, res, "calibration export", `/v1/calibration/exports/${row.id}`, row, calibrationExportView(row, deps.urls, deps.clock()), req.params.fileName);
+    await sendArchive(deps, req, res, "calibration export", `/v1/calibration/exports/${row.id}`, row, calibrationExportView(row, deps.urls, deps.clock()), req.params.fileName);
   });
 
   return router;

@@ -42,7 +42,7 @@ export function modelsRouter(deps: CompiledApiDeps): Router {
     if (type !== undefined && !/^application\/octet-stream\b/i.test(type)) {
       throw new AssayError("contract_validation_failed", `send the model's bytes as Content-Type: application/octet-stream; got ${JSON.stringify(type)}`);
     }
-    const updated = await receiveModelChunk(deps.db, deps.artifactsDir, row, req.get("content-range"), req, deps.models, deps.clock);
+    const updated = await receiveModelChunk(deps.db, deps.objects, row, req.get("content-range"), req, deps.models, deps.clock);
     res.json(view(updated));
   });
 
@@ -59,9 +59,9 @@ export function modelsRouter(deps: CompiledApiDeps): Router {
     res.json(view(requireModel(deps.db, authOf(res).accountId, req.params.modelId)));
   });
 
-  router.delete("/models/:modelId", (req, res) => {
+  router.delete("/models/:modelId", async (req, res) => {
     const row = requireModel(deps.db, authOf(res).accountId, req.params.modelId);
-    res.json(view(deleteModel(deps.db, deps.artifactsDir, row, deps.clock())));
+    res.json(view(await deleteModel(deps.db, deps.objects, row, deps.clock())));
   });
 
   return router;
