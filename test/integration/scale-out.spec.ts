@@ -1,7 +1,8 @@
 /**
- * Several coordinators on one PostgreSQL database (issue 16): two coordinator processes
- * (scripts/start.ts, as a deployment runs them) share an embedded PostgreSQL; two simulated cells
- * each list both coordinators, in opposite orders, so each coordinator holds one cell's stream.
+ * Several coordinators on one PostgreSQL database and one bucket (issue 16): two coordinator
+ * processes (scripts/start.ts, as a deployment runs them) share an embedded PostgreSQL and an
+ * S3-compatible bucket (s3rver); two simulated cells each list both coordinators, in opposite
+ * orders, so each coordinator holds one cell's stream.
  * Runs submitted on one coordinator are watched over SSE on the other; then one coordinator is
  * killed with SIGKILL mid-run, its cell fails over to the other, and the run completes with every
  * episode exactly once.
@@ -18,6 +19,7 @@ import { README_RUN_BODY } from "../fixtures.js";
 import { eventually } from "../support/eventually.js";
 import { freePort } from "../support/free-port.js";
 import { waitForRunEnd } from "../support/run-end.js";
+import { startS3Server, type S3Server } from "../support/s3-server.js";
 import { freshPostgresUrl } from "../support/test-database.js";
 import { TEST_ADMIN_KEY } from "./helpers.js";
 
@@ -38,6 +40,7 @@ describe("several coordinators on one PostgreSQL database", function () {
   this.timeout(300_000);
   let dir: string;
   let databaseUrl: string;
+  let bucket: S3Server;
   let operatorKey = "";
   let fleet: SimFleet | undefined;
   const coordinators: CoordinatorProcess[] = [];
@@ -49,6 +52,8 @@ describe("several coordinators on one PostgreSQL database", function () {
       env: {
         ...process.env, ASSAY_FLEET: "none", ASSAY_PORT: String(coordinator.http), ASSAY_GRPC_PORT: String(coordinator.grpc),
         ASSAY_DATA_DIR: join(dir, coordinator.name), ASSAY_DATABASE_URL: databaseUrl, ASSAY_API_KEY: TEST_ADMIN_KEY,
+        ASSAY_ARTIFACTS_URL: `s3://${bucket.bucket}/scale`, AWS_ENDPOINT_URL_S3: bucket.endpoint, AWS_REGION: bucket.region,
+        AWS_ACCESS_KEY_ID: bucket.credentials.accessKeyId, AWS_SECRET_ACCESS_KEY: bucket.credentials.secretAccessKey,
       },
       stdio: ["ignore", "pipe", "pipe"],
     });
@@ -104,6 +109,7 @@ describe("several coordinators on one PostgreSQL database", function () {
     this.timeout(120_000);
     dir = mkdtempSync(join(tmpdir(), "assay-scale-"));
     databaseUrl = await freshPostgresUrl();
+    bucket = await startS3Server();
     for (const name of ["a", "b"]) {
       const http = await freePort();
       coordinators.push({ name, http, grpc: await freePort(), base: `http://127.0.0.1:${http}` });
@@ -151,6 +157,7 @@ describe("several coordinators on one PostgreSQL database", function () {
     this.timeout(60_000);
     await fleet?.stop();
     for (const coordinator of coordinators) await stop(coordinator, "SIGTERM");
+    await bucket?.stop();
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -166,6 +173,17 @@ describe("several coordinators on one PostgreSQL database", function () {
     // Both cells did work: each coordinator scheduled the cell it holds.
     const episodes = (await api(b!, `/v1/runs/${submitted.body.id}/episodes`)).body.data as Json[];
     assert.deepEqual([...new Set(episodes.map((e) => e.cell))].sort(), CELLS);
+    // Every recording is in the bucket: either coordinator serves any of them (a redirect to a
+    // presigned URL), whichever coordinator the cell uploaded it through.
+    for (const episode of episodes) {
+      for (const coordinator of coordinators) {
+        const url = new URL(episode.mcap_url as string);
+        const res = await fetch(`${coordinator.base}${url.pathname}${url.search}`, { headers: { authorization: `Bearer ${TEST_ADMIN_KEY}` } });
+        assert.equal(res.status, 200, `${episode.mcap_url} through ${coordinator.name}`);
+        const bytes = Buffer.from(await res.arrayBuffer());
+        assert.equal(bytes.subarray(0, 8).toString("latin1"), "\x89MCAP0\r\n", "an MCAP file");
+      }
+    }
   });
 
   it("runs a compare submitted on the second coordinator", async () => {
