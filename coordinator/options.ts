@@ -52,6 +52,12 @@ export interface CoordinatorOptions {
   apiKey?: string;
   /** Public base URL when behind a proxy; default http://<host>:<port>. */
   publicUrl?: string;
+  /**
+   * Where other coordinators on the same database reach this one's HTTP port, to pass it live views
+   * of the cells it holds (ASSAY_INTERNAL_URL). Default http://<host>:<port>, with this machine's
+   * host name when listening on every address.
+   */
+  internalUrl?: string;
   /** Public streams URL; default ws://<host>:<port>/streams. */
   streamsUrl?: string;
   /** Firmware pin table; default firmware-pins/installations.json. */
@@ -106,7 +112,7 @@ type RawCoordinatorOptions = Partial<Omit<CoordinatorOptions, "queueWindowsMs" |
 };
 
 const KNOWN = new Set([
-  "host", "port", "grpcPort", "dataDir", "databaseUrl", "artifactsUrl", "s3", "apiKey", "publicUrl", "streamsUrl", "installationsPath",
+  "host", "port", "grpcPort", "dataDir", "databaseUrl", "artifactsUrl", "s3", "apiKey", "publicUrl", "internalUrl", "streamsUrl", "installationsPath",
   "rateLimits", "queueWindowsMs", "queueCheckIntervalMs", "webhooks", "retentionSweepMs", "quoteValidityMs", "exports", "iceServers",
   "modelMirror", "preflightTimeoutMs", "webhooksAllowLoopback",
 ]);
@@ -176,6 +182,7 @@ export function compileCoordinatorOptions(raw: RawCoordinatorOptions = {}): Coor
     s3: raw.s3 ?? {},
     apiKey: raw.apiKey,
     publicUrl: raw.publicUrl,
+    internalUrl: raw.internalUrl,
     streamsUrl: raw.streamsUrl,
     installationsPath: raw.installationsPath,
   };

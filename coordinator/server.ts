@@ -47,6 +47,8 @@ import { newCoordinatorId, startCoordinatorLease } from "./cluster/coordinator-l
 import { LiveHub } from "./streams/live-hub.js";
 import { acceptStreamUpgrades } from "./streams/stream-upgrade.js";
 import { createWebRtcSignalling } from "./streams/webrtc/webrtc-signalling.js";
+import { hostname } from "node:os";
+import type { LiveForwarding } from "./streams/live-forwarding.js";
 
 export type { FleetOptions } from "./fleet/fleet-options.js";
 
@@ -62,6 +64,8 @@ export interface Fleet {
   budgetGuard: BudgetGuard;
   /** Live camera frames and state of the cells, while someone watches. */
   live: LiveHub;
+  /** Live views of cells held by other coordinators (several coordinators on one database). */
+  forwarding?: LiveForwarding;
   /** Cuts a cell's stream now (e.g. right after revokeCell); its held episode is requeued. */
   disconnect(cellId: string, message: string): void;
   /** Stops scheduling, closes every stream and shuts the server down. */
@@ -103,6 +107,7 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
   return {
     port: server.port,
     fleet: cluster?.fleet ?? registry,
+    forwarding: cluster?.forwarding,
     registry,
     lifecycle,
     scheduler,
@@ -184,7 +189,8 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Run
   const urls = { baseUrl: origin, artifactUrl: `${origin}/artifacts`, streamsUrl, docsUrl: `${origin}/docs` };
 
   // Held before the first cell connects, so others never see this coordinator's links without it.
-  const lease = clusterBus ? startCoordinatorLease({ db, id: coordinatorId, baseUrl: urls.baseUrl, grpcAddress: `${hostForUrl(options.host)}:${options.grpcPort}` }) : undefined;
+  const internalUrl = options.internalUrl?.replace(/\/+$/, "") ?? `http://${internalHost(options.host)}:${httpPort}`;
+  const lease = clusterBus ? startCoordinatorLease({ db, id: coordinatorId, baseUrl: internalUrl, grpcAddress: `${hostForUrl(options.host)}:${options.grpcPort}` }) : undefined;
   const webhooks = createWebhookWorker({ db, ...options.webhooks, allowLoopback: options.webhooksAllowLoopback });
   const cellLink = await startFleet({
     db,
@@ -252,6 +258,7 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Run
     metricsAccess: isLoopbackHost(options.host) ? "open" : "operator",
     webhooksAllowLoopback: options.webhooksAllowLoopback,
     preflight: { timeoutMs: options.preflightTimeoutMs },
+    ...(cellLink.forwarding ? { liveForwarding: cellLink.forwarding } : {}),
   });
   http.on("request", app);
   answerClientErrors(http, urls.docsUrl);
@@ -259,6 +266,7 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Run
   const signalling = createWebRtcSignalling({ hub: cellLink.live, iceServers: options.iceServers });
   const stopUpgrades = acceptStreamUpgrades(http, {
     db, fleet: cellLink.fleet, signalling, operatorAccountId: CATALOG_ACCOUNT_ID, streamsUrl, docsUrl: urls.docsUrl, now: () => new Date(),
+    forwarding: cellLink.forwarding,
   });
 
   return {
@@ -291,6 +299,11 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Run
       db.close();
     },
   };
+}
+
+/** The host other machines reach this one at: the listen address, or the host name when listening on every address. */
+function internalHost(host: string): string {
+  return host === "0.0.0.0" || host === "::" ? hostname() : hostForUrl(host);
 }
 
 function hostForUrl(host: string): string {

@@ -61,6 +61,8 @@ async function main(): Promise<void> {
       apiKey: process.env.ASSAY_API_KEY || undefined,
       // Behind a load balancer: the URL clients use, for links in results and stream descriptors.
       publicUrl: process.env.ASSAY_PUBLIC_URL || undefined,
+      // Where the other coordinators on the database reach this one (live views of the cells it holds).
+      internalUrl: process.env.ASSAY_INTERNAL_URL || undefined,
       // Comma-separated STUN/TURN URLs for WebRTC viewers, e.g. "stun:stun.example.org:3478".
       iceServers: (process.env.ASSAY_ICE_SERVERS ?? "").split(",").map((u) => u.trim()).filter(Boolean),
       // A directory of ONNX models a lab mirrors from a model hub: <dir>/<org>/<name>[/<revision>]/model.onnx.

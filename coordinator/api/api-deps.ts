@@ -15,6 +15,7 @@ import type { CellStreamHub } from "../streams/cell-stream-hub.js";
 import type { ObjectStore } from "../storage/object-store.js";
 import type { Db } from "../store/database.js";
 import { DEFAULT_MODEL_LIMITS, type ModelLimits } from "../models/model-uploads.js";
+import type { LiveForwarding } from "../streams/live-forwarding.js";
 
 export interface ApiUrls {
   /** Public base of /v1, e.g. https://api.assay.example (no trailing slash). */
@@ -85,6 +86,8 @@ export interface ApiDeps {
   modelMirror?: string | null;
   /** Endpoint pre-flight at submission: how long to wait for the endpoint, or "off". Default 30 s. */
   preflight?: { timeoutMs: number } | "off";
+  /** Live views of cells held by other coordinators on the database (coordinator/cluster/). Default none: one coordinator. */
+  liveForwarding?: LiveForwarding;
 }
 
 export type LiveView = CellStreamHub & { watchers(cellId: string): number };
@@ -95,6 +98,8 @@ export interface IceServer {
   credential?: string;
 }
 
+const NO_FORWARDING: LiveForwarding = { holderOf: () => undefined, cellOfRun: () => undefined };
+
 const NO_LIVE: LiveView = { cameras: () => [], watchCamera: () => () => undefined, watchState: () => () => undefined, watchers: () => 0 };
 
 export type CompiledApiDeps = Required<ApiDeps>;
@@ -102,7 +107,7 @@ export type CompiledApiDeps = Required<ApiDeps>;
 const REQUIRED = ["db", "fleet", "runEvents", "scheduler", "pins", "urls", "objects", "metrics"] as const;
 const OPTIONAL = [
   "clock", "environments", "sseHeartbeatMs", "docsDir", "log", "budgetGuard", "rateLimits", "quoteValidityMs", "archives", "live", "iceServers",
-  "models", "modelMirror", "preflight", "endRun", "metricsAccess", "webhooksAllowLoopback", "sseLimits",
+  "models", "modelMirror", "preflight", "endRun", "metricsAccess", "webhooksAllowLoopback", "sseLimits", "liveForwarding",
 ] as const;
 
 export const DEFAULT_SSE_LIMITS = { perKey: 10, perAccount: 30, idleMs: 15 * 60_000 };
@@ -156,5 +161,6 @@ export function compileApiDeps(raw: ApiDeps): CompiledApiDeps {
     webhooksAllowLoopback: raw.webhooksAllowLoopback ?? false,
     modelMirror: raw.modelMirror ?? null,
     preflight: raw.preflight ?? { timeoutMs: DEFAULT_PREFLIGHT_TIMEOUT_MS },
+    liveForwarding: raw.liveForwarding ?? NO_FORWARDING,
   };
 }

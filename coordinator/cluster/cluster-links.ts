@@ -12,6 +12,7 @@ import type { RunEvents } from "../runs/run-events.js";
 import type { Db } from "../store/database.js";
 import { getCellLink, liveCellLinks, recordCellLink, refreshCellLink, removeCellLink } from "./cell-links-repo.js";
 import type { ClusterBus } from "./cluster-bus.js";
+import type { LiveForwarding } from "../streams/live-forwarding.js";
 
 export interface ClusterLinks {
   readonly coordinatorId: string;
@@ -30,6 +31,8 @@ export interface ClusterLinks {
   heldElsewhere(cellId: string, graceMs: number): boolean;
   /** Sends a message to a cell whose stream another live coordinator holds; false when none does. */
   relay(cellId: string, message: CoordinatorMessage): boolean;
+  /** Live views of cells held elsewhere go to their holder. */
+  readonly forwarding: LiveForwarding;
   /**
    * The whole fleet: cells connected here and to the other live coordinators. `session(cellId)`
    * closes a cell's stream wherever it is held (revoking a cell).
@@ -130,6 +133,18 @@ export function joinCluster(options: JoinClusterOptions): ClusterLinks & { stop(
     },
     heldElsewhere(cellId, graceMs) {
       return liveHolder(cellId, graceMs) !== undefined;
+    },
+    forwarding: {
+      holderOf(cellId) {
+        if (registry.session(cellId)) return undefined;
+        const link = liveHolder(cellId, 0);
+        if (!link) return undefined;
+        return (db.prepare("SELECT base_url FROM coordinators WHERE id = ?").get(link.coordinator_id) as { base_url: string } | undefined)?.base_url;
+      },
+      cellOfRun(runId) {
+        const row = db.prepare("SELECT cell_id FROM episodes WHERE run_id = ? AND status IN ('assigned', 'running') AND cell_id IS NOT NULL ORDER BY assigned_at DESC LIMIT 1").get(runId) as { cell_id: string } | undefined;
+        return row?.cell_id;
+      },
     },
     relay(cellId, message) {
       if (!liveHolder(cellId, 0)) return false;

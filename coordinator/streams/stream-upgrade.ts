@@ -13,6 +13,7 @@ import type { FleetView } from "../fleet/fleet-view.js";
 import type { Db } from "../store/database.js";
 import { mayWatch, streamViewerAccount, workOfCell } from "./stream-access.js";
 import { runStreamTarget } from "./stream-tokens.js";
+import { forwardUpgrade, wasForwarded, type LiveForwarding } from "./live-forwarding.js";
 
 export interface SignallingHandler {
   handle(ws: WebSocket, cellId: string): void;
@@ -27,6 +28,8 @@ export interface StreamUpgradeOptions {
   streamsUrl: string;
   docsUrl: string;
   now: () => Date;
+  /** Cells held by other coordinators: their upgrades are passed to the holder. Default none. */
+  forwarding?: LiveForwarding;
 }
 
 /** The cell a request may watch, or an AssayError saying why not. */
@@ -50,6 +53,20 @@ function admit(o: StreamUpgradeOptions, req: IncomingMessage, base: string): str
   return cellId;
 }
 
+/** The coordinator holding the stream a cells/ or runs/ URL names, when it is another one. */
+function holderOfTarget(forwarding: LiveForwarding, req: IncomingMessage, base: string): string | undefined {
+  const match = new RegExp(`^${base}/(cells|runs)/([^/]+)$`).exec(new URL(req.url ?? "/", "http://local").pathname);
+  if (!match) return undefined;
+  let id: string;
+  try {
+    id = decodeURIComponent(match[2]!);
+  } catch {
+    return undefined;
+  }
+  const cellId = match[1] === "cells" ? id : forwarding.cellOfRun(id);
+  return cellId === undefined ? undefined : forwarding.holderOf(cellId);
+}
+
 function refuse(socket: Duplex, error: AssayError, docsUrl: string): void {
   const body = JSON.stringify(errorEnvelope(error, docsUrl));
   socket.end(`HTTP/1.1 ${error.status} ${error.code}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
@@ -60,6 +77,11 @@ export function acceptStreamUpgrades(server: Server, o: StreamUpgradeOptions): (
   const base = new URL(o.streamsUrl).pathname.replace(/\/+$/, "") || "/streams";
   const wss = new WebSocketServer({ noServer: true, maxPayload: 1024 * 1024 });
   const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    const holder = o.forwarding && !wasForwarded(req) ? holderOfTarget(o.forwarding, req, base) : undefined;
+    if (holder) {
+      forwardUpgrade(req, socket, head, holder, (error) => refuse(socket, error, o.docsUrl));
+      return;
+    }
     let cellId: string;
     try {
       cellId = admit(o, req, base);

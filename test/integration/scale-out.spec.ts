@@ -13,6 +13,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import { WebSocket } from "ws";
 import { loadFirmwarePins } from "../../firmware-pins/pins.js";
 import { launchSimFleet, type SimFleet } from "../../simulators/fleet/launcher.js";
 import { README_RUN_BODY } from "../fixtures.js";
@@ -198,6 +199,39 @@ describe("several coordinators on one PostgreSQL database", function () {
     const end = await waitForRunEnd(a!.base, TEST_ADMIN_KEY, submitted.body.id);
     assert.equal(end.status, "completed", JSON.stringify(end.run));
     assert.ok(end.run.result, "the compare has its result");
+  });
+
+  it("serves a cell's live view through the coordinator that does not hold its stream", async () => {
+    const [, b] = coordinators;
+    // The first cell lists A first, so A holds its stream; ask B.
+    const descriptor = await api(b!, `/v1/streams/${CELLS[0]}`, { key: operatorKey });
+    assert.equal(descriptor.status, 200, JSON.stringify(descriptor.body));
+    const cameras = descriptor.body.cameras as Json[];
+    // B has no frames of this cell: only A, answering the forwarded request, knows its cameras.
+    assert.ok(cameras.length > 0, "the holder lists the cell's cameras");
+    // Both URLs sent to B, wherever the descriptor points: B passes them to A.
+    const viaB = (url: string) => {
+      const parsed = new URL(url);
+      return `${b!.base.replace(/^http/, parsed.protocol.startsWith("ws") ? "ws" : "http")}${parsed.pathname}${parsed.search}`;
+    };
+    const controller = new AbortController();
+    const mjpeg = await fetch(viaB(cameras[0]!.mjpeg_url), { signal: controller.signal });
+    assert.equal(mjpeg.status, 200);
+    assert.match(mjpeg.headers.get("content-type") ?? "", /^multipart\/x-mixed-replace/);
+    const reader = mjpeg.body!.getReader();
+    let received = Buffer.alloc(0);
+    while (!received.includes(Buffer.from([0xff, 0xd8, 0xff]))) received = Buffer.concat([received, Buffer.from((await reader.read()).value!)]);
+    assert.match(received.toString("latin1"), /Content-Type: image\/jpeg/);
+    controller.abort();
+    await reader.cancel().catch(() => undefined);
+    // The WebRTC signalling WebSocket is passed through too: it opens, and A answers on it.
+    const socket = new WebSocket(viaB(descriptor.body.webrtc.url));
+    await new Promise<void>((resolve, reject) => {
+      socket.once("open", () => resolve());
+      socket.once("error", reject);
+      socket.once("unexpected-response", (_req, res) => reject(new Error(`upgrade answered ${res.statusCode}`)));
+    });
+    socket.close();
   });
 
   it("finishes a run whose coordinator is killed mid-run: its cell fails over, no episode lost or counted twice", async () => {

@@ -16,6 +16,7 @@ import { signallingUrl, signStreamToken, STREAM_TOKEN_TTL_MS } from "../../strea
 import type { CompiledApiDeps } from "../api-deps.js";
 import { OPERATOR_ACCOUNT_ID } from "./kits.js";
 import { authOf } from "../../auth/authenticate.js";
+import { forwardHttp, wasForwarded } from "../../streams/live-forwarding.js";
 
 const STATE_OF: Record<string, "idle" | "running" | "estopped" | "held"> = {
   idle: "idle", busy: "running", estopped: "estopped", held: "held", firmware_mismatch: "held",
@@ -31,6 +32,8 @@ export function streamsRouter(deps: CompiledApiDeps): Router {
   router.get("/streams/:cellId", (req, res) => {
     const { accountId } = authOf(res);
     const cellId = req.params.cellId;
+    const holder = wasForwarded(req) ? undefined : deps.liveForwarding.holderOf(cellId);
+    if (holder) return forwardHttp(req, res, holder, deps.urls.docsUrl);
     const connected = deps.fleet.connectedCells().find((c) => c.cellId === cellId);
     const installed = installationOf(deps.pins, cellId);
     if ((!connected && !installed) || !mayWatch(deps.db, deps.fleet, OPERATOR_ACCOUNT_ID, accountId, cellId)) throw unknownCell(cellId);
@@ -78,6 +81,8 @@ export function mjpegRouter(deps: CompiledApiDeps): Router {
     const match = /^(.+)\.mjpeg$/.exec(req.params.file as string);
     if (!match) throw new AssayError("not_found", `camera streams end in .mjpeg, e.g. /streams/cells/${cellId}/cameras/top.mjpeg`);
     const camera = match[1]!;
+    const holder = wasForwarded(req) ? undefined : deps.liveForwarding.holderOf(cellId);
+    if (holder) return forwardHttp(req, res, holder, deps.urls.docsUrl);
     streamViewer(deps, req, cellId, typeof req.query.token === "string" ? req.query.token : undefined);
     if (!deps.live.cameras(cellId).some((c) => c.name === camera)) {
       const known = deps.live.cameras(cellId).map((c) => c.name);
