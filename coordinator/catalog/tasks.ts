@@ -11,6 +11,7 @@ import type { Db } from "../store/database.js";
 import { getTask, insertTask } from "../store/tasks-repo.js";
 import { signFrozenSpec } from "../tasks/task-lifecycle.js";
 import { storedSpec } from "../tasks/task-view.js";
+import { lockName } from "../store/named-lock.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -33,6 +34,7 @@ const FIXTURES: readonly Fixture[] = [{ id: "task_pick-cube-v1", file: "tasks/pi
 export function seedTasks(db: Db, now: Date = new Date()): string[] {
   const inserted: string[] = [];
   db.transaction(() => {
+    lockName(db, "bootstrap:catalogue-tasks");
     ensureAccount(db, CATALOG_ACCOUNT_ID, "Assay catalogue", now.toISOString());
     for (const fixture of FIXTURES) {
       const existing = getTask(db, fixture.id);

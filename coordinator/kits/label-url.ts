@@ -5,6 +5,7 @@
  */
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import type { Db } from "../store/database.js";
+import { lockName } from "../store/named-lock.js";
 
 export const LABEL_URL_TTL_MS = 24 * 60 * 60 * 1000;
 const SECRET_NAME = "label_url_hmac";
@@ -12,6 +13,7 @@ const SECRET_NAME = "label_url_hmac";
 /** The HMAC key, created (32 random bytes) on first call. */
 export function labelUrlSecret(db: Db, now: Date = new Date()): Buffer {
   return db.transaction(() => {
+    lockName(db, `service-secret:${SECRET_NAME}`);
     const row = db.prepare(`SELECT value FROM service_secrets WHERE name = ?`).get(SECRET_NAME) as { value: string } | undefined;
     if (row) return Buffer.from(row.value, "base64url");
     const secret = randomBytes(32);

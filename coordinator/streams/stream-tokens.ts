@@ -8,6 +8,7 @@
  */
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import type { Db } from "../store/database.js";
+import { lockName } from "../store/named-lock.js";
 
 const SECRET_NAME = "stream_token_hmac";
 /** A descriptor's URLs last 10 minutes; connect again with a fresh descriptor. */
@@ -17,6 +18,7 @@ export const STATUS_EVENT_TOKEN_TTL_MS = 60 * 60_000;
 
 function secretOf(db: Db, now: Date): Buffer {
   return db.transaction(() => {
+    lockName(db, `service-secret:${SECRET_NAME}`);
     const row = db.prepare("SELECT value FROM service_secrets WHERE name = ?").get(SECRET_NAME) as { value: string } | undefined;
     if (row) return Buffer.from(row.value, "base64url");
     const secret = randomBytes(32);

@@ -8,6 +8,7 @@
 import { createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from "node:crypto";
 import { randomBase62 } from "../auth/api-keys.js";
 import type { Db } from "../store/database.js";
+import { lockName } from "../store/named-lock.js";
 
 /** `owner` of the service's own key; every other owner is an account id. */
 export const SERVICE_KEY_OWNER = "service";
@@ -35,6 +36,7 @@ function toSigningKey(row: SigningKeyRow): SigningKey {
 /** The owner's key, generating and storing it when the owner has none yet. */
 export function ensureSigningKey(db: Db, owner: string, now: Date = new Date()): SigningKey {
   return db.transaction(() => {
+    lockName(db, `signing-key:${owner}`);
     const existing = db.prepare(`SELECT * FROM signing_keys WHERE owner = ?`).get(owner) as SigningKeyRow | undefined;
     if (existing) return toSigningKey(existing);
     const { publicKey, privateKey } = generateKeyPairSync("ed25519");

@@ -13,6 +13,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import pg from "pg";
 import { WebSocket } from "ws";
 import { loadFirmwarePins } from "../../firmware-pins/pins.js";
 import { launchSimFleet, type SimFleet } from "../../simulators/fleet/launcher.js";
@@ -256,5 +257,56 @@ describe("several coordinators on one PostgreSQL database", function () {
       const cells = (await api(b!, "/v1/cells", { key: operatorKey })).body.data as Json[];
       return CELLS.every((cell) => cells.some((c) => c.id === cell && c.connected === true));
     });
+  });
+});
+
+describe("coordinators starting together on an empty PostgreSQL database", function () {
+  this.timeout(120_000);
+
+  it("create the schema, the keys and the catalogue once, and all start", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "assay-together-"));
+    const databaseUrl = await freshPostgresUrl();
+    const children: ChildProcess[] = [];
+    try {
+      const outputs = await Promise.all([1, 2, 3].map(async (i) => {
+        const child = spawn(process.execPath, ["--import", "tsx", "scripts/start.ts"], {
+          cwd: REPO,
+          env: {
+            ...process.env, ASSAY_FLEET: "none", ASSAY_PORT: String(await freePort()), ASSAY_GRPC_PORT: String(await freePort()),
+            ASSAY_DATA_DIR: join(dir, `c${i}`), ASSAY_DATABASE_URL: databaseUrl, ASSAY_API_KEY: TEST_ADMIN_KEY,
+          },
+          stdio: ["ignore", "pipe", "pipe"],
+        });
+        children.push(child);
+        let text = "";
+        await new Promise<void>((done, fail) => {
+          child.stdout!.on("data", (chunk: Buffer) => {
+            text += chunk.toString();
+            if (text.includes("simulated fleet: off")) done();
+          });
+          child.stderr!.on("data", (chunk: Buffer) => (text += chunk.toString()));
+          child.once("exit", (code, signal) => fail(new Error(`coordinator ${i} exited while starting (${signal ?? code}): ${text}`)));
+        });
+        return text;
+      }));
+      assert.equal(outputs.filter((text) => /operator key\s+asy_live_/.test(text)).length, 1, "one of them created the operator key");
+      const client = new pg.Client({ connectionString: databaseUrl });
+      await client.connect();
+      try {
+        const keys = await client.query("SELECT account_id, count(*)::int AS n FROM api_keys GROUP BY account_id ORDER BY account_id");
+        assert.deepEqual(keys.rows.map((r) => r.n), keys.rows.map(() => 1), JSON.stringify(keys.rows));
+        const tasks = await client.query("SELECT name, version, count(*)::int AS n FROM tasks GROUP BY name, version HAVING count(*) > 1");
+        assert.deepEqual(tasks.rows, []);
+      } finally {
+        await client.end();
+      }
+    } finally {
+      await Promise.all(children.map((child) => new Promise<void>((done) => {
+        if (child.exitCode !== null || child.signalCode !== null) return done();
+        child.once("exit", () => done());
+        child.kill("SIGTERM");
+      })));
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
