@@ -15,6 +15,7 @@ import { retentionHours } from "../runs/run-request.js";
 import type { ObjectStore } from "../storage/object-store.js";
 import type { Db } from "../store/database.js";
 import { expireRunExports } from "../exports/export-files.js";
+import { lockRun } from "../store/runs-repo.js";
 
 export interface PurgeRow {
   id: string;
@@ -46,6 +47,7 @@ export async function purgeRunArtifacts(
 ): Promise<PurgeRow> {
   const receipt: PurgeRow = { id: `purge_${randomBase62(20)}`, account_id: run.account_id, run_id: run.id, status: "completed", purged_at: now.toISOString(), reason };
   const files = db.transaction(() => {
+    lockRun(db, run.id);
     const rows = db.prepare("SELECT episode_id, kind, file_name FROM artifacts WHERE run_id = ? AND status != 'purged'").all(run.id) as Array<{ episode_id: string; kind: string; file_name: string }>;
     const chosen = only ? rows.filter((r) => only.some((o) => o.episode_id === r.episode_id && o.kind === r.kind)) : rows;
     const mark = db.prepare("UPDATE artifacts SET status = 'purged' WHERE episode_id = ? AND kind = ?");

@@ -4,6 +4,7 @@
  */
 import type { Db } from "../store/database.js";
 import { nextKitStatus, type KitOperation, type KitStatus } from "./kit-state.js";
+import { lockName } from "../store/named-lock.js";
 
 export interface KitRow {
   id: string;
@@ -77,6 +78,7 @@ export function listKits(db: Db, accountId: string): KitRecord[] {
  */
 export function advanceKit(db: Db, id: string, op: KitOperation, at: string, tracking?: KitTracking): KitRecord | undefined {
   return db.transaction(() => {
+    lockName(db, `kit:${id}`);
     const row = getKit(db, id);
     if (!row) return undefined;
     const status = nextKitStatus(row.status, op, row);

@@ -17,6 +17,7 @@ import { findLiveModel, getModel, insertModel, markModelReady, markModelReceived
 import { MODEL_CONTENT_TYPE, modelKey, removeModelFiles, sha256Of } from "./model-files.js";
 import { DEFAULT_REVISION, refText } from "./model-ref.js";
 import { DEFAULT_MODEL_RETENTION } from "./model-uploads.js";
+import { lockName } from "../store/named-lock.js";
 
 /** The mirror's file for a model, or undefined. */
 export function mirrorFileOf(mirror: string | undefined, name: string, revision: string): string | undefined {
@@ -42,18 +43,23 @@ export async function importMirroredModel(db: Db, objects: ObjectStore, accountI
   }
   try {
     await objects.put(modelKey(id), model, { contentType: MODEL_CONTENT_TYPE });
-    const again = findLiveModel(db, accountId, name, revision);
-    if (again?.status === "ready") {
-      await removeModelFiles(objects, id);
-      return again;
-    }
-    db.transaction(() => {
+    // Checked again under a lock on the name: another submission (here or on another coordinator)
+    // may have imported it while these bytes were stored.
+    const again = db.transaction(() => {
+      lockName(db, `mirrored-model:${accountId}:${name}:${revision}`);
+      const raced = findLiveModel(db, accountId, name, revision);
+      if (raced?.status === "ready") return raced;
       insertModel(db, {
         id, account_id: accountId, name, revision, format: "onnx", source: "mirror", created: now().toISOString(), bytes: model.length, sha256: sha256Of(model), retention: DEFAULT_MODEL_RETENTION,
       });
       markModelReceived(db, id);
       markModelReady(db, id, description, now().toISOString());
+      return undefined;
     })();
+    if (again) {
+      await removeModelFiles(objects, id);
+      return again;
+    }
     return getModel(db, id)!;
   } catch (error) {
     await removeModelFiles(objects, id);

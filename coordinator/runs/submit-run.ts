@@ -22,6 +22,7 @@ import { isPlainObject } from "./field-checks.js";
 import { normalizeRunRequest, type ValidatedRun } from "./run-request.js";
 import { checkPolicyModels, preparationContextOf, preparePolicies } from "./policy-preparation.js";
 import { validateRunRequest } from "./validate-run.js";
+import { lockName } from "../store/named-lock.js";
 
 export interface SubmissionContext {
   db: Db;
@@ -101,14 +102,17 @@ export async function submitRun(ctx: SubmissionContext, accountId: string, body:
   admitSubmission(ctx.db, ctx.pins, accountId, validated, options.quoteId, ctx.clock());
   const models = await preparePolicies(unitsOf(validated), preparationContext(ctx, accountId));
   if (Object.keys(models).length > 0) validated.resolvedPins = { ...validated.resolvedPins, models };
-  // A request with the same key may have been inserted while this one was pre-flighting.
-  const raced = idempotentReplay(ctx, accountId, key, body);
-  if (raced) return { run: raced, replayed: true };
   const shape = options.reshape?.(validated);
   const id = `run_${randomBase62(20)}`;
   const created = ctx.clock().toISOString();
   let backfill = false;
+  let raced: RunRecord | undefined;
   ctx.db.transaction(() => {
+    // A request with the same key may have been inserted while this one was pre-flighting, here or
+    // on another coordinator: checked again under a lock on the key, so only one inserts.
+    if (key) lockName(ctx.db, `idempotency-key:${accountId}:${key}`);
+    raced = idempotentReplay(ctx, accountId, key, body);
+    if (raced) return;
     backfill = insertRun(ctx.db, {
       id,
       accountId,
@@ -127,6 +131,7 @@ export async function submitRun(ctx: SubmissionContext, accountId: string, body:
     });
     options.withinInsert?.(id, created);
   })();
+  if (raced) return { run: raced, replayed: true };
   ctx.scheduler.kick();
   // The rest of a large run's episodes, a transaction per turn of the event loop: other requests go on meanwhile.
   if (backfill) await completeBackfill(ctx.db, id);

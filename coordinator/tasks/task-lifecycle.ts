@@ -20,6 +20,7 @@ import { canonicalJson } from "../json/canonical-json.js";
 import { signTaskSpec } from "./task-signing.js";
 import { storedSpec, taskRev, type TaskPilot } from "./task-view.js";
 import { checkTaskAmendment, checkTaskBody, TASK_FIELDS, validateTaskSpec, type TaskField, type TaskSpecFields } from "./validate-task.js";
+import { lockName } from "../store/named-lock.js";
 
 export interface TaskContext {
   db: Db;
@@ -132,6 +133,8 @@ export function signFrozenSpec(db: Db, ownerAccountId: string, spec: TaskSpecFie
 export function freezeTask(row: TaskRecord, ctx: TaskContext): TaskRecord {
   nextTaskStatus(row.status, "freeze", labelOf(row));
   ctx.db.transaction(() => {
+    // Two drafts of one name frozen at once (on two coordinators) must not both take version N.
+    lockName(ctx.db, `task-versions:${row.name}`);
     const current = getTask(ctx.db, row.id)!;
     nextTaskStatus(current.status, "freeze", labelOf(current));
     const version = maxFrozenVersion(ctx.db, current.name) + 1;

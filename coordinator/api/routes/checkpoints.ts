@@ -10,7 +10,7 @@ import { pushCheckpoint } from "../../kinds/threshold.js";
 import { contract } from "../../runs/field-checks.js";
 import { validatePolicy } from "../../runs/policy-checks.js";
 import { checkPolicyModels, preparationContextOf, preparePolicies } from "../../runs/policy-preparation.js";
-import { addPinnedModels, getRun } from "../../store/runs-repo.js";
+import { addPinnedModels, getRun, lockRun } from "../../store/runs-repo.js";
 import type { CompiledApiDeps } from "../api-deps.js";
 import { CheckpointRequest } from "../schemas/runs.js";
 import { parseBody } from "../validate-request.js";
@@ -32,7 +32,10 @@ export function checkpointsRouter(deps: CompiledApiDeps): Router {
     checkPolicyModels([unit], preparation);
     const models = await preparePolicies([unit], preparation);
     if (Object.keys(models).length > 0) addPinnedModels(deps.db, run.id, models);
-    const pushed = deps.db.transaction(() => pushCheckpoint(deps.db, getRun(deps.db, run.id)!, body.policy as Record<string, unknown>, deps.clock()))();
+    const pushed = deps.db.transaction(() => {
+      lockRun(deps.db, run.id);
+      return pushCheckpoint(deps.db, getRun(deps.db, run.id)!, body.policy as Record<string, unknown>, deps.clock());
+    })();
     deps.scheduler.kick();
     res.status(202).json({ object: "checkpoint", run_id: run.id, index: pushed.checkpoints - 1, from_episode: pushed.from_index, policy: body.policy });
   });
