@@ -108,12 +108,27 @@ export function createBudgetGuard(options: BudgetGuardOptions): BudgetGuard {
     return halted;
   }
 
+  /** The run's cap, without reading its episodes: most runs have none, and a run may have 10,000 episodes. */
+  function capOf(runId: string): { accountId: string; capped: boolean } | undefined {
+    const run = getRun(db, runId);
+    return run ? { accountId: run.accountId, capped: typeof run.request.max_budget_usd === "number" } : undefined;
+  }
+
   return {
     episodeAllowance(runId, next) {
+      const cap = capOf(runId);
+      if (!cap) return 0;
+      if (!cap.capped) return Infinity;
       const m = moneyOf(runId);
       return m ? allowanceOf(m, next) : 0;
     },
     afterEpisodeMetered(runId) {
+      const cap = capOf(runId);
+      if (!cap) return;
+      if (!cap.capped) {
+        checkAccount(cap.accountId);
+        return;
+      }
       const m = moneyOf(runId);
       if (!m) return;
       if (!isTerminal(m.status) && m.maxBudgetUsd !== undefined) {

@@ -27,10 +27,11 @@ export function startLinkWatchdog(ctx: LinkContext, options: LinkWatchdogOptions
       }
       if (clockMs() - startedAtMs > options.heartbeatTimeoutMs) {
         for (const cellId of new Set(listHeldEpisodes(ctx.db).map((e) => e.cell_id))) {
+          if (!cellId || ctx.registry.session(cellId)) continue;
           // On a shared database, a cell may hold its episode through another coordinator (or one
           // that died moments ago and whose cells are still reconnecting elsewhere).
-          if (ctx.cluster?.heldElsewhere(cellId ?? "", options.heartbeatTimeoutMs)) continue;
-          if (cellId && !ctx.registry.session(cellId)) requeueHeldBy(ctx, cellId, "link_lost", `cell ${cellId} has not reconnected since the coordinator started`);
+          if (ctx.cluster?.heldElsewhere(cellId, options.heartbeatTimeoutMs)) continue;
+          requeueHeldBy(ctx, cellId, "link_lost", `cell ${cellId} has not reconnected since the coordinator started`);
         }
       }
     } catch (error) {

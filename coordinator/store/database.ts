@@ -8,33 +8,10 @@ import Database from "better-sqlite3";
 import { chmodSync, existsSync, mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { MIGRATIONS } from "./migrations.js";
+import type { Db, Statement } from "./db.js";
 import { openPostgresDatabase } from "./postgres/postgres-db.js";
 
-export type Dialect = "sqlite" | "postgres";
-
-/** A prepared statement; parameters are `?` in order, or `@name` bound from one object. */
-export interface Statement {
-  /** The first row, or undefined. */
-  get(...params: unknown[]): unknown;
-  all(...params: unknown[]): unknown[];
-  /** `changes`: rows inserted, updated or deleted. */
-  run(...params: unknown[]): { changes: number };
-}
-
-/** The store's connection, the same on both engines. */
-export interface Db {
-  readonly dialect: Dialect;
-  readonly inTransaction: boolean;
-  prepare(sql: string): Statement;
-  /**
-   * Wraps `fn` in a transaction (a savepoint when nested). `fn` must be synchronous. On PostgreSQL
-   * it runs at READ COMMITTED: a decision that reads rows another coordinator may change locks them.
-   */
-  transaction<A extends unknown[], T>(fn: (...args: A) => T): (...args: A) => T;
-  /** Runs statements without parameters. */
-  exec(sql: string): void;
-  close(): void;
-}
+export type { Db, Dialect, Statement } from "./db.js";
 
 /** Where the store lives: postgres://... or postgresql://... for PostgreSQL, else a SQLite file path (or ":memory:"). */
 export function openDatabase(location: string): Db {

@@ -5,7 +5,7 @@
  * rewritten by postgres-ddl.ts, applied one transaction each under an advisory lock so that
  * coordinators starting together on an empty database apply each once.
  */
-import type { Db, Statement } from "../database.js";
+import type { Db, Statement } from "../db.js";
 import { MIGRATIONS } from "../migrations.js";
 import { bindValues, toPostgresPlaceholders, type PostgresStatementText } from "./placeholders.js";
 import { postgresDdl } from "./postgres-ddl.js";
