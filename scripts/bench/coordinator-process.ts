@@ -27,6 +27,8 @@ export interface CoordinatorProcess {
   /** The keys' secrets, when this start created them (the first coordinator on a database). */
   adminKey?: string;
   operatorKey?: string;
+  /** How the process ended (an exit code or a signal), or undefined while it runs. */
+  exited(): string | undefined;
   /** The last lines the process wrote, for an error message. */
   outputTail(): string;
   /** Ends the process; safe to call twice. */
@@ -44,9 +46,13 @@ export async function startCoordinatorProcess(name: string, options: Record<stri
     tail.push(...chunk.toString().split("\n").filter(Boolean).map((line) => `[${name}] ${line}`));
     tail.splice(0, Math.max(0, tail.length - 40));
   };
-  const exited = new Promise<void>((done) => child.once("exit", () => done()));
+  let exit: string | undefined;
+  const exited = new Promise<void>((done) => child.once("exit", (code, signal) => {
+    exit = signal ?? `exit code ${code}`;
+    done();
+  }));
   const stop = async () => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
+    if (exit !== undefined) return;
     child.kill("SIGTERM");
     const timer = setTimeout(() => child.kill("SIGKILL"), STOP_GRACE_MS);
     await exited;
@@ -64,7 +70,7 @@ export async function startCoordinatorProcess(name: string, options: Record<stri
     });
     child.once("exit", (code, signal) => fail(new Error(`coordinator ${name} exited while starting (${signal ?? code}):\n${tail.join("\n")}`)));
   });
-  return { name, pid: child.pid!, ...ready, outputTail: () => tail.join("\n"), stop };
+  return { name, pid: child.pid!, ...ready, exited: () => exit, outputTail: () => tail.join("\n"), stop };
 }
 
 async function main(json: string): Promise<void> {

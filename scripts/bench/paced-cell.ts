@@ -44,6 +44,7 @@ export class PacedCell {
   async start(): Promise<void> {
     await this.agent.connect();
     void this.agent.ended!.then((error) => {
+      clearTimeout(this.heartbeat);
       if (!this.stopped) this.options.onLost(new Error(`cell ${this.options.cellId}: stream ended (${error?.message ?? "closed by the coordinator"})`));
     });
     // The first beat at a point of the period that differs from cell to cell, as a fleet's would.

@@ -297,13 +297,14 @@ async function runSetup(resources: Resources, setup: Setup, steps: number[]): Pr
     for (const n of steps) {
       await fleet.grow(n);
       await sleep(STEP_WARMUP_MS);
+      fleet.check(`${setup.name} growing to ${n} cells`);
       const loop = monitorEventLoopDelay({ resolution: 1 });
       const before = cpuNow(coordinators, postmasterPid);
       loop.enable();
       const samples = await fleet.record(STEP_WINDOW_MS);
       loop.disable();
-      const cpu = cpuShare(before, cpuNow(coordinators, postmasterPid));
       fleet.check(`${setup.name} at ${n} cells`);
+      const cpu = cpuShare(before, cpuNow(coordinators, postmasterPid));
       if (samples.length === 0) throw new Error(`${setup.name} at ${n} cells: no episode was assigned after a finish in ${STEP_WINDOW_MS} ms\n${fleet.output()}`);
       const result = { cells: n, p50Ms: quantile(samples, 0.5), p95Ms: quantile(samples, 0.95) };
       results.push(result);
@@ -374,8 +375,10 @@ class BenchFleet {
     return samples;
   }
 
-  /** Throws what went wrong since the start: a cell's stream lost, a submission refused. */
+  /** Throws what went wrong since the start: a coordinator gone, a cell's stream lost, a submission refused. */
   check(what: string): void {
+    const gone = this.coordinators.find((c) => c.exited() !== undefined);
+    if (gone) throw new Error(`${what}: coordinator ${gone.name} exited (${gone.exited()})\n${this.output()}`);
     if (this.problem) throw new Error(`${what}: ${this.problem.message}\n${this.output()}`);
   }
 
