@@ -4,7 +4,8 @@
  * waits for its ready line and returns its addresses and the keys a first start creates. The child
  * runs what scripts/start.ts runs, startCoordinator(compileCoordinatorOptions(...)), without a
  * simulated fleet and with options start.ts does not take from the environment (rateLimits,
- * installationsPath). `stop()` ends it with SIGTERM, then SIGKILL if it has not exited in 10 s.
+ * installationsPath). `stop()` ends it with SIGTERM, then SIGKILL if it has not exited in 10 s; a
+ * child not ready within 60 s is stopped and its start fails.
  *
  *   npx tsx scripts/bench/coordinator-process.ts '<coordinator options as JSON>'
  */
@@ -17,6 +18,7 @@ import { startCoordinator } from "../../coordinator/server.js";
 const REPO = resolve(import.meta.dirname, "..", "..");
 /** Marks the child's one line the parent parses; everything else on stdout is the coordinator's log. */
 const READY = "assay-bench-coordinator-ready ";
+const START_TIMEOUT_MS = 60_000;
 const STOP_GRACE_MS = 10_000;
 
 export interface CoordinatorProcess {
@@ -60,7 +62,12 @@ export async function startCoordinatorProcess(name: string, options: Record<stri
   };
   child.stderr!.on("data", keep);
   let pending = "";
+  let startTimer: NodeJS.Timeout | undefined;
   const ready = await new Promise<{ baseUrl: string; grpcAddress: string; adminKey?: string; operatorKey?: string }>((done, fail) => {
+    startTimer = setTimeout(() => {
+      fail(new Error(`coordinator ${name} was not ready after ${START_TIMEOUT_MS} ms:\n${tail.join("\n")}`));
+      void stop();
+    }, START_TIMEOUT_MS);
     child.stdout!.on("data", (chunk: Buffer) => {
       keep(chunk);
       pending += chunk.toString();
@@ -69,7 +76,7 @@ export async function startCoordinatorProcess(name: string, options: Record<stri
       for (const line of lines) if (line.startsWith(READY)) done(JSON.parse(line.slice(READY.length)));
     });
     child.once("exit", (code, signal) => fail(new Error(`coordinator ${name} exited while starting (${signal ?? code}):\n${tail.join("\n")}`)));
-  });
+  }).finally(() => clearTimeout(startTimer));
   return { name, pid: child.pid!, ...ready, exited: () => exit, outputTail: () => tail.join("\n"), stop };
 }
 
