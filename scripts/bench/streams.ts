@@ -27,17 +27,12 @@ import { runEnd, startTestService, type TestService } from "../../test/integrati
 import { eventually } from "../../test/support/eventually.js";
 import type { Figure } from "../bench.js";
 import { TIMECODE_BITS, TIMECODE_BLOCKS } from "../../simulators/render/timecode.js";
+import { processCpuMs, treeCpuMs } from "./process-cpu.js";
 import { quantile } from "./quantiles.js";
 
 const BENCH = "streams";
 const CELL = "so101-b";
 const VIEWERS = 4;
-
-/** utime + stime of a process, ms (Linux /proc). */
-function processCpuMs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // clock ticks at USER_HZ 100
-}
 
 /** CPU of the ffmpeg encoders this process started, by pid (they come and go with WebRTC viewers). */
 function encoderCpuMs(): Map<number, number> {
@@ -54,32 +49,6 @@ function encoderCpuMs(): Map<number, number> {
     }
   }
   return cpu;
-}
-
-/** Summed CPU of a process and all its descendants that are alive (Chromium's renderer, GPU and utility processes). */
-function treeCpuMs(rootPid: number): number {
-  const children = new Map<number, number[]>();
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-      children.set(ppid, [...(children.get(ppid) ?? []), Number(entry)]);
-    } catch {
-      // exited while we looked
-    }
-  }
-  let total = 0;
-  const visit = (pid: number) => {
-    try {
-      total += processCpuMs(pid);
-    } catch {
-      return;
-    }
-    for (const child of children.get(pid) ?? []) visit(child);
-  };
-  visit(rootPid);
-  return total;
 }
 
 async function jitter(controlUrl: string): Promise<{ sumS: number; count: number; over1ms: number; missed: number; loopDelayP99Ms: number; loopDelayMaxMs: number }> {

@@ -36,6 +36,11 @@ export interface EmbeddedPostgresOptions {
   database?: string;
   /** Forward the server's log lines to stderr. Default false (they are kept and shown on a failed start). */
   verbose?: boolean;
+  /**
+   * Keep fsync, synchronous commit and full-page writes on, as a production server runs, so commits
+   * cost what they cost there (benchmarks). Default false: a test cluster trades durability for speed.
+   */
+  durable?: boolean;
 }
 
 const USER = "assay";
@@ -60,14 +65,12 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions = {
     authMethod: "scram-sha-256",
     persistent: false,
     createPostgresUser: userInfo().uid === 0,
-    // A test cluster: durability traded for speed, loopback only, its socket in its own dir.
+    // Loopback only, its socket in its own dir; a test cluster also trades durability for speed.
     initdbFlags: ["--no-sync", "--encoding=UTF8"],
     postgresFlags: [
       "-c", "listen_addresses=127.0.0.1",
       "-k", socketDir,
-      "-c", "fsync=off",
-      "-c", "synchronous_commit=off",
-      "-c", "full_page_writes=off",
+      ...(options.durable ? [] : ["-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off"]),
     ],
     onLog: (message) => {
       log.push(message);

@@ -8,7 +8,7 @@
  * number messages and wait for Acks like a well-behaved agent (for tests about what the coordinator
  * does with the reports).
  */
-import { credentials, Metadata, type ClientDuplexStream, type ServiceError } from "@grpc/grpc-js";
+import { credentials, Metadata, type ChannelOptions, type ClientDuplexStream, type ServiceError } from "@grpc/grpc-js";
 import {
   CellLinkClient, type AgentMessage, type ArtifactChunk, type ArtifactProgress, type ArtifactRef, type AssignEpisode, type CoordinatorMessage, type Hello,
 } from "../../protocol/gen/cell.js";
@@ -22,9 +22,13 @@ export class ScriptedAgent {
   /** Settles when the current stream ends: with the error that ended it, or null. */
   ended?: Promise<ServiceError | null>;
 
-  /** `cellId` is what `connect()` says in its Hello; `open()` sends whatever it is given. */
-  constructor(address: string, private readonly token: string, readonly cellId = "") {
-    this.client = new CellLinkClient(address, credentials.createInsecure());
+  /**
+   * `cellId` is what `connect()` says in its Hello; `open()` sends whatever it is given.
+   * `channelOptions` go to the gRPC client, e.g. `{ "grpc.use_local_subchannel_pool": 1 }` for a
+   * connection of its own like a real cell's (by default agents dialling one address share one).
+   */
+  constructor(address: string, private readonly token: string, readonly cellId = "", channelOptions: ChannelOptions = {}) {
+    this.client = new CellLinkClient(address, credentials.createInsecure(), channelOptions);
   }
 
   metadata(): Metadata {
