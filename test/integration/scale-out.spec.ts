@@ -24,6 +24,7 @@ import { waitForRunEnd } from "../support/run-end.js";
 import { startS3Server, type S3Server } from "../support/s3-server.js";
 import { freshPostgresUrl } from "../support/test-database.js";
 import { TEST_ADMIN_KEY } from "./helpers.js";
+import { startReceiver } from "./webhook-receiver.js";
 
 type Json = Record<string, any>;
 
@@ -163,8 +164,12 @@ describe("several coordinators on one PostgreSQL database", function () {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it("runs the quick-start run submitted on one coordinator, watched over SSE on the other", async () => {
+  it("runs the quick-start run submitted on one coordinator, watched over SSE on the other, and delivers its webhook once", async () => {
     const [a, b] = coordinators;
+    // Both coordinators' delivery workers poll the one outbox; the receiver must get run.completed once.
+    const receiver = await startReceiver(() => 200);
+    const endpoint = await api(b!, "/v1/webhooks", { method: "POST", json: { url: receiver.url, events: ["run.completed"] } });
+    assert.equal(endpoint.status, 201, JSON.stringify(endpoint.body));
     const submitted = await api(a!, "/v1/runs", { method: "POST", json: { ...README_RUN_BODY, episodes: 8 } });
     assert.equal(submitted.status, 201, JSON.stringify(submitted.body));
     const end = await waitForRunEnd(b!.base, TEST_ADMIN_KEY, submitted.body.id);
@@ -175,6 +180,18 @@ describe("several coordinators on one PostgreSQL database", function () {
     // Both cells did work: each coordinator scheduled the cell it holds.
     const episodes = (await api(b!, `/v1/runs/${submitted.body.id}/episodes`)).body.data as Json[];
     assert.deepEqual([...new Set(episodes.map((e) => e.cell))].sort(), CELLS);
+    try {
+      // Once the delivery is recorded delivered, no coordinator's worker will send it again.
+      let deliveries: Json[] = [];
+      await eventually("run.completed to be recorded delivered", async () => {
+        deliveries = (await api(a!, `/v1/webhooks/${endpoint.body.id}/deliveries`)).body.data as Json[];
+        return deliveries.length > 0 && deliveries.every((d) => d.status === "delivered");
+      });
+      assert.deepEqual(deliveries.map((d) => [d.type, d.attempts]), [["run.completed", 1]]);
+      assert.equal(receiver.received.filter((r) => r.rawBody.includes(submitted.body.id as string)).length, 1, "posted once, by one coordinator");
+    } finally {
+      await receiver.close();
+    }
     // Every recording is in the bucket: either coordinator serves any of them (a redirect to a
     // presigned URL), whichever coordinator the cell uploaded it through.
     for (const episode of episodes) {
