@@ -4,13 +4,17 @@
  */
 const cleanups: Array<() => Promise<void>> = [];
 
-/** Runs `cleanup` once every spec file has finished. */
+/**
+ * Runs `cleanup` once every spec file has finished. Cleanups run last registered first: what was
+ * started later may use what was started earlier (a shared fleet's coordinator uses the shared
+ * PostgreSQL cluster), so it stops first.
+ */
 export function atSuiteEnd(cleanup: () => Promise<void>): void {
   cleanups.push(cleanup);
 }
 
 export async function runSuiteEnd(): Promise<void> {
   const errors: unknown[] = [];
-  for (const cleanup of cleanups.splice(0)) await cleanup().catch((error: unknown) => errors.push(error));
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch((error: unknown) => errors.push(error));
   if (errors.length > 0) throw new AggregateError(errors, "a suite-end cleanup failed");
 }
