@@ -1,16 +1,20 @@
 /**
  * Text with a NUL character (U+0000) is refused at the door: PostgreSQL cannot store it in a text
  * column, and no name, id or value of this API needs it. Checked in the URL (path and query) and
- * in every string and key of a JSON body, so both stores answer alike: 422, never a store error.
+ * in every string and key of a JSON body, so both stores answer alike, never with a store error.
  */
 import type { NextFunction, Request, Response } from "express";
 import { AssayError } from "../errors/assay-error.js";
 
+/** In the path: 404, no resource has such a name. In the query: 422, no query value takes one. */
 export function rejectNulInUrl() {
   return (req: Request, _res: Response, next: NextFunction): void => {
-    if (/%00/.test(req.originalUrl) || req.originalUrl.includes("\u0000")) {
-      throw new AssayError("contract_validation_failed", "the request URL contains a NUL character (%00); no id, name or query value of this API contains one");
-    }
+    const queryAt = req.originalUrl.indexOf("?");
+    const path = queryAt === -1 ? req.originalUrl : req.originalUrl.slice(0, queryAt);
+    const query = queryAt === -1 ? "" : req.originalUrl.slice(queryAt);
+    const hasNul = (text: string) => /%00/.test(text) || text.includes("\u0000");
+    if (hasNul(path)) throw new AssayError("not_found", "the request path contains a NUL character (%00); no id or name of this API contains one");
+    if (hasNul(query)) throw new AssayError("contract_validation_failed", "the query string contains a NUL character (%00); no query value of this API takes one");
     next();
   };
 }

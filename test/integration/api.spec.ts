@@ -95,6 +95,17 @@ describe("/v1 API (integration)", () => {
     assert.throws(() => createApiApp({ ...options, objects: undefined } as never), /"objects" is required/);
   });
 
+  it("refuses NUL characters in the URL and in body strings or keys, naming them", async () => {
+    const inPath = await call("/v1/runs/run_%00x");
+    assert.match((await expectError(inPath, 404, "not_found")).message, /NUL character/);
+    const inQuery = await call("/v1/runs?status=queued%00");
+    assert.match((await expectError(inQuery, 422, "contract_validation_failed")).message, /NUL character/);
+    const inBody = await call("/v1/runs", { method: "POST", json: { ...README_RUN_BODY, task: "pick-cube@v1\u0000" } });
+    assert.match((await expectError(inBody, 422, "contract_validation_failed")).message, /NUL character/);
+    const inKey = await call("/v1/keys", { method: "POST", json: { scope: ["runs:read"], "a\u0000": 1 } });
+    assert.match((await expectError(inKey, 422, "contract_validation_failed")).message, /NUL character/);
+  });
+
   describe("authentication", () => {
     it("rejects a request without a key with 401 invalid_api_key", async () => {
       await expectError(await call("/v1/robots", { key: null }), 401, "invalid_api_key");
