@@ -2,7 +2,13 @@
  * Work that waits for the end of the whole mocha run (a shared fleet's shutdown), run by the root
  * hook in test/support/root-hooks.ts. Kept free of heavy imports: mocha loads it for every run.
  */
-const cleanups: Array<() => Promise<void>> = [];
+/**
+ * One list per process, kept on globalThis: mocha loads the root hooks through `require` and the
+ * spec files through `import`, so this module can be instantiated twice (CommonJS and ESM), and a
+ * cleanup registered through one instance must still run from the other.
+ */
+const KEY = Symbol.for("assay.test.suiteEndCleanups");
+const cleanups: Array<() => Promise<void>> = ((globalThis as Record<symbol, unknown>)[KEY] ??= []) as Array<() => Promise<void>>;
 
 /**
  * Runs `cleanup` once every spec file has finished. Cleanups run last registered first: what was
