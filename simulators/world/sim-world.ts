@@ -41,6 +41,14 @@ export interface WorldStats {
 const GRAVITY_MS2 = 9.81;
 /** Simulated time a reset spends homing the arm, seconds. */
 export const RESET_HOMING_S = 3;
+/**
+ * Simulated time a reset (or a nudge that put the scene back) lets pass after placing the objects,
+ * seconds, as a real reset routine waits for the placed objects to come to rest and the tracker to see
+ * them. Placing is instantaneous and devices publish only when time passes (motion capture streams a
+ * frame per 1/120 s), so without it the first reading an episode takes would still show the scene
+ * before placement (issue 25, item 6).
+ */
+export const RESET_SETTLE_S = 0.05;
 /** Objects are placed with this much settle noise (uniform half range), metres. */
 const SETTLE_NOISE_M = 0.0005;
 /** Gripper fingers' speed in opening units per second (full stroke in 0.5 s). */
