@@ -3,7 +3,8 @@
  *   tsx simulators/sim-cell.ts --config <agent.json>
  * The config is the cell agent's own file plus a "simulation" section {firmware, seed, speed, engine,
  * timecode, cellVariation} (speed: a positive number, or "max" for unpaced; cellVariation: {scale, seed},
- * see world/cell-variation.ts), which is stripped before the rest goes to compileAgentConfig. Also serves a tiny control channel on 127.0.0.1 (port written to
+ * see world/cell-variation.ts), which is stripped before the rest goes to compileAgentConfig. Also
+ * serves a tiny control channel on 127.0.0.1 (port written to
  * <dataDir>/control.json and, when started by the fleet launcher, sent to it over the IPC channel):
  *   POST /estop          presses the simulated e-stop button (the agent latches estopped)
  *   POST /estop/release  releases the button (the agent stays estopped until reset)
