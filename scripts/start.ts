@@ -11,6 +11,7 @@ import { loadFirmwarePins } from "../firmware-pins/pins.js";
 import { startFleetControl, type FleetControl } from "../simulators/fleet/fleet-control.js";
 import { launchSimFleet, type SimFleet } from "../simulators/fleet/launcher.js";
 import { parseSimEngine } from "../simulators/physics/engine.js";
+import { MAX_CELL_VARIATION_SCALE, compileCellVariationOptions } from "../simulators/world/cell-variation.js";
 
 function intFromEnv(name: string, fallback: number): number {
   const raw = process.env[name];
@@ -26,6 +27,17 @@ function simSpeedFromEnv(): number {
   const value = Number(raw);
   if (!(value > 0)) fail(`ASSAY_SIM_SPEED must be a positive number or "max"; got "${raw}"`);
   return value;
+}
+
+/** ASSAY_SIM_CELL_VARIATION: the simulated cells' per-cell variation scale, 0 (default: none) to MAX_CELL_VARIATION_SCALE. */
+function simCellVariationFromEnv(): number {
+  const raw = process.env.ASSAY_SIM_CELL_VARIATION;
+  if (raw === undefined || raw.trim() === "") return 0;
+  try {
+    return compileCellVariationOptions(Number(raw)).scale;
+  } catch {
+    fail(`ASSAY_SIM_CELL_VARIATION must be a number from 0 (off) to ${MAX_CELL_VARIATION_SCALE}; got "${raw}"`);
+  }
 }
 
 /** ASSAY_SIM_CELLS: a comma-separated subset of the installed cells to simulate (default: all). */
@@ -75,6 +87,7 @@ async function main(): Promise<void> {
   }
   const simSpeed = simSpeedFromEnv();
   const simSeed = intFromEnv("ASSAY_SIM_SEED", 1);
+  const simCellVariation = simCellVariationFromEnv();
   let simEngine;
   try {
     simEngine = parseSimEngine(process.env.ASSAY_SIM_ENGINE);
@@ -114,12 +127,14 @@ async function main(): Promise<void> {
       speed: simSpeed,
       seed: simSeed,
       engine: simEngine,
+      cellVariation: simCellVariation,
       log: (line) => console.log(line),
       onChange: () => control?.refresh(),
     });
     control = await startFleetControl(fleet, join(options.dataDir, "fleet.json"));
     const speedText = Number.isFinite(simSpeed) ? `${simSpeed}x real time` : "maximum speed";
-    console.log(`simulated fleet: ${fleet.cells().length} cells (${fleet.cells().join(" ")}) at ${speedText}`);
+    console.log(`simulated fleet: ${fleet.cells().length} cells (${fleet.cells().join(" ")}) at ${speedText}` +
+      (simCellVariation > 0 ? `, per-cell variation scale ${simCellVariation}` : ""));
     console.log(`fleet control   ${control.url} (npm run fleet -- status)`);
   } else {
     console.log("simulated fleet: off (ASSAY_FLEET=none); waiting for real cell agents");

@@ -33,6 +33,7 @@ import { SERVO_MODEL_OF, openWorldServoBus } from "./servo-bus/world-servo-bridg
 import { catalogModel } from "./world/embodiments.js";
 import { SimWorld } from "./world/sim-world.js";
 import type { SimEngine } from "./physics/engine.js";
+import type { CellVariation } from "./world/cell-variation.js";
 
 /** How the agent reaches the simulated devices. */
 export type SimDevices = "wire" | "in-process";
@@ -64,6 +65,8 @@ export interface SimulatedCellOptions {
   engine?: SimEngine;
   /** Burn each frame's capture time into the cameras' pictures (render/timecode.ts; benches). */
   timecode?: boolean;
+  /** This cell's own variation (world/cell-variation.ts, `cellVariationFor`); default none. */
+  variation?: CellVariation;
 }
 
 export type SimulatedCell = CellHardware & { world: SimWorld; estop: SimEstopInput; clock: SimClock; devices: SimDevices };
@@ -78,7 +81,7 @@ export async function createSimulatedCell(options: SimulatedCellOptions): Promis
   if (devices !== "wire" && devices !== "in-process") throw new Error(`simulated cell option devices must be "wire" or "in-process"; got ${JSON.stringify(devices)}`);
   const instruments = options.instruments ?? instrumentsOf(options.environment);
   const has = (kind: string) => instruments.some((i) => i.kind === kind);
-  const world = new SimWorld({ model: model.id, seed: options.seed, engine: options.engine });
+  const world = new SimWorld({ model: model.id, seed: options.seed, engine: options.engine, variation: options.variation });
   // Wire devices publish after every clock step, before the sleepers it woke read anything.
   const afterStep: Array<(waking: boolean) => Promise<void>> = [];
   const clock = new SimClock(world, options.speed, devices === "wire" ? async (waking) => { for (const sync of afterStep) await sync(waking); } : undefined);

@@ -1,9 +1,10 @@
 /**
  * Process entry for one simulated cell:
  *   tsx simulators/sim-cell.ts --config <agent.json>
- * The config is the cell agent's own file plus a "simulation" section {firmware, seed, speed}
- * (speed: a positive number, or "max" for unpaced), which is stripped before the rest goes to
- * compileAgentConfig. Also serves a tiny control channel on 127.0.0.1 (port written to
+ * The config is the cell agent's own file plus a "simulation" section {firmware, seed, speed, engine,
+ * timecode, cellVariation} (speed: a positive number, or "max" for unpaced; cellVariation: {scale, seed},
+ * see world/cell-variation.ts), which is stripped before the rest goes to compileAgentConfig. Also
+ * serves a tiny control channel on 127.0.0.1 (port written to
  * <dataDir>/control.json and, when started by the fleet launcher, sent to it over the IPC channel):
  *   POST /estop          presses the simulated e-stop button (the agent latches estopped)
  *   POST /estop/release  releases the button (the agent stays estopped until reset)
@@ -21,6 +22,7 @@ import { compileAgentConfig } from "../cell-agent/config.js";
 import { createSimulatedCell } from "./sim-cell-hardware.js";
 import type { SimEstopInput } from "./devices/sim-estop-input.js";
 import { parseSimEngine, type SimEngine } from "./physics/engine.js";
+import { cellVariationFor, compileCellVariationOptions, describeCellVariation, type CellVariationInput, type CellVariationOptions } from "./world/cell-variation.js";
 
 export interface SimulationSection {
   firmware: string;
@@ -31,10 +33,15 @@ export interface SimulationSection {
   engine?: string;
   /** Burn each camera frame's capture time into the picture (simulators/render/timecode.ts); default false. */
   timecode?: boolean;
+  /** This cell's variation, drawn from `seed` (the fleet's) and the cell id; default scale 0, none. */
+  cellVariation?: CellVariationInput;
 }
 
 /** Splits a sim-cell config file into the agent's part and the simulation section. */
-export function splitSimConfig(raw: unknown): { agent: Record<string, unknown>; simulation: { firmware: string; seed: number; speed: number; engine: SimEngine; timecode: boolean } } {
+export function splitSimConfig(raw: unknown): {
+  agent: Record<string, unknown>;
+  simulation: { firmware: string; seed: number; speed: number; engine: SimEngine; timecode: boolean; cellVariation: CellVariationOptions };
+} {
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) throw new Error(`sim-cell config must be a JSON object; got ${JSON.stringify(raw)}`);
   const { simulation, ...agent } = raw as Record<string, unknown>;
   const sim = (simulation ?? {}) as Partial<SimulationSection>;
@@ -46,7 +53,13 @@ export function splitSimConfig(raw: unknown): { agent: Record<string, unknown>; 
   const engine = parseSimEngine(sim.engine);
   const timecode = sim.timecode ?? false;
   if (typeof timecode !== "boolean") throw new Error(`sim-cell config "simulation.timecode" must be true or false; got ${JSON.stringify(sim.timecode)}`);
-  return { agent, simulation: { firmware: sim.firmware, seed, speed, engine, timecode } };
+  let cellVariation: CellVariationOptions;
+  try {
+    cellVariation = compileCellVariationOptions(sim.cellVariation);
+  } catch (error) {
+    throw new Error(`sim-cell config "simulation.cellVariation": ${(error as Error).message}`);
+  }
+  return { agent, simulation: { firmware: sim.firmware, seed, speed, engine, timecode, cellVariation } };
 }
 
 /**
@@ -95,9 +108,11 @@ async function main(argv: string[]): Promise<void> {
   if (!path) throw new Error("usage: tsx simulators/sim-cell.ts --config <agent-config.json>");
   const { agent, simulation } = splitSimConfig(JSON.parse(readFileSync(path, "utf8")));
   const config = compileAgentConfig(agent);
+  const variation = cellVariationFor(config.cellId, simulation.cellVariation);
+  if (variation.scale > 0) console.log(`simulated cell variation of ${config.cellId}: ${describeCellVariation(variation)}`);
   const hardware = await createSimulatedCell({
     model: config.robotModel, firmware: simulation.firmware, environment: config.environment, seed: simulation.seed, speed: simulation.speed, engine: simulation.engine,
-    timecode: simulation.timecode,
+    timecode: simulation.timecode, variation,
   });
   mkdirSync(config.dataDir, { recursive: true });
   let running: CellAgent | undefined;

@@ -193,7 +193,8 @@ export async function runEpisode(ctx: EpisodeContext): Promise<EpisodeResult> {
     const cameraPeriodNs = new Map(hardware.cameras.map((c) => [c.name, BigInt(Math.round(1e9 / c.rateHz))]));
     const nextCaptureNs = new Map<string, bigint>();
     const frames = new Map<string, CameraFrame>();
-    let pendingEvents: EpisodeEvent[] = [];
+    /** The previous step's events from the monitor's status: already recorded, fed to the monitor with this step. */
+    let fedBack: EpisodeEvent[] = [];
     let successAtS: number | undefined;
     let busErrors = 0;
     let policyFailure: string | undefined;
@@ -220,6 +221,8 @@ export async function runEpisode(ctx: EpisodeContext): Promise<EpisodeResult> {
       const nowNs = clock.nowNs();
       metrics.controlJitterS.observe(Math.max(0, Number(nowNs - deadlineNs) / 1e9));
       const tS = Number(nowNs - loopStartNs) / 1e9;
+      /** This step's own events (protective stop, policy error): recorded and fed to the monitor with this step. */
+      const stepEvents: EpisodeEvent[] = [];
 
       let joints: JointState | undefined;
       let gripper: { opening: number; holding: boolean } | undefined;
@@ -275,7 +278,7 @@ export async function runEpisode(ctx: EpisodeContext): Promise<EpisodeResult> {
             if (decision === "hold" && joints) await hold(joints.positionRad);
             if (startsHold) {
               metrics.protectiveStops.inc({ cause: "missed_periods" });
-              pendingEvents.push({ tS, name: protectiveStopEvent("missed_periods"), detail: `${ctx.missedPeriodLimit ?? 3} control steps in a row finished more than one period late; holding position` });
+              stepEvents.push({ tS, name: protectiveStopEvent("missed_periods"), detail: `${ctx.missedPeriodLimit ?? 3} control steps in a row finished more than one period late; holding position` });
             }
           } else if (targets === "hold") {
             if (joints) await hold(joints.positionRad);
@@ -300,7 +303,7 @@ export async function runEpisode(ctx: EpisodeContext): Promise<EpisodeResult> {
           }
           policyFailure = `the policy's act() failed: ${(error as Error).message}`;
         }
-        if (policyFailure !== undefined) pendingEvents.push({ tS, name: "policy_error", detail: policyFailure });
+        if (policyFailure !== undefined) stepEvents.push({ tS, name: "policy_error", detail: policyFailure });
       }
 
       const signals: Omit<SignalFrame, "events"> = {
@@ -311,15 +314,16 @@ export async function runEpisode(ctx: EpisodeContext): Promise<EpisodeResult> {
         joints: joints ? Object.fromEntries(motors.jointNames.map((name, i) => [name, joints!.positionRad[i]])) : undefined,
       };
       const physical = detector.fromSignals(signals);
-      monitor.update({ ...signals, events: [...pendingEvents, ...physical].map((e) => e.name) });
+      monitor.update({ ...signals, events: [...fedBack, ...stepEvents, ...physical].map((e) => e.name) });
       const status = monitor.status();
       const logical = detector.fromStatus(tS, status);
-      for (const event of [...pendingEvents, ...physical, ...logical]) {
+      // Each event is recorded once, in the step it happened.
+      for (const event of [...stepEvents, ...physical, ...logical]) {
         events.push(event);
         recorder.event(nowNs, event);
       }
-      // Events from the monitor's status reach the monitor with the next frame.
-      pendingEvents = logical;
+      // Events from the monitor's status reach the monitor with the next frame (not the recording again).
+      fedBack = logical;
       if (status.success && successAtS === undefined) successAtS = tS;
       if (policyFailure !== undefined) break;
       if (successAtS !== undefined && tS - successAtS >= SUCCESS_HOLD_S) break;

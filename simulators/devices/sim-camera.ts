@@ -33,8 +33,9 @@ export class SimCamera implements Camera {
 
   /** `timecode`: burn the capture's wall-clock millisecond into each frame (render/timecode.ts). */
   constructor(private readonly world: SimWorld, readonly name: string, readonly rateHz = 30, private readonly options: { timecode?: boolean } = {}) {
-    this.calibration = simCameraCalibration(name);
-    this.renderer = new CameraRenderer(name);
+    const { topCameraOffsetM, colourGain } = world.variation;
+    this.calibration = simCameraCalibration(name, topCameraOffsetM);
+    this.renderer = new CameraRenderer(name, { topMountOffsetM: topCameraOffsetM, colourGain });
     this.encodeBuffer = new Uint8Array(this.renderer.width * this.renderer.height * 3);
   }
 

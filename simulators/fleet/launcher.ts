@@ -25,6 +25,8 @@ export interface SimFleetCell {
   model: string;
   firmware: string;
   environment: string;
+  /** This cell's variation scale, overriding the fleet's `cellVariation` (world/cell-variation.ts). */
+  cellVariation?: number;
 }
 
 export interface SimFleetOptions {
@@ -46,6 +48,11 @@ export interface SimFleetOptions {
   engine?: SimEngine;
   /** Burn each camera frame's capture time into the pictures (the streams bench measures latency with it). */
   timecode?: boolean;
+  /**
+   * Per-cell variation scale of every cell (world/cell-variation.ts; 0 or absent: none). Each cell's
+   * variation is drawn from the fleet `seed` and its cell id; a cell's own `cellVariation` overrides the scale.
+   */
+  cellVariation?: number;
   /** Receives every output line of every cell as "[cell] line". */
   log?: (line: string) => void;
   /** Called after a cell process started (its control channel is up) or exited. */
@@ -127,10 +134,12 @@ export async function launchSimFleet(options: SimFleetOptions): Promise<SimFleet
       proxies.set(cellId, links);
     }
     const configPath = join(cellDir, "agent.json");
+    const variationScale = cell.cellVariation ?? options.cellVariation ?? 0;
     const config = {
       cellId, coordinatorAddresses: links.map((link) => link.address), cellToken: token, robotModel: cell.model,
       environment: cell.environment, dataDir: join(cellDir, "agent"),
-      simulation: { firmware: cell.firmware, seed: options.seed * 1000 + cell.index, speed: Number.isFinite(options.speed) ? options.speed : "max", engine: options.engine, ...(options.timecode ? { timecode: true } : {}) },
+      simulation: { firmware: cell.firmware, seed: options.seed * 1000 + cell.index, speed: Number.isFinite(options.speed) ? options.speed : "max", engine: options.engine, ...(options.timecode ? { timecode: true } : {}),
+        ...(variationScale > 0 ? { cellVariation: { scale: variationScale, seed: options.seed } } : {}) },
     };
     writeFileSync(configPath, JSON.stringify(config, null, 2));
     // The IPC channel carries the control port back and lets the cell notice a launcher that died.

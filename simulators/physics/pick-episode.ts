@@ -17,6 +17,7 @@ import { SimSceneReset } from "../devices/sim-scene-reset.js";
 import { ReferencePolicyRuntime } from "../policies/reference-runtime.js";
 import { SimWorld } from "../world/sim-world.js";
 import type { SimEngine } from "./engine.js";
+import type { CellVariation } from "../world/cell-variation.js";
 
 /** pick-cube@v1 from the coordinator's catalog, in the agent's TaskSpec form. */
 export function pickCubeTask(): TaskSpec {
@@ -44,6 +45,8 @@ export interface PickEpisodeOptions {
   controlRateHz?: number;
   /** Episode time limit, simulated seconds (default 12). */
   maxDurationS?: number;
+  /** The cell's own variation (world/cell-variation.ts); default none. */
+  variation?: CellVariation;
 }
 
 export interface PickEpisodeResult {
@@ -64,7 +67,7 @@ export interface PickEpisodeResult {
 /** Runs one episode to success or the time limit. */
 export async function runPickEpisode(options: PickEpisodeOptions): Promise<PickEpisodeResult> {
   const wallStart = performance.now();
-  const world = new SimWorld({ model: "so101", seed: options.seed, engine: options.engine });
+  const world = new SimWorld({ model: "so101", seed: options.seed, engine: options.engine, variation: options.variation });
   const clock = new SimClock(world, Number.POSITIVE_INFINITY);
   const motors = new SimMotorBus(world, "3.11", new SimEstopInput());
   const cameras = ["top", "wrist"].map((name) => new SimCamera(world, name));

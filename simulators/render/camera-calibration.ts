@@ -89,16 +89,17 @@ export function wristWorldToPixel(xM: number, yM: number, zM: number, tip: Wrist
  * about x. wrist: a pinhole with the 60 degree horizontal field of view, no distortion, 5 cm above
  * the fingertip point in the tool frame (x along the fingers' closing axis, z up), image up along
  * tool x and image right along tool -y: a half turn about (1, -1, 0)/sqrt(2). Other (oblique)
- * cameras: none.
+ * cameras: none. `topMountOffsetM`: where this cell's top camera sits relative to the nominal mount.
  */
-export function simCameraCalibration(name: string): CameraCalibration | undefined {
+export function simCameraCalibration(name: string, topMountOffsetM: readonly [number, number] = [0, 0]): CameraCalibration | undefined {
   if (name === "top") {
     const cal = TOP_CAMERA;
+    // The cell's calibration knows where its camera really is (cell-variation.ts); the catalog's TOP_CAMERA is the nominal mount.
     return {
       width: cal.width, height: cal.height, model: "orthographic", metres_per_px: cal.metresPerPx,
       extrinsics: {
         parent_frame: "world",
-        translation_m: [cal.xMinM + (cal.width / 2) * cal.metresPerPx, cal.yMaxM - (cal.height / 2) * cal.metresPerPx, 1],
+        translation_m: [cal.xMinM + (cal.width / 2) * cal.metresPerPx + topMountOffsetM[0], cal.yMaxM - (cal.height / 2) * cal.metresPerPx + topMountOffsetM[1], 1],
         rotation_xyzw: [1, 0, 0, 0],
       },
     };

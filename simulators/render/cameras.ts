@@ -43,9 +43,14 @@ export function cameraSize(name: string): { width: number; height: number } {
   return { ...OBLIQUE_SIZE };
 }
 
-/** The overhead camera: orthographic, looking down, image right = world +x, image down = world -y. */
-export function topCamera(): CameraModel {
-  const { width, height, xMinM, yMaxM, metresPerPx } = TOP_CAMERA;
+/**
+ * The overhead camera: orthographic, looking down, image right = world +x, image down = world -y.
+ * `mountOffsetM`: where this cell's camera sits relative to the nominal mount (cell-variation.ts).
+ */
+export function topCamera(mountOffsetM: readonly [number, number] = [0, 0]): CameraModel {
+  const { width, height, metresPerPx } = TOP_CAMERA;
+  const xMinM = TOP_CAMERA.xMinM + mountOffsetM[0];
+  const yMaxM = TOP_CAMERA.yMaxM + mountOffsetM[1];
   return {
     width, height, fixed: true, nearM: 0,
     toCamera: (p) => [p[0] - xMinM, yMaxM - p[1], 1 - p[2]],
@@ -95,9 +100,9 @@ export function obliqueCamera(name: string): CameraModel {
   return pinhole(eye, right, down, OBLIQUE_SIZE.width, OBLIQUE_SIZE.height, OBLIQUE_FOV_RAD, true);
 }
 
-/** The model of a named camera (the wrist's follows the tool, so it is built per frame). */
-export function cameraModel(name: string, tool: ToolPose): CameraModel {
-  if (name === "top") return topCamera();
+/** The model of a named camera (the wrist's follows the tool, so it is built per frame); `topMountOffsetM` moves the top camera. */
+export function cameraModel(name: string, tool: ToolPose, topMountOffsetM?: readonly [number, number]): CameraModel {
+  if (name === "top") return topCamera(topMountOffsetM);
   if (name === "wrist") return wristCamera(tool);
   return obliqueCamera(name);
 }

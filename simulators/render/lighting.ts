@@ -26,6 +26,12 @@ export function lightingPreset(name: string): LightingPreset {
   return LIGHTING_PRESETS[name] ?? LIGHTING_PRESETS.nominal;
 }
 
+/** The preset under a cell's own colour gains (cell-variation.ts); gains of 1 give the preset itself. */
+export function tintedPreset(preset: LightingPreset, colourGain: readonly [number, number, number]): LightingPreset {
+  if (colourGain.every((g) => g === 1)) return preset;
+  return { ...preset, gain: [preset.gain[0] * colourGain[0], preset.gain[1] * colourGain[1], preset.gain[2] * colourGain[2]] };
+}
+
 /** World x where the falloff is 1 (the middle of the overhead camera's view), metres. */
 const FALLOFF_CENTRE_X_M = 0.225;
 /** Unit vector towards the lamp: above the robot, a little to its left. */

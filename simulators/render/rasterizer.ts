@@ -10,7 +10,7 @@
 import type { ToolPose } from "../world/kinematics.js";
 import type { SimObject } from "../world/objects.js";
 import { cameraModel, cameraSize, type CameraModel, type RenderedImage } from "./cameras.js";
-import { falloffAt, lightingPreset, litColour, type LightingPreset } from "./lighting.js";
+import { falloffAt, lightingPreset, litColour, tintedPreset, type LightingPreset } from "./lighting.js";
 import { fillPolygon, NOISE_MASK, screenPolygon, type FrameBuffer, type ScreenPolygon } from "./polygon-fill.js";
 import { armFaces } from "./robot-geometry.js";
 import { objectFaces, staticFaces } from "./scene-geometry.js";
@@ -104,7 +104,8 @@ export class CameraRenderer {
   private readonly clip = new ClipBuffers();
   private background: { lighting: string; variants: Uint8ClampedArray[]; nearness: Float32Array } | undefined;
 
-  constructor(readonly name: string) {
+  /** `cell`: this cell's top camera mount offset and colour gains (cell-variation.ts; default none). */
+  constructor(readonly name: string, private readonly cell: { topMountOffsetM?: readonly [number, number]; colourGain?: readonly [number, number, number] } = {}) {
     ({ width: this.width, height: this.height } = cameraSize(name));
     this.nearness = new Float32Array(this.width * this.height);
   }
@@ -114,8 +115,8 @@ export class CameraRenderer {
    * new buffer. Rendering is a pure function of the scene: the same scene gives the same bytes.
    */
   render(scene: RenderScene, target?: Uint8Array): RenderedImage {
-    const model = cameraModel(this.name, scene.tool);
-    const light = lightingPreset(scene.lighting);
+    const model = cameraModel(this.name, scene.tool, this.cell.topMountOffsetM);
+    const light = tintedPreset(lightingPreset(scene.lighting), this.cell.colourGain ?? [1, 1, 1]);
     const size = this.width * this.height * 3;
     if (target && target.length !== size) throw new Error(`a ${this.name} frame needs a ${size}-byte buffer (${this.width}x${this.height} RGB24); got ${target.length} bytes`);
     const bytes = target ?? Buffer.allocUnsafe(size);

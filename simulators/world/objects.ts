@@ -38,6 +38,12 @@ export function shapeOf(kind: string): ObjectShape {
   return SHAPES[kind] ?? UNKNOWN;
 }
 
+/** A shape with every dimension multiplied by `factor` (1: the shape itself). */
+export function scaledShape(shape: ObjectShape, factor: number): ObjectShape {
+  if (factor === 1) return shape;
+  return { ...shape, halfXM: shape.halfXM * factor, halfYM: shape.halfYM * factor, heightM: shape.heightM * factor };
+}
+
 /** The shape of an object described by the plan (a kit's box: dimensions, mass, colour). */
 export function shapeFromSpec(spec: ObjectShapeSpec): ObjectShape {
   const [x, y, z] = spec.dimensionsMm;

@@ -9,8 +9,9 @@ import { MujocoScene } from "./mujoco-scene.js";
 import { armOf, embodimentFor, openingOf, type Embodiment } from "./embodiments.js";
 import { GraspPhysics } from "./grasp.js";
 import { forwardKinematics, type ToolPose } from "./kinematics.js";
-import { kitAliasOf, makeObject, restZOf, shapeFromSpec, type SimObject } from "./objects.js";
+import { kitAliasOf, makeObject, restZOf, scaledShape, shapeFromSpec, shapeOf, type SimObject } from "./objects.js";
 import { deriveSeed, SimRandom } from "./rng.js";
+import { NO_CELL_VARIATION, type CellVariation } from "./cell-variation.js";
 import type { RenderScene } from "../render/rasterizer.js";
 import { DEFAULT_SERVO_LIMITS, ServoJoints, type ServoLimits } from "./servo.js";
 
@@ -26,6 +27,8 @@ export interface SimWorldOptions {
   substepS?: number;
   /** Physics engine (default DEFAULT_SIM_ENGINE, see simulators/physics/engine.ts). */
   engine?: SimEngine;
+  /** This cell's own variation (cell-variation.ts; default none): object sizes here, camera mount and colour in the cameras. */
+  variation?: CellVariation;
 }
 
 /** Counters for tests and logs. */
@@ -41,6 +44,14 @@ export interface WorldStats {
 const GRAVITY_MS2 = 9.81;
 /** Simulated time a reset spends homing the arm, seconds. */
 export const RESET_HOMING_S = 3;
+/**
+ * Simulated time a reset (or a nudge that put the scene back) lets pass after placing the objects,
+ * seconds, as a real reset routine waits for the placed objects to come to rest and the tracker to see
+ * them. Placing is instantaneous and devices publish only when time passes (motion capture streams a
+ * frame per 1/120 s), so without it the first reading an episode takes would still show the scene
+ * before placement (issue 25, item 6).
+ */
+export const RESET_SETTLE_S = 0.05;
 /** Objects are placed with this much settle noise (uniform half range), metres. */
 const SETTLE_NOISE_M = 0.0005;
 /** Gripper fingers' speed in opening units per second (full stroke in 0.5 s). */
@@ -67,6 +78,8 @@ export class SimWorld {
   private accelMS2 = 0;
   // --- Engine seam: with MuJoCo, `physics` steps the world and the kinematic step below is unused.
   readonly engine: SimEngine;
+  /** The cell's variation: placeScene scales stocked objects by it, SimCamera reads its mount and colour. */
+  readonly variation: CellVariation;
   private readonly physics: MujocoScene | null;
   // --- Replay seam: after a placement, every draw depends on the plan and the time since it, not on
   // the cell's earlier episodes or on how often devices read, so a replay spec reproduces an episode.
@@ -89,6 +102,7 @@ export class SimWorld {
     this.physicsRandom = new SimRandom(options.seed, "physics");
     this.tool = this.computeTool();
     this.engine = options.engine ?? DEFAULT_SIM_ENGINE;
+    this.variation = options.variation ?? NO_CELL_VARIATION;
     this.physics = this.engine === "mujoco" ? new MujocoScene(this, limits) : null;
     this.physics?.load(this.nowNs);
   }
@@ -182,7 +196,8 @@ export class SimWorld {
     this.tool = this.computeTool();
     const noise = () => this.physicsRandom.symmetric(SETTLE_NOISE_M);
     const place = (name: string, kind: string, pos: readonly number[], yawRad: number, shape?: ResetPlan["objects"][string]["shape"]) => {
-      const object = makeObject(name, kind, [pos[0] + noise(), pos[1] + noise(), 0], yawRad + noise(), shape ? shapeFromSpec(shape) : undefined);
+      // A kit brings its measured shape; the cell's own stock is cut to the cell's tolerance.
+      const object = makeObject(name, kind, [pos[0] + noise(), pos[1] + noise(), 0], yawRad + noise(), shape ? shapeFromSpec(shape) : scaledShape(shapeOf(kind), this.variation.objectScale));
       object.positionM[2] = restZOf(object);
       return object;
     };

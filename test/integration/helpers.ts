@@ -11,6 +11,7 @@ import type { RateLimits } from "../../coordinator/api/rate-limit.js";
 import type { S3Connection } from "../../coordinator/storage/store-from-url.js";
 import { loadFirmwarePins } from "../../firmware-pins/pins.js";
 import { launchSimFleet, type SimFleet } from "../../simulators/fleet/launcher.js";
+import type { SimEngine } from "../../simulators/physics/engine.js";
 import { waitForRunEnd, type RunEnd, type RunEndOptions } from "../support/run-end.js";
 import { testStoreOptions } from "../support/test-database.js";
 
@@ -31,12 +32,13 @@ export interface TestService {
  * `cells`: which installed cells to simulate (none: coordinator only). `simSpeed`: simulated seconds
  * per wall second (default unpaced); fault tests slow it so an episode lasts long enough to hit.
  * `simTimecode`: cameras burn in their capture time (benches). `rateLimits`: per-key limits (default the coordinator's).
- * `modelMirror`: the operator's local model mirror directory. `artifactsUrl` and `s3`: artifacts in a
+ * `simEngine`: the cells' physics engine (default MuJoCo); `simCellVariation`: the per-cell variation scale
+ * (simulators/world/cell-variation.ts; default none). `modelMirror`: the operator's local model mirror directory. `artifactsUrl` and `s3`: artifacts in a
  * bucket (test/support/s3-server.ts) instead of the data dir.
  * The fleet (`service.fleet`) can kill, restart, unplug and plug its cells.
  */
 export async function startTestService(options: {
-  cells?: string[]; keepDataDir?: string; simSpeed?: number; simTimecode?: boolean; rateLimits?: Partial<RateLimits>; modelMirror?: string; artifactsUrl?: string; s3?: S3Connection;
+  cells?: string[]; keepDataDir?: string; simSpeed?: number; simTimecode?: boolean; simEngine?: SimEngine; simCellVariation?: number; rateLimits?: Partial<RateLimits>; modelMirror?: string; artifactsUrl?: string; s3?: S3Connection;
 } = {}): Promise<TestService> {
   const dataDir = options.keepDataDir ?? mkdtempSync(join(tmpdir(), "assay-it-"));
   const coordinator = await startCoordinator(compileCoordinatorOptions({
@@ -58,6 +60,8 @@ export async function startTestService(options: {
       speed: options.simSpeed ?? Number.POSITIVE_INFINITY,
       seed: 7,
       timecode: options.simTimecode,
+      engine: options.simEngine,
+      cellVariation: options.simCellVariation,
       log: process.env.ASSAY_TEST_LOG ? (line) => console.log(line) : undefined,
     });
   }
