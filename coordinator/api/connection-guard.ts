@@ -15,7 +15,7 @@ export interface ConnectionOptions {
   headersTimeoutMs: number;
   /** The whole request, body included, must have arrived within this. Default 300000 ms (5 min); upload larger files in chunks. */
   requestTimeoutMs: number;
-  /** An idle keep-alive connection is closed after this. Default 5000 ms. */
+  /** An idle keep-alive connection is closed after this (Node adds a 1 s margin). Default 5000 ms. */
   keepAliveTimeoutMs: number;
   /** Connections one client address may hold open at once (0: no cap). Trusted proxies are exempt. Default 256. */
   maxConnectionsPerAddress: number;
