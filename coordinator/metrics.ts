@@ -30,23 +30,31 @@ function histogram(registry: Registry): Histogram<"method" | "route" | "status">
   });
 }
 
-/** Route label: the route template (never the raw path, so ids do not explode cardinality). */
-function routeLabel(req: Request): string {
-  const path = req.originalUrl.split("?")[0];
+/** The route label of a request no route matched: one fixed value, whatever the path. */
+export const UNMATCHED_ROUTE = "unmatched";
+
+/**
+ * Route label: the template of the route table row (coordinator/auth/route-scopes.ts) the request
+ * matches, one of `fixedPaths` (the app's few paths outside that table, e.g. /metrics and each docs
+ * page), or UNMATCHED_ROUTE. Never the raw path, so the number of series stays bounded whatever
+ * paths arrive.
+ */
+function routeLabel(req: Request, fixedPaths: ReadonlySet<string>): string {
+  const path = req.originalUrl.split("?")[0]!;
   const route = findRouteScope(req.method, path);
   if (route) return route.path;
-  if (path === "/metrics" || path.startsWith("/docs/")) return path;
-  return "unmatched";
+  return fixedPaths.has(path) ? path : UNMATCHED_ROUTE;
 }
 
 /** Express middleware counting and timing every request once its response finishes. */
-export function httpMetrics(registry: Registry) {
+export function httpMetrics(registry: Registry, fixedPaths: readonly string[] = ["/metrics"]) {
+  const fixed = new Set(fixedPaths);
   const requests = counter(registry);
   const duration = histogram(registry);
   return (req: Request, res: Response, next: NextFunction): void => {
     const end = duration.startTimer();
     res.on("close", () => {
-      const labels = { method: req.method, route: routeLabel(req), status: String(res.statusCode) };
+      const labels = { method: req.method, route: routeLabel(req, fixed), status: String(res.statusCode) };
       requests.inc(labels);
       end(labels);
     });

@@ -5,6 +5,8 @@
 import { join, resolve } from "node:path";
 import { DEFAULT_PREFLIGHT_TIMEOUT_MS } from "./api/api-deps.js";
 import { DEFAULT_RATE_LIMITS, validateRateLimits, type RateLimits } from "./api/rate-limit.js";
+import { compileTrustedProxies } from "./api/client-address.js";
+import { compileConnectionOptions, type ConnectionOptions } from "./api/connection-guard.js";
 import { QUOTE_VALIDITY_MS } from "./billing/quotes.js";
 import { DEFAULT_RETENTION_SWEEP_MS } from "./data/retention-sweeper.js";
 import type { ObjectStore } from "./storage/object-store.js";
@@ -62,8 +64,19 @@ export interface CoordinatorOptions {
   streamsUrl?: string;
   /** Firmware pin table; default firmware-pins/installations.json. */
   installationsPath?: string;
-  /** Per-key rate limits. Default general 20/s burst 40, POST /v1/runs 5/s burst 10. */
+  /**
+   * Rate limits (api/rate-limit.ts): per key and per account (all its keys share 3 keys' worth),
+   * and for requests without a key per client address. Default general 20/s burst 40, POST
+   * /v1/runs 5/s burst 10, anonymous 20/s burst 40, anonymous PDF renders 1/s burst 5.
+   */
   rateLimits: RateLimits;
+  /** Connection timeouts and the cap per client address (api/connection-guard.ts); any subset may be given. */
+  connections: ConnectionOptions;
+  /**
+   * Reverse proxies whose `X-Forwarded-For` names the client (ASSAY_TRUSTED_PROXIES): addresses or
+   * CIDR ranges. Default none: the client is the socket's peer (api/client-address.ts).
+   */
+  trustedProxies: string[];
   /** Longest wait for a run's first assignment per priority. Default burst 5 min, standard 2 h, soak 24 h. */
   queueWindowsMs: QueueWindowsMs;
   /** How often queue windows are checked. Default 10000 ms. */
@@ -102,7 +115,8 @@ export interface ExportOptions {
 
 export const EXPORT_DEFAULTS: ExportOptions = { concurrency: 1, availabilityMs: 7 * 24 * 3_600_000, pendingUploadWaitMs: 10 * 60_000, sweepMs: 60_000 };
 
-type RawCoordinatorOptions = Partial<Omit<CoordinatorOptions, "queueWindowsMs" | "webhooks" | "rateLimits" | "exports" | "iceServers">> & {
+type RawCoordinatorOptions = Partial<Omit<CoordinatorOptions, "queueWindowsMs" | "webhooks" | "rateLimits" | "exports" | "iceServers" | "connections">> & {
+  connections?: Partial<ConnectionOptions>;
   /** ICE server URLs ("stun:host:3478", "turn:host:3478?transport=udp"), or objects with credentials. */
   iceServers?: Array<string | { urls: string[]; username?: string; credential?: string }>;
   exports?: Partial<ExportOptions>;
@@ -114,7 +128,7 @@ type RawCoordinatorOptions = Partial<Omit<CoordinatorOptions, "queueWindowsMs" |
 const KNOWN = new Set([
   "host", "port", "grpcPort", "dataDir", "databaseUrl", "artifactsUrl", "s3", "apiKey", "publicUrl", "internalUrl", "streamsUrl", "installationsPath",
   "rateLimits", "queueWindowsMs", "queueCheckIntervalMs", "webhooks", "retentionSweepMs", "quoteValidityMs", "exports", "iceServers",
-  "modelMirror", "preflightTimeoutMs", "webhooksAllowLoopback",
+  "modelMirror", "preflightTimeoutMs", "webhooksAllowLoopback", "connections", "trustedProxies",
 ]);
 
 function positiveMs(name: string, value: number): number {
@@ -161,7 +175,10 @@ export function compileCoordinatorOptions(raw: RawCoordinatorOptions = {}): Coor
     if (!entry.urls?.length) throw new Error(`iceServers[${i}] needs at least one URL`);
     return entry;
   });
+  const trustedProxies = compileTrustedProxies(raw.trustedProxies ?? []).entries;
   return {
+    connections: compileConnectionOptions(raw.connections),
+    trustedProxies: [...trustedProxies],
     exports,
     iceServers,
     modelMirror: raw.modelMirror ? resolve(raw.modelMirror) : undefined,

@@ -14,6 +14,8 @@ import type { AddressInfo } from "node:net";
 import { loadFirmwarePins } from "../firmware-pins/pins.js";
 import { createApiApp } from "./api/app.js";
 import { answerClientErrors } from "./api/client-errors.js";
+import { compileTrustedProxies } from "./api/client-address.js";
+import { capConnectionsPerAddress, httpServerOptions } from "./api/connection-guard.js";
 import { ArtifactStore } from "./artifacts/artifact-store.js";
 import { createBudgetGuard, type BudgetGuard } from "./billing/budget-guard.js";
 import { startRetentionSweeper } from "./data/retention-sweeper.js";
@@ -178,7 +180,7 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Run
   const runEvents = new RunEvents(clusterBus ? (event) => clusterBus.publish({ type: "run-event", event }) : undefined);
 
   // Listen first so that port 0 resolves before the public URLs are built.
-  const http = createServer();
+  const http = createServer(httpServerOptions(options.connections));
   await new Promise<void>((resolve, reject) => {
     http.once("error", reject);
     http.listen(options.port, options.host, () => resolve());
@@ -238,6 +240,7 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Run
   // Archives past their availability are expired (and deleted) before the API answers.
   await archives.start();
 
+  const trustedProxies = compileTrustedProxies(options.trustedProxies);
   const app = createApiApp({
     db,
     fleet: cellLink.fleet,
@@ -258,10 +261,13 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Run
     metricsAccess: isLoopbackHost(options.host) ? "open" : "operator",
     webhooksAllowLoopback: options.webhooksAllowLoopback,
     preflight: { timeoutMs: options.preflightTimeoutMs },
+    trustedProxies,
     ...(cellLink.forwarding ? { liveForwarding: cellLink.forwarding } : {}),
   });
   http.on("request", app);
-  answerClientErrors(http, urls.docsUrl);
+  // Slow, malformed or too many connections: answered with the envelope and destroyed.
+  answerClientErrors(http, urls.docsUrl, options.connections);
+  capConnectionsPerAddress(http, options.connections, trustedProxies, urls.docsUrl);
   // Live views: WebSocket upgrades under the streams URL go to the WebRTC signalling.
   const signalling = createWebRtcSignalling({ hub: cellLink.live, iceServers: options.iceServers });
   const stopUpgrades = acceptStreamUpgrades(http, {

@@ -79,6 +79,8 @@ async function main(): Promise<void> {
       iceServers: (process.env.ASSAY_ICE_SERVERS ?? "").split(",").map((u) => u.trim()).filter(Boolean),
       // A directory of ONNX models a lab mirrors from a model hub: <dir>/<org>/<name>[/<revision>]/model.onnx.
       modelMirror: process.env.ASSAY_MODEL_MIRROR || undefined,
+      // Behind a reverse proxy: its addresses or CIDR ranges, comma-separated; their X-Forwarded-For names the client (per-client limits).
+      trustedProxies: (process.env.ASSAY_TRUSTED_PROXIES ?? "").split(",").map((p) => p.trim()).filter(Boolean),
       // The local demo may point webhooks at a receiver on this machine; set ASSAY_WEBHOOKS_ALLOW_LOOPBACK=0 to refuse.
       webhooksAllowLoopback: process.env.ASSAY_WEBHOOKS_ALLOW_LOOPBACK !== "0",
     });

@@ -10,6 +10,7 @@ import { loadEnvironments, type CatalogEnvironment } from "../catalog/environmen
 import type { FleetView } from "../fleet/fleet-view.js";
 import { QUOTE_VALIDITY_MS } from "../billing/quotes.js";
 import { validateRateLimits, type RateLimits } from "./rate-limit.js";
+import { NO_TRUSTED_PROXIES, type TrustedProxies } from "./client-address.js";
 import type { RunEvents } from "../runs/run-events.js";
 import type { CellStreamHub } from "../streams/cell-stream-hub.js";
 import type { ObjectStore } from "../storage/object-store.js";
@@ -88,6 +89,8 @@ export interface ApiDeps {
   preflight?: { timeoutMs: number } | "off";
   /** Live views of cells held by other coordinators on the database (coordinator/cluster/). Default none: one coordinator. */
   liveForwarding?: LiveForwarding;
+  /** Proxies whose X-Forwarded-For names the client, for limits per client address (api/client-address.ts). Default none. */
+  trustedProxies?: TrustedProxies;
 }
 
 export type LiveView = CellStreamHub & { watchers(cellId: string): number };
@@ -108,6 +111,7 @@ const REQUIRED = ["db", "fleet", "runEvents", "scheduler", "pins", "urls", "obje
 const OPTIONAL = [
   "clock", "environments", "sseHeartbeatMs", "docsDir", "log", "budgetGuard", "rateLimits", "quoteValidityMs", "archives", "live", "iceServers",
   "models", "modelMirror", "preflight", "endRun", "metricsAccess", "webhooksAllowLoopback", "sseLimits", "liveForwarding",
+  "trustedProxies",
 ] as const;
 
 export const DEFAULT_SSE_LIMITS = { perKey: 10, perAccount: 30, idleMs: 15 * 60_000 };
@@ -162,5 +166,6 @@ export function compileApiDeps(raw: ApiDeps): CompiledApiDeps {
     modelMirror: raw.modelMirror ?? null,
     preflight: raw.preflight ?? { timeoutMs: DEFAULT_PREFLIGHT_TIMEOUT_MS },
     liveForwarding: raw.liveForwarding ?? NO_FORWARDING,
+    trustedProxies: raw.trustedProxies ?? NO_TRUSTED_PROXIES,
   };
 }

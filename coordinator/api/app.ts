@@ -7,7 +7,7 @@ import { authenticate, authorize } from "../auth/authenticate.js";
 import { AssayError } from "../errors/assay-error.js";
 import { httpMetrics } from "../metrics.js";
 import { compileApiDeps, type ApiDeps } from "./api-deps.js";
-import { docsRouter } from "./docs-page.js";
+import { DOCS_PAGES, docsRouter } from "./docs-page.js";
 import { errorHandler } from "./error-handler.js";
 import { artifactsRouter } from "./routes/artifacts.js";
 import { catalogRouter } from "./routes/catalog.js";
@@ -52,7 +52,8 @@ export function createApiApp(raw: ApiDeps): express.Express {
   app.set("query parser", "simple");
   app.use(securityHeaders);
   app.use(rejectNulInUrl());
-  app.use(httpMetrics(deps.metrics));
+  // Route labels come from the route table; these are the only other paths with their own label.
+  app.use(httpMetrics(deps.metrics, ["/metrics", ...DOCS_PAGES.map((page) => `/docs/${page}`)]));
 
   app.get("/metrics", metricsAccess(deps.db, deps.metricsAccess), async (_req, res) => {
     res.type(deps.metrics.contentType).send(await deps.metrics.metrics());

@@ -10,6 +10,9 @@ import { AssayError } from "../errors/assay-error.js";
 
 const PAGES: Record<string, string> = { errors: "errors.md", api: "api.md" };
 
+/** The pages served under /docs, e.g. `errors` at /docs/errors. */
+export const DOCS_PAGES: readonly string[] = Object.keys(PAGES);
+
 function escapeHtml(text: string): string {
   return text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
 }

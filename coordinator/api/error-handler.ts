@@ -1,12 +1,24 @@
 /**
  * The one express error handler: AssayError -> the spec's envelope and status; body-parser failures
- * -> contract_validation_failed; anything else -> 500 with the envelope shape and no internals.
+ * -> contract_validation_failed; storage full (SQLite, PostgreSQL or the artifact disk) -> 503
+ * service_unavailable with Retry-After; anything else -> 500 with the envelope shape and no internals.
  */
 import type { NextFunction, Request, Response } from "express";
 import { AssayError, errorEnvelope } from "../errors/assay-error.js";
+import { isStorageFull } from "../errors/storage-full.js";
 
 /** `error.code` of an unexpected failure. Not one of the spec's codes: it means a coordinator bug. */
 export const INTERNAL_ERROR_CODE = "internal_error";
+
+/**
+ * `error.code` of HTTP 503: the service cannot take the request for now (its storage is full), with
+ * `Retry-After`. Not one of the spec's codes (none fits an operator-side condition); like
+ * internal_error it is never an answer to bad input.
+ */
+export const SERVICE_UNAVAILABLE_CODE = "service_unavailable";
+
+/** `Retry-After` of a storage-full answer: long enough for an operator's alert to be seen, short enough to resume soon after space is freed. */
+export const STORAGE_FULL_RETRY_AFTER_S = 60;
 
 interface BodyParserError {
   type?: string;
@@ -52,6 +64,17 @@ export function errorHandler(docsUrl: string, log: (message: string, error: unkn
     if (assay) {
       if (assay.code === "rate_limited" && assay.retryAfterS !== undefined) res.set("Retry-After", String(Math.ceil(assay.retryAfterS)));
       res.status(assay.status).json(errorEnvelope(assay, docsUrl));
+      return;
+    }
+    if (isStorageFull(error)) {
+      log(`storage full on ${req.method} ${req.originalUrl}: free space on the database or artifact store`, error);
+      res.status(503).set("Retry-After", String(STORAGE_FULL_RETRY_AFTER_S)).json({
+        error: {
+          code: SERVICE_UNAVAILABLE_CODE,
+          message: `the service is out of storage space and could not complete this request; retry after ${STORAGE_FULL_RETRY_AFTER_S} s`,
+          doc_url: `${docsUrl}/errors#${SERVICE_UNAVAILABLE_CODE}`,
+        },
+      });
       return;
     }
     log(`unhandled error on ${req.method} ${req.originalUrl}`, error);

@@ -8,6 +8,7 @@ import { z } from "zod";
 import { ANY_KEY_ROUTES, findRouteScope, PUBLIC_ROUTES, ROUTE_SCOPES, type RouteScope } from "../auth/route-scopes.js";
 import { ERROR_CODES, type ErrorCode } from "../errors/codes.js";
 import { errorCodesOf, OPERATIONS, type Operation } from "./operations.js";
+import { SERVICE_UNAVAILABLE_CODE } from "./error-handler.js";
 import { componentRegistry, COMPONENTS, ErrorEnvelope } from "./schemas/common.js";
 
 /** The interface version the document describes (spec section 9). */
@@ -86,6 +87,12 @@ function errorResponses(op: Operation): Record<string, JsonSchema> {
       content: { "application/json": { schema: { $ref: `${COMPONENT_PREFIX}Error` } } },
     };
   }
+  // Any operation may find the service out of storage (docs/errors.md, service_unavailable).
+  out["503"] = {
+    description: `error envelope; error.code: ${SERVICE_UNAVAILABLE_CODE} (the service is out of storage)`,
+    headers: { "Retry-After": { description: "seconds to wait", schema: { type: "integer" } } },
+    content: { "application/json": { schema: { $ref: `${COMPONENT_PREFIX}Error` } } },
+  };
   return out;
 }
 
@@ -125,7 +132,7 @@ export function buildOpenApiDocument(baseUrl = ""): OpenApiDocument {
       tags: [op.tag],
       security: row.public ? [] : row.anyKey ? [{ bearerAuth: [] }] : row.scopes.map((scope) => ({ bearerAuth: [scope] })),
       "x-assay-scope": row.public ? "none (public)" : row.anyKey ? "any valid key" : row.scopes,
-      "x-assay-error-codes": errorCodesOf(op),
+      "x-assay-error-codes": [...errorCodesOf(op), SERVICE_UNAVAILABLE_CODE],
       ...(parameters.length ? { parameters } : {}),
       ...(body !== undefined ? { requestBody: { required: !op.bodyOptional, content: { "application/json": { schema: converted.inline[body] } } } } : {}),
       ...(op.rawBody ? { requestBody: { required: true, content: { [op.rawBody.type]: { schema: { type: "string", format: "binary", description: op.rawBody.description } } } } } : {}),

@@ -3,8 +3,11 @@
  * that all the account's keys share (ACCOUNT_MULTIPLE times a key's, so minting keys does not
  * multiply the allowance). POST /v1/runs draws from the `submit` buckets (default 5 requests/s
  * sustained, burst 10 per key); every other authenticated request (/v1 and /artifacts) from the
- * `general` buckets (default 20/s, burst 40 per key). An empty bucket answers 429 rate_limited with
- * `Retry-After` in whole seconds (at least 1) until a token is back.
+ * `general` buckets (default 20/s, burst 40 per key). Requests without a key (published
+ * leaderboards) draw from buckets per client address (api/client-address.ts: the socket's peer, or
+ * X-Forwarded-For from a trusted proxy): `anonymous` (default: as `general`), and the PDF renders
+ * also from the tighter `anonymousRender` (default 1/s, burst 5). An empty bucket answers 429
+ * rate_limited with `Retry-After` in whole seconds (at least 1) until a token is back.
  */
 import type { NextFunction, Request, Response } from "express";
 import { authOf } from "../auth/authenticate.js";
@@ -20,9 +23,15 @@ export interface BucketSpec {
 export interface RateLimits {
   general: BucketSpec;
   submit: BucketSpec;
+  /** Requests without a key, per client address. Default: the same as `general`. */
+  anonymous?: BucketSpec;
+  /** Rendered answers without a key (a leaderboard entry's report as PDF), per client address, on top of `anonymous`. Default 1/s, burst 5. */
+  anonymousRender?: BucketSpec;
 }
 
 export const DEFAULT_RATE_LIMITS: RateLimits = { general: { perS: 20, burst: 40 }, submit: { perS: 5, burst: 10 } };
+
+export const DEFAULT_ANONYMOUS_RENDER: BucketSpec = { perS: 1, burst: 5 };
 
 /** An account's allowance, in keys' worth: its keys together get this many times one key's rate and burst. */
 export const ACCOUNT_MULTIPLE = 3;
@@ -37,6 +46,11 @@ export class TokenBucket {
   }
 
   /** Takes a token; returns 0 when granted, otherwise the seconds until one is available. */
+  /** Whether the bucket would be full at `nowMs` (then dropping it loses nothing). */
+  isFull(nowMs: number): boolean {
+    return this.tokens + ((nowMs - this.updatedMs) / 1000) * this.spec.perS >= this.spec.burst;
+  }
+
   take(nowMs: number): number {
     this.tokens = Math.min(this.spec.burst, this.tokens + ((nowMs - this.updatedMs) / 1000) * this.spec.perS);
     this.updatedMs = nowMs;
@@ -49,11 +63,66 @@ export class TokenBucket {
 }
 
 export function validateRateLimits(limits: RateLimits): RateLimits {
-  for (const name of ["general", "submit"] as const) {
+  for (const name of ["general", "submit", "anonymous", "anonymousRender"] as const) {
     const spec = limits[name];
+    if (spec === undefined && (name === "anonymous" || name === "anonymousRender")) continue;
     if (!spec || !(spec.perS > 0) || !(spec.burst >= 1)) throw new Error(`rate limit ${name} needs perS > 0 and burst >= 1; got ${JSON.stringify(spec)}`);
   }
+  for (const name of Object.keys(limits)) {
+    if (!["general", "submit", "anonymous", "anonymousRender"].includes(name)) throw new Error(`unknown rate limit "${name}"; known: general, submit, anonymous, anonymousRender`);
+  }
   return limits;
+}
+
+/**
+ * Buckets by name, created full on first use. Buckets that have refilled to full are dropped once
+ * the table grows past `pruneAbove`, so a stream of new names (addresses) cannot grow it forever.
+ */
+export class BucketTable {
+  private readonly buckets = new Map<string, { bucket: TokenBucket; spec: BucketSpec }>();
+
+  constructor(private readonly pruneAbove = 10_000) {}
+
+  take(id: string, spec: BucketSpec, nowMs: number): number {
+    let entry = this.buckets.get(id);
+    if (!entry) {
+      if (this.buckets.size >= this.pruneAbove) this.prune(nowMs);
+      this.buckets.set(id, (entry = { bucket: new TokenBucket(spec, nowMs), spec }));
+    }
+    return entry.bucket.take(nowMs);
+  }
+
+  get size(): number {
+    return this.buckets.size;
+  }
+
+  private prune(nowMs: number): void {
+    for (const [id, entry] of this.buckets) {
+      if (entry.bucket.isFull(nowMs)) this.buckets.delete(id);
+    }
+  }
+}
+
+function refuse(waitS: number, message: (retryAfterS: number) => string): never {
+  const retryAfterS = Math.max(1, Math.ceil(waitS));
+  throw new AssayError("rate_limited", message(retryAfterS), { retryAfterS });
+}
+
+/**
+ * Middlewares for requests without a key, per client address (`addressOf`): `reads` for every
+ * request, `renders` on top for the expensive ones (PDF). Both pass everything when limits are "off".
+ */
+export function anonymousRateLimit(limits: RateLimits | "off", addressOf: (req: Request) => string, nowMs: () => number = Date.now) {
+  if (limits === "off") return { reads: noLimit, renders: noLimit };
+  const reads = limits.anonymous ?? limits.general;
+  const renders = limits.anonymousRender ?? DEFAULT_ANONYMOUS_RENDER;
+  const table = new BucketTable();
+  const limiter = (kind: string, spec: BucketSpec, what: string) => (req: Request, _res: Response, next: NextFunction): void => {
+    const waitS = table.take(`${kind}:${addressOf(req)}`, spec, nowMs());
+    if (waitS > 0) refuse(waitS, (s) => `rate limit of ${spec.perS} ${what}/s (burst ${spec.burst}) without a key from this address exceeded; retry after ${s} s`);
+    next();
+  };
+  return { reads: limiter("reads", reads, "requests"), renders: limiter("renders", renders, "PDF reports") };
 }
 
 /** Pass-through for an app built without rate limits. */

@@ -9,13 +9,16 @@ import type { NextFunction, Request, Response } from "express";
 
 export const API_CSP = "default-src 'none'; frame-ancestors 'none'";
 
+/** The one list: express answers set it here, raw answers written on the socket (api/raw-answer.ts) copy it. */
+export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
+  "X-Content-Type-Options": "nosniff",
+  "X-Frame-Options": "DENY",
+  "Referrer-Policy": "no-referrer",
+  "Content-Security-Policy": API_CSP,
+};
+
 export function securityHeaders(_req: Request, res: Response, next: NextFunction): void {
-  res.set({
-    "X-Content-Type-Options": "nosniff",
-    "X-Frame-Options": "DENY",
-    "Referrer-Policy": "no-referrer",
-    "Content-Security-Policy": API_CSP,
-  });
+  res.set(SECURITY_HEADERS);
   next();
 }
 

@@ -11,18 +11,25 @@ export class AssayError extends Error {
   readonly details?: Record<string, unknown>;
   /** Seconds, for `Retry-After` on rate_limited. */
   readonly retryAfterS?: number;
+  /**
+   * An HTTP status other than the code's own, where the status names the problem better than the
+   * code's (416 with contract_validation_failed: docs/errors.md, "How requests that no specific
+   * code covers are answered"). Default the code's status.
+   */
+  private readonly statusOverride?: number;
 
-  constructor(code: ErrorCode, message: string, options: { runId?: string; cause?: unknown; details?: Record<string, unknown>; retryAfterS?: number } = {}) {
+  constructor(code: ErrorCode, message: string, options: { runId?: string; cause?: unknown; details?: Record<string, unknown>; retryAfterS?: number; status?: number } = {}) {
     super(message, { cause: options.cause });
     this.name = "AssayError";
     this.code = code;
     this.runId = options.runId;
     this.details = options.details;
     this.retryAfterS = options.retryAfterS;
+    this.statusOverride = options.status;
   }
 
   get status(): number {
-    return ERROR_CODES[this.code].status;
+    return this.statusOverride ?? ERROR_CODES[this.code].status;
   }
 
   get retryable(): boolean {

@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { startCoordinator, type RunningCoordinator } from "../../coordinator/server.js";
 import { compileCoordinatorOptions } from "../../coordinator/options.js";
 import type { RateLimits } from "../../coordinator/api/rate-limit.js";
+import type { ConnectionOptions } from "../../coordinator/api/connection-guard.js";
 import type { S3Connection } from "../../coordinator/storage/store-from-url.js";
 import { loadFirmwarePins } from "../../firmware-pins/pins.js";
 import { launchSimFleet, type SimFleet } from "../../simulators/fleet/launcher.js";
@@ -33,17 +34,20 @@ export interface TestService {
  * per wall second (default unpaced); fault tests slow it so an episode lasts long enough to hit.
  * `simTimecode`: cameras burn in their capture time (benches). `rateLimits`: per-key limits (default the coordinator's).
  * `simEngine`: the cells' physics engine (default MuJoCo); `simCellVariation`: the per-cell variation scale
- * (simulators/world/cell-variation.ts; default none). `modelMirror`: the operator's local model mirror directory. `artifactsUrl` and `s3`: artifacts in a
+ * (simulators/world/cell-variation.ts; default none). `connections`: connection timeouts and the per-address cap
+ * (default the coordinator's). `modelMirror`: the operator's local model mirror directory. `artifactsUrl` and `s3`: artifacts in a
  * bucket (test/support/s3-server.ts) instead of the data dir.
  * The fleet (`service.fleet`) can kill, restart, unplug and plug its cells.
  */
 export async function startTestService(options: {
   cells?: string[]; keepDataDir?: string; simSpeed?: number; simTimecode?: boolean; simEngine?: SimEngine; simCellVariation?: number; rateLimits?: Partial<RateLimits>; modelMirror?: string; artifactsUrl?: string; s3?: S3Connection;
+  connections?: Partial<ConnectionOptions>;
 } = {}): Promise<TestService> {
   const dataDir = options.keepDataDir ?? mkdtempSync(join(tmpdir(), "assay-it-"));
   const coordinator = await startCoordinator(compileCoordinatorOptions({
     port: 0, grpcPort: 0, dataDir, apiKey: TEST_ADMIN_KEY, ...(await testStoreOptions(dataDir)), ...(options.rateLimits ? { rateLimits: options.rateLimits } : {}),
     ...(options.modelMirror ? { modelMirror: options.modelMirror } : {}),
+    ...(options.connections ? { connections: options.connections } : {}),
     ...(options.artifactsUrl ? { artifactsUrl: options.artifactsUrl, s3: options.s3 } : {}),
     // The tests' webhook receivers listen on loopback (test/integration/webhook-receiver.ts).
     webhooksAllowLoopback: true,

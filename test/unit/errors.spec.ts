@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import { errorHandler, fromBodyParserError, INTERNAL_ERROR_CODE } from "../../coordinator/api/error-handler.js";
+import Database from "better-sqlite3";
+import { errorHandler, fromBodyParserError, INTERNAL_ERROR_CODE, SERVICE_UNAVAILABLE_CODE } from "../../coordinator/api/error-handler.js";
 import { AssayError, errorEnvelope } from "../../coordinator/errors/assay-error.js";
 import { ERROR_CODES, isErrorCode } from "../../coordinator/errors/codes.js";
 
@@ -42,12 +43,47 @@ describe("error table and envelope", () => {
     assert.equal(fromBodyParserError(new Error("boom")), undefined);
   });
 
-  it("documents every code, and internal_error, under its own anchor in docs/errors.md", () => {
+  it("documents every code, internal_error and service_unavailable, under its own anchor in docs/errors.md", () => {
     const doc = readFileSync(new URL("../../docs/errors.md", import.meta.url), "utf8");
-    for (const code of [...Object.keys(ERROR_CODES), INTERNAL_ERROR_CODE]) {
+    for (const code of [...Object.keys(ERROR_CODES), INTERNAL_ERROR_CODE, SERVICE_UNAVAILABLE_CODE]) {
       assert.match(doc, new RegExp(`^## ${code}$`, "m"), code);
       const section = doc.split(`## ${code}\n`)[1].split("\n## ")[0];
-      if (code !== INTERNAL_ERROR_CODE) assert.match(section, new RegExp(`HTTP status:\\*\\* ${ERROR_CODES[code as keyof typeof ERROR_CODES].status}`), code);
+      if (code === SERVICE_UNAVAILABLE_CODE) assert.match(section, /HTTP status:\*\* 503/, code);
+      else if (code !== INTERNAL_ERROR_CODE) assert.match(section, new RegExp(`HTTP status:\\*\\* ${ERROR_CODES[code as keyof typeof ERROR_CODES].status}`), code);
+    }
+  });
+
+  it("answers storage full (SQLite, PostgreSQL, the artifact disk) 503 service_unavailable with Retry-After, never 500", () => {
+    // A real SQLITE_FULL: a database not allowed to grow by a page.
+    const db = new Database(":memory:");
+    db.exec("CREATE TABLE t (x TEXT)");
+    db.pragma(`max_page_count = ${db.pragma("page_count", { simple: true })}`);
+    let sqliteFull: unknown;
+    try {
+      db.prepare("INSERT INTO t VALUES (?)").run("x".repeat(100_000));
+    } catch (error) {
+      sqliteFull = error;
+    }
+    db.close();
+    assert.equal((sqliteFull as { code?: string }).code, "SQLITE_FULL");
+    const postgresFull = Object.assign(new Error("could not extend file: No space left on device"), { code: "53100" });
+    const diskFull = new Error("writing the recording failed", { cause: Object.assign(new Error("ENOSPC: no space left on device, write"), { code: "ENOSPC" }) });
+    for (const error of [sqliteFull, postgresFull, diskFull]) {
+      const sent: { status?: number; body?: any; headers: Record<string, string> } = { headers: {} };
+      const res = {
+        headersSent: false,
+        status(code: number) { sent.status = code; return this; },
+        json(body: unknown) { sent.body = body; return this; },
+        set(name: string, value: string) { sent.headers[name] = value; return this; },
+      };
+      const logged: string[] = [];
+      errorHandler("https://api.test/docs", (message) => logged.push(message))(error, { method: "POST", originalUrl: "/v1/runs" } as never, res as never, () => {});
+      assert.equal(sent.status, 503, String(error));
+      assert.equal(sent.body.error.code, SERVICE_UNAVAILABLE_CODE);
+      assert.match(sent.body.error.message, /out of storage space/);
+      assert.equal(sent.body.error.doc_url, "https://api.test/docs/errors#service_unavailable");
+      assert.equal(sent.headers["Retry-After"], "60");
+      assert.match(logged[0]!, /storage full/, "the operator is told");
     }
   });
 

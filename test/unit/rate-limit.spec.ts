@@ -1,7 +1,7 @@
 /** Token buckets per key and per account: sustained rate, burst, Retry-After, and a separate POST /v1/runs bucket. */
 import assert from "node:assert/strict";
 import type { NextFunction, Request, Response } from "express";
-import { ACCOUNT_MULTIPLE, rateLimit, TokenBucket } from "../../coordinator/api/rate-limit.js";
+import { ACCOUNT_MULTIPLE, anonymousRateLimit, BucketTable, rateLimit, TokenBucket } from "../../coordinator/api/rate-limit.js";
 import { AssayError } from "../../coordinator/errors/assay-error.js";
 
 function call(mw: ReturnType<typeof rateLimit>, keyId: string, method: string, path: string, accountId = `acct_of_${keyId}`): AssayError | undefined {
@@ -68,5 +68,44 @@ describe("rate limits", () => {
 
   it("rejects nonsense limits at start-up", () => {
     assert.throws(() => rateLimit({ general: { perS: 0, burst: 1 }, submit: { perS: 1, burst: 1 } }), /perS > 0/);
+    assert.throws(() => rateLimit({ general: { perS: 1, burst: 1 }, submit: { perS: 1, burst: 1 }, anonymousRender: { perS: 1, burst: 0 } }), /anonymousRender needs/);
+    assert.throws(() => rateLimit({ general: { perS: 1, burst: 1 }, submit: { perS: 1, burst: 1 }, anonymus: { perS: 1, burst: 1 } } as never), /unknown rate limit "anonymus"/);
+  });
+
+  it("limits requests without a key per client address, and PDF renders with a tighter bucket on top", () => {
+    const now = 0;
+    const limits = anonymousRateLimit({ general: { perS: 20, burst: 40 }, submit: { perS: 5, burst: 10 }, anonymousRender: { perS: 1, burst: 5 } }, (req) => (req as unknown as { address: string }).address, () => now);
+    const pass = (mw: typeof limits.reads, address: string): AssayError | undefined => {
+      let passed = false;
+      try {
+        mw({ address } as unknown as Request, {} as Response, (() => { passed = true; }) as NextFunction);
+      } catch (error) {
+        return error as AssayError;
+      }
+      assert.ok(passed);
+      return undefined;
+    };
+    // Reads: the general limit of one key (burst 40), per address.
+    for (let i = 0; i < 40; i++) assert.equal(pass(limits.reads, "198.51.100.1"), undefined);
+    const refused = pass(limits.reads, "198.51.100.1");
+    assert.equal(refused?.code, "rate_limited");
+    assert.match(refused!.message, /without a key from this address/);
+    assert.equal(pass(limits.reads, "198.51.100.2"), undefined, "another client has its own bucket");
+    // Renders: burst 5, then one a second.
+    for (let i = 0; i < 5; i++) assert.equal(pass(limits.renders, "198.51.100.3"), undefined);
+    assert.equal(pass(limits.renders, "198.51.100.3")?.retryAfterS, 1);
+    assert.match(pass(limits.renders, "198.51.100.3")!.message, /1 PDF reports\/s \(burst 5\)/);
+  });
+
+  it("forgets full buckets once the table grows, so many addresses cannot grow it without bound", () => {
+    const table = new BucketTable(100);
+    for (let i = 0; i < 1000; i++) table.take(`addr:${i}`, { perS: 1, burst: 2 }, i * 10_000);
+    assert.ok(table.size <= 100, `${table.size} buckets kept`);
+    // A bucket still being drained is kept (pruning never hands a client a fresh burst).
+    const busy = new BucketTable(2);
+    busy.take("a", { perS: 1, burst: 1 }, 0);
+    busy.take("b", { perS: 1, burst: 1 }, 0);
+    busy.take("c", { perS: 1, burst: 1 }, 0);
+    assert.equal(busy.take("a", { perS: 1, burst: 1 }, 0), 1, "a's empty bucket survived the prune");
   });
 });

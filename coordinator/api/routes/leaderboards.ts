@@ -1,5 +1,6 @@
 /**
- * Published leaderboards, readable without a key (public data; rate-limited per client address):
+ * Published leaderboards, readable without a key (public data; rate-limited per client address,
+ * PDF reports more tightly: api/rate-limit.ts anonymousRateLimit):
  * - GET /v1/leaderboards: every board with a published result, most recently updated first;
  * - GET /v1/leaderboards/{leaderboard_id}: its entries, tiers, ranking rule and Bradley-Terry fit;
  * - GET /v1/leaderboards/{leaderboard_id}/entries/{run_id}/report[?format=pdf]: the entry's citable
@@ -12,32 +13,18 @@ import { buildReport } from "../../reports/report.js";
 import { renderReportPdf } from "../../reports/report-pdf.js";
 import { getRun } from "../../store/runs-repo.js";
 import type { CompiledApiDeps } from "../api-deps.js";
-import { TokenBucket } from "../rate-limit.js";
+import { clientAddress } from "../client-address.js";
+import { anonymousRateLimit } from "../rate-limit.js";
 import { ReportQuery } from "../schemas/runs.js";
 import { parseQuery } from "../validate-request.js";
-
-/** Anonymous reads per client address: the general limit of one key. */
-function perAddressLimit(perS: number, burst: number) {
-  const buckets = new Map<string, TokenBucket>();
-  return (req: Request, _res: Response, next: NextFunction): void => {
-    const address = req.socket.remoteAddress ?? "?";
-    const now = Date.now();
-    let bucket = buckets.get(address);
-    if (!bucket) buckets.set(address, (bucket = new TokenBucket({ perS, burst }, now)));
-    const waitS = bucket.take(now);
-    if (waitS > 0) {
-      const retryAfterS = Math.max(1, Math.ceil(waitS));
-      throw new AssayError("rate_limited", `rate limit of ${perS} requests/s (burst ${burst}) for public reads from this address exceeded; retry after ${retryAfterS} s`, { retryAfterS });
-    }
-    next();
-  };
-}
 
 /** Mounted at /v1/leaderboards, ahead of the keyed /v1 routes. */
 export function leaderboardsRouter(deps: CompiledApiDeps): Router {
   const router = Router();
-  const limits = deps.rateLimits === "off" ? { perS: 1e9, burst: 1e9 } : deps.rateLimits.general;
-  router.use(perAddressLimit(limits.perS, limits.burst));
+  const limits = anonymousRateLimit(deps.rateLimits, (req) => clientAddress(req.socket.remoteAddress, req.headers["x-forwarded-for"], deps.trustedProxies));
+  router.use(limits.reads);
+  // A PDF costs far more than JSON: its own, tighter bucket per address.
+  const pdfRenders = (req: Request, res: Response, next: NextFunction) => (req.query.format === "pdf" ? limits.renders(req, res, next) : next());
   const notFound = (id: string) => new AssayError("not_found", `no leaderboard ${JSON.stringify(id)}; GET /v1/leaderboards lists them`);
 
   router.get("/", (_req, res) => {
@@ -62,6 +49,7 @@ export function leaderboardsRouter(deps: CompiledApiDeps): Router {
     res.json(board);
   });
 
+  router.use("/:leaderboardId/entries/:runId/report", pdfRenders);
   router.get("/:leaderboardId/entries/:runId/report", async (req, res) => {
     const board = findLeaderboard(deps.db, deps.urls.baseUrl, req.params.leaderboardId);
     if (!board) throw notFound(req.params.leaderboardId);

@@ -6,7 +6,7 @@
  */
 import { z } from "zod";
 import { ERROR_CODES } from "../../errors/codes.js";
-import { INTERNAL_ERROR_CODE } from "../error-handler.js";
+import { INTERNAL_ERROR_CODE, SERVICE_UNAVAILABLE_CODE } from "../error-handler.js";
 
 export { componentRegistry, COMPONENTS, component } from "../../json/schema-components.js";
 import { component } from "../../json/schema-components.js";
@@ -28,13 +28,16 @@ export const RateSummary = component("RateSummary", z.strictObject({
   interval_method: z.string().describe("\"wilson\", or the cell-clustered interval when several cells ran the episodes (docs/statistics.md)"),
 }).describe("A success rate with its episode count and 95% confidence interval; a bare percentage is never returned."));
 
-/** Every error code a response may carry: the spec's fixed list, plus `internal_error` (a coordinator bug, HTTP 500). */
-export const ERROR_CODE_VALUES = [...(Object.keys(ERROR_CODES) as Array<keyof typeof ERROR_CODES>), INTERNAL_ERROR_CODE] as const;
+/**
+ * Every error code a response may carry: the spec's fixed list, plus `internal_error` (a coordinator
+ * bug, HTTP 500) and `service_unavailable` (storage full, HTTP 503 with Retry-After).
+ */
+export const ERROR_CODE_VALUES = [...(Object.keys(ERROR_CODES) as Array<keyof typeof ERROR_CODES>), INTERNAL_ERROR_CODE, SERVICE_UNAVAILABLE_CODE] as const;
 
 /** The spec's error envelope (section 7): every non-2xx response has this shape. */
 export const ErrorEnvelope = component("Error", z.strictObject({
   error: z.strictObject({
-    code: z.enum(ERROR_CODE_VALUES).describe("one of the spec's error codes; internal_error only on HTTP 500"),
+    code: z.enum(ERROR_CODE_VALUES).describe("one of the spec's error codes; internal_error only on HTTP 500, service_unavailable only on HTTP 503"),
     message: z.string().describe("what was wrong and what to do, quoting the offending value"),
     run_id: z.string().optional().describe("present when the error concerns a run"),
     doc_url: z.url().describe("where the code is documented (docs/errors.md)"),
