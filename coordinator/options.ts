@@ -65,7 +65,7 @@ export interface CoordinatorOptions {
   /** Firmware pin table; default firmware-pins/installations.json. */
   installationsPath?: string;
   /**
-   * Rate limits (api/rate-limit.ts): per key and per account (all its keys share 3 keys' worth),
+   * Rate limits (api/rate-limit.ts): per account (all its keys share one key's worth),
    * and for requests without a key per client address. Default general 20/s burst 40, POST
    * /v1/runs 5/s burst 10, anonymous 20/s burst 40, anonymous PDF renders 1/s burst 5.
    */

@@ -1,7 +1,7 @@
 /**
  * Rate limits: token buckets in memory, one per API key and class, and one per account and class
- * that all the account's keys share (ACCOUNT_MULTIPLE times a key's, so minting keys does not
- * multiply the allowance). POST /v1/runs draws from the `submit` buckets (default 5 requests/s
+ * that all the account's keys share (ACCOUNT_MULTIPLE times a key's: one key's worth, so an account
+ * gets the same allowance however many keys it mints, and one key alone can use all of it). POST /v1/runs draws from the `submit` buckets (default 5 requests/s
  * sustained, burst 10 per key); every other authenticated request (/v1 and /artifacts) from the
  * `general` buckets (default 20/s, burst 40 per key). Requests without a key (published
  * leaderboards) draw from buckets per client address (api/client-address.ts: the socket's peer, or
@@ -33,8 +33,11 @@ export const DEFAULT_RATE_LIMITS: RateLimits = { general: { perS: 20, burst: 40 
 
 export const DEFAULT_ANONYMOUS_RENDER: BucketSpec = { perS: 1, burst: 5 };
 
-/** An account's allowance, in keys' worth: its keys together get this many times one key's rate and burst. */
-export const ACCOUNT_MULTIPLE = 3;
+/**
+ * An account's allowance, in keys' worth: its keys together get this many times one key's rate and burst. One:
+ * several keys of one account share one bucket (the audit of issue 24 found six keys getting three keys' worth).
+ */
+export const ACCOUNT_MULTIPLE = 1;
 
 export class TokenBucket {
   private tokens: number;
