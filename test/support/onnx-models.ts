@@ -294,3 +294,13 @@ export function shapeBombModel(dimCount: number): Uint8Array {
   model.graph = null;
   return concatBytes(onnx.ModelProto.encode(model).finish(), wireField(7, concatBytes(graph, wireField(11, bombInput))));
 }
+
+/** A state policy whose graph also holds `count` empty nodes (2 bytes each on the wire): the node-count bound. */
+export function manyNodesModel(count: number): Uint8Array {
+  const model = onnx.ModelProto.decode(linearStatePolicy({ stateWidth: 6, dof: 6, chunk: 4 }));
+  const graph = onnx.GraphProto.encode(model.graph!).finish();
+  model.graph = null;
+  const nodes = new Uint8Array(2 * count);
+  for (let i = 0; i < count; i++) nodes[2 * i] = 0x0a; // field 1 (node), length 0
+  return concatBytes(onnx.ModelProto.encode(model).finish(), wireField(7, concatBytes(graph, nodes)));
+}

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describeOnnxModel, describeOnnxStream } from "../../protocol/policy/onnx/model-description.js";
 import { ONNX_READ_LIMITS } from "../../protocol/policy/onnx/onnx-wire-reader.js";
-import { cameraStatePolicy, encodeModel, floatTensor, linearStatePolicy, mlpStatePolicy, node, shapeBombModel, valueInfo } from "../support/onnx-models.js";
+import { cameraStatePolicy, encodeModel, floatTensor, linearStatePolicy, manyNodesModel, mlpStatePolicy, node, shapeBombModel, valueInfo } from "../support/onnx-models.js";
 
 /** The bytes as a stream of `size`-byte chunks. */
 async function* chunksOf(bytes: Uint8Array, size: number): AsyncGenerator<Uint8Array> {
@@ -40,6 +40,7 @@ describe("the bounded ONNX wire reader", () => {
     assert.throws(() => describeOnnxModel(many), /the model's input noise declares the shape \[1, 3, 20000, 20000\], 1200000000 elements; at most 134217728/);
     const long = linearStatePolicy({ stateWidth: 6, dof: 6, extraInputs: [{ name: "x".repeat(300), dims: [1] }] });
     assert.throws(() => describeOnnxModel(long), /the name of graph input #2 is 300 bytes long \("x{60}\.\.\."\); at most 256 bytes are accepted/);
+    assert.throws(() => describeOnnxModel(manyNodesModel(ONNX_READ_LIMITS.maxNodes - 2)), /the graph has more than 500000 nodes; at most 500000 are accepted/);
     const inputs = Array.from({ length: ONNX_READ_LIMITS.maxInputs }, (_, i) => ({ name: `extra${i}`, dims: [1] }));
     assert.throws(() => describeOnnxModel(linearStatePolicy({ stateWidth: 6, dof: 6, extraInputs: inputs })), /the graph declares 33 inputs \(besides initializers\); at most 32 are accepted/);
   });

@@ -32,6 +32,8 @@ export const ONNX_READ_LIMITS = {
   /** Bytes of a value's, a symbolic dimension's or an initializer's name. */
   maxNameBytes: 256,
   maxInitializers: 65_536,
+  /** Nodes of the graph (large transformer exports have tens of thousands). */
+  maxNodes: 500_000,
   maxOpsetImports: 64,
   /** Metadata entries kept (later ones are ignored), and the characters kept of each key and value. */
   maxMetadataEntries: 32,
@@ -270,7 +272,9 @@ function* graph(w: Window, end: number, model: WireModel): Gen<void> {
   while (w.at() < end) {
     const [field, wire] = yield* key(w, end);
     if (field === 1 && wire === 2) {
-      model.nodeCount++;
+      if (++model.nodeCount > ONNX_READ_LIMITS.maxNodes) {
+        throw new OnnxBoundError(`the graph has more than ${ONNX_READ_LIMITS.maxNodes} nodes; at most ${ONNX_READ_LIMITS.maxNodes} are accepted`);
+      }
       yield* skipField(w, wire, end);
     } else if (field === 5 && wire === 2) yield* message(w, end, (e) => initializer(w, e, model));
     else if (field === 11 && wire === 2) {
