@@ -304,3 +304,16 @@ export function manyNodesModel(count: number): Uint8Array {
   for (let i = 0; i < count; i++) nodes[2 * i] = 0x0a; // field 1 (node), length 0
   return concatBytes(onnx.ModelProto.encode(model).finish(), wireField(7, concatBytes(graph, nodes)));
 }
+
+/**
+ * A hold-pose state policy that also carries an unused initializer of `weightBytes` zero bytes
+ * (raw_data): a large model built without encoding its weights through protobufjs.
+ */
+export function paddedModel(weightBytes: number): Uint8Array {
+  const model = onnx.ModelProto.decode(linearStatePolicy({ stateWidth: 6, dof: 6, chunk: 4 }));
+  const graph = onnx.GraphProto.encode(model.graph!).finish();
+  model.graph = null;
+  const name = wireField(8, new TextEncoder().encode("padding"));
+  const tensor = concatBytes(Uint8Array.from([0x08, ...wireVarint(weightBytes / 4), 0x10, 0x01]), name, wireField(9, new Uint8Array(weightBytes)));
+  return concatBytes(onnx.ModelProto.encode(model).finish(), wireField(7, concatBytes(graph, wireField(5, tensor))));
+}
