@@ -9,6 +9,7 @@ import { compileTrustedProxies } from "./api/client-address.js";
 import { compileConnectionOptions, type ConnectionOptions } from "./api/connection-guard.js";
 import { QUOTE_VALIDITY_MS } from "./billing/quotes.js";
 import { DEFAULT_RETENTION_SWEEP_MS } from "./data/retention-sweeper.js";
+import { compileModelLimits, type ModelLimits } from "./models/model-limits.js";
 import type { ObjectStore } from "./storage/object-store.js";
 import { objectStoreFromUrl, parseStoreUrl, type S3Connection } from "./storage/store-from-url.js";
 import { DEFAULT_QUEUE_CHECK_INTERVAL_MS, DEFAULT_QUEUE_WINDOWS_MS, type QueueWindowsMs } from "./scheduler/queue-windows.js";
@@ -93,6 +94,13 @@ export interface CoordinatorOptions {
   iceServers: Array<{ urls: string[]; username?: string; credential?: string }>;
   /** The operator's local model mirror, `<dir>/<org>/<name>[/<revision>]/model.onnx` (coordinator/models/model-mirror.ts). Default none. */
   modelMirror?: string;
+  /**
+   * Bounds of model uploads (coordinator/models/model-limits.ts, docs/api.md "Models"): `maxBytes`
+   * a file (default 2 GiB), `maxChunkBytes` a PUT (64 MiB), `accountQuotaBytes` an account's
+   * declared and ready models together (20 GiB), `maxPendingUploads` an account's uploads in
+   * progress (4). Any subset may be given.
+   */
+  models: ModelLimits;
   /** How long an endpoint policy's pre-flight waits at submission. Default 30000 ms. */
   preflightTimeoutMs: number;
   /**
@@ -115,8 +123,9 @@ export interface ExportOptions {
 
 export const EXPORT_DEFAULTS: ExportOptions = { concurrency: 1, availabilityMs: 7 * 24 * 3_600_000, pendingUploadWaitMs: 10 * 60_000, sweepMs: 60_000 };
 
-type RawCoordinatorOptions = Partial<Omit<CoordinatorOptions, "queueWindowsMs" | "webhooks" | "rateLimits" | "exports" | "iceServers" | "connections">> & {
+type RawCoordinatorOptions = Partial<Omit<CoordinatorOptions, "queueWindowsMs" | "webhooks" | "rateLimits" | "exports" | "iceServers" | "connections" | "models">> & {
   connections?: Partial<ConnectionOptions>;
+  models?: Partial<ModelLimits>;
   /** ICE server URLs ("stun:host:3478", "turn:host:3478?transport=udp"), or objects with credentials. */
   iceServers?: Array<string | { urls: string[]; username?: string; credential?: string }>;
   exports?: Partial<ExportOptions>;
@@ -128,7 +137,7 @@ type RawCoordinatorOptions = Partial<Omit<CoordinatorOptions, "queueWindowsMs" |
 const KNOWN = new Set([
   "host", "port", "grpcPort", "dataDir", "databaseUrl", "artifactsUrl", "s3", "apiKey", "publicUrl", "internalUrl", "streamsUrl", "installationsPath",
   "rateLimits", "queueWindowsMs", "queueCheckIntervalMs", "webhooks", "retentionSweepMs", "quoteValidityMs", "exports", "iceServers",
-  "modelMirror", "preflightTimeoutMs", "webhooksAllowLoopback", "connections", "trustedProxies",
+  "modelMirror", "models", "preflightTimeoutMs", "webhooksAllowLoopback", "connections", "trustedProxies",
 ]);
 
 function positiveMs(name: string, value: number): number {
@@ -182,6 +191,7 @@ export function compileCoordinatorOptions(raw: RawCoordinatorOptions = {}): Coor
     exports,
     iceServers,
     modelMirror: raw.modelMirror ? resolve(raw.modelMirror) : undefined,
+    models: compileModelLimits(raw.models),
     preflightTimeoutMs: positiveMs("preflightTimeoutMs", raw.preflightTimeoutMs ?? DEFAULT_PREFLIGHT_TIMEOUT_MS),
     webhooksAllowLoopback: raw.webhooksAllowLoopback ?? false,
     rateLimits: validateRateLimits({ ...DEFAULT_RATE_LIMITS, ...raw.rateLimits }),

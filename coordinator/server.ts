@@ -257,6 +257,7 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Run
     live: cellLink.live,
     iceServers: options.iceServers,
     modelMirror: options.modelMirror ?? null,
+    models: options.models,
     endRun: (runId, ending) => cellLink.lifecycle.end(runId, ending),
     metricsAccess: isLoopbackHost(options.host) ? "open" : "operator",
     webhooksAllowLoopback: options.webhooksAllowLoopback,

@@ -195,7 +195,15 @@ export interface PolicyRuntime {
   /** Policy sources this runtime can start, e.g. "assay/ref-policy:expert". */
   available(): string[];
   /** `policy` is the run's Policy object as submitted. */
-  start(policy: Record<string, unknown>, robot: { model: string; dof: number }): Promise<PolicySession>;
+  start(policy: Record<string, unknown>, robot: PolicyRobot): Promise<PolicySession>;
+}
+
+/** What a policy runtime knows of the cell it starts on. */
+export interface PolicyRobot {
+  model: string;
+  dof: number;
+  /** Frame sizes of the cell's calibrated cameras, by name: checkpoint models' image inputs are bounded by them. */
+  cameras?: Record<string, { width: number; height: number }>;
 }
 
 /** Everything a cell has; optional instruments are absent where the cell lacks them. */

@@ -12,11 +12,11 @@
  * come in a row), so only the first episode pays download, hash and session creation.
  */
 import { createHash } from "node:crypto";
-import { SUPPORTED_RUNTIMES } from "../../protocol/policy/onnx/contract-check.js";
+import { SUPPORTED_RUNTIMES, type OnnxContract } from "../../protocol/policy/onnx/contract-check.js";
 import { onnxContractOf } from "../../protocol/policy/onnx/contract-from-policy.js";
 import { GaussianNoise } from "../../protocol/policy/onnx/noise-input.js";
 import { OnnxPolicy } from "../../protocol/policy/onnx/onnx-policy.js";
-import type { Observation, PolicyRuntime, PolicySession } from "../hardware/types.js";
+import type { Observation, PolicyRobot, PolicyRuntime, PolicySession } from "../hardware/types.js";
 
 /** A checkpoint as the coordinator resolved it: its upload id, content hash and size. */
 export interface CheckpointRef {
@@ -105,9 +105,10 @@ export class CheckpointPolicyRuntime implements PolicyRuntime {
     return [];
   }
 
-  async start(policy: Record<string, unknown>, robot: { model: string; dof: number }): Promise<PolicySession> {
+  async start(policy: Record<string, unknown>, robot: PolicyRobot): Promise<PolicySession> {
     const ref = checkpointRefOf(policy);
-    const contract = onnxContractOf(policy, robot.dof);
+    // The cameras' own sizes bound the model's image inputs (input-bounds.ts); checked before anything is allocated.
+    const contract = { ...onnxContractOf(policy, robot.dof), ...(robot.cameras ? { cameraSizes: robot.cameras } : {}) };
     if (contract.dof !== robot.dof) throw new Error(`policy.action_space.dim is ${contract.dof}; ${robot.model} has ${robot.dof} degrees of freedom`);
     const key = JSON.stringify([ref.sha256, contract]);
     if (this.latest?.key !== key) {
@@ -138,7 +139,7 @@ export class CheckpointPolicyRuntime implements PolicyRuntime {
     if (entry && entry.users === 0) await this.release(entry);
   }
 
-  private async load(ref: CheckpointRef, contract: ReturnType<typeof onnxContractOf>): Promise<OnnxPolicy> {
+  private async load(ref: CheckpointRef, contract: OnnxContract): Promise<OnnxPolicy> {
     const bytes = await this.source.load(ref);
     verifyCheckpoint(ref, bytes);
     return OnnxPolicy.load(bytes, contract);

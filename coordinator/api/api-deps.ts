@@ -15,7 +15,7 @@ import type { RunEvents } from "../runs/run-events.js";
 import type { CellStreamHub } from "../streams/cell-stream-hub.js";
 import type { ObjectStore } from "../storage/object-store.js";
 import type { Db } from "../store/database.js";
-import { DEFAULT_MODEL_LIMITS, type ModelLimits } from "../models/model-uploads.js";
+import { DEFAULT_MODEL_LIMITS, type ModelLimits } from "../models/model-limits.js";
 import type { LiveForwarding } from "../streams/live-forwarding.js";
 
 export interface ApiUrls {
@@ -81,7 +81,7 @@ export interface ApiDeps {
   metricsAccess?: "open" | "operator";
   /** Accept webhook receivers on loopback (coordinator option webhooksAllowLoopback). Default false. */
   webhooksAllowLoopback?: boolean;
-  /** Sizes of model uploads. Default DEFAULT_MODEL_LIMITS (2 GiB, 64 MiB chunks). */
+  /** Bounds of model uploads (coordinator/models/model-limits.ts). Default DEFAULT_MODEL_LIMITS (2 GiB a file, 64 MiB chunks, 20 GiB an account, 4 uploads in progress). */
   models?: ModelLimits;
   /** The operator's local model mirror (coordinator/models/model-mirror.ts). Default null: none. */
   modelMirror?: string | null;

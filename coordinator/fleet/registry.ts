@@ -74,7 +74,12 @@ export class CellRegistry implements FleetView {
     return null;
   }
 
-  /** Registers a session; returns the session it displaced for the same cell, if any. */
+  /**
+   * Registers a session; returns the session it displaced for the same cell, if any. A Hello that
+   * names an interrupted episode counts as busy with it until the first heartbeat says otherwise:
+   * an agent whose link dropped while it was stalled mid-episode (its stream closed for silence)
+   * may still be running that episode when it reconnects, and work offered to it then is declined.
+   */
   attach(session: CellSession): CellSession | undefined {
     const previous = this.entries.get(session.cellId)?.session;
     const hello = session.hello;
@@ -82,8 +87,8 @@ export class CellRegistry implements FleetView {
       session,
       lastHeardMs: this.now(),
       firmwareMismatch: this.firmwareProblem(hello),
-      reportedState: "idle",
-      reportedEpisodeId: "",
+      reportedState: hello.interruptedEpisodeId ? "busy" : "idle",
+      reportedEpisodeId: hello.interruptedEpisodeId,
       dutyCyclePct: 0,
       estopped: hello.safetyState === "estopped",
     });
@@ -137,9 +142,13 @@ export class CellRegistry implements FleetView {
   setAssigned(cellId: string, episodeId: string | undefined): void {
     const entry = this.entries.get(cellId);
     if (!entry) return;
+    const ended = entry.assignedEpisodeId;
     entry.assignedEpisodeId = episodeId;
-    // Until the next heartbeat says otherwise, a cell that just finished is free for work.
-    if (episodeId === undefined && entry.reportedState === "busy") {
+    // Until the next heartbeat says otherwise, a cell that just finished is free for work; but not
+    // a cell that declined an offer because it is busy with another episode (it would be offered
+    // work again at once, and decline again, until its next heartbeat).
+    const busyElsewhere = entry.reportedEpisodeId !== "" && entry.reportedEpisodeId !== ended;
+    if (episodeId === undefined && entry.reportedState === "busy" && !busyElsewhere) {
       entry.reportedState = "idle";
       entry.reportedEpisodeId = "";
     }

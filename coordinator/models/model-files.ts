@@ -2,13 +2,13 @@
  * Where model bytes live, in the artifact store: `.models/<id>.onnx` once ready. While an upload is
  * in progress, each chunk the API counted is an object of its own, `.models/<id>.parts/<first byte,
  * 12 digits>`, written whole or not at all: a PUT that breaks off leaves nothing, and no chunk
- * depends on one coordinator's disk. When the last one is counted they are read back in order,
- * checked and joined into the model (model-uploads.ts).
+ * depends on one coordinator's disk. When the last one is counted they are streamed back in order
+ * into the model's object, hashed on the way (model-uploads.ts): no file is ever held whole in
+ * memory, whatever its size.
  */
-import { createHash } from "node:crypto";
+import { createHash, type Hash } from "node:crypto";
 import { pipeline, Transform, type Readable } from "node:stream";
 import type { ObjectStore } from "../storage/object-store.js";
-import { readAll } from "../storage/object-readable.js";
 
 export const MODEL_CONTENT_TYPE = "application/octet-stream";
 
@@ -63,28 +63,29 @@ export async function dropChunks(objects: ObjectStore, id: string): Promise<void
 }
 
 /**
- * The counted chunks joined, bytes 0 to `bytes`: each chunk starts where the one before ended (a
- * chunk stored but never counted, at another offset, is skipped). Throws naming the first byte no
- * chunk holds.
+ * The counted chunks as one stream of bytes 0 to `bytes`, each chunk starting where the one before
+ * ended (a chunk stored but never counted, at another offset, is skipped), fed to `hash` as they
+ * pass. The stream fails naming the first byte no chunk holds.
  */
-export async function joinChunks(objects: ObjectStore, id: string, bytes: number): Promise<Buffer> {
-  const chunks = new Map<number, string>();
-  for (const entry of await objects.list(partsPrefix(id))) chunks.set(Number(entry.key.slice(partsPrefix(id).length)), entry.key);
-  const pieces: Buffer[] = [];
+export async function* joinedChunks(objects: ObjectStore, id: string, bytes: number, hash: Hash): AsyncGenerator<Buffer> {
+  const chunks = new Map<number, { key: string; bytes: number }>();
+  for (const entry of await objects.list(partsPrefix(id))) chunks.set(Number(entry.key.slice(partsPrefix(id).length)), entry);
   let position = 0;
   while (position < bytes) {
-    const key = chunks.get(position);
-    if (key === undefined) throw new Error(`model ${id}: no stored chunk starts at byte ${position}`);
-    const piece = await readAll((await objects.get(key)).body);
-    if (piece.length === 0) throw new Error(`model ${id}: the chunk at byte ${position} is empty`);
-    pieces.push(piece);
-    position += piece.length;
+    const chunk = chunks.get(position);
+    if (chunk === undefined) throw new Error(`model ${id}: no stored chunk starts at byte ${position}`);
+    if (chunk.bytes === 0) throw new Error(`model ${id}: the chunk at byte ${position} is empty`);
+    const take = Math.min(chunk.bytes, bytes - position);
+    let read = 0;
+    const { body } = await objects.get(chunk.key, take < chunk.bytes ? { start: 0, end: take - 1 } : undefined);
+    for await (const piece of body as AsyncIterable<Buffer>) {
+      hash.update(piece);
+      read += piece.length;
+      yield piece;
+    }
+    if (read !== take) throw new Error(`model ${id}: the chunk at byte ${position} read back ${read} bytes, not ${take}`);
+    position += take;
   }
-  return Buffer.concat(pieces).subarray(0, bytes);
-}
-
-export function sha256Of(bytes: Uint8Array): string {
-  return createHash("sha256").update(bytes).digest("hex");
 }
 
 /** Deletes a model's object and any chunks of its upload. */

@@ -5,16 +5,17 @@
  * that names a mirrored model copies it into the account's models (source `mirror`), hashed and
  * described like an upload, so later changes to the mirror never change what a run used.
  */
-import { readFile } from "node:fs/promises";
-import { existsSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { createReadStream, existsSync } from "node:fs";
+import { pipeline, Transform } from "node:stream";
 import { join } from "node:path";
 import { randomBase62 } from "../auth/api-keys.js";
-import { describeOnnxModel } from "../../protocol/policy/onnx/model-description.js";
+import { describeOnnxStream } from "../../protocol/policy/onnx/model-description.js";
 import { contract } from "../runs/field-checks.js";
 import type { ObjectStore } from "../storage/object-store.js";
 import type { Db } from "../store/database.js";
 import { findLiveModel, getModel, insertModel, markModelReady, markModelReceived, type ModelRow } from "../store/models-repo.js";
-import { MODEL_CONTENT_TYPE, modelKey, removeModelFiles, sha256Of } from "./model-files.js";
+import { MODEL_CONTENT_TYPE, modelKey, removeModelFiles } from "./model-files.js";
 import { DEFAULT_REVISION, refText } from "./model-ref.js";
 import { DEFAULT_MODEL_RETENTION } from "./model-uploads.js";
 import { lockName } from "../store/named-lock.js";
@@ -33,16 +34,27 @@ export async function importMirroredModel(db: Db, objects: ObjectStore, accountI
   const existing = findLiveModel(db, accountId, name, revision);
   if (existing?.status === "ready") return existing;
   const id = `mdl_${randomBase62(20)}`;
-  // Read once: the bytes hashed, described and stored are the same, whatever the mirror does meanwhile.
-  const model = await readFile(file);
-  let description: unknown;
+  // Streamed once into the store and hashed on the way, then described from the stored object: the
+  // bytes hashed, described and kept are the same whatever the mirror does meanwhile, and no file
+  // is held whole in memory.
+  const hash = createHash("sha256");
+  let bytes = 0;
+  const tap = new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      hash.update(chunk);
+      bytes += chunk.length;
+      done(null, chunk);
+    },
+  });
   try {
-    description = describeOnnxModel(model);
-  } catch (error) {
-    contract(`policy.hf: the mirror's ${refText(name, revision)} is not a usable ONNX model: ${(error as Error).message}`);
-  }
-  try {
-    await objects.put(modelKey(id), model, { contentType: MODEL_CONTENT_TYPE });
+    await objects.put(modelKey(id), pipeline(createReadStream(file), tap, () => undefined), { contentType: MODEL_CONTENT_TYPE });
+    let description: unknown;
+    try {
+      description = await describeOnnxStream((await objects.get(modelKey(id))).body, bytes);
+    } catch (error) {
+      contract(`policy.hf: the mirror's ${refText(name, revision)} is not a usable ONNX model: ${(error as Error).message}`);
+    }
+    const sha256 = hash.digest("hex");
     // Checked again under a lock on the name: another submission (here or on another coordinator)
     // may have imported it while these bytes were stored.
     const again = db.transaction(() => {
@@ -50,7 +62,7 @@ export async function importMirroredModel(db: Db, objects: ObjectStore, accountI
       const raced = findLiveModel(db, accountId, name, revision);
       if (raced?.status === "ready") return raced;
       insertModel(db, {
-        id, account_id: accountId, name, revision, format: "onnx", source: "mirror", created: now().toISOString(), bytes: model.length, sha256: sha256Of(model), retention: DEFAULT_MODEL_RETENTION,
+        id, account_id: accountId, name, revision, format: "onnx", source: "mirror", created: now().toISOString(), bytes, sha256, retention: DEFAULT_MODEL_RETENTION,
       });
       markModelReceived(db, id);
       markModelReady(db, id, description, now().toISOString());

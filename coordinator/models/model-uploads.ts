@@ -3,35 +3,33 @@
  * size and sha256; PUT /v1/models/{id}/content sends the bytes, whole or in chunks with
  * `Content-Range: bytes <first>-<last>/<total>`, each starting where the last one counted
  * (`received_bytes`), so an interrupted upload resumes from there. When the last byte arrives the
- * file is hashed against the declared sha256 and read as an ONNX model; its declared inputs and
- * outputs are kept for the checks at submission. Only then is it `ready`.
+ * chunks are streamed into the model's object and hashed on the way, and the stored file is read
+ * as an ONNX model by the bounded reader (never whole in memory, never holding the event loop); its
+ * declared inputs and outputs are kept for the checks at submission. Only then is it `ready`.
+ *
+ * Bounds (model-limits.ts): a declaration above the largest file, past the account's quota of model
+ * bytes, or beyond its number of uploads in progress is refused before any byte is sent.
  */
-import type { Readable } from "node:stream";
+import { createHash } from "node:crypto";
+import { Readable } from "node:stream";
 import { randomBase62 } from "../auth/api-keys.js";
 import { AssayError } from "../errors/assay-error.js";
-import { describeOnnxModel } from "../../protocol/policy/onnx/model-description.js";
+import { describeOnnxStream } from "../../protocol/policy/onnx/model-description.js";
 import { contract, q } from "../runs/field-checks.js";
 import { retentionHours } from "../runs/run-request.js";
 import type { ObjectStore } from "../storage/object-store.js";
 import type { Db } from "../store/database.js";
 import {
-  advanceModelUpload, findLiveModel, getModel, insertModel, markModelFailed, markModelReady, restartModelUpload, type ModelRow,
+  accountModelUsage, advanceModelUpload, findLiveModel, getModel, insertModel, markModelFailed, markModelReady, restartModelUpload, type ModelRow,
 } from "../store/models-repo.js";
-import { ChunkTooLong, dropChunk, dropChunks, joinChunks, MODEL_CONTENT_TYPE, modelKey, removeModelFiles, sha256Of, writeChunk } from "./model-files.js";
+import { lockName } from "../store/named-lock.js";
+import { ChunkTooLong, dropChunk, dropChunks, joinedChunks, MODEL_CONTENT_TYPE, modelKey, removeModelFiles, writeChunk } from "./model-files.js";
+import { formatBytes, type ModelLimits } from "./model-limits.js";
 import { refText } from "./model-ref.js";
 
 export const DEFAULT_MODEL_RETENTION = "90d";
 /** Longest retention a model may ask for. */
 const MAX_RETENTION_HOURS = 365 * 24;
-
-export interface ModelLimits {
-  /** Largest model accepted (default 2 GiB). */
-  maxBytes: number;
-  /** Largest chunk one PUT may carry (default 64 MiB). */
-  maxChunkBytes: number;
-}
-
-export const DEFAULT_MODEL_LIMITS: ModelLimits = { maxBytes: 2 * 1024 ** 3, maxChunkBytes: 64 * 1024 ** 2 };
 
 export interface NewUpload {
   name: string;
@@ -52,17 +50,33 @@ export function checkModelRetention(value: string): string {
 }
 
 export function createModelUpload(db: Db, accountId: string, body: NewUpload, limits: ModelLimits, now: Date): ModelRow {
-  if (body.bytes > limits.maxBytes) contract(`bytes: models up to ${limits.maxBytes} bytes are accepted; got ${body.bytes}`);
-  const retention = checkModelRetention(body.retention ?? DEFAULT_MODEL_RETENTION);
-  const existing = findLiveModel(db, accountId, body.name, body.revision);
-  if (existing) {
-    contract(`a model ${refText(body.name, body.revision)} is already ${existing.status} on this account (${existing.id}); delete it first (DELETE /v1/models/${existing.id}) or upload under another revision`);
+  if (body.bytes > limits.maxBytes) {
+    contract(`bytes: models up to ${limits.maxBytes} bytes (${formatBytes(limits.maxBytes)}) are accepted; got ${body.bytes}. Export a smaller model (fp16 weights, fewer layers)`);
   }
+  const retention = checkModelRetention(body.retention ?? DEFAULT_MODEL_RETENTION);
   const id = `mdl_${randomBase62(20)}`;
-  insertModel(db, {
-    id, account_id: accountId, name: body.name, revision: body.revision, format: body.format, source: "upload",
-    created: now.toISOString(), bytes: body.bytes, sha256: body.sha256.toLowerCase(), retention,
-  });
+  // Under a lock on the account: two declarations at once must not both fit the last of the quota.
+  db.transaction(() => {
+    lockName(db, `models:${accountId}`);
+    const existing = findLiveModel(db, accountId, body.name, body.revision);
+    if (existing) {
+      contract(`a model ${refText(body.name, body.revision)} is already ${existing.status} on this account (${existing.id}); delete it first (DELETE /v1/models/${existing.id}) or upload under another revision`);
+    }
+    const usage = accountModelUsage(db, accountId);
+    if (usage.pending >= limits.maxPendingUploads) {
+      contract(`this account has ${usage.pending} model uploads in progress, the most it may have at once (${limits.maxPendingUploads}); finish or delete one (GET /v1/models lists them) before declaring another`);
+    }
+    if (usage.bytes + body.bytes > limits.accountQuotaBytes) {
+      contract(
+        `bytes: this account holds ${usage.bytes} bytes of models (${formatBytes(usage.bytes)}, uploads in progress included) of its ${limits.accountQuotaBytes} (${formatBytes(limits.accountQuotaBytes)}); ` +
+          `${body.bytes} more would exceed it. Delete models it no longer needs (DELETE /v1/models/{id})`,
+      );
+    }
+    insertModel(db, {
+      id, account_id: accountId, name: body.name, revision: body.revision, format: body.format, source: "upload",
+      created: now.toISOString(), bytes: body.bytes, sha256: body.sha256.toLowerCase(), retention,
+    });
+  })();
   return getModel(db, id)!;
 }
 
@@ -120,31 +134,33 @@ export async function receiveModelChunk(
   }
 }
 
-/** The last byte arrived: join the chunks, hash, read the model, and make it ready, or say why not. */
+/**
+ * The last byte arrived: stream the chunks into the model's object while hashing them, read the
+ * stored file as a model, and make it ready, or say why not.
+ */
 async function completeModel(db: Db, objects: ObjectStore, row: ModelRow, now: () => Date): Promise<ModelRow> {
-  let model: Buffer;
+  const startOver = async (why: string): Promise<never> => {
+    restartModelUpload(db, row.id);
+    await objects.delete(modelKey(row.id));
+    await dropChunks(objects, row.id);
+    contract(`${why}; the upload starts over from byte 0`);
+  };
+  const hash = createHash("sha256");
   try {
-    model = await joinChunks(objects, row.id, row.bytes);
+    await objects.put(modelKey(row.id), Readable.from(joinedChunks(objects, row.id, row.bytes, hash)), { contentType: MODEL_CONTENT_TYPE });
   } catch (error) {
-    restartModelUpload(db, row.id);
-    await dropChunks(objects, row.id);
-    contract(`the ${row.bytes} bytes received could not be read back (${(error as Error).message}); the upload starts over from byte 0`);
+    await startOver(`the ${row.bytes} bytes received could not be read back (${(error as Error).message})`);
   }
-  const sha256 = sha256Of(model);
-  if (sha256 !== row.sha256) {
-    restartModelUpload(db, row.id);
-    await dropChunks(objects, row.id);
-    contract(`the ${row.bytes} bytes received hash to sha256 ${sha256}, not the declared ${row.sha256}; the upload starts over from byte 0`);
-  }
+  const sha256 = hash.digest("hex");
+  if (sha256 !== row.sha256) await startOver(`the ${row.bytes} bytes received hash to sha256 ${sha256}, not the declared ${row.sha256}`);
   let description: unknown;
   try {
-    description = describeOnnxModel(model);
+    description = await describeOnnxStream((await objects.get(modelKey(row.id))).body, row.bytes);
   } catch (error) {
     markModelFailed(db, row.id, (error as Error).message, now().toISOString());
     await removeModelFiles(objects, row.id);
     contract(`model ${row.id} is not a usable ONNX model: ${(error as Error).message}`);
   }
-  await objects.put(modelKey(row.id), model, { contentType: MODEL_CONTENT_TYPE });
   await dropChunks(objects, row.id);
   markModelReady(db, row.id, description, now().toISOString());
   return getModel(db, row.id)!;

@@ -16,6 +16,7 @@
  */
 import { checkOnnxContract, SUPPORTED_RUNTIMES } from "../../protocol/policy/onnx/contract-check.js";
 import { onnxContractOf } from "../../protocol/policy/onnx/contract-from-policy.js";
+import { nominalCameraSize } from "../../protocol/policy/onnx/input-bounds.js";
 import type { OnnxModelDescription } from "../../protocol/policy/onnx/model-description.js";
 import { preflightEndpoint, PreflightError } from "../../protocol/policy/endpoint-preflight.js";
 import { ObservationMapError, resolveObservationMap } from "../../protocol/policy/openpi/observation-map.js";
@@ -66,7 +67,7 @@ function sceneOf(ctx: PolicyPreparationContext, unit: RunUnit): { cameras: strin
 }
 
 /** Camera sizes a pre-flight sends for the JSON protocol: the cells' nominal sizes. */
-const NOMINAL_CAMERA = (name: string) => (name === "wrist" ? { name, width: 320, height: 240 } : { name, width: 640, height: 480 });
+const NOMINAL_CAMERA = (name: string) => ({ name, ...nominalCameraSize(name) });
 
 interface PolicyFields {
   type: string;
@@ -92,7 +93,10 @@ function dofOf(pins: FirmwarePins, unit: RunUnit): number {
 }
 
 function checkModelFits(row: ModelRow, policy: PolicyFields, unit: RunUnit, ctx: PolicyPreparationContext, where: string): void {
-  const problems = checkOnnxContract(JSON.parse(row.description!) as OnnxModelDescription, onnxContractOf(policy as unknown as Record<string, unknown>, dofOf(ctx.pins, unit)));
+  const onnxContract = onnxContractOf(policy as unknown as Record<string, unknown>, dofOf(ctx.pins, unit));
+  // Every declared input is bounded by what the robot and its cameras produce (input-bounds.ts).
+  const cameraSizes = Object.fromEntries(onnxContract.cameras.map((camera) => [camera, nominalCameraSize(camera)]));
+  const problems = checkOnnxContract(JSON.parse(row.description!) as OnnxModelDescription, { ...onnxContract, cameraSizes });
   if (problems.length > 0) contract(`${where}.hf ${q(policy.hf)} (model ${row.id}) does not fit the policy: ${problems.join("; ")}`);
 }
 

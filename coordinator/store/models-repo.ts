@@ -61,6 +61,20 @@ export function listModels(db: Db, options: { accountId: string; name?: string; 
     .all({ accountId: options.accountId, name: options.name ?? null, before: options.before ?? null, limit: options.limit }) as ModelRow[];
 }
 
+/**
+ * What an account's live models take: declared bytes of uploads in progress and ready models
+ * together, and how many uploads are in progress (the quota and pending bound of model-limits.ts).
+ */
+export function accountModelUsage(db: Db, accountId: string): { bytes: number; pending: number } {
+  const row = db
+    .prepare(
+      `SELECT COALESCE(SUM(bytes), 0) AS bytes, COALESCE(SUM(CASE WHEN status = 'uploading' THEN 1 ELSE 0 END), 0) AS pending
+       FROM models WHERE account_id = ? AND status IN ('uploading', 'ready')`,
+    )
+    .get(accountId) as { bytes: number | string; pending: number | string };
+  return { bytes: Number(row.bytes), pending: Number(row.pending) };
+}
+
 /** Records bytes received at `from` (the count must still be `from`); false when another request moved it. */
 export function advanceModelUpload(db: Db, id: string, from: number, to: number): boolean {
   return db.prepare("UPDATE models SET received_bytes = ? WHERE id = ? AND status = 'uploading' AND received_bytes = ?").run(to, id, from).changes === 1;

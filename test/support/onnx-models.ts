@@ -255,3 +255,65 @@ export function convImagePolicy(o: { camera: string; height: number; width: numb
     output: [valueInfo("action", [1, o.chunk, o.dof])],
   });
 }
+
+/** Protobuf wire helpers for hand-built hostile files (a varint, a length-delimited field). */
+function wireVarint(value: number): number[] {
+  const out: number[] = [];
+  for (let v = value; ; v = Math.floor(v / 128)) {
+    if (v < 128) return [...out, v];
+    out.push((v % 128) | 0x80);
+  }
+}
+function concatBytes(...parts: Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const part of parts) {
+    out.set(part, at);
+    at += part.length;
+  }
+  return out;
+}
+function wireField(field: number, body: Uint8Array): Uint8Array {
+  return concatBytes(Uint8Array.from([...wireVarint(field * 8 + 2), ...wireVarint(body.length)]), body);
+}
+
+/**
+ * The shape bomb of the hostile-model tests: a state policy whose graph also declares an input
+ * `observation.images.top` of `dimCount` dimensions of 1 (4 bytes each on the wire), the structure
+ * of the 192 MB upload that once held the coordinator's loop for 77 s. A decoder that builds the
+ * message grows with `dimCount`; the bounded reader refuses it at its ninth dimension.
+ */
+export function shapeBombModel(dimCount: number): Uint8Array {
+  const dim = Uint8Array.from([0x0a, 0x02, 0x08, 0x01]); // Dimension { dim_value: 1 }
+  const shape = new Uint8Array(dim.length * dimCount);
+  for (let i = 0; i < dimCount; i++) shape.set(dim, i * dim.length);
+  const tensorType = concatBytes(Uint8Array.from([0x08, 0x01]), wireField(2, shape)); // elem_type float32, shape
+  const bombInput = concatBytes(wireField(1, new TextEncoder().encode("observation.images.top")), wireField(2, wireField(1, tensorType)));
+  const model = onnx.ModelProto.decode(linearStatePolicy({ stateWidth: 6, dof: 6, chunk: 4 }));
+  const graph = onnx.GraphProto.encode(model.graph!).finish();
+  model.graph = null;
+  return concatBytes(onnx.ModelProto.encode(model).finish(), wireField(7, concatBytes(graph, wireField(11, bombInput))));
+}
+
+/** A state policy whose graph also holds `count` empty nodes (2 bytes each on the wire): the node-count bound. */
+export function manyNodesModel(count: number): Uint8Array {
+  const model = onnx.ModelProto.decode(linearStatePolicy({ stateWidth: 6, dof: 6, chunk: 4 }));
+  const graph = onnx.GraphProto.encode(model.graph!).finish();
+  model.graph = null;
+  const nodes = new Uint8Array(2 * count);
+  for (let i = 0; i < count; i++) nodes[2 * i] = 0x0a; // field 1 (node), length 0
+  return concatBytes(onnx.ModelProto.encode(model).finish(), wireField(7, concatBytes(graph, nodes)));
+}
+
+/**
+ * A hold-pose state policy that also carries an unused initializer of `weightBytes` zero bytes
+ * (raw_data): a large model built without encoding its weights through protobufjs.
+ */
+export function paddedModel(weightBytes: number): Uint8Array {
+  const model = onnx.ModelProto.decode(linearStatePolicy({ stateWidth: 6, dof: 6, chunk: 4 }));
+  const graph = onnx.GraphProto.encode(model.graph!).finish();
+  model.graph = null;
+  const name = wireField(8, new TextEncoder().encode("padding"));
+  const tensor = concatBytes(Uint8Array.from([0x08, ...wireVarint(weightBytes / 4), 0x10, 0x01]), name, wireField(9, new Uint8Array(weightBytes)));
+  return concatBytes(onnx.ModelProto.encode(model).finish(), wireField(7, concatBytes(graph, wireField(5, tensor))));
+}

@@ -13,6 +13,7 @@ import {
   ACTION_OUTPUT, NOISE_INPUT, STATE_CHANNEL_NAMES, STATE_INPUT, cameraOfInput, isStateChannel, stateChannelWidth,
   type StateChannel,
 } from "./io-convention.js";
+import { MAX_CHUNK_ROWS, MAX_IMAGE_UPSCALE, MAX_NOISE_VALUES, maxImageInput, type CameraSize } from "./input-bounds.js";
 import { formatDims, type OnnxDim, type OnnxModelDescription, type OnnxValueDescription } from "./model-description.js";
 
 /** Values of `policy.runtime` a checkpoint may declare. */
@@ -38,6 +39,11 @@ export interface OnnxContract {
   actionHorizon?: number;
   /** `policy.inference.temp`. */
   temp?: number;
+  /**
+   * Frame sizes of the contract's cameras, where known (the coordinator: the fleet's nominal sizes);
+   * an image input is bounded by them (input-bounds.ts), or by MAX_IMAGE_SIDE_PX without.
+   */
+  cameraSizes?: Readonly<Record<string, CameraSize>>;
 }
 
 /** How to feed the model and read its chunks; what checkOnnxContract found to be consistent. */
@@ -125,6 +131,13 @@ function checkImage(value: OnnxValueDescription, camera: string, contract: OnnxC
       return undefined;
     }
   }
+  const size = contract.cameraSizes?.[camera];
+  const max = maxImageInput(size);
+  if ((isFixed(height) && height > max.height) || (isFixed(width) && width > max.width)) {
+    const source = size ? `camera ${camera} gives ${size.width}x${size.height} frames, and an image input may be at most ${MAX_IMAGE_UPSCALE} times that` : `an image input may be at most ${max.width}x${max.height}`;
+    problems.push(`the model's input ${value.name} declares ${formatDims(dims)}, ${isFixed(width) ? width : "?"}x${isFixed(height) ? height : "?"} pixels; ${source} (${max.width}x${max.height}): export it at the size it was trained on, or symbolic to receive the camera's own size`);
+    return undefined;
+  }
   return { camera, input: value.name, height: isFixed(height) ? height : undefined, width: isFixed(width) ? width : undefined };
 }
 
@@ -134,6 +147,11 @@ function checkNoise(value: OnnxValueDescription, problems: string[]): OnnxIoPlan
   const symbolic = dims.slice(1).filter((d) => !isFixed(d));
   if (symbolic.length > 0) {
     problems.push(`${NOISE_INPUT} has symbolic dimensions after the batch (${formatDims(dims)}); export it with fixed sizes, e.g. [1, chunk, action_dim]`);
+    return undefined;
+  }
+  const values = (dims.slice(1) as number[]).reduce((a, b) => a * b, 1);
+  if (values > MAX_NOISE_VALUES) {
+    problems.push(`the model's input ${NOISE_INPUT} declares ${formatDims(dims)}, ${values} values; a noise input may have at most ${MAX_NOISE_VALUES} (a chunk of action rows, e.g. [1, chunk, action_dim])`);
     return undefined;
   }
   return { dims: [1, ...(dims.slice(1) as number[])] };
@@ -165,6 +183,7 @@ function checkAction(description: OnnxModelDescription, contract: OnnxContract, 
   const declared = dims[1];
   if (isFixed(declared)) {
     if (declared <= 0) problems.push(`the model's output ${ACTION_OUTPUT} has chunk dimension ${declared}; it must be positive`);
+    else if (declared > MAX_CHUNK_ROWS) problems.push(`the model's output ${ACTION_OUTPUT} has chunk dimension ${declared}; a chunk may have at most ${MAX_CHUNK_ROWS} rows`);
     else if (chunkSize !== undefined && chunkSize !== declared) problems.push(`policy.inference.chunk_size is ${chunkSize}; the model's output ${ACTION_OUTPUT} has chunk dimension ${declared}`);
     return { ok: true, chunk: declared };
   }

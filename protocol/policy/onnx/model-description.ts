@@ -1,18 +1,17 @@
 /**
- * What an ONNX model declares about itself, read statically from its protobuf (onnx-proto): the
- * graph's inputs and outputs with element type and dims, the opsets it imports, who produced it.
- * No runtime is started, so the coordinator can describe an upload at submission in milliseconds.
+ * What an ONNX model declares about itself, read statically from its protobuf by the bounded wire
+ * reader (onnx-wire-reader.ts): the graph's inputs and outputs with element type and dims, the
+ * opsets it imports, who produced it, how many nodes and how many bytes of weights it holds. No
+ * runtime is started and the file is never decoded whole: a stored upload is read as a stream.
  *
  * Exporters before ONNX IR 4 (and torch.onnx.export with `keep_initializers_as_inputs=True`) also
  * list every weight as a graph input; those are not inputs anyone feeds and are left out of
  * `inputs` (ONNX Runtime does the same: such an input only lets a caller override the weight).
  */
-import onnxProto from "onnx-proto";
-
-const { onnx } = onnxProto;
+import { OnnxBoundError, OnnxDecodeError, readOnnxBytes, readOnnxStream, slicesOf, type OnnxDim, type WireModel } from "./onnx-wire-reader.js";
 
 /** A dimension: a fixed size, or the symbolic name an exporter gave a dynamic axis ("?" when unnamed). */
-export type OnnxDim = number | string;
+export type { OnnxDim };
 
 /** One graph input or output as declared. */
 export interface OnnxValueDescription {
@@ -40,37 +39,13 @@ export interface OnnxModelDescription {
   initializerInputs: string[];
   /** Names of initializers whose data lives in external files next to the model (not in these bytes). */
   externalDataTensors: string[];
-  /** Free-form key/value metadata the exporter attached (`metadata_props`). */
+  /** Free-form key/value metadata the exporter attached (`metadata_props`; the first 32, cut to 256 characters). */
   metadata: Record<string, string>;
-}
-
-/** ONNX TensorProto.DataType codes to numpy-style names (onnx.proto, codes 1-23). */
-const ELEMENT_TYPES: Record<number, string> = {
-  1: "float32", 2: "uint8", 3: "int8", 4: "uint16", 5: "int16", 6: "int32", 7: "int64", 8: "string",
-  9: "bool", 10: "float16", 11: "float64", 12: "uint32", 13: "uint64", 14: "complex64", 15: "complex128",
-  16: "bfloat16", 17: "float8e4m3fn", 18: "float8e4m3fnuz", 19: "float8e5m2", 20: "float8e5m2fnuz",
-  21: "uint4", 22: "int4", 23: "float4e2m1",
-};
-
-/** protobufjs decodes int64 fields as Long objects when the `long` package is around, else as numbers. */
-function toNumber(value: number | { toNumber(): number } | null | undefined): number {
-  if (value === null || value === undefined) return 0;
-  return typeof value === "number" ? value : value.toNumber();
-}
-
-function describeValue(value: onnxProto.onnx.IValueInfoProto): OnnxValueDescription {
-  const name = value.name ?? "";
-  const type = value.type;
-  if (type?.tensorType) {
-    const code = type.tensorType.elemType ?? 0;
-    const shape = type.tensorType.shape;
-    const dims = shape
-      ? (shape.dim ?? []).map((d): OnnxDim => (d.dimParam ? d.dimParam : d.dimValue !== null && d.dimValue !== undefined ? toNumber(d.dimValue) : "?"))
-      : undefined;
-    return { name, elementType: ELEMENT_TYPES[code] ?? `type#${code}`, dims };
-  }
-  const kind = type?.sequenceType ? "sequence" : type?.mapType ? "map" : type?.optionalType ? "optional" : type?.sparseTensorType ? "sparse_tensor" : "unknown";
-  return { name, elementType: kind, dims: undefined };
+  /** Nodes of the graph. */
+  nodeCount: number;
+  /** Initializers (weights) of the graph, and the bytes of their data held in the file. */
+  initializerCount: number;
+  initializerBytes: number;
 }
 
 /** A hint for files people upload by mistake instead of an ONNX export. */
@@ -84,42 +59,82 @@ function notOnnxHint(bytes: Uint8Array): string {
   return "";
 }
 
+/** The description of what the wire reader found; throws when it is not a model with a graph. */
+function descriptionOf(model: WireModel): OnnxModelDescription {
+  const { irVersion, hasGraph, outputs } = model;
+  if (!hasGraph || irVersion <= 0 || outputs.length === 0) {
+    const missing = [irVersion <= 0 ? "no ir_version" : "", !hasGraph ? "no graph" : outputs.length === 0 ? "a graph with no outputs" : ""].filter(Boolean);
+    throw new Error(`not an ONNX model: the bytes decode to a ModelProto with ${missing.join(" and ")}`);
+  }
+  const defaultOpset = model.opsetImports.find((o) => o.domain === "" || o.domain === "ai.onnx");
+  return {
+    irVersion,
+    opset: defaultOpset?.version,
+    opsetImports: model.opsetImports,
+    producer: { name: model.producerName, version: model.producerVersion },
+    inputs: model.declaredInputs.filter((i) => !model.initializerNames.has(i.name)),
+    outputs,
+    initializerInputs: model.declaredInputs.filter((i) => model.initializerNames.has(i.name)).map((i) => i.name),
+    externalDataTensors: model.externalDataTensors,
+    metadata: Object.fromEntries(model.metadata),
+    nodeCount: model.nodeCount,
+    initializerCount: model.initializerCount,
+    initializerBytes: model.initializerBytes,
+  };
+}
+
+function decodeError(error: unknown): Error {
+  if (error instanceof OnnxDecodeError) return new Error(`not an ONNX model: the bytes do not decode as an ONNX ModelProto (${error.message})`);
+  if (error instanceof OnnxBoundError) return new Error(`the model declares more than Assay accepts: ${error.message}`);
+  return error as Error;
+}
+
 /**
- * Reads an ONNX model's declared interface. Throws `Error("not an ONNX model: ...")` when the bytes
- * do not decode as an ONNX ModelProto with a graph.
+ * Reads an ONNX model's declared interface from bytes in memory (small models, tests). Throws
+ * `Error("not an ONNX model: ...")` when the bytes do not decode as an ONNX ModelProto with a
+ * graph, `Error("the model declares more than Assay accepts: ...")` past ONNX_READ_LIMITS.
  */
 export function describeOnnxModel(bytes: Uint8Array): OnnxModelDescription {
   const hint = notOnnxHint(bytes);
   if (hint) throw new Error(`not an ONNX model: ${hint}`);
-  let model: onnxProto.onnx.ModelProto;
+  let model: WireModel;
   try {
-    model = onnx.ModelProto.decode(bytes);
+    model = readOnnxBytes(bytes);
   } catch (error) {
-    throw new Error(`not an ONNX model: the bytes do not decode as an ONNX ModelProto (${(error as Error).message})`);
+    throw decodeError(error);
   }
-  const graph = model.graph;
-  const irVersion = toNumber(model.irVersion);
-  if (!graph || irVersion <= 0 || (graph.output ?? []).length === 0) {
-    const missing = [irVersion <= 0 ? "no ir_version" : "", !graph ? "no graph" : (graph.output ?? []).length === 0 ? "a graph with no outputs" : ""].filter(Boolean);
-    throw new Error(`not an ONNX model: the bytes decode to a ModelProto with ${missing.join(" and ")}`);
-  }
+  return descriptionOf(model);
+}
 
-  const initializers = graph.initializer ?? [];
-  const initializerNames = new Set(initializers.map((t) => t.name ?? ""));
-  const declaredInputs = (graph.input ?? []).map(describeValue);
-  const opsetImports = (model.opsetImport ?? []).map((o) => ({ domain: o.domain ?? "", version: toNumber(o.version) }));
-  const defaultOpset = opsetImports.find((o) => o.domain === "" || o.domain === "ai.onnx");
-  return {
-    irVersion,
-    opset: defaultOpset?.version,
-    opsetImports,
-    producer: { name: model.producerName ?? "", version: model.producerVersion ?? "" },
-    inputs: declaredInputs.filter((i) => !initializerNames.has(i.name)),
-    outputs: (graph.output ?? []).map(describeValue),
-    initializerInputs: declaredInputs.filter((i) => initializerNames.has(i.name)).map((i) => i.name),
-    externalDataTensors: initializers.filter((t) => t.dataLocation === onnx.TensorProto.DataLocation.EXTERNAL).map((t) => t.name ?? ""),
-    metadata: Object.fromEntries((model.metadataProps ?? []).map((p) => [p.key ?? "", p.value ?? ""])),
-  };
+/**
+ * The same from a stream of the file's chunks (`totalBytes` long), pausing for the event loop as it
+ * goes: what the coordinator runs on a stored upload and the cell on a model it is about to load.
+ */
+export async function describeOnnxStream(chunks: AsyncIterable<Uint8Array>, totalBytes: number): Promise<OnnxModelDescription> {
+  const source = chunks[Symbol.asyncIterator]();
+  const first = await source.next();
+  const head = first.done ? new Uint8Array(0) : first.value;
+  const hint = notOnnxHint(head.subarray(0, 16));
+  if (hint) {
+    await source.return?.();
+    throw new Error(`not an ONNX model: ${hint}`);
+  }
+  async function* replay(): AsyncGenerator<Uint8Array> {
+    if (!first.done) yield first.value;
+    for (let next = await source.next(); !next.done; next = await source.next()) yield next.value;
+  }
+  let model: WireModel;
+  try {
+    model = await readOnnxStream(replay(), totalBytes);
+  } catch (error) {
+    throw decodeError(error);
+  }
+  return descriptionOf(model);
+}
+
+/** describeOnnxStream over bytes in memory (the cell's loaded model), pausing between slices. */
+export function describeOnnxBytes(bytes: Uint8Array): Promise<OnnxModelDescription> {
+  return describeOnnxStream(slicesOf(bytes), bytes.length);
 }
 
 /** `[1, 3, 224, 224]`-style text of a declared shape, for messages. */

@@ -10,7 +10,7 @@ import * as ort from "onnxruntime-web";
 import { planOnnxIo, type OnnxContract, type OnnxIoPlan } from "./contract-check.js";
 import { imageTensorData } from "./image-input.js";
 import { ACTION_OUTPUT, NOISE_INPUT, STATE_INPUT } from "./io-convention.js";
-import { describeOnnxModel, type OnnxModelDescription } from "./model-description.js";
+import { describeOnnxBytes, type OnnxModelDescription } from "./model-description.js";
 import type { GaussianNoise } from "./noise-input.js";
 import { stateVector, type PolicyObservation } from "./policy-observation.js";
 
@@ -29,11 +29,13 @@ export class OnnxPolicy {
   ) {}
 
   /**
-   * Describes the model, checks it against the contract (throws listing every problem), and
-   * creates an inference session.
+   * Describes the model (the bounded reader, pausing for the event loop), checks it against the
+   * contract, including the bounds of input-bounds.ts (throws listing every problem), and only then
+   * creates an inference session: a model whose inputs do not fit the robot and its cameras fails
+   * here, before onnxruntime or any input buffer is allocated.
    */
   static async load(bytes: Uint8Array, contract: OnnxContract): Promise<OnnxPolicy> {
-    const description = describeOnnxModel(bytes);
+    const description = await describeOnnxBytes(bytes);
     const plan = planOnnxIo(description, contract);
     let session: ort.InferenceSession;
     try {

@@ -1,0 +1,47 @@
+/**
+ * The busy-cell re-offer of issue 24 (row 8): a cell stalled mid-episode past its heartbeat, its
+ * stream was closed and its episode requeued; when it reconnected, still running that episode, the
+ * coordinator counted it idle, offered it work, took its decline as "finished, free again", and
+ * offered again until its next heartbeat (4 times).
+ */
+import assert from "node:assert/strict";
+import { CellRegistry, type CellSession } from "../../coordinator/fleet/registry.js";
+import { loadFirmwarePins } from "../../firmware-pins/pins.js";
+import { Hello } from "../../protocol/gen/cell.js";
+
+const pins = loadFirmwarePins();
+const installed = pins.installations[0];
+
+function session(interruptedEpisodeId = ""): CellSession {
+  const hello = Hello.fromPartial({ cellId: installed.cell, robotModel: installed.model, firmware: installed.firmware, environment: "tabletop@1", interruptedEpisodeId });
+  return { cellId: installed.cell, sessionId: `s-${interruptedEpisodeId}`, hello, connectedAt: new Date(0).toISOString(), send: () => undefined, close: () => undefined };
+}
+const stateOf = (registry: CellRegistry) => registry.connectedCells()[0].state;
+
+describe("the fleet registry and a cell that reconnects still busy", () => {
+  it("counts a cell that reconnects naming an interrupted episode as busy until a heartbeat says otherwise", () => {
+    const registry = new CellRegistry({ pins });
+    registry.attach(session("ep_stalled"));
+    assert.equal(stateOf(registry), "busy");
+    registry.recordHeartbeat(installed.cell, { sentAtMs: 0, state: "idle", episodeId: "", dutyCyclePct: 0, uploadBacklog: 0 });
+    assert.equal(stateOf(registry), "idle");
+  });
+
+  it("keeps a cell busy with another episode busy when it declines an offer", () => {
+    const registry = new CellRegistry({ pins });
+    registry.attach(session());
+    registry.recordHeartbeat(installed.cell, { sentAtMs: 0, state: "busy", episodeId: "ep_stalled", dutyCyclePct: 0, uploadBacklog: 0 });
+    registry.setAssigned(installed.cell, "ep_offered");
+    registry.setAssigned(installed.cell, undefined); // the cell declined: "already running episode ep_stalled"
+    assert.equal(stateOf(registry), "busy");
+  });
+
+  it("frees a cell that finished the episode it was running", () => {
+    const registry = new CellRegistry({ pins });
+    registry.attach(session());
+    registry.setAssigned(installed.cell, "ep_1");
+    registry.recordHeartbeat(installed.cell, { sentAtMs: 0, state: "busy", episodeId: "ep_1", dutyCyclePct: 0, uploadBacklog: 0 });
+    registry.setAssigned(installed.cell, undefined);
+    assert.equal(stateOf(registry), "idle");
+  });
+});
