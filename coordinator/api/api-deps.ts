@@ -16,6 +16,7 @@ import type { ObjectStore } from "../storage/object-store.js";
 import type { Db } from "../store/database.js";
 import { DEFAULT_MODEL_LIMITS, type ModelLimits } from "../models/model-uploads.js";
 import type { LiveForwarding } from "../streams/live-forwarding.js";
+import { inProcessPdfRenderer, type PdfRenderer } from "./pdf-renderer.js";
 
 export interface ApiUrls {
   /** Public base of /v1, e.g. https://api.assay.example (no trailing slash). */
@@ -88,6 +89,8 @@ export interface ApiDeps {
   preflight?: { timeoutMs: number } | "off";
   /** Live views of cells held by other coordinators on the database (coordinator/cluster/). Default none: one coordinator. */
   liveForwarding?: LiveForwarding;
+  /** Renders labels and reports (coordinator/api/pdf-renderer.ts). Default: in process, in slices; the coordinator passes a worker thread. */
+  pdf?: PdfRenderer;
 }
 
 export type LiveView = CellStreamHub & { watchers(cellId: string): number };
@@ -107,7 +110,7 @@ export type CompiledApiDeps = Required<ApiDeps>;
 const REQUIRED = ["db", "fleet", "runEvents", "scheduler", "pins", "urls", "objects", "metrics"] as const;
 const OPTIONAL = [
   "clock", "environments", "sseHeartbeatMs", "docsDir", "log", "budgetGuard", "rateLimits", "quoteValidityMs", "archives", "live", "iceServers",
-  "models", "modelMirror", "preflight", "endRun", "metricsAccess", "webhooksAllowLoopback", "sseLimits", "liveForwarding",
+  "models", "modelMirror", "preflight", "endRun", "metricsAccess", "webhooksAllowLoopback", "sseLimits", "liveForwarding", "pdf",
 ] as const;
 
 export const DEFAULT_SSE_LIMITS = { perKey: 10, perAccount: 30, idleMs: 15 * 60_000 };
@@ -162,5 +165,6 @@ export function compileApiDeps(raw: ApiDeps): CompiledApiDeps {
     modelMirror: raw.modelMirror ?? null,
     preflight: raw.preflight ?? { timeoutMs: DEFAULT_PREFLIGHT_TIMEOUT_MS },
     liveForwarding: raw.liveForwarding ?? NO_FORWARDING,
+    pdf: raw.pdf ?? inProcessPdfRenderer(),
   };
 }

@@ -30,11 +30,13 @@ export const LABEL_ITEMS_MAX = 100;
 export async function renderShippingLabel(kit: KitRecord, now: Date, options: PdfRenderOptions = {}): Promise<Buffer> {
   const pdf = startPdf({ size: "A6", margin: 24, info: { Title: `Assay kit ${pdfText(kit.name, 64)}`, Author: "Assay", CreationDate: now } }, options);
   const { doc } = pdf;
+  await pdf.pause();
 
   doc.font("Helvetica-Bold").fontSize(9).text("SHIP TO", { characterSpacing: 1 });
   doc.font("Helvetica").fontSize(11);
   for (const line of RETURN_ADDRESS) doc.text(line);
   doc.moveDown(0.8);
+  await pdf.pause();
 
   doc.font("Helvetica-Bold").fontSize(9).text("KIT CODE", { characterSpacing: 1 });
   doc.font("Helvetica-Bold").fontSize(24).text(kitCode(kit.id));

@@ -12,7 +12,6 @@ import { Router, type NextFunction, type Request, type Response } from "express"
 import { AssayError } from "../../errors/assay-error.js";
 import { buildLeaderboards, findLeaderboard } from "../../leaderboards/leaderboards.js";
 import { buildReport } from "../../reports/report.js";
-import { renderReportPdf } from "../../reports/report-pdf.js";
 import { publishedReport } from "../../reports/published-report.js";
 import { RenderCache } from "../../reports/render-cache.js";
 import { getRun } from "../../store/runs-repo.js";
@@ -81,7 +80,7 @@ export function leaderboardsRouter(deps: CompiledApiDeps): Router {
     const published = () => ({ ...publishedReport(buildReport(deps.db, getRun(deps.db, entry.run_id)!, deps.urls.baseUrl, now)), pdf_url: `${entry.report_url}?format=pdf` });
     if (format === "json") return void res.json(published());
     const revision = `${board.id}@${board.updated}/${board.entries.length}/${entry.run_id}`;
-    const pdf = await pdfs.get(revision, () => renderReportPdf(published(), now));
+    const pdf = await pdfs.get(revision, () => deps.pdf.report(published(), now));
     res.type("application/pdf").set("Content-Disposition", `inline; filename="assay-report-${entry.run_id}.pdf"`).send(pdf);
   });
 
