@@ -5,9 +5,11 @@
  *
  * Schemas word their own messages where today's wording matters (`{error: "..."}`); a message
  * starting with "must" is prefixed with the field path. Every other issue gets a generic message
- * here. A string or array over its bound also gets its size: `items[0].desc must be at most 2000
- * characters; got 900000 characters: "..."` (the quote itself is cut at 120 characters). Unknown fields read `unknown field <path>; allowed: <keys>`. A leaf: the HTTP layer
- * (coordinator/api/validate-request.ts) and the run domain both use it.
+ * here. A string, array or record over its bound (coordinator/json/field-bounds.ts) also gets its
+ * size: `items[0].desc must be at most 2000 characters; got 900000 characters: "xxx..."` (the quote is
+ * cut at 120 characters, each path segment at 64). Unknown fields read `unknown field <path>;
+ * allowed: <keys>`. A leaf: the HTTP layer (coordinator/api/validate-request.ts) and the run domain
+ * both use it.
  */
 import { z } from "zod";
 import { AssayError } from "../errors/assay-error.js";
@@ -119,7 +121,7 @@ function offending(issue: z.core.$ZodIssue): unknown {
   return raw.input;
 }
 
-/** For a string or array over its bound, its size ("900000 characters: "), so the message names length and limit. */
+/** For a value over its bound, its size ("900000 characters: "), so the message names both length and limit. */
 function sizeOf(issue: z.core.$ZodIssue): string {
   const input = (issue as { input?: unknown }).input;
   if (issue.code === "custom" && issue.params?.bound === "entries" && typeof input === "object" && input !== null) return `${Object.keys(input).length} entries: `;
