@@ -51,6 +51,7 @@ import { acceptStreamUpgrades } from "./streams/stream-upgrade.js";
 import { createWebRtcSignalling } from "./streams/webrtc/webrtc-signalling.js";
 import { hostname } from "node:os";
 import type { LiveForwarding } from "./streams/live-forwarding.js";
+import { workerPdfRenderer } from "./api/pdf-renderer.js";
 
 export type { FleetOptions } from "./fleet/fleet-options.js";
 
@@ -241,8 +242,11 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Run
   await archives.start();
 
   const trustedProxies = compileTrustedProxies(options.trustedProxies);
+  // Labels and reports are laid out on a worker thread, never on the loop that answers the API and the fleet.
+  const pdf = workerPdfRenderer();
   const app = createApiApp({
     db,
+    pdf,
     fleet: cellLink.fleet,
     runEvents,
     scheduler: cellLink.scheduler,
@@ -301,6 +305,7 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Run
       await closeHttp(http);
       await webhooks.stop();
       await cellLink.stop();
+      await pdf.close();
       lease?.stop();
       await clusterBus?.close();
       db.close();

@@ -32,6 +32,7 @@ const SUITES: Record<string, { module: string; aliases: string[]; what: string }
   export: { module: "./bench/export.js", aliases: ["exports"], what: "run export throughput per format against copying the same bytes, and the coordinator's peak memory" },
   "api-overhead": { module: "./bench/api-overhead.js", aliases: ["api"], what: "GET /v1/runs/{id} through the whole stack against a bare express handler" },
   "model-upload": { module: "./bench/model-upload.js", aliases: ["models"], what: "model uploads (a large model and the shape bomb) in 64 MiB chunks: last-chunk answer, coordinator peak RSS growth, slowest GET /v1/robots meanwhile" },
+  "render-pdf": { module: "./bench/render-pdf.js", aliases: ["pdf"], what: "PDF labels and reports at their bounds: render time, linear layout work, event-loop delay in process and on the worker thread" },
   scale: { module: "./bench/scale.js", aliases: [], what: "GET /v1/runs/{id} on SQLite against PostgreSQL, and cells one or two coordinators schedule within 100 ms (ASSAY_BENCH_SCALE_MAX_CELLS caps the fleet)" },
 };
 

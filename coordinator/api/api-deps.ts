@@ -17,6 +17,7 @@ import type { ObjectStore } from "../storage/object-store.js";
 import type { Db } from "../store/database.js";
 import { DEFAULT_MODEL_LIMITS, type ModelLimits } from "../models/model-limits.js";
 import type { LiveForwarding } from "../streams/live-forwarding.js";
+import { inProcessPdfRenderer, type PdfRenderer } from "./pdf-renderer.js";
 
 export interface ApiUrls {
   /** Public base of /v1, e.g. https://api.assay.example (no trailing slash). */
@@ -91,6 +92,8 @@ export interface ApiDeps {
   liveForwarding?: LiveForwarding;
   /** Proxies whose X-Forwarded-For names the client, for limits per client address (api/client-address.ts). Default none. */
   trustedProxies?: TrustedProxies;
+  /** Renders labels and reports (coordinator/api/pdf-renderer.ts). Default: in process, in slices; the coordinator passes a worker thread. */
+  pdf?: PdfRenderer;
 }
 
 export type LiveView = CellStreamHub & { watchers(cellId: string): number };
@@ -110,7 +113,7 @@ export type CompiledApiDeps = Required<ApiDeps>;
 const REQUIRED = ["db", "fleet", "runEvents", "scheduler", "pins", "urls", "objects", "metrics"] as const;
 const OPTIONAL = [
   "clock", "environments", "sseHeartbeatMs", "docsDir", "log", "budgetGuard", "rateLimits", "quoteValidityMs", "archives", "live", "iceServers",
-  "models", "modelMirror", "preflight", "endRun", "metricsAccess", "webhooksAllowLoopback", "sseLimits", "liveForwarding",
+  "models", "modelMirror", "preflight", "endRun", "metricsAccess", "webhooksAllowLoopback", "sseLimits", "liveForwarding", "pdf",
   "trustedProxies",
 ] as const;
 
@@ -167,5 +170,6 @@ export function compileApiDeps(raw: ApiDeps): CompiledApiDeps {
     preflight: raw.preflight ?? { timeoutMs: DEFAULT_PREFLIGHT_TIMEOUT_MS },
     liveForwarding: raw.liveForwarding ?? NO_FORWARDING,
     trustedProxies: raw.trustedProxies ?? NO_TRUSTED_PROXIES,
+    pdf: raw.pdf ?? inProcessPdfRenderer(),
   };
 }

@@ -5,8 +5,11 @@
  *
  * Schemas word their own messages where today's wording matters (`{error: "..."}`); a message
  * starting with "must" is prefixed with the field path. Every other issue gets a generic message
- * here. Unknown fields read `unknown field <path>; allowed: <keys>`. A leaf: the HTTP layer
- * (coordinator/api/validate-request.ts) and the run domain both use it.
+ * here. A string, array or record over its bound (coordinator/json/field-bounds.ts) also gets its
+ * size: `items[0].desc must be at most 2000 characters; got 900000 characters: "xxx..."` (the quote is
+ * cut at 120 characters, each path segment at 64). Unknown fields read `unknown field <path>;
+ * allowed: <keys>`. A leaf: the HTTP layer (coordinator/api/validate-request.ts) and the run domain
+ * both use it.
  */
 import { z } from "zod";
 import { AssayError } from "../errors/assay-error.js";
@@ -30,10 +33,16 @@ export interface ParseOptions {
 
 const quote = (value: unknown): string => boundedJson(value, 120);
 
-/** `items[0].qty` from `["items", 0, "qty"]`. */
+/** Longest name of one path segment in a message; a longer key (an unknown field, a record key) is cut with "...". */
+const SEGMENT_MAX_CHARS = 64;
+
+/** `items[0].qty` from `["items", 0, "qty"]`; each name cut at 64 characters, so a message stays small. */
 export function pathText(path: readonly PropertyKey[]): string {
   let text = "";
-  for (const part of path) text += typeof part === "number" ? `[${part}]` : `${text ? "." : ""}${String(part)}`;
+  for (const part of path) {
+    const name = String(part);
+    text += typeof part === "number" ? `[${part}]` : `${text ? "." : ""}${name.length > SEGMENT_MAX_CHARS ? `${name.slice(0, SEGMENT_MAX_CHARS)}...` : name}`;
+  }
   return text;
 }
 
@@ -112,6 +121,16 @@ function offending(issue: z.core.$ZodIssue): unknown {
   return raw.input;
 }
 
+/** For a value over its bound, its size ("900000 characters: "), so the message names both length and limit. */
+function sizeOf(issue: z.core.$ZodIssue): string {
+  const input = (issue as { input?: unknown }).input;
+  if (issue.code === "custom" && issue.params?.bound === "entries" && typeof input === "object" && input !== null) return `${Object.keys(input).length} entries: `;
+  if (issue.code !== "too_big") return "";
+  if (typeof input === "string") return `${input.length} characters: `;
+  if (Array.isArray(input)) return `${input.length} items: `;
+  return "";
+}
+
 /** The message of one issue, as the module comment describes. */
 export function describeIssue(schema: z.ZodType, issue: z.core.$ZodIssue, prefix = ""): string {
   const where = `${prefix}${pathText(issue.path)}`;
@@ -120,11 +139,16 @@ export function describeIssue(schema: z.ZodType, issue: z.core.$ZodIssue, prefix
     const field = pathText([...issue.path, issue.keys[0]!]);
     return `unknown field ${prefix}${field}${allowed.length ? `; allowed: ${allowed.join(", ")}` : ""}`;
   }
+  if (issue.code === "invalid_key" && issue.issues[0]?.code === "too_big") {
+    const key = String((issue as { input?: unknown }).input);
+    const record = `${prefix}${pathText(issue.path[issue.path.length - 1] === key ? issue.path.slice(0, -1) : issue.path)}`;
+    return `${record ? `${record}: ` : ""}a key must be at most ${Number(issue.issues[0].maximum)} characters; got ${key.length} characters: ${quote(key)}`;
+  }
   let message = issue.message;
   if (message.startsWith("must") || message.startsWith("is required") || message.startsWith("matches") || message.startsWith("has ")) {
     message = where ? `${where} ${message}` : `request body ${message}`;
   }
-  return `${message}; got ${quote(offending(issue))}`;
+  return `${message}; got ${sizeOf(issue)}${quote(offending(issue))}`;
 }
 
 /** Unknown fields first (today's handlers reject those before looking at values), then in schema order. */

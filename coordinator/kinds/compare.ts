@@ -65,6 +65,7 @@ import { countsOf, headlineResult, unitResults } from "./unit-results.js";
 import { policySucceeded } from "../runs/policy-outcome.js";
 import { z } from "zod";
 import { COMMON_RUN_FIELDS, EpisodesSpec, Policy, environmentRef, robotPin, taskRef } from "../runs/run-schemas.js";
+import { boundedRecord } from "../json/field-bounds.js";
 
 
 export interface CompareSettings {
@@ -241,7 +242,7 @@ function compareResult(ctx: KindResultContext, run: RunRecord, episodes: readonl
 /** The body of a POST /v1/runs of this kind: its shape, declared once (checked before `plan`). */
 const schema = z.strictObject({
   kind: z.literal("compare"), robot: robotPin, environment: environmentRef, task: taskRef,
-  policies: z.record(z.string(), Policy).describe("exactly two policies by name (letters, digits, _ . -; 1..64 characters)"),
+  policies: boundedRecord(Policy, { maxEntries: 2, message: `policies must be an object naming exactly two policies, {"<name>": Policy, "<name>": Policy}` }).describe("exactly two policies by name (letters, digits, _ . -; 1..64 characters)"),
   episodes: EpisodesSpec,
   paired: z.boolean().optional().describe("same initial conditions per episode pair; default true"),
   sequential: z.strictObject({

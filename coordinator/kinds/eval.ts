@@ -25,6 +25,7 @@ import type { EpisodeRecord } from "../store/episodes-repo.js";
 import { headlineResult, unitResults } from "./unit-results.js";
 import { z } from "zod";
 import { COMMON_RUN_FIELDS, Policy, PolicyName, robotPin } from "../runs/run-schemas.js";
+import { REF_MAX_CHARS, ROBOTS_MAX, tooLong, tooMany } from "../json/field-bounds.js";
 
 
 function planEval(body: Record<string, unknown>, ctx: ValidateRunContext): ValidatedRun {
@@ -79,7 +80,7 @@ function evalResult(ctx: KindResultContext, run: RunRecord, episodes: readonly E
 
 /** The body of a POST /v1/runs of this kind: its shape, declared once (checked before `plan`). */
 const schema = z.strictObject({
-  kind: z.literal("eval"), suite: z.string().describe("suite id <name>@<version> (GET /v1/suites)"), robots: z.array(robotPin).min(1), policy: Policy, policy_name: PolicyName.optional(),
+  kind: z.literal("eval"), suite: z.string().max(REF_MAX_CHARS, tooLong(REF_MAX_CHARS)).describe("suite id <name>@<version> (GET /v1/suites)"), robots: z.array(robotPin).min(1).max(ROBOTS_MAX, tooMany(ROBOTS_MAX)), policy: Policy, policy_name: PolicyName.optional(),
   ...COMMON_RUN_FIELDS, perturbation: z.never({ error: "must be absent for kind \"eval\": the suite fixes its perturbation schedule (GET /v1/suites)" }).optional()
     .describe("not allowed: the suite fixes its perturbation schedule"),
 }).describe("kind eval: a frozen benchmark suite on each listed robot pin");

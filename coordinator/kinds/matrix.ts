@@ -29,6 +29,7 @@ import type { KindEndedContext, KindResultContext, RunKind } from "./kind.js";
 import { countsOf, headlineResult, unitResults, type UnitResult } from "./unit-results.js";
 import { z } from "zod";
 import { COMMON_RUN_FIELDS, EpisodesSpec, Policy, environmentRef, robotPin, taskRef } from "../runs/run-schemas.js";
+import { ENVIRONMENTS_MAX, ROBOTS_MAX, tooMany } from "../json/field-bounds.js";
 import { jsonText } from "../store/sql-dialect.js";
 
 
@@ -120,7 +121,7 @@ function matrixEnded(ctx: KindEndedContext, run: RunRecord, result: Record<strin
 
 /** The body of a POST /v1/runs of this kind: its shape, declared once (checked before `plan`). */
 const schema = z.strictObject({
-  kind: z.literal("matrix"), robots: z.array(robotPin).min(1), environments: z.array(environmentRef).min(1), task: taskRef, policy: Policy,
+  kind: z.literal("matrix"), robots: z.array(robotPin).min(1).max(ROBOTS_MAX, tooMany(ROBOTS_MAX)), environments: z.array(environmentRef).min(1).max(ENVIRONMENTS_MAX, tooMany(ENVIRONMENTS_MAX)), task: taskRef, policy: Policy,
   episodes_per_cell: EpisodesSpec, ...COMMON_RUN_FIELDS,
 }).describe("kind matrix: every robot pin x environment cell");
 

@@ -32,6 +32,7 @@ import { headlineResult, unitResults } from "./unit-results.js";
 import { isIntervened, policySucceeded } from "../runs/policy-outcome.js";
 import { z } from "zod";
 import { COMMON_RUN_FIELDS, Policy, environmentRef, robotPin, taskRef } from "../runs/run-schemas.js";
+import { NAME_MAX_CHARS, ROBOTS_MAX, tooLong, tooMany } from "../json/field-bounds.js";
 
 /** Ground-truth channels of every episode's MCAP. */
 export const GROUND_TRUTH_CHANNELS = GROUND_TRUTH_SOURCE_CHANNELS;
@@ -123,9 +124,9 @@ function verifyResult(ctx: KindResultContext, run: RunRecord, episodes: readonly
 
 /** The body of a POST /v1/runs of this kind: its shape, declared once (checked before `plan`). */
 const schema = z.strictObject({
-  kind: z.literal("verify"), robots: z.array(robotPin).min(1).describe("verification-tier robot pins"), environment: environmentRef, task: taskRef, policy: Policy,
+  kind: z.literal("verify"), robots: z.array(robotPin).min(1).max(ROBOTS_MAX, tooMany(ROBOTS_MAX)).describe("verification-tier robot pins"), environment: environmentRef, task: taskRef, policy: Policy,
   scenarios: z.strictObject({
-    format: z.string().describe("a simulator export format or layout-replay"),
+    format: z.string().max(NAME_MAX_CHARS, tooLong(NAME_MAX_CHARS)).describe("a simulator export format or layout-replay"),
     source: z.unknown().describe("the scenarios in that format"),
     count: z.number().int().min(1).optional().describe("scenarios to run; default all"),
   }),

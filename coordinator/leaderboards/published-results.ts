@@ -105,7 +105,15 @@ function publishedRuns(db: Db): Array<{ run: RunRecord; accountName: string }> {
        AND NOT ${jsonIsTrue(db, "r.plan", "pilot")}
      ORDER BY r.completed DESC, r.id`,
   ).all() as Array<RunRow & { account_name: string | null }>;
-  return rows.map((row) => ({ run: runRecordOf(row), accountName: row.account_name ?? row.account_id }));
+  // An account without a display name (possible only for rows older than the opt-in rule) is never
+  // shown by its internal id: it is numbered within this list instead.
+  const unnamed = new Map<string, string>();
+  const nameOf = (row: RunRow & { account_name: string | null }): string => {
+    if (row.account_name !== null) return row.account_name;
+    if (!unnamed.has(row.account_id)) unnamed.set(row.account_id, `unnamed account ${unnamed.size + 1}`);
+    return unnamed.get(row.account_id)!;
+  };
+  return rows.map((row) => ({ run: runRecordOf(row), accountName: nameOf(row) }));
 }
 
 /** Every published result and paired compare, by board. */

@@ -2,13 +2,21 @@
  * The report as a PDF (A4, pdfkit's built-in Helvetica): citation, headline rate, a vector chart of
  * success rates with their 95% interval bars (one row per unit, or per stage for a single-unit
  * run), failure clusters, the realized perturbation summary, instruction rates and the task's
- * out-of-scope declarations, verbatim.
+ * out-of-scope declarations, verbatim. Rendered in slices (coordinator/pdf/pdf-document.ts) with
+ * every text bounded (pdf-text.ts): long unbroken runs are broken into lines, labels and
+ * instructions cut with "..." (the JSON report has them whole).
  */
-import PDFDocument from "pdfkit";
+import { startPdf, type Doc, type PdfRenderOptions } from "../pdf/pdf-document.js";
+import { pdfText } from "../pdf/pdf-text.js";
 import type { RateSummary } from "../runs/result-summary.js";
 import type { Report } from "./report.js";
 
-type Doc = InstanceType<typeof PDFDocument>;
+/** Longest chart label, instruction, and any other line drawn (an out-of-scope line is at most 2,000 by its bound). */
+const LABEL_CHARS = 80;
+const INSTRUCTION_CHARS = 300;
+const LINE_CHARS = 4000;
+/** Longest unbroken run on an A4 line (narrower runs are wrapped by pdfkit as usual). */
+const RUN_CHARS = 80;
 
 const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
 
@@ -21,7 +29,7 @@ interface ChartRow {
  * Horizontal interval chart: for each row a dot at the success rate, a bar over ci95 with end
  * ticks, on a 0..1 axis with gridlines every 0.25. Draws at the current y; moves y below it.
  */
-export function drawRateChart(doc: Doc, title: string, rows: readonly ChartRow[]): void {
+export async function drawRateChart(doc: Doc, title: string, rows: readonly ChartRow[], pause: () => Promise<void> = async () => {}): Promise<void> {
   const left = doc.page.margins.left;
   const labelW = 170;
   const axisX = left + labelW;
@@ -36,9 +44,9 @@ export function drawRateChart(doc: Doc, title: string, rows: readonly ChartRow[]
     doc.moveTo(xOf(tick), top).lineTo(xOf(tick), top + height).stroke();
     doc.font("Helvetica").fontSize(7).fillColor("#666666").text(tick.toFixed(2), xOf(tick) - 8, top + height + 2, { width: 16, align: "center", lineBreak: false });
   }
-  rows.forEach((row, i) => {
+  for (const [i, row] of rows.entries()) {
     const y = top + i * rowH + rowH / 2;
-    doc.font("Helvetica").fontSize(8).fillColor("black").text(row.label, left, y - 4, { width: labelW - 6, ellipsis: true, lineBreak: false, height: 10 });
+    doc.font("Helvetica").fontSize(8).fillColor("black").text(pdfText(row.label, LABEL_CHARS, LABEL_CHARS), left, y - 4, { width: labelW - 6, ellipsis: true, lineBreak: false, height: 10 });
     const [lo, hi] = row.rate.ci95;
     doc.lineWidth(1.5).strokeColor("#1f4e9a").moveTo(xOf(lo), y).lineTo(xOf(hi), y).stroke();
     doc.lineWidth(1).moveTo(xOf(lo), y - 4).lineTo(xOf(lo), y + 4).stroke();
@@ -46,7 +54,8 @@ export function drawRateChart(doc: Doc, title: string, rows: readonly ChartRow[]
     doc.circle(xOf(row.rate.success_rate), y, 3).fillColor("#1f4e9a").fill();
     doc.font("Helvetica").fontSize(7).fillColor("black")
       .text(`${pct(row.rate.success_rate)} (n=${row.rate.n})`, axisX + axisW + 6, y - 4, { width: 64, lineBreak: false });
-  });
+    await pause();
+  }
   doc.x = left;
   doc.y = top + height + 18;
 }
@@ -56,7 +65,6 @@ function heading(doc: Doc, text: string): void {
   doc.font("Helvetica").fontSize(9);
 }
 
-/** Renders the report; resolves with the whole PDF (it begins with "%PDF"). */
 /** A resolved pin as text: a list joined, a pinned model by its id and sha256 prefix. */
 function pinText(value: unknown): string {
   if (Array.isArray(value)) return value.join(", ");
@@ -67,24 +75,28 @@ function pinText(value: unknown): string {
   return String(value);
 }
 
-/** The PDF of a report; a published report (a leaderboard's) comes without `cost`. */
-export function renderReportPdf(report: Omit<Report, "cost"> & { cost?: Report["cost"] }, now: Date): Promise<Buffer> {
-  const doc = new PDFDocument({ size: "A4", margin: 48, info: { Title: `Assay report ${report.run_id}`, Author: "Assay", CreationDate: now } });
-  const chunks: Buffer[] = [];
-  const done = new Promise<Buffer>((resolve, reject) => {
-    doc.on("data", (chunk: Buffer) => chunks.push(chunk));
-    doc.on("end", () => resolve(Buffer.concat(chunks)));
-    doc.on("error", reject);
-  });
+/**
+ * The PDF of a report; resolves with the whole PDF (it begins with "%PDF"). A published report (a
+ * leaderboard's) comes without `cost`, its cells numbered (coordinator/reports/published-report.ts).
+ */
+export async function renderReportPdf(report: Omit<Report, "cost"> & { cost?: Report["cost"] }, now: Date, options: PdfRenderOptions = {}): Promise<Buffer> {
+  const pdf = startPdf({ size: "A4", margin: 48, info: { Title: `Assay report ${report.run_id}`, Author: "Assay", CreationDate: now } }, options);
+  const { doc } = pdf;
+  const pause = () => pdf.pause();
+  /** One paragraph, bounded, then a turn for the loop if this slice is used up. */
+  const line = async (text: string, max = LINE_CHARS) => {
+    doc.text(pdfText(text, max, RUN_CHARS));
+    await pause();
+  };
 
   doc.font("Helvetica-Bold").fontSize(16).text("Assay verification report");
   doc.font("Helvetica").fontSize(9).fillColor("#444444").text(`${report.run_kind} run ${report.run_id}; generated ${report.generated}`);
-  doc.moveDown(0.5).fillColor("black").font("Helvetica-Oblique").fontSize(10).text(report.citation);
+  doc.moveDown(0.5).fillColor("black").font("Helvetica-Oblique").fontSize(10).text(pdfText(report.citation, LINE_CHARS, RUN_CHARS));
 
   heading(doc, "Result");
   const r = report.result;
   doc.text(`n = ${r.n}; success rate ${r.success_rate.toFixed(3)}; 95% interval [${r.ci95[0].toFixed(3)}, ${r.ci95[1].toFixed(3)}] (${r.interval_method}).`);
-  doc.text(`Pins: ${Object.entries(report.resolved_pins).map(([k, v]) => `${k} ${pinText(v)}`).join("; ")}.`);
+  await line(`Pins: ${Object.entries(report.resolved_pins).map(([k, v]) => `${k} ${pinText(v)}`).join("; ")}.`);
   // A published report (a leaderboard's) leaves the customer's cost out.
   if (report.cost) doc.text(`Meters: ${report.cost.robot_hours} robot-hours, ${report.cost.environment_hours} environment-hours; cost $${report.cost.cost_usd.toFixed(2)}.`);
   doc.moveDown(0.6);
@@ -92,7 +104,7 @@ export function renderReportPdf(report: Omit<Report, "cost"> & { cost?: Report["
   const rows: ChartRow[] = report.units.length > 0
     ? report.units.map((u) => ({ label: u.key, rate: u.result }))
     : [{ label: "task success", rate: r }, ...Object.entries(report.stages).map(([name, rate]) => ({ label: `stage: ${name}`, rate }))];
-  drawRateChart(doc, report.units.length > 0 ? "Success rate per unit (dot) with 95% interval" : "Success and stage rates (dot) with 95% interval", rows);
+  await drawRateChart(doc, report.units.length > 0 ? "Success rate per unit (dot) with 95% interval" : "Success and stage rates (dot) with 95% interval", rows, pause);
 
   heading(doc, "Cells");
   const cells = report.cells;
@@ -101,22 +113,22 @@ export function renderReportPdf(report: Omit<Report, "cost"> & { cost?: Report["
     : `${r.n} episodes on ${cells.clusters} cells; design effect ${cells.design_effect.toFixed(2)} (worth ${cells.effective_n.toFixed(1)} independent episodes), `
       + `which the interval accounts for (${r.interval_method}); on these ${cells.clusters} cells alone: `
       + `[${pct(cells.ci95_these_cells[0])}, ${pct(cells.ci95_these_cells[1])}] (Wilson).`);
-  for (const c of cells.by_cell) doc.text(`  ${c.cell}: ${c.successes}/${c.n} (${pct(c.success_rate)})`);
+  for (const c of cells.by_cell) await line(`  ${c.cell}: ${c.successes}/${c.n} (${pct(c.success_rate)})`);
 
   heading(doc, "Failure clusters");
   const clusters = Object.entries(report.failure_clusters);
-  doc.text(clusters.length ? clusters.map(([name, count]) => `${name}: ${count}`).join("; ") : "none");
+  await line(clusters.length ? clusters.map(([name, count]) => `${name}: ${count}`).join("; ") : "none");
 
   heading(doc, "Perturbation schedule as realized");
   const s = report.perturbation_schedule;
-  doc.text(`Set ${s.perturbation_rev}; requested ${JSON.stringify(s.requested)}.`);
+  await line(`Set ${s.perturbation_rev}; requested ${JSON.stringify(s.requested)}.`);
   doc.text(`Lighting: ${Object.entries(s.summary.lighting).map(([k, v]) => `${k} ${v}`).join(", ") || "n/a"}. `
     + `Distractor sets: ${Object.entries(s.summary.distractors).map(([k, v]) => `${k} ${v}`).join(", ") || "n/a"}.`);
   doc.text(`${s.realized.length} episodes; per-episode layout seeds and offsets are in the JSON report.`);
 
   if (Object.keys(report.stages).length && report.units.length > 0) {
     heading(doc, "Stages");
-    for (const [name, rate] of Object.entries(report.stages)) doc.text(`${name}: ${pct(rate.success_rate)} [${pct(rate.ci95[0])}, ${pct(rate.ci95[1])}], n=${rate.n}`);
+    for (const [name, rate] of Object.entries(report.stages)) await line(`${name}: ${pct(rate.success_rate)} [${pct(rate.ci95[0])}, ${pct(rate.ci95[1])}], n=${rate.n}`);
   }
 
   heading(doc, "Instructions");
@@ -125,11 +137,11 @@ export function renderReportPdf(report: Omit<Report, "cost"> & { cost?: Report["
   doc.text(sampled.n
     ? `Sampled: ${pct(sampled.success_rate)} [${pct(sampled.ci95[0])}, ${pct(sampled.ci95[1])}], n=${sampled.n}`
     : "No sampled instruction recorded.");
-  for (const [instruction, rate] of Object.entries(sampled.by_instruction)) doc.text(`  "${instruction}": ${pct(rate.success_rate)} [${pct(rate.ci95[0])}, ${pct(rate.ci95[1])}], n=${rate.n}`);
+  for (const [instruction, rate] of Object.entries(sampled.by_instruction)) await line(`  "${pdfText(instruction, INSTRUCTION_CHARS, RUN_CHARS)}": ${pct(rate.success_rate)} [${pct(rate.ci95[0])}, ${pct(rate.ci95[1])}], n=${rate.n}`);
   doc.text(heldOut.n
     ? `Held out (reported apart): ${pct(heldOut.success_rate)} [${pct(heldOut.ci95[0])}, ${pct(heldOut.ci95[1])}], n=${heldOut.n}`
     : "Held-out paraphrases: none ran in this run (they are never sampled during iteration).");
-  for (const [instruction, rate] of Object.entries(heldOut.by_instruction)) doc.text(`  "${instruction}": ${pct(rate.success_rate)} [${pct(rate.ci95[0])}, ${pct(rate.ci95[1])}], n=${rate.n}`);
+  for (const [instruction, rate] of Object.entries(heldOut.by_instruction)) await line(`  "${pdfText(instruction, INSTRUCTION_CHARS, RUN_CHARS)}": ${pct(rate.success_rate)} [${pct(rate.ci95[0])}, ${pct(rate.ci95[1])}], n=${rate.n}`);
 
   heading(doc, "Interventions");
   const iv = report.interventions;
@@ -144,13 +156,13 @@ export function renderReportPdf(report: Omit<Report, "cost"> & { cost?: Report["
 
   heading(doc, "Out of scope (declared by the task, verbatim)");
   if (report.out_of_scope.length === 0) doc.text("none declared");
-  for (const line of report.out_of_scope) doc.text(`- ${line}`);
+  for (const declared of report.out_of_scope) await line(`- ${declared}`);
 
   if (report.units.length > 0) {
     heading(doc, "Unit citations");
-    for (const u of report.units) doc.fontSize(8).text(u.citation);
+    doc.fontSize(8);
+    for (const u of report.units) await line(u.citation);
   }
 
-  doc.end();
-  return done;
+  return pdf.end();
 }

@@ -8,6 +8,9 @@
  */
 import { z } from "zod";
 import { component } from "../json/schema-components.js";
+import {
+  boundedRecord, CHANNELS_MAX, IMAGE_MAX_CHARS, NAME_MAX_CHARS, REF_MAX_CHARS, tooLong, tooMany, URL_MAX_CHARS,
+} from "../json/field-bounds.js";
 import { INSTRUCTION_SETS } from "./instruction-set.js";
 import { INTERVENTIONS, PRIORITIES, PUBLISH, RUN_KINDS, STATE_CHANNELS } from "./run-request.js";
 
@@ -32,7 +35,7 @@ export const InstructionSet = component("InstructionSet", z.enum(INSTRUCTION_SET
 const EPISODES_ERROR = { error: "must be a positive integer or auto(ci=<0..1>, moe=<0..1>)" };
 export const EpisodesSpec = component("EpisodesSpec", z.union([
   z.number(EPISODES_ERROR).int(EPISODES_ERROR).min(1, EPISODES_ERROR).max(10_000, EPISODES_ERROR),
-  z.string(EPISODES_ERROR).regex(/^\s*auto\s*\(\s*ci\s*=\s*([0-9]*\.?[0-9]+)\s*,\s*moe\s*=\s*([0-9]*\.?[0-9]+)\s*\)\s*$/, EPISODES_ERROR),
+  z.string(EPISODES_ERROR).max(64, EPISODES_ERROR).regex(/^\s*auto\s*\(\s*ci\s*=\s*([0-9]*\.?[0-9]+)\s*,\s*moe\s*=\s*([0-9]*\.?[0-9]+)\s*\)\s*$/, EPISODES_ERROR),
 ], EPISODES_ERROR)
   .describe("a positive integer (at most 10000), or auto(ci=<0..1>, moe=<0..1>), which sizes n with the Wilson interval; anything else is 422 episodes_invalid"));
 
@@ -44,9 +47,9 @@ export const ActionSpace = z.strictObject({
 
 /** What a policy observes; each camera and state channel must exist in the environment. */
 export const ObservationContract = z.strictObject({
-  cameras: z.array(z.string()).optional().describe("camera instrument names of the environment"),
+  cameras: z.array(z.string().max(NAME_MAX_CHARS, tooLong(NAME_MAX_CHARS))).max(CHANNELS_MAX, tooMany(CHANNELS_MAX)).optional().describe("camera instrument names of the environment"),
   // Which channels exist, and whether the scene has their instrument, is checked against the environment.
-  state: z.array(z.string()).optional().describe(`state channels: ${STATE_CHANNELS.join(", ")}; each needs its instrument in the environment`),
+  state: z.array(z.string().max(NAME_MAX_CHARS, tooLong(NAME_MAX_CHARS))).max(CHANNELS_MAX, tooMany(CHANNELS_MAX)).optional().describe(`state channels: ${STATE_CHANNELS.join(", ")}; each needs its instrument in the environment`),
 });
 
 const contracts = {
@@ -57,7 +60,7 @@ const contracts = {
 /** A container policy: an image the cell runs, with both contracts. */
 export const ContainerPolicy = z.strictObject({
   type: z.literal("container"),
-  image: z.string().min(1).describe("container image reference"),
+  image: z.string().min(1).max(IMAGE_MAX_CHARS, tooLong(IMAGE_MAX_CHARS)).describe("container image reference"),
   action_space: ActionSpace,
   observation_contract: ObservationContract,
 });
@@ -65,8 +68,8 @@ export const ContainerPolicy = z.strictObject({
 /** A checkpoint policy: a Hugging Face model loaded by a runtime. */
 export const CheckpointPolicy = z.strictObject({
   type: z.literal("checkpoint"),
-  hf: z.string().min(1).describe("Hugging Face model reference"),
-  runtime: z.string().min(1).describe("the runtime that loads the checkpoint"),
+  hf: z.string().min(1).max(REF_MAX_CHARS, tooLong(REF_MAX_CHARS)).describe("Hugging Face model reference"),
+  runtime: z.string().min(1).max(NAME_MAX_CHARS, tooLong(NAME_MAX_CHARS)).describe("the runtime that loads the checkpoint"),
   inference: z.strictObject({
     action_horizon: z.number().int().min(1).optional(),
     chunk_size: z.number().int().min(1).optional(),
@@ -78,12 +81,12 @@ export const CheckpointPolicy = z.strictObject({
 /** An endpoint policy: the service calls the customer's endpoint within a latency budget. */
 export const EndpointPolicy = z.strictObject({
   type: z.literal("endpoint"),
-  url: z.string().regex(/^(https?|wss?):\/\//, { error: "must be an http(s):// or ws(s):// URL" }).describe("http(s):// or ws(s):// URL of the endpoint"),
+  url: z.string().max(URL_MAX_CHARS, tooLong(URL_MAX_CHARS)).regex(/^(https?|wss?):\/\//, { error: "must be an http(s):// or ws(s):// URL" }).describe("http(s):// or ws(s):// URL of the endpoint"),
   latency_budget_ms: z.number({ error: (issue) => (issue.input === undefined ? "is required for an endpoint policy: a positive number of milliseconds" : "must be a positive number of milliseconds") })
     .positive({ error: "must be a positive number of milliseconds" }),
   protocol: z.enum(["json", "openpi"], { error: "must be json (Assay's JSON wire, the default) or openpi (openpi's WebSocket and MessagePack protocol)" }).optional()
     .describe("the wire the endpoint speaks; default json (docs/policies.md)"),
-  observation_map: z.record(z.string(), z.unknown(), { error: "must be an object: {preset?, images?, state?, gripper?, prompt?, resize?}" }).optional()
+  observation_map: boundedRecord(z.unknown(), { maxEntries: CHANNELS_MAX }, { error: "must be an object: {preset?, images?, state?, gripper?, prompt?, resize?}" }).optional()
     .describe("openpi: which server key receives each camera, the state, the gripper and the prompt; presets droid and aloha (docs/policies.md)"),
   inference: z.strictObject({
     action_horizon: z.number({ error: "must be a positive integer" }).int({ error: "must be a positive integer" }).min(1, { error: "must be a positive integer" }).optional(),
@@ -98,8 +101,8 @@ export const Policy = component("Policy", z.discriminatedUnion("type", [Containe
 /** The spec's Perturbation: a seeded, versioned, replayable schedule. */
 export const Perturbation = component("Perturbation", z.strictObject({
   layout_jitter_mm: z.number({ error: "must be a number >= 0 (millimetres)" }).min(0, { error: "must be a number >= 0 (millimetres)" }).optional(),
-  lighting: z.array(z.string()).min(1).optional().describe("lighting presets of the environment"),
-  distractors: z.string().optional().describe("a distractor set of the environment, e.g. color-blocks@1"),
+  lighting: z.array(z.string().max(NAME_MAX_CHARS, tooLong(NAME_MAX_CHARS))).min(1).max(CHANNELS_MAX, tooMany(CHANNELS_MAX)).optional().describe("lighting presets of the environment"),
+  distractors: z.string().max(NAME_MAX_CHARS, tooLong(NAME_MAX_CHARS)).optional().describe("a distractor set of the environment, e.g. color-blocks@1"),
   seed: z.number({ error: "must be an integer 0..2147483647" }).int({ error: "must be an integer 0..2147483647" }).min(0, { error: "must be an integer 0..2147483647" })
     .max(0x7fffffff, { error: "must be an integer 0..2147483647" }).optional().describe("run seed; random when absent"),
 }).describe("seeded, versioned, replayable schedule; realized perturbations are recorded in each episode's /meta channel"));
@@ -107,12 +110,13 @@ export const Perturbation = component("Perturbation", z.strictObject({
 /** The spec's DataPosture. */
 export const DataPosture = component("DataPosture", z.strictObject({
   retention: z.string({ error: 'must be a duration from "1h" to "365d" written as <n>h or <n>d' })
+    .max(16, { error: 'must be a duration from "1h" to "365d" written as <n>h or <n>d' })
     .regex(/^\d+(h|d)$/, { error: 'must be a duration from "1h" to "365d" written as <n>h or <n>d' }).optional().describe("<n>h or <n>d, from 1h to 365d; default 30d"),
   train_on_failures: z.boolean({ error: "must be true or false" }).optional().describe("default false"),
 }));
 
 /** `{webhook}`: a URL that receives pushes (threshold policy_stream, on_verified). */
-export const WebhookTarget = z.strictObject({ webhook: z.string({ error: "must be an http(s) URL" }).regex(/^https?:\/\//, { error: "must be an http(s) URL" }).describe("http(s) URL; on_verified's must be a registered webhook endpoint") });
+export const WebhookTarget = z.strictObject({ webhook: z.string({ error: "must be an http(s) URL" }).max(URL_MAX_CHARS, tooLong(URL_MAX_CHARS)).regex(/^https?:\/\//, { error: "must be an http(s) URL" }).describe("http(s) URL; on_verified's must be a registered webhook endpoint") });
 
 /** Fields every kind accepts (coordinator/runs/common-fields.ts checks what depends on the scene). */
 export const COMMON_RUN_FIELDS = {
@@ -131,7 +135,7 @@ export const PolicyName = z.string({ error: policyNameMessage }).trim().min(1, {
   .regex(/^[\p{L}\p{N} .,_:\/@()-]+$/u, { error: policyNameMessage })
   .describe("the name leaderboards show for this policy when the run is published; default: the container image, the checkpoint's hf, or \"endpoint policy\"");
 
-const pin = (what: string) => z.string().describe(what);
+const pin = (what: string) => z.string().max(REF_MAX_CHARS, tooLong(REF_MAX_CHARS)).describe(what);
 export const robotPin = pin("<model>@<firmware> or <model>@latest (the resolved pin is recorded)");
 export const environmentRef = pin("<name>@<version> or <name> (newest version)");
 export const taskRef = pin("<name> (newest frozen revision), <name>@v<N>, or a task id of a frozen revision");

@@ -6,7 +6,6 @@
  */
 import { Router } from "express";
 import { AssayError } from "../../errors/assay-error.js";
-import { renderShippingLabel } from "../../kits/label-pdf.js";
 import { getKit } from "../../kits/kits-repo.js";
 import { checkLabelUrl } from "../../kits/label-url.js";
 import type { CompiledApiDeps } from "../api-deps.js";
@@ -29,7 +28,7 @@ export function labelsRouter(deps: CompiledApiDeps): Router {
     }
     const kit = getKit(deps.db, kitId);
     if (!kit) throw new AssayError("not_found", `no kit ${kitId}`);
-    const pdf = await renderShippingLabel(kit, now);
+    const pdf = await deps.pdf.label(kit, now);
     res.type("application/pdf").set("Cache-Control", "private, no-store").set("Content-Disposition", `inline; filename="${kitId}.pdf"`).send(pdf);
   });
 

@@ -4,19 +4,26 @@
  * - GET /v1/leaderboards: every board with a published result, most recently updated first;
  * - GET /v1/leaderboards/{leaderboard_id}: its entries, tiers, ranking rule and Bradley-Terry fit;
  * - GET /v1/leaderboards/{leaderboard_id}/entries/{run_id}/report[?format=pdf]: the entry's citable
- *   report, as the owner sees it less its cost.
+ *   report, as the owner sees it less its cost and with its cells numbered, not named
+ *   (coordinator/reports/published-report.ts). Its PDF is rendered once per revision of the board
+ *   (the newest result's completion and the entry count) and kept, so repeated anonymous requests
+ *   do not render again.
  */
 import { Router, type NextFunction, type Request, type Response } from "express";
 import { AssayError } from "../../errors/assay-error.js";
 import { buildLeaderboards, findLeaderboard } from "../../leaderboards/leaderboards.js";
 import { buildReport } from "../../reports/report.js";
-import { renderReportPdf } from "../../reports/report-pdf.js";
+import { publishedReport } from "../../reports/published-report.js";
+import { RenderCache } from "../../reports/render-cache.js";
 import { getRun } from "../../store/runs-repo.js";
 import type { CompiledApiDeps } from "../api-deps.js";
 import { clientAddress } from "../client-address.js";
 import { anonymousRateLimit } from "../rate-limit.js";
 import { ReportQuery } from "../schemas/runs.js";
 import { parseQuery } from "../validate-request.js";
+
+/** Published report PDFs kept (each a few tens of KB). */
+const PUBLISHED_PDFS_KEPT = 64;
 
 /** Mounted at /v1/leaderboards, ahead of the keyed /v1 routes. */
 export function leaderboardsRouter(deps: CompiledApiDeps): Router {
@@ -25,6 +32,7 @@ export function leaderboardsRouter(deps: CompiledApiDeps): Router {
   router.use(limits.reads);
   // A PDF costs far more than JSON: its own, tighter bucket per address.
   const pdfRenders = (req: Request, res: Response, next: NextFunction) => (req.query.format === "pdf" ? limits.renders(req, res, next) : next());
+  const pdfs = new RenderCache(PUBLISHED_PDFS_KEPT);
   const notFound = (id: string) => new AssayError("not_found", `no leaderboard ${JSON.stringify(id)}; GET /v1/leaderboards lists them`);
 
   router.get("/", (_req, res) => {
@@ -57,10 +65,10 @@ export function leaderboardsRouter(deps: CompiledApiDeps): Router {
     if (!entry) throw new AssayError("not_found", `run ${JSON.stringify(req.params.runId)} has no entry on leaderboard ${board.id}`);
     const format = parseQuery(ReportQuery, req).format ?? "json";
     const now = deps.clock();
-    const { cost: _cost, ...report } = buildReport(deps.db, getRun(deps.db, entry.run_id)!, deps.urls.baseUrl, now);
-    const published = { ...report, pdf_url: `${entry.report_url}?format=pdf` };
-    if (format === "json") return void res.json(published);
-    const pdf = await renderReportPdf(published, now);
+    const published = () => ({ ...publishedReport(buildReport(deps.db, getRun(deps.db, entry.run_id)!, deps.urls.baseUrl, now)), pdf_url: `${entry.report_url}?format=pdf` });
+    if (format === "json") return void res.json(published());
+    const revision = `${board.id}@${board.updated}/${board.entries.length}/${entry.run_id}`;
+    const pdf = await pdfs.get(revision, () => deps.pdf.report(published(), now));
     res.type("application/pdf").set("Content-Disposition", `inline; filename="assay-report-${entry.run_id}.pdf"`).send(pdf);
   });
 

@@ -5,7 +5,6 @@
 import { Router } from "express";
 import { authOf } from "../../auth/authenticate.js";
 import { buildReport } from "../../reports/report.js";
-import { renderReportPdf } from "../../reports/report-pdf.js";
 import type { CompiledApiDeps } from "../api-deps.js";
 import { ReportQuery } from "../schemas/runs.js";
 import { parseQuery } from "../validate-request.js";
@@ -23,7 +22,7 @@ export function reportRouter(deps: CompiledApiDeps): Router {
       res.json(report);
       return;
     }
-    const pdf = await renderReportPdf(report, now);
+    const pdf = await deps.pdf.report(report, now);
     res.type("application/pdf").set("Content-Disposition", `inline; filename="assay-report-${run.id}.pdf"`).send(pdf);
   });
 

@@ -10,6 +10,7 @@ import { INTERNAL_ERROR_CODE, SERVICE_UNAVAILABLE_CODE } from "../error-handler.
 
 export { componentRegistry, COMPONENTS, component } from "../../json/schema-components.js";
 import { component } from "../../json/schema-components.js";
+import { QUERY_MAX_CHARS } from "../../json/field-bounds.js";
 
 /** An ISO 8601 UTC timestamp, e.g. `2026-11-24T04:20:21.000Z`. */
 export const Timestamp = z.iso.datetime({ offset: true }).describe("ISO 8601 UTC timestamp");
@@ -69,6 +70,7 @@ export const LIST_LIMIT_MAX = 100;
 /** A query integer: digits only, min..max; absent gives undefined (the route applies the default). */
 export function queryInteger(name: string, min: number, max: number, fallback: number) {
   return z.string({ error: `query parameter ${name} must be an integer from ${min} to ${max}` })
+    .max(String(max).length, { error: `query parameter ${name} must be an integer from ${min} to ${max}` })
     .regex(/^\d+$/, { error: `query parameter ${name} must be an integer from ${min} to ${max}` })
     .transform(Number)
     .pipe(z.number().int().min(min, { error: `query parameter ${name} must be an integer from ${min} to ${max}` })
@@ -85,5 +87,6 @@ export function queryEnum<const T extends readonly [string, ...string[]]>(name: 
 
 /** A single-valued free-text query parameter. */
 export function queryText(name: string, description: string) {
-  return z.string({ error: `query parameter ${name} must be given once as a plain value` }).optional().describe(description);
+  return z.string({ error: `query parameter ${name} must be given once as a plain value` })
+    .max(QUERY_MAX_CHARS, { error: `query parameter ${name} must be at most ${QUERY_MAX_CHARS} characters` }).optional().describe(description);
 }

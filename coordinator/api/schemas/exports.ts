@@ -3,6 +3,7 @@ import { z } from "zod";
 import { EXPORT_FORMATS } from "../../store/exports-repo.js";
 import { EXPORT_STATUSES } from "../../exports/export-state.js";
 import { component, NullableTimestamp, Timestamp } from "./common.js";
+import { REF_MAX_CHARS } from "../../json/field-bounds.js";
 
 const formatMessage = `format must be one of ${EXPORT_FORMATS.join(", ")}`;
 
@@ -53,13 +54,13 @@ const runsMessage = `runs must be a list of 1..${CALIBRATION_RUNS_MAX} distinct 
 
 /** Body of POST /v1/calibration/exports. */
 export const CalibrationExportRequest = z.strictObject({
-  runs: z.array(z.string({ error: runsMessage }).min(1, { error: runsMessage }), { error: runsMessage })
+  runs: z.array(z.string({ error: runsMessage }).min(1, { error: runsMessage }).max(REF_MAX_CHARS, { error: runsMessage }), { error: runsMessage })
     .min(1, { error: runsMessage }).max(CALIBRATION_RUNS_MAX, { error: runsMessage })
     .refine((ids) => new Set(ids).size === ids.length, { error: `${runsMessage}; a run is named twice` })
     .describe("completed runs whose episodes to ship; typically verify runs with return_ground_truth"),
   licensee: z.strictObject({
     name: z.string({ error: "licensee.name must be the licensee's legal name" }).trim().min(1, { error: "licensee.name must be the licensee's legal name" }).max(200),
-    contact: z.email({ error: "licensee.contact must be an email address" }),
+    contact: z.email({ error: "licensee.contact must be an email address" }).max(254, { error: "licensee.contact must be an email address of at most 254 characters" }),
   }, { error: "licensee must be {name, contact}: the organisation the data is licensed to and an email address" }),
   purpose: z.string({ error: "purpose must say what the data will validate (10..500 characters)" }).trim()
     .min(10, { error: "purpose must say what the data will validate (10..500 characters)" }).max(500, { error: "purpose must say what the data will validate (10..500 characters)" }),

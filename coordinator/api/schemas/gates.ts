@@ -5,6 +5,7 @@
 import { z } from "zod";
 import { component, NullableTimestamp, Timestamp } from "./common.js";
 import { Policy } from "./run-request.js";
+import { REF_MAX_CHARS, ROBOTS_MAX, tooLong } from "../../json/field-bounds.js";
 
 const GATE_FIELDS = "suite, repo, ref_pattern, policy, robots";
 const required = (field: string) => `${field} is required; a gate needs ${GATE_FIELDS}`;
@@ -12,14 +13,16 @@ const REF_PATTERN = `ref_pattern must be a glob of 1..255 characters such as "re
 
 /** POST /v1/gates body. */
 export const CreateGateRequest = component("CreateGateRequest", z.strictObject({
-  suite: z.string({ error: (iss) => (iss.input === undefined ? required("suite") : `suite must be a suite id "<name>@<version>"`) }).describe("suite id <name>@<version> (GET /v1/suites)"),
+  suite: z.string({ error: (iss) => (iss.input === undefined ? required("suite") : `suite must be a suite id "<name>@<version>"`) })
+    .max(REF_MAX_CHARS, { error: `suite must be a suite id "<name>@<version>" of at most ${REF_MAX_CHARS} characters` }).describe("suite id <name>@<version> (GET /v1/suites)"),
   repo: z.string({ error: (iss) => (iss.input === undefined ? required("repo") : `repo must be "<owner>/<name>"`) })
-    .regex(/^[\w.-]+\/[\w.-]+$/, { error: `repo must be "<owner>/<name>"` }),
+    .max(REF_MAX_CHARS, { error: `repo must be "<owner>/<name>" of at most ${REF_MAX_CHARS} characters` }).regex(/^[\w.-]+\/[\w.-]+$/, { error: `repo must be "<owner>/<name>"` }),
   ref_pattern: z.string({ error: (iss) => (iss.input === undefined ? required("ref_pattern") : REF_PATTERN) }).min(1, { error: REF_PATTERN }).max(255, { error: REF_PATTERN })
     .describe("glob: * matches within a path segment, ** across segments"),
   policy: Policy,
-  robots: z.array(z.string(), { error: (iss) => (iss.input === undefined ? required("robots") : `robots must be an array of robot pins "<model>@<firmware>"`) })
-    .min(1, { error: `robots must be a non-empty array of robot pins "<model>@<firmware>"` }),
+  robots: z.array(z.string().max(REF_MAX_CHARS, tooLong(REF_MAX_CHARS)), { error: (iss) => (iss.input === undefined ? required("robots") : `robots must be an array of robot pins "<model>@<firmware>"`) })
+    .min(1, { error: `robots must be a non-empty array of robot pins "<model>@<firmware>"` })
+    .max(ROBOTS_MAX, { error: `robots must be an array of at most ${ROBOTS_MAX} robot pins "<model>@<firmware>"` }),
   baseline: z.literal("last_pass", { error: `baseline must be "last_pass" (the run of the gate's most recent passed check)` }).optional().describe("default last_pass"),
 }, { error: "request body must be a JSON object {suite, repo, ref_pattern, policy, robots, baseline}" }));
 
@@ -38,8 +41,9 @@ export const Gate = component("Gate", z.strictObject({
 
 /** POST /v1/gates/{gate_id}/checks body. */
 export const CreateCheckRequest = component("CreateCheckRequest", z.strictObject({
-  ref: z.string({ error: `ref is required, e.g. "refs/heads/main"` }).min(1, { error: `ref is required, e.g. "refs/heads/main"` }),
-  commit: z.string({ error: "commit must be a hex commit id (7..64 characters)" }).regex(/^[0-9a-f]{7,64}$/i, { error: "commit must be a hex commit id (7..64 characters)" }).optional(),
+  ref: z.string({ error: `ref is required, e.g. "refs/heads/main"` }).min(1, { error: `ref is required, e.g. "refs/heads/main"` })
+    .max(255, { error: `ref must be a git ref of at most 255 characters, e.g. "refs/heads/main"` }),
+  commit: z.string({ error: "commit must be a hex commit id (7..64 characters)" }).max(64, { error: "commit must be a hex commit id (7..64 characters)" }).regex(/^[0-9a-f]{7,64}$/i, { error: "commit must be a hex commit id (7..64 characters)" }).optional(),
   policy: Policy.optional().describe("the build under test; default the gate's policy"),
 }, { error: "request body must be a JSON object {ref, commit, policy}" }));
 

@@ -9,7 +9,8 @@ export const Scope = component("Scope", z.enum(SCOPES, { error: `must be one of 
 /** POST /v1/keys body. */
 export const CreateKeyRequest = component("CreateKeyRequest", z.strictObject({
   scope: z.array(Scope, { error: `scope is required: a non-empty array of ${SCOPES.join(", ")}` })
-    .min(1, { error: `scope is required: a non-empty array of ${SCOPES.join(", ")}` }),
+    .min(1, { error: `scope is required: a non-empty array of ${SCOPES.join(", ")}` })
+    .max(SCOPES.length, { error: `scope must list each of ${SCOPES.join(", ")} at most once` }),
 }, { error: `request body must be a JSON object {"scope": [...]}` }));
 
 /** The spec's API key. `secret` only in the creation response; `hint` identifies the key without it. */

@@ -1,6 +1,7 @@
 /** Customer object kits (/v1/kits) and their technician operations. */
 import { z } from "zod";
 import { component, Timestamp } from "./common.js";
+import { KIT_ITEMS_MAX, TEXT_MAX_CHARS, tooLong } from "../../json/field-bounds.js";
 
 const q = "must be a positive integer";
 const DIMENSIONS = "dimensions_mm must be [x, y, z]: three numbers of millimetres, each > 0 and <= 1000 (the box the simulated world models the kit as)";
@@ -9,14 +10,16 @@ const NAME = `name is required: 1..64 characters of a-z, 0-9 and single hyphens 
 
 /** One line of a kit's contents. */
 export const KitItem = z.strictObject({
-  desc: z.string({ error: "must be a non-empty string" }).trim().min(1, { error: "must be a non-empty string" }),
+  desc: z.string({ error: "must be a non-empty string" }).trim().min(1, { error: "must be a non-empty string" })
+    .max(TEXT_MAX_CHARS, tooLong(TEXT_MAX_CHARS)),
   qty: z.number({ error: q }).int({ error: q }).positive({ error: q }),
 }, { error: "must be an object {desc, qty}" });
 
 /** POST /v1/kits body. */
 export const CreateKitRequest = component("CreateKitRequest", z.strictObject({
   name: z.string({ error: NAME }).regex(/^[a-z0-9]+(?:-[a-z0-9]+)*$/, { error: NAME }).max(64, { error: NAME }),
-  items: z.array(KitItem, { error: "items is required: a non-empty array of {desc, qty}" }).min(1, { error: "items is required: a non-empty array of {desc, qty}" }),
+  items: z.array(KitItem, { error: "items is required: a non-empty array of {desc, qty}" }).min(1, { error: "items is required: a non-empty array of {desc, qty}" })
+    .max(KIT_ITEMS_MAX, { error: `items must have at most ${KIT_ITEMS_MAX} lines of {desc, qty}` }),
 }, { error: "request body must be a JSON object {name, items}" }));
 
 /** Tracking data recorded when a kit is tracked. */

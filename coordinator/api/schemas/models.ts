@@ -2,6 +2,7 @@
 import { z } from "zod";
 import { MODEL_FORMATS } from "../../store/models-repo.js";
 import { isModelName, isRevision } from "../../models/model-ref.js";
+import { REF_MAX_CHARS } from "../../json/field-bounds.js";
 import { component, LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX, NullableTimestamp, queryInteger, queryText, Timestamp } from "./common.js";
 
 const nameMessage = "name must be a model name as org/name (letters, digits, . _ -; at most 96 characters each side)";
@@ -9,14 +10,14 @@ const revisionMessage = "revision must be letters, digits, . _ - (at most 64 cha
 
 /** Body of POST /v1/models. */
 export const CreateModelRequest = z.strictObject({
-  name: z.string({ error: nameMessage }).refine(isModelName, { error: nameMessage }).describe("the name policies reference in hf, as org/name"),
-  revision: z.string({ error: revisionMessage }).refine(isRevision, { error: revisionMessage }).optional().describe("default main; policy.hf names it as org/name@revision"),
+  name: z.string({ error: nameMessage }).max(REF_MAX_CHARS, { error: nameMessage }).refine(isModelName, { error: nameMessage }).describe("the name policies reference in hf, as org/name"),
+  revision: z.string({ error: revisionMessage }).max(64, { error: revisionMessage }).refine(isRevision, { error: revisionMessage }).optional().describe("default main; policy.hf names it as org/name@revision"),
   format: z.enum(MODEL_FORMATS, { error: `format must be one of ${MODEL_FORMATS.join(", ")}` }).describe("onnx: run on the cell by runtime onnx"),
   bytes: z.number({ error: "bytes must be the file's size, a positive integer" }).int({ error: "bytes must be the file's size, a positive integer" })
     .min(1, { error: "bytes must be the file's size, a positive integer" }).describe("the file's exact size"),
-  sha256: z.string({ error: "sha256 must be the file's SHA-256, 64 hex digits" }).regex(/^[0-9a-fA-F]{64}$/, { error: "sha256 must be the file's SHA-256, 64 hex digits" })
+  sha256: z.string({ error: "sha256 must be the file's SHA-256, 64 hex digits" }).max(64, { error: "sha256 must be the file's SHA-256, 64 hex digits" }).regex(/^[0-9a-fA-F]{64}$/, { error: "sha256 must be the file's SHA-256, 64 hex digits" })
     .describe("checked when the last byte arrives"),
-  retention: z.string().optional().describe("how long the model is kept once ready, <n>h or <n>d, 1h..365d; default 90d"),
+  retention: z.string().max(16, { error: "retention must be <n>h or <n>d, 1h..365d" }).optional().describe("how long the model is kept once ready, <n>h or <n>d, 1h..365d; default 90d"),
 });
 
 const TensorInfo = z.strictObject({

@@ -51,6 +51,7 @@ export const BudgetStatus = z.strictObject({
 /** GET /v1/usage query. */
 export const UsageQuery = z.object({
   period: z.string({ error: "query parameter period is required as YYYY-MM (a UTC month, e.g. 2026-11)" })
+    .max(7, { error: "query parameter period is required as YYYY-MM (a UTC month, e.g. 2026-11)" })
     .regex(/^\d{4}-(0[1-9]|1[0-2])$/, { error: "query parameter period is required as YYYY-MM (a UTC month, e.g. 2026-11)" })
     .describe("a UTC month, YYYY-MM"),
 });

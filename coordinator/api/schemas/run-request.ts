@@ -9,6 +9,7 @@
 import { z } from "zod";
 import { allKinds } from "../../kinds/registry.js";
 import { component } from "./common.js";
+import { REF_MAX_CHARS, tooLong } from "../../json/field-bounds.js";
 
 // The run domain's own lists (leaves that import no kind), so the document cannot drift from them.
 export {
@@ -30,5 +31,5 @@ export const RunBody = component("RunBody", z.discriminatedUnion("kind", kindBod
 
 /** A POST /v1/runs body: a run body plus the `quote_id` of the quote backing it. */
 export const RunRequest = component("RunRequest", z.discriminatedUnion("kind", kindBodies().map((body) => body.extend({
-  quote_id: z.string().optional().describe("the quote backing this submission (the quoted body, unchanged, before it expires)"),
+  quote_id: z.string().max(REF_MAX_CHARS, tooLong(REF_MAX_CHARS)).optional().describe("the quote backing this submission (the quoted body, unchanged, before it expires)"),
 })) as unknown as [z.ZodObject, ...z.ZodObject[]]).describe("a run body (see RunBody) plus quote_id"));

@@ -12,7 +12,8 @@ const URL_MESSAGE = "url is required: an absolute http(s) URL of at most 2048 ch
 export const CreateWebhookRequest = component("CreateWebhookRequest", z.strictObject({
   url: z.url({ protocol: /^https?$/, error: URL_MESSAGE }).max(2048, { error: URL_MESSAGE }),
   events: z.array(WebhookEventType, { error: `events is required: a non-empty array of ${WEBHOOK_EVENT_TYPES.join(", ")}` })
-    .min(1, { error: `events is required: a non-empty array of ${WEBHOOK_EVENT_TYPES.join(", ")}` }),
+    .min(1, { error: `events is required: a non-empty array of ${WEBHOOK_EVENT_TYPES.join(", ")}` })
+    .max(WEBHOOK_EVENT_TYPES.length, { error: `events must list each of ${WEBHOOK_EVENT_TYPES.join(", ")} at most once` }),
   description: z.string({ error: "description must be a string of at most 500 characters" })
     .max(500, { error: "description must be a string of at most 500 characters" }).optional(),
 }, { error: `request body must be a JSON object {"url", "events", "description"?}` }));

@@ -1,0 +1,115 @@
+import assert from "node:assert/strict";
+import { renderShippingLabel } from "../../coordinator/kits/label-pdf.js";
+import type { KitRecord } from "../../coordinator/kits/kits-repo.js";
+import type { PdfWork } from "../../coordinator/pdf/pdf-document.js";
+import { pdfText } from "../../coordinator/pdf/pdf-text.js";
+import { publishedReport } from "../../coordinator/reports/published-report.js";
+import { RenderCache } from "../../coordinator/reports/render-cache.js";
+import type { Report } from "../../coordinator/reports/report.js";
+import { renderReportPdf } from "../../coordinator/reports/report-pdf.js";
+
+const NOW = new Date("2026-11-27T12:00:00.000Z");
+const rate = (successes: number, n: number) => ({ n, success_rate: successes / n, ci95: [0.2, 0.8] as [number, number], interval_method: "wilson" });
+
+function kit(items: number, descChars: number): KitRecord {
+  return {
+    id: "kit_Ab12Cd34Ef56", account_id: "acct_lab", name: "mug-set", status: "registered", created: NOW.toISOString(),
+    status_history: [], tracking: null, items: Array.from({ length: items }, (_, i) => ({ desc: `${i}${"x".repeat(descChars - 1)}`, qty: 1 })),
+  } as unknown as KitRecord;
+}
+
+function report(outOfScope: string[], cells = ["so101-b", "so101-c"]): Report {
+  return {
+    object: "report", run_id: "run_Zz9", kind: "verification", run_kind: "run", result: rate(7, 10),
+    resolved_pins: { robot: "so101@3.11", environment: "tabletop@1", task: "pick-cube@v1", perturbation_rev: "assay-perturb@1" },
+    citation: "Assay run run_Zz9 (2026-11-27): pick-cube@v1 on so101@3.11 in tabletop@1, n=10, success 0.70 [0.40, 0.89] (Wilson 95%).",
+    pdf_url: "http://127.0.0.1/v1/runs/run_Zz9/report?format=pdf", generated: NOW.toISOString(),
+    failure_clusters: { grasp_slip: 3 },
+    perturbation_schedule: { perturbation_rev: "assay-perturb@1", requested: {}, summary: { lighting: {}, distractors: {} }, realized: [] },
+    stages: {}, instructions: { mode: "sampled", sampled: { ...rate(7, 10), by_instruction: {} }, held_out: { ...rate(0, 1), n: 0, by_instruction: {} } },
+    out_of_scope: outOfScope, units: [],
+    interventions: { mode: "none", episodes_intervened: 0, count: 0, assisted_successes: 0, events: [], unassisted: rate(7, 10), assisted: rate(7, 10) },
+    cells: { by_cell: cells.map((cell) => ({ cell, n: 5, successes: 3, success_rate: 0.6 })), clusters: cells.length, design_effect: 1, effective_n: 10, ci95_these_cells: [0.4, 0.89] },
+    cost: { robot_hours: 0.1, environment_hours: 0.1, cost_usd: 1.5 },
+  } as Report;
+}
+
+const work = (): PdfWork => ({ measuredChars: 0, slices: 0 });
+
+/** `n` characters without spaces that do not repeat in short periods (pdfkit memoizes equal words). */
+function unbroken(n: number): string {
+  let x = 20261127;
+  let text = "";
+  for (let i = 0; i < n; i++) {
+    x = (Math.imul(x, 1103515245) + 12345) >>> 0;
+    text += String.fromCharCode(97 + ((x >>> 16) % 26));
+  }
+  return text;
+}
+
+describe("PDF rendering: bounded text, linear work, public reports without internal ids", () => {
+  it("pdfText cuts at the limit with an ellipsis and breaks long unbroken runs into lines", () => {
+    assert.equal(pdfText("red mug", 200), "red mug");
+    assert.equal(pdfText("a".repeat(10), 8), "aaaaa...");
+    assert.equal(pdfText(`mug ${"b".repeat(70)} end`, 200, 32), `mug ${"b".repeat(32)}\n${"b".repeat(32)}\n${"b".repeat(6)} end`);
+  });
+
+  it("a label's layout work does not depend on how long a stored description is", async () => {
+    const legal = work();
+    const huge = work();
+    await renderShippingLabel(kit(1, 2000), NOW, { work: legal });
+    // A row stored before the bounds: 900,000 characters cost what the displayed 200 cost.
+    await renderShippingLabel(kit(1, 900_000), NOW, { work: huge });
+    assert.equal(huge.measuredChars, legal.measuredChars);
+  });
+
+  it("a label's layout work grows linearly with its items", async () => {
+    const half = work();
+    const full = work();
+    await renderShippingLabel(kit(50, 2000), NOW, { work: half });
+    await renderShippingLabel(kit(100, 2000), NOW, { work: full });
+    const ratio = full.measuredChars / half.measuredChars;
+    assert.ok(ratio > 1.8 && ratio < 2.2, `100 items measured ${full.measuredChars} characters, 50 items ${half.measuredChars} (ratio ${ratio.toFixed(2)})`);
+  });
+
+  it("a report's layout work grows linearly with the length of an unbroken out-of-scope line", async () => {
+    const short = work();
+    const long = work();
+    await renderReportPdf(report([unbroken(1000)]), NOW, { work: short });
+    await renderReportPdf(report([unbroken(2000)]), NOW, { work: long });
+    const base = work();
+    await renderReportPdf(report(["y"]), NOW, { work: base });
+    const ratio = (long.measuredChars - base.measuredChars) / (short.measuredChars - base.measuredChars);
+    assert.ok(ratio > 1.8 && ratio < 2.2, `2000 characters measured ${long.measuredChars - base.measuredChars}, 1000 measured ${short.measuredChars - base.measuredChars} (ratio ${ratio.toFixed(2)})`);
+  });
+
+  it("a published report numbers its cells and carries no cell id and no cost", async () => {
+    const published = publishedReport(report(["outdoor use"]));
+    assert.deepEqual(published.cells.by_cell.map((c) => c.cell), ["cell 1", "cell 2"]);
+    assert.equal("cost" in published, false);
+    const text = JSON.stringify(published);
+    assert.equal(text.includes("so101-b") || text.includes("so101-c"), false, text);
+  });
+
+  it("the render cache renders a key once, shares a render in flight, evicts the oldest and forgets failures", async () => {
+    const cache = new RenderCache(2);
+    let renders = 0;
+    const render = (text: string) => async () => {
+      renders++;
+      return Buffer.from(text);
+    };
+    const [a1, a2] = await Promise.all([cache.get("a", render("A")), cache.get("a", render("A"))]);
+    assert.equal(renders, 1);
+    assert.equal(a1, a2);
+    await cache.get("b", render("B"));
+    await cache.get("c", render("C"));
+    assert.equal(cache.size, 2);
+    await cache.get("a", render("A"));
+    assert.equal(renders, 4, "a was evicted and rendered again");
+    await assert.rejects(cache.get("bad", async () => {
+      throw new Error("render failed");
+    }));
+    await cache.get("bad", render("ok"));
+    assert.equal(renders, 5);
+  });
+});
