@@ -82,7 +82,8 @@ function holderOfTarget(forwarding: LiveForwarding, req: IncomingMessage, base: 
 
 function refuse(socket: Duplex, error: AssayError, docsUrl: string): void {
   const body = JSON.stringify(errorEnvelope(error, docsUrl));
-  socket.end(`HTTP/1.1 ${error.status} ${error.code}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  const retryAfter = error.code === "rate_limited" && error.retryAfterS !== undefined ? `Retry-After: ${Math.ceil(error.retryAfterS)}\r\n` : "";
+  socket.end(`HTTP/1.1 ${error.status} ${error.code}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${retryAfter}Connection: close\r\n\r\n${body}`);
 }
 
 /** Takes the HTTP server's upgrades under the streams path; returns a function that closes every stream socket. */

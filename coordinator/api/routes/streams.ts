@@ -101,6 +101,8 @@ export function mjpegRouter(deps: CompiledApiDeps): Router {
       Connection: "close",
       Pragma: "no-cache",
     });
+    // The viewer learns at once that it was admitted, not with the first frame.
+    res.flushHeaders();
     let writing = false;
     let lapsed = false;
     let pending: { jpeg: Uint8Array; capturedAtMs: number } | undefined;
