@@ -112,8 +112,10 @@ export function acceptStreamUpgrades(server: Server, o: StreamUpgradeOptions): (
       const end = o.signalling.handle(ws, grant.cellId);
       const unbind = o.access.bind(grant, (reason) => {
         if (ws.readyState === ws.OPEN) ws.send(JSON.stringify({ type: "error", message: `access to this live view ended: ${reason}` }));
-        if (end) end(ACCESS_LAPSED_CLOSE_CODE, reason);
-        else ws.close(ACCESS_LAPSED_CLOSE_CODE, reason);
+        // A close reason may be at most 123 bytes; ours are ASCII and shorter, this keeps it so.
+        const short = reason.slice(0, 120);
+        if (end) end(ACCESS_LAPSED_CLOSE_CODE, short);
+        else ws.close(ACCESS_LAPSED_CLOSE_CODE, short);
       });
       ws.once("close", unbind);
     });
