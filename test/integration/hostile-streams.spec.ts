@@ -188,6 +188,8 @@ describe("hostile streams: live views bound to their grant, and capped (scripted
       port: 0, grpcPort: 0, dataDir: dir, apiKey: TEST_ADMIN_KEY, ...(await testStoreOptions(dir)),
       rateLimits: { general: { perS: 1000, burst: 1000 }, submit: { perS: 1000, burst: 1000 } },
       connectionCaps: CAPS,
+      // Far beyond the tests' length: whatever closes a view here is the event that changed its grant, not the backstop.
+      liveRecheckMs: 10 * 60_000,
     }));
     ensureAccount(coordinator.db, OTHER_ACCOUNT, "Account E", new Date().toISOString());
     agent = new ScriptedAgent(coordinator.grpcAddress, coordinator.enrollCell(CELL, "so101"), CELL);
