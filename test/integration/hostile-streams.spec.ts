@@ -262,6 +262,41 @@ describe("hostile streams: live views bound to their grant, and capped (scripted
     assert.deepEqual(eMjpeg.parts, [`frame of ${eRun.id}`]);
   });
 
+  it("closes A's views when the cell moves on to E's run while A's run goes on, before E's first frame", async () => {
+    const aViewer = key(DEFAULT_ACCOUNT_ID, ["streams:read"]).secret;
+    const eKey = key(OTHER_ACCOUNT, ["runs:read", "runs:write", "streams:read"]).secret;
+    const aRun = await json(await api("/v1/runs", TEST_ADMIN_KEY, { method: "POST", json: { ...README_RUN_BODY, episodes: 2 } }), 201);
+    const aFirst = await agent.next((m) => m.assignEpisode);
+    await started(aFirst);
+    const descriptor = await json(await api(`/v1/streams/${CELL}`, aViewer), 200);
+    const mjpeg = new MjpegReader(await fetch(descriptor.cameras.find((c: Json) => c.name === "top").mjpeg_url));
+    closeAfter.push(() => mjpeg.cancel());
+    const signalling = await openSignalling(descriptor.webrtc.url);
+    closeAfter.push(() => signalling.ws.terminate());
+    await signalling.offer;
+    sendFrame(`frame of ${aRun.id}`);
+    await mjpeg.frame(`frame of ${aRun.id}`);
+
+    // E's burst run goes ahead of A's second episode: the cell moves on while A's run is still running.
+    const eRun = await json(await api("/v1/runs", eKey, { method: "POST", json: { ...README_RUN_BODY, episodes: 1, priority: "burst" } }), 201);
+    await finished(aFirst);
+    const eAssign = await agent.next((m) => m.assignEpisode);
+    assert.equal((await json(await api(`/v1/runs/${aRun.id}`), 200)).status, "running");
+    await started(eAssign);
+    sendFrame(`frame of ${eRun.id}`);
+    await mjpeg.ended;
+    assert.deepEqual(mjpeg.parts, [`frame of ${aRun.id}`]);
+    const closed = await signalling.closed;
+    assert.equal(closed.code, ACCESS_LAPSED_CLOSE_CODE);
+    assert.equal(closed.reason, "the cell moved on to another run");
+
+    await finished(eAssign);
+    const aSecond = await agent.next((m) => m.assignEpisode);
+    await started(aSecond);
+    await finished(aSecond);
+    assert.equal((await waitForRunEnd(coordinator.baseUrl, TEST_ADMIN_KEY, aRun.id)).status, "completed");
+  });
+
   it("gives a key without streams:read nothing in a run's events that opens a live view, and closes a view when its key is revoked", async () => {
     const readOnly = key(DEFAULT_ACCOUNT_ID, ["runs:read"]);
     const watcher = key(DEFAULT_ACCOUNT_ID, ["runs:read", "streams:read"]);
