@@ -14,6 +14,8 @@ import type { ObjectStore } from "./storage/object-store.js";
 import { objectStoreFromUrl, parseStoreUrl, type S3Connection } from "./storage/store-from-url.js";
 import { DEFAULT_QUEUE_CHECK_INTERVAL_MS, DEFAULT_QUEUE_WINDOWS_MS, type QueueWindowsMs } from "./scheduler/queue-windows.js";
 import { WEBHOOK_DEFAULTS } from "./webhooks/delivery-worker.js";
+import { compileConnectionCapsOptions, type CompiledConnectionCapsOptions, type ConnectionCapsOptions } from "./streams/connection-caps.js";
+import { DEFAULT_LIVE_RECHECK_MS } from "./streams/live-access-watch.js";
 
 /** Webhook delivery timing (see coordinator/webhooks/delivery-worker.ts). */
 export interface WebhookTimingOptions {
@@ -108,6 +110,14 @@ export interface CoordinatorOptions {
    * link-local and reserved addresses are refused regardless. Default false.
    */
   webhooksAllowLoopback: boolean;
+  /**
+   * Long-lived connections open at once, per kind (`event_streams`, `mjpeg_viewers`,
+   * `signalling_websockets`), each `{perKey, perAccount}`. Default 10 per key and 30 per account for
+   * each kind; past a cap a new one is refused 429 rate_limited (Retry-After `retryAfterS`, default 5).
+   */
+  connectionCaps: CompiledConnectionCapsOptions;
+  /** The backstop re-check of open live views' access (events do the prompt work). Default 5000 ms. */
+  liveRecheckMs: number;
 }
 
 export interface ExportOptions {
@@ -123,9 +133,10 @@ export interface ExportOptions {
 
 export const EXPORT_DEFAULTS: ExportOptions = { concurrency: 1, availabilityMs: 7 * 24 * 3_600_000, pendingUploadWaitMs: 10 * 60_000, sweepMs: 60_000 };
 
-type RawCoordinatorOptions = Partial<Omit<CoordinatorOptions, "queueWindowsMs" | "webhooks" | "rateLimits" | "exports" | "iceServers" | "connections" | "models">> & {
+type RawCoordinatorOptions = Partial<Omit<CoordinatorOptions, "queueWindowsMs" | "webhooks" | "rateLimits" | "exports" | "iceServers" | "connections" | "models" | "connectionCaps">> & {
   connections?: Partial<ConnectionOptions>;
   models?: Partial<ModelLimits>;
+  connectionCaps?: ConnectionCapsOptions;
   /** ICE server URLs ("stun:host:3478", "turn:host:3478?transport=udp"), or objects with credentials. */
   iceServers?: Array<string | { urls: string[]; username?: string; credential?: string }>;
   exports?: Partial<ExportOptions>;
@@ -137,7 +148,7 @@ type RawCoordinatorOptions = Partial<Omit<CoordinatorOptions, "queueWindowsMs" |
 const KNOWN = new Set([
   "host", "port", "grpcPort", "dataDir", "databaseUrl", "artifactsUrl", "s3", "apiKey", "publicUrl", "internalUrl", "streamsUrl", "installationsPath",
   "rateLimits", "queueWindowsMs", "queueCheckIntervalMs", "webhooks", "retentionSweepMs", "quoteValidityMs", "exports", "iceServers",
-  "modelMirror", "models", "preflightTimeoutMs", "webhooksAllowLoopback", "connections", "trustedProxies",
+  "modelMirror", "models", "preflightTimeoutMs", "webhooksAllowLoopback", "connections", "trustedProxies", "connectionCaps", "liveRecheckMs",
 ]);
 
 function positiveMs(name: string, value: number): number {
@@ -194,6 +205,8 @@ export function compileCoordinatorOptions(raw: RawCoordinatorOptions = {}): Coor
     models: compileModelLimits(raw.models),
     preflightTimeoutMs: positiveMs("preflightTimeoutMs", raw.preflightTimeoutMs ?? DEFAULT_PREFLIGHT_TIMEOUT_MS),
     webhooksAllowLoopback: raw.webhooksAllowLoopback ?? false,
+    connectionCaps: compileConnectionCapsOptions(raw.connectionCaps),
+    liveRecheckMs: positiveMs("liveRecheckMs", raw.liveRecheckMs ?? DEFAULT_LIVE_RECHECK_MS),
     rateLimits: validateRateLimits({ ...DEFAULT_RATE_LIMITS, ...raw.rateLimits }),
     queueWindowsMs,
     queueCheckIntervalMs: positiveMs("queueCheckIntervalMs", raw.queueCheckIntervalMs ?? DEFAULT_QUEUE_CHECK_INTERVAL_MS),

@@ -48,6 +48,8 @@ import { joinCluster, type ClusterLinks } from "./cluster/cluster-links.js";
 import { newCoordinatorId, startCoordinatorLease } from "./cluster/coordinator-lease.js";
 import { LiveHub } from "./streams/live-hub.js";
 import { acceptStreamUpgrades } from "./streams/stream-upgrade.js";
+import { ConnectionCaps } from "./streams/connection-caps.js";
+import { createLiveAccessWatch } from "./streams/live-access-watch.js";
 import { createWebRtcSignalling } from "./streams/webrtc/webrtc-signalling.js";
 import { hostname } from "node:os";
 import type { LiveForwarding } from "./streams/live-forwarding.js";
@@ -244,10 +246,15 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Run
   const trustedProxies = compileTrustedProxies(options.trustedProxies);
   // Labels and reports are laid out on a worker thread, never on the loop that answers the API and the fleet.
   const pdf = workerPdfRenderer();
+  // Open live views stay bound to the grant that admitted them; long-lived connections are capped.
+  const liveAccess = createLiveAccessWatch({ db, fleet: cellLink.fleet, runEvents, assignments: cellLink.registry, recheckMs: options.liveRecheckMs });
+  const connectionCaps = new ConnectionCaps(options.connectionCaps);
   const app = createApiApp({
     db,
     pdf,
     fleet: cellLink.fleet,
+    liveAccess,
+    connectionCaps,
     runEvents,
     scheduler: cellLink.scheduler,
     pins,
@@ -277,7 +284,7 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Run
   const signalling = createWebRtcSignalling({ hub: cellLink.live, iceServers: options.iceServers });
   const stopUpgrades = acceptStreamUpgrades(http, {
     db, fleet: cellLink.fleet, signalling, operatorAccountId: CATALOG_ACCOUNT_ID, streamsUrl, docsUrl: urls.docsUrl, now: () => new Date(),
-    forwarding: cellLink.forwarding,
+    forwarding: cellLink.forwarding, caps: connectionCaps, access: liveAccess,
   });
 
   return {
@@ -297,6 +304,7 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Run
     archives,
     live: cellLink.live,
     async stop() {
+      liveAccess.stop();
       stopUpgrades();
       await signalling.close();
       await archives.stop();

@@ -18,6 +18,8 @@ import type { Db } from "../store/database.js";
 import { DEFAULT_MODEL_LIMITS, type ModelLimits } from "../models/model-limits.js";
 import type { LiveForwarding } from "../streams/live-forwarding.js";
 import { inProcessPdfRenderer, type PdfRenderer } from "./pdf-renderer.js";
+import { ConnectionCaps } from "../streams/connection-caps.js";
+import { createLiveAccessWatch, type LiveAccess } from "../streams/live-access-watch.js";
 
 export interface ApiUrls {
   /** Public base of /v1, e.g. https://api.assay.example (no trailing slash). */
@@ -48,8 +50,18 @@ export interface ApiDeps {
   environments?: readonly CatalogEnvironment[];
   /** SSE heartbeat comment period. Default 15000 ms. */
   sseHeartbeatMs?: number;
-  /** Event streams open at once per key and per account, and how long one may go without an event. Default 10, 30, 15 min. */
-  sseLimits?: { perKey: number; perAccount: number; idleMs: number };
+  /** How long an event stream may go without an event before it is closed. Default 15 min. */
+  sseIdleMs?: number;
+  /**
+   * Caps on open event streams, MJPEG viewers and signalling WebSockets per key and per account
+   * (coordinator/streams/connection-caps.ts). Default: a fresh ConnectionCaps with the default caps (10 per key, 30 per account, each kind).
+   */
+  connectionCaps?: ConnectionCaps;
+  /**
+   * Re-checks open live views for as long as they are open (coordinator/streams/live-access-watch.ts).
+   * Default: a watch over `db`, `fleet` and `runEvents` with the backstop re-check only.
+   */
+  liveAccess?: LiveAccess;
   /** Folder holding errors.md and api.md, served at /docs. Default: the repo's docs/. */
   docsDir?: string;
   /** Where unexpected errors are logged. Default: console.error. */
@@ -113,11 +125,12 @@ export type CompiledApiDeps = Required<ApiDeps>;
 const REQUIRED = ["db", "fleet", "runEvents", "scheduler", "pins", "urls", "objects", "metrics"] as const;
 const OPTIONAL = [
   "clock", "environments", "sseHeartbeatMs", "docsDir", "log", "budgetGuard", "rateLimits", "quoteValidityMs", "archives", "live", "iceServers",
-  "models", "modelMirror", "preflight", "endRun", "metricsAccess", "webhooksAllowLoopback", "sseLimits", "liveForwarding", "pdf",
-  "trustedProxies",
+  "models", "modelMirror", "preflight", "endRun", "metricsAccess", "webhooksAllowLoopback", "sseIdleMs", "liveForwarding", "pdf",
+  "trustedProxies", "connectionCaps", "liveAccess",
 ] as const;
 
-export const DEFAULT_SSE_LIMITS = { perKey: 10, perAccount: 30, idleMs: 15 * 60_000 };
+/** An event stream with no event for this long is closed (a client reconnects and reads the history again). */
+export const DEFAULT_SSE_IDLE_MS = 15 * 60_000;
 
 /** How long a pre-flight waits for an endpoint by default: a first inference may compile or load weights. */
 export const DEFAULT_PREFLIGHT_TIMEOUT_MS = 30_000;
@@ -164,7 +177,9 @@ export function compileApiDeps(raw: ApiDeps): CompiledApiDeps {
     models: raw.models ?? DEFAULT_MODEL_LIMITS,
     endRun: raw.endRun ?? (() => false),
     metricsAccess: raw.metricsAccess ?? "open",
-    sseLimits: raw.sseLimits ?? DEFAULT_SSE_LIMITS,
+    sseIdleMs: raw.sseIdleMs ?? DEFAULT_SSE_IDLE_MS,
+    connectionCaps: raw.connectionCaps ?? new ConnectionCaps(),
+    liveAccess: raw.liveAccess ?? createLiveAccessWatch({ db: raw.db, fleet: raw.fleet, runEvents: raw.runEvents }),
     webhooksAllowLoopback: raw.webhooksAllowLoopback ?? false,
     modelMirror: raw.modelMirror ?? null,
     preflight: raw.preflight ?? { timeoutMs: DEFAULT_PREFLIGHT_TIMEOUT_MS },

@@ -49,6 +49,7 @@ export class CellRegistry implements FleetView {
   private readonly pins: FirmwarePins;
   private readonly now: () => number;
   private readonly relay: ((cellId: string, message: CoordinatorMessage) => boolean) | undefined;
+  private readonly assignmentListeners = new Set<(cellId: string) => void>();
 
   constructor(options: CellRegistryOptions) {
     this.pins = options.pins;
@@ -143,7 +144,9 @@ export class CellRegistry implements FleetView {
     const entry = this.entries.get(cellId);
     if (!entry) return;
     const ended = entry.assignedEpisodeId;
+    const changed = ended !== episodeId;
     entry.assignedEpisodeId = episodeId;
+    if (changed) for (const listener of [...this.assignmentListeners]) listener(cellId);
     // Until the next heartbeat says otherwise, a cell that just finished is free for work; but not
     // a cell that declined an offer because it is busy with another episode (it would be offered
     // work again at once, and decline again, until its next heartbeat).
@@ -154,7 +157,15 @@ export class CellRegistry implements FleetView {
     }
   }
 
-  /** Writes `message` on the cell's stream; returns false when the cell is not connected. */
+  /**
+   * Calls `listener(cellId)` after the coordinator gives a cell an episode or takes it back (live views
+   * re-check who may watch it); returns the function that stops listening.
+   */
+  onAssignmentChange(listener: (cellId: string) => void): () => void {
+    this.assignmentListeners.add(listener);
+    return () => this.assignmentListeners.delete(listener);
+  }
+
   /**
    * Writes the message on the cell's stream, here or (unless `relay: false`) through the
    * coordinator holding it; false when the cell is connected nowhere.

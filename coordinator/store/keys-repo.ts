@@ -36,3 +36,7 @@ export function countKeys(db: Db, accountId: string): number {
 export function revokeKey(db: Db, keyId: string, at: string): boolean {
   return db.prepare(`UPDATE api_keys SET revoked = ? WHERE id = ? AND revoked IS NULL`).run(at, keyId).changes === 1;
 }
+
+export function findKeyById(db: Db, keyId: string): KeyRow | undefined {
+  return db.prepare(`SELECT * FROM api_keys WHERE id = ?`).get(keyId) as KeyRow | undefined;
+}

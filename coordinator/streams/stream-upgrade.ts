@@ -2,8 +2,12 @@
  * WebSocket upgrades under the streams URL (`<streams_url>/cells/<cell>` and `<streams_url>/runs/<run>`),
  * authenticated before the upgrade: the signed token in the URL (stream-tokens.ts), or a bearer key
  * with streams:read. A run's URL (the pilot's `stream_url`) resolves to the cell running the run at
- * connect time. Refusals are plain HTTP answers with the spec's error envelope, never an upgrade.
- * An admitted socket is handed to the WebRTC signalling (coordinator/streams/webrtc/).
+ * connect time. Refusals are plain HTTP answers with the spec's error envelope, never an upgrade;
+ * past the cap of open signalling WebSockets per key or per account (connection-caps.ts), 429.
+ * An admitted socket is handed to the WebRTC signalling (coordinator/streams/webrtc/) and bound to
+ * the grant that admitted it (live-access-watch.ts): when the grant lapses the viewer gets
+ * `{"type":"error","message":<why>}`, its peer connection is closed at once and the socket closes
+ * with code 4403 (ACCESS_LAPSED_CLOSE_CODE) and the reason.
  */
 import type { IncomingMessage, Server } from "node:http";
 import type { Duplex } from "node:stream";
@@ -11,12 +15,18 @@ import { WebSocketServer, type WebSocket } from "ws";
 import { AssayError, errorEnvelope } from "../errors/assay-error.js";
 import type { FleetView } from "../fleet/fleet-view.js";
 import type { Db } from "../store/database.js";
-import { mayWatch, streamViewerAccount, workOfCell } from "./stream-access.js";
+import type { ConnectionCaps } from "./connection-caps.js";
+import type { LiveAccess } from "./live-access-watch.js";
+import { admitViewer, streamViewer, workOfCell, type ViewerGrant } from "./stream-access.js";
 import { runStreamTarget } from "./stream-tokens.js";
 import { forwardUpgrade, wasForwarded, type LiveForwarding } from "./live-forwarding.js";
 
+/** Close code of a signalling socket whose grant lapsed (the run ended, the cell moved on, the key was revoked, the token expired). */
+export const ACCESS_LAPSED_CLOSE_CODE = 4403;
+
 export interface SignallingHandler {
-  handle(ws: WebSocket, cellId: string): void;
+  /** Takes over the socket; returns the function that ends the view now (peer connection included), if a view started. */
+  handle(ws: WebSocket, cellId: string): ((code: number, reason: string) => void) | void;
 }
 
 export interface StreamUpgradeOptions {
@@ -30,27 +40,30 @@ export interface StreamUpgradeOptions {
   now: () => Date;
   /** Cells held by other coordinators: their upgrades are passed to the holder. Default none. */
   forwarding?: LiveForwarding;
+  /** Caps on open signalling WebSockets per key and per account. */
+  caps: ConnectionCaps;
+  /** Re-checks each open view's grant while it lasts. */
+  access: LiveAccess;
 }
 
-/** The cell a request may watch, or an AssayError saying why not. */
-function admit(o: StreamUpgradeOptions, req: IncomingMessage, base: string): string {
+/** The grant a request watches a cell under, or an AssayError saying why not. */
+function admit(o: StreamUpgradeOptions, req: IncomingMessage, base: string): ViewerGrant {
   const url = new URL(req.url ?? "/", "http://local");
   const match = new RegExp(`^${base}/(cells|runs)/([^/]+)$`).exec(url.pathname);
   if (!match) throw new AssayError("not_found", `no stream at ${url.pathname}; stream URLs are ${base}/cells/<cell> (from GET /v1/streams/{cell}) or ${base}/runs/<run> (a pilot's stream_url)`);
   const [, kind, rawId] = match;
   const id = decodeURIComponent(rawId!);
   const target = kind === "cells" ? id : runStreamTarget(id);
-  const accountId = streamViewerAccount(o.db, target, url.searchParams.get("token") ?? undefined, req.headers.authorization, o.now());
+  const viewer = streamViewer(o.db, target, url.searchParams.get("token") ?? undefined, req.headers.authorization, o.now());
   let cellId = id;
   if (kind === "runs") {
     const running = o.fleet.connectedCells().find((c) => workOfCell(o.db, o.fleet, c.cellId)?.runId === id);
     if (!running) throw new AssayError("not_found", `run ${id} is not on a cell right now (queued, between episodes or ended); connect again while it runs`, { runId: id });
     cellId = running.cellId;
   }
-  if (!mayWatch(o.db, o.fleet, o.operatorAccountId, accountId, cellId)) {
-    throw new AssayError("not_found", `no stream ${JSON.stringify(cellId)}: no such cell, or it is not running your work now`);
-  }
-  return cellId;
+  const grant = admitViewer(o.db, o.fleet, o.operatorAccountId, viewer, cellId);
+  if (!grant) throw new AssayError("not_found", `no stream ${JSON.stringify(cellId)}: no such cell, or it is not running your work now`);
+  return grant;
 }
 
 /** The coordinator holding the stream a cells/ or runs/ URL names, when it is another one. */
@@ -69,7 +82,8 @@ function holderOfTarget(forwarding: LiveForwarding, req: IncomingMessage, base: 
 
 function refuse(socket: Duplex, error: AssayError, docsUrl: string): void {
   const body = JSON.stringify(errorEnvelope(error, docsUrl));
-  socket.end(`HTTP/1.1 ${error.status} ${error.code}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  const retryAfter = error.code === "rate_limited" && error.retryAfterS !== undefined ? `Retry-After: ${Math.ceil(error.retryAfterS)}\r\n` : "";
+  socket.end(`HTTP/1.1 ${error.status} ${error.code}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${retryAfter}Connection: close\r\n\r\n${body}`);
 }
 
 /** Takes the HTTP server's upgrades under the streams path; returns a function that closes every stream socket. */
@@ -82,14 +96,29 @@ export function acceptStreamUpgrades(server: Server, o: StreamUpgradeOptions): (
       forwardUpgrade(req, socket, head, holder, (error) => refuse(socket, error, o.docsUrl));
       return;
     }
-    let cellId: string;
+    let grant: ViewerGrant;
+    let release: () => void;
     try {
-      cellId = admit(o, req, base);
+      grant = admit(o, req, base);
+      release = o.caps.acquire("signalling_websockets", grant.keyId, grant.accountId);
     } catch (error) {
       refuse(socket, error instanceof AssayError ? error : new AssayError("not_found", "no such stream"), o.docsUrl);
       return;
     }
-    wss.handleUpgrade(req, socket, head, (ws) => o.signalling.handle(ws, cellId));
+    // A socket that dies before the upgrade completes frees its slot too.
+    socket.once("close", release);
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      ws.once("close", release);
+      const end = o.signalling.handle(ws, grant.cellId);
+      const unbind = o.access.bind(grant, (reason) => {
+        if (ws.readyState === ws.OPEN) ws.send(JSON.stringify({ type: "error", message: `access to this live view ended: ${reason}` }));
+        // A close reason may be at most 123 bytes; ours are ASCII and shorter, this keeps it so.
+        const short = reason.slice(0, 120);
+        if (end) end(ACCESS_LAPSED_CLOSE_CODE, short);
+        else ws.close(ACCESS_LAPSED_CLOSE_CODE, short);
+      });
+      ws.once("close", unbind);
+    });
   };
   server.on("upgrade", onUpgrade);
   return () => {

@@ -4,15 +4,18 @@
  * subscriber), then live events. The stream ends after a terminal `status` event; a comment line is
  * sent every heartbeat period so proxies keep it open.
  *
- * Open streams are capped per key and per account (429 rate_limited past the cap), a stream with no
- * event for `idleMs` is closed (a client reconnects and gets the history again), and so is one whose
+ * Open streams are capped per key and per account (coordinator/streams/connection-caps.ts: 429
+ * rate_limited past the cap, before the stream starts), a stream with no event for `sseIdleMs` is closed (a client reconnects and gets the history again), and so is one whose
  * client stops reading (more than MAX_BUFFERED_BYTES waiting), so nobody can hold sockets and memory
  * without bound.
+ *
+ * The `webrtc` URL of a `status` event is minted for the subscriber's key: a key with streams:read
+ * gets a signalling URL whose token names the key and the run; any other key gets null, so a key
+ * that may read a run but not watch it learns nothing from its events that opens a live view.
  */
-import { statusEventStreamUrl } from "../../streams/stream-tokens.js";
+import { STREAM_SCOPE, statusEventStreamUrl } from "../../streams/stream-tokens.js";
 import { Router, type Response } from "express";
 import { authOf } from "../../auth/authenticate.js";
-import { AssayError } from "../../errors/assay-error.js";
 import type { EpisodeEventData, RunEvent, StatusEventData } from "../../runs/run-events.js";
 import { isTerminal, type RunStatus } from "../../runs/run-state.js";
 import { listEpisodes } from "../../store/episodes-repo.js";
@@ -27,33 +30,19 @@ function writeEvent(res: Response, event: string, data: unknown): void {
 /** A client further behind than this is not reading: its stream is closed. */
 const MAX_BUFFERED_BYTES = 1024 * 1024;
 
-/** Open event streams by key and by account. */
-class StreamCounts {
-  private readonly open = new Map<string, number>();
-
-  count(id: string): number {
-    return this.open.get(id) ?? 0;
-  }
-
-  add(id: string, delta: number): void {
-    const n = this.count(id) + delta;
-    if (n > 0) this.open.set(id, n);
-    else this.open.delete(id);
-  }
-}
-
 export function eventsRouter(deps: CompiledApiDeps): Router {
   const router = Router();
-  const counts = new StreamCounts();
-  const { perKey, perAccount, idleMs } = deps.sseLimits;
+  const idleMs = deps.sseIdleMs;
 
   router.get("/runs/:runId/events", (req, res) => {
-    const { keyId, accountId } = authOf(res);
+    const { keyId, accountId, scope } = authOf(res);
     const run = requireRun(deps.db, accountId, req.params.runId);
-    if (counts.count(`key:${keyId}`) >= perKey || counts.count(`account:${accountId}`) >= perAccount) {
-      const which = counts.count(`key:${keyId}`) >= perKey ? `this key has ${perKey}` : `this account has ${perAccount}`;
-      throw new AssayError("rate_limited", `${which} event streams open, the most allowed at once; close one (or read a finished run's result instead) and retry`, { retryAfterS: 5 });
-    }
+    // Counted from here (a finished run's stream too, however briefly), so nothing opens past the cap.
+    const release = deps.connectionCaps.acquire("event_streams", keyId, accountId);
+    res.on("close", release);
+    const mayWatch = scope.includes(STREAM_SCOPE);
+    const webrtcOf = (cell: string | null): string | null =>
+      cell && mayWatch ? statusEventStreamUrl(deps.db, deps.urls.streamsUrl, run.id, cell, deps.clock(), keyId) : null;
     res.status(200).set({
       "Content-Type": "text/event-stream; charset=utf-8",
       "Cache-Control": "no-cache, no-transform",
@@ -66,7 +55,7 @@ export function eventsRouter(deps: CompiledApiDeps): Router {
     // by this process can fall between the history read and the subscription.
     const status = run.status as RunStatus;
     const cell = status === "scheduling" || status === "running" ? lastStatusCell(deps.db, run.id) : null;
-    const initial: StatusEventData = { status, cell, webrtc: cell ? statusEventStreamUrl(deps.db, deps.urls.streamsUrl, run.id, cell, deps.clock()) : null };
+    const initial: StatusEventData = { status, cell, webrtc: webrtcOf(cell) };
     writeEvent(res, "status", initial);
     for (const episode of listEpisodes(deps.db, run.id, {})) {
       if (episode.outcome === null) continue;
@@ -74,12 +63,11 @@ export function eventsRouter(deps: CompiledApiDeps): Router {
       writeEvent(res, "episode", data);
     }
     if (isTerminal(status)) {
+      release();
       res.end();
       return;
     }
 
-    counts.add(`key:${keyId}`, 1);
-    counts.add(`account:${accountId}`, 1);
     let idle = setTimeout(() => close(), idleMs).unref();
     const heartbeat = setInterval(() => {
       if (res.writableLength > MAX_BUFFERED_BYTES) return close();
@@ -88,7 +76,8 @@ export function eventsRouter(deps: CompiledApiDeps): Router {
     heartbeat.unref();
     const unsubscribe = deps.runEvents.subscribe(run.id, (event: RunEvent) => {
       if (res.writableLength > MAX_BUFFERED_BYTES) return close();
-      writeEvent(res, event.type, event.data);
+      // The published URL was minted for no key; each subscriber gets its own (or none).
+      writeEvent(res, event.type, event.type === "status" ? { ...event.data, webrtc: webrtcOf(event.data.cell) } : event.data);
       clearTimeout(idle);
       idle = setTimeout(() => close(), idleMs).unref();
       if (event.type === "status" && isTerminal(event.data.status as RunStatus)) close();
@@ -100,9 +89,10 @@ export function eventsRouter(deps: CompiledApiDeps): Router {
       clearInterval(heartbeat);
       clearTimeout(idle);
       unsubscribe();
-      counts.add(`key:${keyId}`, -1);
-      counts.add(`account:${accountId}`, -1);
-      if (!res.writableEnded) res.end();
+      release();
+      // A client this far behind is not reading: an end it will never read would keep its socket.
+      if (res.writableLength > MAX_BUFFERED_BYTES) res.destroy();
+      else if (!res.writableEnded) res.end();
     }
     res.on("close", close);
   });

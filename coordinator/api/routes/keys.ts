@@ -50,6 +50,8 @@ export function keysRouter(deps: CompiledApiDeps): Router {
     if (!found()) throw new AssayError("not_found", `no API key ${JSON.stringify(keyId)} on this account`);
     // Revoking an already revoked key changes nothing and shows the original timestamp.
     revokeKey(deps.db, keyId, deps.clock().toISOString());
+    // Live views opened with the key (or a token minted for it) close now, not at the next backstop re-check.
+    deps.liveAccess.recheck();
     res.json(keyView(found()!));
   });
 

@@ -5,14 +5,17 @@
  * - GET /streams/cells/{cell}/cameras/{camera}.mjpeg?token=...: multipart/x-mixed-replace JPEGs
  *   (also with a bearer key holding streams:read instead of the token). A slow client gets the
  *   newest frame when it is ready for one; older frames are dropped, never queued.
- * Who may watch: stream-access.ts (operators every cell, customers the cells running their work).
+ * Who may watch: stream-access.ts (operators every cell, customers the cells running their work),
+ * asked again for as long as the stream is open (live-access-watch.ts): when the grant lapses the
+ * multipart response ends with its closing boundary. Open MJPEG responses are capped per key and per
+ * account (connection-caps.ts).
  */
 import { Router, type Request, type Response } from "express";
 import { installationOf } from "../../../firmware-pins/pins.js";
 import { AssayError } from "../../errors/assay-error.js";
 import { DEFAULT_MAX_FRAME_RATE_HZ } from "../../streams/live-hub.js";
-import { mayWatch, streamViewerAccount, workOfCell } from "../../streams/stream-access.js";
-import { signallingUrl, signStreamToken, STREAM_TOKEN_TTL_MS } from "../../streams/stream-tokens.js";
+import { admitViewer, streamViewer, workOfCell, type ViewerGrant } from "../../streams/stream-access.js";
+import { signallingUrl, signStreamToken, STREAM_SCOPE, STREAM_TOKEN_TTL_MS, type StreamGrant } from "../../streams/stream-tokens.js";
 import type { CompiledApiDeps } from "../api-deps.js";
 import { OPERATOR_ACCOUNT_ID } from "./kits.js";
 import { authOf } from "../../auth/authenticate.js";
@@ -30,16 +33,18 @@ export function streamsRouter(deps: CompiledApiDeps): Router {
   const router = Router();
 
   router.get("/streams/:cellId", (req, res) => {
-    const { accountId } = authOf(res);
+    const { accountId, keyId, scope } = authOf(res);
     const cellId = req.params.cellId;
     const holder = wasForwarded(req) ? undefined : deps.liveForwarding.holderOf(cellId);
     if (holder) return forwardHttp(req, res, holder, deps.urls.docsUrl);
     const connected = deps.fleet.connectedCells().find((c) => c.cellId === cellId);
     const installed = installationOf(deps.pins, cellId);
-    if ((!connected && !installed) || !mayWatch(deps.db, deps.fleet, OPERATOR_ACCOUNT_ID, accountId, cellId)) throw unknownCell(cellId);
+    const admitted = connected || installed ? admitViewer(deps.db, deps.fleet, OPERATOR_ACCOUNT_ID, { accountId, keyId, tokenRunId: null, tokenExpiresAt: null }, cellId) : null;
+    if (!admitted) throw unknownCell(cellId);
     const now = deps.clock();
     const expiresAt = new Date(now.getTime() + STREAM_TOKEN_TTL_MS);
-    const grant = { cellId, accountId, expiresAt };
+    // The token carries what it grants: this key, streams:read (the route's scope), and a customer's run.
+    const grant: StreamGrant = { cellId, accountId, keyId, expiresAt, scope: scope.filter((s) => s === STREAM_SCOPE), ...(admitted.runId ? { runId: admitted.runId } : {}) };
     const token = signStreamToken(deps.db, grant, now);
     const work = workOfCell(deps.db, deps.fleet, cellId);
     res.json({
@@ -64,11 +69,12 @@ export function streamsRouter(deps: CompiledApiDeps): Router {
   return router;
 }
 
-/** The account an MJPEG request acts for (token or key), which must be allowed to watch the cell; throws 401/403/404. */
-function streamViewer(deps: CompiledApiDeps, req: Pick<Request, "headers">, cellId: string, token: string | undefined): string {
-  const accountId = streamViewerAccount(deps.db, cellId, token, req.headers.authorization, deps.clock());
-  if (!mayWatch(deps.db, deps.fleet, OPERATOR_ACCOUNT_ID, accountId, cellId)) throw unknownCell(cellId);
-  return accountId;
+/** The grant an MJPEG request watches under (token or key), which must allow watching the cell now; throws 401/403/404. */
+function mjpegGrant(deps: CompiledApiDeps, req: Pick<Request, "headers">, cellId: string, token: string | undefined): ViewerGrant {
+  const viewer = streamViewer(deps.db, cellId, token, req.headers.authorization, deps.clock());
+  const grant = admitViewer(deps.db, deps.fleet, OPERATOR_ACCOUNT_ID, viewer, cellId);
+  if (!grant) throw unknownCell(cellId);
+  return grant;
 }
 
 const BOUNDARY = "assayframe";
@@ -83,20 +89,25 @@ export function mjpegRouter(deps: CompiledApiDeps): Router {
     const camera = match[1]!;
     const holder = wasForwarded(req) ? undefined : deps.liveForwarding.holderOf(cellId);
     if (holder) return forwardHttp(req, res, holder, deps.urls.docsUrl);
-    streamViewer(deps, req, cellId, typeof req.query.token === "string" ? req.query.token : undefined);
+    const grant = mjpegGrant(deps, req, cellId, typeof req.query.token === "string" ? req.query.token : undefined);
     if (!deps.live.cameras(cellId).some((c) => c.name === camera)) {
       const known = deps.live.cameras(cellId).map((c) => c.name);
       throw new AssayError("not_found", `cell ${cellId} has no camera ${JSON.stringify(camera)}${known.length ? `; its cameras: ${known.join(", ")}` : " (it is offline)"}`);
     }
+    const release = deps.connectionCaps.acquire("mjpeg_viewers", grant.keyId, grant.accountId);
     res.writeHead(200, {
       "Content-Type": `multipart/x-mixed-replace; boundary=${BOUNDARY}`,
       "Cache-Control": "no-cache, no-store",
       Connection: "close",
       Pragma: "no-cache",
     });
+    // The viewer learns at once that it was admitted, not with the first frame.
+    res.flushHeaders();
     let writing = false;
+    let lapsed = false;
     let pending: { jpeg: Uint8Array; capturedAtMs: number } | undefined;
     const write = ({ jpeg, capturedAtMs }: { jpeg: Uint8Array; capturedAtMs: number }) => {
+      if (lapsed) return;
       writing = true;
       const head = `--${BOUNDARY}\r\nContent-Type: image/jpeg\r\nContent-Length: ${jpeg.length}\r\nX-Captured-At-Ms: ${capturedAtMs}\r\n\r\n`;
       res.write(head);
@@ -114,7 +125,20 @@ export function mjpegRouter(deps: CompiledApiDeps): Router {
       if (writing) pending = frame; // keep only the newest
       else write(frame);
     });
-    res.on("close", unwatch);
+    // The grant lapsed (the run ended, the cell moved on, the key was revoked, the token expired):
+    // no frame after this one; the multipart body ends with its closing boundary.
+    const unbind = deps.liveAccess.bind(grant, () => {
+      lapsed = true;
+      pending = undefined;
+      unwatch();
+      if (res.writableLength > 1024 * 1024) res.destroy();
+      else res.end(`--${BOUNDARY}--\r\n`);
+    });
+    res.on("close", () => {
+      unwatch();
+      unbind();
+      release();
+    });
   });
   return router;
 }

@@ -4,7 +4,7 @@
  */
 import { boundedJson } from "../../json/bounded-json.js";
 import { checkPolicyModels, preparationContextOf, preparePolicies } from "../../runs/policy-preparation.js";
-import { runStreamUrl } from "../../streams/stream-tokens.js";
+import { runStreamUrl, STREAM_SCOPE } from "../../streams/stream-tokens.js";
 import { Router, type Request } from "express";
 import { authOf } from "../../auth/authenticate.js";
 import { randomBase62 } from "../../auth/api-keys.js";
@@ -53,7 +53,7 @@ export function tasksRouter(deps: CompiledApiDeps): Router {
   });
 
   router.post("/tasks/:taskId/pilot", async (req, res) => {
-    const { accountId } = authOf(res);
+    const { accountId, keyId, scope } = authOf(res);
     const row = requireOwnTask(deps.db, accountId, req.params.taskId);
     const runId = `run_${randomBase62(20)}`;
     const preparation = preparationContextOf(deps, accountId);
@@ -71,7 +71,7 @@ export function tasksRouter(deps: CompiledApiDeps): Router {
       },
     });
     deps.scheduler.kick();
-    res.json({ run_id: runId, robot: pilot.robot, episodes: pilot.episodes, stream_url: runStreamUrl(deps.db, deps.urls.streamsUrl, runId, accountId, deps.clock()) });
+    res.json({ run_id: runId, robot: pilot.robot, episodes: pilot.episodes, stream_url: scope.includes(STREAM_SCOPE) ? runStreamUrl(deps.db, deps.urls.streamsUrl, runId, accountId, keyId, deps.clock()) : null });
   });
 
   router.post("/tasks/:taskId/amend", (req, res) => {

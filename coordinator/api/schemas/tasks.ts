@@ -17,7 +17,7 @@ import { InitialCondition, Predicate } from "../../tasks/task-schemas.js";
 
 /** POST /v1/tasks/{task_id}/pilot response. */
 export const Pilot = component("Pilot", z.strictObject({
-  run_id: z.string(), robot: z.string(), episodes: z.number().int(), stream_url: z.string().describe("wss:// URL for live watching"),
+  run_id: z.string(), robot: z.string(), episodes: z.number().int(), stream_url: z.string().nullable().describe("wss:// URL for live watching, whose token names this key and the pilot run; null when the key lacks streams:read"),
 }));
 
 /** Comparison of the customer's internal rate with the pilot's interval (owner only). */

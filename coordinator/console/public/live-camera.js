@@ -9,13 +9,28 @@ import { h } from "./dom.js";
 /** A 1x1 GIF: pointing the <img> at it ends the open MJPEG request at once. */
 const BLANK = "data:image/gif;base64,R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7";
 
-/** One camera picture: `play(url)` starts it, `stop()` ends the stream. */
+/**
+ * A stream URL's token lasts 10 minutes, and the coordinator ends the views it opened when it expires:
+ * a page that keeps a camera playing plays a fresh URL (from a fresh descriptor) before then.
+ */
+export const RENEW_MS = 8 * 60_000;
+
+/**
+ * One camera picture: `play(url)` starts it, `stop()` ends the stream; `stale()` says the URL playing
+ * is older than RENEW_MS (play the next descriptor's URL then).
+ */
 export function cameraImage(label) {
   const img = h("img", { class: "camera", alt: label, decoding: "async" });
+  let playedAt = 0;
   return {
     img,
-    play(url) { img.src = localPath(url); },
+    play(url) {
+      playedAt = Date.now();
+      img.src = localPath(url);
+    },
+    stale() { return playedAt > 0 && Date.now() - playedAt > RENEW_MS; },
     stop() {
+      playedAt = 0;
       img.src = BLANK;
       img.removeAttribute("src");
     },
@@ -40,8 +55,9 @@ export function liveCamera({ signal, camera } = {}) {
   const wrap = h("div", {}, element, note);
   let cell = null;
   let retry = null;
+  let renew = null;
   let attempts = 0;
-  signal?.addEventListener("abort", () => { clearTimeout(retry); picture.stop(); }, { once: true });
+  signal?.addEventListener("abort", () => { clearTimeout(retry); clearTimeout(renew); picture.stop(); }, { once: true });
   // The stream itself was refused (the cell moved on between the descriptor and the connection): ask again.
   picture.img.addEventListener("error", () => {
     const failed = cell;
@@ -54,6 +70,7 @@ export function liveCamera({ signal, camera } = {}) {
   async function show(next, attempt = 0) {
     if (!next || next === cell) return;
     clearTimeout(retry);
+    clearTimeout(renew);
     cell = next;
     attempts = attempt;
     try {
@@ -68,6 +85,12 @@ export function liveCamera({ signal, camera } = {}) {
       picture.play(cam.mjpeg_url);
       element.hidden = false;
       note.textContent = "";
+      // Before the URL's token expires (and the coordinator ends the stream), play a fresh one.
+      renew = setTimeout(() => {
+        if (cell !== next || signal?.aborted) return;
+        cell = null;
+        void show(next);
+      }, RENEW_MS);
     } catch (error) {
       if (signal?.aborted || cell !== next) return;
       cell = null;
@@ -82,6 +105,7 @@ export function liveCamera({ signal, camera } = {}) {
 
   function stop() {
     clearTimeout(retry);
+    clearTimeout(renew);
     picture.stop();
     element.hidden = true;
     cell = null;

@@ -98,8 +98,12 @@ export function compileWebRtcSignallingOptions(options: WebRtcSignallingOptions)
 }
 
 export interface WebRtcSignalling {
-  /** Takes over an authenticated, open WebSocket of a viewer of `cellId` and runs the protocol above on it. */
-  handle(ws: WebSocket, cellId: string): void;
+  /**
+   * Takes over an authenticated, open WebSocket of a viewer of `cellId` and runs the protocol above
+   * on it. Returns the function that ends the view at once (its peer connection and encoders'
+   * subscriptions too, then the socket with `code` and `reason`), when a session started.
+   */
+  handle(ws: WebSocket, cellId: string): ((code: number, reason: string) => void) | void;
   /** Viewers with an open session (negotiating or connected), of one cell or of all. */
   viewers(cellId?: string): number;
   /** Ends every session (close code 1001), stops every encoder and waits for them to exit. */
@@ -136,6 +140,7 @@ export function createWebRtcSignalling(options: WebRtcSignallingOptions): WebRtc
         onClosed: (closed) => sessions.delete(closed),
       });
       sessions.add(session);
+      return (code, reason) => void session.close(code, reason);
     },
 
     viewers(cellId) {

@@ -37,7 +37,10 @@ export async function cellPage(ctx) {
         ["Enrolled", cell ? when(cell.created) : null],
       ]));
       for (const cam of d.cameras) {
-        if (pictures.has(cam.name)) continue;
+        const playing = pictures.get(cam.name);
+        // The token in a playing URL expires (and its stream ends): play this descriptor's fresh URL.
+        if (playing?.stale()) playing.play(cam.mjpeg_url);
+        if (playing) continue;
         const picture = cameraImage(`Live ${cam.name} camera of cell ${id}`);
         pictures.set(cam.name, picture);
         picture.play(cam.mjpeg_url);

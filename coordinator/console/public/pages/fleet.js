@@ -131,7 +131,7 @@ export async function fleetPage(ctx) {
         mjpeg = top?.mjpeg_url ?? null;
         note.textContent = problem ?? (descriptor && !top ? "No camera while the cell is offline." : "");
         if (!mjpeg) { entry.stopCamera(); unwatch(c.id); }
-        else if (playing && !had) entry.startCamera();
+        else if (playing && (!had || picture.stale())) entry.startCamera();
         else if (!playing) replace(camera, show);
       },
     };

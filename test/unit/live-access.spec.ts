@@ -1,0 +1,107 @@
+/**
+ * Live views' lasting access (coordinator/streams/live-access-watch.ts) and the connection caps
+ * (connection-caps.ts), on a real in-memory store with a fake fleet view and an injected clock.
+ */
+import assert from "node:assert/strict";
+import { createApiKey } from "../../coordinator/auth/api-keys.js";
+import { AssayError } from "../../coordinator/errors/assay-error.js";
+import type { FleetView } from "../../coordinator/fleet/fleet-view.js";
+import { RunEvents } from "../../coordinator/runs/run-events.js";
+import { openSqliteDatabase } from "../../coordinator/store/database.js";
+import { DEFAULT_ACCOUNT_ID, ensureAccount } from "../../coordinator/store/accounts-repo.js";
+import { revokeKey } from "../../coordinator/store/keys-repo.js";
+import { compileConnectionCapsOptions, ConnectionCaps } from "../../coordinator/streams/connection-caps.js";
+import { createLiveAccessWatch } from "../../coordinator/streams/live-access-watch.js";
+import type { ViewerGrant } from "../../coordinator/streams/stream-access.js";
+
+describe("live access: open views re-checked while they last", () => {
+  const fleet: FleetView = { connectedCells: () => [], assignedEpisodeOf: () => undefined };
+
+  function setup(now: () => Date, recheckMs = 60_000) {
+    const db = openSqliteDatabase(":memory:");
+    ensureAccount(db, DEFAULT_ACCOUNT_ID, "Default", new Date().toISOString());
+    const listeners = new Set<(cellId: string) => void>();
+    const assignments = { onAssignmentChange: (l: (cellId: string) => void) => (listeners.add(l), () => listeners.delete(l)) };
+    const watch = createLiveAccessWatch({ db, fleet, runEvents: new RunEvents(), assignments, now, recheckMs });
+    const key = createApiKey(db, DEFAULT_ACCOUNT_ID, ["streams:read"], new Date()).row;
+    const grant = (cellId: string, tokenExpiresAt: Date | null = null): ViewerGrant => ({ cellId, accountId: DEFAULT_ACCOUNT_ID, keyId: key.id, runId: null, tokenExpiresAt });
+    return { db, watch, key, grant, assign: (cellId: string) => listeners.forEach((l) => l(cellId)) };
+  }
+
+  it("closes a view whose key is revoked on recheck(), once, and leaves the others open", () => {
+    const { db, watch, key, grant } = setup(() => new Date());
+    const closed: string[] = [];
+    watch.bind(grant("cell-a"), (reason) => closed.push(`a: ${reason}`));
+    const other = createApiKey(db, DEFAULT_ACCOUNT_ID, ["streams:read"], new Date()).row;
+    watch.bind({ ...grant("cell-b"), keyId: other.id }, (reason) => closed.push(`b: ${reason}`));
+    watch.recheck();
+    assert.deepEqual(closed, []);
+    revokeKey(db, key.id, new Date().toISOString());
+    watch.recheck();
+    watch.recheck();
+    assert.deepEqual(closed, [`a: API key ${key.id} was revoked`]);
+    watch.stop();
+    db.close();
+  });
+
+  it("re-checks a cell's views after its assignment changes, and a token's expiry on the backstop", async () => {
+    let nowMs = Date.parse("2026-11-27T12:00:00Z");
+    const { db, watch, grant, assign } = setup(() => new Date(nowMs), 10);
+    const reasons: string[] = [];
+    const expired = new Promise<void>((resolve) => watch.bind(grant("cell-a", new Date(nowMs + 60_000)), (reason) => {
+      reasons.push(reason);
+      resolve();
+    }));
+    nowMs += 61_000;
+    // The assignment of another cell is no reason to look at this one's views ...
+    assign("cell-b");
+    await Promise.resolve();
+    assert.deepEqual(reasons, []);
+    // ... the backstop finds the expired token on its own.
+    await expired;
+    assert.deepEqual(reasons, ["stream token expired; take a fresh URL"]);
+    watch.stop();
+    db.close();
+  });
+
+  it("closes a view at once when its grant has already lapsed when it is bound", () => {
+    const { db, watch, key, grant } = setup(() => new Date());
+    revokeKey(db, key.id, new Date().toISOString());
+    const closed: string[] = [];
+    watch.bind(grant("cell-a"), (reason) => closed.push(reason));
+    assert.equal(closed.length, 1);
+    watch.stop();
+    db.close();
+  });
+});
+
+describe("connection caps", () => {
+  it("defaults to 10 per key and 30 per account for each kind, and rejects unknown or bad caps", () => {
+    const compiled = compileConnectionCapsOptions();
+    for (const kind of ["event_streams", "mjpeg_viewers", "signalling_websockets"] as const) assert.deepEqual(compiled[kind], { perKey: 10, perAccount: 30 });
+    assert.equal(compiled.retryAfterS, 5);
+    assert.deepEqual(compileConnectionCapsOptions({ mjpeg_viewers: { perKey: 2 } }).mjpeg_viewers, { perKey: 2, perAccount: 30 });
+    assert.throws(() => compileConnectionCapsOptions({ websockets: {} } as never), /unknown connection cap\(s\): websockets/);
+    assert.throws(() => compileConnectionCapsOptions({ event_streams: { perKey: 0 } }), /event_streams.perKey must be a whole number >= 1; got 0/);
+  });
+
+  it("refuses the next connection past a key's or an account's cap with 429, counts kinds apart, and frees a slot once", () => {
+    const caps = new ConnectionCaps({ mjpeg_viewers: { perKey: 2, perAccount: 3 } });
+    const releases = [caps.acquire("mjpeg_viewers", "k1", "acct"), caps.acquire("mjpeg_viewers", "k1", "acct")];
+    assert.throws(() => caps.acquire("mjpeg_viewers", "k1", "acct"), (error: AssayError) => {
+      assert.equal(error.code, "rate_limited");
+      assert.equal(error.retryAfterS, 5);
+      assert.match(error.message, /this key has 2 MJPEG viewers open, the most allowed per key/);
+      return true;
+    });
+    releases.push(caps.acquire("mjpeg_viewers", "k2", "acct"));
+    assert.throws(() => caps.acquire("mjpeg_viewers", "k3", "acct"), /this account has 3 MJPEG viewers open, the most allowed per account/);
+    // Another kind has its own budget.
+    caps.acquire("event_streams", "k1", "acct")();
+    releases[0]!();
+    releases[0]!();
+    assert.equal(caps.count("mjpeg_viewers", { accountId: "acct" }), 2);
+    caps.acquire("mjpeg_viewers", "k3", "acct");
+    assert.throws(() => caps.acquire("mjpeg_viewers", "k3", "acct"), /this account has 3/);
+  });
+});
