@@ -20,6 +20,7 @@ import type { LiveAccess } from "./live-access-watch.js";
 import { admitViewer, streamViewer, workOfCell, type ViewerGrant } from "./stream-access.js";
 import { runStreamTarget } from "./stream-tokens.js";
 import { forwardUpgrade, wasForwarded, type LiveForwarding } from "./live-forwarding.js";
+import { answerAndDestroy, rawErrorAnswer } from "../api/raw-answer.js";
 
 /** Close code of a signalling socket whose grant lapsed (the run ended, the cell moved on, the key was revoked, the token expired). */
 export const ACCESS_LAPSED_CLOSE_CODE = 4403;
@@ -81,9 +82,8 @@ function holderOfTarget(forwarding: LiveForwarding, req: IncomingMessage, base: 
 }
 
 function refuse(socket: Duplex, error: AssayError, docsUrl: string): void {
-  const body = JSON.stringify(errorEnvelope(error, docsUrl));
-  const retryAfter = error.code === "rate_limited" && error.retryAfterS !== undefined ? `Retry-After: ${Math.ceil(error.retryAfterS)}\r\n` : "";
-  socket.end(`HTTP/1.1 ${error.status} ${error.code}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${retryAfter}Connection: close\r\n\r\n${body}`);
+  const retryAfter: Record<string, string> = error.code === "rate_limited" && error.retryAfterS !== undefined ? { "Retry-After": String(Math.ceil(error.retryAfterS)) } : {};
+  answerAndDestroy(socket, rawErrorAnswer(error.status, errorEnvelope(error, docsUrl), retryAfter));
 }
 
 /** Takes the HTTP server's upgrades under the streams path; returns a function that closes every stream socket. */
