@@ -27,7 +27,7 @@
  * upper bound 1 when none failed.
  */
 
-import { logBeta, logGamma, regularizedIncompleteBeta } from "./special-functions.js";
+import { betaQuantile, logBeta, logGamma, regularizedIncompleteBeta } from "./special-functions.js";
 import { zForConfidence } from "./wilson.js";
 
 /** A Beta distribution's parameters as results record them. */
@@ -256,6 +256,26 @@ function quantile(mass: ArrayLike<number>, edges: ArrayLike<number>, q: number):
   return edges[mass.length];
 }
 
+/**
+ * The q-quantile of ρ from the posterior mass of each bin; within a bin the posterior is taken to
+ * follow the prior (the likelihood varies little across one bin), so the quantile inverts the
+ * prior's CDF there.
+ */
+function iccQuantile(mass: ArrayLike<number>, bins: readonly IccBin[], prior: BetaParameters, q: number): number {
+  let cumulative = 0;
+  for (let r = 0; r < bins.length; r++) {
+    if (cumulative + mass[r] >= q && mass[r] > 0) {
+      const share = (q - cumulative) / mass[r];
+      const low = betaCdf(bins[r].low, prior);
+      const high = betaCdf(bins[r].high, prior);
+      if (!(high > low)) return bins[r].low + share * (bins[r].high - bins[r].low);
+      return Math.min(bins[r].high, Math.max(bins[r].low, betaQuantile(low + share * (high - low), prior.a, prior.b)));
+    }
+    cumulative += mass[r];
+  }
+  return bins[bins.length - 1].high;
+}
+
 /** Options of {@link betaBinomialRate}. */
 export interface BetaBinomialRateOptions {
   /** Confidence of the interval; 0.95 unless given. */
@@ -341,8 +361,6 @@ export function betaBinomialRate(clusters: ReadonlyArray<{ k: number; n: number 
   const tail = (1 - ci) / 2;
   const interval: [number, number] = [rateOf(quantile(marginal, uEdges, tail)), rateOf(quantile(marginal, uEdges, 1 - tail))];
 
-  // ICC: bins are contiguous in ρ (the fine pass may skip negligible ones; their mass is ~0).
-  const iccEdges = [fineBins[0].low, ...fineBins.map((b) => b.high)];
   let iccMean = 0;
   let iccSquare = 0;
   fineBins.forEach((bin, r) => {
@@ -365,7 +383,7 @@ export function betaBinomialRate(clusters: ReadonlyArray<{ k: number; n: number 
     mean,
     variance,
     effective_n: n === 0 ? 0 : (mean * (1 - mean)) / variance,
-    icc: { median: quantile(iccMass, iccEdges, 0.5), upper95: quantile(iccMass, iccEdges, 0.95) },
+    icc: { median: iccQuantile(iccMass, fineBins, iccPrior, 0.5), upper95: iccQuantile(iccMass, fineBins, iccPrior, 0.95) },
     icc_variance_ratio: varianceRatio,
     rests_on_prior: used.length <= 1 || varianceRatio > PRIOR_DOMINATED_VARIANCE_RATIO,
     prior,
