@@ -223,3 +223,27 @@ describe("headline statement", () => {
     assert.deepEqual(headlineStatement({ n: 0, success_rate: 0, ci95: [0, 1] }, cells), []);
   });
 });
+
+describe("the values docs/statistics.md quotes", () => {
+  // Each row of the table in "The headline": cells, ci95, these cells, effective_n, ICC median and 95% upper, rests on prior.
+  const rows: Array<[Cells, [number, number], [number, number], string, string, [number, number], boolean]> = [
+    [README, [0.8427, 1], [0.8382, 1], "stratified-wilson", "15.47", [0.082, 0.304], true],
+    [[{ k: 15, n: 20 }], [0.3461, 0.9422], [0.5313, 0.8881], "wilson", "9.03", [0.067, 0.258], true],
+    [UNEQUAL, [0.5337, 0.8940], [0.5654, 0.8737], "stratified-wilson", "23.0", [0.051, 0.208], true],
+    [[40, 45, 30, 48, 41, 44, 39, 47].map((k) => ({ k, n: 50 })), [0.7261, 0.8955], [0.7955, 0.8682], "wilson", "78.3", [0.073, 0.174], false],
+    [[{ k: 0, n: 10 }, { k: 0, n: 10 }], [0, 0.1815], [0, 0.1611], "wilson", "12.9", [0.085, 0.309], true],
+  ];
+  for (const [cells, ci, these, method, effectiveN, icc, restsOnPrior] of rows) {
+    it(`${cells.map((c) => `${c.k}/${c.n}`).join(", ")}`, () => {
+      const model = betaBinomialRate(cells);
+      const local = theseCellsRate(cells);
+      const digits = (x: number, places: number) => Number(x.toFixed(places));
+      assert.deepEqual(model.ci.map((x) => digits(x, 4)), ci);
+      assert.deepEqual(local.ci95.map((x) => digits(x, 4)), these);
+      assert.equal(local.interval_method, method);
+      assert.equal(model.effective_n.toFixed(effectiveN.split(".")[1].length), effectiveN);
+      assert.deepEqual([digits(model.icc.median, 3), digits(model.icc.upper95, 3)], icc);
+      assert.equal(model.rests_on_prior, restsOnPrior);
+    });
+  }
+});
