@@ -1,72 +1,15 @@
 import assert from "node:assert/strict";
 import { betaBinomialRate, DEFAULT_HEADLINE_PRIOR, type HeadlinePrior } from "../../coordinator/stats/beta-binomial-rate.js";
 import { theseCellsRate } from "../../coordinator/stats/these-cells-rate.js";
-import { betaQuantile, logGamma } from "../../coordinator/stats/special-functions.js";
+import { betaQuantile } from "../../coordinator/stats/special-functions.js";
 import { wilsonInterval, zForConfidence } from "../../coordinator/stats/wilson.js";
 import { headlineStatement } from "../../coordinator/runs/headline-statement.js";
+import { referenceOf } from "../support/beta-binomial-reference.js";
 
 type Cells = Array<{ k: number; n: number }>;
 
 const close = (actual: number, expected: number, tolerance: number, what: string) =>
   assert.ok(Math.abs(actual - expected) <= tolerance, `${what}: ${actual} vs ${expected}`);
-
-/**
- * An independent computation of the same posterior, written here from the model alone: μ on 1500
- * equal steps in μ (not in u), each weighted by its exact Jeffreys prior mass (2/π)(asin √hi − asin √lo);
- * ρ on 300 bins equally spaced in ln ρ from 1e−9 to 1 (plus [0, 1e−9]), each weighted by its exact
- * Beta(1, 9) mass 1 − (1 − ρ)^9; the likelihood as the beta-binomial pmf through log-gamma at the
- * bin's geometric centre. Returns the equal-tailed 95% interval of μ, and ρ's median and 95th percentile.
- */
-function referenceOf(cells: Cells, steps = 1500, bins = 300): { ci: [number, number]; icc: [number, number] } {
-  const logBeta = (a: number, b: number) => logGamma(a) + logGamma(b) - logGamma(a + b);
-  const cdf = (x: number) => -Math.expm1(9 * Math.log1p(-x));
-  const edges = [0, ...Array.from({ length: bins }, (_, i) => Math.exp(Math.log(1e-9) * (1 - i / (bins - 1))))];
-  const mass = new Float64Array(steps);
-  const iccMass = new Float64Array(edges.length - 1);
-  const logs: number[] = [];
-  let max = -Infinity;
-  for (let i = 0; i < steps; i++) {
-    const lo = i / steps;
-    const hi = (i + 1) / steps;
-    const mu = (lo + hi) / 2;
-    const logPrior = Math.log((2 / Math.PI) * (Math.asin(Math.sqrt(hi)) - Math.asin(Math.sqrt(lo))));
-    for (let r = 0; r + 1 < edges.length; r++) {
-      const rho = r === 0 ? edges[1] / 2 : Math.sqrt(edges[r] * edges[r + 1]);
-      const s = 1 / rho - 1;
-      let value = logPrior + Math.log(cdf(edges[r + 1]) - cdf(edges[r]));
-      for (const c of cells) value += logBeta(c.k + mu * s, c.n - c.k + (1 - mu) * s) - logBeta(mu * s, (1 - mu) * s);
-      logs.push(value);
-      if (value > max) max = value;
-    }
-  }
-  const perStep = edges.length - 1;
-  let total = 0;
-  logs.forEach((value, j) => {
-    const w = Math.exp(value - max);
-    mass[Math.floor(j / perStep)] += w;
-    iccMass[j % perStep] += w;
-    total += w;
-  });
-  const iccQuantile = (p: number) => {
-    let cumulative = 0;
-    for (let r = 0; r < perStep; r++) {
-      const m = iccMass[r] / total;
-      if (cumulative + m >= p) return edges[r] + ((p - cumulative) / m) * (edges[r + 1] - edges[r]);
-      cumulative += m;
-    }
-    return 1;
-  };
-  const quantile = (p: number) => {
-    let cumulative = 0;
-    for (let i = 0; i < steps; i++) {
-      const m = mass[i] / total;
-      if (cumulative + m >= p) return (i + (p - cumulative) / m) / steps;
-      cumulative += m;
-    }
-    return 1;
-  };
-  return { ci: [quantile(0.025), quantile(0.975)], icc: [iccQuantile(0.5), iccQuantile(0.95)] };
-}
 
 const README: Cells = [{ k: 7, n: 7 }, { k: 6, n: 6 }, { k: 7, n: 7 }];
 const UNEQUAL: Cells = [{ k: 9, n: 10 }, { k: 30, n: 40 }, { k: 3, n: 5 }];
