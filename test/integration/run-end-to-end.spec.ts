@@ -25,7 +25,7 @@ describe("a run end to end on a simulated fleet", function () {
     await service?.stop();
   });
 
-  it("runs the README body to a completed result with n, a Wilson ci95, meters and MCAP per episode", async () => {
+  it("runs the README body to a completed result with n, the model-level ci95 and the rate on these cells, meters and MCAP per episode", async () => {
     const created = await service.api("/v1/runs", { method: "POST", json: { ...README_RUN, episodes: 8 }, headers: { "idempotency-key": "e2e-1" } });
     assert.equal(created.status, 201, await created.clone().text());
     const run = (await created.json()) as Record<string, any>;
