@@ -276,6 +276,45 @@ function iccQuantile(mass: ArrayLike<number>, bins: readonly IccBin[], prior: Be
   return bins[bins.length - 1].high;
 }
 
+/**
+ * The coarse pass: the posterior on 48 μ points × 28 ρ bins, to find the μ range (in u) that holds
+ * all but a negligible share of it, widened by a step each side, and the ρ bins that hold more than a
+ * negligible share, each split in `GRID.iccSplit` for the fine pass.
+ */
+function locatePosterior(
+  logLik: (rho: number) => (mu: number) => number, logPrior: (u: number) => number, iccPrior: BetaParameters,
+): { uLow: number; uHigh: number; fineBins: IccBin[] } {
+  const coarseBins = iccBins(iccPrior, GRID.iccLogitLow, GRID.iccLogitHigh, GRID.coarseIccBins, true, true);
+  const coarseUs = midpoints(0, 1, GRID.coarseRate);
+  const coarse = posteriorGrid(coarseUs, coarseBins, logLik, logPrior);
+  const rateMass = new Float64Array(coarseUs.length);
+  const binMass = new Float64Array(coarseBins.length);
+  for (let i = 0; i < coarseUs.length; i++) {
+    for (let r = 0; r < coarseBins.length; r++) {
+      rateMass[i] += coarse[i * coarseBins.length + r];
+      binMass[r] += coarse[i * coarseBins.length + r];
+    }
+  }
+  let first = rateMass.findIndex((m) => m > GRID.negligible);
+  let last = rateMass.length - 1 - [...rateMass].reverse().findIndex((m) => m > GRID.negligible);
+  first = Math.max(0, first - 1);
+  last = Math.min(rateMass.length - 1, last + 1);
+  const uLow = first / GRID.coarseRate;
+  const uHigh = (last + 1) / GRID.coarseRate;
+
+  const step = (GRID.iccLogitHigh - GRID.iccLogitLow) / GRID.coarseIccBins;
+  const fineBins: IccBin[] = [];
+  coarseBins.forEach((bin, r) => {
+    if (binMass[r] <= GRID.negligible) return;
+    if (r === 0 || r === coarseBins.length - 1) fineBins.push(bin);
+    else {
+      const low = GRID.iccLogitLow + (r - 1) * step;
+      fineBins.push(...iccBins(iccPrior, low, low + step, GRID.iccSplit, false, false));
+    }
+  });
+  return { uLow, uHigh, fineBins };
+}
+
 /** Options of {@link betaBinomialRate}. */
 export interface BetaBinomialRateOptions {
   /** Confidence of the interval; 0.95 unless given. */
@@ -309,36 +348,7 @@ export function betaBinomialRate(clusters: ReadonlyArray<{ k: number; n: number 
   const logPrior = logRatePrior(prior.rate.parameters);
   const iccPrior = prior.icc.parameters;
 
-  // Coarse pass: where is the posterior?
-  const coarseBins = iccBins(iccPrior, GRID.iccLogitLow, GRID.iccLogitHigh, GRID.coarseIccBins, true, true);
-  const coarseUs = midpoints(0, 1, GRID.coarseRate);
-  const coarse = posteriorGrid(coarseUs, coarseBins, logLik, logPrior);
-  const rateMass = new Float64Array(coarseUs.length);
-  const binMass = new Float64Array(coarseBins.length);
-  for (let i = 0; i < coarseUs.length; i++) {
-    for (let r = 0; r < coarseBins.length; r++) {
-      rateMass[i] += coarse[i * coarseBins.length + r];
-      binMass[r] += coarse[i * coarseBins.length + r];
-    }
-  }
-  let first = rateMass.findIndex((m) => m > GRID.negligible);
-  let last = rateMass.length - 1 - [...rateMass].reverse().findIndex((m) => m > GRID.negligible);
-  first = Math.max(0, first - 1);
-  last = Math.min(rateMass.length - 1, last + 1);
-  const uLow = first / GRID.coarseRate;
-  const uHigh = (last + 1) / GRID.coarseRate;
-
-  // Fine pass: the significant ρ bins split, μ over the significant range.
-  const step = (GRID.iccLogitHigh - GRID.iccLogitLow) / GRID.coarseIccBins;
-  const fineBins: IccBin[] = [];
-  coarseBins.forEach((bin, r) => {
-    if (binMass[r] <= GRID.negligible) return;
-    if (r === 0 || r === coarseBins.length - 1) fineBins.push(bin);
-    else {
-      const low = GRID.iccLogitLow + (r - 1) * step;
-      fineBins.push(...iccBins(iccPrior, low, low + step, GRID.iccSplit, false, false));
-    }
-  });
+  const { uLow, uHigh, fineBins } = locatePosterior(logLik, logPrior, iccPrior);
   const fineUs = midpoints(uLow, uHigh, GRID.fineRate);
   const fine = posteriorGrid(fineUs, fineBins, logLik, logPrior);
 
