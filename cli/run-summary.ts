@@ -46,7 +46,13 @@ export function statusDetailLine(run: Run): string | undefined {
   return `${detail.message}${detail.code ? ` (${detail.code})` : ""}`;
 }
 
-/** The `runs get` block. */
+/** The headline in words as the coordinator wrote it (result.cells.statement), the console's and the PDF's sentences. */
+export function statementLines(result: Run["result"]): string[] {
+  const statement = (result?.cells as { statement?: unknown } | undefined)?.statement;
+  return Array.isArray(statement) ? statement.filter((line): line is string => typeof line === "string") : [];
+}
+
+/** The `runs get` block: fields, then the headline's sentences. */
 export function runBlock(run: Run): string {
   const pins = run.resolved_pins ?? {};
   const robot = run.robot && pins.robot && run.robot !== pins.robot ? `${run.robot} (resolved ${pins.robot})` : (pins.robot ?? run.robot ?? run.robots?.join(", "));
@@ -65,7 +71,7 @@ export function runBlock(run: Run): string {
     ["priority", run.priority],
     ["result", result ? `${resultLine(result)}${run.status === "completed" ? "" : " (partial: the episodes that ran)"}` : undefined],
     ["cost", result && typeof result.cost_usd === "number" ? usd(result.cost_usd) : undefined],
-  ]);
+  ]) + statementLines(result).map((line) => `\n${line}`).join("");
 }
 
 /** What a watch ends with: the final state in one or two lines. */
@@ -73,9 +79,9 @@ export function endStateLines(run: Run): string[] {
   if (run.status === "completed") {
     const result = run.result ?? {};
     const cost = typeof result.cost_usd === "number" ? `, cost ${usd(result.cost_usd)}` : "";
-    return [`${run.id} completed: ${resultLine(result)}${cost}`];
+    return [`${run.id} completed: ${resultLine(result)}${cost}`, ...statementLines(result)];
   }
   const lines = [`${run.id} ${run.status}: ${statusDetailLine(run) ?? "no detail given"}`];
-  if (run.result) lines.push(`partial result: ${resultLine(run.result)}`);
+  if (run.result) lines.push(`partial result: ${resultLine(run.result)}`, ...statementLines(run.result));
   return lines;
 }

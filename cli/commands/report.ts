@@ -16,6 +16,7 @@ interface Report {
   failure_clusters: Record<string, number>;
   cost: { robot_hours: number; environment_hours: number; cost_usd: number };
   units: Array<{ key: string; citation: string }>;
+  cells?: { statement?: string[] };
   pdf_url: string;
 }
 
@@ -38,6 +39,8 @@ async function report(ctx: CommandContext, runId: string, options: { pdf?: strin
         ["pdf", options.pdf ? undefined : `${r.pdf_url} (or assay report ${r.run_id} --pdf report.pdf)`],
       ]),
     );
+    // The headline in words, as the console and the PDF show it.
+    for (const line of r.cells?.statement ?? []) ctx.out.human(line);
     for (const unit of r.units ?? []) ctx.out.human(`  ${unit.citation}`);
   }
   if (options.pdf) {

@@ -108,11 +108,13 @@ export async function renderReportPdf(report: Omit<Report, "cost"> & { cost?: Re
 
   heading(doc, "Cells");
   const cells = report.cells;
-  doc.text(cells.clusters <= 1
-    ? `All ${r.n} episodes ran on ${cells.by_cell[0]?.cell ?? "no cell"}; the interval is the plain Wilson interval.`
-    : `${r.n} episodes on ${cells.clusters} cells; design effect ${cells.design_effect.toFixed(2)} (worth ${cells.effective_n.toFixed(1)} independent episodes), `
-      + `which the interval accounts for (${r.interval_method}); on these ${cells.clusters} cells alone: `
+  // The headline's sentences, word for word as the console and the CLI show them (runs/headline-statement.ts).
+  if (cells.statement) for (const sentence of cells.statement) await line(sentence);
+  else {
+    // A result issued before the beta-binomial headline.
+    await line(`${r.n} episodes on ${cells.clusters} cell(s); interval ${r.interval_method}; on these cells alone: `
       + `[${pct(cells.ci95_these_cells[0])}, ${pct(cells.ci95_these_cells[1])}] (Wilson).`);
+  }
   for (const c of cells.by_cell) await line(`  ${c.cell}: ${c.successes}/${c.n} (${pct(c.success_rate)})`);
 
   heading(doc, "Failure clusters");

@@ -82,8 +82,8 @@ export interface Report {
 const fixed2 = (x: number) => x.toFixed(2);
 
 /**
- * `Assay run run_X (2026-11-22): pick-cube@v1 on so101@3.11 in tabletop@1, n=20, success 0.85
- * [0.64, 0.95] (Wilson 95%).`
+ * `Assay run run_X (2026-11-22): pick-cube@v1 on so101@3.11 in tabletop@1, n=20, success 1.00
+ * [0.84, 1.00] (95%, beta-binomial-posterior).` ("Wilson 95%" for a plain Wilson interval.)
  */
 export function citationOf(runId: string, completed: string, pins: { task: string; robot: string; environment: string }, rate: RateSummary, label?: string): string {
   const date = completed.slice(0, 10);

@@ -6,19 +6,23 @@
  * - `stages`: per-stage rates, which the spec says ship in results. Stage rates are counted from
  *   each episode's evaluation (`{"stages": {"grasped": true, ...}}`); an episode that does not
  *   report a stage does not count towards that stage's n.
- * - `cells`: the episodes per physical cell (`by_cell`), how many cells ran them, and the design
- *   effect of running them on several cells; when more than one cell ran them, ci95 accounts for
- *   the differences between cells (docs/statistics.md, "Cells") and interval_method says so.
+ * - `cells`: the episodes per physical cell (`by_cell`) and both claims about them, labelled: ci95
+ *   is the model-level interval (a new cell of this model; beta-binomial posterior, docs/statistics.md,
+ *   "The headline"), `cells.these_cells` the rate on these very cells; with the ICC posterior, the
+ *   prior the interval used, whether it rests mostly on that prior, and the sentences every surface
+ *   shows (headline-statement.ts).
  * - `assisted` (runs that allow interventions): the rate that counts the successes a human helped.
  *
  * n, success_rate and ci95 count the policy's own outcome (coordinator/runs/policy-outcome.ts): an
  * intervened episode is a failure of the policy, its failure cluster `intervened` when it ended in
  * success with help.
  */
-import { clusteredRateInterval } from "../stats/clustered-rate.js";
+import { betaBinomialRate, DEFAULT_HEADLINE_PRIOR, type HeadlinePrior } from "../stats/beta-binomial-rate.js";
+import { theseCellsRate, type TheseCellsRate } from "../stats/these-cells-rate.js";
 import { wilsonInterval } from "../stats/wilson.js";
 import type { EpisodeRecord } from "../store/episodes-repo.js";
 import { computeMeters, type MeterContext } from "./meters.js";
+import { headlineStatement } from "./headline-statement.js";
 import { assistedSuccess, policySucceeded, type OutcomeEpisode } from "./policy-outcome.js";
 
 /** A binomial rate as the spec shows it. */
@@ -29,20 +33,27 @@ export interface RateSummary {
   interval_method: string;
 }
 
-/** Episodes per physical cell, and what running on several cells does to the interval. */
+/** Episodes per physical cell, and the two claims about them: the model's rate and these cells'. */
 export interface CellBreakdown {
   by_cell: Array<{ cell: string; n: number; successes: number; success_rate: number }>;
   /** Cells that ran at least one of the episodes. */
   clusters: number;
-  /** Variance of the pooled rate over its binomial variance (1 with one cell). */
+  /** n / effective_n: what running on these cells costs the model-level interval (1 with no episodes). */
   design_effect: number;
-  /** n / design_effect: the independent episodes the interval is worth. */
+  /** mean(1 − mean) / posterior variance of the model-level rate: the independent episodes ci95 is worth. */
   effective_n: number;
-  /**
-   * The Wilson interval of the rate on these very cells (what they would do over many more
-   * episodes), not the model's: ci95 is the model-level one (a population of cells of this model).
-   */
+  /** these_cells.ci95, kept under its earlier name. */
   ci95_these_cells: [number, number];
+  /** The rate on these very cells (what they would do over many more episodes), not the model's. */
+  these_cells: TheseCellsRate;
+  /** Posterior median and 95% upper bound of the intra-cell correlation. */
+  icc: { median: number; upper95: number };
+  /** The prior the model-level interval was computed with. */
+  prior: HeadlinePrior;
+  /** The model-level interval rests mostly on the prior (one cell, or cells that say little about the ICC). */
+  rests_on_prior: boolean;
+  /** The headline in words, as the console, the CLI and the PDF report show it. */
+  statement: string[];
 }
 
 /** The spec's Result (wire names), plus per-stage rates, per-cell counts and the assisted rate. */
@@ -56,7 +67,7 @@ export interface RunResult extends RateSummary {
   cells: CellBreakdown;
   /** Runs that allow interventions: successes counted whether or not a human helped. */
   assisted?: RateSummary;
-  /** The Wilson interval at the confidence the run was sized at with auto(ci, moe), when not 95%. */
+  /** The model-level interval at the confidence the run was sized at with auto(ci, moe), when not 95%. */
   ci_requested?: { ci: number; interval: [number, number]; interval_method: string };
 }
 
@@ -83,20 +94,33 @@ export function cellTallies(done: readonly CellEpisode[]): CellBreakdown["by_cel
 }
 
 /**
- * The policy's rate over finished episodes with its per-cell breakdown; the interval at `ci`
- * accounts for between-cell variation when several cells ran them.
+ * The policy's rate over finished episodes with its per-cell breakdown: ci95 is the model-level
+ * interval (beta-binomial posterior under `prior`), `cells.these_cells` the rate on these cells;
+ * `interval(ci)` is the model-level interval at another confidence.
  */
-export function policyRate(done: readonly CellEpisode[], ci = 0.95): { rate: RateSummary; cells: CellBreakdown; interval: (ci: number) => [number, number] } {
+export function policyRate(
+  done: readonly CellEpisode[], prior: HeadlinePrior = DEFAULT_HEADLINE_PRIOR,
+): { rate: RateSummary; cells: CellBreakdown; interval: (ci: number) => [number, number] } {
   const byCell = cellTallies(done);
   const n = done.length;
   const successes = byCell.reduce((sum, c) => sum + c.successes, 0);
   const clusters = byCell.map((c) => ({ k: c.successes, n: c.n }));
-  const interval = (level: number) => clusteredRateInterval(clusters, level).ci;
-  const at = clusteredRateInterval(clusters, ci);
-  const cells: CellBreakdown = {
-    by_cell: byCell, clusters: at.clusters, design_effect: at.design_effect, effective_n: at.effective_n, ci95_these_cells: wilsonInterval(successes, n, ci),
+  const interval = (level: number) => betaBinomialRate(clusters, { ci: level, prior }).ci;
+  const model = betaBinomialRate(clusters, { prior });
+  const theseCells = theseCellsRate(clusters);
+  const rate: RateSummary = { n, success_rate: n === 0 ? 0 : successes / n, ci95: model.ci, interval_method: model.interval_method };
+  const breakdown = {
+    by_cell: byCell,
+    clusters: model.clusters,
+    design_effect: n === 0 ? 1 : n / model.effective_n,
+    effective_n: model.effective_n,
+    ci95_these_cells: theseCells.ci95,
+    these_cells: theseCells,
+    icc: model.icc,
+    prior: model.prior,
+    rests_on_prior: model.rests_on_prior,
   };
-  return { rate: { n, success_rate: n === 0 ? 0 : successes / n, ci95: at.ci, interval_method: at.interval_method }, cells, interval };
+  return { rate, cells: { ...breakdown, statement: headlineStatement(rate, breakdown) }, interval };
 }
 
 /** Per-stage rates from the evaluations of finished episodes, stages in first-seen order. */
@@ -121,6 +145,8 @@ export interface RunResultOptions {
   requestedCi?: number;
   /** The run's declared interventions mode; other than "none", the Result carries `assisted`. */
   interventions?: string;
+  /** The prior of the model-level interval; DEFAULT_HEADLINE_PRIOR unless given. */
+  headlinePrior?: HeadlinePrior;
 }
 
 /**
@@ -137,7 +163,7 @@ export function computeRunResult(
     const cluster = e.failureCluster || (assistedSuccess(e) ? "intervened" : "unclassified");
     failureClusters[cluster] = (failureClusters[cluster] ?? 0) + 1;
   }
-  const { rate, cells, interval } = policyRate(done);
+  const { rate, cells, interval } = policyRate(done, options.headlinePrior);
   const meters = computeMeters(episodes, meterContext);
   const episodesUrl = `${baseUrl}/v1/runs/${runId}/episodes`;
   const assisted = done.filter((e) => e.outcome === "success").length;

@@ -4,7 +4,8 @@
  * two. The quantity of interest is the model-level rate, the mean over the population of cells the
  * episodes could have run on; a binomial interval of the pooled count treats every episode as
  * independent and undercovers it (0.57-0.95 with 4-8 cells at intra-cell correlation 0-0.05, see
- * docs/statistics.md, "Cells").
+ * docs/statistics.md, "The design-effect t interval"). Runs' headlines use beta-binomial-rate.ts since issue 25;
+ * this interval remains for leaderboard tiers and verify's agreement until their rules move too.
  *
  * Method (`interval_method: "wilson-design-effect-t"`): Wilson's score interval at Kish's (1965)
  * effective sample size, with a Student t critical value on (clusters - 1) degrees of freedom, the
@@ -24,7 +25,7 @@
  * bound on that side is exactly 0 or 1; the interval contains the Wilson interval of the pooled
  * count at the same confidence (Wilson's intervals are nested in z²/n, and deff >= 1, t >= z).
  *
- * Coverage is not exact. The method was chosen by simulation (docs/statistics.md, "Cells"): on the
+ * Coverage is not exact. The method was chosen by simulation (docs/statistics.md, "The design-effect t interval"): on the
  * grid 4 and 8 cells, ICC 0-0.05, p 0.5-0.9, n 100 and 400 its coverage is >= 0.949 at nominal
  * 0.95. A variant with Satterthwaite degrees of freedom was 5% narrower on that grid but fell as
  * low as 0.81 at p 0.95-0.98 with 2-4 cells, where this one stays >= 0.96 (>= 0.926 with 8 cells).

@@ -16,6 +16,7 @@ import type { AgentMessage, ArtifactChunk, ArtifactRef, Hello } from "../../prot
 import { enrollCell, revokeCell } from "../../coordinator/fleet/enrollment.js";
 import { startFleet, type Fleet } from "../../coordinator/server.js";
 import { RunEvents, type RunEvent } from "../../coordinator/runs/run-events.js";
+import { betaBinomialRate } from "../../coordinator/stats/beta-binomial-rate.js";
 import { wilsonInterval } from "../../coordinator/stats/wilson.js";
 import { getArtifact } from "../../coordinator/store/artifacts-repo.js";
 import type { Db } from "../../coordinator/store/database.js";
@@ -176,7 +177,9 @@ describe("CellLink server (scripted agent)", function () {
     assert.equal(run.status, "completed");
     const result = JSON.parse(run.result!);
     assert.equal(result.n, 3);
-    assert.deepEqual(result.ci95, wilsonInterval(2, 3));
+    assert.deepEqual(result.cells.by_cell.map((c: { successes: number; n: number }) => [c.successes, c.n]), [[2, 3]]);
+    assert.deepEqual(result.ci95, betaBinomialRate([{ k: 2, n: 3 }]).ci);
+    assert.deepEqual(result.cells.ci95_these_cells, wilsonInterval(2, 3));
     assert.deepEqual(result.failure_clusters, { grasp_slip: 1 });
     assert.equal(result.robot_hours, 0.02); // 3 x 24 s
     assert.equal(result.stages.grasped.n, 3);

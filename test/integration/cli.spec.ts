@@ -86,6 +86,9 @@ describe("the assay command line (simulated fleet)", function () {
     assert.doesNotMatch(output, new RegExp(`${EPISODES + 1}/${EPISODES} episodes`));
     assert.ok(output.includes(`${id} completed: n ${EPISODES}, success rate ${run.result.success_rate.toFixed(2)}`), output);
     assert.ok(output.includes(`(${run.result.interval_method}, 95%)`), output);
+    // Then the headline in words, the sentences the console and the PDF report show.
+    assert.ok(run.result.cells.statement.length >= 3);
+    for (const line of run.result.cells.statement) assert.ok(output.includes(line), `${line}\nnot in:\n${output}`);
   });
 
   it("--json prints the API's JSON and nothing else: runs get, runs list, robots, episodes, quote, usage", async () => {
@@ -134,6 +137,8 @@ describe("the assay command line (simulated fleet)", function () {
     const get = await runCliInPty(["runs", "get", completedRunId], env, dir);
     assert.match(get.output, /^status +completed$/m);
     assert.match(get.output, /^robot +so101@latest \(resolved so101@3\.11\)$/m);
+    const completed = await apiJson(`/v1/runs/${completedRunId}`);
+    for (const line of completed.result.cells.statement) assert.ok(get.output.includes(line), `${line}\nnot in:\n${get.output}`);
   });
 
   it("episodes --download mcap writes one MCAP file per episode", async () => {

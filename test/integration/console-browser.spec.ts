@@ -188,6 +188,8 @@ describe("web console in a real browser (simulated fleet, headless Chromium)", f
     const shown = await tab.text();
     for (const cluster of Object.keys(failures)) assert.ok(shown.includes(cluster), cluster);
     assert.ok(shown.includes(`${(run.result.success_rate * 100).toFixed(1)}%`));
+    // The headline in words, the same sentences the CLI and the PDF report print.
+    for (const line of run.result.cells.statement) assert.ok(shown.includes(line), `${line} on the result card`);
     // Dates are in the viewer's time zone.
     const created = await page.$eval("time", (t) => ({ iso: t.getAttribute("datetime")!, text: t.textContent, zone: Intl.DateTimeFormat().resolvedOptions().timeZone }));
     assert.equal(created.zone, VIEWER_TIME_ZONE);

@@ -5,11 +5,11 @@
  * novice's, or the Newcombe interval of the difference excludes 0.
  */
 import assert from "node:assert/strict";
-import { clusteredRateInterval } from "../../coordinator/stats/clustered-rate.js";
 import { newcombeDifference } from "../../coordinator/stats/two-proportions.js";
 import { wilsonInterval } from "../../coordinator/stats/wilson.js";
 import { runEnd, startTestService, type TestService } from "./helpers.js";
 import { README_RUN_BODY } from "../fixtures.js";
+import { referenceOf } from "../support/beta-binomial-reference.js";
 
 const EPISODES_PER_POLICY = 10;
 /**
@@ -57,11 +57,25 @@ describe("expert beats novice on pick-cube@v1 (simulated fleet, real API)", func
     console.log(`      expert ${k1}/${n1} = ${pct(k1 / n1)} (Wilson 95% ${pct(w1[0])}..${pct(w1[1])}); failure clusters ${JSON.stringify(expert.result.failure_clusters)}`);
     console.log(`      novice ${k2}/${n2} = ${pct(k2 / n2)} (Wilson 95% ${pct(w2[0])}..${pct(w2[1])}); failure clusters ${JSON.stringify(novice.result.failure_clusters)}`);
     console.log(`      difference ${pct(diff.diff)} (Newcombe 95% ${pct(diff.ci[0])}..${pct(diff.ci[1])})`);
-    // The run's own result carries the model-level interval over its cells (plain Wilson on one cell)
-    // and, for these cells alone, the Wilson interval computed here.
-    const cells = expert.result.cells.by_cell.map((c: any) => ({ k: c.successes, n: c.n }));
-    assert.deepEqual(expert.result.ci95.map((x: number) => x.toFixed(6)), clusteredRateInterval(cells).ci.map((x) => x.toFixed(6)));
-    assert.deepEqual(expert.result.cells.ci95_these_cells.map((x: number) => x.toFixed(6)), w1.map((x) => x.toFixed(6)));
+    // Each run's own result carries the model-level interval over its cells, checked here against an
+    // independent computation of the beta-binomial posterior (test/support/beta-binomial-reference.ts) to
+    // 0.001, and, for these cells alone, the Wilson interval when the cells ran as many episodes each.
+    for (const run of [expert, novice]) {
+      const cells = run.result.cells.by_cell.map((c: any) => ({ k: c.successes, n: c.n }));
+      const k = cells.reduce((sum: number, c: { k: number }) => sum + c.k, 0);
+      const n = cells.reduce((sum: number, c: { n: number }) => sum + c.n, 0);
+      assert.equal(run.result.interval_method, "beta-binomial-posterior");
+      const reference = referenceOf(cells).ci;
+      if (k > 0) assert.ok(Math.abs(run.result.ci95[0] - reference[0]) <= 0.001, `lower ${run.result.ci95[0]} vs ${reference[0]} for ${JSON.stringify(cells)}`);
+      else assert.equal(run.result.ci95[0], 0);
+      if (k < n) assert.ok(Math.abs(run.result.ci95[1] - reference[1]) <= 0.001, `upper ${run.result.ci95[1]} vs ${reference[1]} for ${JSON.stringify(cells)}`);
+      else assert.equal(run.result.ci95[1], 1);
+      console.log(`      ${run === expert ? "expert" : "novice"} cells ${cells.map((c: { k: number; n: number }) => `${c.k}/${c.n}`).join(", ")}: model-level ${pct(run.result.ci95[0])}..${pct(run.result.ci95[1])} `
+        + `(independent ${pct(reference[0])}..${pct(reference[1])}); these cells ${pct(run.result.cells.these_cells.ci95[0])}..${pct(run.result.cells.these_cells.ci95[1])}`);
+      if (cells.every((c: { n: number }) => c.n === cells[0].n)) {
+        assert.deepEqual(run.result.cells.ci95_these_cells.map((x: number) => x.toFixed(6)), wilsonInterval(k, n, 0.95).map((x) => x.toFixed(6)));
+      }
+    }
     assert.ok(w1[0] > w2[1] || diff.ci[0] > 0, "the expert is better with 95% confidence");
   });
 });

@@ -52,8 +52,8 @@ describe("kind compare on a simulated fleet", function () {
     assert.ok(Math.abs(result.cost_usd - (result.units[0].result.cost_usd + result.units[1].result.cost_usd)) <= 0.011);
     for (const unit of result.units) {
       assert.equal(unit.result.n, 6);
-      // Plain Wilson on one cell; the model-level interval that accounts for cells on several.
-      assert.equal(unit.result.interval_method, unit.result.cells.clusters > 1 ? "wilson-design-effect-t" : "wilson");
+      // The model-level interval over the cells that ran the unit's episodes, one cell or several.
+      assert.equal(unit.result.interval_method, "beta-binomial-posterior");
       assert.ok(unit.result.cost_usd > 0);
     }
     const c = result.comparison;
@@ -85,9 +85,9 @@ describe("kind compare on a simulated fleet", function () {
     assert.equal(report.kind, "verification");
     assert.equal(report.run_kind, "compare");
     assert.equal(report.units.length, 2);
-    assert.match(report.units[0].citation, /^Assay run run_\w+ \[policy:expert\] \(\d{4}-\d{2}-\d{2}\): pick-cube@v1 on so101@3\.11 in tabletop@1, n=6, success \d\.\d\d \[\d\.\d\d, \d\.\d\d\] \((Wilson 95%|95%, wilson-design-effect-t)\)\.$/);
-    // The citation names the interval's method: plain Wilson when one cell ran the policy's episodes.
-    assert.ok(report.units[0].citation.endsWith(result.units[0].result.cells.clusters > 1 ? "(95%, wilson-design-effect-t)." : "(Wilson 95%)."));
+    assert.match(report.units[0].citation, /^Assay run run_\w+ \[policy:expert\] \(\d{4}-\d{2}-\d{2}\): pick-cube@v1 on so101@3\.11 in tabletop@1, n=6, success \d\.\d\d \[\d\.\d\d, \d\.\d\d\] \(95%, beta-binomial-posterior\)\.$/);
+    // The citation names the interval's method.
+    assert.ok(report.units[0].citation.endsWith("(95%, beta-binomial-posterior)."));
     assert.equal(report.perturbation_schedule.realized.length, 12);
     assert.ok(report.out_of_scope.length > 0, "the task's out_of_scope declarations appear verbatim");
     const pdf = await service.api(report.pdf_url);

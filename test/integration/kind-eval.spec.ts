@@ -101,7 +101,7 @@ describe("suites, eval, gates and reports on a simulated fleet", function () {
     assert.equal(report.run_id, created.id);
     assert.deepEqual(Object.keys(report.result).sort(), ["ci95", "interval_method", "n", "success_rate"]);
     assert.equal(report.result.n, 3);
-    assert.match(report.citation, new RegExp(`^Assay run ${created.id} \\(\\d{4}-\\d{2}-\\d{2}\\): pick-cube@v1 on so101@3\\.11 in tabletop@1, n=3, success \\d\\.\\d\\d \\[\\d\\.\\d\\d, \\d\\.\\d\\d\\] \\(${report.result.interval_method === "wilson" ? "Wilson 95%" : "95%, wilson-design-effect-t"}\\)\\.$`));
+    assert.match(report.citation, new RegExp(`^Assay run ${created.id} \\(\\d{4}-\\d{2}-\\d{2}\\): pick-cube@v1 on so101@3\\.11 in tabletop@1, n=3, success \\d\\.\\d\\d \\[\\d\\.\\d\\d, \\d\\.\\d\\d\\] \\(95%, beta-binomial-posterior\\)\\.$`));
     assert.equal(report.resolved_pins.robot, "so101@3.11");
     const task = await json(await service.api("/v1/tasks/pick-cube@v1"), 200);
     assert.deepEqual(report.out_of_scope, task.envelope.out_of_scope);

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { compileCoordinatorOptions } from "../../coordinator/options.js";
 import { startCoordinator, type RunningCoordinator } from "../../coordinator/server.js";
 import { roundCents, roundHours } from "../../coordinator/runs/meters.js";
-import { wilsonInterval } from "../../coordinator/stats/wilson.js";
+import { betaBinomialRate } from "../../coordinator/stats/beta-binomial-rate.js";
 import { TEST_ADMIN_KEY, waitForRunEnd } from "./helpers.js";
 import { ScriptedAgent } from "../support/scripted-agent.js";
 import { startReceiver, type Receiver } from "./webhook-receiver.js";
@@ -138,7 +138,7 @@ describe("money: quotes, budgets, usage (integration)", function () {
     assert.match(view.status_detail.message, /max_budget_usd of \$0\.40/);
     assert.equal(view.result.n, 2);
     assert.equal(view.result.success_rate, 0.5);
-    assert.deepEqual(view.result.ci95, wilsonInterval(1, 2));
+    assert.deepEqual(view.result.ci95, betaBinomialRate(view.result.cells.by_cell.map((c: { successes: number; n: number }) => ({ k: c.successes, n: c.n }))).ci);
     assert.equal(view.result.robot_hours, 0.013333);
     assert.equal(view.result.cost_usd, 0.29);
     assert.ok(view.result.cost_usd <= 0.4);

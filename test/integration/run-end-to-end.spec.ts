@@ -5,7 +5,8 @@
 import assert from "node:assert/strict";
 import { open } from "node:fs/promises";
 import { McapIndexedReader } from "@mcap/core";
-import { clusteredRateInterval } from "../../coordinator/stats/clustered-rate.js";
+import { betaBinomialRate } from "../../coordinator/stats/beta-binomial-rate.js";
+import { theseCellsRate } from "../../coordinator/stats/these-cells-rate.js";
 import { wilsonInterval } from "../../coordinator/stats/wilson.js";
 import { readSse, startTestService, type TestService } from "./helpers.js";
 import { README_RUN_BODY } from "../fixtures.js";
@@ -24,7 +25,7 @@ describe("a run end to end on a simulated fleet", function () {
     await service?.stop();
   });
 
-  it("runs the README body to a completed result with n, a Wilson ci95, meters and MCAP per episode", async () => {
+  it("runs the README body to a completed result with n, the model-level ci95 and the rate on these cells, meters and MCAP per episode", async () => {
     const created = await service.api("/v1/runs", { method: "POST", json: { ...README_RUN, episodes: 8 }, headers: { "idempotency-key": "e2e-1" } });
     assert.equal(created.status, 201, await created.clone().text());
     const run = (await created.json()) as Record<string, any>;
@@ -53,12 +54,18 @@ describe("a run end to end on a simulated fleet", function () {
     assert.ok(done.completed);
     const result = done.result;
     assert.equal(result.n, 8);
-    // The interval is the model-level one over the cells that ran the episodes (plain Wilson on one cell).
+    // ci95 is the model-level interval over the cells that ran the episodes (one cell too); beside it the
+    // rate on these very cells, the ICC, the prior and the headline's sentences.
     const byCell = result.cells.by_cell.map((c: any) => ({ k: c.successes, n: c.n }));
     assert.equal(byCell.reduce((sum: number, c: any) => sum + c.n, 0), 8);
-    assert.deepEqual(result.ci95, clusteredRateInterval(byCell).ci);
-    assert.equal(result.interval_method, byCell.length > 1 ? "wilson-design-effect-t" : "wilson");
-    assert.deepEqual(result.cells.ci95_these_cells, wilsonInterval(byCell.reduce((s: number, c: any) => s + c.k, 0), 8));
+    assert.deepEqual(result.ci95, betaBinomialRate(byCell).ci);
+    assert.equal(result.interval_method, "beta-binomial-posterior");
+    assert.deepEqual(result.cells.these_cells, theseCellsRate(byCell));
+    assert.deepEqual(result.cells.ci95_these_cells, result.cells.these_cells.ci95);
+    if (byCell.every((c: any) => c.n === byCell[0].n)) assert.deepEqual(result.cells.ci95_these_cells, wilsonInterval(byCell.reduce((s: number, c: any) => s + c.k, 0), 8));
+    assert.equal(result.cells.prior.source, "default");
+    assert.equal(result.cells.statement[0], `Model-level success rate (a new cell of this robot model): ${result.success_rate.toFixed(2)} `
+      + `[${result.ci95[0].toFixed(2)}, ${result.ci95[1].toFixed(2)}], 95% beta-binomial posterior over ${byCell.length} cell${byCell.length === 1 ? "" : "s"}.`);
     assert.ok(result.success_rate >= 0 && result.success_rate <= 1);
     assert.equal(result.ci95.length, 2);
     assert.ok(result.ci95[0] <= result.success_rate && result.success_rate <= result.ci95[1]);

@@ -1,11 +1,11 @@
 /**
  * A run sized with auto(ci, moe) at a confidence other than 95% runs the episodes the sizing asks
- * for, and its Result carries the Wilson interval at that confidence beside `ci95`
+ * for, and its Result carries the model-level interval at that confidence beside `ci95`
  * (docs/statistics.md, "Sizing a run").
  */
 import assert from "node:assert/strict";
-import { clusteredRateInterval } from "../../coordinator/stats/clustered-rate.js";
-import { wilsonInterval, wilsonSampleSize } from "../../coordinator/stats/wilson.js";
+import { betaBinomialRate } from "../../coordinator/stats/beta-binomial-rate.js";
+import { wilsonSampleSize } from "../../coordinator/stats/wilson.js";
 import { useSharedFleet } from "../support/shared-fleet.js";
 import { README_RUN_BODY } from "../fixtures.js";
 import { runEnd, type TestService } from "./helpers.js";
@@ -26,11 +26,11 @@ describe("run sizing on a simulated fleet", function () {
       ci_requested: { ci: number; interval: [number, number]; interval_method: string };
     };
     assert.equal(result.n, wilsonSampleSize(0.8, 0.3));
-    // Both intervals are the model-level ones over the cells that ran the episodes (Wilson on one cell).
+    // Both intervals are the model-level ones over the cells that ran the episodes (one cell too).
     const cells = result.cells.by_cell.map((c) => ({ k: c.successes, n: c.n }));
     assert.equal(cells.reduce((sum, c) => sum + c.n, 0), result.n);
-    assert.deepEqual(result.ci95, clusteredRateInterval(cells, 0.95).ci);
-    assert.deepEqual(result.ci_requested, { ci: 0.8, interval: clusteredRateInterval(cells, 0.8).ci, interval_method: result.interval_method });
-    if (cells.length === 1) assert.deepEqual(result.ci_requested.interval, wilsonInterval(cells[0].k, result.n, 0.8));
+    assert.deepEqual(result.ci95, betaBinomialRate(cells, { ci: 0.95 }).ci);
+    assert.deepEqual(result.ci_requested, { ci: 0.8, interval: betaBinomialRate(cells, { ci: 0.8 }).ci, interval_method: "beta-binomial-posterior" });
+    assert.ok(result.ci_requested.interval[0] >= result.ci95[0] && result.ci_requested.interval[1] <= result.ci95[1], "the 80% interval lies inside the 95% one");
   });
 });

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { AssayError } from "../../coordinator/errors/assay-error.js";
 import { MAX_EPISODES, parseEpisodesSpec, requestedConfidence } from "../../coordinator/runs/episodes-spec.js";
 import { computeRunResult } from "../../coordinator/runs/result-summary.js";
+import { betaBinomialRate } from "../../coordinator/stats/beta-binomial-rate.js";
 import { wilsonInterval } from "../../coordinator/stats/wilson.js";
 import { episodeRecordOf } from "../../coordinator/store/episodes-repo.js";
 
@@ -77,8 +78,8 @@ describe("auto(ci, moe) sizing, as docs/statistics.md states it", () => {
     }));
     const context = { tier: "soak", environmentClass: "standard", priority: "standard" } as const;
     const at90 = computeRunResult("r", episodes, context, "http://x", { requestedCi: 0.9 });
-    assert.deepEqual(at90.ci95, wilsonInterval(7, 10, 0.95));
-    assert.deepEqual(at90.ci_requested, { ci: 0.9, interval: wilsonInterval(7, 10, 0.9), interval_method: "wilson" });
+    assert.deepEqual(at90.ci95, betaBinomialRate([{ k: 7, n: 10 }], { ci: 0.95 }).ci);
+    assert.deepEqual(at90.ci_requested, { ci: 0.9, interval: betaBinomialRate([{ k: 7, n: 10 }], { ci: 0.9 }).ci, interval_method: "beta-binomial-posterior" });
     assert.ok(at90.ci_requested!.interval[0] > at90.ci95[0] && at90.ci_requested!.interval[1] < at90.ci95[1], "a 90% interval is narrower");
     assert.equal(computeRunResult("r", episodes, context, "http://x").ci_requested, undefined);
   });

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { computeRunResult, stageRates } from "../../coordinator/runs/result-summary.js";
+import { betaBinomialRate, DEFAULT_HEADLINE_PRIOR } from "../../coordinator/stats/beta-binomial-rate.js";
 import { wilsonInterval } from "../../coordinator/stats/wilson.js";
 import { episodeRecordOf, type EpisodeRecord, type EpisodeRow } from "../../coordinator/store/episodes-repo.js";
 
@@ -14,7 +15,7 @@ function episode(idx: number, outcome: "success" | "failure", extra: Partial<Epi
 const context = { tier: "soak", environmentClass: "standard", priority: "standard" } as const;
 
 describe("run results", () => {
-  it("carries n, the rate and its Wilson interval, and exactly the spec's fields plus stages", () => {
+  it("carries n, the rate and its model-level interval, and exactly the spec's fields plus stages", () => {
     const episodes = [
       ...Array.from({ length: 7 }, (_, i) => episode(i, "success")),
       episode(7, "failure", { failure_cluster: "grasp_slip" }),
@@ -27,9 +28,15 @@ describe("run results", () => {
     ]);
     assert.equal(result.n, 10);
     assert.equal(result.success_rate, 0.7);
-    assert.deepEqual(result.ci95, wilsonInterval(7, 10));
-    assert.ok(result.ci95[0] > 0.39 && result.ci95[0] < 0.4 && result.ci95[1] > 0.89 && result.ci95[1] < 0.9);
-    assert.equal(result.interval_method, "wilson");
+    // One cell ran them: ci95 is the model-level interval (a new cell of this model), which rests on the
+    // ICC prior; the rate on this very cell is its Wilson interval.
+    assert.deepEqual(result.ci95, betaBinomialRate([{ k: 7, n: 10 }]).ci);
+    assert.equal(result.interval_method, "beta-binomial-posterior");
+    assert.deepEqual(result.cells.these_cells, { success_rate: 0.7, ci95: wilsonInterval(7, 10), interval_method: "wilson" });
+    assert.ok(result.cells.ci95_these_cells[0] > 0.39 && result.cells.ci95_these_cells[0] < 0.4 && result.cells.ci95_these_cells[1] > 0.89 && result.cells.ci95_these_cells[1] < 0.9);
+    assert.equal(result.cells.rests_on_prior, true);
+    assert.deepEqual(result.cells.prior, { rate: { family: "beta", parameters: { a: 0.5, b: 0.5 } }, icc: { family: "beta", parameters: { a: 1, b: 9 } }, source: "default", fitted_on_runs: null, fitted_at: null });
+    assert.match(result.cells.statement[3], /^One cell ran these episodes, so the model-level interval rests on the prior/);
     assert.deepEqual(result.failure_clusters, { grasp_slip: 2, unclassified: 1 });
     assert.equal(result.robot_hours, 0.066667); // 10 x 24 s
     assert.equal(result.environment_hours, 0.066667);
@@ -52,7 +59,7 @@ describe("run results", () => {
     const result = computeRunResult("run_x", episodes, context, "http://x", { interventions: "on_stall" });
     assert.equal(result.n, 1000);
     assert.equal(result.success_rate, 0.72); // unassisted: the true rate of the policy on its own
-    assert.deepEqual(result.ci95, wilsonInterval(720, 1000));
+    assert.deepEqual(result.ci95, betaBinomialRate([{ k: 720, n: 1000 }]).ci);
     assert.deepEqual(result.assisted, { n: 1000, success_rate: 0.82, ci95: wilsonInterval(820, 1000), interval_method: "wilson" });
     assert.deepEqual(result.failure_clusters, { intervened: 100, unclassified: 180 });
     // Without the intervened episodes the rate would be 720 / 800 = 0.9: conditioned on not stalling, biased upward.
@@ -67,6 +74,19 @@ describe("run results", () => {
       { cell: "so101-c", n: 2, successes: 1, success_rate: 0.5 },
     ]);
     assert.equal(result.cells.clusters, 2);
+    assert.deepEqual(result.ci95, betaBinomialRate([{ k: 1, n: 1 }, { k: 1, n: 2 }]).ci);
+    // Unbalanced cells: the rate on these cells weighs each cell once.
+    assert.equal(result.cells.these_cells.interval_method, "stratified-wilson");
+    assert.equal(result.cells.these_cells.success_rate, 0.75);
+  });
+
+  it("computes the model-level interval with the prior it is given, and records it", () => {
+    const prior = { ...DEFAULT_HEADLINE_PRIOR, icc: { family: "beta" as const, parameters: { a: 2, b: 30 } }, source: "fleet", fitted_on_runs: 41, fitted_at: "2026-11-20T00:00:00Z" };
+    const episodes = [episode(0, "success"), episode(1, "failure", { cell_id: "so101-c" }), episode(2, "success", { cell_id: "so101-c" })];
+    const result = computeRunResult("run_x", episodes, context, "http://x", { headlinePrior: prior });
+    assert.deepEqual(result.cells.prior, prior);
+    assert.deepEqual(result.ci95, betaBinomialRate([{ k: 1, n: 1 }, { k: 1, n: 2 }], { prior }).ci);
+    assert.match(result.cells.statement.at(-1)!, /\(ICC ~ Beta\(2, 30\), fleet, fitted on 41 runs on 2026-11-20\)/);
   });
 
   it("counts only finished episodes in n", () => {

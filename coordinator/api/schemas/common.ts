@@ -21,12 +21,12 @@ export const NullableTimestamp = Timestamp.nullable();
 /** A non-negative number (meters, money). */
 export const NonNegative = z.number().min(0);
 
-/** A binomial rate as the spec shows it: n, success_rate, ci95 (Wilson), interval_method. */
+/** A binomial rate as the spec shows it: n, success_rate, ci95, interval_method. */
 export const RateSummary = component("RateSummary", z.strictObject({
   n: z.number().int().min(0).describe("episodes that ran"),
   success_rate: z.number().min(0).max(1),
   ci95: z.tuple([z.number().min(0).max(1), z.number().min(0).max(1)]).describe("lower and upper bound of the 95% interval"),
-  interval_method: z.string().describe("\"wilson\", or the cell-clustered interval when several cells ran the episodes (docs/statistics.md)"),
+  interval_method: z.string().describe("\"beta-binomial-posterior\" for a policy's success rate (the model-level interval over the cells that ran it), \"wilson\" for diagnostic rates such as stages (docs/statistics.md)"),
 }).describe("A success rate with its episode count and 95% confidence interval; a bare percentage is never returned."));
 
 /**

@@ -39,17 +39,40 @@ export const InterventionSummary = z.strictObject({
   assisted_successes: z.number().int().min(0).describe("successes a human helped: failures of the policy, successes in `assisted`"),
 });
 
-/** Episodes per physical cell and the design effect of running on several (coordinator/runs/result-summary.ts). */
+const Interval = z.tuple([z.number().min(0).max(1), z.number().min(0).max(1)]);
+
+/** A Beta prior as results record it (coordinator/stats/beta-binomial-rate.ts). */
+const BetaPrior = z.strictObject({ family: z.literal("beta"), parameters: z.strictObject({ a: z.number().gt(0), b: z.number().gt(0) }) });
+
+/** The prior a model-level interval was computed with. */
+export const HeadlinePrior = component("HeadlinePrior", z.strictObject({
+  rate: BetaPrior.describe("prior of the model-level rate μ: Beta(1/2, 1/2)"),
+  icc: BetaPrior.describe("prior of the intra-cell correlation ρ: Beta(1, 9) by default"),
+  source: z.string().describe("\"default\", or where a fitted prior came from"),
+  fitted_on_runs: z.number().int().min(0).nullable().describe("runs a fitted prior was fitted on; null for the default"),
+  fitted_at: z.string().nullable().describe("when a fitted prior was fitted (ISO 8601); null for the default"),
+}).describe("recorded whole so that a result never changes after it is issued"));
+
+/** Episodes per physical cell and both claims about them (coordinator/runs/result-summary.ts). */
 export const CellBreakdown = component("CellBreakdown", z.strictObject({
   by_cell: z.array(z.strictObject({
     cell: z.string(), n: z.number().int().min(0), successes: z.number().int().min(0), success_rate: z.number().min(0).max(1),
   })),
   clusters: z.number().int().min(0).describe("cells that ran at least one of the episodes"),
-  design_effect: z.number().min(1).describe("variance of the pooled rate over its binomial variance; 1 with one cell"),
-  effective_n: z.number().min(0).describe("n / design_effect"),
-  ci95_these_cells: z.tuple([z.number().min(0).max(1), z.number().min(0).max(1)])
-    .describe("Wilson interval of the rate on these very cells; ci95 is the model-level interval over a population of cells"),
-}).describe("the episodes behind a rate, per physical cell"));
+  design_effect: z.number().gt(0).describe("n / effective_n (results issued before the beta-binomial headline: the Kish design effect, at least 1)"),
+  effective_n: z.number().min(0).describe("mean(1 - mean) / posterior variance of the model-level rate: the independent episodes ci95 is worth"),
+  ci95_these_cells: Interval.describe("these_cells.ci95, under its earlier name"),
+  these_cells: z.strictObject({
+    success_rate: z.number().min(0).max(1).describe("pooled k/n when every cell ran as many episodes, else the mean of the cells' rates"),
+    ci95: Interval,
+    interval_method: z.enum(["wilson", "stratified-wilson"]),
+  }).optional().describe("the rate on these very cells (what they would do over many more episodes); ci95 is the model-level interval. Absent from results issued before the beta-binomial headline"),
+  icc: z.strictObject({ median: z.number().min(0).max(1), upper95: z.number().min(0).max(1) }).optional()
+    .describe("posterior median and 95% upper bound of the intra-cell correlation"),
+  prior: HeadlinePrior.optional(),
+  rests_on_prior: z.boolean().optional().describe("the model-level interval rests mostly on the prior: one cell, or cells that leave over half the prior variance of the ICC"),
+  statement: z.array(z.string()).optional().describe("the headline in words, as the console, the CLI and the PDF report show it"),
+}).describe("the episodes behind a rate, per physical cell, and the model-level and these-cells claims about them"));
 
 /** The spec's Result; multi-unit kinds add their own sections (units, comparison, ...). */
 export const Result = component("Result", z.looseObject({
@@ -71,7 +94,7 @@ export const Result = component("Result", z.looseObject({
     ci: z.number().gt(0).lt(1),
     interval: z.tuple([z.number().min(0).max(1), z.number().min(0).max(1)]),
     interval_method: z.string(),
-  }).optional().describe("the Wilson interval at the confidence the run was sized at with auto(ci, moe), when that is not 95%"),
+  }).optional().describe("the headline's interval (interval_method) at the confidence the run was sized at with auto(ci, moe), when that is not 95%"),
 }).describe("The spec's Result. Kinds other than run add their own sections (e.g. units: each unit's pins and Result; a compare's paired test); those are additional properties."));
 
 /** A multi-unit run's unit as the Run shows it. */

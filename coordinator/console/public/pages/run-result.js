@@ -16,6 +16,8 @@ export function resultSections(result, { onCluster } = {}) {
       h("h2", { id: "h-result" }, "Result"),
       result.population ? h("p", { class: "muted" }, result.population.description) : null,
       h("div", { class: "headline" }, rateBar(result)),
+      // The headline in words, the same sentences the CLI and the PDF report print (coordinator/runs/headline-statement.ts).
+      cells?.statement?.length ? h("div", { class: "statement" }, cells.statement.map((line) => h("p", { class: "small" }, line))) : null,
       result.ci_requested ? h("p", { class: "small" }, `At the requested confidence ${pct(result.ci_requested.ci)}: ${pct(result.ci_requested.interval[0])} – ${pct(result.ci_requested.interval[1])} (${result.ci_requested.interval_method}).`) : null,
       result.assisted ? h("div", {}, h("h3", {}, "Counting successes a person helped"), rateBar(result.assisted, "assisted")) : null,
       h("h3", {}, "Cost and meters"),
@@ -29,8 +31,7 @@ export function resultSections(result, { onCluster } = {}) {
     cells ? h("section", { class: "card", "aria-labelledby": "h-cells" },
       h("h2", { id: "h-cells" }, "Episodes per cell"),
       table(null, ["Cell", "Episodes", "Successes", "Rate"], cells.by_cell.map((c) => [c.cell, String(c.n), String(c.successes), pct(c.success_rate)])),
-      h("p", { class: "small muted" }, `${cells.clusters} cell(s); design effect ${num(cells.design_effect)}, effective n ${num(cells.effective_n)}. `,
-        cells.clusters > 1 ? "Episodes of one cell are not independent, so the interval above accounts for the differences between cells." : "One cell ran every episode: the interval is plain Wilson.")) : null,
+      cells.statement ? null : h("p", { class: "small muted" }, `${cells.clusters} cell(s); design effect ${num(cells.design_effect)}, effective n ${num(cells.effective_n)}.`)) : null,
     h("section", { class: "card", "aria-labelledby": "h-failures" },
       h("h2", { id: "h-failures" }, "Failure clusters"),
       clusters.length === 0 ? h("p", { class: "muted" }, "No failures.") : h("ul", { class: "clusters" }, clusters.map(([name, count]) => h("li", {},
