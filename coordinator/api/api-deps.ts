@@ -10,6 +10,7 @@ import { loadEnvironments, type CatalogEnvironment } from "../catalog/environmen
 import type { FleetView } from "../fleet/fleet-view.js";
 import { QUOTE_VALIDITY_MS } from "../billing/quotes.js";
 import { validateRateLimits, type RateLimits } from "./rate-limit.js";
+import { createRunBackfill, type RunBackfill } from "../runs/run-backfill.js";
 import type { RunEvents } from "../runs/run-events.js";
 import type { CellStreamHub } from "../streams/cell-stream-hub.js";
 import type { ObjectStore } from "../storage/object-store.js";
@@ -86,6 +87,8 @@ export interface ApiDeps {
   modelMirror?: string | null;
   /** Endpoint pre-flight at submission: how long to wait for the endpoint, or "off". Default 30 s. */
   preflight?: { timeoutMs: number } | "off";
+  /** Loop turns for heavy submission steps and large runs' remaining episodes (server.ts shares it with the start-up resume). Default: one of its own. */
+  backfill?: RunBackfill;
   /** Live views of cells held by other coordinators on the database (coordinator/cluster/). Default none: one coordinator. */
   liveForwarding?: LiveForwarding;
 }
@@ -107,7 +110,7 @@ export type CompiledApiDeps = Required<ApiDeps>;
 const REQUIRED = ["db", "fleet", "runEvents", "scheduler", "pins", "urls", "objects", "metrics"] as const;
 const OPTIONAL = [
   "clock", "environments", "sseHeartbeatMs", "docsDir", "log", "budgetGuard", "rateLimits", "quoteValidityMs", "archives", "live", "iceServers",
-  "models", "modelMirror", "preflight", "endRun", "metricsAccess", "webhooksAllowLoopback", "sseLimits", "liveForwarding",
+  "models", "modelMirror", "preflight", "backfill", "endRun", "metricsAccess", "webhooksAllowLoopback", "sseLimits", "liveForwarding",
 ] as const;
 
 export const DEFAULT_SSE_LIMITS = { perKey: 10, perAccount: 30, idleMs: 15 * 60_000 };
@@ -161,6 +164,7 @@ export function compileApiDeps(raw: ApiDeps): CompiledApiDeps {
     webhooksAllowLoopback: raw.webhooksAllowLoopback ?? false,
     modelMirror: raw.modelMirror ?? null,
     preflight: raw.preflight ?? { timeoutMs: DEFAULT_PREFLIGHT_TIMEOUT_MS },
+    backfill: raw.backfill ?? createRunBackfill({ db: raw.db }),
     liveForwarding: raw.liveForwarding ?? NO_FORWARDING,
   };
 }
