@@ -4,7 +4,7 @@
  * coordinator/runs/run-lifecycle.ts is its only caller in production. Nothing here publishes
  * events. Readers get a `RunRecord` (JSON columns parsed, every run with at least one unit).
  */
-import { createHash } from "node:crypto";
+import * as crypto from "node:crypto";
 import type { ErrorCode } from "../errors/codes.js";
 import type { RunUnit } from "../kinds/units.js";
 import type { RunKindName } from "../runs/run-kinds.js";
@@ -82,9 +82,17 @@ export interface NewRun {
   kindState?: object | null;
 }
 
+/**
+ * One-shot SHA-256 (node:crypto `hash`, Node 20.12 and later). A `createHash` object per episode
+ * leaves a native handle per episode for the garbage collector: tens of thousands of them made each
+ * young-generation collection of a large submission pause the loop for tens of milliseconds.
+ */
+const sha256OneShot = (crypto as unknown as { hash?: (algorithm: string, data: string, encoding: "buffer") => Buffer }).hash;
+const sha256 = (text: string): Buffer => sha256OneShot ? sha256OneShot("sha256", text, "buffer") : crypto.createHash("sha256").update(text).digest();
+
 /** Deterministic 31-bit seed of episode `idx` of a run seeded `runSeed`. */
 export function episodeSeed(runSeed: number, idx: number): number {
-  return createHash("sha256").update(`${runSeed}:${idx}`).digest().readUInt32BE(0) & 0x7fffffff;
+  return sha256(`${runSeed}:${idx}`).readUInt32BE(0) & 0x7fffffff;
 }
 
 /** Id of episode `idx` of a run: `ep_<run suffix>_<idx>`, stable and readable in logs. */
@@ -149,14 +157,14 @@ export function backfilling(db: Db, runId: string): boolean {
   return (db.prepare("SELECT backfill FROM runs WHERE id = ?").get(runId) as { backfill: string | null } | undefined)?.backfill != null;
 }
 
-/** Inserts the next EPISODES_PER_TRANSACTION of a run's remaining episodes; returns whether more remain. */
-export function backfillEpisodes(db: Db, runId: string): boolean {
+/** Inserts the next `limit` (default EPISODES_PER_TRANSACTION) of a run's remaining episodes; returns whether more remain. */
+export function backfillEpisodes(db: Db, runId: string, limit = EPISODES_PER_TRANSACTION): boolean {
   return db.transaction(() => {
     const run = db.prepare("SELECT backfill, plan FROM runs WHERE id = ?").get(runId) as { backfill: string | null; plan: string } | undefined;
     if (!run?.backfill) return false;
     const backfill = JSON.parse(run.backfill) as Backfill;
     const total = (db.prepare("SELECT episodes_total FROM runs WHERE id = ?").get(runId) as { episodes_total: number }).episodes_total;
-    const end = Math.min(total, backfill.next + EPISODES_PER_TRANSACTION);
+    const end = Math.min(total, backfill.next + limit);
     if (backfill.episodes) {
       insertListedEpisodes(db, runId, backfill.episodes.slice(0, end - backfill.next), backfill.next);
     } else {
