@@ -260,6 +260,7 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Run
     webhooksAllowLoopback: options.webhooksAllowLoopback,
     preflight: { timeoutMs: options.preflightTimeoutMs },
     backfill,
+    exportsQueuedPerAccount: options.exports.queuedPerAccount,
     ...(cellLink.forwarding ? { liveForwarding: cellLink.forwarding } : {}),
   });
   http.on("request", app);

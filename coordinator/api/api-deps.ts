@@ -10,6 +10,7 @@ import { loadEnvironments, type CatalogEnvironment } from "../catalog/environmen
 import type { FleetView } from "../fleet/fleet-view.js";
 import { QUOTE_VALIDITY_MS } from "../billing/quotes.js";
 import { validateRateLimits, type RateLimits } from "./rate-limit.js";
+import { DEFAULT_EXPORTS_QUEUED_PER_ACCOUNT } from "../exports/export-admission.js";
 import { createRunBackfill, type RunBackfill } from "../runs/run-backfill.js";
 import type { RunEvents } from "../runs/run-events.js";
 import type { CellStreamHub } from "../streams/cell-stream-hub.js";
@@ -87,6 +88,8 @@ export interface ApiDeps {
   modelMirror?: string | null;
   /** Endpoint pre-flight at submission: how long to wait for the endpoint, or "off". Default 30 s. */
   preflight?: { timeoutMs: number } | "off";
+  /** Archives (run and calibration exports) one account may have preparing at once. Default DEFAULT_EXPORTS_QUEUED_PER_ACCOUNT (4). */
+  exportsQueuedPerAccount?: number;
   /** Loop turns for heavy submission steps and large runs' remaining episodes (server.ts shares it with the start-up resume). Default: one of its own. */
   backfill?: RunBackfill;
   /** Live views of cells held by other coordinators on the database (coordinator/cluster/). Default none: one coordinator. */
@@ -110,7 +113,7 @@ export type CompiledApiDeps = Required<ApiDeps>;
 const REQUIRED = ["db", "fleet", "runEvents", "scheduler", "pins", "urls", "objects", "metrics"] as const;
 const OPTIONAL = [
   "clock", "environments", "sseHeartbeatMs", "docsDir", "log", "budgetGuard", "rateLimits", "quoteValidityMs", "archives", "live", "iceServers",
-  "models", "modelMirror", "preflight", "backfill", "endRun", "metricsAccess", "webhooksAllowLoopback", "sseLimits", "liveForwarding",
+  "models", "modelMirror", "preflight", "backfill", "exportsQueuedPerAccount", "endRun", "metricsAccess", "webhooksAllowLoopback", "sseLimits", "liveForwarding",
 ] as const;
 
 export const DEFAULT_SSE_LIMITS = { perKey: 10, perAccount: 30, idleMs: 15 * 60_000 };
@@ -165,6 +168,7 @@ export function compileApiDeps(raw: ApiDeps): CompiledApiDeps {
     modelMirror: raw.modelMirror ?? null,
     preflight: raw.preflight ?? { timeoutMs: DEFAULT_PREFLIGHT_TIMEOUT_MS },
     backfill: raw.backfill ?? createRunBackfill({ db: raw.db }),
+    exportsQueuedPerAccount: raw.exportsQueuedPerAccount ?? DEFAULT_EXPORTS_QUEUED_PER_ACCOUNT,
     liveForwarding: raw.liveForwarding ?? NO_FORWARDING,
   };
 }
