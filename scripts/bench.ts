@@ -30,6 +30,7 @@ const SUITES: Record<string, { module: string; aliases: string[]; what: string }
   render: { module: "./bench/render.js", aliases: ["cameras"], what: "simulated cameras per cell: CPU ms per simulated second of top 640x480 + wrist 320x240 at 30 Hz (render + JPEG) and of the episode video" },
   streams: { module: "./bench/streams.js", aliases: ["live"], what: "control-loop jitter and CPU with 0 and 4 viewers of a cell, and MJPEG frame latency" },
   export: { module: "./bench/export.js", aliases: ["exports"], what: "run export throughput per format against copying the same bytes, and the coordinator's peak memory" },
+  "big-submissions": { module: "./bench/big-submissions.js", aliases: ["submissions"], what: "event-loop delay and a probe request's latency while one and eight 10,000-episode runs are submitted at once" },
   "api-overhead": { module: "./bench/api-overhead.js", aliases: ["api"], what: "GET /v1/runs/{id} through the whole stack against a bare express handler" },
   scale: { module: "./bench/scale.js", aliases: [], what: "GET /v1/runs/{id} on SQLite against PostgreSQL, and cells one or two coordinators schedule within 100 ms (ASSAY_BENCH_SCALE_MAX_CELLS caps the fleet)" },
 };

@@ -11,7 +11,7 @@
  * run always gets all its episodes.
  */
 import type { Db } from "../store/database.js";
-import { backfillEpisodes, runsBackfilling } from "../store/runs-repo.js";
+import { backfillEpisodes, runsBackfilling, type Backfill } from "../store/runs-repo.js";
 
 /** Episodes inserted per backfill step: about a millisecond of work on SQLite. */
 export const BACKFILL_EPISODES_PER_STEP = 200;
@@ -40,6 +40,8 @@ export function createRunBackfill(options: RunBackfillOptions): RunBackfill {
   if (!Number.isInteger(episodesPerStep) || episodesPerStep < 1) throw new Error(`episodesPerStep must be a positive integer; got ${episodesPerStep}`);
   const waiting: Array<() => void> = [];
   let scheduled = false;
+  /** Runs being completed here -> their remaining episodes, parsed once. */
+  const parsed = new Map<string, Backfill>();
 
   // One waiter per iteration: an immediate queued from an immediate runs on the next iteration,
   // after that iteration's timers and I/O.
@@ -58,8 +60,12 @@ export function createRunBackfill(options: RunBackfillOptions): RunBackfill {
     schedule();
   });
   const complete = async (runId: string) => {
-    do await turn();
-    while (backfillEpisodes(db, runId, episodesPerStep));
+    try {
+      do await turn();
+      while (backfillEpisodes(db, runId, episodesPerStep, parsed));
+    } finally {
+      parsed.delete(runId);
+    }
   };
   return {
     turn,

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { createRunBackfill } from "../../coordinator/runs/run-backfill.js";
 import type { Db } from "../../coordinator/store/database.js";
 import { STORE_ENGINES, openTestDatabase } from "../support/test-database.js";
-import { backfilling, EPISODES_PER_TRANSACTION, episodeId, episodeSeed, insertRun, runsBackfilling, type NewRun } from "../../coordinator/store/runs-repo.js";
+import { backfillEpisodes, backfilling, EPISODES_PER_TRANSACTION, episodeId, episodeSeed, insertRun, runsBackfilling, type NewRun } from "../../coordinator/store/runs-repo.js";
 
 for (const engine of STORE_ENGINES) {
   describe(`creating large runs in steps (${engine})`, () => {
@@ -67,6 +67,25 @@ for (const engine of STORE_ENGINES) {
       });
       assert.equal(episodes("run_seeded").length, 1234);
       assert.deepEqual(runsBackfilling(db), []);
+    });
+
+    it("resumes a creation cut short after some steps, from where it got, without a duplicate", async () => {
+      const listed = Array.from({ length: 1500 }, (_, i) => ({ seed: 5000 + i, unit: i % 2, assign: { pair: Math.floor(i / 2) } }));
+      insertRun(db, run("run_halfway", { episodes: listed as NewRun["episodes"] }));
+      // Two steps of 200 made it to the store before the crash.
+      assert.equal(backfillEpisodes(db, "run_halfway", 200), true);
+      assert.equal(backfillEpisodes(db, "run_halfway", 200), true);
+      assert.equal(episodes("run_halfway").length, EPISODES_PER_TRANSACTION + 400);
+      db.close();
+      db = await openTestDatabase(engine, join(dir, "assay.sqlite"));
+      assert.deepEqual(await createRunBackfill({ db, episodesPerStep: 300 }).resume(), ["run_halfway"]);
+      const rows = episodes("run_halfway");
+      assert.equal(rows.length, 1500);
+      rows.forEach((row, i) => {
+        assert.equal(row.idx, i);
+        assert.deepEqual([row.seed, row.unit, row.assign], [5000 + i, i % 2, JSON.stringify({ pair: Math.floor(i / 2) })]);
+      });
+      assert.equal(backfilling(db, "run_halfway"), false);
     });
   });
 }

@@ -1,0 +1,89 @@
+/**
+ * Big submissions against the rest of the API (issue 24): one, then eight 10,000-episode runs
+ * POSTed at once to a coordinator in its own process (coordinator-process.ts, no fleet), while a
+ * probe client sends GET /v1/robots back to back. Figures per case: the coordinator's event-loop
+ * delay over the window (its max and p99, from prom-client's `monitorEventLoopDelay` histogram in
+ * /metrics, which each scrape resets, 10 ms resolution), the probe's p50 and max latency, and the
+ * time until every submission had its 201 (all episodes stored). The goal is a loop delay under
+ * 50 ms; docs/api.md, "Large runs", says how submissions take turns.
+ *
+ * NOTE on reading the figures: the probe client and the coordinator share this machine's cores; on
+ * a loaded machine (other processes runnable) the loop delay includes time the coordinator was not
+ * scheduled at all.
+ *
+ *   npm run bench -- big-submissions
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { README_RUN_BODY } from "../../test/fixtures.js";
+import type { Figure } from "../bench.js";
+import { startCoordinatorProcess } from "./coordinator-process.js";
+import { quantile, round } from "./quantiles.js";
+
+const BENCH = "big-submissions";
+const KEY = "asy_live_BenchAdminKey0123456789abcdefgh";
+// The per-key limiter still runs on every request; its buckets are only made large enough never to refuse.
+const RATE_LIMITS = { general: { perS: 1e9, burst: 1e9 }, submit: { perS: 1e9, burst: 1e9 } };
+const EPISODES = 10_000;
+const CASES = [1, 8];
+
+/** `name` of the Prometheus text, in ms. */
+function gaugeMs(text: string, name: string): number {
+  const line = text.split("\n").find((l) => l.startsWith(`${name} `));
+  if (!line) throw new Error(`/metrics has no ${name}`);
+  return Number(line.split(" ")[1]) * 1000;
+}
+
+export async function run(): Promise<Figure[]> {
+  const dataDir = mkdtempSync(join(tmpdir(), "assay-bench-big-submissions-"));
+  const coordinator = await startCoordinatorProcess("big-submissions", { port: 0, grpcPort: 0, dataDir, apiKey: KEY, rateLimits: RATE_LIMITS });
+  const headers = { authorization: `Bearer ${KEY}`, "content-type": "application/json" };
+  const get = async (path: string) => {
+    const res = await fetch(`${coordinator.baseUrl}${path}`, { headers });
+    const text = await res.text();
+    if (res.status !== 200) throw new Error(`GET ${path} answered ${res.status}: ${text.slice(0, 200)}`);
+    return text;
+  };
+  const submit = async () => {
+    const res = await fetch(`${coordinator.baseUrl}/v1/runs`, { method: "POST", headers, body: JSON.stringify({ ...README_RUN_BODY, episodes: EPISODES }) });
+    if (res.status !== 201) throw new Error(`POST /v1/runs answered ${res.status}: ${(await res.text()).slice(0, 200)}`);
+    await res.arrayBuffer();
+  };
+  const figures: Figure[] = [];
+  try {
+    // Warm-up: the first submission and read compile their code paths.
+    await fetch(`${coordinator.baseUrl}/v1/runs`, { method: "POST", headers, body: JSON.stringify(README_RUN_BODY) }).then((r) => r.arrayBuffer());
+    await get("/v1/robots");
+    for (const runs of CASES) {
+      await get("/metrics"); // resets the loop-delay histogram
+      const probesMs: number[] = [];
+      let submitting = true;
+      const probe = (async () => {
+        while (submitting) {
+          const started = performance.now();
+          await get("/v1/robots");
+          probesMs.push(performance.now() - started);
+        }
+      })();
+      const started = performance.now();
+      await Promise.all(Array.from({ length: runs }, submit));
+      const wallMs = performance.now() - started;
+      submitting = false;
+      await probe;
+      const metrics = await get("/metrics");
+      const name = `${runs}x${EPISODES}`;
+      const figure = (metric: string, value: number, unit: string) => figures.push({ bench: BENCH, metric: `${name}_${metric}`, value: round(value, 1), unit });
+      figure("loop_delay_max", gaugeMs(metrics, "nodejs_eventloop_lag_max_seconds"), "ms");
+      figure("loop_delay_p99", gaugeMs(metrics, "nodejs_eventloop_lag_p99_seconds"), "ms");
+      figure("probe_p50", quantile(probesMs, 0.5), "ms");
+      figure("probe_max", Math.max(...probesMs), "ms");
+      figure("all_201", wallMs, "ms");
+      process.stderr.write(`  ${name}: ${probesMs.length} probe requests during the submissions\n`);
+    }
+  } finally {
+    await coordinator.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+  return figures;
+}
