@@ -4,21 +4,23 @@
  * probe client sends GET /v1/robots back to back. Figures per case: the coordinator's event-loop
  * delay over the window (its max and p99, from prom-client's `monitorEventLoopDelay` histogram in
  * /metrics, which each scrape resets, 10 ms resolution), the probe's p50 and max latency, and the
- * time until every submission had its 201 (all episodes stored). The goal is a loop delay under
- * 50 ms; docs/api.md, "Large runs", says how submissions take turns.
+ * time until every submission had its 201 (all episodes stored), with the coordinator's CPU time
+ * over that window and the machine's 1-minute load average. The goal is a loop delay under 50 ms;
+ * docs/api.md, "Large runs", says how submissions take turns.
  *
  * NOTE on reading the figures: the probe client and the coordinator share this machine's cores; on
- * a loaded machine (other processes runnable) the loop delay includes time the coordinator was not
- * scheduled at all.
+ * a loaded machine (load average above the cores) the loop delay includes time the coordinator was
+ * runnable but not scheduled: its CPU time then falls far below the window's wall time.
  *
  *   npm run bench -- big-submissions
  */
 import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { README_RUN_BODY } from "../../test/fixtures.js";
 import type { Figure } from "../bench.js";
 import { startCoordinatorProcess } from "./coordinator-process.js";
+import { processCpuMs } from "./process-cpu.js";
 import { quantile, round } from "./quantiles.js";
 
 const BENCH = "big-submissions";
@@ -67,8 +69,10 @@ export async function run(): Promise<Figure[]> {
         }
       })();
       const started = performance.now();
+      const cpuBefore = processCpuMs(coordinator.pid);
       await Promise.all(Array.from({ length: runs }, submit));
       const wallMs = performance.now() - started;
+      const cpuMs = processCpuMs(coordinator.pid) - cpuBefore;
       submitting = false;
       await probe;
       const metrics = await get("/metrics");
@@ -79,6 +83,8 @@ export async function run(): Promise<Figure[]> {
       figure("probe_p50", quantile(probesMs, 0.5), "ms");
       figure("probe_max", Math.max(...probesMs), "ms");
       figure("all_201", wallMs, "ms");
+      figure("coordinator_cpu", cpuMs, "ms");
+      figure("load_average_1m", loadavg()[0], "runnable");
       process.stderr.write(`  ${name}: ${probesMs.length} probe requests during the submissions\n`);
     }
   } finally {

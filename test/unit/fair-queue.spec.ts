@@ -34,11 +34,12 @@ describe("archive worker fairness", () => {
   interface Row extends ArchiveJob { status: "preparing" | "ready" }
 
   /** An in-memory job kind: making a row records it and marks it ready. */
-  function memoryKind(rows: Row[], made: string[], onMade: () => void = () => undefined): ArchiveJobKind<Row> {
+  function memoryKind(rows: Row[], made: string[], onMade: () => void = () => undefined, claims: string[] = []): ArchiveJobKind<Row> {
     return {
       name: "test archive",
       listPreparing: () => rows.filter((r) => r.status === "preparing").sort((a, b) => a.created.localeCompare(b.created)),
       claim(id, lease) {
+        claims.push(id);
         const r = rows.find((x) => x.id === id && x.status === "preparing" && (x.lease_until === null || x.lease_until < lease.now));
         if (!r) return undefined;
         r.attempts++;
@@ -81,7 +82,8 @@ describe("archive worker fairness", () => {
     const made: string[] = [];
     let bothMade!: () => void;
     const done = new Promise<void>((resolve) => (bothMade = resolve));
-    const worker = createArchiveWorker({ kinds: [memoryKind(rows, made, () => made.length === 2 && bothMade())], now: () => new Date(clock.now), logger: { error: () => undefined } });
+    const claims: string[] = [];
+    const worker = createArchiveWorker({ kinds: [memoryKind(rows, made, () => made.length === 2 && bothMade(), claims)], now: () => new Date(clock.now), logger: { error: () => undefined } });
     await worker.start();
     await worker.idle();
     assert.deepEqual(made, ["y1"], "the leased row is not claimed while its lease lasts");
@@ -90,5 +92,7 @@ describe("archive worker fairness", () => {
     await done;
     await worker.stop();
     assert.deepEqual(made, ["y1", "x1"]);
+    // Not claimed over and over while held (the worker used to retry at once, in a promise loop that froze the event loop for the lease).
+    assert.deepEqual(claims, ["y1", "x1"]);
   });
 });
