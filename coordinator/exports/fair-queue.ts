@@ -28,7 +28,8 @@ export function fairOrder<T>(
   for (const item of items) {
     const account = rowOf(item).account_id;
     if (busy(item)) making.set(account, (making.get(account) ?? 0) + 1);
-    else waiting.set(account, [...(waiting.get(account) ?? []), item]);
+    else if (waiting.has(account)) waiting.get(account)!.push(item);
+    else waiting.set(account, [item]);
   }
   const older = (a: QueuedArchive, b: QueuedArchive) => (a.created < b.created ? -1 : a.created > b.created ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
   const placed: Array<{ item: T; place: number; last: number }> = [];
