@@ -1,6 +1,7 @@
 /**
- * Big submissions against the rest of the API (issue 24): one, then eight 10,000-episode runs
- * POSTed at once to a coordinator in its own process (coordinator-process.ts, no fleet), while a
+ * Big submissions against the rest of the API (issue 24): one, then eight 10,000-episode runs, then
+ * eight paired compares of 2 x 5,000 episodes (whose episodes are listed, not generated from the
+ * seed), POSTed at once to a coordinator in its own process (coordinator-process.ts, no fleet), while a
  * probe client sends GET /v1/robots back to back. Figures per case: the coordinator's event-loop
  * delay over the window (its max and p99, from prom-client's `monitorEventLoopDelay` histogram in
  * /metrics, which each scrape resets, 10 ms resolution), the probe's p50 and max latency, and the
@@ -28,7 +29,16 @@ const KEY = "asy_live_BenchAdminKey0123456789abcdefgh";
 // The per-key limiter still runs on every request; its buckets are only made large enough never to refuse.
 const RATE_LIMITS = { general: { perS: 1e9, burst: 1e9 }, submit: { perS: 1e9, burst: 1e9 } };
 const EPISODES = 10_000;
-const CASES = [1, 8];
+const NOVICE = { ...README_RUN_BODY.policy, image: "assay/ref-policy:novice" };
+const COMPARE_BODY = {
+  kind: "compare", robot: "so101@3.11", environment: "tabletop@1", task: "pick-cube@v1", episodes: EPISODES / 2,
+  policies: { expert: README_RUN_BODY.policy, novice: NOVICE }, paired: true,
+};
+const CASES = [
+  { name: `1x${EPISODES}`, runs: 1, body: { ...README_RUN_BODY, episodes: EPISODES } },
+  { name: `8x${EPISODES}`, runs: 8, body: { ...README_RUN_BODY, episodes: EPISODES } },
+  { name: `8x${EPISODES}_compare`, runs: 8, body: COMPARE_BODY },
+];
 
 /** `name` of the Prometheus text, in ms. */
 function gaugeMs(text: string, name: string): number {
@@ -47,17 +57,18 @@ export async function run(): Promise<Figure[]> {
     if (res.status !== 200) throw new Error(`GET ${path} answered ${res.status}: ${text.slice(0, 200)}`);
     return text;
   };
-  const submit = async () => {
-    const res = await fetch(`${coordinator.baseUrl}/v1/runs`, { method: "POST", headers, body: JSON.stringify({ ...README_RUN_BODY, episodes: EPISODES }) });
+  const submit = async (body: object) => {
+    const res = await fetch(`${coordinator.baseUrl}/v1/runs`, { method: "POST", headers, body: JSON.stringify(body) });
     if (res.status !== 201) throw new Error(`POST /v1/runs answered ${res.status}: ${(await res.text()).slice(0, 200)}`);
     await res.arrayBuffer();
   };
   const figures: Figure[] = [];
   try {
-    // Warm-up: the first submission and read compile their code paths.
-    await fetch(`${coordinator.baseUrl}/v1/runs`, { method: "POST", headers, body: JSON.stringify(README_RUN_BODY) }).then((r) => r.arrayBuffer());
+    // Warm-up: the first submission of each kind and the first read compile their code paths.
+    await submit(README_RUN_BODY);
+    await submit({ ...COMPARE_BODY, episodes: 2 });
     await get("/v1/robots");
-    for (const runs of CASES) {
+    for (const { name, runs, body } of CASES) {
       await get("/metrics"); // resets the loop-delay histogram
       const probesMs: number[] = [];
       let submitting = true;
@@ -70,13 +81,12 @@ export async function run(): Promise<Figure[]> {
       })();
       const started = performance.now();
       const cpuBefore = processCpuMs(coordinator.pid);
-      await Promise.all(Array.from({ length: runs }, submit));
+      await Promise.all(Array.from({ length: runs }, () => submit(body)));
       const wallMs = performance.now() - started;
       const cpuMs = processCpuMs(coordinator.pid) - cpuBefore;
       submitting = false;
       await probe;
       const metrics = await get("/metrics");
-      const name = `${runs}x${EPISODES}`;
       const figure = (metric: string, value: number, unit: string) => figures.push({ bench: BENCH, metric: `${name}_${metric}`, value: round(value, 1), unit });
       figure("loop_delay_max", gaugeMs(metrics, "nodejs_eventloop_lag_max_seconds"), "ms");
       figure("loop_delay_p99", gaugeMs(metrics, "nodejs_eventloop_lag_p99_seconds"), "ms");
