@@ -10,6 +10,7 @@ import { compileConnectionOptions, type ConnectionOptions } from "./api/connecti
 import { QUOTE_VALIDITY_MS } from "./billing/quotes.js";
 import { DEFAULT_RETENTION_SWEEP_MS } from "./data/retention-sweeper.js";
 import { compileModelLimits, type ModelLimits } from "./models/model-limits.js";
+import { DEFAULT_EXPORTS_QUEUED_PER_ACCOUNT } from "./exports/export-admission.js";
 import type { ObjectStore } from "./storage/object-store.js";
 import { objectStoreFromUrl, parseStoreUrl, type S3Connection } from "./storage/store-from-url.js";
 import { DEFAULT_QUEUE_CHECK_INTERVAL_MS, DEFAULT_QUEUE_WINDOWS_MS, type QueueWindowsMs } from "./scheduler/queue-windows.js";
@@ -129,9 +130,13 @@ export interface ExportOptions {
   pendingUploadWaitMs: number;
   /** How often expired archives are swept (and the queue re-read). Default 60000 ms. */
   sweepMs: number;
+  /** Archives (run and calibration exports) one account may have queued or being made at once; one more is 429. Default 4. */
+  queuedPerAccount: number;
 }
 
-export const EXPORT_DEFAULTS: ExportOptions = { concurrency: 1, availabilityMs: 7 * 24 * 3_600_000, pendingUploadWaitMs: 10 * 60_000, sweepMs: 60_000 };
+export const EXPORT_DEFAULTS: ExportOptions = {
+  concurrency: 1, availabilityMs: 7 * 24 * 3_600_000, pendingUploadWaitMs: 10 * 60_000, sweepMs: 60_000, queuedPerAccount: DEFAULT_EXPORTS_QUEUED_PER_ACCOUNT,
+};
 
 type RawCoordinatorOptions = Partial<Omit<CoordinatorOptions, "queueWindowsMs" | "webhooks" | "rateLimits" | "exports" | "iceServers" | "connections" | "models" | "connectionCaps">> & {
   connections?: Partial<ConnectionOptions>;
@@ -184,9 +189,11 @@ export function compileCoordinatorOptions(raw: RawCoordinatorOptions = {}): Coor
   const exports = { ...EXPORT_DEFAULTS, ...raw.exports };
   for (const key of Object.keys(exports)) {
     if (!(key in EXPORT_DEFAULTS)) throw new Error(`unknown exports option "${key}"; known: ${Object.keys(EXPORT_DEFAULTS).join(", ")}`);
-    positiveMs(`exports.${key}`, exports[key as keyof ExportOptions]);
+    const value = exports[key as keyof ExportOptions];
+    if (key === "concurrency" || key === "queuedPerAccount") {
+      if (!(Number.isInteger(value) && value > 0)) throw new Error(`exports.${key} must be a positive integer; got ${value}`);
+    } else positiveMs(`exports.${key}`, value);
   }
-  if (!Number.isInteger(exports.concurrency)) throw new Error(`exports.concurrency must be a positive integer; got ${exports.concurrency}`);
   const iceServers = (raw.iceServers ?? []).map((server, i) => {
     const entry = typeof server === "string" ? { urls: [server] } : server;
     for (const url of entry.urls ?? []) {

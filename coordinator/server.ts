@@ -8,7 +8,7 @@
  * the fleet, the housekeeping loops (queue windows, retention sweeper) and the HTTP API, and stops
  * them in reverse order. Nothing is bound late.
  */
-import { resumeBackfills } from "./runs/run-backfill.js";
+import { createRunBackfill } from "./runs/run-backfill.js";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { loadFirmwarePins } from "../firmware-pins/pins.js";
@@ -225,7 +225,8 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Run
   // Resumes whatever the outbox holds from before a stop or crash.
   webhooks.start();
   // Large runs whose creation a crash or stop cut short get the rest of their episodes.
-  void resumeBackfills(db).then((runs) => {
+  const backfill = createRunBackfill({ db });
+  void backfill.resume().then((runs) => {
     if (runs.length > 0) {
       console.log(`resumed the creation of ${runs.length} run(s): ${runs.join(", ")}`);
       cellLink.scheduler.kick();
@@ -274,6 +275,8 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Run
     webhooksAllowLoopback: options.webhooksAllowLoopback,
     preflight: { timeoutMs: options.preflightTimeoutMs },
     trustedProxies,
+    backfill,
+    exportsQueuedPerAccount: options.exports.queuedPerAccount,
     ...(cellLink.forwarding ? { liveForwarding: cellLink.forwarding } : {}),
   });
   http.on("request", app);

@@ -11,6 +11,8 @@ import type { FleetView } from "../fleet/fleet-view.js";
 import { QUOTE_VALIDITY_MS } from "../billing/quotes.js";
 import { validateRateLimits, type RateLimits } from "./rate-limit.js";
 import { NO_TRUSTED_PROXIES, type TrustedProxies } from "./client-address.js";
+import { DEFAULT_EXPORTS_QUEUED_PER_ACCOUNT } from "../exports/export-admission.js";
+import { createRunBackfill, type RunBackfill } from "../runs/run-backfill.js";
 import type { RunEvents } from "../runs/run-events.js";
 import type { CellStreamHub } from "../streams/cell-stream-hub.js";
 import type { ObjectStore } from "../storage/object-store.js";
@@ -100,6 +102,10 @@ export interface ApiDeps {
   modelMirror?: string | null;
   /** Endpoint pre-flight at submission: how long to wait for the endpoint, or "off". Default 30 s. */
   preflight?: { timeoutMs: number } | "off";
+  /** Archives (run and calibration exports) one account may have preparing at once. Default DEFAULT_EXPORTS_QUEUED_PER_ACCOUNT (4). */
+  exportsQueuedPerAccount?: number;
+  /** Loop turns for heavy submission steps and large runs' remaining episodes (server.ts shares it with the start-up resume). Default: one of its own. */
+  backfill?: RunBackfill;
   /** Live views of cells held by other coordinators on the database (coordinator/cluster/). Default none: one coordinator. */
   liveForwarding?: LiveForwarding;
   /** Proxies whose X-Forwarded-For names the client, for limits per client address (api/client-address.ts). Default none. */
@@ -125,7 +131,7 @@ export type CompiledApiDeps = Required<ApiDeps>;
 const REQUIRED = ["db", "fleet", "runEvents", "scheduler", "pins", "urls", "objects", "metrics"] as const;
 const OPTIONAL = [
   "clock", "environments", "sseHeartbeatMs", "docsDir", "log", "budgetGuard", "rateLimits", "quoteValidityMs", "archives", "live", "iceServers",
-  "models", "modelMirror", "preflight", "endRun", "metricsAccess", "webhooksAllowLoopback", "sseIdleMs", "liveForwarding", "pdf",
+  "models", "modelMirror", "preflight", "backfill", "exportsQueuedPerAccount", "endRun", "metricsAccess", "webhooksAllowLoopback", "sseIdleMs", "liveForwarding", "pdf",
   "trustedProxies", "connectionCaps", "liveAccess",
 ] as const;
 
@@ -183,6 +189,8 @@ export function compileApiDeps(raw: ApiDeps): CompiledApiDeps {
     webhooksAllowLoopback: raw.webhooksAllowLoopback ?? false,
     modelMirror: raw.modelMirror ?? null,
     preflight: raw.preflight ?? { timeoutMs: DEFAULT_PREFLIGHT_TIMEOUT_MS },
+    backfill: raw.backfill ?? createRunBackfill({ db: raw.db }),
+    exportsQueuedPerAccount: raw.exportsQueuedPerAccount ?? DEFAULT_EXPORTS_QUEUED_PER_ACCOUNT,
     liveForwarding: raw.liveForwarding ?? NO_FORWARDING,
     trustedProxies: raw.trustedProxies ?? NO_TRUSTED_PROXIES,
     pdf: raw.pdf ?? inProcessPdfRenderer(),

@@ -6,10 +6,20 @@
  * are made at once. An archive whose making was started `maxAttempts` times without finishing
  * (the process kept dying on it) is marked failed rather than retried forever, so none stays
  * `preparing` for good. Expiry sweeps run every `sweepMs`.
+ *
+ * Fairness: queued archives are taken round-robin over accounts, each account's oldest first
+ * (fair-queue.ts), counting what other coordinators sharing the store are making (their leases),
+ * so one account's full queue never keeps another's export waiting behind all of it.
  */
+import { fairOrder } from "./fair-queue.js";
+
 export interface ArchiveJob {
   id: string;
   attempts: number;
+  account_id: string;
+  created: string;
+  /** Until when a coordinator holds it; a row leased past now is being made elsewhere. */
+  lease_until: string | null;
 }
 
 /** One table of archives the worker prepares. */
@@ -74,8 +84,30 @@ export function createArchiveWorker(options: ArchiveWorkerOptions): ArchiveWorke
   let timer: NodeJS.Timeout | undefined;
   let stopped = true;
   let idleWaiters: Array<() => void> = [];
+  let leaseTimer: NodeJS.Timeout | undefined;
+  /** Account -> the count of starts when this worker last started one of its archives (fair-queue.ts). */
+  const lastStarted = new Map<string, number>();
+  let starts = 0;
 
-  const queued = () => options.kinds.flatMap((kind) => kind.listPreparing().filter((row) => !inFlight.has(row.id)).map((row) => ({ kind, row })));
+  /**
+   * What this coordinator may start now, in fair order. Rows another coordinator holds are left out
+   * (claiming them would fail), and a pump is set for when the first of those leases runs out, in
+   * case that coordinator died.
+   */
+  const queued = () => {
+    const at = now().toISOString();
+    const rows = options.kinds.flatMap((kind) => kind.listPreparing().map((row) => ({ kind, row })));
+    const leasedElsewhere = (row: ArchiveJob) => !inFlight.has(row.id) && row.lease_until !== null && row.lease_until >= at;
+    const nextExpiry = rows.map(({ row }) => row).filter(leasedElsewhere).map((row) => Date.parse(row.lease_until!)).sort((a, b) => a - b)[0];
+    if (nextExpiry !== undefined && !stopped && !leaseTimer) {
+      leaseTimer = setTimeout(() => {
+        leaseTimer = undefined;
+        pump();
+      }, Math.max(0, nextExpiry - Date.parse(at)) + 1);
+      leaseTimer.unref();
+    }
+    return fairOrder(rows, ({ row }) => row, ({ row }) => inFlight.has(row.id) || leasedElsewhere(row), (account) => lastStarted.get(account) ?? -1);
+  };
 
   const settleIdle = () => {
     if (inFlight.size > 0 || (!stopped && queued().length > 0)) return;
@@ -123,6 +155,7 @@ export function createArchiveWorker(options: ArchiveWorkerOptions): ArchiveWorke
     if (stopped) return;
     for (const { kind, row } of queued()) {
       if (inFlight.size >= concurrency) break;
+      lastStarted.set(row.account_id, starts++);
       const job = runOne(kind, row.id).finally(() => {
         inFlight.delete(row.id);
         pump();
@@ -168,6 +201,8 @@ export function createArchiveWorker(options: ArchiveWorkerOptions): ArchiveWorke
     async stop() {
       stopped = true;
       if (timer) clearInterval(timer);
+      if (leaseTimer) clearTimeout(leaseTimer);
+      leaseTimer = undefined;
       abort.abort(new Error("the coordinator is stopping"));
       await Promise.allSettled([...inFlight.values(), sweeping]);
       settleIdle();

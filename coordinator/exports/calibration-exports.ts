@@ -20,12 +20,14 @@ import { canonicalJson } from "../json/canonical-json.js";
 import type { ObjectStore } from "../storage/object-store.js";
 import { listArtifacts } from "../store/artifacts-repo.js";
 import {
-  getCalibrationExport, insertCalibrationExport, listCalibrationExportsIn, moveCalibrationExport, type CalibrationExportRow,
+  getCalibrationExport, insertCalibrationExport, listCalibrationExportsIn, listReusableCalibrationExports, moveCalibrationExport, type CalibrationExportRow,
 } from "../store/calibration-exports-repo.js";
+import { claimArchiveRow, renewArchiveLease } from "../store/exports-repo.js";
 import type { Db } from "../store/database.js";
 import { getRun, type RunRecord } from "../store/runs-repo.js";
 import { ensureServiceKey } from "../tasks/signing-keys.js";
 import type { ArchiveJobKind } from "./archive-worker.js";
+import { admitArchive, type ArchiveAdmission } from "./export-admission.js";
 import { calibrationEpisode } from "./calibration-episode.js";
 import { calibrationLicense, type CalibrationLicense, type Licensee } from "./calibration-license.js";
 import { archiveKey, removeArchiveFiles } from "./export-files.js";
@@ -72,8 +74,21 @@ export function calibrationExportView(row: CalibrationExportRow, urls: { baseUrl
   };
 }
 
+/**
+ * Answers POST /v1/calibration/exports: the account's calibration export with the same runs,
+ * licensee, purpose and simulator when one is preparing or ready (`reused`, 200), else a new one
+ * (202) within the account's queue limit (export-admission.ts).
+ */
+export function requestCalibrationExport(db: Db, accountId: string, request: CalibrationRequest, now: Date, queuedPerAccount: number): ArchiveAdmission<CalibrationExportRow> {
+  const wanted = canonicalJson(request);
+  return admitArchive(db, accountId, queuedPerAccount, {
+    existing: () => listReusableCalibrationExports(db, accountId, now.toISOString()).find((row) => canonicalJson(JSON.parse(row.request)) === wanted),
+    insert: () => insertCalibrationRequest(db, accountId, request, now),
+  });
+}
+
 /** Checks every run (this account's, completed, recordings kept) and records the request; the worker makes it. */
-export function requestCalibrationExport(db: Db, accountId: string, request: CalibrationRequest, now: Date): CalibrationExportRow {
+function insertCalibrationRequest(db: Db, accountId: string, request: CalibrationRequest, now: Date): CalibrationExportRow {
   for (const runId of request.runs) {
     const run = getRun(db, runId);
     if (!run || run.accountId !== accountId) throw new AssayError("not_found", `no run ${JSON.stringify(runId)} on this account (runs[${request.runs.indexOf(runId)}])`, { runId });
@@ -105,15 +120,8 @@ export function calibrationExportJobs(options: CalibrationJobOptions): ArchiveJo
   return {
     name: "calibration export",
     listPreparing: () => listCalibrationExportsIn(db, "preparing"),
-    claim(id, lease) {
-      const claimed = db
-        .prepare("UPDATE calibration_exports SET attempts = attempts + 1, lease_until = @until WHERE id = @id AND status = 'preparing' AND (lease_until IS NULL OR lease_until < @now)")
-        .run({ id, ...lease }).changes === 1;
-      return claimed ? getCalibrationExport(db, id) : undefined;
-    },
-    renew(id, until) {
-      db.prepare("UPDATE calibration_exports SET lease_until = ? WHERE id = ? AND status = 'preparing'").run(until, id);
-    },
+    claim: (id, lease) => (claimArchiveRow(db, "calibration_exports", id, lease) ? getCalibrationExport(db, id) : undefined),
+    renew: (id, until) => renewArchiveLease(db, "calibration_exports", id, until),
     fail(id, reason, message) {
       moveCalibrationExport(db, id, "failed", { failure_reason: reason, failure_message: message }, "preparing");
     },

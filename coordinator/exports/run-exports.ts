@@ -18,10 +18,12 @@ import type { ObjectStore } from "../storage/object-store.js";
 import { getArtifact, listArtifacts } from "../store/artifacts-repo.js";
 import type { Db } from "../store/database.js";
 import {
-  getExport, insertExport, listExportsIn, listRunExports, moveExport, setExportProgress, type ExportFormat, type ExportRow,
+  claimArchiveRow, findReusableExport, getExport, insertExport, listExportsIn, moveExport, renewArchiveLease, setExportProgress, setExportSelection,
+  type ExportFormat, type ExportRow,
 } from "../store/exports-repo.js";
 import { getRun, type RunRecord } from "../store/runs-repo.js";
 import type { ArchiveJobKind } from "./archive-worker.js";
+import { admitArchive, type ArchiveAdmission } from "./export-admission.js";
 import { archiveKey, removeArchiveFiles } from "./export-files.js";
 import { writeTrainingDataset } from "./format-writers.js";
 import { withLocalRecordings } from "./local-recordings.js";
@@ -62,8 +64,20 @@ export function exportView(row: ExportRow, artifactUrl: string, now: Date): Reco
   };
 }
 
-/** Validates and records a requested export (202 preparing); the worker makes it. */
-export function requestRunExport(db: Db, run: RunRecord, format: ExportFormat, now: Date): ExportRow {
+/**
+ * Answers POST /v1/runs/{run_id}/export: the account's identical export when it has one preparing
+ * or ready (`reused`, 200), else a new one recorded in `preparing` (202) for the worker, within the
+ * account's queue limit (export-admission.ts).
+ */
+export function requestRunExport(db: Db, run: RunRecord, format: ExportFormat, now: Date, queuedPerAccount: number): ArchiveAdmission<ExportRow> {
+  return admitArchive(db, run.accountId, queuedPerAccount, {
+    existing: () => findReusableExport(db, run.accountId, run.id, format, now.toISOString()),
+    insert: () => insertRunExport(db, run, format, now),
+  });
+}
+
+/** Validates and records a new export of `run`. */
+function insertRunExport(db: Db, run: RunRecord, format: ExportFormat, now: Date): ExportRow {
   assertExportable(run, listArtifacts(db, run.id), now);
   const selection = selectExportEpisodes(db, run, format);
   if (selection.episodes.length === 0) {
@@ -123,15 +137,8 @@ export function runExportJobs(options: RunExportJobOptions): ArchiveJobKind<Expo
   return {
     name: "export",
     listPreparing: () => listExportsIn(db, "preparing"),
-    claim(id, lease) {
-      const claimed = db
-        .prepare("UPDATE exports SET attempts = attempts + 1, episodes_done = 0, lease_until = @until WHERE id = @id AND status = 'preparing' AND (lease_until IS NULL OR lease_until < @now)")
-        .run({ id, ...lease }).changes === 1;
-      return claimed ? getExport(db, id) : undefined;
-    },
-    renew(id, until) {
-      db.prepare("UPDATE exports SET lease_until = ? WHERE id = ? AND status = 'preparing'").run(until, id);
-    },
+    claim: (id, lease) => (claimArchiveRow(db, "exports", id, lease) ? getExport(db, id) : undefined),
+    renew: (id, until) => renewArchiveLease(db, "exports", id, until),
     fail(id, reason, message) {
       moveExport(db, id, "failed", { failure_reason: reason, failure_message: message }, "preparing");
     },
@@ -148,8 +155,7 @@ export function runExportJobs(options: RunExportJobOptions): ArchiveJobKind<Expo
         throw error;
       }
       const selection = await settledSelection(run, row.format, signal);
-      db.prepare("UPDATE exports SET episodes_total = ?, episodes = ? WHERE id = ? AND status = 'preparing'")
-        .run(selection.episodes.length, JSON.stringify(selection.counts), row.id);
+      setExportSelection(db, row.id, selection.episodes.length, JSON.stringify(selection.counts));
       // What an interrupted attempt left, in the store and on local disk.
       await removeArchiveFiles(objects, row.id);
       const work = join(workDir, row.id);

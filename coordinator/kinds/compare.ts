@@ -107,8 +107,10 @@ function planCompare(body: Record<string, unknown>, ctx: ValidateRunContext): Va
     // Seeded order within the pair: reproducible from the run seed, independent of the layout seed.
     const bFirst = (episodeSeed(common.seed ^ 0x2f6b1d3, pair) & 1) === 1;
     const order = bFirst ? [1, 0] : [0, 1];
+    // One hash per pair when paired (planning 10,000 episodes runs on the request path).
+    const pairSeed = paired ? episodeSeed(common.seed, pair) : 0;
     order.forEach((unit, position) => {
-      const seed = paired ? episodeSeed(common.seed, pair) : episodeSeed(common.seed, 2 * pair + unit);
+      const seed = paired ? pairSeed : episodeSeed(common.seed, 2 * pair + unit);
       episodes.push({ unit, seed, assign: { pair, order: position } });
     });
   }

@@ -16,7 +16,7 @@ import { getAccount } from "../store/accounts-repo.js";
 import type { ObjectStore } from "../storage/object-store.js";
 import type { Db } from "../store/database.js";
 import type { RunUnit } from "../kinds/units.js";
-import { completeBackfill } from "./run-backfill.js";
+import type { RunBackfill } from "./run-backfill.js";
 import { findRunByIdempotencyKey, getRun, insertRun, runRecordOf, unitOfPlan, type NewEpisode, type RunPlan, type RunRecord } from "../store/runs-repo.js";
 import { isPlainObject } from "./field-checks.js";
 import { normalizeRunRequest, type ValidatedRun } from "./run-request.js";
@@ -38,6 +38,8 @@ export interface SubmissionContext {
   modelMirror: string | null;
   /** Endpoint pre-flight at submission: its timeout, or "off". */
   preflight: { timeoutMs: number } | "off";
+  /** Grants the loop turns a submission's heavy steps take, and inserts large runs' remaining episodes. */
+  backfill: RunBackfill;
 }
 
 const preparationContext = (ctx: SubmissionContext, accountId: string) => preparationContextOf(ctx, accountId);
@@ -98,6 +100,9 @@ export async function submitRun(ctx: SubmissionContext, accountId: string, body:
   const key = options.idempotencyKey;
   const replay = idempotentReplay(ctx, accountId, key, body);
   if (replay) return { run: replay, replayed: true };
+  // Validation and planning, and the insert below, each take a turn of their own: many large
+  // submissions at once do not run back to back in one iteration of the event loop.
+  await ctx.backfill.turn();
   const validated = validateSubmission(ctx, accountId, body);
   admitSubmission(ctx.db, ctx.pins, accountId, validated, options.quoteId, ctx.clock());
   const models = await preparePolicies(unitsOf(validated), preparationContext(ctx, accountId));
@@ -107,6 +112,7 @@ export async function submitRun(ctx: SubmissionContext, accountId: string, body:
   const created = ctx.clock().toISOString();
   let backfill = false;
   let raced: RunRecord | undefined;
+  await ctx.backfill.turn();
   ctx.db.transaction(() => {
     // A request with the same key may have been inserted while this one was pre-flighting, here or
     // on another coordinator: checked again under a lock on the key, so only one inserts.
@@ -134,6 +140,6 @@ export async function submitRun(ctx: SubmissionContext, accountId: string, body:
   if (raced) return { run: raced, replayed: true };
   ctx.scheduler.kick();
   // The rest of a large run's episodes, a transaction per turn of the event loop: other requests go on meanwhile.
-  if (backfill) await completeBackfill(ctx.db, id);
+  if (backfill) await ctx.backfill.complete(id);
   return { run: getRun(ctx.db, id)!, replayed: false };
 }

@@ -26,6 +26,8 @@ export interface CalibrationExportRow {
   expires_at: string | null;
   failure_reason: string | null;
   failure_message: string | null;
+  /** Until when a coordinator making it holds it (archive-worker.ts); null when none does. */
+  lease_until: string | null;
 }
 
 export function insertCalibrationExport(db: Db, row: Pick<CalibrationExportRow, "id" | "account_id" | "created" | "request" | "license">): void {
@@ -41,6 +43,13 @@ export function getCalibrationExport(db: Db, id: string): CalibrationExportRow |
 /** The account's calibration exports, newest first. */
 export function listCalibrationExports(db: Db, accountId: string): CalibrationExportRow[] {
   return db.prepare("SELECT * FROM calibration_exports WHERE account_id = ? ORDER BY created DESC, id DESC").all(accountId) as CalibrationExportRow[];
+}
+
+/** The account's calibration exports still preparing, or ready and available at `now` (what a repeated request may reuse). */
+export function listReusableCalibrationExports(db: Db, accountId: string, now: string): CalibrationExportRow[] {
+  return db
+    .prepare("SELECT * FROM calibration_exports WHERE account_id = ? AND (status = 'preparing' OR (status = 'ready' AND expires_at > ?)) ORDER BY created DESC, id DESC")
+    .all(accountId, now) as CalibrationExportRow[];
 }
 
 export function listCalibrationExportsIn(db: Db, status: ExportStatus): CalibrationExportRow[] {

@@ -35,6 +35,8 @@ export interface ExportRow {
   expires_at: string | null;
   failure_reason: string | null;
   failure_message: string | null;
+  /** Until when a coordinator making it holds it (archive-worker.ts); null when none does. */
+  lease_until: string | null;
 }
 
 export function insertExport(db: Db, row: Pick<ExportRow, "id" | "account_id" | "run_id" | "format" | "created" | "episodes_total" | "episodes">): void {
@@ -56,6 +58,48 @@ export function listRunExports(db: Db, runId: string): ExportRow[] {
 /** Every export in `status`, oldest first. */
 export function listExportsIn(db: Db, status: ExportStatus): ExportRow[] {
   return db.prepare("SELECT * FROM exports WHERE status = ? ORDER BY created, id").all(status) as ExportRow[];
+}
+
+/**
+ * The account's export of `runId` in `format` that a new request for the same would duplicate: one
+ * still preparing, or ready and available at `now`; the newest if several. Undefined when none.
+ */
+export function findReusableExport(db: Db, accountId: string, runId: string, format: ExportFormat, now: string): ExportRow | undefined {
+  return db
+    .prepare(
+      `SELECT * FROM exports WHERE account_id = @accountId AND run_id = @runId AND format = @format
+       AND (status = 'preparing' OR (status = 'ready' AND expires_at > @now)) ORDER BY created DESC, id DESC LIMIT 1`,
+    )
+    .get({ accountId, runId, format, now }) as ExportRow | undefined;
+}
+
+/** Archives of the account queued or being made: run exports and calibration exports in `preparing`. */
+export function countPreparingArchives(db: Db, accountId: string): number {
+  const count = (table: "exports" | "calibration_exports") =>
+    Number((db.prepare(`SELECT COUNT(*) AS n FROM ${table} WHERE account_id = ? AND status = 'preparing'`).get(accountId) as { n: number | string }).n);
+  return count("exports") + count("calibration_exports");
+}
+
+/**
+ * Claims a preparing row of an archive table for making: counts a start (attempts + 1) and leases it
+ * until `lease.until`, unless another coordinator's lease on it has not run out at `lease.now`.
+ * A run export starts its progress again. Returns whether this caller has it.
+ */
+export function claimArchiveRow(db: Db, table: "exports" | "calibration_exports", id: string, lease: { until: string; now: string }): boolean {
+  const progress = table === "exports" ? ", episodes_done = 0" : "";
+  return db
+    .prepare(`UPDATE ${table} SET attempts = attempts + 1${progress}, lease_until = @until WHERE id = @id AND status = 'preparing' AND (lease_until IS NULL OR lease_until < @now)`)
+    .run({ id, ...lease }).changes === 1;
+}
+
+/** Extends (or with `null` gives up) the lease on a preparing row of an archive table. */
+export function renewArchiveLease(db: Db, table: "exports" | "calibration_exports", id: string, until: string | null): void {
+  db.prepare(`UPDATE ${table} SET lease_until = ? WHERE id = ? AND status = 'preparing'`).run(until, id);
+}
+
+/** Records what a preparing export holds once its uploads settled (episodes_total and the counts). */
+export function setExportSelection(db: Db, id: string, episodesTotal: number, episodes: string): void {
+  db.prepare("UPDATE exports SET episodes_total = ?, episodes = ? WHERE id = ? AND status = 'preparing'").run(episodesTotal, episodes, id);
 }
 
 /**

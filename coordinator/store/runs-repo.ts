@@ -4,7 +4,7 @@
  * coordinator/runs/run-lifecycle.ts is its only caller in production. Nothing here publishes
  * events. Readers get a `RunRecord` (JSON columns parsed, every run with at least one unit).
  */
-import { createHash } from "node:crypto";
+import * as crypto from "node:crypto";
 import type { ErrorCode } from "../errors/codes.js";
 import type { RunUnit } from "../kinds/units.js";
 import type { RunKindName } from "../runs/run-kinds.js";
@@ -82,9 +82,17 @@ export interface NewRun {
   kindState?: object | null;
 }
 
+/**
+ * One-shot SHA-256 (node:crypto `hash`, Node 20.12 and later). A `createHash` object per episode
+ * leaves a native handle per episode for the garbage collector: tens of thousands of them made each
+ * young-generation collection of a large submission pause the loop for tens of milliseconds.
+ */
+const sha256OneShot = (crypto as unknown as { hash?: (algorithm: string, data: string, encoding: "buffer") => Buffer }).hash;
+const sha256 = (text: string): Buffer => sha256OneShot ? sha256OneShot("sha256", text, "buffer") : crypto.createHash("sha256").update(text).digest();
+
 /** Deterministic 31-bit seed of episode `idx` of a run seeded `runSeed`. */
 export function episodeSeed(runSeed: number, idx: number): number {
-  return createHash("sha256").update(`${runSeed}:${idx}`).digest().readUInt32BE(0) & 0x7fffffff;
+  return sha256(`${runSeed}:${idx}`).readUInt32BE(0) & 0x7fffffff;
 }
 
 /** Id of episode `idx` of a run: `ep_<run suffix>_<idx>`, stable and readable in logs. */
@@ -139,34 +147,53 @@ export function insertRun(db: Db, row: NewRun): boolean {
 /** Episodes inserted per transaction when a run is created (and per backfill step). */
 export const EPISODES_PER_TRANSACTION = 500;
 
-/** What is left to insert of a run's episodes: from index `next`; `episodes` lists them when they are not generated from the seed. */
-interface Backfill {
+/**
+ * What is left to insert of a run's episodes, written once when the run is created: from index
+ * `next`; `episodes[i]` is episode `next + i` when they are not generated from the seed. It is not
+ * rewritten as steps go (a step would otherwise parse and write back the whole list of a
+ * 10,000-episode compare): how far the backfill got is the highest index already in `episodes`.
+ */
+export interface Backfill {
   next: number;
   episodes?: NewEpisode[];
 }
 
 export function backfilling(db: Db, runId: string): boolean {
-  return (db.prepare("SELECT backfill FROM runs WHERE id = ?").get(runId) as { backfill: string | null } | undefined)?.backfill != null;
+  return Boolean((db.prepare("SELECT backfill IS NOT NULL AS open FROM runs WHERE id = ?").get(runId) as { open: number | boolean } | undefined)?.open);
 }
 
-/** Inserts the next EPISODES_PER_TRANSACTION of a run's remaining episodes; returns whether more remain. */
-export function backfillEpisodes(db: Db, runId: string): boolean {
+/**
+ * Inserts the next `limit` (default EPISODES_PER_TRANSACTION) of a run's remaining episodes; returns
+ * whether more remain. `parsed` keeps each run's Backfill once read (the caller's, per process), so
+ * a step reads neither the list nor its JSON again.
+ */
+export function backfillEpisodes(db: Db, runId: string, limit = EPISODES_PER_TRANSACTION, parsed?: Map<string, Backfill>): boolean {
   return db.transaction(() => {
-    const run = db.prepare("SELECT backfill, plan FROM runs WHERE id = ?").get(runId) as { backfill: string | null; plan: string } | undefined;
-    if (!run?.backfill) return false;
-    const backfill = JSON.parse(run.backfill) as Backfill;
-    const total = (db.prepare("SELECT episodes_total FROM runs WHERE id = ?").get(runId) as { episodes_total: number }).episodes_total;
-    const end = Math.min(total, backfill.next + EPISODES_PER_TRANSACTION);
+    if (!backfilling(db, runId)) {
+      parsed?.delete(runId);
+      return false;
+    }
+    let backfill = parsed?.get(runId);
+    if (!backfill) {
+      backfill = JSON.parse((db.prepare("SELECT backfill FROM runs WHERE id = ?").get(runId) as { backfill: string }).backfill) as Backfill;
+      parsed?.set(runId, backfill);
+    }
+    const run = db.prepare("SELECT plan, episodes_total FROM runs WHERE id = ?").get(runId) as { plan: string; episodes_total: number };
+    const total = backfill.episodes ? backfill.next + backfill.episodes.length : run.episodes_total;
+    const last = (db.prepare("SELECT MAX(idx) AS last FROM episodes WHERE run_id = ? AND idx < ?").get(runId, total) as { last: number | null }).last;
+    const from = Math.max(backfill.next, (last ?? -1) + 1);
+    const end = Math.min(total, from + limit);
     if (backfill.episodes) {
-      insertListedEpisodes(db, runId, backfill.episodes.slice(0, end - backfill.next), backfill.next);
+      insertListedEpisodes(db, runId, backfill.episodes.slice(from - backfill.next, end - backfill.next), from);
     } else {
       const seed = (JSON.parse(run.plan) as RunPlan).seed;
       const insert = db.prepare(`INSERT INTO episodes (id, run_id, idx, status, attempt, seed) VALUES (?, ?, ?, 'pending', 0, ?) ON CONFLICT DO NOTHING`);
-      for (let idx = backfill.next; idx < end; idx++) insert.run(episodeId(runId, idx), runId, idx, episodeSeed(seed, idx));
+      for (let idx = from; idx < end; idx++) insert.run(episodeId(runId, idx), runId, idx, episodeSeed(seed, idx));
     }
-    const rest: Backfill | null = end < total ? { next: end, ...(backfill.episodes ? { episodes: backfill.episodes.slice(end - backfill.next) } : {}) } : null;
-    db.prepare("UPDATE runs SET backfill = ? WHERE id = ?").run(rest ? JSON.stringify(rest) : null, runId);
-    return rest !== null;
+    if (end < total) return true;
+    db.prepare("UPDATE runs SET backfill = NULL WHERE id = ?").run(runId);
+    parsed?.delete(runId);
+    return false;
   })();
 }
 

@@ -11,12 +11,12 @@ import { markEpisodeDone } from "../../coordinator/store/episodes-repo.js";
 import * as runsRepo from "../../coordinator/store/runs-repo.js";
 import { writeFixtureEpisodes, type FixtureOptions } from "./export-fixtures.js";
 
-export async function insertFixtureRun(coordinator: { db: Db; lifecycle: RunLifecycle }, artifactsDir: string, runId: string, options: FixtureOptions & { retention?: string; storedAt?: Date } = {}): Promise<Awaited<ReturnType<typeof writeFixtureEpisodes>>> {
+export async function insertFixtureRun(coordinator: { db: Db; lifecycle: RunLifecycle }, artifactsDir: string, runId: string, options: FixtureOptions & { retention?: string; storedAt?: Date; accountId?: string } = {}): Promise<Awaited<ReturnType<typeof writeFixtureEpisodes>>> {
   const { db } = coordinator;
   const fixture = await writeFixtureEpisodes(artifactsDir, { ...options, runId });
   const storedAt = (options.storedAt ?? new Date()).toISOString();
   runsRepo.insertRun(db, {
-    id: runId, accountId: DEFAULT_ACCOUNT_ID, kind: "run", created: storedAt,
+    id: runId, accountId: options.accountId ?? DEFAULT_ACCOUNT_ID, kind: "run", created: storedAt,
     request: { policy: {}, episodes: fixture.episodes.length, data: { retention: options.retention ?? "30d", train_on_failures: false } },
     resolvedPins: { robot: "so101@3.11", environment: "tabletop@1", task: "pick-cube@v1", perturbation_rev: "assay-perturb@1" },
     plan: { model: "so101", firmware: "3.11", environment: "tabletop@1", seed: 1, control_rate_hz: fixture.run.controlRateHz, max_duration_s: 20 },

@@ -7,10 +7,10 @@ import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { completeBackfill, resumeBackfills } from "../../coordinator/runs/run-backfill.js";
+import { createRunBackfill } from "../../coordinator/runs/run-backfill.js";
 import type { Db } from "../../coordinator/store/database.js";
 import { STORE_ENGINES, openTestDatabase } from "../support/test-database.js";
-import { backfilling, EPISODES_PER_TRANSACTION, episodeId, episodeSeed, insertRun, runsBackfilling, type NewRun } from "../../coordinator/store/runs-repo.js";
+import { backfillEpisodes, backfilling, EPISODES_PER_TRANSACTION, episodeId, episodeSeed, insertRun, runsBackfilling, type NewRun } from "../../coordinator/store/runs-repo.js";
 
 for (const engine of STORE_ENGINES) {
   describe(`creating large runs in steps (${engine})`, () => {
@@ -38,7 +38,7 @@ for (const engine of STORE_ENGINES) {
       assert.equal(insertRun(db, run("run_big")), true);
       assert.equal(episodes("run_big").length, EPISODES_PER_TRANSACTION);
       assert.ok(backfilling(db, "run_big"));
-      await completeBackfill(db, "run_big");
+      await createRunBackfill({ db }).complete("run_big");
       const rows = episodes("run_big");
       assert.equal(rows.length, 1234);
       rows.forEach((row, idx) => {
@@ -58,7 +58,7 @@ for (const engine of STORE_ENGINES) {
       db.close();
       db = await openTestDatabase(engine, join(dir, "assay.sqlite"));
       assert.deepEqual(runsBackfilling(db).sort(), ["run_listed", "run_seeded"]);
-      assert.deepEqual((await resumeBackfills(db)).sort(), ["run_listed", "run_seeded"]);
+      assert.deepEqual((await createRunBackfill({ db }).resume()).sort(), ["run_listed", "run_seeded"]);
       const rows = episodes("run_listed");
       assert.equal(rows.length, 1100);
       rows.forEach((row, i) => {
@@ -68,5 +68,56 @@ for (const engine of STORE_ENGINES) {
       assert.equal(episodes("run_seeded").length, 1234);
       assert.deepEqual(runsBackfilling(db), []);
     });
+
+    it("resumes a creation cut short after some steps, from where it got, without a duplicate", async () => {
+      const listed = Array.from({ length: 1500 }, (_, i) => ({ seed: 5000 + i, unit: i % 2, assign: { pair: Math.floor(i / 2) } }));
+      insertRun(db, run("run_halfway", { episodes: listed as NewRun["episodes"] }));
+      // Two steps of 200 made it to the store before the crash.
+      assert.equal(backfillEpisodes(db, "run_halfway", 200), true);
+      assert.equal(backfillEpisodes(db, "run_halfway", 200), true);
+      assert.equal(episodes("run_halfway").length, EPISODES_PER_TRANSACTION + 400);
+      db.close();
+      db = await openTestDatabase(engine, join(dir, "assay.sqlite"));
+      assert.deepEqual(await createRunBackfill({ db, episodesPerStep: 300 }).resume(), ["run_halfway"]);
+      const rows = episodes("run_halfway");
+      assert.equal(rows.length, 1500);
+      rows.forEach((row, i) => {
+        assert.equal(row.idx, i);
+        assert.deepEqual([row.seed, row.unit, row.assign], [5000 + i, i % 2, JSON.stringify({ pair: Math.floor(i / 2) })]);
+      });
+      assert.equal(backfilling(db, "run_halfway"), false);
+    });
   });
 }
+
+describe("loop turns of large submissions", () => {
+  // turn() never touches the store.
+  const turns = () => createRunBackfill({ db: {} as Db });
+
+  it("grants turns first come first served, so concurrent large runs alternate step by step", async () => {
+    const backfill = turns();
+    const order: string[] = [];
+    await Promise.all(["a", "b", "c"].map(async (who) => {
+      for (let step = 0; step < 3; step++) {
+        await backfill.turn();
+        order.push(who);
+      }
+    }));
+    assert.deepEqual(order.join(""), "abcabcabc");
+  });
+
+  it("lets timers run between two turns (one turn per event-loop iteration)", async () => {
+    const backfill = turns();
+    let granted = 0;
+    let grantedWhenTimerFired: number | undefined;
+    setTimeout(() => (grantedWhenTimerFired = granted), 0);
+    for (let step = 0; step < 6; step++) {
+      await backfill.turn();
+      granted++;
+      // A step's synchronous work (an insert of a few hundred episodes): past the timer's 1 ms.
+      const until = performance.now() + 2;
+      while (performance.now() < until);
+    }
+    assert.ok(grantedWhenTimerFired !== undefined && grantedWhenTimerFired <= 1, `the timer waited for ${grantedWhenTimerFired} turns`);
+  });
+});

@@ -1,6 +1,8 @@
 /**
  * Run exports (scope runs:read: an export reads the run's recordings out, as downloading them does):
  * - POST /v1/runs/{run_id}/export: 202 with the Export in `preparing`; the archive worker makes it.
+ *   200 with the account's identical export when one is preparing or ready; 429 past the account's
+ *   queue limit (exports/export-admission.ts). The same for POST /v1/calibration/exports.
  * - GET /v1/exports/{export_id}: poll it (status, progress, file, expiry).
  * - GET /v1/runs/{run_id}/exports: the run's exports, newest first.
  * The archive itself is served under /artifacts/exports/{export_id}/{file_name} (exportDownloadRouter).
@@ -38,9 +40,9 @@ export function exportsRouter(deps: CompiledApiDeps): Router {
   router.post("/runs/:runId/export", (req, res) => {
     const run = requireRun(deps.db, authOf(res).accountId, req.params.runId);
     const { format } = parseBody(ExportRequest, req.body);
-    const row = requestRunExport(deps.db, run, format, deps.clock());
-    deps.archives.kick();
-    res.status(202).location(`${deps.urls.baseUrl}/v1/exports/${row.id}`).json(exportView(row, deps.urls.artifactUrl, deps.clock()));
+    const { row, reused } = requestRunExport(deps.db, run, format, deps.clock(), deps.exportsQueuedPerAccount);
+    if (!reused) deps.archives.kick();
+    res.status(reused ? 200 : 202).location(`${deps.urls.baseUrl}/v1/exports/${row.id}`).json(exportView(row, deps.urls.artifactUrl, deps.clock()));
   });
 
   router.get("/runs/:runId/exports", (req, res) => {
@@ -56,9 +58,9 @@ export function exportsRouter(deps: CompiledApiDeps): Router {
   router.post("/calibration/exports", (req, res) => {
     const { accountId } = authOf(res);
     const request = parseBody(CalibrationExportRequest, req.body);
-    const row = requestCalibrationExport(deps.db, accountId, request, deps.clock());
-    deps.archives.kick();
-    res.status(202).location(`${deps.urls.baseUrl}/v1/calibration/exports/${row.id}`).json(calibrationExportView(row, deps.urls, deps.clock()));
+    const { row, reused } = requestCalibrationExport(deps.db, accountId, request, deps.clock(), deps.exportsQueuedPerAccount);
+    if (!reused) deps.archives.kick();
+    res.status(reused ? 200 : 202).location(`${deps.urls.baseUrl}/v1/calibration/exports/${row.id}`).json(calibrationExportView(row, deps.urls, deps.clock()));
   });
 
   router.get("/calibration/exports", (_req, res) => {

@@ -1,0 +1,46 @@
+/**
+ * What an account may queue for the archive worker (run and calibration exports together):
+ * - a request identical to an export the account already has preparing, or ready and available, is
+ *   answered with that export (200) instead of a new copy;
+ * - at most `queuedPerAccount` archives of one account are preparing (queued or being made) at
+ *   once; one more is refused 429 rate_limited with Retry-After.
+ * Both checks and the insert run in one transaction under a lock on the account's queue, so
+ * coordinators sharing a PostgreSQL store admit no duplicate and no archive past the limit.
+ */
+import { AssayError } from "../errors/assay-error.js";
+import type { Db } from "../store/database.js";
+import { countPreparingArchives } from "../store/exports-repo.js";
+import { lockName } from "../store/named-lock.js";
+
+/** Archives one account may have preparing at once, by default (coordinator option exports.queuedPerAccount). */
+export const DEFAULT_EXPORTS_QUEUED_PER_ACCOUNT = 4;
+
+/** Seconds a refused request is told to wait: about what a small export takes behind a busy queue. */
+const RETRY_AFTER_S = 30;
+
+export interface ArchiveAdmission<T> {
+  row: T;
+  /** True when an identical export already existed: nothing was queued. */
+  reused: boolean;
+}
+
+/**
+ * Admits one archive request of `accountId`: `existing()` finds an identical export to answer
+ * with; otherwise, room permitting, `insert()` validates and records a new one.
+ */
+export function admitArchive<T>(db: Db, accountId: string, queuedPerAccount: number, steps: { existing: () => T | undefined; insert: () => T }): ArchiveAdmission<T> {
+  return db.transaction(() => {
+    lockName(db, `archive-queue:${accountId}`);
+    const existing = steps.existing();
+    if (existing !== undefined) return { row: existing, reused: true };
+    const preparing = countPreparingArchives(db, accountId);
+    if (preparing >= queuedPerAccount) {
+      throw new AssayError(
+        "rate_limited",
+        `this account already has ${preparing} exports queued or being made (run and calibration exports together), the most allowed at once is ${queuedPerAccount}; wait until one is ready (poll GET /v1/exports/{export_id} or /v1/calibration/exports/{id}) and retry after ${RETRY_AFTER_S} s`,
+        { retryAfterS: RETRY_AFTER_S },
+      );
+    }
+    return { row: steps.insert(), reused: false };
+  })();
+}
