@@ -1,6 +1,6 @@
 /**
  * Every row of the route-scope table, walked over real HTTP with a key holding every scope except
- * the row's: each must answer 403 insufficient_scope. Also key revocation and the per-key rate
+ * the row's: each must answer 403 insufficient_scope. Also key revocation and the per-account rate
  * limit as a client meets them.
  */
 import assert from "node:assert/strict";
@@ -12,7 +12,7 @@ import { ROUTE_SCOPES } from "../../coordinator/auth/route-scopes.js";
 import { SCOPES } from "../../coordinator/auth/scopes.js";
 import { compileCoordinatorOptions } from "../../coordinator/options.js";
 import { startCoordinator, type RunningCoordinator } from "../../coordinator/server.js";
-import { DEFAULT_ACCOUNT_ID } from "../../coordinator/store/accounts-repo.js";
+import { DEFAULT_ACCOUNT_ID, ensureAccount } from "../../coordinator/store/accounts-repo.js";
 import { TEST_ADMIN_KEY } from "./helpers.js";
 import { testStoreOptions } from "../support/test-database.js";
 
@@ -80,8 +80,11 @@ describe("scopes, key revocation and rate limits (integration)", function () {
     assert.equal((await json(await call("/v1/keys/key_nope", TEST_ADMIN_KEY, { method: "DELETE" }), 404)).error.code, "not_found");
   });
 
-  it("answers 429 rate_limited with Retry-After once a key's POST /v1/runs bucket is empty", async () => {
-    const { secret } = createApiKey(coordinator.db, DEFAULT_ACCOUNT_ID, ["runs:write", "runs:read"], new Date());
+  it("answers 429 rate_limited with Retry-After once an account's POST /v1/runs bucket is empty", async () => {
+    // An account of its own: the bucket is the account's, shared by all its keys (the other tests' keys drew from
+    // the default account's).
+    ensureAccount(coordinator.db, "acct_ratelimited", "rate-limited", new Date().toISOString());
+    const { secret } = createApiKey(coordinator.db, "acct_ratelimited", ["runs:write", "runs:read"], new Date());
     // Invalid bodies still draw tokens: the limit is on requests, not on runs.
     assert.equal((await call("/v1/runs", secret, { method: "POST", json: {} })).status, 422);
     assert.equal((await call("/v1/runs", secret, { method: "POST", json: {} })).status, 422);
