@@ -220,7 +220,7 @@ export async function startCellAgent(config: AgentConfig, hardware: CellHardware
       const since = Date.parse(pending.since);
       attention = {
         kind: "reset", episodeId: current?.assignment.episodeId ?? "", sinceMs: Number.isFinite(since) ? since : Date.now(),
-        sceneJson: JSON.stringify(sceneAttention(pending, current?.assignment.task.initialConditions ?? {})),
+        sceneJson: JSON.stringify(sceneAttention(pending, current?.assignment.task.initialConditions ?? {}, hardware.cameras)),
       };
       if (state === "busy") move("await_person");
     } else {

@@ -17,6 +17,8 @@ import type { ObjectStore } from "../storage/object-store.js";
 import type { Db } from "../store/database.js";
 import { DEFAULT_MODEL_LIMITS, type ModelLimits } from "../models/model-limits.js";
 import type { LiveForwarding } from "../streams/live-forwarding.js";
+import type { OperatorStation } from "../fleet/operator-station.js";
+import { AssayError } from "../errors/assay-error.js";
 
 export interface ApiUrls {
   /** Public base of /v1, e.g. https://api.assay.example (no trailing slash). */
@@ -91,6 +93,8 @@ export interface ApiDeps {
   liveForwarding?: LiveForwarding;
   /** Proxies whose X-Forwarded-For names the client, for limits per client address (api/client-address.ts). Default none. */
   trustedProxies?: TrustedProxies;
+  /** The operator station's actions on cells (coordinator/fleet/operator-station.ts). Default: refuses them. */
+  station?: OperatorStation;
 }
 
 export type LiveView = CellStreamHub & { watchers(cellId: string): number };
@@ -103,6 +107,11 @@ export interface IceServer {
 
 const NO_FORWARDING: LiveForwarding = { holderOf: () => undefined, cellOfRun: () => undefined };
 
+const noFleet = (): never => {
+  throw new AssayError("contract_validation_failed", "this coordinator runs no fleet, so no cell can be answered from the operator station");
+};
+const NO_STATION: OperatorStation = { confirmScene: noFleet, abortEpisode: noFleet, invalidatePrevious: noFleet };
+
 const NO_LIVE: LiveView = { cameras: () => [], watchCamera: () => () => undefined, watchState: () => () => undefined, watchers: () => 0 };
 
 export type CompiledApiDeps = Required<ApiDeps>;
@@ -111,7 +120,7 @@ const REQUIRED = ["db", "fleet", "runEvents", "scheduler", "pins", "urls", "obje
 const OPTIONAL = [
   "clock", "environments", "sseHeartbeatMs", "docsDir", "log", "budgetGuard", "rateLimits", "quoteValidityMs", "archives", "live", "iceServers",
   "models", "modelMirror", "preflight", "endRun", "metricsAccess", "webhooksAllowLoopback", "sseLimits", "liveForwarding",
-  "trustedProxies",
+  "trustedProxies", "station",
 ] as const;
 
 export const DEFAULT_SSE_LIMITS = { perKey: 10, perAccount: 30, idleMs: 15 * 60_000 };
@@ -167,5 +176,6 @@ export function compileApiDeps(raw: ApiDeps): CompiledApiDeps {
     preflight: raw.preflight ?? { timeoutMs: DEFAULT_PREFLIGHT_TIMEOUT_MS },
     liveForwarding: raw.liveForwarding ?? NO_FORWARDING,
     trustedProxies: raw.trustedProxies ?? NO_TRUSTED_PROXIES,
+    station: raw.station ?? NO_STATION,
   };
 }

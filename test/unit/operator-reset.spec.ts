@@ -50,6 +50,7 @@ describe("operator resets on the cell agent", () => {
       lighting: "dim",
       objects: { cube: { object: "cube", position_m: [0.22, 0.01, 0.015], yaw_rad: 0.5, tolerance_m: 0.005 } },
       distractors: [{ object: "mug", position_m: [0.1, 0.2, 0], yaw_rad: 0 }],
+      cameras: {},
     });
     assert.equal("tolerance_m" in sceneAttention(scene, {}).objects.cube, false);
   });
