@@ -2,9 +2,10 @@
  * The people behind a run on real cells: the time they spent setting scenes (operator resets) and the
  * episodes they marked invalid. A leaf the run lifecycle adds to every Result and usage reads.
  *
- * - operator_time (present once any reset needed a person): `resets` counts attempts whose reset a
- *   person confirmed (finished, interrupted and invalidated attempts alike: the person's time was
- *   spent); `reset_s_total` their seconds; `reset_s_mean` per such reset; `reset_s_per_episode` the
+ * - operator_time (present once any reset needed a person): `resets` counts the attempts whose reset
+ *   waited for a person (finished, interrupted and invalidated attempts alike: the person's time was
+ *   spent), each from the cell's `awaiting_reset` until the wait ended (confirmed, or the attempt
+ *   aborted); `reset_s_total` their seconds; `reset_s_mean` per such reset; `reset_s_per_episode` the
  *   total over the episodes counted in n, the figure a lab plans staff with.
  * - invalidated (present once any episode was marked invalid): each invalid attempt with its reason.
  */

@@ -65,9 +65,9 @@ export const Result = component("Result", z.looseObject({
   stages: z.record(z.string(), RateSummary).describe("per-stage rates"),
   interventions: InterventionSummary.optional(),
   operator_time: z.strictObject({
-    resets: z.number().int().min(0).describe("attempts whose reset a person confirmed (finished, interrupted or invalidated)"),
-    reset_s_total: z.number().min(0).describe("seconds people spent setting scenes, from the cell's awaiting_reset to the confirmation"),
-    reset_s_mean: z.number().min(0).describe("seconds per confirmed reset"),
+    resets: z.number().int().min(0).describe("attempts whose reset waited for a person (finished, interrupted or invalidated)"),
+    reset_s_total: z.number().min(0).describe("seconds people spent on resets, from the cell's awaiting_reset until the wait ended (confirmed, or aborted)"),
+    reset_s_mean: z.number().min(0).describe("seconds per reset that waited for a person"),
     reset_s_per_episode: z.number().min(0).describe("reset_s_total over the episodes counted in n"),
   }).optional().describe("runs on cells whose resets need a person (real cells; simulated cells in operator mode)"),
   invalidated: z.array(z.strictObject({
