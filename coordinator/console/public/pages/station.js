@@ -129,8 +129,10 @@ export async function stationPage(ctx) {
         current = cell;
         const attention = cell.attention;
         const s = cell.connected ? cell.state : cell.revoked ? "revoked" : "offline";
-        replace(state, badge(s), " ", STATE_WORDS[s] ?? (s === "awaiting_reset" ? "Waiting for the scene to be set" : s));
+        replace(state, badge(s), " ", STATE_WORDS[s] ?? s);
         element.classList.toggle("needs", Boolean(attention));
+        // What the card shows now, for scripts and tests: "<episode>/<since>" of the wait, or empty.
+        element.dataset.attention = attention ? `${attention.episode_id}/${attention.since}` : "";
         replace(needs, attention
           ? [h("strong", {}, NEEDS_WORDS[attention.kind] ?? attention.kind), ` — episode ${attention.index !== null ? `#${attention.index + 1} ` : ""}of run ${attention.run_id ?? "?"}, waiting ${Math.round(attention.waiting_s)} s`]
           : cell.connected ? "Nothing needed now." : "");
