@@ -10,6 +10,7 @@ import { createApiKey } from "../../coordinator/auth/api-keys.js";
 import { CATALOG_ACCOUNT_ID } from "../../coordinator/catalog/tasks.js";
 import { SimOperator } from "../../simulators/fleet/sim-operator.js";
 import { README_RUN_BODY } from "../fixtures.js";
+import { eventually } from "../support/eventually.js";
 import { runEnd, startTestService, type TestService } from "./helpers.js";
 
 const CELL = "so101-b";
@@ -26,14 +27,12 @@ describe("operator station: resets confirmed through the API on a simulated cell
     assert.equal(response.status, 200, await response.clone().text());
     return (await response.json()) as Json;
   };
-  /** Polls the station's view of the cell until `test` holds (each poll is one GET; bounded by the test's timeout). */
-  const until = async (what: string, test: (c: Json) => boolean): Promise<Json> => {
-    for (;;) {
+  /** The station's view of the cell once `test` holds (the cell's state raises no event a test can await). */
+  const until = (what: string, test: (c: Json) => boolean): Promise<Json> =>
+    eventually(what, async () => {
       const c = await cell();
-      if (test(c)) return c;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-  };
+      return test(c) ? c : undefined;
+    }, { intervalMs: 50 });
 
   before(async () => {
     service = await startTestService({ cells: [CELL], simEngine: "kinematic", simResets: "operator" });
@@ -62,6 +61,11 @@ describe("operator station: resets confirmed through the API on a simulated cell
     const listed = ((await (await asOperator("/v1/cells")).json()) as Json).data.find((c: Json) => c.id === CELL);
     assert.equal(listed.attention.episode_id, first.attention.episode_id);
     assert.equal(first.previous_episode, null);
+
+    // Only the operator account answers cells: a customer's admin key is refused.
+    const customer = await service.api(`/v1/cells/${CELL}/scene-ready`, { method: "POST", json: {} });
+    assert.equal(customer.status, 403);
+    assert.equal(((await customer.json()) as Json).error.code, "insufficient_scope");
 
     // A stale screen is refused and says why; the right episode is confirmed.
     const stale = await asOperator(`/v1/cells/${CELL}/scene-ready`, { method: "POST", json: { episode_id: "ep_not_this_one" } });

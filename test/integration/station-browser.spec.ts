@@ -75,8 +75,8 @@ describe("operator station in a real browser (simulated cell in operator reset m
     await page.select(`#reason-${CELL}`, "scene_wrong");
     await page.type(`#note-${CELL}`, "cube set on the wrong side");
     await page.click(button("Mark previous episode invalid"));
-    await tab.waitForText("marked invalid; it runs again");
-    await tab.shot(DOCS_IMAGES, "station-invalidated", ["marked invalid", "Scene ready"]);
+    await tab.waitForText("marked invalid (The scene was set wrong); it runs again.");
+    await tab.shot(DOCS_IMAGES, "station-invalidated", ["Episode #1 of run", "marked invalid (The scene was set wrong)", "episode #2", "Scene ready"]);
 
     // The rest: scene ready for episode 2 and for episode 1 again.
     await page.click(button("Scene ready"));

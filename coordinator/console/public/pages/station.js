@@ -92,33 +92,39 @@ export async function stationPage(ctx) {
     const targets = h("div", {});
     const previous = h("p", { class: "small" });
     const slot = errorSlot();
+    // What the person last did on this card, in words (stays until the next action).
+    const done = h("p", { class: "notice station-done", role: "status", hidden: true });
+    const said = (text) => { done.textContent = text; done.hidden = false; announce.textContent = `Cell ${id}: ${text}`; };
     const note = h("input", { id: `note-${id}`, maxlength: 500, autocomplete: "off", placeholder: "Note (optional)" });
     const reason = h("select", { id: `reason-${id}`, "aria-label": "Why the previous episode is invalid" }, options(INVALID_REASONS));
     let current = null; // the cell's detail as last read
     let mjpeg = null;
 
     const ready = h("button", { type: "button", class: "primary huge", "data-action": "scene-ready", on: { click: () => busy(ready, async () => {
+      const index = current.attention.index;
       await api(`/v1/cells/${encodeURIComponent(id)}/scene-ready`, { method: "POST", json: { episode_id: current.attention.episode_id }, signal });
+      said(`Scene of episode ${index !== null ? `#${index + 1}` : current.attention.episode_id} confirmed; the episode starts.`);
       await refresh();
     }, slot) } }, "Scene ready");
     const abort = confirmButton({
       label: "Abort episode", question: "Abort this episode? It goes back to the queue.", confirm: "Abort episode", slot,
       action: async () => {
-        await api(`/v1/cells/${encodeURIComponent(id)}/abort`, { method: "POST", json: { episode_id: current.attention?.episode_id ?? current.episode_id }, signal });
+        const answer = await api(`/v1/cells/${encodeURIComponent(id)}/abort`, { method: "POST", json: { episode_id: current.attention?.episode_id ?? current.episode_id }, signal });
+        said(`Episode ${answer.episode_id} aborted; it goes back to the queue.`);
         await refresh();
       },
     });
     const invalidate = h("button", { type: "button", class: "danger huge", "data-action": "invalidate-previous", on: { click: () => busy(invalidate, async () => {
       const body = { reason: reason.value, episode_id: current.previous_episode.id, ...(note.value.trim() ? { note: note.value.trim() } : {}) };
-      const done = await api(`/v1/cells/${encodeURIComponent(id)}/invalidate-previous`, { method: "POST", json: body, signal });
+      const invalid = await api(`/v1/cells/${encodeURIComponent(id)}/invalidate-previous`, { method: "POST", json: body, signal });
       note.value = "";
-      announce.textContent = `Episode ${done.index + 1} of run ${done.run_id} marked invalid; it runs again.`;
+      said(`Episode #${invalid.index + 1} of run ${invalid.run_id} marked invalid (${INVALID_REASONS.find(([r]) => r === invalid.reason)?.[1] ?? invalid.reason}); it runs again.`);
       await refresh();
     }, slot) } }, "Mark previous episode invalid");
     const resetActions = h("div", { class: "actions station-actions" }, ready, abort);
     const invalidForm = h("div", { class: "station-invalid" }, previous, h("div", { class: "actions station-actions" }, reason, note, invalidate));
     const element = h("article", { class: "card station-card", "aria-labelledby": `station-${id}`, "data-cell": id },
-      title, state, needs, frame, targets, resetActions, invalidForm, slot.element);
+      title, state, needs, done, frame, targets, resetActions, invalidForm, slot.element);
 
     return {
       element,
