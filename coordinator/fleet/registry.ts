@@ -139,6 +139,8 @@ export class CellRegistry implements FleetView {
     entry.lastHeardMs = this.now();
     if (attention.kind !== "reset") {
       entry.attention = undefined;
+      // The person answered: the cell runs its episode again (its next heartbeat will say so too).
+      if (entry.reportedState === "awaiting_reset") entry.reportedState = "busy";
       return;
     }
     let scene: Record<string, unknown> = {};

@@ -74,6 +74,13 @@ export class SceneReadyGate {
   }
 
   private notify(pending: PendingScene | null): void {
-    for (const listener of this.listeners) listener(pending);
+    for (const listener of this.listeners) {
+      try {
+        listener(pending);
+      } catch (error) {
+        // A listener's failure must not leave the reset hanging or resolve it twice.
+        console.error(`scene-ready gate: a listener failed: ${(error as Error).message}`);
+      }
+    }
   }
 }
