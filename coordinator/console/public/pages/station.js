@@ -167,7 +167,7 @@ export async function stationPage(ctx) {
           if (wrap && was !== `${attention.episode_id}/${attention.since}`) replace(wrap, picture.img, overlay);
         } else if (!attention && mjpeg) {
           this.stopCamera();
-          live.splice(live.indexOf(id), 1);
+          if (live.includes(id)) live.splice(live.indexOf(id), 1);
         }
         const now = `${attention?.episode_id}/${attention?.since}`;
         if (attention && was !== now) {
