@@ -51,7 +51,8 @@ export function sceneOverlay(scene, name = "top") {
     if (!at) continue;
     const yaw = target.yaw_rad ?? 0;
     const tip = project(calibration, [target.position_m[0] + 0.03 * Math.cos(yaw), target.position_m[1] + 0.03 * Math.sin(yaw), target.position_m[2]]);
-    const toleranceR = target.tolerance_m ? Math.max(3, target.tolerance_m * at.pxPerM) : null;
+    // At least 8 px, so a tight tolerance stays visible on a small picture.
+    const toleranceR = target.tolerance_m ? Math.max(8, target.tolerance_m * at.pxPerM) : null;
     marks.push(svg("g", { class: "target", "data-object": objectName },
       toleranceR ? svg("circle", { class: "tolerance", cx: at.u, cy: at.v, r: toleranceR }) : null,
       svg("circle", { class: "centre", cx: at.u, cy: at.v, r: 4 }),
