@@ -7,9 +7,11 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Metadata } from "@grpc/grpc-js";
 import type { Registry } from "prom-client";
-import type { AgentMessage, AssignEpisode, ArtifactRef, CellLinkClient, Hello, Instrument } from "../protocol/gen/cell.js";
+import type { AgentMessage, AssignEpisode, ArtifactRef, Attention, CellLinkClient, Hello, Instrument } from "../protocol/gen/cell.js";
 import { nextAgentState, type AgentEvent, type AgentState } from "./agent-state.js";
 import type { AgentConfig } from "./config.js";
+import { sceneAttention } from "./devices/scene/scene-attention.js";
+import type { SceneReadyGate } from "./devices/scene/scene-ready-gate.js";
 import { DutyCycle } from "./duty-cycle.js";
 import { parseAssignment, type EpisodeAssignment } from "./episode/assignment.js";
 import { realizeEpisodePlan, type EpisodePlan } from "./episode/plan.js";
@@ -61,6 +63,12 @@ export interface CellAgentOptions {
    * or null. Checked before each assignment; while it holds, idle heartbeats report "held". Keep it cheap.
    */
   workHold?: () => string | null;
+  /**
+   * Where a reset that waits for a person waits (the hardware's operator scene reset). With it, the
+   * agent reports `awaiting_reset` and an Attention while a reset waits, relays the operator station's
+   * answer (scene ready, abort) to it, and cancels the wait when the episode is aborted. Default none.
+   */
+  sceneGate?: SceneReadyGate;
 }
 
 export async function startCellAgent(config: AgentConfig, hardware: CellHardware, options: CellAgentOptions = {}): Promise<CellAgent> {
@@ -101,6 +109,10 @@ export async function startCellAgent(config: AgentConfig, hardware: CellHardware
   // Made once the link exists (it uses its client); an e-stop can trip before that.
   let liveFeed: LiveFeed | undefined;
   let current: { assignment: EpisodeAssignment; abort: AbortController; done: Promise<void> } | undefined;
+  const NO_ATTENTION: Attention = { kind: "", episodeId: "", sinceMs: 0, sceneJson: "" };
+  // What the cell needs from a person now, and the wall time people spent on the current episode's resets.
+  let attention: Attention = NO_ATTENTION;
+  let operatorResetMs = 0;
   let backlog = (await store.list()).length;
   metrics.uploadBacklog.set(backlog);
 
@@ -134,6 +146,8 @@ export async function startCellAgent(config: AgentConfig, hardware: CellHardware
     onWelcome: () => {
       interruptedEpisodeId = "";
       move("welcome");
+      // Attention is live state, not durable: the coordinator (maybe another one) learns it anew.
+      if (attention.kind) link.send({ seq: 0, attention });
       uploader.kick();
     },
     onAck: () => uploader.kick(),
@@ -143,7 +157,22 @@ export async function startCellAgent(config: AgentConfig, hardware: CellHardware
       // never EpisodeFinished, even if the attempt was already wrapping up.
       if (current?.assignment.episodeId === cancel.episodeId) {
         log(`the coordinator cancelled episode ${cancel.episodeId}: ${cancel.reason || "no reason given"}; aborting and holding position`);
-        current.abort.abort(new EpisodeAbort("cancelled", cancel.reason || "the coordinator cancelled the episode"));
+        abortCurrent(new EpisodeAbort("cancelled", cancel.reason || "the coordinator cancelled the episode"));
+      }
+    },
+    onOperatorAnswer: (answer) => {
+      if (!current || answer.episodeId !== current.assignment.episodeId) {
+        log(`ignored the operator's "${answer.action}" for episode ${answer.episodeId}: the cell is ${current ? `running episode ${current.assignment.episodeId}` : "running no episode"}`);
+        return;
+      }
+      if (answer.action === "scene_ready") {
+        if (options.sceneGate?.confirm()) log(`scene reset of episode ${answer.episodeId} confirmed at the operator station`);
+        else log(`ignored the operator station's "scene ready" for episode ${answer.episodeId}: no reset is waiting`);
+      } else if (answer.action === "abort") {
+        log(`the operator aborted episode ${answer.episodeId} at the station${answer.detail ? `: ${answer.detail}` : ""}; holding position`);
+        abortCurrent(new EpisodeAbort("operator_abort", answer.detail || "a person aborted the episode at the operator station"));
+      } else {
+        log(`ignored an operator answer with unknown action ${JSON.stringify(answer.action)}`);
       }
     },
     onWatch: (watch) => liveFeed?.setWatch(watch),
@@ -157,7 +186,7 @@ export async function startCellAgent(config: AgentConfig, hardware: CellHardware
       liveFeed?.linkDown();
       if (current) {
         interruptedEpisodeId = current.assignment.episodeId;
-        current.abort.abort(new EpisodeAbort("link_lost", `the link to the coordinator went down: ${reason}`));
+        abortCurrent(new EpisodeAbort("link_lost", `the link to the coordinator went down: ${reason}`));
       }
     },
   }, log);
@@ -178,6 +207,31 @@ export async function startCellAgent(config: AgentConfig, hardware: CellHardware
     log,
   });
 
+  /** Aborts the running episode, including a reset that waits for a person. */
+  function abortCurrent(abort: EpisodeAbort): void {
+    if (!current) return;
+    current.abort.abort(abort);
+    options.sceneGate?.cancel(abort.detail);
+  }
+
+  // A reset waiting for a person: report it (state and Attention), and count the person's time.
+  const unsubscribeScene = options.sceneGate?.subscribe((pending) => {
+    if (pending) {
+      const since = Date.parse(pending.since);
+      attention = {
+        kind: "reset", episodeId: current?.assignment.episodeId ?? "", sinceMs: Number.isFinite(since) ? since : Date.now(),
+        sceneJson: JSON.stringify(sceneAttention(pending, current?.assignment.task.initialConditions ?? {}, hardware.cameras)),
+      };
+      if (state === "busy") move("await_person");
+    } else {
+      if (attention.kind === "reset") operatorResetMs += Math.max(0, Date.now() - attention.sinceMs);
+      attention = NO_ATTENTION;
+      move("person_done");
+    }
+    link.send({ seq: 0, attention });
+    liveFeed?.event({ type: "attention", kind: attention.kind || null, episode_id: attention.episodeId || null });
+  });
+
   function accept(message: AssignEpisode): void {
     const hold = state === "idle" ? options.workHold?.() : null;
     if (hold) {
@@ -194,6 +248,7 @@ export async function startCellAgent(config: AgentConfig, hardware: CellHardware
       return;
     }
     move("assign");
+    operatorResetMs = 0;
     duty.begin();
     const abort = new AbortController();
     let assignment: EpisodeAssignment;
@@ -234,7 +289,7 @@ export async function startCellAgent(config: AgentConfig, hardware: CellHardware
   }
 
   function finishWithInterruption(episodeId: string, attempt: number, reason: string, detail: string, durationS = 0): void {
-    send({ episodeInterrupted: { episodeId, attempt, reason, detail, durationS, artifacts: [] } });
+    send({ episodeInterrupted: { episodeId, attempt, reason, detail, durationS, artifacts: [], operatorResetS: operatorResetMs / 1000 } });
     metrics.episodes.inc({ outcome: "interrupted" });
     clearRunningMarker(config.dataDir);
     duty.end();
@@ -278,6 +333,7 @@ export async function startCellAgent(config: AgentConfig, hardware: CellHardware
         episodeId: assignment.episodeId, attempt: assignment.attempt, outcome: result.outcome, failureCluster: result.failureCluster,
         durationS: result.durationS, resetS: result.resetS, replaySpecJson: JSON.stringify(plan.replaySpec),
         metaJson: JSON.stringify(result.meta), artifacts, evaluationJson: JSON.stringify(evaluation), finishedAtMs: Date.now(),
+        operatorResetS: operatorResetMs / 1000,
       },
     });
     if (sent.seq !== seq) throw new Error(`internal: EpisodeFinished got seq ${sent.seq}, artifacts were announced with ${seq}`);
@@ -292,7 +348,7 @@ export async function startCellAgent(config: AgentConfig, hardware: CellHardware
   function onEstopTrip(): void {
     estopEpisodeId = current?.assignment.episodeId ?? "";
     liveFeed?.event({ type: "estop", detail: estopEpisodeId ? `e-stop pressed during episode ${estopEpisodeId}` : "e-stop pressed" });
-    current?.abort.abort(new EpisodeAbort("estop", "the e-stop was pressed"));
+    abortCurrent(new EpisodeAbort("estop", "the e-stop was pressed"));
     move("estop");
   }
 
@@ -330,7 +386,8 @@ export async function startCellAgent(config: AgentConfig, hardware: CellHardware
     },
     async stop() {
       estopWatch.close();
-      current?.abort.abort(new EpisodeAbort("agent_restart", "the cell agent is shutting down"));
+      abortCurrent(new EpisodeAbort("agent_restart", "the cell agent is shutting down"));
+      unsubscribeScene?.();
       if (current) await current.done;
       move("stop");
       uploader.stop();

@@ -10,14 +10,14 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Registry } from "prom-client";
-import type { SceneReadyGate } from "./devices/scene/operator-scene-reset.js";
+import type { SceneReadyGate } from "./devices/scene/scene-ready-gate.js";
 
 export interface MetricsServerOptions {
   /** Loopback port; 0 picks a free one. */
   port: number;
   registry: Registry;
   cellId: string;
-  /** The agent's work state ("idle", "busy", "estopped", "held", "stopped"). */
+  /** The agent's work state ("idle", "busy", "awaiting_reset", "estopped", "held", "stopped"). */
   state: () => string;
   /** host:port of the coordinator the agent is connected to, or null. */
   coordinator?: () => string | null;

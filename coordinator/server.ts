@@ -25,6 +25,7 @@ import { runExportJobs } from "./exports/run-exports.js";
 import type { ErrorCode } from "./errors/codes.js";
 import { LinkError } from "./errors/link-errors.js";
 import { startQueueWindowWatch } from "./scheduler/queue-windows.js";
+import { createOperatorStation, type OperatorStation } from "./fleet/operator-station.js";
 import { createScheduler, type Scheduler } from "./scheduler/scheduler.js";
 import { createWebhookWorker, type WebhookWorker } from "./webhooks/delivery-worker.js";
 import { ensureAdminKey, ensureOperatorKey } from "./auth/bootstrap.js";
@@ -73,6 +74,8 @@ export interface Fleet {
   forwarding?: LiveForwarding;
   /** Cuts a cell's stream now (e.g. right after revokeCell); its held episode is requeued. */
   disconnect(cellId: string, message: string): void;
+  /** The operator station's actions on cells (scene ready, abort, mark the previous episode invalid). */
+  station: OperatorStation;
   /** Stops scheduling, closes every stream and shuts the server down. */
   stop(): Promise<void>;
 }
@@ -118,6 +121,10 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
     scheduler,
     budgetGuard,
     live,
+    station: createOperatorStation({
+      db: o.db, fleet: cluster?.fleet ?? registry, sendToCell: (cellId, message) => registry.sendToCell(cellId, message),
+      scheduler, now: o.now, logger: o.logger,
+    }),
     disconnect(cellId, message) {
       (cluster?.fleet ?? registry).session(cellId)?.close(new LinkError("cell_revoked", message));
     },
@@ -271,6 +278,7 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Run
     modelMirror: options.modelMirror ?? null,
     models: options.models,
     endRun: (runId, ending) => cellLink.lifecycle.end(runId, ending),
+    station: cellLink.station,
     metricsAccess: isLoopbackHost(options.host) ? "open" : "operator",
     webhooksAllowLoopback: options.webhooksAllowLoopback,
     preflight: { timeoutMs: options.preflightTimeoutMs },

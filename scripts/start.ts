@@ -10,6 +10,11 @@ import { s3ConnectionFromEnv } from "../coordinator/storage/store-from-url.js";
 import { loadFirmwarePins } from "../firmware-pins/pins.js";
 import { startFleetControl, type FleetControl } from "../simulators/fleet/fleet-control.js";
 import { launchSimFleet, type SimFleet } from "../simulators/fleet/launcher.js";
+import { SimOperator } from "../simulators/fleet/sim-operator.js";
+import type { SimResetMode } from "../simulators/sim-cell.js";
+import { createApiKey } from "../coordinator/auth/api-keys.js";
+import { CATALOG_ACCOUNT_ID } from "../coordinator/catalog/tasks.js";
+import { revokeKey } from "../coordinator/store/keys-repo.js";
 import { parseSimEngine } from "../simulators/physics/engine.js";
 import { MAX_CELL_VARIATION_SCALE, compileCellVariationOptions } from "../simulators/world/cell-variation.js";
 
@@ -48,6 +53,24 @@ function simCellsFromEnv<T extends { cell: string }>(installed: T[]): T[] {
   const unknown = wanted.filter((cell) => !installed.some((i) => i.cell === cell));
   if (unknown.length > 0) fail(`ASSAY_SIM_CELLS names cells that are not installed: ${unknown.join(", ")}; cells: ${installed.map((i) => i.cell).join(", ")}`);
   return installed.filter((i) => wanted.includes(i.cell));
+}
+
+/**
+ * ASSAY_SIM_RESETS: "self" (default: the simulated world resets itself) or "operator" (each reset waits
+ * for the operator station, as on a real cell). ASSAY_SIM_OPERATOR: "on" (default in operator mode: the
+ * simulated operator confirms resets through the station API, so `npm start` still runs unattended) or
+ * "off" (a person confirms them in the console's Station page). ASSAY_SIM_OPERATOR_ERROR_RATE: the share
+ * of scenes the simulated operator sets wrong and then marks invalid (default 0.05).
+ */
+function simResetsFromEnv(): { resets: SimResetMode; simulatedOperator: boolean; errorRate: number } {
+  const resets = process.env.ASSAY_SIM_RESETS || "self";
+  if (resets !== "self" && resets !== "operator") fail(`ASSAY_SIM_RESETS must be "self" or "operator"; got "${resets}"`);
+  const operator = process.env.ASSAY_SIM_OPERATOR || "on";
+  if (operator !== "on" && operator !== "off") fail(`ASSAY_SIM_OPERATOR must be "on" or "off"; got "${operator}"`);
+  const rawRate = process.env.ASSAY_SIM_OPERATOR_ERROR_RATE;
+  const errorRate = rawRate === undefined || rawRate === "" ? 0.05 : Number(rawRate);
+  if (!(errorRate >= 0 && errorRate <= 1)) fail(`ASSAY_SIM_OPERATOR_ERROR_RATE must be a share from 0 to 1; got "${rawRate}"`);
+  return { resets, simulatedOperator: resets === "operator" && operator === "on", errorRate };
 }
 
 function fail(message: string): never {
@@ -90,6 +113,7 @@ async function main(): Promise<void> {
   const simSpeed = simSpeedFromEnv();
   const simSeed = intFromEnv("ASSAY_SIM_SEED", 1);
   const simCellVariation = simCellVariationFromEnv();
+  const simResets = simResetsFromEnv();
   let simEngine;
   try {
     simEngine = parseSimEngine(process.env.ASSAY_SIM_ENGINE);
@@ -119,6 +143,8 @@ async function main(): Promise<void> {
 
   let fleet: SimFleet | undefined;
   let control: FleetControl | undefined;
+  let simOperator: SimOperator | undefined;
+  let simOperatorKeyId: string | undefined;
   if (fleetMode === "sim") {
     const pins = loadFirmwarePins();
     fleet = await launchSimFleet({
@@ -130,6 +156,7 @@ async function main(): Promise<void> {
       seed: simSeed,
       engine: simEngine,
       cellVariation: simCellVariation,
+      resets: simResets.resets,
       log: (line) => console.log(line),
       onChange: () => control?.refresh(),
     });
@@ -138,6 +165,22 @@ async function main(): Promise<void> {
     console.log(`simulated fleet: ${fleet.cells().length} cells (${fleet.cells().join(" ")}) at ${speedText}` +
       (simCellVariation > 0 ? `, per-cell variation scale ${simCellVariation}` : ""));
     console.log(`fleet control   ${control.url} (npm run fleet -- status)`);
+    if (simResets.resets === "operator") {
+      if (simResets.simulatedOperator) {
+        // The simulated operator calls the station API with a key of the operator account made for it now.
+        const key = createApiKey(coordinator.db, CATALOG_ACCOUNT_ID, ["keys:admin", "runs:read", "streams:read"], new Date());
+        simOperatorKeyId = key.row.id;
+        const simFleet = fleet;
+        simOperator = new SimOperator({
+          baseUrl: coordinator.baseUrl, apiKey: key.secret, seed: simSeed, errorRate: simResets.errorRate,
+          setSceneWrong: (cellId) => simFleet.misplaceNextScene(cellId), log: (line) => console.log(line),
+        });
+        simOperator.start();
+        console.log(`operator resets: the simulated operator confirms each scene (error rate ${simResets.errorRate}); ASSAY_SIM_OPERATOR=off leaves them to the console's Station page`);
+      } else {
+        console.log("operator resets: each reset waits for a person at the console's Station page (#/station, operator key)");
+      }
+    }
   } else {
     console.log("simulated fleet: off (ASSAY_FLEET=none); waiting for real cell agents");
   }
@@ -148,6 +191,8 @@ async function main(): Promise<void> {
     stopping = true;
     console.log(`\n${signal}: stopping cells and coordinator`);
     await control?.close();
+    await simOperator?.stop();
+    if (simOperatorKeyId) revokeKey(coordinator.db, simOperatorKeyId, new Date().toISOString());
     await fleet?.stop();
     await coordinator.stop();
     process.exit(0);

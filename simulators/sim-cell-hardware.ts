@@ -23,6 +23,8 @@ import { SimEstopInput } from "./devices/sim-estop-input.js";
 import { SimGripperSensor, SimMocapSource, SimWristForceTorque } from "./devices/sim-instruments.js";
 import { SimMotorBus } from "./devices/sim-motor-bus.js";
 import { SimSceneReset } from "./devices/sim-scene-reset.js";
+import { OperatorSimSceneReset } from "./devices/operator-sim-scene-reset.js";
+import type { SceneReadyGate } from "../cell-agent/devices/scene/scene-ready-gate.js";
 import { SimIntervention } from "./devices/sim-intervention.js";
 import { instrumentsOf, type Instrument } from "./environment-instruments.js";
 import { SimNatNetServer } from "./natnet/natnet-server.js";
@@ -67,9 +69,20 @@ export interface SimulatedCellOptions {
   timecode?: boolean;
   /** This cell's own variation (world/cell-variation.ts, `cellVariationFor`); default none. */
   variation?: CellVariation;
+  /**
+   * Operator reset mode: resets wait at this gate for a person (or the simulated operator) to set the
+   * scene (devices/operator-sim-scene-reset.ts). Default none: the simulated world resets itself.
+   */
+  sceneGate?: SceneReadyGate;
+  /** Log lines of the operator-mode reset (default none). */
+  log?: (line: string) => void;
 }
 
-export type SimulatedCell = CellHardware & { world: SimWorld; estop: SimEstopInput; clock: SimClock; devices: SimDevices };
+export type SimulatedCell = CellHardware & {
+  world: SimWorld; estop: SimEstopInput; clock: SimClock; devices: SimDevices;
+  /** Present in operator reset mode: lets the simulated operator set the next scene wrong. */
+  operatorScene?: OperatorSimSceneReset;
+};
 
 /** Builds the world and its devices; with "wire" it also starts the emulators and connects the drivers. */
 export async function createSimulatedCell(options: SimulatedCellOptions): Promise<SimulatedCell> {
@@ -129,17 +142,19 @@ export async function createSimulatedCell(options: SimulatedCellOptions): Promis
         mocap = client;
       }
     }
+    const operatorScene = options.sceneGate ? new OperatorSimSceneReset(world, clock, { gate: options.sceneGate, log: options.log }) : undefined;
     return {
       world,
       estop,
       clock,
       devices,
+      ...(operatorScene ? { operatorScene } : {}),
       motors,
       cameras: instruments.filter((i) => i.kind === "camera" && i.name).map((i) => new SimCamera(world, i.name!, undefined, { timecode: options.timecode })),
       gripper: has("gripper_state") ? new SimGripperSensor(world) : undefined,
       wristFt: has("ft_wrist") ? new SimWristForceTorque(world) : undefined,
       mocap,
-      scene: new SimSceneReset(world, clock),
+      scene: operatorScene ?? new SimSceneReset(world, clock),
       intervention: new SimIntervention(world, clock),
       policies: new ReferencePolicyRuntime(),
       close,

@@ -2,13 +2,16 @@
  * Process entry for one simulated cell:
  *   tsx simulators/sim-cell.ts --config <agent.json>
  * The config is the cell agent's own file plus a "simulation" section {firmware, seed, speed, engine,
- * timecode, cellVariation} (speed: a positive number, or "max" for unpaced; cellVariation: {scale, seed},
- * see world/cell-variation.ts), which is stripped before the rest goes to compileAgentConfig. Also
+ * timecode, cellVariation, resets} (speed: a positive number, or "max" for unpaced; cellVariation: {scale, seed},
+ * see world/cell-variation.ts; resets: "self" (default, the world resets itself) or "operator" (each reset
+ * waits for a person to confirm the scene, as on a real cell: devices/operator-sim-scene-reset.ts)), which is
+ * stripped before the rest goes to compileAgentConfig. Also
  * serves a tiny control channel on 127.0.0.1 (port written to
  * <dataDir>/control.json and, when started by the fleet launcher, sent to it over the IPC channel):
  *   POST /estop          presses the simulated e-stop button (the agent latches estopped)
  *   POST /estop/release  releases the button (the agent stays estopped until reset)
  *   POST /reset          the technician's reset: releases the button and resets the agent's e-stop
+ *   POST /scene/wrong    operator mode: the next confirmed scene is set wrong (the simulated operator's error)
  *   GET  /estop, /state  {pressed, state}: the button and the agent's work state
  * Started by the launcher, the process stops when the launcher's IPC channel closes, so a launcher
  * that dies hard does not leave orphaned cells behind.
@@ -20,6 +23,7 @@ import { pathToFileURL } from "node:url";
 import { startCellAgent, type CellAgent } from "../cell-agent/agent.js";
 import { compileAgentConfig } from "../cell-agent/config.js";
 import { createSimulatedCell } from "./sim-cell-hardware.js";
+import { SceneReadyGate } from "../cell-agent/devices/scene/scene-ready-gate.js";
 import type { SimEstopInput } from "./devices/sim-estop-input.js";
 import { parseSimEngine, type SimEngine } from "./physics/engine.js";
 import { cellVariationFor, compileCellVariationOptions, describeCellVariation, type CellVariationInput, type CellVariationOptions } from "./world/cell-variation.js";
@@ -35,12 +39,17 @@ export interface SimulationSection {
   timecode?: boolean;
   /** This cell's variation, drawn from `seed` (the fleet's) and the cell id; default scale 0, none. */
   cellVariation?: CellVariationInput;
+  /** "self" (default): the simulated world resets itself; "operator": resets wait for a person's confirmation. */
+  resets?: SimResetMode;
 }
+
+/** Who sets the scene before each episode of a simulated cell. */
+export type SimResetMode = "self" | "operator";
 
 /** Splits a sim-cell config file into the agent's part and the simulation section. */
 export function splitSimConfig(raw: unknown): {
   agent: Record<string, unknown>;
-  simulation: { firmware: string; seed: number; speed: number; engine: SimEngine; timecode: boolean; cellVariation: CellVariationOptions };
+  simulation: { firmware: string; seed: number; speed: number; engine: SimEngine; timecode: boolean; cellVariation: CellVariationOptions; resets: SimResetMode };
 } {
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) throw new Error(`sim-cell config must be a JSON object; got ${JSON.stringify(raw)}`);
   const { simulation, ...agent } = raw as Record<string, unknown>;
@@ -59,14 +68,18 @@ export function splitSimConfig(raw: unknown): {
   } catch (error) {
     throw new Error(`sim-cell config "simulation.cellVariation": ${(error as Error).message}`);
   }
-  return { agent, simulation: { firmware: sim.firmware, seed, speed, engine, timecode, cellVariation } };
+  const resets = sim.resets ?? "self";
+  if (resets !== "self" && resets !== "operator") throw new Error(`sim-cell config "simulation.resets" must be "self" or "operator"; got ${JSON.stringify(sim.resets)}`);
+  return { agent, simulation: { firmware: sim.firmware, seed, speed, engine, timecode, cellVariation, resets } };
 }
 
 /**
  * The control channel; resolves with its port once listening. `agent` is the running agent, or
  * undefined while it starts (then /reset answers 503 and /state reports "starting").
  */
-export function startControlServer(estop: SimEstopInput, agent: () => CellAgent | undefined = () => undefined): Promise<{ server: Server; port: number }> {
+export function startControlServer(
+  estop: SimEstopInput, agent: () => CellAgent | undefined = () => undefined, operatorScene?: { misplaceNext(): void },
+): Promise<{ server: Server; port: number }> {
   const server = createServer((request, response) => {
     const reply = (status: number, body: object) => response.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body));
     const route = `${request.method} ${request.url}`;
@@ -76,6 +89,11 @@ export function startControlServer(estop: SimEstopInput, agent: () => CellAgent 
       if (!registry) return reply(503, { error: "the cell agent is still starting; try again in a moment" });
       void registry.metrics().then((text) => response.writeHead(200, { "content-type": registry.contentType }).end(text));
       return;
+    }
+    if (route === "POST /scene/wrong") {
+      if (!operatorScene) return reply(409, { error: "this simulated cell resets itself (simulation.resets \"self\"); only a cell in operator reset mode can have its scene set wrong" });
+      operatorScene.misplaceNext();
+      return reply(200, { misplace_next: true });
     }
     if (route === "POST /estop") estop.press();
     else if (route === "POST /estop/release") estop.release();
@@ -89,7 +107,7 @@ export function startControlServer(estop: SimEstopInput, agent: () => CellAgent 
         return reply(409, { error: (error as Error).message, pressed: estop.isPressed(), state: running.state() });
       }
     } else if (route !== "GET /estop" && route !== "GET /state") {
-      return reply(404, { error: `no route ${route}; try POST /estop, POST /estop/release, POST /reset, GET /state, GET /metrics` });
+      return reply(404, { error: `no route ${route}; try POST /estop, POST /estop/release, POST /reset, POST /scene/wrong, GET /state, GET /metrics` });
     }
     reply(200, { pressed: estop.isPressed(), state: agent()?.state() ?? "starting" });
   });
@@ -109,17 +127,20 @@ async function main(argv: string[]): Promise<void> {
   const { agent, simulation } = splitSimConfig(JSON.parse(readFileSync(path, "utf8")));
   const config = compileAgentConfig(agent);
   const variation = cellVariationFor(config.cellId, simulation.cellVariation);
+  const sceneGate = simulation.resets === "operator" ? new SceneReadyGate() : undefined;
+  if (sceneGate) console.log(`${config.cellId}: operator reset mode: each reset waits for the scene to be confirmed (operator station or POST /scene-ready)`);
   if (variation.scale > 0) console.log(`simulated cell variation of ${config.cellId}: ${describeCellVariation(variation)}`);
   const hardware = await createSimulatedCell({
     model: config.robotModel, firmware: simulation.firmware, environment: config.environment, seed: simulation.seed, speed: simulation.speed, engine: simulation.engine,
     timecode: simulation.timecode, variation,
+    ...(sceneGate ? { sceneGate, log: (line: string) => console.log(`[cell ${config.cellId}] ${line}`) } : {}),
   });
   mkdirSync(config.dataDir, { recursive: true });
   let running: CellAgent | undefined;
-  const control = await startControlServer(hardware.estop, () => running);
+  const control = await startControlServer(hardware.estop, () => running, hardware.operatorScene);
   writeFileSync(join(config.dataDir, "control.json"), JSON.stringify({ port: control.port, pid: process.pid }));
   process.send?.({ type: "control", port: control.port });
-  running = await startCellAgent(config, hardware);
+  running = await startCellAgent(config, hardware, sceneGate ? { sceneGate } : {});
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;

@@ -28,7 +28,7 @@ import type { SignalFrame, TaskMonitor, TaskStatus } from "./task-monitor.js";
 import type { LiveTap } from "../link/live-feed.js";
 
 /** Why an episode stopped without an outcome (EpisodeInterrupted.reason). */
-export type InterruptReason = "estop" | "link_lost" | "agent_restart" | "policy_error" | "policy_endpoint_timeout" | "hardware_fault" | "cancelled";
+export type InterruptReason = "estop" | "link_lost" | "agent_restart" | "policy_error" | "policy_endpoint_timeout" | "hardware_fault" | "cancelled" | "operator_abort";
 
 export class EpisodeAbort extends Error {
   constructor(readonly reason: InterruptReason, readonly detail: string) {

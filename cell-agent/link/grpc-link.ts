@@ -12,7 +12,7 @@
 import { Metadata, credentials, status as GrpcStatus, type ClientDuplexStream, type ServiceError } from "@grpc/grpc-js";
 import {
   CellLinkClient, type AgentMessage, type AssignEpisode, type CancelEpisode, type CoordinatorMessage, type Heartbeat, type Hello,
-  type Refusal, type Watch, type Welcome,
+  type OperatorAnswer, type Refusal, type Watch, type Welcome,
 } from "../../protocol/gen/cell.js";
 import type { AgentConfig } from "../config.js";
 import { Backoff } from "./backoff.js";
@@ -30,6 +30,8 @@ export interface LinkHandlers {
   onRefusal(refusal: Refusal): void;
   /** What the coordinator's viewers want from the cell's cameras and state now. */
   onWatch(watch: Watch): void;
+  /** A person answered the cell's Attention at the operator station. */
+  onOperatorAnswer(answer: OperatorAnswer): void;
   /** The stream ended (error, server close or stop()). */
   onDisconnected(reason: string): void;
 }
@@ -172,6 +174,8 @@ export class GrpcLink {
       this.handlers.onRefusal(message.refusal);
     } else if (message.watch) {
       this.handlers.onWatch(message.watch);
+    } else if (message.operatorAnswer) {
+      this.handlers.onOperatorAnswer(message.operatorAnswer);
     }
   }
 

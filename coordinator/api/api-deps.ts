@@ -22,6 +22,8 @@ import type { LiveForwarding } from "../streams/live-forwarding.js";
 import { inProcessPdfRenderer, type PdfRenderer } from "./pdf-renderer.js";
 import { ConnectionCaps } from "../streams/connection-caps.js";
 import { createLiveAccessWatch, type LiveAccess } from "../streams/live-access-watch.js";
+import type { OperatorStation } from "../fleet/operator-station.js";
+import { AssayError } from "../errors/assay-error.js";
 
 export interface ApiUrls {
   /** Public base of /v1, e.g. https://api.assay.example (no trailing slash). */
@@ -112,6 +114,8 @@ export interface ApiDeps {
   trustedProxies?: TrustedProxies;
   /** Renders labels and reports (coordinator/api/pdf-renderer.ts). Default: in process, in slices; the coordinator passes a worker thread. */
   pdf?: PdfRenderer;
+  /** The operator station's actions on cells (coordinator/fleet/operator-station.ts). Default: refuses them. */
+  station?: OperatorStation;
 }
 
 export type LiveView = CellStreamHub & { watchers(cellId: string): number };
@@ -124,6 +128,11 @@ export interface IceServer {
 
 const NO_FORWARDING: LiveForwarding = { holderOf: () => undefined, cellOfRun: () => undefined };
 
+const noFleet = (): never => {
+  throw new AssayError("contract_validation_failed", "this coordinator runs no fleet, so no cell can be answered from the operator station");
+};
+const NO_STATION: OperatorStation = { confirmScene: noFleet, abortEpisode: noFleet, invalidatePrevious: noFleet };
+
 const NO_LIVE: LiveView = { cameras: () => [], watchCamera: () => () => undefined, watchState: () => () => undefined, watchers: () => 0 };
 
 export type CompiledApiDeps = Required<ApiDeps>;
@@ -132,7 +141,7 @@ const REQUIRED = ["db", "fleet", "runEvents", "scheduler", "pins", "urls", "obje
 const OPTIONAL = [
   "clock", "environments", "sseHeartbeatMs", "docsDir", "log", "budgetGuard", "rateLimits", "quoteValidityMs", "archives", "live", "iceServers",
   "models", "modelMirror", "preflight", "backfill", "exportsQueuedPerAccount", "endRun", "metricsAccess", "webhooksAllowLoopback", "sseIdleMs", "liveForwarding", "pdf",
-  "trustedProxies", "connectionCaps", "liveAccess",
+  "trustedProxies", "connectionCaps", "liveAccess", "station",
 ] as const;
 
 /** An event stream with no event for this long is closed (a client reconnects and reads the history again). */
@@ -194,5 +203,6 @@ export function compileApiDeps(raw: ApiDeps): CompiledApiDeps {
     liveForwarding: raw.liveForwarding ?? NO_FORWARDING,
     trustedProxies: raw.trustedProxies ?? NO_TRUSTED_PROXIES,
     pdf: raw.pdf ?? inProcessPdfRenderer(),
+    station: raw.station ?? NO_STATION,
   };
 }

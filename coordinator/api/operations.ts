@@ -9,7 +9,7 @@ import { findRouteScope } from "../auth/route-scopes.js";
 import type { z } from "zod";
 import type { ErrorCode } from "../errors/codes.js";
 import { Environment, EnvironmentListQuery, Robot, RobotListQuery, Suite } from "./schemas/catalog.js";
-import { Cell, EnrollCellRequest } from "./schemas/cells.js";
+import { AbortEpisodeRequest, Cell, CellDetail, EnrollCellRequest, InvalidatePreviousRequest, Invalidation, OperatorAnswer, SceneReadyRequest } from "./schemas/cells.js";
 import { listOf } from "./schemas/common.js";
 import { CreateCheckRequest, CreateGateRequest, Gate, GateCheck } from "./schemas/gates.js";
 import { StreamDescriptor } from "./schemas/streams.js";
@@ -242,6 +242,15 @@ export const OPERATIONS: readonly Operation[] = [
     responses: [json(200, "cells", listOf(Cell))] },
   { method: "DELETE", path: "/v1/cells/{cell_id}", operationId: "revokeCell", tag: "fleet", summary: "Revoke a cell's token; an open link is cut (operator account)",
     responses: [json(200, "the revoked cell", Cell)] },
+  { method: "GET", path: "/v1/cells/{cell_id}", operationId: "getCell", tag: "fleet", summary: "One cell, what it needs from a person, and its previous episode (operator account)",
+    responses: [json(200, "the cell", CellDetail)] },
+  { method: "POST", path: "/v1/cells/{cell_id}/scene-ready", operationId: "confirmCellScene", tag: "fleet", summary: "The scene the cell waits for is set: its reset goes on (operator station)",
+    body: SceneReadyRequest, bodyOptional: true, responses: [json(200, "the answer sent to the cell", OperatorAnswer)] },
+  { method: "POST", path: "/v1/cells/{cell_id}/abort", operationId: "abortCellEpisode", tag: "fleet", summary: "Abort the cell's current episode; it is scheduled again (operator station)",
+    body: AbortEpisodeRequest, bodyOptional: true, responses: [json(200, "the answer sent to the cell", OperatorAnswer)] },
+  { method: "POST", path: "/v1/cells/{cell_id}/invalidate-previous", operationId: "invalidatePreviousEpisode", tag: "fleet",
+    summary: "Mark the cell's previous episode invalid: it runs again and never counts in n (operator station)",
+    body: InvalidatePreviousRequest, responses: [json(200, "the invalidated episode", Invalidation)] },
 
   // The document itself
   { method: "GET", path: "/v1/openapi.json", operationId: "getOpenApiDocument", tag: "meta", summary: "This OpenAPI 3.1 document (any valid key)",

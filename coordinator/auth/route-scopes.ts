@@ -60,6 +60,11 @@ export const ROUTE_SCOPES: readonly RouteScope[] = [
   { method: "POST", path: "/v1/cells", scopes: ["keys:admin"] },
   { method: "GET", path: "/v1/cells", scopes: ["keys:admin"] },
   { method: "DELETE", path: "/v1/cells/:cellId", scopes: ["keys:admin"] },
+  // The operator station (cells.ts also requires the operator account).
+  { method: "GET", path: "/v1/cells/:cellId", scopes: ["keys:admin"] },
+  { method: "POST", path: "/v1/cells/:cellId/scene-ready", scopes: ["keys:admin"] },
+  { method: "POST", path: "/v1/cells/:cellId/abort", scopes: ["keys:admin"] },
+  { method: "POST", path: "/v1/cells/:cellId/invalidate-previous", scopes: ["keys:admin"] },
   { method: "GET", path: "/v1/runs/:runId/report", scopes: ["runs:read"] },
   { method: "POST", path: "/v1/runs/:runId/export", scopes: ["runs:read"] },
   { method: "GET", path: "/v1/runs/:runId/exports", scopes: ["runs:read"] },

@@ -15,12 +15,15 @@ import type { EnvironmentClass } from "../runs/price-list.js";
 import type { Db } from "../store/database.js";
 import { listEpisodeRecords, type EpisodeRecord } from "../store/episodes-repo.js";
 import { runRecordOf, type RunRow } from "../store/runs-repo.js";
+import { operatorResetSeconds } from "../runs/operator-time.js";
 
 export interface UsageFigures {
   period: string;
   robotHours: Record<Tier, number>;
   envHours: Record<EnvironmentClass, number>;
   usdTotal: number;
+  /** Seconds people spent setting scenes for the metered attempts (coordinator/runs/operator-time.ts), to 0.1 s. */
+  operatorResetS: number;
 }
 
 const PERIOD = /^(\d{4})-(0[1-9]|1[0-2])$/;
@@ -54,6 +57,8 @@ export interface RunShare {
   runId: string;
   lines: MeterLine[];
   meters: Meters;
+  /** Seconds of operator resets of the attempts metered in the period. */
+  operatorResetS: number;
 }
 
 /** Each run's metered share of `period` for the account (runs with nothing metered left out). */
@@ -63,9 +68,14 @@ export function runSharesOf(db: Db, pins: FirmwarePins, accountId: string, perio
     .all(accountId, periodEnd(period)) as RunRow[]).map(runRecordOf);
   const shares: RunShare[] = [];
   for (const run of runs) {
-    const { lines, total } = meterByUnit(runMeterContexts(pins, run), episodesMeteredIn(listEpisodeRecords(db, run.id), period));
+    const episodes = listEpisodeRecords(db, run.id);
+    const { lines, total } = meterByUnit(runMeterContexts(pins, run), episodesMeteredIn(episodes, period));
     if (total.robotHours === 0 && total.environmentHours === 0 && total.costUsd === 0) continue;
-    shares.push({ runId: run.id, lines, meters: total });
+    const operatorResetS = operatorResetSeconds(episodes.map((e) => ({
+      status: e.status === "done" && e.finishedAt !== null && periodOf(e.finishedAt) === period ? e.status : "pending",
+      operatorResetS: e.operatorResetS, interruptions: e.interruptions.filter((i) => periodOf(i.at) === period),
+    }))).reduce((sum, s) => sum + s, 0);
+    shares.push({ runId: run.id, lines, meters: total, operatorResetS });
   }
   return shares;
 }
@@ -81,5 +91,6 @@ export function computeUsage(db: Db, pins: FirmwarePins, accountId: string, peri
   }
   for (const key of Object.keys(robotHours) as Tier[]) robotHours[key] = roundHours(robotHours[key]);
   for (const key of Object.keys(envHours) as EnvironmentClass[]) envHours[key] = roundHours(envHours[key]);
-  return { period, robotHours, envHours, usdTotal: sumMeters(shares.map((s) => s.meters)).costUsd };
+  const operatorResetS = Math.round(shares.reduce((sum, s) => sum + s.operatorResetS, 0) * 10) / 10;
+  return { period, robotHours, envHours, usdTotal: sumMeters(shares.map((s) => s.meters)).costUsd, operatorResetS };
 }

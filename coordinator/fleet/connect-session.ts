@@ -141,7 +141,9 @@ function onMessage(ctx: LinkContext, session: CellSession, message: AgentMessage
     if (message.heartbeat) {
       ctx.registry.recordHeartbeat(session.cellId, message.heartbeat);
       if (message.heartbeat.state === "idle" && !message.heartbeat.episodeId) releaseForgotten(ctx, session);
-    } else ctx.logger.warn(`cell ${session.cellId}: a message other than Heartbeat came with seq 0; durable messages need seq > 0; skipped`);
+    } else if (message.attention) {
+      ctx.registry.recordAttention(session.cellId, message.attention);
+    } else ctx.logger.warn(`cell ${session.cellId}: a message other than Heartbeat came with seq 0; only Heartbeat and Attention may; durable messages need seq > 0; skipped`);
     return;
   }
   applySequenced(ctx, session.cellId, message);

@@ -102,6 +102,7 @@ function onFinished(ctx: LinkContext, cellId: string, finished: EpisodeFinished,
     failureCluster: finished.outcome === "failure" ? finished.failureCluster || null : null,
     durationS: finished.durationS,
     resetS: finished.resetS,
+    operatorResetS: finished.operatorResetS ?? null,
     replaySpecJson: finished.replaySpecJson || null,
     metaJson: finished.metaJson || null,
     evaluationJson: finished.evaluationJson || null,
@@ -176,6 +177,7 @@ function onInterrupted(ctx: LinkContext, cellId: string, interrupted: EpisodeInt
     detail: interrupted.detail,
     at: ctx.now().toISOString(),
     duration_s: interrupted.durationS,
+    ...(interrupted.operatorResetS ? { operator_reset_s: interrupted.operatorResetS } : {}),
   });
   if (requeued) {
     ctx.lifecycle.settleRequeued(episode.id);

@@ -2,6 +2,20 @@
  * What the rest of the coordinator may ask about the fleet. The gRPC registry implements it;
  * the HTTP API and the scheduler read through it.
  */
+/**
+ * What a cell needs from a person now (the agent's Attention). Only "reset" today; labels and
+ * interventions will join as further kinds with their own payload.
+ */
+export interface CellAttention {
+  kind: "reset";
+  /** The episode waiting on the person. */
+  episodeId: string;
+  /** When the cell started waiting (ISO 8601). */
+  since: string;
+  /** The scene to set, as the cell sent it (wire names: lighting, objects with position_m, yaw_rad, tolerance_m, distractors). */
+  scene: Record<string, unknown>;
+}
+
 export interface ConnectedCell {
   cellId: string;
   model: string;
@@ -10,8 +24,10 @@ export interface ConnectedCell {
   environment: string;
   instruments: Array<{ kind: string; name: string }>;
   policyImages: string[];
-  /** "idle", "busy", "estopped", "held", "firmware_mismatch". */
+  /** "idle", "busy", "awaiting_reset", "estopped", "held", "firmware_mismatch". */
   state: string;
+  /** What the cell needs from a person now, if anything. */
+  attention?: CellAttention;
   dutyCyclePct: number;
   /** Episode the cell is running, if any. */
   episodeId?: string;

@@ -4,8 +4,8 @@
  * durable facts (episodes held, seq applied) are in the store.
  */
 import { installationOf, type FirmwarePins } from "../../firmware-pins/pins.js";
-import type { CoordinatorMessage, Heartbeat, Hello, SafetyEvent } from "../../protocol/gen/cell.js";
-import type { ConnectedCell, FleetView } from "./fleet-view.js";
+import type { Attention, CoordinatorMessage, Heartbeat, Hello, SafetyEvent } from "../../protocol/gen/cell.js";
+import type { CellAttention, ConnectedCell, FleetView } from "./fleet-view.js";
 import type { LinkError } from "../errors/link-errors.js";
 
 /** A cell's live link, created by the Connect handler after a valid Hello. */
@@ -31,6 +31,8 @@ interface Entry {
   estopped: boolean;
   /** Episode the coordinator assigned and has not seen finish or fail. */
   assignedEpisodeId?: string;
+  /** What the cell last said it needs from a person (Attention); undefined when nothing. */
+  attention?: CellAttention;
 }
 
 export interface CellRegistryOptions {
@@ -131,6 +133,35 @@ export class CellRegistry implements FleetView {
     entry.dutyCyclePct = heartbeat.dutyCyclePct;
   }
 
+  /** The cell's latest Attention: what it needs from a person now (kind "" clears it). */
+  recordAttention(cellId: string, attention: Attention): void {
+    const entry = this.entries.get(cellId);
+    if (!entry) return;
+    entry.lastHeardMs = this.now();
+    if (attention.kind !== "reset") {
+      entry.attention = undefined;
+      // The person answered: the cell runs its episode again (its next heartbeat will say so too).
+      if (entry.reportedState === "awaiting_reset") entry.reportedState = "busy";
+      return;
+    }
+    let scene: Record<string, unknown> = {};
+    try {
+      const parsed = JSON.parse(attention.sceneJson || "{}") as unknown;
+      if (parsed !== null && typeof parsed === "object" && !Array.isArray(parsed)) scene = parsed as Record<string, unknown>;
+    } catch {
+      // A cell's malformed scene reads as empty: the station still shows that a reset waits.
+    }
+    const sinceMs = attention.sinceMs > 0 ? attention.sinceMs : this.now();
+    entry.attention = { kind: "reset", episodeId: attention.episodeId, since: new Date(sinceMs).toISOString(), scene };
+    // Until the next heartbeat: the cell is waiting for a person.
+    entry.reportedState = "awaiting_reset";
+  }
+
+  /** What the cell needs from a person now, or undefined. */
+  attentionOf(cellId: string): CellAttention | undefined {
+    return this.entries.get(cellId)?.attention;
+  }
+
   recordSafetyEvent(cellId: string, event: SafetyEvent): void {
     const entry = this.entries.get(cellId);
     if (!entry) return;
@@ -214,6 +245,7 @@ export class CellRegistry implements FleetView {
           policyImages: [...hello.policyImages],
           state: stateOf(entry),
           dutyCyclePct: entry.dutyCyclePct,
+          ...(entry.attention ? { attention: entry.attention } : {}),
           ...(episodeId ? { episodeId } : {}),
           connectedAt: entry.session.connectedAt,
         };
@@ -226,6 +258,7 @@ function stateOf(entry: Entry): string {
   if (entry.firmwareMismatch || entry.reportedState === "firmware_mismatch") return "firmware_mismatch";
   if (entry.estopped || entry.reportedState === "estopped") return "estopped";
   if (entry.reportedState === "held") return "held";
+  if (entry.attention || entry.reportedState === "awaiting_reset") return "awaiting_reset";
   if (entry.assignedEpisodeId) return "busy";
   return entry.reportedState === "busy" ? "busy" : "idle";
 }

@@ -9,6 +9,9 @@
  *   pending -> cancelled    its run ended, or its kind decided early (sequential compare)
  *   cancelled -> done       a cell finished an attempt of a run that was halted meanwhile: the robot
  *                           time was spent, so the outcome is recorded and billed
+ *   done -> pending         a person marked the finished attempt invalid at the operator station
+ *                           (scene wrong, hardware fault, person in the cell) while its run still runs:
+ *                           it is run again and never counted
  *
  * Late or repeated messages are expected on a fleet: the store decides from the current status
  * whether a message still applies (and does nothing when not); `transitionEpisode` guards the
@@ -22,7 +25,7 @@ const ALLOWED: Record<EpisodeStatus, readonly EpisodeStatus[]> = {
   pending: ["assigned", "done", "cancelled"],
   assigned: ["running", "pending", "done"],
   running: ["pending", "done"],
-  done: [],
+  done: ["pending"],
   cancelled: ["done"],
 };
 

@@ -28,6 +28,7 @@ import { afterCommit, transact } from "../store/transact.js";
 import { enqueueEvent } from "../webhooks/outbox.js";
 import { statusEventStreamUrl } from "../streams/stream-tokens.js";
 import { interventionModeOf, interventionSummary } from "./interventions.js";
+import { operatorSections } from "./operator-time.js";
 import type { RunEvents } from "./run-events.js";
 import { isTerminal, type TerminalRunStatus } from "./run-state.js";
 import { runView } from "./run-view.js";
@@ -97,7 +98,7 @@ export function createRunLifecycle(options: RunLifecycleOptions): RunLifecycle {
     const episodes = listEpisodeRecords(db, run.id);
     const result = kindModule(run.kind).result(kindContext, run, episodes);
     const done = episodes.filter((e) => e.status === "done");
-    return { ...result, interventions: interventionSummary(interventionModeOf(run.request), done, run.kind !== "run") };
+    return { ...result, interventions: interventionSummary(interventionModeOf(run.request), done, run.kind !== "run"), ...operatorSections(episodes) };
   }
 
   function publishStatus(runId: string, status: string, cell: string | null): void {

@@ -69,3 +69,13 @@ export function countUnstoredArtifacts(db: Db, runId: string): number {
   const row = db.prepare("SELECT COUNT(*) AS n FROM artifacts WHERE run_id = ? AND status = 'pending'").get(runId) as { n: number };
   return row.n;
 }
+
+/**
+ * Forgets the artifacts of an episode whose finished attempt was marked invalid: its re-run
+ * announces (and uploads) its own under the same kinds. Returns the rows removed.
+ */
+export function forgetArtifactsOfEpisode(db: Db, episodeId: string): ArtifactRow[] {
+  const rows = db.prepare("SELECT * FROM artifacts WHERE episode_id = ?").all(episodeId) as ArtifactRow[];
+  db.prepare("DELETE FROM artifacts WHERE episode_id = ?").run(episodeId);
+  return rows;
+}

@@ -5,6 +5,7 @@
  */
 import type { EpisodeAssign } from "../kinds/units.js";
 import { transitionEpisode, type EpisodeStatus } from "../runs/episode-state.js";
+import { INVALID_REASON_WORDS, type InvalidReason } from "../runs/invalid-reasons.js";
 import type { Db } from "./database.js";
 
 export type { EpisodeStatus };
@@ -22,6 +23,8 @@ export interface EpisodeRow {
   failure_cluster: string | null;
   duration_s: number | null;
   reset_s: number | null;
+  /** Seconds a person spent on the finished attempt's reset (null: not said). */
+  operator_reset_s?: number | null;
   replay_spec: string | null;
   meta: string | null;
   evaluation: string | null;
@@ -45,6 +48,8 @@ export interface EpisodeRecord {
   failureCluster: string | null;
   durationS: number | null;
   resetS: number | null;
+  /** Seconds a person spent setting the scene before the finished attempt; null when none was needed or said. */
+  operatorResetS: number | null;
   replaySpec: Record<string, unknown> | null;
   /** The episode's end /meta as the agent sent it. */
   meta: Record<string, unknown> | null;
@@ -88,6 +93,7 @@ export function episodeRecordOf(row: EpisodeRow & { unit?: number | null; assign
     failureCluster: row.failure_cluster,
     durationS: row.duration_s,
     resetS: row.reset_s,
+    operatorResetS: row.operator_reset_s ?? null,
     replaySpec: fromCell(row.replay_spec),
     meta: fromCell(row.meta),
     evaluation: fromCell(row.evaluation),
@@ -122,12 +128,19 @@ export function getEpisodeRecord(db: Db, episodeId: string): EpisodeRecord | und
 export interface Interruption {
   attempt: number;
   cell: string | null;
-  /** "estop", "link_lost", "agent_restart", "policy_error", "hardware_fault", "cancelled". */
+  /**
+   * "estop", "link_lost", "agent_restart", "policy_error", "hardware_fault", "cancelled", "operator_abort";
+   * "invalidated" for a finished attempt a person marked invalid (see `invalidated`).
+   */
   reason: string;
   detail: string;
   at: string;
   /** Time the robot was occupied by this attempt, when known (counts towards robot-hours). */
   duration_s: number;
+  /** Seconds a person spent on this attempt's reset, when the cell said. */
+  operator_reset_s?: number;
+  /** Reason "invalidated": why, the person's note, and the outcome the attempt had. */
+  invalidated?: { reason: InvalidReason; note: string | null; outcome: "success" | "failure" | null };
 }
 
 /**
@@ -216,6 +229,8 @@ export interface EpisodeOutcome {
   failureCluster: string | null;
   durationS: number;
   resetS: number;
+  /** Seconds a person spent on the reset (EpisodeFinished.operator_reset_s), when the cell said. */
+  operatorResetS?: number | null;
   replaySpecJson: string | null;
   metaJson: string | null;
   evaluationJson: string | null;
@@ -243,9 +258,9 @@ export function markEpisodeDone(db: Db, episodeId: string, o: EpisodeOutcome): b
   }
   transitionEpisode(row.status, "done");
   db.prepare(
-    `UPDATE episodes SET status = 'done', cell_id = ?, outcome = ?, failure_cluster = ?, duration_s = ?, reset_s = ?,
+    `UPDATE episodes SET status = 'done', cell_id = ?, outcome = ?, failure_cluster = ?, duration_s = ?, reset_s = ?, operator_reset_s = ?,
        replay_spec = ?, meta = ?, evaluation = ?, finished_at = ? WHERE id = ?`,
-  ).run(o.cellId, o.outcome, o.failureCluster, o.durationS, o.resetS, o.replaySpecJson, o.metaJson, o.evaluationJson, o.finishedAt, episodeId);
+  ).run(o.cellId, o.outcome, o.failureCluster, o.durationS, o.resetS, o.operatorResetS ?? null, o.replaySpecJson, o.metaJson, o.evaluationJson, o.finishedAt, episodeId);
   if (o.attempt) supersedeLinkLostEstimate(db, episodeId, o.cellId, o.attempt);
   return true;
 }
@@ -292,6 +307,39 @@ export function amendLinkLostInterruption(db: Db, episodeId: string, cellId: str
   entry.detail = `${entry.detail}; the cell then reported ${reason}: ${detail}`;
   entry.reason = reason;
   db.prepare("UPDATE episodes SET interruptions = ? WHERE id = ?").run(JSON.stringify(list), episodeId);
+  return true;
+}
+
+/** The episode `cellId` finished most recently (status done), or undefined: the station's "previous episode". */
+export function lastFinishedEpisodeOfCell(db: Db, cellId: string): EpisodeRecord | undefined {
+  const row = db
+    .prepare("SELECT * FROM episodes WHERE cell_id = ? AND status = 'done' ORDER BY finished_at DESC, id DESC LIMIT 1")
+    .get(cellId) as EpisodeRow | undefined;
+  return row ? episodeRecordOf(row) : undefined;
+}
+
+/**
+ * done -> pending: a person marked the finished attempt invalid. Its outcome is cleared (it never
+ * counts in n) and kept in an "invalidated" interruption entry with the reason, the note and the
+ * attempt's robot time (duration + reset, still metered) and operator time. Returns false, writing
+ * nothing, when the episode is not done. The caller sets aside the attempt's artifacts.
+ */
+export function invalidateEpisode(db: Db, episodeId: string, entry: { reason: InvalidReason; note: string | null; at: string }): boolean {
+  const row = getEpisode(db, episodeId);
+  if (!row || row.status !== "done") return false;
+  transitionEpisode(row.status, "pending");
+  const list = JSON.parse(row.interruptions) as Interruption[];
+  list.push({
+    attempt: row.attempt, cell: row.cell_id, reason: "invalidated",
+    detail: `marked invalid at the operator station: ${INVALID_REASON_WORDS[entry.reason]}${entry.note ? ` (${entry.note})` : ""}`,
+    at: entry.at, duration_s: (row.duration_s ?? 0) + (row.reset_s ?? 0),
+    ...(row.operator_reset_s ? { operator_reset_s: row.operator_reset_s } : {}),
+    invalidated: { reason: entry.reason, note: entry.note, outcome: row.outcome },
+  });
+  db.prepare(
+    `UPDATE episodes SET status = 'pending', cell_id = NULL, outcome = NULL, failure_cluster = NULL, duration_s = NULL, reset_s = NULL,
+       operator_reset_s = NULL, replay_spec = NULL, meta = NULL, evaluation = NULL, finished_at = NULL, interruptions = ? WHERE id = ?`,
+  ).run(JSON.stringify(list), episodeId);
   return true;
 }
 

@@ -366,4 +366,9 @@ export const MIGRATIONS: readonly Migration[] = [
   ALTER TABLE exports ADD COLUMN lease_until TEXT;
   ALTER TABLE calibration_exports ADD COLUMN lease_until TEXT;
   `,
+  // Operator time: wall-clock seconds a person spent setting the scene before the finished attempt
+  // (EpisodeFinished.operator_reset_s); null when the cell did not say (a reset that needed nobody).
+  `
+  ALTER TABLE episodes ADD COLUMN operator_reset_s REAL;
+  `,
 ];

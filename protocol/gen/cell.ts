@@ -54,7 +54,11 @@ export interface AgentMessage {
   episodeStarted?: EpisodeStarted | undefined;
   episodeFinished?: EpisodeFinished | undefined;
   episodeInterrupted?: EpisodeInterrupted | undefined;
-  safetyEvent?: SafetyEvent | undefined;
+  safetyEvent?:
+    | SafetyEvent
+    | undefined;
+  /** Sent with seq 0 (not durable): live state, re-sent after every Welcome. */
+  attention?: Attention | undefined;
 }
 
 export interface CoordinatorMessage {
@@ -64,6 +68,7 @@ export interface CoordinatorMessage {
   cancelEpisode?: CancelEpisode | undefined;
   refusal?: Refusal | undefined;
   watch?: Watch | undefined;
+  operatorAnswer?: OperatorAnswer | undefined;
 }
 
 /** First message on every Connect stream (seq 0). */
@@ -98,7 +103,7 @@ export interface Instrument {
 
 export interface Heartbeat {
   sentAtMs: number;
-  /** "idle", "busy", "estopped", "held", "firmware_mismatch". */
+  /** "idle", "busy", "awaiting_reset" (waiting for a person to set the scene), "estopped", "held", "firmware_mismatch". */
   state: string;
   episodeId: string;
   /** Share of the last 10 minutes spent running episodes, 0..100. */
@@ -128,17 +133,45 @@ export interface EpisodeFinished {
   /** Per-predicate and per-stage results, {"stages": {"grasped": true, ...}, "predicates": {...}}. */
   evaluationJson: string;
   finishedAtMs: number;
+  /**
+   * Wall-clock seconds the cell waited for a person to set the scene before this attempt (from the
+   * Attention "reset" to the person's confirmation); 0 when the reset needed nobody.
+   */
+  operatorResetS?: number | undefined;
 }
 
 /** The episode did not reach an outcome: the coordinator schedules it again. */
 export interface EpisodeInterrupted {
   episodeId: string;
   attempt: number;
-  /** "estop", "link_lost", "agent_restart", "policy_error", "hardware_fault", "cancelled". */
+  /** "estop", "link_lost", "agent_restart", "policy_error", "hardware_fault", "cancelled", "operator_abort" (a person aborted it at the station). */
   reason: string;
   detail: string;
   durationS: number;
   artifacts: ArtifactRef[];
+  /** As EpisodeFinished.operator_reset_s, for the time a person spent on this attempt's reset. */
+  operatorResetS?: number | undefined;
+}
+
+/**
+ * What the cell needs from a person now. The agent sends it (seq 0) whenever it changes and after
+ * each Welcome; kind "" says the cell needs nobody. The coordinator keeps the latest per cell and
+ * shows it on the operator station; the person's answer comes back as OperatorAnswer.
+ */
+export interface Attention {
+  /**
+   * "reset": set the scene described by scene_json, then confirm. "" when nothing is needed.
+   * (Later kinds: "label", "intervention".)
+   */
+  kind: string;
+  episodeId: string;
+  /** Wall clock (Unix ms) when the cell started waiting. */
+  sinceMs: number;
+  /**
+   * For "reset": {"lighting": "...", "objects": {"<name>": {"object", "position_m": [x,y,z],
+   * "yaw_rad", "tolerance_m"?}}, "distractors": [{"object", "position_m", "yaw_rad"}]}.
+   */
+  sceneJson: string;
 }
 
 export interface SafetyEvent {
@@ -208,6 +241,20 @@ export interface CancelEpisode {
   reason: string;
 }
 
+/**
+ * A person's answer to the cell's Attention, relayed from the operator station. Ignored unless it
+ * names the episode the cell is waiting on.
+ */
+export interface OperatorAnswer {
+  episodeId: string;
+  /**
+   * "scene_ready": the scene is set, run the episode. "abort": end this attempt (reported as
+   * EpisodeInterrupted reason "operator_abort"); the coordinator schedules it again.
+   */
+  action: string;
+  detail: string;
+}
+
 /** The coordinator will not give this cell work: the reason is for the technician. */
 export interface Refusal {
   code: string;
@@ -269,6 +316,7 @@ function createBaseAgentMessage(): AgentMessage {
     episodeFinished: undefined,
     episodeInterrupted: undefined,
     safetyEvent: undefined,
+    attention: undefined,
   };
 }
 
@@ -294,6 +342,9 @@ export const AgentMessage: MessageFns<AgentMessage> = {
     }
     if (message.safetyEvent !== undefined) {
       SafetyEvent.encode(message.safetyEvent, writer.uint32(122).fork()).join();
+    }
+    if (message.attention !== undefined) {
+      Attention.encode(message.attention, writer.uint32(130).fork()).join();
     }
     return writer;
   },
@@ -367,6 +418,14 @@ export const AgentMessage: MessageFns<AgentMessage> = {
             message.safetyEvent = SafetyEvent.decode(reader, reader.uint32());
             continue;
           }
+          case 16: {
+            if (tag !== 130) {
+              break;
+            }
+
+            message.attention = Attention.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -404,6 +463,7 @@ export const AgentMessage: MessageFns<AgentMessage> = {
         : isSet(object.safety_event)
         ? SafetyEvent.fromJSON(object.safety_event)
         : undefined,
+      attention: isSet(object.attention) ? Attention.fromJSON(object.attention) : undefined,
     };
   },
 
@@ -430,6 +490,9 @@ export const AgentMessage: MessageFns<AgentMessage> = {
     if (message.safetyEvent !== undefined) {
       obj.safetyEvent = SafetyEvent.toJSON(message.safetyEvent);
     }
+    if (message.attention !== undefined) {
+      obj.attention = Attention.toJSON(message.attention);
+    }
     return obj;
   },
 
@@ -455,6 +518,9 @@ export const AgentMessage: MessageFns<AgentMessage> = {
     message.safetyEvent = (object.safetyEvent !== undefined && object.safetyEvent !== null)
       ? SafetyEvent.fromPartial(object.safetyEvent)
       : undefined;
+    message.attention = (object.attention !== undefined && object.attention !== null)
+      ? Attention.fromPartial(object.attention)
+      : undefined;
     return message;
   },
 };
@@ -467,6 +533,7 @@ function createBaseCoordinatorMessage(): CoordinatorMessage {
     cancelEpisode: undefined,
     refusal: undefined,
     watch: undefined,
+    operatorAnswer: undefined,
   };
 }
 
@@ -489,6 +556,9 @@ export const CoordinatorMessage: MessageFns<CoordinatorMessage> = {
     }
     if (message.watch !== undefined) {
       Watch.encode(message.watch, writer.uint32(122).fork()).join();
+    }
+    if (message.operatorAnswer !== undefined) {
+      OperatorAnswer.encode(message.operatorAnswer, writer.uint32(130).fork()).join();
     }
     return writer;
   },
@@ -554,6 +624,14 @@ export const CoordinatorMessage: MessageFns<CoordinatorMessage> = {
             message.watch = Watch.decode(reader, reader.uint32());
             continue;
           }
+          case 16: {
+            if (tag !== 130) {
+              break;
+            }
+
+            message.operatorAnswer = OperatorAnswer.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -582,6 +660,11 @@ export const CoordinatorMessage: MessageFns<CoordinatorMessage> = {
         : undefined,
       refusal: isSet(object.refusal) ? Refusal.fromJSON(object.refusal) : undefined,
       watch: isSet(object.watch) ? Watch.fromJSON(object.watch) : undefined,
+      operatorAnswer: isSet(object.operatorAnswer)
+        ? OperatorAnswer.fromJSON(object.operatorAnswer)
+        : isSet(object.operator_answer)
+        ? OperatorAnswer.fromJSON(object.operator_answer)
+        : undefined,
     };
   },
 
@@ -605,6 +688,9 @@ export const CoordinatorMessage: MessageFns<CoordinatorMessage> = {
     if (message.watch !== undefined) {
       obj.watch = Watch.toJSON(message.watch);
     }
+    if (message.operatorAnswer !== undefined) {
+      obj.operatorAnswer = OperatorAnswer.toJSON(message.operatorAnswer);
+    }
     return obj;
   },
 
@@ -627,6 +713,9 @@ export const CoordinatorMessage: MessageFns<CoordinatorMessage> = {
       ? Refusal.fromPartial(object.refusal)
       : undefined;
     message.watch = (object.watch !== undefined && object.watch !== null) ? Watch.fromPartial(object.watch) : undefined;
+    message.operatorAnswer = (object.operatorAnswer !== undefined && object.operatorAnswer !== null)
+      ? OperatorAnswer.fromPartial(object.operatorAnswer)
+      : undefined;
     return message;
   },
 };
@@ -1293,6 +1382,7 @@ function createBaseEpisodeFinished(): EpisodeFinished {
     artifacts: [],
     evaluationJson: "",
     finishedAtMs: 0,
+    operatorResetS: undefined,
   };
 }
 
@@ -1330,6 +1420,9 @@ export const EpisodeFinished: MessageFns<EpisodeFinished> = {
     }
     if (message.finishedAtMs !== 0) {
       writer.uint32(88).int64(message.finishedAtMs);
+    }
+    if (message.operatorResetS !== undefined) {
+      writer.uint32(97).double(message.operatorResetS);
     }
     return writer;
   },
@@ -1435,6 +1528,14 @@ export const EpisodeFinished: MessageFns<EpisodeFinished> = {
             message.finishedAtMs = longToNumber(reader.int64());
             continue;
           }
+          case 12: {
+            if (tag !== 97) {
+              break;
+            }
+
+            message.operatorResetS = reader.double();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1494,6 +1595,11 @@ export const EpisodeFinished: MessageFns<EpisodeFinished> = {
         : isSet(object.finished_at_ms)
         ? globalThis.Number(object.finished_at_ms)
         : 0,
+      operatorResetS: isSet(object.operatorResetS)
+        ? globalThis.Number(object.operatorResetS)
+        : isSet(object.operator_reset_s)
+        ? globalThis.Number(object.operator_reset_s)
+        : undefined,
     };
   },
 
@@ -1532,6 +1638,9 @@ export const EpisodeFinished: MessageFns<EpisodeFinished> = {
     if (message.finishedAtMs !== 0) {
       obj.finishedAtMs = Math.round(message.finishedAtMs);
     }
+    if (message.operatorResetS !== undefined) {
+      obj.operatorResetS = floatToJson(message.operatorResetS);
+    }
     return obj;
   },
 
@@ -1551,12 +1660,13 @@ export const EpisodeFinished: MessageFns<EpisodeFinished> = {
     message.artifacts = object.artifacts?.map((e) => ArtifactRef.fromPartial(e)) || [];
     message.evaluationJson = object.evaluationJson ?? "";
     message.finishedAtMs = object.finishedAtMs ?? 0;
+    message.operatorResetS = object.operatorResetS ?? undefined;
     return message;
   },
 };
 
 function createBaseEpisodeInterrupted(): EpisodeInterrupted {
-  return { episodeId: "", attempt: 0, reason: "", detail: "", durationS: 0, artifacts: [] };
+  return { episodeId: "", attempt: 0, reason: "", detail: "", durationS: 0, artifacts: [], operatorResetS: undefined };
 }
 
 export const EpisodeInterrupted: MessageFns<EpisodeInterrupted> = {
@@ -1578,6 +1688,9 @@ export const EpisodeInterrupted: MessageFns<EpisodeInterrupted> = {
     }
     for (const v of message.artifacts) {
       ArtifactRef.encode(v!, writer.uint32(50).fork()).join();
+    }
+    if (message.operatorResetS !== undefined) {
+      writer.uint32(57).double(message.operatorResetS);
     }
     return writer;
   },
@@ -1643,6 +1756,14 @@ export const EpisodeInterrupted: MessageFns<EpisodeInterrupted> = {
             message.artifacts.push(ArtifactRef.decode(reader, reader.uint32()));
             continue;
           }
+          case 7: {
+            if (tag !== 57) {
+              break;
+            }
+
+            message.operatorResetS = reader.double();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1673,6 +1794,11 @@ export const EpisodeInterrupted: MessageFns<EpisodeInterrupted> = {
       artifacts: globalThis.Array.isArray(object?.artifacts)
         ? object.artifacts.map((e: any) => ArtifactRef.fromJSON(e))
         : [],
+      operatorResetS: isSet(object.operatorResetS)
+        ? globalThis.Number(object.operatorResetS)
+        : isSet(object.operator_reset_s)
+        ? globalThis.Number(object.operator_reset_s)
+        : undefined,
     };
   },
 
@@ -1696,6 +1822,9 @@ export const EpisodeInterrupted: MessageFns<EpisodeInterrupted> = {
     if (message.artifacts?.length) {
       obj.artifacts = message.artifacts.map((e) => ArtifactRef.toJSON(e));
     }
+    if (message.operatorResetS !== undefined) {
+      obj.operatorResetS = floatToJson(message.operatorResetS);
+    }
     return obj;
   },
 
@@ -1710,6 +1839,136 @@ export const EpisodeInterrupted: MessageFns<EpisodeInterrupted> = {
     message.detail = object.detail ?? "";
     message.durationS = object.durationS ?? 0;
     message.artifacts = object.artifacts?.map((e) => ArtifactRef.fromPartial(e)) || [];
+    message.operatorResetS = object.operatorResetS ?? undefined;
+    return message;
+  },
+};
+
+function createBaseAttention(): Attention {
+  return { kind: "", episodeId: "", sinceMs: 0, sceneJson: "" };
+}
+
+export const Attention: MessageFns<Attention> = {
+  encode(message: Attention, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.kind !== "") {
+      writer.uint32(10).string(message.kind);
+    }
+    if (message.episodeId !== "") {
+      writer.uint32(18).string(message.episodeId);
+    }
+    if (message.sinceMs !== 0) {
+      writer.uint32(24).int64(message.sinceMs);
+    }
+    if (message.sceneJson !== "") {
+      writer.uint32(34).string(message.sceneJson);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): Attention {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseAttention();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.kind = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.episodeId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.sinceMs = longToNumber(reader.int64());
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.sceneJson = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): Attention {
+    return {
+      kind: isSet(object.kind) ? globalThis.String(object.kind) : "",
+      episodeId: isSet(object.episodeId)
+        ? globalThis.String(object.episodeId)
+        : isSet(object.episode_id)
+        ? globalThis.String(object.episode_id)
+        : "",
+      sinceMs: isSet(object.sinceMs)
+        ? globalThis.Number(object.sinceMs)
+        : isSet(object.since_ms)
+        ? globalThis.Number(object.since_ms)
+        : 0,
+      sceneJson: isSet(object.sceneJson)
+        ? globalThis.String(object.sceneJson)
+        : isSet(object.scene_json)
+        ? globalThis.String(object.scene_json)
+        : "",
+    };
+  },
+
+  toJSON(message: Attention): unknown {
+    const obj: any = {};
+    if (message.kind !== "") {
+      obj.kind = message.kind;
+    }
+    if (message.episodeId !== "") {
+      obj.episodeId = message.episodeId;
+    }
+    if (message.sinceMs !== 0) {
+      obj.sinceMs = Math.round(message.sinceMs);
+    }
+    if (message.sceneJson !== "") {
+      obj.sceneJson = message.sceneJson;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<Attention>): Attention {
+    return Attention.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<Attention>): Attention {
+    const message = createBaseAttention();
+    message.kind = object.kind ?? "";
+    message.episodeId = object.episodeId ?? "";
+    message.sinceMs = object.sinceMs ?? 0;
+    message.sceneJson = object.sceneJson ?? "";
     return message;
   },
 };
@@ -2815,6 +3074,111 @@ export const CancelEpisode: MessageFns<CancelEpisode> = {
     const message = createBaseCancelEpisode();
     message.episodeId = object.episodeId ?? "";
     message.reason = object.reason ?? "";
+    return message;
+  },
+};
+
+function createBaseOperatorAnswer(): OperatorAnswer {
+  return { episodeId: "", action: "", detail: "" };
+}
+
+export const OperatorAnswer: MessageFns<OperatorAnswer> = {
+  encode(message: OperatorAnswer, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.episodeId !== "") {
+      writer.uint32(10).string(message.episodeId);
+    }
+    if (message.action !== "") {
+      writer.uint32(18).string(message.action);
+    }
+    if (message.detail !== "") {
+      writer.uint32(26).string(message.detail);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): OperatorAnswer {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseOperatorAnswer();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.episodeId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.action = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.detail = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): OperatorAnswer {
+    return {
+      episodeId: isSet(object.episodeId)
+        ? globalThis.String(object.episodeId)
+        : isSet(object.episode_id)
+        ? globalThis.String(object.episode_id)
+        : "",
+      action: isSet(object.action) ? globalThis.String(object.action) : "",
+      detail: isSet(object.detail) ? globalThis.String(object.detail) : "",
+    };
+  },
+
+  toJSON(message: OperatorAnswer): unknown {
+    const obj: any = {};
+    if (message.episodeId !== "") {
+      obj.episodeId = message.episodeId;
+    }
+    if (message.action !== "") {
+      obj.action = message.action;
+    }
+    if (message.detail !== "") {
+      obj.detail = message.detail;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<OperatorAnswer>): OperatorAnswer {
+    return OperatorAnswer.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<OperatorAnswer>): OperatorAnswer {
+    const message = createBaseOperatorAnswer();
+    message.episodeId = object.episodeId ?? "";
+    message.action = object.action ?? "";
+    message.detail = object.detail ?? "";
     return message;
   },
 };

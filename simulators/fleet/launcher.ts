@@ -16,6 +16,7 @@ import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { startLinkProxy, type LinkProxy, type LinkState } from "./link-proxy.js";
 import type { SimEngine } from "../physics/engine.js";
+import type { SimResetMode } from "../sim-cell.js";
 
 const SIM_CELL_ENTRY = resolve(dirname(fileURLToPath(import.meta.url)), "..", "sim-cell.ts");
 const KILL_AFTER_MS = 5000;
@@ -53,6 +54,12 @@ export interface SimFleetOptions {
    * variation is drawn from the fleet `seed` and its cell id; a cell's own `cellVariation` overrides the scale.
    */
   cellVariation?: number;
+  /**
+   * Who sets each cell's scene: "self" (default; the simulated world resets itself) or "operator" (each
+   * reset waits for a person's confirmation through the operator station, as on a real cell; pair it
+   * with a SimOperator (sim-operator.ts) to run unattended).
+   */
+  resets?: SimResetMode;
   /** Receives every output line of every cell as "[cell] line". */
   log?: (line: string) => void;
   /** Called after a cell process started (its control channel is up) or exited. */
@@ -88,6 +95,8 @@ export interface SimFleet {
   estop(cell: string): Promise<void>;
   /** The technician's reset: releases the button and resets the agent's e-stop latch. */
   reset(cell: string): Promise<void>;
+  /** Operator reset mode: the next scene the person confirms on this cell is set wrong (objects off target). */
+  misplaceNextScene(cell: string): Promise<void>;
   /** Running cells' process ids. */
   pids(): Record<string, number>;
   status(): SimCellStatus[];
@@ -139,7 +148,8 @@ export async function launchSimFleet(options: SimFleetOptions): Promise<SimFleet
       cellId, coordinatorAddresses: links.map((link) => link.address), cellToken: token, robotModel: cell.model,
       environment: cell.environment, dataDir: join(cellDir, "agent"),
       simulation: { firmware: cell.firmware, seed: options.seed * 1000 + cell.index, speed: Number.isFinite(options.speed) ? options.speed : "max", engine: options.engine, ...(options.timecode ? { timecode: true } : {}),
-        ...(variationScale > 0 ? { cellVariation: { scale: variationScale, seed: options.seed } } : {}) },
+        ...(variationScale > 0 ? { cellVariation: { scale: variationScale, seed: options.seed } } : {}),
+        ...(options.resets === "operator" ? { resets: "operator" } : {}) },
     };
     writeFileSync(configPath, JSON.stringify(config, null, 2));
     // The IPC channel carries the control port back and lets the cell notice a launcher that died.
@@ -224,6 +234,7 @@ export async function launchSimFleet(options: SimFleetOptions): Promise<SimFleet
     plug: (cellId) => linksOf(cellId).forEach((link) => link.plug()),
     estop: (cellId) => control(cellId, "/estop"),
     reset: (cellId) => control(cellId, "/reset"),
+    misplaceNextScene: (cellId) => control(cellId, "/scene/wrong"),
     async stop() {
       const entries = [...running.values()];
       for (const entry of entries) entry.child.kill("SIGTERM");

@@ -21,7 +21,7 @@ import { compileCoordinatorOptions } from "../../coordinator/options.js";
 import { startCoordinator, type RunningCoordinator } from "../../coordinator/server.js";
 import { ensureAccount } from "../../coordinator/store/accounts-repo.js";
 import { loadFirmwarePins } from "../../firmware-pins/pins.js";
-import { SceneReadyGate } from "../../cell-agent/devices/scene/operator-scene-reset.js";
+import { SceneReadyGate } from "../../cell-agent/devices/scene/scene-ready-gate.js";
 import { createMockServoPort } from "../../simulators/servo-bus/mock-port.js";
 import { createSimulatedCell } from "../../simulators/sim-cell-hardware.js";
 import { eventually } from "../support/eventually.js";

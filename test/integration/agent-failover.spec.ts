@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { compileAgentConfig } from "../../cell-agent/config.js";
-import { SceneReadyGate } from "../../cell-agent/devices/scene/operator-scene-reset.js";
+import { SceneReadyGate } from "../../cell-agent/devices/scene/scene-ready-gate.js";
 import { runCell, type RunningCell } from "../../cell-agent/main.js";
 import { enrollCell } from "../../coordinator/fleet/enrollment.js";
 import { RunEvents } from "../../coordinator/runs/run-events.js";

@@ -13,6 +13,7 @@ import type { S3Connection } from "../../coordinator/storage/store-from-url.js";
 import { loadFirmwarePins } from "../../firmware-pins/pins.js";
 import { launchSimFleet, type SimFleet } from "../../simulators/fleet/launcher.js";
 import type { SimEngine } from "../../simulators/physics/engine.js";
+import type { SimResetMode } from "../../simulators/sim-cell.js";
 import { waitForRunEnd, type RunEnd, type RunEndOptions } from "../support/run-end.js";
 import { testStoreOptions } from "../support/test-database.js";
 
@@ -36,12 +37,13 @@ export interface TestService {
  * `simEngine`: the cells' physics engine (default MuJoCo); `simCellVariation`: the per-cell variation scale
  * (simulators/world/cell-variation.ts; default none). `connections`: connection timeouts and the per-address cap
  * (default the coordinator's). `modelMirror`: the operator's local model mirror directory. `artifactsUrl` and `s3`: artifacts in a
- * bucket (test/support/s3-server.ts) instead of the data dir.
+ * bucket (test/support/s3-server.ts) instead of the data dir. `simResets`: "operator" puts the cells in operator reset
+ * mode (each reset waits for POST /v1/cells/{cell}/scene-ready; default "self").
  * The fleet (`service.fleet`) can kill, restart, unplug and plug its cells.
  */
 export async function startTestService(options: {
   cells?: string[]; keepDataDir?: string; simSpeed?: number; simTimecode?: boolean; simEngine?: SimEngine; simCellVariation?: number; rateLimits?: Partial<RateLimits>; modelMirror?: string; artifactsUrl?: string; s3?: S3Connection;
-  connections?: Partial<ConnectionOptions>;
+  connections?: Partial<ConnectionOptions>; simResets?: SimResetMode;
 } = {}): Promise<TestService> {
   const dataDir = options.keepDataDir ?? mkdtempSync(join(tmpdir(), "assay-it-"));
   const coordinator = await startCoordinator(compileCoordinatorOptions({
@@ -66,6 +68,7 @@ export async function startTestService(options: {
       timecode: options.simTimecode,
       engine: options.simEngine,
       cellVariation: options.simCellVariation,
+      resets: options.simResets,
       log: process.env.ASSAY_TEST_LOG ? (line) => console.log(line) : undefined,
     });
   }

@@ -253,6 +253,11 @@ describe("OpenAPI document (integration)", function () {
     await call("POST", "/v1/cells", { json: { cell_id: "openapi-cell", model: "so101" }, status: 403 });
     await call("POST", "/v1/cells", { key: operator, json: { cell_id: "openapi-cell", model: "so101" }, status: 201 });
     await call("GET", "/v1/cells", { key: operator, status: 200 });
+    await call("GET", "/v1/cells/openapi-cell", { key: operator, status: 200 });
+    // The operator station's answers to a cell that is not connected: refused, in the envelope.
+    await call("POST", "/v1/cells/openapi-cell/scene-ready", { key: operator, json: {}, status: 422 });
+    await call("POST", "/v1/cells/openapi-cell/abort", { key: operator, json: { note: "test" }, status: 422 });
+    await call("POST", "/v1/cells/openapi-cell/invalidate-previous", { key: operator, json: { reason: "scene_wrong" }, status: 422 });
     await call("DELETE", "/v1/cells/openapi-cell", { key: operator, status: 200 });
 
     const called = new Set(seen.map((r) => `${r.method} ${conformance.templateOf(r.method, r.path)}`));

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { status as GrpcStatus } from "@grpc/grpc-js";
 import { parseCliArgs } from "../../cell-agent/cli.js";
 import { openGpioEstop } from "../../cell-agent/devices/estop/gpio-estop.js";
-import { SceneReadyGate } from "../../cell-agent/devices/scene/operator-scene-reset.js";
+import { SceneReadyGate } from "../../cell-agent/devices/scene/scene-ready-gate.js";
 import { jpegSize } from "../../cell-agent/devices/camera/mjpeg-camera.js";
 import { diskFullHold } from "../../cell-agent/disk-space.js";
 import { exitCodeOf, formatReport, type CheckResult } from "../../cell-agent/doctor/check-result.js";

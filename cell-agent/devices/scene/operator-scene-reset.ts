@@ -1,53 +1,12 @@
 /**
  * The real cell's `SceneReset`: the robot homes itself (torque on, a straight joint-space move to the
  * plan's home pose over `homingMs`), then a technician sets the scene by hand and confirms with
- * `POST /scene-ready` on the agent's loopback port (e.g. `curl -X POST http://127.0.0.1:9464/scene-ready`).
+ * `POST /scene-ready` on the agent's loopback port (e.g. `curl -X POST http://127.0.0.1:9464/scene-ready`) or
+ * with "Scene ready" on the console's operator station (relayed to the agent over its link).
  * No confirmation within `confirmTimeoutMs` fails the reset, and the episode is interrupted.
  */
 import type { Clock, EstopInput, MotorBus, ResetPlan, SceneReset } from "../../hardware/types.js";
-
-/** What the technician should set up, as `GET /scene-ready` shows it; null when nothing is awaited. */
-export interface PendingScene {
-  since: string;
-  lighting: string;
-  objects: Record<string, { object: string; positionM: [number, number, number]; yawRad: number }>;
-  distractors: ResetPlan["distractors"];
-}
-
-/** Confirmation hand-off between the reset routine and the agent's HTTP endpoint. */
-export class SceneReadyGate {
-  private waiting: { pending: PendingScene; confirm: () => void } | undefined;
-
-  get pending(): PendingScene | null {
-    return this.waiting?.pending ?? null;
-  }
-
-  /** Confirms the awaited scene; false when no reset is waiting. */
-  confirm(): boolean {
-    if (!this.waiting) return false;
-    this.waiting.confirm();
-    return true;
-  }
-
-  /** Resolves on confirm(); rejects after `timeoutMs` or when `abort()` returns a reason. */
-  wait(pending: PendingScene, timeoutMs: number, abort: () => string | null, pollMs = 50): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      const finish = (error?: Error) => {
-        clearTimeout(timer);
-        clearInterval(poll);
-        this.waiting = undefined;
-        if (error) reject(error);
-        else resolve();
-      };
-      const timer = setTimeout(() => finish(new Error(`no technician confirmed the scene (POST /scene-ready) within ${Math.round(timeoutMs / 1000)} s`)), timeoutMs);
-      const poll = setInterval(() => {
-        const reason = abort();
-        if (reason) finish(new Error(reason));
-      }, pollMs);
-      this.waiting = { pending, confirm: () => finish() };
-    });
-  }
-}
+import type { SceneReadyGate } from "./scene-ready-gate.js";
 
 export interface OperatorSceneResetOptions {
   motors: MotorBus;

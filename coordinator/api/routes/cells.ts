@@ -1,7 +1,8 @@
 /**
  * /v1/cells: enrolling cell agents (POST, the token is shown once), the fleet as the coordinator sees
- * it (GET, never tokens), and revocation (DELETE: the token is refused from then on and an open
- * CellLink stream is cut at once). keys:admin of the operator account (acct_assay, whose key the first
+ * it (GET, never tokens; with what each cell needs from a person), revocation (DELETE: the token is
+ * refused from then on and an open CellLink stream is cut at once), and the operator station's
+ * answers (scene-ready, abort, invalidate-previous: coordinator/fleet/operator-station.ts). keys:admin of the operator account (acct_assay, whose key the first
  * start prints as the operator key); no customer account's key may add hardware to the fleet, the
  * quick start's own admin key (acct_default) included.
  */
@@ -10,11 +11,15 @@ import { Router, type Response } from "express";
 import { authOf } from "../../auth/authenticate.js";
 import { AssayError } from "../../errors/assay-error.js";
 import { enrollCell, revokeCell } from "../../fleet/enrollment.js";
-import type { ConnectedCell, FleetView } from "../../fleet/fleet-view.js";
+import type { CellAttention, ConnectedCell, FleetView } from "../../fleet/fleet-view.js";
 import { LinkError } from "../../errors/link-errors.js";
 import { getCell, listCells, type CellRow } from "../../store/cells-repo.js";
+import { getEpisode, lastFinishedEpisodeOfCell } from "../../store/episodes-repo.js";
+import { getRun } from "../../store/runs-repo.js";
+import { isTerminal } from "../../runs/run-state.js";
+import type { Db } from "../../store/database.js";
 import type { CompiledApiDeps } from "../api-deps.js";
-import { EnrollCellRequest } from "../schemas/cells.js";
+import { AbortEpisodeRequest, EnrollCellRequest, InvalidatePreviousRequest, SceneReadyRequest } from "../schemas/cells.js";
 import { parseBody } from "../validate-request.js";
 import { OPERATOR_ACCOUNT_ID } from "./kits.js";
 
@@ -31,8 +36,23 @@ function requireFleetOperator(res: Response, what: string): void {
   }
 }
 
+/** The wire view of what a cell needs from a person, with its episode's run and index from the store. */
+function attentionView(db: Db, attention: CellAttention | undefined, now: Date) {
+  if (!attention) return null;
+  const episode = getEpisode(db, attention.episodeId);
+  return {
+    kind: attention.kind,
+    episode_id: attention.episodeId,
+    run_id: episode?.run_id ?? null,
+    index: episode?.idx ?? null,
+    since: attention.since,
+    waiting_s: Math.max(0, Math.round((now.getTime() - Date.parse(attention.since)) / 100) / 10),
+    scene: attention.scene,
+  };
+}
+
 /** The wire view of a cell: enrollment facts from the store, live state from the fleet. Never the token. */
-export function cellView(row: CellRow, live: ConnectedCell | undefined, extra: { enrollment_token?: string } = {}) {
+export function cellView(row: CellRow, live: ConnectedCell | undefined, extra: { enrollment_token?: string } = {}, attention: ReturnType<typeof attentionView> = null) {
   return {
     object: "cell",
     id: row.id,
@@ -47,6 +67,7 @@ export function cellView(row: CellRow, live: ConnectedCell | undefined, extra: {
     episode_id: live?.episodeId ?? null,
     connected_at: live?.connectedAt ?? null,
     last_seen: row.last_seen,
+    attention,
   };
 }
 
@@ -73,7 +94,61 @@ export function cellsRouter(deps: CompiledApiDeps): Router {
   router.get("/cells", (_req, res) => {
     requireFleetOperator(res, "GET /v1/cells");
     const live = new Map(deps.fleet.connectedCells().map((c) => [c.cellId, c]));
-    res.json({ object: "list", url: "/v1/cells", data: listCells(deps.db).map((row) => cellView(row, live.get(row.id))) });
+    const now = deps.clock();
+    res.json({
+      object: "list", url: "/v1/cells",
+      data: listCells(deps.db).map((row) => cellView(row, live.get(row.id), {}, attentionView(deps.db, live.get(row.id)?.attention, now))),
+    });
+  });
+
+  const enrolled = (cellId: string): CellRow => {
+    const row = getCell(deps.db, cellId);
+    if (!row) throw new AssayError("not_found", `no enrolled cell ${q(cellId)}; list them with GET /v1/cells`);
+    return row;
+  };
+
+  router.get("/cells/:cellId", (req, res) => {
+    requireFleetOperator(res, "GET /v1/cells/{cell_id}");
+    const row = enrolled(req.params.cellId);
+    const live = liveOf(row.id);
+    const previous = lastFinishedEpisodeOfCell(deps.db, row.id);
+    const run = previous ? getRun(deps.db, previous.runId) : undefined;
+    res.json({
+      ...cellView(row, live, {}, attentionView(deps.db, live?.attention, deps.clock())),
+      previous_episode: previous
+        ? {
+            id: previous.id, run_id: previous.runId, index: previous.idx, attempt: previous.attempt, outcome: previous.outcome,
+            finished_at: previous.finishedAt, run_open: run !== undefined && !isTerminal(run.status),
+          }
+        : null,
+    });
+  });
+
+  router.post("/cells/:cellId/scene-ready", (req, res) => {
+    requireFleetOperator(res, "POST /v1/cells/{cell_id}/scene-ready");
+    const row = enrolled(req.params.cellId);
+    const body = parseBody(SceneReadyRequest, req.body, { emptyIsObject: true });
+    const { episodeId } = deps.station.confirmScene(row.id, body.episode_id);
+    res.json({ object: "operator_answer", cell_id: row.id, episode_id: episodeId, action: "scene_ready" });
+  });
+
+  router.post("/cells/:cellId/abort", (req, res) => {
+    requireFleetOperator(res, "POST /v1/cells/{cell_id}/abort");
+    const row = enrolled(req.params.cellId);
+    const body = parseBody(AbortEpisodeRequest, req.body, { emptyIsObject: true });
+    const { episodeId } = deps.station.abortEpisode(row.id, body.note ?? null, body.episode_id);
+    res.json({ object: "operator_answer", cell_id: row.id, episode_id: episodeId, action: "abort" });
+  });
+
+  router.post("/cells/:cellId/invalidate-previous", (req, res) => {
+    requireFleetOperator(res, "POST /v1/cells/{cell_id}/invalidate-previous");
+    const row = enrolled(req.params.cellId);
+    const body = parseBody(InvalidatePreviousRequest, req.body);
+    const done = deps.station.invalidatePrevious(row.id, { reason: body.reason, note: body.note ?? null, episodeId: body.episode_id });
+    res.json({
+      object: "invalidation", cell_id: row.id, episode_id: done.episodeId, run_id: done.runId, index: done.index, attempt: done.attempt,
+      reason: done.reason, note: done.note, outcome: done.outcome,
+    });
   });
 
   router.delete("/cells/:cellId", (req, res) => {

@@ -20,6 +20,7 @@ export function usageRouter(deps: CompiledApiDeps): Router {
       robot_hours: usage.robotHours,
       env_hours: usage.envHours,
       usd_total: usage.usdTotal,
+      operator_reset_s: usage.operatorResetS,
       budget: budgetView(getBudget(deps.db, accountId), usage.usdTotal),
     });
   });

@@ -1,5 +1,6 @@
-/** Fleet operations (/v1/cells): enrolling cell agents, listing and revoking them. */
+/** Fleet operations (/v1/cells): enrolling cell agents, listing and revoking them, and the operator station's answers. */
 import { z } from "zod";
+import { INVALID_REASONS } from "../../runs/invalid-reasons.js";
 import { component, NullableTimestamp, Timestamp } from "./common.js";
 import { REF_MAX_CHARS } from "../../json/field-bounds.js";
 
@@ -11,6 +12,22 @@ export const EnrollCellRequest = component("EnrollCellRequest", z.strictObject({
   model: z.string({ error: "model must be a robot model of the catalog" }).max(REF_MAX_CHARS, { error: `model must be a robot model of the catalog (at most ${REF_MAX_CHARS} characters)` }).describe("a robot model id of GET /v1/robots"),
 }, { error: `request body must be a JSON object {"cell_id": "...", "model": "..."}` }));
 
+
+
+/** What a cell needs from a person now (the operator station). */
+export const CellAttention = component("CellAttention", z.strictObject({
+  kind: z.enum(["reset"]).describe("reset: set the scene, then POST /v1/cells/{cell_id}/scene-ready (label and intervention are planned kinds)"),
+  episode_id: z.string().describe("the episode waiting on the person"),
+  run_id: z.string().nullable(),
+  index: z.number().int().min(0).nullable().describe("the episode's 0-based index in its run"),
+  since: Timestamp.describe("when the cell started waiting"),
+  waiting_s: z.number().min(0).describe("seconds the cell has waited so far"),
+  scene: z.record(z.string(), z.unknown()).describe(
+    "the scene to set, as the cell sent it: lighting, objects {name: {object, position_m [x, y, z], yaw_rad, tolerance_m?}} in the cell's " +
+      "world frame, distractors [{object, position_m, yaw_rad}], and cameras {name: calibration} for cameras fixed in the world frame",
+  ),
+}));
+
 /** A cell as the coordinator sees it; never its token except `enrollment_token` on enrollment. */
 export const Cell = component("Cell", z.strictObject({
   object: z.literal("cell"),
@@ -20,10 +37,63 @@ export const Cell = component("Cell", z.strictObject({
   created: Timestamp,
   revoked: NullableTimestamp,
   connected: z.boolean(),
-  state: z.string().describe("idle, busy, estopped, held, firmware_mismatch when connected; offline or revoked otherwise"),
+  state: z.string().describe("idle, busy, awaiting_reset, estopped, held, firmware_mismatch when connected; offline or revoked otherwise"),
   firmware: z.string().nullable(),
   environment: z.string().nullable(),
   episode_id: z.string().nullable(),
   connected_at: NullableTimestamp,
   last_seen: NullableTimestamp,
+  attention: CellAttention.nullable().describe("what the cell needs from a person now; null when nothing"),
+}));
+
+/** GET /v1/cells/{cell_id}: the cell, and the episode the station's "mark previous invalid" would name. */
+export const CellDetail = component("CellDetail", Cell.extend({
+  previous_episode: z.strictObject({
+    id: z.string(), run_id: z.string(), index: z.number().int().min(0), attempt: z.number().int().min(0),
+    outcome: z.enum(["success", "failure"]).nullable(), finished_at: NullableTimestamp,
+    run_open: z.boolean().describe("whether its run still runs: only then can the episode be marked invalid"),
+  }).nullable().describe("the episode this cell finished last; null when none"),
+}));
+
+const EPISODE_ID = z.string({ error: "episode_id must be the id of the episode the station shows" }).min(1).max(100);
+
+/** POST /v1/cells/{cell_id}/scene-ready body (optional): the episode whose scene is confirmed, to guard against a stale screen. */
+export const SceneReadyRequest = component("SceneReadyRequest", z.strictObject({
+  episode_id: EPISODE_ID.optional(),
+}, { error: `request body must be a JSON object {"episode_id"?: "..."}` }));
+
+/** POST /v1/cells/{cell_id}/abort body (optional). */
+export const AbortEpisodeRequest = component("AbortEpisodeRequest", z.strictObject({
+  episode_id: EPISODE_ID.optional(),
+  note: z.string({ error: "note must be a string of at most 500 characters" }).max(500, { error: "note must be a string of at most 500 characters" }).optional(),
+}, { error: `request body must be a JSON object {"episode_id"?: "...", "note"?: "..."}` }));
+
+const REASONS = `reason must be one of "scene_wrong", "hardware_fault", "person_in_cell"`;
+
+/** POST /v1/cells/{cell_id}/invalidate-previous body. */
+export const InvalidatePreviousRequest = component("InvalidatePreviousRequest", z.strictObject({
+  reason: z.enum(INVALID_REASONS, { error: REASONS }),
+  note: z.string({ error: "note must be a string of at most 500 characters" }).max(500, { error: "note must be a string of at most 500 characters" }).optional(),
+  episode_id: EPISODE_ID.optional().describe("the episode the station shows as previous; refused when the cell's previous episode is another"),
+}, { error: `request body must be a JSON object {"reason": "scene_wrong" | "hardware_fault" | "person_in_cell", "note"?: "...", "episode_id"?: "..."}` }));
+
+/** The answer to scene-ready and abort. */
+export const OperatorAnswer = component("OperatorAnswer", z.strictObject({
+  object: z.literal("operator_answer"),
+  cell_id: z.string(),
+  episode_id: z.string(),
+  action: z.enum(["scene_ready", "abort"]),
+}));
+
+/** The answer to invalidate-previous. */
+export const Invalidation = component("Invalidation", z.strictObject({
+  object: z.literal("invalidation"),
+  cell_id: z.string(),
+  episode_id: z.string(),
+  run_id: z.string(),
+  index: z.number().int().min(0),
+  attempt: z.number().int().min(0).describe("the attempt marked invalid; the episode runs again as the next attempt"),
+  reason: z.enum(INVALID_REASONS),
+  note: z.string().nullable(),
+  outcome: z.enum(["success", "failure"]).nullable().describe("the outcome the invalid attempt had (never counted)"),
 }));

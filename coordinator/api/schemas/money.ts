@@ -63,6 +63,7 @@ export const Usage = component("Usage", z.strictObject({
   robot_hours: z.strictObject({ verify: NonNegative, soak: NonNegative }),
   env_hours: z.strictObject({ bare: NonNegative, standard: NonNegative, replica: NonNegative, "instrumented-replica": NonNegative }),
   usd_total: NonNegative,
+  operator_reset_s: NonNegative.describe("seconds people spent setting scenes (operator resets) for the attempts metered in the month; 0 on simulated cells that reset themselves"),
   budget: BudgetStatus,
 }));
 

@@ -13,6 +13,7 @@ import {
 import { DataPosture, EpisodesSpec, InstructionSet, Interventions, Perturbation, Policy, Priority, Publish, RUN_KIND_VALUES } from "./run-request.js";
 
 import { RUN_STATUSES as RUN_STATUS_VALUES } from "../../runs/run-state.js";
+import { INVALID_REASONS } from "../../runs/invalid-reasons.js";
 
 export { RUN_STATUS_VALUES };
 export const RunStatus = component("RunStatus", z.enum(RUN_STATUS_VALUES));
@@ -86,6 +87,18 @@ export const Result = component("Result", z.looseObject({
   }).describe("URLs of the run's episodes with query artifact=<kind>, and of the PDF report"),
   stages: z.record(z.string(), RateSummary).describe("per-stage rates"),
   interventions: InterventionSummary.optional(),
+  operator_time: z.strictObject({
+    resets: z.number().int().min(0).describe("attempts whose reset waited for a person (finished, interrupted or invalidated)"),
+    reset_s_total: z.number().min(0).describe("seconds people spent on resets, from the cell's awaiting_reset until the wait ended (confirmed, or aborted)"),
+    reset_s_mean: z.number().min(0).describe("seconds per reset that waited for a person"),
+    reset_s_per_episode: z.number().min(0).describe("reset_s_total over the episodes counted in n"),
+  }).optional().describe("runs on cells whose resets need a person (real cells; simulated cells in operator mode)"),
+  invalidated: z.array(z.strictObject({
+    episode_id: z.string(), index: z.number().int().min(0), attempt: z.number().int().min(0), cell: z.string().nullable(),
+    reason: z.enum(INVALID_REASONS), note: z.string().nullable(),
+    outcome: z.enum(["success", "failure"]).nullable().describe("the outcome the invalid attempt had; never counted"),
+    at: Timestamp,
+  })).optional().describe("attempts a person marked invalid at the operator station; each episode ran again and only its valid attempt counts in n"),
   cells: CellBreakdown,
   assisted: RateSummary.optional().describe("runs that allow interventions: the rate counting successes a human helped (n, success_rate and ci95 count them as failures)"),
   population: z.strictObject({ units: z.array(z.string()), description: z.string() }).optional()

@@ -9,6 +9,7 @@ import { can, currentCapabilities, homeOf, sessionKey, signOut } from "./session
 import { errorBox } from "./ui.js";
 import { cellPage } from "./pages/cell.js";
 import { fleetPage } from "./pages/fleet.js";
+import { stationPage } from "./pages/station.js";
 import { keysPage } from "./pages/keys.js";
 import { kitPage, kitsPage } from "./pages/kits.js";
 import { newRunPage } from "./pages/new-run.js";
@@ -32,6 +33,7 @@ const ROUTES = [
   { pattern: /^\/keys$/, page: keysPage },
   { pattern: /^\/fleet$/, page: fleetPage },
   { pattern: /^\/fleet\/([\w-]+)$/, page: cellPage },
+  { pattern: /^\/station$/, page: stationPage },
   // Public data: shown signed in or not.
   { pattern: /^\/leaderboards$/, page: leaderboardsPage, open: true },
   { pattern: /^\/leaderboards\/([\w-]+)$/, page: leaderboardPage, open: true },
@@ -46,6 +48,7 @@ const NAV = [
   { path: "/usage", label: "Usage", show: (caps) => can(caps, "runs:read") },
   { path: "/keys", label: "API keys", show: (caps) => can(caps, "keys:admin") },
   { path: "/fleet", label: "Fleet", show: (caps) => caps?.operator },
+  { path: "/station", label: "Station", show: (caps) => caps?.operator },
   { path: "/leaderboards", label: "Leaderboards", show: () => true },
 ];
 

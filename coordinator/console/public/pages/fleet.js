@@ -21,6 +21,7 @@ export const STATE_WORDS = {
   idle: "Idle, ready for work",
   busy: "Running an episode",
   running: "Running an episode",
+  awaiting_reset: "Waiting for a person to set the scene",
   estopped: "E-stop pressed: a technician must reset it",
   held: "On hold",
   firmware_mismatch: "Held: firmware does not match its pin",

@@ -1,0 +1,216 @@
+/**
+ * The operator station, for the technician beside the cells (operator keys; made for a tablet): one
+ * large card per cell with what it is doing and what it needs from a person. For a reset: the cell's
+ * live top camera with each object's target pose drawn over it (sceneOverlay, from the calibration the
+ * cell sends with the scene) and the targets as a list, and the buttons Scene ready, Abort episode and
+ * Mark previous episode invalid (with a reason). Polls GET /v1/cells/{cell} every second while the tab
+ * is visible; cells that need someone come first, and a beep sounds (WebAudio, once sound is on) when
+ * a cell starts needing someone.
+ */
+import { api } from "../api.js";
+import { h, options, replace } from "../dom.js";
+import { cameraImage } from "../live-camera.js";
+import { sceneOverlay } from "../scene-overlay.js";
+import { badge, busy, confirmButton, errorSlot } from "../ui.js";
+import { STATE_WORDS } from "./fleet.js";
+
+const REFRESH_MS = 1000;
+/** MJPEG streams each hold one of the browser's 6 connections to the host. */
+const MAX_LIVE = 4;
+
+export const INVALID_REASONS = [
+  ["scene_wrong", "The scene was set wrong"],
+  ["hardware_fault", "Hardware fault"],
+  ["person_in_cell", "A person was in the cell"],
+];
+
+const NEEDS_WORDS = { reset: "Set the scene, then press Scene ready" };
+
+/** A short beep through WebAudio; silent until the person has turned sound on (browsers require a gesture). */
+function beeper() {
+  let audio = null;
+  return {
+    get on() { return audio !== null && audio.state === "running"; },
+    async enable() {
+      audio ??= new AudioContext();
+      await audio.resume();
+    },
+    beep() {
+      if (!audio || audio.state !== "running") return;
+      const oscillator = audio.createOscillator();
+      const gain = audio.createGain();
+      oscillator.frequency.value = 880;
+      gain.gain.setValueAtTime(0.2, audio.currentTime);
+      gain.gain.exponentialRampToValueAtTime(0.001, audio.currentTime + 0.4);
+      oscillator.connect(gain).connect(audio.destination);
+      oscillator.start();
+      oscillator.stop(audio.currentTime + 0.4);
+    },
+    close() { void audio?.close(); },
+  };
+}
+
+const mm = (m) => `${Math.round(m * 1000)} mm`;
+const deg = (rad) => `${Math.round((rad * 180) / Math.PI)}°`;
+
+function targetsList(scene) {
+  const objects = Object.entries(scene?.objects ?? {});
+  return h("ul", { class: "targets" },
+    objects.map(([name, t]) => h("li", {}, h("strong", {}, name), ` (${t.object}): x ${mm(t.position_m[0])}, y ${mm(t.position_m[1])}, yaw ${deg(t.yaw_rad ?? 0)}`,
+      t.tolerance_m ? `, within ${mm(t.tolerance_m)}` : "")),
+    (scene?.distractors ?? []).map((d) => h("li", { class: "muted" }, `distractor ${d.object}: x ${mm(d.position_m[0])}, y ${mm(d.position_m[1])}`)),
+    scene?.lighting ? h("li", {}, `lighting: ${scene.lighting}`) : null);
+}
+
+export async function stationPage(ctx) {
+  ctx.setTitle("Station");
+  const { signal } = ctx;
+  const sound = beeper();
+  ctx.cleanup(() => sound.close());
+  const cards = new Map();
+  const live = [];
+  const grid = h("div", { class: "station" });
+  const errors = errorSlot();
+  const summary = h("p", { class: "muted" });
+  const announce = h("p", { class: "sr-only", "aria-live": "assertive" });
+  const soundButton = h("button", { type: "button", class: "small", on: { click: async () => {
+    await sound.enable();
+    soundButton.textContent = "Sound on";
+    soundButton.disabled = true;
+    sound.beep();
+  } } }, "Turn sound on");
+  let timer = null;
+  ctx.cleanup(() => clearTimeout(timer));
+
+  function cardOf(id) {
+    const title = h("h2", { id: `station-${id}` }, id);
+    const state = h("p", { class: "station-state" });
+    const needs = h("p", { class: "station-needs" });
+    const picture = cameraImage(`Live top camera of cell ${id}`);
+    ctx.cleanup(() => picture.stop());
+    const frame = h("div", { class: "station-camera" });
+    const targets = h("div", {});
+    const previous = h("p", { class: "small" });
+    const slot = errorSlot();
+    // What the person last did on this card, in words (stays until the next action).
+    const done = h("p", { class: "notice station-done", role: "status", hidden: true });
+    const said = (text) => { done.textContent = text; done.hidden = false; announce.textContent = `Cell ${id}: ${text}`; };
+    const note = h("input", { id: `note-${id}`, maxlength: 500, autocomplete: "off", placeholder: "Note (optional)" });
+    const reason = h("select", { id: `reason-${id}`, "aria-label": "Why the previous episode is invalid" }, options(INVALID_REASONS));
+    let current = null; // the cell's detail as last read
+    let mjpeg = null;
+
+    const ready = h("button", { type: "button", class: "primary huge", "data-action": "scene-ready", on: { click: () => busy(ready, async () => {
+      const index = current.attention.index;
+      await api(`/v1/cells/${encodeURIComponent(id)}/scene-ready`, { method: "POST", json: { episode_id: current.attention.episode_id }, signal });
+      said(`Scene of episode ${index !== null ? `#${index + 1}` : current.attention.episode_id} confirmed; the episode starts.`);
+      await refresh();
+    }, slot) } }, "Scene ready");
+    const abort = confirmButton({
+      label: "Abort episode", question: "Abort this episode? It goes back to the queue.", confirm: "Abort episode", slot,
+      action: async () => {
+        const answer = await api(`/v1/cells/${encodeURIComponent(id)}/abort`, { method: "POST", json: { episode_id: current.attention?.episode_id ?? current.episode_id }, signal });
+        said(`Episode ${answer.episode_id} aborted; it goes back to the queue.`);
+        await refresh();
+      },
+    });
+    const invalidate = h("button", { type: "button", class: "danger huge", "data-action": "invalidate-previous", on: { click: () => busy(invalidate, async () => {
+      const body = { reason: reason.value, episode_id: current.previous_episode.id, ...(note.value.trim() ? { note: note.value.trim() } : {}) };
+      const invalid = await api(`/v1/cells/${encodeURIComponent(id)}/invalidate-previous`, { method: "POST", json: body, signal });
+      note.value = "";
+      said(`Episode #${invalid.index + 1} of run ${invalid.run_id} marked invalid (${INVALID_REASONS.find(([r]) => r === invalid.reason)?.[1] ?? invalid.reason}); it runs again.`);
+      await refresh();
+    }, slot) } }, "Mark previous episode invalid");
+    const resetActions = h("div", { class: "actions station-actions" }, ready, abort);
+    const invalidForm = h("div", { class: "station-invalid" }, previous, h("div", { class: "actions station-actions" }, reason, note, invalidate));
+    const element = h("article", { class: "card station-card", "aria-labelledby": `station-${id}`, "data-cell": id },
+      title, state, needs, done, frame, targets, resetActions, invalidForm, slot.element);
+
+    return {
+      element,
+      get needsSomeone() { return Boolean(current?.attention); },
+      stopCamera() { picture.stop(); mjpeg = null; replace(frame, null); },
+      async update(cell) {
+        const was = current?.attention ? `${current.attention.episode_id}/${current.attention.since}` : null;
+        current = cell;
+        const attention = cell.attention;
+        const s = cell.connected ? cell.state : cell.revoked ? "revoked" : "offline";
+        replace(state, badge(s), " ", STATE_WORDS[s] ?? s);
+        element.classList.toggle("needs", Boolean(attention));
+        // What the card shows now, for scripts and tests: "<episode>/<since>" of the wait, or empty.
+        element.dataset.attention = attention ? `${attention.episode_id}/${attention.since}` : "";
+        replace(needs, attention
+          ? [h("strong", {}, NEEDS_WORDS[attention.kind] ?? attention.kind), ` — episode ${attention.index !== null ? `#${attention.index + 1} ` : ""}of run ${attention.run_id ?? "?"}, waiting ${Math.round(attention.waiting_s)} s`]
+          : cell.connected ? "Nothing needed now." : "");
+        replace(targets, attention?.kind === "reset" ? targetsList(attention.scene) : null);
+        resetActions.hidden = !attention;
+        const p = cell.previous_episode;
+        invalidForm.hidden = !p;
+        if (p) {
+          replace(previous, `Previous episode: #${p.index + 1} of run ${p.run_id} (attempt ${p.attempt}), ${p.outcome ?? "no outcome"}`,
+            p.run_open ? "" : " — its run has ended, so its result is final");
+          invalidate.disabled = !p.run_open;
+        }
+        // The camera plays while the cell needs someone (the scene is checked on it), up to MAX_LIVE cells.
+        if (attention && !mjpeg && (live.includes(id) || live.length < MAX_LIVE)) {
+          const descriptor = await api(`/v1/streams/${encodeURIComponent(id)}`, { signal }).catch(() => null);
+          const top = descriptor?.cameras.find((c) => c.name === "top") ?? descriptor?.cameras[0];
+          if (top) {
+            mjpeg = top.mjpeg_url;
+            if (!live.includes(id)) live.push(id);
+            picture.play(mjpeg);
+            replace(frame, h("div", { class: "overlay-wrap" }, picture.img, sceneOverlay(attention.scene, top.name)));
+          }
+        } else if (attention && mjpeg) {
+          const overlay = sceneOverlay(attention.scene, "top");
+          const wrap = frame.firstChild;
+          if (wrap && was !== `${attention.episode_id}/${attention.since}`) replace(wrap, picture.img, overlay);
+        } else if (!attention && mjpeg) {
+          this.stopCamera();
+          if (live.includes(id)) live.splice(live.indexOf(id), 1);
+        }
+        const now = `${attention?.episode_id}/${attention?.since}`;
+        if (attention && was !== now) {
+          sound.beep();
+          announce.textContent = `Cell ${id} needs someone: ${NEEDS_WORDS[attention.kind] ?? attention.kind}.`;
+        }
+      },
+    };
+  }
+
+  async function refresh() {
+    clearTimeout(timer);
+    try {
+      const list = await api("/v1/cells", { signal });
+      const active = list.data.filter((c) => !c.revoked);
+      const details = await Promise.all(active.map((c) => api(`/v1/cells/${encodeURIComponent(c.id)}`, { signal })));
+      errors.clear();
+      for (const cell of details) {
+        let card = cards.get(cell.id);
+        if (!card) {
+          card = cardOf(cell.id);
+          cards.set(cell.id, card);
+        }
+        await card.update(cell);
+      }
+      for (const [id, card] of cards) if (!active.some((c) => c.id === id)) { card.stopCamera(); cards.delete(id); }
+      // Cells that need someone first, longest waiting first; then the rest by id.
+      const order = [...details].sort((a, b) => (a.attention ? 0 : 1) - (b.attention ? 0 : 1) || (a.attention?.since ?? a.id).localeCompare(b.attention?.since ?? b.id))
+        .map((c) => cards.get(c.id).element);
+      if (order.some((el, i) => grid.children[i] !== el) || grid.children.length !== order.length) grid.replaceChildren(...order);
+      const waiting = details.filter((c) => c.attention).length;
+      summary.textContent = `${waiting === 0 ? "No cell needs anyone" : `${waiting} cell${waiting === 1 ? " needs" : "s need"} someone`} · ${details.length} cells · updated ${new Date().toLocaleTimeString()}`;
+    } catch (error) {
+      if (signal.aborted) return;
+      errors.show(error);
+    }
+    if (signal.aborted) return;
+    timer = setTimeout(() => {
+      if (document.visibilityState === "visible") void refresh();
+      else document.addEventListener("visibilitychange", () => void refresh(), { once: true });
+    }, REFRESH_MS);
+  }
+
+  ctx.show(h("div", { class: "page-head" }, h("h1", { tabindex: "-1" }, "Station"), soundButton), summary, announce, errors.element, grid);
+  await refresh();
+}

@@ -1,0 +1,118 @@
+/**
+ * What a person at the operator station can do to a cell (the /v1/cells/{cell_id} operator routes):
+ * confirm the scene a waiting reset asked for, abort the cell's current episode, and mark the
+ * cell's previous episode invalid. Answers travel to the cell as OperatorAnswer (relayed through
+ * the coordinator holding its stream); an invalidation is a store move (done -> pending) of a run
+ * that still runs, after which the scheduler gives the episode out again.
+ */
+import { AssayError } from "../errors/assay-error.js";
+import { INVALID_REASON_WORDS, type InvalidReason } from "../runs/invalid-reasons.js";
+import { isTerminal } from "../runs/run-state.js";
+import { q } from "../runs/field-checks.js";
+import { forgetArtifactsOfEpisode } from "../store/artifacts-repo.js";
+import type { Db } from "../store/database.js";
+import { invalidateEpisode, lastFinishedEpisodeOfCell } from "../store/episodes-repo.js";
+import { getRun, lockRun } from "../store/runs-repo.js";
+import { transact } from "../store/transact.js";
+import type { CoordinatorMessage } from "../../protocol/gen/cell.js";
+import type { ConnectedCell, FleetView } from "./fleet-view.js";
+
+export interface OperatorStationOptions {
+  db: Db;
+  /** The whole fleet, as GET /v1/cells lists it (attention included). */
+  fleet: FleetView;
+  /** Writes a message on the cell's stream here or through the coordinator holding it; false when connected nowhere. */
+  sendToCell(cellId: string, message: CoordinatorMessage): boolean;
+  scheduler: { kick(): void };
+  now: () => Date;
+  logger: { info(message: string): void };
+}
+
+/** The episode a person marked invalid, as the API answers it. */
+export interface Invalidation {
+  episodeId: string;
+  runId: string;
+  index: number;
+  attempt: number;
+  reason: InvalidReason;
+  note: string | null;
+  outcome: "success" | "failure" | null;
+}
+
+export interface OperatorStation {
+  /** The scene is set: the cell's waiting reset goes on. Returns the episode it was for. */
+  confirmScene(cellId: string, episodeId?: string): { episodeId: string };
+  /** Ends the cell's current episode (it is interrupted as "operator_abort" and scheduled again). */
+  abortEpisode(cellId: string, detail: string | null, episodeId?: string): { episodeId: string };
+  /** Marks the episode the cell finished last invalid: it runs again and never counts in n. */
+  invalidatePrevious(cellId: string, input: { reason: InvalidReason; note: string | null; episodeId?: string }): Invalidation;
+}
+
+export function createOperatorStation(options: OperatorStationOptions): OperatorStation {
+  const { db, fleet, scheduler, now, logger } = options;
+
+  const connected = (cellId: string): ConnectedCell => {
+    const cell = fleet.connectedCells().find((c) => c.cellId === cellId);
+    if (!cell) throw new AssayError("contract_validation_failed", `cell ${q(cellId)} is not connected; it must be online (GET /v1/cells) before the station can answer it`);
+    return cell;
+  };
+  const send = (cellId: string, message: CoordinatorMessage): void => {
+    if (!options.sendToCell(cellId, message)) {
+      throw new AssayError("contract_validation_failed", `cell ${q(cellId)} went offline before the answer could be sent; check its link and try again`);
+    }
+  };
+
+  return {
+    confirmScene(cellId, episodeId) {
+      const cell = connected(cellId);
+      const attention = cell.attention;
+      if (attention?.kind !== "reset") {
+        throw new AssayError("contract_validation_failed", `cell ${q(cellId)} is not waiting for a scene reset (state ${cell.state}); nothing to confirm`);
+      }
+      if (episodeId !== undefined && episodeId !== attention.episodeId) {
+        throw new AssayError("contract_validation_failed", `cell ${q(cellId)} waits for the scene of episode ${attention.episodeId}, not ${q(episodeId)}; reload the station and check the scene again`);
+      }
+      send(cellId, { operatorAnswer: { episodeId: attention.episodeId, action: "scene_ready", detail: "" } });
+      logger.info(`cell ${cellId}: scene of episode ${attention.episodeId} confirmed at the operator station`);
+      return { episodeId: attention.episodeId };
+    },
+
+    abortEpisode(cellId, detail, episodeId) {
+      const cell = connected(cellId);
+      const current = cell.attention?.episodeId || cell.episodeId;
+      if (!current) throw new AssayError("contract_validation_failed", `cell ${q(cellId)} is running no episode (state ${cell.state}); nothing to abort`);
+      if (episodeId !== undefined && episodeId !== current) {
+        throw new AssayError("contract_validation_failed", `cell ${q(cellId)} is running episode ${current}, not ${q(episodeId)}; nothing was aborted`);
+      }
+      send(cellId, { operatorAnswer: { episodeId: current, action: "abort", detail: detail ?? "" } });
+      logger.info(`cell ${cellId}: episode ${current} aborted at the operator station${detail ? `: ${detail}` : ""}`);
+      return { episodeId: current };
+    },
+
+    invalidatePrevious(cellId, input) {
+      const invalidation = transact(db, () => {
+        const previous = lastFinishedEpisodeOfCell(db, cellId);
+        if (!previous) throw new AssayError("contract_validation_failed", `cell ${q(cellId)} has no finished episode to mark invalid`);
+        if (input.episodeId !== undefined && input.episodeId !== previous.id) {
+          throw new AssayError("contract_validation_failed", `the previous episode of cell ${q(cellId)} is ${previous.id}, not ${q(input.episodeId)} (already marked invalid, or another one finished since); nothing was changed`);
+        }
+        lockRun(db, previous.runId);
+        const run = getRun(db, previous.runId);
+        if (!run || isTerminal(run.status)) {
+          throw new AssayError("contract_validation_failed", `episode ${previous.id} belongs to run ${previous.runId}, which has ended (${run?.status ?? "unknown"}); its result is final and the episode cannot be marked invalid`, { runId: previous.runId });
+        }
+        if (!invalidateEpisode(db, previous.id, { reason: input.reason, note: input.note, at: now().toISOString() })) {
+          throw new AssayError("contract_validation_failed", `episode ${previous.id} is not finished any more; nothing was changed`);
+        }
+        forgetArtifactsOfEpisode(db, previous.id);
+        return {
+          episodeId: previous.id, runId: previous.runId, index: previous.idx, attempt: previous.attempt,
+          reason: input.reason, note: input.note, outcome: previous.outcome,
+        };
+      });
+      logger.info(`cell ${cellId}: episode ${invalidation.episodeId} (run ${invalidation.runId}) marked invalid at the operator station (${INVALID_REASON_WORDS[input.reason]}); it runs again`);
+      scheduler.kick();
+      return invalidation;
+    },
+  };
+}

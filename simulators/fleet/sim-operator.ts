@@ -1,0 +1,171 @@
+/**
+ * The simulated operator: the person beside the simulated cells in operator reset mode, who uses the
+ * coordinator's operator station API exactly as the station's buttons do. It watches GET /v1/cells;
+ * when a cell waits for a reset it "sets the scene" for a seeded delay and then confirms with
+ * POST /v1/cells/{cell}/scene-ready. With probability `errorRate` it sets the scene wrong (the cell's
+ * simulated world places the objects off target) and, once that episode has finished, notices and
+ * marks it invalid with POST /v1/cells/{cell}/invalidate-previous (reason scene_wrong). If the run
+ * ended first (it was the run's last episode) the invalidation is refused (a result is final) and
+ * the operator logs it.
+ *
+ * Delays and errors are drawn per cell and episode attempt from `seed`, so a run is reproducible
+ * whatever the polling order.
+ */
+import { SimRandom } from "../world/rng.js";
+
+export interface SimOperatorOptions {
+  /** The coordinator's public base URL (no /v1). */
+  baseUrl: string;
+  /** A keys:admin key of the operator account (the station's key). */
+  apiKey: string;
+  seed: number;
+  /** Wall milliseconds a scene takes the operator, uniform in [min, max] (default 500..2000). */
+  delayMs?: { min: number; max: number };
+  /** Share of scenes set wrong, 0..1 (default 0). */
+  errorRate?: number;
+  /** How often the operator looks at the fleet, ms (default 250). */
+  pollMs?: number;
+  /** Cells this operator tends (default every cell). */
+  cells?: string[];
+  /** Makes the cell's next confirmed scene wrong (the fleet launcher's misplaceNextScene). */
+  setSceneWrong: (cellId: string) => Promise<void>;
+  log?: (line: string) => void;
+}
+
+export interface CompiledSimOperatorOptions extends Required<Omit<SimOperatorOptions, "cells">> {
+  cells: string[] | null;
+}
+
+export function compileSimOperatorOptions(options: SimOperatorOptions): CompiledSimOperatorOptions {
+  const known = new Set(["baseUrl", "apiKey", "seed", "delayMs", "errorRate", "pollMs", "cells", "setSceneWrong", "log"]);
+  for (const key of Object.keys(options)) if (!known.has(key)) throw new Error(`unknown simulated operator option "${key}"; known: ${[...known].join(", ")}`);
+  const delayMs = options.delayMs ?? { min: 500, max: 2000 };
+  if (!(delayMs.min >= 0 && delayMs.max >= delayMs.min)) throw new Error(`simulated operator delayMs must be {min >= 0, max >= min}; got ${JSON.stringify(delayMs)}`);
+  const errorRate = options.errorRate ?? 0;
+  if (!(errorRate >= 0 && errorRate <= 1)) throw new Error(`simulated operator errorRate must be a share from 0 to 1; got ${JSON.stringify(options.errorRate)}`);
+  const pollMs = options.pollMs ?? 250;
+  if (!(pollMs > 0)) throw new Error(`simulated operator pollMs must be a positive number; got ${JSON.stringify(options.pollMs)}`);
+  if (!Number.isInteger(options.seed)) throw new Error(`simulated operator seed must be an integer; got ${JSON.stringify(options.seed)}`);
+  return {
+    baseUrl: options.baseUrl.replace(/\/+$/, ""), apiKey: options.apiKey, seed: options.seed, delayMs, errorRate, pollMs,
+    cells: options.cells ?? null, setSceneWrong: options.setSceneWrong, log: options.log ?? (() => undefined),
+  };
+}
+
+/** What the operator has done so far. */
+export interface SimOperatorTally {
+  confirmed: number;
+  setWrong: number;
+  invalidated: number;
+  /** Invalidations refused because the run had ended. */
+  tooLate: number;
+}
+
+interface CellJson {
+  id: string;
+  attention: { kind: string; episode_id: string; since: string } | null;
+}
+
+export class SimOperator {
+  private readonly o: CompiledSimOperatorOptions;
+  private readonly handled = new Set<string>();
+  /** Cell -> episode whose scene was set wrong, to mark invalid once it has finished. */
+  private readonly wrong = new Map<string, string>();
+  private readonly inFlight = new Set<Promise<void>>();
+  private timer: NodeJS.Timeout | undefined;
+  private stopped = false;
+  readonly tally: SimOperatorTally = { confirmed: 0, setWrong: 0, invalidated: 0, tooLate: 0 };
+
+  constructor(options: SimOperatorOptions) {
+    this.o = compileSimOperatorOptions(options);
+  }
+
+  start(): void {
+    this.schedule();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await Promise.all([...this.inFlight]);
+  }
+
+  private schedule(): void {
+    if (this.stopped) return;
+    this.timer = setTimeout(() => this.track(this.look()).finally(() => this.schedule()), this.o.pollMs);
+  }
+
+  private track(work: Promise<void>): Promise<void> {
+    const tracked = work.catch((error: Error) => this.o.log(`simulated operator: ${error.message}`)).finally(() => this.inFlight.delete(tracked));
+    this.inFlight.add(tracked);
+    return tracked;
+  }
+
+  private async api(method: string, path: string, body?: unknown): Promise<{ status: number; json: Record<string, unknown> }> {
+    const response = await fetch(`${this.o.baseUrl}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${this.o.apiKey}`, ...(body !== undefined ? { "content-type": "application/json" } : {}) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return { status: response.status, json: (await response.json().catch(() => ({}))) as Record<string, unknown> };
+  }
+
+  private async look(): Promise<void> {
+    const { status, json } = await this.api("GET", "/v1/cells");
+    if (status !== 200) throw new Error(`GET /v1/cells answered ${status}: ${JSON.stringify(json.error ?? json)}`);
+    for (const cell of json.data as CellJson[]) {
+      if (this.o.cells && !this.o.cells.includes(cell.id)) continue;
+      const attention = cell.attention;
+      if (attention?.kind === "reset") {
+        const key = `${cell.id}/${attention.episode_id}/${attention.since}`;
+        if (!this.handled.has(key)) {
+          this.handled.add(key);
+          void this.track(this.setScene(cell.id, attention.episode_id, attention.since));
+        }
+      }
+      const wrong = this.wrong.get(cell.id);
+      if (wrong) await this.noticeWrong(cell.id, wrong);
+    }
+  }
+
+  /** Sets the scene (the seeded delay), maybe wrongly, then confirms it through the station API. */
+  private async setScene(cellId: string, episodeId: string, since: string): Promise<void> {
+    const random = new SimRandom(this.o.seed, `operator/${cellId}/${episodeId}/${since}`);
+    const delayMs = this.o.delayMs.min + random.uniform() * (this.o.delayMs.max - this.o.delayMs.min);
+    const setWrong = random.uniform() < this.o.errorRate;
+    await new Promise((resolve) => setTimeout(resolve, delayMs));
+    if (this.stopped) return;
+    if (setWrong) await this.o.setSceneWrong(cellId);
+    const { status, json } = await this.api("POST", `/v1/cells/${encodeURIComponent(cellId)}/scene-ready`, { episode_id: episodeId });
+    if (status !== 200) {
+      this.o.log(`simulated operator: scene-ready for ${cellId} episode ${episodeId} answered ${status}: ${JSON.stringify(json.error ?? json)}`);
+      return;
+    }
+    this.tally.confirmed += 1;
+    if (setWrong) {
+      this.tally.setWrong += 1;
+      this.wrong.set(cellId, episodeId);
+      this.o.log(`simulated operator: set the scene of ${cellId} episode ${episodeId} wrong (confirmed after ${Math.round(delayMs)} ms)`);
+    } else {
+      this.o.log(`simulated operator: confirmed the scene of ${cellId} episode ${episodeId} after ${Math.round(delayMs)} ms`);
+    }
+  }
+
+  /** Once the wrongly set episode is the cell's previous one (it finished), marks it invalid. */
+  private async noticeWrong(cellId: string, episodeId: string): Promise<void> {
+    const detail = await this.api("GET", `/v1/cells/${encodeURIComponent(cellId)}`);
+    const previous = detail.json.previous_episode as { id: string } | null | undefined;
+    if (previous?.id !== episodeId) return;
+    this.wrong.delete(cellId);
+    const { status, json } = await this.api("POST", `/v1/cells/${encodeURIComponent(cellId)}/invalidate-previous`, {
+      reason: "scene_wrong", note: "simulated operator: the objects were set off their targets", episode_id: episodeId,
+    });
+    if (status === 200) {
+      this.tally.invalidated += 1;
+      this.o.log(`simulated operator: marked ${cellId} episode ${episodeId} invalid (scene_wrong); it runs again`);
+    } else {
+      this.tally.tooLate += 1;
+      this.o.log(`simulated operator: could not mark ${cellId} episode ${episodeId} invalid (${status}): ${JSON.stringify((json.error as { message?: string })?.message ?? json)}`);
+    }
+  }
+}
