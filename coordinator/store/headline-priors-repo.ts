@@ -5,6 +5,7 @@
  */
 import type { BetaParameters } from "../stats/beta-binomial-rate.js";
 import type { Db } from "./database.js";
+import { lockName } from "./named-lock.js";
 
 /** One stored fit: the ICC prior of a robot model and environment class. */
 export interface StoredHeadlinePrior {
@@ -51,6 +52,8 @@ export function listCurrentHeadlinePriors(db: Db): StoredHeadlinePrior[] {
 export function replaceHeadlinePrior(db: Db, prior: StoredHeadlinePrior): boolean {
   const parameters = JSON.stringify({ a: prior.parameters.a, b: prior.parameters.b });
   return db.transaction(() => {
+    // Several coordinators on one database refit on their own schedules: one at a time per key.
+    lockName(db, `headline-prior:${prior.robotModel}/${prior.environmentClass}`);
     const current = db.prepare(
       `SELECT parameters, fitted_on_runs FROM headline_priors WHERE robot_model = ? AND environment_class = ? AND superseded IS NULL`,
     ).get(prior.robotModel, prior.environmentClass) as { parameters: string; fitted_on_runs: number } | undefined;
