@@ -18,6 +18,8 @@ import type { Db } from "../store/database.js";
 import { listCurrentHeadlinePriors, listFleetCellCounts, replaceHeadlinePrior, type StoredHeadlinePrior } from "../store/headline-priors-repo.js";
 import type { RunHeadlinePriors, RunPlan, RunRecord } from "../store/runs-repo.js";
 import { environmentClassOf } from "./meters.js";
+import { policySucceeded } from "./policy-outcome.js";
+
 
 /** Default interval of the refit job: hourly (and once at start-up). */
 export const DEFAULT_PRIOR_REFIT_MS = 3_600_000;
@@ -88,7 +90,9 @@ export function fleetSamples(db: Db): Map<string, { robotModel: string; environm
       const runs = groups.get(group)!.runs;
       if (runs.length < MAX_FIT_UNITS) runs.push(entry.cells);
     }
-    entry.cells.push({ k: row.k, n: row.n });
+    // The policy's own successes (policy-outcome.ts): a success with a hand in the scene is not one.
+    const helped = row.metas.filter((meta) => !policySucceeded({ outcome: "success", meta })).length;
+    entry.cells.push({ k: row.plainSuccesses + row.metas.length - helped, n: row.n });
   }
   return groups;
 }

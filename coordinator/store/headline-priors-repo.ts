@@ -6,6 +6,7 @@
 import type { BetaParameters } from "../stats/beta-binomial-rate.js";
 import type { Db } from "./database.js";
 import { lockName } from "./named-lock.js";
+import { fromCell } from "./episodes-repo.js";
 
 /** One stored fit: the ICC prior of a robot model and environment class. */
 export interface StoredHeadlinePrior {
@@ -68,37 +69,50 @@ export function replaceHeadlinePrior(db: Db, prior: StoredHeadlinePrior): boolea
   })();
 }
 
-/** Finished episodes of one unit of one completed run on one cell: n, and k the policy's own successes. */
+/** Finished episodes of one unit of one completed run on one cell. */
 export interface FleetCellCount {
   runId: string;
-  /** The run's `completed` time: the fit keeps the newest runs when it caps how many it reads. */
-  completed: string;
   /** JSON of runs.plan and runs.units, so the caller can tell the unit's robot model and environment. */
   plan: string;
   units: string | null;
   unit: number;
   cell: string;
+  /** Done episodes. */
   n: number;
-  k: number;
+  /** Successes whose /meta does not mention interventions: the policy's own for certain. */
+  plainSuccesses: number;
+  /** The /meta (parsed; null when unreadable) of the other successes, for the caller to judge by coordinator/runs/policy-outcome.ts. */
+  metas: Array<Record<string, unknown> | null>;
 }
 
+const COMPLETED_DONE = `FROM runs r JOIN episodes e ON e.run_id = r.id
+     WHERE r.status = 'completed' AND e.status = 'done' AND e.cell_id IS NOT NULL`;
+const MENTIONS_INTERVENTIONS = `e.meta LIKE '%interventions%'`;
+
 /**
- * Per-cell counts of every completed run of every account: done episodes grouped by run, unit and
- * cell, k counting the policy's own successes (outcome success and no intervention in the episode's
- * /meta, as coordinator/runs/policy-outcome.ts defines it; an intervention is a non-empty
- * `interventions` array, which the cell writes as `"interventions":[{`).
+ * Per-cell counts of every completed run of every account, newest runs first: done episodes grouped
+ * by run, unit and cell. Successes whose /meta mentions interventions come back as their /meta, so
+ * that whether a human helped is judged by the one rule (policy-outcome.ts), not by SQL.
  */
 export function listFleetCellCounts(db: Db): FleetCellCount[] {
   const rows = db.prepare(
-    `SELECT r.id AS run_id, r.completed AS completed, r.plan AS plan, r.units AS units,
-            COALESCE(e.unit, 0) AS unit, e.cell_id AS cell, COUNT(*) AS n,
-            SUM(CASE WHEN e.outcome = 'success' AND (e.meta IS NULL OR e.meta NOT LIKE '%"interventions":[{%') THEN 1 ELSE 0 END) AS k
-     FROM runs r JOIN episodes e ON e.run_id = r.id
-     WHERE r.status = 'completed' AND e.status = 'done' AND e.cell_id IS NOT NULL
+    `SELECT r.id AS run_id, r.plan AS plan, r.units AS units, COALESCE(e.unit, 0) AS unit, e.cell_id AS cell, COUNT(*) AS n,
+            SUM(CASE WHEN e.outcome = 'success' AND (e.meta IS NULL OR NOT (${MENTIONS_INTERVENTIONS})) THEN 1 ELSE 0 END) AS plain
+     ${COMPLETED_DONE}
      GROUP BY r.id, r.completed, r.plan, r.units, COALESCE(e.unit, 0), e.cell_id
      ORDER BY r.completed DESC, r.id, unit, cell`,
-  ).all() as Array<{ run_id: string; completed: string; plan: string; units: string | null; unit: number; cell: string; n: number; k: number }>;
+  ).all() as Array<{ run_id: string; plan: string; units: string | null; unit: number; cell: string; n: number; plain: number }>;
+  const metas = new Map<string, Array<Record<string, unknown> | null>>();
+  const mentioned = db.prepare(
+    `SELECT r.id AS run_id, COALESCE(e.unit, 0) AS unit, e.cell_id AS cell, e.meta AS meta
+     ${COMPLETED_DONE} AND e.outcome = 'success' AND ${MENTIONS_INTERVENTIONS}`,
+  ).all() as Array<{ run_id: string; unit: number; cell: string; meta: string | null }>;
+  for (const m of mentioned) {
+    const key = `${m.run_id}#${Number(m.unit)}#${m.cell}`;
+    metas.set(key, [...(metas.get(key) ?? []), fromCell(m.meta)]);
+  }
   return rows.map((r) => ({
-    runId: r.run_id, completed: r.completed, plan: r.plan, units: r.units, unit: Number(r.unit), cell: r.cell, n: Number(r.n), k: Number(r.k),
+    runId: r.run_id, plan: r.plan, units: r.units, unit: Number(r.unit), cell: r.cell, n: Number(r.n), plainSuccesses: Number(r.plain),
+    metas: metas.get(`${r.run_id}#${Number(r.unit)}#${r.cell}`) ?? [],
   }));
 }
