@@ -24,8 +24,11 @@ import { policySucceeded } from "./policy-outcome.js";
 /** Default interval of the refit job: hourly (and once at start-up). */
 export const DEFAULT_PRIOR_REFIT_MS = 3_600_000;
 
-/** Units (run x unit) a fit reads at most per robot model and environment class: the newest. */
-export const MAX_FIT_UNITS = 2_000;
+/**
+ * Units (run x unit) a fit reads at most per robot model and environment class: the newest. A fit
+ * of 500 takes about half a second of one core (on the event loop, once per refit and group).
+ */
+export const MAX_FIT_UNITS = 500;
 
 /** The key a run's `headline_priors` and the fit group by. */
 export function priorKey(robotModel: string, environmentClass: string): string {

@@ -8,7 +8,8 @@
  * Each qualifying run j (at least 2 cells with episodes) has its own ρ_j, drawn from the prior being
  * fitted, and its own rate μ_j ~ Beta(1/2, 1/2). Its likelihood of ρ, L_j(ρ) = ∫ p(counts_j | μ, ρ)
  * p(μ) dμ, uses the headline's own beta-binomial model (beta-binomial-rate.ts `logLikelihood`) on
- * a grid: μ on `FIT.rateSteps` points uniform in u (μ = sin²(πu/2)), ρ in `FIT.iccBins` bins
+ * a grid: μ on 16 points uniform in u (μ = sin²(πu/2)), refined to 20 points over the peak where it
+ * is narrow (`runLogLikelihoods`), ρ in `FIT.iccBins` bins
  * uniform in logit(ρ) over [`FIT.iccLogitLow`, `FIT.iccLogitHigh`] plus the bins below and above,
  * each weighted by its exact mass under the candidate Beta. (a, b) maximises Σ_j ln Σ_bins L_j · mass,
  * over mean m = a/(a+b) and concentration c = a + b (Nelder-Mead in logit m, ln c, from the default).
@@ -36,7 +37,7 @@ export const ICC_PRIOR_FIT = Object.freeze({
   minCells: 2,
 });
 
-const FIT = Object.freeze({ rateSteps: 48, iccBins: 40, iccLogitLow: -9, iccLogitHigh: 3 });
+const FIT = Object.freeze({ coarseRate: 16, fineRate: 20, narrowDrop: 12, iccBins: 24, iccLogitLow: -9, iccLogitHigh: 3 });
 
 /** The counts of one run on one robot model and environment class: k successes of n episodes per cell. */
 export type RunCells = ReadonlyArray<{ k: number; n: number }>;
@@ -61,22 +62,38 @@ function iccEdges(): number[] {
   return edges;
 }
 
-/** ln L_j(ρ) at each bin's representative ρ (the binomial limit for the lowest), rescaled so the max is 0. */
+/** ln of the midpoint rule for ∫ e^{f(u)} du over [low, high] in `steps` steps (log-sum-exp). */
+function logIntegral(f: (u: number) => number, low: number, high: number, steps: number): { value: number; logs: Float64Array } {
+  const h = (high - low) / steps;
+  const logs = Float64Array.from({ length: steps }, (_, i) => f(low + (i + 0.5) * h));
+  let max = -Infinity;
+  for (const v of logs) if (v > max) max = v;
+  let sum = 0;
+  for (const v of logs) sum += Math.exp(v - max);
+  return { value: max + Math.log(sum * h), logs };
+}
+
+/**
+ * ln L_j(ρ) at each bin's representative ρ (the binomial limit for the lowest), rescaled so the max
+ * is 0. The integral over μ (Jeffreys: uniform in u) is a midpoint rule on `FIT.coarseRate` points;
+ * where the integrand is a narrow peak (its values `FIT.narrowDrop` below the top two coarse steps
+ * either side of it), it is redone on `FIT.fineRate` points over those four steps.
+ */
 function runLogLikelihoods(cells: RunCells, edges: readonly number[]): Float64Array {
   const logLik = logLikelihood(cells);
   const out = new Float64Array(edges.length - 1);
-  const us = Array.from({ length: FIT.rateSteps }, (_, i) => (i + 0.5) / FIT.rateSteps);
-  const mus = us.map(rateOf);
   for (let r = 0; r < out.length; r++) {
     const rho = r === 0 ? 0 : r === out.length - 1 ? (edges[r] + 1) / 2 : logistic(logit(edges[r]) / 2 + logit(edges[r + 1]) / 2);
     const atRho = logLik(rho);
-    // Jeffreys prior on μ is uniform in u: the integral is a mean over the u grid.
-    let max = -Infinity;
-    const values = mus.map((mu) => atRho(mu));
-    for (const v of values) if (v > max) max = v;
-    let sum = 0;
-    for (const v of values) sum += Math.exp(v - max);
-    out[r] = max + Math.log(sum / values.length);
+    const f = (u: number) => atRho(rateOf(u));
+    const coarse = logIntegral(f, 0, 1, FIT.coarseRate);
+    let best = 0;
+    for (let i = 1; i < coarse.logs.length; i++) if (coarse.logs[i] > coarse.logs[best]) best = i;
+    const low = Math.max(0, best - 2);
+    const high = Math.min(FIT.coarseRate - 1, best + 2);
+    const top = coarse.logs[best];
+    const narrow = (low === 0 || coarse.logs[low] < top - FIT.narrowDrop) && (high === FIT.coarseRate - 1 || coarse.logs[high] < top - FIT.narrowDrop);
+    out[r] = narrow ? logIntegral(f, low / FIT.coarseRate, (high + 1) / FIT.coarseRate, FIT.fineRate).value : coarse.value;
   }
   const top = Math.max(...out);
   for (let r = 0; r < out.length; r++) out[r] -= top;
@@ -88,13 +105,13 @@ function binMasses(p: BetaParameters, edges: readonly number[]): Float64Array {
   return Float64Array.from({ length: edges.length - 1 }, (_, r) => Math.max(0, cdf[r + 1] - cdf[r]));
 }
 
-/** Σ_j ln Σ_r L_j(ρ_r) mass_r(a, b). */
+/** Σ_j ln Σ_r L_j(ρ_r) mass_r(a, b), each L_j given relative to its maximum. */
 function marginalLogLikelihood(runs: readonly Float64Array[], p: BetaParameters, edges: readonly number[]): number {
   const mass = binMasses(p, edges);
   let total = 0;
   for (const lik of runs) {
     let sum = 0;
-    for (let r = 0; r < mass.length; r++) sum += mass[r] * Math.exp(lik[r]);
+    for (let r = 0; r < mass.length; r++) sum += mass[r] * lik[r];
     total += Math.log(Math.max(sum, 1e-300));
   }
   return total;
@@ -171,7 +188,8 @@ export function fitIccPrior(runs: readonly RunCells[], options: IccPriorFitOptio
   const used = qualifyingRuns(runs);
   if (used.length < ICC_PRIOR_FIT.minRuns) return fallback;
   const edges = iccEdges();
-  const likelihoods = used.map((cells) => runLogLikelihoods(cells, edges));
+  // Each run's likelihood relative to its maximum, in linear scale once (the optimiser reads it hundreds of times).
+  const likelihoods = used.map((cells) => runLogLikelihoods(cells, edges).map(Math.exp));
   const base = fallback.icc.parameters;
   const start: [number, number] = [logit(base.a / (base.a + base.b)), Math.log(base.a + base.b)];
   // ln c kept within [ln 0.5, ln 2000]: beyond it the likelihood is flat and the optimiser wanders.
