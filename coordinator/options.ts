@@ -9,6 +9,7 @@ import { compileTrustedProxies } from "./api/client-address.js";
 import { compileConnectionOptions, type ConnectionOptions } from "./api/connection-guard.js";
 import { QUOTE_VALIDITY_MS } from "./billing/quotes.js";
 import { DEFAULT_RETENTION_SWEEP_MS } from "./data/retention-sweeper.js";
+import { DEFAULT_PRIOR_REFIT_MS } from "./runs/headline-priors.js";
 import { compileModelLimits, type ModelLimits } from "./models/model-limits.js";
 import { DEFAULT_EXPORTS_QUEUED_PER_ACCOUNT } from "./exports/export-admission.js";
 import type { ObjectStore } from "./storage/object-store.js";
@@ -89,6 +90,8 @@ export interface CoordinatorOptions {
   webhooks: WebhookTimingOptions;
   /** How often expired recordings are purged. Default 1 h. */
   retentionSweepMs: number;
+  /** How often the headline's ICC prior is refitted from the fleet (also once at start). Default 1 h. */
+  priorRefitMs: number;
   /** How long a quote can back a submission. Default 15 min. */
   quoteValidityMs: number;
   /** Run and calibration exports (coordinator/exports/). */
@@ -152,7 +155,7 @@ type RawCoordinatorOptions = Partial<Omit<CoordinatorOptions, "queueWindowsMs" |
 
 const KNOWN = new Set([
   "host", "port", "grpcPort", "dataDir", "databaseUrl", "artifactsUrl", "s3", "apiKey", "publicUrl", "internalUrl", "streamsUrl", "installationsPath",
-  "rateLimits", "queueWindowsMs", "queueCheckIntervalMs", "webhooks", "retentionSweepMs", "quoteValidityMs", "exports", "iceServers",
+  "rateLimits", "queueWindowsMs", "queueCheckIntervalMs", "webhooks", "retentionSweepMs", "priorRefitMs", "quoteValidityMs", "exports", "iceServers",
   "modelMirror", "models", "preflightTimeoutMs", "webhooksAllowLoopback", "connections", "trustedProxies", "connectionCaps", "liveRecheckMs",
 ]);
 
@@ -219,6 +222,7 @@ export function compileCoordinatorOptions(raw: RawCoordinatorOptions = {}): Coor
     queueCheckIntervalMs: positiveMs("queueCheckIntervalMs", raw.queueCheckIntervalMs ?? DEFAULT_QUEUE_CHECK_INTERVAL_MS),
     webhooks,
     retentionSweepMs: positiveMs("retentionSweepMs", raw.retentionSweepMs ?? DEFAULT_RETENTION_SWEEP_MS),
+    priorRefitMs: positiveMs("priorRefitMs", raw.priorRefitMs ?? DEFAULT_PRIOR_REFIT_MS),
     quoteValidityMs: positiveMs("quoteValidityMs", raw.quoteValidityMs ?? QUOTE_VALIDITY_MS),
     host: raw.host ?? "127.0.0.1",
     port,

@@ -19,6 +19,7 @@ import { capConnectionsPerAddress, httpServerOptions } from "./api/connection-gu
 import { ArtifactStore } from "./artifacts/artifact-store.js";
 import { createBudgetGuard, type BudgetGuard } from "./billing/budget-guard.js";
 import { startRetentionSweeper } from "./data/retention-sweeper.js";
+import { startHeadlinePriorRefit } from "./runs/headline-priors.js";
 import { createArchiveWorker, type ArchiveWorker } from "./exports/archive-worker.js";
 import { calibrationExportJobs } from "./exports/calibration-exports.js";
 import { runExportJobs } from "./exports/run-exports.js";
@@ -229,6 +230,8 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Run
   lease?.setGrpcAddress(`${hostForUrl(options.host)}:${cellLink.port}`);
   const stopQueueWindows = startQueueWindowWatch({ halt: { db, lifecycle }, windowsMs: options.queueWindowsMs, intervalMs: options.queueCheckIntervalMs });
   const stopRetentionSweeper = startRetentionSweeper({ db, objects, intervalMs: options.retentionSweepMs });
+  // The ICC prior learns from the fleet's completed runs: refitted at start and every priorRefitMs, off the request path.
+  const stopPriorRefit = startHeadlinePriorRefit({ db, intervalMs: options.priorRefitMs });
   // Resumes whatever the outbox holds from before a stop or crash.
   webhooks.start();
   // Large runs whose creation a crash or stop cut short get the rest of their episodes.
@@ -321,6 +324,7 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Run
       await archives.stop();
       stopQueueWindows();
       await stopRetentionSweeper();
+      await stopPriorRefit();
       await closeHttp(http);
       await webhooks.stop();
       await cellLink.stop();

@@ -11,6 +11,7 @@ import { DOCS_PAGES, docsRouter } from "./docs-page.js";
 import { errorHandler } from "./error-handler.js";
 import { artifactsRouter } from "./routes/artifacts.js";
 import { catalogRouter } from "./routes/catalog.js";
+import { statisticsRouter } from "./routes/statistics.js";
 import { cellsRouter } from "./routes/cells.js";
 import { episodesRouter } from "./routes/episodes.js";
 import { eventsRouter } from "./routes/events.js";
@@ -69,7 +70,7 @@ export function createApiApp(raw: ApiDeps): express.Express {
   v1.use(tasksRouter(deps), kitsRouter(deps), signingKeysRouter(deps));
   v1.use(quoteRouter(deps), budgetsRouter(deps), usageRouter(deps), webhooksRouter(deps), dataRouter(deps), runResultRouter(deps));
   v1.use(reportRouter(deps), suitesRouter(deps), gatesRouter(deps), checkpointsRouter(deps));
-  v1.use(cellsRouter(deps));
+  v1.use(cellsRouter(deps), statisticsRouter(deps));
   v1.use(replayRouter(deps), exportsRouter(deps), streamsRouter(deps), modelsRouter(deps), accountRouter(deps));
   v1.use(openApiRouter(deps));
   // Published leaderboards: public data, no key, rate-limited per client address.

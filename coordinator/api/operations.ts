@@ -13,6 +13,7 @@ import { AbortEpisodeRequest, Cell, CellDetail, EnrollCellRequest, InvalidatePre
 import { listOf } from "./schemas/common.js";
 import { CreateCheckRequest, CreateGateRequest, Gate, GateCheck } from "./schemas/gates.js";
 import { StreamDescriptor } from "./schemas/streams.js";
+import { HeadlinePriorList } from "./schemas/statistics.js";
 import { CreateModelRequest, Model, ModelListQuery } from "./schemas/models.js";
 import { Account, UpdateAccountRequest } from "./schemas/account.js";
 import { Leaderboard, LeaderboardList } from "./schemas/leaderboards.js";
@@ -88,6 +89,10 @@ export const OPERATIONS: readonly Operation[] = [
     responses: [json(200, "suites", listOf(Suite))] },
   { method: "GET", path: "/v1/suites/{suite_id}", operationId: "getSuite", tag: "catalogue", summary: "One suite by <name>@<version> or <name> (newest)",
     responses: [json(200, "the suite", Suite)] },
+  { method: "GET", path: "/v1/statistics/priors", operationId: "listHeadlinePriors", tag: "catalogue",
+    summary: "The headline's current priors per robot model and environment class (fitted from the fleet, or the default)",
+    description: "Any key may read it: fitted priors only, no account's runs. A run records the priors in force when it is submitted; its results keep them.",
+    responses: [json(200, "priors", HeadlinePriorList)] },
 
   // Runs
   { method: "POST", path: "/v1/runs", operationId: "createRun", tag: "runs", summary: "Submit a run",

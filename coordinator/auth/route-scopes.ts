@@ -97,6 +97,8 @@ export const ROUTE_SCOPES: readonly RouteScope[] = [
 export const ANY_KEY_ROUTES: readonly RouteScope[] = [
   { method: "GET", path: "/v1/openapi.json", scopes: SCOPES, anyKey: true },
   { method: "GET", path: "/v1/keys/current", scopes: SCOPES, anyKey: true },
+  // Fitted priors only, no account's data (docs/statistics.md, "The prior learns from the fleet").
+  { method: "GET", path: "/v1/statistics/priors", scopes: SCOPES, anyKey: true },
 ];
 
 /** Routes anyone may call without a key: published leaderboards (docs/api.md, "Leaderboards"). */

@@ -12,6 +12,7 @@
  */
 import { AssayError } from "../errors/assay-error.js";
 import { policyRate } from "../runs/result-summary.js";
+import { headlinePriorOfUnit } from "../runs/headline-priors.js";
 import { contract, fail, q } from "../runs/field-checks.js";
 import { type ValidatedRun, type ValidateRunContext } from "../runs/run-request.js";
 import { episodeSeed, type NewEpisode, type RunRecord } from "../store/runs-repo.js";
@@ -67,7 +68,7 @@ function evalResult(ctx: KindResultContext, run: RunRecord, episodes: readonly E
   const scores = robots.map((robot) => {
     const mine = new Set(unitsOf(robot));
     const done = episodes.filter((e) => e.status === "done" && mine.has(e.unit));
-    return { robot, tasks: mine.size, ...policyRate(done).rate };
+    return { robot, tasks: mine.size, ...policyRate(done, headlinePriorOfUnit(run, run.units[unitsOf(robot)[0]])).rate };
   });
   const population = {
     units: unitsOf(robots[0]),

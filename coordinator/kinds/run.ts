@@ -12,6 +12,7 @@ import { resolveEnvironment, resolveRobot, resolveTask } from "../runs/pin-resol
 import { validatePolicy } from "../runs/policy-checks.js";
 import { computeRunResult } from "../runs/result-summary.js";
 import { interventionModeOf } from "../runs/interventions.js";
+import { headlinePriorOfUnit } from "../runs/headline-priors.js";
 import { CONTROL_RATE_HZ, MAX_EPISODE_DURATION_S, normalizeRunRequest, PERTURBATION_REV } from "../runs/run-request.js";
 import type { RunKind } from "./kind.js";
 import { z } from "zod";
@@ -53,6 +54,8 @@ export const runKind: RunKind = {
 
   result(ctx, run, episodes) {
     const context = unitMeterContext(ctx.pins, run.units[0], run.priority, `run ${run.id}`);
-    return { ...computeRunResult(run.id, episodes, context, ctx.baseUrl, { requestedCi: requestedConfidence(run.request), interventions: interventionModeOf(run.request) }) };
+    return { ...computeRunResult(run.id, episodes, context, ctx.baseUrl, {
+      requestedCi: requestedConfidence(run.request), interventions: interventionModeOf(run.request), headlinePrior: headlinePriorOfUnit(run, run.units[0]),
+    }) };
   },
 };

@@ -15,6 +15,7 @@ import type { FirmwarePins } from "../../firmware-pins/pins.js";
 import { sumMeters, unitMeterContext as meterContextOfUnit, type MeterContext } from "../runs/meters.js";
 import { requestedConfidence } from "../runs/episodes-spec.js";
 import { interventionModeOf } from "../runs/interventions.js";
+import { headlinePriorOfUnit } from "../runs/headline-priors.js";
 import { computeRunResult, type RunResult } from "../runs/result-summary.js";
 import type { RunRecord } from "../store/runs-repo.js";
 import type { KindResultContext } from "./kind.js";
@@ -49,15 +50,16 @@ export interface PopulationView {
   description: string;
 }
 
-type ResultRun = Pick<RunRecord, "id" | "units" | "priority" | "request">;
+type ResultRun = Pick<RunRecord, "id" | "units" | "priority" | "request" | "headlinePriors">;
 
 /** Rates of a unit's episodes (coordinator/runs/meters.ts, the one metering path). */
 export function unitMeterContext(pins: FirmwarePins, unit: RunUnit, priority: string): MeterContext {
   return meterContextOfUnit(pins, unit, priority, `unit ${unit.key}`);
 }
 
-function resultOptions(run: ResultRun) {
-  return { requestedCi: requestedConfidence(run.request), interventions: interventionModeOf(run.request) };
+/** The unit's headline prior is the one fixed when the run was submitted (coordinator/runs/headline-priors.ts). */
+function resultOptions(run: ResultRun, unit: RunUnit | undefined) {
+  return { requestedCi: requestedConfidence(run.request), interventions: interventionModeOf(run.request), headlinePrior: headlinePriorOfUnit(run, unit) };
 }
 
 /** Results of every unit, in `runs.units` order. */
@@ -70,7 +72,7 @@ export function unitResults(ctx: Pick<KindResultContext, "pins" | "baseUrl">, ru
     policy: unit.policy,
     ...(unit.policy_name !== undefined ? { policy_name: unit.policy_name } : {}),
     ...(unit.role !== undefined ? { role: unit.role } : {}),
-    result: computeRunResult(run.id, episodes.filter((e) => e.unit === index), unitMeterContext(ctx.pins, unit, run.priority), ctx.baseUrl, resultOptions(run)),
+    result: computeRunResult(run.id, episodes.filter((e) => e.unit === index), unitMeterContext(ctx.pins, unit, run.priority), ctx.baseUrl, resultOptions(run, unit)),
   }));
 }
 
@@ -84,7 +86,7 @@ export function headlineResult(
   const members = new Set(population.units);
   const counted = episodes.filter((e) => members.has(e.unit) && (population.include?.(e) ?? true));
   const first = run.units[population.units[0] ?? 0];
-  const headline = computeRunResult(run.id, counted, unitMeterContext(ctx.pins, first, run.priority), ctx.baseUrl, resultOptions(run));
+  const headline = computeRunResult(run.id, counted, unitMeterContext(ctx.pins, first, run.priority), ctx.baseUrl, resultOptions(run, first));
   // The run's meters are the sum of its units' billing lines (the rounding rule in meters.ts).
   const total = sumMeters(units.map((u) => ({ robotHours: u.result.robot_hours, environmentHours: u.result.environment_hours, costUsd: u.result.cost_usd })));
   headline.robot_hours = total.robotHours;

@@ -19,6 +19,7 @@
 import { GROUND_TRUTH_SCHEMA, GROUND_TRUTH_SOURCE_CHANNELS } from "../artifacts/ground-truth.js";
 import { agreement } from "../stats/agreement.js";
 import { policyRate } from "../runs/result-summary.js";
+import { headlinePriorOfUnit } from "../runs/headline-priors.js";
 import { contract, isPlainObject, q } from "../runs/field-checks.js";
 import { type ValidatedRun, type ValidateRunContext } from "../runs/run-request.js";
 import { episodeSeed, type NewEpisode, type RunRecord } from "../store/runs-repo.js";
@@ -105,8 +106,8 @@ function verifyResult(ctx: KindResultContext, run: RunRecord, episodes: readonly
     scenarios,
     agreement: pairs.length ? agreement(pairs, 0.95) : null,
     audit: {
-      ...policyRate(audits.filter((e) => e.unit === 0)).rate,
-      by_robot: units.map((u, index) => ({ robot: u.robot, ...policyRate(audits.filter((e) => e.unit === index)).rate })),
+      ...policyRate(audits.filter((e) => e.unit === 0), headlinePriorOfUnit(run, run.units[0])).rate,
+      by_robot: units.map((u, index) => ({ robot: u.robot, ...policyRate(audits.filter((e) => e.unit === index), headlinePriorOfUnit(run, run.units[index])).rate })),
     },
     ...(settings.return_ground_truth
       ? {

@@ -18,6 +18,7 @@ import type { Db } from "../store/database.js";
 import type { RunUnit } from "../kinds/units.js";
 import type { RunBackfill } from "./run-backfill.js";
 import { findRunByIdempotencyKey, getRun, insertRun, runRecordOf, unitOfPlan, type NewEpisode, type RunPlan, type RunRecord } from "../store/runs-repo.js";
+import { headlinePriorsAtSubmission } from "./headline-priors.js";
 import { isPlainObject } from "./field-checks.js";
 import { normalizeRunRequest, type ValidatedRun } from "./run-request.js";
 import { checkPolicyModels, preparationContextOf, preparePolicies } from "./policy-preparation.js";
@@ -134,6 +135,8 @@ export async function submitRun(ctx: SubmissionContext, accountId: string, body:
       units: validated.units,
       episodes: shape?.episodes ?? validated.episodes,
       kindState: validated.kindState,
+      // Fixed now, so that every Result of the run uses the priors it was submitted under.
+      headlinePriors: headlinePriorsAtSubmission(ctx.db, unitsOf(validated)),
     });
     options.withinInsert?.(id, created);
   })();

@@ -183,9 +183,11 @@ function risingLogSum(counts: readonly number[]): (x: number) => number {
 
 /**
  * ln p(data | μ, ρ) up to a constant, for the cells' counts, as `(ρ) => (μ) => ...` so that what
- * depends on ρ alone is computed once per ρ.
+ * depends on ρ alone is computed once per ρ (ρ = 0 is the binomial limit). The constant depends on
+ * the counts only, so likelihoods of one run at different (μ, ρ) compare; the fleet's ICC fit
+ * (icc-prior-fit.ts) uses it so that both compute the same model.
  */
-function logLikelihood(cells: ReadonlyArray<{ k: number; n: number }>): (rho: number) => (mu: number) => number {
+export function logLikelihood(cells: ReadonlyArray<{ k: number; n: number }>): (rho: number) => (mu: number) => number {
   const successes = risingLogSum(cells.map((c) => c.k));
   const failures = risingLogSum(cells.map((c) => c.n - c.k));
   const totals = risingLogSum(cells.map((c) => c.n));
@@ -199,7 +201,8 @@ function logLikelihood(cells: ReadonlyArray<{ k: number; n: number }>): (rho: nu
   };
 }
 
-const rateOf = (u: number) => Math.sin((Math.PI * u) / 2) ** 2;
+/** μ at grid coordinate u (μ = sin²(πu/2), under which the Jeffreys prior of μ is uniform in u). */
+export const rateOf = (u: number) => Math.sin((Math.PI * u) / 2) ** 2;
 
 /** ln of the prior density of u, where μ = sin²(πu/2); constant for Beta(1/2, 1/2). */
 function logRatePrior(prior: BetaParameters): (u: number) => number {

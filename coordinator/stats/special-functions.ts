@@ -80,10 +80,11 @@ export function logIncompleteBetaPair(x: number, a: number, b: number): { logLow
   if (x >= 1) return { logLower: 0, logUpper: -Infinity };
   const logFront = a * Math.log(x) + b * Math.log1p(-x) - logBeta(a, b);
   if (x < (a + 1) / (a + b + 2)) {
-    const logLower = logFront + Math.log(betaContinuedFraction(x, a, b)) - Math.log(a);
+    // Rounding can put a probability of 1 a hair above it (ln > 0 by ~1e-12) where a is tiny: clamp.
+    const logLower = Math.min(0, logFront + Math.log(betaContinuedFraction(x, a, b)) - Math.log(a));
     return { logLower, logUpper: log1mExp(logLower) };
   }
-  const logUpper = logFront + Math.log(betaContinuedFraction(1 - x, b, a)) - Math.log(b);
+  const logUpper = Math.min(0, logFront + Math.log(betaContinuedFraction(1 - x, b, a)) - Math.log(b));
   return { logLower: log1mExp(logUpper), logUpper };
 }
 

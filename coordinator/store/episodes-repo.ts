@@ -68,7 +68,7 @@ export interface EpisodeRecord {
 const parsed = <T>(text: string | null): T | null => (text === null ? null : (JSON.parse(text) as T));
 
 /** What a cell sent as JSON (replay spec, /meta, evaluation): an object, or null when absent or unreadable. */
-function fromCell(text: string | null): Record<string, unknown> | null {
+export function fromCell(text: string | null): Record<string, unknown> | null {
   if (!text) return null;
   try {
     const value = JSON.parse(text) as unknown;

@@ -371,4 +371,22 @@ export const MIGRATIONS: readonly Migration[] = [
   `
   ALTER TABLE episodes ADD COLUMN operator_reset_s REAL;
   `,
+  // The ICC prior learns from the fleet (docs/statistics.md, "The prior learns from the fleet"): one
+  // row per fit that changed the prior of a robot model and environment class; the current one has
+  // superseded NULL. Only the fitted prior is stored, never the runs it came from. A run records the
+  // priors it was submitted under (JSON: "<model>/<environment class>" -> prior), so its result never
+  // changes after it is issued.
+  `
+  CREATE TABLE headline_priors (
+    robot_model TEXT NOT NULL,
+    environment_class TEXT NOT NULL,
+    family TEXT NOT NULL,           -- beta: the ICC prior's family
+    parameters TEXT NOT NULL,       -- JSON {a, b}
+    fitted_on_runs INTEGER NOT NULL,
+    fitted_at TEXT NOT NULL,
+    superseded TEXT                 -- when a later fit replaced it; NULL while current
+  );
+  CREATE INDEX headline_priors_current ON headline_priors(robot_model, environment_class, superseded);
+  ALTER TABLE runs ADD COLUMN headline_priors TEXT;
+  `,
 ];

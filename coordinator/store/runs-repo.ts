@@ -6,6 +6,7 @@
  */
 import * as crypto from "node:crypto";
 import type { ErrorCode } from "../errors/codes.js";
+import type { HeadlinePrior } from "../stats/beta-binomial-rate.js";
 import type { RunUnit } from "../kinds/units.js";
 import type { RunKindName } from "../runs/run-kinds.js";
 import { transitionRun, type RunStatus } from "../runs/run-state.js";
@@ -35,7 +36,12 @@ export interface RunRow {
   units: string | null;
   /** JSON: what a kind decided while running (sequential decisions, threshold phases); null when nothing. */
   kind_state: string | null;
+  /** JSON RunHeadlinePriors: the priors the run was submitted under; null for runs from before them (the default). */
+  headline_priors?: string | null;
 }
+
+/** The headline priors a run was submitted under, by `<robot model>/<environment class>` of its units. */
+export type RunHeadlinePriors = Record<string, HeadlinePrior>;
 
 /** What the scheduler and the cells need to run the episodes (stored as runs.plan). */
 export interface RunPlan {
@@ -80,6 +86,8 @@ export interface NewRun {
   /** Episodes of a multi-unit kind, in index order; when given, `episodesTotal` must equal its length. */
   episodes?: NewEpisode[];
   kindState?: object | null;
+  /** The headline priors in force at submission, for each of its units' robot model and environment class. */
+  headlinePriors?: RunHeadlinePriors | null;
 }
 
 /**
@@ -109,8 +117,8 @@ export function episodeId(runId: string, idx: number): string {
  */
 export function insertRun(db: Db, row: NewRun): boolean {
   const insertRunRow = db.prepare(
-    `INSERT INTO runs (id, account_id, kind, status, created, request, resolved_pins, plan, idempotency_key, priority, episodes_total, units, kind_state)
-     VALUES (@id, @account_id, @kind, 'queued', @created, @request, @resolved_pins, @plan, @idempotency_key, @priority, @episodes_total, @units, @kind_state)`,
+    `INSERT INTO runs (id, account_id, kind, status, created, request, resolved_pins, plan, idempotency_key, priority, episodes_total, units, kind_state, headline_priors)
+     VALUES (@id, @account_id, @kind, 'queued', @created, @request, @resolved_pins, @plan, @idempotency_key, @priority, @episodes_total, @units, @kind_state, @headline_priors)`,
   );
   const insertEpisode = db.prepare(
     `INSERT INTO episodes (id, run_id, idx, status, attempt, seed) VALUES (?, ?, ?, 'pending', 0, ?)`,
@@ -130,6 +138,7 @@ export function insertRun(db: Db, row: NewRun): boolean {
       episodes_total: row.episodes ? row.episodes.length : row.episodesTotal,
       units: row.units ? JSON.stringify(row.units) : null,
       kind_state: row.kindState ? JSON.stringify(row.kindState) : null,
+      headline_priors: row.headlinePriors ? JSON.stringify(row.headlinePriors) : null,
     });
     const total = row.episodes ? row.episodes.length : row.episodesTotal;
     const first = Math.min(total, EPISODES_PER_TRANSACTION);
@@ -264,6 +273,8 @@ export interface RunRecord {
   /** Kind `run` (stored without units) gets its one unit from its plan and pins; its episodes are unit 0. */
   units: RunUnit[];
   kindState: Record<string, unknown> | null;
+  /** The headline priors fixed at submission (absent or empty for runs from before them: those use the default). */
+  headlinePriors?: RunHeadlinePriors;
 }
 
 /** The one unit of a kind `run` run: its plan's robot and scene, its task pin and policy. */
@@ -303,6 +314,7 @@ export function runRecordOf(row: RunRow): RunRecord {
     episodesTotal: row.episodes_total,
     units: row.units ? (JSON.parse(row.units) as RunUnit[]) : [unitOfPlan(plan, resolvedPins, request)],
     kindState: row.kind_state === null ? null : (JSON.parse(row.kind_state) as Record<string, unknown>),
+    headlinePriors: row.headline_priors ? (JSON.parse(row.headline_priors) as RunHeadlinePriors) : {},
   };
 }
 

@@ -9,6 +9,7 @@ import type { CatalogEnvironment } from "../catalog/environments.js";
 import { AssayError } from "../errors/assay-error.js";
 import type { Db } from "../store/database.js";
 import { insertRun } from "../store/runs-repo.js";
+import { headlinePriorsAtSubmission } from "../runs/headline-priors.js";
 import {
   findReadableTaskById, findVisibleFrozenRevision, freezeTaskRow, getTask, insertTask, maxFrozenVersion,
   setTaskPilot, updateTaskSpec, type TaskRecord,
@@ -111,7 +112,8 @@ export async function pilotTask(row: TaskRecord, body: unknown, ctx: TaskContext
   // A new pilot replaces run, robot and episodes; the amendment history carries over.
   const pilot: TaskPilot = { run_id: deps.runId, robot: planned.robotPin, episodes: planned.episodes, amendments: earlier?.amendments ?? [] };
   ctx.db.transaction(() => {
-    insertRun(ctx.db, planned.run);
+    const units = planned.run.units ?? [{ model: planned.run.plan.model, environment: planned.run.plan.environment }];
+    insertRun(ctx.db, { ...planned.run, headlinePriors: headlinePriorsAtSubmission(ctx.db, units) });
     setTaskPilot(ctx.db, row.id, JSON.stringify(pilot));
   })();
   return pilot;

@@ -259,6 +259,8 @@ describe("OpenAPI document (integration)", function () {
     await call("POST", "/v1/cells/openapi-cell/abort", { key: operator, json: { note: "test" }, status: 422 });
     await call("POST", "/v1/cells/openapi-cell/invalidate-previous", { key: operator, json: { reason: "scene_wrong" }, status: 422 });
     await call("DELETE", "/v1/cells/openapi-cell", { key: operator, status: 200 });
+    // Statistics
+    await call("GET", "/v1/statistics/priors", { status: 200 });
 
     const called = new Set(seen.map((r) => `${r.method} ${conformance.templateOf(r.method, r.path)}`));
     const missed = OPERATIONS.filter((op) => !called.has(`${op.method} ${op.path}`)).map((op) => `${op.method} ${op.path}`);
