@@ -13,7 +13,7 @@
 import type { EnvironmentClass } from "../catalog/environments.js";
 import type { RunUnit } from "../kinds/units.js";
 import { DEFAULT_HEADLINE_PRIOR, type HeadlinePrior } from "../stats/beta-binomial-rate.js";
-import { fitIccPrior, type RunCells } from "../stats/icc-prior-fit.js";
+import { fitIccPriorInSlices, type RunCells } from "../stats/icc-prior-fit.js";
 import type { Db } from "../store/database.js";
 import { listCurrentHeadlinePriors, listFleetCellCounts, replaceHeadlinePrior, type StoredHeadlinePrior } from "../store/headline-priors-repo.js";
 import type { RunHeadlinePriors, RunPlan, RunRecord } from "../store/runs-repo.js";
@@ -103,14 +103,13 @@ export function fleetSamples(db: Db): Map<string, { robotModel: string; environm
 /**
  * Fits every robot model and environment class the fleet has completed runs of, and stores each fit
  * that has enough runs and differs from the current one. Returns the keys whose prior changed.
- * Yields to the event loop between groups, so other requests are served meanwhile.
+ * The fit gives the event loop a turn every few ms (fitIccPriorInSlices), so other requests are served meanwhile.
  */
 export async function refitHeadlinePriors(db: Db, now: Date): Promise<string[]> {
   const changed: string[] = [];
   const fittedAt = now.toISOString();
   for (const [key, group] of fleetSamples(db)) {
-    await new Promise((resolve) => setImmediate(resolve));
-    const prior = fitIccPrior(group.runs, { fittedAt });
+    const prior = await fitIccPriorInSlices(group.runs, { fittedAt });
     if (prior.source !== "fleet" || prior.fitted_on_runs === null) continue;
     const stored = replaceHeadlinePrior(db, {
       robotModel: group.robotModel, environmentClass: group.environmentClass, family: prior.icc.family,

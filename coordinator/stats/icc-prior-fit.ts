@@ -123,31 +123,66 @@ const fromMeanConcentration = (x: number, y: number): BetaParameters => {
   return { a: m * c, b: (1 - m) * c };
 };
 
-/** Minimises f over the plane by Nelder-Mead from `start` with steps `scale`; deterministic. */
-function nelderMead(f: (x: number, y: number) => number, start: [number, number], scale: number, iterations: number): [number, number] {
-  let simplex: Array<{ p: [number, number]; v: number }> = [start, [start[0] + scale, start[1]], [start[0], start[1] + scale]]
-    .map((p) => ({ p: p as [number, number], v: f(p[0], p[1]) }));
-  const at = (p: [number, number]) => ({ p, v: f(p[0], p[1]) });
+/**
+ * Minimises f over the plane by Nelder-Mead from `start` with steps `scale`; deterministic. A generator that
+ * yields after each evaluation of f, so a caller may give the event loop a turn between them ({@link drain},
+ * {@link drainInSlices}).
+ */
+function* nelderMead(f: (x: number, y: number) => number, start: [number, number], scale: number, iterations: number): Generator<void, [number, number], void> {
+  const evaluations: Array<{ p: [number, number]; v: number }> = [];
+  function* at(p: [number, number]): Generator<void, { p: [number, number]; v: number }, void> {
+    const point = { p, v: f(p[0], p[1]) };
+    yield;
+    return point;
+  }
+  for (const p of [start, [start[0] + scale, start[1]], [start[0], start[1] + scale]] as Array<[number, number]>) evaluations.push(yield* at(p));
+  let simplex = evaluations;
   for (let i = 0; i < iterations; i++) {
     simplex.sort((u, w) => u.v - w.v);
     const [best, mid, worst] = simplex;
     if (Math.abs(worst.v - best.v) < 1e-9 && Math.hypot(worst.p[0] - best.p[0], worst.p[1] - best.p[1]) < 1e-6) break;
     const centre: [number, number] = [(best.p[0] + mid.p[0]) / 2, (best.p[1] + mid.p[1]) / 2];
     const towards = (t: number): [number, number] => [centre[0] + t * (worst.p[0] - centre[0]), centre[1] + t * (worst.p[1] - centre[1])];
-    const reflected = at(towards(-1));
+    const reflected = yield* at(towards(-1));
     if (reflected.v < best.v) {
-      const expanded = at(towards(-2));
+      const expanded = yield* at(towards(-2));
       simplex = [best, mid, expanded.v < reflected.v ? expanded : reflected];
     } else if (reflected.v < mid.v) {
       simplex = [best, mid, reflected];
     } else {
-      const contracted = at(towards(reflected.v < worst.v ? -0.5 : 0.5));
+      const contracted = yield* at(towards(reflected.v < worst.v ? -0.5 : 0.5));
       if (contracted.v < Math.min(worst.v, reflected.v)) simplex = [best, mid, contracted];
-      else simplex = [best, ...[mid, worst].map((s) => at([(best.p[0] + s.p[0]) / 2, (best.p[1] + s.p[1]) / 2]))];
+      else {
+        const halfway = (q: { p: [number, number] }): [number, number] => [(best.p[0] + q.p[0]) / 2, (best.p[1] + q.p[1]) / 2];
+        const shrunkMid = yield* at(halfway(mid));
+        const shrunkWorst = yield* at(halfway(worst));
+        simplex = [best, shrunkMid, shrunkWorst];
+      }
     }
   }
   simplex.sort((u, w) => u.v - w.v);
   return simplex[0].p;
+}
+
+/** Runs a stepwise computation to its end at once. */
+function drain<T>(steps: Generator<void, T, void>): T {
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
+}
+
+/** Runs a stepwise computation, giving the event loop a turn whenever a slice has used `sliceMs`. */
+async function drainInSlices<T>(steps: Generator<void, T, void>, sliceMs: number): Promise<T> {
+  let sliceStart = performance.now();
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+    if (performance.now() - sliceStart >= sliceMs) {
+      await new Promise((resolve) => setImmediate(resolve));
+      sliceStart = performance.now();
+    }
+  }
 }
 
 /** Lowers the concentration (mean kept) until the 95th percentile is at least `floorUpper95`. */
@@ -181,21 +216,44 @@ export function qualifyingRuns(runs: readonly RunCells[]): RunCells[] {
  * stays the fallback's. See the module comment for the method, shrinkage and floor.
  */
 export function fitIccPrior(runs: readonly RunCells[], options: IccPriorFitOptions): HeadlinePrior {
-  const fallback = options.fallback ?? DEFAULT_HEADLINE_PRIOR;
+  return drain(fitSteps(runs, options));
+}
+
+/**
+ * {@link fitIccPrior}, the same numbers, computed in slices of at most about `sliceMs` of CPU with the event loop
+ * given a turn between them: a refit over hundreds of runs takes hundreds of ms (each run's likelihood about 1 ms,
+ * the optimiser tens of ms), and must not hold the loop that answers the API and the fleet.
+ */
+export function fitIccPriorInSlices(runs: readonly RunCells[], options: IccPriorFitOptions, sliceMs = 4): Promise<HeadlinePrior> {
+  return drainInSlices(fitSteps(runs, options), sliceMs);
+}
+
+/** The fit as steps: one per run's likelihood, one per evaluation of the optimiser's objective. */
+function* fitSteps(runs: readonly RunCells[], options: IccPriorFitOptions): Generator<void, HeadlinePrior, void> {
   runs.forEach((cells, j) => cells.forEach(({ k, n }, i) => {
     if (!Number.isInteger(n) || n < 0 || !Number.isInteger(k) || k < 0 || k > n) throw new RangeError(`run ${j}, cell ${i}: need integers 0 <= k <= n; got k=${k}, n=${n}`);
   }));
   const used = qualifyingRuns(runs);
-  if (used.length < ICC_PRIOR_FIT.minRuns) return fallback;
+  if (used.length < ICC_PRIOR_FIT.minRuns) return options.fallback ?? DEFAULT_HEADLINE_PRIOR;
   const edges = iccEdges();
   // Each run's likelihood relative to its maximum, in linear scale once (the optimiser reads it hundreds of times).
-  const likelihoods = used.map((cells) => runLogLikelihoods(cells, edges).map(Math.exp));
+  const likelihoods: Float64Array[] = [];
+  for (const cells of used) {
+    likelihoods.push(runLogLikelihoods(cells, edges).map(Math.exp));
+    yield;
+  }
+  return yield* fitFromLikelihoods(likelihoods, edges, options);
+}
+
+/** The optimisation, shrinkage and floor over the runs' likelihoods (each relative to its maximum, linear scale). */
+function* fitFromLikelihoods(likelihoods: readonly Float64Array[], edges: readonly number[], options: IccPriorFitOptions): Generator<void, HeadlinePrior, void> {
+  const fallback = options.fallback ?? DEFAULT_HEADLINE_PRIOR;
   const base = fallback.icc.parameters;
   const start: [number, number] = [logit(base.a / (base.a + base.b)), Math.log(base.a + base.b)];
   // ln c kept within [ln 0.5, ln 2000]: beyond it the likelihood is flat and the optimiser wanders.
   const objective = (x: number, y: number) => -marginalLogLikelihood(likelihoods, fromMeanConcentration(x, Math.min(Math.log(2000), Math.max(Math.log(0.5), y))), edges);
-  const [x, y] = nelderMead(objective, start, 0.5, 200);
-  const weight = used.length / (used.length + ICC_PRIOR_FIT.shrinkRuns);
+  const [x, y] = yield* nelderMead(objective, start, 0.5, 200);
+  const weight = likelihoods.length / (likelihoods.length + ICC_PRIOR_FIT.shrinkRuns);
   const clampedY = Math.min(Math.log(2000), Math.max(Math.log(0.5), y));
   // The mean shrinks on its own scale (a fit at the boundary, mean → 0, moves it only by the weight).
   const mean = weight * logistic(x) + (1 - weight) * logistic(start[0]);
@@ -205,7 +263,7 @@ export function fitIccPrior(runs: readonly RunCells[], options: IccPriorFitOptio
     rate: fallback.rate,
     icc: { family: "beta", parameters: { a: round(parameters.a), b: round(parameters.b) } },
     source: "fleet",
-    fitted_on_runs: used.length,
+    fitted_on_runs: likelihoods.length,
     fitted_at: options.fittedAt,
   };
 }

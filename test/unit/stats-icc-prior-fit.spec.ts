@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { DEFAULT_HEADLINE_PRIOR } from "../../coordinator/stats/beta-binomial-rate.js";
-import { fitIccPrior, ICC_PRIOR_FIT, type RunCells } from "../../coordinator/stats/icc-prior-fit.js";
+import { fitIccPrior, fitIccPriorInSlices, ICC_PRIOR_FIT, type RunCells } from "../../coordinator/stats/icc-prior-fit.js";
 import { betaQuantile } from "../../coordinator/stats/special-functions.js";
 import { binomialSample, cellRateSample, gammaSample, mulberry32 } from "../../coordinator/stats/simulation.js";
 
@@ -62,6 +62,23 @@ describe("stats: the ICC prior fitted from the fleet (icc-prior-fit.ts)", () => 
     const prior = fitIccPrior(simulatedRuns(ICC_PRIOR_FIT.minRuns, 4, 30, 0, 9), { fittedAt });
     const { a, b } = prior.icc.parameters;
     assert.ok(meanOf({ a, b }) > 0.02 && meanOf({ a, b }) < 0.1, `mean ${meanOf({ a, b })}: halfway at most from the default's 0.10`);
+  });
+
+  it("in slices gives the same prior, and the event loop a turn while it fits", async () => {
+    const runs = simulatedRuns(60, 4, 20, { a: 2, b: 18 }, 11);
+    let turns = 0;
+    let fitting = true;
+    const tick = () => {
+      if (!fitting) return;
+      turns++;
+      setImmediate(tick);
+    };
+    setImmediate(tick);
+    const sliced = await fitIccPriorInSlices(runs, { fittedAt: "2026-11-27T00:00:00.000Z" }, 0);
+    fitting = false;
+    assert.deepEqual(sliced, fitIccPrior(runs, { fittedAt: "2026-11-27T00:00:00.000Z" }));
+    // With slices of 0 ms every run's likelihood and every evaluation of the optimiser gives the loop a turn.
+    assert.ok(turns >= 60, `the loop had ${turns} turns during the fit`);
   });
 
   it("is deterministic and rejects impossible counts, quoting them", () => {
