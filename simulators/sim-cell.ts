@@ -9,6 +9,8 @@
  *   POST /estop/release  releases the button (the agent stays estopped until reset)
  *   POST /reset          the technician's reset: releases the button and resets the agent's e-stop
  *   GET  /estop, /state  {pressed, state}: the button and the agent's work state
+ *   POST /instruments/<kind>/off|on  a simulated instrument fault (mocap, gripper_state, ft_wrist):
+ *                        off, every read fails as a dead device's does; on, it answers again
  * Started by the launcher, the process stops when the launcher's IPC channel closes, so a launcher
  * that dies hard does not leave orphaned cells behind.
  */
@@ -20,6 +22,7 @@ import { startCellAgent, type CellAgent } from "../cell-agent/agent.js";
 import { compileAgentConfig } from "../cell-agent/config.js";
 import { createSimulatedCell } from "./sim-cell-hardware.js";
 import type { SimEstopInput } from "./devices/sim-estop-input.js";
+import { SWITCHABLE_INSTRUMENTS, type InstrumentSwitches, type SwitchableInstrument } from "./devices/instrument-switch.js";
 import { parseSimEngine, type SimEngine } from "./physics/engine.js";
 
 export interface SimulationSection {
@@ -31,10 +34,12 @@ export interface SimulationSection {
   engine?: string;
   /** Burn each camera frame's capture time into the picture (simulators/render/timecode.ts); default false. */
   timecode?: boolean;
+  /** Instrument kinds this cell lacks although its environment lists them, e.g. ["mocap"]; default none. */
+  without?: string[];
 }
 
 /** Splits a sim-cell config file into the agent's part and the simulation section. */
-export function splitSimConfig(raw: unknown): { agent: Record<string, unknown>; simulation: { firmware: string; seed: number; speed: number; engine: SimEngine; timecode: boolean } } {
+export function splitSimConfig(raw: unknown): { agent: Record<string, unknown>; simulation: { firmware: string; seed: number; speed: number; engine: SimEngine; timecode: boolean; without: string[] } } {
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) throw new Error(`sim-cell config must be a JSON object; got ${JSON.stringify(raw)}`);
   const { simulation, ...agent } = raw as Record<string, unknown>;
   const sim = (simulation ?? {}) as Partial<SimulationSection>;
@@ -46,14 +51,16 @@ export function splitSimConfig(raw: unknown): { agent: Record<string, unknown>; 
   const engine = parseSimEngine(sim.engine);
   const timecode = sim.timecode ?? false;
   if (typeof timecode !== "boolean") throw new Error(`sim-cell config "simulation.timecode" must be true or false; got ${JSON.stringify(sim.timecode)}`);
-  return { agent, simulation: { firmware: sim.firmware, seed, speed, engine, timecode } };
+  const without = sim.without ?? [];
+  if (!Array.isArray(without) || !without.every((k) => typeof k === "string")) throw new Error(`sim-cell config "simulation.without" must be an array of instrument kinds; got ${JSON.stringify(sim.without)}`);
+  return { agent, simulation: { firmware: sim.firmware, seed, speed, engine, timecode, without } };
 }
 
 /**
  * The control channel; resolves with its port once listening. `agent` is the running agent, or
  * undefined while it starts (then /reset answers 503 and /state reports "starting").
  */
-export function startControlServer(estop: SimEstopInput, agent: () => CellAgent | undefined = () => undefined): Promise<{ server: Server; port: number }> {
+export function startControlServer(estop: SimEstopInput, agent: () => CellAgent | undefined = () => undefined, switches?: InstrumentSwitches): Promise<{ server: Server; port: number }> {
   const server = createServer((request, response) => {
     const reply = (status: number, body: object) => response.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body));
     const route = `${request.method} ${request.url}`;
@@ -63,6 +70,15 @@ export function startControlServer(estop: SimEstopInput, agent: () => CellAgent 
       if (!registry) return reply(503, { error: "the cell agent is still starting; try again in a moment" });
       void registry.metrics().then((text) => response.writeHead(200, { "content-type": registry.contentType }).end(text));
       return;
+    }
+    const fault = /^POST \/instruments\/([a-z_]+)\/(on|off)$/.exec(route);
+    if (fault) {
+      const kind = fault[1] as SwitchableInstrument;
+      if (!switches || !(SWITCHABLE_INSTRUMENTS as readonly string[]).includes(kind)) {
+        return reply(404, { error: `no switchable instrument "${kind}"; kinds: ${SWITCHABLE_INSTRUMENTS.join(", ")}` });
+      }
+      switches.set(kind, fault[2] === "on");
+      return reply(200, { instrument: kind, on: switches.isOn(kind), state: agent()?.state() ?? "starting" });
     }
     if (route === "POST /estop") estop.press();
     else if (route === "POST /estop/release") estop.release();
@@ -76,7 +92,7 @@ export function startControlServer(estop: SimEstopInput, agent: () => CellAgent 
         return reply(409, { error: (error as Error).message, pressed: estop.isPressed(), state: running.state() });
       }
     } else if (route !== "GET /estop" && route !== "GET /state") {
-      return reply(404, { error: `no route ${route}; try POST /estop, POST /estop/release, POST /reset, GET /state, GET /metrics` });
+      return reply(404, { error: `no route ${route}; try POST /estop, POST /estop/release, POST /reset, POST /instruments/<kind>/off|on, GET /state, GET /metrics` });
     }
     reply(200, { pressed: estop.isPressed(), state: agent()?.state() ?? "starting" });
   });
@@ -97,11 +113,11 @@ async function main(argv: string[]): Promise<void> {
   const config = compileAgentConfig(agent);
   const hardware = await createSimulatedCell({
     model: config.robotModel, firmware: simulation.firmware, environment: config.environment, seed: simulation.seed, speed: simulation.speed, engine: simulation.engine,
-    timecode: simulation.timecode,
+    timecode: simulation.timecode, without: simulation.without,
   });
   mkdirSync(config.dataDir, { recursive: true });
   let running: CellAgent | undefined;
-  const control = await startControlServer(hardware.estop, () => running);
+  const control = await startControlServer(hardware.estop, () => running, hardware.switches);
   writeFileSync(join(config.dataDir, "control.json"), JSON.stringify({ port: control.port, pid: process.pid }));
   process.send?.({ type: "control", port: control.port });
   running = await startCellAgent(config, hardware);

@@ -25,6 +25,8 @@ export interface SimFleetCell {
   model: string;
   firmware: string;
   environment: string;
+  /** Instrument kinds this cell lacks although its environment lists them (a lab without mocap: ["mocap"]). */
+  without?: string[];
 }
 
 export interface SimFleetOptions {
@@ -81,6 +83,8 @@ export interface SimFleet {
   estop(cell: string): Promise<void>;
   /** The technician's reset: releases the button and resets the agent's e-stop latch. */
   reset(cell: string): Promise<void>;
+  /** A simulated instrument fault: `on: false` makes every read of `kind` fail until switched on again. */
+  instrument(cell: string, kind: string, on: boolean): Promise<void>;
   /** Running cells' process ids. */
   pids(): Record<string, number>;
   status(): SimCellStatus[];
@@ -130,7 +134,7 @@ export async function launchSimFleet(options: SimFleetOptions): Promise<SimFleet
     const config = {
       cellId, coordinatorAddresses: links.map((link) => link.address), cellToken: token, robotModel: cell.model,
       environment: cell.environment, dataDir: join(cellDir, "agent"),
-      simulation: { firmware: cell.firmware, seed: options.seed * 1000 + cell.index, speed: Number.isFinite(options.speed) ? options.speed : "max", engine: options.engine, ...(options.timecode ? { timecode: true } : {}) },
+      simulation: { firmware: cell.firmware, seed: options.seed * 1000 + cell.index, speed: Number.isFinite(options.speed) ? options.speed : "max", engine: options.engine, ...(options.timecode ? { timecode: true } : {}), ...(cell.without?.length ? { without: cell.without } : {}) },
     };
     writeFileSync(configPath, JSON.stringify(config, null, 2));
     // The IPC channel carries the control port back and lets the cell notice a launcher that died.
@@ -215,6 +219,7 @@ export async function launchSimFleet(options: SimFleetOptions): Promise<SimFleet
     plug: (cellId) => linksOf(cellId).forEach((link) => link.plug()),
     estop: (cellId) => control(cellId, "/estop"),
     reset: (cellId) => control(cellId, "/reset"),
+    instrument: (cellId, kind, on) => control(cellId, `/instruments/${encodeURIComponent(kind)}/${on ? "on" : "off"}`),
     async stop() {
       const entries = [...running.values()];
       for (const entry of entries) entry.child.kill("SIGTERM");

@@ -232,7 +232,7 @@ describe("CellLink server (scripted agent)", function () {
 
   it("requires Hello first, from the token's own cell", async () => {
     const agent = agentFor("so101-c");
-    agent.open({ seq: 0, heartbeat: { sentAtMs: 0, state: "idle", episodeId: "", dutyCyclePct: 0, uploadBacklog: 0 } });
+    agent.open({ seq: 0, heartbeat: { sentAtMs: 0, state: "idle", episodeId: "", dutyCyclePct: 0, uploadBacklog: 0, instrumentsDown: [] } });
     const error = await agent.ended!;
     assert.equal(error?.code, status.INVALID_ARGUMENT);
     assert.match(error!.details, /^hello_required: /);
@@ -314,7 +314,7 @@ describe("CellLink server (scripted agent)", function () {
     agents.push(restarted);
     restarted.open(hello("so101-c"));
     await restarted.next((m) => m.welcome);
-    restarted.send({ heartbeat: { sentAtMs: Date.now(), state: "idle", episodeId: "", dutyCyclePct: 0, uploadBacklog: 0 } });
+    restarted.send({ heartbeat: { sentAtMs: Date.now(), state: "idle", episodeId: "", dutyCyclePct: 0, uploadBacklog: 0, instrumentsDown: [] } });
     const again = await restarted.next((m) => m.assignEpisode);
     assert.equal(again.episodeId, assign.episodeId);
     assert.equal(again.attempt, 2);
