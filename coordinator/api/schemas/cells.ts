@@ -10,6 +10,12 @@ export const EnrollCellRequest = component("EnrollCellRequest", z.strictObject({
   model: z.string({ error: "model must be a robot model of the catalog" }).describe("a robot model id of GET /v1/robots"),
 }, { error: `request body must be a JSON object {"cell_id": "...", "model": "..."}` }));
 
+/** One instrument a cell reports, e.g. {kind: "camera", name: "top"} or {kind: "mocap", name: null}. */
+const CellInstrument = z.strictObject({
+  kind: z.string().describe("camera, joint_states, gripper_state, ft_wrist, mocap, estop, or a kind a later agent reports"),
+  name: z.string().nullable(),
+});
+
 /** A cell as the coordinator sees it; never its token except `enrollment_token` on enrollment. */
 export const Cell = component("Cell", z.strictObject({
   object: z.literal("cell"),
@@ -25,4 +31,8 @@ export const Cell = component("Cell", z.strictObject({
   episode_id: z.string().nullable(),
   connected_at: NullableTimestamp,
   last_seen: NullableTimestamp,
+  instruments: z.array(CellInstrument).nullable()
+    .describe("instruments the cell configured and opened: live when connected, else as its last Hello reported them; null when it never connected"),
+  instruments_down: z.array(CellInstrument)
+    .describe("connected: instruments of `instruments` that stopped answering (the agent's latest heartbeat); empty otherwise"),
 }));
