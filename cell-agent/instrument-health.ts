@@ -27,12 +27,12 @@ export class InstrumentHealth {
 
   constructor(private readonly options: InstrumentHealthOptions) {}
 
-  /** Marks an instrument down (idempotent) and starts probing it. */
+  /** Marks an instrument down (idempotent) and starts probing it; `detail` is a sentence naming it and why. */
   markDown(ref: InstrumentRef, detail: string): void {
     const key = `${ref.kind}/${ref.name}`;
     if (this.down.has(key)) return;
     this.down.set(key, { ref, detail });
-    this.options.log(`instrument ${ref.kind}${ref.name ? ` "${ref.name}"` : ""} stopped answering (${detail}); the coordinator is told, and episodes that read it go to other cells until it answers again`);
+    this.options.log(`${detail}; the coordinator is told, and episodes that read it go to other cells until it answers again`);
     this.options.onChange();
     this.timer ??= setInterval(() => void this.probe(), this.options.probeIntervalMs ?? 1000);
     this.timer.unref();

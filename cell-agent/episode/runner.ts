@@ -270,6 +270,7 @@ export async function runEpisode(ctx: EpisodeContext): Promise<EpisodeResult> {
         ]);
         busErrors = 0;
       } catch (error) {
+        if (error instanceof EpisodeAbort) throw error; // instrument_lost: not a bus error
         metrics.busErrors.inc();
         if (++busErrors >= MAX_BUS_ERRORS_IN_A_ROW) throw new EpisodeAbort("hardware_fault", `sensor reads failed ${busErrors} times in a row: ${(error as Error).message}`);
       }

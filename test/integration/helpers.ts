@@ -11,6 +11,7 @@ import type { RateLimits } from "../../coordinator/api/rate-limit.js";
 import type { S3Connection } from "../../coordinator/storage/store-from-url.js";
 import { loadFirmwarePins } from "../../firmware-pins/pins.js";
 import { launchSimFleet, type SimFleet } from "../../simulators/fleet/launcher.js";
+import type { SimEngine } from "../../simulators/physics/engine.js";
 import { waitForRunEnd, type RunEnd, type RunEndOptions } from "../support/run-end.js";
 import { testStoreOptions } from "../support/test-database.js";
 
@@ -33,10 +34,12 @@ export interface TestService {
  * `simTimecode`: cameras burn in their capture time (benches). `rateLimits`: per-key limits (default the coordinator's).
  * `modelMirror`: the operator's local model mirror directory. `artifactsUrl` and `s3`: artifacts in a
  * bucket (test/support/s3-server.ts) instead of the data dir.
- * The fleet (`service.fleet`) can kill, restart, unplug and plug its cells.
+ * `simWithout`: per cell, instrument kinds it lacks although its environment lists them (a lab
+ * without mocap: `{ "so101-b": ["mocap"] }`). `simEngine`: the cells' physics engine (default MuJoCo).
+ * The fleet (`service.fleet`) can kill, restart, unplug and plug its cells, and switch instruments off.
  */
 export async function startTestService(options: {
-  cells?: string[]; keepDataDir?: string; simSpeed?: number; simTimecode?: boolean; rateLimits?: Partial<RateLimits>; modelMirror?: string; artifactsUrl?: string; s3?: S3Connection;
+  cells?: string[]; keepDataDir?: string; simSpeed?: number; simTimecode?: boolean; simWithout?: Record<string, string[]>; simEngine?: SimEngine; rateLimits?: Partial<RateLimits>; modelMirror?: string; artifactsUrl?: string; s3?: S3Connection;
 } = {}): Promise<TestService> {
   const dataDir = options.keepDataDir ?? mkdtempSync(join(tmpdir(), "assay-it-"));
   const coordinator = await startCoordinator(compileCoordinatorOptions({
@@ -49,7 +52,7 @@ export async function startTestService(options: {
   let fleet: SimFleet | undefined;
   if (options.cells && options.cells.length > 0) {
     const wanted = new Set(options.cells);
-    const cells = loadFirmwarePins().installations.filter((i) => wanted.has(i.cell));
+    const cells = loadFirmwarePins().installations.filter((i) => wanted.has(i.cell)).map((i) => ({ ...i, without: options.simWithout?.[i.cell] }));
     fleet = await launchSimFleet({
       cells,
       coordinatorAddress: coordinator.grpcAddress,
@@ -58,6 +61,7 @@ export async function startTestService(options: {
       speed: options.simSpeed ?? Number.POSITIVE_INFINITY,
       seed: 7,
       timecode: options.simTimecode,
+      engine: options.simEngine,
       log: process.env.ASSAY_TEST_LOG ? (line) => console.log(line) : undefined,
     });
   }
