@@ -6,7 +6,8 @@
  * "Installed" means listed in firmware-pins/installations.json for the pin, enrolled and not revoked.
  * A connected cell counts with the instruments of its current Hello (configured and opened; one
  * that stopped answering still counts, since the run then waits for it rather than being refused);
- * a cell not connected now counts with the instruments of the last Hello it sent (the `cells` row);
+ * a cell not connected now counts with the instruments of the last Hello it sent (the `cells` row; a
+ * doctor's Hello, which lists none, leaves them as they were);
  * a cell that never connected has reported nothing and never makes a task scorable. When no matching
  * cell has ever reported (a fleet still coming up), there is nothing to judge by: the run is accepted
  * and waits, and the scheduler gives it only to cells that can score it.
@@ -39,7 +40,8 @@ export function reportedInstruments(ctx: ValidateRunContext, unit: Pick<ScoredUn
     const row = getCell(ctx.db, cellId);
     if (row?.revoked) return [];
     const live = connected.get(cellId);
-    if (live) return [{ cellId, kinds: live.instruments.map((i) => i.kind) }];
+    // A connected session listing no instruments is the doctor's: the last agent Hello still holds.
+    if (live && live.instruments.length > 0) return [{ cellId, kinds: live.instruments.map((i) => i.kind) }];
     return [{ cellId, kinds: row?.hello ? kindsOfHello(row.hello) : null }];
   });
 }
