@@ -33,7 +33,11 @@ function hello(cellId: string, extra: Partial<Hello> = {}): AgentMessage {
     seq: 0,
     hello: {
       cellId, agentVersion: "test", robotModel: "so101", firmware: "3.11", environment: "tabletop@1",
-      instruments: [{ kind: "camera", name: "top", rateHz: 30, width: 0, height: 0 }], policyImages: ["assay/ref-policy:expert"],
+      // What a tabletop@1 cell's agent reports (the scheduler gives a cell only episodes it can score).
+      instruments: ["joint_states", "camera:top", "gripper_state", "ft_wrist", "mocap", "estop"].map((k) => {
+        const [kind, name = ""] = k.split(":");
+        return { kind, name, rateHz: kind === "camera" ? 30 : 0, width: 0, height: 0 };
+      }), policyImages: ["assay/ref-policy:expert"],
       lastSeqSent: 0, interruptedEpisodeId: "", safetyState: "ok", ...extra,
     },
   };
