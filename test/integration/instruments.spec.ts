@@ -3,9 +3,13 @@
  * scheduler gives it only episodes it can score, a submission no installed cell can score is refused,
  * and an instrument that dies mid-episode requeues the episode as `instrument_lost` instead of
  * counting a failure. Real processes: simulated cells configured without mocap (a lab without motion
- * capture) and a simulated mocap fault (`fleet.instrument(cell, "mocap", false)`).
+ * capture) and a simulated mocap fault (`npm run fleet -- instrument so101-c mocap off`).
  */
 import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { startFleetControl, type FleetControl } from "../../simulators/fleet/fleet-control.js";
 import { README_RUN_BODY } from "../fixtures.js";
 import { eventually } from "../support/eventually.js";
 import { runEnd, startTestService, type TestService } from "./helpers.js";
@@ -67,12 +71,22 @@ describe("instruments: no silent zeros (simulated fleet)", function () {
 
   describe("one capable and one incapable cell", () => {
     let service: TestService;
+    let control: FleetControl;
+    /** `npm run fleet -- <args>` against this fleet (its fleet.json), as a technician types it. */
+    const fleetCli = async (...args: string[]): Promise<string> => {
+      const { stdout } = await promisify(execFile)(process.execPath, ["--import", "tsx", "scripts/fleet.ts", ...args], { env: { ...process.env, ASSAY_DATA_DIR: service.dataDir } });
+      return stdout.trim();
+    };
     before(async () => {
       // Paced, so an episode lasts long enough for a fault to land inside it.
       service = await startTestService({ cells: ["so101-b", "so101-c"], simWithout: { "so101-b": ["mocap"] }, simEngine: "kinematic", simSpeed: 2 });
+      control = await startFleetControl(service.fleet!, join(service.dataDir, "fleet.json"));
       await connected(service, ["so101-b", "so101-c"]);
     });
-    after(async () => service?.stop());
+    after(async () => {
+      await control?.close();
+      await service?.stop();
+    });
 
     it("accepts the task and runs every episode on the cell with mocap", async () => {
       const created = await service.api("/v1/runs", { method: "POST", json: BODY });
@@ -96,7 +110,7 @@ describe("instruments: no silent zeros (simulated fleet)", function () {
       };
       // The fleet view names the episode a cell holds (the episodes list shows finished ones only).
       const episodeId = await eventually("an episode under way on so101-c", async () => (await cellsOf(service)).find((c) => c.id === "so101-c")?.episode_id, POLL);
-      await service.fleet!.instrument("so101-c", "mocap", false);
+      assert.match(await fleetCli("instrument", "so101-c", "mocap", "off"), /so101-c: instrument mocap switched off/);
 
       // The episode goes back to pending; the run waits and says why, and the fleet view shows mocap down.
       // (The heartbeat saying mocap is down comes first; the interruption once the agent has stopped the attempt.)
@@ -113,7 +127,7 @@ describe("instruments: no silent zeros (simulated fleet)", function () {
       assert.equal(cell.state, "idle");
 
       // Mocap back: the agent's probe sees it answer, and the run finishes on so101-c.
-      await service.fleet!.instrument("so101-c", "mocap", true);
+      assert.match(await fleetCli("instrument", "so101-c", "mocap", "on"), /so101-c: instrument mocap switched on/);
       const { run: done } = await runEnd(service, run.id);
       assert.equal(done.status, "completed", JSON.stringify(done.status_detail));
       assert.equal(done.result.n, BODY.episodes, "the unscorable attempt is not counted");
