@@ -139,7 +139,10 @@ function onMessage(ctx: LinkContext, session: CellSession, message: AgentMessage
   if (message.hello) throw new LinkError("bad_message", "Hello may only be the first message of a stream; reconnect to say Hello again");
   if (message.seq === 0) {
     if (message.heartbeat) {
+      const before = ctx.registry.liveInstrumentKinds(session.cellId)?.join();
       ctx.registry.recordHeartbeat(session.cellId, message.heartbeat);
+      // An instrument lost or back changes which episodes the cell can score: match again now.
+      if (ctx.registry.liveInstrumentKinds(session.cellId)?.join() !== before) ctx.scheduler.kick();
       if (message.heartbeat.state === "idle" && !message.heartbeat.episodeId) releaseForgotten(ctx, session);
     } else ctx.logger.warn(`cell ${session.cellId}: a message other than Heartbeat came with seq 0; durable messages need seq > 0; skipped`);
     return;

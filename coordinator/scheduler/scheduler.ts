@@ -110,12 +110,13 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     return kinds;
   }
 
-  /** Recomputes each open run's instrument wait from the connected cells (any state) matching its units. */
+  /** Recomputes each open run's instrument wait from the connected cells (any state) matching its units with pending episodes. */
   function noteInstrumentWaits(open: RunRecord[], taskKinds: Map<string, string[]>): void {
     const connected = registry.connectedCells();
     waits.clear();
     for (const run of open) {
-      for (const unit of run.units) {
+      for (const [u, unit] of run.units.entries()) {
+        if (listPendingOfUnit(db, run.id, u, 1).length === 0) continue;
         const pin = { model: unit.model, firmware: unit.firmware, environment: unit.environment };
         const matching = connected.filter((c) => c.model === pin.model && c.firmware === pin.firmware && c.environment === pin.environment);
         const note = instrumentWait(
