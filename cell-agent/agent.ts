@@ -29,6 +29,8 @@ import { ModelCache } from "./policy/model-cache.js";
 import { clearRunningMarker, recoverAfterCrash, renameFree, writeRunningMarker } from "./recovery.js";
 import { EstopWatch, type EstopTrip, type TorqueOffOutcome } from "./safety/estop-watch.js";
 import { ArtifactStore } from "./upload/artifact-store.js";
+import { InstrumentHealth } from "./instrument-health.js";
+import { taskInstrumentKinds } from "../protocol/predicates/index.js";
 import { Uploader } from "./upload/uploader.js";
 
 export const AGENT_VERSION = "0.5.0";
@@ -142,6 +144,7 @@ export async function startCellAgent(config: AgentConfig, hardware: CellHardware
     heartbeat: () => ({
       sentAtMs: Date.now(), state: state === "held" && heldReason === "firmware_mismatch" ? "firmware_mismatch" : state === "idle" && options.workHold?.() ? "held" : state,
       episodeId: current?.assignment.episodeId ?? "", dutyCyclePct: duty.percent(), uploadBacklog: backlog,
+      instrumentsDown: instrumentHealth.list().map((i) => instrument(i.kind, i.name)),
     }),
     onWelcome: () => {
       interruptedEpisodeId = "";
@@ -190,6 +193,17 @@ export async function startCellAgent(config: AgentConfig, hardware: CellHardware
       }
     },
   }, log);
+
+  // A lost instrument is told at once (an extra heartbeat, ahead of the interruption it causes).
+  const instrumentHealth = new InstrumentHealth({
+    probes: {
+      gripper_state: hardware.gripper && (() => hardware.gripper!.read()),
+      ft_wrist: hardware.wristFt && (() => hardware.wristFt!.read()),
+      mocap: hardware.mocap && (() => hardware.mocap!.readPoses()),
+    },
+    onChange: () => link.sendHeartbeat(),
+    log,
+  });
 
   // Each of these reads link.client per call, so after a failover it reaches the new coordinator.
   linkForModels = () => ({ client: link.client, metadata: link.metadata() });
@@ -279,11 +293,14 @@ export async function startCellAgent(config: AgentConfig, hardware: CellHardware
       task: assignment.task, perturbation: assignment.perturbation, seed: assignment.seed, dof: hardware.motors.jointNames.length,
       environment: assignment.environment || config.environment, replaySpec: assignment.replaySpec,
     });
-    const monitor = compileTaskMonitor({ success_predicates: assignment.task.successPredicates, stages: assignment.task.stages });
+    const predicates = { success_predicates: assignment.task.successPredicates, stages: assignment.task.stages };
+    const monitor = compileTaskMonitor(predicates);
     log(`episode ${assignment.episodeId} (run ${assignment.runId}, ${assignment.index + 1} of ${assignment.of}, attempt ${assignment.attempt}) starting: "${plan.instruction ?? ""}", lighting ${plan.reset.lighting}`);
     const result = await runEpisode({
       assignment, plan, hardware: { ...hardware, motors, policies }, monitor, recordingsDir, cellId: config.cellId, robotModel: config.robotModel, metrics, signal, live: liveFeed,
       lastEstopTrip: () => estopWatch.lastTrip(),
+      scoredInstruments: taskInstrumentKinds(predicates),
+      onInstrumentLost: (lost, detail) => instrumentHealth.markDown(lost, detail),
     });
     return { plan, result };
   }
@@ -386,6 +403,7 @@ export async function startCellAgent(config: AgentConfig, hardware: CellHardware
     },
     async stop() {
       estopWatch.close();
+      instrumentHealth.stop();
       abortCurrent(new EpisodeAbort("agent_restart", "the cell agent is shutting down"));
       unsubscribeScene?.();
       if (current) await current.done;

@@ -9,6 +9,7 @@
  *   restart <cell>   start the agent process again (same data dir: outbox and recordings survive)
  *   unplug <cell>    cut the cell's link to the coordinator
  *   plug <cell>      restore it
+ *   instrument <cell> <kind> off|on   a simulated instrument fault (mocap, gripper_state, ft_wrist)
  *
  * Prints one plain-words line per result; exits 1 when npm start is not running, the cell is
  * unknown or the command cannot be done, 2 on a usage error.
@@ -18,7 +19,7 @@ import { join, resolve } from "node:path";
 import { FLEET_COMMANDS, type FleetCommand, type FleetFile } from "../simulators/fleet/fleet-control.js";
 import type { SimCellStatus } from "../simulators/fleet/launcher.js";
 
-const USAGE = `usage: npm run fleet -- status | npm run fleet -- <${FLEET_COMMANDS.join("|")}> <cell-id>`;
+const USAGE = `usage: npm run fleet -- status | npm run fleet -- <${FLEET_COMMANDS.join("|")}> <cell-id> | npm run fleet -- instrument <cell-id> <mocap|gripper_state|ft_wrist> <off|on>`;
 const REQUEST_TIMEOUT_MS = 30_000;
 
 function exit(code: number, message: string): never {
@@ -87,6 +88,15 @@ async function main(argv: string[]): Promise<void> {
   const dataDir = resolve(process.env.ASSAY_DATA_DIR || ".assay");
   if (command === "status" && cell === undefined) return status(readFleetFile(dataDir));
   if (!command || command === "help" || command === "--help") exit(command ? 0 : 2, USAGE);
+  if (command === "instrument") {
+    const [kind, onOff] = rest;
+    if (!cell || !kind || (onOff !== "on" && onOff !== "off") || rest.length !== 2) exit(2, `"instrument" takes a cell id, an instrument kind and off or on; ${USAGE}`);
+    const file = readFleetFile(dataDir);
+    const { status: code, body } = await call(file, "POST", `/cells/${encodeURIComponent(cell)}/instrument/${encodeURIComponent(kind)}/${onOff}`);
+    if (code === 404 && Array.isArray(body.cells)) exit(1, `unknown cell "${cell}"; known cells: ${(body.cells as SimCellStatus[]).map((c) => c.cell).join(", ")}`);
+    if (code !== 200) exit(1, `instrument ${cell} ${kind} ${onOff} not done: ${body.error ?? `npm start answered ${code}`}`);
+    exit(0, body.message);
+  }
   if (!FLEET_COMMANDS.includes(command as FleetCommand)) exit(2, `unknown command "${command}"; ${USAGE}`);
   if (!cell || rest.length > 0) exit(2, `"${command}" takes exactly one cell id; ${USAGE}`);
   const file = readFleetFile(dataDir);

@@ -73,6 +73,23 @@ function simResetsFromEnv(): { resets: SimResetMode; simulatedOperator: boolean;
   return { resets, simulatedOperator: resets === "operator" && operator === "on", errorRate };
 }
 
+/**
+ * ASSAY_SIM_WITHOUT: simulated cells that lack instruments their environment lists, as
+ * `<cell>:<kind>+<kind>,<cell>:<kind>`, e.g. `so101-b:mocap` (a lab without motion capture).
+ */
+function withoutFromEnv<T extends { cell: string }>(cells: T[]): Array<T & { without?: string[] }> {
+  const raw = process.env.ASSAY_SIM_WITHOUT;
+  if (raw === undefined || raw.trim() === "") return cells;
+  const without = new Map<string, string[]>();
+  for (const part of raw.split(",").map((p) => p.trim()).filter(Boolean)) {
+    const match = /^([^:]+):([a-z_]+(?:\+[a-z_]+)*)$/.exec(part);
+    if (!match) fail(`ASSAY_SIM_WITHOUT must be "<cell>:<kind>[+<kind>...]" items separated by commas, e.g. "so101-b:mocap"; got "${part}"`);
+    if (!cells.some((c) => c.cell === match[1])) fail(`ASSAY_SIM_WITHOUT names cell "${match[1]}", which is not simulated; cells: ${cells.map((c) => c.cell).join(", ")}`);
+    without.set(match[1], [...(without.get(match[1]) ?? []), ...match[2].split("+")]);
+  }
+  return cells.map((c) => (without.has(c.cell) ? { ...c, without: without.get(c.cell) } : c));
+}
+
 function fail(message: string): never {
   console.error(`assay: ${message}`);
   process.exit(2);
@@ -148,7 +165,7 @@ async function main(): Promise<void> {
   if (fleetMode === "sim") {
     const pins = loadFirmwarePins();
     fleet = await launchSimFleet({
-      cells: simCellsFromEnv(pins.installations),
+      cells: withoutFromEnv(simCellsFromEnv(pins.installations)),
       coordinatorAddress: coordinator.grpcAddress,
       enroll: (cellId, model) => coordinator.enrollCell(cellId, model),
       dataDir: join(options.dataDir, "cells"),

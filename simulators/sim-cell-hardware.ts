@@ -27,6 +27,7 @@ import { OperatorSimSceneReset } from "./devices/operator-sim-scene-reset.js";
 import type { SceneReadyGate } from "../cell-agent/devices/scene/scene-ready-gate.js";
 import { SimIntervention } from "./devices/sim-intervention.js";
 import { instrumentsOf, type Instrument } from "./environment-instruments.js";
+import { InstrumentSwitches } from "./devices/instrument-switch.js";
 import { SimNatNetServer } from "./natnet/natnet-server.js";
 import { WorldMocapStream } from "./natnet/world-mocap-stream.js";
 import { ReferencePolicyRuntime } from "./policies/reference-runtime.js";
@@ -61,6 +62,11 @@ export interface SimulatedCellOptions {
   speed: number;
   /** Overrides the environment catalog's instruments (tests). */
   instruments?: Instrument[];
+  /**
+   * Instrument kinds this cell lacks although its environment lists them (a lab without motion
+   * capture: ["mocap"]); default none.
+   */
+  without?: readonly string[];
   /** "wire" (default): real drivers over emulated wire protocols; "in-process": devices call the world directly. */
   devices?: SimDevices;
   /** Physics engine of the world; default DEFAULT_SIM_ENGINE (MuJoCo). */
@@ -79,7 +85,7 @@ export interface SimulatedCellOptions {
 }
 
 export type SimulatedCell = CellHardware & {
-  world: SimWorld; estop: SimEstopInput; clock: SimClock; devices: SimDevices;
+  world: SimWorld; estop: SimEstopInput; clock: SimClock; devices: SimDevices; switches: InstrumentSwitches;
   /** Present in operator reset mode: lets the simulated operator set the next scene wrong. */
   operatorScene?: OperatorSimSceneReset;
 };
@@ -92,7 +98,9 @@ export async function createSimulatedCell(options: SimulatedCellOptions): Promis
   }
   const devices = options.devices ?? "wire";
   if (devices !== "wire" && devices !== "in-process") throw new Error(`simulated cell option devices must be "wire" or "in-process"; got ${JSON.stringify(devices)}`);
-  const instruments = options.instruments ?? instrumentsOf(options.environment);
+  const without = new Set(options.without ?? []);
+  const instruments = (options.instruments ?? instrumentsOf(options.environment)).filter((i) => !without.has(i.kind));
+  const switches = new InstrumentSwitches();
   const has = (kind: string) => instruments.some((i) => i.kind === kind);
   const world = new SimWorld({ model: model.id, seed: options.seed, engine: options.engine, variation: options.variation });
   // Wire devices publish after every clock step, before the sleepers it woke read anything.
@@ -149,11 +157,12 @@ export async function createSimulatedCell(options: SimulatedCellOptions): Promis
       clock,
       devices,
       ...(operatorScene ? { operatorScene } : {}),
+      switches,
       motors,
       cameras: instruments.filter((i) => i.kind === "camera" && i.name).map((i) => new SimCamera(world, i.name!, undefined, { timecode: options.timecode })),
-      gripper: has("gripper_state") ? new SimGripperSensor(world) : undefined,
-      wristFt: has("ft_wrist") ? new SimWristForceTorque(world) : undefined,
-      mocap,
+      gripper: has("gripper_state") ? switches.gripper(new SimGripperSensor(world)) : undefined,
+      wristFt: has("ft_wrist") ? switches.wristFt(new SimWristForceTorque(world)) : undefined,
+      mocap: mocap && switches.mocap(mocap),
       scene: operatorScene ?? new SimSceneReset(world, clock),
       intervention: new SimIntervention(world, clock),
       policies: new ReferencePolicyRuntime(),

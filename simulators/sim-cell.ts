@@ -13,6 +13,8 @@
  *   POST /reset          the technician's reset: releases the button and resets the agent's e-stop
  *   POST /scene/wrong    operator mode: the next confirmed scene is set wrong (the simulated operator's error)
  *   GET  /estop, /state  {pressed, state}: the button and the agent's work state
+ *   POST /instruments/<kind>/off|on  a simulated instrument fault (mocap, gripper_state, ft_wrist):
+ *                        off, every read fails as a dead device's does; on, it answers again
  * Started by the launcher, the process stops when the launcher's IPC channel closes, so a launcher
  * that dies hard does not leave orphaned cells behind.
  */
@@ -25,6 +27,7 @@ import { compileAgentConfig } from "../cell-agent/config.js";
 import { createSimulatedCell } from "./sim-cell-hardware.js";
 import { SceneReadyGate } from "../cell-agent/devices/scene/scene-ready-gate.js";
 import type { SimEstopInput } from "./devices/sim-estop-input.js";
+import { SWITCHABLE_INSTRUMENTS, type InstrumentSwitches, type SwitchableInstrument } from "./devices/instrument-switch.js";
 import { parseSimEngine, type SimEngine } from "./physics/engine.js";
 import { cellVariationFor, compileCellVariationOptions, describeCellVariation, type CellVariationInput, type CellVariationOptions } from "./world/cell-variation.js";
 
@@ -41,6 +44,8 @@ export interface SimulationSection {
   cellVariation?: CellVariationInput;
   /** "self" (default): the simulated world resets itself; "operator": resets wait for a person's confirmation. */
   resets?: SimResetMode;
+  /** Instrument kinds this cell lacks although its environment lists them, e.g. ["mocap"]; default none. */
+  without?: string[];
 }
 
 /** Who sets the scene before each episode of a simulated cell. */
@@ -49,7 +54,7 @@ export type SimResetMode = "self" | "operator";
 /** Splits a sim-cell config file into the agent's part and the simulation section. */
 export function splitSimConfig(raw: unknown): {
   agent: Record<string, unknown>;
-  simulation: { firmware: string; seed: number; speed: number; engine: SimEngine; timecode: boolean; cellVariation: CellVariationOptions; resets: SimResetMode };
+  simulation: { firmware: string; seed: number; speed: number; engine: SimEngine; timecode: boolean; cellVariation: CellVariationOptions; resets: SimResetMode; without: string[] };
 } {
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) throw new Error(`sim-cell config must be a JSON object; got ${JSON.stringify(raw)}`);
   const { simulation, ...agent } = raw as Record<string, unknown>;
@@ -70,7 +75,9 @@ export function splitSimConfig(raw: unknown): {
   }
   const resets = sim.resets ?? "self";
   if (resets !== "self" && resets !== "operator") throw new Error(`sim-cell config "simulation.resets" must be "self" or "operator"; got ${JSON.stringify(sim.resets)}`);
-  return { agent, simulation: { firmware: sim.firmware, seed, speed, engine, timecode, cellVariation, resets } };
+  const without = sim.without ?? [];
+  if (!Array.isArray(without) || !without.every((k) => typeof k === "string")) throw new Error(`sim-cell config "simulation.without" must be an array of instrument kinds; got ${JSON.stringify(sim.without)}`);
+  return { agent, simulation: { firmware: sim.firmware, seed, speed, engine, timecode, cellVariation, resets, without } };
 }
 
 /**
@@ -78,7 +85,7 @@ export function splitSimConfig(raw: unknown): {
  * undefined while it starts (then /reset answers 503 and /state reports "starting").
  */
 export function startControlServer(
-  estop: SimEstopInput, agent: () => CellAgent | undefined = () => undefined, operatorScene?: { misplaceNext(): void },
+  estop: SimEstopInput, agent: () => CellAgent | undefined = () => undefined, operatorScene?: { misplaceNext(): void }, switches?: InstrumentSwitches,
 ): Promise<{ server: Server; port: number }> {
   const server = createServer((request, response) => {
     const reply = (status: number, body: object) => response.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body));
@@ -95,6 +102,15 @@ export function startControlServer(
       operatorScene.misplaceNext();
       return reply(200, { misplace_next: true });
     }
+    const fault = /^POST \/instruments\/([a-z_]+)\/(on|off)$/.exec(route);
+    if (fault) {
+      const kind = fault[1] as SwitchableInstrument;
+      if (!switches || !(SWITCHABLE_INSTRUMENTS as readonly string[]).includes(kind)) {
+        return reply(404, { error: `no switchable instrument "${kind}"; kinds: ${SWITCHABLE_INSTRUMENTS.join(", ")}` });
+      }
+      switches.set(kind, fault[2] === "on");
+      return reply(200, { instrument: kind, on: switches.isOn(kind), state: agent()?.state() ?? "starting" });
+    }
     if (route === "POST /estop") estop.press();
     else if (route === "POST /estop/release") estop.release();
     else if (route === "POST /reset") {
@@ -107,7 +123,7 @@ export function startControlServer(
         return reply(409, { error: (error as Error).message, pressed: estop.isPressed(), state: running.state() });
       }
     } else if (route !== "GET /estop" && route !== "GET /state") {
-      return reply(404, { error: `no route ${route}; try POST /estop, POST /estop/release, POST /reset, POST /scene/wrong, GET /state, GET /metrics` });
+      return reply(404, { error: `no route ${route}; try POST /estop, POST /estop/release, POST /reset, POST /scene/wrong, POST /instruments/<kind>/off|on, GET /state, GET /metrics` });
     }
     reply(200, { pressed: estop.isPressed(), state: agent()?.state() ?? "starting" });
   });
@@ -132,12 +148,12 @@ async function main(argv: string[]): Promise<void> {
   if (variation.scale > 0) console.log(`simulated cell variation of ${config.cellId}: ${describeCellVariation(variation)}`);
   const hardware = await createSimulatedCell({
     model: config.robotModel, firmware: simulation.firmware, environment: config.environment, seed: simulation.seed, speed: simulation.speed, engine: simulation.engine,
-    timecode: simulation.timecode, variation,
+    timecode: simulation.timecode, variation, without: simulation.without,
     ...(sceneGate ? { sceneGate, log: (line: string) => console.log(`[cell ${config.cellId}] ${line}`) } : {}),
   });
   mkdirSync(config.dataDir, { recursive: true });
   let running: CellAgent | undefined;
-  const control = await startControlServer(hardware.estop, () => running, hardware.operatorScene);
+  const control = await startControlServer(hardware.estop, () => running, hardware.operatorScene, hardware.switches);
   writeFileSync(join(config.dataDir, "control.json"), JSON.stringify({ port: control.port, pid: process.pid }));
   process.send?.({ type: "control", port: control.port });
   running = await startCellAgent(config, hardware, sceneGate ? { sceneGate } : {});

@@ -28,10 +28,11 @@ import type { SignalFrame, TaskMonitor, TaskStatus } from "./task-monitor.js";
 import type { LiveTap } from "../link/live-feed.js";
 
 /** Why an episode stopped without an outcome (EpisodeInterrupted.reason). */
-export type InterruptReason = "estop" | "link_lost" | "agent_restart" | "policy_error" | "policy_endpoint_timeout" | "hardware_fault" | "cancelled" | "operator_abort";
+export type InterruptReason = "estop" | "link_lost" | "agent_restart" | "policy_error" | "policy_endpoint_timeout" | "hardware_fault" | "cancelled" | "operator_abort" | "instrument_lost";
 
 export class EpisodeAbort extends Error {
-  constructor(readonly reason: InterruptReason, readonly detail: string) {
+  /** `instrument`: with "instrument_lost", the instrument that stopped answering. */
+  constructor(readonly reason: InterruptReason, readonly detail: string, readonly instrument?: { kind: string; name: string }) {
     super(detail);
   }
 }
@@ -54,6 +55,10 @@ export interface EpisodeContext {
   missedPeriodLimit?: number;
   /** Live viewers' tap: frames and joint readings by reference, nothing encoded or copied here. */
   live?: LiveTap;
+  /** Instrument kinds the task's success predicates and stages read (a lost one ends the episode); default all. */
+  scoredInstruments?: readonly string[];
+  /** An instrument failed MAX_INSTRUMENT_MISSES_IN_A_ROW reads in a row (the agent reports it down). */
+  onInstrumentLost?: (instrument: { kind: string; name: string }, detail: string) => void;
 }
 
 /** One intervention as /meta `interventions` lists it (wire names). */
@@ -78,7 +83,7 @@ export type EpisodeResult =
       mcapPath: string;
       videoPath?: string;
     }
-  | { kind: "interrupted"; reason: InterruptReason; detail: string; durationS: number; mcapPath?: string };
+  | { kind: "interrupted"; reason: InterruptReason; detail: string; durationS: number; mcapPath?: string; instrument?: { kind: string; name: string } };
 
 /** Success must hold this long before the episode stops, so the recording shows it settled. */
 const SUCCESS_HOLD_S = 0.5;
@@ -88,6 +93,12 @@ export const SCRIPTED_INTERVENTION_AT_S = 4;
 export const MAX_INTERVENTIONS_PER_EPISODE = 3;
 /** Consecutive failed bus reads or writes before the episode is abandoned as a hardware fault. */
 const MAX_BUS_ERRORS_IN_A_ROW = 3;
+/**
+ * Failed reads in a row after which an instrument counts as lost. An instrument the task's predicates
+ * read then ends the episode as `instrument_lost` (unscorable: requeued, never counted); one they do
+ * not read is only reported (`onInstrumentLost`) and the episode goes on without it.
+ */
+export const MAX_INSTRUMENT_MISSES_IN_A_ROW = 3;
 
 function abortOf(signal: AbortSignal): EpisodeAbort | undefined {
   if (!signal.aborted) return undefined;
@@ -213,6 +224,31 @@ export async function runEpisode(ctx: EpisodeContext): Promise<EpisodeResult> {
         return { tS, name: `intervention_failed:${kind}`, detail: (error as Error).message };
       }
     };
+    /**
+     * One read of an instrument: a failure leaves the frame without it; MAX_INSTRUMENT_MISSES_IN_A_ROW
+     * in a row mark it lost and, when the task reads it, end the episode as unscorable.
+     */
+    const misses = new Map<string, number>();
+    const lost = new Set<string>();
+    const instrumentRead = async <T>(kind: string, read: (() => Promise<T>) | undefined): Promise<T | undefined> => {
+      if (!read || lost.has(kind)) return undefined;
+      try {
+        const value = await read();
+        misses.set(kind, 0);
+        return value;
+      } catch (error) {
+        const count = (misses.get(kind) ?? 0) + 1;
+        misses.set(kind, count);
+        if (count < MAX_INSTRUMENT_MISSES_IN_A_ROW) return undefined;
+        const detail = `instrument ${kind} stopped answering (${count} failed reads in a row: ${(error as Error).message})`;
+        lost.add(kind);
+        ctx.onInstrumentLost?.({ kind, name: "" }, detail);
+        if (!ctx.scoredInstruments || ctx.scoredInstruments.includes(kind)) {
+          throw new EpisodeAbort("instrument_lost", `${detail}; the task's predicates read it, so this attempt cannot be scored and is run again`, { kind, name: "" });
+        }
+        return undefined;
+      }
+    };
     const lateness = new MissedPeriodMonitor({ limit: ctx.missedPeriodLimit });
     loopStartNs = clock.nowNs();
     let deadlineNs = loopStartNs;
@@ -232,12 +268,13 @@ export async function runEpisode(ctx: EpisodeContext): Promise<EpisodeResult> {
       try {
         [joints, gripper, wrench, poses] = await Promise.all([
           motors.readState(),
-          optional(hardware.gripper?.read.bind(hardware.gripper)),
-          optional(hardware.wristFt?.read.bind(hardware.wristFt)),
-          optional(hardware.mocap?.readPoses.bind(hardware.mocap)),
+          instrumentRead("gripper_state", hardware.gripper?.read.bind(hardware.gripper)),
+          instrumentRead("ft_wrist", hardware.wristFt?.read.bind(hardware.wristFt)),
+          instrumentRead("mocap", hardware.mocap?.readPoses.bind(hardware.mocap)),
         ]);
         busErrors = 0;
       } catch (error) {
+        if (error instanceof EpisodeAbort) throw error; // instrument_lost: not a bus error
         metrics.busErrors.inc();
         if (++busErrors >= MAX_BUS_ERRORS_IN_A_ROW) throw new EpisodeAbort("hardware_fault", `sensor reads failed ${busErrors} times in a row: ${(error as Error).message}`);
       }
@@ -392,7 +429,7 @@ export async function runEpisode(ctx: EpisodeContext): Promise<EpisodeResult> {
     recorder.meta(clock.nowNs(), { phase: "end", outcome: { interrupted: abort.reason, detail: abort.detail, duration_s: durationS } });
     const mcapPath = join(ctx.recordingsDir, `${episodeId}.mcap.interrupted`);
     const kept = await recorder.finish(mcapPath).then(() => true, () => false);
-    return { kind: "interrupted", reason: abort.reason, detail: abort.detail, durationS, mcapPath: kept ? mcapPath : undefined };
+    return { kind: "interrupted", reason: abort.reason, detail: abort.detail, durationS, mcapPath: kept ? mcapPath : undefined, ...(abort.instrument ? { instrument: abort.instrument } : {}) };
   } finally {
     signal.removeEventListener("abort", onAbort);
   }

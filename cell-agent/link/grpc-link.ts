@@ -179,7 +179,8 @@ export class GrpcLink {
     }
   }
 
-  private sendHeartbeat(): void {
+  /** Sends a heartbeat now (also sent every heartbeat interval once welcomed); nothing while not welcomed. */
+  sendHeartbeat(): void {
     if (this.welcomed && this.call) this.call.write({ seq: 0, heartbeat: this.handlers.heartbeat() });
   }
 

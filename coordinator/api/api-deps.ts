@@ -40,8 +40,11 @@ export interface ApiDeps {
   db: Db;
   fleet: FleetView;
   runEvents: RunEvents;
-  /** Woken after a run is inserted so it can match the run to cells without waiting for a tick. */
-  scheduler: { kick(): void };
+  /**
+   * Woken after a run is inserted so it can match the run to cells without waiting for a tick; its
+   * `waitingReason` (optional) says why an open run's episodes wait, shown as its status_detail.
+   */
+  scheduler: { kick(): void; waitingReason?(runId: string): string | undefined };
   pins: FirmwarePins;
   urls: ApiUrls;
   /** The artifact store (coordinator/storage/): episode files at `<run_id>/<episode_id>/<file_name>`, exports, models. */

@@ -94,7 +94,7 @@ function open(ctx: LinkContext, call: ServerDuplexStream<AgentMessage, Coordinat
     },
     close: (error) => fail(error),
   };
-  recordHello(ctx.db, cellId, JSON.stringify(hello), session.connectedAt);
+  recordHello(ctx.db, cellId, JSON.stringify(helloToRecord(ctx, cellId, hello)), session.connectedAt);
 
   const displaced = ctx.registry.attach(session);
   if (displaced) {
@@ -139,7 +139,10 @@ function onMessage(ctx: LinkContext, session: CellSession, message: AgentMessage
   if (message.hello) throw new LinkError("bad_message", "Hello may only be the first message of a stream; reconnect to say Hello again");
   if (message.seq === 0) {
     if (message.heartbeat) {
+      const before = ctx.registry.liveInstrumentKinds(session.cellId)?.join();
       ctx.registry.recordHeartbeat(session.cellId, message.heartbeat);
+      // An instrument lost or back changes which episodes the cell can score: match again now.
+      if (ctx.registry.liveInstrumentKinds(session.cellId)?.join() !== before) ctx.scheduler.kick();
       if (message.heartbeat.state === "idle" && !message.heartbeat.episodeId) releaseForgotten(ctx, session);
     } else if (message.attention) {
       ctx.registry.recordAttention(session.cellId, message.attention);
@@ -162,5 +165,22 @@ function releaseForgotten(ctx: LinkContext, session: CellSession): void {
     .all(session.cellId, session.connectedAt) as Array<{ id: string }>;
   for (const { id } of forgotten) {
     requeueHeldBy(ctx, session.cellId, "link_lost", `cell reconnected idle without episode ${id}`, id);
+  }
+}
+
+/**
+ * The Hello as the cells row keeps it. An agent always lists instruments (joint_states and estop at
+ * least); a Hello listing none is the doctor's short session, which says nothing about them, so the
+ * instruments the cell last reported are kept (submission checks read them: runs/instrument-check.ts).
+ */
+function helloToRecord(ctx: LinkContext, cellId: string, hello: Hello): Hello {
+  if (hello.instruments.length > 0) return hello;
+  const previous = getCell(ctx.db, cellId)?.hello;
+  if (!previous) return hello;
+  try {
+    const instruments = (JSON.parse(previous) as Partial<Hello>).instruments;
+    return Array.isArray(instruments) && instruments.length > 0 ? { ...hello, instruments } : hello;
+  } catch {
+    return hello;
   }
 }

@@ -22,7 +22,10 @@ export interface ConnectedCell {
   /** Firmware the cell reported from its hardware. */
   firmware: string;
   environment: string;
+  /** Instruments the cell configured and opened (its Hello). */
   instruments: Array<{ kind: string; name: string }>;
+  /** Instruments of `instruments` that stopped answering (its latest heartbeat); empty when all answer. */
+  instrumentsDown?: Array<{ kind: string; name: string }>;
   policyImages: string[];
   /** "idle", "busy", "awaiting_reset", "estopped", "held", "firmware_mismatch". */
   state: string;

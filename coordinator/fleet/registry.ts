@@ -29,6 +29,8 @@ interface Entry {
   reportedEpisodeId: string;
   dutyCyclePct: number;
   estopped: boolean;
+  /** Instruments of the Hello the latest heartbeat says stopped answering. */
+  instrumentsDown: Array<{ kind: string; name: string }>;
   /** Episode the coordinator assigned and has not seen finish or fail. */
   assignedEpisodeId?: string;
   /** What the cell last said it needs from a person (Attention); undefined when nothing. */
@@ -94,6 +96,7 @@ export class CellRegistry implements FleetView {
       reportedEpisodeId: hello.interruptedEpisodeId,
       dutyCyclePct: 0,
       estopped: hello.safetyState === "estopped",
+      instrumentsDown: [],
     });
     return previous;
   }
@@ -131,6 +134,16 @@ export class CellRegistry implements FleetView {
     entry.reportedState = heartbeat.state || "idle";
     entry.reportedEpisodeId = heartbeat.episodeId;
     entry.dutyCyclePct = heartbeat.dutyCyclePct;
+    entry.instrumentsDown = (heartbeat.instrumentsDown ?? []).map((i) => ({ kind: i.kind, name: i.name }));
+  }
+
+  /**
+   * Instrument kinds the cell has and that answer now: its Hello's, less those its latest heartbeat
+   * reports down (a kind counts while any instrument of it answers); undefined when not connected here.
+   */
+  liveInstrumentKinds(cellId: string): string[] | undefined {
+    const entry = this.entries.get(cellId);
+    return entry ? liveKinds(entry.session.hello.instruments, entry.instrumentsDown) : undefined;
   }
 
   /** The cell's latest Attention: what it needs from a person now (kind "" clears it). */
@@ -242,6 +255,7 @@ export class CellRegistry implements FleetView {
           firmware: hello.firmware,
           environment: hello.environment,
           instruments: hello.instruments.map((i) => ({ kind: i.kind, name: i.name })),
+          instrumentsDown: entry.instrumentsDown.map((i) => ({ ...i })),
           policyImages: [...hello.policyImages],
           state: stateOf(entry),
           dutyCyclePct: entry.dutyCyclePct,
@@ -261,4 +275,10 @@ function stateOf(entry: Entry): string {
   if (entry.attention || entry.reportedState === "awaiting_reset") return "awaiting_reset";
   if (entry.assignedEpisodeId) return "busy";
   return entry.reportedState === "busy" ? "busy" : "idle";
+}
+
+/** Kinds of `instruments` with at least one instrument not listed in `down` (same kind and name). */
+export function liveKinds(instruments: ReadonlyArray<{ kind: string; name: string }>, down: ReadonlyArray<{ kind: string; name: string }>): string[] {
+  const isDown = (i: { kind: string; name: string }) => down.some((d) => d.kind === i.kind && d.name === i.name);
+  return [...new Set(instruments.filter((i) => !isDown(i)).map((i) => i.kind))].sort();
 }

@@ -1,7 +1,8 @@
 /**
  * Store rows -> the spec's JSON (the one snake_case boundary for runs, episodes and artifacts).
  * Runs show the request as submitted with defaults filled in; `result` once completed (and the
- * partial result of a stopped run); `status_detail` when failed or stopped.
+ * partial result of a stopped run); `status_detail` when failed or stopped, and while an open run
+ * waits for something the scheduler can name (an instrument no matching cell has now).
  */
 import type { EpisodeRecord } from "../store/episodes-repo.js";
 import type { RunRecord } from "../store/runs-repo.js";
@@ -18,7 +19,7 @@ export interface ArtifactRowView {
   stored_at: string | null;
 }
 
-export function runView(row: RunRecord): Record<string, unknown> {
+export function runView(row: RunRecord, live: { waiting?: string } = {}): Record<string, unknown> {
   const request = row.request;
   const showResult = row.result !== null && (row.status === "completed" || row.status === "stopped");
   return {
@@ -45,8 +46,11 @@ export function runView(row: RunRecord): Record<string, unknown> {
     ...(row.kind !== "run" ? kindFields(row, request) : {}),
     ...(showResult ? { result: row.result } : {}),
     ...((row.status === "failed" || row.status === "stopped") ? { status_detail: { code: row.statusCode, message: row.statusMessage } } : {}),
+    ...(live.waiting && OPEN_STATUSES.has(row.status) ? { status_detail: { code: null, message: live.waiting } } : {}),
   };
 }
+
+const OPEN_STATUSES = new Set(["queued", "scheduling", "running"]);
 
 /** Fields every run shows; the rest of a kind's request is shown as submitted by `kindFields`. */
 const RUN_FIELDS_SHOWN = new Set([

@@ -3,7 +3,8 @@
  * rejected submission costs nothing). The kind's declared shape (its zod schema) is checked first,
  * then its module plans the run and checks what a shape cannot know (pins installed on a cell, the
  * scene's presets and instruments, frozen task revisions), then the instruction set is checked
- * against the revisions its units pin. Each failure is an AssayError naming the field, quoting the
+ * against the revisions its units pin, and each unit's task against the instruments the installed
+ * cells report (instrument-check.ts). Each failure is an AssayError naming the field, quoting the
  * bad value and saying what would be accepted, with the spec's code for that field.
  */
 import type { z } from "zod";
@@ -13,6 +14,7 @@ import { parseWith } from "../json/zod-errors.js";
 import { findVisibleFrozenRevision } from "../store/tasks-repo.js";
 import { contract, isPlainObject, q } from "./field-checks.js";
 import { validateInstructionSet } from "./instruction-set.js";
+import { checkUnitsScorable } from "./instrument-check.js";
 import { RUN_KINDS, type RunKindName, type ValidatedRun, type ValidateRunContext } from "./run-request.js";
 
 /** The spec's code for a problem with a field, missing or malformed (422 either way). */
@@ -55,5 +57,7 @@ export function validateRunRequest(body: unknown, ctx: ValidateRunContext): Vali
     const row = match ? findVisibleFrozenRevision(ctx.db, ctx.accountId, match[1], Number(match[2])) : undefined;
     return { rev, spec: row?.spec ?? {} };
   }));
+  const { model, firmware, environment } = validated.plan;
+  checkUnitsScorable(ctx, validated.units ?? [{ robot: validated.resolvedPins.robot, model, firmware, environment, task: validated.resolvedPins.task }]);
   return validated;
 }

@@ -9,6 +9,10 @@
  * A run of several units (coordinator/kinds/units.ts) gives each pending episode its own pin in
  * `episodePins`; such an episode goes to a free cell matching that pin, and the run gets at most
  * `limit` assignments per pass (its budget allowance).
+ *
+ * An episode whose pin lists `instruments` (the kinds its task's predicates read) goes only to a cell
+ * that has every one of them answering now; a cell that does not say (`instruments` absent) is not
+ * filtered.
  */
 
 export const PRIORITY_ORDER = ["burst", "standard", "soak"] as const;
@@ -33,6 +37,8 @@ export interface CellPin {
   model: string;
   firmware: string;
   environment: string;
+  /** Instrument kinds the episode's task reads; default none. */
+  instruments?: readonly string[];
 }
 
 export interface AvailableCell {
@@ -40,6 +46,14 @@ export interface AvailableCell {
   model: string;
   firmware: string;
   environment: string;
+  /** Instrument kinds answering on the cell now; absent: not filtered by instruments. */
+  instruments?: readonly string[];
+}
+
+/** Whether `cell` matches `pin`: same robot, firmware and environment, and every instrument the pin reads. */
+export function cellFits(cell: AvailableCell, pin: CellPin): boolean {
+  if (cell.model !== pin.model || cell.firmware !== pin.firmware || cell.environment !== pin.environment) return false;
+  return cell.instruments === undefined || (pin.instruments ?? []).every((kind) => cell.instruments!.includes(kind));
 }
 
 export interface PlannedAssignment {
@@ -68,7 +82,7 @@ export function planAssignments(runs: readonly SchedulableRun[], cells: readonly
       if (left <= 0) break;
       const pin = run.episodePins?.[episodeId] ?? run;
       // Lowest free matching cell id first: for a single-pin run this is the i-th matching cell.
-      const cell = free.find((c) => !taken.has(c.cellId) && c.model === pin.model && c.firmware === pin.firmware && c.environment === pin.environment);
+      const cell = free.find((c) => !taken.has(c.cellId) && cellFits(c, pin));
       if (!cell) {
         if (!run.episodePins) break;
         continue;

@@ -16,6 +16,8 @@ import type { RunUnit } from "../kinds/units.js";
 import { planAssignments, type AvailableCell, type CellPin, type SchedulableRun } from "./assignment-plan.js";
 import { resolveTaskKits } from "../kits/kit-physics.js";
 import { withInstructionSet } from "../runs/instruction-set.js";
+import { taskInstrumentKinds } from "../../protocol/predicates/index.js";
+import { instrumentWait } from "./instrument-wait.js";
 
 export interface Logger {
   info(message: string): void;
@@ -67,6 +69,11 @@ export interface Scheduler {
   episodeMetered(runId: string): void;
   /** Runs one pass now; returns how many episodes were assigned. */
   runPass(): number;
+  /**
+   * Why the run's pending episodes wait, as of the last pass, when they wait for an instrument no
+   * matching connected cell has now (scheduler/instrument-wait.ts); undefined otherwise.
+   */
+  waitingReason(runId: string): string | undefined;
   start(): void;
   stop(): void;
 }
@@ -79,6 +86,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
   let pending: NodeJS.Immediate | undefined;
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
+  const waits = new Map<string, string>();
 
   function taskJsonOf(taskPin: string): string | undefined {
     const task = findPinnedTask(db, taskPin);
@@ -87,15 +95,60 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     return JSON.stringify({ ...task.spec, rev: /@v\d+$/.test(taskPin) ? taskPin : null, kits: resolveTaskKits(db, task.account_id, task.spec) });
   }
 
+  /** Instrument kinds a pinned task reads, cached per pass; [] when the task is unknown or does not parse. */
+  function instrumentsOfTask(cache: Map<string, string[]>, taskPin: string): string[] {
+    let kinds = cache.get(taskPin);
+    if (kinds === undefined) {
+      const spec = findPinnedTask(db, taskPin)?.spec as { success_predicates?: unknown; stages?: unknown } | undefined;
+      try {
+        kinds = spec ? taskInstrumentKinds(spec) : [];
+      } catch {
+        kinds = []; // a stored task always parsed at freeze; the agent reports a bad one as it runs
+      }
+      cache.set(taskPin, kinds);
+    }
+    return kinds;
+  }
+
+  /** Recomputes each open run's instrument wait from the connected cells (any state) matching its units with pending episodes. */
+  function noteInstrumentWaits(open: RunRecord[], taskKinds: Map<string, string[]>): void {
+    const connected = registry.connectedCells();
+    waits.clear();
+    for (const run of open) {
+      for (const [u, unit] of run.units.entries()) {
+        if (listPendingOfUnit(db, run.id, u, 1).length === 0) continue;
+        const pin = { model: unit.model, firmware: unit.firmware, environment: unit.environment };
+        const matching = connected.filter((c) => c.model === pin.model && c.firmware === pin.firmware && c.environment === pin.environment);
+        const note = instrumentWait(
+          { task: unit.task, pin: `${unit.robot} in ${unit.environment}`, required: instrumentsOfTask(taskKinds, unit.task) },
+          matching.map((c) => {
+            const kinds = [...new Set(c.instruments.map((i) => i.kind))];
+            const live = registry.liveInstrumentKinds(c.cellId) ?? kinds;
+            return { cellId: c.cellId, kinds, downKinds: kinds.filter((k) => !live.includes(k)) };
+          }),
+        );
+        if (note) {
+          waits.set(run.id, note);
+          break;
+        }
+      }
+    }
+  }
+
   function runPass(): number {
+    const open = listOpenRuns(db);
+    const taskKinds = new Map<string, string[]>();
+    noteInstrumentWaits(open, taskKinds);
     const held = new Set(listHeldEpisodes(db).map((e) => e.cell_id));
     const cells: AvailableCell[] = registry
       .connectedCells()
       .filter((c) => c.state === "idle" && !held.has(c.cellId) && !registry.assignedEpisodeOf(c.cellId))
-      .map((c) => ({ cellId: c.cellId, model: c.model, firmware: c.firmware, environment: c.environment }));
+      .map((c) => ({
+        cellId: c.cellId, model: c.model, firmware: c.firmware, environment: c.environment,
+        instruments: registry.liveInstrumentKinds(c.cellId) ?? c.instruments.map((i) => i.kind),
+      }));
     if (cells.length === 0) return 0;
 
-    const open = listOpenRuns(db);
     const byId = new Map(open.map((r) => [r.id, r]));
     // Episodes offered this pass, with their unit.
     const offeredEpisodes = new Map<string, { unit: RunUnit; row: EpisodeRecord }>();
@@ -108,7 +161,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
       const episodePins: Record<string, CellPin> = {};
       for (const e of chosen) {
         const unit = run.units[e.unit];
-        episodePins[e.id] = { model: unit.model, firmware: unit.firmware, environment: unit.environment };
+        episodePins[e.id] = { model: unit.model, firmware: unit.firmware, environment: unit.environment, instruments: instrumentsOfTask(taskKinds, unit.task) };
         offeredEpisodes.set(e.id, { unit, row: e });
       }
       return {
@@ -225,6 +278,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
       kick();
     },
     runPass,
+    waitingReason: (runId) => waits.get(runId),
     start() {
       stopped = false;
       timer ??= setInterval(safePass, intervalMs);

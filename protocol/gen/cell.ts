@@ -90,6 +90,11 @@ export interface Hello {
   safetyState: string;
 }
 
+/**
+ * One instrument the cell has configured and opened (Hello), or one that stopped answering
+ * (Heartbeat.instruments_down). Kinds are data: a coordinator matches them to what task predicates
+ * read (protocol/predicates/binding.ts) and ignores kinds it does not know.
+ */
 export interface Instrument {
   /** "camera", "joint_states", "gripper_state", "ft_wrist", "mocap", "estop". */
   kind: string;
@@ -109,6 +114,13 @@ export interface Heartbeat {
   /** Share of the last 10 minutes spent running episodes, 0..100. */
   dutyCyclePct: number;
   uploadBacklog: number;
+  /**
+   * Instruments of the Hello that stopped answering (a mocap stream gone stale, an F/T sensor or
+   * gripper whose reads fail), by kind and name; empty when every instrument answers. The agent's
+   * current view, sent on every heartbeat and at once in an extra heartbeat when an instrument is
+   * lost or comes back (before the EpisodeInterrupted{reason: "instrument_lost"} it causes).
+   */
+  instrumentsDown: Instrument[];
 }
 
 export interface EpisodeStarted {
@@ -144,7 +156,10 @@ export interface EpisodeFinished {
 export interface EpisodeInterrupted {
   episodeId: string;
   attempt: number;
-  /** "estop", "link_lost", "agent_restart", "policy_error", "hardware_fault", "cancelled", "operator_abort" (a person aborted it at the station). */
+  /**
+   * "estop", "link_lost", "agent_restart", "policy_error", "hardware_fault", "cancelled", "operator_abort" (a person aborted it at the station),
+   * "instrument_lost" (an instrument a predicate reads stopped answering; `detail` names it).
+   */
   reason: string;
   detail: string;
   durationS: number;
@@ -1112,7 +1127,7 @@ export const Instrument: MessageFns<Instrument> = {
 };
 
 function createBaseHeartbeat(): Heartbeat {
-  return { sentAtMs: 0, state: "", episodeId: "", dutyCyclePct: 0, uploadBacklog: 0 };
+  return { sentAtMs: 0, state: "", episodeId: "", dutyCyclePct: 0, uploadBacklog: 0, instrumentsDown: [] };
 }
 
 export const Heartbeat: MessageFns<Heartbeat> = {
@@ -1131,6 +1146,9 @@ export const Heartbeat: MessageFns<Heartbeat> = {
     }
     if (message.uploadBacklog !== 0) {
       writer.uint32(40).uint32(message.uploadBacklog);
+    }
+    for (const v of message.instrumentsDown) {
+      Instrument.encode(v!, writer.uint32(50).fork()).join();
     }
     return writer;
   },
@@ -1188,6 +1206,14 @@ export const Heartbeat: MessageFns<Heartbeat> = {
             message.uploadBacklog = reader.uint32();
             continue;
           }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.instrumentsDown.push(Instrument.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1223,6 +1249,11 @@ export const Heartbeat: MessageFns<Heartbeat> = {
         : isSet(object.upload_backlog)
         ? globalThis.Number(object.upload_backlog)
         : 0,
+      instrumentsDown: globalThis.Array.isArray(object?.instrumentsDown)
+        ? object.instrumentsDown.map((e: any) => Instrument.fromJSON(e))
+        : globalThis.Array.isArray(object?.instruments_down)
+        ? object.instruments_down.map((e: any) => Instrument.fromJSON(e))
+        : [],
     };
   },
 
@@ -1243,6 +1274,9 @@ export const Heartbeat: MessageFns<Heartbeat> = {
     if (message.uploadBacklog !== 0) {
       obj.uploadBacklog = Math.round(message.uploadBacklog);
     }
+    if (message.instrumentsDown?.length) {
+      obj.instrumentsDown = message.instrumentsDown.map((e) => Instrument.toJSON(e));
+    }
     return obj;
   },
 
@@ -1256,6 +1290,7 @@ export const Heartbeat: MessageFns<Heartbeat> = {
     message.episodeId = object.episodeId ?? "";
     message.dutyCyclePct = object.dutyCyclePct ?? 0;
     message.uploadBacklog = object.uploadBacklog ?? 0;
+    message.instrumentsDown = object.instrumentsDown?.map((e) => Instrument.fromPartial(e)) || [];
     return message;
   },
 };

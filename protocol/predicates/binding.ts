@@ -60,3 +60,11 @@ export function checkBindings(
   }
   return problems;
 }
+
+/** Every instrument kind the task's success predicates and stages read, sorted and without repeats. */
+export function taskInstrumentKinds(task: { success_predicates?: unknown; stages?: unknown }): InstrumentKind[] {
+  const parsed = parseTaskPredicates(task);
+  const kinds = new Set<InstrumentKind>();
+  for (const entry of [...parsed.successPredicates, ...parsed.stages]) requiredInstruments(entry.predicate).forEach((kind) => kinds.add(kind));
+  return [...kinds].sort();
+}

@@ -67,7 +67,7 @@ export class PacedCell {
   }
 
   private heartbeatNow(): Heartbeat {
-    return { sentAtMs: Date.now(), state: this.episodeId ? "busy" : "idle", episodeId: this.episodeId, dutyCyclePct: 0, uploadBacklog: 0 };
+    return { sentAtMs: Date.now(), state: this.episodeId ? "busy" : "idle", episodeId: this.episodeId, dutyCyclePct: 0, uploadBacklog: 0, instrumentsDown: [] };
   }
 
   private async play(): Promise<void> {

@@ -7,7 +7,8 @@
  *                            "link": "plugged" | "unplugged" } } }
  *
  * Routes: GET /cells (status of every cell); POST /cells/<cell>/<command> with command one of
- * estop, reset, kill, restart, unplug, plug. Answers {ok, message, cell} or {error, cells}.
+ * estop, reset, kill, restart, unplug, plug; POST /cells/<cell>/instrument/<kind>/<off|on> (a simulated
+ * instrument fault: mocap, gripper_state or ft_wrist). Answers {ok, message, cell} or {error, cells}.
  * fleet.json is rewritten whenever a cell starts or exits and removed on close().
  */
 import { rmSync, writeFileSync, renameSync } from "node:fs";
@@ -65,6 +66,21 @@ export async function startFleetControl(fleet: SimFleet, fleetFilePath: string):
   const handle = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
     const path = (request.url ?? "/").split("?")[0];
     if (request.method === "GET" && (path === "/cells" || path === "/")) return reply(response, 200, cellsBody());
+    const fault = /^\/cells\/([^/]+)\/instrument\/([^/]+)\/(on|off)$/.exec(path);
+    if (request.method === "POST" && fault) {
+      const [cell, kind] = [decodeURIComponent(fault[1]), decodeURIComponent(fault[2])];
+      try {
+        await fleet.instrument(cell, kind, fault[3] === "on");
+      } catch (error) {
+        if (error instanceof UnknownCellError) return reply(response, 404, { error: error.message, ...cellsBody() });
+        if (error instanceof CellStateError) return reply(response, 409, { error: error.message });
+        return reply(response, 500, { error: `instrument ${kind} ${fault[3]} on ${cell} failed: ${(error as Error).message}` });
+      }
+      const message = fault[3] === "off"
+        ? `${cell}: instrument ${kind} switched off; its reads fail until "instrument ${cell} ${kind} on"`
+        : `${cell}: instrument ${kind} switched on; the agent sees it answer at its next probe`;
+      return reply(response, 200, { ok: true, message, cell: fleet.status().find((c) => c.cell === cell) });
+    }
     const match = /^\/cells\/([^/]+)\/([^/]+)$/.exec(path);
     if (request.method !== "POST" || !match) {
       return reply(response, 404, { error: `no route ${request.method} ${path}; try GET /cells or POST /cells/<cell>/<${FLEET_COMMANDS.join("|")}>` });

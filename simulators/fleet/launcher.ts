@@ -28,6 +28,8 @@ export interface SimFleetCell {
   environment: string;
   /** This cell's variation scale, overriding the fleet's `cellVariation` (world/cell-variation.ts). */
   cellVariation?: number;
+  /** Instrument kinds this cell lacks although its environment lists them (a lab without mocap: ["mocap"]). */
+  without?: string[];
 }
 
 export interface SimFleetOptions {
@@ -97,6 +99,8 @@ export interface SimFleet {
   reset(cell: string): Promise<void>;
   /** Operator reset mode: the next scene the person confirms on this cell is set wrong (objects off target). */
   misplaceNextScene(cell: string): Promise<void>;
+  /** A simulated instrument fault: `on: false` makes every read of `kind` fail until switched on again. */
+  instrument(cell: string, kind: string, on: boolean): Promise<void>;
   /** Running cells' process ids. */
   pids(): Record<string, number>;
   status(): SimCellStatus[];
@@ -149,7 +153,8 @@ export async function launchSimFleet(options: SimFleetOptions): Promise<SimFleet
       environment: cell.environment, dataDir: join(cellDir, "agent"),
       simulation: { firmware: cell.firmware, seed: options.seed * 1000 + cell.index, speed: Number.isFinite(options.speed) ? options.speed : "max", engine: options.engine, ...(options.timecode ? { timecode: true } : {}),
         ...(variationScale > 0 ? { cellVariation: { scale: variationScale, seed: options.seed } } : {}),
-        ...(options.resets === "operator" ? { resets: "operator" } : {}) },
+        ...(options.resets === "operator" ? { resets: "operator" } : {}),
+        ...(cell.without?.length ? { without: cell.without } : {}) },
     };
     writeFileSync(configPath, JSON.stringify(config, null, 2));
     // The IPC channel carries the control port back and lets the cell notice a launcher that died.
@@ -235,6 +240,7 @@ export async function launchSimFleet(options: SimFleetOptions): Promise<SimFleet
     estop: (cellId) => control(cellId, "/estop"),
     reset: (cellId) => control(cellId, "/reset"),
     misplaceNextScene: (cellId) => control(cellId, "/scene/wrong"),
+    instrument: (cellId, kind, on) => control(cellId, `/instruments/${encodeURIComponent(kind)}/${on ? "on" : "off"}`),
     async stop() {
       const entries = [...running.values()];
       for (const entry of entries) entry.child.kill("SIGTERM");

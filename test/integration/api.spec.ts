@@ -26,7 +26,8 @@ const README_BODY = README_RUN_BODY;
 function cell(cellId: string, firmware: string, dutyCyclePct: number): ConnectedCell {
   return {
     cellId, model: "so101", firmware, environment: "tabletop@1",
-    instruments: [{ kind: "camera", name: "top" }, { kind: "camera", name: "wrist" }],
+    // What a tabletop@1 cell's agent reports: pick-cube's predicates read mocap and gripper_state.
+    instruments: [{ kind: "joint_states", name: "" }, { kind: "camera", name: "top" }, { kind: "camera", name: "wrist" }, { kind: "gripper_state", name: "" }, { kind: "ft_wrist", name: "" }, { kind: "mocap", name: "" }, { kind: "estop", name: "" }],
     policyImages: ["assay/ref-policy:expert", "assay/ref-policy:random"],
     state: "idle", dutyCyclePct, connectedAt: "2026-11-01T00:00:00.000Z",
   };

@@ -34,7 +34,11 @@ function hello(cellId: string, extra: Partial<Hello> = {}): AgentMessage {
     seq: 0,
     hello: {
       cellId, agentVersion: "test", robotModel: "so101", firmware: "3.11", environment: "tabletop@1",
-      instruments: [{ kind: "camera", name: "top", rateHz: 30, width: 0, height: 0 }], policyImages: ["assay/ref-policy:expert"],
+      // What a tabletop@1 cell's agent reports (the scheduler gives a cell only episodes it can score).
+      instruments: ["joint_states", "camera:top", "gripper_state", "ft_wrist", "mocap", "estop"].map((k) => {
+        const [kind, name = ""] = k.split(":");
+        return { kind, name, rateHz: kind === "camera" ? 30 : 0, width: 0, height: 0 };
+      }), policyImages: ["assay/ref-policy:expert"],
       lastSeqSent: 0, interruptedEpisodeId: "", safetyState: "ok", ...extra,
     },
   };
@@ -235,7 +239,7 @@ describe("CellLink server (scripted agent)", function () {
 
   it("requires Hello first, from the token's own cell", async () => {
     const agent = agentFor("so101-c");
-    agent.open({ seq: 0, heartbeat: { sentAtMs: 0, state: "idle", episodeId: "", dutyCyclePct: 0, uploadBacklog: 0 } });
+    agent.open({ seq: 0, heartbeat: { sentAtMs: 0, state: "idle", episodeId: "", dutyCyclePct: 0, uploadBacklog: 0, instrumentsDown: [] } });
     const error = await agent.ended!;
     assert.equal(error?.code, status.INVALID_ARGUMENT);
     assert.match(error!.details, /^hello_required: /);
@@ -317,7 +321,7 @@ describe("CellLink server (scripted agent)", function () {
     agents.push(restarted);
     restarted.open(hello("so101-c"));
     await restarted.next((m) => m.welcome);
-    restarted.send({ heartbeat: { sentAtMs: Date.now(), state: "idle", episodeId: "", dutyCyclePct: 0, uploadBacklog: 0 } });
+    restarted.send({ heartbeat: { sentAtMs: Date.now(), state: "idle", episodeId: "", dutyCyclePct: 0, uploadBacklog: 0, instrumentsDown: [] } });
     const again = await restarted.next((m) => m.assignEpisode);
     assert.equal(again.episodeId, assign.episodeId);
     assert.equal(again.attempt, 2);

@@ -38,11 +38,12 @@ export interface TestService {
  * (simulators/world/cell-variation.ts; default none). `connections`: connection timeouts and the per-address cap
  * (default the coordinator's). `modelMirror`: the operator's local model mirror directory. `artifactsUrl` and `s3`: artifacts in a
  * bucket (test/support/s3-server.ts) instead of the data dir. `simResets`: "operator" puts the cells in operator reset
- * mode (each reset waits for POST /v1/cells/{cell}/scene-ready; default "self").
- * The fleet (`service.fleet`) can kill, restart, unplug and plug its cells.
+ * mode (each reset waits for POST /v1/cells/{cell}/scene-ready; default "self"). `simWithout`: per cell, instrument
+ * kinds it lacks although its environment lists them (a lab without mocap: `{ "so101-b": ["mocap"] }`).
+ * The fleet (`service.fleet`) can kill, restart, unplug and plug its cells, and switch instruments off.
  */
 export async function startTestService(options: {
-  cells?: string[]; keepDataDir?: string; simSpeed?: number; simTimecode?: boolean; simEngine?: SimEngine; simCellVariation?: number; rateLimits?: Partial<RateLimits>; modelMirror?: string; artifactsUrl?: string; s3?: S3Connection;
+  cells?: string[]; keepDataDir?: string; simSpeed?: number; simTimecode?: boolean; simWithout?: Record<string, string[]>; simEngine?: SimEngine; simCellVariation?: number; rateLimits?: Partial<RateLimits>; modelMirror?: string; artifactsUrl?: string; s3?: S3Connection;
   connections?: Partial<ConnectionOptions>; simResets?: SimResetMode;
 } = {}): Promise<TestService> {
   const dataDir = options.keepDataDir ?? mkdtempSync(join(tmpdir(), "assay-it-"));
@@ -57,7 +58,7 @@ export async function startTestService(options: {
   let fleet: SimFleet | undefined;
   if (options.cells && options.cells.length > 0) {
     const wanted = new Set(options.cells);
-    const cells = loadFirmwarePins().installations.filter((i) => wanted.has(i.cell));
+    const cells = loadFirmwarePins().installations.filter((i) => wanted.has(i.cell)).map((i) => ({ ...i, without: options.simWithout?.[i.cell] }));
     fleet = await launchSimFleet({
       cells,
       coordinatorAddress: coordinator.grpcAddress,

@@ -195,7 +195,7 @@ describe("hostile streams: live views bound to their grant, and capped (scripted
     agent = new ScriptedAgent(coordinator.grpcAddress, coordinator.enrollCell(CELL, "so101"), CELL);
     await agent.connect();
     // A cell says it is alive every second (the device's own clock, not a wait in the test).
-    heartbeats = setInterval(() => agent.send({ heartbeat: { sentAtMs: Date.now(), state: running ? "busy" : "idle", episodeId: running, dutyCyclePct: 0, uploadBacklog: 0 } }), 1000);
+    heartbeats = setInterval(() => agent.send({ heartbeat: { sentAtMs: Date.now(), state: running ? "busy" : "idle", episodeId: running, dutyCyclePct: 0, uploadBacklog: 0, instrumentsDown: [] } }), 1000);
     feed = agent.client.liveFeed(agent.metadata(), (_error: unknown, _end?: LiveFeedEnd) => undefined);
   });
 

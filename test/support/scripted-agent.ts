@@ -60,7 +60,11 @@ export class ScriptedAgent {
       seq: 0,
       hello: {
         cellId: this.cellId, agentVersion: "scripted", robotModel: "so101", firmware: "3.11", environment: "tabletop@1",
-        instruments: [{ kind: "camera", name: "top", rateHz: 30, width: 0, height: 0 }, { kind: "camera", name: "wrist", rateHz: 30, width: 0, height: 0 }],
+        // What a tabletop@1 cell's agent reports (the scheduler gives a cell only episodes it can score).
+        instruments: ["joint_states", "camera:top", "camera:wrist", "gripper_state", "ft_wrist", "mocap", "estop"].map((k) => {
+          const [kind, name = ""] = k.split(":");
+          return { kind, name, rateHz: kind === "camera" ? 30 : 0, width: 0, height: 0 };
+        }),
         policyImages: ["assay/ref-policy:expert"], lastSeqSent: 0, interruptedEpisodeId: "", safetyState: "ok", ...extra,
       },
     });

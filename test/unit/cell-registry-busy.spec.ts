@@ -23,14 +23,14 @@ describe("the fleet registry and a cell that reconnects still busy", () => {
     const registry = new CellRegistry({ pins });
     registry.attach(session("ep_stalled"));
     assert.equal(stateOf(registry), "busy");
-    registry.recordHeartbeat(installed.cell, { sentAtMs: 0, state: "idle", episodeId: "", dutyCyclePct: 0, uploadBacklog: 0 });
+    registry.recordHeartbeat(installed.cell, { sentAtMs: 0, state: "idle", episodeId: "", dutyCyclePct: 0, uploadBacklog: 0, instrumentsDown: [] });
     assert.equal(stateOf(registry), "idle");
   });
 
   it("keeps a cell busy with another episode busy when it declines an offer", () => {
     const registry = new CellRegistry({ pins });
     registry.attach(session());
-    registry.recordHeartbeat(installed.cell, { sentAtMs: 0, state: "busy", episodeId: "ep_stalled", dutyCyclePct: 0, uploadBacklog: 0 });
+    registry.recordHeartbeat(installed.cell, { sentAtMs: 0, state: "busy", episodeId: "ep_stalled", dutyCyclePct: 0, uploadBacklog: 0, instrumentsDown: [] });
     registry.setAssigned(installed.cell, "ep_offered");
     registry.setAssigned(installed.cell, undefined); // the cell declined: "already running episode ep_stalled"
     assert.equal(stateOf(registry), "busy");
@@ -40,7 +40,7 @@ describe("the fleet registry and a cell that reconnects still busy", () => {
     const registry = new CellRegistry({ pins });
     registry.attach(session());
     registry.setAssigned(installed.cell, "ep_1");
-    registry.recordHeartbeat(installed.cell, { sentAtMs: 0, state: "busy", episodeId: "ep_1", dutyCyclePct: 0, uploadBacklog: 0 });
+    registry.recordHeartbeat(installed.cell, { sentAtMs: 0, state: "busy", episodeId: "ep_1", dutyCyclePct: 0, uploadBacklog: 0, instrumentsDown: [] });
     registry.setAssigned(installed.cell, undefined);
     assert.equal(stateOf(registry), "idle");
   });

@@ -40,7 +40,7 @@ describe("operator resets: registry and result sections", () => {
     assert.deepEqual(cell.attention, { kind: "reset", episodeId: "ep_1", since: NOW, scene: { lighting: "dim", objects: {} } });
     registry.recordAttention(installed.cell, { kind: "", episodeId: "", sinceMs: 0, sceneJson: "" });
     assert.equal(registry.connectedCells()[0].state, "busy", "answered: running its episode, before the next heartbeat says so");
-    registry.recordHeartbeat(installed.cell, { sentAtMs: 0, state: "busy", episodeId: "ep_1", dutyCyclePct: 0, uploadBacklog: 0 });
+    registry.recordHeartbeat(installed.cell, { sentAtMs: 0, state: "busy", episodeId: "ep_1", dutyCyclePct: 0, uploadBacklog: 0, instrumentsDown: [] });
     assert.equal(registry.connectedCells()[0].state, "busy");
     assert.equal(registry.connectedCells()[0].attention, undefined);
     // A malformed scene from a cell still shows that a reset waits.

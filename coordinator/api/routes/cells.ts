@@ -68,7 +68,24 @@ export function cellView(row: CellRow, live: ConnectedCell | undefined, extra: {
     connected_at: live?.connectedAt ?? null,
     last_seen: row.last_seen,
     attention,
+    // Live when connected; otherwise as the last Hello reported them (null: never connected).
+    instruments: live ? live.instruments.map(instrumentView) : instrumentsOfHello(row.hello),
+    instruments_down: live ? (live.instrumentsDown ?? []).map(instrumentView) : [],
   };
+}
+
+function instrumentView(i: { kind: string; name: string }): { kind: string; name: string | null } {
+  return { kind: i.kind, name: i.name || null };
+}
+
+function instrumentsOfHello(json: string | null): Array<{ kind: string; name: string | null }> | null {
+  if (!json) return null;
+  try {
+    const hello = JSON.parse(json) as { instruments?: Array<{ kind?: unknown; name?: unknown }> };
+    return Array.isArray(hello.instruments) ? hello.instruments.map((i) => instrumentView({ kind: String(i.kind), name: typeof i.name === "string" ? i.name : "" })) : null;
+  } catch {
+    return null;
+  }
 }
 
 function parseEnrollment(body: unknown, models: readonly string[]): { cellId: string; model: string } {

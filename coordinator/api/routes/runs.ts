@@ -46,7 +46,7 @@ export function runsRouter(deps: CompiledApiDeps): Router {
     const startingAfter = query.starting_after;
     if (startingAfter !== undefined) requireRun(deps.db, accountId, startingAfter);
     const rows = listRuns(deps.db, { accountId, kind, status, limit: limit + 1, before: startingAfter });
-    res.json({ object: "list", url: "/v1/runs", has_more: rows.length > limit, data: rows.slice(0, limit).map(runView) });
+    res.json({ object: "list", url: "/v1/runs", has_more: rows.length > limit, data: rows.slice(0, limit).map((row) => runView(row, { waiting: deps.scheduler.waitingReason?.(row.id) })) });
   });
 
   router.post("/runs/:runId/cancel", (req, res) => {
@@ -60,7 +60,8 @@ export function runsRouter(deps: CompiledApiDeps): Router {
   });
 
   router.get("/runs/:runId", (req, res) => {
-    res.json(runView(requireRun(deps.db, authOf(res).accountId, req.params.runId)));
+    const run = requireRun(deps.db, authOf(res).accountId, req.params.runId);
+    res.json(runView(run, { waiting: deps.scheduler.waitingReason?.(run.id) }));
   });
 
   return router;

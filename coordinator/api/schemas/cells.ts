@@ -12,6 +12,11 @@ export const EnrollCellRequest = component("EnrollCellRequest", z.strictObject({
   model: z.string({ error: "model must be a robot model of the catalog" }).max(REF_MAX_CHARS, { error: `model must be a robot model of the catalog (at most ${REF_MAX_CHARS} characters)` }).describe("a robot model id of GET /v1/robots"),
 }, { error: `request body must be a JSON object {"cell_id": "...", "model": "..."}` }));
 
+/** One instrument a cell reports, e.g. {kind: "camera", name: "top"} or {kind: "mocap", name: null}. */
+const CellInstrument = z.strictObject({
+  kind: z.string().describe("camera, joint_states, gripper_state, ft_wrist, mocap, estop, or a kind a later agent reports"),
+  name: z.string().nullable(),
+});
 
 
 /** What a cell needs from a person now (the operator station). */
@@ -43,6 +48,10 @@ export const Cell = component("Cell", z.strictObject({
   episode_id: z.string().nullable(),
   connected_at: NullableTimestamp,
   last_seen: NullableTimestamp,
+  instruments: z.array(CellInstrument).nullable()
+    .describe("instruments the cell configured and opened: live when connected, else as its last Hello reported them; null when it never connected"),
+  instruments_down: z.array(CellInstrument)
+    .describe("connected: instruments of `instruments` that stopped answering (the agent's latest heartbeat); empty otherwise"),
   attention: CellAttention.nullable().describe("what the cell needs from a person now; null when nothing"),
 }));
 

@@ -145,7 +145,7 @@ export const Run = component("Run", z.looseObject({
   units: z.array(RunUnit).optional().describe("kinds other than run: the run's units; an episode's unit is the index"),
   result: Result.optional().describe("present once completed (and the partial result of a stopped run)"),
   status_detail: z.strictObject({ code: z.string().nullable(), message: z.string().nullable() }).optional()
-    .describe("failed or stopped: the error code and message that ended the run"),
+    .describe("failed or stopped: the error code and message that ended the run; queued, scheduling or running: code null and why its pending episodes wait, when the scheduler can name it (an instrument no matching connected cell has now)"),
 }).describe("The spec's Run. Kinds other than run also show their own request fields as submitted (robots, environments, policies, suite, scenarios, target, ...) as additional properties."));
 
 /** The spec's Episode. */
