@@ -95,7 +95,7 @@ export const EndpointPolicy = z.strictObject({
   protocol: z.enum(["json", "openpi"], { error: "must be json (Assay's JSON wire, the default) or openpi (openpi's WebSocket and MessagePack protocol)" }).optional()
     .describe("the wire the endpoint speaks; default json (docs/policies.md)"),
   observation_map: boundedRecord(z.unknown(), { maxEntries: CHANNELS_MAX }, { error: "must be an object: {preset?, images?, state?, gripper?, prompt?, resize?}" }).optional()
-    .describe("openpi: which server key receives each camera, the state, the gripper and the prompt; presets droid and aloha (docs/policies.md)"),
+    .describe("openpi: which server key receives each camera, the state, the gripper and the prompt; presets droid, aloha and lerobot (docs/policies.md)"),
   inference: z.strictObject({
     action_horizon: z.number({ error: "must be a positive integer" }).int({ error: "must be a positive integer" }).min(1, { error: "must be a positive integer" }).optional(),
   }).optional().describe("openpi: rows of each returned chunk executed before asking again; default the whole chunk"),
