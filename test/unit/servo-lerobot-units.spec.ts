@@ -17,9 +17,8 @@ import { strict as assert } from "node:assert";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import {
-  decodeSignMagnitude, encodeSignMagnitude, LerobotMotorCalibration, loadLerobotCalibration, parseLerobotCalibration,
-} from "../../cell-agent/devices/servo/lerobot-calibration.js";
+import { decodeSignMagnitude, encodeSignMagnitude } from "../../cell-agent/devices/servo/feetech-protocol.js";
+import { LerobotMotorCalibration, loadLerobotCalibration, parseLerobotCalibration } from "../../cell-agent/devices/servo/lerobot-calibration.js";
 import { LEROBOT_FILE } from "../support/lerobot-calibration-file.js";
 import { lerobotNormalize, lerobotUnnormalize, So101LerobotUnits, so101NormModes } from "../../cell-agent/devices/servo/lerobot-units.js";
 
@@ -105,13 +104,13 @@ describe("LeRobot SO-101 units (known answers from LeRobot's source)", () => {
     assert.throws(() => lerobotUnnormalize(motor(2000, 2000), "degrees", 0), /min and max are equal/);
   });
 
-  it("Feetech sign-magnitude: Homing_Offset with sign bit 11", () => {
+  it("Feetech sign-magnitude (the driver's codec): Homing_Offset with sign bit 11, positions bit 15", () => {
     // -1470: bit 11 set | 1470 = 2048 + 1470 = 3518 (0x0DBE).
     assert.equal(encodeSignMagnitude(-1470, 11), 3518);
     assert.equal(decodeSignMagnitude(3518, 11), -1470);
     assert.equal(encodeSignMagnitude(2047, 11), 2047);
     assert.equal(decodeSignMagnitude(0x8105, 15), -261);
-    assert.throws(() => encodeSignMagnitude(2048, 11), /exceeds 2047/);
+    assert.throws(() => encodeSignMagnitude(2048, 11), /\|2048\| > 2047/);
   });
 
   it("an SO-101 follower: body joints in degrees or -100..100, the gripper 0..100", () => {

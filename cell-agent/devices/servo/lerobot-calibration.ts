@@ -102,21 +102,3 @@ export function loadLerobotCalibration(path: string): LerobotCalibration {
   }
   return parseLerobotCalibration(json, path);
 }
-
-/**
- * Feetech sign-magnitude (src/lerobot/motors/encoding_utils.py `encode_sign_magnitude`): the
- * magnitude in the low `signBit` bits, bit `signBit` set when negative. Homing_Offset uses bit 11,
- * Goal_Position and Present_Position bit 15.
- */
-export function encodeSignMagnitude(value: number, signBit: number): number {
-  const max = (1 << signBit) - 1;
-  const magnitude = Math.abs(value);
-  if (!Number.isInteger(value) || magnitude > max) throw new RangeError(`magnitude ${magnitude} exceeds ${max} (max for sign bit ${signBit})`);
-  return ((value < 0 ? 1 : 0) << signBit) | magnitude;
-}
-
-/** The inverse (`decode_sign_magnitude`). */
-export function decodeSignMagnitude(encoded: number, signBit: number): number {
-  const magnitude = encoded & ((1 << signBit) - 1);
-  return (encoded >> signBit) & 1 ? 0 - magnitude : magnitude;
-}
