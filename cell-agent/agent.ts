@@ -104,6 +104,7 @@ export async function startCellAgent(config: AgentConfig, hardware: CellHardware
     robotModel: config.robotModel,
     jointNames: loadFirmwarePins().models.find((m) => m.id === config.robotModel)?.joints ?? hardware.motors.jointNames,
     servoCalibration: () => options.servoCalibration ?? (motorsConfig?.kind === "feetech" ? loadCalibration(motorsConfig.calibration) : undefined),
+    ...(hardware.motors.readHomingOffsetTicks ? { readHomingOffsetTicks: () => hardware.motors.readHomingOffsetTicks!() } : {}),
   }));
   metrics.watchMotorBus(hardware.motors);
   // Created before anything can move the arm; the handlers below only run on a trigger.

@@ -42,13 +42,37 @@ export function describeLerobotCalibration(calibration: LerobotCalibration): str
  * without restarting the agent). `servoCalibration` is the cell's own calibration of the arm's
  * servos, or undefined when the arm is not on a Feetech servo bus.
  */
-export function lerobotFrameSource(options: { dataDir: string; robotModel: string; jointNames: readonly string[]; servoCalibration: () => Calibration | undefined }): LerobotFrameSource {
-  return (useDegrees) => {
+export function lerobotFrameSource(options: {
+  dataDir: string;
+  robotModel: string;
+  jointNames: readonly string[];
+  servoCalibration: () => Calibration | undefined;
+  /** The servos' Homing_Offset registers in joint order, when the bus can read them (checked against the file). */
+  readHomingOffsetTicks?: () => Promise<number[]>;
+}): LerobotFrameSource {
+  return async (useDegrees) => {
     if (options.robotModel !== "so101") throw new Error(`LeRobot units are for an SO-101 follower; this cell is a ${options.robotModel}`);
     const servo = options.servoCalibration();
     if (!servo) throw new Error("LeRobot units need the arm on a Feetech servo bus (motors.kind \"feetech\" in the agent config)");
     const path = lerobotCalibrationPath(options.dataDir);
     if (!existsSync(path)) throw new Error(`this cell has no LeRobot calibration imported; run "cell-agent calibration import-lerobot <file.json>" with the arm's file from ~/.cache/huggingface/lerobot/calibration/robots/so101_follower/`);
-    return new So101LerobotFrame(loadLerobotCalibration(path), servo, options.jointNames, useDegrees);
+    const lerobot = loadLerobotCalibration(path);
+    const frame = new So101LerobotFrame(lerobot, servo, options.jointNames, useDegrees);
+    if (options.readHomingOffsetTicks) checkHomingOffsets(lerobot, options.jointNames, await options.readHomingOffsetTicks());
+    return frame;
   };
+}
+
+/**
+ * LeRobot's positions are the servos' after their Homing_Offset (feetech.py `is_calibrated` compares
+ * the registers with the file): a servo holding another offset reports other ticks, and every
+ * conversion would be off by the difference.
+ */
+function checkHomingOffsets(lerobot: LerobotCalibration, jointNames: readonly string[], offsets: readonly number[]): void {
+  const wrong = jointNames
+    .map((name, i) => ({ name, servo: offsets[i], file: lerobot[name as keyof LerobotCalibration].homing_offset }))
+    .filter((j) => j.servo !== j.file);
+  if (wrong.length) {
+    throw new Error(`the servos' Homing_Offset registers do not match the imported LeRobot calibration (${wrong.map((j) => `${j.name} reads ${j.servo}, the file says ${j.file}`).join("; ")}); the arm was recalibrated or the file is another arm's: import this arm's current file from ~/.cache/huggingface/lerobot/calibration/robots/so101_follower/`);
+  }
 }

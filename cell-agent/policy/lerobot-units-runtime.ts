@@ -17,7 +17,7 @@ export interface LerobotFrame {
  * The frame for a policy's `use_degrees`; throws an Error in plain words when the cell cannot
  * convert (no LeRobot calibration imported, not an SO-101 on a servo bus).
  */
-export type LerobotFrameSource = (useDegrees: boolean) => LerobotFrame;
+export type LerobotFrameSource = (useDegrees: boolean) => Promise<LerobotFrame>;
 
 interface Units {
   action: boolean;
@@ -67,7 +67,7 @@ export class LerobotUnitsPolicyRuntime implements PolicyRuntime {
     const units = unitsOf(policy);
     if (!units.action && !units.observation) return this.inner.start(policy, robot);
     // Checked before the policy starts: a cell that cannot convert must not start it.
-    const frame = this.frames(units.useDegrees);
+    const frame = await this.frames(units.useDegrees);
     return new LerobotUnitsSession(await this.inner.start(policy, robot), frame, units);
   }
 }

@@ -24,6 +24,7 @@ import { realizeEpisodePlan } from "../../cell-agent/episode/plan.js";
 import { runEpisode } from "../../cell-agent/episode/runner.js";
 import { importLerobotCalibration, lerobotFrameSource } from "../../cell-agent/lerobot-import.js";
 import { createAgentMetrics } from "../../cell-agent/metrics.js";
+import type { SerialServoBus } from "../../cell-agent/devices/servo/servo-bus.js";
 import { EndpointPolicyRuntime } from "../../cell-agent/policy/endpoint-runtime.js";
 import { LerobotUnitsPolicyRuntime } from "../../cell-agent/policy/lerobot-units-runtime.js";
 import { compileTaskMonitor } from "../../protocol/predicates/index.js";
@@ -85,8 +86,12 @@ describe("a LeRobot-trained SO-101 policy, unchanged (simulated Feetech bus)", f
     const file = join(dir, "so101_follower.json");
     await writeFile(file, JSON.stringify(LEROBOT_FILE, null, 4));
     importLerobotCalibration(file, join(dir, "data"));
+    // lerobot-calibrate left these offsets in the servos' Homing_Offset registers; the agent checks them.
+    Object.values(LEROBOT_FILE).forEach((m) => cell.servoWire!.mock.emulator.servo(m.id).set("homingOffset", m.homing_offset));
+    const bus = cell.motors as SerialServoBus;
     const policies = new LerobotUnitsPolicyRuntime(new EndpointPolicyRuntime(), lerobotFrameSource({
       dataDir: join(dir, "data"), robotModel: "so101", jointNames: cell.motors.jointNames, servoCalibration: () => cell.servoWire!.calibration,
+      readHomingOffsetTicks: () => bus.readHomingOffsetTicks(),
     }));
     const task = pickCubeTask();
     const policy = {

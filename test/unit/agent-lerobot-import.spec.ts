@@ -81,18 +81,29 @@ describe("the agent's LeRobot frame", () => {
   const servo = simulatedCalibration(SO101_JOINTS, "sts3215");
   const source = (dataDir: string) => lerobotFrameSource({ dataDir, robotModel: "so101", jointNames: SO101_JOINTS, servoCalibration: () => servo });
 
-  it("says how to import when the cell has no LeRobot calibration", () => {
+  it("says how to import when the cell has no LeRobot calibration", async () => {
     const dir = mkdtempSync(join(tmpdir(), "lerobot-frame-"));
-    assert.throws(() => source(dir)(true), /no LeRobot calibration imported; run "cell-agent calibration import-lerobot <file\.json>"/);
+    await assert.rejects(source(dir)(true), /no LeRobot calibration imported; run "cell-agent calibration import-lerobot <file\.json>"/);
   });
 
-  it("turns LeRobot actions into the goal ticks LeRobot would write, and ticks into LeRobot's state", () => {
+  it("refuses when the servos' Homing_Offset registers are not the file's (another arm, or recalibrated)", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "lerobot-frame-"));
+    const file = join(dir, "f.json");
+    writeFileSync(file, JSON.stringify(LEROBOT_FILE));
+    importLerobotCalibration(file, dir);
+    const offsets = Object.values(LEROBOT_FILE).map((m) => m.homing_offset);
+    const withOffsets = (read: number[]) => lerobotFrameSource({ dataDir: dir, robotModel: "so101", jointNames: SO101_JOINTS, servoCalibration: () => servo, readHomingOffsetTicks: async () => read });
+    await withOffsets(offsets)(true);
+    await assert.rejects(withOffsets([0, ...offsets.slice(1)])(true), /Homing_Offset registers do not match the imported LeRobot calibration \(shoulder_pan reads 0, the file says -1470\)/);
+  });
+
+  it("turns LeRobot actions into the goal ticks LeRobot would write, and ticks into LeRobot's state", async () => {
     const dir = mkdtempSync(join(tmpdir(), "lerobot-frame-"));
     const file = join(dir, "f.json");
     writeFileSync(file, JSON.stringify(LEROBOT_FILE));
     importLerobotCalibration(file, dir);
     const table = controlTable("sts3215");
-    const frame = source(dir)(true);
+    const frame = await source(dir)(true);
     // lerobot-units known answers: 90 degrees -> [3048, 3023, 3024, 3043, 3071], gripper 25 -> 2350.
     const rad = frame.actionToRad([90, 90, 90, 90, 90, 25]);
     const ticks = rad.map((r, i) => goalTicksFromRad(servo.joints[SO101_JOINTS[i]], table, r));
