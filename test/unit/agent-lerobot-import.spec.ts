@@ -97,6 +97,19 @@ describe("the agent's LeRobot frame", () => {
     await assert.rejects(withOffsets([0, ...offsets.slice(1)])(true), /Homing_Offset registers do not match the imported LeRobot calibration \(shoulder_pan reads 0, the file says -1470\)/);
   });
 
+  it("leaves the cell's own range clamp in force after the conversion", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "lerobot-frame-"));
+    const file = join(dir, "f.json");
+    writeFileSync(file, JSON.stringify(LEROBOT_FILE));
+    importLerobotCalibration(file, dir);
+    const narrow = simulatedCalibration(SO101_JOINTS, "sts3215");
+    narrow.joints.shoulder_pan = { ...narrow.joints.shoulder_pan, rangeMinTicks: 1000, rangeMaxTicks: 3000 };
+    const frame = await lerobotFrameSource({ dataDir: dir, robotModel: "so101", jointNames: SO101_JOINTS, servoCalibration: () => narrow })(true);
+    // 170 degrees on shoulder_pan: LeRobot writes int(170 * 4095 / 360 + 2025) = int(3958.75) = 3958; the cell's range ends at 3000.
+    const [panRad] = frame.actionToRad([170, 0, 0, 0, 0, 50]);
+    assert.equal(goalTicksFromRad(narrow.joints.shoulder_pan, controlTable("sts3215"), panRad), 3000);
+  });
+
   it("turns LeRobot actions into the goal ticks LeRobot would write, and ticks into LeRobot's state", async () => {
     const dir = mkdtempSync(join(tmpdir(), "lerobot-frame-"));
     const file = join(dir, "f.json");
