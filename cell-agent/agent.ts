@@ -23,6 +23,10 @@ import { LiveFeed } from "./link/live-feed.js";
 import { Outbox } from "./link/outbox.js";
 import { createAgentMetrics } from "./metrics.js";
 import { CompositePolicyRuntime } from "./policy/composite-runtime.js";
+import { LerobotUnitsPolicyRuntime } from "./policy/lerobot-units-runtime.js";
+import { lerobotFrameSource } from "./lerobot-import.js";
+import { loadCalibration, type Calibration } from "./devices/servo/calibration.js";
+import { loadFirmwarePins } from "../firmware-pins/pins.js";
 import { CheckpointPolicyRuntime } from "./policy/checkpoint-runtime.js";
 import { EndpointPolicyRuntime } from "./policy/endpoint-runtime.js";
 import { ModelCache } from "./policy/model-cache.js";
@@ -71,6 +75,12 @@ export interface CellAgentOptions {
    * answer (scene ready, abort) to it, and cancels the wait when the episode is aborted. Default none.
    */
   sceneGate?: SceneReadyGate;
+  /**
+   * The cell's calibration of its arm's servos, for LeRobot units (docs/policies.md), when the arm
+   * was not opened from `config.motors` (simulated cells). Default: config.motors.calibration's file
+   * when motors.kind is "feetech".
+   */
+  servoCalibration?: Calibration;
 }
 
 export async function startCellAgent(config: AgentConfig, hardware: CellHardware, options: CellAgentOptions = {}): Promise<CellAgent> {
@@ -87,10 +97,17 @@ export async function startCellAgent(config: AgentConfig, hardware: CellHardware
   // Checkpoint models come over the link, which exists further down; the cache asks for it when it fetches.
   let linkForModels: (() => { client: CellLinkClient; metadata: Metadata }) | undefined;
   const models = new ModelCache({ dir: join(config.dataDir, "models"), link: () => linkForModels?.(), log });
-  const policies = new CompositePolicyRuntime([
+  const motorsConfig = config.motors;
+  const policies = new LerobotUnitsPolicyRuntime(new CompositePolicyRuntime([
     ...(options.policyRuntimes ?? [new EndpointPolicyRuntime(), new CheckpointPolicyRuntime(models)]),
     hardware.policies,
-  ]);
+  ]), lerobotFrameSource({
+    dataDir: config.dataDir,
+    robotModel: config.robotModel,
+    jointNames: loadFirmwarePins().models.find((m) => m.id === config.robotModel)?.joints ?? hardware.motors.jointNames,
+    servoCalibration: () => options.servoCalibration ?? (motorsConfig?.kind === "feetech" ? loadCalibration(motorsConfig.calibration) : undefined),
+    ...(hardware.motors.readHomingOffsetTicks ? { readHomingOffsetTicks: () => hardware.motors.readHomingOffsetTicks!() } : {}),
+  }));
   metrics.watchMotorBus(hardware.motors);
   // Created before anything can move the arm; the handlers below only run on a trigger.
   const estopWatch: EstopWatch = new EstopWatch({

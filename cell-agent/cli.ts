@@ -1,15 +1,19 @@
 /**
- * `cell-agent <run|doctor|version> [--config <path>]` (npm run cell-agent -- ...). The config path
+ * `cell-agent <run|doctor|version|calibration> [--config <path>]` (npm run cell-agent -- ...). The config path
  * defaults to $ASSAY_CELL_AGENT_CONFIG, then /etc/assay/cell-agent.json.
  *
  *   run      start the agent with the real hardware; stops cleanly on SIGTERM (systemctl stop)
  *   doctor   check devices, firmware, clock, the coordinator link and disk; exit 0 when nothing FAILs
  *            (--json prints the results as JSON)
  *   version  print the agent version
+ *   calibration import-lerobot <file.json>
+ *            check an SO-101 follower's LeRobot calibration file and keep it in the agent's dataDir
+ *            (docs/install-cell-agent.md, "LeRobot calibration")
  */
 import { pathToFileURL } from "node:url";
 import { AGENT_VERSION } from "./agent.js";
 import { loadAgentConfig } from "./config.js";
+import { describeLerobotCalibration, importLerobotCalibration } from "./lerobot-import.js";
 import { exitCodeOf, formatReport } from "./doctor/check-result.js";
 import { runDoctor } from "./doctor/doctor.js";
 import { realProbes } from "./doctor/probes.js";
@@ -18,15 +22,20 @@ import { runUntilSignalled } from "./main.js";
 export const DEFAULT_CONFIG_PATH = "/etc/assay/cell-agent.json";
 
 const USAGE = `usage: cell-agent <run|doctor|version> [--config <path>] [--json]
+       cell-agent calibration import-lerobot <file.json> [--config <path>]
   run      start the agent (what the systemd service runs)
   doctor   check this cell PC and say what is wrong
   version  print the agent version
+  calibration import-lerobot
+           import an SO-101 follower's LeRobot calibration, for policies in LeRobot units
 The config defaults to $ASSAY_CELL_AGENT_CONFIG or ${DEFAULT_CONFIG_PATH}.`;
 
 export interface CliArgs {
-  command: "run" | "doctor" | "version" | "help";
+  command: "run" | "doctor" | "version" | "help" | "import-lerobot";
   configPath: string;
   json: boolean;
+  /** import-lerobot: the LeRobot calibration file. */
+  file?: string;
 }
 
 /** Parses argv (without node and the script); throws a usage error naming the bad argument. */
@@ -35,8 +44,15 @@ export function parseCliArgs(argv: readonly string[], env: NodeJS.ProcessEnv = {
   const rest = [...argv];
   const command = rest.shift();
   if (command === undefined || command === "help" || command === "--help" || command === "-h") return args;
-  if (command !== "run" && command !== "doctor" && command !== "version") throw new Error(`unknown command ${JSON.stringify(command)}\n${USAGE}`);
-  args.command = command;
+  if (command === "calibration") {
+    const sub = rest.shift();
+    if (sub !== "import-lerobot") throw new Error(`unknown calibration command ${JSON.stringify(sub ?? "")}; the one there is: calibration import-lerobot <file.json>\n${USAGE}`);
+    args.command = "import-lerobot";
+  } else if (command === "run" || command === "doctor" || command === "version") {
+    args.command = command;
+  } else {
+    throw new Error(`unknown command ${JSON.stringify(command)}\n${USAGE}`);
+  }
   while (rest.length) {
     const arg = rest.shift()!;
     if (arg === "--config") {
@@ -47,10 +63,13 @@ export function parseCliArgs(argv: readonly string[], env: NodeJS.ProcessEnv = {
       args.configPath = arg.slice("--config=".length);
     } else if (arg === "--json" && command === "doctor") {
       args.json = true;
+    } else if (args.command === "import-lerobot" && args.file === undefined && !arg.startsWith("--")) {
+      args.file = arg;
     } else {
       throw new Error(`unknown argument ${JSON.stringify(arg)}\n${USAGE}`);
     }
   }
+  if (args.command === "import-lerobot" && args.file === undefined) throw new Error(`calibration import-lerobot needs the LeRobot calibration file, e.g. ~/.cache/huggingface/lerobot/calibration/robots/so101_follower/<id>.json\n${USAGE}`);
   return args;
 }
 
@@ -73,6 +92,18 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
       const results = await runDoctor({ configPath: args.configPath, probes: realProbes() });
       console.log(args.json ? JSON.stringify(results, null, 2) : formatReport(results));
       return exitCodeOf(results);
+    }
+    case "import-lerobot": {
+      try {
+        const config = loadAgentConfig(args.configPath);
+        if (config.robotModel !== "so101") throw new Error(`LeRobot calibrations are for an SO-101 follower; this cell's robotModel is ${JSON.stringify(config.robotModel)}`);
+        const { path, calibration } = importLerobotCalibration(args.file!, config.dataDir);
+        console.log([`imported the LeRobot calibration ${args.file} to ${path}:`, ...describeLerobotCalibration(calibration)].join("\n"));
+        return 0;
+      } catch (error) {
+        console.error(`cannot import the LeRobot calibration: ${(error as Error).message}`);
+        return 1;
+      }
     }
     case "run": {
       try {

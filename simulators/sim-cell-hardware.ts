@@ -32,7 +32,9 @@ import { SimNatNetServer } from "./natnet/natnet-server.js";
 import { WorldMocapStream } from "./natnet/world-mocap-stream.js";
 import { ReferencePolicyRuntime } from "./policies/reference-runtime.js";
 import { openWorldRosBus } from "./rosbridge/world-ros-bridge.js";
-import { SERVO_MODEL_OF, openWorldServoBus } from "./servo-bus/world-servo-bridge.js";
+import { SERVO_MODEL_OF, openWorldServoBus, simulatedCalibration } from "./servo-bus/world-servo-bridge.js";
+import type { MockServoPort } from "./servo-bus/mock-port.js";
+import type { Calibration } from "../cell-agent/devices/servo/calibration.js";
 import { catalogModel } from "./world/embodiments.js";
 import { SimWorld } from "./world/sim-world.js";
 import type { SimEngine } from "./physics/engine.js";
@@ -88,6 +90,8 @@ export type SimulatedCell = CellHardware & {
   world: SimWorld; estop: SimEstopInput; clock: SimClock; devices: SimDevices; switches: InstrumentSwitches;
   /** Present in operator reset mode: lets the simulated operator set the next scene wrong. */
   operatorScene?: OperatorSimSceneReset;
+  /** Serial-servo models on the wire: the emulated bus (its `written` bytes are what the servos received) and the servos' calibration. */
+  servoWire?: { mock: MockServoPort; calibration: Calibration };
 };
 
 /** Builds the world and its devices; with "wire" it also starts the emulators and connects the drivers. */
@@ -115,11 +119,13 @@ export async function createSimulatedCell(options: SimulatedCellOptions): Promis
   try {
     let motors: MotorBus = new SimMotorBus(world, options.firmware, estop);
     let mocap: MocapSource | undefined = has("mocap") ? new SimMocapSource(world) : undefined;
+    let servoWire: SimulatedCell["servoWire"];
     if (devices === "wire") {
       if (SERVO_MODEL_OF[model.id]) {
         const servo = await openWorldServoBus({ world, estop, firmware: options.firmware });
         closers.push(() => servo.close());
         motors = servo.motors;
+        servoWire = { mock: servo.mock, calibration: simulatedCalibration(world.embodiment.jointNames, SERVO_MODEL_OF[model.id]) };
       } else if (ROS_MODELS.includes(model.id)) {
         const ros = await openWorldRosBus({ world, estop, firmware: options.firmware, clock });
         closers.push(() => ros.close());
@@ -158,6 +164,7 @@ export async function createSimulatedCell(options: SimulatedCellOptions): Promis
       devices,
       ...(operatorScene ? { operatorScene } : {}),
       switches,
+      ...(servoWire ? { servoWire } : {}),
       motors,
       cameras: instruments.filter((i) => i.kind === "camera" && i.name).map((i) => new SimCamera(world, i.name!, undefined, { timecode: options.timecode })),
       gripper: has("gripper_state") ? switches.gripper(new SimGripperSensor(world)) : undefined,

@@ -156,7 +156,11 @@ async function main(argv: string[]): Promise<void> {
   const control = await startControlServer(hardware.estop, () => running, hardware.operatorScene, hardware.switches);
   writeFileSync(join(config.dataDir, "control.json"), JSON.stringify({ port: control.port, pid: process.pid }));
   process.send?.({ type: "control", port: control.port });
-  running = await startCellAgent(config, hardware, sceneGate ? { sceneGate } : {});
+  running = await startCellAgent(config, hardware, {
+    ...(sceneGate ? { sceneGate } : {}),
+    // A LeRobot calibration imported into this cell's dataDir reads the emulated servos' ticks.
+    ...(hardware.servoWire ? { servoCalibration: hardware.servoWire.calibration } : {}),
+  });
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;

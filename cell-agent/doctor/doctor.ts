@@ -10,6 +10,7 @@ import { compileAgentConfig, type AgentConfig } from "../config.js";
 import { DISK_FAIL_BYTES, DISK_WARN_BYTES, formatGb } from "../disk-space.js";
 import { fail, pass, warn, type CheckResult } from "./check-result.js";
 import type { DoctorMotors, DoctorProbes } from "./probes.js";
+import { SO101_LEROBOT_MOTORS, type LerobotCalibration } from "../devices/servo/lerobot-calibration.js";
 
 export interface DoctorOptions {
   configPath: string;
@@ -117,6 +118,34 @@ async function checkFirmware(config: AgentConfig, bus: DoctorMotors, pins: Firmw
     out.push(pass(name, `The robot reports firmware ${found}, the version pinned for cell ${config.cellId}.`));
   }
   return found;
+}
+
+/** Only when a LeRobot calibration was imported: the file, and (bus open) the servos' Homing_Offset against it. */
+async function checkLerobot(config: AgentConfig, probes: DoctorProbes, bus: DoctorMotors | undefined, out: CheckResult[]): Promise<void> {
+  const name = "LeRobot calibration";
+  const importAgain = "Import the arm's current file: cell-agent calibration import-lerobot ~/.cache/huggingface/lerobot/calibration/robots/so101_follower/<id>.json (docs/install-cell-agent.md, \"LeRobot calibration\").";
+  let calibration: LerobotCalibration | null;
+  try {
+    calibration = probes.lerobotCalibration(config.dataDir);
+  } catch (error) {
+    out.push(fail(name, `The imported LeRobot calibration cannot be used: ${(error as Error).message}.`, importAgain));
+    return;
+  }
+  if (!calibration) return;
+  if (!bus?.readHomingOffsetTicks) {
+    out.push(pass(name, `A LeRobot calibration is imported; the servos' Homing_Offset registers were not checked against it (the robot was not opened).`));
+    return;
+  }
+  try {
+    const offsets = await bus.readHomingOffsetTicks();
+    const wrong = SO101_LEROBOT_MOTORS.filter((motor, i) => offsets[i] !== calibration[motor].homing_offset)
+      .map((motor) => `${motor} reads ${offsets[SO101_LEROBOT_MOTORS.indexOf(motor)]}, the file says ${calibration[motor].homing_offset}`);
+    out.push(wrong.length
+      ? fail(name, `The servos' Homing_Offset registers do not match the imported LeRobot calibration (${wrong.join("; ")}); LeRobot policies would be refused.`, `The arm was recalibrated, or the file is another arm's. ${importAgain}`)
+      : pass(name, `A LeRobot calibration is imported and every servo's Homing_Offset matches it.`));
+  } catch (error) {
+    out.push(fail(name, `The servos' Homing_Offset registers cannot be read: ${(error as Error).message}.`, "Check servo power and the bus cable."));
+  }
 }
 
 async function checkEstop(config: AgentConfig, probes: DoctorProbes, out: CheckResult[]): Promise<void> {
@@ -313,10 +342,12 @@ export async function runDoctor(options: DoctorOptions): Promise<CheckResult[]> 
     const bus = await checkMotors(config, probes, out);
     if (bus) {
       firmware = await checkFirmware(config, bus, pins, out);
-      await bus.close().catch(() => undefined);
     }
+    await checkLerobot(config, probes, bus, out);
+    await bus?.close().catch(() => undefined);
     await checkEstop(config, probes, out);
   }
+  if (agent) await checkLerobot(config, probes, undefined, out);
   if (config.mocap) {
     try {
       const answer = await probes.pingNatNet(config.mocap.serverAddress);

@@ -13,10 +13,14 @@ import { openEstop, openMotors } from "../hardware-factory.js";
 import { ContainerEngineCli, findEngine, type EngineName } from "../policy/container-engine.js";
 import { checkToken, helloWelcome, tcpConnect, type TokenVerdict, type WelcomeTiming } from "./link-probe.js";
 import { pingNatNet } from "./natnet-probe.js";
+import { loadLerobotCalibration, type LerobotCalibration } from "../devices/servo/lerobot-calibration.js";
+import { lerobotCalibrationPath } from "../lerobot-import.js";
 
 /** The opened robot, as far as the doctor needs it. */
 export interface DoctorMotors {
   readFirmware(): Promise<string>;
+  /** Serial servo buses: each servo's Homing_Offset register in joint order. */
+  readHomingOffsetTicks?(): Promise<number[]>;
   close(): Promise<void>;
 }
 
@@ -51,6 +55,8 @@ export interface DoctorProbes {
   containerEngine(preferred?: EngineName): Promise<ContainerEngineProbe>;
   /** The images among `images` that `engine` does not have locally (`<engine> image inspect`). */
   missingImages(engine: EngineName, images: readonly string[]): Promise<string[]>;
+  /** The LeRobot calibration imported into `dataDir`, null when none is; throws when the file is bad. */
+  lerobotCalibration(dataDir: string): LerobotCalibration | null;
 }
 
 const TIMEOUT_MS = 5000;
@@ -76,6 +82,7 @@ export function realProbes(): DoctorProbes {
   return {
     readFile: (path) => readFileSync(path, "utf8"),
     pathExists: existsSync,
+    lerobotCalibration: (dataDir) => (existsSync(lerobotCalibrationPath(dataDir)) ? loadLerobotCalibration(lerobotCalibrationPath(dataDir)) : null),
     openSerial: (path) =>
       new Promise<void>((resolve, reject) => {
         const port = new SerialPort({ path, baudRate: 9600, autoOpen: false });

@@ -28,6 +28,8 @@ export interface MotorBus {
   readCalibrationAgeS?(): Promise<number>;
   /** Optional: lifetime motion cycles per joint, in joint order (recorded in /meta). */
   readCycleCounts?(): Promise<number[]>;
+  /** Optional (serial servo buses): each servo's Homing_Offset register, decoded, in joint order (LeRobot units check it). */
+  readHomingOffsetTicks?(): Promise<number[]>;
 }
 
 export interface CameraFrame {

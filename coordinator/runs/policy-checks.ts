@@ -22,9 +22,12 @@ const STATE_INSTRUMENT: Record<(typeof STATE_CHANNELS)[number], string> = {
 interface CheckedPolicy {
   type: "container" | "checkpoint" | "endpoint";
   image?: string;
-  action_space?: { type: "joint_position"; dim: number };
-  observation_contract?: { cameras?: string[]; state?: string[] };
+  action_space?: { type: "joint_position"; dim: number; units?: "radians" | "lerobot"; use_degrees?: boolean };
+  observation_contract?: { cameras?: string[]; state?: string[]; units?: "radians" | "lerobot" };
 }
+
+/** Robot models whose cells convert LeRobot's units (an SO-101 follower's calibration, imported on the cell). */
+const LEROBOT_UNIT_MODELS = ["so101"];
 
 /**
  * What a policy's declared contracts must match: the pinned robot's degrees of freedom, the
@@ -36,6 +39,7 @@ export function validatePolicy(value: unknown, model: RobotModel, env: CatalogEn
   if (policy.action_space !== undefined && policy.action_space.dim !== model.dof) {
     contract(`policy.action_space.dim must equal ${model.id}'s ${model.dof} degrees of freedom (${model.joints.join(", ")}); got ${q(policy.action_space.dim)}`);
   }
+  validateUnits(policy, model);
   if (policy.observation_contract !== undefined) validateObservationContract(policy.observation_contract, env);
   if (policy.type === "container") {
     const image = policy.image as string;
@@ -44,6 +48,18 @@ export function validatePolicy(value: unknown, model: RobotModel, env: CatalogEn
       const images = [...new Set(cells.flatMap((c) => c.policyImages))];
       contract(`policy.image ${q(image)} is not available on the connected ${model.id}@${firmware} cells in ${environmentId(env)}; they can run: ${images.join(", ") || "no images"}`);
     }
+  }
+}
+
+/** LeRobot units exist for the SO-101 follower only; `use_degrees` means nothing without them. */
+function validateUnits(policy: CheckedPolicy, model: RobotModel): void {
+  const lerobot = policy.action_space?.units === "lerobot" || policy.observation_contract?.units === "lerobot";
+  if (lerobot && !LEROBOT_UNIT_MODELS.includes(model.id)) {
+    const field = policy.action_space?.units === "lerobot" ? "policy.action_space.units" : "policy.observation_contract.units";
+    contract(`${field} "lerobot" is for an SO-101 follower (so101) with an imported LeRobot calibration; ${model.id} takes radians (leave units out)`);
+  }
+  if (policy.action_space?.use_degrees !== undefined && !lerobot) {
+    contract(`policy.action_space.use_degrees applies to units "lerobot" only (action_space.units or observation_contract.units); got use_degrees ${q(policy.action_space.use_degrees)} with radians`);
   }
 }
 

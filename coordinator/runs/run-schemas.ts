@@ -40,9 +40,16 @@ export const EpisodesSpec = component("EpisodesSpec", z.union([
   .describe("a positive integer (at most 10000), or auto(ci=<0..1>, moe=<0..1>), which sizes n with the Wilson interval; anything else is 422 episodes_invalid"));
 
 /** A policy's action space; `dim` must equal the robot's degrees of freedom. */
+/** Units of joint values a policy acts and observes in (docs/policies.md, "LeRobot policies, unchanged"). */
+export const JOINT_UNITS = ["radians", "lerobot"] as const;
+const JointUnits = z.enum(JOINT_UNITS, { error: "must be radians (the default) or lerobot (LeRobot's calibrated SO-101 units; so101 only)" });
+
 export const ActionSpace = z.strictObject({
   type: z.literal("joint_position"),
   dim: z.number().int().min(1).describe("the pinned robot's degrees of freedom"),
+  units: JointUnits.optional().describe("radians (default) or lerobot: LeRobot's SO-101 units from the cell's imported LeRobot calibration (so101 only)"),
+  use_degrees: z.boolean({ error: "must be true or false, as the policy's LeRobot robot config had it" }).optional()
+    .describe("with units lerobot: LeRobot's SOFollowerConfig.use_degrees (default true: body joints in degrees; false: -100..100); the gripper is 0..100 either way"),
 });
 
 /** What a policy observes; each camera and state channel must exist in the environment. */
@@ -50,6 +57,7 @@ export const ObservationContract = z.strictObject({
   cameras: z.array(z.string().max(NAME_MAX_CHARS, tooLong(NAME_MAX_CHARS))).max(CHANNELS_MAX, tooMany(CHANNELS_MAX)).optional().describe("camera instrument names of the environment"),
   // Which channels exist, and whether the scene has their instrument, is checked against the environment.
   state: z.array(z.string().max(NAME_MAX_CHARS, tooLong(NAME_MAX_CHARS))).max(CHANNELS_MAX, tooMany(CHANNELS_MAX)).optional().describe(`state channels: ${STATE_CHANNELS.join(", ")}; each needs its instrument in the environment`),
+  units: JointUnits.optional().describe("units of the joint positions the policy is shown: radians (default) or lerobot (so101 only; body joints as action_space.use_degrees says)"),
 });
 
 const contracts = {
@@ -87,7 +95,7 @@ export const EndpointPolicy = z.strictObject({
   protocol: z.enum(["json", "openpi"], { error: "must be json (Assay's JSON wire, the default) or openpi (openpi's WebSocket and MessagePack protocol)" }).optional()
     .describe("the wire the endpoint speaks; default json (docs/policies.md)"),
   observation_map: boundedRecord(z.unknown(), { maxEntries: CHANNELS_MAX }, { error: "must be an object: {preset?, images?, state?, gripper?, prompt?, resize?}" }).optional()
-    .describe("openpi: which server key receives each camera, the state, the gripper and the prompt; presets droid and aloha (docs/policies.md)"),
+    .describe("openpi: which server key receives each camera, the state, the gripper and the prompt; presets droid, aloha and lerobot (docs/policies.md)"),
   inference: z.strictObject({
     action_horizon: z.number({ error: "must be a positive integer" }).int({ error: "must be a positive integer" }).min(1, { error: "must be a positive integer" }).optional(),
   }).optional().describe("openpi: rows of each returned chunk executed before asking again; default the whole chunk"),

@@ -13,6 +13,7 @@ import { exitCodeOf, formatReport, type CheckResult } from "../../cell-agent/doc
 import { runDoctor } from "../../cell-agent/doctor/doctor.js";
 import type { DoctorProbes } from "../../cell-agent/doctor/probes.js";
 import { loadFirmwarePins } from "../../firmware-pins/pins.js";
+import { LEROBOT_FILE } from "../support/lerobot-calibration-file.js";
 
 const CONFIG = {
   cellId: "so101-b", cellToken: "assay_cell_x", robotModel: "so101", environment: "tabletop@1", dataDir: "/var/lib/assay/cell-agent",
@@ -43,6 +44,7 @@ function probes(overrides: Partial<DoctorProbes> = {}, config: object = CONFIG):
     lastSeqSent: () => 0,
     containerEngine: async () => ({ state: "ready", engine: "docker", version: "27.5.1" }),
     missingImages: async () => [],
+    lerobotCalibration: () => null,
     ...overrides,
   };
 }
@@ -63,6 +65,34 @@ describe("cell-agent doctor", () => {
     assert.match(line(results, "policies").sentence, /Policy containers are off \(policies.runtime is "none"\): this cell runs endpoint policies only/);
     assert.equal(exitCodeOf(results), 0);
     assert.match(formatReport(results), /VERDICT: READY. Every check passed/);
+  });
+
+  describe("LeRobot calibration", () => {
+    const offsets = Object.values(LEROBOT_FILE).map((m) => m.homing_offset);
+    const bus = (read: number[]) => async () => ({ readFirmware: async () => "3.11", readHomingOffsetTicks: async () => read, close: async () => undefined });
+
+    it("says nothing when none is imported", async () => {
+      const results = await doctor(probes());
+      assert.equal(results.find((r) => r.name === "LeRobot calibration"), undefined);
+    });
+    it("passes when every servo's Homing_Offset matches the imported file", async () => {
+      const results = await doctor(probes({ lerobotCalibration: () => LEROBOT_FILE, openMotors: bus(offsets) }));
+      assert.equal(line(results, "LeRobot calibration").verdict, "PASS", formatReport(results));
+      assert.match(line(results, "LeRobot calibration").sentence, /every servo's Homing_Offset matches it/);
+    });
+    it("fails naming the joint whose Homing_Offset differs, and says to import the arm's current file", async () => {
+      const results = await doctor(probes({ lerobotCalibration: () => LEROBOT_FILE, openMotors: bus([...offsets.slice(0, 5), 0]) }));
+      const lerobot = line(results, "LeRobot calibration");
+      assert.equal(lerobot.verdict, "FAIL");
+      assert.match(lerobot.sentence, /gripper reads 0, the file says 1400/);
+      assert.match(formatReport(results), /cell-agent calibration import-lerobot/);
+    });
+    it("fails on a bad imported file, and only reports the file while the agent runs", async () => {
+      const bad = await doctor(probes({ lerobotCalibration: () => { throw new Error("LeRobot calibration x.json: gripper.id must be 6; got 7"); } }));
+      assert.match(line(bad, "LeRobot calibration").sentence, /cannot be used: LeRobot calibration x\.json: gripper\.id must be 6; got 7/);
+      const running = await doctor(probes({ lerobotCalibration: () => LEROBOT_FILE, localAgentStatus: async () => ({ state: "idle" }) }));
+      assert.match(line(running, "LeRobot calibration").sentence, /were not checked against it/);
+    });
   });
 
   describe("policies", () => {

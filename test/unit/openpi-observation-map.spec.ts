@@ -41,6 +41,18 @@ describe("openpi observation_map", () => {
     });
   });
 
+  it("preset lerobot: LeRobot's keys, observation.images.<camera> for every contract camera at 640x480 hwc, observation.state, task", () => {
+    assert.deepEqual(resolveObservationMap({ preset: "lerobot" }, { ...CONTEXT, cameras: ["front", "wrist"] }), {
+      images: [
+        { path: ["observation.images.front"], camera: "front", width: 640, height: 480, layout: "hwc", resize: "pad" },
+        { path: ["observation.images.wrist"], camera: "wrist", width: 640, height: 480, layout: "hwc", resize: "pad" },
+      ],
+      state: { path: ["observation.state"], length: 6 },
+      prompt: { path: ["task"] },
+    });
+    assert.match(refusal({ preset: "lerobot" }, { ...CONTEXT, cameras: [] }).message, /the lerobot preset sends every camera of policy\.observation_contract\.cameras, and it lists none/);
+  });
+
   it("a preset takes the first camera but wrist for the exterior view when there is no top, and aloha goes without a wrist", () => {
     const map = resolveObservationMap({ preset: "aloha" }, { ...CONTEXT, cameras: ["head", "side"] });
     assert.deepEqual(map.images.map((i) => [i.path.join("."), i.camera]), [["images.cam_high", "head"]]);

@@ -115,6 +115,17 @@ for (const engine of STORE_ENGINES) {
       rejects(with_({ episodes: -1 }), "episodes_invalid", /got -1/);
     });
 
+    it("units lerobot: accepted for so101, refused elsewhere and for unknown units, use_degrees only with it", () => {
+      const lerobot = { type: "joint_position", dim: 6, units: "lerobot", use_degrees: false };
+      const contract = { cameras: ["top", "wrist"], state: ["joint_positions"], units: "lerobot" };
+      assert.equal(validateRunRequest(withPolicy({ action_space: lerobot, observation_contract: contract }), ctx).resolvedPins.robot.startsWith("so101@"), true);
+      const fr3 = (policy: Record<string, unknown>) => with_({ task: "pick-cube", robot: "fr3@5.9.0", policy: { ...BODY.policy, action_space: { type: "joint_position", dim: 8 }, ...policy } });
+      rejects(fr3({ action_space: { type: "joint_position", dim: 8, units: "lerobot" } }), "contract_validation_failed", /policy\.action_space\.units "lerobot" is for an SO-101 follower \(so101\) with an imported LeRobot calibration; fr3 takes radians/);
+      rejects(fr3({ observation_contract: { cameras: ["top"], units: "lerobot" } }), "contract_validation_failed", /policy\.observation_contract\.units "lerobot" is for an SO-101 follower/);
+      rejects(withPolicy({ action_space: { type: "joint_position", dim: 6, units: "furlongs" } }), "contract_validation_failed", /policy\.action_space\.units must be radians \(the default\) or lerobot/);
+      rejects(withPolicy({ action_space: { type: "joint_position", dim: 6, use_degrees: true } }), "contract_validation_failed", /policy\.action_space\.use_degrees applies to units "lerobot" only/);
+    });
+
     it("contract_validation_failed: action space, cameras, state, policy shape", () => {
       rejects(withPolicy({ action_space: { type: "joint_position", dim: 7 } }), "contract_validation_failed", /policy\.action_space\.dim must equal so101's 6 degrees of freedom.*got 7/);
       rejects(withPolicy({ action_space: { type: "ee_pose", dim: 6 } }), "contract_validation_failed", /action_space\.type must be "joint_position"; got "ee_pose"/);

@@ -121,6 +121,13 @@ export class SerialServoBus implements MotorBus {
     return [...new Set(versions)].join("/");
   }
 
+  /** Each servo's Homing_Offset register in joint order (Feetech: sign-magnitude, bit 11). */
+  async readHomingOffsetTicks(): Promise<number[]> {
+    const reg = register(this.table, "homingOffset");
+    const replies = await this.syncRead("read homing offsets", reg.address, reg.size);
+    return this.joints.map((joint) => decodeRegister(replies.get(joint.calibration.id)!.params, reg.address, register(joint.table, "homingOffset")));
+  }
+
   async readState(): Promise<JointState> {
     const block = this.table.stateBlock;
     const replies = await this.syncRead("sync read state", block.address, block.length);

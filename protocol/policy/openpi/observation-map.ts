@@ -3,7 +3,7 @@
  * carries which camera, the joint positions, the gripper opening and the instruction, and at what
  * image size and layout. See docs/policies-openpi.md.
  *
- *   {preset?: "droid" | "aloha",
+ *   {preset?: "droid" | "aloha" | "lerobot",
  *    images?: [{key, camera, width, height, layout?: "hwc" | "chw", resize?: "pad" | "stretch"}],
  *    state?: key | null, gripper?: key | null, prompt?: key | null}
  *
@@ -160,6 +160,12 @@ function presetImages(name: PresetName, context: ObservationMapContext): Array<R
     }
     images.push({ field: `${FIELD}.preset`, path: keyPath(image.key, `${FIELD}.preset`), camera, width: preset.width, height: preset.height, layout: preset.layout, resize: preset.resize });
   }
+  if (preset.everyCameraAt !== undefined) {
+    if (context.cameras.length === 0) throw new ObservationMapError(`${FIELD}.preset`, `the ${name} preset sends every camera of policy.observation_contract.cameras, and it lists none; add the cameras your policy was trained with`);
+    for (const camera of context.cameras) {
+      images.push({ field: `${FIELD}.preset`, path: [`${preset.everyCameraAt}${camera}`], camera, width: preset.width, height: preset.height, layout: preset.layout, resize: preset.resize });
+    }
+  }
   return images;
 }
 
@@ -192,7 +198,7 @@ function rejectClashes(entries: Array<{ path: string[]; field: string }>): void 
  */
 export function resolveObservationMap(raw: unknown, context: ObservationMapContext): ResolvedObservationMap {
   if (raw === undefined || raw === null) {
-    throw new ObservationMapError(FIELD, `required when policy.protocol is "openpi": give {"preset": "droid"}, {"preset": "aloha"}, or your server's keys (images, state, gripper, prompt)`);
+    throw new ObservationMapError(FIELD, `required when policy.protocol is "openpi": give {"preset": "droid"}, {"preset": "aloha"}, {"preset": "lerobot"}, or your server's keys (images, state, gripper, prompt)`);
   }
   if (!isPlainObject(raw)) throw new ObservationMapError(FIELD, `must be an object; got ${show(raw)}`);
   rejectUnknown(raw, MAP_FIELDS, FIELD);

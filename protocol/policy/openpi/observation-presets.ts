@@ -5,10 +5,13 @@
  * padding, DROID's flat "observation/..." keys and height x width x 3 images, ALOHA's nested
  * `images` map and 3 x height x width images.
  *
+ * The "lerobot" preset sends LeRobot's keys (`observation.state`, `observation.images.<camera>` for
+ * every camera of the contract, `task`), the names a LeRobot-trained policy reads.
+ *
  * A preset names views, not cameras: "exterior" is the contract's "top" camera, or its first camera
  * other than "wrist"; "wrist" is the contract's "wrist" camera.
  */
-export const PRESET_NAMES = ["droid", "aloha"] as const;
+export const PRESET_NAMES = ["droid", "aloha", "lerobot"] as const;
 export type PresetName = (typeof PRESET_NAMES)[number];
 
 export type PresetView = "exterior" | "wrist";
@@ -22,6 +25,8 @@ export interface PresetImage {
 
 export interface Preset {
   images: PresetImage[];
+  /** Also send every camera of the contract, each at `<prefix><camera name>` (LeRobot's `observation.images.<camera>`). */
+  everyCameraAt?: string;
   width: number;
   height: number;
   layout: "hwc" | "chw";
@@ -52,6 +57,17 @@ export const PRESETS: Record<PresetName, Preset> = {
     width: 224, height: 224, layout: "chw", resize: "pad",
     state: "state",
     prompt: "prompt",
+  },
+  // LeRobot's feature names (lerobot/utils/constants.py OBS_STATE, OBS_IMAGES; the dataset's "task"):
+  // one image per camera at the SO-101 examples' 640x480, height x width x 3 uint8 as a LeRobot
+  // camera reads it; the state is the joints with the gripper last, so no separate gripper key.
+  // Pair it with observation_contract.units "lerobot" to send the state in LeRobot's units.
+  lerobot: {
+    images: [],
+    everyCameraAt: "observation.images.",
+    width: 640, height: 480, layout: "hwc", resize: "pad",
+    state: "observation.state",
+    prompt: "task",
   },
 };
 
