@@ -1,7 +1,10 @@
 /**
  * Builds one video file from its episodes' segments without re-encoding: ffmpeg's concat demuxer
  * with `-c copy`, packets copied as they are. Every segment comes from the same encoder settings
- * and starts on an IDR frame (x264's GOPs are closed), so the copied stream decodes as one.
+ * and starts on an IDR frame (x264's GOPs are closed), so the copied stream decodes as one with the
+ * first segment's SPS/PPS, which every segment shares. `-auto_convert 0`: left on, the demuxer
+ * turns packets into Annex B and the muxer keeps an SPS/PPS copy in every keyframe (37 bytes per
+ * keyframe at GOP 2, a quarter of the file for a still scene).
  *
  * The demuxer places each segment at the sum of the previous segments' durations; an MP4 states
  * its duration in milliseconds, which would put a segment of 7 frames at 30 fps 10/15360 s late.
@@ -37,7 +40,7 @@ export async function concatSegments(segments: readonly Segment[], fps: number, 
   writeFileSync(listPath, concatList(segments, fps));
   const args = [
     "-hide_banner", "-loglevel", "error", "-y",
-    "-f", "concat", "-safe", "0", "-i", listPath,
+    "-f", "concat", "-safe", "0", "-auto_convert", "0", "-i", listPath,
     "-map", "0:v", "-c", "copy", "-movflags", "+faststart", "-f", "mp4", out,
   ];
   const child = spawn(ffmpegInstaller.path, args, { stdio: ["ignore", "ignore", "pipe"] });
