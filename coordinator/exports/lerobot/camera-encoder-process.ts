@@ -1,9 +1,10 @@
 /**
- * One ffmpeg process (the binary of @ffmpeg-installer/ffmpeg) writing one camera's MP4 file:
- * JPEG frames piped in as they are (`jpeg_pipe`, decoded by ffmpeg's mjpeg decoder, far faster
- * than decoding them in JavaScript), H.264 out at a constant `fps` with frame k at pts k/fps, and a
- * downsampled RGB24 copy of every frame on stdout for the image statistics (image-stats-tap.ts).
- * The process stays open across episodes, so episodes are concatenated in the file.
+ * One ffmpeg process (the binary of @ffmpeg-installer/ffmpeg) writing one episode's segment of one
+ * camera's video: JPEG frames piped in as they are (`jpeg_pipe`, decoded by ffmpeg's mjpeg decoder,
+ * far faster than decoding them in JavaScript), H.264 in MP4 out at a constant `fps` with frame k at
+ * pts k/fps, and a downsampled RGB24 copy of every frame on stdout for the image statistics
+ * (image-stats-tap.ts). The segment starts on an IDR frame, and its size is final once ffmpeg
+ * exits; the dataset's files are segments joined without re-encoding (video-segment-concat.ts).
  */
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import ffmpegInstaller from "@ffmpeg-installer/ffmpeg";
@@ -72,7 +73,7 @@ export class CameraEncoderProcess {
     }).then((code) => (this.exitCode = code as number | null));
   }
 
-  /** Starts ffmpeg writing `path` (which it overwrites). */
+  /** Starts ffmpeg writing the segment `path` (which it overwrites). */
   static start(path: string, camera: CameraGeometry, fps: number): CameraEncoderProcess {
     const { widthPx, heightPx } = videoSize(camera);
     const factor = downsampleFactor(camera.widthPx, camera.heightPx);
@@ -91,8 +92,8 @@ export class CameraEncoderProcess {
       "-filter_complex", graph,
       "-map", "[video]", "-c:v", VIDEO_ENCODING.encoder, "-preset", VIDEO_ENCODING.preset,
       "-g", String(VIDEO_ENCODING.gop), "-crf", String(VIDEO_ENCODING.crf), "-pix_fmt", VIDEO_ENCODING.pixFmt,
-      // Packets reach the file as they are muxed, so its size on disk can decide a rollover.
-      "-flush_packets", "1", "-movflags", "+faststart", "-f", "mp4", path,
+      // A segment is read once, by the concatenation, so no +faststart pass here: the joined file gets it.
+      "-f", "mp4", path,
       "-map", "[stats]", "-f", "rawvideo", "pipe:1",
     ];
     const child = spawn(ffmpegInstaller.path, args, { stdio: ["pipe", "pipe", "pipe"] });

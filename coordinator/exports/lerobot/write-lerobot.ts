@@ -2,13 +2,14 @@
  * Writes an Assay run's episodes as a LeRobot dataset, format v3.0, the way LeRobot's own
  * `LeRobotDataset` records one (huggingface/lerobot `src/lerobot/datasets/`): frames in
  * `data/`, one H.264 video per camera in `videos/`, and `meta/` with info.json, stats.json,
- * tasks.parquet and the episode table. Episodes stream through one at a time; each camera's
- * ffmpeg stays open across episodes so their frames concatenate in the same file.
+ * tasks.parquet and the episode table. Episodes stream through one at a time; each camera encodes
+ * each episode to its own segment and joins a file's segments without re-encoding
+ * (camera-video-writer.ts), so the file layout follows from exact sizes.
  */
-import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { ExportEpisode, ExportProgress, ExportRun } from "../export-input.js";
-import { CameraVideoWriter } from "./camera-video-writer.js";
+import { CameraVideoWriter, SEGMENTS_DIR } from "./camera-video-writer.js";
 import { datasetCard } from "./dataset-card.js";
 import { datasetInfo, type ShardLimits } from "./dataset-info.js";
 import { DataFileWriter } from "./data-file-writer.js";
@@ -84,7 +85,7 @@ export async function writeLeRobotDataset(run: ExportRun, episodes: ExportEpisod
   const episodesWriter = new EpisodesTableWriter(outDir, cameras.map((c) => c.videoKey), statsFeatures, limits);
   const tasks = new TaskTable();
   let datasetStats: Map<string, NamedStats> | undefined;
-  // Episode rows wait for their image statistics, which ffmpeg returns a few frames late.
+  // Episode rows wait for their videos' placements and image statistics, which come once each segment's ffmpeg exits.
   const waiting: Array<{ record: EpisodeRecord; ready: boolean; settled: Promise<void> }> = [];
   const writeReadyRows = async () => {
     while (waiting.length > 0 && waiting[0].ready) {
@@ -111,19 +112,26 @@ export async function writeLeRobotDataset(run: ExportRun, episodes: ExportEpisod
         data: dataSlot,
         datasetFromIndex: frames,
         datasetToIndex: frames + length,
-        videos: read.videos,
+        videos: new Map(),
         stats: new Map(statsFeatures.map(({ name, isImage }) => [name, { stats: read.stats.get(name)!, isImage }])),
         assay: assayColumnsOf(episode),
       };
       frames += length;
-      const imageStats = cameras.map((c) => read.videos.get(c.videoKey)!.stats.then((stats) => void record.stats.set(c.videoKey, { stats, isImage: true })));
-      const entry = { record, ready: false, settled: Promise.all(imageStats).then(() => void (entry.ready = true)) };
+      // Each camera's segment is placed, and its statistics come back, once its ffmpeg finishes.
+      const videos = cameras.map(async (c) => {
+        const video = read.videos.get(c.videoKey)!;
+        record.videos.set(c.videoKey, await video.placement);
+        record.stats.set(c.videoKey, { stats: await video.stats, isImage: true });
+      });
+      const entry = { record, ready: false, settled: Promise.all(videos).then(() => void (entry.ready = true)) };
+      entry.settled.catch(() => undefined); // a failure surfaces through close() or the final wait
       waiting.push(entry);
       await writeReadyRows();
       options.onProgress?.(position + 1);
     }
     for (const writer of videoWriters.values()) await writer.close();
-    // Every frame came back from ffmpeg (close() checks), so the last episodes' statistics settle.
+    rmSync(join(outDir, SEGMENTS_DIR), { recursive: true, force: true });
+    // Every segment was placed and every frame came back from ffmpeg (close() checks), so the last episodes settle.
     await Promise.all(waiting.map((entry) => entry.settled));
     await writeReadyRows();
     await episodesWriter.close();

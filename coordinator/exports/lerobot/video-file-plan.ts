@@ -1,0 +1,63 @@
+/**
+ * Which video file each episode's segment goes into: LeRobot's `_save_episode_video` rule, an
+ * episode starts a new file when the current file's size plus the episode's would reach
+ * `videoFileSizeMb`, decided from exact sizes only. Each episode of a camera is encoded to its own
+ * segment (camera-encoder-process.ts), whose size is known once its ffmpeg exits; a file's size is
+ * the sum of its segments' sizes (the concatenated file differs from it only by the container
+ * headers the concatenation merges). So the layout is a function of the segments' sizes and frame
+ * counts alone, never of how far a running encoder got.
+ */
+import { BYTES_PER_MB, FIRST_SLOT, nextSlot, type FileSlot } from "./lerobot-layout.js";
+
+export interface VideoFileLimits {
+  videoFileSizeMb: number;
+  chunksSize: number;
+}
+
+/** One episode's encoded segment. */
+export interface SegmentSize {
+  bytes: number;
+  frames: number;
+}
+
+/** Where a segment went: its file, its first and end frame in that file, and whether it opened the file. */
+export interface SegmentPlacement {
+  slot: FileSlot;
+  fromFrame: number;
+  toFrame: number;
+  startsFile: boolean;
+}
+
+export class VideoFilePlan {
+  private slot: FileSlot = FIRST_SLOT;
+  private fileBytes = 0;
+  private fileFrames = 0;
+  private segments = 0;
+
+  constructor(private readonly limits: VideoFileLimits) {}
+
+  /** Places the next segment, in episode order. */
+  place(segment: SegmentSize): SegmentPlacement {
+    if (!(Number.isInteger(segment.bytes) && segment.bytes > 0 && Number.isInteger(segment.frames) && segment.frames > 0)) {
+      throw new Error(`a video segment needs a positive whole number of bytes and frames; got ${segment.bytes} bytes, ${segment.frames} frames`);
+    }
+    let startsFile = this.segments === 0;
+    if (!startsFile && (this.fileBytes + segment.bytes) / BYTES_PER_MB >= this.limits.videoFileSizeMb) {
+      this.slot = nextSlot(this.slot, this.limits.chunksSize);
+      this.fileBytes = 0;
+      this.fileFrames = 0;
+      startsFile = true;
+    }
+    const fromFrame = this.fileFrames;
+    this.fileBytes += segment.bytes;
+    this.fileFrames += segment.frames;
+    this.segments++;
+    return { slot: this.slot, fromFrame, toFrame: this.fileFrames, startsFile };
+  }
+}
+
+/** The placements of `segments` (one camera's episodes, in order): the whole layout at once. */
+export function planVideoFiles(segments: readonly SegmentSize[], limits: VideoFileLimits): SegmentPlacement[] {
+  const plan = new VideoFilePlan(limits);
+  return segments.map((segment) => plan.place(segment));
+}
