@@ -376,6 +376,13 @@ function checkBeta(name: string, p: BetaParameters): void {
  * cell; cells with n = 0 are ignored); see the module comment. With no episodes it is [0, 1].
  */
 export function betaBinomialRate(clusters: ReadonlyArray<{ k: number; n: number }>, options: BetaBinomialRateOptions = {}): BetaBinomialRate {
+  return betaBinomialRateAndPosterior(clusters, options).rate;
+}
+
+/** {@link betaBinomialRate} and {@link betaBinomialRatePosterior} from one computation of the grid. */
+export function betaBinomialRateAndPosterior(
+  clusters: ReadonlyArray<{ k: number; n: number }>, options: BetaBinomialRateOptions = {},
+): { rate: BetaBinomialRate; posterior: RatePosterior } {
   const ci = options.ci ?? 0.95;
   const prior = options.prior ?? DEFAULT_HEADLINE_PRIOR;
   zForConfidence(ci); // validates ci
@@ -423,7 +430,7 @@ export function betaBinomialRate(clusters: ReadonlyArray<{ k: number; n: number 
   const n = used.reduce((sum, c) => sum + c.n, 0);
   if (k === 0) interval[0] = 0;
   if (k === n) interval[1] = 1;
-  return {
+  const rate: BetaBinomialRate = {
     ci: interval,
     interval_method: BETA_BINOMIAL_INTERVAL_METHOD,
     clusters: used.length,
@@ -435,4 +442,5 @@ export function betaBinomialRate(clusters: ReadonlyArray<{ k: number; n: number 
     rests_on_prior: used.length <= 1 || varianceRatio > PRIOR_DOMINATED_VARIANCE_RATIO,
     prior,
   };
+  return { rate, posterior: { uLow, uHigh, mass: marginal, mean } };
 }
