@@ -103,7 +103,7 @@ const ERROR_RATE =
   "for any true rates (checked by simulation with cells differing, ICC up to 0.1 on 3 and 4 cells)";
 
 const DESCRIPTION =
-  "Ordered by the lower end of each entry's 95% model-level interval (its run's headline: beta-binomial posterior over its cells), " +
+  "Ordered by the lower end of each entry's 95% interval (its run's model-level headline: beta-binomial posterior over its cells), " +
   "then higher rate, larger n, id. A new tier starts below rank b only when, for every entry ranked b or better and every entry " +
   "ranked below b, the posterior probability that the upper one is not better is at most 0.6 alpha / (2 (m - 1)) " +
   "(0.6 calibrated by simulation so that cells differing more than the prior expects do not raise the error rate); all other entries share a tier.";
