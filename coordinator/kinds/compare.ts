@@ -8,9 +8,11 @@
  * always favour one policy. With `paired: false` every episode gets its own seed.
  *
  * Result. `units` holds one Result per policy (key `policy:<name>`); `comparison` holds the
- * difference A - B with its 95% interval: for paired runs over complete pairs (both episodes
- * finished) the paired interval and an exact McNemar test on the discordant pairs; unpaired, the
- * Newcombe interval for two independent proportions.
+ * difference A - B with its 95% interval and `claim`, what it is about: for paired runs over
+ * complete pairs (both episodes finished) the paired interval and an exact McNemar test on the
+ * discordant pairs (`claim: "these_cells"`); unpaired, the beta-binomial posterior difference of the
+ * two model-level rates, each policy on its own cells (`claim: "model"`, with P(A > B)), and the
+ * Newcombe interval beside it under `these_cells` (comparison-claim.ts).
  *
  * Sequential (`sequential: {alpha, beta, delta}`): after every finished episode the complete pairs,
  * in the order they completed, are fed to a sequential test; once it decides, the pending episodes
@@ -50,7 +52,7 @@ function sequentialPower(sequential: NonNullable<CompareSettings["sequential"]>,
 import { createSequentialCompare, differenceConfidenceSequence, pairsForPower, sequentialCompareOperatingCharacteristics } from "../stats/sequential-compare.js";
 import { mcnemarExact } from "../stats/mcnemar.js";
 import { pairedDifferenceInterval } from "../stats/paired-difference.js";
-import { newcombeDifference } from "../stats/two-proportions.js";
+import { armOf, modelLevelDifference, theseCellsStatement } from "./comparison-claim.js";
 import { parseEpisodesSpec } from "../runs/episodes-spec.js";
 import { contract, isPlainObject, q } from "../runs/field-checks.js";
 import { type ValidatedRun, type ValidateRunContext } from "../runs/run-request.js";
@@ -61,7 +63,7 @@ import { openUnit, resolveUnit, validatedKindRun } from "./kind-common.js";
 import { cancelPendingEpisodes } from "../store/episodes-repo.js";
 import type { KindProgressContext, KindResultContext, RunKind } from "./kind.js";
 import type { EpisodeRecord } from "../store/episodes-repo.js";
-import { countsOf, headlineResult, unitResults } from "./unit-results.js";
+import { headlineResult, unitResults } from "./unit-results.js";
 import { policySucceeded } from "../runs/policy-outcome.js";
 import { z } from "zod";
 import { COMMON_RUN_FIELDS, EpisodesSpec, Policy, environmentRef, robotPin, taskRef } from "../runs/run-schemas.js";
@@ -210,6 +212,7 @@ function compareResult(ctx: KindResultContext, run: RunRecord, episodes: readonl
     const mcnemar = mcnemarExact(tally.onlyA, tally.onlyB);
     comparison = {
       a: a.policy_name, b: b.policy_name, paired: true,
+      claim: "these_cells", statement: theseCellsStatement("the paired interval over complete pairs"),
       pairs: pairs.length, both: tally.both, only_a: tally.onlyA, only_b: tally.onlyB, neither: tally.neither,
       diff: interval.diff, ci: interval.ci, ci_level: 0.95, method: interval.method,
       mcnemar: { b: mcnemar.b, c: mcnemar.c, n_discordant: mcnemar.n_discordant, p_value: mcnemar.p_value },
@@ -221,10 +224,8 @@ function compareResult(ctx: KindResultContext, run: RunRecord, episodes: readonl
         : {}),
     };
   } else {
-    const ka = countsOf(a.result);
-    const kb = countsOf(b.result);
-    const interval = newcombeDifference(ka.k, ka.n, kb.k, kb.n, 0.95);
-    comparison = { a: a.policy_name, b: b.policy_name, paired: false, diff: interval.diff, ci: interval.ci, ci_level: 0.95, method: interval.method };
+    const names = { a: a.policy_name ?? "A", b: b.policy_name ?? "B" };
+    comparison = { a: a.policy_name, b: b.policy_name, paired: false, ...modelLevelDifference(armOf(a.result), armOf(b.result), names) };
   }
   const state = (run.kindState ?? {}) as { sequential?: SequentialState };
   const stoppedEarly = Boolean(state.sequential && state.sequential.decision !== "continue" && episodes.some((e) => e.status === "cancelled"));

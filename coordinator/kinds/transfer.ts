@@ -9,8 +9,12 @@
  * (role `source`) with the same number of episodes and the same seeds as the target.
  *
  * Result. `units` (target, and source when measured here) and `gap`: target minus source success
- * rate with the Newcombe 95% interval for two independent proportions, and where the source figure
- * came from (`source.run_id`, this run's id when measured here).
+ * rate, and where the source figure came from (`source.run_id`, this run's id when measured here).
+ * Target and source run on different robots, so on different cells: the gap's `ci` is the
+ * beta-binomial posterior difference of the two model-level rates, each side on its own cells
+ * (`claim: "model"`), with the claim about these cells beside it under `these_cells` (the seed-paired
+ * interval when measured here, else Newcombe's). A source run recorded before per-cell counts
+ * were kept gives Newcombe's interval alone, `claim: "these_cells"`.
  */
 import { pairedDifferenceInterval, type PairedCounts } from "../stats/paired-difference.js";
 import { newcombeDifference } from "../stats/two-proportions.js";
@@ -26,6 +30,8 @@ import { resolveUnit, validatedKindRun } from "./kind-common.js";
 import type { KindResultContext, RunKind } from "./kind.js";
 import type { EpisodeRecord } from "../store/episodes-repo.js";
 import { countsOf, headlineResult, unitResults } from "./unit-results.js";
+import { armOf, modelLevelDifference, theseCellsStatement } from "./comparison-claim.js";
+import type { HeadlinePrior } from "../stats/beta-binomial-rate.js";
 import { policySucceeded } from "../runs/policy-outcome.js";
 import { z } from "zod";
 import { COMMON_RUN_FIELDS, EpisodesSpec, Policy, environmentRef, robotPin, taskRef } from "../runs/run-schemas.js";
@@ -44,6 +50,9 @@ interface SourceBaseline {
   n: number;
   success_rate: number;
   completed: string;
+  /** The source run's per-cell counts and the prior its headline used (absent in plans recorded before issue 25). */
+  by_cell?: Array<{ k: number; n: number }>;
+  prior?: HeadlinePrior;
 }
 
 function planTransfer(body: Record<string, unknown>, ctx: ValidateRunContext): ValidatedRun {
@@ -94,8 +103,14 @@ function findSourceBaseline(ctx: ValidateRunContext, sourcePin: string, environm
   for (const { id } of rows) {
     const run = getRun(ctx.db, id)!;
     if (run.plan.pilot === true || policyIdentity(run.request.policy) !== identity) continue;
-    const result = run.result as { n: number; success_rate: number };
-    if (result.n > 0) return { run_id: run.id, n: result.n, success_rate: result.success_rate, completed: run.completed! };
+    const result = run.result as { n: number; success_rate: number; cells?: { by_cell?: Array<{ successes: number; n: number }>; prior?: HeadlinePrior } };
+    if (result.n > 0) {
+      const byCell = result.cells?.by_cell?.map((c) => ({ k: c.successes, n: c.n }));
+      return {
+        run_id: run.id, n: result.n, success_rate: result.success_rate, completed: run.completed!,
+        ...(byCell ? { by_cell: byCell } : {}), ...(result.cells?.prior ? { prior: result.cells.prior } : {}),
+      };
+    }
   }
   return undefined;
 }
@@ -125,10 +140,11 @@ function seedPairs(episodes: readonly EpisodeRecord[], targetUnit: number, sourc
 }
 
 /**
- * The gap target - source. Measured here, target and source share seeds, so the gap is the paired
- * Newcombe interval over the complete seed pairs. Taken from an earlier run, the source is not
- * matched on perturbations or interventions: the gap is the unpaired Newcombe interval and the
- * result says so.
+ * The gap target - source: the model-level posterior difference (each side on its own cells), and
+ * beside it the claim about these cells. Measured here, target and source share seeds, so that is the
+ * paired Newcombe interval over the complete seed pairs. Taken from an earlier run, the source is not
+ * matched on perturbations or interventions: it is the unpaired Newcombe interval and the result says
+ * so.
  */
 function transferResult(ctx: KindResultContext, run: RunRecord, episodes: readonly EpisodeRecord[]): Record<string, unknown> {
   const units = unitResults(ctx, run, episodes);
@@ -141,17 +157,35 @@ function transferResult(ctx: KindResultContext, run: RunRecord, episodes: readon
   const sourceCounts = measured ? countsOf(measured.result) : baseline ? countsOf(baseline) : { k: 0, n: 0 };
   const targetCounts = countsOf(target.result);
   let comparison: Record<string, unknown>;
+  const names = { a: "target", b: "source" };
+  const targetArm = armOf(target.result);
   if (measured) {
     const pairs = seedPairs(episodes, targetUnit, sourceUnit);
     const n = pairs.both + pairs.onlyA + pairs.onlyB + pairs.neither;
-    const interval = n > 0 ? pairedDifferenceInterval(pairs, 0.95) : { diff: 0, ci: [-1, 1], method: "none: no complete seed pair" };
-    comparison = { diff: interval.diff, ci: interval.ci, ci_level: 0.95, method: interval.method, paired: true, pairs: n, matched: true };
+    const interval = n > 0 ? pairedDifferenceInterval(pairs, 0.95) : { diff: 0, ci: [-1, 1] as [number, number], method: "none: no complete seed pair" };
+    // Target and source run on different robots, so on different cells: the model-level gap models
+    // each side on its own cells; the seed-paired interval is the claim about these cells.
+    const model = targetCounts.n > 0 && sourceCounts.n > 0 ? modelLevelDifference(targetArm, armOf(measured.result), names) : undefined;
+    const theseCells = {
+      claim: "these_cells", diff: interval.diff, ci: interval.ci, ci_level: 0.95, method: interval.method,
+      statement: theseCellsStatement("the seed-paired interval over complete seed pairs"),
+    };
+    comparison = model
+      ? { ...model, these_cells: theseCells, paired: true, pairs: n, matched: true }
+      : { ...theseCells, paired: true, pairs: n, matched: true };
+  } else if (baseline?.by_cell && targetCounts.n > 0 && sourceCounts.n > 0) {
+    comparison = {
+      ...modelLevelDifference(targetArm, { cells: baseline.by_cell, prior: baseline.prior }, names), paired: false, matched: false,
+      note: `the source figure comes from run ${baseline.run_id}: its episodes are not matched to this run's on perturbations (seeds) or interventions, so the gap uses the unpaired intervals`,
+    };
   } else {
     const interval = targetCounts.n > 0 && sourceCounts.n > 0
       ? newcombeDifference(targetCounts.k, targetCounts.n, sourceCounts.k, sourceCounts.n, 0.95)
       : { diff: 0, ci: [-1, 1], method: "none: a side has no finished episode" };
     comparison = {
       diff: interval.diff, ci: interval.ci, ci_level: 0.95, method: interval.method, paired: false, matched: false,
+      claim: "these_cells",
+      statement: theseCellsStatement(baseline ? "the unpaired Newcombe interval (the source run recorded no per-cell counts)" : "this interval"),
       note: baseline
         ? `the source figure comes from run ${baseline.run_id}: its episodes are not matched to this run's on perturbations (seeds) or interventions, so the gap uses the unpaired interval`
         : "no source figure: no earlier run of this policy on the source pin and none measured here",

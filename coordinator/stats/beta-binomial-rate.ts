@@ -318,6 +318,48 @@ function locatePosterior(
   return { uLow, uHigh, fineBins };
 }
 
+/** The fine-pass posterior of (u, ρ) for the cells' counts under `prior`. */
+function finePosterior(used: ReadonlyArray<{ k: number; n: number }>, prior: HeadlinePrior) {
+  const logLik = logLikelihood(used);
+  const logPrior = logRatePrior(prior.rate.parameters);
+  const { uLow, uHigh, fineBins } = locatePosterior(logLik, logPrior, prior.icc.parameters);
+  const fineUs = midpoints(uLow, uHigh, GRID.fineRate);
+  const fine = posteriorGrid(fineUs, fineBins, logLik, logPrior);
+  return { uLow, uHigh, fineUs, fineBins, fine };
+}
+
+/**
+ * The marginal posterior of μ as masses on equal steps in u (μ = sin²(πu/2)) over [uLow, uHigh]:
+ * `mass[i]` lies on u in [uLow + i·step, uLow + (i+1)·step], spread evenly in u within the step (the
+ * same reading the headline's quantiles make). Used by the two-sample difference
+ * (beta-binomial-difference.ts).
+ */
+export interface RatePosterior {
+  uLow: number;
+  uHigh: number;
+  mass: Float64Array;
+  /** Posterior mean of μ. */
+  mean: number;
+}
+
+/** {@link RatePosterior} of the model-level rate from per-cell counts (cells with n = 0 ignored). */
+export function betaBinomialRatePosterior(clusters: ReadonlyArray<{ k: number; n: number }>, prior: HeadlinePrior = DEFAULT_HEADLINE_PRIOR): RatePosterior {
+  checkBeta("rate", prior.rate.parameters);
+  checkBeta("icc", prior.icc.parameters);
+  clusters.forEach(({ k, n }, i) => {
+    if (!Number.isInteger(n) || n < 0) throw new RangeError(`cluster ${i}: n must be a non-negative integer; got ${n}`);
+    if (!Number.isInteger(k) || k < 0 || k > n) throw new RangeError(`cluster ${i}: k must be an integer in 0..${n}; got ${k}`);
+  });
+  const { uLow, uHigh, fineUs, fineBins, fine } = finePosterior(clusters.filter((c) => c.n > 0), prior);
+  const mass = new Float64Array(fineUs.length);
+  let mean = 0;
+  for (let i = 0; i < fineUs.length; i++) {
+    for (let r = 0; r < fineBins.length; r++) mass[i] += fine[i * fineBins.length + r];
+    mean += mass[i] * rateOf(fineUs[i]);
+  }
+  return { uLow, uHigh, mass, mean };
+}
+
 /** Options of {@link betaBinomialRate}. */
 export interface BetaBinomialRateOptions {
   /** Confidence of the interval; 0.95 unless given. */
@@ -337,6 +379,13 @@ function checkBeta(name: string, p: BetaParameters): void {
  * cell; cells with n = 0 are ignored); see the module comment. With no episodes it is [0, 1].
  */
 export function betaBinomialRate(clusters: ReadonlyArray<{ k: number; n: number }>, options: BetaBinomialRateOptions = {}): BetaBinomialRate {
+  return betaBinomialRateAndPosterior(clusters, options).rate;
+}
+
+/** {@link betaBinomialRate} and {@link betaBinomialRatePosterior} from one computation of the grid. */
+export function betaBinomialRateAndPosterior(
+  clusters: ReadonlyArray<{ k: number; n: number }>, options: BetaBinomialRateOptions = {},
+): { rate: BetaBinomialRate; posterior: RatePosterior } {
   const ci = options.ci ?? 0.95;
   const prior = options.prior ?? DEFAULT_HEADLINE_PRIOR;
   zForConfidence(ci); // validates ci
@@ -347,13 +396,8 @@ export function betaBinomialRate(clusters: ReadonlyArray<{ k: number; n: number 
     if (!Number.isInteger(k) || k < 0 || k > n) throw new RangeError(`cluster ${i}: k must be an integer in 0..${n}; got ${k}`);
   });
   const used = clusters.filter((c) => c.n > 0);
-  const logLik = logLikelihood(used);
-  const logPrior = logRatePrior(prior.rate.parameters);
   const iccPrior = prior.icc.parameters;
-
-  const { uLow, uHigh, fineBins } = locatePosterior(logLik, logPrior, iccPrior);
-  const fineUs = midpoints(uLow, uHigh, GRID.fineRate);
-  const fine = posteriorGrid(fineUs, fineBins, logLik, logPrior);
+  const { uLow, uHigh, fineUs, fineBins, fine } = finePosterior(used, prior);
 
   const marginal = new Float64Array(fineUs.length);
   const iccMass = new Float64Array(fineBins.length);
@@ -389,7 +433,7 @@ export function betaBinomialRate(clusters: ReadonlyArray<{ k: number; n: number 
   const n = used.reduce((sum, c) => sum + c.n, 0);
   if (k === 0) interval[0] = 0;
   if (k === n) interval[1] = 1;
-  return {
+  const rate: BetaBinomialRate = {
     ci: interval,
     interval_method: BETA_BINOMIAL_INTERVAL_METHOD,
     clusters: used.length,
@@ -401,4 +445,5 @@ export function betaBinomialRate(clusters: ReadonlyArray<{ k: number; n: number 
     rests_on_prior: used.length <= 1 || varianceRatio > PRIOR_DOMINATED_VARIANCE_RATIO,
     prior,
   };
+  return { rate, posterior: { uLow, uHigh, mass: marginal, mean } };
 }

@@ -1,39 +1,35 @@
 /**
  * A leaderboard's order and tiers, claiming no more than the counts support. Entries are policies
- * evaluated on the same pins; each has k successes of n episodes, possibly over several cells.
+ * evaluated on the same pins; each has k successes of n episodes, over one or more cells.
  *
- * Order: by the lower bound of the 95% interval the service reports for the rate (Wilson, or the
- * clustered `wilson-design-effect-t` interval when cells are given), then higher rate, larger n, id.
+ * Each entry's rate is the headline's model-level rate μ (beta-binomial-rate.ts): its posterior from
+ * the entry's per-cell counts under the prior its run's headline used (DEFAULT_HEADLINE_PRIOR unless
+ * given), so an entry's ci95 is the run's own headline. An entry given without cells is one cell, as
+ * the headline counts episodes whose cell is unknown (result-summary.ts).
  *
- * Tiers (`tier_rule: "intersection-union-fisher-bonferroni"`): a tier boundary between ranks b and
- * b + 1 is declared when EVERY entry above it is shown better than EVERY entry below it, each by a
- * one-sided Fisher exact test at level c = alpha / (2 (m - 1)), m entries. Tiers are the runs of
- * ranks between declared boundaries. A boundary's p-value is the largest of its cross-pair p-values
- * (an intersection-union test: Berger 1982).
+ * Order: by the lower end of that 95% interval, then higher rate, larger n, id.
  *
- * Guarantee: P(some two entries placed in different tiers have, in truth, equal rates or the
- * lower-tier one's rate is higher) <= alpha, for every configuration of true rates and although
- * the order comes from the data. Proof: list the entries by true rate r(1) >= r(2) >= ... >= r(m).
- * If a declared boundary has a truly-not-better entry above a truly-not-worse one, then either the
- * set above it is not a top set of the true order, and walking down the true order some r(i+1) is
- * above the boundary while r(i) is below (a binary sequence that is not sorted has an adjacent
- * "0, 1"), so the test "r(i+1) better than r(i)" rejected; or it is the true top set with a tie
- * r(b) = r(b+1) across it, so "r(b) better than r(b+1)" rejected. Both are true nulls of fixed
- * pairs, at most 2 (m - 1) of them, each rejecting with probability <= c: the union is <= alpha.
- * Exact for entries without cells (Fisher's test is valid for the composite null p_u <= p_v);
- * approximate for clustered entries (below).
+ * Tiers (`tier_rule: "intersection-union-posterior-difference"`): a tier boundary between ranks b and
+ * b + 1 is declared when for EVERY entry u above it and EVERY entry v below it the posterior
+ * probability that u is not better, P(μ_u ≤ μ_v | data), is at most c = κ · alpha / (2 (m − 1)), m
+ * entries, κ = TIER_CALIBRATION = 0.6 (the two posteriors independent: beta-binomial-difference.ts). Tiers are the runs of ranks between
+ * declared boundaries. A boundary reports the largest such probability over the pairs it separates.
  *
- * Clustered entries: the test uses Rao & Scott's (1992) effective counts n / deff with Korn &
- * Graubard's (1998) degrees-of-freedom factor (z_{1-c} / t_{1-c, G-1})², the same adjustment that
- * makes the reported interval (Wilson at n_eff with a t critical value), taken at the test's level;
- * the effective counts are rounded against the claim (n down; the upper entry's k down, the lower
- * entry's k up) so that Fisher's test applies.
+ * Error rate: P(some two entries placed in different tiers have, in truth, equal rates or the
+ * lower-tier one's rate is higher) <= alpha. The intersection-union argument (Berger 1982) of the
+ * earlier Fisher rule carries over unchanged: a false split needs one of at most 2 (m − 1) fixed
+ * true-null pairs to pass its test, so the union is bounded by 2 (m − 1) times the chance that one
+ * true-null pair passes. A posterior probability is not a p-value: when cells differ more than the
+ * ICC prior expects, P(μ_u ≤ μ_v) falls below t more often than t. At ICC 0.1 on 3–4 cells a
+ * threshold of alpha / (2 (m − 1)) gave a family-wise false split of 0.04–0.07 for two equal entries;
+ * κ = 0.6 brings it to 0.02–0.04 (seeded simulation, docs/leaderboards.md; `npm run bench -- stats`).
  */
 
-import { clusteredRateInterval } from "./clustered-rate.js";
-import { fisherExactLessFast } from "./hypergeometric.js";
-import { studentTQuantile } from "./student-t.js";
-import { normalQuantile } from "./wilson.js";
+import { betaBinomialRateAndPosterior, DEFAULT_HEADLINE_PRIOR, type HeadlinePrior } from "./beta-binomial-rate.js";
+import { massOnRateSteps } from "./beta-binomial-difference.js";
+
+/** The share of alpha / (2 (m − 1)) a pair's posterior probability of not being better may reach. */
+export const TIER_CALIBRATION = 0.6;
 
 /** One published result on the board: k successes of n episodes, optionally per cell. */
 export interface LeaderboardEntry {
@@ -42,6 +38,8 @@ export interface LeaderboardEntry {
   n: number;
   /** Successes and episodes per physical cell; they must add up to k and n. */
   clusters?: ReadonlyArray<{ k: number; n: number }>;
+  /** The prior the entry's run headline used; DEFAULT_HEADLINE_PRIOR unless given. */
+  prior?: HeadlinePrior;
 }
 
 /** Options of {@link rankEntries}. */
@@ -56,13 +54,12 @@ export interface RankedEntry {
   k: number;
   n: number;
   rate: number;
-  /** The 95% interval the service reports for the rate; the board is ordered by its lower end. */
+  /** The 95% interval the service reports for the rate (the run's headline); the board is ordered by its lower end. */
   ci95: [number, number];
-  /** "wilson", or "wilson-design-effect-t" with two or more non-empty cells. */
+  /** "beta-binomial-posterior", the headline's. */
   interval_method: string;
-  design_effect: number;
-  /** Episodes the tier tests count this entry as (n, or the adjusted effective n with cells). */
-  test_n: number;
+  /** Cells with at least one episode (1 for an entry given without cells). */
+  clusters: number;
   /** 1-based position in the order. */
   rank: number;
   /** 1-based tier; entries in one tier are not claimed to differ. */
@@ -72,12 +69,11 @@ export interface RankedEntry {
 /** The decision at the boundary between rank `after_rank` and the next. */
 export interface TierBoundary {
   after_rank: number;
-  /** Largest one-sided Fisher p-value of "above better than below" over the pairs it separates. */
-  p_value: number;
-  /** min(1, 2 (m - 1) p_value): the boundary is declared when this is <= alpha. */
-  p_adjusted: number;
+  /** Largest posterior probability P(μ_above ≤ μ_below) over the pairs it separates. */
+  posterior_not_better: number;
+  /** The boundary is declared when posterior_not_better <= the rule's per_pair_level. */
   separated: boolean;
-  /** The pair whose test gave p_value: the hardest to tell apart across this boundary. */
+  /** The pair that gave posterior_not_better: the hardest to tell apart across this boundary. */
   closest: { above: string; below: string };
 }
 
@@ -85,11 +81,11 @@ export interface TierBoundary {
 export interface TierRule {
   order: "ci95-lower-bound";
   tie_break: "rate-desc,n-desc,id";
-  tier_rule: "intersection-union-fisher-bonferroni";
-  test_method: "fisher-exact-one-sided";
+  tier_rule: "intersection-union-posterior-difference";
+  test_method: "beta-binomial-posterior-difference";
   alpha: number;
-  /** One-sided level of each pairwise test, alpha / (2 (m - 1)). */
-  per_test_level: number;
+  /** Largest P(μ_above ≤ μ_below) a pair across a declared boundary may have, 0.6 alpha / (2 (m - 1)). */
+  per_pair_level: number;
   error_rate: string;
   description: string;
 }
@@ -104,26 +100,27 @@ export interface LeaderboardRanking {
 
 const ERROR_RATE =
   "P(some two entries in different tiers have equal true rates, or the lower tier's is higher) <= alpha, " +
-  "for any true rates (exact without cells; approximate with cells)";
+  "for any true rates (checked by simulation with cells differing, ICC up to 0.1 on 3 and 4 cells)";
 
 const DESCRIPTION =
-  "Ordered by the lower end of each entry's 95% interval (Wilson, or the cell-clustered interval), then higher rate, " +
-  "larger n, id. A new tier starts below rank b only when every entry ranked b or better is better than every entry " +
-  "ranked below b by a one-sided Fisher exact test at alpha / (2 (m - 1)); all other entries share a tier.";
+  "Ordered by the lower end of each entry's 95% interval (its run's model-level headline: beta-binomial posterior over its cells), " +
+  "then higher rate, larger n, id. A new tier starts below rank b only when, for every entry ranked b or better and every entry " +
+  "ranked below b, the posterior probability that the upper one is not better is at most 0.6 alpha / (2 (m - 1)) " +
+  "(0.6 calibrated by simulation so that cells differing more than the prior expects do not raise the error rate); all other entries share a tier.";
 
 interface Prepared {
   entry: LeaderboardEntry;
   rate: number;
-  interval: ReturnType<typeof clusteredRateInterval>;
-}
-
-/** Counts an entry enters the pairwise tests with, rounded against the claim "above beats below". */
-interface TestCounts {
-  n: number;
-  /** Successes when the entry is the upper one of a pair. */
-  kAbove: number;
-  /** Successes when the entry is the lower one. */
-  kBelow: number;
+  ci: [number, number];
+  method: string;
+  clusters: number;
+  /** Posterior mass of μ on DIFFERENCE_STEPS equal steps. */
+  mass: Float64Array;
+  /** Index range holding all but a negligible share of `mass`. */
+  lo: number;
+  hi: number;
+  /** suffix[i] = Σ_{j >= i} mass[j]. */
+  suffix: Float64Array;
 }
 
 function validate(entry: LeaderboardEntry, index: number): void {
@@ -138,42 +135,41 @@ function validate(entry: LeaderboardEntry, index: number): void {
   }
 }
 
+function prepare(entry: LeaderboardEntry): Prepared {
+  const used = (entry.clusters ?? [{ k: entry.k, n: entry.n }]).filter((c) => c.n > 0);
+  const prior = entry.prior ?? DEFAULT_HEADLINE_PRIOR;
+  const { rate: headline, posterior } = betaBinomialRateAndPosterior(used, { prior });
+  const mass = massOnRateSteps(posterior);
+  const suffix = new Float64Array(mass.length + 1);
+  for (let i = mass.length - 1; i >= 0; i--) suffix[i] = suffix[i + 1] + mass[i];
+  const total = suffix[0];
+  for (let i = 0; i < suffix.length; i++) suffix[i] /= total;
+  for (let i = 0; i < mass.length; i++) mass[i] /= total;
+  let lo = 0;
+  while (lo < mass.length - 1 && 1 - suffix[lo + 1] < 1e-15) lo++;
+  let hi = mass.length - 1;
+  while (hi > lo && suffix[hi] < 1e-15) hi--;
+  return { entry, rate: entry.k / entry.n, ci: headline.ci, method: headline.interval_method, clusters: used.length, mass, lo, hi, suffix };
+}
+
+/**
+ * P(μ_u ≤ μ_v) for independent step distributions (mass spread evenly within a step, so two values
+ * in one step are each other's equal chance): Σ_i a_i (P(Y in a later step) + b_i / 2).
+ */
+export function probabilityNotGreater(u: Pick<Prepared, "mass" | "lo" | "hi">, v: Pick<Prepared, "mass" | "suffix">): number {
+  let sum = 0;
+  for (let i = u.lo; i <= u.hi; i++) sum += u.mass[i] * (v.suffix[i + 1] + v.mass[i] / 2);
+  return Math.min(1, Math.max(0, sum));
+}
+
 /** Board order: ci95 lower bound, then rate, then n (both descending), then id (code-unit order). */
 function compareEntries(x: Prepared, y: Prepared): number {
   return (
-    y.interval.ci[0] - x.interval.ci[0] ||
+    y.ci[0] - x.ci[0] ||
     y.rate - x.rate ||
     y.entry.n - x.entry.n ||
     (x.entry.id < y.entry.id ? -1 : x.entry.id > y.entry.id ? 1 : 0)
   );
-}
-
-function testCounts(p: Prepared, level: number): TestCounts {
-  const { k, n } = p.entry;
-  if (p.interval.df === null) return { n, kAbove: k, kBelow: k };
-  // Korn & Graubard's adjusted effective n at the test's level: Fisher at this n is to the
-  // clustered count what Wilson at n_eff with a t critical value is to the interval.
-  const ratio = normalQuantile(1 - level) / studentTQuantile(1 - level, p.interval.df);
-  const effective = Math.floor(p.interval.effective_n * ratio * ratio);
-  const successes = p.rate * effective;
-  return { n: effective, kAbove: Math.floor(successes + 1e-9), kBelow: Math.ceil(successes - 1e-9) };
-}
-
-/**
- * Serfling's (1974) bound on the one-sided Fisher p-value of "above beats below", as a log. Given
- * the total successes K of N = n1 + n2 episodes, either sample's successes are a draw without
- * replacement, so P(shortfall >= d) <= exp(-2 d² N / (s (N - s + 1))) for the sample of size s
- * (either one); d is the lower sample's shortfall below its expectation n2 K / N. Cheap, and lets
- * the boundary scan skip pairs that cannot hold a boundary's largest p-value.
- */
-function logFisherUpperBound(above: TestCounts, below: TestCounts): number {
-  const n1 = above.n;
-  const n2 = below.n;
-  if (n1 === 0 || n2 === 0) return 0;
-  const total = n1 + n2;
-  const shortfall = (n2 * (above.kAbove + below.kBelow)) / total - below.kBelow;
-  if (shortfall <= 0) return 0;
-  return (-2 * shortfall * shortfall * total) / Math.min(n1 * (n2 + 1), n2 * (n1 + 1));
 }
 
 /**
@@ -192,49 +188,33 @@ export function rankEntries(entries: ReadonlyArray<LeaderboardEntry>, options: R
   });
 
   const m = entries.length;
-  const level = alpha / (2 * Math.max(1, m - 1));
-  const ordered: Prepared[] = entries
-    .map((entry) => ({
-      entry,
-      rate: entry.k / entry.n,
-      interval: clusteredRateInterval(entry.clusters ?? [{ k: entry.k, n: entry.n }]),
-    }))
-    .sort(compareEntries);
-  const counts = ordered.map((p) => testCounts(p, level));
+  const level = (TIER_CALIBRATION * alpha) / (2 * Math.max(1, m - 1));
+  const ordered = entries.map(prepare).sort(compareEntries);
 
-  // p[u][v] for u ranked above v, computed on demand: most pairs are pruned by the bound.
-  const cache = new Float64Array(m * m).fill(Number.NaN);
-  const pValue = (u: number, v: number): number => {
-    const at = u * m + v;
-    if (Number.isNaN(cache[at])) cache[at] = fisherExactLessFast(counts[u].kAbove, counts[u].n, counts[v].kBelow, counts[v].n);
-    return cache[at];
-  };
-
+  // worstBelow[u][b]: the largest P(μ_u ≤ μ_v) over v >= b, for u < b (a suffix maximum per row).
   const boundaries: TierBoundary[] = [];
-  for (let b = 1; b < m; b++) {
-    // Boundary between positions b - 1 and b (0-based). Its p-value is the largest over the pairs
-    // it separates; start from the adjacent pair, usually the largest, so the bound prunes the rest.
-    let worst = pValue(b - 1, b);
-    let logWorst = Math.log(worst);
-    let pair: [number, number] = [b - 1, b];
-    for (let u = 0; u < b; u++) {
-      for (let v = b; v < m; v++) {
-        if (logFisherUpperBound(counts[u], counts[v]) <= logWorst) continue;
-        const p = pValue(u, v);
-        if (p > worst) {
-          worst = p;
-          logWorst = Math.log(p);
-          pair = [u, v];
-        }
+  const best = new Float64Array(m).fill(-1);
+  const bestPair: Array<[number, number]> = new Array(m);
+  for (let u = 0; u < m - 1; u++) {
+    let rowMax = -1;
+    let rowArg = m - 1;
+    for (let v = m - 1; v > u; v--) {
+      const q = probabilityNotGreater(ordered[u], ordered[v]);
+      if (q > rowMax) { rowMax = q; rowArg = v; }
+      // Boundary b = v (between positions v − 1 and v) separates u from every v' >= v.
+      if (rowMax > best[v] || (rowMax === best[v] && u < bestPair[v][0])) {
+        best[v] = rowMax;
+        bestPair[v] = [u, rowArg];
       }
     }
-    const adjusted = Math.min(1, 2 * (m - 1) * worst);
+  }
+  for (let b = 1; b < m; b++) {
+    const [u, v] = bestPair[b];
     boundaries.push({
       after_rank: b,
-      p_value: worst,
-      p_adjusted: adjusted,
-      separated: adjusted <= alpha,
-      closest: { above: ordered[pair[0]].entry.id, below: ordered[pair[1]].entry.id },
+      posterior_not_better: best[b],
+      separated: best[b] <= level,
+      closest: { above: ordered[u].entry.id, below: ordered[v].entry.id },
     });
   }
 
@@ -246,10 +226,9 @@ export function rankEntries(entries: ReadonlyArray<LeaderboardEntry>, options: R
       k: p.entry.k,
       n: p.entry.n,
       rate: p.rate,
-      ci95: p.interval.ci,
-      interval_method: p.interval.interval_method,
-      design_effect: p.interval.design_effect,
-      test_n: counts[i].n,
+      ci95: p.ci,
+      interval_method: p.method,
+      clusters: p.clusters,
       rank: i + 1,
       tier,
     };
@@ -262,10 +241,10 @@ export function rankEntries(entries: ReadonlyArray<LeaderboardEntry>, options: R
     rule: {
       order: "ci95-lower-bound",
       tie_break: "rate-desc,n-desc,id",
-      tier_rule: "intersection-union-fisher-bonferroni",
-      test_method: "fisher-exact-one-sided",
+      tier_rule: "intersection-union-posterior-difference",
+      test_method: "beta-binomial-posterior-difference",
       alpha,
-      per_test_level: level,
+      per_pair_level: level,
       error_rate: ERROR_RATE,
       description: DESCRIPTION,
     },

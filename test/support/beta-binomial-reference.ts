@@ -16,6 +16,39 @@ export type Cells = Array<{ k: number; n: number }>;
  * bin's geometric centre. Returns the equal-tailed 95% interval of μ, and ρ's median and 95th percentile.
  */
 export function referenceOf(cells: Cells, steps = 1500, bins = 300): { ci: [number, number]; icc: [number, number] } {
+  const { mass, iccMass, edges, total } = referenceGrid(cells, steps, bins);
+  const perStep = edges.length - 1;
+  const iccQuantile = (p: number) => {
+    let cumulative = 0;
+    for (let r = 0; r < perStep; r++) {
+      const m = iccMass[r] / total;
+      if (cumulative + m >= p) return edges[r] + ((p - cumulative) / m) * (edges[r + 1] - edges[r]);
+      cumulative += m;
+    }
+    return 1;
+  };
+  const quantile = (p: number) => {
+    let cumulative = 0;
+    for (let i = 0; i < steps; i++) {
+      const m = mass[i] / total;
+      if (cumulative + m >= p) return (i + (p - cumulative) / m) / steps;
+      cumulative += m;
+    }
+    return 1;
+  };
+  return { ci: [quantile(0.025), quantile(0.975)], icc: [iccQuantile(0.5), iccQuantile(0.95)] };
+}
+
+/**
+ * The marginal posterior of μ on `steps` equal steps in μ (normalized masses), from the same
+ * independent grid as {@link referenceOf}.
+ */
+export function referenceRateMass(cells: Cells, steps = 1500, bins = 300): Float64Array {
+  const { mass, total } = referenceGrid(cells, steps, bins);
+  return mass.map((m) => m / total);
+}
+
+function referenceGrid(cells: Cells, steps: number, bins: number) {
   const logBeta = (a: number, b: number) => logGamma(a) + logGamma(b) - logGamma(a + b);
   const cdf = (x: number) => -Math.expm1(9 * Math.log1p(-x));
   const edges = [0, ...Array.from({ length: bins }, (_, i) => Math.exp(Math.log(1e-9) * (1 - i / (bins - 1))))];
@@ -45,23 +78,5 @@ export function referenceOf(cells: Cells, steps = 1500, bins = 300): { ci: [numb
     iccMass[j % perStep] += w;
     total += w;
   });
-  const iccQuantile = (p: number) => {
-    let cumulative = 0;
-    for (let r = 0; r < perStep; r++) {
-      const m = iccMass[r] / total;
-      if (cumulative + m >= p) return edges[r] + ((p - cumulative) / m) * (edges[r + 1] - edges[r]);
-      cumulative += m;
-    }
-    return 1;
-  };
-  const quantile = (p: number) => {
-    let cumulative = 0;
-    for (let i = 0; i < steps; i++) {
-      const m = mass[i] / total;
-      if (cumulative + m >= p) return (i + (p - cumulative) / m) / steps;
-      cumulative += m;
-    }
-    return 1;
-  };
-  return { ci: [quantile(0.025), quantile(0.975)], icc: [iccQuantile(0.5), iccQuantile(0.95)] };
+  return { mass, iccMass, edges, total };
 }

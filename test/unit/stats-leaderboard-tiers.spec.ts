@@ -1,14 +1,31 @@
 import assert from "node:assert/strict";
-import { clusteredRateInterval } from "../../coordinator/stats/clustered-rate.js";
 import { fisherExactLess } from "../../coordinator/stats/fisher-exact.js";
 import { fisherExactLessFast, hypergeometricCdf } from "../../coordinator/stats/hypergeometric.js";
-import { rankEntries, type LeaderboardEntry } from "../../coordinator/stats/leaderboard-tiers.js";
+import { rankEntries, TIER_CALIBRATION, type LeaderboardEntry } from "../../coordinator/stats/leaderboard-tiers.js";
+import { betaBinomialRate } from "../../coordinator/stats/beta-binomial-rate.js";
+import { betaBinomialDifference } from "../../coordinator/stats/beta-binomial-difference.js";
+import { referenceRateMass, type Cells } from "../support/beta-binomial-reference.js";
 import { simulateTiers } from "../../coordinator/stats/leaderboard-tiers-simulation.js";
 import { mulberry32 } from "../../coordinator/stats/simulation.js";
-import { wilsonInterval } from "../../coordinator/stats/wilson.js";
 
 const close = (actual: number, expected: number, tolerance: number, what: string) =>
   assert.ok(Math.abs(actual - expected) <= tolerance, `${what}: ${actual} vs ${expected}`);
+
+/**
+ * P(μ_u <= μ_v) for two entries' model-level rates, from posteriors computed independently
+ * (test/support/beta-binomial-reference.ts: equal steps in μ) and compared step by step here.
+ */
+function notGreater(u: Cells, v: Cells): number {
+  const a = referenceRateMass(u);
+  const b = referenceRateMass(v);
+  let above = 0;
+  let sum = 0;
+  for (let i = a.length - 1; i >= 0; i--) {
+    sum += a[i] * (above + b[i] / 2);
+    above += b[i];
+  }
+  return sum;
+}
 
 const order = (entries: LeaderboardEntry[], alpha?: number) => rankEntries(entries, { alpha }).entries.map((e) => [e.id, e.rank, e.tier]);
 
@@ -38,22 +55,36 @@ describe("hypergeometric tail", () => {
 
 describe("leaderboard order and tiers", () => {
   it("puts two entries far apart in two tiers", () => {
-    const ranking = rankEntries([{ id: "b", k: 50, n: 100 }, { id: "a", k: 90, n: 100 }]);
+    const cells = (k: number) => [{ k, n: 25 }, { k, n: 25 }, { k, n: 25 }, { k, n: 25 }];
+    const ranking = rankEntries([{ id: "b", k: 48, n: 100, clusters: cells(12) }, { id: "a", k: 88, n: 100, clusters: cells(22) }]);
     assert.deepEqual(ranking.entries.map((e) => [e.id, e.rank, e.tier]), [["a", 1, 1], ["b", 2, 2]]);
     assert.equal(ranking.tiers, 2);
     const [boundary] = ranking.boundaries;
-    assert.equal(boundary.p_value, fisherExactLessFast(90, 100, 50, 100));
-    assert.equal(boundary.p_adjusted, 2 * boundary.p_value);
-    assert.ok(boundary.p_value < 1e-9);
+    close(boundary.posterior_not_better, notGreater(cells(22), cells(12)), 2e-4, "against the independent posteriors");
+    assert.ok(boundary.posterior_not_better < 1e-3, `${boundary.posterior_not_better}`);
+    assert.equal(boundary.separated, true);
     assert.deepEqual(boundary.closest, { above: "a", below: "b" });
-    assert.equal(ranking.rule.per_test_level, 0.025);
-    assert.deepEqual(ranking.entries[0].ci95, wilsonInterval(90, 100));
+    assert.equal(ranking.rule.per_pair_level, (TIER_CALIBRATION * 0.05) / 2);
+    assert.equal(ranking.rule.per_pair_level, 0.015);
+    assert.deepEqual(ranking.entries[0].ci95, betaBinomialRate(cells(22)).ci);
+    assert.equal(ranking.entries[0].interval_method, "beta-binomial-posterior");
+  });
+
+  it("takes an entry without cells as one cell, as the headline does", () => {
+    const ranking = rankEntries([{ id: "b", k: 50, n: 100 }, { id: "a", k: 90, n: 100 }]);
+    assert.deepEqual(ranking.entries[0].ci95, betaBinomialRate([{ k: 90, n: 100 }]).ci);
+    assert.equal(ranking.entries[0].clusters, 1);
+    // One cell each says little about a new cell: 90/100 and 50/100 share a tier.
+    close(ranking.boundaries[0].posterior_not_better, notGreater([{ k: 90, n: 100 }], [{ k: 50, n: 100 }]), 2e-4, "one cell each");
+    close(ranking.boundaries[0].posterior_not_better, 0.0396, 1e-4, "pinned");
+    assert.equal(ranking.tiers, 1);
   });
 
   it("keeps two close entries in one tier", () => {
     const ranking = rankEntries([{ id: "a", k: 80, n: 100 }, { id: "b", k: 75, n: 100 }]);
     assert.deepEqual(ranking.entries.map((e) => [e.id, e.tier]), [["a", 1], ["b", 1]]);
     assert.equal(ranking.boundaries[0].separated, false);
+    close(ranking.boundaries[0].posterior_not_better, notGreater([{ k: 80, n: 100 }], [{ k: 75, n: 100 }]), 2e-4, "P(80/100 not better than 75/100)");
   });
 
   it("keeps many identical entries in one tier, ordered by id", () => {
@@ -62,18 +93,18 @@ describe("leaderboard order and tiers", () => {
     assert.equal(ranking.tiers, 1);
     assert.deepEqual(ranking.entries.map((e) => e.id).join(""), "abcdefghij");
     assert.deepEqual(ranking.entries.map((e) => e.rank), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
-    // A 40/50 against itself: P(X <= 40) for 80 of 100 successes, 50 drawn.
-    for (const b of ranking.boundaries) assert.equal(b.p_value, fisherExactLessFast(40, 50, 40, 50));
-    assert.equal(ranking.rule.per_test_level, 0.05 / 18);
+    // Two identical posteriors: either is as likely the better.
+    for (const b of ranking.boundaries) close(b.posterior_not_better, 0.5, 1e-12, `boundary after ${b.after_rank}`);
+    assert.equal(ranking.rule.per_pair_level, (0.6 * 0.05) / 18);
   });
 
   it("orders by the interval's lower bound, not by the rate: 3/3 below 80/100", () => {
     const ranking = rankEntries([{ id: "perfect", k: 3, n: 3 }, { id: "solid", k: 80, n: 100 }]);
     assert.deepEqual(ranking.entries.map((e) => [e.id, e.rate]), [["solid", 0.8], ["perfect", 1]]);
-    close(ranking.entries[0].ci95[0], 0.7112, 1e-4, "80/100 lower bound");
-    close(ranking.entries[1].ci95[0], 0.4385, 1e-4, "3/3 lower bound");
+    close(ranking.entries[0].ci95[0], 0.4323, 1e-4, "80/100 lower bound");
+    close(ranking.entries[1].ci95[0], 0.3970, 1e-4, "3/3 lower bound");
     // Nothing can show 80/100 better than 3/3.
-    assert.equal(ranking.boundaries[0].p_value, 1);
+    close(ranking.boundaries[0].posterior_not_better, notGreater([{ k: 80, n: 100 }], [{ k: 3, n: 3 }]), 2e-4, "P(80/100 not better than 3/3)");
     assert.equal(ranking.tiers, 1);
   });
 
@@ -82,67 +113,67 @@ describe("leaderboard order and tiers", () => {
     assert.deepEqual(order([{ id: "small", k: 0, n: 10 }, { id: "b", k: 0, n: 20 }, { id: "a", k: 0, n: 20 }]).map((e) => e[0]), ["a", "b", "small"]);
   });
 
-  it("gives the hand-computed Fisher p-values, and adjusts them by 2 (m - 1)", () => {
-    // 3/3 against 0/3: P = 1 / C(6, 3) = 0.05; one boundary, adjusted 0.1.
+  it("gives the posterior probabilities an independent integration gives, and compares them with 0.6 alpha / (2 (m - 1))", () => {
+    // 3/3 against 0/3, one cell each: P = 0.0101, below 0.015: two tiers (Fisher's exact test, the
+    // rule before issue 25, gave 0.05 and one tier).
     const pair = rankEntries([{ id: "lo", k: 0, n: 3 }, { id: "hi", k: 3, n: 3 }]);
-    close(pair.boundaries[0].p_value, 0.05, 1e-15, "3/3 against 0/3");
-    close(pair.boundaries[0].p_adjusted, 0.1, 1e-15, "adjusted");
-    assert.equal(pair.tiers, 1);
-    assert.equal(rankEntries([{ id: "lo", k: 0, n: 3 }, { id: "hi", k: 3, n: 3 }], { alpha: 0.1 }).tiers, 2);
+    close(pair.boundaries[0].posterior_not_better, notGreater([{ k: 3, n: 3 }], [{ k: 0, n: 3 }]), 2e-4, "3/3 against 0/3");
+    close(pair.boundaries[0].posterior_not_better, 0.01006, 1e-5, "pinned");
+    assert.equal(pair.tiers, 2);
+    assert.equal(rankEntries([{ id: "lo", k: 0, n: 3 }, { id: "hi", k: 3, n: 3 }], { alpha: 0.01 }).tiers, 1);
   });
 
   it("needs every pair across a boundary: an entry no test can place holds its neighbours in one tier", () => {
-    // 10/10, 5/10, 0/10: each neighbouring pair has P = C(15, 5) / C(20, 10) = 0.016254, adjusted
-    // by 2 (m - 1) = 4 to 0.065: not separated at 0.05, although 10/10 against 0/10 has P = 5e-6.
-    const entries = [{ id: "top", k: 10, n: 10 }, { id: "mid", k: 5, n: 10 }, { id: "low", k: 0, n: 10 }];
-    const ranking = rankEntries(entries);
-    for (const b of ranking.boundaries) {
-      close(b.p_value, 3003 / 184756, 1e-15, `boundary after ${b.after_rank}`);
-      close(b.p_adjusted, (4 * 3003) / 184756, 1e-15, "adjusted");
-    }
-    assert.deepEqual(ranking.boundaries.map((b) => b.closest), [{ above: "top", below: "mid" }, { above: "mid", below: "low" }]);
-    assert.equal(ranking.tiers, 1);
-    assert.deepEqual(order(entries, 0.1), [["top", 1, 1], ["mid", 2, 2], ["low", 3, 3]]);
-
-    // The pair that decides need not be adjacent: 90/100 is far above 60/100, but not above 4/5,
-    // which the lower bound ranks last.
-    const skipped = rankEntries([{ id: "x", k: 90, n: 100 }, { id: "y", k: 60, n: 100 }, { id: "z", k: 4, n: 5 }]);
+    // On four cells each, 90/100 is far above 60/100, but not above 4/5 on one cell, which the
+    // lower bound ranks last.
+    const four = (k: number) => [{ k, n: 25 }, { k, n: 25 }, { k, n: 25 }, { k, n: 25 }];
+    const skipped = rankEntries([{ id: "x", k: 88, n: 100, clusters: four(22) }, { id: "y", k: 60, n: 100, clusters: four(15) }, { id: "z", k: 4, n: 5 }]);
     assert.deepEqual(skipped.entries.map((e) => e.id), ["x", "y", "z"]);
     assert.deepEqual(skipped.boundaries[0].closest, { above: "x", below: "z" });
-    assert.equal(skipped.boundaries[0].p_value, fisherExactLessFast(90, 100, 4, 5));
+    close(skipped.boundaries[0].posterior_not_better, notGreater(four(22), [{ k: 4, n: 5 }]), 2e-4, "x against z");
     assert.equal(skipped.boundaries[0].separated, false);
-    assert.ok(fisherExactLessFast(90, 100, 60, 100) < 1e-6);
+    assert.ok(notGreater(four(22), four(15)) < 0.015);
+    assert.equal(skipped.tiers, 1);
   });
 
-  it("reports the clustered interval and tests clustered entries at their effective n", () => {
-    const cells = [{ k: 20, n: 25 }, { k: 22, n: 25 }, { k: 15, n: 25 }, { k: 23, n: 25 }];
-    const plain = rankEntries([{ id: "a", k: 80, n: 100 }, { id: "b", k: 55, n: 100 }]);
-    const clustered = rankEntries([{ id: "a", k: 80, n: 100, clusters: cells }, { id: "b", k: 55, n: 100 }]);
-    const [a] = clustered.entries;
-    assert.deepEqual(a.ci95, clusteredRateInterval(cells).ci);
-    close(a.ci95[0], 0.517, 1e-3, "clustered lower bound");
-    close(a.ci95[1], 0.9373, 1e-4, "clustered upper bound");
-    assert.equal(a.interval_method, "wilson-design-effect-t");
-    close(a.design_effect, 19 / 6, 1e-12, "design effect");
-    // n_eff = 100 / (19/6) = 31.58, times (z_0.975 / t_0.975,3)² = 0.3793: 11.98, rounded down.
-    assert.equal(a.test_n, 11);
-    assert.deepEqual(plain.entries.map((e) => e.tier), [1, 2]);
-    assert.deepEqual(clustered.entries.map((e) => e.tier), [1, 1]);
-    // Rounded against the claim: 0.8 × 11 = 8.8 successes count as 8 for the upper entry.
-    assert.equal(clustered.boundaries[0].p_value, fisherExactLessFast(8, 11, 55, 100));
-    // One non-empty cell is plain Wilson, tested as it is.
-    const oneCell = rankEntries([{ id: "a", k: 80, n: 100, clusters: [{ k: 80, n: 100 }, { k: 0, n: 0 }] }, { id: "b", k: 55, n: 100 }]);
-    assert.deepEqual(oneCell.entries[0], { ...plain.entries[0] });
+  it("with cells: ci95 is the run's headline, and the tier test is the posterior difference of compare", () => {
+    const expert = [{ k: 7, n: 7 }, { k: 6, n: 6 }, { k: 7, n: 7 }];
+    const novice = [{ k: 4, n: 7 }, { k: 3, n: 6 }, { k: 4, n: 7 }];
+    const ranking = rankEntries([{ id: "novice", k: 11, n: 20, clusters: novice }, { id: "expert", k: 20, n: 20, clusters: expert }]);
+    assert.deepEqual(ranking.entries.map((e) => [e.id, e.tier, e.clusters]), [["expert", 1, 3], ["novice", 2, 3]]);
+    assert.deepEqual(ranking.entries[0].ci95, betaBinomialRate(expert).ci);
+    assert.deepEqual(ranking.entries[1].ci95, betaBinomialRate(novice).ci);
+    assert.equal(ranking.entries[0].interval_method, "beta-binomial-posterior");
+    // The same posterior difference as unpaired compare's P(A > B), computed there by convolution.
+    const difference = betaBinomialDifference(expert, novice);
+    close(ranking.boundaries[0].posterior_not_better, 1 - difference.probability_a_greater, 1e-6, "P(expert not better)");
+    close(ranking.boundaries[0].posterior_not_better, notGreater(expert, novice), 2e-4, "against the independent posteriors");
+    close(ranking.boundaries[0].posterior_not_better, 0.00098, 1e-5, "pinned");
+    // The issue's board: 12/12 and 7/12 on three cells no longer share a tier.
+    const board = rankEntries([
+      { id: "a", k: 12, n: 12, clusters: [{ k: 4, n: 4 }, { k: 4, n: 4 }, { k: 4, n: 4 }] },
+      { id: "b", k: 7, n: 12, clusters: [{ k: 3, n: 4 }, { k: 2, n: 4 }, { k: 2, n: 4 }] },
+    ]);
+    assert.equal(board.tiers, 2);
+    close(board.boundaries[0].posterior_not_better, 0.00677, 1e-5, "12/12 against 7/12");
+    // Empty cells are left out.
+    const oneCell = rankEntries([{ id: "a", k: 80, n: 100, clusters: [{ k: 80, n: 100 }, { k: 0, n: 0 }] }]);
+    assert.deepEqual(oneCell.entries[0].ci95, betaBinomialRate([{ k: 80, n: 100 }]).ci);
+    assert.equal(oneCell.entries[0].clusters, 1);
   });
 
   it("does not depend on the order of the entries", () => {
     const random = mulberry32(11);
-    // Three groups of rates (0.2, 0.5, 0.8), n 100-300, and a pair of identical entries.
-    const entries = Array.from({ length: 40 }, (_, i) => {
-      const n = 100 + Math.floor(random() * 200);
-      return { id: `policy-${i}`, k: Math.round(n * (0.2 + 0.3 * (i % 3)) + (random() - 0.5) * 10), n };
+    // Three groups of rates (0.2, 0.5, 0.8), 8 cells of 25-75 episodes, and a pair of identical entries.
+    const entries: LeaderboardEntry[] = Array.from({ length: 40 }, (_, i) => {
+      const clusters = Array.from({ length: 8 }, () => {
+        const n = 25 + Math.floor(random() * 50);
+        return { k: Math.min(n, Math.max(0, Math.round(n * (0.2 + 0.3 * (i % 3)) + (random() - 0.5) * 4))), n };
+      });
+      return { id: `policy-${i}`, k: clusters.reduce((s, c) => s + c.k, 0), n: clusters.reduce((s, c) => s + c.n, 0), clusters };
     });
-    entries.push({ id: "twin-a", k: 30, n: 60 }, { id: "twin-b", k: 30, n: 60 });
+    const twin = Array.from({ length: 8 }, () => ({ k: 15, n: 30 }));
+    entries.push({ id: "twin-a", k: 120, n: 240, clusters: twin }, { id: "twin-b", k: 120, n: 240, clusters: twin });
     const expected = rankEntries(entries);
     for (let shuffle = 0; shuffle < 5; shuffle++) {
       const shuffled = [...entries];
@@ -189,15 +220,23 @@ describe("leaderboard order and tiers", () => {
 });
 
 describe("tier rule error rate (seeded simulation)", () => {
-  it("rarely splits equal entries: family-wise error <= alpha", () => {
-    for (const [rates, n] of [[[0.5, 0.5], 50], [[0.7, 0.7, 0.7, 0.7, 0.7], 100], [[0.3, 0.3, 0.6, 0.6, 0.9, 0.9], 200]] as const) {
+  it("rarely splits equal entries: family-wise error <= alpha", function () {
+    this.timeout(120_000);
+    for (const [rates, n] of [[[0.5, 0.5], 5], [[0.5, 0.5], 50], [[0.7, 0.7, 0.7, 0.7, 0.7], 100], [[0.3, 0.3, 0.6, 0.6, 0.9, 0.9], 200]] as const) {
       const result = simulateTiers({ rates, n }, 400, 20240701);
       assert.ok(result.familyWiseError <= 0.05, `${rates.join(",")} at n=${n}: ${result.familyWiseError}`);
     }
   });
 
-  it("separates policies 30 points apart at n = 100 most of the time", () => {
-    const result = simulateTiers({ rates: [0.5, 0.8], n: 100 }, 400, 7);
+  it("with cells that differ (ICC 0.1 on 4 cells): family-wise error <= alpha", function () {
+    this.timeout(60_000);
+    const result = simulateTiers({ rates: [0.7, 0.7], n: 200, cells: 4, icc: 0.1 }, 300, 20240702);
+    assert.ok(result.familyWiseError <= 0.05, `${result.familyWiseError}`);
+  });
+
+  it("separates policies 40 points apart at n = 100 on four cells most of the time", function () {
+    this.timeout(60_000);
+    const result = simulateTiers({ rates: [0.5, 0.9], n: 100, cells: 4 }, 200, 7);
     assert.equal(result.familyWiseError, 0);
     assert.ok(result.allSeparated > 0.9, `power ${result.allSeparated}`);
   });
