@@ -1,6 +1,6 @@
 /**
- * Builds a real cell's `CellHardware` from the agent config: the servo bus or rosbridge robot, MJPEG
- * cameras, NatNet mocap (when this build has the client), the e-stop input, the wall clock, the
+ * Builds a real cell's `CellHardware` from the agent config: the servo bus or rosbridge robot, V4L2
+ * and MJPEG-over-HTTP cameras, NatNet mocap (when this build has the client), the e-stop input, the wall clock, the
  * technician-confirmed scene reset, and the policy runtime. Whatever was opened is closed again if a
  * later device fails.
  */
@@ -8,7 +8,9 @@ import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { loadFirmwarePins } from "../firmware-pins/pins.js";
-import type { AgentConfig, EstopConfig, MocapConfig, MotorsConfig, PoliciesConfig } from "./config.js";
+import type { AgentConfig, CameraConfig, EstopConfig, MocapConfig, MotorsConfig, PoliciesConfig } from "./config.js";
+import { FfmpegCamera } from "./devices/camera/ffmpeg-camera.js";
+import { syntheticInputArgs, v4l2InputArgs } from "./devices/camera/ffmpeg-input.js";
 import { MjpegCamera } from "./devices/camera/mjpeg-camera.js";
 import { WallClock } from "./devices/clock/wall-clock.js";
 import { openGpioEstop } from "./devices/estop/gpio-estop.js";
@@ -65,6 +67,19 @@ export async function openMotors(motors: MotorsConfig, robotModel: string, clock
     ...(motors.watchdogMs !== undefined ? { watchdogMs: motors.watchdogMs } : {}),
   });
   return { bus: servoBus, servoBus };
+}
+
+/**
+ * Opens a configured camera: a V4L2 device (or ffmpeg's synthetic "testsrc2") through ffmpeg, or an
+ * MJPEG-over-HTTP stream. Neither waits for a frame; `capture()` does.
+ */
+export function openCamera(camera: CameraConfig, clock: Clock, log?: (line: string) => void): FfmpegCamera | MjpegCamera {
+  const calibration = camera.calibration ? { calibration: camera.calibration } : {};
+  const logOption = log ? { log } : {};
+  if (camera.kind === "mjpeg-http") return new MjpegCamera({ name: camera.name, url: camera.url, rateHz: camera.rateHz, ...calibration, nowNs: () => clock.nowNs(), ...logOption });
+  const size = { width: camera.width, height: camera.height, frameRateHz: camera.frameRateHz };
+  const inputArgs = camera.device === "testsrc2" ? syntheticInputArgs(size) : v4l2InputArgs({ device: camera.device, inputFormat: camera.inputFormat, ...size });
+  return new FfmpegCamera({ name: camera.name, rateHz: camera.rateHz, inputArgs, source: camera.device, ...calibration, nowNs: () => clock.nowNs(), ...logOption });
 }
 
 /** Opens the configured e-stop input. */
@@ -134,7 +149,7 @@ export async function buildCellHardware(config: AgentConfig, options: HardwareFa
     closers.push(() => estop.close());
     const motors = await openMotors(config.motors, config.robotModel, clock);
     closers.push(() => motors.bus.close());
-    const cameras = config.cameras.map((c) => new MjpegCamera({ ...c, nowNs: () => clock.nowNs(), log }));
+    const cameras = config.cameras.map((c) => openCamera(c, clock, log));
     for (const camera of cameras) closers.push(() => camera.close());
     const mocap = config.mocap ? await openMocap(config.mocap, clock, log) : undefined;
     if (mocap) closers.push(() => mocap.close());
