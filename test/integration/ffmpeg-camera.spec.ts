@@ -9,6 +9,7 @@ import { FfmpegCamera, parseShowinfoLine } from "../../cell-agent/devices/camera
 import { v4l2InputArgs } from "../../cell-agent/devices/camera/ffmpeg-input.js";
 import { jpegSize } from "../../cell-agent/devices/camera/mjpeg-camera.js";
 import { WallClock } from "../../cell-agent/devices/clock/wall-clock.js";
+import { probeCamera } from "../../cell-agent/doctor/camera-probe.js";
 import { openCamera } from "../../cell-agent/hardware-factory.js";
 
 const required = { cellId: "so101-a", cellToken: "t", robotModel: "so101", environment: "tabletop@1", dataDir: "/tmp/x" };
@@ -38,6 +39,17 @@ describe("FfmpegCamera (V4L2 through ffmpeg, tested on testsrc2)", function () {
     const clock = camera.timestampClock();
     assert.equal(clock?.kind, "device_offset", "testsrc2's pts start at 0, so they are offset onto the agent clock");
     assert.ok(camera.firstFrameLatencyMs()! > 0);
+  });
+
+  it("is measured by the doctor's probe: size, a rate near the configured one, first-frame and capture latency", async () => {
+    const config = compileAgentConfig({ ...required, cameras: [{ name: "top", device: "testsrc2", width: 320, height: 240, rateHz: 30 }] });
+    const found = await probeCamera(config.cameras[0]!, { sampleMs: 1000 });
+    assert.deepEqual({ width: found.width, height: found.height }, { width: 320, height: 240 });
+    // Paced by -re at 30 Hz; a loaded machine delivers fewer, never many more.
+    assert.ok(found.measuredRateHz > 0 && found.measuredRateHz < 40, `rate ${found.measuredRateHz}`);
+    assert.ok(found.firstFrameLatencyMs > 0);
+    assert.ok(found.captureLatencyMs !== undefined && found.captureLatencyMs >= 0);
+    assert.equal(found.clock?.kind, "device_offset");
   });
 
   it("says why when ffmpeg cannot open the device", async () => {
