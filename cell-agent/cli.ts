@@ -1,10 +1,11 @@
 /**
- * `cell-agent <run|doctor|version> [--config <path>]` (npm run cell-agent -- ...). The config path
+ * `cell-agent <run|doctor|cameras|version> [--config <path>]` (npm run cell-agent -- ...). The config path
  * defaults to $ASSAY_CELL_AGENT_CONFIG, then /etc/assay/cell-agent.json.
  *
  *   run      start the agent with the real hardware; stops cleanly on SIGTERM (systemctl stop)
- *   doctor   check devices, firmware, clock, the coordinator link and disk; exit 0 when nothing FAILs
+ *   doctor   check devices, cameras, firmware, clock, the coordinator link and disk; exit 0 when nothing FAILs
  *            (--json prints the results as JSON)
+ *   cameras  list this PC's video devices with their formats, sizes and rates (--json); needs no config
  *   version  print the agent version
  */
 import { pathToFileURL } from "node:url";
@@ -13,18 +14,20 @@ import { loadAgentConfig } from "./config.js";
 import { exitCodeOf, formatReport } from "./doctor/check-result.js";
 import { runDoctor } from "./doctor/doctor.js";
 import { realProbes } from "./doctor/probes.js";
+import { formatVideoDevices, listVideoDevices } from "./devices/camera/video-devices.js";
 import { runUntilSignalled } from "./main.js";
 
 export const DEFAULT_CONFIG_PATH = "/etc/assay/cell-agent.json";
 
-const USAGE = `usage: cell-agent <run|doctor|version> [--config <path>] [--json]
+const USAGE = `usage: cell-agent <run|doctor|cameras|version> [--config <path>] [--json]
   run      start the agent (what the systemd service runs)
   doctor   check this cell PC and say what is wrong
+  cameras  list this PC's video devices with their formats, sizes and rates
   version  print the agent version
 The config defaults to $ASSAY_CELL_AGENT_CONFIG or ${DEFAULT_CONFIG_PATH}.`;
 
 export interface CliArgs {
-  command: "run" | "doctor" | "version" | "help";
+  command: "run" | "doctor" | "cameras" | "version" | "help";
   configPath: string;
   json: boolean;
 }
@@ -35,7 +38,7 @@ export function parseCliArgs(argv: readonly string[], env: NodeJS.ProcessEnv = {
   const rest = [...argv];
   const command = rest.shift();
   if (command === undefined || command === "help" || command === "--help" || command === "-h") return args;
-  if (command !== "run" && command !== "doctor" && command !== "version") throw new Error(`unknown command ${JSON.stringify(command)}\n${USAGE}`);
+  if (command !== "run" && command !== "doctor" && command !== "cameras" && command !== "version") throw new Error(`unknown command ${JSON.stringify(command)}\n${USAGE}`);
   args.command = command;
   while (rest.length) {
     const arg = rest.shift()!;
@@ -45,7 +48,7 @@ export function parseCliArgs(argv: readonly string[], env: NodeJS.ProcessEnv = {
       args.configPath = value;
     } else if (arg.startsWith("--config=")) {
       args.configPath = arg.slice("--config=".length);
-    } else if (arg === "--json" && command === "doctor") {
+    } else if (arg === "--json" && (command === "doctor" || command === "cameras")) {
       args.json = true;
     } else {
       throw new Error(`unknown argument ${JSON.stringify(arg)}\n${USAGE}`);
@@ -73,6 +76,11 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
       const results = await runDoctor({ configPath: args.configPath, probes: realProbes() });
       console.log(args.json ? JSON.stringify(results, null, 2) : formatReport(results));
       return exitCodeOf(results);
+    }
+    case "cameras": {
+      const devices = await listVideoDevices();
+      console.log(args.json ? JSON.stringify(devices, null, 2) : formatVideoDevices(devices));
+      return 0;
     }
     case "run": {
       try {
