@@ -66,7 +66,16 @@ export interface V4l2CameraConfig extends CameraConfigCommon {
   frameRateHz: number;
 }
 
-export type CameraConfig = MjpegHttpCameraConfig | V4l2CameraConfig;
+/** A camera on the ROS robot's own image topic, read over the rosbridge link of `motors` (kind "ros"): `rosTopic`. */
+export interface RosCameraConfig extends CameraConfigCommon {
+  kind: "ros";
+  /** e.g. "/camera/color/image_raw/compressed". */
+  rosTopic: string;
+  /** "sensor_msgs/msg/CompressedImage" (default; JPEG) or "sensor_msgs/msg/Image" (rgb8, bgr8, mono8). */
+  rosType: string;
+}
+
+export type CameraConfig = MjpegHttpCameraConfig | V4l2CameraConfig | RosCameraConfig;
 
 export interface MocapConfig {
   kind: "natnet";
@@ -216,7 +225,7 @@ export function compileAgentConfig(raw: unknown): AgentConfig {
     reconnect,
     uploadChunkBytes: Math.floor(number(raw, "uploadChunkBytes", DEFAULTS.uploadChunkBytes, "", 1024, 4 * 1024 * 1024)),
     motors: compileMotors(raw.motors, text(raw, "robotModel")),
-    cameras: compileCameras(raw.cameras),
+    cameras: compileCameras(raw.cameras, raw.motors),
     mocap: compileMocap(raw.mocap),
     estop: compileEstop(raw.estop),
     metricsPort: integer(raw, "metricsPort", DEFAULTS.metricsPort, "", 0, 65535),
@@ -308,17 +317,29 @@ function compileMotors(raw: unknown, robotModel: string): MotorsConfig | null {
   return motors;
 }
 
-function compileCameras(raw: unknown): CameraConfig[] {
+const ROS_IMAGE_TYPES = ["sensor_msgs/msg/CompressedImage", "sensor_msgs/CompressedImage", "sensor_msgs/msg/Image", "sensor_msgs/Image"];
+
+function compileCameras(raw: unknown, rawMotors: unknown): CameraConfig[] {
   if (raw === undefined || raw === null) return [];
   if (!Array.isArray(raw)) throw new Error(`agent config "cameras" must be an array; got ${JSON.stringify(raw)}`);
   const cameras = raw.map((entry, i) => {
     const where = `cameras[${i}]`;
-    const camera = section(entry, where, ["name", "url", "device", "inputFormat", "width", "height", "frameRateHz", "rateHz", "calibration"]);
+    const camera = section(entry, where, ["name", "url", "device", "inputFormat", "width", "height", "frameRateHz", "rosTopic", "rosType", "rateHz", "calibration"]);
     const calibration = camera.calibration === undefined ? {} : { calibration: compileCameraCalibration(camera.calibration, `${where}.calibration`) };
     const common = { name: text(camera, "name", undefined, `${where}.`), rateHz: number(camera, "rateHz", DEFAULTS.cameraRateHz, `${where}.`, 0.1, 240), ...calibration };
-    if ((camera.url === undefined) === (camera.device === undefined)) {
-      throw new Error(`agent config "${where}" needs exactly one of "device" (a V4L2 camera such as "/dev/video0") or "url" (an MJPEG-over-HTTP stream); got ${JSON.stringify({ device: camera.device, url: camera.url })}`);
+    if ([camera.url, camera.device, camera.rosTopic].filter((v) => v !== undefined).length !== 1) {
+      throw new Error(`agent config "${where}" needs exactly one of "device" (a V4L2 camera such as "/dev/video0"), "url" (an MJPEG-over-HTTP stream) or "rosTopic" (an image topic of a ROS robot); got ${JSON.stringify({ device: camera.device, url: camera.url, rosTopic: camera.rosTopic })}`);
     }
+    if (camera.rosTopic !== undefined) {
+      if (!isObject(rawMotors) || rawMotors.kind !== "ros") throw new Error(`agent config "${where}.rosTopic" needs a ROS robot: its images come over the rosbridge link of "motors" (kind "ros")`);
+      for (const key of ["inputFormat", "width", "height", "frameRateHz"]) {
+        if (camera[key] !== undefined) throw new Error(`agent config "${where}.${key}" applies to "device" cameras only; a ROS topic has the size its driver publishes`);
+      }
+      const rosTopic = text(camera, "rosTopic", undefined, `${where}.`);
+      if (!/^\/[A-Za-z0-9_/~]+$/.test(rosTopic)) throw new Error(`agent config "${where}.rosTopic" must be a ROS topic name such as "/camera/color/image_raw/compressed"; got ${JSON.stringify(rosTopic).slice(0, 120)}`);
+      return { kind: "ros" as const, ...common, rosTopic, rosType: oneOf(camera, "rosType", `${where}.`, ROS_IMAGE_TYPES, "sensor_msgs/msg/CompressedImage") };
+    }
+    if (camera.rosType !== undefined) throw new Error(`agent config "${where}.rosType" applies to "rosTopic" cameras only`);
     if (camera.device !== undefined) {
       const device = text(camera, "device", undefined, `${where}.`);
       if (!/^\/dev\/\S+$/.test(device) && device !== "testsrc2") {

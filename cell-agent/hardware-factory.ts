@@ -20,7 +20,7 @@ import { RosMotorBus } from "./devices/ros/ros-motor-bus.js";
 import { OperatorSceneReset } from "./devices/scene/operator-scene-reset.js";
 import { SceneReadyGate } from "./devices/scene/scene-ready-gate.js";
 import { SerialServoBus } from "./devices/servo/servo-bus.js";
-import type { CellHardware, Clock, GripperSensor, MocapSource, MotorBus, PolicyRuntime, WristForceTorque } from "./hardware/types.js";
+import type { Camera, CellHardware, Clock, GripperSensor, MocapSource, MotorBus, PolicyRuntime, WristForceTorque } from "./hardware/types.js";
 import { ContainerPolicyRuntime } from "./policy/container-runtime.js";
 
 export interface BuiltCell {
@@ -70,12 +70,17 @@ export async function openMotors(motors: MotorsConfig, robotModel: string, clock
 }
 
 /**
- * Opens a configured camera: a V4L2 device (or ffmpeg's synthetic "testsrc2") through ffmpeg, or an
- * MJPEG-over-HTTP stream. Neither waits for a frame; `capture()` does.
+ * Opens a configured camera: a V4L2 device (or ffmpeg's synthetic "testsrc2") through ffmpeg, an
+ * MJPEG-over-HTTP stream, or a ROS image topic on `rosBus` (the robot's own link; required for
+ * those). None waits for a frame; `capture()` does.
  */
-export function openCamera(camera: CameraConfig, clock: Clock, log?: (line: string) => void): FfmpegCamera | MjpegCamera {
+export function openCamera(camera: CameraConfig, clock: Clock, log?: (line: string) => void, rosBus?: RosMotorBus): Camera & { close?(): void } {
   const calibration = camera.calibration ? { calibration: camera.calibration } : {};
   const logOption = log ? { log } : {};
+  if (camera.kind === "ros") {
+    if (!rosBus) throw new Error(`camera ${camera.name}: the ROS topic ${camera.rosTopic} is read over the robot's rosbridge link, and the robot is not a ROS robot (motors.kind "ros")`);
+    return rosBus.openCamera({ name: camera.name, topic: camera.rosTopic, type: camera.rosType, rateHz: camera.rateHz, ...calibration });
+  }
   if (camera.kind === "mjpeg-http") return new MjpegCamera({ name: camera.name, url: camera.url, rateHz: camera.rateHz, ...calibration, nowNs: () => clock.nowNs(), ...logOption });
   const size = { width: camera.width, height: camera.height, frameRateHz: camera.frameRateHz };
   const inputArgs = camera.device === "testsrc2" ? syntheticInputArgs(size) : v4l2InputArgs({ device: camera.device, inputFormat: camera.inputFormat, ...size });
@@ -149,8 +154,9 @@ export async function buildCellHardware(config: AgentConfig, options: HardwareFa
     closers.push(() => estop.close());
     const motors = await openMotors(config.motors, config.robotModel, clock);
     closers.push(() => motors.bus.close());
-    const cameras = config.cameras.map((c) => openCamera(c, clock, log));
-    for (const camera of cameras) closers.push(() => camera.close());
+    const rosBus = motors.bus instanceof RosMotorBus ? motors.bus : undefined;
+    const cameras = config.cameras.map((c) => openCamera(c, clock, log, rosBus));
+    for (const camera of cameras) closers.push(() => camera.close?.());
     const mocap = config.mocap ? await openMocap(config.mocap, clock, log) : undefined;
     if (mocap) closers.push(() => mocap.close());
     const policies = policyRuntimeFor(config.policies, log);

@@ -2,9 +2,10 @@
  * What the doctor measures of a configured camera: opens it the way the agent does (openCamera),
  * waits for the first frame, then counts frames for `sampleMs` to find the rate it really delivers.
  */
-import type { CameraConfig } from "../config.js";
+import type { CameraConfig, MotorsConfig } from "../config.js";
 import { WallClock } from "../devices/clock/wall-clock.js";
-import { openCamera } from "../hardware-factory.js";
+import { RosMotorBus } from "../devices/ros/ros-motor-bus.js";
+import { openCamera, openMotors } from "../hardware-factory.js";
 import type { CameraClockInfo } from "../hardware/types.js";
 
 export interface CameraProbeResult {
@@ -19,10 +20,23 @@ export interface CameraProbeResult {
   clock?: CameraClockInfo;
 }
 
-export async function probeCamera(camera: CameraConfig, options: { sampleMs?: number; firstFrameTimeoutMs?: number } = {}): Promise<CameraProbeResult> {
+/** `robot` is needed for a ROS camera only: its images come over the robot's rosbridge link. */
+export async function probeCamera(camera: CameraConfig, options: { sampleMs?: number; robot?: { motors: MotorsConfig | null; robotModel: string } } = {}): Promise<CameraProbeResult> {
   const clock = new WallClock();
+  let rosBus: RosMotorBus | undefined;
+  if (camera.kind === "ros" && options.robot?.motors) {
+    const { bus } = await openMotors(options.robot.motors, options.robot.robotModel, clock);
+    if (bus instanceof RosMotorBus) rosBus = bus;
+    else await bus.close();
+  }
   const openedNs = clock.nowNs();
-  const device = openCamera(camera, clock);
+  let device;
+  try {
+    device = openCamera(camera, clock, undefined, rosBus);
+  } catch (error) {
+    await rosBus?.close();
+    throw error;
+  }
   try {
     const first = await device.capture();
     const firstFrameLatencyMs = Number((first.receivedNs ?? first.tNs) - openedNs) / 1e6;
@@ -52,6 +66,7 @@ export async function probeCamera(camera: CameraConfig, options: { sampleMs?: nu
       ...(info ? { clock: info } : {}),
     };
   } finally {
-    device.close();
+    device.close?.();
+    await rosBus?.close();
   }
 }

@@ -299,13 +299,15 @@ function checkDisk(config: AgentConfig, probes: DoctorProbes): CheckResult {
 async function checkCameras(config: AgentConfig, probes: DoctorProbes, out: CheckResult[]): Promise<void> {
   for (const camera of config.cameras) {
     const name = `camera ${camera.name}`;
-    const source = camera.kind === "v4l2" ? camera.device : camera.url;
+    const source = camera.kind === "v4l2" ? camera.device : camera.kind === "ros" ? camera.rosTopic : camera.url;
     let found;
     try {
-      found = await probes.openCamera(camera);
+      found = await probes.openCamera(camera, { motors: config.motors, robotModel: config.robotModel });
     } catch (error) {
       const message = (error as Error).message;
-      const fix = /Permission denied|EACCES/i.test(message)
+      const fix = camera.kind === "ros"
+        ? `Is the camera driver publishing ${camera.rosTopic} as ${camera.rosType}? On the robot: ros2 topic hz ${camera.rosTopic}.`
+        : /Permission denied|EACCES/i.test(message)
         ? `Add the assay user to the video group: sudo usermod -aG video assay, then restart the service: sudo systemctl restart ${SERVICE}.`
         : /No such file|ENOENT|Cannot open video device/i.test(message) || camera.kind === "v4l2" && /exited/.test(message)
           ? "Check the USB cable and that the device path is right: npm run cell-agent -- cameras lists this PC's cameras with their formats and sizes."

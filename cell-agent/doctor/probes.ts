@@ -39,7 +39,7 @@ export interface DoctorProbes {
   /** True when the e-stop reads pressed. */
   readEstop(estop: EstopConfig): Promise<boolean>;
   /** Opens a configured camera, waits for its first frame and measures its size, rate and latency; rejects with the driver's reason. */
-  openCamera(camera: CameraConfig): Promise<CameraProbeResult>;
+  openCamera(camera: CameraConfig, robot: { motors: MotorsConfig | null; robotModel: string }): Promise<CameraProbeResult>;
   pingNatNet(serverAddress: string): Promise<{ serverName: string; rttMs: number }>;
   monotonicResolutionNs(): number;
   /** The running agent's GET /status on its loopback port, or null when nothing answers. */
@@ -93,7 +93,7 @@ export function realProbes(): DoctorProbes {
         await input.close();
       }
     },
-    openCamera: (camera) => probeCamera(camera),
+    openCamera: (camera, robot) => probeCamera(camera, { robot }),
     pingNatNet: (serverAddress) => pingNatNet(serverAddress, TIMEOUT_MS),
     monotonicResolutionNs: () => monotonicResolutionNs(),
     localAgentStatus: async (port) => {
