@@ -9,8 +9,9 @@
  * for the same frame on stderr after `settb=AVTB` puts it in microseconds, and mapped to the agent
  * clock by `CaptureClock`. `-vsync passthrough` keeps stdout frames and showinfo lines one to one.
  *
- * NOTE: re-encoding costs CPU (roughly 5-10 % of a core for 640x480 at 30 Hz) even for an MJPEG
- * camera, because ffmpeg 4.1 prints no per-packet timestamp when it copies the stream.
+ * NOTE: re-encoding costs CPU (encoding 640x480 at 30 Hz took about 7 % of a core on a 2-core VM, plus
+ * decoding an MJPEG camera's frames) even for an MJPEG camera: showinfo needs decoded frames, and a
+ * stream copy would leave no per-frame timestamp to read.
  *
  * The newest frame is kept and `capture()` returns it. ffmpeg is restarted 1 s after it exits; a
  * `capture()` waiting for the first frame fails as soon as ffmpeg exits, with ffmpeg's last words.
