@@ -65,8 +65,8 @@ describe("RosCamera: ROS image topics through the simulated rosbridge", function
     assert.ok(second.tNs > first.tNs && second.tNs - first.tNs <= 33_333_333n, `capture times ${first.tNs} then ${second.tNs}: 33 ms apart on the robot, never more on the agent`);
   });
 
-  it("encodes sensor_msgs/Image (rgb8) to JPEG, and counts a PNG CompressedImage as malformed", async () => {
-    const camera = bus.openCamera({ name: "wrist", topic: RAW, type: "sensor_msgs/msg/Image", rateHz: 30, firstFrameTimeoutMs: 20 });
+  it("encodes sensor_msgs/Image (rgb8) to JPEG, and counts a PNG CompressedImage and a 25-megapixel Image as malformed", async () => {
+    const camera = bus.openCamera({ name: "wrist", topic: RAW, type: "sensor_msgs/msg/Image", rateHz: 30, firstFrameTimeoutMs: 20, maxFrameAgeMs: 60_000 });
     const width = 8;
     const height = 4;
     const pixels = Buffer.alloc(width * height * 3);
@@ -85,6 +85,12 @@ describe("RosCamera: ROS image topics through the simulated rosbridge", function
       server.publish(TOP, { header: header(1n), format: "png", data: "iVBORw0KGgo=" });
       return bus.stats().malformedMessages > 0;
     }, { deadlineMs: 3000, intervalMs: 10 });
+    const before = bus.stats().malformedMessages;
+    await eventually("a malformed count for the oversized raw image", () => {
+      server.publish(RAW, { header: header(6_000_000_000n), height: 5000, width: 5000, encoding: "mono8", step: 5000, data: "AAAA" });
+      return bus.stats().malformedMessages > before;
+    }, { deadlineMs: 3000, intervalMs: 10 });
+    assert.equal((await camera.capture()).width, width, "the oversized image replaced nothing");
     await assert.rejects(png.capture(), /camera top: nothing received on \/camera\/top\/image_raw\/compressed \(sensor_msgs\/msg\/CompressedImage\) yet/);
   });
 });

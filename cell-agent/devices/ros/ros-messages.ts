@@ -96,6 +96,10 @@ export function float64MultiArray(data: readonly number[]): { layout: { dim: nev
   return { layout: { dim: [], data_offset: 0 }, data: [...data] };
 }
 
+/** Largest image the agent takes from a ROS topic: 16 MB of JPEG, or 4096 x 4096 pixels raw (it encodes those itself). */
+export const MAX_IMAGE_BYTES = 16 * 1024 * 1024;
+export const MAX_IMAGE_PIXELS = 4096 * 4096;
+
 /** A camera frame from sensor_msgs/CompressedImage or sensor_msgs/Image, as parsed. */
 export interface ParsedImage {
   /** JPEG bytes (CompressedImage "jpeg"), or raw pixels (Image) with their encoding. */
@@ -127,6 +131,7 @@ export function parseCompressedImage(msg: unknown): Parsed<ParsedImage> {
   if (!isObject(msg)) return { ok: false, reason: `CompressedImage must be an object; got ${JSON.stringify(msg)?.slice(0, 100)}` };
   const format = typeof msg.format === "string" ? msg.format : "";
   if (!/jpe?g/i.test(format)) return { ok: false, reason: `CompressedImage.format must be JPEG (e.g. "jpeg"); got ${JSON.stringify(msg.format)?.slice(0, 60)}: republish the camera with image_transport's jpeg compression` };
+  if (typeof msg.data === "string" && msg.data.length > (MAX_IMAGE_BYTES * 4) / 3 + 4) return { ok: false, reason: `CompressedImage.data is larger than ${MAX_IMAGE_BYTES} bytes` };
   const jpeg = bytesOf(msg.data);
   if (!jpeg || jpeg.length < 4 || jpeg[0] !== 0xff || jpeg[1] !== 0xd8) return { ok: false, reason: "CompressedImage.data is not a JPEG (base64 of bytes starting FF D8)" };
   return { ok: true, value: { jpeg, stampNs: stampToNs(msg.header) } };
@@ -142,6 +147,7 @@ export function parseImage(msg: unknown): Parsed<ParsedImage> {
   if (encoding !== "rgb8" && encoding !== "bgr8" && encoding !== "mono8") {
     return { ok: false, reason: `Image.encoding must be rgb8, bgr8 or mono8; got ${JSON.stringify(encoding)?.slice(0, 40)}: publish a compressed (jpeg) topic instead` };
   }
+  if ((width as number) * (height as number) > MAX_IMAGE_PIXELS) return { ok: false, reason: `Image is ${width}x${height}, more than ${MAX_IMAGE_PIXELS} pixels; publish a smaller or a compressed (jpeg) topic` };
   const channels = encoding === "mono8" ? 1 : 3;
   const rowBytes = typeof step === "number" && step > 0 ? step : (width as number) * channels;
   const data = bytesOf(msg.data);
