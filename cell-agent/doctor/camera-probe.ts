@@ -1,6 +1,7 @@
 /**
  * What the doctor measures of a configured camera: opens it the way the agent does (openCamera),
- * waits for the first frame, then counts frames for `sampleMs` to find the rate it really delivers.
+ * waits for the first frame, then counts frames for `sampleMs` (default 1 s; longer until 3 frames,
+ * at most 5 s more) to find the rate it really delivers.
  */
 import type { CameraConfig, MotorsConfig } from "../config.js";
 import { WallClock } from "../devices/clock/wall-clock.js";
@@ -45,8 +46,10 @@ export async function probeCamera(camera: CameraConfig, options: { sampleMs?: nu
     let frames = 0;
     let last = first;
     const endNs = clock.nowNs() + BigInt(sampleMs) * 1_000_000n;
+    // A slow camera gets up to 5 s more to show a few frames, so its rate is measured rather than reported as 0.
+    const hardEndNs = endNs + 5_000_000_000n;
     const startNs = first.receivedNs ?? first.tNs;
-    while (clock.nowNs() < endNs) {
+    while ((clock.nowNs() < endNs || frames < 3) && clock.nowNs() < hardEndNs) {
       const frame = await device.capture();
       if (frame !== last) {
         frames++;
