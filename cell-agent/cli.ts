@@ -1,10 +1,11 @@
 /**
- * `cell-agent <run|doctor|version|calibration> [--config <path>]` (npm run cell-agent -- ...). The config path
+ * `cell-agent <run|doctor|cameras|version|calibration> [--config <path>]` (npm run cell-agent -- ...). The config path
  * defaults to $ASSAY_CELL_AGENT_CONFIG, then /etc/assay/cell-agent.json.
  *
  *   run      start the agent with the real hardware; stops cleanly on SIGTERM (systemctl stop)
- *   doctor   check devices, firmware, clock, the coordinator link and disk; exit 0 when nothing FAILs
+ *   doctor   check devices, cameras, firmware, clock, the coordinator link and disk; exit 0 when nothing FAILs
  *            (--json prints the results as JSON)
+ *   cameras  list this PC's video devices with their formats, sizes and rates (--json); needs no config
  *   version  print the agent version
  *   calibration import-lerobot <file.json>
  *            check an SO-101 follower's LeRobot calibration file and keep it in the agent's dataDir
@@ -17,21 +18,23 @@ import { describeLerobotCalibration, importLerobotCalibration } from "./lerobot-
 import { exitCodeOf, formatReport } from "./doctor/check-result.js";
 import { runDoctor } from "./doctor/doctor.js";
 import { realProbes } from "./doctor/probes.js";
+import { formatVideoDevices, listVideoDevices } from "./devices/camera/video-devices.js";
 import { runUntilSignalled } from "./main.js";
 
 export const DEFAULT_CONFIG_PATH = "/etc/assay/cell-agent.json";
 
-const USAGE = `usage: cell-agent <run|doctor|version> [--config <path>] [--json]
+const USAGE = `usage: cell-agent <run|doctor|cameras|version> [--config <path>] [--json]
        cell-agent calibration import-lerobot <file.json> [--config <path>]
   run      start the agent (what the systemd service runs)
   doctor   check this cell PC and say what is wrong
+  cameras  list this PC's video devices with their formats, sizes and rates
   version  print the agent version
   calibration import-lerobot
            import an SO-101 follower's LeRobot calibration, for policies in LeRobot units
 The config defaults to $ASSAY_CELL_AGENT_CONFIG or ${DEFAULT_CONFIG_PATH}.`;
 
 export interface CliArgs {
-  command: "run" | "doctor" | "version" | "help" | "import-lerobot";
+  command: "run" | "doctor" | "cameras" | "version" | "help" | "import-lerobot";
   configPath: string;
   json: boolean;
   /** import-lerobot: the LeRobot calibration file. */
@@ -48,7 +51,7 @@ export function parseCliArgs(argv: readonly string[], env: NodeJS.ProcessEnv = {
     const sub = rest.shift();
     if (sub !== "import-lerobot") throw new Error(`unknown calibration command ${JSON.stringify(sub ?? "")}; the one there is: calibration import-lerobot <file.json>\n${USAGE}`);
     args.command = "import-lerobot";
-  } else if (command === "run" || command === "doctor" || command === "version") {
+  } else if (command === "run" || command === "doctor" || command === "cameras" || command === "version") {
     args.command = command;
   } else {
     throw new Error(`unknown command ${JSON.stringify(command)}\n${USAGE}`);
@@ -61,7 +64,7 @@ export function parseCliArgs(argv: readonly string[], env: NodeJS.ProcessEnv = {
       args.configPath = value;
     } else if (arg.startsWith("--config=")) {
       args.configPath = arg.slice("--config=".length);
-    } else if (arg === "--json" && command === "doctor") {
+    } else if (arg === "--json" && (command === "doctor" || command === "cameras")) {
       args.json = true;
     } else if (args.command === "import-lerobot" && args.file === undefined && !arg.startsWith("--")) {
       args.file = arg;
@@ -92,6 +95,11 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
       const results = await runDoctor({ configPath: args.configPath, probes: realProbes() });
       console.log(args.json ? JSON.stringify(results, null, 2) : formatReport(results));
       return exitCodeOf(results);
+    }
+    case "cameras": {
+      const devices = await listVideoDevices();
+      console.log(args.json ? JSON.stringify(devices, null, 2) : formatVideoDevices(devices));
+      return 0;
     }
     case "import-lerobot": {
       try {

@@ -6,6 +6,7 @@ import type { CameraCalibration } from "./hardware/types.js";
 import { readFileSync } from "node:fs";
 import { loadFirmwarePins } from "../firmware-pins/pins.js";
 import { compileRosMotorBusOptions, type RosMotorBusOptions } from "./devices/ros/ros-bus-options.js";
+import { V4L2_INPUT_FORMATS, type V4l2InputFormat } from "./devices/camera/ffmpeg-input.js";
 import type { EngineName } from "./policy/container-engine.js";
 import { CONTAINER_RUNTIME_DEFAULTS, type ContainerImage } from "./policy/container-runtime.js";
 
@@ -32,17 +33,49 @@ export interface RosMotorsConfig {
 
 export type MotorsConfig = SerialMotorsConfig | RosMotorsConfig;
 
-/** A camera served as MJPEG over HTTP (multipart/x-mixed-replace), e.g. by ustreamer or mjpg-streamer. */
-export interface CameraConfig {
+interface CameraConfigCommon {
   /** Name in recordings and observation contracts, e.g. "top", "wrist". Required. */
   name: string;
-  /** http:// URL of the MJPEG stream, e.g. "http://127.0.0.1:8080/stream.mjpg". Required. */
-  url: string;
   /** Frames per second the agent records (default 30). */
   rateHz: number;
   /** The camera's calibration (intrinsics and extrinsics, hardware/types.ts CameraCalibration); recorded in every episode. Optional. */
   calibration?: CameraCalibration;
 }
+
+/** A camera served as MJPEG over HTTP (multipart/x-mixed-replace), e.g. by ustreamer or mjpg-streamer: `url`. */
+export interface MjpegHttpCameraConfig extends CameraConfigCommon {
+  kind: "mjpeg-http";
+  /** http:// URL of the MJPEG stream, e.g. "http://127.0.0.1:8080/stream.mjpg". */
+  url: string;
+}
+
+/**
+ * A V4L2/UVC camera the agent reads itself through ffmpeg: `device`. The device "testsrc2" is
+ * ffmpeg's synthetic camera (a moving test pattern), for trying a cell without one.
+ */
+export interface V4l2CameraConfig extends CameraConfigCommon {
+  kind: "v4l2";
+  /** "/dev/videoN", a stable "/dev/v4l/by-id/..." link, or "testsrc2". */
+  device: string;
+  /** The format asked of the camera (default "mjpeg"; `cell-agent cameras` lists what each offers). */
+  inputFormat: V4l2InputFormat;
+  /** Frame size asked of the camera, pixels (default 640 x 480). */
+  width: number;
+  height: number;
+  /** The rate asked of the camera, frames per second (default: rateHz). */
+  frameRateHz: number;
+}
+
+/** A camera on the ROS robot's own image topic, read over the rosbridge link of `motors` (kind "ros"): `rosTopic`. */
+export interface RosCameraConfig extends CameraConfigCommon {
+  kind: "ros";
+  /** e.g. "/camera/color/image_raw/compressed". */
+  rosTopic: string;
+  /** "sensor_msgs/msg/CompressedImage" (default; JPEG) or "sensor_msgs/msg/Image" (rgb8, bgr8, mono8). */
+  rosType: string;
+}
+
+export type CameraConfig = MjpegHttpCameraConfig | V4l2CameraConfig | RosCameraConfig;
 
 export interface MocapConfig {
   kind: "natnet";
@@ -104,7 +137,7 @@ export interface AgentConfig {
   uploadChunkBytes: number;
   /** The arm or robot (default null: none; `cell-agent run` requires one). */
   motors: MotorsConfig | null;
-  /** MJPEG-over-HTTP cameras (default []). */
+  /** Cameras: V4L2/UVC devices read through ffmpeg, or MJPEG-over-HTTP streams (default []). */
   cameras: CameraConfig[];
   /** Motion capture (default null: none). */
   mocap: MocapConfig | null;
@@ -125,6 +158,8 @@ const DEFAULTS = {
   uploadChunkBytes: 262_144,
   metricsPort: 9464,
   cameraRateHz: 30,
+  cameraWidth: 640,
+  cameraHeight: 480,
   natnetLocalPort: 1511,
   estopPollMs: 2,
   sceneReset: { confirmTimeoutMs: 600_000, homingMs: 5000 },
@@ -190,7 +225,7 @@ export function compileAgentConfig(raw: unknown): AgentConfig {
     reconnect,
     uploadChunkBytes: Math.floor(number(raw, "uploadChunkBytes", DEFAULTS.uploadChunkBytes, "", 1024, 4 * 1024 * 1024)),
     motors: compileMotors(raw.motors, text(raw, "robotModel")),
-    cameras: compileCameras(raw.cameras),
+    cameras: compileCameras(raw.cameras, raw.motors),
     mocap: compileMocap(raw.mocap),
     estop: compileEstop(raw.estop),
     metricsPort: integer(raw, "metricsPort", DEFAULTS.metricsPort, "", 0, 65535),
@@ -282,19 +317,48 @@ function compileMotors(raw: unknown, robotModel: string): MotorsConfig | null {
   return motors;
 }
 
-function compileCameras(raw: unknown): CameraConfig[] {
+const ROS_IMAGE_TYPES = ["sensor_msgs/msg/CompressedImage", "sensor_msgs/CompressedImage", "sensor_msgs/msg/Image", "sensor_msgs/Image"];
+
+function compileCameras(raw: unknown, rawMotors: unknown): CameraConfig[] {
   if (raw === undefined || raw === null) return [];
   if (!Array.isArray(raw)) throw new Error(`agent config "cameras" must be an array; got ${JSON.stringify(raw)}`);
   const cameras = raw.map((entry, i) => {
     const where = `cameras[${i}]`;
-    const camera = section(entry, where, ["name", "url", "device", "rateHz", "calibration"]);
+    const camera = section(entry, where, ["name", "url", "device", "inputFormat", "width", "height", "frameRateHz", "rosTopic", "rosType", "rateHz", "calibration"]);
+    const calibration = camera.calibration === undefined ? {} : { calibration: compileCameraCalibration(camera.calibration, `${where}.calibration`) };
+    const common = { name: text(camera, "name", undefined, `${where}.`), rateHz: number(camera, "rateHz", DEFAULTS.cameraRateHz, `${where}.`, 0.1, 240), ...calibration };
+    if ([camera.url, camera.device, camera.rosTopic].filter((v) => v !== undefined).length !== 1) {
+      throw new Error(`agent config "${where}" needs exactly one of "device" (a V4L2 camera such as "/dev/video0"), "url" (an MJPEG-over-HTTP stream) or "rosTopic" (an image topic of a ROS robot); got ${JSON.stringify({ device: camera.device, url: camera.url, rosTopic: camera.rosTopic })}`);
+    }
+    if (camera.rosTopic !== undefined) {
+      if (!isObject(rawMotors) || rawMotors.kind !== "ros") throw new Error(`agent config "${where}.rosTopic" needs a ROS robot: its images come over the rosbridge link of "motors" (kind "ros")`);
+      for (const key of ["inputFormat", "width", "height", "frameRateHz"]) {
+        if (camera[key] !== undefined) throw new Error(`agent config "${where}.${key}" applies to "device" cameras only; a ROS topic has the size its driver publishes`);
+      }
+      const rosTopic = text(camera, "rosTopic", undefined, `${where}.`);
+      if (!/^\/[A-Za-z0-9_/~]+$/.test(rosTopic)) throw new Error(`agent config "${where}.rosTopic" must be a ROS topic name such as "/camera/color/image_raw/compressed"; got ${JSON.stringify(rosTopic).slice(0, 120)}`);
+      return { kind: "ros" as const, ...common, rosTopic, rosType: oneOf(camera, "rosType", `${where}.`, ROS_IMAGE_TYPES, "sensor_msgs/msg/CompressedImage") };
+    }
+    if (camera.rosType !== undefined) throw new Error(`agent config "${where}.rosType" applies to "rosTopic" cameras only`);
     if (camera.device !== undefined) {
-      throw new Error(`agent config "${where}.device" (${JSON.stringify(camera.device)}): this agent cannot read video devices directly yet; run an MJPEG streamer such as ustreamer on the device and give its address as "url"`);
+      const device = text(camera, "device", undefined, `${where}.`);
+      if (!/^\/dev\/\S+$/.test(device) && device !== "testsrc2") {
+        throw new Error(`agent config "${where}.device" must be a video device path such as "/dev/video0" or "/dev/v4l/by-id/...", or "testsrc2" for ffmpeg's synthetic camera; got ${JSON.stringify(device).slice(0, 120)}`);
+      }
+      return {
+        kind: "v4l2" as const, ...common, device,
+        inputFormat: oneOf(camera, "inputFormat", `${where}.`, V4L2_INPUT_FORMATS, "mjpeg"),
+        width: integer(camera, "width", DEFAULTS.cameraWidth, `${where}.`, 16, 8192),
+        height: integer(camera, "height", DEFAULTS.cameraHeight, `${where}.`, 16, 8192),
+        frameRateHz: number(camera, "frameRateHz", common.rateHz, `${where}.`, 0.1, 240),
+      };
+    }
+    for (const key of ["inputFormat", "width", "height", "frameRateHz"]) {
+      if (camera[key] !== undefined) throw new Error(`agent config "${where}.${key}" applies to "device" cameras only; an MJPEG stream at "url" has the format its streamer sends`);
     }
     const url = text(camera, "url", undefined, `${where}.`);
     if (!/^https?:\/\/\S+$/.test(url)) throw new Error(`agent config "${where}.url" must be an http:// URL of an MJPEG stream; got ${JSON.stringify(url)}`);
-    const calibration = camera.calibration === undefined ? {} : { calibration: compileCameraCalibration(camera.calibration, `${where}.calibration`) };
-    return { name: text(camera, "name", undefined, `${where}.`), url, rateHz: number(camera, "rateHz", DEFAULTS.cameraRateHz, `${where}.`, 0.1, 240), ...calibration };
+    return { kind: "mjpeg-http" as const, ...common, url };
   });
   const names = cameras.map((c) => c.name);
   const duplicate = names.find((n, i) => names.indexOf(n) !== i);

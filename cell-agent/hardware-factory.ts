@@ -1,6 +1,6 @@
 /**
- * Builds a real cell's `CellHardware` from the agent config: the servo bus or rosbridge robot, MJPEG
- * cameras, NatNet mocap (when this build has the client), the e-stop input, the wall clock, the
+ * Builds a real cell's `CellHardware` from the agent config: the servo bus or rosbridge robot, V4L2
+ * and MJPEG-over-HTTP cameras, NatNet mocap (when this build has the client), the e-stop input, the wall clock, the
  * technician-confirmed scene reset, and the policy runtime. Whatever was opened is closed again if a
  * later device fails.
  */
@@ -8,7 +8,9 @@ import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { loadFirmwarePins } from "../firmware-pins/pins.js";
-import type { AgentConfig, EstopConfig, MocapConfig, MotorsConfig, PoliciesConfig } from "./config.js";
+import type { AgentConfig, CameraConfig, EstopConfig, MocapConfig, MotorsConfig, PoliciesConfig } from "./config.js";
+import { FfmpegCamera } from "./devices/camera/ffmpeg-camera.js";
+import { syntheticInputArgs, v4l2InputArgs } from "./devices/camera/ffmpeg-input.js";
 import { MjpegCamera } from "./devices/camera/mjpeg-camera.js";
 import { WallClock } from "./devices/clock/wall-clock.js";
 import { openGpioEstop } from "./devices/estop/gpio-estop.js";
@@ -18,7 +20,7 @@ import { RosMotorBus } from "./devices/ros/ros-motor-bus.js";
 import { OperatorSceneReset } from "./devices/scene/operator-scene-reset.js";
 import { SceneReadyGate } from "./devices/scene/scene-ready-gate.js";
 import { SerialServoBus } from "./devices/servo/servo-bus.js";
-import type { CellHardware, Clock, GripperSensor, MocapSource, MotorBus, PolicyRuntime, WristForceTorque } from "./hardware/types.js";
+import type { Camera, CellHardware, Clock, GripperSensor, MocapSource, MotorBus, PolicyRuntime, WristForceTorque } from "./hardware/types.js";
 import { ContainerPolicyRuntime } from "./policy/container-runtime.js";
 
 export interface BuiltCell {
@@ -65,6 +67,24 @@ export async function openMotors(motors: MotorsConfig, robotModel: string, clock
     ...(motors.watchdogMs !== undefined ? { watchdogMs: motors.watchdogMs } : {}),
   });
   return { bus: servoBus, servoBus };
+}
+
+/**
+ * Opens a configured camera: a V4L2 device (or ffmpeg's synthetic "testsrc2") through ffmpeg, an
+ * MJPEG-over-HTTP stream, or a ROS image topic on `rosBus` (the robot's own link; required for
+ * those). None waits for a frame; `capture()` does.
+ */
+export function openCamera(camera: CameraConfig, clock: Clock, log?: (line: string) => void, rosBus?: RosMotorBus): Camera & { close?(): void } {
+  const calibration = camera.calibration ? { calibration: camera.calibration } : {};
+  const logOption = log ? { log } : {};
+  if (camera.kind === "ros") {
+    if (!rosBus) throw new Error(`camera ${camera.name}: the ROS topic ${camera.rosTopic} is read over the robot's rosbridge link, and the robot is not a ROS robot (motors.kind "ros")`);
+    return rosBus.openCamera({ name: camera.name, topic: camera.rosTopic, type: camera.rosType, rateHz: camera.rateHz, ...calibration });
+  }
+  if (camera.kind === "mjpeg-http") return new MjpegCamera({ name: camera.name, url: camera.url, rateHz: camera.rateHz, ...calibration, nowNs: () => clock.nowNs(), ...logOption });
+  const size = { width: camera.width, height: camera.height, frameRateHz: camera.frameRateHz };
+  const inputArgs = camera.device === "testsrc2" ? syntheticInputArgs(size) : v4l2InputArgs({ device: camera.device, inputFormat: camera.inputFormat, ...size });
+  return new FfmpegCamera({ name: camera.name, rateHz: camera.rateHz, inputArgs, source: camera.device, ...calibration, nowNs: () => clock.nowNs(), ...logOption });
 }
 
 /** Opens the configured e-stop input. */
@@ -134,8 +154,9 @@ export async function buildCellHardware(config: AgentConfig, options: HardwareFa
     closers.push(() => estop.close());
     const motors = await openMotors(config.motors, config.robotModel, clock);
     closers.push(() => motors.bus.close());
-    const cameras = config.cameras.map((c) => new MjpegCamera({ ...c, nowNs: () => clock.nowNs(), log }));
-    for (const camera of cameras) closers.push(() => camera.close());
+    const rosBus = motors.bus instanceof RosMotorBus ? motors.bus : undefined;
+    const cameras = config.cameras.map((c) => openCamera(c, clock, log, rosBus));
+    for (const camera of cameras) closers.push(() => camera.close?.());
     const mocap = config.mocap ? await openMocap(config.mocap, clock, log) : undefined;
     if (mocap) closers.push(() => mocap.close());
     const policies = policyRuntimeFor(config.policies, log);

@@ -28,7 +28,9 @@ usage: install-cell-agent.sh [options]
   --estop-line LINE       ... cts (default), dsr or dcd
   --estop-gpio-chip CHIP  e-stop on a GPIO: chip (default gpiochip0) ...
   --estop-gpio-line N     ... and line number
-  --camera NAME=URL       an MJPEG camera, e.g. top=http://127.0.0.1:8080/stream.mjpg (repeatable)
+  --camera NAME=SOURCE    a camera: a V4L2 device, e.g. top=/dev/v4l/by-id/usb-...-video-index0 (640x480 MJPEG
+                          at 30 Hz; edit the config for other sizes), or an MJPEG stream, e.g.
+                          top=http://127.0.0.1:8080/stream.mjpg (repeatable; "cell-agent cameras" lists devices)
   --mocap ADDRESS         NatNet (OptiTrack Motive) server address
   --data-dir DIR          recordings and outbox (default /var/lib/assay/cell-agent)
   --metrics-port N        loopback port of /metrics and /scene-ready (default 9464)
@@ -114,9 +116,10 @@ else
   fi
 fi
 
-step "2. User assay (groups dialout, gpio)"
+step "2. User assay (groups dialout, video, gpio)"
 if id assay >/dev/null 2>&1; then echo "user assay exists"; else run useradd --system --create-home --home-dir /var/lib/assay --shell /usr/sbin/nologin assay; fi
 run usermod -aG dialout assay
+if getent group video >/dev/null 2>&1; then run usermod -aG video assay; fi
 if getent group gpio >/dev/null 2>&1; then run usermod -aG gpio assay; fi
 
 step "3. Agent code in $INSTALL_DIR"
@@ -146,7 +149,7 @@ else
       if (e.ROS_URL) c.motors = { kind: "ros", url: e.ROS_URL };
       if (e.ESTOP_SERIAL) c.estop = { kind: "serial", path: e.ESTOP_SERIAL, line: e.ESTOP_LINE };
       if (e.ESTOP_GPIO_LINE) c.estop = { kind: "gpio", chip: e.ESTOP_GPIO_CHIP, line: Number(e.ESTOP_GPIO_LINE) };
-      const cams = e.CAMERA_LIST.split("\n").filter(Boolean).map((s) => { const i = s.indexOf("="); return { name: s.slice(0, i), url: s.slice(i + 1) }; });
+      const cams = e.CAMERA_LIST.split("\n").filter(Boolean).map((s) => { const i = s.indexOf("="); const source = s.slice(i + 1); return source.startsWith("/dev/") ? { name: s.slice(0, i), device: source } : { name: s.slice(0, i), url: source }; });
       if (cams.length) c.cameras = cams;
       if (e.MOCAP) c.mocap = { kind: "natnet", serverAddress: e.MOCAP };
       console.log(JSON.stringify(c, null, 2));')"

@@ -324,6 +324,41 @@ function checkDisk(config: AgentConfig, probes: DoctorProbes): CheckResult {
   return pass(name, `${formatGb(free)} is free in ${where}.`);
 }
 
+/** Opens every configured camera and reports its size, rate and latency against the config. */
+async function checkCameras(config: AgentConfig, probes: DoctorProbes, out: CheckResult[]): Promise<void> {
+  for (const camera of config.cameras) {
+    const name = `camera ${camera.name}`;
+    const source = camera.kind === "v4l2" ? camera.device : camera.kind === "ros" ? camera.rosTopic : camera.url;
+    let found;
+    try {
+      found = await probes.openCamera(camera, { motors: config.motors, robotModel: config.robotModel });
+    } catch (error) {
+      const message = (error as Error).message;
+      const fix = camera.kind === "ros"
+        ? `Is the camera driver publishing ${camera.rosTopic} as ${camera.rosType}? On the robot: ros2 topic hz ${camera.rosTopic}.`
+        : /Permission denied|EACCES/i.test(message)
+        ? `Add the assay user to the video group: sudo usermod -aG video assay, then restart the service: sudo systemctl restart ${SERVICE}.`
+        : /No such file|ENOENT|Cannot open video device/i.test(message) || camera.kind === "v4l2" && /exited/.test(message)
+          ? "Check the USB cable and that the device path is right: npm run cell-agent -- cameras lists this PC's cameras with their formats and sizes."
+          : /busy|EBUSY/i.test(message)
+            ? `Another program has the camera open; stop it (the agent service holds it while running: sudo systemctl stop ${SERVICE}).`
+            : "Check that the camera is plugged in (or its streamer is running) and run the doctor again.";
+      out.push(fail(name, `${source} gave no frame: ${message.slice(0, 400)}.`, fix));
+      continue;
+    }
+    const latency = found.captureLatencyMs !== undefined ? `, capture-to-arrival latency ${found.captureLatencyMs.toFixed(1)} ms (${found.clock?.kind})` : ", frames stamped on arrival";
+    const sentence = `${source} gives ${found.width}x${found.height} at ${found.measuredRateHz.toFixed(1)} frames/s; first frame ${found.firstFrameLatencyMs.toFixed(0)} ms after opening${latency}.`;
+    const wanted = camera.kind === "v4l2" ? { width: camera.width, height: camera.height } : camera.calibration;
+    if (wanted && (found.width !== wanted.width || found.height !== wanted.height)) {
+      out.push(warn(name, `${sentence} The config expects ${wanted.width}x${wanted.height}.`, "Pick a size the camera offers (npm run cell-agent -- cameras), and recalibrate if the calibration was made at another size."));
+    } else if (found.measuredRateHz < camera.rateHz * 0.8) {
+      out.push(warn(name, `${sentence} The agent records at ${camera.rateHz} frames/s, faster than the camera delivers.`, "Lower rateHz, choose mjpeg or a smaller size (USB bandwidth), or give the camera more light (auto exposure lowers the rate in the dark)."));
+    } else {
+      out.push(pass(name, sentence));
+    }
+  }
+}
+
 /** Runs every check; stops early only when the config itself cannot be used. */
 export async function runDoctor(options: DoctorOptions): Promise<CheckResult[]> {
   const { probes } = options;
@@ -346,6 +381,7 @@ export async function runDoctor(options: DoctorOptions): Promise<CheckResult[]> 
     await checkLerobot(config, probes, bus, out);
     await bus?.close().catch(() => undefined);
     await checkEstop(config, probes, out);
+    await checkCameras(config, probes, out);
   }
   if (agent) await checkLerobot(config, probes, undefined, out);
   if (config.mocap) {

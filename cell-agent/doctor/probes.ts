@@ -6,12 +6,13 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { SerialPort } from "serialport";
 import type { Hello } from "../../protocol/gen/cell.js";
-import type { AgentConfig, EstopConfig, MotorsConfig } from "../config.js";
+import type { AgentConfig, CameraConfig, EstopConfig, MotorsConfig } from "../config.js";
 import { WallClock, monotonicResolutionNs } from "../devices/clock/wall-clock.js";
 import { freeBytes } from "../disk-space.js";
 import { openEstop, openMotors } from "../hardware-factory.js";
 import { ContainerEngineCli, findEngine, type EngineName } from "../policy/container-engine.js";
 import { checkToken, helloWelcome, tcpConnect, type TokenVerdict, type WelcomeTiming } from "./link-probe.js";
+import { probeCamera, type CameraProbeResult } from "./camera-probe.js";
 import { pingNatNet } from "./natnet-probe.js";
 import { loadLerobotCalibration, type LerobotCalibration } from "../devices/servo/lerobot-calibration.js";
 import { lerobotCalibrationPath } from "../lerobot-import.js";
@@ -41,6 +42,8 @@ export interface DoctorProbes {
   openMotors(motors: MotorsConfig, robotModel: string): Promise<DoctorMotors>;
   /** True when the e-stop reads pressed. */
   readEstop(estop: EstopConfig): Promise<boolean>;
+  /** Opens a configured camera, waits for its first frame and measures its size, rate and latency; rejects with the driver's reason. */
+  openCamera(camera: CameraConfig, robot: { motors: MotorsConfig | null; robotModel: string }): Promise<CameraProbeResult>;
   pingNatNet(serverAddress: string): Promise<{ serverName: string; rttMs: number }>;
   monotonicResolutionNs(): number;
   /** The running agent's GET /status on its loopback port, or null when nothing answers. */
@@ -97,6 +100,7 @@ export function realProbes(): DoctorProbes {
         await input.close();
       }
     },
+    openCamera: (camera, robot) => probeCamera(camera, { robot }),
     pingNatNet: (serverAddress) => pingNatNet(serverAddress, TIMEOUT_MS),
     monotonicResolutionNs: () => monotonicResolutionNs(),
     localAgentStatus: async (port) => {

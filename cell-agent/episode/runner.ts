@@ -19,6 +19,7 @@ import { MissedPeriodMonitor, holdPosition, protectiveStopEvent } from "../safet
 import { McapRecorder } from "../recording/mcap-recorder.js";
 import { VideoEncoder, videoCameraOrder } from "../recording/video-encoder.js";
 import type { EpisodeAssignment } from "./assignment.js";
+import { CameraSkewStats, cameraClockRecord } from "./camera-skew.js";
 import { EventDetector, type EpisodeEvent } from "./event-detector.js";
 import { failureClusterOf } from "./failure-cluster.js";
 import { buildObservation, contractOf, yawOf } from "./observation.js";
@@ -126,6 +127,7 @@ export async function runEpisode(ctx: EpisodeContext): Promise<EpisodeResult> {
   let resetS = 0;
   let session: PolicySession | undefined;
   const interventions: InterventionRecord[] = [];
+  let cameraSkew = new CameraSkewStats();
 
   const metaCommon = async () => {
     const state = await motors.readState().catch(() => undefined);
@@ -139,6 +141,7 @@ export async function runEpisode(ctx: EpisodeContext): Promise<EpisodeResult> {
       seed: assignment.seed,
       perturbations_realized: plan.realized,
       cameras: Object.fromEntries(hardware.cameras.map((c) => [c.name, c.calibration ?? null])),
+      camera_clocks: Object.fromEntries(hardware.cameras.map((c) => [c.name, cameraClockRecord(c)])),
       cell_id: ctx.cellId,
       robot: assignment.robot || ctx.robotModel,
       environment: assignment.environment,
@@ -205,6 +208,7 @@ export async function runEpisode(ctx: EpisodeContext): Promise<EpisodeResult> {
     const cameraPeriodNs = new Map(hardware.cameras.map((c) => [c.name, BigInt(Math.round(1e9 / c.rateHz))]));
     const nextCaptureNs = new Map<string, bigint>();
     const frames = new Map<string, CameraFrame>();
+    cameraSkew = new CameraSkewStats();
     /** The previous step's events from the monitor's status: already recorded, fed to the monitor with this step. */
     let fedBack: EpisodeEvent[] = [];
     let successAtS: number | undefined;
@@ -286,16 +290,23 @@ export async function runEpisode(ctx: EpisodeContext): Promise<EpisodeResult> {
       if (poses) recorder.objectPoses(nowNs, poses.tNs, poses.poses);
 
       const captured = new Set<string>();
-      for (const camera of hardware.cameras) {
+      // Every camera due this step is asked at once, so their frames are as close together as the devices allow.
+      const dueCameras = hardware.cameras.filter((camera) => nowNs >= (nextCaptureNs.get(camera.name) ?? nowNs));
+      const dueFrames = await Promise.all(dueCameras.map((camera) => camera.capture()));
+      dueCameras.forEach((camera, i) => {
+        const frame = dueFrames[i]!;
         const due = nextCaptureNs.get(camera.name) ?? nowNs;
-        if (nowNs < due) continue;
-        const frame = await camera.capture();
         frames.set(camera.name, frame);
         captured.add(camera.name);
         recorder.camera(nowNs, camera.name, frame);
         ctx.live?.frame(camera.name, frame);
         const period = cameraPeriodNs.get(camera.name)!;
         nextCaptureNs.set(camera.name, due + period > nowNs ? due + period : nowNs + period);
+      });
+      if (dueCameras.length > 1) {
+        const captureNs = new Map(dueCameras.map((camera, i) => [camera.name, dueFrames[i]!.tNs]));
+        recorder.cameraSync(nowNs, captureNs);
+        cameraSkew.add(captureNs);
       }
       if (videoCamera === undefined && frames.size > 0) {
         // "top" if it has captured, else the first camera that has (the encoder takes every camera's JPEGs).
@@ -402,6 +413,7 @@ export async function runEpisode(ctx: EpisodeContext): Promise<EpisodeResult> {
     await policy.close().catch(() => undefined);
     const meta = {
       phase: "end", ...(await metaCommon()), outcome, event_count: events.length,
+      ...(hardware.cameras.length > 1 ? { camera_sync: cameraSkew.summary() } : {}),
       ...(assignment.interventions !== "none" ? { interventions_mode: assignment.interventions, interventions } : {}),
     };
     recorder.meta(clock.nowNs(), meta);

@@ -33,7 +33,10 @@ export interface MotorBus {
 }
 
 export interface CameraFrame {
+  /** Capture time on the agent's clock: the device's own stamp mapped there where the source gives one (see `Camera.timestampClock`). */
   tNs: bigint;
+  /** When the agent received the frame, on the agent's clock, where the driver knows it; `receivedNs - tNs` is the transport latency. */
+  receivedNs?: bigint;
   width: number;
   height: number;
   /** JPEG bytes, as published on /camera/<name>. */
@@ -66,12 +69,28 @@ export interface CameraCalibration {
   extrinsics: { parent_frame: string; translation_m: [number, number, number]; rotation_xyzw: [number, number, number, number] };
 }
 
+/**
+ * Which clock a camera's `CameraFrame.tNs` comes from, recorded in each episode's /meta
+ * `camera_clocks`: "arrival" (stamped when the agent received it: no device time available),
+ * "device_monotonic" (the device's stamp, already on CLOCK_MONOTONIC: V4L2/UVC), "device_offset"
+ * (the device's stamp offset onto the agent clock: ffmpeg stream pts, ROS header stamps) or
+ * "simulation" (the simulated world's clock, which is the agent's clock on a simulated cell).
+ */
+export interface CameraClockInfo {
+  kind: "arrival" | "device_monotonic" | "device_offset" | "simulation";
+  description: string;
+  /** device_offset only: agent time minus device time, ns, as last applied. */
+  offsetNs?: bigint;
+}
+
 export interface Camera {
   readonly name: string;
   readonly rateHz: number;
   /** The camera's calibration, when the cell has one for it. */
   readonly calibration?: CameraCalibration;
   capture(): Promise<CameraFrame>;
+  /** Optional: where `tNs` comes from; undefined before the first frame. A camera without it stamps on arrival. */
+  timestampClock?(): CameraClockInfo | undefined;
 }
 
 export interface Wrench {

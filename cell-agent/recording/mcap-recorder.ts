@@ -9,7 +9,7 @@ import { McapWriter } from "@mcap/core";
 import type { CameraFrame, JointState, ObjectPose, Wrench } from "../hardware/types.js";
 import { FileHandleWritable } from "./file-writable.js";
 import {
-  COMPRESSED_IMAGE_SCHEMA, EVENTS, FT_WRIST, JOINT_STATES, JOINT_TARGETS, META, OBJECT_POSES, type ChannelSpec,
+  CAMERA_SYNC, COMPRESSED_IMAGE_SCHEMA, EVENTS, FT_WRIST, JOINT_STATES, JOINT_TARGETS, META, OBJECT_POSES, type ChannelSpec,
 } from "./mcap-schemas.js";
 
 /** Flushed to disk once this big; a crashed recording is readable up to its last whole chunk. */
@@ -44,6 +44,7 @@ export class McapRecorder {
     await writer.start({ profile: "", library: "assay-cell-agent" });
     for (const spec of [JOINT_STATES, JOINT_TARGETS, FT_WRIST, OBJECT_POSES, EVENTS, META]) await recorder.register(spec);
     for (const name of options.cameraNames) await recorder.register({ topic: `/camera/${name}`, ...COMPRESSED_IMAGE_SCHEMA });
+    if (options.cameraNames.length > 1) await recorder.register(CAMERA_SYNC);
     return recorder;
   }
 
@@ -89,6 +90,17 @@ export class McapRecorder {
   camera(logTimeNs: bigint, name: string, frame: CameraFrame): void {
     this.add(`/camera/${name}`, logTimeNs, frame.tNs, {
       timestamp: stamp(frame.tNs), frame_id: name, data: Buffer.from(frame.jpeg).toString("base64"), format: "jpeg",
+    });
+  }
+
+  /** The capture times of the frames several cameras took in one control step, and their skew. */
+  cameraSync(logTimeNs: bigint, captureNs: ReadonlyMap<string, bigint>): void {
+    const times = [...captureNs.values()];
+    const skewNs = times.reduce((a, b) => (a > b ? a : b)) - times.reduce((a, b) => (a < b ? a : b));
+    this.add(CAMERA_SYNC.topic, logTimeNs, logTimeNs, {
+      timestamp: stamp(logTimeNs),
+      capture_time: Object.fromEntries([...captureNs].map(([name, tNs]) => [name, stamp(tNs)])),
+      skew_ms: Number(skewNs) / 1e6,
     });
   }
 

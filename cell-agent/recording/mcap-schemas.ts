@@ -73,6 +73,23 @@ export const EVENTS: ChannelSpec = {
   schema: { type: "object", title: "assay.Event", properties: { t_s: { type: "number" }, name: { type: "string" }, detail: { type: "string" } } },
 };
 
+/**
+ * One message per control step in which several cameras captured together: each camera's capture
+ * time (`CameraFrame.tNs`, on the agent clock) and the skew between the earliest and latest.
+ */
+export const CAMERA_SYNC: ChannelSpec = {
+  topic: "/camera_sync",
+  schemaName: "assay.CameraSync",
+  schema: {
+    type: "object", title: "assay.CameraSync",
+    properties: {
+      timestamp: time,
+      capture_time: { type: "object", description: "camera name -> capture time on the agent clock", additionalProperties: time },
+      skew_ms: { type: "number", description: "latest minus earliest capture time of this step's frames, ms" },
+    },
+  },
+};
+
 export const META: ChannelSpec = {
   topic: "/meta",
   schemaName: "assay.EpisodeMeta",
@@ -87,6 +104,8 @@ export const META: ChannelSpec = {
       seed: { type: "integer" },
       perturbations_realized: { type: "object" },
       cameras: { type: "object", description: "camera name -> calibration (intrinsics and extrinsics) or null" },
+      camera_clocks: { type: "object", description: "camera name -> {kind, description}: where its frames' capture times come from (arrival, device_monotonic, device_offset, simulation)" },
+      camera_sync: { type: "object", description: "end only: {steps, skew_ms_max, skew_ms_mean} over the control steps in which several cameras captured together" },
       cell_id: { type: "string" },
       robot: { type: "string" },
       environment: { type: "string" },

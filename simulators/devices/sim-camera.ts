@@ -13,7 +13,7 @@
  * A frame's `rgb` is rendered again, into a buffer of its own, when first read: a frame is a pure
  * function of its scene, so it is the same picture as the JPEG's. `rgb` and `jpeg` are cached.
  */
-import type { Camera, CameraCalibration, CameraFrame } from "../../cell-agent/hardware/types.js";
+import type { Camera, CameraCalibration, CameraClockInfo, CameraFrame } from "../../cell-agent/hardware/types.js";
 import { simCameraCalibration } from "../render/camera-calibration.js";
 import { encodeJpeg, encodeJpegSync } from "../render/jpeg-codec.js";
 import { CameraRenderer, type RenderScene } from "../render/rasterizer.js";
@@ -37,6 +37,11 @@ export class SimCamera implements Camera {
     this.calibration = simCameraCalibration(name, topCameraOffsetM);
     this.renderer = new CameraRenderer(name, { topMountOffsetM: topCameraOffsetM, colourGain });
     this.encodeBuffer = new Uint8Array(this.renderer.width * this.renderer.height * 3);
+  }
+
+  /** A frame is the world frozen at the simulated instant it was asked for: the agent's clock on a simulated cell. */
+  timestampClock(): CameraClockInfo {
+    return { kind: "simulation", description: "the simulated world's time when the frame was rendered, which is the agent's clock on a simulated cell" };
   }
 
   async capture(): Promise<CameraFrame> {

@@ -146,6 +146,20 @@ export class SimRosbridgeServer {
     }
   }
 
+  /**
+   * Adds a topic this robot publishes beyond its joint states and wrench (a camera's image topic), so
+   * clients may subscribe to it; `publish` then sends to them.
+   */
+  advertiseTopic(topic: string, type: string): void {
+    this.topicTypes[topic] = type;
+  }
+
+  /** Publishes `msg` on an advertised topic to its subscribers now. */
+  publish(topic: string, msg: Json): void {
+    if (!(topic in this.topicTypes)) throw new Error(`publish ${topic}: advertiseTopic it first`);
+    this.publishTopic(topic, msg);
+  }
+
   /** Publishes /joint_states and the wrist wrench to their subscribers now. */
   publishSensors(): void {
     const stamp = this.stamp();

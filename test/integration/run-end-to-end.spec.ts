@@ -112,6 +112,21 @@ describe("a run end to end on a simulated fleet", function () {
     }
     assert.equal(meta.firmware, "3.11");
     assert.ok("seed" in meta && "perturbations_realized" in meta, JSON.stringify(meta));
+    assert.equal(meta.camera_clocks.top.kind, "simulation", "the recording says which clock the frames' capture times are on");
+    // Both cameras capture in the same control steps, together: the simulated ones at the same world instant.
+    assert.ok(topics.has("/camera_sync"), `MCAP lacks /camera_sync; has ${[...topics]}`);
+    let syncs = 0;
+    for await (const message of reader.readMessages({ topics: ["/camera_sync"] })) {
+      const sync = JSON.parse(new TextDecoder().decode(message.data));
+      assert.deepEqual(Object.keys(sync.capture_time).sort(), ["top", "wrist"]);
+      assert.equal(sync.skew_ms, 0);
+      syncs++;
+    }
+    assert.ok(syncs > 0, "a /camera_sync message for each step the cameras captured together");
+    let end: any;
+    for await (const message of reader.readMessages({ topics: ["/meta"] })) end = JSON.parse(new TextDecoder().decode(message.data));
+    assert.equal(end.phase, "end");
+    assert.deepEqual(end.camera_sync, { steps: syncs, skew_ms_max: 0, skew_ms_mean: 0 });
 
     const video = await service.api(list.data[0].video_url);
     assert.equal(video.status, 200);

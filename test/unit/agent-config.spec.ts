@@ -42,6 +42,24 @@ describe("agent config", () => {
   it("names a missing required key", () => {
     assert.throws(() => compileAgentConfig({ ...required, cellToken: undefined }), /"cellToken" must be a non-empty string/);
   });
+  it("takes a V4L2 camera by device path with format, size and rate, and says what is wrong", () => {
+    const config = compileAgentConfig({ ...required, cameras: [{ name: "wrist", device: "/dev/video2" }, { name: "top", device: "/dev/v4l/by-id/usb-cam-video-index0", inputFormat: "yuyv422", width: 1280, height: 720, rateHz: 15 }] });
+    assert.deepEqual(config.cameras[0], { kind: "v4l2", name: "wrist", device: "/dev/video2", rateHz: 30, inputFormat: "mjpeg", width: 640, height: 480, frameRateHz: 30 });
+    assert.deepEqual(config.cameras[1], { kind: "v4l2", name: "top", device: "/dev/v4l/by-id/usb-cam-video-index0", rateHz: 15, inputFormat: "yuyv422", width: 1280, height: 720, frameRateHz: 15 });
+    assert.equal(compileAgentConfig({ ...required, cameras: [{ name: "top", url: "http://127.0.0.1:8080/s" }] }).cameras[0]!.kind, "mjpeg-http");
+    assert.throws(() => compileAgentConfig({ ...required, cameras: [{ name: "top", device: "video0" }] }), /"cameras\[0\]\.device" must be a video device path such as "\/dev\/video0".*got "video0"/);
+    assert.throws(() => compileAgentConfig({ ...required, cameras: [{ name: "top", device: "/dev/video0", inputFormat: "h265" }] }), /"cameras\[0\]\.inputFormat" must be one of "mjpeg", "yuyv422".*got "h265"/);
+    assert.throws(() => compileAgentConfig({ ...required, cameras: [{ name: "top", device: "/dev/video0", url: "http://x/s" }] }), /"cameras\[0\]" needs exactly one of "device".*"url".*or "rosTopic"/);
+    assert.throws(() => compileAgentConfig({ ...required, cameras: [{ name: "top", url: "http://x/s", width: 640 }] }), /"cameras\[0\]\.width" applies to "device" cameras only/);
+  });
+  it("takes a ROS robot's image topic as a camera, and only on a ROS robot", () => {
+    const ros = { kind: "ros", url: "ws://10.0.0.5:9090" };
+    const config = compileAgentConfig({ ...required, robotModel: "g1", motors: ros, cameras: [{ name: "head", rosTopic: "/camera/color/image_raw/compressed" }, { name: "wrist", rosTopic: "/wrist/image_raw", rosType: "sensor_msgs/msg/Image", rateHz: 15 }] });
+    assert.deepEqual(config.cameras[0], { kind: "ros", name: "head", rosTopic: "/camera/color/image_raw/compressed", rosType: "sensor_msgs/msg/CompressedImage", rateHz: 30 });
+    assert.equal(config.cameras[1]!.kind === "ros" && config.cameras[1]!.rosType, "sensor_msgs/msg/Image");
+    assert.throws(() => compileAgentConfig({ ...required, cameras: [{ name: "head", rosTopic: "/camera/image" }] }), /"cameras\[0\]\.rosTopic" needs a ROS robot/);
+    assert.throws(() => compileAgentConfig({ ...required, robotModel: "g1", motors: ros, cameras: [{ name: "head", rosTopic: "/camera/image", rosType: "sensor_msgs/msg/PointCloud2" }] }), /"cameras\[0\]\.rosType" must be one of .*got "sensor_msgs\/msg\/PointCloud2"/);
+  });
   it("takes a camera's calibration and names what is wrong in one", () => {
     const calibration = {
       width: 640, height: 480, model: "pinhole", fx: 600, fy: 601, cx: 320, cy: 240, distortion: [0.1, -0.2, 0, 0, 0],

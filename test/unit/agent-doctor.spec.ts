@@ -34,6 +34,7 @@ function probes(overrides: Partial<DoctorProbes> = {}, config: object = CONFIG):
     openSerial: async () => undefined,
     openMotors: async () => ({ readFirmware: async () => "3.11", close: async () => undefined }),
     readEstop: async () => false,
+    openCamera: async (camera) => ({ width: 640, height: 480, measuredRateHz: camera.rateHz, firstFrameLatencyMs: 350, captureLatencyMs: 4.2, clock: { kind: "device_monotonic", description: "" } }),
     pingNatNet: async () => ({ serverName: "Motive", rttMs: 2 }),
     monotonicResolutionNs: () => 40,
     localAgentStatus: async () => null,
@@ -163,6 +164,43 @@ describe("cell-agent doctor", () => {
     assert.match(firmware.sentence, /reports firmware 3\.10 but 3\.11 is pinned for cell so101-b/);
   });
 
+  describe("cameras", () => {
+    const CAMERAS = { ...CONFIG, cameras: [{ name: "top", device: "/dev/video0" }, { name: "wrist", device: "/dev/video2", width: 1280, height: 720 }] };
+    it("opens every configured camera and reports its size, rate and latency", async () => {
+      const opened: string[] = [];
+      const results = await doctor(probes({
+        openCamera: async (camera) => {
+          opened.push(camera.name);
+          return { width: camera.kind === "v4l2" ? camera.width : 0, height: camera.kind === "v4l2" ? camera.height : 0, measuredRateHz: 29.8, firstFrameLatencyMs: 412, captureLatencyMs: 6.1, clock: { kind: "device_monotonic", description: "" } };
+        },
+      }, CAMERAS));
+      assert.deepEqual(opened, ["top", "wrist"]);
+      const top = line(results, "camera top");
+      assert.equal(top.verdict, "PASS");
+      assert.match(top.sentence, /\/dev\/video0 gives 640x480 at 29\.8 frames\/s; first frame 412 ms after opening, capture-to-arrival latency 6\.1 ms \(device_monotonic\)/);
+      assert.match(line(results, "camera wrist").sentence, /\/dev\/video2 gives 1280x720/);
+    });
+    it("fails a camera that gives no frame, tells how to list the cameras, and warns about a wrong size or a slow rate", async () => {
+      const results = await doctor(probes({
+        openCamera: async (camera) => {
+          if (camera.name === "top") throw new Error("camera top (/dev/video0): no frame yet (ffmpeg exited (code 1): /dev/video0: No such file or directory)");
+          return { width: 640, height: 480, measuredRateHz: 12, firstFrameLatencyMs: 300 };
+        },
+      }, CAMERAS));
+      const top = line(results, "camera top");
+      assert.equal(top.verdict, "FAIL");
+      assert.match(top.sentence, /\/dev\/video0 gave no frame: .*No such file or directory/);
+      assert.match(top.fix!, /npm run cell-agent -- cameras/);
+      const wrist = line(results, "camera wrist");
+      assert.equal(wrist.verdict, "WARN");
+      assert.match(wrist.sentence, /gives 640x480 .* The config expects 1280x720/);
+      const slow = line(await doctor(probes({ openCamera: async () => ({ width: 640, height: 480, measuredRateHz: 12, firstFrameLatencyMs: 300 }) }, { ...CONFIG, cameras: [{ name: "top", device: "/dev/video0" }] })), "camera top");
+      assert.equal(slow.verdict, "WARN");
+      assert.match(slow.sentence, /at 12\.0 frames\/s.*records at 30 frames\/s, faster than the camera delivers/);
+      const denied = line(await doctor(probes({ openCamera: async () => { throw new Error("ffmpeg exited (code 1): /dev/video0: Permission denied"); } }, { ...CONFIG, cameras: [{ name: "top", device: "/dev/video0" }] })), "camera top");
+      assert.match(denied.fix!, /usermod -aG video assay/);
+    });
+  });
   it("fails a pressed e-stop and an unconfigured one", async () => {
     assert.match(line(await doctor(probes({ readEstop: async () => true })), "e-stop").sentence, /PRESSED/);
     const { estop: _estop, ...withoutEstop } = CONFIG;

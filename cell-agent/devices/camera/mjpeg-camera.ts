@@ -7,7 +7,7 @@
  * string works; a JPEG carrying an embedded thumbnail (EXIF) would be cut short, and streamers do not
  * send those.
  */
-import type { Camera, CameraCalibration, CameraFrame } from "../../hardware/types.js";
+import type { Camera, CameraCalibration, CameraClockInfo, CameraFrame } from "../../hardware/types.js";
 
 export interface MjpegCameraOptions {
   name: string;
@@ -72,6 +72,11 @@ export class MjpegCamera implements Camera {
     return frame;
   }
 
+  /** An HTTP stream carries no capture time: frames are stamped when their last byte arrives. */
+  timestampClock(): CameraClockInfo {
+    return { kind: "arrival", description: "stamped on the agent's monotonic clock when the frame's last byte arrived (an MJPEG-over-HTTP stream carries no capture time)" };
+  }
+
   close(): void {
     this.abort.abort();
   }
@@ -114,7 +119,8 @@ export class MjpegCamera implements Camera {
       const end = buffer.indexOf(EOI, start + 2);
       if (end < 0) return buffer.length - start > MAX_FRAME_BYTES ? Buffer.alloc(0) : buffer.subarray(start);
       const jpeg = new Uint8Array(buffer.subarray(start, end + 2));
-      this.latest = { tNs: this.nowNs(), ...jpegSize(jpeg), jpeg };
+      const tNs = this.nowNs();
+      this.latest = { tNs, receivedNs: tNs, ...jpegSize(jpeg), jpeg };
       this.lastProblem = "";
       for (const waiter of [...this.waiters]) waiter();
       buffer = buffer.subarray(end + 2);

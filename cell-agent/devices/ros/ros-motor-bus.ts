@@ -7,6 +7,7 @@
 import type { GripperSensor, JointState, MotorBus, WristForceTorque } from "../../hardware/types.js";
 import { compileRosMotorBusOptions, type RosMotorBusOptions } from "./ros-bus-options.js";
 import { RosBusError } from "./ros-bus-error.js";
+import { RosCamera, type RosCameraOptions } from "./ros-camera.js";
 import { RosGripper, RosWristForceTorque } from "./ros-instruments.js";
 import { JointCache } from "./ros-joint-cache.js";
 import { RosLink, type RosLinkEvent, type RosLinkState, type RosLinkStats } from "./ros-link.js";
@@ -161,6 +162,11 @@ export class RosMotorBus implements MotorBus {
   }
 
   /** Closes the connection and stops reconnecting. */
+  /** A camera on one of the robot's image topics, over this bus's rosbridge link (subscribed on every connection). */
+  openCamera(options: RosCameraOptions): RosCamera {
+    return new RosCamera(options, this.link, this.clock);
+  }
+
   async close(): Promise<void> {
     this.link.close();
   }
