@@ -2,6 +2,7 @@
  * The cell agent's options: one object, compiled once (defaults filled, values checked, unknown keys
  * rejected) by `compileAgentConfig`.
  */
+import type { SafetyEnvelopeOptionsInput } from "./safety/envelope.js";
 import type { CameraCalibration } from "./hardware/types.js";
 import { readFileSync } from "node:fs";
 import { loadFirmwarePins } from "../firmware-pins/pins.js";
@@ -56,6 +57,19 @@ export interface MocapConfig {
 export type EstopConfig =
   | { kind: "serial"; path: string; line: "cts" | "dsr" | "dcd"; pressedWhen: "deasserted" | "asserted"; pollMs: number }
   | { kind: "gpio"; chip: string; line: number; pressedWhen: "high" | "low"; pollMs: number };
+
+/** The dead-man output for a hardware watchdog relay (docs/safety.md, section 3). */
+export type DeadmanConfig =
+  | { kind: "serial"; path: string; line: "dtr" | "rts"; togglePeriodMs: number }
+  | { kind: "gpio"; chip: string; line: number; togglePeriodMs: number };
+
+/** The `safety` section (docs/safety.md). */
+export interface SafetyConfig {
+  /** The safety envelope's options (cell-agent/safety/envelope.ts), checked against the robot's joints when the agent starts (default {}: the envelope's defaults). */
+  envelope: SafetyEnvelopeOptionsInput;
+  /** The dead-man output (default null: none). */
+  deadman: DeadmanConfig | null;
+}
 
 /** How the cell runs `container` policies (docs/install-cell-agent.md, "Policies"). */
 export interface PoliciesConfig {
@@ -116,6 +130,8 @@ export interface AgentConfig {
   policies: PoliciesConfig;
   /** Real-cell scene reset (default {confirmTimeoutMs: 600000, homingMs: 5000}). */
   sceneReset: SceneResetConfig;
+  /** Safety envelope and dead-man output (default {envelope: {}, deadman: null}). */
+  safety: SafetyConfig;
 }
 
 const DEFAULTS = {
@@ -128,11 +144,12 @@ const DEFAULTS = {
   natnetLocalPort: 1511,
   estopPollMs: 2,
   sceneReset: { confirmTimeoutMs: 600_000, homingMs: 5000 },
+  deadmanTogglePeriodMs: 50,
 };
 
 const TOP_KEYS = [
   "cellId", "coordinatorAddresses", "coordinatorAddress", "cellToken", "robotModel", "environment", "dataDir", "heartbeatIntervalMs", "reconnect", "uploadChunkBytes",
-  "motors", "cameras", "mocap", "estop", "metricsPort", "policies", "sceneReset",
+  "motors", "cameras", "mocap", "estop", "metricsPort", "policies", "sceneReset", "safety",
 ];
 const RECONNECT_KEYS = ["initialMs", "maxMs", "jitter"];
 
@@ -196,6 +213,38 @@ export function compileAgentConfig(raw: unknown): AgentConfig {
     metricsPort: integer(raw, "metricsPort", DEFAULTS.metricsPort, "", 0, 65535),
     policies: compilePolicies(raw.policies),
     sceneReset: compileSceneReset(raw.sceneReset),
+    safety: compileSafety(raw.safety),
+  };
+}
+
+function compileSafety(raw: unknown): SafetyConfig {
+  if (raw === undefined || raw === null) return { envelope: {}, deadman: null };
+  const safety = section(raw, "safety", ["envelope", "deadman"]);
+  const envelope = safety.envelope ?? {};
+  if (!isObject(envelope)) throw new Error(`agent config "safety.envelope" must be an object (docs/safety.md, "The safety envelope"); got ${JSON.stringify(envelope)}`);
+  return { envelope: envelope as SafetyEnvelopeOptionsInput, deadman: compileDeadman(safety.deadman) };
+}
+
+function compileDeadman(raw: unknown): DeadmanConfig | null {
+  if (raw === undefined || raw === null) return null;
+  if (!isObject(raw)) throw new Error(`agent config "safety.deadman" must be an object; got ${JSON.stringify(raw)}`);
+  const kind = oneOf(raw, "kind", "safety.deadman.", ["serial", "gpio"] as const);
+  if (kind === "serial") {
+    const deadman = section(raw, "safety.deadman", ["kind", "path", "line", "togglePeriodMs"]);
+    return {
+      kind,
+      path: text(deadman, "path", undefined, "safety.deadman."),
+      line: oneOf(deadman, "line", "safety.deadman.", ["dtr", "rts"] as const, "dtr"),
+      togglePeriodMs: integer(deadman, "togglePeriodMs", DEFAULTS.deadmanTogglePeriodMs, "safety.deadman.", 1, 10_000),
+    };
+  }
+  const deadman = section(raw, "safety.deadman", ["kind", "chip", "line", "togglePeriodMs"]);
+  if (deadman.line === undefined) throw new Error(`agent config "safety.deadman.line" is required for a GPIO dead-man output: the line number on the chip, e.g. 27`);
+  return {
+    kind,
+    chip: text(deadman, "chip", "gpiochip0", "safety.deadman."),
+    line: integer(deadman, "line", -1, "safety.deadman.", 0, 1023),
+    togglePeriodMs: integer(deadman, "togglePeriodMs", DEFAULTS.deadmanTogglePeriodMs, "safety.deadman.", 1, 10_000),
   };
 }
 

@@ -8,9 +8,12 @@ import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { loadFirmwarePins } from "../firmware-pins/pins.js";
-import type { AgentConfig, EstopConfig, MocapConfig, MotorsConfig, PoliciesConfig } from "./config.js";
+import type { AgentConfig, DeadmanConfig, EstopConfig, MocapConfig, MotorsConfig, PoliciesConfig } from "./config.js";
 import { MjpegCamera } from "./devices/camera/mjpeg-camera.js";
 import { WallClock } from "./devices/clock/wall-clock.js";
+import { DeadmanOutput } from "./devices/deadman/deadman-output.js";
+import { openGpioDeadmanLine } from "./devices/deadman/gpio-deadman.js";
+import { openSerialDeadmanLine } from "./devices/deadman/serial-deadman.js";
 import { openGpioEstop } from "./devices/estop/gpio-estop.js";
 import type { PolledEstop } from "./devices/estop/polled-estop.js";
 import { openSerialEstop } from "./devices/estop/serial-estop.js";
@@ -65,6 +68,12 @@ export async function openMotors(motors: MotorsConfig, robotModel: string, clock
     ...(motors.watchdogMs !== undefined ? { watchdogMs: motors.watchdogMs } : {}),
   });
   return { bus: servoBus, servoBus };
+}
+
+/** Opens the configured dead-man output (not yet toggling: call start()). */
+export async function openDeadman(deadman: DeadmanConfig, log?: (line: string) => void): Promise<DeadmanOutput> {
+  const line = deadman.kind === "serial" ? await openSerialDeadmanLine(deadman.path, deadman.line) : openGpioDeadmanLine(deadman.chip, deadman.line);
+  return new DeadmanOutput(line, { togglePeriodMs: deadman.togglePeriodMs, log });
 }
 
 /** Opens the configured e-stop input. */
@@ -132,6 +141,12 @@ export async function buildCellHardware(config: AgentConfig, options: HardwareFa
     const clock = new WallClock();
     const estop = await openEstop(config.estop, log);
     closers.push(() => estop.close());
+    if (config.safety.deadman) {
+      const deadman = await openDeadman(config.safety.deadman, log);
+      closers.push(() => deadman.close());
+      deadman.start();
+      log(`dead-man output: toggling ${deadman.describe} every ${config.safety.deadman.togglePeriodMs} ms while the agent is alive`);
+    }
     const motors = await openMotors(config.motors, config.robotModel, clock);
     closers.push(() => motors.bus.close());
     const cameras = config.cameras.map((c) => new MjpegCamera({ ...c, nowNs: () => clock.nowNs(), log }));
