@@ -196,7 +196,7 @@ export function compileAgentConfig(raw: unknown): AgentConfig {
   if (reconnect.maxMs < reconnect.initialMs) {
     throw new Error(`agent config "reconnect.maxMs" (${reconnect.maxMs}) must be at least "reconnect.initialMs" (${reconnect.initialMs})`);
   }
-  return {
+  const config: AgentConfig = {
     cellId: text(raw, "cellId"),
     coordinatorAddresses: compileCoordinatorAddresses(raw),
     cellToken: text(raw, "cellToken"),
@@ -215,6 +215,11 @@ export function compileAgentConfig(raw: unknown): AgentConfig {
     sceneReset: compileSceneReset(raw.sceneReset),
     safety: compileSafety(raw.safety),
   };
+  const deadman = config.safety.deadman;
+  if (deadman?.kind === "serial" && config.estop?.kind === "serial" && deadman.path === config.estop.path) {
+    throw new Error(`agent config "safety.deadman.path" is the e-stop's serial port (${JSON.stringify(deadman.path)}), whose RTS and DTR feed the e-stop loop; give the dead-man output its own serial adapter`);
+  }
+  return config;
 }
 
 function compileSafety(raw: unknown): SafetyConfig {

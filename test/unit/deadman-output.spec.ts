@@ -100,5 +100,9 @@ describe("dead-man output", () => {
     assert.throws(() => compileAgentConfig({ ...BASE, safety: { watchdog: {} } }), /unknown agent config key "safety.watchdog"/);
     assert.throws(() => compileAgentConfig({ ...BASE, safety: { envelope: 3 } }), /"safety.envelope" must be an object/);
     assert.deepEqual(compileAgentConfig({ ...BASE, safety: { envelope: { maxStepRad: 0.2 } } }).safety.envelope, { maxStepRad: 0.2 });
+    assert.throws(
+      () => compileAgentConfig({ ...BASE, estop: { kind: "serial", path: "/dev/ttyUSB1", line: "cts" }, safety: { deadman: { kind: "serial", path: "/dev/ttyUSB1" } } }),
+      /"safety.deadman.path" is the e-stop's serial port \("\/dev\/ttyUSB1"\).*its own serial adapter/,
+    );
   });
 });
