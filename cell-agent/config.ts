@@ -23,6 +23,8 @@ export interface SerialMotorsConfig {
   transactionTimeoutMs?: number;
   retries?: number;
   watchdogMs?: number;
+  /** Effort limit written to every servo on open, percent of the register's full scale (default: none, the servos keep theirs). */
+  effortLimitPercent?: number;
 }
 
 /** A ROS robot through rosbridge; every option of docs/ros-robots.md section 3 except jointNames (from the catalog). */
@@ -306,7 +308,7 @@ function oneOf<T extends string>(obj: Record<string, unknown>, key: string, wher
   return value as T;
 }
 
-const SERIAL_MOTOR_KEYS = ["kind", "path", "baudRate", "calibration", "transactionTimeoutMs", "retries", "watchdogMs"];
+const SERIAL_MOTOR_KEYS = ["kind", "path", "baudRate", "calibration", "transactionTimeoutMs", "retries", "watchdogMs", "effortLimitPercent"];
 
 function compileMotors(raw: unknown, robotModel: string): MotorsConfig | null {
   if (raw === undefined || raw === null) return null;
@@ -333,6 +335,7 @@ function compileMotors(raw: unknown, robotModel: string): MotorsConfig | null {
   if (raw.transactionTimeoutMs !== undefined) motors.transactionTimeoutMs = number(raw, "transactionTimeoutMs", 0, "motors.", 0);
   if (raw.retries !== undefined) motors.retries = integer(raw, "retries", 0, "motors.", 0, 100);
   if (raw.watchdogMs !== undefined) motors.watchdogMs = number(raw, "watchdogMs", 0, "motors.", 0);
+  if (raw.effortLimitPercent !== undefined) motors.effortLimitPercent = number(raw, "effortLimitPercent", 100, "motors.", 1, 100);
   return motors;
 }
 

@@ -66,6 +66,7 @@ export async function openMotors(motors: MotorsConfig, robotModel: string, clock
     ...(motors.transactionTimeoutMs !== undefined ? { transactionTimeoutMs: motors.transactionTimeoutMs } : {}),
     ...(motors.retries !== undefined ? { retries: motors.retries } : {}),
     ...(motors.watchdogMs !== undefined ? { watchdogMs: motors.watchdogMs } : {}),
+    ...(motors.effortLimitPercent !== undefined ? { effortLimitPercent: motors.effortLimitPercent } : {}),
   });
   return { bus: servoBus, servoBus };
 }
