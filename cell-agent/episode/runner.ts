@@ -385,7 +385,7 @@ export async function runEpisode(ctx: EpisodeContext): Promise<EpisodeResult> {
     session = undefined;
     await policy.close().catch(() => undefined);
     const meta = {
-      phase: "end", ...(await metaCommon()), outcome, event_count: events.length,
+      phase: "end", ...(await metaCommon()), outcome, event_count: events.length, safety_clamps: envelope.clampCount,
       ...(assignment.interventions !== "none" ? { interventions_mode: assignment.interventions, interventions } : {}),
     };
     recorder.meta(clock.nowNs(), meta);

@@ -107,6 +107,9 @@ describe("safety envelope on emulated buses", function () {
         assert.equal(first[0].joint, cell.motors.jointNames[cell.world.embodiment.armJoints[0]]);
         assert.equal(first[0].requested, JUMP_RAD);
         assert.ok(events.some((e) => e.name === "safety_limit"));
+        const endMeta = jsonMessages(file, "/meta").map((m) => m.body).find((m) => m.phase === "end");
+        assert.equal(endMeta.safety_clamps, ENVELOPE_DEFAULTS.consecutiveClampLimit, "the end /meta counts the clamps");
+        assert.equal(endMeta.outcome.failure_cluster, "safety_limit");
         const commanded = jsonMessages(file, "/joint_targets_commanded").map((m) => m.body.position as number[]);
         assert.ok(commanded.length >= ENVELOPE_DEFAULTS.consecutiveClampLimit);
         for (let k = 1; k < commanded.length; k++) {
