@@ -9,6 +9,7 @@ import type { Metadata } from "@grpc/grpc-js";
 import type { Registry } from "prom-client";
 import type { AgentMessage, AssignEpisode, ArtifactRef, Attention, CellLinkClient, Hello, Instrument } from "../protocol/gen/cell.js";
 import { nextAgentState, type AgentEvent, type AgentState } from "./agent-state.js";
+import { compileSafetyEnvelopeOptions } from "./safety/envelope.js";
 import type { AgentConfig } from "./config.js";
 import { sceneAttention } from "./devices/scene/scene-attention.js";
 import type { SceneReadyGate } from "./devices/scene/scene-ready-gate.js";
@@ -89,6 +90,8 @@ export async function startCellAgent(config: AgentConfig, hardware: CellHardware
   const recordingsDir = join(config.dataDir, "recordings");
   mkdirSync(recordingsDir, { recursive: true });
   const metrics = createAgentMetrics(config.cellId);
+  // Checked once at start: a bad envelope (a joint the robot lacks, a box without kinematics) stops the agent here, in words.
+  const envelope = compileSafetyEnvelopeOptions(config.safety.envelope, { model: config.robotModel, jointNames: hardware.motors.jointNames });
   const outbox = Outbox.open(config.dataDir);
   const store = new ArtifactStore(join(config.dataDir, "outbox"));
   await store.init();
@@ -315,7 +318,7 @@ export async function startCellAgent(config: AgentConfig, hardware: CellHardware
     log(`episode ${assignment.episodeId} (run ${assignment.runId}, ${assignment.index + 1} of ${assignment.of}, attempt ${assignment.attempt}) starting: "${plan.instruction ?? ""}", lighting ${plan.reset.lighting}`);
     const result = await runEpisode({
       assignment, plan, hardware: { ...hardware, motors, policies }, monitor, recordingsDir, cellId: config.cellId, robotModel: config.robotModel, metrics, signal, live: liveFeed,
-      lastEstopTrip: () => estopWatch.lastTrip(),
+      lastEstopTrip: () => estopWatch.lastTrip(), envelope,
       scoredInstruments: taskInstrumentKinds(predicates),
       onInstrumentLost: (lost, detail) => instrumentHealth.markDown(lost, detail),
     });

@@ -2,6 +2,7 @@
  * The cell agent's options: one object, compiled once (defaults filled, values checked, unknown keys
  * rejected) by `compileAgentConfig`.
  */
+import type { SafetyEnvelopeOptionsInput } from "./safety/envelope.js";
 import type { CameraCalibration } from "./hardware/types.js";
 import { readFileSync } from "node:fs";
 import { loadFirmwarePins } from "../firmware-pins/pins.js";
@@ -23,6 +24,8 @@ export interface SerialMotorsConfig {
   transactionTimeoutMs?: number;
   retries?: number;
   watchdogMs?: number;
+  /** Effort limit written to every servo on open, percent of the register's full scale (default: none, the servos keep theirs). */
+  effortLimitPercent?: number;
 }
 
 /** A ROS robot through rosbridge; every option of docs/ros-robots.md section 3 except jointNames (from the catalog). */
@@ -90,6 +93,19 @@ export type EstopConfig =
   | { kind: "serial"; path: string; line: "cts" | "dsr" | "dcd"; pressedWhen: "deasserted" | "asserted"; pollMs: number }
   | { kind: "gpio"; chip: string; line: number; pressedWhen: "high" | "low"; pollMs: number };
 
+/** The dead-man output for a hardware watchdog relay (docs/safety.md, section 3). */
+export type DeadmanConfig =
+  | { kind: "serial"; path: string; line: "dtr" | "rts"; togglePeriodMs: number }
+  | { kind: "gpio"; chip: string; line: number; togglePeriodMs: number };
+
+/** The `safety` section (docs/safety.md). */
+export interface SafetyConfig {
+  /** The safety envelope's options (cell-agent/safety/envelope.ts), checked against the robot's joints when the agent starts (default {}: the envelope's defaults). */
+  envelope: SafetyEnvelopeOptionsInput;
+  /** The dead-man output (default null: none). */
+  deadman: DeadmanConfig | null;
+}
+
 /** How the cell runs `container` policies (docs/install-cell-agent.md, "Policies"). */
 export interface PoliciesConfig {
   /** "none" (default: the cell runs no images) or "container" (an OCI engine runs them). */
@@ -149,6 +165,8 @@ export interface AgentConfig {
   policies: PoliciesConfig;
   /** Real-cell scene reset (default {confirmTimeoutMs: 600000, homingMs: 5000}). */
   sceneReset: SceneResetConfig;
+  /** Safety envelope and dead-man output (default {envelope: {}, deadman: null}). */
+  safety: SafetyConfig;
 }
 
 const DEFAULTS = {
@@ -163,11 +181,12 @@ const DEFAULTS = {
   natnetLocalPort: 1511,
   estopPollMs: 2,
   sceneReset: { confirmTimeoutMs: 600_000, homingMs: 5000 },
+  deadmanTogglePeriodMs: 50,
 };
 
 const TOP_KEYS = [
   "cellId", "coordinatorAddresses", "coordinatorAddress", "cellToken", "robotModel", "environment", "dataDir", "heartbeatIntervalMs", "reconnect", "uploadChunkBytes",
-  "motors", "cameras", "mocap", "estop", "metricsPort", "policies", "sceneReset",
+  "motors", "cameras", "mocap", "estop", "metricsPort", "policies", "sceneReset", "safety",
 ];
 const RECONNECT_KEYS = ["initialMs", "maxMs", "jitter"];
 
@@ -214,7 +233,7 @@ export function compileAgentConfig(raw: unknown): AgentConfig {
   if (reconnect.maxMs < reconnect.initialMs) {
     throw new Error(`agent config "reconnect.maxMs" (${reconnect.maxMs}) must be at least "reconnect.initialMs" (${reconnect.initialMs})`);
   }
-  return {
+  const config: AgentConfig = {
     cellId: text(raw, "cellId"),
     coordinatorAddresses: compileCoordinatorAddresses(raw),
     cellToken: text(raw, "cellToken"),
@@ -231,6 +250,43 @@ export function compileAgentConfig(raw: unknown): AgentConfig {
     metricsPort: integer(raw, "metricsPort", DEFAULTS.metricsPort, "", 0, 65535),
     policies: compilePolicies(raw.policies),
     sceneReset: compileSceneReset(raw.sceneReset),
+    safety: compileSafety(raw.safety),
+  };
+  const deadman = config.safety.deadman;
+  if (deadman?.kind === "serial" && config.estop?.kind === "serial" && deadman.path === config.estop.path) {
+    throw new Error(`agent config "safety.deadman.path" is the e-stop's serial port (${JSON.stringify(deadman.path)}), whose RTS and DTR feed the e-stop loop; give the dead-man output its own serial adapter`);
+  }
+  return config;
+}
+
+function compileSafety(raw: unknown): SafetyConfig {
+  if (raw === undefined || raw === null) return { envelope: {}, deadman: null };
+  const safety = section(raw, "safety", ["envelope", "deadman"]);
+  const envelope = safety.envelope ?? {};
+  if (!isObject(envelope)) throw new Error(`agent config "safety.envelope" must be an object (docs/safety.md, "The safety envelope"); got ${JSON.stringify(envelope)}`);
+  return { envelope: envelope as SafetyEnvelopeOptionsInput, deadman: compileDeadman(safety.deadman) };
+}
+
+function compileDeadman(raw: unknown): DeadmanConfig | null {
+  if (raw === undefined || raw === null) return null;
+  if (!isObject(raw)) throw new Error(`agent config "safety.deadman" must be an object; got ${JSON.stringify(raw)}`);
+  const kind = oneOf(raw, "kind", "safety.deadman.", ["serial", "gpio"] as const);
+  if (kind === "serial") {
+    const deadman = section(raw, "safety.deadman", ["kind", "path", "line", "togglePeriodMs"]);
+    return {
+      kind,
+      path: text(deadman, "path", undefined, "safety.deadman."),
+      line: oneOf(deadman, "line", "safety.deadman.", ["dtr", "rts"] as const, "dtr"),
+      togglePeriodMs: integer(deadman, "togglePeriodMs", DEFAULTS.deadmanTogglePeriodMs, "safety.deadman.", 1, 10_000),
+    };
+  }
+  const deadman = section(raw, "safety.deadman", ["kind", "chip", "line", "togglePeriodMs"]);
+  if (deadman.line === undefined) throw new Error(`agent config "safety.deadman.line" is required for a GPIO dead-man output: the line number on the chip, e.g. 27`);
+  return {
+    kind,
+    chip: text(deadman, "chip", "gpiochip0", "safety.deadman."),
+    line: integer(deadman, "line", -1, "safety.deadman.", 0, 1023),
+    togglePeriodMs: integer(deadman, "togglePeriodMs", DEFAULTS.deadmanTogglePeriodMs, "safety.deadman.", 1, 10_000),
   };
 }
 
@@ -287,7 +343,7 @@ function oneOf<T extends string>(obj: Record<string, unknown>, key: string, wher
   return value as T;
 }
 
-const SERIAL_MOTOR_KEYS = ["kind", "path", "baudRate", "calibration", "transactionTimeoutMs", "retries", "watchdogMs"];
+const SERIAL_MOTOR_KEYS = ["kind", "path", "baudRate", "calibration", "transactionTimeoutMs", "retries", "watchdogMs", "effortLimitPercent"];
 
 function compileMotors(raw: unknown, robotModel: string): MotorsConfig | null {
   if (raw === undefined || raw === null) return null;
@@ -314,6 +370,7 @@ function compileMotors(raw: unknown, robotModel: string): MotorsConfig | null {
   if (raw.transactionTimeoutMs !== undefined) motors.transactionTimeoutMs = number(raw, "transactionTimeoutMs", 0, "motors.", 0);
   if (raw.retries !== undefined) motors.retries = integer(raw, "retries", 0, "motors.", 0, 100);
   if (raw.watchdogMs !== undefined) motors.watchdogMs = number(raw, "watchdogMs", 0, "motors.", 0);
+  if (raw.effortLimitPercent !== undefined) motors.effortLimitPercent = number(raw, "effortLimitPercent", 100, "motors.", 1, 100);
   return motors;
 }
 

@@ -8,11 +8,14 @@ import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { loadFirmwarePins } from "../firmware-pins/pins.js";
-import type { AgentConfig, CameraConfig, EstopConfig, MocapConfig, MotorsConfig, PoliciesConfig } from "./config.js";
+import type { AgentConfig, CameraConfig, DeadmanConfig, EstopConfig, MocapConfig, MotorsConfig, PoliciesConfig } from "./config.js";
 import { FfmpegCamera } from "./devices/camera/ffmpeg-camera.js";
 import { syntheticInputArgs, v4l2InputArgs } from "./devices/camera/ffmpeg-input.js";
 import { MjpegCamera } from "./devices/camera/mjpeg-camera.js";
 import { WallClock } from "./devices/clock/wall-clock.js";
+import { DeadmanOutput } from "./devices/deadman/deadman-output.js";
+import { openGpioDeadmanLine } from "./devices/deadman/gpio-deadman.js";
+import { openSerialDeadmanLine } from "./devices/deadman/serial-deadman.js";
 import { openGpioEstop } from "./devices/estop/gpio-estop.js";
 import type { PolledEstop } from "./devices/estop/polled-estop.js";
 import { openSerialEstop } from "./devices/estop/serial-estop.js";
@@ -65,6 +68,7 @@ export async function openMotors(motors: MotorsConfig, robotModel: string, clock
     ...(motors.transactionTimeoutMs !== undefined ? { transactionTimeoutMs: motors.transactionTimeoutMs } : {}),
     ...(motors.retries !== undefined ? { retries: motors.retries } : {}),
     ...(motors.watchdogMs !== undefined ? { watchdogMs: motors.watchdogMs } : {}),
+    ...(motors.effortLimitPercent !== undefined ? { effortLimitPercent: motors.effortLimitPercent } : {}),
   });
   return { bus: servoBus, servoBus };
 }
@@ -85,6 +89,12 @@ export function openCamera(camera: CameraConfig, clock: Clock, log?: (line: stri
   const size = { width: camera.width, height: camera.height, frameRateHz: camera.frameRateHz };
   const inputArgs = camera.device === "testsrc2" ? syntheticInputArgs(size) : v4l2InputArgs({ device: camera.device, inputFormat: camera.inputFormat, ...size });
   return new FfmpegCamera({ name: camera.name, rateHz: camera.rateHz, inputArgs, source: camera.device, ...calibration, nowNs: () => clock.nowNs(), ...logOption });
+}
+
+/** Opens the configured dead-man output (not yet toggling: call start()). */
+export async function openDeadman(deadman: DeadmanConfig, log?: (line: string) => void): Promise<DeadmanOutput> {
+  const line = deadman.kind === "serial" ? await openSerialDeadmanLine(deadman.path, deadman.line) : openGpioDeadmanLine(deadman.chip, deadman.line);
+  return new DeadmanOutput(line, { togglePeriodMs: deadman.togglePeriodMs, log });
 }
 
 /** Opens the configured e-stop input. */
@@ -152,6 +162,12 @@ export async function buildCellHardware(config: AgentConfig, options: HardwareFa
     const clock = new WallClock();
     const estop = await openEstop(config.estop, log);
     closers.push(() => estop.close());
+    if (config.safety.deadman) {
+      const deadman = await openDeadman(config.safety.deadman, log);
+      closers.push(() => deadman.close());
+      deadman.start();
+      log(`dead-man output: toggling ${deadman.describe} every ${config.safety.deadman.togglePeriodMs} ms while the agent is alive`);
+    }
     const motors = await openMotors(config.motors, config.robotModel, clock);
     closers.push(() => motors.bus.close());
     const rosBus = motors.bus instanceof RosMotorBus ? motors.bus : undefined;

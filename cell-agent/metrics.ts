@@ -17,6 +17,8 @@ export interface AgentMetrics {
   estopLatencyS: Histogram;
   /** Protective stops (holds with torque on), by cause: missed_periods, link_lost, policy_endpoint_timeout, cancelled, ... */
   protectiveStops: Counter<"cause">;
+  /** Policy targets clamped by the safety envelope, by kind (joint_limit, max_step, workspace). */
+  safetyClamps: Counter<"kind">;
   /** Endpoint-policy steps whose reply missed latency_budget_ms (the step held position). */
   policyStepMisses: Counter;
   /**
@@ -96,6 +98,7 @@ export function createAgentMetrics(cellId: string): AgentMetrics {
       buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1],
       registers: [registry],
     }),
+    safetyClamps: new Counter({ name: "assay_agent_safety_clamps_total", help: "Policy targets clamped by the safety envelope, by kind", labelNames: ["kind"], registers: [registry] }),
     protectiveStops: new Counter({ name: "assay_agent_protective_stops_total", help: "Holds with torque on, by cause", labelNames: ["cause"], registers: [registry] }),
     policyStepMisses: new Counter({ name: "assay_agent_policy_step_misses_total", help: "Endpoint-policy replies later than latency_budget_ms (the step held position)", registers: [registry] }),
     watchMotorBus(motors: object) {

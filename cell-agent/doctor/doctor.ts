@@ -177,6 +177,35 @@ async function checkEstop(config: AgentConfig, probes: DoctorProbes, out: CheckR
   }
 }
 
+async function checkDeadman(config: AgentConfig, probes: DoctorProbes, out: CheckResult[]): Promise<void> {
+  const name = "dead-man output";
+  const deadman = config.safety.deadman;
+  if (!deadman) {
+    const bus = config.motors?.kind === "ros" ? "this ROS robot's controllers" : "a Feetech bus (Dynamixel X servos have their own bus watchdog)";
+    out.push(pass(name, `No dead-man output is configured (safety.deadman). If the agent dies, nothing cuts servo power on ${bus}; wire a watchdog relay to a DTR/RTS or GPIO line to have one (docs/safety.md, section 3).`));
+    return;
+  }
+  const where = deadman.kind === "serial" ? `${deadman.line.toUpperCase()} of ${deadman.path}` : `GPIO ${deadman.chip} line ${deadman.line}`;
+  if (deadman.kind === "serial") {
+    try {
+      await probes.openSerial(deadman.path);
+    } catch (error) {
+      out.push(deviceProblem(name, deadman.path, error as Errno));
+      return;
+    }
+  }
+  try {
+    await probes.toggleDeadman(deadman);
+    out.push(pass(name, `The dead-man output (${where}) toggles every ${deadman.togglePeriodMs} ms; check that the watchdog relay's LED follows it and that servo power drops when the agent stops.`));
+  } catch (error) {
+    const message = (error as Error).message;
+    const fix = deadman.kind === "gpio" && /EACCES|permission/i.test(message)
+      ? "Add the assay user to the gpio group: sudo usermod -aG gpio assay, then restart the service."
+      : "Check the configured line and the relay wiring (docs/safety.md, section 3).";
+    out.push(fail(name, `The dead-man output (${where}) cannot be toggled: ${message}.`, fix));
+  }
+}
+
 async function checkPolicies(config: AgentConfig, probes: DoctorProbes): Promise<CheckResult> {
   const name = "policies";
   const policies = config.policies;
@@ -382,6 +411,7 @@ export async function runDoctor(options: DoctorOptions): Promise<CheckResult[]> 
     await bus?.close().catch(() => undefined);
     await checkEstop(config, probes, out);
     await checkCameras(config, probes, out);
+    await checkDeadman(config, probes, out);
   }
   if (agent) await checkLerobot(config, probes, undefined, out);
   if (config.mocap) {

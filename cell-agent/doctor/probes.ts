@@ -6,10 +6,10 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { SerialPort } from "serialport";
 import type { Hello } from "../../protocol/gen/cell.js";
-import type { AgentConfig, CameraConfig, EstopConfig, MotorsConfig } from "../config.js";
+import type { AgentConfig, CameraConfig, DeadmanConfig, EstopConfig, MotorsConfig } from "../config.js";
 import { WallClock, monotonicResolutionNs } from "../devices/clock/wall-clock.js";
 import { freeBytes } from "../disk-space.js";
-import { openEstop, openMotors } from "../hardware-factory.js";
+import { openDeadman, openEstop, openMotors } from "../hardware-factory.js";
 import { ContainerEngineCli, findEngine, type EngineName } from "../policy/container-engine.js";
 import { checkToken, helloWelcome, tcpConnect, type TokenVerdict, type WelcomeTiming } from "./link-probe.js";
 import { probeCamera, type CameraProbeResult } from "./camera-probe.js";
@@ -44,6 +44,8 @@ export interface DoctorProbes {
   readEstop(estop: EstopConfig): Promise<boolean>;
   /** Opens a configured camera, waits for its first frame and measures its size, rate and latency; rejects with the driver's reason. */
   openCamera(camera: CameraConfig, robot: { motors: MotorsConfig | null; robotModel: string }): Promise<CameraProbeResult>;
+  /** Opens the dead-man output, waits for it to change level twice, drives it low and closes it. */
+  toggleDeadman(deadman: DeadmanConfig): Promise<void>;
   pingNatNet(serverAddress: string): Promise<{ serverName: string; rttMs: number }>;
   monotonicResolutionNs(): number;
   /** The running agent's GET /status on its loopback port, or null when nothing answers. */
@@ -101,6 +103,23 @@ export function realProbes(): DoctorProbes {
       }
     },
     openCamera: (camera, robot) => probeCamera(camera, { robot }),
+    toggleDeadman: async (deadman) => {
+      const failures: string[] = [];
+      const output = await openDeadman(deadman, (line) => failures.push(line));
+      let timer: NodeJS.Timeout | undefined;
+      try {
+        const twice = output.nextToggle().then(() => output.nextToggle());
+        const limitMs = Math.max(TIMEOUT_MS, 4 * deadman.togglePeriodMs);
+        const late = new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new Error(failures[0] ?? `the line did not change level twice within ${limitMs} ms`)), limitMs);
+        });
+        output.start();
+        await Promise.race([twice, late]);
+      } finally {
+        clearTimeout(timer);
+        await output.close();
+      }
+    },
     pingNatNet: (serverAddress) => pingNatNet(serverAddress, TIMEOUT_MS),
     monotonicResolutionNs: () => monotonicResolutionNs(),
     localAgentStatus: async (port) => {

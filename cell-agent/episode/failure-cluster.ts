@@ -6,10 +6,16 @@
  *   missed_grasp  the gripper closed but never acquired a grasp
  *   no_attempt    the gripper never closed
  *   timeout       anything else (the task was attempted but not completed in time)
+ * Two clusters are set by the episode runner itself, not read from events: `policy_error` (the
+ * policy's reply was unusable) and `safety_limit` (the safety envelope's stop rule ended the episode:
+ * the policy kept pushing against it, cell-agent/safety/envelope.ts).
  */
 export type FailureCluster = "collision" | "drop" | "missed_grasp" | "no_attempt" | "timeout";
 
 export const FAILURE_CLUSTERS: readonly FailureCluster[] = ["collision", "drop", "missed_grasp", "no_attempt", "timeout"];
+
+/** Clusters the runner sets directly. */
+export type RunnerFailureCluster = "policy_error" | "safety_limit";
 
 export function failureClusterOf(events: ReadonlyArray<{ name: string }>): FailureCluster {
   const names = events.map((e) => e.name);

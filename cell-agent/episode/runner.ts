@@ -15,13 +15,14 @@ import type { CameraFrame, CellHardware, InterventionKind, JointState, ObjectPos
 import type { AgentMetrics } from "../metrics.js";
 import { PolicyEndpointTimeout, PolicyStepMissed } from "../policy/latency-budget.js";
 import type { EstopTrip } from "../safety/estop-watch.js";
+import { SafetyEnvelope, clampEventDetail, compileSafetyEnvelopeOptions, type SafetyEnvelopeOptions } from "../safety/envelope.js";
 import { MissedPeriodMonitor, holdPosition, protectiveStopEvent } from "../safety/protective-stop.js";
 import { McapRecorder } from "../recording/mcap-recorder.js";
 import { VideoEncoder, videoCameraOrder } from "../recording/video-encoder.js";
 import type { EpisodeAssignment } from "./assignment.js";
 import { CameraSkewStats, cameraClockRecord } from "./camera-skew.js";
 import { EventDetector, type EpisodeEvent } from "./event-detector.js";
-import { failureClusterOf } from "./failure-cluster.js";
+import { failureClusterOf, type FailureCluster, type RunnerFailureCluster } from "./failure-cluster.js";
 import { buildObservation, contractOf, yawOf } from "./observation.js";
 import type { EpisodePlan } from "./plan.js";
 import { StallDetector } from "./stall-detector.js";
@@ -60,6 +61,8 @@ export interface EpisodeContext {
   scoredInstruments?: readonly string[];
   /** An instrument failed MAX_INSTRUMENT_MISSES_IN_A_ROW reads in a row (the agent reports it down). */
   onInstrumentLost?: (instrument: { kind: string; name: string }, detail: string) => void;
+  /** The safety envelope every policy target passes (default: the envelope's defaults for `robotModel`). */
+  envelope?: SafetyEnvelopeOptions;
 }
 
 /** One intervention as /meta `interventions` lists it (wire names). */
@@ -114,6 +117,7 @@ export async function runEpisode(ctx: EpisodeContext): Promise<EpisodeResult> {
   const { assignment, plan, hardware, monitor, metrics, signal } = ctx;
   const { motors, clock } = hardware;
   const dof = motors.jointNames.length;
+  const envelope = new SafetyEnvelope(ctx.envelope ?? compileSafetyEnvelopeOptions({}, { model: ctx.robotModel, jointNames: motors.jointNames }));
   const episodeId = assignment.episodeId;
   const recorder = await McapRecorder.create(ctx.recordingsDir, episodeId, {
     jointNames: motors.jointNames, cameraNames: hardware.cameras.map((c) => c.name),
@@ -156,6 +160,7 @@ export async function runEpisode(ctx: EpisodeContext): Promise<EpisodeResult> {
   /** Holds at `positionRad` (measured this step) and records it as the step's target. */
   const hold = async (positionRad: readonly number[]): Promise<void> => {
     await motors.writeGoalPositions(positionRad).catch(() => metrics.busErrors.inc());
+    envelope.held(positionRad);
     recorder.jointTargets(clock.nowNs(), positionRad);
   };
   /** The policy's targets, or "hold" when its reply missed the latency budget this step. */
@@ -214,6 +219,8 @@ export async function runEpisode(ctx: EpisodeContext): Promise<EpisodeResult> {
     let successAtS: number | undefined;
     let busErrors = 0;
     let policyFailure: string | undefined;
+    /** Why the safety envelope's stop rule ended the episode (failure cluster safety_limit). */
+    let safetyStop: string | undefined;
     const stall = new StallDetector();
     /** Asks the cell for a hand in the scene, records it, and returns the intervention's event. */
     const intervene = async (kind: InterventionKind, tS: number): Promise<EpisodeEvent> => {
@@ -334,11 +341,24 @@ export async function runEpisode(ctx: EpisodeContext): Promise<EpisodeResult> {
           } else if (!Array.isArray(targets) || targets.length !== dof || !targets.every(Number.isFinite)) {
             policyFailure = `the policy returned ${Array.isArray(targets) ? `${targets.length} targets` : typeof targets}, but ${ctx.robotModel} takes ${dof} finite joint targets (${motors.jointNames.join(", ")})`;
           } else {
-            await motors.writeGoalPositions(targets).catch((error: Error) => {
-              metrics.busErrors.inc();
-              if (++busErrors >= MAX_BUS_ERRORS_IN_A_ROW) throw new EpisodeAbort("hardware_fault", `goal writes failed ${busErrors} times in a row: ${error.message}`);
-            });
-            recorder.jointTargets(nowNs, targets);
+            // The one place a policy's targets meet the safety envelope, on every kind of bus.
+            const safe = envelope.step(targets, joints?.positionRad);
+            if (safe.clamps.length > 0) {
+              for (const clamp of safe.clamps) metrics.safetyClamps.inc({ kind: clamp.kind });
+              stepEvents.push({ tS, name: "safety_clamp", detail: clampEventDetail(safe.clamps) });
+            }
+            if (safe.stop !== undefined) {
+              safetyStop = safe.stop;
+              metrics.protectiveStops.inc({ cause: "safety_limit" });
+              stepEvents.push({ tS, name: "safety_limit", detail: safe.stop });
+              if (joints) await hold(joints.positionRad);
+            } else {
+              await motors.writeGoalPositions(safe.commandRad).catch((error: Error) => {
+                metrics.busErrors.inc();
+                if (++busErrors >= MAX_BUS_ERRORS_IN_A_ROW) throw new EpisodeAbort("hardware_fault", `goal writes failed ${busErrors} times in a row: ${error.message}`);
+              });
+              recorder.jointTargets(nowNs, safe.commandRad);
+            }
           }
         } catch (error) {
           if (error instanceof EpisodeAbort) throw error;
@@ -374,7 +394,7 @@ export async function runEpisode(ctx: EpisodeContext): Promise<EpisodeResult> {
       // Events from the monitor's status reach the monitor with the next frame (not the recording again).
       fedBack = logical;
       if (status.success && successAtS === undefined) successAtS = tS;
-      if (policyFailure !== undefined) break;
+      if (policyFailure !== undefined || safetyStop !== undefined) break;
       if (successAtS !== undefined && tS - successAtS >= SUCCESS_HOLD_S) break;
       if (tS >= assignment.maxDurationS) break;
 
@@ -391,6 +411,7 @@ export async function runEpisode(ctx: EpisodeContext): Promise<EpisodeResult> {
           // The pause is the technician's, not a late control step: the schedule starts over.
           deadlineNs = clock.nowNs();
           stall.restart({ tS: elapsedS() });
+          envelope.restart();
         }
       }
 
@@ -405,14 +426,14 @@ export async function runEpisode(ctx: EpisodeContext): Promise<EpisodeResult> {
     }
 
     const evaluation = monitor.status();
-    const success = successAtS !== undefined && policyFailure === undefined;
+    const success = successAtS !== undefined && policyFailure === undefined && safetyStop === undefined;
     const durationS = elapsedS();
-    const failureCluster = success ? "" : policyFailure !== undefined ? "policy_error" : failureClusterOf(events);
+    const failureCluster: FailureCluster | RunnerFailureCluster | "" = success ? "" : policyFailure !== undefined ? "policy_error" : safetyStop !== undefined ? "safety_limit" : failureClusterOf(events);
     const outcome = { outcome: success ? "success" : "failure", failure_cluster: failureCluster, duration_s: durationS, reset_s: resetS };
     session = undefined;
     await policy.close().catch(() => undefined);
     const meta = {
-      phase: "end", ...(await metaCommon()), outcome, event_count: events.length,
+      phase: "end", ...(await metaCommon()), outcome, event_count: events.length, safety_clamps: envelope.clampCount,
       ...(hardware.cameras.length > 1 ? { camera_sync: cameraSkew.summary() } : {}),
       ...(assignment.interventions !== "none" ? { interventions_mode: assignment.interventions, interventions } : {}),
     };

@@ -2,7 +2,8 @@
  * A simulated remote policy endpoint for tests and demos: the expert reference policy behind the
  * endpoint wire of cell-agent/policy/endpoint-runtime.ts, over HTTP POST (any path) and WebSocket
  * (same port). `delayMs` adds latency to every reply, and can be changed while running, to play a
- * slow or overloaded customer server.
+ * slow or overloaded customer server. `jumpRad` throws the arm's base joint that far to one side and
+ * then the other on alternate steps, to play a policy that jumps (the safety envelope's test).
  *
  *   const server = await startEndpointPolicyServer({ model: "so101", delayMs: 0 });
  *   policy = { type: "endpoint", url: server.url, latency_budget_ms: 50 }
@@ -19,6 +20,8 @@ export interface EndpointServerOptions {
   model: string;
   /** Extra latency added to every reply, ms (default 0). */
   delayMs?: number;
+  /** Added to the base joint's target, alternating in sign every step, rad (default 0). */
+  jumpRad?: number;
   /** Loopback port (default 0: any free port). */
   port?: number;
 }
@@ -30,6 +33,8 @@ export interface EndpointPolicyServer {
   wsUrl: string;
   /** Current extra latency, ms; assign to change it. */
   delayMs: number;
+  /** Current jump, rad; assign to change it. */
+  jumpRad: number;
   /** Steps answered so far. */
   readonly steps: number;
   close(): Promise<void>;
@@ -69,7 +74,7 @@ export async function startEndpointPolicyServer(options: EndpointServerOptions):
   const embodiment = embodimentFor(options.model);
   const sessions = new Map<string, PolicySession>();
   let steps = 0;
-  const state = { delayMs: options.delayMs ?? 0 };
+  const state = { delayMs: options.delayMs ?? 0, jumpRad: options.jumpRad ?? 0 };
 
   const answer = async (request: StepRequest): Promise<{ step: number; action: number[] }> => {
     let policy = sessions.get(request.session);
@@ -79,6 +84,7 @@ export async function startEndpointPolicyServer(options: EndpointServerOptions):
       await policy.reset({ seed: request.reset?.seed ?? 0, instruction: request.instruction, controlRateHz: request.reset?.control_rate_hz ?? 10 });
     }
     const action = await policy.act(observationOf(request));
+    if (state.jumpRad !== 0) action[embodiment.armJoints[0]] += request.step % 2 === 0 ? state.jumpRad : -state.jumpRad;
     if (state.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, state.delayMs));
     steps += 1;
     return { step: request.step, action };
@@ -119,6 +125,12 @@ export async function startEndpointPolicyServer(options: EndpointServerOptions):
     },
     set delayMs(value: number) {
       state.delayMs = value;
+    },
+    get jumpRad() {
+      return state.jumpRad;
+    },
+    set jumpRad(value: number) {
+      state.jumpRad = value;
     },
     get steps() {
       return steps;

@@ -1,6 +1,7 @@
 /**
  * Safety end to end: a real coordinator and a real cell-agent process on loopback. An endpoint
- * policy slower than its latency budget halts the run with policy_endpoint_timeout; an e-stop
+ * policy slower than its latency budget halts the run with policy_endpoint_timeout; a policy that
+ * jumps is stopped by the safety envelope (failure cluster safety_limit) and the cell goes on; an e-stop
  * mid-run halts the run with estop_triggered keeping its partial result, enqueues the
  * estop.triggered webhook, and the cell takes no work until a technician resets it. Then the
  * e-stop latency over many presses on the emulated servo bus (a bound for regressions; the real
@@ -69,6 +70,25 @@ describe("safety (integration)", function () {
     assert.ok(episodes(runId).every((e) => e.status !== "pending" && e.status !== "running"), JSON.stringify(episodes(runId)));
     await endpoint.close();
     endpoint = undefined;
+  });
+
+  it("stops a policy that keeps pushing against the safety envelope with failure cluster safety_limit; the run completes and the cell takes the next run", async () => {
+    endpoint = await startEndpointPolicyServer({ model: "so101", jumpRad: 1.5 });
+    const runId = await submit({
+      ...README_RUN_BODY, episodes: 2,
+      policy: { type: "endpoint", url: endpoint.url, latency_budget_ms: 2000, action_space: { type: "joint_position", dim: 6 }, observation_contract: { cameras: ["top"], state: ["joint_positions"] } },
+    });
+    const { status, run } = await runEnd(service, runId);
+    assert.equal(status, "completed", JSON.stringify(run.status_detail));
+    const result = (await (await service.api(`/v1/runs/${runId}/result`)).json()) as Json;
+    assert.equal(result.n, 2, JSON.stringify(result));
+    assert.equal(result.success_rate, 0);
+    assert.deepEqual(result.failure_clusters, { safety_limit: 2 });
+    await endpoint.close();
+    endpoint = undefined;
+    // The cell was never stopped: it runs the next run.
+    const next = await submit({ ...README_RUN_BODY, episodes: 1 });
+    assert.equal((await runEnd(service, next, { deadlineMs: 120_000 })).status, "completed");
   });
 
   it("an e-stop mid-run stops the run with estop_triggered, keeps partial results, sends the webhook, and holds the cell until reset", async () => {

@@ -35,6 +35,7 @@ function probes(overrides: Partial<DoctorProbes> = {}, config: object = CONFIG):
     openMotors: async () => ({ readFirmware: async () => "3.11", close: async () => undefined }),
     readEstop: async () => false,
     openCamera: async (camera) => ({ width: 640, height: 480, measuredRateHz: camera.rateHz, firstFrameLatencyMs: 350, captureLatencyMs: 4.2, clock: { kind: "device_monotonic", description: "" } }),
+    toggleDeadman: async () => undefined,
     pingNatNet: async () => ({ serverName: "Motive", rttMs: 2 }),
     monotonicResolutionNs: () => 40,
     localAgentStatus: async () => null,
@@ -93,6 +94,29 @@ describe("cell-agent doctor", () => {
       assert.match(line(bad, "LeRobot calibration").sentence, /cannot be used: LeRobot calibration x\.json: gripper\.id must be 6; got 7/);
       const running = await doctor(probes({ lerobotCalibration: () => LEROBOT_FILE, localAgentStatus: async () => ({ state: "idle" }) }));
       assert.match(line(running, "LeRobot calibration").sentence, /were not checked against it/);
+    });
+  });
+
+  describe("dead-man output", () => {
+    const DEADMAN = { ...CONFIG, safety: { deadman: { kind: "serial", path: "/dev/ttyUSB2", line: "rts" } } };
+
+    it("passes without one, saying what a Feetech bus lacks and where the answer is documented", async () => {
+      const deadman = line(await doctor(probes()), "dead-man output");
+      assert.equal(deadman.verdict, "PASS");
+      assert.match(deadman.sentence, /No dead-man output is configured \(safety.deadman\)\. If the agent dies, nothing cuts servo power on a Feetech bus.*docs\/safety.md, section 3/);
+    });
+
+    it("toggles the configured line, or fails naming it", async () => {
+      const toggled: object[] = [];
+      const ok = line(await doctor(probes({ toggleDeadman: async (d) => void toggled.push(d) }, DEADMAN)), "dead-man output");
+      assert.equal(ok.verdict, "PASS", ok.sentence);
+      assert.match(ok.sentence, /The dead-man output \(RTS of \/dev\/ttyUSB2\) toggles every 50 ms/);
+      assert.deepEqual(toggled, [{ kind: "serial", path: "/dev/ttyUSB2", line: "rts", togglePeriodMs: 50 }]);
+      const broken = line(await doctor(probes({ toggleDeadman: async () => { throw new Error("Input/output error"); } }, DEADMAN)), "dead-man output");
+      assert.equal(broken.verdict, "FAIL");
+      assert.equal(broken.sentence, "The dead-man output (RTS of /dev/ttyUSB2) cannot be toggled: Input/output error.");
+      const missing = line(await doctor(probes({ openSerial: async (path) => { if (path === "/dev/ttyUSB2") throw errno("ENOENT", "no such file"); } }, DEADMAN)), "dead-man output");
+      assert.equal(missing.verdict, "FAIL");
     });
   });
 

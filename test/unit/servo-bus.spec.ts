@@ -261,3 +261,38 @@ describe("SerialServoBus Dynamixel bus watchdog", () => {
     assert.equal(toHex(replies[0]), toHex(dynamixelCodec.encodeStatus(1, 0x04, [])));
   });
 });
+
+describe("SerialServoBus effort limit", () => {
+  // Addresses and full scales from the vendors' control tables, not the driver's: STS3215 Torque_Limit
+  // (48, 0.1 % units, 1000 = 100 %), XM430-W350 Current Limit (38, factory 1193), XL430-W250 PWM Limit (36, 885).
+  const published: Array<{ model: ServoModel; address: number; fullScale: number }> = [
+    { model: "sts3215", address: 48, fullScale: 1000 },
+    { model: "xm430-w350", address: 38, fullScale: 1193 },
+    { model: "xl430-w250", address: 36, fullScale: 885 },
+  ];
+  for (const { model, address, fullScale } of published) {
+    it(`${model}: writes effortLimitPercent into every servo's limit register on open`, async () => {
+      const mock = await createMockServoPort({ nowMs: () => 0, servos: SO101_JOINTS.map((_, i) => ({ id: i + 1, model })) });
+      const bus = await SerialServoBus.open({ jointNames: SO101_JOINTS, calibration: calibrationFor(model), port: mock.port, effortLimitPercent: 40 });
+      try {
+        for (let id = 1; id <= SO101_JOINTS.length; id++) {
+          const memory = mock.emulator.servo(id).memory;
+          assert.equal(memory[address] | (memory[address + 1] << 8), Math.round(0.4 * fullScale), `${model} id ${id}`);
+        }
+      } finally {
+        await bus.close();
+        await mock.close();
+      }
+    });
+  }
+
+  it("leaves the servos' own limit alone by default and refuses a bad percentage", async () => {
+    const mock = await createMockServoPort({ nowMs: () => 0, servos: SO101_JOINTS.map((_, i) => ({ id: i + 1, model: "sts3215" as ServoModel })) });
+    const before = mock.emulator.servo(1).memory.slice(48, 50);
+    const bus = await SerialServoBus.open({ jointNames: SO101_JOINTS, calibration: calibrationFor("sts3215"), port: mock.port });
+    assert.deepEqual(mock.emulator.servo(1).memory.slice(48, 50), before);
+    await bus.close();
+    await assert.rejects(SerialServoBus.open({ jointNames: SO101_JOINTS, calibration: calibrationFor("sts3215"), port: mock.port, effortLimitPercent: 150 }), /effortLimitPercent must be a number in \(0, 100\]; got 150/);
+    await mock.close();
+  });
+});

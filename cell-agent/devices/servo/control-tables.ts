@@ -39,7 +39,8 @@ export type RegisterName =
   | "busWatchdog"
   | "hardwareErrorStatus"
   | "profileVelocity"
-  | "profileAcceleration";
+  | "profileAcceleration"
+  | "effortLimit";
 
 export interface ControlTable {
   model: ServoModel;
@@ -60,6 +61,12 @@ export interface ControlTable {
    */
   currentUnitA: number;
   temperatureUnitC: number;
+  /**
+   * The register that bounds the servo's effort and its full-scale value (100 %): STS3215 Torque Limit
+   * (0.1 % of maximum torque, RAM), XM430 Current Limit (2.69 mA units, EEPROM: torque off), XL430 PWM
+   * Limit (it has no current sensor; EEPROM).
+   */
+  effortLimitFullScale?: number;
   /** Unit of the Bus Watchdog register, ms (Dynamixel only). */
   busWatchdogUnitMs?: number;
   /** Nominal limits used by the emulator's motion model. */
@@ -88,7 +95,10 @@ const STS3215: ControlTable = {
     presentVelocity: { address: 58, size: 2, signBit: 15 },
     presentTemperature: { address: 63, size: 1 },
     presentCurrent: { address: 69, size: 2, signBit: 15 },
+    // Torque_Limit in LeRobot's STS_SMS_SERIES_CONTROL_TABLE.
+    effortLimit: { address: 48, size: 2 },
   },
+  effortLimitFullScale: 1000,
   stateBlock: { address: 56, length: 15 },
   // One step per second; 4096 steps per turn.
   velocityUnitRadS: TWO_PI / 4096,
@@ -98,7 +108,7 @@ const STS3215: ControlTable = {
   nominal: { maxSpeedRadS: 4.7, maxAccelRadS2: 40, stallCurrentA: 2.7 },
 };
 
-function xSeries(model: ServoModel, modelNumber: number, currentUnitA: number, nominal: ControlTable["nominal"]): ControlTable {
+function xSeries(model: ServoModel, modelNumber: number, currentUnitA: number, nominal: ControlTable["nominal"], effortLimit: { address: number; fullScale: number }): ControlTable {
   return {
     model,
     protocol: "dynamixel",
@@ -121,7 +131,9 @@ function xSeries(model: ServoModel, modelNumber: number, currentUnitA: number, n
       presentVelocity: { address: 128, size: 4, signed: true },
       presentPosition: { address: 132, size: 4, signed: true },
       presentTemperature: { address: 146, size: 1 },
+      effortLimit: { address: effortLimit.address, size: 2 },
     },
+    effortLimitFullScale: effortLimit.fullScale,
     stateBlock: { address: 126, length: 21 },
     // 0.229 rev/min per unit.
     velocityUnitRadS: (0.229 * TWO_PI) / 60,
@@ -135,9 +147,9 @@ function xSeries(model: ServoModel, modelNumber: number, currentUnitA: number, n
 const TABLES: Record<ServoModel, ControlTable> = {
   sts3215: STS3215,
   // Present Load, 0.1 % of a 1.4 A stall current.
-  "xl430-w250": xSeries("xl430-w250", 1060, 0.0014, { maxSpeedRadS: 6.0, maxAccelRadS2: 40, stallCurrentA: 1.4 }),
+  "xl430-w250": xSeries("xl430-w250", 1060, 0.0014, { maxSpeedRadS: 6.0, maxAccelRadS2: 40, stallCurrentA: 1.4 }, { address: 36, fullScale: 885 }),
   // Present Current, 2.69 mA per unit.
-  "xm430-w350": xSeries("xm430-w350", 1020, 0.00269, { maxSpeedRadS: 4.8, maxAccelRadS2: 40, stallCurrentA: 2.3 }),
+  "xm430-w350": xSeries("xm430-w350", 1020, 0.00269, { maxSpeedRadS: 4.8, maxAccelRadS2: 40, stallCurrentA: 2.3 }, { address: 38, fullScale: 1193 }),
 };
 
 export function controlTable(model: ServoModel): ControlTable {

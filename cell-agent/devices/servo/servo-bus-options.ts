@@ -33,6 +33,12 @@ export interface ServoBusOptionsInput {
    * Servos with torque on stop by themselves when the agent is silent for longer. Ignored for Feetech.
    */
   watchdogMs?: number;
+  /**
+   * Effort limit written to every servo on open, percent of the register's full scale (default none:
+   * the servos keep theirs). STS3215: Torque Limit; XM430: Current Limit; XL430: PWM Limit. The
+   * Dynamixel registers are EEPROM, written while torque is off.
+   */
+  effortLimitPercent?: number;
   /** Monotonic time source for JointState.tNs (default process.hrtime.bigint). */
   nowNs?: () => bigint;
   /** Wall clock for the calibration age, ms since the epoch (default Date.now). */
@@ -48,11 +54,12 @@ export interface ServoBusOptions {
   transactionTimeoutMs: number;
   retries: number;
   watchdogMs: number;
+  effortLimitPercent: number | null;
   nowNs: () => bigint;
   wallClockMs: () => number;
 }
 
-const KEYS = ["jointNames", "calibration", "path", "port", "baudRate", "transactionTimeoutMs", "retries", "watchdogMs", "nowNs", "wallClockMs"];
+const KEYS = ["jointNames", "calibration", "path", "port", "baudRate", "transactionTimeoutMs", "retries", "watchdogMs", "effortLimitPercent", "nowNs", "wallClockMs"];
 
 export const SERVO_BUS_DEFAULTS = {
   baudRate: 1_000_000,
@@ -65,6 +72,11 @@ function nonNegative(name: string, value: unknown, integer: boolean): number {
   if (typeof value !== "number" || !Number.isFinite(value) || value < 0 || (integer && !Number.isInteger(value))) {
     throw new RangeError(`servo bus option ${name} must be a non-negative ${integer ? "integer" : "number"}; got ${JSON.stringify(value)}`);
   }
+  return value;
+}
+
+function percent(name: string, value: unknown): number {
+  if (typeof value !== "number" || !Number.isFinite(value) || value <= 0 || value > 100) throw new RangeError(`servo bus option ${name} must be a number in (0, 100]; got ${JSON.stringify(value)}`);
   return value;
 }
 
@@ -87,6 +99,7 @@ export function compileServoBusOptions(input: ServoBusOptionsInput): ServoBusOpt
     transactionTimeoutMs: nonNegative("transactionTimeoutMs", input.transactionTimeoutMs ?? SERVO_BUS_DEFAULTS.transactionTimeoutMs, false),
     retries: nonNegative("retries", input.retries ?? SERVO_BUS_DEFAULTS.retries, true),
     watchdogMs: nonNegative("watchdogMs", input.watchdogMs ?? SERVO_BUS_DEFAULTS.watchdogMs, false),
+    effortLimitPercent: input.effortLimitPercent === undefined ? null : percent("effortLimitPercent", input.effortLimitPercent),
     nowNs: input.nowNs ?? (() => process.hrtime.bigint()),
     wallClockMs: input.wallClockMs ?? (() => Date.now()),
   };

@@ -71,6 +71,7 @@ export class SerialServoBus implements MotorBus {
     const bus = new SerialServoBus(options, options.port ?? (owned as unknown as ServoPort), owned);
     try {
       await bus.checkModels();
+      await bus.writeEffortLimit();
       await bus.armWatchdog();
     } catch (error) {
       await bus.close();
@@ -243,6 +244,18 @@ export class SerialServoBus implements MotorBus {
 
   private watchdogUnits(): number {
     return Math.min(127, Math.ceil(this.options.watchdogMs / (this.table.busWatchdogUnitMs ?? 20)));
+  }
+
+  /** The configured effort limit, written to every servo and read back (torque is off on open). */
+  private async writeEffortLimit(): Promise<void> {
+    const percent = this.options.effortLimitPercent;
+    if (percent === null) return;
+    const reg = register(this.table, "effortLimit");
+    const value = Math.round((percent / 100) * (this.table.effortLimitFullScale ?? 0));
+    await this.syncWrite("write effort limit", reg.address, reg.size, () => value);
+    const replies = await this.syncRead("read effort limit", reg.address, reg.size);
+    const wrong = this.joints.filter((j) => decodeRegister(replies.get(j.calibration.id)!.params, reg.address, reg) !== value);
+    if (wrong.length) throw new ServoBusError(`the effort limit ${value} (${percent} %) did not stick on ${wrong.map((j) => `${j.name} (id ${j.calibration.id})`).join(", ")}; a Dynamixel takes it only with torque off`, []);
   }
 
   private async armWatchdog(): Promise<void> {
