@@ -371,4 +371,12 @@ export const MIGRATIONS: readonly Migration[] = [
   `
   ALTER TABLE episodes ADD COLUMN operator_reset_s REAL;
   `,
+  // Success labels judged by a person at the operator station (docs/operators.md): who judged the
+  // outcome, the person's 0-100 progress score and note, and the seconds the cell waited for the label.
+  `
+  ALTER TABLE episodes ADD COLUMN judged_by TEXT;
+  ALTER TABLE episodes ADD COLUMN progress REAL;
+  ALTER TABLE episodes ADD COLUMN label_note TEXT;
+  ALTER TABLE episodes ADD COLUMN operator_label_s REAL;
+  `,
 ];
