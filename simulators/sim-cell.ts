@@ -16,6 +16,7 @@
  * Started by the launcher, the process stops when the launcher's IPC channel closes, so a launcher
  * that dies hard does not leave orphaned cells behind.
  */
+import { GroundTruthRecorder } from "./sim-ground-truth.js";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import { join, resolve } from "node:path";
@@ -41,6 +42,8 @@ export interface SimulationSection {
   cellVariation?: CellVariationInput;
   /** "self" (default): the simulated world resets itself; "operator": resets wait for a person's confirmation. */
   resets?: SimResetMode;
+  /** Operator mode: seconds the cell waits for a person's success label before the episode is unlabelled; default 600. */
+  labelTimeoutS?: number;
 }
 
 /** Who sets the scene before each episode of a simulated cell. */
@@ -49,7 +52,7 @@ export type SimResetMode = "self" | "operator";
 /** Splits a sim-cell config file into the agent's part and the simulation section. */
 export function splitSimConfig(raw: unknown): {
   agent: Record<string, unknown>;
-  simulation: { firmware: string; seed: number; speed: number; engine: SimEngine; timecode: boolean; cellVariation: CellVariationOptions; resets: SimResetMode };
+  simulation: { firmware: string; seed: number; speed: number; engine: SimEngine; timecode: boolean; cellVariation: CellVariationOptions; resets: SimResetMode; labelTimeoutMs: number };
 } {
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) throw new Error(`sim-cell config must be a JSON object; got ${JSON.stringify(raw)}`);
   const { simulation, ...agent } = raw as Record<string, unknown>;
@@ -70,7 +73,9 @@ export function splitSimConfig(raw: unknown): {
   }
   const resets = sim.resets ?? "self";
   if (resets !== "self" && resets !== "operator") throw new Error(`sim-cell config "simulation.resets" must be "self" or "operator"; got ${JSON.stringify(sim.resets)}`);
-  return { agent, simulation: { firmware: sim.firmware, seed, speed, engine, timecode, cellVariation, resets } };
+  const labelTimeoutS = sim.labelTimeoutS ?? 600;
+  if (typeof labelTimeoutS !== "number" || !(labelTimeoutS > 0)) throw new Error(`sim-cell config "simulation.labelTimeoutS" must be a positive number of seconds; got ${JSON.stringify(sim.labelTimeoutS)}`);
+  return { agent, simulation: { firmware: sim.firmware, seed, speed, engine, timecode, cellVariation, resets, labelTimeoutMs: labelTimeoutS * 1000 } };
 }
 
 /**
@@ -78,7 +83,7 @@ export function splitSimConfig(raw: unknown): {
  * undefined while it starts (then /reset answers 503 and /state reports "starting").
  */
 export function startControlServer(
-  estop: SimEstopInput, agent: () => CellAgent | undefined = () => undefined, operatorScene?: { misplaceNext(): void },
+  estop: SimEstopInput, agent: () => CellAgent | undefined = () => undefined, operatorScene?: { misplaceNext(): void }, truth?: GroundTruthRecorder,
 ): Promise<{ server: Server; port: number }> {
   const server = createServer((request, response) => {
     const reply = (status: number, body: object) => response.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body));
@@ -89,6 +94,12 @@ export function startControlServer(
       if (!registry) return reply(503, { error: "the cell agent is still starting; try again in a moment" });
       void registry.metrics().then((text) => response.writeHead(200, { "content-type": registry.contentType }).end(text));
       return;
+    }
+    if (route === "GET /ground-truth") {
+      // What the world saw of the latest episode, for the simulated operator's label.
+      const latest = truth?.latest();
+      if (!latest) return reply(404, { error: "no episode has finished on this cell yet" });
+      return reply(200, latest);
     }
     if (route === "POST /scene/wrong") {
       if (!operatorScene) return reply(409, { error: "this simulated cell resets itself (simulation.resets \"self\"); only a cell in operator reset mode can have its scene set wrong" });
@@ -107,7 +118,7 @@ export function startControlServer(
         return reply(409, { error: (error as Error).message, pressed: estop.isPressed(), state: running.state() });
       }
     } else if (route !== "GET /estop" && route !== "GET /state") {
-      return reply(404, { error: `no route ${route}; try POST /estop, POST /estop/release, POST /reset, POST /scene/wrong, GET /state, GET /metrics` });
+      return reply(404, { error: `no route ${route}; try POST /estop, POST /estop/release, POST /reset, POST /scene/wrong, GET /ground-truth, GET /state, GET /metrics` });
     }
     reply(200, { pressed: estop.isPressed(), state: agent()?.state() ?? "starting" });
   });
@@ -137,10 +148,14 @@ async function main(argv: string[]): Promise<void> {
   });
   mkdirSync(config.dataDir, { recursive: true });
   let running: CellAgent | undefined;
-  const control = await startControlServer(hardware.estop, () => running, hardware.operatorScene);
+  const truth = new GroundTruthRecorder();
+  const control = await startControlServer(hardware.estop, () => running, hardware.operatorScene, truth);
   writeFileSync(join(config.dataDir, "control.json"), JSON.stringify({ port: control.port, pid: process.pid }));
   process.send?.({ type: "control", port: control.port });
-  running = await startCellAgent(config, hardware, sceneGate ? { sceneGate } : {});
+  // In operator mode a person (the station, or the simulated operator) also judges success when a task asks (operator.success).
+  running = await startCellAgent(config, hardware, sceneGate
+    ? { sceneGate, labels: { timeoutMs: simulation.labelTimeoutMs }, compileTaskMonitor: truth.compile }
+    : {});
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
