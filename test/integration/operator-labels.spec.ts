@@ -103,7 +103,7 @@ describe("operator labels: success judged by a person on a simulated cell in ope
 
     const result = await json(await service.api(`/v1/runs/${runId}/result`), 200);
     assert.equal(result.n, 2, "the unlabelled episode is not counted");
-    assert.equal(result.successes, 1);
+    assert.equal(result.success_rate, 0.5);
     assert.equal(result.labels.judged_by, "human");
     assert.equal(result.labels.labelled, 2);
     assert.equal(result.labels.progress.n, 2);
