@@ -344,8 +344,11 @@ export async function startCellAgent(config: AgentConfig, hardware: CellHardware
       finishWithInterruption(assignment.episodeId, assignment.attempt, abort.reason, `${abort.detail} (while waiting for a person's label)`, result.durationS);
       return;
     }
-    const outcome = !label.asked ? result.outcome : label.label === null ? "unlabelled" : result.outcome === "success" && label.label.success ? "success" : "failure";
-    const failureCluster = outcome !== "failure" ? "" : result.outcome === "failure" ? result.failureCluster : "judged_failure";
+    // A task judged by a person: its instrument predicates (if any) and the person's label must all say success.
+    const instrumentsOk = Object.entries(result.evaluation.predicates).every(([name, p]) => label.personJudged.includes(name) || p.satisfied)
+      && result.failureCluster !== "policy_error";
+    const outcome = !label.asked ? result.outcome : label.label === null ? "unlabelled" : instrumentsOk && label.label.success ? "success" : "failure";
+    const failureCluster = !label.asked ? result.failureCluster : outcome !== "failure" ? "" : !instrumentsOk ? result.failureCluster || "unclassified" : "judged_failure";
     const taken = [await store.take(assignment.episodeId, "mcap", result.mcapPath)];
     if (result.videoPath) taken.push(await store.take(assignment.episodeId, "video", result.videoPath));
     // From here to enqueue is synchronous, so the predicted seq is the one the message gets.
@@ -384,12 +387,12 @@ export async function startCellAgent(config: AgentConfig, hardware: CellHardware
    * After an episode of a task judged by a person: reports `awaiting_label` and an Attention "label"
    * (no policy named: labels stay blind), and waits for the station's label or the label timeout.
    */
-  async function awaitLabel(assignment: EpisodeAssignment, instruction: string | null, signal: AbortSignal): Promise<{ asked: boolean; label: OperatorLabel | null; waitedS: number }> {
+  async function awaitLabel(assignment: EpisodeAssignment, instruction: string | null, signal: AbortSignal): Promise<{ asked: boolean; personJudged: string[]; label: OperatorLabel | null; waitedS: number }> {
     const { personJudged } = splitPersonJudged({ success_predicates: assignment.task.successPredicates });
-    if (personJudged.length === 0) return { asked: false, label: null, waitedS: 0 };
+    if (personJudged.length === 0) return { asked: false, personJudged, label: null, waitedS: 0 };
     if (!options.labels) {
       log(`episode ${assignment.episodeId}: the task is judged by a person (${personJudged.join(", ")}) but this cell offers no operator; reported unlabelled`);
-      return { asked: true, label: null, waitedS: 0 };
+      return { asked: true, personJudged, label: null, waitedS: 0 };
     }
     const sinceMs = Date.now();
     attention = { kind: "label", episodeId: assignment.episodeId, sinceMs, sceneJson: JSON.stringify({ instruction, predicates: personJudged }) };
@@ -403,7 +406,7 @@ export async function startCellAgent(config: AgentConfig, hardware: CellHardware
     link.send({ seq: 0, attention });
     liveFeed?.event({ type: "attention", kind: null, episode_id: null });
     if (!label && !signal.aborted) log(`episode ${assignment.episodeId}: no label within ${labelTimeoutMs / 1000} s; reported unlabelled`);
-    return { asked: true, label, waitedS };
+    return { asked: true, personJudged, label, waitedS };
   }
 
   function onEstopTrip(): void {

@@ -6,7 +6,7 @@
  * monitor compiler and keeps the latest episode's judgement, which the sim cell's control channel
  * serves as GET /ground-truth.
  */
-import { compileTaskMonitor, type TaskMonitor, type TaskPredicateSpec } from "../protocol/predicates/index.js";
+import { compileTaskMonitor, splitPersonJudged, type TaskMonitor, type TaskPredicateSpec } from "../protocol/predicates/index.js";
 
 export interface GroundTruth {
   success: boolean;
@@ -25,15 +25,16 @@ export class GroundTruthRecorder {
   /** A monitor compiler for the agent (CellAgentOptions.compileTaskMonitor) that records each episode's truth. */
   readonly compile = (task: TaskPredicateSpec): TaskMonitor => {
     const monitor = compileTaskMonitor(task);
+    const { personJudged } = splitPersonJudged(task);
     return {
       update: (frame) => monitor.update(frame),
       status: () => {
         const status = monitor.status();
         const stages = Object.values(status.stages);
         const reached = stages.filter((s) => s.reached).length;
-        this.last = stages.length > 0
-          ? { success: reached === stages.length, progress: Math.round((100 * reached) / stages.length) }
-          : { success: status.success, progress: status.success ? 100 : 0 };
+        const held = Object.entries(status.predicates).filter(([name]) => !personJudged.includes(name));
+        const success = stages.length > 0 ? reached === stages.length : held.length > 0 && held.every(([, p]) => p.satisfied);
+        this.last = { success, progress: stages.length > 0 ? Math.round((100 * reached) / stages.length) : success ? 100 : 0 };
         return status;
       },
     };

@@ -9,7 +9,7 @@
 import { children, type Expr, type NumericExpr, type Predicate } from "./ast.js";
 import { evaluateCondition, evaluateNumber } from "./evaluate.js";
 import type { SignalFrame } from "./signal-frame.js";
-import { isPersonJudged, parseTaskPredicates, type NamedPredicate, type TaskPredicateSpec } from "./task-predicates.js";
+import { parseTaskPredicates, type NamedPredicate, type TaskPredicateSpec } from "./task-predicates.js";
 
 /** Frame timestamps are floating point; durations this close count as elapsed. */
 const TIME_EPSILON_S = 1e-9;
@@ -46,7 +46,7 @@ export interface StageStatus {
 }
 
 export interface TaskStatus {
-  /** Every success predicate the instruments decide is satisfied (a person's label, operator.success, comes after). */
+  /** Every success predicate is satisfied (never, during the episode, when one is operator.success: a person's label comes after). */
   success: boolean;
   predicates: Record<string, PredicateStatus>;
   stages: Record<string, StageStatus>;
@@ -105,8 +105,9 @@ export function compileTaskMonitor(task: TaskPredicateSpec): TaskMonitor {
     status() {
       const atS = (state: PredicateState) => (state.phase === "satisfied" ? { atS: state.atS } : {});
       return {
-        // A person's label (operator.success) comes after the episode: the cell decides the rest.
-        success: predicates.every((t) => isPersonJudged(t.predicate) || t.state.phase === "satisfied"),
+        // A person's label (operator.success) is never satisfied here: such an episode runs its full
+        // time and the agent combines the label with the other predicates afterwards.
+        success: predicates.every((t) => t.state.phase === "satisfied"),
         predicates: Object.fromEntries(predicates.map((t) => [t.name, { satisfied: t.state.phase === "satisfied", ...atS(t.state) }])),
         stages: Object.fromEntries(stages.map((t) => [t.name, { reached: t.state.phase === "satisfied", ...atS(t.state) }])),
       };
