@@ -158,6 +158,7 @@ export async function stationPage(ctx) {
         element.classList.toggle("needs", Boolean(attention));
         // What the card shows now, for scripts and tests: "<episode>/<since>" of the wait, or empty.
         element.dataset.attention = attention ? `${attention.episode_id}/${attention.since}` : "";
+        element.dataset.attentionKind = attention?.kind ?? "";
         // A label names no run (labels of a compare run stay blind to the policy).
         replace(needs, attention
           ? [h("strong", {}, NEEDS_WORDS[attention.kind] ?? attention.kind), attention.kind === "label"
