@@ -63,7 +63,7 @@ describe("predicate parser: errors", () => {
       error.message,
       'unknown signal "hieght" at 13; known signals: ft.force, ft.force_z, ft.torque, gripper.holding, gripper.opening, operator.success, time',
     );
-    assert.deepEqual(error.knownNames, ["ft.force", "ft.force_z", "ft.torque", "gripper.holding", "gripper.opening", "time"]);
+    assert.deepEqual(error.knownNames, ["ft.force", "ft.force_z", "ft.torque", "gripper.holding", "gripper.opening", "operator.success", "time"]);
   });
 
   it("names the known functions when a function is unknown", () => {
