@@ -61,10 +61,15 @@ const round1 = (s: number): number => Math.round(s * 10) / 10;
 export function operatorResetSeconds(episodes: ReadonlyArray<Pick<EpisodeRecord, "status" | "operatorResetS" | "interruptions">>): number[] {
   const seconds: number[] = [];
   for (const e of episodes) {
-    if (e.status === "done" && e.operatorResetS) seconds.push(e.operatorResetS);
+    if ((e.status === "done" || e.status === "unlabelled") && e.operatorResetS) seconds.push(e.operatorResetS);
     for (const i of e.interruptions) if (i.operator_reset_s) seconds.push(i.operator_reset_s);
   }
   return seconds;
+}
+
+/** Seconds cells waited for a person's success label over these episodes (labelled and unlabelled alike). */
+export function operatorLabelSeconds(episodes: ReadonlyArray<Pick<EpisodeRecord, "status" | "label">>): number {
+  return episodes.reduce((sum, e) => sum + ((e.status === "done" || e.status === "unlabelled") ? e.label?.waitedS ?? 0 : 0), 0);
 }
 
 /** The Result's operator sections; empty when no person was involved. */
@@ -90,7 +95,7 @@ function labelSection(episodes: readonly EpisodeRecord[], counted: number): { la
   const labelled = episodes.filter((e) => e.status === "done" && e.label?.judgedBy === "human");
   const unlabelled = episodes.filter((e) => e.status === "unlabelled");
   if (labelled.length === 0 && unlabelled.length === 0) return {};
-  const waited = [...labelled, ...unlabelled].reduce((sum, e) => sum + (e.label?.waitedS ?? 0), 0);
+  const waited = operatorLabelSeconds([...labelled, ...unlabelled]);
   const scores = labelled.flatMap((e) => (e.label?.progress != null ? [e.label.progress] : []));
   return {
     labels: {

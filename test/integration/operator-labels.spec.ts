@@ -118,6 +118,8 @@ describe("operator labels: success judged by a person on a simulated cell in ope
     const byId = new Map(episodes.map((e) => [e.id, e]));
     assert.equal(byId.get(first.attention.episode_id)?.outcome, "success");
     assert.equal(byId.get(second.attention.episode_id)?.outcome, "failure");
+    const usage = await json(await service.api(`/v1/usage?period=${new Date().toISOString().slice(0, 7)}`), 200);
+    assert.ok(usage.operator_label_s >= result.labels.label_s_total - 0.2, JSON.stringify(usage));
     const after = await cell();
     assert.notEqual(after.state, "awaiting_label");
   });
