@@ -116,6 +116,12 @@ export interface AgentConfig {
   policies: PoliciesConfig;
   /** Real-cell scene reset (default {confirmTimeoutMs: 600000, homingMs: 5000}). */
   sceneReset: SceneResetConfig;
+  /**
+   * A person at the operator station judges success (the cell offers the `operator` instrument): after an
+   * episode of a task with operator.success the agent waits up to `timeoutMs` for the label (default
+   * 600000), then reports the episode unlabelled. Default null: the cell offers no labels.
+   */
+  labels: { timeoutMs: number } | null;
 }
 
 const DEFAULTS = {
@@ -132,7 +138,7 @@ const DEFAULTS = {
 
 const TOP_KEYS = [
   "cellId", "coordinatorAddresses", "coordinatorAddress", "cellToken", "robotModel", "environment", "dataDir", "heartbeatIntervalMs", "reconnect", "uploadChunkBytes",
-  "motors", "cameras", "mocap", "estop", "metricsPort", "policies", "sceneReset",
+  "motors", "cameras", "mocap", "estop", "metricsPort", "policies", "sceneReset", "labels",
 ];
 const RECONNECT_KEYS = ["initialMs", "maxMs", "jitter"];
 
@@ -196,6 +202,7 @@ export function compileAgentConfig(raw: unknown): AgentConfig {
     metricsPort: integer(raw, "metricsPort", DEFAULTS.metricsPort, "", 0, 65535),
     policies: compilePolicies(raw.policies),
     sceneReset: compileSceneReset(raw.sceneReset),
+    labels: raw.labels === undefined || raw.labels === null ? null : compileLabels(raw.labels),
   };
 }
 
@@ -418,6 +425,11 @@ function compileSceneReset(raw: unknown): SceneResetConfig {
     confirmTimeoutMs: number(reset, "confirmTimeoutMs", DEFAULTS.sceneReset.confirmTimeoutMs, "sceneReset.", 1000),
     homingMs: number(reset, "homingMs", DEFAULTS.sceneReset.homingMs, "sceneReset.", 0),
   };
+}
+
+function compileLabels(raw: unknown): { timeoutMs: number } {
+  const labels = section(raw, "labels", ["timeoutMs"]);
+  return { timeoutMs: number(labels, "timeoutMs", 600_000, "labels.", 1000) };
 }
 
 /** Reads a JSON file and compiles it; errors name the file. */
