@@ -118,6 +118,10 @@ describe("operator labels: success judged by a person on a simulated cell in ope
     const byId = new Map(episodes.map((e) => [e.id, e]));
     assert.equal(byId.get(first.attention.episode_id)?.outcome, "success");
     assert.equal(byId.get(second.attention.episode_id)?.outcome, "failure");
+    assert.equal(byId.get(first.attention.episode_id)?.judged_by, "human");
+    assert.equal(byId.get(first.attention.episode_id)?.label.progress, 90);
+    assert.equal(byId.get(first.attention.episode_id)?.label.note, "clean lift");
+    assert.equal(byId.has(third.attention.episode_id), false, "the unlabelled episode is listed in the result, not among the counted episodes");
     const usage = await json(await service.api(`/v1/usage?period=${new Date().toISOString().slice(0, 7)}`), 200);
     assert.ok(usage.operator_label_s >= result.labels.label_s_total - 0.2, JSON.stringify(usage));
     const after = await cell();

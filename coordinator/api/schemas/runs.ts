@@ -175,6 +175,10 @@ export const Episode = component("Episode", z.strictObject({
   cell: z.string().nullable(),
   attempts: z.number().int().min(0),
   interruptions: z.array(z.unknown()),
+  judged_by: z.literal("human").optional().describe("only on episodes whose outcome a person labelled (operator.success)"),
+  label: z.strictObject({
+    progress: z.number().min(0).max(100).nullable(), note: z.string().nullable(), waited_s: z.number().min(0).nullable().describe("seconds the cell waited for the label"),
+  }).optional().describe("the person's label: progress 0-100, note, labelling time"),
   intervened: z.literal(true).optional().describe("only on intervened episodes"),
   interventions: z.array(z.looseObject({})).optional(),
   unit: z.number().int().min(0).optional().describe("multi-unit kinds: the unit index"),
