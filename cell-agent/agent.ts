@@ -37,6 +37,8 @@ import { ArtifactStore } from "./upload/artifact-store.js";
 import { InstrumentHealth } from "./instrument-health.js";
 import { taskInstrumentKinds } from "../protocol/predicates/index.js";
 import { Uploader } from "./upload/uploader.js";
+import { LabelGate, parseOperatorLabel, type OperatorLabel } from "./episode/label-gate.js";
+import { splitPersonJudged } from "../protocol/predicates/index.js";
 
 export const AGENT_VERSION = "0.5.0";
 
@@ -82,6 +84,13 @@ export interface CellAgentOptions {
    * when motors.kind is "feetech".
    */
   servoCalibration?: Calibration;
+  /**
+   * A person beside the cell judges success (the `operator` instrument): after an episode of a task
+   * with `operator.success` the agent reports `awaiting_label` and an Attention "label", waits for the
+   * station's label up to `timeoutMs` (default 10 minutes), and reports the episode `unlabelled` when
+   * none came. Default none (the cell does not offer `operator`).
+   */
+  labels?: { timeoutMs?: number };
 }
 
 export async function startCellAgent(config: AgentConfig, hardware: CellHardware, options: CellAgentOptions = {}): Promise<CellAgent> {
@@ -135,6 +144,8 @@ export async function startCellAgent(config: AgentConfig, hardware: CellHardware
   // What the cell needs from a person now, and the wall time people spent on the current episode's resets.
   let attention: Attention = NO_ATTENTION;
   let operatorResetMs = 0;
+  const labelGate = new LabelGate();
+  const labelTimeoutMs = options.labels?.timeoutMs ?? 10 * 60_000;
   let backlog = (await store.list()).length;
   metrics.uploadBacklog.set(backlog);
 
@@ -152,6 +163,7 @@ export async function startCellAgent(config: AgentConfig, hardware: CellHardware
     ...(hardware.gripper ? [instrument("gripper_state")] : []),
     ...(hardware.wristFt ? [instrument("ft_wrist")] : []),
     ...(hardware.mocap ? [instrument("mocap")] : []),
+    ...(options.labels ? [instrument("operator")] : []),
     instrument("estop"),
   ];
 
@@ -188,7 +200,17 @@ export async function startCellAgent(config: AgentConfig, hardware: CellHardware
         log(`ignored the operator's "${answer.action}" for episode ${answer.episodeId}: the cell is ${current ? `running episode ${current.assignment.episodeId}` : "running no episode"}`);
         return;
       }
-      if (answer.action === "scene_ready") {
+      if (answer.action === "label") {
+        let label: OperatorLabel;
+        try {
+          label = parseOperatorLabel(answer.detail);
+        } catch (error) {
+          log(`ignored the operator's label for episode ${answer.episodeId}: ${(error as Error).message}`);
+          return;
+        }
+        if (labelGate.answer(answer.episodeId, label)) log(`episode ${answer.episodeId} labelled at the operator station: ${label.success ? "success" : "failure"}${label.progress !== null ? `, progress ${label.progress}` : ""}`);
+        else log(`ignored the operator's label for episode ${answer.episodeId}: no label is awaited`);
+      } else if (answer.action === "scene_ready") {
         if (options.sceneGate?.confirm()) log(`scene reset of episode ${answer.episodeId} confirmed at the operator station`);
         else log(`ignored the operator station's "scene ready" for episode ${answer.episodeId}: no reset is waiting`);
       } else if (answer.action === "abort") {
@@ -353,6 +375,17 @@ export async function startCellAgent(config: AgentConfig, hardware: CellHardware
       finishWithInterruption(assignment.episodeId, assignment.attempt, result.reason, result.detail, result.durationS);
       return;
     }
+    const label = await awaitLabel(assignment, plan.instruction ?? null, signal);
+    if (label.asked && signal.aborted) {
+      const abort = signal.reason instanceof EpisodeAbort ? signal.reason : new EpisodeAbort("cancelled", "aborted while waiting for a label");
+      finishWithInterruption(assignment.episodeId, assignment.attempt, abort.reason, `${abort.detail} (while waiting for a person's label)`, result.durationS);
+      return;
+    }
+    // A task judged by a person: its instrument predicates (if any) and the person's label must all say success.
+    const instrumentsOk = Object.entries(result.evaluation.predicates).every(([name, p]) => label.personJudged.includes(name) || p.satisfied)
+      && result.failureCluster !== "policy_error";
+    const outcome = !label.asked ? result.outcome : label.label === null ? "unlabelled" : instrumentsOk && label.label.success ? "success" : "failure";
+    const failureCluster = !label.asked ? result.failureCluster : outcome !== "failure" ? "" : !instrumentsOk ? result.failureCluster || "unclassified" : "judged_failure";
     const taken = [await store.take(assignment.episodeId, "mcap", result.mcapPath)];
     if (result.videoPath) taken.push(await store.take(assignment.episodeId, "video", result.videoPath));
     // From here to enqueue is synchronous, so the predicted seq is the one the message gets.
@@ -364,22 +397,53 @@ export async function startCellAgent(config: AgentConfig, hardware: CellHardware
       predicates: Object.fromEntries(Object.entries(result.evaluation.predicates).map(([k, v]) => [k, v.satisfied])),
       stage_at_s: Object.fromEntries(Object.entries(result.evaluation.stages).filter(([, v]) => v.atS !== undefined).map(([k, v]) => [k, v.atS])),
       predicate_at_s: Object.fromEntries(Object.entries(result.evaluation.predicates).filter(([, v]) => v.atS !== undefined).map(([k, v]) => [k, v.atS])),
+      ...(label.asked ? {
+        label: label.label
+          ? { judged_by: "human", success: label.label.success, progress: label.label.progress, note: label.label.note, waited_s: label.waitedS }
+          : { judged_by: null, waited_s: label.waitedS },
+      } : {}),
     };
     const sent = send({
       episodeFinished: {
-        episodeId: assignment.episodeId, attempt: assignment.attempt, outcome: result.outcome, failureCluster: result.failureCluster,
+        episodeId: assignment.episodeId, attempt: assignment.attempt, outcome, failureCluster,
         durationS: result.durationS, resetS: result.resetS, replaySpecJson: JSON.stringify(plan.replaySpec),
         metaJson: JSON.stringify(result.meta), artifacts, evaluationJson: JSON.stringify(evaluation), finishedAtMs: Date.now(),
         operatorResetS: operatorResetMs / 1000,
       },
     });
     if (sent.seq !== seq) throw new Error(`internal: EpisodeFinished got seq ${sent.seq}, artifacts were announced with ${seq}`);
-    metrics.episodes.inc({ outcome: result.outcome });
-    liveFeed?.event({ type: "episode_finished", run_id: assignment.runId, episode_id: assignment.episodeId, index: assignment.index, outcome: result.outcome });
-    log(`episode ${assignment.episodeId} finished: ${result.outcome}${result.failureCluster ? ` (${result.failureCluster})` : ""} in ${result.durationS.toFixed(2)} s`);
+    metrics.episodes.inc({ outcome });
+    liveFeed?.event({ type: "episode_finished", run_id: assignment.runId, episode_id: assignment.episodeId, index: assignment.index, outcome });
+    log(`episode ${assignment.episodeId} finished: ${outcome}${failureCluster ? ` (${failureCluster})` : ""} in ${result.durationS.toFixed(2)} s`);
     clearRunningMarker(config.dataDir);
     duty.end();
     move("episode_end");
+  }
+
+  /**
+   * After an episode of a task judged by a person: reports `awaiting_label` and an Attention "label"
+   * (no policy named: labels stay blind), and waits for the station's label or the label timeout.
+   */
+  async function awaitLabel(assignment: EpisodeAssignment, instruction: string | null, signal: AbortSignal): Promise<{ asked: boolean; personJudged: string[]; label: OperatorLabel | null; waitedS: number }> {
+    const { personJudged } = splitPersonJudged({ success_predicates: assignment.task.successPredicates });
+    if (personJudged.length === 0) return { asked: false, personJudged, label: null, waitedS: 0 };
+    if (!options.labels) {
+      log(`episode ${assignment.episodeId}: the task is judged by a person (${personJudged.join(", ")}) but this cell offers no operator; reported unlabelled`);
+      return { asked: true, personJudged, label: null, waitedS: 0 };
+    }
+    const sinceMs = Date.now();
+    attention = { kind: "label", episodeId: assignment.episodeId, sinceMs, sceneJson: JSON.stringify({ instruction, predicates: personJudged }) };
+    if (state === "busy") move("await_label");
+    link.send({ seq: 0, attention });
+    liveFeed?.event({ type: "attention", kind: "label", episode_id: assignment.episodeId });
+    const label = await labelGate.wait(assignment.episodeId, labelTimeoutMs, signal);
+    const waitedS = Math.round((Date.now() - sinceMs) / 100) / 10;
+    attention = NO_ATTENTION;
+    if (state === "awaiting_label") move("labelled");
+    link.send({ seq: 0, attention });
+    liveFeed?.event({ type: "attention", kind: null, episode_id: null });
+    if (!label && !signal.aborted) log(`episode ${assignment.episodeId}: no label within ${labelTimeoutMs / 1000} s; reported unlabelled`);
+    return { asked: true, personJudged, label, waitedS };
   }
 
   function onEstopTrip(): void {

@@ -167,6 +167,12 @@ export interface AgentConfig {
   sceneReset: SceneResetConfig;
   /** Safety envelope and dead-man output (default {envelope: {}, deadman: null}). */
   safety: SafetyConfig;
+  /**
+   * A person at the operator station judges success (the cell offers the `operator` instrument): after an
+   * episode of a task with operator.success the agent waits up to `timeoutMs` for the label (default
+   * 600000), then reports the episode unlabelled. Default null: the cell offers no labels.
+   */
+  labels: { timeoutMs: number } | null;
 }
 
 const DEFAULTS = {
@@ -186,7 +192,7 @@ const DEFAULTS = {
 
 const TOP_KEYS = [
   "cellId", "coordinatorAddresses", "coordinatorAddress", "cellToken", "robotModel", "environment", "dataDir", "heartbeatIntervalMs", "reconnect", "uploadChunkBytes",
-  "motors", "cameras", "mocap", "estop", "metricsPort", "policies", "sceneReset", "safety",
+  "motors", "cameras", "mocap", "estop", "metricsPort", "policies", "sceneReset", "safety", "labels",
 ];
 const RECONNECT_KEYS = ["initialMs", "maxMs", "jitter"];
 
@@ -251,6 +257,7 @@ export function compileAgentConfig(raw: unknown): AgentConfig {
     policies: compilePolicies(raw.policies),
     sceneReset: compileSceneReset(raw.sceneReset),
     safety: compileSafety(raw.safety),
+    labels: raw.labels === undefined || raw.labels === null ? null : compileLabels(raw.labels),
   };
   const deadman = config.safety.deadman;
   if (deadman?.kind === "serial" && config.estop?.kind === "serial" && deadman.path === config.estop.path) {
@@ -539,6 +546,11 @@ function compileSceneReset(raw: unknown): SceneResetConfig {
     confirmTimeoutMs: number(reset, "confirmTimeoutMs", DEFAULTS.sceneReset.confirmTimeoutMs, "sceneReset.", 1000),
     homingMs: number(reset, "homingMs", DEFAULTS.sceneReset.homingMs, "sceneReset.", 0),
   };
+}
+
+function compileLabels(raw: unknown): { timeoutMs: number } {
+  const labels = section(raw, "labels", ["timeoutMs"]);
+  return { timeoutMs: number(labels, "timeoutMs", 600_000, "labels.", 1000) };
 }
 
 /** Reads a JSON file and compiles it; errors name the file. */

@@ -45,7 +45,9 @@ export async function runCell(config: AgentConfig, options: RunCellOptions = {})
   const built = await (options.buildHardware ?? ((c, l) => buildCellHardware(c, { log: l })))(config, log);
   let agent: CellAgent;
   try {
-    agent = await startCellAgent(config, built.hardware, { log, workHold: diskFullHold(config.dataDir, log), sceneGate: built.sceneGate });
+    agent = await startCellAgent(config, built.hardware, {
+      log, workHold: diskFullHold(config.dataDir, log), sceneGate: built.sceneGate, ...(config.labels ? { labels: config.labels } : {}),
+    });
   } catch (error) {
     await built.hardware.close();
     throw error;

@@ -60,7 +60,8 @@ function simCellsFromEnv<T extends { cell: string }>(installed: T[]): T[] {
  * for the operator station, as on a real cell). ASSAY_SIM_OPERATOR: "on" (default in operator mode: the
  * simulated operator confirms resets through the station API, so `npm start` still runs unattended) or
  * "off" (a person confirms them in the console's Station page). ASSAY_SIM_OPERATOR_ERROR_RATE: the share
- * of scenes the simulated operator sets wrong and then marks invalid (default 0.05).
+ * of scenes the simulated operator sets wrong and then marks invalid, and of success labels it gets wrong
+ * (default 0.05).
  */
 function simResetsFromEnv(): { resets: SimResetMode; simulatedOperator: boolean; errorRate: number } {
   const resets = process.env.ASSAY_SIM_RESETS || "self";
@@ -190,10 +191,10 @@ async function main(): Promise<void> {
         const simFleet = fleet;
         simOperator = new SimOperator({
           baseUrl: coordinator.baseUrl, apiKey: key.secret, seed: simSeed, errorRate: simResets.errorRate,
-          setSceneWrong: (cellId) => simFleet.misplaceNextScene(cellId), log: (line) => console.log(line),
+          setSceneWrong: (cellId) => simFleet.misplaceNextScene(cellId), groundTruth: (cellId) => simFleet.groundTruth(cellId), log: (line) => console.log(line),
         });
         simOperator.start();
-        console.log(`operator resets: the simulated operator confirms each scene (error rate ${simResets.errorRate}); ASSAY_SIM_OPERATOR=off leaves them to the console's Station page`);
+        console.log(`operator resets and labels: the simulated operator confirms each scene and labels tasks judged by a person (error rate ${simResets.errorRate}); ASSAY_SIM_OPERATOR=off leaves them to the console's Station page`);
       } else {
         console.log("operator resets: each reset waits for a person at the console's Station page (#/station, operator key)");
       }

@@ -18,6 +18,7 @@
  * Started by the launcher, the process stops when the launcher's IPC channel closes, so a launcher
  * that dies hard does not leave orphaned cells behind.
  */
+import { GroundTruthRecorder } from "./sim-ground-truth.js";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import { join, resolve } from "node:path";
@@ -46,6 +47,8 @@ export interface SimulationSection {
   resets?: SimResetMode;
   /** Instrument kinds this cell lacks although its environment lists them, e.g. ["mocap"]; default none. */
   without?: string[];
+  /** Operator mode: seconds the cell waits for a person's success label before the episode is unlabelled; default 600. */
+  labelTimeoutS?: number;
 }
 
 /** Who sets the scene before each episode of a simulated cell. */
@@ -54,7 +57,7 @@ export type SimResetMode = "self" | "operator";
 /** Splits a sim-cell config file into the agent's part and the simulation section. */
 export function splitSimConfig(raw: unknown): {
   agent: Record<string, unknown>;
-  simulation: { firmware: string; seed: number; speed: number; engine: SimEngine; timecode: boolean; cellVariation: CellVariationOptions; resets: SimResetMode; without: string[] };
+  simulation: { firmware: string; seed: number; speed: number; engine: SimEngine; timecode: boolean; cellVariation: CellVariationOptions; resets: SimResetMode; without: string[]; labelTimeoutMs: number };
 } {
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) throw new Error(`sim-cell config must be a JSON object; got ${JSON.stringify(raw)}`);
   const { simulation, ...agent } = raw as Record<string, unknown>;
@@ -77,7 +80,9 @@ export function splitSimConfig(raw: unknown): {
   if (resets !== "self" && resets !== "operator") throw new Error(`sim-cell config "simulation.resets" must be "self" or "operator"; got ${JSON.stringify(sim.resets)}`);
   const without = sim.without ?? [];
   if (!Array.isArray(without) || !without.every((k) => typeof k === "string")) throw new Error(`sim-cell config "simulation.without" must be an array of instrument kinds; got ${JSON.stringify(sim.without)}`);
-  return { agent, simulation: { firmware: sim.firmware, seed, speed, engine, timecode, cellVariation, resets, without } };
+  const labelTimeoutS = sim.labelTimeoutS ?? 600;
+  if (typeof labelTimeoutS !== "number" || !(labelTimeoutS > 0)) throw new Error(`sim-cell config "simulation.labelTimeoutS" must be a positive number of seconds; got ${JSON.stringify(sim.labelTimeoutS)}`);
+  return { agent, simulation: { firmware: sim.firmware, seed, speed, engine, timecode, cellVariation, resets, without, labelTimeoutMs: labelTimeoutS * 1000 } };
 }
 
 /**
@@ -85,7 +90,7 @@ export function splitSimConfig(raw: unknown): {
  * undefined while it starts (then /reset answers 503 and /state reports "starting").
  */
 export function startControlServer(
-  estop: SimEstopInput, agent: () => CellAgent | undefined = () => undefined, operatorScene?: { misplaceNext(): void }, switches?: InstrumentSwitches,
+  estop: SimEstopInput, agent: () => CellAgent | undefined = () => undefined, operatorScene?: { misplaceNext(): void }, switches?: InstrumentSwitches, truth?: GroundTruthRecorder,
 ): Promise<{ server: Server; port: number }> {
   const server = createServer((request, response) => {
     const reply = (status: number, body: object) => response.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body));
@@ -96,6 +101,12 @@ export function startControlServer(
       if (!registry) return reply(503, { error: "the cell agent is still starting; try again in a moment" });
       void registry.metrics().then((text) => response.writeHead(200, { "content-type": registry.contentType }).end(text));
       return;
+    }
+    if (route === "GET /ground-truth") {
+      // What the world saw of the latest episode, for the simulated operator's label.
+      const latest = truth?.latest();
+      if (!latest) return reply(404, { error: "no episode has finished on this cell yet" });
+      return reply(200, latest);
     }
     if (route === "POST /scene/wrong") {
       if (!operatorScene) return reply(409, { error: "this simulated cell resets itself (simulation.resets \"self\"); only a cell in operator reset mode can have its scene set wrong" });
@@ -123,7 +134,7 @@ export function startControlServer(
         return reply(409, { error: (error as Error).message, pressed: estop.isPressed(), state: running.state() });
       }
     } else if (route !== "GET /estop" && route !== "GET /state") {
-      return reply(404, { error: `no route ${route}; try POST /estop, POST /estop/release, POST /reset, POST /scene/wrong, POST /instruments/<kind>/off|on, GET /state, GET /metrics` });
+      return reply(404, { error: `no route ${route}; try POST /estop, POST /estop/release, POST /reset, POST /scene/wrong, POST /instruments/<kind>/off|on, GET /ground-truth, GET /state, GET /metrics` });
     }
     reply(200, { pressed: estop.isPressed(), state: agent()?.state() ?? "starting" });
   });
@@ -153,11 +164,13 @@ async function main(argv: string[]): Promise<void> {
   });
   mkdirSync(config.dataDir, { recursive: true });
   let running: CellAgent | undefined;
-  const control = await startControlServer(hardware.estop, () => running, hardware.operatorScene, hardware.switches);
+  const truth = new GroundTruthRecorder();
+  const control = await startControlServer(hardware.estop, () => running, hardware.operatorScene, hardware.switches, truth);
   writeFileSync(join(config.dataDir, "control.json"), JSON.stringify({ port: control.port, pid: process.pid }));
   process.send?.({ type: "control", port: control.port });
   running = await startCellAgent(config, hardware, {
-    ...(sceneGate ? { sceneGate } : {}),
+    // In operator mode a person (the station, or the simulated operator) also judges success when a task asks (operator.success).
+    ...(sceneGate ? { sceneGate, labels: { timeoutMs: simulation.labelTimeoutMs }, compileTaskMonitor: truth.compile } : {}),
     // A LeRobot calibration imported into this cell's dataDir reads the emulated servos' ticks.
     ...(hardware.servoWire ? { servoCalibration: hardware.servoWire.calibration } : {}),
   });

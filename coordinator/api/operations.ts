@@ -9,7 +9,7 @@ import { findRouteScope } from "../auth/route-scopes.js";
 import type { z } from "zod";
 import type { ErrorCode } from "../errors/codes.js";
 import { Environment, EnvironmentListQuery, Robot, RobotListQuery, Suite } from "./schemas/catalog.js";
-import { AbortEpisodeRequest, Cell, CellDetail, EnrollCellRequest, InvalidatePreviousRequest, Invalidation, OperatorAnswer, SceneReadyRequest } from "./schemas/cells.js";
+import { AbortEpisodeRequest, Cell, CellDetail, EnrollCellRequest, InvalidatePreviousRequest, Invalidation, LabelEpisodeRequest, OperatorAnswer, SceneReadyRequest } from "./schemas/cells.js";
 import { listOf } from "./schemas/common.js";
 import { CreateCheckRequest, CreateGateRequest, Gate, GateCheck } from "./schemas/gates.js";
 import { StreamDescriptor } from "./schemas/streams.js";
@@ -253,6 +253,9 @@ export const OPERATIONS: readonly Operation[] = [
     body: SceneReadyRequest, bodyOptional: true, responses: [json(200, "the answer sent to the cell", OperatorAnswer)] },
   { method: "POST", path: "/v1/cells/{cell_id}/abort", operationId: "abortCellEpisode", tag: "fleet", summary: "Abort the cell's current episode; it is scheduled again (operator station)",
     body: AbortEpisodeRequest, bodyOptional: true, responses: [json(200, "the answer sent to the cell", OperatorAnswer)] },
+  { method: "POST", path: "/v1/cells/{cell_id}/label", operationId: "labelCellEpisode", tag: "fleet",
+    summary: "A person's success label (yes/no, progress 0-100, note) for the episode the cell waits to have judged (operator station)",
+    body: LabelEpisodeRequest, responses: [json(200, "the answer sent to the cell", OperatorAnswer)] },
   { method: "POST", path: "/v1/cells/{cell_id}/invalidate-previous", operationId: "invalidatePreviousEpisode", tag: "fleet",
     summary: "Mark the cell's previous episode invalid: it runs again and never counts in n (operator station)",
     body: InvalidatePreviousRequest, responses: [json(200, "the invalidated episode", Invalidation)] },

@@ -63,6 +63,7 @@ export const ROUTE_SCOPES: readonly RouteScope[] = [
   // The operator station (cells.ts also requires the operator account).
   { method: "GET", path: "/v1/cells/:cellId", scopes: ["keys:admin"] },
   { method: "POST", path: "/v1/cells/:cellId/scene-ready", scopes: ["keys:admin"] },
+  { method: "POST", path: "/v1/cells/:cellId/label", scopes: ["keys:admin"] },
   { method: "POST", path: "/v1/cells/:cellId/abort", scopes: ["keys:admin"] },
   { method: "POST", path: "/v1/cells/:cellId/invalidate-previous", scopes: ["keys:admin"] },
   { method: "GET", path: "/v1/runs/:runId/report", scopes: ["runs:read"] },

@@ -15,7 +15,7 @@ import type { EnvironmentClass } from "../runs/price-list.js";
 import type { Db } from "../store/database.js";
 import { listEpisodeRecords, type EpisodeRecord } from "../store/episodes-repo.js";
 import { runRecordOf, type RunRow } from "../store/runs-repo.js";
-import { operatorResetSeconds } from "../runs/operator-time.js";
+import { operatorLabelSeconds, operatorResetSeconds } from "../runs/operator-time.js";
 
 export interface UsageFigures {
   period: string;
@@ -24,6 +24,8 @@ export interface UsageFigures {
   usdTotal: number;
   /** Seconds people spent setting scenes for the metered attempts (coordinator/runs/operator-time.ts), to 0.1 s. */
   operatorResetS: number;
+  /** Seconds cells waited for people's success labels of the episodes finished in the month, to 0.1 s. */
+  operatorLabelS: number;
 }
 
 const PERIOD = /^(\d{4})-(0[1-9]|1[0-2])$/;
@@ -47,7 +49,7 @@ function periodEnd(period: string): string {
 export function episodesMeteredIn(episodes: readonly EpisodeRecord[], period: string): Array<MeteredEpisode & { unit: number }> {
   return episodes.map((e) => {
     const interruptions = e.interruptions.filter((i) => periodOf(i.at) === period);
-    const doneHere = e.status === "done" && e.finishedAt !== null && periodOf(e.finishedAt) === period;
+    const doneHere = (e.status === "done" || e.status === "unlabelled") && e.finishedAt !== null && periodOf(e.finishedAt) === period;
     return { status: doneHere ? "done" : "pending", durationS: e.durationS, resetS: e.resetS, interruptions, unit: e.unit };
   });
 }
@@ -59,6 +61,8 @@ export interface RunShare {
   meters: Meters;
   /** Seconds of operator resets of the attempts metered in the period. */
   operatorResetS: number;
+  /** Seconds cells waited for people's success labels of the episodes finished in the period. */
+  operatorLabelS: number;
 }
 
 /** Each run's metered share of `period` for the account (runs with nothing metered left out). */
@@ -71,11 +75,13 @@ export function runSharesOf(db: Db, pins: FirmwarePins, accountId: string, perio
     const episodes = listEpisodeRecords(db, run.id);
     const { lines, total } = meterByUnit(runMeterContexts(pins, run), episodesMeteredIn(episodes, period));
     if (total.robotHours === 0 && total.environmentHours === 0 && total.costUsd === 0) continue;
+    const finishedHere = (e: EpisodeRecord) => (e.status === "done" || e.status === "unlabelled") && e.finishedAt !== null && periodOf(e.finishedAt) === period;
     const operatorResetS = operatorResetSeconds(episodes.map((e) => ({
-      status: e.status === "done" && e.finishedAt !== null && periodOf(e.finishedAt) === period ? e.status : "pending",
+      status: finishedHere(e) ? e.status : "pending",
       operatorResetS: e.operatorResetS, interruptions: e.interruptions.filter((i) => periodOf(i.at) === period),
     }))).reduce((sum, s) => sum + s, 0);
-    shares.push({ runId: run.id, lines, meters: total, operatorResetS });
+    const operatorLabelS = operatorLabelSeconds(episodes.filter(finishedHere));
+    shares.push({ runId: run.id, lines, meters: total, operatorResetS, operatorLabelS });
   }
   return shares;
 }
@@ -92,5 +98,6 @@ export function computeUsage(db: Db, pins: FirmwarePins, accountId: string, peri
   for (const key of Object.keys(robotHours) as Tier[]) robotHours[key] = roundHours(robotHours[key]);
   for (const key of Object.keys(envHours) as EnvironmentClass[]) envHours[key] = roundHours(envHours[key]);
   const operatorResetS = Math.round(shares.reduce((sum, s) => sum + s.operatorResetS, 0) * 10) / 10;
-  return { period, robotHours, envHours, usdTotal: sumMeters(shares.map((s) => s.meters)).costUsd, operatorResetS };
+  const operatorLabelS = Math.round(shares.reduce((sum, s) => sum + s.operatorLabelS, 0) * 10) / 10;
+  return { period, robotHours, envHours, usdTotal: sumMeters(shares.map((s) => s.meters)).costUsd, operatorResetS, operatorLabelS };
 }

@@ -9,7 +9,7 @@ import { insertPendingArtifact } from "../store/artifacts-repo.js";
 import { getCell, lockCell, setLastSeqApplied } from "../store/cells-repo.js";
 import { getRun, lockRun } from "../store/runs-repo.js";
 import {
-  amendLinkLostInterruption, getEpisode, getEpisodeRecord, markEpisodeDone, markEpisodeRunning, requeueEpisode, type EpisodeRow, type Interruption,
+  amendLinkLostInterruption, getEpisode, getEpisodeRecord, markEpisodeDone, markEpisodeUnlabelled, markEpisodeRunning, requeueEpisode, type EpisodeRow, type Interruption,
 } from "../store/episodes-repo.js";
 import { isSafeFileName } from "../artifacts/artifact-store.js";
 import { transact } from "../store/transact.js";
@@ -92,14 +92,12 @@ function onFinished(ctx: LinkContext, cellId: string, finished: EpisodeFinished,
     if (holder !== cellId && ctx.registry.assignedEpisodeOf(cellId) === episode.id) ctx.registry.setAssigned(cellId, undefined);
     ctx.scheduler.kick();
   });
-  if (finished.outcome !== "success" && finished.outcome !== "failure") {
-    ctx.logger.error(`cell ${cellId}: EpisodeFinished for ${episode.id} has outcome ${JSON.stringify(finished.outcome)} (want success or failure); acked and skipped`);
+  if (finished.outcome !== "success" && finished.outcome !== "failure" && finished.outcome !== "unlabelled") {
+    ctx.logger.error(`cell ${cellId}: EpisodeFinished for ${episode.id} has outcome ${JSON.stringify(finished.outcome)} (want success, failure or unlabelled); acked and skipped`);
     return;
   }
-  const done = markEpisodeDone(ctx.db, episode.id, {
+  const common = {
     cellId,
-    outcome: finished.outcome,
-    failureCluster: finished.outcome === "failure" ? finished.failureCluster || null : null,
     durationS: finished.durationS,
     resetS: finished.resetS,
     operatorResetS: finished.operatorResetS ?? null,
@@ -108,6 +106,30 @@ function onFinished(ctx: LinkContext, cellId: string, finished: EpisodeFinished,
     evaluationJson: finished.evaluationJson || null,
     finishedAt: isoAt(finished.finishedAtMs, ctx.now()),
     attempt: finished.attempt,
+  };
+  const label = labelOf(finished.evaluationJson);
+  if (finished.outcome === "unlabelled") {
+    // The person's label never came: listed in the result, never counted in n, not run again.
+    const unlabelled = markEpisodeUnlabelled(ctx.db, episode.id, { ...common, waitedS: label?.waitedS ?? 0 });
+    if (unlabelled) {
+      ctx.logger.warn(`cell ${cellId}: episode ${episode.id} ended unlabelled: no person labelled it within the cell's label timeout; it is listed in the result and not counted`);
+      ctx.lifecycle.refreshResult(episode.run_id);
+    }
+    effects.push(() => {
+      if (ctx.registry.assignedEpisodeOf(cellId) === episode.id) ctx.registry.setAssigned(cellId, undefined);
+      if (unlabelled) {
+        ctx.lifecycle.progress(episode.run_id);
+        ctx.scheduler.episodeMetered(episode.run_id);
+      }
+      ctx.scheduler.kick();
+    });
+    return;
+  }
+  const done = markEpisodeDone(ctx.db, episode.id, {
+    ...common,
+    outcome: finished.outcome,
+    failureCluster: finished.outcome === "failure" ? finished.failureCluster || null : null,
+    label: label?.judgedBy === "human" ? { progress: label.progress, note: label.note, waitedS: label.waitedS } : null,
   });
   if (!done) {
     // The first finish wins (e.g. a restarted agent's late report beat the reassigned attempt, or
@@ -159,6 +181,23 @@ function onFinished(ctx: LinkContext, cellId: string, finished: EpisodeFinished,
     ctx.lifecycle.progress(episode.run_id);
     ctx.scheduler.episodeMetered(episode.run_id);
   });
+}
+
+/**
+ * The person's label the cell put in the evaluation JSON (`label: {judged_by, progress, note,
+ * waited_s}`), read defensively: a cell's malformed JSON reads as no label.
+ */
+function labelOf(evaluationJson: string): { judgedBy: "human" | null; progress: number | null; note: string | null; waitedS: number } | null {
+  let label: Record<string, unknown> | undefined;
+  try {
+    label = (JSON.parse(evaluationJson || "{}") as { label?: Record<string, unknown> }).label;
+  } catch {
+    return null;
+  }
+  if (!label || typeof label !== "object") return null;
+  const progress = typeof label.progress === "number" && label.progress >= 0 && label.progress <= 100 ? label.progress : null;
+  const waitedS = typeof label.waited_s === "number" && label.waited_s >= 0 ? label.waited_s : 0;
+  return { judgedBy: label.judged_by === "human" ? "human" : null, progress, note: typeof label.note === "string" ? label.note.slice(0, 2000) : null, waitedS };
 }
 
 function onInterrupted(ctx: LinkContext, cellId: string, interrupted: EpisodeInterrupted, effects: Effect[]): void {

@@ -7,7 +7,8 @@
  * interventions will join as further kinds with their own payload.
  */
 export interface CellAttention {
-  kind: "reset";
+  /** "reset": set the scene; "label": judge the finished episode's success. */
+  kind: "reset" | "label";
   /** The episode waiting on the person. */
   episodeId: string;
   /** When the cell started waiting (ISO 8601). */
@@ -27,7 +28,7 @@ export interface ConnectedCell {
   /** Instruments of `instruments` that stopped answering (its latest heartbeat); empty when all answer. */
   instrumentsDown?: Array<{ kind: string; name: string }>;
   policyImages: string[];
-  /** "idle", "busy", "awaiting_reset", "estopped", "held", "firmware_mismatch". */
+  /** "idle", "busy", "awaiting_reset", "awaiting_label", "estopped", "held", "firmware_mismatch". */
   state: string;
   /** What the cell needs from a person now, if anything. */
   attention?: CellAttention;

@@ -44,6 +44,8 @@ export interface OperatorStation {
   confirmScene(cellId: string, episodeId?: string): { episodeId: string };
   /** Ends the cell's current episode (it is interrupted as "operator_abort" and scheduled again). */
   abortEpisode(cellId: string, detail: string | null, episodeId?: string): { episodeId: string };
+  /** A person's success label for the episode the cell waits to have judged (its outcome is finalised with it). */
+  labelEpisode(cellId: string, input: { success: boolean; progress: number | null; note: string | null; episodeId?: string }): { episodeId: string };
   /** Marks the episode the cell finished last invalid: it runs again and never counts in n. */
   invalidatePrevious(cellId: string, input: { reason: InvalidReason; note: string | null; episodeId?: string }): Invalidation;
 }
@@ -74,6 +76,21 @@ export function createOperatorStation(options: OperatorStationOptions): Operator
       }
       send(cellId, { operatorAnswer: { episodeId: attention.episodeId, action: "scene_ready", detail: "" } });
       logger.info(`cell ${cellId}: scene of episode ${attention.episodeId} confirmed at the operator station`);
+      return { episodeId: attention.episodeId };
+    },
+
+    labelEpisode(cellId, input) {
+      const cell = connected(cellId);
+      const attention = cell.attention;
+      if (attention?.kind !== "label") {
+        throw new AssayError("contract_validation_failed", `cell ${q(cellId)} is not waiting for a label (state ${cell.state}); nothing to label`);
+      }
+      if (input.episodeId !== undefined && input.episodeId !== attention.episodeId) {
+        throw new AssayError("contract_validation_failed", `cell ${q(cellId)} waits for the label of episode ${attention.episodeId}, not ${q(input.episodeId)}; reload the station and judge again`);
+      }
+      const detail = JSON.stringify({ success: input.success, progress: input.progress, note: input.note });
+      send(cellId, { operatorAnswer: { episodeId: attention.episodeId, action: "label", detail } });
+      logger.info(`cell ${cellId}: episode ${attention.episodeId} labelled ${input.success ? "success" : "failure"} at the operator station`);
       return { episodeId: attention.episodeId };
     },
 

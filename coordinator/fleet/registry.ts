@@ -151,10 +151,10 @@ export class CellRegistry implements FleetView {
     const entry = this.entries.get(cellId);
     if (!entry) return;
     entry.lastHeardMs = this.now();
-    if (attention.kind !== "reset") {
+    if (attention.kind !== "reset" && attention.kind !== "label") {
       entry.attention = undefined;
       // The person answered: the cell runs its episode again (its next heartbeat will say so too).
-      if (entry.reportedState === "awaiting_reset") entry.reportedState = "busy";
+      if (entry.reportedState === "awaiting_reset" || entry.reportedState === "awaiting_label") entry.reportedState = "busy";
       return;
     }
     let scene: Record<string, unknown> = {};
@@ -165,9 +165,9 @@ export class CellRegistry implements FleetView {
       // A cell's malformed scene reads as empty: the station still shows that a reset waits.
     }
     const sinceMs = attention.sinceMs > 0 ? attention.sinceMs : this.now();
-    entry.attention = { kind: "reset", episodeId: attention.episodeId, since: new Date(sinceMs).toISOString(), scene };
+    entry.attention = { kind: attention.kind, episodeId: attention.episodeId, since: new Date(sinceMs).toISOString(), scene };
     // Until the next heartbeat: the cell is waiting for a person.
-    entry.reportedState = "awaiting_reset";
+    entry.reportedState = attention.kind === "label" ? "awaiting_label" : "awaiting_reset";
   }
 
   /** What the cell needs from a person now, or undefined. */
@@ -272,6 +272,7 @@ function stateOf(entry: Entry): string {
   if (entry.firmwareMismatch || entry.reportedState === "firmware_mismatch") return "firmware_mismatch";
   if (entry.estopped || entry.reportedState === "estopped") return "estopped";
   if (entry.reportedState === "held") return "held";
+  if (entry.attention?.kind === "label" || entry.reportedState === "awaiting_label") return "awaiting_label";
   if (entry.attention || entry.reportedState === "awaiting_reset") return "awaiting_reset";
   if (entry.assignedEpisodeId) return "busy";
   return entry.reportedState === "busy" ? "busy" : "idle";

@@ -9,6 +9,9 @@
  *   pending -> cancelled    its run ended, or its kind decided early (sequential compare)
  *   cancelled -> done       a cell finished an attempt of a run that was halted meanwhile: the robot
  *                           time was spent, so the outcome is recorded and billed
+ *   pending | assigned | running -> unlabelled   EpisodeFinished with outcome "unlabelled": the task's
+ *                           success is judged by a person and no label came before the cell's label
+ *                           timeout; listed in the result, never counted in n, not run again
  *   done -> pending         a person marked the finished attempt invalid at the operator station
  *                           (scene wrong, hardware fault, person in the cell) while its run still runs:
  *                           it is run again and never counted
@@ -17,16 +20,17 @@
  * whether a message still applies (and does nothing when not); `transitionEpisode` guards the
  * moves it then makes and throws on one this table does not allow, which is a coordinator bug.
  */
-export type EpisodeStatus = "pending" | "assigned" | "running" | "done" | "cancelled";
+export type EpisodeStatus = "pending" | "assigned" | "running" | "done" | "cancelled" | "unlabelled";
 
-export const EPISODE_STATUSES: readonly EpisodeStatus[] = ["pending", "assigned", "running", "done", "cancelled"];
+export const EPISODE_STATUSES: readonly EpisodeStatus[] = ["pending", "assigned", "running", "done", "cancelled", "unlabelled"];
 
 const ALLOWED: Record<EpisodeStatus, readonly EpisodeStatus[]> = {
-  pending: ["assigned", "done", "cancelled"],
-  assigned: ["running", "pending", "done"],
-  running: ["pending", "done"],
+  pending: ["assigned", "done", "cancelled", "unlabelled"],
+  assigned: ["running", "pending", "done", "unlabelled"],
+  running: ["pending", "done", "unlabelled"],
   done: ["pending"],
   cancelled: ["done"],
+  unlabelled: [],
 };
 
 /** Whether the move is in the table (for callers deciding if a late message still applies). */

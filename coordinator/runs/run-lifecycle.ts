@@ -171,8 +171,9 @@ export function createRunLifecycle(options: RunLifecycleOptions): RunLifecycle {
           return false;
         }
         const counts = countEpisodesByStatus(db, runId);
-        // Cancelled episodes (a kind decided early) do not hold completion back; at least one must be done.
-        if (counts.pending + counts.assigned + counts.running > 0 || counts.done === 0) return false;
+        // Cancelled episodes (a kind decided early) and unlabelled ones (no person's label came) do not
+        // hold completion back; at least one must be done or unlabelled.
+        if (counts.pending + counts.assigned + counts.running > 0 || counts.done + counts.unlabelled === 0) return false;
         if (countUnstoredArtifacts(db, runId) > 0) return false;
         // Episodes still being inserted (a large run's creation) are episodes still to run.
         if (backfilling(db, runId)) return false;

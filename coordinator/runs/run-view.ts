@@ -105,6 +105,8 @@ export function episodeView(episode: EpisodeRecord, artifacts: readonly Artifact
     cell: episode.cellId,
     attempts: episode.attempt,
     interruptions: episode.interruptions,
+    // Only episodes a person judged carry their label (operator.success), so clients can filter on it.
+    ...(episode.label?.judgedBy === "human" ? { judged_by: "human", label: { progress: episode.label.progress, note: episode.label.note, waited_s: episode.label.waitedS } } : {}),
     // Only intervened episodes carry the flag (and their interventions), so clients can filter on it.
     ...(interventions.length > 0 ? { intervened: true, interventions } : {}),
     ...(withUnit ? { unit: episode.unit } : {}),

@@ -4,7 +4,7 @@
  * applies (when not it changes nothing and says so), then moves through `transitionEpisode`.
  */
 import type { EpisodeAssign } from "../kinds/units.js";
-import { transitionEpisode, type EpisodeStatus } from "../runs/episode-state.js";
+import { episodeMoveAllowed, transitionEpisode, type EpisodeStatus } from "../runs/episode-state.js";
 import { INVALID_REASON_WORDS, type InvalidReason } from "../runs/invalid-reasons.js";
 import type { Db } from "./database.js";
 
@@ -25,6 +25,11 @@ export interface EpisodeRow {
   reset_s: number | null;
   /** Seconds a person spent on the finished attempt's reset (null: not said). */
   operator_reset_s?: number | null;
+  /** "human" when a person's label decided the outcome, else null (the instruments did). */
+  judged_by?: string | null;
+  progress?: number | null;
+  label_note?: string | null;
+  operator_label_s?: number | null;
   replay_spec: string | null;
   meta: string | null;
   evaluation: string | null;
@@ -50,6 +55,8 @@ export interface EpisodeRecord {
   resetS: number | null;
   /** Seconds a person spent setting the scene before the finished attempt; null when none was needed or said. */
   operatorResetS: number | null;
+  /** The person's label, when a person judged the episode (status done) or was asked to and never answered (unlabelled: label null, waitedS set). */
+  label: EpisodeLabel | null;
   replaySpec: Record<string, unknown> | null;
   /** The episode's end /meta as the agent sent it. */
   meta: Record<string, unknown> | null;
@@ -94,6 +101,9 @@ export function episodeRecordOf(row: EpisodeRow & { unit?: number | null; assign
     durationS: row.duration_s,
     resetS: row.reset_s,
     operatorResetS: row.operator_reset_s ?? null,
+    label: row.judged_by === "human" || row.operator_label_s != null
+      ? { judgedBy: row.judged_by === "human" ? "human" : null, progress: row.progress ?? null, note: row.label_note ?? null, waitedS: row.operator_label_s ?? null }
+      : null,
     replaySpec: fromCell(row.replay_spec),
     meta: fromCell(row.meta),
     evaluation: fromCell(row.evaluation),
@@ -122,6 +132,17 @@ export function listPendingOfUnit(db: Db, runId: string, unit: number, limit: nu
 export function getEpisodeRecord(db: Db, episodeId: string): EpisodeRecord | undefined {
   const row = getEpisode(db, episodeId);
   return row ? episodeRecordOf(row) : undefined;
+}
+
+/** A person's success label as stored with its episode. */
+export interface EpisodeLabel {
+  /** "human" once a person labelled it; null for an unlabelled episode (asked, never answered). */
+  judgedBy: "human" | null;
+  /** The person's progress score, 0-100 (null: not given). */
+  progress: number | null;
+  note: string | null;
+  /** Seconds the cell waited for the label (the person's labelling time). */
+  waitedS: number | null;
 }
 
 /** One attempt that did not reach an outcome, as appended to `episodes.interruptions`. */
@@ -237,6 +258,8 @@ export interface EpisodeOutcome {
   finishedAt: string;
   /** The attempt the cell reports finished, when it says (0 or absent: not said). */
   attempt?: number;
+  /** A person's label that decided the outcome (task with operator.success). */
+  label?: { progress: number | null; note: string | null; waitedS: number } | null;
 }
 
 /**
@@ -259,8 +282,29 @@ export function markEpisodeDone(db: Db, episodeId: string, o: EpisodeOutcome): b
   transitionEpisode(row.status, "done");
   db.prepare(
     `UPDATE episodes SET status = 'done', cell_id = ?, outcome = ?, failure_cluster = ?, duration_s = ?, reset_s = ?, operator_reset_s = ?,
-       replay_spec = ?, meta = ?, evaluation = ?, finished_at = ? WHERE id = ?`,
-  ).run(o.cellId, o.outcome, o.failureCluster, o.durationS, o.resetS, o.operatorResetS ?? null, o.replaySpecJson, o.metaJson, o.evaluationJson, o.finishedAt, episodeId);
+       replay_spec = ?, meta = ?, evaluation = ?, finished_at = ?, judged_by = ?, progress = ?, label_note = ?, operator_label_s = ? WHERE id = ?`,
+  ).run(
+    o.cellId, o.outcome, o.failureCluster, o.durationS, o.resetS, o.operatorResetS ?? null, o.replaySpecJson, o.metaJson, o.evaluationJson, o.finishedAt,
+    o.label ? "human" : null, o.label?.progress ?? null, o.label?.note ?? null, o.label?.waitedS ?? null, episodeId,
+  );
+  if (o.attempt) supersedeLinkLostEstimate(db, episodeId, o.cellId, o.attempt);
+  return true;
+}
+
+/**
+ * A finished attempt whose success a person was to judge and no label came before the cell's label
+ * timeout: the episode ends `unlabelled` (listed in the result, never counted in n, not run again),
+ * keeping its robot time and the seconds it waited. Returns false, changing nothing, when the
+ * episode is already done, unlabelled or cancelled.
+ */
+export function markEpisodeUnlabelled(db: Db, episodeId: string, o: Omit<EpisodeOutcome, "outcome" | "failureCluster" | "label"> & { waitedS: number }): boolean {
+  const row = getEpisode(db, episodeId);
+  if (!row || !episodeMoveAllowed(row.status, "unlabelled")) return false;
+  transitionEpisode(row.status, "unlabelled");
+  db.prepare(
+    `UPDATE episodes SET status = 'unlabelled', cell_id = ?, outcome = NULL, failure_cluster = NULL, duration_s = ?, reset_s = ?, operator_reset_s = ?,
+       replay_spec = ?, meta = ?, evaluation = ?, finished_at = ?, judged_by = NULL, progress = NULL, label_note = NULL, operator_label_s = ? WHERE id = ?`,
+  ).run(o.cellId, o.durationS, o.resetS, o.operatorResetS ?? null, o.replaySpecJson, o.metaJson, o.evaluationJson, o.finishedAt, o.waitedS, episodeId);
   if (o.attempt) supersedeLinkLostEstimate(db, episodeId, o.cellId, o.attempt);
   return true;
 }
@@ -338,14 +382,15 @@ export function invalidateEpisode(db: Db, episodeId: string, entry: { reason: In
   });
   db.prepare(
     `UPDATE episodes SET status = 'pending', cell_id = NULL, outcome = NULL, failure_cluster = NULL, duration_s = NULL, reset_s = NULL,
-       operator_reset_s = NULL, replay_spec = NULL, meta = NULL, evaluation = NULL, finished_at = NULL, interruptions = ? WHERE id = ?`,
+       operator_reset_s = NULL, replay_spec = NULL, meta = NULL, evaluation = NULL, finished_at = NULL, judged_by = NULL, progress = NULL,
+       label_note = NULL, operator_label_s = NULL, interruptions = ? WHERE id = ?`,
   ).run(JSON.stringify(list), episodeId);
   return true;
 }
 
 /** Counts of a run's episodes by status. */
 export function countEpisodesByStatus(db: Db, runId: string): Record<EpisodeStatus, number> {
-  const counts: Record<EpisodeStatus, number> = { pending: 0, assigned: 0, running: 0, done: 0, cancelled: 0 };
+  const counts: Record<EpisodeStatus, number> = { pending: 0, assigned: 0, running: 0, done: 0, cancelled: 0, unlabelled: 0 };
   const rows = db.prepare("SELECT status, COUNT(*) AS n FROM episodes WHERE run_id = ? GROUP BY status").all(runId) as Array<{ status: EpisodeStatus; n: number }>;
   for (const row of rows) counts[row.status] = row.n;
   return counts;

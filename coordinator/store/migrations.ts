@@ -389,4 +389,12 @@ export const MIGRATIONS: readonly Migration[] = [
   CREATE INDEX headline_priors_current ON headline_priors(robot_model, environment_class, superseded);
   ALTER TABLE runs ADD COLUMN headline_priors TEXT;
   `,
+  // Success labels judged by a person at the operator station (docs/operators.md): who judged the
+  // outcome, the person's 0-100 progress score and note, and the seconds the cell waited for the label.
+  `
+  ALTER TABLE episodes ADD COLUMN judged_by TEXT;
+  ALTER TABLE episodes ADD COLUMN progress REAL;
+  ALTER TABLE episodes ADD COLUMN label_note TEXT;
+  ALTER TABLE episodes ADD COLUMN operator_label_s REAL;
+  `,
 ];

@@ -39,6 +39,8 @@ export type BooleanExpr =
   | ({ kind: "boolean"; value: boolean } & Span)
   /** `gripper.holding`. */
   | ({ kind: "gripper_holding" } & Span)
+  /** `operator.success`: a person's success label, given after the episode (never known during it). */
+  | ({ kind: "operator_success" } & Span)
   /** `event(name)`: true in the frame the event occurred. */
   | ({ kind: "event"; event: string } & Span)
   | ({ kind: "compare"; op: ComparisonOp; left: NumericExpr; right: NumericExpr } & Span)
@@ -108,6 +110,8 @@ export function formatExpr(expr: Expr): string {
       return "gripper.opening";
     case "gripper_holding":
       return "gripper.holding";
+    case "operator_success":
+      return "operator.success";
     case "ft_force":
       return "ft.force";
     case "ft_force_z":

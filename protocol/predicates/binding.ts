@@ -7,7 +7,7 @@ import type { PredicateField } from "./errors.js";
 import { parseTaskPredicates } from "./task-predicates.js";
 
 /** Instrument kinds a predicate can need, as named in the environment catalog. */
-export type InstrumentKind = "mocap" | "gripper_state" | "ft_wrist" | "joint_states";
+export type InstrumentKind = "mocap" | "gripper_state" | "ft_wrist" | "joint_states" | "operator";
 
 const INSTRUMENT_OF: Partial<Record<Expr["kind"], InstrumentKind>> = {
   pose: "mocap",
@@ -18,6 +18,8 @@ const INSTRUMENT_OF: Partial<Record<Expr["kind"], InstrumentKind>> = {
   ft_force_z: "ft_wrist",
   ft_torque: "ft_wrist",
   joint: "joint_states",
+  // A person at the operator station judges it after the episode (docs/operators.md).
+  operator_success: "operator",
   // time and event() come with every episode; literals need nothing.
 };
 

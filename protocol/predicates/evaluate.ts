@@ -23,6 +23,9 @@ export function evaluateCondition(expr: BooleanExpr, frame: SignalFrame, initial
       return expr.value;
     case "gripper_holding":
       return frame.gripper?.holding;
+    case "operator_success":
+      // A person's label arrives after the episode: during it the predicate is never decided.
+      return undefined;
     case "event":
       return frame.events.includes(expr.event);
     case "compare": {

@@ -17,7 +17,7 @@ export { formatExpr, formatPredicate, isNumeric } from "./ast.js";
 export { PredicateSyntaxError, type PredicateField } from "./errors.js";
 export { UNITS, type Unit } from "./lexer.js";
 export { KNOWN_FUNCTIONS, KNOWN_SIGNALS, parsePredicate } from "./parser.js";
-export { parseTaskPredicates, type NamedPredicate, type ParsedTaskPredicates, type TaskPredicateSpec } from "./task-predicates.js";
+export { isPersonJudged, parseTaskPredicates, splitPersonJudged, type NamedPredicate, type ParsedTaskPredicates, type TaskPredicateSpec } from "./task-predicates.js";
 export { checkBindings, requiredInstruments, taskInstrumentKinds, type BindingProblem, type InstrumentKind } from "./binding.js";
 export type { SignalFrame } from "./signal-frame.js";
 export { evaluateCondition, evaluateNumber } from "./evaluate.js";

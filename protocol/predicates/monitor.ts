@@ -46,7 +46,7 @@ export interface StageStatus {
 }
 
 export interface TaskStatus {
-  /** Every success predicate is satisfied. */
+  /** Every success predicate is satisfied (never, during the episode, when one is operator.success: a person's label comes after). */
   success: boolean;
   predicates: Record<string, PredicateStatus>;
   stages: Record<string, StageStatus>;
@@ -105,6 +105,8 @@ export function compileTaskMonitor(task: TaskPredicateSpec): TaskMonitor {
     status() {
       const atS = (state: PredicateState) => (state.phase === "satisfied" ? { atS: state.atS } : {});
       return {
+        // A person's label (operator.success) is never satisfied here: such an episode runs its full
+        // time and the agent combines the label with the other predicates afterwards.
         success: predicates.every((t) => t.state.phase === "satisfied"),
         predicates: Object.fromEntries(predicates.map((t) => [t.name, { satisfied: t.state.phase === "satisfied", ...atS(t.state) }])),
         stages: Object.fromEntries(stages.map((t) => [t.name, { reached: t.state.phase === "satisfied", ...atS(t.state) }])),

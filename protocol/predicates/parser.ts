@@ -11,16 +11,17 @@ import { Lexer, describeToken, type Token } from "./lexer.js";
 /** Functions, each followed by parenthesized arguments. */
 export const KNOWN_FUNCTIONS = ["distance", "event", "height", "initial", "joint", "pose"] as const;
 /** Signals written without arguments. */
-export const KNOWN_SIGNALS = ["ft.force", "ft.force_z", "ft.torque", "gripper.holding", "gripper.opening", "time"] as const;
+export const KNOWN_SIGNALS = ["ft.force", "ft.force_z", "ft.torque", "gripper.holding", "gripper.opening", "operator.success", "time"] as const;
 
 const POSE_AXES: readonly PoseAxis[] = ["x", "y", "z", "yaw"];
 const COMPARISON_OPS: ReadonlySet<string> = new Set(["<", "<=", ">", ">=", "==", "!="]);
 const KEYWORDS: ReadonlySet<string> = new Set(["and", "or", "not", "for", "within", "true", "false"]);
-type MemberSignalKind = "gripper_opening" | "gripper_holding" | "ft_force" | "ft_force_z" | "ft_torque";
+type MemberSignalKind = "gripper_opening" | "gripper_holding" | "operator_success" | "ft_force" | "ft_force_z" | "ft_torque";
 /** Signals reached through a `<group>.<field>` pair, and what each field parses to. */
 const MEMBER_SIGNALS: Record<string, Record<string, MemberSignalKind>> = {
   gripper: { opening: "gripper_opening", holding: "gripper_holding" },
   ft: { force: "ft_force", force_z: "ft_force_z", torque: "ft_torque" },
+  operator: { success: "operator_success" },
 };
 
 /** Parses one predicate expression; throws `PredicateSyntaxError` with the offending position. */

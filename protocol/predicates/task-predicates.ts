@@ -2,7 +2,7 @@
  * A task spec's `success_predicates` and `stages`: arrays whose elements are `{<name>: <expression>}`.
  * Parses each element and says exactly which one is wrong when one is.
  */
-import type { Predicate } from "./ast.js";
+import { children, type Expr, type Predicate } from "./ast.js";
 import { PredicateSyntaxError, type PredicateField } from "./errors.js";
 import { parsePredicate } from "./parser.js";
 
@@ -58,12 +58,53 @@ function parseField(field: PredicateField, elements: unknown[]): NamedPredicate[
     }
     firstIndexOf.set(name, index);
     try {
-      return { field, index, name, predicate: parsePredicate((element as Record<string, string>)[name]!) };
+      const predicate = parsePredicate((element as Record<string, string>)[name]!);
+      checkPersonJudgedShape(field, predicate);
+      return { field, index, name, predicate };
     } catch (error) {
       if (error instanceof PredicateSyntaxError) throw error.inTask(field, index, name);
       throw error;
     }
   });
+}
+
+/**
+ * `operator.success` is a person's label, given once after the episode: it stands alone as a whole
+ * success predicate (beside instrument predicates if need be), never inside an expression, a
+ * temporal suffix or a stage, where it could never be decided.
+ */
+function checkPersonJudgedShape(field: PredicateField, predicate: Predicate): void {
+  const alone = predicate.condition.kind === "operator_success";
+  if (!alone && !mentionsOperator(predicate.condition)) return;
+  const where = predicate.source.indexOf("operator");
+  if (field === "stages") {
+    throw new PredicateSyntaxError(Math.max(0, where), "operator.success is judged by a person after the episode, so it cannot be a stage; put it in success_predicates");
+  }
+  if (!alone || predicate.forS !== undefined || predicate.withinS !== undefined) {
+    throw new PredicateSyntaxError(Math.max(0, where), `operator.success must be a success predicate on its own (a person's label after the episode); got "${predicate.source.slice(0, 80)}": put other conditions in predicates of their own`);
+  }
+}
+
+function mentionsOperator(expr: Expr): boolean {
+  return expr.kind === "operator_success" || children(expr).some(mentionsOperator);
+}
+
+/** Whether a parsed success predicate is a person's label (`operator.success`) rather than an instrument reading. */
+export function isPersonJudged(predicate: Predicate): boolean {
+  return predicate.condition.kind === "operator_success";
+}
+
+/**
+ * The names of `task`'s success predicates judged by a person, and the task without them (what
+ * the cell's instruments decide). Empty names when the task needs no label. Throws like
+ * `parseTaskPredicates`.
+ */
+export function splitPersonJudged<T extends { success_predicates: Array<Record<string, string>> }>(task: T): { personJudged: string[]; instrumentTask: T } {
+  const parsed = parseTaskPredicates(task);
+  const personJudged = parsed.successPredicates.filter((p) => isPersonJudged(p.predicate)).map((p) => p.name);
+  if (personJudged.length === 0) return { personJudged, instrumentTask: task };
+  const judged = new Set(personJudged);
+  return { personJudged, instrumentTask: { ...task, success_predicates: task.success_predicates.filter((e) => !judged.has(Object.keys(e)[0]!)) } };
 }
 
 function elementName(field: PredicateField, index: number, element: unknown): string {

@@ -62,6 +62,8 @@ export interface SimFleetOptions {
    * with a SimOperator (sim-operator.ts) to run unattended).
    */
   resets?: SimResetMode;
+  /** Operator reset mode: seconds a cell waits for a person's success label before the episode is unlabelled (default 600). */
+  labelTimeoutS?: number;
   /** Receives every output line of every cell as "[cell] line". */
   log?: (line: string) => void;
   /** Called after a cell process started (its control channel is up) or exited. */
@@ -101,6 +103,8 @@ export interface SimFleet {
   misplaceNextScene(cell: string): Promise<void>;
   /** A simulated instrument fault: `on: false` makes every read of `kind` fail until switched on again. */
   instrument(cell: string, kind: string, on: boolean): Promise<void>;
+  /** Operator reset mode: the simulated world's judgement of the cell's latest episode (the simulated operator's truth). */
+  groundTruth(cell: string): Promise<{ success: boolean; progress: number }>;
   /** Running cells' process ids. */
   pids(): Record<string, number>;
   status(): SimCellStatus[];
@@ -153,7 +157,7 @@ export async function launchSimFleet(options: SimFleetOptions): Promise<SimFleet
       environment: cell.environment, dataDir: join(cellDir, "agent"),
       simulation: { firmware: cell.firmware, seed: options.seed * 1000 + cell.index, speed: Number.isFinite(options.speed) ? options.speed : "max", engine: options.engine, ...(options.timecode ? { timecode: true } : {}),
         ...(variationScale > 0 ? { cellVariation: { scale: variationScale, seed: options.seed } } : {}),
-        ...(options.resets === "operator" ? { resets: "operator" } : {}),
+        ...(options.resets === "operator" ? { resets: "operator", ...(options.labelTimeoutS ? { labelTimeoutS: options.labelTimeoutS } : {}) } : {}),
         ...(cell.without?.length ? { without: cell.without } : {}) },
     };
     writeFileSync(configPath, JSON.stringify(config, null, 2));
@@ -241,6 +245,15 @@ export async function launchSimFleet(options: SimFleetOptions): Promise<SimFleet
     reset: (cellId) => control(cellId, "/reset"),
     misplaceNextScene: (cellId) => control(cellId, "/scene/wrong"),
     instrument: (cellId, kind, on) => control(cellId, `/instruments/${encodeURIComponent(kind)}/${on ? "on" : "off"}`),
+    async groundTruth(cellId) {
+      known(cellId);
+      const url = controlUrl(cellId);
+      if (!url) throw new CellStateError(`cell ${cellId} is not running; restart it first`);
+      const response = await fetch(`${url}/ground-truth`);
+      const body = (await response.json().catch(() => ({}))) as { success?: boolean; progress?: number; error?: string };
+      if (!response.ok || typeof body.success !== "boolean") throw new CellStateError(`cell ${cellId}: ${body.error ?? `control channel answered ${response.status}`}`);
+      return { success: body.success, progress: body.progress ?? 0 };
+    },
     async stop() {
       const entries = [...running.values()];
       for (const entry of entries) entry.child.kill("SIGTERM");

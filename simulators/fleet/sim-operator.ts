@@ -8,6 +8,12 @@
  * ended first (it was the run's last episode) the invalidation is refused (a result is final) and
  * the operator logs it.
  *
+ * Labels: when a cell waits for a success label (a task with operator.success) the operator "looks"
+ * for the same seeded delay, reads the simulated world's own judgement (`groundTruth`, the sim cell's
+ * GET /ground-truth) and labels it with POST /v1/cells/{cell}/label: success as the world saw it, except
+ * with probability `errorRate` the opposite; progress the world's, moved 10 points the other way on
+ * a wrong label; a short note.
+ *
  * Delays and errors are drawn per cell and episode attempt from `seed`, so a run is reproducible
  * whatever the polling order.
  */
@@ -29,15 +35,18 @@ export interface SimOperatorOptions {
   cells?: string[];
   /** Makes the cell's next confirmed scene wrong (the fleet launcher's misplaceNextScene). */
   setSceneWrong: (cellId: string) => Promise<void>;
+  /** The simulated world's judgement of the cell's latest episode (the fleet launcher's groundTruth); without it, labels are left to a person. */
+  groundTruth?: (cellId: string) => Promise<{ success: boolean; progress: number }>;
   log?: (line: string) => void;
 }
 
-export interface CompiledSimOperatorOptions extends Required<Omit<SimOperatorOptions, "cells">> {
+export interface CompiledSimOperatorOptions extends Required<Omit<SimOperatorOptions, "cells" | "groundTruth">> {
   cells: string[] | null;
+  groundTruth: SimOperatorOptions["groundTruth"] | null;
 }
 
 export function compileSimOperatorOptions(options: SimOperatorOptions): CompiledSimOperatorOptions {
-  const known = new Set(["baseUrl", "apiKey", "seed", "delayMs", "errorRate", "pollMs", "cells", "setSceneWrong", "log"]);
+  const known = new Set(["baseUrl", "apiKey", "seed", "delayMs", "errorRate", "pollMs", "cells", "setSceneWrong", "groundTruth", "log"]);
   for (const key of Object.keys(options)) if (!known.has(key)) throw new Error(`unknown simulated operator option "${key}"; known: ${[...known].join(", ")}`);
   const delayMs = options.delayMs ?? { min: 500, max: 2000 };
   if (!(delayMs.min >= 0 && delayMs.max >= delayMs.min)) throw new Error(`simulated operator delayMs must be {min >= 0, max >= min}; got ${JSON.stringify(delayMs)}`);
@@ -48,7 +57,7 @@ export function compileSimOperatorOptions(options: SimOperatorOptions): Compiled
   if (!Number.isInteger(options.seed)) throw new Error(`simulated operator seed must be an integer; got ${JSON.stringify(options.seed)}`);
   return {
     baseUrl: options.baseUrl.replace(/\/+$/, ""), apiKey: options.apiKey, seed: options.seed, delayMs, errorRate, pollMs,
-    cells: options.cells ?? null, setSceneWrong: options.setSceneWrong, log: options.log ?? (() => undefined),
+    cells: options.cells ?? null, setSceneWrong: options.setSceneWrong, groundTruth: options.groundTruth ?? null, log: options.log ?? (() => undefined),
   };
 }
 
@@ -59,6 +68,9 @@ export interface SimOperatorTally {
   invalidated: number;
   /** Invalidations refused because the run had ended. */
   tooLate: number;
+  /** Episodes labelled, and of them labelled against the world's truth. */
+  labelled: number;
+  mislabelled: number;
 }
 
 interface CellJson {
@@ -74,7 +86,7 @@ export class SimOperator {
   private readonly inFlight = new Set<Promise<void>>();
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
-  readonly tally: SimOperatorTally = { confirmed: 0, setWrong: 0, invalidated: 0, tooLate: 0 };
+  readonly tally: SimOperatorTally = { confirmed: 0, setWrong: 0, invalidated: 0, tooLate: 0, labelled: 0, mislabelled: 0 };
 
   constructor(options: SimOperatorOptions) {
     this.o = compileSimOperatorOptions(options);
@@ -123,6 +135,13 @@ export class SimOperator {
           void this.track(this.setScene(cell.id, attention.episode_id, attention.since));
         }
       }
+      if (attention?.kind === "label" && this.o.groundTruth) {
+        const key = `${cell.id}/${attention.episode_id}/${attention.since}/label`;
+        if (!this.handled.has(key)) {
+          this.handled.add(key);
+          void this.track(this.label(cell.id, attention.episode_id, attention.since));
+        }
+      }
       const wrong = this.wrong.get(cell.id);
       if (wrong) await this.noticeWrong(cell.id, wrong);
     }
@@ -149,6 +168,28 @@ export class SimOperator {
     } else {
       this.o.log(`simulated operator: confirmed the scene of ${cellId} episode ${episodeId} after ${Math.round(delayMs)} ms`);
     }
+  }
+
+  /** Judges the finished episode (the seeded delay), maybe wrongly, then labels it through the station API. */
+  private async label(cellId: string, episodeId: string, since: string): Promise<void> {
+    const random = new SimRandom(this.o.seed, `operator/label/${cellId}/${episodeId}/${since}`);
+    const delayMs = this.o.delayMs.min + random.uniform() * (this.o.delayMs.max - this.o.delayMs.min);
+    const wrong = random.uniform() < this.o.errorRate;
+    await new Promise((resolve) => setTimeout(resolve, delayMs));
+    if (this.stopped) return;
+    const truth = await this.o.groundTruth!(cellId);
+    const success = wrong ? !truth.success : truth.success;
+    const progress = wrong ? Math.min(100, Math.max(0, truth.progress + (truth.success ? -10 : 10))) : truth.progress;
+    const { status, json } = await this.api("POST", `/v1/cells/${encodeURIComponent(cellId)}/label`, {
+      episode_id: episodeId, success, progress, note: "simulated operator",
+    });
+    if (status !== 200) {
+      this.o.log(`simulated operator: label for ${cellId} episode ${episodeId} answered ${status}: ${JSON.stringify(json.error ?? json)}`);
+      return;
+    }
+    this.tally.labelled += 1;
+    if (wrong) this.tally.mislabelled += 1;
+    this.o.log(`simulated operator: labelled ${cellId} episode ${episodeId} ${success ? "success" : "failure"}, progress ${progress}${wrong ? " (wrongly)" : ""} after ${Math.round(delayMs)} ms`);
   }
 
   /** Once the wrongly set episode is the cell's previous one (it finished), marks it invalid. */

@@ -38,13 +38,14 @@ export interface TestService {
  * (simulators/world/cell-variation.ts; default none). `connections`: connection timeouts and the per-address cap
  * (default the coordinator's). `modelMirror`: the operator's local model mirror directory. `artifactsUrl` and `s3`: artifacts in a
  * bucket (test/support/s3-server.ts) instead of the data dir. `simResets`: "operator" puts the cells in operator reset
- * mode (each reset waits for POST /v1/cells/{cell}/scene-ready; default "self"). `simWithout`: per cell, instrument
+ * mode (each reset waits for POST /v1/cells/{cell}/scene-ready; default "self"); `simLabelTimeoutS` is how long such a
+ * cell waits for a success label before the episode is unlabelled (default 600). `simWithout`: per cell, instrument
  * kinds it lacks although its environment lists them (a lab without mocap: `{ "so101-b": ["mocap"] }`).
  * The fleet (`service.fleet`) can kill, restart, unplug and plug its cells, and switch instruments off.
  */
 export async function startTestService(options: {
   cells?: string[]; keepDataDir?: string; simSpeed?: number; simTimecode?: boolean; simWithout?: Record<string, string[]>; simEngine?: SimEngine; simCellVariation?: number; rateLimits?: Partial<RateLimits>; modelMirror?: string; artifactsUrl?: string; s3?: S3Connection;
-  connections?: Partial<ConnectionOptions>; simResets?: SimResetMode;
+  connections?: Partial<ConnectionOptions>; simResets?: SimResetMode; simLabelTimeoutS?: number;
 } = {}): Promise<TestService> {
   const dataDir = options.keepDataDir ?? mkdtempSync(join(tmpdir(), "assay-it-"));
   const coordinator = await startCoordinator(compileCoordinatorOptions({
@@ -70,6 +71,7 @@ export async function startTestService(options: {
       engine: options.simEngine,
       cellVariation: options.simCellVariation,
       resets: options.simResets,
+      labelTimeoutS: options.simLabelTimeoutS,
       log: process.env.ASSAY_TEST_LOG ? (line) => console.log(line) : undefined,
     });
   }

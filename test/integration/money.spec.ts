@@ -216,6 +216,7 @@ describe("money: quotes, budgets, usage (integration)", function () {
       env_hours: { bare: 0, standard: roundHours(sum("environment_hours")), replica: 0, "instrumented-replica": 0 },
       usd_total: roundCents(sum("cost_usd")),
       operator_reset_s: 0,
+      operator_label_s: 0,
       budget: { monthly_usd: 0.5, hard: true, remaining_usd: 0 },
     });
     assert.equal(usage.usd_total, 0.87);

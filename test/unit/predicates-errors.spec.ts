@@ -61,9 +61,9 @@ describe("predicate parser: errors", () => {
     assert.equal(error.position, 13);
     assert.equal(
       error.message,
-      'unknown signal "hieght" at 13; known signals: ft.force, ft.force_z, ft.torque, gripper.holding, gripper.opening, time',
+      'unknown signal "hieght" at 13; known signals: ft.force, ft.force_z, ft.torque, gripper.holding, gripper.opening, operator.success, time',
     );
-    assert.deepEqual(error.knownNames, ["ft.force", "ft.force_z", "ft.torque", "gripper.holding", "gripper.opening", "time"]);
+    assert.deepEqual(error.knownNames, ["ft.force", "ft.force_z", "ft.torque", "gripper.holding", "gripper.opening", "operator.success", "time"]);
   });
 
   it("names the known functions when a function is unknown", () => {

@@ -19,7 +19,7 @@ import { getRun } from "../../store/runs-repo.js";
 import { isTerminal } from "../../runs/run-state.js";
 import type { Db } from "../../store/database.js";
 import type { CompiledApiDeps } from "../api-deps.js";
-import { AbortEpisodeRequest, EnrollCellRequest, InvalidatePreviousRequest, SceneReadyRequest } from "../schemas/cells.js";
+import { AbortEpisodeRequest, EnrollCellRequest, InvalidatePreviousRequest, LabelEpisodeRequest, SceneReadyRequest } from "../schemas/cells.js";
 import { parseBody } from "../validate-request.js";
 import { OPERATOR_ACCOUNT_ID } from "./kits.js";
 
@@ -147,6 +147,14 @@ export function cellsRouter(deps: CompiledApiDeps): Router {
     const body = parseBody(SceneReadyRequest, req.body, { emptyIsObject: true });
     const { episodeId } = deps.station.confirmScene(row.id, body.episode_id);
     res.json({ object: "operator_answer", cell_id: row.id, episode_id: episodeId, action: "scene_ready" });
+  });
+
+  router.post("/cells/:cellId/label", (req, res) => {
+    requireFleetOperator(res, "POST /v1/cells/{cell_id}/label");
+    const row = enrolled(req.params.cellId);
+    const body = parseBody(LabelEpisodeRequest, req.body);
+    const { episodeId } = deps.station.labelEpisode(row.id, { success: body.success, progress: body.progress ?? null, note: body.note ?? null, episodeId: body.episode_id });
+    res.json({ object: "operator_answer", cell_id: row.id, episode_id: episodeId, action: "label" });
   });
 
   router.post("/cells/:cellId/abort", (req, res) => {

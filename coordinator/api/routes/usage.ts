@@ -21,6 +21,7 @@ export function usageRouter(deps: CompiledApiDeps): Router {
       env_hours: usage.envHours,
       usd_total: usage.usdTotal,
       operator_reset_s: usage.operatorResetS,
+      operator_label_s: usage.operatorLabelS,
       budget: budgetView(getBudget(deps.db, accountId), usage.usdTotal),
     });
   });

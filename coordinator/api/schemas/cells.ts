@@ -21,7 +21,7 @@ const CellInstrument = z.strictObject({
 
 /** What a cell needs from a person now (the operator station). */
 export const CellAttention = component("CellAttention", z.strictObject({
-  kind: z.enum(["reset"]).describe("reset: set the scene, then POST /v1/cells/{cell_id}/scene-ready (label and intervention are planned kinds)"),
+  kind: z.enum(["reset", "label"]).describe("reset: set the scene, then POST /v1/cells/{cell_id}/scene-ready; label: judge the finished episode, then POST /v1/cells/{cell_id}/label (intervention is a planned kind)"),
   episode_id: z.string().describe("the episode waiting on the person"),
   run_id: z.string().nullable(),
   index: z.number().int().min(0).nullable().describe("the episode's 0-based index in its run"),
@@ -42,7 +42,7 @@ export const Cell = component("Cell", z.strictObject({
   created: Timestamp,
   revoked: NullableTimestamp,
   connected: z.boolean(),
-  state: z.string().describe("idle, busy, awaiting_reset, estopped, held, firmware_mismatch when connected; offline or revoked otherwise"),
+  state: z.string().describe("idle, busy, awaiting_reset, awaiting_label, estopped, held, firmware_mismatch when connected; offline or revoked otherwise"),
   firmware: z.string().nullable(),
   environment: z.string().nullable(),
   episode_id: z.string().nullable(),
@@ -77,6 +77,15 @@ export const AbortEpisodeRequest = component("AbortEpisodeRequest", z.strictObje
   note: z.string({ error: "note must be a string of at most 500 characters" }).max(500, { error: "note must be a string of at most 500 characters" }).optional(),
 }, { error: `request body must be a JSON object {"episode_id"?: "...", "note"?: "..."}` }));
 
+/** POST /v1/cells/{cell_id}/label body: a person's judgement of the episode the cell waits to have labelled. */
+export const LabelEpisodeRequest = component("LabelEpisodeRequest", z.strictObject({
+  success: z.boolean({ error: "success must be true or false" }).describe("did the episode succeed, in the person's judgement (operator.success)"),
+  progress: z.number({ error: "progress must be a number from 0 to 100" }).min(0, { error: "progress must be a number from 0 to 100" }).max(100, { error: "progress must be a number from 0 to 100" }).optional()
+    .describe("how far the robot got, 0-100 (reported as a mean with its 95% interval)"),
+  note: z.string({ error: "note must be a string of at most 500 characters" }).max(500, { error: "note must be a string of at most 500 characters" }).optional(),
+  episode_id: EPISODE_ID.optional().describe("the episode the station shows; refused when the cell waits for another"),
+}, { error: `request body must be a JSON object {"success": true | false, "progress"?: 0-100, "note"?: "...", "episode_id"?: "..."}` }));
+
 const REASONS = `reason must be one of "scene_wrong", "hardware_fault", "person_in_cell"`;
 
 /** POST /v1/cells/{cell_id}/invalidate-previous body. */
@@ -91,7 +100,7 @@ export const OperatorAnswer = component("OperatorAnswer", z.strictObject({
   object: z.literal("operator_answer"),
   cell_id: z.string(),
   episode_id: z.string(),
-  action: z.enum(["scene_ready", "abort"]),
+  action: z.enum(["scene_ready", "abort", "label"]),
 }));
 
 /** The answer to invalidate-previous. */

@@ -64,6 +64,7 @@ export const Usage = component("Usage", z.strictObject({
   env_hours: z.strictObject({ bare: NonNegative, standard: NonNegative, replica: NonNegative, "instrumented-replica": NonNegative }),
   usd_total: NonNegative,
   operator_reset_s: NonNegative.describe("seconds people spent setting scenes (operator resets) for the attempts metered in the month; 0 on simulated cells that reset themselves"),
+  operator_label_s: NonNegative.describe("seconds cells waited for people's success labels (tasks with operator.success) of the episodes finished in the month, labelled or unlabelled"),
   budget: BudgetStatus,
 }));
 

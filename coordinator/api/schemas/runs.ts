@@ -99,6 +99,19 @@ export const Result = component("Result", z.looseObject({
     outcome: z.enum(["success", "failure"]).nullable().describe("the outcome the invalid attempt had; never counted"),
     at: Timestamp,
   })).optional().describe("attempts a person marked invalid at the operator station; each episode ran again and only its valid attempt counts in n"),
+  labels: z.strictObject({
+    judged_by: z.enum(["instrument", "human", "mixed"]).describe("who decided the outcomes counted in n: instruments, a person's label (operator.success), or some of each"),
+    labelled: z.number().int().min(0).describe("episodes counted in n whose outcome a person labelled"),
+    progress: z.strictObject({
+      n: z.number().int().min(0), mean: z.number().min(0).max(100),
+      ci95: z.tuple([z.number().min(0).max(100), z.number().min(0).max(100)]).nullable().describe("two-sided 95% Student t interval of the mean (docs/statistics.md); null below 2 scores"),
+    }).nullable().describe("the people's 0-100 progress scores, beside the success rate"),
+    label_s_total: z.number().min(0).describe("seconds cells waited for a person's label (labelled and unlabelled episodes)"),
+    label_s_per_episode: z.number().min(0).describe("label_s_total over the episodes counted in n"),
+    unlabelled: z.array(z.strictObject({
+      episode_id: z.string(), index: z.number().int().min(0), cell: z.string().nullable(), waited_s: z.number().min(0).nullable(), finished_at: Timestamp.nullable(),
+    })).describe("episodes no person labelled before the cell's label timeout: not failures, never counted in n, not run again"),
+  }).optional().describe("tasks judged by a person (operator.success): docs/operators.md"),
   cells: CellBreakdown,
   assisted: RateSummary.optional().describe("runs that allow interventions: the rate counting successes a human helped (n, success_rate and ci95 count them as failures)"),
   population: z.strictObject({ units: z.array(z.string()), description: z.string() }).optional()
@@ -162,6 +175,10 @@ export const Episode = component("Episode", z.strictObject({
   cell: z.string().nullable(),
   attempts: z.number().int().min(0),
   interruptions: z.array(z.unknown()),
+  judged_by: z.literal("human").optional().describe("only on episodes whose outcome a person labelled (operator.success)"),
+  label: z.strictObject({
+    progress: z.number().min(0).max(100).nullable(), note: z.string().nullable(), waited_s: z.number().min(0).nullable().describe("seconds the cell waited for the label"),
+  }).optional().describe("the person's label: progress 0-100, note, labelling time"),
   intervened: z.literal(true).optional().describe("only on intervened episodes"),
   interventions: z.array(z.looseObject({})).optional(),
   unit: z.number().int().min(0).optional().describe("multi-unit kinds: the unit index"),

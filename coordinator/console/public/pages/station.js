@@ -3,7 +3,9 @@
  * large card per cell with what it is doing and what it needs from a person. For a reset: the cell's
  * live top camera with each object's target pose drawn over it (sceneOverlay, from the calibration the
  * cell sends with the scene) and the targets as a list, and the buttons Scene ready, Abort episode and
- * Mark previous episode invalid (with a reason). Polls GET /v1/cells/{cell} every second while the tab
+ * Mark previous episode invalid (with a reason). For a label (a task judged by a person): the live
+ * camera on the finished scene, the instruction, progress 0-100, a note and the buttons Success and
+ * Failure; the card names no run or policy, so labels of a compare run stay blind. Polls GET /v1/cells/{cell} every second while the tab
  * is visible; cells that need someone come first, and a beep sounds (WebAudio, once sound is on) when
  * a cell starts needing someone.
  */
@@ -24,7 +26,7 @@ export const INVALID_REASONS = [
   ["person_in_cell", "A person was in the cell"],
 ];
 
-const NEEDS_WORDS = { reset: "Set the scene, then press Scene ready" };
+const NEEDS_WORDS = { reset: "Set the scene, then press Scene ready", label: "Judge the episode: did it succeed?" };
 
 /** A short beep through WebAudio; silent until the person has turned sound on (browsers require a gesture). */
 function beeper() {
@@ -121,10 +123,27 @@ export async function stationPage(ctx) {
       said(`Episode #${invalid.index + 1} of run ${invalid.run_id} marked invalid (${INVALID_REASONS.find(([r]) => r === invalid.reason)?.[1] ?? invalid.reason}); it runs again.`);
       await refresh();
     }, slot) } }, "Mark previous episode invalid");
+    // A label: success yes/no, progress 0-100 and a note, for the episode the card shows.
+    const progress = h("input", { id: `progress-${id}`, type: "number", min: 0, max: 100, step: 5, value: 50, inputmode: "numeric", "aria-label": "Progress, 0 to 100" });
+    const labelNote = h("input", { id: `label-note-${id}`, maxlength: 500, autocomplete: "off", placeholder: "Note (optional)", "aria-label": "Note on the episode" });
+    const instruction = h("p", { class: "station-instruction" });
+    const label = (success, button) => busy(button, async () => {
+      const value = progress.value.trim() === "" ? undefined : Number(progress.value);
+      const body = { success, episode_id: current.attention.episode_id, ...(value !== undefined ? { progress: value } : {}), ...(labelNote.value.trim() ? { note: labelNote.value.trim() } : {}) };
+      await api(`/v1/cells/${encodeURIComponent(id)}/label`, { method: "POST", json: body, signal });
+      labelNote.value = "";
+      said(`Episode labelled ${success ? "a success" : "a failure"}${value !== undefined ? `, progress ${value}` : ""}.`);
+      await refresh();
+    }, slot);
+    const yes = h("button", { type: "button", class: "primary huge", "data-action": "label-success", on: { click: () => label(true, yes) } }, "Success");
+    const no = h("button", { type: "button", class: "danger huge", "data-action": "label-failure", on: { click: () => label(false, no) } }, "Failure");
+    const labelActions = h("div", { class: "station-label" }, instruction,
+      h("div", { class: "actions station-actions" }, h("label", { for: `progress-${id}` }, "Progress (0-100) "), progress, labelNote),
+      h("div", { class: "actions station-actions" }, yes, no));
     const resetActions = h("div", { class: "actions station-actions" }, ready, abort);
     const invalidForm = h("div", { class: "station-invalid" }, previous, h("div", { class: "actions station-actions" }, reason, note, invalidate));
     const element = h("article", { class: "card station-card", "aria-labelledby": `station-${id}`, "data-cell": id },
-      title, state, needs, done, frame, targets, resetActions, invalidForm, slot.element);
+      title, state, needs, done, frame, targets, resetActions, labelActions, invalidForm, slot.element);
 
     return {
       element,
@@ -139,11 +158,17 @@ export async function stationPage(ctx) {
         element.classList.toggle("needs", Boolean(attention));
         // What the card shows now, for scripts and tests: "<episode>/<since>" of the wait, or empty.
         element.dataset.attention = attention ? `${attention.episode_id}/${attention.since}` : "";
+        element.dataset.attentionKind = attention?.kind ?? "";
+        // A label names no run (labels of a compare run stay blind to the policy).
         replace(needs, attention
-          ? [h("strong", {}, NEEDS_WORDS[attention.kind] ?? attention.kind), ` — episode ${attention.index !== null ? `#${attention.index + 1} ` : ""}of run ${attention.run_id ?? "?"}, waiting ${Math.round(attention.waiting_s)} s`]
+          ? [h("strong", {}, NEEDS_WORDS[attention.kind] ?? attention.kind), attention.kind === "label"
+            ? ` — waiting ${Math.round(attention.waiting_s)} s`
+            : ` — episode ${attention.index !== null ? `#${attention.index + 1} ` : ""}of run ${attention.run_id ?? "?"}, waiting ${Math.round(attention.waiting_s)} s`]
           : cell.connected ? "Nothing needed now." : "");
         replace(targets, attention?.kind === "reset" ? targetsList(attention.scene) : null);
-        resetActions.hidden = !attention;
+        resetActions.hidden = attention?.kind !== "reset";
+        labelActions.hidden = attention?.kind !== "label";
+        if (attention?.kind === "label") instruction.textContent = attention.scene.instruction ? `Instruction: “${attention.scene.instruction}”` : "";
         const p = cell.previous_episode;
         invalidForm.hidden = !p;
         if (p) {
@@ -159,10 +184,10 @@ export async function stationPage(ctx) {
             mjpeg = top.mjpeg_url;
             if (!live.includes(id)) live.push(id);
             picture.play(mjpeg);
-            replace(frame, h("div", { class: "overlay-wrap" }, picture.img, sceneOverlay(attention.scene, top.name)));
+            replace(frame, h("div", { class: "overlay-wrap" }, picture.img, attention.kind === "reset" ? sceneOverlay(attention.scene, top.name) : null));
           }
         } else if (attention && mjpeg) {
-          const overlay = sceneOverlay(attention.scene, "top");
+          const overlay = attention.kind === "reset" ? sceneOverlay(attention.scene, "top") : null;
           const wrap = frame.firstChild;
           if (wrap && was !== `${attention.episode_id}/${attention.since}`) replace(wrap, picture.img, overlay);
         } else if (!attention && mjpeg) {
