@@ -53,7 +53,9 @@ for (const engine of STORE_ENGINES) {
     it("throws on moves the state machines do not allow", () => {
       assert.throws(() => transitionRun("completed", "running"), /illegal run transition completed -> running/);
       assert.throws(() => transitionRun("queued", "completed"), /illegal run transition queued -> completed/);
-      assert.throws(() => transitionEpisode("done", "pending"), /illegal episode transition done -> pending/);
+      // done -> pending is legal since the operator station: a person marks a finished attempt invalid.
+      assert.throws(() => transitionEpisode("done", "running"), /illegal episode transition done -> running/);
+      assert.throws(() => transitionEpisode("unlabelled", "pending"), /illegal episode transition unlabelled -> pending/);
       assert.throws(() => transitionEpisode("cancelled", "assigned"), /illegal episode transition cancelled -> assigned/);
       insertRun("run_x");
       assert.throws(() => runsRepo.setRunStatus(db, "run_x", "running"), /illegal run transition queued -> running/);
