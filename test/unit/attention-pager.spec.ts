@@ -124,7 +124,7 @@ describe("attention pages through the outbox", () => {
   const CUSTOMER = "acct_customer";
   const deliveries = (accountId: string) => db.prepare(
     `SELECT e.type, e.data FROM webhook_deliveries d JOIN webhook_endpoints w ON w.id = d.endpoint_id JOIN webhook_events e ON e.id = d.event_id
-     WHERE w.account_id = ?`,
+     WHERE w.account_id = ? ORDER BY e.created`,
   ).all(accountId) as Array<{ type: string; data: string }>;
   const newPager = () => new AttentionPager({ afterMs: 120_000, now: () => time.nowMs, timers: time, logger: quiet, raise: outboxPage(db, OPERATOR, () => kicks++) });
 
