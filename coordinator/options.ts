@@ -18,6 +18,7 @@ import { DEFAULT_QUEUE_CHECK_INTERVAL_MS, DEFAULT_QUEUE_WINDOWS_MS, type QueueWi
 import { WEBHOOK_DEFAULTS } from "./webhooks/delivery-worker.js";
 import { compileConnectionCapsOptions, type CompiledConnectionCapsOptions, type ConnectionCapsOptions } from "./streams/connection-caps.js";
 import { DEFAULT_LIVE_RECHECK_MS } from "./streams/live-access-watch.js";
+import { DEFAULT_ATTENTION_PAGE_MS } from "./fleet/attention-pager.js";
 
 /** Webhook delivery timing (see coordinator/webhooks/delivery-worker.ts). */
 export interface WebhookTimingOptions {
@@ -122,6 +123,12 @@ export interface CoordinatorOptions {
   connectionCaps: CompiledConnectionCapsOptions;
   /** The backstop re-check of open live views' access (events do the prompt work). Default 5000 ms. */
   liveRecheckMs: number;
+  /**
+   * A cell waiting on a person (a scene to set, an episode to judge) this long raises webhook event
+   * `cell.attention_needed`, once per wait, to the operator account's endpoints (ASSAY_ATTENTION_PAGE_S;
+   * docs/operators.md, "Paging"). Default 120000 ms (2 minutes).
+   */
+  attentionPageMs: number;
 }
 
 export interface ExportOptions {
@@ -157,6 +164,7 @@ const KNOWN = new Set([
   "host", "port", "grpcPort", "dataDir", "databaseUrl", "artifactsUrl", "s3", "apiKey", "publicUrl", "internalUrl", "streamsUrl", "installationsPath",
   "rateLimits", "queueWindowsMs", "queueCheckIntervalMs", "webhooks", "retentionSweepMs", "priorRefitMs", "quoteValidityMs", "exports", "iceServers",
   "modelMirror", "models", "preflightTimeoutMs", "webhooksAllowLoopback", "connections", "trustedProxies", "connectionCaps", "liveRecheckMs",
+  "attentionPageMs",
 ]);
 
 function positiveMs(name: string, value: number): number {
@@ -217,6 +225,7 @@ export function compileCoordinatorOptions(raw: RawCoordinatorOptions = {}): Coor
     webhooksAllowLoopback: raw.webhooksAllowLoopback ?? false,
     connectionCaps: compileConnectionCapsOptions(raw.connectionCaps),
     liveRecheckMs: positiveMs("liveRecheckMs", raw.liveRecheckMs ?? DEFAULT_LIVE_RECHECK_MS),
+    attentionPageMs: positiveMs("attentionPageMs", raw.attentionPageMs ?? DEFAULT_ATTENTION_PAGE_MS),
     rateLimits: validateRateLimits({ ...DEFAULT_RATE_LIMITS, ...raw.rateLimits }),
     queueWindowsMs,
     queueCheckIntervalMs: positiveMs("queueCheckIntervalMs", raw.queueCheckIntervalMs ?? DEFAULT_QUEUE_CHECK_INTERVAL_MS),

@@ -39,6 +39,7 @@ import { startCellLinkServer } from "./fleet/grpc-server.js";
 import type { LinkContext } from "./fleet/link-context.js";
 import { startLinkWatchdog } from "./fleet/link-watchdog.js";
 import { CellRegistry } from "./fleet/registry.js";
+import { AttentionPager, outboxPage } from "./fleet/attention-pager.js";
 import { createMetricsRegistry } from "./metrics.js";
 import { databaseLocation, exportsWorkDir, objectStoreOf, type CoordinatorOptions } from "./options.js";
 import { RunEvents } from "./runs/run-events.js";
@@ -105,6 +106,12 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
     });
   }
   const live = new LiveHub(registry);
+  // People are paged: one timer per cell waiting on a person, raised once through the outbox.
+  const pager = new AttentionPager({
+    afterMs: o.attentionPageMs, now: () => o.now().getTime(), logger: o.logger,
+    raise: outboxPage(o.db, o.operatorAccountId, () => { for (const hook of o.outboxHooks) hook(); }),
+  });
+  const stopPaging = registry.onAttentionChange((cellId, attention) => pager.observe(cellId, attention));
   const context: LinkContext = {
     db: o.db, registry, scheduler, lifecycle, runEvents: o.runEvents, store: new ArtifactStore(o.objects),
     metrics, streamsUrl: o.streamsUrl, live, heartbeatIntervalMs: o.heartbeatIntervalMs, logger: o.logger, now: o.now, stopping: false,
@@ -132,6 +139,8 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
     async stop() {
       scheduler.stop();
       stopWatchdog();
+      stopPaging();
+      pager.stop();
       cluster?.stop();
       await server.stop();
     },
@@ -217,6 +226,9 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Run
     metricsRegistry: metrics,
     // Deliver run.completed and the kinds' events without waiting for the worker's poll.
     endedHooks: [() => webhooks.kick()],
+    outboxHooks: [() => webhooks.kick()],
+    attentionPageMs: options.attentionPageMs,
+    operatorAccountId: CATALOG_ACCOUNT_ID,
     ...(clusterBus ? { cluster: { coordinatorId, bus: clusterBus } } : {}),
   }).catch(async (error: Error) => {
     http.close();

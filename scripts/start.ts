@@ -124,6 +124,8 @@ async function main(): Promise<void> {
       trustedProxies: (process.env.ASSAY_TRUSTED_PROXIES ?? "").split(",").map((p) => p.trim()).filter(Boolean),
       // The local demo may point webhooks at a receiver on this machine; set ASSAY_WEBHOOKS_ALLOW_LOOPBACK=0 to refuse.
       webhooksAllowLoopback: process.env.ASSAY_WEBHOOKS_ALLOW_LOOPBACK !== "0",
+      // Seconds a cell waits on a person before cell.attention_needed pages the operator account (default 120).
+      attentionPageMs: intFromEnv("ASSAY_ATTENTION_PAGE_S", 120) * 1000,
     });
   } catch (error) {
     fail((error as Error).message);

@@ -11,6 +11,8 @@ import type { RunRecord } from "../store/runs-repo.js";
 import type { Logger } from "../scheduler/scheduler.js";
 import type { Db } from "../store/database.js";
 import type { ClusterBus } from "../cluster/cluster-bus.js";
+import { CATALOG_ACCOUNT_ID } from "../catalog/tasks.js";
+import { DEFAULT_ATTENTION_PAGE_MS } from "./attention-pager.js";
 
 export interface FleetOptions {
   /** The coordinator's store. */
@@ -43,6 +45,12 @@ export interface FleetOptions {
   now?: () => Date;
   /** Run after every run ending commits (e.g. the webhook worker's kick); default none. */
   endedHooks?: ReadonlyArray<(run: RunRecord) => void>;
+  /** A cell waiting on a person this long raises cell.attention_needed (coordinator/fleet/attention-pager.ts); default 120000. */
+  attentionPageMs?: number;
+  /** The account whose webhook endpoints receive cell.attention_needed: the operator account. Default the catalog/operator account. */
+  operatorAccountId?: string;
+  /** Run after the fleet queues a webhook event of its own (e.g. the webhook worker's kick); default none. */
+  outboxHooks?: ReadonlyArray<() => void>;
   /** Several coordinators on one PostgreSQL database: this one's id and the bus between them. Default none. */
   cluster?: { coordinatorId: string; bus: ClusterBus };
 }
@@ -52,6 +60,7 @@ export type CompiledFleetOptions = Required<Omit<FleetOptions, "cluster">> & Pic
 const OPTION_KEYS = [
   "db", "runEvents", "pins", "objects", "baseUrl", "streamsUrl", "host", "port", "credentials",
   "metricsRegistry", "heartbeatIntervalMs", "heartbeatTimeoutMs", "schedulerIntervalMs", "logger", "now", "endedHooks", "cluster",
+  "attentionPageMs", "operatorAccountId", "outboxHooks",
 ] as const;
 
 /** Fills defaults and rejects unknown or missing options. */
@@ -73,9 +82,12 @@ export function compileFleetOptions(options: FleetOptions): CompiledFleetOptions
     logger: console,
     now: () => new Date(),
     endedHooks: [],
+    attentionPageMs: DEFAULT_ATTENTION_PAGE_MS,
+    operatorAccountId: CATALOG_ACCOUNT_ID,
+    outboxHooks: [],
     ...defined,
   } as CompiledFleetOptions;
-  for (const key of ["heartbeatIntervalMs", "heartbeatTimeoutMs", "schedulerIntervalMs"] as const) {
+  for (const key of ["heartbeatIntervalMs", "heartbeatTimeoutMs", "schedulerIntervalMs", "attentionPageMs"] as const) {
     if (!(compiled[key] > 0)) throw new Error(`fleet option ${key} must be a positive number of milliseconds; got ${compiled[key]}`);
   }
   if (compiled.heartbeatTimeoutMs <= compiled.heartbeatIntervalMs) {

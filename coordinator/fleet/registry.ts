@@ -54,6 +54,7 @@ export class CellRegistry implements FleetView {
   private readonly now: () => number;
   private readonly relay: ((cellId: string, message: CoordinatorMessage) => boolean) | undefined;
   private readonly assignmentListeners = new Set<(cellId: string) => void>();
+  private readonly attentionListeners = new Set<(cellId: string, attention: CellAttention | undefined) => void>();
 
   constructor(options: CellRegistryOptions) {
     this.pins = options.pins;
@@ -106,6 +107,7 @@ export class CellRegistry implements FleetView {
     const entry = this.entries.get(session.cellId);
     if (!entry || entry.session !== session) return false;
     this.entries.delete(session.cellId);
+    if (entry.attention) this.attentionChanged(session.cellId, undefined);
     return true;
   }
 
@@ -153,6 +155,7 @@ export class CellRegistry implements FleetView {
     entry.lastHeardMs = this.now();
     if (attention.kind !== "reset" && attention.kind !== "label") {
       entry.attention = undefined;
+      this.attentionChanged(cellId, undefined);
       // The person answered: the cell runs its episode again (its next heartbeat will say so too).
       if (entry.reportedState === "awaiting_reset" || entry.reportedState === "awaiting_label") entry.reportedState = "busy";
       return;
@@ -168,6 +171,20 @@ export class CellRegistry implements FleetView {
     entry.attention = { kind: attention.kind, episodeId: attention.episodeId, since: new Date(sinceMs).toISOString(), scene };
     // Until the next heartbeat: the cell is waiting for a person.
     entry.reportedState = attention.kind === "label" ? "awaiting_label" : "awaiting_reset";
+    this.attentionChanged(cellId, entry.attention);
+  }
+
+  /**
+   * Calls `listener(cellId, attention)` each time a cell connected here says what it needs from a
+   * person (undefined: nothing more, or its link closed); returns the function that stops listening.
+   */
+  onAttentionChange(listener: (cellId: string, attention: CellAttention | undefined) => void): () => void {
+    this.attentionListeners.add(listener);
+    return () => this.attentionListeners.delete(listener);
+  }
+
+  private attentionChanged(cellId: string, attention: CellAttention | undefined): void {
+    for (const listener of [...this.attentionListeners]) listener(cellId, attention);
   }
 
   /** What the cell needs from a person now, or undefined. */

@@ -10,6 +10,7 @@ import { startPdf, type Doc, type PdfRenderOptions } from "../pdf/pdf-document.j
 import { pdfText } from "../pdf/pdf-text.js";
 import type { RateSummary } from "../runs/result-summary.js";
 import type { Report } from "./report.js";
+import { operatorTimeText } from "./operator-time-section.js";
 
 /** Longest chart label, instruction, and any other line drawn (an out-of-scope line is at most 2,000 by its bound). */
 const LABEL_CHARS = 80;
@@ -154,6 +155,11 @@ export async function renderReportPdf(report: Omit<Report, "cost"> & { cost?: Re
   if (iv.events.length > 0) {
     const shown = iv.events.slice(0, 40).map((e) => `#${e.index} ${e.kind} at ${e.t_s === null ? "?" : `${e.t_s.toFixed(1)} s`}`);
     doc.text(`At: ${shown.join("; ")}${iv.events.length > 40 ? `; ${iv.events.length - 40} more in the JSON report` : ""}.`);
+  }
+
+  if (report.operator_time) {
+    heading(doc, "Operator time");
+    for (const sentence of operatorTimeText(report.operator_time)) await line(sentence);
   }
 
   heading(doc, "Out of scope (declared by the task, verbatim)");

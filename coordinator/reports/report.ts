@@ -13,6 +13,8 @@
  * - `units`: for multi-unit kinds, each unit's rate and its own citation.
  * - `interventions`: the run's declared mode, each intervention's episode and time, and the rate
  *   over episodes without an intervention apart from the rate over those with one.
+ * - `operator_time` (when a person set a scene or judged an episode): reset and labelling seconds,
+ *   total and mean, per counted episode (coordinator/reports/operator-time-section.ts).
  *
  * Pilot runs never get a report (their episodes are calibration only).
  */
@@ -26,6 +28,7 @@ import { findPinnedTask } from "../store/tasks-repo.js";
 import type { RunRecord } from "../store/runs-repo.js";
 import { isPilotRun } from "../tasks/pilot.js";
 import { listEpisodeRecords, type EpisodeRecord } from "../store/episodes-repo.js";
+import { operatorTimeSection, type OperatorTimeSection } from "./operator-time-section.js";
 
 /** One instruction set's episodes: pooled rate and interval, and the rate of each instruction. */
 export interface InstructionSetRates extends RateSummary {
@@ -76,6 +79,8 @@ export interface Report {
     assisted: RateSummary;
   };
   cells: CellBreakdown;
+  /** A person's time on the run's resets and labels; absent when no person was involved. */
+  operator_time?: OperatorTimeSection;
   cost: { robot_hours: number; environment_hours: number; cost_usd: number };
 }
 
@@ -195,6 +200,7 @@ export function buildReport(db: Db, run: RunRecord, baseUrl: string, now: Date):
   // Eval units carry their suite's schedules; other runs use the submitted perturbation.
   const unitSchedules = run.units.filter((u) => u.perturbation).map((u) => ({ unit: u.key, ...u.perturbation }));
   const requested = unitSchedules.length ? unitSchedules : (request.perturbation ?? null);
+  const operatorTime = operatorTimeSection(episodes);
 
   return {
     object: "report",
@@ -234,6 +240,7 @@ export function buildReport(db: Db, run: RunRecord, baseUrl: string, now: Date):
     }),
     interventions: interventionSection(interventionModeOf(request), done, run.kind !== "run", headline, result.assisted),
     cells: result.cells ?? { by_cell: [], clusters: 0, design_effect: 1, effective_n: headline.n, ci95_these_cells: headline.ci95 },
+    ...(operatorTime ? { operator_time: operatorTime } : {}),
     cost: { robot_hours: result.robot_hours, environment_hours: result.environment_hours, cost_usd: result.cost_usd },
   };
 }

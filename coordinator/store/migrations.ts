@@ -397,4 +397,18 @@ export const MIGRATIONS: readonly Migration[] = [
   ALTER TABLE episodes ADD COLUMN label_note TEXT;
   ALTER TABLE episodes ADD COLUMN operator_label_s REAL;
   `,
+  // Paging (docs/operators.md, "Paging"): one row per attention episode of a cell (what it needed, for
+  // which episode, since when) that raised cell.attention_needed, so a restarted coordinator that
+  // learns the same attention again never raises it twice.
+  `
+  CREATE TABLE attention_pages (
+    cell_id TEXT NOT NULL,
+    kind TEXT NOT NULL,             -- reset | label
+    episode_id TEXT NOT NULL,
+    since TEXT NOT NULL,            -- ISO time the cell started waiting
+    raised_at TEXT NOT NULL,
+    event_id TEXT,                  -- the webhook event (evt_...)
+    PRIMARY KEY (cell_id, kind, episode_id, since)
+  );
+  `,
 ];

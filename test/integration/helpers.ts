@@ -45,13 +45,14 @@ export interface TestService {
  */
 export async function startTestService(options: {
   cells?: string[]; keepDataDir?: string; simSpeed?: number; simTimecode?: boolean; simWithout?: Record<string, string[]>; simEngine?: SimEngine; simCellVariation?: number; rateLimits?: Partial<RateLimits>; modelMirror?: string; artifactsUrl?: string; s3?: S3Connection;
-  connections?: Partial<ConnectionOptions>; simResets?: SimResetMode; simLabelTimeoutS?: number;
+  connections?: Partial<ConnectionOptions>; simResets?: SimResetMode; simLabelTimeoutS?: number; attentionPageMs?: number;
 } = {}): Promise<TestService> {
   const dataDir = options.keepDataDir ?? mkdtempSync(join(tmpdir(), "assay-it-"));
   const coordinator = await startCoordinator(compileCoordinatorOptions({
     port: 0, grpcPort: 0, dataDir, apiKey: TEST_ADMIN_KEY, ...(await testStoreOptions(dataDir)), ...(options.rateLimits ? { rateLimits: options.rateLimits } : {}),
     ...(options.modelMirror ? { modelMirror: options.modelMirror } : {}),
     ...(options.connections ? { connections: options.connections } : {}),
+    ...(options.attentionPageMs ? { attentionPageMs: options.attentionPageMs } : {}),
     ...(options.artifactsUrl ? { artifactsUrl: options.artifactsUrl, s3: options.s3 } : {}),
     // The tests' webhook receivers listen on loopback (test/integration/webhook-receiver.ts).
     webhooksAllowLoopback: true,

@@ -206,6 +206,9 @@ export const EpisodeOrArtifactList = z.strictObject({
 /** One instruction set's rates in a Report. */
 const InstructionSetRates = z.strictObject({ ...RateSummary.shape, by_instruction: z.record(z.string(), RateSummary) });
 
+/** One activity of a person in a Report's operator_time: how many, seconds in all, mean each, per counted episode. */
+const OperatorActivity = z.strictObject({ count: z.number().int().min(0), s_total: NonNegative, s_mean: NonNegative, s_per_episode: NonNegative });
+
 /** The spec's Report (coordinator/reports/report.ts). */
 export const Report = component("Report", z.strictObject({
   object: z.literal("report"),
@@ -238,6 +241,13 @@ export const Report = component("Report", z.strictObject({
     assisted: RateSummary.describe("the same episodes, successes a human helped counted as successes"),
   }),
   cells: CellBreakdown,
+  operator_time: z.strictObject({
+    episodes: z.number().int().min(0).describe("episodes counted in n: the denominator of the per-episode figures"),
+    reset: OperatorActivity.describe("resets that waited for a person (finished, interrupted and invalidated attempts), from awaiting_reset to the answer"),
+    label: OperatorActivity.describe("episodes a person was asked to judge (labelled or unlabelled), from awaiting_label to the label or the timeout"),
+    s_total: NonNegative,
+    s_per_episode: NonNegative,
+  }).optional().describe("a person's time on the run's resets and labels (issue 26); absent when no person was involved"),
   cost: z.strictObject({ robot_hours: NonNegative, environment_hours: NonNegative, cost_usd: NonNegative }),
 }));
 

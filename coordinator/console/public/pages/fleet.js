@@ -2,7 +2,9 @@
  * The fleet at a glance, for technicians (operator keys): every cell (GET /v1/cells) with its robot
  * pin, environment, link, e-stop or hold state, current run and episode (GET /v1/streams/{cell}) and
  * its live top camera; enrollment (POST /v1/cells, the token shown once) and revocation
- * (DELETE /v1/cells/{id}). Refreshed every 5 s while the tab is visible.
+ * (DELETE /v1/cells/{id}). Refreshed every 5 s while the tab is visible. Cells waiting on a person
+ * (a scene to set, an episode to judge) come first, longest waiting first, saying what they need and
+ * for how long (the same cells page the operator account: cell.attention_needed, docs/operators.md).
  *
  * A browser opens at most 6 connections to one host over HTTP/1.1 and every MJPEG stream holds one,
  * so at most MAX_LIVE cameras play at once; "Show camera" on another cell stops the oldest.
@@ -10,6 +12,7 @@
 import { api, ApiError } from "../api.js";
 import { field, h, options, replace } from "../dom.js";
 import { when } from "../format.js";
+import { NEEDS_WORDS, needingFirst, waited } from "../attention-words.js";
 import { cameraImage } from "../live-camera.js";
 import { badge, busy, confirmButton, errorSlot, table } from "../ui.js";
 
@@ -90,6 +93,7 @@ export async function fleetPage(ctx) {
   function cardOf(cell) {
     const title = h("h2", {}, h("a", { href: `#/fleet/${cell.id}` }, cell.id));
     const state = h("span", {});
+    const needs = h("p", { class: "cell-needs", hidden: true });
     const info = h("dl", { class: "facts" });
     const picture = cameraImage(`Live top camera of cell ${cell.id}`);
     const show = h("button", { type: "button", class: "small", on: { click: () => watch(cell.id) } }, "Show camera");
@@ -100,7 +104,7 @@ export async function fleetPage(ctx) {
       label: "Revoke", question: `Revoke ${cell.id}? Its link is cut at once and its episode goes back to the queue.`, confirm: `Revoke ${cell.id}`, slot: cardErrors,
       action: async () => { await api(`/v1/cells/${encodeURIComponent(cell.id)}`, { method: "DELETE", signal }); await refresh(); },
     });
-    const element = h("article", { class: "card cell", "aria-labelledby": `cell-${cell.id}` }, title, state, info, camera, note, cardErrors.element, h("div", { class: "actions" }, revoke));
+    const element = h("article", { class: "card cell", "aria-labelledby": `cell-${cell.id}` }, title, state, needs, info, camera, note, cardErrors.element, h("div", { class: "actions" }, revoke));
     title.id = `cell-${cell.id}`;
     ctx.cleanup(() => picture.stop());
     let mjpeg = null;
@@ -121,6 +125,13 @@ export async function fleetPage(ctx) {
       update(c, { descriptor, problem }) {
         const s = descriptor?.state === "estopped" ? "estopped" : c.state;
         replace(state, badge(s), " ", STATE_WORDS[s] ?? s);
+        const a = c.attention;
+        element.classList.toggle("needs", Boolean(a));
+        needs.hidden = !a;
+        replace(needs, a
+          ? [h("strong", {}, NEEDS_WORDS[a.kind] ?? a.kind), a.kind === "reset" && a.index !== null && a.index !== undefined ? ` for episode #${a.index + 1}` : "",
+            ` — waiting ${waited(a.waiting_s)} (since ${new Date(a.since).toLocaleTimeString()}). `, h("a", { href: "#/station" }, "Open the station")]
+          : null);
         replace(info,
           h("dt", {}, "Robot"), h("dd", {}, descriptor?.robot ?? `${c.model}${c.firmware ? `@${c.firmware}` : ""}`),
           h("dt", {}, "Environment"), h("dd", {}, descriptor?.environment ?? c.environment ?? "—"),
@@ -144,7 +155,7 @@ export async function fleetPage(ctx) {
     clearTimeout(timer);
     try {
       const cells = await api("/v1/cells", { signal });
-      const active = cells.data.filter((c) => !c.revoked);
+      const active = needingFirst(cells.data.filter((c) => !c.revoked));
       const described = await describeAll(active, signal, knows);
       errors.clear();
       for (const [i, c] of active.entries()) {
@@ -166,7 +177,8 @@ export async function fleetPage(ctx) {
       // Cameras start on their own for the first connected cells, up to the limit.
       for (const c of active) if (c.connected && live.length < MAX_LIVE && !live.includes(c.id) && described[active.indexOf(c)].descriptor) watch(c.id);
       const count = (s) => active.filter((c) => c.state === s).length;
-      summary.textContent = `${active.length} cells: ${active.filter((c) => c.connected).length} connected, ${count("busy")} busy, ${count("estopped")} e-stopped, ${count("held") + count("firmware_mismatch")} held. Updated ${new Date().toLocaleTimeString()}.`;
+      const waiting = active.filter((c) => c.attention).length;
+      summary.textContent = `${active.length} cells: ${waiting ? `${waiting} waiting on a person, ` : ""}${active.filter((c) => c.connected).length} connected, ${count("busy")} busy, ${count("estopped")} e-stopped, ${count("held") + count("firmware_mismatch")} held. Updated ${new Date().toLocaleTimeString()}.`;
       const revoked = cells.data.filter((c) => c.revoked);
       replace(revokedSlot, revoked.length ? [h("h2", {}, "Revoked cells"), table(null, ["Cell", "Model", "Revoked"], revoked.map((c) => [c.id, c.model, when(c.revoked)]))] : null);
     } catch (error) {
