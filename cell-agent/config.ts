@@ -118,6 +118,10 @@ export interface PoliciesConfig {
   startTimeoutMs: number;
   /** latency_budget_ms a policy container is held to each step (default 200). */
   latencyBudgetMs: number;
+  /** A fresh container's first inference (loading, compiling) may take this long, never charged as latency, ms (default 120000). */
+  warmupMs: number;
+  /** A run's container, kept between its episodes, is removed after this long without one, ms (default 600000). */
+  idleStopMs: number;
   /** The images this cell runs, reported to the coordinator; a bare string is `{image}` with the defaults. */
   images: ContainerImage[];
 }
@@ -492,14 +496,17 @@ function compileEstop(raw: unknown): EstopConfig | null {
   };
 }
 
-const POLICY_DEFAULTS = { gpus: false, startTimeoutMs: CONTAINER_RUNTIME_DEFAULTS.startTimeoutMs, latencyBudgetMs: CONTAINER_RUNTIME_DEFAULTS.latencyBudgetMs };
+const POLICY_DEFAULTS = {
+  gpus: false, startTimeoutMs: CONTAINER_RUNTIME_DEFAULTS.startTimeoutMs, latencyBudgetMs: CONTAINER_RUNTIME_DEFAULTS.latencyBudgetMs,
+  warmupMs: CONTAINER_RUNTIME_DEFAULTS.warmupMs, idleStopMs: CONTAINER_RUNTIME_DEFAULTS.idleStopMs,
+};
 /** An image reference as docker and podman take it; never starting with "-", so it cannot pass for an option. */
 const IMAGE_REFERENCE = /^[A-Za-z0-9][A-Za-z0-9._\-/:@]*$/;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 function compilePolicies(raw: unknown): PoliciesConfig {
   if (raw === undefined || raw === null) return { runtime: "none", ...POLICY_DEFAULTS, images: [] };
-  const policies = section(raw, "policies", ["runtime", "engine", "gpus", "startTimeoutMs", "latencyBudgetMs", "images"]);
+  const policies = section(raw, "policies", ["runtime", "engine", "gpus", "startTimeoutMs", "latencyBudgetMs", "warmupMs", "idleStopMs", "images"]);
   const images = policies.images ?? [];
   if (!Array.isArray(images)) throw new Error(`agent config "policies.images" must be an array of images (names, or {image, protocol, port, observationMap, env}); got ${JSON.stringify(images)}`);
   const compiled = images.map((entry, i) => compilePolicyImage(entry, `policies.images[${i}]`));
@@ -513,6 +520,8 @@ function compilePolicies(raw: unknown): PoliciesConfig {
     gpus: (policies.gpus as boolean | undefined) ?? POLICY_DEFAULTS.gpus,
     startTimeoutMs: number(policies, "startTimeoutMs", POLICY_DEFAULTS.startTimeoutMs, "policies.", 1000, 3_600_000),
     latencyBudgetMs: number(policies, "latencyBudgetMs", POLICY_DEFAULTS.latencyBudgetMs, "policies.", 1, 60_000),
+    warmupMs: number(policies, "warmupMs", POLICY_DEFAULTS.warmupMs, "policies.", 1, 3_600_000),
+    idleStopMs: number(policies, "idleStopMs", POLICY_DEFAULTS.idleStopMs, "policies.", 1000, 86_400_000),
     images: compiled,
   };
 }

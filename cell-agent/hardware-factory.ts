@@ -137,6 +137,8 @@ export function policyRuntimeFor(policies: PoliciesConfig, log: (line: string) =
       gpus: policies.gpus,
       startTimeoutMs: policies.startTimeoutMs,
       latencyBudgetMs: policies.latencyBudgetMs,
+      warmupMs: policies.warmupMs,
+      idleStopMs: policies.idleStopMs,
       images: policies.images,
       log,
     });

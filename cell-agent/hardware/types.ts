@@ -215,8 +215,19 @@ export interface PolicySession {
 export interface PolicyRuntime {
   /** Policy sources this runtime can start, e.g. "assay/ref-policy:expert". */
   available(): string[];
-  /** `policy` is the run's Policy object as submitted. */
-  start(policy: Record<string, unknown>, robot: PolicyRobot): Promise<PolicySession>;
+  /** `policy` is the run's Policy object as submitted; `context` says whose episode it is. */
+  start(policy: Record<string, unknown>, robot: PolicyRobot, context?: PolicyStartContext): Promise<PolicySession>;
+}
+
+/** What the episode runner tells a policy runtime besides the policy and the robot. */
+export interface PolicyStartContext {
+  /** The run the episode belongs to: a container runtime keeps one container per run warm across its episodes. */
+  runId?: string;
+  /**
+   * The session's first inference may take up to this long, ms, and is never counted against the
+   * policy's `latency_budget_ms` (a container's warm-up: loading weights, compiling, the first inference).
+   */
+  warmupMs?: number;
 }
 
 /** What a policy runtime knows of the cell it starts on. */

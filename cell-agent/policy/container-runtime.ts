@@ -1,6 +1,16 @@
 /**
- * Policy type `container` on a real cell: each episode's session runs the image with the cell's OCI
- * engine (docker or podman) and drives it as an endpoint policy (endpoint-runtime.ts).
+ * Policy type `container` on a real cell: the image runs with the cell's OCI engine (docker or
+ * podman) and is driven as an endpoint policy (endpoint-runtime.ts).
+ *
+ * One container per run on the cell, kept warm across the run's episodes: an episode of the same run
+ * reuses it after a reset (the JSON wire's `{"type": "reset"}` message, answered `{"reset": "ok"}`;
+ * an openpi server is reset by the new episode's new connection). A server that does not answer the
+ * reset within RESET_TIMEOUT_MS, or a container that stopped, is replaced by a fresh one. The warm
+ * container is removed when an episode of another run (or another image) starts on the cell, when
+ * the cell has run no episode of it for `idleStopMs` (default 600000), and at agent shutdown. A
+ * session started without a run id gets a container of its own, removed when it closes.
+ * A freshly started container's first inference gets the warm-up allowance `warmupMs` (default
+ * 120000), never counted against `latency_budget_ms`.
  *
  * A session starts a detached container named `assay-policy-<random>` that publishes the image's
  * serving port on a free loopback port only (`--publish 127.0.0.1:<hostPort>:<port>`), with every
@@ -18,14 +28,18 @@
 import { randomBytes } from "node:crypto";
 import { request } from "node:http";
 import { createServer, type AddressInfo } from "node:net";
-import type { Observation, PolicyRuntime, PolicySession } from "../hardware/types.js";
+import WebSocket from "ws";
+import type { Observation, PolicyRuntime, PolicySession, PolicyStartContext } from "../hardware/types.js";
 import { ContainerEngineCli, findEngine, stderrTail, type EngineName } from "./container-engine.js";
 import { EndpointPolicyRuntime, type EndpointRuntimeOptions } from "./endpoint-runtime.js";
 
 /** Every policy container's name starts with this; `cleanup()` removes what carries it. */
 export const CONTAINER_NAME_PREFIX = "assay-policy-";
 
-export const CONTAINER_RUNTIME_DEFAULTS = { startTimeoutMs: 120_000, latencyBudgetMs: 200, port: 8000 } as const;
+export const CONTAINER_RUNTIME_DEFAULTS = { startTimeoutMs: 120_000, latencyBudgetMs: 200, port: 8000, warmupMs: 120_000, idleStopMs: 600_000 } as const;
+
+/** How long a warm JSON-wire server has to answer the reset between episodes before it is replaced, ms. */
+export const RESET_TIMEOUT_MS = 5000;
 
 /** One image the cell may run, as `policies.images[]` of the agent config gives it. */
 export interface ContainerImage {
@@ -56,6 +70,22 @@ export interface ContainerRuntimeOptions {
   endpoint?: EndpointRuntimeOptions;
   /** Directories searched for the engine (default: PATH). */
   searchPath?: string;
+  /** A fresh container's first inference may take this long, ms, never charged as latency (default 120000). */
+  warmupMs?: number;
+  /** A run's warm container is removed after this long without an episode, ms (default 600000). */
+  idleStopMs?: number;
+}
+
+/** The container kept for one run between its episodes. */
+interface WarmContainer {
+  runId: string;
+  image: string;
+  name: string;
+  hostPort: number;
+  engine: ContainerEngineCli;
+  /** An episode's session is open on it. */
+  busy: boolean;
+  idleTimer?: NodeJS.Timeout;
 }
 
 const READY_PROBE_INTERVAL_MS = 200;
@@ -100,11 +130,41 @@ async function lastWords(engine: ContainerEngineCli, name: string): Promise<stri
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** One episode's container, driven through the endpoint session it serves. */
+/**
+ * Asks a JSON-wire server to forget every episode it holds: `{"type": "reset"}` on a WebSocket,
+ * answered `{"reset": "ok"}`. False when it does not answer so within `timeoutMs` (an older server).
+ */
+function resetJsonServer(hostPort: number, timeoutMs: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = new WebSocket(`ws://127.0.0.1:${hostPort}/`);
+    const done = (ok: boolean) => {
+      clearTimeout(timer);
+      socket.removeAllListeners();
+      socket.on("error", () => undefined);
+      socket.terminate();
+      resolve(ok);
+    };
+    const timer = setTimeout(() => done(false), timeoutMs);
+    socket.once("open", () => socket.send(JSON.stringify({ type: "reset" })));
+    socket.on("message", (data) => {
+      try {
+        if ((JSON.parse(String(data)) as { reset?: unknown }).reset === "ok") done(true);
+        else done(false);
+      } catch {
+        done(false);
+      }
+    });
+    socket.once("error", () => done(false));
+    socket.once("close", () => done(false));
+  });
+}
+
+/** One episode's session on a container, driven through the endpoint session it serves. */
 class ContainerSession implements PolicySession {
   private closing: Promise<void> | undefined;
 
-  constructor(private readonly endpoint: PolicySession, private readonly removeContainer: () => Promise<void>) {}
+  /** `release`: what closing does to the container (remove it, or keep it warm for the run). */
+  constructor(private readonly endpoint: PolicySession, private readonly release: () => Promise<void>) {}
 
   reset(info: { seed: number; instruction?: string; controlRateHz: number }): Promise<void> {
     return this.endpoint.reset(info);
@@ -116,7 +176,7 @@ class ContainerSession implements PolicySession {
 
   /** Closes the connection, then removes the container; a second call waits for the first. */
   close(): Promise<void> {
-    this.closing ??= this.endpoint.close().finally(() => this.removeContainer());
+    this.closing ??= this.endpoint.close().finally(() => this.release());
     return this.closing;
   }
 }
@@ -127,14 +187,20 @@ export class ContainerPolicyRuntime implements PolicyRuntime {
   private readonly log: (line: string) => void;
   private readonly startTimeoutMs: number;
   private readonly latencyBudgetMs: number;
+  private readonly warmupMs: number;
+  private readonly idleStopMs: number;
   /** Containers this runtime started and has not removed yet. */
   private readonly live = new Set<string>();
+  /** The run's container kept between its episodes (at most one: a cell runs one episode at a time). */
+  private warm: WarmContainer | undefined;
 
   constructor(private readonly options: ContainerRuntimeOptions) {
     this.endpoints = new EndpointPolicyRuntime(options.endpoint);
     this.log = options.log ?? (() => undefined);
     this.startTimeoutMs = options.startTimeoutMs ?? CONTAINER_RUNTIME_DEFAULTS.startTimeoutMs;
     this.latencyBudgetMs = options.latencyBudgetMs ?? CONTAINER_RUNTIME_DEFAULTS.latencyBudgetMs;
+    this.warmupMs = options.warmupMs ?? CONTAINER_RUNTIME_DEFAULTS.warmupMs;
+    this.idleStopMs = options.idleStopMs ?? CONTAINER_RUNTIME_DEFAULTS.idleStopMs;
   }
 
   /** The configured images. */
@@ -150,12 +216,22 @@ export class ContainerPolicyRuntime implements PolicyRuntime {
     throw new Error(`No container engine: ${missing}; install one (docs/install-cell-agent.md, Policies) or set policies.runtime to none`);
   }
 
-  async start(policy: Record<string, unknown>, robot: { model: string; dof: number }): Promise<PolicySession> {
+  async start(policy: Record<string, unknown>, robot: { model: string; dof: number }, context: PolicyStartContext = {}): Promise<PolicySession> {
     if (policy.type !== undefined && policy.type !== "container") throw new Error(`the container runtime runs policies of type "container"; got ${JSON.stringify(policy.type)}`);
     const entry = this.options.images.find((i) => i.image === policy.image);
     if (!entry) {
       const list = this.available();
       throw new Error(`this cell does not run image ${JSON.stringify(policy.image)}; it runs ${list.length ? list.join(", ") : "no images"} (policies.images in the agent config)`);
+    }
+    const runId = context.runId;
+    const reused = await this.takeWarm(entry, runId);
+    if (reused) {
+      const endpoint = await this.connect(entry, policy, robot, reused.hostPort, undefined).catch(async (error: Error) => {
+        await this.stopWarm();
+        throw error;
+      });
+      this.log(`policy ${entry.image}: run ${runId} reuses container ${reused.name}`);
+      return new ContainerSession(endpoint, async () => this.idle(reused));
     }
     const engine = this.engine();
     const name = `${CONTAINER_NAME_PREFIX}${randomBytes(6).toString("hex")}`;
@@ -165,20 +241,85 @@ export class ContainerPolicyRuntime implements PolicyRuntime {
       const hostPort = await freeLoopbackPort();
       await this.run(engine, entry, name, hostPort, deadline);
       await this.waitUntilServing(engine, entry, name, hostPort, deadline);
-      const endpoint = await this.endpoints.start({
-        type: "endpoint",
-        url: `ws://127.0.0.1:${hostPort}/`,
-        latency_budget_ms: this.latencyBudgetMs,
-        protocol: entry.protocol,
-        ...(entry.observationMap ? { observation_map: entry.observationMap } : {}),
-        ...(policy.inference !== undefined ? { inference: policy.inference } : {}),
-      }, robot);
+      const endpoint = await this.connect(entry, policy, robot, hostPort, this.warmupMs);
       this.log(`policy ${entry.image}: container ${name} serves on 127.0.0.1:${hostPort}`);
-      return new ContainerSession(endpoint, () => this.remove(engine, name));
+      if (runId === undefined) return new ContainerSession(endpoint, () => this.remove(engine, name));
+      const warm: WarmContainer = { runId, image: entry.image, name, hostPort, engine, busy: true };
+      this.warm = warm;
+      return new ContainerSession(endpoint, async () => this.idle(warm));
     } catch (error) {
       await this.remove(engine, name).catch((e: Error) => this.log(`policy ${entry.image}: ${e.message}; remove it by hand: ${engine.name} rm -f ${name}`));
       throw error;
     }
+  }
+
+  /** The endpoint session on a serving container; `warmupMs` for a fresh container's first inference. */
+  private connect(entry: ContainerImage, policy: Record<string, unknown>, robot: { model: string; dof: number }, hostPort: number, warmupMs: number | undefined): Promise<PolicySession> {
+    return this.endpoints.start({
+      type: "endpoint",
+      url: `ws://127.0.0.1:${hostPort}/`,
+      latency_budget_ms: this.latencyBudgetMs,
+      protocol: entry.protocol,
+      ...(entry.observationMap ? { observation_map: entry.observationMap } : {}),
+      ...(policy.inference !== undefined ? { inference: policy.inference } : {}),
+    }, robot, warmupMs !== undefined ? { warmupMs } : {});
+  }
+
+  /**
+   * The warm container of `runId` running `entry`, reset and marked busy; undefined when there is
+   * none, or it stopped, or its server did not answer the reset (then it is removed). A warm
+   * container of another run or image is removed first: the run it served has moved on.
+   */
+  private async takeWarm(entry: ContainerImage, runId: string | undefined): Promise<WarmContainer | undefined> {
+    const warm = this.warm;
+    if (!warm) return undefined;
+    if (warm.busy || warm.runId !== runId || warm.image !== entry.image) {
+      if (!warm.busy) await this.stopWarm();
+      return undefined;
+    }
+    clearTimeout(warm.idleTimer);
+    warm.busy = true;
+    const running = (await warm.engine.containerNames(warm.name, { all: false }).catch((): string[] => [])).includes(warm.name);
+    if (!running) {
+      this.log(`policy ${entry.image}: container ${warm.name} of run ${runId} stopped between episodes${await lastWords(warm.engine, warm.name)}; starting a fresh one`);
+      await this.stopWarm();
+      return undefined;
+    }
+    if (entry.protocol === "json" && !(await resetJsonServer(warm.hostPort, RESET_TIMEOUT_MS))) {
+      this.log(`policy ${entry.image}: container ${warm.name} did not answer the reset message ({"type":"reset"} -> {"reset":"ok"}) within ${RESET_TIMEOUT_MS} ms; starting a fresh one (docs/policies.md, The JSON wire)`);
+      await this.stopWarm();
+      return undefined;
+    }
+    return warm;
+  }
+
+  /** An episode on `warm` ended: keep it for the run's next episode, at most `idleStopMs`. */
+  private async idle(warm: WarmContainer): Promise<void> {
+    if (this.warm !== warm) {
+      // Replaced while its episode ran: nothing will reuse it.
+      await this.remove(warm.engine, warm.name);
+      return;
+    }
+    warm.busy = false;
+    clearTimeout(warm.idleTimer);
+    warm.idleTimer = setTimeout(() => {
+      if (this.warm === warm && !warm.busy) {
+        this.stopWarm().then(
+          () => this.log(`policy ${warm.image}: removed container ${warm.name} of run ${warm.runId}, idle for ${Math.round(this.idleStopMs / 1000)} s (policies.idleStopMs)`),
+          (e: Error) => this.log(`policy ${warm.image}: ${e.message}`),
+        );
+      }
+    }, this.idleStopMs);
+    warm.idleTimer.unref();
+  }
+
+  /** Removes the warm container, if any. */
+  private async stopWarm(): Promise<void> {
+    const warm = this.warm;
+    if (!warm) return;
+    this.warm = undefined;
+    clearTimeout(warm.idleTimer);
+    await this.remove(warm.engine, warm.name);
   }
 
   private async run(engine: ContainerEngineCli, entry: ContainerImage, name: string, hostPort: number, deadline: number): Promise<void> {
@@ -231,6 +372,8 @@ export class ContainerPolicyRuntime implements PolicyRuntime {
 
   /** Removes the containers of sessions still open (agent shutdown). */
   async close(): Promise<void> {
+    clearTimeout(this.warm?.idleTimer);
+    this.warm = undefined;
     if (this.live.size === 0) return;
     const engine = this.engine();
     const names = [...this.live];

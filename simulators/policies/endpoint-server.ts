@@ -24,6 +24,8 @@ export interface EndpointServerOptions {
   jumpRad?: number;
   /** Loopback port (default 0: any free port). */
   port?: number;
+  /** Answer the between-episodes `{"type": "reset"}` with `{"reset": "ok"}` (default true; false plays an older server). */
+  answersReset?: boolean;
 }
 
 export interface EndpointPolicyServer {
@@ -37,7 +39,14 @@ export interface EndpointPolicyServer {
   jumpRad: number;
   /** Steps answered so far. */
   readonly steps: number;
+  /** Reset messages answered so far. */
+  readonly resets: number;
   close(): Promise<void>;
+}
+
+/** Between episodes on a warm container: forget every episode. */
+interface ResetRequest {
+  type: "reset";
 }
 
 interface StepRequest {
@@ -74,9 +83,17 @@ export async function startEndpointPolicyServer(options: EndpointServerOptions):
   const embodiment = embodimentFor(options.model);
   const sessions = new Map<string, PolicySession>();
   let steps = 0;
+  let resets = 0;
   const state = { delayMs: options.delayMs ?? 0, jumpRad: options.jumpRad ?? 0 };
 
-  const answer = async (request: StepRequest): Promise<{ step: number; action: number[] }> => {
+  const answer = async (request: StepRequest | ResetRequest): Promise<{ step: number; action: number[] } | { reset: "ok" }> => {
+    if ("type" in request && request.type === "reset" && options.answersReset !== false) {
+      // Between episodes on a warm container: forget every episode (protocol/policy/json-wire.ts).
+      sessions.clear();
+      resets += 1;
+      return { reset: "ok" };
+    }
+    if ("type" in request) throw new Error(`unknown message type ${JSON.stringify(request.type)}`);
     let policy = sessions.get(request.session);
     if (!policy || request.reset) {
       policy = new ExpertPolicy(embodiment);
@@ -134,6 +151,9 @@ export async function startEndpointPolicyServer(options: EndpointServerOptions):
     },
     get steps() {
       return steps;
+    },
+    get resets() {
+      return resets;
     },
     async close() {
       for (const client of wss.clients) client.terminate();

@@ -8,6 +8,7 @@
  *
  *   images.json              image -> what its container does (FakeImage)
  *   containers/<name>.json   one per container (FakeContainer)
+ *   runs.jsonl               every container ever started, one FakeContainer a line (kept after rm)
  *   daemon-down              present: every command fails as docker does with no daemon
  *
  *   run --detach --pull never --name N --publish 127.0.0.1:H:C [--gpus all | --device D] [--env K=V]... IMAGE
@@ -22,7 +23,7 @@
  */
 import { spawn } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -30,7 +31,7 @@ import { fileURLToPath } from "node:url";
  * What an image's container does: serve the expert for a robot model (JSON wire, or openpi's with
  * the DROID keys in chunks of 4), print a line and never listen, or print a line and exit.
  */
-export type FakeImage = { serve: string } | { openpi: string } | { mute: string } | { crash: string };
+export type FakeImage = { serve: string; answersReset?: boolean } | { openpi: string } | { mute: string } | { crash: string };
 
 export interface FakeContainer {
   name: string;
@@ -58,6 +59,13 @@ export function fakeContainers(dir: string): FakeContainer[] {
   const folder = join(dir, "containers");
   if (!existsSync(folder)) return [];
   return readdirSync(folder).filter((f) => f.endsWith(".json")).map((f) => JSON.parse(readFileSync(join(folder, f), "utf8")) as FakeContainer);
+}
+
+/** Every container the engine started, removed or not, in order. */
+export function fakeRuns(dir: string): FakeContainer[] {
+  const file = join(dir, "runs.jsonl");
+  if (!existsSync(file)) return [];
+  return readFileSync(file, "utf8").split("\n").filter((l) => l !== "").map((l) => JSON.parse(l) as FakeContainer);
 }
 
 /** True while `pid` runs (a zombie waiting to be reaped counts as gone). */
@@ -133,6 +141,7 @@ function run(dir: string, args: string[]): void {
     gpus: flags.get("--gpus")?.at(-1) ?? null, devices: flags.get("--device") ?? [], pull: flags.get("--pull")?.at(-1) ?? null,
   };
   writeFileSync(containerFile(dir, name), JSON.stringify(container));
+  appendFileSync(join(dir, "runs.jsonl"), `${JSON.stringify(container)}\n`);
   process.stdout.write(`${createHash("sha256").update(name).digest("hex")}\n`);
 }
 
@@ -219,7 +228,7 @@ async function container(behaviour: FakeImage, hostIp: string, hostPort: number)
     return;
   }
   const { startEndpointPolicyServer } = await import("../../simulators/policies/endpoint-server.js");
-  await startEndpointPolicyServer({ model: behaviour.serve, port: hostPort });
+  await startEndpointPolicyServer({ model: behaviour.serve, port: hostPort, answersReset: behaviour.answersReset ?? true });
   console.log(`expert policy for ${behaviour.serve} serving on ${hostIp}:${hostPort}`);
 }
 

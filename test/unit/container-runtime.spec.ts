@@ -16,15 +16,18 @@ import { realProbes } from "../../cell-agent/doctor/probes.js";
 import type { Observation } from "../../cell-agent/hardware/types.js";
 import { policyRuntimeFor } from "../../cell-agent/hardware-factory.js";
 import { ContainerPolicyRuntime, type ContainerImage } from "../../cell-agent/policy/container-runtime.js";
+import { EndpointPolicyRuntime } from "../../cell-agent/policy/endpoint-runtime.js";
+import { startEndpointPolicyServer } from "../../simulators/policies/endpoint-server.js";
 import { ExpertPolicy } from "../../simulators/policies/expert-policy.js";
 import { embodimentFor } from "../../simulators/world/embodiments.js";
-import { FAKE_ENGINE_VERSION, fakeContainers, processAlive, writeFakeEngineImages } from "../support/fake-container-engine.js";
+import { FAKE_ENGINE_VERSION, fakeContainers, fakeRuns, processAlive, writeFakeEngineImages } from "../support/fake-container-engine.js";
 
 const FAKE_BIN = resolve(dirname(fileURLToPath(import.meta.url)), "../support/fake-engine-bin");
 const EXPERT = "assay/expert-picker:1";
 const MUTE = "assay/never-listens:1";
 const CRASH = "assay/crashes:1";
 const OPENPI = "assay/openpi-picker:1";
+const OLD_SERVER = "assay/no-reset-picker:1";
 const ROBOT = { model: "so101", dof: 6 };
 
 const image = (name: string, extra: Partial<ContainerImage> = {}): ContainerImage => ({ image: name, protocol: "json", port: 8000, env: {}, ...extra });
@@ -39,7 +42,7 @@ describe("container policy runtime (fake docker)", function () {
 
   before(() => {
     dir = mkdtempSync(join(tmpdir(), "assay-fake-engine-"));
-    writeFakeEngineImages(dir, { [EXPERT]: { serve: "so101" }, [OPENPI]: { openpi: "so101" }, [MUTE]: { mute: "loading checkpoint from the hub" }, [CRASH]: { crash: "policy server: no checkpoint in /models" } });
+    writeFakeEngineImages(dir, { [EXPERT]: { serve: "so101" }, [OPENPI]: { openpi: "so101" }, [MUTE]: { mute: "loading checkpoint from the hub" }, [CRASH]: { crash: "policy server: no checkpoint in /models" }, [OLD_SERVER]: { serve: "so101", answersReset: false } });
     process.env.PATH = `${FAKE_BIN}${delimiter}${saved.path}`;
     process.env.ASSAY_FAKE_ENGINE_DIR = dir;
   });
@@ -97,6 +100,92 @@ describe("container policy runtime (fake docker)", function () {
     // ephemeral port may be taken by any process on a busy machine, so that would be flaky.)
     assert.equal(processAlive(container.pid), false);
     await session.close();
+  });
+
+  /** One short episode on `session`: reset, then `steps` steps from a fixed pose; the actions. */
+  const episode = async (session: Awaited<ReturnType<ContainerPolicyRuntime["start"]>>, seed: number, steps = 3): Promise<number[][]> => {
+    await session.reset({ seed, instruction: "pick up the red cube", controlRateHz: 10 });
+    const actions: number[][] = [];
+    let joints = [0, -0.4, 0.6, 0.3, 0, 1.5];
+    for (let step = 0; step < steps; step++) {
+      joints = await session.act({ tNs: BigInt(step) * 100_000_000n, jointPositionsRad: joints, cameras: {}, instruction: "pick up the red cube" });
+      actions.push(joints);
+    }
+    await session.close();
+    return actions;
+  };
+
+  it("keeps one container per run across its episodes, resets it between them, and replaces it when another run starts", async () => {
+    const lines: string[] = [];
+    const runtime = new ContainerPolicyRuntime({ images: [image(EXPERT)], startTimeoutMs: 20_000, latencyBudgetMs: 5000, log: (l) => lines.push(l) });
+    const before = fakeRuns(dir).length;
+    const first = await episode(await runtime.start(containerPolicy(EXPERT), ROBOT, { runId: "run_a" }), 1);
+    const [warm] = fakeContainers(dir);
+    assert.ok(warm && processAlive(warm.pid), "the run's container outlives its first episode");
+    const second = await episode(await runtime.start(containerPolicy(EXPERT), ROBOT, { runId: "run_a" }), 1);
+    const third = await episode(await runtime.start(containerPolicy(EXPERT), ROBOT, { runId: "run_a" }), 2);
+    assert.equal(fakeRuns(dir).length - before, 1, "three episodes of one run: one container start");
+    assert.deepEqual(second, first, "after the reset the server acts as on a fresh episode");
+    assert.equal(third.length, 3);
+    assert.match(lines.join("\n"), new RegExp(`run run_a reuses container ${warm.name}`));
+
+    await episode(await runtime.start(containerPolicy(EXPERT), ROBOT, { runId: "run_b" }), 1);
+    assert.equal(fakeRuns(dir).length - before, 2, "another run: its own container");
+    assert.equal(processAlive(warm.pid), false, "run_a's container was removed when run_b started");
+    assert.deepEqual(fakeContainers(dir).map((c) => c.name), [fakeRuns(dir).at(-1)!.name]);
+    await runtime.close();
+    assert.deepEqual(fakeContainers(dir), []);
+  });
+
+  it("replaces a warm container whose server does not answer the reset message (an older server)", async () => {
+    const lines: string[] = [];
+    const runtime = new ContainerPolicyRuntime({ images: [image(OLD_SERVER)], startTimeoutMs: 20_000, latencyBudgetMs: 5000, log: (l) => lines.push(l) });
+    const before = fakeRuns(dir).length;
+    await episode(await runtime.start(containerPolicy(OLD_SERVER), ROBOT, { runId: "run_old" }), 1);
+    await episode(await runtime.start(containerPolicy(OLD_SERVER), ROBOT, { runId: "run_old" }), 1);
+    assert.equal(fakeRuns(dir).length - before, 2);
+    assert.match(lines.join("\n"), /did not answer the reset message .*starting a fresh one/);
+    assert.equal(fakeContainers(dir).length, 1);
+    await runtime.close();
+    assert.deepEqual(fakeContainers(dir), []);
+  });
+
+  it("removes a run's warm container once the cell has been idle for idleStopMs", async () => {
+    const lines: string[] = [];
+    let removed!: () => void;
+    const gone = new Promise<void>((resolve) => (removed = resolve));
+    const runtime = new ContainerPolicyRuntime({
+      images: [image(EXPERT)], startTimeoutMs: 20_000, latencyBudgetMs: 5000, idleStopMs: 50,
+      log: (l) => {
+        lines.push(l);
+        if (/removed container .* idle for/.test(l)) removed();
+      },
+    });
+    await episode(await runtime.start(containerPolicy(EXPERT), ROBOT, { runId: "run_idle" }), 1);
+    const [warm] = fakeContainers(dir);
+    assert.ok(processAlive(warm.pid), "kept after its episode");
+    await gone;
+    assert.deepEqual(fakeContainers(dir), []);
+    assert.equal(processAlive(warm.pid), false);
+    await runtime.close();
+  });
+
+  it("gives a fresh container's first inference the warm-up allowance, never charged against latency_budget_ms", async () => {
+    const server = await startEndpointPolicyServer({ model: "so101", delayMs: 300 });
+    try {
+      const endpoints = new EndpointPolicyRuntime({ budget: { maxConsecutiveMisses: 1 } });
+      const policy = { type: "endpoint", url: server.wsUrl, latency_budget_ms: 100 };
+      const warm = await endpoints.start(policy, ROBOT, { warmupMs: 5000 });
+      const cold = await endpoints.start(policy, ROBOT);
+      for (const s of [warm, cold]) await s.reset({ seed: 1, controlRateHz: 10 });
+      const observation: Observation = { tNs: 0n, jointPositionsRad: [0, -0.4, 0.6, 0.3, 0, 1.5], cameras: {} };
+      assert.equal((await warm.act(observation)).length, 6, "a slow first inference inside the allowance acts");
+      await assert.rejects(warm.act({ ...observation, tNs: 100_000_000n }), /missed its latency_budget_ms of 100 ms 1 times in a row/, "the second step is held to the budget");
+      await assert.rejects(cold.act(observation), /missed its latency_budget_ms/, "without the allowance the first step is charged");
+      for (const s of [warm, cold]) await s.close();
+    } finally {
+      await server.close();
+    }
   });
 
   it("drives an image that serves openpi's protocol with the observation map its config names", async () => {
@@ -238,20 +327,20 @@ describe("policies config", () => {
   const policies = (value: unknown) => compileAgentConfig({ ...BASE, policies: value }).policies;
 
   it("keeps old configs valid and fills every default", () => {
-    assert.deepEqual(policies(undefined), { runtime: "none", gpus: false, startTimeoutMs: 120_000, latencyBudgetMs: 200, images: [] });
+    assert.deepEqual(policies(undefined), { runtime: "none", gpus: false, startTimeoutMs: 120_000, latencyBudgetMs: 200, warmupMs: 120_000, idleStopMs: 600_000, images: [] });
     assert.deepEqual(policies({ runtime: "container", images: ["assay/x:1"] }), {
-      runtime: "container", gpus: false, startTimeoutMs: 120_000, latencyBudgetMs: 200,
+      runtime: "container", gpus: false, startTimeoutMs: 120_000, latencyBudgetMs: 200, warmupMs: 120_000, idleStopMs: 600_000,
       images: [{ image: "assay/x:1", protocol: "json", port: 8000, env: {} }],
     });
   });
 
   it("reads image entries with their protocol, port, observation map and env", () => {
     const compiled = policies({
-      runtime: "container", engine: "podman", gpus: true, startTimeoutMs: 300_000, latencyBudgetMs: 120,
+      runtime: "container", engine: "podman", gpus: true, startTimeoutMs: 300_000, latencyBudgetMs: 120, warmupMs: 300_000, idleStopMs: 60_000,
       images: ["assay/x:1", { image: "ghcr.io/acme/pi0:3", protocol: "openpi", port: 8001, observationMap: { "observation/image": "top" }, env: { HF_HOME: "/cache" } }],
     });
     assert.deepEqual(compiled, {
-      runtime: "container", engine: "podman", gpus: true, startTimeoutMs: 300_000, latencyBudgetMs: 120,
+      runtime: "container", engine: "podman", gpus: true, startTimeoutMs: 300_000, latencyBudgetMs: 120, warmupMs: 300_000, idleStopMs: 60_000,
       images: [
         { image: "assay/x:1", protocol: "json", port: 8000, env: {} },
         { image: "ghcr.io/acme/pi0:3", protocol: "openpi", port: 8001, observationMap: { "observation/image": "top" }, env: { HF_HOME: "/cache" } },
