@@ -12,10 +12,14 @@
  * A freshly started container's first inference gets the warm-up allowance `warmupMs` (default
  * 120000), never counted against `latency_budget_ms`.
  *
- * A session starts a detached container named `assay-policy-<random>` that publishes the image's
- * serving port on a free loopback port only (`--publish 127.0.0.1:<hostPort>:<port>`), with every
- * GPU when configured (`--gpus all`; podman: the CDI device `nvidia.com/gpu=all`) and nothing else of
- * the host (no volumes, other devices or host network).
+ * A container is started detached, named `assay-policy-<random>`, with a memory limit (`--memory`,
+ * default 16g), the configured GPUs (`--gpus all` or `--gpus device=N`; podman: the CDI devices
+ * `nvidia.com/gpu=...`) and nothing else of the host (no volumes, other devices or host network). By
+ * default it joins the internal network `assay-policy` (created `--internal` on first use: no route off
+ * the host, nothing published) and the agent connects to its address there; with `network:
+ * "published"` (rootless podman, whose container addresses the host cannot reach) it sits on the
+ * default bridge and publishes its serving port on a free loopback port only
+ * (`--publish 127.0.0.1:<hostPort>:<port>`).
  * It never pulls (`--pull never`): a pull would outlast the start timeout, so images are pulled when
  * the cell is set up and the doctor warns about missing ones. The session waits, up to
  * `startTimeoutMs`, until the server answers HTTP on that port, then talks to it over a WebSocket at
@@ -36,7 +40,7 @@ import { EndpointPolicyRuntime, type EndpointRuntimeOptions } from "./endpoint-r
 /** Every policy container's name starts with this; `cleanup()` removes what carries it. */
 export const CONTAINER_NAME_PREFIX = "assay-policy-";
 
-export const CONTAINER_RUNTIME_DEFAULTS = { startTimeoutMs: 120_000, latencyBudgetMs: 200, port: 8000, warmupMs: 120_000, idleStopMs: 600_000 } as const;
+export const CONTAINER_RUNTIME_DEFAULTS = { startTimeoutMs: 120_000, latencyBudgetMs: 200, port: 8000, warmupMs: 120_000, idleStopMs: 600_000, memory: "16g", network: "internal" } as const;
 
 /** How long a warm JSON-wire server has to answer the reset between episodes before it is replaced, ms. */
 export const RESET_TIMEOUT_MS = 5000;
@@ -58,8 +62,16 @@ export interface ContainerImage {
 export interface ContainerRuntimeOptions {
   /** The engine; default: whichever of docker, podman is on PATH, docker first. */
   engine?: EngineName;
-  /** Give the container every GPU (docker `--gpus all`, podman `--device nvidia.com/gpu=all`); default false. */
-  gpus?: boolean;
+  /** GPUs: false (default), true for every one (docker `--gpus all`, podman `--device nvidia.com/gpu=all`), or device indices (`--gpus device=0`). */
+  gpus?: boolean | number[];
+  /** The container's memory limit, docker's `--memory` (default "16g"). */
+  memory?: string;
+  /**
+   * "internal" (default): the container joins the internal network `assay-policy` (no route off the host)
+   * and the agent connects to its address there; "published": the default bridge with the port published
+   * on 127.0.0.1 (rootless podman, whose container addresses the host cannot reach).
+   */
+  network?: "internal" | "published";
   /** From `run` until the image's server answers, ms (default 120000). */
   startTimeoutMs?: number;
   /** `latency_budget_ms` the container's server is held to each step (default 200). */
@@ -76,12 +88,19 @@ export interface ContainerRuntimeOptions {
   idleStopMs?: number;
 }
 
+/** Host and port the agent connects to: the container's address on the internal network, or the published loopback port. */
+interface ServerAddress {
+  host: string;
+  port: number;
+}
+
 /** The container kept for one run between its episodes. */
 interface WarmContainer {
   runId: string;
   image: string;
   name: string;
-  hostPort: number;
+  /** Where the agent reaches the container's server. */
+  address: ServerAddress;
   engine: ContainerEngineCli;
   /** An episode's session is open on it. */
   busy: boolean;
@@ -104,10 +123,10 @@ function freeLoopbackPort(): Promise<number> {
   });
 }
 
-/** True when anything answers HTTP at `http://127.0.0.1:<port>/` (any status: a WebSocket server says 426 or 405). */
-function answersHttp(port: number, timeoutMs: number): Promise<boolean> {
+/** True when anything answers HTTP at `http://<host>:<port>/` (any status: a WebSocket server says 426 or 405). */
+function answersHttp(address: ServerAddress, timeoutMs: number): Promise<boolean> {
   return new Promise((resolve) => {
-    const req = request({ host: "127.0.0.1", port, path: "/", method: "GET", agent: false, timeout: timeoutMs }, (res) => {
+    const req = request({ host: address.host, port: address.port, path: "/", method: "GET", agent: false, timeout: timeoutMs }, (res) => {
       res.resume();
       resolve(true);
     });
@@ -117,10 +136,22 @@ function answersHttp(port: number, timeoutMs: number): Promise<boolean> {
   });
 }
 
-/** Every GPU: docker's flag, or for podman the NVIDIA CDI device (podman's own --gpus is unreliable). */
-function gpuArgs(engine: EngineName): string[] {
-  return engine === "podman" ? ["--device", "nvidia.com/gpu=all"] : ["--gpus", "all"];
+/**
+ * The GPUs a container gets: none (false), every one (true), or the listed device indices; docker's
+ * `--gpus`, or for podman the NVIDIA CDI devices (podman's own --gpus is unreliable).
+ */
+export function gpuArgs(engine: EngineName, gpus: boolean | number[]): string[] {
+  if (gpus === false || (Array.isArray(gpus) && gpus.length === 0)) return [];
+  if (gpus === true) return engine === "podman" ? ["--device", "nvidia.com/gpu=all"] : ["--gpus", "all"];
+  // docker reads --gpus as CSV: several devices must be quoted inside the value.
+  if (engine === "podman") return gpus.flatMap((i) => ["--device", `nvidia.com/gpu=${i}`]);
+  return ["--gpus", gpus.length === 1 ? `device=${gpus[0]}` : `"device=${gpus.join(",")}"`];
 }
+
+/** The internal network (`--internal`: no route off the host) policy containers join by default. */
+export const POLICY_NETWORK = "assay-policy";
+/** Each of `network inspect` and `network create`, ms. */
+const NETWORK_SETUP_TIMEOUT_MS = 30_000;
 
 /** `; its last output: ...` from the container's log, for an error message; "" when it printed nothing. */
 async function lastWords(engine: ContainerEngineCli, name: string): Promise<string> {
@@ -134,9 +165,9 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * Asks a JSON-wire server to forget every episode it holds: `{"type": "reset"}` on a WebSocket,
  * answered `{"reset": "ok"}`. False when it does not answer so within `timeoutMs` (an older server).
  */
-function resetJsonServer(hostPort: number, timeoutMs: number): Promise<boolean> {
+function resetJsonServer(address: ServerAddress, timeoutMs: number): Promise<boolean> {
   return new Promise((resolve) => {
-    const socket = new WebSocket(`ws://127.0.0.1:${hostPort}/`);
+    const socket = new WebSocket(`ws://${address.host}:${address.port}/`);
     const done = (ok: boolean) => {
       clearTimeout(timer);
       socket.removeAllListeners();
@@ -189,8 +220,12 @@ export class ContainerPolicyRuntime implements PolicyRuntime {
   private readonly latencyBudgetMs: number;
   private readonly warmupMs: number;
   private readonly idleStopMs: number;
+  private readonly memory: string;
+  private readonly network: "internal" | "published";
   /** Containers this runtime started and has not removed yet. */
   private readonly live = new Set<string>();
+  /** Set once the internal network is known to exist. */
+  private networkReady: Promise<void> | undefined;
   /** The run's container kept between its episodes (at most one: a cell runs one episode at a time). */
   private warm: WarmContainer | undefined;
 
@@ -201,6 +236,8 @@ export class ContainerPolicyRuntime implements PolicyRuntime {
     this.latencyBudgetMs = options.latencyBudgetMs ?? CONTAINER_RUNTIME_DEFAULTS.latencyBudgetMs;
     this.warmupMs = options.warmupMs ?? CONTAINER_RUNTIME_DEFAULTS.warmupMs;
     this.idleStopMs = options.idleStopMs ?? CONTAINER_RUNTIME_DEFAULTS.idleStopMs;
+    this.memory = options.memory ?? CONTAINER_RUNTIME_DEFAULTS.memory;
+    this.network = options.network ?? CONTAINER_RUNTIME_DEFAULTS.network;
   }
 
   /** The configured images. */
@@ -226,7 +263,7 @@ export class ContainerPolicyRuntime implements PolicyRuntime {
     const runId = context.runId;
     const reused = await this.takeWarm(entry, runId);
     if (reused) {
-      const endpoint = await this.connect(entry, policy, robot, reused.hostPort, undefined).catch(async (error: Error) => {
+      const endpoint = await this.connect(entry, policy, robot, reused.address, undefined).catch(async (error: Error) => {
         await this.stopWarm();
         throw error;
       });
@@ -234,17 +271,20 @@ export class ContainerPolicyRuntime implements PolicyRuntime {
       return new ContainerSession(endpoint, async () => this.idle(reused));
     }
     const engine = this.engine();
+    // Cell setup, once per agent: not part of the container's start (startTimeoutMs).
+    if (this.network === "internal") await this.ensureNetwork(engine);
     const name = `${CONTAINER_NAME_PREFIX}${randomBytes(6).toString("hex")}`;
     const deadline = performance.now() + this.startTimeoutMs;
     this.live.add(name);
     try {
-      const hostPort = await freeLoopbackPort();
+      const hostPort = this.network === "published" ? await freeLoopbackPort() : undefined;
       await this.run(engine, entry, name, hostPort, deadline);
-      await this.waitUntilServing(engine, entry, name, hostPort, deadline);
-      const endpoint = await this.connect(entry, policy, robot, hostPort, this.warmupMs);
-      this.log(`policy ${entry.image}: container ${name} serves on 127.0.0.1:${hostPort}`);
+      const address = hostPort !== undefined ? { host: "127.0.0.1", port: hostPort } : { host: await this.containerIp(engine, name, deadline), port: entry.port };
+      await this.waitUntilServing(engine, entry, name, address, deadline);
+      const endpoint = await this.connect(entry, policy, robot, address, this.warmupMs);
+      this.log(`policy ${entry.image}: container ${name} serves on ${address.host}:${address.port}`);
       if (runId === undefined) return new ContainerSession(endpoint, () => this.remove(engine, name));
-      const warm: WarmContainer = { runId, image: entry.image, name, hostPort, engine, busy: true };
+      const warm: WarmContainer = { runId, image: entry.image, name, address, engine, busy: true };
       this.warm = warm;
       return new ContainerSession(endpoint, async () => this.idle(warm));
     } catch (error) {
@@ -254,10 +294,10 @@ export class ContainerPolicyRuntime implements PolicyRuntime {
   }
 
   /** The endpoint session on a serving container; `warmupMs` for a fresh container's first inference. */
-  private connect(entry: ContainerImage, policy: Record<string, unknown>, robot: { model: string; dof: number }, hostPort: number, warmupMs: number | undefined): Promise<PolicySession> {
+  private connect(entry: ContainerImage, policy: Record<string, unknown>, robot: { model: string; dof: number }, address: ServerAddress, warmupMs: number | undefined): Promise<PolicySession> {
     return this.endpoints.start({
       type: "endpoint",
-      url: `ws://127.0.0.1:${hostPort}/`,
+      url: `ws://${address.host}:${address.port}/`,
       latency_budget_ms: this.latencyBudgetMs,
       protocol: entry.protocol,
       ...(entry.observationMap ? { observation_map: entry.observationMap } : {}),
@@ -285,7 +325,7 @@ export class ContainerPolicyRuntime implements PolicyRuntime {
       await this.stopWarm();
       return undefined;
     }
-    if (entry.protocol === "json" && !(await resetJsonServer(warm.hostPort, RESET_TIMEOUT_MS))) {
+    if (entry.protocol === "json" && !(await resetJsonServer(warm.address, RESET_TIMEOUT_MS))) {
       this.log(`policy ${entry.image}: container ${warm.name} did not answer the reset message ({"type":"reset"} -> {"reset":"ok"}) within ${RESET_TIMEOUT_MS} ms; starting a fresh one (docs/policies.md, The JSON wire)`);
       await this.stopWarm();
       return undefined;
@@ -322,14 +362,47 @@ export class ContainerPolicyRuntime implements PolicyRuntime {
     await this.remove(warm.engine, warm.name);
   }
 
-  private async run(engine: ContainerEngineCli, entry: ContainerImage, name: string, hostPort: number, deadline: number): Promise<void> {
-    const args = [
+  /** Creates the internal network policy containers join, unless it exists. */
+  private ensureNetwork(engine: ContainerEngineCli): Promise<void> {
+    this.networkReady ??= this.createNetwork(engine).catch((error: Error) => {
+      this.networkReady = undefined;
+      throw error;
+    });
+    return this.networkReady;
+  }
+
+  private async createNetwork(engine: ContainerEngineCli): Promise<void> {
+    const inspect = await engine.exec(["network", "inspect", POLICY_NETWORK], NETWORK_SETUP_TIMEOUT_MS);
+    if (inspect.code === 0) return;
+    const created = await engine.exec(["network", "create", "--internal", POLICY_NETWORK], NETWORK_SETUP_TIMEOUT_MS);
+    // Another agent process may have created it in between.
+    if (created.code !== 0 && !/already exists/i.test(created.stderr)) {
+      throw new Error(`${engine.name} network create --internal ${POLICY_NETWORK} failed (exit ${created.code}): ${stderrTail(created.stderr) || "no message"}; or set policies.network to "published" (docs/install-cell-agent.md, Policies)`);
+    }
+  }
+
+  /** The container's address on the internal network. */
+  private async containerIp(engine: ContainerEngineCli, name: string, deadline: number): Promise<string> {
+    const out = await engine.check(["inspect", "--format", `{{(index .NetworkSettings.Networks "${POLICY_NETWORK}").IPAddress}}`, name], "inspect", Math.max(1, deadline - performance.now()));
+    const ip = out.trim();
+    if (!/^\d+\.\d+\.\d+\.\d+$/.test(ip)) throw new Error(`${engine.name} gave container ${name} no address on the ${POLICY_NETWORK} network (got ${JSON.stringify(ip.slice(0, 80))}); with rootless podman set policies.network to "published" (docs/install-cell-agent.md, Policies)`);
+    return ip;
+  }
+
+  /** `docker run` with the cell's flags: see the file's comment. */
+  private runArgs(engine: ContainerEngineCli, entry: ContainerImage, name: string, hostPort: number | undefined): string[] {
+    return [
       "run", "--detach", "--pull", "never", "--name", name,
-      "--publish", `127.0.0.1:${hostPort}:${entry.port}`,
-      ...(this.options.gpus ? gpuArgs(engine.name) : []),
+      ...(hostPort !== undefined ? ["--publish", `127.0.0.1:${hostPort}:${entry.port}`] : ["--network", POLICY_NETWORK]),
+      "--memory", this.memory,
+      ...gpuArgs(engine.name, this.options.gpus ?? false),
       ...Object.entries(entry.env).flatMap(([key, value]) => ["--env", `${key}=${value}`]),
       entry.image,
     ];
+  }
+
+  private async run(engine: ContainerEngineCli, entry: ContainerImage, name: string, hostPort: number | undefined, deadline: number): Promise<void> {
+    const args = this.runArgs(engine, entry, name, hostPort);
     const out = await engine.exec(args, deadline - performance.now());
     if (out.timedOut) throw new Error(`${engine.name} run ${entry.image} did not return within ${Math.round(this.startTimeoutMs / 1000)} s (policies.startTimeoutMs)`);
     if (out.code === 0) return;
@@ -338,12 +411,12 @@ export class ContainerPolicyRuntime implements PolicyRuntime {
   }
 
   /** Resolves once the server in the container answers; rejects when the container stops or the deadline passes. */
-  private async waitUntilServing(engine: ContainerEngineCli, entry: ContainerImage, name: string, hostPort: number, deadline: number): Promise<void> {
+  private async waitUntilServing(engine: ContainerEngineCli, entry: ContainerImage, name: string, address: ServerAddress, deadline: number): Promise<void> {
     let nextAliveCheck = performance.now() + ALIVE_CHECK_INTERVAL_MS;
     for (;;) {
       const left = deadline - performance.now();
       if (left <= 0) break;
-      if (await answersHttp(hostPort, Math.min(1000, left))) return;
+      if (await answersHttp(address, Math.min(1000, left))) return;
       if (performance.now() >= nextAliveCheck) {
         const running = await engine.containerNames(name, { all: false });
         if (!running.includes(name)) {

@@ -24,6 +24,8 @@ export interface EndpointServerOptions {
   jumpRad?: number;
   /** Loopback port (default 0: any free port). */
   port?: number;
+  /** Loopback address to listen on (default "127.0.0.1"; the fake container engine gives each container its own 127.x address). */
+  host?: string;
   /** Answer the between-episodes `{"type": "reset"}` with `{"reset": "ok"}` (default true; false plays an older server). */
   answersReset?: boolean;
 }
@@ -131,7 +133,7 @@ export async function startEndpointPolicyServer(options: EndpointServerOptions):
   });
   await new Promise<void>((resolve, reject) => {
     http.once("error", reject);
-    http.listen(options.port ?? 0, "127.0.0.1", () => resolve());
+    http.listen(options.port ?? 0, options.host ?? "127.0.0.1", () => resolve());
   });
   const port = (http.address() as AddressInfo).port;
   return {

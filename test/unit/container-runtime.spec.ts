@@ -15,12 +15,12 @@ import { compileAgentConfig } from "../../cell-agent/config.js";
 import { realProbes } from "../../cell-agent/doctor/probes.js";
 import type { Observation } from "../../cell-agent/hardware/types.js";
 import { policyRuntimeFor } from "../../cell-agent/hardware-factory.js";
-import { ContainerPolicyRuntime, type ContainerImage } from "../../cell-agent/policy/container-runtime.js";
+import { ContainerPolicyRuntime, gpuArgs, type ContainerImage } from "../../cell-agent/policy/container-runtime.js";
 import { EndpointPolicyRuntime } from "../../cell-agent/policy/endpoint-runtime.js";
 import { startEndpointPolicyServer } from "../../simulators/policies/endpoint-server.js";
 import { ExpertPolicy } from "../../simulators/policies/expert-policy.js";
 import { embodimentFor } from "../../simulators/world/embodiments.js";
-import { FAKE_ENGINE_VERSION, fakeContainers, fakeRuns, processAlive, writeFakeEngineImages } from "../support/fake-container-engine.js";
+import { FAKE_ENGINE_VERSION, fakeContainers, fakeNetworks, fakeRuns, processAlive, writeFakeEngineImages } from "../support/fake-container-engine.js";
 
 const FAKE_BIN = resolve(dirname(fileURLToPath(import.meta.url)), "../support/fake-engine-bin");
 const EXPERT = "assay/expert-picker:1";
@@ -65,7 +65,7 @@ describe("container policy runtime (fake docker)", function () {
   it("runs a configured image in a loopback-only container, acts through it as the expert would, and removes it on close", async () => {
     const lines: string[] = [];
     const runtime = new ContainerPolicyRuntime({
-      images: [image(EXPERT, { env: { POLICY_SEED: "7" } })], gpus: true, startTimeoutMs: 20_000, latencyBudgetMs: 5000, log: (l) => lines.push(l),
+      images: [image(EXPERT, { env: { POLICY_SEED: "7" } })], gpus: true, network: "published", startTimeoutMs: 20_000, latencyBudgetMs: 5000, log: (l) => lines.push(l),
     });
     assert.deepEqual(runtime.available(), [EXPERT]);
     const session = await runtime.start(containerPolicy(EXPERT), ROBOT);
@@ -74,12 +74,14 @@ describe("container policy runtime (fake docker)", function () {
     assert.equal(fakeContainers(dir).length, 1);
     assert.match(container.name, /^assay-policy-[0-9a-f]{12}$/);
     assert.equal(container.image, EXPERT);
-    assert.deepEqual({ ip: container.publish.hostIp, port: container.publish.containerPort }, { ip: "127.0.0.1", port: 8000 });
+    assert.deepEqual({ ip: container.publish!.hostIp, port: container.publish!.containerPort }, { ip: "127.0.0.1", port: 8000 });
+    assert.equal(container.network, null);
+    assert.equal(container.memory, "16g", "the default memory limit");
     assert.deepEqual(container.env, { POLICY_SEED: "7" });
     assert.deepEqual({ gpus: container.gpus, devices: container.devices }, { gpus: "all", devices: [] });
     assert.equal(container.pull, "never");
     assert.ok(processAlive(container.pid));
-    assert.match(lines.join("\n"), new RegExp(`${container.name} serves on 127\\.0\\.0\\.1:${container.publish.hostPort}`));
+    assert.match(lines.join("\n"), new RegExp(`${container.name} serves on 127\\.0\\.0\\.1:${container.publish!.hostPort}`));
 
     // The same expert in this process, fed the same observations, must command the same joints.
     const reference = new ExpertPolicy(embodimentFor("so101"));
@@ -100,6 +102,33 @@ describe("container policy runtime (fake docker)", function () {
     // ephemeral port may be taken by any process on a busy machine, so that would be flaky.)
     assert.equal(processAlive(container.pid), false);
     await session.close();
+  });
+
+  it("by default puts the container on the internal network only, with the memory limit and the GPUs the config selects", async () => {
+    const lines: string[] = [];
+    const runtime = new ContainerPolicyRuntime({ images: [image(EXPERT)], gpus: [1], memory: "6g", startTimeoutMs: 20_000, latencyBudgetMs: 5000, log: (l) => lines.push(l) });
+    const session = await runtime.start(containerPolicy(EXPERT), ROBOT, { runId: "run_net" });
+    const [container] = fakeContainers(dir);
+    assert.deepEqual(
+      { publish: container.publish, network: container.network, memory: container.memory, gpus: container.gpus },
+      { publish: null, network: "assay-policy", memory: "6g", gpus: "device=1" },
+    );
+    assert.deepEqual(fakeNetworks(dir), ["assay-policy"], "created --internal on first use");
+    assert.match(lines.join("\n"), new RegExp(`${container.name} serves on ${container.ip!.replace(/\./g, "\\.")}:8000`));
+    await episode(session, 1);
+    // The next run's container joins the same network; nothing is created twice.
+    await episode(await runtime.start(containerPolicy(EXPERT), ROBOT, { runId: "run_net2" }), 1);
+    assert.deepEqual(fakeNetworks(dir), ["assay-policy"]);
+    await runtime.close();
+    assert.deepEqual(fakeContainers(dir), []);
+  });
+
+  it("selects GPUs by index: docker's quoted device list, podman's CDI devices", () => {
+    assert.deepEqual(gpuArgs("docker", false), []);
+    assert.deepEqual(gpuArgs("docker", true), ["--gpus", "all"]);
+    assert.deepEqual(gpuArgs("docker", [0]), ["--gpus", "device=0"]);
+    assert.deepEqual(gpuArgs("docker", [0, 2]), ["--gpus", '"device=0,2"']);
+    assert.deepEqual(gpuArgs("podman", [0, 2]), ["--device", "nvidia.com/gpu=0", "--device", "nvidia.com/gpu=2"]);
   });
 
   /** One short episode on `session`: reset, then `steps` steps from a fixed pose; the actions. */
@@ -327,9 +356,9 @@ describe("policies config", () => {
   const policies = (value: unknown) => compileAgentConfig({ ...BASE, policies: value }).policies;
 
   it("keeps old configs valid and fills every default", () => {
-    assert.deepEqual(policies(undefined), { runtime: "none", gpus: false, startTimeoutMs: 120_000, latencyBudgetMs: 200, warmupMs: 120_000, idleStopMs: 600_000, images: [] });
+    assert.deepEqual(policies(undefined), { runtime: "none", gpus: false, memory: "16g", network: "internal", startTimeoutMs: 120_000, latencyBudgetMs: 200, warmupMs: 120_000, idleStopMs: 600_000, images: [] });
     assert.deepEqual(policies({ runtime: "container", images: ["assay/x:1"] }), {
-      runtime: "container", gpus: false, startTimeoutMs: 120_000, latencyBudgetMs: 200, warmupMs: 120_000, idleStopMs: 600_000,
+      runtime: "container", gpus: false, memory: "16g", network: "internal", startTimeoutMs: 120_000, latencyBudgetMs: 200, warmupMs: 120_000, idleStopMs: 600_000,
       images: [{ image: "assay/x:1", protocol: "json", port: 8000, env: {} }],
     });
   });
@@ -340,7 +369,7 @@ describe("policies config", () => {
       images: ["assay/x:1", { image: "ghcr.io/acme/pi0:3", protocol: "openpi", port: 8001, observationMap: { "observation/image": "top" }, env: { HF_HOME: "/cache" } }],
     });
     assert.deepEqual(compiled, {
-      runtime: "container", engine: "podman", gpus: true, startTimeoutMs: 300_000, latencyBudgetMs: 120, warmupMs: 300_000, idleStopMs: 60_000,
+      runtime: "container", engine: "podman", gpus: true, memory: "16g", network: "internal", startTimeoutMs: 300_000, latencyBudgetMs: 120, warmupMs: 300_000, idleStopMs: 60_000,
       images: [
         { image: "assay/x:1", protocol: "json", port: 8000, env: {} },
         { image: "ghcr.io/acme/pi0:3", protocol: "openpi", port: 8001, observationMap: { "observation/image": "top" }, env: { HF_HOME: "/cache" } },
@@ -356,7 +385,11 @@ describe("policies config", () => {
     assert.throws(() => policies({ images: [{ image: "assay/x:1", env: { "A-B": "1" } }] }), /"policies.images\[0\].env" must map variable names/);
     assert.throws(() => policies({ images: [{ image: "assay/x:1", volumes: ["/:/host"] }] }), /unknown agent config key "policies.images\[0\].volumes"/);
     assert.throws(() => policies({ images: ["assay/x:1", { image: "assay/x:1" }] }), /names "assay\/x:1" twice/);
-    assert.throws(() => policies({ gpus: "yes" }), /"policies.gpus" must be true or false; got "yes"/);
+    assert.throws(() => policies({ gpus: "yes" }), /"policies.gpus" must be true, false, or GPU indices such as \[0\] or \[0, 1\] \(as nvidia-smi numbers them\); got "yes"/);
+    assert.throws(() => policies({ gpus: [0, 0] }), /"policies.gpus" must be .*; got \[0,0\]/);
+    assert.throws(() => policies({ memory: "lots" }), /"policies.memory" must be a memory size as docker's --memory takes it, e.g. "16g" or "8192m"; got "lots"/);
+    assert.throws(() => policies({ network: "host" }), /"policies.network" must be one of "internal", "published"; got "host"/);
+    assert.deepEqual({ ...policies({ gpus: [0, 1], memory: "24g", network: "published" }), images: [] }, { ...policies({}), gpus: [0, 1], memory: "24g", network: "published" });
   });
 
   it("gives a container runtime for runtime container, and a refusal in words for none", async () => {
