@@ -434,6 +434,7 @@ export async function runEpisode(ctx: EpisodeContext): Promise<EpisodeResult> {
     await policy.close().catch(() => undefined);
     const meta = {
       phase: "end", ...(await metaCommon()), outcome, event_count: events.length, safety_clamps: envelope.clampCount,
+      ...(policy.image ? { policy_image: policy.image } : {}),
       ...(hardware.cameras.length > 1 ? { camera_sync: cameraSkew.summary() } : {}),
       ...(assignment.interventions !== "none" ? { interventions_mode: assignment.interventions, interventions } : {}),
     };

@@ -209,6 +209,17 @@ export interface PolicySession {
   /** Returns the commanded joint targets (the action space's dimension). */
   act(observation: Observation): Promise<number[]>;
   close(): Promise<void>;
+  /** A container policy: the image that ran, pinned by its local id and registry digests (episode meta `policy_image`). */
+  readonly image?: PolicyImagePin;
+}
+
+/** The image a container policy ran. */
+export interface PolicyImagePin {
+  image: string;
+  /** The local image id, `sha256:<hex>`. */
+  id: string;
+  /** `<repository>@sha256:<hex>`; empty for an image built on the cell. */
+  repo_digests: string[];
 }
 
 /** Starts policies: containers, checkpoints or endpoints. */

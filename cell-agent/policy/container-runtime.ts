@@ -33,7 +33,7 @@ import { randomBytes } from "node:crypto";
 import { request } from "node:http";
 import { createServer, type AddressInfo } from "node:net";
 import WebSocket from "ws";
-import type { Observation, PolicyRuntime, PolicySession, PolicyStartContext } from "../hardware/types.js";
+import type { Observation, PolicyImagePin, PolicyRuntime, PolicySession, PolicyStartContext } from "../hardware/types.js";
 import { ContainerEngineCli, findEngine, stderrTail, type EngineName } from "./container-engine.js";
 import { EndpointPolicyRuntime, type EndpointRuntimeOptions } from "./endpoint-runtime.js";
 
@@ -105,6 +105,8 @@ interface WarmContainer {
   /** An episode's session is open on it. */
   busy: boolean;
   idleTimer?: NodeJS.Timeout;
+  /** The image it runs, by digest. */
+  pin: PolicyImagePin | undefined;
 }
 
 const READY_PROBE_INTERVAL_MS = 200;
@@ -195,7 +197,7 @@ class ContainerSession implements PolicySession {
   private closing: Promise<void> | undefined;
 
   /** `release`: what closing does to the container (remove it, or keep it warm for the run). */
-  constructor(private readonly endpoint: PolicySession, private readonly release: () => Promise<void>) {}
+  constructor(private readonly endpoint: PolicySession, private readonly release: () => Promise<void>, readonly image: PolicyImagePin | undefined) {}
 
   reset(info: { seed: number; instruction?: string; controlRateHz: number }): Promise<void> {
     return this.endpoint.reset(info);
@@ -268,7 +270,7 @@ export class ContainerPolicyRuntime implements PolicyRuntime {
         throw error;
       });
       this.log(`policy ${entry.image}: run ${runId} reuses container ${reused.name}`);
-      return new ContainerSession(endpoint, async () => this.idle(reused));
+      return new ContainerSession(endpoint, async () => this.idle(reused), reused.pin);
     }
     const engine = this.engine();
     // Cell setup, once per agent: not part of the container's start (startTimeoutMs).
@@ -282,15 +284,26 @@ export class ContainerPolicyRuntime implements PolicyRuntime {
       const address = hostPort !== undefined ? { host: "127.0.0.1", port: hostPort } : { host: await this.containerIp(engine, name, deadline), port: entry.port };
       await this.waitUntilServing(engine, entry, name, address, deadline);
       const endpoint = await this.connect(entry, policy, robot, address, this.warmupMs);
+      const pin = await this.pinOf(engine, entry.image);
       this.log(`policy ${entry.image}: container ${name} serves on ${address.host}:${address.port}`);
-      if (runId === undefined) return new ContainerSession(endpoint, () => this.remove(engine, name));
-      const warm: WarmContainer = { runId, image: entry.image, name, address, engine, busy: true };
+      if (runId === undefined) return new ContainerSession(endpoint, () => this.remove(engine, name), pin);
+      const warm: WarmContainer = { runId, image: entry.image, name, address, engine, busy: true, pin };
       this.warm = warm;
-      return new ContainerSession(endpoint, async () => this.idle(warm));
+      return new ContainerSession(endpoint, async () => this.idle(warm), pin);
     } catch (error) {
       await this.remove(engine, name).catch((e: Error) => this.log(`policy ${entry.image}: ${e.message}; remove it by hand: ${engine.name} rm -f ${name}`));
       throw error;
     }
+  }
+
+  /** The image's id and registry digests, as the engine has it now; undefined (logged) when the engine cannot say. */
+  private async pinOf(engine: ContainerEngineCli, image: string): Promise<PolicyImagePin | undefined> {
+    const digest = await engine.imageDigest(image).catch(() => undefined);
+    if (!digest) {
+      this.log(`policy ${image}: ${engine.name} image inspect gave no id; the episode is reported without the image's digest`);
+      return undefined;
+    }
+    return { image, id: digest.id, repo_digests: digest.repoDigests };
   }
 
   /** The endpoint session on a serving container; `warmupMs` for a fresh container's first inference. */

@@ -217,6 +217,11 @@ function version(args: string[]): void {
   process.stdout.write(`${JSON.stringify({ Client: { Version: FAKE_ENGINE_VERSION }, Server: { Version: FAKE_ENGINE_VERSION } })}\n`);
 }
 
+/** The id the fake engine gives an image. */
+export const fakeImageId = (image: string) => `sha256:${createHash("sha256").update(image).digest("hex")}`;
+/** The registry digest the fake engine gives an image: its name without the tag, @ a digest of it. */
+export const fakeRepoDigest = (image: string) => `${image.replace(/:[^/:]*$/, "")}@sha256:${createHash("sha256").update(`repo:${image}`).digest("hex")}`;
+
 /** The networks `network create` made. */
 export function fakeNetworks(dir: string): string[] {
   const file = join(dir, "networks.json");
@@ -256,11 +261,17 @@ function inspect(dir: string, args: string[]): void {
 }
 
 function imageInspect(dir: string, args: string[]): void {
-  const { rest } = parse(args, ["--format", "-f"], []);
+  const { flags, rest } = parse(args, ["--format", "-f"], []);
   if (!rest.length) throw new Usage(`"docker image inspect" requires at least 1 argument.`);
+  const format = (flags.get("--format") ?? flags.get("-f"))?.at(-1) ?? "{{.Id}}";
+  if (format !== "{{.Id}}" && format !== "{{.Id}} {{json .RepoDigests}}") throw new Usage(`the fake engine formats image inspect as {{.Id}} [{{json .RepoDigests}}] only; got ${format}`);
   const images = JSON.parse(readFileSync(join(dir, "images.json"), "utf8")) as Record<string, FakeImage>;
   const missing = rest.filter((image) => !images[image]);
-  for (const image of rest) if (images[image]) process.stdout.write(`sha256:${createHash("sha256").update(image).digest("hex")}\n`);
+  for (const image of rest) {
+    if (!images[image]) continue;
+    const digests = format === "{{.Id}}" ? "" : ` ${JSON.stringify([fakeRepoDigest(image)])}`;
+    process.stdout.write(`${fakeImageId(image)}${digests}\n`);
+  }
   if (missing.length) fail(missing.map((image) => `Error response from daemon: No such image: ${image}`).join("\n"), 1);
 }
 

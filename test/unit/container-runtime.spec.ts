@@ -20,7 +20,7 @@ import { EndpointPolicyRuntime } from "../../cell-agent/policy/endpoint-runtime.
 import { startEndpointPolicyServer } from "../../simulators/policies/endpoint-server.js";
 import { ExpertPolicy } from "../../simulators/policies/expert-policy.js";
 import { embodimentFor } from "../../simulators/world/embodiments.js";
-import { FAKE_ENGINE_VERSION, fakeContainers, fakeNetworks, fakeRuns, processAlive, writeFakeEngineImages } from "../support/fake-container-engine.js";
+import { FAKE_ENGINE_VERSION, fakeContainers, fakeImageId, fakeNetworks, fakeRepoDigest, fakeRuns, processAlive, writeFakeEngineImages } from "../support/fake-container-engine.js";
 
 const FAKE_BIN = resolve(dirname(fileURLToPath(import.meta.url)), "../support/fake-engine-bin");
 const EXPERT = "assay/expert-picker:1";
@@ -148,10 +148,14 @@ describe("container policy runtime (fake docker)", function () {
     const lines: string[] = [];
     const runtime = new ContainerPolicyRuntime({ images: [image(EXPERT)], startTimeoutMs: 20_000, latencyBudgetMs: 5000, log: (l) => lines.push(l) });
     const before = fakeRuns(dir).length;
-    const first = await episode(await runtime.start(containerPolicy(EXPERT), ROBOT, { runId: "run_a" }), 1);
+    const started = await runtime.start(containerPolicy(EXPERT), ROBOT, { runId: "run_a" });
+    assert.deepEqual(started.image, { image: EXPERT, id: fakeImageId(EXPERT), repo_digests: [fakeRepoDigest(EXPERT)] }, "the image is pinned by digest for the episode's meta");
+    const first = await episode(started, 1);
     const [warm] = fakeContainers(dir);
     assert.ok(warm && processAlive(warm.pid), "the run's container outlives its first episode");
-    const second = await episode(await runtime.start(containerPolicy(EXPERT), ROBOT, { runId: "run_a" }), 1);
+    const again = await runtime.start(containerPolicy(EXPERT), ROBOT, { runId: "run_a" });
+    assert.deepEqual(again.image, started.image);
+    const second = await episode(again, 1);
     const third = await episode(await runtime.start(containerPolicy(EXPERT), ROBOT, { runId: "run_a" }), 2);
     assert.equal(fakeRuns(dir).length - before, 1, "three episodes of one run: one container start");
     assert.deepEqual(second, first, "after the reset the server acts as on a fresh episode");
