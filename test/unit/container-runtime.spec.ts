@@ -328,6 +328,12 @@ describe("container policy runtime (fake docker)", function () {
       assert.deepEqual(await probes.missingImages("docker", [EXPERT, "assay/absent:1", MUTE, "assay/absent:2"]), ["assay/absent:1", "assay/absent:2"]);
     });
 
+    it("lists the images present with their ids and registry digests", async () => {
+      assert.deepEqual(await probes.imageDigests!("docker", [EXPERT, "assay/absent:1"]), {
+        [EXPERT]: { id: fakeImageId(EXPERT), repoDigests: [fakeRepoDigest(EXPERT)] },
+      });
+    });
+
     it("reports an engine whose daemon does not answer, with the engine's words", async () => {
       writeFileSync(join(dir, "daemon-down"), "");
       try {
