@@ -245,6 +245,25 @@ describe("container policy runtime (fake docker)", function () {
     assert.equal(processAlive(container.pid), false);
   });
 
+  it("keeps an openpi container across a run's episodes, each episode on a new connection (openpi's reset)", async () => {
+    const runtime = new ContainerPolicyRuntime({
+      images: [image(OPENPI, { protocol: "openpi", observationMap: { preset: "droid" } })], startTimeoutMs: 20_000, latencyBudgetMs: 5000, log: () => undefined,
+    });
+    const policy = { ...containerPolicy(OPENPI), observation_contract: { cameras: ["top", "wrist"], state: ["joint_positions", "gripper_state"] } };
+    const jpeg = encodeJpegSync(new Uint8Array(64 * 48 * 3).fill(128), 64, 48, 80);
+    const cameras = { top: { tNs: 0n, width: 64, height: 48, jpeg }, wrist: { tNs: 0n, width: 64, height: 48, jpeg } };
+    const before = fakeRuns(dir).length;
+    for (let e = 0; e < 2; e++) {
+      const session = await runtime.start(policy, ROBOT, { runId: "run_openpi" });
+      await session.reset({ seed: e, instruction: "pick up the red cube", controlRateHz: 30 });
+      assert.equal((await session.act({ tNs: 0n, jointPositionsRad: [0, -0.4, 0.6, 0.3, 0, 1.5], gripperOpening: 1, cameras, instruction: "pick up the red cube" })).length, 6);
+      await session.close();
+    }
+    assert.equal(fakeRuns(dir).length - before, 1, "two episodes of one run: one container start");
+    await runtime.close();
+    assert.deepEqual(fakeContainers(dir), []);
+  });
+
   it("runs podman when configured, giving it GPUs as the NVIDIA CDI device; closing the runtime removes open sessions' containers", async () => {
     const bin = mkdtempSync(join(tmpdir(), "assay-podman-"));
     try {
