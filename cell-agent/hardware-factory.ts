@@ -135,8 +135,12 @@ export function policyRuntimeFor(policies: PoliciesConfig, log: (line: string) =
     return new ContainerPolicyRuntime({
       ...(policies.engine ? { engine: policies.engine } : {}),
       gpus: policies.gpus,
+      memory: policies.memory,
+      network: policies.network,
       startTimeoutMs: policies.startTimeoutMs,
       latencyBudgetMs: policies.latencyBudgetMs,
+      warmupMs: policies.warmupMs,
+      idleStopMs: policies.idleStopMs,
       images: policies.images,
       log,
     });

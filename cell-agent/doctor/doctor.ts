@@ -234,11 +234,17 @@ async function checkPolicies(config: AgentConfig, probes: DoctorProbes): Promise
     return warn(name, `${engine} answers, but policies.images lists no images, so this cell runs none.`, "List the images this cell may run in policies.images (docs/install-cell-agent.md, Policies).");
   }
   const missing = await probes.missingImages(found.engine, images);
+  // The images present, each with its id (what runs, and what resolved_pins.images records) and registry digest.
+  const digests = probes.imageDigests ? await probes.imageDigests(found.engine, images) : {};
+  const present = images.filter((i) => !missing.includes(i)).map((i) => {
+    const d = digests[i];
+    return d ? `${i} = ${d.id}${d.repoDigests.length ? ` (${d.repoDigests.join(", ")})` : " (built here, no registry digest)"}` : i;
+  });
   if (missing.length) {
-    return warn(name, `${engine} answers, but ${missing.length} of ${images.length} configured image(s) are not on this cell (${missing.join(", ")}); the agent never pulls during an episode, so episodes with them would fail to start.`,
+    return warn(name, `${engine} answers, but ${missing.length} of ${images.length} configured image(s) are not on this cell (${missing.join(", ")}); the agent never pulls during an episode, so episodes with them would fail to start.${present.length ? ` Present: ${present.join(", ")}.` : ""}`,
       `Pull them now: ${missing.map((i) => `sudo -u assay ${found.engine} pull ${i}`).join("; ")}.`);
   }
-  return pass(name, `${engine} answers and has every configured image locally (${images.join(", ")}).`);
+  return pass(name, `${engine} answers and has every configured image locally (${present.join(", ")}).`);
 }
 
 /** Plain words for a coordinator address that does not answer. */

@@ -10,7 +10,7 @@ import type { AgentConfig, CameraConfig, DeadmanConfig, EstopConfig, MotorsConfi
 import { WallClock, monotonicResolutionNs } from "../devices/clock/wall-clock.js";
 import { freeBytes } from "../disk-space.js";
 import { openDeadman, openEstop, openMotors } from "../hardware-factory.js";
-import { ContainerEngineCli, findEngine, type EngineName } from "../policy/container-engine.js";
+import { ContainerEngineCli, findEngine, type EngineName, type ImageDigest } from "../policy/container-engine.js";
 import { checkToken, helloWelcome, tcpConnect, type TokenVerdict, type WelcomeTiming } from "./link-probe.js";
 import { probeCamera, type CameraProbeResult } from "./camera-probe.js";
 import { pingNatNet } from "./natnet-probe.js";
@@ -60,6 +60,8 @@ export interface DoctorProbes {
   containerEngine(preferred?: EngineName): Promise<ContainerEngineProbe>;
   /** The images among `images` that `engine` does not have locally (`<engine> image inspect`). */
   missingImages(engine: EngineName, images: readonly string[]): Promise<string[]>;
+  /** The images among `images` that `engine` has locally, with their ids and registry digests (absent ones left out). */
+  imageDigests?(engine: EngineName, images: readonly string[]): Promise<Record<string, ImageDigest>>;
   /** The LeRobot calibration imported into `dataDir`, null when none is; throws when the file is bad. */
   lerobotCalibration(dataDir: string): LerobotCalibration | null;
 }
@@ -143,6 +145,15 @@ export function realProbes(): DoctorProbes {
       } catch (error) {
         return { state: "silent", engine: engine.name, detail: (error as Error).message };
       }
+    },
+    imageDigests: async (engine, images) => {
+      const cli = findEngine(engine) ?? new ContainerEngineCli(engine);
+      const found: Record<string, ImageDigest> = {};
+      for (const image of images) {
+        const digest = await cli.imageDigest(image, TIMEOUT_MS);
+        if (digest) found[image] = digest;
+      }
+      return found;
     },
     missingImages: async (engine, images) => {
       const cli = findEngine(engine) ?? new ContainerEngineCli(engine);

@@ -195,7 +195,7 @@ export async function runEpisode(ctx: EpisodeContext): Promise<EpisodeResult> {
     let policy: PolicySession;
     try {
       const cameras = Object.fromEntries(hardware.cameras.flatMap((c) => (c.calibration ? [[c.name, { width: c.calibration.width, height: c.calibration.height }]] : [])));
-      policy = session = await hardware.policies.start(assignment.policy, { model: ctx.robotModel, dof, cameras });
+      policy = session = await hardware.policies.start(assignment.policy, { model: ctx.robotModel, dof, cameras }, { runId: assignment.runId });
       await policy.reset({ seed: assignment.seed, instruction: plan.instruction, controlRateHz: assignment.controlRateHz });
     } catch (error) {
       throw new EpisodeAbort("policy_error", `the policy did not start: ${(error as Error).message}`);
@@ -434,6 +434,7 @@ export async function runEpisode(ctx: EpisodeContext): Promise<EpisodeResult> {
     await policy.close().catch(() => undefined);
     const meta = {
       phase: "end", ...(await metaCommon()), outcome, event_count: events.length, safety_clamps: envelope.clampCount,
+      ...(policy.image ? { policy_image: policy.image } : {}),
       ...(hardware.cameras.length > 1 ? { camera_sync: cameraSkew.summary() } : {}),
       ...(assignment.interventions !== "none" ? { interventions_mode: assignment.interventions, interventions } : {}),
     };

@@ -209,14 +209,36 @@ export interface PolicySession {
   /** Returns the commanded joint targets (the action space's dimension). */
   act(observation: Observation): Promise<number[]>;
   close(): Promise<void>;
+  /** A container policy: the image that ran, pinned by its local id and registry digests (episode meta `policy_image`). */
+  readonly image?: PolicyImagePin;
+}
+
+/** The image a container policy ran. */
+export interface PolicyImagePin {
+  image: string;
+  /** The local image id, `sha256:<hex>`. */
+  id: string;
+  /** `<repository>@sha256:<hex>`; empty for an image built on the cell. */
+  repo_digests: string[];
 }
 
 /** Starts policies: containers, checkpoints or endpoints. */
 export interface PolicyRuntime {
   /** Policy sources this runtime can start, e.g. "assay/ref-policy:expert". */
   available(): string[];
-  /** `policy` is the run's Policy object as submitted. */
-  start(policy: Record<string, unknown>, robot: PolicyRobot): Promise<PolicySession>;
+  /** `policy` is the run's Policy object as submitted; `context` says whose episode it is. */
+  start(policy: Record<string, unknown>, robot: PolicyRobot, context?: PolicyStartContext): Promise<PolicySession>;
+}
+
+/** What the episode runner tells a policy runtime besides the policy and the robot. */
+export interface PolicyStartContext {
+  /** The run the episode belongs to: a container runtime keeps one container per run warm across its episodes. */
+  runId?: string;
+  /**
+   * The session's first inference may take up to this long, ms, and is never counted against the
+   * policy's `latency_budget_ms` (a container's warm-up: loading weights, compiling, the first inference).
+   */
+  warmupMs?: number;
 }
 
 /** What a policy runtime knows of the cell it starts on. */

@@ -52,6 +52,14 @@ export function stderrTail(stderr: string, maxChars = 400): string {
   return tail.length > maxChars ? `...${tail.slice(-maxChars)}` : tail;
 }
 
+/** What `imageDigest` reports. */
+export interface ImageDigest {
+  /** The image id, `sha256:<hex>`. */
+  id: string;
+  /** `<repository>@sha256:<hex>` for each registry the image was pulled from or pushed to. */
+  repoDigests: string[];
+}
+
 /** One engine's CLI. */
 export class ContainerEngineCli {
   /** `file`: the engine's executable (default: `name`, looked up on PATH). */
@@ -96,6 +104,26 @@ export class ContainerEngineCli {
   async hasImage(image: string, timeoutMs = 10_000): Promise<boolean> {
     const out = await this.exec(["image", "inspect", "--format", "{{.Id}}", image], timeoutMs);
     return out.code === 0;
+  }
+
+  /**
+   * The local image's content-addressed id (`sha256:...`, what runs) and its registry digests
+   * (`name@sha256:...`, empty for an image built here); undefined when the image is not present.
+   */
+  async imageDigest(image: string, timeoutMs = 10_000): Promise<ImageDigest | undefined> {
+    const out = await this.exec(["image", "inspect", "--format", "{{.Id}} {{json .RepoDigests}}", image], timeoutMs);
+    if (out.code !== 0) return undefined;
+    const line = out.stdout.trim();
+    const space = line.indexOf(" ");
+    const id = space < 0 ? line : line.slice(0, space);
+    let repoDigests: string[] = [];
+    try {
+      const parsed = JSON.parse(space < 0 ? "[]" : line.slice(space + 1)) as unknown;
+      if (Array.isArray(parsed)) repoDigests = parsed.filter((d): d is string => typeof d === "string");
+    } catch {
+      // an engine that prints something else: the id alone
+    }
+    return { id, repoDigests };
   }
 
   /** Names of containers (running or not) whose name contains `fragment`. */

@@ -13,7 +13,7 @@ import { randomUUID } from "node:crypto";
 import WebSocket from "ws";
 import { endpointSpecOf } from "../../protocol/policy/endpoint-spec.js";
 import { actionOf, encodeObservation } from "../../protocol/policy/json-wire.js";
-import type { Observation, PolicyRuntime, PolicySession } from "../hardware/types.js";
+import type { Observation, PolicyRuntime, PolicySession, PolicyStartContext } from "../hardware/types.js";
 import { LatencyBudget, PolicyEndpointTimeout, PolicyStepMissed, type LatencyBudgetOptions } from "./latency-budget.js";
 import { OpenpiSession, type OpenpiSessionOptions } from "./openpi-runtime.js";
 
@@ -116,7 +116,8 @@ class EndpointSession implements PolicySession {
   private resetInfo: { seed: number; controlRateHz: number } | undefined;
   private lastError = "";
 
-  constructor(private readonly transport: Transport, private readonly budget: LatencyBudget, private readonly dof: number) {}
+  /** `warmupMs`: the first step's reply may take this long and is not counted against the budget. */
+  constructor(private readonly transport: Transport, private readonly budget: LatencyBudget, private readonly dof: number, private warmupMs?: number) {}
 
   async reset(info: { seed: number; instruction?: string; controlRateHz: number }): Promise<void> {
     this.step = 0;
@@ -129,6 +130,17 @@ class EndpointSession implements PolicySession {
     const startedMs = performance.now();
     let reply: unknown;
     let latencyMs: number;
+    const warmupMs = this.warmupMs;
+    if (warmupMs !== undefined) {
+      // The warm-up allowance: loading and the first inference, never the policy's latency.
+      this.warmupMs = undefined;
+      try {
+        reply = await this.transport.exchange(body, step, warmupMs);
+      } catch (error) {
+        throw new Error(error instanceof BudgetExceeded ? `the policy gave no first action within its warm-up allowance of ${warmupMs} ms (policies.warmupMs)` : `the policy's first step failed: ${(error as Error).message}`);
+      }
+      return actionOf(reply, this.dof);
+    }
     try {
       reply = await this.transport.exchange(body, step, this.budget.budgetMs);
       latencyMs = performance.now() - startedMs;
@@ -165,11 +177,11 @@ export class EndpointPolicyRuntime implements PolicyRuntime {
     return [];
   }
 
-  async start(policy: Record<string, unknown>, robot: { model: string; dof: number }): Promise<PolicySession> {
+  async start(policy: Record<string, unknown>, robot: { model: string; dof: number }, context: PolicyStartContext = {}): Promise<PolicySession> {
     const spec = endpointSpecOf(policy);
     const budget = new LatencyBudget({ ...this.options.budget, budgetMs: spec.latencyBudgetMs });
-    if (spec.protocol === "openpi") return new OpenpiSession(spec, policy, budget, robot.dof, this.options.openpi);
+    if (spec.protocol === "openpi") return new OpenpiSession(spec, policy, budget, robot.dof, { ...this.options.openpi, ...(context.warmupMs !== undefined ? { warmupMs: context.warmupMs } : {}) });
     const transport = /^wss?:/.test(spec.url) ? new WsTransport(spec.url) : new HttpTransport(spec.url);
-    return new EndpointSession(transport, budget, robot.dof);
+    return new EndpointSession(transport, budget, robot.dof, context.warmupMs);
   }
 }

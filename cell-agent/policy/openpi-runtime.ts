@@ -31,6 +31,8 @@ const ALL_STATE_CHANNELS = ["joint_positions", "joint_velocities", "gripper_stat
 export interface OpenpiSessionOptions {
   /** Longest wait for the connection and the server's metadata at the episode's start, ms (default 10000). */
   connectTimeoutMs?: number;
+  /** The first inference may take this long, ms, and is not counted against the latency budget (a container's warm-up). */
+  warmupMs?: number;
 }
 
 export class OpenpiSession implements PolicySession {
@@ -42,6 +44,7 @@ export class OpenpiSession implements PolicySession {
   private executeRows = 0;
   private readonly contract: { cameras?: string[]; state: string[] };
   private readonly connectTimeoutMs: number;
+  private warmupMs: number | undefined;
 
   /**
    * Resolves the observation_map at once when the contract names its cameras (a bad map fails the
@@ -57,6 +60,7 @@ export class OpenpiSession implements PolicySession {
     const names = contractNamesOf(policy);
     this.contract = { cameras: names.cameras, state: names.state ?? ALL_STATE_CHANNELS };
     this.connectTimeoutMs = options.connectTimeoutMs ?? 10_000;
+    this.warmupMs = options.warmupMs;
     if (this.contract.cameras) this.map = this.resolve(this.contract.cameras);
   }
 
@@ -81,6 +85,18 @@ export class OpenpiSession implements PolicySession {
     const sentMs = performance.now();
     let actions;
     let latencyMs: number;
+    const warmupMs = this.warmupMs;
+    if (warmupMs !== undefined) {
+      // The warm-up allowance: loading and the first inference, never the policy's latency.
+      this.warmupMs = undefined;
+      try {
+        actions = (await this.client.infer(request, { timeoutMs: warmupMs })).actions;
+      } catch (error) {
+        if (error instanceof OpenpiError && error.kind === "timeout") throw new Error(`the openpi server gave no first action within its warm-up allowance of ${warmupMs} ms (policies.warmupMs)`);
+        throw error;
+      }
+      return this.take(actions);
+    }
     try {
       actions = (await this.client.infer(request, { timeoutMs: this.budget.budgetMs })).actions;
       latencyMs = performance.now() - sentMs;
@@ -91,7 +107,11 @@ export class OpenpiSession implements PolicySession {
     const verdict = this.budget.record(latencyMs);
     if (verdict === "timeout") throw new PolicyEndpointTimeout(this.budget.describe());
     if (verdict === "miss" || !actions) throw new PolicyStepMissed(latencyMs, this.budget.budgetMs);
+    return this.take(actions);
+  }
 
+  /** Keeps a reply's chunk and returns its first row. */
+  private take(actions: Parameters<typeof actionRowsOf>[0]): number[] {
     this.rows = actionRowsOf(actions, this.dof);
     this.executeRows = Math.min(this.spec.actionHorizon ?? this.rows.length, this.rows.length);
     this.cursor = 1;

@@ -7,7 +7,7 @@
 import type { AgentMessage, EpisodeFinished, EpisodeInterrupted, EpisodeStarted } from "../../protocol/gen/cell.js";
 import { insertPendingArtifact } from "../store/artifacts-repo.js";
 import { getCell, lockCell, setLastSeqApplied } from "../store/cells-repo.js";
-import { getRun, lockRun } from "../store/runs-repo.js";
+import { addPinnedImage, getRun, lockRun } from "../store/runs-repo.js";
 import {
   amendLinkLostInterruption, getEpisode, getEpisodeRecord, markEpisodeDone, markEpisodeUnlabelled, markEpisodeRunning, requeueEpisode, type EpisodeRow, type Interruption,
 } from "../store/episodes-repo.js";
@@ -76,6 +76,24 @@ function onStarted(ctx: LinkContext, cellId: string, started: EpisodeStarted, ef
   if (!episode) return;
   if (!markEpisodeRunning(ctx.db, episode.id, cellId, isoAt(started.startedAtMs, ctx.now()))) return;
   ctx.lifecycle.started(episode.run_id, cellId);
+}
+
+/**
+ * The container image an episode ran, as its meta reports it (`policy_image`, cell-agent/episode/runner.ts),
+ * for the run's `resolved_pins.images`; undefined when there is none or it is malformed.
+ */
+function policyImageOf(metaJson: string): { image: string; id: string; repo_digests: string[] } | undefined {
+  let meta: { policy_image?: { image?: unknown; id?: unknown; repo_digests?: unknown } };
+  try {
+    meta = JSON.parse(metaJson || "{}") as typeof meta;
+  } catch {
+    return undefined;
+  }
+  const pin = meta?.policy_image;
+  const short = (v: unknown): v is string => typeof v === "string" && v.length > 0 && v.length <= 512;
+  if (!pin || !short(pin.image) || !short(pin.id) || !/^sha256:[0-9a-f]{64}$/.test(pin.id)) return undefined;
+  const digests = Array.isArray(pin.repo_digests) ? pin.repo_digests.filter(short).slice(0, 16) : [];
+  return { image: pin.image, id: pin.id, repo_digests: digests };
 }
 
 function onFinished(ctx: LinkContext, cellId: string, finished: EpisodeFinished, effects: Effect[]): void {
@@ -158,6 +176,8 @@ function onFinished(ctx: LinkContext, cellId: string, finished: EpisodeFinished,
     }
     insertPendingArtifact(ctx.db, { episodeId: episode.id, runId: episode.run_id, kind: ref.kind, fileName: ref.fileName, bytes: ref.bytes, sha256: ref.sha256 });
   }
+  const pin = policyImageOf(finished.metaJson);
+  if (pin) addPinnedImage(ctx.db, episode.run_id, pin);
   const run = getRun(ctx.db, episode.run_id);
   const outcome = finished.outcome;
   if (outcome === "failure") {

@@ -13,6 +13,9 @@
  * An episode whose pin lists `instruments` (the kinds its task's predicates read) goes only to a cell
  * that has every one of them answering now; a cell that does not say (`instruments` absent) is not
  * filtered.
+ *
+ * An episode of a container policy (`image` in its pin) prefers, among the free cells that fit, one
+ * that lists the image (its agent's `policy_images`): the lowest such cell id, else the lowest fitting one.
  */
 
 export const PRIORITY_ORDER = ["burst", "standard", "soak"] as const;
@@ -31,6 +34,8 @@ export interface SchedulableRun {
   episodePins?: Record<string, CellPin>;
   /** At most this many assignments for the run in one pass; default unlimited. */
   limit?: number;
+  /** A container policy's image: cells that list it are preferred. */
+  image?: string;
 }
 
 export interface CellPin {
@@ -39,6 +44,8 @@ export interface CellPin {
   environment: string;
   /** Instrument kinds the episode's task reads; default none. */
   instruments?: readonly string[];
+  /** A container policy's image: cells that list it are preferred. */
+  image?: string;
 }
 
 export interface AvailableCell {
@@ -48,6 +55,8 @@ export interface AvailableCell {
   environment: string;
   /** Instrument kinds answering on the cell now; absent: not filtered by instruments. */
   instruments?: readonly string[];
+  /** The policy images the cell lists (its Hello's policy_images). */
+  images?: readonly string[];
 }
 
 /** Whether `cell` matches `pin`: same robot, firmware and environment, and every instrument the pin reads. */
@@ -82,7 +91,9 @@ export function planAssignments(runs: readonly SchedulableRun[], cells: readonly
       if (left <= 0) break;
       const pin = run.episodePins?.[episodeId] ?? run;
       // Lowest free matching cell id first: for a single-pin run this is the i-th matching cell.
-      const cell = free.find((c) => !taken.has(c.cellId) && cellFits(c, pin));
+      const fits = (c: AvailableCell) => !taken.has(c.cellId) && cellFits(c, pin);
+      const image = pin.image;
+      const cell = (image !== undefined ? free.find((c) => fits(c) && (c.images ?? []).includes(image)) : undefined) ?? free.find(fits);
       if (!cell) {
         if (!run.episodePins) break;
         continue;

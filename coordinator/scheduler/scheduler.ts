@@ -78,6 +78,12 @@ export interface Scheduler {
   stop(): void;
 }
 
+/** The image of a container policy (`{type: "container", image}`), else undefined: the scheduler prefers cells that list it. */
+function containerImageOf(policy: unknown): string | undefined {
+  const p = policy as { type?: unknown; image?: unknown } | undefined;
+  return p && (p.type === undefined || p.type === "container") && typeof p.image === "string" ? p.image : undefined;
+}
+
 export function createScheduler(options: SchedulerOptions): Scheduler {
   const { db, registry, lifecycle, metrics } = options;
   const logger = options.logger ?? console;
@@ -146,6 +152,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
       .map((c) => ({
         cellId: c.cellId, model: c.model, firmware: c.firmware, environment: c.environment,
         instruments: registry.liveInstrumentKinds(c.cellId) ?? c.instruments.map((i) => i.kind),
+        images: c.policyImages,
       }));
     if (cells.length === 0) return 0;
 
@@ -161,7 +168,8 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
       const episodePins: Record<string, CellPin> = {};
       for (const e of chosen) {
         const unit = run.units[e.unit];
-        episodePins[e.id] = { model: unit.model, firmware: unit.firmware, environment: unit.environment, instruments: instrumentsOfTask(taskKinds, unit.task) };
+        const image = containerImageOf(unit.policy);
+        episodePins[e.id] = { model: unit.model, firmware: unit.firmware, environment: unit.environment, instruments: instrumentsOfTask(taskKinds, unit.task), ...(image ? { image } : {}) };
         offeredEpisodes.set(e.id, { unit, row: e });
       }
       return {

@@ -247,6 +247,8 @@ export interface ResolvedPins {
   perturbation_rev: string;
   /** Checkpoint policies: `hf` as submitted -> the model pinned (coordinator/runs/policy-preparation.ts). */
   models?: Record<string, { id: string; sha256: string; bytes: number; source: "upload" | "mirror" }>;
+  /** Container policies: image as submitted -> the image ids and registry digests the cells reported running. */
+  images?: Record<string, { ids: string[]; repo_digests: string[] }>;
   robots?: string[];
   environments?: string[];
   tasks?: string[];
@@ -342,6 +344,24 @@ export function addPinnedModels(db: Db, runId: string, models: NonNullable<Resol
   if (!row) throw new Error(`addPinnedModels: no run ${runId}`);
   const pins = JSON.parse(row.resolved_pins) as ResolvedPins;
   db.prepare("UPDATE runs SET resolved_pins = ? WHERE id = ?").run(JSON.stringify({ ...pins, models: { ...pins.models, ...models } }), runId);
+}
+
+/**
+ * Records the digest a cell reported for a container policy's image in the run's
+ * `resolved_pins.images` (ids and registry digests accumulate: normally one each, more when cells
+ * held different builds under one tag). Returns true when it added something new.
+ */
+export function addPinnedImage(db: Db, runId: string, pin: { image: string; id: string; repo_digests: readonly string[] }): boolean {
+  const row = db.prepare("SELECT resolved_pins FROM runs WHERE id = ?").get(runId) as { resolved_pins: string } | undefined;
+  if (!row) return false;
+  const pins = JSON.parse(row.resolved_pins) as ResolvedPins;
+  const known = pins.images?.[pin.image] ?? { ids: [], repo_digests: [] };
+  const ids = known.ids.includes(pin.id) ? known.ids : [...known.ids, pin.id];
+  const repoDigests = [...known.repo_digests, ...pin.repo_digests.filter((d) => !known.repo_digests.includes(d))];
+  if (ids.length === known.ids.length && repoDigests.length === known.repo_digests.length) return false;
+  const images = { ...pins.images, [pin.image]: { ids, repo_digests: repoDigests } };
+  db.prepare("UPDATE runs SET resolved_pins = ? WHERE id = ?").run(JSON.stringify({ ...pins, images }), runId);
+  return true;
 }
 
 /** Replaces a run's units (a threshold checkpoint swaps the policy). */

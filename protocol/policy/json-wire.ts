@@ -6,6 +6,10 @@
  *    reset?: {seed, control_rate_hz}}
  * (`reset` only on step 0 of an episode; `session` is new per episode), answered by
  *   {action: number[]}            (on a WebSocket also `step`, echoed, to match the reply)
+ * Between two episodes on a warm policy container the cell sends, on a WebSocket of its own,
+ *   {type: "reset"}   answered by   {reset: "ok"}
+ * after the server has forgotten every episode; any other answer, or none within 5 s, and the cell
+ * replaces the container (cell-agent/policy/container-runtime.ts).
  * The cell agent (cell-agent/policy/endpoint-runtime.ts) and the submission's pre-flight speak it.
  */
 import type { PolicyObservation } from "./policy-observation.js";

@@ -24,6 +24,10 @@ export interface EndpointServerOptions {
   jumpRad?: number;
   /** Loopback port (default 0: any free port). */
   port?: number;
+  /** Loopback address to listen on (default "127.0.0.1"; the fake container engine gives each container its own 127.x address). */
+  host?: string;
+  /** Answer the between-episodes `{"type": "reset"}` with `{"reset": "ok"}` (default true; false plays an older server). */
+  answersReset?: boolean;
 }
 
 export interface EndpointPolicyServer {
@@ -37,7 +41,14 @@ export interface EndpointPolicyServer {
   jumpRad: number;
   /** Steps answered so far. */
   readonly steps: number;
+  /** Reset messages answered so far. */
+  readonly resets: number;
   close(): Promise<void>;
+}
+
+/** Between episodes on a warm container: forget every episode. */
+interface ResetRequest {
+  type: "reset";
 }
 
 interface StepRequest {
@@ -74,9 +85,17 @@ export async function startEndpointPolicyServer(options: EndpointServerOptions):
   const embodiment = embodimentFor(options.model);
   const sessions = new Map<string, PolicySession>();
   let steps = 0;
+  let resets = 0;
   const state = { delayMs: options.delayMs ?? 0, jumpRad: options.jumpRad ?? 0 };
 
-  const answer = async (request: StepRequest): Promise<{ step: number; action: number[] }> => {
+  const answer = async (request: StepRequest | ResetRequest): Promise<{ step: number; action: number[] } | { reset: "ok" }> => {
+    if ("type" in request && request.type === "reset" && options.answersReset !== false) {
+      // Between episodes on a warm container: forget every episode (protocol/policy/json-wire.ts).
+      sessions.clear();
+      resets += 1;
+      return { reset: "ok" };
+    }
+    if ("type" in request) throw new Error(`unknown message type ${JSON.stringify(request.type)}`);
     let policy = sessions.get(request.session);
     if (!policy || request.reset) {
       policy = new ExpertPolicy(embodiment);
@@ -114,7 +133,7 @@ export async function startEndpointPolicyServer(options: EndpointServerOptions):
   });
   await new Promise<void>((resolve, reject) => {
     http.once("error", reject);
-    http.listen(options.port ?? 0, "127.0.0.1", () => resolve());
+    http.listen(options.port ?? 0, options.host ?? "127.0.0.1", () => resolve());
   });
   const port = (http.address() as AddressInfo).port;
   return {
@@ -134,6 +153,9 @@ export async function startEndpointPolicyServer(options: EndpointServerOptions):
     },
     get steps() {
       return steps;
+    },
+    get resets() {
+      return resets;
     },
     async close() {
       for (const client of wss.clients) client.terminate();

@@ -220,6 +220,35 @@ describe("CellLink server (scripted agent)", function () {
     assert.equal((await agent.next((m) => m.welcome)).lastSeqApplied, seq);
   });
 
+  it("records the container image an episode reports running in the run's resolved_pins.images, by digest", async () => {
+    insertFixtures(db, "run_pin", 3);
+    const agent = agentFor("so101-b");
+    agent.open(hello("so101-b"));
+    await agent.next((m) => m.welcome);
+    const id = `sha256:${"ab".repeat(32)}`;
+    const metas = [
+      { policy_image: { image: "ghcr.io/acme/picker:3", id, repo_digests: [`ghcr.io/acme/picker@sha256:${"cd".repeat(32)}`] } },
+      { policy_image: { image: "ghcr.io/acme/picker:3", id, repo_digests: [`ghcr.io/acme/picker@sha256:${"cd".repeat(32)}`] } },
+      { policy_image: { image: "ghcr.io/acme/picker:3", id: "latest", repo_digests: [] } },
+    ];
+    let seq = 0;
+    for (const meta of metas) {
+      const assign = await agent.next((m) => m.assignEpisode);
+      agent.send({
+        seq: ++seq,
+        episodeFinished: {
+          episodeId: assign.episodeId, attempt: 1, outcome: "success", failureCluster: "", durationS: 5, resetS: 1, replaySpecJson: "{}",
+          metaJson: JSON.stringify(meta), artifacts: [], evaluationJson: "{}", finishedAtMs: Date.now(),
+        },
+      });
+      assert.equal((await agent.next((m) => m.ack)).seq, seq);
+    }
+    const pins = JSON.parse(runsRepo.getRunRow(db, "run_pin")!.resolved_pins) as Record<string, unknown>;
+    // The same image twice is one entry; an id that is not a sha256 digest is not recorded.
+    assert.deepEqual(pins.images, { "ghcr.io/acme/picker:3": { ids: [id], repo_digests: [`ghcr.io/acme/picker@sha256:${"cd".repeat(32)}`] } });
+    assert.equal(pins.robot, "so101@3.11", "the other pins stay");
+  });
+
   it("refuses unknown and revoked tokens with UNAUTHENTICATED", async () => {
     const agent = agentFor("so101-c");
     revokeCell(db, "so101-c");

@@ -48,6 +48,8 @@ export interface OpenpiServerOptions {
   nativeSizes?: Record<string, { width: number; height: number }>;
   /** Loopback port (default 0: any free port). */
   port?: number;
+  /** Loopback address to listen on (default "127.0.0.1"). */
+  host?: string;
 }
 
 export interface OpenpiTestServer {
@@ -157,7 +159,7 @@ export async function startOpenpiServer(options: OpenpiServerOptions = {}): Prom
     delays.add(timer);
   });
 
-  const wss = new WebSocketServer({ host: "127.0.0.1", port: options.port ?? 0, perMessageDeflate: false });
+  const wss = new WebSocketServer({ host: options.host ?? "127.0.0.1", port: options.port ?? 0, perMessageDeflate: false });
   await new Promise<void>((resolve, reject) => {
     wss.once("listening", resolve);
     wss.once("error", reject);

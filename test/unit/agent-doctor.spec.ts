@@ -123,6 +123,16 @@ describe("cell-agent doctor", () => {
   describe("policies", () => {
     const CONTAINERS = { ...CONFIG, policies: { runtime: "container", images: ["assay/picker:3", { image: "ghcr.io/acme/pi0:1", protocol: "openpi" }] } };
 
+    it("lists each image present with its id and registry digest", async () => {
+      const id = `sha256:${"ab".repeat(32)}`;
+      const results = await doctor(probes({
+        containerEngine: async () => ({ state: "ready", engine: "docker", version: "27.5.1" }),
+        imageDigests: async () => ({ "assay/picker:3": { id, repoDigests: [] }, "ghcr.io/acme/pi0:1": { id, repoDigests: ["ghcr.io/acme/pi0@sha256:cd"] } }),
+      }, CONTAINERS));
+      assert.equal(line(results, "policies").sentence,
+        `docker 27.5.1 answers and has every configured image locally (assay/picker:3 = ${id} (built here, no registry digest), ghcr.io/acme/pi0:1 = ${id} (ghcr.io/acme/pi0@sha256:cd)).`);
+    });
+
     it("passes naming the engine and its version when every configured image is on the cell", async () => {
       const asked: Array<string | undefined> = [];
       const results = await doctor(probes({ containerEngine: async (preferred) => (asked.push(preferred), { state: "ready", engine: "docker", version: "27.5.1" }) }, CONTAINERS));

@@ -15,16 +15,19 @@ import { compileAgentConfig } from "../../cell-agent/config.js";
 import { realProbes } from "../../cell-agent/doctor/probes.js";
 import type { Observation } from "../../cell-agent/hardware/types.js";
 import { policyRuntimeFor } from "../../cell-agent/hardware-factory.js";
-import { ContainerPolicyRuntime, type ContainerImage } from "../../cell-agent/policy/container-runtime.js";
+import { ContainerPolicyRuntime, gpuArgs, type ContainerImage } from "../../cell-agent/policy/container-runtime.js";
+import { EndpointPolicyRuntime } from "../../cell-agent/policy/endpoint-runtime.js";
+import { startEndpointPolicyServer } from "../../simulators/policies/endpoint-server.js";
 import { ExpertPolicy } from "../../simulators/policies/expert-policy.js";
 import { embodimentFor } from "../../simulators/world/embodiments.js";
-import { FAKE_ENGINE_VERSION, fakeContainers, processAlive, writeFakeEngineImages } from "../support/fake-container-engine.js";
+import { FAKE_ENGINE_VERSION, fakeContainers, fakeImageId, fakeNetworks, fakeRepoDigest, fakeRuns, processAlive, writeFakeEngineImages } from "../support/fake-container-engine.js";
 
 const FAKE_BIN = resolve(dirname(fileURLToPath(import.meta.url)), "../support/fake-engine-bin");
 const EXPERT = "assay/expert-picker:1";
 const MUTE = "assay/never-listens:1";
 const CRASH = "assay/crashes:1";
 const OPENPI = "assay/openpi-picker:1";
+const OLD_SERVER = "assay/no-reset-picker:1";
 const ROBOT = { model: "so101", dof: 6 };
 
 const image = (name: string, extra: Partial<ContainerImage> = {}): ContainerImage => ({ image: name, protocol: "json", port: 8000, env: {}, ...extra });
@@ -39,7 +42,7 @@ describe("container policy runtime (fake docker)", function () {
 
   before(() => {
     dir = mkdtempSync(join(tmpdir(), "assay-fake-engine-"));
-    writeFakeEngineImages(dir, { [EXPERT]: { serve: "so101" }, [OPENPI]: { openpi: "so101" }, [MUTE]: { mute: "loading checkpoint from the hub" }, [CRASH]: { crash: "policy server: no checkpoint in /models" } });
+    writeFakeEngineImages(dir, { [EXPERT]: { serve: "so101" }, [OPENPI]: { openpi: "so101" }, [MUTE]: { mute: "loading checkpoint from the hub" }, [CRASH]: { crash: "policy server: no checkpoint in /models" }, [OLD_SERVER]: { serve: "so101", answersReset: false } });
     process.env.PATH = `${FAKE_BIN}${delimiter}${saved.path}`;
     process.env.ASSAY_FAKE_ENGINE_DIR = dir;
   });
@@ -62,7 +65,7 @@ describe("container policy runtime (fake docker)", function () {
   it("runs a configured image in a loopback-only container, acts through it as the expert would, and removes it on close", async () => {
     const lines: string[] = [];
     const runtime = new ContainerPolicyRuntime({
-      images: [image(EXPERT, { env: { POLICY_SEED: "7" } })], gpus: true, startTimeoutMs: 20_000, latencyBudgetMs: 5000, log: (l) => lines.push(l),
+      images: [image(EXPERT, { env: { POLICY_SEED: "7" } })], gpus: true, network: "published", startTimeoutMs: 20_000, latencyBudgetMs: 5000, log: (l) => lines.push(l),
     });
     assert.deepEqual(runtime.available(), [EXPERT]);
     const session = await runtime.start(containerPolicy(EXPERT), ROBOT);
@@ -71,12 +74,14 @@ describe("container policy runtime (fake docker)", function () {
     assert.equal(fakeContainers(dir).length, 1);
     assert.match(container.name, /^assay-policy-[0-9a-f]{12}$/);
     assert.equal(container.image, EXPERT);
-    assert.deepEqual({ ip: container.publish.hostIp, port: container.publish.containerPort }, { ip: "127.0.0.1", port: 8000 });
+    assert.deepEqual({ ip: container.publish!.hostIp, port: container.publish!.containerPort }, { ip: "127.0.0.1", port: 8000 });
+    assert.equal(container.network, null);
+    assert.equal(container.memory, "16g", "the default memory limit");
     assert.deepEqual(container.env, { POLICY_SEED: "7" });
     assert.deepEqual({ gpus: container.gpus, devices: container.devices }, { gpus: "all", devices: [] });
     assert.equal(container.pull, "never");
     assert.ok(processAlive(container.pid));
-    assert.match(lines.join("\n"), new RegExp(`${container.name} serves on 127\\.0\\.0\\.1:${container.publish.hostPort}`));
+    assert.match(lines.join("\n"), new RegExp(`${container.name} serves on 127\\.0\\.0\\.1:${container.publish!.hostPort}`));
 
     // The same expert in this process, fed the same observations, must command the same joints.
     const reference = new ExpertPolicy(embodimentFor("so101"));
@@ -97,6 +102,123 @@ describe("container policy runtime (fake docker)", function () {
     // ephemeral port may be taken by any process on a busy machine, so that would be flaky.)
     assert.equal(processAlive(container.pid), false);
     await session.close();
+  });
+
+  it("by default puts the container on the internal network only, with the memory limit and the GPUs the config selects", async () => {
+    const lines: string[] = [];
+    const runtime = new ContainerPolicyRuntime({ images: [image(EXPERT)], gpus: [1], memory: "6g", startTimeoutMs: 20_000, latencyBudgetMs: 5000, log: (l) => lines.push(l) });
+    const session = await runtime.start(containerPolicy(EXPERT), ROBOT, { runId: "run_net" });
+    const [container] = fakeContainers(dir);
+    assert.deepEqual(
+      { publish: container.publish, network: container.network, memory: container.memory, gpus: container.gpus },
+      { publish: null, network: "assay-policy", memory: "6g", gpus: "device=1" },
+    );
+    assert.deepEqual(fakeNetworks(dir), ["assay-policy"], "created --internal on first use");
+    assert.match(lines.join("\n"), new RegExp(`${container.name} serves on ${container.ip!.replace(/\./g, "\\.")}:8000`));
+    await episode(session, 1);
+    // The next run's container joins the same network; nothing is created twice.
+    await episode(await runtime.start(containerPolicy(EXPERT), ROBOT, { runId: "run_net2" }), 1);
+    assert.deepEqual(fakeNetworks(dir), ["assay-policy"]);
+    await runtime.close();
+    assert.deepEqual(fakeContainers(dir), []);
+  });
+
+  it("selects GPUs by index: docker's quoted device list, podman's CDI devices", () => {
+    assert.deepEqual(gpuArgs("docker", false), []);
+    assert.deepEqual(gpuArgs("docker", true), ["--gpus", "all"]);
+    assert.deepEqual(gpuArgs("docker", [0]), ["--gpus", "device=0"]);
+    assert.deepEqual(gpuArgs("docker", [0, 2]), ["--gpus", '"device=0,2"']);
+    assert.deepEqual(gpuArgs("podman", [0, 2]), ["--device", "nvidia.com/gpu=0", "--device", "nvidia.com/gpu=2"]);
+  });
+
+  /** One short episode on `session`: reset, then `steps` steps from a fixed pose; the actions. */
+  const episode = async (session: Awaited<ReturnType<ContainerPolicyRuntime["start"]>>, seed: number, steps = 3): Promise<number[][]> => {
+    await session.reset({ seed, instruction: "pick up the red cube", controlRateHz: 10 });
+    const actions: number[][] = [];
+    let joints = [0, -0.4, 0.6, 0.3, 0, 1.5];
+    for (let step = 0; step < steps; step++) {
+      joints = await session.act({ tNs: BigInt(step) * 100_000_000n, jointPositionsRad: joints, cameras: {}, instruction: "pick up the red cube" });
+      actions.push(joints);
+    }
+    await session.close();
+    return actions;
+  };
+
+  it("keeps one container per run across its episodes, resets it between them, and replaces it when another run starts", async () => {
+    const lines: string[] = [];
+    const runtime = new ContainerPolicyRuntime({ images: [image(EXPERT)], startTimeoutMs: 20_000, latencyBudgetMs: 5000, log: (l) => lines.push(l) });
+    const before = fakeRuns(dir).length;
+    const started = await runtime.start(containerPolicy(EXPERT), ROBOT, { runId: "run_a" });
+    assert.deepEqual(started.image, { image: EXPERT, id: fakeImageId(EXPERT), repo_digests: [fakeRepoDigest(EXPERT)] }, "the image is pinned by digest for the episode's meta");
+    const first = await episode(started, 1);
+    const [warm] = fakeContainers(dir);
+    assert.ok(warm && processAlive(warm.pid), "the run's container outlives its first episode");
+    const again = await runtime.start(containerPolicy(EXPERT), ROBOT, { runId: "run_a" });
+    assert.deepEqual(again.image, started.image);
+    const second = await episode(again, 1);
+    const third = await episode(await runtime.start(containerPolicy(EXPERT), ROBOT, { runId: "run_a" }), 2);
+    assert.equal(fakeRuns(dir).length - before, 1, "three episodes of one run: one container start");
+    assert.deepEqual(second, first, "after the reset the server acts as on a fresh episode");
+    assert.equal(third.length, 3);
+    assert.match(lines.join("\n"), new RegExp(`run run_a reuses container ${warm.name}`));
+
+    await episode(await runtime.start(containerPolicy(EXPERT), ROBOT, { runId: "run_b" }), 1);
+    assert.equal(fakeRuns(dir).length - before, 2, "another run: its own container");
+    assert.equal(processAlive(warm.pid), false, "run_a's container was removed when run_b started");
+    assert.deepEqual(fakeContainers(dir).map((c) => c.name), [fakeRuns(dir).at(-1)!.name]);
+    await runtime.close();
+    assert.deepEqual(fakeContainers(dir), []);
+  });
+
+  it("replaces a warm container whose server does not answer the reset message (an older server)", async () => {
+    const lines: string[] = [];
+    const runtime = new ContainerPolicyRuntime({ images: [image(OLD_SERVER)], startTimeoutMs: 20_000, latencyBudgetMs: 5000, log: (l) => lines.push(l) });
+    const before = fakeRuns(dir).length;
+    await episode(await runtime.start(containerPolicy(OLD_SERVER), ROBOT, { runId: "run_old" }), 1);
+    await episode(await runtime.start(containerPolicy(OLD_SERVER), ROBOT, { runId: "run_old" }), 1);
+    assert.equal(fakeRuns(dir).length - before, 2);
+    assert.match(lines.join("\n"), /did not answer the reset message .*starting a fresh one/);
+    assert.equal(fakeContainers(dir).length, 1);
+    await runtime.close();
+    assert.deepEqual(fakeContainers(dir), []);
+  });
+
+  it("removes a run's warm container once the cell has been idle for idleStopMs", async () => {
+    const lines: string[] = [];
+    let removed!: () => void;
+    const gone = new Promise<void>((resolve) => (removed = resolve));
+    const runtime = new ContainerPolicyRuntime({
+      images: [image(EXPERT)], startTimeoutMs: 20_000, latencyBudgetMs: 5000, idleStopMs: 50,
+      log: (l) => {
+        lines.push(l);
+        if (/removed container .* idle for/.test(l)) removed();
+      },
+    });
+    await episode(await runtime.start(containerPolicy(EXPERT), ROBOT, { runId: "run_idle" }), 1);
+    const [warm] = fakeContainers(dir);
+    assert.ok(processAlive(warm.pid), "kept after its episode");
+    await gone;
+    assert.deepEqual(fakeContainers(dir), []);
+    assert.equal(processAlive(warm.pid), false);
+    await runtime.close();
+  });
+
+  it("gives a fresh container's first inference the warm-up allowance, never charged against latency_budget_ms", async () => {
+    const server = await startEndpointPolicyServer({ model: "so101", delayMs: 300 });
+    try {
+      const endpoints = new EndpointPolicyRuntime({ budget: { maxConsecutiveMisses: 1 } });
+      const policy = { type: "endpoint", url: server.wsUrl, latency_budget_ms: 100 };
+      const warm = await endpoints.start(policy, ROBOT, { warmupMs: 5000 });
+      const cold = await endpoints.start(policy, ROBOT);
+      for (const s of [warm, cold]) await s.reset({ seed: 1, controlRateHz: 10 });
+      const observation: Observation = { tNs: 0n, jointPositionsRad: [0, -0.4, 0.6, 0.3, 0, 1.5], cameras: {} };
+      assert.equal((await warm.act(observation)).length, 6, "a slow first inference inside the allowance acts");
+      await assert.rejects(warm.act({ ...observation, tNs: 100_000_000n }), /missed its latency_budget_ms of 100 ms 1 times in a row/, "the second step is held to the budget");
+      await assert.rejects(cold.act(observation), /missed its latency_budget_ms/, "without the allowance the first step is charged");
+      for (const s of [warm, cold]) await s.close();
+    } finally {
+      await server.close();
+    }
   });
 
   it("drives an image that serves openpi's protocol with the observation map its config names", async () => {
@@ -121,6 +243,25 @@ describe("container policy runtime (fake docker)", function () {
     await session.close();
     assert.deepEqual(fakeContainers(dir), []);
     assert.equal(processAlive(container.pid), false);
+  });
+
+  it("keeps an openpi container across a run's episodes, each episode on a new connection (openpi's reset)", async () => {
+    const runtime = new ContainerPolicyRuntime({
+      images: [image(OPENPI, { protocol: "openpi", observationMap: { preset: "droid" } })], startTimeoutMs: 20_000, latencyBudgetMs: 5000, log: () => undefined,
+    });
+    const policy = { ...containerPolicy(OPENPI), observation_contract: { cameras: ["top", "wrist"], state: ["joint_positions", "gripper_state"] } };
+    const jpeg = encodeJpegSync(new Uint8Array(64 * 48 * 3).fill(128), 64, 48, 80);
+    const cameras = { top: { tNs: 0n, width: 64, height: 48, jpeg }, wrist: { tNs: 0n, width: 64, height: 48, jpeg } };
+    const before = fakeRuns(dir).length;
+    for (let e = 0; e < 2; e++) {
+      const session = await runtime.start(policy, ROBOT, { runId: "run_openpi" });
+      await session.reset({ seed: e, instruction: "pick up the red cube", controlRateHz: 30 });
+      assert.equal((await session.act({ tNs: 0n, jointPositionsRad: [0, -0.4, 0.6, 0.3, 0, 1.5], gripperOpening: 1, cameras, instruction: "pick up the red cube" })).length, 6);
+      await session.close();
+    }
+    assert.equal(fakeRuns(dir).length - before, 1, "two episodes of one run: one container start");
+    await runtime.close();
+    assert.deepEqual(fakeContainers(dir), []);
   });
 
   it("runs podman when configured, giving it GPUs as the NVIDIA CDI device; closing the runtime removes open sessions' containers", async () => {
@@ -206,6 +347,12 @@ describe("container policy runtime (fake docker)", function () {
       assert.deepEqual(await probes.missingImages("docker", [EXPERT, "assay/absent:1", MUTE, "assay/absent:2"]), ["assay/absent:1", "assay/absent:2"]);
     });
 
+    it("lists the images present with their ids and registry digests", async () => {
+      assert.deepEqual(await probes.imageDigests!("docker", [EXPERT, "assay/absent:1"]), {
+        [EXPERT]: { id: fakeImageId(EXPERT), repoDigests: [fakeRepoDigest(EXPERT)] },
+      });
+    });
+
     it("reports an engine whose daemon does not answer, with the engine's words", async () => {
       writeFileSync(join(dir, "daemon-down"), "");
       try {
@@ -238,20 +385,20 @@ describe("policies config", () => {
   const policies = (value: unknown) => compileAgentConfig({ ...BASE, policies: value }).policies;
 
   it("keeps old configs valid and fills every default", () => {
-    assert.deepEqual(policies(undefined), { runtime: "none", gpus: false, startTimeoutMs: 120_000, latencyBudgetMs: 200, images: [] });
+    assert.deepEqual(policies(undefined), { runtime: "none", gpus: false, memory: "16g", network: "internal", startTimeoutMs: 120_000, latencyBudgetMs: 200, warmupMs: 120_000, idleStopMs: 600_000, images: [] });
     assert.deepEqual(policies({ runtime: "container", images: ["assay/x:1"] }), {
-      runtime: "container", gpus: false, startTimeoutMs: 120_000, latencyBudgetMs: 200,
+      runtime: "container", gpus: false, memory: "16g", network: "internal", startTimeoutMs: 120_000, latencyBudgetMs: 200, warmupMs: 120_000, idleStopMs: 600_000,
       images: [{ image: "assay/x:1", protocol: "json", port: 8000, env: {} }],
     });
   });
 
   it("reads image entries with their protocol, port, observation map and env", () => {
     const compiled = policies({
-      runtime: "container", engine: "podman", gpus: true, startTimeoutMs: 300_000, latencyBudgetMs: 120,
+      runtime: "container", engine: "podman", gpus: true, startTimeoutMs: 300_000, latencyBudgetMs: 120, warmupMs: 300_000, idleStopMs: 60_000,
       images: ["assay/x:1", { image: "ghcr.io/acme/pi0:3", protocol: "openpi", port: 8001, observationMap: { "observation/image": "top" }, env: { HF_HOME: "/cache" } }],
     });
     assert.deepEqual(compiled, {
-      runtime: "container", engine: "podman", gpus: true, startTimeoutMs: 300_000, latencyBudgetMs: 120,
+      runtime: "container", engine: "podman", gpus: true, memory: "16g", network: "internal", startTimeoutMs: 300_000, latencyBudgetMs: 120, warmupMs: 300_000, idleStopMs: 60_000,
       images: [
         { image: "assay/x:1", protocol: "json", port: 8000, env: {} },
         { image: "ghcr.io/acme/pi0:3", protocol: "openpi", port: 8001, observationMap: { "observation/image": "top" }, env: { HF_HOME: "/cache" } },
@@ -267,7 +414,11 @@ describe("policies config", () => {
     assert.throws(() => policies({ images: [{ image: "assay/x:1", env: { "A-B": "1" } }] }), /"policies.images\[0\].env" must map variable names/);
     assert.throws(() => policies({ images: [{ image: "assay/x:1", volumes: ["/:/host"] }] }), /unknown agent config key "policies.images\[0\].volumes"/);
     assert.throws(() => policies({ images: ["assay/x:1", { image: "assay/x:1" }] }), /names "assay\/x:1" twice/);
-    assert.throws(() => policies({ gpus: "yes" }), /"policies.gpus" must be true or false; got "yes"/);
+    assert.throws(() => policies({ gpus: "yes" }), /"policies.gpus" must be true, false, or GPU indices such as \[0\] or \[0, 1\] \(as nvidia-smi numbers them\); got "yes"/);
+    assert.throws(() => policies({ gpus: [0, 0] }), /"policies.gpus" must be .*; got \[0,0\]/);
+    assert.throws(() => policies({ memory: "lots" }), /"policies.memory" must be a memory size as docker's --memory takes it, e.g. "16g" or "8192m"; got "lots"/);
+    assert.throws(() => policies({ network: "host" }), /"policies.network" must be one of "internal", "published"; got "host"/);
+    assert.deepEqual({ ...policies({ gpus: [0, 1], memory: "24g", network: "published" }), images: [] }, { ...policies({}), gpus: [0, 1], memory: "24g", network: "published" });
   });
 
   it("gives a container runtime for runtime container, and a refusal in words for none", async () => {

@@ -19,6 +19,17 @@ describe("scheduler assignment plan", () => {
     ]);
   });
 
+  it("gives a container policy's episodes to the cells that list its image first, then to the others", () => {
+    const listing = (id: string): AvailableCell => ({ ...cell(id), images: ["ghcr.io/acme/picker:3"] });
+    const container = { ...run("r1", "standard", "2026-01-01T00:00:00Z", 3), image: "ghcr.io/acme/picker:3" };
+    assert.deepEqual(planAssignments([container], [cell("so101-a"), listing("so101-c"), cell("so101-b")]).map((p) => p.cellId), ["so101-c", "so101-a", "so101-b"]);
+    // A multi-unit pin carries the image the same way.
+    const multi = { ...run("r2", "standard", "2026-01-01T00:00:00Z", 1), episodePins: { r2_0: { model: "so101", firmware: "3.11", environment: "tabletop@1", image: "ghcr.io/acme/picker:3" } } };
+    assert.deepEqual(planAssignments([multi], [cell("so101-a"), listing("so101-z")]).map((p) => p.cellId), ["so101-z"]);
+    // Without an image, the lowest cell id as before.
+    assert.deepEqual(planAssignments([run("r3", "standard", "2026-01-01T00:00:00Z", 1)], [listing("so101-c"), cell("so101-a")]).map((p) => p.cellId), ["so101-a"]);
+  });
+
   it("only matches cells with the plan's model, firmware and environment", () => {
     const cells = [cell("so101-a", "3.10"), cell("fr3-a", "5.9.0", "fr3"), cell("so101-x", "3.11", "so101", "kitchen-replica@2"), cell("so101-b")];
     const plan = planAssignments([run("r1", "standard", "2026-01-01T00:00:00Z", 4)], cells);

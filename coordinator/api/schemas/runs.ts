@@ -27,6 +27,10 @@ export const ResolvedPins = component("ResolvedPins", z.looseObject({
   models: z.record(z.string(), z.strictObject({
     id: z.string(), sha256: z.string(), bytes: z.number().int(), source: z.enum(["upload", "mirror"]),
   })).optional().describe("checkpoint policies: policy.hf as submitted -> the model the cells load, pinned by sha256"),
+  images: z.record(z.string(), z.strictObject({
+    ids: z.array(z.string()).describe("local image ids (sha256:...) the cells reported running; more than one when cells held different builds under one tag"),
+    repo_digests: z.array(z.string()).describe("<repository>@sha256:... of those images; empty for images built on the cell"),
+  })).optional().describe("container policies: image as submitted -> what the cells ran, by digest (added as episodes finish)"),
 }).describe("records what @latest and bare names resolved to; multi-unit kinds may add fields"));
 
 /** The interventions section of a Result (coordinator/runs/interventions.ts). */
