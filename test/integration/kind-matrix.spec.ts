@@ -96,10 +96,16 @@ describe("kinds matrix and transfer on a simulated fleet", function () {
     assert.deepEqual(first.result.population.units, ["target"]);
     assert.equal(first.result.n, 4);
     assert.equal(gap.source.n, 4);
-    assert.ok(Math.abs(gap.diff - (gap.target.success_rate - gap.source.success_rate)) < 1e-9);
+    // The gap's headline is the model-level difference (each side on its own cells: different robots, so different cells).
+    assert.equal(gap.claim, "model");
+    assert.equal(gap.method, "beta-binomial-posterior-difference");
     assert.ok(gap.ci[0] <= gap.diff && gap.diff <= gap.ci[1]);
-    // Target and source episode i share a seed: the gap is the paired interval over the seed pairs.
-    assert.equal(gap.method, "newcombe-paired");
+    assert.ok(gap.probability_a_greater >= 0 && gap.probability_a_greater <= 1);
+    // Beside it the claim about these cells: target and source episode i share a seed, so the paired interval over the seed pairs.
+    assert.equal(gap.these_cells.claim, "these_cells");
+    assert.ok(Math.abs(gap.these_cells.diff - (gap.target.success_rate - gap.source.success_rate)) < 1e-9);
+    assert.ok(gap.these_cells.ci[0] <= gap.these_cells.diff && gap.these_cells.diff <= gap.these_cells.ci[1]);
+    assert.equal(gap.these_cells.method, "newcombe-paired");
     assert.equal(gap.paired, true);
     assert.equal(gap.matched, true);
     assert.equal(gap.pairs, 4);
@@ -111,8 +117,10 @@ describe("kinds matrix and transfer on a simulated fleet", function () {
     assert.equal(second.result.gap.source.run_id, sourceRun.id);
     assert.equal(second.result.gap.source.measured_here, false);
     assert.equal(second.result.gap.source.n, 3);
-    // An earlier run's episodes are not matched to these: the unpaired interval, and the result says so.
-    assert.equal(second.result.gap.method, "newcombe-hybrid-score");
+    // An earlier run's episodes are not matched to these: the unpaired intervals (model-level from both runs' cells, and
+    // Newcombe's for these cells), and the result says so.
+    assert.equal(second.result.gap.method, "beta-binomial-posterior-difference");
+    assert.equal(second.result.gap.these_cells.method, "newcombe-hybrid-score");
     assert.equal(second.result.gap.matched, false);
     assert.match(second.result.gap.note, new RegExp(`${sourceRun.id}: its episodes are not matched`));
   });
