@@ -21,6 +21,7 @@ import ffmpegInstaller from "@ffmpeg-installer/ffmpeg";
 import type { Camera, CameraCalibration, CameraClockInfo, CameraFrame } from "../../hardware/types.js";
 import { CaptureClock } from "./capture-clock.js";
 import { jpegSize } from "./mjpeg-camera.js";
+import { FrameWaiters } from "./frame-waiters.js";
 
 export interface FfmpegCameraOptions {
   name: string;
@@ -74,7 +75,7 @@ export class FfmpegCamera implements Camera {
   private closed = false;
   private readonly nowNs: () => bigint;
   private readonly clock = new CaptureClock();
-  private readonly waiters = new Set<() => void>();
+  private readonly waiters = new FrameWaiters();
   private lastProblem = "";
   private stderrTail = "";
   private stdoutBuffer: Buffer = Buffer.alloc(0);
@@ -96,7 +97,7 @@ export class FfmpegCamera implements Camera {
 
   /** The newest frame; waits for the first one. Throws when there is none or it is stale. */
   async capture(): Promise<CameraFrame> {
-    if (!this.latest) await this.waitForFrame(this.options.firstFrameTimeoutMs ?? 5000);
+    if (!this.latest) await this.waiters.wait(this.options.firstFrameTimeoutMs ?? 5000);
     const frame = this.latest;
     const where = `camera ${this.name} (${this.options.source})`;
     if (!frame) throw new Error(`${where}: no frame yet${this.lastProblem ? ` (${this.lastProblem})` : ""}`);
@@ -123,7 +124,7 @@ export class FfmpegCamera implements Camera {
     while (this.latest === before) {
       const left = deadline - Date.now();
       if (left <= 0) throw new Error(`camera ${this.name} (${this.options.source}): no frame within ${timeoutMs} ms${this.lastProblem ? ` (${this.lastProblem})` : ""}`);
-      await this.waitForFrame(left);
+      await this.waiters.wait(left);
     }
     return this.latest!;
   }
@@ -132,20 +133,9 @@ export class FfmpegCamera implements Camera {
     this.closed = true;
     clearTimeout(this.restartTimer);
     this.child?.kill("SIGKILL");
-    for (const waiter of [...this.waiters]) waiter();
+    this.waiters.wakeAll();
   }
 
-  private waitForFrame(timeoutMs: number): Promise<void> {
-    return new Promise((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        this.waiters.delete(done);
-        resolve();
-      };
-      const timer = setTimeout(done, timeoutMs);
-      this.waiters.add(done);
-    });
-  }
 
   private start(): void {
     if (this.closed) return;
@@ -172,7 +162,7 @@ export class FfmpegCamera implements Camera {
       if (this.closed) return;
       this.problem(`ffmpeg exited (${signal ?? `code ${code}`})${this.stderrTail ? `: ${this.stderrTail}` : ""}`);
       // A camera that never delivered a frame fails its first capture now, with ffmpeg's reason, instead of at the timeout.
-      if (!this.latest) for (const waiter of [...this.waiters]) waiter();
+      if (!this.latest) this.waiters.wakeAll();
       this.restartTimer = setTimeout(() => this.start(), 1000);
     });
   }
@@ -220,7 +210,7 @@ export class FfmpegCamera implements Camera {
       this.lastProblem = "";
       paired = true;
     }
-    if (paired) for (const waiter of [...this.waiters]) waiter();
+    if (paired) this.waiters.wakeAll();
   }
 
   private problem(message: string): void {

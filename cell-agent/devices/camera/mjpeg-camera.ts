@@ -8,6 +8,7 @@
  * send those.
  */
 import type { Camera, CameraCalibration, CameraClockInfo, CameraFrame } from "../../hardware/types.js";
+import { FrameWaiters } from "./frame-waiters.js";
 
 export interface MjpegCameraOptions {
   name: string;
@@ -49,7 +50,7 @@ export class MjpegCamera implements Camera {
   private latest: CameraFrame | undefined;
   private readonly abort = new AbortController();
   private readonly nowNs: () => bigint;
-  private readonly waiters = new Set<() => void>();
+  private readonly waiters = new FrameWaiters();
   private lastProblem = "";
 
   constructor(private readonly options: MjpegCameraOptions) {
@@ -62,7 +63,7 @@ export class MjpegCamera implements Camera {
 
   /** The newest frame; waits up to 2 s for the first one. Throws when the stream is stale. */
   async capture(): Promise<CameraFrame> {
-    if (!this.latest) await this.waitForFrame(2000);
+    if (!this.latest) await this.waiters.wait(2000);
     const frame = this.latest;
     const maxAgeNs = BigInt((this.options.maxFrameAgeMs ?? 1000) * 1e6);
     if (!frame) throw new Error(`camera ${this.name}: no frame from ${this.options.url} yet${this.lastProblem ? ` (${this.lastProblem})` : ""}`);
@@ -81,17 +82,6 @@ export class MjpegCamera implements Camera {
     this.abort.abort();
   }
 
-  private waitForFrame(timeoutMs: number): Promise<void> {
-    return new Promise((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        this.waiters.delete(done);
-        resolve();
-      };
-      const timer = setTimeout(done, timeoutMs);
-      this.waiters.add(done);
-    });
-  }
 
   private async run(): Promise<void> {
     while (!this.abort.signal.aborted) {
@@ -122,7 +112,7 @@ export class MjpegCamera implements Camera {
       const tNs = this.nowNs();
       this.latest = { tNs, receivedNs: tNs, ...jpegSize(jpeg), jpeg };
       this.lastProblem = "";
-      for (const waiter of [...this.waiters]) waiter();
+      this.waiters.wakeAll();
       buffer = buffer.subarray(end + 2);
     }
   }

@@ -11,6 +11,7 @@ import { jpegSize } from "../camera/mjpeg-camera.js";
 import { RosBusError } from "./ros-bus-error.js";
 import type { RosLink } from "./ros-link.js";
 import { parseCompressedImage, parseImage, type ParsedImage } from "./ros-messages.js";
+import { FrameWaiters } from "../camera/frame-waiters.js";
 
 export interface RosCameraOptions {
   name: string;
@@ -63,7 +64,7 @@ export class RosCamera implements Camera {
   private latest: CameraFrame | undefined;
   private readonly clock = new CaptureClock();
   private stamped = true;
-  private readonly waiters = new Set<() => void>();
+  private readonly waiters = new FrameWaiters();
 
   constructor(private readonly options: RosCameraOptions, private readonly link: RosLink, private readonly agentClock: { nowNs(): bigint }) {
     this.name = options.name;
@@ -75,7 +76,7 @@ export class RosCamera implements Camera {
   }
 
   async capture(): Promise<CameraFrame> {
-    if (!this.latest) await this.waitForFrame(this.options.firstFrameTimeoutMs ?? 5000);
+    if (!this.latest) await this.waiters.wait(this.options.firstFrameTimeoutMs ?? 5000);
     if (this.link.state !== "connected") throw new RosBusError(this.link.state === "closed" ? "closed" : "disconnected", `camera ${this.name}: cannot read ${this.options.topic}: ${this.link.describeOutage()}`);
     const frame = this.latest;
     if (!frame) throw new RosBusError("stale", `camera ${this.name}: nothing received on ${this.options.topic} (${this.options.type}) yet; is the camera driver publishing? (ros2 topic hz ${this.options.topic})`);
@@ -102,18 +103,7 @@ export class RosCamera implements Camera {
     this.stamped = parsed.value.stampNs !== null;
     const tNs = parsed.value.stampNs === null ? receivedNs : this.clock.map(parsed.value.stampNs, receivedNs);
     this.latest = { tNs, receivedNs, ...jpegSize(bytes), jpeg: bytes };
-    for (const waiter of [...this.waiters]) waiter();
+    this.waiters.wakeAll();
   }
 
-  private waitForFrame(timeoutMs: number): Promise<void> {
-    return new Promise((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        this.waiters.delete(done);
-        resolve();
-      };
-      const timer = setTimeout(done, timeoutMs);
-      this.waiters.add(done);
-    });
-  }
 }
