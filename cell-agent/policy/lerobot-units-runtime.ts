@@ -5,7 +5,7 @@
  * in radians. Joint positions shown to the policy become LeRobot units (velocities stay rad/s);
  * its actions are read as LeRobot units. Everything else passes through untouched.
  */
-import type { Observation, PolicyRobot, PolicyRuntime, PolicySession } from "../hardware/types.js";
+import type { Observation, PolicyImagePin, PolicyRobot, PolicyRuntime, PolicySession, PolicyStartContext } from "../hardware/types.js";
 
 /** The conversions one policy needs (lerobot-joint-frame.ts `So101LerobotFrame`). */
 export interface LerobotFrame {
@@ -54,6 +54,11 @@ class LerobotUnitsSession implements PolicySession {
   close(): Promise<void> {
     return this.inner.close();
   }
+
+  /** The wrapped session's image pin (a container policy), so the episode's meta still records it. */
+  get image(): PolicyImagePin | undefined {
+    return this.inner.image;
+  }
 }
 
 export class LerobotUnitsPolicyRuntime implements PolicyRuntime {
@@ -63,11 +68,12 @@ export class LerobotUnitsPolicyRuntime implements PolicyRuntime {
     return this.inner.available();
   }
 
-  async start(policy: Record<string, unknown>, robot: PolicyRobot): Promise<PolicySession> {
+  async start(policy: Record<string, unknown>, robot: PolicyRobot, context?: PolicyStartContext): Promise<PolicySession> {
     const units = unitsOf(policy);
-    if (!units.action && !units.observation) return this.inner.start(policy, robot);
+    // The context (the run, for a warm container kept across its episodes) goes on to the wrapped runtime.
+    if (!units.action && !units.observation) return this.inner.start(policy, robot, context);
     // Checked before the policy starts: a cell that cannot convert must not start it.
     const frame = await this.frames(units.useDegrees);
-    return new LerobotUnitsSession(await this.inner.start(policy, robot), frame, units);
+    return new LerobotUnitsSession(await this.inner.start(policy, robot, context), frame, units);
   }
 }
