@@ -340,6 +340,9 @@ export async function runEpisode(ctx: EpisodeContext): Promise<EpisodeResult> {
             if (joints) await hold(joints.positionRad);
           } else if (!Array.isArray(targets) || targets.length !== dof || !targets.every(Number.isFinite)) {
             policyFailure = `the policy returned ${Array.isArray(targets) ? `${targets.length} targets` : typeof targets}, but ${ctx.robotModel} takes ${dof} finite joint targets (${motors.jointNames.join(", ")})`;
+          } else if (!envelope.canLimit(joints?.positionRad)) {
+            // No previous goal and no joint reading this step: the envelope has nothing to limit the step against,
+            // so nothing is sent (the arm stays where it is) rather than unchecked targets.
           } else {
             // The one place a policy's targets meet the safety envelope, on every kind of bus.
             const safe = envelope.step(targets, joints?.positionRad);

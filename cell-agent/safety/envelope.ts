@@ -176,6 +176,15 @@ export class SafetyEnvelope {
     this.previousRad = undefined;
   }
 
+  /**
+   * Whether a step can be limited: it needs a reference, the previous goal or this step's reading. Without one (the
+   * first step, or the first after restart(), with a failed joint read) the change per step and the workspace box
+   * cannot be applied, so the caller must send nothing that step.
+   */
+  canLimit(measuredRad?: readonly number[]): boolean {
+    return this.previousRad !== undefined || measuredRad !== undefined;
+  }
+
   /** `targetRad`: the policy's targets; `measuredRad`: this step's reading (the reference when no goal was sent yet). */
   step(targetRad: readonly number[], measuredRad?: readonly number[]): EnvelopeStep {
     const o = this.options;

@@ -30,6 +30,17 @@ describe("safety envelope", () => {
     assert.equal(env.clampCount, 2);
   });
 
+  it("cannot limit a step without a reference (no goal yet, no reading), so the runner sends nothing then", () => {
+    const env = envelope({ maxStepRad: 0.1, workspaceBoxM: null });
+    assert.equal(env.canLimit(undefined), false);
+    assert.equal(env.canLimit([0, 0, 0, 0, 0, 0]), true);
+    env.step([0.05, 0, 0, 0, 0, 0], [0, 0, 0, 0, 0, 0]);
+    // Once a goal was sent it is the reference, whatever the reading.
+    assert.equal(env.canLimit(undefined), true);
+    env.restart();
+    assert.equal(env.canLimit(undefined), false);
+  });
+
   it("takes per-joint steps and joint limits, and starts again from the reading after a hold", () => {
     const env = envelope({ maxStepRad: { gripper: 1 }, jointLimitsRad: { wrist_roll: [-1, 1] }, workspaceBoxM: null });
     const step = env.step([0, 0, 0, 0, 3, 0.9], [0, 0, 0, 0, 0, 0]);
