@@ -176,6 +176,8 @@ export async function stationPage(ctx) {
             p.run_open ? "" : " — its run has ended, so its result is final");
           invalidate.disabled = !p.run_open;
         }
+        // A wait longer than the stream token's life: fetch a fresh descriptor and play its URL.
+        if (attention && mjpeg && picture.stale()) mjpeg = null;
         // The camera plays while the cell needs someone (the scene is checked on it), up to MAX_LIVE cells.
         if (attention && !mjpeg && (live.includes(id) || live.length < MAX_LIVE)) {
           const descriptor = await api(`/v1/streams/${encodeURIComponent(id)}`, { signal }).catch(() => null);
@@ -218,7 +220,13 @@ export async function stationPage(ctx) {
         }
         await card.update(cell);
       }
-      for (const [id, card] of cards) if (!active.some((c) => c.id === id)) { card.stopCamera(); cards.delete(id); }
+      for (const [id, card] of cards) {
+        if (active.some((c) => c.id === id)) continue;
+        card.stopCamera();
+        cards.delete(id);
+        // Its camera slot is free again (MAX_LIVE).
+        if (live.includes(id)) live.splice(live.indexOf(id), 1);
+      }
       // Cells that need someone first, longest waiting first; then the rest by id.
       const order = [...details].sort((a, b) => (a.attention ? 0 : 1) - (b.attention ? 0 : 1) || (a.attention?.since ?? a.id).localeCompare(b.attention?.since ?? b.id))
         .map((c) => cards.get(c.id).element);
