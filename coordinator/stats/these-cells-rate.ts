@@ -14,7 +14,7 @@
  * the mean of these cells' rates whatever share of the episodes the scheduler gave each.
  */
 
-import { wilsonInterval, zForConfidence } from "./wilson.js";
+import { wilsonInterval, wilsonScoreInterval, zForConfidence } from "./wilson.js";
 
 /** The rate on these very cells; field names are the wire names. */
 export interface TheseCellsRate {
@@ -35,14 +35,10 @@ export function theseCellsRate(clusters: ReadonlyArray<{ k: number; n: number }>
   const g = used.length;
   const rate = used.reduce((sum, c) => sum + c.k / c.n, 0) / g;
   const atN = (g * g) / used.reduce((sum, c) => sum + 1 / c.n, 0);
-  const z = zForConfidence(ci);
-  const z2 = z * z;
-  const denominator = 1 + z2 / atN;
-  const centre = (rate + z2 / (2 * atN)) / denominator;
-  const half = (z / denominator) * Math.sqrt((rate * (1 - rate)) / atN + z2 / (4 * atN * atN));
+  // Wilson's score interval of the stratified rate at the harmonic-mean size: rate 0 exactly when k is 0, 1 when k is n.
   return {
     success_rate: rate,
-    ci95: [k === 0 ? 0 : Math.max(0, centre - half), k === n ? 1 : Math.min(1, centre + half)],
+    ci95: wilsonScoreInterval(rate, 1, atN, zForConfidence(ci)),
     interval_method: "stratified-wilson",
   };
 }
