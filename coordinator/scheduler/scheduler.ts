@@ -122,11 +122,14 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     waits.clear();
     for (const run of open) {
       for (const [u, unit] of run.units.entries()) {
+        // A task that reads no instrument never waits for one: no store read for it on each pass.
+        const required = instrumentsOfTask(taskKinds, unit.task);
+        if (required.length === 0) continue;
         if (listPendingOfUnit(db, run.id, u, 1).length === 0) continue;
         const pin = { model: unit.model, firmware: unit.firmware, environment: unit.environment };
         const matching = connected.filter((c) => c.model === pin.model && c.firmware === pin.firmware && c.environment === pin.environment);
         const note = instrumentWait(
-          { task: unit.task, pin: `${unit.robot} in ${unit.environment}`, required: instrumentsOfTask(taskKinds, unit.task) },
+          { task: unit.task, pin: `${unit.robot} in ${unit.environment}`, required },
           matching.map((c) => {
             const kinds = [...new Set(c.instruments.map((i) => i.kind))];
             const live = registry.liveInstrumentKinds(c.cellId) ?? kinds;
