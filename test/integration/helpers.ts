@@ -22,6 +22,13 @@ export { waitForRunEnd, type RunEnd } from "../support/run-end.js";
 
 export const TEST_ADMIN_KEY = "asy_live_TestAdminKey0123456789abcdef";
 
+/**
+ * The tests' default request allowance. The suite's probes poll the API every 20-50 ms from one account
+ * (test/support/eventually.ts), beyond the coordinator's default of 20 requests/s per account; a test about
+ * rate limits states the limits it tests (scopes.spec.ts, hostile-http.spec.ts, test/unit/rate-limit.spec.ts).
+ */
+export const TEST_RATE_LIMITS: Partial<RateLimits> = { general: { perS: 10_000, burst: 10_000 }, submit: { perS: 10_000, burst: 10_000 } };
+
 export interface TestService {
   coordinator: RunningCoordinator;
   fleet?: SimFleet;
@@ -33,7 +40,7 @@ export interface TestService {
 /**
  * `cells`: which installed cells to simulate (none: coordinator only). `simSpeed`: simulated seconds
  * per wall second (default unpaced); fault tests slow it so an episode lasts long enough to hit.
- * `simTimecode`: cameras burn in their capture time (benches). `rateLimits`: per-key limits (default the coordinator's).
+ * `simTimecode`: cameras burn in their capture time (benches). `rateLimits`: per-key limits (default TEST_RATE_LIMITS).
  * `simEngine`: the cells' physics engine (default MuJoCo); `simCellVariation`: the per-cell variation scale
  * (simulators/world/cell-variation.ts; default none). `connections`: connection timeouts and the per-address cap
  * (default the coordinator's). `modelMirror`: the operator's local model mirror directory. `artifactsUrl` and `s3`: artifacts in a
@@ -49,7 +56,7 @@ export async function startTestService(options: {
 } = {}): Promise<TestService> {
   const dataDir = options.keepDataDir ?? mkdtempSync(join(tmpdir(), "assay-it-"));
   const coordinator = await startCoordinator(compileCoordinatorOptions({
-    port: 0, grpcPort: 0, dataDir, apiKey: TEST_ADMIN_KEY, ...(await testStoreOptions(dataDir)), ...(options.rateLimits ? { rateLimits: options.rateLimits } : {}),
+    port: 0, grpcPort: 0, dataDir, apiKey: TEST_ADMIN_KEY, ...(await testStoreOptions(dataDir)), rateLimits: options.rateLimits ?? TEST_RATE_LIMITS,
     ...(options.modelMirror ? { modelMirror: options.modelMirror } : {}),
     ...(options.connections ? { connections: options.connections } : {}),
     ...(options.attentionPageMs ? { attentionPageMs: options.attentionPageMs } : {}),
