@@ -22,6 +22,7 @@ import type { Camera, CameraCalibration, CameraClockInfo, CameraFrame } from "..
 import { CaptureClock } from "./capture-clock.js";
 import { jpegSize } from "./mjpeg-camera.js";
 import { FrameWaiters } from "./frame-waiters.js";
+import { JpegStreamSplitter } from "./jpeg-stream-splitter.js";
 
 export interface FfmpegCameraOptions {
   name: string;
@@ -44,9 +45,6 @@ export interface FfmpegCameraOptions {
   log?: (line: string) => void;
 }
 
-const SOI = Buffer.from([0xff, 0xd8]);
-const EOI = Buffer.from([0xff, 0xd9]);
-const MAX_FRAME_BYTES = 16 * 1024 * 1024;
 /** `n:   3 pts: 100000 pts_time:0.1 ...` from the showinfo filter. */
 const SHOWINFO_PTS = /\] n:\s*(\d+)\s+pts:\s*(-?\d+)\s+pts_time:/;
 
@@ -78,7 +76,7 @@ export class FfmpegCamera implements Camera {
   private readonly waiters = new FrameWaiters();
   private lastProblem = "";
   private stderrTail = "";
-  private stdoutBuffer: Buffer = Buffer.alloc(0);
+  private readonly splitter = new JpegStreamSplitter();
   /** Capture stamps (device ns) from showinfo not yet matched with a JPEG, and JPEGs (with arrival) not yet matched with a stamp. */
   private readonly stamps: bigint[] = [];
   private readonly jpegs: Array<{ jpeg: Uint8Array; receivedNs: bigint }> = [];
@@ -142,7 +140,7 @@ export class FfmpegCamera implements Camera {
     this.clock.reset();
     this.stamps.length = 0;
     this.jpegs.length = 0;
-    this.stdoutBuffer = Buffer.alloc(0);
+    this.splitter.reset();
     this.stderrTail = "";
     this.startedNs = this.nowNs();
     this.firstFrameNs = undefined;
@@ -179,22 +177,8 @@ export class FfmpegCamera implements Camera {
   }
 
   private onStdout(chunk: Buffer): void {
-    let buffer = this.stdoutBuffer.length ? Buffer.concat([this.stdoutBuffer, chunk]) : chunk;
-    for (;;) {
-      const start = buffer.indexOf(SOI);
-      if (start < 0) {
-        buffer = Buffer.alloc(0);
-        break;
-      }
-      const end = buffer.indexOf(EOI, start + 2);
-      if (end < 0) {
-        buffer = buffer.length - start > MAX_FRAME_BYTES ? Buffer.alloc(0) : buffer.subarray(start);
-        break;
-      }
-      this.jpegs.push({ jpeg: new Uint8Array(buffer.subarray(start, end + 2)), receivedNs: this.nowNs() });
-      buffer = buffer.subarray(end + 2);
-    }
-    this.stdoutBuffer = Buffer.from(buffer);
+    const receivedNs = this.nowNs();
+    for (const jpeg of this.splitter.push(chunk)) this.jpegs.push({ jpeg, receivedNs });
     this.pair();
   }
 

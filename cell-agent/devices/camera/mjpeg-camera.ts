@@ -9,6 +9,7 @@
  */
 import type { Camera, CameraCalibration, CameraClockInfo, CameraFrame } from "../../hardware/types.js";
 import { FrameWaiters } from "./frame-waiters.js";
+import { JpegStreamSplitter } from "./jpeg-stream-splitter.js";
 
 export interface MjpegCameraOptions {
   name: string;
@@ -21,11 +22,6 @@ export interface MjpegCameraOptions {
   nowNs?: () => bigint;
   log?: (line: string) => void;
 }
-
-const SOI = Buffer.from([0xff, 0xd8]);
-const EOI = Buffer.from([0xff, 0xd9]);
-/** A stream that never sends EOI must not grow the buffer without end. */
-const MAX_FRAME_BYTES = 16 * 1024 * 1024;
 
 /** Width and height from a JPEG's SOFn header, or 0x0 when it has none. */
 export function jpegSize(jpeg: Uint8Array): { width: number; height: number } {
@@ -88,10 +84,9 @@ export class MjpegCamera implements Camera {
       try {
         const response = await fetch(this.options.url, { signal: this.abort.signal });
         if (!response.ok || !response.body) throw new Error(`HTTP ${response.status}`);
-        let buffer: Buffer = Buffer.alloc(0);
+        const splitter = new JpegStreamSplitter();
         for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
-          buffer = Buffer.concat([buffer, chunk]);
-          buffer = this.extractFrames(buffer);
+          for (const jpeg of splitter.push(chunk)) this.onFrame(jpeg);
         }
         this.problem("the stream ended");
       } catch (error) {
@@ -102,19 +97,11 @@ export class MjpegCamera implements Camera {
     }
   }
 
-  private extractFrames(buffer: Buffer): Buffer {
-    for (;;) {
-      const start = buffer.indexOf(SOI);
-      if (start < 0) return buffer.length > 1 ? buffer.subarray(buffer.length - 1) : buffer;
-      const end = buffer.indexOf(EOI, start + 2);
-      if (end < 0) return buffer.length - start > MAX_FRAME_BYTES ? Buffer.alloc(0) : buffer.subarray(start);
-      const jpeg = new Uint8Array(buffer.subarray(start, end + 2));
-      const tNs = this.nowNs();
-      this.latest = { tNs, receivedNs: tNs, ...jpegSize(jpeg), jpeg };
-      this.lastProblem = "";
-      this.waiters.wakeAll();
-      buffer = buffer.subarray(end + 2);
-    }
+  private onFrame(jpeg: Uint8Array): void {
+    const tNs = this.nowNs();
+    this.latest = { tNs, receivedNs: tNs, ...jpegSize(jpeg), jpeg };
+    this.lastProblem = "";
+    this.waiters.wakeAll();
   }
 
   private problem(message: string): void {
