@@ -1,7 +1,8 @@
 /**
  * A `Camera` on a ROS image topic, read over the robot's rosbridge link (RosMotorBus.openCamera):
  * sensor_msgs/CompressedImage with JPEG data as it comes, sensor_msgs/Image (rgb8, bgr8, mono8)
- * encoded to JPEG here. A frame's capture time is its header stamp (the robot's ROS time) mapped onto
+ * encoded to JPEG here when a frame's JPEG is first read (a 30 Hz raw topic is mostly superseded before
+ * anyone captures it, and encoding 640x480 in JavaScript costs ~10 ms). A frame's capture time is its header stamp (the robot's ROS time) mapped onto
  * the agent clock by `CaptureClock`; a message without a stamp is stamped on arrival.
  */
 import jpeg from "jpeg-js";
@@ -99,10 +100,21 @@ export class RosCamera implements Camera {
       this.link.malformed(`${this.options.topic}: ${parsed.reason}`);
       return;
     }
-    const bytes = toJpeg(parsed.value, this.options.jpegQuality ?? JPEG_QUALITY);
-    this.stamped = parsed.value.stampNs !== null;
-    const tNs = parsed.value.stampNs === null ? receivedNs : this.clock.map(parsed.value.stampNs, receivedNs);
-    this.latest = { tNs, receivedNs, ...jpegSize(bytes), jpeg: bytes };
+    const image = parsed.value;
+    this.stamped = image.stampNs !== null;
+    const tNs = image.stampNs === null ? receivedNs : this.clock.map(image.stampNs, receivedNs);
+    if (image.jpeg) {
+      this.latest = { tNs, receivedNs, ...jpegSize(image.jpeg), jpeg: image.jpeg };
+    } else {
+      const quality = this.options.jpegQuality ?? JPEG_QUALITY;
+      let bytes: Uint8Array | undefined;
+      this.latest = {
+        tNs, receivedNs, width: image.raw!.width, height: image.raw!.height,
+        get jpeg() {
+          return (bytes ??= toJpeg(image, quality));
+        },
+      };
+    }
     this.waiters.wakeAll();
   }
 
