@@ -49,6 +49,8 @@ export async function probeCamera(camera: CameraConfig, options: { sampleMs?: nu
     // A slow camera gets up to 5 s more to show a few frames, so its rate is measured rather than reported as 0.
     const hardEndNs = endNs + 5_000_000_000n;
     const startNs = first.receivedNs ?? first.tNs;
+    // Looks a few times per frame period: often enough to see every frame, without spinning the CPU the camera needs.
+    const pollMs = Math.min(50, Math.max(2, 250 / camera.rateHz));
     while ((clock.nowNs() < endNs || frames < 3) && clock.nowNs() < hardEndNs) {
       const frame = await device.capture();
       if (frame !== last) {
@@ -56,7 +58,7 @@ export async function probeCamera(camera: CameraConfig, options: { sampleMs?: nu
         last = frame;
         if (frame.receivedNs !== undefined) latencies.push(Number(frame.receivedNs - frame.tNs) / 1e6);
       }
-      await new Promise((resolve) => setTimeout(resolve, 2));
+      await new Promise((resolve) => setTimeout(resolve, pollMs));
     }
     const spanS = Number((last.receivedNs ?? last.tNs) - startNs) / 1e9;
     latencies.sort((a, b) => a - b);
