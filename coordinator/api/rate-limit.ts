@@ -48,12 +48,12 @@ export class TokenBucket {
     this.updatedMs = nowMs;
   }
 
-  /** Takes a token; returns 0 when granted, otherwise the seconds until one is available. */
   /** Whether the bucket would be full at `nowMs` (then dropping it loses nothing). */
   isFull(nowMs: number): boolean {
     return this.tokens + ((nowMs - this.updatedMs) / 1000) * this.spec.perS >= this.spec.burst;
   }
 
+  /** Takes a token; returns 0 when granted, otherwise the seconds until one is available. */
   take(nowMs: number): number {
     this.tokens = Math.min(this.spec.burst, this.tokens + ((nowMs - this.updatedMs) / 1000) * this.spec.perS);
     this.updatedMs = nowMs;
@@ -79,20 +79,25 @@ export function validateRateLimits(limits: RateLimits): RateLimits {
 
 /**
  * Buckets by name, created full on first use. Buckets that have refilled to full are dropped once
- * the table grows past `pruneAbove`, so a stream of new names (addresses) cannot grow it forever.
+ * the table grows past `pruneAbove`, so a stream of new names (addresses, keys) cannot grow it forever.
+ * A prune that frees little (every bucket in use) moves the next one to twice the size left, so the
+ * scans cost O(1) per insert amortised however many buckets are busy.
  */
 export class BucketTable {
-  private readonly buckets = new Map<string, { bucket: TokenBucket; spec: BucketSpec }>();
+  private readonly buckets = new Map<string, TokenBucket>();
+  private pruneAt: number;
 
-  constructor(private readonly pruneAbove = 10_000) {}
+  constructor(private readonly pruneAbove = 10_000) {
+    this.pruneAt = pruneAbove;
+  }
 
   take(id: string, spec: BucketSpec, nowMs: number): number {
-    let entry = this.buckets.get(id);
-    if (!entry) {
-      if (this.buckets.size >= this.pruneAbove) this.prune(nowMs);
-      this.buckets.set(id, (entry = { bucket: new TokenBucket(spec, nowMs), spec }));
+    let bucket = this.buckets.get(id);
+    if (!bucket) {
+      if (this.buckets.size >= this.pruneAt) this.prune(nowMs);
+      this.buckets.set(id, (bucket = new TokenBucket(spec, nowMs)));
     }
-    return entry.bucket.take(nowMs);
+    return bucket.take(nowMs);
   }
 
   get size(): number {
@@ -100,9 +105,10 @@ export class BucketTable {
   }
 
   private prune(nowMs: number): void {
-    for (const [id, entry] of this.buckets) {
-      if (entry.bucket.isFull(nowMs)) this.buckets.delete(id);
+    for (const [id, bucket] of this.buckets) {
+      if (bucket.isFull(nowMs)) this.buckets.delete(id);
     }
+    this.pruneAt = Math.max(this.pruneAbove, 2 * this.buckets.size);
   }
 }
 
@@ -136,12 +142,9 @@ export function noLimit(_req: Request, _res: Response, next: NextFunction): void
 /** Middleware; mount after authenticate(). `nowMs` is injectable for tests. */
 export function rateLimit(limits: RateLimits = DEFAULT_RATE_LIMITS, nowMs: () => number = Date.now) {
   validateRateLimits(limits);
-  const buckets = new Map<string, TokenBucket>();
-  const take = (id: string, spec: BucketSpec, now: number): number => {
-    let bucket = buckets.get(id);
-    if (!bucket) buckets.set(id, (bucket = new TokenBucket(spec, now)));
-    return bucket.take(now);
-  };
+  // Keys and accounts that come and go (revoked, deleted) leave full buckets behind; the table drops them.
+  const table = new BucketTable();
+  const take = (id: string, spec: BucketSpec, now: number): number => table.take(id, spec, now);
   return (req: Request, res: Response, next: NextFunction): void => {
     const { keyId, accountId } = authOf(res);
     const path = (req.baseUrl + req.path).replace(/\/+$/, "");

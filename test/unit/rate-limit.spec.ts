@@ -108,4 +108,18 @@ describe("rate limits", () => {
     busy.take("c", { perS: 1, burst: 1 }, 0);
     assert.equal(busy.take("a", { perS: 1, burst: 1 }, 0), 1, "a's empty bucket survived the prune");
   });
+
+  it("does not rescan the table on every new name while all its buckets are in use", () => {
+    const table = new BucketTable(100);
+    let scans = 0;
+    const prune = (table as unknown as { prune(nowMs: number): void }).prune.bind(table);
+    (table as unknown as { prune(nowMs: number): void }).prune = (nowMs) => {
+      scans++;
+      prune(nowMs);
+    };
+    // 1,000 names at one instant: every bucket is being drained, none can be dropped.
+    for (let i = 0; i < 1000; i++) table.take(`key:${i}`, { perS: 1, burst: 1 }, 0);
+    assert.equal(table.size, 1000);
+    assert.ok(scans <= 5, `${scans} scans for 1,000 inserts`);
+  });
 });
