@@ -83,11 +83,6 @@ export class AttentionPager {
     this.arm({ cellId, kind: attention.kind, episodeId: attention.episodeId, since: attention.since });
   }
 
-  /** Cells with a page armed and not yet raised. */
-  armedCells(): string[] {
-    return [...this.armed.entries()].filter(([, a]) => a.handle !== null).map(([cellId]) => cellId).sort();
-  }
-
   /** Disarms every timer. */
   stop(): void {
     for (const { handle } of this.armed.values()) if (handle !== null) this.timers.clear(handle);

@@ -29,9 +29,3 @@ export function setAttentionPageEvent(db: Db, key: AttentionPageKey, eventId: st
   db.prepare("UPDATE attention_pages SET event_id = ? WHERE cell_id = ? AND kind = ? AND episode_id = ? AND since = ?")
     .run(eventId, key.cellId, key.kind, key.episodeId, key.since);
 }
-
-/** Whether this attention already raised its page. */
-export function attentionPageRaised(db: Db, key: AttentionPageKey): boolean {
-  return db.prepare("SELECT 1 AS one FROM attention_pages WHERE cell_id = ? AND kind = ? AND episode_id = ? AND since = ?")
-    .get(key.cellId, key.kind, key.episodeId, key.since) !== undefined;
-}
