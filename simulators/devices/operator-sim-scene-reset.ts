@@ -38,7 +38,6 @@ export class OperatorSimSceneReset implements SceneReset {
     await this.options.gate.wait(
       { since: new Date().toISOString(), lighting: plan.lighting, objects: plan.objects, distractors: plan.distractors },
       this.options.confirmTimeoutMs ?? 600_000,
-      () => null,
     );
     const wrong = this.misplace;
     this.misplace = false;

@@ -49,8 +49,8 @@ export class SceneReadyGate {
     return true;
   }
 
-  /** Resolves on confirm(); rejects after `timeoutMs`, on cancel(), or when `abort()` returns a reason. */
-  wait(pending: PendingScene, timeoutMs: number, abort: () => string | null, pollMs = 50): Promise<SceneConfirmed> {
+  /** Resolves on confirm(); rejects after `timeoutMs`, on cancel(), or when `abort()` (polled, if given) returns a reason. */
+  wait(pending: PendingScene, timeoutMs: number, abort?: () => string | null, pollMs = 50): Promise<SceneConfirmed> {
     if (this.waiting) return Promise.reject(new Error("a scene reset is already waiting for a technician"));
     const startedMs = this.nowMs();
     return new Promise<SceneConfirmed>((resolve, reject) => {
@@ -64,7 +64,7 @@ export class SceneReadyGate {
         else resolve({ waitedMs: Math.max(0, this.nowMs() - startedMs) });
       };
       const timer = setTimeout(() => finish(new Error(`no technician confirmed the scene (POST /scene-ready or the operator station) within ${Math.round(timeoutMs / 1000)} s`)), timeoutMs);
-      const poll = setInterval(() => {
+      const poll = abort && setInterval(() => {
         const reason = abort();
         if (reason) finish(new Error(reason));
       }, pollMs);
