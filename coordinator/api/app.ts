@@ -1,13 +1,13 @@
 /**
- * The coordinator's HTTP app: /v1 (bearer auth, scope table), /artifacts (auth), /docs and
- * /metrics (no auth), and the one error handler that shapes every non-2xx body.
+ * The coordinator's HTTP app: /v1 (bearer auth, scope table; /v1/openapi.json and leaderboards public),
+ * /artifacts (auth), /docs and /metrics (no auth), and the one error handler that shapes every non-2xx body.
  */
 import express from "express";
 import { authenticate, authorize } from "../auth/authenticate.js";
 import { AssayError } from "../errors/assay-error.js";
 import { httpMetrics } from "../metrics.js";
 import { compileApiDeps, type ApiDeps } from "./api-deps.js";
-import { DOCS_PAGES, docsRouter } from "./docs-page.js";
+import { docsSite } from "./docs/docs-router.js";
 import { errorHandler } from "./error-handler.js";
 import { artifactsRouter } from "./routes/artifacts.js";
 import { catalogRouter } from "./routes/catalog.js";
@@ -53,13 +53,14 @@ export function createApiApp(raw: ApiDeps): express.Express {
   app.set("query parser", "simple");
   app.use(securityHeaders);
   app.use(rejectNulInUrl());
+  const docs = docsSite(deps.docsDir);
   // Route labels come from the route table; these are the only other paths with their own label.
-  app.use(httpMetrics(deps.metrics, ["/metrics", ...DOCS_PAGES.map((page) => `/docs/${page}`)]));
+  app.use(httpMetrics(deps.metrics, ["/metrics", ...docs.paths]));
 
   app.get("/metrics", metricsAccess(deps.db, deps.metricsAccess), async (_req, res) => {
     res.type(deps.metrics.contentType).send(await deps.metrics.metrics());
   });
-  app.use("/docs", docsRouter(deps.docsDir));
+  app.use("/docs", docs.router);
 
   // One set of per-key buckets for /v1 and /artifacts.
   const limiter = deps.rateLimits === "off" ? noLimit : rateLimit(deps.rateLimits);
@@ -72,9 +73,9 @@ export function createApiApp(raw: ApiDeps): express.Express {
   v1.use(reportRouter(deps), suitesRouter(deps), gatesRouter(deps), checkpointsRouter(deps));
   v1.use(cellsRouter(deps), statisticsRouter(deps));
   v1.use(replayRouter(deps), exportsRouter(deps), streamsRouter(deps), modelsRouter(deps), accountRouter(deps));
-  v1.use(openApiRouter(deps));
-  // Published leaderboards: public data, no key, rate-limited per client address.
+  // Published leaderboards and the API's own description: public, no key, rate-limited per client address.
   app.use("/v1/leaderboards", leaderboardsRouter(deps));
+  app.use("/v1", openApiRouter(deps));
   app.use("/v1", v1);
 
   const artifacts = express.Router();

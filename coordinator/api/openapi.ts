@@ -3,11 +3,16 @@
  * (schemas/) and the scope table (coordinator/auth/route-scopes.ts). Never edited by hand: change a
  * schema or a table row and the document follows. Served at GET /v1/openapi.json.
  */
-import { Router } from "express";
+import { Router, type NextFunction, type Request, type Response } from "express";
 import { z } from "zod";
 import { ANY_KEY_ROUTES, findRouteScope, PUBLIC_ROUTES, ROUTE_SCOPES, type RouteScope } from "../auth/route-scopes.js";
 import { ERROR_CODES, type ErrorCode } from "../errors/codes.js";
+import { resolveBearer } from "../auth/authenticate.js";
+import type { CompiledApiDeps } from "./api-deps.js";
+import { clientAddress } from "./client-address.js";
 import { errorCodesOf, OPERATIONS, type Operation } from "./operations.js";
+import { anonymousRateLimit } from "./rate-limit.js";
+import { noStore } from "./security-headers.js";
 import { SERVICE_UNAVAILABLE_CODE } from "./error-handler.js";
 import { componentRegistry, COMPONENTS, ErrorEnvelope } from "./schemas/common.js";
 
@@ -177,10 +182,20 @@ export function openApiDocument(baseUrl = ""): OpenApiDocument {
   return doc;
 }
 
-/** GET /v1/openapi.json (any valid key). */
-export function openApiRouter(deps: { urls: { baseUrl: string } }): Router {
+/**
+ * GET /v1/openapi.json: public, so the docs site's API reference and any tool can read it without a
+ * key (it describes the API, no account's data); rate-limited per client address like the other
+ * public routes. A key that is sent must still be valid (401 otherwise), as everywhere else.
+ */
+export function openApiRouter(deps: CompiledApiDeps): Router {
   const router = Router();
-  router.get("/openapi.json", (_req, res) => {
+  const limits = anonymousRateLimit(deps.rateLimits, (req) => clientAddress(req.socket.remoteAddress, req.headers["x-forwarded-for"], deps.trustedProxies));
+  const keyIfSent = (req: Request, _res: Response, next: NextFunction) => {
+    const header = req.get("authorization");
+    if (header) resolveBearer(deps.db, header);
+    next();
+  };
+  router.get("/openapi.json", limits.reads, keyIfSent, noStore, (_req, res) => {
     res.json(openApiDocument(deps.urls.baseUrl));
   });
   return router;

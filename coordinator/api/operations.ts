@@ -261,8 +261,9 @@ export const OPERATIONS: readonly Operation[] = [
     body: InvalidatePreviousRequest, responses: [json(200, "the invalidated episode", Invalidation)] },
 
   // The document itself
-  { method: "GET", path: "/v1/openapi.json", operationId: "getOpenApiDocument", tag: "meta", summary: "This OpenAPI 3.1 document (any valid key)",
-    responses: [{ status: 200, description: "the OpenAPI document", other: { "application/json": "OpenAPI 3.1 document" } }] },
+  { method: "GET", path: "/v1/openapi.json", operationId: "getOpenApiDocument", tag: "meta", summary: "This OpenAPI 3.1 document (public, no key)",
+    description: "Readable without a key. A key that is sent must be valid: a wrong one is answered 401 invalid_api_key, not ignored.",
+    errors: ["invalid_api_key"], responses: [{ status: 200, description: "the OpenAPI document", other: { "application/json": "OpenAPI 3.1 document" } }] },
 ];
 
 /** Codes every operation can answer. */

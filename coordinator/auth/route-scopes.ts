@@ -96,14 +96,14 @@ export const ROUTE_SCOPES: readonly RouteScope[] = [
 
 /** Routes any valid key may call, whatever its scopes (a key always holds at least one). */
 export const ANY_KEY_ROUTES: readonly RouteScope[] = [
-  { method: "GET", path: "/v1/openapi.json", scopes: SCOPES, anyKey: true },
   { method: "GET", path: "/v1/keys/current", scopes: SCOPES, anyKey: true },
   // Fitted priors only, no account's data (docs/statistics.md, "The prior learns from the fleet").
   { method: "GET", path: "/v1/statistics/priors", scopes: SCOPES, anyKey: true },
 ];
 
-/** Routes anyone may call without a key: published leaderboards (docs/api.md, "Leaderboards"). */
+/** Routes anyone may call without a key: the OpenAPI document and published leaderboards (docs/api.md). */
 export const PUBLIC_ROUTES: readonly RouteScope[] = [
+  { method: "GET", path: "/v1/openapi.json", scopes: [], public: true },
   { method: "GET", path: "/v1/leaderboards", scopes: [], public: true },
   { method: "GET", path: "/v1/leaderboards/:leaderboardId", scopes: [], public: true },
   { method: "GET", path: "/v1/leaderboards/:leaderboardId/entries/:runId/report", scopes: [], public: true },
