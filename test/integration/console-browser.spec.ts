@@ -195,6 +195,8 @@ describe("web console in a real browser (simulated fleet, headless Chromium)", f
     assert.equal(created.zone, VIEWER_TIME_ZONE);
     const tokyo = new Intl.DateTimeFormat("en-US", { timeZone: VIEWER_TIME_ZONE, hour: "numeric", minute: "2-digit", hour12: true }).format(new Date(created.iso));
     assert.ok(created.text!.includes(tokyo.replace(/\s*[AP]M$/, "")), `${created.text} shows ${created.iso} in ${VIEWER_TIME_ZONE} (${tokyo})`);
+    // The citation arrives by a request of its own (GET /v1/runs/{id}/report) after the page has settled.
+    await tab.waitForText("Assay run");
     await tab.shot(shots, "run", [`Run ${runId}`, "completed", "n = 6", "6 of 6 episodes finished", "95% CI", "Stages", "Episodes per cell", "Failure clusters", "Cost", "Robot-hours", "Environment-hours", "Assay run"]);
 
     // A failed episode: its video plays in the page, its MCAP downloads.
