@@ -41,7 +41,7 @@ export function catalogSafety(modelId: string, models?: readonly RobotModel[]): 
 
 /** Checks one model's section; joint names must be the model's. */
 export function parseCatalogSafety(model: RobotModel): CatalogSafety {
-  const raw = (model as RobotModel & { safety?: unknown }).safety;
+  const raw = model.safety;
   if (raw === undefined || raw === null) return { envelope: {}, effortLimitPercent: null };
   const where = `firmware-pins/catalog.json model "${model.id}" safety`;
   if (typeof raw !== "object" || Array.isArray(raw)) throw new Error(`${where} must be an object; got ${JSON.stringify(raw)}`);
