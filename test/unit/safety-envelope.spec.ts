@@ -157,7 +157,7 @@ describe("safety envelope", () => {
     assert.equal(env.maxStepRad[aloha.indexOf("left_waist")], 0.1, "the config's value for the joint it names");
     assert.equal(env.maxStepRad[aloha.indexOf("left_elbow")], 0.35, "the catalogue's for the others");
     assert.equal(env.maxStepRad[aloha.indexOf("left_gripper")], 0.5);
-    assert.deepEqual(env.jointLimitsRad[aloha.indexOf("left_shoulder")], [-1.85, 1.26]);
+    assert.deepEqual(env.jointLimitsRad[aloha.indexOf("left_shoulder")], [-1.85, 1.25]);
     assert.deepEqual(env.jointLimitsRad[aloha.indexOf("right_gripper")], [0, 1]);
     assert.equal(env.workspaceBoxM, null, "no kinematics for aloha, so no box");
     assert.equal(compileSafetyEnvelopeOptions({ maxStepRad: 0.2 }, { model: "aloha", jointNames: aloha }).maxStepRad.every((v) => v === 0.2), true, "one number replaces every joint's");
