@@ -392,10 +392,11 @@ function compileMotors(raw: unknown, robotModel: string): MotorsConfig | null {
       throw new Error(`agent config "motors": ${(error as Error).message}`);
     }
   }
+  if (!model) throw new Error(`agent config "robotModel" ${JSON.stringify(robotModel)} is not in firmware-pins/catalog.json, so the joints on the servo bus are unknown; known models: ${loadFirmwarePins().models.map((m) => m.id).join(", ")}`);
   if (raw.buses === undefined) {
     rejectUnknown(raw, SERIAL_MOTOR_KEYS, "motors.");
     const { kind: _kind, ...bus } = raw;
-    return { kind, buses: [compileSerialBus(bus, "motors.", "arm", model?.joints ?? null)] };
+    return { kind, buses: [compileSerialBus(bus, "motors.", "arm", model.joints)] };
   }
   rejectUnknown(raw, ["kind", "buses"], "motors.");
   const list = raw.buses;
@@ -406,7 +407,7 @@ function compileMotors(raw: unknown, robotModel: string): MotorsConfig | null {
     const where = `motors.buses[${i}].`;
     if (!isObject(entry)) throw new Error(`agent config "motors.buses[${i}]" must be an object {name, path, calibration, joints}; got ${JSON.stringify(entry)?.slice(0, 200)}`);
     rejectUnknown(entry, ["name", "joints", ...SERIAL_BUS_KEYS], where);
-    return compileSerialBus(entry, where, text(entry, "name", `bus${i}`, where), list.length === 1 ? model?.joints ?? null : null);
+    return compileSerialBus(entry, where, text(entry, "name", `bus${i}`, where), list.length === 1 ? model.joints : null);
   });
   const check = (values: string[], what: string) => {
     const twice = values.find((v, i) => values.indexOf(v) !== i);
@@ -415,18 +416,16 @@ function compileMotors(raw: unknown, robotModel: string): MotorsConfig | null {
   check(buses.map((b) => b.name), "names the bus");
   check(buses.map((b) => b.path), "opens the device");
   check(buses.flatMap((b) => b.joints), "puts the joint");
-  if (model) {
-    const placed = new Set(buses.flatMap((b) => b.joints));
-    const unknown = [...placed].filter((j) => !model.joints.includes(j));
-    if (unknown.length) throw new Error(`agent config "motors.buses" names joint(s) ${unknown.map((j) => JSON.stringify(j)).join(", ")}, which ${robotModel} lacks; its joints: ${model.joints.join(", ")}`);
-    const missing = model.joints.filter((j) => !placed.has(j));
-    if (missing.length) throw new Error(`agent config "motors.buses" puts joint(s) ${missing.join(", ")} of ${robotModel} on no bus; list each joint in the "joints" of the bus it is wired to`);
-  }
+  const placed = new Set(buses.flatMap((b) => b.joints));
+  const unknown = [...placed].filter((j) => !model.joints.includes(j));
+  if (unknown.length) throw new Error(`agent config "motors.buses" names joint(s) ${unknown.map((j) => JSON.stringify(j).slice(0, 60)).join(", ")}, which ${robotModel} lacks; its joints: ${model.joints.join(", ")}`);
+  const missing = model.joints.filter((j) => !placed.has(j));
+  if (missing.length) throw new Error(`agent config "motors.buses" puts joint(s) ${missing.join(", ")} of ${robotModel} on no bus; list each joint in the "joints" of the bus it is wired to`);
   return { kind, buses };
 }
 
 /** One bus; `allJoints` is the robot's joint list when the bus may carry them all by default (one bus). */
-function compileSerialBus(raw: Record<string, unknown>, where: string, name: string, allJoints: string[] | null): SerialBusConfig {
+function compileSerialBus(raw: Record<string, unknown>, where: string, name: string, allJoints: readonly string[] | null): SerialBusConfig {
   let joints: string[];
   if (raw.joints === undefined) {
     if (!allJoints) throw new Error(`agent config "${where}joints" is required with several buses: the robot joints wired to this bus, e.g. ["left_waist", "left_shoulder"]`);

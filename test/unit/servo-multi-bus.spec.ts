@@ -158,5 +158,6 @@ describe("agent config: several servo buses", () => {
     assert.throws(compile({ kind: "dynamixel", buses: [buses[0], { ...buses[1], joints: undefined }] }), /"motors.buses\[1\].joints" is required with several buses/);
     assert.throws(compile({ kind: "dynamixel", path: "/dev/ttyUSB0", buses }), /unknown agent config key "motors.path"/);
     assert.throws(compile({ kind: "dynamixel", buses: [] }), /"motors.buses" must list 1 to 16 buses/);
+    assert.throws(() => compileAgentConfig({ ...base, robotModel: "aloha2", motors: { kind: "dynamixel", buses } }), /"robotModel" "aloha2" is not in firmware-pins\/catalog.json, so the joints on the servo bus are unknown; known models: so101, /);
   });
 });
