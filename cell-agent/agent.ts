@@ -80,8 +80,8 @@ export interface CellAgentOptions {
   sceneGate?: SceneReadyGate;
   /**
    * The cell's calibration of its arm's servos, for LeRobot units (docs/policies.md), when the arm
-   * was not opened from `config.motors` (simulated cells). Default: config.motors.calibration's file
-   * when motors.kind is "feetech".
+   * was not opened from `config.motors` (simulated cells). Default: the calibration file of the one
+   * bus when motors.kind is "feetech".
    */
   servoCalibration?: Calibration;
   /**
@@ -117,7 +117,7 @@ export async function startCellAgent(config: AgentConfig, hardware: CellHardware
     dataDir: config.dataDir,
     robotModel: config.robotModel,
     jointNames: loadFirmwarePins().models.find((m) => m.id === config.robotModel)?.joints ?? hardware.motors.jointNames,
-    servoCalibration: () => options.servoCalibration ?? (motorsConfig?.kind === "feetech" ? loadCalibration(motorsConfig.calibration) : undefined),
+    servoCalibration: () => options.servoCalibration ?? (motorsConfig?.kind === "feetech" && motorsConfig.buses.length === 1 ? loadCalibration(motorsConfig.buses[0].calibration) : undefined),
     ...(hardware.motors.readHomingOffsetTicks ? { readHomingOffsetTicks: () => hardware.motors.readHomingOffsetTicks!() } : {}),
   }));
   metrics.watchMotorBus(hardware.motors);

@@ -11,21 +11,37 @@ import { V4L2_INPUT_FORMATS, type V4l2InputFormat } from "./devices/camera/ffmpe
 import type { EngineName } from "./policy/container-engine.js";
 import { CONTAINER_RUNTIME_DEFAULTS, type ContainerImage } from "./policy/container-runtime.js";
 
-/** A serial servo bus (SO-101's Feetech STS3215, or Dynamixel X); see docs/servo-buses.md. */
-export interface SerialMotorsConfig {
-  kind: "feetech" | "dynamixel";
+/** One serial servo bus of the robot: one USB adapter, one calibration file; see docs/servo-buses.md. */
+export interface SerialBusConfig {
+  /** Name in messages and metrics, e.g. "left" (default "arm" for the one-bus form, else "bus<i>"). */
+  name: string;
   /** Serial device, e.g. "/dev/serial/by-id/usb-1a86_USB_Single_Serial-if00". Required. */
   path: string;
   /** Bus speed, bit/s (default 1000000). */
   baudRate: number;
-  /** Path of the arm's calibration JSON. Required. */
+  /** Path of this bus's calibration JSON (ids and ranges of its joints). Required. */
   calibration: string;
+  /**
+   * The robot joints on this bus, in any order; with several buses every joint of the robot is on
+   * exactly one. Default (one bus only): every joint of the robot.
+   */
+  joints: string[];
   /** Driver tuning passed through to SerialServoBus (defaults there: 10 ms, 3 retries, 100 ms watchdog). */
   transactionTimeoutMs?: number;
   retries?: number;
   watchdogMs?: number;
-  /** Effort limit written to every servo on open, percent of the register's full scale (default: none, the servos keep theirs). */
+  /** Effort limit written to every servo on open, percent of the register's full scale (default: the catalogue's for the model, else none: the servos keep theirs). */
   effortLimitPercent?: number;
+}
+
+/**
+ * A robot on serial servo buses (SO-101's Feetech STS3215 on one bus; ALOHA's Dynamixel X on one bus
+ * per arm). The file gives either one bus inline (`path`, `calibration`, ...: the SO-101 form) or
+ * `buses: [{name, path, calibration, joints, ...}]`; both compile to `buses`.
+ */
+export interface SerialMotorsConfig {
+  kind: "feetech" | "dynamixel";
+  buses: SerialBusConfig[];
 }
 
 /** A ROS robot through rosbridge; every option of docs/ros-robots.md section 3 except jointNames (from the catalog). */
@@ -358,15 +374,16 @@ function oneOf<T extends string>(obj: Record<string, unknown>, key: string, wher
   return value as T;
 }
 
-const SERIAL_MOTOR_KEYS = ["kind", "path", "baudRate", "calibration", "transactionTimeoutMs", "retries", "watchdogMs", "effortLimitPercent"];
+const SERIAL_BUS_KEYS = ["path", "baudRate", "calibration", "transactionTimeoutMs", "retries", "watchdogMs", "effortLimitPercent"];
+const SERIAL_MOTOR_KEYS = ["kind", ...SERIAL_BUS_KEYS];
 
 function compileMotors(raw: unknown, robotModel: string): MotorsConfig | null {
   if (raw === undefined || raw === null) return null;
   if (!isObject(raw)) throw new Error(`agent config "motors" must be an object; got ${JSON.stringify(raw)}`);
   const kind = oneOf(raw, "kind", "motors.", ["feetech", "dynamixel", "ros"] as const);
+  const model = loadFirmwarePins().models.find((m) => m.id === robotModel);
   if (kind === "ros") {
     const { kind: _kind, ...rest } = raw;
-    const model = loadFirmwarePins().models.find((m) => m.id === robotModel);
     const jointNames = (rest.jointNames as string[] | undefined) ?? model?.joints;
     if (!jointNames) throw new Error(`agent config "motors": robot model "${robotModel}" is not in firmware-pins/catalog.json, so its joints are unknown; set motors.jointNames`);
     try {
@@ -375,18 +392,62 @@ function compileMotors(raw: unknown, robotModel: string): MotorsConfig | null {
       throw new Error(`agent config "motors": ${(error as Error).message}`);
     }
   }
-  rejectUnknown(raw, SERIAL_MOTOR_KEYS, "motors.");
-  const motors: SerialMotorsConfig = {
-    kind,
-    path: text(raw, "path", undefined, "motors."),
-    baudRate: integer(raw, "baudRate", 1_000_000, "motors.", 1, 10_000_000),
-    calibration: text(raw, "calibration", undefined, "motors."),
+  if (!model) throw new Error(`agent config "robotModel" ${JSON.stringify(robotModel)} is not in firmware-pins/catalog.json, so the joints on the servo bus are unknown; known models: ${loadFirmwarePins().models.map((m) => m.id).join(", ")}`);
+  if (raw.buses === undefined) {
+    rejectUnknown(raw, SERIAL_MOTOR_KEYS, "motors.");
+    const { kind: _kind, ...bus } = raw;
+    return { kind, buses: [compileSerialBus(bus, "motors.", "arm", model.joints)] };
+  }
+  rejectUnknown(raw, ["kind", "buses"], "motors.");
+  const list = raw.buses;
+  if (!Array.isArray(list) || list.length === 0 || list.length > 16) {
+    throw new Error(`agent config "motors.buses" must list 1 to 16 buses, each {name, path, calibration, joints}; got ${JSON.stringify(list)?.slice(0, 200)}`);
+  }
+  const buses = list.map((entry, i) => {
+    const where = `motors.buses[${i}].`;
+    if (!isObject(entry)) throw new Error(`agent config "motors.buses[${i}]" must be an object {name, path, calibration, joints}; got ${JSON.stringify(entry)?.slice(0, 200)}`);
+    rejectUnknown(entry, ["name", "joints", ...SERIAL_BUS_KEYS], where);
+    return compileSerialBus(entry, where, text(entry, "name", `bus${i}`, where), list.length === 1 ? model.joints : null);
+  });
+  const check = (values: string[], what: string) => {
+    const twice = values.find((v, i) => values.indexOf(v) !== i);
+    if (twice !== undefined) throw new Error(`agent config "motors.buses" ${what} ${JSON.stringify(twice)} twice; each must be unique`);
   };
-  if (raw.transactionTimeoutMs !== undefined) motors.transactionTimeoutMs = number(raw, "transactionTimeoutMs", 0, "motors.", 0);
-  if (raw.retries !== undefined) motors.retries = integer(raw, "retries", 0, "motors.", 0, 100);
-  if (raw.watchdogMs !== undefined) motors.watchdogMs = number(raw, "watchdogMs", 0, "motors.", 0);
-  if (raw.effortLimitPercent !== undefined) motors.effortLimitPercent = number(raw, "effortLimitPercent", 100, "motors.", 1, 100);
-  return motors;
+  check(buses.map((b) => b.name), "names the bus");
+  check(buses.map((b) => b.path), "opens the device");
+  check(buses.flatMap((b) => b.joints), "puts the joint");
+  const placed = new Set(buses.flatMap((b) => b.joints));
+  const unknown = [...placed].filter((j) => !model.joints.includes(j));
+  if (unknown.length) throw new Error(`agent config "motors.buses" names joint(s) ${unknown.map((j) => JSON.stringify(j).slice(0, 60)).join(", ")}, which ${robotModel} lacks; its joints: ${model.joints.join(", ")}`);
+  const missing = model.joints.filter((j) => !placed.has(j));
+  if (missing.length) throw new Error(`agent config "motors.buses" puts joint(s) ${missing.join(", ")} of ${robotModel} on no bus; list each joint in the "joints" of the bus it is wired to`);
+  return { kind, buses };
+}
+
+/** One bus; `allJoints` is the robot's joint list when the bus may carry them all by default (one bus). */
+function compileSerialBus(raw: Record<string, unknown>, where: string, name: string, allJoints: readonly string[] | null): SerialBusConfig {
+  let joints: string[];
+  if (raw.joints === undefined) {
+    if (!allJoints) throw new Error(`agent config "${where}joints" is required with several buses: the robot joints wired to this bus, e.g. ["left_waist", "left_shoulder"]`);
+    joints = [...allJoints];
+  } else {
+    if (!Array.isArray(raw.joints) || raw.joints.length === 0 || !raw.joints.every((j) => typeof j === "string" && j !== "")) {
+      throw new Error(`agent config "${where}joints" must be a non-empty list of joint names; got ${JSON.stringify(raw.joints)?.slice(0, 200)}`);
+    }
+    joints = raw.joints as string[];
+  }
+  const bus: SerialBusConfig = {
+    name,
+    path: text(raw, "path", undefined, where),
+    baudRate: integer(raw, "baudRate", 1_000_000, where, 1, 10_000_000),
+    calibration: text(raw, "calibration", undefined, where),
+    joints,
+  };
+  if (raw.transactionTimeoutMs !== undefined) bus.transactionTimeoutMs = number(raw, "transactionTimeoutMs", 0, where, 0);
+  if (raw.retries !== undefined) bus.retries = integer(raw, "retries", 0, where, 0, 100);
+  if (raw.watchdogMs !== undefined) bus.watchdogMs = number(raw, "watchdogMs", 0, where, 0);
+  if (raw.effortLimitPercent !== undefined) bus.effortLimitPercent = number(raw, "effortLimitPercent", 100, where, 1, 100);
+  return bus;
 }
 
 const ROS_IMAGE_TYPES = ["sensor_msgs/msg/CompressedImage", "sensor_msgs/CompressedImage", "sensor_msgs/msg/Image", "sensor_msgs/Image"];

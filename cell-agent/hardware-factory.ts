@@ -8,7 +8,7 @@ import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { loadFirmwarePins } from "../firmware-pins/pins.js";
-import type { AgentConfig, CameraConfig, DeadmanConfig, EstopConfig, MocapConfig, MotorsConfig, PoliciesConfig } from "./config.js";
+import type { AgentConfig, CameraConfig, DeadmanConfig, EstopConfig, MocapConfig, MotorsConfig, PoliciesConfig, SerialBusConfig } from "./config.js";
 import { FfmpegCamera } from "./devices/camera/ffmpeg-camera.js";
 import { syntheticInputArgs, v4l2InputArgs } from "./devices/camera/ffmpeg-input.js";
 import { MjpegCamera } from "./devices/camera/mjpeg-camera.js";
@@ -22,7 +22,9 @@ import { openSerialEstop } from "./devices/estop/serial-estop.js";
 import { RosMotorBus } from "./devices/ros/ros-motor-bus.js";
 import { OperatorSceneReset } from "./devices/scene/operator-scene-reset.js";
 import { SceneReadyGate } from "./devices/scene/scene-ready-gate.js";
-import { SerialServoBus } from "./devices/servo/servo-bus.js";
+import { MultiServoBus } from "./devices/servo/multi-bus.js";
+import { SerialServoBus, ServoBusError } from "./devices/servo/servo-bus.js";
+import { catalogSafety } from "./safety/catalog-safety.js";
 import type { Camera, CellHardware, Clock, GripperSensor, MocapSource, MotorBus, PolicyRuntime, WristForceTorque } from "./hardware/types.js";
 import { ContainerPolicyRuntime } from "./policy/container-runtime.js";
 
@@ -30,8 +32,8 @@ export interface BuiltCell {
   hardware: CellHardware;
   /** Where POST /scene-ready confirms a reset. */
   sceneGate: SceneReadyGate;
-  /** The servo bus when the robot is on one (for its counters in /metrics). */
-  servoBus?: SerialServoBus;
+  /** The servo bus (or buses) when the robot is on serial servos (for the counters in /metrics). */
+  servoBus?: SerialServoBus | MultiServoBus;
 }
 
 export interface HardwareFactoryOptions {
@@ -47,8 +49,11 @@ export function catalogJoints(robotModel: string): string[] {
   return model.joints;
 }
 
-/** Opens the configured motor bus. Serial buses ping every servo and check its model on open. */
-export async function openMotors(motors: MotorsConfig, robotModel: string, clock: Clock): Promise<{ bus: MotorBus & { close(): Promise<void> }; servoBus?: SerialServoBus; gripper?: GripperSensor; wristFt?: WristForceTorque }> {
+/**
+ * Opens the configured robot. Serial buses ping every servo and check its model on open; a robot on
+ * several buses gets one MultiServoBus over them (a bus that fails closes the ones already open).
+ */
+export async function openMotors(motors: MotorsConfig, robotModel: string, clock: Clock): Promise<{ bus: MotorBus & { close(): Promise<void> }; servoBus?: SerialServoBus | MultiServoBus; gripper?: GripperSensor; wristFt?: WristForceTorque }> {
   if (motors.kind === "ros") {
     const bus = new RosMotorBus(motors.options, { clock });
     try {
@@ -59,18 +64,39 @@ export async function openMotors(motors: MotorsConfig, robotModel: string, clock
     }
     return { bus, gripper: bus.gripper ?? undefined, wristFt: bus.wristFt ?? undefined };
   }
-  const servoBus = await SerialServoBus.open({
-    jointNames: catalogJoints(robotModel),
-    calibration: motors.calibration,
-    path: motors.path,
-    baudRate: motors.baudRate,
-    nowNs: () => clock.nowNs(),
-    ...(motors.transactionTimeoutMs !== undefined ? { transactionTimeoutMs: motors.transactionTimeoutMs } : {}),
-    ...(motors.retries !== undefined ? { retries: motors.retries } : {}),
-    ...(motors.watchdogMs !== undefined ? { watchdogMs: motors.watchdogMs } : {}),
-    ...(motors.effortLimitPercent !== undefined ? { effortLimitPercent: motors.effortLimitPercent } : {}),
-  });
-  return { bus: servoBus, servoBus };
+  const effortDefault = catalogSafety(robotModel).effortLimitPercent;
+  const opened: Array<{ name: string; bus: SerialServoBus }> = [];
+  try {
+    for (const bus of motors.buses) opened.push({ name: bus.name, bus: await openSerialBus(bus, clock, effortDefault, motors.buses.length > 1) });
+  } catch (error) {
+    for (const member of opened) await member.bus.close().catch(() => undefined);
+    throw error;
+  }
+  if (opened.length === 1) return { bus: opened[0].bus, servoBus: opened[0].bus };
+  const multi = new MultiServoBus(catalogJoints(robotModel), opened);
+  return { bus: multi, servoBus: multi };
+}
+
+/** Opens one serial bus; with several buses, an error names the bus. */
+export async function openSerialBus(bus: SerialBusConfig, clock: Clock, effortDefault: number | null = null, named = false): Promise<SerialServoBus> {
+  const effortLimitPercent = bus.effortLimitPercent ?? effortDefault;
+  try {
+    return await SerialServoBus.open({
+      jointNames: bus.joints,
+      calibration: bus.calibration,
+      path: bus.path,
+      baudRate: bus.baudRate,
+      nowNs: () => clock.nowNs(),
+      ...(bus.transactionTimeoutMs !== undefined ? { transactionTimeoutMs: bus.transactionTimeoutMs } : {}),
+      ...(bus.retries !== undefined ? { retries: bus.retries } : {}),
+      ...(bus.watchdogMs !== undefined ? { watchdogMs: bus.watchdogMs } : {}),
+      ...(effortLimitPercent !== null ? { effortLimitPercent } : {}),
+    });
+  } catch (error) {
+    if (!named) throw error;
+    const wrapped = new ServoBusError(`bus ${bus.name} (${bus.path}): ${(error as Error).message}`, error instanceof ServoBusError ? error.ids : [], { cause: error });
+    throw wrapped;
+  }
 }
 
 /**

@@ -25,6 +25,11 @@ export interface RobotModel {
   /** Every firmware release known for the model, oldest first. */
   firmwares: string[];
   joints: string[];
+  /**
+   * Safety limits the cell agent applies unless its config says otherwise: change per step, joint
+   * limits, workspace box, servo effort (checked by cell-agent/safety/catalog-safety.ts; docs/safety.md).
+   */
+  safety?: unknown;
 }
 
 export interface Installation {

@@ -6,10 +6,12 @@
  * emulators whose state is the world's:
  *   - arm-pod (so101) and fixed-arm (fr3): `SerialServoBus` over a mock serial port to emulated Feetech
  *     STS3215 / Dynamixel X servos (the FR3's Dynamixel bus is a stand-in; world-servo-bridge.ts);
+ *   - bimanual (aloha): one emulated Dynamixel bus per follower arm (XM540-W270 and XM430-W350), a
+ *     `SerialServoBus` on each under one `MultiServoBus`, as a real aloha cell's agent builds it;
  *   - humanoid (g1), quadruped-manip (b2z1), mobile-manipulator (stretch3): `RosMotorBus` over a loopback
  *     WebSocket to the simulated rosbridge (world-ros-bridge.ts);
  *   - mocap: `NatNetClient` over loopback UDP to a simulated Motive (simulators/natnet/).
- * Models without a wire emulation (aloha) keep the in-process motor bus. Cameras, gripper sensor, wrist
+ * Every catalogue model has a wire emulation. Cameras, gripper sensor, wrist
  * F/T, scene reset, interventions (the technician's nudge) and policies are in-process either way.
  *
  * `devices: "in-process"` hands the agent the SimMotorBus / SimMocapSource objects that call the world
@@ -32,7 +34,7 @@ import { SimNatNetServer } from "./natnet/natnet-server.js";
 import { WorldMocapStream } from "./natnet/world-mocap-stream.js";
 import { ReferencePolicyRuntime } from "./policies/reference-runtime.js";
 import { openWorldRosBus } from "./rosbridge/world-ros-bridge.js";
-import { SERVO_MODEL_OF, openWorldServoBus, simulatedCalibration } from "./servo-bus/world-servo-bridge.js";
+import { SERIAL_SERVO_MODELS, openWorldServoBus, type WorldServoBusMember } from "./servo-bus/world-servo-bridge.js";
 import type { MockServoPort } from "./servo-bus/mock-port.js";
 import type { Calibration } from "../cell-agent/devices/servo/calibration.js";
 import { catalogModel } from "./world/embodiments.js";
@@ -90,8 +92,11 @@ export type SimulatedCell = CellHardware & {
   world: SimWorld; estop: SimEstopInput; clock: SimClock; devices: SimDevices; switches: InstrumentSwitches;
   /** Present in operator reset mode: lets the simulated operator set the next scene wrong. */
   operatorScene?: OperatorSimSceneReset;
-  /** Serial-servo models on the wire: the emulated bus (its `written` bytes are what the servos received) and the servos' calibration. */
-  servoWire?: { mock: MockServoPort; calibration: Calibration };
+  /**
+   * Serial-servo models on the wire: the (first) emulated bus (its `written` bytes are what the servos
+   * received) and its servos' calibration; `buses` lists every bus (aloha has two).
+   */
+  servoWire?: { mock: MockServoPort; calibration: Calibration; buses: WorldServoBusMember[] };
 };
 
 /** Builds the world and its devices; with "wire" it also starts the emulators and connects the drivers. */
@@ -121,11 +126,11 @@ export async function createSimulatedCell(options: SimulatedCellOptions): Promis
     let mocap: MocapSource | undefined = has("mocap") ? new SimMocapSource(world) : undefined;
     let servoWire: SimulatedCell["servoWire"];
     if (devices === "wire") {
-      if (SERVO_MODEL_OF[model.id]) {
+      if (SERIAL_SERVO_MODELS.includes(model.id)) {
         const servo = await openWorldServoBus({ world, estop, firmware: options.firmware });
         closers.push(() => servo.close());
         motors = servo.motors;
-        servoWire = { mock: servo.mock, calibration: simulatedCalibration(world.embodiment.jointNames, SERVO_MODEL_OF[model.id]) };
+        servoWire = { mock: servo.mock, calibration: servo.buses[0].calibration, buses: servo.buses };
       } else if (ROS_MODELS.includes(model.id)) {
         const ros = await openWorldRosBus({ world, estop, firmware: options.firmware, clock });
         closers.push(() => ros.close());

@@ -75,25 +75,40 @@ async function checkMotors(config: AgentConfig, probes: DoctorProbes, out: Check
       return undefined;
     }
   }
-  try {
-    await probes.openSerial(motors.path);
-    out.push(pass("servo bus device", `${motors.path} exists and can be opened.`));
-  } catch (error) {
-    out.push(deviceProblem("servo bus device", motors.path, error as Errno));
-    return undefined;
+  // One bus (the SO-101 form): the checks keep their plain names. Several: one pair of lines per bus, then the robot as a whole.
+  const several = motors.buses.length > 1;
+  let allAnswered = true;
+  for (const bus of motors.buses) {
+    const suffix = several ? ` (${bus.name})` : "";
+    try {
+      await probes.openSerial(bus.path);
+      out.push(pass(`servo bus device${suffix}`, `${bus.path} exists and can be opened.`));
+    } catch (error) {
+      out.push(deviceProblem(`servo bus device${suffix}`, bus.path, error as Errno));
+      allAnswered = false;
+      continue;
+    }
+    try {
+      const opened = await probes.openMotors({ kind: motors.kind, buses: [bus] }, config.robotModel);
+      out.push(pass(`servos${suffix}`, `Every servo on ${bus.path}${several ? ` (${bus.joints.join(", ")})` : ""} answered a ping with the model its calibration names.`));
+      if (!several) return opened;
+      await opened.close();
+    } catch (error) {
+      const message = (error as Error).message;
+      const fix = /model mismatch/.test(message)
+        ? "A servo of the wrong type is on the bus or the calibration file names the wrong model: swap the servo or correct the calibration (docs/servo-buses.md)."
+        : /calibration/i.test(message)
+          ? `Check the calibration file ${bus.calibration} (docs/servo-buses.md, "Calibration file").`
+          : `Check servo power (the supply must be on), the bus cable, the baud rate (${bus.baudRate}) and the servo ids (docs/servo-buses.md).`;
+      out.push(fail(`servos${suffix}`, `The servos did not all answer as expected: ${message}.`, fix));
+      allAnswered = false;
+    }
   }
+  if (!allAnswered) return undefined;
   try {
-    const bus = await probes.openMotors(motors, config.robotModel);
-    out.push(pass("servos", `Every servo on ${motors.path} answered a ping with the model its calibration names.`));
-    return bus;
+    return await probes.openMotors(motors, config.robotModel);
   } catch (error) {
-    const message = (error as Error).message;
-    const fix = /model mismatch/.test(message)
-      ? "A servo of the wrong type is on the bus or the calibration file names the wrong model: swap the servo or correct the calibration (docs/servo-buses.md)."
-      : /calibration/i.test(message)
-        ? `Check the calibration file ${motors.calibration} (docs/servo-buses.md, "Calibration file").`
-        : `Check servo power (the supply must be on), the bus cable, the baud rate (${motors.baudRate}) and the servo ids (docs/servo-buses.md).`;
-    out.push(fail("servos", `The servos did not all answer as expected: ${message}.`, fix));
+    out.push(fail("servo buses", `Every bus answered on its own, but the robot did not open on all ${motors.buses.length} together: ${(error as Error).message}.`, "Check that no other program holds one of the buses, and try again."));
     return undefined;
   }
 }

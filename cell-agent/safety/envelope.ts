@@ -1,7 +1,8 @@
 /**
  * The safety envelope: every joint target a policy sends passes through it on its way to the motor
  * bus, whatever the bus (serial servos, a ROS robot, a simulation). It is applied in one place, the
- * episode runner, just before `MotorBus.writeGoalPositions`. Pure: no I/O, no clock.
+ * episode runner, just before `MotorBus.writeGoalPositions`. Pure once compiled: no I/O, no clock (the
+ * options' per-model defaults come from the robot catalogue, catalog-safety.ts, read once).
  *
  * Per step, in this order:
  *  1. joint limits (`jointLimitsRad`, optional per joint): the target is clamped into [min, max];
@@ -18,7 +19,8 @@
  * episode (failure cluster `safety_limit`) after `consecutiveClampLimit` clamped steps in a row or
  * `windowClampLimit` clamped steps among the last `windowSteps`.
  */
-import { forwardKinematicsFor, type ForwardKinematics } from "./arm-kinematics.js";
+import { ARM_CHAINS, forwardKinematicsFor, type ForwardKinematics } from "./arm-kinematics.js";
+import { catalogSafety, type CatalogEnvelope } from "./catalog-safety.js";
 
 export type ClampKind = "joint_limit" | "max_step" | "workspace";
 
@@ -36,13 +38,16 @@ export interface WorkspaceBox {
   maxM: [number, number, number];
 }
 
-/** The agent config's `safety.envelope` section (all optional). */
+/**
+ * The agent config's `safety.envelope` section (all optional). Defaults are the robot catalogue's for
+ * the model (firmware-pins/catalog.json, `safety`), else the built-in ENVELOPE_DEFAULTS.
+ */
 export interface SafetyEnvelopeOptionsInput {
-  /** Largest change of a goal per control step, radians (metres for prismatic joints): one number or per joint name. Default 0.5. */
+  /** Largest change of a goal per control step, radians (metres for prismatic joints): one number or per joint name (joints not named keep the catalogue's). Default: the catalogue's, else 0.5. */
   maxStepRad?: number | Record<string, number>;
-  /** [min, max] per joint name; joints not listed are unbounded here (serial buses clamp to their calibrated range anyway). */
+  /** [min, max] per joint name, replacing the catalogue's for the joints named; joints in neither are unbounded here (serial buses clamp to their calibrated range anyway). */
   jointLimitsRad?: Record<string, [number, number]>;
-  /** The fingertip's box in the robot base frame; `null` turns the default off. Default for so101: see DEFAULT_WORKSPACE_BOXES. */
+  /** The fingertip's box in the robot base frame; `null` turns the catalogue's off (so101 has one). */
   workspaceBoxM?: WorkspaceBox | null;
   /** Clamped control steps in a row that stop the episode (default 10). */
   consecutiveClampLimit?: number;
@@ -65,15 +70,6 @@ export interface SafetyEnvelopeOptions {
 }
 
 export const ENVELOPE_DEFAULTS = { maxStepRad: 0.5, consecutiveClampLimit: 10, windowClampLimit: 30, windowSteps: 100 } as const;
-
-/**
- * Default fingertip boxes, robot base frame. SO-101: the table top is the floor (z >= -5 mm, a
- * fingertip at table height grasps; lower is the table), within 0.45 m of the base sideways and
- * forwards, at most 0.5 m high (the arm straight up reaches 0.45 m).
- */
-export const DEFAULT_WORKSPACE_BOXES: Readonly<Record<string, WorkspaceBox>> = {
-  so101: { minM: [-0.45, -0.45, -0.005], maxM: [0.45, 0.45, 0.5] },
-};
 
 const KEYS = ["maxStepRad", "jointLimitsRad", "workspaceBoxM", "consecutiveClampLimit", "windowClampLimit", "windowSteps"];
 
@@ -99,19 +95,23 @@ function point(name: string, value: unknown): [number, number, number] {
   return [value[0], value[1], value[2]];
 }
 
-export function compileSafetyEnvelopeOptions(input: SafetyEnvelopeOptionsInput, robot: { model: string; jointNames: readonly string[] }): SafetyEnvelopeOptions {
+/**
+ * `robot.catalog`: the model's defaults (default: the robot catalogue's `safety` section for `robot.model`);
+ * the input overrides them key by key, and per joint for `maxStepRad` and `jointLimitsRad`.
+ */
+export function compileSafetyEnvelopeOptions(input: SafetyEnvelopeOptionsInput, robot: { model: string; jointNames: readonly string[]; catalog?: CatalogEnvelope }): SafetyEnvelopeOptions {
   for (const key of Object.keys(input)) if (!KEYS.includes(key)) throw new RangeError(`unknown safety envelope option "${key}"; known: ${KEYS.join(", ")}`);
   const { jointNames } = robot;
-  const step = input.maxStepRad ?? ENVELOPE_DEFAULTS.maxStepRad;
-  let maxStepRad: number[];
-  if (typeof step === "number") {
-    maxStepRad = jointNames.map(() => positiveNumber("maxStepRad", step));
-  } else {
-    knownJoints("maxStepRad", step, jointNames);
-    maxStepRad = jointNames.map((joint) => positiveNumber(`maxStepRad.${joint}`, step[joint] ?? ENVELOPE_DEFAULTS.maxStepRad));
-  }
-  const limits = input.jointLimitsRad ?? {};
-  knownJoints("jointLimitsRad", limits, jointNames);
+  const catalog = robot.catalog ?? catalogSafety(robot.model).envelope;
+  const perJoint = (value: number | Record<string, number> | undefined, joint: string) => (typeof value === "number" ? value : value?.[joint]);
+  const step = input.maxStepRad;
+  if (step !== undefined && typeof step !== "number") knownJoints("maxStepRad", step, jointNames);
+  const maxStepRad = jointNames.map((joint) =>
+    positiveNumber(typeof step === "number" ? "maxStepRad" : `maxStepRad.${joint}`, perJoint(step, joint) ?? perJoint(catalog.maxStepRad, joint) ?? ENVELOPE_DEFAULTS.maxStepRad),
+  );
+  const given = input.jointLimitsRad ?? {};
+  knownJoints("jointLimitsRad", given, jointNames);
+  const limits: Record<string, [number, number]> = { ...(catalog.jointLimitsRad ?? {}), ...given };
   const jointLimitsRad = jointNames.map((joint): [number, number] => {
     const range = limits[joint];
     if (range === undefined) return [-Infinity, Infinity];
@@ -122,9 +122,9 @@ export function compileSafetyEnvelopeOptions(input: SafetyEnvelopeOptionsInput, 
   });
   const forwardKinematics = forwardKinematicsFor(robot.model, jointNames) ?? null;
   let workspaceBoxM: WorkspaceBox | null = null;
-  const box = input.workspaceBoxM === undefined ? DEFAULT_WORKSPACE_BOXES[robot.model] ?? null : input.workspaceBoxM;
+  const box = input.workspaceBoxM === undefined ? catalog.workspaceBoxM ?? null : input.workspaceBoxM;
   if (box !== null) {
-    if (!forwardKinematics) throw new RangeError(`safety envelope workspaceBoxM needs the robot's kinematics, which Assay knows only for ${Object.keys(DEFAULT_WORKSPACE_BOXES).join(", ")}; remove it for "${robot.model}"`);
+    if (!forwardKinematics) throw new RangeError(`safety envelope workspaceBoxM needs the robot's kinematics, which Assay knows only for ${Object.keys(ARM_CHAINS).join(", ")}; remove it for "${robot.model}"`);
     const minM = point("workspaceBoxM.minM", box.minM);
     const maxM = point("workspaceBoxM.maxM", box.maxM);
     if (minM.some((v, i) => v >= maxM[i])) throw new RangeError(`safety envelope workspaceBoxM.minM must be below maxM on every axis; got ${JSON.stringify(box)}`);

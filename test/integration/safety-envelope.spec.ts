@@ -1,8 +1,9 @@
 /**
  * The safety envelope on every kind of bus (issue 27, item 4): a policy that jumps is clamped, then
  * stopped with failure cluster safety_limit, and the cell runs its next episode. The buses are the
- * real drivers on emulated wires: Feetech STS3215 (so101), Dynamixel X (the fr3 stand-in) and a ROS
- * robot through the simulated rosbridge (g1). The recordings are read with the MCAP reader written
+ * real drivers on emulated wires: Feetech STS3215 (so101), Dynamixel X (the fr3 stand-in), ALOHA on its
+ * two follower-arm Dynamixel buses (XM540-W270 / XM430-W350, issue 27 item 5) and a ROS robot through the
+ * simulated rosbridge (g1). The change-per-step limit is the robot catalogue's for the model. The recordings are read with the MCAP reader written
  * from the specification (test/support/mcap-spec-reader.ts).
  */
 import assert from "node:assert/strict";
@@ -14,7 +15,7 @@ import { realizeEpisodePlan } from "../../cell-agent/episode/plan.js";
 import { runEpisode, type EpisodeResult } from "../../cell-agent/episode/runner.js";
 import type { CellHardware, PolicySession } from "../../cell-agent/hardware/types.js";
 import { createAgentMetrics } from "../../cell-agent/metrics.js";
-import { ENVELOPE_DEFAULTS } from "../../cell-agent/safety/envelope.js";
+import { ENVELOPE_DEFAULTS, compileSafetyEnvelopeOptions } from "../../cell-agent/safety/envelope.js";
 import { compileTaskMonitor } from "../../protocol/predicates/index.js";
 import { RosMotorBus } from "../../cell-agent/devices/ros/ros-motor-bus.js";
 import { SerialServoBus } from "../../cell-agent/devices/servo/servo-bus.js";
@@ -62,6 +63,7 @@ describe("safety envelope on emulated buses", function () {
   const cases = [
     { model: "so101", firmware: "3.11", bus: "Feetech STS3215", driver: SerialServoBus },
     { model: "fr3", firmware: "5.9.0", bus: "Dynamixel X", driver: FirmwareLabelledBus },
+    { model: "aloha", firmware: "2.1", bus: "two Dynamixel buses (left and right follower arms)", driver: FirmwareLabelledBus },
     { model: "g1", firmware: "1.4.2", bus: "ROS (rosbridge)", driver: RosMotorBus },
   ] as const;
 
@@ -72,6 +74,9 @@ describe("safety envelope on emulated buses", function () {
         assert.ok(cell.motors instanceof driver, `${model} gets the ${bus} driver`);
         const dof = cell.world.embodiment.dof;
         const task = pickCubeTask();
+        // The catalogue's change-per-step limit of each joint (firmware-pins/catalog.json, safety.maxStepRad).
+        const maxStepRad = compileSafetyEnvelopeOptions({}, { model, jointNames: cell.motors.jointNames }).maxStepRad;
+        const yaw = cell.world.embodiment.armJoints[0];
         const metrics = createAgentMetrics(`${model}-env`);
         const episode = async (index: number, hardware: CellHardware, policy: Record<string, unknown>): Promise<EpisodeResult> => {
           const assignment: EpisodeAssignment = {
@@ -113,14 +118,23 @@ describe("safety envelope on emulated buses", function () {
         const commanded = jsonMessages(file, "/joint_targets_commanded").map((m) => m.body.position as number[]);
         assert.ok(commanded.length >= ENVELOPE_DEFAULTS.consecutiveClampLimit);
         for (let k = 1; k < commanded.length; k++) {
-          commanded[k].forEach((v, j) => assert.ok(Math.abs(v - commanded[k - 1][j]) <= ENVELOPE_DEFAULTS.maxStepRad + 1e-9, `step ${k} joint ${j}: ${commanded[k - 1][j]} -> ${v}`));
+          commanded[k].forEach((v, j) => assert.ok(Math.abs(v - commanded[k - 1][j]) <= maxStepRad[j] + 1e-9, `step ${k} joint ${j}: ${commanded[k - 1][j]} -> ${v}`));
         }
         // And the bus: the goals the world's actuators received never jumped by more than a step (plus one servo tick).
         const tick = (2 * Math.PI) / 4096;
         for (let k = 1; k < goalsSeen.length; k++) {
-          goalsSeen[k].forEach((v, j) => assert.ok(Math.abs(v - goalsSeen[k - 1][j]) <= ENVELOPE_DEFAULTS.maxStepRad + tick, `bus goal ${j} between steps ${k - 1} and ${k}: ${goalsSeen[k - 1][j]} -> ${v}`));
+          goalsSeen[k].forEach((v, j) => assert.ok(Math.abs(v - goalsSeen[k - 1][j]) <= maxStepRad[j] + tick, `bus goal ${j} between steps ${k - 1} and ${k}: ${goalsSeen[k - 1][j]} -> ${v}`));
         }
-        assert.ok(goalsSeen.some((g) => g.some((v) => Math.abs(v) > 0.4)), "the clamped goals did reach the bus");
+        assert.ok(goalsSeen.some((g) => g.some((v) => Math.abs(v) > 0.8 * maxStepRad[yaw])), "the clamped goals did reach the bus");
+        if (model === "aloha") {
+          // Both arms' buses carried the episode's goals: SYNC_WRITE (0x83) to Goal Position (116) on each.
+          const buses = cell.servoWire!.buses;
+          assert.deepEqual(buses.map((b) => b.name), ["left", "right"]);
+          for (const b of buses) {
+            const goalWrites = b.mock.written.filter((p) => p[7] === 0x83 && p[8] === 116 && p[9] === 0);
+            assert.ok(goalWrites.length >= ENVELOPE_DEFAULTS.consecutiveClampLimit, `bus ${b.name}: ${goalWrites.length} goal writes`);
+          }
+        }
         const counted = await metrics.registry.getSingleMetricAsString("assay_agent_safety_clamps_total");
         assert.match(counted, /kind="max_step"[^}]*} 10$/m, counted);
 

@@ -97,6 +97,27 @@ describe("simulated cells on the wire", function () {
     assertNear(cell.world.servos.positionRad, goal, 0.01, "world joints reached the goals");
   });
 
+  it("aloha: each follower arm on its own Dynamixel bus (XM540-W270, XM430-W350) moves the world; torque off reaches both", async () => {
+    const cell = await open("aloha", "2.1", "tabletop@1");
+    assert.ok(cell.motors instanceof FirmwareLabelledBus);
+    assert.equal(await cell.motors.readFirmware(), "2.1");
+    const buses = cell.servoWire!.buses;
+    assert.deepEqual(buses.map((b) => [b.name, b.joints.length]), [["left", 7], ["right", 7]]);
+    assert.deepEqual([1, 5, 6, 7].map((id) => buses[1].mock.emulator.servo(id).get("modelNumber")), [1120, 1120, 1020, 1020], "XM540-W270 to wrist_angle, XM430-W350 wrist_rotate and gripper");
+    const goal = goalFor(cell);
+    const right = cell.motors.jointNames.indexOf("right_elbow");
+    goal[right] = -0.3;
+    await cell.motors.writeGoalPositions(goal);
+    // The simulated world holds the right arm at home (embodiments.ts); its servo received the goal all the same.
+    assert.equal(buses[1].mock.emulator.servo(3).get("goalPosition"), Math.round(2048 - 0.3 * 4096 / (2 * Math.PI)), "right_elbow (right bus, id 3) received its goal");
+    await sleepS(cell, 2);
+    assertNear(cell.world.servos.positionRad, goal.map((v, i) => (i === right ? cell.world.servos.positionRad[i] : v)), 0.01, "the driven left arm reached its goals");
+    assertNear((await cell.motors.readState()).positionRad, cell.world.servos.positionRad, READ_TOLERANCE_RAD, "read positions, both buses");
+    await cell.motors.setTorque(false);
+    assert.equal(cell.world.servos.torqueEnabled, false);
+    for (const b of buses) for (let id = 1; id <= 7; id++) assert.equal(b.mock.emulator.servo(id).get("torqueEnable"), 0, `${b.name} id ${id}`);
+  });
+
   it("g1: RosMotorBus commands move the world's joints and /joint_states carries the world's state", async () => {
     const cell = await open("g1", "1.4.2", "kitchen-replica@2");
     assert.ok(cell.motors instanceof RosMotorBus, "the agent gets the real rosbridge driver");

@@ -186,6 +186,29 @@ describe("cell-agent doctor", () => {
     assert.equal(exitCodeOf(results), 1);
   });
 
+  it("checks each bus of a robot on several buses on its own lines, then opens the robot on all of them", async () => {
+    const joints = pins.models.find((m) => m.id === "aloha")!.joints;
+    const aloha = {
+      ...CONFIG, cellId: "aloha-a", robotModel: "aloha",
+      motors: { kind: "dynamixel", buses: [
+        { name: "left", path: "/dev/ttyDXL_follower_left", calibration: "/etc/assay/left.json", joints: joints.slice(0, 7) },
+        { name: "right", path: "/dev/ttyDXL_follower_right", calibration: "/etc/assay/right.json", joints: joints.slice(7) },
+      ] },
+    };
+    const opened: number[] = [];
+    const healthy = await doctor(probes({ openMotors: async (motors) => { if (motors.kind !== "ros") opened.push(motors.buses.length); return { readFirmware: async () => "2.1", close: async () => undefined }; } }, aloha));
+    for (const name of ["servo bus device (left)", "servos (left)", "servo bus device (right)", "servos (right)", "firmware"]) assert.equal(line(healthy, name).verdict, "PASS", name);
+    assert.match(line(healthy, "servos (right)").sentence, /Every servo on \/dev\/ttyDXL_follower_right \(right_waist, .*right_gripper\) answered/);
+    assert.deepEqual(opened, [1, 1, 2], "each bus alone, then the robot on both");
+    const rightSilent = await doctor(probes({
+      openSerial: async (path) => { if (path.endsWith("right")) throw errno("ENOENT", `No such file or directory, cannot open ${path}`); },
+      openMotors: async () => ({ readFirmware: async () => "2.1", close: async () => undefined }),
+    }, aloha));
+    assert.equal(line(rightSilent, "servos (left)").verdict, "PASS", "the left bus is still checked");
+    assert.match(line(rightSilent, "servo bus device (right)").sentence, /There is no device at \/dev\/ttyDXL_follower_right/);
+    assert.equal(exitCodeOf(rightSilent), 1);
+  });
+
   it("names a missing device, a silent servo, and the found and pinned firmware", async () => {
     const missing = await doctor(probes({ openSerial: async (path) => { throw errno("ENOENT", `No such file or directory, cannot open ${path}`); } }));
     assert.match(line(missing, "servo bus device").sentence, /There is no device at \/dev\/ttyACM0/);

@@ -7,6 +7,8 @@ import { ARM_CHAINS, forwardKinematicsFor } from "../../cell-agent/safety/arm-ki
 import { SafetyEnvelope, clampEventDetail, compileSafetyEnvelopeOptions, type SafetyEnvelopeOptionsInput } from "../../cell-agent/safety/envelope.js";
 import { ARM_GEOMETRY, forwardKinematics } from "../../simulators/world/kinematics.js";
 import { mulberry32 } from "../../cell-agent/episode/prng.js";
+import { parseCatalogSafety } from "../../cell-agent/safety/catalog-safety.js";
+import { loadFirmwarePins, type RobotModel } from "../../firmware-pins/pins.js";
 
 const SO101 = ["shoulder_pan", "shoulder_lift", "elbow_flex", "wrist_flex", "wrist_roll", "gripper"];
 const G1_LIKE = ["a", "b", "c"];
@@ -143,5 +145,32 @@ describe("safety envelope", () => {
     const detail = JSON.parse(clampEventDetail(new Array(20).fill({ kind: "max_step", joint: "gripper", requested: 1.234567, applied: 0.5 })));
     assert.equal(detail.length, 8);
     assert.deepEqual(detail[0], { kind: "max_step", joint: "gripper", requested: 1.2346, applied: 0.5 });
+  });
+
+  it("takes each model's defaults from the robot catalogue: so101's unchanged, aloha's per joint, the config overriding joint by joint", () => {
+    const so101 = compileSafetyEnvelopeOptions({}, { model: "so101", jointNames: SO101 });
+    assert.deepEqual(so101.maxStepRad, [0.5, 0.5, 0.5, 0.5, 0.5, 0.5]);
+    assert.deepEqual(so101.workspaceBoxM, { minM: [-0.45, -0.45, -0.005], maxM: [0.45, 0.45, 0.5] });
+    assert.ok(so101.jointLimitsRad.every(([min, max]) => min === -Infinity && max === Infinity), "so101: the bus clamps to its calibrated range");
+    const aloha = loadFirmwarePins().models.find((m) => m.id === "aloha")!.joints;
+    const env = compileSafetyEnvelopeOptions({ maxStepRad: { left_waist: 0.1 }, jointLimitsRad: { right_gripper: [0, 1] } }, { model: "aloha", jointNames: aloha });
+    assert.equal(env.maxStepRad[aloha.indexOf("left_waist")], 0.1, "the config's value for the joint it names");
+    assert.equal(env.maxStepRad[aloha.indexOf("left_elbow")], 0.35, "the catalogue's for the others");
+    assert.equal(env.maxStepRad[aloha.indexOf("left_gripper")], 0.5);
+    assert.deepEqual(env.jointLimitsRad[aloha.indexOf("left_shoulder")], [-1.85, 1.25]);
+    assert.deepEqual(env.jointLimitsRad[aloha.indexOf("right_gripper")], [0, 1]);
+    assert.equal(env.workspaceBoxM, null, "no kinematics for aloha, so no box");
+    assert.equal(compileSafetyEnvelopeOptions({ maxStepRad: 0.2 }, { model: "aloha", jointNames: aloha }).maxStepRad.every((v) => v === 0.2), true, "one number replaces every joint's");
+  });
+
+  it("checks a catalogue safety section, naming the model and key", () => {
+    const model = (safety: unknown): RobotModel => ({ id: "arm9", class: "arm-pod", dof: 2, hands: "h", tier: "soak", firmwares: ["1"], joints: ["a", "b"], safety } as RobotModel);
+    assert.deepEqual(parseCatalogSafety(model(undefined)), { envelope: {}, effortLimitPercent: null });
+    assert.deepEqual(parseCatalogSafety(model({ maxStepRad: { a: 0.2 }, effortLimitPercent: 60 })), { envelope: { maxStepRad: { a: 0.2 } }, effortLimitPercent: 60 });
+    assert.throws(() => parseCatalogSafety(model({ maxStep: 1 })), /model "arm9" safety: unknown key "maxStep"/);
+    assert.throws(() => parseCatalogSafety(model({ maxStepRad: { c: 1 } })), /safety.maxStepRad names joint\(s\) c, which arm9 lacks/);
+    assert.throws(() => parseCatalogSafety(model({ jointLimitsRad: { a: [1, 1] } })), /jointLimitsRad.a must be \[min, max\] with min < max; got \[1,1\]/);
+    assert.throws(() => parseCatalogSafety(model({ effortLimitPercent: 150 })), /effortLimitPercent must be a number in \(0, 100\] or null; got 150/);
+    for (const m of loadFirmwarePins().models) parseCatalogSafety(m);
   });
 });

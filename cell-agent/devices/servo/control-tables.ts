@@ -4,14 +4,16 @@
  *
  * Sources: LeRobot's feetech `tables.py` (STS_SMS_SERIES_CONTROL_TABLE, sign-magnitude bits) and the
  * Feetech SMS_STS SDK (ReadPos/ReadSpeed/ReadCurrent use bit 15, ReadLoad bit 10); ROBOTIS e-manual
- * X-series control tables (XL430-W250, XM430-W350).
+ * X-series control tables (XL430-W250, XM430-W350, XM540-W270: one register layout; model numbers 1060,
+ * 1020 and 1120 as in LeRobot's dynamixel `tables.py`; the XM540-W270's Current Limit 0..2047 and its
+ * 4.4 A stall current at 12 V from its e-manual page).
  */
 import type { ProtocolName } from "./codec.js";
 import { decodeSignMagnitude, encodeSignMagnitude } from "./feetech-protocol.js";
 import { readUint, uintBytes } from "./codec.js";
 
-export type ServoModel = "sts3215" | "xl430-w250" | "xm430-w350";
-export const SERVO_MODELS: readonly ServoModel[] = ["sts3215", "xl430-w250", "xm430-w350"];
+export type ServoModel = "sts3215" | "xl430-w250" | "xm430-w350" | "xm540-w270";
+export const SERVO_MODELS: readonly ServoModel[] = ["sts3215", "xl430-w250", "xm430-w350", "xm540-w270"];
 
 export interface Register {
   address: number;
@@ -150,6 +152,9 @@ const TABLES: Record<ServoModel, ControlTable> = {
   "xl430-w250": xSeries("xl430-w250", 1060, 0.0014, { maxSpeedRadS: 6.0, maxAccelRadS2: 40, stallCurrentA: 1.4 }, { address: 36, fullScale: 885 }),
   // Present Current, 2.69 mA per unit.
   "xm430-w350": xSeries("xm430-w350", 1020, 0.00269, { maxSpeedRadS: 4.8, maxAccelRadS2: 40, stallCurrentA: 2.3 }, { address: 38, fullScale: 1193 }),
+  // ALOHA's (ViperX 300 S) bigger joints. Present Current and Current Limit in 2.69 mA units (limit 0..2047,
+  // 5.5 A); 30 rev/min without load and 4.4 A stall at 12 V.
+  "xm540-w270": xSeries("xm540-w270", 1120, 0.00269, { maxSpeedRadS: 3.1, maxAccelRadS2: 30, stallCurrentA: 4.4 }, { address: 38, fullScale: 2047 }),
 };
 
 export function controlTable(model: ServoModel): ControlTable {
