@@ -45,11 +45,35 @@ export function trueCorners(board: Board, pose: ViewPose, k: Intrinsics): [numbe
   return out;
 }
 
+const rayMaps = new Map<string, Float32Array>();
+
+/** The undistorted normalised ray (x, y) of every sub-pixel sample, computed once per camera and size. */
+function rayMap(k: Intrinsics, width: number, height: number, n: number): Float32Array {
+  const key = JSON.stringify([k, width, height, n]);
+  const cached = rayMaps.get(key);
+  if (cached) return cached;
+  const sw = width * n, sh = height * n;
+  const map = new Float32Array(sw * sh * 2);
+  for (let sv = 0; sv < sh; sv++) {
+    for (let su = 0; su < sw; su++) {
+      const u = -0.5 + (su + 0.5) / n, v = -0.5 + (sv + 0.5) / n;
+      const [x, y] = undistortNormalised((u - k.cx) / k.fx, (v - k.cy) / k.fy, k.distortion, 12);
+      map[2 * (sv * sw + su)] = x;
+      map[2 * (sv * sw + su) + 1] = y;
+    }
+  }
+  rayMaps.set(key, map);
+  return map;
+}
+
 /** Renders one grey view (values 0..255, row-major). */
 export function renderBoard(board: Board, pose: ViewPose, k: Intrinsics, width: number, height: number, options: { samples?: number; noise?: number; seed?: number } = {}): Float32Array {
   const n = options.samples ?? 4;
   const noise = options.noise ?? 0;
   const random = mulberry32(options.seed ?? 1);
+  const pinhole = k.distortion.every((d) => d === 0);
+  const rays = pinhole ? undefined : rayMap(k, width, height, n);
+  const sw = width * n;
   const r = rodriguesToMatrix(pose.rvec);
   const normal = [r[2], r[5], r[8]];
   const nt = normal[0]! * pose.t[0] + normal[1]! * pose.t[1] + normal[2]! * pose.t[2];
@@ -59,10 +83,10 @@ export function renderBoard(board: Board, pose: ViewPose, k: Intrinsics, width: 
   for (let v = 0; v < height; v++) {
     for (let u = 0; u < width; u++) {
       let sum = 0;
-      for (let a = 0; a < n; a++) {
-        for (let b = 0; b < n; b++) {
-          const su = u - 0.5 + (a + 0.5) / n, sv = v - 0.5 + (b + 0.5) / n;
-          const [x, y] = undistortNormalised((su - k.cx) / k.fx, (sv - k.cy) / k.fy, k.distortion);
+      for (let b = 0; b < n; b++) {
+        for (let a = 0; a < n; a++) {
+          const m = 2 * ((v * n + b) * sw + u * n + a);
+          const x = rays ? rays[m]! : (u - 0.5 + (a + 0.5) / n - k.cx) / k.fx, y = rays ? rays[m + 1]! : (v - 0.5 + (b + 0.5) / n - k.cy) / k.fy;
           const nd = normal[0]! * x + normal[1]! * y + normal[2]!;
           const lambda = nt / nd;
           let value = 90;
