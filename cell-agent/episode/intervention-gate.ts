@@ -1,24 +1,24 @@
 /**
  * Where an episode waits for a person's hands (runs with `interventions` on_stall or scripted, on a
- * cell where a person answers: a real cell, or a simulated one in operator mode). The runner offers
- * an intervention when the stall detector fires (or at the scripted time); the cell reports an
- * Attention "intervene" and the policy keeps running. A person pressing "Intervene" at the operator
- * station moves the offer to `holding`: the runner stops stepping the policy and holds the arm where
- * it is until the person presses "Done". An offer nobody takes within `offerTimeoutMs` (or before the
- * episode ends) lapses and the episode goes on untouched; a hold with no "Done" within `holdTimeoutMs`
- * ends the attempt (the scene is in a state nobody vouches for).
+ * cell where a person answers: a real cell, or a simulated one in operator mode). When the stall
+ * detector fires (or the scripted time comes) the runner stops stepping the policy, holds the arm where
+ * it is and opens an offer; the cell reports an Attention "intervene". The person presses "Intervene"
+ * at the operator station when they are at the cell (`holding`: the arm stays held while they help) and
+ * "Done" when they step back; the episode then goes on. An offer nobody takes within `offerTimeoutMs`
+ * lapses and the episode goes on untouched; a hold with no "Done" within `holdTimeoutMs` ends the
+ * attempt (the scene is in a state nobody vouches for).
  *
  * The phases are one string union with one transition function (`nextInterventionPhase`), which
  * throws on an illegal move; the gate is the only caller.
  */
 import type { InterventionKind } from "../hardware/types.js";
 
-/** idle: nothing asked; offered: a person is asked to come; holding: the arm is held while they help. */
+/** idle: nothing asked; offered: a person is asked to come (the policy paused); holding: they are helping. */
 export type InterventionPhase = "idle" | "offered" | "holding";
 
 export type InterventionEvent =
-  | "offer"     // the runner asks for a person (stall, or the scripted time)
-  | "press"     // the person pressed Intervene: pause the policy, hold the arm
+  | "offer"     // the runner paused the policy and asks for a person (stall, or the scripted time)
+  | "press"     // the person pressed Intervene: they are at the cell, the arm stays held
   | "done"      // the person pressed Done: the episode goes on
   | "lapse"     // nobody pressed Intervene within the offer's time
   | "withdraw"; // the episode ended or was aborted
@@ -98,10 +98,7 @@ export class InterventionGate {
     return () => this.listeners.delete(listener);
   }
 
-  /**
-   * Asks for a person; the promise says whether one came (pressed Intervene) before the offer lapsed
-   * or was withdrawn. The policy keeps running meanwhile: do not await it in the control loop.
-   */
+  /** Asks for a person; the promise says whether one came (pressed Intervene) before the offer lapsed or was withdrawn. */
   open(request: InterventionRequest): Promise<OfferAnswer> {
     this.phase = nextInterventionPhase(this.phase, "offer");
     const sinceMs = this.nowMs();

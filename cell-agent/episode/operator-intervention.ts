@@ -1,9 +1,9 @@
 /**
- * The runner's side of an intervention a person performs (InterventionGate): it opens the offer when
- * the stall detector fires or the scripted time comes, notices each step whether the person pressed
- * Intervene (then the runner holds the arm and calls `help`), and closes a standing offer when the
- * episode ends. What the person is asked to do comes from the episode's reset plan: the declared
- * poses of the task objects and the arm's home (`interventionSteps`).
+ * The runner's side of an intervention a person performs (InterventionGate): when the stall detector
+ * fires or the scripted time comes, the runner holds the arm and calls `attend`, which offers the
+ * intervention at the operator station and waits for the person (Intervene, then Done) or for the
+ * offer to lapse. What the person is asked to do comes from the episode's reset plan: the declared
+ * poses of the task objects (`interventionSteps`).
  *
  * On a simulated cell in operator mode the world has no hands: `worldHands` (the simulator's own
  * Intervention) applies what the person was asked to do when they press Done, as the simulator does
@@ -46,7 +46,7 @@ export function interventionSteps(kind: InterventionKind, plan: ResetPlan): { wh
   return {
     what,
     steps: [
-      "Press Intervene: the policy pauses and the arm holds where it is (torque stays on; the e-stop still works).",
+      "The policy is paused and the arm holds where it is (torque stays on; the e-stop still works). Press Intervene when you are at the cell.",
       ...(objects.length > 0 ? [`Put each task object back on its planned pose: ${objects.join("; ")}.`] : []),
       "Free the gripper if anything is caught, and keep your hands clear of the arm's path.",
       "Step back and press Done: the policy goes on from where the arm is.",
@@ -65,80 +65,58 @@ export interface OperatorInterventionsOptions {
   nowMs?: () => number;
 }
 
+/** How an offer ended: a person helped (record and event), or nobody came (event only). */
+export interface AttendOutcome {
+  record?: InterventionRecord;
+  event: EpisodeEvent;
+  /** Episode seconds the policy was paused for the person (offer and hold), not what the world's hands took. */
+  pausedS: number;
+}
+
 export class OperatorInterventions {
-  /** Offers opened this episode (each stall or the scripted time). */
+  /** Offers made this episode (each stall, or the scripted time). */
   offers = 0;
-  private open: { kind: InterventionKind; tS: number; answer?: "pressed" | "lapsed" | "withdrawn"; waitedMs?: number } | undefined;
   private readonly nowMs: () => number;
 
   constructor(private readonly o: OperatorInterventionsOptions) {
     this.nowMs = o.nowMs ?? Date.now;
   }
 
-  /** Whether an offer stands (offered or holding): no new one opens meanwhile. */
-  get standing(): boolean {
-    return this.open !== undefined;
-  }
-
-  /** The person pressed Intervene: hold the arm, then call `help`. */
-  get pressed(): boolean {
-    return this.open?.answer === "pressed";
-  }
-
-  /** Asks for a person; returns the event to record. The policy keeps running until they press Intervene. */
-  offer(kind: InterventionKind, tS: number): EpisodeEvent {
-    const { what, steps } = interventionSteps(kind, this.o.plan);
-    const open: NonNullable<typeof this.open> = { kind, tS };
-    this.open = open;
-    this.offers += 1;
-    void this.o.gate.open({ episodeId: this.o.episodeId, kind, tS, what, steps }).then((answer) => {
-      open.answer = answer.answer;
-      if (answer.answer === "pressed") open.waitedMs = answer.waitedMs;
-    });
-    return { tS, name: `intervention_offered:${kind}`, detail: `${what} Asked a person at the operator station (the offer stands ${Math.round(this.o.gate.offerTimeoutMs / 1000)} s).` };
-  }
-
-  /** An offer that lapsed since the last step, as its event (the episode went on untouched); else undefined. */
-  takeLapsed(tS: number): EpisodeEvent | undefined {
-    if (this.open?.answer !== "lapsed") return undefined;
-    const { kind } = this.open;
-    this.open = undefined;
-    return { tS, name: `intervention_unanswered:${kind}`, detail: `nobody pressed Intervene within ${Math.round(this.o.gate.offerTimeoutMs / 1000)} s; the episode goes on untouched` };
-  }
-
   /**
-   * The arm is held (the caller wrote goal = present position): waits for Done, lets the simulated
-   * world apply the person's hands, and returns the record. Rejects when the episode is aborted or
-   * nobody presses Done within the gate's hold time; the caller ends the attempt then.
+   * The arm is held (the caller wrote goal = present position) and the policy gets no steps: asks the
+   * station for a person, waits for Intervene (or the offer's lapse: the episode goes on untouched),
+   * then for Done; a simulated world then applies what the person was asked to do. Rejects when the
+   * episode is aborted, or nobody presses Done within the hold time: the caller ends the attempt.
    */
-  async help(signal: AbortSignal): Promise<{ record: InterventionRecord; event: EpisodeEvent; heldS: number }> {
-    const open = this.open!;
-    const startS = this.o.elapsedS();
-    const startedMs = this.nowMs();
+  async attend(kind: InterventionKind, tS: number, signal: AbortSignal): Promise<AttendOutcome> {
+    const { gate } = this.o;
+    const { what, steps } = interventionSteps(kind, this.o.plan);
+    this.offers += 1;
+    const onAbort = () => gate.withdraw("the episode was aborted");
+    signal.addEventListener("abort", onAbort, { once: true });
     try {
-      const { note } = await this.o.gate.held(signal);
-      const world = this.o.worldHands ? await this.o.worldHands.intervene(open.kind, this.o.plan) : undefined;
+      const answer = await gate.open({ episodeId: this.o.episodeId, kind, tS, what, steps });
+      if (answer.answer !== "pressed") {
+        const detail = answer.answer === "lapsed"
+          ? `${what} Nobody pressed Intervene within ${Math.round(gate.offerTimeoutMs / 1000)} s; the episode goes on untouched`
+          : `${what} The offer was withdrawn (${signal.aborted ? "the episode was aborted" : "the episode ended"})`;
+        return { event: { tS, name: `intervention_unanswered:${kind}`, detail }, pausedS: Math.max(0, this.o.elapsedS() - tS) };
+      }
+      const startS = this.o.elapsedS();
+      const startedMs = this.nowMs();
+      const { note } = await gate.held(signal);
+      const world = this.o.worldHands ? await this.o.worldHands.intervene(kind, this.o.plan) : undefined;
       const endS = this.o.elapsedS();
       const detail = [`a person helped at the operator station${note ? `: ${note}` : ""}`, world ? `the simulated world: ${world.detail}` : ""].filter(Boolean).join("; ");
       const record: InterventionRecord = {
-        t_s: round(startS), kind: open.kind, detail, duration_s: round(endS - startS), by: "operator", offered_t_s: round(open.tS), end_t_s: round(endS),
-        waited_s: round((open.waitedMs ?? 0) / 1000), started_at: new Date(startedMs).toISOString(), ended_at: new Date(this.nowMs()).toISOString(),
+        t_s: round(startS), kind, detail, duration_s: round(endS - startS), by: "operator", offered_t_s: round(tS), end_t_s: round(endS),
+        waited_s: round(answer.waitedMs / 1000), started_at: new Date(startedMs).toISOString(), ended_at: new Date(this.nowMs()).toISOString(),
       };
-      // The policy's time budget leaves out the hold (the person's time), not what the world's hands took.
-      const heldS = Math.max(0, endS - startS - (world?.durationS ?? 0));
-      return { record, event: { tS: startS, name: `intervention:${open.kind}`, detail }, heldS };
+      return { record, event: { tS: startS, name: `intervention:${kind}`, detail }, pausedS: Math.max(0, endS - tS - (world?.durationS ?? 0)) };
     } finally {
-      this.open = undefined;
+      signal.removeEventListener("abort", onAbort);
+      gate.withdraw();
     }
-  }
-
-  /** Closes a standing offer at the episode's end; its event when nobody had come. */
-  close(tS: number): EpisodeEvent | undefined {
-    const open = this.open;
-    this.open = undefined;
-    this.o.gate.withdraw();
-    if (!open || open.answer === "pressed") return undefined;
-    return { tS, name: `intervention_unanswered:${open.kind}`, detail: "the episode ended before anyone pressed Intervene" };
   }
 }
 

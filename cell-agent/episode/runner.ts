@@ -11,10 +11,10 @@
  * `{t_s, kind, detail, duration_s}` of the end /meta's `interventions` list (present unless "none").
  *
  * On a cell where a person answers (`interventionGate`: a real cell, or a simulated one in operator
- * mode) the loop instead offers the intervention to the operator station and keeps stepping the
- * policy; when the person presses Intervene it holds the arm (goal = present position, torque on, no
- * policy steps) until Done (operator-intervention.ts). The held time does not count against
- * `max_duration_s`; the entry then also carries `by: "operator"` and its timestamps.
+ * mode) the loop instead holds the arm (goal = present position, torque on, no policy steps) and
+ * offers the intervention at the operator station until the person has pressed Intervene and Done, or
+ * the offer lapsed (operator-intervention.ts). That pause does not count against `max_duration_s`;
+ * the entry then also carries `by: "operator"` and its timestamps.
  */
 import { join } from "node:path";
 import type { CameraFrame, CellHardware, InterventionKind, JointState, ObjectPose, Observation, PolicySession, Wrench } from "../hardware/types.js";
@@ -33,7 +33,7 @@ import { buildObservation, contractOf, yawOf } from "./observation.js";
 import type { EpisodePlan } from "./plan.js";
 import { StallDetector } from "./stall-detector.js";
 import type { InterventionGate } from "./intervention-gate.js";
-import { OperatorInterventions, type InterventionRecord } from "./operator-intervention.js";
+import { OperatorInterventions, type AttendOutcome, type InterventionRecord } from "./operator-intervention.js";
 import type { SignalFrame, TaskMonitor, TaskStatus } from "./task-monitor.js";
 import type { LiveTap } from "../link/live-feed.js";
 
@@ -417,36 +417,29 @@ export async function runEpisode(ctx: EpisodeContext): Promise<EpisodeResult> {
       if (successAtS !== undefined && tS - successAtS >= SUCCESS_HOLD_S) break;
       if (tS - heldS >= assignment.maxDurationS) break;
 
-      if (operator) {
-        const lapsed = operator.takeLapsed(tS);
-        if (lapsed) record(lapsed);
-        if (operator.pressed) {
-          // The person is coming into the cell: no more policy steps; the bus holds where the arm is.
-          if (joints) await hold(joints.positionRad);
-          else await holdPosition(motors).catch(() => metrics.busErrors.inc());
-          let help: Awaited<ReturnType<OperatorInterventions["help"]>>;
-          try {
-            help = await operator.help(signal);
-          } catch (error) {
-            throwIfAborted(signal);
-            throw new EpisodeAbort("operator_abort", `${(error as Error).message}; this attempt ends and runs again`);
-          }
-          interventions.push(help.record);
-          record(help.event);
-          heldS += help.heldS;
-          throwIfAborted(signal);
-          deadlineNs = clock.nowNs();
-          stall.restart({ tS: elapsedS() });
-          envelope.restart();
-        }
-      }
-      if (assignment.interventions !== "none" && interventions.length < MAX_INTERVENTIONS_PER_EPISODE && !operator?.standing && (!operator || operator.offers < MAX_INTERVENTIONS_PER_EPISODE)) {
+      if (assignment.interventions !== "none" && interventions.length < MAX_INTERVENTIONS_PER_EPISODE && (!operator || operator.offers < MAX_INTERVENTIONS_PER_EPISODE)) {
         const fingertip = poses?.poses.find((p) => p.name === "gripper")?.positionM;
         const due = assignment.interventions === "on_stall"
           ? stall.update({ tS, jointsRad: joints?.positionRad, fingertipM: fingertip, succeeded: status.success })
           : tS >= SCRIPTED_INTERVENTION_AT_S && interventions.length === 0 && !events.some((e) => e.name.endsWith(":scripted"));
         if (due && operator) {
-          record(operator.offer(assignment.interventions, tS));
+          // A person is asked to come: no policy steps; the bus holds where the arm is until they are done.
+          if (joints) await hold(joints.positionRad);
+          else await holdPosition(motors).catch(() => metrics.busErrors.inc());
+          let attended: AttendOutcome;
+          try {
+            attended = await operator.attend(assignment.interventions, tS, signal);
+          } catch (error) {
+            throwIfAborted(signal);
+            throw new EpisodeAbort("operator_abort", `${(error as Error).message}; this attempt ends and runs again`);
+          }
+          if (attended.record) interventions.push(attended.record);
+          record(attended.event);
+          heldS += attended.pausedS;
+          throwIfAborted(signal);
+          deadlineNs = clock.nowNs();
+          stall.restart({ tS: elapsedS() });
+          envelope.restart();
         } else if (due) {
           const event = await intervene(assignment.interventions, tS);
           events.push(event);
@@ -469,8 +462,6 @@ export async function runEpisode(ctx: EpisodeContext): Promise<EpisodeResult> {
       await clock.sleepUntil(deadlineNs);
     }
 
-    const unanswered = operator?.close(elapsedS());
-    if (unanswered) record(unanswered);
     const evaluation = monitor.status();
     const success = successAtS !== undefined && policyFailure === undefined && safetyStop === undefined;
     const durationS = elapsedS();
