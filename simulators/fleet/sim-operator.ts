@@ -14,6 +14,11 @@
  * with probability `errorRate` the opposite; progress the world's, moved 10 points the other way on
  * a wrong label; a short note.
  *
+ * Interventions: when a cell asks for help with a paused episode (attention "intervene", a run with
+ * `interventions` on_stall or scripted) the operator walks over for the same kind of seeded delay and
+ * presses Intervene (POST /v1/cells/{cell}/intervene), helps for another seeded delay and presses Done
+ * (POST /v1/cells/{cell}/intervene-done); the simulated world then applies the help.
+ *
  * Delays and errors are drawn per cell and episode attempt from `seed`, so a run is reproducible
  * whatever the polling order.
  */
@@ -71,11 +76,13 @@ export interface SimOperatorTally {
   /** Episodes labelled, and of them labelled against the world's truth. */
   labelled: number;
   mislabelled: number;
+  /** Interventions helped with (Intervene, then Done). */
+  intervened: number;
 }
 
 interface CellJson {
   id: string;
-  attention: { kind: string; episode_id: string; since: string } | null;
+  attention: { kind: string; episode_id: string; since: string; scene?: { phase?: string } } | null;
 }
 
 export class SimOperator {
@@ -86,7 +93,7 @@ export class SimOperator {
   private readonly inFlight = new Set<Promise<void>>();
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
-  readonly tally: SimOperatorTally = { confirmed: 0, setWrong: 0, invalidated: 0, tooLate: 0, labelled: 0, mislabelled: 0 };
+  readonly tally: SimOperatorTally = { confirmed: 0, setWrong: 0, invalidated: 0, tooLate: 0, labelled: 0, mislabelled: 0, intervened: 0 };
 
   constructor(options: SimOperatorOptions) {
     this.o = compileSimOperatorOptions(options);
@@ -142,6 +149,13 @@ export class SimOperator {
           void this.track(this.label(cell.id, attention.episode_id, attention.since));
         }
       }
+      if (attention?.kind === "intervene" && attention.scene?.phase === "offered") {
+        const key = `${cell.id}/${attention.episode_id}/${attention.since}/intervene`;
+        if (!this.handled.has(key)) {
+          this.handled.add(key);
+          void this.track(this.intervene(cell.id, attention.episode_id, attention.since));
+        }
+      }
       const wrong = this.wrong.get(cell.id);
       if (wrong) await this.noticeWrong(cell.id, wrong);
     }
@@ -190,6 +204,31 @@ export class SimOperator {
     this.tally.labelled += 1;
     if (wrong) this.tally.mislabelled += 1;
     this.o.log(`simulated operator: labelled ${cellId} episode ${episodeId} ${success ? "success" : "failure"}, progress ${progress}${wrong ? " (wrongly)" : ""} after ${Math.round(delayMs)} ms`);
+  }
+
+  /** Walks over (the seeded delay), presses Intervene, helps (another delay) and presses Done, through the station API. */
+  private async intervene(cellId: string, episodeId: string, since: string): Promise<void> {
+    const random = new SimRandom(this.o.seed, `operator/intervene/${cellId}/${episodeId}/${since}`);
+    const delay = () => this.o.delayMs.min + random.uniform() * (this.o.delayMs.max - this.o.delayMs.min);
+    const walkMs = delay();
+    const helpMs = delay();
+    await new Promise((resolve) => setTimeout(resolve, walkMs));
+    if (this.stopped) return;
+    const cell = `/v1/cells/${encodeURIComponent(cellId)}`;
+    const pressed = await this.api("POST", `${cell}/intervene`, { episode_id: episodeId });
+    if (pressed.status !== 200) {
+      this.o.log(`simulated operator: intervene for ${cellId} episode ${episodeId} answered ${pressed.status}: ${JSON.stringify(pressed.json.error ?? pressed.json)}`);
+      return;
+    }
+    await new Promise((resolve) => setTimeout(resolve, helpMs));
+    // Done goes out even when stopping: the cell holds its arm until then.
+    const done = await this.api("POST", `${cell}/intervene-done`, { episode_id: episodeId, note: "simulated operator" });
+    if (done.status !== 200) {
+      this.o.log(`simulated operator: intervene-done for ${cellId} episode ${episodeId} answered ${done.status}: ${JSON.stringify(done.json.error ?? done.json)}`);
+      return;
+    }
+    this.tally.intervened += 1;
+    this.o.log(`simulated operator: helped ${cellId} episode ${episodeId} (came after ${Math.round(walkMs)} ms, done after ${Math.round(helpMs)} ms more)`);
   }
 
   /** Once the wrongly set episode is the cell's previous one (it finished), marks it invalid. */
