@@ -191,7 +191,7 @@ export function interventionAttention(offer: InterventionOffer): Record<string, 
     phase: offer.phase,
     what: offer.what,
     steps: offer.steps,
-    t_s: Math.round(offer.tS * 100) / 100,
+    t_s: Math.round(offer.tS * 1000) / 1000,
     ...(offer.heldSinceMs !== undefined ? { held_since: new Date(offer.heldSinceMs).toISOString() } : {}),
   };
 }

@@ -60,6 +60,11 @@ export interface Operation {
    * operation with a body or query.
    */
   errors?: ErrorCode[];
+  /**
+   * A code answered with a status other than its own (AssayError's `status`; docs/errors.md, "How requests
+   * that no specific code covers are answered"), and when.
+   */
+  statusOverrides?: Array<{ status: number; code: ErrorCode; when: string }>;
 }
 
 /** What a run body can fail with before anything is stored (spec section 7), besides contract_validation_failed. */
@@ -258,10 +263,12 @@ export const OPERATIONS: readonly Operation[] = [
     body: LabelEpisodeRequest, responses: [json(200, "the answer sent to the cell", OperatorAnswer)] },
   { method: "POST", path: "/v1/cells/{cell_id}/intervene", operationId: "interveneCellEpisode", tag: "fleet",
     summary: "A person is at the cell to help the episode that asked for an intervention: the arm stays held until intervene-done (operator station)",
-    body: InterveneRequest, bodyOptional: true, responses: [json(200, "the answer sent to the cell", OperatorAnswer)] },
+    body: InterveneRequest, bodyOptional: true, responses: [json(200, "the answer sent to the cell", OperatorAnswer)],
+    statusOverrides: [{ status: 409, code: "contract_validation_failed", when: "the cell asks no help now, a person already pressed Intervene, or episode_id is not the episode it asks help with" }] },
   { method: "POST", path: "/v1/cells/{cell_id}/intervene-done", operationId: "finishCellIntervention", tag: "fleet",
     summary: "The person has stepped back: the held episode goes on, flagged as intervened (operator station)",
-    body: InterveneDoneRequest, bodyOptional: true, responses: [json(200, "the answer sent to the cell", OperatorAnswer)] },
+    body: InterveneDoneRequest, bodyOptional: true, responses: [json(200, "the answer sent to the cell", OperatorAnswer)],
+    statusOverrides: [{ status: 409, code: "contract_validation_failed", when: "the cell holds no episode for a person (nobody pressed Intervene), or episode_id is not the episode it holds" }] },
   { method: "POST", path: "/v1/cells/{cell_id}/invalidate-previous", operationId: "invalidatePreviousEpisode", tag: "fleet",
     summary: "Mark the cell's previous episode invalid: it runs again and never counts in n (operator station)",
     body: InvalidatePreviousRequest, responses: [json(200, "the invalidated episode", Invalidation)] },

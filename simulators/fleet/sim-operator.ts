@@ -42,6 +42,8 @@ export interface SimOperatorOptions {
   setSceneWrong: (cellId: string) => Promise<void>;
   /** The simulated world's judgement of the cell's latest episode (the fleet launcher's groundTruth); without it, labels are left to a person. */
   groundTruth?: (cellId: string) => Promise<{ success: boolean; progress: number }>;
+  /** Helps with interventions (Intervene, then Done) when a cell asks; default true. False leaves them to a person. */
+  interventions?: boolean;
   log?: (line: string) => void;
 }
 
@@ -51,7 +53,7 @@ export interface CompiledSimOperatorOptions extends Required<Omit<SimOperatorOpt
 }
 
 export function compileSimOperatorOptions(options: SimOperatorOptions): CompiledSimOperatorOptions {
-  const known = new Set(["baseUrl", "apiKey", "seed", "delayMs", "errorRate", "pollMs", "cells", "setSceneWrong", "groundTruth", "log"]);
+  const known = new Set(["baseUrl", "apiKey", "seed", "delayMs", "errorRate", "pollMs", "cells", "setSceneWrong", "groundTruth", "interventions", "log"]);
   for (const key of Object.keys(options)) if (!known.has(key)) throw new Error(`unknown simulated operator option "${key}"; known: ${[...known].join(", ")}`);
   const delayMs = options.delayMs ?? { min: 500, max: 2000 };
   if (!(delayMs.min >= 0 && delayMs.max >= delayMs.min)) throw new Error(`simulated operator delayMs must be {min >= 0, max >= min}; got ${JSON.stringify(delayMs)}`);
@@ -62,7 +64,8 @@ export function compileSimOperatorOptions(options: SimOperatorOptions): Compiled
   if (!Number.isInteger(options.seed)) throw new Error(`simulated operator seed must be an integer; got ${JSON.stringify(options.seed)}`);
   return {
     baseUrl: options.baseUrl.replace(/\/+$/, ""), apiKey: options.apiKey, seed: options.seed, delayMs, errorRate, pollMs,
-    cells: options.cells ?? null, setSceneWrong: options.setSceneWrong, groundTruth: options.groundTruth ?? null, log: options.log ?? (() => undefined),
+    cells: options.cells ?? null, setSceneWrong: options.setSceneWrong, groundTruth: options.groundTruth ?? null,
+    interventions: options.interventions ?? true, log: options.log ?? (() => undefined),
   };
 }
 
@@ -149,7 +152,7 @@ export class SimOperator {
           void this.track(this.label(cell.id, attention.episode_id, attention.since));
         }
       }
-      if (attention?.kind === "intervene" && attention.scene?.phase === "offered") {
+      if (attention?.kind === "intervene" && attention.scene?.phase === "offered" && this.o.interventions) {
         const key = `${cell.id}/${attention.episode_id}/${attention.since}/intervene`;
         if (!this.handled.has(key)) {
           this.handled.add(key);
