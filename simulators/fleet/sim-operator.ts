@@ -224,6 +224,17 @@ export class SimOperator {
       return;
     }
     await new Promise((resolve) => setTimeout(resolve, helpMs));
+    // Done is accepted once the cell reports the arm held (its attention's phase "holding"), as the station's button appears then.
+    for (let seen = false; !seen;) {
+      const now = await this.api("GET", cell);
+      const attention = now.json.attention as CellJson["attention"] | undefined;
+      if (attention?.kind !== "intervene" || attention.episode_id !== episodeId || attention.since !== since) {
+        this.o.log(`simulated operator: ${cellId} episode ${episodeId} no longer waits for help; no Done sent`);
+        return;
+      }
+      seen = attention.scene?.phase === "holding";
+      if (!seen) await new Promise((resolve) => setTimeout(resolve, this.o.pollMs));
+    }
     // Done goes out even when stopping: the cell holds its arm until then.
     const done = await this.api("POST", `${cell}/intervene-done`, { episode_id: episodeId, note: "simulated operator" });
     if (done.status !== 200) {
