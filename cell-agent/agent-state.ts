@@ -5,8 +5,8 @@
  * `awaiting_reset` is `busy` while the episode's reset waits for a person to set the scene (a real
  * cell, or a simulated one in operator reset mode); the person's confirmation moves it back to `busy`.
  * `awaiting_label` is `busy` after an episode whose success a person judges, until the label (or the
- * label timeout). `intervening` is `busy` while a person helps the episode (they pressed Intervene at the
- * operator station: the policy is paused and the arm held) until they press Done.
+ * label timeout). `intervening` is `busy` while the episode is paused for a person's help with an
+ * intervention (the policy gets no steps, the arm is held), from the offer until Done or the offer's lapse.
  */
 export type AgentState = "idle" | "busy" | "awaiting_reset" | "awaiting_label" | "intervening" | "estopped" | "held" | "stopped";
 
@@ -16,8 +16,8 @@ export type AgentEvent =
   | "person_done"   // that wait ended (confirmed, cancelled or timed out)
   | "await_label"   // the finished episode waits for a person's success label
   | "labelled"      // that wait ended (labelled, timed out or aborted)
-  | "hold_for_person" // a person pressed Intervene: the policy pauses and the arm holds
-  | "helped"        // that hold ended (Done, or the episode ended)
+  | "hold_for_person" // the episode paused for a person's help (an intervention was offered)
+  | "helped"        // that pause ended (Done, the offer lapsed, or the episode ended)
   | "episode_end"   // the episode finished or was interrupted
   | "estop"         // the e-stop input fired
   | "estop_reset"   // a technician reset the e-stop with the input released

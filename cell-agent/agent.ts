@@ -302,12 +302,12 @@ export async function startCellAgent(config: AgentConfig, hardware: CellHardware
     liveFeed?.event({ type: "attention", kind: attention.kind || null, episode_id: attention.episodeId || null });
   });
 
-  // An intervention offered or holding the arm: report it (Attention "intervene", and `intervening` while held).
+  // An episode paused for a person's help: report it (Attention "intervene", and state `intervening`).
   const unsubscribeIntervention = interventionGate?.subscribe((offer) => {
     attention = offer
       ? { kind: "intervene", episodeId: offer.episodeId, sinceMs: offer.sinceMs, sceneJson: JSON.stringify(interventionAttention(offer)) }
       : NO_ATTENTION;
-    if (offer?.phase === "holding" && state === "busy") move("hold_for_person");
+    if (offer && state === "busy") move("hold_for_person");
     if (!offer && state === "intervening") move("helped");
     link.send({ seq: 0, attention });
     liveFeed?.event({ type: "attention", kind: attention.kind || null, episode_id: attention.episodeId || null });

@@ -169,8 +169,8 @@ export class CellRegistry implements FleetView {
     }
     const sinceMs = attention.sinceMs > 0 ? attention.sinceMs : this.now();
     entry.attention = { kind: attention.kind, episodeId: attention.episodeId, since: new Date(sinceMs).toISOString(), scene };
-    // Until the next heartbeat: the cell is waiting for a person (an intervention: paused, and held once they came).
-    entry.reportedState = attention.kind === "label" ? "awaiting_label" : attention.kind === "reset" ? "awaiting_reset" : scene.phase === "holding" ? "intervening" : "busy";
+    // Until the next heartbeat: the cell is waiting for a person.
+    entry.reportedState = attention.kind === "label" ? "awaiting_label" : attention.kind === "reset" ? "awaiting_reset" : "intervening";
     this.attentionChanged(cellId, entry.attention);
   }
 
@@ -290,8 +290,7 @@ function stateOf(entry: Entry): string {
   if (entry.estopped || entry.reportedState === "estopped") return "estopped";
   if (entry.reportedState === "held") return "held";
   if (entry.attention?.kind === "label" || entry.reportedState === "awaiting_label") return "awaiting_label";
-  if (entry.attention?.kind === "intervene") return entry.attention.scene.phase === "holding" ? "intervening" : "busy";
-  if (entry.reportedState === "intervening") return "intervening";
+  if (entry.attention?.kind === "intervene" || entry.reportedState === "intervening") return "intervening";
   if (entry.attention || entry.reportedState === "awaiting_reset") return "awaiting_reset";
   if (entry.assignedEpisodeId) return "busy";
   return entry.reportedState === "busy" ? "busy" : "idle";

@@ -88,9 +88,11 @@ describe("operator interventions: a person helps a stalled episode on a simulate
     assert.match(asked.attention.scene.what, /The policy stalled: nothing moved for 5 s/);
     assert.ok(asked.attention.scene.steps.some((s: string) => /cube \(cube\) to x \d+ mm/.test(s)), JSON.stringify(asked.attention.scene.steps));
     assert.ok(asked.attention.scene.t_s >= 5, JSON.stringify(asked.attention.scene));
-    assert.equal(asked.state, "busy");
+    assert.equal(asked.state, "intervening", "paused for the person");
 
-    // A stale screen and a Done before Intervene are refused (409), naming what to do.
+    // A customer's key may not steer the station; a stale screen and a Done before Intervene are refused (409), naming what to do.
+    const customer = await service.api(`/v1/cells/${CELL}/intervene`, { method: "POST", json: { episode_id: episodeId } });
+    assert.equal(customer.status, 403, await customer.clone().text());
     const stale = await answer(`/v1/cells/${CELL}/intervene`, { episode_id: "ep_not_this_one" }, 409);
     assert.match(stale.error.message, /asks help with episode .*, not "ep_not_this_one"; reload the station/);
     const early = await answer(`/v1/cells/${CELL}/intervene-done`, { episode_id: episodeId }, 409);

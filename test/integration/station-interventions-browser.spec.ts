@@ -81,11 +81,16 @@ describe("operator station interventions in a real browser (simulated cell in op
     const episodeId = wait.split("/")[0]!;
     await tab.waitForText("The episode is paused and needs your help");
     await tab.waitForText("The policy stalled: nothing moved for 5 s");
+    await tab.waitForText("Paused for a person's help");
+    // The live camera shows the cell the person is about to step into.
+    await page.waitForFunction((cell: string) => {
+      const img = document.querySelector(`article[data-cell="${cell}"] img.camera`) as HTMLImageElement | null;
+      return img !== null && img.naturalWidth === 640;
+    }, { timeout: 60_000 }, CELL);
     await tab.shot(DOCS_IMAGES, "station-intervene", ["Station", CELL, "The episode is paused and needs your help", "Put each task object back on its planned pose", "Intervene"]);
     await page.click(button("Intervene"));
     await tab.waitForText("The arm is held: help the episode, then press Done.");
     assert.equal(await interventionCard("holding"), wait, "the same wait, now holding");
-    await tab.waitForText("Paused: a person is helping the episode");
     await page.type(`#intervene-note-${CELL}`, "slid the cube back");
     await page.click(button("Done"));
     await tab.waitForText("Done: the episode goes on, marked as helped.");

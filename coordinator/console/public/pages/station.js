@@ -91,9 +91,18 @@ function interventionPanel(id, { signal, slot, said, refresh, episodeOf }) {
     said("Done: the episode goes on, marked as helped.");
     await refresh();
   }, slot) } }, "Done");
+  // When the scene cannot be saved: the attempt ends, the arm holds, and the episode runs again.
+  const abort = confirmButton({
+    label: "Abort episode", question: "Abort this episode? It goes back to the queue.", confirm: "Abort episode", slot,
+    action: async () => {
+      const answer = await post("abort", { episode_id: episodeOf(), note: "aborted during an intervention" });
+      said(`Episode ${answer.episode_id} aborted; it goes back to the queue.`);
+      await refresh();
+    },
+  });
   const offered = h("div", { class: "actions station-actions" }, intervene);
   const holding = h("div", { class: "actions station-actions" }, note, done);
-  const element = h("div", { class: "station-intervene" }, what, steps, offered, holding);
+  const element = h("div", { class: "station-intervene" }, what, steps, offered, holding, h("div", { class: "actions station-actions" }, abort));
   element.hidden = true;
   return {
     element,
