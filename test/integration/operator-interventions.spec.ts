@@ -5,7 +5,8 @@
  * help (attention "intervene"); the test plays the person through the API the station's buttons call
  * (Intervene, then Done, with the refusals a stale screen gets), then the simulated operator helps
  * with the rest unattended. The episodes record each help with `by: "operator"` and its timestamps,
- * on the episode, in the result and on the recording's /events.
+ * on the episode, in the result and on the recording's /events. Then a `scripted` run: the cell asks
+ * at its time (4 s) and the simulated operator performs it.
  */
 import assert from "node:assert/strict";
 import { McapIndexedReader } from "@mcap/core";
@@ -157,5 +158,26 @@ describe("operator interventions: a person helps a stalled episode on a simulate
     const after = await cell();
     assert.notEqual(after.state, "intervening");
     assert.equal(after.attention, null);
+  });
+
+  it("walks the person through the scripted intervention at its time; the simulated operator performs it", async () => {
+    // The operator of the first test (helping) is still running; it answers this run's resets and its intervention.
+    // The novice misses this scene (as in the first test), so the episode is still running at the scripted time.
+    const body = { ...README_RUN_BODY, episodes: 1, perturbation: PERTURBATION, interventions: "scripted", policy: { ...README_RUN_BODY.policy, image: "assay/ref-policy:novice" } };
+    const created = await service.api("/v1/runs", { method: "POST", json: body });
+    assert.equal(created.status, 201, await created.clone().text());
+    const runId = ((await created.json()) as Json).id as string;
+    const asked = await until("the scripted intervention", (c) => c.attention?.kind === "intervene" && c.attention.run_id === runId);
+    assert.equal(asked.attention.scene.intervention, "scripted");
+    assert.equal(asked.attention.scene.t_s >= 4 && asked.attention.scene.t_s < 4.2, true, JSON.stringify(asked.attention.scene));
+    assert.match(asked.attention.scene.what, /Scripted intervention/);
+    const { run } = await runEnd(service, runId);
+    assert.equal(run.status, "completed", JSON.stringify(run.status_detail));
+    const [episode] = ((await (await service.api(`/v1/runs/${runId}/episodes`)).json()) as { data: Json[] }).data;
+    assert.equal(episode.intervened, true);
+    assert.deepEqual(episode.interventions.map((i: Json) => [i.kind, i.by]), [["scripted", "operator"]]);
+    assert.equal(episode.interventions[0].offered_t_s, asked.attention.scene.t_s);
+    assert.match(episode.interventions[0].detail, /a person helped at the operator station: simulated operator/);
+    assert.ok(operator!.tally.intervened >= 1);
   });
 });
