@@ -93,10 +93,11 @@ export interface CellAgentOptions {
    */
   labels?: { timeoutMs?: number };
   /**
-   * A person at the operator station performs the run's interventions (on_stall, scripted): the agent
-   * reports an Attention "intervene" when one is due, holds the arm while the person helps (Intervene
-   * to Done), and records it on the episode (episode/intervention-gate.ts). Default none: the
-   * hardware's Intervention hook, if any, nudges by itself.
+   * A person at the operator station performs the run's interventions (on_stall, scripted): when one is
+   * due the episode pauses (no policy steps, the arm held), the agent reports `intervening` and an
+   * Attention "intervene" until the person has pressed Intervene and Done (or the offer lapsed), and the
+   * help is recorded on the episode (episode/intervention-gate.ts). Default none: the hardware's
+   * Intervention hook, if any, nudges by itself.
    */
   interventions?: Pick<InterventionGateOptions, "offerTimeoutMs" | "holdTimeoutMs">;
 }
@@ -225,7 +226,7 @@ export async function startCellAgent(config: AgentConfig, hardware: CellHardware
       } else if (answer.action === "intervene" || answer.action === "intervene_done") {
         const pressed = answer.action === "intervene" ? interventionGate?.press(answer.episodeId) : interventionGate?.done(answer.episodeId, answer.detail.slice(0, 500));
         log(pressed
-          ? `${answer.action === "intervene" ? "a person pressed Intervene: the policy pauses and the arm holds" : "the person pressed Done: the episode goes on"} (episode ${answer.episodeId})`
+          ? `${answer.action === "intervene" ? "a person pressed Intervene: the arm stays held while they help" : "the person pressed Done: the episode goes on"} (episode ${answer.episodeId})`
           : `ignored the operator's "${answer.action}" for episode ${answer.episodeId}: no intervention ${answer.action === "intervene" ? "is offered" : "holds the arm"}`);
       } else if (answer.action === "abort") {
         log(`the operator aborted episode ${answer.episodeId} at the station${answer.detail ? `: ${answer.detail}` : ""}; holding position`);

@@ -232,7 +232,7 @@ export async function runEpisode(ctx: EpisodeContext): Promise<EpisodeResult> {
     const operator = ctx.interventionGate && assignment.interventions !== "none"
       ? new OperatorInterventions({ gate: ctx.interventionGate, episodeId, plan: plan.reset, elapsedS, worldHands: hardware.intervention })
       : undefined;
-    /** Episode seconds a person held the arm: not the policy's time (max_duration_s leaves them out). */
+    /** Episode seconds the episode was paused for a person: not the policy's time (max_duration_s leaves them out). */
     let heldS = 0;
     const record = (event: EpisodeEvent) => {
       events.push(event);
