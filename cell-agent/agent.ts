@@ -38,6 +38,7 @@ import { InstrumentHealth } from "./instrument-health.js";
 import { taskInstrumentKinds } from "../protocol/predicates/index.js";
 import { Uploader } from "./upload/uploader.js";
 import { LabelGate, parseOperatorLabel, type OperatorLabel } from "./episode/label-gate.js";
+import { InterventionGate, interventionAttention, type InterventionGateOptions } from "./episode/intervention-gate.js";
 import { splitPersonJudged } from "../protocol/predicates/index.js";
 
 export const AGENT_VERSION = "0.5.0";
@@ -91,6 +92,14 @@ export interface CellAgentOptions {
    * none came. Default none (the cell does not offer `operator`).
    */
   labels?: { timeoutMs?: number };
+  /**
+   * A person at the operator station performs the run's interventions (on_stall, scripted): when one is
+   * due the episode pauses (no policy steps, the arm held), the agent reports `intervening` and an
+   * Attention "intervene" until the person has pressed Intervene and Done (or the offer lapsed), and the
+   * help is recorded on the episode (episode/intervention-gate.ts). Default none: the hardware's
+   * Intervention hook, if any, nudges by itself.
+   */
+  interventions?: Pick<InterventionGateOptions, "offerTimeoutMs" | "holdTimeoutMs">;
 }
 
 export async function startCellAgent(config: AgentConfig, hardware: CellHardware, options: CellAgentOptions = {}): Promise<CellAgent> {
@@ -146,6 +155,7 @@ export async function startCellAgent(config: AgentConfig, hardware: CellHardware
   let operatorResetMs = 0;
   const labelGate = new LabelGate();
   const labelTimeoutMs = options.labels?.timeoutMs ?? 10 * 60_000;
+  const interventionGate = options.interventions ? new InterventionGate(options.interventions) : undefined;
   let backlog = (await store.list()).length;
   metrics.uploadBacklog.set(backlog);
 
@@ -213,6 +223,11 @@ export async function startCellAgent(config: AgentConfig, hardware: CellHardware
       } else if (answer.action === "scene_ready") {
         if (options.sceneGate?.confirm()) log(`scene reset of episode ${answer.episodeId} confirmed at the operator station`);
         else log(`ignored the operator station's "scene ready" for episode ${answer.episodeId}: no reset is waiting`);
+      } else if (answer.action === "intervene" || answer.action === "intervene_done") {
+        const pressed = answer.action === "intervene" ? interventionGate?.press(answer.episodeId) : interventionGate?.done(answer.episodeId, answer.detail.slice(0, 500));
+        log(pressed
+          ? `${answer.action === "intervene" ? "a person pressed Intervene: the arm stays held while they help" : "the person pressed Done: the episode goes on"} (episode ${answer.episodeId})`
+          : `ignored the operator's "${answer.action}" for episode ${answer.episodeId}: no intervention ${answer.action === "intervene" ? "is offered" : "holds the arm"}`);
       } else if (answer.action === "abort") {
         log(`the operator aborted episode ${answer.episodeId} at the station${answer.detail ? `: ${answer.detail}` : ""}; holding position`);
         abortCurrent(new EpisodeAbort("operator_abort", answer.detail || "a person aborted the episode at the operator station"));
@@ -288,6 +303,17 @@ export async function startCellAgent(config: AgentConfig, hardware: CellHardware
     liveFeed?.event({ type: "attention", kind: attention.kind || null, episode_id: attention.episodeId || null });
   });
 
+  // An episode paused for a person's help: report it (Attention "intervene", and state `intervening`).
+  const unsubscribeIntervention = interventionGate?.subscribe((offer) => {
+    attention = offer
+      ? { kind: "intervene", episodeId: offer.episodeId, sinceMs: offer.sinceMs, sceneJson: JSON.stringify(interventionAttention(offer)) }
+      : NO_ATTENTION;
+    if (offer && state === "busy") move("hold_for_person");
+    if (!offer && state === "intervening") move("helped");
+    link.send({ seq: 0, attention });
+    liveFeed?.event({ type: "attention", kind: attention.kind || null, episode_id: attention.episodeId || null });
+  });
+
   function accept(message: AssignEpisode): void {
     const hold = state === "idle" ? options.workHold?.() : null;
     if (hold) {
@@ -340,7 +366,7 @@ export async function startCellAgent(config: AgentConfig, hardware: CellHardware
     log(`episode ${assignment.episodeId} (run ${assignment.runId}, ${assignment.index + 1} of ${assignment.of}, attempt ${assignment.attempt}) starting: "${plan.instruction ?? ""}", lighting ${plan.reset.lighting}`);
     const result = await runEpisode({
       assignment, plan, hardware: { ...hardware, motors, policies }, monitor, recordingsDir, cellId: config.cellId, robotModel: config.robotModel, metrics, signal, live: liveFeed,
-      lastEstopTrip: () => estopWatch.lastTrip(), envelope,
+      lastEstopTrip: () => estopWatch.lastTrip(), envelope, interventionGate,
       scoredInstruments: taskInstrumentKinds(predicates),
       onInstrumentLost: (lost, detail) => instrumentHealth.markDown(lost, detail),
     });
@@ -490,6 +516,7 @@ export async function startCellAgent(config: AgentConfig, hardware: CellHardware
       instrumentHealth.stop();
       abortCurrent(new EpisodeAbort("agent_restart", "the cell agent is shutting down"));
       unsubscribeScene?.();
+      unsubscribeIntervention?.();
       if (current) await current.done;
       move("stop");
       uploader.stop();

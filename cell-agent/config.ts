@@ -197,6 +197,12 @@ export interface AgentConfig {
    * 600000), then reports the episode unlabelled. Default null: the cell offers no labels.
    */
   labels: { timeoutMs: number } | null;
+  /**
+   * A person at the operator station performs a run's interventions (on_stall, scripted): an offer stands
+   * `offerTimeoutMs` (default 60000) before the episode goes on without help; once the person pressed
+   * Intervene the arm is held up to `holdTimeoutMs` (default 600000) for Done, else the attempt ends.
+   */
+  interventions: { offerTimeoutMs: number; holdTimeoutMs: number };
 }
 
 const DEFAULTS = {
@@ -211,12 +217,13 @@ const DEFAULTS = {
   natnetLocalPort: 1511,
   estopPollMs: 2,
   sceneReset: { confirmTimeoutMs: 600_000, homingMs: 5000 },
+  interventions: { offerTimeoutMs: 60_000, holdTimeoutMs: 600_000 },
   deadmanTogglePeriodMs: 50,
 };
 
 const TOP_KEYS = [
   "cellId", "coordinatorAddresses", "coordinatorAddress", "cellToken", "robotModel", "environment", "dataDir", "heartbeatIntervalMs", "reconnect", "uploadChunkBytes",
-  "motors", "cameras", "mocap", "estop", "metricsPort", "policies", "sceneReset", "safety", "labels",
+  "motors", "cameras", "mocap", "estop", "metricsPort", "policies", "sceneReset", "safety", "labels", "interventions",
 ];
 const RECONNECT_KEYS = ["initialMs", "maxMs", "jitter"];
 
@@ -282,6 +289,7 @@ export function compileAgentConfig(raw: unknown): AgentConfig {
     sceneReset: compileSceneReset(raw.sceneReset),
     safety: compileSafety(raw.safety),
     labels: raw.labels === undefined || raw.labels === null ? null : compileLabels(raw.labels),
+    interventions: compileInterventions(raw.interventions),
   };
   const deadman = config.safety.deadman;
   if (deadman?.kind === "serial" && config.estop?.kind === "serial" && deadman.path === config.estop.path) {
@@ -635,6 +643,14 @@ function compileSceneReset(raw: unknown): SceneResetConfig {
 function compileLabels(raw: unknown): { timeoutMs: number } {
   const labels = section(raw, "labels", ["timeoutMs"]);
   return { timeoutMs: number(labels, "timeoutMs", 600_000, "labels.", 1000) };
+}
+
+function compileInterventions(raw: unknown): { offerTimeoutMs: number; holdTimeoutMs: number } {
+  const section_ = section(raw ?? {}, "interventions", ["offerTimeoutMs", "holdTimeoutMs"]);
+  return {
+    offerTimeoutMs: number(section_, "offerTimeoutMs", DEFAULTS.interventions.offerTimeoutMs, "interventions.", 1000),
+    holdTimeoutMs: number(section_, "holdTimeoutMs", DEFAULTS.interventions.holdTimeoutMs, "interventions.", 1000),
+  };
 }
 
 /** Reads a JSON file and compiles it; errors name the file. */

@@ -47,6 +47,7 @@ export async function runCell(config: AgentConfig, options: RunCellOptions = {})
   try {
     agent = await startCellAgent(config, built.hardware, {
       log, workHold: diskFullHold(config.dataDir, log), sceneGate: built.sceneGate, ...(config.labels ? { labels: config.labels } : {}),
+      interventions: config.interventions,
     });
   } catch (error) {
     await built.hardware.close();

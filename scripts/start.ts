@@ -196,7 +196,7 @@ async function main(): Promise<void> {
           setSceneWrong: (cellId) => simFleet.misplaceNextScene(cellId), groundTruth: (cellId) => simFleet.groundTruth(cellId), log: (line) => console.log(line),
         });
         simOperator.start();
-        console.log(`operator resets and labels: the simulated operator confirms each scene and labels tasks judged by a person (error rate ${simResets.errorRate}); ASSAY_SIM_OPERATOR=off leaves them to the console's Station page`);
+        console.log(`operator resets, labels and interventions: the simulated operator confirms each scene, labels tasks judged by a person and helps episodes paused for an intervention (error rate ${simResets.errorRate}); ASSAY_SIM_OPERATOR=off leaves them to the console's Station page`);
       } else {
         console.log("operator resets: each reset waits for a person at the console's Station page (#/station, operator key)");
       }

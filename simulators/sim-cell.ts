@@ -169,8 +169,9 @@ async function main(argv: string[]): Promise<void> {
   writeFileSync(join(config.dataDir, "control.json"), JSON.stringify({ port: control.port, pid: process.pid }));
   process.send?.({ type: "control", port: control.port });
   running = await startCellAgent(config, hardware, {
-    // In operator mode a person (the station, or the simulated operator) also judges success when a task asks (operator.success).
-    ...(sceneGate ? { sceneGate, labels: { timeoutMs: simulation.labelTimeoutMs }, compileTaskMonitor: truth.compile } : {}),
+    // In operator mode a person (the station, or the simulated operator) also judges success when a task asks (operator.success),
+    // and performs the run's interventions at the station (the world applies them when the person presses Done).
+    ...(sceneGate ? { sceneGate, labels: { timeoutMs: simulation.labelTimeoutMs }, interventions: {}, compileTaskMonitor: truth.compile } : {}),
     // A LeRobot calibration imported into this cell's dataDir reads the emulated servos' ticks.
     ...(hardware.servoWire ? { servoCalibration: hardware.servoWire.calibration } : {}),
   });

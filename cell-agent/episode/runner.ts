@@ -9,6 +9,12 @@
  * it asks once, SCRIPTED_INTERVENTION_AT_S into the episode. The loop pauses while the hand is in
  * the scene, then goes on. Each one is an `intervention:<kind>` event on /events and an entry
  * `{t_s, kind, detail, duration_s}` of the end /meta's `interventions` list (present unless "none").
+ *
+ * On a cell where a person answers (`interventionGate`: a real cell, or a simulated one in operator
+ * mode) the loop instead holds the arm (goal = present position, torque on, no policy steps) and
+ * offers the intervention at the operator station until the person has pressed Intervene and Done, or
+ * the offer lapsed (operator-intervention.ts). That pause does not count against `max_duration_s`;
+ * the entry then also carries `by: "operator"` and its timestamps.
  */
 import { join } from "node:path";
 import type { CameraFrame, CellHardware, InterventionKind, JointState, ObjectPose, Observation, PolicySession, Wrench } from "../hardware/types.js";
@@ -26,6 +32,8 @@ import { failureClusterOf, type FailureCluster, type RunnerFailureCluster } from
 import { buildObservation, contractOf, yawOf } from "./observation.js";
 import type { EpisodePlan } from "./plan.js";
 import { StallDetector } from "./stall-detector.js";
+import type { InterventionGate } from "./intervention-gate.js";
+import { OperatorInterventions, type AttendOutcome, type InterventionRecord } from "./operator-intervention.js";
 import type { SignalFrame, TaskMonitor, TaskStatus } from "./task-monitor.js";
 import type { LiveTap } from "../link/live-feed.js";
 
@@ -63,15 +71,14 @@ export interface EpisodeContext {
   onInstrumentLost?: (instrument: { kind: string; name: string }, detail: string) => void;
   /** The safety envelope every policy target passes (default: the envelope's defaults for `robotModel`). */
   envelope?: SafetyEnvelopeOptions;
+  /**
+   * A person answers interventions at the operator station (see the header); default none: the
+   * hardware's Intervention hook nudges, or the episode records `intervention_unavailable`.
+   */
+  interventionGate?: InterventionGate;
 }
 
-/** One intervention as /meta `interventions` lists it (wire names). */
-export interface InterventionRecord {
-  t_s: number;
-  kind: InterventionKind;
-  detail: string;
-  duration_s: number;
-}
+export type { InterventionRecord };
 
 export type EpisodeResult =
   | {
@@ -222,6 +229,15 @@ export async function runEpisode(ctx: EpisodeContext): Promise<EpisodeResult> {
     /** Why the safety envelope's stop rule ended the episode (failure cluster safety_limit). */
     let safetyStop: string | undefined;
     const stall = new StallDetector();
+    const operator = ctx.interventionGate && assignment.interventions !== "none"
+      ? new OperatorInterventions({ gate: ctx.interventionGate, episodeId, plan: plan.reset, elapsedS, worldHands: hardware.intervention })
+      : undefined;
+    /** Episode seconds the episode was paused for a person: not the policy's time (max_duration_s leaves them out). */
+    let heldS = 0;
+    const record = (event: EpisodeEvent) => {
+      events.push(event);
+      recorder.event(clock.nowNs(), event);
+    };
     /** Asks the cell for a hand in the scene, records it, and returns the intervention's event. */
     const intervene = async (kind: InterventionKind, tS: number): Promise<EpisodeEvent> => {
       if (!hardware.intervention) {
@@ -399,14 +415,32 @@ export async function runEpisode(ctx: EpisodeContext): Promise<EpisodeResult> {
       if (status.success && successAtS === undefined) successAtS = tS;
       if (policyFailure !== undefined || safetyStop !== undefined) break;
       if (successAtS !== undefined && tS - successAtS >= SUCCESS_HOLD_S) break;
-      if (tS >= assignment.maxDurationS) break;
+      if (tS - heldS >= assignment.maxDurationS) break;
 
-      if (assignment.interventions !== "none" && interventions.length < MAX_INTERVENTIONS_PER_EPISODE) {
+      if (assignment.interventions !== "none" && interventions.length < MAX_INTERVENTIONS_PER_EPISODE && (!operator || operator.offers < MAX_INTERVENTIONS_PER_EPISODE)) {
         const fingertip = poses?.poses.find((p) => p.name === "gripper")?.positionM;
         const due = assignment.interventions === "on_stall"
           ? stall.update({ tS, jointsRad: joints?.positionRad, fingertipM: fingertip, succeeded: status.success })
           : tS >= SCRIPTED_INTERVENTION_AT_S && interventions.length === 0 && !events.some((e) => e.name.endsWith(":scripted"));
-        if (due) {
+        if (due && operator) {
+          // A person is asked to come: no policy steps; the bus holds where the arm is until they are done.
+          if (joints) await hold(joints.positionRad);
+          else await holdPosition(motors).catch(() => metrics.busErrors.inc());
+          let attended: AttendOutcome;
+          try {
+            attended = await operator.attend(assignment.interventions, tS, signal);
+          } catch (error) {
+            throwIfAborted(signal);
+            throw new EpisodeAbort("operator_abort", `${(error as Error).message}; this attempt ends and runs again`);
+          }
+          if (attended.record) interventions.push(attended.record);
+          record(attended.event);
+          heldS += attended.pausedS;
+          throwIfAborted(signal);
+          deadlineNs = clock.nowNs();
+          stall.restart({ tS: elapsedS() });
+          envelope.restart();
+        } else if (due) {
           const event = await intervene(assignment.interventions, tS);
           events.push(event);
           recorder.event(clock.nowNs(), event);
@@ -469,6 +503,7 @@ export async function runEpisode(ctx: EpisodeContext): Promise<EpisodeResult> {
     return { kind: "interrupted", reason: abort.reason, detail: abort.detail, durationS, mcapPath: kept ? mcapPath : undefined, ...(abort.instrument ? { instrument: abort.instrument } : {}) };
   } finally {
     signal.removeEventListener("abort", onAbort);
+    ctx.interventionGate?.withdraw();
   }
 }
 

@@ -169,9 +169,10 @@ export type InterventionKind = "on_stall" | "scripted";
  * stamps the episode time and records it on /events and in /meta `interventions`.
  *
  * A simulated cell nudges the task objects back into their nominal reachable area and re-homes
- * the arm. A real cell prompts its technician (cell display or pager) to do the same and resolves
- * once the technician confirms; `detail` then says what they did. Cells without a technician on
- * hand leave this out: the runner records the stall and intervenes in nothing.
+ * the arm. A real cell has no such hook: its agent pauses the episode and asks a person at the
+ * operator station instead (episode/intervention-gate.ts); a simulated cell in operator mode does the
+ * same and applies this nudge to its world when the person presses Done. A cell with neither records
+ * the stall and intervenes in nothing.
  */
 export interface Intervention {
   /** `plan` is the episode's reset plan: the nominal object poses and the arm's home. */

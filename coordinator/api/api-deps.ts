@@ -134,7 +134,7 @@ const NO_FORWARDING: LiveForwarding = { holderOf: () => undefined, cellOfRun: ()
 const noFleet = (): never => {
   throw new AssayError("contract_validation_failed", "this coordinator runs no fleet, so no cell can be answered from the operator station");
 };
-const NO_STATION: OperatorStation = { confirmScene: noFleet, abortEpisode: noFleet, labelEpisode: noFleet, invalidatePrevious: noFleet };
+const NO_STATION: OperatorStation = { confirmScene: noFleet, abortEpisode: noFleet, labelEpisode: noFleet, intervene: noFleet, interventionDone: noFleet, invalidatePrevious: noFleet };
 
 const NO_LIVE: LiveView = { cameras: () => [], watchCamera: () => () => undefined, watchState: () => () => undefined, watchers: () => 0 };
 

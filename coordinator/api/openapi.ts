@@ -92,6 +92,12 @@ function errorResponses(op: Operation): Record<string, JsonSchema> {
       content: { "application/json": { schema: { $ref: `${COMPONENT_PREFIX}Error` } } },
     };
   }
+  for (const o of op.statusOverrides ?? []) {
+    out[String(o.status)] = {
+      description: `error envelope; error.code: ${o.code} (${o.when})`,
+      content: { "application/json": { schema: { $ref: `${COMPONENT_PREFIX}Error` } } },
+    };
+  }
   // Any operation may find the service out of storage (docs/errors.md, service_unavailable).
   out["503"] = {
     description: `error envelope; error.code: ${SERVICE_UNAVAILABLE_CODE} (the service is out of storage)`,
@@ -138,6 +144,8 @@ export function buildOpenApiDocument(baseUrl = ""): OpenApiDocument {
       security: row.public ? [] : row.anyKey ? [{ bearerAuth: [] }] : row.scopes.map((scope) => ({ bearerAuth: [scope] })),
       "x-assay-scope": row.public ? "none (public)" : row.anyKey ? "any valid key" : row.scopes,
       "x-assay-error-codes": [...errorCodesOf(op), SERVICE_UNAVAILABLE_CODE],
+      // Codes this operation answers with a status other than the code table's (docs/errors.md).
+      ...(op.statusOverrides ? { "x-assay-status-overrides": Object.fromEntries(op.statusOverrides.map((o) => [String(o.status), o.code])) } : {}),
       ...(parameters.length ? { parameters } : {}),
       ...(body !== undefined ? { requestBody: { required: !op.bodyOptional, content: { "application/json": { schema: converted.inline[body] } } } } : {}),
       ...(op.rawBody ? { requestBody: { required: true, content: { [op.rawBody.type]: { schema: { type: "string", format: "binary", description: op.rawBody.description } } } } } : {}),

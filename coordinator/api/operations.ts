@@ -9,7 +9,7 @@ import { findRouteScope } from "../auth/route-scopes.js";
 import type { z } from "zod";
 import type { ErrorCode } from "../errors/codes.js";
 import { Environment, EnvironmentListQuery, Robot, RobotListQuery, Suite } from "./schemas/catalog.js";
-import { AbortEpisodeRequest, Cell, CellDetail, EnrollCellRequest, InvalidatePreviousRequest, Invalidation, LabelEpisodeRequest, OperatorAnswer, SceneReadyRequest } from "./schemas/cells.js";
+import { AbortEpisodeRequest, Cell, CellDetail, EnrollCellRequest, InterveneDoneRequest, InterveneRequest, InvalidatePreviousRequest, Invalidation, LabelEpisodeRequest, OperatorAnswer, SceneReadyRequest } from "./schemas/cells.js";
 import { listOf } from "./schemas/common.js";
 import { CreateCheckRequest, CreateGateRequest, Gate, GateCheck } from "./schemas/gates.js";
 import { StreamDescriptor } from "./schemas/streams.js";
@@ -60,6 +60,11 @@ export interface Operation {
    * operation with a body or query.
    */
   errors?: ErrorCode[];
+  /**
+   * A code answered with a status other than its own (AssayError's `status`; docs/errors.md, "How requests
+   * that no specific code covers are answered"), and when.
+   */
+  statusOverrides?: Array<{ status: number; code: ErrorCode; when: string }>;
 }
 
 /** What a run body can fail with before anything is stored (spec section 7), besides contract_validation_failed. */
@@ -256,6 +261,14 @@ export const OPERATIONS: readonly Operation[] = [
   { method: "POST", path: "/v1/cells/{cell_id}/label", operationId: "labelCellEpisode", tag: "fleet",
     summary: "A person's success label (yes/no, progress 0-100, note) for the episode the cell waits to have judged (operator station)",
     body: LabelEpisodeRequest, responses: [json(200, "the answer sent to the cell", OperatorAnswer)] },
+  { method: "POST", path: "/v1/cells/{cell_id}/intervene", operationId: "interveneCellEpisode", tag: "fleet",
+    summary: "A person is at the cell to help the episode that asked for an intervention: the arm stays held until intervene-done (operator station)",
+    body: InterveneRequest, bodyOptional: true, responses: [json(200, "the answer sent to the cell", OperatorAnswer)],
+    statusOverrides: [{ status: 409, code: "contract_validation_failed", when: "the cell asks no help now, a person already pressed Intervene, or episode_id is not the episode it asks help with" }] },
+  { method: "POST", path: "/v1/cells/{cell_id}/intervene-done", operationId: "finishCellIntervention", tag: "fleet",
+    summary: "The person has stepped back: the held episode goes on, flagged as intervened (operator station)",
+    body: InterveneDoneRequest, bodyOptional: true, responses: [json(200, "the answer sent to the cell", OperatorAnswer)],
+    statusOverrides: [{ status: 409, code: "contract_validation_failed", when: "the cell holds no episode for a person (nobody pressed Intervene), or episode_id is not the episode it holds" }] },
   { method: "POST", path: "/v1/cells/{cell_id}/invalidate-previous", operationId: "invalidatePreviousEpisode", tag: "fleet",
     summary: "Mark the cell's previous episode invalid: it runs again and never counts in n (operator station)",
     body: InvalidatePreviousRequest, responses: [json(200, "the invalidated episode", Invalidation)] },

@@ -65,6 +65,8 @@ export const ROUTE_SCOPES: readonly RouteScope[] = [
   { method: "POST", path: "/v1/cells/:cellId/scene-ready", scopes: ["keys:admin"] },
   { method: "POST", path: "/v1/cells/:cellId/label", scopes: ["keys:admin"] },
   { method: "POST", path: "/v1/cells/:cellId/abort", scopes: ["keys:admin"] },
+  { method: "POST", path: "/v1/cells/:cellId/intervene", scopes: ["keys:admin"] },
+  { method: "POST", path: "/v1/cells/:cellId/intervene-done", scopes: ["keys:admin"] },
   { method: "POST", path: "/v1/cells/:cellId/invalidate-previous", scopes: ["keys:admin"] },
   { method: "GET", path: "/v1/runs/:runId/report", scopes: ["runs:read"] },
   { method: "POST", path: "/v1/runs/:runId/export", scopes: ["runs:read"] },

@@ -123,6 +123,7 @@ function sameKey(a: AttentionPageKey, b: AttentionPageKey): boolean {
 export const ATTENTION_NEEDS: Record<AttentionPageKey["kind"], string> = {
   reset: "set the scene, then press Scene ready",
   label: "judge the finished episode: success or failure",
+  intervene: "help the paused episode, then press Done",
 };
 
 /** The event's data: `{cell, kind, needs, episode_id, since, waiting_s}`. */

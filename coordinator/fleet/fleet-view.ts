@@ -2,18 +2,18 @@
  * What the rest of the coordinator may ask about the fleet. The gRPC registry implements it;
  * the HTTP API and the scheduler read through it.
  */
-/**
- * What a cell needs from a person now (the agent's Attention). Only "reset" today; labels and
- * interventions will join as further kinds with their own payload.
- */
+/** What a cell needs from a person now (the agent's Attention). */
 export interface CellAttention {
-  /** "reset": set the scene; "label": judge the finished episode's success. */
-  kind: "reset" | "label";
+  /** "reset": set the scene; "label": judge the finished episode's success; "intervene": help the paused episode. */
+  kind: "reset" | "label" | "intervene";
   /** The episode waiting on the person. */
   episodeId: string;
   /** When the cell started waiting (ISO 8601). */
   since: string;
-  /** The scene to set, as the cell sent it (wire names: lighting, objects with position_m, yaw_rad, tolerance_m, distractors). */
+  /**
+   * The payload as the cell sent it (wire names). reset: the scene to set (lighting, objects with position_m, yaw_rad,
+   * tolerance_m, distractors); label: {instruction, predicates}; intervene: {intervention, phase, what, steps, t_s, held_since?}.
+   */
   scene: Record<string, unknown>;
 }
 
@@ -28,7 +28,7 @@ export interface ConnectedCell {
   /** Instruments of `instruments` that stopped answering (its latest heartbeat); empty when all answer. */
   instrumentsDown?: Array<{ kind: string; name: string }>;
   policyImages: string[];
-  /** "idle", "busy", "awaiting_reset", "awaiting_label", "estopped", "held", "firmware_mismatch". */
+  /** "idle", "busy", "awaiting_reset", "awaiting_label", "intervening", "estopped", "held", "firmware_mismatch". */
   state: string;
   /** What the cell needs from a person now, if anything. */
   attention?: CellAttention;

@@ -1,6 +1,7 @@
 /**
  * What a person at the operator station can do to a cell (the /v1/cells/{cell_id} operator routes):
- * confirm the scene a waiting reset asked for, abort the cell's current episode, and mark the
+ * confirm the scene a waiting reset asked for, label a finished episode, help an episode paused for an
+ * intervention (intervene, then intervene-done), abort the cell's current episode, and mark the
  * cell's previous episode invalid. Answers travel to the cell as OperatorAnswer (relayed through
  * the coordinator holding its stream); an invalidation is a store move (done -> pending) of a run
  * that still runs, after which the scheduler gives the episode out again.
@@ -42,6 +43,10 @@ export interface Invalidation {
 export interface OperatorStation {
   /** The scene is set: the cell's waiting reset goes on. Returns the episode it was for. */
   confirmScene(cellId: string, episodeId?: string): { episodeId: string };
+  /** A person is at the cell to help the episode paused for an intervention: the arm stays held until `interventionDone`. */
+  intervene(cellId: string, episodeId?: string): { episodeId: string };
+  /** The person stepped back: the held episode goes on, its intervention recorded with `note`. */
+  interventionDone(cellId: string, input: { note: string | null; episodeId?: string }): { episodeId: string };
   /** Ends the cell's current episode (it is interrupted as "operator_abort" and scheduled again). */
   abortEpisode(cellId: string, detail: string | null, episodeId?: string): { episodeId: string };
   /** A person's success label for the episode the cell waits to have judged (its outcome is finalised with it). */
@@ -62,6 +67,29 @@ export function createOperatorStation(options: OperatorStationOptions): Operator
     if (!options.sendToCell(cellId, message)) {
       throw new AssayError("contract_validation_failed", `cell ${q(cellId)} went offline before the answer could be sent; check its link and try again`);
     }
+  };
+
+  /**
+   * The cell's intervention attention in `phase` for `episodeId` (when given). Nothing to intervene in,
+   * or a screen out of date, is a conflict with the cell's state: 409 (docs/errors.md).
+   */
+  const interventionOf = (cellId: string, phase: "offered" | "holding", episodeId: string | undefined) => {
+    const cell = connected(cellId);
+    const attention = cell.attention;
+    const conflict = (message: string) => new AssayError("contract_validation_failed", message, { status: 409 });
+    if (attention?.kind !== "intervene") {
+      throw conflict(`cell ${q(cellId)} asks no help with an episode now (state ${cell.state}); nothing to ${phase === "offered" ? "intervene in" : "finish"}`);
+    }
+    if (episodeId !== undefined && episodeId !== attention.episodeId) {
+      throw conflict(`cell ${q(cellId)} asks help with episode ${attention.episodeId}, not ${q(episodeId)}; reload the station and check the cell again`);
+    }
+    const now = attention.scene.phase === "holding" ? "holding" : "offered";
+    if (now !== phase) {
+      throw conflict(phase === "offered"
+        ? `a person is already helping episode ${attention.episodeId} on cell ${q(cellId)}; press Done (POST /v1/cells/{cell_id}/intervene-done) when finished`
+        : `nobody has pressed Intervene for episode ${attention.episodeId} on cell ${q(cellId)} yet; press Intervene (POST /v1/cells/{cell_id}/intervene) first`);
+    }
+    return attention;
   };
 
   return {
@@ -91,6 +119,20 @@ export function createOperatorStation(options: OperatorStationOptions): Operator
       const detail = JSON.stringify({ success: input.success, progress: input.progress, note: input.note });
       send(cellId, { operatorAnswer: { episodeId: attention.episodeId, action: "label", detail } });
       logger.info(`cell ${cellId}: episode ${attention.episodeId} labelled ${input.success ? "success" : "failure"} at the operator station`);
+      return { episodeId: attention.episodeId };
+    },
+
+    intervene(cellId, episodeId) {
+      const attention = interventionOf(cellId, "offered", episodeId);
+      send(cellId, { operatorAnswer: { episodeId: attention.episodeId, action: "intervene", detail: "" } });
+      logger.info(`cell ${cellId}: a person is helping episode ${attention.episodeId} (operator station)`);
+      return { episodeId: attention.episodeId };
+    },
+
+    interventionDone(cellId, input) {
+      const attention = interventionOf(cellId, "holding", input.episodeId);
+      send(cellId, { operatorAnswer: { episodeId: attention.episodeId, action: "intervene_done", detail: input.note ?? "" } });
+      logger.info(`cell ${cellId}: the person's help with episode ${attention.episodeId} is done; the episode goes on (operator station)`);
       return { episodeId: attention.episodeId };
     },
 

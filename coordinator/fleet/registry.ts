@@ -153,11 +153,11 @@ export class CellRegistry implements FleetView {
     const entry = this.entries.get(cellId);
     if (!entry) return;
     entry.lastHeardMs = this.now();
-    if (attention.kind !== "reset" && attention.kind !== "label") {
+    if (attention.kind !== "reset" && attention.kind !== "label" && attention.kind !== "intervene") {
       entry.attention = undefined;
       this.attentionChanged(cellId, undefined);
       // The person answered: the cell runs its episode again (its next heartbeat will say so too).
-      if (entry.reportedState === "awaiting_reset" || entry.reportedState === "awaiting_label") entry.reportedState = "busy";
+      if (entry.reportedState === "awaiting_reset" || entry.reportedState === "awaiting_label" || entry.reportedState === "intervening") entry.reportedState = "busy";
       return;
     }
     let scene: Record<string, unknown> = {};
@@ -170,7 +170,7 @@ export class CellRegistry implements FleetView {
     const sinceMs = attention.sinceMs > 0 ? attention.sinceMs : this.now();
     entry.attention = { kind: attention.kind, episodeId: attention.episodeId, since: new Date(sinceMs).toISOString(), scene };
     // Until the next heartbeat: the cell is waiting for a person.
-    entry.reportedState = attention.kind === "label" ? "awaiting_label" : "awaiting_reset";
+    entry.reportedState = attention.kind === "label" ? "awaiting_label" : attention.kind === "reset" ? "awaiting_reset" : "intervening";
     this.attentionChanged(cellId, entry.attention);
   }
 
@@ -290,6 +290,7 @@ function stateOf(entry: Entry): string {
   if (entry.estopped || entry.reportedState === "estopped") return "estopped";
   if (entry.reportedState === "held") return "held";
   if (entry.attention?.kind === "label" || entry.reportedState === "awaiting_label") return "awaiting_label";
+  if (entry.attention?.kind === "intervene" || entry.reportedState === "intervening") return "intervening";
   if (entry.attention || entry.reportedState === "awaiting_reset") return "awaiting_reset";
   if (entry.assignedEpisodeId) return "busy";
   return entry.reportedState === "busy" ? "busy" : "idle";

@@ -72,7 +72,7 @@ export interface Report {
     episodes_intervened: number;
     count: number;
     assisted_successes: number;
-    events: Array<{ episode: string; index: number; unit?: number; t_s: number | null; kind: string }>;
+    events: Array<{ episode: string; index: number; unit?: number; t_s: number | null; kind: string; by?: string }>;
     /** The headline: an intervened episode is a failure of the policy. */
     unassisted: RateSummary;
     /** The same episodes with the successes a human helped counted as successes. */

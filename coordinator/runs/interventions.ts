@@ -16,7 +16,7 @@ export interface InterventionSummary {
   episodes_intervened: number;
   /** Episodes that succeeded only with help: failures of the policy, successes in `assisted`. */
   assisted_successes: number;
-  timestamps: Array<{ episode: string; index: number; unit?: number; t_s: number | null; kind: string }>;
+  timestamps: Array<{ episode: string; index: number; unit?: number; t_s: number | null; kind: string; by?: string }>;
 }
 
 /** What this module reads of an episode. */
@@ -35,7 +35,7 @@ export interface InterventionEpisode {
  */
 export function interventionSummary(mode: string, done: readonly InterventionEpisode[], withUnits: boolean): InterventionSummary {
   const timestamps = done.flatMap((e) => interventionsOfMeta(e.meta).map((i) => ({
-    episode: e.id, index: e.idx, ...(withUnits ? { unit: e.unit } : {}), t_s: i.t_s, kind: i.kind,
+    episode: e.id, index: e.idx, ...(withUnits ? { unit: e.unit } : {}), t_s: i.t_s, kind: i.kind, ...(i.by ? { by: i.by } : {}),
   })));
   return {
     mode,

@@ -1,7 +1,8 @@
 /**
  * What an episode says about the policy. A cell records each hand in the scene in the episode's
  * end `/meta` as `interventions: [{t_s, kind, detail, duration_s}]` (kind `on_stall` or
- * `scripted`, t_s in episode seconds); an episode with at least one is *intervened*.
+ * `scripted`, t_s in episode seconds; a person's also `by: "operator"`, `offered_t_s`, `end_t_s`,
+ * `waited_s`, `started_at`, `ended_at`); an episode with at least one is *intervened*.
  *
  * Every rate and decision Assay reports (a Result's n, success_rate and ci95, per-unit and
  * per-cell rates, threshold verdicts, compare and transfer pairs, matrix and gate regressions,
@@ -18,7 +19,19 @@ export interface EpisodeIntervention {
   t_s: number | null;
   kind: string;
   detail?: string;
+  /** "operator" when a person at the operator station helped (absent: the simulator's own nudge). */
+  by?: string;
+  /** A person's intervention: episode seconds when it was offered and when they pressed Done, and wall times. */
+  offered_t_s?: number;
+  end_t_s?: number;
+  duration_s?: number;
+  waited_s?: number;
+  started_at?: string;
+  ended_at?: string;
 }
+
+const NUMBER_FIELDS = ["offered_t_s", "end_t_s", "duration_s", "waited_s"] as const;
+const TEXT_FIELDS = ["by", "started_at", "ended_at"] as const;
 
 /** What this module reads of an episode. */
 export interface OutcomeEpisode {
@@ -31,10 +44,12 @@ export interface OutcomeEpisode {
 export function interventionsOfMeta(meta: Record<string, unknown> | null): EpisodeIntervention[] {
   const list = meta?.interventions;
   if (!Array.isArray(list)) return [];
-  return list.map((x: { t_s?: unknown; kind?: unknown; detail?: unknown }) => ({
+  return list.map((x: Record<string, unknown>) => ({
     t_s: typeof x?.t_s === "number" ? x.t_s : null,
     kind: typeof x?.kind === "string" ? x.kind : "unspecified",
     ...(typeof x?.detail === "string" ? { detail: x.detail } : {}),
+    ...Object.fromEntries(NUMBER_FIELDS.flatMap((k) => (typeof x?.[k] === "number" ? [[k, x[k]]] : []))),
+    ...Object.fromEntries(TEXT_FIELDS.flatMap((k) => (typeof x?.[k] === "string" ? [[k, (x[k] as string).slice(0, 100)]] : []))),
   }));
 }
 

@@ -8,7 +8,7 @@ import type { Db } from "./database.js";
 
 export interface AttentionPageKey {
   cellId: string;
-  kind: "reset" | "label";
+  kind: "reset" | "label" | "intervene";
   episodeId: string;
   /** When the cell started waiting (ISO 8601), as the cell said. */
   since: string;

@@ -175,8 +175,9 @@ export interface EpisodeInterrupted {
  */
 export interface Attention {
   /**
-   * "reset": set the scene described by scene_json, then confirm. "" when nothing is needed.
-   * (Later kinds: "label", "intervention".)
+   * "reset": set the scene described by scene_json, then confirm. "label": judge the finished
+   * episode. "intervene": the episode is paused (policy stopped, arm held) for a person's help with
+   * the run's intervention. "" when nothing is needed.
    */
   kind: string;
   episodeId: string;
@@ -185,6 +186,9 @@ export interface Attention {
   /**
    * For "reset": {"lighting": "...", "objects": {"<name>": {"object", "position_m": [x,y,z],
    * "yaw_rad", "tolerance_m"?}}, "distractors": [{"object", "position_m", "yaw_rad"}]}.
+   * For "intervene": {"intervention": "on_stall" | "scripted", "phase": "offered" | "holding",
+   * "what": "...", "steps": ["..."], "t_s": <episode seconds>, "held_since"?: "<ISO 8601>"}; the
+   * cell sends it again with phase "holding" (same since_ms) once the person pressed Intervene.
    */
   sceneJson: string;
 }
@@ -264,7 +268,9 @@ export interface OperatorAnswer {
   episodeId: string;
   /**
    * "scene_ready": the scene is set, run the episode. "abort": end this attempt (reported as
-   * EpisodeInterrupted reason "operator_abort"); the coordinator schedules it again.
+   * EpisodeInterrupted reason "operator_abort"); the coordinator schedules it again. "label":
+   * detail {"success", "progress", "note"}. "intervene": the person is at the cell (the arm stays
+   * held). "intervene_done": they stepped back, the episode goes on; detail is their note.
    */
   action: string;
   detail: string;

@@ -14,6 +14,11 @@
  * with probability `errorRate` the opposite; progress the world's, moved 10 points the other way on
  * a wrong label; a short note.
  *
+ * Interventions: when a cell asks for help with a paused episode (attention "intervene", a run with
+ * `interventions` on_stall or scripted) the operator walks over for the same kind of seeded delay and
+ * presses Intervene (POST /v1/cells/{cell}/intervene), helps for another seeded delay and presses Done
+ * (POST /v1/cells/{cell}/intervene-done); the simulated world then applies the help.
+ *
  * Delays and errors are drawn per cell and episode attempt from `seed`, so a run is reproducible
  * whatever the polling order.
  */
@@ -37,6 +42,8 @@ export interface SimOperatorOptions {
   setSceneWrong: (cellId: string) => Promise<void>;
   /** The simulated world's judgement of the cell's latest episode (the fleet launcher's groundTruth); without it, labels are left to a person. */
   groundTruth?: (cellId: string) => Promise<{ success: boolean; progress: number }>;
+  /** Helps with interventions (Intervene, then Done) when a cell asks; default true. False leaves them to a person. */
+  interventions?: boolean;
   log?: (line: string) => void;
 }
 
@@ -46,7 +53,7 @@ export interface CompiledSimOperatorOptions extends Required<Omit<SimOperatorOpt
 }
 
 export function compileSimOperatorOptions(options: SimOperatorOptions): CompiledSimOperatorOptions {
-  const known = new Set(["baseUrl", "apiKey", "seed", "delayMs", "errorRate", "pollMs", "cells", "setSceneWrong", "groundTruth", "log"]);
+  const known = new Set(["baseUrl", "apiKey", "seed", "delayMs", "errorRate", "pollMs", "cells", "setSceneWrong", "groundTruth", "interventions", "log"]);
   for (const key of Object.keys(options)) if (!known.has(key)) throw new Error(`unknown simulated operator option "${key}"; known: ${[...known].join(", ")}`);
   const delayMs = options.delayMs ?? { min: 500, max: 2000 };
   if (!(delayMs.min >= 0 && delayMs.max >= delayMs.min)) throw new Error(`simulated operator delayMs must be {min >= 0, max >= min}; got ${JSON.stringify(delayMs)}`);
@@ -57,7 +64,8 @@ export function compileSimOperatorOptions(options: SimOperatorOptions): Compiled
   if (!Number.isInteger(options.seed)) throw new Error(`simulated operator seed must be an integer; got ${JSON.stringify(options.seed)}`);
   return {
     baseUrl: options.baseUrl.replace(/\/+$/, ""), apiKey: options.apiKey, seed: options.seed, delayMs, errorRate, pollMs,
-    cells: options.cells ?? null, setSceneWrong: options.setSceneWrong, groundTruth: options.groundTruth ?? null, log: options.log ?? (() => undefined),
+    cells: options.cells ?? null, setSceneWrong: options.setSceneWrong, groundTruth: options.groundTruth ?? null,
+    interventions: options.interventions ?? true, log: options.log ?? (() => undefined),
   };
 }
 
@@ -71,11 +79,13 @@ export interface SimOperatorTally {
   /** Episodes labelled, and of them labelled against the world's truth. */
   labelled: number;
   mislabelled: number;
+  /** Interventions helped with (Intervene, then Done). */
+  intervened: number;
 }
 
 interface CellJson {
   id: string;
-  attention: { kind: string; episode_id: string; since: string } | null;
+  attention: { kind: string; episode_id: string; since: string; scene?: { phase?: string } } | null;
 }
 
 export class SimOperator {
@@ -86,7 +96,7 @@ export class SimOperator {
   private readonly inFlight = new Set<Promise<void>>();
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
-  readonly tally: SimOperatorTally = { confirmed: 0, setWrong: 0, invalidated: 0, tooLate: 0, labelled: 0, mislabelled: 0 };
+  readonly tally: SimOperatorTally = { confirmed: 0, setWrong: 0, invalidated: 0, tooLate: 0, labelled: 0, mislabelled: 0, intervened: 0 };
 
   constructor(options: SimOperatorOptions) {
     this.o = compileSimOperatorOptions(options);
@@ -142,6 +152,13 @@ export class SimOperator {
           void this.track(this.label(cell.id, attention.episode_id, attention.since));
         }
       }
+      if (attention?.kind === "intervene" && attention.scene?.phase === "offered" && this.o.interventions) {
+        const key = `${cell.id}/${attention.episode_id}/${attention.since}/intervene`;
+        if (!this.handled.has(key)) {
+          this.handled.add(key);
+          void this.track(this.intervene(cell.id, attention.episode_id, attention.since));
+        }
+      }
       const wrong = this.wrong.get(cell.id);
       if (wrong) await this.noticeWrong(cell.id, wrong);
     }
@@ -190,6 +207,42 @@ export class SimOperator {
     this.tally.labelled += 1;
     if (wrong) this.tally.mislabelled += 1;
     this.o.log(`simulated operator: labelled ${cellId} episode ${episodeId} ${success ? "success" : "failure"}, progress ${progress}${wrong ? " (wrongly)" : ""} after ${Math.round(delayMs)} ms`);
+  }
+
+  /** Walks over (the seeded delay), presses Intervene, helps (another delay) and presses Done, through the station API. */
+  private async intervene(cellId: string, episodeId: string, since: string): Promise<void> {
+    const random = new SimRandom(this.o.seed, `operator/intervene/${cellId}/${episodeId}/${since}`);
+    const delay = () => this.o.delayMs.min + random.uniform() * (this.o.delayMs.max - this.o.delayMs.min);
+    const walkMs = delay();
+    const helpMs = delay();
+    await new Promise((resolve) => setTimeout(resolve, walkMs));
+    if (this.stopped) return;
+    const cell = `/v1/cells/${encodeURIComponent(cellId)}`;
+    const pressed = await this.api("POST", `${cell}/intervene`, { episode_id: episodeId });
+    if (pressed.status !== 200) {
+      this.o.log(`simulated operator: intervene for ${cellId} episode ${episodeId} answered ${pressed.status}: ${JSON.stringify(pressed.json.error ?? pressed.json)}`);
+      return;
+    }
+    await new Promise((resolve) => setTimeout(resolve, helpMs));
+    // Done is accepted once the cell reports the arm held (its attention's phase "holding"), as the station's button appears then.
+    for (let seen = false; !seen;) {
+      const now = await this.api("GET", cell);
+      const attention = now.json.attention as CellJson["attention"] | undefined;
+      if (attention?.kind !== "intervene" || attention.episode_id !== episodeId || attention.since !== since) {
+        this.o.log(`simulated operator: ${cellId} episode ${episodeId} no longer waits for help; no Done sent`);
+        return;
+      }
+      seen = attention.scene?.phase === "holding";
+      if (!seen) await new Promise((resolve) => setTimeout(resolve, this.o.pollMs));
+    }
+    // Done goes out even when stopping: the cell holds its arm until then.
+    const done = await this.api("POST", `${cell}/intervene-done`, { episode_id: episodeId, note: "simulated operator" });
+    if (done.status !== 200) {
+      this.o.log(`simulated operator: intervene-done for ${cellId} episode ${episodeId} answered ${done.status}: ${JSON.stringify(done.json.error ?? done.json)}`);
+      return;
+    }
+    this.tally.intervened += 1;
+    this.o.log(`simulated operator: helped ${cellId} episode ${episodeId} (came after ${Math.round(walkMs)} ms, done after ${Math.round(helpMs)} ms more)`);
   }
 
   /** Once the wrongly set episode is the cell's previous one (it finished), marks it invalid. */

@@ -258,6 +258,8 @@ describe("OpenAPI document (integration)", function () {
     await call("POST", "/v1/cells/openapi-cell/scene-ready", { key: operator, json: {}, status: 422 });
     await call("POST", "/v1/cells/openapi-cell/label", { key: operator, json: { success: true, progress: 80 }, status: 422 });
     await call("POST", "/v1/cells/openapi-cell/abort", { key: operator, json: { note: "test" }, status: 422 });
+    await call("POST", "/v1/cells/openapi-cell/intervene", { key: operator, json: {}, status: 422 });
+    await call("POST", "/v1/cells/openapi-cell/intervene-done", { key: operator, json: { note: "test" }, status: 422 });
     await call("POST", "/v1/cells/openapi-cell/invalidate-previous", { key: operator, json: { reason: "scene_wrong" }, status: 422 });
     await call("DELETE", "/v1/cells/openapi-cell", { key: operator, status: 200 });
     // Statistics

@@ -104,7 +104,8 @@ export class OpenApiConformance {
       const code = (r.body as Json)?.error?.code as string | undefined;
       if (code !== undefined) {
         if (!(op["x-assay-error-codes"] as string[]).includes(code)) problems.push(`${where}: error.code ${code} is not in ${template}'s x-assay-error-codes (${op["x-assay-error-codes"].join(", ")})`);
-        if (isErrorCode(code) && ERROR_CODES[code].status !== r.status) problems.push(`${where}: error.code ${code} is HTTP ${ERROR_CODES[code].status} in the code table`);
+        const declaredOverride = (op["x-assay-status-overrides"] as Record<string, string> | undefined)?.[String(r.status)] === code;
+        if (isErrorCode(code) && ERROR_CODES[code].status !== r.status && !declaredOverride) problems.push(`${where}: error.code ${code} is HTTP ${ERROR_CODES[code].status} in the code table`);
       }
       return problems;
     }

@@ -2,7 +2,7 @@
  * /v1/cells: enrolling cell agents (POST, the token is shown once), the fleet as the coordinator sees
  * it (GET, never tokens; with what each cell needs from a person), revocation (DELETE: the token is
  * refused from then on and an open CellLink stream is cut at once), and the operator station's
- * answers (scene-ready, abort, invalidate-previous: coordinator/fleet/operator-station.ts). keys:admin of the operator account (acct_assay, whose key the first
+ * answers (scene-ready, label, intervene, intervene-done, abort, invalidate-previous: coordinator/fleet/operator-station.ts). keys:admin of the operator account (acct_assay, whose key the first
  * start prints as the operator key); no customer account's key may add hardware to the fleet, the
  * quick start's own admin key (acct_default) included.
  */
@@ -19,7 +19,7 @@ import { getRun } from "../../store/runs-repo.js";
 import { isTerminal } from "../../runs/run-state.js";
 import type { Db } from "../../store/database.js";
 import type { CompiledApiDeps } from "../api-deps.js";
-import { AbortEpisodeRequest, EnrollCellRequest, InvalidatePreviousRequest, LabelEpisodeRequest, SceneReadyRequest } from "../schemas/cells.js";
+import { AbortEpisodeRequest, EnrollCellRequest, InterveneDoneRequest, InterveneRequest, InvalidatePreviousRequest, LabelEpisodeRequest, SceneReadyRequest } from "../schemas/cells.js";
 import { parseBody } from "../validate-request.js";
 import { OPERATOR_ACCOUNT_ID } from "./kits.js";
 
@@ -155,6 +155,22 @@ export function cellsRouter(deps: CompiledApiDeps): Router {
     const body = parseBody(LabelEpisodeRequest, req.body);
     const { episodeId } = deps.station.labelEpisode(row.id, { success: body.success, progress: body.progress ?? null, note: body.note ?? null, episodeId: body.episode_id });
     res.json({ object: "operator_answer", cell_id: row.id, episode_id: episodeId, action: "label" });
+  });
+
+  router.post("/cells/:cellId/intervene", (req, res) => {
+    requireFleetOperator(res, "POST /v1/cells/{cell_id}/intervene");
+    const row = enrolled(req.params.cellId);
+    const body = parseBody(InterveneRequest, req.body, { emptyIsObject: true });
+    const { episodeId } = deps.station.intervene(row.id, body.episode_id);
+    res.json({ object: "operator_answer", cell_id: row.id, episode_id: episodeId, action: "intervene" });
+  });
+
+  router.post("/cells/:cellId/intervene-done", (req, res) => {
+    requireFleetOperator(res, "POST /v1/cells/{cell_id}/intervene-done");
+    const row = enrolled(req.params.cellId);
+    const body = parseBody(InterveneDoneRequest, req.body, { emptyIsObject: true });
+    const { episodeId } = deps.station.interventionDone(row.id, { note: body.note ?? null, episodeId: body.episode_id });
+    res.json({ object: "operator_answer", cell_id: row.id, episode_id: episodeId, action: "intervene_done" });
   });
 
   router.post("/cells/:cellId/abort", (req, res) => {

@@ -21,7 +21,10 @@ const CellInstrument = z.strictObject({
 
 /** What a cell needs from a person now (the operator station). */
 export const CellAttention = component("CellAttention", z.strictObject({
-  kind: z.enum(["reset", "label"]).describe("reset: set the scene, then POST /v1/cells/{cell_id}/scene-ready; label: judge the finished episode, then POST /v1/cells/{cell_id}/label (intervention is a planned kind)"),
+  kind: z.enum(["reset", "label", "intervene"]).describe(
+    "reset: set the scene, then POST /v1/cells/{cell_id}/scene-ready; label: judge the finished episode, then POST /v1/cells/{cell_id}/label; " +
+      "intervene: the episode is paused for a person's help (scene.phase offered: POST /v1/cells/{cell_id}/intervene when at the cell; holding: help, then POST /v1/cells/{cell_id}/intervene-done)",
+  ),
   episode_id: z.string().describe("the episode waiting on the person"),
   run_id: z.string().nullable(),
   index: z.number().int().min(0).nullable().describe("the episode's 0-based index in its run"),
@@ -29,7 +32,8 @@ export const CellAttention = component("CellAttention", z.strictObject({
   waiting_s: z.number().min(0).describe("seconds the cell has waited so far"),
   scene: z.record(z.string(), z.unknown()).describe(
     "the scene to set, as the cell sent it: lighting, objects {name: {object, position_m [x, y, z], yaw_rad, tolerance_m?}} in the cell's " +
-      "world frame, distractors [{object, position_m, yaw_rad}], and cameras {name: calibration} for cameras fixed in the world frame",
+      "world frame, distractors [{object, position_m, yaw_rad}], and cameras {name: calibration} for cameras fixed in the world frame. " +
+      "label: {instruction, predicates}. intervene: {intervention (on_stall or scripted), phase (offered or holding), what, steps [...], t_s (episode seconds), held_since?}",
   ),
 }));
 
@@ -42,7 +46,7 @@ export const Cell = component("Cell", z.strictObject({
   created: Timestamp,
   revoked: NullableTimestamp,
   connected: z.boolean(),
-  state: z.string().describe("idle, busy, awaiting_reset, awaiting_label, estopped, held, firmware_mismatch when connected; offline or revoked otherwise"),
+  state: z.string().describe("idle, busy, awaiting_reset, awaiting_label, intervening, estopped, held, firmware_mismatch when connected; offline or revoked otherwise"),
   firmware: z.string().nullable(),
   environment: z.string().nullable(),
   episode_id: z.string().nullable(),
@@ -86,6 +90,18 @@ export const LabelEpisodeRequest = component("LabelEpisodeRequest", z.strictObje
   episode_id: EPISODE_ID.optional().describe("the episode the station shows; refused when the cell waits for another"),
 }, { error: `request body must be a JSON object {"success": true | false, "progress"?: 0-100, "note"?: "...", "episode_id"?: "..."}` }));
 
+/** POST /v1/cells/{cell_id}/intervene body (optional). */
+export const InterveneRequest = component("InterveneRequest", z.strictObject({
+  episode_id: EPISODE_ID.optional().describe("the episode the station shows; refused when the cell asks help for another"),
+}, { error: `request body must be a JSON object {"episode_id"?: "..."}` }));
+
+/** POST /v1/cells/{cell_id}/intervene-done body (optional): what the person did, for the episode's record. */
+export const InterveneDoneRequest = component("InterveneDoneRequest", z.strictObject({
+  episode_id: EPISODE_ID.optional().describe("the episode the station shows; refused when the cell holds another"),
+  note: z.string({ error: "note must be a string of at most 500 characters" }).max(500, { error: "note must be a string of at most 500 characters" }).optional()
+    .describe("what the person did (recorded in the intervention's detail)"),
+}, { error: `request body must be a JSON object {"episode_id"?: "...", "note"?: "..."}` }));
+
 const REASONS = `reason must be one of "scene_wrong", "hardware_fault", "person_in_cell"`;
 
 /** POST /v1/cells/{cell_id}/invalidate-previous body. */
@@ -95,12 +111,12 @@ export const InvalidatePreviousRequest = component("InvalidatePreviousRequest", 
   episode_id: EPISODE_ID.optional().describe("the episode the station shows as previous; refused when the cell's previous episode is another"),
 }, { error: `request body must be a JSON object {"reason": "scene_wrong" | "hardware_fault" | "person_in_cell", "note"?: "...", "episode_id"?: "..."}` }));
 
-/** The answer to scene-ready and abort. */
+/** The answer to scene-ready, abort, label, intervene and intervene-done. */
 export const OperatorAnswer = component("OperatorAnswer", z.strictObject({
   object: z.literal("operator_answer"),
   cell_id: z.string(),
   episode_id: z.string(),
-  action: z.enum(["scene_ready", "abort", "label"]),
+  action: z.enum(["scene_ready", "abort", "label", "intervene", "intervene_done"]),
 }));
 
 /** The answer to invalidate-previous. */

@@ -40,6 +40,7 @@ export const InterventionSummary = z.strictObject({
   episodes_intervened: z.number().int().min(0),
   timestamps: z.array(z.strictObject({
     episode: z.string(), index: z.number().int(), unit: z.number().int().optional(), t_s: z.number().nullable(), kind: z.string(),
+    by: z.string().optional().describe("\"operator\": a person at the operator station helped (absent: the simulator's own nudge)"),
   })),
   assisted_successes: z.number().int().min(0).describe("successes a human helped: failures of the policy, successes in `assisted`"),
 });

@@ -4,7 +4,7 @@
  */
 
 /** What a waiting cell needs from a person, in words. */
-export const NEEDS_WORDS = { reset: "Set the scene", label: "Judge the finished episode" };
+export const NEEDS_WORDS = { reset: "Set the scene", label: "Judge the finished episode", intervene: "Help the paused episode" };
 
 /** A wait as "45 s", "3 min 20 s" or "1 h 5 min". */
 export function waited(seconds) {

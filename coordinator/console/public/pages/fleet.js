@@ -26,6 +26,7 @@ export const STATE_WORDS = {
   running: "Running an episode",
   awaiting_reset: "Waiting for a person to set the scene",
   awaiting_label: "Waiting for a person to judge the episode",
+  intervening: "Paused for a person's help",
   estopped: "E-stop pressed: a technician must reset it",
   held: "On hold",
   firmware_mismatch: "Held: firmware does not match its pin",

@@ -5,7 +5,9 @@
  * cell sends with the scene) and the targets as a list, and the buttons Scene ready, Abort episode and
  * Mark previous episode invalid (with a reason). For a label (a task judged by a person): the live
  * camera on the finished scene, the instruction, progress 0-100, a note and the buttons Success and
- * Failure; the card names no run or policy, so labels of a compare run stay blind. Polls GET /v1/cells/{cell} every second while the tab
+ * Failure; the card names no run or policy, so labels of a compare run stay blind. For an intervention
+ * (a run with interventions on_stall or scripted: the episode is paused, the arm held): what happened
+ * and what to do, step by step, and the buttons Intervene (when at the cell) and Done (interventionPanel). Polls GET /v1/cells/{cell} every second while the tab
  * is visible; cells that need someone come first, and a beep sounds (WebAudio, once sound is on) when
  * a cell starts needing someone.
  */
@@ -26,7 +28,11 @@ export const INVALID_REASONS = [
   ["person_in_cell", "A person was in the cell"],
 ];
 
-const NEEDS_WORDS = { reset: "Set the scene, then press Scene ready", label: "Judge the episode: did it succeed?" };
+const NEEDS_WORDS = {
+  reset: "Set the scene, then press Scene ready",
+  label: "Judge the episode: did it succeed?",
+  intervene: "The episode is paused and needs your help",
+};
 
 /** A short beep through WebAudio; silent until the person has turned sound on (browsers require a gesture). */
 function beeper() {
@@ -62,6 +68,54 @@ function targetsList(scene) {
       t.tolerance_m ? `, within ${mm(t.tolerance_m)}` : "")),
     (scene?.distractors ?? []).map((d) => h("li", { class: "muted" }, `distractor ${d.object}: x ${mm(d.position_m[0])}, y ${mm(d.position_m[1])}`)),
     scene?.lighting ? h("li", {}, `lighting: ${scene.lighting}`) : null);
+}
+
+/**
+ * The intervention part of a cell's card: what happened and the steps, Intervene (phase offered: the
+ * person is at the cell) and Done with a note (phase holding: they have stepped back). Its own
+ * function so changes to the rest of the card merge cleanly.
+ */
+function interventionPanel(id, { signal, slot, said, refresh, episodeOf }) {
+  const what = h("p", { class: "station-instruction" });
+  const steps = h("ol", { class: "targets" });
+  const note = h("input", { id: `intervene-note-${id}`, maxlength: 500, autocomplete: "off", placeholder: "What you did (optional)", "aria-label": "What you did" });
+  const post = (path, body) => api(`/v1/cells/${encodeURIComponent(id)}/${path}`, { method: "POST", json: body, signal });
+  const intervene = h("button", { type: "button", class: "primary huge", "data-action": "intervene", on: { click: () => busy(intervene, async () => {
+    await post("intervene", { episode_id: episodeOf() });
+    said("The arm is held: help the episode, then press Done.");
+    await refresh();
+  }, slot) } }, "Intervene");
+  const done = h("button", { type: "button", class: "primary huge", "data-action": "intervene-done", on: { click: () => busy(done, async () => {
+    await post("intervene-done", { episode_id: episodeOf(), ...(note.value.trim() ? { note: note.value.trim() } : {}) });
+    note.value = "";
+    said("Done: the episode goes on, marked as helped.");
+    await refresh();
+  }, slot) } }, "Done");
+  // When the scene cannot be saved: the attempt ends, the arm holds, and the episode runs again.
+  const abort = confirmButton({
+    label: "Abort episode", question: "Abort this episode? It goes back to the queue.", confirm: "Abort episode", slot,
+    action: async () => {
+      const answer = await post("abort", { episode_id: episodeOf(), note: "aborted during an intervention" });
+      said(`Episode ${answer.episode_id} aborted; it goes back to the queue.`);
+      await refresh();
+    },
+  });
+  const offered = h("div", { class: "actions station-actions" }, intervene);
+  const holding = h("div", { class: "actions station-actions" }, note, done);
+  const element = h("div", { class: "station-intervene" }, what, steps, offered, holding, h("div", { class: "actions station-actions" }, abort));
+  element.hidden = true;
+  return {
+    element,
+    update(attention) {
+      element.hidden = attention?.kind !== "intervene";
+      if (element.hidden) return;
+      const scene = attention.scene ?? {};
+      what.textContent = `${scene.what ?? "The episode needs a person."}${typeof scene.t_s === "number" ? ` (at ${scene.t_s.toFixed(1)} s of the episode)` : ""}`;
+      replace(steps, (scene.steps ?? []).map((step) => h("li", {}, step)));
+      offered.hidden = scene.phase !== "offered";
+      holding.hidden = scene.phase !== "holding";
+    },
+  };
 }
 
 export async function stationPage(ctx) {
@@ -141,9 +195,10 @@ export async function stationPage(ctx) {
       h("div", { class: "actions station-actions" }, h("label", { for: `progress-${id}` }, "Progress (0-100) "), progress, labelNote),
       h("div", { class: "actions station-actions" }, yes, no));
     const resetActions = h("div", { class: "actions station-actions" }, ready, abort);
+    const help = interventionPanel(id, { signal, slot, said, refresh: () => refresh(), episodeOf: () => current.attention.episode_id });
     const invalidForm = h("div", { class: "station-invalid" }, previous, h("div", { class: "actions station-actions" }, reason, note, invalidate));
     const element = h("article", { class: "card station-card", "aria-labelledby": `station-${id}`, "data-cell": id },
-      title, state, needs, done, frame, targets, resetActions, labelActions, invalidForm, slot.element);
+      title, state, needs, done, frame, targets, resetActions, labelActions, help.element, invalidForm, slot.element);
 
     return {
       element,
@@ -168,6 +223,7 @@ export async function stationPage(ctx) {
         replace(targets, attention?.kind === "reset" ? targetsList(attention.scene) : null);
         resetActions.hidden = attention?.kind !== "reset";
         labelActions.hidden = attention?.kind !== "label";
+        help.update(attention);
         if (attention?.kind === "label") instruction.textContent = attention.scene.instruction ? `Instruction: “${attention.scene.instruction}”` : "";
         const p = cell.previous_episode;
         invalidForm.hidden = !p;
