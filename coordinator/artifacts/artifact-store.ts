@@ -167,7 +167,11 @@ export class ArtifactUpload {
     return this.recordedBytes + this.gatheredBytes;
   }
 
-  /** Takes a chunk, which must start at `receivedBytes` (else offset_mismatch naming where to resume). */
+  /**
+   * Takes a chunk, which must start at `receivedBytes` (else offset_mismatch naming where to resume).
+   * NOTE: `data` is held as it is, not copied, until the part it falls in is recorded: the caller must
+   * not change or reuse its bytes (a decoded gRPC chunk owns its message's buffer, so the link does not).
+   */
   async write(offset: number, data: Uint8Array): Promise<void> {
     if (offset !== this.receivedBytes) throw new LinkError("offset_mismatch", `resume from ${await this.flush()}`);
     if (this.receivedBytes + data.length > this.ref.bytes) {
@@ -175,7 +179,9 @@ export class ArtifactUpload {
       throw new LinkError("artifact_corrupt", `${this.what()} grew past the announced ${this.ref.bytes} bytes; upload it again from 0`);
     }
     if (data.length === 0) return;
-    this.gathered.push(Buffer.from(data));
+    // A view, not a copy: every MCAP passed through here once more as 256 KiB copies, garbage the
+    // coordinator's collector then had to clear (the part below is the one copy of the bytes).
+    this.gathered.push(Buffer.from(data.buffer, data.byteOffset, data.byteLength));
     this.gatheredBytes += data.length;
     if (this.gatheredBytes >= this.partBytes) await this.flush();
   }
