@@ -1,8 +1,9 @@
 /**
  * The reference policies' skill shows through the real API on a simulated fleet: pick-cube@v1 on
  * so101@3.11 cells (the suite's shared fleet: this file only submits runs and reads results), lighting
- * variation and office clutter, the expert against the novice. The expert must be better with 95% confidence: its Wilson interval lies above the
- * novice's, or the Newcombe interval of the difference excludes 0.
+ * variation and office clutter, the expert against the novice. The expert must be better with 95%
+ * confidence: its Wilson interval lies above the novice's, or the Newcombe interval of the difference
+ * excludes 0.
  */
 import assert from "node:assert/strict";
 import { newcombeDifference } from "../../coordinator/stats/two-proportions.js";
