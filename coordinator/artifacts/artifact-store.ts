@@ -147,7 +147,7 @@ export class ArtifactStore {
  * again, from the offset the next status reports).
  */
 export class ArtifactUpload {
-  private gathered: Buffer[] = [];
+  private gathered: Uint8Array[] = [];
   private gatheredBytes = 0;
   private recordedBytes: number;
 
@@ -179,9 +179,9 @@ export class ArtifactUpload {
       throw new LinkError("artifact_corrupt", `${this.what()} grew past the announced ${this.ref.bytes} bytes; upload it again from 0`);
     }
     if (data.length === 0) return;
-    // A view, not a copy: every MCAP passed through here once more as 256 KiB copies, garbage the
-    // coordinator's collector then had to clear (the part below is the one copy of the bytes).
-    this.gathered.push(Buffer.from(data.buffer, data.byteOffset, data.byteLength));
+    // Held as it is, not copied: every MCAP passed through here once more as 256 KiB copies, garbage
+    // the coordinator's collector then had to clear.
+    this.gathered.push(data);
     this.gatheredBytes += data.length;
     if (this.gatheredBytes >= this.partBytes) await this.flush();
   }
@@ -189,16 +189,18 @@ export class ArtifactUpload {
   /** Records what is gathered as the next part; returns the bytes recorded (where a cell resumes). */
   async flush(): Promise<number> {
     if (this.gatheredBytes === 0) return this.recordedBytes;
-    const bytes = Buffer.concat(this.gathered);
+    // The chunks as they came, written one after the other: joining them would copy every byte once more.
+    const chunks = this.gathered;
+    const bytes = this.gatheredBytes;
     this.gathered = [];
     this.gatheredBytes = 0;
     try {
-      await this.objects.appendPart(this.key, this.uploadId, this.partSizes.length + 1, bytes);
+      await this.objects.appendPart(this.key, this.uploadId, this.partSizes.length + 1, chunks);
     } catch (error) {
       throw await this.movedOn(error);
     }
-    this.partSizes.push(bytes.length);
-    this.recordedBytes += bytes.length;
+    this.partSizes.push(bytes);
+    this.recordedBytes += bytes;
     return this.recordedBytes;
   }
 
