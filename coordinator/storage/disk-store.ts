@@ -29,6 +29,7 @@ import {
   type ObjectInfo,
   type ObjectStore,
   type OpenUpload,
+  type PartBytes,
   type PutOptions,
   type UploadedPart,
 } from "./object-store.js";
@@ -146,7 +147,7 @@ export class DiskStore implements ObjectStore {
     return this.spool.begin(key, options.contentType);
   }
 
-  async appendPart(key: string, uploadId: string, partNumber: number, bytes: Uint8Array): Promise<void> {
+  async appendPart(key: string, uploadId: string, partNumber: number, bytes: PartBytes): Promise<void> {
     this.pathOf(key);
     await this.spool.append(key, uploadId, partNumber, bytes);
   }

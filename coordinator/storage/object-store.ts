@@ -12,6 +12,14 @@
  */
 import type { Readable } from "node:stream";
 
+/** A part's bytes: one array, or its chunks in order. */
+export type PartBytes = Uint8Array | readonly Uint8Array[];
+
+/** A part's chunks, whichever way it was given. */
+export function partChunks(bytes: PartBytes): readonly Uint8Array[] {
+  return bytes instanceof Uint8Array ? [bytes] : bytes;
+}
+
 /** An inclusive byte range, as in HTTP `Range: bytes=start-end`; `end` defaults to the last byte. */
 export interface ByteRange {
   start: number;
@@ -83,9 +91,10 @@ export interface ResumableUploads {
    * Appends part `partNumber` (1, 2, 3, ... in order; any size, the last may be empty). Once it
    * resolves the part is durable. Sending a part again with the same bytes is a no-op, so a caller
    * that did not see the answer can retry; a different part under a recorded number is `part_conflict`,
-   * a gap is `part_out_of_order` (the message names the expected number).
+   * a gap is `part_out_of_order` (the message names the expected number). `bytes` may be the part's
+   * chunks in order (written one after the other, never joined in memory).
    */
-  appendPart(key: string, uploadId: string, partNumber: number, bytes: Uint8Array): Promise<void>;
+  appendPart(key: string, uploadId: string, partNumber: number, bytes: PartBytes): Promise<void>;
   /** The parts recorded so far, in order: where a caller resumes after a restart. */
   listParts(key: string, uploadId: string): Promise<UploadedPart[]>;
   /**

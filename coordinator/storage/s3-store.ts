@@ -47,6 +47,7 @@ import {
   type ObjectInfo,
   type ObjectStore,
   type OpenUpload,
+  type PartBytes,
   type PutOptions,
   type UploadedPart,
 } from "./object-store.js";
@@ -198,7 +199,7 @@ export class S3Store implements ObjectStore {
     return this.spool.begin(key, options.contentType);
   }
 
-  async appendPart(key: string, uploadId: string, partNumber: number, bytes: Uint8Array): Promise<void> {
+  async appendPart(key: string, uploadId: string, partNumber: number, bytes: PartBytes): Promise<void> {
     this.objectKey(key);
     const state = await this.spool.append(key, uploadId, partNumber, bytes);
     const size = UploadSpool.size(state);

@@ -15,7 +15,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { createReadStream } from "node:fs";
 import { mkdir, open, readdir, readFile, rename, rm } from "node:fs/promises";
 import { join } from "node:path";
-import { ObjectStoreError, type CompleteUploadOptions, type OpenUpload, type UploadedPart } from "./object-store.js";
+import { ObjectStoreError, partChunks, type CompleteUploadOptions, type OpenUpload, type PartBytes, type UploadedPart } from "./object-store.js";
 
 /** S3's side of an upload, once its first part was sent. */
 export interface RemoteMultipart {
@@ -90,15 +90,22 @@ export class UploadSpool {
   }
 
   /**
-   * Records part `partNumber`; returns the new state, or the unchanged one when the same part was
-   * already recorded (a retry).
+   * Records part `partNumber` (one array, or its chunks in order); returns the new state, or the
+   * unchanged one when the same part was already recorded (a retry).
    */
-  async append(key: string, uploadId: string, partNumber: number, bytes: Uint8Array): Promise<SpoolState> {
+  async append(key: string, uploadId: string, partNumber: number, part: PartBytes): Promise<SpoolState> {
     const state = await this.load(key, uploadId);
-    const sha256 = createHash("sha256").update(bytes).digest("hex");
+    const chunks = partChunks(part);
+    const hash = createHash("sha256");
+    let length = 0;
+    for (const chunk of chunks) {
+      hash.update(chunk);
+      length += chunk.length;
+    }
+    const sha256 = hash.digest("hex");
     const recorded = state.parts[partNumber - 1];
     if (Number.isInteger(partNumber) && recorded) {
-      if (recorded.bytes === bytes.length && recorded.sha256 === sha256) return state;
+      if (recorded.bytes === length && recorded.sha256 === sha256) return state;
       throw new ObjectStoreError("part_conflict", `part ${partNumber} of upload ${uploadId} was already recorded with other bytes (${recorded.bytes} bytes, sha256 ${recorded.sha256}); send part ${state.parts.length + 1} next`, { key });
     }
     if (partNumber !== state.parts.length + 1) {
@@ -108,13 +115,17 @@ export class UploadSpool {
     const handle = await open(this.dataPath(uploadId), "r+");
     try {
       await handle.truncate(size); // drops bytes a crash left after the last recorded part
-      let written = 0;
-      while (written < bytes.length) written += (await handle.write(bytes, written, bytes.length - written, size + written)).bytesWritten;
+      let position = size;
+      for (const chunk of chunks) {
+        let written = 0;
+        while (written < chunk.length) written += (await handle.write(chunk, written, chunk.length - written, position + written)).bytesWritten;
+        position += chunk.length;
+      }
       await handle.sync();
     } finally {
       await handle.close();
     }
-    state.parts.push({ partNumber, bytes: bytes.length, sha256 });
+    state.parts.push({ partNumber, bytes: length, sha256 });
     await this.save(uploadId, state);
     return state;
   }

@@ -35,6 +35,8 @@ const REPO = resolve(import.meta.dirname, "..", "..");
 const CELLS = ["so101-b", "so101-c"];
 const SEED = 1125;
 const KILLS = 5;
+/** Pause between polls of a run's status over HTTP (SSE cannot follow a run across coordinator kills). */
+const RUN_POLL_MS = 250;
 
 /** mulberry32: the fault schedule replays from SEED. */
 function prng(seed: number): () => number {
@@ -198,7 +200,8 @@ describe("crashes at any moment: the coordinator killed with SIGKILL mid-workloa
     }
 
     // The export is asked for once the first run has completed, and a kill falls while it is prepared.
-    await eventually("the first run to complete", async () => (await json(`/v1/runs/${runIds[0]}`)).status === "completed", { deadlineMs: 300_000 });
+    // Runs take minutes here: a poll every 250 ms (not eventually's 20) leaves the CPU to the cells and the coordinator under test.
+    await eventually("the first run to complete", async () => (await json(`/v1/runs/${runIds[0]}`)).status === "completed", { deadlineMs: 300_000, intervalMs: RUN_POLL_MS });
     const exported = await json(`/v1/runs/${runIds[0]}/export`, { method: "POST", json: { format: "mcap-bundle" } }, 202);
     await killCoordinator();
     await startCoordinatorProcess();
@@ -207,7 +210,7 @@ describe("crashes at any moment: the coordinator killed with SIGKILL mid-workloa
     await eventually("every run to end", async () => {
       for (const id of runIds) runs.set(id, await json(`/v1/runs/${id}`));
       return [...runs.values()].every((run) => ["completed", "failed", "stopped"].includes(run.status));
-    }, { deadlineMs: 300_000 });
+    }, { deadlineMs: 300_000, intervalMs: RUN_POLL_MS });
 
     // Every accepted run completed, each episode exactly once (a compare may stop early: its rest is cancelled).
     const db = new Database(join(dir, "coordinator", "assay.sqlite"), { readonly: true });

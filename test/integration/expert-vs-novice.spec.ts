@@ -1,13 +1,15 @@
 /**
  * The reference policies' skill shows through the real API on a simulated fleet: pick-cube@v1 on
- * so101@3.11 cells, lighting variation and office clutter, the expert against
- * the novice. The expert must be better with 95% confidence: its Wilson interval lies above the
- * novice's, or the Newcombe interval of the difference excludes 0.
+ * so101@3.11 cells (the suite's shared fleet: this file only submits runs and reads results), lighting
+ * variation and office clutter, the expert against the novice. The expert must be better with 95%
+ * confidence: its Wilson interval lies above the novice's, or the Newcombe interval of the difference
+ * excludes 0.
  */
 import assert from "node:assert/strict";
 import { newcombeDifference } from "../../coordinator/stats/two-proportions.js";
 import { wilsonInterval } from "../../coordinator/stats/wilson.js";
-import { runEnd, startTestService, type TestService } from "./helpers.js";
+import { runEnd, type TestService } from "./helpers.js";
+import { useSharedFleet } from "../support/shared-fleet.js";
 import { README_RUN_BODY } from "../fixtures.js";
 import { referenceOf } from "../support/beta-binomial-reference.js";
 
@@ -25,14 +27,7 @@ const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
 describe("expert beats novice on pick-cube@v1 (simulated fleet, real API)", function () {
   this.timeout(300_000);
   let service: TestService;
-
-  before(async () => {
-    service = await startTestService({ cells: ["so101-b", "so101-c", "so101-d"] });
-  });
-
-  after(async () => {
-    await service?.stop();
-  });
+  useSharedFleet(["so101-b", "so101-c"], (shared) => (service = shared));
 
   it("the expert's success rate is higher, with a 95% interval to show it", async () => {
     const submit = async (image: string) => {
@@ -43,7 +38,8 @@ describe("expert beats novice on pick-cube@v1 (simulated fleet, real API)", func
     };
     // Both runs queue at once and share the cells; the fixed perturbation seed gives both policies the
     // same episode seeds (the same initial conditions), and a simulated episode is deterministic for
-    // its replay spec, so the outcome of this test is too.
+    // its replay spec (the world is reseeded from it, whichever cell runs it), so the outcome of this
+    // test is too.
     const ids = [await submit("assay/ref-policy:expert"), await submit("assay/ref-policy:novice")];
     const [expert, novice] = await Promise.all(ids.map(async (id) => (await runEnd(service, id, { deadlineMs: 280_000 })).run));
     for (const run of [expert, novice]) assert.equal(run.status, "completed", JSON.stringify(run.status_detail ?? run.status));

@@ -22,7 +22,8 @@ import { DEFAULT_ACCOUNT_ID, ensureAccount } from "../../coordinator/store/accou
 import type { Db } from "../../coordinator/store/database.js";
 import { getRunRow, setRunResult, setRunStatus } from "../../coordinator/store/runs-repo.js";
 import { verifyTaskSignature, parseSignature } from "../../coordinator/tasks/task-signing.js";
-import { runEnd, startTestService, type TestService } from "./helpers.js";
+import { runEnd, type TestService } from "./helpers.js";
+import { useSharedFleet } from "../support/shared-fleet.js";
 import { DiskStore } from "../../coordinator/storage/disk-store.js";
 import { integrationEngine, openTestDatabase } from "../support/test-database.js";
 
@@ -477,14 +478,8 @@ describe("tasks and kits API (integration)", () => {
 describe("a task pilot on a simulated fleet (integration)", function () {
   this.timeout(240_000);
   let service: TestService;
-
-  before(async () => {
-    service = await startTestService({ cells: ["so101-b"] });
-  });
-
-  after(async () => {
-    await service?.stop();
-  });
+  // The suite's shared fleet: this pilot only submits work and reads results (its task is its own, "lift-cube").
+  useSharedFleet(["so101-b", "so101-c"], (shared) => (service = shared));
 
   it("runs a draft's calibration run through the scheduler and compares the pilot with the baseline", async () => {
     const created = await service.api("/v1/tasks", { method: "POST", json: taskBody("lift-cube") });

@@ -1,17 +1,28 @@
 /**
- * Mocha root-hook plugin (.mocharc.json `require`): records every response a test receives from a
- * coordinator's /v1 through `fetch` (the integration helpers' `api()` and plain fetch alike), and
- * after all tests checks each against the OpenAPI document's response schemas with ajv
- * (openapi-conformance.ts). A mismatch fails the run with the list of mismatches, so the document
- * cannot drift from what the service returns. ASSAY_OPENAPI_CHECK=off turns the check off.
+ * Mocha root-hook plugin (.mocharc.cjs `require`): checks every response a test receives from a
+ * coordinator's /v1 through `fetch` (the integration helpers' `api()` and plain fetch alike) against
+ * the OpenAPI document's response schemas with ajv (openapi-conformance.ts), as it arrives. After all
+ * tests, a mismatch fails the run with the list of mismatches, so the document cannot drift from what
+ * the service returns. ASSAY_OPENAPI_CHECK=off turns the check off.
  *
  * Only the status, content type and JSON body are read (from a clone); streamed bodies (SSE, PDF,
- * artifacts) are never touched, so tests see exactly the responses they saw before.
+ * artifacts) are never touched, so tests see exactly the responses they saw before. Nothing of a
+ * response is kept once it is checked, only the problems found: the suite receives hundreds of
+ * thousands of responses (tests poll), and holding every body until the end made the test process's
+ * heap grow all run long and its garbage collector take most of its CPU.
  */
 import { buildOpenApiDocument } from "../../coordinator/api/openapi.js";
 import { OpenApiConformance, type RecordedResponse } from "./openapi-conformance.js";
 
-const recorded: Array<Promise<RecordedResponse | undefined>> = [];
+/** Distinct problems kept for the failure message; more are counted, not kept. */
+const MAX_PROBLEMS_KEPT = 200;
+
+const problems = new Set<string>();
+let problemsDropped = 0;
+let checked = 0;
+/** Checks not finished yet (a body still being read); each removes itself when done. */
+const inFlight = new Set<Promise<void>>();
+let conformance: OpenApiConformance | undefined;
 let currentTest: string | undefined;
 const enabled = process.env.ASSAY_OPENAPI_CHECK !== "off";
 
@@ -35,18 +46,40 @@ async function record(input: RequestInfo | URL, init: RequestInit | undefined, r
   return entry;
 }
 
+function note(problem: string): void {
+  if (problems.has(problem)) return;
+  if (problems.size < MAX_PROBLEMS_KEPT) problems.add(problem);
+  else problemsDropped++;
+}
+
+function check(entry: RecordedResponse): void {
+  checked++;
+  try {
+    conformance ??= new OpenApiConformance(buildOpenApiDocument());
+    for (const problem of conformance.check(entry)) note(problem);
+  } catch (error) {
+    // A schema ajv cannot compile is a problem of the document, reported like a mismatch.
+    note(`${entry.method} ${entry.path}${entry.query} -> ${entry.status}: the check itself failed: ${(error as Error).message}`);
+  }
+}
+
 if (enabled) {
   const original = globalThis.fetch;
   globalThis.fetch = async function recordingFetch(input: RequestInfo | URL, init?: RequestInit): Promise<Response> {
     const response = await original(input, init);
-    recorded.push(record(input, init, response, currentTest).catch(() => undefined));
+    const checking: Promise<void> = record(input, init, response, currentTest)
+      .catch(() => undefined)
+      .then((entry) => entry && check(entry))
+      .finally(() => inFlight.delete(checking));
+    inFlight.add(checking);
     return response;
   };
 }
 
-/** Responses recorded so far (for openapi.spec.ts). */
-export async function recordedResponses(): Promise<RecordedResponse[]> {
-  return (await Promise.all(recorded)).filter((r): r is RecordedResponse => r !== undefined);
+/** How many responses were checked so far, and the distinct problems found (for a summary or a test). */
+export async function conformanceSoFar(): Promise<{ checked: number; problems: string[]; dropped: number }> {
+  await Promise.all([...inFlight]);
+  return { checked, problems: [...problems], dropped: problemsDropped };
 }
 
 export const mochaHooks = {
@@ -55,13 +88,11 @@ export const mochaHooks = {
   },
   async afterAll(this: Mocha.Context): Promise<void> {
     if (!enabled) return;
-    const responses = await recordedResponses();
-    if (responses.length === 0) return;
-    const conformance = new OpenApiConformance(buildOpenApiDocument());
-    const problems = responses.flatMap((r) => conformance.check(r));
-    if (problems.length > 0) {
-      const unique = [...new Set(problems)];
-      throw new Error(`${unique.length} response(s) do not match the OpenAPI document (coordinator/api/schemas, operations.ts):\n  ${unique.slice(0, 40).join("\n  ")}${unique.length > 40 ? `\n  ... and ${unique.length - 40} more` : ""}`);
+    const { problems: found, dropped } = await conformanceSoFar();
+    if (found.length > 0) {
+      const shown = found.slice(0, 40);
+      const more = found.length - shown.length + dropped;
+      throw new Error(`${found.length + dropped} response(s) do not match the OpenAPI document (coordinator/api/schemas, operations.ts):\n  ${shown.join("\n  ")}${more > 0 ? `\n  ... and ${more} more` : ""}`);
     }
   },
 };

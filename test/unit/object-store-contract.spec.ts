@@ -153,6 +153,19 @@ function contract(name: string, harness: () => Promise<Harness>, cleanup: () => 
       await rejectsWith(restarted.listParts("runs/r1/e1/episode.mcap", uploadId), "upload_not_found");
     });
 
+    it("takes a part given as its chunks in order: the same part as the chunks joined", async () => {
+      const chunks = [randomBytes(1000), randomBytes(0), randomBytes(70 * 1024), randomBytes(3)];
+      const all = Buffer.concat(chunks);
+      const uploadId = await store.beginUpload("c/chunks.mcap");
+      await store.appendPart("c/chunks.mcap", uploadId, 1, chunks);
+      assert.deepEqual((await store.listParts("c/chunks.mcap", uploadId)).map((p) => [p.partNumber, p.bytes]), [[1, all.length]]);
+      await store.appendPart("c/chunks.mcap", uploadId, 1, all); // the same bytes joined: a retry, a no-op
+      await rejectsWith(store.appendPart("c/chunks.mcap", uploadId, 1, chunks.slice(1)), "part_conflict");
+      const done = await store.completeUpload("c/chunks.mcap", uploadId, [1], { expect: { bytes: all.length, sha256: sha(all) } });
+      assert.equal(done.sha256, sha(all));
+      assert.ok((await text((await store.get("c/chunks.mcap")).body)).equals(all));
+    });
+
     it("completes an upload over S3's 5 MiB part minimum from 256 KiB chunks, across a restart", async function () {
       this.timeout(60000);
       const chunk = 256 * 1024;
