@@ -108,6 +108,11 @@ describe("a lab without motion capture runs an evaluation from the station alone
     await page.click(button("Scene ready"));
     await next("label", reset3);
     await setProgress("70");
+    // The live top camera on the finished scene (no mocap: the person looks).
+    await page.waitForFunction((cell: string) => {
+      const img = document.querySelector(`article[data-cell="${cell}"] img.camera`) as HTMLImageElement | null;
+      return img !== null && img.naturalWidth > 0;
+    }, { timeout: 60_000 }, CELL);
     await tab.shot(DOCS_IMAGES, "lab-without-mocap-label", ["Station", CELL, "Judge the episode: did it succeed?", "Progress (0-100)", "Success", "Failure"]);
     await page.click(button("Success"));
     await tab.waitForText("Episode labelled a success, progress 70.");
@@ -132,12 +137,18 @@ describe("a lab without motion capture runs an evaluation from the station alone
     assert.equal(rerun?.attempts, 2, "the invalidated episode ran twice");
     assert.equal(rerun?.label.progress, 70);
 
-    // The run's page says who judged, with the progress score.
-    await tab.goto(`/runs/${runId}`);
-    await tab.waitForText("Judged by people at the operator station: 2 labelled by people");
-    await tab.waitForText("mean progress 50");
-    await tab.shot(DOCS_IMAGES, "lab-without-mocap-result", ["Result", "Judged by people at the operator station", "mean progress 50"]);
     tab.assertClean();
     await tab.close();
+
+    // The run's page (the customer's key: the run is theirs) says who judged, with the progress score.
+    const customer = await ConsoleTab.open(browser, service.coordinator.baseUrl, () => [TEST_ADMIN_KEY, operator]);
+    await customer.page.setViewport({ width: 1024, height: 900 });
+    await customer.signIn(TEST_ADMIN_KEY);
+    await customer.goto(`/runs/${runId}`);
+    await customer.waitForText("Judged by people at the operator station: 2 labelled by people");
+    await customer.waitForText("mean progress 50");
+    await customer.shot(DOCS_IMAGES, "lab-without-mocap-result", ["Result", "Judged by people at the operator station", "mean progress 50"]);
+    customer.assertClean();
+    await customer.close();
   });
 });
