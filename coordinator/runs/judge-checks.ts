@@ -62,7 +62,10 @@ export async function preflightJudge(judge: unknown, o: { task: string; cameras:
     }, timeoutMs);
   } catch (error) {
     if (error instanceof JudgeError) {
-      contract(`judge: pre-flight of ${q(field.url)} failed: ${error.message}; the judge must answer {"success": true|false, "confidence": 0..1} (docs/judges.md)`);
+      // What the URL answered is not echoed (only its status, or which field was wrong): the coordinator
+      // must not become a way to read a service on its network (docs/security.md).
+      const said = error.message.replace(/: ".*$/s, "");
+      contract(`judge: pre-flight of ${q(field.url)} failed: ${said}; the judge must answer {"success": true|false, "confidence": 0..1} (docs/judges.md)`);
     }
     throw error;
   }

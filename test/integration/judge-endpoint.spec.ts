@@ -88,7 +88,8 @@ describe("judge endpoint: a success classifier checked against people (simulated
 
     judge.failNext(1);
     const failing = await json(await service.api("/v1/runs", { method: "POST", json: runBody({ episodes: 2, judge: { url: judgeUrl } }) }), 422);
-    assert.match(failing.error.message, /answered HTTP 503/);
+    assert.match(failing.error.message, /answered HTTP 503;/);
+    assert.equal(failing.error.message.includes("on purpose"), false, "the body a URL answered is not echoed to the customer");
 
     const threshold = await json(await service.api("/v1/runs", { method: "POST", json: runBody({ episodes: 2, judge: { url: judgeUrl, confidence_threshold: 2 } }) }), 422);
     assert.equal(threshold.error.code, "contract_validation_failed");
