@@ -41,6 +41,7 @@ describe("judge endpoint: a success classifier checked against people (simulated
   let judge: SimJudge;
   let judgeUrl: string;
   let rev: string;
+  let operatorKey: string;
   const json = async (response: Response, status: number): Promise<Json> => {
     const body = (await response.json()) as Json;
     assert.equal(response.status, status, JSON.stringify(body));
@@ -52,9 +53,9 @@ describe("judge endpoint: a success classifier checked against people (simulated
 
   before(async () => {
     service = await startTestService({ cells: [CELL], simEngine: "kinematic", simResets: "operator", simLabelTimeoutS: 120 });
-    const operatorKey = createApiKey(service.coordinator.db, CATALOG_ACCOUNT_ID, ["keys:admin", "runs:read", "streams:read"], new Date()).secret;
+    operatorKey = createApiKey(service.coordinator.db, CATALOG_ACCOUNT_ID, ["keys:admin", "runs:read", "streams:read"], new Date()).secret;
     operator = new SimOperator({
-      baseUrl: service.coordinator.baseUrl, apiKey: operatorKey, seed: 7, delayMs: { min: 5, max: 20 }, errorRate: 0,
+      baseUrl: service.coordinator.baseUrl, apiKey: operatorKey, seed: 7, delayMs: { min: 150, max: 300 }, errorRate: 0,
       setSceneWrong: (cellId) => service.fleet!.misplaceNextScene(cellId), groundTruth: (cellId) => service.fleet!.groundTruth(cellId), log,
     });
     operator.start();
@@ -103,8 +104,25 @@ describe("judge endpoint: a success classifier checked against people (simulated
     const created = await json(await service.api("/v1/runs", {
       method: "POST", json: runBody({ episodes, judge: { url: judgeUrl, audit_fraction: 1, confidence_threshold: 0.5 } }),
     }), 201);
+    // What the station is told while a label waits: why a person judges (audit), never what the judge said.
+    const scenes: Json[] = [];
+    let watching = true;
+    const watch = (async () => {
+      while (watching) {
+        const cell = (await (await service.api(`/v1/cells/${CELL}`, { headers: { authorization: `Bearer ${operatorKey}` } })).json()) as Json;
+        if (cell.attention?.kind === "label") scenes.push(cell.attention.scene);
+        await new Promise((resolve) => setTimeout(resolve, 40));
+      }
+    })();
     const { run } = await runEnd(service, created.id, { deadlineMs: 540_000 });
+    watching = false;
+    await watch;
     assert.equal(run.status, "completed", JSON.stringify(run.status_detail));
+    assert.ok(scenes.length > 0, "a label wait was seen");
+    for (const scene of scenes) {
+      assert.equal(scene.review, "audit");
+      assert.equal(JSON.stringify(scene).includes("confidence"), false, "the station is not told the judge's verdict");
+    }
     const result = await json(await service.api(`/v1/runs/${created.id}/result`), 200);
     const verdicts = judge.verdicts.slice(before);
     assert.equal(verdicts.length, episodes, "the judge saw every episode once");
