@@ -29,7 +29,8 @@ export const CellAttention = component("CellAttention", z.strictObject({
   waiting_s: z.number().min(0).describe("seconds the cell has waited so far"),
   scene: z.record(z.string(), z.unknown()).describe(
     "the scene to set, as the cell sent it: lighting, objects {name: {object, position_m [x, y, z], yaw_rad, tolerance_m?}} in the cell's " +
-      "world frame, distractors [{object, position_m, yaw_rad}], and cameras {name: calibration} for cameras fixed in the world frame",
+      "world frame, distractors [{object, position_m, yaw_rad}], and cameras {name: calibration} for cameras fixed in the world frame; " +
+      "for a label: {instruction, predicates, review?} where review (audit, low_confidence, judge_failed) says why a person judges an episode the run's judge also saw (never the judge's verdict)",
   ),
 }));
 
