@@ -407,7 +407,8 @@ export async function startCellAgent(config: AgentConfig, hardware: CellHardware
         label: label.label
           ? { judged_by: "human", success: label.label.success, progress: label.label.progress, note: label.label.note, waited_s: label.waitedS }
           : judgeDecides
-            ? { judged_by: "judge", success: judgeDecides.success, waited_s: label.waitedS }
+            // waited_s only when a person was asked too (an audit nobody answered): a person's time, not the judge's.
+            ? { judged_by: "judge", success: judgeDecides.success, ...(label.asked ? { waited_s: label.waitedS } : {}) }
             : { judged_by: null, waited_s: label.waitedS },
       } : {}),
       ...(judged && assignment.judge ? { judge: judgeEvaluation(judged, assignment.judge.confidenceThreshold) } : {}),

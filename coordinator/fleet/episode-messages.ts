@@ -207,7 +207,7 @@ function onFinished(ctx: LinkContext, cellId: string, finished: EpisodeFinished,
  * The person's label (or the judge's verdict, judged_by "judge") the cell put in the evaluation JSON
  * (`label: {judged_by, progress, note, waited_s}`), read defensively: a cell's malformed JSON reads as no label.
  */
-function labelOf(evaluationJson: string): { judgedBy: "human" | "judge" | null; progress: number | null; note: string | null; waitedS: number } | null {
+function labelOf(evaluationJson: string): { judgedBy: "human" | "judge" | null; progress: number | null; note: string | null; waitedS: number | null } | null {
   let label: Record<string, unknown> | undefined;
   try {
     label = (JSON.parse(evaluationJson || "{}") as { label?: Record<string, unknown> }).label;
@@ -216,7 +216,8 @@ function labelOf(evaluationJson: string): { judgedBy: "human" | "judge" | null; 
   }
   if (!label || typeof label !== "object") return null;
   const progress = typeof label.progress === "number" && label.progress >= 0 && label.progress <= 100 ? label.progress : null;
-  const waitedS = typeof label.waited_s === "number" && label.waited_s >= 0 ? label.waited_s : 0;
+  // A judge's verdict that no person was asked about has no labelling time (null, not 0 s of a person's).
+  const waitedS = typeof label.waited_s === "number" && label.waited_s >= 0 ? label.waited_s : label.judged_by === "judge" ? null : 0;
   return { judgedBy: label.judged_by === "human" || label.judged_by === "judge" ? label.judged_by : null, progress, note: typeof label.note === "string" ? label.note.slice(0, 2000) : null, waitedS };
 }
 

@@ -262,7 +262,7 @@ export interface EpisodeOutcome {
   /** The attempt the cell reports finished, when it says (0 or absent: not said). */
   attempt?: number;
   /** A person's label, or a judge endpoint's verdict (`judgedBy` "judge"), that decided the outcome (task with operator.success). */
-  label?: { judgedBy?: "human" | "judge"; progress: number | null; note: string | null; waitedS: number } | null;
+  label?: { judgedBy?: "human" | "judge"; progress: number | null; note: string | null; waitedS: number | null } | null;
 }
 
 /**

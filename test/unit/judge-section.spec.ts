@@ -3,6 +3,7 @@
  * confusion counts and kappa, low-confidence episodes left out of agreement, judge failures counted.
  */
 import assert from "node:assert/strict";
+import { operatorTimeSection } from "../../coordinator/reports/operator-time-section.js";
 import { operatorSections } from "../../coordinator/runs/operator-time.js";
 import type { EpisodeRecord } from "../../coordinator/store/episodes-repo.js";
 
@@ -21,7 +22,7 @@ function episode(o: { judge: boolean | null; confidence?: number; audit?: boolea
     ...base, id: `ep_${i}`, idx: i, status,
     outcome: status === "done" ? (decided ? "success" : "failure") : null,
     label: status !== "done" ? { judgedBy: null, progress: null, note: null, waitedS: 60 }
-      : byHuman ? { judgedBy: "human", progress: 50, note: null, waitedS: 5 } : { judgedBy: "judge", progress: null, note: null, waitedS: 0 },
+      : byHuman ? { judgedBy: "human", progress: 50, note: null, waitedS: 5 } : { judgedBy: "judge", progress: null, note: null, waitedS: null },
     evaluation: {
       ...(byHuman ? { label: { judged_by: "human", success: o.human } } : {}),
       judge: { success: o.judge, confidence: o.judge === null ? null : o.confidence ?? 0.9, error: o.judge === null ? "the judge at http://x answered HTTP 503" : null, audit: o.audit ?? false, low_confidence: o.low ?? false },
@@ -66,5 +67,12 @@ describe("the judge's section of a Result", () => {
     assert.equal(labels.judge!.agreement.n, 0);
     assert.equal(labels.judge!.agreement.cohen_kappa, null);
     assert.equal(labels.judge!.agreement.kappa_ci95, null);
+  });
+
+  it("counts no labelling time for episodes the judge decided with nobody asked", () => {
+    idx = 0;
+    const section = operatorTimeSection([episode({ judge: true }), episode({ judge: false, audit: true, human: false })])!;
+    assert.equal(section.label.count, 1, "only the audited episode waited for a person");
+    assert.equal(section.label.s_total, 5);
   });
 });
