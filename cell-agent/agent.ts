@@ -18,7 +18,7 @@ import { parseAssignment, type EpisodeAssignment } from "./episode/assignment.js
 import { realizeEpisodePlan, type EpisodePlan } from "./episode/plan.js";
 import { EpisodeAbort, runEpisode, type EpisodeResult } from "./episode/runner.js";
 import { defaultCompileTaskMonitor, type CompileTaskMonitor } from "./episode/task-monitor.js";
-import type { CellHardware, PolicyRuntime } from "./hardware/types.js";
+import type { CameraFrame, CellHardware, PolicyRuntime } from "./hardware/types.js";
 import { GrpcLink } from "./link/grpc-link.js";
 import { LiveFeed } from "./link/live-feed.js";
 import { Outbox } from "./link/outbox.js";
@@ -40,6 +40,7 @@ import { Uploader } from "./upload/uploader.js";
 import { LabelGate, parseOperatorLabel, type OperatorLabel } from "./episode/label-gate.js";
 import { InterventionGate, interventionAttention, type InterventionGateOptions } from "./episode/intervention-gate.js";
 import { splitPersonJudged } from "../protocol/predicates/index.js";
+import { judgeEpisode, judgeEvaluation, type JudgeStep } from "./episode/judge-step.js";
 
 export const AGENT_VERSION = "0.5.0";
 
@@ -401,17 +402,22 @@ export async function startCellAgent(config: AgentConfig, hardware: CellHardware
       finishWithInterruption(assignment.episodeId, assignment.attempt, result.reason, result.detail, result.durationS);
       return;
     }
-    const label = await awaitLabel(assignment, plan.instruction ?? null, signal);
-    if (label.asked && signal.aborted) {
+    const judged = await judgeIfNamed(assignment, plan.instruction ?? null, result.finalFrames, signal);
+    const label = await awaitLabel(assignment, plan.instruction ?? null, signal, judged);
+    if ((label.asked || judged) && signal.aborted) {
       const abort = signal.reason instanceof EpisodeAbort ? signal.reason : new EpisodeAbort("cancelled", "aborted while waiting for a label");
-      finishWithInterruption(assignment.episodeId, assignment.attempt, abort.reason, `${abort.detail} (while waiting for a person's label)`, result.durationS);
+      finishWithInterruption(assignment.episodeId, assignment.attempt, abort.reason, `${abort.detail} (while waiting for ${label.asked ? "a person's label" : "the judge"})`, result.durationS);
       return;
     }
     // A task judged by a person: its instrument predicates (if any) and the person's label must all say success.
+    // With a judge: the person's label wherever there is one, else the judge's verdict unless it was too unsure.
+    const decided = label.personJudged.length > 0;
+    const judgeDecides = !label.label && judged?.verdict && judged.review !== "low_confidence" ? judged.verdict : null;
+    const verdict = label.label ?? judgeDecides;
     const instrumentsOk = Object.entries(result.evaluation.predicates).every(([name, p]) => label.personJudged.includes(name) || p.satisfied)
       && result.failureCluster !== "policy_error";
-    const outcome = !label.asked ? result.outcome : label.label === null ? "unlabelled" : instrumentsOk && label.label.success ? "success" : "failure";
-    const failureCluster = !label.asked ? result.failureCluster : outcome !== "failure" ? "" : !instrumentsOk ? result.failureCluster || "unclassified" : "judged_failure";
+    const outcome = !decided ? result.outcome : verdict === null ? "unlabelled" : instrumentsOk && verdict.success ? "success" : "failure";
+    const failureCluster = !decided ? result.failureCluster : outcome !== "failure" ? "" : !instrumentsOk ? result.failureCluster || "unclassified" : "judged_failure";
     const taken = [await store.take(assignment.episodeId, "mcap", result.mcapPath)];
     if (result.videoPath) taken.push(await store.take(assignment.episodeId, "video", result.videoPath));
     // From here to enqueue is synchronous, so the predicted seq is the one the message gets.
@@ -423,11 +429,15 @@ export async function startCellAgent(config: AgentConfig, hardware: CellHardware
       predicates: Object.fromEntries(Object.entries(result.evaluation.predicates).map(([k, v]) => [k, v.satisfied])),
       stage_at_s: Object.fromEntries(Object.entries(result.evaluation.stages).filter(([, v]) => v.atS !== undefined).map(([k, v]) => [k, v.atS])),
       predicate_at_s: Object.fromEntries(Object.entries(result.evaluation.predicates).filter(([, v]) => v.atS !== undefined).map(([k, v]) => [k, v.atS])),
-      ...(label.asked ? {
+      ...(decided ? {
         label: label.label
           ? { judged_by: "human", success: label.label.success, progress: label.label.progress, note: label.label.note, waited_s: label.waitedS }
-          : { judged_by: null, waited_s: label.waitedS },
+          : judgeDecides
+            // waited_s only when a person was asked too (an audit nobody answered): a person's time, not the judge's.
+            ? { judged_by: "judge", success: judgeDecides.success, ...(label.asked ? { waited_s: label.waitedS } : {}) }
+            : { judged_by: null, waited_s: label.waitedS },
       } : {}),
+      ...(judged && assignment.judge ? { judge: judgeEvaluation(judged, assignment.judge.confidenceThreshold) } : {}),
     };
     const sent = send({
       episodeFinished: {
@@ -450,15 +460,19 @@ export async function startCellAgent(config: AgentConfig, hardware: CellHardware
    * After an episode of a task judged by a person: reports `awaiting_label` and an Attention "label"
    * (no policy named: labels stay blind), and waits for the station's label or the label timeout.
    */
-  async function awaitLabel(assignment: EpisodeAssignment, instruction: string | null, signal: AbortSignal): Promise<{ asked: boolean; personJudged: string[]; label: OperatorLabel | null; waitedS: number }> {
+  async function awaitLabel(assignment: EpisodeAssignment, instruction: string | null, signal: AbortSignal, judged?: JudgeStep): Promise<{ asked: boolean; personJudged: string[]; label: OperatorLabel | null; waitedS: number }> {
     const { personJudged } = splitPersonJudged({ success_predicates: assignment.task.successPredicates });
     if (personJudged.length === 0) return { asked: false, personJudged, label: null, waitedS: 0 };
+    // The judge's confident verdict outside the audit sample needs no person.
+    if (judged && judged.review === null) return { asked: false, personJudged, label: null, waitedS: 0 };
     if (!options.labels) {
-      log(`episode ${assignment.episodeId}: the task is judged by a person (${personJudged.join(", ")}) but this cell offers no operator; reported unlabelled`);
+      log(`episode ${assignment.episodeId}: the task is judged by a person (${personJudged.join(", ")}) but this cell offers no operator; ${judged?.verdict && judged.review === "audit" ? "the judge's verdict stands" : "reported unlabelled"}`);
       return { asked: true, personJudged, label: null, waitedS: 0 };
     }
     const sinceMs = Date.now();
-    attention = { kind: "label", episodeId: assignment.episodeId, sinceMs, sceneJson: JSON.stringify({ instruction, predicates: personJudged }) };
+    // `review` tells the station why a person judges an episode a judge also saw (never the judge's verdict: the audit stays blind).
+    const review = judged?.review ? { review: judged.review } : {};
+    attention = { kind: "label", episodeId: assignment.episodeId, sinceMs, sceneJson: JSON.stringify({ instruction, predicates: personJudged, ...review }) };
     if (state === "busy") move("await_label");
     link.send({ seq: 0, attention });
     liveFeed?.event({ type: "attention", kind: "label", episode_id: assignment.episodeId });
@@ -470,6 +484,18 @@ export async function startCellAgent(config: AgentConfig, hardware: CellHardware
     liveFeed?.event({ type: "attention", kind: null, episode_id: null });
     if (!label && !signal.aborted) log(`episode ${assignment.episodeId}: no label within ${labelTimeoutMs / 1000} s; reported unlabelled`);
     return { asked: true, personJudged, label, waitedS };
+  }
+
+  /** The run's judge's verdict on a finished episode of a task judged by a person; undefined without a judge. */
+  async function judgeIfNamed(assignment: EpisodeAssignment, instruction: string | null, frames: ReadonlyArray<{ camera: string; frame: CameraFrame }>, signal: AbortSignal): Promise<JudgeStep | undefined> {
+    if (!assignment.judge) return undefined;
+    if (splitPersonJudged({ success_predicates: assignment.task.successPredicates }).personJudged.length === 0) return undefined;
+    const step = await judgeEpisode({
+      spec: assignment.judge, episodeSeed: assignment.seed, task: assignment.task.rev ?? assignment.task.name, instruction, cell: config.cellId, frames, signal,
+    });
+    const said = step.verdict ? `${step.verdict.success ? "success" : "failure"} at confidence ${step.verdict.confidence}` : `no verdict (${step.error})`;
+    log(`episode ${assignment.episodeId}: the judge said ${said} in ${step.latencyS} s${step.review ? `; a person judges it too (${step.review.replace("_", " ")})` : ""}`);
+    return step;
   }
 
   function onEstopTrip(): void {

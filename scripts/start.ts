@@ -11,6 +11,7 @@ import { loadFirmwarePins } from "../firmware-pins/pins.js";
 import { startFleetControl, type FleetControl } from "../simulators/fleet/fleet-control.js";
 import { launchSimFleet, type SimFleet } from "../simulators/fleet/launcher.js";
 import { SimOperator } from "../simulators/fleet/sim-operator.js";
+import { SimJudge } from "../simulators/judge/sim-judge.js";
 import type { SimResetMode } from "../simulators/sim-cell.js";
 import { createApiKey } from "../coordinator/auth/api-keys.js";
 import { CATALOG_ACCOUNT_ID } from "../coordinator/catalog/tasks.js";
@@ -75,6 +76,24 @@ function simResetsFromEnv(): { resets: SimResetMode; simulatedOperator: boolean;
 }
 
 /**
+ * ASSAY_SIM_JUDGE: "off" (default) or "on": a simulated judge endpoint (simulators/judge/sim-judge.ts)
+ * answers from the simulated world's truth, for runs that name it as `judge.url` (docs/judges.md).
+ * ASSAY_SIM_JUDGE_PORT: its loopback port (default 9480). ASSAY_SIM_JUDGE_ERROR_RATE: the share of its
+ * verdicts that are wrong (default 0.1).
+ */
+function simJudgeFromEnv(): { port: number; errorRate: number } | null {
+  const mode = process.env.ASSAY_SIM_JUDGE || "off";
+  if (mode !== "on" && mode !== "off") fail(`ASSAY_SIM_JUDGE must be "on" or "off"; got "${mode}"`);
+  if (mode === "off") return null;
+  const port = intFromEnv("ASSAY_SIM_JUDGE_PORT", 9480);
+  if (!(port >= 1 && port <= 65535)) fail(`ASSAY_SIM_JUDGE_PORT must be a port from 1 to 65535; got "${process.env.ASSAY_SIM_JUDGE_PORT}"`);
+  const rawRate = process.env.ASSAY_SIM_JUDGE_ERROR_RATE;
+  const errorRate = rawRate === undefined || rawRate === "" ? 0.1 : Number(rawRate);
+  if (!(errorRate >= 0 && errorRate <= 1)) fail(`ASSAY_SIM_JUDGE_ERROR_RATE must be a share from 0 to 1; got "${rawRate}"`);
+  return { port, errorRate };
+}
+
+/**
  * ASSAY_SIM_WITHOUT: simulated cells that lack instruments their environment lists, as
  * `<cell>:<kind>+<kind>,<cell>:<kind>`, e.g. `so101-b:mocap` (a lab without motion capture).
  */
@@ -134,6 +153,7 @@ async function main(): Promise<void> {
   const simSeed = intFromEnv("ASSAY_SIM_SEED", 1);
   const simCellVariation = simCellVariationFromEnv();
   const simResets = simResetsFromEnv();
+  const simJudgeSettings = simJudgeFromEnv();
   let simEngine;
   try {
     simEngine = parseSimEngine(process.env.ASSAY_SIM_ENGINE);
@@ -165,6 +185,7 @@ async function main(): Promise<void> {
   let control: FleetControl | undefined;
   let simOperator: SimOperator | undefined;
   let simOperatorKeyId: string | undefined;
+  let simJudge: SimJudge | undefined;
   if (fleetMode === "sim") {
     const pins = loadFirmwarePins();
     fleet = await launchSimFleet({
@@ -201,6 +222,14 @@ async function main(): Promise<void> {
         console.log("operator resets: each reset waits for a person at the console's Station page (#/station, operator key)");
       }
     }
+    if (simJudgeSettings) {
+      const simFleet = fleet;
+      simJudge = new SimJudge({
+        seed: simSeed, errorRate: simJudgeSettings.errorRate, port: simJudgeSettings.port, groundTruth: (cellId) => simFleet.groundTruth(cellId), log: (line) => console.log(line),
+      });
+      const url = await simJudge.start().catch((error: Error) => fail(`ASSAY_SIM_JUDGE: the simulated judge could not listen on port ${simJudgeSettings.port}: ${error.message}`));
+      console.log(`simulated judge ${url} (error rate ${simJudgeSettings.errorRate}): name it as a run's judge.url for tasks judged by a person (docs/judges.md)`);
+    }
   } else {
     console.log("simulated fleet: off (ASSAY_FLEET=none); waiting for real cell agents");
   }
@@ -212,6 +241,7 @@ async function main(): Promise<void> {
     console.log(`\n${signal}: stopping cells and coordinator`);
     await control?.close();
     await simOperator?.stop();
+    await simJudge?.stop();
     if (simOperatorKeyId) revokeKey(coordinator.db, simOperatorKeyId, new Date().toISOString());
     await fleet?.stop();
     await coordinator.stop();

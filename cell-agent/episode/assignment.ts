@@ -3,6 +3,7 @@
  * values the runner uses. Anything malformed fails here with a message naming the field.
  */
 import type { AssignEpisode } from "../../protocol/gen/cell.js";
+import { parseJudgeSpec, type JudgeSpec } from "../../protocol/judge/judge-spec.js";
 
 export interface InitialCondition {
   object: string;
@@ -70,6 +71,8 @@ export interface EpisodeAssignment {
   maxDurationS: number;
   /** Replay spec to reproduce exactly, or undefined. */
   replaySpec?: Record<string, unknown>;
+  /** The run's judge endpoint (task_json `judge`, docs/judges.md), or undefined. */
+  judge?: JudgeSpec;
 }
 
 function parseObject(text: string, field: string, required: boolean): Record<string, unknown> | undefined {
@@ -191,5 +194,6 @@ export function parseAssignment(message: AssignEpisode): EpisodeAssignment {
     controlRateHz,
     maxDurationS,
     replaySpec: parseObject(message.replaySpecJson, "replay_spec_json", false),
+    judge: parseJudgeSpec(taskJson.judge),
   };
 }

@@ -93,6 +93,8 @@ export type EpisodeResult =
       meta: Record<string, unknown>;
       mcapPath: string;
       videoPath?: string;
+      /** The last frame each camera captured: what a judge endpoint is shown (docs/judges.md). */
+      finalFrames: Array<{ camera: string; frame: CameraFrame }>;
     }
   | { kind: "interrupted"; reason: InterruptReason; detail: string; durationS: number; mcapPath?: string; instrument?: { kind: string; name: string } };
 
@@ -481,7 +483,7 @@ export async function runEpisode(ctx: EpisodeContext): Promise<EpisodeResult> {
     const hasVideo = video ? await video.finish() : false;
     return {
       kind: "finished", outcome: success ? "success" : "failure", failureCluster, durationS, resetS, evaluation, events, interventions, meta,
-      mcapPath, videoPath: hasVideo ? videoPath : undefined,
+      mcapPath, videoPath: hasVideo ? videoPath : undefined, finalFrames: [...frames].map(([camera, frame]) => ({ camera, frame })),
     };
   } catch (error) {
     const abort = error instanceof EpisodeAbort ? error : abortOf(signal) ?? new EpisodeAbort("hardware_fault", (error as Error).message);

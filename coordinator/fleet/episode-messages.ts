@@ -147,7 +147,7 @@ function onFinished(ctx: LinkContext, cellId: string, finished: EpisodeFinished,
     ...common,
     outcome: finished.outcome,
     failureCluster: finished.outcome === "failure" ? finished.failureCluster || null : null,
-    label: label?.judgedBy === "human" ? { progress: label.progress, note: label.note, waitedS: label.waitedS } : null,
+    label: label?.judgedBy ? { judgedBy: label.judgedBy, progress: label.judgedBy === "human" ? label.progress : null, note: label.judgedBy === "human" ? label.note : null, waitedS: label.waitedS } : null,
   });
   if (!done) {
     // The first finish wins (e.g. a restarted agent's late report beat the reassigned attempt, or
@@ -204,10 +204,10 @@ function onFinished(ctx: LinkContext, cellId: string, finished: EpisodeFinished,
 }
 
 /**
- * The person's label the cell put in the evaluation JSON (`label: {judged_by, progress, note,
- * waited_s}`), read defensively: a cell's malformed JSON reads as no label.
+ * The person's label (or the judge's verdict, judged_by "judge") the cell put in the evaluation JSON
+ * (`label: {judged_by, progress, note, waited_s}`), read defensively: a cell's malformed JSON reads as no label.
  */
-function labelOf(evaluationJson: string): { judgedBy: "human" | null; progress: number | null; note: string | null; waitedS: number } | null {
+function labelOf(evaluationJson: string): { judgedBy: "human" | "judge" | null; progress: number | null; note: string | null; waitedS: number | null } | null {
   let label: Record<string, unknown> | undefined;
   try {
     label = (JSON.parse(evaluationJson || "{}") as { label?: Record<string, unknown> }).label;
@@ -216,8 +216,9 @@ function labelOf(evaluationJson: string): { judgedBy: "human" | null; progress: 
   }
   if (!label || typeof label !== "object") return null;
   const progress = typeof label.progress === "number" && label.progress >= 0 && label.progress <= 100 ? label.progress : null;
-  const waitedS = typeof label.waited_s === "number" && label.waited_s >= 0 ? label.waited_s : 0;
-  return { judgedBy: label.judged_by === "human" ? "human" : null, progress, note: typeof label.note === "string" ? label.note.slice(0, 2000) : null, waitedS };
+  // A judge's verdict that no person was asked about has no labelling time (null, not 0 s of a person's).
+  const waitedS = typeof label.waited_s === "number" && label.waited_s >= 0 ? label.waited_s : label.judged_by === "judge" ? null : 0;
+  return { judgedBy: label.judged_by === "human" || label.judged_by === "judge" ? label.judged_by : null, progress, note: typeof label.note === "string" ? label.note.slice(0, 2000) : null, waitedS };
 }
 
 function onInterrupted(ctx: LinkContext, cellId: string, interrupted: EpisodeInterrupted, effects: Effect[]): void {

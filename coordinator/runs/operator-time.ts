@@ -12,6 +12,7 @@
 import type { InvalidReason } from "./invalid-reasons.js";
 import { studentTQuantile } from "../stats/student-t.js";
 import type { EpisodeRecord } from "../store/episodes-repo.js";
+import { judgeSection, type JudgeSection } from "./judge-section.js";
 
 export interface OperatorTime {
   resets: number;
@@ -22,9 +23,16 @@ export interface OperatorTime {
 
 /** Who decided the outcomes counted in n, and a person's progress scores. */
 export interface Labels {
-  /** "human" when every counted episode's outcome was a person's label, "instrument" when none, "mixed" otherwise. */
-  judged_by: "instrument" | "human" | "mixed";
+  /**
+   * "human" when every counted episode's outcome was a person's label, "judge" when every one was a judge endpoint's
+   * verdict, "instrument" when none was either, "mixed" otherwise.
+   */
+  judged_by: "instrument" | "human" | "judge" | "mixed";
   labelled: number;
+  /** Counted episodes whose outcome a judge endpoint's verdict decided alone (present with a judge). */
+  judged?: number;
+  /** The judge endpoint's verdicts and its agreement with people on the audit sample (judge-section.ts). */
+  judge?: JudgeSection;
   /** Mean 0-100 progress score over labelled episodes that have one, with a 95% Student t interval (null below 2 scores). */
   progress: { n: number; mean: number; ci95: [number, number] | null } | null;
   label_s_total: number;
@@ -93,14 +101,18 @@ export function operatorSections(episodes: readonly EpisodeRecord[]): { operator
 /** The labels section, present once a person was asked to judge any episode. */
 function labelSection(episodes: readonly EpisodeRecord[], counted: number): { labels?: Labels } {
   const labelled = episodes.filter((e) => e.status === "done" && e.label?.judgedBy === "human");
+  const byJudge = episodes.filter((e) => e.status === "done" && e.label?.judgedBy === "judge").length;
   const unlabelled = episodes.filter((e) => e.status === "unlabelled");
-  if (labelled.length === 0 && unlabelled.length === 0) return {};
+  const judge = judgeSection(episodes);
+  if (labelled.length === 0 && unlabelled.length === 0 && !judge) return {};
   const waited = operatorLabelSeconds([...labelled, ...unlabelled]);
   const scores = labelled.flatMap((e) => (e.label?.progress != null ? [e.label.progress] : []));
   return {
     labels: {
-      judged_by: labelled.length === counted ? "human" : labelled.length === 0 ? "instrument" : "mixed",
+      judged_by: labelled.length === counted ? "human" : byJudge === counted ? "judge"
+        : labelled.length === 0 && byJudge === 0 ? "instrument" : "mixed",
       labelled: labelled.length,
+      ...(judge ? { judged: byJudge, judge } : {}),
       progress: progressInterval(scores),
       label_s_total: round1(waited),
       label_s_per_episode: counted === 0 ? 0 : round1(waited / counted),

@@ -127,6 +127,19 @@ export const DataPosture = component("DataPosture", z.strictObject({
 export const WebhookTarget = z.strictObject({ webhook: z.string({ error: "must be an http(s) URL" }).max(URL_MAX_CHARS, tooLong(URL_MAX_CHARS)).regex(/^https?:\/\//, { error: "must be an http(s) URL" }).describe("http(s) URL; on_verified's must be a registered webhook endpoint") });
 
 /** Fields every kind accepts (coordinator/runs/common-fields.ts checks what depends on the scene). */
+/** *Added*: a success classifier that judges a task's person-judged predicate (operator.success) first (docs/judges.md). */
+const shareOf = (what: string) => z.number({ error: `must be a number from 0 to 1 (${what})` }).min(0, { error: `must be a number from 0 to 1 (${what})` }).max(1, { error: `must be a number from 0 to 1 (${what})` });
+export const Judge = component("Judge", z.strictObject({
+  url: z.string({ error: "is required: the http(s):// URL Assay POSTs each finished episode to" }).max(URL_MAX_CHARS, tooLong(URL_MAX_CHARS))
+    .regex(/^https?:\/\//, { error: "must be an http(s):// URL" }).describe("http(s):// URL of the judge (docs/judges.md: the wire)"),
+  confidence_threshold: shareOf("a verdict less confident than this also goes to a person").optional()
+    .describe("a verdict whose confidence is below this also goes to a person at the operator station; default 0.8"),
+  audit_fraction: shareOf("the share of episodes a person also judges").optional()
+    .describe("the share of episodes a person also judges whatever the judge's confidence (the audit sample, drawn from each episode's seed); default 0.1"),
+  timeout_s: z.number({ error: "must be a number of seconds in (0, 60]" }).positive({ error: "must be a number of seconds in (0, 60]" }).max(60, { error: "must be a number of seconds in (0, 60]" }).optional()
+    .describe("how long the cell waits for the judge's answer; default 10 (a judge that does not answer sends the episode to a person)"),
+}).describe("a success classifier (AutoEval-style) for a task judged by a person (operator.success): it judges each episode from its final frames, a person also judges the uncertain ones and an audit sample; docs/judges.md"));
+
 export const COMMON_RUN_FIELDS = {
   priority: Priority.optional(),
   perturbation: Perturbation.optional(),
@@ -135,6 +148,7 @@ export const COMMON_RUN_FIELDS = {
   interventions: Interventions.optional(),
   publish: Publish.optional(),
   instructions: InstructionSet.optional(),
+  judge: Judge.optional(),
 };
 
 /** *Added*: the name a leaderboard shows for the run's policy (kinds run and eval). */

@@ -4,6 +4,7 @@
  * partial result of a stopped run); `status_detail` when failed or stopped, and while an open run
  * waits for something the scheduler can name (an instrument no matching cell has now).
  */
+import { judgeRecordOf } from "./judge-section.js";
 import type { EpisodeRecord } from "../store/episodes-repo.js";
 import type { RunRecord } from "../store/runs-repo.js";
 import { interventionsOfMeta } from "./policy-outcome.js";
@@ -92,6 +93,7 @@ export function episodeView(episode: EpisodeRecord, artifacts: readonly Artifact
     return a ? artifactFileUrl(artifactUrl, a) : null;
   };
   const interventions = interventionsOfMeta(episode.meta);
+  const judge = judgeRecordOf(episode);
   return {
     id: episode.id,
     object: "episode",
@@ -107,6 +109,8 @@ export function episodeView(episode: EpisodeRecord, artifacts: readonly Artifact
     interruptions: episode.interruptions,
     // Only episodes a person judged carry their label (operator.success), so clients can filter on it.
     ...(episode.label?.judgedBy === "human" ? { judged_by: "human", label: { progress: episode.label.progress, note: episode.label.note, waited_s: episode.label.waitedS } } : {}),
+    ...(episode.label?.judgedBy === "judge" ? { judged_by: "judge" } : {}),
+    ...(judge ? { judge: { success: judge.success, confidence: judge.confidence, error: judge.error, audit: judge.audit, low_confidence: judge.lowConfidence } } : {}),
     // Only intervened episodes carry the flag (and their interventions), so clients can filter on it.
     ...(interventions.length > 0 ? { intervened: true, interventions } : {}),
     ...(withUnit ? { unit: episode.unit } : {}),

@@ -8,7 +8,7 @@
 import type { FirmwarePins } from "../../firmware-pins/pins.js";
 import { randomBase62 } from "../auth/api-keys.js";
 import { admitSubmission } from "../billing/submission.js";
-import type { CatalogEnvironment } from "../catalog/environments.js";
+import { cameraNames, findEnvironment, type CatalogEnvironment } from "../catalog/environments.js";
 import { AssayError } from "../errors/assay-error.js";
 import type { FleetView } from "../fleet/fleet-view.js";
 import { canonicalJson } from "../json/canonical-json.js";
@@ -23,6 +23,7 @@ import { isPlainObject } from "./field-checks.js";
 import { normalizeRunRequest, type ValidatedRun } from "./run-request.js";
 import { checkPolicyModels, preparationContextOf, preparePolicies } from "./policy-preparation.js";
 import { validateRunRequest } from "./validate-run.js";
+import { preflightJudge } from "./judge-checks.js";
 import { lockName } from "../store/named-lock.js";
 
 export interface SubmissionContext {
@@ -107,6 +108,7 @@ export async function submitRun(ctx: SubmissionContext, accountId: string, body:
   const validated = validateSubmission(ctx, accountId, body);
   admitSubmission(ctx.db, ctx.pins, accountId, validated, options.quoteId, ctx.clock());
   const models = await preparePolicies(unitsOf(validated), preparationContext(ctx, accountId));
+  if (ctx.preflight !== "off") await preflightRunJudge(ctx, validated);
   if (Object.keys(models).length > 0) validated.resolvedPins = { ...validated.resolvedPins, models };
   const shape = options.reshape?.(validated);
   const id = `run_${randomBase62(20)}`;
@@ -145,4 +147,13 @@ export async function submitRun(ctx: SubmissionContext, accountId: string, body:
   // The rest of a large run's episodes, a transaction per turn of the event loop: other requests go on meanwhile.
   if (backfill) await ctx.backfill.complete(id);
   return { run: getRun(ctx.db, id)!, replayed: false };
+}
+
+/** The judge's pre-flight (judge-checks.ts), showing it every camera of the run's first unit's scene. */
+async function preflightRunJudge(ctx: SubmissionContext, validated: ValidatedRun): Promise<void> {
+  const judge = validated.request.judge;
+  if (judge === undefined || ctx.preflight === "off") return;
+  const unit = unitsOf(validated)[0]!;
+  const env = findEnvironment(ctx.environments, unit.environment);
+  await preflightJudge(judge, { task: unit.task, cameras: env ? cameraNames(env) : [], maxTimeoutMs: ctx.preflight.timeoutMs });
 }

@@ -15,6 +15,7 @@ import { findVisibleFrozenRevision } from "../store/tasks-repo.js";
 import { contract, isPlainObject, q } from "./field-checks.js";
 import { validateInstructionSet } from "./instruction-set.js";
 import { checkUnitsScorable } from "./instrument-check.js";
+import { checkJudgeTasks } from "./judge-checks.js";
 import { RUN_KINDS, type RunKindName, type ValidatedRun, type ValidateRunContext } from "./run-request.js";
 
 /** The spec's code for a problem with a field, missing or malformed (422 either way). */
@@ -52,11 +53,14 @@ export function validateRunRequest(body: unknown, ctx: ValidateRunContext): Vali
   const validated = module.plan(body, ctx);
   // `instructions` (sampled, held_out) is checked once the units say which frozen revisions run.
   const revisions = validated.units ? [...new Set(validated.units.map((u) => u.task))] : [validated.resolvedPins.task];
-  validateInstructionSet(validated.kind, body.instructions, revisions.map((rev) => {
+  const specs = revisions.map((rev) => {
     const match = /^(.+)@v(\d+)$/.exec(rev);
     const row = match ? findVisibleFrozenRevision(ctx.db, ctx.accountId, match[1], Number(match[2])) : undefined;
     return { rev, spec: row?.spec ?? {} };
-  }));
+  });
+  validateInstructionSet(validated.kind, body.instructions, specs);
+  // A judge decides a task's person-judged predicate first: the task must have one (docs/judges.md).
+  checkJudgeTasks(body.judge, specs);
   const { model, firmware, environment } = validated.plan;
   checkUnitsScorable(ctx, validated.units ?? [{ robot: validated.resolvedPins.robot, model, firmware, environment, task: validated.resolvedPins.task }]);
   return validated;

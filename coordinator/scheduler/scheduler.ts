@@ -16,6 +16,7 @@ import type { RunUnit } from "../kinds/units.js";
 import { planAssignments, type AvailableCell, type CellPin, type SchedulableRun } from "./assignment-plan.js";
 import { resolveTaskKits } from "../kits/kit-physics.js";
 import { withInstructionSet } from "../runs/instruction-set.js";
+import { withJudge } from "../runs/judge-checks.js";
 import { taskInstrumentKinds } from "../../protocol/predicates/index.js";
 import { instrumentWait } from "./instrument-wait.js";
 
@@ -222,7 +223,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     if (attempt === null) return undefined;
     const episode = getEpisode(db, episodeId)!;
     const { unit, row } = offered;
-    const request = run.request as { perturbation?: object; interventions?: string; instructions?: unknown };
+    const request = run.request as { perturbation?: object; interventions?: string; instructions?: unknown; judge?: unknown };
     // The run's interventions mode rides in perturbation_json (absent means "none"; see the agent's assignment.ts).
     const perturbation = unit.perturbation ?? request.perturbation ?? {};
     const interventions = request.interventions && request.interventions !== "none" ? { interventions: request.interventions } : {};
@@ -235,7 +236,8 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
       of: run.episodesTotal,
       robot: unit.robot,
       environment: unit.environment,
-      taskJson: withInstructionSet(taskJson, request),
+      // The run's judge (docs/judges.md) rides in task_json under `judge`, as the cell reads it (protocol/judge/judge-spec.ts).
+      taskJson: withJudge(withInstructionSet(taskJson, request), request),
       policyJson: JSON.stringify(policyForCell(unit.policy ?? {}, run.resolvedPins.models)),
       perturbationJson: JSON.stringify({ ...perturbation, ...interventions }),
       seed: episode.seed,

@@ -11,10 +11,11 @@
  */
 
 import { clusteredRateInterval } from "./clustered-rate.js";
+import { cohenKappa } from "./cohen-kappa.js";
 import { mcnemarExact, type McNemarResult } from "./mcnemar.js";
 import { pairedDifferenceInterval, tallyPairs, type PairedDifferenceInterval } from "./paired-difference.js";
 import { tForConfidence } from "./student-t.js";
-import { wilsonInterval, zForConfidence } from "./wilson.js";
+import { wilsonInterval } from "./wilson.js";
 
 /** A rate with its count and interval, as every rate in Assay's results is reported. */
 export interface RateWithInterval {
@@ -74,34 +75,20 @@ export interface AgreementPair {
  * Without clusters the output is the independent-pairs analysis.
  */
 export function agreement(pairs: ReadonlyArray<AgreementPair>, ci = 0.95): AgreementResult {
-  const z = zForConfidence(ci);
   const clustered = clusterAgreement(pairs, ci);
   const table = tallyPairs(pairs.map(({ sim, real }) => ({ a: sim, b: real })));
   const { both, onlyA: simOnly, onlyB: realOnly, neither } = table;
   const n = pairs.length;
   const agree = both + neither;
-  let kappa: number | null = null;
-  let kappaCi: [number, number] | null = null;
-  if (n > 0) {
-    const po = agree / n;
-    const simRate = (both + simOnly) / n;
-    const realRate = (both + realOnly) / n;
-    const pe = simRate * realRate + (1 - simRate) * (1 - realRate);
-    if (pe < 1) {
-      kappa = (po - pe) / (1 - pe);
-      const se = kappaStandardError(table, n, kappa, pe);
-      const half = clustered ? clustered.critical * se * Math.sqrt(clustered.interval.design_effect) : z * se;
-      kappaCi = [Math.max(-1, kappa - half), Math.min(1, kappa + half)];
-    }
-  }
+  const kappa = cohenKappa(table, ci, clustered ? { critical: clustered.critical, designEffect: clustered.interval.design_effect } : {});
   return {
     n,
     agreement_rate: n === 0 ? null : agree / n,
     ci95: clustered ? clustered.interval.ci : wilsonInterval(agree, n, ci),
     ci_level: ci,
     interval_method: clustered ? clustered.interval.interval_method : "wilson",
-    cohen_kappa: kappa,
-    kappa_ci: kappaCi,
+    cohen_kappa: kappa.kappa,
+    kappa_ci: kappa.ci,
     clusters: clustered ? clustered.interval.clusters : clusterCount(pairs),
     design_effect: clustered ? clustered.interval.design_effect : 1,
     sim_success_rate: rate(both + simOnly, n, ci),
@@ -140,33 +127,4 @@ function clusterAgreement(pairs: ReadonlyArray<AgreementPair>, ci: number) {
   const interval = clusteredRateInterval(groupByCluster(pairs), ci);
   if (interval.df === null) return null;
   return { interval, critical: tForConfidence(ci, interval.df) };
-}
-
-/**
- * Large-sample standard error of kappa for a 2×2 table (Fleiss, Cohen & Everitt 1969, eq. 13):
- * Var = [Σ_i p_ii (1 - (p_i. + p_.i)(1 - κ))² + (1 - κ)² Σ_{i≠j} p_ij (p_.i + p_j.)²
- *        - (κ - p_e(1 - κ))²] / (n (1 - p_e)²).
- */
-function kappaStandardError(
-  table: { both: number; onlyA: number; onlyB: number; neither: number },
-  n: number,
-  kappa: number,
-  pe: number,
-): number {
-  // Rows: sim (1 = success, 0 = failure); columns: real.
-  const p = [
-    [table.neither / n, table.onlyB / n],
-    [table.onlyA / n, table.both / n],
-  ];
-  const row = [p[0][0] + p[0][1], p[1][0] + p[1][1]];
-  const col = [p[0][0] + p[1][0], p[0][1] + p[1][1]];
-  let sum = 0;
-  for (let i = 0; i < 2; i++) {
-    for (let j = 0; j < 2; j++) {
-      if (i === j) sum += p[i][i] * (1 - (row[i] + col[i]) * (1 - kappa)) ** 2;
-      else sum += (1 - kappa) ** 2 * p[i][j] * (col[i] + row[j]) ** 2;
-    }
-  }
-  sum -= (kappa - pe * (1 - kappa)) ** 2;
-  return Math.sqrt(Math.max(0, sum) / (n * (1 - pe) ** 2));
 }

@@ -25,7 +25,7 @@ export interface EpisodeRow {
   reset_s: number | null;
   /** Seconds a person spent on the finished attempt's reset (null: not said). */
   operator_reset_s?: number | null;
-  /** "human" when a person's label decided the outcome, else null (the instruments did). */
+  /** "human" when a person's label decided the outcome, "judge" when a judge endpoint's verdict did, else null (the instruments did). */
   judged_by?: string | null;
   progress?: number | null;
   label_note?: string | null;
@@ -101,8 +101,8 @@ export function episodeRecordOf(row: EpisodeRow & { unit?: number | null; assign
     durationS: row.duration_s,
     resetS: row.reset_s,
     operatorResetS: row.operator_reset_s ?? null,
-    label: row.judged_by === "human" || row.operator_label_s != null
-      ? { judgedBy: row.judged_by === "human" ? "human" : null, progress: row.progress ?? null, note: row.label_note ?? null, waitedS: row.operator_label_s ?? null }
+    label: row.judged_by === "human" || row.judged_by === "judge" || row.operator_label_s != null
+      ? { judgedBy: row.judged_by === "human" || row.judged_by === "judge" ? row.judged_by : null, progress: row.progress ?? null, note: row.label_note ?? null, waitedS: row.operator_label_s ?? null }
       : null,
     replaySpec: fromCell(row.replay_spec),
     meta: fromCell(row.meta),
@@ -136,8 +136,11 @@ export function getEpisodeRecord(db: Db, episodeId: string): EpisodeRecord | und
 
 /** A person's success label as stored with its episode. */
 export interface EpisodeLabel {
-  /** "human" once a person labelled it; null for an unlabelled episode (asked, never answered). */
-  judgedBy: "human" | null;
+  /**
+   * "human" once a person labelled it; "judge" when the run's judge endpoint decided it alone (docs/judges.md);
+   * null for an unlabelled episode (asked, never answered).
+   */
+  judgedBy: "human" | "judge" | null;
   /** The person's progress score, 0-100 (null: not given). */
   progress: number | null;
   note: string | null;
@@ -258,8 +261,8 @@ export interface EpisodeOutcome {
   finishedAt: string;
   /** The attempt the cell reports finished, when it says (0 or absent: not said). */
   attempt?: number;
-  /** A person's label that decided the outcome (task with operator.success). */
-  label?: { progress: number | null; note: string | null; waitedS: number } | null;
+  /** A person's label, or a judge endpoint's verdict (`judgedBy` "judge"), that decided the outcome (task with operator.success). */
+  label?: { judgedBy?: "human" | "judge"; progress: number | null; note: string | null; waitedS: number | null } | null;
 }
 
 /**
@@ -285,7 +288,7 @@ export function markEpisodeDone(db: Db, episodeId: string, o: EpisodeOutcome): b
        replay_spec = ?, meta = ?, evaluation = ?, finished_at = ?, judged_by = ?, progress = ?, label_note = ?, operator_label_s = ? WHERE id = ?`,
   ).run(
     o.cellId, o.outcome, o.failureCluster, o.durationS, o.resetS, o.operatorResetS ?? null, o.replaySpecJson, o.metaJson, o.evaluationJson, o.finishedAt,
-    o.label ? "human" : null, o.label?.progress ?? null, o.label?.note ?? null, o.label?.waitedS ?? null, episodeId,
+    o.label ? o.label.judgedBy ?? "human" : null, o.label?.progress ?? null, o.label?.note ?? null, o.label?.waitedS ?? null, episodeId,
   );
   if (o.attempt) supersedeLinkLostEstimate(db, episodeId, o.cellId, o.attempt);
   return true;

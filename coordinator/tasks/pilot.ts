@@ -13,6 +13,7 @@ import { AssayError } from "../errors/assay-error.js";
 import { CONTROL_RATE_HZ, DEFAULT_RETENTION, MAX_EPISODE_DURATION_S, PERTURBATION_REV } from "../runs/run-request.js";
 import type { NewRun, RunPlan } from "../store/runs-repo.js";
 import { parsePilotBody, PILOT_EPISODES_DEFAULT } from "./task-schemas.js";
+import { checkJudgeTasks } from "../runs/judge-checks.js";
 import type { TaskSpecFields } from "./validate-task.js";
 
 export { PILOT_EPISODES_DEFAULT, PILOT_EPISODES_MAX } from "./task-schemas.js";
@@ -70,6 +71,7 @@ export function planPilot(body: unknown, task: { id: string; spec: TaskSpecField
     invalid(`${p.field}[${p.index}] "${p.name}" needs instrument ${p.missing.join(" and ")}, which ${environmentId(env)} lacks; pilot in another environment of class ${task.spec.environment_class}`);
   }
   const policy = pilotPolicy(raw.policy, robot.model, env);
+  checkJudgeTasks(raw.judge, [{ rev: task.id, spec: task.spec as unknown as Record<string, unknown> }]);
 
   const seed = (ctx.randomSeed ?? (() => randomInt(0, 0x7fffffff)))();
   const plan: PilotRunPlan = {
@@ -92,7 +94,7 @@ export function planPilot(body: unknown, task: { id: string; spec: TaskSpecField
       request: {
         kind: "run", robot: raw.robot, environment: environmentId(env), task: task.id, policy, episodes,
         priority: "standard", interventions: "none", publish: "private",
-        data: { retention: DEFAULT_RETENTION, train_on_failures: false }, pilot: true,
+        data: { retention: DEFAULT_RETENTION, train_on_failures: false }, pilot: true, ...(raw.judge ? { judge: raw.judge } : {}),
       },
       resolvedPins: { robot: robot.pin, environment: environmentId(env), task: task.id, perturbation_rev: PERTURBATION_REV },
       plan,

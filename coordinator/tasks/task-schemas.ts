@@ -13,7 +13,7 @@ import {
   boundedRecord, CHANNELS_MAX, INSTRUCTION_MAX_CHARS, INSTRUCTIONS_MAX, NAME_MAX_CHARS, PREDICATE_MAX_CHARS, REF_MAX_CHARS, TASK_ENTRIES_MAX, TEXT_MAX_CHARS,
   tooLong, tooMany,
 } from "../json/field-bounds.js";
-import { InstructionSet, Policy } from "../runs/run-schemas.js";
+import { InstructionSet, Judge, Policy } from "../runs/run-schemas.js";
 
 export const PILOT_EPISODES_DEFAULT = 10;
 export const PILOT_EPISODES_MAX = 50;
@@ -82,6 +82,7 @@ export const PilotRequest = component("PilotRequest", z.strictObject({
   policy: Policy.optional().describe("default: the reference expert policy"),
   environment: z.string().max(REF_MAX_CHARS, tooLong(REF_MAX_CHARS)).optional().describe("default: the first environment of the task's class with the robot installed"),
   instructions: InstructionSet.optional().describe("only sampled: a pilot iterates, and held-out paraphrases are never sampled while iterating"),
+  judge: Judge.optional().describe("a success classifier for the task's operator.success predicate (docs/judges.md), as on a run"),
 }));
 
 /** A POST /v1/tasks body, checked against its declaration (422 contract_validation_failed naming the field). */

@@ -4,6 +4,8 @@
  */
 import { boundedJson } from "../../json/bounded-json.js";
 import { checkPolicyModels, preparationContextOf, preparePolicies } from "../../runs/policy-preparation.js";
+import { preflightJudge } from "../../runs/judge-checks.js";
+import { cameraNames, findEnvironment } from "../../catalog/environments.js";
 import { runStreamUrl, STREAM_SCOPE } from "../../streams/stream-tokens.js";
 import { Router, type Request } from "express";
 import { authOf } from "../../auth/authenticate.js";
@@ -67,7 +69,13 @@ export function tasksRouter(deps: CompiledApiDeps): Router {
           task: run.resolvedPins.task, policy: (run.request as { policy: Record<string, unknown> }).policy,
         };
         checkPolicyModels([unit], preparation);
-        return preparePolicies([unit], preparation);
+        const models = await preparePolicies([unit], preparation);
+        const judge = (run.request as { judge?: unknown }).judge;
+        if (judge !== undefined && preparation.preflight !== "off") {
+          const env = findEnvironment(deps.environments, run.plan.environment);
+          await preflightJudge(judge, { task: run.resolvedPins.task, cameras: env ? cameraNames(env) : [], maxTimeoutMs: preparation.preflight.timeoutMs });
+        }
+        return models;
       },
     });
     deps.scheduler.kick();

@@ -33,7 +33,8 @@ export const CellAttention = component("CellAttention", z.strictObject({
   scene: z.record(z.string(), z.unknown()).describe(
     "the scene to set, as the cell sent it: lighting, objects {name: {object, position_m [x, y, z], yaw_rad, tolerance_m?}} in the cell's " +
       "world frame, distractors [{object, position_m, yaw_rad}], and cameras {name: calibration} for cameras fixed in the world frame. " +
-      "label: {instruction, predicates}. intervene: {intervention (on_stall or scripted), phase (offered or holding), what, steps [...], t_s (episode seconds), held_since?}",
+      "label: {instruction, predicates, review?} where review (audit, low_confidence, judge_failed) says why a person judges an episode the run's judge also saw (never the judge's verdict). " +
+      "intervene: {intervention (on_stall or scripted), phase (offered or holding), what, steps [...], t_s (episode seconds), held_since?}",
   ),
 }));
 

@@ -80,6 +80,27 @@ export const CellBreakdown = component("CellBreakdown", z.strictObject({
   statement: z.array(z.string()).optional().describe("the headline in words, as the console, the CLI and the PDF report show it"),
 }).describe("the episodes behind a rate, per physical cell, and the model-level and these-cells claims about them"));
 
+/** The judge endpoint's verdicts and agreement with people (coordinator/runs/judge-section.ts). */
+const JudgeSummary = z.strictObject({
+  asked: z.number().int().min(0).describe("episodes the judge was asked about (counted and unlabelled)"),
+  decided: z.number().int().min(0).describe("counted episodes whose outcome the judge's verdict decided alone"),
+  audited: z.number().int().min(0).describe("episodes in the audit sample (a person judged them too, whatever the judge's confidence)"),
+  low_confidence: z.number().int().min(0).describe("verdicts below the run's confidence_threshold (a person judged them too)"),
+  failed: z.number().int().min(0).describe("episodes the judge gave no verdict on (timeout, HTTP error, malformed answer); a person judged them"),
+  agreement: z.strictObject({
+    n: z.number().int().min(0).describe("audited episodes with both the judge's verdict and a person's label"),
+    agreement_rate: z.number().min(0).max(1).nullable(),
+    cohen_kappa: z.number().min(-1).max(1).nullable().describe("Cohen's kappa of judge against people; null when either always said the same or n is 0"),
+    kappa_ci95: z.tuple([z.number(), z.number()]).nullable().describe("95% Wald interval kappa ± 1.96·SE (Fleiss, Cohen & Everitt 1969), clipped to [-1, 1]"),
+    kappa_se: z.number().min(0).nullable(),
+    method: z.literal("cohen-kappa-fleiss-cohen-everitt-1969"),
+    confusion: z.strictObject({
+      both_success: z.number().int().min(0), judge_success_human_failure: z.number().int().min(0),
+      judge_failure_human_success: z.number().int().min(0), both_failure: z.number().int().min(0),
+    }).describe("the 2×2 counts of the audit sample: judge's verdict against the person's label"),
+  }).describe("the judge's agreement with people on the audit sample (low-confidence episodes are left out: the judge's doubt picked them)"),
+}).describe("runs with a judge endpoint (docs/judges.md)");
+
 /** The spec's Result; multi-unit kinds add their own sections (units, comparison, ...). */
 export const Result = component("Result", z.looseObject({
   ...RateSummary.shape,
@@ -105,8 +126,10 @@ export const Result = component("Result", z.looseObject({
     at: Timestamp,
   })).optional().describe("attempts a person marked invalid at the operator station; each episode ran again and only its valid attempt counts in n"),
   labels: z.strictObject({
-    judged_by: z.enum(["instrument", "human", "mixed"]).describe("who decided the outcomes counted in n: instruments, a person's label (operator.success), or some of each"),
+    judged_by: z.enum(["instrument", "human", "judge", "mixed"]).describe("who decided the outcomes counted in n: instruments, a person's label (operator.success), the run's judge endpoint (docs/judges.md), or more than one of them"),
     labelled: z.number().int().min(0).describe("episodes counted in n whose outcome a person labelled"),
+    judged: z.number().int().min(0).optional().describe("runs with a judge: episodes counted in n whose outcome the judge's verdict decided alone"),
+    judge: JudgeSummary.optional(),
     progress: z.strictObject({
       n: z.number().int().min(0), mean: z.number().min(0).max(100),
       ci95: z.tuple([z.number().min(0).max(100), z.number().min(0).max(100)]).nullable().describe("two-sided 95% Student t interval of the mean (docs/statistics.md); null below 2 scores"),
@@ -180,7 +203,11 @@ export const Episode = component("Episode", z.strictObject({
   cell: z.string().nullable(),
   attempts: z.number().int().min(0),
   interruptions: z.array(z.unknown()),
-  judged_by: z.literal("human").optional().describe("only on episodes whose outcome a person labelled (operator.success)"),
+  judged_by: z.enum(["human", "judge"]).optional().describe("only on episodes whose outcome a person labelled (operator.success), or the run's judge endpoint decided alone (judge)"),
+  judge: z.strictObject({
+    success: z.boolean().nullable(), confidence: z.number().min(0).max(1).nullable(), error: z.string().nullable().describe("why the judge gave no verdict"),
+    audit: z.boolean().describe("in the audit sample: a person judged it too"), low_confidence: z.boolean().describe("below the run's confidence_threshold: a person judged it too"),
+  }).optional().describe("runs with a judge: the judge's verdict on this episode (the person's label decided it wherever both exist)"),
   label: z.strictObject({
     progress: z.number().min(0).max(100).nullable(), note: z.string().nullable(), waited_s: z.number().min(0).nullable().describe("seconds the cell waited for the label"),
   }).optional().describe("the person's label: progress 0-100, note, labelling time"),

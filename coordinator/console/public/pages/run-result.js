@@ -19,6 +19,7 @@ export function resultSections(result, { onCluster } = {}) {
       // The headline in words, the same sentences the CLI and the PDF report print (coordinator/runs/headline-statement.ts).
       cells?.statement?.length ? h("div", { class: "statement" }, cells.statement.map((line) => h("p", { class: "small" }, line))) : null,
       result.ci_requested ? h("p", { class: "small" }, `At the requested confidence ${pct(result.ci_requested.ci)}: ${pct(result.ci_requested.interval[0])} – ${pct(result.ci_requested.interval[1])} (${result.ci_requested.interval_method}).`) : null,
+      result.labels ? judgedBy(result.labels) : null,
       result.assisted ? h("div", {}, h("h3", {}, "Counting successes a person helped"), rateBar(result.assisted, "assisted")) : null,
       h("h3", {}, "Cost and meters"),
       h("dl", { class: "facts" },
@@ -53,3 +54,22 @@ function kindSections(result) {
     h("h2", { id: "h-kind" }, "Details of this kind"),
     present.map((k) => h("details", {}, h("summary", {}, k), jsonBlock(result[k]))));
 }
+
+const JUDGED_BY_WORDS = { instrument: "the cell's instruments", human: "people at the operator station", judge: "the run's judge endpoint", mixed: "people, a judge endpoint and instruments together" };
+
+/** Who decided the outcomes (labels.judged_by), the people's progress score, and a judge's agreement with people. */
+function judgedBy(labels) {
+  const judge = labels.judge;
+  const agreement = judge?.agreement;
+  return h("div", { class: "judged-by", "data-judged-by": labels.judged_by },
+    h("p", { class: "small" }, `Judged by ${JUDGED_BY_WORDS[labels.judged_by] ?? labels.judged_by}: ${labels.labelled} labelled by people`,
+      labels.judged !== undefined ? `, ${labels.judged} decided by the judge alone` : "",
+      labels.unlabelled?.length ? `, ${labels.unlabelled.length} unlabelled (not counted)` : "",
+      labels.progress ? `; mean progress ${num(labels.progress.mean)}${labels.progress.ci95 ? ` (95% CI ${num(labels.progress.ci95[0])} – ${num(labels.progress.ci95[1])})` : ""}` : "", "."),
+    judge ? h("p", { class: "small" },
+      agreement.cohen_kappa !== null
+        ? `Judge against people on ${agreement.n} audited episode${agreement.n === 1 ? "" : "s"}: kappa ${num(agreement.cohen_kappa)} (95% CI ${num(agreement.kappa_ci95[0])} – ${num(agreement.kappa_ci95[1])}), agreement ${pct(agreement.agreement_rate)}`
+        : `Judge against people: no kappa yet (${agreement.n} audited episode${agreement.n === 1 ? "" : "s"} with both)`,
+      `; ${judge.low_confidence} unsure and ${judge.failed} unanswered went to people.`) : null);
+}
+

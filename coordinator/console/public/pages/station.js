@@ -33,6 +33,12 @@ const NEEDS_WORDS = {
   label: "Judge the episode: did it succeed?",
   intervene: "The episode is paused and needs your help",
 };
+/** Why a person judges an episode the run's judge endpoint also saw (docs/judges.md); never what the judge said. */
+const REVIEW_WORDS = {
+  audit: "Audit: a judge scored this episode too. Judge it on your own.",
+  low_confidence: "The judge was unsure about this episode. Your label decides it.",
+  judge_failed: "The judge did not answer for this episode. Your label decides it.",
+};
 
 /** A short beep through WebAudio; silent until the person has turned sound on (browsers require a gesture). */
 function beeper() {
@@ -181,6 +187,7 @@ export async function stationPage(ctx) {
     const progress = h("input", { id: `progress-${id}`, type: "number", min: 0, max: 100, step: 5, value: 50, inputmode: "numeric", "aria-label": "Progress, 0 to 100" });
     const labelNote = h("input", { id: `label-note-${id}`, maxlength: 500, autocomplete: "off", placeholder: "Note (optional)", "aria-label": "Note on the episode" });
     const instruction = h("p", { class: "station-instruction" });
+    const review = h("p", { class: "station-review", "data-review": "" });
     const label = (success, button) => busy(button, async () => {
       const value = progress.value.trim() === "" ? undefined : Number(progress.value);
       const body = { success, episode_id: current.attention.episode_id, ...(value !== undefined ? { progress: value } : {}), ...(labelNote.value.trim() ? { note: labelNote.value.trim() } : {}) };
@@ -191,7 +198,7 @@ export async function stationPage(ctx) {
     }, slot);
     const yes = h("button", { type: "button", class: "primary huge", "data-action": "label-success", on: { click: () => label(true, yes) } }, "Success");
     const no = h("button", { type: "button", class: "danger huge", "data-action": "label-failure", on: { click: () => label(false, no) } }, "Failure");
-    const labelActions = h("div", { class: "station-label" }, instruction,
+    const labelActions = h("div", { class: "station-label" }, review, instruction,
       h("div", { class: "actions station-actions" }, h("label", { for: `progress-${id}` }, "Progress (0-100) "), progress, labelNote),
       h("div", { class: "actions station-actions" }, yes, no));
     const resetActions = h("div", { class: "actions station-actions" }, ready, abort);
@@ -225,6 +232,10 @@ export async function stationPage(ctx) {
         labelActions.hidden = attention?.kind !== "label";
         help.update(attention);
         if (attention?.kind === "label") instruction.textContent = attention.scene.instruction ? `Instruction: “${attention.scene.instruction}”` : "";
+        const why = attention?.kind === "label" ? attention.scene.review ?? "" : "";
+        review.dataset.review = why;
+        review.textContent = REVIEW_WORDS[why] ?? "";
+        review.hidden = why === "";
         const p = cell.previous_episode;
         invalidForm.hidden = !p;
         if (p) {
