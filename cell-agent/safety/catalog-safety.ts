@@ -10,7 +10,12 @@
  * (0.5 rad per step, no joint limits, no box, no effort limit).
  */
 import { loadFirmwarePins, type RobotModel } from "../../firmware-pins/pins.js";
-import type { WorkspaceBox } from "./envelope.js";
+
+/** An axis-aligned box in the robot's base frame that the fingertip must stay inside, metres. */
+export interface WorkspaceBox {
+  minM: [number, number, number];
+  maxM: [number, number, number];
+}
 
 /** The envelope defaults a catalogue model gives. */
 export interface CatalogEnvelope {

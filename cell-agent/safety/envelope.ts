@@ -20,7 +20,9 @@
  * `windowClampLimit` clamped steps among the last `windowSteps`.
  */
 import { ARM_CHAINS, forwardKinematicsFor, type ForwardKinematics } from "./arm-kinematics.js";
-import { catalogSafety, type CatalogEnvelope } from "./catalog-safety.js";
+import { catalogSafety, type CatalogEnvelope, type WorkspaceBox } from "./catalog-safety.js";
+
+export type { WorkspaceBox };
 
 export type ClampKind = "joint_limit" | "max_step" | "workspace";
 
@@ -31,11 +33,6 @@ export interface Clamp {
   /** Joint clamps: the target and the goal sent, rad. Workspace: the fingertip's distance outside the box, m, requested and sent. */
   requested: number;
   applied: number;
-}
-
-export interface WorkspaceBox {
-  minM: [number, number, number];
-  maxM: [number, number, number];
 }
 
 /**
