@@ -113,7 +113,8 @@ function planCompare(body: Record<string, unknown>, ctx: ValidateRunContext): Va
     const pairSeed = paired ? episodeSeed(common.seed, pair) : 0;
     order.forEach((unit, position) => {
       const seed = paired ? pairSeed : episodeSeed(common.seed, 2 * pair + unit);
-      episodes.push({ unit, seed, assign: { pair, order: position } });
+      // Paired: both episodes of the pair on one cell (blocking by cell, scheduler/pair-blocking.ts).
+      episodes.push({ unit, seed, assign: { pair, order: position, ...(paired ? { block: "cell" as const } : {}) } });
     });
   }
   const settings: CompareSettings = { paired, ...(sequential ? { sequential, sequential_power: sequentialPower(sequential, count) } : {}) };
