@@ -1,0 +1,14 @@
+/**
+ * Benchmark suite `stats-cells`: the two-sample rules of issue 25 item 4 that model cells, on their own
+ * (they are also part of `npm run bench -- stats`). Groups: paired compare blocked by cell
+ * (stats-paired-cells.ts).
+ *
+ *   npm run bench -- stats-cells
+ */
+import type { Figure } from "../bench.js";
+import { run as pairedCellFigures } from "./stats-paired-cells.js";
+
+/** Every group's figures, in order. */
+export async function run(): Promise<Figure[]> {
+  return [...pairedCellFigures()];
+}
