@@ -17,6 +17,7 @@ import { run as unassistedFigures } from "./stats-unassisted.js";
 import { run as twoSampleFigures } from "./stats-two-sample.js";
 import { run as pairedCellFigures } from "./stats-paired-cells.js";
 import { run as cellThresholdFigures } from "./stats-cell-threshold.js";
+import { run as cellRegressionFigures } from "./stats-cell-regression.js";
 import { agreement, type AgreementPair } from "../../coordinator/stats/agreement.js";
 import { binomialPmf } from "../../coordinator/stats/binomial.js";
 import { pairedDifferenceInterval, type PairedCounts } from "../../coordinator/stats/paired-difference.js";
@@ -44,7 +45,7 @@ const RUNS = 20000;
 export type FigureProducer = () => Figure[] | Promise<Figure[]>;
 
 /** Extra figure groups, run after the built-in ones in order: those that go through the run result code. */
-export const EXTRA_FIGURES: FigureProducer[] = [unassistedFigures, headlineFigures, () => twoSampleFigures(), () => pairedCellFigures(), () => cellThresholdFigures()];
+export const EXTRA_FIGURES: FigureProducer[] = [unassistedFigures, headlineFigures, () => twoSampleFigures(), () => pairedCellFigures(), () => cellThresholdFigures(), () => cellRegressionFigures()];
 
 const figure = (metric: string, value: number, unit = "ratio"): Figure => ({ bench: BENCH, metric, value, unit });
 
