@@ -25,6 +25,7 @@ const SUITES: Record<string, { module: string; aliases: string[]; what: string }
   "sequential-compare": { module: "./bench/sequential-compare.js", aliases: [], what: "sequential paired comparison against fixed-n McNemar" },
   "threshold-false-pass": { module: "./bench/threshold-false-pass.js", aliases: [], what: "threshold runs' false-pass rate" },
   stats: { module: "./bench/stats.js", aliases: [], what: "operating characteristics of the statistics in docs/statistics.md (cells, verify, regressions, threshold, compare)" },
+  "stats-cells": { module: "./bench/stats-cells.js", aliases: [], what: "rules that model cells: paired compare blocked by cell, the threshold test over cells, regressions when cells drift (also in stats)" },
   physics: { module: "./bench/physics.js", aliases: [], what: "kinematic world against MuJoCo on pick-cube@v1" },
   "leaderboard-tiers": { module: "./bench/leaderboard-tiers.js", aliases: ["leaderboards"], what: "leaderboard tier rule: error rate with equal policies and power to separate, and Bradley-Terry interval coverage" },
   render: { module: "./bench/render.js", aliases: ["cameras"], what: "simulated cameras per cell: CPU ms per simulated second of top 640x480 + wrist 320x240 at 30 Hz (render + JPEG) and of the episode video" },

@@ -11,13 +11,13 @@
  *   the check and emits webhook `regression.detected` (source "gate");
  * - run failed or stopped: failed, `regression` null, `detail` names the run's status code.
  */
-import { detectRegressions } from "../stats/regression.js";
+import { detectCellRegressions } from "../stats/cell-regression.js";
 import type { Db } from "../store/database.js";
 import { getRun, type RunRecord } from "../store/runs-repo.js";
-import { countsOf, type UnitResult } from "../kinds/unit-results.js";
+import { runCellsOf, type UnitResult } from "../kinds/unit-results.js";
 import { enqueueEvent } from "../webhooks/outbox.js";
 
-export const GATE_REGRESSION = { alpha: 0.05, margin: 0, adjustment: "holm" } as const;
+export const GATE_REGRESSION = { alpha: 0.05 } as const;
 
 export interface GateSpec {
   suite: string;
@@ -182,7 +182,7 @@ function decideCheck(db: Db, check: GateCheckRow, now: Date): void {
       return prior && prior.result.n > 0 && unit.result.n > 0 ? [{ unit, prior }] : [];
     });
     // One family per check: every compared unit, Holm-adjusted together.
-    const verdicts = detectRegressions(pairs.map(({ unit, prior }) => ({ prior: countsOf(prior.result), current: countsOf(unit.result) })), GATE_REGRESSION);
+    const verdicts = detectCellRegressions(pairs.map(({ unit, prior }) => ({ prior: runCellsOf(prior.result), current: runCellsOf(unit.result) })), GATE_REGRESSION);
     const units = pairs.map(({ unit, prior }, i) => ({
       unit: unit.key, prior: { n: prior.result.n, success_rate: prior.result.success_rate }, current: { n: unit.result.n, success_rate: unit.result.success_rate },
       ...verdicts[i], family_size: verdicts.length,

@@ -8,9 +8,12 @@
  * always favour one policy. With `paired: false` every episode gets its own seed.
  *
  * Result. `units` holds one Result per policy (key `policy:<name>`); `comparison` holds the
- * difference A - B with its 95% interval and `claim`, what it is about: for paired runs over
- * complete pairs (both episodes finished) the paired interval and an exact McNemar test on the
- * discordant pairs (`claim: "these_cells"`); unpaired, the beta-binomial posterior difference of the
+ * difference A - B with its 95% interval and `claim`, what it is about. Paired: both episodes of a
+ * pair run on the same cell (`assign.block`, scheduler/pair-blocking.ts), and the model-level claim
+ * (`claim: "model"`) comes from the within-cell paired differences with a cell-to-cell random effect
+ * (stats/paired-cell-difference.ts), the counts per cell beside it; the paired interval over complete
+ * pairs (both episodes finished) and an exact McNemar test on the discordant pairs are the claim about
+ * these cells (`these_cells`; a run planned before blocking gives only that). Unpaired, the beta-binomial posterior difference of the
  * two model-level rates, each policy on its own cells (`claim: "model"`, with P(A > B)), and the
  * Newcombe interval beside it under `these_cells` (comparison-claim.ts).
  *
@@ -52,7 +55,7 @@ function sequentialPower(sequential: NonNullable<CompareSettings["sequential"]>,
 import { createSequentialCompare, differenceConfidenceSequence, pairsForPower, sequentialCompareOperatingCharacteristics } from "../stats/sequential-compare.js";
 import { mcnemarExact } from "../stats/mcnemar.js";
 import { pairedDifferenceInterval } from "../stats/paired-difference.js";
-import { armOf, modelLevelDifference, theseCellsStatement } from "./comparison-claim.js";
+import { armOf, modelLevelDifference, pairedModelLevelDifference, theseCellsStatement, type CellPairs } from "./comparison-claim.js";
 import { parseEpisodesSpec } from "../runs/episodes-spec.js";
 import { contract, isPlainObject, q } from "../runs/field-checks.js";
 import { type ValidatedRun, type ValidateRunContext } from "../runs/run-request.js";
@@ -113,7 +116,8 @@ function planCompare(body: Record<string, unknown>, ctx: ValidateRunContext): Va
     const pairSeed = paired ? episodeSeed(common.seed, pair) : 0;
     order.forEach((unit, position) => {
       const seed = paired ? pairSeed : episodeSeed(common.seed, 2 * pair + unit);
-      episodes.push({ unit, seed, assign: { pair, order: position } });
+      // Paired: both episodes of the pair on one cell (blocking by cell, scheduler/pair-blocking.ts).
+      episodes.push({ unit, seed, assign: { pair, order: position, ...(paired ? { block: "cell" as const } : {}) } });
     });
   }
   const settings: CompareSettings = { paired, ...(sequential ? { sequential, sequential_power: sequentialPower(sequential, count) } : {}) };
@@ -133,6 +137,8 @@ interface CompletePair {
   b: boolean;
   /** When the later of the two finished. */
   at: string;
+  /** The cell both ran on; null when the pair was split over two cells. */
+  cell: string | null;
 }
 
 /** Pairs whose two episodes both finished, in the order they completed (ties by pair index). */
@@ -150,9 +156,24 @@ function completePairs(episodes: readonly EpisodeRecord[]): CompletePair[] {
   for (const [pair, { a, b }] of byPair) {
     if (!a || !b) continue;
     const at = (a.finishedAt ?? "") > (b.finishedAt ?? "") ? a.finishedAt ?? "" : b.finishedAt ?? "";
-    pairs.push({ pair, a: policySucceeded(a), b: policySucceeded(b), at });
+    pairs.push({ pair, a: policySucceeded(a), b: policySucceeded(b), at, cell: a.cellId !== null && a.cellId === b.cellId ? a.cellId : null });
   }
   return pairs.sort((x, y) => x.at.localeCompare(y.at) || x.pair - y.pair);
+}
+
+/** Complete pairs tallied per cell (pairs split over two cells left out), cells in name order. */
+function cellPairs(pairs: readonly CompletePair[]): CellPairs[] {
+  const byCell = new Map<string, CellPairs>();
+  for (const p of pairs) {
+    if (p.cell === null) continue;
+    const c = byCell.get(p.cell) ?? { cell: p.cell, n: 0, both: 0, onlyA: 0, onlyB: 0 };
+    c.n += 1;
+    if (p.a && p.b) c.both += 1;
+    else if (p.a) c.onlyA += 1;
+    else if (p.b) c.onlyB += 1;
+    byCell.set(p.cell, c);
+  }
+  return [...byCell.values()].sort((x, y) => x.cell.localeCompare(y.cell));
 }
 
 interface SequentialState {
@@ -210,11 +231,18 @@ function compareResult(ctx: KindResultContext, run: RunRecord, episodes: readonl
     }
     const interval = pairs.length > 0 ? pairedDifferenceInterval(tally, 0.95) : { diff: 0, ci: [-1, 1], method: "none: no complete pair" };
     const mcnemar = mcnemarExact(tally.onlyA, tally.onlyB);
+    const theseCells = {
+      claim: "these_cells", statement: theseCellsStatement("the paired interval over complete pairs"),
+      diff: interval.diff, ci: interval.ci, ci_level: 0.95, method: interval.method,
+    };
+    const names = { a: a.policy_name ?? "A", b: b.policy_name ?? "B" };
+    // Runs planned before blocking by cell (no assign.block) have pairs split over cells: their claim stays about these cells.
+    const blocked = episodes.some((e) => e.assign.block === "cell");
     comparison = {
       a: a.policy_name, b: b.policy_name, paired: true,
-      claim: "these_cells", statement: theseCellsStatement("the paired interval over complete pairs"),
+      ...(blocked ? pairedModelLevelDifference(cellPairs(pairs), pairs.filter((p) => p.cell === null).length, names, armOf(a.result).prior) : theseCells),
+      ...(blocked ? { these_cells: theseCells } : {}),
       pairs: pairs.length, both: tally.both, only_a: tally.onlyA, only_b: tally.onlyB, neither: tally.neither,
-      diff: interval.diff, ci: interval.ci, ci_level: 0.95, method: interval.method,
       mcnemar: { b: mcnemar.b, c: mcnemar.c, n_discordant: mcnemar.n_discordant, p_value: mcnemar.p_value },
       ...(settings.sequential
         ? {

@@ -6,6 +6,7 @@
  * episodes as independent).
  */
 import { betaBinomialDifference } from "../stats/beta-binomial-difference.js";
+import { pairedCellDifference, type CellPairCounts } from "../stats/paired-cell-difference.js";
 import { newcombeDifference } from "../stats/two-proportions.js";
 import type { HeadlinePrior } from "../stats/beta-binomial-rate.js";
 import type { RunResult } from "../runs/result-summary.js";
@@ -48,6 +49,34 @@ export function modelLevelDifference(a: ComparisonArm, b: ComparisonArm, names: 
       claim: "these_cells" as ComparisonClaim, diff: these.diff, ci: these.ci, ci_level: 0.95, method: these.method,
       statement: `On these cells: ${pct(these.diff)} [${pct(these.ci[0])}, ${pct(these.ci[1])}] (Newcombe, 95%); says nothing about another cell.`,
     },
+  };
+}
+
+/** One cell's complete pairs in a paired compare (both episodes of each on this cell). */
+export interface CellPairs extends CellPairCounts {
+  cell: string;
+}
+
+/**
+ * The model-level difference A − B of a paired compare blocked by cell: the within-cell paired
+ * differences, a random effect per cell (stats/paired-cell-difference.ts), `claim: "model"`, and the
+ * sentence. Pairs split over two cells have no within-cell difference and are left out (`split_pairs`).
+ */
+export function pairedModelLevelDifference(
+  byCell: readonly CellPairs[], splitPairs: number, names: { a: string; b: string }, prior: HeadlinePrior | undefined,
+): Record<string, unknown> {
+  const d = pairedCellDifference(byCell, { prior });
+  const cells = byCell.filter((c) => c.n > 0).length;
+  return {
+    claim: "model" as ComparisonClaim,
+    diff: d.diff, ci: d.ci, ci_level: 0.95, method: d.method, probability_a_greater: d.probability_a_greater,
+    tau_median: Number.isFinite(d.tau_median) ? d.tau_median : null,
+    by_cell: byCell.map((c) => ({ cell: c.cell, pairs: c.n, both: c.both, only_a: c.onlyA, only_b: c.onlyB, diff: c.n > 0 ? (c.onlyA - c.onlyB) / c.n : null })),
+    split_pairs: splitPairs,
+    statement: `Model-level difference ${names.a} − ${names.b} (new cells of the robot model): ${pct(d.diff)} [${pct(d.ci[0])}, ${pct(d.ci[1])}], `
+      + `95%, from the paired differences within each of ${cells} cell${cells === 1 ? "" : "s"} with a cell-to-cell random effect; P(${names.a} better) = ${d.probability_a_greater.toFixed(3)}.`
+      + (cells <= 1 ? " The pairs ran on one cell, so the interval rests on the prior for how much cells differ: run on more cells to narrow it." : "")
+      + (splitPairs > 0 ? ` ${splitPairs} pair${splitPairs === 1 ? "" : "s"} ran on two cells (a cell left the fleet) and ${splitPairs === 1 ? "is" : "are"} left out.` : ""),
   };
 }
 

@@ -14,7 +14,7 @@
  * any cell when none regressed stays <= alpha 0.05. A regression is listed in the result and
  * announced once per run as webhook `regression.detected`.
  */
-import { detectRegressions } from "../stats/regression.js";
+import { detectCellRegressions } from "../stats/cell-regression.js";
 import { parseEpisodesSpec } from "../runs/episodes-spec.js";
 import { contract } from "../runs/field-checks.js";
 import { type ValidatedRun, type ValidateRunContext } from "../runs/run-request.js";
@@ -26,7 +26,7 @@ import { validateCommon } from "../runs/common-fields.js";
 import { resolveUnit, stringList, validatedKindRun } from "./kind-common.js";
 import type { EpisodeRecord } from "../store/episodes-repo.js";
 import type { KindEndedContext, KindResultContext, RunKind } from "./kind.js";
-import { countsOf, headlineResult, unitResults, type UnitResult } from "./unit-results.js";
+import { headlineResult, runCellsOf, unitResults, type UnitResult } from "./unit-results.js";
 import { z } from "zod";
 import { COMMON_RUN_FIELDS, EpisodesSpec, Policy, environmentRef, robotPin, taskRef } from "../runs/run-schemas.js";
 import { ENVIRONMENTS_MAX, ROBOTS_MAX, tooMany } from "../json/field-bounds.js";
@@ -34,7 +34,7 @@ import { jsonText } from "../store/sql-dialect.js";
 
 
 /** Family-wise significance, margin and multiplicity adjustment of the per-cell regression rule. */
-export const MATRIX_REGRESSION = { alpha: 0.05, margin: 0, adjustment: "holm" } as const;
+export const MATRIX_REGRESSION = { alpha: 0.05 } as const;
 
 function planMatrix(body: Record<string, unknown>, ctx: ValidateRunContext): ValidatedRun {
   const robots = stringList("robots", body.robots, "firmware_pin_unavailable");
@@ -84,7 +84,7 @@ function matrixResult(ctx: KindResultContext, run: RunRecord, episodes: readonly
     return before && before.result.n > 0 && unit.result.n > 0 ? [{ unit, before }] : [];
   });
   // One family per run: every compared cell, Holm-adjusted together.
-  const verdicts = detectRegressions(pairs.map(({ unit, before }) => ({ prior: countsOf(before.result), current: countsOf(unit.result) })), MATRIX_REGRESSION);
+  const verdicts = detectCellRegressions(pairs.map(({ unit, before }) => ({ prior: runCellsOf(before.result), current: runCellsOf(unit.result) })), MATRIX_REGRESSION);
   const compared = pairs.map(({ unit, before }, i) => {
     const verdict = verdicts[i];
     return {

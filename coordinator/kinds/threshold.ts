@@ -4,9 +4,12 @@
  *
  * Plan. Two units: `soak` (iterate_on) and `verify` (escalate_to, with `escalate_policy` when the
  * verify embodiment needs another action space; default `policy`). Episodes are created one at a
- * time: after each finished episode of the current phase the anytime-valid sequential test
- * (`createThresholdTest`, at most `episodes` per phase, default 100, with its exact final look at
- * the budget) over that phase's policy outcomes (an intervened episode is a failure) decides:
+ * time: after each finished episode of the current phase the sequential test over cells
+ * (`createCellThresholdTest`: the posterior probability that the model-level rate is at most the
+ * target, under the beta-binomial model of the cells the episodes ran on, against a boundary
+ * calibrated so that the false-pass rate stays <= alpha with ICC up to 0.1 on 1-4 cells; at most
+ * `episodes` per phase, default 100) over that phase's policy outcomes (an intervened episode is a
+ * failure) decides:
  *
  *   soak:   continue -> next soak episode; pass -> webhook `threshold.crossed`, phase verify;
  *           fail -> verdict `not_met`; inconclusive (budget spent undecided) -> verdict
@@ -31,7 +34,9 @@
  */
 import { costOfSecondsUsd, episodeEstimateS } from "../billing/estimates.js";
 import { randomBase62 } from "../auth/api-keys.js";
-import { checkpointAlpha, createThresholdTest, type ThresholdDecision } from "../stats/sequential-threshold.js";
+import { checkpointAlpha, type ThresholdDecision } from "../stats/sequential-threshold.js";
+import { createCellThresholdTest } from "../stats/cell-threshold.js";
+import { headlinePriorOfUnit } from "../runs/headline-priors.js";
 import { parseEpisodesSpec } from "../runs/episodes-spec.js";
 import { rateSummary } from "../runs/result-summary.js";
 import { contract, isPlainObject, q } from "../runs/field-checks.js";
@@ -163,16 +168,21 @@ function soakTestOf(settings: ThresholdSettings, state: ThresholdState): { check
   return { checkpoint, alpha: settings.policy_stream_url ? checkpointAlpha(family, checkpoint) : family };
 }
 
-/** The sequential test over one phase's finished episodes, in index order. */
-function testPhase(settings: ThresholdSettings, state: ThresholdState, episodes: readonly EpisodeRecord[], phase: "soak" | "verify") {
+/**
+ * The sequential test over one phase's finished episodes, in index order: the model-level test over
+ * cells (stats/cell-threshold.ts) under the phase unit's headline prior. Replaying a phase of 100
+ * episodes costs about 100 × 0.1 ms.
+ */
+function testPhase(run: Pick<RunRecord, "units" | "headlinePriors">, settings: ThresholdSettings, state: ThresholdState, episodes: readonly EpisodeRecord[], phase: "soak" | "verify") {
   const fromIndex = phase === "soak" ? checkpointFrom(state) : 0;
   const alpha = phase === "soak" ? soakTestOf(settings, state).alpha : 1 - settings.ci;
-  const test = createThresholdTest({ target: settings.target, alpha, maxEpisodes: settings.max_episodes });
+  const unit = run.units[phase === "soak" ? 0 : 1];
+  const test = createCellThresholdTest({ target: settings.target, alpha, maxEpisodes: settings.max_episodes, prior: headlinePriorOfUnit(run, unit) });
   let decision: ThresholdDecision = "continue";
   for (const e of episodes) {
     // Soak evidence counts only episodes of the current checkpoint.
     if (e.status !== "done" || e.assign.phase !== phase || (phase === "soak" && e.idx < fromIndex)) continue;
-    decision = test.update(policySucceeded(e));
+    decision = test.update(policySucceeded(e), e.cellId ?? "unknown");
     if (decision !== "continue") break;
   }
   return { decision, state: test.state() };
@@ -197,7 +207,7 @@ function thresholdProgress(ctx: KindProgressContext, run: RunRecord, episodes: r
   if (episodes.some((e) => e.status === "pending" || e.status === "assigned" || e.status === "running")) return undefined;
   const units = run.units;
   const phase = state.phase;
-  const { decision, state: test } = testPhase(settings, state, episodes, phase);
+  const { decision, state: test } = testPhase(run, settings, state, episodes, phase);
   const pins = run.resolvedPins;
   let next: "soak" | "verify" | undefined;
   if (phase === "soak") {
@@ -256,7 +266,7 @@ function thresholdResult(ctx: KindResultContext, run: RunRecord, episodes: reado
   const settings = settingsOf(run);
   const state = stateOf(run);
   const phaseView = (phase: "soak" | "verify") => {
-    const { decision, state: test } = testPhase(settings, state, episodes, phase);
+    const { decision, state: test } = testPhase(run, settings, state, episodes, phase);
     return { ...test, decision };
   };
   const soakTest = soakTestOf(settings, state);

@@ -16,6 +16,8 @@ import { sumMeters, unitMeterContext as meterContextOfUnit, type MeterContext } 
 import { requestedConfidence } from "../runs/episodes-spec.js";
 import { interventionModeOf } from "../runs/interventions.js";
 import { headlinePriorOfUnit } from "../runs/headline-priors.js";
+import type { HeadlinePrior } from "../stats/beta-binomial-rate.js";
+import type { RunCells } from "../stats/cell-regression.js";
 import { computeRunResult, type RunResult } from "../runs/result-summary.js";
 import type { RunRecord } from "../store/runs-repo.js";
 import type { KindResultContext } from "./kind.js";
@@ -96,6 +98,14 @@ export function headlineResult(
 }
 
 /** Successes and n of a unit's Result, for the two-sample statistics. */
+/**
+ * A unit's per-cell counts and recorded prior, for the regression rule over cells
+ * (stats/cell-regression.ts); no cells for a result stored before results carried them.
+ */
+export function runCellsOf(result: Pick<RunResult, "n" | "success_rate"> & { cells?: { by_cell?: Array<{ successes: number; n: number }>; prior?: HeadlinePrior } }): RunCells {
+  return { cells: (result.cells?.by_cell ?? []).map((c) => ({ k: c.successes, n: c.n })), prior: result.cells?.prior, pooled: countsOf(result) };
+}
+
 export function countsOf(result: Pick<RunResult, "n" | "success_rate">): { k: number; n: number } {
   return { k: Math.round(result.success_rate * result.n), n: result.n };
 }

@@ -36,6 +36,11 @@ export interface EpisodeAssign {
   pair?: number;
   /** Compare: position within the pair (0 runs first). */
   order?: number;
+  /**
+   * Paired compare: "cell" when both episodes of the pair must run on the same cell (blocking by cell:
+   * the scheduler sends the second to the cell that took the first); absent on runs planned before.
+   */
+  block?: "cell";
   /** Verify: "scenario" or "audit"; the scenario's index and simulated outcome. */
   role?: string;
   scenario?: number;

@@ -8,6 +8,7 @@
  */
 import { fitBradleyTerry, type BradleyTerryFit, type PairwiseComparison } from "../stats/bradley-terry.js";
 import { rankEntries, type LeaderboardRanking } from "../stats/leaderboard-tiers.js";
+import type { RankingCache } from "./ranking-cache.js";
 import { wilsonInterval } from "../stats/wilson.js";
 import type { Db } from "../store/database.js";
 import { collectPublished, type BoardPins, type PublishedPairs, type PublishedResult } from "./published-results.js";
@@ -68,9 +69,11 @@ function bradleyTerryOf(pairs: readonly PublishedPairs[], accountOf: Map<string,
   };
 }
 
-function boardOf(id: string, results: readonly PublishedResult[], pairs: readonly PublishedPairs[], baseUrl: string): LeaderboardView {
+function boardOf(id: string, results: readonly PublishedResult[], pairs: readonly PublishedPairs[], baseUrl: string, cache?: RankingCache): LeaderboardView {
   const byEntry = new Map(results.map((r) => [`${r.runId}:${r.policyName}`, r]));
-  const ranking = rankEntries([...byEntry].map(([key, r]) => ({ id: key, k: r.counts.k, n: r.counts.n, clusters: r.counts.clusters.map(({ k, n }) => ({ k, n })) })));
+  // Each entry under the prior its own run recorded, so an entry's interval matches its run's headline.
+  const input = [...byEntry].map(([key, r]) => ({ id: key, k: r.counts.k, n: r.counts.n, clusters: r.counts.clusters.map(({ k, n }) => ({ k, n })), prior: r.prior }));
+  const ranking = cache ? cache.rank(id, input) : rankEntries(input);
   const entries = ranking.entries.map((ranked): LeaderboardEntryView => {
     const r = byEntry.get(ranked.id)!;
     return {
@@ -106,15 +109,18 @@ function boardOf(id: string, results: readonly PublishedResult[], pairs: readonl
   };
 }
 
-/** Every board with at least one published result, most recently updated first. */
-export function buildLeaderboards(db: Db, baseUrl: string): LeaderboardView[] {
+/**
+ * Every board with at least one published result, most recently updated first. With `cache`, a board's
+ * tier ranking is recomputed only when the board changed (ranking-cache.ts).
+ */
+export function buildLeaderboards(db: Db, baseUrl: string, cache?: RankingCache): LeaderboardView[] {
   const { results, pairs } = collectPublished(db);
   const ids = [...new Set(results.map((r) => r.boardId))];
   return ids
-    .map((id) => boardOf(id, results.filter((r) => r.boardId === id), pairs.filter((p) => p.boardId === id), baseUrl))
+    .map((id) => boardOf(id, results.filter((r) => r.boardId === id), pairs.filter((p) => p.boardId === id), baseUrl, cache))
     .sort((a, b) => b.updated.localeCompare(a.updated) || a.id.localeCompare(b.id));
 }
 
-export function findLeaderboard(db: Db, baseUrl: string, id: string): LeaderboardView | undefined {
-  return buildLeaderboards(db, baseUrl).find((board) => board.id === id);
+export function findLeaderboard(db: Db, baseUrl: string, id: string, cache?: RankingCache): LeaderboardView | undefined {
+  return buildLeaderboards(db, baseUrl, cache).find((board) => board.id === id);
 }

@@ -19,6 +19,8 @@ import type { Db } from "../store/database.js";
 import { listEpisodeRecords, type EpisodeRecord } from "../store/episodes-repo.js";
 import { runRecordOf, type RunRecord, type RunRow } from "../store/runs-repo.js";
 import { jsonIsTrue, jsonText } from "../store/sql-dialect.js";
+import { headlinePriorOfUnit } from "../runs/headline-priors.js";
+import type { HeadlinePrior } from "../stats/beta-binomial-rate.js";
 
 export interface BoardPins {
   kind: "suite" | "task";
@@ -51,6 +53,8 @@ export interface PublishedResult {
   policyName: string;
   completed: string;
   counts: PublishedCounts;
+  /** The prior the run recorded for this result's headline (fixed at submission), which its ranking uses. */
+  prior: HeadlinePrior;
   /** Suite boards: per task revision. */
   tasks: Array<{ task: string; environment: string } & PublishedCounts>;
 }
@@ -134,6 +138,7 @@ export function collectPublished(db: Db): { results: PublishedResult[]; pairs: P
         const mine = done.filter((e) => units.some(({ index }) => index === e.unit));
         results.push({
           ...base, board, boardId: boardIdOf(board), policyName: publishedPolicyName(run.units[0]!.policy, request.policy_name), counts: countsOf(mine),
+          prior: headlinePriorOfUnit(run, units[0]?.u),
           tasks: units.map(({ u, index }) => ({ task: u.task, environment: u.environment, ...countsOf(done.filter((e) => e.unit === index)) })),
         });
       }
@@ -147,7 +152,7 @@ export function collectPublished(db: Db): { results: PublishedResult[]; pairs: P
       const boardId = boardIdOf(board);
       run.units.forEach((u, index) => {
         const name = run.kind === "compare" ? publishedPolicyName(u.policy, u.policy_name) : publishedPolicyName(u.policy, request.policy_name);
-        results.push({ ...base, board, boardId, policyName: name, counts: countsOf(done.filter((e) => e.unit === index)), tasks: [] });
+        results.push({ ...base, board, boardId, policyName: name, counts: countsOf(done.filter((e) => e.unit === index)), prior: headlinePriorOfUnit(run, u), tasks: [] });
       });
       if (run.kind === "compare" && run.units.length === 2 && request.paired !== false) {
         const byPair = new Map<number, [boolean | undefined, boolean | undefined]>();

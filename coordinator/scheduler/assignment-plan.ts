@@ -16,6 +16,9 @@
  *
  * An episode of a container policy (`image` in its pin) prefers, among the free cells that fit, one
  * that lists the image (its agent's `policy_images`): the lowest such cell id, else the lowest fitting one.
+ *
+ * An episode whose pin names a `cellId` (the second episode of a paired compare's pair, blocked by
+ * cell) goes to that cell only.
  */
 
 export const PRIORITY_ORDER = ["burst", "standard", "soak"] as const;
@@ -46,6 +49,8 @@ export interface CellPin {
   instruments?: readonly string[];
   /** A container policy's image: cells that list it are preferred. */
   image?: string;
+  /** The only cell the episode may go to (its pair's other episode ran there). */
+  cellId?: string;
 }
 
 export interface AvailableCell {
@@ -59,9 +64,10 @@ export interface AvailableCell {
   images?: readonly string[];
 }
 
-/** Whether `cell` matches `pin`: same robot, firmware and environment, and every instrument the pin reads. */
+/** Whether `cell` matches `pin`: same robot, firmware and environment, the pin's cell if it names one, and every instrument the pin reads. */
 export function cellFits(cell: AvailableCell, pin: CellPin): boolean {
   if (cell.model !== pin.model || cell.firmware !== pin.firmware || cell.environment !== pin.environment) return false;
+  if (pin.cellId !== undefined && cell.cellId !== pin.cellId) return false;
   return cell.instruments === undefined || (pin.instruments ?? []).every((kind) => cell.instruments!.includes(kind));
 }
 

@@ -8,7 +8,7 @@ import type { CellRegistry } from "../fleet/registry.js";
 import type { FleetMetrics } from "../fleet/fleet-metrics.js";
 import type { RunLifecycle } from "../runs/run-lifecycle.js";
 import type { Db } from "../store/database.js";
-import { assignEpisode, getEpisode, listHeldEpisodes, listPendingOfUnit, type EpisodeRecord } from "../store/episodes-repo.js";
+import { assignEpisode, getEpisode, listHeldEpisodes, listPairCells, listPendingOfUnit, type EpisodeRecord } from "../store/episodes-repo.js";
 import { listOpenRuns, lockRun, type RunRecord } from "../store/runs-repo.js";
 import { findPinnedTask } from "../store/tasks-repo.js";
 import { transact } from "../store/transact.js";
@@ -19,6 +19,7 @@ import { withInstructionSet } from "../runs/instruction-set.js";
 import { withJudge } from "../runs/judge-checks.js";
 import { taskInstrumentKinds } from "../../protocol/predicates/index.js";
 import { instrumentWait } from "./instrument-wait.js";
+import { blockPairsByCell } from "./pair-blocking.js";
 
 export interface Logger {
   info(message: string): void;
@@ -161,10 +162,21 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     if (cells.length === 0) return 0;
 
     const byId = new Map(open.map((r) => [r.id, r]));
+    const connectedIds = new Set(registry.connectedCells().map((c) => c.cellId));
+    const idleIds = new Set(cells.map((c) => c.cellId));
     // Episodes offered this pass, with their unit.
     const offeredEpisodes = new Map<string, { unit: RunUnit; row: EpisodeRecord }>();
     const runs: SchedulableRun[] = open.map((run) => {
-      const offered = run.units.flatMap((_, u) => listPendingOfUnit(db, run.id, u, cells.length)).sort((a, b) => a.idx - b.idx);
+      const pendingOf = (limit: number) => run.units.flatMap((_, u) => listPendingOfUnit(db, run.id, u, limit)).sort((a, b) => a.idx - b.idx);
+      let offered = pendingOf(cells.length);
+      let cellOf = new Map<string, string>();
+      if (offered.some((e) => e.assign.block === "cell")) {
+        // A paired compare's second episodes wait for their pair's cell, which may be busy: look past as
+        // many of them as there are connected cells, so that they do not crowd out what an idle cell could take.
+        const blocking = blockPairsByCell(pendingOf(cells.length + connectedIds.size), listPairCells(db, run.id), connectedIds);
+        cellOf = blocking.cellOf;
+        offered = blocking.offered.filter((e) => !cellOf.has(e.id) || idleIds.has(cellOf.get(e.id)!));
+      }
       // Units may differ in tier and class: only the prefix whose per-unit estimates fit is offered,
       // so whichever of them the matching skips, what is assigned fits.
       const affordable = options.budget ? options.budget.episodeAllowance(run.id, offered) : Infinity;
@@ -173,7 +185,11 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
       for (const e of chosen) {
         const unit = run.units[e.unit];
         const image = containerImageOf(unit.policy);
-        episodePins[e.id] = { model: unit.model, firmware: unit.firmware, environment: unit.environment, instruments: instrumentsOfTask(taskKinds, unit.task), ...(image ? { image } : {}) };
+        const cellId = cellOf.get(e.id);
+        episodePins[e.id] = {
+          model: unit.model, firmware: unit.firmware, environment: unit.environment, instruments: instrumentsOfTask(taskKinds, unit.task),
+          ...(image ? { image } : {}), ...(cellId ? { cellId } : {}),
+        };
         offeredEpisodes.set(e.id, { unit, row: e });
       }
       return {

@@ -7,6 +7,7 @@ import type { EpisodeAssign } from "../kinds/units.js";
 import { episodeMoveAllowed, transitionEpisode, type EpisodeStatus } from "../runs/episode-state.js";
 import { INVALID_REASON_WORDS, type InvalidReason } from "../runs/invalid-reasons.js";
 import type { Db } from "./database.js";
+import { jsonText } from "./sql-dialect.js";
 
 export type { EpisodeStatus };
 
@@ -126,6 +127,21 @@ export function listPendingOfUnit(db: Db, runId: string, unit: number, limit: nu
   return (db
     .prepare("SELECT * FROM episodes WHERE run_id = ? AND COALESCE(unit, 0) = ? AND status = 'pending' ORDER BY idx LIMIT ?")
     .all(runId, unit, limit) as EpisodeRow[]).map(episodeRecordOf);
+}
+
+/**
+ * Pair index -> the cell that holds or ran an episode of that pair (any status but pending), for a
+ * run whose pairs are blocked by cell (EpisodeAssign.block); the scheduler sends the pair's other
+ * episode there.
+ */
+export function listPairCells(db: Db, runId: string): Map<number, string> {
+  const pair = jsonText(db, "assign", "pair");
+  const rows = db
+    .prepare(`SELECT ${pair} AS pair, cell_id FROM episodes WHERE run_id = ? AND status <> 'pending' AND cell_id IS NOT NULL AND ${pair} IS NOT NULL ORDER BY idx`)
+    .all(runId) as Array<{ pair: string | number; cell_id: string }>;
+  const cells = new Map<number, string>();
+  for (const row of rows) if (!cells.has(Number(row.pair))) cells.set(Number(row.pair), row.cell_id);
+  return cells;
 }
 
 /** One episode as a record, or undefined. */

@@ -15,6 +15,9 @@ import type { Figure } from "../bench.js";
 import { run as headlineFigures } from "./stats-headline.js";
 import { run as unassistedFigures } from "./stats-unassisted.js";
 import { run as twoSampleFigures } from "./stats-two-sample.js";
+import { run as pairedCellFigures } from "./stats-paired-cells.js";
+import { run as cellThresholdFigures } from "./stats-cell-threshold.js";
+import { run as cellRegressionFigures } from "./stats-cell-regression.js";
 import { agreement, type AgreementPair } from "../../coordinator/stats/agreement.js";
 import { binomialPmf } from "../../coordinator/stats/binomial.js";
 import { pairedDifferenceInterval, type PairedCounts } from "../../coordinator/stats/paired-difference.js";
@@ -42,7 +45,7 @@ const RUNS = 20000;
 export type FigureProducer = () => Figure[] | Promise<Figure[]>;
 
 /** Extra figure groups, run after the built-in ones in order: those that go through the run result code. */
-export const EXTRA_FIGURES: FigureProducer[] = [unassistedFigures, headlineFigures, () => twoSampleFigures()];
+export const EXTRA_FIGURES: FigureProducer[] = [unassistedFigures, headlineFigures, () => twoSampleFigures(), () => pairedCellFigures(), () => cellThresholdFigures(), () => cellRegressionFigures()];
 
 const figure = (metric: string, value: number, unit = "ratio"): Figure => ({ bench: BENCH, metric, value, unit });
 

@@ -1,11 +1,13 @@
 /**
  * Kind `compare` end to end on the simulated fleet: two reference policies, paired episodes with the
- * same initial conditions, per-policy Results and the paired comparison; the sequential variant
+ * same initial conditions on the same cell (blocking by cell), per-policy Results and the paired
+ * comparison (the model-level claim checked against an independent computation); the sequential variant
  * stops early; the verification report (JSON and PDF) of a compare run.
  */
 import assert from "node:assert/strict";
 import { differenceConfidenceSequence, pairsForPower, sequentialCompareOperatingCharacteristics } from "../../coordinator/stats/sequential-compare.js";
 import { useSharedFleet } from "../support/shared-fleet.js";
+import { pairedCellReference } from "../support/paired-cell-reference.js";
 import { runEnd, type TestService } from "./helpers.js";
 
 const policy = (image: string) => ({
@@ -63,7 +65,14 @@ describe("kind compare on a simulated fleet", function () {
     assert.equal(c.both + c.only_a + c.only_b + c.neither, 6);
     const rateA = result.units[0].result.success_rate;
     const rateB = result.units[1].result.success_rate;
-    assert.ok(Math.abs(c.diff - (rateA - rateB)) < 1e-9, `diff ${c.diff} = ${rateA} - ${rateB}`);
+    // About these cells: the paired interval over complete pairs, whose difference is the two rates'.
+    assert.equal(c.these_cells.claim, "these_cells");
+    assert.equal(c.these_cells.method, "newcombe-paired");
+    assert.ok(Math.abs(c.these_cells.diff - (rateA - rateB)) < 1e-9, `diff ${c.these_cells.diff} = ${rateA} - ${rateB}`);
+    assert.ok(c.these_cells.ci[0] <= c.these_cells.diff && c.these_cells.diff <= c.these_cells.ci[1]);
+    // About the model: the within-cell differences with a cell-to-cell random effect.
+    assert.equal(c.claim, "model");
+    assert.equal(c.method, "paired-cell-random-effects-posterior");
     assert.ok(c.ci[0] <= c.diff && c.diff <= c.ci[1]);
     assert.equal(c.mcnemar.b, c.only_a);
     assert.equal(c.mcnemar.c, c.only_b);
@@ -78,6 +87,22 @@ describe("kind compare on a simulated fleet", function () {
     for (const e of list.data) seeds.set(e.replay_spec.layout_seed, [...(seeds.get(e.replay_spec.layout_seed) ?? []), e.unit]);
     assert.equal(seeds.size, 6);
     for (const units of seeds.values()) assert.deepEqual([...units].sort(), [0, 1]);
+
+    // Blocking by cell: both episodes of every pair ran on one cell, and the model-level claim agrees
+    // with an independent computation from the episodes themselves.
+    const bySeed = new Map<number, any[]>();
+    for (const e of list.data) bySeed.set(e.replay_spec.layout_seed, [...(bySeed.get(e.replay_spec.layout_seed) ?? []), e]);
+    const pairs = [...bySeed.values()].map((two) => {
+      assert.equal(two[0].cell, two[1].cell, `pair with layout seed ${two[0].replay_spec.layout_seed} ran on ${two[0].cell} and ${two[1].cell}`);
+      const ok = (unit: number) => { const e = two.find((x) => x.unit === unit); return e.outcome === "success" && !e.intervened; };
+      return { cell: two[0].cell as string, a: ok(0), b: ok(1) };
+    });
+    assert.equal(c.split_pairs, 0);
+    assert.deepEqual(c.by_cell.map((x: any) => x.cell), [...new Set(pairs.map((p) => p.cell))].sort());
+    assert.equal(c.by_cell.reduce((sum: number, x: any) => sum + x.pairs, 0), 6);
+    const reference = pairedCellReference(pairs);
+    assert.ok(Math.abs(c.ci[0] - reference.ci[0]) < 0.005 && Math.abs(c.ci[1] - reference.ci[1]) < 0.005, `${JSON.stringify(c.ci)} vs ${JSON.stringify(reference.ci)}`);
+    assert.ok(Math.abs(c.probability_a_greater - reference.probabilityAGreater) < 0.005);
 
     // The report: JSON with per-unit citations, and a real PDF.
     const report = (await (await service.api(`/v1/runs/${run.id}/report`)).json()) as Record<string, any>;

@@ -48,6 +48,14 @@ export function referenceRateMass(cells: Cells, steps = 1500, bins = 300): Float
   return mass.map((m) => m / total);
 }
 
+/** P(μ ≤ x | data) from the same independent grid (x a multiple of 1/steps; default prior). */
+export function referenceProbabilityBelow(cells: Cells, x: number, steps = 1500, bins = 300): number {
+  const { mass, total } = referenceGrid(cells, steps, bins);
+  let below = 0;
+  for (let i = 0; i < Math.round(x * steps); i++) below += mass[i];
+  return below / total;
+}
+
 function referenceGrid(cells: Cells, steps: number, bins: number) {
   const logBeta = (a: number, b: number) => logGamma(a) + logGamma(b) - logGamma(a + b);
   const cdf = (x: number) => -Math.expm1(9 * Math.log1p(-x));

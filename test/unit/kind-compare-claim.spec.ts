@@ -1,13 +1,17 @@
 /**
  * Kind compare's comparison says what it is about (issue 25, item 4): unpaired, the model-level
  * posterior difference with each policy on its own cells (`claim: "model"`) and Newcombe's interval
- * about these cells beside it; paired, the paired interval, labelled as about these cells.
+ * about these cells beside it; paired and blocked by cell, the model-level difference from the
+ * within-cell differences with the paired interval about these cells beside it; paired runs planned
+ * before blocking, the paired interval, labelled as about these cells.
  */
 import assert from "node:assert/strict";
 import { loadFirmwarePins } from "../../firmware-pins/pins.js";
 import { kindModule } from "../../coordinator/kinds/registry.js";
 import { betaBinomialDifference } from "../../coordinator/stats/beta-binomial-difference.js";
 import { newcombeDifference } from "../../coordinator/stats/two-proportions.js";
+import { pairedCellDifference } from "../../coordinator/stats/paired-cell-difference.js";
+import { pairedDifferenceInterval } from "../../coordinator/stats/paired-difference.js";
 import { episodeRecordOf, type EpisodeRecord } from "../../coordinator/store/episodes-repo.js";
 import type { RunRecord } from "../../coordinator/store/runs-repo.js";
 
@@ -26,11 +30,11 @@ function run(paired: boolean): RunRecord {
   };
 }
 
-function episode(idx: number, unitIndex: number, success: boolean, cell: string, pair: number): EpisodeRecord {
+function episode(idx: number, unitIndex: number, success: boolean, cell: string, pair: number, block = false): EpisodeRecord {
   return episodeRecordOf({
     id: `e${idx}`, run_id: "run_c", idx, status: "done", attempt: 1, seed: 100 + idx, cell_id: cell, outcome: success ? "success" : "failure", failure_cluster: null,
     duration_s: 10, reset_s: 2, replay_spec: null, meta: null, evaluation: null, interruptions: "[]", assigned_at: null, started_at: null, finished_at: null,
-    unit: unitIndex, assign: JSON.stringify({ pair, order: unitIndex }),
+    unit: unitIndex, assign: JSON.stringify({ pair, order: unitIndex, ...(block ? { block: "cell" } : {}) }),
   });
 }
 
@@ -64,7 +68,34 @@ describe("kind compare: what the comparison is about", () => {
     assert.equal(comparison.these_cells.diff, these.diff);
   });
 
-  it("paired: the paired interval, labelled as about these cells", () => {
+  it("paired and blocked by cell: the model-level claim from the within-cell differences, the paired interval about these cells beside it", () => {
+    // Pairs 0-5 on cell a, 6-11 on cell b; expert wins pairs 0-2 alone on a, 6 and 8 alone on b, novice 10 alone.
+    const ok: Array<[boolean, boolean]> = [
+      [true, false], [true, false], [true, false], [true, true], [true, true], [false, false],
+      [true, false], [true, true], [true, false], [true, true], [false, true], [false, false],
+    ];
+    const blocked = ok.flatMap(([a, b], pair) => [episode(2 * pair, 0, a, pair < 6 ? "a" : "b", pair, true), episode(2 * pair + 1, 1, b, pair < 6 ? "a" : "b", pair, true)]);
+    const comparison = (compare.result(ctx, run(true), blocked) as { comparison: Record<string, any> }).comparison;
+    const expected = pairedCellDifference([{ n: 6, both: 2, onlyA: 3, onlyB: 0 }, { n: 6, both: 2, onlyA: 2, onlyB: 1 }]);
+    assert.equal(comparison.paired, true);
+    assert.equal(comparison.claim, "model");
+    assert.equal(comparison.method, "paired-cell-random-effects-posterior");
+    assert.deepEqual(comparison.ci, expected.ci);
+    assert.equal(comparison.diff, expected.diff);
+    assert.equal(comparison.probability_a_greater, expected.probability_a_greater);
+    assert.deepEqual(comparison.by_cell, [
+      { cell: "a", pairs: 6, both: 2, only_a: 3, only_b: 0, diff: 0.5 },
+      { cell: "b", pairs: 6, both: 2, only_a: 2, only_b: 1, diff: 1 / 6 },
+    ]);
+    assert.equal(comparison.split_pairs, 0);
+    assert.match(comparison.statement, /^Model-level difference expert − novice \(new cells of the robot model\): .*within each of 2 cells/);
+    assert.equal(comparison.these_cells.claim, "these_cells");
+    assert.equal(comparison.these_cells.method, "newcombe-paired");
+    assert.deepEqual(comparison.these_cells.ci, pairedDifferenceInterval({ both: 4, onlyA: 5, onlyB: 1, neither: 2 }, 0.95).ci);
+    assert.deepEqual([comparison.pairs, comparison.only_a, comparison.only_b, comparison.mcnemar.n_discordant], [12, 5, 1, 6]);
+  });
+
+  it("paired, planned before blocking by cell: the paired interval, labelled as about these cells", () => {
     const comparison = (compare.result(ctx, run(true), episodes) as { comparison: Record<string, any> }).comparison;
     assert.equal(comparison.paired, true);
     assert.equal(comparison.claim, "these_cells");

@@ -8,10 +8,12 @@
  *   (coordinator/reports/published-report.ts). Its PDF is rendered once per revision of the board
  *   (the newest result's completion and the entry count) and kept, so repeated anonymous requests
  *   do not render again.
+ * Board tier rankings are kept per board revision (leaderboards/ranking-cache.ts).
  */
 import { Router, type NextFunction, type Request, type Response } from "express";
 import { AssayError } from "../../errors/assay-error.js";
 import { buildLeaderboards, findLeaderboard } from "../../leaderboards/leaderboards.js";
+import { createRankingCache } from "../../leaderboards/ranking-cache.js";
 import { buildReport } from "../../reports/report.js";
 import { publishedReport } from "../../reports/published-report.js";
 import { RenderCache } from "../../reports/render-cache.js";
@@ -24,6 +26,8 @@ import { parseQuery } from "../validate-request.js";
 
 /** Published report PDFs kept (each a few tens of KB). */
 const PUBLISHED_PDFS_KEPT = 64;
+/** Boards whose tier ranking is kept between reads (each a few KB). */
+const RANKINGS_KEPT = 256;
 
 /** Mounted at /v1/leaderboards, ahead of the keyed /v1 routes. */
 export function leaderboardsRouter(deps: CompiledApiDeps): Router {
@@ -33,10 +37,12 @@ export function leaderboardsRouter(deps: CompiledApiDeps): Router {
   // A PDF costs far more than JSON: its own, tighter bucket per address.
   const pdfRenders = (req: Request, res: Response, next: NextFunction) => (req.query.format === "pdf" ? limits.renders(req, res, next) : next());
   const pdfs = new RenderCache(PUBLISHED_PDFS_KEPT);
+  // A board's ranking (a posterior per entry) is recomputed only when the board changed.
+  const rankings = createRankingCache(RANKINGS_KEPT);
   const notFound = (id: string) => new AssayError("not_found", `no leaderboard ${JSON.stringify(id)}; GET /v1/leaderboards lists them`);
 
   router.get("/", (_req, res) => {
-    const boards = buildLeaderboards(deps.db, deps.urls.baseUrl);
+    const boards = buildLeaderboards(deps.db, deps.urls.baseUrl, rankings);
     res.json({
       object: "list",
       url: "/v1/leaderboards",
@@ -52,14 +58,14 @@ export function leaderboardsRouter(deps: CompiledApiDeps): Router {
   });
 
   router.get("/:leaderboardId", (req, res) => {
-    const board = findLeaderboard(deps.db, deps.urls.baseUrl, req.params.leaderboardId);
+    const board = findLeaderboard(deps.db, deps.urls.baseUrl, req.params.leaderboardId, rankings);
     if (!board) throw notFound(req.params.leaderboardId);
     res.json(board);
   });
 
   router.use("/:leaderboardId/entries/:runId/report", pdfRenders);
   router.get("/:leaderboardId/entries/:runId/report", async (req, res) => {
-    const board = findLeaderboard(deps.db, deps.urls.baseUrl, req.params.leaderboardId);
+    const board = findLeaderboard(deps.db, deps.urls.baseUrl, req.params.leaderboardId, rankings);
     if (!board) throw notFound(req.params.leaderboardId);
     const entry = board.entries.find((e) => e.run_id === req.params.runId);
     if (!entry) throw new AssayError("not_found", `run ${JSON.stringify(req.params.runId)} has no entry on leaderboard ${board.id}`);
