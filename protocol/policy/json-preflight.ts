@@ -3,6 +3,11 @@
  * over HTTP(S) POST or a WebSocket as the url says, and a check that the reply is
  * `{"action": [dof finite numbers]}` (on a WebSocket with `step` 0 echoed, or the agent would never
  * match it to its request).
+ *
+ * A refusal never repeats what the URL answered (its body, or values from its JSON): the coordinator sends the
+ * pre-flight from its own network, so quoting the answer would let a submission read services there. It says the
+ * status, the size and type of the answer, and which part of the expected shape is wrong. At most
+ * MAX_PREFLIGHT_REPLY_BYTES of an answer are read.
  */
 import { randomUUID } from "node:crypto";
 import WebSocket from "ws";
@@ -19,6 +24,49 @@ function describe(error: unknown): string {
   const cause = (error as { cause?: { code?: string; message?: string } }).cause;
   const code = (error as { code?: string }).code ?? cause?.code;
   return (code && SOCKET_ERRORS[code]) ?? cause?.message ?? (error as Error).message;
+}
+
+/** The most of an answer a pre-flight reads; an action reply is a few KB at most. */
+export const MAX_PREFLIGHT_REPLY_BYTES = 1024 * 1024;
+
+/** What was wrong with a reply's shape, without its values. */
+export function replyShapeProblem(reply: unknown, dof: number): string {
+  const kind = (v: unknown) => (v === null ? "null" : Array.isArray(v) ? "an array" : `a ${typeof v}`);
+  if (typeof reply !== "object" || reply === null || Array.isArray(reply)) return `the reply is ${kind(reply)}, not an object`;
+  if (!("action" in reply)) {
+    const keys = Object.keys(reply);
+    return `the reply has no "action" (it has ${keys.length} other key${keys.length === 1 ? "" : "s"})`;
+  }
+  const action = (reply as { action: unknown }).action;
+  if (!Array.isArray(action)) return `"action" is ${kind(action)}, not an array`;
+  if (action.length !== dof) return `"action" has ${action.length} entries; the robot has ${dof} degrees of freedom`;
+  const bad = action.findIndex((v) => typeof v !== "number" || !Number.isFinite(v));
+  return bad >= 0 ? `"action"[${bad}] is not a finite number` : "the reply does not have the expected shape";
+}
+
+/** The body as text, reading at most `limit` bytes; longer bodies are refused by their size. */
+async function boundedText(response: Response, limit: number, url: string): Promise<string> {
+  const reader = response.body?.getReader();
+  if (!reader) return "";
+  const chunks: Uint8Array[] = [];
+  let bytes = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    bytes += value.byteLength;
+    if (bytes > limit) {
+      await reader.cancel().catch(() => undefined);
+      throw new PreflightError("bad_reply", `the endpoint at ${shown(url)} answered more than ${limit} bytes (HTTP ${response.status}); an action reply is a few KB`);
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+/** "123 bytes of text/html": an answer described without its content. */
+function answerOf(response: Response, text: string): string {
+  const type = (response.headers.get("content-type") ?? "no content type").split(";")[0]!.trim().slice(0, 60);
+  return `${Buffer.byteLength(text)} bytes of ${type}; not shown, a pre-flight never repeats what a URL answered`;
 }
 
 function shown(url: string): string {
@@ -42,15 +90,16 @@ async function overHttp(url: string, body: Record<string, unknown>, timeoutMs: n
     }
     let text: string;
     try {
-      text = await response.text();
-    } catch {
+      text = await boundedText(response, MAX_PREFLIGHT_REPLY_BYTES, url);
+    } catch (error) {
+      if (error instanceof PreflightError) throw error;
       throw new PreflightError("timeout", `no reply within ${timeoutMs} ms from ${shown(url)}`);
     }
-    if (!response.ok) throw new PreflightError("bad_reply", `the endpoint answered HTTP ${response.status}: ${text.slice(0, 200)}`);
+    if (!response.ok) throw new PreflightError("bad_reply", `the endpoint answered HTTP ${response.status} (${answerOf(response, text)})`);
     try {
       return JSON.parse(text) as unknown;
     } catch {
-      throw new PreflightError("bad_reply", `the endpoint's reply is not JSON: ${text.slice(0, 200)}`);
+      throw new PreflightError("bad_reply", `the endpoint's reply is not JSON (${answerOf(response, text)})`);
     }
   } finally {
     clearTimeout(timer);
@@ -59,7 +108,7 @@ async function overHttp(url: string, body: Record<string, unknown>, timeoutMs: n
 
 function overWebSocket(url: string, body: Record<string, unknown>, timeoutMs: number): Promise<unknown> {
   return new Promise<unknown>((resolve, reject) => {
-    const socket = new WebSocket(url, { perMessageDeflate: false });
+    const socket = new WebSocket(url, { perMessageDeflate: false, maxPayload: MAX_PREFLIGHT_REPLY_BYTES });
     let opened = false;
     const finish = (error: PreflightError | undefined, reply?: unknown) => {
       clearTimeout(timer);
@@ -89,11 +138,12 @@ function overWebSocket(url: string, body: Record<string, unknown>, timeoutMs: nu
       try {
         reply = JSON.parse(String(data));
       } catch {
-        finish(new PreflightError("bad_reply", `the endpoint's reply is not JSON: ${String(data).slice(0, 200)}`));
+        finish(new PreflightError("bad_reply", `the endpoint's reply is not JSON (${String(data).length} characters; not shown, a pre-flight never repeats what a URL answered)`));
         return;
       }
       if ((reply as { step?: unknown } | null)?.step !== 0) {
-        finish(new PreflightError("bad_reply", `the endpoint's WebSocket reply must echo the request's step (0); got ${JSON.stringify(reply)?.slice(0, 200)}`));
+        const step = (reply as { step?: unknown } | null)?.step;
+        finish(new PreflightError("bad_reply", `the endpoint's WebSocket reply must echo the request's step (0); its step is ${step === undefined ? "missing" : typeof step === "number" ? step : `a ${typeof step}`}`));
         return;
       }
       finish(undefined, reply);
@@ -109,8 +159,8 @@ export async function preflightJson(url: string, observation: PolicyObservation,
   const replyMs = performance.now() - sentMs;
   try {
     actionOf(reply, options.dof);
-  } catch (error) {
-    throw new PreflightError("bad_reply", (error as Error).message);
+  } catch {
+    throw new PreflightError("bad_reply", `the policy endpoint must answer {"action": [${options.dof} finite numbers]}; ${replyShapeProblem(reply, options.dof)}`);
   }
   return { replyMs };
 }

@@ -163,7 +163,7 @@ describe("endpoint pre-flight", function () {
       const server = await json();
       const wrong = await refusal(jsonPolicy(server.url), { ...OPTIONS, dof: 7 });
       assert.equal(wrong.failure, "bad_reply");
-      assert.match(wrong.message, /^the policy endpoint must answer \{"action": \[7 finite numbers\]\}; got \{"step":0,"action":\[/);
+      assert.equal(wrong.message, `the policy endpoint must answer {"action": [7 finite numbers]}; "action" has 6 entries; the robot has 7 degrees of freedom`);
 
       const url = await deadUrl("http");
       assert.deepEqual(await refusal(jsonPolicy(url)), { failure: "unreachable", message: `could not connect to ${url}: connection refused` });
@@ -171,6 +171,30 @@ describe("endpoint pre-flight", function () {
       const slow = await json(1000);
       assert.deepEqual(await refusal(jsonPolicy(slow.url), { ...OPTIONS, timeoutMs: 300 }), { failure: "timeout", message: `no reply within 300 ms from ${slow.url}` });
       assert.deepEqual(await refusal(jsonPolicy(slow.wsUrl), { ...OPTIONS, timeoutMs: 300 }), { failure: "timeout", message: `no reply within 300 ms from ${slow.wsUrl}` });
+    });
+
+    it("never repeats what a URL answered: a status and a size, not the body (the coordinator's network stays unreadable)", async () => {
+      const secret = "AccessKeyId=AKIAEXAMPLESECRET";
+      const server = createServer((request, response) => {
+        request.resume();
+        const path = request.url ?? "/";
+        if (path === "/error") response.writeHead(500, { "content-type": "text/plain" }).end(secret);
+        else if (path === "/html") response.writeHead(200, { "content-type": "text/html" }).end(`<p>${secret}</p>`);
+        else if (path === "/json") response.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ Code: "Success", Token: secret }));
+        else response.writeHead(200, { "content-type": "application/octet-stream" }).end(Buffer.alloc(2 * 1024 * 1024, 65));
+      });
+      await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+      closers.push({ close: () => new Promise<void>((resolve) => server.close(() => resolve())) });
+      const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const error = await refusal(jsonPolicy(`${base}/error`));
+      assert.equal(error.message, `the endpoint answered HTTP 500 (${secret.length} bytes of text/plain; not shown, a pre-flight never repeats what a URL answered)`);
+      const html = await refusal(jsonPolicy(`${base}/html`));
+      assert.match(html.message, /^the endpoint's reply is not JSON \(\d+ bytes of text\/html; not shown/);
+      const other = await refusal(jsonPolicy(`${base}/json`));
+      assert.equal(other.message, `the policy endpoint must answer {"action": [6 finite numbers]}; the reply has no "action" (it has 2 other keys)`);
+      const huge = await refusal(jsonPolicy(`${base}/huge`));
+      assert.match(huge.message, /answered more than 1048576 bytes/);
+      for (const refused of [error, html, other, huge]) assert.ok(!refused.message.includes(secret) && !refused.message.includes("AKIA"), refused.message);
     });
   });
 });
