@@ -239,7 +239,11 @@ export async function stationPage(ctx) {
         const p = cell.previous_episode;
         invalidForm.hidden = !p;
         if (p) {
-          replace(previous, `Previous episode: #${p.index + 1} of run ${p.run_id} (attempt ${p.attempt}), ${p.outcome ?? "no outcome"}`,
+          // While a label waits, nothing names the run or an outcome: the person judges blind to which policy ran.
+          const blind = attention?.kind === "label";
+          replace(previous, blind
+            ? `Previous episode: #${p.index + 1} (attempt ${p.attempt})`
+            : `Previous episode: #${p.index + 1} of run ${p.run_id} (attempt ${p.attempt}), ${p.outcome ?? "no outcome"}`,
             p.run_open ? "" : " — its run has ended, so its result is final");
           invalidate.disabled = !p.run_open;
         }
