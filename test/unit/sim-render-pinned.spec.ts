@@ -12,7 +12,10 @@
  */
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
+import { SimCamera } from "../../simulators/devices/sim-camera.js";
 import { CameraRenderer, type RenderScene } from "../../simulators/render/rasterizer.js";
+import { jointsOf } from "../../simulators/world/embodiments.js";
+import { SimWorld } from "../../simulators/world/sim-world.js";
 import { forwardKinematics, inverseKinematics } from "../../simulators/world/kinematics.js";
 import { makeObject, type SimObject } from "../../simulators/world/objects.js";
 
@@ -75,5 +78,24 @@ describe("simulated camera pictures (pinned bytes)", () => {
     const target = new Uint8Array(640 * 480 * 3);
     assert.equal(sha(new CameraRenderer("top").render(SCENES[3], target).rgb), PINNED.top[3]);
     assert.equal(sha(target), PINNED.top[3]);
+  });
+
+  it("a camera's frame gives the picture of its own instant, read at once or after later captures", async () => {
+    const world = new SimWorld({ model: "so101", seed: 4, engine: "kinematic" });
+    world.resetScene({ objects: { cube: { object: "cube", positionM: [0.23, -0.03, 0.015], yawRad: 0.35 } }, lighting: "dim", distractors: [], homeRad: new Array(6).fill(0) });
+    for (const name of ["top", "wrist"]) {
+      const camera = new SimCamera(world, name);
+      const renderer = new CameraRenderer(name);
+      const expected: string[] = [];
+      const frames = [];
+      for (let step = 0; step < 3; step++) {
+        world.setGoals(jointsOf(world.embodiment, armAt(0.23, -0.03, 0.08 - 0.02 * step, 0.35), 1));
+        world.advanceBy(0.2);
+        expected.push(sha(renderer.render(world.snapshot()).rgb));
+        frames.push(await camera.capture());
+        if (step === 0) assert.equal(sha(frames[0].rgb!), expected[0], `${name}: read before the next capture`);
+      }
+      assert.deepEqual(frames.map((f) => sha(f.rgb!)), expected, `${name}: every frame, the first read after two later captures`);
+    }
   });
 });
