@@ -36,11 +36,19 @@ export class VideoEncoder {
     this.height = height;
     const args = [
       "-hide_banner", "-loglevel", "error", "-y",
+      // One thread to decode and one to encode: a cell shares its few cores with its own episode
+      // loop, and frame threads only add synchronisation (measured with a 640x480 top camera, 210
+      // frames: 2.7 ms CPU per frame with ffmpeg's defaults, 2.3 ms with one thread each and the
+      // fast swscale path below; scripts/bench/sim-cell.ts shows it per simulated second).
+      "-threads", "1",
       "-f", "jpeg_pipe", "-framerate", String(this.rateHz), "-i", "pipe:0",
       // One output frame per frame piped, never duplicated or dropped.
       "-vsync", "0",
-      // yuv420p needs even dimensions.
-      "-vf", "pad=ceil(iw/2)*2:ceil(ih/2)*2",
+      // yuv420p needs even dimensions; an even frame skips the (copying) pad filter.
+      ...(width % 2 === 0 && height % 2 === 0 ? [] : ["-vf", "pad=ceil(iw/2)*2:ceil(ih/2)*2"]),
+      // The JPEGs decode to full-range yuvj420p; the conversion to browser-safe yuv420p takes
+      // swscale's fast path (PSNR about 50 dB against its default, far below CRF 28's own loss).
+      "-sws_flags", "fast_bilinear", "-threads", "1",
       // ultrafast keeps a cell's CPU for the episode (about 1.3 ms per 640x480 frame). CRF 28, not
       // x264's default 23: the frames are JPEGs whose quantisation noise changes from frame to frame,
       // and at 23 x264 spends ~850 kb/s reproducing it; at 28 a simulated tabletop at 640x480 and

@@ -10,8 +10,10 @@
  *   now and then), frames are rendered and encoded only when read, synchronously (jpeg-js). The
  *   first read switches encoding ahead back on.
  *
- * A frame's `rgb` is rendered again, into a buffer of its own, when first read: a frame is a pure
- * function of its scene, so it is the same picture as the JPEG's. `rgb` and `jpeg` are cached.
+ * A frame's `rgb`, when first read, is copied from the camera's buffer if that still holds the
+ * frame's picture (no capture has drawn over it since), and otherwise rendered again into a buffer of
+ * its own: a frame is a pure function of its scene, so either way it is the same picture as the
+ * JPEG's. `rgb` and `jpeg` are cached.
  */
 import type { Camera, CameraCalibration, CameraClockInfo, CameraFrame } from "../../cell-agent/hardware/types.js";
 import { simCameraCalibration } from "../render/camera-calibration.js";
@@ -29,6 +31,8 @@ export class SimCamera implements Camera {
   /** True while a JPEG is being encoded from `encodeBuffer` (a concurrent capture draws elsewhere). */
   private encoding = false;
   private encodeAhead = true;
+  /** Counts pictures drawn into `encodeBuffer`; a frame keeps the count of its own to know whether the buffer still holds it. */
+  private encodeBufferDrawings = 0;
   private previousFrameRead: () => boolean = () => true;
 
   /** `timecode`: burn the capture's wall-clock millisecond into each frame (render/timecode.ts). */
@@ -58,8 +62,9 @@ export class SimCamera implements Camera {
       if (stampMs !== undefined) stampTimecode(image, width, height, stampMs);
       return image;
     };
-    const renderOwn = () => (rgb ??= stamp(renderer.render(scene).rgb));
-    if (this.encodeAhead) jpeg = await this.encodeAheadOf(scene, stamp);
+    let drawing = -1;
+    const renderOwn = () => (rgb ??= drawing === this.encodeBufferDrawings ? this.encodeBuffer.slice() : stamp(renderer.render(scene).rgb));
+    if (this.encodeAhead) ({ jpeg, drawing } = await this.encodeAheadOf(scene, stamp));
     this.previousFrameRead = () => read;
     const onRead = () => {
       read = true;
@@ -80,13 +85,15 @@ export class SimCamera implements Camera {
     };
   }
 
-  private async encodeAheadOf(scene: RenderScene, stamp: (image: Uint8Array) => Uint8Array): Promise<Uint8Array> {
+  /** The scene's JPEG, and the count of `encodeBuffer`'s drawing that holds its picture (-1: drawn elsewhere). */
+  private async encodeAheadOf(scene: RenderScene, stamp: (image: Uint8Array) => Uint8Array): Promise<{ jpeg: Uint8Array; drawing: number }> {
     const { width, height } = this.renderer;
-    if (this.encoding) return encodeJpeg(stamp(this.renderer.render(scene).rgb), width, height, JPEG_QUALITY);
+    if (this.encoding) return { jpeg: await encodeJpeg(stamp(this.renderer.render(scene).rgb), width, height, JPEG_QUALITY), drawing: -1 };
     this.encoding = true;
     try {
       stamp(this.renderer.render(scene, this.encodeBuffer).rgb);
-      return await encodeJpeg(this.encodeBuffer, width, height, JPEG_QUALITY);
+      const drawing = ++this.encodeBufferDrawings;
+      return { jpeg: await encodeJpeg(this.encodeBuffer, width, height, JPEG_QUALITY), drawing };
     } finally {
       this.encoding = false;
     }

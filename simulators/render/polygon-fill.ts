@@ -16,6 +16,11 @@ export interface FrameBuffer {
   height: number;
   colour: Uint8ClampedArray;
   nearness: Float32Array;
+  /**
+   * Rows drawn into so far (first > last while none): fillPolygon widens the range, so a renderer
+   * can restore just those rows of a cached background's nearness for its next frame.
+   */
+  drawnRows: { first: number; last: number };
 }
 
 const NOISE_BITS = 18;
@@ -93,6 +98,10 @@ export function fillPolygon(frame: FrameBuffer, poly: ScreenPolygon): void {
   const { red, green, blue, noiseOffset } = poly;
   const rowFirst = Math.max(0, Math.ceil(minY - 0.5));
   const rowLast = Math.min(height - 1, Math.floor(maxY - 0.5));
+  if (rowFirst > rowLast) return;
+  const drawn = frame.drawnRows;
+  if (rowFirst < drawn.first) drawn.first = rowFirst;
+  if (rowLast > drawn.last) drawn.last = rowLast;
   for (let row = rowFirst; row <= rowLast; row++) {
     const y = row + 0.5;
     let left = Infinity, right = -Infinity;
@@ -113,11 +122,10 @@ export function fillPolygon(frame: FrameBuffer, poly: ScreenPolygon): void {
     const dy = y - ys[0];
     let q = qs[0] + qx * (colFirst + 0.5 - xs[0]) + qy * dy;
     let f = fs[0] + fx * (colFirst + 0.5 - xs[0]) + fy * dy;
-    let p = row * width + colFirst;
-    for (let col = colFirst; col <= colLast; col++, p++, q += qx, f += fx) {
+    const pEnd = row * width + colLast;
+    for (let p = row * width + colFirst, i = p * 3; p <= pEnd; p++, i += 3, q += qx, f += fx) {
       if (q < nearness[p]) continue;
       nearness[p] = q;
-      const i = p * 3;
       const k = (i + noiseOffset) & NOISE_MASK;
       colour[i] = red * f + PIXEL_NOISE[k];
       colour[i + 1] = green * f + PIXEL_NOISE[k + 1];

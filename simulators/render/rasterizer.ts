@@ -103,6 +103,8 @@ export class CameraRenderer {
   private readonly poly = screenPolygon(MAX_VERTICES);
   private readonly clip = new ClipBuffers();
   private background: { lighting: string; variants: Uint8ClampedArray[]; nearness: Float32Array } | undefined;
+  /** Rows of `nearness` that differ from the background's since the last frame (fixed cameras). */
+  private nearnessDirty: { background: CameraRenderer["background"]; first: number; last: number } | undefined;
 
   /** `cell`: this cell's top camera mount offset and colour gains (cell-variation.ts; default none). */
   constructor(readonly name: string, private readonly cell: { topMountOffsetM?: readonly [number, number]; colourGain?: readonly [number, number, number] } = {}) {
@@ -120,12 +122,16 @@ export class CameraRenderer {
     const size = this.width * this.height * 3;
     if (target && target.length !== size) throw new Error(`a ${this.name} frame needs a ${size}-byte buffer (${this.width}x${this.height} RGB24); got ${target.length} bytes`);
     const bytes = target ?? Buffer.allocUnsafe(size);
-    const frame: FrameBuffer = { width: this.width, height: this.height, colour: new Uint8ClampedArray(bytes.buffer, bytes.byteOffset, bytes.length), nearness: this.nearness };
+    const frame: FrameBuffer = {
+      width: this.width, height: this.height, colour: new Uint8ClampedArray(bytes.buffer, bytes.byteOffset, bytes.length), nearness: this.nearness,
+      drawnRows: { first: this.height, last: -1 },
+    };
     const seed = scene.noiseSeed >>> 0;
+    let background: CameraRenderer["background"];
     if (model.fixed) {
-      const background = this.backgroundFor(model, scene.lighting, light);
+      background = this.backgroundFor(model, scene.lighting, light);
       frame.colour.set(background.variants[seed % BACKGROUND_VARIANTS]);
-      frame.nearness.set(background.nearness);
+      this.restoreNearness(background);
     } else {
       frame.colour.fill(0);
       frame.nearness.fill(-Infinity);
@@ -133,7 +139,21 @@ export class CameraRenderer {
     }
     this.drawAll(frame, model, light, objectFaces(scene.objects), seed);
     this.drawAll(frame, model, light, armFaces(scene.arm, scene.opening), seed);
+    this.nearnessDirty = background ? { background, first: frame.drawnRows.first, last: frame.drawnRows.last } : undefined;
     return { width: this.width, height: this.height, rgb: new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.length) };
+  }
+
+  /** Puts the background's nearness back: only the rows the last frame drew into when it was over the same background. */
+  private restoreNearness(background: NonNullable<CameraRenderer["background"]>): void {
+    const dirty = this.nearnessDirty;
+    if (dirty?.background !== background) {
+      this.nearness.set(background.nearness);
+      return;
+    }
+    if (dirty.first > dirty.last) return;
+    const start = dirty.first * this.width;
+    const end = (dirty.last + 1) * this.width;
+    this.nearness.set(background.nearness.subarray(start, end), start);
   }
 
   private drawAll(frame: FrameBuffer, model: CameraModel, light: LightingPreset, faces: readonly Face[], seed: number): void {
@@ -145,12 +165,13 @@ export class CameraRenderer {
     if (this.background?.lighting === lighting) return this.background;
     const variants: Uint8ClampedArray[] = [];
     for (let k = 0; k < BACKGROUND_VARIANTS; k++) {
-      const frame: FrameBuffer = { width: this.width, height: this.height, colour: new Uint8ClampedArray(this.width * this.height * 3), nearness: this.nearness };
+      const frame: FrameBuffer = { width: this.width, height: this.height, colour: new Uint8ClampedArray(this.width * this.height * 3), nearness: this.nearness, drawnRows: { first: this.height, last: -1 } };
       frame.nearness.fill(-Infinity);
       this.drawAll(frame, model, light, STATIC_FACES, k * 7919 * 131);
       variants.push(frame.colour);
     }
     this.background = { lighting, variants, nearness: this.nearness.slice() };
+    this.nearnessDirty = undefined;
     return this.background;
   }
 }
