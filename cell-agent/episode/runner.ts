@@ -481,10 +481,13 @@ export async function runEpisode(ctx: EpisodeContext): Promise<EpisodeResult> {
     const mcapPath = join(ctx.recordingsDir, `${episodeId}.mcap`);
     await recorder.finish(mcapPath);
     const hasVideo = video ? await video.finish() : false;
-    return {
-      kind: "finished", outcome: success ? "success" : "failure", failureCluster, durationS, resetS, evaluation, events, interventions, meta,
-      mcapPath, videoPath: hasVideo ? videoPath : undefined, finalFrames: [...frames].map(([camera, frame]) => ({ camera, frame })),
+    const finished = {
+      kind: "finished" as const, outcome: success ? "success" as const : "failure" as const, failureCluster, durationS, resetS, evaluation, events, interventions, meta,
+      mcapPath, videoPath: hasVideo ? videoPath : undefined,
     };
+    // The final frames are pictures (JPEG bytes, bigint capture times): kept out of the result's JSON and of
+    // comparisons of results (non-enumerable), which describe what happened; the agent hands them to a judge.
+    return Object.defineProperty(finished, "finalFrames", { value: [...frames].map(([camera, frame]) => ({ camera, frame })), enumerable: false }) as typeof finished & { finalFrames: Array<{ camera: string; frame: CameraFrame }> };
   } catch (error) {
     const abort = error instanceof EpisodeAbort ? error : abortOf(signal) ?? new EpisodeAbort("hardware_fault", (error as Error).message);
     await abortHold;
