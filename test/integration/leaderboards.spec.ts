@@ -148,7 +148,7 @@ describe("leaderboards: published results, ranked honestly, readable without a k
     const fit = board.bradley_terry;
     assert.ok(fit, "a Bradley-Terry fit");
     assert.deepEqual(fit.policies.map((p: Json) => p.id).sort(), ["Lab One / expert-v1", "Lab One / novice-v1"]);
-    assert.equal(fit.components.length, 1);
+    assert.equal(fit.components.length, 1, JSON.stringify({ fit, compare: (await call(`/v1/runs/${compare.id}`, {}, 200)).result?.comparison }));
     for (const p of fit.policies) assert.ok(p.ci95[0] <= p.log_strength && p.log_strength <= p.ci95[1]);
   });
 
