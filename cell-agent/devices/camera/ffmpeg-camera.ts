@@ -155,7 +155,11 @@ export class FfmpegCamera implements Camera {
       for (const line of lines) this.onStderrLine(line);
     });
     child.on("error", (error) => this.problem(`ffmpeg cannot start: ${error.message}`));
-    child.on("exit", (code, signal) => {
+    // "close", not "exit": it comes after ffmpeg's stderr has been read to its end, so its last words (the reason it
+    // failed) are in the message; on "exit" they were sometimes still unread.
+    child.on("close", (code, signal) => {
+      if (stderrLine.trim()) this.onStderrLine(stderrLine);
+      stderrLine = "";
       if (this.child === child) this.child = undefined;
       if (this.closed) return;
       this.problem(`ffmpeg exited (${signal ?? `code ${code}`})${this.stderrTail ? `: ${this.stderrTail}` : ""}`);
