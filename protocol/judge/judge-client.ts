@@ -4,37 +4,8 @@
  * Every way it can go wrong is a JudgeError with a plain sentence (the caller sends the episode to a
  * person, or refuses the submission at pre-flight).
  */
+import { describeSocketError, readBoundedText } from "../http/peer-answers.js";
 import { encodeJudgeRequest, JudgeError, JUDGE_MAX_REPLY_BYTES, parseJudgeVerdict, type JudgeRequest, type JudgeVerdict } from "./judge-wire.js";
-
-const SOCKET_ERRORS: Record<string, string> = {
-  ECONNREFUSED: "connection refused", ECONNRESET: "connection reset", ENOTFOUND: "host not found", EAI_AGAIN: "host name lookup failed",
-  ETIMEDOUT: "connection timed out", EHOSTUNREACH: "host unreachable", ENETUNREACH: "network unreachable",
-};
-
-function describe(error: unknown): string {
-  const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-  const code = (error as { code?: string }).code ?? cause?.code;
-  return (code && SOCKET_ERRORS[code]) ?? cause?.message ?? (error as Error).message;
-}
-
-/** Reads a body up to `limit` bytes; throws JudgeError once it is longer. */
-async function boundedText(response: Response, limit: number): Promise<string> {
-  if (!response.body) return "";
-  const reader = response.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let bytes = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    bytes += value.byteLength;
-    if (bytes > limit) {
-      await reader.cancel().catch(() => undefined);
-      throw new JudgeError("bad_reply", `the judge's answer is longer than ${limit} bytes`);
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks).toString("utf8");
-}
 
 /** Asks the judge at `url` about one episode; throws JudgeError when it gives no verdict. */
 export async function callJudge(url: string, request: JudgeRequest, timeoutMs: number, signal?: AbortSignal): Promise<JudgeVerdict> {
@@ -49,14 +20,14 @@ export async function callJudge(url: string, request: JudgeRequest, timeoutMs: n
       response = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: encodeJudgeRequest(request), signal: abort.signal, redirect: "error" });
     } catch (error) {
       if (abort.signal.aborted) throw timedOut();
-      throw new JudgeError("unreachable", `could not reach the judge at ${url}: ${describe(error)}`);
+      throw new JudgeError("unreachable", `could not reach the judge at ${url}: ${describeSocketError(error)}`);
     }
     let text: string;
     try {
-      text = await boundedText(response, JUDGE_MAX_REPLY_BYTES);
+      text = await readBoundedText(response, JUDGE_MAX_REPLY_BYTES, () => new JudgeError("bad_reply", `the judge's answer is longer than ${JUDGE_MAX_REPLY_BYTES} bytes`));
     } catch (error) {
       if (error instanceof JudgeError) throw error;
-      throw abort.signal.aborted ? timedOut() : new JudgeError("unreachable", `the judge at ${url} broke off its answer: ${describe(error)}`);
+      throw abort.signal.aborted ? timedOut() : new JudgeError("unreachable", `the judge at ${url} broke off its answer: ${describeSocketError(error)}`);
     }
     if (!response.ok) throw new JudgeError("http_status", `the judge at ${url} answered HTTP ${response.status}: ${JSON.stringify(text.slice(0, 200))}`);
     return parseJudgeVerdict(text);

@@ -14,17 +14,7 @@ import WebSocket from "ws";
 import { actionOf, encodeObservation } from "./json-wire.js";
 import type { PolicyObservation } from "./policy-observation.js";
 import { PreflightError } from "./preflight-error.js";
-
-const SOCKET_ERRORS: Record<string, string> = {
-  ECONNREFUSED: "connection refused", ECONNRESET: "connection reset", ENOTFOUND: "host not found", EAI_AGAIN: "host name lookup failed",
-  ETIMEDOUT: "connection timed out", EHOSTUNREACH: "host unreachable", ENETUNREACH: "network unreachable",
-};
-
-function describe(error: unknown): string {
-  const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-  const code = (error as { code?: string }).code ?? cause?.code;
-  return (code && SOCKET_ERRORS[code]) ?? cause?.message ?? (error as Error).message;
-}
+import { describeSocketError, readBoundedText } from "../http/peer-answers.js";
 
 /** The most of an answer a pre-flight reads; an action reply is a few KB at most. */
 export const MAX_PREFLIGHT_REPLY_BYTES = 1024 * 1024;
@@ -42,25 +32,6 @@ export function replyShapeProblem(reply: unknown, dof: number): string {
   if (action.length !== dof) return `"action" has ${action.length} entries; the robot has ${dof} degrees of freedom`;
   const bad = action.findIndex((v) => typeof v !== "number" || !Number.isFinite(v));
   return bad >= 0 ? `"action"[${bad}] is not a finite number` : "the reply does not have the expected shape";
-}
-
-/** The body as text, reading at most `limit` bytes; longer bodies are refused by their size. */
-async function boundedText(response: Response, limit: number, url: string): Promise<string> {
-  const reader = response.body?.getReader();
-  if (!reader) return "";
-  const chunks: Uint8Array[] = [];
-  let bytes = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    bytes += value.byteLength;
-    if (bytes > limit) {
-      await reader.cancel().catch(() => undefined);
-      throw new PreflightError("bad_reply", `the endpoint at ${shown(url)} answered more than ${limit} bytes (HTTP ${response.status}); an action reply is a few KB`);
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks).toString("utf8");
 }
 
 /** "123 bytes of text/html": an answer described without its content. */
@@ -86,11 +57,11 @@ async function overHttp(url: string, body: Record<string, unknown>, timeoutMs: n
       response = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body), signal: abort.signal });
     } catch (error) {
       if (abort.signal.aborted) throw new PreflightError("timeout", `no reply within ${timeoutMs} ms from ${shown(url)}`);
-      throw new PreflightError("unreachable", `could not connect to ${shown(url)}: ${describe(error)}`);
+      throw new PreflightError("unreachable", `could not connect to ${shown(url)}: ${describeSocketError(error)}`);
     }
     let text: string;
     try {
-      text = await boundedText(response, MAX_PREFLIGHT_REPLY_BYTES, url);
+      text = await readBoundedText(response, MAX_PREFLIGHT_REPLY_BYTES, () => new PreflightError("bad_reply", `the endpoint at ${shown(url)} answered more than ${MAX_PREFLIGHT_REPLY_BYTES} bytes (HTTP ${response.status}); an action reply is a few KB`));
     } catch (error) {
       if (error instanceof PreflightError) throw error;
       throw new PreflightError("timeout", `no reply within ${timeoutMs} ms from ${shown(url)}`);
@@ -131,7 +102,7 @@ function overWebSocket(url: string, body: Record<string, unknown>, timeoutMs: nu
     socket.once("unexpected-response", (_request, response) => {
       finish(new PreflightError("unreachable", `could not connect to ${shown(url)}: the server answered HTTP ${response.statusCode} instead of opening a WebSocket`));
     });
-    socket.once("error", (error) => finish(new PreflightError(opened ? "bad_reply" : "unreachable", `${opened ? "the connection to" : "could not connect to"} ${shown(url)}${opened ? " failed" : ""}: ${describe(error)}`)));
+    socket.once("error", (error) => finish(new PreflightError(opened ? "bad_reply" : "unreachable", `${opened ? "the connection to" : "could not connect to"} ${shown(url)}${opened ? " failed" : ""}: ${describeSocketError(error)}`)));
     socket.once("close", (code) => finish(new PreflightError("bad_reply", `the endpoint closed the WebSocket (code ${code}) without replying`)));
     socket.once("message", (data) => {
       let reply: unknown;

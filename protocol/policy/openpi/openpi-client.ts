@@ -13,6 +13,7 @@
  * out keeps its place and its reply is dropped when it comes.
  */
 import WebSocket from "ws";
+import { describeSocketError } from "../../http/peer-answers.js";
 import { NdArray, packOpenpi, unpackOpenpi } from "./msgpack-numpy.js";
 
 export type OpenpiErrorKind = "connect" | "timeout" | "closed" | "server_error" | "protocol";
@@ -36,20 +37,6 @@ interface Pending {
   settled: boolean;
   resolve(reply: OpenpiReply): void;
   reject(error: Error): void;
-}
-
-const SOCKET_ERRORS: Record<string, string> = {
-  ECONNREFUSED: "connection refused",
-  ECONNRESET: "connection reset",
-  ENOTFOUND: "host not found",
-  EAI_AGAIN: "host name lookup failed",
-  ETIMEDOUT: "connection timed out",
-  EHOSTUNREACH: "host unreachable",
-  ENETUNREACH: "network unreachable",
-};
-
-function describeSocketError(error: Error & { code?: string }): string {
-  return (error.code && SOCKET_ERRORS[error.code]) ?? error.message;
 }
 
 function describeClose(code: number, reason: Buffer | string): string {
