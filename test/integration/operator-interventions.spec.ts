@@ -14,8 +14,8 @@ import { createApiKey } from "../../coordinator/auth/api-keys.js";
 import { CATALOG_ACCOUNT_ID } from "../../coordinator/catalog/tasks.js";
 import { SimOperator } from "../../simulators/fleet/sim-operator.js";
 import { README_RUN_BODY } from "../fixtures.js";
-import { eventually } from "../support/eventually.js";
 import { runEnd, startTestService, type TestService } from "./helpers.js";
+import { stationClient } from "../support/station-client.js";
 
 const CELL = "so101-b";
 type Json = Record<string, any>;
@@ -27,19 +27,7 @@ describe("operator interventions: a person helps a stalled episode on a simulate
   let service: TestService;
   let operatorKey: string;
   let operator: SimOperator | undefined;
-  const asOperator = (path: string, init: RequestInit & { json?: unknown } = {}) =>
-    service.api(path, { ...init, headers: { authorization: `Bearer ${operatorKey}` } });
-  const cell = async (): Promise<Json> => {
-    const response = await asOperator(`/v1/cells/${CELL}`);
-    assert.equal(response.status, 200, await response.clone().text());
-    return (await response.json()) as Json;
-  };
-  /** The station's view of the cell once `test` holds (the cell's state raises no event a test can await). */
-  const until = (what: string, test: (c: Json) => boolean): Promise<Json> =>
-    eventually(what, async () => {
-      const c = await cell();
-      return test(c) ? c : undefined;
-    }, { intervalMs: 50 });
+  const { asOperator, cell, until } = stationClient(() => service, () => operatorKey, CELL);
   const answer = async (path: string, body: unknown, status: number): Promise<Json> => {
     const response = await asOperator(path, { method: "POST", json: body });
     const json = (await response.json()) as Json;

@@ -10,8 +10,8 @@ import assert from "node:assert/strict";
 import { createApiKey } from "../../coordinator/auth/api-keys.js";
 import { CATALOG_ACCOUNT_ID } from "../../coordinator/catalog/tasks.js";
 import { SimOperator } from "../../simulators/fleet/sim-operator.js";
-import { eventually } from "../support/eventually.js";
 import { runEnd, startTestService, type TestService } from "./helpers.js";
+import { stationClient } from "../support/station-client.js";
 
 const CELL = "so101-b";
 type Json = Record<string, any>;
@@ -28,18 +28,7 @@ describe("operator labels: success judged by a person on a simulated cell in ope
   let service: TestService;
   let operatorKey: string;
   let resets: SimOperator;
-  const asOperator = (path: string, init: RequestInit & { json?: unknown } = {}) =>
-    service.api(path, { ...init, headers: { authorization: `Bearer ${operatorKey}` } });
-  const cell = async (): Promise<Json> => {
-    const response = await asOperator(`/v1/cells/${CELL}`);
-    assert.equal(response.status, 200, await response.clone().text());
-    return (await response.json()) as Json;
-  };
-  const until = (what: string, test: (c: Json) => boolean): Promise<Json> =>
-    eventually(what, async () => {
-      const c = await cell();
-      return test(c) ? c : undefined;
-    }, { intervalMs: 50 });
+  const { asOperator, cell, until } = stationClient(() => service, () => operatorKey, CELL);
   const json = async (response: Response, status: number): Promise<Json> => {
     const body = (await response.json()) as Json;
     assert.equal(response.status, status, JSON.stringify(body));
