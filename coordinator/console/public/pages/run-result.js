@@ -20,6 +20,7 @@ export function resultSections(result, { onCluster } = {}) {
       cells?.statement?.length ? h("div", { class: "statement" }, cells.statement.map((line) => h("p", { class: "small" }, line))) : null,
       result.ci_requested ? h("p", { class: "small" }, `At the requested confidence ${pct(result.ci_requested.ci)}: ${pct(result.ci_requested.interval[0])} – ${pct(result.ci_requested.interval[1])} (${result.ci_requested.interval_method}).`) : null,
       result.labels ? judgedBy(result.labels) : null,
+      result.operator_time || result.invalidated?.length ? operatorWork(result) : null,
       result.assisted ? h("div", {}, h("h3", {}, "Counting successes a person helped"), rateBar(result.assisted, "assisted")) : null,
       h("h3", {}, "Cost and meters"),
       h("dl", { class: "facts" },
@@ -53,6 +54,19 @@ function kindSections(result) {
   return h("section", { class: "card", "aria-labelledby": "h-kind" },
     h("h2", { id: "h-kind" }, "Details of this kind"),
     present.map((k) => h("details", {}, h("summary", {}, k), jsonBlock(result[k]))));
+}
+
+const INVALID_WORDS = { scene_wrong: "the scene was set wrong", hardware_fault: "a hardware fault", person_in_cell: "a person was in the cell" };
+
+/** What people did for the run: their time at resets and labels, and the episodes they marked invalid (re-run, not counted). */
+function operatorWork(result) {
+  const time = result.operator_time;
+  const invalidated = result.invalidated ?? [];
+  return h("div", { class: "operator-work" },
+    time ? h("p", { class: "small" }, `Operator time: ${time.resets} reset${time.resets === 1 ? "" : "s"} waited for a person, ${num(time.reset_s_total)} s in all, ${num(time.reset_s_per_episode)} s per counted episode`,
+      result.labels?.label_s_total !== undefined ? `; labelling ${num(result.labels.label_s_total)} s` : "", ".") : null,
+    invalidated.length ? h("p", { class: "small" }, `Marked invalid at the station and run again (not counted): `,
+      invalidated.map((v) => `#${v.index + 1} attempt ${v.attempt} (${INVALID_WORDS[v.reason] ?? v.reason})`).join(", "), ".") : null);
 }
 
 const JUDGED_BY_WORDS = { instrument: "the cell's instruments", human: "people at the operator station", judge: "the run's judge endpoint", mixed: "people, a judge endpoint and instruments together" };

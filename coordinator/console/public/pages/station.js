@@ -303,7 +303,7 @@ export async function stationPage(ctx) {
         .map((c) => cards.get(c.id).element);
       if (order.some((el, i) => grid.children[i] !== el) || grid.children.length !== order.length) grid.replaceChildren(...order);
       const waiting = details.filter((c) => c.attention).length;
-      summary.textContent = `${waiting === 0 ? "No cell needs anyone" : `${waiting} cell${waiting === 1 ? " needs" : "s need"} someone`} · ${details.length} cells · updated ${new Date().toLocaleTimeString()}`;
+      summary.textContent = `${waiting === 0 ? "No cell needs anyone" : `${waiting} cell${waiting === 1 ? " needs" : "s need"} someone`} · ${details.length} cell${details.length === 1 ? "" : "s"} · updated ${new Date().toLocaleTimeString()}`;
     } catch (error) {
       if (signal.aborted) return;
       errors.show(error);
