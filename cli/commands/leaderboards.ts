@@ -89,7 +89,8 @@ async function get(ctx: CommandContext, id: string) {
     ),
   );
   ctx.out.human("");
-  ctx.out.human(`Ranked by the lower end of each entry's 95% interval; ${b.ranking.tiers === 1 ? "one tier: no entry is claimed to differ from another" : `${b.ranking.tiers} tiers: entries in one tier are not claimed to differ`} (${b.ranking.rule.error_rate}).`);
+  const tiers = b.ranking.tiers === 1 ? "one tier: no entry is claimed to differ from another" : `${b.ranking.tiers} tiers: entries in one tier are not claimed to differ`;
+  ctx.out.human(`Ranked by the lower end of each entry's 95% interval; ${tiers}, and the chance that any claim across tiers is wrong is at most ${b.ranking.rule.alpha}.`);
   if (b.bradley_terry && b.bradley_terry.policies.length > 0) {
     ctx.out.human("");
     ctx.out.human("Bradley-Terry strengths from paired compares (comparable only within one group):");

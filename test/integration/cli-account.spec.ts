@@ -17,7 +17,10 @@ import { README_RUN_BODY } from "../fixtures.js";
 import { runCliInPty, runCliPiped, startCliInPty } from "../support/cli-process.js";
 import { paddedModel } from "../support/onnx-models.js";
 import { startRequestCuttingProxy } from "../support/request-cutting-proxy.js";
-import { startTestService, TEST_ADMIN_KEY, type TestService } from "./helpers.js";
+import { createApiKey } from "../../coordinator/auth/api-keys.js";
+import { ensureAccount } from "../../coordinator/store/accounts-repo.js";
+import { useSharedFleet } from "../support/shared-fleet.js";
+import { startTestService, TEST_ADMIN_KEY, waitForRunEnd, type TestService } from "./helpers.js";
 
 type Json = Record<string, any>;
 
@@ -293,5 +296,51 @@ describe("the assay command line: login, keys, models, tasks, leaderboards, --we
     assert.equal(noOpener.code, 0, noOpener.output);
     assert.match(noOpener.output, /no browser could be started \(tried BROWSER \(\/nonexistent\/browser\), xdg-open\); open the run's page yourself:/);
     assert.ok(noOpener.output.includes(page));
+  });
+});
+
+describe("assay leaderboards: a board as a readable table, without a key (simulated fleet)", function () {
+  this.timeout(300_000);
+  let service: TestService;
+  useSharedFleet(["so101-b", "so101-c"], (shared) => (service = shared));
+
+  it("lists the board with its leader and shows the entries ranked, with tier, n, rate and interval", async () => {
+    // An account of its own, opted in: publishing must not change the shared fleet's default account.
+    const now = new Date();
+    ensureAccount(service.coordinator.db, "acct_cli_boards", "CLI Boards", now.toISOString());
+    const key = createApiKey(service.coordinator.db, "acct_cli_boards", ["keys:admin", "runs:read", "runs:write"], now).secret;
+    const call = async (path: string, method: string, json: unknown, status: number): Promise<Json> => {
+      const res = await fetch(service.coordinator.baseUrl + path, { method, headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify(json) });
+      const body = (await res.json()) as Json;
+      assert.equal(res.status, status, JSON.stringify(body));
+      return body;
+    };
+    await call("/v1/account", "PUT", { leaderboard: { opt_in: true, display_name: "CLI Lab" } }, 200);
+    const run = await call("/v1/runs", "POST", { ...README_RUN_BODY, episodes: 2, policy_name: "cli-expert", publish: "leaderboard" }, 201);
+    assert.equal((await waitForRunEnd(service.coordinator.baseUrl, key, run.id)).status, "completed");
+
+    const dir = mkdtempSync(join(tmpdir(), "assay-cli-boards-"));
+    try {
+      const anonymous = { XDG_CONFIG_HOME: dir, ASSAY_BASE_URL: service.coordinator.baseUrl };
+      const listed = await runCliPiped(["leaderboards", "list"], anonymous, dir);
+      assert.equal(listed.code, 0, listed.stderr);
+      assert.match(listed.stdout, /^BOARD +KIND +SUBJECT +ROBOT +ENTRIES +LEADER +RATE +95% CI +UPDATED$/m);
+      const boards = ((await (await fetch(`${service.coordinator.baseUrl}/v1/leaderboards`)).json()) as Json).data as Json[];
+      const board = boards.find((b) => b.pins.subject === "pick-cube@v1" && b.pins.environment === "tabletop@1" && b.pins.perturbation === null);
+      assert.ok(board, JSON.stringify(boards));
+      assert.match(listed.stdout, new RegExp(`^${board.id} +task +pick-cube@v1 +so101@[\\d.]+ +${board.entries} +`, "m"));
+
+      const shown = await runCliPiped(["leaderboards", "get", board.id], anonymous, dir);
+      assert.equal(shown.code, 0, shown.stderr);
+      const full = (await (await fetch(`${service.coordinator.baseUrl}/v1/leaderboards/${board.id}`)).json()) as Json;
+      assert.ok(shown.stdout.startsWith(`board    ${board.id}: ${full.title}\n`), shown.stdout);
+      assert.match(shown.stdout, /^RANK +TIER +POLICY +ACCOUNT +N +RATE +95% CI +RUN$/m);
+      const entry = full.entries.find((e: Json) => e.run_id === run.id);
+      const [lo, hi] = entry.ci95.map((x: number) => x.toFixed(2));
+      assert.match(shown.stdout, new RegExp(`^ +${entry.rank} +${entry.tier} +cli-expert +CLI Lab +2 +${entry.success_rate.toFixed(2)} +\\[${lo}, ${hi}\\] +${run.id}$`, "m"));
+      assert.match(shown.stdout, /^Ranked by the lower end of each entry's 95% interval; .* at most 0\.05\.$/m);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
