@@ -64,7 +64,10 @@ export function keyPrefix(key: string): string {
  * there is no key (unless `keyOptional`, for public endpoints) or the URL is not http(s).
  */
 export function resolveApiSettings(flags: ApiFlags, env: NodeJS.ProcessEnv, options: { keyOptional?: boolean } = {}): ApiSettings {
-  const stored = readStoredLogin(env);
+  // The stored login is read only when flags and environment leave something open, so a broken file
+  // never gets in the way of a command that does not need it.
+  const needsStored = (flags.baseUrl === undefined && !env.ASSAY_BASE_URL) || (flags.key === undefined && !env.ASSAY_API_KEY);
+  const stored = needsStored ? readStoredLogin(env) : undefined;
   const warnings = stored?.warning ? [stored.warning] : [];
   const [rawUrl, urlSource]: [string, SettingSource] =
     flags.baseUrl !== undefined ? [flags.baseUrl, "flag"]

@@ -33,6 +33,8 @@ interface Pilot {
   stream_url: string | null;
 }
 
+const TASK_EXAMPLE = 'a Task Spec such as {"name": "stack-blocks", "initial_conditions": {...}, "success_predicates": [...]}';
+
 const taskPath = (id: string) => `/v1/tasks/${encodeURIComponent(id)}`;
 
 function positiveInteger(value: string): number {
@@ -138,7 +140,7 @@ export function registerTasks(program: Command, runtime: CliRuntime): void {
     .addHelpText("after", "\nExample:\n  assay tasks create stack-blocks.json\n  (fields: docs/api.md, \"POST /v1/tasks\"; name, initial_conditions and success_predicates are required)")
     .action(
       runtime.action<[string]>(async (ctx, source) => {
-        const answer = await ctx.api().json<Task>("POST", "/v1/tasks", { body: await readJsonBody(source) });
+        const answer = await ctx.api().json<Task>("POST", "/v1/tasks", { body: await readJsonBody(source, process.stdin, TASK_EXAMPLE) });
         await show(ctx, answer.text, answer.data, `created ${answer.data.id} (draft)`);
       }),
     );
@@ -150,7 +152,7 @@ export function registerTasks(program: Command, runtime: CliRuntime): void {
     .argument("<fields.json | ->", "any subset of the creation fields: a file, or - for stdin")
     .action(
       runtime.action<[string, string]>(async (ctx, id, source) => {
-        const answer = await ctx.api().json<Task>("POST", `${taskPath(id)}/amend`, { body: await readJsonBody(source) });
+        const answer = await ctx.api().json<Task>("POST", `${taskPath(id)}/amend`, { body: await readJsonBody(source, process.stdin, 'the fields to change, such as {"visibility": "published"}') });
         await show(ctx, answer.text, answer.data, `amended ${answer.data.id}`);
       }),
     );

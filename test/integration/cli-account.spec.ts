@@ -254,6 +254,7 @@ describe("the assay command line: login, keys, models, tasks, leaderboards, --we
 
     const notObject = await runCliPiped(["tasks", "create", "-"], env, dir, "[1, 2]");
     assert.equal(notObject.code, 2);
+    assert.match(notObject.stderr, /^error: the body on stdin must be a JSON object \(a Task Spec such as \{"name": /);
     const invalid = await runCliPiped(["tasks", "create", "-"], env, dir, JSON.stringify({ ...spec, colour: "red" }));
     assert.equal(invalid.code, 3);
     assert.match(invalid.stderr, /colour.*\(contract_validation_failed\)/);
