@@ -54,7 +54,7 @@ async function login(ctx: CommandContext, options: LoginOptions) {
   const baseUrl = parseBaseUrl(given ?? (interactive ? await promptLine("Assay API URL", suggested) : suggested));
   const key = await readKey(ctx, options, interactive);
   if (!key) throw usageError("the API key is empty: nothing was stored");
-  if (!key.startsWith("asy_live_")) throw usageError(`that is not an Assay API key: keys start with asy_live_ (yours starts ${JSON.stringify(key.slice(0, 4))}…); nothing was stored`);
+  if (!key.startsWith("asy_live_")) throw usageError("that is not an Assay API key: keys start with asy_live_ (what was given is not quoted here, in case it is another secret); nothing was stored");
 
   let answer;
   try {
