@@ -19,6 +19,8 @@ export interface RequestOptions {
   query?: Record<string, string | number | undefined>;
   /** A JSON body, already serialised (sent as is). */
   body?: string;
+  /** Bytes to send instead (a model chunk); give their content-type in `headers`. */
+  bytes?: Uint8Array<ArrayBuffer>;
   headers?: Record<string, string>;
   signal?: AbortSignal;
 }
@@ -57,12 +59,13 @@ export class ApiClient {
   /** Sends a request and returns the 2xx response unread (streams, files); any other answer throws the API's error. */
   async send(method: string, pathOrUrl: string, options: RequestOptions = {}): Promise<Response> {
     const url = this.url(pathOrUrl, options.query);
-    const headers: Record<string, string> = { authorization: `Bearer ${this.settings.key}`, ...options.headers };
+    // A public endpoint (leaderboards) may be called without a key; a key that is set is always sent.
+    const headers: Record<string, string> = { ...(this.settings.key ? { authorization: `Bearer ${this.settings.key}` } : {}), ...options.headers };
     if (options.body !== undefined) headers["content-type"] = "application/json";
     for (let attempt = 0; ; attempt++) {
       let response: Response;
       try {
-        response = await fetch(url, { method, headers, body: options.body, signal: options.signal });
+        response = await fetch(url, { method, headers, body: options.bytes ?? options.body, signal: options.signal });
       } catch (error) {
         if (options.signal?.aborted) throw error;
         throw this.unreachable(error);

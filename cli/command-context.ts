@@ -42,6 +42,12 @@ export interface CommandContext {
   out: Output;
   /** The API client; a usage error (exit 2) when no key is set. */
   api(): ApiClient;
+  /** The API client for public endpoints (leaderboards): sends a key when one is set, works without. */
+  publicApi(): ApiClient;
+  /** The global --base-url and --key as given (login and whoami show where settings came from). */
+  flags: { baseUrl?: string; key?: string };
+  /** The process's environment (the one place it is read: main.ts hands it in). */
+  env: NodeJS.ProcessEnv;
 }
 
 interface GlobalOptions {
@@ -61,11 +67,22 @@ export class CliRuntime {
     const globals = command.optsWithGlobals<GlobalOptions>();
     const json = globals.json === true;
     this.json = json;
+    const out = new Output(json);
+    const flags = { baseUrl: globals.baseUrl, key: globals.key };
+    const clientOf = (keyOptional: boolean) => {
+      const settings = resolveApiSettings(flags, this.env, { keyOptional });
+      for (const warning of settings.warnings ?? []) out.warn(warning);
+      return new ApiClient(settings);
+    };
     let client: ApiClient | undefined;
+    let publicClient: ApiClient | undefined;
     return {
       json,
-      out: new Output(json),
-      api: () => (client ??= new ApiClient(resolveApiSettings({ baseUrl: globals.baseUrl, key: globals.key }, this.env))),
+      out,
+      api: () => (client ??= clientOf(false)),
+      publicApi: () => (publicClient ??= clientOf(true)),
+      flags,
+      env: this.env,
     };
   }
 

@@ -9,10 +9,15 @@ import { Command, CommanderError } from "commander";
 import { CliRuntime } from "./command-context.js";
 import { registerEpisodes } from "./commands/episodes.js";
 import { registerExport } from "./commands/export.js";
+import { registerKeys } from "./commands/keys.js";
+import { registerLeaderboards } from "./commands/leaderboards.js";
+import { registerLogin } from "./commands/login.js";
+import { registerModels } from "./commands/models.js";
 import { registerQuote } from "./commands/quote.js";
 import { registerReport } from "./commands/report.js";
 import { registerRobots } from "./commands/robots.js";
 import { registerRuns } from "./commands/runs.js";
+import { registerTasks } from "./commands/tasks.js";
 import { registerUsage } from "./commands/usage.js";
 import { CliError, EXIT } from "./exit-codes.js";
 
@@ -22,9 +27,12 @@ const EXIT_INTERNAL = 70;
 const VERSION = (JSON.parse(readFileSync(new URL("./package.json", import.meta.url), "utf8")) as { version: string }).version;
 
 const EXIT_CODES_HELP = `
-Environment:
-  ASSAY_API_KEY    the API key (required; --key overrides)
-  ASSAY_BASE_URL   the coordinator (default http://127.0.0.1:8080; --base-url overrides)
+Settings (the first that is set wins: flags, then the environment, then the stored login):
+  --key, ASSAY_API_KEY          the API key (or store one with assay login)
+  --base-url, ASSAY_BASE_URL    the coordinator (default http://127.0.0.1:8080)
+  assay login                   stores both in $XDG_CONFIG_HOME/assay/config.json (~/.config/assay/config.json),
+                                mode 0600; a stored key is sent only to the URL it was stored for
+  BROWSER                       what runs get --web opens pages with (else xdg-open, open or start)
 
 Exit codes:
   0  success
@@ -34,11 +42,11 @@ Exit codes:
 
 export function buildProgram(runtime: CliRuntime): Command {
   const program = new Command("assay")
-    .description("Assay from the command line: submit and watch runs, list episodes, fetch reports and exports")
+    .description("Assay from the command line: submit and watch runs, list episodes, fetch reports and exports; models, tasks, keys, leaderboards")
     .version(VERSION, "-V, --version", "print the version")
     .option("--json", "print the API's JSON exactly, nothing else on stdout")
-    .option("--base-url <url>", "the API's base URL (default $ASSAY_BASE_URL, else http://127.0.0.1:8080)")
-    .option("--key <key>", "the API key (default $ASSAY_API_KEY)")
+    .option("--base-url <url>", "the API's base URL (default $ASSAY_BASE_URL, else the stored login's, else http://127.0.0.1:8080)")
+    .option("--key <key>", "the API key (default $ASSAY_API_KEY, else the stored login's)")
     .helpOption("-h, --help", "show help")
     .exitOverride()
     .showHelpAfterError("(assay --help, or assay <command> --help, shows the usage)")
@@ -51,6 +59,11 @@ export function buildProgram(runtime: CliRuntime): Command {
   registerExport(program, runtime);
   registerQuote(program, runtime);
   registerUsage(program, runtime);
+  registerModels(program, runtime);
+  registerTasks(program, runtime);
+  registerKeys(program, runtime);
+  registerLeaderboards(program, runtime);
+  registerLogin(program, runtime);
   return program;
 }
 

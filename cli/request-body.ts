@@ -12,7 +12,7 @@ async function readStdin(stdin: NodeJS.ReadStream): Promise<string> {
 }
 
 /** The body's text; `source` is a path or `-` for stdin. */
-export async function readJsonBody(source: string, stdin: NodeJS.ReadStream = process.stdin): Promise<string> {
+export async function readJsonBody(source: string, stdin: NodeJS.ReadStream = process.stdin, example = 'a run body such as {"kind": "run", "robot": "so101@latest", ...}'): Promise<string> {
   let text: string;
   if (source === "-") {
     if (stdin.isTTY) throw usageError("the body is to come from stdin (-), but stdin is a terminal: pipe the JSON in (assay runs submit - < body.json) or name a file");
@@ -34,7 +34,7 @@ export async function readJsonBody(source: string, stdin: NodeJS.ReadStream = pr
     throw usageError(`${name} is not valid JSON: ${(error as Error).message}`);
   }
   if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
-    throw usageError(`${name} must be a JSON object (a run body such as {"kind": "run", "robot": "so101@latest", ...}); got ${Array.isArray(parsed) ? "an array" : JSON.stringify(parsed)}`);
+    throw usageError(`${name} must be a JSON object (${example}); got ${Array.isArray(parsed) ? "an array" : JSON.stringify(parsed)}`);
   }
   return text;
 }

@@ -8,6 +8,7 @@ import { localTime, rate, table } from "../human-format.js";
 import { readJsonBody } from "../request-body.js";
 import { pinsLine, policyLine, runBlock, statusDetailLine, type Run } from "../run-summary.js";
 import { watchRun } from "../watch-run.js";
+import { openRunPage, type WebOptions } from "../run-page.js";
 
 const runPath = (id: string) => `/v1/runs/${encodeURIComponent(id)}`;
 
@@ -73,9 +74,12 @@ export function registerRuns(program: Command, runtime: CliRuntime): void {
     .command("get")
     .description("show one run (GET /v1/runs/{id})")
     .argument("<run_id>")
+    .option("--web", "open the run's page in the console in your browser ($BROWSER, else xdg-open/open/start)")
+    .option("--print-url", "with --web: print the page's URL instead of opening it (the default without a terminal)")
     .action(
-      runtime.action<[string]>(async (ctx, id) => {
+      runtime.action<[string, WebOptions]>(async (ctx, id, options) => {
         const answer = await ctx.api().json<Run>("GET", runPath(id));
+        if (options.web || options.printUrl) return openRunPage(ctx, answer.data.id, options);
         if (ctx.json) return ctx.out.apiJson(answer.text);
         ctx.out.human(runBlock(answer.data));
       }),

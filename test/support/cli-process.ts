@@ -28,6 +28,8 @@ export interface PtyCli {
   waitFor(pattern: RegExp, what?: string): Promise<string>;
   /** The exit code, once the process ended. */
   exited: Promise<number>;
+  /** Types `data` at the terminal (a key and "\r" for Enter). */
+  write(data: string): void;
 }
 
 /** Starts `assay <args>` under a 160 x 40 pseudo-terminal with exactly `env` (plus PATH and HOME). */
@@ -58,6 +60,7 @@ export function startCliInPty(args: readonly string[], env: Record<string, strin
   return {
     output: () => output,
     exited,
+    write: (data) => child.write(data),
     waitFor(pattern, what = String(pattern)) {
       return new Promise((resolveWait, reject) => {
         const check = () => {
