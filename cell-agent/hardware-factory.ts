@@ -6,7 +6,7 @@
  */
 import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { fileURLToPath } from "node:url";
 import { loadFirmwarePins } from "../firmware-pins/pins.js";
 import type { AgentConfig, CameraConfig, DeadmanConfig, EstopConfig, MocapConfig, MotorsConfig, PoliciesConfig, SerialBusConfig } from "./config.js";
 import { FfmpegCamera } from "./devices/camera/ffmpeg-camera.js";
@@ -141,7 +141,8 @@ export async function openMocap(mocap: MocapConfig, clock: Clock, log: (line: st
     return undefined;
   }
   type Client = MocapSource & { close(): Promise<void> };
-  const module = (await import(pathToFileURL(natnetClientPath.replace(/\.ts$/, ".js")).href)) as {
+  // A literal specifier, so a bundled agent (scripts/compiled-entry.mjs) carries the client too.
+  const module = (await import("./devices/natnet/natnet-client.js")) as {
     NatNetClient?: { connect(input: { serverAddress: string }, deps?: { clock?: Clock }): Promise<Client> };
   };
   if (!module.NatNetClient) {

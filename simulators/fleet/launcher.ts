@@ -14,6 +14,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
+import { nodeArgsFor } from "../../scripts/compiled-entry.mjs";
 import { startLinkProxy, type LinkProxy, type LinkState } from "./link-proxy.js";
 import type { SimEngine } from "../physics/engine.js";
 import type { SimResetMode } from "../sim-cell.js";
@@ -162,7 +163,8 @@ export async function launchSimFleet(options: SimFleetOptions): Promise<SimFleet
     };
     writeFileSync(configPath, JSON.stringify(config, null, 2));
     // The IPC channel carries the control port back and lets the cell notice a launcher that died.
-    const child = spawn(process.execPath, ["--import", "tsx", SIM_CELL_ENTRY, "--config", configPath], { stdio: ["ignore", "pipe", "pipe", "ipc"] });
+    // The cell runs as one bundled module (scripts/compiled-entry.mjs): a second of CPU less per start than tsx's loader.
+    const child = spawn(process.execPath, await nodeArgsFor(SIM_CELL_ENTRY, ["--config", configPath], log), { stdio: ["ignore", "pipe", "pipe", "ipc"] });
     for (const stream of [child.stdout, child.stderr]) {
       if (stream) createInterface({ input: stream }).on("line", (line) => log(`[${cellId}] ${line}`));
     }
