@@ -69,6 +69,7 @@ export function buildProgram(runtime: CliRuntime): Command {
 
 /** Runs `assay` with `argv` (without node and the script) and returns the exit code. */
 export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<number> {
+  quietOnClosedOutput();
   const runtime = new CliRuntime(env);
   const program = buildProgram(runtime);
   try {
@@ -77,6 +78,18 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
   } catch (error) {
     return report(error, runtime);
   }
+}
+
+/**
+ * `assay runs list | head`: once the reader has closed the pipe, nothing more can be shown, so the
+ * command ends quietly as Unix tools do instead of dying on EPIPE with a stack trace.
+ */
+function quietOnClosedOutput(): void {
+  if (process.stdout.listenerCount("error") > 0) return;
+  process.stdout.on("error", (error: NodeJS.ErrnoException) => {
+    if (error.code === "EPIPE") process.exit(EXIT.ok);
+    throw error;
+  });
 }
 
 /** Prints an error the way the exit-code table promises and returns its code. */
