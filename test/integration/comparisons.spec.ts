@@ -10,8 +10,9 @@ import { join } from "node:path";
 import { createApiKey } from "../../coordinator/auth/api-keys.js";
 import { betaBinomialDifference } from "../../coordinator/stats/beta-binomial-difference.js";
 import { ensureAccount } from "../../coordinator/store/accounts-repo.js";
+import { runCliPiped } from "../support/cli-process.js";
 import { insertFixtureRun } from "../support/fixture-run.js";
-import { startTestService, type TestService } from "./helpers.js";
+import { startTestService, TEST_ADMIN_KEY, type TestService } from "./helpers.js";
 
 type Json = Record<string, any>;
 
@@ -116,5 +117,30 @@ describe("GET /v1/comparisons: runs side by side", function () {
     assert.match(sides.error.message, /^these runs make 7 sides \(a compare, transfer or matrix run brings one per unit\); at most 6 can be compared at once$/);
     const six = await get("/v1/comparisons?runs=run_cmppaired00000001,run_cmpexpert000000001,run_cmpnovice000000001,run_cmpdim00000000001,run_cmppublished00001");
     assert.equal(six.differences.length, 15);
+  });
+
+  it("the CLI says the same: assay compare prints the sides, the differences and the sentences; runs get leads a compare with its headline", async () => {
+    const env = { ASSAY_API_KEY: TEST_ADMIN_KEY, ASSAY_BASE_URL: service.coordinator.baseUrl };
+    const api = await get("/v1/comparisons?runs=run_cmpexpert000000001,run_cmpnovice000000001");
+    const cli = await runCliPiped(["compare", "run_cmpexpert000000001", "run_cmpnovice000000001"], env, service.dataDir);
+    assert.equal(cli.code, 0, cli.stderr);
+    assert.match(cli.stdout, /^SIDE +RUN +N +RATE +95% WILSON +95% MODEL-LEVEL$/m);
+    assert.match(cli.stdout, /^expert +run_cmpexpert000000001 +8 +87\.5% +52\.9% to 97\.8% /m);
+    assert.match(cli.stdout, /^expert - novice +\+\d+(\.\d)? +-?\+?\d+(\.\d)? to \+\d+(\.\d)? +(first higher|no difference shown)$/m);
+    assert.ok(cli.stdout.includes(api.differences[0].sentence), cli.stdout);
+    const json = await runCliPiped(["compare", "run_cmpexpert000000001", "run_cmpnovice000000001", "--json"], env, service.dataDir);
+    assert.deepEqual(JSON.parse(json.stdout).differences, api.differences);
+    const one = await runCliPiped(["compare", "run_cmpexpert000000001"], env, service.dataDir);
+    assert.equal(one.code, 3);
+    assert.match(one.stderr, /runs must name 2\.\.6 run ids/);
+
+    const run = await get("/v1/runs/run_cmppaired00000001");
+    const shown = await runCliPiped(["runs", "get", "run_cmppaired00000001"], env, service.dataDir);
+    assert.equal(shown.code, 0, shown.stderr);
+    assert.match(shown.stdout, /^result +fast - slow: \+\d+(\.\d)? points \(95% interval [-+]?\d+(\.\d)? to \+\d+(\.\d)?\)$/m);
+    const lines = shown.stdout.split("\n");
+    const first = lines.indexOf(run.result.headline.sentence);
+    assert.ok(first > 0, shown.stdout);
+    assert.deepEqual(lines.slice(first, first + 3), run.result.headline.lines);
   });
 });
