@@ -315,6 +315,7 @@ export const Report = component("Report", z.strictObject({
     s_total: NonNegative,
     s_per_episode: NonNegative,
   }).optional().describe("a person's time on the run's resets and labels (issue 26); absent when no person was involved"),
+  comparison: CompareHeadline.optional().describe("kinds compare and transfer: the Result's headline, the comparison's answer up front"),
   cost: z.strictObject({ robot_hours: NonNegative, environment_hours: NonNegative, cost_usd: NonNegative }),
 }));
 
