@@ -57,7 +57,7 @@ export async function insertFixtureRun(coordinator: { db: Db; lifecycle: RunLife
   for (const e of fixture.episodes) {
     markEpisodeDone(db, e.episodeId, {
       cellId: compare ? ((e.index >> 1) % 2 === 0 ? "so101-b" : "so101-c") : e.cellId ?? "so101-b", outcome: e.outcome, failureCluster: e.failureCluster, durationS: e.durationS ?? 1, resetS: 1,
-      replaySpecJson: JSON.stringify(e.replaySpec), metaJson: null, evaluationJson: null, finishedAt: storedAt,
+      replaySpecJson: JSON.stringify(compare ? { ...e.replaySpec, layout_seed: 1000 + (e.index >> 1) } : e.replaySpec), metaJson: null, evaluationJson: null, finishedAt: storedAt,
     });
     insertPendingArtifact(db, { episodeId: e.episodeId, runId, kind: "mcap", fileName: e.mcap.fileName, bytes: e.mcap.bytes, sha256: e.mcap.sha256 });
     markArtifactStored(db, e.episodeId, "mcap", storedAt);

@@ -249,6 +249,7 @@ export const Episode = component("Episode", z.strictObject({
   intervened: z.literal(true).optional().describe("only on intervened episodes"),
   interventions: z.array(z.looseObject({})).optional(),
   unit: z.number().int().min(0).optional().describe("multi-unit kinds: the unit index"),
+  pair: z.number().int().min(0).optional().describe("kind compare: the pair index; both episodes of a pair share the seed, so the same initial conditions"),
 }));
 
 /** One artifact file, as GET /v1/runs/{run_id}/episodes?artifact=<kind> lists it. */
