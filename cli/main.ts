@@ -7,6 +7,7 @@
 import { readFileSync } from "node:fs";
 import { Command, CommanderError } from "commander";
 import { CliRuntime } from "./command-context.js";
+import { registerCompare } from "./commands/compare.js";
 import { registerEpisodes } from "./commands/episodes.js";
 import { registerExport } from "./commands/export.js";
 import { registerKeys } from "./commands/keys.js";
@@ -56,6 +57,7 @@ export function buildProgram(runtime: CliRuntime): Command {
   registerRuns(program, runtime);
   registerEpisodes(program, runtime);
   registerReport(program, runtime);
+  registerCompare(program, runtime);
   registerExport(program, runtime);
   registerQuote(program, runtime);
   registerUsage(program, runtime);

@@ -52,11 +52,33 @@ export function statementLines(result: Run["result"]): string[] {
   return Array.isArray(statement) ? statement.filter((line): line is string => typeof line === "string") : [];
 }
 
-/** The `runs get` block: fields, then the headline's sentences. */
+/** A compare's or transfer's answer up front (result.headline, coordinator/runs/compare-headline.ts), as every surface prints it. */
+export interface CompareHeadline {
+  difference: { of: string; diff: number; ci: [number, number]; ci_level: number };
+  arms: Array<{ label: string }>;
+  lines: string[];
+}
+
+/** The headline of a compare or transfer, when its Result has one. */
+export function compareHeadlineOf(result: Run["result"]): CompareHeadline | undefined {
+  const headline = result?.headline as CompareHeadline | undefined;
+  return headline && Array.isArray(headline.lines) && headline.difference ? headline : undefined;
+}
+
+const signedPoints = (x: number) => `${x > 0 ? "+" : ""}${Number((x * 100).toFixed(1))}`;
+
+/** `expert - novice: +30 points (95% interval +12 to +46)`. */
+export function differenceLine(headline: CompareHeadline): string {
+  const { of, diff, ci, ci_level: level } = headline.difference;
+  return `${of}: ${signedPoints(diff)} points (${Number((level * 100).toFixed(1))}% interval ${signedPoints(ci[0])} to ${signedPoints(ci[1])})`;
+}
+
+/** The `runs get` block: fields, then the headline's sentences (a compare's or transfer's difference first). */
 export function runBlock(run: Run): string {
   const pins = run.resolved_pins ?? {};
   const robot = run.robot && pins.robot && run.robot !== pins.robot ? `${run.robot} (resolved ${pins.robot})` : (pins.robot ?? run.robot ?? run.robots?.join(", "));
   const result = run.result;
+  const headline = compareHeadlineOf(result);
   return fields([
     ["run", `${run.id} (${run.kind})`],
     ["status", run.status],
@@ -69,9 +91,14 @@ export function runBlock(run: Run): string {
     ["policy", policyLine(run)],
     ["episodes", run.episodes === undefined ? undefined : String(run.episodes)],
     ["priority", run.priority],
-    ["result", result ? `${resultLine(result)}${run.status === "completed" ? "" : " (partial: the episodes that ran)"}` : undefined],
+    ["result", result ? `${headline ? differenceLine(headline) : resultLine(result)}${run.status === "completed" ? "" : " (partial: the episodes that ran)"}` : undefined],
     ["cost", result && typeof result.cost_usd === "number" ? usd(result.cost_usd) : undefined],
-  ]) + statementLines(result).map((line) => `\n${line}`).join("");
+  ]) + [
+    ...(headline?.lines ?? []),
+    // Without a headline the statement is the run's; with one it is the first side's alone.
+    ...(headline && statementLines(result).length ? [`${headline.arms[0]?.label ?? "the first side"} alone:`] : []),
+    ...statementLines(result),
+  ].map((line) => `\n${line}`).join("");
 }
 
 /** What a watch ends with: the final state in one or two lines. */
@@ -79,7 +106,8 @@ export function endStateLines(run: Run): string[] {
   if (run.status === "completed") {
     const result = run.result ?? {};
     const cost = typeof result.cost_usd === "number" ? `, cost ${usd(result.cost_usd)}` : "";
-    return [`${run.id} completed: ${resultLine(result)}${cost}`, ...statementLines(result)];
+    const headline = compareHeadlineOf(result);
+    return [`${run.id} completed: ${headline ? differenceLine(headline) : resultLine(result)}${cost}`, ...(headline?.lines ?? []), ...statementLines(result)];
   }
   const lines = [`${run.id} ${run.status}: ${statusDetailLine(run) ?? "no detail given"}`];
   if (run.result) lines.push(`partial result: ${resultLine(run.result)}`, ...statementLines(run.result));

@@ -12,6 +12,7 @@ import { errorHandler } from "./error-handler.js";
 import { artifactsRouter } from "./routes/artifacts.js";
 import { catalogRouter } from "./routes/catalog.js";
 import { statisticsRouter } from "./routes/statistics.js";
+import { comparisonsRouter } from "./routes/comparisons.js";
 import { cellsRouter } from "./routes/cells.js";
 import { episodesRouter } from "./routes/episodes.js";
 import { eventsRouter } from "./routes/events.js";
@@ -71,7 +72,7 @@ export function createApiApp(raw: ApiDeps): express.Express {
   v1.use(tasksRouter(deps), kitsRouter(deps), signingKeysRouter(deps));
   v1.use(quoteRouter(deps), budgetsRouter(deps), usageRouter(deps), webhooksRouter(deps), dataRouter(deps), runResultRouter(deps));
   v1.use(reportRouter(deps), suitesRouter(deps), gatesRouter(deps), checkpointsRouter(deps));
-  v1.use(cellsRouter(deps), statisticsRouter(deps));
+  v1.use(cellsRouter(deps), statisticsRouter(deps), comparisonsRouter(deps));
   v1.use(replayRouter(deps), exportsRouter(deps), streamsRouter(deps), modelsRouter(deps), accountRouter(deps));
   // Published leaderboards and the API's own description: public, no key, rate-limited per client address.
   app.use("/v1/leaderboards", leaderboardsRouter(deps));

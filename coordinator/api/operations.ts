@@ -14,6 +14,7 @@ import { listOf } from "./schemas/common.js";
 import { CreateCheckRequest, CreateGateRequest, Gate, GateCheck } from "./schemas/gates.js";
 import { StreamDescriptor } from "./schemas/streams.js";
 import { HeadlinePriorList } from "./schemas/statistics.js";
+import { Comparison, ComparisonQuery } from "./schemas/comparisons.js";
 import { CreateModelRequest, Model, ModelListQuery } from "./schemas/models.js";
 import { Account, UpdateAccountRequest } from "./schemas/account.js";
 import { Leaderboard, LeaderboardList } from "./schemas/leaderboards.js";
@@ -123,6 +124,9 @@ export const OPERATIONS: readonly Operation[] = [
   { method: "GET", path: "/v1/runs/{run_id}/report", operationId: "getRunReport", tag: "runs", summary: "The verification report of a completed run",
     query: ReportQuery,
     responses: [{ status: 200, description: "the Report (JSON), or with format=pdf the PDF", schema: Report, other: { "application/pdf": "the report as a PDF" } }] },
+  { method: "GET", path: "/v1/comparisons", operationId: "compareRuns", tag: "runs", summary: "Two to six runs side by side: each side's rate with its interval and n, every pair's difference, a warning when pins differ",
+    description: "runs=<id>,<id>[,...]: the account's runs or published ones (another account's unpublished run: 404). Sides: one per unit of a compare, transfer or matrix run, else the run's Result; at most 6. Unpaired statistics: the beta-binomial posterior difference of the model-level rates, simultaneous over the pairs (Bonferroni), Newcombe's interval about these cells beside it.",
+    query: ComparisonQuery, responses: [json(200, "the comparison", Comparison)], errors: ["contract_validation_failed", "not_found"] },
   { method: "POST", path: "/v1/runs/{run_id}/episodes/{episode_id}/replay", operationId: "replayEpisode", tag: "runs", summary: "A new run reproducing one finished episode",
     body: ReplayRequest, bodyOptional: true, responses: [json(201, "the new run", Run)], errors: [...RUN_BODY_ERRORS, ...ADMISSION_ERRORS] },
   { method: "POST", path: "/v1/runs/{run_id}/checkpoints", operationId: "pushCheckpoint", tag: "runs", summary: "Push a policy checkpoint to an iterating threshold run",

@@ -18,7 +18,7 @@ import { fileURLToPath } from "node:url";
 import express, { Router, type RequestHandler } from "express";
 
 /** The console's first path segments; `GET /<segment>[/...]` serves index.html (app.js turns the path into its hash route). */
-export const CONSOLE_PATHS = ["sign-in", "runs", "tasks", "kits", "keys", "usage", "fleet", "station", "leaderboards"] as const;
+export const CONSOLE_PATHS = ["sign-in", "runs", "compare", "tasks", "kits", "keys", "usage", "fleet", "station", "leaderboards"] as const;
 
 /** What the console's page may load: its own scripts and styles; blob: for fetched videos, downloads and images. */
 export const CONSOLE_CSP = [

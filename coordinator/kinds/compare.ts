@@ -68,6 +68,7 @@ import type { KindProgressContext, KindResultContext, RunKind } from "./kind.js"
 import type { EpisodeRecord } from "../store/episodes-repo.js";
 import { headlineResult, unitResults } from "./unit-results.js";
 import { policySucceeded } from "../runs/policy-outcome.js";
+import { compareHeadline } from "../runs/compare-headline.js";
 import { z } from "zod";
 import { COMMON_RUN_FIELDS, EpisodesSpec, Policy, environmentRef, robotPin, taskRef } from "../runs/run-schemas.js";
 import { boundedRecord } from "../json/field-bounds.js";
@@ -267,7 +268,8 @@ function compareResult(ctx: KindResultContext, run: RunRecord, episodes: readonl
     units: [0],
     description: `policy ${a.policy_name}, the first of policies: the comparison is ${a.policy_name} - ${b.policy_name}, and each policy's own rate is in units[]`,
   };
-  return { ...headlineResult(ctx, run, episodes, units, population), units, comparison, stopped_early: stoppedEarly };
+  // The answer up front (runs/compare-headline.ts): what the console, the CLI and the PDF print first.
+  return { ...headlineResult(ctx, run, episodes, units, population), units, comparison, headline: compareHeadline({ units, comparison }), stopped_early: stoppedEarly };
 }
 
 /** The body of a POST /v1/runs of this kind: its shape, declared once (checked before `plan`). */

@@ -33,6 +33,7 @@ import { countsOf, headlineResult, unitResults } from "./unit-results.js";
 import { armOf, modelLevelDifference, theseCellsStatement } from "./comparison-claim.js";
 import type { HeadlinePrior } from "../stats/beta-binomial-rate.js";
 import { policySucceeded } from "../runs/policy-outcome.js";
+import { compareHeadline } from "../runs/compare-headline.js";
 import { z } from "zod";
 import { COMMON_RUN_FIELDS, EpisodesSpec, Policy, environmentRef, robotPin, taskRef } from "../runs/run-schemas.js";
 import { jsonText } from "../store/sql-dialect.js";
@@ -191,17 +192,20 @@ function transferResult(ctx: KindResultContext, run: RunRecord, episodes: readon
         : "no source figure: no earlier run of this policy on the source pin and none measured here",
     };
   }
+  const gap = {
+    source: { robot: settings?.source ?? measured?.robot, run_id: measured ? run.id : baseline?.run_id ?? null, measured_here: Boolean(measured), ...rateSummary(sourceCounts.k, sourceCounts.n) },
+    target: { robot: target.robot, run_id: run.id, ...rateSummary(targetCounts.k, targetCounts.n) },
+    ...comparison,
+  };
   return {
     ...headlineResult(ctx, run, episodes, units, {
       units: [targetUnit],
       description: `the target embodiment ${target.robot}, where the policy is being moved to; the source rate and the gap are in gap`,
     }),
     units,
-    gap: {
-      source: { robot: settings?.source ?? measured?.robot, run_id: measured ? run.id : baseline?.run_id ?? null, measured_here: Boolean(measured), ...rateSummary(sourceCounts.k, sourceCounts.n) },
-      target: { robot: target.robot, run_id: run.id, ...rateSummary(targetCounts.k, targetCounts.n) },
-      ...comparison,
-    },
+    gap,
+    // The answer up front (runs/compare-headline.ts): what the console, the CLI and the PDF print first.
+    headline: compareHeadline({ units, gap }),
   };
 }
 

@@ -11,6 +11,7 @@ import { pdfText } from "../pdf/pdf-text.js";
 import type { RateSummary } from "../runs/result-summary.js";
 import type { Report } from "./report.js";
 import { operatorTimeText } from "./operator-time-section.js";
+import { drawCompareHeadline } from "./compare-headline-section.js";
 
 /** Longest chart label, instruction, and any other line drawn (an out-of-scope line is at most 2,000 by its bound). */
 const LABEL_CHARS = 80;
@@ -100,6 +101,7 @@ export async function renderReportPdf(report: Omit<Report, "cost"> & { cost?: Re
   await line(`Pins: ${Object.entries(report.resolved_pins).map(([k, v]) => `${k} ${pinText(v)}`).join("; ")}.`);
   // A published report (a leaderboard's) leaves the customer's cost out.
   if (report.cost) doc.text(`Meters: ${report.cost.robot_hours} robot-hours, ${report.cost.environment_hours} environment-hours; cost $${report.cost.cost_usd.toFixed(2)}.`);
+  await drawCompareHeadline(doc, report.comparison, line);
   doc.moveDown(0.6);
 
   const rows: ChartRow[] = report.units.length > 0

@@ -29,6 +29,7 @@ import type { RunRecord } from "../store/runs-repo.js";
 import { isPilotRun } from "../tasks/pilot.js";
 import { listEpisodeRecords, type EpisodeRecord } from "../store/episodes-repo.js";
 import { operatorTimeSection, type OperatorTimeSection } from "./operator-time-section.js";
+import type { CompareHeadline } from "../runs/compare-headline.js";
 
 /** One instruction set's episodes: pooled rate and interval, and the rate of each instruction. */
 export interface InstructionSetRates extends RateSummary {
@@ -81,6 +82,8 @@ export interface Report {
   cells: CellBreakdown;
   /** A person's time on the run's resets and labels; absent when no person was involved. */
   operator_time?: OperatorTimeSection;
+  /** Kinds compare and transfer: the comparison's answer up front (the Result's headline). */
+  comparison?: CompareHeadline;
   cost: { robot_hours: number; environment_hours: number; cost_usd: number };
 }
 
@@ -241,6 +244,7 @@ export function buildReport(db: Db, run: RunRecord, baseUrl: string, now: Date):
     interventions: interventionSection(interventionModeOf(request), done, run.kind !== "run", headline, result.assisted),
     cells: result.cells ?? { by_cell: [], clusters: 0, design_effect: 1, effective_n: headline.n, ci95_these_cells: headline.ci95 },
     ...(operatorTime ? { operator_time: operatorTime } : {}),
+    ...(result.headline ? { comparison: result.headline as CompareHeadline } : {}),
     cost: { robot_hours: result.robot_hours, environment_hours: result.environment_hours, cost_usd: result.cost_usd },
   };
 }

@@ -114,6 +114,8 @@ export function episodeView(episode: EpisodeRecord, artifacts: readonly Artifact
     // Only intervened episodes carry the flag (and their interventions), so clients can filter on it.
     ...(interventions.length > 0 ? { intervened: true, interventions } : {}),
     ...(withUnit ? { unit: episode.unit } : {}),
+    // A compare's pair: both episodes of pair i share the seed (the same initial conditions).
+    ...(typeof episode.assign.pair === "number" ? { pair: episode.assign.pair } : {}),
   };
 }
 

@@ -140,12 +140,26 @@ function differenceQuantile(d: ReturnType<typeof differenceOfSteps>, q: number):
 export function betaBinomialDifference(
   cellsA: ReadonlyArray<{ k: number; n: number }>, cellsB: ReadonlyArray<{ k: number; n: number }>, options: RateDifferenceOptions = {},
 ): RateDifference {
-  const ci = options.ci ?? 0.95;
-  zForConfidence(ci); // validates ci
   const prior = options.prior ?? DEFAULT_HEADLINE_PRIOR;
-  const postA = betaBinomialRatePosterior(cellsA, prior);
-  const postB = betaBinomialRatePosterior(cellsB, options.priorB ?? prior);
-  const d = differenceOfSteps(massOnRateSteps(postA), massOnRateSteps(postB));
+  return differenceOfPosteriors(armPosterior(cellsA, prior), armPosterior(cellsB, options.priorB ?? prior), options.ci ?? 0.95);
+}
+
+/** One arm's marginal posterior of μ and its mass on the difference's steps: computed once, used in any number of differences. */
+export interface ArmPosterior {
+  mean: number;
+  steps: Float64Array;
+}
+
+/** The posterior of an arm's model-level rate from its per-cell counts under `prior`. */
+export function armPosterior(cells: ReadonlyArray<{ k: number; n: number }>, prior: HeadlinePrior = DEFAULT_HEADLINE_PRIOR): ArmPosterior {
+  const posterior = betaBinomialRatePosterior(cells, prior);
+  return { mean: posterior.mean, steps: massOnRateSteps(posterior) };
+}
+
+/** {@link betaBinomialDifference} of two arms' posteriors computed beforehand (several differences over the same arms). */
+export function differenceOfPosteriors(postA: ArmPosterior, postB: ArmPosterior, ci = 0.95): RateDifference {
+  zForConfidence(ci); // validates ci
+  const d = differenceOfSteps(postA.steps, postB.steps);
   const tail = (1 - ci) / 2;
   const total = d.cdf[d.cdf.length - 1] + (d.density[d.density.length - 1] * d.h) / 2;
   const below = d.cdf[d.offset] / total; // CDF at D = 0

@@ -75,7 +75,8 @@ export function pairedDifferenceInterval(pairs: PairedCounts, ci = 0.95): Paired
   const [lA, uA] = wilsonInterval(both + onlyA, n, ci);
   const [lB, uB] = wilsonInterval(both + onlyB, n, ci);
   const phi = newcombePhi(pairs);
-  const diff = pA - pB;
+  // (onlyA - onlyB) / n is pA - pB rounded once: 0.3, not 0.30000000000000004.
+  const diff = (onlyA - onlyB) / n;
   const down = Math.sqrt(Math.max(0, (pA - lA) ** 2 - 2 * phi * (pA - lA) * (uB - pB) + (uB - pB) ** 2));
   const up = Math.sqrt(Math.max(0, (uA - pA) ** 2 - 2 * phi * (uA - pA) * (pB - lB) + (pB - lB) ** 2));
   return { diff, ci: [Math.max(-1, diff - down), Math.min(1, diff + up)], method: "newcombe-paired" };

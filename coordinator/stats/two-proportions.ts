@@ -28,7 +28,8 @@ export function newcombeDifference(k1: number, n1: number, k2: number, n2: numbe
   const [l2, u2] = wilsonInterval(k2, n2, ci);
   const p1 = n1 === 0 ? 0.5 : k1 / n1;
   const p2 = n2 === 0 ? 0.5 : k2 / n2;
-  const diff = p1 - p2;
+  // One division of an exact integer numerator: 7/10 - 4/10 is 0.3, not 0.29999999999999993.
+  const diff = n1 === 0 || n2 === 0 ? p1 - p2 : (k1 * n2 - k2 * n1) / (n1 * n2);
   const lower = diff - Math.hypot(p1 - l1, u2 - p2);
   const upper = diff + Math.hypot(u1 - p1, p2 - l2);
   return { diff, ci: [Math.max(-1, lower), Math.min(1, upper)], method: "newcombe-hybrid-score" };

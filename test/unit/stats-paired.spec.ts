@@ -86,3 +86,12 @@ describe("Newcombe paired interval (method 10)", () => {
     assert.deepEqual(tallyPairs(pairs), { both: 1, onlyA: 2, onlyB: 1, neither: 1 });
   });
 });
+
+describe("differences as people read them", () => {
+  it("carry no float noise: 10/10 − 7/10 is 0.3, paired and unpaired (issue 28 showed 0.30000000000000004)", () => {
+    assert.equal(pairedDifferenceInterval({ both: 7, onlyA: 3, onlyB: 0, neither: 0 }).diff, 0.3);
+    assert.equal(newcombeDifference(10, 10, 7, 10).diff, 0.3);
+    assert.equal(newcombeDifference(7, 10, 4, 10).diff, 0.3);
+    assert.equal(newcombeDifference(3, 5, 1, 3).diff, 4 / 15);
+  });
+});

@@ -101,6 +101,40 @@ const JudgeSummary = z.strictObject({
   }).describe("the judge's agreement with people on the audit sample (low-confidence episodes are left out: the judge's doubt picked them)"),
 }).describe("runs with a judge endpoint (docs/judges.md)");
 
+const Shown = z.enum(["a_higher", "b_higher", "none"]).describe("what the interval shows: a difference only when it excludes 0");
+const SignedInterval = z.tuple([z.number().min(-1).max(1), z.number().min(-1).max(1)]);
+
+/** One side of a compare headline (coordinator/runs/compare-headline.ts). */
+const HeadlineArm = z.strictObject({
+  label: z.string().describe("a compare's policy name, or a transfer's side (target, source)"),
+  robot: z.string().nullable(),
+  n: z.number().int().min(0),
+  successes: z.number().int().min(0),
+  success_rate: z.number().min(0).max(1),
+  wilson95: Interval.describe("Wilson's 95% interval of successes / n"),
+  ci95: Interval.nullable().describe("the side's model-level interval (its unit's ci95), when the Result carries one"),
+  text: z.string().describe("the side in words, e.g. \"expert: 100% (20 of 20; 95% Wilson interval 83.9% to 100%)\""),
+});
+
+/** A compare's or transfer's answer up front: Result.headline. */
+export const CompareHeadline = component("CompareHeadline", z.strictObject({
+  difference: z.strictObject({
+    of: z.string().describe("\"<A> - <B>\": a compare's first policy minus its second, a transfer's target minus source"),
+    diff: z.number().min(-1).max(1), ci: SignedInterval, ci_level: z.number().gt(0).lt(1),
+    method: z.string().describe("the comparison's interval method (docs/statistics.md)"),
+    claim: z.string().describe("model: about a new cell of the robot model; these_cells: about the cells the episodes ran on"),
+    shown: Shown,
+    probability_a_greater: z.number().min(0).max(1).nullable(),
+  }),
+  these_cells: z.strictObject({ diff: z.number().min(-1).max(1), ci: SignedInterval, ci_level: z.number().gt(0).lt(1), method: z.string(), shown: Shown }).nullable()
+    .describe("the claim about these cells beside a model-level difference; null when the difference is itself about these cells"),
+  test: z.strictObject({ method: z.literal("mcnemar-exact"), p_value: z.number().min(0).max(1), n_discordant: z.number().int().min(0) }).nullable()
+    .describe("a paired compare's exact McNemar test on its discordant pairs (about these cells)"),
+  arms: z.tuple([HeadlineArm, HeadlineArm]),
+  sentence: z.string().describe("the claim in one sentence; says no difference was shown when the interval contains 0"),
+  lines: z.array(z.string()).describe("the sentence, the method and the claim about these cells with its test, each side's rate: what the console, the CLI and the PDF print"),
+}).describe("Kinds compare and transfer: the difference with its direction, interval and test, in numbers rounded for people (4 significant digits) and in words (docs/api.md, \"The compare headline\")."));
+
 /** The spec's Result; multi-unit kinds add their own sections (units, comparison, ...). */
 export const Result = component("Result", z.looseObject({
   ...RateSummary.shape,
@@ -141,6 +175,7 @@ export const Result = component("Result", z.looseObject({
     })).describe("episodes no person labelled before the cell's label timeout: not failures, never counted in n, not run again"),
   }).optional().describe("tasks judged by a person (operator.success): docs/operators.md"),
   cells: CellBreakdown,
+  headline: CompareHeadline.optional().describe("kinds compare and transfer: the comparison's answer up front"),
   assisted: RateSummary.optional().describe("runs that allow interventions: the rate counting successes a human helped (n, success_rate and ci95 count them as failures)"),
   population: z.strictObject({ units: z.array(z.string()), description: z.string() }).optional()
     .describe("kinds other than run: the units (and which of their episodes) the top-level n, success_rate and ci95 describe"),
@@ -214,6 +249,7 @@ export const Episode = component("Episode", z.strictObject({
   intervened: z.literal(true).optional().describe("only on intervened episodes"),
   interventions: z.array(z.looseObject({})).optional(),
   unit: z.number().int().min(0).optional().describe("multi-unit kinds: the unit index"),
+  pair: z.number().int().min(0).optional().describe("kind compare: the pair index; both episodes of a pair share the seed, so the same initial conditions"),
 }));
 
 /** One artifact file, as GET /v1/runs/{run_id}/episodes?artifact=<kind> lists it. */
@@ -280,6 +316,7 @@ export const Report = component("Report", z.strictObject({
     s_total: NonNegative,
     s_per_episode: NonNegative,
   }).optional().describe("a person's time on the run's resets and labels (issue 26); absent when no person was involved"),
+  comparison: CompareHeadline.optional().describe("kinds compare and transfer: the Result's headline, the comparison's answer up front"),
   cost: z.strictObject({ robot_hours: NonNegative, environment_hours: NonNegative, cost_usd: NonNegative }),
 }));
 

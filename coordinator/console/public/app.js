@@ -8,6 +8,7 @@ import { h, replace } from "./dom.js";
 import { can, currentCapabilities, homeOf, sessionKey, signOut } from "./session.js";
 import { errorBox } from "./ui.js";
 import { cellPage } from "./pages/cell.js";
+import { comparePage } from "./pages/compare.js";
 import { fleetPage } from "./pages/fleet.js";
 import { stationPage } from "./pages/station.js";
 import { keysPage } from "./pages/keys.js";
@@ -25,6 +26,7 @@ const ROUTES = [
   { pattern: /^\/runs$/, page: runsPage },
   { pattern: /^\/runs\/new$/, page: newRunPage },
   { pattern: /^\/runs\/([\w-]+)$/, page: runPage },
+  { pattern: /^\/compare$/, page: comparePage },
   { pattern: /^\/tasks$/, page: tasksPage },
   { pattern: /^\/tasks\/([\w@.-]+)$/, page: taskPage },
   { pattern: /^\/kits$/, page: kitsPage },

@@ -1,7 +1,9 @@
 /**
  * A run's episodes (GET /v1/runs/{id}/episodes?outcome=&cluster=), each with its video played in the
  * page, its MCAP as a download and its replay spec. Artifact files need the key, so they are fetched
- * as Blobs and shown through object URLs (revoked when replaced or when the page is left).
+ * as Blobs and shown through object URLs (revoked when replaced or when the page is left). A run of
+ * several units names each episode's policy (or side); a compare's pairs open side by side: both
+ * episodes of the pair, the seed they share, both outcomes and both videos playing together.
  */
 import { api, apiBlob } from "../api.js";
 import { field, h, options, replace } from "../dom.js";
@@ -10,7 +12,14 @@ import { badge, busy, errorSlot, jsonBlock, saveBlob } from "../ui.js";
 
 const fileNameOf = (url) => decodeURIComponent(new URL(url, location.href).pathname.split("/").pop());
 
-export function episodesSection(runId, { signal, cleanup, clusters: initialClusters = [] }) {
+/** What an episode's unit is called: a compare's policy name, a transfer's role, else the unit's key. */
+const unitName = (units, index) => {
+  const unit = units?.find((u) => u.index === index) ?? units?.[index];
+  return unit ? (unit.policy_name ?? unit.role ?? unit.key) : `unit ${index}`;
+};
+
+export function episodesSection(runId, { signal, cleanup, clusters: initialClusters = [], units = [] }) {
+  const byUnit = units.length > 1;
   const filter = { outcome: "", cluster: "" };
   const known = new Set(initialClusters);
   const outcome = h("select", { id: "ep-outcome" }, options([["", "All outcomes"], "success", "failure"], ""));
@@ -18,7 +27,7 @@ export function episodesSection(runId, { signal, cleanup, clusters: initialClust
   const body = h("tbody");
   const tableEl = h("table", { class: "episodes" },
     h("caption", { class: "sr-only" }, "Episodes of the run, by index"),
-    h("thead", {}, h("tr", {}, ["Episode", "Outcome", "Failure cluster", "Duration", "Cell", "Attempts", "Files", "Replay spec"].map((x) => h("th", { scope: "col" }, x)))),
+    h("thead", {}, h("tr", {}, ["Episode", ...(byUnit ? ["Policy", "Pair"] : []), "Outcome", "Failure cluster", "Duration", "Cell", "Attempts", "Files", "Replay spec"].map((x) => h("th", { scope: "col" }, x)))),
     body);
   const empty = h("p", { class: "muted", hidden: true });
   const errors = errorSlot();
@@ -28,10 +37,21 @@ export function episodesSection(runId, { signal, cleanup, clusters: initialClust
   const playerFacts = h("div", {});
   const player = h("section", { class: "player", hidden: true, "aria-label": "Episode video" }, playerTitle, video, playerFacts);
   let objectUrl = null;
+  // A compare's pair, side by side: both episodes' facts and videos.
+  const pairTitle = h("h3", { tabindex: "-1" });
+  const pairBody = h("div", { class: "pair" });
+  const pairView = h("section", { class: "player pair-view", hidden: true, "aria-label": "Pair of episodes, side by side" }, pairTitle, pairBody);
+  let pairUrls = [];
+  const releasePair = () => {
+    for (const v of pairBody.querySelectorAll("video")) { v.removeAttribute("src"); v.load(); }
+    for (const url of pairUrls) URL.revokeObjectURL(url);
+    pairUrls = [];
+  };
   cleanup(() => {
     video.removeAttribute("src");
     video.load();
     if (objectUrl) URL.revokeObjectURL(objectUrl);
+    releasePair();
   });
 
   function fillClusters() {
@@ -56,6 +76,39 @@ export function episodesSection(runId, { signal, cleanup, clusters: initialClust
     }, errors);
   }
 
+  /** Opens pair `pair` side by side: both episodes (from the unfiltered list), the seed they share, both outcomes, both videos. */
+  async function showPair(pair, button) {
+    await busy(button, async () => {
+      const all = await api(`/v1/runs/${encodeURIComponent(runId)}/episodes`, { signal });
+      const both = all.data.filter((e) => e.pair === pair).sort((a, b) => (a.unit ?? 0) - (b.unit ?? 0));
+      releasePair();
+      const seeds = [...new Set(both.map((e) => e.replay_spec?.layout_seed).filter((x) => x !== undefined))];
+      pairTitle.textContent = `Pair ${pair + 1}: ${both.map((e) => `${unitName(units, e.unit)} ${e.outcome}`).join(", ")}`;
+      const figures = await Promise.all(both.map(async (e) => {
+        const clip = h("video", { controls: true, muted: true, playsinline: true, preload: "auto", loop: true, class: "episode-video", "aria-label": `Video of ${unitName(units, e.unit)}'s episode ${e.index + 1}` });
+        if (e.video_url) {
+          const url = URL.createObjectURL(await apiBlob(e.video_url, { signal }));
+          pairUrls.push(url);
+          clip.src = url;
+        }
+        return h("figure", { "data-unit": String(e.unit) },
+          h("figcaption", {}, h("strong", {}, unitName(units, e.unit)), " ", badge(e.outcome), e.failure_cluster ? ` (${e.failure_cluster})` : "",
+            h("span", { class: "small muted" }, ` episode #${e.index + 1} on ${e.cell ?? "an unknown cell"}, ${seconds(e.duration_s)}`)),
+          e.video_url ? clip : h("p", { class: "muted" }, "no video yet"));
+      }));
+      replace(pairBody, [
+        ...figures,
+        h("p", { class: "small muted pair-seed" }, seeds.length === 1
+          ? `Same initial conditions: layout seed ${seeds[0]}${both[0]?.replay_spec?.lighting ? `, lighting ${both[0].replay_spec.lighting}` : ""}.`
+          : `Layout seeds ${seeds.join(" and ") || "not recorded"}.`),
+      ]);
+      pairView.hidden = false;
+      pairTitle.focus();
+      // Muted, so the browser lets both start on their own, together.
+      await Promise.all([...pairBody.querySelectorAll("video")].filter((v) => v.src).map((v) => v.play().catch(() => {})));
+    }, errors);
+  }
+
   async function download(ep, button) {
     await busy(button, async () => saveBlob(await apiBlob(ep.mcap_url, { signal }), fileNameOf(ep.mcap_url)), errors);
   }
@@ -63,8 +116,13 @@ export function episodesSection(runId, { signal, cleanup, clusters: initialClust
   function rowOf(ep) {
     const watch = ep.video_url ? h("button", { type: "button", class: "small", on: { click: () => play(ep, watch) }, "aria-label": `Watch the video of episode ${ep.index + 1}` }, "Video") : null;
     const mcap = ep.mcap_url ? h("button", { type: "button", class: "small", on: { click: () => download(ep, mcap) }, "aria-label": `Download the MCAP of episode ${ep.index + 1}` }, "MCAP") : null;
+    const pairButton = typeof ep.pair === "number"
+      ? h("button", { type: "button", class: "small", on: { click: () => showPair(ep.pair, pairButton) }, "aria-label": `Show pair ${ep.pair + 1} side by side` }, `Pair ${ep.pair + 1}`)
+      : null;
     return h("tr", {},
       h("th", { scope: "row" }, `#${ep.index + 1}`),
+      byUnit ? h("td", {}, unitName(units, ep.unit)) : null,
+      byUnit ? h("td", {}, pairButton ?? "—") : null,
       h("td", {}, badge(ep.outcome), ep.intervened ? " (helped)" : ""),
       h("td", {}, ep.failure_cluster ?? ""),
       h("td", {}, seconds(ep.duration_s)),
@@ -95,7 +153,7 @@ export function episodesSection(runId, { signal, cleanup, clusters: initialClust
   const element = h("section", { class: "card", "aria-labelledby": "h-episodes" },
     h("h2", { id: "h-episodes" }, "Episodes"),
     h("form", { class: "filters", on: { submit: (e) => e.preventDefault() } }, field("Outcome", outcome), field("Failure cluster", cluster)),
-    errors.element, player, tableEl, empty);
+    errors.element, player, pairView, tableEl, empty);
 
   return {
     element,

@@ -1,7 +1,10 @@
 /**
- * A Result as sections: the headline rate with `n` and its interval bar, per-stage rates, the episodes
- * per cell, failure clusters, cost and both meters, and each unit of a multi-unit kind.
+ * A Result as sections: a compare's or transfer's comparison first (result.headline: the difference, its
+ * interval and test, the claim in one sentence, each side's rate), then the headline rate with `n` and its
+ * interval bar, per-stage rates, the episodes per cell, failure clusters, cost and both meters, each unit
+ * of a multi-unit kind, and the kind's raw sections collapsed.
  */
+import { headlineCard } from "../difference.js";
 import { h } from "../dom.js";
 import { hours, money, num, pct } from "../format.js";
 import { jsonBlock, rateBar, table } from "../ui.js";
@@ -12,6 +15,8 @@ export function resultSections(result, { onCluster } = {}) {
   const stages = Object.entries(result.stages ?? {});
   const cells = result.cells;
   return [
+    // The answer a compare or transfer exists for, before anything else.
+    result.headline ? headlineCard(result.headline) : null,
     h("section", { class: "card", "aria-labelledby": "h-result" },
       h("h2", { id: "h-result" }, "Result"),
       result.population ? h("p", { class: "muted" }, result.population.description) : null,
@@ -53,6 +58,7 @@ function kindSections(result) {
   if (present.length === 0) return null;
   return h("section", { class: "card", "aria-labelledby": "h-kind" },
     h("h2", { id: "h-kind" }, "Details of this kind"),
+    h("p", { class: "small muted" }, "The kind's sections as the API returns them (raw JSON)."),
     present.map((k) => h("details", {}, h("summary", {}, k), jsonBlock(result[k]))));
 }
 

@@ -52,7 +52,7 @@ export async function runPage(ctx) {
 
   const resultSlot = h("div", {});
   const reportSlot = h("div", {});
-  const episodes = episodesSection(id, { signal, cleanup: ctx.cleanup, clusters: Object.keys(run.result?.failure_clusters ?? {}) });
+  const episodes = episodesSection(id, { signal, cleanup: ctx.cleanup, clusters: Object.keys(run.result?.failure_clusters ?? {}), units: run.units ?? [] });
 
   function renderHead() {
     replace(status, badge(run.status));

@@ -1,0 +1,17 @@
+/**
+ * Whether a run is published: completed, submitted with `publish: "leaderboard"` by an account that is
+ * opted in now, its recordings not purged, not a task pilot (the rule of leaderboards/published-results.ts).
+ * Anyone may read such a run's figures; every other run is its own account's alone.
+ */
+import type { Db } from "./database.js";
+import { jsonIsTrue, jsonText } from "./sql-dialect.js";
+
+/** True when `runId` is a published run (see above); false for an unknown id. */
+export function isPublishedRun(db: Db, runId: string): boolean {
+  return db.prepare(
+    `SELECT 1 FROM runs r JOIN accounts a ON a.id = r.account_id
+     WHERE r.id = ? AND r.status = 'completed' AND ${jsonText(db, "r.request", "publish")} = 'leaderboard' AND a.leaderboard_opt_in = 1
+       AND NOT EXISTS (SELECT 1 FROM purges p WHERE p.run_id = r.id)
+       AND NOT ${jsonIsTrue(db, "r.plan", "pilot")}`,
+  ).get(runId) !== undefined;
+}
