@@ -23,6 +23,7 @@ import { loadFirmwarePins } from "../../firmware-pins/pins.js";
 import { startPtyBridge, type PtyBridge } from "../../simulators/servo-bus/pty-bridge.js";
 import { TEST_ADMIN_KEY } from "./helpers.js";
 import { testStoreOptions } from "../support/test-database.js";
+import { nodeArgsFor } from "../../scripts/compiled-entry.mjs";
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const CELL = "so101-b"; // pinned so101@3.11 in firmware-pins/installations.json
@@ -36,9 +37,10 @@ interface DoctorRun {
 }
 
 /** Runs the doctor as its own process. Never spawnSync: this process's event loop serves the servos. */
-function runDoctorProcess(configPath: string): Promise<DoctorRun> {
+async function runDoctorProcess(configPath: string): Promise<DoctorRun> {
+  const nodeArgs = await nodeArgsFor(join(REPO, "cell-agent", "cli.ts"), ["doctor", "--config", configPath, "--json"]);
   return new Promise((resolveRun, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", join(REPO, "cell-agent", "cli.ts"), "doctor", "--config", configPath, "--json"], {
+    const child = spawn(process.execPath, nodeArgs, {
       cwd: REPO,
       env: { ...process.env, ASSAY_CELL_AGENT_CONFIG: "" },
       stdio: ["ignore", "pipe", "pipe"],

@@ -28,6 +28,7 @@ import { README_RUN_BODY } from "../fixtures.js";
 import { eventually } from "../support/eventually.js";
 import { TEST_ADMIN_KEY } from "./helpers.js";
 import { startReceiver, type Receiver } from "./webhook-receiver.js";
+import { nodeArgsFor } from "../../scripts/compiled-entry.mjs";
 
 type Json = Record<string, any>;
 
@@ -71,7 +72,7 @@ describe("crashes at any moment: the coordinator killed with SIGKILL mid-workloa
   const base = () => `http://127.0.0.1:${ports.http}`;
 
   async function startCoordinatorProcess(): Promise<void> {
-    const child = spawn(process.execPath, ["--import", "tsx", "scripts/start.ts"], {
+    const child = spawn(process.execPath, await nodeArgsFor(join(REPO, "scripts", "start.ts")), {
       cwd: REPO,
       env: {
         ...process.env, ASSAY_FLEET: "none", ASSAY_PORT: String(ports.http), ASSAY_GRPC_PORT: String(ports.grpc), ASSAY_DATA_DIR: join(dir, "coordinator"),

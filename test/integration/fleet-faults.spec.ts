@@ -12,6 +12,7 @@ import { join, resolve } from "node:path";
 import { eventually } from "../support/eventually.js";
 import { ScriptedAgent } from "../support/scripted-agent.js";
 import { runEnd, startTestService, TEST_ADMIN_KEY, type TestService } from "./helpers.js";
+import { nodeArgsFor } from "../../scripts/compiled-entry.mjs";
 
 const REPO = resolve(import.meta.dirname, "..", "..");
 
@@ -214,8 +215,10 @@ describe("npm run fleet against a running npm start", function () {
   let start: ChildProcess | undefined;
   let exited: Promise<void> = Promise.resolve();
 
+  /** Node's arguments for `npm run fleet` (scripts/fleet.ts, bundled once in before()). */
+  let fleetArgs: string[] = [];
   const fleet = (...args: string[]) => {
-    const out = spawnSync(process.execPath, ["--import", "tsx", join(REPO, "scripts", "fleet.ts"), ...args], {
+    const out = spawnSync(process.execPath, [...fleetArgs, ...args], {
       cwd: REPO, env: { ...process.env, ASSAY_DATA_DIR: dataDir }, encoding: "utf8", timeout: 60_000,
     });
     return { code: out.status, stdout: out.stdout.trim(), stderr: out.stderr.trim() };
@@ -223,7 +226,8 @@ describe("npm run fleet against a running npm start", function () {
 
   before(async () => {
     dataDir = mkdtempSync(join(tmpdir(), "assay-fleet-"));
-    start = spawn(process.execPath, ["--import", "tsx", join(REPO, "scripts", "start.ts")], {
+    fleetArgs = await nodeArgsFor(join(REPO, "scripts", "fleet.ts"));
+    start = spawn(process.execPath, await nodeArgsFor(join(REPO, "scripts", "start.ts")), {
       cwd: REPO,
       env: {
         ...process.env, ASSAY_PORT: "0", ASSAY_GRPC_PORT: "0", ASSAY_DATA_DIR: dataDir, ASSAY_API_KEY: TEST_ADMIN_KEY,

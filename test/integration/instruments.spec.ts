@@ -13,6 +13,7 @@ import { startFleetControl, type FleetControl } from "../../simulators/fleet/fle
 import { README_RUN_BODY } from "../fixtures.js";
 import { eventually } from "../support/eventually.js";
 import { runEnd, startTestService, type TestService } from "./helpers.js";
+import { nodeArgsFor } from "../../scripts/compiled-entry.mjs";
 
 /** pick-cube@v1 reads mocap (pose(cube), distance(gripper, cube)) and gripper_state. */
 const BODY = { ...README_RUN_BODY, episodes: 2 };
@@ -74,7 +75,7 @@ describe("instruments: no silent zeros (simulated fleet)", function () {
     let control: FleetControl;
     /** `npm run fleet -- <args>` against this fleet (its fleet.json), as a technician types it. */
     const fleetCli = async (...args: string[]): Promise<string> => {
-      const { stdout } = await promisify(execFile)(process.execPath, ["--import", "tsx", "scripts/fleet.ts", ...args], { env: { ...process.env, ASSAY_DATA_DIR: service.dataDir } });
+      const { stdout } = await promisify(execFile)(process.execPath, await nodeArgsFor("scripts/fleet.ts", args), { env: { ...process.env, ASSAY_DATA_DIR: service.dataDir } });
       return stdout.trim();
     };
     before(async () => {

@@ -25,6 +25,7 @@ import { startS3Server, type S3Server } from "../support/s3-server.js";
 import { freshPostgresUrl } from "../support/test-database.js";
 import { TEST_ADMIN_KEY } from "./helpers.js";
 import { startReceiver } from "./webhook-receiver.js";
+import { nodeArgsFor } from "../../scripts/compiled-entry.mjs";
 
 type Json = Record<string, any>;
 
@@ -50,7 +51,7 @@ describe("several coordinators on one PostgreSQL database", function () {
   const output: string[] = [];
 
   async function start(coordinator: CoordinatorProcess): Promise<void> {
-    const child = spawn(process.execPath, ["--import", "tsx", "scripts/start.ts"], {
+    const child = spawn(process.execPath, await nodeArgsFor(join(REPO, "scripts", "start.ts")), {
       cwd: REPO,
       env: {
         ...process.env, ASSAY_FLEET: "none", ASSAY_PORT: String(coordinator.http), ASSAY_GRPC_PORT: String(coordinator.grpc),
@@ -286,7 +287,7 @@ describe("coordinators starting together on an empty PostgreSQL database", funct
     const children: ChildProcess[] = [];
     try {
       const outputs = await Promise.all([1, 2, 3].map(async (i) => {
-        const child = spawn(process.execPath, ["--import", "tsx", "scripts/start.ts"], {
+        const child = spawn(process.execPath, await nodeArgsFor(join(REPO, "scripts", "start.ts")), {
           cwd: REPO,
           env: {
             ...process.env, ASSAY_FLEET: "none", ASSAY_PORT: String(await freePort()), ASSAY_GRPC_PORT: String(await freePort()),

@@ -14,13 +14,15 @@ import { controlTable } from "../../cell-agent/devices/servo/control-tables.js";
 import { importLerobotCalibration, lerobotCalibrationPath, lerobotFrameSource } from "../../cell-agent/lerobot-import.js";
 import { simulatedCalibration } from "../../simulators/servo-bus/world-servo-bridge.js";
 import { LEROBOT_FILE } from "../support/lerobot-calibration-file.js";
+import { nodeArgsFor } from "../../scripts/compiled-entry.mjs";
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const SO101_JOINTS = ["shoulder_pan", "shoulder_lift", "elbow_flex", "wrist_flex", "wrist_roll", "gripper"];
 
-function runCli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+async function runCli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const nodeArgs = await nodeArgsFor(join(REPO, "cell-agent", "cli.ts"), args);
   return new Promise((done, fail) => {
-    const child = spawn(process.execPath, ["--import", "tsx", join(REPO, "cell-agent", "cli.ts"), ...args], { cwd: REPO, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, nodeArgs, { cwd: REPO, stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (chunk) => (stdout += chunk));

@@ -16,6 +16,7 @@ import type { Intrinsics } from "../../cell-agent/calibration/pinhole-model.js";
 import { parseCliArgs } from "../../cell-agent/cli.js";
 import { compileAgentConfig } from "../../cell-agent/config.js";
 import { boardPoses, mulberry32, renderBoard, trueCorners } from "../support/checkerboard-render.js";
+import { nodeArgsFor } from "../../scripts/compiled-entry.mjs";
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const WIDTH = 640, HEIGHT = 480;
@@ -38,9 +39,10 @@ function toJpeg(gray: Float32Array): Uint8Array {
   return jpeg.encode({ data: rgba, width: WIDTH, height: HEIGHT }, 95).data;
 }
 
-function runCli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+async function runCli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const nodeArgs = await nodeArgsFor(join(REPO, "cell-agent", "cli.ts"), args);
   return new Promise((done, fail) => {
-    const child = spawn(process.execPath, ["--import", "tsx", join(REPO, "cell-agent", "cli.ts"), ...args], { cwd: REPO, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, nodeArgs, { cwd: REPO, stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "", stderr = "";
     child.stdout.on("data", (chunk) => (stdout += chunk));
     child.stderr.on("data", (chunk) => (stderr += chunk));
