@@ -320,6 +320,7 @@ describe("/v1 API (integration)", () => {
       assert.deepEqual(list.data[0], {
         id: episodeId, object: "episode", index: 0, outcome: "failure", duration_s: 12.5,
         video_url: `${base}/artifacts/runs/${runId}/episodes/${episodeId}/episode.mp4`,
+        videos: { top: `${base}/artifacts/runs/${runId}/episodes/${episodeId}/episode.mp4` },
         mcap_url: `${base}/artifacts/runs/${runId}/episodes/${episodeId}/episode.mcap`,
         replay_spec: { environment: "tabletop@1", layout_seed: 7, lighting: "nominal", distractors: "none" },
         failure_cluster: "grasp_slip", cell: "so101-b", attempts: 1, interruptions: [],

@@ -13,66 +13,13 @@ import ffmpegInstaller from "@ffmpeg-installer/ffmpeg";
 import type { ExportEpisode, ExportRun } from "../../coordinator/exports/export-input.js";
 import { writeLeRobotDataset } from "../../coordinator/exports/lerobot/write-lerobot.js";
 import { frameLevel, writeFixtureEpisodes } from "../support/export-fixtures.js";
+import { probeVideo, videoTrack } from "../support/mp4-video.js";
 
 const CAMERAS = [
   { name: "top", width: 32, height: 24 },
   { name: "wrist", width: 16, height: 12, everyNthStep: 2 },
 ];
 const FPS = 30;
-
-// ---- MP4 (ISO/IEC 14496-12) box reader: just what counting a video track's frames needs ----
-
-interface Box {
-  type: string;
-  start: number;
-  end: number;
-}
-
-function boxes(data: Buffer, from: number, to: number): Box[] {
-  const found: Box[] = [];
-  for (let at = from; at + 8 <= to; ) {
-    let size = data.readUInt32BE(at);
-    const type = data.toString("latin1", at + 4, at + 8);
-    let header = 8;
-    if (size === 1) {
-      size = Number(data.readBigUInt64BE(at + 8));
-      header = 16;
-    } else if (size === 0) {
-      size = to - at;
-    }
-    if (size < header || at + size > to) throw new Error(`bad MP4 box ${type} of ${size} bytes at ${at}`);
-    found.push({ type, start: at + header, end: at + size });
-    at += size;
-  }
-  return found;
-}
-
-function child(data: Buffer, parent: Box, type: string): Box {
-  const box = boxes(data, parent.start, parent.end).find((b) => b.type === type);
-  if (!box) throw new Error(`MP4 box ${parent.type} has no ${type}`);
-  return box;
-}
-
-/** The video track's sample count (stsz), timescale (mdhd) and sample durations (stts). */
-function videoTrack(path: string): { samples: number; timescale: number; deltas: Array<{ count: number; delta: number }> } {
-  const data = readFileSync(path);
-  const moov = boxes(data, 0, data.length).find((b) => b.type === "moov");
-  if (!moov) throw new Error(`${path} has no moov box`);
-  for (const trak of boxes(data, moov.start, moov.end).filter((b) => b.type === "trak")) {
-    const mdia = child(data, trak, "mdia");
-    const hdlr = child(data, mdia, "hdlr");
-    if (data.toString("latin1", hdlr.start + 8, hdlr.start + 12) !== "vide") continue;
-    const mdhd = child(data, mdia, "mdhd");
-    const timescale = data.readUInt8(mdhd.start) === 1 ? data.readUInt32BE(mdhd.start + 20) : data.readUInt32BE(mdhd.start + 12);
-    const stbl = child(data, child(data, mdia, "minf"), "stbl");
-    const stsz = child(data, stbl, "stsz");
-    const stts = child(data, stbl, "stts");
-    const entries = data.readUInt32BE(stts.start + 4);
-    const deltas = Array.from({ length: entries }, (_, i) => ({ count: data.readUInt32BE(stts.start + 8 + 8 * i), delta: data.readUInt32BE(stts.start + 12 + 8 * i) }));
-    return { samples: data.readUInt32BE(stsz.start + 8), timescale, deltas };
-  }
-  throw new Error(`${path} has no video track`);
-}
 
 /** Mean grey level of the frame ffmpeg shows at `timestampS` (the first frame at or after it). */
 function greyLevelAt(path: string, timestampS: number): number {

@@ -197,6 +197,7 @@ export const Episode = component("Episode", z.strictObject({
   outcome: z.enum(["success", "failure"]),
   duration_s: z.number().min(0).nullable(),
   video_url: z.url().nullable().describe("null until the agent announced the file"),
+  videos: z.record(z.string(), z.url()).describe("every camera's episode video by camera name (one frame per captured frame, at the camera's rate), as the agent announced them; video_url is the primary camera's (top, else the cell's first)"),
   mcap_url: z.url().nullable(),
   replay_spec: z.looseObject({}).nullable().describe("initial conditions: environment, layout_seed, lighting, distractors, ..."),
   failure_cluster: z.string().nullable(),
