@@ -71,3 +71,10 @@ export function probeVideo(path: string): { codec: string; pixFmt: string; width
   const decodedFrames = result.stdout.toString().split("\n").filter((line) => line.length > 0 && !line.startsWith("#")).length;
   return { codec: stream[1]!, pixFmt: stream[2]!, width: Number(stream[3]), height: Number(stream[4]), decodedFrames };
 }
+
+/** The checksum of every decoded frame, in order (ffmpeg's framecrc): equal lists mean the same pictures. */
+export function frameChecksums(path: string): string[] {
+  const result = spawnSync(ffmpegInstaller.path, ["-v", "error", "-i", path, "-map", "0:v:0", "-f", "framecrc", "-"], { maxBuffer: 64 * 1024 * 1024 });
+  assert.equal(result.status, 0, result.stderr.toString());
+  return result.stdout.toString().split("\n").filter((line) => line.length > 0 && !line.startsWith("#")).map((line) => line.split(",").at(-1)!.trim());
+}

@@ -13,7 +13,7 @@ import ffmpegInstaller from "@ffmpeg-installer/ffmpeg";
 import type { ExportEpisode, ExportRun } from "../../coordinator/exports/export-input.js";
 import { writeLeRobotDataset } from "../../coordinator/exports/lerobot/write-lerobot.js";
 import { frameLevel, writeFixtureEpisodes } from "../support/export-fixtures.js";
-import { probeVideo, videoTrack } from "../support/mp4-video.js";
+import { frameChecksums, probeVideo, videoTrack } from "../support/mp4-video.js";
 
 const CAMERAS = [
   { name: "top", width: 32, height: 24 },
@@ -77,7 +77,13 @@ async function checkDataset(db: DuckDBConnection, root: string, run: ExportRun, 
   assert.deepEqual([top.info["video.codec"], top.info["video.pix_fmt"], top.info["video.fps"], top.info["video.height"], top.info["video.width"]], ["h264", "yuv420p", FPS, 24, 32]);
   assert.equal(info.total_episodes, episodes.length);
   assert.deepEqual(info.splits, { train: `0:${episodes.length}` });
-  assert.deepEqual(info.assay, { run_id: run.runId, kind: run.kind, resolved_pins: run.resolvedPins, created: run.created, completed: run.completed, source: "Assay evaluation run" });
+  const { videos: videoSources, ...record } = info.assay;
+  assert.deepEqual(record, { run_id: run.runId, kind: run.kind, resolved_pins: run.resolvedPins, created: run.created, completed: run.completed, source: "Assay evaluation run" });
+  for (const camera of CAMERAS) {
+    const sources = videoSources[`observation.images.${camera.name}`];
+    assert.equal(sources.copied_episodes + sources.encoded_episodes, episodes.length, `every episode of ${camera.name} was copied or encoded`);
+    assert.equal(Object.values(sources.encoded_because as Record<string, number>).reduce((a, b) => a + b, 0), sources.encoded_episodes);
+  }
 
   const data = await query(db, `select *, filename from read_parquet('${root}/data/*/*.parquet', filename = true) order by "index"`);
   assert.equal(data.length, info.total_frames);
@@ -256,5 +262,56 @@ describe("LeRobot v3.0 export", function () {
     await assert.rejects(writeLeRobotDataset(run, episodes, used), /outDir must be empty or absent; .*used holds 1 entries \(notes.txt\)/);
     await assert.rejects(writeLeRobotDataset({ ...run, controlRateHz: 12.5 }, episodes, join(dir, "fractional")), /whole number of frames per second; the run's control rate is 12.5 Hz/);
     assert.ok(!existsSync(join(dir, "fractional")));
+  });
+});
+
+describe("LeRobot v3.0 export from the cells' own videos", function () {
+  this.timeout(60_000);
+  let dir: string;
+  let instance: DuckDBInstance;
+  let db: DuckDBConnection;
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), "export-lerobot-copy-"));
+    instance = await DuckDBInstance.create(":memory:");
+    db = await instance.connect();
+  });
+  after(() => {
+    db?.closeSync();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("copies a camera's video where it has one frame per control step, encodes where frames and steps differ, and says which", async () => {
+    // top: one frame per step, except episode 2, whose step 5 frame was captured outside any step; wrist: every other step.
+    const { run, episodes } = await writeFixtureEpisodes(join(dir, "in"), { episodes: 4, cameras: CAMERAS, controlRateHz: FPS, cellVideos: true, strayFrame: { episode: 2, step: 5, camera: "top" } });
+    const root = join(dir, "copied");
+    await writeLeRobotDataset(run, episodes, root);
+    await checkDataset(db, root, run, episodes);
+    const info = JSON.parse(readFileSync(join(root, "meta/info.json"), "utf8"));
+    assert.deepEqual(info.assay.videos, {
+      "observation.images.top": { copied_episodes: 3, encoded_episodes: 1, encoded_because: { frames_differ_from_steps: 1 } },
+      "observation.images.wrist": { copied_episodes: 0, encoded_episodes: 4, encoded_because: { other_rate: 4 } },
+    });
+    // The encoder settings recorded are the ones each camera's videos were made with: the cell's for top, LeRobot's for wrist.
+    const settings = (key: string) => ["video.codec", "video.pix_fmt", "video.g", "video.crf", "video.preset"].map((k) => info.features[key].info[k]);
+    assert.deepEqual(settings("observation.images.top"), ["h264", "yuv420p", 60, 28, "ultrafast"]);
+    assert.deepEqual(settings("observation.images.wrist"), ["h264", "yuv420p", 2, 23, "superfast"]);
+
+    // Copied, not re-encoded: the dataset's top video decodes to exactly the cells' pictures, episode after episode
+    // (the encoded episode joins the same file, since its encoder used the cell's settings).
+    const table = await query(db, `select episode_index, length, "videos/observation.images.top/file_index" as file, "videos/observation.images.top/from_timestamp" as "from", "videos/observation.images.top/to_timestamp" as "to" from '${root}/meta/episodes/*/*.parquet' order by episode_index`);
+    assert.ok(table.every((ep) => Number(ep.file) === 0), "one file holds copied and encoded episodes");
+    const file = join(root, "videos/observation.images.top/chunk-000/file-000.mp4");
+    const probe = probeVideo(file);
+    assert.deepEqual([probe.codec, probe.pixFmt, probe.decodedFrames], ["h264", "yuv420p", table.reduce((sum, ep) => sum + Number(ep.length), 0)]);
+    const inFile = frameChecksums(file);
+    for (const [e, ep] of table.entries()) {
+      const own = inFile.slice(Math.round(ep.from * FPS), Math.round(ep.to * FPS));
+      assert.equal(own.length, Number(ep.length), `episode ${e}: from/to timestamps span its frames`);
+      if (e === 2) assert.notDeepEqual(own, frameChecksums(episodes[e].videos.top.path), "episode 2 was encoded again from its steps");
+      else assert.deepEqual(own, frameChecksums(episodes[e].videos.top.path), `episode ${e} is the cell's video, copied`);
+    }
+    const stats = JSON.parse(readFileSync(join(root, "meta/stats.json"), "utf8"))["observation.images.top"];
+    assert.ok(stats.count[0] > 0 && stats.count[0] <= 3 * 10 + 100, `image statistics from a bounded sample: ${stats.count[0]} frames`);
   });
 });

@@ -2,12 +2,15 @@
  * One episode read from its MCAP into a LeRobot dataset: its control steps become data rows
  * (`observation.state` the measured joint positions, `action` the commanded targets, both float32,
  * `timestamp` = frame_index / fps), and every step sends each camera's latest JPEG to that
- * camera's video (a black frame until the camera's first one). Only this episode's rows are held.
+ * camera's video (a black frame until the camera's first one), which copies the cell's video of
+ * the camera instead where it has one frame per step (episode-video-source.ts) and only samples the
+ * JPEGs for image statistics. Only this episode's rows are held.
  */
 import jpeg from "jpeg-js";
 import type { ExportEpisode } from "../export-input.js";
 import { EpisodeRecording } from "../episode-steps.js";
-import type { CameraGeometry } from "./camera-encoder-process.js";
+import { videoSize, type CameraGeometry } from "./camera-encoder-process.js";
+import { checkCellVideo, type EncodeReason } from "./episode-video-source.js";
 import type { CameraVideoWriter, EpisodeVideo } from "./camera-video-writer.js";
 import type { EpisodeRows } from "./data-file-writer.js";
 import { columnStats, type FeatureStats } from "./feature-stats.js";
@@ -23,6 +26,8 @@ export interface FeatureSource {
 export interface EpisodeFrames {
   rows: EpisodeRows;
   videos: Map<string, EpisodeVideo>;
+  /** Why each camera's frames were encoded rather than copied from the cell's video; absent when copied. */
+  encoded: Map<string, { reason: EncodeReason; detail: string }>;
   /** Statistics of the data columns, by feature name. */
   stats: Map<string, FeatureStats>;
 }
@@ -36,7 +41,7 @@ export function episodeLabel(episode: ExportEpisode, position: number): string {
  * Reads the first episode until every camera has sent a frame and returns the joint names, the
  * cameras and each camera's frame size (from its first JPEG).
  */
-export async function readFeatureSource(episode: ExportEpisode): Promise<FeatureSource & { geometry: Map<string, CameraGeometry> }> {
+export async function readFeatureSource(episode: ExportEpisode): Promise<FeatureSource & { geometry: Map<string, CameraGeometry>; steps: number; cameraFrames: Map<string, number> }> {
   const recording = await EpisodeRecording.open(episode.mcap.path);
   try {
     const { jointNames, cameras } = recording.header;
@@ -56,7 +61,7 @@ export async function readFeatureSource(episode: ExportEpisode): Promise<Feature
     if (silent.length > 0) {
       throw new Error(`camera(s) ${silent.join(", ")} of episode ${episodeLabel(episode, 0)} sent no frame, so the video size is unknown; the first exported episode must have a frame from every camera`);
     }
-    return { label: episodeLabel(episode, 0), jointNames, cameras, geometry };
+    return { label: episodeLabel(episode, 0), jointNames, cameras, geometry, steps: recording.header.steps, cameraFrames: recording.header.cameraFrames };
   } finally {
     await recording.close();
   }
@@ -87,7 +92,17 @@ export async function readEpisodeFrames(
     checkEpisodeFits({ label, jointNames: header.jointNames, cameras: header.cameras }, source);
     if (header.steps === 0) throw new Error(`episode ${label} has no control steps; a LeRobot episode needs at least one frame`);
     const joints = source.jointNames.length;
-    for (const writer of videoWriters.values()) await writer.beginEpisode(header.steps);
+    const encoded = new Map<string, { reason: EncodeReason; detail: string }>();
+    for (const [camera, writer] of videoWriters) {
+      if (!writer.copies) {
+        encoded.set(camera, writer.notCopied!);
+        await writer.beginEpisode(header.steps);
+        continue;
+      }
+      const check = await checkCellVideo(episode.videos[camera], { steps: header.steps, recordedFrames: header.cameraFrames.get(camera) ?? 0, fps: place.fps }, videoSize(writer.geometry));
+      if ("reason" in check) encoded.set(camera, check);
+      await writer.beginEpisode(header.steps, "candidate" in check ? check.candidate : undefined);
+    }
     const action: number[][] = [];
     const state: number[][] = [];
     for await (const step of recording.steps()) {
@@ -96,10 +111,19 @@ export async function readEpisodeFrames(
       }
       action.push(step.action.map(Math.fround));
       state.push(step.state.map(Math.fround));
-      for (const [camera, writer] of videoWriters) await writer.addFrame(step.images.get(camera));
+      for (const [camera, writer] of videoWriters) await writer.addFrame(step.images.get(camera), step.fresh.has(camera));
     }
     const frames = action.length;
     if (frames === 0) throw new Error(`episode ${label} yielded no control steps; a LeRobot episode needs at least one frame`);
+    // A cell video that turned out not to have one frame per step: its frames are read again and encoded.
+    const refused = [...videoWriters].filter(([, writer]) => writer.copyRefused !== undefined);
+    if (refused.length > 0) {
+      for (const [camera, writer] of refused) {
+        encoded.set(camera, { reason: "frames_differ_from_steps", detail: writer.copyRefused! });
+        await writer.encodeInstead(frames);
+      }
+      for await (const step of recording.steps()) for (const [camera, writer] of refused) await writer.addFrame(step.images.get(camera));
+    }
     const videos = new Map([...videoWriters.values()].map((writer) => [writer.videoKey, writer.endEpisode()]));
     const rows: EpisodeRows = {
       action,
@@ -120,7 +144,7 @@ export async function readEpisodeFrames(
       ["index", scalar(rows.index)],
       ["task_index", scalar(rows.taskIndex)],
     ]);
-    return { rows, videos, stats };
+    return { rows, videos, encoded, stats };
   } finally {
     await recording.close();
   }
