@@ -65,6 +65,7 @@ export class CameraVideoWriter {
   private readonly plan: VideoFilePlan;
   private readonly segmentDir: string;
   private open: OpenEpisode | undefined;
+  private black: Uint8Array | undefined;
   private sampleDecoder: SampleDecoderProcess | undefined;
   private episodes = 0;
   /** The placements of the last two episodes, in order: the next waits for the older one. */
@@ -79,7 +80,7 @@ export class CameraVideoWriter {
   private readonly copied = new Set<string>();
 
   /**
-   * @param blackJpeg the frame used at steps before the camera's first frame
+   * @param blackJpeg makes the frame used at steps before the camera's first frame (called once, when first needed)
    * @param encoding how episodes that are not copied are encoded
    * @param notCopied why this camera's episodes are all encoded (its first episode's video could not
    *   be copied); undefined when they may be copied from the cell's videos (`encoding` is then the cell's)
@@ -90,7 +91,7 @@ export class CameraVideoWriter {
     readonly geometry: CameraGeometry,
     private readonly fps: number,
     limits: VideoLimits,
-    private readonly blackJpeg: Uint8Array,
+    private readonly blackJpeg: () => Uint8Array,
     readonly encoding: VideoEncoding,
     readonly notCopied: { reason: EncodeReason; detail: string } | undefined,
   ) {
@@ -128,7 +129,7 @@ export class CameraVideoWriter {
     const open = this.open;
     if (!open) throw new Error(`${this.videoKey}: addFrame outside an episode`);
     if (open.kind === "encode") {
-      await open.encoder.write(jpeg ?? this.blackJpeg);
+      await open.encoder.write(jpeg ?? (this.black ??= this.blackJpeg()));
       return;
     }
     const step = open.step++;

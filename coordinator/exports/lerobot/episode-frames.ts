@@ -51,7 +51,7 @@ export async function readFeatureSource(episode: ExportEpisode): Promise<Feature
         for (const camera of cameras) {
           const image = step.images.get(camera);
           if (geometry.has(camera) || !image) continue;
-          const { width, height } = jpeg.decode(image, { useTArray: true, formatAsRGBA: false });
+          const { width, height } = jpegSize(image) ?? jpeg.decode(image, { useTArray: true, formatAsRGBA: false });
           geometry.set(camera, { widthPx: width, heightPx: height });
         }
         if (geometry.size === cameras.length) break;
@@ -65,6 +65,30 @@ export async function readFeatureSource(episode: ExportEpisode): Promise<Feature
   } finally {
     await recording.close();
   }
+}
+
+/**
+ * A JPEG's frame size from its start-of-frame header (ITU T.81 B.2.2), without decoding it; undefined
+ * when no SOF marker is found before the scan.
+ */
+export function jpegSize(bytes: Uint8Array): { width: number; height: number } | undefined {
+  if (bytes[0] !== 0xff || bytes[1] !== 0xd8) return undefined;
+  for (let at = 2; at + 9 < bytes.length; ) {
+    if (bytes[at] !== 0xff) return undefined;
+    const marker = bytes[at + 1]!;
+    if (marker === 0xff) {
+      at++; // fill byte
+      continue;
+    }
+    const length = (bytes[at + 2]! << 8) | bytes[at + 3]!;
+    // SOF0..SOF15 except DHT (C4), JPG (C8) and DAC (CC).
+    if (marker >= 0xc0 && marker <= 0xcf && marker !== 0xc4 && marker !== 0xc8 && marker !== 0xcc) {
+      return { height: (bytes[at + 5]! << 8) | bytes[at + 6]!, width: (bytes[at + 7]! << 8) | bytes[at + 8]! };
+    }
+    if (marker === 0xda) return undefined; // start of scan: no frame header before it
+    at += 2 + length;
+  }
+  return undefined;
 }
 
 /** A black JPEG of the camera's frame size. */

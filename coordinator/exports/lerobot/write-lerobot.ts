@@ -89,7 +89,7 @@ export async function writeLeRobotDataset(run: ExportRun, episodes: ExportEpisod
     cameras.push({ name, videoKey: cameraVideoKey(name), ...geometry, encoding: notCopied ? VIDEO_ENCODING : cellVideoEncoding(fps), notCopied });
   }
   const features = datasetFeatures(source.jointNames, cameras, fps);
-  const videoWriters = new Map(cameras.map((c) => [c.name, new CameraVideoWriter(outDir, c.videoKey, c, fps, limits, blackFrame(c), c.encoding, c.notCopied)]));
+  const videoWriters = new Map(cameras.map((c) => [c.name, new CameraVideoWriter(outDir, c.videoKey, c, fps, limits, () => blackFrame(c), c.encoding, c.notCopied)]));
   const videoSources = new Map(cameras.map((c) => [c.videoKey, { copied: 0, encoded: 0, encodedBecause: {} as Record<string, number> }]));
   const dataWriter = new DataFileWriter(outDir, limits);
   const statsFeatures = Object.entries(features).map(([name, feature]) => ({ name, isImage: feature.dtype === "video" }));
