@@ -20,7 +20,7 @@ import { dirname, join } from "node:path";
 import type { FeatureStats } from "./feature-stats.js";
 import { sampleIndices } from "./frame-sampling.js";
 import { CameraEncoderProcess, type CameraGeometry, type VideoEncoding } from "./camera-encoder-process.js";
-import type { EncodeReason } from "./episode-video-source.js";
+import type { CopyCandidate, EncodeReason } from "./episode-video-source.js";
 import { readMp4VideoTrack } from "./mp4-video-track.js";
 import { SampleDecoderProcess, remuxSampleIndices } from "./sample-decoder-process.js";
 import { videoFilePath, type FileSlot } from "./lerobot-layout.js";
@@ -46,13 +46,6 @@ export interface EpisodeVideo {
   stats: Promise<FeatureStats>;
   /** True when the cell's video was copied, false when the episode was encoded. */
   copied: boolean;
-}
-
-/** A cell video that may stand for the episode (episode-video-source.ts). */
-export interface CopyCandidate {
-  path: string;
-  frames: number;
-  decoderConfig: string;
 }
 
 type OpenEpisode =

@@ -11,8 +11,14 @@
  * encoded from its JPEGs instead, and the export says how many were (info.json `assay.videos`).
  */
 import type { StoredFile } from "../export-input.js";
-import type { CopyCandidate } from "./camera-video-writer.js";
 import { readMp4VideoTrack } from "./mp4-video-track.js";
+
+/** A cell video that may stand for the episode: its path, frame count and decoder configuration (avcC, hex). */
+export interface CopyCandidate {
+  path: string;
+  frames: number;
+  decoderConfig: string;
+}
 
 /** Why an episode's frames were encoded rather than copied from the cell's video. */
 export type EncodeReason = "no_cell_video" | "unreadable_video" | "other_codec" | "other_size" | "other_rate" | "frames_differ_from_steps";
