@@ -388,7 +388,7 @@ export async function startCellAgent(config: AgentConfig, hardware: CellHardware
       // Cancelled (e.g. "finished elsewhere") while the attempt was wrapping up: the coordinator no
       // longer wants its outcome, so it is reported cancelled; the recording stays on the cell.
       const kept = [await renameFree(result.mcapPath, `${result.mcapPath}.interrupted`)];
-      if (result.videoPath) kept.push(await renameFree(result.videoPath, `${result.videoPath}.interrupted`));
+      for (const video of result.videos) kept.push(await renameFree(video.path, `${video.path}.interrupted`));
       log(`episode ${assignment.episodeId} was cancelled as it finished (${cancel.detail}); not reporting its outcome, recording kept as ${kept.join(" and ")}`);
       finishWithInterruption(assignment.episodeId, assignment.attempt, "cancelled", cancel.detail, result.durationS);
       return;
@@ -419,7 +419,7 @@ export async function startCellAgent(config: AgentConfig, hardware: CellHardware
     const outcome = !decided ? result.outcome : verdict === null ? "unlabelled" : instrumentsOk && verdict.success ? "success" : "failure";
     const failureCluster = !decided ? result.failureCluster : outcome !== "failure" ? "" : !instrumentsOk ? result.failureCluster || "unclassified" : "judged_failure";
     const taken = [await store.take(assignment.episodeId, "mcap", result.mcapPath)];
-    if (result.videoPath) taken.push(await store.take(assignment.episodeId, "video", result.videoPath));
+    for (const video of result.videos) taken.push(await store.take(assignment.episodeId, video.kind, video.path));
     // From here to enqueue is synchronous, so the predicted seq is the one the message gets.
     const seq = outbox.nextSeqToAssign;
     for (const artifact of taken) store.announce({ ...artifact, announcedSeq: seq });

@@ -24,7 +24,7 @@ import type { EstopTrip } from "../safety/estop-watch.js";
 import { SafetyEnvelope, clampEventDetail, compileSafetyEnvelopeOptions, type SafetyEnvelopeOptions } from "../safety/envelope.js";
 import { MissedPeriodMonitor, holdPosition, protectiveStopEvent } from "../safety/protective-stop.js";
 import { McapRecorder } from "../recording/mcap-recorder.js";
-import { VideoEncoder, videoCameraOrder } from "../recording/video-encoder.js";
+import { EpisodeVideos, type EpisodeVideoFile } from "../recording/episode-videos.js";
 import type { EpisodeAssignment } from "./assignment.js";
 import { CameraSkewStats, cameraClockRecord } from "./camera-skew.js";
 import { EventDetector, type EpisodeEvent } from "./event-detector.js";
@@ -92,7 +92,8 @@ export type EpisodeResult =
       interventions: InterventionRecord[];
       meta: Record<string, unknown>;
       mcapPath: string;
-      videoPath?: string;
+      /** Every camera's episode video, the primary camera's (kind `video`) first. */
+      videos: EpisodeVideoFile[];
       /** The last frame each camera captured: what a judge endpoint is shown (docs/judges.md). */
       finalFrames: Array<{ camera: string; frame: CameraFrame }>;
     }
@@ -131,9 +132,7 @@ export async function runEpisode(ctx: EpisodeContext): Promise<EpisodeResult> {
   const recorder = await McapRecorder.create(ctx.recordingsDir, episodeId, {
     jointNames: motors.jointNames, cameraNames: hardware.cameras.map((c) => c.name),
   });
-  const videoPath = join(ctx.recordingsDir, `${episodeId}.mp4`);
-  let video: VideoEncoder | undefined;
-  let videoCamera: string | undefined;
+  const videos = new EpisodeVideos(ctx.recordingsDir, episodeId, hardware.cameras);
   const events: EpisodeEvent[] = [];
   let loopStartNs = clock.nowNs();
   const elapsedS = () => Number(clock.nowNs() - loopStartNs) / 1e9;
@@ -333,13 +332,8 @@ export async function runEpisode(ctx: EpisodeContext): Promise<EpisodeResult> {
         recorder.cameraSync(nowNs, captureNs);
         cameraSkew.add(captureNs);
       }
-      if (videoCamera === undefined && frames.size > 0) {
-        // "top" if it has captured, else the first camera that has (the encoder takes every camera's JPEGs).
-        videoCamera = videoCameraOrder(hardware.cameras).find((c) => frames.has(c.name))!.name;
-        const rate = hardware.cameras.find((c) => c.name === videoCamera)!.rateHz;
-        video = new VideoEncoder(videoPath, rate);
-      }
-      if (video && videoCamera !== undefined && captured.has(videoCamera)) await video.addFrame(frames.get(videoCamera)!);
+      // Every camera's video gets each frame it captured: one video frame per captured frame.
+      for (const camera of captured) await videos.addFrame(camera, frames.get(camera)!);
 
       if (policyFailure === undefined) {
         try {
@@ -475,15 +469,17 @@ export async function runEpisode(ctx: EpisodeContext): Promise<EpisodeResult> {
       phase: "end", ...(await metaCommon()), outcome, event_count: events.length, safety_clamps: envelope.clampCount,
       ...(policy.image ? { policy_image: policy.image } : {}),
       ...(hardware.cameras.length > 1 ? { camera_sync: cameraSkew.summary() } : {}),
+      // Which camera's video is the episode's `video` artifact (the others are `video:<camera>`).
+      ...(videos.primaryCamera !== undefined ? { video_camera: videos.primaryCamera } : {}),
       ...(assignment.interventions !== "none" ? { interventions_mode: assignment.interventions, interventions } : {}),
     };
     recorder.meta(clock.nowNs(), meta);
     const mcapPath = join(ctx.recordingsDir, `${episodeId}.mcap`);
     await recorder.finish(mcapPath);
-    const hasVideo = video ? await video.finish() : false;
+    const videoFiles = await videos.finish();
     const finished = {
       kind: "finished" as const, outcome: success ? "success" as const : "failure" as const, failureCluster, durationS, resetS, evaluation, events, interventions, meta,
-      mcapPath, videoPath: hasVideo ? videoPath : undefined,
+      mcapPath, videos: videoFiles,
     };
     // The final frames are pictures (JPEG bytes, bigint capture times): kept out of the result's JSON and of
     // comparisons of results (non-enumerable), which describe what happened; the agent hands them to a judge.
@@ -500,7 +496,7 @@ export async function runEpisode(ctx: EpisodeContext): Promise<EpisodeResult> {
       recorder.event(clock.nowNs(), { tS, name: protectiveStopEvent("link_lost"), detail: `${abort.detail}; holding position, torque on; this episode will not resume` });
     }
     await session?.close().catch(() => undefined);
-    await video?.abort().catch(() => undefined);
+    await videos.abort();
     const durationS = elapsedS();
     recorder.meta(clock.nowNs(), { phase: "end", outcome: { interrupted: abort.reason, detail: abort.detail, duration_s: durationS } });
     const mcapPath = join(ctx.recordingsDir, `${episodeId}.mcap.interrupted`);

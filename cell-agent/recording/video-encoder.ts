@@ -1,5 +1,5 @@
 /**
- * The episode video: one camera's JPEG frames piped into the ffmpeg binary shipped by
+ * One camera's episode video (episode-videos.ts runs one per camera): the camera's JPEG frames piped into the ffmpeg binary shipped by
  * @ffmpeg-installer/ffmpeg (its MJPEG decoder unpacks them), encoded H.264 into `<path>.part` and
  * renamed when ffmpeg exits cleanly. ffmpeg starts on the first frame, because only then is the
  * frame size known. JPEG rather than raw RGB: every camera has it (a real MJPEG camera has nothing
@@ -9,12 +9,8 @@
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { rename, rm } from "node:fs/promises";
 import ffmpegInstaller from "@ffmpeg-installer/ffmpeg";
-import type { Camera, CameraFrame } from "../hardware/types.js";
-
-/** Prefers the camera named "top", then the cameras in the cell's order. */
-export function videoCameraOrder(cameras: readonly Camera[]): Camera[] {
-  return [...cameras].sort((a, b) => Number(b.name === "top") - Number(a.name === "top"));
-}
+import { episodeVideoOutputArgs } from "../../protocol/episode-video.js";
+import type { CameraFrame } from "../hardware/types.js";
 
 export class VideoEncoder {
   private process: ChildProcessWithoutNullStreams | undefined;
@@ -39,22 +35,13 @@ export class VideoEncoder {
       // One thread to decode and one to encode: a cell shares its few cores with its own episode
       // loop, and frame threads only add synchronisation (measured with a 640x480 top camera, 210
       // frames: 2.7 ms CPU per frame with ffmpeg's defaults, 2.3 ms with one thread each and the
-      // fast swscale path below; scripts/bench/sim-cell.ts shows it per simulated second).
+      // fast swscale path; scripts/bench/sim-cell.ts shows it per simulated second).
       "-threads", "1",
       "-f", "jpeg_pipe", "-framerate", String(this.rateHz), "-i", "pipe:0",
-      // One output frame per frame piped, never duplicated or dropped.
-      "-vsync", "0",
       // yuv420p needs even dimensions; an even frame skips the (copying) pad filter.
       ...(width % 2 === 0 && height % 2 === 0 ? [] : ["-vf", "pad=ceil(iw/2)*2:ceil(ih/2)*2"]),
-      // The JPEGs decode to full-range yuvj420p; the conversion to browser-safe yuv420p takes
-      // swscale's fast path (PSNR about 50 dB against its default, far below CRF 28's own loss).
-      "-sws_flags", "fast_bilinear", "-threads", "1",
-      // ultrafast keeps a cell's CPU for the episode (about 1.3 ms per 640x480 frame). CRF 28, not
-      // x264's default 23: the frames are JPEGs whose quantisation noise changes from frame to frame,
-      // and at 23 x264 spends ~850 kb/s reproducing it; at 28 a simulated tabletop at 640x480 and
-      // 30 fps takes ~250 kb/s and looks the same. A key frame every 2 s lets a browser seek.
-      "-c:v", "libx264", "-preset", "ultrafast", "-crf", "28", "-g", String(Math.max(1, Math.round(2 * this.rateHz))),
-      "-pix_fmt", "yuv420p", "-movflags", "+faststart",
+      // The settings every episode video is made with (protocol/episode-video.ts): LeRobot exports remux these files.
+      ...episodeVideoOutputArgs(this.rateHz),
       "-f", "mp4", `${this.path}.part`,
     ];
     const child = spawn(ffmpegInstaller.path, args, { stdio: ["pipe", "pipe", "pipe"] });

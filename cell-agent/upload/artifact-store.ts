@@ -37,8 +37,11 @@ export class ArtifactStore {
     await mkdir(this.dir, { recursive: true });
   }
 
-  /** Moves a finished file into the queue and describes it (sidecar written by `announce`). */
-  async take(episodeId: string, kind: "mcap" | "video", source: string): Promise<{ ref: ArtifactRef; path: string }> {
+  /**
+   * Moves a finished file into the queue and describes it (sidecar written by `announce`). `kind`:
+   * "mcap", "video" (the primary camera's video) or "video:<camera>" (another camera's).
+   */
+  async take(episodeId: string, kind: string, source: string): Promise<{ ref: ArtifactRef; path: string }> {
     const fileName = basename(source);
     const path = join(this.dir, fileName);
     await rename(source, path);

@@ -158,7 +158,7 @@ export function calibrationExportJobs(options: CalibrationJobOptions): ArchiveJo
           for (const e of selectExportEpisodes(db, run, "mcap-bundle").episodes) {
             signal.throwIfAborted();
             const mcap = await localFile(objects, e.mcap, work);
-            const record = await calibrationEpisode(run.id, { ...e, mcap }, e.scenarioId ?? null).finally(() => releaseLocalFile(objects, mcap));
+            const record = await calibrationEpisode(run.id, { ...e, mcap, videos: {} }, e.scenarioId ?? null).finally(() => releaseLocalFile(objects, mcap));
             yield add(`runs/${run.id}/episodes/${String(e.index).padStart(6, "0")}-${e.episodeId}.json`, encode(`${JSON.stringify(record)}\n`));
             episodes++;
           }

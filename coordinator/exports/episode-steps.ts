@@ -41,6 +41,8 @@ export interface EpisodeHeader {
   events: Array<{ t_s: number; name: string; detail: string }>;
   /** Number of control steps (messages on /joint_states_measured). */
   steps: number;
+  /** Frames each camera recorded (messages on `/camera/<name>`), by camera name. */
+  cameraFrames: Map<string, number>;
 }
 
 const SOURCE = ["/joint_states_measured", "/joint_targets_commanded"];
@@ -84,12 +86,14 @@ export class EpisodeRecording {
       }
       const statesChannel = [...reader.channelsById.values()].find((c) => c.topic === "/joint_states_measured");
       const steps = statesChannel ? Number(reader.statistics?.channelMessageCounts.get(statesChannel.id) ?? 0n) : 0;
+      const cameraFrames = new Map([...reader.channelsById.values()].filter((c) => c.topic.startsWith("/camera/"))
+        .map((c) => [c.topic.slice("/camera/".length), Number(reader.statistics?.channelMessageCounts.get(c.id) ?? 0n)]));
       for await (const message of reader.readMessages({ topics: ["/joint_states_measured"] })) {
         const body = JSON.parse(decoder.decode(message.data)) as { name?: string[] };
         jointNames = body.name ?? [];
         break;
       }
-      return new EpisodeRecording(handle, reader, { jointNames, cameras, startMeta, endMeta, events, steps });
+      return new EpisodeRecording(handle, reader, { jointNames, cameras, startMeta, endMeta, events, steps, cameraFrames });
     } catch (error) {
       await handle.close();
       throw error;

@@ -44,7 +44,13 @@ export interface ExportEpisode<M extends StoredFile | StoredObject = StoredFile>
   environment: string;
   task: string;
   mcap: M;
+  /** The primary camera's video (the Episode's `video_url`). */
   video: StoredObject | null;
+  /**
+   * Every camera's stored video by camera name, the primary camera's included; as local files
+   * (`M`) only for the writers that copy them (lerobot), empty for the others.
+   */
+  videos: Record<string, M>;
   /** Verify: the index of the scenario the episode replayed. */
   scenarioId?: number | null;
 }

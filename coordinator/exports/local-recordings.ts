@@ -29,9 +29,13 @@ export async function releaseLocalFile(objects: ObjectStore, file: StoredFile): 
   if (!(objects instanceof DiskStore)) await rm(file.path, { force: true });
 }
 
-/** The episodes with their MCAPs as local files under `dir`. */
-export async function withLocalRecordings(objects: ObjectStore, episodes: readonly ExportEpisode<StoredObject>[], dir: string): Promise<ExportEpisode[]> {
+/** The episodes with their MCAPs, and with `videos` every camera's video, as local files under `dir`. */
+export async function withLocalRecordings(objects: ObjectStore, episodes: readonly ExportEpisode<StoredObject>[], dir: string, options: { videos: boolean }): Promise<ExportEpisode[]> {
   const local: ExportEpisode[] = [];
-  for (const e of episodes) local.push({ ...e, mcap: await localFile(objects, e.mcap, dir) });
+  for (const e of episodes) {
+    const videos: Record<string, StoredFile> = {};
+    if (options.videos) for (const [camera, video] of Object.entries(e.videos)) videos[camera] = await localFile(objects, video, dir);
+    local.push({ ...e, mcap: await localFile(objects, e.mcap, dir), videos });
+  }
   return local;
 }

@@ -13,6 +13,7 @@
 import { artifactKey } from "../artifacts/artifact-store.js";
 import { isPastRetention, retentionOfRequest } from "../data/purge.js";
 import { AssayError } from "../errors/assay-error.js";
+import { videosByCamera } from "../runs/episode-videos.js";
 import { isIntervened, policySucceeded } from "../runs/policy-outcome.js";
 import { listArtifacts, type ArtifactRow } from "../store/artifacts-repo.js";
 import { listEpisodeRecords, type EpisodeRecord } from "../store/episodes-repo.js";
@@ -101,6 +102,7 @@ export function selectExportEpisodes(db: Parameters<typeof listEpisodeRecords>[0
       // A pending MCAP's row already names its key, size and hash.
       mcap: objectOf(mcapRow!),
       video: storedObject(files?.get("video")),
+      videos: Object.fromEntries([...videosByCamera([...(files?.values() ?? [])].filter((a) => a.status === "stored"), e.meta)].map(([camera, a]) => [camera, objectOf(a)])),
       scenarioId: typeof e.assign.scenario === "number" ? e.assign.scenario : null,
     });
   }

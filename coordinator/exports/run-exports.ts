@@ -174,7 +174,8 @@ export function runExportJobs(options: RunExportJobOptions): ArchiveJobKind<Expo
         } else {
           const dataset = join(work, "dataset");
           await mkdir(dataset, { recursive: true });
-          const episodes = await withLocalRecordings(objects, selection.episodes, join(work, "recordings"));
+          // LeRobot copies the cells' videos into its dataset where they have one frame per control step.
+          const episodes = await withLocalRecordings(objects, selection.episodes, join(work, "recordings"), { videos: row.format === "lerobot" });
           const root = await writeTrainingDataset(row.format, selection.run, episodes, dataset, progress);
           archive = await writeTarArchive(objects, key, directoryEntries(join(dataset, root), root), signal);
         }

@@ -7,6 +7,7 @@
 import { judgeRecordOf } from "./judge-section.js";
 import type { EpisodeRecord } from "../store/episodes-repo.js";
 import type { RunRecord } from "../store/runs-repo.js";
+import { videosByCamera } from "./episode-videos.js";
 import { interventionsOfMeta } from "./policy-outcome.js";
 
 export interface ArtifactRowView {
@@ -101,6 +102,7 @@ export function episodeView(episode: EpisodeRecord, artifacts: readonly Artifact
     outcome: episode.outcome,
     duration_s: episode.durationS,
     video_url: urlOf("video"),
+    videos: Object.fromEntries([...videosByCamera(artifacts.filter((a) => a.episode_id === episode.id), episode.meta)].map(([camera, a]) => [camera, artifactFileUrl(artifactUrl, a)])),
     mcap_url: urlOf("mcap"),
     replay_spec: episode.replaySpec,
     failure_cluster: episode.failureCluster,

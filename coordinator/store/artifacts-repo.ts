@@ -9,7 +9,7 @@ import type { Db } from "./database.js";
 export interface ArtifactRow {
   episode_id: string;
   run_id: string;
-  /** "mcap" or "video" (uploaded by the agent), or "ground_truth" (derived by the coordinator). */
+  /** "mcap", "video" or "video:<camera>" (uploaded by the agent; protocol/episode-video.ts), or "ground_truth" (derived by the coordinator). */
   kind: string;
   file_name: string;
   bytes: number;

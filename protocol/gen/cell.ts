@@ -204,7 +204,10 @@ export interface SafetyEvent {
 
 export interface ArtifactRef {
   episodeId: string;
-  /** "mcap", "video". */
+  /**
+   * "mcap", "video" (the primary camera's video: "top", else the cell's first camera), or
+   * "video:<camera>" (another camera's video).
+   */
   kind: string;
   fileName: string;
   bytes: number;

@@ -309,6 +309,7 @@ describe("/v1 API (integration)", () => {
       ).run(JSON.stringify({ environment: "tabletop@1", layout_seed: 7, lighting: "nominal", distractors: "none" }), episodeId);
       db.prepare(`INSERT INTO artifacts (episode_id, run_id, kind, file_name, bytes, sha256, status, stored_at) VALUES (?, ?, 'mcap', 'episode.mcap', 5, 'abc', 'stored', '2026-11-01T00:00:11.000Z')`).run(episodeId, runId);
       db.prepare(`INSERT INTO artifacts (episode_id, run_id, kind, file_name, bytes, sha256, status, stored_at) VALUES (?, ?, 'video', 'episode.mp4', 5, 'def', 'purged', NULL)`).run(episodeId, runId);
+      db.prepare(`INSERT INTO artifacts (episode_id, run_id, kind, file_name, bytes, sha256, status, stored_at) VALUES (?, ?, 'video:wrist', 'episode.wrist.mp4', 7, 'fed', 'stored', '2026-11-01T00:00:11.000Z')`).run(episodeId, runId);
       mkdirSync(join(dir, "artifacts", runId, episodeId), { recursive: true });
       writeFileSync(join(dir, "artifacts", runId, episodeId, "episode.mcap"), "MCAP!");
     });
@@ -320,6 +321,7 @@ describe("/v1 API (integration)", () => {
       assert.deepEqual(list.data[0], {
         id: episodeId, object: "episode", index: 0, outcome: "failure", duration_s: 12.5,
         video_url: `${base}/artifacts/runs/${runId}/episodes/${episodeId}/episode.mp4`,
+        videos: { top: `${base}/artifacts/runs/${runId}/episodes/${episodeId}/episode.mp4`, wrist: `${base}/artifacts/runs/${runId}/episodes/${episodeId}/episode.wrist.mp4` },
         mcap_url: `${base}/artifacts/runs/${runId}/episodes/${episodeId}/episode.mcap`,
         replay_spec: { environment: "tabletop@1", layout_seed: 7, lighting: "nominal", distractors: "none" },
         failure_cluster: "grasp_slip", cell: "so101-b", attempts: 1, interruptions: [],
@@ -333,6 +335,13 @@ describe("/v1 API (integration)", () => {
         object: "artifact", episode_id: episodeId, index: 0, kind: "mcap",
         url: `${base}/artifacts/runs/${runId}/episodes/${episodeId}/episode.mcap`, bytes: 5, sha256: "abc", status: "stored",
       }]);
+      const wrist = (await (await call(`/v1/runs/${runId}/episodes?artifact=video:wrist`)).json()) as { data: Array<Record<string, unknown>> };
+      assert.deepEqual(wrist.data, [{
+        object: "artifact", episode_id: episodeId, index: 0, kind: "video:wrist",
+        url: `${base}/artifacts/runs/${runId}/episodes/${episodeId}/episode.wrist.mp4`, bytes: 7, sha256: "fed", status: "stored",
+      }]);
+      const badKind = await expectError(await call(`/v1/runs/${runId}/episodes?artifact=audio`), 422, "contract_validation_failed");
+      assert.match(badKind.message as string, /artifact must be one of mcap, video, ground_truth or video:<camera>/);
       await expectError(await call(`/v1/runs/run_missing/episodes`), 404, "not_found");
     });
 

@@ -86,7 +86,7 @@ describe("artifacts in an S3-compatible bucket", function () {
       ({ run } = await runEnd(service, ((await created.json()) as Json).id));
       assert.equal(run.status, "completed", JSON.stringify(run.status_detail));
       artifacts = [];
-      for (const kind of ["mcap", "video"]) {
+      for (const kind of ["mcap", "video", "video:wrist"]) {
         artifacts.push(...((await (await service.api(`/v1/runs/${run.id}/episodes?artifact=${kind}`)).json()) as Json).data);
       }
     });
@@ -95,8 +95,8 @@ describe("artifacts in an S3-compatible bucket", function () {
       await service?.stop();
     });
 
-    it("stores every episode's MCAP and video in the bucket, none under the data dir, and no upload is left in the spool", async () => {
-      assert.equal(artifacts.length, 6);
+    it("stores every episode's MCAP and every camera's video in the bucket, none under the data dir, and no upload is left in the spool", async () => {
+      assert.equal(artifacts.length, 9);
       const expected = artifacts.map((a) => ({ key: `${run.id}/${a.episode_id}/${new URL(a.url).pathname.split("/").pop()}`, bytes: a.bytes }));
       assert.deepEqual(await listed(`${run.id}/`), expected.sort((a, b) => a.key.localeCompare(b.key)));
       for (const a of artifacts) assert.equal(a.status, "stored");

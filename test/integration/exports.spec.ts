@@ -10,9 +10,11 @@ import { createHash, createPublicKey, verify } from "node:crypto";
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { DuckDBInstance } from "@duckdb/node-api";
 import * as tar from "tar";
 import { README_RUN_BODY } from "../fixtures.js";
 import { eventually } from "../support/eventually.js";
+import { probeVideo } from "../support/mp4-video.js";
 import { useSharedFleet } from "../support/shared-fleet.js";
 import { runEnd, type TestService } from "./helpers.js";
 
@@ -162,6 +164,37 @@ describe("run exports (simulated fleet)", function () {
     assert.deepEqual(Object.keys(meta.features).filter((k) => k.startsWith("observation.images.")).sort(), ["observation.images.top", "observation.images.wrist"]);
     assert.equal(meta.assay.run_id, keep.run.id);
     for (const camera of ["top", "wrist"]) assert.ok(readdirSync(join(root, "videos", `observation.images.${camera}`, "chunk-000")).includes("file-000.mp4"));
+    // Both cameras run at the control rate, so every episode's video is the cell's own, copied; the files decode to
+    // one frame per data row of their episodes, and each episode's from/to timestamps span its frames.
+    const duck = await DuckDBInstance.create(":memory:");
+    const db = await duck.connect();
+    try {
+      const table = (await db.runAndReadAll(`select * from '${root}/meta/episodes/*/*.parquet' order by episode_index`)).getRowObjectsJS() as Json[];
+      assert.equal(table.length, keep.episodes.length);
+      for (const camera of ["top", "wrist"]) {
+        const key = `observation.images.${camera}`;
+        assert.deepEqual(meta.assay.videos[key], { copied_episodes: keep.episodes.length, encoded_episodes: 0, encoded_because: {} });
+        assert.deepEqual([meta.features[key].info["video.g"], meta.features[key].info["video.preset"]], [60, "ultrafast"], "the cell's encoder settings");
+        const byFile = new Map<string, Json[]>();
+        for (const ep of table) {
+          const file = join(root, "videos", key, `chunk-${String(ep[`videos/${key}/chunk_index`]).padStart(3, "0")}`, `file-${String(ep[`videos/${key}/file_index`]).padStart(3, "0")}.mp4`);
+          byFile.set(file, [...(byFile.get(file) ?? []), ep]);
+        }
+        for (const [file, episodes] of byFile) {
+          const probe = probeVideo(file);
+          assert.deepEqual([probe.codec, probe.pixFmt], ["h264", "yuv420p"]);
+          assert.equal(probe.decodedFrames, episodes.reduce((sum, ep) => sum + Number(ep.length), 0), `${file} decodes to one frame per data row`);
+          let offset = 0;
+          for (const ep of episodes) {
+            assert.equal(ep[`videos/${key}/from_timestamp`], offset / 30);
+            offset += Number(ep.length);
+            assert.equal(ep[`videos/${key}/to_timestamp`], offset / 30);
+          }
+        }
+      }
+    } finally {
+      db.closeSync();
+    }
     assert.ok(readdirSync(join(root, "data", "chunk-000")).includes("file-000.parquet"));
   });
 

@@ -3,13 +3,17 @@
  * processes on loopback, running the README's run to completion and reading back what a customer reads.
  */
 import assert from "node:assert/strict";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { open } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { McapIndexedReader } from "@mcap/core";
 import { betaBinomialRate } from "../../coordinator/stats/beta-binomial-rate.js";
 import { theseCellsRate } from "../../coordinator/stats/these-cells-rate.js";
 import { wilsonInterval } from "../../coordinator/stats/wilson.js";
 import { readSse, startTestService, type TestService } from "./helpers.js";
 import { README_RUN_BODY } from "../fixtures.js";
+import { probeVideo, videoTrack } from "../support/mp4-video.js";
 
 const README_RUN = README_RUN_BODY;
 
@@ -132,6 +136,32 @@ describe("a run end to end on a simulated fleet", function () {
     assert.equal(video.status, 200);
     const mp4 = new Uint8Array(await video.arrayBuffer());
     assert.equal(new TextDecoder().decode(mp4.subarray(4, 8)), "ftyp", "video is an MP4");
+
+    // Every camera's video, wrist included: H.264 yuv420p, moov first (browsers play it), one frame per captured frame.
+    const first = list.data[0];
+    assert.deepEqual(Object.keys(first.videos).sort(), ["top", "wrist"]);
+    assert.equal(first.videos.top, first.video_url, "video_url is the top camera's video");
+    const dir = mkdtempSync(join(tmpdir(), "e2e-videos-"));
+    try {
+      for (const camera of ["top", "wrist"]) {
+        let captured = 0;
+        for await (const message of reader.readMessages({ topics: [`/camera/${camera}`] })) if (message) captured++;
+        const response = await service.api(first.videos[camera]);
+        assert.equal(response.status, 200);
+        assert.equal(response.headers.get("content-type"), "video/mp4");
+        const path = join(dir, `${camera}.mp4`);
+        writeFileSync(path, new Uint8Array(await response.arrayBuffer()));
+        const probe = probeVideo(path);
+        assert.deepEqual([probe.codec, probe.pixFmt], ["h264", "yuv420p"], `${camera} video`);
+        assert.ok(captured > 0);
+        assert.equal(probe.decodedFrames, captured, `${camera}: one decoded frame per frame the camera captured`);
+        const track = videoTrack(path);
+        assert.equal(track.samples, captured);
+        assert.ok(track.moovFirst, `${camera} video has its moov before mdat (faststart)`);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("cancels a running run on request: stopped with no error code, the episodes that ran kept, the partial result served", async () => {

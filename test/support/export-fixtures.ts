@@ -5,10 +5,11 @@
  */
 import { createHash } from "node:crypto";
 import { mkdirSync, readFileSync, statSync } from "node:fs";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import jpeg from "jpeg-js";
 import { McapRecorder } from "../../cell-agent/recording/mcap-recorder.js";
-import type { ExportEpisode, ExportRun } from "../../coordinator/exports/export-input.js";
+import { VideoEncoder } from "../../cell-agent/recording/video-encoder.js";
+import type { ExportEpisode, ExportRun, StoredFile } from "../../coordinator/exports/export-input.js";
 
 export interface FixtureOptions {
   episodes?: number;
@@ -21,11 +22,26 @@ export interface FixtureOptions {
   outcome?: (episode: number) => "success" | "failure";
   /** The run's id; episodes are then named as the store names them (`ep_<id without run_>_<i>`). */
   runId?: string;
+  /**
+   * Also make each camera's episode video as a cell does (the agent's own VideoEncoder, one frame
+   * per captured frame at the camera's rate) and list them in `videos`.
+   */
+  cellVideos?: boolean;
+  /**
+   * This camera's frame of this step is captured half a period late, outside any step (as when a
+   * cell's joint read failed at that instant): the step has no frame of its own, the counts still agree.
+   */
+  strayFrame?: { episode: number; step: number; camera: string };
 }
 
 /** The grey level of a camera frame at a step: what a test can look for after decoding. */
 export function frameLevel(step: number): number {
   return (step * 37) % 256;
+}
+
+function storedFile(path: string): StoredFile {
+  const bytes = readFileSync(path);
+  return { path, fileName: basename(path), bytes: bytes.length, sha256: createHash("sha256").update(bytes).digest("hex") };
 }
 
 export async function writeFixtureEpisodes(dir: string, options: FixtureOptions = {}): Promise<{ run: ExportRun; episodes: ExportEpisode[] }> {
@@ -48,6 +64,7 @@ export async function writeFixtureEpisodes(dir: string, options: FixtureOptions 
       cell_id: `cell-${i % 2}`, robot: "so101@3.11", environment: "tabletop-std@2", task: "pick-cube@v1",
     });
     const steps = options.steps?.(i) ?? 20 + 3 * i;
+    const encoders = new Map(options.cellVideos ? cameras.map((c) => [c.name, new VideoEncoder(join(episodeDir, `${episodeId}.${c.name}.mp4`), rate / (c.everyNthStep ?? 1))]) : []);
     for (let k = 0; k < steps; k++) {
       const t = t0 + BigInt(k) * periodNs;
       const position = jointNames.map((_, j) => i + k / 100 + j / 10);
@@ -55,7 +72,11 @@ export async function writeFixtureEpisodes(dir: string, options: FixtureOptions 
       for (const camera of cameras) {
         if (k % (camera.everyNthStep ?? 1) !== 0) continue;
         const data = Buffer.alloc(camera.width * camera.height * 4, frameLevel(k));
-        recorder.camera(t, camera.name, { tNs: t, width: camera.width, height: camera.height, jpeg: jpeg.encode({ width: camera.width, height: camera.height, data }, 90).data });
+        const stray = options.strayFrame && options.strayFrame.episode === i && options.strayFrame.step === k && options.strayFrame.camera === camera.name;
+        const at = stray ? t + periodNs / 2n : t;
+        const frame = { tNs: at, width: camera.width, height: camera.height, jpeg: jpeg.encode({ width: camera.width, height: camera.height, data }, 90).data };
+        recorder.camera(at, camera.name, frame);
+        await encoders.get(camera.name)?.addFrame(frame);
       }
       // Every fifth step holds (sends no command).
       if (k % 5 !== 4) recorder.jointTargets(t, position.map((p) => p + 0.01));
@@ -66,6 +87,11 @@ export async function writeFixtureEpisodes(dir: string, options: FixtureOptions 
     recorder.meta(t0 + BigInt(steps) * periodNs, { phase: "end", outcome: { outcome } });
     const mcapPath = join(episodeDir, `${episodeId}.mcap`);
     await recorder.finish(mcapPath);
+    const videos: Record<string, StoredFile> = {};
+    for (const [camera, encoder] of encoders) {
+      await encoder.finish();
+      videos[camera] = storedFile(encoder.path);
+    }
     const bytes = readFileSync(mcapPath);
     episodes.push({
       episodeId, index: i, outcome, failureCluster: outcome === "failure" ? "grasp_slip" : null, intervened: false,
@@ -74,6 +100,7 @@ export async function writeFixtureEpisodes(dir: string, options: FixtureOptions 
       cellId: `cell-${i % 2}`, seed: 1000 + i, robot: "so101@3.11", environment: "tabletop-std@2", task: "pick-cube@v1",
       mcap: { path: mcapPath, fileName: `${episodeId}.mcap`, bytes: statSync(mcapPath).size, sha256: createHash("sha256").update(bytes).digest("hex") },
       video: null,
+      videos,
     });
   }
   const run: ExportRun = {

@@ -13,66 +13,13 @@ import ffmpegInstaller from "@ffmpeg-installer/ffmpeg";
 import type { ExportEpisode, ExportRun } from "../../coordinator/exports/export-input.js";
 import { writeLeRobotDataset } from "../../coordinator/exports/lerobot/write-lerobot.js";
 import { frameLevel, writeFixtureEpisodes } from "../support/export-fixtures.js";
+import { frameChecksums, probeVideo, videoTrack } from "../support/mp4-video.js";
 
 const CAMERAS = [
   { name: "top", width: 32, height: 24 },
   { name: "wrist", width: 16, height: 12, everyNthStep: 2 },
 ];
 const FPS = 30;
-
-// ---- MP4 (ISO/IEC 14496-12) box reader: just what counting a video track's frames needs ----
-
-interface Box {
-  type: string;
-  start: number;
-  end: number;
-}
-
-function boxes(data: Buffer, from: number, to: number): Box[] {
-  const found: Box[] = [];
-  for (let at = from; at + 8 <= to; ) {
-    let size = data.readUInt32BE(at);
-    const type = data.toString("latin1", at + 4, at + 8);
-    let header = 8;
-    if (size === 1) {
-      size = Number(data.readBigUInt64BE(at + 8));
-      header = 16;
-    } else if (size === 0) {
-      size = to - at;
-    }
-    if (size < header || at + size > to) throw new Error(`bad MP4 box ${type} of ${size} bytes at ${at}`);
-    found.push({ type, start: at + header, end: at + size });
-    at += size;
-  }
-  return found;
-}
-
-function child(data: Buffer, parent: Box, type: string): Box {
-  const box = boxes(data, parent.start, parent.end).find((b) => b.type === type);
-  if (!box) throw new Error(`MP4 box ${parent.type} has no ${type}`);
-  return box;
-}
-
-/** The video track's sample count (stsz), timescale (mdhd) and sample durations (stts). */
-function videoTrack(path: string): { samples: number; timescale: number; deltas: Array<{ count: number; delta: number }> } {
-  const data = readFileSync(path);
-  const moov = boxes(data, 0, data.length).find((b) => b.type === "moov");
-  if (!moov) throw new Error(`${path} has no moov box`);
-  for (const trak of boxes(data, moov.start, moov.end).filter((b) => b.type === "trak")) {
-    const mdia = child(data, trak, "mdia");
-    const hdlr = child(data, mdia, "hdlr");
-    if (data.toString("latin1", hdlr.start + 8, hdlr.start + 12) !== "vide") continue;
-    const mdhd = child(data, mdia, "mdhd");
-    const timescale = data.readUInt8(mdhd.start) === 1 ? data.readUInt32BE(mdhd.start + 20) : data.readUInt32BE(mdhd.start + 12);
-    const stbl = child(data, child(data, mdia, "minf"), "stbl");
-    const stsz = child(data, stbl, "stsz");
-    const stts = child(data, stbl, "stts");
-    const entries = data.readUInt32BE(stts.start + 4);
-    const deltas = Array.from({ length: entries }, (_, i) => ({ count: data.readUInt32BE(stts.start + 8 + 8 * i), delta: data.readUInt32BE(stts.start + 12 + 8 * i) }));
-    return { samples: data.readUInt32BE(stsz.start + 8), timescale, deltas };
-  }
-  throw new Error(`${path} has no video track`);
-}
 
 /** Mean grey level of the frame ffmpeg shows at `timestampS` (the first frame at or after it). */
 function greyLevelAt(path: string, timestampS: number): number {
@@ -130,7 +77,13 @@ async function checkDataset(db: DuckDBConnection, root: string, run: ExportRun, 
   assert.deepEqual([top.info["video.codec"], top.info["video.pix_fmt"], top.info["video.fps"], top.info["video.height"], top.info["video.width"]], ["h264", "yuv420p", FPS, 24, 32]);
   assert.equal(info.total_episodes, episodes.length);
   assert.deepEqual(info.splits, { train: `0:${episodes.length}` });
-  assert.deepEqual(info.assay, { run_id: run.runId, kind: run.kind, resolved_pins: run.resolvedPins, created: run.created, completed: run.completed, source: "Assay evaluation run" });
+  const { videos: videoSources, ...record } = info.assay;
+  assert.deepEqual(record, { run_id: run.runId, kind: run.kind, resolved_pins: run.resolvedPins, created: run.created, completed: run.completed, source: "Assay evaluation run" });
+  for (const camera of CAMERAS) {
+    const sources = videoSources[`observation.images.${camera.name}`];
+    assert.equal(sources.copied_episodes + sources.encoded_episodes, episodes.length, `every episode of ${camera.name} was copied or encoded`);
+    assert.equal(Object.values(sources.encoded_because as Record<string, number>).reduce((a, b) => a + b, 0), sources.encoded_episodes);
+  }
 
   const data = await query(db, `select *, filename from read_parquet('${root}/data/*/*.parquet', filename = true) order by "index"`);
   assert.equal(data.length, info.total_frames);
@@ -309,5 +262,56 @@ describe("LeRobot v3.0 export", function () {
     await assert.rejects(writeLeRobotDataset(run, episodes, used), /outDir must be empty or absent; .*used holds 1 entries \(notes.txt\)/);
     await assert.rejects(writeLeRobotDataset({ ...run, controlRateHz: 12.5 }, episodes, join(dir, "fractional")), /whole number of frames per second; the run's control rate is 12.5 Hz/);
     assert.ok(!existsSync(join(dir, "fractional")));
+  });
+});
+
+describe("LeRobot v3.0 export from the cells' own videos", function () {
+  this.timeout(60_000);
+  let dir: string;
+  let instance: DuckDBInstance;
+  let db: DuckDBConnection;
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), "export-lerobot-copy-"));
+    instance = await DuckDBInstance.create(":memory:");
+    db = await instance.connect();
+  });
+  after(() => {
+    db?.closeSync();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("copies a camera's video where it has one frame per control step, encodes where frames and steps differ, and says which", async () => {
+    // top: one frame per step, except episode 2, whose step 5 frame was captured outside any step; wrist: every other step.
+    const { run, episodes } = await writeFixtureEpisodes(join(dir, "in"), { episodes: 4, cameras: CAMERAS, controlRateHz: FPS, cellVideos: true, strayFrame: { episode: 2, step: 5, camera: "top" } });
+    const root = join(dir, "copied");
+    await writeLeRobotDataset(run, episodes, root);
+    await checkDataset(db, root, run, episodes);
+    const info = JSON.parse(readFileSync(join(root, "meta/info.json"), "utf8"));
+    assert.deepEqual(info.assay.videos, {
+      "observation.images.top": { copied_episodes: 3, encoded_episodes: 1, encoded_because: { frames_differ_from_steps: 1 } },
+      "observation.images.wrist": { copied_episodes: 0, encoded_episodes: 4, encoded_because: { other_rate: 4 } },
+    });
+    // The encoder settings recorded are the ones each camera's videos were made with: the cell's for top, LeRobot's for wrist.
+    const settings = (key: string) => ["video.codec", "video.pix_fmt", "video.g", "video.crf", "video.preset"].map((k) => info.features[key].info[k]);
+    assert.deepEqual(settings("observation.images.top"), ["h264", "yuv420p", 60, 28, "ultrafast"]);
+    assert.deepEqual(settings("observation.images.wrist"), ["h264", "yuv420p", 2, 23, "superfast"]);
+
+    // Copied, not re-encoded: the dataset's top video decodes to exactly the cells' pictures, episode after episode
+    // (the encoded episode joins the same file, since its encoder used the cell's settings).
+    const table = await query(db, `select episode_index, length, "videos/observation.images.top/file_index" as file, "videos/observation.images.top/from_timestamp" as "from", "videos/observation.images.top/to_timestamp" as "to" from '${root}/meta/episodes/*/*.parquet' order by episode_index`);
+    assert.ok(table.every((ep) => Number(ep.file) === 0), "one file holds copied and encoded episodes");
+    const file = join(root, "videos/observation.images.top/chunk-000/file-000.mp4");
+    const probe = probeVideo(file);
+    assert.deepEqual([probe.codec, probe.pixFmt, probe.decodedFrames], ["h264", "yuv420p", table.reduce((sum, ep) => sum + Number(ep.length), 0)]);
+    const inFile = frameChecksums(file);
+    for (const [e, ep] of table.entries()) {
+      const own = inFile.slice(Math.round(ep.from * FPS), Math.round(ep.to * FPS));
+      assert.equal(own.length, Number(ep.length), `episode ${e}: from/to timestamps span its frames`);
+      if (e === 2) assert.notDeepEqual(own, frameChecksums(episodes[e].videos.top.path), "episode 2 was encoded again from its steps");
+      else assert.deepEqual(own, frameChecksums(episodes[e].videos.top.path), `episode ${e} is the cell's video, copied`);
+    }
+    const stats = JSON.parse(readFileSync(join(root, "meta/stats.json"), "utf8"))["observation.images.top"];
+    assert.ok(stats.count[0] > 0 && stats.count[0] <= 3 * 10 + 100, `image statistics from a bounded sample: ${stats.count[0]} frames`);
   });
 });

@@ -31,6 +31,17 @@ describe("LeRobot video file plan", () => {
     assert.ok(placed.every((p) => p.startsFile && p.fromFrame === 0));
   });
 
+  it("starts a new file when a segment's decoder configuration differs from the open file's, since copied packets decode with one", () => {
+    const placed = planVideoFiles([
+      { bytes: KIB, frames: 3, decoderConfig: "aa" },
+      { bytes: KIB, frames: 3, decoderConfig: "aa" },
+      { bytes: KIB, frames: 3, decoderConfig: "bb" },
+      { bytes: KIB, frames: 3, decoderConfig: "aa" },
+    ], limits(1));
+    assert.deepEqual(slots(placed), ["0/0", "0/0", "0/1", "0/2"]);
+    assert.deepEqual(placed.map((p) => p.fromFrame), [0, 3, 0, 0]);
+  });
+
   it("moves to the next chunk after chunksSize files", () => {
     const placed = planVideoFiles(Array.from({ length: 5 }, () => ({ bytes: KIB, frames: 3 })), limits(1 / 1024, 2));
     assert.deepEqual(slots(placed), ["0/0", "0/1", "1/0", "1/1", "2/0"]);

@@ -232,6 +232,7 @@ export const Episode = component("Episode", z.strictObject({
   outcome: z.enum(["success", "failure"]),
   duration_s: z.number().min(0).nullable(),
   video_url: z.url().nullable().describe("null until the agent announced the file"),
+  videos: z.record(z.string(), z.url()).describe("every camera's episode video by camera name (one frame per captured frame, at the camera's rate), as the agent announced them; video_url is the primary camera's (top, else the cell's first)"),
   mcap_url: z.url().nullable(),
   replay_spec: z.looseObject({}).nullable().describe("initial conditions: environment, layout_seed, lighting, distractors, ..."),
   failure_cluster: z.string().nullable(),
@@ -373,7 +374,9 @@ export const RunListQuery = z.object({
 export const EpisodeListQuery = z.object({
   outcome: queryEnum("outcome", ["success", "failure"]),
   cluster: queryText("cluster", "a failure cluster name"),
-  artifact: queryEnum("artifact", ["mcap", "video", "ground_truth"], "list the run's artifact files of this kind instead of episodes"),
+  artifact: z.string({ error: "query parameter artifact must be given once as a plain value" })
+    .regex(/^(mcap|video|ground_truth|video:[A-Za-z0-9_-]{1,64})$/, { error: "query parameter artifact must be one of mcap, video, ground_truth or video:<camera> (a camera's video, e.g. video:wrist)" })
+    .optional().describe("list the run's artifact files of this kind instead of episodes: mcap, video (the primary camera's), video:<camera> (another camera's) or ground_truth"),
 });
 
 /** Query of GET /v1/runs/{run_id}/report. */

@@ -8,23 +8,43 @@
  */
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import ffmpegInstaller from "@ffmpeg-installer/ffmpeg";
+import { EPISODE_VIDEO_ENCODING, episodeVideoGop } from "../../../protocol/episode-video.js";
 import { downsampleFactor } from "./frame-sampling.js";
 import { ImageStatsTap } from "./image-stats-tap.js";
 
-/**
- * How the videos are encoded; info.json records it as LeRobot's `VideoEncoderConfig` fields.
- * A GOP of 2 is LeRobot's default (`g=2`): training decodes frames at random, and a short GOP keeps
- * each seek cheap. `superfast` measured faster than `ultrafast` at this GOP (2 cores, 320x240).
- */
-export const VIDEO_ENCODING = {
-  encoder: "libx264",
+/** How a camera's videos are encoded; info.json records it as LeRobot's `VideoEncoderConfig` fields. */
+export interface VideoEncoding {
+  encoder: string;
   /** The stream's codec as PyAV's `codec.canonical_name` reports it (`video.codec`). */
+  codecName: string;
+  pixFmt: string;
+  preset: string;
+  gop: number;
+  crf: number;
+}
+
+/**
+ * LeRobot's own settings, for recordings whose cell made no video the export can copy. A GOP of 2 is
+ * LeRobot's default (`g=2`): training decodes frames at random, and a short GOP keeps each seek
+ * cheap. `superfast` measured faster than `ultrafast` at this GOP (2 cores, 320x240).
+ */
+export const VIDEO_ENCODING: VideoEncoding = {
+  encoder: "libx264",
   codecName: "h264",
   pixFmt: "yuv420p",
   preset: "superfast",
   gop: 2,
   crf: 23,
-} as const;
+};
+
+/**
+ * The cell's own settings (protocol/episode-video.ts) at `fps`: what a camera's videos are made with
+ * when the export copies the cell's videos, so an episode it has to encode joins them in one file.
+ */
+export function cellVideoEncoding(fps: number): VideoEncoding {
+  const { encoder, codecName, pixFmt, preset, crf } = EPISODE_VIDEO_ENCODING;
+  return { encoder, codecName, pixFmt, preset, crf, gop: episodeVideoGop(fps) };
+}
 
 /** Beyond this many bytes queued for ffmpeg's stdin, `write` waits for it to drain. */
 const MAX_QUEUED_BYTES = 4 * 1024 * 1024;
@@ -74,7 +94,7 @@ export class CameraEncoderProcess {
   }
 
   /** Starts ffmpeg writing the segment `path` (which it overwrites). */
-  static start(path: string, camera: CameraGeometry, fps: number): CameraEncoderProcess {
+  static start(path: string, camera: CameraGeometry, fps: number, encoding: VideoEncoding): CameraEncoderProcess {
     const { widthPx, heightPx } = videoSize(camera);
     const factor = downsampleFactor(camera.widthPx, camera.heightPx);
     const tapWidthPx = Math.ceil(camera.widthPx / factor);
@@ -83,15 +103,15 @@ export class CameraEncoderProcess {
     const tapScale = factor > 1 ? `scale=${tapWidthPx}:${tapHeightPx}:flags=neighbor,` : "";
     const graph =
       `[0:v]scale=${camera.widthPx}:${camera.heightPx},split=2[enc][tap];` +
-      `[enc]${pad}format=${VIDEO_ENCODING.pixFmt}[video];[tap]${tapScale}format=rgb24[stats]`;
+      `[enc]${pad}format=${encoding.pixFmt}[video];[tap]${tapScale}format=rgb24[stats]`;
     const args = [
       "-hide_banner", "-loglevel", "error", "-y",
       "-f", "jpeg_pipe", "-framerate", String(fps), "-i", "pipe:0",
       // Passthrough: one output frame per input frame, never duplicated or dropped.
       "-vsync", "0",
       "-filter_complex", graph,
-      "-map", "[video]", "-c:v", VIDEO_ENCODING.encoder, "-preset", VIDEO_ENCODING.preset,
-      "-g", String(VIDEO_ENCODING.gop), "-crf", String(VIDEO_ENCODING.crf), "-pix_fmt", VIDEO_ENCODING.pixFmt,
+      "-map", "[video]", "-c:v", encoding.encoder, "-preset", encoding.preset,
+      "-g", String(encoding.gop), "-crf", String(encoding.crf), "-pix_fmt", encoding.pixFmt,
       // A segment is read once, by the concatenation, so no +faststart pass here: the joined file gets it.
       "-f", "mp4", path,
       "-map", "[stats]", "-f", "rawvideo", "pipe:1",

@@ -38,7 +38,10 @@ export function assayRecord(run: ExportRun): Record<string, unknown> {
   };
 }
 
-export function datasetInfo(run: ExportRun, features: LeRobotFeatures, totals: DatasetTotals, limits: ShardLimits): Record<string, unknown> {
+/** Per video feature: episodes copied from the cell's video, episodes encoded, and why they were encoded. */
+export type VideoSources = Map<string, { copied: number; encoded: number; encodedBecause: Record<string, number> }>;
+
+export function datasetInfo(run: ExportRun, features: LeRobotFeatures, totals: DatasetTotals, limits: ShardLimits, videoSources: VideoSources = new Map()): Record<string, unknown> {
   const hasVideo = Object.values(features).some((feature) => feature.dtype === "video");
   return {
     codebase_version: CODEBASE_VERSION,
@@ -54,6 +57,10 @@ export function datasetInfo(run: ExportRun, features: LeRobotFeatures, totals: D
     video_path: hasVideo ? DEFAULT_VIDEO_PATH : null,
     robot_type: robotType(run.robot),
     splits: { train: `0:${totals.episodes}` },
-    assay: assayRecord(run),
+    assay: {
+      ...assayRecord(run),
+      // Which episodes' videos are the cells' own, copied without re-encoding, and which were encoded here (and why).
+      videos: Object.fromEntries([...videoSources].map(([key, s]) => [key, { copied_episodes: s.copied, encoded_episodes: s.encoded, encoded_because: s.encodedBecause }])),
+    },
   };
 }

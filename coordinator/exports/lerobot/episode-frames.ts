@@ -2,12 +2,15 @@
  * One episode read from its MCAP into a LeRobot dataset: its control steps become data rows
  * (`observation.state` the measured joint positions, `action` the commanded targets, both float32,
  * `timestamp` = frame_index / fps), and every step sends each camera's latest JPEG to that
- * camera's video (a black frame until the camera's first one). Only this episode's rows are held.
+ * camera's video (a black frame until the camera's first one), which copies the cell's video of
+ * the camera instead where it has one frame per step (episode-video-source.ts) and only samples the
+ * JPEGs for image statistics. Only this episode's rows are held.
  */
 import jpeg from "jpeg-js";
 import type { ExportEpisode } from "../export-input.js";
 import { EpisodeRecording } from "../episode-steps.js";
-import type { CameraGeometry } from "./camera-encoder-process.js";
+import { videoSize, type CameraGeometry } from "./camera-encoder-process.js";
+import { checkCellVideo, type EncodeReason } from "./episode-video-source.js";
 import type { CameraVideoWriter, EpisodeVideo } from "./camera-video-writer.js";
 import type { EpisodeRows } from "./data-file-writer.js";
 import { columnStats, type FeatureStats } from "./feature-stats.js";
@@ -23,6 +26,8 @@ export interface FeatureSource {
 export interface EpisodeFrames {
   rows: EpisodeRows;
   videos: Map<string, EpisodeVideo>;
+  /** Why each camera's frames were encoded rather than copied from the cell's video; absent when copied. */
+  encoded: Map<string, { reason: EncodeReason; detail: string }>;
   /** Statistics of the data columns, by feature name. */
   stats: Map<string, FeatureStats>;
 }
@@ -36,7 +41,7 @@ export function episodeLabel(episode: ExportEpisode, position: number): string {
  * Reads the first episode until every camera has sent a frame and returns the joint names, the
  * cameras and each camera's frame size (from its first JPEG).
  */
-export async function readFeatureSource(episode: ExportEpisode): Promise<FeatureSource & { geometry: Map<string, CameraGeometry> }> {
+export async function readFeatureSource(episode: ExportEpisode): Promise<FeatureSource & { geometry: Map<string, CameraGeometry>; steps: number; cameraFrames: Map<string, number> }> {
   const recording = await EpisodeRecording.open(episode.mcap.path);
   try {
     const { jointNames, cameras } = recording.header;
@@ -46,7 +51,7 @@ export async function readFeatureSource(episode: ExportEpisode): Promise<Feature
         for (const camera of cameras) {
           const image = step.images.get(camera);
           if (geometry.has(camera) || !image) continue;
-          const { width, height } = jpeg.decode(image, { useTArray: true, formatAsRGBA: false });
+          const { width, height } = jpegSize(image) ?? jpeg.decode(image, { useTArray: true, formatAsRGBA: false });
           geometry.set(camera, { widthPx: width, heightPx: height });
         }
         if (geometry.size === cameras.length) break;
@@ -56,10 +61,34 @@ export async function readFeatureSource(episode: ExportEpisode): Promise<Feature
     if (silent.length > 0) {
       throw new Error(`camera(s) ${silent.join(", ")} of episode ${episodeLabel(episode, 0)} sent no frame, so the video size is unknown; the first exported episode must have a frame from every camera`);
     }
-    return { label: episodeLabel(episode, 0), jointNames, cameras, geometry };
+    return { label: episodeLabel(episode, 0), jointNames, cameras, geometry, steps: recording.header.steps, cameraFrames: recording.header.cameraFrames };
   } finally {
     await recording.close();
   }
+}
+
+/**
+ * A JPEG's frame size from its start-of-frame header (ITU T.81 B.2.2), without decoding it; undefined
+ * when no SOF marker is found before the scan.
+ */
+export function jpegSize(bytes: Uint8Array): { width: number; height: number } | undefined {
+  if (bytes[0] !== 0xff || bytes[1] !== 0xd8) return undefined;
+  for (let at = 2; at + 9 < bytes.length; ) {
+    if (bytes[at] !== 0xff) return undefined;
+    const marker = bytes[at + 1]!;
+    if (marker === 0xff) {
+      at++; // fill byte
+      continue;
+    }
+    const length = (bytes[at + 2]! << 8) | bytes[at + 3]!;
+    // SOF0..SOF15 except DHT (C4), JPG (C8) and DAC (CC).
+    if (marker >= 0xc0 && marker <= 0xcf && marker !== 0xc4 && marker !== 0xc8 && marker !== 0xcc) {
+      return { height: (bytes[at + 5]! << 8) | bytes[at + 6]!, width: (bytes[at + 7]! << 8) | bytes[at + 8]! };
+    }
+    if (marker === 0xda) return undefined; // start of scan: no frame header before it
+    at += 2 + length;
+  }
+  return undefined;
 }
 
 /** A black JPEG of the camera's frame size. */
@@ -87,7 +116,17 @@ export async function readEpisodeFrames(
     checkEpisodeFits({ label, jointNames: header.jointNames, cameras: header.cameras }, source);
     if (header.steps === 0) throw new Error(`episode ${label} has no control steps; a LeRobot episode needs at least one frame`);
     const joints = source.jointNames.length;
-    for (const writer of videoWriters.values()) await writer.beginEpisode(header.steps);
+    const encoded = new Map<string, { reason: EncodeReason; detail: string }>();
+    for (const [camera, writer] of videoWriters) {
+      if (!writer.copies) {
+        encoded.set(camera, writer.notCopied!);
+        await writer.beginEpisode(header.steps);
+        continue;
+      }
+      const check = await checkCellVideo(episode.videos[camera], { steps: header.steps, recordedFrames: header.cameraFrames.get(camera) ?? 0, fps: place.fps }, videoSize(writer.geometry));
+      if ("reason" in check) encoded.set(camera, check);
+      await writer.beginEpisode(header.steps, "candidate" in check ? check.candidate : undefined);
+    }
     const action: number[][] = [];
     const state: number[][] = [];
     for await (const step of recording.steps()) {
@@ -96,10 +135,19 @@ export async function readEpisodeFrames(
       }
       action.push(step.action.map(Math.fround));
       state.push(step.state.map(Math.fround));
-      for (const [camera, writer] of videoWriters) await writer.addFrame(step.images.get(camera));
+      for (const [camera, writer] of videoWriters) await writer.addFrame(step.images.get(camera), step.fresh.has(camera));
     }
     const frames = action.length;
     if (frames === 0) throw new Error(`episode ${label} yielded no control steps; a LeRobot episode needs at least one frame`);
+    // A cell video that turned out not to have one frame per step: its frames are read again and encoded.
+    const refused = [...videoWriters].filter(([, writer]) => writer.copyRefused !== undefined);
+    if (refused.length > 0) {
+      for (const [camera, writer] of refused) {
+        encoded.set(camera, { reason: "frames_differ_from_steps", detail: writer.copyRefused! });
+        await writer.encodeInstead(frames);
+      }
+      for await (const step of recording.steps()) for (const [camera, writer] of refused) await writer.addFrame(step.images.get(camera));
+    }
     const videos = new Map([...videoWriters.values()].map((writer) => [writer.videoKey, writer.endEpisode()]));
     const rows: EpisodeRows = {
       action,
@@ -120,7 +168,7 @@ export async function readEpisodeFrames(
       ["index", scalar(rows.index)],
       ["task_index", scalar(rows.taskIndex)],
     ]);
-    return { rows, videos, stats };
+    return { rows, videos, encoded, stats };
   } finally {
     await recording.close();
   }

@@ -5,7 +5,7 @@
  * camera, then the five bookkeeping columns. They come from the first episode; a later episode
  * with other joints or cameras cannot share the table.
  */
-import { VIDEO_ENCODING, videoSize, type CameraGeometry } from "./camera-encoder-process.js";
+import { videoSize, type CameraGeometry, type VideoEncoding } from "./camera-encoder-process.js";
 
 export interface LeRobotFeature {
   dtype: string;
@@ -21,6 +21,8 @@ export interface CameraFeature extends CameraGeometry {
   name: string;
   /** `observation.images.<name>`. */
   videoKey: string;
+  /** How the camera's videos are encoded: the cell's settings where they are copied, else LeRobot's. */
+  encoding: VideoEncoding;
 }
 
 /** `lerobot.utils.constants.DEFAULT_FEATURES`. */
@@ -42,7 +44,7 @@ export function cameraVideoKey(camera: string): string {
  * A video feature as LeRobot writes it once the first episode is encoded: the recorder's
  * `is_depth_map`, then what `get_video_info` probes from the stream, then the encoder settings.
  */
-function videoFeature(camera: CameraGeometry, fps: number): LeRobotFeature {
+function videoFeature(camera: CameraGeometry, encoding: VideoEncoding, fps: number): LeRobotFeature {
   const { widthPx, heightPx } = videoSize(camera);
   return {
     dtype: "video",
@@ -52,14 +54,14 @@ function videoFeature(camera: CameraGeometry, fps: number): LeRobotFeature {
       is_depth_map: false,
       "video.height": heightPx,
       "video.width": widthPx,
-      "video.codec": VIDEO_ENCODING.codecName,
-      "video.pix_fmt": VIDEO_ENCODING.pixFmt,
+      "video.codec": encoding.codecName,
+      "video.pix_fmt": encoding.pixFmt,
       "video.fps": fps,
       "video.channels": 3,
       has_audio: false,
-      "video.g": VIDEO_ENCODING.gop,
-      "video.crf": VIDEO_ENCODING.crf,
-      "video.preset": VIDEO_ENCODING.preset,
+      "video.g": encoding.gop,
+      "video.crf": encoding.crf,
+      "video.preset": encoding.preset,
       "video.fast_decode": 0,
       // The only backend LeRobot accepts when it rebuilds an encoder from these fields; PyAV runs
       // the same libav libx264 the ffmpeg binary used here.
@@ -73,7 +75,7 @@ function videoFeature(camera: CameraGeometry, fps: number): LeRobotFeature {
 export function datasetFeatures(jointNames: string[], cameras: CameraFeature[], fps: number): LeRobotFeatures {
   const vector: LeRobotFeature = { dtype: "float32", shape: [jointNames.length], names: [...jointNames] };
   const features: LeRobotFeatures = { action: vector, "observation.state": { ...vector, names: [...jointNames] } };
-  for (const camera of cameras) features[camera.videoKey] = videoFeature(camera, fps);
+  for (const camera of cameras) features[camera.videoKey] = videoFeature(camera, camera.encoding, fps);
   return { ...features, ...DEFAULT_FEATURES };
 }
 

@@ -2,18 +2,21 @@
  * Writes an Assay run's episodes as a LeRobot dataset, format v3.0, the way LeRobot's own
  * `LeRobotDataset` records one (huggingface/lerobot `src/lerobot/datasets/`): frames in
  * `data/`, one H.264 video per camera in `videos/`, and `meta/` with info.json, stats.json,
- * tasks.parquet and the episode table. Episodes stream through one at a time; each camera encodes
- * each episode to its own segment and joins a file's segments without re-encoding
+ * tasks.parquet and the episode table. Episodes stream through one at a time; each camera's episode
+ * is the cell's own video copied as it is where it has one frame per control step, else encoded to
+ * a segment of its own, and a file's segments are joined without re-encoding
  * (camera-video-writer.ts), so the file layout follows from exact sizes.
  */
 import { mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { ExportEpisode, ExportProgress, ExportRun } from "../export-input.js";
+import { VIDEO_ENCODING, cellVideoEncoding, videoSize } from "./camera-encoder-process.js";
 import { CameraVideoWriter, SEGMENTS_DIR } from "./camera-video-writer.js";
 import { datasetCard } from "./dataset-card.js";
 import { datasetInfo, type ShardLimits } from "./dataset-info.js";
 import { DataFileWriter } from "./data-file-writer.js";
 import { blackFrame, episodeLabel, readEpisodeFrames, readFeatureSource } from "./episode-frames.js";
+import { checkCellVideo, type EncodeReason } from "./episode-video-source.js";
 import { EpisodesTableWriter, assayColumnsOf, type EpisodeRecord } from "./episodes-table-writer.js";
 import { aggregateStats } from "./feature-stats.js";
 import { cameraVideoKey, datasetFeatures, type CameraFeature } from "./lerobot-features.js";
@@ -77,9 +80,17 @@ export async function writeLeRobotDataset(run: ExportRun, episodes: ExportEpisod
   prepareRoot(outDir);
 
   const source = await readFeatureSource(episodes[0]);
-  const cameras: CameraFeature[] = source.cameras.map((name) => ({ name, videoKey: cameraVideoKey(name), ...source.geometry.get(name)! }));
+  // A camera copies the cells' videos when the first episode's can be copied; its encoded episodes then use the cell's settings.
+  const cameras: Array<CameraFeature & { notCopied: { reason: EncodeReason; detail: string } | undefined }> = [];
+  for (const name of source.cameras) {
+    const geometry = source.geometry.get(name)!;
+    const first = await checkCellVideo(episodes[0].videos[name], { steps: source.steps, recordedFrames: source.cameraFrames.get(name) ?? 0, fps }, videoSize(geometry));
+    const notCopied = "reason" in first ? { reason: first.reason, detail: `the first episode's video cannot be copied, so every episode is encoded (${first.detail})` } : undefined;
+    cameras.push({ name, videoKey: cameraVideoKey(name), ...geometry, encoding: notCopied ? VIDEO_ENCODING : cellVideoEncoding(fps), notCopied });
+  }
   const features = datasetFeatures(source.jointNames, cameras, fps);
-  const videoWriters = new Map(cameras.map((c) => [c.name, new CameraVideoWriter(outDir, c.videoKey, c, fps, limits, blackFrame(c))]));
+  const videoWriters = new Map(cameras.map((c) => [c.name, new CameraVideoWriter(outDir, c.videoKey, c, fps, limits, () => blackFrame(c), c.encoding, c.notCopied)]));
+  const videoSources = new Map(cameras.map((c) => [c.videoKey, { copied: 0, encoded: 0, encodedBecause: {} as Record<string, number> }]));
   const dataWriter = new DataFileWriter(outDir, limits);
   const statsFeatures = Object.entries(features).map(([name, feature]) => ({ name, isImage: feature.dtype === "video" }));
   const episodesWriter = new EpisodesTableWriter(outDir, cameras.map((c) => c.videoKey), statsFeatures, limits);
@@ -117,6 +128,16 @@ export async function writeLeRobotDataset(run: ExportRun, episodes: ExportEpisod
         assay: assayColumnsOf(episode),
       };
       frames += length;
+      for (const c of cameras) {
+        const tally = videoSources.get(c.videoKey)!;
+        const why = read.encoded.get(c.name);
+        if (why) {
+          tally.encoded++;
+          tally.encodedBecause[why.reason] = (tally.encodedBecause[why.reason] ?? 0) + 1;
+        } else {
+          tally.copied++;
+        }
+      }
       // Each camera's segment is placed, and its statistics come back, once its ffmpeg finishes.
       const videos = cameras.map(async (c) => {
         const video = read.videos.get(c.videoKey)!;
@@ -142,7 +163,7 @@ export async function writeLeRobotDataset(run: ExportRun, episodes: ExportEpisod
   }
 
   const totals = { episodes: episodes.length, frames, tasks: tasks.size };
-  const info = datasetInfo(run, features, totals, limits);
+  const info = datasetInfo(run, features, totals, limits, videoSources);
   mkdirSync(join(outDir, "meta"), { recursive: true });
   const tasksFile = await writeTasksTable(outDir, tasks);
   writeFileSync(join(outDir, STATS_PATH), statsJson(datasetStats!));
