@@ -4,6 +4,7 @@
  * partial result of a stopped run); `status_detail` when failed or stopped, and while an open run
  * waits for something the scheduler can name (an instrument no matching cell has now).
  */
+import { lastStageOf } from "./stage-funnel.js";
 import { judgeRecordOf } from "./judge-section.js";
 import type { EpisodeRecord } from "../store/episodes-repo.js";
 import type { RunRecord } from "../store/runs-repo.js";
@@ -104,6 +105,7 @@ export function episodeView(episode: EpisodeRecord, artifacts: readonly Artifact
     mcap_url: urlOf("mcap"),
     replay_spec: episode.replaySpec,
     failure_cluster: episode.failureCluster,
+    last_stage: lastStageOf(episode.evaluation),
     cell: episode.cellId,
     attempts: episode.attempt,
     interruptions: episode.interruptions,
