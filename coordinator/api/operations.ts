@@ -122,7 +122,7 @@ export const OPERATIONS: readonly Operation[] = [
     query: EpisodeSeriesQuery, responses: [json(200, "the series", EpisodeSeries)], errors: ["retention_expired"] },
   { method: "GET", path: "/v1/runs/{run_id}/episodes/{episode_id}/thumbnail", operationId: "getEpisodeThumbnail", tag: "runs", summary: "A JPEG still of one camera of an episode (its last frame by default), from its MCAP",
     description: "320 px wide at most; cached. A camera the recording lacks, no stored recording yet, or an unknown episode: 404; a purged recording: 410; a recording that is not a readable MCAP: 422.",
-    query: ThumbnailQuery, responses: [{ status: 200, description: "the still", other: { "image/jpeg": "the camera's frame, scaled down" } }], errors: ["retention_expired"] },
+    query: ThumbnailQuery, responses: [{ status: 200, description: "the still", other: { "image/jpeg": "the camera's frame, scaled down" } }, { status: 304, description: "not modified: the ETag sent in If-None-Match is the still's" }], errors: ["retention_expired"] },
   { method: "GET", path: "/v1/runs/{run_id}/events", operationId: "streamRunEvents", tag: "runs", summary: "Server-sent events of a run",
     description: "Event `status` ({status, cell, webrtc}) on connect and on every transition; event `episode` ({episode, of, outcome, duration_s}) per finished episode (history first). The stream ends after a terminal status.",
     responses: [{ status: 200, description: "text/event-stream", other: { "text/event-stream": "events `status` and `episode` with JSON data" } }] },
