@@ -4,7 +4,7 @@
  * - GET /v1/runs/{run_id}/episodes/{episode_id}/series: the joint time series, downsampled to at most
  *   max_points points (coordinator/artifacts/episode-series.ts);
  * - GET /v1/runs/{run_id}/episodes/{episode_id}/thumbnail: a JPEG still of one camera, its last frame
- *   by default (coordinator/artifacts/episode-thumbnail.ts), cached in memory and by the browser.
+ *   by default (coordinator/artifacts/episode-thumbnail.ts), cached in memory (bounded), with an ETag.
  * 404 not_found for an unknown episode, one without a stored MCAP, or a camera the recording lacks;
  * 410 retention_expired once the recording was purged; 422 for a recording that cannot be read.
  */
@@ -57,7 +57,7 @@ export function episodeMediaRouter(deps: CompiledApiDeps): Router {
     } catch (error) {
       throw unreadable(run.id, episode.id, error);
     }
-    res.set("Cache-Control", "private, max-age=3600").json({
+    res.json({
       object: "episode_series", episode_id: episode.id, index: episode.idx, joint_names: series.jointNames, steps: series.steps,
       points: series.tS.length, t_s: series.tS, measured: series.measured, commanded: series.commanded, events: series.events,
     });
@@ -79,7 +79,8 @@ export function episodeMediaRouter(deps: CompiledApiDeps): Router {
       throw unreadable(run.id, episode.id, error);
     }
     if ("missing" in answer) throw new AssayError("not_found", `no thumbnail for episode ${episode.id}: ${answer.missing}`, { runId: run.id });
-    res.set({ "Content-Type": "image/jpeg", "Cache-Control": "private, max-age=86400", ETag: etag, "X-Assay-Camera": answer.camera }).send(answer.jpeg);
+    // Cache-Control stays the API's no-store (docs/security.md, "Secrets in caches"): the coordinator caches the stills.
+    res.set({ "Content-Type": "image/jpeg", ETag: etag, "X-Assay-Camera": answer.camera }).send(answer.jpeg);
   });
 
   return router;
