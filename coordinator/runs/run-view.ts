@@ -86,13 +86,18 @@ export function artifactFileUrl(artifactUrl: string, a: Pick<ArtifactRowView, "r
 
 /**
  * An Episode; `artifacts` are the episode's rows (any kinds). URLs are null until the agent
- * announced the file. `withUnit`: show the episode's unit (runs of several units).
+ * announced the file (thumbnail_url and series_url, given `baseUrl`, until its recording is stored).
+ * `withUnit`: show the episode's unit (runs of several units).
  */
-export function episodeView(episode: EpisodeRecord, artifacts: readonly ArtifactRowView[], artifactUrl: string, withUnit: boolean): Record<string, unknown> {
+export function episodeView(episode: EpisodeRecord, artifacts: readonly ArtifactRowView[], artifactUrl: string, withUnit: boolean, baseUrl?: string): Record<string, unknown> {
   const urlOf = (kind: string) => {
     const a = artifacts.find((x) => x.episode_id === episode.id && x.kind === kind);
     return a ? artifactFileUrl(artifactUrl, a) : null;
   };
+  // The still and the series are read from the stored recording: their URLs appear once it is stored.
+  const recorded = artifacts.some((x) => x.episode_id === episode.id && x.kind === "mcap" && x.status === "stored");
+  const mediaUrl = (what: string) => (recorded && baseUrl !== undefined
+    ? `${baseUrl}/v1/runs/${encodeURIComponent(episode.runId)}/episodes/${encodeURIComponent(episode.id)}/${what}` : null);
   const interventions = interventionsOfMeta(episode.meta);
   const judge = judgeRecordOf(episode);
   return {
@@ -103,6 +108,7 @@ export function episodeView(episode: EpisodeRecord, artifacts: readonly Artifact
     duration_s: episode.durationS,
     video_url: urlOf("video"),
     mcap_url: urlOf("mcap"),
+    ...(baseUrl !== undefined ? { thumbnail_url: mediaUrl("thumbnail"), series_url: mediaUrl("series") } : {}),
     replay_spec: episode.replaySpec,
     failure_cluster: episode.failureCluster,
     last_stage: lastStageOf(episode.evaluation),

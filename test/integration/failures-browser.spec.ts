@@ -36,12 +36,12 @@ describe("failure analysis: clusters, stage funnel, stills and plots (simulated 
     runId = ((await submitted.json()) as Json).id;
     assert.equal((await runEnd(service, runId, { deadlineMs: 180_000 })).status, "completed");
     result = ((await (await service.api(`/v1/runs/${runId}`)).json()) as Json).result;
-    failures = ((await (await service.api(`/v1/runs/${runId}/episodes?outcome=failure`)).json()) as Json).data;
     // Recordings are uploaded after each episode ends: the stills and plots read them once stored.
     await eventually("every recording stored", async () => {
       const mcaps = ((await (await service.api(`/v1/runs/${runId}/episodes?artifact=mcap`)).json()) as Json).data as Json[];
       return mcaps.length === 6 && mcaps.every((a) => a.status === "stored") ? true : undefined;
     }, { deadlineMs: 60_000 });
+    failures = ((await (await service.api(`/v1/runs/${runId}/episodes?outcome=failure`)).json()) as Json).data;
     // A person's browser has a language Intl knows (the plots' axes are formatted with it).
     browser = await launchBrowser({ lang: "en-US" });
   });
@@ -84,7 +84,10 @@ describe("failure analysis: clusters, stage funnel, stills and plots (simulated 
 
   it("serves an episode's series bounded to max_points and a thumbnail that is a JPEG; unknown ones are 404 in the envelope", async () => {
     const ep = failures[0];
-    const series = (await (await service.api(`/v1/runs/${runId}/episodes/${ep.id}/series?max_points=50`)).json()) as Json;
+    // Once the recording is stored, the episode links its still and its series.
+    assert.equal(ep.thumbnail_url, `${service.coordinator.baseUrl}/v1/runs/${runId}/episodes/${ep.id}/thumbnail`);
+    assert.equal(ep.series_url, `${service.coordinator.baseUrl}/v1/runs/${runId}/episodes/${ep.id}/series`);
+    const series = (await (await service.api(`${ep.series_url}?max_points=50`)).json()) as Json;
     assert.equal(series.object, "episode_series");
     assert.equal(series.index, ep.index);
     assert.equal(series.joint_names.length, 6);

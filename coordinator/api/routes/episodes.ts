@@ -32,7 +32,7 @@ export function episodesRouter(deps: CompiledApiDeps): Router {
       res.json({ object: "list", url, data });
       return;
     }
-    res.json({ object: "list", url, data: episodes.map((e) => episodeView(e, artifacts, deps.urls.artifactUrl, run.kind !== "run")) });
+    res.json({ object: "list", url, data: episodes.map((e) => episodeView(e, artifacts, deps.urls.artifactUrl, run.kind !== "run", deps.urls.baseUrl)) });
   });
 
   return router;

@@ -208,6 +208,8 @@ export const Episode = component("Episode", z.strictObject({
   duration_s: z.number().min(0).nullable(),
   video_url: z.url().nullable().describe("null until the agent announced the file"),
   mcap_url: z.url().nullable(),
+  thumbnail_url: z.url().nullable().optional().describe("GET: a JPEG still of the episode (Episode media); null until its recording is stored"),
+  series_url: z.url().nullable().optional().describe("GET: the episode's joint time series (Episode media); null until its recording is stored"),
   replay_spec: z.looseObject({}).nullable().describe("initial conditions: environment, layout_seed, lighting, distractors, ..."),
   failure_cluster: z.string().nullable().describe("a failure's cluster (docs/failures.md), else null"),
   last_stage: z.string().nullable().describe("the last stage of the task the episode reached; null when none (or no stages recorded)"),

@@ -23,9 +23,9 @@ async function loadUPlot() {
  * The plots of one episode into `container`; resolves with `destroy()`, which frees the charts.
  * `width` is each chart's width in px.
  */
-export async function episodePlots(runId, episode, container, { signal, width = 420 } = {}) {
+export async function episodePlots(episode, container, { signal, width = 420 } = {}) {
   const [series, UPlot] = await Promise.all([
-    api(`/v1/runs/${encodeURIComponent(runId)}/episodes/${encodeURIComponent(episode.id)}/series`, { signal }),
+    api(episode.series_url, { signal }),
     loadUPlot(),
   ]);
   const charts = [];

@@ -74,10 +74,10 @@ export function episodeViewer(runId, { signal, cleanup }) {
       // Muted, so the browser lets it start on its own; the controls are there to pause and seek.
       await players[i].play().catch(() => {});
     });
-    const plotted = ep.mcap_url
-      ? episodePlots(runId, ep, plots, { signal, width: Math.max(260, Math.min(440, Math.floor((element.clientWidth - 40) / 2))) })
+    const plotted = ep.series_url
+      ? episodePlots(ep, plots, { signal, width: Math.max(260, Math.min(440, Math.floor((element.clientWidth - 40) / 2))) })
         .then((made) => { if (mine === opened) chart = made; else made.destroy(); })
-      : Promise.resolve(plots.replaceChildren(h("p", { class: "muted" }, "No recording yet, so no plots.")));
+      : Promise.resolve(plots.replaceChildren(h("p", { class: "muted" }, "The recording is not stored yet, so no plots: open the episode again in a moment.")));
     for (const result of await Promise.allSettled([...loads, plotted])) {
       if (result.status === "rejected" && !signal.aborted && mine === opened) errors.show(result.reason);
     }

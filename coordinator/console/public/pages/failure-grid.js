@@ -3,7 +3,8 @@
  * last frame of the top camera (GET .../episodes/{id}/thumbnail), the episode's index, its failure cluster
  * and the last stage it reached; choosing a card opens the episode (episode-viewer.js). Filterable by
  * cluster and by stage. Stills need the key, so they are fetched as Blobs (four at a time, the first
- * PAGE cards, more on request) and shown through object URLs revoked when the grid is redrawn or left.
+ * PAGE cards, more on request; only once the recording is stored: `thumbnail_url`) and shown through
+ * object URLs kept per episode until the page is left.
  */
 import { api, apiBlob } from "../api.js";
 import { field, h, options, replace } from "../dom.js";
@@ -24,10 +25,10 @@ export function failureGrid(runId, { signal, cleanup, open, clusters: initialClu
   const errors = errorSlot();
   let failures = [];
   let shown = PAGE;
-  let objectUrls = [];
+  // Episode id -> object URL of its still: kept across redraws (a live run's grid is redrawn as episodes finish).
+  const stillUrls = new Map();
   let drawn = 0;
-  const revoke = () => { objectUrls.forEach((url) => URL.revokeObjectURL(url)); objectUrls = []; };
-  cleanup(revoke);
+  cleanup(() => { stillUrls.forEach((url) => URL.revokeObjectURL(url)); stillUrls.clear(); });
 
   function fillFilters() {
     replace(cluster, options([["", "All clusters"], ...[...knownClusters].sort()], filter.cluster));
@@ -49,14 +50,17 @@ export function failureGrid(runId, { signal, cleanup, open, clusters: initialClu
 
   /** Fetches the stills of `cards`, PARALLEL at a time; a still that cannot be had leaves its card without one. */
   async function stills(cards, generation) {
-    const queue = cards.filter((c) => c.ep.mcap_url);
+    // thumbnail_url is null until the recording is stored (uploaded after the episode ends); the grid is redrawn as episodes finish.
+    const queue = cards.filter((c) => c.ep.thumbnail_url);
+    for (const c of queue) if (stillUrls.has(c.ep.id)) c.img.src = stillUrls.get(c.ep.id);
+    const missing = queue.filter((c) => !stillUrls.has(c.ep.id));
     const worker = async () => {
-      for (let c = queue.shift(); c; c = queue.shift()) {
+      for (let c = missing.shift(); c; c = missing.shift()) {
+        if (generation !== drawn) return;
         try {
-          const blob = await apiBlob(`/v1/runs/${encodeURIComponent(runId)}/episodes/${encodeURIComponent(c.ep.id)}/thumbnail`, { signal });
-          if (generation !== drawn) return;
-          const url = URL.createObjectURL(blob);
-          objectUrls.push(url);
+          const blob = await apiBlob(c.ep.thumbnail_url, { signal });
+          const url = stillUrls.get(c.ep.id) ?? URL.createObjectURL(blob);
+          stillUrls.set(c.ep.id, url);
           c.img.src = url;
         } catch {
           c.img.alt = `No still of episode ${c.ep.index}`;
@@ -67,7 +71,6 @@ export function failureGrid(runId, { signal, cleanup, open, clusters: initialClu
   }
 
   function draw() {
-    revoke();
     const generation = ++drawn;
     const cards = failures.slice(0, shown).map(card);
     grid.replaceChildren(...cards.map((c) => c.element));

@@ -24,6 +24,13 @@ export function episodesSection(runId, { signal, open, clusters: initialClusters
   const empty = h("p", { class: "muted", hidden: true });
   const errors = errorSlot();
 
+  function fillClusters() {
+    replace(cluster, options([["", "All clusters"], ...[...known].sort()], filter.cluster));
+  }
+  fillClusters();
+  outcome.addEventListener("change", () => { filter.outcome = outcome.value; void load(); });
+  cluster.addEventListener("change", () => { filter.cluster = cluster.value; void load(); });
+
   async function download(ep, button) {
     await busy(button, async () => saveBlob(await apiBlob(ep.mcap_url, { signal }), fileNameOf(ep.mcap_url)), errors);
   }
