@@ -280,7 +280,7 @@ function failRunOnRepeatedInterruptions(ctx: LinkContext, episodeId: string): vo
   }
   const reasons = [...counts].map(([what, n]) => (n > 1 ? `${n}x ${what}` : what)).join(", ");
   const message =
-    `episode ${episode.idx + 1} (${episode.id}) was interrupted ${interruptions.length} times (${reasons}); the run is failed rather than ` +
+    `episode ${episode.idx} (${episode.id}) was interrupted ${interruptions.length} times (${reasons}); the run is failed rather than ` +
     `retried without end. Finished episodes are kept in the partial result; check those cells, then submit the run again`;
   ctx.lifecycle.end(episode.runId, { status: "failed", message });
 }
