@@ -6,6 +6,9 @@
  * stills load, and an opened episode shows its joint plots drawn by uPlot.
  */
 import assert from "node:assert/strict";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import type { Browser } from "puppeteer-core";
 import { isKnownFailureCluster } from "../../protocol/failure-clusters.js";
 import { README_RUN_BODY } from "../fixtures.js";
@@ -23,6 +26,7 @@ describe("failure analysis: clusters, stage funnel, stills and plots (simulated 
   let runId: string;
   let result: Json;
   let failures: Json[];
+  let shots: string;
   const tabs: ConsoleTab[] = [];
 
   useSharedFleet(["so101-b", "so101-c"], (shared) => (service = shared));
@@ -44,10 +48,13 @@ describe("failure analysis: clusters, stage funnel, stills and plots (simulated 
     failures = ((await (await service.api(`/v1/runs/${runId}/episodes?outcome=failure`)).json()) as Json).data;
     // A person's browser has a language Intl knows (the plots' axes are formatted with it).
     browser = await launchBrowser({ lang: "en-US" });
+    shots = process.env.ASSAY_CONSOLE_SHOTS ?? mkdtempSync(join(tmpdir(), "assay-failures-"));
+    mkdirSync(shots, { recursive: true });
   });
 
   after(async () => {
     await browser?.close();
+    if (!process.env.ASSAY_CONSOLE_SHOTS && shots) rmSync(shots, { recursive: true, force: true });
   });
 
   afterEach(async () => {
@@ -139,6 +146,8 @@ describe("failure analysis: clusters, stage funnel, stills and plots (simulated 
     assert.match(still.src, /^blob:/);
     assert.ok(still.width > 0 && still.width <= 320, `a still ${still.width} px wide`);
 
+    await tab.shot(shots, "failure-grid", ["Stage funnel", "Failures", `Episode ${expected[0]}`, cluster]);
+
     // Opening the first card: the episode by its API index, its video, and one uPlot chart per joint with data drawn.
     await page.click("ul.failure-grid .failure-card");
     await tab.waitForText(`Episode ${expected[0]}: failure (${cluster})`);
@@ -156,5 +165,6 @@ describe("failure analysis: clusters, stage funnel, stills and plots (simulated 
       const video = document.querySelector(".player video.episode-video") as HTMLVideoElement | null;
       return video !== null && video.videoWidth > 0;
     }, { timeout: 30_000 });
+    await tab.shot(shots, "episode-plots", [`Episode ${expected[0]}: failure (${cluster})`, "shoulder_pan", "measured", "commanded"]);
   });
 });

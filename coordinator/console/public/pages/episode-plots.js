@@ -20,10 +20,10 @@ async function loadUPlot() {
 }
 
 /**
- * The plots of one episode into `container`; resolves with `destroy()`, which frees the charts.
- * `width` is each chart's width in px.
+ * The plots of one episode into `container` (visible, so its width is known), two charts a row (one on a
+ * narrow screen); resolves with `destroy()`, which frees the charts.
  */
-export async function episodePlots(episode, container, { signal, width = 420 } = {}) {
+export async function episodePlots(episode, container, { signal } = {}) {
   const [series, UPlot] = await Promise.all([
     api(episode.series_url, { signal }),
     loadUPlot(),
@@ -34,6 +34,9 @@ export async function episodePlots(episode, container, { signal, width = 420 } =
     h("p", { class: "small muted" }, `Joint positions measured and targets commanded, ${series.points} of ${series.steps} control steps`,
       series.events.length ? `; events: ${series.events.slice(0, 12).map((e) => `${e.name} at ${e.t_s.toFixed(1)} s`).join(", ")}` : "", "."),
     grid);
+  // The grid's columns (style.css .plots): two, or one on a narrow screen; each chart fills its column.
+  const columns = getComputedStyle(grid).gridTemplateColumns.split(" ").length || 1;
+  const width = Math.max(200, Math.floor((grid.clientWidth - 16 - (columns - 1) * 11) / columns));
   series.joint_names.forEach((name, j) => {
     const cell = h("figure", { class: "plot", "aria-label": `${name}: measured and commanded over time` }, h("figcaption", { class: "small" }, name));
     grid.append(cell);
@@ -45,7 +48,7 @@ export async function episodePlots(episode, container, { signal, width = 420 } =
       scales: { x: { time: false } },
       axes: [{ label: "s" }, {}],
       series: [
-        {},
+        { label: "t (s)" },
         { label: "measured", stroke: "#1f6feb", width: 1.5 },
         { label: "commanded", stroke: "#d9480f", width: 1, dash: [4, 3] },
       ],

@@ -75,7 +75,7 @@ export function episodeViewer(runId, { signal, cleanup }) {
       await players[i].play().catch(() => {});
     });
     const plotted = ep.series_url
-      ? episodePlots(ep, plots, { signal, width: Math.max(260, Math.min(440, Math.floor((element.clientWidth - 40) / 2))) })
+      ? episodePlots(ep, plots, { signal })
         .then((made) => { if (mine === opened) chart = made; else made.destroy(); })
       : Promise.resolve(plots.replaceChildren(h("p", { class: "muted" }, "The recording is not stored yet, so no plots: open the episode again in a moment.")));
     for (const result of await Promise.allSettled([...loads, plotted])) {
