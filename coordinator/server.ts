@@ -51,6 +51,7 @@ import { joinCluster, type ClusterLinks } from "./cluster/cluster-links.js";
 import { newCoordinatorId, startCoordinatorLease } from "./cluster/coordinator-lease.js";
 import { LiveHub } from "./streams/live-hub.js";
 import { acceptStreamUpgrades } from "./streams/stream-upgrade.js";
+import { EpisodeThumbnails } from "./artifacts/episode-thumbnail.js";
 import { ConnectionCaps } from "./streams/connection-caps.js";
 import { createLiveAccessWatch } from "./streams/live-access-watch.js";
 import { createWebRtcSignalling } from "./streams/webrtc/webrtc-signalling.js";
@@ -278,6 +279,8 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Run
     fleet: cellLink.fleet,
     liveAccess,
     connectionCaps,
+    // Stills of episodes for the console's failure grid, cached in memory (bounded).
+    thumbnails: new EpisodeThumbnails(),
     runEvents,
     scheduler: cellLink.scheduler,
     pins,

@@ -1,30 +1,16 @@
 /**
- * The failure cluster of an unsuccessful episode, read from its event trace. The rules run in order
- * and the first that matches names the cluster:
- *   collision     a contact spike and no grasp was ever acquired
- *   drop          a grasp was acquired and later lost above the table
- *   missed_grasp  the gripper closed but never acquired a grasp
- *   no_attempt    the gripper never closed
- *   timeout       anything else (the task was attempted but not completed in time)
- * Two clusters are set by the episode runner itself, not read from events: `policy_error` (the
- * policy's reply was unusable) and `safety_limit` (the safety envelope's stop rule ended the episode:
- * the policy kept pushing against it, cell-agent/safety/envelope.ts).
+ * The failure cluster of an unsuccessful episode, from its event trace, the stages of the task it
+ * reached and what ended it: the rules and their names are protocol/failure-clusters.ts (one table,
+ * documented in docs/failures.md). A person's failing label is named by the agent (`judged_failure`).
  */
-export type FailureCluster = "collision" | "drop" | "missed_grasp" | "no_attempt" | "timeout";
+import { deriveFailureCluster, type EpisodeEnding } from "../../protocol/failure-clusters.js";
 
-export const FAILURE_CLUSTERS: readonly FailureCluster[] = ["collision", "drop", "missed_grasp", "no_attempt", "timeout"];
-
-/** Clusters the runner sets directly. */
-export type RunnerFailureCluster = "policy_error" | "safety_limit";
-
-export function failureClusterOf(events: ReadonlyArray<{ name: string }>): FailureCluster {
-  const names = events.map((e) => e.name);
-  const firstAcquired = names.indexOf("grasp_acquired");
-  const acquired = firstAcquired >= 0;
-  if (names.includes("contact_spike") && !acquired) return "collision";
-  if (acquired && names.indexOf("grasp_lost", firstAcquired) > firstAcquired) return "drop";
-  const closed = names.includes("gripper_closed");
-  if (closed && !acquired) return "missed_grasp";
-  if (!closed && !acquired) return "no_attempt";
-  return "timeout";
+/**
+ * The cluster of a failed episode: `ending` is what stopped it (its time, the policy's error, the
+ * safety envelope), `stages` the task monitor's stages in task order.
+ */
+export function failureClusterOf(
+  events: ReadonlyArray<{ name: string }>, stages: Record<string, { reached: boolean }> = {}, ending: EpisodeEnding = "time",
+): string {
+  return deriveFailureCluster({ ending, events, stages: Object.entries(stages).map(([name, s]) => ({ name, reached: s.reached })) });
 }

@@ -28,7 +28,7 @@ import { EpisodeVideos, type EpisodeVideoFile } from "../recording/episode-video
 import type { EpisodeAssignment } from "./assignment.js";
 import { CameraSkewStats, cameraClockRecord } from "./camera-skew.js";
 import { EventDetector, type EpisodeEvent } from "./event-detector.js";
-import { failureClusterOf, type FailureCluster, type RunnerFailureCluster } from "./failure-cluster.js";
+import { failureClusterOf } from "./failure-cluster.js";
 import { buildObservation, contractOf, yawOf } from "./observation.js";
 import type { EpisodePlan } from "./plan.js";
 import { StallDetector } from "./stall-detector.js";
@@ -461,7 +461,7 @@ export async function runEpisode(ctx: EpisodeContext): Promise<EpisodeResult> {
     const evaluation = monitor.status();
     const success = successAtS !== undefined && policyFailure === undefined && safetyStop === undefined;
     const durationS = elapsedS();
-    const failureCluster: FailureCluster | RunnerFailureCluster | "" = success ? "" : policyFailure !== undefined ? "policy_error" : safetyStop !== undefined ? "safety_limit" : failureClusterOf(events);
+    const failureCluster = success ? "" : failureClusterOf(events, evaluation.stages, policyFailure !== undefined ? "policy_error" : safetyStop !== undefined ? "safety_limit" : "time");
     const outcome = { outcome: success ? "success" : "failure", failure_cluster: failureCluster, duration_s: durationS, reset_s: resetS };
     session = undefined;
     await policy.close().catch(() => undefined);

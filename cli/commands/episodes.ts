@@ -1,5 +1,5 @@
 /**
- * `assay episodes <run> [--outcome ...] [--cluster ...] [--download mcap|video [--out dir]]`: the
+ * `assay episodes <run> [--outcome ...] [--cluster ...] [--stage ...] [--download mcap|video [--out dir]]`: the
  * run's finished episodes (GET /v1/runs/{id}/episodes) as a table, and optionally each listed
  * episode's recording or video, downloaded with the key and checked against its X-Content-SHA256.
  */
@@ -25,6 +25,7 @@ interface Episode {
 interface EpisodesOptions {
   outcome?: string;
   cluster?: string;
+  stage?: string;
   download?: "mcap" | "video";
   out?: string;
 }
@@ -34,7 +35,7 @@ const DEFAULT_EXTENSION = { mcap: ".mcap", video: ".mp4" } as const;
 async function episodes(ctx: CommandContext, runId: string, options: EpisodesOptions) {
   const api = ctx.api();
   const answer = await api.json<{ data: Episode[] }>("GET", `/v1/runs/${encodeURIComponent(runId)}/episodes`, {
-    query: { outcome: options.outcome, cluster: options.cluster },
+    query: { outcome: options.outcome, cluster: options.cluster, stage: options.stage },
   });
   const list = answer.data.data;
   if (ctx.json) ctx.out.apiJson(answer.text);
@@ -71,7 +72,8 @@ export function registerEpisodes(program: Command, runtime: CliRuntime): void {
     .description("list a run's finished episodes (index, outcome, failure cluster, cell, duration); optionally download their files")
     .argument("<run_id>")
     .option("--outcome <outcome>", "only this outcome (success, failure)")
-    .option("--cluster <cluster>", "only failures of this cluster")
+    .option("--cluster <cluster>", "only failures of this cluster (docs/failures.md)")
+    .option("--stage <stage>", "only episodes whose last stage reached is this one (none: no stage reached)")
     .addOption(new Option("--download <kind>", "download each listed episode's file: mcap (the recording) or video (MP4)").choices(["mcap", "video"]))
     .option("--out <dir>", "where downloads go (default ./<run_id>)")
     .addHelpText("after", "\nExample:\n  assay episodes run_... --outcome failure --download mcap --out failures/")

@@ -21,6 +21,7 @@ import { DEFAULT_MODEL_LIMITS, type ModelLimits } from "../models/model-limits.j
 import type { LiveForwarding } from "../streams/live-forwarding.js";
 import { inProcessPdfRenderer, type PdfRenderer } from "./pdf-renderer.js";
 import { ConnectionCaps } from "../streams/connection-caps.js";
+import { EpisodeThumbnails } from "../artifacts/episode-thumbnail.js";
 import { createLiveAccessWatch, type LiveAccess } from "../streams/live-access-watch.js";
 import type { OperatorStation } from "../fleet/operator-station.js";
 import { AssayError } from "../errors/assay-error.js";
@@ -64,6 +65,8 @@ export interface ApiDeps {
    * (coordinator/streams/connection-caps.ts). Default: a fresh ConnectionCaps with the default caps (10 per key, 30 per account, each kind).
    */
   connectionCaps?: ConnectionCaps;
+  /** Episode thumbnails from the recordings, cached and bounded (coordinator/artifacts/episode-thumbnail.ts). Default: a fresh EpisodeThumbnails with its defaults. */
+  thumbnails?: EpisodeThumbnails;
   /**
    * Re-checks open live views for as long as they are open (coordinator/streams/live-access-watch.ts).
    * Default: a watch over `db`, `fleet` and `runEvents` with the backstop re-check only.
@@ -144,7 +147,7 @@ const REQUIRED = ["db", "fleet", "runEvents", "scheduler", "pins", "urls", "obje
 const OPTIONAL = [
   "clock", "environments", "sseHeartbeatMs", "docsDir", "log", "budgetGuard", "rateLimits", "quoteValidityMs", "archives", "live", "iceServers",
   "models", "modelMirror", "preflight", "backfill", "exportsQueuedPerAccount", "endRun", "metricsAccess", "webhooksAllowLoopback", "sseIdleMs", "liveForwarding", "pdf",
-  "trustedProxies", "connectionCaps", "liveAccess", "station",
+  "trustedProxies", "connectionCaps", "liveAccess", "station", "thumbnails",
 ] as const;
 
 /** An event stream with no event for this long is closed (a client reconnects and reads the history again). */
@@ -197,6 +200,7 @@ export function compileApiDeps(raw: ApiDeps): CompiledApiDeps {
     metricsAccess: raw.metricsAccess ?? "open",
     sseIdleMs: raw.sseIdleMs ?? DEFAULT_SSE_IDLE_MS,
     connectionCaps: raw.connectionCaps ?? new ConnectionCaps(),
+    thumbnails: raw.thumbnails ?? new EpisodeThumbnails(),
     liveAccess: raw.liveAccess ?? createLiveAccessWatch({ db: raw.db, fleet: raw.fleet, runEvents: raw.runEvents }),
     webhooksAllowLoopback: raw.webhooksAllowLoopback ?? false,
     modelMirror: raw.modelMirror ?? null,

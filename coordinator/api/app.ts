@@ -15,6 +15,7 @@ import { statisticsRouter } from "./routes/statistics.js";
 import { comparisonsRouter } from "./routes/comparisons.js";
 import { cellsRouter } from "./routes/cells.js";
 import { episodesRouter } from "./routes/episodes.js";
+import { episodeMediaRouter } from "./routes/episode-media.js";
 import { eventsRouter } from "./routes/events.js";
 import { keysRouter } from "./routes/keys.js";
 import { runsRouter } from "./routes/runs.js";
@@ -68,7 +69,7 @@ export function createApiApp(raw: ApiDeps): express.Express {
   const v1 = express.Router();
   v1.use(noStore, authenticate(deps.db), limiter, authorize());
   v1.use(express.json({ limit: "1mb" }), rejectDeepJson(MAX_JSON_DEPTH), rejectNulInBody());
-  v1.use(catalogRouter(deps), runsRouter(deps), episodesRouter(deps), eventsRouter(deps), keysRouter(deps));
+  v1.use(catalogRouter(deps), runsRouter(deps), episodesRouter(deps), episodeMediaRouter(deps), eventsRouter(deps), keysRouter(deps));
   v1.use(tasksRouter(deps), kitsRouter(deps), signingKeysRouter(deps));
   v1.use(quoteRouter(deps), budgetsRouter(deps), usageRouter(deps), webhooksRouter(deps), dataRouter(deps), runResultRouter(deps));
   v1.use(reportRouter(deps), suitesRouter(deps), gatesRouter(deps), checkpointsRouter(deps));

@@ -24,7 +24,7 @@ import { CreateKitRequest, Kit, KitTracking, ShippingLabel } from "./schemas/kit
 import { Budget, BudgetRequest, Quote, Usage, UsageQuery } from "./schemas/money.js";
 import { RunBody, RunRequest } from "./schemas/run-request.js";
 import {
-  Checkpoint, CheckpointRequest, EpisodeListQuery, EpisodeOrArtifactList, PurgeReceipt, ReplayRequest, Report, ReportQuery, Result, Run, RunListQuery,
+  Checkpoint, CheckpointRequest, EpisodeListQuery, EpisodeOrArtifactList, EpisodeSeries, EpisodeSeriesQuery, ThumbnailQuery, PurgeReceipt, ReplayRequest, Report, ReportQuery, Result, Run, RunListQuery,
 } from "./schemas/runs.js";
 import { AmendTaskRequest, CreateTaskRequest, Pilot, PilotRequest, Task, TaskListQuery } from "./schemas/tasks.js";
 import { CreateWebhookRequest, WebhookDelivery, WebhookEndpoint } from "./schemas/webhooks.js";
@@ -118,6 +118,12 @@ export const OPERATIONS: readonly Operation[] = [
     responses: [json(200, "the Result", Result)], errors: STOP_ERRORS },
   { method: "GET", path: "/v1/runs/{run_id}/episodes", operationId: "listEpisodes", tag: "runs", summary: "A run's finished episodes, or with artifact=<kind> its artifact files",
     query: EpisodeListQuery, responses: [json(200, "episodes or artifacts", EpisodeOrArtifactList)] },
+  { method: "GET", path: "/v1/runs/{run_id}/episodes/{episode_id}/series", operationId: "getEpisodeSeries", tag: "runs", summary: "An episode's joint positions and commanded targets over time, from its MCAP, downsampled",
+    description: "At most max_points points per series, steps picked evenly over the episode. No stored recording yet, or an unknown episode: 404; a purged recording: 410; a recording that is not a readable MCAP: 422.",
+    query: EpisodeSeriesQuery, responses: [json(200, "the series", EpisodeSeries)], errors: ["retention_expired"] },
+  { method: "GET", path: "/v1/runs/{run_id}/episodes/{episode_id}/thumbnail", operationId: "getEpisodeThumbnail", tag: "runs", summary: "A JPEG still of one camera of an episode (its last frame by default), from its MCAP",
+    description: "320 px wide at most; cached. A camera the recording lacks, no stored recording yet, or an unknown episode: 404; a purged recording: 410; a recording that is not a readable MCAP: 422.",
+    query: ThumbnailQuery, responses: [{ status: 200, description: "the still", other: { "image/jpeg": "the camera's frame, scaled down" } }, { status: 304, description: "not modified: the ETag sent in If-None-Match is the still's" }], errors: ["retention_expired"] },
   { method: "GET", path: "/v1/runs/{run_id}/events", operationId: "streamRunEvents", tag: "runs", summary: "Server-sent events of a run",
     description: "Event `status` ({status, cell, webrtc}) on connect and on every transition; event `episode` ({episode, of, outcome, duration_s}) per finished episode (history first). The stream ends after a terminal status.",
     responses: [{ status: 200, description: "text/event-stream", other: { "text/event-stream": "events `status` and `episode` with JSON data" } }] },

@@ -25,6 +25,8 @@ export const ROUTE_SCOPES: readonly RouteScope[] = [
   { method: "GET", path: "/v1/runs/:runId", scopes: ["runs:read"] },
   { method: "POST", path: "/v1/runs/:runId/cancel", scopes: ["runs:write"] },
   { method: "GET", path: "/v1/runs/:runId/episodes", scopes: ["runs:read"] },
+  { method: "GET", path: "/v1/runs/:runId/episodes/:episodeId/series", scopes: ["runs:read"] },
+  { method: "GET", path: "/v1/runs/:runId/episodes/:episodeId/thumbnail", scopes: ["runs:read"] },
   { method: "POST", path: "/v1/runs/:runId/episodes/:episodeId/replay", scopes: ["runs:write"] },
   { method: "GET", path: "/v1/runs/:runId/events", scopes: ["runs:read", "streams:read"] },
   { method: "POST", path: "/v1/keys", scopes: ["keys:admin"] },

@@ -8,10 +8,13 @@
  *   taken when the router is built: the current version is cached for a year (`immutable`), so a page
  *   load costs one request for index.html and none for unchanged assets, and a new deployment gets new
  *   URLs. Another version's URL is served the current file, revalidated on every use.
+ * - Pinned npm packages the console loads (uPlot) are under `/assets/<version>/vendor/<name>/`, from
+ *   node_modules, cached like the assets; their versions are part of `<version>`.
  * - Everything else falls through (`next()`), so /v1, /artifacts, /docs, /streams, /labels and /metrics
  *   keep their routers and unknown paths keep the app's JSON 404.
  */
 import { createHash } from "node:crypto";
+import { createRequire } from "node:module";
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join, relative, sep } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -33,6 +36,15 @@ export const CONSOLE_CSP = [
   "form-action 'self'",
   "frame-ancestors 'none'",
 ].join("; ");
+
+/**
+ * npm packages the console loads, served under `/assets/<version>/vendor/<name>/<file>` from the pinned
+ * package's own files (nothing from a CDN); their versions are part of the asset version, so an upgrade
+ * gets new URLs. uPlot draws the episode plots (pages/episode-plots.js).
+ */
+const VENDOR: Record<string, { dir: string; files: readonly string[] }> = {
+  uplot: { dir: join(dirname(createRequire(import.meta.url).resolve("uplot/package.json")), "dist"), files: ["uPlot.esm.js", "uPlot.min.css"] },
+};
 
 /** index.html's placeholders: the asset path (`/assets/<version>`), and where the module preloads go. */
 const ASSETS_PLACEHOLDER = /\{\{assets\}\}/g;
@@ -62,7 +74,8 @@ export function assetVersion(publicDir: string): string {
 /** The console's router; mount it at `/` after the API's routers and before the final 404 handler. */
 export function consoleRouter(options: ConsoleRouterOptions = {}): Router {
   const publicDir = options.publicDir ?? join(dirname(fileURLToPath(import.meta.url)), "public");
-  const version = assetVersion(publicDir);
+  const vendorVersions = Object.keys(VENDOR).map((name) => `${name}@${(JSON.parse(readFileSync(join(VENDOR[name]!.dir, "..", "package.json"), "utf8")) as { version: string }).version}`);
+  const version = createHash("sha256").update(assetVersion(publicDir)).update(vendorVersions.join(",")).digest("hex").slice(0, 12);
   // Every module is preloaded, so the browser fetches them in parallel instead of import by import.
   const modules = listFiles(publicDir).filter((f) => f.endsWith(".js")).map((f) => relative(publicDir, f).split(sep).join("/")).sort();
   const indexHtml = readFileSync(join(publicDir, "index.html"), "utf8")
@@ -85,6 +98,14 @@ export function consoleRouter(options: ConsoleRouterOptions = {}): Router {
   const headers = (res: express.Response) => res.set("X-Content-Type-Options", "nosniff");
   const current = express.static(publicDir, { index: false, maxAge: "365d", immutable: true, setHeaders: headers });
   const other = express.static(publicDir, { index: false, maxAge: 0, setHeaders: headers });
+  router.get("/assets/:version/vendor/:name/:file", (req, res, next) => {
+    const vendor = VENDOR[req.params.name];
+    if (!vendor || !vendor.files.includes(req.params.file)) return next();
+    res.set({
+      "X-Content-Type-Options": "nosniff",
+      "Cache-Control": req.params.version === version ? "public, max-age=31536000, immutable" : "no-cache",
+    }).type(req.params.file.endsWith(".css") ? "text/css" : "text/javascript").sendFile(join(vendor.dir, req.params.file));
+  });
   router.use("/assets/:version", (req, res, next) => {
     // index.html is a template; it is only ever served by sendIndex.
     if (req.path === "/index.html") return next();

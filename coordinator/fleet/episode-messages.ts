@@ -4,6 +4,7 @@
  * agent resends it; notifications (run events, scheduler kicks, run completion) run only after
  * the transaction commits.
  */
+import { canonicalFailureCluster } from "../../protocol/failure-clusters.js";
 import type { AgentMessage, EpisodeFinished, EpisodeInterrupted, EpisodeStarted } from "../../protocol/gen/cell.js";
 import { insertPendingArtifact } from "../store/artifacts-repo.js";
 import { getCell, lockCell, setLastSeqApplied } from "../store/cells-repo.js";
@@ -146,7 +147,8 @@ function onFinished(ctx: LinkContext, cellId: string, finished: EpisodeFinished,
   const done = markEpisodeDone(ctx.db, episode.id, {
     ...common,
     outcome: finished.outcome,
-    failureCluster: finished.outcome === "failure" ? finished.failureCluster || null : null,
+    // An older cell's legacy name is stored under its current one (protocol/failure-clusters.ts).
+    failureCluster: finished.outcome === "failure" ? canonicalFailureCluster(finished.failureCluster || null) : null,
     label: label?.judgedBy ? { judgedBy: label.judgedBy, progress: label.judgedBy === "human" ? label.progress : null, note: label.judgedBy === "human" ? label.note : null, waitedS: label.waitedS } : null,
   });
   if (!done) {
@@ -183,7 +185,7 @@ function onFinished(ctx: LinkContext, cellId: string, finished: EpisodeFinished,
   if (outcome === "failure") {
     // Committed with the outcome (durable webhook outbox).
     enqueueRunEvent(ctx.db, episode.run_id, "episode.failed", {
-      run_id: episode.run_id, episode_id: episode.id, index: episode.idx, cluster: finished.failureCluster || "unclassified", duration_s: finished.durationS,
+      run_id: episode.run_id, episode_id: episode.id, index: episode.idx, cluster: canonicalFailureCluster(finished.failureCluster || "unclassified"), duration_s: finished.durationS,
     }, ctx.now());
   }
   // A run halted while this episode ran (even one the halt cancelled after its link dropped) stays
@@ -278,7 +280,7 @@ function failRunOnRepeatedInterruptions(ctx: LinkContext, episodeId: string): vo
   }
   const reasons = [...counts].map(([what, n]) => (n > 1 ? `${n}x ${what}` : what)).join(", ");
   const message =
-    `episode ${episode.idx + 1} (${episode.id}) was interrupted ${interruptions.length} times (${reasons}); the run is failed rather than ` +
+    `episode ${episode.idx} (${episode.id}) was interrupted ${interruptions.length} times (${reasons}); the run is failed rather than ` +
     `retried without end. Finished episodes are kept in the partial result; check those cells, then submit the run again`;
   ctx.lifecycle.end(episode.runId, { status: "failed", message });
 }

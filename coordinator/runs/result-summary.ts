@@ -3,6 +3,7 @@
  *
  * The Result carries the spec's fields exactly (n, success_rate, ci95, interval_method,
  * failure_clusters, robot_hours, environment_hours, cost_usd, artifacts) plus:
+ * - `stage_funnel`: the stages in task order, episodes that reached each and failures that stopped there.
  * - `stages`: per-stage rates, which the spec says ship in results. Stage rates are counted from
  *   each episode's evaluation (`{"stages": {"grasped": true, ...}}`); an episode that does not
  *   report a stage does not count towards that stage's n.
@@ -23,6 +24,7 @@ import { wilsonInterval } from "../stats/wilson.js";
 import type { EpisodeRecord } from "../store/episodes-repo.js";
 import { computeMeters, type MeterContext } from "./meters.js";
 import { headlineStatement } from "./headline-statement.js";
+import { stageFunnel, type StageFunnelRow } from "./stage-funnel.js";
 import { assistedSuccess, policySucceeded, type OutcomeEpisode } from "./policy-outcome.js";
 
 /** A binomial rate as the spec shows it. */
@@ -64,6 +66,8 @@ export interface RunResult extends RateSummary {
   cost_usd: number;
   artifacts: { mcap: string; video: string; ground_truth: string; report_pdf: string };
   stages: Record<string, RateSummary>;
+  /** The task's stages in order: reached by how many episodes, and where the policy's failures stopped (stage-funnel.ts). */
+  stage_funnel: StageFunnelRow[];
   cells: CellBreakdown;
   /** Runs that allow interventions: successes counted whether or not a human helped. */
   assisted?: RateSummary;
@@ -180,6 +184,7 @@ export function computeRunResult(
       report_pdf: `${baseUrl}/v1/runs/${runId}/report?format=pdf`,
     },
     stages: stageRates(done),
+    stage_funnel: stageFunnel(done),
     cells,
     ...(options.interventions !== undefined && options.interventions !== "none" ? { assisted: rateSummary(assisted, done.length) } : {}),
     ...(options.requestedCi !== undefined

@@ -4,6 +4,7 @@
  * partial result of a stopped run); `status_detail` when failed or stopped, and while an open run
  * waits for something the scheduler can name (an instrument no matching cell has now).
  */
+import { lastStageOf } from "./stage-funnel.js";
 import { judgeRecordOf } from "./judge-section.js";
 import type { EpisodeRecord } from "../store/episodes-repo.js";
 import type { RunRecord } from "../store/runs-repo.js";
@@ -86,13 +87,18 @@ export function artifactFileUrl(artifactUrl: string, a: Pick<ArtifactRowView, "r
 
 /**
  * An Episode; `artifacts` are the episode's rows (any kinds). URLs are null until the agent
- * announced the file. `withUnit`: show the episode's unit (runs of several units).
+ * announced the file (thumbnail_url and series_url, given `baseUrl`, until its recording is stored).
+ * `withUnit`: show the episode's unit (runs of several units).
  */
-export function episodeView(episode: EpisodeRecord, artifacts: readonly ArtifactRowView[], artifactUrl: string, withUnit: boolean): Record<string, unknown> {
+export function episodeView(episode: EpisodeRecord, artifacts: readonly ArtifactRowView[], artifactUrl: string, withUnit: boolean, baseUrl?: string): Record<string, unknown> {
   const urlOf = (kind: string) => {
     const a = artifacts.find((x) => x.episode_id === episode.id && x.kind === kind);
     return a ? artifactFileUrl(artifactUrl, a) : null;
   };
+  // The still and the series are read from the stored recording: their URLs appear once it is stored.
+  const recorded = artifacts.some((x) => x.episode_id === episode.id && x.kind === "mcap" && x.status === "stored");
+  const mediaUrl = (what: string) => (recorded && baseUrl !== undefined
+    ? `${baseUrl}/v1/runs/${encodeURIComponent(episode.runId)}/episodes/${encodeURIComponent(episode.id)}/${what}` : null);
   const interventions = interventionsOfMeta(episode.meta);
   const judge = judgeRecordOf(episode);
   return {
@@ -104,8 +110,10 @@ export function episodeView(episode: EpisodeRecord, artifacts: readonly Artifact
     video_url: urlOf("video"),
     videos: Object.fromEntries([...videosByCamera(artifacts.filter((a) => a.episode_id === episode.id), episode.meta)].map(([camera, a]) => [camera, artifactFileUrl(artifactUrl, a)])),
     mcap_url: urlOf("mcap"),
+    ...(baseUrl !== undefined ? { thumbnail_url: mediaUrl("thumbnail"), series_url: mediaUrl("series") } : {}),
     replay_spec: episode.replaySpec,
     failure_cluster: episode.failureCluster,
+    last_stage: lastStageOf(episode.evaluation),
     cell: episode.cellId,
     attempts: episode.attempt,
     interruptions: episode.interruptions,

@@ -3,6 +3,7 @@
  * Each write first decides from the current status whether a late or repeated message still
  * applies (when not it changes nothing and says so), then moves through `transitionEpisode`.
  */
+import { canonicalFailureCluster, storedNamesOf } from "../../protocol/failure-clusters.js";
 import type { EpisodeAssign } from "../kinds/units.js";
 import { episodeMoveAllowed, transitionEpisode, type EpisodeStatus } from "../runs/episode-state.js";
 import { INVALID_REASON_WORDS, type InvalidReason } from "../runs/invalid-reasons.js";
@@ -98,7 +99,8 @@ export function episodeRecordOf(row: EpisodeRow & { unit?: number | null; assign
     seed: row.seed,
     cellId: row.cell_id,
     outcome: row.outcome,
-    failureCluster: row.failure_cluster,
+    // Names older cells sent (drop) read as their current name (protocol/failure-clusters.ts).
+    failureCluster: canonicalFailureCluster(row.failure_cluster),
     durationS: row.duration_s,
     resetS: row.reset_s,
     operatorResetS: row.operator_reset_s ?? null,
@@ -185,7 +187,7 @@ export interface Interruption {
 
 /**
  * Finished episodes (status `done`) of a run, ordered by index, optionally filtered by outcome
- * and failure cluster.
+ * and failure cluster (a legacy name and its current one find the same episodes).
  */
 export function listEpisodes(db: Db, runId: string, filter: { outcome?: string; cluster?: string } = {}): EpisodeRecord[] {
   const clauses = ["run_id = ?", "status = 'done'"];
@@ -195,8 +197,10 @@ export function listEpisodes(db: Db, runId: string, filter: { outcome?: string; 
     params.push(filter.outcome);
   }
   if (filter.cluster !== undefined) {
-    clauses.push("failure_cluster = ?");
-    params.push(filter.cluster);
+    // A current name also finds the episodes recorded under its legacy names.
+    const names = storedNamesOf(canonicalFailureCluster(filter.cluster));
+    clauses.push(`failure_cluster IN (${names.map(() => "?").join(", ")})`);
+    params.push(...names);
   }
   return (db.prepare(`SELECT * FROM episodes WHERE ${clauses.join(" AND ")} ORDER BY idx`).all(...params) as EpisodeRow[]).map(episodeRecordOf);
 }

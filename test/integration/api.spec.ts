@@ -324,8 +324,18 @@ describe("/v1 API (integration)", () => {
         videos: { top: `${base}/artifacts/runs/${runId}/episodes/${episodeId}/episode.mp4`, wrist: `${base}/artifacts/runs/${runId}/episodes/${episodeId}/episode.wrist.mp4` },
         mcap_url: `${base}/artifacts/runs/${runId}/episodes/${episodeId}/episode.mcap`,
         replay_spec: { environment: "tabletop@1", layout_seed: 7, lighting: "nominal", distractors: "none" },
-        failure_cluster: "grasp_slip", cell: "so101-b", attempts: 1, interruptions: [],
+        thumbnail_url: `${base}/v1/runs/${runId}/episodes/${episodeId}/thumbnail`,
+        series_url: `${base}/v1/runs/${runId}/episodes/${episodeId}/series`,
+        failure_cluster: "grasp_slip", last_stage: null, cell: "so101-b", attempts: 1, interruptions: [],
       });
+      // The stored "recording" is not an MCAP: its still and series are refused in the envelope, saying why, never a 500.
+      for (const what of ["thumbnail", "series"]) {
+        const refused = await call(`/v1/runs/${runId}/episodes/${episodeId}/${what}`);
+        assert.equal(refused.status, 422, what);
+        const error = ((await refused.json()) as { error: { code: string; message: string } }).error;
+        assert.equal(error.code, "contract_validation_failed");
+        assert.match(error.message, new RegExp(`^the recording of episode ${episodeId} could not be read as an MCAP: `));
+      }
       const successes = (await (await call(`/v1/runs/${runId}/episodes?outcome=success`)).json()) as { data: unknown[] };
       assert.equal(successes.data.length, 0);
       const cluster = (await (await call(`/v1/runs/${runId}/episodes?cluster=grasp_slip`)).json()) as { data: unknown[] };

@@ -35,7 +35,7 @@ describe("compare first: a compare's page and the compare page (headless Chromiu
     await insertFixtureRun(service.coordinator, artifacts, COMPARE, { ...tiny, episodes: 12, compare: ["fast", "slow"], outcome: (i) => (i % 2 === 0 ? (i === 4 ? "failure" : "success") : i === 5 || i === 7 ? "success" : "failure") });
     await insertFixtureRun(service.coordinator, artifacts, "run_cmpbrowserexpert01", { ...tiny, episodes: 6, outcome: () => "success", request: { policy_name: "expert" } });
     await insertFixtureRun(service.coordinator, artifacts, "run_cmpbrowsernovice01", { ...tiny, episodes: 6, outcome: (i) => (i < 2 ? "success" : "failure"), request: { policy_name: "novice", perturbation: { lighting: ["dim"] } } });
-    // Pair 1's two episodes get a short video each (a synthetic camera), so both can play side by side.
+    // Pair 1's two episodes (indexes 2 and 3, numbered from 0 as everywhere) get a short video each (a synthetic camera), so both can play side by side.
     const clip = join(service.dataDir, "clip.mp4");
     execFileSync(ffmpeg.path, ["-v", "error", "-f", "lavfi", "-i", "testsrc2=size=64x48:rate=10", "-t", "1", "-c:v", "libx264", "-pix_fmt", "yuv420p", "-movflags", "+faststart", clip]);
     const bytes = readFileSync(clip);
@@ -80,13 +80,13 @@ describe("compare first: a compare's page and the compare page (headless Chromiu
   it("the episodes table names each episode's policy; a pair opens side by side: one seed, both outcomes, both videos playing", async () => {
     await tab.page.waitForSelector("table.episodes tbody tr");
     const rows = await tab.page.$$eval("table.episodes tbody tr", (trs) => trs.map((tr) => [...tr.children].slice(0, 4).map((c) => (c as HTMLElement).innerText.trim())));
-    assert.deepEqual(rows.slice(0, 4), [["#1", "fast", "Pair 1", "success"], ["#2", "slow", "Pair 1", "failure"], ["#3", "fast", "Pair 2", "success"], ["#4", "slow", "Pair 2", "failure"]]);
-    await tab.page.click(button("Show pair 2 side by side"));
+    assert.deepEqual(rows.slice(0, 4), [["#0", "fast", "Pair 0", "success"], ["#1", "slow", "Pair 0", "failure"], ["#2", "fast", "Pair 1", "success"], ["#3", "slow", "Pair 1", "failure"]]);
+    await tab.page.click(button("Show pair 1 side by side"));
     await tab.page.waitForSelector(".pair-view:not([hidden]) figure video");
     const figures = await tab.page.$$eval(".pair-view figure", (fs) => fs.map((f) => f.querySelector("figcaption")!.textContent));
     assert.equal(figures.length, 2);
-    assert.match(figures[0]!, /^fast success episode #3 on so101-c/);
-    assert.match(figures[1]!, /^slow failure \(grasp_slip\) episode #4 on so101-c/);
+    assert.match(figures[0]!, /^fast success episode #2 on so101-c/);
+    assert.match(figures[1]!, /^slow failure \(grasp_slip\) episode #3 on so101-c/);
     await tab.waitForText("Same initial conditions: layout seed 1001");
     // Both videos play, together: each has advanced past its start.
     await tab.page.waitForFunction(() => {

@@ -47,7 +47,7 @@ describe("fleet page lists cells waiting on a person first (real browser, simula
     // The page refreshes every 5 s; the waiting cell's card moves first and says so.
     const waiting = await page.waitForFunction(() => {
       const first = document.querySelector(".cells > article") as HTMLElement | null;
-      return first?.classList.contains("needs") && /Set the scene for episode #1 — waiting \d+ s/.test(first.innerText) ? first.querySelector("h2")!.innerText : false;
+      return first?.classList.contains("needs") && /Set the scene for episode #0 — waiting \d+ s/.test(first.innerText) ? first.querySelector("h2")!.innerText : false;
     }, { timeout: 60_000 });
     const cell = (await waiting.jsonValue()) as string;
     const others = await page.$$eval(".cells > article", (cards) => cards.slice(1).map((c) => c.classList.contains("needs")));

@@ -203,7 +203,7 @@ describe("the attempt cap", function () {
     }
     const run = (await (await service.api(`/v1/runs/${runId}`)).json()) as Record<string, any>;
     assert.equal(run.status, "failed");
-    assert.match(run.status_detail.message, new RegExp(`episode 1 \\(${episodeId}\\) was interrupted 5 times`));
+    assert.match(run.status_detail.message, new RegExp(`episode 0 \\(${episodeId}\\) was interrupted 5 times`));
     assert.equal(interruptionsOf(service, episodeId).length, 5);
     assert.equal(cell.pending().filter((m) => m.assignEpisode).length, 0, "no sixth attempt");
   });

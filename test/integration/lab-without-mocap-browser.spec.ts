@@ -91,7 +91,7 @@ describe("a lab without motion capture runs an evaluation from the station alone
 
     // Before episode 2's scene: the technician notices episode 1's scene was wrong and marks it invalid.
     const reset2 = await next("reset", label1);
-    await tab.waitForText("Previous episode: #1");
+    await tab.waitForText("Previous episode: #0");
     await page.select(`#reason-${CELL}`, "scene_wrong");
     await page.type(`#note-${CELL}`, "cube on the wrong side");
     await page.click(button("Mark previous episode invalid"));
@@ -147,7 +147,7 @@ describe("a lab without motion capture runs an evaluation from the station alone
     await customer.goto(`/runs/${runId}`);
     await customer.waitForText("Judged by people at the operator station: 2 labelled by people");
     await customer.waitForText("mean progress 50");
-    await customer.shot(DOCS_IMAGES, "lab-without-mocap-result", ["Result", "Judged by people at the operator station", "mean progress 50", "Operator time: 3 resets waited for a person", "; labelling ", "Marked invalid at the station and run again (not counted): #1 attempt 1 (the scene was set wrong)"]);
+    await customer.shot(DOCS_IMAGES, "lab-without-mocap-result", ["Result", "Judged by people at the operator station", "mean progress 50", "Operator time: 3 resets waited for a person", "; labelling ", "Marked invalid at the station and run again (not counted): #0 attempt 1 (the scene was set wrong)"]);
     customer.assertClean();
     await customer.close();
   });

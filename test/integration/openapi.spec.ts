@@ -168,6 +168,8 @@ describe("OpenAPI document (integration)", function () {
     await call("GET", `/v1/runs/${run.id}/report`, { status: 404 });
     await call("POST", `/v1/runs/${run.id}/checkpoints`, { json: { policy: README_RUN_BODY.policy }, status: 422 });
     await call("POST", `/v1/runs/${run.id}/episodes/ep_nope/replay`, { json: {}, status: 404 });
+    await call("GET", `/v1/runs/${run.id}/episodes/ep_nope/series?max_points=100`, { status: 404 });
+    await call("GET", `/v1/runs/${run.id}/episodes/ep_nope/thumbnail?at=first`, { status: 404 });
     await call("DELETE", `/v1/data/${run.id}`, { status: 422 });
     const cancelled = await call("POST", "/v1/runs", { json: { ...README_RUN_BODY, episodes: 1 }, status: 201 });
     await call("POST", `/v1/runs/${cancelled.id}/cancel`, { status: 200 });

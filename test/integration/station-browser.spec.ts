@@ -71,12 +71,12 @@ describe("operator station in a real browser (simulated cell in operator reset m
 
     // The second reset: the previous episode is offered for invalidation; the technician marks it.
     const second = await nextReset(first);
-    await tab.waitForText("Previous episode: #1");
+    await tab.waitForText("Previous episode: #0");
     await page.select(`#reason-${CELL}`, "scene_wrong");
     await page.type(`#note-${CELL}`, "cube set on the wrong side");
     await page.click(button("Mark previous episode invalid"));
     await tab.waitForText("marked invalid (The scene was set wrong); it runs again.");
-    await tab.shot(DOCS_IMAGES, "station-invalidated", ["Episode #1 of run", "marked invalid (The scene was set wrong)", "episode #2", "Scene ready"]);
+    await tab.shot(DOCS_IMAGES, "station-invalidated", ["Episode #0 of run", "marked invalid (The scene was set wrong)", "episode #1", "Scene ready"]);
 
     // The rest: scene ready for episode 2 and for episode 1 again.
     await page.click(button("Scene ready"));

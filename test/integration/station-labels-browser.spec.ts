@@ -87,7 +87,7 @@ describe("operator station labels in a real browser (simulated cell in operator 
     const reset2 = await next("reset", label1);
     await page.click(button("Scene ready"));
     await next("label", reset2);
-    await tab.waitForText("Previous episode: #1");
+    await tab.waitForText("Previous episode: #0");
     const card2 = await page.$eval(`article[data-cell="${CELL}"]`, (el) => el.textContent ?? "");
     assert.equal(card2.includes(runId), false, `the label card names no run, not even the previous episode's: ${card2}`);
     await setProgress("30");

@@ -13,9 +13,14 @@ import { join } from "node:path";
 import chromium from "@sparticuz/chromium";
 import puppeteer, { type Browser, type Page } from "puppeteer-core";
 
-/** Headless Chromium as @sparticuz/chromium ships it (H.264 and MJPEG included). */
-export async function launchBrowser(): Promise<Browser> {
-  return puppeteer.launch({ args: chromium.args, executablePath: await chromium.executablePath(), headless: true, defaultViewport: { width: 1280, height: 900 } });
+/**
+ * Headless Chromium as @sparticuz/chromium ships it (H.264 and MJPEG included). `lang` sets the
+ * browser's language (`--lang`): under a C/POSIX locale it reports `en-US@posix`, which no person's
+ * browser does and which Intl refuses (uPlot formats its axes with Intl.NumberFormat(navigator.language)).
+ */
+export async function launchBrowser(options: { lang?: string } = {}): Promise<Browser> {
+  const args = options.lang ? [...chromium.args, `--lang=${options.lang}`] : chromium.args;
+  return puppeteer.launch({ args, executablePath: await chromium.executablePath(), headless: true, defaultViewport: { width: 1280, height: 900 } });
 }
 
 /** An accessible-name selector for a button (so the tests also check that buttons are named). */

@@ -109,6 +109,8 @@ export class OpenApiConformance {
       }
       return problems;
     }
+    // A 304 (a conditional GET whose ETag matched) has no body by definition (RFC 9110, 15.4.5).
+    if (r.status === 304) return problems;
     const mediaType = (r.contentType ?? "").split(";")[0]!.trim();
     if (!response.content?.[mediaType]) return [`${where}: ${template} ${r.status} declares ${Object.keys(response.content ?? {}).join(", ")}; got ${mediaType}`];
     if (mediaType === "application/json" && response.content[mediaType].schema && template !== "/v1/openapi.json") {

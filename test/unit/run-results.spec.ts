@@ -15,7 +15,7 @@ function episode(idx: number, outcome: "success" | "failure", extra: Partial<Epi
 const context = { tier: "soak", environmentClass: "standard", priority: "standard" } as const;
 
 describe("run results", () => {
-  it("carries n, the rate and its model-level interval, and exactly the spec's fields plus stages", () => {
+  it("carries n, the rate and its model-level interval, and exactly the spec's fields plus stages and the stage funnel", () => {
     const episodes = [
       ...Array.from({ length: 7 }, (_, i) => episode(i, "success")),
       episode(7, "failure", { failure_cluster: "grasp_slip" }),
@@ -24,7 +24,7 @@ describe("run results", () => {
     ];
     const result = computeRunResult("run_x", episodes, context, "https://api.example");
     assert.deepEqual(Object.keys(result).sort(), [
-      "artifacts", "cells", "ci95", "cost_usd", "environment_hours", "failure_clusters", "interval_method", "n", "robot_hours", "stages", "success_rate",
+      "artifacts", "cells", "ci95", "cost_usd", "environment_hours", "failure_clusters", "interval_method", "n", "robot_hours", "stage_funnel", "stages", "success_rate",
     ]);
     assert.equal(result.n, 10);
     assert.equal(result.success_rate, 0.7);

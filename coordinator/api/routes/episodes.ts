@@ -1,5 +1,6 @@
 /**
- * GET /v1/runs/{run_id}/episodes: finished episodes (those with an outcome), or with
+ * GET /v1/runs/{run_id}/episodes: finished episodes (those with an outcome; filtered by outcome,
+ * failure cluster and the last stage reached), or with
  * `artifact=<kind>` the run's artifact files of that kind (what Result.artifacts URLs point to).
  */
 import { Router } from "express";
@@ -7,6 +8,7 @@ import { authOf } from "../../auth/authenticate.js";
 import { artifactView, episodeView } from "../../runs/run-view.js";
 import { listArtifacts } from "../../store/artifacts-repo.js";
 import { listEpisodes } from "../../store/episodes-repo.js";
+import { lastStageOf } from "../../runs/stage-funnel.js";
 import type { CompiledApiDeps } from "../api-deps.js";
 import { EpisodeListQuery } from "../schemas/runs.js";
 import { parseQuery } from "../validate-request.js";
@@ -17,9 +19,10 @@ export function episodesRouter(deps: CompiledApiDeps): Router {
 
   router.get("/runs/:runId/episodes", (req, res) => {
     const run = requireRun(deps.db, authOf(res).accountId, req.params.runId);
-    const { outcome, cluster, artifact } = parseQuery(EpisodeListQuery, req);
+    const { outcome, cluster, stage, artifact } = parseQuery(EpisodeListQuery, req);
     const url = `/v1/runs/${run.id}/episodes`;
-    const episodes = listEpisodes(deps.db, run.id, { outcome, cluster }).filter((e) => e.outcome !== null);
+    const episodes = listEpisodes(deps.db, run.id, { outcome, cluster })
+      .filter((e) => e.outcome !== null && (stage === undefined || (lastStageOf(e.evaluation) ?? "none") === stage));
     const artifacts = listArtifacts(deps.db, run.id);
     if (artifact) {
       const indexOf = new Map(episodes.map((e) => [e.id, e.idx]));
@@ -29,7 +32,7 @@ export function episodesRouter(deps: CompiledApiDeps): Router {
       res.json({ object: "list", url, data });
       return;
     }
-    res.json({ object: "list", url, data: episodes.map((e) => episodeView(e, artifacts, deps.urls.artifactUrl, run.kind !== "run")) });
+    res.json({ object: "list", url, data: episodes.map((e) => episodeView(e, artifacts, deps.urls.artifactUrl, run.kind !== "run", deps.urls.baseUrl)) });
   });
 
   return router;

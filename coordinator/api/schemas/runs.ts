@@ -6,6 +6,7 @@
  * and Result; the spec's common fields are described exactly.
  */
 import { z } from "zod";
+import { DEFAULT_SERIES_POINTS, MAX_SERIES_POINTS } from "../../artifacts/episode-series.js";
 import { REPLAY_COUNT_MAX } from "../../replay/replay-run.js";
 import {
   component, LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX, NonNegative, queryEnum, queryInteger, queryText, RateSummary, Timestamp,
@@ -135,6 +136,14 @@ export const CompareHeadline = component("CompareHeadline", z.strictObject({
   lines: z.array(z.string()).describe("the sentence, the method and the claim about these cells with its test, each side's rate: what the console, the CLI and the PDF print"),
 }).describe("Kinds compare and transfer: the difference with its direction, interval and test, in numbers rounded for people (4 significant digits) and in words (docs/api.md, \"The compare headline\")."));
 
+/** One stage of the Result's stage funnel (coordinator/runs/stage-funnel.ts). */
+export const StageFunnelRow = z.strictObject({
+  stage: z.string(),
+  reached: z.number().int().min(0).describe("finished episodes that reached this stage"),
+  of: z.number().int().min(0).describe("finished episodes whose evaluation reports this stage"),
+  stopped: z.number().int().min(0).describe("the policy's failures whose last stage reached is this one"),
+});
+
 /** The spec's Result; multi-unit kinds add their own sections (units, comparison, ...). */
 export const Result = component("Result", z.looseObject({
   ...RateSummary.shape,
@@ -146,6 +155,7 @@ export const Result = component("Result", z.looseObject({
     mcap: z.url(), video: z.url(), ground_truth: z.url(), report_pdf: z.url(),
   }).describe("URLs of the run's episodes with query artifact=<kind>, and of the PDF report"),
   stages: z.record(z.string(), RateSummary).describe("per-stage rates"),
+  stage_funnel: z.array(StageFunnelRow).optional().describe("the task's stages in order: episodes that reached each, and the policy's failures that stopped there (docs/failures.md)"),
   interventions: InterventionSummary.optional(),
   operator_time: z.strictObject({
     resets: z.number().int().min(0).describe("attempts whose reset waited for a person (finished, interrupted or invalidated)"),
@@ -234,8 +244,11 @@ export const Episode = component("Episode", z.strictObject({
   video_url: z.url().nullable().describe("null until the agent announced the file"),
   videos: z.record(z.string(), z.url()).describe("every camera's episode video by camera name (one frame per captured frame, at the camera's rate), as the agent announced them; video_url is the primary camera's (top, else the cell's first)"),
   mcap_url: z.url().nullable(),
+  thumbnail_url: z.url().nullable().optional().describe("GET: a JPEG still of the episode (Episode media); null until its recording is stored"),
+  series_url: z.url().nullable().optional().describe("GET: the episode's joint time series (Episode media); null until its recording is stored"),
   replay_spec: z.looseObject({}).nullable().describe("initial conditions: environment, layout_seed, lighting, distractors, ..."),
-  failure_cluster: z.string().nullable(),
+  failure_cluster: z.string().nullable().describe("a failure's cluster (docs/failures.md), else null"),
+  last_stage: z.string().nullable().describe("the last stage of the task the episode reached; null when none (or no stages recorded)"),
   cell: z.string().nullable(),
   attempts: z.number().int().min(0),
   interruptions: z.array(z.unknown()),
@@ -373,10 +386,36 @@ export const RunListQuery = z.object({
 /** Query of GET /v1/runs/{run_id}/episodes. */
 export const EpisodeListQuery = z.object({
   outcome: queryEnum("outcome", ["success", "failure"]),
-  cluster: queryText("cluster", "a failure cluster name"),
+  cluster: queryText("cluster", "a failure cluster name (docs/failures.md); a legacy name finds the same episodes as its current one"),
+  stage: queryText("stage", "the last stage reached (Episode.last_stage); `none` for episodes that reached no stage"),
   artifact: z.string({ error: "query parameter artifact must be given once as a plain value" })
     .regex(/^(mcap|video|ground_truth|video:[A-Za-z0-9_-]{1,64})$/, { error: "query parameter artifact must be one of mcap, video, ground_truth or video:<camera> (a camera's video, e.g. video:wrist)" })
     .optional().describe("list the run's artifact files of this kind instead of episodes: mcap, video (the primary camera's), video:<camera> (another camera's) or ground_truth"),
+});
+
+/** Query of GET /v1/runs/{run_id}/episodes/{episode_id}/series. */
+export const EpisodeSeriesQuery = z.object({
+  max_points: queryInteger("max_points", 10, MAX_SERIES_POINTS, DEFAULT_SERIES_POINTS),
+});
+
+/** An episode's joint time series from its MCAP, downsampled (coordinator/artifacts/episode-series.ts). */
+export const EpisodeSeries = component("EpisodeSeries", z.strictObject({
+  object: z.literal("episode_series"),
+  episode_id: z.string(),
+  index: z.number().int().min(0),
+  joint_names: z.array(z.string()),
+  steps: z.number().int().min(0).describe("control steps recorded"),
+  points: z.number().int().min(0).describe("points in each series below (at most max_points)"),
+  t_s: z.array(z.number()).describe("seconds since the first step, one per point"),
+  measured: z.array(z.array(z.number().nullable())).describe("per joint: /joint_states_measured positions, rad (gripper 0-1)"),
+  commanded: z.array(z.array(z.number().nullable())).describe("per joint: /joint_targets_commanded, the action sent after the safety envelope; null where the step commanded nothing (the arm held)"),
+  events: z.array(z.strictObject({ t_s: z.number(), name: z.string() })).describe("the episode's /events (at most 200)"),
+}));
+
+/** Query of GET /v1/runs/{run_id}/episodes/{episode_id}/thumbnail. */
+export const ThumbnailQuery = z.object({
+  camera: queryText("camera", "the camera (default: top, else the first recorded)"),
+  at: queryEnum("at", ["first", "last"], "the camera's first or last frame (default last: how the episode ended)"),
 });
 
 /** Query of GET /v1/runs/{run_id}/report. */

@@ -32,7 +32,7 @@ export async function cellPage(ctx) {
         ["Environment", d.environment],
         ["Link", cell?.connected ? ["connected since ", when(cell.connected_at)] : ["offline, last seen ", when(cell?.last_seen)]],
         ["Run", d.run_id ?? "none"],
-        ["Episode", d.episode ? `#${d.episode.index + 1} (${d.episode.id})` : "none"],
+        ["Episode", d.episode ? `#${d.episode.index} (${d.episode.id})` : "none"],
         ["Viewers", String(d.viewers)],
         ["Enrolled", cell ? when(cell.created) : null],
       ]));

@@ -130,7 +130,7 @@ export async function fleetPage(ctx) {
         element.classList.toggle("needs", Boolean(a));
         needs.hidden = !a;
         replace(needs, a
-          ? [h("strong", {}, NEEDS_WORDS[a.kind] ?? a.kind), a.kind === "reset" && a.index !== null && a.index !== undefined ? ` for episode #${a.index + 1}` : "",
+          ? [h("strong", {}, NEEDS_WORDS[a.kind] ?? a.kind), a.kind === "reset" && a.index !== null && a.index !== undefined ? ` for episode #${a.index}` : "",
             ` — waiting ${waited(a.waiting_s)} (since ${new Date(a.since).toLocaleTimeString()}). `, h("a", { href: "#/station" }, "Open the station")]
           : null);
         replace(info,
@@ -138,7 +138,7 @@ export async function fleetPage(ctx) {
           h("dt", {}, "Environment"), h("dd", {}, descriptor?.environment ?? c.environment ?? "—"),
           h("dt", {}, "Link"), h("dd", {}, c.connected ? ["connected since ", when(c.connected_at)] : ["offline, last seen ", when(c.last_seen)]),
           h("dt", {}, "Run"), h("dd", {}, descriptor?.run_id ?? (c.episode_id ? "(another account's)" : "none")),
-          h("dt", {}, "Episode"), h("dd", {}, descriptor?.episode ? `#${descriptor.episode.index + 1} (${descriptor.episode.id})` : c.episode_id ?? "none"),
+          h("dt", {}, "Episode"), h("dd", {}, descriptor?.episode ? `#${descriptor.episode.index} (${descriptor.episode.id})` : c.episode_id ?? "none"),
           h("dt", {}, "Viewers"), h("dd", {}, descriptor ? String(descriptor.viewers) : "—"));
         const top = descriptor?.cameras.find((x) => x.name === "top") ?? descriptor?.cameras[0];
         const had = mjpeg;

@@ -1,9 +1,10 @@
 /**
- * A run's episodes (GET /v1/runs/{id}/episodes?outcome=&cluster=), each with its video played in the
- * page, its MCAP as a download and its replay spec. Artifact files need the key, so they are fetched
- * as Blobs and shown through object URLs (revoked when replaced or when the page is left). A run of
- * several units names each episode's policy (or side); a compare's pairs open side by side: both
- * episodes of the pair, the seed they share, both outcomes and both videos playing together.
+ * A run's episodes (GET /v1/runs/{id}/episodes?outcome=&cluster=), numbered by their API `index` (from
+ * 0, as the CLI, exports and the PDF number them), each openable (its videos and joint plots, through
+ * `open(ep)`: episode-viewer.js), its MCAP as a download and its replay spec. Files need the key, so
+ * they are fetched as Blobs. A run of several units names each episode's policy (or side); a compare's
+ * pairs open side by side: both episodes of the pair, the seed they share, both outcomes and both
+ * videos playing together.
  */
 import { api, apiBlob } from "../api.js";
 import { field, h, options, replace } from "../dom.js";
@@ -18,7 +19,7 @@ const unitName = (units, index) => {
   return unit ? (unit.policy_name ?? unit.role ?? unit.key) : `unit ${index}`;
 };
 
-export function episodesSection(runId, { signal, cleanup, clusters: initialClusters = [], units = [] }) {
+export function episodesSection(runId, { signal, cleanup, open, clusters: initialClusters = [], units = [] }) {
   const byUnit = units.length > 1;
   const filter = { outcome: "", cluster: "" };
   const known = new Set(initialClusters);
@@ -27,16 +28,11 @@ export function episodesSection(runId, { signal, cleanup, clusters: initialClust
   const body = h("tbody");
   const tableEl = h("table", { class: "episodes" },
     h("caption", { class: "sr-only" }, "Episodes of the run, by index"),
-    h("thead", {}, h("tr", {}, ["Episode", ...(byUnit ? ["Policy", "Pair"] : []), "Outcome", "Failure cluster", "Duration", "Cell", "Attempts", "Files", "Replay spec"].map((x) => h("th", { scope: "col" }, x)))),
+    h("thead", {}, h("tr", {}, ["Episode", ...(byUnit ? ["Policy", "Pair"] : []), "Outcome", "Failure cluster", "Last stage", "Duration", "Cell", "Attempts", "Files", "Replay spec"].map((x) => h("th", { scope: "col" }, x)))),
     body);
   const empty = h("p", { class: "muted", hidden: true });
   const errors = errorSlot();
 
-  const playerTitle = h("h3", { tabindex: "-1" });
-  const video = h("video", { controls: true, muted: true, playsinline: true, preload: "auto", class: "episode-video" });
-  const playerFacts = h("div", {});
-  const player = h("section", { class: "player", hidden: true, "aria-label": "Episode video" }, playerTitle, video, playerFacts);
-  let objectUrl = null;
   // A compare's pair, side by side: both episodes' facts and videos.
   const pairTitle = h("h3", { tabindex: "-1" });
   const pairBody = h("div", { class: "pair" });
@@ -47,12 +43,7 @@ export function episodesSection(runId, { signal, cleanup, clusters: initialClust
     for (const url of pairUrls) URL.revokeObjectURL(url);
     pairUrls = [];
   };
-  cleanup(() => {
-    video.removeAttribute("src");
-    video.load();
-    if (objectUrl) URL.revokeObjectURL(objectUrl);
-    releasePair();
-  });
+  cleanup(releasePair);
 
   function fillClusters() {
     replace(cluster, options([["", "All clusters"], ...[...known].sort()], filter.cluster));
@@ -61,21 +52,6 @@ export function episodesSection(runId, { signal, cleanup, clusters: initialClust
   outcome.addEventListener("change", () => { filter.outcome = outcome.value; void load(); });
   cluster.addEventListener("change", () => { filter.cluster = cluster.value; void load(); });
 
-  async function play(ep, button) {
-    await busy(button, async () => {
-      const blob = await apiBlob(ep.video_url, { signal });
-      if (objectUrl) URL.revokeObjectURL(objectUrl);
-      objectUrl = URL.createObjectURL(blob);
-      video.src = objectUrl;
-      playerTitle.textContent = `Episode ${ep.index + 1}: ${ep.outcome}${ep.failure_cluster ? ` (${ep.failure_cluster})` : ""}`;
-      replace(playerFacts, h("p", { class: "small muted" }, `${ep.id} on ${ep.cell ?? "an unknown cell"}, ${seconds(ep.duration_s)}. `, ep.replay_spec?.instruction ? `Instruction: “${ep.replay_spec.instruction}”.` : ""));
-      player.hidden = false;
-      playerTitle.focus();
-      // Muted, so the browser lets it start on its own; the controls are there to pause and seek.
-      await video.play().catch(() => {});
-    }, errors);
-  }
-
   /** Opens pair `pair` side by side: both episodes (from the unfiltered list), the seed they share, both outcomes, both videos. */
   async function showPair(pair, button) {
     await busy(button, async () => {
@@ -83,9 +59,9 @@ export function episodesSection(runId, { signal, cleanup, clusters: initialClust
       const both = all.data.filter((e) => e.pair === pair).sort((a, b) => (a.unit ?? 0) - (b.unit ?? 0));
       releasePair();
       const seeds = [...new Set(both.map((e) => e.replay_spec?.layout_seed).filter((x) => x !== undefined))];
-      pairTitle.textContent = `Pair ${pair + 1}: ${both.map((e) => `${unitName(units, e.unit)} ${e.outcome}`).join(", ")}`;
+      pairTitle.textContent = `Pair ${pair}: ${both.map((e) => `${unitName(units, e.unit)} ${e.outcome}`).join(", ")}`;
       const figures = await Promise.all(both.map(async (e) => {
-        const clip = h("video", { controls: true, muted: true, playsinline: true, preload: "auto", loop: true, class: "episode-video", "aria-label": `Video of ${unitName(units, e.unit)}'s episode ${e.index + 1}` });
+        const clip = h("video", { controls: true, muted: true, playsinline: true, preload: "auto", loop: true, class: "episode-video", "aria-label": `Video of ${unitName(units, e.unit)}'s episode ${e.index}` });
         if (e.video_url) {
           const url = URL.createObjectURL(await apiBlob(e.video_url, { signal }));
           pairUrls.push(url);
@@ -93,7 +69,7 @@ export function episodesSection(runId, { signal, cleanup, clusters: initialClust
         }
         return h("figure", { "data-unit": String(e.unit) },
           h("figcaption", {}, h("strong", {}, unitName(units, e.unit)), " ", badge(e.outcome), e.failure_cluster ? ` (${e.failure_cluster})` : "",
-            h("span", { class: "small muted" }, ` episode #${e.index + 1} on ${e.cell ?? "an unknown cell"}, ${seconds(e.duration_s)}`)),
+            h("span", { class: "small muted" }, ` episode #${e.index} on ${e.cell ?? "an unknown cell"}, ${seconds(e.duration_s)}`)),
           e.video_url ? clip : h("p", { class: "muted" }, "no video yet"));
       }));
       replace(pairBody, [
@@ -114,21 +90,23 @@ export function episodesSection(runId, { signal, cleanup, clusters: initialClust
   }
 
   function rowOf(ep) {
-    const watch = ep.video_url ? h("button", { type: "button", class: "small", on: { click: () => play(ep, watch) }, "aria-label": `Watch the video of episode ${ep.index + 1}` }, "Video") : null;
-    const mcap = ep.mcap_url ? h("button", { type: "button", class: "small", on: { click: () => download(ep, mcap) }, "aria-label": `Download the MCAP of episode ${ep.index + 1}` }, "MCAP") : null;
+    const watch = h("button", { type: "button", class: "small", on: { click: () => open(ep) },
+      "aria-label": ep.video_url ? `Watch the video of episode ${ep.index}` : `Plot the joints of episode ${ep.index}` }, ep.video_url ? "Video" : "Plots");
+    const mcap = ep.mcap_url ? h("button", { type: "button", class: "small", on: { click: () => download(ep, mcap) }, "aria-label": `Download the MCAP of episode ${ep.index}` }, "MCAP") : null;
     const pairButton = typeof ep.pair === "number"
-      ? h("button", { type: "button", class: "small", on: { click: () => showPair(ep.pair, pairButton) }, "aria-label": `Show pair ${ep.pair + 1} side by side` }, `Pair ${ep.pair + 1}`)
+      ? h("button", { type: "button", class: "small", on: { click: () => showPair(ep.pair, pairButton) }, "aria-label": `Show pair ${ep.pair} side by side` }, `Pair ${ep.pair}`)
       : null;
     return h("tr", {},
-      h("th", { scope: "row" }, `#${ep.index + 1}`),
+      h("th", { scope: "row" }, `#${ep.index}`),
       byUnit ? h("td", {}, unitName(units, ep.unit)) : null,
       byUnit ? h("td", {}, pairButton ?? "—") : null,
       h("td", {}, badge(ep.outcome), ep.intervened ? " (helped)" : ""),
       h("td", {}, ep.failure_cluster ?? ""),
+      h("td", {}, ep.last_stage ?? "—"),
       h("td", {}, seconds(ep.duration_s)),
       h("td", {}, ep.cell ?? "—"),
       h("td", {}, String(ep.attempts)),
-      h("td", { class: "buttons" }, watch ?? h("span", { class: "muted" }, "no video yet"), " ", mcap),
+      h("td", { class: "buttons" }, ep.video_url || ep.mcap_url ? watch : h("span", { class: "muted" }, "no files yet"), " ", mcap),
       h("td", {}, ep.replay_spec ? h("details", {}, h("summary", {}, "Show"), jsonBlock(ep.replay_spec)) : "—"));
   }
 
@@ -153,7 +131,7 @@ export function episodesSection(runId, { signal, cleanup, clusters: initialClust
   const element = h("section", { class: "card", "aria-labelledby": "h-episodes" },
     h("h2", { id: "h-episodes" }, "Episodes"),
     h("form", { class: "filters", on: { submit: (e) => e.preventDefault() } }, field("Outcome", outcome), field("Failure cluster", cluster)),
-    errors.element, player, pairView, tableEl, empty);
+    errors.element, pairView, tableEl, empty);
 
   return {
     element,

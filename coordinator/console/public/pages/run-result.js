@@ -72,7 +72,7 @@ function operatorWork(result) {
     time ? h("p", { class: "small" }, `Operator time: ${time.resets} reset${time.resets === 1 ? "" : "s"} waited for a person, ${num(time.reset_s_total)} s in all, ${num(time.reset_s_per_episode)} s per counted episode`,
       result.labels?.label_s_total !== undefined ? `; labelling ${num(result.labels.label_s_total)} s` : "", ".") : null,
     invalidated.length ? h("p", { class: "small" }, `Marked invalid at the station and run again (not counted): `,
-      invalidated.map((v) => `#${v.index + 1} attempt ${v.attempt} (${INVALID_WORDS[v.reason] ?? v.reason})`).join(", "), ".") : null);
+      invalidated.map((v) => `#${v.index} attempt ${v.attempt} (${INVALID_WORDS[v.reason] ?? v.reason})`).join(", "), ".") : null);
 }
 
 const JUDGED_BY_WORDS = { instrument: "the cell's instruments", human: "people at the operator station", judge: "the run's judge endpoint", mixed: "people, a judge endpoint and instruments together" };

@@ -10,9 +10,12 @@ import { liveCamera } from "../live-camera.js";
 import { TERMINAL, watchRun } from "../run-watch.js";
 import { can } from "../session.js";
 import { badge, confirmButton, errorSlot } from "../ui.js";
+import { episodeViewer } from "./episode-viewer.js";
+import { failureGrid } from "./failure-grid.js";
 import { episodesSection } from "./run-episodes.js";
 import { exportsSection, reportSection } from "./run-exports.js";
 import { resultSections } from "./run-result.js";
+import { funnelSection } from "./stage-funnel.js";
 
 /** How a policy reads in one line. */
 export function policyLine(policy) {
@@ -52,7 +55,11 @@ export async function runPage(ctx) {
 
   const resultSlot = h("div", {});
   const reportSlot = h("div", {});
-  const episodes = episodesSection(id, { signal, cleanup: ctx.cleanup, clusters: Object.keys(run.result?.failure_clusters ?? {}), units: run.units ?? [] });
+  // Failures as stills and every episode as a row; either opens the episode (videos, joint plots) in one viewer.
+  const viewer = episodeViewer(id, { signal, cleanup: ctx.cleanup });
+  const clusters = Object.keys(run.result?.failure_clusters ?? {});
+  const failures = failureGrid(id, { signal, cleanup: ctx.cleanup, open: (ep) => viewer.open(ep), clusters, stages: (run.result?.stage_funnel ?? []).map((s) => s.stage) });
+  const episodes = episodesSection(id, { signal, cleanup: ctx.cleanup, open: (ep) => viewer.open(ep), clusters, units: run.units ?? [] });
 
   function renderHead() {
     replace(status, badge(run.status));
@@ -75,11 +82,14 @@ export async function runPage(ctx) {
     bar.max = Math.max(1, total ?? done);
     bar.value = done;
     progressText.textContent = `${done} of ${total ?? "?"} episodes finished: ${successes} succeeded, ${done - successes} failed.`;
-    replace(strip, [...outcomes.entries()].sort((a, b) => a[0] - b[0]).map(([index, outcome]) => h("li", { class: `dot dot-${outcome}`, title: `Episode ${index + 1}: ${outcome}` })));
+    replace(strip, [...outcomes.entries()].sort((a, b) => a[0] - b[0]).map(([index, outcome]) => h("li", { class: `dot dot-${outcome}`, title: `Episode ${index}: ${outcome}` })));
   }
 
   function renderEnded() {
-    replace(resultSlot, run.result ? resultSections(run.result, { onCluster: (name) => episodes.showCluster(name) }) : null);
+    replace(resultSlot, run.result ? [
+      ...resultSections(run.result, { onCluster: (name) => { failures.showCluster(name); episodes.showCluster(name); } }),
+      funnelSection(run.result, { onStage: (stage) => failures.showStage(stage) }),
+    ] : null);
     replace(reportSlot, run.status === "completed" && !pilotTask ? [reportSection(run, { signal }), exportsSection(run, { signal, cleanup: ctx.cleanup })] : null);
   }
 
@@ -103,15 +113,16 @@ export async function runPage(ctx) {
     h("section", { class: "card", "aria-labelledby": "h-progress" },
       h("h2", { id: "h-progress" }, "Progress"), bar, progressText, strip, connection),
     liveSection,
-    resultSlot, reportSlot, episodes.element);
+    resultSlot, reportSlot, failures.element, viewer.element, episodes.element);
   renderHead();
   renderProgress();
   renderEnded();
   void episodes.load();
+  void failures.load();
 
   // Episodes are listed again as they finish, at most every 2 s.
   let relist = null;
-  const relistSoon = () => { relist ??= setTimeout(() => { relist = null; void episodes.load(); }, 2000); };
+  const relistSoon = () => { relist ??= setTimeout(() => { relist = null; void episodes.load(); void failures.load(); }, 2000); };
   ctx.cleanup(() => clearTimeout(relist));
 
   void watchRun(id, {
@@ -128,6 +139,7 @@ export async function runPage(ctx) {
       }
     },
     onEpisode(event) {
+      // The stream's `episode` counts from 1 (the spec's "episode k of n"); the page numbers by index, from 0.
       outcomes.set(event.episode - 1, event.outcome);
       total = event.of;
       renderProgress();
@@ -142,7 +154,7 @@ export async function runPage(ctx) {
     run = await api(`/v1/runs/${encodeURIComponent(id)}`, { signal });
     renderHead();
     renderEnded();
-    await episodes.load();
+    await Promise.all([episodes.load(), failures.load()]);
   }).catch((error) => {
     if (!signal.aborted) actionErrors.show(error);
   });

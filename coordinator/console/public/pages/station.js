@@ -165,7 +165,7 @@ export async function stationPage(ctx) {
     const ready = h("button", { type: "button", class: "primary huge", "data-action": "scene-ready", on: { click: () => busy(ready, async () => {
       const index = current.attention.index;
       await api(`/v1/cells/${encodeURIComponent(id)}/scene-ready`, { method: "POST", json: { episode_id: current.attention.episode_id }, signal });
-      said(`Scene of episode ${index !== null ? `#${index + 1}` : current.attention.episode_id} confirmed; the episode starts.`);
+      said(`Scene of episode ${index !== null ? `#${index}` : current.attention.episode_id} confirmed; the episode starts.`);
       await refresh();
     }, slot) } }, "Scene ready");
     const abort = confirmButton({
@@ -180,7 +180,7 @@ export async function stationPage(ctx) {
       const body = { reason: reason.value, episode_id: current.previous_episode.id, ...(note.value.trim() ? { note: note.value.trim() } : {}) };
       const invalid = await api(`/v1/cells/${encodeURIComponent(id)}/invalidate-previous`, { method: "POST", json: body, signal });
       note.value = "";
-      said(`Episode #${invalid.index + 1} of run ${invalid.run_id} marked invalid (${INVALID_REASONS.find(([r]) => r === invalid.reason)?.[1] ?? invalid.reason}); it runs again.`);
+      said(`Episode #${invalid.index} of run ${invalid.run_id} marked invalid (${INVALID_REASONS.find(([r]) => r === invalid.reason)?.[1] ?? invalid.reason}); it runs again.`);
       await refresh();
     }, slot) } }, "Mark previous episode invalid");
     // A label: success yes/no, progress 0-100 and a note, for the episode the card shows.
@@ -225,7 +225,7 @@ export async function stationPage(ctx) {
         replace(needs, attention
           ? [h("strong", {}, NEEDS_WORDS[attention.kind] ?? attention.kind), attention.kind === "label"
             ? ` — waiting ${Math.round(attention.waiting_s)} s`
-            : ` — episode ${attention.index !== null ? `#${attention.index + 1} ` : ""}of run ${attention.run_id ?? "?"}, waiting ${Math.round(attention.waiting_s)} s`]
+            : ` — episode ${attention.index !== null ? `#${attention.index} ` : ""}of run ${attention.run_id ?? "?"}, waiting ${Math.round(attention.waiting_s)} s`]
           : cell.connected ? "Nothing needed now." : "");
         replace(targets, attention?.kind === "reset" ? targetsList(attention.scene) : null);
         resetActions.hidden = attention?.kind !== "reset";
@@ -242,8 +242,8 @@ export async function stationPage(ctx) {
           // While a label waits, nothing names the run or an outcome: the person judges blind to which policy ran.
           const blind = attention?.kind === "label";
           replace(previous, blind
-            ? `Previous episode: #${p.index + 1} (attempt ${p.attempt})`
-            : `Previous episode: #${p.index + 1} of run ${p.run_id} (attempt ${p.attempt}), ${p.outcome ?? "no outcome"}`,
+            ? `Previous episode: #${p.index} (attempt ${p.attempt})`
+            : `Previous episode: #${p.index} of run ${p.run_id} (attempt ${p.attempt}), ${p.outcome ?? "no outcome"}`,
             p.run_open ? "" : " — its run has ended, so its result is final");
           invalidate.disabled = !p.run_open;
         }
