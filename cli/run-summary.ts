@@ -19,6 +19,18 @@ export interface Run {
   resolved_pins?: { robot?: string; environment?: string; task?: string };
   result?: Record<string, unknown> & { n?: number; success_rate?: number; ci95?: [number, number]; interval_method?: string; cost_usd?: number };
   status_detail?: { code: string | null; message: string };
+  name?: string | null;
+  metadata?: Record<string, string>;
+  /** The name the policy is shown under (kinds with one policy). */
+  policy_name?: string;
+  units?: Array<{ policy_name?: string }>;
+}
+
+/** The policy as lists name it: policy_name, or a compare's policy names (`expert vs novice`). */
+export function policyNameOf(run: Run): string {
+  if (run.policy_name) return run.policy_name;
+  const names = (run.units ?? []).map((u) => u.policy_name).filter((n): n is string => typeof n === "string");
+  return names.length ? [...new Set(names)].join(" vs ") : "-";
 }
 
 export const TERMINAL_STATUSES: readonly string[] = ["completed", "failed", "stopped"];
