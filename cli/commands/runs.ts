@@ -86,7 +86,7 @@ function listArguments(options: ListOptions): string {
 }
 
 /** `0.75 [0.30, 0.95]`: the headline's rate with its 95% interval (a compare: the first policy's; the difference is in runs get). */
-const rateCell = (run: Run): string => (run.result ? `${rate(run.result.success_rate)} ${interval(run.result.ci95)}` : "-");
+const rateCell = (run: Run): string => (run.result && run.result.n !== 0 ? `${rate(run.result.success_rate)} ${interval(run.result.ci95)}` : "-");
 
 async function list(ctx: CommandContext, options: ListOptions) {
   const answer = await ctx.api().json<{ data: Run[]; has_more: boolean }>("GET", "/v1/runs", { query: listQuery(options) });
