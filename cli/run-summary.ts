@@ -71,6 +71,7 @@ export function runBlock(run: Run): string {
   const result = run.result;
   return fields([
     ["run", `${run.id} (${run.kind})`],
+    ["name", run.name ?? undefined],
     ["status", run.status],
     ["detail", statusDetailLine(run)],
     ["created", localTime(run.created)],
@@ -79,6 +80,8 @@ export function runBlock(run: Run): string {
     ["environment", pins.environment ?? run.environment],
     ["task", pins.task ?? run.task],
     ["policy", policyLine(run)],
+    ["policy name", policyNameOf(run) === "-" ? undefined : policyNameOf(run)],
+    ["metadata", Object.keys(run.metadata ?? {}).length ? Object.entries(run.metadata!).map(([key, value]) => `${key}=${value}`).join(", ") : undefined],
     ["episodes", run.episodes === undefined ? undefined : String(run.episodes)],
     ["priority", run.priority],
     ["result", result ? `${resultLine(result)}${run.status === "completed" ? "" : " (partial: the episodes that ran)"}` : undefined],

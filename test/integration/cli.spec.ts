@@ -146,6 +146,10 @@ describe("the assay command line (simulated fleet)", function () {
     const updated = await runCliPiped(["runs", "update", completedRunId, "--name", "CLI expert", "--metadata", `suite=${tag}`, "--metadata", "owner=ana"], env, dir);
     assert.equal(updated.code, 0, updated.stderr);
     assert.equal(updated.stdout.trim(), `${completedRunId}: name "CLI expert"; metadata suite=${tag}, owner=ana`);
+    const got = await runCliPiped(["runs", "get", completedRunId], env, dir);
+    assert.match(got.stdout, /^name +CLI expert$/m);
+    assert.match(got.stdout, /^policy name +assay\/ref-policy:expert$/m);
+    assert.match(got.stdout, new RegExp(`^metadata +suite=${tag}, owner=ana$`, "m"));
 
     const filters = ["--metadata", `suite=${tag}`, "--policy", "assay/ref-policy:expert", "--task", "pick-cube", "--robot", "so101", "--kind", "run"];
     const listed = await runCliInPty(["runs", "list", ...filters], env, dir);

@@ -199,4 +199,18 @@ describe("named runs: name, metadata, policy_name and the runs list's filters (i
     assert.equal(item.task, "pick-cube@v1");
     assert.deepEqual([item.result.n, item.result.success_rate, item.result.ci95], [4, 0.75, [0.3, 0.95]]);
   });
+
+  // Last: it adds a run the filters above would list.
+  it("lets a quote back the same body with any name and metadata (labels change neither the run nor its price)", async () => {
+    const body = { ...README_RUN_BODY, episodes: 2 };
+    const quote = await call("/v1/quote", { method: "POST", json: { ...body, name: "quoted", metadata: { a: "1" } } });
+    assert.equal(quote.status, 200, JSON.stringify(quote.body));
+    const labelled = await call("/v1/runs", { method: "POST", json: { ...body, quote_id: quote.body.id, name: "relabelled", metadata: { b: "2" } } });
+    assert.equal(labelled.status, 201, JSON.stringify(labelled.body));
+    assert.deepEqual([labelled.body.name, labelled.body.metadata], ["relabelled", { b: "2" }]);
+    const other = await call("/v1/runs", { method: "POST", json: { ...body, episodes: 3, quote_id: quote.body.id } });
+    assert.equal(other.status, 422, "a different run body is still refused");
+    assert.match(other.body.error.message, /was made for a different run body/);
+    assert.equal((await call(`/v1/runs/${labelled.body.id}/cancel`, { method: "POST" })).status, 200);
+  });
 });
