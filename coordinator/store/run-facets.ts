@@ -29,9 +29,14 @@ export function runFacets(units: readonly Pick<RunUnit, "task" | "robot" | "mode
 
 /** Inserts a new run's facets and metadata rows (call inside the insert's transaction). */
 export function insertRunIndex(db: Db, run: { id: string; accountId: string; facets: ReadonlyArray<[RunFacet, string]>; metadata: Record<string, string> }): void {
-  const facet = db.prepare("INSERT INTO run_facets (run_id, account_id, facet, value) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING");
-  for (const [name, value] of run.facets) facet.run(run.id, run.accountId, name, value);
+  addRunFacets(db, run.id, run.accountId, run.facets);
   writeRunMetadataRows(db, run.id, run.accountId, run.metadata);
+}
+
+/** Adds facets to a run (those it has already are kept: a run is found under every policy it ran). */
+export function addRunFacets(db: Db, runId: string, accountId: string, facets: ReadonlyArray<[RunFacet, string]>): void {
+  const facet = db.prepare("INSERT INTO run_facets (run_id, account_id, facet, value) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING");
+  for (const [name, value] of facets) facet.run(runId, accountId, name, value);
 }
 
 /** Replaces a run's `run_metadata` rows with `metadata` (call inside a transaction). */

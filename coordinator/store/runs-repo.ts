@@ -12,7 +12,7 @@ import type { RunKindName } from "../runs/run-kinds.js";
 import { transitionRun, type RunStatus } from "../runs/run-state.js";
 import type { Db } from "./database.js";
 import { insertionOrder } from "./sql-dialect.js";
-import { insertRunIndex, runFacets } from "./run-facets.js";
+import { addRunFacets, insertRunIndex, runFacets } from "./run-facets.js";
 
 export interface RunRow {
   id: string;
@@ -381,9 +381,13 @@ export function addPinnedImage(db: Db, runId: string, pin: { image: string; id: 
   return true;
 }
 
-/** Replaces a run's units (a threshold checkpoint swaps the policy). */
+/** Replaces a run's units (a threshold checkpoint swaps the policy); the runs list finds it under the new policies too. */
 export function setRunUnits(db: Db, runId: string, units: readonly RunUnit[]): void {
-  db.prepare(`UPDATE runs SET units = ? WHERE id = ?`).run(JSON.stringify(units), runId);
+  db.transaction(() => {
+    db.prepare(`UPDATE runs SET units = ? WHERE id = ?`).run(JSON.stringify(units), runId);
+    const row = db.prepare("SELECT account_id, request FROM runs WHERE id = ?").get(runId) as { account_id: string; request: string } | undefined;
+    if (row) addRunFacets(db, runId, row.account_id, runFacets(units, JSON.parse(row.request) as Record<string, unknown>));
+  })();
 }
 
 export function getRunRow(db: Db, runId: string): RunRow | undefined {

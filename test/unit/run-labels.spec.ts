@@ -10,7 +10,7 @@ import { parseWith } from "../../coordinator/json/zod-errors.js";
 import { labelsOfRequest, mergeMetadata, Metadata, RunName, withoutLabels } from "../../coordinator/runs/run-labels.js";
 import { MIGRATIONS } from "../../coordinator/store/migrations.js";
 import { listRuns, setRunLabels } from "../../coordinator/store/run-list-repo.js";
-import { insertRun, type NewRun } from "../../coordinator/store/runs-repo.js";
+import { insertRun, setRunUnits, type NewRun } from "../../coordinator/store/runs-repo.js";
 import type { Db } from "../../coordinator/store/database.js";
 import { openTestDatabase, STORE_ENGINES } from "../support/test-database.js";
 
@@ -120,6 +120,15 @@ for (const engine of STORE_ENGINES) {
       const text = typeof migration === "string" ? migration : migration[engine];
       db.exec(text.slice(text.indexOf("WITH u AS")));
       assert.deepEqual(facets(), written);
+    });
+
+    it("finds a run whose units were replaced (a threshold checkpoint) under the old and the new policy", () => {
+      const [unit] = RUNS.find((r) => r.id === "run_eval")!.units!;
+      setRunUnits(db, "run_eval", [{ ...unit!, policy: container("lab/e:2") }]);
+      assert.deepEqual(found({ policy: "evalled" }), ["run_eval"]);
+      setRunUnits(db, "run_eval", [{ ...unit!, policy: container("lab/e:3"), policy_name: "checkpoint 3" }]);
+      assert.deepEqual(found({ policy: "checkpoint 3" }), ["run_eval"]);
+      assert.deepEqual(found({ policy: "evalled" }), ["run_eval"], "and still under the name it had");
     });
 
     it("relabels a run: the list finds it under its new metadata only", () => {
