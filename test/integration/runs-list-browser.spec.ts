@@ -2,7 +2,7 @@
  * The console's runs list for named runs (issue 28, item 2), in headless Chromium on the shared
  * simulated fleet: the columns (name, policy, kind, task, robot, n, rate with its 95% interval,
  * status, created), the metadata and policy filters (kept in the address), "Compare these" for two
- * selected runs, and the run page's name, policy name and metadata. One run of two episodes
+ * selected runs, the run page's name, policy name and metadata, and the new-run form's name fields. One run of two episodes
  * completes; the other is cancelled as soon as it is submitted (n 0: no rate shown).
  */
 import assert from "node:assert/strict";
@@ -58,6 +58,14 @@ describe("console runs list: named runs, filters and selection (simulated fleet,
 
     const { page } = tab;
     await tab.signIn(TEST_ADMIN_KEY);
+    // A new run's form writes its name and policy name into the body it sends.
+    await tab.goto("/runs/new");
+    await tab.settled();
+    await page.type("#run-name", "From the form");
+    await page.type("#run-policy-name", "expert");
+    const written = JSON.parse(await page.$eval("#run-body", (t) => (t as HTMLTextAreaElement).value)) as Json;
+    assert.deepEqual([written.name, written.policy_name], ["From the form", "expert"]);
+
     await tab.goto("/runs");
     await tab.settled();
     await page.type("#filter-metadata", `study=${study}`);
