@@ -45,7 +45,7 @@ function cellsOf(run) {
     run.resolved_pins?.task ?? run.task ?? "—",
     `${run.resolved_pins?.robot ?? run.robot ?? "—"}${units}`,
     run.result ? String(run.result.n) : "—",
-    resultLine(run),
+    h("span", { class: "rate-interval" }, resultLine(run)),
     badge(run.status),
     when(run.created),
   ];
