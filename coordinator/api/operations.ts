@@ -113,7 +113,7 @@ export const OPERATIONS: readonly Operation[] = [
     responses: [json(200, "the run", Run)] },
   { method: "POST", path: "/v1/runs/{run_id}", operationId: "updateRun", tag: "runs", summary: "Change a run's name or metadata",
     description: "Stripe's update: metadata keys sent are set, a key sent as \"\" is removed, keys not sent are kept; name \"\" or null removes the name. Any status; what runs and the result do not change. Returns the Run.",
-    body: UpdateRunRequest, responses: [json(200, "the run, relabelled", Run)], errors: ["contract_validation_failed"] },
+    body: UpdateRunRequest, bodyOptional: true, responses: [json(200, "the run, relabelled", Run)], errors: ["contract_validation_failed"] },
   { method: "POST", path: "/v1/runs/{run_id}/cancel", operationId: "cancelRun", tag: "runs", summary: "Cancel a queued or running run: it stops, its open episodes are cancelled, the episodes that ran keep their outcomes",
     description: "Returns 200 with the Run, stopped, status_detail {code: null, message}. Metering counts what ran. An ended run: 422.",
     responses: [json(200, "the run, stopped", Run)], errors: ["contract_validation_failed"] },
