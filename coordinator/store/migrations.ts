@@ -445,12 +445,13 @@ export const MIGRATIONS: readonly Migration[] = [
       COALESCE(json_extract(e.value, '$.policy_name'), NULLIF(trim(json_extract(r.request, '$.policy_name')), ''), json_extract(e.value, '$.policy.image'), json_extract(e.value, '$.policy.hf'), 'endpoint policy')
     FROM runs r, json_each(r.units) e WHERE r.units IS NOT NULL
   )
-  INSERT OR IGNORE INTO run_facets (run_id, account_id, facet, value)
+  INSERT INTO run_facets (run_id, account_id, facet, value)
   SELECT id, account_id, 'task', task FROM u WHERE task IS NOT NULL
   UNION SELECT id, account_id, 'task', substr(task, 1, instr(task, '@v') - 1) FROM u WHERE instr(task, '@v') > 1
   UNION SELECT id, account_id, 'robot', robot FROM u WHERE robot IS NOT NULL
   UNION SELECT id, account_id, 'robot', model FROM u WHERE model IS NOT NULL
-  UNION SELECT id, account_id, 'policy', policy FROM u;
+  UNION SELECT id, account_id, 'policy', policy FROM u WHERE true
+  ON CONFLICT DO NOTHING;
   `,
     postgres: `
   ALTER TABLE runs ADD COLUMN name TEXT COLLATE "C";
