@@ -85,8 +85,20 @@ function listArguments(options: ListOptions): string {
   return parts.length ? ` ${parts.join(" ")}` : "";
 }
 
-/** `0.75 [0.30, 0.95]`: the headline's rate with its 95% interval (a compare: the first policy's; the difference is in runs get). */
-const rateCell = (run: Run): string => (run.result && run.result.n !== 0 ? `${rate(run.result.success_rate)} ${interval(run.result.ci95)}` : "-");
+const signedPoints = (x: number) => `${x > 0 ? "+" : ""}${Number((x * 100).toFixed(1))}`;
+
+/**
+ * `0.75 [0.30, 0.95]`: the rate with its 95% interval; a compare or transfer whose result has a
+ * headline (result.headline.difference) shows its difference instead, `+30 points [+12, +46]`, as
+ * `runs get` leads with it.
+ */
+function rateCell(run: Run): string {
+  const difference = (run.result?.headline as { difference?: { diff?: unknown; ci?: unknown } } | undefined)?.difference;
+  if (difference && typeof difference.diff === "number" && Array.isArray(difference.ci)) {
+    return `${signedPoints(difference.diff)} points [${signedPoints(difference.ci[0] as number)}, ${signedPoints(difference.ci[1] as number)}]`;
+  }
+  return run.result && run.result.n !== 0 ? `${rate(run.result.success_rate)} ${interval(run.result.ci95)}` : "-";
+}
 
 async function list(ctx: CommandContext, options: ListOptions) {
   const answer = await ctx.api().json<{ data: Run[]; has_more: boolean }>("GET", "/v1/runs", { query: listQuery(options) });

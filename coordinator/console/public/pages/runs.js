@@ -21,10 +21,19 @@ const REFRESH_MS = 5000;
 /** Filters as [address and API parameter, label]; metadata is `key=value` in the address too. */
 const TEXT_FILTERS = [["policy_name", "Policy"], ["task", "Task"], ["robot", "Robot"], ["metadata", "Metadata"]];
 
-/** A run's headline as one line: "83.3% [64.1%, 94.2%]" (a compare: its first policy's; the difference is on its page). */
+const signedPoints = (x) => `${x > 0 ? "+" : ""}${Number((x * 100).toFixed(1))}`;
+
+/**
+ * A run's headline as one line: "83.3% [64.1%, 94.2%]"; a compare or transfer whose result has a
+ * headline shows its difference, "+30 points [+12, +46]", as its page leads with it.
+ */
 export function resultLine(run) {
   const r = run.result;
   if (!r) return OPEN.has(run.status) ? "in progress" : "—";
+  const difference = r.headline?.difference;
+  if (difference && typeof difference.diff === "number" && Array.isArray(difference.ci)) {
+    return `${signedPoints(difference.diff)} points [${signedPoints(difference.ci[0])}, ${signedPoints(difference.ci[1])}]`;
+  }
   // A run stopped before any episode has n = 0: no rate to show (its interval would be 0-100%).
   if (r.n === 0) return "—";
   return Array.isArray(r.ci95) ? `${pct(r.success_rate)} [${pct(r.ci95[0])}, ${pct(r.ci95[1])}]` : pct(r.success_rate);
