@@ -19,6 +19,18 @@ export interface Run {
   resolved_pins?: { robot?: string; environment?: string; task?: string };
   result?: Record<string, unknown> & { n?: number; success_rate?: number; ci95?: [number, number]; interval_method?: string; cost_usd?: number };
   status_detail?: { code: string | null; message: string };
+  name?: string | null;
+  metadata?: Record<string, string>;
+  /** The name the policy is shown under (kinds with one policy). */
+  policy_name?: string;
+  units?: Array<{ policy_name?: string }>;
+}
+
+/** The policy as lists name it: policy_name, or a compare's policy names (`expert vs novice`). */
+export function policyNameOf(run: Run): string {
+  if (run.policy_name) return run.policy_name;
+  const names = (run.units ?? []).map((u) => u.policy_name).filter((n): n is string => typeof n === "string");
+  return names.length ? [...new Set(names)].join(" vs ") : "-";
 }
 
 export const TERMINAL_STATUSES: readonly string[] = ["completed", "failed", "stopped"];
@@ -81,6 +93,7 @@ export function runBlock(run: Run): string {
   const headline = compareHeadlineOf(result);
   return fields([
     ["run", `${run.id} (${run.kind})`],
+    ["name", run.name ?? undefined],
     ["status", run.status],
     ["detail", statusDetailLine(run)],
     ["created", localTime(run.created)],
@@ -89,6 +102,8 @@ export function runBlock(run: Run): string {
     ["environment", pins.environment ?? run.environment],
     ["task", pins.task ?? run.task],
     ["policy", policyLine(run)],
+    ["policy name", policyNameOf(run) === "-" ? undefined : policyNameOf(run)],
+    ["metadata", Object.keys(run.metadata ?? {}).length ? Object.entries(run.metadata!).map(([key, value]) => `${key}=${value}`).join(", ") : undefined],
     ["episodes", run.episodes === undefined ? undefined : String(run.episodes)],
     ["priority", run.priority],
     ["result", result ? `${headline ? differenceLine(headline) : resultLine(result)}${run.status === "completed" ? "" : " (partial: the episodes that ran)"}` : undefined],

@@ -127,8 +127,10 @@ export function buildOpenApiDocument(baseUrl = ""): OpenApiDocument {
     const parameters = [
       ...[...op.path.matchAll(/\{([^}]+)\}/g)].map((m) => ({ name: m[1], in: "path", required: true, schema: { type: "string" } })),
       ...query.map(({ name, field, slot: i }) => {
-        const { description, ...schema } = converted.inline[i]!;
-        return { name, in: "query", required: !isOptional(field), ...(description ? { description } : {}), schema };
+        const { description, "x-assay-query-style": style, ...schema } = converted.inline[i]!;
+        // An object parameter sent as name[key]=value (the runs list's metadata filter).
+        const deep = style === "deepObject" ? { style: "deepObject", explode: true } : {};
+        return { name, in: "query", required: !isOptional(field), ...(description ? { description } : {}), ...deep, schema };
       }),
     ];
     const content = (r: (typeof responses)[number]) => ({

@@ -23,6 +23,7 @@ import { ApiKey, CreateKeyRequest, CurrentKey, SigningKey } from "./schemas/keys
 import { CreateKitRequest, Kit, KitTracking, ShippingLabel } from "./schemas/kits.js";
 import { Budget, BudgetRequest, Quote, Usage, UsageQuery } from "./schemas/money.js";
 import { RunBody, RunRequest } from "./schemas/run-request.js";
+import { UpdateRunRequest } from "../runs/run-labels.js";
 import {
   Checkpoint, CheckpointRequest, EpisodeListQuery, EpisodeOrArtifactList, EpisodeSeries, EpisodeSeriesQuery, ThumbnailQuery, PurgeReceipt, ReplayRequest, Report, ReportQuery, Result, Run, RunListQuery,
 } from "./schemas/runs.js";
@@ -107,9 +108,13 @@ export const OPERATIONS: readonly Operation[] = [
     responses: [json(201, "the run, queued", Run), json(200, "an Idempotency-Key replay: the original run", Run)],
     errors: [...RUN_BODY_ERRORS, ...ADMISSION_ERRORS, "quote_expired"] },
   { method: "GET", path: "/v1/runs", operationId: "listRuns", tag: "runs", summary: "List the account's runs, newest first",
+    description: "Filters combine (every one given must match): kind, status, task, robot, policy_name and metadata[<key>]=<value> (Stripe's style; several keys allowed). Page with limit and starting_after.",
     query: RunListQuery, responses: [json(200, "runs", listOf(Run, { hasMore: true }))] },
   { method: "GET", path: "/v1/runs/{run_id}", operationId: "getRun", tag: "runs", summary: "A run with its resolved pins and, once completed, its result",
     responses: [json(200, "the run", Run)] },
+  { method: "POST", path: "/v1/runs/{run_id}", operationId: "updateRun", tag: "runs", summary: "Change a run's name or metadata",
+    description: "Stripe's update: metadata keys sent are set, a key sent as \"\" is removed, keys not sent are kept; name \"\" or null removes the name. Any status; what runs and the result do not change. Returns the Run.",
+    body: UpdateRunRequest, bodyOptional: true, responses: [json(200, "the run, relabelled", Run)], errors: ["contract_validation_failed"] },
   { method: "POST", path: "/v1/runs/{run_id}/cancel", operationId: "cancelRun", tag: "runs", summary: "Cancel a queued or running run: it stops, its open episodes are cancelled, the episodes that ran keep their outcomes",
     description: "Returns 200 with the Run, stopped, status_detail {code: null, message}. Metering counts what ran. An ended run: 422.",
     responses: [json(200, "the run, stopped", Run)], errors: ["contract_validation_failed"] },

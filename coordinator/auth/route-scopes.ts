@@ -23,6 +23,7 @@ export const ROUTE_SCOPES: readonly RouteScope[] = [
   { method: "POST", path: "/v1/runs", scopes: ["runs:write"] },
   { method: "GET", path: "/v1/runs", scopes: ["runs:read"] },
   { method: "GET", path: "/v1/runs/:runId", scopes: ["runs:read"] },
+  { method: "POST", path: "/v1/runs/:runId", scopes: ["runs:write"] },
   { method: "POST", path: "/v1/runs/:runId/cancel", scopes: ["runs:write"] },
   { method: "GET", path: "/v1/runs/:runId/episodes", scopes: ["runs:read"] },
   { method: "GET", path: "/v1/runs/:runId/episodes/:episodeId/series", scopes: ["runs:read"] },

@@ -16,6 +16,7 @@ import { PRICE_LIST } from "../runs/price-list.js";
 import type { ValidatedRun } from "../runs/run-request.js";
 import type { Db } from "../store/database.js";
 import { canonicalJson } from "../json/canonical-json.js";
+import { withoutLabels } from "../runs/run-labels.js";
 import { episodeEstimateS, priceSeconds, RESET_ALLOWANCE_S } from "./estimates.js";
 
 /** How long a quote can back a submission: 15 minutes. */
@@ -97,7 +98,7 @@ export function createQuote(db: Db, pins: FirmwarePins, accountId: string, valid
     max_budget_usd: (validated.request.max_budget_usd as number | undefined) ?? null,
   };
   db.prepare("INSERT INTO quotes (id, account_id, created, expires, request, quote) VALUES (?, ?, ?, ?, ?, ?)").run(
-    id, accountId, created, quote.expires, canonicalJson(validated.request), JSON.stringify(quote),
+    id, accountId, created, quote.expires, canonicalJson(withoutLabels(validated.request)), JSON.stringify(quote),
   );
   return quote;
 }
@@ -116,7 +117,8 @@ export function checkQuote(db: Db, accountId: string, quoteId: unknown, request:
   if (now.getTime() > Date.parse(row.expires)) {
     throw new AssayError("quote_expired", `quote ${quoteId} expired at ${row.expires}; request a new quote with POST /v1/quote and resubmit with its id`);
   }
-  if (canonicalJson(request) !== row.request) {
+  // A name and metadata change neither the run nor its price: a quote backs the body with any labels.
+  if (canonicalJson(withoutLabels(request)) !== row.request) {
     throw new AssayError("contract_validation_failed", `quote ${quoteId} was made for a different run body; submit the quoted body unchanged, or request a new quote for this one`);
   }
 }

@@ -21,6 +21,7 @@ import { runRecordOf, type RunRecord, type RunRow } from "../store/runs-repo.js"
 import { jsonIsTrue, jsonText } from "../store/sql-dialect.js";
 import { headlinePriorOfUnit } from "../runs/headline-priors.js";
 import type { HeadlinePrior } from "../stats/beta-binomial-rate.js";
+import { shownPolicyName } from "../runs/policy-name.js";
 
 export interface BoardPins {
   kind: "suite" | "task";
@@ -73,10 +74,7 @@ export function boardIdOf(pins: BoardPins): string {
 
 /** The published name of a policy: `policy_name`, else the image, the checkpoint's hf, or a plain label. */
 export function publishedPolicyName(policy: Record<string, unknown>, given: unknown): string {
-  if (typeof given === "string" && given.trim() !== "") return given.trim();
-  if (typeof policy.image === "string") return policy.image;
-  if (typeof policy.hf === "string") return policy.hf;
-  return "endpoint policy";
+  return shownPolicyName(policy, given);
 }
 
 function countsOf(episodes: readonly EpisodeRecord[]): PublishedCounts {

@@ -12,6 +12,7 @@ import {
   boundedRecord, CHANNELS_MAX, IMAGE_MAX_CHARS, NAME_MAX_CHARS, REF_MAX_CHARS, tooLong, tooMany, URL_MAX_CHARS,
 } from "../json/field-bounds.js";
 import { INSTRUCTION_SETS } from "./instruction-set.js";
+import { LABEL_FIELDS } from "./run-labels.js";
 import { INTERVENTIONS, PRIORITIES, PUBLISH, RUN_KINDS, STATE_CHANNELS } from "./run-request.js";
 
 /** Run kind. */
@@ -149,6 +150,8 @@ export const COMMON_RUN_FIELDS = {
   publish: Publish.optional(),
   instructions: InstructionSet.optional(),
   judge: Judge.optional(),
+  // *Added*: a title and metadata of the submitter's own (coordinator/runs/run-labels.ts).
+  ...LABEL_FIELDS,
 };
 
 /** *Added*: the name a leaderboard shows for the run's policy (kinds run and eval). */

@@ -10,6 +10,7 @@ import type { EpisodeRecord } from "../store/episodes-repo.js";
 import type { RunRecord } from "../store/runs-repo.js";
 import { videosByCamera } from "./episode-videos.js";
 import { interventionsOfMeta } from "./policy-outcome.js";
+import { shownPolicyName } from "./policy-name.js";
 
 export interface ArtifactRowView {
   episode_id: string;
@@ -30,13 +31,17 @@ export function runView(row: RunRecord, live: { waiting?: string } = {}): Record
     object: "run",
     kind: row.kind,
     status: row.status,
+    // The labels as they are now (POST /v1/runs/{run_id} changes them), not as submitted.
+    name: row.name ?? null,
+    metadata: row.metadata ?? {},
     created: row.created,
     ...(row.status === "completed" && row.completed ? { completed: row.completed } : {}),
     robot: request.robot,
     environment: request.environment,
     task: request.task,
     policy: request.policy,
-    ...(request.policy_name !== undefined ? { policy_name: request.policy_name } : {}),
+    // The name the policy is shown under: as submitted, else its image or hf (kinds without one policy: each unit's).
+    ...(request.policy !== undefined ? { policy_name: shownPolicyName(request.policy as Record<string, unknown>, request.policy_name) } : {}),
     episodes: request.episodes,
     priority: row.priority,
     perturbation: request.perturbation ?? null,
@@ -57,7 +62,7 @@ const OPEN_STATUSES = new Set(["queued", "scheduling", "running"]);
 
 /** Fields every run shows; the rest of a kind's request is shown as submitted by `kindFields`. */
 const RUN_FIELDS_SHOWN = new Set([
-  "kind", "robot", "environment", "task", "policy", "policy_name", "episodes", "priority", "perturbation", "data", "max_budget_usd", "interventions", "publish", "instructions",
+  "kind", "name", "metadata", "robot", "environment", "task", "policy", "policy_name", "episodes", "priority", "perturbation", "data", "max_budget_usd", "interventions", "publish", "instructions",
 ]);
 
 /**

@@ -25,6 +25,7 @@ import { checkPolicyModels, preparationContextOf, preparePolicies } from "./poli
 import { validateRunRequest } from "./validate-run.js";
 import { preflightJudge } from "./judge-checks.js";
 import { lockName } from "../store/named-lock.js";
+import { labelsOfRequest } from "./run-labels.js";
 
 export interface SubmissionContext {
   db: Db;
@@ -139,6 +140,7 @@ export async function submitRun(ctx: SubmissionContext, accountId: string, body:
       kindState: validated.kindState,
       // Fixed now, so that every Result of the run uses the priors it was submitted under.
       headlinePriors: headlinePriorsAtSubmission(ctx.db, unitsOf(validated)),
+      labels: labelsOfRequest(validated.request),
     });
     options.withinInsert?.(id, created);
   })();

@@ -411,4 +411,83 @@ export const MIGRATIONS: readonly Migration[] = [
     PRIMARY KEY (cell_id, kind, episode_id, since)
   );
   `,
+  // Named runs (docs/api.md, "Names and metadata"): a run's current name and metadata (JSON object of
+  // strings; both changeable with POST /v1/runs/{run_id}), `run_metadata` to find runs by a metadata
+  // key and value, and `run_facets` to find them by task (name and revision), robot (model and pin)
+  // and the policy name the runs list shows, filled at insert from each unit (store/run-list-repo.ts)
+  // and here for the runs already stored.
+  {
+    sqlite: `
+  ALTER TABLE runs ADD COLUMN name TEXT;
+  ALTER TABLE runs ADD COLUMN metadata TEXT;
+  CREATE TABLE run_metadata (
+    run_id TEXT NOT NULL REFERENCES runs(id),
+    account_id TEXT NOT NULL,
+    key TEXT NOT NULL,
+    value TEXT NOT NULL,
+    PRIMARY KEY (run_id, key)
+  );
+  CREATE INDEX run_metadata_search ON run_metadata(account_id, key, value);
+  CREATE TABLE run_facets (
+    run_id TEXT NOT NULL REFERENCES runs(id),
+    account_id TEXT NOT NULL,
+    facet TEXT NOT NULL,            -- task | robot | policy
+    value TEXT NOT NULL,
+    PRIMARY KEY (run_id, facet, value)
+  );
+  CREATE INDEX run_facets_search ON run_facets(account_id, facet, value);
+  WITH u AS (
+    SELECT id, account_id, json_extract(resolved_pins, '$.task') AS task, json_extract(resolved_pins, '$.robot') AS robot, json_extract(plan, '$.model') AS model,
+      COALESCE(NULLIF(trim(json_extract(request, '$.policy_name')), ''), json_extract(request, '$.policy.image'), json_extract(request, '$.policy.hf'), 'endpoint policy') AS policy
+    FROM runs WHERE units IS NULL
+    UNION ALL
+    SELECT r.id, r.account_id, json_extract(e.value, '$.task'), json_extract(e.value, '$.robot'), json_extract(e.value, '$.model'),
+      COALESCE(json_extract(e.value, '$.policy_name'), NULLIF(trim(json_extract(r.request, '$.policy_name')), ''), json_extract(e.value, '$.policy.image'), json_extract(e.value, '$.policy.hf'), 'endpoint policy')
+    FROM runs r, json_each(r.units) e WHERE r.units IS NOT NULL
+  )
+  INSERT INTO run_facets (run_id, account_id, facet, value)
+  SELECT id, account_id, 'task', task FROM u WHERE task IS NOT NULL
+  UNION SELECT id, account_id, 'task', substr(task, 1, instr(task, '@v') - 1) FROM u WHERE instr(task, '@v') > 1
+  UNION SELECT id, account_id, 'robot', robot FROM u WHERE robot IS NOT NULL
+  UNION SELECT id, account_id, 'robot', model FROM u WHERE model IS NOT NULL
+  UNION SELECT id, account_id, 'policy', policy FROM u WHERE true
+  ON CONFLICT DO NOTHING;
+  `,
+    postgres: `
+  ALTER TABLE runs ADD COLUMN name TEXT COLLATE "C";
+  ALTER TABLE runs ADD COLUMN metadata TEXT COLLATE "C";
+  CREATE TABLE run_metadata (
+    run_id TEXT COLLATE "C" NOT NULL REFERENCES runs(id),
+    account_id TEXT COLLATE "C" NOT NULL,
+    key TEXT COLLATE "C" NOT NULL,
+    value TEXT COLLATE "C" NOT NULL,
+    PRIMARY KEY (run_id, key)
+  );
+  CREATE INDEX run_metadata_search ON run_metadata(account_id, key, value);
+  CREATE TABLE run_facets (
+    run_id TEXT COLLATE "C" NOT NULL REFERENCES runs(id),
+    account_id TEXT COLLATE "C" NOT NULL,
+    facet TEXT COLLATE "C" NOT NULL,
+    value TEXT COLLATE "C" NOT NULL,
+    PRIMARY KEY (run_id, facet, value)
+  );
+  CREATE INDEX run_facets_search ON run_facets(account_id, facet, value);
+  WITH u AS (
+    SELECT id, account_id, resolved_pins::jsonb ->> 'task' AS task, resolved_pins::jsonb ->> 'robot' AS robot, plan::jsonb ->> 'model' AS model,
+      COALESCE(NULLIF(trim(request::jsonb ->> 'policy_name'), ''), request::jsonb #>> '{policy,image}', request::jsonb #>> '{policy,hf}', 'endpoint policy') AS policy
+    FROM runs WHERE units IS NULL
+    UNION ALL
+    SELECT r.id, r.account_id, e.value ->> 'task', e.value ->> 'robot', e.value ->> 'model',
+      COALESCE(e.value ->> 'policy_name', NULLIF(trim(r.request::jsonb ->> 'policy_name'), ''), e.value #>> '{policy,image}', e.value #>> '{policy,hf}', 'endpoint policy')
+    FROM runs r, jsonb_array_elements(r.units::jsonb) AS e(value) WHERE r.units IS NOT NULL
+  )
+  INSERT INTO run_facets (run_id, account_id, facet, value)
+  SELECT id, account_id, 'task', task FROM u WHERE task IS NOT NULL
+  UNION SELECT id, account_id, 'task', substr(task, 1, strpos(task, '@v') - 1) FROM u WHERE strpos(task, '@v') > 1
+  UNION SELECT id, account_id, 'robot', robot FROM u WHERE robot IS NOT NULL
+  UNION SELECT id, account_id, 'robot', model FROM u WHERE model IS NOT NULL
+  UNION SELECT id, account_id, 'policy', policy FROM u
+  ON CONFLICT DO NOTHING;
+  `,
+  },
 ];

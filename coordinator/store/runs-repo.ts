@@ -12,6 +12,7 @@ import type { RunKindName } from "../runs/run-kinds.js";
 import { transitionRun, type RunStatus } from "../runs/run-state.js";
 import type { Db } from "./database.js";
 import { insertionOrder } from "./sql-dialect.js";
+import { addRunFacets, insertRunIndex, runFacets } from "./run-facets.js";
 
 export interface RunRow {
   id: string;
@@ -38,6 +39,10 @@ export interface RunRow {
   kind_state: string | null;
   /** JSON RunHeadlinePriors: the priors the run was submitted under; null for runs from before them (the default). */
   headline_priors?: string | null;
+  /** The run's name; null when it has none (or was stored before names). */
+  name?: string | null;
+  /** JSON object of strings: the run's current metadata; null for none. */
+  metadata?: string | null;
 }
 
 /** The headline priors a run was submitted under, by `<robot model>/<environment class>` of its units. */
@@ -88,6 +93,8 @@ export interface NewRun {
   kindState?: object | null;
   /** The headline priors in force at submission, for each of its units' robot model and environment class. */
   headlinePriors?: RunHeadlinePriors | null;
+  /** Its name and metadata (coordinator/runs/run-labels.ts); default none. */
+  labels?: { name: string | null; metadata: Record<string, string> };
 }
 
 /**
@@ -117,8 +124,8 @@ export function episodeId(runId: string, idx: number): string {
  */
 export function insertRun(db: Db, row: NewRun): boolean {
   const insertRunRow = db.prepare(
-    `INSERT INTO runs (id, account_id, kind, status, created, request, resolved_pins, plan, idempotency_key, priority, episodes_total, units, kind_state, headline_priors)
-     VALUES (@id, @account_id, @kind, 'queued', @created, @request, @resolved_pins, @plan, @idempotency_key, @priority, @episodes_total, @units, @kind_state, @headline_priors)`,
+    `INSERT INTO runs (id, account_id, kind, status, created, request, resolved_pins, plan, idempotency_key, priority, episodes_total, units, kind_state, headline_priors, name, metadata)
+     VALUES (@id, @account_id, @kind, 'queued', @created, @request, @resolved_pins, @plan, @idempotency_key, @priority, @episodes_total, @units, @kind_state, @headline_priors, @name, @metadata)`,
   );
   const insertEpisode = db.prepare(
     `INSERT INTO episodes (id, run_id, idx, status, attempt, seed) VALUES (?, ?, ?, 'pending', 0, ?)`,
@@ -139,7 +146,12 @@ export function insertRun(db: Db, row: NewRun): boolean {
       units: row.units ? JSON.stringify(row.units) : null,
       kind_state: row.kindState ? JSON.stringify(row.kindState) : null,
       headline_priors: row.headlinePriors ? JSON.stringify(row.headlinePriors) : null,
+      name: row.labels?.name ?? null,
+      metadata: row.labels && Object.keys(row.labels.metadata).length > 0 ? JSON.stringify(row.labels.metadata) : null,
     });
+    const request = row.request as Record<string, unknown>;
+    const units = row.units ?? [unitOfPlan(row.plan, row.resolvedPins, request)];
+    insertRunIndex(db, { id: row.id, accountId: row.accountId, facets: runFacets(units, request), metadata: row.labels?.metadata ?? {} });
     const total = row.episodes ? row.episodes.length : row.episodesTotal;
     const first = Math.min(total, EPISODES_PER_TRANSACTION);
     if (row.episodes) insertListedEpisodes(db, row.id, row.episodes.slice(0, first), 0);
@@ -277,6 +289,9 @@ export interface RunRecord {
   kindState: Record<string, unknown> | null;
   /** The headline priors fixed at submission (absent or empty for runs from before them: those use the default). */
   headlinePriors?: RunHeadlinePriors;
+  /** Its current name (null: none) and metadata ({}: none); POST /v1/runs/{run_id} changes them. */
+  name?: string | null;
+  metadata?: Record<string, string>;
 }
 
 /** The one unit of a kind `run` run: its plan's robot and scene, its task pin and policy. */
@@ -317,6 +332,8 @@ export function runRecordOf(row: RunRow): RunRecord {
     units: row.units ? (JSON.parse(row.units) as RunUnit[]) : [unitOfPlan(plan, resolvedPins, request)],
     kindState: row.kind_state === null ? null : (JSON.parse(row.kind_state) as Record<string, unknown>),
     headlinePriors: row.headline_priors ? (JSON.parse(row.headline_priors) as RunHeadlinePriors) : {},
+    name: row.name ?? null,
+    metadata: row.metadata ? (JSON.parse(row.metadata) as Record<string, string>) : {},
   };
 }
 
@@ -364,9 +381,13 @@ export function addPinnedImage(db: Db, runId: string, pin: { image: string; id: 
   return true;
 }
 
-/** Replaces a run's units (a threshold checkpoint swaps the policy). */
+/** Replaces a run's units (a threshold checkpoint swaps the policy); the runs list finds it under the new policies too. */
 export function setRunUnits(db: Db, runId: string, units: readonly RunUnit[]): void {
-  db.prepare(`UPDATE runs SET units = ? WHERE id = ?`).run(JSON.stringify(units), runId);
+  db.transaction(() => {
+    db.prepare(`UPDATE runs SET units = ? WHERE id = ?`).run(JSON.stringify(units), runId);
+    const row = db.prepare("SELECT account_id, request FROM runs WHERE id = ?").get(runId) as { account_id: string; request: string } | undefined;
+    if (row) addRunFacets(db, runId, row.account_id, runFacets(units, JSON.parse(row.request) as Record<string, unknown>));
+  })();
 }
 
 export function getRunRow(db: Db, runId: string): RunRow | undefined {
@@ -376,29 +397,6 @@ export function getRunRow(db: Db, runId: string): RunRow | undefined {
 /** Runs that may still get episodes assigned (queued, scheduling, running), as records. */
 export function listOpenRuns(db: Db): RunRecord[] {
   return (db.prepare(`SELECT * FROM runs WHERE status IN ('queued', 'scheduling', 'running')`).all() as RunRow[]).map(runRecordOf);
-}
-
-export interface ListRunsQuery {
-  accountId: string;
-  kind?: string;
-  status?: string;
-  limit: number;
-  /** Cursor: only runs listed after this run id (older ones). */
-  before?: string;
-}
-
-/** The account's runs, newest first (created, then id, descending). */
-export function listRuns(db: Db, query: ListRunsQuery): RunRecord[] {
-  const where = ["account_id = @accountId"];
-  if (query.kind) where.push("kind = @kind");
-  if (query.status) where.push("status = @status");
-  if (query.before) {
-    where.push(`(created, id) < (SELECT created, id FROM runs WHERE id = @before AND account_id = @accountId)`);
-  }
-  return db
-    .prepare(`SELECT * FROM runs WHERE ${where.join(" AND ")} ORDER BY created DESC, id DESC LIMIT @limit`)
-    .all({ accountId: query.accountId, kind: query.kind ?? null, status: query.status ?? null, before: query.before ?? null, limit: query.limit })
-    .map((row) => runRecordOf(row as RunRow));
 }
 
 export function findRunByIdempotencyKey(db: Db, accountId: string, key: string): RunRow | undefined {

@@ -141,6 +141,50 @@ describe("the assay command line (simulated fleet)", function () {
     for (const line of completed.result.cells.statement) assert.ok(get.output.includes(line), `${line}\nnot in:\n${get.output}`);
   });
 
+  it("runs update names a run and sets metadata; runs list shows name, policy, n and rate with its interval, filtered by metadata, policy, task and robot", async () => {
+    const tag = `cli-${Date.now()}`;
+    const updated = await runCliPiped(["runs", "update", completedRunId, "--name", "CLI expert", "--metadata", `suite=${tag}`, "--metadata", "owner=ana"], env, dir);
+    assert.equal(updated.code, 0, updated.stderr);
+    assert.equal(updated.stdout.trim(), `${completedRunId}: name "CLI expert"; metadata suite=${tag}, owner=ana`);
+    const got = await runCliPiped(["runs", "get", completedRunId], env, dir);
+    assert.match(got.stdout, /^name +CLI expert$/m);
+    assert.match(got.stdout, /^policy name +assay\/ref-policy:expert$/m);
+    assert.match(got.stdout, new RegExp(`^metadata +suite=${tag}, owner=ana$`, "m"));
+
+    const filters = ["--metadata", `suite=${tag}`, "--policy", "assay/ref-policy:expert", "--task", "pick-cube", "--robot", "so101", "--kind", "run"];
+    const listed = await runCliInPty(["runs", "list", ...filters], env, dir);
+    assert.equal(listed.code, 0, listed.output);
+    assert.match(listed.output, /^RUN +NAME +POLICY +KIND +TASK +ROBOT +N +RATE \[95% CI\] +STATUS +CREATED$/m);
+    const run = await apiJson(`/v1/runs/${completedRunId}`);
+    const [lo, hi] = run.result.ci95.map((x: number) => x.toFixed(2));
+    const row = new RegExp(`^${completedRunId} +CLI expert +assay/ref-policy:expert +run +pick-cube@v1 +so101@3\\.11 +${EPISODES} +${run.result.success_rate.toFixed(2)} \\[${lo}, ${hi}\\] +completed +\\d{4}-`, "m");
+    assert.match(listed.output, row);
+    assert.equal(listed.output.match(/^run_\w+ /gm)?.length, 1, "only the run with that metadata");
+    const json = await runCliPiped(["--json", "runs", "list", ...filters], env, dir);
+    assert.deepEqual(JSON.parse(json.stdout), await apiJson(`/v1/runs?metadata[suite]=${tag}&policy_name=assay/ref-policy:expert&task=pick-cube&robot=so101&kind=run`));
+    const none = await runCliPiped(["runs", "list", "--metadata", `suite=${tag}`, "--policy", "someone-else"], env, dir);
+    assert.equal(none.stdout.trim(), "no runs");
+
+    const removed = await runCliPiped(["runs", "update", completedRunId, "--remove-name", "--metadata", "owner="], env, dir);
+    assert.equal(removed.stdout.trim(), `${completedRunId}: name (none); metadata suite=${tag}`);
+    const bad = await runCliPiped(["runs", "update", completedRunId, "--metadata", "a[1]=x"], env, dir);
+    assert.equal(bad.code, 3, bad.stderr);
+    assert.match(bad.stderr, /metadata key contains a square bracket/);
+    const nothing = await runCliPiped(["runs", "update", completedRunId], env, dir);
+    assert.equal(nothing.code, 2, nothing.stderr);
+    const malformed = await runCliPiped(["runs", "list", "--metadata", "novalue"], env, dir);
+    assert.equal(malformed.code, 2, malformed.stderr);
+
+    // Submitted with labels (and cancelled at once: only the labels matter here).
+    const submitted = await runCliPiped(["--json", "runs", "submit", "body.json", "--name", "labelled", "--metadata", `suite=${tag}-submit`], env, dir);
+    assert.equal(submitted.code, 0, submitted.stderr);
+    const created = JSON.parse(submitted.stdout) as Json;
+    assert.equal(created.name, "labelled");
+    assert.deepEqual(created.metadata, { suite: `${tag}-submit` });
+    const cancelled = await service.api(`/v1/runs/${created.id}/cancel`, { method: "POST" });
+    assert.equal(cancelled.status, 200);
+  });
+
   it("episodes --download mcap writes one MCAP file per episode", async () => {
     const out = join(dir, "recordings");
     const { code, output } = await runCliInPty(["episodes", completedRunId, "--download", "mcap", "--out", out], env, dir);

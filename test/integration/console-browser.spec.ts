@@ -228,7 +228,10 @@ describe("web console in a real browser (simulated fleet, headless Chromium)", f
     assert.equal(await tab.follow(link("Runs")), "Runs · Assay");
     await page.waitForSelector(`tr[data-run="${runId}"]`);
     assert.equal(await page.$eval("table.runs tbody tr", (tr) => tr.getAttribute("data-run")), runId);
-    await tab.shot(shots, "runs", ["Runs", runId, "completed", `${(run.result.success_rate * 100).toFixed(1)}% (n = 6)`]);
+    const percent = (x: number) => `${(x * 100).toFixed(1)}%`;
+    const rateWithInterval = `${percent(run.result.success_rate)} [${percent(run.result.ci95[0])}, ${percent(run.result.ci95[1])}]`;
+    await tab.shot(shots, "runs", ["Runs", runId, "completed", rateWithInterval]);
+    assert.equal(await page.$eval(`tr[data-run="${runId}"] td:nth-child(7)`, (td) => (td as HTMLElement).innerText), "6", "the n column");
     await page.select("#filter-status", "failed");
     await page.waitForFunction((id: string) => !document.querySelector(`tr[data-run="${id}"]`), {}, runId);
     assert.equal(await page.evaluate(() => location.hash), "#/runs?status=failed");

@@ -162,6 +162,9 @@ describe("OpenAPI document (integration)", function () {
     const run = await call("POST", "/v1/runs", { json: README_RUN_BODY, status: 201 });
     await call("GET", "/v1/runs?limit=5&kind=run", { status: 200 });
     await call("GET", `/v1/runs/${run.id}`, { status: 200 });
+    await call("POST", `/v1/runs/${run.id}`, { json: { name: "documented", metadata: { suite: "openapi" } }, status: 200 });
+    await call("POST", `/v1/runs/${run.id}`, { json: { metadata: { "a[b]": "x" } }, status: 422 });
+    await call("GET", "/v1/runs?metadata[suite]=openapi&task=pick-cube&robot=so101&policy_name=x", { status: 200 });
     await call("GET", `/v1/runs/${run.id}/result`, { status: 404 });
     await call("GET", `/v1/runs/${run.id}/episodes?outcome=failure`, { status: 200 });
     await call("GET", `/v1/runs/${run.id}/episodes?artifact=video`, { status: 200 });

@@ -146,6 +146,31 @@ class RunTest(unittest.TestCase):
         self.assertTrue(all(u.result.n == 2 for u in done.result.units))
 
 
+class NamedRunsTest(unittest.TestCase):
+    def test_names_metadata_and_the_runs_list_filters(self) -> None:
+        client = Client()
+        study = f"py-{time.time_ns()}"
+        run = client.submit(run_body(2), name="python named", metadata={"study": study, "arm": "novice"})
+        client.cancel(run.id)  # only its labels matter here
+        self.assertEqual(run.name, "python named")
+        self.assertEqual(run.metadata, {"study": study, "arm": "novice"})
+        self.assertEqual(run.policy_name, "assay/ref-policy:novice")
+        self.assertEqual(run.policy_names, ["assay/ref-policy:novice"])
+
+        found = client.runs(metadata={"study": study}, policy_name="assay/ref-policy:novice", task="pick-cube", robot="so101", kind="run")
+        self.assertEqual([r.id for r in found], [run.id])
+        self.assertEqual(client.runs(metadata={"study": study, "arm": "expert"}), [])
+
+        updated = client.update_run(run.id, name=None, metadata={"arm": "", "reviewed": "yes"})
+        self.assertIsNone(updated.name)
+        self.assertEqual(updated.metadata, {"study": study, "reviewed": "yes"})
+        self.assertEqual([r.id for r in client.runs(metadata={"reviewed": "yes", "study": study})], [run.id])
+        with self.assertRaises(AssayError) as caught:
+            client.update_run(run.id, metadata={"a[b]": "x"})
+        self.assertEqual(caught.exception.code, "contract_validation_failed")
+        self.assertIn("square bracket", caught.exception.message)
+
+
 class QuickstartTest(unittest.TestCase):
     def test_the_readme_quick_start_runs_as_a_script(self) -> None:
         with tempfile.TemporaryDirectory() as out:

@@ -1,4 +1,4 @@
-/** POST /v1/runs, GET /v1/runs, GET /v1/runs/{run_id}. */
+/** POST /v1/runs, GET /v1/runs, GET /v1/runs/{run_id}, POST /v1/runs/{run_id} (name and metadata). */
 import { Router } from "express";
 import { authOf } from "../../auth/authenticate.js";
 import { splitQuoteId } from "../../billing/submission.js";
@@ -7,11 +7,13 @@ import { isTerminal } from "../../runs/run-state.js";
 import { runView } from "../../runs/run-view.js";
 import { submitRun } from "../../runs/submit-run.js";
 import type { Db } from "../../store/database.js";
-import { getRun, listRuns, type RunRecord } from "../../store/runs-repo.js";
+import { getRun, type RunRecord } from "../../store/runs-repo.js";
+import { listRuns, setRunLabels } from "../../store/run-list-repo.js";
+import { mergeMetadata, metadataKeyProblem, METADATA_KEYS_MAX, UpdateRunRequest } from "../../runs/run-labels.js";
 import type { CompiledApiDeps } from "../api-deps.js";
 import { LIST_LIMIT_DEFAULT } from "../schemas/common.js";
 import { RunListQuery } from "../schemas/runs.js";
-import { parseQuery } from "../validate-request.js";
+import { parseBody, parseWith } from "../validate-request.js";
 
 const IDEMPOTENCY_KEY_MAX = 255;
 
@@ -40,12 +42,12 @@ export function runsRouter(deps: CompiledApiDeps): Router {
 
   router.get("/runs", (req, res) => {
     const { accountId } = authOf(res);
-    const query = parseQuery(RunListQuery, req);
-    const { kind, status } = query;
+    const query = parseWith(RunListQuery, runListQueryOf(req.query as Record<string, unknown>), { prefix: "query parameter " });
+    const { kind, status, task, robot, policy_name: policy, metadata } = query;
     const limit = query.limit ?? LIST_LIMIT_DEFAULT;
     const startingAfter = query.starting_after;
     if (startingAfter !== undefined) requireRun(deps.db, accountId, startingAfter);
-    const rows = listRuns(deps.db, { accountId, kind, status, limit: limit + 1, before: startingAfter });
+    const rows = listRuns(deps.db, { accountId, kind, status, task, robot, policy, metadata, limit: limit + 1, before: startingAfter });
     res.json({ object: "list", url: "/v1/runs", has_more: rows.length > limit, data: rows.slice(0, limit).map((row) => runView(row, { waiting: deps.scheduler.waitingReason?.(row.id) })) });
   });
 
@@ -59,10 +61,47 @@ export function runsRouter(deps: CompiledApiDeps): Router {
     res.json(runView(getRun(deps.db, run.id)!));
   });
 
+  // Stripe's update: metadata keys sent are set ("" removes one), the name replaced ("" or null removes it).
+  router.post("/runs/:runId", (req, res) => {
+    const run = requireRun(deps.db, authOf(res).accountId, req.params.runId);
+    const update = parseBody(UpdateRunRequest, req.body, { emptyIsObject: true });
+    const name = update.name === undefined ? run.name ?? null : update.name === "" ? null : update.name;
+    const metadata = update.metadata === undefined ? run.metadata ?? {} : mergeMetadata(run.metadata ?? {}, update.metadata, run.id);
+    setRunLabels(deps.db, run, { name, metadata });
+    res.json(runView(getRun(deps.db, run.id)!, { waiting: deps.scheduler.waitingReason?.(run.id) }));
+  });
+
   router.get("/runs/:runId", (req, res) => {
     const run = requireRun(deps.db, authOf(res).accountId, req.params.runId);
     res.json(runView(run, { waiting: deps.scheduler.waitingReason?.(run.id) }));
   });
 
   return router;
+}
+
+/**
+ * The runs list's query with its `metadata[<key>]=<value>` parameters (Stripe's style; the query
+ * parser keeps the brackets in the name) gathered into `metadata`, for RunListQuery. A key breaking
+ * the metadata rules, a repeated parameter or more than 50 keys is 422 naming the parameter.
+ */
+function runListQueryOf(raw: Record<string, unknown>): Record<string, unknown> {
+  const query: Record<string, unknown> = {};
+  const metadata: Record<string, string> = {};
+  for (const [name, value] of Object.entries(raw)) {
+    const match = /^metadata\[(.*)\]$/s.exec(name);
+    if (!match) {
+      query[name] = value;
+      continue;
+    }
+    const key = match[1]!;
+    const problem = metadataKeyProblem(key);
+    if (problem) throw new AssayError("contract_validation_failed", `query parameter ${name.length > 60 ? `${name.slice(0, 60)}...` : name}: ${problem}`);
+    if (typeof value !== "string") throw new AssayError("contract_validation_failed", `query parameter metadata[${key}] must be given once as a plain value`);
+    metadata[key] = value;
+  }
+  if (Object.keys(metadata).length > METADATA_KEYS_MAX) {
+    throw new AssayError("contract_validation_failed", `query has ${Object.keys(metadata).length} metadata[...] filters; at most ${METADATA_KEYS_MAX}`);
+  }
+  if (Object.keys(metadata).length > 0) query.metadata = metadata;
+  return query;
 }

@@ -15,6 +15,7 @@ import { DataPosture, EpisodesSpec, InstructionSet, Interventions, Perturbation,
 
 import { RUN_STATUSES as RUN_STATUS_VALUES } from "../../runs/run-state.js";
 import { INVALID_REASONS } from "../../runs/invalid-reasons.js";
+import { METADATA_KEY_MAX_CHARS, METADATA_KEYS_MAX, METADATA_VALUE_MAX_CHARS } from "../../runs/run-labels.js";
 
 export { RUN_STATUS_VALUES };
 export const RunStatus = component("RunStatus", z.enum(RUN_STATUS_VALUES));
@@ -213,12 +214,15 @@ export const Run = component("Run", z.looseObject({
   object: z.literal("run"),
   kind: z.enum(RUN_KIND_VALUES),
   status: RunStatus,
+  name: z.string().nullable().describe("*added*: the run's name as it is now; null when it has none"),
+  metadata: z.record(z.string(), z.string()).describe("*added*: the run's metadata as it is now ({} when none)"),
   created: Timestamp,
   completed: Timestamp.optional().describe("present once completed"),
   robot: z.string().optional().describe("as submitted (kinds with robots/iterate_on/source omit it)"),
   environment: z.string().optional(),
   task: z.string().optional(),
   policy: Policy.optional().describe("as submitted (compare: policies)"),
+  policy_name: z.string().optional().describe("kinds with one policy: the name it is shown under: policy_name as submitted, else its image, hf, or \"endpoint policy\" (compare: each unit's policy_name)"),
   episodes: EpisodesSpec.optional(),
   priority: Priority,
   perturbation: Perturbation.nullable(),
@@ -375,10 +379,16 @@ export const PurgeReceipt = component("PurgeReceipt", z.strictObject({
   purged_at: Timestamp,
 }));
 
-/** Query of GET /v1/runs (unknown parameters are ignored). */
+/** Query of GET /v1/runs (unknown parameters are ignored); every filter given must match. */
 export const RunListQuery = z.object({
   kind: queryEnum("kind", RUN_KIND_VALUES),
   status: queryEnum("status", RUN_STATUS_VALUES),
+  task: queryText("task", "a task name (any revision) or a revision <name>@v<N>"),
+  robot: queryText("robot", "a robot model (any firmware), e.g. so101, or a pin <model>@<firmware>"),
+  policy_name: queryText("policy_name", "the name a policy is shown under: policy_name as submitted (a compare's policy names), else the container image or the checkpoint's hf"),
+  metadata: z.record(z.string().max(METADATA_KEY_MAX_CHARS), z.string().max(METADATA_VALUE_MAX_CHARS)).optional()
+    .meta({ maxProperties: METADATA_KEYS_MAX, "x-assay-query-style": "deepObject" })
+    .describe("metadata[<key>]=<value>, repeatable with other keys: runs whose metadata has each key with exactly that value"),
   limit: queryInteger("limit", 1, LIST_LIMIT_MAX, LIST_LIMIT_DEFAULT),
   starting_after: queryText("starting_after", "a run id: list the runs created before it"),
 });

@@ -29,6 +29,9 @@ MAX_RETRY_WAIT_S = 60.0
 CHUNK_BYTES = 1 << 16
 
 
+_UNSET: Any = object()
+
+
 class Client:
     """A client of one Assay coordinator.
 
@@ -109,8 +112,14 @@ class Client:
 
     # -- Runs ----------------------------------------------------------------------------------------
 
-    def submit(self, body: Json, *, idempotency_key: Optional[str] = None) -> Run:
-        """POST /v1/runs. Pass ``idempotency_key`` so a retried submission returns the original run."""
+    def submit(self, body: Json, *, idempotency_key: Optional[str] = None, name: Optional[str] = None, metadata: Optional[dict[str, str]] = None) -> Run:
+        """POST /v1/runs. Pass ``idempotency_key`` so a retried submission returns the original run.
+
+        ``name`` (a short title) and ``metadata`` (up to 50 string keys of your own, Stripe's rules) are
+        laid over the body's own ``name`` and ``metadata``; filter the runs list by them with ``runs()``.
+        """
+        if name is not None or metadata:
+            body = {**body, **({"name": name} if name is not None else {}), **({"metadata": {**body.get("metadata", {}), **metadata}} if metadata else {})}
         headers = {"Idempotency-Key": idempotency_key} if idempotency_key else None
         return Run.from_json(self.request("POST", "/v1/runs", json_body=body, headers=headers))
 
@@ -122,8 +131,27 @@ class Client:
     def run(self, run_id: str) -> Run:
         return Run.from_json(self.request("GET", f"/v1/runs/{_segment(run_id)}"))
 
-    def runs(self, *, kind: Optional[str] = None, status: Optional[str] = None, limit: int = 20) -> list[Run]:
-        return [Run.from_json(r) for r in self._list("/v1/runs", {"kind": kind, "status": status, "limit": limit})]
+    def runs(
+        self, *, kind: Optional[str] = None, status: Optional[str] = None, task: Optional[str] = None, robot: Optional[str] = None,
+        policy_name: Optional[str] = None, metadata: Optional[dict[str, str]] = None, limit: int = 20, starting_after: Optional[str] = None,
+    ) -> list[Run]:
+        """GET /v1/runs, newest first; every filter given must match.
+
+        ``task`` is a name (any revision) or ``<name>@v<N>``, ``robot`` a model or ``<model>@<firmware>``,
+        ``policy_name`` the name a policy is shown under, ``metadata`` keys that must have exactly these values.
+        """
+        query: dict[str, Any] = {"kind": kind, "status": status, "task": task, "robot": robot, "policy_name": policy_name, "limit": limit, "starting_after": starting_after}
+        query.update({f"metadata[{key}]": value for key, value in (metadata or {}).items()})
+        return [Run.from_json(r) for r in self._list("/v1/runs", query)]
+
+    def update_run(self, run_id: str, *, name: Any = _UNSET, metadata: Optional[dict[str, str]] = None) -> Run:
+        """POST /v1/runs/{id}: a new ``name`` (``None`` removes it) and metadata keys to set (``""`` removes a key; keys not given are kept)."""
+        body: Json = {}
+        if name is not _UNSET:
+            body["name"] = name
+        if metadata is not None:
+            body["metadata"] = metadata
+        return Run.from_json(self.request("POST", f"/v1/runs/{_segment(run_id)}", json_body=body))
 
     def cancel(self, run_id: str) -> Run:
         """Cancels a queued or running run; the episodes that ran keep their outcomes."""

@@ -179,6 +179,11 @@ class Run:
     result: Optional[Result]
     status_detail: Optional[Json]
     raw: Json = field(repr=False)
+    #: The run's name (None: none) and metadata as they are now.
+    name: Optional[str] = None
+    metadata: dict[str, str] = field(default_factory=dict)
+    #: The name its policy is shown under (kinds with one policy; a compare's are in ``policy_names``).
+    policy_name: Optional[str] = None
 
     @classmethod
     def from_json(cls, obj: Json) -> "Run":
@@ -187,7 +192,15 @@ class Run:
             robot=obj.get("robot"), environment=obj.get("environment"), task=obj.get("task"),
             resolved_pins=obj.get("resolved_pins") or {}, result=Result.from_json(obj["result"]) if obj.get("result") else None,
             status_detail=obj.get("status_detail"), raw=obj,
+            name=obj.get("name"), metadata=dict(obj.get("metadata") or {}), policy_name=obj.get("policy_name"),
         )
+
+    @property
+    def policy_names(self) -> list[str]:
+        """Every policy's shown name: ``[policy_name]``, or a compare's names in order."""
+        if self.policy_name:
+            return [self.policy_name]
+        return [u["policy_name"] for u in self.raw.get("units", []) if u.get("policy_name")]
 
     @property
     def done(self) -> bool:

@@ -40,6 +40,8 @@ export async function newRunPage(ctx) {
   const priority = h("select", { id: "run-priority" }, options(PRIORITIES, "standard"));
   const seed = h("input", { id: "run-seed", inputmode: "numeric", autocomplete: "off" });
   const budget = h("input", { id: "run-budget", inputmode: "decimal", autocomplete: "off" });
+  const name = h("input", { id: "run-name", maxlength: 100, autocomplete: "off" });
+  const policyName = h("input", { id: "run-policy-name", maxlength: 80, autocomplete: "off" });
   const body = h("textarea", { id: "run-body", rows: 16, spellcheck: "false", class: "code" });
 
   const quoteButton = h("button", { type: "button", on: { click: quote } }, "Get a quote");
@@ -68,11 +70,13 @@ export async function newRunPage(ctx) {
       ...(priority.value !== "standard" ? { priority: priority.value } : {}),
       ...(seed.value.trim() ? { perturbation: { seed: Number(seed.value) } } : {}),
       ...(budget.value.trim() ? { max_budget_usd: Number(budget.value) } : {}),
+      ...(name.value.trim() ? { name: name.value.trim() } : {}),
+      ...(policyName.value.trim() ? { policy_name: policyName.value.trim() } : {}),
     };
   }
 
   const writeBody = () => { body.value = JSON.stringify(bodyFromFields(), null, 2); };
-  for (const input of [robot, environment, task, episodes, image, priority, seed, budget]) input.addEventListener("input", writeBody);
+  for (const input of [robot, environment, task, episodes, image, priority, seed, budget, name, policyName]) input.addEventListener("input", writeBody);
 
   if (from) {
     body.value = JSON.stringify(Object.fromEntries(RUN_FIELDS.filter((f) => from[f] !== undefined && from[f] !== null).map((f) => [f, from[f]])), null, 2);
@@ -128,7 +132,9 @@ export async function newRunPage(ctx) {
       field("Policy image", image, "a container image the cells can run"),
       field("Priority", priority),
       field("Seed (optional)", seed, "fixes the initial conditions: the same seed gives the same layouts"),
-      field("Budget in USD (optional)", budget, "a hard stop, metered live")),
+      field("Budget in USD (optional)", budget, "a hard stop, metered live"),
+      field("Name (optional)", name, "a short title the runs list shows"),
+      field("Policy name (optional)", policyName, "what lists call the policy; default its image")),
     taskRevs, images,
     field("Request body (JSON)", body, "The fields above write this body; edit it for anything else the API accepts (docs: POST /v1/runs). Changing a field rewrites it."),
     errors.element,

@@ -26,6 +26,18 @@ export function policyLine(policy) {
   return policy.type;
 }
 
+/** The run's name, its policy's name(s) and its metadata, under the heading (named runs). */
+function labelsBlock(run) {
+  const policies = run.policy_name ?? [...new Set((run.units ?? []).map((u) => u.policy_name).filter(Boolean))].join(" vs ");
+  const metadata = Object.entries(run.metadata ?? {});
+  return h("div", { class: "run-labels" },
+    run.name ? h("p", { class: "run-name" }, run.name) : null,
+    facts([
+      ["Policy name", policies || null],
+      ["Metadata", metadata.length ? h("ul", { class: "metadata" }, metadata.map(([key, value]) => h("li", {}, h("code", {}, key), " = ", value))) : null],
+    ]));
+}
+
 /** Episode count as requested: a number or auto(...) */
 const requestedEpisodes = (run) => (typeof run.episodes === "number" ? run.episodes : null);
 
@@ -95,6 +107,7 @@ export async function runPage(ctx) {
 
   ctx.show(
     h("div", { class: "page-head" }, h("h1", { tabindex: "-1" }, `Run ${id}`), status),
+    labelsBlock(run),
     pilotTask ? h("p", { class: "notice" }, "This run is the pilot of task ", h("a", { href: `#/tasks/${pilotTask}` }, pilotTask), ": calibration only, so it has no report.") : null,
     actions, actionErrors.element, detail,
     h("section", { class: "card" }, facts([
