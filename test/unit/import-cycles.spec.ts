@@ -36,8 +36,9 @@ function resolveSpecifier(fromFile: string, specifier: string): string | undefin
   if (!specifier.startsWith(".")) return undefined;
   const base = resolve(ROOT, dirname(fromFile), specifier);
   const candidates = [base.replace(/\.js$/, ".ts"), `${base}.ts`, join(base, "index.ts"), base];
-  const found = candidates.find((c) => c.endsWith(".ts") && existsSync(c));
-  if (!found) throw new Error(`${fromFile} imports "${specifier}", which resolves to no .ts file`);
+  // A plain JavaScript module of ours (scripts/compiled-entry.mjs) is a file too, outside the checked folders.
+  const found = candidates.find((c) => c.endsWith(".ts") && existsSync(c)) ?? (/\.m?js$/.test(base) && existsSync(base) ? base : undefined);
+  if (!found) throw new Error(`${fromFile} imports "${specifier}", which resolves to no .ts or .mjs file`);
   const file = relative(ROOT, found).split("\\").join("/");
   return FOLDERS.includes(file.split("/")[0]) ? file : undefined;
 }
