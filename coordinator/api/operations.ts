@@ -25,6 +25,7 @@ import { RunBody, RunRequest } from "./schemas/run-request.js";
 import {
   Checkpoint, CheckpointRequest, EpisodeListQuery, EpisodeOrArtifactList, PurgeReceipt, ReplayRequest, Report, ReportQuery, Result, Run, RunListQuery,
 } from "./schemas/runs.js";
+import { PAPER_FILE_NAMES, PAPER_MEDIA, PAPER_SELECTION_MAX, PaperSelectionQuery } from "./schemas/paper.js";
 import { AmendTaskRequest, CreateTaskRequest, Pilot, PilotRequest, Task, TaskListQuery } from "./schemas/tasks.js";
 import { CreateWebhookRequest, WebhookDelivery, WebhookEndpoint } from "./schemas/webhooks.js";
 
@@ -123,6 +124,12 @@ export const OPERATIONS: readonly Operation[] = [
   { method: "GET", path: "/v1/runs/{run_id}/report", operationId: "getRunReport", tag: "runs", summary: "The verification report of a completed run",
     query: ReportQuery,
     responses: [{ status: 200, description: "the Report (JSON), or with format=pdf the PDF", schema: Report, other: { "application/pdf": "the report as a PDF" } }] },
+  { method: "GET", path: "/v1/runs/{run_id}/paper/{file}", operationId: "getRunPaperFile", tag: "runs", summary: "A completed run's table, figure or citation for a paper",
+    description: `file: ${PAPER_FILE_NAMES.join(", ")}. One row per unit (a compare's arms, a matrix's cells, a transfer's embodiments, an eval's robots; one row otherwise), each rate with n, successes and its 95% interval. Sent as an attachment (Content-Disposition). A run that has not completed, a pilot, or an unknown file: 404. docs/papers.md.`,
+    responses: [{ status: 200, description: "the file", other: PAPER_MEDIA }] },
+  { method: "GET", path: "/v1/paper/{file}", operationId: "getSelectionPaperFile", tag: "runs", summary: "A table, figure or citation of a selection of completed runs, one row per run",
+    description: `file: ${PAPER_FILE_NAMES.join(", ")}. runs=<id>,<id> names 1 to ${PAPER_SELECTION_MAX} distinct runs of the account, rows in that order (each run's headline). A run of another account, not completed, or a pilot: 404. docs/papers.md.`,
+    query: PaperSelectionQuery, responses: [{ status: 200, description: "the file", other: PAPER_MEDIA }] },
   { method: "POST", path: "/v1/runs/{run_id}/episodes/{episode_id}/replay", operationId: "replayEpisode", tag: "runs", summary: "A new run reproducing one finished episode",
     body: ReplayRequest, bodyOptional: true, responses: [json(201, "the new run", Run)], errors: [...RUN_BODY_ERRORS, ...ADMISSION_ERRORS] },
   { method: "POST", path: "/v1/runs/{run_id}/checkpoints", operationId: "pushCheckpoint", tag: "runs", summary: "Push a policy checkpoint to an iterating threshold run",

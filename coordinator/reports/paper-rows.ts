@@ -146,6 +146,7 @@ export function paperRowsOfRun(run: RunRecord): PaperRow[] {
 export function paperRowsOfSelection(runs: readonly RunRecord[]): PaperRow[] {
   return runs.map((run) => {
     const [row] = paperRowsOfRun({ ...run, kind: run.kind === "compare" || run.kind === "transfer" || run.kind === "matrix" || run.kind === "eval" ? "run" : run.kind });
-    return { ...row, kind: run.kind, label: runLabelOf(run) };
+    // A compare's headline is its first policy's rate: name that policy, not the run's task.
+    return { ...row, kind: run.kind, label: runNameOf(run) ?? row.policy ?? runLabelOf(run) };
   });
 }

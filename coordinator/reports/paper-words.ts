@@ -13,16 +13,20 @@ import { policyNameOf, runNameOf, type PaperRow, type PaperSource } from "./pape
 
 const distinct = (values: readonly string[]) => [...new Set(values.filter((v) => v !== ""))];
 
+/** The run's policies ("expert vs novice" for a compare), or null when none is named. */
+function policiesWords(source: PaperSource): string | null {
+  const fromRows = distinct(source.rows.map((r) => r.policy ?? ""));
+  const policies = fromRows.length > 0 ? fromRows : distinct([policyNameOf(source.run) ?? ""]);
+  return policies.length > 0 ? policies.join(source.run.kind === "compare" ? " vs " : ", ") : null;
+}
+
 /** The run's title: its name, else its policies on its task ("expert vs novice on pick-cube@v1"). */
 export function paperTitle(source: PaperSource): string {
   const name = source.name ?? runNameOf(source.run);
   if (name) return name;
   const tasks = distinct(source.rows.map((r) => r.task)).join(", ");
-  const policies = distinct(source.rows.map((r) => r.policy ?? "")).length > 0
-    ? distinct(source.rows.map((r) => r.policy ?? ""))
-    : distinct([policyNameOf(source.run) ?? ""]);
-  if (policies.length === 0) return `${capitalize(kindWords(source.run.kind))} of ${tasks}`;
-  return `${policies.join(source.run.kind === "compare" ? " vs " : ", ")} on ${tasks}`;
+  const policies = policiesWords(source);
+  return policies ? `${policies} on ${tasks}` : `${capitalize(kindWords(source.run.kind))} of ${tasks}`;
 }
 
 function capitalize(text: string): string {
@@ -56,7 +60,9 @@ export function citationText(source: PaperSource): string {
     : rows.length <= CITED_ROWS
       ? rows.map((r) => `${r.label} ${rateWords(r)}`).join("; ")
       : `${rows.length} units, rates with their intervals in the accompanying table`;
-  const text = `Assay ${kindWords(run.kind)} ${run.id} (${date}): ${paperTitle(source)}; ${pinsWords(rows)}; ${figures}; 95% intervals, ${methods}.`;
+  // The pins name the task; the subject is the run's name or its policies, so the task is said once.
+  const subject = source.name ?? runNameOf(run) ?? policiesWords(source);
+  const text = `Assay ${kindWords(run.kind)} ${run.id} (${date}): ${subject ? `${subject}; ` : ""}${pinsWords(rows)}; ${figures}; 95% intervals, ${methods}.`;
   return text.replace(/\s+/g, " ");
 }
 
