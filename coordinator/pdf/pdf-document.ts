@@ -18,6 +18,7 @@ import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { setImmediate as nextTurn } from "node:timers/promises";
 import PDFDocument from "pdfkit";
+import { sfntOfWoff } from "./woff-font.js";
 
 export type Doc = InstanceType<typeof PDFDocument>;
 
@@ -58,11 +59,14 @@ const FONT_FILES: Record<keyof typeof PDF_FONTS, string> = {
 
 let fontBytes: Record<keyof typeof PDF_FONTS, Buffer> | undefined;
 
-/** The faces' bytes, read from node_modules on first use (the files never change while a process runs). */
+/**
+ * The faces as TrueType bytes, read from node_modules and unpacked from WOFF (woff-font.ts) on first
+ * use; the files never change while a process runs.
+ */
 function embeddedFonts(): Record<keyof typeof PDF_FONTS, Buffer> {
   if (!fontBytes) {
     const require = createRequire(import.meta.url);
-    const read = (file: string) => readFileSync(require.resolve(`@fontsource/dejavu-sans/files/${file}`));
+    const read = (file: string) => sfntOfWoff(readFileSync(require.resolve(`@fontsource/dejavu-sans/files/${file}`)));
     fontBytes = { regular: read(FONT_FILES.regular), bold: read(FONT_FILES.bold), italic: read(FONT_FILES.italic), boldItalic: read(FONT_FILES.boldItalic) };
   }
   return fontBytes;
