@@ -1,8 +1,11 @@
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { renderShippingLabel } from "../../coordinator/kits/label-pdf.js";
 import type { KitRecord } from "../../coordinator/kits/kits-repo.js";
 import type { PdfWork } from "../../coordinator/pdf/pdf-document.js";
 import { pdfText } from "../../coordinator/pdf/pdf-text.js";
+import { sfntOfWoff } from "../../coordinator/pdf/woff-font.js";
 import { publishedReport } from "../../coordinator/reports/published-report.js";
 import { RenderCache } from "../../coordinator/reports/render-cache.js";
 import type { Report } from "../../coordinator/reports/report.js";
@@ -90,6 +93,31 @@ describe("PDF rendering: bounded text, linear work, public reports without inter
     assert.equal("cost" in published, false);
     const text = JSON.stringify(published);
     assert.equal(text.includes("so101-b") || text.includes("so101-c"), false, text);
+  });
+
+  it("a WOFF face unpacks to the TrueType tables it wraps: every table's checksum as recorded (OpenType spec)", () => {
+    const woff = readFileSync(createRequire(import.meta.url).resolve("@fontsource/dejavu-sans/files/dejavu-sans-latin-400-normal.woff"));
+    const sfnt = sfntOfWoff(woff);
+    assert.equal(sfnt.readUInt32BE(0), 0x00010000, "a TrueType sfnt");
+    const numTables = sfnt.readUInt16BE(4);
+    assert.equal(numTables, woff.readUInt16BE(12));
+    const tags: string[] = [];
+    for (let i = 0; i < numTables; i++) {
+      const record = 12 + i * 16;
+      const tag = sfnt.toString("latin1", record, record + 4);
+      const [checksum, offset, length] = [sfnt.readUInt32BE(record + 4), sfnt.readUInt32BE(record + 8), sfnt.readUInt32BE(record + 12)];
+      const table = Buffer.alloc((length + 3) & ~3);
+      sfnt.copy(table, 0, offset, offset + length);
+      // head's checksum is taken with its checkSumAdjustment as zero.
+      if (tag === "head") table.writeUInt32BE(0, 8);
+      let sum = 0;
+      for (let at = 0; at < table.length; at += 4) sum = (sum + table.readUInt32BE(at)) >>> 0;
+      assert.equal(sum, checksum, `table ${tag}`);
+      tags.push(tag);
+    }
+    assert.deepEqual(tags, [...tags].sort(), "tables in tag order");
+    for (const needed of ["cmap", "glyf", "head", "hmtx", "loca"]) assert.ok(tags.includes(needed), needed);
+    assert.throws(() => sfntOfWoff(Buffer.from("not a font at all, just words here....................")), /not a WOFF 1\.0 font/);
   });
 
   it("the render cache renders a key once, shares a render in flight, evicts the oldest and forgets failures", async () => {
