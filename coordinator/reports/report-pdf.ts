@@ -163,7 +163,7 @@ async function drawFilmstrip(doc: Doc, filmstrip: ReportExtras["filmstrip"], pau
  */
 export async function renderReportPdf(report: Omit<Report, "cost"> & { cost?: Report["cost"] }, now: Date, options: PdfRenderOptions = {}, extras?: ReportExtras): Promise<Buffer> {
   const title = extras?.title ?? fallbackTitle(report);
-  const pdf = startPdf({ size: "A4", margin: 48, info: { Title: pdfText(title, 200, 200), Author: "Assay", Subject: `Assay ${kindWords(report.run_kind)} ${report.run_id}`, CreationDate: now } }, options);
+  const pdf = startPdf({ size: "A4", margin: 48, info: { Title: pdfText(title, 200, 200), Author: "Assay", Subject: `Assay ${kindWords(report.run_kind)} ${report.run_id}`, CreationDate: now } }, { ...options, embedFont: true });
   const { doc } = pdf;
   const pause = () => pdf.pause();
   /** One paragraph, bounded, then a turn for the loop if this slice is used up. */

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
+import sharp from "sharp";
 import { renderShippingLabel } from "../../coordinator/kits/label-pdf.js";
 import type { KitRecord } from "../../coordinator/kits/kits-repo.js";
 import type { PdfWork } from "../../coordinator/pdf/pdf-document.js";
@@ -9,6 +10,7 @@ import { sfntOfWoff } from "../../coordinator/pdf/woff-font.js";
 import { publishedReport } from "../../coordinator/reports/published-report.js";
 import { RenderCache } from "../../coordinator/reports/render-cache.js";
 import type { Report } from "../../coordinator/reports/report.js";
+import type { ReportExtras } from "../../coordinator/reports/report-extras.js";
 import { renderReportPdf } from "../../coordinator/reports/report-pdf.js";
 
 const NOW = new Date("2026-11-27T12:00:00.000Z");
@@ -85,6 +87,33 @@ describe("PDF rendering: bounded text, linear work, public reports without inter
     await renderReportPdf(report(["y"]), NOW, { work: base });
     const ratio = (long.measuredChars - base.measuredChars) / (short.measuredChars - base.measuredChars);
     assert.ok(ratio > 1.8 && ratio < 2.2, `2000 characters measured ${long.measuredChars - base.measuredChars}, 1000 measured ${short.measuredChars - base.measuredChars} (ratio ${ratio.toFixed(2)})`);
+  });
+
+  it("a report's layout work and size do not grow with its episodes: 1,000 episodes render like 10", async () => {
+    const jpeg = await sharp({ create: { width: 240, height: 180, channels: 3, background: { r: 90, g: 90, b: 90 } } }).jpeg().toBuffer();
+    const sized = (episodes: number) => {
+      const r = report(["outdoor use"]);
+      r.result = { ...r.result, n: episodes };
+      r.perturbation_schedule.realized = Array.from({ length: episodes }, (_, i) => ({ index: i, outcome: i % 2 ? "failure" : "success", layout_seed: i }));
+      const row = { label: "expert", run_id: "run_Zz9", kind: "run", task: "pick-cube@v1", robot: "so101@3.11", environment: "tabletop@1", policy: "expert",
+        n: episodes, successes: episodes / 2, success_rate: 0.5, ci95: [0.4, 0.6] as [number, number], interval_method: "beta-binomial-posterior", date: "2026-11-27" };
+      const extras: ReportExtras = {
+        title: "expert on pick-cube@v1", subtitle: "Evaluation run_Zz9, completed 2026-11-27", citation: "Assay evaluation run_Zz9 (2026-11-27): expert", rows: [row], unitHeading: "Run",
+        population: null, kindStatements: [], funnel: { episodes, steps: [{ stage: "grasped", reached: episodes - 1, of: episodes }], successes: episodes / 2 },
+        // The filmstrip is bounded by its choice (FILMSTRIP_EPISODES), whatever the run's size.
+        filmstrip: Array.from({ length: 4 }, (_, i) => ({ index: 2 * i + 1, cluster: "grasp_slip", cell: "so101-b", frames: [0, 1, 2].map((k) => ({ t_s: k, jpeg: new Uint8Array(jpeg) })) })),
+        methods: { paragraph: "Methods.", references: ["Wilson EB (1927). Probable inference. J. Am. Statist. Assoc. 22:209-212."] },
+      };
+      return { r, extras };
+    };
+    const small = work();
+    const large = work();
+    const a = sized(10);
+    const b = sized(1000);
+    const smallPdf = await renderReportPdf(a.r, NOW, { work: small }, a.extras);
+    const largePdf = await renderReportPdf(b.r, NOW, { work: large }, b.extras);
+    assert.ok(Math.abs(large.measuredChars - small.measuredChars) < 0.05 * small.measuredChars, `1,000 episodes measured ${large.measuredChars} characters, 10 measured ${small.measuredChars}`);
+    assert.ok(largePdf.length < smallPdf.length * 1.05, `1,000 episodes: ${largePdf.length} bytes; 10: ${smallPdf.length}`);
   });
 
   it("a published report numbers its cells and carries no cell id and no cost", async () => {
