@@ -133,7 +133,7 @@ export function paperRowsOfRun(run: RunRecord): PaperRow[] {
   const first = units[0];
   return [{
     ...base,
-    label: runLabelOf(run),
+    label: runNameOf(run) ?? first?.policy_name ?? runLabelOf(run),
     task: first?.task ?? pins.task,
     robot: first?.robot ?? pins.robot,
     environment: first?.environment ?? pins.environment,

@@ -58,6 +58,18 @@ describe("paper outputs: tables, figure, citations", () => {
     assert.deepEqual(rows.map((r) => [r.label, r.n, r.successes, r.ci95]), [["expert_v2 & co", 20, 19, [0.7812, 0.9941]], ["novice #3 50%", 20, 9, [0.2519, 0.6655]]]);
   });
 
+  it("rows per kind: a matrix's cells by robot and environment, an eval's robots, one headline row for verify", () => {
+    const cell = (robot: string, environment: string, successes: number) => ({ ...unit("expert", successes, 10, [0.2, 0.9]), key: `${robot}/${environment}`, robot, environment });
+    const matrix = compareRun({ kind: "matrix", result: { ...cell("so101@3.11", "tabletop@1", 5).result, units: [cell("so101@3.11", "tabletop@1", 5), cell("koch@1.2", "tabletop@1", 7), cell("so101@3.11", "kitchen@2", 3)] } });
+    assert.deepEqual(paperRowsOfRun(matrix).map((r) => [r.label, r.successes]), [["so101@3.11, tabletop@1", 5], ["koch@1.2, tabletop@1", 7], ["so101@3.11, kitchen@2", 3]]);
+    const scores = [{ robot: "so101@3.11", tasks: 2, n: 20, success_rate: 0.75, ci95: [0.5, 0.9], interval_method: "beta-binomial-posterior" },
+      { robot: "koch@1.2", tasks: 2, n: 20, success_rate: 0.5, ci95: [0.3, 0.7], interval_method: "beta-binomial-posterior" }];
+    const evalRun = compareRun({ kind: "eval", request: { policy_name: "expert" }, result: { n: 20, success_rate: 0.75, ci95: [0.5, 0.9], interval_method: "beta-binomial-posterior", suite: "tabletop-basics@1", scores, units: [] } });
+    assert.deepEqual(paperRowsOfRun(evalRun).map((r) => [r.label, r.task, r.n, r.successes]), [["so101@3.11", "tabletop-basics@1", 20, 15], ["koch@1.2", "tabletop-basics@1", 20, 10]]);
+    const verify = compareRun({ kind: "verify", request: {}, result: { n: 8, success_rate: 0.5, ci95: [0.2, 0.8], interval_method: "beta-binomial-posterior", units: [cell("so101@3.11", "tabletop@1", 4), cell("koch@1.2", "tabletop@1", 1)] } });
+    assert.deepEqual(paperRowsOfRun(verify).map((r) => [r.label, r.robot, r.n]), [["expert", "so101@3.11", 8]]);
+  });
+
   it("CSV: a header and a row per arm, a field with a comma or quote quoted", () => {
     const run = compareRun();
     golden("compare-table.csv", tableCsv(paperRowsOfRun(run)));
