@@ -32,6 +32,7 @@ import { usageRouter } from "./routes/usage.js";
 import { webhooksRouter } from "./routes/webhooks.js";
 import { checkpointsRouter } from "./routes/checkpoints.js";
 import { gatesRouter } from "./routes/gates.js";
+import { paperRouter } from "./routes/paper.js";
 import { reportRouter } from "./routes/report.js";
 import { suitesRouter } from "./routes/suites.js";
 import { replayRouter } from "./routes/replay.js";
@@ -73,6 +74,7 @@ export function createApiApp(raw: ApiDeps): express.Express {
   v1.use(tasksRouter(deps), kitsRouter(deps), signingKeysRouter(deps));
   v1.use(quoteRouter(deps), budgetsRouter(deps), usageRouter(deps), webhooksRouter(deps), dataRouter(deps), runResultRouter(deps));
   v1.use(reportRouter(deps), suitesRouter(deps), gatesRouter(deps), checkpointsRouter(deps));
+  v1.use(paperRouter(deps));
   v1.use(cellsRouter(deps), statisticsRouter(deps), comparisonsRouter(deps));
   v1.use(replayRouter(deps), exportsRouter(deps), streamsRouter(deps), modelsRouter(deps), accountRouter(deps));
   // Published leaderboards and the API's own description: public, no key, rate-limited per client address.

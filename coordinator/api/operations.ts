@@ -27,6 +27,7 @@ import { UpdateRunRequest } from "../runs/run-labels.js";
 import {
   Checkpoint, CheckpointRequest, EpisodeListQuery, EpisodeOrArtifactList, EpisodeSeries, EpisodeSeriesQuery, ThumbnailQuery, PurgeReceipt, ReplayRequest, Report, ReportQuery, Result, Run, RunListQuery,
 } from "./schemas/runs.js";
+import { PAPER_FILE_NAMES, PAPER_MEDIA, PAPER_SELECTION_MAX, PaperSelectionQuery } from "./schemas/paper.js";
 import { AmendTaskRequest, CreateTaskRequest, Pilot, PilotRequest, Task, TaskListQuery } from "./schemas/tasks.js";
 import { CreateWebhookRequest, WebhookDelivery, WebhookEndpoint } from "./schemas/webhooks.js";
 
@@ -138,6 +139,12 @@ export const OPERATIONS: readonly Operation[] = [
   { method: "GET", path: "/v1/comparisons", operationId: "compareRuns", tag: "runs", summary: "Two to six runs side by side: each side's rate with its interval and n, every pair's difference, a warning when pins differ",
     description: "runs=<id>,<id>[,...]: the account's runs or published ones (another account's unpublished run: 404). Sides: one per unit of a compare, transfer or matrix run, else the run's Result; at most 6. Unpaired statistics: the beta-binomial posterior difference of the model-level rates, simultaneous over the pairs (Bonferroni), Newcombe's interval about these cells beside it.",
     query: ComparisonQuery, responses: [json(200, "the comparison", Comparison)], errors: ["contract_validation_failed", "not_found"] },
+  { method: "GET", path: "/v1/runs/{run_id}/paper/{file}", operationId: "getRunPaperFile", tag: "runs", summary: "A completed run's table, figure or citation for a paper",
+    description: `file: ${PAPER_FILE_NAMES.join(", ")}. One row per unit (a compare's arms, a matrix's cells, a transfer's embodiments, an eval's robots; one row otherwise), each rate with n, successes and its 95% interval. Sent as an attachment (Content-Disposition). A run that has not completed, a pilot, or an unknown file: 404. docs/papers.md.`,
+    responses: [{ status: 200, description: "the file", other: PAPER_MEDIA }] },
+  { method: "GET", path: "/v1/paper/{file}", operationId: "getSelectionPaperFile", tag: "runs", summary: "A table, figure or citation of a selection of completed runs, one row per run",
+    description: `file: ${PAPER_FILE_NAMES.join(", ")}. runs=<id>,<id> names 1 to ${PAPER_SELECTION_MAX} distinct runs of the account, rows in that order (each run's headline). A run of another account, not completed, or a pilot: 404. docs/papers.md.`,
+    query: PaperSelectionQuery, responses: [{ status: 200, description: "the file", other: PAPER_MEDIA }] },
   { method: "POST", path: "/v1/runs/{run_id}/episodes/{episode_id}/replay", operationId: "replayEpisode", tag: "runs", summary: "A new run reproducing one finished episode",
     body: ReplayRequest, bodyOptional: true, responses: [json(201, "the new run", Run)], errors: [...RUN_BODY_ERRORS, ...ADMISSION_ERRORS] },
   { method: "POST", path: "/v1/runs/{run_id}/checkpoints", operationId: "pushCheckpoint", tag: "runs", summary: "Push a policy checkpoint to an iterating threshold run",

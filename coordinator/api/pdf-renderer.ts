@@ -9,6 +9,7 @@ import { Worker } from "node:worker_threads";
 import { renderShippingLabel } from "../kits/label-pdf.js";
 import type { KitRecord } from "../kits/kits-repo.js";
 import type { PublishedReport } from "../reports/published-report.js";
+import type { ReportExtras } from "../reports/report-extras.js";
 import { renderReportPdf } from "../reports/report-pdf.js";
 
 /** A report as rendered: the owner's (with cost) or a published one (without). */
@@ -16,14 +17,15 @@ export type RenderableReport = PublishedReport & { cost?: { robot_hours: number;
 
 export interface PdfRenderer {
   label(kit: KitRecord, now: Date): Promise<Buffer>;
-  report(report: RenderableReport, now: Date): Promise<Buffer>;
+  /** `extras` (a run's title, table, funnel, filmstrip, methods) only for the owner's report of a run. */
+  report(report: RenderableReport, now: Date, extras?: ReportExtras): Promise<Buffer>;
   /** Stops the worker, if any; pending renders fail. */
   close(): Promise<void>;
 }
 
 /** A job as the worker receives it (coordinator/api/pdf-worker.ts). */
 export type PdfJob = { id: number } & PdfWork;
-type PdfWork = { now: string } & ({ kind: "label"; kit: KitRecord } | { kind: "report"; report: RenderableReport });
+type PdfWork = { now: string } & ({ kind: "label"; kit: KitRecord } | { kind: "report"; report: RenderableReport; extras?: ReportExtras });
 /** The worker's answer: the PDF's bytes, or why it failed. */
 export type PdfAnswer = { id: number; pdf: Uint8Array } | { id: number; error: string };
 
@@ -31,7 +33,7 @@ export type PdfAnswer = { id: number; pdf: Uint8Array } | { id: number; error: s
 export function inProcessPdfRenderer(): PdfRenderer {
   return {
     label: (kit, now) => renderShippingLabel(kit, now),
-    report: (report, now) => renderReportPdf(report, now),
+    report: (report, now, extras) => renderReportPdf(report, now, {}, extras),
     close: async () => undefined,
   };
 }
@@ -77,7 +79,7 @@ export function workerPdfRenderer(): PdfRenderer {
   };
   return {
     label: (kit, now) => render({ kind: "label", kit, now: now.toISOString() }),
-    report: (report, now) => render({ kind: "report", report, now: now.toISOString() }),
+    report: (report, now, extras) => render({ kind: "report", report, now: now.toISOString(), ...(extras ? { extras } : {}) }),
     async close() {
       const running = worker;
       worker = undefined;

@@ -14,7 +14,7 @@ port.on("message", async (job: PdfJob) => {
   let answer: PdfAnswer;
   try {
     const now = new Date(job.now);
-    const pdf = job.kind === "label" ? await renderShippingLabel(job.kit, now) : await renderReportPdf(job.report, now);
+    const pdf = job.kind === "label" ? await renderShippingLabel(job.kit, now) : await renderReportPdf(job.report, now, {}, job.extras);
     answer = { id: job.id, pdf };
   } catch (error) {
     answer = { id: job.id, error: error instanceof Error ? error.message : String(error) };

@@ -73,6 +73,8 @@ export const ROUTE_SCOPES: readonly RouteScope[] = [
   { method: "POST", path: "/v1/cells/:cellId/invalidate-previous", scopes: ["keys:admin"] },
   { method: "GET", path: "/v1/runs/:runId/report", scopes: ["runs:read"] },
   { method: "GET", path: "/v1/comparisons", scopes: ["runs:read"] },
+  { method: "GET", path: "/v1/runs/:runId/paper/:file", scopes: ["runs:read"] },
+  { method: "GET", path: "/v1/paper/:file", scopes: ["runs:read"] },
   { method: "POST", path: "/v1/runs/:runId/export", scopes: ["runs:read"] },
   { method: "GET", path: "/v1/runs/:runId/exports", scopes: ["runs:read"] },
   { method: "GET", path: "/v1/exports/:exportId", scopes: ["runs:read"] },

@@ -5,9 +5,23 @@
  * `sliceMs`. Each step between pauses is small because its text is bounded (pdf-text.ts), so a
  * whole render costs time linear in its input and other requests run between its slices.
  * Measured with `perf_hooks.monitorEventLoopDelay` in the bench suite `render-pdf`.
+ *
+ * A document made with `embedFont` embeds its font (DejaVu Sans from @fontsource/dejavu-sans, subset
+ * to the glyphs used). pdfkit's default, the standard Helvetica, is not embedded: pdfkit lays text out
+ * with Helvetica's metrics and each viewer draws it with whatever sans it has, so where the viewer's
+ * glyphs are narrower than Helvetica's advances a gap opens ("so101@ 3.11", the wide "@" in
+ * particular) and text extraction reads a space. With the font embedded, layout, drawing and
+ * extraction use the same glyphs and widths in every viewer. The names "Helvetica", "Helvetica-Bold",
+ * "Helvetica-Oblique" and "Helvetica-BoldOblique" are then the embedded faces. Laying text out in an
+ * embedded font costs several times the CPU of the standard font's metrics (fontkit shapes each
+ * word), so documents of unbounded customer text set in a machine-read layout (shipping labels) keep
+ * the standard font; reports, which people read and cite, embed it.
  */
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { setImmediate as nextTurn } from "node:timers/promises";
 import PDFDocument from "pdfkit";
+import { sfntOfWoff } from "./woff-font.js";
 
 export type Doc = InstanceType<typeof PDFDocument>;
 
@@ -32,15 +46,48 @@ export interface PdfRender {
 
 export interface PdfRenderOptions {
   sliceMs?: number;
+  /** Embed DejaVu Sans under the Helvetica names (default false: the standard, non-embedded Helvetica). */
+  embedFont?: boolean;
   /** Counters to add this render's work to. */
   work?: PdfWork;
 }
 
-/** A new document with `documentOptions`, collecting its output. */
+/** The embedded faces, by the names documents select them with. */
+export const PDF_FONTS = { regular: "Helvetica", bold: "Helvetica-Bold", italic: "Helvetica-Oblique", boldItalic: "Helvetica-BoldOblique" } as const;
+
+const FONT_FILES: Record<keyof typeof PDF_FONTS, string> = {
+  regular: "dejavu-sans-latin-400-normal.woff",
+  bold: "dejavu-sans-latin-700-normal.woff",
+  italic: "dejavu-sans-latin-400-italic.woff",
+  boldItalic: "dejavu-sans-latin-700-italic.woff",
+};
+
+let fontBytes: Record<keyof typeof PDF_FONTS, Buffer> | undefined;
+
+/**
+ * The faces as TrueType bytes, read from node_modules and unpacked from WOFF (woff-font.ts) on first
+ * use; the files never change while a process runs.
+ */
+function embeddedFonts(): Record<keyof typeof PDF_FONTS, Buffer> {
+  if (!fontBytes) {
+    const require = createRequire(import.meta.url);
+    const read = (file: string) => sfntOfWoff(readFileSync(require.resolve(`@fontsource/dejavu-sans/files/${file}`)));
+    fontBytes = { regular: read(FONT_FILES.regular), bold: read(FONT_FILES.bold), italic: read(FONT_FILES.italic), boldItalic: read(FONT_FILES.boldItalic) };
+  }
+  return fontBytes;
+}
+
+/** A new document with `documentOptions`, collecting its output; with `embedFont`, its text is set in the embedded font. */
 export function startPdf(documentOptions: PDFKit.PDFDocumentOptions, options: PdfRenderOptions = {}): PdfRender {
   const sliceMs = options.sliceMs ?? PDF_SLICE_MS;
   const work = options.work;
-  const doc = new PDFDocument(documentOptions);
+  const fonts = options.embedFont ? embeddedFonts() : undefined;
+  // `font` replaces pdfkit's initial Helvetica, so not even the default face is a standard font.
+  const doc = new PDFDocument(fonts ? { ...documentOptions, font: fonts.regular as unknown as string } : documentOptions);
+  if (fonts) {
+    for (const face of Object.keys(PDF_FONTS) as Array<keyof typeof PDF_FONTS>) doc.registerFont(PDF_FONTS[face], fonts[face]);
+    doc.font(PDF_FONTS.regular);
+  }
   if (work) {
     const widthOfString = doc.widthOfString.bind(doc);
     doc.widthOfString = (text: string, textOptions?: PDFKit.Mixins.TextOptions) => {

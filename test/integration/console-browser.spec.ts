@@ -195,9 +195,9 @@ describe("web console in a real browser (simulated fleet, headless Chromium)", f
     assert.equal(created.zone, VIEWER_TIME_ZONE);
     const tokyo = new Intl.DateTimeFormat("en-US", { timeZone: VIEWER_TIME_ZONE, hour: "numeric", minute: "2-digit", hour12: true }).format(new Date(created.iso));
     assert.ok(created.text!.includes(tokyo.replace(/\s*[AP]M$/, "")), `${created.text} shows ${created.iso} in ${VIEWER_TIME_ZONE} (${tokyo})`);
-    // The citation arrives by a request of its own (GET /v1/runs/{id}/report) after the page has settled.
-    await tab.waitForText("Assay run");
-    await tab.shot(shots, "run", [`Run ${runId}`, "completed", "n = 6", "6 of 6 episodes finished", "95% CI", "Stages", "Episodes per cell", "Failure clusters", "Cost", "Robot-hours", "Environment-hours", "Assay run"]);
+    // The citation for a paper arrives by a request of its own (GET /v1/runs/{id}/paper/citation.txt) after the page has settled.
+    await tab.waitForText(`Assay evaluation ${runId}`);
+    await tab.shot(shots, "run", [`Run ${runId}`, "completed", "n = 6", "6 of 6 episodes finished", "95% CI", "Stages", "Episodes per cell", "Failure clusters", "Cost", "Robot-hours", "Environment-hours", `Assay evaluation ${runId}`, "Download: Table (LaTeX)"]);
 
     // A failed episode: its video plays in the page, its MCAP downloads.
     await page.select("#ep-outcome", "failure");
@@ -223,6 +223,10 @@ describe("web console in a real browser (simulated fleet, headless Chromium)", f
     await page.click(button(`Download the MCAP of episode ${index}`));
     const mcap = await eventually("the MCAP download", () => readdirSync(downloads).find((f) => f.endsWith(".mcap")), { deadlineMs: 30_000 });
     assert.equal(readFileSync(join(downloads, mcap)).subarray(0, 8).toString("latin1"), "\x89MCAP0\r\n");
+    // The table for a paper downloads as LaTeX (docs/papers.md).
+    await page.click(button("Download: Table (LaTeX)"));
+    const tex = await eventually("the LaTeX table download", () => readdirSync(downloads).find((f) => f === `assay-${runId}-table.tex`), { deadlineMs: 30_000 });
+    assert.match(readFileSync(join(downloads, tex), "utf8"), /\\begin\{tabular\}[\s\S]*\\toprule[\s\S]* & 6 & \d+ & \d+\.\d\\% & \[/);
 
     // The runs list has it, newest first, and filters by status.
     assert.equal(await tab.follow(link("Runs")), "Runs · Assay");

@@ -7,12 +7,12 @@
  * board revision.
  */
 import assert from "node:assert/strict";
-import { inflateSync } from "node:zlib";
 import { insertKit } from "../../coordinator/kits/kits-repo.js";
 import { DEFAULT_ACCOUNT_ID, ensureAccount, setLeaderboardSettings } from "../../coordinator/store/accounts-repo.js";
 import { markEpisodeDone } from "../../coordinator/store/episodes-repo.js";
 import { episodeId, insertRun, setRunStatus } from "../../coordinator/store/runs-repo.js";
 import { INSTRUCTION_MAX_CHARS, KIT_ITEMS_MAX, TEXT_MAX_CHARS } from "../../coordinator/json/field-bounds.js";
+import { pdfDrawnText } from "../support/pdf-drawn-text.js";
 import { startTestService, type TestService } from "./helpers.js";
 
 type Json = Record<string, any>;
@@ -33,24 +33,8 @@ function text(n: number, seed: number): string {
   return out;
 }
 
-/** The text a PDF draws: pdfkit writes it as hex strings inside its (deflated) content streams. */
-function pdfStrings(pdf: Buffer): string {
-  let drawn = "";
-  const raw = pdf.toString("latin1");
-  for (const match of raw.matchAll(/stream\r?\n/g)) {
-    const start = match.index! + match[0].length;
-    const end = raw.indexOf("endstream", start);
-    let content: string;
-    try {
-      content = inflateSync(pdf.subarray(start, end)).toString("latin1");
-    } catch {
-      content = raw.slice(start, end);
-    }
-    for (const hex of content.matchAll(/<([0-9a-fA-F]+)>/g)) drawn += Buffer.from(hex[1]!, "hex").toString("latin1");
-    for (const literal of content.matchAll(/\(((?:\\.|[^\\)])*)\)/g)) drawn += literal[1];
-  }
-  return drawn;
-}
+/** The text a PDF draws, embedded fonts read through their ToUnicode maps (test/support/pdf-drawn-text.ts). */
+const pdfStrings = pdfDrawnText;
 
 describe("hostile bounds: field sizes, PDF renders that never stall, public reports without ids (loopback)", function () {
   this.timeout(180_000);
@@ -188,7 +172,8 @@ describe("hostile bounds: field sizes, PDF renders that never stall, public repo
     const pdfPath = `${new URL(entry.report_url).pathname}?format=pdf`;
     const first = Buffer.from(await (await fetch(service.coordinator.baseUrl + pdfPath)).arrayBuffer());
     const drawn = pdfStrings(first);
-    assert.match(drawn, /cell 1: \d\/3/, "the PDF lists the cells by number");
+    // The per-cell table's row: the cell by number, its episodes, successes and rate.
+    assert.match(drawn, /\ncell 1\n3\n\d\n\d+\.\d%\n/, "the PDF lists the cells by number");
     for (const id of [...CELLS, "acct_public_lab"]) assert.equal(drawn.includes(id), false, `the public PDF names ${id}`);
     // The same board revision: the kept render, byte for byte (a new render would carry a new time).
     const again = Buffer.from(await (await fetch(service.coordinator.baseUrl + pdfPath)).arrayBuffer());

@@ -169,6 +169,9 @@ describe("OpenAPI document (integration)", function () {
     await call("GET", `/v1/runs/${run.id}/episodes?outcome=failure`, { status: 200 });
     await call("GET", `/v1/runs/${run.id}/episodes?artifact=video`, { status: 200 });
     await call("GET", `/v1/runs/${run.id}/report`, { status: 404 });
+    await call("GET", `/v1/runs/${run.id}/paper/table.csv`, { status: 404 });
+    await call("GET", "/v1/paper/table.tex", { status: 422 });
+    await call("GET", `/v1/paper/citation.txt?runs=${run.id}`, { status: 404 });
     await call("POST", `/v1/runs/${run.id}/checkpoints`, { json: { policy: README_RUN_BODY.policy }, status: 422 });
     await call("POST", `/v1/runs/${run.id}/episodes/ep_nope/replay`, { json: {}, status: 404 });
     await call("GET", `/v1/runs/${run.id}/episodes/ep_nope/series?max_points=100`, { status: 404 });

@@ -25,6 +25,8 @@ export interface FixtureRunOptions extends FixtureOptions {
   request?: Record<string, unknown>;
   /** The resolved robot pin (default so101@3.11). */
   robot?: string;
+  /** Episode i's stored evaluation (stages reached, ...), or null. */
+  evaluation?: (episode: number) => Record<string, unknown> | null;
 }
 
 export async function insertFixtureRun(coordinator: { db: Db; lifecycle: RunLifecycle }, artifactsDir: string, runId: string, options: FixtureRunOptions = {}): Promise<Awaited<ReturnType<typeof writeFixtureEpisodes>>> {
@@ -54,10 +56,11 @@ export async function insertFixtureRun(coordinator: { db: Db; lifecycle: RunLife
       episodes: fixture.episodes.map((_, i) => ({ unit: i % 2, seed: 1000 + (i >> 1), assign: { pair: i >> 1, order: i % 2, block: "cell" as const } })),
     } : {}),
   });
-  for (const e of fixture.episodes) {
+  for (const [i, e] of fixture.episodes.entries()) {
+    const evaluation = options.evaluation?.(i) ?? null;
     markEpisodeDone(db, e.episodeId, {
       cellId: compare ? ((e.index >> 1) % 2 === 0 ? "so101-b" : "so101-c") : e.cellId ?? "so101-b", outcome: e.outcome, failureCluster: e.failureCluster, durationS: e.durationS ?? 1, resetS: 1,
-      replaySpecJson: JSON.stringify(compare ? { ...e.replaySpec, layout_seed: 1000 + (e.index >> 1) } : e.replaySpec), metaJson: null, evaluationJson: null, finishedAt: storedAt,
+      replaySpecJson: JSON.stringify(compare ? { ...e.replaySpec, layout_seed: 1000 + (e.index >> 1) } : e.replaySpec), metaJson: null, evaluationJson: evaluation ? JSON.stringify(evaluation) : null, finishedAt: storedAt,
     });
     insertPendingArtifact(db, { episodeId: e.episodeId, runId, kind: "mcap", fileName: e.mcap.fileName, bytes: e.mcap.bytes, sha256: e.mcap.sha256 });
     markArtifactStored(db, e.episodeId, "mcap", storedAt);

@@ -1,31 +1,17 @@
 /**
  * The PDF report says what the JSON says (issue 28, item 1): a compare's report carries its headline
  * (`comparison`), and the PDF prints the sentence, the test and each side's rate near the top, before the
- * chart. The text is read back from the PDF itself: its content streams inflated (FlateDecode) and the
- * hex strings of its TJ operators decoded (PDF 32000-1, 9.4.3), independently of pdfkit.
+ * chart. The text is read back from the PDF itself (test/support/pdf-drawn-text.ts: the content streams'
+ * strings decoded through the embedded font's ToUnicode map), independently of pdfkit.
  */
 import assert from "node:assert/strict";
-import { inflateSync } from "node:zlib";
 import type { Report } from "../../coordinator/reports/report.js";
 import { renderReportPdf } from "../../coordinator/reports/report-pdf.js";
 import { compareHeadline } from "../../coordinator/runs/compare-headline.js";
+import { pdfDrawnText } from "../support/pdf-drawn-text.js";
 
-/** The text shown by a PDF's content streams, in drawing order, lines joined by spaces. */
-function pdfShownText(pdf: Buffer): string {
-  const lines: string[] = [];
-  for (const stream of pdf.toString("latin1").matchAll(/stream\r?\n([\s\S]*?)\r?\nendstream/g)) {
-    let content: string;
-    try {
-      content = inflateSync(Buffer.from(stream[1], "latin1")).toString("latin1");
-    } catch {
-      continue; // not a deflated content stream (an image, a font)
-    }
-    for (const shown of content.matchAll(/\[(.*?)\] TJ/g)) {
-      lines.push([...shown[1].matchAll(/<([0-9a-fA-F]*)>/g)].map((hex) => Buffer.from(hex[1], "hex").toString("latin1")).join(""));
-    }
-  }
-  return lines.join(" ").replace(/\s+/g, " ");
-}
+/** The PDF's drawn text in drawing order, lines joined by spaces. */
+const pdfShownText = (pdf: Buffer): string => pdfDrawnText(pdf).replace(/\s+/g, " ");
 
 const rate = (successes: number, n: number) => ({ n, success_rate: successes / n, ci95: [0.2, 0.8] as [number, number], interval_method: "wilson" });
 

@@ -2,13 +2,15 @@
  * `#/compare?runs=<id>,<id>[,...]`: any two or more runs side by side (GET /v1/comparisons), as the runs
  * list's "Compare these" selects them: a warning first when their pins differ, then every pair's
  * difference (the sentence it supports, its interval on -100..+100 points), each side's rate with its
- * Wilson and model-level intervals and n, and the runs' pins. The ids can be edited here too.
+ * Wilson and model-level intervals and n, the runs' pins, and downloads for a paper (a row per run:
+ * CSV and LaTeX tables, SVG and PNG figure, BibTeX and a citation). The ids can be edited here too.
  */
 import { api } from "../api.js";
 import { field, h } from "../dom.js";
 import { pct } from "../format.js";
 import { differenceBar, sideBar } from "../difference.js";
 import { errorSlot, table } from "../ui.js";
+import { paperDownloads } from "./paper-downloads.js";
 
 /** The ids in `runs=a,b,c`, trimmed, without empties. */
 const idsOf = (text) => (text ?? "").split(/[\s,]+/).map((id) => id.trim()).filter(Boolean);
@@ -64,6 +66,10 @@ export async function comparePage(ctx) {
         s.policy_name ?? "—", s.robot, s.environment, s.task, `${s.perturbation_rev}${s.perturbation ? ` ${s.perturbation}` : ""}`,
         String(s.n), pct(s.success_rate), `${pct(s.ci95[0])} – ${pct(s.ci95[1])}`,
       ]))),
+    h("section", { class: "card", "aria-labelledby": "h-paper" },
+      h("h2", { id: "h-paper" }, "For a paper"),
+      h("p", { class: "small muted" }, "A row per run (its headline rate with n and 95% interval): tables, a figure and citations (docs/papers.md)."),
+      paperDownloads((file) => `/v1/paper/${file}?runs=${ids.map(encodeURIComponent).join(",")}`, `assay-${ids[0]}-and-${ids.length - 1}-more`, { signal: ctx.signal, errors })),
     form,
   );
 }

@@ -7,6 +7,7 @@ import { api, apiBlob } from "../api.js";
 import { h, replace } from "../dom.js";
 import { when } from "../format.js";
 import { badge, busy, errorSlot, saveBlob, table } from "../ui.js";
+import { paperDownloads } from "./paper-downloads.js";
 
 const FORMATS = [["lerobot", "LeRobot dataset"], ["rlds", "RLDS (TensorFlow Datasets)"], ["mcap-bundle", "MCAP bundle (audit record)"]];
 const POLL_MS = 1000;
@@ -17,12 +18,19 @@ export function reportSection(run, { signal }) {
   const errors = errorSlot();
   const citation = h("blockquote", { class: "citation" }, "Loading the citation…");
   const pdf = h("button", { type: "button", on: { click: () => busy(pdf, async () => saveBlob(await apiBlob(`/v1/runs/${run.id}/report?format=pdf`, { signal }), `${run.id}-report.pdf`), errors) } }, "Download the report (PDF)");
-  api(`/v1/runs/${run.id}/report`, { signal }).then(
-    (report) => { citation.textContent = report.citation; },
-    (error) => { citation.remove(); if (!signal.aborted) errors.show(error); },
+  // The one-line citation for a paper (docs/papers.md); the JSON report's is the fallback.
+  apiBlob(`/v1/runs/${run.id}/paper/citation.txt`, { signal }).then((blob) => blob.text()).then(
+    (text) => { citation.textContent = text.trim(); },
+    () => api(`/v1/runs/${run.id}/report`, { signal }).then(
+      (report) => { citation.textContent = report.citation; },
+      (error) => { citation.remove(); if (!signal.aborted) errors.show(error); },
+    ),
   );
   return h("section", { class: "card", "aria-labelledby": "h-report" },
-    h("h2", { id: "h-report" }, "Report"), citation, errors.element, h("div", { class: "actions" }, pdf));
+    h("h2", { id: "h-report" }, "Report"), citation, errors.element, h("div", { class: "actions" }, pdf),
+    h("h3", {}, "For a paper"),
+    h("p", { class: "small muted" }, "The rates with n and 95% intervals as a table and a figure, and the citation (docs: papers)."),
+    paperDownloads((file) => `/v1/runs/${run.id}/paper/${file}`, `assay-${run.id}`, { signal, errors }));
 }
 
 export function exportsSection(run, { signal, cleanup }) {
