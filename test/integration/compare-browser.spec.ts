@@ -30,7 +30,8 @@ describe("compare first: a compare's page and the compare page (headless Chromiu
   before(async () => {
     service = await startTestService();
     const artifacts = join(service.dataDir, "artifacts");
-    const tiny = { cameras: [], steps: () => 2 };
+    // One small camera: the failure grid shows each failure's last top-camera frame.
+    const tiny = { cameras: [{ name: "top", width: 32, height: 24 }], steps: () => 2 };
     // fast wins every pair but the third (i = 4, 5: fast fails, slow succeeds); slow succeeds in pairs 2 and 3 only.
     await insertFixtureRun(service.coordinator, artifacts, COMPARE, { ...tiny, episodes: 12, compare: ["fast", "slow"], outcome: (i) => (i % 2 === 0 ? (i === 4 ? "failure" : "success") : i === 5 || i === 7 ? "success" : "failure") });
     await insertFixtureRun(service.coordinator, artifacts, "run_cmpbrowserexpert01", { ...tiny, episodes: 6, outcome: () => "success", request: { policy_name: "expert" } });
