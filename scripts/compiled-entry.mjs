@@ -24,6 +24,7 @@
  * When esbuild is missing or the build fails, `compiledEntry` resolves to undefined and the caller
  * runs the entry through tsx as before.
  */
+import { createHash } from "node:crypto";
 import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
@@ -42,7 +43,8 @@ const building = new Map();
  */
 export function compiledEntry(entry, log = () => {}) {
   const absolute = resolve(entry);
-  const name = basename(absolute).replace(/\.[cm]?ts$/, "");
+  // Named by the entry's path too: checkouts sharing one node_modules (git worktrees) keep their own bundles.
+  const name = `${basename(absolute).replace(/\.[cm]?ts$/, "")}-${createHash("sha256").update(absolute).digest("hex").slice(0, 12)}`;
   const bundle = join(CACHE_DIR, `${name}.mjs`);
   const manifestPath = join(CACHE_DIR, `${name}.json`);
   if (isFresh(manifestPath, absolute, bundle)) return Promise.resolve(bundle);
