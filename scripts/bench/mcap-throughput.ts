@@ -13,6 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { CameraFrame, JointState } from "../../cell-agent/hardware/types.js";
+import { encodeCompressedImage } from "../../protocol/recording/foxglove-protobuf.js";
 import { McapRecorder } from "../../cell-agent/recording/mcap-recorder.js";
 import type { Figure } from "../bench.js";
 import { round } from "./quantiles.js";
@@ -51,13 +52,14 @@ function* episodeMessages(totalBytes: number): Generator<Message> {
   }
 }
 
-/** The bytes McapRecorder puts in each message's data (its JSON encoding), for the raw baseline. */
+/** The bytes McapRecorder puts in each message's data (JSON joint states, protobuf camera frames), for the raw baseline. */
 function payloadOf(message: Message): Uint8Array {
   const stamp = (tNs: bigint) => ({ sec: Number(tNs / 1_000_000_000n), nsec: Number(tNs % 1_000_000_000n) });
-  const body = message.kind === "joints"
-    ? { timestamp: stamp(message.tNs), name: JOINTS, position: message.state.positionRad, velocity: message.state.velocityRadS, effort: message.state.currentA, temperature_c: message.state.temperatureC }
-    : { timestamp: stamp(message.tNs), frame_id: message.name, data: Buffer.from(message.frame.jpeg).toString("base64"), format: "jpeg" };
-  return new TextEncoder().encode(JSON.stringify(body));
+  if (message.kind === "camera") return encodeCompressedImage({ timestamp: stamp(message.tNs), frameId: message.name, data: message.frame.jpeg, format: "jpeg" });
+  const { state } = message;
+  return new TextEncoder().encode(JSON.stringify({
+    timestamp: stamp(message.tNs), name: JOINTS, position: state.positionRad, velocity: state.velocityRadS, effort: state.currentA, temperature_c: state.temperatureC,
+  }));
 }
 
 async function writeMcap(dir: string, totalBytes: number): Promise<{ seconds: number }> {
