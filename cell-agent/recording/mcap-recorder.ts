@@ -1,17 +1,17 @@
 /**
  * One MCAP file per episode. Written to `<dir>/<episode_id>.mcap.part` while the episode runs, then
  * ended (summary written), fsynced and renamed to its final name, so a `.part` file on disk always
- * means an episode that never finished. Chunks are zstd-compressed (protocol/recording/mcap-compression.ts).
+ * means an episode that never finished. Written by chunked-mcap-writer.ts (native CRCs); chunks are zstd-compressed (protocol/recording/mcap-compression.ts).
  * JSON messages, except camera frames and `/tf` (Foxglove's schemas in protobuf); log time is the
  * agent clock's ns. For a model whose kinematics Assay knows, the first joint state also writes the
  * robot's URDF on `/robot_description`, and every joint state the links' transforms on `/tf`.
  */
 import { open, rename, type FileHandle } from "node:fs/promises";
 import { join } from "node:path";
-import { McapWriter } from "@mcap/core";
 import { encodeCompressedImage, encodeFrameTransforms } from "../../protocol/recording/foxglove-protobuf.js";
 import { loadMcapCompression } from "../../protocol/recording/mcap-compression.js";
 import type { CameraFrame, JointState, ObjectPose, Wrench } from "../hardware/types.js";
+import { ChunkedMcapWriter } from "./chunked-mcap-writer.js";
 import { FileHandleWritable } from "./file-writable.js";
 import {
   CAMERA_SYNC, COMPRESSED_IMAGE_SCHEMA, EVENTS, FT_WRIST, JOINT_STATES, JOINT_TARGETS, META, OBJECT_POSES, ROBOT_DESCRIPTION, TF, type ChannelSpec,
@@ -33,7 +33,7 @@ export class McapRecorder {
   private readonly channels = new Map<string, number>();
   private readonly sequences = new Map<number, number>();
   private readonly schemas = new Map<string, number>();
-  /** McapWriter calls must not overlap: every write is chained here. */
+  /** Writer calls must not overlap: every write is chained here. */
   private tail: Promise<void> = Promise.resolve();
   private failure: Error | undefined;
   private closed = false;
@@ -41,7 +41,7 @@ export class McapRecorder {
 
   private constructor(
     private readonly handle: FileHandle,
-    private readonly writer: McapWriter,
+    private readonly writer: ChunkedMcapWriter,
     readonly partPath: string,
     private readonly jointNames: readonly string[],
     private readonly robot: RobotDescription | undefined,
@@ -55,7 +55,7 @@ export class McapRecorder {
     const { compressChunk } = await loadMcapCompression();
     const partPath = join(dir, `${episodeId}.mcap.part`);
     const handle = await open(partPath, "w");
-    const writer = new McapWriter({ writable: new FileHandleWritable(handle), chunkSize: CHUNK_BYTES, compressChunk });
+    const writer = new ChunkedMcapWriter({ writable: new FileHandleWritable(handle), chunkSize: CHUNK_BYTES, compressChunk });
     const robot = robotDescriptionFor(options.robotModel, options.jointNames);
     const recorder = new McapRecorder(handle, writer, partPath, options.jointNames, robot);
     await writer.start({ profile: "", library: "assay-cell-agent" });

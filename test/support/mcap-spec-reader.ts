@@ -17,6 +17,7 @@
  *   Message  0x05    channel_id uint16, sequence uint32, log_time uint64, publish_time uint64, data (rest)
  *   Chunk    0x06    message_start_time uint64, message_end_time uint64, uncompressed_size uint64,
  *                    uncompressed_crc uint32 (0: not computed), compression String, records uint64-prefixed bytes
+ *   Data End 0x0F    data_section_crc uint32: CRC-32 of every byte before this record, leading magic included (0: not computed)
  *   Footer   0x02    ends the records; String is uint32 length + UTF-8 bytes
  */
 import { crc32 } from "node:zlib";
@@ -27,6 +28,7 @@ await isLoaded;
 export const MCAP_MAGIC = Uint8Array.from([0x89, 0x4d, 0x43, 0x41, 0x50, 0x30, 0x0d, 0x0a]);
 
 const OP_FOOTER = 0x02;
+const OP_DATA_END = 0x0f;
 const OP_SCHEMA = 0x03;
 const OP_CHANNEL = 0x04;
 const OP_MESSAGE = 0x05;
@@ -58,6 +60,8 @@ export interface SpecMcapMessage {
 export interface SpecMcapFile {
   schemas: Map<number, SpecMcapSchema>;
   channels: Map<number, SpecMcapChannel>;
+  /** Data End's CRC and the CRC of the bytes it covers (undefined without a Data End record). */
+  dataSectionCrc?: { stated: number; computed: number };
   /** Compression of each chunk in file order ("" for none). */
   chunkCompressions: string[];
   /** Every message in file order (the order the writer added them). */
@@ -118,12 +122,13 @@ export function readMcapFromSpec(bytes: Uint8Array): SpecMcapFile {
   if (!MCAP_MAGIC.every((b, i) => tail[i] === b)) throw new Error("MCAP file not finished: the trailing magic is missing");
   const file: SpecMcapFile = { schemas: new Map(), channels: new Map(), chunkCompressions: [], messages: [] };
   const records = new Cursor(bytes.subarray(MCAP_MAGIC.length, bytes.byteLength - MCAP_MAGIC.length));
-  walk(records, file, true);
+  walk(records, file, true, bytes);
   return file;
 }
 
-function walk(cursor: Cursor, file: SpecMcapFile, topLevel: boolean): void {
+function walk(cursor: Cursor, file: SpecMcapFile, topLevel: boolean, whole?: Uint8Array): void {
   while (cursor.remaining > 0) {
+    const recordStart = MCAP_MAGIC.length + cursor.offset;
     const opcode = cursor.u8();
     const content = new Cursor(cursor.take(cursor.u64(), `record 0x${opcode.toString(16)}`));
     if (opcode === OP_SCHEMA) {
@@ -160,6 +165,8 @@ function walk(cursor: Cursor, file: SpecMcapFile, topLevel: boolean): void {
       if (BigInt(inner.byteLength) !== uncompressedSize) throw new Error(`MCAP chunk says ${uncompressedSize} bytes, holds ${inner.byteLength}`);
       if (crc !== 0 && crc32(inner) !== crc) throw new Error("MCAP chunk CRC mismatch");
       walk(new Cursor(inner), file, false);
+    } else if (opcode === OP_DATA_END && topLevel && whole) {
+      file.dataSectionCrc = { stated: content.u32(), computed: crc32(whole.subarray(0, recordStart)) };
     } else if (opcode === OP_FOOTER && topLevel) {
       return;
     }

@@ -106,6 +106,7 @@ describe("agent MCAP recorder", () => {
     // The independent reader: frames are the JPEG bytes as captured, transforms follow the kinematics.
     const file = readMcapFromSpec(readFileSync(join(dir, "ep-1.mcap")));
     assert.ok(file.chunkCompressions.length > 0 && file.chunkCompressions.every((c) => c === "zstd"));
+    assert.equal(file.dataSectionCrc!.stated, file.dataSectionCrc!.computed, "Data End's CRC covers the data section");
     const top = imageMessages(file, "/camera/top");
     assert.equal(top.length, 10);
     assert.deepEqual(top.map((f) => Buffer.from(f.data)), [...Array(10).keys()].map((i) => Buffer.from(images[i % 3]!)));
