@@ -50,9 +50,12 @@ export class McapRecorder {
   /**
    * Creates `<dir>/<episodeId>.mcap.part` and registers every channel the cell has instruments for.
    * `robotModel` (the catalogue id) adds `/tf` and `/robot_description` when Assay knows its kinematics.
+   * `compress: false` stores chunks uncompressed (default true: zstd).
    */
-  static async create(dir: string, episodeId: string, options: { jointNames: readonly string[]; cameraNames: readonly string[]; robotModel?: string }): Promise<McapRecorder> {
-    const { compressChunk } = await loadMcapCompression();
+  static async create(
+    dir: string, episodeId: string, options: { jointNames: readonly string[]; cameraNames: readonly string[]; robotModel?: string; compress?: boolean },
+  ): Promise<McapRecorder> {
+    const compressChunk = options.compress === false ? undefined : (await loadMcapCompression()).compressChunk;
     const partPath = join(dir, `${episodeId}.mcap.part`);
     const handle = await open(partPath, "w");
     const writer = new ChunkedMcapWriter({ writable: new FileHandleWritable(handle), chunkSize: CHUNK_BYTES, compressChunk });

@@ -1,9 +1,12 @@
 /**
- * Benchmark: the agent's episode recording (`McapRecorder`: JSON messages, 256 KiB chunks, summary,
- * fsync, rename) against raw file writes of the same message bytes (256 KiB writes, fsync). The
- * load is a typical episode's: joint states at 100 Hz and two camera JPEG streams at 30 Hz, until
- * TOTAL_MB of payload. Figures: MB/s of each (payload MB over wall time, fsync included) and their
- * ratio (MCAP / raw).
+ * Benchmark: the agent's episode recording (`McapRecorder`: JSON joint states, protobuf camera
+ * frames, 1 MiB zstd chunks, summary, fsync, rename) against raw file writes of the same message
+ * bytes (256 KiB writes, fsync). The load is a typical episode's: joint states at 100 Hz and two
+ * camera JPEG streams at 30 Hz, until TOTAL_MB of payload. Figures: MB/s of each (payload MB over
+ * wall time, fsync included) and their ratio (MCAP / raw), and the same for the recorder with
+ * compression off (the writer's own cost: framing, indexes, CRCs). The "JPEGs" are random bytes,
+ * which zstd cannot shrink (a real episode's frames compress to about 0.5 of their bytes), so the
+ * compressed recorder pays zstd's time here without writing fewer bytes.
  *
  * Run alone: npx tsx scripts/bench/mcap-throughput.ts [MB] (one JSON line per figure).
  */
@@ -62,9 +65,9 @@ function payloadOf(message: Message): Uint8Array {
   }));
 }
 
-async function writeMcap(dir: string, totalBytes: number): Promise<{ seconds: number }> {
+async function writeMcap(dir: string, totalBytes: number, compress: boolean): Promise<{ seconds: number }> {
   const started = performance.now();
-  const recorder = await McapRecorder.create(dir, "bench", { jointNames: JOINTS, cameraNames: CAMERAS });
+  const recorder = await McapRecorder.create(dir, "bench", { jointNames: JOINTS, cameraNames: CAMERAS, compress });
   let n = 0;
   for (const message of episodeMessages(totalBytes)) {
     if (message.kind === "joints") recorder.jointStates(message.tNs, message.state);
@@ -104,7 +107,8 @@ export async function run(totalMb = 64): Promise<Figure[]> {
   try {
     const totalBytes = totalMb * 1024 * 1024;
     const raw = await writeRaw(dir, totalBytes);
-    const mcap = await writeMcap(dir, totalBytes);
+    const mcap = await writeMcap(dir, totalBytes, true);
+    const uncompressed = await writeMcap(dir, totalBytes, false);
     // Both wrote the same messages: rate both over the raw baseline's exact byte count.
     const mbps = (r: { seconds: number }) => raw.payloadBytes / 1024 / 1024 / r.seconds;
     return [
@@ -112,6 +116,8 @@ export async function run(totalMb = 64): Promise<Figure[]> {
       { bench: BENCH, metric: "mcap_recorder", value: round(mbps(mcap), 1), unit: "MB/s" },
       { bench: BENCH, metric: "raw_fs_write", value: round(mbps(raw), 1), unit: "MB/s" },
       { bench: BENCH, metric: "mcap_vs_raw", value: round(mbps(mcap) / mbps(raw)), unit: "ratio" },
+      { bench: BENCH, metric: "mcap_uncompressed_recorder", value: round(mbps(uncompressed), 1), unit: "MB/s" },
+      { bench: BENCH, metric: "mcap_uncompressed_vs_raw", value: round(mbps(uncompressed) / mbps(raw)), unit: "ratio" },
     ];
   } finally {
     rmSync(dir, { recursive: true, force: true });
