@@ -24,9 +24,23 @@ export interface McapCompression {
   decompressHandlers: { [compression: string]: (buffer: Uint8Array, decompressedSize: bigint) => Uint8Array };
 }
 
+/**
+ * The largest uncompressed chunk a reader accepts. The agent writes 1 MiB chunks; a chunk's header
+ * states its uncompressed size and the decompressor allocates that much up front, so a damaged or
+ * hostile recording claiming gigabytes would take the coordinator's memory without this bound.
+ */
+export const MAX_UNCOMPRESSED_CHUNK_BYTES = 64 * 1024 * 1024;
+
+function decompressChunk(buffer: Uint8Array, decompressedSize: bigint): Uint8Array {
+  if (decompressedSize > BigInt(MAX_UNCOMPRESSED_CHUNK_BYTES)) {
+    throw new Error(`MCAP chunk claims ${decompressedSize} bytes uncompressed, over the ${MAX_UNCOMPRESSED_CHUNK_BYTES}-byte limit of a recorded chunk; the recording is damaged or was not written by an Assay cell`);
+  }
+  return decompress(buffer, Number(decompressedSize));
+}
+
 const hooks: McapCompression = {
   compressChunk: (chunkData) => ({ compression: CHUNK_COMPRESSION, compressedData: compress(chunkData, ZSTD_LEVEL) }),
-  decompressHandlers: { [CHUNK_COMPRESSION]: (buffer, size) => decompress(buffer, Number(size)) },
+  decompressHandlers: { [CHUNK_COMPRESSION]: decompressChunk },
 };
 
 /** The compression hooks, once the WebAssembly module is ready. */

@@ -1,5 +1,5 @@
 import { strict as assert } from "node:assert";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { open } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -10,7 +10,7 @@ import { FileHandleReadable } from "../../cell-agent/recording/file-writable.js"
 import { forwardKinematicsFor } from "../../cell-agent/safety/arm-kinematics.js";
 import { deriveGroundTruth } from "../../coordinator/artifacts/ground-truth.js";
 import { EpisodeRecording, fileReadable } from "../../coordinator/exports/episode-steps.js";
-import { loadMcapCompression } from "../../protocol/recording/mcap-compression.js";
+import { loadMcapCompression, MAX_UNCOMPRESSED_CHUNK_BYTES } from "../../protocol/recording/mcap-compression.js";
 import { LegacyMcapRecorder } from "../support/legacy-mcap-recorder.js";
 import { imageMessages, jsonMessages, readMcapFromSpec, transformMessages, type SpecTransform } from "../support/mcap-spec-reader.js";
 
@@ -174,5 +174,31 @@ describe("agent MCAP recorder", () => {
     assert.equal(truthNew.joints.measured_rad.length, 10);
     assert.deepEqual(truthNew.objects.cube!.position_m[0], [0.2, 0, 0.015]);
     assert.deepEqual(truthNew, truthOld);
+  });
+
+  it("a recording whose chunk claims more than the limit uncompressed is refused before anything is allocated", async () => {
+    const path = join(dir, "big.mcap");
+    await recordEpisode(await McapRecorder.create(dir, "big", { jointNames: JOINTS, cameraNames: ["top", "wrist"], robotModel: "so101" }), path, testImages());
+    const handle = await open(path, "r");
+    const { decompressHandlers } = await loadMcapCompression();
+    const firstChunk = (await McapIndexedReader.Initialize({ readable: new FileHandleReadable(handle), decompressHandlers })).chunkIndexes[0]!.chunkStartOffset;
+    await handle.close();
+    // Chunk record: opcode, record length, message start and end times, then uncompressed_size.
+    const bytes = readFileSync(path);
+    bytes.writeBigUInt64LE(1n << 40n, Number(firstChunk) + 1 + 8 + 16);
+    writeFileSync(path, bytes);
+    const recording = await EpisodeRecording.open(path).catch((error: Error) => error);
+    const error = recording instanceof Error ? recording : await (async () => {
+      try {
+        for await (const _ of recording.steps());
+        return undefined;
+      } catch (e) {
+        return e as Error;
+      } finally {
+        await recording.close();
+      }
+    })();
+    assert.ok(error, "the damaged recording must not read");
+    assert.match(error.message, new RegExp(`claims 1099511627776 bytes uncompressed, over the ${MAX_UNCOMPRESSED_CHUNK_BYTES}-byte limit`));
   });
 });
