@@ -12,7 +12,9 @@ import { open, rename, type FileHandle } from "node:fs/promises";
 import { join } from "node:path";
 import { McapWriter } from "@mcap/core";
 import type { CameraFrame, JointState, ObjectPose, Wrench } from "../../cell-agent/hardware/types.js";
-import { FileHandleWritable } from "../../cell-agent/recording/file-writable.js";
+import { FileHandleReadable, FileHandleWritable } from "../../cell-agent/recording/file-writable.js";
+import { decodeCompressedImage } from "../../protocol/recording/foxglove-protobuf.js";
+import { openRecordingReader } from "../../protocol/recording/recording-reader.js";
 import {
   CAMERA_SYNC, EVENTS, FT_WRIST, JOINT_STATES, JOINT_TARGETS, META, OBJECT_POSES, type ChannelSpec,
 } from "../../cell-agent/recording/mcap-schemas.js";
@@ -162,5 +164,50 @@ export class LegacyMcapRecorder {
     await this.handle.sync();
     await this.handle.close();
     await rename(this.partPath, finalPath);
+  }
+}
+
+/**
+ * Rewrites a recording of today's layout in the old one (the bench's "same episode, previous layout"
+ * size): JSON channels copied as they are, camera frames as JSON with base64 JPEG, no `/tf` or
+ * `/robot_description`, uncompressed 256 KiB chunks, through @mcap/core's McapWriter as before.
+ */
+export async function rewriteInLegacyLayout(sourcePath: string, targetPath: string): Promise<void> {
+  const source = await open(sourcePath, "r");
+  const target = await open(targetPath, "w");
+  try {
+    const reader = await openRecordingReader(new FileHandleReadable(source));
+    const writer = new McapWriter({ writable: new FileHandleWritable(target), chunkSize: CHUNK_BYTES });
+    await writer.start({ profile: "", library: "assay-cell-agent" });
+    const channelIds = new Map<number, number>();
+    const schemaIds = new Map<string, number>();
+    for (const channel of reader.channelsById.values()) {
+      if (channel.topic === "/tf" || channel.topic === "/robot_description") continue;
+      const camera = channel.topic.startsWith("/camera/");
+      const schema = reader.schemasById.get(channel.schemaId)!;
+      let schemaId = schemaIds.get(schema.name);
+      if (schemaId === undefined) {
+        schemaId = await writer.registerSchema({
+          name: schema.name, encoding: "jsonschema", data: camera ? new TextEncoder().encode(JSON.stringify(COMPRESSED_IMAGE_SCHEMA.schema)) : schema.data,
+        });
+        schemaIds.set(schema.name, schemaId);
+      }
+      channelIds.set(channel.id, await writer.registerChannel({ topic: channel.topic, schemaId, messageEncoding: "json", metadata: new Map() }));
+    }
+    for await (const message of reader.readMessages({ validateCrcs: false })) {
+      const channelId = channelIds.get(message.channelId);
+      if (channelId === undefined) continue;
+      const channel = reader.channelsById.get(message.channelId)!;
+      let data = message.data;
+      if (channel.messageEncoding === "protobuf") {
+        const image = decodeCompressedImage(message.data);
+        data = new TextEncoder().encode(JSON.stringify({ timestamp: image.timestamp, frame_id: image.frameId, data: Buffer.from(image.data).toString("base64"), format: image.format }));
+      }
+      await writer.addMessage({ ...message, channelId, data });
+    }
+    await writer.end();
+  } finally {
+    await source.close();
+    await target.close();
   }
 }
