@@ -1,8 +1,8 @@
 /**
  * One MCAP file per episode. Written to `<dir>/<episode_id>.mcap.part` while the episode runs, then
  * ended (summary written), fsynced and renamed to its final name, so a `.part` file on disk always
- * means an episode that never finished. Written by chunked-mcap-writer.ts (native CRCs); chunks are zstd-compressed (protocol/recording/mcap-compression.ts).
- * JSON messages, except camera frames and `/tf` (Foxglove's schemas in protobuf); log time is the
+ * means an episode that never finished. Written by chunked-mcap-writer.ts (native CRCs); chunks
+ * are zstd-compressed (protocol/recording/mcap-compression.ts). JSON messages, except camera frames and `/tf` (Foxglove's schemas in protobuf); log time is the
  * agent clock's ns. For a model whose kinematics Assay knows, the first joint state also writes the
  * robot's URDF on `/robot_description`, and every joint state the links' transforms on `/tf`.
  */
@@ -20,8 +20,8 @@ import { robotDescriptionFor, type RobotDescription } from "./robot-description.
 
 /**
  * Compressed and flushed to disk once this big (uncompressed); a crashed recording is readable up to
- * its last whole chunk. 1 MiB holds about half a second of two cameras' frames at 30 Hz, enough for
- * zstd to find what consecutive frames share.
+ * its last whole chunk. 1 MiB holds half a second (640x480 frames) to two seconds (the simulated
+ * cells' frames) of two cameras at 30 Hz: enough for zstd to find what consecutive frames share.
  */
 const CHUNK_BYTES = 1024 * 1024;
 
