@@ -21,13 +21,22 @@ type Channel = McapTypes.Channel;
 type Message = McapTypes.Message;
 type ChunkIndex = McapTypes.ChunkIndex;
 
+type Compressed = { compression: string; compressedData: Uint8Array };
+
 export interface ChunkedMcapWriterOptions {
   writable: IWritable;
   /** A chunk is closed once its records reach this many bytes (uncompressed). */
   chunkSize: number;
-  /** Compresses a chunk's records; none: chunks are stored uncompressed. */
-  compressChunk?: (records: Uint8Array) => { compression: string; compressedData: Uint8Array };
+  /**
+   * Compresses a chunk's records (which it may take over); none: chunks are stored uncompressed. When
+   * it answers with a promise (a worker thread), the writer goes on filling the next chunk meanwhile
+   * and writes chunks in order as they come back, at most MAX_CHUNKS_IN_FLIGHT at once.
+   */
+  compressChunk?: (records: Uint8Array) => Compressed | Promise<Compressed>;
 }
+
+/** Closed chunks waiting for compression or their write before `addMessage` waits for the oldest. */
+const MAX_CHUNKS_IN_FLIGHT = 3;
 
 export class ChunkedMcapWriter {
   private readonly records = new McapRecordBuilder();
@@ -40,6 +49,9 @@ export class ChunkedMcapWriter {
   private messageStartTime: bigint | undefined;
   private messageEndTime = 0n;
   private dataSectionCrc = 0;
+  /** Chunk writes, in order; each waits for its compression. */
+  private writes: Promise<void> = Promise.resolve();
+  private readonly inFlight: Array<Promise<void>> = [];
 
   constructor(private readonly options: ChunkedMcapWriterOptions) {}
 
@@ -53,16 +65,20 @@ export class ChunkedMcapWriter {
   async registerSchema(schema: Omit<Schema, "id">): Promise<number> {
     const record = { ...schema, id: this.schemas.size + 1 };
     this.schemas.set(record.id, record);
-    this.records.writeSchema(record);
-    await this.flushRecords();
+    await this.enqueue(() => {
+      this.records.writeSchema(record);
+      return this.flushRecords();
+    });
     return record.id;
   }
 
   async registerChannel(channel: Omit<Channel, "id">): Promise<number> {
     const record = { ...channel, id: this.channels.size };
     this.channels.set(record.id, record);
-    this.records.writeChannel(record);
-    await this.flushRecords();
+    await this.enqueue(() => {
+      this.records.writeChannel(record);
+      return this.flushRecords();
+    });
     return record.id;
   }
 
@@ -79,6 +95,8 @@ export class ChunkedMcapWriter {
   /** Closes the last chunk and writes Data End, the summary and the Footer. */
   async end(): Promise<void> {
     await this.finishChunk();
+    await this.writes;
+    this.inFlight.length = 0;
     this.records.writeDataEnd({ dataSectionCrc: this.dataSectionCrc });
     await this.write(this.records.buffer);
     this.records.reset();
@@ -113,6 +131,14 @@ export class ChunkedMcapWriter {
     this.records.reset();
   }
 
+  /** Runs `write` after every write queued before it (chunks still compressing included). */
+  private async enqueue(write: () => Promise<void>): Promise<void> {
+    const done = this.writes.then(write);
+    done.catch(() => undefined);
+    this.writes = done;
+    await done;
+  }
+
   private position(): bigint {
     return this.options.writable.position();
   }
@@ -128,29 +154,45 @@ export class ChunkedMcapWriter {
     this.records.reset();
   }
 
+  /** Closes the open chunk: compression starts now, the write follows in order (see compressChunk). */
   private async finishChunk(): Promise<void> {
     if (this.chunk.numMessages === 0) return;
-    const uncompressed = this.chunk.buffer;
-    const { compression, compressedData } = this.options.compressChunk?.(uncompressed) ?? { compression: "", compressedData: uncompressed };
-    const chunk = {
-      messageStartTime: this.chunk.messageStartTime, messageEndTime: this.chunk.messageEndTime,
-      uncompressedSize: BigInt(uncompressed.byteLength), uncompressedCrc: crc32(uncompressed), compression, records: compressedData,
-    };
+    // The builder is reused for the next chunk: take a copy of the records and the indexes as they are.
+    const records = this.chunk.buffer.slice();
+    const indexes = [...this.chunk.indices];
+    const messageStartTime = this.chunk.messageStartTime;
+    const messageEndTime = this.chunk.messageEndTime;
+    this.chunk.reset();
+    const uncompressedSize = BigInt(records.byteLength);
+    const uncompressedCrc = crc32(records);
+    const compressed = Promise.resolve(this.options.compressChunk?.(records) ?? { compression: "", compressedData: records });
+    const written = this.writes.then(async () => {
+      const { compression, compressedData } = await compressed;
+      await this.writeChunk({ messageStartTime, messageEndTime, uncompressedSize, uncompressedCrc, compression, records: compressedData }, indexes);
+    });
+    // A failure is thrown from the next addMessage that waits, or from end(); never left unhandled.
+    written.catch(() => undefined);
+    compressed.catch(() => undefined);
+    this.writes = written;
+    this.inFlight.push(written);
+    while (this.inFlight.length > MAX_CHUNKS_IN_FLIGHT) await this.inFlight.shift();
+  }
+
+  private async writeChunk(chunk: McapTypes.Chunk, indexes: McapTypes.MessageIndex[]): Promise<void> {
     const chunkStartOffset = this.position();
     const chunkLength = this.records.writeChunk(chunk);
     await this.flushRecords();
     const messageIndexStart = this.position();
     const messageIndexOffsets = new Map<number, bigint>();
     let messageIndexLength = 0n;
-    for (const index of this.chunk.indices) {
+    for (const index of indexes) {
       messageIndexOffsets.set(index.channelId, messageIndexStart + messageIndexLength);
       messageIndexLength += this.records.writeMessageIndex(index);
     }
     await this.flushRecords();
     this.chunkIndexes.push({
       messageStartTime: chunk.messageStartTime, messageEndTime: chunk.messageEndTime, chunkStartOffset, chunkLength, messageIndexOffsets, messageIndexLength,
-      compression, compressedSize: BigInt(compressedData.byteLength), uncompressedSize: chunk.uncompressedSize,
+      compression: chunk.compression, compressedSize: BigInt(chunk.records.byteLength), uncompressedSize: chunk.uncompressedSize,
     });
-    this.chunk.reset();
   }
 }

@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { encodeCompressedImage, encodeFrameTransforms } from "../../protocol/recording/foxglove-protobuf.js";
 import { loadMcapCompression } from "../../protocol/recording/mcap-compression.js";
 import type { CameraFrame, JointState, ObjectPose, Wrench } from "../hardware/types.js";
+import { startChunkCompressor, type ChunkCompressor } from "./chunk-compressor.js";
 import { ChunkedMcapWriter } from "./chunked-mcap-writer.js";
 import { FileHandleWritable } from "./file-writable.js";
 import {
@@ -42,6 +43,7 @@ export class McapRecorder {
   private constructor(
     private readonly handle: FileHandle,
     private readonly writer: ChunkedMcapWriter,
+    private readonly compressor: ChunkCompressor | undefined,
     readonly partPath: string,
     private readonly jointNames: readonly string[],
     private readonly robot: RobotDescription | undefined,
@@ -50,17 +52,24 @@ export class McapRecorder {
   /**
    * Creates `<dir>/<episodeId>.mcap.part` and registers every channel the cell has instruments for.
    * `robotModel` (the catalogue id) adds `/tf` and `/robot_description` when Assay knows its kinematics.
-   * `compress: false` stores chunks uncompressed (default true: zstd).
+   * `compress`: "worker" (default) compresses chunks with zstd on a worker thread (chunk-compressor.ts),
+   * "inline" on this thread, "none" stores them uncompressed.
    */
   static async create(
-    dir: string, episodeId: string, options: { jointNames: readonly string[]; cameraNames: readonly string[]; robotModel?: string; compress?: boolean },
+    dir: string, episodeId: string,
+    options: { jointNames: readonly string[]; cameraNames: readonly string[]; robotModel?: string; compress?: "worker" | "inline" | "none" },
   ): Promise<McapRecorder> {
-    const compressChunk = options.compress === false ? undefined : (await loadMcapCompression()).compressChunk;
+    const mode = options.compress ?? "worker";
+    const compressor = mode === "worker" ? startChunkCompressor() : undefined;
+    const compressChunk = compressor ? compressor.compress : mode === "inline" ? (await loadMcapCompression()).compressChunk : undefined;
     const partPath = join(dir, `${episodeId}.mcap.part`);
-    const handle = await open(partPath, "w");
+    const handle = await open(partPath, "w").catch(async (error: unknown) => {
+      await compressor?.close();
+      throw error;
+    });
     const writer = new ChunkedMcapWriter({ writable: new FileHandleWritable(handle), chunkSize: CHUNK_BYTES, compressChunk });
     const robot = robotDescriptionFor(options.robotModel, options.jointNames);
-    const recorder = new McapRecorder(handle, writer, partPath, options.jointNames, robot);
+    const recorder = new McapRecorder(handle, writer, compressor, partPath, options.jointNames, robot);
     await writer.start({ profile: "", library: "assay-cell-agent" });
     for (const spec of [JOINT_STATES, JOINT_TARGETS, FT_WRIST, OBJECT_POSES, EVENTS, META]) await recorder.register(spec);
     if (robot) for (const spec of [ROBOT_DESCRIPTION, TF]) await recorder.register(spec);
@@ -168,9 +177,13 @@ export class McapRecorder {
    * NOTE: call after the last message; messages added afterwards are dropped.
    */
   async finish(finalPath: string): Promise<void> {
-    await this.flush();
-    this.closed = true;
-    await this.writer.end();
+    try {
+      await this.flush();
+      this.closed = true;
+      await this.writer.end();
+    } finally {
+      await this.compressor?.close();
+    }
     await this.handle.sync();
     await this.handle.close();
     await rename(this.partPath, finalPath);

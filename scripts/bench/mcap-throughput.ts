@@ -67,7 +67,7 @@ function payloadOf(message: Message): Uint8Array {
 
 async function writeMcap(dir: string, totalBytes: number, compress: boolean): Promise<{ seconds: number }> {
   const started = performance.now();
-  const recorder = await McapRecorder.create(dir, "bench", { jointNames: JOINTS, cameraNames: CAMERAS, compress });
+  const recorder = await McapRecorder.create(dir, "bench", { jointNames: JOINTS, cameraNames: CAMERAS, compress: compress ? "worker" : "none" });
   let n = 0;
   for (const message of episodeMessages(totalBytes)) {
     if (message.kind === "joints") recorder.jointStates(message.tNs, message.state);
