@@ -31,7 +31,7 @@ import { Upload } from "@aws-sdk/lib-storage";
 import { getSignedUrl } from "@aws-sdk/s3-request-presigner";
 import { createHash } from "node:crypto";
 import { createReadStream } from "node:fs";
-import { Transform, type Readable } from "node:stream";
+import { pipeline, Transform, type Readable } from "node:stream";
 import {
   checkDeletePrefix,
   checkExpiry,
@@ -126,8 +126,9 @@ export class S3Store implements ObjectStore {
         done(null, data);
       },
     });
-    body.on("error", (error) => tap.destroy(error));
-    await new Upload({ client: this.client, params: { Bucket: this.bucket, Key, Body: body.pipe(tap), ContentType: options.contentType } }).done();
+    // pipeline: a failing body fails the upload, a failed upload destroys the body.
+    const hashed = pipeline(body, tap, () => undefined);
+    await new Upload({ client: this.client, params: { Bucket: this.bucket, Key, Body: hashed, ContentType: options.contentType } }).done();
     return { ...(await this.head(key)), sha256: hash.digest("hex") };
   }
 
