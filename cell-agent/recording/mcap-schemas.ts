@@ -5,7 +5,7 @@
  *
  * Recordings made before this layout (no `/tf`, no `/robot_description`, uncompressed chunks) carry
  * camera frames as JSON `foxglove.CompressedImage` with the JPEG in base64; the readers take both
- * (coordinator/exports/episode-steps.ts `cameraJpeg`).
+ * (protocol/recording/recording-reader.ts).
  */
 import { COMPRESSED_IMAGE, FOXGLOVE_DESCRIPTOR_SETS, FRAME_TRANSFORMS } from "../../protocol/recording/foxglove-protobuf.js";
 
