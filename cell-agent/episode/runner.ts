@@ -130,7 +130,7 @@ export async function runEpisode(ctx: EpisodeContext): Promise<EpisodeResult> {
   const envelope = new SafetyEnvelope(ctx.envelope ?? compileSafetyEnvelopeOptions({}, { model: ctx.robotModel, jointNames: motors.jointNames }));
   const episodeId = assignment.episodeId;
   const recorder = await McapRecorder.create(ctx.recordingsDir, episodeId, {
-    jointNames: motors.jointNames, cameraNames: hardware.cameras.map((c) => c.name),
+    jointNames: motors.jointNames, cameraNames: hardware.cameras.map((c) => c.name), robotModel: ctx.robotModel,
   });
   const videos = new EpisodeVideos(ctx.recordingsDir, episodeId, hardware.cameras);
   const events: EpisodeEvent[] = [];

@@ -1,19 +1,30 @@
 /**
  * One MCAP file per episode. Written to `<dir>/<episode_id>.mcap.part` while the episode runs, then
  * ended (summary written), fsynced and renamed to its final name, so a `.part` file on disk always
- * means an episode that never finished. JSON messages throughout; log time is the agent clock's ns.
+ * means an episode that never finished. Written by chunked-mcap-writer.ts (native CRCs); chunks
+ * are zstd-compressed (protocol/recording/mcap-compression.ts). JSON messages, except camera frames and `/tf` (Foxglove's schemas in protobuf); log time is the
+ * agent clock's ns. For a model whose kinematics Assay knows, the first joint state also writes the
+ * robot's URDF on `/robot_description`, and every joint state the links' transforms on `/tf`.
  */
 import { open, rename, type FileHandle } from "node:fs/promises";
 import { join } from "node:path";
-import { McapWriter } from "@mcap/core";
+import { encodeCompressedImage, encodeFrameTransforms } from "../../protocol/recording/foxglove-protobuf.js";
+import { loadMcapCompression } from "../../protocol/recording/mcap-compression.js";
 import type { CameraFrame, JointState, ObjectPose, Wrench } from "../hardware/types.js";
+import { startChunkCompressor, type ChunkCompressor } from "./chunk-compressor.js";
+import { ChunkedMcapWriter } from "./chunked-mcap-writer.js";
 import { FileHandleWritable } from "./file-writable.js";
 import {
-  CAMERA_SYNC, COMPRESSED_IMAGE_SCHEMA, EVENTS, FT_WRIST, JOINT_STATES, JOINT_TARGETS, META, OBJECT_POSES, type ChannelSpec,
+  CAMERA_SYNC, COMPRESSED_IMAGE_SCHEMA, EVENTS, FT_WRIST, JOINT_STATES, JOINT_TARGETS, META, OBJECT_POSES, ROBOT_DESCRIPTION, TF, type ChannelSpec,
 } from "./mcap-schemas.js";
+import { robotDescriptionFor, type RobotDescription } from "./robot-description.js";
 
-/** Flushed to disk once this big; a crashed recording is readable up to its last whole chunk. */
-const CHUNK_BYTES = 256 * 1024;
+/**
+ * Compressed and flushed to disk once this big (uncompressed); a crashed recording is readable up to
+ * its last whole chunk. 1 MiB holds half a second (640x480 frames) to two seconds (the simulated
+ * cells' frames) of two cameras at 30 Hz: enough for zstd to find what consecutive frames share.
+ */
+const CHUNK_BYTES = 1024 * 1024;
 
 function stamp(tNs: bigint) {
   return { sec: Number(tNs / 1_000_000_000n), nsec: Number(tNs % 1_000_000_000n) };
@@ -23,49 +34,70 @@ export class McapRecorder {
   private readonly channels = new Map<string, number>();
   private readonly sequences = new Map<number, number>();
   private readonly schemas = new Map<string, number>();
-  /** McapWriter calls must not overlap: every write is chained here. */
+  /** Writer calls must not overlap: every write is chained here. */
   private tail: Promise<void> = Promise.resolve();
   private failure: Error | undefined;
   private closed = false;
+  private describedRobot = false;
 
   private constructor(
     private readonly handle: FileHandle,
-    private readonly writer: McapWriter,
+    private readonly writer: ChunkedMcapWriter,
+    private readonly compressor: ChunkCompressor | undefined,
     readonly partPath: string,
     private readonly jointNames: readonly string[],
+    private readonly robot: RobotDescription | undefined,
   ) {}
 
-  /** Creates `<dir>/<episodeId>.mcap.part` and registers every channel the cell has instruments for. */
-  static async create(dir: string, episodeId: string, options: { jointNames: readonly string[]; cameraNames: readonly string[] }): Promise<McapRecorder> {
+  /**
+   * Creates `<dir>/<episodeId>.mcap.part` and registers every channel the cell has instruments for.
+   * `robotModel` (the catalogue id) adds `/tf` and `/robot_description` when Assay knows its kinematics.
+   * `compress`: "worker" (default) compresses chunks with zstd on a worker thread (chunk-compressor.ts),
+   * "inline" on this thread, "none" stores them uncompressed.
+   */
+  static async create(
+    dir: string, episodeId: string,
+    options: { jointNames: readonly string[]; cameraNames: readonly string[]; robotModel?: string; compress?: "worker" | "inline" | "none" },
+  ): Promise<McapRecorder> {
+    const mode = options.compress ?? "worker";
+    const compressor = mode === "worker" ? startChunkCompressor() : undefined;
+    const compressChunk = compressor ? compressor.compress : mode === "inline" ? (await loadMcapCompression()).compressChunk : undefined;
     const partPath = join(dir, `${episodeId}.mcap.part`);
-    const handle = await open(partPath, "w");
-    const writer = new McapWriter({ writable: new FileHandleWritable(handle), chunkSize: CHUNK_BYTES });
-    const recorder = new McapRecorder(handle, writer, partPath, options.jointNames);
+    const handle = await open(partPath, "w").catch(async (error: unknown) => {
+      await compressor?.close();
+      throw error;
+    });
+    const writer = new ChunkedMcapWriter({ writable: new FileHandleWritable(handle), chunkSize: CHUNK_BYTES, compressChunk });
+    const robot = robotDescriptionFor(options.robotModel, options.jointNames);
+    const recorder = new McapRecorder(handle, writer, compressor, partPath, options.jointNames, robot);
     await writer.start({ profile: "", library: "assay-cell-agent" });
     for (const spec of [JOINT_STATES, JOINT_TARGETS, FT_WRIST, OBJECT_POSES, EVENTS, META]) await recorder.register(spec);
+    if (robot) for (const spec of [ROBOT_DESCRIPTION, TF]) await recorder.register(spec);
     for (const name of options.cameraNames) await recorder.register({ topic: `/camera/${name}`, ...COMPRESSED_IMAGE_SCHEMA });
     if (options.cameraNames.length > 1) await recorder.register(CAMERA_SYNC);
     return recorder;
   }
 
   private async register(spec: ChannelSpec): Promise<void> {
+    const protobuf = "protobuf" in spec.schema ? (spec.schema.protobuf as Uint8Array) : undefined;
     let schemaId = this.schemas.get(spec.schemaName);
     if (schemaId === undefined) {
       schemaId = await this.writer.registerSchema({
-        name: spec.schemaName, encoding: "jsonschema", data: new TextEncoder().encode(JSON.stringify(spec.schema)),
+        name: spec.schemaName, encoding: protobuf ? "protobuf" : "jsonschema", data: protobuf ?? new TextEncoder().encode(JSON.stringify(spec.schema)),
       });
       this.schemas.set(spec.schemaName, schemaId);
     }
-    const channelId = await this.writer.registerChannel({ topic: spec.topic, schemaId, messageEncoding: "json", metadata: new Map() });
+    const channelId = await this.writer.registerChannel({ topic: spec.topic, schemaId, messageEncoding: protobuf ? "protobuf" : "json", metadata: new Map() });
     this.channels.set(spec.topic, channelId);
   }
 
+  /** Queues a message: `body` is JSON-encoded unless it is already bytes (protobuf). */
   private add(topic: string, logTimeNs: bigint, publishTimeNs: bigint, body: unknown): void {
     const channelId = this.channels.get(topic);
     if (channelId === undefined || this.closed) return;
     const sequence = (this.sequences.get(channelId) ?? 0) + 1;
     this.sequences.set(channelId, sequence);
-    const data = new TextEncoder().encode(JSON.stringify(body));
+    const data = body instanceof Uint8Array ? body : new TextEncoder().encode(JSON.stringify(body));
     this.tail = this.tail.then(async () => {
       if (this.failure) return;
       try {
@@ -81,6 +113,12 @@ export class McapRecorder {
       timestamp: stamp(state.tNs), name: this.jointNames, position: state.positionRad, velocity: state.velocityRadS,
       effort: state.currentA, temperature_c: state.temperatureC,
     });
+    if (!this.robot) return;
+    if (!this.describedRobot) {
+      this.describedRobot = true;
+      this.add(ROBOT_DESCRIPTION.topic, logTimeNs, logTimeNs, { data: this.robot.urdf });
+    }
+    this.add(TF.topic, logTimeNs, state.tNs, encodeFrameTransforms(this.robot.transforms(state.positionRad, stamp(state.tNs))));
   }
 
   jointTargets(logTimeNs: bigint, positionRad: readonly number[]): void {
@@ -88,9 +126,7 @@ export class McapRecorder {
   }
 
   camera(logTimeNs: bigint, name: string, frame: CameraFrame): void {
-    this.add(`/camera/${name}`, logTimeNs, frame.tNs, {
-      timestamp: stamp(frame.tNs), frame_id: name, data: Buffer.from(frame.jpeg).toString("base64"), format: "jpeg",
-    });
+    this.add(`/camera/${name}`, logTimeNs, frame.tNs, encodeCompressedImage({ timestamp: stamp(frame.tNs), frameId: name, data: frame.jpeg, format: "jpeg" }));
   }
 
   /** The capture times of the frames several cameras took in one control step, and their skew. */
@@ -141,9 +177,13 @@ export class McapRecorder {
    * NOTE: call after the last message; messages added afterwards are dropped.
    */
   async finish(finalPath: string): Promise<void> {
-    await this.flush();
-    this.closed = true;
-    await this.writer.end();
+    try {
+      await this.flush();
+      this.closed = true;
+      await this.writer.end();
+    } finally {
+      await this.compressor?.close();
+    }
     await this.handle.sync();
     await this.handle.close();
     await rename(this.partPath, finalPath);

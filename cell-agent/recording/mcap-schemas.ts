@@ -1,4 +1,13 @@
-/** JSON schemas of the episode recording's channels (schemaEncoding "jsonschema"). */
+/**
+ * The episode recording's channels and their schemas: JSON messages with JSON schemas
+ * (schemaEncoding "jsonschema"), except the camera frames and `/tf`, which are Foxglove's well-known
+ * schemas in protobuf (protocol/recording/foxglove-protobuf.ts).
+ *
+ * Recordings made before this layout (no `/tf`, no `/robot_description`, uncompressed chunks) carry
+ * camera frames as JSON `foxglove.CompressedImage` with the JPEG in base64; the readers take both
+ * (protocol/recording/recording-reader.ts).
+ */
+import { COMPRESSED_IMAGE, FOXGLOVE_DESCRIPTOR_SETS, FRAME_TRANSFORMS } from "../../protocol/recording/foxglove-protobuf.js";
 
 const numbers = { type: "array", items: { type: "number" } };
 const strings = { type: "array", items: { type: "string" } };
@@ -8,7 +17,8 @@ const time = { type: "object", properties: { sec: { type: "integer" }, nsec: { t
 export interface ChannelSpec {
   topic: string;
   schemaName: string;
-  schema: Record<string, unknown>;
+  /** A JSON schema (JSON messages), or a FileDescriptorSet (protobuf messages). */
+  schema: Record<string, unknown> | { protobuf: Uint8Array };
 }
 
 export const JOINT_STATES: ChannelSpec = {
@@ -26,18 +36,24 @@ export const JOINT_TARGETS: ChannelSpec = {
   schema: { type: "object", title: "assay.JointTargets", properties: { timestamp: time, name: strings, position: numbers } },
 };
 
-/** Foxglove's well-known image schema, so Foxglove Studio shows camera channels without setup. */
+/** Foxglove's well-known image schema in protobuf, so Foxglove Studio shows camera channels without setup (`/camera/<name>`). */
 export const COMPRESSED_IMAGE_SCHEMA: Omit<ChannelSpec, "topic"> = {
-  schemaName: "foxglove.CompressedImage",
-  schema: {
-    type: "object", title: "foxglove.CompressedImage",
-    properties: {
-      timestamp: time,
-      frame_id: { type: "string" },
-      data: { type: "string", contentEncoding: "base64" },
-      format: { type: "string" },
-    },
-  },
+  schemaName: COMPRESSED_IMAGE,
+  schema: { protobuf: FOXGLOVE_DESCRIPTOR_SETS[COMPRESSED_IMAGE] },
+};
+
+/** Every link's transform from its parent at each control step, from the measured joints (robot-description.ts). */
+export const TF: ChannelSpec = {
+  topic: "/tf",
+  schemaName: FRAME_TRANSFORMS,
+  schema: { protobuf: FOXGLOVE_DESCRIPTOR_SETS[FRAME_TRANSFORMS] },
+};
+
+/** The robot's URDF, once, as ROS publishes it (std_msgs/String's one field, `data`). */
+export const ROBOT_DESCRIPTION: ChannelSpec = {
+  topic: "/robot_description",
+  schemaName: "std_msgs/String",
+  schema: { type: "object", title: "std_msgs/String", properties: { data: { type: "string", description: "URDF (XML)" } } },
 };
 
 export const FT_WRIST: ChannelSpec = {

@@ -22,7 +22,7 @@
  * read, `commanded_rad[k]` the target it sent (null when the step sent none); the command of row k
  * was computed from row k and first shows in row k + 1. `gripper` in `objects` is the fingertip.
  */
-import { McapIndexedReader } from "@mcap/core";
+import { openRecordingReader } from "../../protocol/recording/recording-reader.js";
 import type { RandomReadable } from "../storage/object-readable.js";
 
 export const GROUND_TRUTH_SCHEMA = "assay.ground_truth/1";
@@ -76,13 +76,14 @@ const stringOrNull = (v: unknown) => (typeof v === "string" ? v : null);
 
 /** Reads the episode's MCAP and builds its ground truth; throws when the file is not a readable MCAP. */
 export async function deriveGroundTruth(source: GroundTruthSource): Promise<GroundTruth> {
-  const reader = await McapIndexedReader.Initialize({ readable: source.mcap });
+  // Either recording layout (protocol/recording/recording-reader.ts); the file's SHA-256 was verified at upload, so chunk CRCs are not re-checked.
+  const reader = await openRecordingReader(source.mcap);
   const decoder = new TextDecoder();
   let startMeta: Record<string, unknown> = {};
   let names: string[] = [];
   const rows: Array<{ tNs: bigint; measured: number[]; velocity: number[]; commanded: number[] | null }> = [];
   const poses: Array<{ tNs: bigint; poses: Record<string, { position: { x: number; y: number; z: number }; orientation: { x: number; y: number; z: number; w: number } }> }> = [];
-  for await (const message of reader.readMessages({ topics: GROUND_TRUTH_SOURCE_CHANNELS })) {
+  for await (const message of reader.readMessages({ topics: GROUND_TRUTH_SOURCE_CHANNELS, validateCrcs: false })) {
     const topic = reader.channelsById.get(message.channelId)!.topic;
     const body = JSON.parse(decoder.decode(message.data)) as Record<string, any>;
     if (topic === "/meta") {

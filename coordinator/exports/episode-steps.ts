@@ -8,10 +8,16 @@
  *   measured position, which is what holding commands, with `commanded: false`.
  * - `images` holds each camera's latest frame (JPEG); a camera slower than the control loop repeats
  *   its last frame, and one that has sent nothing yet is absent.
+ *
+ * Both recording layouts read the same: today's (zstd chunks, camera frames as protobuf
+ * `foxglove.CompressedImage`) and the one before it (uncompressed chunks, JSON frames with the JPEG in
+ * base64). Chunk CRCs are not re-checked: a stored recording's SHA-256 was verified when the cell
+ * uploaded it, which covers every byte the CRCs do.
  */
 import type { FileHandle } from "node:fs/promises";
 import { open } from "node:fs/promises";
-import { McapIndexedReader } from "@mcap/core";
+import type { McapIndexedReader } from "@mcap/core";
+import { cameraJpeg, openRecordingReader } from "../../protocol/recording/recording-reader.js";
 
 export interface EpisodeStep {
   /** Step number from 0. */
@@ -71,14 +77,14 @@ export class EpisodeRecording {
   static async open(path: string): Promise<EpisodeRecording> {
     const handle = await open(path, "r");
     try {
-      const reader = await McapIndexedReader.Initialize({ readable: fileReadable(handle) });
+      const reader = await openRecordingReader(fileReadable(handle));
       const decoder = new TextDecoder();
       const cameras = [...reader.channelsById.values()].filter((c) => c.topic.startsWith("/camera/")).map((c) => c.topic.slice("/camera/".length));
       let jointNames: string[] = [];
       let startMeta: Record<string, unknown> = {};
       let endMeta: Record<string, unknown> = {};
       const events: EpisodeHeader["events"] = [];
-      for await (const message of reader.readMessages({ topics: ["/meta", "/events"] })) {
+      for await (const message of reader.readMessages({ topics: ["/meta", "/events"], validateCrcs: false })) {
         const body = JSON.parse(decoder.decode(message.data)) as Record<string, any>;
         if (reader.channelsById.get(message.channelId)!.topic === "/events") events.push({ t_s: body.t_s, name: body.name, detail: body.detail });
         else if (body.phase === "start") startMeta = body;
@@ -88,7 +94,7 @@ export class EpisodeRecording {
       const steps = statesChannel ? Number(reader.statistics?.channelMessageCounts.get(statesChannel.id) ?? 0n) : 0;
       const cameraFrames = new Map([...reader.channelsById.values()].filter((c) => c.topic.startsWith("/camera/"))
         .map((c) => [c.topic.slice("/camera/".length), Number(reader.statistics?.channelMessageCounts.get(c.id) ?? 0n)]));
-      for await (const message of reader.readMessages({ topics: ["/joint_states_measured"] })) {
+      for await (const message of reader.readMessages({ topics: ["/joint_states_measured"], validateCrcs: false })) {
         const body = JSON.parse(decoder.decode(message.data)) as { name?: string[] };
         jointNames = body.name ?? [];
         break;
@@ -105,7 +111,7 @@ export class EpisodeRecording {
     const decoder = new TextDecoder();
     const topics = [...SOURCE, ...this.header.cameras.map((c) => `/camera/${c}`)];
     const images = new Map<string, Uint8Array>();
-    let group: Array<{ topic: string; body: Record<string, any> }> = [];
+    let group: Array<{ topic: string; encoding: string; data: Uint8Array }> = [];
     let groupTNs: bigint | undefined;
     let firstTNs: bigint | undefined;
     let index = 0;
@@ -113,12 +119,12 @@ export class EpisodeRecording {
       const fresh = new Set<string>();
       let state: Record<string, any> | undefined;
       let target: Record<string, any> | undefined;
-      for (const { topic, body } of group) {
-        if (topic === "/joint_states_measured") state = body;
-        else if (topic === "/joint_targets_commanded") target = body;
+      for (const { topic, encoding, data } of group) {
+        if (topic === "/joint_states_measured") state = JSON.parse(decoder.decode(data)) as Record<string, any>;
+        else if (topic === "/joint_targets_commanded") target = JSON.parse(decoder.decode(data)) as Record<string, any>;
         else {
           const camera = topic.slice("/camera/".length);
-          images.set(camera, Buffer.from(String(body.data ?? ""), "base64"));
+          images.set(camera, cameraJpeg(encoding, data));
           fresh.add(camera);
         }
       }
@@ -138,13 +144,14 @@ export class EpisodeRecording {
         fresh,
       };
     };
-    for await (const message of this.reader.readMessages({ topics })) {
+    for await (const message of this.reader.readMessages({ topics, validateCrcs: false })) {
       if (groupTNs !== undefined && message.logTime !== groupTNs) {
         const step = flush();
         if (step) yield step;
       }
       groupTNs = message.logTime;
-      group.push({ topic: this.reader.channelsById.get(message.channelId)!.topic, body: JSON.parse(decoder.decode(message.data)) as Record<string, any> });
+      const channel = this.reader.channelsById.get(message.channelId)!;
+      group.push({ topic: channel.topic, encoding: channel.messageEncoding, data: message.data });
     }
     const last = flush();
     if (last) yield last;

@@ -1,14 +1,13 @@
 /**
  * Writes an export archive into the artifact store: a POSIX tar (long names as PAX headers, by
- * tar-stream) streamed to the store's `put` while its SHA-256 is computed, so the key never holds a
- * partial archive (the store writes an object whole or not at all). Members are streamed one at a
+ * tar-stream) streamed to the store's `put`, whose answer gives its size and SHA-256 (the store hashes
+ * what it writes; the archive is hashed once), so the key never holds a partial archive (the store writes an object whole or not at all). Members are streamed one at a
  * time, from local files or from the store: the archive is never held in memory.
  */
-import { createHash } from "node:crypto";
 import { createReadStream } from "node:fs";
 import { readdir, stat } from "node:fs/promises";
 import { join, relative, sep } from "node:path";
-import { pipeline as pipe, Transform, type Readable } from "node:stream";
+import { PassThrough, pipeline as pipe, type Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import tar from "tar-stream";
 import type { ObjectStore } from "../storage/object-store.js";
@@ -29,17 +28,10 @@ export const ARCHIVE_CONTENT_TYPE = "application/x-tar";
 /** Streams `entries` into a tar stored as `key`; returns its size and SHA-256. `signal` aborts it. */
 export async function writeTarArchive(objects: ObjectStore, key: string, entries: AsyncIterable<ArchiveEntry> | Iterable<ArchiveEntry>, signal?: AbortSignal): Promise<ArchiveFile> {
   const pack = tar.pack();
-  const hash = createHash("sha256");
-  let bytes = 0;
-  const tap = new Transform({
-    transform(chunk: Buffer, _encoding, done) {
-      hash.update(chunk);
-      bytes += chunk.length;
-      done(null, chunk);
-    },
-  });
-  // The pack's failure reaches the store through `tap`; the store's failure stops the pack, so no member waits on a reader that is gone.
-  const stored = objects.put(key, pipe(pack, tap, () => undefined), { contentType: ARCHIVE_CONTENT_TYPE });
+  // tar-stream's pack is a streamx stream: a PassThrough makes it the Node stream the store takes. The
+  // pack's failure reaches the store through it; the store's failure stops the pack, so no member
+  // waits on a reader that is gone.
+  const stored = objects.put(key, pipe(pack, new PassThrough(), () => undefined), { contentType: ARCHIVE_CONTENT_TYPE });
   stored.catch(() => pack.destroy());
   const mtime = new Date();
   try {
@@ -56,8 +48,8 @@ export async function writeTarArchive(objects: ObjectStore, key: string, entries
       }
     }
     pack.finalize();
-    await stored;
-    return { bytes, sha256: hash.digest("hex") };
+    const { bytes, sha256 } = await stored;
+    return { bytes, sha256 };
   } catch (error) {
     pack.destroy();
     // When the store failed first (disk full, bucket unreachable), that is the error worth

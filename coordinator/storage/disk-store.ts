@@ -64,7 +64,7 @@ export class DiskStore implements ObjectStore {
     return path;
   }
 
-  async put(key: string, body: Readable | Uint8Array, options: PutOptions = {}): Promise<ObjectInfo> {
+  async put(key: string, body: Readable | Uint8Array, options: PutOptions = {}): Promise<ObjectInfo & { sha256: string }> {
     const path = this.pathOf(key);
     const temp = await this.tempPath();
     const hash = createHash("sha256");
@@ -87,7 +87,7 @@ export class DiskStore implements ObjectStore {
     const meta: StoredMeta = { ...(options.contentType ? { contentType: options.contentType } : {}), sha256: hash.digest("hex"), bytes };
     await this.moveIntoPlace(temp, path);
     await this.writeMeta(key, meta);
-    return this.info(meta, (await stat(path)).mtimeMs);
+    return { ...this.info(meta, (await stat(path)).mtimeMs), sha256: meta.sha256 };
   }
 
   async get(key: string, range?: ByteRange): Promise<GetResult> {

@@ -115,8 +115,12 @@ export interface ResumableUploads {
 export interface ObjectStore extends ResumableUploads {
   /** "disk" or "s3", for logs and /health. */
   readonly kind: "disk" | "s3";
-  /** Writes the whole object at once; readers see the old object or the new one, never a part. */
-  put(key: string, body: Readable | Uint8Array, options?: PutOptions): Promise<ObjectInfo>;
+  /**
+   * Writes the whole object at once; readers see the old object or the new one, never a part. Returns
+   * its info with the SHA-256 of what was written (computed while it streamed, so a caller never
+   * hashes the same bytes again).
+   */
+  put(key: string, body: Readable | Uint8Array, options?: PutOptions): Promise<ObjectInfo & { sha256: string }>;
   /** Throws `not_found` when there is no such object, `range_not_satisfiable` when `range` starts past its end. */
   get(key: string, range?: ByteRange): Promise<GetResult>;
   /** Throws `not_found` when there is no such object. */

@@ -31,7 +31,7 @@ import { Upload } from "@aws-sdk/lib-storage";
 import { getSignedUrl } from "@aws-sdk/s3-request-presigner";
 import { createHash } from "node:crypto";
 import { createReadStream } from "node:fs";
-import type { Readable } from "node:stream";
+import { pipeline, Transform, type Readable } from "node:stream";
 import {
   checkDeletePrefix,
   checkExpiry,
@@ -107,7 +107,7 @@ export class S3Store implements ObjectStore {
     return this.prefix + key;
   }
 
-  async put(key: string, body: Readable | Uint8Array, options: PutOptions = {}): Promise<ObjectInfo> {
+  async put(key: string, body: Readable | Uint8Array, options: PutOptions = {}): Promise<ObjectInfo & { sha256: string }> {
     const Key = this.objectKey(key);
     if (body instanceof Uint8Array) {
       const sha256 = createHash("sha256").update(body).digest("hex");
@@ -116,9 +116,20 @@ export class S3Store implements ObjectStore {
       );
       return { bytes: body.length, etag: sent.ETag ?? "", sha256, ...(options.contentType ? { contentType: options.contentType } : {}) };
     }
-    // A stream of unknown length: lib-storage sends it as one PutObject or as multipart parts.
-    await new Upload({ client: this.client, params: { Bucket: this.bucket, Key, Body: body, ContentType: options.contentType } }).done();
-    return this.head(key);
+    // A stream of unknown length: lib-storage sends it as one PutObject or as multipart parts. Its
+    // SHA-256 is computed on the way (returned, not stored as metadata: that is sent before the bytes).
+    const hash = createHash("sha256");
+    const tap = new Transform({
+      transform(chunk: Uint8Array | string, _encoding, done) {
+        const data = typeof chunk === "string" ? Buffer.from(chunk) : chunk;
+        hash.update(data);
+        done(null, data);
+      },
+    });
+    // pipeline: a failing body fails the upload, a failed upload destroys the body.
+    const hashed = pipeline(body, tap, () => undefined);
+    await new Upload({ client: this.client, params: { Bucket: this.bucket, Key, Body: hashed, ContentType: options.contentType } }).done();
+    return { ...(await this.head(key)), sha256: hash.digest("hex") };
   }
 
   async get(key: string, range?: ByteRange): Promise<GetResult> {

@@ -7,7 +7,8 @@
  *
  * The episodes are one real simulated episode (README quick-start policy on so101-b: its MCAP and
  * MP4 as the cell uploaded them) stored 100 times under new episode ids, so every format reads the
- * same realistic recordings.
+ * same realistic recordings. The episode's MCAP is also rewritten in the recording layout before
+ * compressed chunks and binary camera frames, for the size ratio (`episode_mcap_vs_previous_layout`).
  *
  *   npx tsx scripts/bench/export.ts [episodes, default 100]
  */
@@ -20,6 +21,7 @@ import { insertPendingArtifact, listArtifacts, markArtifactStored } from "../../
 import { listEpisodeRecords, markEpisodeDone } from "../../coordinator/store/episodes-repo.js";
 import * as runsRepo from "../../coordinator/store/runs-repo.js";
 import { README_RUN_BODY } from "../../test/fixtures.js";
+import { rewriteInLegacyLayout } from "../../test/support/legacy-mcap-recorder.js";
 import { runEnd, startTestService } from "../../test/integration/helpers.js";
 import type { Figure } from "../bench.js";
 
@@ -105,7 +107,13 @@ export async function run(episodes = 100): Promise<Figure[]> {
       figure(`${format}_rss_growth`, (peakRss - baselineRss) / MB, "MB");
       rmSync(join(artifactsDir, ".exports", body.id), { recursive: true, force: true });
     }
-    figure("episode_mcap", statSync(inputPaths.find((p) => p.endsWith(".mcap"))!).size / MB, "MB");
+    const episodeMcap = inputPaths.find((p) => p.endsWith(".mcap"))!;
+    figure("episode_mcap", statSync(episodeMcap).size / MB, "MB");
+    // The same episode in the layout before compressed chunks and binary frames.
+    const previous = join(service.dataDir, "previous-layout.mcap");
+    await rewriteInLegacyLayout(episodeMcap, previous);
+    figure("episode_mcap_previous_layout", statSync(previous).size / MB, "MB");
+    figure("episode_mcap_vs_previous_layout", statSync(episodeMcap).size / statSync(previous).size, "ratio");
   } finally {
     await service.stop();
   }

@@ -1,9 +1,12 @@
 /**
- * Benchmark: the agent's episode recording (`McapRecorder`: JSON messages, 256 KiB chunks, summary,
- * fsync, rename) against raw file writes of the same message bytes (256 KiB writes, fsync). The
- * load is a typical episode's: joint states at 100 Hz and two camera JPEG streams at 30 Hz, until
- * TOTAL_MB of payload. Figures: MB/s of each (payload MB over wall time, fsync included) and their
- * ratio (MCAP / raw).
+ * Benchmark: the agent's episode recording (`McapRecorder`: JSON joint states, protobuf camera
+ * frames, 1 MiB zstd chunks, summary, fsync, rename) against raw file writes of the same message
+ * bytes (256 KiB writes, fsync). The load is a typical episode's: joint states at 100 Hz and two
+ * camera JPEG streams at 30 Hz, until TOTAL_MB of payload. Figures: MB/s of each (payload MB over
+ * wall time, fsync included) and their ratio (MCAP / raw), and the same for the recorder with
+ * compression off (the writer's own cost: framing, indexes, CRCs). The "JPEGs" are random bytes,
+ * which zstd cannot shrink (a real episode's frames compress to about 0.5 of their bytes), so the
+ * compressed recorder pays zstd's time here without writing fewer bytes.
  *
  * Run alone: npx tsx scripts/bench/mcap-throughput.ts [MB] (one JSON line per figure).
  */
@@ -13,6 +16,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { CameraFrame, JointState } from "../../cell-agent/hardware/types.js";
+import { encodeCompressedImage } from "../../protocol/recording/foxglove-protobuf.js";
 import { McapRecorder } from "../../cell-agent/recording/mcap-recorder.js";
 import type { Figure } from "../bench.js";
 import { round } from "./quantiles.js";
@@ -51,18 +55,19 @@ function* episodeMessages(totalBytes: number): Generator<Message> {
   }
 }
 
-/** The bytes McapRecorder puts in each message's data (its JSON encoding), for the raw baseline. */
+/** The bytes McapRecorder puts in each message's data (JSON joint states, protobuf camera frames), for the raw baseline. */
 function payloadOf(message: Message): Uint8Array {
   const stamp = (tNs: bigint) => ({ sec: Number(tNs / 1_000_000_000n), nsec: Number(tNs % 1_000_000_000n) });
-  const body = message.kind === "joints"
-    ? { timestamp: stamp(message.tNs), name: JOINTS, position: message.state.positionRad, velocity: message.state.velocityRadS, effort: message.state.currentA, temperature_c: message.state.temperatureC }
-    : { timestamp: stamp(message.tNs), frame_id: message.name, data: Buffer.from(message.frame.jpeg).toString("base64"), format: "jpeg" };
-  return new TextEncoder().encode(JSON.stringify(body));
+  if (message.kind === "camera") return encodeCompressedImage({ timestamp: stamp(message.tNs), frameId: message.name, data: message.frame.jpeg, format: "jpeg" });
+  const { state } = message;
+  return new TextEncoder().encode(JSON.stringify({
+    timestamp: stamp(message.tNs), name: JOINTS, position: state.positionRad, velocity: state.velocityRadS, effort: state.currentA, temperature_c: state.temperatureC,
+  }));
 }
 
-async function writeMcap(dir: string, totalBytes: number): Promise<{ seconds: number }> {
+async function writeMcap(dir: string, totalBytes: number, compress: boolean): Promise<{ seconds: number }> {
   const started = performance.now();
-  const recorder = await McapRecorder.create(dir, "bench", { jointNames: JOINTS, cameraNames: CAMERAS });
+  const recorder = await McapRecorder.create(dir, "bench", { jointNames: JOINTS, cameraNames: CAMERAS, compress: compress ? "worker" : "none" });
   let n = 0;
   for (const message of episodeMessages(totalBytes)) {
     if (message.kind === "joints") recorder.jointStates(message.tNs, message.state);
@@ -102,7 +107,8 @@ export async function run(totalMb = 64): Promise<Figure[]> {
   try {
     const totalBytes = totalMb * 1024 * 1024;
     const raw = await writeRaw(dir, totalBytes);
-    const mcap = await writeMcap(dir, totalBytes);
+    const mcap = await writeMcap(dir, totalBytes, true);
+    const uncompressed = await writeMcap(dir, totalBytes, false);
     // Both wrote the same messages: rate both over the raw baseline's exact byte count.
     const mbps = (r: { seconds: number }) => raw.payloadBytes / 1024 / 1024 / r.seconds;
     return [
@@ -110,6 +116,8 @@ export async function run(totalMb = 64): Promise<Figure[]> {
       { bench: BENCH, metric: "mcap_recorder", value: round(mbps(mcap), 1), unit: "MB/s" },
       { bench: BENCH, metric: "raw_fs_write", value: round(mbps(raw), 1), unit: "MB/s" },
       { bench: BENCH, metric: "mcap_vs_raw", value: round(mbps(mcap) / mbps(raw)), unit: "ratio" },
+      { bench: BENCH, metric: "mcap_uncompressed_recorder", value: round(mbps(uncompressed), 1), unit: "MB/s" },
+      { bench: BENCH, metric: "mcap_uncompressed_vs_raw", value: round(mbps(uncompressed) / mbps(raw)), unit: "ratio" },
     ];
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -9,6 +9,7 @@
  */
 import assert from "node:assert/strict";
 import { McapIndexedReader } from "@mcap/core";
+import { loadMcapCompression } from "../../protocol/recording/mcap-compression.js";
 import { createApiKey } from "../../coordinator/auth/api-keys.js";
 import { CATALOG_ACCOUNT_ID } from "../../coordinator/catalog/tasks.js";
 import { README_RUN_BODY } from "../fixtures.js";
@@ -29,6 +30,7 @@ async function json(res: Response, status: number): Promise<Json> {
 async function firstMessage(service: TestService, mcapUrl: string, topic: string): Promise<Json | undefined> {
   const bytes = new Uint8Array(await (await service.api(mcapUrl)).arrayBuffer());
   const reader = await McapIndexedReader.Initialize({
+    decompressHandlers: (await loadMcapCompression()).decompressHandlers,
     readable: { size: async () => BigInt(bytes.byteLength), read: async (offset, size) => bytes.subarray(Number(offset), Number(offset + size)) },
   });
   for await (const message of reader.readMessages({ topics: [topic] })) return JSON.parse(new TextDecoder().decode(message.data)) as Json;

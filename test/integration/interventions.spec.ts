@@ -8,6 +8,7 @@
  */
 import assert from "node:assert/strict";
 import { McapIndexedReader } from "@mcap/core";
+import { loadMcapCompression } from "../../protocol/recording/mcap-compression.js";
 import { wilsonInterval } from "../../coordinator/stats/wilson.js";
 import { README_RUN_BODY } from "../fixtures.js";
 import { useSharedFleet } from "../support/shared-fleet.js";
@@ -88,6 +89,7 @@ describe("interventions on_stall (simulated fleet, novice policy)", function () 
     const stalled = flagged[0];
     const bytes = new Uint8Array(await (await service.api(stalled.mcap_url)).arrayBuffer());
     const reader = await McapIndexedReader.Initialize({
+      decompressHandlers: (await loadMcapCompression()).decompressHandlers,
       readable: { size: async () => BigInt(bytes.byteLength), read: async (offset, size) => bytes.subarray(Number(offset), Number(offset + size)) },
     });
     const names: string[] = [];

@@ -5,6 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { McapIndexedReader } from "@mcap/core";
+import { loadMcapCompression } from "../../protocol/recording/mcap-compression.js";
 import { runEnd, startTestService, type TestService } from "./helpers.js";
 
 const FR3_POLICY = {
@@ -114,6 +115,7 @@ describe("kind verify on a simulated fleet", function () {
     const mcapUrl = mcaps.data.find((a) => a.episode_id === truth.episode_id).url;
     const bytes = new Uint8Array(await (await service.api(mcapUrl)).arrayBuffer());
     const reader = await McapIndexedReader.Initialize({
+      decompressHandlers: (await loadMcapCompression()).decompressHandlers,
       readable: { size: async () => BigInt(bytes.byteLength), read: async (offset, size) => bytes.subarray(Number(offset), Number(offset + size)) },
     });
     const first = async (topic: string) => {

@@ -10,6 +10,7 @@
  */
 import assert from "node:assert/strict";
 import { McapIndexedReader } from "@mcap/core";
+import { loadMcapCompression } from "../../protocol/recording/mcap-compression.js";
 import { createApiKey } from "../../coordinator/auth/api-keys.js";
 import { CATALOG_ACCOUNT_ID } from "../../coordinator/catalog/tasks.js";
 import { SimOperator } from "../../simulators/fleet/sim-operator.js";
@@ -132,6 +133,7 @@ describe("operator interventions: a person helps a stalled episode on a simulate
     // The recording has the help on /events and in the end /meta.
     const bytes = new Uint8Array(await (await service.api(helped.mcap_url)).arrayBuffer());
     const reader = await McapIndexedReader.Initialize({
+      decompressHandlers: (await loadMcapCompression()).decompressHandlers,
       readable: { size: async () => BigInt(bytes.byteLength), read: async (offset, size) => bytes.subarray(Number(offset), Number(offset + size)) },
     });
     const names: string[] = [];

@@ -5,6 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { McapIndexedReader } from "@mcap/core";
+import { loadMcapCompression } from "../../protocol/recording/mcap-compression.js";
 import { useSharedFleet } from "../support/shared-fleet.js";
 import { runEnd, type TestService } from "./helpers.js";
 import { README_RUN_BODY } from "../fixtures.js";
@@ -17,6 +18,7 @@ async function episodesOf(service: TestService, runId: string): Promise<Array<Re
 async function firstMessage(service: TestService, mcapUrl: string, topic: string): Promise<any> {
   const bytes = new Uint8Array(await (await service.api(mcapUrl)).arrayBuffer());
   const reader = await McapIndexedReader.Initialize({
+    decompressHandlers: (await loadMcapCompression()).decompressHandlers,
     readable: { size: async () => BigInt(bytes.byteLength), read: async (offset, size) => bytes.subarray(Number(offset), Number(offset + size)) },
   });
   for await (const message of reader.readMessages({ topics: [topic] })) return JSON.parse(new TextDecoder().decode(message.data));

@@ -8,6 +8,7 @@ import { open } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { McapIndexedReader } from "@mcap/core";
+import { loadMcapCompression } from "../../protocol/recording/mcap-compression.js";
 import { betaBinomialRate } from "../../coordinator/stats/beta-binomial-rate.js";
 import { theseCellsRate } from "../../coordinator/stats/these-cells-rate.js";
 import { wilsonInterval } from "../../coordinator/stats/wilson.js";
@@ -101,6 +102,7 @@ describe("a run end to end on a simulated fleet", function () {
     assert.equal(mcap.status, 200);
     const bytes = new Uint8Array(await mcap.arrayBuffer());
     const reader = await McapIndexedReader.Initialize({
+      decompressHandlers: (await loadMcapCompression()).decompressHandlers,
       readable: { size: async () => BigInt(bytes.byteLength), read: async (offset, size) => bytes.subarray(Number(offset), Number(offset + size)) },
     });
     const topics = new Set([...reader.channelsById.values()].map((c) => c.topic));

@@ -12,6 +12,7 @@ import jpeg from "jpeg-js";
 import { McapRecorder } from "../../cell-agent/recording/mcap-recorder.js";
 import type { ExportEpisode, ExportRun } from "../../coordinator/exports/export-input.js";
 import { writeRldsDataset } from "../../coordinator/exports/rlds/write-rlds.js";
+import { crc32c } from "../../coordinator/exports/rlds/crc32c.js";
 import { frameLevel, writeFixtureEpisodes } from "../support/export-fixtures.js";
 
 // --- CRC-32C, bit by bit (RFC 3720 B.4: reflected polynomial 0x82F63B78) ---------------------------
@@ -167,6 +168,14 @@ describe("RLDS export (TFDS layout)", () => {
 
   it("pins the test's own CRC-32C to the published check value", () => {
     assert.equal(crc32cBitwise(Buffer.from("123456789")), 0xe3069283);
+  });
+
+  it("the exporter's native CRC-32C agrees with the bitwise one on every length and offset", () => {
+    const bytes = new Uint8Array(1024).map((_, i) => (i * 131 + 7) & 0xff);
+    for (const [start, end] of [[0, 0], [0, 1], [3, 11], [1, 1024], [0, 1024], [5, 600]] as const) {
+      const view = bytes.subarray(start, end);
+      assert.equal(crc32c(view), crc32cBitwise(view), `bytes ${start}..${end}`);
+    }
   });
 
   describe("a three-episode run", () => {

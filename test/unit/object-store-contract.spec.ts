@@ -59,6 +59,13 @@ function contract(name: string, harness: () => Promise<Harness>, cleanup: () => 
       assert.equal((await text((await store.get("runs/r1/e1/video.mp4")).body)).toString(), "abcdef");
     });
 
+    it("answers a put, of bytes or of a stream, with the size and SHA-256 of what it wrote", async () => {
+      const bytes = await store.put("p/bytes.bin", Buffer.from("hello"));
+      assert.deepEqual([bytes.bytes, bytes.sha256], [5, sha(Buffer.from("hello"))]);
+      const streamed = await store.put("p/stream.tar", Readable.from([Buffer.from("abc"), Buffer.from("def")]));
+      assert.deepEqual([streamed.bytes, streamed.sha256], [6, sha(Buffer.from("abcdef"))]);
+    });
+
     it("replaces an object on a second put", async () => {
       await store.put("a/b", Buffer.from("one"));
       await store.put("a/b", Buffer.from("two!"));

@@ -1,0 +1,198 @@
+/**
+ * An indexed, chunked MCAP writer (https://mcap.dev/spec) built on @mcap/core's record builders, with
+ * its CRCs computed by Node's native `zlib.crc32`. @mcap/core's own McapWriter computes the same CRCs
+ * in JavaScript over every byte twice (the chunk's records, then the data section again), which was
+ * about the whole gap between recording and raw writes of the same bytes, and offers no hook to
+ * swap the function.
+ *
+ * What it writes is what McapWriter writes with its defaults, less what the agent never uses
+ * (attachments, metadata): Header; Schema and Channel records in the data section as they are
+ * registered; Chunks (optionally compressed) each followed by its Message Indexes; Data End with
+ * the data section's CRC; a summary of Schemas, Channels, Statistics and Chunk Indexes; Summary
+ * Offsets; the Footer with the summary's CRC.
+ *
+ * NOTE: like McapWriter, a call must finish before the next starts (the recorder chains them).
+ */
+import { crc32 } from "node:zlib";
+import { McapChunkBuilder, McapRecordBuilder, Opcode, type IWritable, type McapTypes } from "@mcap/core";
+
+type Schema = McapTypes.Schema;
+type Channel = McapTypes.Channel;
+type Message = McapTypes.Message;
+type ChunkIndex = McapTypes.ChunkIndex;
+
+type Compressed = { compression: string; compressedData: Uint8Array };
+
+export interface ChunkedMcapWriterOptions {
+  writable: IWritable;
+  /** A chunk is closed once its records reach this many bytes (uncompressed). */
+  chunkSize: number;
+  /**
+   * Compresses a chunk's records (which it may take over); none: chunks are stored uncompressed. When
+   * it answers with a promise (a worker thread), the writer goes on filling the next chunk meanwhile
+   * and writes chunks in order as they come back, at most MAX_CHUNKS_IN_FLIGHT at once.
+   */
+  compressChunk?: (records: Uint8Array) => Compressed | Promise<Compressed>;
+}
+
+/** Closed chunks waiting for compression or their write before `addMessage` waits for the oldest. */
+const MAX_CHUNKS_IN_FLIGHT = 3;
+
+export class ChunkedMcapWriter {
+  private readonly records = new McapRecordBuilder();
+  private readonly chunk = new McapChunkBuilder({ useMessageIndex: true });
+  private readonly schemas = new Map<number, Schema>();
+  private readonly channels = new Map<number, Channel>();
+  private readonly chunkIndexes: ChunkIndex[] = [];
+  private readonly channelMessageCounts = new Map<number, bigint>();
+  private messageCount = 0n;
+  private messageStartTime: bigint | undefined;
+  private messageEndTime = 0n;
+  private dataSectionCrc = 0;
+  /** Chunk writes, in order; each waits for its compression. */
+  private writes: Promise<void> = Promise.resolve();
+  private readonly inFlight: Array<Promise<void>> = [];
+
+  constructor(private readonly options: ChunkedMcapWriterOptions) {}
+
+  /** Writes the magic and the Header. */
+  async start(header: McapTypes.Header): Promise<void> {
+    this.records.writeMagic();
+    this.records.writeHeader(header);
+    await this.flushRecords();
+  }
+
+  async registerSchema(schema: Omit<Schema, "id">): Promise<number> {
+    const record = { ...schema, id: this.schemas.size + 1 };
+    this.schemas.set(record.id, record);
+    await this.enqueue(() => {
+      this.records.writeSchema(record);
+      return this.flushRecords();
+    });
+    return record.id;
+  }
+
+  async registerChannel(channel: Omit<Channel, "id">): Promise<number> {
+    const record = { ...channel, id: this.channels.size };
+    this.channels.set(record.id, record);
+    await this.enqueue(() => {
+      this.records.writeChannel(record);
+      return this.flushRecords();
+    });
+    return record.id;
+  }
+
+  async addMessage(message: Message): Promise<void> {
+    if (!this.channels.has(message.channelId)) throw new Error(`MCAP message on unregistered channel ${message.channelId}`);
+    this.messageCount++;
+    this.channelMessageCounts.set(message.channelId, (this.channelMessageCounts.get(message.channelId) ?? 0n) + 1n);
+    if (this.messageStartTime === undefined || message.logTime < this.messageStartTime) this.messageStartTime = message.logTime;
+    if (message.logTime > this.messageEndTime) this.messageEndTime = message.logTime;
+    this.chunk.addMessage(message);
+    if (this.chunk.byteLength >= this.options.chunkSize) await this.finishChunk();
+  }
+
+  /** Closes the last chunk and writes Data End, the summary and the Footer. */
+  async end(): Promise<void> {
+    await this.finishChunk();
+    await this.writes;
+    this.inFlight.length = 0;
+    this.records.writeDataEnd({ dataSectionCrc: this.dataSectionCrc });
+    await this.write(this.records.buffer);
+    this.records.reset();
+
+    const summaryStart = this.position();
+    const offsets: McapTypes.SummaryOffset[] = [];
+    const group = (groupOpcode: number, write: () => bigint) => {
+      const groupStart = summaryStart + BigInt(this.records.length);
+      const groupLength = write();
+      if (groupLength > 0n) offsets.push({ groupOpcode, groupStart, groupLength });
+    };
+    group(Opcode.SCHEMA, () => [...this.schemas.values()].reduce((n, s) => n + this.records.writeSchema(s), 0n));
+    group(Opcode.CHANNEL, () => [...this.channels.values()].reduce((n, c) => n + this.records.writeChannel(c), 0n));
+    group(Opcode.STATISTICS, () => this.records.writeStatistics({
+      messageCount: this.messageCount, schemaCount: this.schemas.size, channelCount: this.channels.size, attachmentCount: 0, metadataCount: 0,
+      chunkCount: this.chunkIndexes.length, messageStartTime: this.messageStartTime ?? 0n, messageEndTime: this.messageEndTime,
+      channelMessageCounts: this.channelMessageCounts,
+    }));
+    group(Opcode.CHUNK_INDEX, () => this.chunkIndexes.reduce((n, c) => n + this.records.writeChunkIndex(c), 0n));
+    const summaryOffsetStart = summaryStart + BigInt(this.records.length);
+    for (const offset of offsets) this.records.writeSummaryOffset(offset);
+    // The summary CRC covers the summary, the summary offsets and the Footer up to the CRC itself.
+    const footerHead = new DataView(new ArrayBuffer(1 + 8 + 8 + 8));
+    footerHead.setUint8(0, Opcode.FOOTER);
+    footerHead.setBigUint64(1, 8n + 8n + 4n, true);
+    footerHead.setBigUint64(9, summaryStart, true);
+    footerHead.setBigUint64(17, summaryOffsetStart, true);
+    const summaryCrc = crc32(new Uint8Array(footerHead.buffer), crc32(this.records.buffer));
+    this.records.writeFooter({ summaryStart, summaryOffsetStart, summaryCrc });
+    this.records.writeMagic();
+    await this.options.writable.write(this.records.buffer);
+    this.records.reset();
+  }
+
+  /** Runs `write` after every write queued before it (chunks still compressing included). */
+  private async enqueue(write: () => Promise<void>): Promise<void> {
+    const done = this.writes.then(write);
+    done.catch(() => undefined);
+    this.writes = done;
+    await done;
+  }
+
+  private position(): bigint {
+    return this.options.writable.position();
+  }
+
+  /** Writes data-section bytes, folding them into the data section's CRC. */
+  private async write(bytes: Uint8Array): Promise<void> {
+    this.dataSectionCrc = crc32(bytes, this.dataSectionCrc);
+    await this.options.writable.write(bytes);
+  }
+
+  private async flushRecords(): Promise<void> {
+    await this.write(this.records.buffer);
+    this.records.reset();
+  }
+
+  /** Closes the open chunk: compression starts now, the write follows in order (see compressChunk). */
+  private async finishChunk(): Promise<void> {
+    if (this.chunk.numMessages === 0) return;
+    // The builder is reused for the next chunk: take a copy of the records and the indexes as they are.
+    const records = this.chunk.buffer.slice();
+    const indexes = [...this.chunk.indices];
+    const messageStartTime = this.chunk.messageStartTime;
+    const messageEndTime = this.chunk.messageEndTime;
+    this.chunk.reset();
+    const uncompressedSize = BigInt(records.byteLength);
+    const uncompressedCrc = crc32(records);
+    const compressed = Promise.resolve(this.options.compressChunk?.(records) ?? { compression: "", compressedData: records });
+    const written = this.writes.then(async () => {
+      const { compression, compressedData } = await compressed;
+      await this.writeChunk({ messageStartTime, messageEndTime, uncompressedSize, uncompressedCrc, compression, records: compressedData }, indexes);
+    });
+    // A failure is thrown from the next addMessage that waits, or from end(); never left unhandled.
+    written.catch(() => undefined);
+    compressed.catch(() => undefined);
+    this.writes = written;
+    this.inFlight.push(written);
+    while (this.inFlight.length > MAX_CHUNKS_IN_FLIGHT) await this.inFlight.shift();
+  }
+
+  private async writeChunk(chunk: McapTypes.Chunk, indexes: McapTypes.MessageIndex[]): Promise<void> {
+    const chunkStartOffset = this.position();
+    const chunkLength = this.records.writeChunk(chunk);
+    await this.flushRecords();
+    const messageIndexStart = this.position();
+    const messageIndexOffsets = new Map<number, bigint>();
+    let messageIndexLength = 0n;
+    for (const index of indexes) {
+      messageIndexOffsets.set(index.channelId, messageIndexStart + messageIndexLength);
+      messageIndexLength += this.records.writeMessageIndex(index);
+    }
+    await this.flushRecords();
+    this.chunkIndexes.push({
+      messageStartTime: chunk.messageStartTime, messageEndTime: chunk.messageEndTime, chunkStartOffset, chunkLength, messageIndexOffsets, messageIndexLength,
+      compression: chunk.compression, compressedSize: BigInt(chunk.records.byteLength), uncompressedSize: chunk.uncompressedSize,
+    });
+  }
+}
