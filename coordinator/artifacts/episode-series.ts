@@ -10,7 +10,7 @@
  * last kept), so a long recording costs the browser the same as a short one. Only the steps picked
  * are kept in memory, never the whole recording.
  */
-import { McapIndexedReader } from "@mcap/core";
+import { openRecordingReader } from "../../protocol/recording/recording-reader.js";
 import type { RandomReadable } from "../storage/object-readable.js";
 
 export const DEFAULT_SERIES_POINTS = 2000;
@@ -38,7 +38,8 @@ const numberOrNull = (v: unknown): number | null => (typeof v === "number" && Nu
 
 /** Reads the series of one recording; throws when it is not a readable MCAP. */
 export async function readEpisodeSeries(readable: RandomReadable, maxPoints = DEFAULT_SERIES_POINTS): Promise<EpisodeSeriesData> {
-  const reader = await McapIndexedReader.Initialize({ readable });
+  // Either recording layout (zstd chunks or none): protocol/recording/recording-reader.ts.
+  const reader = await openRecordingReader(readable);
   const decoder = new TextDecoder();
   const channel = (topic: string) => [...reader.channelsById.values()].find((c) => c.topic === topic);
   const states = channel("/joint_states_measured");
@@ -53,7 +54,7 @@ export async function readEpisodeSeries(readable: RandomReadable, maxPoints = DE
   const keptTimes = new Set<bigint>();
   let lastStateNs = -1n;
   const topics = [states?.topic, targets?.topic].filter((t): t is string => t !== undefined);
-  for await (const message of topics.length > 0 ? reader.readMessages({ topics }) : []) {
+  for await (const message of topics.length > 0 ? reader.readMessages({ topics, validateCrcs: false }) : []) {
     const body = JSON.parse(decoder.decode(message.data)) as { name?: unknown; position?: unknown };
     const position = Array.isArray(body.position) ? body.position.map(numberOrNull) : [];
     if (message.channelId === states?.id) {
@@ -77,7 +78,7 @@ export async function readEpisodeSeries(readable: RandomReadable, maxPoints = DE
   const events: EpisodeSeriesData["events"] = [];
   const eventsChannel = channel("/events");
   if (eventsChannel) {
-    for await (const message of reader.readMessages({ topics: ["/events"] })) {
+    for await (const message of reader.readMessages({ topics: ["/events"], validateCrcs: false })) {
       if (events.length >= MAX_EVENTS) break;
       const body = JSON.parse(decoder.decode(message.data)) as { t_s?: unknown; name?: unknown };
       const tS = numberOrNull(body.t_s);

@@ -8,7 +8,8 @@
  * keyed by the recording's SHA-256, the camera and first/last, so a stored recording (which never
  * changes) is read once however often the failure grid is opened. docs/api.md, "Episode media".
  */
-import { McapIndexedReader } from "@mcap/core";
+import type { McapIndexedReader } from "@mcap/core";
+import { cameraJpeg, openRecordingReader } from "../../protocol/recording/recording-reader.js";
 import sharp from "sharp";
 import type { RandomReadable } from "../storage/object-readable.js";
 
@@ -64,15 +65,16 @@ export class EpisodeThumbnails {
       this.cache.set(key, hit);
       return hit;
     }
-    const reader = await McapIndexedReader.Initialize({ readable: request.readable });
+    const reader = await openRecordingReader(request.readable);
     const cameras = camerasOf(reader);
     const camera = request.camera ?? (cameras.has("top") ? "top" : [...cameras.keys()][0]);
     if (camera === undefined) return { missing: "the recording has no camera channel" };
     if (!cameras.has(camera)) return { missing: `the recording has no camera ${JSON.stringify(camera.slice(0, 64))} (it has ${[...cameras.keys()].join(", ")})` };
     let frame: Buffer | undefined;
-    for await (const message of reader.readMessages({ topics: [`/camera/${camera}`], reverse: request.at === "last" })) {
-      const body = JSON.parse(new TextDecoder().decode(message.data)) as { data?: unknown };
-      frame = Buffer.from(String(body.data ?? ""), "base64");
+    const encoding = [...reader.channelsById.values()].find((c) => c.topic === `/camera/${camera}`)!.messageEncoding;
+    for await (const message of reader.readMessages({ topics: [`/camera/${camera}`], reverse: request.at === "last", validateCrcs: false })) {
+      // Either layout: protobuf foxglove.CompressedImage, or JSON with the JPEG in base64 (recordings before it).
+      frame = Buffer.from(cameraJpeg(encoding, message.data));
       break;
     }
     if (!frame || frame.length === 0) return { missing: `camera ${camera} recorded no frame` };
