@@ -8,9 +8,10 @@
  */
 import assert from "node:assert/strict";
 import { spawn, type ChildProcess } from "node:child_process";
-import { chmodSync, existsSync, mkdtempSync, rmSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import pg from "pg";
 import { nodeArgsFor } from "../../scripts/compiled-entry.mjs";
 import { README_RUN_BODY } from "../fixtures.js";
 import { eventually } from "../support/eventually.js";
@@ -89,6 +90,20 @@ describe("two coordinators on one machine (ASSAY_DATABASE_URL=embedded)", functi
     assert.match(bText, /store\s+embedded PostgreSQL on 127\.0\.0\.1:\d+, in .*embedded-postgres \(started by this coordinator\)/);
     const operatorKey = /operator key\s+(asy_live_\S+)/.exec(bText)?.[1];
     assert.ok(operatorKey, bText);
+    // The server: loopback only, a password asked for, kept owner-only in the data dir.
+    const connectionFile = join(dir, "embedded-postgres", "connection.json");
+    assert.equal(statSync(connectionFile).mode & 0o777, 0o600);
+    const connection = JSON.parse(readFileSync(connectionFile, "utf8")) as { user: string; password: string; database: string };
+    const port = Number(/embedded PostgreSQL on 127\.0\.0\.1:(\d+)/.exec(bText)![1]);
+    const client = new pg.Client({ host: "127.0.0.1", port, ...connection });
+    await client.connect();
+    try {
+      assert.deepEqual((await client.query("SHOW listen_addresses")).rows, [{ listen_addresses: "127.0.0.1" }]);
+    } finally {
+      await client.end();
+    }
+    const intruder = new pg.Client({ host: "127.0.0.1", port, user: connection.user, password: "guessed", database: connection.database });
+    await assert.rejects(intruder.connect(), (error: { code?: string }) => error.code === "28P01");
     const a = await start({
       ASSAY_GRPC_PORT: String(grpcA), ASSAY_SIM_CELLS: CELLS.join(","), ASSAY_SIM_SPEED: "max", ASSAY_SIM_ENGINE: "kinematic",
       ASSAY_SIM_COORDINATORS: `127.0.0.1:${grpcA},127.0.0.1:${grpcB}`,
