@@ -2,8 +2,8 @@
  * Two coordinators on one machine, started the way the README's "Two coordinators on one machine"
  * says (issue 29 item 5): both with ASSAY_DATABASE_URL=embedded on one data dir, the first without
  * a fleet (it starts the embedded PostgreSQL), the second with simulated cells listing both
- * coordinators (ASSAY_SIM_COORDINATORS). Both list the whole fleet; a run submitted on one ends on
- * the other. The coordinator that started the server stops first and leaves it to the other; the
+ * coordinators (ASSAY_SIM_COORDINATORS). Both list the whole fleet, each holds one cell's stream;
+ * a run submitted on one ends on the other. The coordinator that started the server stops first and leaves it to the other; the
  * last one out stops it cleanly; a restart finds the run again.
  */
 import assert from "node:assert/strict";
@@ -82,6 +82,20 @@ describe("two coordinators on one machine (ASSAY_DATABASE_URL=embedded)", functi
     rmSync(dir, { recursive: true, force: true });
   });
 
+  it("refuses a malformed ASSAY_SIM_COORDINATORS before starting anything, quoting the value", async () => {
+    const child = spawn(process.execPath, await nodeArgsFor(join(REPO, "scripts", "start.ts")), {
+      cwd: REPO,
+      env: { ...process.env, ASSAY_DATA_DIR: dir, ASSAY_DATABASE_URL: "embedded", ASSAY_SIM_COORDINATORS: "127.0.0.1:50051,127.0.0.1" },
+      stdio: ["ignore", "ignore", "pipe"],
+    });
+    let stderr = "";
+    child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    const code = await new Promise<number | null>((done) => child.once("exit", (exitCode) => done(exitCode)));
+    assert.equal(code, 2);
+    assert.match(stderr, /ASSAY_SIM_COORDINATORS must be CellLink addresses "host:port" .*; got "127\.0\.0\.1"/);
+    assert.equal(existsSync(join(dir, "embedded-postgres")), false, "no server started");
+  });
+
   it("share one embedded PostgreSQL: both list the fleet, a run submitted on one ends on the other, the last one out stops the server and a restart finds the run", async () => {
     const [grpcA, grpcB] = [await freePort(), await freePort()];
     // The second coordinator first, so the cells find both up and spread over them.
@@ -116,6 +130,12 @@ describe("two coordinators on one machine (ASSAY_DATABASE_URL=embedded)", functi
         const cells = (await get(coordinator, "/v1/cells", operatorKey)).body.data as Json[];
         return CELLS.every((cell) => cells.some((c) => c.id === cell && c.connected === true));
       }, { deadlineMs: 60_000 });
+    }
+
+    // The cells spread: each coordinator holds one of the two streams (/metrics is open on loopback).
+    for (const coordinator of [a, b]) {
+      await eventually("each coordinator to hold one cell's stream", async () =>
+        /^assay_cells_connected 1$/m.test(await (await fetch(`${coordinator.base}/metrics`)).text()), { deadlineMs: 60_000 });
     }
 
     const submitted = await fetch(`${a.base}/v1/runs`, {
