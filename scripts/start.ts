@@ -148,7 +148,8 @@ async function main(): Promise<void> {
       port: intFromEnv("ASSAY_PORT", 8080),
       grpcPort: intFromEnv("ASSAY_GRPC_PORT", 50051),
       dataDir: process.env.ASSAY_DATA_DIR || undefined,
-      // postgres://user:password@host:5432/database: the store on PostgreSQL (several coordinators may share it).
+      // postgres://user:password@host:5432/database: the store on PostgreSQL (several coordinators may share it);
+      // "embedded" (above) starts or joins one kept in the data dir.
       databaseUrl: (!embeddedDatabase && process.env.ASSAY_DATABASE_URL) || undefined,
       // s3://bucket/prefix keeps recordings, exports and models in a bucket reached with the usual AWS_* variables.
       artifactsUrl: process.env.ASSAY_ARTIFACTS_URL || undefined,
@@ -284,8 +285,9 @@ async function main(): Promise<void> {
         console.error(`embedded PostgreSQL: could not stop it: ${error.message}`);
         return undefined;
       });
-      if (left?.stopped) console.log("embedded PostgreSQL: stopped (no other coordinator connected)");
-      else if (left) console.log(`embedded PostgreSQL: left running for ${left.otherClients} connection(s) of other coordinators; the last one to stop shuts it down`);
+      if (left?.state === "stopped") console.log("embedded PostgreSQL: stopped (no other coordinator connected)");
+      else if (left?.state === "left-running") console.log(`embedded PostgreSQL: left running for ${left.otherClients} connection(s) of other coordinators; the last one to stop shuts it down`);
+      else if (left?.state === "not-running") console.log("embedded PostgreSQL: it had stopped already");
     }
     process.exit(0);
   };

@@ -60,8 +60,11 @@ export interface EmbeddedPostgres {
    * After this process's coordinator has stopped: stops the server if no other client is connected
    * (the last coordinator out), else leaves it to them. Says which.
    */
-  leave(): Promise<{ stopped: boolean; otherClients: number }>;
+  leave(): Promise<EmbeddedPostgresLeft>;
 }
+
+/** What `leave()` did: stopped the server, left it to other clients, or found it stopped already. */
+export type EmbeddedPostgresLeft = { state: "stopped" } | { state: "left-running"; otherClients: number } | { state: "not-running" };
 
 interface Binaries {
   initdb: string;
@@ -258,7 +261,7 @@ export async function openEmbeddedPostgres(options: EmbeddedPostgresOptions): Pr
         const release = await takeLock(join(dir, "lock"), lockTimeoutMs);
         try {
           const now = runningPort(pgdata);
-          if (!now) return { stopped: false, otherClients: 0 };
+          if (!now) return { state: "not-running" };
           const otherClients = await query(now.port, connection, "postgres", `${applicationName}-leaving`, async (client) => {
             const result = await client.query(
               "SELECT count(*)::int AS n FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid() AND application_name <> $1",
@@ -266,10 +269,10 @@ export async function openEmbeddedPostgres(options: EmbeddedPostgresOptions): Pr
             );
             return result.rows[0].n as number;
           });
-          if (otherClients > 0) return { stopped: false, otherClients };
+          if (otherClients > 0) return { state: "left-running", otherClients };
           // Fast: active transactions roll back, then a checkpoint and a clean shutdown.
           await runTool(bin.pg_ctl, ["stop", "-D", pgdata, "-m", "fast", "-w", "-t", "60"], as);
-          return { stopped: true, otherClients: 0 };
+          return { state: "stopped" };
         } finally {
           release();
         }
