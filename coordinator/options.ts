@@ -182,7 +182,7 @@ export function compileCoordinatorOptions(raw: RawCoordinatorOptions = {}): Coor
     if (!Number.isInteger(value) || value < 0 || value > 65535) throw new Error(`${name} must be an integer 0..65535; got ${value}`);
   }
   if (raw.databaseUrl !== undefined && !/^postgres(ql)?:\/\/[^/\s]+\/[^/\s]+$/.test(raw.databaseUrl)) {
-    throw new Error(`ASSAY_DATABASE_URL must be a PostgreSQL URL, postgres://user:password@host:5432/database; got "${redactPassword(raw.databaseUrl)}"`);
+    throw new Error(`ASSAY_DATABASE_URL must be a PostgreSQL URL, postgres://user:password@host:5432/database, or "embedded" (npm start: a PostgreSQL kept in the data dir); got "${redactPassword(raw.databaseUrl)}"`);
   }
   // Refused here, before anything starts, with the message naming the value.
   parseStoreUrl(raw.artifactsUrl);

@@ -1,7 +1,9 @@
 /**
- * `npm start`: the coordinator on an embedded SQLite database plus, unless ASSAY_FLEET=none, a
- * simulated fleet: one cell-agent process per cell in firmware-pins/installations.json, each
- * connected over gRPC on loopback. This is the one place the ASSAY_* environment is read.
+ * `npm start`: the coordinator on an embedded SQLite database (or, with ASSAY_DATABASE_URL=embedded,
+ * an embedded PostgreSQL in the data dir that several coordinators share) plus, unless
+ * ASSAY_FLEET=none, a simulated fleet: one cell-agent process per cell in
+ * firmware-pins/installations.json, each connected over gRPC on loopback to this coordinator or to
+ * the coordinators ASSAY_SIM_COORDINATORS lists. This is the one place the ASSAY_* environment is read.
  */
 import { join } from "node:path";
 import { startCoordinator } from "../coordinator/server.js";
@@ -16,6 +18,7 @@ import type { SimResetMode } from "../simulators/sim-cell.js";
 import { createApiKey } from "../coordinator/auth/api-keys.js";
 import { CATALOG_ACCOUNT_ID } from "../coordinator/catalog/tasks.js";
 import { revokeKey } from "../coordinator/store/keys-repo.js";
+import { openEmbeddedPostgres, type EmbeddedPostgres } from "../coordinator/store/postgres/embedded-cluster.js";
 import { parseSimEngine } from "../simulators/physics/engine.js";
 import { MAX_CELL_VARIATION_SCALE, compileCellVariationOptions } from "../simulators/world/cell-variation.js";
 
@@ -110,6 +113,24 @@ function withoutFromEnv<T extends { cell: string }>(cells: T[]): Array<T & { wit
   return cells.map((c) => (without.has(c.cell) ? { ...c, without: without.get(c.cell) } : c));
 }
 
+/**
+ * ASSAY_SIM_COORDINATORS: the CellLink addresses (host:port, comma-separated) the simulated cells
+ * list, for several coordinators on one database; default this coordinator's own. Each cell starts
+ * the list at a different address, so the cells spread over the coordinators running when they connect.
+ */
+function simCoordinatorsFromEnv(): string[] | undefined {
+  const raw = process.env.ASSAY_SIM_COORDINATORS;
+  if (raw === undefined || raw.trim() === "") return undefined;
+  const addresses = raw.split(",").map((a) => a.trim()).filter(Boolean);
+  for (const address of addresses) {
+    const match = /^(?:\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/.exec(address);
+    if (!match || Number(match[1]) < 1 || Number(match[1]) > 65535) {
+      fail(`ASSAY_SIM_COORDINATORS must be CellLink addresses "host:port" separated by commas, e.g. "127.0.0.1:50051,127.0.0.1:50052"; got "${address.slice(0, 100)}"`);
+    }
+  }
+  return addresses;
+}
+
 function fail(message: string): never {
   console.error(`assay: ${message}`);
   process.exit(2);
@@ -118,6 +139,8 @@ function fail(message: string): never {
 async function main(): Promise<void> {
   const fleetMode = process.env.ASSAY_FLEET ?? "sim";
   if (fleetMode !== "sim" && fleetMode !== "none") fail(`ASSAY_FLEET must be "sim" or "none"; got "${fleetMode}"`);
+  // "embedded": a PostgreSQL kept in the data dir, started by the first coordinator and joined by the others.
+  const embeddedDatabase = process.env.ASSAY_DATABASE_URL === "embedded";
   let options;
   try {
     options = compileCoordinatorOptions({
@@ -125,8 +148,9 @@ async function main(): Promise<void> {
       port: intFromEnv("ASSAY_PORT", 8080),
       grpcPort: intFromEnv("ASSAY_GRPC_PORT", 50051),
       dataDir: process.env.ASSAY_DATA_DIR || undefined,
-      // postgres://user:password@host:5432/database: the store on PostgreSQL (several coordinators may share it).
-      databaseUrl: process.env.ASSAY_DATABASE_URL || undefined,
+      // postgres://user:password@host:5432/database: the store on PostgreSQL (several coordinators may share it);
+      // "embedded" (above) starts or joins one kept in the data dir.
+      databaseUrl: (!embeddedDatabase && process.env.ASSAY_DATABASE_URL) || undefined,
       // s3://bucket/prefix keeps recordings, exports and models in a bucket reached with the usual AWS_* variables.
       artifactsUrl: process.env.ASSAY_ARTIFACTS_URL || undefined,
       s3: process.env.ASSAY_ARTIFACTS_URL ? s3ConnectionFromEnv(process.env) : undefined,
@@ -154,6 +178,7 @@ async function main(): Promise<void> {
   const simCellVariation = simCellVariationFromEnv();
   const simResets = simResetsFromEnv();
   const simJudgeSettings = simJudgeFromEnv();
+  const simCoordinators = simCoordinatorsFromEnv();
   let simEngine;
   try {
     simEngine = parseSimEngine(process.env.ASSAY_SIM_ENGINE);
@@ -161,14 +186,21 @@ async function main(): Promise<void> {
     fail(`ASSAY_SIM_ENGINE: ${(error as Error).message}`);
   }
 
-  const coordinator = await startCoordinator(options).catch((error: Error) => fail(error.message));
+  let embedded: EmbeddedPostgres | undefined;
+  if (embeddedDatabase) {
+    embedded = await openEmbeddedPostgres({ dataDir: options.dataDir, log: (line) => console.log(line) })
+      .catch((error: Error) => fail(`ASSAY_DATABASE_URL=embedded: ${error.message}`));
+    options = { ...options, databaseUrl: embedded.url };
+  }
+  // Until this coordinator has connected, no other process may stop the embedded server.
+  const coordinator = await startCoordinator(options).catch((error: Error) => fail(error.message)).finally(() => embedded?.releaseStartLock());
   console.log("Assay coordinator");
   console.log(`  base URL      ${coordinator.baseUrl}`);
   console.log(`  artifact URL  ${coordinator.artifactUrl}`);
   console.log(`  streams URL   ${coordinator.streamsUrl}`);
   console.log(`  cell link     ${coordinator.grpcAddress} (gRPC)`);
   console.log(`  data          ${options.dataDir}`);
-  console.log(`  store         ${options.databaseUrl ? redactPassword(options.databaseUrl) : "SQLite in the data dir"}`);
+  console.log(`  store         ${embedded ? `embedded PostgreSQL on 127.0.0.1:${embedded.port}, in ${embedded.dir} (${embedded.started ? "started by this coordinator" : "joined"})` : options.databaseUrl ? redactPassword(options.databaseUrl) : "SQLite in the data dir"}`);
   console.log(`  artifacts     ${options.artifactsUrl ?? join(options.dataDir, "artifacts")}`);
   if (coordinator.adminKey) {
     console.log(`  admin key     ${coordinator.adminKey}`);
@@ -190,7 +222,8 @@ async function main(): Promise<void> {
     const pins = loadFirmwarePins();
     fleet = await launchSimFleet({
       cells: withoutFromEnv(simCellsFromEnv(pins.installations)),
-      coordinatorAddress: coordinator.grpcAddress,
+      coordinatorAddress: simCoordinators ?? coordinator.grpcAddress,
+      spread: true,
       enroll: (cellId, model) => coordinator.enrollCell(cellId, model),
       dataDir: join(options.dataDir, "cells"),
       speed: simSpeed,
@@ -204,7 +237,8 @@ async function main(): Promise<void> {
     control = await startFleetControl(fleet, join(options.dataDir, "fleet.json"));
     const speedText = Number.isFinite(simSpeed) ? `${simSpeed}x real time` : "maximum speed";
     console.log(`simulated fleet: ${fleet.cells().length} cells (${fleet.cells().join(" ")}) at ${speedText}` +
-      (simCellVariation > 0 ? `, per-cell variation scale ${simCellVariation}` : ""));
+      (simCellVariation > 0 ? `, per-cell variation scale ${simCellVariation}` : "") +
+      (simCoordinators ? `, spread over the coordinators at ${simCoordinators.join(" ")}` : ""));
     console.log(`fleet control   ${control.url} (npm run fleet -- status)`);
     if (simResets.resets === "operator") {
       if (simResets.simulatedOperator) {
@@ -245,6 +279,16 @@ async function main(): Promise<void> {
     if (simOperatorKeyId) revokeKey(coordinator.db, simOperatorKeyId, new Date().toISOString());
     await fleet?.stop();
     await coordinator.stop();
+    if (embedded) {
+      // The last coordinator out stops the shared server; one that stops earlier leaves it to the others.
+      const left = await embedded.leave().catch((error: Error) => {
+        console.error(`embedded PostgreSQL: could not stop it: ${error.message}`);
+        return undefined;
+      });
+      if (left?.state === "stopped") console.log("embedded PostgreSQL: stopped (no other coordinator connected)");
+      else if (left?.state === "left-running") console.log(`embedded PostgreSQL: left running for ${left.otherClients} connection(s) of other coordinators; the last one to stop shuts it down`);
+      else if (left?.state === "not-running") console.log("embedded PostgreSQL: it had stopped already");
+    }
     process.exit(0);
   };
   process.on("SIGINT", () => void stop("SIGINT"));

@@ -40,6 +40,12 @@ export interface SimFleetOptions {
    * (the agents fail over between them in this order).
    */
   coordinatorAddress: string | string[];
+  /**
+   * With several addresses: each cell starts the list at a different one (the i-th cell at address
+   * i mod n), so the cells spread over the coordinators that are up when they connect. Default false:
+   * every cell lists them in the given order.
+   */
+  spread?: boolean;
   /** Enrolls a cell and returns its token; called on every (re)start of the cell's process. */
   enroll: (cellId: string, model: string) => Promise<string> | string;
   /** Parent directory; each cell gets <dataDir>/<cell>/ (agent.json, control.json, agent data). */
@@ -148,7 +154,8 @@ export async function launchSimFleet(options: SimFleetOptions): Promise<SimFleet
     const token = await options.enroll(cellId, cell.model);
     let links = proxies.get(cellId);
     if (!links) {
-      links = await Promise.all(upstreams.map((upstream) => startLinkProxy(upstream)));
+      const first = options.spread ? cell.index % upstreams.length : 0;
+      links = await Promise.all([...upstreams.slice(first), ...upstreams.slice(0, first)].map((upstream) => startLinkProxy(upstream)));
       proxies.set(cellId, links);
     }
     const configPath = join(cellDir, "agent.json");

@@ -15,4 +15,9 @@ describe("README quick start", () => {
     assert.match(readme, /npm ci && npm start/);
     assert.match(readme, /npm test/);
   });
+
+  it("starts two coordinators on one machine with the settings two-coordinators.spec.ts uses", () => {
+    assert.match(readme, /^ASSAY_DATABASE_URL=embedded ASSAY_PORT=8081 ASSAY_GRPC_PORT=50052 ASSAY_FLEET=none npm start$/m);
+    assert.match(readme, /^ASSAY_DATABASE_URL=embedded ASSAY_SIM_COORDINATORS=127\.0\.0\.1:50051,127\.0\.0\.1:50052 npm start$/m);
+  });
 });
