@@ -6,6 +6,7 @@
  * envelope and a `Content-Range` naming the size, `bytes *\/<size>`). Either way the
  * response carries `X-Content-SHA256`, the hash recorded when the file was stored.
  */
+import { createHash } from "node:crypto";
 import { pipeline } from "node:stream/promises";
 import type { Request, Response } from "express";
 import { AssayError } from "../errors/assay-error.js";
@@ -50,4 +51,12 @@ export async function sendObject(objects: ObjectStore, req: Request, res: Respon
   res.status(range ? 206 : 200).set("Content-Length", String(got.bytes));
   if (range) res.set("Content-Range", `bytes ${range.start}-${range.start + got.bytes - 1}/${got.totalBytes}`);
   await pipeline(got.body, res);
+}
+
+/**
+ * The `X-Content-SHA256` header of a file made on request (a paper table, figure or citation, a PDF
+ * report), so a client checks every download the same way, stored or generated.
+ */
+export function contentSha256(body: string | Buffer): Record<string, string> {
+  return { "X-Content-SHA256": createHash("sha256").update(body).digest("hex") };
 }

@@ -101,18 +101,7 @@ export function paperRowsOfRun(run: RunRecord): PaperRow[] {
   const date = (run.completed ?? run.created).slice(0, 10);
   const base = { run_id: run.id, kind: run.kind, date };
   const units = (Array.isArray(result.units) ? result.units : []) as UnitLike[];
-  if ((run.kind === "compare" || run.kind === "transfer" || run.kind === "matrix") && units.length > 0) {
-    const labels = unitLabels(units);
-    return units.map((u, i) => ({
-      ...base,
-      label: labels[i],
-      task: u.task ?? pins.task,
-      robot: u.robot ?? pins.robot,
-      environment: u.environment ?? pins.environment,
-      policy: u.policy_name ?? null,
-      ...rateOf(u.result ?? {}),
-    }));
-  }
+  if ((run.kind === "compare" || run.kind === "transfer" || run.kind === "matrix") && units.length > 0) return paperRowsOfUnits(run);
   const scores = (Array.isArray(result.scores) ? result.scores : []) as Array<Record<string, any>>;
   if (run.kind === "eval" && scores.length > 0) {
     const suite = typeof result.suite === "string" ? result.suite : pins.task;
@@ -140,6 +129,25 @@ export function paperRowsOfRun(run: RunRecord): PaperRow[] {
     policy: first?.policy_name ?? policyNameOf(run),
     ...rateOf(result),
   }];
+}
+
+/** One row per unit of the run's Result (`result.units`, in order), labelled by what differs between them; none for a run without units. */
+export function paperRowsOfUnits(run: RunRecord): PaperRow[] {
+  const result = (run.result ?? {}) as Record<string, any>;
+  const pins = run.resolvedPins;
+  const units = (Array.isArray(result.units) ? result.units : []) as UnitLike[];
+  const labels = unitLabels(units);
+  return units.map((u, i) => ({
+    run_id: run.id,
+    kind: run.kind,
+    date: (run.completed ?? run.created).slice(0, 10),
+    label: labels[i],
+    task: u.task ?? pins.task,
+    robot: u.robot ?? pins.robot,
+    environment: u.environment ?? pins.environment,
+    policy: u.policy_name ?? null,
+    ...rateOf(u.result ?? {}),
+  }));
 }
 
 /** One row per run of a selection: each run's headline, labelled by the run. */

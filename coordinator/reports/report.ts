@@ -27,6 +27,8 @@ import type { Db } from "../store/database.js";
 import { findPinnedTask } from "../store/tasks-repo.js";
 import type { RunRecord } from "../store/runs-repo.js";
 import { isPilotRun } from "../tasks/pilot.js";
+import { paperRowsOfRun, paperRowsOfUnits, runNameOf } from "./paper-rows.js";
+import { citationText } from "./paper-words.js";
 import { listEpisodeRecords, type EpisodeRecord } from "../store/episodes-repo.js";
 import { operatorTimeSection, type OperatorTimeSection } from "./operator-time-section.js";
 import type { CompareHeadline } from "../runs/compare-headline.js";
@@ -87,16 +89,27 @@ export interface Report {
   cost: { robot_hours: number; environment_hours: number; cost_usd: number };
 }
 
-const fixed2 = (x: number) => x.toFixed(2);
-
 /**
- * `Assay run run_X (2026-11-22): pick-cube@v1 on so101@3.11 in tabletop@1, n=20, success 1.00
- * [0.84, 1.00] (95%, beta-binomial-posterior).` ("Wilson 95%" for a plain Wilson interval.)
+ * The report's one-line citation, the one the PDF and the paper files print (paper-words.ts): the run's
+ * name or policies, the frozen task revision, robot and environment pins, every figure with its n and
+ * 95% interval, and the interval's method by name:
+ *
+ *     Assay evaluation run_X (2026-11-22): expert; task pick-cube@v1 (frozen revision); robot
+ *     so101@3.11; environment tabletop@1; success 100.0% [83.9%, 100.0%] (n = 20); 95% intervals,
+ *     beta-binomial posterior over cells.
  */
-export function citationOf(runId: string, completed: string, pins: { task: string; robot: string; environment: string }, rate: RateSummary, label?: string): string {
-  const date = completed.slice(0, 10);
-  return `Assay run ${runId}${label ? ` [${label}]` : ""} (${date}): ${pins.task} on ${pins.robot} in ${pins.environment}, n=${rate.n}, `
-    + `success ${fixed2(rate.success_rate)} [${fixed2(rate.ci95[0])}, ${fixed2(rate.ci95[1])}] (${rate.interval_method === "wilson" ? "Wilson 95%" : `95%, ${rate.interval_method}`}).`;
+function citationOfRun(run: RunRecord): string {
+  return citationText({ run, name: runNameOf(run), rows: paperRowsOfRun(run) });
+}
+
+/** Each unit's citation: the same line for the unit's row alone, its subject the unit's label when the units differ. */
+function unitCitations(run: RunRecord): string[] {
+  const rows = paperRowsOfUnits(run);
+  const runName = runNameOf(run);
+  return rows.map((row) => {
+    const subject = rows.length > 1 ? (runName ? `${runName}: ${row.label}` : row.label) : runName;
+    return citationText({ run, name: subject, rows: [row] });
+  });
 }
 
 function taskSpecOf(db: Db, taskPin: string): { envelope?: { out_of_scope?: unknown }; instructions?: { held_out?: unknown } } | undefined {
@@ -204,6 +217,7 @@ export function buildReport(db: Db, run: RunRecord, baseUrl: string, now: Date):
   const unitSchedules = run.units.filter((u) => u.perturbation).map((u) => ({ unit: u.key, ...u.perturbation }));
   const requested = unitSchedules.length ? unitSchedules : (request.perturbation ?? null);
   const operatorTime = operatorTimeSection(episodes);
+  const citations = unitCitations(run);
 
   return {
     object: "report",
@@ -212,10 +226,7 @@ export function buildReport(db: Db, run: RunRecord, baseUrl: string, now: Date):
     run_kind: run.kind,
     result: headline,
     resolved_pins: { ...pins },
-    citation: units.length > 1
-      ? `Assay run ${run.id} (${run.completed.slice(0, 10)}): ${run.kind} of ${taskPins.join(", ")} over ${units.length} units; headline ${result.population?.description ?? "all units"}, `
-        + `n=${headline.n}, success ${fixed2(headline.success_rate)} [${fixed2(headline.ci95[0])}, ${fixed2(headline.ci95[1])}]; per-unit figures in units[].`
-      : citationOf(run.id, run.completed, (units[0] ?? pins) as { task: string; robot: string; environment: string }, headline),
+    citation: citationOfRun(run),
     pdf_url: `${baseUrl}/v1/runs/${run.id}/report?format=pdf`,
     generated: now.toISOString(),
     failure_clusters: result.failure_clusters ?? {},
@@ -231,14 +242,14 @@ export function buildReport(db: Db, run: RunRecord, baseUrl: string, now: Date):
     stages: (result.stages as Record<string, RateSummary> | undefined) ?? stageRates(done),
     instructions: instructionRates(instructionSetOf(request), done, realized, heldOut),
     out_of_scope: outOfScope,
-    units: units.map((u) => {
+    units: units.map((u, i) => {
       const rate: RateSummary = { n: u.result.n, success_rate: u.result.success_rate, ci95: u.result.ci95, interval_method: u.result.interval_method };
       return {
         key: u.key, robot: u.robot, environment: u.environment, task: u.task,
         ...(u.policy_name !== undefined ? { policy_name: u.policy_name } : {}),
         ...(u.role !== undefined ? { role: u.role } : {}),
         result: rate,
-        citation: citationOf(run.id, run.completed!, u as { task: string; robot: string; environment: string }, rate, u.key),
+        citation: citations[i]!,
       };
     }),
     interventions: interventionSection(interventionModeOf(request), done, run.kind !== "run", headline, result.assisted),

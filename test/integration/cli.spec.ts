@@ -205,7 +205,7 @@ describe("the assay command line (simulated fleet)", function () {
     const { code, output } = await runCliInPty(["report", completedRunId, "--pdf", pdf], env, dir);
     assert.equal(code, 0, output);
     assert.equal(readFileSync(pdf).subarray(0, 4).toString("latin1"), "%PDF");
-    assert.match(output, new RegExp(`^Assay run ${completedRunId} `, "m"));
+    assert.match(output, new RegExp(`^Assay evaluation ${completedRunId} \\(\\d{4}-\\d{2}-\\d{2}\\): .*task pick-cube@v1 \\(frozen revision\\); robot so101@3\\.11; environment tabletop@1; success `, "m"));
     assert.ok(output.includes(`wrote ${pdf}`), output);
   });
 

@@ -110,9 +110,14 @@ describe("kind compare on a simulated fleet", function () {
     assert.equal(report.kind, "verification");
     assert.equal(report.run_kind, "compare");
     assert.equal(report.units.length, 2);
-    assert.match(report.units[0].citation, /^Assay run run_\w+ \[policy:expert\] \(\d{4}-\d{2}-\d{2}\): pick-cube@v1 on so101@3\.11 in tabletop@1, n=6, success \d\.\d\d \[\d\.\d\d, \d\.\d\d\] \(95%, beta-binomial-posterior\)\.$/);
-    // The citation names the interval's method.
-    assert.ok(report.units[0].citation.endsWith("(95%, beta-binomial-posterior)."));
+    // The citations are the ones a paper prints (docs/papers.md): the run's kind in words, its policies, the pins, each rate with n and interval.
+    const rate = String.raw`\d+\.\d% \[\d+\.\d%, \d+\.\d%\] \(n = 6\)`;
+    const pins = String.raw`task pick-cube@v1 \(frozen revision\); robot so101@3\.11; environment tabletop@1`;
+    assert.match(report.citation, new RegExp(`^Assay comparison ${run.id} \\(\\d{4}-\\d{2}-\\d{2}\\): expert vs novice; ${pins}; expert ${rate}; novice ${rate}; 95% intervals, beta-binomial posterior over cells\\.$`));
+    assert.match(report.units[0].citation, new RegExp(`^Assay comparison ${run.id} \\(\\d{4}-\\d{2}-\\d{2}\\): expert; ${pins}; success ${rate}; 95% intervals, beta-binomial posterior over cells\\.$`));
+    assert.match(report.units[1].citation, new RegExp(`^Assay comparison ${run.id} \\(\\d{4}-\\d{2}-\\d{2}\\): novice; ${pins}; success ${rate}; `));
+    // No API jargon: no unit keys, no "run run_".
+    for (const citation of [report.citation, ...report.units.map((u: any) => u.citation)]) assert.doesNotMatch(citation, /policy:|run run_|\[policy/);
     assert.equal(report.perturbation_schedule.realized.length, 12);
     assert.ok(report.out_of_scope.length > 0, "the task's out_of_scope declarations appear verbatim");
     const pdf = await service.api(report.pdf_url);

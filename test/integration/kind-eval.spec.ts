@@ -101,7 +101,8 @@ describe("suites, eval, gates and reports on a simulated fleet", function () {
     assert.equal(report.run_id, created.id);
     assert.deepEqual(Object.keys(report.result).sort(), ["ci95", "interval_method", "n", "success_rate"]);
     assert.equal(report.result.n, 3);
-    assert.match(report.citation, new RegExp(`^Assay run ${created.id} \\(\\d{4}-\\d{2}-\\d{2}\\): pick-cube@v1 on so101@3\\.11 in tabletop@1, n=3, success \\d\\.\\d\\d \\[\\d\\.\\d\\d, \\d\\.\\d\\d\\] \\(95%, beta-binomial-posterior\\)\\.$`));
+    // The citation a paper prints (docs/papers.md): the run, its date, the frozen task revision, robot and environment, the rate with n and interval, the interval's method.
+    assert.match(report.citation, new RegExp(`^Assay evaluation ${created.id} \\(\\d{4}-\\d{2}-\\d{2}\\): task pick-cube@v1 \\(frozen revision\\); robot so101@3\\.11; environment tabletop@1; success \\d+\\.\\d% \\[\\d+\\.\\d%, \\d+\\.\\d%\\] \\(n = 3\\); 95% intervals, beta-binomial posterior over cells\\.$`));
     assert.equal(report.resolved_pins.robot, "so101@3.11");
     const task = await json(await service.api("/v1/tasks/pick-cube@v1"), 200);
     assert.deepEqual(report.out_of_scope, task.envelope.out_of_scope);

@@ -7,6 +7,7 @@
  * it should say, set without glyph gaps ("so101@3.11" intact).
  */
 import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -66,7 +67,10 @@ describe("paper outputs: tables, figures, citations and the PDF report of comple
     assert.equal(csv.status, 200);
     assert.match(csv.headers.get("content-type")!, /^text\/csv/);
     assert.equal(csv.headers.get("content-disposition"), 'attachment; filename="assay-run_paperNamed000000001-table.csv"');
-    const lines = (await csv.text()).trimEnd().split("\r\n");
+    const csvText = await csv.text();
+    // Every paper file carries the SHA-256 of its body, as stored files do, so a client checks each download.
+    assert.equal(csv.headers.get("x-content-sha256"), createHash("sha256").update(csvText).digest("hex"));
+    const lines = csvText.trimEnd().split("\r\n");
     assert.equal(lines.length, 2);
     assert.match(lines[1], /^run_paperNamed000000001,Expert baseline,run,pick-cube@v1,so101@3\.11,tabletop@1,expert,6,3,0\.5,/);
 
@@ -113,6 +117,7 @@ describe("paper outputs: tables, figures, citations and the PDF report of comple
     const res = await get("/v1/runs/run_paperNamed000000001/report?format=pdf");
     assert.equal(res.status, 200);
     const pdf = Buffer.from(await res.arrayBuffer());
+    assert.equal(res.headers.get("x-content-sha256"), createHash("sha256").update(pdf).digest("hex"));
     // The font is embedded (a FontFile2 stream), so every viewer draws the glyphs the layout measured.
     assert.ok(pdf.includes("/FontFile2"), "the PDF embeds its font");
     assert.ok((pdf.toString("latin1").match(/\/Subtype \/Image/g) ?? []).length >= 3, "the filmstrip's frames are in the PDF");

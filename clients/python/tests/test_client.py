@@ -6,16 +6,21 @@ coordinator's anonymous rate limit is 1/s with a burst of 2 so that a 429 can be
 """
 from __future__ import annotations
 
+import ast
+import hashlib
+import http.server
 import io
 import os
+import re
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import unittest
 from pathlib import Path
 
-from assay import AssayError, ChecksumMismatch, Client, EpisodeEvent, StatusEvent
+from assay import AssayError, ChecksumMismatch, Client, EpisodeEvent, Run, StatusEvent  # noqa: F401 (Run: annotations)
 
 HERE = Path(__file__).resolve().parent
 POLICY = {
@@ -23,6 +28,16 @@ POLICY = {
     "action_space": {"type": "joint_position", "dim": 6},
     "observation_contract": {"cameras": ["top", "wrist"], "state": ["joint_positions"]},
 }
+
+
+def completed_compare(client: Client) -> "Run":
+    """RunTest's paired compare of expert and novice, 2 pairs (the same one for every test), once it has ended."""
+    run = client.compare(
+        {"expert": {**POLICY, "image": "assay/ref-policy:expert"}, "novice": {**POLICY, "image": "assay/ref-policy:novice"}},
+        robot="so101@latest", environment="tabletop@1", task="pick-cube@v1", episodes=2, paired=True, perturbation={"seed": 5},
+        idempotency_key="python-client-compare-1",
+    )
+    return client.watch(run.id, progress=False)
 
 
 def run_body(episodes: int, image: str = "assay/ref-policy:novice", seed: int = 3) -> dict:
@@ -131,11 +146,7 @@ class RunTest(unittest.TestCase):
 
     def test_compare_gives_the_difference_with_its_interval(self) -> None:
         client = Client()
-        run = client.compare(
-            {"expert": {**POLICY, "image": "assay/ref-policy:expert"}, "novice": {**POLICY, "image": "assay/ref-policy:novice"}},
-            robot="so101@latest", environment="tabletop@1", task="pick-cube@v1", episodes=2, paired=True, perturbation={"seed": 5},
-        )
-        done = client.watch(run.id, progress=False)
+        done = completed_compare(client)
         self.assertEqual(done.status, "completed")
         assert done.result is not None and done.result.comparison is not None
         comparison = done.result.comparison
@@ -144,6 +155,78 @@ class RunTest(unittest.TestCase):
         self.assertTrue(-1 <= lo <= comparison.diff <= hi <= 1, (comparison.diff, comparison.ci))
         self.assertEqual([u.policy_name for u in done.result.units], ["expert", "novice"])
         self.assertTrue(all(u.result.n == 2 for u in done.result.units))
+
+
+    def test_compare_runs_and_paper_files_with_their_checksums(self) -> None:
+        client = Client()
+        # A run of one episode of its own (test_submit_... checks its run is fresh), and the compare of the test above.
+        plain = client.watch(client.submit(run_body(1), idempotency_key="python-client-paper-1").id, progress=False)
+        paired = completed_compare(client)
+        self.assertEqual((plain.status, paired.status), ("completed", "completed"))
+        # The plain run is one side; the compare's policies are one side each.
+        c = client.compare_runs([plain.id, paired.id])
+        self.assertEqual(c.runs, [plain.id, paired.id])
+        self.assertEqual([(s.run_id, s.unit) for s in c.sides], [(plain.id, None), (paired.id, "policy:expert"), (paired.id, "policy:novice")])
+        self.assertEqual([s.n for s in c.sides], [1, 2, 2])
+        self.assertEqual(len(c.differences), 3)
+        for d in c.differences:
+            lo, hi = d.ci
+            self.assertTrue(-1 <= lo <= d.diff <= hi <= 1, (d.diff, d.ci))
+            self.assertIn(d.shown, ("a_higher", "b_higher", "none"))
+            self.assertTrue(d.sentence)
+        # Three pairs: each interval at 1 - 0.05/3, so that all three hold together at 95% (Bonferroni).
+        self.assertAlmostEqual(c.differences[0].ci_level, 1 - 0.05 / 3, places=3)
+        with self.assertRaises(AssayError) as caught:
+            client.compare_runs([plain.id])
+        self.assertEqual(caught.exception.code, "contract_validation_failed")
+
+        with tempfile.TemporaryDirectory() as out:
+            csv = client.paper_file(plain.id, "table.csv", Path(out) / "run.csv").read_bytes().decode("utf-8")
+            rows = csv.strip().split("\r\n")
+            self.assertEqual(rows[0].split(",")[:3], ["run_id", "unit", "kind"])
+            self.assertEqual([r.split(",")[0] for r in rows[1:]], [plain.id])
+            tex = client.paper_file([paired.id, plain.id], "table.tex", Path(out) / "two.tex").read_text()
+            self.assertIn("\\toprule", tex)
+            self.assertEqual(tex.count("\\\\\n"), 3, tex)  # the header row and a row per run
+            png = client.paper_file([paired.id, plain.id], "figure.png", Path(out) / "two.png").read_bytes()
+            self.assertEqual(png[:8], b"\x89PNG\r\n\x1a\n")
+            cite = client.paper_file(paired.id, "citation.txt", Path(out) / "cite.txt").read_text()
+            self.assertEqual(cite.strip(), client.report(paired.id).citation)
+            self.assertTrue(cite.startswith(f"Assay comparison {paired.id} ("), cite)
+
+
+class ChecksumTest(unittest.TestCase):
+    def test_a_download_whose_bytes_differ_from_its_x_content_sha256_is_refused(self) -> None:
+        body = b"the bytes the server sends"
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+                self.send_response(200)
+                self.send_header("Content-Type", "text/csv")
+                lie = self.path.endswith("/wrong")
+                self.send_header("X-Content-SHA256", hashlib.sha256(b"other bytes" if lie else body).hexdigest())
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        thread = threading.Thread(target=server.serve_forever, daemon=True)
+        thread.start()
+        try:
+            client = Client(api_key="asy_live_test", base_url=f"http://127.0.0.1:{server.server_address[1]}")
+            with tempfile.TemporaryDirectory() as out:
+                self.assertEqual(client.download("/v1/paper/right", Path(out) / "right.csv").read_bytes(), body)
+                wrong = Path(out) / "wrong.csv"
+                with self.assertRaises(ChecksumMismatch):
+                    client.download("/v1/paper/wrong", wrong)
+                self.assertFalse(wrong.exists())
+                self.assertFalse(Path(str(wrong) + ".part").exists())
+        finally:
+            server.shutdown()
+            server.server_close()
 
 
 class NamedRunsTest(unittest.TestCase):
@@ -172,6 +255,17 @@ class NamedRunsTest(unittest.TestCase):
 
 
 class QuickstartTest(unittest.TestCase):
+    def test_the_client_readme_examples_are_python_that_calls_what_the_client_has(self) -> None:
+        readme = (HERE.parent / "README.md").read_text()
+        blocks = re.findall(r"```python\n(.*?)```", readme, re.S)
+        self.assertGreaterEqual(len(blocks), 2)
+        for block in blocks:
+            tree = ast.parse(block)
+            called = {node.func.attr for node in ast.walk(tree) if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                      and isinstance(node.func.value, ast.Name) and node.func.value.id == "client"}
+            self.assertTrue(called, block)
+            self.assertEqual([name for name in sorted(called) if not callable(getattr(Client, name, None))], [], block)
+
     def test_the_readme_quick_start_runs_as_a_script(self) -> None:
         with tempfile.TemporaryDirectory() as out:
             script = HERE.parent / "examples" / "quickstart.py"

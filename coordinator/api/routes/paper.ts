@@ -22,6 +22,7 @@ import type { RunRecord } from "../../store/runs-repo.js";
 import { isPilotRun } from "../../tasks/pilot.js";
 import type { CompiledApiDeps } from "../api-deps.js";
 import { PAPER_FILES, PAPER_FILE_NAMES, PAPER_SELECTION_MAX, PaperSelectionQuery, type PaperFile } from "../schemas/paper.js";
+import { contentSha256 } from "../send-object.js";
 import { parseQuery } from "../validate-request.js";
 import { requireRun } from "./runs.js";
 
@@ -67,7 +68,7 @@ async function sendPaperFile(res: Response, file: PaperFile, stem: string, sourc
     case "citation.bib": body = sources.map((s) => bibtexEntry(s, reportUrl(s.run.id))).join("\n"); break;
     case "citation.txt": body = sources.map((s) => `${citationText(s)}\n`).join(""); break;
   }
-  res.type(PAPER_FILES[file].type).set("Content-Disposition", `attachment; filename="${stem}-${name}.${ext}"`).send(body);
+  res.type(PAPER_FILES[file].type).set("Content-Disposition", `attachment; filename="${stem}-${name}.${ext}"`).set(contentSha256(body)).send(body);
 }
 
 export function paperRouter(deps: CompiledApiDeps): Router {

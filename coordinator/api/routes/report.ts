@@ -14,6 +14,7 @@ import { buildReportExtras, planReportExtras, reportPdfKey } from "../../reports
 import { RenderCache } from "../../reports/render-cache.js";
 import type { CompiledApiDeps } from "../api-deps.js";
 import { ReportQuery } from "../schemas/runs.js";
+import { contentSha256 } from "../send-object.js";
 import { parseQuery } from "../validate-request.js";
 import { requireRun } from "./runs.js";
 
@@ -35,7 +36,7 @@ export function reportRouter(deps: CompiledApiDeps): Router {
     }
     const plan = planReportExtras(deps.db, run);
     const pdf = await pdfs.get(reportPdfKey(run, plan), async () => deps.pdf.report(report, now, await buildReportExtras(plan, deps.objects)));
-    res.type("application/pdf").set("Content-Disposition", `inline; filename="assay-report-${run.id}.pdf"`).send(pdf);
+    res.type("application/pdf").set("Content-Disposition", `inline; filename="assay-report-${run.id}.pdf"`).set(contentSha256(pdf)).send(pdf);
   });
 
   return router;

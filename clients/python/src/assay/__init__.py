@@ -11,11 +11,12 @@ __version__ = "0.5.0"
 from .client import Client, progress_line
 from .errors import AssayError, ChecksumMismatch
 from .models import (
-    ArchiveFile, Artifact, CellCount, Cells, Comparison, Episode, EpisodeEvent, Export, RateSummary, Report, Result, Run,
-    StatusEvent, UnitResult,
+    ArchiveFile, Artifact, CellCount, Cells, Comparison, ComparisonSide, Episode, EpisodeEvent, Export, RateSummary, Report,
+    Result, Run, RunComparison, SidesDifference, StatusEvent, UnitResult,
 )
 
 __all__ = [
-    "Client", "AssayError", "ChecksumMismatch", "ArchiveFile", "Artifact", "CellCount", "Cells", "Comparison", "Episode",
-    "EpisodeEvent", "Export", "RateSummary", "Report", "Result", "Run", "StatusEvent", "UnitResult", "progress_line",
+    "Client", "AssayError", "ChecksumMismatch", "ArchiveFile", "Artifact", "CellCount", "Cells", "Comparison", "ComparisonSide",
+    "Episode", "EpisodeEvent", "Export", "RateSummary", "Report", "Result", "Run", "RunComparison", "SidesDifference",
+    "StatusEvent", "UnitResult", "progress_line",
 ]

@@ -14,11 +14,11 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from pathlib import Path
-from typing import Any, Callable, Iterator, Optional, TextIO, Union
+from typing import Any, Callable, Iterator, Optional, Sequence, TextIO, Union
 
 from . import __version__
 from .errors import AssayError, ChecksumMismatch
-from .models import Artifact, Episode, EpisodeEvent, Export, Json, Report, Run, StatusEvent
+from .models import Artifact, Episode, EpisodeEvent, Export, Json, Report, Run, RunComparison, StatusEvent
 from .sse import read_events
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -128,6 +128,11 @@ class Client:
         body = {"kind": "compare", "robot": robot, "environment": environment, "task": task, "episodes": episodes, "policies": policies, "paired": paired, **fields}
         return self.submit(body, idempotency_key=idempotency_key)
 
+    def compare_runs(self, run_ids: Sequence[str]) -> RunComparison:
+        """GET /v1/comparisons: 2 to 6 completed runs side by side (a compare's policies each a side), with
+        every pair's difference, its interval and the sentence it supports, and a warning when pins differ."""
+        return RunComparison.from_json(self.request("GET", "/v1/comparisons", query={"runs": ",".join(run_ids)}))
+
     def run(self, run_id: str) -> Run:
         return Run.from_json(self.request("GET", f"/v1/runs/{_segment(run_id)}"))
 
@@ -200,14 +205,17 @@ class Client:
         return [Artifact.from_json(a) for a in self._list(f"/v1/runs/{_segment(run_id)}/episodes", {"artifact": kind})]
 
     def download(self, url: str, path: PathLike, *, sha256: Optional[str] = None, size: Optional[int] = None) -> Path:
-        """Downloads ``url`` (an artifact or export URL; the key is sent) to ``path``. With ``sha256``
-        (and ``size``) the file is checked; a mismatch removes it and raises ChecksumMismatch."""
+        """Downloads ``url`` (an artifact, export, paper or report URL; the key is sent) to ``path``. The file
+        is checked against ``sha256`` (and ``size``) when given, else against the ``X-Content-SHA256`` the
+        server sends; a mismatch removes it and raises ChecksumMismatch."""
         target = Path(path)
         target.parent.mkdir(parents=True, exist_ok=True)
         partial = target.with_name(target.name + ".part")
         digest = hashlib.sha256()
         written = 0
         with self._open("GET", self._url(url), headers={"Accept": "*/*"}) as answer, open(partial, "wb") as out:
+            if sha256 is None:
+                sha256 = answer.headers.get("X-Content-SHA256")
             while chunk := answer.read(CHUNK_BYTES):
                 digest.update(chunk)
                 out.write(chunk)
@@ -265,8 +273,17 @@ class Client:
         return Report.from_json(self.request("GET", f"/v1/runs/{_segment(run_id)}/report"))
 
     def report_pdf(self, run_id: str, path: PathLike) -> Path:
-        """Saves the run's PDF report to ``path``."""
+        """Saves the run's PDF report to ``path`` (checked against the X-Content-SHA256 it comes with)."""
         return self.download(self._url(f"/v1/runs/{_segment(run_id)}/report", {"format": "pdf"}), path)
+
+    def paper_file(self, runs: Union[str, Sequence[str]], file: str, path: PathLike) -> Path:
+        """Saves a paper file to ``path``, checked against its X-Content-SHA256 (docs/papers.md): ``file`` is
+        ``table.csv``, ``table.tex``, ``figure.svg``, ``figure.png``, ``citation.bib`` or ``citation.txt``.
+        ``runs`` is one run id (a row per unit: GET /v1/runs/{id}/paper/{file}) or a list of ids (a row per
+        run, in that order: GET /v1/paper/{file}?runs=a,b)."""
+        if isinstance(runs, str):
+            return self.download(f"/v1/runs/{_segment(runs)}/paper/{_segment(file)}", path)
+        return self.download(self._url(f"/v1/paper/{_segment(file)}", {"runs": ",".join(runs)}), path)
 
 
 def progress_line(run_id: str, outcomes: dict[int, str], total: int) -> str:

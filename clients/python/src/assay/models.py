@@ -305,6 +305,76 @@ class Report:
 
 
 @dataclass(frozen=True)
+class ComparisonSide:
+    """One side of a comparison of runs: a run (or one unit of a compare, transfer or matrix run) with its rate."""
+
+    run_id: str
+    unit: Optional[str]
+    label: str
+    policy_name: Optional[str]
+    robot: str
+    environment: str
+    task: str
+    n: int
+    successes: int
+    success_rate: float
+    ci95: Interval
+    wilson95: Interval
+    raw: Json = field(repr=False)
+
+    @classmethod
+    def from_json(cls, obj: Json) -> "ComparisonSide":
+        return cls(
+            run_id=obj["run_id"], unit=obj.get("unit"), label=obj["label"], policy_name=obj.get("policy_name"),
+            robot=obj["robot"], environment=obj["environment"], task=obj["task"], n=int(obj["n"]), successes=int(obj["successes"]),
+            success_rate=float(obj["success_rate"]), ci95=_interval(obj["ci95"]), wilson95=_interval(obj["wilson95"]), raw=obj,
+        )
+
+
+@dataclass(frozen=True)
+class SidesDifference:
+    """The difference a - b of two sides' success rates, with its interval and the claim it supports in one sentence."""
+
+    a: str
+    b: str
+    diff: float
+    ci: Interval
+    ci_level: float
+    method: str
+    shown: str
+    sentence: str
+    raw: Json = field(repr=False)
+
+    @classmethod
+    def from_json(cls, obj: Json) -> "SidesDifference":
+        return cls(
+            a=obj["a"], b=obj["b"], diff=float(obj["diff"]), ci=_interval(obj["ci"]), ci_level=float(obj["ci_level"]),
+            method=str(obj["method"]), shown=str(obj["shown"]), sentence=str(obj["sentence"]), raw=obj,
+        )
+
+
+@dataclass(frozen=True)
+class RunComparison:
+    """Two or more completed runs side by side (``GET /v1/comparisons``): every pair's difference, each
+    side's rate, and a warning per pin on which they differ."""
+
+    runs: list[str]
+    sides: list[ComparisonSide]
+    differences: list[SidesDifference]
+    warnings: list[str]
+    lines: list[str]
+    raw: Json = field(repr=False)
+
+    @classmethod
+    def from_json(cls, obj: Json) -> "RunComparison":
+        return cls(
+            runs=list(obj["runs"]), sides=[ComparisonSide.from_json(s) for s in obj["sides"]],
+            differences=[SidesDifference.from_json(d) for d in obj["differences"]],
+            warnings=list(obj.get("warnings") or []), lines=list(obj.get("lines") or []), raw=obj,
+        )
+
+
+@dataclass(frozen=True)
 class StatusEvent:
     """SSE ``status``: the run's status and the cell it runs on."""
 

@@ -12,6 +12,18 @@ import { differenceBar, sideBar } from "../difference.js";
 import { errorSlot, table } from "../ui.js";
 import { paperDownloads } from "./paper-downloads.js";
 
+/**
+ * A side's perturbation settings (canonical JSON from the API) in words that wrap:
+ * `{"lighting":["dim"],"seed":7}` -> "lighting dim; seed 7". Anything that is not a JSON object is shown as is.
+ */
+export function perturbationWords(json) {
+  let value;
+  try { value = JSON.parse(json); } catch { return json; }
+  if (value === null || typeof value !== "object" || Array.isArray(value)) return json;
+  const words = (v) => (Array.isArray(v) ? v.map(words).join(", ") : v !== null && typeof v === "object" ? JSON.stringify(v) : String(v));
+  return Object.entries(value).map(([key, v]) => `${key.replaceAll("_", " ")} ${words(v)}`).join("; ");
+}
+
 /** The ids in `runs=a,b,c`, trimmed, without empties. */
 const idsOf = (text) => (text ?? "").split(/[\s,]+/).map((id) => id.trim()).filter(Boolean);
 
@@ -63,7 +75,7 @@ export async function comparePage(ctx) {
       table(null, ["Side", "Run", "Policy", "Robot", "Environment", "Task", "Perturbation", "n", "Rate", "95% model-level interval"], c.sides.map((s) => [
         s.label,
         s.published ? `${s.run_id} (published)` : h("a", { href: `#/runs/${s.run_id}` }, s.run_id, s.unit ? ` ${s.unit}` : ""),
-        s.policy_name ?? "—", s.robot, s.environment, s.task, `${s.perturbation_rev}${s.perturbation ? ` ${s.perturbation}` : ""}`,
+        s.policy_name ?? "—", s.robot, s.environment, s.task, `${s.perturbation_rev}${s.perturbation ? `: ${perturbationWords(s.perturbation)}` : ""}`,
         String(s.n), pct(s.success_rate), `${pct(s.ci95[0])} – ${pct(s.ci95[1])}`,
       ]))),
     h("section", { class: "card", "aria-labelledby": "h-paper" },
