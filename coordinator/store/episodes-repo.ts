@@ -411,6 +411,11 @@ export function invalidateEpisode(db: Db, episodeId: string, entry: { reason: In
   return true;
 }
 
+/** How many episodes the run has, of any status. */
+export function countEpisodesOfRun(db: Db, runId: string): number {
+  return (db.prepare("SELECT COUNT(*) AS n FROM episodes WHERE run_id = ?").get(runId) as { n: number }).n;
+}
+
 /** Counts of a run's episodes by status. */
 export function countEpisodesByStatus(db: Db, runId: string): Record<EpisodeStatus, number> {
   const counts: Record<EpisodeStatus, number> = { pending: 0, assigned: 0, running: 0, done: 0, cancelled: 0, unlabelled: 0 };
