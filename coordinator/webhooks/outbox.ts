@@ -20,15 +20,8 @@ export type WebhookEventRow = WebhookEventRowOf<WebhookEventType>;
  * or neither does.
  */
 export function enqueueEvent(db: Db, accountId: string, type: WebhookEventType, data: object, at: Date = new Date()): string {
-  const id = `evt_${randomBase62(24)}`;
-  const created = at.toISOString();
-  db.transaction(() => {
-    insertWebhookEvent(db, { id, account_id: accountId, type, created, data: JSON.stringify(data) });
-    for (const endpoint of listEndpointSubscriptions(db, accountId)) {
-      if ((JSON.parse(endpoint.events) as string[]).includes(type)) insertPendingDelivery(db, id, endpoint.id, created);
-    }
-  })();
-  return id;
+  return recordEvent(db, accountId, type, data, at, () =>
+    listEndpointSubscriptions(db, accountId).filter((endpoint) => (JSON.parse(endpoint.events) as string[]).includes(type)).map((endpoint) => endpoint.id));
 }
 
 /**
@@ -37,11 +30,16 @@ export function enqueueEvent(db: Db, accountId: string, type: WebhookEventType, 
  * Returns the event id. NOTE: as `enqueueEvent`, call it inside the transaction of the change.
  */
 export function enqueueEventForEndpoint(db: Db, accountId: string, endpointId: string, type: WebhookEventType, data: object, at: Date = new Date()): string {
+  return recordEvent(db, accountId, type, data, at, () => [endpointId]);
+}
+
+/** Writes the event and one pending delivery, due at once, per endpoint `endpoints()` names; returns the event id. */
+function recordEvent(db: Db, accountId: string, type: WebhookEventType, data: object, at: Date, endpoints: () => string[]): string {
   const id = `evt_${randomBase62(24)}`;
   const created = at.toISOString();
   db.transaction(() => {
     insertWebhookEvent(db, { id, account_id: accountId, type, created, data: JSON.stringify(data) });
-    insertPendingDelivery(db, id, endpointId, created);
+    for (const endpointId of endpoints()) insertPendingDelivery(db, id, endpointId, created);
   })();
   return id;
 }
