@@ -7,7 +7,7 @@
  */
 import { Worker } from "node:worker_threads";
 import { renderShippingLabel } from "../kits/label-pdf.js";
-import type { KitRecord } from "../kits/kits-repo.js";
+import type { KitRecord } from "../store/kits-repo.js";
 import type { PublishedReport } from "../reports/published-report.js";
 import type { ReportExtras } from "../reports/report-extras.js";
 import { renderReportPdf } from "../reports/report-pdf.js";

@@ -16,6 +16,7 @@ import type { FirmwarePins } from "../../firmware-pins/pins.js";
 import type { RunLifecycle } from "../runs/run-lifecycle.js";
 import type { Db } from "../store/database.js";
 import { getRun } from "../store/runs-repo.js";
+import { listOpenRunIdsOfAccount } from "../store/run-queries-repo.js";
 import { meterByUnit, roundCents, unitIndexOf, unitMeterContext, type MeterContext } from "../runs/meters.js";
 import { isTerminal, type RunStatus } from "../runs/run-state.js";
 import type { AssignmentBudget } from "../scheduler/scheduler.js";
@@ -100,11 +101,8 @@ export function createBudgetGuard(options: BudgetGuardOptions): BudgetGuard {
   function checkAccount(accountId: string): number {
     const reached = monthlyCapReached(db, pins, accountId, now());
     if (!reached) return 0;
-    const open = db
-      .prepare("SELECT id FROM runs WHERE account_id = ? AND status IN ('queued', 'scheduling', 'running') ORDER BY created, id")
-      .all(accountId) as Array<{ id: string }>;
     let halted = 0;
-    for (const { id } of open) if (halt(id, "monthly_budget_exceeded", `run halted: ${reached}`)) halted += 1;
+    for (const id of listOpenRunIdsOfAccount(db, accountId)) if (halt(id, "monthly_budget_exceeded", `run halted: ${reached}`)) halted += 1;
     return halted;
   }
 

@@ -6,6 +6,7 @@
 import type { FirmwarePins } from "../../firmware-pins/pins.js";
 import { roundCents } from "../runs/meters.js";
 import type { Db } from "../store/database.js";
+import { findBudget, upsertBudget } from "../store/budgets-repo.js";
 import { computeUsage, periodOf } from "./usage.js";
 
 export interface Budget {
@@ -15,18 +16,13 @@ export interface Budget {
 }
 
 export function getBudget(db: Db, accountId: string): Budget | undefined {
-  const row = db.prepare("SELECT monthly_usd, hard, updated FROM budgets WHERE account_id = ?").get(accountId) as
-    | { monthly_usd: number; hard: number; updated: string }
-    | undefined;
+  const row = findBudget(db, accountId);
   return row ? { monthlyUsd: row.monthly_usd, hard: row.hard === 1, updated: row.updated } : undefined;
 }
 
 export function putBudget(db: Db, accountId: string, budget: { monthlyUsd: number; hard: boolean }, now: Date): Budget {
   const updated = now.toISOString();
-  db.prepare(
-    `INSERT INTO budgets (account_id, monthly_usd, hard, updated) VALUES (?, ?, ?, ?)
-     ON CONFLICT (account_id) DO UPDATE SET monthly_usd = excluded.monthly_usd, hard = excluded.hard, updated = excluded.updated`,
-  ).run(accountId, budget.monthlyUsd, budget.hard ? 1 : 0, updated);
+  upsertBudget(db, accountId, { monthly_usd: budget.monthlyUsd, hard: budget.hard ? 1 : 0, updated });
   return { ...budget, updated };
 }
 

@@ -15,6 +15,7 @@ import { runMeterContexts, sumMeters, type MeterContext } from "../runs/meters.j
 import { PRICE_LIST } from "../runs/price-list.js";
 import type { ValidatedRun } from "../runs/run-request.js";
 import type { Db } from "../store/database.js";
+import { findQuoteOfAccount, insertQuote } from "../store/quotes-repo.js";
 import { canonicalJson } from "../json/canonical-json.js";
 import { withoutLabels } from "../runs/run-labels.js";
 import { episodeEstimateS, priceSeconds, RESET_ALLOWANCE_S } from "./estimates.js";
@@ -97,9 +98,7 @@ export function createQuote(db: Db, pins: FirmwarePins, accountId: string, valid
     pins: validated.resolvedPins,
     max_budget_usd: (validated.request.max_budget_usd as number | undefined) ?? null,
   };
-  db.prepare("INSERT INTO quotes (id, account_id, created, expires, request, quote) VALUES (?, ?, ?, ?, ?, ?)").run(
-    id, accountId, created, quote.expires, canonicalJson(withoutLabels(validated.request)), JSON.stringify(quote),
-  );
+  insertQuote(db, { id, account_id: accountId, created, expires: quote.expires, request: canonicalJson(withoutLabels(validated.request)), quote: JSON.stringify(quote) });
   return quote;
 }
 
@@ -112,7 +111,7 @@ export function checkQuote(db: Db, accountId: string, quoteId: unknown, request:
   if (typeof quoteId !== "string" || quoteId.length === 0) {
     throw new AssayError("contract_validation_failed", `quote_id must be the id of a quote from POST /v1/quote; got ${JSON.stringify(quoteId)}`);
   }
-  const row = db.prepare("SELECT expires, request FROM quotes WHERE id = ? AND account_id = ?").get(quoteId, accountId) as { expires: string; request: string } | undefined;
+  const row = findQuoteOfAccount(db, accountId, quoteId);
   if (!row) throw new AssayError("contract_validation_failed", `quote_id ${JSON.stringify(quoteId)} is not a quote of this account; request one with POST /v1/quote`);
   if (now.getTime() > Date.parse(row.expires)) {
     throw new AssayError("quote_expired", `quote ${quoteId} expired at ${row.expires}; request a new quote with POST /v1/quote and resubmit with its id`);

@@ -14,7 +14,7 @@ import { meterByUnit, roundHours, runMeterContexts, sumMeters, type MeteredEpiso
 import type { EnvironmentClass } from "../runs/price-list.js";
 import type { Db } from "../store/database.js";
 import { listEpisodeRecords, type EpisodeRecord } from "../store/episodes-repo.js";
-import { runRecordOf, type RunRow } from "../store/runs-repo.js";
+import { listRunsOfAccountCreatedBefore } from "../store/run-queries-repo.js";
 import { operatorLabelSeconds, operatorResetSeconds } from "../runs/operator-time.js";
 
 export interface UsageFigures {
@@ -67,9 +67,7 @@ export interface RunShare {
 
 /** Each run's metered share of `period` for the account (runs with nothing metered left out). */
 export function runSharesOf(db: Db, pins: FirmwarePins, accountId: string, period: string): RunShare[] {
-  const runs = (db
-    .prepare("SELECT * FROM runs WHERE account_id = ? AND created < ? ORDER BY created, id")
-    .all(accountId, periodEnd(period)) as RunRow[]).map(runRecordOf);
+  const runs = listRunsOfAccountCreatedBefore(db, accountId, periodEnd(period));
   const shares: RunShare[] = [];
   for (const run of runs) {
     const episodes = listEpisodeRecords(db, run.id);

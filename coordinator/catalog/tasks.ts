@@ -8,7 +8,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { ensureAccount } from "../store/accounts-repo.js";
 import type { Db } from "../store/database.js";
-import { getTask, insertTask } from "../store/tasks-repo.js";
+import { adoptTaskRow, getTask, insertTask } from "../store/tasks-repo.js";
 import { signFrozenSpec } from "../tasks/task-lifecycle.js";
 import { storedSpec } from "../tasks/task-view.js";
 import { lockName } from "../store/named-lock.js";
@@ -42,7 +42,7 @@ export function seedTasks(db: Db, now: Date = new Date()): string[] {
         if (existing.account_id === null || existing.signatures.length === 0) {
           const frozen = existing.frozen ?? now.toISOString();
           const signatures = signFrozenSpec(db, CATALOG_ACCOUNT_ID, storedSpec(existing), `${existing.name}@v${fixture.version}`, frozen, now);
-          db.prepare(`UPDATE tasks SET account_id = ?, signatures = ?, frozen = ? WHERE id = ?`).run(CATALOG_ACCOUNT_ID, JSON.stringify(signatures), frozen, fixture.id);
+          adoptTaskRow(db, fixture.id, { accountId: CATALOG_ACCOUNT_ID, signatures: JSON.stringify(signatures), frozen });
         }
         continue;
       }

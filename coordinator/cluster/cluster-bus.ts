@@ -14,6 +14,7 @@ import pg from "pg";
 import type { LinkReason } from "../errors/link-errors.js";
 import type { RunEvent } from "../runs/run-events.js";
 import type { Db } from "../store/database.js";
+import { notifyChannel } from "../store/coordinators-repo.js";
 
 export type ClusterMessage =
   | { type: "run-event"; event: RunEvent }
@@ -116,7 +117,7 @@ export async function startClusterBus(options: ClusterBusOptions): Promise<Clust
         logger.error(`cluster bus: a ${message.type} message of ${Buffer.byteLength(payload)} bytes is too large for NOTIFY; not sent`);
         return;
       }
-      db.prepare("SELECT pg_notify(?, ?)").get(CHANNEL, payload);
+      notifyChannel(db, CHANNEL, payload);
     },
     subscribe(listener) {
       listeners.push(listener);

@@ -10,7 +10,9 @@ import type { CellRegistry, CellSession } from "../fleet/registry.js";
 import { LinkError } from "../errors/link-errors.js";
 import type { RunEvents } from "../runs/run-events.js";
 import type { Db } from "../store/database.js";
-import { getCellLink, liveCellLinks, recordCellLink, refreshCellLink, removeCellLink } from "./cell-links-repo.js";
+import { findCoordinator } from "../store/coordinators-repo.js";
+import { findCellHoldingRun } from "../store/episodes-repo.js";
+import { getCellLink, liveCellLinks, recordCellLink, refreshCellLink, removeCellLink } from "../store/cell-links-repo.js";
 import type { ClusterBus } from "./cluster-bus.js";
 import type { LiveForwarding } from "../streams/live-forwarding.js";
 
@@ -106,7 +108,7 @@ export function joinCluster(options: JoinClusterOptions): ClusterLinks & { stop(
   const liveHolder = (cellId: string, graceMs: number) => {
     const link = getCellLink(db, cellId);
     if (!link || link.coordinator_id === coordinatorId) return undefined;
-    const holder = db.prepare("SELECT alive_until FROM coordinators WHERE id = ?").get(link.coordinator_id) as { alive_until: string } | undefined;
+    const holder = findCoordinator(db, link.coordinator_id);
     if (!holder || Date.parse(holder.alive_until) < now().getTime() - graceMs) return undefined;
     return link;
   };
@@ -139,11 +141,10 @@ export function joinCluster(options: JoinClusterOptions): ClusterLinks & { stop(
         if (registry.session(cellId)) return undefined;
         const link = liveHolder(cellId, 0);
         if (!link) return undefined;
-        return (db.prepare("SELECT base_url FROM coordinators WHERE id = ?").get(link.coordinator_id) as { base_url: string } | undefined)?.base_url;
+        return findCoordinator(db, link.coordinator_id)?.base_url;
       },
       cellOfRun(runId) {
-        const row = db.prepare("SELECT cell_id FROM episodes WHERE run_id = ? AND status IN ('assigned', 'running') AND cell_id IS NOT NULL ORDER BY assigned_at DESC LIMIT 1").get(runId) as { cell_id: string } | undefined;
-        return row?.cell_id;
+        return findCellHoldingRun(db, runId);
       },
     },
     relay(cellId, message) {

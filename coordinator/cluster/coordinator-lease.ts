@@ -6,6 +6,9 @@
  */
 import { randomBytes } from "node:crypto";
 import type { Db } from "../store/database.js";
+import {
+  deleteCoordinatorsExpiredBefore, insertCoordinator, listLiveCoordinatorIds, setCoordinatorAliveUntil, setCoordinatorGrpcAddress,
+} from "../store/coordinators-repo.js";
 
 /** A new coordinator id, `crd_...`: one per process start. */
 export function newCoordinatorId(): string {
@@ -42,13 +45,12 @@ export function startCoordinatorLease(options: CoordinatorLeaseOptions): Coordin
   const logger = options.logger ?? console;
   const { id } = options;
   const until = () => new Date(now().getTime() + leaseMs).toISOString();
-  db.prepare("INSERT INTO coordinators (id, started, alive_until, base_url, grpc_address) VALUES (?, ?, ?, ?, ?)")
-    .run(id, now().toISOString(), until(), options.baseUrl, options.grpcAddress);
+  insertCoordinator(db, { id, started: now().toISOString(), aliveUntil: until(), baseUrl: options.baseUrl, grpcAddress: options.grpcAddress });
   // Rows of coordinators long gone are only history; keep a day of it.
-  db.prepare("DELETE FROM coordinators WHERE alive_until < ?").run(new Date(now().getTime() - 86_400_000).toISOString());
+  deleteCoordinatorsExpiredBefore(db, new Date(now().getTime() - 86_400_000).toISOString());
   const timer = setInterval(() => {
     try {
-      db.prepare("UPDATE coordinators SET alive_until = ? WHERE id = ?").run(until(), id);
+      setCoordinatorAliveUntil(db, id, until());
     } catch (error) {
       logger.error(`coordinator lease: renewal failed (${(error as Error).message}); other coordinators take over this one's cells if it lapses`);
     }
@@ -57,12 +59,12 @@ export function startCoordinatorLease(options: CoordinatorLeaseOptions): Coordin
   return {
     leaseMs,
     setGrpcAddress(address) {
-      db.prepare("UPDATE coordinators SET grpc_address = ? WHERE id = ?").run(address, id);
+      setCoordinatorGrpcAddress(db, id, address);
     },
     stop() {
       clearInterval(timer);
       try {
-        db.prepare("UPDATE coordinators SET alive_until = ? WHERE id = ?").run(now().toISOString(), id);
+        setCoordinatorAliveUntil(db, id, now().toISOString());
       } catch {
         // The database is gone: the lease runs out by itself.
       }
@@ -72,6 +74,5 @@ export function startCoordinatorLease(options: CoordinatorLeaseOptions): Coordin
 
 /** Ids of the coordinators whose lease has not run out at `now`. */
 export function liveCoordinatorIds(db: Db, now: Date): Set<string> {
-  const rows = db.prepare("SELECT id FROM coordinators WHERE alive_until >= ?").all(now.toISOString()) as Array<{ id: string }>;
-  return new Set(rows.map((r) => r.id));
+  return new Set(listLiveCoordinatorIds(db, now.toISOString()));
 }

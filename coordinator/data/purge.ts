@@ -16,15 +16,10 @@ import type { ObjectStore } from "../storage/object-store.js";
 import type { Db } from "../store/database.js";
 import { expireRunExports } from "../exports/export-files.js";
 import { lockRun } from "../store/runs-repo.js";
+import { listUnpurgedArtifactsOfRun, markArtifactPurged } from "../store/artifacts-repo.js";
+import { insertPurge, type PurgeRow } from "../store/purges-repo.js";
 
-export interface PurgeRow {
-  id: string;
-  account_id: string;
-  run_id: string;
-  status: "completed";
-  purged_at: string;
-  reason: "request" | "retention";
-}
+export type { PurgeRow } from "../store/purges-repo.js";
 
 /** Hours of a run's `data.retention` (default 30 d when absent or unreadable). */
 export function retentionOfRequest(request: Record<string, unknown>): number {
@@ -48,11 +43,10 @@ export async function purgeRunArtifacts(
   const receipt: PurgeRow = { id: `purge_${randomBase62(20)}`, account_id: run.account_id, run_id: run.id, status: "completed", purged_at: now.toISOString(), reason };
   const files = db.transaction(() => {
     lockRun(db, run.id);
-    const rows = db.prepare("SELECT episode_id, kind, file_name FROM artifacts WHERE run_id = ? AND status != 'purged'").all(run.id) as Array<{ episode_id: string; kind: string; file_name: string }>;
+    const rows = listUnpurgedArtifactsOfRun(db, run.id);
     const chosen = only ? rows.filter((r) => only.some((o) => o.episode_id === r.episode_id && o.kind === r.kind)) : rows;
-    const mark = db.prepare("UPDATE artifacts SET status = 'purged' WHERE episode_id = ? AND kind = ?");
-    for (const row of chosen) mark.run(row.episode_id, row.kind);
-    db.prepare("INSERT INTO purges (id, account_id, run_id, status, purged_at, reason) VALUES (@id, @account_id, @run_id, @status, @purged_at, @reason)").run(receipt);
+    for (const row of chosen) markArtifactPurged(db, row.episode_id, row.kind);
+    insertPurge(db, receipt);
     return chosen;
   })();
   if (only) {

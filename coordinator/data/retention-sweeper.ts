@@ -8,21 +8,15 @@
  */
 import { sweepModels } from "../models/model-retention.js";
 import type { ObjectStore } from "../storage/object-store.js";
-import { listArtifacts } from "../store/artifacts-repo.js";
+import { listArtifacts, listStoredArtifactsWithRetention } from "../store/artifacts-repo.js";
 import type { Db } from "../store/database.js";
 import { isPastRetention, purgeRunArtifacts, retentionOfRequest } from "./purge.js";
-import { jsonText } from "../store/sql-dialect.js";
 
 export const DEFAULT_RETENTION_SWEEP_MS = 3_600_000;
 
 /** Purges what is past retention now; returns the number of artifacts purged. */
 export async function sweepRetention(db: Db, objects: ObjectStore, now: Date): Promise<number> {
-  const rows = db
-    .prepare(
-      `SELECT a.episode_id, a.kind, a.stored_at, r.id AS run_id, r.account_id, ${jsonText(db, "r.request", "data", "retention")} AS retention FROM artifacts a
-       JOIN runs r ON r.id = a.run_id WHERE a.status = 'stored'`,
-    )
-    .all() as Array<{ episode_id: string; kind: string; stored_at: string | null; run_id: string; account_id: string; retention: string | null }>;
+  const rows = listStoredArtifactsWithRetention(db);
   const expiredByRun = new Map<string, { account_id: string; files: Array<{ episode_id: string; kind: string }> }>();
   for (const row of rows) {
     if (!isPastRetention(row.stored_at, retentionOfRequest({ data: { retention: row.retention ?? undefined } }), now)) continue;

@@ -7,6 +7,7 @@ import { randomUUID } from "node:crypto";
 import type { Metadata, ServerDuplexStream } from "@grpc/grpc-js";
 import type { AgentMessage, CoordinatorMessage, Hello } from "../../protocol/gen/cell.js";
 import { getCell, recordHello } from "../store/cells-repo.js";
+import { listEpisodeIdsHeldByCellSince } from "../store/episodes-repo.js";
 import { authenticateCell } from "./enrollment.js";
 import { applySequenced, requeueHeldBy } from "./episode-messages.js";
 import type { LinkContext } from "./link-context.js";
@@ -160,10 +161,7 @@ function onMessage(ctx: LinkContext, session: CellSession, message: AgentMessage
  * on its way.
  */
 function releaseForgotten(ctx: LinkContext, session: CellSession): void {
-  const forgotten = ctx.db
-    .prepare("SELECT id FROM episodes WHERE cell_id = ? AND status IN ('assigned', 'running') AND COALESCE(assigned_at, '') < ?")
-    .all(session.cellId, session.connectedAt) as Array<{ id: string }>;
-  for (const { id } of forgotten) {
+  for (const id of listEpisodeIdsHeldByCellSince(ctx.db, session.cellId, session.connectedAt)) {
     requeueHeldBy(ctx, session.cellId, "link_lost", `cell reconnected idle without episode ${id}`, id);
   }
 }

@@ -10,7 +10,8 @@ import { insertPendingArtifact } from "../store/artifacts-repo.js";
 import { getCell, lockCell, setLastSeqApplied } from "../store/cells-repo.js";
 import { addPinnedImage, getRun, lockRun } from "../store/runs-repo.js";
 import {
-  amendLinkLostInterruption, getEpisode, getEpisodeRecord, markEpisodeDone, markEpisodeUnlabelled, markEpisodeRunning, requeueEpisode, type EpisodeRow, type Interruption,
+  amendLinkLostInterruption, findRunIdOfEpisode, getEpisode, getEpisodeRecord, listEpisodesHeldByCell, listRunIdsHeldByCell, markEpisodeDone, markEpisodeUnlabelled,
+  markEpisodeRunning, requeueEpisode, type EpisodeRow, type Interruption,
 } from "../store/episodes-repo.js";
 import { isSafeFileName } from "../artifacts/artifact-store.js";
 import { transact } from "../store/transact.js";
@@ -61,7 +62,7 @@ function applyBody(ctx: LinkContext, cellId: string, message: AgentMessage, effe
 
 function knownEpisode(ctx: LinkContext, cellId: string, episodeId: string, what: string): EpisodeRow | undefined {
   // The run first: its lock orders this message's moves with other coordinators' (runs-repo lockRun).
-  const runId = (ctx.db.prepare("SELECT run_id FROM episodes WHERE id = ?").get(episodeId) as { run_id: string } | undefined)?.run_id;
+  const runId = findRunIdOfEpisode(ctx.db, episodeId);
   if (runId !== undefined) lockRun(ctx.db, runId);
   const episode = getEpisode(ctx.db, episodeId);
   if (!episode) ctx.logger.warn(`cell ${cellId}: ${what} for unknown episode ${JSON.stringify(episodeId)}; acked and skipped`);
@@ -294,11 +295,8 @@ export function requeueHeldBy(ctx: LinkContext, cellId: string, reason: string, 
   const now = ctx.now();
   const meteredRuns = new Set<string>();
   const requeued = transact(ctx.db, () => {
-    const runIds = ctx.db.prepare("SELECT DISTINCT run_id FROM episodes WHERE cell_id = ? AND status IN ('assigned', 'running') ORDER BY run_id").all(cellId) as Array<{ run_id: string }>;
-    for (const { run_id } of runIds) lockRun(ctx.db, run_id);
-    const held = ctx.db
-      .prepare("SELECT * FROM episodes WHERE cell_id = ? AND status IN ('assigned', 'running')")
-      .all(cellId) as EpisodeRow[];
+    for (const runId of listRunIdsHeldByCell(ctx.db, cellId)) lockRun(ctx.db, runId);
+    const held = listEpisodesHeldByCell(ctx.db, cellId);
     let count = 0;
     for (const episode of held) {
       if (onlyEpisodeId !== undefined && episode.id !== onlyEpisodeId) continue;

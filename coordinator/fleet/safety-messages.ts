@@ -14,7 +14,7 @@
  * SafetyEvent); the run is closed by then, so it is recorded as an interruption and cancelled.
  */
 import type { SafetyEvent } from "../../protocol/gen/cell.js";
-import { getEpisode } from "../store/episodes-repo.js";
+import { findRunHeldByCell, getEpisode } from "../store/episodes-repo.js";
 import { enqueueRunEvent } from "../webhooks/outbox.js";
 import type { LinkContext } from "./link-context.js";
 
@@ -26,10 +26,7 @@ function runOfEvent(ctx: LinkContext, cellId: string, event: SafetyEvent): strin
     const episode = getEpisode(ctx.db, event.episodeId);
     if (episode) return episode.run_id;
   }
-  const held = ctx.db
-    .prepare("SELECT run_id FROM episodes WHERE cell_id = ? AND status IN ('assigned', 'running') ORDER BY assigned_at DESC LIMIT 1")
-    .get(cellId) as { run_id: string } | undefined;
-  return held?.run_id;
+  return findRunHeldByCell(ctx.db, cellId);
 }
 
 /**

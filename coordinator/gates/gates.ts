@@ -14,47 +14,14 @@
 import { detectCellRegressions } from "../stats/cell-regression.js";
 import type { Db } from "../store/database.js";
 import { getRun, type RunRecord } from "../store/runs-repo.js";
+import { decidePendingCheck, findLastPassedRunId, listPendingChecksOfRun, type GateCheckRecord, type GateCheckRow, type GateRecord } from "../store/gates-repo.js";
 import { runCellsOf, type UnitResult } from "../kinds/unit-results.js";
 import { enqueueEvent } from "../webhooks/outbox.js";
 
 export const GATE_REGRESSION = { alpha: 0.05 } as const;
 
-export interface GateSpec {
-  suite: string;
-  repo: string;
-  ref_pattern: string;
-  policy: Record<string, unknown>;
-  robots: string[];
-  baseline: "last_pass";
-}
-
-/** A gate: its owner and the spec it was created with. */
-export interface GateRecord {
-  id: string;
-  account_id: string;
-  created: string;
-  spec: GateSpec;
-}
-
-export interface GateCheckRow {
-  id: string;
-  gate_id: string;
-  account_id: string;
-  created: string;
-  ref: string;
-  commit_sha: string | null;
-  run_id: string;
-  status: "pending" | "passed" | "failed";
-  /** JSON {regression, baseline_run_id, detail} once decided. */
-  decided: string | null;
-  decided_at: string | null;
-}
-
-/** A check as the coordinator reads it: `decided` parsed. */
-export type GateCheckRecord = Omit<GateCheckRow, "decided"> & { decided: { regression: unknown; baseline_run_id: string | null; detail: string } | null };
-
-const checkRecordOf = (row: GateCheckRow): GateCheckRecord => ({ ...row, decided: row.decided === null ? null : JSON.parse(row.decided) });
-const gateRecordOf = (row: { id: string; account_id: string; created: string; spec: string }): GateRecord => ({ ...row, spec: JSON.parse(row.spec) as GateSpec });
+export type { GateCheckRecord, GateCheckRow, GateRecord, GateSpec } from "../store/gates-repo.js";
+export { getCheck, getGate, insertCheck, insertGate, listGates } from "../store/gates-repo.js";
 
 type GlobToken = { kind: "char"; char: string } | { kind: "star" } | { kind: "globstar" };
 
@@ -104,31 +71,6 @@ export function refMatches(pattern: string, ref: string): boolean {
   return states[tokens.length] === 1;
 }
 
-export function insertGate(db: Db, gate: GateRecord): void {
-  db.prepare("INSERT INTO gates (id, account_id, created, spec) VALUES (@id, @account_id, @created, @spec)").run({ ...gate, spec: JSON.stringify(gate.spec) });
-}
-
-export function getGate(db: Db, id: string): GateRecord | undefined {
-  const row = db.prepare("SELECT * FROM gates WHERE id = ?").get(id) as { id: string; account_id: string; created: string; spec: string } | undefined;
-  return row ? gateRecordOf(row) : undefined;
-}
-
-export function listGates(db: Db, accountId: string): GateRecord[] {
-  return (db.prepare("SELECT * FROM gates WHERE account_id = ? ORDER BY created DESC, id DESC").all(accountId) as Array<{ id: string; account_id: string; created: string; spec: string }>).map(gateRecordOf);
-}
-
-export function insertCheck(db: Db, row: Omit<GateCheckRow, "decided" | "decided_at" | "status">): void {
-  db.prepare(
-    `INSERT INTO gate_checks (id, gate_id, account_id, created, ref, commit_sha, run_id, status)
-     VALUES (@id, @gate_id, @account_id, @created, @ref, @commit_sha, @run_id, 'pending')`,
-  ).run(row);
-}
-
-export function getCheck(db: Db, id: string): GateCheckRecord | undefined {
-  const row = db.prepare("SELECT * FROM gate_checks WHERE id = ?").get(id) as GateCheckRow | undefined;
-  return row ? checkRecordOf(row) : undefined;
-}
-
 export function gateView(gate: GateRecord): Record<string, unknown> {
   return { id: gate.id, object: "gate", ...gate.spec, created: gate.created };
 }
@@ -154,10 +96,8 @@ export function checkView(row: GateCheckRecord, baseUrl: string): Record<string,
 }
 
 function baselineRun(db: Db, check: GateCheckRow): RunRecord | undefined {
-  const row = db
-    .prepare("SELECT run_id FROM gate_checks WHERE gate_id = ? AND status = 'passed' AND id != ? ORDER BY decided_at DESC, created DESC LIMIT 1")
-    .get(check.gate_id, check.id) as { run_id: string } | undefined;
-  return row ? getRun(db, row.run_id) : undefined;
+  const runId = findLastPassedRunId(db, check.gate_id, check.id);
+  return runId === undefined ? undefined : getRun(db, runId);
 }
 
 /**
@@ -200,12 +140,10 @@ function decideCheck(db: Db, check: GateCheckRow, now: Date): void {
       }, now);
     }
   }
-  db.prepare("UPDATE gate_checks SET status = ?, decided = ?, decided_at = ? WHERE id = ? AND status = 'pending'")
-    .run(status, JSON.stringify(decided), now.toISOString(), check.id);
+  decidePendingCheck(db, check.id, status, JSON.stringify(decided), now.toISOString());
 }
 
 /** Decides the checks of a run that just ended (the eval kind's onEnded). */
 export function decideChecksOfRun(db: Db, runId: string, now: Date): void {
-  const rows = db.prepare("SELECT * FROM gate_checks WHERE run_id = ? AND status = 'pending'").all(runId) as GateCheckRow[];
-  for (const row of rows) decideCheck(db, row, now);
+  for (const row of listPendingChecksOfRun(db, runId)) decideCheck(db, row, now);
 }

@@ -30,7 +30,7 @@ import { headlineResult, runCellsOf, unitResults, type UnitResult } from "./unit
 import { z } from "zod";
 import { COMMON_RUN_FIELDS, EpisodesSpec, Policy, environmentRef, robotPin, taskRef } from "../runs/run-schemas.js";
 import { ENVIRONMENTS_MAX, ROBOTS_MAX, tooMany } from "../json/field-bounds.js";
-import { jsonText } from "../store/sql-dialect.js";
+import { findPriorCompletedMatrixId } from "../store/run-queries-repo.js";
 
 
 /** Family-wise significance, margin and multiplicity adjustment of the per-cell regression rule. */
@@ -63,15 +63,8 @@ interface PriorMatrix {
 /** The account's most recent completed matrix before `run` on the same task revision. */
 function priorMatrix(db: Db, run: RunRecord): PriorMatrix | undefined {
   const task = run.resolvedPins.task;
-  const row = db
-    .prepare(
-      `SELECT id FROM runs
-       WHERE account_id = ? AND kind = 'matrix' AND status = 'completed' AND id != ? AND created < ?
-         AND ${jsonText(db, "resolved_pins", "task")} = ? AND result IS NOT NULL
-       ORDER BY completed DESC, id DESC LIMIT 1`,
-    )
-    .get(run.accountId, run.id, run.created, task) as { id: string } | undefined;
-  const prior = row ? getRun(db, row.id) : undefined;
+  const priorId = findPriorCompletedMatrixId(db, { accountId: run.accountId, exceptRunId: run.id, createdBefore: run.created, task });
+  const prior = priorId === undefined ? undefined : getRun(db, priorId);
   if (!prior) return undefined;
   return { id: prior.id, completed: prior.completed!, units: (prior.result?.units as UnitResult[] | undefined) ?? [] };
 }

@@ -33,7 +33,6 @@
  * coordinator does not poll it); checkpoints arrive with POST /v1/runs/{id}/checkpoints.
  */
 import { costOfSecondsUsd, episodeEstimateS } from "../billing/estimates.js";
-import { randomBase62 } from "../auth/api-keys.js";
 import { checkpointAlpha, type ThresholdDecision } from "../stats/sequential-threshold.js";
 import { createCellThresholdTest } from "../stats/cell-threshold.js";
 import { headlinePriorOfUnit } from "../runs/headline-priors.js";
@@ -43,12 +42,13 @@ import { contract, isPlainObject, q } from "../runs/field-checks.js";
 import { type ValidatedRun, type ValidateRunContext } from "../runs/run-request.js";
 import type { Db } from "../store/database.js";
 import { appendEpisodes, episodeSeed, setKindState, setRunUnits, type RunRecord } from "../store/runs-repo.js";
-import { enqueueEvent } from "../webhooks/outbox.js";
+import { enqueueEvent, enqueueEventForEndpoint } from "../webhooks/outbox.js";
+import { findLiveEndpointIdByUrl } from "../store/webhooks-repo.js";
 import { resolveTask } from "../runs/pin-resolution.js";
 import { validateCommon } from "../runs/common-fields.js";
 import { openUnit, resolveUnit, validatedKindRun } from "./kind-common.js";
 import type { KindDecision, KindProgressContext, KindResultContext, RunKind } from "./kind.js";
-import type { EpisodeRecord } from "../store/episodes-repo.js";
+import { countEpisodesOfRun, type EpisodeRecord } from "../store/episodes-repo.js";
 import { headlineResult, unitMeterContext, unitResults } from "./unit-results.js";
 import { policySucceeded } from "../runs/policy-outcome.js";
 import { z } from "zod";
@@ -101,11 +101,9 @@ function planThreshold(body: Record<string, unknown>, ctx: ValidateRunContext): 
   let onVerifiedUrl: string | null = null;
   if (body.on_verified !== undefined) {
     onVerifiedUrl = webhookUrl("on_verified", body.on_verified);
-    const endpoint = ctx.db
-      .prepare("SELECT id FROM webhook_endpoints WHERE account_id = ? AND url = ? AND deleted IS NULL ORDER BY created LIMIT 1")
-      .get(ctx.accountId, onVerifiedUrl) as { id: string } | undefined;
-    if (!endpoint) contract(`on_verified.webhook ${q(onVerifiedUrl)} is not a webhook endpoint of this account; register it with POST /v1/webhooks first (keys:admin) so the delivery is signed with a secret you hold`);
-    endpointId = endpoint.id;
+    const endpoint = findLiveEndpointIdByUrl(ctx.db, ctx.accountId, onVerifiedUrl);
+    if (endpoint === undefined) contract(`on_verified.webhook ${q(onVerifiedUrl)} is not a webhook endpoint of this account; register it with POST /v1/webhooks first (keys:admin) so the delivery is signed with a secret you hold`);
+    endpointId = endpoint;
   }
   const policyStreamUrl = body.policy_stream === undefined ? null : webhookUrl("policy_stream", body.policy_stream);
   const common = validateCommon(body, ctx, soak.environment);
@@ -151,7 +149,7 @@ export function pushCheckpoint(db: Db, run: RunRecord, policy: Record<string, un
   const request = run.request as { escalate_policy?: unknown };
   units[0].policy = policy;
   if (request.escalate_policy === undefined) units[1].policy = policy;
-  const fromIndex = (db.prepare("SELECT COUNT(*) AS n FROM episodes WHERE run_id = ?").get(run.id) as { n: number }).n;
+  const fromIndex = countEpisodesOfRun(db, run.id);
   state.checkpoints = [...(state.checkpoints ?? []), { at: now.toISOString(), from_index: fromIndex, policy: String(policy.image ?? policy.hf ?? policy.url ?? policy.type) }];
   setRunUnits(db, run.id, units);
   setKindState(db, run.id, state);
@@ -228,7 +226,7 @@ function thresholdProgress(ctx: KindProgressContext, run: RunRecord, episodes: r
   else if (decision === "pass") {
     state.phase = "verified";
     state.decided = { n: test.n, successes: test.successes, at: now.toISOString() };
-    if (settings.on_verified_endpoint) state.event_id = deliverOnVerified(db, run, settings, units[1].robot, pins.task, test.successes, test.n, now);
+    if (settings.on_verified_endpoint) state.event_id = deliverOnVerified(db, run, settings, settings.on_verified_endpoint, units[1].robot, pins.task, test.successes, test.n, now);
   } else {
     state.phase = decision === "inconclusive" ? "inconclusive" : "not_confirmed";
     state.decided = { n: test.n, successes: test.successes, at: now.toISOString() };
@@ -253,12 +251,9 @@ function thresholdProgress(ctx: KindProgressContext, run: RunRecord, episodes: r
 }
 
 /** Queues the signed POST to on_verified.webhook: an event delivered to that endpoint only. */
-function deliverOnVerified(db: Db, run: RunRecord, settings: ThresholdSettings, robot: string, task: string, k: number, n: number, now: Date): string {
-  const id = `evt_${randomBase62(24)}`;
+function deliverOnVerified(db: Db, run: RunRecord, settings: ThresholdSettings, endpointId: string, robot: string, task: string, k: number, n: number, now: Date): string {
   const data = { run_id: run.id, phase: "verified", robot, task, target: { success_rate: settings.target, ci: settings.ci }, ...rateSummary(k, n) };
-  db.prepare("INSERT INTO webhook_events (id, account_id, type, created, data) VALUES (?, ?, 'threshold.crossed', ?, ?)").run(id, run.accountId, now.toISOString(), JSON.stringify(data));
-  db.prepare("INSERT INTO webhook_deliveries (event_id, endpoint_id, status, attempts, next_attempt_at) VALUES (?, ?, 'pending', 0, ?)").run(id, settings.on_verified_endpoint, now.toISOString());
-  return id;
+  return enqueueEventForEndpoint(db, run.accountId, endpointId, "threshold.crossed", data, now);
 }
 
 function thresholdResult(ctx: KindResultContext, run: RunRecord, episodes: readonly EpisodeRecord[]): Record<string, unknown> {

@@ -36,7 +36,7 @@ import { policySucceeded } from "../runs/policy-outcome.js";
 import { compareHeadline } from "../runs/compare-headline.js";
 import { z } from "zod";
 import { COMMON_RUN_FIELDS, EpisodesSpec, Policy, environmentRef, robotPin, taskRef } from "../runs/run-schemas.js";
-import { jsonText } from "../store/sql-dialect.js";
+import { listCompletedRunIdsOnPins } from "../store/run-queries-repo.js";
 
 
 /** What makes two policies "the same policy" for the source baseline. */
@@ -92,16 +92,7 @@ function planTransfer(body: Record<string, unknown>, ctx: ValidateRunContext): V
 function findSourceBaseline(ctx: ValidateRunContext, sourcePin: string, environment: string, task: string, policy: unknown): SourceBaseline | undefined {
   const identity = policyIdentity(policy);
   if (!identity) return undefined;
-  const rows = ctx.db
-    .prepare(
-      `SELECT id FROM runs
-       WHERE account_id = ? AND kind = 'run' AND status = 'completed' AND result IS NOT NULL
-         AND ${jsonText(ctx.db, "resolved_pins", "robot")} = ? AND ${jsonText(ctx.db, "resolved_pins", "environment")} = ?
-         AND ${jsonText(ctx.db, "resolved_pins", "task")} = ?
-       ORDER BY completed DESC, id DESC LIMIT 50`,
-    )
-    .all(ctx.accountId, sourcePin, environment, task) as Array<{ id: string }>;
-  for (const { id } of rows) {
+  for (const id of listCompletedRunIdsOnPins(ctx.db, { accountId: ctx.accountId, robot: sourcePin, environment, task, limit: 50 })) {
     const run = getRun(ctx.db, id)!;
     if (run.plan.pilot === true || policyIdentity(run.request.policy) !== identity) continue;
     const result = run.result as { n: number; success_rate: number; cells?: { by_cell?: Array<{ successes: number; n: number }>; prior?: HeadlinePrior } };

@@ -11,7 +11,7 @@
  * The scheduler adds these, keyed by kit name, to the task_json it sends (`kits`).
  */
 import type { Db } from "../store/database.js";
-import { findKitByName, type KitTracking } from "./kits-repo.js";
+import { findKitByName, type KitTracking } from "../store/kits-repo.js";
 
 /** Box size of a kit whose tracking gives no `dimensions_mm`: 60 x 60 x 60 mm. */
 export const KIT_DEFAULT_DIMENSIONS_MM: [number, number, number] = [60, 60, 60];

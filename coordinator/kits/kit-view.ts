@@ -1,5 +1,5 @@
 /** Store row -> the wire Kit. */
-import type { KitRecord } from "./kits-repo.js";
+import type { KitRecord } from "../store/kits-repo.js";
 
 /** `shipping_label_url` of a kit: the authenticated endpoint that hands out a fresh signed PDF link. */
 export function shippingLabelEndpoint(baseUrl: string, kitId: string): string {

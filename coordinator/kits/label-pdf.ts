@@ -5,7 +5,7 @@
  */
 import { startPdf, type PdfRenderOptions } from "../pdf/pdf-document.js";
 import { pdfText } from "../pdf/pdf-text.js";
-import type { KitItem, KitRecord } from "./kits-repo.js";
+import type { KitItem, KitRecord } from "../store/kits-repo.js";
 
 /** Where customers ship kits. */
 export const RETURN_ADDRESS = ["Assay Robot Evaluation", "Receiving: customer kits", "1 Test Cell Way", "Oakland, CA 94607", "USA"];

@@ -3,23 +3,16 @@
  * sig = HMAC-SHA256(secret, "<kit_id>.<expires>"). The secret is generated on first use and kept
  * in `service_secrets` (name `label_url_hmac`), so links survive a restart. Links last 24 h.
  */
-import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
+import { createHmac, timingSafeEqual } from "node:crypto";
 import type { Db } from "../store/database.js";
-import { lockName } from "../store/named-lock.js";
+import { ensureServiceSecret } from "../store/service-secrets-repo.js";
 
 export const LABEL_URL_TTL_MS = 24 * 60 * 60 * 1000;
 const SECRET_NAME = "label_url_hmac";
 
 /** The HMAC key, created (32 random bytes) on first call. */
 export function labelUrlSecret(db: Db, now: Date = new Date()): Buffer {
-  return db.transaction(() => {
-    lockName(db, `service-secret:${SECRET_NAME}`);
-    const row = db.prepare(`SELECT value FROM service_secrets WHERE name = ?`).get(SECRET_NAME) as { value: string } | undefined;
-    if (row) return Buffer.from(row.value, "base64url");
-    const secret = randomBytes(32);
-    db.prepare(`INSERT INTO service_secrets (name, value, created) VALUES (?, ?, ?)`).run(SECRET_NAME, secret.toString("base64url"), now.toISOString());
-    return secret;
-  })();
+  return ensureServiceSecret(db, SECRET_NAME, now);
 }
 
 function signature(secret: Buffer, kitId: string, expiresS: number): string {

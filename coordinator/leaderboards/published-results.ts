@@ -18,7 +18,8 @@ import { policySucceeded } from "../runs/policy-outcome.js";
 import type { Db } from "../store/database.js";
 import { listEpisodeRecords, type EpisodeRecord } from "../store/episodes-repo.js";
 import { runRecordOf, type RunRecord, type RunRow } from "../store/runs-repo.js";
-import { jsonIsTrue, jsonText } from "../store/sql-dialect.js";
+import { listPublishedRunRows } from "../store/published-runs-repo.js";
+import { isPublishedTaskRevision } from "../store/tasks-repo.js";
 import { headlinePriorOfUnit } from "../runs/headline-priors.js";
 import type { HeadlinePrior } from "../stats/beta-binomial-rate.js";
 import { shownPolicyName } from "../runs/policy-name.js";
@@ -95,18 +96,12 @@ function countsOf(episodes: readonly EpisodeRecord[]): PublishedCounts {
 function publishedTask(db: Db, rev: string): boolean {
   const match = /^(.+)@v(\d+)$/.exec(rev);
   if (!match) return false;
-  return db.prepare("SELECT 1 FROM tasks WHERE name = ? AND version = ? AND status = 'frozen' AND visibility = 'published'").get(match[1], Number(match[2])) !== undefined;
+  return isPublishedTaskRevision(db, match[1], Number(match[2]));
 }
 
 /** The published runs, newest first, with their account's display name. */
 function publishedRuns(db: Db): Array<{ run: RunRecord; accountName: string }> {
-  const rows = db.prepare(
-    `SELECT r.*, a.leaderboard_name AS account_name FROM runs r JOIN accounts a ON a.id = r.account_id
-     WHERE r.status = 'completed' AND ${jsonText(db, "r.request", "publish")} = 'leaderboard' AND a.leaderboard_opt_in = 1
-       AND NOT EXISTS (SELECT 1 FROM purges p WHERE p.run_id = r.id)
-       AND NOT ${jsonIsTrue(db, "r.plan", "pilot")}
-     ORDER BY r.completed DESC, r.id`,
-  ).all() as Array<RunRow & { account_name: string | null }>;
+  const rows = listPublishedRunRows(db);
   // An account without a display name (possible only for rows older than the opt-in rule) is never
   // shown by its internal id: it is numbered within this list instead.
   const unnamed = new Map<string, string>();

@@ -5,6 +5,7 @@
  */
 import type { RunLifecycle } from "../runs/run-lifecycle.js";
 import type { Db } from "../store/database.js";
+import { listRunsAwaitingFirstEpisode } from "../store/run-queries-repo.js";
 import type { Priority } from "../runs/price-list.js";
 import type { Logger } from "./scheduler.js";
 
@@ -36,12 +37,7 @@ function humanMs(ms: number): string {
 
 /** Halts every run past its window now; returns the halted run ids. */
 export function haltOverdueRuns(halt: QueueWindowContext, windowsMs: QueueWindowsMs, now: Date): string[] {
-  const waiting = halt.db
-    .prepare(
-      `SELECT id, priority, created FROM runs r WHERE status IN ('queued', 'scheduling')
-       AND NOT EXISTS (SELECT 1 FROM episodes e WHERE e.run_id = r.id AND e.attempt > 0)`,
-    )
-    .all() as Array<{ id: string; priority: Priority; created: string }>;
+  const waiting = listRunsAwaitingFirstEpisode(halt.db) as Array<{ id: string; priority: Priority; created: string }>;
   const halted: string[] = [];
   for (const run of waiting) {
     const windowMs = windowsMs[run.priority] ?? windowsMs.standard;

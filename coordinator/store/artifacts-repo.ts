@@ -4,6 +4,7 @@
  * one per file the coordinator derived from a stored recording (verify ground truth, `stored`).
  */
 import type { Db } from "./database.js";
+import { jsonText } from "./sql-dialect.js";
 
 /** An `artifacts` row, columns as stored. */
 export interface ArtifactRow {
@@ -78,4 +79,23 @@ export function forgetArtifactsOfEpisode(db: Db, episodeId: string): ArtifactRow
   const rows = db.prepare("SELECT * FROM artifacts WHERE episode_id = ?").all(episodeId) as ArtifactRow[];
   db.prepare("DELETE FROM artifacts WHERE episode_id = ?").run(episodeId);
   return rows;
+}
+
+/** The run's artifacts not purged yet (any status but `purged`). */
+export function listUnpurgedArtifactsOfRun(db: Db, runId: string): Array<Pick<ArtifactRow, "episode_id" | "kind" | "file_name">> {
+  return db.prepare("SELECT episode_id, kind, file_name FROM artifacts WHERE run_id = ? AND status != 'purged'").all(runId) as Array<Pick<ArtifactRow, "episode_id" | "kind" | "file_name">>;
+}
+
+export function markArtifactPurged(db: Db, episodeId: string, kind: string): void {
+  db.prepare("UPDATE artifacts SET status = 'purged' WHERE episode_id = ? AND kind = ?").run(episodeId, kind);
+}
+
+/** Every stored artifact with its run's account and the run's `data.retention` as submitted (null when absent). */
+export function listStoredArtifactsWithRetention(db: Db): Array<{ episode_id: string; kind: string; stored_at: string | null; run_id: string; account_id: string; retention: string | null }> {
+  return db
+    .prepare(
+      `SELECT a.episode_id, a.kind, a.stored_at, r.id AS run_id, r.account_id, ${jsonText(db, "r.request", "data", "retention")} AS retention FROM artifacts a
+       JOIN runs r ON r.id = a.run_id WHERE a.status = 'stored'`,
+    )
+    .all() as Array<{ episode_id: string; kind: string; stored_at: string | null; run_id: string; account_id: string; retention: string | null }>;
 }

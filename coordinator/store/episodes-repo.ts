@@ -260,6 +260,45 @@ export function cancelPendingEpisode(db: Db, episodeId: string): boolean {
   return db.prepare("UPDATE episodes SET status = 'cancelled' WHERE id = ? AND status = 'pending'").run(episodeId).changes > 0;
 }
 
+/** The run of the episode, or undefined for an unknown episode. */
+export function findRunIdOfEpisode(db: Db, episodeId: string): string | undefined {
+  return (db.prepare("SELECT run_id FROM episodes WHERE id = ?").get(episodeId) as { run_id: string } | undefined)?.run_id;
+}
+
+/** The cell holding the run's most recently assigned episode (assigned or running), if any. */
+export function findCellHoldingRun(db: Db, runId: string): string | undefined {
+  const row = db
+    .prepare("SELECT cell_id FROM episodes WHERE run_id = ? AND status IN ('assigned', 'running') AND cell_id IS NOT NULL ORDER BY assigned_at DESC LIMIT 1")
+    .get(runId) as { cell_id: string } | undefined;
+  return row?.cell_id;
+}
+
+/** The run of the episode the cell was most recently assigned and still holds, if any. */
+export function findRunHeldByCell(db: Db, cellId: string): string | undefined {
+  const row = db
+    .prepare("SELECT run_id FROM episodes WHERE cell_id = ? AND status IN ('assigned', 'running') ORDER BY assigned_at DESC LIMIT 1")
+    .get(cellId) as { run_id: string } | undefined;
+  return row?.run_id;
+}
+
+/** The runs whose episodes the cell holds (assigned or running), in id order (the order their locks are taken). */
+export function listRunIdsHeldByCell(db: Db, cellId: string): string[] {
+  return (db.prepare("SELECT DISTINCT run_id FROM episodes WHERE cell_id = ? AND status IN ('assigned', 'running') ORDER BY run_id").all(cellId) as Array<{ run_id: string }>)
+    .map((r) => r.run_id);
+}
+
+/** The episodes the cell holds (assigned or running). */
+export function listEpisodesHeldByCell(db: Db, cellId: string): EpisodeRow[] {
+  return db.prepare("SELECT * FROM episodes WHERE cell_id = ? AND status IN ('assigned', 'running')").all(cellId) as EpisodeRow[];
+}
+
+/** Ids of the episodes the cell holds that were assigned before `before` (or have no assignment time). */
+export function listEpisodeIdsHeldByCellSince(db: Db, cellId: string, before: string): string[] {
+  return (db
+    .prepare("SELECT id FROM episodes WHERE cell_id = ? AND status IN ('assigned', 'running') AND COALESCE(assigned_at, '') < ?")
+    .all(cellId, before) as Array<{ id: string }>).map((r) => r.id);
+}
+
 /** Episodes of a run some cell holds (assigned or running), by index. */
 export function listHeldEpisodesOfRun(db: Db, runId: string): Array<{ id: string; cell_id: string }> {
   return db
@@ -409,6 +448,11 @@ export function invalidateEpisode(db: Db, episodeId: string, entry: { reason: In
        label_note = NULL, operator_label_s = NULL, interruptions = ? WHERE id = ?`,
   ).run(JSON.stringify(list), episodeId);
   return true;
+}
+
+/** How many episodes the run has, of any status. */
+export function countEpisodesOfRun(db: Db, runId: string): number {
+  return (db.prepare("SELECT COUNT(*) AS n FROM episodes WHERE run_id = ?").get(runId) as { n: number }).n;
 }
 
 /** Counts of a run's episodes by status. */

@@ -390,6 +390,11 @@ export function setRunUnits(db: Db, runId: string, units: readonly RunUnit[]): v
   })();
 }
 
+/** The account that owns the run, or undefined when there is no such run. */
+export function findRunAccountId(db: Db, runId: string): string | undefined {
+  return (db.prepare(`SELECT account_id FROM runs WHERE id = ?`).get(runId) as { account_id: string } | undefined)?.account_id;
+}
+
 export function getRunRow(db: Db, runId: string): RunRow | undefined {
   return db.prepare(`SELECT * FROM runs WHERE id = ?`).get(runId) as RunRow | undefined;
 }

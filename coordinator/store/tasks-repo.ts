@@ -134,6 +134,16 @@ export function setTaskPilot(db: Db, id: string, pilot: string): void {
   db.prepare(`UPDATE tasks SET status = 'piloting', pilot = ? WHERE id = ?`).run(pilot, id);
 }
 
+/** Gives a task an owner, its signatures and frozen timestamp (a catalogue fixture stored by an older coordinator, adopted). */
+export function adoptTaskRow(db: Db, id: string, fields: { accountId: string; signatures: string; frozen: string }): void {
+  db.prepare(`UPDATE tasks SET account_id = ?, signatures = ?, frozen = ? WHERE id = ?`).run(fields.accountId, fields.signatures, fields.frozen, id);
+}
+
+/** Whether `name`@v`version` is a frozen task published to everyone. */
+export function isPublishedTaskRevision(db: Db, name: string, version: number): boolean {
+  return db.prepare("SELECT 1 FROM tasks WHERE name = ? AND version = ? AND status = 'frozen' AND visibility = 'published'").get(name, version) !== undefined;
+}
+
 /** Freezes a task at `version` with its frozen timestamp and signatures. */
 export function freezeTaskRow(db: Db, id: string, fields: { version: number; frozen: string; signatures: string }): void {
   db.prepare(`UPDATE tasks SET status = 'frozen', version = @version, frozen = @frozen, signatures = @signatures WHERE id = @id`).run({ id, ...fields });

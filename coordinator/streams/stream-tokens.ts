@@ -12,9 +12,10 @@
  * watch is checked when the token is used and for as long as the view stays open (stream-access.ts,
  * live-access-watch.ts).
  */
-import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
+import { createHmac, timingSafeEqual } from "node:crypto";
 import type { Db } from "../store/database.js";
-import { lockName } from "../store/named-lock.js";
+import { findRunAccountId } from "../store/runs-repo.js";
+import { ensureServiceSecret } from "../store/service-secrets-repo.js";
 
 const SECRET_NAME = "stream_token_hmac";
 /** A descriptor's URLs last 10 minutes; connect again with a fresh descriptor. */
@@ -23,14 +24,7 @@ export const STREAM_TOKEN_TTL_MS = 10 * 60_000;
 export const STATUS_EVENT_TOKEN_TTL_MS = 60 * 60_000;
 
 function secretOf(db: Db, now: Date): Buffer {
-  return db.transaction(() => {
-    lockName(db, `service-secret:${SECRET_NAME}`);
-    const row = db.prepare("SELECT value FROM service_secrets WHERE name = ?").get(SECRET_NAME) as { value: string } | undefined;
-    if (row) return Buffer.from(row.value, "base64url");
-    const secret = randomBytes(32);
-    db.prepare("INSERT INTO service_secrets (name, value, created) VALUES (?, ?, ?)").run(SECRET_NAME, secret.toString("base64url"), now.toISOString());
-    return secret;
-  })();
+  return ensureServiceSecret(db, SECRET_NAME, now);
 }
 
 /** The scope a stream token grants: the one scope that opens live views. */
@@ -95,9 +89,9 @@ export function signallingUrl(db: Db, streamsUrl: string, grant: StreamGrant, no
  * it no URL); without one the token admits nobody (viewers need a key in the token).
  */
 export function statusEventStreamUrl(db: Db, streamsUrl: string, runId: string, cellId: string, now: Date, keyId?: string): string | null {
-  const row = db.prepare("SELECT account_id FROM runs WHERE id = ?").get(runId) as { account_id: string } | undefined;
-  if (!row) return null;
-  return signallingUrl(db, streamsUrl, { cellId, accountId: row.account_id, runId, ...(keyId ? { keyId } : {}), expiresAt: new Date(now.getTime() + STATUS_EVENT_TOKEN_TTL_MS) }, now);
+  const accountId = findRunAccountId(db, runId);
+  if (accountId === undefined) return null;
+  return signallingUrl(db, streamsUrl, { cellId, accountId, runId, ...(keyId ? { keyId } : {}), expiresAt: new Date(now.getTime() + STATUS_EVENT_TOKEN_TTL_MS) }, now);
 }
 
 /** Token target of a run's stream: the pilot's `stream_url` follows the run from cell to cell. */

@@ -9,17 +9,14 @@ import { createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject 
 import { randomBase62 } from "../auth/api-keys.js";
 import type { Db } from "../store/database.js";
 import { lockName } from "../store/named-lock.js";
+import {
+  findPublicSigningKey, findSigningKeyOfOwner, insertSigningKey, listPublicSigningKeys, type PublicSigningKeyRow, type SigningKeyRow,
+} from "../store/signing-keys-repo.js";
 
 /** `owner` of the service's own key; every other owner is an account id. */
 export const SERVICE_KEY_OWNER = "service";
 
-export interface SigningKeyRow {
-  id: string;
-  owner: string;
-  public_key_pem: string;
-  private_key_pem: string;
-  created: string;
-}
+export type { SigningKeyRow } from "../store/signing-keys-repo.js";
 
 /** A usable key: its id (as it appears in signatures) and the private key object. */
 export interface SigningKey {
@@ -37,7 +34,7 @@ function toSigningKey(row: SigningKeyRow): SigningKey {
 export function ensureSigningKey(db: Db, owner: string, now: Date = new Date()): SigningKey {
   return db.transaction(() => {
     lockName(db, `signing-key:${owner}`);
-    const existing = db.prepare(`SELECT * FROM signing_keys WHERE owner = ?`).get(owner) as SigningKeyRow | undefined;
+    const existing = findSigningKeyOfOwner(db, owner);
     if (existing) return toSigningKey(existing);
     const { publicKey, privateKey } = generateKeyPairSync("ed25519");
     const row: SigningKeyRow = {
@@ -47,7 +44,7 @@ export function ensureSigningKey(db: Db, owner: string, now: Date = new Date()):
       private_key_pem: privateKey.export({ type: "pkcs8", format: "pem" }).toString(),
       created: now.toISOString(),
     };
-    db.prepare(`INSERT INTO signing_keys (id, owner, public_key_pem, private_key_pem, created) VALUES (@id, @owner, @public_key_pem, @private_key_pem, @created)`).run(row);
+    insertSigningKey(db, row);
     return toSigningKey(row);
   })();
 }
@@ -58,12 +55,12 @@ export function ensureServiceKey(db: Db, now?: Date): SigningKey {
 }
 
 /** Public view of every signing key, oldest first (service key first on a fresh store). */
-export function listSigningKeys(db: Db): Array<Omit<SigningKeyRow, "private_key_pem">> {
-  return db.prepare(`SELECT id, owner, public_key_pem, created FROM signing_keys ORDER BY created, id`).all() as Array<Omit<SigningKeyRow, "private_key_pem">>;
+export function listSigningKeys(db: Db): PublicSigningKeyRow[] {
+  return listPublicSigningKeys(db);
 }
 
-export function getPublicSigningKey(db: Db, id: string): Omit<SigningKeyRow, "private_key_pem"> | undefined {
-  return db.prepare(`SELECT id, owner, public_key_pem, created FROM signing_keys WHERE id = ?`).get(id) as Omit<SigningKeyRow, "private_key_pem"> | undefined;
+export function getPublicSigningKey(db: Db, id: string): PublicSigningKeyRow | undefined {
+  return findPublicSigningKey(db, id);
 }
 
 /** The wire form of a public key (GET /v1/signing-keys). */

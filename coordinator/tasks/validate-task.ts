@@ -9,7 +9,7 @@ import { q } from "../runs/field-checks.js";
 import { checkBindings, PredicateSyntaxError } from "../../protocol/predicates/index.js";
 import { ENVIRONMENT_CLASSES, type CatalogEnvironment, type EnvironmentClass } from "../catalog/environments.js";
 import { AssayError } from "../errors/assay-error.js";
-import { findKitByName } from "../kits/kits-repo.js";
+import { findKitByName } from "../store/kits-repo.js";
 import type { Db } from "../store/database.js";
 import { accountOwningTaskName } from "../store/tasks-repo.js";
 import { parseTaskAmendment, parseTaskBody } from "./task-schemas.js";

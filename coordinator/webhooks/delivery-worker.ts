@@ -7,7 +7,7 @@
  * update sends the event again, so receivers dedupe by `Assay-Event-Id`.
  */
 import type { Db } from "../store/database.js";
-import type { DeliveryRow } from "./endpoints-repo.js";
+import { leaseDelivery, listDueDeliveries, markDelivered, recordFailedAttempt, type DueDeliveryRow } from "../store/webhooks-repo.js";
 import { eventPayload, type WebhookEventRow } from "./outbox.js";
 import { postWebhook } from "./post-webhook.js";
 import { signatureHeader } from "./signature.js";
@@ -51,7 +51,7 @@ export function retryDelayMs(attempts: number, baseMs: number, capMs: number): n
   return Math.min(capMs, baseMs * 2 ** Math.max(0, attempts - 1));
 }
 
-type DueRow = DeliveryRow & { url: string; secret: string; ev_id: string; ev_account: string; ev_type: string; ev_created: string; ev_data: string };
+type DueRow = DueDeliveryRow;
 
 /** How long past its timeout an attempt's claim lasts before another coordinator may retry it. */
 const CLAIM_MARGIN_MS = 30_000;
@@ -71,16 +71,7 @@ export function createWebhookWorker(options: WebhookWorkerOptions): WebhookWorke
   let abort = new AbortController();
 
   function due(limit: number): DueRow[] {
-    return o.db
-      .prepare(
-        `SELECT d.*, w.url, w.secret, e.id AS ev_id, e.account_id AS ev_account, e.type AS ev_type, e.created AS ev_created, e.data AS ev_data
-         FROM webhook_deliveries d
-         JOIN webhook_endpoints w ON w.id = d.endpoint_id
-         JOIN webhook_events e ON e.id = d.event_id
-         WHERE d.status = 'pending' AND d.next_attempt_at <= ? AND w.deleted IS NULL
-         ORDER BY d.next_attempt_at, e.created LIMIT ?`,
-      )
-      .all(now().toISOString(), limit) as DueRow[];
+    return listDueDeliveries(o.db, now().toISOString(), limit);
   }
 
   /**
@@ -90,9 +81,7 @@ export function createWebhookWorker(options: WebhookWorkerOptions): WebhookWorke
    */
   function claim(row: DueRow): boolean {
     const leaseUntil = new Date(now().getTime() + o.timeoutMs + CLAIM_MARGIN_MS).toISOString();
-    return o.db
-      .prepare("UPDATE webhook_deliveries SET next_attempt_at = ? WHERE event_id = ? AND endpoint_id = ? AND status = 'pending' AND next_attempt_at = ?")
-      .run(leaseUntil, row.event_id, row.endpoint_id, row.next_attempt_at).changes === 1;
+    return leaseDelivery(o.db, row.event_id, row.endpoint_id, row.next_attempt_at, leaseUntil);
   }
 
   async function attempt(row: DueRow): Promise<void> {
@@ -115,16 +104,12 @@ export function createWebhookWorker(options: WebhookWorkerOptions): WebhookWorke
     const at = now();
     const attempts = row.attempts + 1;
     if (error === null) {
-      o.db.prepare(
-        "UPDATE webhook_deliveries SET status = 'delivered', attempts = ?, last_status = ?, last_error = NULL, next_attempt_at = NULL, delivered_at = ? WHERE event_id = ? AND endpoint_id = ?",
-      ).run(attempts, status, at.toISOString(), row.event_id, row.endpoint_id);
+      markDelivered(o.db, row.event_id, row.endpoint_id, attempts, status, at.toISOString());
       return;
     }
     const next = new Date(at.getTime() + retryDelayMs(attempts, o.retryBaseMs, o.retryCapMs));
     const giveUp = next.getTime() - Date.parse(event.created) > o.maxAgeMs;
-    o.db.prepare(
-      "UPDATE webhook_deliveries SET status = ?, attempts = ?, last_status = ?, last_error = ?, next_attempt_at = ? WHERE event_id = ? AND endpoint_id = ? AND status = 'pending'",
-    ).run(giveUp ? "failed" : "pending", attempts, status, error.slice(0, 500), giveUp ? null : next.toISOString(), row.event_id, row.endpoint_id);
+    recordFailedAttempt(o.db, row.event_id, row.endpoint_id, { attempts, status, error: error.slice(0, 500), nextAttemptAt: giveUp ? null : next.toISOString() });
     if (giveUp) logger.warn(`webhooks: gave up on event ${event.id} for endpoint ${row.endpoint_id} after ${attempts} attempts (${error})`);
   }
 

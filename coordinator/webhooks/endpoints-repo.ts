@@ -1,32 +1,13 @@
 /** Webhook endpoints of an account and the delivery log (rows of `webhook_endpoints` / `webhook_deliveries`). */
 import { randomBase62 } from "../auth/api-keys.js";
 import type { Db } from "../store/database.js";
+import * as repo from "../store/webhooks-repo.js";
+import type { DeliveryRow, EndpointRow } from "../store/webhooks-repo.js";
+
+export type { DeliveryRow, EndpointRow } from "../store/webhooks-repo.js";
 import type { WebhookEventType } from "./event-types.js";
 
 export const WEBHOOK_SECRET_PREFIX = "whsec_";
-
-export interface EndpointRow {
-  id: string;
-  account_id: string;
-  url: string;
-  /** JSON array of event types. */
-  events: string;
-  description: string | null;
-  secret: string;
-  created: string;
-  deleted: string | null;
-}
-
-export interface DeliveryRow {
-  event_id: string;
-  endpoint_id: string;
-  status: "pending" | "delivered" | "failed" | "cancelled";
-  attempts: number;
-  last_status: number | null;
-  last_error: string | null;
-  next_attempt_at: string | null;
-  delivered_at: string | null;
-}
 
 export function insertEndpoint(db: Db, accountId: string, input: { url: string; events: WebhookEventType[]; description: string | null }, now: Date): EndpointRow {
   const row: EndpointRow = {
@@ -39,20 +20,17 @@ export function insertEndpoint(db: Db, accountId: string, input: { url: string; 
     created: now.toISOString(),
     deleted: null,
   };
-  db.prepare(
-    `INSERT INTO webhook_endpoints (id, account_id, url, events, description, secret, created, deleted)
-     VALUES (@id, @account_id, @url, @events, @description, @secret, @created, @deleted)`,
-  ).run(row);
+  repo.insertEndpoint(db, row);
   return row;
 }
 
 /** The account's live (not deleted) endpoint, or undefined. */
 export function getEndpoint(db: Db, accountId: string, id: string): EndpointRow | undefined {
-  return db.prepare("SELECT * FROM webhook_endpoints WHERE id = ? AND account_id = ? AND deleted IS NULL").get(id, accountId) as EndpointRow | undefined;
+  return repo.findLiveEndpoint(db, accountId, id);
 }
 
 export function listEndpoints(db: Db, accountId: string): EndpointRow[] {
-  return db.prepare("SELECT * FROM webhook_endpoints WHERE account_id = ? AND deleted IS NULL ORDER BY created, id").all(accountId) as EndpointRow[];
+  return repo.listLiveEndpoints(db, accountId);
 }
 
 /** Marks the endpoint deleted and cancels its undelivered events; returns the deleted row. */
@@ -61,20 +39,14 @@ export function deleteEndpoint(db: Db, accountId: string, id: string, now: Date)
     const row = getEndpoint(db, accountId, id);
     if (!row) return undefined;
     const at = now.toISOString();
-    db.prepare("UPDATE webhook_endpoints SET deleted = ? WHERE id = ?").run(at, id);
-    db.prepare("UPDATE webhook_deliveries SET status = 'cancelled', next_attempt_at = NULL WHERE endpoint_id = ? AND status = 'pending'").run(id);
+    repo.markEndpointDeleted(db, id, at);
     return { ...row, deleted: at };
   })();
 }
 
 /** The endpoint's delivery log, newest event first, with the event type. */
 export function listDeliveries(db: Db, endpointId: string, limit = 100): Array<DeliveryRow & { type: string; created: string }> {
-  return db
-    .prepare(
-      `SELECT d.*, e.type, e.created FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id
-       WHERE d.endpoint_id = ? ORDER BY e.created DESC, e.id DESC LIMIT ?`,
-    )
-    .all(endpointId, limit) as Array<DeliveryRow & { type: string; created: string }>;
+  return repo.listDeliveries(db, endpointId, limit);
 }
 
 /** The API's webhook_endpoint object; `secret` only in the creation response. */

@@ -5,16 +5,13 @@
  */
 import { randomBase62 } from "../auth/api-keys.js";
 import type { Db } from "../store/database.js";
+import { findRunAccountId } from "../store/runs-repo.js";
+import {
+  findWebhookEvent, insertPendingDelivery, insertWebhookEvent, listEndpointSubscriptions, type WebhookEventRowOf,
+} from "../store/webhooks-repo.js";
 import type { WebhookEventType } from "./event-types.js";
 
-export interface WebhookEventRow {
-  id: string;
-  account_id: string;
-  type: WebhookEventType;
-  created: string;
-  /** JSON. */
-  data: string;
-}
+export type WebhookEventRow = WebhookEventRowOf<WebhookEventType>;
 
 /**
  * Records an event for `accountId` and queues it for every endpoint of the account subscribed to
@@ -23,31 +20,38 @@ export interface WebhookEventRow {
  * or neither does.
  */
 export function enqueueEvent(db: Db, accountId: string, type: WebhookEventType, data: object, at: Date = new Date()): string {
+  return recordEvent(db, accountId, type, data, at, () =>
+    listEndpointSubscriptions(db, accountId).filter((endpoint) => (JSON.parse(endpoint.events) as string[]).includes(type)).map((endpoint) => endpoint.id));
+}
+
+/**
+ * Records an event for `accountId` and queues it for the one endpoint `endpointId`, whatever it
+ * subscribes to (a delivery the caller named, such as a threshold run's on_verified webhook).
+ * Returns the event id. NOTE: as `enqueueEvent`, call it inside the transaction of the change.
+ */
+export function enqueueEventForEndpoint(db: Db, accountId: string, endpointId: string, type: WebhookEventType, data: object, at: Date = new Date()): string {
+  return recordEvent(db, accountId, type, data, at, () => [endpointId]);
+}
+
+/** Writes the event and one pending delivery, due at once, per endpoint `endpoints()` names; returns the event id. */
+function recordEvent(db: Db, accountId: string, type: WebhookEventType, data: object, at: Date, endpoints: () => string[]): string {
   const id = `evt_${randomBase62(24)}`;
   const created = at.toISOString();
   db.transaction(() => {
-    db.prepare("INSERT INTO webhook_events (id, account_id, type, created, data) VALUES (?, ?, ?, ?, ?)").run(id, accountId, type, created, JSON.stringify(data));
-    const endpoints = db
-      .prepare("SELECT id, events FROM webhook_endpoints WHERE account_id = ? AND deleted IS NULL")
-      .all(accountId) as Array<{ id: string; events: string }>;
-    const insert = db.prepare(
-      "INSERT INTO webhook_deliveries (event_id, endpoint_id, status, attempts, next_attempt_at) VALUES (?, ?, 'pending', 0, ?)",
-    );
-    for (const endpoint of endpoints) {
-      if ((JSON.parse(endpoint.events) as string[]).includes(type)) insert.run(id, endpoint.id, created);
-    }
+    insertWebhookEvent(db, { id, account_id: accountId, type, created, data: JSON.stringify(data) });
+    for (const endpointId of endpoints()) insertPendingDelivery(db, id, endpointId, created);
   })();
   return id;
 }
 
 /** `enqueueEvent` for the account that owns `runId`; returns undefined when the run is unknown. */
 export function enqueueRunEvent(db: Db, runId: string, type: WebhookEventType, data: object, at?: Date): string | undefined {
-  const row = db.prepare("SELECT account_id FROM runs WHERE id = ?").get(runId) as { account_id: string } | undefined;
-  return row ? enqueueEvent(db, row.account_id, type, data, at) : undefined;
+  const accountId = findRunAccountId(db, runId);
+  return accountId === undefined ? undefined : enqueueEvent(db, accountId, type, data, at);
 }
 
 export function getEvent(db: Db, eventId: string): WebhookEventRow | undefined {
-  return db.prepare("SELECT * FROM webhook_events WHERE id = ?").get(eventId) as WebhookEventRow | undefined;
+  return findWebhookEvent(db, eventId) as WebhookEventRow | undefined;
 }
 
 /** The body POSTed to an endpoint: `{id, object: "event", type, created, data}`. */

@@ -13,7 +13,7 @@ import { pathToFileURL } from "node:url";
 import { inProcessPdfRenderer, workerPdfRenderer, type PdfRenderer } from "../../coordinator/api/pdf-renderer.js";
 import { KIT_ITEMS_MAX, TASK_ENTRIES_MAX, TEXT_MAX_CHARS } from "../../coordinator/json/field-bounds.js";
 import { renderShippingLabel } from "../../coordinator/kits/label-pdf.js";
-import type { KitRecord } from "../../coordinator/kits/kits-repo.js";
+import type { KitRecord } from "../../coordinator/store/kits-repo.js";
 import type { PdfWork } from "../../coordinator/pdf/pdf-document.js";
 import { renderReportPdf } from "../../coordinator/reports/report-pdf.js";
 import type { Report } from "../../coordinator/reports/report.js";

@@ -7,7 +7,7 @@
  * board revision.
  */
 import assert from "node:assert/strict";
-import { insertKit } from "../../coordinator/kits/kits-repo.js";
+import { insertKit } from "../../coordinator/store/kits-repo.js";
 import { DEFAULT_ACCOUNT_ID, ensureAccount, setLeaderboardSettings } from "../../coordinator/store/accounts-repo.js";
 import { markEpisodeDone } from "../../coordinator/store/episodes-repo.js";
 import { episodeId, insertRun, setRunStatus } from "../../coordinator/store/runs-repo.js";

@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import sharp from "sharp";
 import { renderShippingLabel } from "../../coordinator/kits/label-pdf.js";
-import type { KitRecord } from "../../coordinator/kits/kits-repo.js";
+import type { KitRecord } from "../../coordinator/store/kits-repo.js";
 import type { PdfWork } from "../../coordinator/pdf/pdf-document.js";
 import { pdfText } from "../../coordinator/pdf/pdf-text.js";
 import { sfntOfWoff } from "../../coordinator/pdf/woff-font.js";

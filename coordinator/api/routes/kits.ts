@@ -11,7 +11,7 @@ import { CATALOG_ACCOUNT_ID } from "../../catalog/tasks.js";
 import { AssayError } from "../../errors/assay-error.js";
 import type { KitOperation } from "../../kits/kit-state.js";
 import { kitView } from "../../kits/kit-view.js";
-import { advanceKit, findKitByName, getKit, insertKit, listKits, type KitRecord, type KitTracking } from "../../kits/kits-repo.js";
+import { advanceKit, findKitByName, getKit, insertKit, listKits, type KitRecord, type KitTracking } from "../../store/kits-repo.js";
 import { signLabelUrl } from "../../kits/label-url.js";
 import type { CompiledApiDeps } from "../api-deps.js";
 import { CreateKitRequest, KitTracking as KitTrackingBody } from "../schemas/kits.js";

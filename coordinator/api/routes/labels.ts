@@ -6,7 +6,7 @@
  */
 import { Router } from "express";
 import { AssayError } from "../../errors/assay-error.js";
-import { getKit } from "../../kits/kits-repo.js";
+import { getKit } from "../../store/kits-repo.js";
 import { checkLabelUrl } from "../../kits/label-url.js";
 import type { CompiledApiDeps } from "../api-deps.js";
 import { queryString } from "../query.js";

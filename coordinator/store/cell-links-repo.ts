@@ -3,8 +3,7 @@
  * coordinator last saw it, so any coordinator can list the whole fleet and send a message to a
  * cell through the one holding it.
  */
-import type { ConnectedCell } from "../fleet/fleet-view.js";
-import type { Db } from "../store/database.js";
+import type { Db } from "./database.js";
 
 export interface CellLinkRow {
   cell_id: string;
@@ -15,8 +14,8 @@ export interface CellLinkRow {
   updated: string;
 }
 
-/** Records that this coordinator now holds the cell's stream (replacing any earlier holder). */
-export function recordCellLink(db: Db, link: { cellId: string; coordinatorId: string; sessionId: string; connectedAt: string; view: ConnectedCell; at: string }): void {
+/** Records that this coordinator now holds the cell's stream (replacing any earlier holder); `view` is stored as JSON. */
+export function recordCellLink(db: Db, link: { cellId: string; coordinatorId: string; sessionId: string; connectedAt: string; view: object; at: string }): void {
   db.prepare(
     `INSERT INTO cell_links (cell_id, coordinator_id, session_id, connected_at, view, updated) VALUES (?, ?, ?, ?, ?, ?)
      ON CONFLICT (cell_id) DO UPDATE SET coordinator_id = excluded.coordinator_id, session_id = excluded.session_id,
@@ -25,7 +24,7 @@ export function recordCellLink(db: Db, link: { cellId: string; coordinatorId: st
 }
 
 /** Refreshes the view of a link this session still holds; false when another session has taken the cell. */
-export function refreshCellLink(db: Db, cellId: string, sessionId: string, view: ConnectedCell, at: string): boolean {
+export function refreshCellLink(db: Db, cellId: string, sessionId: string, view: object, at: string): boolean {
   return db.prepare("UPDATE cell_links SET view = ?, updated = ? WHERE cell_id = ? AND session_id = ?").run(JSON.stringify(view), at, cellId, sessionId).changes === 1;
 }
 

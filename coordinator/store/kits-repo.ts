@@ -1,10 +1,10 @@
 /**
- * Kits: rows of `kits`. Status changes go through kit-state.ts (see `advanceKit`). Readers return
+ * Kits: rows of `kits`. Status changes go through coordinator/kits/kit-state.ts (see `advanceKit`). Readers return
  * `KitRecord`s, whose JSON columns (status_history, items, tracking) are parsed here once.
  */
-import type { Db } from "../store/database.js";
-import { nextKitStatus, type KitOperation, type KitStatus } from "./kit-state.js";
-import { lockName } from "../store/named-lock.js";
+import type { Db } from "./database.js";
+import { nextKitStatus, type KitOperation, type KitStatus } from "../kits/kit-state.js";
+import { lockName } from "./named-lock.js";
 
 export interface KitRow {
   id: string;

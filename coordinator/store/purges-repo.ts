@@ -1,0 +1,15 @@
+/** Purge receipts: one row of `purges` per deletion of a run's recordings (coordinator/data/purge.ts). */
+import type { Db } from "./database.js";
+
+export interface PurgeRow {
+  id: string;
+  account_id: string;
+  run_id: string;
+  status: "completed";
+  purged_at: string;
+  reason: "request" | "retention";
+}
+
+export function insertPurge(db: Db, row: PurgeRow): void {
+  db.prepare("INSERT INTO purges (id, account_id, run_id, status, purged_at, reason) VALUES (@id, @account_id, @run_id, @status, @purged_at, @reason)").run(row);
+}

@@ -1,0 +1,30 @@
+/** Ed25519 signing key pairs of the service and of accounts: rows of `signing_keys` (coordinator/tasks/signing-keys.ts makes them). */
+import type { Db } from "./database.js";
+
+export interface SigningKeyRow {
+  id: string;
+  owner: string;
+  public_key_pem: string;
+  private_key_pem: string;
+  created: string;
+}
+
+/** A key's public columns: never the private half. */
+export type PublicSigningKeyRow = Omit<SigningKeyRow, "private_key_pem">;
+
+export function findSigningKeyOfOwner(db: Db, owner: string): SigningKeyRow | undefined {
+  return db.prepare(`SELECT * FROM signing_keys WHERE owner = ?`).get(owner) as SigningKeyRow | undefined;
+}
+
+export function insertSigningKey(db: Db, row: SigningKeyRow): void {
+  db.prepare(`INSERT INTO signing_keys (id, owner, public_key_pem, private_key_pem, created) VALUES (@id, @owner, @public_key_pem, @private_key_pem, @created)`).run(row);
+}
+
+/** Every key's public columns, oldest first. */
+export function listPublicSigningKeys(db: Db): PublicSigningKeyRow[] {
+  return db.prepare(`SELECT id, owner, public_key_pem, created FROM signing_keys ORDER BY created, id`).all() as PublicSigningKeyRow[];
+}
+
+export function findPublicSigningKey(db: Db, id: string): PublicSigningKeyRow | undefined {
+  return db.prepare(`SELECT id, owner, public_key_pem, created FROM signing_keys WHERE id = ?`).get(id) as PublicSigningKeyRow | undefined;
+}
