@@ -78,14 +78,15 @@ class SummaryReporter extends Spec {
       // After the spec epilogue, so the summary is the last line printed.
       process.nextTick(() => {
         const slowest = [...files].sort((a, b) => b[1].ms - a[1].ms).slice(0, SLOWEST_SHOWN);
+        // Every file's figures, for whoever is working on the suite's time (one file too):
+        // ASSAY_TEST_TIMES=times.json npm test
+        if (process.env.ASSAY_TEST_TIMES) {
+          const all = [...files].map(([file, e]) => ({ file: relative(process.cwd(), file), wall_s: e.ms / 1000, cpu_s: e.cpuS }));
+          writeFileSync(process.env.ASSAY_TEST_TIMES, JSON.stringify(all, null, 1));
+        }
         if (slowest.length > 1) {
           const cpu = (e) => (e.cpuS === undefined ? "" : ` (cpu ${e.cpuS.toFixed(0)})`);
           console.log(`slowest spec files (wall s, and cpu s of the test process and all it started): ${slowest.map(([file, e]) => `${relative(process.cwd(), file)} ${(e.ms / 1000).toFixed(1)}${cpu(e)}`).join(", ")}`);
-          // Every file's figures, for whoever is working on the suite's time: ASSAY_TEST_TIMES=times.json npm test
-          if (process.env.ASSAY_TEST_TIMES) {
-            const all = [...files].map(([file, e]) => ({ file: relative(process.cwd(), file), wall_s: e.ms / 1000, cpu_s: e.cpuS }));
-            writeFileSync(process.env.ASSAY_TEST_TIMES, JSON.stringify(all, null, 1));
-          }
           const total = treeCpuS();
           if (total !== undefined) console.log(`cpu s of the test process and all it started, whole run: ${total.toFixed(0)}`);
         }

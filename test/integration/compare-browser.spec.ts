@@ -12,9 +12,9 @@ import { createHash } from "node:crypto";
 import { copyFileSync, mkdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import ffmpeg from "@ffmpeg-installer/ffmpeg";
-import type { Browser } from "puppeteer-core";
 import { insertPendingArtifact, markArtifactStored } from "../../coordinator/store/artifacts-repo.js";
-import { button, ConsoleTab, launchBrowser } from "../support/console-tab.js";
+import { button, ConsoleTab } from "../support/console-tab.js";
+import { openBrowserTabs, type BrowserTabs } from "../support/shared-browser.js";
 import { insertFixtureRun } from "../support/fixture-run.js";
 import { startTestService, TEST_ADMIN_KEY, type TestService } from "./helpers.js";
 
@@ -24,7 +24,7 @@ const COMPARE = "run_cmpbrowsercompare1";
 describe("compare first: a compare's page and the compare page (headless Chromium)", function () {
   this.timeout(120_000);
   let service: TestService;
-  let browser: Browser;
+  let browser: BrowserTabs;
   let tab: ConsoleTab;
 
   before(async () => {
@@ -48,7 +48,7 @@ describe("compare first: a compare's page and the compare page (headless Chromiu
       insertPendingArtifact(service.coordinator.db, { episodeId, runId: COMPARE, kind: "video", fileName: `${episodeId}.mp4`, bytes: statSync(clip).size, sha256: createHash("sha256").update(bytes).digest("hex") });
       markArtifactStored(service.coordinator.db, episodeId, "video", new Date().toISOString());
     }
-    browser = await launchBrowser();
+    browser = await openBrowserTabs();
     tab = await ConsoleTab.open(browser, service.coordinator.baseUrl, () => [TEST_ADMIN_KEY]);
     await tab.signIn(TEST_ADMIN_KEY);
   });

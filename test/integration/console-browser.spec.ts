@@ -14,11 +14,11 @@ import assert from "node:assert/strict";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Browser } from "puppeteer-core";
 import { createApiKey } from "../../coordinator/auth/api-keys.js";
 import { CATALOG_ACCOUNT_ID } from "../../coordinator/catalog/tasks.js";
 import { README_RUN_BODY } from "../fixtures.js";
-import { button, ConsoleTab, launchBrowser, link } from "../support/console-tab.js";
+import { button, ConsoleTab, link } from "../support/console-tab.js";
+import { openBrowserTabs, type BrowserTabs } from "../support/shared-browser.js";
 import { eventually } from "../support/eventually.js";
 import { useSharedFleet } from "../support/shared-fleet.js";
 import { startTestService, TEST_ADMIN_KEY, type TestService } from "./helpers.js";
@@ -39,14 +39,14 @@ const QUICK_START_BODY = {
 describe("web console in a real browser (simulated fleet, headless Chromium)", function () {
   this.timeout(240_000);
   let service: TestService;
-  let browser: Browser;
+  let browser: BrowserTabs;
   let shots: string;
   const secrets = [TEST_ADMIN_KEY];
   const tabs: ConsoleTab[] = [];
   useSharedFleet(["so101-b", "so101-c"], (shared) => (service = shared));
 
   before(async () => {
-    browser = await launchBrowser();
+    browser = await openBrowserTabs();
     shots = process.env.ASSAY_CONSOLE_SHOTS ?? mkdtempSync(join(tmpdir(), "assay-console-"));
     mkdirSync(shots, { recursive: true });
   });

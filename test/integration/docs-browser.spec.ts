@@ -5,18 +5,18 @@
  * coordinator. The console's header links to the docs and the reference.
  */
 import assert from "node:assert/strict";
-import type { Browser } from "puppeteer-core";
-import { ConsoleTab, launchBrowser, link } from "../support/console-tab.js";
+import { ConsoleTab, link } from "../support/console-tab.js";
+import { openBrowserTabs, type BrowserTabs } from "../support/shared-browser.js";
 import { startTestService, type TestService } from "./helpers.js";
 
 describe("docs and API reference in a real browser (headless Chromium, no key)", function () {
   this.timeout(120_000);
   let service: TestService;
-  let browser: Browser;
+  let browser: BrowserTabs;
   const tabs: ConsoleTab[] = [];
   before(async () => {
     service = await startTestService();
-    browser = await launchBrowser();
+    browser = await openBrowserTabs();
   });
   after(async () => {
     await browser?.close();

@@ -9,10 +9,10 @@ import assert from "node:assert/strict";
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Browser } from "puppeteer-core";
 import { isKnownFailureCluster } from "../../protocol/failure-clusters.js";
 import { README_RUN_BODY } from "../fixtures.js";
-import { ConsoleTab, launchBrowser } from "../support/console-tab.js";
+import { ConsoleTab } from "../support/console-tab.js";
+import { openBrowserTabs, type BrowserTabs } from "../support/shared-browser.js";
 import { eventually } from "../support/eventually.js";
 import { useSharedFleet } from "../support/shared-fleet.js";
 import { runEnd, TEST_ADMIN_KEY, type TestService } from "./helpers.js";
@@ -22,7 +22,7 @@ type Json = Record<string, any>;
 describe("failure analysis: clusters, stage funnel, stills and plots (simulated fleet, headless Chromium)", function () {
   this.timeout(240_000);
   let service: TestService;
-  let browser: Browser;
+  let browser: BrowserTabs;
   let runId: string;
   let result: Json;
   let failures: Json[];
@@ -47,7 +47,7 @@ describe("failure analysis: clusters, stage funnel, stills and plots (simulated 
     }, { deadlineMs: 60_000 });
     failures = ((await (await service.api(`/v1/runs/${runId}/episodes?outcome=failure`)).json()) as Json).data;
     // A person's browser has a language Intl knows (the plots' axes are formatted with it).
-    browser = await launchBrowser({ lang: "en-US" });
+    browser = await openBrowserTabs({ lang: "en-US" });
     shots = process.env.ASSAY_CONSOLE_SHOTS ?? mkdtempSync(join(tmpdir(), "assay-failures-"));
     mkdirSync(shots, { recursive: true });
   });

@@ -5,11 +5,11 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import type { Browser } from "puppeteer-core";
 import { createApiKey } from "../../coordinator/auth/api-keys.js";
 import { CATALOG_ACCOUNT_ID } from "../../coordinator/catalog/tasks.js";
 import { README_RUN_BODY } from "../fixtures.js";
-import { ConsoleTab, launchBrowser } from "../support/console-tab.js";
+import { ConsoleTab } from "../support/console-tab.js";
+import { openBrowserTabs, type BrowserTabs } from "../support/shared-browser.js";
 import { runEnd, startTestService, TEST_ADMIN_KEY, type TestService } from "./helpers.js";
 
 const DOCS_IMAGES = join(import.meta.dirname, "..", "..", "docs", "images");
@@ -18,13 +18,13 @@ type Json = Record<string, any>;
 describe("fleet page lists cells waiting on a person first (real browser, simulated cells in operator reset mode)", function () {
   this.timeout(180_000);
   let service: TestService;
-  let browser: Browser;
+  let browser: BrowserTabs;
   let operator: string;
 
   before(async () => {
     service = await startTestService({ cells: ["so101-b", "so101-c"], simEngine: "kinematic", simResets: "operator" });
     operator = createApiKey(service.coordinator.db, CATALOG_ACCOUNT_ID, ["keys:admin", "runs:read", "streams:read"], new Date()).secret;
-    browser = await launchBrowser();
+    browser = await openBrowserTabs();
   });
   after(async () => {
     await browser?.close();

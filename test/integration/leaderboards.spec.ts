@@ -7,10 +7,9 @@
  * a purged run leaves its board; the publisher hears leaderboard.entered.
  */
 import assert from "node:assert/strict";
-import chromium from "@sparticuz/chromium";
-import puppeteer from "puppeteer-core";
 import { createApiKey } from "../../coordinator/auth/api-keys.js";
 import { ensureAccount } from "../../coordinator/store/accounts-repo.js";
+import { openBrowserTabs, type BrowserTabs } from "../support/shared-browser.js";
 import { useSharedFleet } from "../support/shared-fleet.js";
 import { runEnd, waitForRunEnd, type TestService } from "./helpers.js";
 
@@ -115,7 +114,7 @@ describe("leaderboards: published results, ranked honestly, readable without a k
   it("shows the board as a console page to a visitor without a key", async () => {
     const board = await suiteBoard();
     assert.ok(board);
-    const browser = await puppeteer.launch({ args: chromium.args, executablePath: await chromium.executablePath(), headless: true });
+    const browser = await openBrowserTabs();
     try {
       const page = await browser.newPage();
       const errors: string[] = [];

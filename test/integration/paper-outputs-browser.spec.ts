@@ -11,13 +11,12 @@ import { createHash } from "node:crypto";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Browser } from "puppeteer-core";
 import sharp from "sharp";
 import { createApiKey } from "../../coordinator/auth/api-keys.js";
 import { compileCoordinatorOptions } from "../../coordinator/options.js";
 import { startCoordinator, type RunningCoordinator } from "../../coordinator/server.js";
 import { ensureAccount } from "../../coordinator/store/accounts-repo.js";
-import { launchBrowser } from "../support/console-tab.js";
+import { openBrowserTabs, type BrowserTabs } from "../support/shared-browser.js";
 import { insertFixtureRun } from "../support/fixture-run.js";
 import { renderPdfPages } from "../support/pdf-pages.js";
 import { testStoreOptions } from "../support/test-database.js";
@@ -29,7 +28,7 @@ describe("paper outputs: tables, figures, citations and the PDF report of comple
   this.timeout(120_000);
   let dir: string;
   let coordinator: RunningCoordinator;
-  let browser: Browser;
+  let browser: BrowserTabs;
   let otherKey: string;
   const get = (path: string, key = TEST_ADMIN_KEY) => fetch(new URL(path, coordinator.baseUrl), { headers: { authorization: `Bearer ${key}` } });
   const expectError = async (path: string, status: number, code: string, message: RegExp) => {
@@ -54,7 +53,7 @@ describe("paper outputs: tables, figures, citations and the PDF report of comple
     const now = new Date();
     ensureAccount(coordinator.db, "acct_other", "Other", now.toISOString());
     otherKey = createApiKey(coordinator.db, "acct_other", ["runs:read"], now).secret;
-    browser = await launchBrowser();
+    browser = await openBrowserTabs();
   });
   after(async () => {
     await browser?.close();

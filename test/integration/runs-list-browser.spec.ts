@@ -9,9 +9,9 @@ import assert from "node:assert/strict";
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Browser } from "puppeteer-core";
 import { README_RUN_BODY } from "../fixtures.js";
-import { button, ConsoleTab, launchBrowser } from "../support/console-tab.js";
+import { button, ConsoleTab } from "../support/console-tab.js";
+import { openBrowserTabs, type BrowserTabs } from "../support/shared-browser.js";
 import { useSharedFleet } from "../support/shared-fleet.js";
 import { runEnd, TEST_ADMIN_KEY, type TestService } from "./helpers.js";
 
@@ -20,7 +20,7 @@ type Json = Record<string, any>;
 describe("console runs list: named runs, filters and selection (simulated fleet, headless Chromium)", function () {
   this.timeout(180_000);
   let service: TestService;
-  let browser: Browser;
+  let browser: BrowserTabs;
   let tab: ConsoleTab;
   let shots: string;
   useSharedFleet(["so101-b", "so101-c"], (shared) => (service = shared));
@@ -28,7 +28,7 @@ describe("console runs list: named runs, filters and selection (simulated fleet,
   before(async () => {
     shots = process.env.ASSAY_CONSOLE_SHOTS ?? mkdtempSync(join(tmpdir(), "assay-runs-list-"));
     mkdirSync(shots, { recursive: true });
-    browser = await launchBrowser();
+    browser = await openBrowserTabs();
     tab = await ConsoleTab.open(browser, service.coordinator.baseUrl, () => [TEST_ADMIN_KEY]);
   });
   after(async () => {

@@ -7,11 +7,11 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import type { Browser } from "puppeteer-core";
 import { createApiKey } from "../../coordinator/auth/api-keys.js";
 import { CATALOG_ACCOUNT_ID } from "../../coordinator/catalog/tasks.js";
 import { README_RUN_BODY } from "../fixtures.js";
-import { button, ConsoleTab, launchBrowser } from "../support/console-tab.js";
+import { button, ConsoleTab } from "../support/console-tab.js";
+import { openBrowserTabs, type BrowserTabs } from "../support/shared-browser.js";
 import { runEnd, startTestService, TEST_ADMIN_KEY, type TestService } from "./helpers.js";
 
 const CELL = "so101-b";
@@ -21,14 +21,14 @@ type Json = Record<string, any>;
 describe("operator station in a real browser (simulated cell in operator reset mode)", function () {
   this.timeout(240_000);
   let service: TestService;
-  let browser: Browser;
+  let browser: BrowserTabs;
   let tab: ConsoleTab;
   let operator: string;
 
   before(async () => {
     service = await startTestService({ cells: [CELL], simEngine: "kinematic", simResets: "operator" });
     operator = createApiKey(service.coordinator.db, CATALOG_ACCOUNT_ID, ["keys:admin", "runs:read", "streams:read"], new Date()).secret;
-    browser = await launchBrowser();
+    browser = await openBrowserTabs();
   });
   after(async () => {
     await browser?.close();

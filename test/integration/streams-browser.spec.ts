@@ -6,12 +6,12 @@
  * camera shows the arm (its white links) while the episode runs. The frame is saved as a PNG.
  */
 import assert from "node:assert/strict";
-import chromium from "@sparticuz/chromium";
-import puppeteer, { type Browser, type Page } from "puppeteer-core";
+import type { Page } from "puppeteer-core";
 import { createApiKey } from "../../coordinator/auth/api-keys.js";
 import { CATALOG_ACCOUNT_ID } from "../../coordinator/catalog/tasks.js";
 import { README_RUN_BODY } from "../fixtures.js";
 import { eventually } from "../support/eventually.js";
+import { openBrowserTabs, type BrowserTabs } from "../support/shared-browser.js";
 import { readSse } from "../support/sse.js";
 import { useSharedFleet } from "../support/shared-fleet.js";
 import { runEnd, type TestService } from "./helpers.js";
@@ -86,11 +86,11 @@ async function playsEveryCamera(page: Page, cameras: Array<{ name: string; width
 describe("live view in a real browser (simulated fleet, headless Chromium)", function () {
   this.timeout(180_000);
   let service: TestService;
-  let browser: Browser;
+  let browser: BrowserTabs;
   useSharedFleet(["so101-b", "so101-c"], (shared) => (service = shared));
 
   before(async () => {
-    browser = await puppeteer.launch({ args: chromium.args, executablePath: await chromium.executablePath(), headless: true });
+    browser = await openBrowserTabs();
   });
   after(async () => {
     await browser?.close();

@@ -39,8 +39,8 @@ export class ConsoleTab {
 
   private constructor(readonly page: Page, readonly baseUrl: string, private readonly secrets: () => string[]) {}
 
-  /** A new tab on the console's origin; `secrets` are the keys that must never show in a URL or the console. */
-  static async open(browser: Browser, baseUrl: string, secrets: () => string[]): Promise<ConsoleTab> {
+  /** A new tab on the console's origin (in `browser`, or a spec file's tabs in the shared one: test/support/shared-browser.ts); `secrets` are the keys that must never show in a URL or the console. */
+  static async open(browser: { newPage(): Promise<Page> }, baseUrl: string, secrets: () => string[]): Promise<ConsoleTab> {
     const tab = new ConsoleTab(await browser.newPage(), baseUrl, secrets);
     const origin = new URL(baseUrl).origin;
     tab.page.on("pageerror", (error) => tab.problems.push(`uncaught: ${(error as Error).message}`));

@@ -9,7 +9,7 @@ import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import type { AddressInfo } from "node:net";
-import type { Browser } from "puppeteer-core";
+import type { Page } from "puppeteer-core";
 
 export interface RenderedPdfPage {
   /** The page's text in reading order, items joined by a space where pdf.js saw a gap or line end. */
@@ -71,7 +71,7 @@ async function serving<T>(pdf: Buffer, use: (baseUrl: string) => Promise<T>): Pr
 }
 
 /** Renders every page of `pdf` with pdf.js in a new tab of `browser`. */
-export async function renderPdfPages(browser: Browser, pdf: Buffer): Promise<RenderedPdfPage[]> {
+export async function renderPdfPages(browser: { newPage(): Promise<Page> }, pdf: Buffer): Promise<RenderedPdfPage[]> {
   return serving(pdf, async (baseUrl) => {
     const tab = await browser.newPage();
     try {
