@@ -15,6 +15,7 @@ import { README_RUN_BODY } from "../fixtures.js";
 import { button, ConsoleTab } from "../support/console-tab.js";
 import { openBrowserTabs, type BrowserTabs } from "../support/shared-browser.js";
 import { runEnd, startTestService, TEST_ADMIN_KEY, type TestService } from "./helpers.js";
+import { eventually } from "../support/eventually.js";
 
 const CELL = "so101-b";
 const DOCS_IMAGES = join(import.meta.dirname, "..", "..", "docs", "images");
@@ -56,6 +57,12 @@ describe("a lab without motion capture runs an evaluation from the station alone
   };
 
   it("refuses the instrument-judged task on this lab's cell, naming the missing instrument", async () => {
+    // The coordinator knows what the cell lacks once its agent has said hello (instruments reported); before the
+    // first hello it cannot refuse, so wait for it as a person would see the cell come online in the fleet page.
+    await eventually(`${CELL} connected with its instruments reported`, async () => {
+      const cell = (await (await service.api(`/v1/cells/${CELL}`)).json()) as Json;
+      return cell.connected === true && Array.isArray(cell.instruments);
+    });
     const refused = await service.api("/v1/runs", { method: "POST", json: { ...README_RUN_BODY, episodes: 2 } });
     const body = (await refused.json()) as Json;
     assert.equal(refused.status, 422, JSON.stringify(body));

@@ -108,9 +108,13 @@ describe("console runs list: named runs, filters and selection (simulated fleet,
     await page.click(`[aria-label="Select ${novice.id}"]`);
     assert.equal(await page.$eval(compare, (b) => (b as HTMLButtonElement).disabled), false);
     await tab.shot(shots, "runs-named", ["Expert, seed set A", "expert", "2 selected"]);
+    // The novice run was cancelled before any episode finished: the compare view asks the API (422) and says in
+    // plain words why it cannot compare it. Awaited, so the answer never lands after the test has moved on.
+    tab.expectFailedLoad(/^\/v1\/comparisons$/, 422);
     await page.click(compare);
     await page.waitForFunction(() => location.hash.startsWith("#/compare"));
     assert.equal(await page.evaluate(() => location.hash), `#/compare?runs=${expert.id},${novice.id}`);
+    await page.waitForFunction((id) => new RegExp(`run ${id} (has no finished episode to compare yet|is \\w+ and has no result yet)`).test(document.body.innerText), {}, novice.id);
 
     // The run page says what the run is called, its policy's name and its metadata.
     await tab.goto(`/runs/${expert.id}`);
