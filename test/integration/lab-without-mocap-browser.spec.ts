@@ -60,7 +60,7 @@ describe("a lab without motion capture runs an evaluation from the station alone
     // The coordinator knows what the cell lacks once its agent has said hello (instruments reported); before the
     // first hello it cannot refuse, so wait for it as a person would see the cell come online in the fleet page.
     await eventually(`${CELL} connected with its instruments reported`, async () => {
-      const cell = (await (await service.api(`/v1/cells/${CELL}`)).json()) as Json;
+      const cell = (await (await service.api(`/v1/cells/${CELL}`, { headers: { authorization: `Bearer ${operator}` } })).json()) as Json;
       return cell.connected === true && Array.isArray(cell.instruments);
     });
     const refused = await service.api("/v1/runs", { method: "POST", json: { ...README_RUN_BODY, episodes: 2 } });
