@@ -342,6 +342,8 @@ describe("assay leaderboards: a board as a readable table, without a key (simula
       assert.match(shown.stdout, /^Ranked by the lower end of each entry's 95% interval; .* at most 0\.05\.$/m);
     } finally {
       rmSync(dir, { recursive: true, force: true });
+      // Leave the shared service as found: boards are global, so this account's entry would join later files' boards.
+      await call("/v1/account", "PUT", { leaderboard: { opt_in: false } }, 200);
     }
   });
 });

@@ -399,6 +399,7 @@ export const EpisodeListQuery = z.object({
   cluster: queryText("cluster", "a failure cluster name (docs/failures.md); a legacy name finds the same episodes as its current one"),
   stage: queryText("stage", "the last stage reached (Episode.last_stage); `none` for episodes that reached no stage"),
   artifact: z.string({ error: "query parameter artifact must be given once as a plain value" })
+    .max(70, { error: "query parameter artifact is at most 70 characters (video: and a camera name of at most 64)" })
     .regex(/^(mcap|video|ground_truth|video:[A-Za-z0-9_-]{1,64})$/, { error: "query parameter artifact must be one of mcap, video, ground_truth or video:<camera> (a camera's video, e.g. video:wrist)" })
     .optional().describe("list the run's artifact files of this kind instead of episodes: mcap, video (the primary camera's), video:<camera> (another camera's) or ground_truth"),
 });
