@@ -9,7 +9,10 @@ import { table } from "../human-format.js";
 
 interface Comparison {
   sides: Array<{ label: string; run_id: string; unit: string | null; n: number; successes: number; success_rate: number; wilson95: [number, number]; ci95: [number, number]; published: boolean }>;
-  differences: Array<{ a: string; b: string; diff: number; ci: [number, number]; ci_level: number; shown: string; sentence: string }>;
+  differences: Array<{
+    a: string; b: string; diff: number; ci: [number, number]; ci_level: number; claim: "model" | "these_cells"; shown: string; sentence: string;
+    these_cells: { diff: number; ci: [number, number] };
+  }>;
   simultaneous: { pairs: number; ci_level: number };
   warnings: string[];
   lines: string[];
@@ -31,10 +34,26 @@ async function compare(ctx: CommandContext, runs: string[]) {
     ]),
   ));
   ctx.out.human("");
+  // Two claims per pair, side by side: the model-level difference (what a new cell of the robot model
+  // would show: each side's posterior over its cells shrinks toward the prior, so it is not the raw
+  // difference of the rates above) and the difference on these very cells (Newcombe's interval of the
+  // pooled counts, which is the raw difference of the rates). A run stored without per-cell counts
+  // has only the second.
+  const level = `${Number((c.simultaneous.ci_level * 100).toFixed(1))}%`;
   ctx.out.human(table(
-    [{ header: "DIFFERENCE" }, { header: "POINTS", align: "right" }, { header: `${Number((c.simultaneous.ci_level * 100).toFixed(1))}% INTERVAL`, align: "right" }, { header: "SHOWS" }],
-    c.differences.map((d) => [`${d.a} - ${d.b}`, signedPoints(d.diff), `${signedPoints(d.ci[0])} to ${signedPoints(d.ci[1])}`, SHOWN[d.shown] ?? d.shown]),
+    [
+      { header: "DIFFERENCE" }, { header: "NEW CELL", align: "right" }, { header: `${level} INTERVAL`, align: "right" },
+      { header: "THESE CELLS", align: "right" }, { header: `${level} INTERVAL`, align: "right" }, { header: "SHOWS" },
+    ],
+    c.differences.map((d) => [
+      `${d.a} - ${d.b}`,
+      d.claim === "model" ? signedPoints(d.diff) : "-",
+      d.claim === "model" ? `${signedPoints(d.ci[0])} to ${signedPoints(d.ci[1])}` : "-",
+      signedPoints(d.these_cells.diff), `${signedPoints(d.these_cells.ci[0])} to ${signedPoints(d.these_cells.ci[1])}`,
+      SHOWN[d.shown] ?? d.shown,
+    ]),
   ));
+  ctx.out.human("Points of success rate, first side minus second. NEW CELL: the model-level difference, for a new cell of the robot model; THESE CELLS: on the cells that ran the episodes (the rates above).");
   ctx.out.human("");
   // The sentences, the simultaneous-level note and the warnings (the sides' lines are the table above).
   for (const line of c.lines.slice(0, c.differences.length + 1 + c.warnings.length)) ctx.out.human(line);

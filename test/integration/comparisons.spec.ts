@@ -126,7 +126,14 @@ describe("GET /v1/comparisons: runs side by side", function () {
     assert.equal(cli.code, 0, cli.stderr);
     assert.match(cli.stdout, /^SIDE +RUN +N +RATE +95% WILSON +95% MODEL-LEVEL$/m);
     assert.match(cli.stdout, /^expert +run_cmpexpert000000001 +8 +87\.5% +52\.9% to 97\.8% /m);
-    assert.match(cli.stdout, /^expert - novice +\+\d+(\.\d)? +-?\+?\d+(\.\d)? to \+\d+(\.\d)? +(first higher|no difference shown)$/m);
+    assert.match(cli.stdout, /^DIFFERENCE +NEW CELL +95% INTERVAL +THESE CELLS +95% INTERVAL +SHOWS$/m);
+    assert.match(cli.stdout, /^expert - novice +\+\d+(\.\d)? +-?\+?\d+(\.\d)? to \+\d+(\.\d)? +\+\d+(\.\d)? +-?\+?\d+(\.\d)? to \+\d+(\.\d)? +(first higher|no difference shown)$/m);
+    // Beside the model-level difference, the raw one on these cells: the rates' own difference (87.5% minus the novice's).
+    const points = (x: number) => `${x > 0 ? "+" : ""}${Number((x * 100).toFixed(1))}`;
+    const these = api.differences[0].these_cells;
+    const novice = api.sides[1];
+    assert.ok(Math.abs(these.diff - (0.875 - novice.success_rate)) < 1e-9, JSON.stringify(these));
+    assert.ok(cli.stdout.includes(` ${points(these.diff)} `) && cli.stdout.includes(`${points(these.ci[0])} to ${points(these.ci[1])}`), cli.stdout);
     assert.ok(cli.stdout.includes(api.differences[0].sentence), cli.stdout);
     const json = await runCliPiped(["compare", "run_cmpexpert000000001", "run_cmpnovice000000001", "--json"], env, service.dataDir);
     assert.deepEqual(JSON.parse(json.stdout).differences, api.differences);
