@@ -27,6 +27,7 @@ import type { ReportExtras } from "./report-extras.js";
 import { operatorTimeText } from "./operator-time-section.js";
 import { drawCompareHeadline } from "./compare-headline-section.js";
 import { intervalWords, kindWords } from "./paper-names.js";
+import { requestedPerturbationWords } from "./perturbation-words.js";
 
 /** Longest chart label, instruction, and any other line drawn (an out-of-scope line is at most 2,000 by its bound). */
 const LABEL_CHARS = 80;
@@ -251,7 +252,7 @@ export async function renderReportPdf(report: Omit<Report, "cost"> & { cost?: Re
   // 3. Conditions.
   heading(doc, "Perturbation schedule as realized");
   const s = report.perturbation_schedule;
-  await line(`Set ${s.perturbation_rev}; requested ${JSON.stringify(s.requested)}.`);
+  await line(`Set ${s.perturbation_rev}; requested: ${requestedPerturbationWords(s.requested)}.`);
   doc.text(`Lighting: ${Object.entries(s.summary.lighting).map(([k, v]) => `${k} ${v}`).join(", ") || "n/a"}. `
     + `Distractor sets: ${Object.entries(s.summary.distractors).map(([k, v]) => `${k} ${v}`).join(", ") || "n/a"}.`);
   doc.text(`${s.realized.length} episodes; per-episode layout seeds and offsets are in the JSON report.`);

@@ -118,8 +118,9 @@ describe("console runs list: named runs, filters and selection (simulated fleet,
 
     // The run page says what the run is called, its policy's name and its metadata.
     await tab.goto(`/runs/${expert.id}`);
-    await tab.settled();
-    await tab.waitForText("Expert, seed set A");
+    assert.equal(await tab.settled(), `Expert, seed set A (${expert.id}) · Assay`);
+    assert.equal(await page.$eval("h1", (el) => (el as HTMLElement).innerText), "Expert, seed set A");
+    await tab.waitForText(`Run ${expert.id}`);
     const labels = await page.$eval(".run-labels", (el) => (el as HTMLElement).innerText);
     assert.match(labels, /Policy name\s+expert/);
     assert.match(labels, new RegExp(`study = ${study}`));

@@ -31,7 +31,8 @@ function labelsBlock(run) {
   const policies = run.policy_name ?? [...new Set((run.units ?? []).map((u) => u.policy_name).filter(Boolean))].join(" vs ");
   const metadata = Object.entries(run.metadata ?? {});
   return h("div", { class: "run-labels" },
-    run.name ? h("p", { class: "run-name" }, run.name) : null,
+    // A named run's heading is its name; its id stays in sight (and in the address) just below.
+    run.name ? h("p", { class: "run-id muted" }, `Run ${run.id}`) : null,
     facts([
       ["Policy name", policies || null],
       ["Metadata", metadata.length ? h("ul", { class: "metadata" }, metadata.map(([key, value]) => h("li", {}, h("code", {}, key), " = ", value))) : null],
@@ -46,6 +47,7 @@ export async function runPage(ctx) {
   ctx.setTitle(`Run ${id}`);
   const { signal } = ctx;
   let run = await api(`/v1/runs/${encodeURIComponent(id)}`, { signal });
+  if (run.name) ctx.setTitle(`${run.name} (${id})`);
   const endedAtLoad = TERMINAL.has(run.status);
   const pilotTask = /^task_/.test(run.resolved_pins?.task ?? "") ? run.resolved_pins.task : null;
 
@@ -106,7 +108,7 @@ export async function runPage(ctx) {
   }
 
   ctx.show(
-    h("div", { class: "page-head" }, h("h1", { tabindex: "-1" }, `Run ${id}`), status),
+    h("div", { class: "page-head" }, h("h1", { tabindex: "-1" }, run.name ?? `Run ${id}`), status),
     labelsBlock(run),
     pilotTask ? h("p", { class: "notice" }, "This run is the pilot of task ", h("a", { href: `#/tasks/${pilotTask}` }, pilotTask), ": calibration only, so it has no report.") : null,
     actions, actionErrors.element, detail,
