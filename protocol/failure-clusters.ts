@@ -7,7 +7,7 @@
  * names that older cells sent (`drop`) read as their current name (`canonicalFailureCluster`).
  */
 
-/** One entry of the vocabulary. `timeout_after_<stage>` stands for one name per stage of the task. */
+/** One entry of the vocabulary. `timeout_after_<stage>` and `idle_after_<stage>` stand for one name per stage of the task. */
 export interface FailureClusterDefinition {
   name: string;
   /** Who names it: the cell from its trace, or the coordinator (from the episode's record). */
@@ -18,6 +18,7 @@ export interface FailureClusterDefinition {
 /** The stage placeholder of the `timeout_after_<stage>` family. */
 export const STAGE_PLACEHOLDER = "<stage>";
 export const TIMEOUT_AFTER_PREFIX = "timeout_after_";
+export const IDLE_AFTER_PREFIX = "idle_after_";
 
 /** The vocabulary, in the order the rules are tried (the first that matches names the cluster). */
 export const FAILURE_CLUSTERS: readonly FailureClusterDefinition[] = [
@@ -27,9 +28,11 @@ export const FAILURE_CLUSTERS: readonly FailureClusterDefinition[] = [
   { name: "collision", namedBy: "cell", definition: "A contact-force spike (|F| > 25 N) before any grasp was acquired." },
   { name: "dropped", namedBy: "cell", definition: "A grasp was acquired and later lost with the object above the table." },
   { name: "missed_grasp", namedBy: "cell", definition: "The gripper closed but never acquired a grasp." },
-  { name: "no_attempt", namedBy: "cell", definition: "No stage of the task was reached, the gripper never closed and nothing was grasped before time ran out." },
+  { name: "no_attempt", namedBy: "cell", definition: "No stage of the task was reached, the gripper never closed and nothing was grasped before the episode ended (its time ran out or the robot stood idle)." },
   { name: `${TIMEOUT_AFTER_PREFIX}${STAGE_PLACEHOLDER}`, namedBy: "cell", definition: "Time ran out with <stage> the last stage of the task reached (e.g. timeout_after_grasped: held the object, never lifted it) and none of the rules above matched." },
   { name: "timeout", namedBy: "cell", definition: "Time ran out and none of the rules above matched, with no stage reached (or a task without stages)." },
+  { name: `${IDLE_AFTER_PREFIX}${STAGE_PLACEHOLDER}`, namedBy: "cell", definition: "The robot stood idle for the plan's idle_end_s (5 s) with the task unfinished, so the episode ended early, with <stage> the last stage reached (e.g. idle_after_grasped: held the object and stopped) and none of the rules above matched." },
+  { name: "idle", namedBy: "cell", definition: "The robot stood idle for the plan's idle_end_s with the task unfinished and none of the rules above matched, with no stage reached (or a task without stages)." },
   { name: "intervened", namedBy: "coordinator", definition: "The episode succeeded only with a person's help (interventions allowed): a failure of the policy." },
   { name: "unclassified", namedBy: "coordinator", definition: "A failure its cell gave no cluster for (an older cell, or a label with failing instruments and no cluster)." },
 ];
@@ -37,8 +40,11 @@ export const FAILURE_CLUSTERS: readonly FailureClusterDefinition[] = [
 /** Names older cells sent -> the current name; episodes recorded with them read (and filter) as the current one. */
 export const LEGACY_FAILURE_CLUSTERS: Readonly<Record<string, string>> = { drop: "dropped" };
 
-/** What ended the episode, as the episode runner knows it. */
-export type EpisodeEnding = "time" | "policy_error" | "safety_limit";
+/**
+ * What ended the episode, as the episode runner knows it: its time ran out, the robot stood idle with
+ * the task unfinished (the plan's idle_end_s), the policy's reply was unusable, or the envelope stopped it.
+ */
+export type EpisodeEnding = "time" | "idle" | "policy_error" | "safety_limit";
 
 /** What the derivation reads of an episode. */
 export interface FailureTrace {
@@ -74,6 +80,7 @@ export function deriveFailureCluster(trace: FailureTrace): string {
   if (closed && !acquired) return "missed_grasp";
   const last = lastStageReached(trace.stages);
   if (last === null && !closed && !acquired) return "no_attempt";
+  if (trace.ending === "idle") return last === null ? "idle" : `${IDLE_AFTER_PREFIX}${stageSlug(last)}`;
   return last === null ? "timeout" : `${TIMEOUT_AFTER_PREFIX}${stageSlug(last)}`;
 }
 
@@ -89,8 +96,8 @@ export function storedNamesOf(name: string): string[] {
   return [name, ...Object.entries(LEGACY_FAILURE_CLUSTERS).filter(([, current]) => current === name).map(([legacy]) => legacy)];
 }
 
-/** Whether `name` is in the vocabulary (a `timeout_after_<stage>` of any stage counts). */
+/** Whether `name` is in the vocabulary (a `timeout_after_<stage>` or `idle_after_<stage>` of any stage counts). */
 export function isKnownFailureCluster(name: string): boolean {
-  if (name.startsWith(TIMEOUT_AFTER_PREFIX)) return /^[a-z0-9_]{1,40}$/.test(name.slice(TIMEOUT_AFTER_PREFIX.length));
+  for (const prefix of [TIMEOUT_AFTER_PREFIX, IDLE_AFTER_PREFIX]) if (name.startsWith(prefix)) return /^[a-z0-9_]{1,40}$/.test(name.slice(prefix.length));
   return FAILURE_CLUSTERS.some((c) => c.name === name);
 }

@@ -69,6 +69,11 @@ export interface EpisodeAssignment {
   seed: number;
   controlRateHz: number;
   maxDurationS: number;
+  /**
+   * Seconds the robot may stand idle with the task unfinished before the episode ends early,
+   * unsuccessful (the plan's idle_end_s; 0: never). Applies to runs without interventions only.
+   */
+  idleEndS: number;
   /** Replay spec to reproduce exactly, or undefined. */
   replaySpec?: Record<string, unknown>;
   /** The run's judge endpoint (task_json `judge`, docs/judges.md), or undefined. */
@@ -193,6 +198,7 @@ export function parseAssignment(message: AssignEpisode): EpisodeAssignment {
     seed: message.seed,
     controlRateHz,
     maxDurationS,
+    idleEndS: message.idleEndS > 0 ? message.idleEndS : 0,
     replaySpec: parseObject(message.replaySpecJson, "replay_spec_json", false),
     judge: parseJudgeSpec(taskJson.judge),
   };

@@ -1,7 +1,9 @@
 /**
  * Runs one episode: reset the scene to the plan, start the policy, then a fixed-rate control loop on
  * the hardware clock (read sensors, capture cameras at their own rates, act, command, record, feed
- * the task monitor) until the task succeeded 0.5 s ago or `max_duration_s` ran out. Everything the
+ * the task monitor) until the task succeeded 0.5 s ago, the robot stood idle for the plan's `idle_end_s`
+ * with the task unfinished (runs without interventions: an `idle_end` event, failure cluster `idle...`)
+ * or `max_duration_s` ran out. Everything the
  * loop sees and commands goes into the episode's MCAP; one camera's JPEGs ("top" preferred) go into an MP4.
  *
  * Interventions (the run's `interventions` mode): with `on_stall` the loop asks the cell's
@@ -31,7 +33,7 @@ import { EventDetector, type EpisodeEvent } from "./event-detector.js";
 import { failureClusterOf } from "./failure-cluster.js";
 import { buildObservation, contractOf, yawOf } from "./observation.js";
 import type { EpisodePlan } from "./plan.js";
-import { StallDetector } from "./stall-detector.js";
+import { FINGERTIP_PROGRESS_M, JOINT_PROGRESS_RAD, StallDetector } from "./stall-detector.js";
 import type { InterventionGate } from "./intervention-gate.js";
 import { OperatorInterventions, type AttendOutcome, type InterventionRecord } from "./operator-intervention.js";
 import type { SignalFrame, TaskMonitor, TaskStatus } from "./task-monitor.js";
@@ -230,6 +232,10 @@ export async function runEpisode(ctx: EpisodeContext): Promise<EpisodeResult> {
     /** Why the safety envelope's stop rule ended the episode (failure cluster safety_limit). */
     let safetyStop: string | undefined;
     const stall = new StallDetector();
+    // The idle end: a robot that stands still with the task unfinished is not going to finish it; ending
+    // the episode there saves the robot's time (runs with interventions ask a person instead: the stall above).
+    const idle = assignment.idleEndS > 0 && assignment.interventions === "none" ? new StallDetector(assignment.idleEndS) : undefined;
+    let idleEnded = false;
     const operator = ctx.interventionGate && assignment.interventions !== "none"
       ? new OperatorInterventions({ gate: ctx.interventionGate, episodeId, plan: plan.reset, elapsedS, worldHands: hardware.intervention })
       : undefined;
@@ -412,11 +418,16 @@ export async function runEpisode(ctx: EpisodeContext): Promise<EpisodeResult> {
       if (policyFailure !== undefined || safetyStop !== undefined) break;
       if (successAtS !== undefined && tS - successAtS >= SUCCESS_HOLD_S) break;
       if (tS - heldS >= assignment.maxDurationS) break;
+      const fingertipM = poses?.poses.find((p) => p.name === "gripper")?.positionM;
+      if (idle?.update({ tS, jointsRad: joints?.positionRad, fingertipM, succeeded: status.success })) {
+        idleEnded = true;
+        record({ tS, name: "idle_end", detail: `the robot stood idle for ${assignment.idleEndS} s with the task unfinished (no joint moved more than ${JOINT_PROGRESS_RAD} rad, the fingertip less than ${FINGERTIP_PROGRESS_M * 1000} mm); the episode ends unsuccessful` });
+        break;
+      }
 
       if (assignment.interventions !== "none" && interventions.length < MAX_INTERVENTIONS_PER_EPISODE && (!operator || operator.offers < MAX_INTERVENTIONS_PER_EPISODE)) {
-        const fingertip = poses?.poses.find((p) => p.name === "gripper")?.positionM;
         const due = assignment.interventions === "on_stall"
-          ? stall.update({ tS, jointsRad: joints?.positionRad, fingertipM: fingertip, succeeded: status.success })
+          ? stall.update({ tS, jointsRad: joints?.positionRad, fingertipM, succeeded: status.success })
           : tS >= SCRIPTED_INTERVENTION_AT_S && interventions.length === 0 && !events.some((e) => e.name.endsWith(":scripted"));
         if (due && operator) {
           // A person is asked to come: no policy steps; the bus holds where the arm is until they are done.
@@ -461,7 +472,7 @@ export async function runEpisode(ctx: EpisodeContext): Promise<EpisodeResult> {
     const evaluation = monitor.status();
     const success = successAtS !== undefined && policyFailure === undefined && safetyStop === undefined;
     const durationS = elapsedS();
-    const failureCluster = success ? "" : failureClusterOf(events, evaluation.stages, policyFailure !== undefined ? "policy_error" : safetyStop !== undefined ? "safety_limit" : "time");
+    const failureCluster = success ? "" : failureClusterOf(events, evaluation.stages, policyFailure !== undefined ? "policy_error" : safetyStop !== undefined ? "safety_limit" : idleEnded ? "idle" : "time");
     const outcome = { outcome: success ? "success" : "failure", failure_cluster: failureCluster, duration_s: durationS, reset_s: resetS };
     session = undefined;
     await policy.close().catch(() => undefined);

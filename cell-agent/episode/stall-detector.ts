@@ -1,6 +1,7 @@
 /**
- * Decides when an episode has stalled, for runs with `interventions: "on_stall"`: for STALL_WINDOW_S
- * of episode time no joint moved more than JOINT_PROGRESS_RAD and the fingertip (the mocap's
+ * Decides when an episode has stalled: for a window of episode time (STALL_WINDOW_S for runs with
+ * `interventions: "on_stall"`; the plan's `idle_end_s` for the idle end of runs without
+ * interventions) no joint moved more than JOINT_PROGRESS_RAD and the fingertip (the mocap's
  * "gripper" pose, when the cell tracks it) moved less than FINGERTIP_PROGRESS_M, while the task's
  * success predicates are not all satisfied. Progress is measured from an anchor (the readings
  * when the current still spell began), so slow creep accumulates and counts as progress.
@@ -24,6 +25,9 @@ export interface StallFrame {
 }
 
 export class StallDetector {
+  /** `windowS`: episode seconds without progress before the episode counts as stalled. */
+  constructor(private readonly windowS = STALL_WINDOW_S) {}
+
   private anchor: { tS: number; jointsRad?: readonly number[]; fingertipM?: readonly [number, number, number] } | undefined;
 
   /** Feeds one control step; true when the episode has just stalled (the window then starts over). */
@@ -32,7 +36,7 @@ export class StallDetector {
       this.restart(frame);
       return false;
     }
-    if (frame.tS - this.anchor.tS < STALL_WINDOW_S) return false;
+    if (frame.tS - this.anchor.tS < this.windowS) return false;
     this.restart(frame);
     return true;
   }

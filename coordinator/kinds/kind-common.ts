@@ -11,7 +11,7 @@ import { contract, fail, isPlainObject, q } from "../runs/field-checks.js";
 import { resolveEnvironment, resolveRobot } from "../runs/pin-resolution.js";
 import { validatePolicy } from "../runs/policy-checks.js";
 import {
-  CONTROL_RATE_HZ, MAX_EPISODE_DURATION_S, normalizeRunRequest, PERTURBATION_REV, type RunKindName, type ValidatedRun, type ValidateRunContext,
+  CONTROL_RATE_HZ, MAX_EPISODE_DURATION_S, IDLE_END_S, normalizeRunRequest, PERTURBATION_REV, type RunKindName, type ValidatedRun, type ValidateRunContext,
 } from "../runs/run-request.js";
 import type { NewEpisode, RunPlan } from "../store/runs-repo.js";
 import type { TaskRecord } from "../store/tasks-repo.js";
@@ -97,6 +97,7 @@ export function validatedKindRun(args: {
     seed: args.seed,
     control_rate_hz: CONTROL_RATE_HZ,
     max_duration_s: MAX_EPISODE_DURATION_S,
+        idle_end_s: IDLE_END_S,
     ...(args.kindPlan ? { kind: args.kindPlan } : {}),
   };
   const distinct = (pick: (u: RunUnit) => string) => [...new Set(args.units.map(pick))];

@@ -13,7 +13,7 @@ import { validatePolicy } from "../runs/policy-checks.js";
 import { computeRunResult } from "../runs/result-summary.js";
 import { interventionModeOf } from "../runs/interventions.js";
 import { headlinePriorOfUnit } from "../runs/headline-priors.js";
-import { CONTROL_RATE_HZ, MAX_EPISODE_DURATION_S, normalizeRunRequest, PERTURBATION_REV } from "../runs/run-request.js";
+import { CONTROL_RATE_HZ, MAX_EPISODE_DURATION_S, IDLE_END_S, normalizeRunRequest, PERTURBATION_REV } from "../runs/run-request.js";
 import type { RunKind } from "./kind.js";
 import { z } from "zod";
 import { COMMON_RUN_FIELDS, EpisodesSpec, Policy, PolicyName, environmentRef, robotPin, taskRef } from "../runs/run-schemas.js";
@@ -46,6 +46,7 @@ export const runKind: RunKind = {
         seed: common.seed,
         control_rate_hz: CONTROL_RATE_HZ,
         max_duration_s: MAX_EPISODE_DURATION_S,
+        idle_end_s: IDLE_END_S,
       },
       priority: common.priority,
       episodesTotal: episodes.count,

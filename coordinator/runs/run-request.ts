@@ -23,6 +23,11 @@ export const STATE_CHANNELS = ["joint_positions", "joint_velocities", "gripper_s
 export const PERTURBATION_REV = "assay-perturb@1";
 export const CONTROL_RATE_HZ = 30;
 export const MAX_EPISODE_DURATION_S = 20;
+/**
+ * Seconds the robot may stand idle with the task unfinished before its cell ends the episode early,
+ * unsuccessful (runs without interventions; plan.idle_end_s, docs/api.md "How an episode ends").
+ */
+export const IDLE_END_S = 5;
 export const DEFAULT_RETENTION = "30d";
 export const RETENTION_MIN_H = 1;
 export const RETENTION_MAX_H = 365 * 24;

@@ -259,6 +259,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
       seed: episode.seed,
       controlRateHz: run.plan.control_rate_hz,
       maxDurationS: run.plan.max_duration_s,
+      idleEndS: run.plan.idle_end_s ?? 0,
       replaySpecJson: replaySpec ? JSON.stringify(replaySpec) : "",
     };
   }

@@ -58,6 +58,8 @@ export interface RunPlan {
   seed: number;
   control_rate_hz: number;
   max_duration_s: number;
+  /** Idle seconds before a cell ends an unfinished episode early (runs without interventions); absent in runs from before it existed: never. */
+  idle_end_s?: number;
   /** True for a task pilot (coordinator/tasks/pilot.ts). */
   pilot?: boolean;
   /** Kind-specific settings (coordinator/kinds/*), e.g. compare's `sequential`. */

@@ -10,7 +10,7 @@ import { resolveRobotPin, type FirmwarePins, type RobotModel } from "../../firmw
 import { checkBindings } from "../../protocol/predicates/index.js";
 import { cameraNames, environmentId, findEnvironment, type CatalogEnvironment } from "../catalog/environments.js";
 import { AssayError } from "../errors/assay-error.js";
-import { CONTROL_RATE_HZ, DEFAULT_RETENTION, MAX_EPISODE_DURATION_S, PERTURBATION_REV } from "../runs/run-request.js";
+import { CONTROL_RATE_HZ, DEFAULT_RETENTION, MAX_EPISODE_DURATION_S, IDLE_END_S, PERTURBATION_REV } from "../runs/run-request.js";
 import type { NewRun, RunPlan } from "../store/runs-repo.js";
 import { parsePilotBody, PILOT_EPISODES_DEFAULT } from "./task-schemas.js";
 import { checkJudgeTasks } from "../runs/judge-checks.js";
@@ -81,6 +81,7 @@ export function planPilot(body: unknown, task: { id: string; spec: TaskSpecField
     seed,
     control_rate_hz: CONTROL_RATE_HZ,
     max_duration_s: MAX_EPISODE_DURATION_S,
+        idle_end_s: IDLE_END_S,
     pilot: true,
   };
   return {

@@ -256,6 +256,12 @@ export interface AssignEpisode {
   maxDurationS: number;
   /** Replay spec to reproduce exactly, when the episode replays an earlier one. */
   replaySpecJson: string;
+  /**
+   * Ends the episode early, unsuccessful, once the robot has stood idle this many seconds with the
+   * task unfinished (no joint moved more than 0.02 rad and the fingertip less than 5 mm; the run's
+   * interventions "none" only). 0: no idle end (a coordinator or run from before it existed).
+   */
+  idleEndS: number;
 }
 
 export interface CancelEpisode {
@@ -2725,6 +2731,7 @@ function createBaseAssignEpisode(): AssignEpisode {
     controlRateHz: 0,
     maxDurationS: 0,
     replaySpecJson: "",
+    idleEndS: 0,
   };
 }
 
@@ -2771,6 +2778,9 @@ export const AssignEpisode: MessageFns<AssignEpisode> = {
     }
     if (message.replaySpecJson !== "") {
       writer.uint32(114).string(message.replaySpecJson);
+    }
+    if (message.idleEndS !== 0) {
+      writer.uint32(121).double(message.idleEndS);
     }
     return writer;
   },
@@ -2900,6 +2910,14 @@ export const AssignEpisode: MessageFns<AssignEpisode> = {
             message.replaySpecJson = reader.string();
             continue;
           }
+          case 15: {
+            if (tag !== 121) {
+              break;
+            }
+
+            message.idleEndS = reader.double();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2960,6 +2978,11 @@ export const AssignEpisode: MessageFns<AssignEpisode> = {
         : isSet(object.replay_spec_json)
         ? globalThis.String(object.replay_spec_json)
         : "",
+      idleEndS: isSet(object.idleEndS)
+        ? globalThis.Number(object.idleEndS)
+        : isSet(object.idle_end_s)
+        ? globalThis.Number(object.idle_end_s)
+        : 0,
     };
   },
 
@@ -3007,6 +3030,9 @@ export const AssignEpisode: MessageFns<AssignEpisode> = {
     if (message.replaySpecJson !== "") {
       obj.replaySpecJson = message.replaySpecJson;
     }
+    if (message.idleEndS !== 0) {
+      obj.idleEndS = floatToJson(message.idleEndS);
+    }
     return obj;
   },
 
@@ -3029,6 +3055,7 @@ export const AssignEpisode: MessageFns<AssignEpisode> = {
     message.controlRateHz = object.controlRateHz ?? 0;
     message.maxDurationS = object.maxDurationS ?? 0;
     message.replaySpecJson = object.replaySpecJson ?? "";
+    message.idleEndS = object.idleEndS ?? 0;
     return message;
   },
 };

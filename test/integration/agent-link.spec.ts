@@ -239,7 +239,7 @@ describe("cell agent over CellLink (coordinator test double)", function () {
         episodeId: "ep_1", runId: "run_1", index: 0, attempt: 1, of: 1, robot: "so101@3.11", environment: "tabletop@1", taskJson: TASK_JSON,
         policyJson: JSON.stringify({ type: "container", image: "assay/ref-policy:expert", observation_contract: { cameras: ["top"], state: ["joint_positions", "gripper_state"] } }),
         perturbationJson: JSON.stringify({ layout_jitter_mm: 5, lighting: ["nominal", "dim"], distractors: "color-blocks@1", seed: 1 }),
-        seed: 1234, controlRateHz: 10, maxDurationS: 8, replaySpecJson: "",
+        seed: 1234, controlRateHz: 10, maxDurationS: 8, idleEndS: 0, replaySpecJson: "",
       },
     });
     const address = await coordinator.listen();
@@ -311,7 +311,7 @@ describe("cell agent over CellLink (coordinator test double)", function () {
     coordinator = new FakeCoordinator({
       assignEpisode: {
         episodeId: "ep_2", runId: "run_2", index: 0, attempt: 1, of: 1, robot: "so101@3.11", environment: "tabletop@1", taskJson: JSON.stringify(task),
-        policyJson: "{}", perturbationJson: "{}", seed: 5, controlRateHz: 10, maxDurationS: 3600, replaySpecJson: "",
+        policyJson: "{}", perturbationJson: "{}", seed: 5, controlRateHz: 10, maxDurationS: 3600, idleEndS: 0, replaySpecJson: "",
       },
     });
     coordinator.dropOnFirstFinish = false;
@@ -339,7 +339,7 @@ describe("cell agent over CellLink (coordinator test double)", function () {
     assignEpisode: {
       episodeId, runId: "run_3", index: 0, attempt: 2, of: 1, robot: "so101@3.11", environment: "tabletop@1",
       taskJson: JSON.stringify({ ...JSON.parse(TASK_JSON), success_predicates: [{ lifted: "pose(cube).z > 5" }] }),
-      policyJson: "{}", perturbationJson: "{}", seed: 5, controlRateHz: 10, maxDurationS, replaySpecJson: "",
+      policyJson: "{}", perturbationJson: "{}", seed: 5, controlRateHz: 10, maxDurationS, idleEndS: 0, replaySpecJson: "",
     },
   });
 

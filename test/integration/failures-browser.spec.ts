@@ -80,6 +80,11 @@ describe("failure analysis: clusters, stage funnel, stills and plots (simulated 
     assert.ok(reached.every((k: number, i: number) => i === 0 || k <= reached[i - 1]), `a funnel never grows: ${reached}`);
     // A time-out is named by the stage it stopped at.
     for (const ep of failures) if (ep.failure_cluster.startsWith("timeout_after_")) assert.equal(ep.failure_cluster, `timeout_after_${ep.last_stage}`);
+    // The novice stops after its one try (its script ends 2.5 s in): each failure ends on the idle end, 5 s
+    // after the arm came to rest, long before max_duration_s (20 s); an idle end is named the same way.
+    console.log(`      failure durations ${failures.map((e) => `${e.failure_cluster} ${e.duration_s} s`).join(", ")}`);
+    for (const ep of failures) assert.ok(ep.duration_s >= 5 && ep.duration_s < 12, `${ep.id} (${ep.failure_cluster}) lasted ${ep.duration_s} s`);
+    for (const ep of failures) if (ep.failure_cluster.startsWith("idle_after_")) assert.equal(ep.failure_cluster, `idle_after_${ep.last_stage}`);
 
     const cluster = failures[0].failure_cluster;
     const byCluster = ((await (await service.api(`/v1/runs/${runId}/episodes?cluster=${cluster}`)).json()) as Json).data as Json[];

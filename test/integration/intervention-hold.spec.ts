@@ -42,7 +42,7 @@ describe("intervention pause on the episode runner (simulated so101)", function 
       episodeId: `ep_hold_${index}`, runId: "run_hold", index, attempt: 1, of: 2, robot: "so101", environment: "tabletop@1",
       task, taskJson: {}, policy: { type: "container", image: "test/still" },
       perturbation: { layoutJitterMm: 0, lighting: ["nominal"], distractors: "none" }, interventions: "on_stall",
-      seed: 900 + index, controlRateHz: 30, maxDurationS: 8,
+      seed: 900 + index, controlRateHz: 30, maxDurationS: 8, idleEndS: 0,
     };
     const plan: EpisodePlan = realizeEpisodePlan({ task, perturbation: assignment.perturbation, seed: assignment.seed, dof, environment: "tabletop@1" });
     const still: CellHardware["policies"] = {

@@ -24,8 +24,8 @@ type Json = Record<string, any>;
 
 // Success (every stage reached, as the simulated world judges it) needs the cube lifted and on the
 // left half of the table: the layout's y draw makes about half the episodes succeed, so both answers occur.
-// Episodes of a task judged by a person run their full max_duration_s (no instrument ends them early),
-// so the runs are kept small.
+// Episodes of a task judged by a person run until the robot has stood idle for 5 s (the idle end) or
+// max_duration_s runs out (no instrument ends them early), so the runs are kept small.
 const JUDGED_TASK = {
   name: "pick-cube-left-judged",
   initial_conditions: { cube: { object: "cube", pose: [0.22, 0, 0.015, 0], tol_mm: 5, randomize: { y_mm: 40 } } },

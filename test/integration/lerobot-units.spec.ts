@@ -102,7 +102,7 @@ describe("a LeRobot-trained SO-101 policy, unchanged (simulated Feetech bus)", f
     const assignment: EpisodeAssignment = {
       episodeId: "ep_lerobot_0", runId: "run_lerobot", index: 0, attempt: 1, of: 1, robot: "so101", environment: "tabletop@1",
       task, taskJson: {}, policy, perturbation: { layoutJitterMm: 0, lighting: ["nominal"], distractors: "none" }, interventions: "none",
-      seed: 2701, controlRateHz: 30, maxDurationS: 3,
+      seed: 2701, controlRateHz: 30, maxDurationS: 3, idleEndS: 0,
     };
     const plan = realizeEpisodePlan({ task, perturbation: assignment.perturbation, seed: assignment.seed, dof: 6, environment: "tabletop@1" });
     const written = cell.servoWire!.mock.written;

@@ -53,7 +53,7 @@ describe("episode recordings: events are true (independent MCAP reader)", functi
         episodeId: `ep_rec_${index}`, runId: "run_rec", index, attempt: 1, of: EPISODES, robot: "so101", environment: "tabletop@1",
         task, taskJson: {}, policy: { type: "container", image: "assay/ref-policy:expert" },
         perturbation: { layoutJitterMm: 10, lighting: ["nominal"], distractors: "none" }, interventions: "none",
-        seed: 4100 + index, controlRateHz: 30, maxDurationS: 12,
+        seed: 4100 + index, controlRateHz: 30, maxDurationS: 12, idleEndS: 0,
       };
       const plan = realizeEpisodePlan({ task, perturbation: assignment.perturbation, seed: assignment.seed, dof: 6, environment: "tabletop@1" });
       const monitor = compileTaskMonitor({ success_predicates: task.successPredicates, stages: task.stages });

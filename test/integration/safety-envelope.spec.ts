@@ -83,7 +83,7 @@ describe("safety envelope on emulated buses", function () {
             episodeId: `ep_env_${model}_${index}`, runId: "run_env", index, attempt: 1, of: 2, robot: model, environment: "tabletop@1",
             task, taskJson: {}, policy,
             perturbation: { layoutJitterMm: 0, lighting: ["nominal"], distractors: "none" }, interventions: "none",
-            seed: 500 + index, controlRateHz: 30, maxDurationS: 6,
+            seed: 500 + index, controlRateHz: 30, maxDurationS: 6, idleEndS: 0,
           };
           const plan = realizeEpisodePlan({ task, perturbation: assignment.perturbation, seed: assignment.seed, dof, environment: "tabletop@1" });
           const monitor = compileTaskMonitor({ success_predicates: task.successPredicates, stages: task.stages });

@@ -24,7 +24,7 @@ const TASK = {
 function assignment(task: object = TASK) {
   return parseAssignment({
     episodeId: "ep", runId: "run", index: 0, attempt: 1, of: 1, robot: "so101@3.11", environment: "tabletop@1",
-    taskJson: JSON.stringify(task), policyJson: "{}", perturbationJson: "{}", seed: 0, controlRateHz: 10, maxDurationS: 5, replaySpecJson: "",
+    taskJson: JSON.stringify(task), policyJson: "{}", perturbationJson: "{}", seed: 0, controlRateHz: 10, maxDurationS: 5, idleEndS: 0, replaySpecJson: "",
   });
 }
 

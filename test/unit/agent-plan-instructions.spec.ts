@@ -20,7 +20,7 @@ const task = {
 function planner(extra: Record<string, unknown>) {
   const a = parseAssignment({
     episodeId: "ep", runId: "run", index: 0, attempt: 1, of: 1, robot: "so101@3.11", environment: "tabletop@1",
-    taskJson: JSON.stringify({ ...task, ...extra }), policyJson: "{}", perturbationJson: "{}", seed: 0, controlRateHz: 10, maxDurationS: 5, replaySpecJson: "",
+    taskJson: JSON.stringify({ ...task, ...extra }), policyJson: "{}", perturbationJson: "{}", seed: 0, controlRateHz: 10, maxDurationS: 5, idleEndS: 0, replaySpecJson: "",
   });
   return (seed: number, replaySpec?: Record<string, unknown>) =>
     realizeEpisodePlan({ task: a.task, perturbation: a.perturbation, seed, dof: 6, environment: "tabletop@1", replaySpec });

@@ -8,7 +8,7 @@ const taskJson = readFileSync(new URL("../../coordinator/catalog/tasks/pick-cube
 const assignment = parseAssignment({
   episodeId: "ep", runId: "run", index: 0, attempt: 1, of: 1, robot: "so101@3.11", environment: "tabletop@1", taskJson, policyJson: "{}",
   perturbationJson: JSON.stringify({ layout_jitter_mm: 10, lighting: ["nominal", "dim", "bright"], distractors: "color-blocks@1", seed: 3 }),
-  seed: 0, controlRateHz: 10, maxDurationS: 5, replaySpecJson: "",
+  seed: 0, controlRateHz: 10, maxDurationS: 5, idleEndS: 0, replaySpecJson: "",
 });
 const plan = (seed: number, replaySpec?: Record<string, unknown>) =>
   realizeEpisodePlan({ task: assignment.task, perturbation: assignment.perturbation, seed, dof: 6, environment: "tabletop@1", replaySpec });

@@ -28,6 +28,12 @@ describe("failure clusters (protocol/failure-clusters.ts)", () => {
       ["timeout_after_grasped", episode(["gripper_closed", "grasp_acquired"], 2)],
       ["timeout_after_lifted", episode(["gripper_closed", "grasp_acquired", "object_lifted"], 3)],
       ["timeout", { ending: "time", events: [{ name: "gripper_closed" }, { name: "grasp_acquired" }], stages: [] }],
+      // The idle end: the same rules, then named for standing idle instead of running out of time.
+      ["missed_grasp", episode(["gripper_closed"], 1, "idle")],
+      ["no_attempt", episode([], 0, "idle")],
+      ["idle_after_reached", episode([], 1, "idle")],
+      ["idle_after_grasped", episode(["gripper_closed", "grasp_acquired"], 2, "idle")],
+      ["idle", { ending: "idle", events: [{ name: "gripper_closed" }, { name: "grasp_acquired" }], stages: [] }],
     ];
     for (const [want, trace] of cases) assert.equal(deriveFailureCluster(trace), want, JSON.stringify(trace));
   });
@@ -49,6 +55,8 @@ describe("failure clusters (protocol/failure-clusters.ts)", () => {
     assert.deepEqual(storedNamesOf("collision"), ["collision"]);
     for (const current of Object.values(LEGACY_FAILURE_CLUSTERS)) assert.ok(isKnownFailureCluster(current), current);
     assert.ok(isKnownFailureCluster("timeout_after_grasped"));
+    assert.ok(isKnownFailureCluster("idle_after_grasped"));
+    assert.ok(isKnownFailureCluster("idle"));
     assert.ok(!isKnownFailureCluster("grasp_slip"));
   });
 

@@ -27,4 +27,12 @@ describe("stall detector", () => {
   it("never fires while the success predicates hold", () => {
     assert.deepEqual(feed(new StallDetector(), 0, 12, () => [0, 0], true), []);
   });
+
+  it("takes its window from the caller: the idle end's idle_end_s", () => {
+    const still = () => [0.1, 0.2, 0.3];
+    assert.deepEqual(feed(new StallDetector(3), 0, 7, still), [3, 6]);
+    // Moving 0.1 rad/s until 2 s, then still: idle 3 s after the last reading that counted as progress
+    // (1.9 s, the first more than JOINT_PROGRESS_RAD past the anchor taken at 1.6 s).
+    assert.deepEqual(feed(new StallDetector(3), 0, 7, (tS) => [Math.min(tS, 2) * 0.1, 0, 0]), [4.9]);
+  });
 });

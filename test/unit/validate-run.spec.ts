@@ -59,7 +59,7 @@ for (const engine of STORE_ENGINES) {
     it("accepts the README body and resolves every pin", () => {
       const run = validateRunRequest(BODY, ctx);
       assert.deepEqual(run.resolvedPins, { robot: "so101@3.11", environment: "tabletop@1", task: "pick-cube@v1", perturbation_rev: "assay-perturb@1" });
-      assert.deepEqual(run.plan, { model: "so101", firmware: "3.11", environment: "tabletop@1", seed: 12345, control_rate_hz: 30, max_duration_s: 20 });
+      assert.deepEqual(run.plan, { model: "so101", firmware: "3.11", environment: "tabletop@1", seed: 12345, control_rate_hz: 30, max_duration_s: 20, idle_end_s: 5 });
       assert.equal(run.episodesTotal, 20);
       assert.equal(run.priority, "standard");
       assert.deepEqual(run.request, normalizeRunRequest(BODY));
