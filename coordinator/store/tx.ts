@@ -142,11 +142,6 @@ export function transact<T>(db: Db, fn: (tx: Tx) => T, options: TransactOptions 
   return result;
 }
 
-/** Whether `db` is a transaction handle (inside `transact`). */
-export function isTx(db: Db): db is Tx {
-  return db instanceof TxHandle;
-}
-
 function runEffects(queue: EffectQueue): void {
   for (const effect of queue.effects) {
     try {

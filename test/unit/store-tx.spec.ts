@@ -2,8 +2,12 @@
  * The transaction handle (coordinator/store/tx.ts), on both engines: effects run after the
  * outermost commit and in order, a rollback drops them (a savepoint's rollback drops its own), a
  * throwing effect is logged and the others run, and a handle refuses use once its transaction ended.
+ * And outside coordinator/store/ no code opens a transaction without a handle (`db.transaction(`).
  */
 import assert from "node:assert/strict";
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { dirname, join, relative, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
 import type { Db } from "../../coordinator/store/database.js";
 import { transact, type Tx } from "../../coordinator/store/tx.js";
 import { STORE_ENGINES, openTestDatabase } from "../support/test-database.js";
@@ -134,3 +138,25 @@ for (const engine of STORE_ENGINES) {
     });
   });
 }
+
+describe("transactions outside the store", () => {
+  it("open with transact(db, (tx) => ...), never db.transaction(...), so every one carries its effects", () => {
+    const root = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+    const sources = (dir: string): string[] => readdirSync(dir).flatMap((name) => {
+      const path = join(dir, name);
+      if (statSync(path).isDirectory()) return sources(path);
+      return /\.m?ts$/.test(name) && !name.endsWith(".d.ts") ? [path] : [];
+    });
+    const found: string[] = [];
+    for (const path of sources(join(root, "coordinator"))) {
+      const file = relative(root, path);
+      if (file.startsWith("coordinator/store/")) continue;
+      readFileSync(path, "utf8").split("\n").forEach((line, i) => {
+        const code = line.replace(/\/\/.*$/, "");
+        if (/^\s*\*/.test(code)) return;
+        if (/\.transaction\s*\(/.test(code)) found.push(`${file}:${i + 1}: ${line.trim().slice(0, 120)}`);
+      });
+    }
+    assert.deepEqual(found, [], `open these with transact() from coordinator/store/tx.ts:\n${found.join("\n")}`);
+  });
+});
