@@ -92,7 +92,7 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
   const registry = new CellRegistry({ pins: o.pins, now: () => o.now().getTime(), relay: (cellId, message) => cluster?.relay(cellId, message) ?? false });
   const metrics = createFleetMetrics(o.metricsRegistry);
   const lifecycle = createRunLifecycle({
-    db: o.db, runEvents: o.runEvents, cells: registry, pins: o.pins, baseUrl: o.baseUrl, streamsUrl: o.streamsUrl,
+    runEvents: o.runEvents, cells: registry, pins: o.pins, baseUrl: o.baseUrl, streamsUrl: o.streamsUrl,
     endedHooks: o.endedHooks, now: o.now, logger: o.logger,
   });
   const budgetGuard = createBudgetGuard({ db: o.db, lifecycle, pins: o.pins });
@@ -295,7 +295,7 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Run
     iceServers: options.iceServers,
     modelMirror: options.modelMirror ?? null,
     models: options.models,
-    endRun: (runId, ending) => cellLink.lifecycle.end(runId, ending),
+    endRun: (runId, ending) => cellLink.lifecycle.end(db, runId, ending),
     station: cellLink.station,
     metricsAccess: isLoopbackHost(options.host) ? "open" : "operator",
     webhooksAllowLoopback: options.webhooksAllowLoopback,
@@ -328,7 +328,7 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Run
     runEvents,
     enrollCell: (cellId, model) => enrollCell(db, { cellId, model }),
     lifecycle,
-    halt: (runId, code, message) => lifecycle.end(runId, { status: "stopped", code, message }),
+    halt: (runId, code, message) => lifecycle.end(db, runId, { status: "stopped", code, message }),
     webhooks,
     archives,
     live: cellLink.live,

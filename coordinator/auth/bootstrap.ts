@@ -5,6 +5,7 @@ import { countKeys } from "../store/keys-repo.js";
 import { createApiKey, isWellFormedSecret, LIVE_KEY_PREFIX } from "./api-keys.js";
 import { SCOPES } from "./scopes.js";
 import { lockName } from "../store/named-lock.js";
+import { transact } from "../store/tx.js";
 
 /**
  * Ensures account `acct_default` exists and, when it has no key yet (first start), creates an admin
@@ -18,13 +19,13 @@ export function ensureAdminKey(db: Db, options: { apiKey?: string; now?: Date } 
   if (options.apiKey !== undefined && !isWellFormedSecret(options.apiKey)) {
     throw new Error(`ASSAY_API_KEY must be ${LIVE_KEY_PREFIX} followed by 16..128 letters or digits`);
   }
-  return db.transaction(() => {
-    lockName(db, "bootstrap:admin-key");
-    ensureAccount(db, DEFAULT_ACCOUNT_ID, "Default account", now.toISOString());
-    if (countKeys(db, DEFAULT_ACCOUNT_ID) > 0) return { created: false };
-    const { secret } = createApiKey(db, DEFAULT_ACCOUNT_ID, [...SCOPES], now, options.apiKey);
+  return transact(db, (tx) => {
+    lockName(tx, "bootstrap:admin-key");
+    ensureAccount(tx, DEFAULT_ACCOUNT_ID, "Default account", now.toISOString());
+    if (countKeys(tx, DEFAULT_ACCOUNT_ID) > 0) return { created: false };
+    const { secret } = createApiKey(tx, DEFAULT_ACCOUNT_ID, [...SCOPES], now, options.apiKey);
     return { created: true, secret };
-  })();
+  });
 }
 
 /**
@@ -34,11 +35,11 @@ export function ensureAdminKey(db: Db, options: { apiKey?: string; now?: Date } 
  */
 export function ensureOperatorKey(db: Db, operatorAccountId: string, options: { now?: Date } = {}): { created: boolean; secret?: string } {
   const now = options.now ?? new Date();
-  return db.transaction(() => {
-    lockName(db, "bootstrap:operator-key");
-    ensureAccount(db, operatorAccountId, "Assay operations", now.toISOString());
-    if (countKeys(db, operatorAccountId) > 0) return { created: false };
-    const { secret } = createApiKey(db, operatorAccountId, ["keys:admin", "runs:read", "streams:read"], now);
+  return transact(db, (tx) => {
+    lockName(tx, "bootstrap:operator-key");
+    ensureAccount(tx, operatorAccountId, "Assay operations", now.toISOString());
+    if (countKeys(tx, operatorAccountId) > 0) return { created: false };
+    const { secret } = createApiKey(tx, operatorAccountId, ["keys:admin", "runs:read", "streams:read"], now);
     return { created: true, secret };
-  })();
+  });
 }

@@ -67,7 +67,7 @@ export function affordablePrefix(roomUsd: number, estimates: readonly number[]):
 
 export function createBudgetGuard(options: BudgetGuardOptions): BudgetGuard {
   const { db, lifecycle, pins } = options;
-  const halt = (runId: string, code: "budget_exceeded" | "monthly_budget_exceeded", message: string) => lifecycle.end(runId, { status: "stopped", code, message });
+  const halt = (runId: string, code: "budget_exceeded" | "monthly_budget_exceeded", message: string) => lifecycle.end(db, runId, { status: "stopped", code, message });
   const now = options.now ?? (() => new Date());
 
   function moneyOf(runId: string): RunMoney | undefined {

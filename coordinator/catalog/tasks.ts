@@ -12,6 +12,7 @@ import { adoptTaskRow, getTask, insertTask } from "../store/tasks-repo.js";
 import { signFrozenSpec } from "../tasks/task-lifecycle.js";
 import { storedSpec } from "../tasks/task-view.js";
 import { lockName } from "../store/named-lock.js";
+import { transact } from "../store/tx.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -33,16 +34,16 @@ const FIXTURES: readonly Fixture[] = [{ id: "task_pick-cube-v1", file: "tasks/pi
  */
 export function seedTasks(db: Db, now: Date = new Date()): string[] {
   const inserted: string[] = [];
-  db.transaction(() => {
-    lockName(db, "bootstrap:catalogue-tasks");
-    ensureAccount(db, CATALOG_ACCOUNT_ID, "Assay catalogue", now.toISOString());
+  transact(db, (tx) => {
+    lockName(tx, "bootstrap:catalogue-tasks");
+    ensureAccount(tx, CATALOG_ACCOUNT_ID, "Assay catalogue", now.toISOString());
     for (const fixture of FIXTURES) {
-      const existing = getTask(db, fixture.id);
+      const existing = getTask(tx, fixture.id);
       if (existing) {
         if (existing.account_id === null || existing.signatures.length === 0) {
           const frozen = existing.frozen ?? now.toISOString();
-          const signatures = signFrozenSpec(db, CATALOG_ACCOUNT_ID, storedSpec(existing), `${existing.name}@v${fixture.version}`, frozen, now);
-          adoptTaskRow(db, fixture.id, { accountId: CATALOG_ACCOUNT_ID, signatures: JSON.stringify(signatures), frozen });
+          const signatures = signFrozenSpec(tx, CATALOG_ACCOUNT_ID, storedSpec(existing), `${existing.name}@v${fixture.version}`, frozen, now);
+          adoptTaskRow(tx, fixture.id, { accountId: CATALOG_ACCOUNT_ID, signatures: JSON.stringify(signatures), frozen });
         }
         continue;
       }
@@ -60,10 +61,10 @@ export function seedTasks(db: Db, now: Date = new Date()): string[] {
         signatures: "[]",
         pilot: null,
       };
-      const signatures = signFrozenSpec(db, CATALOG_ACCOUNT_ID, storedSpec({ ...row, spec: raw as unknown as Record<string, unknown> }), `${row.name}@v${row.version}`, row.frozen, now);
-      insertTask(db, { ...row, signatures: JSON.stringify(signatures) });
+      const signatures = signFrozenSpec(tx, CATALOG_ACCOUNT_ID, storedSpec({ ...row, spec: raw as unknown as Record<string, unknown> }), `${row.name}@v${row.version}`, row.frozen, now);
+      insertTask(tx, { ...row, signatures: JSON.stringify(signatures) });
       inserted.push(fixture.id);
     }
-  })();
+  });
   return inserted;
 }

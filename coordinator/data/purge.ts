@@ -18,6 +18,7 @@ import { expireRunExports } from "../exports/export-files.js";
 import { lockRun } from "../store/runs-repo.js";
 import { listUnpurgedArtifactsOfRun, markArtifactPurged } from "../store/artifacts-repo.js";
 import { insertPurge, type PurgeRow } from "../store/purges-repo.js";
+import { transact } from "../store/tx.js";
 
 export type { PurgeRow } from "../store/purges-repo.js";
 
@@ -41,14 +42,14 @@ export async function purgeRunArtifacts(
   only?: Array<{ episode_id: string; kind: string }>,
 ): Promise<PurgeRow> {
   const receipt: PurgeRow = { id: `purge_${randomBase62(20)}`, account_id: run.account_id, run_id: run.id, status: "completed", purged_at: now.toISOString(), reason };
-  const files = db.transaction(() => {
-    lockRun(db, run.id);
-    const rows = listUnpurgedArtifactsOfRun(db, run.id);
+  const files = transact(db, (tx) => {
+    lockRun(tx, run.id);
+    const rows = listUnpurgedArtifactsOfRun(tx, run.id);
     const chosen = only ? rows.filter((r) => only.some((o) => o.episode_id === r.episode_id && o.kind === r.kind)) : rows;
-    for (const row of chosen) markArtifactPurged(db, row.episode_id, row.kind);
-    insertPurge(db, receipt);
+    for (const row of chosen) markArtifactPurged(tx, row.episode_id, row.kind);
+    insertPurge(tx, receipt);
     return chosen;
-  })();
+  });
   if (only) {
     for (const f of files) await objects.delete(artifactKey({ runId: run.id, episodeId: f.episode_id, fileName: f.file_name }));
   } else {

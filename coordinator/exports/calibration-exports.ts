@@ -82,8 +82,8 @@ export function calibrationExportView(row: CalibrationExportRow, urls: { baseUrl
 export function requestCalibrationExport(db: Db, accountId: string, request: CalibrationRequest, now: Date, queuedPerAccount: number): ArchiveAdmission<CalibrationExportRow> {
   const wanted = canonicalJson(request);
   return admitArchive(db, accountId, queuedPerAccount, {
-    existing: () => listReusableCalibrationExports(db, accountId, now.toISOString()).find((row) => canonicalJson(JSON.parse(row.request)) === wanted),
-    insert: () => insertCalibrationRequest(db, accountId, request, now),
+    existing: (tx) => listReusableCalibrationExports(tx, accountId, now.toISOString()).find((row) => canonicalJson(JSON.parse(row.request)) === wanted),
+    insert: (tx) => insertCalibrationRequest(tx, accountId, request, now),
   });
 }
 

@@ -11,6 +11,7 @@ import { AssayError } from "../errors/assay-error.js";
 import type { Db } from "../store/database.js";
 import { countPreparingArchives } from "../store/exports-repo.js";
 import { lockName } from "../store/named-lock.js";
+import { transact, type Tx } from "../store/tx.js";
 
 /** Archives one account may have preparing at once, by default (coordinator option exports.queuedPerAccount). */
 export const DEFAULT_EXPORTS_QUEUED_PER_ACCOUNT = 4;
@@ -25,15 +26,16 @@ export interface ArchiveAdmission<T> {
 }
 
 /**
- * Admits one archive request of `accountId`: `existing()` finds an identical export to answer
- * with; otherwise, room permitting, `insert()` validates and records a new one.
+ * Admits one archive request of `accountId`: `existing(tx)` finds an identical export to answer
+ * with; otherwise, room permitting, `insert(tx)` validates and records a new one (both in the
+ * admission's transaction, `tx`).
  */
-export function admitArchive<T>(db: Db, accountId: string, queuedPerAccount: number, steps: { existing: () => T | undefined; insert: () => T }): ArchiveAdmission<T> {
-  return db.transaction(() => {
-    lockName(db, `archive-queue:${accountId}`);
-    const existing = steps.existing();
+export function admitArchive<T>(db: Db, accountId: string, queuedPerAccount: number, steps: { existing: (tx: Tx) => T | undefined; insert: (tx: Tx) => T }): ArchiveAdmission<T> {
+  return transact(db, (tx) => {
+    lockName(tx, `archive-queue:${accountId}`);
+    const existing = steps.existing(tx);
     if (existing !== undefined) return { row: existing, reused: true };
-    const preparing = countPreparingArchives(db, accountId);
+    const preparing = countPreparingArchives(tx, accountId);
     if (preparing >= queuedPerAccount) {
       throw new AssayError(
         "rate_limited",
@@ -41,6 +43,6 @@ export function admitArchive<T>(db: Db, accountId: string, queuedPerAccount: num
         { retryAfterS: RETRY_AFTER_S },
       );
     }
-    return { row: steps.insert(), reused: false };
-  })();
+    return { row: steps.insert(tx), reused: false };
+  });
 }

@@ -71,8 +71,8 @@ export function exportView(row: ExportRow, artifactUrl: string, now: Date): Reco
  */
 export function requestRunExport(db: Db, run: RunRecord, format: ExportFormat, now: Date, queuedPerAccount: number): ArchiveAdmission<ExportRow> {
   return admitArchive(db, run.accountId, queuedPerAccount, {
-    existing: () => findReusableExport(db, run.accountId, run.id, format, now.toISOString()),
-    insert: () => insertRunExport(db, run, format, now),
+    existing: (tx) => findReusableExport(tx, run.accountId, run.id, format, now.toISOString()),
+    insert: (tx) => insertRunExport(tx, run, format, now),
   });
 }
 

@@ -23,6 +23,7 @@ import { objectReadable } from "../storage/object-readable.js";
 import { getArtifact, markArtifactStored, upsertStoredArtifact, type ArtifactRow } from "../store/artifacts-repo.js";
 import { getEpisode, getEpisodeRecord } from "../store/episodes-repo.js";
 import { getRun } from "../store/runs-repo.js";
+import { transact } from "../store/tx.js";
 
 /** The artifacts row behind a ref, checked to belong to the calling cell. */
 function artifactFor(ctx: LinkContext, cellId: string, ref: ArtifactRef | undefined): ArtifactRow {
@@ -135,15 +136,15 @@ async function groundTruthOf(ctx: LinkContext, mcap: ArtifactRow) {
 async function recordStored(ctx: LinkContext, row: ArtifactRow): Promise<ArtifactProgress> {
   const derived = row.kind === "mcap" ? await groundTruthOf(ctx, row) : undefined;
   const at = ctx.now().toISOString();
-  const marked = ctx.db.transaction(() => {
-    if (!markArtifactStored(ctx.db, row.episode_id, row.kind, at)) return false;
-    if (derived) upsertStoredArtifact(ctx.db, { ...derived, storedAt: at });
+  const marked = transact(ctx.db, (tx) => {
+    if (!markArtifactStored(tx, row.episode_id, row.kind, at)) return false;
+    if (derived) upsertStoredArtifact(tx, { ...derived, storedAt: at });
     return true;
-  })();
+  });
   if (!marked && getArtifact(ctx.db, row.episode_id, row.kind)?.status === "purged") {
     await ctx.store.objects.delete(artifactKey(refOf(row)));
     if (derived) await ctx.store.objects.delete(artifactKey(derived));
   }
-  if (marked) ctx.lifecycle.progress(row.run_id);
+  if (marked) ctx.lifecycle.progress(ctx.db, row.run_id);
   return storedProgress(row);
 }

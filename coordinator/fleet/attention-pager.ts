@@ -14,6 +14,7 @@ import { claimAttentionPage, setAttentionPageEvent, type AttentionPageKey } from
 import { enqueueEvent } from "../webhooks/outbox.js";
 import type { CellAttention } from "./fleet-view.js";
 import type { Logger } from "../scheduler/scheduler.js";
+import { transact } from "../store/tx.js";
 
 /** Default wait before a person is paged: 2 minutes. */
 export const DEFAULT_ATTENTION_PAGE_MS = 120_000;
@@ -147,12 +148,12 @@ export function attentionEventData(key: AttentionPageKey, at: Date): Record<stri
  */
 export function outboxPage(db: Db, operatorAccountId: string, queued: () => void): (key: AttentionPageKey, at: Date) => boolean {
   return (key, at) => {
-    const raised = db.transaction(() => {
-      if (!claimAttentionPage(db, key, at)) return false;
-      const eventId = enqueueEvent(db, operatorAccountId, "cell.attention_needed", attentionEventData(key, at), at);
-      setAttentionPageEvent(db, key, eventId);
+    const raised = transact(db, (tx) => {
+      if (!claimAttentionPage(tx, key, at)) return false;
+      const eventId = enqueueEvent(tx, operatorAccountId, "cell.attention_needed", attentionEventData(key, at), at);
+      setAttentionPageEvent(tx, key, eventId);
       return true;
-    })();
+    });
     if (raised) queued();
     return raised;
   };

@@ -1,8 +1,8 @@
 /**
  * Applying an agent's sequenced messages. Each one is applied in one SQLite transaction together
  * with `cells.last_seq_applied = seq`, so a message is applied exactly once however often the
- * agent resends it; notifications (run events, scheduler kicks, run completion) run only after
- * the transaction commits.
+ * agent resends it; notifications (run events, scheduler kicks, run completion) are queued on the
+ * transaction's handle (`tx.afterCommit`, coordinator/store/tx.ts) and run only after it commits.
  */
 import { canonicalFailureCluster } from "../../protocol/failure-clusters.js";
 import type { AgentMessage, EpisodeFinished, EpisodeInterrupted, EpisodeStarted } from "../../protocol/gen/cell.js";
@@ -14,57 +14,50 @@ import {
   markEpisodeRunning, requeueEpisode, type EpisodeRow, type Interruption,
 } from "../store/episodes-repo.js";
 import { isSafeFileName } from "../artifacts/artifact-store.js";
-import { transact } from "../store/transact.js";
+import { transact, type Tx } from "../store/tx.js";
 import { enqueueRunEvent } from "../webhooks/outbox.js";
 import type { LinkContext } from "./link-context.js";
 import { applySafetyEvent } from "./safety-messages.js";
-
-type Effect = () => void;
 
 /**
  * Applies one message with seq > 0 unless already applied; returns whether it was applied. The
  * caller acks `seq` either way.
  */
 export function applySequenced(ctx: LinkContext, cellId: string, message: AgentMessage): boolean {
-  const effects: Effect[] = [];
-  const applied = transact(ctx.db, () => {
+  const applied = transact(ctx.db, (tx) => {
     // After a failover, a message may be retried on another coordinator: the seq check must see its commit.
-    lockCell(ctx.db, cellId);
-    const cell = getCell(ctx.db, cellId);
+    lockCell(tx, cellId);
+    const cell = getCell(tx, cellId);
     if (!cell || message.seq <= cell.last_seq_applied) return false;
     if (message.seq > cell.last_seq_applied + 1) {
       ctx.logger.warn(`cell ${cellId}: seq jumped from ${cell.last_seq_applied} to ${message.seq}; messages in between never arrived`);
     }
-    applyBody(ctx, cellId, message, effects);
-    setLastSeqApplied(ctx.db, cellId, message.seq);
+    applyBody(ctx, tx, cellId, message);
+    setLastSeqApplied(tx, cellId, message.seq);
     return true;
-  });
-  if (!applied) {
-    ctx.metrics.seqDedupes.inc();
-    return false;
-  }
-  for (const effect of effects) effect();
-  return true;
+  }, { logger: ctx.logger });
+  if (!applied) ctx.metrics.seqDedupes.inc();
+  return applied;
 }
 
-function applyBody(ctx: LinkContext, cellId: string, message: AgentMessage, effects: Effect[]): void {
-  if (message.episodeStarted) onStarted(ctx, cellId, message.episodeStarted, effects);
-  else if (message.episodeFinished) onFinished(ctx, cellId, message.episodeFinished, effects);
-  else if (message.episodeInterrupted) onInterrupted(ctx, cellId, message.episodeInterrupted, effects);
-  else if (message.safetyEvent) applySafetyEvent(ctx, cellId, message.safetyEvent, effects);
+function applyBody(ctx: LinkContext, tx: Tx, cellId: string, message: AgentMessage): void {
+  if (message.episodeStarted) onStarted(ctx, tx, cellId, message.episodeStarted);
+  else if (message.episodeFinished) onFinished(ctx, tx, cellId, message.episodeFinished);
+  else if (message.episodeInterrupted) onInterrupted(ctx, tx, cellId, message.episodeInterrupted);
+  else if (message.safetyEvent) applySafetyEvent(ctx, tx, cellId, message.safetyEvent);
   else if (message.heartbeat) {
     const heartbeat = message.heartbeat;
-    effects.push(() => ctx.registry.recordHeartbeat(cellId, heartbeat));
+    tx.afterCommit(() => ctx.registry.recordHeartbeat(cellId, heartbeat));
   } else {
     ctx.logger.warn(`cell ${cellId}: sequenced message ${message.seq} has no body this coordinator knows; acked and skipped`);
   }
 }
 
-function knownEpisode(ctx: LinkContext, cellId: string, episodeId: string, what: string): EpisodeRow | undefined {
+function knownEpisode(ctx: LinkContext, tx: Tx, cellId: string, episodeId: string, what: string): EpisodeRow | undefined {
   // The run first: its lock orders this message's moves with other coordinators' (runs-repo lockRun).
-  const runId = findRunIdOfEpisode(ctx.db, episodeId);
-  if (runId !== undefined) lockRun(ctx.db, runId);
-  const episode = getEpisode(ctx.db, episodeId);
+  const runId = findRunIdOfEpisode(tx, episodeId);
+  if (runId !== undefined) lockRun(tx, runId);
+  const episode = getEpisode(tx, episodeId);
   if (!episode) ctx.logger.warn(`cell ${cellId}: ${what} for unknown episode ${JSON.stringify(episodeId)}; acked and skipped`);
   return episode;
 }
@@ -73,11 +66,11 @@ function isoAt(ms: number, fallback: Date): string {
   return ms > 0 ? new Date(ms).toISOString() : fallback.toISOString();
 }
 
-function onStarted(ctx: LinkContext, cellId: string, started: EpisodeStarted, effects: Effect[]): void {
-  const episode = knownEpisode(ctx, cellId, started.episodeId, "EpisodeStarted");
+function onStarted(ctx: LinkContext, tx: Tx, cellId: string, started: EpisodeStarted): void {
+  const episode = knownEpisode(ctx, tx, cellId, started.episodeId, "EpisodeStarted");
   if (!episode) return;
-  if (!markEpisodeRunning(ctx.db, episode.id, cellId, isoAt(started.startedAtMs, ctx.now()))) return;
-  ctx.lifecycle.started(episode.run_id, cellId);
+  if (!markEpisodeRunning(tx, episode.id, cellId, isoAt(started.startedAtMs, ctx.now()))) return;
+  ctx.lifecycle.started(tx, episode.run_id, cellId);
 }
 
 /**
@@ -98,8 +91,8 @@ function policyImageOf(metaJson: string): { image: string; id: string; repo_dige
   return { image: pin.image, id: pin.id, repo_digests: digests };
 }
 
-function onFinished(ctx: LinkContext, cellId: string, finished: EpisodeFinished, effects: Effect[]): void {
-  const episode = knownEpisode(ctx, cellId, finished.episodeId, "EpisodeFinished");
+function onFinished(ctx: LinkContext, tx: Tx, cellId: string, finished: EpisodeFinished): void {
+  const episode = knownEpisode(ctx, tx, cellId, finished.episodeId, "EpisodeFinished");
   if (!episode) return;
   // The episode was reassigned (its cell's link dropped) and this is an earlier attempt's finish:
   // the cell holding the newer attempt (another one, or this one after a restart) is cancelled below.
@@ -107,7 +100,7 @@ function onFinished(ctx: LinkContext, cellId: string, finished: EpisodeFinished,
     (episode.status === "assigned" || episode.status === "running") && episode.cell_id &&
     (episode.cell_id !== cellId || (finished.attempt > 0 && finished.attempt !== episode.attempt))
       ? episode.cell_id : undefined;
-  effects.push(() => {
+  tx.afterCommit(() => {
     // A cell still running the newer attempt stays assigned until it reports that attempt.
     if (holder !== cellId && ctx.registry.assignedEpisodeOf(cellId) === episode.id) ctx.registry.setAssigned(cellId, undefined);
     ctx.scheduler.kick();
@@ -130,22 +123,22 @@ function onFinished(ctx: LinkContext, cellId: string, finished: EpisodeFinished,
   const label = labelOf(finished.evaluationJson);
   if (finished.outcome === "unlabelled") {
     // The person's label never came: listed in the result, never counted in n, not run again.
-    const unlabelled = markEpisodeUnlabelled(ctx.db, episode.id, { ...common, waitedS: label?.waitedS ?? 0 });
+    const unlabelled = markEpisodeUnlabelled(tx, episode.id, { ...common, waitedS: label?.waitedS ?? 0 });
     if (unlabelled) {
       ctx.logger.warn(`cell ${cellId}: episode ${episode.id} ended unlabelled: no person labelled it within the cell's label timeout; it is listed in the result and not counted`);
-      ctx.lifecycle.refreshResult(episode.run_id);
+      ctx.lifecycle.refreshResult(tx, episode.run_id);
     }
-    effects.push(() => {
+    tx.afterCommit(() => {
       if (ctx.registry.assignedEpisodeOf(cellId) === episode.id) ctx.registry.setAssigned(cellId, undefined);
       if (unlabelled) {
-        ctx.lifecycle.progress(episode.run_id);
+        ctx.lifecycle.progress(ctx.db, episode.run_id);
         ctx.scheduler.episodeMetered(episode.run_id);
       }
       ctx.scheduler.kick();
     });
     return;
   }
-  const done = markEpisodeDone(ctx.db, episode.id, {
+  const done = markEpisodeDone(tx, episode.id, {
     ...common,
     outcome: finished.outcome,
     // An older cell's legacy name is stored under its current one (protocol/failure-clusters.ts).
@@ -164,7 +157,7 @@ function onFinished(ctx: LinkContext, cellId: string, finished: EpisodeFinished,
   }
   // The first finish counts: the cell holding the newer attempt must stop it and not report it finished.
   if (holder) {
-    effects.push(() => {
+    tx.afterCommit(() => {
       const sent = ctx.registry.cancelEpisode(holder, episode.id, "finished elsewhere");
       ctx.logger.warn(
         `cell ${cellId}: finished episode ${episode.id} (attempt ${finished.attempt}) after it was reassigned${holder === cellId ? " to it again" : ` to cell ${holder}`} (attempt ${episode.attempt}); ` +
@@ -177,22 +170,22 @@ function onFinished(ctx: LinkContext, cellId: string, finished: EpisodeFinished,
       ctx.logger.error(`cell ${cellId}: artifact ${ref.kind} of ${episode.id} has file_name ${JSON.stringify(ref.fileName)}, not a plain file name; not recorded`);
       continue;
     }
-    insertPendingArtifact(ctx.db, { episodeId: episode.id, runId: episode.run_id, kind: ref.kind, fileName: ref.fileName, bytes: ref.bytes, sha256: ref.sha256 });
+    insertPendingArtifact(tx, { episodeId: episode.id, runId: episode.run_id, kind: ref.kind, fileName: ref.fileName, bytes: ref.bytes, sha256: ref.sha256 });
   }
   const pin = policyImageOf(finished.metaJson);
-  if (pin) addPinnedImage(ctx.db, episode.run_id, pin);
-  const run = getRun(ctx.db, episode.run_id);
+  if (pin) addPinnedImage(tx, episode.run_id, pin);
+  const run = getRun(tx, episode.run_id);
   const outcome = finished.outcome;
   if (outcome === "failure") {
     // Committed with the outcome (durable webhook outbox).
-    enqueueRunEvent(ctx.db, episode.run_id, "episode.failed", {
+    enqueueRunEvent(tx, episode.run_id, "episode.failed", {
       run_id: episode.run_id, episode_id: episode.id, index: episode.idx, cluster: canonicalFailureCluster(finished.failureCluster || "unclassified"), duration_s: finished.durationS,
     }, ctx.now());
   }
   // A run halted while this episode ran (even one the halt cancelled after its link dropped) stays
   // stopped; its partial result now counts the episode and its robot time.
-  ctx.lifecycle.refreshResult(episode.run_id);
-  effects.push(() => {
+  ctx.lifecycle.refreshResult(tx, episode.run_id);
+  tx.afterCommit(() => {
     ctx.metrics.episodesFinished.inc({ outcome });
     if (run) {
       ctx.runEvents.publish({
@@ -201,7 +194,7 @@ function onFinished(ctx: LinkContext, cellId: string, finished: EpisodeFinished,
         data: { episode: episode.idx + 1, of: run.episodesTotal, outcome, duration_s: finished.durationS },
       });
     }
-    ctx.lifecycle.progress(episode.run_id);
+    ctx.lifecycle.progress(ctx.db, episode.run_id);
     ctx.scheduler.episodeMetered(episode.run_id);
   });
 }
@@ -224,18 +217,18 @@ function labelOf(evaluationJson: string): { judgedBy: "human" | "judge" | null; 
   return { judgedBy: label.judged_by === "human" || label.judged_by === "judge" ? label.judged_by : null, progress, note: typeof label.note === "string" ? label.note.slice(0, 2000) : null, waitedS };
 }
 
-function onInterrupted(ctx: LinkContext, cellId: string, interrupted: EpisodeInterrupted, effects: Effect[]): void {
-  const episode = knownEpisode(ctx, cellId, interrupted.episodeId, "EpisodeInterrupted");
+function onInterrupted(ctx: LinkContext, tx: Tx, cellId: string, interrupted: EpisodeInterrupted): void {
+  const episode = knownEpisode(ctx, tx, cellId, interrupted.episodeId, "EpisodeInterrupted");
   if (!episode) return;
   const reason = interrupted.reason || "unspecified";
   if (interrupted.attempt > 0 && interrupted.attempt !== episode.attempt) {
     // A late report on an earlier attempt (a restarted agent's outbox, after the stream's end had
     // already requeued the episode and it was assigned again): it completes that attempt's record
     // and must not requeue the attempt now running.
-    amendLinkLostInterruption(ctx.db, episode.id, cellId, interrupted.attempt, reason, interrupted.detail);
+    amendLinkLostInterruption(tx, episode.id, cellId, interrupted.attempt, reason, interrupted.detail);
     return;
   }
-  const requeued = requeueEpisode(ctx.db, episode.id, cellId, {
+  const requeued = requeueEpisode(tx, episode.id, cellId, {
     reason,
     detail: interrupted.detail,
     at: ctx.now().toISOString(),
@@ -243,13 +236,13 @@ function onInterrupted(ctx: LinkContext, cellId: string, interrupted: EpisodeInt
     ...(interrupted.operatorResetS ? { operator_reset_s: interrupted.operatorResetS } : {}),
   });
   if (requeued) {
-    ctx.lifecycle.settleRequeued(episode.id);
-    failRunOnRepeatedInterruptions(ctx, episode.id);
+    ctx.lifecycle.settleRequeued(tx, episode.id);
+    failRunOnRepeatedInterruptions(ctx, tx, episode.id);
   } else {
     // Already requeued when the stream ended (a crash, a cut link): the record gets the cell's reason.
-    amendLinkLostInterruption(ctx.db, episode.id, cellId, interrupted.attempt, reason, interrupted.detail);
+    amendLinkLostInterruption(tx, episode.id, cellId, interrupted.attempt, reason, interrupted.detail);
   }
-  effects.push(() => {
+  tx.afterCommit(() => {
     if (ctx.registry.assignedEpisodeOf(cellId) === episode.id) ctx.registry.setAssigned(cellId, undefined);
     if (requeued) {
       ctx.metrics.episodesInterrupted.inc({ reason });
@@ -269,8 +262,8 @@ export const MAX_INTERRUPTED_ATTEMPTS = 5;
  * lifecycle, which cancels what is pending, keeps the partial result and tells the cells; the
  * status message names the episode. Call inside the requeue's transaction.
  */
-function failRunOnRepeatedInterruptions(ctx: LinkContext, episodeId: string): void {
-  const episode = getEpisodeRecord(ctx.db, episodeId);
+function failRunOnRepeatedInterruptions(ctx: LinkContext, tx: Tx, episodeId: string): void {
+  const episode = getEpisodeRecord(tx, episodeId);
   if (!episode || episode.status !== "pending") return;
   const interruptions = episode.interruptions;
   if (interruptions.length < MAX_INTERRUPTED_ATTEMPTS) return;
@@ -283,7 +276,7 @@ function failRunOnRepeatedInterruptions(ctx: LinkContext, episodeId: string): vo
   const message =
     `episode ${episode.idx} (${episode.id}) was interrupted ${interruptions.length} times (${reasons}); the run is failed rather than ` +
     `retried without end. Finished episodes are kept in the partial result; check those cells, then submit the run again`;
-  ctx.lifecycle.end(episode.runId, { status: "failed", message });
+  ctx.lifecycle.end(tx, episode.runId, { status: "failed", message });
 }
 
 /**
@@ -294,23 +287,23 @@ function failRunOnRepeatedInterruptions(ctx: LinkContext, episodeId: string): vo
 export function requeueHeldBy(ctx: LinkContext, cellId: string, reason: string, detail: string, onlyEpisodeId?: string): number {
   const now = ctx.now();
   const meteredRuns = new Set<string>();
-  const requeued = transact(ctx.db, () => {
-    for (const runId of listRunIdsHeldByCell(ctx.db, cellId)) lockRun(ctx.db, runId);
-    const held = listEpisodesHeldByCell(ctx.db, cellId);
+  const requeued = transact(ctx.db, (tx) => {
+    for (const runId of listRunIdsHeldByCell(tx, cellId)) lockRun(tx, runId);
+    const held = listEpisodesHeldByCell(tx, cellId);
     let count = 0;
     for (const episode of held) {
       if (onlyEpisodeId !== undefined && episode.id !== onlyEpisodeId) continue;
-      const maxS = getRun(ctx.db, episode.run_id)?.plan.max_duration_s ?? Infinity;
+      const maxS = getRun(tx, episode.run_id)?.plan.max_duration_s ?? Infinity;
       const elapsedS = episode.status === "running" && episode.started_at ? Math.max(0, (now.getTime() - Date.parse(episode.started_at)) / 1000) : 0;
-      if (requeueEpisode(ctx.db, episode.id, cellId, { reason, detail, at: now.toISOString(), duration_s: Math.min(elapsedS, maxS) })) {
+      if (requeueEpisode(tx, episode.id, cellId, { reason, detail, at: now.toISOString(), duration_s: Math.min(elapsedS, maxS) })) {
         count += 1;
         meteredRuns.add(episode.run_id);
-        ctx.lifecycle.settleRequeued(episode.id);
-        failRunOnRepeatedInterruptions(ctx, episode.id);
+        ctx.lifecycle.settleRequeued(tx, episode.id);
+        failRunOnRepeatedInterruptions(ctx, tx, episode.id);
       }
     }
     return count;
-  });
+  }, { logger: ctx.logger });
   if (requeued > 0) {
     ctx.metrics.episodesInterrupted.inc({ reason }, requeued);
     ctx.logger.warn(`cell ${cellId}: ${requeued} episode(s) back to pending (${reason}: ${detail})`);

@@ -14,7 +14,7 @@ import { forgetArtifactsOfEpisode } from "../store/artifacts-repo.js";
 import type { Db } from "../store/database.js";
 import { invalidateEpisode, lastFinishedEpisodeOfCell } from "../store/episodes-repo.js";
 import { getRun, lockRun } from "../store/runs-repo.js";
-import { transact } from "../store/transact.js";
+import { transact } from "../store/tx.js";
 import type { CoordinatorMessage } from "../../protocol/gen/cell.js";
 import type { ConnectedCell, FleetView } from "./fleet-view.js";
 
@@ -149,21 +149,21 @@ export function createOperatorStation(options: OperatorStationOptions): Operator
     },
 
     invalidatePrevious(cellId, input) {
-      const invalidation = transact(db, () => {
-        const previous = lastFinishedEpisodeOfCell(db, cellId);
+      const invalidation = transact(db, (tx) => {
+        const previous = lastFinishedEpisodeOfCell(tx, cellId);
         if (!previous) throw new AssayError("contract_validation_failed", `cell ${q(cellId)} has no finished episode to mark invalid`);
         if (input.episodeId !== undefined && input.episodeId !== previous.id) {
           throw new AssayError("contract_validation_failed", `the previous episode of cell ${q(cellId)} is ${previous.id}, not ${q(input.episodeId)} (already marked invalid, or another one finished since); nothing was changed`);
         }
-        lockRun(db, previous.runId);
-        const run = getRun(db, previous.runId);
+        lockRun(tx, previous.runId);
+        const run = getRun(tx, previous.runId);
         if (!run || isTerminal(run.status)) {
           throw new AssayError("contract_validation_failed", `episode ${previous.id} belongs to run ${previous.runId}, which has ended (${run?.status ?? "unknown"}); its result is final and the episode cannot be marked invalid`, { runId: previous.runId });
         }
-        if (!invalidateEpisode(db, previous.id, { reason: input.reason, note: input.note, at: now().toISOString() })) {
+        if (!invalidateEpisode(tx, previous.id, { reason: input.reason, note: input.note, at: now().toISOString() })) {
           throw new AssayError("contract_validation_failed", `episode ${previous.id} is not finished any more; nothing was changed`);
         }
-        forgetArtifactsOfEpisode(db, previous.id);
+        forgetArtifactsOfEpisode(tx, previous.id);
         return {
           episodeId: previous.id, runId: previous.runId, index: previous.idx, attempt: previous.attempt,
           reason: input.reason, note: input.note, outcome: previous.outcome,

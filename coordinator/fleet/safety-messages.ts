@@ -16,36 +16,36 @@
 import type { SafetyEvent } from "../../protocol/gen/cell.js";
 import { findRunHeldByCell, getEpisode } from "../store/episodes-repo.js";
 import { enqueueRunEvent } from "../webhooks/outbox.js";
+import type { Tx } from "../store/tx.js";
 import type { LinkContext } from "./link-context.js";
 
-type Effect = () => void;
-
 /** The run the cell was working for when the event fired: from the event's episode, else the store. */
-function runOfEvent(ctx: LinkContext, cellId: string, event: SafetyEvent): string | undefined {
+function runOfEvent(tx: Tx, cellId: string, event: SafetyEvent): string | undefined {
   if (event.episodeId) {
-    const episode = getEpisode(ctx.db, event.episodeId);
+    const episode = getEpisode(tx, event.episodeId);
     if (episode) return episode.run_id;
   }
-  return findRunHeldByCell(ctx.db, cellId);
+  return findRunHeldByCell(tx, cellId);
 }
 
 /**
- * Applies `event` from `cellId`. Call inside the sequenced message's transaction; `effects` run
- * after it commits; so do the lifecycle's (CancelEpisode, the `stopped` status event).
+ * Applies `event` from `cellId` in `tx`, the sequenced message's transaction; what it tells the
+ * registry and the log runs after that commits, as do the lifecycle's notifications (CancelEpisode,
+ * the `stopped` status event).
  */
-export function applySafetyEvent(ctx: LinkContext, cellId: string, event: SafetyEvent, effects: Effect[]): void {
+export function applySafetyEvent(ctx: LinkContext, tx: Tx, cellId: string, event: SafetyEvent): void {
   const at = new Date(event.atMs > 0 ? event.atMs : ctx.now().getTime()).toISOString();
-  const runId = event.kind === "estop_reset" ? undefined : runOfEvent(ctx, cellId, event);
+  const runId = event.kind === "estop_reset" ? undefined : runOfEvent(tx, cellId, event);
   if (event.kind === "estop_triggered") {
     const latency = event.latencyMs >= 0 ? `${event.latencyMs.toFixed(1)} ms` : "torque off NOT confirmed";
     if (runId) {
-      ctx.lifecycle.end(runId, { status: "stopped", code: "estop_triggered", message: `${cellId} emergency stop at ${at}; latency ${latency}; partial results kept` });
-      enqueueRunEvent(ctx.db, runId, "estop.triggered", { run_id: runId, cell: cellId, latency_ms: event.latencyMs, at }, ctx.now());
+      ctx.lifecycle.end(tx, runId, { status: "stopped", code: "estop_triggered", message: `${cellId} emergency stop at ${at}; latency ${latency}; partial results kept` });
+      enqueueRunEvent(tx, runId, "estop.triggered", { run_id: runId, cell: cellId, latency_ms: event.latencyMs, at }, ctx.now());
     }
   } else if (event.kind === "protective_stop" && event.detail === "policy_endpoint_timeout" && runId) {
-    ctx.lifecycle.end(runId, { status: "stopped", code: "policy_endpoint_timeout", message: `the endpoint policy persistently exceeded its latency_budget_ms on ${cellId} (episode ${event.episodeId || "unknown"}) at ${at}; partial results kept; fix the endpoint and resubmit` });
+    ctx.lifecycle.end(tx, runId, { status: "stopped", code: "policy_endpoint_timeout", message: `the endpoint policy persistently exceeded its latency_budget_ms on ${cellId} (episode ${event.episodeId || "unknown"}) at ${at}; partial results kept; fix the endpoint and resubmit` });
   }
-  effects.push(() => {
+  tx.afterCommit(() => {
     ctx.registry.recordSafetyEvent(cellId, event);
     const where = runId ? `run ${runId}, ` : "";
     ctx.logger.warn(`cell ${cellId}: safety event ${event.kind} (${where}episode ${event.episodeId || "none"}, latency ${event.latencyMs} ms): ${event.detail}`);

@@ -191,7 +191,7 @@ interface SequentialState {
  * transaction that checks completion.
  */
 function compareProgress(ctx: KindProgressContext, run: RunRecord, episodes: readonly EpisodeRecord[]): undefined {
-  const { db, now } = ctx;
+  const { tx, now } = ctx;
   const settings = settingsOf(run);
   if (!settings.sequential) return;
   const state = (run.kindState ?? {}) as { sequential?: SequentialState };
@@ -205,14 +205,14 @@ function compareProgress(ctx: KindProgressContext, run: RunRecord, episodes: rea
     if (decision !== "continue") break;
   }
   const snapshot = test.state();
-  setKindState(db, run.id, {
+  setKindState(tx, run.id, {
     ...state,
     sequential: {
       decision, pairs_used: used, reason: snapshot.reason, method: snapshot.method, log_lr_a: snapshot.log_lr_a, log_lr_b: snapshot.log_lr_b,
       ...(decision !== "continue" ? { decided_at: now.toISOString() } : {}),
     },
   });
-  if (decision !== "continue") cancelPendingEpisodes(db, run.id);
+  if (decision !== "continue") cancelPendingEpisodes(tx, run.id);
   return undefined;
 }
 

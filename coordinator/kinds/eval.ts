@@ -92,5 +92,5 @@ export const evalKind: RunKind = {
   plan: planEval,
   result: evalResult,
   // An eval may back CI gate checks; they are decided when the run ends, whatever its ending.
-  onEnded: (ctx, run) => decideChecksOfRun(ctx.db, run.id, ctx.now),
+  onEnded: (ctx, run) => decideChecksOfRun(ctx.tx, run.id, ctx.now),
 };

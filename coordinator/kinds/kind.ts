@@ -10,6 +10,7 @@ import type { ErrorCode } from "../errors/codes.js";
 import type { RunKindName, ValidatedRun, ValidateRunContext } from "../runs/run-request.js";
 import type { TerminalRunStatus } from "../runs/run-state.js";
 import type { Db } from "../store/database.js";
+import type { Tx } from "../store/tx.js";
 import type { RunRecord } from "../store/runs-repo.js";
 import type { EpisodeRecord } from "../store/episodes-repo.js";
 
@@ -21,13 +22,18 @@ export interface KindResultContext {
   baseUrl: string;
 }
 
-/** What a kind may do while its run progresses (inside the transaction that checks completion). */
-export interface KindProgressContext extends KindResultContext {
+/**
+ * What a kind may do while its run progresses: read and write in `tx`, the transaction that checks
+ * completion (coordinator/store/tx.ts; notifications go on `tx.afterCommit`).
+ */
+export interface KindProgressContext extends Omit<KindResultContext, "db"> {
+  tx: Tx;
   now: Date;
 }
 
-/** What ending a run of a kind may do (inside the transaction that ended it). */
-export interface KindEndedContext extends KindResultContext {
+/** What ending a run of a kind may do: read and write in `tx`, the transaction that ended it. */
+export interface KindEndedContext extends Omit<KindResultContext, "db"> {
+  tx: Tx;
   now: Date;
   status: TerminalRunStatus;
 }

@@ -104,10 +104,10 @@ function matrixResult(ctx: KindResultContext, run: RunRecord, episodes: readonly
 /** Announces the regressions of a completed matrix run (one `regression.detected` event); a run that did not complete announces none. */
 function matrixEnded(ctx: KindEndedContext, run: RunRecord, result: Record<string, unknown>): void {
   if (ctx.status !== "completed") return;
-  const { db, now } = ctx;
+  const { tx, now } = ctx;
   const regressions = result.regressions as unknown[] | undefined;
   if (!regressions || regressions.length === 0) return;
-  enqueueEvent(db, run.accountId, "regression.detected", {
+  enqueueEvent(tx, run.accountId, "regression.detected", {
     source: "matrix", run_id: run.id, baseline_run_id: result.baseline_run_id, task: run.resolvedPins.task, regressions,
   }, now);
 }

@@ -187,7 +187,7 @@ function testPhase(run: Pick<RunRecord, "units" | "headlinePriors">, settings: T
 }
 
 /** Metered cost of the run's attempts in the UTC month of `now`. */
-function costThisMonth(ctx: KindResultContext, run: RunRecord, episodes: readonly EpisodeRecord[], now: Date): number {
+function costThisMonth(ctx: Pick<KindResultContext, "pins" | "baseUrl">, run: RunRecord, episodes: readonly EpisodeRecord[], now: Date): number {
   const month = now.toISOString().slice(0, 7);
   const inMonth = episodes.filter((e) => (e.finishedAt ?? e.assignedAt ?? "").slice(0, 7) === month);
   return unitResults(ctx, run, inMonth).reduce((sum, u) => sum + u.result.cost_usd, 0);
@@ -198,7 +198,7 @@ function costThisMonth(ctx: KindResultContext, run: RunRecord, episodes: readonl
  * episode, emits events. Asks the lifecycle to stop the run at the monthly cap.
  */
 function thresholdProgress(ctx: KindProgressContext, run: RunRecord, episodes: readonly EpisodeRecord[]): KindDecision {
-  const { db, now } = ctx;
+  const { tx, now } = ctx;
   const settings = settingsOf(run);
   const state = stateOf(run);
   if (state.phase !== "soak" && state.phase !== "verify") return undefined;
@@ -214,7 +214,7 @@ function thresholdProgress(ctx: KindProgressContext, run: RunRecord, episodes: r
       const { checkpoint, alpha } = soakTestOf(settings, state);
       state.phase = "verify";
       state.crossed = { n: test.n, successes: test.successes, at: now.toISOString(), checkpoint, alpha };
-      enqueueEvent(db, run.accountId, "threshold.crossed", {
+      enqueueEvent(tx, run.accountId, "threshold.crossed", {
         run_id: run.id, phase: "soak", robot: units[0].robot, task: pins.task, target: { success_rate: settings.target, ci: settings.ci },
         ...rateSummary(test.successes, test.n), escalate_to: units[1].robot,
         // The error this crossing carries: the checkpoint's alpha, a share of the run's under policy_stream.
@@ -226,7 +226,7 @@ function thresholdProgress(ctx: KindProgressContext, run: RunRecord, episodes: r
   else if (decision === "pass") {
     state.phase = "verified";
     state.decided = { n: test.n, successes: test.successes, at: now.toISOString() };
-    if (settings.on_verified_endpoint) state.event_id = deliverOnVerified(db, run, settings, settings.on_verified_endpoint, units[1].robot, pins.task, test.successes, test.n, now);
+    if (settings.on_verified_endpoint) state.event_id = deliverOnVerified(tx, run, settings, settings.on_verified_endpoint, units[1].robot, pins.task, test.successes, test.n, now);
   } else {
     state.phase = decision === "inconclusive" ? "inconclusive" : "not_confirmed";
     state.decided = { n: test.n, successes: test.successes, at: now.toISOString() };
@@ -236,7 +236,7 @@ function thresholdProgress(ctx: KindProgressContext, run: RunRecord, episodes: r
     const estimate = costOfSecondsUsd(episodeEstimateS(run.plan), unitMeterContext(ctx.pins, units[unit], run.priority));
     const spent = costThisMonth(ctx, run, episodes, now);
     if (spent + estimate > settings.monthly_cap_usd) {
-      setKindState(db, run.id, state);
+      setKindState(tx, run.id, state);
       return {
         stop: {
           code: "monthly_budget_exceeded",
@@ -244,9 +244,9 @@ function thresholdProgress(ctx: KindProgressContext, run: RunRecord, episodes: r
         },
       };
     }
-    appendEpisodes(db, run.id, [{ unit, seed: episodeSeed(run.plan.seed, episodes.length), assign: { phase: next } }], episodes.length);
+    appendEpisodes(tx, run.id, [{ unit, seed: episodeSeed(run.plan.seed, episodes.length), assign: { phase: next } }], episodes.length);
   }
-  setKindState(db, run.id, state);
+  setKindState(tx, run.id, state);
   return undefined;
 }
 

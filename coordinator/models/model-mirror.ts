@@ -19,6 +19,7 @@ import { MODEL_CONTENT_TYPE, modelKey, removeModelFiles } from "./model-files.js
 import { DEFAULT_REVISION, refText } from "./model-ref.js";
 import { DEFAULT_MODEL_RETENTION } from "./model-uploads.js";
 import { lockName } from "../store/named-lock.js";
+import { transact } from "../store/tx.js";
 
 /** The mirror's file for a model, or undefined. */
 export function mirrorFileOf(mirror: string | undefined, name: string, revision: string): string | undefined {
@@ -57,17 +58,17 @@ export async function importMirroredModel(db: Db, objects: ObjectStore, accountI
     const sha256 = hash.digest("hex");
     // Checked again under a lock on the name: another submission (here or on another coordinator)
     // may have imported it while these bytes were stored.
-    const again = db.transaction(() => {
-      lockName(db, `mirrored-model:${accountId}:${name}:${revision}`);
-      const raced = findLiveModel(db, accountId, name, revision);
+    const again = transact(db, (tx) => {
+      lockName(tx, `mirrored-model:${accountId}:${name}:${revision}`);
+      const raced = findLiveModel(tx, accountId, name, revision);
       if (raced?.status === "ready") return raced;
-      insertModel(db, {
+      insertModel(tx, {
         id, account_id: accountId, name, revision, format: "onnx", source: "mirror", created: now().toISOString(), bytes, sha256, retention: DEFAULT_MODEL_RETENTION,
       });
-      markModelReceived(db, id);
-      markModelReady(db, id, description, now().toISOString());
+      markModelReceived(tx, id);
+      markModelReady(tx, id, description, now().toISOString());
       return undefined;
-    })();
+    });
     if (again) {
       await removeModelFiles(objects, id);
       return again;

@@ -26,6 +26,7 @@ import { lockName } from "../store/named-lock.js";
 import { ChunkTooLong, dropChunk, dropChunks, joinedChunks, MODEL_CONTENT_TYPE, modelKey, removeModelFiles, writeChunk } from "./model-files.js";
 import { formatBytes, type ModelLimits } from "./model-limits.js";
 import { refText } from "./model-ref.js";
+import { transact } from "../store/tx.js";
 
 export const DEFAULT_MODEL_RETENTION = "90d";
 /** Longest retention a model may ask for. */
@@ -56,13 +57,13 @@ export function createModelUpload(db: Db, accountId: string, body: NewUpload, li
   const retention = checkModelRetention(body.retention ?? DEFAULT_MODEL_RETENTION);
   const id = `mdl_${randomBase62(20)}`;
   // Under a lock on the account: two declarations at once must not both fit the last of the quota.
-  db.transaction(() => {
-    lockName(db, `models:${accountId}`);
-    const existing = findLiveModel(db, accountId, body.name, body.revision);
+  transact(db, (tx) => {
+    lockName(tx, `models:${accountId}`);
+    const existing = findLiveModel(tx, accountId, body.name, body.revision);
     if (existing) {
       contract(`a model ${refText(body.name, body.revision)} is already ${existing.status} on this account (${existing.id}); delete it first (DELETE /v1/models/${existing.id}) or upload under another revision`);
     }
-    const usage = accountModelUsage(db, accountId);
+    const usage = accountModelUsage(tx, accountId);
     if (usage.pending >= limits.maxPendingUploads) {
       contract(`this account has ${usage.pending} model uploads in progress, the most it may have at once (${limits.maxPendingUploads}); finish or delete one (GET /v1/models lists them) before declaring another`);
     }
@@ -72,11 +73,11 @@ export function createModelUpload(db: Db, accountId: string, body: NewUpload, li
           `${body.bytes} more would exceed it. Delete models it no longer needs (DELETE /v1/models/{id})`,
       );
     }
-    insertModel(db, {
+    insertModel(tx, {
       id, account_id: accountId, name: body.name, revision: body.revision, format: body.format, source: "upload",
       created: now.toISOString(), bytes: body.bytes, sha256: body.sha256.toLowerCase(), retention,
     });
-  })();
+  });
   return getModel(db, id)!;
 }
 

@@ -9,6 +9,10 @@
  * cancel, publishes the SSE `status` event and runs the composition root's ended hooks (the webhook
  * worker's kick; exports and streams hook in here).
  *
+ * Every method takes the transaction explicitly (coordinator/store/tx.ts): a `Tx` to work in the
+ * caller's transaction, whose commit then releases the notifications; `end` and `progress` also
+ * take the `Db` itself, and then open their own transaction.
+ *
  * A cell that finishes an episode of a run that ended meanwhile still has it recorded (its robot
  * time was spent and is billed): `refreshResult` recomputes the stored result, the status stays.
  */
@@ -16,7 +20,6 @@ import { boardsOfRun } from "../leaderboards/published-results.js";
 import { getAccount } from "../store/accounts-repo.js";
 import type { FirmwarePins } from "../../firmware-pins/pins.js";
 import type { ErrorCode } from "../errors/codes.js";
-import type { KindResultContext } from "../kinds/kind.js";
 import { kindModule } from "../kinds/registry.js";
 import { countUnstoredArtifacts } from "../store/artifacts-repo.js";
 import type { Db } from "../store/database.js";
@@ -24,7 +27,7 @@ import {
   cancelPendingEpisode, cancelPendingEpisodes, countEpisodesByStatus, getEpisode, listEpisodeRecords, listHeldEpisodesOfRun,
 } from "../store/episodes-repo.js";
 import { getRun, lockRun, setRunResult, setRunStatus, type RunRecord, backfilling } from "../store/runs-repo.js";
-import { afterCommit, transact } from "../store/transact.js";
+import { transact, type Tx } from "../store/tx.js";
 import { enqueueEvent } from "../webhooks/outbox.js";
 import { statusEventStreamUrl } from "../streams/stream-tokens.js";
 import { interventionModeOf, interventionSummary } from "./interventions.js";
@@ -48,7 +51,6 @@ export type RunEnding =
   | { status: "stopped"; code?: undefined; message: string };
 
 export interface RunLifecycleOptions {
-  db: Db;
   runEvents: RunEvents;
   cells: EpisodeCanceller;
   pins: FirmwarePins;
@@ -64,134 +66,140 @@ export interface RunLifecycleOptions {
 }
 
 export interface RunLifecycle {
-  /** queued -> scheduling: the scheduler assigned the run's first episode to `cellId` (call inside that transaction). */
-  scheduled(runId: string, cellId: string): void;
-  /** scheduling -> running: `cellId` started the run's first episode (call inside that message's transaction). */
-  started(runId: string, cellId: string): void;
+  /** queued -> scheduling: the scheduler assigned the run's first episode to `cellId` (in that transaction). */
+  scheduled(tx: Tx, runId: string, cellId: string): void;
+  /** scheduling -> running: `cellId` started the run's first episode (in that message's transaction). */
+  started(tx: Tx, runId: string, cellId: string): void;
   /**
    * After an episode of the run finished or one of its artifacts was stored: the kind decides
    * (and may stop the run), then the run completes when every episode is done or cancelled, at
    * least one is done, and every recording is stored. Returns true when it completed the run.
+   * `db`: the caller's `Tx`, or the `Db` to open a transaction of its own.
    */
-  progress(runId: string): boolean;
-  /** Ends the run; false, changing nothing, when it is unknown or has already ended. */
-  end(runId: string, ending: RunEnding): boolean;
+  progress(db: Db, runId: string): boolean;
+  /**
+   * Ends the run; false, changing nothing, when it is unknown or has already ended. `db`: the
+   * caller's `Tx`, or the `Db` to open a transaction of its own.
+   */
+  end(db: Db, runId: string, ending: RunEnding): boolean;
   /** Recomputes and stores the Result of a run that has ended (a late finish counted); no-op otherwise. */
-  refreshResult(runId: string): void;
+  refreshResult(tx: Tx, runId: string): void;
   /**
    * An episode was just put back to pending: when its run has ended it is cancelled instead and
    * the result refreshed (the attempt's time counts). Returns whether the run had ended.
    */
-  settleRequeued(episodeId: string): boolean;
-  /** The Result of the run from its episodes as they stand (with its interventions section). */
-  resultOf(run: RunRecord): Record<string, unknown>;
+  settleRequeued(tx: Tx, episodeId: string): boolean;
+  /** The Result of the run from its episodes as they stand (with its interventions section), read on `db` (a Tx or the Db). */
+  resultOf(db: Db, run: RunRecord): Record<string, unknown>;
 }
 
 export function createRunLifecycle(options: RunLifecycleOptions): RunLifecycle {
-  const { db, runEvents, cells, pins, baseUrl, streamsUrl } = options;
+  const { runEvents, cells, pins, baseUrl, streamsUrl } = options;
   const now = options.now ?? (() => new Date());
   const logger = options.logger ?? console;
   const endedHooks = options.endedHooks ?? [];
-  const kindContext: KindResultContext = { db, pins, baseUrl };
+  const transactOptions = { logger };
 
-  function resultOf(run: RunRecord): Record<string, unknown> {
+  function resultOf(db: Db, run: RunRecord): Record<string, unknown> {
     const episodes = listEpisodeRecords(db, run.id);
-    const result = kindModule(run.kind).result(kindContext, run, episodes);
+    const result = kindModule(run.kind).result({ db, pins, baseUrl }, run, episodes);
     const done = episodes.filter((e) => e.status === "done");
     return { ...result, interventions: interventionSummary(interventionModeOf(run.request), done, run.kind !== "run"), ...operatorSections(episodes) };
   }
 
-  function publishStatus(runId: string, status: string, cell: string | null): void {
-    const webrtc = cell ? statusEventStreamUrl(db, streamsUrl, runId, cell, now()) : null;
-    afterCommit(db, () => runEvents.publish({ runId, type: "status", data: { status, cell, webrtc } }));
+  function publishStatus(tx: Tx, runId: string, status: string, cell: string | null): void {
+    const webrtc = cell ? statusEventStreamUrl(tx, streamsUrl, runId, cell, now()) : null;
+    tx.afterCommit(() => runEvents.publish({ runId, type: "status", data: { status, cell, webrtc } }));
   }
 
-  function end(runId: string, ending: RunEnding): boolean {
-    return transact(db, () => {
-      lockRun(db, runId);
-      const run = getRun(db, runId);
-      if (!run || isTerminal(run.status)) return false;
-      const at = now();
-      const status: TerminalRunStatus = ending.status;
-      setRunStatus(db, runId, status, {
-        cell: null, at: at.toISOString(),
-        ...(ending.status === "stopped" ? { code: ending.code } : {}),
-        ...(ending.status !== "completed" ? { message: ending.message } : {}),
-      });
-      cancelPendingEpisodes(db, runId);
-      const ended = getRun(db, runId)!;
-      const result = resultOf(ended);
-      setRunResult(db, runId, result);
-      if (status === "completed") {
-        enqueueEvent(db, run.accountId, "run.completed", { run: runView({ ...ended, result }) }, at);
-        // A published run of an opted-in account enters its boards: tell the publisher where.
-        const boards = getAccount(db, run.accountId)?.leaderboard_opt_in === 1 ? boardsOfRun(db, { ...ended, result }) : [];
-        if (boards.length > 0) {
-          enqueueEvent(db, run.accountId, "leaderboard.entered", { run_id: runId, leaderboards: boards.map((id) => ({ id, url: `${baseUrl}/v1/leaderboards/${id}` })) }, at);
-        }
-      }
-      kindModule(run.kind).onEnded?.({ ...kindContext, now: at, status }, { ...ended, result }, result);
-      const held = listHeldEpisodesOfRun(db, runId);
-      const reason = ending.status === "stopped" ? (ending.code ? `${ending.code}: ${ending.message}` : `cancelled: ${ending.message}`) : ending.status === "failed" ? `the run failed: ${ending.message}` : "the run completed";
-      afterCommit(db, () => {
-        if (ending.status === "failed") logger.error(`run ${runId} failed: ${ending.message}`);
-        for (const episode of held) cells.cancelEpisode(episode.cell_id, episode.id, reason);
-      });
-      publishStatus(runId, status, null);
-      afterCommit(db, () => {
-        for (const hook of endedHooks) hook({ ...ended, result });
-      });
-      return true;
+  function end(db: Db, runId: string, ending: RunEnding): boolean {
+    return transact(db, (tx) => endIn(tx, runId, ending), transactOptions);
+  }
+
+  function endIn(tx: Tx, runId: string, ending: RunEnding): boolean {
+    lockRun(tx, runId);
+    const run = getRun(tx, runId);
+    if (!run || isTerminal(run.status)) return false;
+    const at = now();
+    const status: TerminalRunStatus = ending.status;
+    setRunStatus(tx, runId, status, {
+      cell: null, at: at.toISOString(),
+      ...(ending.status === "stopped" ? { code: ending.code } : {}),
+      ...(ending.status !== "completed" ? { message: ending.message } : {}),
     });
+    cancelPendingEpisodes(tx, runId);
+    const ended = getRun(tx, runId)!;
+    const result = resultOf(tx, ended);
+    setRunResult(tx, runId, result);
+    if (status === "completed") {
+      enqueueEvent(tx, run.accountId, "run.completed", { run: runView({ ...ended, result }) }, at);
+      // A published run of an opted-in account enters its boards: tell the publisher where.
+      const boards = getAccount(tx, run.accountId)?.leaderboard_opt_in === 1 ? boardsOfRun(tx, { ...ended, result }) : [];
+      if (boards.length > 0) {
+        enqueueEvent(tx, run.accountId, "leaderboard.entered", { run_id: runId, leaderboards: boards.map((id) => ({ id, url: `${baseUrl}/v1/leaderboards/${id}` })) }, at);
+      }
+    }
+    kindModule(run.kind).onEnded?.({ tx, pins, baseUrl, now: at, status }, { ...ended, result }, result);
+    const held = listHeldEpisodesOfRun(tx, runId);
+    const reason = ending.status === "stopped" ? (ending.code ? `${ending.code}: ${ending.message}` : `cancelled: ${ending.message}`) : ending.status === "failed" ? `the run failed: ${ending.message}` : "the run completed";
+    tx.afterCommit(() => {
+      if (ending.status === "failed") logger.error(`run ${runId} failed: ${ending.message}`);
+      for (const episode of held) cells.cancelEpisode(episode.cell_id, episode.id, reason);
+    });
+    publishStatus(tx, runId, status, null);
+    tx.afterCommit(() => {
+      for (const hook of endedHooks) hook({ ...ended, result });
+    });
+    return true;
   }
 
   return {
-    scheduled(runId, cellId) {
-      lockRun(db, runId);
-      const run = getRun(db, runId);
+    scheduled(tx, runId, cellId) {
+      lockRun(tx, runId);
+      const run = getRun(tx, runId);
       if (run?.status !== "queued") return;
-      setRunStatus(db, runId, "scheduling", { cell: cellId, at: now().toISOString() });
-      publishStatus(runId, "scheduling", cellId);
+      setRunStatus(tx, runId, "scheduling", { cell: cellId, at: now().toISOString() });
+      publishStatus(tx, runId, "scheduling", cellId);
     },
-    started(runId, cellId) {
-      lockRun(db, runId);
-      const run = getRun(db, runId);
+    started(tx, runId, cellId) {
+      lockRun(tx, runId);
+      const run = getRun(tx, runId);
       if (run?.status !== "scheduling") return;
-      setRunStatus(db, runId, "running", { cell: cellId, at: now().toISOString() });
-      publishStatus(runId, "running", cellId);
+      setRunStatus(tx, runId, "running", { cell: cellId, at: now().toISOString() });
+      publishStatus(tx, runId, "running", cellId);
     },
-    progress(runId) {
-      return transact(db, () => {
-        lockRun(db, runId);
-        const run = getRun(db, runId);
+    progress(db, runId) {
+      return transact(db, (tx) => {
+        lockRun(tx, runId);
+        const run = getRun(tx, runId);
         if (!run || run.status !== "running") return false;
-        const decision = kindModule(run.kind).progress?.({ ...kindContext, now: now() }, run, listEpisodeRecords(db, runId));
+        const decision = kindModule(run.kind).progress?.({ tx, pins, baseUrl, now: now() }, run, listEpisodeRecords(tx, runId));
         if (decision) {
-          end(runId, { status: "stopped", ...decision.stop });
+          endIn(tx, runId, { status: "stopped", ...decision.stop });
           return false;
         }
-        const counts = countEpisodesByStatus(db, runId);
+        const counts = countEpisodesByStatus(tx, runId);
         // Cancelled episodes (a kind decided early) and unlabelled ones (no person's label came) do not
         // hold completion back; at least one must be done or unlabelled.
         if (counts.pending + counts.assigned + counts.running > 0 || counts.done + counts.unlabelled === 0) return false;
-        if (countUnstoredArtifacts(db, runId) > 0) return false;
+        if (countUnstoredArtifacts(tx, runId) > 0) return false;
         // Episodes still being inserted (a large run's creation) are episodes still to run.
-        if (backfilling(db, runId)) return false;
-        return end(runId, { status: "completed" });
-      });
+        if (backfilling(tx, runId)) return false;
+        return endIn(tx, runId, { status: "completed" });
+      }, transactOptions);
     },
     end,
-    refreshResult(runId) {
-      lockRun(db, runId);
-      const run = getRun(db, runId);
-      if (run && (run.status === "stopped" || run.status === "failed")) setRunResult(db, runId, resultOf(run));
+    refreshResult(tx, runId) {
+      lockRun(tx, runId);
+      const run = getRun(tx, runId);
+      if (run && (run.status === "stopped" || run.status === "failed")) setRunResult(tx, runId, resultOf(tx, run));
     },
-    settleRequeued(episodeId) {
-      const episode = getEpisode(db, episodeId);
-      const run = episode ? getRun(db, episode.run_id) : undefined;
+    settleRequeued(tx, episodeId) {
+      const episode = getEpisode(tx, episodeId);
+      const run = episode ? getRun(tx, episode.run_id) : undefined;
       if (!run || (run.status !== "stopped" && run.status !== "failed")) return false;
-      cancelPendingEpisode(db, episodeId);
-      setRunResult(db, run.id, resultOf(run));
+      cancelPendingEpisode(tx, episodeId);
+      setRunResult(tx, run.id, resultOf(tx, run));
       return true;
     },
     resultOf,

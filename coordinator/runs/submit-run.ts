@@ -26,6 +26,7 @@ import { validateRunRequest } from "./validate-run.js";
 import { preflightJudge } from "./judge-checks.js";
 import { lockName } from "../store/named-lock.js";
 import { labelsOfRequest } from "./run-labels.js";
+import { transact, type Tx } from "../store/tx.js";
 
 export interface SubmissionContext {
   db: Db;
@@ -55,7 +56,7 @@ export interface SubmitOptions {
   /** Replaces the planned run's plan and episodes (a replay reproduces one episode's conditions). */
   reshape?: (validated: ValidatedRun) => { plan: RunPlan; episodes: NewEpisode[] };
   /** Runs inside the insert's transaction with the new run's id (a gate check row commits with its run). */
-  withinInsert?: (runId: string, created: string) => void;
+  withinInsert?: (tx: Tx, runId: string, created: string) => void;
 }
 
 export interface Submitted {
@@ -83,9 +84,9 @@ function unitsOf(validated: ValidatedRun): RunUnit[] {
 }
 
 /** The run an Idempotency-Key already names, or undefined; 422 when it names one with another body. */
-function idempotentReplay(ctx: SubmissionContext, accountId: string, key: string | undefined, body: unknown): RunRecord | undefined {
+function idempotentReplay(db: Db, accountId: string, key: string | undefined, body: unknown): RunRecord | undefined {
   if (!key) return undefined;
-  const original = findRunByIdempotencyKey(ctx.db, accountId, key);
+  const original = findRunByIdempotencyKey(db, accountId, key);
   if (!original) return undefined;
   const sameBody = isPlainObject(body) && canonicalJson(normalizeRunRequest(body)) === original.request;
   if (!sameBody) {
@@ -101,7 +102,7 @@ function idempotentReplay(ctx: SubmissionContext, accountId: string, key: string
  */
 export async function submitRun(ctx: SubmissionContext, accountId: string, body: unknown, options: SubmitOptions = {}): Promise<Submitted> {
   const key = options.idempotencyKey;
-  const replay = idempotentReplay(ctx, accountId, key, body);
+  const replay = idempotentReplay(ctx.db, accountId, key, body);
   if (replay) return { run: replay, replayed: true };
   // Validation and planning, and the insert below, each take a turn of their own: many large
   // submissions at once do not run back to back in one iteration of the event loop.
@@ -117,13 +118,13 @@ export async function submitRun(ctx: SubmissionContext, accountId: string, body:
   let backfill = false;
   let raced: RunRecord | undefined;
   await ctx.backfill.turn();
-  ctx.db.transaction(() => {
+  transact(ctx.db, (tx) => {
     // A request with the same key may have been inserted while this one was pre-flighting, here or
     // on another coordinator: checked again under a lock on the key, so only one inserts.
-    if (key) lockName(ctx.db, `idempotency-key:${accountId}:${key}`);
-    raced = idempotentReplay(ctx, accountId, key, body);
+    if (key) lockName(tx, `idempotency-key:${accountId}:${key}`);
+    raced = idempotentReplay(tx, accountId, key, body);
     if (raced) return;
-    backfill = insertRun(ctx.db, {
+    backfill = insertRun(tx, {
       id,
       accountId,
       kind: validated.kind,
@@ -139,11 +140,11 @@ export async function submitRun(ctx: SubmissionContext, accountId: string, body:
       episodes: shape?.episodes ?? validated.episodes,
       kindState: validated.kindState,
       // Fixed now, so that every Result of the run uses the priors it was submitted under.
-      headlinePriors: headlinePriorsAtSubmission(ctx.db, unitsOf(validated)),
+      headlinePriors: headlinePriorsAtSubmission(tx, unitsOf(validated)),
       labels: labelsOfRequest(validated.request),
     });
-    options.withinInsert?.(id, created);
-  })();
+    options.withinInsert?.(tx, id, created);
+  });
   if (raced) return { run: raced, replayed: true };
   ctx.scheduler.kick();
   // The rest of a large run's episodes, a transaction per turn of the event loop: other requests go on meanwhile.

@@ -43,7 +43,7 @@ export function haltOverdueRuns(halt: QueueWindowContext, windowsMs: QueueWindow
     const windowMs = windowsMs[run.priority] ?? windowsMs.standard;
     if (now.getTime() - Date.parse(run.created) < windowMs) continue;
     const message = `no cell took the run's first episode within the ${run.priority} tier's queue window of ${humanMs(windowMs)}; resubmit, or use priority "burst"`;
-    if (halt.lifecycle.end(run.id, { status: "stopped", code: "queue_timeout", message })) halted.push(run.id);
+    if (halt.lifecycle.end(halt.db, run.id, { status: "stopped", code: "queue_timeout", message })) halted.push(run.id);
   }
   return halted;
 }

@@ -11,7 +11,7 @@ import type { Db } from "../store/database.js";
 import { assignEpisode, getEpisode, listHeldEpisodes, listPairCells, listPendingOfUnit, type EpisodeRecord } from "../store/episodes-repo.js";
 import { listOpenRuns, lockRun, type RunRecord } from "../store/runs-repo.js";
 import { findPinnedTask } from "../store/tasks-repo.js";
-import { transact } from "../store/transact.js";
+import { transact } from "../store/tx.js";
 import type { RunUnit } from "../kinds/units.js";
 import { planAssignments, type AvailableCell, type CellPin, type SchedulableRun } from "./assignment-plan.js";
 import { resolveTaskKits } from "../kits/kit-physics.js";
@@ -226,16 +226,16 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
   /** Commits one assignment (and a queued run's move to scheduling); returns the message to send. */
   function assignOne(run: RunRecord, episodeId: string, cellId: string, taskJson: string, offered: { unit: RunUnit; row: EpisodeRecord }): AssignEpisode | undefined {
     const at = now().toISOString();
-    const attempt = transact(db, () => {
-      lockRun(db, run.id);
+    const attempt = transact(db, (tx) => {
+      lockRun(tx, run.id);
       // Another coordinator on the database may have spent the run's room since this pass read
       // it; under the run's lock the check is exact.
       const capped = options.budget && typeof (run.request as { max_budget_usd?: unknown }).max_budget_usd === "number";
       if (capped && options.budget!.episodeAllowance(run.id, [offered.row]) < 1) return null;
-      const next = assignEpisode(db, episodeId, cellId, at);
-      if (next !== null) lifecycle.scheduled(run.id, cellId);
+      const next = assignEpisode(tx, episodeId, cellId, at);
+      if (next !== null) lifecycle.scheduled(tx, run.id, cellId);
       return next;
-    });
+    }, { logger });
     if (attempt === null) return undefined;
     const episode = getEpisode(db, episodeId)!;
     const { unit, row } = offered;

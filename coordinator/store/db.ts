@@ -22,6 +22,8 @@ export interface Db {
   /**
    * Wraps `fn` in a transaction (a savepoint when nested). `fn` must be synchronous. On PostgreSQL
    * it runs at READ COMMITTED: a decision that reads rows another coordinator may change locks them.
+   * For repositories only: code outside coordinator/store/ opens transactions with `transact`
+   * (tx.ts), whose handle carries the after-commit effects.
    */
   transaction<A extends unknown[], T>(fn: (...args: A) => T): (...args: A) => T;
   /** Runs statements without parameters. */

@@ -12,6 +12,7 @@ import { lockName } from "../store/named-lock.js";
 import {
   findPublicSigningKey, findSigningKeyOfOwner, insertSigningKey, listPublicSigningKeys, type PublicSigningKeyRow, type SigningKeyRow,
 } from "../store/signing-keys-repo.js";
+import { transact } from "../store/tx.js";
 
 /** `owner` of the service's own key; every other owner is an account id. */
 export const SERVICE_KEY_OWNER = "service";
@@ -32,9 +33,9 @@ function toSigningKey(row: SigningKeyRow): SigningKey {
 
 /** The owner's key, generating and storing it when the owner has none yet. */
 export function ensureSigningKey(db: Db, owner: string, now: Date = new Date()): SigningKey {
-  return db.transaction(() => {
-    lockName(db, `signing-key:${owner}`);
-    const existing = findSigningKeyOfOwner(db, owner);
+  return transact(db, (tx) => {
+    lockName(tx, `signing-key:${owner}`);
+    const existing = findSigningKeyOfOwner(tx, owner);
     if (existing) return toSigningKey(existing);
     const { publicKey, privateKey } = generateKeyPairSync("ed25519");
     const row: SigningKeyRow = {
@@ -44,9 +45,9 @@ export function ensureSigningKey(db: Db, owner: string, now: Date = new Date()):
       private_key_pem: privateKey.export({ type: "pkcs8", format: "pem" }).toString(),
       created: now.toISOString(),
     };
-    insertSigningKey(db, row);
+    insertSigningKey(tx, row);
     return toSigningKey(row);
-  })();
+  });
 }
 
 /** The service's key (generated on first call). */

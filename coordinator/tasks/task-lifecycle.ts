@@ -22,6 +22,7 @@ import { signTaskSpec } from "./task-signing.js";
 import { storedSpec, taskRev, type TaskPilot } from "./task-view.js";
 import { checkTaskAmendment, checkTaskBody, TASK_FIELDS, validateTaskSpec, type TaskField, type TaskSpecFields } from "./validate-task.js";
 import { lockName } from "../store/named-lock.js";
+import { transact } from "../store/tx.js";
 
 export interface TaskContext {
   db: Db;
@@ -111,11 +112,11 @@ export async function pilotTask(row: TaskRecord, body: unknown, ctx: TaskContext
   const earlier = row.pilot as TaskPilot | null;
   // A new pilot replaces run, robot and episodes; the amendment history carries over.
   const pilot: TaskPilot = { run_id: deps.runId, robot: planned.robotPin, episodes: planned.episodes, amendments: earlier?.amendments ?? [] };
-  ctx.db.transaction(() => {
+  transact(ctx.db, (tx) => {
     const units = planned.run.units ?? [{ model: planned.run.plan.model, environment: planned.run.plan.environment }];
-    insertRun(ctx.db, { ...planned.run, headlinePriors: headlinePriorsAtSubmission(ctx.db, units) });
-    setTaskPilot(ctx.db, row.id, JSON.stringify(pilot));
-  })();
+    insertRun(tx, { ...planned.run, headlinePriors: headlinePriorsAtSubmission(tx, units) });
+    setTaskPilot(tx, row.id, JSON.stringify(pilot));
+  });
   return pilot;
 }
 
@@ -134,17 +135,17 @@ export function signFrozenSpec(db: Db, ownerAccountId: string, spec: TaskSpecFie
 /** POST /v1/tasks/{id}/freeze: piloting -> frozen at `<name>@v<N>`, N = 1 + the highest frozen version of the name. */
 export function freezeTask(row: TaskRecord, ctx: TaskContext): TaskRecord {
   nextTaskStatus(row.status, "freeze", labelOf(row));
-  ctx.db.transaction(() => {
+  transact(ctx.db, (tx) => {
     // Two drafts of one name frozen at once (on two coordinators) must not both take version N.
-    lockName(ctx.db, `task-versions:${row.name}`);
-    const current = getTask(ctx.db, row.id)!;
+    lockName(tx, `task-versions:${row.name}`);
+    const current = getTask(tx, row.id)!;
     nextTaskStatus(current.status, "freeze", labelOf(current));
-    const version = maxFrozenVersion(ctx.db, current.name) + 1;
+    const version = maxFrozenVersion(tx, current.name) + 1;
     const rev = `${current.name}@v${version}`;
     const frozen = ctx.now.toISOString();
-    const signatures = signFrozenSpec(ctx.db, ctx.accountId, storedSpec(current), rev, frozen, ctx.now);
-    freezeTaskRow(ctx.db, row.id, { version, frozen, signatures: JSON.stringify(signatures) });
-  })();
+    const signatures = signFrozenSpec(tx, ctx.accountId, storedSpec(current), rev, frozen, ctx.now);
+    freezeTaskRow(tx, row.id, { version, frozen, signatures: JSON.stringify(signatures) });
+  });
   return getTask(ctx.db, row.id)!;
 }
 

@@ -6,6 +6,7 @@ import type { DeliveryRow, EndpointRow } from "../store/webhooks-repo.js";
 
 export type { DeliveryRow, EndpointRow } from "../store/webhooks-repo.js";
 import type { WebhookEventType } from "./event-types.js";
+import { transact } from "../store/tx.js";
 
 export const WEBHOOK_SECRET_PREFIX = "whsec_";
 
@@ -35,13 +36,13 @@ export function listEndpoints(db: Db, accountId: string): EndpointRow[] {
 
 /** Marks the endpoint deleted and cancels its undelivered events; returns the deleted row. */
 export function deleteEndpoint(db: Db, accountId: string, id: string, now: Date): EndpointRow | undefined {
-  return db.transaction(() => {
-    const row = getEndpoint(db, accountId, id);
+  return transact(db, (tx) => {
+    const row = getEndpoint(tx, accountId, id);
     if (!row) return undefined;
     const at = now.toISOString();
-    repo.markEndpointDeleted(db, id, at);
+    repo.markEndpointDeleted(tx, id, at);
     return { ...row, deleted: at };
-  })();
+  });
 }
 
 /** The endpoint's delivery log, newest event first, with the event type. */

@@ -10,6 +10,7 @@ import {
   findWebhookEvent, insertPendingDelivery, insertWebhookEvent, listEndpointSubscriptions, type WebhookEventRowOf,
 } from "../store/webhooks-repo.js";
 import type { WebhookEventType } from "./event-types.js";
+import { transact, type Tx } from "../store/tx.js";
 
 export type WebhookEventRow = WebhookEventRowOf<WebhookEventType>;
 
@@ -20,8 +21,8 @@ export type WebhookEventRow = WebhookEventRowOf<WebhookEventType>;
  * or neither does.
  */
 export function enqueueEvent(db: Db, accountId: string, type: WebhookEventType, data: object, at: Date = new Date()): string {
-  return recordEvent(db, accountId, type, data, at, () =>
-    listEndpointSubscriptions(db, accountId).filter((endpoint) => (JSON.parse(endpoint.events) as string[]).includes(type)).map((endpoint) => endpoint.id));
+  return recordEvent(db, accountId, type, data, at, (tx) =>
+    listEndpointSubscriptions(tx, accountId).filter((endpoint) => (JSON.parse(endpoint.events) as string[]).includes(type)).map((endpoint) => endpoint.id));
 }
 
 /**
@@ -34,13 +35,13 @@ export function enqueueEventForEndpoint(db: Db, accountId: string, endpointId: s
 }
 
 /** Writes the event and one pending delivery, due at once, per endpoint `endpoints()` names; returns the event id. */
-function recordEvent(db: Db, accountId: string, type: WebhookEventType, data: object, at: Date, endpoints: () => string[]): string {
+function recordEvent(db: Db, accountId: string, type: WebhookEventType, data: object, at: Date, endpoints: (tx: Tx) => string[]): string {
   const id = `evt_${randomBase62(24)}`;
   const created = at.toISOString();
-  db.transaction(() => {
-    insertWebhookEvent(db, { id, account_id: accountId, type, created, data: JSON.stringify(data) });
-    for (const endpointId of endpoints()) insertPendingDelivery(db, id, endpointId, created);
-  })();
+  transact(db, (tx) => {
+    insertWebhookEvent(tx, { id, account_id: accountId, type, created, data: JSON.stringify(data) });
+    for (const endpointId of endpoints(tx)) insertPendingDelivery(tx, id, endpointId, created);
+  });
   return id;
 }
 

@@ -69,7 +69,7 @@ export async function run(episodes = 100): Promise<Figure[]> {
       }
     }
     for (const status of ["scheduling", "running"] as const) runsRepo.setRunStatus(db, runId, status);
-    service.coordinator.lifecycle.end(runId, { status: "completed" });
+    service.coordinator.lifecycle.end(db, runId, { status: "completed" });
     figure("input_bytes", inputBytes / MB, "MB");
 
     // The floor: the same bytes read and written into one file.

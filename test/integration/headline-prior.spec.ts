@@ -17,6 +17,7 @@ import { ICC_PRIOR_FIT } from "../../coordinator/stats/icc-prior-fit.js";
 import { DEFAULT_ACCOUNT_ID } from "../../coordinator/store/accounts-repo.js";
 import { listEpisodeRecords, markEpisodeDone } from "../../coordinator/store/episodes-repo.js";
 import * as runsRepo from "../../coordinator/store/runs-repo.js";
+import { transact } from "../../coordinator/store/tx.js";
 import { TEST_ADMIN_KEY } from "./helpers.js";
 import { testStoreOptions } from "../support/test-database.js";
 
@@ -74,7 +75,7 @@ describe("the headline prior learns from the fleet (integration)", function () {
   /** Ends a submitted run the way the lifecycle ends one whose episodes all finished (no cell moved it to running here). */
   function complete(runId: string): void {
     for (const status of ["scheduling", "running"] as const) runsRepo.setRunStatus(coordinator.db, runId, status);
-    assert.equal(coordinator.lifecycle.end(runId, { status: "completed" }), true);
+    assert.equal(coordinator.lifecycle.end(coordinator.db, runId, { status: "completed" }), true);
   }
 
   async function submit(): Promise<string> {
@@ -132,7 +133,7 @@ describe("the headline prior learns from the fleet (integration)", function () {
     assert.deepEqual(await refitHeadlinePriors(coordinator.db, new Date()), []);
 
     // Run A's result, recomputed after the refit, is unchanged: it keeps the prior it was issued with.
-    coordinator.lifecycle.refreshResult(first);
+    transact(coordinator.db, (tx) => coordinator.lifecycle.refreshResult(tx, first));
     const recomputed = await json(await call(`/v1/runs/${first}/result`), 200);
     assert.deepEqual(recomputed.cells.prior, DEFAULT_HEADLINE_PRIOR);
     assert.deepEqual(recomputed.ci95, issued.ci95);

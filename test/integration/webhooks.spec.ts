@@ -15,6 +15,7 @@ import { verifySignature } from "../../coordinator/webhooks/signature.js";
 import { TEST_ADMIN_KEY } from "./helpers.js";
 import { startReceiver, type Receiver } from "./webhook-receiver.js";
 import { testStoreOptions } from "../support/test-database.js";
+import { transact } from "../../coordinator/store/tx.js";
 
 type Json = Record<string, any>;
 
@@ -80,7 +81,7 @@ describe("webhooks (integration)", function () {
     receiver = await startReceiver((attempt) => (attempt <= 5 ? 500 : 200));
     const c = await start();
     const endpoint = await json(await api("/v1/webhooks", { method: "POST", json: { url: receiver.url, events: ["estop.triggered", "regression.detected"] } }), 201);
-    const eventId = c.db.transaction(() => enqueueEvent(c.db, DEFAULT_ACCOUNT_ID, "estop.triggered", { cell: "so101-b", run_id: null }))();
+    const eventId = transact(c.db, (tx) => enqueueEvent(tx, DEFAULT_ACCOUNT_ID, "estop.triggered", { cell: "so101-b", run_id: null }));
     await receiver.waitFor((r) => r.some((x) => x.status === 200));
 
     // A second event proves the first is not sent again once acknowledged.

@@ -16,6 +16,7 @@ import { RunEvents } from "../../coordinator/runs/run-events.js";
 import { createRunLifecycle, type RunLifecycle } from "../../coordinator/runs/run-lifecycle.js";
 import type { ValidatedRun } from "../../coordinator/runs/run-request.js";
 import type { Db } from "../../coordinator/store/database.js";
+import { transact } from "../../coordinator/store/tx.js";
 import { STORE_ENGINES, openTestDatabase } from "../support/test-database.js";
 import { assignEpisode, getEpisode, listEpisodeRecords, markEpisodeDone, markEpisodeRunning, requeueEpisode } from "../../coordinator/store/episodes-repo.js";
 import * as runsRepo from "../../coordinator/store/runs-repo.js";
@@ -98,7 +99,7 @@ for (const engine of STORE_ENGINES) {
       db.prepare("INSERT INTO accounts (id, name, created) VALUES ('acct_1', 'Test', '2026-01-01T00:00:00Z')").run();
       cancels = [];
       lifecycle = createRunLifecycle({
-        db, runEvents: new RunEvents(), pins, baseUrl: "http://x", streamsUrl: "ws://x/streams", now,
+        runEvents: new RunEvents(), pins, baseUrl: "http://x", streamsUrl: "ws://x/streams", now,
         cells: { cancelEpisode: (cell, episodeId) => (cancels.push([cell, episodeId]), true) },
       });
     });
@@ -153,12 +154,12 @@ for (const engine of STORE_ENGINES) {
       markEpisodeRunning(db, ep("run_h", 1), "fr3-a", at);
       // The link drops (the coordinator estimates 15 s), then the run is halted: the episode is cancelled.
       requeueEpisode(db, ep("run_h", 1), "fr3-a", { reason: "link_lost", detail: "stream ended", at, duration_s: 15 });
-      assert.ok(lifecycle.end("run_h", { status: "stopped", code: "budget_exceeded", message: "test halt" }));
+      assert.ok(lifecycle.end(db, "run_h", { status: "stopped", code: "budget_exceeded", message: "test halt" }));
       assert.equal(getEpisode(db, ep("run_h", 1))!.status, "cancelled");
       assert.equal(JSON.parse(runsRepo.getRunRow(db, "run_h")!.result!).cost_usd, 0.29); // 15 s at 69 $/h
       // The cell comes back and reports that attempt finished after 20 s + 4 s reset.
       assert.equal(finish("run_h", 1, "fr3-a", 20, 1), true);
-      lifecycle.refreshResult("run_h");
+      transact(db, (tx) => lifecycle.refreshResult(tx, "run_h"));
       const run = runsRepo.getRunRow(db, "run_h")!;
       assert.equal(run.status, "stopped");
       const result = JSON.parse(run.result!);
@@ -176,7 +177,7 @@ for (const engine of STORE_ENGINES) {
       assignEpisode(db, ep("run_c", 1), "fr3-a", at);
       requeueEpisode(db, ep("run_c", 1), "fr3-a", { reason: "link_lost", detail: "", at, duration_s: 5 });
       db.prepare("UPDATE episodes SET status = 'cancelled' WHERE id = ?").run(ep("run_c", 1)); // a kind decided early
-      assert.equal(lifecycle.settleRequeued(ep("run_c", 1)), false);
+      assert.equal(transact(db, (tx) => lifecycle.settleRequeued(tx, ep("run_c", 1))), false);
       assert.equal(finish("run_c", 1, "fr3-a", 20, 1), false);
     });
   });

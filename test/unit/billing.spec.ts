@@ -82,7 +82,7 @@ for (const engine of STORE_ENGINES) {
       db.prepare("INSERT INTO accounts (id, name, created) VALUES ('acct_1', 'Test', '2026-01-01T00:00:00Z')").run();
       cancels = [];
       lifecycle = createRunLifecycle({
-        db, runEvents: new RunEvents(), pins, baseUrl: "http://x", streamsUrl: "ws://x/streams", now,
+        runEvents: new RunEvents(), pins, baseUrl: "http://x", streamsUrl: "ws://x/streams", now,
         cells: { cancelEpisode: (cell, episodeId, reason) => (cancels.push([cell, episodeId, reason]), true) },
       });
     });

@@ -12,7 +12,7 @@ import type { Db } from "../../coordinator/store/database.js";
 import { STORE_ENGINES, openTestDatabase } from "../support/test-database.js";
 import { assignEpisode, getEpisode } from "../../coordinator/store/episodes-repo.js";
 import * as runsRepo from "../../coordinator/store/runs-repo.js";
-import { afterCommit, transact } from "../../coordinator/store/transact.js";
+import { transact } from "../../coordinator/store/tx.js";
 
 for (const engine of STORE_ENGINES) {
   describe(`run lifecycle (${engine})`, () => {
@@ -43,7 +43,7 @@ for (const engine of STORE_ENGINES) {
         events.push(event);
       });
       lifecycle = createRunLifecycle({
-        db, runEvents, pins: loadFirmwarePins(), baseUrl: "http://x", streamsUrl: "ws://x/streams", now: () => new Date(at),
+        runEvents, pins: loadFirmwarePins(), baseUrl: "http://x", streamsUrl: "ws://x/streams", now: () => new Date(at),
         cells: { cancelEpisode: (cell, episodeId) => (cancels.push(`${cell}:${episodeId}`), true) },
       });
     });
@@ -63,29 +63,29 @@ for (const engine of STORE_ENGINES) {
 
     it("runs effects after the outermost commit and drops them on rollback", () => {
       const seen: string[] = [];
-      transact(db, () => {
-        afterCommit(db, () => seen.push(`outer committed: ${db.inTransaction}`));
-        transact(db, () => afterCommit(db, () => seen.push("inner")));
+      transact(db, (tx) => {
+        tx.afterCommit(() => seen.push(`outer committed: ${db.inTransaction}`));
+        transact(tx, (inner) => inner.afterCommit(() => seen.push("inner")));
         assert.deepEqual(seen, []);
       });
       assert.deepEqual(seen, ["outer committed: false", "inner"]);
-      assert.throws(() => transact(db, () => {
-        afterCommit(db, () => seen.push("rolled back"));
+      assert.throws(() => transact(db, (tx) => {
+        tx.afterCommit(() => seen.push("rolled back"));
         throw new Error("boom");
       }), /boom/);
       assert.equal(seen.includes("rolled back"), false);
-      assert.throws(() => db.transaction(() => afterCommit(db, () => undefined))(), /not opened with transact/);
+      assert.throws(() => db.transaction(() => transact(db, (tx) => tx.afterCommit(() => undefined)))(), /pass that transaction's Tx/);
     });
 
     it("ends a run once: status, cancelled pending episodes, the partial result, CancelEpisode, one status event", () => {
       insertRun("run_s");
       const held = runsRepo.episodeId("run_s", 0);
-      transact(db, () => {
-        assignEpisode(db, held, "so101-b", at);
-        lifecycle.scheduled("run_s", "so101-b");
+      transact(db, (tx) => {
+        assignEpisode(tx, held, "so101-b", at);
+        lifecycle.scheduled(tx, "run_s", "so101-b");
       });
       assert.equal(runsRepo.getRun(db, "run_s")!.status, "scheduling");
-      assert.equal(lifecycle.end("run_s", { status: "stopped", code: "budget_exceeded", message: "cap reached" }), true);
+      assert.equal(lifecycle.end(db, "run_s", { status: "stopped", code: "budget_exceeded", message: "cap reached" }), true);
       const run = runsRepo.getRun(db, "run_s")!;
       assert.equal(run.status, "stopped");
       assert.equal(run.statusCode, "budget_exceeded");
@@ -97,7 +97,7 @@ for (const engine of STORE_ENGINES) {
         { status: "scheduling", cell: "so101-b", webrtc: "ws://x/streams/cells/so101-b?token=<signed>" },
         { status: "stopped", cell: null, webrtc: null },
       ]);
-      assert.equal(lifecycle.end("run_s", { status: "failed", message: "again" }), false);
+      assert.equal(lifecycle.end(db, "run_s", { status: "failed", message: "again" }), false);
       assert.equal(events.length, 2);
     });
   });

@@ -15,6 +15,7 @@ import type { CompiledApiDeps } from "../api-deps.js";
 import { CheckpointRequest } from "../schemas/runs.js";
 import { parseBody } from "../validate-request.js";
 import { requireRun } from "./runs.js";
+import { transact } from "../../store/tx.js";
 
 export function checkpointsRouter(deps: CompiledApiDeps): Router {
   const router = Router();
@@ -32,10 +33,10 @@ export function checkpointsRouter(deps: CompiledApiDeps): Router {
     checkPolicyModels([unit], preparation);
     const models = await preparePolicies([unit], preparation);
     if (Object.keys(models).length > 0) addPinnedModels(deps.db, run.id, models);
-    const pushed = deps.db.transaction(() => {
-      lockRun(deps.db, run.id);
-      return pushCheckpoint(deps.db, getRun(deps.db, run.id)!, body.policy as Record<string, unknown>, deps.clock());
-    })();
+    const pushed = transact(deps.db, (tx) => {
+      lockRun(tx, run.id);
+      return pushCheckpoint(tx, getRun(tx, run.id)!, body.policy as Record<string, unknown>, deps.clock());
+    });
     deps.scheduler.kick();
     res.status(202).json({ object: "checkpoint", run_id: run.id, index: pushed.checkpoints - 1, from_episode: pushed.from_index, policy: body.policy });
   });

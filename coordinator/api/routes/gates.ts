@@ -67,7 +67,7 @@ export function gatesRouter(deps: CompiledApiDeps): Router {
     const checkId = `chk_${randomBase62(16)}`;
     // The check row commits with its eval run, so a check never names a run that does not exist.
     await submitRun(deps, accountId, evalBody({ ...spec, policy: (body.policy ?? spec.policy) as Record<string, unknown> }), {
-      withinInsert: (runId, created) => insertCheck(deps.db, {
+      withinInsert: (tx, runId, created) => insertCheck(tx, {
         id: checkId, gate_id: gate.id, account_id: accountId, created, ref: body.ref, commit_sha: body.commit ?? null, run_id: runId,
       }),
     });
