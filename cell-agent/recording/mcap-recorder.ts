@@ -10,13 +10,14 @@ import { open, rename, type FileHandle } from "node:fs/promises";
 import { join } from "node:path";
 import { encodeCompressedImage, encodeFrameTransforms } from "../../protocol/recording/foxglove-protobuf.js";
 import { loadMcapCompression } from "../../protocol/recording/mcap-compression.js";
+import {
+  CAMERA_SYNC, COMPRESSED_IMAGE_SCHEMA, EVENTS, FT_WRIST, JOINT_STATES, JOINT_TARGETS, META, MessageEncoding, OBJECT_POSES, ROBOT_DESCRIPTION, SchemaEncoding, TF,
+  cameraTopic, type ChannelSpec,
+} from "../../protocol/recording/recording-layout.js";
 import type { CameraFrame, JointState, ObjectPose, Wrench } from "../hardware/types.js";
 import { startChunkCompressor, type ChunkCompressor } from "./chunk-compressor.js";
 import { ChunkedMcapWriter } from "./chunked-mcap-writer.js";
 import { FileHandleWritable } from "./file-writable.js";
-import {
-  CAMERA_SYNC, COMPRESSED_IMAGE_SCHEMA, EVENTS, FT_WRIST, JOINT_STATES, JOINT_TARGETS, META, OBJECT_POSES, ROBOT_DESCRIPTION, TF, type ChannelSpec,
-} from "./mcap-schemas.js";
 import { robotDescriptionFor, type RobotDescription } from "./robot-description.js";
 
 /**
@@ -73,7 +74,7 @@ export class McapRecorder {
     await writer.start({ profile: "", library: "assay-cell-agent" });
     for (const spec of [JOINT_STATES, JOINT_TARGETS, FT_WRIST, OBJECT_POSES, EVENTS, META]) await recorder.register(spec);
     if (robot) for (const spec of [ROBOT_DESCRIPTION, TF]) await recorder.register(spec);
-    for (const name of options.cameraNames) await recorder.register({ topic: `/camera/${name}`, ...COMPRESSED_IMAGE_SCHEMA });
+    for (const name of options.cameraNames) await recorder.register({ topic: cameraTopic(name), ...COMPRESSED_IMAGE_SCHEMA });
     if (options.cameraNames.length > 1) await recorder.register(CAMERA_SYNC);
     return recorder;
   }
@@ -83,11 +84,11 @@ export class McapRecorder {
     let schemaId = this.schemas.get(spec.schemaName);
     if (schemaId === undefined) {
       schemaId = await this.writer.registerSchema({
-        name: spec.schemaName, encoding: protobuf ? "protobuf" : "jsonschema", data: protobuf ?? new TextEncoder().encode(JSON.stringify(spec.schema)),
+        name: spec.schemaName, encoding: protobuf ? SchemaEncoding.protobuf : SchemaEncoding.jsonschema, data: protobuf ?? new TextEncoder().encode(JSON.stringify(spec.schema)),
       });
       this.schemas.set(spec.schemaName, schemaId);
     }
-    const channelId = await this.writer.registerChannel({ topic: spec.topic, schemaId, messageEncoding: protobuf ? "protobuf" : "json", metadata: new Map() });
+    const channelId = await this.writer.registerChannel({ topic: spec.topic, schemaId, messageEncoding: protobuf ? MessageEncoding.protobuf : MessageEncoding.json, metadata: new Map() });
     this.channels.set(spec.topic, channelId);
   }
 
@@ -126,7 +127,7 @@ export class McapRecorder {
   }
 
   camera(logTimeNs: bigint, name: string, frame: CameraFrame): void {
-    this.add(`/camera/${name}`, logTimeNs, frame.tNs, encodeCompressedImage({ timestamp: stamp(frame.tNs), frameId: name, data: frame.jpeg, format: "jpeg" }));
+    this.add(cameraTopic(name), logTimeNs, frame.tNs, encodeCompressedImage({ timestamp: stamp(frame.tNs), frameId: name, data: frame.jpeg, format: "jpeg" }));
   }
 
   /** The capture times of the frames several cameras took in one control step, and their skew. */

@@ -10,6 +10,7 @@
  * last kept), so a long recording costs the browser the same as a short one. Only the steps picked
  * are kept in memory, never the whole recording.
  */
+import { RecordingTopic } from "../../protocol/recording/recording-layout.js";
 import { openRecordingReader } from "../../protocol/recording/recording-reader.js";
 import type { RandomReadable } from "../storage/object-readable.js";
 
@@ -42,8 +43,8 @@ export async function readEpisodeSeries(readable: RandomReadable, maxPoints = DE
   const reader = await openRecordingReader(readable);
   const decoder = new TextDecoder();
   const channel = (topic: string) => [...reader.channelsById.values()].find((c) => c.topic === topic);
-  const states = channel("/joint_states_measured");
-  const targets = channel("/joint_targets_commanded");
+  const states = channel(RecordingTopic.jointStates);
+  const targets = channel(RecordingTopic.jointTargets);
   const steps = states ? Number(reader.statistics?.channelMessageCounts.get(states.id) ?? 0n) : 0;
   const picked = pickedSteps(steps, maxPoints);
   let jointNames: string[] = [];
@@ -76,9 +77,9 @@ export async function readEpisodeSeries(readable: RandomReadable, maxPoints = DE
   const measured = Array.from({ length: joints }, (_, j) => kept.map((k) => k.position[j] ?? null));
   const commanded = Array.from({ length: joints }, (_, j) => kept.map((k) => targetAt.get(k.tNs)?.[j] ?? null));
   const events: EpisodeSeriesData["events"] = [];
-  const eventsChannel = channel("/events");
+  const eventsChannel = channel(RecordingTopic.events);
   if (eventsChannel) {
-    for await (const message of reader.readMessages({ topics: ["/events"], validateCrcs: false })) {
+    for await (const message of reader.readMessages({ topics: [RecordingTopic.events], validateCrcs: false })) {
       if (events.length >= MAX_EVENTS) break;
       const body = JSON.parse(decoder.decode(message.data)) as { t_s?: unknown; name?: unknown };
       const tS = numberOrNull(body.t_s);

@@ -9,6 +9,7 @@
  * changes) is read once however often the failure grid is opened. docs/api.md, "Episode media".
  */
 import type { McapIndexedReader } from "@mcap/core";
+import { cameraNameOf, cameraTopic } from "../../protocol/recording/recording-layout.js";
 import { cameraJpeg, openRecordingReader } from "../../protocol/recording/recording-reader.js";
 import sharp from "sharp";
 import type { RandomReadable } from "../storage/object-readable.js";
@@ -46,7 +47,7 @@ export type ThumbnailAnswer = { jpeg: Buffer; camera: string } | { missing: stri
 
 /** The cameras recorded in an MCAP (`/camera/<name>` channels), in channel order. */
 function camerasOf(reader: McapIndexedReader): Map<string, number> {
-  return new Map([...reader.channelsById.values()].filter((c) => c.topic.startsWith("/camera/")).map((c) => [c.topic.slice("/camera/".length), c.id]));
+  return new Map([...reader.channelsById.values()].filter((c) => cameraNameOf(c.topic) !== null).map((c) => [cameraNameOf(c.topic)!, c.id]));
 }
 
 export class EpisodeThumbnails {
@@ -71,8 +72,8 @@ export class EpisodeThumbnails {
     if (camera === undefined) return { missing: "the recording has no camera channel" };
     if (!cameras.has(camera)) return { missing: `the recording has no camera ${JSON.stringify(camera.slice(0, 64))} (it has ${[...cameras.keys()].join(", ")})` };
     let frame: Buffer | undefined;
-    const encoding = [...reader.channelsById.values()].find((c) => c.topic === `/camera/${camera}`)!.messageEncoding;
-    for await (const message of reader.readMessages({ topics: [`/camera/${camera}`], reverse: request.at === "last", validateCrcs: false })) {
+    const encoding = [...reader.channelsById.values()].find((c) => c.topic === cameraTopic(camera))!.messageEncoding;
+    for await (const message of reader.readMessages({ topics: [cameraTopic(camera)], reverse: request.at === "last", validateCrcs: false })) {
       // Either layout: protobuf foxglove.CompressedImage, or JSON with the JPEG in base64 (recordings before it).
       frame = Buffer.from(cameraJpeg(encoding, message.data));
       break;

@@ -22,12 +22,13 @@
  * read, `commanded_rad[k]` the target it sent (null when the step sent none); the command of row k
  * was computed from row k and first shows in row k + 1. `gripper` in `objects` is the fingertip.
  */
+import { RecordingTopic } from "../../protocol/recording/recording-layout.js";
 import { openRecordingReader } from "../../protocol/recording/recording-reader.js";
 import type { RandomReadable } from "../storage/object-readable.js";
 
 export const GROUND_TRUTH_SCHEMA = "assay.ground_truth/1";
 /** The MCAP channels the file is derived from. */
-export const GROUND_TRUTH_SOURCE_CHANNELS = ["/gt/object_poses", "/joint_targets_commanded", "/joint_states_measured", "/meta"];
+export const GROUND_TRUTH_SOURCE_CHANNELS = [RecordingTopic.objectPoses, RecordingTopic.jointTargets, RecordingTopic.jointStates, RecordingTopic.meta];
 
 export interface GroundTruthObject {
   t_s: number[];
@@ -86,16 +87,16 @@ export async function deriveGroundTruth(source: GroundTruthSource): Promise<Grou
   for await (const message of reader.readMessages({ topics: GROUND_TRUTH_SOURCE_CHANNELS, validateCrcs: false })) {
     const topic = reader.channelsById.get(message.channelId)!.topic;
     const body = JSON.parse(decoder.decode(message.data)) as Record<string, any>;
-    if (topic === "/meta") {
+    if (topic === RecordingTopic.meta) {
       if (body.phase === "start") startMeta = body;
-    } else if (topic === "/joint_states_measured") {
+    } else if (topic === RecordingTopic.jointStates) {
       if (names.length === 0 && Array.isArray(body.name)) names = body.name;
       rows.push({ tNs: message.logTime, measured: body.position ?? [], velocity: body.velocity ?? [], commanded: null });
-    } else if (topic === "/joint_targets_commanded") {
+    } else if (topic === RecordingTopic.jointTargets) {
       // A step's target belongs to the latest measured row (the agent reads before it commands).
       const row = rows.at(-1);
       if (row) row.commanded = body.position ?? null;
-    } else if (topic === "/gt/object_poses") {
+    } else if (topic === RecordingTopic.objectPoses) {
       poses.push({ tNs: stampNs(body.timestamp as Stamp | undefined, message.logTime), poses: body.poses ?? {} });
     }
   }

@@ -19,6 +19,7 @@ import { findQuoteOfAccount, insertQuote } from "../store/quotes-repo.js";
 import { canonicalJson } from "../json/canonical-json.js";
 import { withoutLabels } from "../runs/run-labels.js";
 import { episodeEstimateS, priceSeconds, RESET_ALLOWANCE_S } from "./estimates.js";
+import { kindModule } from "../kinds/registry.js";
 
 /** How long a quote can back a submission: 15 minutes. */
 export const QUOTE_VALIDITY_MS = 15 * 60_000;
@@ -37,8 +38,9 @@ export function validatedMeterContexts(pins: FirmwarePins, validated: Pick<Valid
 export function plannedEpisodesPerUnit(validated: Pick<ValidatedRun, "kind" | "plan" | "units" | "episodes" | "episodesTotal">): { perUnit: number[]; basis: "planned" | "maximum" } {
   const units = validated.units ?? [];
   if (units.length === 0) return { perUnit: [validated.episodesTotal], basis: "planned" };
-  if (validated.kind === "threshold") {
-    const max = (validated.plan as { kind?: { threshold?: { max_episodes?: number } } }).kind?.threshold?.max_episodes ?? validated.episodesTotal;
+  const ceiling = kindModule(validated.kind).episodeCeilingPerUnit;
+  if (ceiling) {
+    const max = ceiling(validated.plan) ?? validated.episodesTotal;
     return { perUnit: units.map(() => max), basis: "maximum" };
   }
   const perUnit = units.map(() => 0);

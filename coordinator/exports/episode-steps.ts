@@ -17,6 +17,7 @@
 import type { FileHandle } from "node:fs/promises";
 import { open } from "node:fs/promises";
 import type { McapIndexedReader } from "@mcap/core";
+import { RecordingTopic, cameraNameOf, cameraTopic } from "../../protocol/recording/recording-layout.js";
 import { cameraJpeg, openRecordingReader } from "../../protocol/recording/recording-reader.js";
 
 export interface EpisodeStep {
@@ -51,7 +52,7 @@ export interface EpisodeHeader {
   cameraFrames: Map<string, number>;
 }
 
-const SOURCE = ["/joint_states_measured", "/joint_targets_commanded"];
+const SOURCE = [RecordingTopic.jointStates, RecordingTopic.jointTargets];
 
 /** @mcap/core's random-access reader over an open file. */
 export function fileReadable(handle: FileHandle) {
@@ -79,22 +80,22 @@ export class EpisodeRecording {
     try {
       const reader = await openRecordingReader(fileReadable(handle));
       const decoder = new TextDecoder();
-      const cameras = [...reader.channelsById.values()].filter((c) => c.topic.startsWith("/camera/")).map((c) => c.topic.slice("/camera/".length));
+      const cameras = [...reader.channelsById.values()].filter((c) => cameraNameOf(c.topic) !== null).map((c) => cameraNameOf(c.topic)!);
       let jointNames: string[] = [];
       let startMeta: Record<string, unknown> = {};
       let endMeta: Record<string, unknown> = {};
       const events: EpisodeHeader["events"] = [];
-      for await (const message of reader.readMessages({ topics: ["/meta", "/events"], validateCrcs: false })) {
+      for await (const message of reader.readMessages({ topics: [RecordingTopic.meta, RecordingTopic.events], validateCrcs: false })) {
         const body = JSON.parse(decoder.decode(message.data)) as Record<string, any>;
-        if (reader.channelsById.get(message.channelId)!.topic === "/events") events.push({ t_s: body.t_s, name: body.name, detail: body.detail });
+        if (reader.channelsById.get(message.channelId)!.topic === RecordingTopic.events) events.push({ t_s: body.t_s, name: body.name, detail: body.detail });
         else if (body.phase === "start") startMeta = body;
         else if (body.phase === "end") endMeta = body;
       }
-      const statesChannel = [...reader.channelsById.values()].find((c) => c.topic === "/joint_states_measured");
+      const statesChannel = [...reader.channelsById.values()].find((c) => c.topic === RecordingTopic.jointStates);
       const steps = statesChannel ? Number(reader.statistics?.channelMessageCounts.get(statesChannel.id) ?? 0n) : 0;
-      const cameraFrames = new Map([...reader.channelsById.values()].filter((c) => c.topic.startsWith("/camera/"))
-        .map((c) => [c.topic.slice("/camera/".length), Number(reader.statistics?.channelMessageCounts.get(c.id) ?? 0n)]));
-      for await (const message of reader.readMessages({ topics: ["/joint_states_measured"], validateCrcs: false })) {
+      const cameraFrames = new Map([...reader.channelsById.values()].filter((c) => cameraNameOf(c.topic) !== null)
+        .map((c) => [cameraNameOf(c.topic)!, Number(reader.statistics?.channelMessageCounts.get(c.id) ?? 0n)]));
+      for await (const message of reader.readMessages({ topics: [RecordingTopic.jointStates], validateCrcs: false })) {
         const body = JSON.parse(decoder.decode(message.data)) as { name?: string[] };
         jointNames = body.name ?? [];
         break;
@@ -109,7 +110,7 @@ export class EpisodeRecording {
   /** The control steps in order. */
   async *steps(): AsyncGenerator<EpisodeStep> {
     const decoder = new TextDecoder();
-    const topics = [...SOURCE, ...this.header.cameras.map((c) => `/camera/${c}`)];
+    const topics = [...SOURCE, ...this.header.cameras.map(cameraTopic)];
     const images = new Map<string, Uint8Array>();
     let group: Array<{ topic: string; encoding: string; data: Uint8Array }> = [];
     let groupTNs: bigint | undefined;
@@ -120,10 +121,10 @@ export class EpisodeRecording {
       let state: Record<string, any> | undefined;
       let target: Record<string, any> | undefined;
       for (const { topic, encoding, data } of group) {
-        if (topic === "/joint_states_measured") state = JSON.parse(decoder.decode(data)) as Record<string, any>;
-        else if (topic === "/joint_targets_commanded") target = JSON.parse(decoder.decode(data)) as Record<string, any>;
+        if (topic === RecordingTopic.jointStates) state = JSON.parse(decoder.decode(data)) as Record<string, any>;
+        else if (topic === RecordingTopic.jointTargets) target = JSON.parse(decoder.decode(data)) as Record<string, any>;
         else {
-          const camera = topic.slice("/camera/".length);
+          const camera = cameraNameOf(topic)!;
           images.set(camera, cameraJpeg(encoding, data));
           fresh.add(camera);
         }

@@ -284,4 +284,8 @@ const schema = z.strictObject({
   ...COMMON_RUN_FIELDS,
 }).describe("kind compare: two policies on the same robot, environment and task");
 
-export const compareKind: RunKind = { name: "compare", schema, plan: planCompare, result: compareResult, progress: compareProgress };
+export const compareKind: RunKind = {
+  name: "compare",
+  traits: { hasUnits: true, comparesPolicies: true, leaderboard: "task", paperRows: "units", unitHeading: "Policy", acceptsCheckpoints: false, replayable: false },
+  schema, plan: planCompare, result: compareResult, progress: compareProgress,
+};

@@ -88,6 +88,7 @@ const schema = z.strictObject({
 
 export const evalKind: RunKind = {
   name: "eval",
+  traits: { hasUnits: true, comparesPolicies: false, leaderboard: "suite", paperRows: "scores", unitHeading: "Robot", acceptsCheckpoints: false, replayable: false },
   schema,
   plan: planEval,
   result: evalResult,

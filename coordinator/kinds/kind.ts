@@ -11,7 +11,7 @@ import type { RunKindName, ValidatedRun, ValidateRunContext } from "../runs/run-
 import type { TerminalRunStatus } from "../runs/run-state.js";
 import type { Db } from "../store/database.js";
 import type { Tx } from "../store/tx.js";
-import type { RunRecord } from "../store/runs-repo.js";
+import type { RunPlan, RunRecord } from "../store/runs-repo.js";
 import type { EpisodeRecord } from "../store/episodes-repo.js";
 
 /** What computing a Result may read. */
@@ -41,8 +41,36 @@ export interface KindEndedContext extends Omit<KindResultContext, "db"> {
 /** A kind's decision after an episode finished: go on (undefined), or stop the run with a spec code. */
 export type KindDecision = undefined | { stop: { code: ErrorCode; message: string } };
 
+/**
+ * What the rest of the coordinator asks of a kind instead of testing its name: views, reports,
+ * leaderboards, quotes and replays read these.
+ */
+export interface KindTraits {
+  /**
+   * Episodes belong to the run's units (every kind but `run`): an episode's view names its unit, the
+   * run's view carries the kind's own fields, interventions are listed per unit.
+   */
+  hasUnits: boolean;
+  /**
+   * The units are policies set against each other (compare): each unit's policy is named by the unit
+   * (never by the request's `policy_name`), titles say "A vs B", and two units may make paired boards.
+   */
+  comparesPolicies: boolean;
+  /** The leaderboard a published run enters: one per robot of its suite, its first unit's task, or none. */
+  leaderboard: "suite" | "task" | null;
+  /** Rows of its paper table: one per unit of the Result, one per robot of its suite's scores, or the run's headline. */
+  paperRows: "units" | "scores" | "headline";
+  /** Heading of the first column of its paper table and report ("Policy" for a compare). */
+  unitHeading: string;
+  /** POST /v1/runs/{id}/checkpoints may push a new policy to it (threshold). */
+  acceptsCheckpoints: boolean;
+  /** POST /v1/runs/{id}/episodes/{id}/replay may replay its episodes (run). */
+  replayable: boolean;
+}
+
 export interface RunKind {
   readonly name: RunKindName;
+  readonly traits: KindTraits;
   /**
    * The shape of a POST /v1/runs body of this kind (a strict object; shared blocks from
    * coordinator/runs/run-schemas.ts): checked before `plan`, and the kind's part of the OpenAPI document.
@@ -65,4 +93,9 @@ export interface RunKind {
    * such as webhook events in the outbox or gate decisions. Notifications go out after the commit.
    */
   onEnded?(ctx: KindEndedContext, run: RunRecord, result: Record<string, unknown>): void;
+  /**
+   * For a kind that makes its episodes as it goes (threshold): the most one unit can make, which a
+   * quote prices; undefined when the plan does not say (the quote then takes the planned total).
+   */
+  episodeCeilingPerUnit?(plan: RunPlan): number | undefined;
 }

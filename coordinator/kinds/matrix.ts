@@ -118,4 +118,8 @@ const schema = z.strictObject({
   episodes_per_cell: EpisodesSpec, ...COMMON_RUN_FIELDS,
 }).describe("kind matrix: every robot pin x environment cell");
 
-export const matrixKind: RunKind = { name: "matrix", schema, plan: planMatrix, result: matrixResult, onEnded: matrixEnded };
+export const matrixKind: RunKind = {
+  name: "matrix",
+  traits: { hasUnits: true, comparesPolicies: false, leaderboard: null, paperRows: "units", unitHeading: "Cell (robot, environment)", acceptsCheckpoints: false, replayable: false },
+  schema, plan: planMatrix, result: matrixResult, onEnded: matrixEnded,
+};

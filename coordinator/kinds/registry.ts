@@ -5,7 +5,7 @@
 import type { RunKindName } from "../runs/run-request.js";
 import { compareKind } from "./compare.js";
 import { evalKind } from "./eval.js";
-import type { RunKind } from "./kind.js";
+import type { KindTraits, RunKind } from "./kind.js";
 import { matrixKind } from "./matrix.js";
 import { runKind } from "./run.js";
 import { thresholdKind } from "./threshold.js";
@@ -32,4 +32,9 @@ export function kindModule(kind: RunKindName): RunKind {
   const module = KINDS[kind];
   if (!module) throw new Error(`no run kind ${JSON.stringify(kind)} in the registry`);
   return module;
+}
+
+/** The traits of a kind named by a wire string (a report's `run_kind`), or undefined for a name that is none. */
+export function kindTraitsOf(name: string): KindTraits | undefined {
+  return Object.hasOwn(KINDS, name) ? KINDS[name as RunKindName].traits : undefined;
 }

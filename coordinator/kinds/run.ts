@@ -26,6 +26,7 @@ const schema = z.strictObject({
 
 export const runKind: RunKind = {
   name: "run",
+  traits: { hasUnits: false, comparesPolicies: false, leaderboard: "task", paperRows: "headline", unitHeading: "Run", acceptsCheckpoints: false, replayable: true },
   schema,
 
   plan(body, ctx) {

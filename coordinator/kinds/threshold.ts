@@ -316,4 +316,10 @@ const schema = z.strictObject({
   ...COMMON_RUN_FIELDS,
 }).describe("kind threshold: iterate on the soak tier until the target is met, then confirm on the verify tier");
 
-export const thresholdKind: RunKind = { name: "threshold", schema, plan: planThreshold, result: thresholdResult, progress: thresholdProgress };
+export const thresholdKind: RunKind = {
+  name: "threshold",
+  traits: { hasUnits: true, comparesPolicies: false, leaderboard: null, paperRows: "headline", unitHeading: "Run", acceptsCheckpoints: true, replayable: false },
+  schema, plan: planThreshold, result: thresholdResult, progress: thresholdProgress,
+  // Episodes are made one at a time until the test decides: a quote prices the most a unit can make.
+  episodeCeilingPerUnit: (plan) => (plan.kind?.threshold as Partial<ThresholdSettings> | undefined)?.max_episodes,
+};

@@ -208,4 +208,8 @@ const schema = z.strictObject({
   task: taskRef, policy: Policy, episodes: EpisodesSpec, ...COMMON_RUN_FIELDS,
 }).describe("kind transfer: a policy moved from its source embodiment to a target");
 
-export const transferKind: RunKind = { name: "transfer", schema, plan: planTransfer, result: transferResult };
+export const transferKind: RunKind = {
+  name: "transfer",
+  traits: { hasUnits: true, comparesPolicies: false, leaderboard: null, paperRows: "units", unitHeading: "Embodiment", acceptsCheckpoints: false, replayable: false },
+  schema, plan: planTransfer, result: transferResult,
+};

@@ -136,4 +136,8 @@ const schema = z.strictObject({
   ...COMMON_RUN_FIELDS,
 }).describe("kind verify: simulator-flagged scenarios replayed on verification-tier hardware");
 
-export const verifyKind: RunKind = { name: "verify", schema, plan: planVerify, result: verifyResult };
+export const verifyKind: RunKind = {
+  name: "verify",
+  traits: { hasUnits: true, comparesPolicies: false, leaderboard: null, paperRows: "headline", unitHeading: "Run", acceptsCheckpoints: false, replayable: false },
+  schema, plan: planVerify, result: verifyResult,
+};

@@ -23,6 +23,7 @@ import { isPublishedTaskRevision } from "../store/tasks-repo.js";
 import { headlinePriorOfUnit } from "../runs/headline-priors.js";
 import type { HeadlinePrior } from "../stats/beta-binomial-rate.js";
 import { shownPolicyName } from "../runs/policy-name.js";
+import { kindModule } from "../kinds/registry.js";
 
 export interface BoardPins {
   kind: "suite" | "task";
@@ -122,7 +123,8 @@ export function collectPublished(db: Db): { results: PublishedResult[]; pairs: P
     const request = run.request as Record<string, unknown>;
     const instructions = typeof request.instructions === "string" ? request.instructions : "sampled";
     const base = { runId: run.id, kind: run.kind, accountId: run.accountId, accountName, completed: run.completed ?? run.created };
-    if (run.kind === "eval") {
+    const traits = kindModule(run.kind).traits;
+    if (traits.leaderboard === "suite") {
       const suite = (run.plan.kind?.eval as { suite?: string } | undefined)?.suite;
       if (!suite) continue;
       for (const robot of [...new Set(run.units.map((u) => u.robot))]) {
@@ -135,7 +137,7 @@ export function collectPublished(db: Db): { results: PublishedResult[]; pairs: P
           tasks: units.map(({ u, index }) => ({ task: u.task, environment: u.environment, ...countsOf(done.filter((e) => e.unit === index)) })),
         });
       }
-    } else if (run.kind === "run" || run.kind === "compare") {
+    } else if (traits.leaderboard === "task") {
       const unit = run.units[0]!;
       if (!publishedTask(db, unit.task)) continue;
       const board: BoardPins = {
@@ -144,10 +146,10 @@ export function collectPublished(db: Db): { results: PublishedResult[]; pairs: P
       };
       const boardId = boardIdOf(board);
       run.units.forEach((u, index) => {
-        const name = run.kind === "compare" ? publishedPolicyName(u.policy, u.policy_name) : publishedPolicyName(u.policy, request.policy_name);
+        const name = traits.comparesPolicies ? publishedPolicyName(u.policy, u.policy_name) : publishedPolicyName(u.policy, request.policy_name);
         results.push({ ...base, board, boardId, policyName: name, counts: countsOf(done.filter((e) => e.unit === index)), prior: headlinePriorOfUnit(run, u), tasks: [] });
       });
-      if (run.kind === "compare" && run.units.length === 2 && request.paired !== false) {
+      if (traits.comparesPolicies && run.units.length === 2 && request.paired !== false) {
         const byPair = new Map<number, [boolean | undefined, boolean | undefined]>();
         for (const e of done) {
           const pair = e.assign.pair;
@@ -173,13 +175,14 @@ export function boardsOfRun(db: Db, run: RunRecord): string[] {
   const request = run.request as Record<string, unknown>;
   if (request.publish !== "leaderboard" || run.status !== "completed") return [];
   const instructions = typeof request.instructions === "string" ? request.instructions : "sampled";
-  if (run.kind === "eval") {
+  const { leaderboard } = kindModule(run.kind).traits;
+  if (leaderboard === "suite") {
     const suite = (run.plan.kind?.eval as { suite?: string } | undefined)?.suite;
     if (!suite) return [];
     return [...new Set(run.units.map((u) => u.robot))].map((robot) =>
       boardIdOf({ kind: "suite", subject: suite, robot, environment: null, perturbation_rev: run.resolvedPins.perturbation_rev, perturbation: null, instructions }));
   }
-  if (run.kind !== "run" && run.kind !== "compare") return [];
+  if (leaderboard !== "task") return [];
   const unit = run.units[0]!;
   if (!publishedTask(db, unit.task)) return [];
   return [boardIdOf({

@@ -9,6 +9,7 @@ import { q } from "../runs/field-checks.js";
 import type { ValidatedRun } from "../runs/run-request.js";
 import type { EpisodeRecord } from "../store/episodes-repo.js";
 import type { NewEpisode, RunPlan, RunRecord } from "../store/runs-repo.js";
+import { kindModule } from "../kinds/registry.js";
 
 /** At most this many copies of one episode per replay request. */
 export const REPLAY_COUNT_MAX = 100;
@@ -36,7 +37,7 @@ export function replaySpecOf(episode: EpisodeRecord): Record<string, unknown> {
  */
 export function replayRunBody(original: RunRecord, request: ReplayRequest): Record<string, unknown> {
   const submitted = original.request;
-  if (original.kind !== "run") {
+  if (!kindModule(original.kind).traits.replayable) {
     throw new AssayError("contract_validation_failed", `only episodes of kind "run" runs can be replayed this way; run ${original.id} is of kind ${q(original.kind)}`, { runId: original.id });
   }
   const pins = original.resolvedPins;

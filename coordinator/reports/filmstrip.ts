@@ -7,6 +7,7 @@
  * reads the run's episode rows once, the frames come from at most FILMSTRIP_EPISODES recordings.
  * An episode whose recording is not stored (purged, never uploaded) or has no top camera is skipped.
  */
+import { cameraTopic } from "../../protocol/recording/recording-layout.js";
 import { cameraJpeg, openRecordingReader } from "../../protocol/recording/recording-reader.js";
 import sharp from "sharp";
 import { artifactKey } from "../artifacts/artifact-store.js";
@@ -19,7 +20,7 @@ import type { ObjectStore } from "../storage/object-store.js";
 
 export const FILMSTRIP_EPISODES = 4;
 export const FRAME_WIDTH_PX = 240;
-const CAMERA_TOPIC = "/camera/top";
+const CAMERA_TOPIC = cameraTopic("top");
 
 export interface FilmstripFrame {
   /** Seconds from the episode's first top-camera frame. */

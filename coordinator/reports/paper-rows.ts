@@ -12,6 +12,7 @@
  * else its task on its robot. Everything a row says comes from the stored Result: nothing is recomputed.
  */
 import type { RunRecord } from "../store/runs-repo.js";
+import { kindModule } from "../kinds/registry.js";
 
 /** One row: a rate, where it was measured, and its interval. */
 export interface PaperRow {
@@ -95,15 +96,15 @@ export function runLabelOf(run: RunRecord): string {
 }
 
 /** The run's rows (a completed run's Result is required; the caller checks). */
-export function paperRowsOfRun(run: RunRecord): PaperRow[] {
+export function paperRowsOfRun(run: RunRecord, layout = kindModule(run.kind).traits.paperRows): PaperRow[] {
   const result = (run.result ?? {}) as Record<string, any>;
   const pins = run.resolvedPins;
   const date = (run.completed ?? run.created).slice(0, 10);
   const base = { run_id: run.id, kind: run.kind, date };
   const units = (Array.isArray(result.units) ? result.units : []) as UnitLike[];
-  if ((run.kind === "compare" || run.kind === "transfer" || run.kind === "matrix") && units.length > 0) return paperRowsOfUnits(run);
+  if (layout === "units" && units.length > 0) return paperRowsOfUnits(run);
   const scores = (Array.isArray(result.scores) ? result.scores : []) as Array<Record<string, any>>;
-  if (run.kind === "eval" && scores.length > 0) {
+  if (layout === "scores" && scores.length > 0) {
     const suite = typeof result.suite === "string" ? result.suite : pins.task;
     return scores.map((s) => ({
       ...base,
@@ -153,7 +154,7 @@ export function paperRowsOfUnits(run: RunRecord): PaperRow[] {
 /** One row per run of a selection: each run's headline, labelled by the run. */
 export function paperRowsOfSelection(runs: readonly RunRecord[]): PaperRow[] {
   return runs.map((run) => {
-    const [row] = paperRowsOfRun({ ...run, kind: run.kind === "compare" || run.kind === "transfer" || run.kind === "matrix" || run.kind === "eval" ? "run" : run.kind });
+    const [row] = paperRowsOfRun(run, "headline");
     // A compare's headline is its first policy's rate: name that policy, not the run's task.
     return { ...row, kind: run.kind, label: runNameOf(run) ?? row.policy ?? runLabelOf(run) };
   });

@@ -10,6 +10,7 @@
 import { intervalWords, kindWords, percent } from "./paper-names.js";
 import { latexEscape } from "./paper-table.js";
 import { policyNameOf, runNameOf, type PaperRow, type PaperSource } from "./paper-rows.js";
+import { kindModule } from "../kinds/registry.js";
 
 const distinct = (values: readonly string[]) => [...new Set(values.filter((v) => v !== ""))];
 
@@ -17,7 +18,7 @@ const distinct = (values: readonly string[]) => [...new Set(values.filter((v) =>
 function policiesWords(source: PaperSource): string | null {
   const fromRows = distinct(source.rows.map((r) => r.policy ?? ""));
   const policies = fromRows.length > 0 ? fromRows : distinct([policyNameOf(source.run) ?? ""]);
-  return policies.length > 0 ? policies.join(source.run.kind === "compare" ? " vs " : ", ") : null;
+  return policies.length > 0 ? policies.join(kindModule(source.run.kind).traits.comparesPolicies ? " vs " : ", ") : null;
 }
 
 /** The run's title: its name, else its policies on its task ("expert vs novice on pick-cube@v1"). */

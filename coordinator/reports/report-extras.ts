@@ -16,6 +16,7 @@ import { kindWords } from "./paper-names.js";
 import { paperRowsOfRun, runNameOf, type PaperRow } from "./paper-rows.js";
 import { citationText, paperTitle } from "./paper-words.js";
 import { stageFunnelOf, type StageFunnel } from "./stage-funnel.js";
+import { kindTraitsOf } from "../kinds/registry.js";
 
 export interface ReportExtras {
   title: string;
@@ -36,7 +37,7 @@ export interface ReportExtras {
 
 /** The first column's heading for a run's rows. */
 export function unitHeadingOf(kind: string): string {
-  return kind === "compare" ? "Policy" : kind === "matrix" ? "Cell (robot, environment)" : kind === "transfer" ? "Embodiment" : kind === "eval" ? "Robot" : "Run";
+  return kindTraitsOf(kind)?.unitHeading ?? "Run";
 }
 
 /** The Result's sentences that state the kind's answer, when it has them. */

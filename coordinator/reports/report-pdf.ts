@@ -28,6 +28,7 @@ import { operatorTimeText } from "./operator-time-section.js";
 import { drawCompareHeadline } from "./compare-headline-section.js";
 import { intervalWords, kindWords } from "./paper-names.js";
 import { requestedPerturbationWords } from "./perturbation-words.js";
+import { kindTraitsOf } from "../kinds/registry.js";
 
 /** Longest chart label, instruction, and any other line drawn (an out-of-scope line is at most 2,000 by its bound). */
 const LABEL_CHARS = 80;
@@ -99,7 +100,7 @@ const pctI = (rate: Pick<RateSummary, "ci95">) => `[${pct(rate.ci95[0])}, ${pct(
 function fallbackTitle(report: Pick<Report, "run_kind" | "units" | "resolved_pins">): string {
   const policies = [...new Set(report.units.map((u) => u.policy_name).filter((p): p is string => Boolean(p)))];
   const tasks = [...new Set(report.units.length ? report.units.map((u) => u.task) : [String(report.resolved_pins.task ?? "")])].join(", ");
-  return policies.length ? `${policies.join(report.run_kind === "compare" ? " vs " : ", ")} on ${tasks}` : `${kindWords(report.run_kind).replace(/^./, (c) => c.toUpperCase())} of ${tasks}`;
+  return policies.length ? `${policies.join(kindTraitsOf(report.run_kind)?.comparesPolicies ? " vs " : ", ")} on ${tasks}` : `${kindWords(report.run_kind).replace(/^./, (c) => c.toUpperCase())} of ${tasks}`;
 }
 
 /**

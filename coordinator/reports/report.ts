@@ -32,6 +32,7 @@ import { citationText } from "./paper-words.js";
 import { listEpisodeRecords, type EpisodeRecord } from "../store/episodes-repo.js";
 import { operatorTimeSection, type OperatorTimeSection } from "./operator-time-section.js";
 import type { CompareHeadline } from "../runs/compare-headline.js";
+import { kindModule } from "../kinds/registry.js";
 
 /** One instruction set's episodes: pooled rate and interval, and the rate of each instruction. */
 export interface InstructionSetRates extends RateSummary {
@@ -252,7 +253,7 @@ export function buildReport(db: Db, run: RunRecord, baseUrl: string, now: Date):
         citation: citations[i]!,
       };
     }),
-    interventions: interventionSection(interventionModeOf(request), done, run.kind !== "run", headline, result.assisted),
+    interventions: interventionSection(interventionModeOf(request), done, kindModule(run.kind).traits.hasUnits, headline, result.assisted),
     cells: result.cells ?? { by_cell: [], clusters: 0, design_effect: 1, effective_n: headline.n, ci95_these_cells: headline.ci95 },
     ...(operatorTime ? { operator_time: operatorTime } : {}),
     ...(result.headline ? { comparison: result.headline as CompareHeadline } : {}),

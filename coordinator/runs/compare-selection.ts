@@ -20,6 +20,7 @@ import { wilsonInterval } from "../stats/wilson.js";
 import { canonicalJson } from "../json/canonical-json.js";
 import type { RunRecord } from "../store/runs-repo.js";
 import { differenceSentence, percent, roundForPeople, shownBy, type DifferenceShown } from "./compare-headline.js";
+import { kindModule } from "../kinds/registry.js";
 
 /** Runs one comparison may name. */
 export const SELECTION_RUNS_MAX = 6;
@@ -119,7 +120,7 @@ function sideOf(selected: SelectedRun, result: Loose, unit: Loose | null): RawSi
   const cells = (result.cells?.by_cell ?? []) as Array<{ successes: number; n: number }>;
   return {
     run_id: run.id, unit: unit ? String(unit.key) : null, kind: run.kind,
-    policy_name: unit ? policyNameOf(unit.policy, unit.policy_name ?? (run.kind === "compare" ? undefined : request.policy_name)) : policyNameOf(request.policy, request.policy_name),
+    policy_name: unit ? policyNameOf(unit.policy, unit.policy_name ?? (kindModule(run.kind).traits.comparesPolicies ? undefined : request.policy_name)) : policyNameOf(request.policy, request.policy_name),
     unitName: unit ? String(unit.policy_name ?? unit.role ?? unit.key) : null,
     published: selected.published,
     robot: String(unit?.robot ?? pins.robot ?? ""), environment: String(unit?.environment ?? pins.environment ?? ""), task: String(unit?.task ?? pins.task ?? ""),

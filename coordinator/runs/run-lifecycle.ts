@@ -104,7 +104,7 @@ export function createRunLifecycle(options: RunLifecycleOptions): RunLifecycle {
     const episodes = listEpisodeRecords(db, run.id);
     const result = kindModule(run.kind).result({ db, pins, baseUrl }, run, episodes);
     const done = episodes.filter((e) => e.status === "done");
-    return { ...result, interventions: interventionSummary(interventionModeOf(run.request), done, run.kind !== "run"), ...operatorSections(episodes) };
+    return { ...result, interventions: interventionSummary(interventionModeOf(run.request), done, kindModule(run.kind).traits.hasUnits), ...operatorSections(episodes) };
   }
 
   function publishStatus(tx: Tx, runId: string, status: string, cell: string | null): void {

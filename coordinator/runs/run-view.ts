@@ -11,6 +11,7 @@ import type { RunRecord } from "../store/runs-repo.js";
 import { videosByCamera } from "./episode-videos.js";
 import { interventionsOfMeta } from "./policy-outcome.js";
 import { shownPolicyName } from "./policy-name.js";
+import { kindModule } from "../kinds/registry.js";
 
 export interface ArtifactRowView {
   episode_id: string;
@@ -51,7 +52,7 @@ export function runView(row: RunRecord, live: { waiting?: string } = {}): Record
     publish: request.publish,
     instructions: request.instructions ?? "sampled",
     resolved_pins: row.resolvedPins,
-    ...(row.kind !== "run" ? kindFields(row, request) : {}),
+    ...(kindModule(row.kind).traits.hasUnits ? kindFields(row, request) : {}),
     ...(showResult ? { result: row.result } : {}),
     ...((row.status === "failed" || row.status === "stopped") ? { status_detail: { code: row.statusCode, message: row.statusMessage } } : {}),
     ...(live.waiting && OPEN_STATUSES.has(row.status) ? { status_detail: { code: null, message: live.waiting } } : {}),

@@ -9,13 +9,11 @@
  * scene changes; a frame that introduces a new name sets "tracked models changed".
  *
  * Faults a test can switch: drop the next frames, send raw bytes (malformed packets) to every client.
+ * The packets are the emulator's own (natnet-wire.ts), not the agent's codec.
  */
 import { createSocket, type RemoteInfo, type Socket } from "node:dgram";
 import type { ObjectPose } from "../../cell-agent/hardware/types.js";
-import {
-  NAT_CONNECT, NAT_DISCONNECT, NAT_KEEPALIVE, NAT_REQUEST_MODELDEF, NAT_UNRECOGNIZED_REQUEST,
-  encodeEmpty, encodeFrame, encodeModelDef, encodeServerInfo, type NatNetVersion,
-} from "../../cell-agent/devices/natnet/natnet-messages.js";
+import { NatNetMessageId, emptyPacket, framePacket, modelDefPacket, requestId, serverInfoPacket, type EmulatedNatNetVersion as NatNetVersion } from "./natnet-wire.js";
 
 export interface SimNatNetServerOptions {
   /** Bitstream version streamed (default [4, 1, 0, 0], Motive 3.1). */
@@ -103,13 +101,11 @@ export class SimNatNetServer {
       return false;
     }
     const stamp = BigInt(Math.round(timestampS * Number(HIGH_RES_CLOCK_HZ)));
-    const bytes = encodeFrame({
+    const bytes = framePacket({
       frameNumber,
       rigidBodies: poses.map((p) => ({ id: this.ids.get(p.name)!, positionM: p.positionM, orientation: p.orientation, meanErrorM: 0.0002, trackingValid: true })),
       timestampS,
-      stampCameraMidExposure: stamp,
-      stampDataReceived: stamp,
-      stampTransmit: stamp,
+      stamp,
       trackedModelsChanged: changed,
     }, this.version);
     this.broadcast(bytes);
@@ -143,33 +139,33 @@ export class SimNatNetServer {
   }
 
   private receive(datagram: Buffer, from: RemoteInfo): void {
-    if (datagram.length < 4) return;
-    const id = datagram.readUInt16LE(0);
+    const id = requestId(datagram);
+    if (id === null) return;
     const key = `${from.address}:${from.port}`;
     const client = this.clients.get(key);
     if (client) client.lastHeardMs = Date.now();
     const reply = (bytes: Buffer): void => void this.socket.send(bytes, from.port, from.address);
     switch (id) {
-      case NAT_CONNECT:
+      case NatNetMessageId.connect:
         this.counters.connects++;
         this.clients.set(key, { address: from.address, port: from.port, lastHeardMs: Date.now() });
-        reply(encodeServerInfo({
+        reply(serverInfoPacket({
           appName: "Assay NatNet simulator", appVersion: [3, 1, 0, 0], natNetVersion: this.version,
-          highResClockFrequency: HIGH_RES_CLOCK_HZ, dataPort: 1511, multicast: false, multicastAddress: "0.0.0.0",
+          highResClockHz: HIGH_RES_CLOCK_HZ, dataPort: 1511, multicastAddress: null,
         }));
         return;
-      case NAT_REQUEST_MODELDEF:
+      case NatNetMessageId.requestModelDef:
         this.counters.modelDefRequests++;
-        reply(encodeModelDef([...this.ids].map(([name, bodyId]) => ({ name, id: bodyId, parentId: -1, offsetM: [0, 0, 0] })), this.version));
+        reply(modelDefPacket([...this.ids].map(([name, bodyId]) => ({ name, id: bodyId })), this.version));
         return;
-      case NAT_KEEPALIVE:
+      case NatNetMessageId.keepAlive:
         return;
-      case NAT_DISCONNECT:
+      case NatNetMessageId.disconnect:
         this.clients.delete(key);
         return;
       default:
         this.counters.unrecognized++;
-        reply(encodeEmpty(NAT_UNRECOGNIZED_REQUEST));
+        reply(emptyPacket(NatNetMessageId.unrecognizedRequest));
     }
   }
 }

@@ -1,30 +1,31 @@
 /**
  * A serial servo bus full of emulated servos that answer byte for byte like real ones, in either
- * protocol (Feetech STS/SCS or Dynamixel 2.0): the same control tables as the driver, a motion model,
- * torque enable, the Dynamixel bus watchdog, and fault injection on replies.
+ * protocol (Feetech STS/SCS or Dynamixel 2.0): the control tables of emulated-models.ts, a motion model,
+ * torque enable, the Dynamixel bus watchdog, and fault injection on replies. Its wire code is its own
+ * (feetech-wire.ts, dynamixel-wire.ts): it imports nothing of the driver it is tested against.
  *
  * Duplex interface: `write(requestBytes)` is the host talking; replies go to `onData` listeners
  * synchronously, one chunk per request. Time comes from the injected `nowMs` clock only.
  */
-import type { ProtocolName, ServoCodec } from "../../cell-agent/devices/servo/codec.js";
-import { BROADCAST_ID } from "../../cell-agent/devices/servo/codec.js";
+import { DynamixelWire } from "./dynamixel-wire.js";
 import {
-  ControlTable,
-  RegisterName,
-  ServoModel,
-  controlTable,
-  decodeRegister,
-  encodeRegister,
-  register,
-} from "../../cell-agent/devices/servo/control-tables.js";
-import { DynamixelErrorNumber, dynamixelCodec } from "../../cell-agent/devices/servo/dynamixel-protocol.js";
-import { feetechCodec } from "../../cell-agent/devices/servo/feetech-protocol.js";
+  emulatedModel,
+  emulatedRegister,
+  readRegister,
+  writeRegister,
+  type EmulatedModel,
+  type EmulatedProtocol,
+  type EmulatedRegisterName,
+  type EmulatedServoModel,
+} from "./emulated-models.js";
+import { WIRE_BROADCAST_ID, type EmulatorWire, type WireRequest } from "./emulator-wire.js";
+import { FeetechWire } from "./feetech-wire.js";
 import { FaultInjector, FaultOptions } from "./fault-injector.js";
 import { MotionModel, type MotionLimits } from "./motion-model.js";
 
 export interface EmulatedServoSpec {
   id: number;
-  model: ServoModel;
+  model: EmulatedServoModel;
   /** Feetech "major.minor" (e.g. "3.11"); Dynamixel the firmware byte (e.g. "46"). Default from the options. */
   firmware?: string;
   /** Present position at power-on, raw ticks (default 2048). */
@@ -43,7 +44,7 @@ export interface ServoEmulatorOptions {
    * Where each servo's motion comes from (default: a `MotionModel` per servo). A simulated cell passes
    * a backend over its SimWorld so that the world stays the single physics (world-servo-bridge.ts).
    */
-  motion?: (spec: EmulatedServoSpec, table: ControlTable, initialTicks: number, ambientC: number) => ServoMotion;
+  motion?: (spec: EmulatedServoSpec, table: EmulatedModel, initialTicks: number, ambientC: number) => ServoMotion;
 }
 
 /** What the emulator needs of one servo's physics; `MotionModel` is the stand-alone one. */
@@ -60,6 +61,9 @@ export interface ServoMotion {
   stop(): void;
 }
 
+/** Error numbers of a Dynamixel Protocol 2.0 status packet (e-manual §2.2, Error). */
+const DxlError = { instructionError: 2, dataRangeError: 4, accessError: 7 } as const;
+
 const MEMORY_BYTES = 1024;
 /** Dynamixel X: goal registers that become read-only after a bus watchdog error (Goal PWM .. Goal Position). */
 const DXL_GOAL_SPAN = { from: 100, to: 120 };
@@ -72,27 +76,26 @@ export class EmulatedServo {
   /** Last time an instruction packet addressed this servo, ms. */
   lastContactMs: number;
 
-  constructor(readonly id: number, readonly table: ControlTable, firmware: string, initialTicks: number, ambientC: number, nowMs: number, motion?: ServoMotion) {
+  constructor(readonly id: number, readonly table: EmulatedModel, firmware: string, initialTicks: number, ambientC: number, nowMs: number, motion?: ServoMotion) {
     this.motion = motion ?? new MotionModel(initialTicks, ambientC);
     this.lastContactMs = nowMs;
     this.set("modelNumber", table.modelNumber);
     const [major, minor] = firmware.split(".").map(Number);
     this.set("firmwareMajor", major);
     if (table.registers.firmwareMinor) this.set("firmwareMinor", minor ?? 0);
-    this.memory[table.protocol === "feetech" ? 5 : 7] = id;
+    this.set("id", id);
     this.set("minPositionLimit", 0);
     this.set("maxPositionLimit", table.ticksPerRev - 1);
     this.set("goalPosition", initialTicks);
     this.publish();
   }
 
-  get(name: RegisterName): number {
-    return decodeRegister(this.memory, 0, register(this.table, name));
+  get(name: EmulatedRegisterName): number {
+    return readRegister(this.memory, emulatedRegister(this.table, name));
   }
 
-  set(name: RegisterName, value: number): void {
-    const reg = register(this.table, name);
-    this.memory.set(encodeRegister(value, reg), reg.address);
+  set(name: EmulatedRegisterName, value: number): void {
+    writeRegister(this.memory, emulatedRegister(this.table, name), value);
   }
 
   /** Copies the motion state into the present-value registers. */
@@ -101,20 +104,19 @@ export class EmulatedServo {
     this.set("presentPosition", Math.round(m.positionTicks));
     this.set("presentVelocity", Math.round(m.velocityTicksS * (2 * Math.PI / this.table.ticksPerRev) / this.table.velocityUnitRadS));
     this.set("presentCurrent", Math.round(m.currentA / this.table.currentUnitA));
-    this.set("presentTemperature", Math.round(m.temperatureC / this.table.temperatureUnitC));
+    this.set("presentTemperature", Math.round(m.temperatureC));
     this.set("torqueEnable", m.torqueOn ? 1 : 0);
   }
 
   watchdogTripped(): boolean {
-    return this.table.protocol === "dynamixel" && this.memory[register(this.table, "busWatchdog").address] === 0xff;
+    return this.table.protocol === "dynamixel" && this.memory[emulatedRegister(this.table, "busWatchdog").address] === 0xff;
   }
 }
 
 export class ServoBusEmulator {
-  readonly protocol: ProtocolName;
+  readonly protocol: EmulatedProtocol;
   readonly faults: FaultInjector;
-  private readonly codec: ServoCodec;
-  private readonly parser;
+  private readonly wire: EmulatorWire;
   private readonly servos = new Map<number, EmulatedServo>();
   private readonly listeners = new Set<(bytes: Uint8Array) => void>();
   private lastUpdateMs: number;
@@ -123,17 +125,16 @@ export class ServoBusEmulator {
 
   constructor(private readonly options: ServoEmulatorOptions) {
     if (options.servos.length === 0) throw new RangeError("servo emulator needs at least one servo");
-    const protocols = new Set(options.servos.map((s) => controlTable(s.model).protocol));
+    const protocols = new Set(options.servos.map((s) => emulatedModel(s.model).protocol));
     if (protocols.size !== 1) throw new RangeError("servo emulator: all servos on one bus must speak the same protocol");
     this.protocol = [...protocols][0];
-    this.codec = this.protocol === "feetech" ? feetechCodec : dynamixelCodec;
-    this.parser = this.codec.createParser();
+    this.wire = this.protocol === "feetech" ? new FeetechWire() : new DynamixelWire();
     this.faults = new FaultInjector(options.faults);
     this.lastUpdateMs = options.nowMs();
     const defaultFirmware = options.firmware ?? (this.protocol === "feetech" ? "3.11" : "46");
     for (const spec of options.servos) {
       if (this.servos.has(spec.id)) throw new RangeError(`servo emulator: duplicate id ${spec.id}`);
-      const table = controlTable(spec.model);
+      const table = emulatedModel(spec.model);
       const initialTicks = spec.initialTicks ?? 2048;
       const ambientC = options.ambientC ?? 25;
       const motion = options.motion?.(spec, table, initialTicks, ambientC);
@@ -156,17 +157,10 @@ export class ServoBusEmulator {
   /** Bytes from the host. Replies (if any) are emitted before this returns. */
   write(bytes: Uint8Array): void {
     const replies: Uint8Array[] = [];
-    for (const event of this.parser.push(bytes)) {
-      if (event.type === "error") {
-        // A real servo ignores what it cannot parse.
-        if (event.error.kind !== "garbage") this.stats.badRequests++;
-        continue;
-      }
-      const instruction = this.codec.decodeInstruction(event.frame);
-      if (!instruction) {
-        this.stats.badRequests++;
-        continue;
-      }
+    // A real servo ignores what it cannot parse.
+    const { requests, damaged } = this.wire.read(bytes);
+    this.stats.badRequests += damaged;
+    for (const instruction of requests) {
       this.stats.requests++;
       this.update();
       replies.push(...this.execute(instruction));
@@ -197,7 +191,7 @@ export class ServoBusEmulator {
         // Bus watchdog expired: the servo stops and flags -1 until the host writes 0.
         servo.motion.stop();
         servo.set("goalPosition", servo.motion.goalTicks);
-        servo.memory[register(servo.table, "busWatchdog").address] = 0xff;
+        servo.memory[emulatedRegister(servo.table, "busWatchdog").address] = 0xff;
       }
       this.advance(servo, now - t);
     }
@@ -205,7 +199,7 @@ export class ServoBusEmulator {
 
   private watchdogDeadline(servo: EmulatedServo): number | null {
     if (servo.table.protocol !== "dynamixel" || !servo.motion.torqueOn) return null;
-    const units = servo.memory[register(servo.table, "busWatchdog").address];
+    const units = servo.memory[emulatedRegister(servo.table, "busWatchdog").address];
     if (units === 0 || units > 127) return null;
     return servo.lastContactMs + units * (servo.table.busWatchdogUnitMs ?? 20);
   }
@@ -225,20 +219,21 @@ export class ServoBusEmulator {
   }
 
   private status(servo: EmulatedServo, error: number, params: Uint8Array | readonly number[] = []): Uint8Array {
-    return this.codec.encodeStatus(servo.id, error, params);
+    return this.wire.status(servo.id, error, params);
   }
 
   private contact(servo: EmulatedServo): void {
     servo.lastContactMs = this.options.nowMs();
   }
 
-  private execute(instruction: NonNullable<ReturnType<ServoCodec["decodeInstruction"]>>): Uint8Array[] {
+  private execute(instruction: WireRequest): Uint8Array[] {
     switch (instruction.kind) {
       case "ping": {
-        const targets = instruction.id === BROADCAST_ID ? [...this.servos.values()] : [this.servos.get(instruction.id)].filter((s) => s !== undefined);
+        const targets = instruction.id === WIRE_BROADCAST_ID ? [...this.servos.values()] : [this.servos.get(instruction.id)].filter((s) => s !== undefined);
         return targets.map((servo) => {
           this.contact(servo);
-          const params = this.protocol === "dynamixel" ? [...encodeRegister(servo.get("modelNumber"), { address: 0, size: 2 }), servo.get("firmwareMajor")] : [];
+          // Protocol 2.0 PING status: model number (2 bytes, little-endian) and firmware version (§3.1).
+          const params = this.protocol === "dynamixel" ? [servo.get("modelNumber") & 0xff, servo.get("modelNumber") >> 8, servo.get("firmwareMajor")] : [];
           return this.status(servo, 0, params);
         });
       }
@@ -250,12 +245,12 @@ export class ServoBusEmulator {
         return [this.status(servo, 0, servo.memory.slice(instruction.address, instruction.address + instruction.length))];
       }
       case "write": {
-        const targets = instruction.id === BROADCAST_ID ? [...this.servos.values()] : [this.servos.get(instruction.id)].filter((s) => s !== undefined);
+        const targets = instruction.id === WIRE_BROADCAST_ID ? [...this.servos.values()] : [this.servos.get(instruction.id)].filter((s) => s !== undefined);
         const replies: Uint8Array[] = [];
         for (const servo of targets) {
           this.contact(servo);
           const error = this.writeMemory(servo, instruction.address, instruction.data);
-          if (instruction.id !== BROADCAST_ID) replies.push(this.status(servo, error));
+          if (instruction.id !== WIRE_BROADCAST_ID) replies.push(this.status(servo, error));
         }
         return replies;
       }
@@ -281,13 +276,13 @@ export class ServoBusEmulator {
       case "other": {
         const servo = this.servos.get(instruction.id);
         // Dynamixel answers an unknown instruction with Instruction Error; Feetech stays silent.
-        return servo && this.protocol === "dynamixel" ? [this.status(servo, DynamixelErrorNumber.instructionError)] : [];
+        return servo && this.protocol === "dynamixel" ? [this.status(servo, DxlError.instructionError)] : [];
       }
     }
   }
 
   private rangeError(): number {
-    return this.protocol === "dynamixel" ? DynamixelErrorNumber.dataRangeError : 0;
+    return this.protocol === "dynamixel" ? DxlError.dataRangeError : 0;
   }
 
   /** Applies a write as the servo would; returns the status error byte. */
@@ -295,21 +290,21 @@ export class ServoBusEmulator {
     const end = address + data.length;
     if (end > MEMORY_BYTES) return this.rangeError();
     if (this.protocol === "dynamixel") {
-      if (address < DXL_EEPROM_END && servo.motion.torqueOn) return DynamixelErrorNumber.accessError;
-      if (servo.watchdogTripped() && address < DXL_GOAL_SPAN.to && end > DXL_GOAL_SPAN.from) return DynamixelErrorNumber.dataRangeError;
+      if (address < DXL_EEPROM_END && servo.motion.torqueOn) return DxlError.accessError;
+      if (servo.watchdogTripped() && address < DXL_GOAL_SPAN.to && end > DXL_GOAL_SPAN.from) return DxlError.dataRangeError;
     }
-    const torque = register(servo.table, "torqueEnable");
+    const torque = emulatedRegister(servo.table, "torqueEnable");
     const wasOn = servo.motion.torqueOn;
     servo.memory.set(data, address);
     const nowOn = servo.memory[torque.address] !== 0;
     if (nowOn && !wasOn) {
       // Torque on holds the present position until a new goal arrives.
       servo.motion.goalTicks = Math.round(servo.motion.positionTicks);
-      const goal = register(servo.table, "goalPosition");
+      const goal = emulatedRegister(servo.table, "goalPosition");
       if (!(address <= goal.address && end >= goal.address + goal.size)) servo.set("goalPosition", servo.motion.goalTicks);
     }
     servo.motion.torqueOn = nowOn;
-    const goal = register(servo.table, "goalPosition");
+    const goal = emulatedRegister(servo.table, "goalPosition");
     if (address < goal.address + goal.size && end > goal.address) {
       const min = servo.get("minPositionLimit");
       const max = servo.get("maxPositionLimit");

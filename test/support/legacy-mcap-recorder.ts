@@ -17,7 +17,7 @@ import { decodeCompressedImage } from "../../protocol/recording/foxglove-protobu
 import { openRecordingReader } from "../../protocol/recording/recording-reader.js";
 import {
   CAMERA_SYNC, EVENTS, FT_WRIST, JOINT_STATES, JOINT_TARGETS, META, OBJECT_POSES, type ChannelSpec,
-} from "../../cell-agent/recording/mcap-schemas.js";
+} from "../../protocol/recording/recording-layout.js";
 
 const time = { type: "object", properties: { sec: { type: "integer" }, nsec: { type: "integer" } } };
 /** The JSON camera schema of the old layout. */

@@ -16,6 +16,7 @@ import { CheckpointRequest } from "../schemas/runs.js";
 import { parseBody } from "../validate-request.js";
 import { requireRun } from "./runs.js";
 import { transact } from "../../store/tx.js";
+import { kindModule } from "../../kinds/registry.js";
 
 export function checkpointsRouter(deps: CompiledApiDeps): Router {
   const router = Router();
@@ -24,7 +25,7 @@ export function checkpointsRouter(deps: CompiledApiDeps): Router {
     const run = requireRun(deps.db, authOf(res).accountId, req.params.runId);
     const body = parseBody(CheckpointRequest, req.body);
     const soak = run.units[0];
-    if (run.kind !== "threshold" || !soak) contract(`run ${run.id} is kind ${run.kind}; checkpoints go to a threshold run`);
+    if (!kindModule(run.kind).traits.acceptsCheckpoints || !soak) contract(`run ${run.id} is kind ${run.kind}; checkpoints go to a threshold run`);
     const model = deps.pins.models.find((m) => m.id === soak.model)!;
     validatePolicy(body.policy, model, findEnvironment(deps.environments, soak.environment)!, soak.firmware, deps.fleet);
     // A checkpoint policy's model resolves and fits, an endpoint answers its pre-flight, before the push counts.

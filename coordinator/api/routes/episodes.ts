@@ -13,6 +13,7 @@ import type { CompiledApiDeps } from "../api-deps.js";
 import { EpisodeListQuery } from "../schemas/runs.js";
 import { parseQuery } from "../validate-request.js";
 import { requireRun } from "./runs.js";
+import { kindModule } from "../../kinds/registry.js";
 
 export function episodesRouter(deps: CompiledApiDeps): Router {
   const router = Router();
@@ -32,7 +33,7 @@ export function episodesRouter(deps: CompiledApiDeps): Router {
       res.json({ object: "list", url, data });
       return;
     }
-    res.json({ object: "list", url, data: episodes.map((e) => episodeView(e, artifacts, deps.urls.artifactUrl, run.kind !== "run", deps.urls.baseUrl)) });
+    res.json({ object: "list", url, data: episodes.map((e) => episodeView(e, artifacts, deps.urls.artifactUrl, kindModule(run.kind).traits.hasUnits, deps.urls.baseUrl)) });
   });
 
   return router;

@@ -1,13 +1,37 @@
 /**
- * The episode recording's channels and their schemas: JSON messages with JSON schemas
- * (schemaEncoding "jsonschema"), except the camera frames and `/tf`, which are Foxglove's well-known
- * schemas in protobuf (protocol/recording/foxglove-protobuf.ts).
+ * The episode recording's layout, the contract between the cell agent that writes an episode's MCAP
+ * (cell-agent/recording/mcap-recorder.ts) and the coordinator's readers (artifacts, reports, exports):
+ * its channels (topic, schema name, schema), the encodings, and the shapes of the JSON messages. Both
+ * sides import it; nobody retypes a topic string.
+ *
+ * JSON messages with JSON schemas (schemaEncoding "jsonschema"), except the camera frames and `/tf`,
+ * which are Foxglove's well-known schemas in protobuf (protocol/recording/foxglove-protobuf.ts).
  *
  * Recordings made before this layout (no `/tf`, no `/robot_description`, uncompressed chunks) carry
  * camera frames as JSON `foxglove.CompressedImage` with the JPEG in base64; the readers take both
  * (protocol/recording/recording-reader.ts).
  */
-import { COMPRESSED_IMAGE, FOXGLOVE_DESCRIPTOR_SETS, FRAME_TRANSFORMS } from "../../protocol/recording/foxglove-protobuf.js";
+import { COMPRESSED_IMAGE, FOXGLOVE_DESCRIPTOR_SETS, FRAME_TRANSFORMS } from "./foxglove-protobuf.js";
+
+/** A channel's message encoding: JSON text, or protobuf bytes (camera frames, `/tf`). */
+export const MessageEncoding = { json: "json", protobuf: "protobuf" } as const;
+export type MessageEncoding = (typeof MessageEncoding)[keyof typeof MessageEncoding];
+
+/** A schema's encoding, paired with the message encoding above. */
+export const SchemaEncoding = { jsonschema: "jsonschema", protobuf: "protobuf" } as const;
+
+/** Camera channels are `/camera/<name>`, one per camera the cell recorded. */
+export const CAMERA_TOPIC_PREFIX = "/camera/";
+
+/** The topic of camera `name`'s frames. */
+export function cameraTopic(name: string): string {
+  return `${CAMERA_TOPIC_PREFIX}${name}`;
+}
+
+/** The camera name of a `/camera/<name>` topic, or null for any other topic. */
+export function cameraNameOf(topic: string): string | null {
+  return topic.startsWith(CAMERA_TOPIC_PREFIX) ? topic.slice(CAMERA_TOPIC_PREFIX.length) : null;
+}
 
 const numbers = { type: "array", items: { type: "number" } };
 const strings = { type: "array", items: { type: "string" } };
@@ -131,3 +155,72 @@ export const META: ChannelSpec = {
     },
   },
 };
+
+/** Topics of the fixed channels, for readers that select by topic. */
+export const RecordingTopic = {
+  jointStates: JOINT_STATES.topic,
+  jointTargets: JOINT_TARGETS.topic,
+  tf: TF.topic,
+  robotDescription: ROBOT_DESCRIPTION.topic,
+  ftWrist: FT_WRIST.topic,
+  objectPoses: OBJECT_POSES.topic,
+  events: EVENTS.topic,
+  cameraSync: CAMERA_SYNC.topic,
+  meta: META.topic,
+} as const;
+
+/** `{sec, nsec}` as the JSON messages carry time. */
+export interface RecordedTime {
+  sec: number;
+  nsec: number;
+}
+
+/** A message on `/joint_states_measured`: one per control step, in the robot's joint order. */
+export interface JointStateMessage {
+  timestamp: RecordedTime;
+  name: string[];
+  position: number[];
+  velocity: number[];
+  effort: number[];
+  temperature_c: number[];
+}
+
+/** A message on `/joint_targets_commanded`. */
+export interface JointTargetsMessage {
+  timestamp: RecordedTime;
+  name: string[];
+  position: number[];
+}
+
+export interface RecordedVector3 {
+  x: number;
+  y: number;
+  z: number;
+}
+
+/** A message on `/gt/object_poses`: every tracked object's pose by name. */
+export interface ObjectPosesMessage {
+  timestamp: RecordedTime;
+  poses: Record<string, { position: RecordedVector3; orientation: RecordedVector3 & { w: number } }>;
+}
+
+/** A message on `/ft_wrist`. */
+export interface WrenchMessage {
+  timestamp: RecordedTime;
+  force: RecordedVector3;
+  torque: RecordedVector3;
+}
+
+/** A message on `/events`. */
+export interface EventMessage {
+  t_s: number;
+  name: string;
+  detail: string;
+}
+
+/** A message on `/camera_sync`. */
+export interface CameraSyncMessage {
+  timestamp: RecordedTime;
+  capture_time: Record<string, RecordedTime>;
+  skew_ms: number;
+}
