@@ -44,6 +44,8 @@ export interface SimOperatorOptions {
   groundTruth?: (cellId: string) => Promise<{ success: boolean; progress: number }>;
   /** Helps with interventions (Intervene, then Done) when a cell asks; default true. False leaves them to a person. */
   interventions?: boolean;
+  /** Called once per label request the operator sees, with the cell's attention as the station API shows it (tests check what a person is told). */
+  onLabelRequest?: (cellId: string, attention: Record<string, unknown>) => void;
   log?: (line: string) => void;
 }
 
@@ -53,7 +55,7 @@ export interface CompiledSimOperatorOptions extends Required<Omit<SimOperatorOpt
 }
 
 export function compileSimOperatorOptions(options: SimOperatorOptions): CompiledSimOperatorOptions {
-  const known = new Set(["baseUrl", "apiKey", "seed", "delayMs", "errorRate", "pollMs", "cells", "setSceneWrong", "groundTruth", "interventions", "log"]);
+  const known = new Set(["baseUrl", "apiKey", "seed", "delayMs", "errorRate", "pollMs", "cells", "setSceneWrong", "groundTruth", "interventions", "onLabelRequest", "log"]);
   for (const key of Object.keys(options)) if (!known.has(key)) throw new Error(`unknown simulated operator option "${key}"; known: ${[...known].join(", ")}`);
   const delayMs = options.delayMs ?? { min: 500, max: 2000 };
   if (!(delayMs.min >= 0 && delayMs.max >= delayMs.min)) throw new Error(`simulated operator delayMs must be {min >= 0, max >= min}; got ${JSON.stringify(delayMs)}`);
@@ -65,7 +67,7 @@ export function compileSimOperatorOptions(options: SimOperatorOptions): Compiled
   return {
     baseUrl: options.baseUrl.replace(/\/+$/, ""), apiKey: options.apiKey, seed: options.seed, delayMs, errorRate, pollMs,
     cells: options.cells ?? null, setSceneWrong: options.setSceneWrong, groundTruth: options.groundTruth ?? null,
-    interventions: options.interventions ?? true, log: options.log ?? (() => undefined),
+    interventions: options.interventions ?? true, onLabelRequest: options.onLabelRequest ?? (() => undefined), log: options.log ?? (() => undefined),
   };
 }
 
@@ -149,6 +151,7 @@ export class SimOperator {
         const key = `${cell.id}/${attention.episode_id}/${attention.since}/label`;
         if (!this.handled.has(key)) {
           this.handled.add(key);
+          this.o.onLabelRequest(cell.id, attention);
           void this.track(this.label(cell.id, attention.episode_id, attention.since));
         }
       }

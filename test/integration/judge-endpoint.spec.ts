@@ -38,6 +38,8 @@ describe("judge endpoint: a success classifier checked against people (simulated
   this.timeout(600_000);
   let service: TestService;
   let operator: SimOperator;
+  /** What a test wants told of each label request the operator sees (the station API's words). */
+  let onLabelRequest: ((attention: Json) => void) | undefined;
   let judge: SimJudge;
   let judgeUrl: string;
   let rev: string;
@@ -56,6 +58,7 @@ describe("judge endpoint: a success classifier checked against people (simulated
     operatorKey = createApiKey(service.coordinator.db, CATALOG_ACCOUNT_ID, ["keys:admin", "runs:read", "streams:read"], new Date()).secret;
     operator = new SimOperator({
       baseUrl: service.coordinator.baseUrl, apiKey: operatorKey, seed: 7, delayMs: { min: 150, max: 300 }, errorRate: 0,
+      onLabelRequest: (cellId, attention) => cellId === CELL && onLabelRequest?.(attention),
       setSceneWrong: (cellId) => service.fleet!.misplaceNextScene(cellId), groundTruth: (cellId) => service.fleet!.groundTruth(cellId), log,
     });
     operator.start();
@@ -105,18 +108,10 @@ describe("judge endpoint: a success classifier checked against people (simulated
       method: "POST", json: runBody({ episodes, judge: { url: judgeUrl, audit_fraction: 1, confidence_threshold: 0.5 } }),
     }), 201);
     // What the station is told while a label waits: why a person judges (audit), never what the judge said.
+    // Each label request as the simulated operator read it from the station API before judging it.
     const scenes: Json[] = [];
-    let watching = true;
-    const watch = (async () => {
-      while (watching) {
-        const cell = (await (await service.api(`/v1/cells/${CELL}`, { headers: { authorization: `Bearer ${operatorKey}` } })).json()) as Json;
-        if (cell.attention?.kind === "label") scenes.push(cell.attention.scene);
-        await new Promise((resolve) => setTimeout(resolve, 40));
-      }
-    })();
-    const { run } = await runEnd(service, created.id, { deadlineMs: 540_000 });
-    watching = false;
-    await watch;
+    onLabelRequest = (attention) => scenes.push(attention.scene);
+    const { run } = await runEnd(service, created.id, { deadlineMs: 540_000 }).finally(() => (onLabelRequest = undefined));
     assert.equal(run.status, "completed", JSON.stringify(run.status_detail));
     assert.ok(scenes.length > 0, "a label wait was seen");
     for (const scene of scenes) {

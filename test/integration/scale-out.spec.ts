@@ -212,7 +212,9 @@ describe("several coordinators on one PostgreSQL database", function () {
     const novice = { ...expert, image: "assay/ref-policy:novice" };
     const submitted = await api(b!, "/v1/runs", {
       method: "POST",
-      json: { kind: "compare", robot: "so101@3.11", environment: "tabletop@1", task: "pick-cube@v1", episodes: 6, policies: { expert, novice }, paired: true },
+      // Two pairs: the point is that a compare submitted on B is scheduled, run and ended through both
+      // coordinators; nothing here depends on its episode count, and each novice failure costs a 20 s episode.
+      json: { kind: "compare", robot: "so101@3.11", environment: "tabletop@1", task: "pick-cube@v1", episodes: 2, policies: { expert, novice }, paired: true },
     });
     assert.equal(submitted.status, 201, JSON.stringify(submitted.body));
     const end = await waitForRunEnd(a!.base, TEST_ADMIN_KEY, submitted.body.id);

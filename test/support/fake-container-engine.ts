@@ -6,6 +6,7 @@
  * the same commands). Every call is its own process, so the engine's state
  * lives in the folder $ASSAY_FAKE_ENGINE_DIR:
  *
+ *   engine.mjs               this file bundled to plain JavaScript (fake-engine-bundle.ts), run when present
  *   images.json              image -> what its container does (FakeImage)
  *   containers/<name>.json   one per container (FakeContainer)
  *   runs.jsonl               every container ever started, one FakeContainer a line (kept after rm)
@@ -143,7 +144,10 @@ function run(dir: string, args: string[]): void {
   const ip = network !== null ? `127.77.${randomBytes(1)[0]}.${2 + (randomBytes(1)[0] % 250)}` : null;
   const [, hostIp, hostPort, containerPort] = publish[0] ?? [null, ip!, "8000", "8000"];
   const log = openSync(join(dir, `${name}.log`), "a");
-  const child = spawn(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), "container", JSON.stringify(behaviour), hostIp, hostPort], {
+  // The container's process runs this file's source with tsx (from the repository root, where
+  // fake-engine-bin/docker runs), also when the engine's commands run from the bundle: the servers it
+  // starts read files that sit beside their modules.
+  const child = spawn(process.execPath, ["--import", "tsx", "test/support/fake-container-engine.ts", "container", JSON.stringify(behaviour), hostIp, hostPort], {
     detached: true,
     stdio: ["ignore", log, log],
     env: { ...process.env, ...env },

@@ -21,6 +21,7 @@ import { startEndpointPolicyServer } from "../../simulators/policies/endpoint-se
 import { ExpertPolicy } from "../../simulators/policies/expert-policy.js";
 import { embodimentFor } from "../../simulators/world/embodiments.js";
 import { FAKE_ENGINE_VERSION, fakeContainers, fakeImageId, fakeNetworks, fakeRepoDigest, fakeRuns, processAlive, writeFakeEngineImages } from "../support/fake-container-engine.js";
+import { bundleFakeEngine } from "../support/fake-engine-bundle.js";
 
 const FAKE_BIN = resolve(dirname(fileURLToPath(import.meta.url)), "../support/fake-engine-bin");
 const EXPERT = "assay/expert-picker:1";
@@ -40,8 +41,9 @@ describe("container policy runtime (fake docker)", function () {
   let dir: string;
   const saved = { path: process.env.PATH, dir: process.env.ASSAY_FAKE_ENGINE_DIR };
 
-  before(() => {
+  before(async () => {
     dir = mkdtempSync(join(tmpdir(), "assay-fake-engine-"));
+    await bundleFakeEngine(dir);
     writeFakeEngineImages(dir, { [EXPERT]: { serve: "so101" }, [OPENPI]: { openpi: "so101" }, [MUTE]: { mute: "loading checkpoint from the hub" }, [CRASH]: { crash: "policy server: no checkpoint in /models" }, [OLD_SERVER]: { serve: "so101", answersReset: false } });
     process.env.PATH = `${FAKE_BIN}${delimiter}${saved.path}`;
     process.env.ASSAY_FAKE_ENGINE_DIR = dir;
