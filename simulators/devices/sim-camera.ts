@@ -4,10 +4,11 @@
  *
  * - While the consumer reads every frame (the agent's episode loop: the recorder stores each JPEG,
  *   the video is made from the JPEGs), `capture()` renders the frame into the camera's own reusable
- *   buffer and encodes its JPEG ahead, with sharp on the thread pool, before it resolves. A new
- *   640x480 buffer per frame would cost more in garbage collection than the drawing itself.
+ *   buffer and encodes its JPEG ahead, on the thread pool (libjpeg-turbo, jpeg-codec.ts), before it
+ *   resolves. A new 640x480 buffer per frame would cost more in garbage collection than the drawing
+ *   itself.
  * - Once a frame goes unread by the next capture (a test or bench driving a policy that looks only
- *   now and then), frames are rendered and encoded only when read, synchronously (jpeg-js). The
+ *   now and then), frames are rendered and encoded only when read, synchronously. The
  *   first read switches encoding ahead back on.
  *
  * A frame's `rgb`, when first read, is copied from the camera's buffer if that still holds the
@@ -17,7 +18,7 @@
  */
 import type { Camera, CameraCalibration, CameraClockInfo, CameraFrame } from "../../cell-agent/hardware/types.js";
 import { simCameraCalibration } from "../render/camera-calibration.js";
-import { encodeJpeg, encodeJpegSync } from "../render/jpeg-codec.js";
+import { encodeJpeg, encodeJpegSync, jpegScratchSize } from "../render/jpeg-codec.js";
 import { CameraRenderer, type RenderScene } from "../render/rasterizer.js";
 import { stampTimecode } from "../render/timecode.js";
 import type { SimWorld } from "../world/sim-world.js";
@@ -28,6 +29,8 @@ export class SimCamera implements Camera {
   readonly calibration: CameraCalibration | undefined;
   private readonly renderer: CameraRenderer;
   private readonly encodeBuffer: Uint8Array;
+  /** The encoder's output space for `encodeBuffer`'s JPEG (its worst case, about a frame's size): allocated once, not per frame. */
+  private readonly jpegScratch: Uint8Array;
   /** True while a JPEG is being encoded from `encodeBuffer` (a concurrent capture draws elsewhere). */
   private encoding = false;
   private encodeAhead = true;
@@ -41,6 +44,7 @@ export class SimCamera implements Camera {
     this.calibration = simCameraCalibration(name, topCameraOffsetM);
     this.renderer = new CameraRenderer(name, { topMountOffsetM: topCameraOffsetM, colourGain });
     this.encodeBuffer = new Uint8Array(this.renderer.width * this.renderer.height * 3);
+    this.jpegScratch = new Uint8Array(jpegScratchSize(this.renderer.width, this.renderer.height));
   }
 
   /** A frame is the world frozen at the simulated instant it was asked for: the agent's clock on a simulated cell. */
@@ -93,7 +97,7 @@ export class SimCamera implements Camera {
     try {
       stamp(this.renderer.render(scene, this.encodeBuffer).rgb);
       const drawing = ++this.encodeBufferDrawings;
-      return { jpeg: await encodeJpeg(this.encodeBuffer, width, height, JPEG_QUALITY), drawing };
+      return { jpeg: await encodeJpeg(this.encodeBuffer, width, height, JPEG_QUALITY, this.jpegScratch), drawing };
     } finally {
       this.encoding = false;
     }

@@ -8,10 +8,12 @@
  * name), a cell's own variation (top camera mount offset, colour gains), arm poses from folded to
  * reaching down among the objects (the wrist camera then clips faces at its near plane), boxes and
  * cylinders, a lifted object, and several noise seeds, rendered in turn by one renderer per camera
- * (its cached backgrounds are reused across scenes) and once by a fresh renderer.
+ * (its cached backgrounds are reused across scenes) and once by a fresh renderer; and the render
+ * bench's scripted pick (every third frame of top, wrist and head, through all four lightings).
  */
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
+import type { ResetPlan } from "../../cell-agent/hardware/types.js";
 import { SimCamera } from "../../simulators/devices/sim-camera.js";
 import { CameraRenderer, type RenderScene } from "../../simulators/render/rasterizer.js";
 import { jointsOf } from "../../simulators/world/embodiments.js";
@@ -62,7 +64,67 @@ const PINNED: Record<string, string[]> = {
   "top+wrist variation": ["3b6dcacb11c7fbdc", "119ae19f279ae745", "263111f801f8214c", "8ba8f77c878038e5", "bd2b9bbcffa8cc6a", "49a7d8ff45706bf8", "1b5da26deff60b85", "dd1899e6624143ef", "391cb64722338b9f", "d23f58475e8cf732", "399cca06f048d1c2", "d660975554ceed4b"],
 };
 
+/**
+ * The scripted pick of scripts/bench/render.ts (copied here so that editing the bench cannot move
+ * the pins): the kinematic world with a cube and three distractors, the fingertip approaching,
+ * descending, closing and lifting; what the cameras' bench measures is what is pinned.
+ */
+const PICK_PLAN: ResetPlan = {
+  objects: { cube: { object: "cube", positionM: [0.23, -0.03, 0.015], yawRad: 0.35 } },
+  lighting: "nominal",
+  distractors: [
+    { object: "block-blue", positionM: [0.17, 0.07, 0.015], yawRad: 0.2 },
+    { object: "mug", positionM: [0.33, 0.06, 0.045], yawRad: 0 },
+    { object: "stapler", positionM: [0.3, -0.09, 0.02], yawRad: 1.1 },
+  ],
+  homeRad: new Array(6).fill(0),
+};
+const PICK_SCRIPT: Array<[number, number, number, number, number]> = [
+  [0, 0.23, -0.03, 0.08, 1],
+  [2.0, 0.23, -0.03, 0.016, 1],
+  [3.6, 0.23, -0.03, 0.016, 0],
+  [4.4, 0.23, -0.03, 0.12, 0],
+];
+
+function pickAt(tS: number): { arm: number[]; opening: number } {
+  let k = 0;
+  while (k + 1 < PICK_SCRIPT.length && PICK_SCRIPT[k + 1][0] <= tS) k++;
+  const [t0, x0, y0, z0, opening] = PICK_SCRIPT[k];
+  const [t1, x1, y1, z1] = PICK_SCRIPT[Math.min(k + 1, PICK_SCRIPT.length - 1)];
+  const s = t1 > t0 ? Math.min(1, (tS - t0) / (t1 - t0)) : 1;
+  return { arm: armAt(x0 + (x1 - x0) * s, y0 + (y1 - y0) * s, z0 + (z1 - z0) * s, 0.35), opening };
+}
+
+/** Lighting through the pick, a quarter of it each: the fixed cameras redraw their backgrounds at each change. */
+const PICK_LIGHTING = ["nominal", "dim", "warm", "bright"];
+
+/** One digest per camera over every third frame (10 Hz) of the 7-second scripted pick at 30 Hz. */
+function pickDigests(cameras: string[]): string[] {
+  const world = new SimWorld({ model: "so101", seed: 3, engine: "kinematic" });
+  world.resetScene(PICK_PLAN);
+  const renderers = cameras.map((name) => new CameraRenderer(name));
+  const hashes = cameras.map(() => createHash("sha256"));
+  const steps = 7 * 30;
+  const periodNs = BigInt(Math.round(1e9 / 30));
+  const startNs = world.tNs;
+  for (let step = 0; step < steps; step++) {
+    const { arm, opening } = pickAt(step / 30);
+    world.setGoals(jointsOf(world.embodiment, arm, opening));
+    world.advanceTo(startNs + BigInt(step) * periodNs);
+    if (step % 3 !== 0) continue;
+    const scene = { ...world.snapshot(), lighting: PICK_LIGHTING[Math.floor((step * PICK_LIGHTING.length) / steps)] };
+    renderers.forEach((renderer, k) => hashes[k].update(renderer.render(scene).rgb));
+  }
+  return hashes.map((h) => h.digest("hex").slice(0, 16));
+}
+
+const PINNED_PICK = { top: "e299fcd98376596e", wrist: "1752afd8949c8eb4", head: "6070ffaebf27f162" };
+
 describe("simulated camera pictures (pinned bytes)", () => {
+  it("the render bench's scripted pick, under every lighting in turn: top, wrist and head frames render the pinned bytes", () => {
+    assert.deepEqual(pickDigests(Object.keys(PINNED_PICK)), Object.values(PINNED_PICK));
+  });
+
   for (const camera of ["top", "wrist", "head", "side"]) {
     it(`${camera}: every scene renders the pinned bytes`, () => {
       assert.deepEqual(digests(camera), PINNED[camera]);
