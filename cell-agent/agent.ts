@@ -41,6 +41,7 @@ import { LabelGate, parseOperatorLabel, type OperatorLabel } from "./episode/lab
 import { InterventionGate, interventionAttention, type InterventionGateOptions } from "./episode/intervention-gate.js";
 import { splitPersonJudged } from "../protocol/predicates/index.js";
 import { judgeEpisode, judgeEvaluation, type JudgeStep } from "./episode/judge-step.js";
+import { startChunkCompressor } from "./recording/chunk-compressor.js";
 
 export const AGENT_VERSION = "0.5.0";
 
@@ -108,6 +109,8 @@ export async function startCellAgent(config: AgentConfig, hardware: CellHardware
   const compileTaskMonitor = options.compileTaskMonitor ?? defaultCompileTaskMonitor;
   const recordingsDir = join(config.dataDir, "recordings");
   mkdirSync(recordingsDir, { recursive: true });
+  // One zstd worker for every episode's recording, started now rather than at each episode's start.
+  const chunkCompressor = startChunkCompressor();
   const metrics = createAgentMetrics(config.cellId);
   // Checked once at start: a bad envelope (a joint the robot lacks, a box without kinematics) stops the agent here, in words.
   const envelope = compileSafetyEnvelopeOptions(config.safety.envelope, { model: config.robotModel, jointNames: hardware.motors.jointNames });
@@ -366,7 +369,7 @@ export async function startCellAgent(config: AgentConfig, hardware: CellHardware
     const monitor = compileTaskMonitor(predicates);
     log(`episode ${assignment.episodeId} (run ${assignment.runId}, ${assignment.index + 1} of ${assignment.of}, attempt ${assignment.attempt}) starting: "${plan.instruction ?? ""}", lighting ${plan.reset.lighting}`);
     const result = await runEpisode({
-      assignment, plan, hardware: { ...hardware, motors, policies }, monitor, recordingsDir, cellId: config.cellId, robotModel: config.robotModel, metrics, signal, live: liveFeed,
+      assignment, plan, hardware: { ...hardware, motors, policies }, monitor, recordingsDir, chunkCompressor, cellId: config.cellId, robotModel: config.robotModel, metrics, signal, live: liveFeed,
       lastEstopTrip: () => estopWatch.lastTrip(), envelope, interventionGate,
       scoredInstruments: taskInstrumentKinds(predicates),
       onInstrumentLost: (lost, detail) => instrumentHealth.markDown(lost, detail),
@@ -550,6 +553,7 @@ export async function startCellAgent(config: AgentConfig, hardware: CellHardware
       liveFeed?.stop();
       link.stop();
       outbox.close();
+      await chunkCompressor.close();
     },
   };
 }

@@ -26,6 +26,7 @@ import type { EstopTrip } from "../safety/estop-watch.js";
 import { SafetyEnvelope, clampEventDetail, compileSafetyEnvelopeOptions, type SafetyEnvelopeOptions } from "../safety/envelope.js";
 import { MissedPeriodMonitor, holdPosition, protectiveStopEvent } from "../safety/protective-stop.js";
 import { McapRecorder } from "../recording/mcap-recorder.js";
+import type { ChunkCompressor } from "../recording/chunk-compressor.js";
 import { EpisodeVideos, type EpisodeVideoFile } from "../recording/episode-videos.js";
 import type { EpisodeAssignment } from "./assignment.js";
 import { CameraSkewStats, cameraClockRecord } from "./camera-skew.js";
@@ -56,6 +57,8 @@ export interface EpisodeContext {
   monitor: TaskMonitor;
   /** Where `<episode_id>.mcap` and `<episode_id>.mp4` are written. */
   recordingsDir: string;
+  /** The agent's zstd worker for the recording's chunks; without one the recorder starts its own. */
+  chunkCompressor?: ChunkCompressor;
   cellId: string;
   robotModel: string;
   metrics: AgentMetrics;
@@ -132,7 +135,7 @@ export async function runEpisode(ctx: EpisodeContext): Promise<EpisodeResult> {
   const envelope = new SafetyEnvelope(ctx.envelope ?? compileSafetyEnvelopeOptions({}, { model: ctx.robotModel, jointNames: motors.jointNames }));
   const episodeId = assignment.episodeId;
   const recorder = await McapRecorder.create(ctx.recordingsDir, episodeId, {
-    jointNames: motors.jointNames, cameraNames: hardware.cameras.map((c) => c.name), robotModel: ctx.robotModel,
+    jointNames: motors.jointNames, cameraNames: hardware.cameras.map((c) => c.name), robotModel: ctx.robotModel, compressor: ctx.chunkCompressor,
   });
   const videos = new EpisodeVideos(ctx.recordingsDir, episodeId, hardware.cameras);
   const events: EpisodeEvent[] = [];

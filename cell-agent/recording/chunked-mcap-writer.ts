@@ -157,8 +157,9 @@ export class ChunkedMcapWriter {
   /** Closes the open chunk: compression starts now, the write follows in order (see compressChunk). */
   private async finishChunk(): Promise<void> {
     if (this.chunk.numMessages === 0) return;
-    // The builder is reused for the next chunk: take a copy of the records and the indexes as they are.
-    const records = this.chunk.buffer.slice();
+    // The builder is reused for the next chunk: take the records (its `buffer` getter is already a copy
+    // of its own ArrayBuffer, so the compressor can take it over) and the indexes as they are.
+    const records = this.chunk.buffer;
     const indexes = [...this.chunk.indices];
     const messageStartTime = this.chunk.messageStartTime;
     const messageEndTime = this.chunk.messageEndTime;
@@ -180,8 +181,12 @@ export class ChunkedMcapWriter {
 
   private async writeChunk(chunk: McapTypes.Chunk, indexes: McapTypes.MessageIndex[]): Promise<void> {
     const chunkStartOffset = this.position();
-    const chunkLength = this.records.writeChunk(chunk);
-    await this.flushRecords();
+    // The Chunk record's fields, then its records as they came from the compressor: McapRecordBuilder's
+    // writeChunk would copy them into its buffer and its `buffer` getter copy them out again.
+    const head = chunkRecordHead(chunk);
+    await this.write(head);
+    await this.write(chunk.records);
+    const chunkLength = BigInt(head.byteLength + chunk.records.byteLength);
     const messageIndexStart = this.position();
     const messageIndexOffsets = new Map<number, bigint>();
     let messageIndexLength = 0n;
@@ -195,4 +200,26 @@ export class ChunkedMcapWriter {
       compression: chunk.compression, compressedSize: BigInt(chunk.records.byteLength), uncompressedSize: chunk.uncompressedSize,
     });
   }
+}
+
+/**
+ * A Chunk record up to its records (https://mcap.dev/spec#chunk-op0x06): opcode, record length,
+ * message start and end time, uncompressed size and CRC, compression, and the records' length.
+ */
+function chunkRecordHead(chunk: McapTypes.Chunk): Uint8Array {
+  const compression = new TextEncoder().encode(chunk.compression);
+  const fieldsBytes = 8 + 8 + 8 + 4 + 4 + compression.byteLength + 8;
+  const head = new Uint8Array(1 + 8 + fieldsBytes);
+  const view = new DataView(head.buffer);
+  let at = 0;
+  view.setUint8(at, Opcode.CHUNK);
+  view.setBigUint64((at += 1), BigInt(fieldsBytes + chunk.records.byteLength), true);
+  view.setBigUint64((at += 8), chunk.messageStartTime, true);
+  view.setBigUint64((at += 8), chunk.messageEndTime, true);
+  view.setBigUint64((at += 8), chunk.uncompressedSize, true);
+  view.setUint32((at += 8), chunk.uncompressedCrc, true);
+  view.setUint32((at += 4), compression.byteLength, true);
+  head.set(compression, (at += 4));
+  view.setBigUint64((at += compression.byteLength), BigInt(chunk.records.byteLength), true);
+  return head;
 }

@@ -44,7 +44,8 @@ export class McapRecorder {
   private constructor(
     private readonly handle: FileHandle,
     private readonly writer: ChunkedMcapWriter,
-    private readonly compressor: ChunkCompressor | undefined,
+    /** The compressor this recorder started (and closes); none when it was given one or compresses otherwise. */
+    private readonly ownCompressor: ChunkCompressor | undefined,
     readonly partPath: string,
     private readonly jointNames: readonly string[],
     private readonly robot: RobotDescription | undefined,
@@ -54,23 +55,26 @@ export class McapRecorder {
    * Creates `<dir>/<episodeId>.mcap.part` and registers every channel the cell has instruments for.
    * `robotModel` (the catalogue id) adds `/tf` and `/robot_description` when Assay knows its kinematics.
    * `compress`: "worker" (default) compresses chunks with zstd on a worker thread (chunk-compressor.ts),
-   * "inline" on this thread, "none" stores them uncompressed.
+   * "inline" on this thread, "none" stores them uncompressed. `compressor`: the agent's long-lived
+   * worker for "worker" (the recorder leaves it running); without one the recorder starts its own and
+   * stops it when finished, paying the worker's start (up to a second on a loaded cell PC) each episode.
    */
   static async create(
     dir: string, episodeId: string,
-    options: { jointNames: readonly string[]; cameraNames: readonly string[]; robotModel?: string; compress?: "worker" | "inline" | "none" },
+    options: { jointNames: readonly string[]; cameraNames: readonly string[]; robotModel?: string; compress?: "worker" | "inline" | "none"; compressor?: ChunkCompressor },
   ): Promise<McapRecorder> {
     const mode = options.compress ?? "worker";
-    const compressor = mode === "worker" ? startChunkCompressor() : undefined;
+    const ownCompressor = mode === "worker" && !options.compressor ? startChunkCompressor() : undefined;
+    const compressor = mode === "worker" ? (options.compressor ?? ownCompressor) : undefined;
     const compressChunk = compressor ? compressor.compress : mode === "inline" ? (await loadMcapCompression()).compressChunk : undefined;
     const partPath = join(dir, `${episodeId}.mcap.part`);
     const handle = await open(partPath, "w").catch(async (error: unknown) => {
-      await compressor?.close();
+      await ownCompressor?.close();
       throw error;
     });
     const writer = new ChunkedMcapWriter({ writable: new FileHandleWritable(handle), chunkSize: CHUNK_BYTES, compressChunk });
     const robot = robotDescriptionFor(options.robotModel, options.jointNames);
-    const recorder = new McapRecorder(handle, writer, compressor, partPath, options.jointNames, robot);
+    const recorder = new McapRecorder(handle, writer, ownCompressor, partPath, options.jointNames, robot);
     await writer.start({ profile: "", library: "assay-cell-agent" });
     for (const spec of [JOINT_STATES, JOINT_TARGETS, FT_WRIST, OBJECT_POSES, EVENTS, META]) await recorder.register(spec);
     if (robot) for (const spec of [ROBOT_DESCRIPTION, TF]) await recorder.register(spec);
@@ -183,7 +187,7 @@ export class McapRecorder {
       this.closed = true;
       await this.writer.end();
     } finally {
-      await this.compressor?.close();
+      await this.ownCompressor?.close();
     }
     await this.handle.sync();
     await this.handle.close();

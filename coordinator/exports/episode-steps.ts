@@ -37,19 +37,23 @@ export interface EpisodeStep {
   fresh: Set<string>;
 }
 
-export interface EpisodeHeader {
+/** What a recording holds, without its contents: read from the summary and the first joint state. */
+export interface EpisodeShape {
   jointNames: string[];
   /** Camera names, from the `/camera/<name>` channels, in channel order. */
   cameras: string[];
+  /** Number of control steps (messages on /joint_states_measured). */
+  steps: number;
+  /** Frames each camera recorded (messages on `/camera/<name>`), by camera name. */
+  cameraFrames: Map<string, number>;
+}
+
+export interface EpisodeHeader extends EpisodeShape {
   /** The `/meta` message with phase "start" (firmware, calibration age, seed, perturbations realized...). */
   startMeta: Record<string, unknown>;
   /** The `/meta` message with phase "end". */
   endMeta: Record<string, unknown>;
   events: Array<{ t_s: number; name: string; detail: string }>;
-  /** Number of control steps (messages on /joint_states_measured). */
-  steps: number;
-  /** Frames each camera recorded (messages on `/camera/<name>`), by camera name. */
-  cameraFrames: Map<string, number>;
 }
 
 const SOURCE = [RecordingTopic.jointStates, RecordingTopic.jointTargets];
@@ -71,6 +75,36 @@ export function fileReadable(handle: FileHandle) {
   };
 }
 
+async function shapeOf(reader: McapIndexedReader): Promise<EpisodeShape> {
+  const channels = [...reader.channelsById.values()];
+  const cameraChannels = channels.filter((c) => cameraNameOf(c.topic) !== null);
+  const cameras = cameraChannels.map((c) => cameraNameOf(c.topic)!);
+  const statesChannel = channels.find((c) => c.topic === RecordingTopic.jointStates);
+  const steps = statesChannel ? Number(reader.statistics?.channelMessageCounts.get(statesChannel.id) ?? 0n) : 0;
+  const cameraFrames = new Map(cameraChannels.map((c) => [cameraNameOf(c.topic)!, Number(reader.statistics?.channelMessageCounts.get(c.id) ?? 0n)]));
+  let jointNames: string[] = [];
+  for await (const message of reader.readMessages({ topics: [RecordingTopic.jointStates], validateCrcs: false })) {
+    const body = JSON.parse(new TextDecoder().decode(message.data)) as { name?: string[] };
+    jointNames = body.name ?? [];
+    break;
+  }
+  return { jointNames, cameras, steps, cameraFrames };
+}
+
+/**
+ * An episode's shape alone: its summary and first chunk, where `EpisodeRecording.open` also reads
+ * `/meta` and `/events`, which decompresses nearly every chunk. For a pass over many recordings
+ * before reading them (an export's common layout).
+ */
+export async function readEpisodeShape(path: string): Promise<EpisodeShape> {
+  const handle = await open(path, "r");
+  try {
+    return await shapeOf(await openRecordingReader(fileReadable(handle)));
+  } finally {
+    await handle.close();
+  }
+}
+
 /** An episode recording opened for reading; `close()` when done. */
 export class EpisodeRecording {
   private constructor(private readonly handle: FileHandle, private readonly reader: McapIndexedReader, readonly header: EpisodeHeader) {}
@@ -80,8 +114,6 @@ export class EpisodeRecording {
     try {
       const reader = await openRecordingReader(fileReadable(handle));
       const decoder = new TextDecoder();
-      const cameras = [...reader.channelsById.values()].filter((c) => cameraNameOf(c.topic) !== null).map((c) => cameraNameOf(c.topic)!);
-      let jointNames: string[] = [];
       let startMeta: Record<string, unknown> = {};
       let endMeta: Record<string, unknown> = {};
       const events: EpisodeHeader["events"] = [];
@@ -91,16 +123,7 @@ export class EpisodeRecording {
         else if (body.phase === "start") startMeta = body;
         else if (body.phase === "end") endMeta = body;
       }
-      const statesChannel = [...reader.channelsById.values()].find((c) => c.topic === RecordingTopic.jointStates);
-      const steps = statesChannel ? Number(reader.statistics?.channelMessageCounts.get(statesChannel.id) ?? 0n) : 0;
-      const cameraFrames = new Map([...reader.channelsById.values()].filter((c) => cameraNameOf(c.topic) !== null)
-        .map((c) => [cameraNameOf(c.topic)!, Number(reader.statistics?.channelMessageCounts.get(c.id) ?? 0n)]));
-      for await (const message of reader.readMessages({ topics: [RecordingTopic.jointStates], validateCrcs: false })) {
-        const body = JSON.parse(decoder.decode(message.data)) as { name?: string[] };
-        jointNames = body.name ?? [];
-        break;
-      }
-      return new EpisodeRecording(handle, reader, { jointNames, cameras, startMeta, endMeta, events, steps, cameraFrames });
+      return new EpisodeRecording(handle, reader, { ...(await shapeOf(reader)), startMeta, endMeta, events });
     } catch (error) {
       await handle.close();
       throw error;

@@ -25,6 +25,9 @@ export interface ArchiveFile {
 
 export const ARCHIVE_CONTENT_TYPE = "application/x-tar";
 
+/** Local files are read into the archive 1 MiB at a time (not 64 KiB): fewer reads and fewer trips through the tar and hash streams. */
+const READ_CHUNK_BYTES = 1024 * 1024;
+
 /** Streams `entries` into a tar stored as `key`; returns its size and SHA-256. `signal` aborts it. */
 export async function writeTarArchive(objects: ObjectStore, key: string, entries: AsyncIterable<ArchiveEntry> | Iterable<ArchiveEntry>, signal?: AbortSignal): Promise<ArchiveFile> {
   const pack = tar.pack();
@@ -41,7 +44,7 @@ export async function writeTarArchive(objects: ObjectStore, key: string, entries
         await new Promise<void>((resolve, reject) => pack.entry({ name: entry.name, size: entry.data.length, mode: 0o644, mtime }, Buffer.from(entry.data), (e) => (e ? reject(e) : resolve())));
       } else if ("path" in entry) {
         const size = (await stat(entry.path)).size;
-        await pipeline(createReadStream(entry.path), pack.entry({ name: entry.name, size, mode: 0o644, mtime }), { signal });
+        await pipeline(createReadStream(entry.path, { highWaterMark: READ_CHUNK_BYTES }), pack.entry({ name: entry.name, size, mode: 0o644, mtime }), { signal });
       } else {
         const body = await entry.open();
         await pipeline(body, pack.entry({ name: entry.name, size: entry.bytes, mode: 0o644, mtime }), { signal });

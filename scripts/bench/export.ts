@@ -10,7 +10,12 @@
  * same realistic recordings. The episode's MCAP is also rewritten in the recording layout before
  * compressed chunks and binary camera frames, for the size ratio (`episode_mcap_vs_previous_layout`).
  *
- *   npx tsx scripts/bench/export.ts [episodes, default 100]
+ * Beside each wall-time ratio, the coordinator process's CPU time (`..._cpu_s`, user + system, so
+ * ffmpeg is not in it): on a loaded machine wall time mostly measures the load, CPU time the work.
+ * `copy_fsync_s` is the copy with the fsync a store does before an archive counts as written (the
+ * disk store's `put` fsyncs; the plain copy does not), for telling disk flush from CPU.
+ *
+ *   npx tsx scripts/bench/export.ts [episodes, default 100] [formats, default mcap-bundle,rlds,lerobot]
  */
 import { copyFileSync, createReadStream, createWriteStream, mkdirSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
@@ -28,7 +33,9 @@ import type { Figure } from "../bench.js";
 const BENCH = "export";
 const MB = 1024 * 1024;
 
-export async function run(episodes = 100): Promise<Figure[]> {
+const FORMATS = ["mcap-bundle", "rlds", "lerobot"] as const;
+
+export async function run(episodes = 100, formats: readonly (typeof FORMATS)[number][] = FORMATS): Promise<Figure[]> {
   const service = await startTestService({ cells: ["so101-b"] });
   const figures: Figure[] = [];
   const figure = (metric: string, value: number, unit: string) => figures.push({ bench: BENCH, metric, value: Number(value.toFixed(3)), unit });
@@ -72,36 +79,47 @@ export async function run(episodes = 100): Promise<Figure[]> {
     service.coordinator.lifecycle.end(db, runId, { status: "completed" });
     figure("input_bytes", inputBytes / MB, "MB");
 
-    // The floor: the same bytes read and written into one file.
-    const copyTarget = join(service.dataDir, "copy.bin");
-    const copyStarted = performance.now();
-    const out = createWriteStream(copyTarget);
-    for (const path of inputPaths) {
-      for await (const chunk of createReadStream(path)) if (!out.write(chunk)) await once(out, "drain");
-    }
-    await new Promise<void>((resolve, reject) => out.end((error?: Error | null) => (error ? reject(error) : resolve())));
-    const copyS = (performance.now() - copyStarted) / 1000;
-    rmSync(copyTarget);
+    // The floor: the same bytes read and written into one file (and once more with an fsync at the end).
+    const copy = async (flush: boolean) => {
+      const copyTarget = join(service.dataDir, "copy.bin");
+      const copyCpu = process.cpuUsage();
+      const copyStarted = performance.now();
+      const out = createWriteStream(copyTarget, { flush });
+      for (const path of inputPaths) {
+        for await (const chunk of createReadStream(path)) if (!out.write(chunk)) await once(out, "drain");
+      }
+      await new Promise<void>((resolve, reject) => out.end((error?: Error | null) => (error ? reject(error) : resolve())));
+      const seconds = (performance.now() - copyStarted) / 1000;
+      rmSync(copyTarget);
+      return { seconds, cpuS: cpuSeconds(process.cpuUsage(copyCpu)) };
+    };
+    const { seconds: copyS, cpuS: copyCpuS } = await copy(false);
     figure("copy_s", copyS, "s");
+    figure("copy_cpu_s", copyCpuS, "s");
     figure("copy_throughput", inputBytes / MB / copyS, "MB/s");
+    figure("copy_fsync_s", (await copy(true)).seconds, "s");
 
-    for (const format of ["mcap-bundle", "rlds", "lerobot"] as const) {
+    for (const format of formats) {
       global.gc?.();
       const baselineRss = process.memoryUsage().rss;
       let peakRss = baselineRss;
       const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 10);
+      const cpu = process.cpuUsage();
       const started = performance.now();
       const response = await service.api(`/v1/runs/${runId}/export`, { method: "POST", json: { format } });
       const body = (await response.json()) as { id: string };
       if (response.status !== 202) throw new Error(`export ${format} answered ${response.status}: ${JSON.stringify(body)}`);
       await service.coordinator.archives.idle();
       const seconds = (performance.now() - started) / 1000;
+      const cpuS = cpuSeconds(process.cpuUsage(cpu));
       clearInterval(sampler);
       const done = (await (await service.api(`/v1/exports/${body.id}`)).json()) as { status: string; file: { bytes: number } | null; failure: unknown };
       if (done.status !== "ready") throw new Error(`export ${format} ended ${done.status}: ${JSON.stringify(done.failure)}`);
       figure(`${format}_s`, seconds, "s");
       figure(`${format}_throughput`, inputBytes / MB / seconds, "MB/s");
       figure(`${format}_vs_copy`, seconds / copyS, "ratio");
+      figure(`${format}_cpu_s`, cpuS, "s");
+      figure(`${format}_cpu_vs_copy`, cpuS / copyCpuS, "ratio");
       figure(`${format}_archive`, done.file!.bytes / MB, "MB");
       figure(`${format}_peak_rss`, peakRss / MB, "MB");
       figure(`${format}_rss_growth`, (peakRss - baselineRss) / MB, "MB");
@@ -120,7 +138,15 @@ export async function run(episodes = 100): Promise<Figure[]> {
   return figures;
 }
 
+function cpuSeconds(usage: NodeJS.CpuUsage): number {
+  return (usage.user + usage.system) / 1e6;
+}
+
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const figures = await run(Number(process.argv[2] ?? 100));
+  const formats = process.argv[3]?.split(",").map((f) => {
+    if (!(FORMATS as readonly string[]).includes(f)) throw new Error(`unknown format ${JSON.stringify(f)}; formats: ${FORMATS.join(", ")}`);
+    return f as (typeof FORMATS)[number];
+  });
+  const figures = await run(Number(process.argv[2] ?? 100), formats);
   for (const f of figures) console.log(JSON.stringify(f));
 }

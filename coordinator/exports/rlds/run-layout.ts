@@ -5,7 +5,7 @@
  * export fails before it writes a byte instead of leaving half a dataset behind.
  */
 import type { ExportEpisode } from "../export-input.js";
-import { EpisodeRecording } from "../episode-steps.js";
+import { EpisodeRecording, readEpisodeShape } from "../episode-steps.js";
 import { type FrameSize, jpegSize } from "./jpeg-frames.js";
 
 export interface CameraLayout extends FrameSize {
@@ -38,7 +38,7 @@ function describeCameras(names: readonly string[]): string {
 }
 
 /**
- * Opens every episode's header and checks that its joints and cameras match the first episode's;
+ * Reads every episode's shape (summary and first chunk) and checks that its joints and cameras match the first episode's;
  * reads each camera's frame size from the first episode that has a frame of it.
  * @throws Error naming the episode and what differs, or the camera no episode has a frame of
  */
@@ -46,36 +46,32 @@ export async function readRunLayout(episodes: readonly ExportEpisode[]): Promise
   let first: { episode: ExportEpisode; jointNames: string[]; cameras: string[] } | undefined;
   const sizes = new Map<string, FrameSize>();
   for (const episode of episodes) {
-    const recording = await EpisodeRecording.open(episode.mcap.path);
-    try {
-      const { jointNames, cameras } = recording.header;
-      if (jointNames.length === 0) {
-        throw new Error(`episode ${episode.episodeId} (${episode.mcap.fileName}) has no joint states, so it has no steps to export; leave it out`);
-      }
-      cameras.forEach((name) => checkCameraName(name, episode));
-      if (!first) {
-        first = { episode, jointNames: [...jointNames], cameras: [...cameras] };
-      } else {
-        const other = first.episode.episodeId;
-        if (jointNames.length !== first.jointNames.length || jointNames.some((n, i) => n !== first!.jointNames[i])) {
-          throw new Error(
-            `episode ${episode.episodeId} has ${describeJoints(jointNames)} but the first episode ${other} has ` +
-              `${describeJoints(first.jointNames)}; an RLDS dataset has one state and action layout, so export these episodes separately`,
-          );
-        }
-        const sameCameras = cameras.length === first.cameras.length && cameras.every((c) => first!.cameras.includes(c));
-        if (!sameCameras) {
-          throw new Error(
-            `episode ${episode.episodeId} has ${describeCameras(cameras)} but the first episode ${other} has ` +
-              `${describeCameras(first.cameras)}; an RLDS dataset has one observation layout, so export these episodes separately`,
-          );
-        }
-      }
-      const missing = cameras.filter((c) => !sizes.has(c));
-      if (missing.length > 0) await readFrameSizes(recording, missing, sizes);
-    } finally {
-      await recording.close();
+    // The shape only (summary and first chunk): the export reads each recording whole once, later.
+    const { jointNames, cameras } = await readEpisodeShape(episode.mcap.path);
+    if (jointNames.length === 0) {
+      throw new Error(`episode ${episode.episodeId} (${episode.mcap.fileName}) has no joint states, so it has no steps to export; leave it out`);
     }
+    cameras.forEach((name) => checkCameraName(name, episode));
+    if (!first) {
+      first = { episode, jointNames: [...jointNames], cameras: [...cameras] };
+    } else {
+      const other = first.episode.episodeId;
+      if (jointNames.length !== first.jointNames.length || jointNames.some((n, i) => n !== first!.jointNames[i])) {
+        throw new Error(
+          `episode ${episode.episodeId} has ${describeJoints(jointNames)} but the first episode ${other} has ` +
+            `${describeJoints(first.jointNames)}; an RLDS dataset has one state and action layout, so export these episodes separately`,
+        );
+      }
+      const sameCameras = cameras.length === first.cameras.length && cameras.every((c) => first!.cameras.includes(c));
+      if (!sameCameras) {
+        throw new Error(
+          `episode ${episode.episodeId} has ${describeCameras(cameras)} but the first episode ${other} has ` +
+            `${describeCameras(first.cameras)}; an RLDS dataset has one observation layout, so export these episodes separately`,
+        );
+      }
+    }
+    const missing = cameras.filter((c) => !sizes.has(c));
+    if (missing.length > 0) await readFrameSizes(episode.mcap.path, missing, sizes);
   }
   if (!first) throw new Error("no episodes to export: an RLDS dataset needs at least one episode (TFDS cannot read an empty split)");
   const unseen = first.cameras.filter((c) => !sizes.has(c));
@@ -92,15 +88,20 @@ export async function readRunLayout(episodes: readonly ExportEpisode[]): Promise
 }
 
 /** Reads steps until each camera in `missing` has shown a frame (usually the first step). */
-async function readFrameSizes(recording: EpisodeRecording, missing: string[], sizes: Map<string, FrameSize>): Promise<void> {
-  const wanted = new Set(missing);
-  for await (const step of recording.steps()) {
-    for (const camera of wanted) {
-      const frame = step.images.get(camera);
-      if (!frame) continue;
-      sizes.set(camera, jpegSize(frame));
-      wanted.delete(camera);
+async function readFrameSizes(path: string, missing: string[], sizes: Map<string, FrameSize>): Promise<void> {
+  const recording = await EpisodeRecording.open(path);
+  try {
+    const wanted = new Set(missing);
+    for await (const step of recording.steps()) {
+      for (const camera of wanted) {
+        const frame = step.images.get(camera);
+        if (!frame) continue;
+        sizes.set(camera, jpegSize(frame));
+        wanted.delete(camera);
+      }
+      if (wanted.size === 0) return;
     }
-    if (wanted.size === 0) return;
+  } finally {
+    await recording.close();
   }
 }

@@ -9,8 +9,13 @@
  *   Int64List { repeated int64 value = 1 [packed = true]; }
  *
  * Keys are written sorted so the same episode always serializes to the same bytes.
+ *
+ * Every message's size is computed first, then the Example is written front to back into one buffer
+ * of exactly that size: each camera frame is copied once, and nothing grows or is joined. (A general
+ * protobuf writer forks a buffer per nested message and copies it into its parent on join, so an
+ * episode's frames were copied once per nesting level, about four times, and the garbage collector
+ * spent much of an RLDS export freeing the copies.)
  */
-import { BinaryWriter, WireType } from "@bufbuild/protobuf/wire";
 
 /** The values of one Example feature, flattened (TFDS stores every tensor as a flat list). */
 export type FeatureValues =
@@ -20,51 +25,158 @@ export type FeatureValues =
 
 export type FeatureKind = FeatureValues["kind"];
 
-/** Serializes a tf.train.Example holding `features` (flat key -> values). */
-export function encodeExample(features: ReadonlyMap<string, FeatureValues>): Uint8Array {
-  const writer = new BinaryWriter();
-  writer.tag(1, WireType.LengthDelimited).fork(); // Example.features
-  for (const key of [...features.keys()].sort()) {
-    writer.tag(1, WireType.LengthDelimited).fork(); // Features.feature map entry
-    writer.tag(1, WireType.LengthDelimited).string(key);
-    writer.tag(2, WireType.LengthDelimited).fork();
-    writeFeature(writer, features.get(key)!);
-    writer.join();
-    writer.join();
+/** Wire types of the fields written here. */
+const LEN = 2;
+/** The tag byte of field 1, 2 or 3 with wire type LEN (every field number here is below 16). */
+const tag = (field: number) => (field << 3) | LEN;
+
+/** Bytes of an unsigned varint below 2^53. */
+function varintBytes(value: number): number {
+  let n = 1;
+  while (value >= 0x80) {
+    value = Math.floor(value / 128);
+    n++;
   }
-  writer.join();
-  return writer.finish();
+  return n;
 }
 
-function writeFeature(writer: BinaryWriter, feature: FeatureValues): void {
+/** An int64 as protobuf writes it: two's complement in 64 bits (a negative value takes 10 bytes). */
+function int64Unsigned(value: number | bigint): bigint | number {
+  if (typeof value === "number" && Number.isSafeInteger(value) && value >= 0) return value;
+  return BigInt.asUintN(64, BigInt(value));
+}
+
+function int64Bytes(value: number | bigint): number {
+  const u = int64Unsigned(value);
+  if (typeof u === "number") return varintBytes(u);
+  let n = 1;
+  for (let v = u; v >= 0x80n; v >>= 7n) n++;
+  return n;
+}
+
+/** A length-delimited field: tag, length, body. */
+const fieldBytes = (bodyBytes: number) => 1 + varintBytes(bodyBytes) + bodyBytes;
+
+/** Size of the Feature message's body (its one oneof field, with the list inside). */
+function listBytes(feature: FeatureValues): number {
+  switch (feature.kind) {
+    case "bytes": {
+      let n = 0;
+      for (const value of feature.values) n += fieldBytes(value.byteLength);
+      return n;
+    }
+    case "float":
+      return feature.values.length > 0 ? fieldBytes(4 * feature.values.length) : 0;
+    case "int64":
+      return feature.values.length > 0 ? fieldBytes(packedInt64Bytes(feature.values)) : 0;
+  }
+}
+
+function packedInt64Bytes(values: readonly (number | bigint)[]): number {
+  let n = 0;
+  for (const value of values) n += int64Bytes(value);
+  return n;
+}
+
+class FixedWriter {
+  readonly bytes: Buffer;
+  private readonly view: DataView;
+  at = 0;
+
+  constructor(size: number) {
+    this.bytes = Buffer.allocUnsafe(size);
+    this.view = new DataView(this.bytes.buffer, this.bytes.byteOffset, this.bytes.byteLength);
+  }
+
+  byte(value: number): void {
+    this.bytes[this.at++] = value;
+  }
+
+  varint(value: number): void {
+    while (value >= 0x80) {
+      this.bytes[this.at++] = (value % 128) | 0x80;
+      value = Math.floor(value / 128);
+    }
+    this.bytes[this.at++] = value;
+  }
+
+  int64(value: number | bigint): void {
+    const u = int64Unsigned(value);
+    if (typeof u === "number") return this.varint(u);
+    let v = u;
+    while (v >= 0x80n) {
+      this.bytes[this.at++] = Number(v & 0x7fn) | 0x80;
+      v >>= 7n;
+    }
+    this.bytes[this.at++] = Number(v);
+  }
+
+  /** Tag and length of a length-delimited field whose body follows. */
+  field(field: number, bodyBytes: number): void {
+    this.byte(tag(field));
+    this.varint(bodyBytes);
+  }
+
+  raw(data: Uint8Array): void {
+    this.bytes.set(data, this.at);
+    this.at += data.byteLength;
+  }
+
+  float32(value: number): void {
+    this.view.setFloat32(this.at, value, true);
+    this.at += 4;
+  }
+}
+
+/** Serializes a tf.train.Example holding `features` (flat key -> values). */
+export function encodeExample(features: ReadonlyMap<string, FeatureValues>): Uint8Array {
+  const keys = [...features.keys()].sort();
+  const entries = keys.map((key) => {
+    const feature = features.get(key)!;
+    const keyBytes = Buffer.from(key, "utf8");
+    const list = listBytes(feature);
+    const value = fieldBytes(list); // Feature: its oneof field around the list
+    const entry = fieldBytes(keyBytes.byteLength) + fieldBytes(value); // map entry: key = 1, value = 2
+    return { feature, keyBytes, list, value, entry };
+  });
+  let featuresBytes = 0;
+  for (const e of entries) featuresBytes += fieldBytes(e.entry);
+  const w = new FixedWriter(fieldBytes(featuresBytes));
+  w.field(1, featuresBytes); // Example.features
+  for (const { feature, keyBytes, list, value, entry } of entries) {
+    w.field(1, entry); // Features.feature map entry
+    w.field(1, keyBytes.byteLength);
+    w.raw(keyBytes);
+    w.field(2, value);
+    writeFeature(w, feature, list);
+  }
+  if (w.at !== w.bytes.byteLength) throw new Error(`tf.train.Example encoder bug: wrote ${w.at} of ${w.bytes.byteLength} bytes`);
+  return w.bytes;
+}
+
+function writeFeature(w: FixedWriter, feature: FeatureValues, list: number): void {
   switch (feature.kind) {
     case "bytes":
-      writer.tag(1, WireType.LengthDelimited).fork();
-      for (const value of feature.values) writer.tag(1, WireType.LengthDelimited).bytes(value);
-      writer.join();
+      w.field(1, list);
+      for (const value of feature.values) {
+        w.field(1, value.byteLength);
+        w.raw(value);
+      }
       return;
     case "float":
       // The oneof is set even when the list is empty (an empty sequence), as TFDS writes it.
-      writer.tag(2, WireType.LengthDelimited).fork();
-      if (feature.values.length > 0) writer.tag(1, WireType.LengthDelimited).bytes(packedFloat32(feature.values));
-      writer.join();
+      w.field(2, list);
+      if (feature.values.length > 0) {
+        w.field(1, 4 * feature.values.length);
+        for (const value of feature.values) w.float32(value);
+      }
       return;
     case "int64":
-      writer.tag(3, WireType.LengthDelimited).fork();
+      w.field(3, list);
       if (feature.values.length > 0) {
-        writer.tag(1, WireType.LengthDelimited).fork();
-        for (const value of feature.values) writer.int64(value);
-        writer.join();
+        w.field(1, packedInt64Bytes(feature.values));
+        for (const value of feature.values) w.int64(value);
       }
-      writer.join();
       return;
   }
-}
-
-/** A packed `repeated float`: the values as consecutive little-endian IEEE 754 singles. */
-function packedFloat32(values: readonly number[]): Uint8Array {
-  const bytes = new Uint8Array(values.length * 4);
-  const view = new DataView(bytes.buffer);
-  for (let i = 0; i < values.length; i++) view.setFloat32(i * 4, values[i], true);
-  return bytes;
 }
