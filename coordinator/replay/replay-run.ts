@@ -45,9 +45,17 @@ export function replayRunBody(original: RunRecord, request: ReplayRequest): Reco
   return { ...body, kind: "run", robot: pins.robot, environment: pins.environment, task: pins.task, episodes: request.count ?? 1, policy: request.policy ?? submitted.policy };
 }
 
-/** Plan and episodes of the replay run: every episode has the original seed and replay spec. */
-export function replayRunShape(validated: ValidatedRun, episode: EpisodeRecord, replaySpec: Record<string, unknown>, count: number): { plan: RunPlan; episodes: NewEpisode[] } {
-  const plan: RunPlan = { ...validated.plan, replay_spec: replaySpec, replay_of: { run_id: episode.runId, episode_id: episode.id } };
+/**
+ * Plan and episodes of the replay run: every episode has the original seed and replay spec, and ends
+ * by the original's rules (its plan's idle end, or none for a run planned before the idle end existed).
+ */
+export function replayRunShape(validated: ValidatedRun, original: Pick<RunRecord, "plan">, episode: EpisodeRecord, replaySpec: Record<string, unknown>, count: number): { plan: RunPlan; episodes: NewEpisode[] } {
+  const { idle_end_s: _new, ...rest } = validated.plan;
+  const plan: RunPlan = {
+    ...rest,
+    ...(original.plan.idle_end_s !== undefined ? { idle_end_s: original.plan.idle_end_s } : {}),
+    replay_spec: replaySpec, replay_of: { run_id: episode.runId, episode_id: episode.id },
+  };
   const episodes = Array.from({ length: count }, () => ({ unit: 0, seed: episode.seed, assign: { replay_spec: replaySpec } }));
   return { plan, episodes };
 }

@@ -26,7 +26,7 @@ export function replayRouter(deps: CompiledApiDeps): Router {
     // Validated as a new run of the original body (every check a run gets), then reshaped so every
     // episode reproduces the original one.
     const { run } = await submitRun(deps, accountId, replayRunBody(original, request), {
-      reshape: (validated) => replayRunShape(validated, episode, replaySpec, request.count ?? 1),
+      reshape: (validated) => replayRunShape(validated, original, episode, replaySpec, request.count ?? 1),
     });
     res.status(201).json(runView(run));
   });
