@@ -41,8 +41,14 @@ export interface CameraFrame {
   height: number;
   /** JPEG bytes, as published on /camera/<name>. */
   jpeg: Uint8Array;
-  /** Raw RGB24 pixels of the same frame when the source has them (used for the episode video). */
+  /** Raw RGB24 pixels of the same frame when the source has them (a copy the frame owns). */
   rgb?: Uint8Array;
+  /**
+   * The same pixels without a copy, where the source can lend its own buffer (the simulated camera):
+   * valid only until the camera's next capture, so read it at once and keep nothing. The episode
+   * video encodes from it (recording/video-encoder.ts).
+   */
+  rgbView?(): Uint8Array;
 }
 
 /**

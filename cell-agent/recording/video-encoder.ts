@@ -1,16 +1,38 @@
 /**
- * One camera's episode video (episode-videos.ts runs one per camera): the camera's JPEG frames piped into the ffmpeg binary shipped by
- * @ffmpeg-installer/ffmpeg (its MJPEG decoder unpacks them), encoded H.264 into `<path>.part` and
- * renamed when ffmpeg exits cleanly. ffmpeg starts on the first frame, because only then is the
- * frame size known. JPEG rather than raw RGB: every camera has it (a real MJPEG camera has nothing
- * else, and decoding 640x480 in JavaScript takes ~13 ms a frame), and the pipe carries ~16 KB a
- * frame instead of 900 KB.
+ * One camera's episode video (episode-videos.ts runs one per camera): the camera's frames piped into
+ * the ffmpeg binary shipped by @ffmpeg-installer/ffmpeg, encoded H.264 into `<path>.part` and renamed
+ * when ffmpeg exits cleanly. ffmpeg starts on the first frame, because only then are the frame's size
+ * and what the camera has to offer known. What goes through the pipe is decided then, once per video:
+ *
+ * - `yuv420p`, where the camera lends its raw pixels (`CameraFrame.rgbView`/`rgb`: a simulated
+ *   camera) and the size is even: the pixels converted here (rgb-to-yuv420p.ts) into the planes x264
+ *   encodes as they are. Against the JPEGs this spares ffmpeg the JPEG decode and swscale's
+ *   full-to-limited range conversion, and x264 encodes noise-free pixels instead of JPEG block
+ *   artefacts (half the bits at the same CRF, and less work): scripts/bench/render.ts measures both.
+ *   Two frame buffers are reused in turn (a frame is 460 KiB at 640 x 480); a buffer is filled again
+ *   only once the pipe has taken its previous frame, which also bounds what waits in the pipe.
+ * - `jpeg` otherwise (`-f jpeg_pipe`): a real camera's MJPEG goes to ffmpeg as it came, never decoded
+ *   in JavaScript (~13 ms a 640 x 480 frame), and the pipe carries ~16 KB a frame.
+ *
+ * Either way the stream is the same contract (protocol/episode-video.ts): H.264 yuv420p at the
+ * camera's rate, one frame per frame given, so LeRobot exports remux any cell's video alike.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { rename, rm } from "node:fs/promises";
 import ffmpegInstaller from "@ffmpeg-installer/ffmpeg";
 import { episodeVideoOutputArgs } from "../../protocol/episode-video.js";
 import type { CameraFrame } from "../hardware/types.js";
+import { Yuv420pConverter, yuv420pFits, yuv420pSize } from "./rgb-to-yuv420p.js";
+
+/** What the pipe carries: `auto` picks `yuv420p` when the first frame has raw pixels of an even size, else `jpeg`. */
+export type VideoInput = "auto" | "yuv420p" | "jpeg";
+
+/** Frame buffers a yuv420p video fills in turn. */
+const RAW_BUFFERS = 2;
+
+function rawPixels(frame: CameraFrame): Uint8Array | undefined {
+  return frame.rgbView?.() ?? frame.rgb;
+}
 
 export class VideoEncoder {
   private process: ChildProcessWithoutNullStreams | undefined;
@@ -19,17 +41,39 @@ export class VideoEncoder {
   private width = 0;
   private height = 0;
   private frames = 0;
+  private input: VideoInput;
+  /** yuv420p only: the frame buffers, each with the pipe's promise to have taken its last frame. */
+  private readonly rawBuffers: Array<{ data: Uint8Array; inPipe: boolean; taken: Promise<void> }> = [];
+  private converter: Yuv420pConverter | undefined;
 
-  /** `path` is the final file name; ffmpeg writes `<path>.part`. */
-  constructor(readonly path: string, private readonly rateHz: number) {}
+  /** `path` is the final file name; ffmpeg writes `<path>.part`. `input`: what the pipe carries (default `auto`). */
+  constructor(readonly path: string, private readonly rateHz: number, options: { input?: VideoInput } = {}) {
+    this.input = options.input ?? "auto";
+  }
 
   get framesWritten(): number {
     return this.frames;
   }
 
-  private start(width: number, height: number): void {
+  /** What the pipe carries, once the first frame has started ffmpeg (`auto` before). */
+  get inputFormat(): VideoInput {
+    return this.input;
+  }
+
+  private start(first: CameraFrame): void {
+    const { width, height } = first;
     this.width = width;
     this.height = height;
+    if (this.input === "auto") this.input = yuv420pFits(width, height) && rawPixels(first)?.byteLength === width * height * 3 ? "yuv420p" : "jpeg";
+    if (this.input === "yuv420p") this.converter = new Yuv420pConverter(width, height);
+    const input =
+      this.input === "yuv420p"
+        ? ["-f", "rawvideo", "-pix_fmt", "yuv420p", "-video_size", `${width}x${height}`, "-framerate", String(this.rateHz), "-i", "pipe:0"]
+        : [
+            "-f", "jpeg_pipe", "-framerate", String(this.rateHz), "-i", "pipe:0",
+            // yuv420p needs even dimensions; an even frame skips the (copying) pad filter.
+            ...(width % 2 === 0 && height % 2 === 0 ? [] : ["-vf", "pad=ceil(iw/2)*2:ceil(ih/2)*2"]),
+          ];
     const args = [
       "-hide_banner", "-loglevel", "error", "-y",
       // One thread to decode and one to encode: a cell shares its few cores with its own episode
@@ -37,9 +81,7 @@ export class VideoEncoder {
       // frames: 2.7 ms CPU per frame with ffmpeg's defaults, 2.3 ms with one thread each and the
       // fast swscale path; scripts/bench/sim-cell.ts shows it per simulated second).
       "-threads", "1",
-      "-f", "jpeg_pipe", "-framerate", String(this.rateHz), "-i", "pipe:0",
-      // yuv420p needs even dimensions; an even frame skips the (copying) pad filter.
-      ...(width % 2 === 0 && height % 2 === 0 ? [] : ["-vf", "pad=ceil(iw/2)*2:ceil(ih/2)*2"]),
+      ...input,
       // The settings every episode video is made with (protocol/episode-video.ts): LeRobot exports remux these files.
       ...episodeVideoOutputArgs(this.rateHz),
       "-f", "mp4", `${this.path}.part`,
@@ -59,13 +101,43 @@ export class VideoEncoder {
     this.process = child;
   }
 
+  /** The buffer the next yuv420p frame goes into: the one the pipe took longest ago. */
+  private rawSlot(width: number, height: number): { data: Uint8Array; inPipe: boolean; taken: Promise<void> } {
+    const index = this.frames % RAW_BUFFERS;
+    this.rawBuffers[index] ??= { data: new Uint8Array(yuv420pSize(width, height)), inPipe: false, taken: Promise.resolve() };
+    return this.rawBuffers[index]!;
+  }
+
   /** Appends one frame; frames of another size than the first are skipped. */
   async addFrame(frame: CameraFrame): Promise<void> {
-    const { width, height, jpeg } = frame;
-    if (!this.process) this.start(width, height);
+    const { width, height } = frame;
+    if (!this.process) this.start(frame);
     if (width !== this.width || height !== this.height) return;
+    if (this.input === "yuv420p") {
+      const rgb = rawPixels(frame);
+      if (!rgb || rgb.byteLength !== width * height * 3) return;
+      const slot = this.rawSlot(width, height);
+      if (slot.inPipe) {
+        // ffmpeg is two frames behind: wait for it, keeping a copy of pixels the camera only lent
+        // (they are its buffer until its next capture).
+        const pixels = rgb.slice();
+        await slot.taken;
+        this.converter!.convert(pixels, slot.data);
+      } else {
+        this.converter!.convert(rgb, slot.data);
+      }
+      this.frames++;
+      slot.inPipe = true;
+      slot.taken = new Promise((resolve) =>
+        this.process!.stdin.write(slot.data, () => {
+          slot.inPipe = false;
+          resolve();
+        }),
+      );
+      return;
+    }
     const stdin = this.process!.stdin;
-    if (!stdin.write(jpeg)) await new Promise<void>((resolve) => stdin.once("drain", resolve));
+    if (!stdin.write(frame.jpeg)) await new Promise<void>((resolve) => stdin.once("drain", resolve));
     this.frames++;
   }
 

@@ -6,8 +6,12 @@
  * (ffmpeg, a child process), as in an episode.
  *
  * Figures, per camera and for the cell: CPU ms per simulated second (this process, every thread,
- * so libvips' encoder threads count), CPU ms per frame, JPEG bytes per frame, and ffmpeg's CPU ms
- * per simulated second for the video. Physics stepping is not counted.
+ * so libvips' encoder threads count), CPU ms per frame, JPEG bytes per frame, and the video's CPU
+ * ms per simulated second: ffmpeg's, this process's own part (the encoder's addFrame and finish:
+ * the RGB to yuv420p conversion and the pipe), their sum, and the bitrate. The video is made twice
+ * in the same run, as a cell makes it (input `auto`: the simulated camera's raw pixels as yuv420p)
+ * and from the JPEGs (`jpeg_input_*`, as a real camera's, and as every camera's before), so the
+ * two compare under the same load. Physics stepping is not counted.
  *
  * Run alone: npx tsx scripts/bench/render.ts [simulated seconds, default 7]
  */
@@ -16,7 +20,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { CameraFrame, ResetPlan } from "../../cell-agent/hardware/types.js";
-import { VideoEncoder } from "../../cell-agent/recording/video-encoder.js";
+import { VideoEncoder, type VideoInput } from "../../cell-agent/recording/video-encoder.js";
 import { SimCamera } from "../../simulators/devices/sim-camera.js";
 import { jointsOf } from "../../simulators/world/embodiments.js";
 import { inverseKinematics } from "../../simulators/world/kinematics.js";
@@ -81,19 +85,23 @@ export interface RenderBenchResult {
   frames: Record<string, number>;
   cpuMs: Record<string, number>;
   jpegBytes: Record<string, number>;
+  /** ffmpeg's CPU. */
   videoCpuMs: number;
+  /** This process's CPU inside the video encoder (addFrame, finish). */
+  videoAgentCpuMs: number;
   videoBytes: number;
+  videoInput: VideoInput;
   size: Record<string, string>;
 }
 
 /** Runs the scripted pick and measures the cameras; `onFrame` sees every frame (for screenshots). */
-export async function measureCameras(simulatedS = 7, onFrame?: (camera: string, tS: number, frame: CameraFrame) => Promise<void>): Promise<RenderBenchResult> {
+export async function measureCameras(simulatedS = 7, onFrame?: (camera: string, tS: number, frame: CameraFrame) => Promise<void>, videoInput: VideoInput = "auto"): Promise<RenderBenchResult> {
   const world = new SimWorld({ model: "so101", seed: 3, engine: "kinematic" });
   world.resetScene(PLAN);
   const cameras = CAMERAS.map((name) => new SimCamera(world, name, RATE_HZ));
   const dir = mkdtempSync(join(tmpdir(), "assay-bench-render-"));
-  const video = new VideoEncoder(join(dir, "top.mp4"), RATE_HZ);
-  const result: RenderBenchResult = { simulatedS, frames: {}, cpuMs: {}, jpegBytes: {}, videoCpuMs: 0, videoBytes: 0, size: {} };
+  const video = new VideoEncoder(join(dir, "top.mp4"), RATE_HZ, { input: videoInput });
+  const result: RenderBenchResult = { simulatedS, frames: {}, cpuMs: {}, jpegBytes: {}, videoCpuMs: 0, videoAgentCpuMs: 0, videoBytes: 0, videoInput, size: {} };
   for (const name of CAMERAS) {
     result.frames[name] = 0;
     result.cpuMs[name] = 0;
@@ -116,11 +124,18 @@ export async function measureCameras(simulatedS = 7, onFrame?: (camera: string, 
         result.frames[camera.name]++;
         result.jpegBytes[camera.name] += bytes;
         result.size[camera.name] = `${frame.width}x${frame.height}`;
-        if (camera.name === "top") await video.addFrame(frame);
+        if (camera.name === "top") {
+          const beforeVideo = cpuMs();
+          await video.addFrame(frame);
+          result.videoAgentCpuMs += cpuMs() - beforeVideo;
+        }
         if (onFrame) await onFrame(camera.name, tS, frame);
       }
     }
+    const beforeFinish = cpuMs();
     await video.finish();
+    result.videoAgentCpuMs += cpuMs() - beforeFinish;
+    result.videoInput = video.inputFormat;
     result.videoCpuMs = childCpuMs() - childStart;
     result.videoBytes = statSync(join(dir, "top.mp4")).size;
   } finally {
@@ -132,6 +147,7 @@ export async function measureCameras(simulatedS = 7, onFrame?: (camera: string, 
 export async function run(simulatedS = 7): Promise<Figure[]> {
   await measureCameras(1); // warm up: JIT, encoder tables, ffmpeg's first start
   const r = await measureCameras(simulatedS);
+  const fromJpeg = await measureCameras(simulatedS, undefined, "jpeg");
   const figures: Figure[] = [];
   let total = 0;
   for (const name of CAMERAS) {
@@ -142,11 +158,18 @@ export async function run(simulatedS = 7): Promise<Figure[]> {
       { bench: BENCH, metric: `${name}_jpeg_per_frame`, value: round(r.jpegBytes[name] / r.frames[name] / 1024, 1), unit: "KiB" },
     );
   }
+  const videoFigures = (prefix: string, v: RenderBenchResult): Figure[] => [
+    { bench: BENCH, metric: `${prefix}video_ffmpeg_cpu_per_sim_s`, value: round(v.videoCpuMs / v.simulatedS, 1), unit: "ms" },
+    { bench: BENCH, metric: `${prefix}video_agent_cpu_per_sim_s`, value: round(v.videoAgentCpuMs / v.simulatedS, 1), unit: "ms" },
+    { bench: BENCH, metric: `${prefix}video_cpu_per_sim_s`, value: round((v.videoCpuMs + v.videoAgentCpuMs) / v.simulatedS, 1), unit: "ms" },
+    { bench: BENCH, metric: `${prefix}video_bitrate`, value: round((v.videoBytes * 8) / v.simulatedS / 1000, 0), unit: "kb/s" },
+  ];
   figures.push(
     { bench: BENCH, metric: "cameras_cpu_per_sim_s", value: round(total / r.simulatedS, 1), unit: "ms" },
-    { bench: BENCH, metric: "video_ffmpeg_cpu_per_sim_s", value: round(r.videoCpuMs / r.simulatedS, 1), unit: "ms" },
-    { bench: BENCH, metric: "video_bitrate", value: round((r.videoBytes * 8) / r.simulatedS / 1000, 0), unit: "kb/s" },
-    { bench: BENCH, metric: "cell_cpu_per_sim_s", value: round((total + r.videoCpuMs) / r.simulatedS, 1), unit: "ms" },
+    { bench: BENCH, metric: `video_input_${r.videoInput}`, value: 1, unit: "count" },
+    ...videoFigures("", r),
+    ...videoFigures("jpeg_input_", fromJpeg),
+    { bench: BENCH, metric: "cell_cpu_per_sim_s", value: round((total + r.videoCpuMs + r.videoAgentCpuMs) / r.simulatedS, 1), unit: "ms" },
   );
   return figures;
 }

@@ -14,7 +14,8 @@
  * A frame's `rgb`, when first read, is copied from the camera's buffer if that still holds the
  * frame's picture (no capture has drawn over it since), and otherwise rendered again into a buffer of
  * its own: a frame is a pure function of its scene, so either way it is the same picture as the
- * JPEG's. `rgb` and `jpeg` are cached.
+ * JPEG's. `rgb` and `jpeg` are cached. `rgbView()` lends the camera's buffer itself while it holds
+ * the frame (the episode video converts it at once), and is `rgb` otherwise.
  */
 import type { Camera, CameraCalibration, CameraClockInfo, CameraFrame } from "../../cell-agent/hardware/types.js";
 import { simCameraCalibration } from "../render/camera-calibration.js";
@@ -85,6 +86,11 @@ export class SimCamera implements Camera {
       get jpeg() {
         onRead();
         return (jpeg ??= encodeJpegSync(renderOwn(), width, height, JPEG_QUALITY));
+      },
+      // The camera's buffer itself while it still holds this frame (no 900 KiB copy per frame for the episode video).
+      rgbView: () => {
+        onRead();
+        return rgb ?? (drawing === this.encodeBufferDrawings ? this.encodeBuffer : renderOwn());
       },
     };
   }

@@ -6,9 +6,8 @@
  * (image-stats-tap.ts). The segment starts on an IDR frame, and its size is final once ffmpeg
  * exits; the dataset's files are segments joined without re-encoding (video-segment-concat.ts).
  */
-import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
-import ffmpegInstaller from "@ffmpeg-installer/ffmpeg";
 import { EPISODE_VIDEO_ENCODING, episodeVideoGop } from "../../../protocol/episode-video.js";
+import { FfmpegTapProcess } from "./ffmpeg-tap-process.js";
 import { downsampleFactor } from "./frame-sampling.js";
 import { ImageStatsTap } from "./image-stats-tap.js";
 
@@ -46,9 +45,6 @@ export function cellVideoEncoding(fps: number): VideoEncoding {
   return { encoder, codecName, pixFmt, preset, crf, gop: episodeVideoGop(fps) };
 }
 
-/** Beyond this many bytes queued for ffmpeg's stdin, `write` waits for it to drain. */
-const MAX_QUEUED_BYTES = 4 * 1024 * 1024;
-
 export interface CameraGeometry {
   /** Size of the camera's frames (the first JPEG); other sizes are scaled to it. */
   widthPx: number;
@@ -61,37 +57,7 @@ export function videoSize(camera: CameraGeometry): { widthPx: number; heightPx: 
 }
 
 export class CameraEncoderProcess {
-  readonly tap: ImageStatsTap;
-  private framesPiped = 0;
-  private stderrTail = "";
-  private tapError: Error | undefined;
-  private readonly exited: Promise<number | null>;
-  private exitCode: number | null | undefined;
-
-  private constructor(private readonly child: ChildProcessWithoutNullStreams, readonly path: string, tapFrameBytes: number) {
-    this.tap = new ImageStatsTap(tapFrameBytes);
-    child.stderr.on("data", (chunk: Buffer) => {
-      this.stderrTail = (this.stderrTail + chunk.toString()).slice(-2000);
-    });
-    child.stdin.on("error", () => undefined); // reported through the exit code
-    child.stdout.on("data", (chunk: Buffer) => {
-      if (this.tapError) return;
-      try {
-        this.tap.push(chunk);
-      } catch (error) {
-        this.tapError = error as Error;
-        child.kill("SIGKILL");
-      }
-    });
-    this.exited = new Promise((resolve) => {
-      child.on("error", (error) => {
-        this.stderrTail += String(error);
-        resolve(-1);
-      });
-      // "close" comes after stdout ended, so the tap has seen every frame by then.
-      child.on("close", (code) => resolve(code));
-    }).then((code) => (this.exitCode = code as number | null));
-  }
+  private constructor(private readonly process: FfmpegTapProcess, readonly tap: ImageStatsTap, readonly path: string) {}
 
   /** Starts ffmpeg writing the segment `path` (which it overwrites). */
   static start(path: string, camera: CameraGeometry, fps: number, encoding: VideoEncoding): CameraEncoderProcess {
@@ -116,43 +82,30 @@ export class CameraEncoderProcess {
       "-f", "mp4", path,
       "-map", "[stats]", "-f", "rawvideo", "pipe:1",
     ];
-    const child = spawn(ffmpegInstaller.path, args, { stdio: ["pipe", "pipe", "pipe"] });
-    return new CameraEncoderProcess(child, path, tapWidthPx * tapHeightPx * 3);
+    const tap = new ImageStatsTap(tapWidthPx * tapHeightPx * 3);
+    const process = new FfmpegTapProcess(args, tap, {
+      doing: (frames) => `while encoding ${path} (${frames} frames piped)`,
+      stoppedMessage: "ffmpeg stopped before the last frame",
+    });
+    return new CameraEncoderProcess(process, tap, path);
   }
 
   get frames(): number {
-    return this.framesPiped;
+    return this.process.frames;
   }
 
   /** Pipes one JPEG frame. */
-  async write(jpeg: Uint8Array): Promise<void> {
-    if (this.exitCode !== undefined || this.tapError) throw this.failure("ffmpeg stopped before the last frame");
-    const stdin = this.child.stdin;
-    stdin.write(jpeg);
-    this.framesPiped++;
-    if (stdin.writableLength > MAX_QUEUED_BYTES) {
-      await Promise.race([new Promise<void>((resolve) => stdin.once("drain", resolve)), this.exited]);
-      if (this.exitCode !== undefined) throw this.failure("ffmpeg stopped before the last frame");
-    }
+  write(jpeg: Uint8Array): Promise<void> {
+    return this.process.write(jpeg);
   }
 
   /** Closes the pipe and waits for ffmpeg to finish the file; throws if it failed or lost a frame. */
-  async finish(): Promise<void> {
-    this.child.stdin.end();
-    const code = await this.exited;
-    if (this.tapError) throw this.failure(this.tapError.message);
-    if (code !== 0) throw this.failure(`ffmpeg exited with ${code}`);
-    this.tap.assertComplete(this.framesPiped);
+  finish(): Promise<void> {
+    return this.process.close();
   }
 
   /** Kills ffmpeg (the file it leaves is incomplete). */
-  async abort(): Promise<void> {
-    this.child.stdin.destroy();
-    this.child.kill("SIGKILL");
-    await this.exited;
-  }
-
-  private failure(what: string): Error {
-    return new Error(`${what} while encoding ${this.path} (${this.framesPiped} frames piped): ${this.stderrTail.trim() || "no output"}`);
+  abort(): Promise<void> {
+    return this.process.abort();
   }
 }

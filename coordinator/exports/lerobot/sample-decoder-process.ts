@@ -7,10 +7,9 @@
  * ffmpeg's JPEG parser hands a frame on once the next one starts, so an episode's statistics settle
  * when the next episode's first sample arrives or the process is closed.
  */
-import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
-import ffmpegInstaller from "@ffmpeg-installer/ffmpeg";
 import type { CameraGeometry } from "./camera-encoder-process.js";
 import type { FeatureStats } from "./feature-stats.js";
+import { FfmpegTapProcess } from "./ffmpeg-tap-process.js";
 import { downsampleFactor, sampleCount } from "./frame-sampling.js";
 import { ImageStatsTap } from "./image-stats-tap.js";
 
@@ -25,16 +24,10 @@ export function remuxSampleIndices(frames: number, maxSamples = REMUX_STATS_FRAM
   return Array.from({ length: n }, (_, i) => Math.round((i * (frames - 1)) / (n - 1)));
 }
 
-const MAX_QUEUED_BYTES = 4 * 1024 * 1024;
-
 export class SampleDecoderProcess {
-  private child: ChildProcessWithoutNullStreams | undefined;
-  private exited: Promise<number | null> | undefined;
-  private exitCode: number | null | undefined;
-  private tap: ImageStatsTap;
-  private framesPiped = 0;
-  private stderrTail = "";
-  private tapError: Error | undefined;
+  /** Started on the first sampled frame. */
+  private process: FfmpegTapProcess | undefined;
+  private readonly tap: ImageStatsTap;
   private readonly tapWidthPx: number;
   private readonly tapHeightPx: number;
 
@@ -56,65 +49,29 @@ export class SampleDecoderProcess {
   }
 
   /** Pipes one sampled JPEG. */
-  async write(jpeg: Uint8Array): Promise<void> {
-    const child = this.child ?? this.start();
-    if (this.exitCode !== undefined || this.tapError) throw this.failure("ffmpeg stopped");
-    child.stdin.write(jpeg);
-    this.framesPiped++;
-    if (child.stdin.writableLength > MAX_QUEUED_BYTES) {
-      await Promise.race([new Promise<void>((resolve) => child.stdin.once("drain", resolve)), this.exited]);
-      if (this.exitCode !== undefined) throw this.failure("ffmpeg stopped");
-    }
+  write(jpeg: Uint8Array): Promise<void> {
+    return (this.process ??= this.start()).write(jpeg);
   }
 
   /** Closes the pipe and waits until every sampled frame came back; throws if one did not. */
   async close(): Promise<void> {
-    if (!this.child) return;
-    this.child.stdin.end();
-    const code = await this.exited;
-    if (this.tapError) throw this.failure(this.tapError.message);
-    if (code !== 0) throw this.failure(`ffmpeg exited with ${code}`);
-    this.tap.assertComplete(this.framesPiped);
+    await this.process?.close();
   }
 
   async abort(): Promise<void> {
-    if (!this.child) return;
-    this.child.stdin.destroy();
-    this.child.kill("SIGKILL");
-    await this.exited;
+    await this.process?.abort();
   }
 
-  private start(): ChildProcessWithoutNullStreams {
+  private start(): FfmpegTapProcess {
     const scale = `scale=${this.tapWidthPx}:${this.tapHeightPx}:flags=neighbor`;
     const args = [
       "-hide_banner", "-loglevel", "error", "-threads", "1",
       "-f", "jpeg_pipe", "-i", "pipe:0", "-vsync", "0",
       "-vf", `${scale},format=rgb24`, "-f", "rawvideo", "pipe:1",
     ];
-    const child = spawn(ffmpegInstaller.path, args, { stdio: ["pipe", "pipe", "pipe"] });
-    child.stderr.on("data", (chunk: Buffer) => (this.stderrTail = (this.stderrTail + chunk.toString()).slice(-2000)));
-    child.stdin.on("error", () => undefined); // reported through the exit code
-    child.stdout.on("data", (chunk: Buffer) => {
-      if (this.tapError) return;
-      try {
-        this.tap.push(chunk);
-      } catch (error) {
-        this.tapError = error as Error;
-        child.kill("SIGKILL");
-      }
+    return new FfmpegTapProcess(args, this.tap, {
+      doing: (frames) => `while decoding ${this.label}'s sampled frames for image statistics (${frames} piped)`,
+      stoppedMessage: "ffmpeg stopped",
     });
-    this.exited = new Promise<number | null>((resolve) => {
-      child.on("error", (error) => {
-        this.stderrTail += String(error);
-        resolve(-1);
-      });
-      child.on("close", (code) => resolve(code));
-    }).then((code) => (this.exitCode = code));
-    this.child = child;
-    return child;
-  }
-
-  private failure(what: string): Error {
-    return new Error(`${what} while decoding ${this.label}'s sampled frames for image statistics (${this.framesPiped} piped): ${this.stderrTail.trim() || "no output"}`);
   }
 }
