@@ -30,7 +30,7 @@ describe("run lifecycle ownership", () => {
   it("the statuses a run ends in are written by one function, end()", () => {
     const text = readFileSync(join(root, "coordinator/runs/run-lifecycle.ts"), "utf8");
     // scheduled() and started() write open statuses; every terminal write is end()'s.
-    const calls = [...text.matchAll(/setRunStatus\(db, \w+, ("[a-z]+"|status)/g)].map((m) => m[1]);
+    const calls = [...text.matchAll(/setRunStatus\(tx, \w+, ("[a-z]+"|status)/g)].map((m) => m[1]);
     assert.deepEqual(calls.sort(), ['"running"', '"scheduling"', "status"]);
     assert.match(text, /const status: TerminalRunStatus = ending\.status;/);
   });
