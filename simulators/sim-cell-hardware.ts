@@ -141,7 +141,7 @@ export async function createSimulatedCell(options: SimulatedCellOptions): Promis
         const server = await SimNatNetServer.start();
         closers.push(() => server.close());
         const stream = new WorldMocapStream(world, server, { seed: options.seed });
-        stream.sync();
+        stream.take();
         const client = await NatNetClient.connect(
           { serverAddress: server.address, commandPort: server.port, localAddress: "127.0.0.1", maxFrameAgeMs: SIM_MAX_FRAME_AGE_MS, modelDefRetryMs: 5 },
           { clock: { nowNs: () => world.tNs } },
@@ -149,13 +149,14 @@ export async function createSimulatedCell(options: SimulatedCellOptions): Promis
         closers.push(() => client.close());
         // The first frame went out before the client connected: send it again.
         await client.waitForFrame(stream.resend(), FRAME_DELIVERY_TIMEOUT_MS * 4);
-        // Frames go out on every step; the clock waits for delivery only before it wakes a sleeper.
-        let pending: number | null = null;
+        // A frame is taken on every step (its marker noise drawn), but only the newest goes out, when the clock is
+        // about to wake a sleeper: the agent reads nothing but the newest frame, so it reads what it would if every
+        // frame were sent (the client counts the numbers in between as dropped). The clock waits for its delivery.
         afterStep.push(async (waking) => {
-          pending = stream.sync() ?? pending;
-          if (!waking || pending === null) return;
-          const frame = pending;
-          pending = null;
+          stream.take();
+          if (!waking) return;
+          const frame = stream.flush();
+          if (frame === null) return;
           await client.waitForFrame(frame, FRAME_DELIVERY_TIMEOUT_MS).catch(() => undefined);
         });
         mocap = client;

@@ -1,12 +1,18 @@
 /**
  * Streams a SimWorld's rigid bodies (task objects, distractors and the "gripper" fingertip) through a
  * SimNatNetServer on simulated time: frame n stands for the instant n / rateHz. The world only moves
- * when the simulated clock steps it, so `sync()` is called after each step; it sends the newest frame
- * due (the world cannot be asked for past instants, so a step over several frame periods sends one
- * frame and the numbers in between are skipped, as a client sees dropped frames).
+ * when the simulated clock steps it, so `take()` is called after each step: it takes the newest frame
+ * due (the world cannot be asked for past instants, so a step over several frame periods takes one
+ * frame and the numbers in between are skipped, as a client sees dropped frames). `flush()` sends the
+ * newest frame taken, if it has not gone out yet; `sync()` does both.
  *
- * Marker noise comes from this stream's own seeded random stream and is drawn only when a frame is
- * sent, so the world's sensor noise does not depend on how often mocap is streamed.
+ * A simulated cell takes a frame after every step but sends only when the clock is about to wake the
+ * agent, which reads nothing but the newest frame: the client sees the same newest frame as if every
+ * frame had been sent, without 120 datagrams a simulated second to encode, send and decode.
+ *
+ * Marker noise comes from this stream's own seeded random stream and is drawn when a frame is taken
+ * (sent or not), so the world's sensor noise does not depend on how often mocap is streamed and the
+ * frames' noise does not depend on how often they are sent.
  */
 import type { ObjectPose } from "../../cell-agent/hardware/types.js";
 import { SimRandom } from "../world/rng.js";
@@ -28,6 +34,8 @@ export class WorldMocapStream {
   private readonly random: SimRandom;
   private lastFrame = -1;
   private lastPoses: ObjectPose[] = [];
+  /** Number of the newest frame sent, or -1. */
+  private sentFrame = -1;
 
   constructor(private readonly world: SimWorld, private readonly server: SimNatNetServer, options: WorldMocapStreamOptions = {}) {
     this.rateHz = options.rateHz ?? 120;
@@ -41,23 +49,40 @@ export class WorldMocapStream {
     return Math.floor((Number(this.world.tNs) / 1e9) * this.rateHz + 1e-9);
   }
 
-  /** Sends the frame due now unless it was sent already; returns its number, or null when nothing new was due. */
-  sync(): number | null {
+  /** Takes the frame due now (the world's poses with marker noise) unless it was taken already; returns its number, or null when nothing new was due. */
+  take(): number | null {
     const due = this.frameDue();
     if (due <= this.lastFrame) return null;
     this.lastFrame = due;
-    const poses: ObjectPose[] = this.world.poses().map((pose) => ({
-      ...pose,
-      positionM: this.noiseM > 0 ? (pose.positionM.map((v) => v + this.random.gaussian(this.noiseM)) as [number, number, number]) : pose.positionM,
-    }));
+    const noiseM = this.noiseM;
+    const poses: ObjectPose[] = this.world.poses();
+    if (noiseM > 0) {
+      for (let i = 0; i < poses.length; i++) {
+        const p = poses[i].positionM;
+        poses[i] = { ...poses[i], positionM: [p[0] + this.random.gaussian(noiseM), p[1] + this.random.gaussian(noiseM), p[2] + this.random.gaussian(noiseM)] };
+      }
+    }
     this.lastPoses = poses;
-    this.server.sendFrame(due, due / this.rateHz, poses);
     return due;
   }
 
-  /** Sends the last frame again (for a client that connected after it went out); returns its number. */
+  /** Sends the newest frame taken unless it went out already; returns its number, or null when there was nothing new to send. */
+  flush(): number | null {
+    if (this.lastFrame < 0 || this.sentFrame === this.lastFrame) return null;
+    this.sentFrame = this.lastFrame;
+    this.server.sendFrame(this.lastFrame, this.lastFrame / this.rateHz, this.lastPoses);
+    return this.lastFrame;
+  }
+
+  /** Takes and sends the frame due now unless it was sent already; returns its number, or null when nothing new was due. */
+  sync(): number | null {
+    return this.take() === null ? null : this.flush();
+  }
+
+  /** Sends the newest frame (again, for a client that connected after it went out); returns its number. */
   resend(): number {
-    if (this.lastFrame < 0) return this.sync()!;
+    if (this.lastFrame < 0) this.take();
+    this.sentFrame = this.lastFrame;
     this.server.sendFrame(this.lastFrame, this.lastFrame / this.rateHz, this.lastPoses);
     return this.lastFrame;
   }

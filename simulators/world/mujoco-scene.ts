@@ -83,8 +83,12 @@ export class MujocoScene {
   /** model.opt is a fresh wrapper per access; keep one per model. */
   private option: MjModel["opt"] | undefined;
   private holdingNow = false;
+  /** Objects the gripper touched in the last substep; `touchingNext` is the set the next substep fills (swapped, not reallocated). */
   private touching = new Set<number>();
+  private touchingNext = new Set<number>();
   private tableTouch = false;
+  /** The wrist F/T filter's decay over one substep (the substep is fixed). */
+  private readonly ftDecay = Math.exp(-MJCF_PARAMETERS.timestepS / FT_FILTER_S);
 
   constructor(private readonly world: MujocoWorldState, limits: ServoLimits[]) {
     this.reference = new ServoJoints(world.embodiment.dof, limits);
@@ -227,7 +231,7 @@ export class MujocoScene {
       reference.step(dtS);
       this.setActuation(true);
       const ctrl = views.ctrl;
-      armJoints.forEach((joint, k) => (ctrl[k] = reference.positionRad[joint]));
+      for (let k = 0; k < armJoints.length; k++) ctrl[k] = reference.positionRad[armJoints[k]];
       ctrl[at.gripperActuator] = Math.min(1, Math.max(0, reference.positionRad[gripperJoint] / gripperOpenValue)) * FINGER_SPAN_PER_OPENING_M;
     } else {
       // Limp: no actuator force; the profile follows the arm so re-enabling does not jerk it.
@@ -238,15 +242,16 @@ export class MujocoScene {
 
     // Stepping may grow wasm memory, which detaches views: take them again.
     const { qpos, qvel } = this.views();
-    armJoints.forEach((joint, k) => {
+    for (let k = 0; k < armJoints.length; k++) {
+      const joint = armJoints[k];
       servos.positionRad[joint] = qpos[at.armQpos[k]];
       servos.velocityRadS[joint] = qvel[at.armDof[k]];
-    });
+    }
     servos.positionRad[gripperJoint] = (qpos[at.fingerQpos] / FINGER_SPAN_PER_OPENING_M) * gripperOpenValue;
     servos.velocityRadS[gripperJoint] = (qvel[at.fingerDof] / FINGER_SPAN_PER_OPENING_M) * gripperOpenValue;
     this.updateMotorReadings(dtS);
     this.readObjects();
-    this.readContacts(dtS);
+    this.readContacts();
   }
 
   /** Current follows actuator torque (plus an idle draw); the housing warms with I^2. */
@@ -262,51 +267,59 @@ export class MujocoScene {
     const { embodiment, servos } = this.world;
     const force = this.views().actuatorForce;
     const alpha = Math.min(1, dtS / 0.02);
-    const drive = (joint: number, share: number) => {
-      const current = servos.torqueEnabled ? 0.12 + 0.9 * Math.min(1, Math.abs(share)) : 0.01;
-      servos.currentA[joint] += (current - servos.currentA[joint]) * alpha;
-      servos.temperatureC[joint] += dtS * (0.12 * servos.currentA[joint] ** 2 - (servos.temperatureC[joint] - AMBIENT_C) / THERMAL_TAU_S);
-    };
-    embodiment.armJoints.forEach((joint, k) => drive(joint, force[k] / MJCF_PARAMETERS.armTorqueLimitNm));
-    drive(embodiment.gripperJoint, force[this.at!.gripperActuator] / MJCF_PARAMETERS.gripperForceLimitN);
+    const armJoints = embodiment.armJoints;
+    for (let k = 0; k < armJoints.length; k++) this.driveMotor(armJoints[k], force[k] / MJCF_PARAMETERS.armTorqueLimitNm, dtS, alpha);
+    this.driveMotor(embodiment.gripperJoint, force[this.at!.gripperActuator] / MJCF_PARAMETERS.gripperForceLimitN, dtS, alpha);
+  }
+
+  private driveMotor(joint: number, share: number, dtS: number, alpha: number): void {
+    const servos = this.world.servos;
+    const current = servos.torqueEnabled ? 0.12 + 0.9 * Math.min(1, Math.abs(share)) : 0.01;
+    servos.currentA[joint] += (current - servos.currentA[joint]) * alpha;
+    servos.temperatureC[joint] += dtS * (0.12 * servos.currentA[joint] ** 2 - (servos.temperatureC[joint] - AMBIENT_C) / THERMAL_TAU_S);
   }
 
   private readObjects(): void {
     const { xpos, xquat } = this.views();
-    this.world.objects.forEach((object, i) => {
-      const b = this.at!.objectBody[i];
+    const objects = this.world.objects;
+    const bodies = this.at!.objectBody;
+    for (let i = 0; i < objects.length; i++) {
+      const object = objects[i];
+      const b = bodies[i];
       object.positionM[0] = xpos[3 * b];
       object.positionM[1] = xpos[3 * b + 1];
       object.positionM[2] = xpos[3 * b + 2];
-      const [w, x, y, z] = [xquat[4 * b], xquat[4 * b + 1], xquat[4 * b + 2], xquat[4 * b + 3]];
+      const w = xquat[4 * b], x = xquat[4 * b + 1], y = xquat[4 * b + 2], z = xquat[4 * b + 3];
       object.yawRad = Math.atan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z));
       object.attached = false;
       object.fallSpeedMS = 0;
-    });
+    }
   }
 
   /**
    * Reads the contact sensors: the force of the environment on the gripper (the wrist F/T, world
    * frame, filtered), whether both pads press on the same object (holding), and events for stats.
    */
-  private readContacts(dtS: number): void {
+  private readContacts(): void {
     const at = this.at!;
     const sensed = this.views().sensordata;
     const net = at.sensors.gripperNet;
-    const decay = Math.exp(-dtS / FT_FILTER_S);
+    const decay = this.ftDecay;
     // The sensor gives the force the gripper exerts; the wrist feels the reaction.
     for (let k = 0; k < 3; k++) this.world.contactForceN[k] = this.world.contactForceN[k] * decay - sensed[net + 1 + k] * (1 - decay);
 
     // Hysteresis: a grip forms at HOLDING_PAD_FORCE_N on both pads and is lost below a third of it,
     // so force ripple while lifting does not flicker the signal.
     const threshold = this.holdingNow ? HOLDING_PAD_FORCE_N / 3 : HOLDING_PAD_FORCE_N;
-    const padForce = (adr: number) => (sensed[adr] > 0 ? Math.hypot(sensed[adr + 1], sensed[adr + 2], sensed[adr + 3]) : 0);
     let holding = false;
-    const touching = new Set<number>();
-    at.sensors.objects.forEach((o, i) => {
-      if (padForce(o.pads[0]) >= threshold && padForce(o.pads[1]) >= threshold) holding = true;
+    const touching = this.touchingNext;
+    touching.clear();
+    const objects = at.sensors.objects;
+    for (let i = 0; i < objects.length; i++) {
+      const o = objects[i];
+      if (padForce(sensed, o.pads[0]) >= threshold && padForce(sensed, o.pads[1]) >= threshold) holding = true;
       if (sensed[o.gripper] > 0) touching.add(i);
-    });
+    }
     const tableTouch = sensed[at.sensors.gripperTable] > 0;
 
     const stats = this.world.stats;
@@ -315,7 +328,13 @@ export class MujocoScene {
     if (!holding) for (const i of touching) if (!this.touching.has(i)) stats.knocks++;
     if (tableTouch && !this.tableTouch) stats.tableHits++;
     this.holdingNow = holding;
+    this.touchingNext = this.touching;
     this.touching = touching;
     this.tableTouch = tableTouch;
   }
+}
+
+/** Magnitude of a force sensor's reading when it is in contact (its first value > 0), else 0. */
+function padForce(sensed: Float64Array, adr: number): number {
+  return sensed[adr] > 0 ? Math.hypot(sensed[adr + 1], sensed[adr + 2], sensed[adr + 3]) : 0;
 }
