@@ -27,6 +27,9 @@ const ESCAPE_SEQUENCE = /\x1b(\[[0-9;?]*[ -/]*[@-~]|O.|.)?/g;
  */
 export function promptSecret(question: string, input: NodeJS.ReadStream = process.stdin, output: NodeJS.WriteStream = process.stderr): Promise<string> {
   return new Promise((resolve, reject) => {
+    // Echo off before the prompt shows: a key typed or pasted the moment the prompt appears would
+    // otherwise be echoed by the terminal, still in cooked mode (seen with a fast paste under load).
+    input.setRawMode(true);
     output.write(question);
     let value = "";
     const finish = (error?: Error) => {
@@ -52,7 +55,6 @@ export function promptSecret(question: string, input: NodeJS.ReadStream = proces
         else if (ch >= " ") value += ch;
       }
     };
-    input.setRawMode(true);
     input.on("data", onData);
     input.resume();
   });
