@@ -1,0 +1,23 @@
+import { strict as assert } from "node:assert";
+// @ts-expect-error: a plain ES module script without types (scripts/test-suite.mjs)
+import { dealFiles, SOLO_FILES } from "../../scripts/test-suite.mjs";
+import { existsSync } from "node:fs";
+
+describe("npm test's shares (scripts/test-suite.mjs)", () => {
+  it("deals the heaviest files first, each to the share with the least time so far, and keeps every file once", () => {
+    const times: Record<string, number> = { a: 80, b: 60, c: 50, d: 30, e: 20, f: 5 };
+    const shares = dealFiles(Object.keys(times), 2, (f: string) => times[f]) as Array<{ files: string[]; s: number }>;
+    assert.deepEqual(shares.map((s) => s.files), [["a", "d", "e"], ["b", "c", "f"]]);
+    assert.deepEqual(shares.map((s) => s.s), [130, 115]);
+    assert.deepEqual(shares.flatMap((s) => s.files).sort(), Object.keys(times));
+  });
+
+  it("gives a file it has no time for a few seconds, and one share everything with one job", () => {
+    const shares = dealFiles(["x", "y"], 1, () => 5) as Array<{ files: string[] }>;
+    assert.deepEqual(shares.map((s) => s.files), [["x", "y"]]);
+  });
+
+  it("names files to run alone that exist (a renamed file would silently rejoin the shares)", () => {
+    for (const file of SOLO_FILES as string[]) assert.ok(existsSync(new URL(`../../${file}`, import.meta.url)), file);
+  });
+});
