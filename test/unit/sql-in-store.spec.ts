@@ -13,61 +13,15 @@
  * Comments are skipped. Spec files are skipped (tests may read the store directly).
  */
 import assert from "node:assert/strict";
-import { readdirSync, readFileSync, statSync } from "node:fs";
-import { dirname, join, relative, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { productionSources, REPO_ROOT, withoutComments } from "../support/source-scan.js";
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const STORE = "coordinator/store/";
 
 const PREPARE = /\.prepare\s*\(/;
 const DB_EXEC = /(?:\.exec\s*\(\s*["'`])|(?:\b\w*db\s*\.\s*exec\s*\()/i;
 const SQL_LITERAL = /["'`]\s*(?:SELECT\s|INSERT\s+INTO\b|UPDATE\s+\w+\s+SET\b|DELETE\s+FROM\b|WITH\s+(?:RECURSIVE\s+)?\w+\s+AS\b)/;
-
-function listSources(dir: string): string[] {
-  const out: string[] = [];
-  for (const name of readdirSync(dir)) {
-    const path = join(dir, name);
-    if (statSync(path).isDirectory()) out.push(...listSources(path));
-    else if (/\.(m?ts|m?js)$/.test(name) && !name.endsWith(".d.ts") && !/\.spec\.m?[tj]s$/.test(name)) out.push(path);
-  }
-  return out;
-}
-
-/** Blanks out comments (keeping line breaks, so line numbers hold); strings are kept as they are. */
-export function withoutComments(source: string): string {
-  let out = "";
-  let i = 0;
-  let quote: string | undefined;
-  while (i < source.length) {
-    const c = source[i];
-    if (quote) {
-      out += c;
-      if (c === "\\") {
-        out += source[i + 1] ?? "";
-        i += 2;
-        continue;
-      }
-      if (c === quote) quote = undefined;
-      i++;
-    } else if (c === '"' || c === "'" || c === "`") {
-      quote = c;
-      out += c;
-      i++;
-    } else if (c === "/" && source[i + 1] === "/") {
-      while (i < source.length && source[i] !== "\n") i++;
-    } else if (c === "/" && source[i + 1] === "*") {
-      const end = source.indexOf("*/", i + 2);
-      const stop = end < 0 ? source.length : end + 2;
-      out += source.slice(i, stop).replace(/[^\n]/g, " ");
-      i = stop;
-    } else {
-      out += c;
-      i++;
-    }
-  }
-  return out;
-}
 
 /** Every place in `source` that looks like SQL, as "line: text" (a statement may start on the line after its quote). */
 export function sqlSites(source: string): string[] {
@@ -97,10 +51,10 @@ describe("SQL lives in coordinator/store/", () => {
 
   it("no production file outside coordinator/store/ prepares, executes or spells a statement", () => {
     const offenders: string[] = [];
-    for (const path of listSources(join(ROOT, "coordinator"))) {
-      const file = relative(ROOT, path).split("\\").join("/");
+    for (const path of productionSources("coordinator")) {
+      const file = path.split("\\").join("/");
       if (file.startsWith(STORE)) continue;
-      for (const site of sqlSites(readFileSync(path, "utf8"))) offenders.push(`${file}:${site}`);
+      for (const site of sqlSites(readFileSync(join(REPO_ROOT, path), "utf8"))) offenders.push(`${file}:${site}`);
     }
     assert.deepEqual(offenders, [], `SQL outside ${STORE} (move it into a repository there, as a named function):\n${offenders.join("\n")}`);
   });
