@@ -97,7 +97,12 @@ function runMocha(args, env, prefix) {
     const stop = () => child.kill("SIGTERM");
     process.once("SIGINT", stop);
     process.once("SIGTERM", stop);
-    child.on("close", (code, signal) => resolve({ code: code ?? (signal ? 1 : 0), summary }));
+    const started = Date.now();
+    child.on("close", (code, signal) => {
+      const wallS = (Date.now() - started) / 1000;
+      if (prefix) process.stdout.write(`${prefix}ended after ${wallS.toFixed(0)} s wall\n`);
+      resolve({ code: code ?? (signal ? 1 : 0), summary, wallS });
+    });
   });
 }
 
