@@ -57,34 +57,54 @@ export function referenceProbabilityBelow(cells: Cells, x: number, steps = 1500,
 }
 
 function referenceGrid(cells: Cells, steps: number, bins: number) {
-  const logBeta = (a: number, b: number) => logGamma(a) + logGamma(b) - logGamma(a + b);
   const cdf = (x: number) => -Math.expm1(9 * Math.log1p(-x));
   const edges = [0, ...Array.from({ length: bins }, (_, i) => Math.exp(Math.log(1e-9) * (1 - i / (bins - 1))))];
+  const perStep = edges.length - 1;
+  // The same sum as Σ_cells [ln B(k + μs, n − k + (1 − μ)s) − ln B(μs, (1 − μ)s)], regrouped: equal cells
+  // counted once with their multiplicity, and the terms that depend on ρ alone (ln Γ(s), ln Γ(n + s)) or on
+  // the grid point alone (ln Γ(μs) + ln Γ((1 − μ)s)) computed once instead of once per cell.
+  const distinct = new Map<string, { k: number; n: number; times: number }>();
+  for (const c of cells) {
+    const key = `${c.k}/${c.n}`;
+    const seen = distinct.get(key);
+    if (seen) seen.times++;
+    else distinct.set(key, { k: c.k, n: c.n, times: 1 });
+  }
+  const groups = [...distinct.values()];
+  const rhoOf = (r: number) => (r === 0 ? edges[1] / 2 : Math.sqrt(edges[r] * edges[r + 1]));
+  // Per ρ bin: the prior's log mass plus the terms that do not depend on μ.
+  const perBin = new Float64Array(perStep);
+  for (let r = 0; r < perStep; r++) {
+    const s = 1 / rhoOf(r) - 1;
+    let value = Math.log(cdf(edges[r + 1]) - cdf(edges[r])) + cells.length * logGamma(s);
+    for (const g of groups) value -= g.times * logGamma(g.n + s);
+    perBin[r] = value;
+  }
   const mass = new Float64Array(steps);
-  const iccMass = new Float64Array(edges.length - 1);
-  const logs: number[] = [];
+  const iccMass = new Float64Array(perStep);
+  const logs = new Float64Array(steps * perStep);
   let max = -Infinity;
   for (let i = 0; i < steps; i++) {
     const lo = i / steps;
     const hi = (i + 1) / steps;
     const mu = (lo + hi) / 2;
     const logPrior = Math.log((2 / Math.PI) * (Math.asin(Math.sqrt(hi)) - Math.asin(Math.sqrt(lo))));
-    for (let r = 0; r + 1 < edges.length; r++) {
-      const rho = r === 0 ? edges[1] / 2 : Math.sqrt(edges[r] * edges[r + 1]);
-      const s = 1 / rho - 1;
-      let value = logPrior + Math.log(cdf(edges[r + 1]) - cdf(edges[r]));
-      for (const c of cells) value += logBeta(c.k + mu * s, c.n - c.k + (1 - mu) * s) - logBeta(mu * s, (1 - mu) * s);
-      logs.push(value);
+    for (let r = 0; r < perStep; r++) {
+      const s = 1 / rhoOf(r) - 1;
+      const a = mu * s;
+      const b = (1 - mu) * s;
+      let value = logPrior + perBin[r] - cells.length * (logGamma(a) + logGamma(b));
+      for (const g of groups) value += g.times * (logGamma(g.k + a) + logGamma(g.n - g.k + b));
+      logs[i * perStep + r] = value;
       if (value > max) max = value;
     }
   }
-  const perStep = edges.length - 1;
   let total = 0;
-  logs.forEach((value, j) => {
-    const w = Math.exp(value - max);
+  for (let j = 0; j < logs.length; j++) {
+    const w = Math.exp(logs[j] - max);
     mass[Math.floor(j / perStep)] += w;
     iccMass[j % perStep] += w;
     total += w;
-  });
+  }
   return { mass, iccMass, edges, total };
 }
