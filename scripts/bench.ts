@@ -29,7 +29,7 @@ const SUITES: Record<string, { module: string; aliases: string[]; what: string }
   physics: { module: "./bench/physics.js", aliases: [], what: "kinematic world against MuJoCo on pick-cube@v1" },
   "leaderboard-tiers": { module: "./bench/leaderboard-tiers.js", aliases: ["leaderboards"], what: "leaderboard tier rule: error rate with equal policies and power to separate, and Bradley-Terry interval coverage" },
   render: { module: "./bench/render.js", aliases: ["cameras"], what: "simulated cameras per cell: CPU ms per simulated second of top 640x480 + wrist 320x240 at 30 Hz (render + JPEG) and of the episode video" },
-  "sim-cell": { module: "./bench/sim-cell.js", aliases: ["cell"], what: "a whole simulated cell process through the README's episodes: startup CPU, CPU ms per simulated second of its process tree (ffmpeg included), beside the render bench" },
+  "sim-cell": { module: "./bench/sim-cell.js", aliases: ["cell"], what: "a whole simulated cell process through the README's episodes: startup CPU, CPU ms per simulated second of its process tree (ffmpeg included), the same after the first two episodes (warm), beside the render bench" },
   streams: { module: "./bench/streams.js", aliases: ["live"], what: "control-loop jitter and CPU with 0 and 4 viewers of a cell, and MJPEG frame latency" },
   export: { module: "./bench/export.js", aliases: ["exports"], what: "run export throughput per format against copying the same bytes, and the coordinator's peak memory" },
   "big-submissions": { module: "./bench/big-submissions.js", aliases: ["submissions"], what: "event-loop delay and a probe request's latency while one and eight 10,000-episode runs are submitted at once" },
