@@ -15,9 +15,16 @@
  * than wall time on a loaded machine. NOTE: a CPU ratio above 1 with a wall ratio near 1 is the
  * worker's compression running on the second core.
  *
+ * Measured as an agent records: warm. One untimed round first (the recorder's code path is much
+ * larger than the raw loop's, and a cold first run spent a large part of its 0.2-0.6 s compiling it,
+ * which an agent pays once, not per episode), then ROUNDS rounds, each writing raw, then the recorder
+ * variants, to fresh files (the previous round's removed off the clock, so no run pays for
+ * truncating or unlinking another's 64 MB). Ratios are medians of each round's ratio (its runs share
+ * the machine's load of that moment); MB/s are medians.
+ *
  * Run alone: npx tsx scripts/bench/mcap-throughput.ts [MB] (one JSON line per figure).
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { open } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -27,7 +34,7 @@ import { encodeCompressedImage } from "../../protocol/recording/foxglove-protobu
 import { McapRecorder } from "../../cell-agent/recording/mcap-recorder.js";
 import { startChunkCompressor, type ChunkCompressor } from "../../cell-agent/recording/chunk-compressor.js";
 import type { Figure } from "../bench.js";
-import { round } from "./quantiles.js";
+import { quantile, round } from "./quantiles.js";
 
 const BENCH = "mcap-throughput";
 const JOINTS = ["shoulder_pan", "shoulder_lift", "elbow_flex", "wrist_flex", "wrist_roll", "gripper"];
@@ -35,6 +42,8 @@ const CAMERAS = ["top", "wrist"];
 /** A 640x480 JPEG of a tabletop is typically 25-40 KB. */
 const JPEG_BYTES = 32 * 1024;
 const RAW_CHUNK = 256 * 1024;
+/** Timed rounds after the untimed warm-up round. */
+const ROUNDS = 5;
 
 type Message = { kind: "joints"; tNs: bigint; state: JointState } | { kind: "camera"; tNs: bigint; name: string; frame: CameraFrame };
 
@@ -74,10 +83,10 @@ function payloadOf(message: Message): Uint8Array {
 }
 
 /** `compressor`: the agent's long-lived zstd worker ("agent"), one the recorder starts itself ("own"), or none. */
-async function writeMcap(dir: string, totalBytes: number, compress: { compressor: ChunkCompressor } | "own" | "none"): Promise<{ seconds: number; cpuS: number }> {
+async function writeMcap(dir: string, name: string, totalBytes: number, compress: { compressor: ChunkCompressor } | "own" | "none"): Promise<{ seconds: number; cpuS: number }> {
   const cpu = process.cpuUsage();
   const started = performance.now();
-  const recorder = await McapRecorder.create(dir, "bench", {
+  const recorder = await McapRecorder.create(dir, name, {
     jointNames: JOINTS, cameraNames: CAMERAS, compress: compress === "none" ? "none" : "worker", ...(typeof compress === "object" ? { compressor: compress.compressor } : {}),
   });
   let n = 0;
@@ -87,7 +96,7 @@ async function writeMcap(dir: string, totalBytes: number, compress: { compressor
     // Like the control loop: the recorder drains between steps instead of queueing the whole episode.
     if (++n % 64 === 0) await recorder.flush();
   }
-  await recorder.finish(join(dir, "bench.mcap"));
+  await recorder.finish(join(dir, `${name}.mcap`));
   return { seconds: (performance.now() - started) / 1000, cpuS: cpuSeconds(process.cpuUsage(cpu)) };
 }
 
@@ -96,10 +105,10 @@ function cpuSeconds(usage: NodeJS.CpuUsage): number {
   return (usage.user + usage.system) / 1e6;
 }
 
-async function writeRaw(dir: string, totalBytes: number): Promise<{ seconds: number; cpuS: number; payloadBytes: number }> {
+async function writeRaw(dir: string, name: string, totalBytes: number): Promise<{ seconds: number; cpuS: number; payloadBytes: number }> {
   const cpu = process.cpuUsage();
   const started = performance.now();
-  const handle = await open(join(dir, "bench.raw"), "w");
+  const handle = await open(join(dir, `${name}.raw`), "w");
   let buffer = Buffer.alloc(RAW_CHUNK * 2);
   let used = 0;
   let payloadBytes = 0;
@@ -122,33 +131,48 @@ async function writeRaw(dir: string, totalBytes: number): Promise<{ seconds: num
 
 export async function run(totalMb = 64): Promise<Figure[]> {
   const dir = mkdtempSync(join(tmpdir(), "assay-bench-mcap-"));
+  const clear = () => { for (const file of readdirSync(dir)) rmSync(join(dir, file)); };
   try {
     const totalBytes = totalMb * 1024 * 1024;
     // Started before the clock, as the agent starts its worker once, before any episode.
     const compressor = startChunkCompressor();
     await compressor.compress(new Uint8Array(1024));
-    const raw = await writeRaw(dir, totalBytes);
-    const mcap = await writeMcap(dir, totalBytes, { compressor });
-    const ownWorker = await writeMcap(dir, totalBytes, "own");
-    const uncompressed = await writeMcap(dir, totalBytes, "none");
+    const rounds: Array<{ raw: Awaited<ReturnType<typeof writeRaw>>; mcap: Run; ownWorker: Run; uncompressed: Run }> = [];
+    for (let round = 0; round <= ROUNDS; round++) {
+      clear();
+      const raw = await writeRaw(dir, "raw", totalBytes);
+      const mcap = await writeMcap(dir, "agent", totalBytes, { compressor });
+      const ownWorker = await writeMcap(dir, "own", totalBytes, "own");
+      const uncompressed = await writeMcap(dir, "none", totalBytes, "none");
+      // Round 0 warms the code paths up and is not counted.
+      if (round > 0) rounds.push({ raw, mcap, ownWorker, uncompressed });
+    }
     await compressor.close();
-    // Both wrote the same messages: rate both over the raw baseline's exact byte count.
-    const mbps = (r: { seconds: number }) => raw.payloadBytes / 1024 / 1024 / r.seconds;
+    const payloadBytes = rounds[0].raw.payloadBytes;
+    // Every run wrote the same messages: rate each over the raw baseline's exact byte count.
+    const mbps = (r: Run) => payloadBytes / 1024 / 1024 / r.seconds;
+    const median = (values: number[]) => quantile(values, 0.5);
+    const wall = (pick: (r: (typeof rounds)[number]) => Run) => median(rounds.map((r) => r.raw.seconds / pick(r).seconds));
+    const cpu = (pick: (r: (typeof rounds)[number]) => Run) => median(rounds.map((r) => pick(r).cpuS / r.raw.cpuS));
+    const figure = (metric: string, value: number, unit: string, digits = 3): Figure => ({ bench: BENCH, metric, value: round(value, digits), unit });
     return [
-      { bench: BENCH, metric: "payload", value: round(raw.payloadBytes / 1024 / 1024, 1), unit: "MB" },
-      { bench: BENCH, metric: "mcap_recorder", value: round(mbps(mcap), 1), unit: "MB/s" },
-      { bench: BENCH, metric: "raw_fs_write", value: round(mbps(raw), 1), unit: "MB/s" },
-      { bench: BENCH, metric: "mcap_vs_raw", value: round(mbps(mcap) / mbps(raw)), unit: "ratio" },
-      { bench: BENCH, metric: "mcap_cpu_vs_raw", value: round(mcap.cpuS / raw.cpuS), unit: "ratio" },
-      { bench: BENCH, metric: "mcap_own_worker_vs_raw", value: round(mbps(ownWorker) / mbps(raw)), unit: "ratio" },
-      { bench: BENCH, metric: "mcap_uncompressed_recorder", value: round(mbps(uncompressed), 1), unit: "MB/s" },
-      { bench: BENCH, metric: "mcap_uncompressed_vs_raw", value: round(mbps(uncompressed) / mbps(raw)), unit: "ratio" },
-      { bench: BENCH, metric: "mcap_uncompressed_cpu_vs_raw", value: round(uncompressed.cpuS / raw.cpuS), unit: "ratio" },
+      figure("payload", payloadBytes / 1024 / 1024, "MB", 1),
+      figure("rounds", rounds.length, "count", 0),
+      figure("mcap_recorder", median(rounds.map((r) => mbps(r.mcap))), "MB/s", 1),
+      figure("raw_fs_write", median(rounds.map((r) => mbps(r.raw))), "MB/s", 1),
+      figure("mcap_vs_raw", wall((r) => r.mcap), "ratio"),
+      figure("mcap_cpu_vs_raw", cpu((r) => r.mcap), "ratio"),
+      figure("mcap_own_worker_vs_raw", wall((r) => r.ownWorker), "ratio"),
+      figure("mcap_uncompressed_recorder", median(rounds.map((r) => mbps(r.uncompressed))), "MB/s", 1),
+      figure("mcap_uncompressed_vs_raw", wall((r) => r.uncompressed), "ratio"),
+      figure("mcap_uncompressed_cpu_vs_raw", cpu((r) => r.uncompressed), "ratio"),
     ];
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 }
+
+type Run = { seconds: number; cpuS: number };
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   for (const figure of await run(Number(process.argv[2] ?? 64))) console.log(JSON.stringify(figure));
