@@ -3,13 +3,19 @@
  * frames, 1 MiB zstd chunks, summary, fsync, rename) against raw file writes of the same message
  * bytes (256 KiB writes, fsync). The load is a typical episode's: joint states at 100 Hz and two
  * camera JPEG streams at 30 Hz, until TOTAL_MB of payload. Figures: MB/s of each (payload MB over
- * wall time, fsync included) and their ratio (MCAP / raw), and the same for the recorder with
+ * wall time, fsync included) and their ratio (MCAP / raw), the compressed file's size over the payload's, and the same for the recorder with
  * compression off (the writer's own cost: framing, indexes, CRCs). The recorder compresses on the
  * agent's long-lived worker, started before the clock as the agent starts it once;
  * `mcap_own_worker_vs_raw` is a recorder that starts its own worker (what every episode paid before:
- * half a second to a second on a loaded machine). Every "JPEG" is the same 32 KiB of random bytes,
- * so zstd finds each frame again in the chunk and writes little (a real episode's chunks compress to
- * about 0.5 and take zstd several times longer; see ZSTD_LEVEL).
+ * half a second to a second on a loaded machine).
+ *
+ * The "JPEGs" compress like a real episode's: each camera's frame keeps half of the previous frame's
+ * 512-byte blocks (a mostly still scene) and the rest is fresh pseudo-random bytes, so a 1 MiB chunk
+ * compresses to about 0.52 at ZSTD_LEVEL (a README episode's chunks: 0.547). They are generated
+ * before the clock, 64 per camera in a cycle longer than a chunk. Before, every frame was the same
+ * 32 KiB, of bytes from an LCG whose products overflowed doubles and repeated: the recording was
+ * 1.1 MB for 64.7 MB of payload (0.017), so zstd had nearly nothing to do and the recorder fsynced a
+ * sixtieth of the bytes the raw baseline did, and the ratio flattered the recorder.
  *
  * `..._cpu_vs_raw`: the same comparison in CPU time (the process's, worker thread included), steadier
  * than wall time on a loaded machine. NOTE: a CPU ratio above 1 with a wall ratio near 1 is the
@@ -24,7 +30,7 @@
  *
  * Run alone: npx tsx scripts/bench/mcap-throughput.ts [MB] (one JSON line per figure).
  */
-import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import { open } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -47,12 +53,38 @@ const ROUNDS = 5;
 
 type Message = { kind: "joints"; tNs: bigint; state: JointState } | { kind: "camera"; tNs: bigint; name: string; frame: CameraFrame };
 
-/** A deterministic episode's messages in log-time order, until about `totalBytes` of payload. */
-function* episodeMessages(totalBytes: number): Generator<Message> {
-  const jpeg = new Uint8Array(JPEG_BYTES);
+/** Frames per camera in the cycle: longer than the 16 a 1 MiB chunk holds, so no chunk sees a frame twice. */
+const FRAME_CYCLE = 64;
+/** The share of a frame's 512-byte blocks that differ from the camera's previous frame. */
+const FRESH_BLOCKS = 0.5;
+const BLOCK = 512;
+
+/** Each camera's FRAME_CYCLE deterministic frames (see the header: they compress like real ones). */
+function cameraFrames(): Map<string, Uint8Array[]> {
   let seed = 12345;
-  for (let i = 0; i < jpeg.length; i++) jpeg[i] = (seed = (seed * 1103515245 + 12345) >>> 0) >>> 24;
+  const next = () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) >>> 24;
+  const frames = new Map<string, Uint8Array[]>();
+  for (const name of CAMERAS) {
+    let previous = new Uint8Array(JPEG_BYTES).map(next);
+    const cycle: Uint8Array[] = [];
+    for (let k = 0; k < FRAME_CYCLE; k++) {
+      const frame = new Uint8Array(JPEG_BYTES);
+      for (let at = 0; at < JPEG_BYTES; at += BLOCK) {
+        if (next() / 256 < FRESH_BLOCKS) for (let i = at; i < at + BLOCK; i++) frame[i] = next();
+        else frame.set(previous.subarray(at, at + BLOCK), at);
+      }
+      cycle.push(frame);
+      previous = frame;
+    }
+    frames.set(name, cycle);
+  }
+  return frames;
+}
+
+/** A deterministic episode's messages in log-time order, until about `totalBytes` of payload. */
+function* episodeMessages(totalBytes: number, frames: ReadonlyMap<string, readonly Uint8Array[]>): Generator<Message> {
   let bytes = 0;
+  let shot = 0;
   for (let step = 0; bytes < totalBytes; step++) {
     const tNs = BigInt(step) * 10_000_000n;
     const s = step / 100;
@@ -66,8 +98,9 @@ function* episodeMessages(totalBytes: number): Generator<Message> {
     if (Math.floor((step * 30) / 100) !== Math.floor(((step - 1) * 30) / 100)) {
       for (const name of CAMERAS) {
         bytes += JPEG_BYTES;
-        yield { kind: "camera", tNs, name, frame: { tNs, width: 640, height: 480, jpeg } };
+        yield { kind: "camera", tNs, name, frame: { tNs, width: 640, height: 480, jpeg: frames.get(name)![shot % FRAME_CYCLE] } };
       }
+      shot++;
     }
   }
 }
@@ -83,21 +116,22 @@ function payloadOf(message: Message): Uint8Array {
 }
 
 /** `compressor`: the agent's long-lived zstd worker ("agent"), one the recorder starts itself ("own"), or none. */
-async function writeMcap(dir: string, name: string, totalBytes: number, compress: { compressor: ChunkCompressor } | "own" | "none"): Promise<{ seconds: number; cpuS: number }> {
+export async function writeMcap(dir: string, name: string, load: Load, compress: { compressor: ChunkCompressor } | "own" | "none"): Promise<Run & { fileBytes: number }> {
   const cpu = process.cpuUsage();
   const started = performance.now();
   const recorder = await McapRecorder.create(dir, name, {
     jointNames: JOINTS, cameraNames: CAMERAS, compress: compress === "none" ? "none" : "worker", ...(typeof compress === "object" ? { compressor: compress.compressor } : {}),
   });
   let n = 0;
-  for (const message of episodeMessages(totalBytes)) {
+  for (const message of episodeMessages(load.totalBytes, load.frames)) {
     if (message.kind === "joints") recorder.jointStates(message.tNs, message.state);
     else recorder.camera(message.tNs, message.name, message.frame);
     // Like the control loop: the recorder drains between steps instead of queueing the whole episode.
     if (++n % 64 === 0) await recorder.flush();
   }
   await recorder.finish(join(dir, `${name}.mcap`));
-  return { seconds: (performance.now() - started) / 1000, cpuS: cpuSeconds(process.cpuUsage(cpu)) };
+  const seconds = (performance.now() - started) / 1000;
+  return { seconds, cpuS: cpuSeconds(process.cpuUsage(cpu)), fileBytes: statSync(join(dir, `${name}.mcap`)).size };
 }
 
 /** User + system CPU of the whole process, worker threads included. */
@@ -105,14 +139,14 @@ function cpuSeconds(usage: NodeJS.CpuUsage): number {
   return (usage.user + usage.system) / 1e6;
 }
 
-async function writeRaw(dir: string, name: string, totalBytes: number): Promise<{ seconds: number; cpuS: number; payloadBytes: number }> {
+export async function writeRaw(dir: string, name: string, load: Load): Promise<{ seconds: number; cpuS: number; payloadBytes: number }> {
   const cpu = process.cpuUsage();
   const started = performance.now();
   const handle = await open(join(dir, `${name}.raw`), "w");
   let buffer = Buffer.alloc(RAW_CHUNK * 2);
   let used = 0;
   let payloadBytes = 0;
-  for (const message of episodeMessages(totalBytes)) {
+  for (const message of episodeMessages(load.totalBytes, load.frames)) {
     const data = payloadOf(message);
     payloadBytes += data.byteLength;
     if (used + data.byteLength > buffer.length) buffer = Buffer.concat([buffer.subarray(0, used), Buffer.alloc(data.byteLength + RAW_CHUNK)]);
@@ -133,17 +167,17 @@ export async function run(totalMb = 64): Promise<Figure[]> {
   const dir = mkdtempSync(join(tmpdir(), "assay-bench-mcap-"));
   const clear = () => { for (const file of readdirSync(dir)) rmSync(join(dir, file)); };
   try {
-    const totalBytes = totalMb * 1024 * 1024;
+    const load: Load = { totalBytes: totalMb * 1024 * 1024, frames: cameraFrames() };
     // Started before the clock, as the agent starts its worker once, before any episode.
     const compressor = startChunkCompressor();
     await compressor.compress(new Uint8Array(1024));
-    const rounds: Array<{ raw: Awaited<ReturnType<typeof writeRaw>>; mcap: Run; ownWorker: Run; uncompressed: Run }> = [];
+    const rounds: Array<{ raw: Awaited<ReturnType<typeof writeRaw>>; mcap: Run & { fileBytes: number }; ownWorker: Run; uncompressed: Run }> = [];
     for (let round = 0; round <= ROUNDS; round++) {
       clear();
-      const raw = await writeRaw(dir, "raw", totalBytes);
-      const mcap = await writeMcap(dir, "agent", totalBytes, { compressor });
-      const ownWorker = await writeMcap(dir, "own", totalBytes, "own");
-      const uncompressed = await writeMcap(dir, "none", totalBytes, "none");
+      const raw = await writeRaw(dir, "raw", load);
+      const mcap = await writeMcap(dir, "agent", load, { compressor });
+      const ownWorker = await writeMcap(dir, "own", load, "own");
+      const uncompressed = await writeMcap(dir, "none", load, "none");
       // Round 0 warms the code paths up and is not counted.
       if (round > 0) rounds.push({ raw, mcap, ownWorker, uncompressed });
     }
@@ -158,6 +192,7 @@ export async function run(totalMb = 64): Promise<Figure[]> {
     return [
       figure("payload", payloadBytes / 1024 / 1024, "MB", 1),
       figure("rounds", rounds.length, "count", 0),
+      figure("mcap_file_vs_payload", rounds[0].mcap.fileBytes / payloadBytes, "ratio"),
       figure("mcap_recorder", median(rounds.map((r) => mbps(r.mcap))), "MB/s", 1),
       figure("raw_fs_write", median(rounds.map((r) => mbps(r.raw))), "MB/s", 1),
       figure("mcap_vs_raw", wall((r) => r.mcap), "ratio"),
@@ -173,6 +208,8 @@ export async function run(totalMb = 64): Promise<Figure[]> {
 }
 
 type Run = { seconds: number; cpuS: number };
+/** What every run writes: messages until `totalBytes` of payload, with these camera frames. */
+type Load = { totalBytes: number; frames: ReadonlyMap<string, readonly Uint8Array[]> };
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   for (const figure of await run(Number(process.argv[2] ?? 64))) console.log(JSON.stringify(figure));
