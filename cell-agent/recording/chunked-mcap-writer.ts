@@ -1,9 +1,10 @@
 /**
  * An indexed, chunked MCAP writer (https://mcap.dev/spec) built on @mcap/core's record builders, with
- * its CRCs computed by Node's native `zlib.crc32`. @mcap/core's own McapWriter computes the same CRCs
- * in JavaScript over every byte twice (the chunk's records, then the data section again), which was
- * about the whole gap between recording and raw writes of the same bytes, and offers no hook to
- * swap the function.
+ * its CRCs computed natively by @node-rs/crc32 (PCLMULQDQ / ARMv8 CRC: 4-5 GB/s here against 2 GB/s
+ * for Node's `zlib.crc32`, where the two CRCs over every byte were a third of raw writes' CPU).
+ * @mcap/core's own McapWriter computes the same CRCs in JavaScript over every byte twice (the chunk's
+ * records, then the data section again), which was about the whole gap between recording and raw
+ * writes of the same bytes, and offers no hook to swap the function.
  *
  * What it writes is what McapWriter writes with its defaults, less what the agent never uses
  * (attachments, metadata): Header; Schema and Channel records in the data section as they are
@@ -13,7 +14,7 @@
  *
  * NOTE: like McapWriter, a call must finish before the next starts (the recorder chains them).
  */
-import { crc32 } from "node:zlib";
+import { crc32 } from "@node-rs/crc32";
 import { McapChunkBuilder, McapRecordBuilder, Opcode, type IWritable, type McapTypes } from "@mcap/core";
 
 type Schema = McapTypes.Schema;
