@@ -15,21 +15,24 @@
  * NOTE: like McapWriter, a call must finish before the next starts (the recorder chains them).
  */
 import { crc32 } from "@node-rs/crc32";
-import { McapChunkBuilder, McapRecordBuilder, Opcode, type IWritable, type McapTypes } from "@mcap/core";
+import { McapRecordBuilder, Opcode, type IWritable, type McapTypes } from "@mcap/core";
+import { ChunkRecords } from "./chunk-records.js";
 
 type Schema = McapTypes.Schema;
 type Channel = McapTypes.Channel;
 type Message = McapTypes.Message;
 type ChunkIndex = McapTypes.ChunkIndex;
 
-type Compressed = { compression: string; compressedData: Uint8Array };
+/** `records`: the chunk's buffer handed back once the compressor is done with it, for the next chunks. */
+type Compressed = { compression: string; compressedData: Uint8Array; records?: ArrayBuffer };
 
 export interface ChunkedMcapWriterOptions {
   writable: IWritable;
   /** A chunk is closed once its records reach this many bytes (uncompressed). */
   chunkSize: number;
   /**
-   * Compresses a chunk's records (which it may take over); none: chunks are stored uncompressed. When
+   * Compresses a chunk's records (it may take over their whole buffer, and hand it back as `records`);
+   * none: chunks are stored uncompressed. When
    * it answers with a promise (a worker thread), the writer goes on filling the next chunk meanwhile
    * and writes chunks in order as they come back, at most MAX_CHUNKS_IN_FLIGHT at once.
    */
@@ -38,10 +41,12 @@ export interface ChunkedMcapWriterOptions {
 
 /** Closed chunks waiting for compression or their write before `addMessage` waits for the oldest. */
 const MAX_CHUNKS_IN_FLIGHT = 3;
+/** A chunk buffer's room past the chunk size, for the message that crosses it (a larger one grows the buffer). */
+const CHUNK_HEADROOM = 256 * 1024;
 
 export class ChunkedMcapWriter {
   private readonly records = new McapRecordBuilder();
-  private readonly chunk = new McapChunkBuilder({ useMessageIndex: true });
+  private readonly chunk: ChunkRecords;
   private readonly schemas = new Map<number, Schema>();
   private readonly channels = new Map<number, Channel>();
   private readonly chunkIndexes: ChunkIndex[] = [];
@@ -54,7 +59,9 @@ export class ChunkedMcapWriter {
   private writes: Promise<void> = Promise.resolve();
   private readonly inFlight: Array<Promise<void>> = [];
 
-  constructor(private readonly options: ChunkedMcapWriterOptions) {}
+  constructor(private readonly options: ChunkedMcapWriterOptions) {
+    this.chunk = new ChunkRecords(options.chunkSize + CHUNK_HEADROOM, MAX_CHUNKS_IN_FLIGHT + 1);
+  }
 
   /** Writes the magic and the Header. */
   async start(header: McapTypes.Header): Promise<void> {
@@ -83,14 +90,18 @@ export class ChunkedMcapWriter {
     return record.id;
   }
 
-  async addMessage(message: Message): Promise<void> {
+  /**
+   * Adds a message to the open chunk; answers a promise only when it must be waited for (the chunk
+   * closed with MAX_CHUNKS_IN_FLIGHT already waiting), so the common case costs no promise.
+   */
+  addMessage(message: Message): void | Promise<void> {
     if (!this.channels.has(message.channelId)) throw new Error(`MCAP message on unregistered channel ${message.channelId}`);
     this.messageCount++;
     this.channelMessageCounts.set(message.channelId, (this.channelMessageCounts.get(message.channelId) ?? 0n) + 1n);
     if (this.messageStartTime === undefined || message.logTime < this.messageStartTime) this.messageStartTime = message.logTime;
     if (message.logTime > this.messageEndTime) this.messageEndTime = message.logTime;
-    this.chunk.addMessage(message);
-    if (this.chunk.byteLength >= this.options.chunkSize) await this.finishChunk();
+    this.chunk.add(message);
+    if (this.chunk.byteLength >= this.options.chunkSize) return this.finishChunk();
   }
 
   /** Closes the last chunk and writes Data End, the summary and the Footer. */
@@ -156,27 +167,29 @@ export class ChunkedMcapWriter {
   }
 
   /** Closes the open chunk: compression starts now, the write follows in order (see compressChunk). */
-  private async finishChunk(): Promise<void> {
-    if (this.chunk.numMessages === 0) return;
-    // The builder is reused for the next chunk: take the records (its `buffer` getter is already a copy
-    // of its own ArrayBuffer, so the compressor can take it over) and the indexes as they are.
-    const records = this.chunk.buffer;
-    const indexes = [...this.chunk.indices];
-    const messageStartTime = this.chunk.messageStartTime;
-    const messageEndTime = this.chunk.messageEndTime;
-    this.chunk.reset();
+  private finishChunk(): void | Promise<void> {
+    if (this.chunk.messageCount === 0) return;
+    // The chunk's buffer goes to the compressor (or is written as it is) and comes back for reuse.
+    const { records, indexes, messageStartTime, messageEndTime } = this.chunk.close();
     const uncompressedSize = BigInt(records.byteLength);
     const uncompressedCrc = crc32(records);
-    const compressed = Promise.resolve(this.options.compressChunk?.(records) ?? { compression: "", compressedData: records });
+    const compressed = Promise.resolve(this.options.compressChunk?.(records) ?? { compression: "", compressedData: records, records: undefined });
+    const stored = !this.options.compressChunk;
     const written = this.writes.then(async () => {
-      const { compression, compressedData } = await compressed;
+      const { compression, compressedData, records: spent } = await compressed;
       await this.writeChunk({ messageStartTime, messageEndTime, uncompressedSize, uncompressedCrc, compression, records: compressedData }, indexes);
+      if (spent) this.chunk.recycle(spent);
+      else if (stored) this.chunk.recycle(records.buffer as ArrayBuffer);
     });
     // A failure is thrown from the next addMessage that waits, or from end(); never left unhandled.
     written.catch(() => undefined);
     compressed.catch(() => undefined);
     this.writes = written;
     this.inFlight.push(written);
+    if (this.inFlight.length > MAX_CHUNKS_IN_FLIGHT) return this.drain();
+  }
+
+  private async drain(): Promise<void> {
     while (this.inFlight.length > MAX_CHUNKS_IN_FLIGHT) await this.inFlight.shift();
   }
 
