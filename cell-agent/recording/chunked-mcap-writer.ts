@@ -26,8 +26,13 @@ type ChunkIndex = McapTypes.ChunkIndex;
 /** `records`: the chunk's buffer handed back once the compressor is done with it, for the next chunks. */
 type Compressed = { compression: string; compressedData: Uint8Array; records?: ArrayBuffer };
 
+/** An IWritable that may also take several buffers in one call (one system call: FileHandleWritable). */
+export interface GatherWritable extends IWritable {
+  writev?(parts: readonly Uint8Array[]): Promise<void>;
+}
+
 export interface ChunkedMcapWriterOptions {
-  writable: IWritable;
+  writable: GatherWritable;
   /** A chunk is closed once its records reach this many bytes (uncompressed). */
   chunkSize: number;
   /**
@@ -46,6 +51,8 @@ const CHUNK_HEADROOM = 256 * 1024;
 
 export class ChunkedMcapWriter {
   private readonly records = new McapRecordBuilder();
+  /** Header, Schema and Channel records not written yet: they go out with the next write (see flush). */
+  private readonly pending = new McapRecordBuilder();
   private readonly chunk: ChunkRecords;
   private readonly schemas = new Map<number, Schema>();
   private readonly channels = new Map<number, Channel>();
@@ -63,31 +70,35 @@ export class ChunkedMcapWriter {
     this.chunk = new ChunkRecords(options.chunkSize + CHUNK_HEADROOM, MAX_CHUNKS_IN_FLIGHT + 1);
   }
 
-  /** Writes the magic and the Header. */
+  /**
+   * The magic and the Header, Schema and Channel records are batched: they are written with the next
+   * chunk, by `flush()` (the recorder flushes once its channels are registered, so even a recording
+   * that crashes before its first chunk has them), or by `end()`. A Schema or Channel registered
+   * while earlier chunks wait for compression is written before those chunks, which the
+   * specification allows (a channel must only come before its messages).
+   */
   async start(header: McapTypes.Header): Promise<void> {
-    this.records.writeMagic();
-    this.records.writeHeader(header);
-    await this.flushRecords();
+    this.pending.writeMagic();
+    this.pending.writeHeader(header);
   }
 
   async registerSchema(schema: Omit<Schema, "id">): Promise<number> {
     const record = { ...schema, id: this.schemas.size + 1 };
     this.schemas.set(record.id, record);
-    await this.enqueue(() => {
-      this.records.writeSchema(record);
-      return this.flushRecords();
-    });
+    this.pending.writeSchema(record);
     return record.id;
   }
 
   async registerChannel(channel: Omit<Channel, "id">): Promise<number> {
     const record = { ...channel, id: this.channels.size };
     this.channels.set(record.id, record);
-    await this.enqueue(() => {
-      this.records.writeChannel(record);
-      return this.flushRecords();
-    });
+    this.pending.writeChannel(record);
     return record.id;
+  }
+
+  /** Writes the batched Header, Schema and Channel records now (after the chunks queued before). */
+  async flush(): Promise<void> {
+    await this.enqueue(() => this.write(this.takePending()));
   }
 
   /**
@@ -109,8 +120,10 @@ export class ChunkedMcapWriter {
     await this.finishChunk();
     await this.writes;
     this.inFlight.length = 0;
+    const lead = this.takePending();
+    this.fold(lead);
     this.records.writeDataEnd({ dataSectionCrc: this.dataSectionCrc });
-    await this.write(this.records.buffer);
+    await this.options.writable.write(lead.byteLength ? concat([lead, this.records.buffer]) : this.records.buffer);
     this.records.reset();
 
     const summaryStart = this.position();
@@ -155,15 +168,25 @@ export class ChunkedMcapWriter {
     return this.options.writable.position();
   }
 
-  /** Writes data-section bytes, folding them into the data section's CRC. */
-  private async write(bytes: Uint8Array): Promise<void> {
-    this.dataSectionCrc = crc32(bytes, this.dataSectionCrc);
-    await this.options.writable.write(bytes);
+  /** Writes data-section bytes (in one call when the writable takes several), folding them into the data section's CRC. */
+  private async write(...parts: Uint8Array[]): Promise<void> {
+    const nonEmpty = parts.filter((part) => part.byteLength > 0);
+    for (const part of nonEmpty) this.fold(part);
+    const { writable } = this.options;
+    if (nonEmpty.length > 1 && writable.writev) await writable.writev(nonEmpty);
+    else for (const part of nonEmpty) await writable.write(part);
   }
 
-  private async flushRecords(): Promise<void> {
-    await this.write(this.records.buffer);
-    this.records.reset();
+  private fold(bytes: Uint8Array): void {
+    this.dataSectionCrc = crc32(bytes, this.dataSectionCrc);
+  }
+
+  /** The batched Header, Schema and Channel records (empty when there are none), taken out of the batch. */
+  private takePending(): Uint8Array {
+    if (this.pending.length === 0) return new Uint8Array(0);
+    const bytes = this.pending.buffer;
+    this.pending.reset();
+    return bytes;
   }
 
   /** Closes the open chunk: compression starts now, the write follows in order (see compressChunk). */
@@ -193,22 +216,24 @@ export class ChunkedMcapWriter {
     while (this.inFlight.length > MAX_CHUNKS_IN_FLIGHT) await this.inFlight.shift();
   }
 
+  /** Any batched records, the Chunk record and its Message Indexes, in one write. */
   private async writeChunk(chunk: McapTypes.Chunk, indexes: McapTypes.MessageIndex[]): Promise<void> {
-    const chunkStartOffset = this.position();
+    const lead = this.takePending();
+    const chunkStartOffset = this.position() + BigInt(lead.byteLength);
     // The Chunk record's fields, then its records as they came from the compressor: McapRecordBuilder's
     // writeChunk would copy them into its buffer and its `buffer` getter copy them out again.
     const head = chunkRecordHead(chunk);
-    await this.write(head);
-    await this.write(chunk.records);
     const chunkLength = BigInt(head.byteLength + chunk.records.byteLength);
-    const messageIndexStart = this.position();
+    const messageIndexStart = chunkStartOffset + chunkLength;
     const messageIndexOffsets = new Map<number, bigint>();
     let messageIndexLength = 0n;
     for (const index of indexes) {
       messageIndexOffsets.set(index.channelId, messageIndexStart + messageIndexLength);
       messageIndexLength += this.records.writeMessageIndex(index);
     }
-    await this.flushRecords();
+    const indexRecords = this.records.buffer;
+    this.records.reset();
+    await this.write(lead, head, chunk.records, indexRecords);
     this.chunkIndexes.push({
       messageStartTime: chunk.messageStartTime, messageEndTime: chunk.messageEndTime, chunkStartOffset, chunkLength, messageIndexOffsets, messageIndexLength,
       compression: chunk.compression, compressedSize: BigInt(chunk.records.byteLength), uncompressedSize: chunk.uncompressedSize,
@@ -236,4 +261,14 @@ function chunkRecordHead(chunk: McapTypes.Chunk): Uint8Array {
   head.set(compression, (at += 4));
   view.setBigUint64((at += compression.byteLength), BigInt(chunk.records.byteLength), true);
   return head;
+}
+
+function concat(parts: readonly Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(parts.reduce((n, part) => n + part.byteLength, 0));
+  let at = 0;
+  for (const part of parts) {
+    out.set(part, at);
+    at += part.byteLength;
+  }
+  return out;
 }

@@ -84,6 +84,8 @@ export class McapRecorder {
     if (robot) for (const spec of [ROBOT_DESCRIPTION, TF]) await recorder.register(spec);
     for (const name of options.cameraNames) await recorder.register({ topic: cameraTopic(name), ...COMPRESSED_IMAGE_SCHEMA });
     if (options.cameraNames.length > 1) await recorder.register(CAMERA_SYNC);
+    // The Header and every Schema and Channel in one write, before any message.
+    await writer.flush();
     return recorder;
   }
 
