@@ -116,7 +116,7 @@ function payloadOf(message: Message): Uint8Array {
 }
 
 /** `compressor`: the agent's long-lived zstd worker ("agent"), one the recorder starts itself ("own"), or none. */
-export async function writeMcap(dir: string, name: string, load: Load, compress: { compressor: ChunkCompressor } | "own" | "none"): Promise<Run & { fileBytes: number }> {
+async function writeMcap(dir: string, name: string, load: Load, compress: { compressor: ChunkCompressor } | "own" | "none"): Promise<Run & { fileBytes: number }> {
   const cpu = process.cpuUsage();
   const started = performance.now();
   const recorder = await McapRecorder.create(dir, name, {
@@ -139,7 +139,7 @@ function cpuSeconds(usage: NodeJS.CpuUsage): number {
   return (usage.user + usage.system) / 1e6;
 }
 
-export async function writeRaw(dir: string, name: string, load: Load): Promise<{ seconds: number; cpuS: number; payloadBytes: number }> {
+async function writeRaw(dir: string, name: string, load: Load): Promise<{ seconds: number; cpuS: number; payloadBytes: number }> {
   const cpu = process.cpuUsage();
   const started = performance.now();
   const handle = await open(join(dir, `${name}.raw`), "w");
