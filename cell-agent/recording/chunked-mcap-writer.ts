@@ -17,14 +17,19 @@
 import { crc32 } from "@node-rs/crc32";
 import { McapRecordBuilder, Opcode, type IWritable, type McapTypes } from "@mcap/core";
 import { ChunkRecords } from "./chunk-records.js";
+import { crc32Combine } from "./crc32-combine.js";
 
 type Schema = McapTypes.Schema;
 type Channel = McapTypes.Channel;
 type Message = McapTypes.Message;
 type ChunkIndex = McapTypes.ChunkIndex;
 
-/** `records`: the chunk's buffer handed back once the compressor is done with it, for the next chunks. */
-type Compressed = { compression: string; compressedData: Uint8Array; records?: ArrayBuffer };
+/**
+ * `records`: the chunk's buffer handed back once the compressor is done with it, for the next chunks.
+ * `uncompressedCrc`, `compressedCrc`: the CRC-32 of the records and of `compressedData`, when the
+ * compressor computed them (the worker does, off the agent's main thread); the writer computes those missing.
+ */
+type Compressed = { compression: string; compressedData: Uint8Array; records?: ArrayBuffer; uncompressedCrc?: number; compressedCrc?: number };
 
 /** An IWritable that may also take several buffers in one call (one system call: FileHandleWritable). */
 export interface GatherWritable extends IWritable {
@@ -170,8 +175,13 @@ export class ChunkedMcapWriter {
 
   /** Writes data-section bytes (in one call when the writable takes several), folding them into the data section's CRC. */
   private async write(...parts: Uint8Array[]): Promise<void> {
+    for (const part of parts) this.fold(part);
+    await this.writeFolded(parts);
+  }
+
+  /** Writes data-section bytes already folded into the data section's CRC. */
+  private async writeFolded(parts: readonly Uint8Array[]): Promise<void> {
     const nonEmpty = parts.filter((part) => part.byteLength > 0);
-    for (const part of nonEmpty) this.fold(part);
     const { writable } = this.options;
     if (nonEmpty.length > 1 && writable.writev) await writable.writev(nonEmpty);
     else for (const part of nonEmpty) await writable.write(part);
@@ -195,12 +205,15 @@ export class ChunkedMcapWriter {
     // The chunk's buffer goes to the compressor (or is written as it is) and comes back for reuse.
     const { records, indexes, messageStartTime, messageEndTime } = this.chunk.close();
     const uncompressedSize = BigInt(records.byteLength);
-    const uncompressedCrc = crc32(records);
-    const compressed = Promise.resolve(this.options.compressChunk?.(records) ?? { compression: "", compressedData: records, records: undefined });
     const stored = !this.options.compressChunk;
+    // Stored as they are: one CRC for the chunk's field and the data section's; compressed: the worker's.
+    const storedCrc = stored ? crc32(records) : undefined;
+    const compressed = Promise.resolve(
+      this.options.compressChunk?.(records) ?? { compression: "", compressedData: records, records: undefined, uncompressedCrc: storedCrc, compressedCrc: storedCrc },
+    );
     const written = this.writes.then(async () => {
-      const { compression, compressedData, records: spent } = await compressed;
-      await this.writeChunk({ messageStartTime, messageEndTime, uncompressedSize, uncompressedCrc, compression, records: compressedData }, indexes);
+      const { compression, compressedData, records: spent, uncompressedCrc = crc32(records), compressedCrc = crc32(compressedData) } = await compressed;
+      await this.writeChunk({ messageStartTime, messageEndTime, uncompressedSize, uncompressedCrc, compression, records: compressedData }, indexes, compressedCrc);
       if (spent) this.chunk.recycle(spent);
       else if (stored) this.chunk.recycle(records.buffer as ArrayBuffer);
     });
@@ -217,7 +230,7 @@ export class ChunkedMcapWriter {
   }
 
   /** Any batched records, the Chunk record and its Message Indexes, in one write. */
-  private async writeChunk(chunk: McapTypes.Chunk, indexes: McapTypes.MessageIndex[]): Promise<void> {
+  private async writeChunk(chunk: McapTypes.Chunk, indexes: McapTypes.MessageIndex[], recordsCrc: number): Promise<void> {
     const lead = this.takePending();
     const chunkStartOffset = this.position() + BigInt(lead.byteLength);
     // The Chunk record's fields, then its records as they came from the compressor: McapRecordBuilder's
@@ -233,7 +246,11 @@ export class ChunkedMcapWriter {
     }
     const indexRecords = this.records.buffer;
     this.records.reset();
-    await this.write(lead, head, chunk.records, indexRecords);
+    this.fold(lead);
+    this.fold(head);
+    this.dataSectionCrc = crc32Combine(this.dataSectionCrc, recordsCrc, chunk.records.byteLength);
+    this.fold(indexRecords);
+    await this.writeFolded([lead, head, chunk.records, indexRecords]);
     this.chunkIndexes.push({
       messageStartTime: chunk.messageStartTime, messageEndTime: chunk.messageEndTime, chunkStartOffset, chunkLength, messageIndexOffsets, messageIndexLength,
       compression: chunk.compression, compressedSize: BigInt(chunk.records.byteLength), uncompressedSize: chunk.uncompressedSize,
