@@ -19,7 +19,10 @@
  *
  * `..._cpu_vs_raw`: the same comparison in CPU time (the process's, worker thread included), steadier
  * than wall time on a loaded machine. NOTE: a CPU ratio above 1 with a wall ratio near 1 is the
- * worker's compression running on the second core.
+ * worker's compression running on the second core. `mcap_main_thread_cpu_vs_raw`: the main thread's
+ * CPU alone (the thread an agent's control loop runs on), from /proc (Linux; 10 ms ticks, summed
+ * over the rounds), against the raw writer's main thread; the rest of either process's CPU is the
+ * zstd worker, libuv's file-system threads and V8's GC helpers.
  *
  * Measured as an agent records: warm. One untimed round first (the recorder's code path is much
  * larger than the raw loop's, and a cold first run spent a large part of its 0.2-0.6 s compiling it,
@@ -30,7 +33,7 @@
  *
  * Run alone: npx tsx scripts/bench/mcap-throughput.ts [MB] (one JSON line per figure).
  */
-import { mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
+import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from "node:fs";
 import { open } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -118,6 +121,7 @@ function payloadOf(message: Message): Uint8Array {
 /** `compressor`: the agent's long-lived zstd worker ("agent"), one the recorder starts itself ("own"), or none. */
 async function writeMcap(dir: string, name: string, load: Load, compress: { compressor: ChunkCompressor } | "own" | "none"): Promise<Run & { fileBytes: number }> {
   const cpu = process.cpuUsage();
+  const mainCpu = mainThreadCpuS();
   const started = performance.now();
   const recorder = await McapRecorder.create(dir, name, {
     jointNames: JOINTS, cameraNames: CAMERAS, compress: compress === "none" ? "none" : "worker", ...(typeof compress === "object" ? { compressor: compress.compressor } : {}),
@@ -131,7 +135,19 @@ async function writeMcap(dir: string, name: string, load: Load, compress: { comp
   }
   await recorder.finish(join(dir, `${name}.mcap`));
   const seconds = (performance.now() - started) / 1000;
-  return { seconds, cpuS: cpuSeconds(process.cpuUsage(cpu)), fileBytes: statSync(join(dir, `${name}.mcap`)).size };
+  return { seconds, cpuS: cpuSeconds(process.cpuUsage(cpu)), mainCpuS: mainThreadCpuS() - mainCpu, fileBytes: statSync(join(dir, `${name}.mcap`)).size };
+}
+
+/** User + system CPU of this process's main thread, from /proc (NaN where there is none). */
+function mainThreadCpuS(): number {
+  try {
+    const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    // Fields after the command: state is index 0, so utime (field 14) is index 11 and stime index 12; 100 ticks a second.
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return Number.NaN;
+  }
 }
 
 /** User + system CPU of the whole process, worker threads included. */
@@ -139,8 +155,9 @@ function cpuSeconds(usage: NodeJS.CpuUsage): number {
   return (usage.user + usage.system) / 1e6;
 }
 
-async function writeRaw(dir: string, name: string, load: Load): Promise<{ seconds: number; cpuS: number; payloadBytes: number }> {
+async function writeRaw(dir: string, name: string, load: Load): Promise<Run & { payloadBytes: number }> {
   const cpu = process.cpuUsage();
+  const mainCpu = mainThreadCpuS();
   const started = performance.now();
   const handle = await open(join(dir, `${name}.raw`), "w");
   let buffer = Buffer.alloc(RAW_CHUNK * 2);
@@ -160,7 +177,7 @@ async function writeRaw(dir: string, name: string, load: Load): Promise<{ second
   if (used) await handle.write(buffer, 0, used);
   await handle.sync();
   await handle.close();
-  return { seconds: (performance.now() - started) / 1000, cpuS: cpuSeconds(process.cpuUsage(cpu)), payloadBytes };
+  return { seconds: (performance.now() - started) / 1000, cpuS: cpuSeconds(process.cpuUsage(cpu)), mainCpuS: mainThreadCpuS() - mainCpu, payloadBytes };
 }
 
 export async function run(totalMb = 64): Promise<Figure[]> {
@@ -186,6 +203,7 @@ export async function run(totalMb = 64): Promise<Figure[]> {
     // Every run wrote the same messages: rate each over the raw baseline's exact byte count.
     const mbps = (r: Run) => payloadBytes / 1024 / 1024 / r.seconds;
     const median = (values: number[]) => quantile(values, 0.5);
+    const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
     const wall = (pick: (r: (typeof rounds)[number]) => Run) => median(rounds.map((r) => r.raw.seconds / pick(r).seconds));
     const cpu = (pick: (r: (typeof rounds)[number]) => Run) => median(rounds.map((r) => pick(r).cpuS / r.raw.cpuS));
     const figure = (metric: string, value: number, unit: string, digits = 3): Figure => ({ bench: BENCH, metric, value: round(value, digits), unit });
@@ -197,17 +215,20 @@ export async function run(totalMb = 64): Promise<Figure[]> {
       figure("raw_fs_write", median(rounds.map((r) => mbps(r.raw))), "MB/s", 1),
       figure("mcap_vs_raw", wall((r) => r.mcap), "ratio"),
       figure("mcap_cpu_vs_raw", cpu((r) => r.mcap), "ratio"),
+      // Summed over the rounds: one round's main thread is a few 10 ms ticks.
+      figure("mcap_main_thread_cpu_vs_raw", sum(rounds.map((r) => r.mcap.mainCpuS)) / sum(rounds.map((r) => r.raw.mainCpuS)), "ratio"),
       figure("mcap_own_worker_vs_raw", wall((r) => r.ownWorker), "ratio"),
       figure("mcap_uncompressed_recorder", median(rounds.map((r) => mbps(r.uncompressed))), "MB/s", 1),
       figure("mcap_uncompressed_vs_raw", wall((r) => r.uncompressed), "ratio"),
       figure("mcap_uncompressed_cpu_vs_raw", cpu((r) => r.uncompressed), "ratio"),
+      figure("mcap_uncompressed_main_thread_cpu_vs_raw", sum(rounds.map((r) => r.uncompressed.mainCpuS)) / sum(rounds.map((r) => r.raw.mainCpuS)), "ratio"),
     ];
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
-type Run = { seconds: number; cpuS: number };
+type Run = { seconds: number; cpuS: number; mainCpuS: number };
 /** What every run writes: messages until `totalBytes` of payload, with these camera frames. */
 type Load = { totalBytes: number; frames: ReadonlyMap<string, readonly Uint8Array[]> };
 
