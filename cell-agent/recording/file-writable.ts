@@ -20,6 +20,20 @@ export class FileHandleWritable implements IWritable {
     this.offset += BigInt(buffer.byteLength);
   }
 
+  /** Several buffers in one system call (a chunk's head, records and indexes); the rest, if it came short, by `write`. */
+  async writev(parts: readonly Uint8Array[]): Promise<void> {
+    let { bytesWritten } = await this.handle.writev(parts as Uint8Array[]);
+    this.offset += BigInt(bytesWritten);
+    for (const part of parts) {
+      if (bytesWritten >= part.byteLength) {
+        bytesWritten -= part.byteLength;
+        continue;
+      }
+      await this.write(part.subarray(bytesWritten));
+      bytesWritten = 0;
+    }
+  }
+
   position(): bigint {
     return this.offset;
   }

@@ -35,8 +35,12 @@ export class McapRecorder {
   private readonly channels = new Map<string, number>();
   private readonly sequences = new Map<number, number>();
   private readonly schemas = new Map<string, number>();
-  /** Writer calls must not overlap: every write is chained here. */
-  private tail: Promise<void> = Promise.resolve();
+  /**
+   * Writer calls must not overlap: while the writer makes the recorder wait (a chunk's compression or
+   * write), later messages chain here; otherwise a message goes to the writer at once, with no promise.
+   */
+  private tail: Promise<void> | undefined;
+  private readonly text = new TextEncoder();
   private failure: Error | undefined;
   private closed = false;
   private describedRobot = false;
@@ -80,6 +84,8 @@ export class McapRecorder {
     if (robot) for (const spec of [ROBOT_DESCRIPTION, TF]) await recorder.register(spec);
     for (const name of options.cameraNames) await recorder.register({ topic: cameraTopic(name), ...COMPRESSED_IMAGE_SCHEMA });
     if (options.cameraNames.length > 1) await recorder.register(CAMERA_SYNC);
+    // The Header and every Schema and Channel in one write, before any message.
+    await writer.flush();
     return recorder;
   }
 
@@ -102,14 +108,32 @@ export class McapRecorder {
     if (channelId === undefined || this.closed) return;
     const sequence = (this.sequences.get(channelId) ?? 0) + 1;
     this.sequences.set(channelId, sequence);
-    const data = body instanceof Uint8Array ? body : new TextEncoder().encode(JSON.stringify(body));
-    this.tail = this.tail.then(async () => {
-      if (this.failure) return;
-      try {
-        await this.writer.addMessage({ channelId, sequence, logTime: logTimeNs, publishTime: publishTimeNs, data });
-      } catch (error) {
-        this.failure = error as Error;
-      }
+    const data = body instanceof Uint8Array ? body : this.text.encode(JSON.stringify(body));
+    const message = { channelId, sequence, logTime: logTimeNs, publishTime: publishTimeNs, data };
+    if (this.tail) this.chain(this.tail.then(() => this.write(message)));
+    else {
+      const waiting = this.write(message);
+      if (waiting) this.chain(waiting);
+    }
+  }
+
+  /** Hands a message to the writer; answers a promise (never rejected) only when it must be waited for. */
+  private write(message: Parameters<ChunkedMcapWriter["addMessage"]>[0]): Promise<void> | undefined {
+    if (this.failure) return undefined;
+    try {
+      return this.writer.addMessage(message)?.catch((error: unknown) => {
+        this.failure ??= error as Error;
+      });
+    } catch (error) {
+      this.failure ??= error as Error;
+      return undefined;
+    }
+  }
+
+  private chain(next: Promise<void>): void {
+    this.tail = next;
+    void next.then(() => {
+      if (this.tail === next) this.tail = undefined;
     });
   }
 
@@ -173,7 +197,7 @@ export class McapRecorder {
 
   /** Waits for every queued message; throws the first write error. */
   async flush(): Promise<void> {
-    await this.tail;
+    while (this.tail) await this.tail;
     if (this.failure) throw this.failure;
   }
 

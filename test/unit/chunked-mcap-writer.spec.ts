@@ -58,4 +58,36 @@ describe("chunked MCAP writer", () => {
     assert.deepEqual(file.messages.map((m) => new TextDecoder().decode(m.data)), sent);
     assert.equal(file.dataSectionCrc!.stated, file.dataSectionCrc!.computed);
   });
+
+  for (const compressed of [true, false]) {
+    it(`keeps messages larger than a chunk buffer whole, ${compressed ? "compressed on the worker" : "stored"}`, async () => {
+      const path = join(dir, "large.mcap");
+      const handle = await open(path, "w");
+      const compressor = compressed ? startChunkCompressor() : undefined;
+      // Chunk buffers hold the chunk size and 256 KiB: a 700 KiB message needs a larger one.
+      const writer = new ChunkedMcapWriter({ writable: new FileHandleWritable(handle), chunkSize: 64 * 1024, compressChunk: compressor?.compress });
+      await writer.start({ profile: "", library: "test" });
+      const schemaId = await writer.registerSchema({ name: "s", encoding: "", data: new Uint8Array(0) });
+      const channelId = await writer.registerChannel({ topic: "/blob", schemaId, messageEncoding: "bytes", metadata: new Map() });
+      const sizes = [1000, 700 * 1024, 30, 900 * 1024, 70 * 1024, 5];
+      const sent = sizes.map((size, i) => new Uint8Array(size).map((_, j) => (i * 31 + j * 7) & 0xff));
+      for (const [i, data] of sent.entries()) await writer.addMessage({ channelId, sequence: i, logTime: BigInt(i), publishTime: BigInt(i), data });
+      await writer.end();
+      await compressor?.close();
+      await handle.close();
+
+      const file = readMcapFromSpec(readFileSync(path));
+      assert.deepEqual(file.messages.map((m) => Buffer.from(m.data).toString("hex")), sent.map((d) => Buffer.from(d).toString("hex")));
+      assert.equal(file.dataSectionCrc!.stated, file.dataSectionCrc!.computed);
+      const read = await open(path, "r");
+      try {
+        const reader = await McapIndexedReader.Initialize({ readable: new FileHandleReadable(read), decompressHandlers: (await loadMcapCompression()).decompressHandlers });
+        const got: number[] = [];
+        for await (const m of reader.readMessages()) got.push(m.data.byteLength);
+        assert.deepEqual(got, sizes);
+      } finally {
+        await read.close();
+      }
+    });
+  }
 });
