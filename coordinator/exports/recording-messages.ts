@@ -54,6 +54,10 @@ export class RecordingMessages {
   async *read(channels: ReadonlySet<number>): AsyncGenerator<RecordingMessage> {
     if (!this.ordered) throw new Error("RecordingMessages.read: the recording's chunks overlap in time; read it through @mcap/core");
     for (const chunk of this.chunks) {
+      // A chunk whose index lists none of the channels holds none of their messages (a writer without
+      // message indexes lists none at all: then every chunk is read).
+      const indexed = chunk.messageIndexOffsets;
+      if (indexed.size > 0 && ![...channels].some((id) => indexed.has(id))) continue;
       const records = await this.records(chunk);
       const messages: RecordingMessage[] = [];
       let sorted = true;

@@ -26,17 +26,20 @@ const MESSAGE_RECORD_BYTES = 1 + 8 + 2 + 4 + 8 + 8 + 60;
  * `chunkSize` bytes: with 3.9 records' worth, the first chunk (which also holds the schema and
  * channel records) takes 3 messages, every later one 4.
  */
-async function writeRecording(dir: string, name: string, timesNs: bigint[], options: { zstd: boolean }): Promise<string> {
+async function writeRecording(dir: string, name: string, timesNs: bigint[], options: { zstd: boolean; eventsOnlyFrom?: number }): Promise<string> {
   const buffer = new TempBuffer();
   const { compressChunk } = await loadMcapCompression();
   const writer = new McapWriter({ writable: buffer, chunkSize: Math.round(MESSAGE_RECORD_BYTES * 3.9), ...(options.zstd ? { compressChunk } : {}) });
   await writer.start({ profile: "", library: "test" });
   const schema = await writer.registerSchema({ name: "assay.JointState", encoding: "jsonschema", data: new TextEncoder().encode("{}") });
   const states = await writer.registerChannel({ topic: RecordingTopic.jointStates, schemaId: schema, messageEncoding: "json", metadata: new Map() });
+  const events = await writer.registerChannel({ topic: RecordingTopic.events, schemaId: schema, messageEncoding: "json", metadata: new Map() });
   let sequence = 0;
-  for (const t of timesNs) {
+  for (const [i, t] of timesNs.entries()) {
+    // From message `eventsOnlyFrom` on, four messages go to /events instead (a chunk of its own).
+    const channelId = options.eventsOnlyFrom !== undefined && i >= options.eventsOnlyFrom && i < options.eventsOnlyFrom + 4 ? events : states;
     const body = JSON.stringify({ name: JOINTS, position: [Number(t) / 1e9, sequence] }).padEnd(60, " ").slice(0, 60);
-    await writer.addMessage({ channelId: states, sequence: sequence++, logTime: t, publishTime: t, data: new TextEncoder().encode(body) });
+    await writer.addMessage({ channelId, sequence: sequence++, logTime: t, publishTime: t, data: new TextEncoder().encode(body) });
   }
   await writer.end();
   const path = join(dir, name);
@@ -77,6 +80,25 @@ describe("recording messages read chunk by chunk", () => {
       assert.deepEqual(ours, core);
     });
   }
+
+  it("skips a chunk that holds none of the chosen channels and still yields what @mcap/core yields", async () => {
+    // Chunks [1, 2, 3] [4..7 on /events] [8, 9, 10, 11] [12]
+    const times = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12].map((s) => BigInt(s) * 1_000_000_000n);
+    const path = await writeRecording(dir, "events-chunk.mcap", times, { zstd: true, eventsOnlyFrom: 3 });
+    const handle = await open(path, "r");
+    try {
+      const reader = await openRecordingReader(fileReadable(handle));
+      const statesId = [...reader.channelsById.values()].find((c) => c.topic === RecordingTopic.jointStates)!.id;
+      assert.ok(reader.chunkIndexes.some((c) => c.messageIndexOffsets.size > 0 && !c.messageIndexOffsets.has(statesId)), "a chunk without joint states");
+    } finally {
+      await handle.close();
+    }
+    for (const topic of [RecordingTopic.jointStates, RecordingTopic.events]) {
+      const { core, ours } = await both(path, topic);
+      assert.equal(core.length, topic === RecordingTopic.events ? 4 : 8);
+      assert.deepEqual(ours, core);
+    }
+  });
 
   it("a recording whose chunks overlap in time is read in log-time order through @mcap/core", async () => {
     const times = [1, 2, 3, 4, 2.5, 6, 7, 8].map((s) => BigInt(s * 1e9));
