@@ -13,12 +13,16 @@
  * `foxglove.CompressedImage`) and the one before it (uncompressed chunks, JSON frames with the JPEG in
  * base64). Chunk CRCs are not re-checked: a stored recording's SHA-256 was verified when the cell
  * uploaded it, which covers every byte the CRCs do.
+ *
+ * Messages are read chunk by chunk without copies (recording-messages.ts) where the recording's
+ * chunks are in time order, as a cell writes them; through @mcap/core otherwise.
  */
 import type { FileHandle } from "node:fs/promises";
 import { open } from "node:fs/promises";
 import type { McapIndexedReader } from "@mcap/core";
 import { RecordingTopic, cameraNameOf, cameraTopic } from "../../protocol/recording/recording-layout.js";
 import { cameraJpeg, openRecordingReader } from "../../protocol/recording/recording-reader.js";
+import { RecordingMessages } from "./recording-messages.js";
 
 export interface EpisodeStep {
   /** Step number from 0. */
@@ -75,7 +79,24 @@ export function fileReadable(handle: FileHandle) {
   };
 }
 
-async function shapeOf(reader: McapIndexedReader): Promise<EpisodeShape> {
+/** The messages of `topics` in log-time order, with each one's topic and encoding. */
+async function* messagesOf(reader: McapIndexedReader, messages: RecordingMessages, topics: readonly string[]) {
+  const wanted = new Set(topics);
+  if (messages.ordered) {
+    const channels = new Set([...reader.channelsById.values()].filter((c) => wanted.has(c.topic)).map((c) => c.id));
+    for await (const message of messages.read(channels)) {
+      const channel = reader.channelsById.get(message.channelId)!;
+      yield { topic: channel.topic, encoding: channel.messageEncoding, logTime: message.logTime, data: message.data };
+    }
+    return;
+  }
+  for await (const message of reader.readMessages({ topics: [...topics], validateCrcs: false })) {
+    const channel = reader.channelsById.get(message.channelId)!;
+    yield { topic: channel.topic, encoding: channel.messageEncoding, logTime: message.logTime, data: message.data };
+  }
+}
+
+async function shapeOf(reader: McapIndexedReader, messages: RecordingMessages): Promise<EpisodeShape> {
   const channels = [...reader.channelsById.values()];
   const cameraChannels = channels.filter((c) => cameraNameOf(c.topic) !== null);
   const cameras = cameraChannels.map((c) => cameraNameOf(c.topic)!);
@@ -83,7 +104,7 @@ async function shapeOf(reader: McapIndexedReader): Promise<EpisodeShape> {
   const steps = statesChannel ? Number(reader.statistics?.channelMessageCounts.get(statesChannel.id) ?? 0n) : 0;
   const cameraFrames = new Map(cameraChannels.map((c) => [cameraNameOf(c.topic)!, Number(reader.statistics?.channelMessageCounts.get(c.id) ?? 0n)]));
   let jointNames: string[] = [];
-  for await (const message of reader.readMessages({ topics: [RecordingTopic.jointStates], validateCrcs: false })) {
+  for await (const message of messagesOf(reader, messages, [RecordingTopic.jointStates])) {
     const body = JSON.parse(new TextDecoder().decode(message.data)) as { name?: string[] };
     jointNames = body.name ?? [];
     break;
@@ -99,31 +120,53 @@ async function shapeOf(reader: McapIndexedReader): Promise<EpisodeShape> {
 export async function readEpisodeShape(path: string): Promise<EpisodeShape> {
   const handle = await open(path, "r");
   try {
-    return await shapeOf(await openRecordingReader(fileReadable(handle)));
+    const reader = await openRecordingReader(fileReadable(handle));
+    return await shapeOf(reader, new RecordingMessages(handle, reader));
   } finally {
     await handle.close();
   }
 }
 
-/** An episode recording opened for reading; `close()` when done. */
-export class EpisodeRecording {
-  private constructor(private readonly handle: FileHandle, private readonly reader: McapIndexedReader, readonly header: EpisodeHeader) {}
+/**
+ * An episode recording opened for reading; `close()` when done. `open` reads its header (shape,
+ * `/meta`, `/events`); `openForSteps` its shape only, for a reader that wants the steps and nothing
+ * else (the training exports), which saves a pass over every chunk.
+ */
+export class EpisodeRecording<Header extends EpisodeShape = EpisodeHeader> {
+  private constructor(
+    private readonly handle: FileHandle,
+    private readonly reader: McapIndexedReader,
+    private readonly messages: RecordingMessages,
+    readonly header: Header,
+  ) {}
 
-  static async open(path: string): Promise<EpisodeRecording> {
-    const handle = await open(path, "r");
-    try {
-      const reader = await openRecordingReader(fileReadable(handle));
+  static async open(path: string): Promise<EpisodeRecording<EpisodeHeader>> {
+    return EpisodeRecording.opened(path, async (reader, messages) => {
+      const shape = await shapeOf(reader, messages);
       const decoder = new TextDecoder();
       let startMeta: Record<string, unknown> = {};
       let endMeta: Record<string, unknown> = {};
       const events: EpisodeHeader["events"] = [];
-      for await (const message of reader.readMessages({ topics: [RecordingTopic.meta, RecordingTopic.events], validateCrcs: false })) {
+      for await (const message of messagesOf(reader, messages, [RecordingTopic.meta, RecordingTopic.events])) {
         const body = JSON.parse(decoder.decode(message.data)) as Record<string, any>;
-        if (reader.channelsById.get(message.channelId)!.topic === RecordingTopic.events) events.push({ t_s: body.t_s, name: body.name, detail: body.detail });
+        if (message.topic === RecordingTopic.events) events.push({ t_s: body.t_s, name: body.name, detail: body.detail });
         else if (body.phase === "start") startMeta = body;
         else if (body.phase === "end") endMeta = body;
       }
-      return new EpisodeRecording(handle, reader, { ...(await shapeOf(reader)), startMeta, endMeta, events });
+      return { ...shape, startMeta, endMeta, events };
+    });
+  }
+
+  static async openForSteps(path: string): Promise<EpisodeRecording<EpisodeShape>> {
+    return EpisodeRecording.opened(path, shapeOf);
+  }
+
+  private static async opened<H extends EpisodeShape>(path: string, readHeader: (reader: McapIndexedReader, messages: RecordingMessages) => Promise<H>): Promise<EpisodeRecording<H>> {
+    const handle = await open(path, "r");
+    try {
+      const reader = await openRecordingReader(fileReadable(handle));
+      const messages = new RecordingMessages(handle, reader);
+      return new EpisodeRecording(handle, reader, messages, await readHeader(reader, messages));
     } catch (error) {
       await handle.close();
       throw error;
@@ -168,14 +211,13 @@ export class EpisodeRecording {
         fresh,
       };
     };
-    for await (const message of this.reader.readMessages({ topics, validateCrcs: false })) {
+    for await (const message of messagesOf(this.reader, this.messages, topics)) {
       if (groupTNs !== undefined && message.logTime !== groupTNs) {
         const step = flush();
         if (step) yield step;
       }
       groupTNs = message.logTime;
-      const channel = this.reader.channelsById.get(message.channelId)!;
-      group.push({ topic: channel.topic, encoding: channel.messageEncoding, data: message.data });
+      group.push(message);
     }
     const last = flush();
     if (last) yield last;

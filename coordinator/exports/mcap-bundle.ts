@@ -11,7 +11,9 @@
  * duration, replay spec, and each file's path in the archive, kind, size and SHA-256 (the values
  * verified when the cell uploaded it). `sha256sum -c` works on the `SHA256SUMS` file beside it.
  */
-import type { ObjectStore } from "../storage/object-store.js";
+import { stat } from "node:fs/promises";
+import { DiskStore } from "../storage/disk-store.js";
+import { ObjectStoreError, type ObjectStore } from "../storage/object-store.js";
 import type { ExportEpisode, ExportRun, StoredObject } from "./export-input.js";
 import type { ArchiveEntry } from "./tar-archive.js";
 
@@ -64,8 +66,10 @@ export function mcapBundleManifest(run: ExportRun, episodes: readonly ExportEpis
 
 /**
  * The archive's members in order: manifest, checksums, report, then each episode's files, streamed
- * from the artifact store. Checks each file's stored size against the manifest before it is
- * streamed; `onEpisode` is called after each episode.
+ * from the artifact store (a disk store's files are read in place, 1 MiB at a time like any local
+ * file: its 64 KiB stream made a bundle about a fifth dearer in CPU, through sixteen times the chunks
+ * in every stream stage). Checks each file's stored size against the manifest before it is streamed;
+ * `onEpisode` is called after each episode.
  */
 export async function* mcapBundleEntries(
   objects: ObjectStore, run: ExportRun, episodes: readonly ExportEpisode<StoredObject>[], excluded: Record<string, number>, report: unknown, exportedAt: string, onEpisode: (done: number) => void,
@@ -80,15 +84,28 @@ export async function* mcapBundleEntries(
   let done = 0;
   for (const e of episodes) {
     for (const file of [e.mcap, ...(e.video ? [e.video] : [])]) {
+      const changed = (bytes: number) =>
+        new Error(`${file.fileName} of episode ${e.episodeId} has ${bytes} bytes in the artifact store but ${file.bytes} were stored; the recording changed after upload`);
+      const name = `${root}/${episodeDir(e)}/${file.fileName}`;
+      if (objects instanceof DiskStore) {
+        const path = objects.pathOf(file.key);
+        // What the store's get says of a missing object, not the server's path.
+        const size = await stat(path).then((s) => s.size, (error: NodeJS.ErrnoException) => {
+          throw error.code === "ENOENT" || error.code === "ENOTDIR" ? new ObjectStoreError("not_found", `no object ${file.key}`, { key: file.key }) : error;
+        });
+        if (size !== file.bytes) throw changed(size);
+        yield { name, path };
+        continue;
+      }
       const open = async () => {
         const got = await objects.get(file.key);
         if (got.totalBytes !== file.bytes) {
           got.body.destroy();
-          throw new Error(`${file.fileName} of episode ${e.episodeId} has ${got.totalBytes} bytes in the artifact store but ${file.bytes} were stored; the recording changed after upload`);
+          throw changed(got.totalBytes);
         }
         return got.body;
       };
-      yield { name: `${root}/${episodeDir(e)}/${file.fileName}`, bytes: file.bytes, open };
+      yield { name, bytes: file.bytes, open };
     }
     onEpisode(++done);
   }

@@ -42,7 +42,7 @@ export function episodeLabel(episode: ExportEpisode, position: number): string {
  * cameras and each camera's frame size (from its first JPEG).
  */
 export async function readFeatureSource(episode: ExportEpisode): Promise<FeatureSource & { geometry: Map<string, CameraGeometry>; steps: number; cameraFrames: Map<string, number> }> {
-  const recording = await EpisodeRecording.open(episode.mcap.path);
+  const recording = await EpisodeRecording.openForSteps(episode.mcap.path);
   try {
     const { jointNames, cameras } = recording.header;
     const geometry = new Map<string, CameraGeometry>();
@@ -110,7 +110,7 @@ export async function readEpisodeFrames(
   videoWriters: Map<string, CameraVideoWriter>,
   place: { episodeIndex: number; firstIndex: number; taskIndex: number; fps: number },
 ): Promise<EpisodeFrames> {
-  const recording = await EpisodeRecording.open(episode.mcap.path);
+  const recording = await EpisodeRecording.openForSteps(episode.mcap.path);
   try {
     const { header } = recording;
     checkEpisodeFits({ label, jointNames: header.jointNames, cameras: header.cameras }, source);

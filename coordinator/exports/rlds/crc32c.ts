@@ -11,14 +11,21 @@ import { crc32c as nativeCrc32c } from "@node-rs/crc32";
 
 const MASK_DELTA = 0xa282ead8;
 
-/** CRC-32C of `data`; crc32c("123456789") is 0xE3069283. */
-export function crc32c(data: Uint8Array): number {
+/**
+ * CRC-32C of `data`; crc32c("123456789") is 0xE3069283. `previous`, the CRC of the bytes before
+ * `data`, continues it: crc32c(b, crc32c(a)) is the CRC of a followed by b.
+ */
+export function crc32c(data: Uint8Array, previous = 0): number {
   const buffer = Buffer.isBuffer(data) ? data : Buffer.from(data.buffer, data.byteOffset, data.byteLength);
-  return nativeCrc32c(buffer) >>> 0;
+  return nativeCrc32c(buffer, previous) >>> 0;
 }
 
-/** TFRecord's masked CRC-32C: rotate right by 15 bits, then add 0xa282ead8 (mod 2^32). */
-export function maskedCrc32c(data: Uint8Array): number {
-  const crc = crc32c(data);
+/** TFRecord's masking of a CRC-32C: rotate right by 15 bits, then add 0xa282ead8 (mod 2^32). */
+export function maskCrc32c(crc: number): number {
   return ((((crc >>> 15) | (crc << 17)) >>> 0) + MASK_DELTA) >>> 0;
+}
+
+/** TFRecord's masked CRC-32C of `data`. */
+export function maskedCrc32c(data: Uint8Array): number {
+  return maskCrc32c(crc32c(data));
 }

@@ -9,7 +9,7 @@ import type { EpisodeStep } from "../episode-steps.js";
 import { blackJpeg, type FrameSize, jpegSize } from "./jpeg-frames.js";
 import type { FlatFeature } from "./rlds-features.js";
 import type { RunLayout } from "./run-layout.js";
-import { encodeExample, type FeatureValues } from "./tf-example.js";
+import { encodeExample, type ExamplePieces, type FeatureValues } from "./tf-example.js";
 
 const utf8 = (text: string) => Buffer.from(text, "utf8");
 
@@ -49,8 +49,8 @@ export class EpisodeExampleBuilder {
     this.stepCount += 1;
   }
 
-  /** The episode's serialized Example. */
-  finish(): Uint8Array {
+  /** The episode's serialized Example, as pieces that reference the frames (tf-example.ts). */
+  finish(): ExamplePieces {
     const n = this.stepCount;
     const last = (value: number, otherwise: number) => Array.from({ length: n }, (_, i) => (i === n - 1 ? value : otherwise));
     const ep = this.episode;

@@ -89,7 +89,7 @@ export async function readRunLayout(episodes: readonly ExportEpisode[]): Promise
 
 /** Reads steps until each camera in `missing` has shown a frame (usually the first step). */
 async function readFrameSizes(path: string, missing: string[], sizes: Map<string, FrameSize>): Promise<void> {
-  const recording = await EpisodeRecording.open(path);
+  const recording = await EpisodeRecording.openForSteps(path);
   try {
     const wanted = new Set(missing);
     for await (const step of recording.steps()) {

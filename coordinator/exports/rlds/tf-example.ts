@@ -10,11 +10,14 @@
  *
  * Keys are written sorted so the same episode always serializes to the same bytes.
  *
- * Every message's size is computed first, then the Example is written front to back into one buffer
- * of exactly that size: each camera frame is copied once, and nothing grows or is joined. (A general
- * protobuf writer forks a buffer per nested message and copies it into its parent on join, so an
- * episode's frames were copied once per nesting level, about four times, and the garbage collector
- * spent much of an RLDS export freeing the copies.)
+ * Every message's size is computed first, then the Example is written front to back as pieces: its
+ * framing (tags, lengths, keys, numbers, short byte strings) into one buffer of exactly the size it
+ * needs, and every byte string of `REFERENCED_BYTES` or more (the camera frames) as the caller's own
+ * buffer, never copied. The pieces go to the file with one writev and their CRC is a running one, so an
+ * episode's frames are not copied at all in the writer. (A general protobuf writer forks a buffer per
+ * nested message and copies it into its parent on join, about four copies of every frame; one buffer
+ * of the whole Example was still one copy, 3.5 MB per README episode, and the garbage collector's
+ * major collections, started by that much external memory, were a third of an RLDS export's CPU.)
  */
 
 /** The values of one Example feature, flattened (TFDS stores every tensor as a flat list). */
@@ -78,13 +81,27 @@ function packedInt64Bytes(values: readonly (number | bigint)[]): number {
   return n;
 }
 
-class FixedWriter {
+/** Byte strings at least this long are referenced as pieces of the Example; shorter ones are copied into its framing. */
+export const REFERENCED_BYTES = 1024;
+
+/** A serialized Example as consecutive pieces: framing buffers and the caller's referenced byte strings. */
+export interface ExamplePieces {
+  /** Total bytes: the record's length. */
+  byteLength: number;
+  pieces: Uint8Array[];
+}
+
+/** Writes the framing into one buffer of exactly its size and collects the pieces in order. */
+class PieceWriter {
   readonly bytes: Buffer;
   private readonly view: DataView;
+  readonly pieces: Uint8Array[] = [];
+  /** Start of the framing not yet cut into a piece. */
+  private cut = 0;
   at = 0;
 
-  constructor(size: number) {
-    this.bytes = Buffer.allocUnsafe(size);
+  constructor(framingBytes: number) {
+    this.bytes = Buffer.allocUnsafe(framingBytes);
     this.view = new DataView(this.bytes.buffer, this.bytes.byteOffset, this.bytes.byteLength);
   }
 
@@ -117,31 +134,46 @@ class FixedWriter {
     this.varint(bodyBytes);
   }
 
+  /** A byte string: copied into the framing when short, else referenced as a piece of its own. */
   raw(data: Uint8Array): void {
-    this.bytes.set(data, this.at);
-    this.at += data.byteLength;
+    if (data.byteLength < REFERENCED_BYTES) {
+      this.bytes.set(data, this.at);
+      this.at += data.byteLength;
+      return;
+    }
+    this.flush();
+    this.pieces.push(data);
   }
 
   float32(value: number): void {
     this.view.setFloat32(this.at, value, true);
     this.at += 4;
   }
+
+  /** Cuts the framing written since the last piece into a piece. */
+  flush(): void {
+    if (this.at > this.cut) this.pieces.push(this.bytes.subarray(this.cut, this.at));
+    this.cut = this.at;
+  }
 }
 
-/** Serializes a tf.train.Example holding `features` (flat key -> values). */
-export function encodeExample(features: ReadonlyMap<string, FeatureValues>): Uint8Array {
+/** Serializes a tf.train.Example holding `features` (flat key -> values), as pieces (byte strings referenced, not copied). */
+export function encodeExample(features: ReadonlyMap<string, FeatureValues>): ExamplePieces {
   const keys = [...features.keys()].sort();
+  let referenced = 0;
   const entries = keys.map((key) => {
     const feature = features.get(key)!;
     const keyBytes = Buffer.from(key, "utf8");
     const list = listBytes(feature);
     const value = fieldBytes(list); // Feature: its oneof field around the list
     const entry = fieldBytes(keyBytes.byteLength) + fieldBytes(value); // map entry: key = 1, value = 2
+    if (feature.kind === "bytes") for (const v of feature.values) if (v.byteLength >= REFERENCED_BYTES) referenced += v.byteLength;
     return { feature, keyBytes, list, value, entry };
   });
   let featuresBytes = 0;
   for (const e of entries) featuresBytes += fieldBytes(e.entry);
-  const w = new FixedWriter(fieldBytes(featuresBytes));
+  const byteLength = fieldBytes(featuresBytes);
+  const w = new PieceWriter(byteLength - referenced);
   w.field(1, featuresBytes); // Example.features
   for (const { feature, keyBytes, list, value, entry } of entries) {
     w.field(1, entry); // Features.feature map entry
@@ -150,11 +182,16 @@ export function encodeExample(features: ReadonlyMap<string, FeatureValues>): Uin
     w.field(2, value);
     writeFeature(w, feature, list);
   }
-  if (w.at !== w.bytes.byteLength) throw new Error(`tf.train.Example encoder bug: wrote ${w.at} of ${w.bytes.byteLength} bytes`);
-  return w.bytes;
+  w.flush();
+  let written = 0;
+  for (const piece of w.pieces) written += piece.byteLength;
+  if (w.at !== w.bytes.byteLength || written !== byteLength) {
+    throw new Error(`tf.train.Example encoder bug: wrote ${w.at} of ${w.bytes.byteLength} framing bytes, ${written} of ${byteLength} in all`);
+  }
+  return { byteLength, pieces: w.pieces };
 }
 
-function writeFeature(w: FixedWriter, feature: FeatureValues, list: number): void {
+function writeFeature(w: PieceWriter, feature: FeatureValues, list: number): void {
   switch (feature.kind) {
     case "bytes":
       w.field(1, list);

@@ -14,7 +14,8 @@
 import type { FileHandle } from "node:fs/promises";
 import { open, rename } from "node:fs/promises";
 import { join } from "node:path";
-import { maskedCrc32c } from "./crc32c.js";
+import { crc32c, maskCrc32c, maskedCrc32c } from "./crc32c.js";
+import type { ExamplePieces } from "./tf-example.js";
 
 /** Bytes a record adds to its data: length, length CRC, data CRC. */
 export const TFRECORD_OVERHEAD_BYTES = 16;
@@ -29,14 +30,19 @@ export function shardFileName(dataset: string, split: string, fileFormat: string
   return `${dataset}-${split}.${fileFormat}-${pad(index)}-of-${pad(count)}`;
 }
 
-/** The three buffers of one record (written with one writev, so the data is never copied). */
-export function tfRecordFrame(data: Uint8Array): [Uint8Array, Uint8Array, Uint8Array] {
+/**
+ * The buffers of one record, written with one writev so the data is never copied: header, the data's
+ * pieces, footer. The data's CRC runs over the pieces in order.
+ */
+export function tfRecordFrame(data: ExamplePieces): Uint8Array[] {
   const header = Buffer.alloc(12);
   header.writeBigUInt64LE(BigInt(data.byteLength), 0);
   header.writeUInt32LE(maskedCrc32c(header.subarray(0, 8)), 8);
+  let crc = 0;
+  for (const piece of data.pieces) crc = crc32c(piece, crc);
   const footer = Buffer.alloc(4);
-  footer.writeUInt32LE(maskedCrc32c(data), 0);
-  return [header, data, footer];
+  footer.writeUInt32LE(maskCrc32c(crc), 0);
+  return [header, ...data.pieces, footer];
 }
 
 export interface WrittenSplit {
@@ -67,7 +73,7 @@ export class ShardedTfRecordWriter {
   ) {}
 
   /** Appends one record, opening a new shard first when this one would grow past the limit. */
-  async write(data: Uint8Array): Promise<void> {
+  async write(data: ExamplePieces): Promise<void> {
     const recordBytes = data.byteLength + TFRECORD_OVERHEAD_BYTES;
     if (this.handle && this.shardBytes + recordBytes > this.shardSizeBytes) await this.closeShard();
     if (!this.handle) await this.openShard();

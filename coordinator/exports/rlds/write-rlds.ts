@@ -70,7 +70,7 @@ export async function writeRldsDataset(run: ExportRun, episodes: ExportEpisode[]
   try {
     let steps = 0;
     for (const [done, episode] of episodes.entries()) {
-      const recording = await EpisodeRecording.open(episode.mcap.path);
+      const recording = await EpisodeRecording.openForSteps(episode.mcap.path);
       try {
         const example = new EpisodeExampleBuilder(run, episode, layout, declared);
         for await (const step of recording.steps()) example.addStep(step);
