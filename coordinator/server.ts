@@ -180,10 +180,10 @@ export interface RunningCoordinator {
 
 export async function startCoordinator(options: CoordinatorOptions): Promise<RunningCoordinator> {
   const objects = objectStoreOf(options);
-  const db = openDatabase(databaseLocation(options));
-  const admin = ensureAdminKey(db, { apiKey: options.apiKey });
-  seedTasks(db);
-  const operator = ensureOperatorKey(db, CATALOG_ACCOUNT_ID);
+  const db = await openDatabase(databaseLocation(options));
+  const admin = await ensureAdminKey(db, { apiKey: options.apiKey });
+  await seedTasks(db);
+  const operator = await ensureOperatorKey(db, CATALOG_ACCOUNT_ID);
   const pins = loadFirmwarePins(options.installationsPath);
   const metrics = createMetricsRegistry();
   // On PostgreSQL other coordinators may share the database: this one joins them (docs/deploy.md).
@@ -193,7 +193,7 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Run
     try {
       bus = await startClusterBus({ db, connectionString: options.databaseUrl, coordinatorId });
     } catch (error) {
-      db.close();
+      await db.close();
       throw new Error(`could not listen for the other coordinators on the database: ${(error as Error).message}`);
     }
   }
@@ -213,7 +213,7 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Run
 
   // Held before the first cell connects, so others never see this coordinator's links without it.
   const internalUrl = options.internalUrl?.replace(/\/+$/, "") ?? `http://${internalHost(options.host)}:${httpPort}`;
-  const lease = clusterBus ? startCoordinatorLease({ db, id: coordinatorId, baseUrl: internalUrl, grpcAddress: `${hostForUrl(options.host)}:${options.grpcPort}` }) : undefined;
+  const lease = clusterBus ? await startCoordinatorLease({ db, id: coordinatorId, baseUrl: internalUrl, grpcAddress: `${hostForUrl(options.host)}:${options.grpcPort}` }) : undefined;
   const webhooks = createWebhookWorker({ db, ...options.webhooks, allowLoopback: options.webhooksAllowLoopback });
   const cellLink = await startFleet({
     db,
@@ -235,7 +235,7 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Run
     http.close();
     lease?.stop();
     await clusterBus?.close();
-    db.close();
+    await db.close();
     throw new Error(`could not start the cell link on ${options.host}:${options.grpcPort}: ${error.message}`);
   });
 
@@ -346,7 +346,7 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Run
       await pdf.close();
       lease?.stop();
       await clusterBus?.close();
-      db.close();
+      await db.close();
     },
   };
 }

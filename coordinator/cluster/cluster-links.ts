@@ -105,21 +105,21 @@ export function joinCluster(options: JoinClusterOptions): ClusterLinks & { stop(
   }, options.refreshMs ?? 2000);
   refresh.unref();
 
-  const liveHolder = (cellId: string, graceMs: number) => {
-    const link = getCellLink(db, cellId);
+  const liveHolder = async (cellId: string, graceMs: number) => {
+    const link = await getCellLink(db, cellId);
     if (!link || link.coordinator_id === coordinatorId) return undefined;
-    const holder = findCoordinator(db, link.coordinator_id);
+    const holder = await findCoordinator(db, link.coordinator_id);
     if (!holder || Date.parse(holder.alive_until) < now().getTime() - graceMs) return undefined;
     return link;
   };
 
   return {
     coordinatorId,
-    opened(session) {
-      const before = liveHolder(session.cellId, 0);
+    async opened(session) {
+      const before = await liveHolder(session.cellId, 0);
       const view = viewOf(session.cellId);
       if (!view) throw new Error(`cluster: cell ${session.cellId} opened a session the registry does not list`);
-      recordCellLink(db, { cellId: session.cellId, coordinatorId, sessionId: session.sessionId, connectedAt: session.connectedAt, view, at: now().toISOString() });
+      await recordCellLink(db, { cellId: session.cellId, coordinatorId, sessionId: session.sessionId, connectedAt: session.connectedAt, view, at: now().toISOString() });
       written.set(session.cellId, JSON.stringify(view));
       if (!before) return undefined;
       bus.publish({ type: "superseded", cellId: session.cellId, sessionId: before.session_id });
@@ -133,30 +133,30 @@ export function joinCluster(options: JoinClusterOptions): ClusterLinks & { stop(
       if (stopping) return false;
       return removeCellLink(db, session.cellId, session.sessionId);
     },
-    heldElsewhere(cellId, graceMs) {
-      return liveHolder(cellId, graceMs) !== undefined;
+    async heldElsewhere(cellId, graceMs) {
+      return await liveHolder(cellId, graceMs) !== undefined;
     },
     forwarding: {
-      holderOf(cellId) {
+      async holderOf(cellId) {
         if (registry.session(cellId)) return undefined;
-        const link = liveHolder(cellId, 0);
+        const link = await liveHolder(cellId, 0);
         if (!link) return undefined;
-        return findCoordinator(db, link.coordinator_id)?.base_url;
+        return (await findCoordinator(db, link.coordinator_id))?.base_url;
       },
       cellOfRun(runId) {
         return findCellHoldingRun(db, runId);
       },
     },
-    relay(cellId, message) {
-      if (!liveHolder(cellId, 0)) return false;
+    async relay(cellId, message) {
+      if (!await liveHolder(cellId, 0)) return false;
       bus.publish({ type: "cell", cellId, message: CoordinatorMessage.toJSON(message) });
       return true;
     },
     fleet: {
-      connectedCells() {
+      async connectedCells() {
         const local = registry.connectedCells();
         const here = new Set(local.map((c) => c.cellId));
-        const remote = liveCellLinks(db, now())
+        const remote = (await liveCellLinks(db, now()))
           .filter((link) => link.coordinator_id !== coordinatorId && !here.has(link.cell_id))
           .map((link) => JSON.parse(link.view) as ConnectedCell);
         return [...local, ...remote].sort((a, b) => a.cellId.localeCompare(b.cellId));
@@ -164,10 +164,10 @@ export function joinCluster(options: JoinClusterOptions): ClusterLinks & { stop(
       assignedEpisodeOf(cellId) {
         return registry.assignedEpisodeOf(cellId);
       },
-      session(cellId) {
+      async session(cellId) {
         const local = registry.session(cellId);
         if (local) return local;
-        const link = liveHolder(cellId, 0);
+        const link = await liveHolder(cellId, 0);
         if (!link) return undefined;
         return { close: (error: LinkError) => bus.publish({ type: "close-cell", cellId, sessionId: link.session_id, reason: error.reason, message: error.message }) };
       },

@@ -38,16 +38,16 @@ export interface CoordinatorLease {
   stop(): void;
 }
 
-export function startCoordinatorLease(options: CoordinatorLeaseOptions): CoordinatorLease {
+export async function startCoordinatorLease(options: CoordinatorLeaseOptions): Promise<CoordinatorLease> {
   const { db } = options;
   const leaseMs = options.leaseMs ?? 10_000;
   const now = options.now ?? (() => new Date());
   const logger = options.logger ?? console;
   const { id } = options;
   const until = () => new Date(now().getTime() + leaseMs).toISOString();
-  insertCoordinator(db, { id, started: now().toISOString(), aliveUntil: until(), baseUrl: options.baseUrl, grpcAddress: options.grpcAddress });
+  await insertCoordinator(db, { id, started: now().toISOString(), aliveUntil: until(), baseUrl: options.baseUrl, grpcAddress: options.grpcAddress });
   // Rows of coordinators long gone are only history; keep a day of it.
-  deleteCoordinatorsExpiredBefore(db, new Date(now().getTime() - 86_400_000).toISOString());
+  await deleteCoordinatorsExpiredBefore(db, new Date(now().getTime() - 86_400_000).toISOString());
   const timer = setInterval(() => {
     try {
       setCoordinatorAliveUntil(db, id, until());
@@ -58,13 +58,13 @@ export function startCoordinatorLease(options: CoordinatorLeaseOptions): Coordin
   timer.unref();
   return {
     leaseMs,
-    setGrpcAddress(address) {
-      setCoordinatorGrpcAddress(db, id, address);
+    async setGrpcAddress(address) {
+      await setCoordinatorGrpcAddress(db, id, address);
     },
-    stop() {
+    async stop() {
       clearInterval(timer);
       try {
-        setCoordinatorAliveUntil(db, id, now().toISOString());
+        await setCoordinatorAliveUntil(db, id, now().toISOString());
       } catch {
         // The database is gone: the lease runs out by itself.
       }
@@ -73,6 +73,6 @@ export function startCoordinatorLease(options: CoordinatorLeaseOptions): Coordin
 }
 
 /** Ids of the coordinators whose lease has not run out at `now`. */
-export function liveCoordinatorIds(db: Db, now: Date): Set<string> {
-  return new Set(listLiveCoordinatorIds(db, now.toISOString()));
+export async function liveCoordinatorIds(db: Db, now: Date): Promise<Set<string>> {
+  return new Set(await listLiveCoordinatorIds(db, now.toISOString()));
 }

@@ -147,11 +147,11 @@ export function attentionEventData(key: AttentionPageKey, at: Date): Record<stri
  * never to a customer whose run an episode may be.
  */
 export function outboxPage(db: Db, operatorAccountId: string, queued: () => void): (key: AttentionPageKey, at: Date) => boolean {
-  return (key, at) => {
-    const raised = transact(db, (tx) => {
-      if (!claimAttentionPage(tx, key, at)) return false;
-      const eventId = enqueueEvent(tx, operatorAccountId, "cell.attention_needed", attentionEventData(key, at), at);
-      setAttentionPageEvent(tx, key, eventId);
+  return async (key, at) => {
+    const raised = await transact(db, async (tx) => {
+      if (!await claimAttentionPage(tx, key, at)) return false;
+      const eventId = await enqueueEvent(tx, operatorAccountId, "cell.attention_needed", attentionEventData(key, at), at);
+      await setAttentionPageEvent(tx, key, eventId);
       return true;
     });
     if (raised) queued();

@@ -148,22 +148,22 @@ export function createOperatorStation(options: OperatorStationOptions): Operator
       return { episodeId: current };
     },
 
-    invalidatePrevious(cellId, input) {
-      const invalidation = transact(db, (tx) => {
-        const previous = lastFinishedEpisodeOfCell(tx, cellId);
+    async invalidatePrevious(cellId, input) {
+      const invalidation = await transact(db, async (tx) => {
+        const previous = await lastFinishedEpisodeOfCell(tx, cellId);
         if (!previous) throw new AssayError("contract_validation_failed", `cell ${q(cellId)} has no finished episode to mark invalid`);
         if (input.episodeId !== undefined && input.episodeId !== previous.id) {
           throw new AssayError("contract_validation_failed", `the previous episode of cell ${q(cellId)} is ${previous.id}, not ${q(input.episodeId)} (already marked invalid, or another one finished since); nothing was changed`);
         }
-        lockRun(tx, previous.runId);
-        const run = getRun(tx, previous.runId);
+        await lockRun(tx, previous.runId);
+        const run = await getRun(tx, previous.runId);
         if (!run || isTerminal(run.status)) {
           throw new AssayError("contract_validation_failed", `episode ${previous.id} belongs to run ${previous.runId}, which has ended (${run?.status ?? "unknown"}); its result is final and the episode cannot be marked invalid`, { runId: previous.runId });
         }
-        if (!invalidateEpisode(tx, previous.id, { reason: input.reason, note: input.note, at: now().toISOString() })) {
+        if (!await invalidateEpisode(tx, previous.id, { reason: input.reason, note: input.note, at: now().toISOString() })) {
           throw new AssayError("contract_validation_failed", `episode ${previous.id} is not finished any more; nothing was changed`);
         }
-        forgetArtifactsOfEpisode(tx, previous.id);
+        await forgetArtifactsOfEpisode(tx, previous.id);
         return {
           episodeId: previous.id, runId: previous.runId, index: previous.idx, attempt: previous.attempt,
           reason: input.reason, note: input.note, outcome: previous.outcome,

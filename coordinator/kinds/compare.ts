@@ -81,8 +81,8 @@ export interface CompareSettings {
   sequential_power?: SequentialPower;
 }
 
-function planCompare(body: Record<string, unknown>, ctx: ValidateRunContext): ValidatedRun {
-  const task = resolveTask(ctx, body.task);
+async function planCompare(body: Record<string, unknown>, ctx: ValidateRunContext): Promise<ValidatedRun> {
+  const task = await resolveTask(ctx, body.task);
   const policies = body.policies;
   if (!isPlainObject(policies) || Object.keys(policies).length !== 2) {
     contract(`policies must be an object naming exactly two policies, {"<name>": Policy, "<name>": Policy}; got ${q(policies)}`);
@@ -190,7 +190,7 @@ interface SequentialState {
  * records the decision (runs.kind_state) and cancels the pending episodes. Call it inside the
  * transaction that checks completion.
  */
-function compareProgress(ctx: KindProgressContext, run: RunRecord, episodes: readonly EpisodeRecord[]): undefined {
+async function compareProgress(ctx: KindProgressContext, run: RunRecord, episodes: readonly EpisodeRecord[]): Promise<undefined> {
   const { tx, now } = ctx;
   const settings = settingsOf(run);
   if (!settings.sequential) return;
@@ -205,14 +205,14 @@ function compareProgress(ctx: KindProgressContext, run: RunRecord, episodes: rea
     if (decision !== "continue") break;
   }
   const snapshot = test.state();
-  setKindState(tx, run.id, {
+  await setKindState(tx, run.id, {
     ...state,
     sequential: {
       decision, pairs_used: used, reason: snapshot.reason, method: snapshot.method, log_lr_a: snapshot.log_lr_a, log_lr_b: snapshot.log_lr_b,
       ...(decision !== "continue" ? { decided_at: now.toISOString() } : {}),
     },
   });
-  if (decision !== "continue") cancelPendingEpisodes(tx, run.id);
+  if (decision !== "continue") await cancelPendingEpisodes(tx, run.id);
   return undefined;
 }
 

@@ -29,10 +29,10 @@ export const runKind: RunKind = {
   traits: { hasUnits: false, comparesPolicies: false, leaderboard: "task", paperRows: "headline", unitHeading: "Run", acceptsCheckpoints: false, replayable: true },
   schema,
 
-  plan(body, ctx) {
+  async plan(body, ctx) {
     const robot = resolveRobot(ctx.pins, body.robot);
     const environment = resolveEnvironment(ctx, body.environment, robot.pin, robot.firmware, robot.model);
-    const task = resolveTask(ctx, body.task);
+    const task = await resolveTask(ctx, body.task);
     const episodes = parseEpisodesSpec(body.episodes);
     validatePolicy(body.policy, robot.model, environment, robot.firmware, ctx.fleet);
     const common = validateCommon(body, ctx, environment);

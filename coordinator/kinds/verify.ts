@@ -38,9 +38,9 @@ import { NAME_MAX_CHARS, ROBOTS_MAX, tooLong, tooMany } from "../json/field-boun
 /** Ground-truth channels of every episode's MCAP. */
 export const GROUND_TRUTH_CHANNELS = GROUND_TRUTH_SOURCE_CHANNELS;
 
-function planVerify(body: Record<string, unknown>, ctx: ValidateRunContext): ValidatedRun {
+async function planVerify(body: Record<string, unknown>, ctx: ValidateRunContext): Promise<ValidatedRun> {
   const robots = stringList("robots", body.robots, "firmware_pin_unavailable");
-  const task = resolveTask(ctx, body.task);
+  const task = await resolveTask(ctx, body.task);
   const units = robots.map((robot) => resolveUnit(ctx, { robot, environment: body.environment, task, policy: body.policy, where: robot }));
   for (const u of units) if (u.model.tier !== "verify") contract(`robots: verify runs on verification-tier hardware; ${u.unit.robot} is ${u.model.tier}-tier`);
   const scenarios = body.scenarios as { format: string; source: unknown; count?: number };

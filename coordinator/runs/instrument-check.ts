@@ -56,14 +56,14 @@ function kindsOfHello(json: string): string[] | null {
 }
 
 /** Throws contract_validation_failed naming the predicate, the instrument and the cells lacking it. */
-export function checkUnitsScorable(ctx: ValidateRunContext, units: readonly ScoredUnit[]): void {
+export async function checkUnitsScorable(ctx: ValidateRunContext, units: readonly ScoredUnit[]): Promise<void> {
   const seen = new Set<string>();
   for (const unit of units) {
     const key = `${unit.robot}|${unit.environment}|${unit.task}`;
     if (seen.has(key)) continue;
     seen.add(key);
     const match = /^(.+)@v(\d+)$/.exec(unit.task);
-    const spec = match ? findVisibleFrozenRevision(ctx.db, ctx.accountId, match[1], Number(match[2]))?.spec : undefined;
+    const spec = match ? (await findVisibleFrozenRevision(ctx.db, ctx.accountId, match[1], Number(match[2])))?.spec : undefined;
     if (!spec) continue; // a task id pin or a revision the kind resolved otherwise: checked by the kind
     const cells = reportedInstruments(ctx, unit);
     const coverage = instrumentCoverage(spec as { success_predicates?: unknown; stages?: unknown }, cells);

@@ -44,7 +44,7 @@ function missingField(kind: RunKindName, schema: z.ZodObject, field: string): { 
 }
 
 /** Validates and plans a POST /v1/runs body; throws the first AssayError found. */
-export function validateRunRequest(body: unknown, ctx: ValidateRunContext): ValidatedRun {
+export async function validateRunRequest(body: unknown, ctx: ValidateRunContext): Promise<ValidatedRun> {
   if (!isPlainObject(body)) contract(`request body must be a JSON object; got ${Array.isArray(body) ? "an array" : q(body)}`);
   const kind = body.kind ?? "run";
   if (typeof kind !== "string" || !(RUN_KINDS as readonly string[]).includes(kind)) contract(`kind must be one of ${RUN_KINDS.join(", ")}; got ${q(kind)}`);
@@ -62,6 +62,6 @@ export function validateRunRequest(body: unknown, ctx: ValidateRunContext): Vali
   // A judge decides a task's person-judged predicate first: the task must have one (docs/judges.md).
   checkJudgeTasks(body.judge, specs);
   const { model, firmware, environment } = validated.plan;
-  checkUnitsScorable(ctx, validated.units ?? [{ robot: validated.resolvedPins.robot, model, firmware, environment, task: validated.resolvedPins.task }]);
+  await checkUnitsScorable(ctx, validated.units ?? [{ robot: validated.resolvedPins.robot, model, firmware, environment, task: validated.resolvedPins.task }]);
   return validated;
 }

@@ -36,8 +36,8 @@ function humanMs(ms: number): string {
 }
 
 /** Halts every run past its window now; returns the halted run ids. */
-export function haltOverdueRuns(halt: QueueWindowContext, windowsMs: QueueWindowsMs, now: Date): string[] {
-  const waiting = listRunsAwaitingFirstEpisode(halt.db) as Array<{ id: string; priority: Priority; created: string }>;
+export async function haltOverdueRuns(halt: QueueWindowContext, windowsMs: QueueWindowsMs, now: Date): Promise<string[]> {
+  const waiting = await listRunsAwaitingFirstEpisode(halt.db) as Array<{ id: string; priority: Priority; created: string }>;
   const halted: string[] = [];
   for (const run of waiting) {
     const windowMs = windowsMs[run.priority] ?? windowsMs.standard;

@@ -96,18 +96,18 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
   let stopped = false;
   const waits = new Map<string, string>();
 
-  function taskJsonOf(taskPin: string): string | undefined {
-    const task = findPinnedTask(db, taskPin);
+  async function taskJsonOf(taskPin: string): Promise<string | undefined> {
+    const task = await findPinnedTask(db, taskPin);
     if (!task) return undefined;
     // `kits`: the physical description of every kit/<name> the spec places (coordinator/kits/kit-physics.ts).
-    return JSON.stringify({ ...task.spec, rev: /@v\d+$/.test(taskPin) ? taskPin : null, kits: resolveTaskKits(db, task.account_id, task.spec) });
+    return JSON.stringify({ ...task.spec, rev: /@v\d+$/.test(taskPin) ? taskPin : null, kits: await resolveTaskKits(db, task.account_id, task.spec) });
   }
 
   /** Instrument kinds a pinned task reads, cached per pass; [] when the task is unknown or does not parse. */
-  function instrumentsOfTask(cache: Map<string, string[]>, taskPin: string): string[] {
+  async function instrumentsOfTask(cache: Map<string, string[]>, taskPin: string): Promise<string[]> {
     let kinds = cache.get(taskPin);
     if (kinds === undefined) {
-      const spec = findPinnedTask(db, taskPin)?.spec as { success_predicates?: unknown; stages?: unknown } | undefined;
+      const spec = (await findPinnedTask(db, taskPin))?.spec as { success_predicates?: unknown; stages?: unknown } | undefined;
       try {
         kinds = spec ? taskInstrumentKinds(spec) : [];
       } catch {
@@ -119,15 +119,15 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
   }
 
   /** Recomputes each open run's instrument wait from the connected cells (any state) matching its units with pending episodes. */
-  function noteInstrumentWaits(open: RunRecord[], taskKinds: Map<string, string[]>): void {
+  async function noteInstrumentWaits(open: RunRecord[], taskKinds: Map<string, string[]>): Promise<void> {
     const connected = registry.connectedCells();
     waits.clear();
     for (const run of open) {
       for (const [u, unit] of run.units.entries()) {
         // A task that reads no instrument never waits for one: no store read for it on each pass.
-        const required = instrumentsOfTask(taskKinds, unit.task);
+        const required = await instrumentsOfTask(taskKinds, unit.task);
         if (required.length === 0) continue;
-        if (listPendingOfUnit(db, run.id, u, 1).length === 0) continue;
+        if ((await listPendingOfUnit(db, run.id, u, 1)).length === 0) continue;
         const pin = { model: unit.model, firmware: unit.firmware, environment: unit.environment };
         const matching = connected.filter((c) => c.model === pin.model && c.firmware === pin.firmware && c.environment === pin.environment);
         const note = instrumentWait(
@@ -146,11 +146,11 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     }
   }
 
-  function runPass(): number {
-    const open = listOpenRuns(db);
+  async function runPass(): Promise<number> {
+    const open = await listOpenRuns(db);
     const taskKinds = new Map<string, string[]>();
-    noteInstrumentWaits(open, taskKinds);
-    const held = new Set(listHeldEpisodes(db).map((e) => e.cell_id));
+    await noteInstrumentWaits(open, taskKinds);
+    const held = new Set((await listHeldEpisodes(db)).map((e) => e.cell_id));
     const cells: AvailableCell[] = registry
       .connectedCells()
       .filter((c) => c.state === "idle" && !held.has(c.cellId) && !registry.assignedEpisodeOf(c.cellId))
@@ -204,13 +204,13 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
       const run = byId.get(planned.runId)!;
       const offered = offeredEpisodes.get(planned.episodeId)!;
       const task = offered.unit.task;
-      if (!taskJsonCache.has(task)) taskJsonCache.set(task, taskJsonOf(task));
+      if (!taskJsonCache.has(task)) taskJsonCache.set(task, await taskJsonOf(task));
       const taskJson = taskJsonCache.get(task);
       if (taskJson === undefined) {
         logger.error(`scheduler: run ${run.id} pins task ${task}, which is not in the tasks table; its episodes stay pending`);
         continue;
       }
-      const message = assignOne(run, planned.episodeId, planned.cellId, taskJson, offered);
+      const message = await assignOne(run, planned.episodeId, planned.cellId, taskJson, offered);
       if (!message) continue;
       const session = registry.session(planned.cellId);
       registry.setAssigned(planned.cellId, message.episodeId);
@@ -224,20 +224,20 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
   }
 
   /** Commits one assignment (and a queued run's move to scheduling); returns the message to send. */
-  function assignOne(run: RunRecord, episodeId: string, cellId: string, taskJson: string, offered: { unit: RunUnit; row: EpisodeRecord }): AssignEpisode | undefined {
+  async function assignOne(run: RunRecord, episodeId: string, cellId: string, taskJson: string, offered: { unit: RunUnit; row: EpisodeRecord }): Promise<AssignEpisode | undefined> {
     const at = now().toISOString();
-    const attempt = transact(db, (tx) => {
-      lockRun(tx, run.id);
+    const attempt = await transact(db, async (tx) => {
+      await lockRun(tx, run.id);
       // Another coordinator on the database may have spent the run's room since this pass read
       // it; under the run's lock the check is exact.
       const capped = options.budget && typeof (run.request as { max_budget_usd?: unknown }).max_budget_usd === "number";
       if (capped && options.budget!.episodeAllowance(run.id, [offered.row]) < 1) return null;
-      const next = assignEpisode(tx, episodeId, cellId, at);
+      const next = await assignEpisode(tx, episodeId, cellId, at);
       if (next !== null) lifecycle.scheduled(tx, run.id, cellId);
       return next;
     }, { logger });
     if (attempt === null) return undefined;
-    const episode = getEpisode(db, episodeId)!;
+    const episode = (await getEpisode(db, episodeId))!;
     const { unit, row } = offered;
     const request = run.request as { perturbation?: object; interventions?: string; instructions?: unknown; judge?: unknown };
     // The run's interventions mode rides in perturbation_json (absent means "none"; see the agent's assignment.ts).
@@ -264,10 +264,10 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     };
   }
 
-  function safePass(): void {
+  async function safePass(): Promise<void> {
     if (stopped) return;
     try {
-      runPass();
+      await runPass();
     } catch (error) {
       logger.error(`scheduler: pass failed: ${(error as Error).stack ?? error}`);
     }

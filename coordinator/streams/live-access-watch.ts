@@ -65,10 +65,10 @@ export function createLiveAccessWatch(options: LiveAccessWatchOptions): LiveAcce
     }
   };
 
-  const check = (view: BoundView): void => {
+  const check = async (view: BoundView): Promise<void> => {
     let reason: string | null;
     try {
-      reason = grantLapse(db, fleet, view.grant, now());
+      reason = await grantLapse(db, fleet, view.grant, now());
     } catch (error) {
       // A store that cannot answer cannot vouch for the grant either.
       logger.error(`live access re-check of cell ${view.grant.cellId} failed: ${(error as Error).message}`);
@@ -79,8 +79,8 @@ export function createLiveAccessWatch(options: LiveAccessWatchOptions): LiveAcce
     view.close(reason);
   };
 
-  const recheck = (cellId?: string): void => {
-    for (const view of [...views]) if (cellId === undefined || view.grant.cellId === cellId) check(view);
+  const recheck = async (cellId?: string): Promise<void> => {
+    for (const view of [...views]) if (cellId === undefined || view.grant.cellId === cellId) await check(view);
   };
 
   // After the change is in place (the scheduler's transaction has finished) and before the cell's
@@ -88,12 +88,12 @@ export function createLiveAccessWatch(options: LiveAccessWatchOptions): LiveAcce
   const stopAssignments = options.assignments?.onAssignmentChange((cellId) => queueMicrotask(() => recheck(cellId)));
 
   return {
-    bind(grant, close) {
+    async bind(grant, close) {
       const view: BoundView = { grant, close };
       views.add(view);
       if (grant.runId !== null) {
-        view.unsubscribeRun = runEvents.subscribe(grant.runId, (event: RunEvent) => {
-          if (event.type === "status") check(view);
+        view.unsubscribeRun = runEvents.subscribe(grant.runId, async (event: RunEvent) => {
+          if (event.type === "status") await check(view);
         });
       }
       if (!backstop) {
@@ -101,7 +101,7 @@ export function createLiveAccessWatch(options: LiveAccessWatchOptions): LiveAcce
         backstop.unref();
       }
       // The grant may have lapsed between admission and binding (a WebSocket upgrade takes a turn).
-      check(view);
+      await check(view);
       return () => unbind(view);
     },
     recheck,

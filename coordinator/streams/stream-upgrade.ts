@@ -48,21 +48,21 @@ export interface StreamUpgradeOptions {
 }
 
 /** The grant a request watches a cell under, or an AssayError saying why not. */
-function admit(o: StreamUpgradeOptions, req: IncomingMessage, base: string): ViewerGrant {
+async function admit(o: StreamUpgradeOptions, req: IncomingMessage, base: string): Promise<ViewerGrant> {
   const url = new URL(req.url ?? "/", "http://local");
   const match = new RegExp(`^${base}/(cells|runs)/([^/]+)$`).exec(url.pathname);
   if (!match) throw new AssayError("not_found", `no stream at ${url.pathname}; stream URLs are ${base}/cells/<cell> (from GET /v1/streams/{cell}) or ${base}/runs/<run> (a pilot's stream_url)`);
   const [, kind, rawId] = match;
   const id = decodeURIComponent(rawId!);
   const target = kind === "cells" ? id : runStreamTarget(id);
-  const viewer = streamViewer(o.db, target, url.searchParams.get("token") ?? undefined, req.headers.authorization, o.now());
+  const viewer = await streamViewer(o.db, target, url.searchParams.get("token") ?? undefined, req.headers.authorization, o.now());
   let cellId = id;
   if (kind === "runs") {
     const running = o.fleet.connectedCells().find((c) => workOfCell(o.db, o.fleet, c.cellId)?.runId === id);
     if (!running) throw new AssayError("not_found", `run ${id} is not on a cell right now (queued, between episodes or ended); connect again while it runs`, { runId: id });
     cellId = running.cellId;
   }
-  const grant = admitViewer(o.db, o.fleet, o.operatorAccountId, viewer, cellId);
+  const grant = await admitViewer(o.db, o.fleet, o.operatorAccountId, viewer, cellId);
   if (!grant) throw new AssayError("not_found", `no stream ${JSON.stringify(cellId)}: no such cell, or it is not running your work now`);
   return grant;
 }
@@ -90,7 +90,7 @@ function refuse(socket: Duplex, error: AssayError, docsUrl: string): void {
 export function acceptStreamUpgrades(server: Server, o: StreamUpgradeOptions): () => void {
   const base = new URL(o.streamsUrl).pathname.replace(/\/+$/, "") || "/streams";
   const wss = new WebSocketServer({ noServer: true, maxPayload: 1024 * 1024 });
-  const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+  const onUpgrade = async (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     const holder = o.forwarding && !wasForwarded(req) ? holderOfTarget(o.forwarding, req, base) : undefined;
     if (holder) {
       forwardUpgrade(req, socket, head, holder, (error) => refuse(socket, error, o.docsUrl));
@@ -99,7 +99,7 @@ export function acceptStreamUpgrades(server: Server, o: StreamUpgradeOptions): (
     let grant: ViewerGrant;
     let release: () => void;
     try {
-      grant = admit(o, req, base);
+      grant = await admit(o, req, base);
       release = o.caps.acquire("signalling_websockets", grant.keyId, grant.accountId);
     } catch (error) {
       refuse(socket, error instanceof AssayError ? error : new AssayError("not_found", "no such stream"), o.docsUrl);

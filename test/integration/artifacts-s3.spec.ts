@@ -215,7 +215,7 @@ describe("artifacts in an S3-compatible bucket", function () {
       // The video: A completed it in the bucket but died before recording it (put here directly, with no hash metadata).
       await bucket.send(new PutObjectCommand({ Bucket: s3.bucket, Key: `${prefix}/${created.id}/${assign.episodeId}/${video.ref.fileName}`, Body: videoBytes }));
       assert.deepEqual(await moved.artifactStatus(video.ref), { receivedBytes: videoBytes.length, complete: true });
-      assert.equal(getArtifact(coordinator.db, assign.episodeId, "video")!.status, "stored");
+      assert.equal((await getArtifact(coordinator.db, assign.episodeId, "video"))!.status, "stored");
 
       // The cell agent's uploader asks B where to resume, sends the MCAP from 0, and drops its copies once B confirms them.
       const lines: string[] = [];

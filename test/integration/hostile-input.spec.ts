@@ -191,7 +191,7 @@ describe("hostile input: every route, fuzzed (seeded, loopback)", function () {
       const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/metrics`;
       assert.equal((await fetch(url)).status, 401);
       assert.equal((await fetch(url, { headers: { authorization: `Bearer ${TEST_ADMIN_KEY}` } })).status, 403, "a customer account's key");
-      const operator = createApiKey(service.coordinator.db, CATALOG_ACCOUNT_ID, ["runs:read"], new Date()).secret;
+      const operator = (await createApiKey(service.coordinator.db, CATALOG_ACCOUNT_ID, ["runs:read"], new Date())).secret;
       const scraped = await fetch(url, { headers: { authorization: `Bearer ${operator}` } });
       assert.equal(scraped.status, 200);
       assert.match(await scraped.text(), /^# HELP /m);

@@ -164,7 +164,7 @@ describe("live view in a real browser (simulated fleet, headless Chromium)", fun
     await eventually("the cell to let go of the halted pilot", async () => (await service.api(`/v1/streams/${cell}`)).status === 404);
   });
   it("shows a camera's MJPEG stream in an <img> at the camera's size", async () => {
-    const operator = createApiKey(service.coordinator.db, CATALOG_ACCOUNT_ID, ["streams:read"], new Date()).secret;
+    const operator = (await createApiKey(service.coordinator.db, CATALOG_ACCOUNT_ID, ["streams:read"], new Date())).secret;
     const d = (await (await service.api("/v1/streams/so101-c", { headers: { authorization: `Bearer ${operator}` } })).json()) as Json;
     const top = d.cameras.find((c: Json) => c.name === "top");
     const page = await browser.newPage();

@@ -67,8 +67,8 @@ for (const engine of STORE_ENGINES) {
       priority: "standard", episodesTotal: episodes,
     });
     const ep = (runId: string, idx: number) => runsRepo.episodeId(runId, idx);
-    const finish = (runId: string, idx: number, finishedAt: string, operatorResetS: number | null = 12.5) => {
-      assignEpisode(db, ep(runId, idx), "c1", finishedAt);
+    const finish = async (runId: string, idx: number, finishedAt: string, operatorResetS: number | null = 12.5) => {
+      await assignEpisode(db, ep(runId, idx), "c1", finishedAt);
       return markEpisodeDone(db, ep(runId, idx), {
         cellId: "c1", outcome: "success", failureCluster: null, durationS: 20, resetS: 4, operatorResetS, replaySpecJson: null, metaJson: null, evaluationJson: null, finishedAt,
       });
@@ -90,23 +90,23 @@ for (const engine of STORE_ENGINES) {
 
     beforeEach(async () => {
       db = await openTestDatabase(engine);
-      db.prepare("INSERT INTO accounts (id, name, created) VALUES ('acct_1', 'Test', '2026-01-01T00:00:00Z')").run();
+      await db.prepare("INSERT INTO accounts (id, name, created) VALUES ('acct_1', 'Test', '2026-01-01T00:00:00Z')").run();
       sent = [];
       kicks = 0;
     });
     afterEach(() => db.close());
 
-    it("invalidates the cell's last finished episode: pending again, outcome kept only in its entry, still metered", () => {
-      insertRun("run_a");
-      finish("run_a", 0, "2026-11-15T10:00:00.000Z");
-      finish("run_a", 1, "2026-11-15T11:00:00.000Z");
-      insertPendingArtifact(db, { episodeId: ep("run_a", 1), runId: "run_a", kind: "mcap", fileName: "x.mcap", bytes: 10, sha256: "ab".repeat(32) });
-      assert.equal(lastFinishedEpisodeOfCell(db, "c1")?.id, ep("run_a", 1));
-      const before = computeMeters(listEpisodeRecords(db, "run_a"), { tier: "soak", environmentClass: "standard", priority: "standard" });
+    it("invalidates the cell's last finished episode: pending again, outcome kept only in its entry, still metered", async () => {
+      await insertRun("run_a");
+      await finish("run_a", 0, "2026-11-15T10:00:00.000Z");
+      await finish("run_a", 1, "2026-11-15T11:00:00.000Z");
+      await insertPendingArtifact(db, { episodeId: ep("run_a", 1), runId: "run_a", kind: "mcap", fileName: "x.mcap", bytes: 10, sha256: "ab".repeat(32) });
+      assert.equal((await lastFinishedEpisodeOfCell(db, "c1"))?.id, ep("run_a", 1));
+      const before = computeMeters(await listEpisodeRecords(db, "run_a"), { tier: "soak", environmentClass: "standard", priority: "standard" });
 
-      assert.equal(invalidateEpisode(db, ep("run_a", 1), { reason: "person_in_cell", note: "visitor", at: NOW }), true);
-      assert.equal(forgetArtifactsOfEpisode(db, ep("run_a", 1)).length, 1);
-      const record = getEpisodeRecord(db, ep("run_a", 1))!;
+      assert.equal(await invalidateEpisode(db, ep("run_a", 1), { reason: "person_in_cell", note: "visitor", at: NOW }), true);
+      assert.equal((await forgetArtifactsOfEpisode(db, ep("run_a", 1))).length, 1);
+      const record = (await getEpisodeRecord(db, ep("run_a", 1)))!;
       assert.equal(record.status, "pending");
       assert.equal(record.outcome, null);
       assert.equal(record.operatorResetS, null);
@@ -115,29 +115,29 @@ for (const engine of STORE_ENGINES) {
         duration_s: 24, operator_reset_s: 12.5, invalidated: { reason: "person_in_cell", note: "visitor", outcome: "success" },
       }]);
       // The robot was occupied either way: the meters do not change.
-      assert.deepEqual(computeMeters(listEpisodeRecords(db, "run_a"), { tier: "soak", environmentClass: "standard", priority: "standard" }), before);
-      assert.equal(lastFinishedEpisodeOfCell(db, "c1")?.id, ep("run_a", 0), "the previous one is now the episode before");
-      assert.equal(invalidateEpisode(db, ep("run_a", 1), { reason: "scene_wrong", note: null, at: NOW }), false, "not finished: nothing to invalidate");
+      assert.deepEqual(computeMeters(await listEpisodeRecords(db, "run_a"), { tier: "soak", environmentClass: "standard", priority: "standard" }), before);
+      assert.equal((await lastFinishedEpisodeOfCell(db, "c1"))?.id, ep("run_a", 0), "the previous one is now the episode before");
+      assert.equal(await invalidateEpisode(db, ep("run_a", 1), { reason: "scene_wrong", note: null, at: NOW }), false, "not finished: nothing to invalidate");
 
-      const sections = operatorSections(listEpisodeRecords(db, "run_a"));
+      const sections = operatorSections(await listEpisodeRecords(db, "run_a"));
       assert.deepEqual(sections.operator_time, { resets: 2, reset_s_total: 25, reset_s_mean: 12.5, reset_s_per_episode: 25 });
       assert.deepEqual(sections.invalidated, [{
         episode_id: ep("run_a", 1), index: 1, attempt: 1, cell: "c1", reason: "person_in_cell", note: "visitor", outcome: "success", at: NOW,
       }]);
     });
 
-    it("counts operator time of interrupted attempts, and adds no sections when nobody was needed", () => {
-      insertRun("run_b");
-      finish("run_b", 0, "2026-11-15T10:00:00.000Z", null);
-      assert.deepEqual(operatorSections(listEpisodeRecords(db, "run_b")), {});
-      assignEpisode(db, ep("run_b", 1), "c1", NOW);
-      requeueEpisode(db, ep("run_b", 1), "c1", { reason: "operator_abort", detail: "", at: NOW, duration_s: 3, operator_reset_s: 40 });
-      assert.deepEqual(operatorSections(listEpisodeRecords(db, "run_b")).operator_time, { resets: 1, reset_s_total: 40, reset_s_mean: 40, reset_s_per_episode: 40 });
+    it("counts operator time of interrupted attempts, and adds no sections when nobody was needed", async () => {
+      await insertRun("run_b");
+      await finish("run_b", 0, "2026-11-15T10:00:00.000Z", null);
+      assert.deepEqual(operatorSections(await listEpisodeRecords(db, "run_b")), {});
+      await assignEpisode(db, ep("run_b", 1), "c1", NOW);
+      await requeueEpisode(db, ep("run_b", 1), "c1", { reason: "operator_abort", detail: "", at: NOW, duration_s: 3, operator_reset_s: 40 });
+      assert.deepEqual(operatorSections(await listEpisodeRecords(db, "run_b")).operator_time, { resets: 1, reset_s_total: 40, reset_s_mean: 40, reset_s_per_episode: 40 });
     });
 
-    it("the station relays answers, re-runs an invalidated episode, and refuses what a stale screen asks", () => {
-      insertRun("run_a");
-      finish("run_a", 0, "2026-11-15T10:00:00.000Z");
+    it("the station relays answers, re-runs an invalidated episode, and refuses what a stale screen asks", async () => {
+      await insertRun("run_a");
+      await finish("run_a", 0, "2026-11-15T10:00:00.000Z");
       const s = station();
       assert.deepEqual(s.confirmScene("c1"), { episodeId: ep("run_a", 2) });
       assert.throws(() => s.confirmScene("c1", "ep_other"), /waits for the scene of episode .* not "ep_other"/);
@@ -154,14 +154,14 @@ for (const engine of STORE_ENGINES) {
       assert.throws(() => station(false).confirmScene("c1"), /cell "c1" is not connected/);
     });
 
-    it("refuses to invalidate an episode of a run that has ended (its result is final)", () => {
-      insertRun("run_c", 1);
-      finish("run_c", 0, "2026-11-15T10:00:00.000Z");
-      runsRepo.setRunStatus(db, "run_c", "scheduling", { at: NOW });
-      runsRepo.setRunStatus(db, "run_c", "running", { at: NOW });
-      runsRepo.setRunStatus(db, "run_c", "completed", { at: NOW });
+    it("refuses to invalidate an episode of a run that has ended (its result is final)", async () => {
+      await insertRun("run_c", 1);
+      await finish("run_c", 0, "2026-11-15T10:00:00.000Z");
+      await runsRepo.setRunStatus(db, "run_c", "scheduling", { at: NOW });
+      await runsRepo.setRunStatus(db, "run_c", "running", { at: NOW });
+      await runsRepo.setRunStatus(db, "run_c", "completed", { at: NOW });
       assert.throws(() => station().invalidatePrevious("c1", { reason: "hardware_fault", note: null }), /run run_c, which has ended \(completed\)/);
-      assert.equal(getEpisodeRecord(db, ep("run_c", 0))!.status, "done");
+      assert.equal((await getEpisodeRecord(db, ep("run_c", 0)))!.status, "done");
     });
   });
 }

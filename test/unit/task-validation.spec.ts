@@ -29,15 +29,15 @@ for (const engine of STORE_ENGINES) {
     before(async () => {
       dir = mkdtempSync(join(tmpdir(), "assay-taskval-"));
       db = await openTestDatabase(engine, join(dir, "assay.sqlite"));
-      ensureAccount(db, DEFAULT_ACCOUNT_ID, "Default", "2026-11-01T00:00:00Z");
+      await ensureAccount(db, DEFAULT_ACCOUNT_ID, "Default", "2026-11-01T00:00:00Z");
     });
-    after(() => {
-      db.close();
+    after(async () => {
+      await db.close();
       rmSync(dir, { recursive: true, force: true });
     });
 
-    it("fills in defaults", () => {
-      const spec = validate(BASE);
+    it("fills in defaults", async () => {
+      const spec = await validate(BASE);
       assert.equal(spec.visibility, "private");
       assert.equal(spec.environment_class, "standard");
       assert.deepEqual(spec.stages, []);
@@ -52,18 +52,18 @@ for (const engine of STORE_ENGINES) {
       rejects({ ...BASE, success_predicates: [{ a: "time > 1", b: "time > 2" }] }, /exactly one key/);
     });
 
-    it("binds against the union of the class's instruments", () => {
-      validate({ ...BASE, environment_class: "replica", success_predicates: [{ pushed: "ft.force > 5N" }] });
+    it("binds against the union of the class's instruments", async () => {
+      await validate({ ...BASE, environment_class: "replica", success_predicates: [{ pushed: "ft.force > 5N" }] });
       rejects({ ...BASE, environment_class: "bare", stages: [{ pushed: "ft.force > 5N" }], success_predicates: [{ ok: "gripper.holding" }] },
         /stages\[0\] "pushed" needs instrument ft_wrist, which no bare environment has \(bench-bare@1: /);
       rejects({ ...BASE, environment_class: "bare" }, /"lifted" needs instrument mocap/);
     });
 
-    it("checks objects, poses, randomization and envelope against the class", () => {
+    it("checks objects, poses, randomization and envelope against the class", async () => {
       rejects({ ...BASE, initial_conditions: { cube: { object: "cube", pose: [0, 0, 0, "x"] } } }, /pose is required/);
       rejects({ ...BASE, initial_conditions: { cube: { object: "cube", pose: [0, 0, 0, 0], randomize: { z_mm: 3 } } } }, /unknown field initial_conditions.cube.randomize.z_mm/);
       rejects({ ...BASE, initial_conditions: { plate: { object: "plate", pose: [0, 0, 0, 0] } } }, /"plate" is not stocked/);
-      validate({ ...BASE, environment_class: "replica", initial_conditions: { plate: { object: "plate", pose: [0, 0, 0, 0] } }, success_predicates: [{ up: "height(plate) > 0.1" }] });
+      await validate({ ...BASE, environment_class: "replica", initial_conditions: { plate: { object: "plate", pose: [0, 0, 0, 0] } }, success_predicates: [{ up: "height(plate) > 0.1" }] });
       rejects({ ...BASE, envelope: { lighting: ["disco"] } }, /no environment of the target class has lighting preset "disco"/);
       rejects({ ...BASE, envelope: { distractors: "zoo@1" } }, /envelope.distractors/);
     });

@@ -34,15 +34,15 @@ export function eventsRouter(deps: CompiledApiDeps): Router {
   const router = Router();
   const idleMs = deps.sseIdleMs;
 
-  router.get("/runs/:runId/events", (req, res) => {
+  router.get("/runs/:runId/events", async (req, res) => {
     const { keyId, accountId, scope } = authOf(res);
-    const run = requireRun(deps.db, accountId, req.params.runId);
+    const run = await requireRun(deps.db, accountId, req.params.runId);
     // Counted from here (a finished run's stream too, however briefly), so nothing opens past the cap.
     const release = deps.connectionCaps.acquire("event_streams", keyId, accountId);
     res.on("close", release);
     const mayWatch = scope.includes(STREAM_SCOPE);
-    const webrtcOf = (cell: string | null): string | null =>
-      cell && mayWatch ? statusEventStreamUrl(deps.db, deps.urls.streamsUrl, run.id, cell, deps.clock(), keyId) : null;
+    const webrtcOf = async (cell: string | null): Promise<string | null> =>
+      cell && mayWatch ? await statusEventStreamUrl(deps.db, deps.urls.streamsUrl, run.id, cell, deps.clock(), keyId) : null;
     res.status(200).set({
       "Content-Type": "text/event-stream; charset=utf-8",
       "Cache-Control": "no-cache, no-transform",
@@ -54,10 +54,10 @@ export function eventsRouter(deps: CompiledApiDeps): Router {
     // Everything from here to subscribe() is synchronous (better-sqlite3), so no event published
     // by this process can fall between the history read and the subscription.
     const status = run.status as RunStatus;
-    const cell = status === "scheduling" || status === "running" ? lastStatusCell(deps.db, run.id) : null;
-    const initial: StatusEventData = { status, cell, webrtc: webrtcOf(cell) };
+    const cell = status === "scheduling" || status === "running" ? await lastStatusCell(deps.db, run.id) : null;
+    const initial: StatusEventData = { status, cell, webrtc: await webrtcOf(cell) };
     writeEvent(res, "status", initial);
-    for (const episode of listEpisodes(deps.db, run.id, {})) {
+    for (const episode of await listEpisodes(deps.db, run.id, {})) {
       if (episode.outcome === null) continue;
       const data: EpisodeEventData = { episode: episode.idx + 1, of: run.episodesTotal, outcome: episode.outcome, duration_s: episode.durationS ?? 0 };
       writeEvent(res, "episode", data);
@@ -74,10 +74,10 @@ export function eventsRouter(deps: CompiledApiDeps): Router {
       res.write(": heartbeat\n\n");
     }, deps.sseHeartbeatMs);
     heartbeat.unref();
-    const unsubscribe = deps.runEvents.subscribe(run.id, (event: RunEvent) => {
+    const unsubscribe = deps.runEvents.subscribe(run.id, async (event: RunEvent) => {
       if (res.writableLength > MAX_BUFFERED_BYTES) return close();
       // The published URL was minted for no key; each subscriber gets its own (or none).
-      writeEvent(res, event.type, event.type === "status" ? { ...event.data, webrtc: webrtcOf(event.data.cell) } : event.data);
+      writeEvent(res, event.type, event.type === "status" ? { ...event.data, webrtc: await webrtcOf(event.data.cell) } : event.data);
       clearTimeout(idle);
       idle = setTimeout(() => close(), idleMs).unref();
       if (event.type === "status" && isTerminal(event.data.status as RunStatus)) close();
