@@ -134,8 +134,8 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
       db: o.db, fleet: cluster?.fleet ?? registry, sendToCell: (cellId, message) => registry.sendToCell(cellId, message),
       scheduler, now: o.now, logger: o.logger,
     }),
-    disconnect(cellId, message) {
-      (cluster?.fleet ?? registry).session(cellId)?.close(new LinkError("cell_revoked", message));
+    async disconnect(cellId, message) {
+      (await (cluster?.fleet ?? registry).session(cellId))?.close(new LinkError("cell_revoked", message));
     },
     async stop() {
       scheduler.stop();

@@ -23,23 +23,23 @@ export interface ClusterLinks {
    * coordinator that held it before, when another live one did (its stream is closed there, and
    * what the cell held is requeued, as for a local reconnect).
    */
-  opened(session: CellSession): string | undefined;
+  opened(session: CellSession): Promise<string | undefined>;
   /**
    * A session here ended. False when the cell's link already belongs to a newer session (the cell
    * moved to another coordinator): then nothing it holds may be requeued from here.
    */
-  closed(session: CellSession, stopping: boolean): boolean;
+  closed(session: CellSession, stopping: boolean): Promise<boolean>;
   /** Whether another coordinator, alive or gone for less than `graceMs`, holds the cell's stream. */
-  heldElsewhere(cellId: string, graceMs: number): boolean;
+  heldElsewhere(cellId: string, graceMs: number): Promise<boolean>;
   /** Sends a message to a cell whose stream another live coordinator holds; false when none does. */
-  relay(cellId: string, message: CoordinatorMessage): boolean;
+  relay(cellId: string, message: CoordinatorMessage): Promise<boolean>;
   /** Live views of cells held elsewhere go to their holder. */
   readonly forwarding: LiveForwarding;
   /**
    * The whole fleet: cells connected here and to the other live coordinators. `session(cellId)`
    * closes a cell's stream wherever it is held (revoking a cell).
    */
-  readonly fleet: FleetView & { session(cellId: string): { close(error: LinkError): void } | undefined };
+  readonly fleet: FleetView & { session(cellId: string): Promise<{ close(error: LinkError): void } | undefined> };
 }
 
 export interface JoinClusterOptions {

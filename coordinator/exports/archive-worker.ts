@@ -27,19 +27,19 @@ export interface ArchiveJobKind<Row extends ArchiveJob = ArchiveJob> {
   /** "export", "calibration export": used in log lines. */
   name: string;
   /** Rows in status preparing, oldest first. */
-  listPreparing(): Row[];
+  listPreparing(): Promise<Row[]>;
   /**
    * Counts a start (attempts + 1) and leases the row to this coordinator until `lease.until`;
    * returns the row, or nothing when it is no longer preparing or another coordinator's lease on
    * it has not run out at `lease.now`.
    */
-  claim(id: string, lease: { until: string; now: string }): Row | undefined;
+  claim(id: string, lease: { until: string; now: string }): Promise<Row | undefined>;
   /** Extends this coordinator's lease on a row it is making (`null`: gives it up). */
-  renew(id: string, until: string | null): void;
+  renew(id: string, until: string | null): Promise<void>;
   /** Makes the archive and moves the row to ready (or leaves it when purged meanwhile). */
   make(row: Row, signal: AbortSignal): Promise<void>;
   /** Moves a preparing row to failed. */
-  fail(id: string, reason: string, message: string): void;
+  fail(id: string, reason: string, message: string): Promise<void>;
   /** Expires what is past its availability; deletes its files. */
   sweep(now: Date): Promise<void>;
 }
@@ -119,7 +119,7 @@ export function createArchiveWorker(options: ArchiveWorkerOptions): ArchiveWorke
   const runOne = async (kind: ArchiveJobKind, id: string) => {
     const at = now();
     const leaseUntil = (from: Date) => new Date(from.getTime() + LEASE_MS).toISOString();
-    const row = kind.claim(id, { until: leaseUntil(at), now: at.toISOString() });
+    const row = await kind.claim(id, { until: leaseUntil(at), now: at.toISOString() });
     if (!row) return;
     // Several coordinators share the queue: the lease keeps others off this row while it is made,
     // and runs out (LEASE_MS) if this process dies, so another one makes it.
@@ -134,7 +134,7 @@ export function createArchiveWorker(options: ArchiveWorkerOptions): ArchiveWorke
 
   const make = async (kind: ArchiveJobKind, row: ArchiveJob, id: string) => {
     if (row.attempts > maxAttempts) {
-      kind.fail(id, "attempts_exhausted", `making this ${kind.name} was started ${maxAttempts} times without finishing (the coordinator stopped each time); request it again`);
+      await kind.fail(id, "attempts_exhausted", `making this ${kind.name} was started ${maxAttempts} times without finishing (the coordinator stopped each time); request it again`);
       return;
     }
     try {
@@ -142,12 +142,12 @@ export function createArchiveWorker(options: ArchiveWorkerOptions): ArchiveWorke
     } catch (error) {
       if (abort.signal.aborted) {
         // Stopping: stays preparing, free for the next start (or another coordinator) at once.
-        kind.renew(id, null);
+        await kind.renew(id, null);
         return;
       }
       const message = (error as Error).message ?? String(error);
       logger.error(`${kind.name} ${id} failed: ${(error as Error).stack ?? message}`);
-      kind.fail(id, "export_error", message);
+      await kind.fail(id, "export_error", message);
     }
   };
 

@@ -145,6 +145,6 @@ async function recordStored(ctx: LinkContext, row: ArtifactRow): Promise<Artifac
     await ctx.store.objects.delete(artifactKey(refOf(row)));
     if (derived) await ctx.store.objects.delete(artifactKey(derived));
   }
-  if (marked) ctx.lifecycle.progress(ctx.db, row.run_id);
+  if (marked) await ctx.lifecycle.progress(ctx.db, row.run_id);
   return storedProgress(row);
 }

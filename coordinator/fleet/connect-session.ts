@@ -39,7 +39,7 @@ export async function handleConnect(ctx: LinkContext, call: ServerDuplexStream<A
     ctx.metrics.cellsConnected.set(ctx.registry.sessions().length);
     ctx.logger.info(`cell ${ending.cellId}: disconnected`);
     // The cell moved to another coordinator, which now answers for what it holds.
-    if (ctx.cluster && !ctx.cluster.closed(ending, ctx.stopping)) return;
+    if (ctx.cluster && !await ctx.cluster.closed(ending, ctx.stopping)) return;
     // On shutdown the agent may well finish its episode and report it after the restart.
     if (ctx.stopping) return;
     await requeueHeldBy(ctx, ending.cellId, "link_lost", `CellLink stream of session ${ending.sessionId} ended`);
@@ -103,7 +103,7 @@ async function open(ctx: LinkContext, call: ServerDuplexStream<AgentMessage, Coo
     displaced.close(new LinkError("superseded", `cell ${cellId} connected again (session ${session.sessionId}); this stream is closed`));
     await requeueHeldBy(ctx, cellId, "link_lost", `superseded by session ${session.sessionId}`);
   }
-  const previousHolder = ctx.cluster?.opened(session);
+  const previousHolder = await ctx.cluster?.opened(session);
   if (previousHolder && !displaced) {
     await requeueHeldBy(ctx, cellId, "link_lost", `the cell left coordinator ${previousHolder} for session ${session.sessionId} here`);
   }

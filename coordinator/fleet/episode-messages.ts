@@ -70,7 +70,7 @@ async function onStarted(ctx: LinkContext, tx: Tx, cellId: string, started: Epis
   const episode = await knownEpisode(ctx, tx, cellId, started.episodeId, "EpisodeStarted");
   if (!episode) return;
   if (!await markEpisodeRunning(tx, episode.id, cellId, isoAt(started.startedAtMs, ctx.now()))) return;
-  ctx.lifecycle.started(tx, episode.run_id, cellId);
+  await ctx.lifecycle.started(tx, episode.run_id, cellId);
 }
 
 /**
@@ -126,13 +126,13 @@ async function onFinished(ctx: LinkContext, tx: Tx, cellId: string, finished: Ep
     const unlabelled = await markEpisodeUnlabelled(tx, episode.id, { ...common, waitedS: label?.waitedS ?? 0 });
     if (unlabelled) {
       ctx.logger.warn(`cell ${cellId}: episode ${episode.id} ended unlabelled: no person labelled it within the cell's label timeout; it is listed in the result and not counted`);
-      ctx.lifecycle.refreshResult(tx, episode.run_id);
+      await ctx.lifecycle.refreshResult(tx, episode.run_id);
     }
-    tx.afterCommit(() => {
+    tx.afterCommit(async () => {
       if (ctx.registry.assignedEpisodeOf(cellId) === episode.id) ctx.registry.setAssigned(cellId, undefined);
       if (unlabelled) {
-        ctx.lifecycle.progress(ctx.db, episode.run_id);
-        ctx.scheduler.episodeMetered(episode.run_id);
+        await ctx.lifecycle.progress(ctx.db, episode.run_id);
+        await ctx.scheduler.episodeMetered(episode.run_id);
       }
       ctx.scheduler.kick();
     });
@@ -184,8 +184,8 @@ async function onFinished(ctx: LinkContext, tx: Tx, cellId: string, finished: Ep
   }
   // A run halted while this episode ran (even one the halt cancelled after its link dropped) stays
   // stopped; its partial result now counts the episode and its robot time.
-  ctx.lifecycle.refreshResult(tx, episode.run_id);
-  tx.afterCommit(() => {
+  await ctx.lifecycle.refreshResult(tx, episode.run_id);
+  tx.afterCommit(async () => {
     ctx.metrics.episodesFinished.inc({ outcome });
     if (run) {
       ctx.runEvents.publish({
@@ -194,8 +194,8 @@ async function onFinished(ctx: LinkContext, tx: Tx, cellId: string, finished: Ep
         data: { episode: episode.idx + 1, of: run.episodesTotal, outcome, duration_s: finished.durationS },
       });
     }
-    ctx.lifecycle.progress(ctx.db, episode.run_id);
-    ctx.scheduler.episodeMetered(episode.run_id);
+    await ctx.lifecycle.progress(ctx.db, episode.run_id);
+    await ctx.scheduler.episodeMetered(episode.run_id);
   });
 }
 
@@ -236,18 +236,18 @@ async function onInterrupted(ctx: LinkContext, tx: Tx, cellId: string, interrupt
     ...(interrupted.operatorResetS ? { operator_reset_s: interrupted.operatorResetS } : {}),
   });
   if (requeued) {
-    ctx.lifecycle.settleRequeued(tx, episode.id);
+    await ctx.lifecycle.settleRequeued(tx, episode.id);
     await failRunOnRepeatedInterruptions(ctx, tx, episode.id);
   } else {
     // Already requeued when the stream ended (a crash, a cut link): the record gets the cell's reason.
     await amendLinkLostInterruption(tx, episode.id, cellId, interrupted.attempt, reason, interrupted.detail);
   }
-  tx.afterCommit(() => {
+  tx.afterCommit(async () => {
     if (ctx.registry.assignedEpisodeOf(cellId) === episode.id) ctx.registry.setAssigned(cellId, undefined);
     if (requeued) {
       ctx.metrics.episodesInterrupted.inc({ reason });
       ctx.logger.warn(`cell ${cellId}: episode ${episode.id} attempt ${episode.attempt} interrupted (${reason}: ${interrupted.detail}); back to pending`);
-      ctx.scheduler.episodeMetered(episode.run_id);
+      await ctx.scheduler.episodeMetered(episode.run_id);
     }
     ctx.scheduler.kick();
   });
@@ -298,7 +298,7 @@ export async function requeueHeldBy(ctx: LinkContext, cellId: string, reason: st
       if (await requeueEpisode(tx, episode.id, cellId, { reason, detail, at: now.toISOString(), duration_s: Math.min(elapsedS, maxS) })) {
         count += 1;
         meteredRuns.add(episode.run_id);
-        ctx.lifecycle.settleRequeued(tx, episode.id);
+        await ctx.lifecycle.settleRequeued(tx, episode.id);
         await failRunOnRepeatedInterruptions(ctx, tx, episode.id);
       }
     }
@@ -307,7 +307,7 @@ export async function requeueHeldBy(ctx: LinkContext, cellId: string, reason: st
   if (requeued > 0) {
     ctx.metrics.episodesInterrupted.inc({ reason }, requeued);
     ctx.logger.warn(`cell ${cellId}: ${requeued} episode(s) back to pending (${reason}: ${detail})`);
-    for (const runId of meteredRuns) ctx.scheduler.episodeMetered(runId);
+    for (const runId of meteredRuns) await ctx.scheduler.episodeMetered(runId);
     ctx.scheduler.kick();
   }
   return requeued;

@@ -43,7 +43,7 @@ export interface CellRegistryOptions {
    * Sends a message to a cell whose stream another coordinator holds (coordinator/cluster/); false
    * when none does. Default: none (one coordinator).
    */
-  relay?: (cellId: string, message: CoordinatorMessage) => boolean;
+  relay?: (cellId: string, message: CoordinatorMessage) => Promise<boolean>;
   /** Milliseconds clock (default Date.now); injectable for tests. */
   now?: () => number;
 }

@@ -34,7 +34,7 @@ export const runKind: RunKind = {
     const environment = resolveEnvironment(ctx, body.environment, robot.pin, robot.firmware, robot.model);
     const task = await resolveTask(ctx, body.task);
     const episodes = parseEpisodesSpec(body.episodes);
-    validatePolicy(body.policy, robot.model, environment, robot.firmware, ctx.fleet);
+    await validatePolicy(body.policy, robot.model, environment, robot.firmware, ctx.fleet);
     const common = validateCommon(body, ctx, environment);
     return {
       kind: "run",

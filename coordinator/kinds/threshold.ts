@@ -90,8 +90,8 @@ async function planThreshold(body: Record<string, unknown>, ctx: ValidateRunCont
   const rate = target.success_rate;
   const ci = target.ci ?? 0.95;
   const task = await resolveTask(ctx, target.task);
-  const soak = resolveUnit(ctx, { robot: body.iterate_on, environment: body.environment, task, policy: body.policy, key: "soak", role: "soak", where: "iterate_on" });
-  const verify = resolveUnit(ctx, { robot: body.escalate_to, environment: body.environment, task, policy: body.escalate_policy ?? body.policy, key: "verify", role: "verify", where: "escalate_to" });
+  const soak = await resolveUnit(ctx, { robot: body.iterate_on, environment: body.environment, task, policy: body.policy, key: "soak", role: "soak", where: "iterate_on" });
+  const verify = await resolveUnit(ctx, { robot: body.escalate_to, environment: body.environment, task, policy: body.escalate_policy ?? body.policy, key: "verify", role: "verify", where: "escalate_to" });
   if (soak.model.tier !== "soak") contract(`iterate_on must be a soak-tier robot (commodity pods); ${soak.unit.robot} is ${soak.model.tier}-tier`);
   if (verify.model.tier !== "verify") contract(`escalate_to must be a verify-tier robot; ${verify.unit.robot} is ${verify.model.tier}-tier`);
   const cap = body.monthly_cap_usd;

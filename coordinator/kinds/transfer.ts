@@ -70,7 +70,7 @@ async function planTransfer(body: Record<string, unknown>, ctx: ValidateRunConte
   }
   if (environment === undefined) contract(`kind "transfer" requires environment (or target.environment)`);
   const task = await resolveTask(ctx, body.task);
-  const target = resolveUnit(ctx, { robot: targetRobot, environment, task, policy: body.policy, key: "target", role: "target", where: "target" });
+  const target = await resolveUnit(ctx, { robot: targetRobot, environment, task, policy: body.policy, key: "target", role: "target", where: "target" });
   const source = resolveRobot(ctx.pins, body.source);
   if (source.pin === target.unit.robot) contract(`source and target are the same pin ${source.pin}; a transfer needs two embodiments`);
   const count = parseEpisodesSpec(body.episodes).count;
@@ -79,7 +79,7 @@ async function planTransfer(body: Record<string, unknown>, ctx: ValidateRunConte
   const baseline = await findSourceBaseline(ctx, source.pin, target.unit.environment, target.unit.task, body.policy);
   const units = [target.unit];
   if (!baseline) {
-    units.push(resolveUnit(ctx, { robot: body.source, environment, task, policy: body.policy, key: "source", role: "source", where: "source (no earlier run of this policy on the source pin, so it runs here too)" }).unit);
+    units.push((await resolveUnit(ctx, { robot: body.source, environment, task, policy: body.policy, key: "source", role: "source", where: "source (no earlier run of this policy on the source pin, so it runs here too)" })).unit);
   }
   const episodes: NewEpisode[] = [];
   for (let i = 0; i < count; i++) units.forEach((_, unit) => episodes.push({ unit, seed: episodeSeed(common.seed, i), assign: null }));

@@ -34,8 +34,8 @@ function installationsOf(pins: FirmwarePins, unit: { model: string; firmware: st
 }
 
 /** The instruments each installed cell matching `unit` last reported; null for a cell that never did. */
-export function reportedInstruments(ctx: ValidateRunContext, unit: Pick<ScoredUnit, "model" | "firmware" | "environment">): CellInstruments[] {
-  const connected = new Map(ctx.fleet.connectedCells().map((c) => [c.cellId, c]));
+export async function reportedInstruments(ctx: ValidateRunContext, unit: Pick<ScoredUnit, "model" | "firmware" | "environment">): Promise<CellInstruments[]> {
+  const connected = new Map((await ctx.fleet.connectedCells()).map((c) => [c.cellId, c]));
   return installationsOf(ctx.pins, unit).flatMap((cellId): CellInstruments[] => {
     const row = getCell(ctx.db, cellId);
     if (row?.revoked) return [];
@@ -65,7 +65,7 @@ export async function checkUnitsScorable(ctx: ValidateRunContext, units: readonl
     const match = /^(.+)@v(\d+)$/.exec(unit.task);
     const spec = match ? (await findVisibleFrozenRevision(ctx.db, ctx.accountId, match[1], Number(match[2])))?.spec : undefined;
     if (!spec) continue; // a task id pin or a revision the kind resolved otherwise: checked by the kind
-    const cells = reportedInstruments(ctx, unit);
+    const cells = await reportedInstruments(ctx, unit);
     const coverage = instrumentCoverage(spec as { success_predicates?: unknown; stages?: unknown }, cells);
     if (coverage.able.length > 0 || coverage.reporting.length === 0) continue;
     const kindsOf = (cellId: string) => cells.find((c) => c.cellId === cellId)?.kinds ?? null;

@@ -67,28 +67,28 @@ export interface RunLifecycleOptions {
 
 export interface RunLifecycle {
   /** queued -> scheduling: the scheduler assigned the run's first episode to `cellId` (in that transaction). */
-  scheduled(tx: Tx, runId: string, cellId: string): void;
+  scheduled(tx: Tx, runId: string, cellId: string): Promise<void>;
   /** scheduling -> running: `cellId` started the run's first episode (in that message's transaction). */
-  started(tx: Tx, runId: string, cellId: string): void;
+  started(tx: Tx, runId: string, cellId: string): Promise<void>;
   /**
    * After an episode of the run finished or one of its artifacts was stored: the kind decides
    * (and may stop the run), then the run completes when every episode is done or cancelled, at
    * least one is done, and every recording is stored. Returns true when it completed the run.
    * `db`: the caller's `Tx`, or the `Db` to open a transaction of its own.
    */
-  progress(db: Db, runId: string): boolean;
+  progress(db: Db, runId: string): Promise<boolean>;
   /**
    * Ends the run; false, changing nothing, when it is unknown or has already ended. `db`: the
    * caller's `Tx`, or the `Db` to open a transaction of its own.
    */
   end(db: Db, runId: string, ending: RunEnding): boolean;
   /** Recomputes and stores the Result of a run that has ended (a late finish counted); no-op otherwise. */
-  refreshResult(tx: Tx, runId: string): void;
+  refreshResult(tx: Tx, runId: string): Promise<void>;
   /**
    * An episode was just put back to pending: when its run has ended it is cancelled instead and
    * the result refreshed (the attempt's time counts). Returns whether the run had ended.
    */
-  settleRequeued(tx: Tx, episodeId: string): boolean;
+  settleRequeued(tx: Tx, episodeId: string): Promise<boolean>;
   /** The Result of the run from its episodes as they stand (with its interventions section), read on `db` (a Tx or the Db). */
   resultOf(db: Db, run: RunRecord): Record<string, unknown>;
 }
@@ -139,7 +139,7 @@ export function createRunLifecycle(options: RunLifecycleOptions): RunLifecycle {
         await enqueueEvent(tx, run.accountId, "leaderboard.entered", { run_id: runId, leaderboards: boards.map((id) => ({ id, url: `${baseUrl}/v1/leaderboards/${id}` })) }, at);
       }
     }
-    kindModule(run.kind).onEnded?.({ tx, pins, baseUrl, now: at, status }, { ...ended, result }, result);
+    await kindModule(run.kind).onEnded?.({ tx, pins, baseUrl, now: at, status }, { ...ended, result }, result);
     const held = await listHeldEpisodesOfRun(tx, runId);
     const reason = ending.status === "stopped" ? (ending.code ? `${ending.code}: ${ending.message}` : `cancelled: ${ending.message}`) : ending.status === "failed" ? `the run failed: ${ending.message}` : "the run completed";
     tx.afterCommit(() => {

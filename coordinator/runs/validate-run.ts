@@ -50,7 +50,7 @@ export async function validateRunRequest(body: unknown, ctx: ValidateRunContext)
   if (typeof kind !== "string" || !(RUN_KINDS as readonly string[]).includes(kind)) contract(`kind must be one of ${RUN_KINDS.join(", ")}; got ${q(kind)}`);
   const module = kindModule(kind as RunKindName);
   parseWith(module.schema, body, { codeOfField: RUN_FIELD_CODES, missing: (field) => missingField(module.name, module.schema, field) });
-  const validated = module.plan(body, ctx);
+  const validated = await module.plan(body, ctx);
   // `instructions` (sampled, held_out) is checked once the units say which frozen revisions run.
   const revisions = validated.units ? [...new Set(validated.units.map((u) => u.task))] : [validated.resolvedPins.task];
   const specs = revisions.map((rev) => {

@@ -37,9 +37,9 @@ export interface AssignmentBudget {
    * (pending episodes in the order they are offered): how many of its first ones fit, each priced
    * at its unit's rates; without: counted over the run's pending episodes by index.
    */
-  episodeAllowance(runId: string, next?: ReadonlyArray<{ unit: number | null }>): number;
+  episodeAllowance(runId: string, next?: ReadonlyArray<{ unit: number | null }>): Promise<number>;
   /** An episode of the run finished or was interrupted: its time is metered (may halt the run). */
-  afterEpisodeMetered(runId: string): void;
+  afterEpisodeMetered(runId: string): Promise<void>;
 }
 
 export interface SchedulerOptions {
@@ -68,7 +68,7 @@ export interface Scheduler {
   /** Asks for a pass here only (a peer asked). */
   kickLocal(): void;
   /** An episode of `runId` finished or was interrupted: re-checks its budgets, then kicks. */
-  episodeMetered(runId: string): void;
+  episodeMetered(runId: string): Promise<void>;
   /** Runs one pass now; returns how many episodes were assigned. */
   runPass(): number;
   /**
@@ -231,9 +231,9 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
       // Another coordinator on the database may have spent the run's room since this pass read
       // it; under the run's lock the check is exact.
       const capped = options.budget && typeof (run.request as { max_budget_usd?: unknown }).max_budget_usd === "number";
-      if (capped && options.budget!.episodeAllowance(run.id, [offered.row]) < 1) return null;
+      if (capped && await options.budget!.episodeAllowance(run.id, [offered.row]) < 1) return null;
       const next = await assignEpisode(tx, episodeId, cellId, at);
-      if (next !== null) lifecycle.scheduled(tx, run.id, cellId);
+      if (next !== null) await lifecycle.scheduled(tx, run.id, cellId);
       return next;
     }, { logger });
     if (attempt === null) return undefined;
@@ -299,9 +299,9 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
   return {
     kick,
     kickLocal,
-    episodeMetered(runId) {
+    async episodeMetered(runId) {
       try {
-        options.budget?.afterEpisodeMetered(runId);
+        await options.budget?.afterEpisodeMetered(runId);
       } catch (error) {
         logger.error(`scheduler: budget check of run ${runId} failed: ${(error as Error).stack ?? error}`);
       }

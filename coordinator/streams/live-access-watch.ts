@@ -19,7 +19,7 @@ import { grantLapse, type ViewerGrant } from "./stream-access.js";
 
 export interface LiveAccess {
   /** Binds an open view to its grant; `close(reason)` is called once if the grant lapses. Returns the unbind function. */
-  bind(grant: ViewerGrant, close: (reason: string) => void): () => void;
+  bind(grant: ViewerGrant, close: (reason: string) => void): Promise<() => void>;
   /** Asks again for every open view (of one cell, when given), now. */
   recheck(cellId?: string): void;
   /** Unbinds every view (without closing it) and stops the backstop. */

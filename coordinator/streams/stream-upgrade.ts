@@ -58,7 +58,7 @@ async function admit(o: StreamUpgradeOptions, req: IncomingMessage, base: string
   const viewer = await streamViewer(o.db, target, url.searchParams.get("token") ?? undefined, req.headers.authorization, o.now());
   let cellId = id;
   if (kind === "runs") {
-    const running = o.fleet.connectedCells().find((c) => workOfCell(o.db, o.fleet, c.cellId)?.runId === id);
+    const running = (await o.fleet.connectedCells()).find((c) => workOfCell(o.db, o.fleet, c.cellId)?.runId === id);
     if (!running) throw new AssayError("not_found", `run ${id} is not on a cell right now (queued, between episodes or ended); connect again while it runs`, { runId: id });
     cellId = running.cellId;
   }
@@ -68,7 +68,7 @@ async function admit(o: StreamUpgradeOptions, req: IncomingMessage, base: string
 }
 
 /** The coordinator holding the stream a cells/ or runs/ URL names, when it is another one. */
-function holderOfTarget(forwarding: LiveForwarding, req: IncomingMessage, base: string): string | undefined {
+async function holderOfTarget(forwarding: LiveForwarding, req: IncomingMessage, base: string): Promise<string | undefined> {
   const match = new RegExp(`^${base}/(cells|runs)/([^/]+)$`).exec(new URL(req.url ?? "/", "http://local").pathname);
   if (!match) return undefined;
   let id: string;
@@ -77,8 +77,8 @@ function holderOfTarget(forwarding: LiveForwarding, req: IncomingMessage, base: 
   } catch {
     return undefined;
   }
-  const cellId = match[1] === "cells" ? id : forwarding.cellOfRun(id);
-  return cellId === undefined ? undefined : forwarding.holderOf(cellId);
+  const cellId = match[1] === "cells" ? id : await forwarding.cellOfRun(id);
+  return cellId === undefined ? undefined : await forwarding.holderOf(cellId);
 }
 
 function refuse(socket: Duplex, error: AssayError, docsUrl: string): void {
@@ -91,7 +91,7 @@ export function acceptStreamUpgrades(server: Server, o: StreamUpgradeOptions): (
   const base = new URL(o.streamsUrl).pathname.replace(/\/+$/, "") || "/streams";
   const wss = new WebSocketServer({ noServer: true, maxPayload: 1024 * 1024 });
   const onUpgrade = async (req: IncomingMessage, socket: Duplex, head: Buffer) => {
-    const holder = o.forwarding && !wasForwarded(req) ? holderOfTarget(o.forwarding, req, base) : undefined;
+    const holder = o.forwarding && !wasForwarded(req) ? await holderOfTarget(o.forwarding, req, base) : undefined;
     if (holder) {
       forwardUpgrade(req, socket, head, holder, (error) => refuse(socket, error, o.docsUrl));
       return;

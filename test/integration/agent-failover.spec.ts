@@ -107,7 +107,7 @@ describe("cell agent failover between coordinators on one store (integration)", 
     assert.match(lines, new RegExp(`^could not connect to coordinator ${escaped(dead)}: .*; trying ${escaped(b.address)} now$`, "m"));
     assert.match(lines, new RegExp(`^connected to coordinator ${escaped(b.address)} \\(2 of 2 in coordinatorAddresses\\)$`, "m"));
     await b.heartbeats.until((h) => h.length > 0);
-    assert.deepEqual(b.fleet.fleet.connectedCells().map((c) => [c.cellId, c.state]), [[CELL, "idle"]]);
+    assert.deepEqual((await b.fleet.fleet.connectedCells()).map((c) => [c.cellId, c.state]), [[CELL, "idle"]]);
 
     assert.equal((await status(running)).coordinator, b.address);
     const metrics = await (await fetch(`http://127.0.0.1:${running.metricsPort}/metrics`)).text();
@@ -153,7 +153,7 @@ describe("cell agent failover between coordinators on one store (integration)", 
     await logged(b.log, /safety event estop_triggered/);
     assert.equal((await getCell(db, CELL))?.last_seq_applied, 3, "B applied the replayed e-stop as seq 3, after the two A applied");
     await b.heartbeats.until((h) => h.some((heartbeat) => heartbeat.state === "estopped"));
-    assert.deepEqual(b.fleet.fleet.connectedCells().map((c) => [c.cellId, c.state]), [[CELL, "estopped"]]);
+    assert.deepEqual((await b.fleet.fleet.connectedCells()).map((c) => [c.cellId, c.state]), [[CELL, "estopped"]]);
     assert.equal((await status(running)).coordinator, b.address);
   });
 });

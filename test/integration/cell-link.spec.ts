@@ -122,7 +122,7 @@ describe("CellLink server (scripted agent)", function () {
       assert.equal(JSON.parse(assign.taskJson).rev, "pick-cube@v1");
       assert.deepEqual(JSON.parse(assign.perturbationJson), { seed: 3, lighting: ["dim"] });
       assert.equal(assign.seed, runsRepo.episodeSeed(11, idx));
-      assert.deepEqual(server.fleet.connectedCells().map((c) => [c.cellId, c.state, c.episodeId]), [["so101-b", "busy", assign.episodeId]]);
+      assert.deepEqual((await server.fleet.connectedCells()).map((c) => [c.cellId, c.state, c.episodeId]), [["so101-b", "busy", assign.episodeId]]);
 
       agent.send({ seq: ++seq, episodeStarted: { episodeId: assign.episodeId, attempt: 1, startedAtMs: Date.now() } });
       assert.equal((await agent.next((m) => m.ack)).seq, seq);
@@ -287,7 +287,7 @@ describe("CellLink server (scripted agent)", function () {
     const refusal = await agent.next((m) => m.refusal);
     assert.equal(refusal.code, "firmware_mismatch");
     assert.match(refusal.message, /reports so101@3\.11 but .* pins so101@3\.10/);
-    assert.equal(server.fleet.connectedCells()[0].state, "firmware_mismatch");
+    assert.equal((await server.fleet.connectedCells())[0].state, "firmware_mismatch");
     assert.equal(server.scheduler.runPass(), 0);
     assert.equal(agent.pending().filter((m) => m.assignEpisode).length, 0);
     assert.equal((await getEpisode(db, runsRepo.episodeId("run_fw", 0)))!.status, "pending");
@@ -331,7 +331,7 @@ describe("CellLink server (scripted agent)", function () {
     const episode = (await getEpisode(db, assign.episodeId))!;
     assert.equal(episode.status, "pending");
     assert.equal(JSON.parse(episode.interruptions)[0].reason, "link_lost");
-    assert.deepEqual(server.fleet.connectedCells(), []);
+    assert.deepEqual(await server.fleet.connectedCells(), []);
   });
 
   it("after a coordinator restart, requeues an episode the reconnected cell no longer holds", async () => {
@@ -429,7 +429,7 @@ describe("CellLink server (scripted agent)", function () {
     assert.equal((await runsRepo.getRunRow(db, "run_twice"))!.status, "completed");
     second.send({ seq: 3, episodeInterrupted: { episodeId: assign1.episodeId, attempt: 2, reason: "cancelled", detail: "finished elsewhere", durationS: 1, artifacts: [] } });
     await second.next((m) => m.ack);
-    assert.deepEqual(server.fleet.connectedCells().map((c) => [c.cellId, c.episodeId ?? ""]), [["so101-b", ""], ["so101-c", ""]]);
+    assert.deepEqual((await server.fleet.connectedCells()).map((c) => [c.cellId, c.episodeId ?? ""]), [["so101-b", ""], ["so101-c", ""]]);
     episode = (await getEpisode(db, assign1.episodeId))!;
     assert.equal(episode.status, "done");
     assert.deepEqual(JSON.parse(episode.interruptions).map((i: { cell: string; reason: string }) => [i.cell, i.reason]), [["so101-b", "link_lost"]]);
@@ -458,10 +458,10 @@ describe("CellLink server (scripted agent)", function () {
     assert.deepEqual(await agent.next((m) => m.cancelEpisode), { episodeId: first.episodeId, reason: "finished elsewhere" });
     assert.equal((await getEpisode(db, first.episodeId))!.status, "done");
     // Still busy with attempt 2 until it says so; then free.
-    assert.deepEqual(server.fleet.connectedCells().map((c) => [c.cellId, c.episodeId]), [["so101-c", first.episodeId]]);
+    assert.deepEqual((await server.fleet.connectedCells()).map((c) => [c.cellId, c.episodeId]), [["so101-c", first.episodeId]]);
     agent.send({ seq: 3, episodeInterrupted: { episodeId: first.episodeId, attempt: 2, reason: "cancelled", detail: "finished elsewhere", durationS: 0, artifacts: [] } });
     await agent.next((m) => m.ack);
-    assert.deepEqual(server.fleet.connectedCells().map((c) => [c.cellId, c.episodeId ?? ""]), [["so101-c", ""]]);
+    assert.deepEqual((await server.fleet.connectedCells()).map((c) => [c.cellId, c.episodeId ?? ""]), [["so101-c", ""]]);
     assert.equal((await getEpisode(db, first.episodeId))!.status, "done");
   });
 });

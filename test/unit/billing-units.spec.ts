@@ -133,15 +133,15 @@ for (const engine of STORE_ENGINES) {
       await insertMatrix("run_b", { max_budget_usd: 0.7 });
       const guard = createBudgetGuard({ db, lifecycle, pins, now });
       // Pending by index: so101, fr3, so101, fr3. 0.1833 + 0.575 = 0.758 > 0.7: only the first fits.
-      assert.equal(guard.episodeAllowance("run_b"), 1);
+      assert.equal(await guard.episodeAllowance("run_b"), 1);
       // Offered in another order (the fr3 cell idle first): fr3 then so101 fit? 0.575 + 0.1833 > 0.7: one.
-      assert.equal(guard.episodeAllowance("run_b", [{ unit: 1 }, { unit: 0 }]), 1);
-      assert.equal(guard.episodeAllowance("run_b", [{ unit: 0 }, { unit: 0 }, { unit: 0 }]), 3);
+      assert.equal(await guard.episodeAllowance("run_b", [{ unit: 1 }, { unit: 0 }]), 1);
+      assert.equal(await guard.episodeAllowance("run_b", [{ unit: 0 }, { unit: 0 }, { unit: 0 }]), 3);
       await assignEpisode(db, ep("run_b", 0), "so101-b", at);
       await finish("run_b", 0, "so101-b", 20); // 24 s: $0.15 metered, $0.55 left, below the fr3 estimate
       assert.ok(0.7 - 0.15 < verifyUsd && 0.7 - 0.15 > soakUsd);
-      assert.equal(guard.episodeAllowance("run_b"), 0);
-      guard.afterEpisodeMetered("run_b");
+      assert.equal(await guard.episodeAllowance("run_b"), 0);
+      await guard.afterEpisodeMetered("run_b");
       const stopped = (await runsRepo.getRunRow(db, "run_b"))!;
       assert.equal(stopped.status, "stopped");
       assert.equal(stopped.status_code, "budget_exceeded");

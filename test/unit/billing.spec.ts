@@ -93,14 +93,14 @@ for (const engine of STORE_ENGINES) {
       await insertRun("run_a", { max_budget_usd: 0.4 });
       await insertRun("run_free", {});
       const guard = createBudgetGuard({ db, lifecycle, pins, now });
-      assert.equal(guard.episodeAllowance("run_free"), Infinity);
-      assert.equal(guard.episodeAllowance("run_a"), 2); // 0.40 / 0.1833
+      assert.equal(await guard.episodeAllowance("run_free"), Infinity);
+      assert.equal(await guard.episodeAllowance("run_a"), 2); // 0.40 / 0.1833
       await assignEpisode(db, ep("run_a", 0), "c1", now().toISOString());
-      assert.equal(guard.episodeAllowance("run_a"), 1);
+      assert.equal(await guard.episodeAllowance("run_a"), 1);
       await finish("run_a", 0); // $0.15 metered
-      assert.equal(guard.episodeAllowance("run_a"), 1);
+      assert.equal(await guard.episodeAllowance("run_a"), 1);
       await assignEpisode(db, ep("run_a", 1), "c1", now().toISOString());
-      assert.equal(guard.episodeAllowance("run_a"), 0);
+      assert.equal(await guard.episodeAllowance("run_a"), 0);
     });
 
     it("halts when the metered cost reaches the cap through an interrupted attempt, cancelling what is held", async () => {
@@ -112,7 +112,7 @@ for (const engine of STORE_ENGINES) {
       await assignEpisode(db, ep("run_b", 2), "c2", now().toISOString());
       // Attempt 1 of episode 1 overran: 50 s of robot time, then the link dropped. 74 s = $0.45.
       await requeueEpisode(db, ep("run_b", 1), "c1", { reason: "link_lost", detail: "", at: now().toISOString(), duration_s: 50 });
-      guard.afterEpisodeMetered("run_b");
+      await guard.afterEpisodeMetered("run_b");
 
       const run = (await runsRepo.getRunRow(db, "run_b"))!;
       assert.equal(run.status, "stopped");

@@ -31,9 +31,9 @@ describe("live access: open views re-checked while they last", () => {
   it("closes a view whose key is revoked on recheck(), once, and leaves the others open", async () => {
     const { db, watch, key, grant } = await setup(() => new Date());
     const closed: string[] = [];
-    watch.bind(grant("cell-a"), (reason) => closed.push(`a: ${reason}`));
+    await watch.bind(grant("cell-a"), (reason) => closed.push(`a: ${reason}`));
     const other = (await createApiKey(db, DEFAULT_ACCOUNT_ID, ["streams:read"], new Date())).row;
-    watch.bind({ ...grant("cell-b"), keyId: other.id }, (reason) => closed.push(`b: ${reason}`));
+    await watch.bind({ ...grant("cell-b"), keyId: other.id }, (reason) => closed.push(`b: ${reason}`));
     watch.recheck();
     assert.deepEqual(closed, []);
     await revokeKey(db, key.id, new Date().toISOString());
@@ -68,7 +68,7 @@ describe("live access: open views re-checked while they last", () => {
     const { db, watch, key, grant } = await setup(() => new Date());
     await revokeKey(db, key.id, new Date().toISOString());
     const closed: string[] = [];
-    watch.bind(grant("cell-a"), (reason) => closed.push(reason));
+    await watch.bind(grant("cell-a"), (reason) => closed.push(reason));
     assert.equal(closed.length, 1);
     watch.stop();
     await db.close();

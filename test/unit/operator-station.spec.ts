@@ -139,15 +139,15 @@ for (const engine of STORE_ENGINES) {
       await insertRun("run_a");
       await finish("run_a", 0, "2026-11-15T10:00:00.000Z");
       const s = station();
-      assert.deepEqual(s.confirmScene("c1"), { episodeId: ep("run_a", 2) });
+      assert.deepEqual(await s.confirmScene("c1"), { episodeId: ep("run_a", 2) });
       assert.throws(() => s.confirmScene("c1", "ep_other"), /waits for the scene of episode .* not "ep_other"/);
-      assert.deepEqual(s.abortEpisode("c1", "cable", ep("run_a", 2)), { episodeId: ep("run_a", 2) });
+      assert.deepEqual(await s.abortEpisode("c1", "cable", ep("run_a", 2)), { episodeId: ep("run_a", 2) });
       assert.deepEqual(sent, [
         ["c1", { operatorAnswer: { episodeId: ep("run_a", 2), action: "scene_ready", detail: "" } }],
         ["c1", { operatorAnswer: { episodeId: ep("run_a", 2), action: "abort", detail: "cable" } }],
       ]);
       assert.throws(() => s.invalidatePrevious("c1", { reason: "scene_wrong", note: null, episodeId: "ep_other" }), /previous episode of cell "c1" is .*not "ep_other"/);
-      const done = s.invalidatePrevious("c1", { reason: "scene_wrong", note: null, episodeId: ep("run_a", 0) });
+      const done = await s.invalidatePrevious("c1", { reason: "scene_wrong", note: null, episodeId: ep("run_a", 0) });
       assert.equal(done.episodeId, ep("run_a", 0));
       assert.equal(kicks, 1, "the scheduler is woken to give the episode out again");
       assert.throws(() => s.invalidatePrevious("c1", { reason: "scene_wrong", note: null }), /has no finished episode/);

@@ -82,7 +82,7 @@ for (const engine of STORE_ENGINES) {
       const held = runsRepo.episodeId("run_s", 0);
       await transact(db, async (tx) => {
         await assignEpisode(tx, held, "so101-b", at);
-        lifecycle.scheduled(tx, "run_s", "so101-b");
+        await lifecycle.scheduled(tx, "run_s", "so101-b");
       });
       assert.equal((await runsRepo.getRun(db, "run_s"))!.status, "scheduling");
       assert.equal(lifecycle.end(db, "run_s", { status: "stopped", code: "budget_exceeded", message: "cap reached" }), true);

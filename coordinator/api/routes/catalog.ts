@@ -10,8 +10,8 @@ import { parseQuery } from "../validate-request.js";
 export function catalogRouter(deps: CompiledApiDeps): Router {
   const router = Router();
 
-  const robotView = (model: RobotModel): Record<string, unknown> => {
-    const live = deps.fleet.connectedCells().filter((c) => c.model === model.id);
+  const robotView = async (model: RobotModel): Promise<Record<string, unknown>> => {
+    const live = (await deps.fleet.connectedCells()).filter((c) => c.model === model.id);
     const dutyCyclePct = live.length ? live.reduce((sum, c) => sum + c.dutyCyclePct, 0) / live.length : 0;
     return {
       id: model.id,
@@ -26,9 +26,9 @@ export function catalogRouter(deps: CompiledApiDeps): Router {
     };
   };
 
-  const environmentView = (env: CatalogEnvironment): Record<string, unknown> => {
+  const environmentView = async (env: CatalogEnvironment): Promise<Record<string, unknown>> => {
     const id = environmentId(env);
-    const online = deps.fleet.connectedCells().some((c) => c.environment === id);
+    const online = (await deps.fleet.connectedCells()).some((c) => c.environment === id);
     return {
       id,
       object: "environment",
@@ -60,12 +60,12 @@ export function catalogRouter(deps: CompiledApiDeps): Router {
     res.json({ object: "list", url: "/v1/environments", data });
   });
 
-  router.get("/environments/:environmentId", (req, res) => {
+  router.get("/environments/:environmentId", async (req, res) => {
     const env = findEnvironment(deps.environments, req.params.environmentId);
     if (!env) {
       throw new AssayError("not_found", `no environment ${JSON.stringify(req.params.environmentId)}; known: ${deps.environments.map(environmentId).join(", ")}`);
     }
-    res.json(environmentView(env));
+    res.json(await environmentView(env));
   });
 
   return router;

@@ -96,7 +96,7 @@ function parseEnrollment(body: unknown, models: readonly string[]): { cellId: st
 
 export function cellsRouter(deps: CompiledApiDeps): Router {
   const router = Router();
-  const liveOf = (cellId: string) => deps.fleet.connectedCells().find((c) => c.cellId === cellId);
+  const liveOf = async (cellId: string) => (await deps.fleet.connectedCells()).find((c) => c.cellId === cellId);
 
   router.post("/cells", async (req, res) => {
     requireFleetOperator(res, "POST /v1/cells");
@@ -110,7 +110,7 @@ export function cellsRouter(deps: CompiledApiDeps): Router {
 
   router.get("/cells", async (_req, res) => {
     requireFleetOperator(res, "GET /v1/cells");
-    const live = new Map(deps.fleet.connectedCells().map((c) => [c.cellId, c]));
+    const live = new Map((await deps.fleet.connectedCells()).map((c) => [c.cellId, c]));
     const now = deps.clock();
     res.json({
       object: "list", url: "/v1/cells",
@@ -127,7 +127,7 @@ export function cellsRouter(deps: CompiledApiDeps): Router {
   router.get("/cells/:cellId", async (req, res) => {
     requireFleetOperator(res, "GET /v1/cells/{cell_id}");
     const row = await enrolled(req.params.cellId);
-    const live = liveOf(row.id);
+    const live = await liveOf(row.id);
     const previous = await lastFinishedEpisodeOfCell(deps.db, row.id);
     const run = previous ? await getRun(deps.db, previous.runId) : undefined;
     res.json({
@@ -145,7 +145,7 @@ export function cellsRouter(deps: CompiledApiDeps): Router {
     requireFleetOperator(res, "POST /v1/cells/{cell_id}/scene-ready");
     const row = await enrolled(req.params.cellId);
     const body = parseBody(SceneReadyRequest, req.body, { emptyIsObject: true });
-    const { episodeId } = deps.station.confirmScene(row.id, body.episode_id);
+    const { episodeId } = await deps.station.confirmScene(row.id, body.episode_id);
     res.json({ object: "operator_answer", cell_id: row.id, episode_id: episodeId, action: "scene_ready" });
   });
 
@@ -153,7 +153,7 @@ export function cellsRouter(deps: CompiledApiDeps): Router {
     requireFleetOperator(res, "POST /v1/cells/{cell_id}/label");
     const row = await enrolled(req.params.cellId);
     const body = parseBody(LabelEpisodeRequest, req.body);
-    const { episodeId } = deps.station.labelEpisode(row.id, { success: body.success, progress: body.progress ?? null, note: body.note ?? null, episodeId: body.episode_id });
+    const { episodeId } = await deps.station.labelEpisode(row.id, { success: body.success, progress: body.progress ?? null, note: body.note ?? null, episodeId: body.episode_id });
     res.json({ object: "operator_answer", cell_id: row.id, episode_id: episodeId, action: "label" });
   });
 
@@ -161,7 +161,7 @@ export function cellsRouter(deps: CompiledApiDeps): Router {
     requireFleetOperator(res, "POST /v1/cells/{cell_id}/intervene");
     const row = await enrolled(req.params.cellId);
     const body = parseBody(InterveneRequest, req.body, { emptyIsObject: true });
-    const { episodeId } = deps.station.intervene(row.id, body.episode_id);
+    const { episodeId } = await deps.station.intervene(row.id, body.episode_id);
     res.json({ object: "operator_answer", cell_id: row.id, episode_id: episodeId, action: "intervene" });
   });
 
@@ -169,7 +169,7 @@ export function cellsRouter(deps: CompiledApiDeps): Router {
     requireFleetOperator(res, "POST /v1/cells/{cell_id}/intervene-done");
     const row = await enrolled(req.params.cellId);
     const body = parseBody(InterveneDoneRequest, req.body, { emptyIsObject: true });
-    const { episodeId } = deps.station.interventionDone(row.id, { note: body.note ?? null, episodeId: body.episode_id });
+    const { episodeId } = await deps.station.interventionDone(row.id, { note: body.note ?? null, episodeId: body.episode_id });
     res.json({ object: "operator_answer", cell_id: row.id, episode_id: episodeId, action: "intervene_done" });
   });
 
@@ -177,7 +177,7 @@ export function cellsRouter(deps: CompiledApiDeps): Router {
     requireFleetOperator(res, "POST /v1/cells/{cell_id}/abort");
     const row = await enrolled(req.params.cellId);
     const body = parseBody(AbortEpisodeRequest, req.body, { emptyIsObject: true });
-    const { episodeId } = deps.station.abortEpisode(row.id, body.note ?? null, body.episode_id);
+    const { episodeId } = await deps.station.abortEpisode(row.id, body.note ?? null, body.episode_id);
     res.json({ object: "operator_answer", cell_id: row.id, episode_id: episodeId, action: "abort" });
   });
 
@@ -185,7 +185,7 @@ export function cellsRouter(deps: CompiledApiDeps): Router {
     requireFleetOperator(res, "POST /v1/cells/{cell_id}/invalidate-previous");
     const row = await enrolled(req.params.cellId);
     const body = parseBody(InvalidatePreviousRequest, req.body);
-    const done = deps.station.invalidatePrevious(row.id, { reason: body.reason, note: body.note ?? null, episodeId: body.episode_id });
+    const done = await deps.station.invalidatePrevious(row.id, { reason: body.reason, note: body.note ?? null, episodeId: body.episode_id });
     res.json({
       object: "invalidation", cell_id: row.id, episode_id: done.episodeId, run_id: done.runId, index: done.index, attempt: done.attempt,
       reason: done.reason, note: done.note, outcome: done.outcome,
@@ -202,7 +202,7 @@ export function cellsRouter(deps: CompiledApiDeps): Router {
     const revoked = (await getCell(deps.db, cellId))!;
     const fleet = deps.fleet as Disconnectable;
     fleet.session?.(cellId)?.close(new LinkError("cell_revoked", `cell ${cellId} was revoked at ${revoked.revoked}; re-enroll it to get a new token`));
-    res.json(cellView(revoked, liveOf(cellId)));
+    res.json(cellView(revoked, await liveOf(cellId)));
   });
 
   return router;

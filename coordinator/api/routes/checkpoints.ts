@@ -27,7 +27,7 @@ export function checkpointsRouter(deps: CompiledApiDeps): Router {
     const soak = run.units[0];
     if (!kindModule(run.kind).traits.acceptsCheckpoints || !soak) contract(`run ${run.id} is kind ${run.kind}; checkpoints go to a threshold run`);
     const model = deps.pins.models.find((m) => m.id === soak.model)!;
-    validatePolicy(body.policy, model, findEnvironment(deps.environments, soak.environment)!, soak.firmware, deps.fleet);
+    await validatePolicy(body.policy, model, findEnvironment(deps.environments, soak.environment)!, soak.firmware, deps.fleet);
     // A checkpoint policy's model resolves and fits, an endpoint answers its pre-flight, before the push counts.
     const unit = { ...soak, policy: body.policy as Record<string, unknown> };
     const preparation = preparationContextOf(deps, run.accountId);

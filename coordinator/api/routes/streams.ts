@@ -35,9 +35,9 @@ export function streamsRouter(deps: CompiledApiDeps): Router {
   router.get("/streams/:cellId", async (req, res) => {
     const { accountId, keyId, scope } = authOf(res);
     const cellId = req.params.cellId;
-    const holder = wasForwarded(req) ? undefined : deps.liveForwarding.holderOf(cellId);
+    const holder = wasForwarded(req) ? undefined : await deps.liveForwarding.holderOf(cellId);
     if (holder) return forwardHttp(req, res, holder, deps.urls.docsUrl);
-    const connected = deps.fleet.connectedCells().find((c) => c.cellId === cellId);
+    const connected = (await deps.fleet.connectedCells()).find((c) => c.cellId === cellId);
     const installed = installationOf(deps.pins, cellId);
     const admitted = connected || installed ? await admitViewer(deps.db, deps.fleet, OPERATOR_ACCOUNT_ID, { accountId, keyId, tokenRunId: null, tokenExpiresAt: null }, cellId) : null;
     if (!admitted) throw unknownCell(cellId);
@@ -87,7 +87,7 @@ export function mjpegRouter(deps: CompiledApiDeps): Router {
     const match = /^(.+)\.mjpeg$/.exec(req.params.file as string);
     if (!match) throw new AssayError("not_found", `camera streams end in .mjpeg, e.g. /streams/cells/${cellId}/cameras/top.mjpeg`);
     const camera = match[1]!;
-    const holder = wasForwarded(req) ? undefined : deps.liveForwarding.holderOf(cellId);
+    const holder = wasForwarded(req) ? undefined : await deps.liveForwarding.holderOf(cellId);
     if (holder) return forwardHttp(req, res, holder, deps.urls.docsUrl);
     const grant = await mjpegGrant(deps, req, cellId, typeof req.query.token === "string" ? req.query.token : undefined);
     if (!deps.live.cameras(cellId).some((c) => c.name === camera)) {
@@ -127,7 +127,7 @@ export function mjpegRouter(deps: CompiledApiDeps): Router {
     });
     // The grant lapsed (the run ended, the cell moved on, the key was revoked, the token expired):
     // no frame after this one; the multipart body ends with its closing boundary.
-    const unbind = deps.liveAccess.bind(grant, () => {
+    const unbind = await deps.liveAccess.bind(grant, () => {
       lapsed = true;
       pending = undefined;
       unwatch();
