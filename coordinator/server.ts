@@ -88,8 +88,8 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
   const o = compileFleetOptions(options);
   // Messages for cells held by other coordinators go through the cluster, joined below once the
   // registry and scheduler it delivers to exist.
-  let cluster: (ClusterLinks & { stop(): void }) | undefined;
-  const registry = new CellRegistry({ pins: o.pins, now: () => o.now().getTime(), relay: (cellId, message) => cluster?.relay(cellId, message) ?? false });
+  let cluster: (ClusterLinks & { stop(): Promise<void> }) | undefined;
+  const registry = new CellRegistry({ pins: o.pins, now: () => o.now().getTime(), relay: async (cellId, message) => (await cluster?.relay(cellId, message)) ?? false });
   const metrics = createFleetMetrics(o.metricsRegistry);
   const lifecycle = createRunLifecycle({
     runEvents: o.runEvents, cells: registry, pins: o.pins, baseUrl: o.baseUrl, streamsUrl: o.streamsUrl,
@@ -138,11 +138,11 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
       (await (cluster?.fleet ?? registry).session(cellId))?.close(new LinkError("cell_revoked", message));
     },
     async stop() {
-      scheduler.stop();
-      stopWatchdog();
+      await scheduler.stop();
+      await stopWatchdog();
       stopPaging();
-      pager.stop();
-      cluster?.stop();
+      await pager.stop();
+      await cluster?.stop();
       await server.stop();
     },
   };
@@ -164,11 +164,11 @@ export interface RunningCoordinator {
   objects: ObjectStore;
   runEvents: RunEvents;
   /** Enrolls (or re-enrolls, rotating the token) a cell; returns its token, shown once. */
-  enrollCell(cellId: string, model: string): string;
+  enrollCell(cellId: string, model: string): Promise<string>;
   /** The run lifecycle (coordinator/runs/run-lifecycle.ts): the one way runs end. */
   lifecycle: RunLifecycle;
   /** Stops a run with a spec code; false when it is unknown or already ended. */
-  halt(runId: string, code: ErrorCode, message: string): boolean;
+  halt(runId: string, code: ErrorCode, message: string): Promise<boolean>;
   /** The webhook delivery worker (kick() after enqueueing to send without waiting for a poll). */
   webhooks: WebhookWorker;
   /** The archive worker making run and calibration exports. */
@@ -233,7 +233,7 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Run
     ...(clusterBus ? { cluster: { coordinatorId, bus: clusterBus } } : {}),
   }).catch(async (error: Error) => {
     http.close();
-    lease?.stop();
+    await lease?.stop();
     await clusterBus?.close();
     await db.close();
     throw new Error(`could not start the cell link on ${options.host}:${options.grpcPort}: ${error.message}`);
@@ -337,14 +337,14 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Run
       stopUpgrades();
       await signalling.close();
       await archives.stop();
-      stopQueueWindows();
+      await stopQueueWindows();
       await stopRetentionSweeper();
       await stopPriorRefit();
       await closeHttp(http);
       await webhooks.stop();
       await cellLink.stop();
       await pdf.close();
-      lease?.stop();
+      await lease?.stop();
       await clusterBus?.close();
       await db.close();
     },

@@ -34,7 +34,7 @@ export interface BudgetGuardOptions {
 
 export interface BudgetGuard extends AssignmentBudget {
   /** Halts the account's open runs when its hard monthly budget is reached; returns how many. */
-  checkAccount(accountId: string): number;
+  checkAccount(accountId: string): Promise<number>;
 }
 
 interface RunMoney {
@@ -102,7 +102,7 @@ export function createBudgetGuard(options: BudgetGuardOptions): BudgetGuard {
     const reached = await monthlyCapReached(db, pins, accountId, now());
     if (!reached) return 0;
     let halted = 0;
-    for (const id of await listOpenRunIdsOfAccount(db, accountId)) if (halt(id, "monthly_budget_exceeded", `run halted: ${reached}`)) halted += 1;
+    for (const id of await listOpenRunIdsOfAccount(db, accountId)) if (await halt(id, "monthly_budget_exceeded", `run halted: ${reached}`)) halted += 1;
     return halted;
   }
 
@@ -132,9 +132,9 @@ export function createBudgetGuard(options: BudgetGuardOptions): BudgetGuard {
       if (!isTerminal(m.status) && m.maxBudgetUsd !== undefined) {
         const cap = m.maxBudgetUsd.toFixed(2);
         if (m.spentUsd >= m.maxBudgetUsd) {
-          halt(runId, "budget_exceeded", `run halted at its max_budget_usd of $${cap}: $${m.spentUsd.toFixed(2)} metered; the partial result covers the episodes that ran`);
+          await halt(runId, "budget_exceeded", `run halted at its max_budget_usd of $${cap}: $${m.spentUsd.toFixed(2)} metered; the partial result covers the episodes that ran`);
         } else if (m.inFlightUsd === 0 && m.pendingUsd.length > 0 && allowanceOf(m) === 0) {
-          halt(runId, "budget_exceeded",
+          await halt(runId, "budget_exceeded",
             `run halted at its max_budget_usd of $${cap}: $${m.spentUsd.toFixed(2)} metered and the next episode may cost up to $${roundCents(m.pendingUsd[0]).toFixed(2)}; the partial result covers the episodes that ran`);
         }
       }

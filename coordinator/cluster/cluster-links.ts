@@ -4,6 +4,8 @@
  * passes messages for cells held elsewhere over the cluster bus, and delivers what other
  * coordinators send: run events to its SSE clients, messages to its cells, scheduling nudges.
  */
+import { serialQueue } from "../store/serial-queue.js";
+import { singleFlight } from "../store/single-flight.js";
 import { CoordinatorMessage } from "../../protocol/gen/cell.js";
 import type { ConnectedCell, FleetView } from "../fleet/fleet-view.js";
 import type { CellRegistry, CellSession } from "../fleet/registry.js";
@@ -56,21 +58,23 @@ export interface JoinClusterOptions {
   logger: { info(message: string): void; warn(message: string): void; error(message: string): void };
 }
 
-export function joinCluster(options: JoinClusterOptions): ClusterLinks & { stop(): void } {
+export function joinCluster(options: JoinClusterOptions): ClusterLinks & { stop(): Promise<void> } {
   const { db, bus, coordinatorId, registry, runEvents, now, logger } = options;
   /** Sessions closed because the cell moved to another coordinator: their end requeues nothing. */
   const superseded = new WeakSet<CellSession>();
   const written = new Map<string, string>();
 
-  const viewOf = (cellId: string): ConnectedCell | undefined => registry.connectedCells().find((c) => c.cellId === cellId);
+  const viewOf = (cellId: string): ConnectedCell | undefined => registry.localCells().find((c) => c.cellId === cellId);
 
-  bus.subscribe((message) => {
+  // Deliveries one after another, in the bus's order (a relayed start must not overtake its cancel).
+  const deliveries = serialQueue((error) => logger.error(`cluster: a bus message failed: ${(error as Error).stack ?? error}`));
+  bus.subscribe((message) => void deliveries.push(async () => {
     switch (message.type) {
       case "run-event":
         runEvents.deliver(message.event);
         break;
       case "cell":
-        registry.sendToCell(message.cellId, CoordinatorMessage.fromJSON(message.message), { relay: false });
+        await registry.sendToCell(message.cellId, CoordinatorMessage.fromJSON(message.message), { relay: false });
         break;
       case "superseded": {
         const session = registry.session(message.cellId);
@@ -89,22 +93,20 @@ export function joinCluster(options: JoinClusterOptions): ClusterLinks & { stop(
         options.kickLocal();
         break;
     }
-  });
+  }));
 
-  const refresh = setInterval(() => {
-    try {
-      for (const cell of registry.connectedCells()) {
-        const json = JSON.stringify(cell);
-        if (written.get(cell.cellId) === json) continue;
-        const session = registry.session(cell.cellId);
-        if (session && refreshCellLink(db, cell.cellId, session.sessionId, cell, now().toISOString())) written.set(cell.cellId, json);
-      }
-    } catch (error) {
-      logger.error(`cluster: refreshing this coordinator's cell views failed: ${(error as Error).message}`);
+  const refreshing = singleFlight(async () => {
+    for (const cell of registry.localCells()) {
+      const json = JSON.stringify(cell);
+      if (written.get(cell.cellId) === json) continue;
+      const session = registry.session(cell.cellId);
+      if (session && await refreshCellLink(db, cell.cellId, session.sessionId, cell, now().toISOString())) written.set(cell.cellId, json);
     }
-  }, options.refreshMs ?? 2000);
+  }, (error) => logger.error(`cluster: refreshing this coordinator's cell views failed: ${(error as Error).message}`));
+  const refresh = setInterval(() => void refreshing.run(), options.refreshMs ?? 2000);
   refresh.unref();
 
+  let relayed: Promise<boolean> = Promise.resolve(true);
   const liveHolder = async (cellId: string, graceMs: number) => {
     const link = await getCellLink(db, cellId);
     if (!link || link.coordinator_id === coordinatorId) return undefined;
@@ -125,7 +127,7 @@ export function joinCluster(options: JoinClusterOptions): ClusterLinks & { stop(
       bus.publish({ type: "superseded", cellId: session.cellId, sessionId: before.session_id });
       return before.coordinator_id;
     },
-    closed(session, stopping) {
+    async closed(session, stopping) {
       written.delete(session.cellId);
       if (superseded.has(session)) return false;
       // A clean stop leaves the row: the lease ends with the process, and the cell's next
@@ -147,14 +149,20 @@ export function joinCluster(options: JoinClusterOptions): ClusterLinks & { stop(
         return findCellHoldingRun(db, runId);
       },
     },
-    async relay(cellId, message) {
-      if (!await liveHolder(cellId, 0)) return false;
-      bus.publish({ type: "cell", cellId, message: CoordinatorMessage.toJSON(message) });
-      return true;
+    relay(cellId, message) {
+      // In call order: each relay reads the holder from the store first, and a later message must not
+      // overtake an earlier one on the bus.
+      const turn = relayed.then(async () => {
+        if (!await liveHolder(cellId, 0)) return false;
+        bus.publish({ type: "cell", cellId, message: CoordinatorMessage.toJSON(message) });
+        return true;
+      });
+      relayed = turn.catch(() => false);
+      return turn;
     },
     fleet: {
       async connectedCells() {
-        const local = registry.connectedCells();
+        const local = registry.localCells();
         const here = new Set(local.map((c) => c.cellId));
         const remote = (await liveCellLinks(db, now()))
           .filter((link) => link.coordinator_id !== coordinatorId && !here.has(link.cell_id))
@@ -172,8 +180,10 @@ export function joinCluster(options: JoinClusterOptions): ClusterLinks & { stop(
         return { close: (error: LinkError) => bus.publish({ type: "close-cell", cellId, sessionId: link.session_id, reason: error.reason, message: error.message }) };
       },
     },
-    stop() {
+    async stop() {
       clearInterval(refresh);
+      await refreshing.idle();
+      await deliveries.idle();
     },
   };
 }

@@ -4,6 +4,7 @@
  * another coordinator's to take over once that lease has run out: the process died or lost the
  * database.
  */
+import { singleFlight } from "../store/single-flight.js";
 import { randomBytes } from "node:crypto";
 import type { Db } from "../store/database.js";
 import {
@@ -35,7 +36,7 @@ export interface CoordinatorLease {
   /** Records the CellLink address once its port is known. */
   setGrpcAddress(address: string): void;
   /** Ends the lease now (a clean stop): others take over at once. */
-  stop(): void;
+  stop(): Promise<void>;
 }
 
 export async function startCoordinatorLease(options: CoordinatorLeaseOptions): Promise<CoordinatorLease> {
@@ -48,13 +49,11 @@ export async function startCoordinatorLease(options: CoordinatorLeaseOptions): P
   await insertCoordinator(db, { id, started: now().toISOString(), aliveUntil: until(), baseUrl: options.baseUrl, grpcAddress: options.grpcAddress });
   // Rows of coordinators long gone are only history; keep a day of it.
   await deleteCoordinatorsExpiredBefore(db, new Date(now().getTime() - 86_400_000).toISOString());
-  const timer = setInterval(() => {
-    try {
-      setCoordinatorAliveUntil(db, id, until());
-    } catch (error) {
-      logger.error(`coordinator lease: renewal failed (${(error as Error).message}); other coordinators take over this one's cells if it lapses`);
-    }
-  }, options.renewMs ?? leaseMs / 4);
+  const renewal = singleFlight(
+    () => setCoordinatorAliveUntil(db, id, until()),
+    (error) => logger.error(`coordinator lease: renewal failed (${(error as Error).message}); other coordinators take over this one's cells if it lapses`),
+  );
+  const timer = setInterval(() => void renewal.run(), options.renewMs ?? leaseMs / 4);
   timer.unref();
   return {
     leaseMs,
@@ -63,6 +62,7 @@ export async function startCoordinatorLease(options: CoordinatorLeaseOptions): P
     },
     async stop() {
       clearInterval(timer);
+      await renewal.idle();
       try {
         await setCoordinatorAliveUntil(db, id, now().toISOString());
       } catch {

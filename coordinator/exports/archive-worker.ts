@@ -11,6 +11,7 @@
  * (fair-queue.ts), counting what other coordinators sharing the store are making (their leases),
  * so one account's full queue never keeps another's export waiting behind all of it.
  */
+import { singleFlight } from "../store/single-flight.js";
 import { fairOrder } from "./fair-queue.js";
 
 export interface ArchiveJob {
@@ -94,9 +95,10 @@ export function createArchiveWorker(options: ArchiveWorkerOptions): ArchiveWorke
    * (claiming them would fail), and a pump is set for when the first of those leases runs out, in
    * case that coordinator died.
    */
-  const queued = () => {
+  const queued = async () => {
     const at = now().toISOString();
-    const rows = options.kinds.flatMap((kind) => kind.listPreparing().map((row) => ({ kind, row })));
+    const rows: Array<{ kind: ArchiveJobKind; row: ArchiveJob }> = [];
+    for (const kind of options.kinds) for (const row of await kind.listPreparing()) rows.push({ kind, row });
     const leasedElsewhere = (row: ArchiveJob) => !inFlight.has(row.id) && row.lease_until !== null && row.lease_until >= at;
     const nextExpiry = rows.map(({ row }) => row).filter(leasedElsewhere).map((row) => Date.parse(row.lease_until!)).sort((a, b) => a - b)[0];
     if (nextExpiry !== undefined && !stopped && !leaseTimer) {
@@ -109,8 +111,8 @@ export function createArchiveWorker(options: ArchiveWorkerOptions): ArchiveWorke
     return fairOrder(rows, ({ row }) => row, ({ row }) => inFlight.has(row.id) || leasedElsewhere(row), (account) => lastStarted.get(account) ?? -1);
   };
 
-  const settleIdle = () => {
-    if (inFlight.size > 0 || (!stopped && queued().length > 0)) return;
+  const settleIdle = async () => {
+    if (inFlight.size > 0 || (!stopped && (await queued()).length > 0)) return;
     const waiters = idleWaiters;
     idleWaiters = [];
     for (const resolve of waiters) resolve();
@@ -123,7 +125,9 @@ export function createArchiveWorker(options: ArchiveWorkerOptions): ArchiveWorke
     if (!row) return;
     // Several coordinators share the queue: the lease keeps others off this row while it is made,
     // and runs out (LEASE_MS) if this process dies, so another one makes it.
-    const renewal = setInterval(() => kind.renew(id, leaseUntil(now())), LEASE_MS / 3);
+    const renewal = setInterval(() => {
+      kind.renew(id, leaseUntil(now())).catch((error: Error) => logger.error(`${kind.name} ${id}: renewing its lease failed: ${error.message}`));
+    }, LEASE_MS / 3);
     renewal.unref();
     try {
       await make(kind, row, id);
@@ -151,20 +155,21 @@ export function createArchiveWorker(options: ArchiveWorkerOptions): ArchiveWorke
     }
   };
 
-  const pump = () => {
+  // One pump at a time: two at once could both start the same queued row.
+  const pumping = singleFlight(async () => {
     if (stopped) return;
-    for (const { kind, row } of queued()) {
+    for (const { kind, row } of await queued()) {
       if (inFlight.size >= concurrency) break;
       lastStarted.set(row.account_id, starts++);
       const job = runOne(kind, row.id).finally(() => {
         inFlight.delete(row.id);
         pump();
-        settleIdle();
       });
       inFlight.set(row.id, job);
     }
-    settleIdle();
-  };
+    await settleIdle();
+  }, (error) => logger.error(`archive queue: starting queued work failed: ${(error as Error).stack ?? error}`));
+  const pump = () => void pumping.run();
 
   /** One sweep at a time: a slow one (many deletions from a bucket) is not overlapped by the next tick. */
   let sweeping: Promise<void> | undefined;
@@ -205,12 +210,13 @@ export function createArchiveWorker(options: ArchiveWorkerOptions): ArchiveWorke
       leaseTimer = undefined;
       abort.abort(new Error("the coordinator is stopping"));
       await Promise.allSettled([...inFlight.values(), sweeping]);
-      settleIdle();
+      await pumping.idle();
+      await settleIdle();
     },
     idle() {
       return new Promise<void>((resolve) => {
         idleWaiters.push(resolve);
-        settleIdle();
+        void settleIdle();
       });
     },
   };

@@ -175,7 +175,10 @@ export function calibrationExportJobs(options: CalibrationJobOptions): ArchiveJo
       await removeArchiveFiles(objects, row.id);
       const archive = await writeTarArchive(objects, archiveKey(row.id, fileName), entries(), signal).finally(() => rm(work, { recursive: true, force: true }));
       const readyAt = now();
-      const firstStored = runs.flatMap((r) => listArtifacts(db, r.id).map((a) => (a.stored_at ? Date.parse(a.stored_at) + retentionOfRequest(r.request) * 3_600_000 : Infinity)));
+      const firstStored: number[] = [];
+      for (const r of runs) {
+        for (const a of await listArtifacts(db, r.id)) firstStored.push(a.stored_at ? Date.parse(a.stored_at) + retentionOfRequest(r.request) * 3_600_000 : Infinity);
+      }
       const expiresAt = new Date(Math.min(readyAt.getTime() + options.availabilityMs, ...firstStored)).toISOString();
       const moved = await moveCalibrationExport(db, row.id, "ready", {
         file_name: fileName, bytes: archive.bytes, sha256: archive.sha256, signature: signed, episodes, ready_at: readyAt.toISOString(), expires_at: expiresAt,

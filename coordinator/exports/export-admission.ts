@@ -30,10 +30,10 @@ export interface ArchiveAdmission<T> {
  * with; otherwise, room permitting, `insert(tx)` validates and records a new one (both in the
  * admission's transaction, `tx`).
  */
-export async function admitArchive<T>(db: Db, accountId: string, queuedPerAccount: number, steps: { existing: (tx: Tx) => T | undefined; insert: (tx: Tx) => T }): Promise<ArchiveAdmission<T>> {
+export async function admitArchive<T>(db: Db, accountId: string, queuedPerAccount: number, steps: { existing: (tx: Tx) => Promise<T | undefined>; insert: (tx: Tx) => Promise<T> }): Promise<ArchiveAdmission<T>> {
   return await transact(db, async (tx) => {
     await lockName(tx, `archive-queue:${accountId}`);
-    const existing = steps.existing(tx);
+    const existing = await steps.existing(tx);
     if (existing !== undefined) return { row: existing, reused: true };
     const preparing = await countPreparingArchives(tx, accountId);
     if (preparing >= queuedPerAccount) {
@@ -43,6 +43,6 @@ export async function admitArchive<T>(db: Db, accountId: string, queuedPerAccoun
         { retryAfterS: RETRY_AFTER_S },
       );
     }
-    return { row: steps.insert(tx), reused: false };
+    return { row: await steps.insert(tx), reused: false };
   });
 }

@@ -128,7 +128,8 @@ export function runExportJobs(options: RunExportJobOptions): ArchiveJobKind<Expo
       selection = await selectExportEpisodes(db, run, format);
     }
     if (selection.pending === 0) return selection;
-    const stored = selection.episodes.filter((e) => getArtifact(db, e.episodeId, "mcap")?.status === "stored");
+    const stored: typeof selection.episodes = [];
+    for (const e of selection.episodes) if ((await getArtifact(db, e.episodeId, "mcap"))?.status === "stored") stored.push(e);
     const excluded = { ...selection.counts.excluded };
     excluded.recording_unavailable = (excluded.recording_unavailable ?? 0) + selection.episodes.length - stored.length;
     return { ...selection, episodes: stored, counts: { ...selection.counts, included: stored.length, excluded }, pending: 0 };

@@ -13,6 +13,7 @@ import { applySequenced, requeueHeldBy } from "./episode-messages.js";
 import type { LinkContext } from "./link-context.js";
 import { LinkError, toGrpcStatus } from "../errors/link-errors.js";
 import type { CellSession } from "./registry.js";
+import { serialQueue } from "../store/serial-queue.js";
 
 /** First value of a metadata key as a string. */
 export function metadataValue(metadata: Metadata, key: string): string | undefined {
@@ -22,11 +23,15 @@ export function metadataValue(metadata: Metadata, key: string): string | undefin
 
 export async function handleConnect(ctx: LinkContext, call: ServerDuplexStream<AgentMessage, CoordinatorMessage>): Promise<void> {
   let closed = false;
+  let failed = false;
   let session: CellSession | undefined;
 
   const fail = async (error: unknown): Promise<void> => {
-    if (closed) return;
+    if (closed && failed) return;
+    const wasClosed = closed;
     closed = true;
+    failed = true;
+    if (wasClosed) return;
     if (!(error instanceof LinkError)) ctx.logger.error(`CellLink Connect failed: ${(error as Error).stack ?? error}`);
     call.emit("error", toGrpcStatus(error));
     await release();
@@ -53,33 +58,39 @@ export async function handleConnect(ctx: LinkContext, call: ServerDuplexStream<A
     return;
   }
 
+  // The cell's messages are handled one after another, in arrival order: each awaits the store, and
+  // an EpisodeEnded must not overtake its EpisodeStarted. The stream's end waits its turn behind them.
+  const inOrder = serialQueue((error) => void fail(error));
   call.on("data", (message: AgentMessage) => {
     if (closed) return;
-    try {
-      if (!session) session = open(ctx, call, cellId, message, fail);
-      else onMessage(ctx, session, message);
-    } catch (error) {
-      fail(error);
-    }
+    void inOrder.push(async () => {
+      if (failed) return;
+      try {
+        if (!session) session = await open(ctx, call, cellId, message, fail);
+        else await onMessage(ctx, session, message);
+      } catch (error) {
+        await fail(error);
+      }
+    });
   });
   call.on("end", () => {
     if (closed) return;
     closed = true;
     call.end();
-    release();
+    void inOrder.push(release);
   });
   call.on("cancelled", () => {
     closed = true;
-    release();
+    void inOrder.push(release);
   });
   call.on("error", () => {
     closed = true;
-    release();
+    void inOrder.push(release);
   });
 }
 
 /** Handles the first message, which must be this cell's Hello; returns the live session. */
-async function open(ctx: LinkContext, call: ServerDuplexStream<AgentMessage, CoordinatorMessage>, cellId: string, message: AgentMessage, fail: (error: unknown) => void): Promise<CellSession> {
+async function open(ctx: LinkContext, call: ServerDuplexStream<AgentMessage, CoordinatorMessage>, cellId: string, message: AgentMessage, fail: (error: unknown) => Promise<void>): Promise<CellSession> {
   const hello: Hello | undefined = message.hello;
   if (!hello) throw new LinkError("hello_required", "the first message on Connect must be Hello (seq 0)");
   if (hello.cellId !== cellId) {
@@ -93,7 +104,7 @@ async function open(ctx: LinkContext, call: ServerDuplexStream<AgentMessage, Coo
     send: (out) => {
       if (!call.cancelled && call.writable) call.write(out);
     },
-    close: (error) => fail(error),
+    close: (error) => void fail(error),
   };
   await recordHello(ctx.db, cellId, JSON.stringify(await helloToRecord(ctx, cellId, hello)), session.connectedAt);
 
@@ -115,7 +126,7 @@ async function open(ctx: LinkContext, call: ServerDuplexStream<AgentMessage, Coo
   });
 
   // Viewers watching before a reconnect keep watching.
-  ctx.live.resync(cellId);
+  await ctx.live.resync(cellId);
 
   const problem = ctx.registry.firmwareMismatchOf(cellId);
   if (problem) {

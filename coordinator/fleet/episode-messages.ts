@@ -157,8 +157,8 @@ async function onFinished(ctx: LinkContext, tx: Tx, cellId: string, finished: Ep
   }
   // The first finish counts: the cell holding the newer attempt must stop it and not report it finished.
   if (holder) {
-    tx.afterCommit(() => {
-      const sent = ctx.registry.cancelEpisode(holder, episode.id, "finished elsewhere");
+    tx.afterCommit(async () => {
+      const sent = await ctx.registry.cancelEpisode(holder, episode.id, "finished elsewhere");
       ctx.logger.warn(
         `cell ${cellId}: finished episode ${episode.id} (attempt ${finished.attempt}) after it was reassigned${holder === cellId ? " to it again" : ` to cell ${holder}`} (attempt ${episode.attempt}); ` +
           `the first finish counts${sent ? `, cell ${holder} is told to cancel its attempt` : `; cell ${holder} is not connected, its attempt will be ignored`}`,
@@ -276,7 +276,7 @@ async function failRunOnRepeatedInterruptions(ctx: LinkContext, tx: Tx, episodeI
   const message =
     `episode ${episode.idx} (${episode.id}) was interrupted ${interruptions.length} times (${reasons}); the run is failed rather than ` +
     `retried without end. Finished episodes are kept in the partial result; check those cells, then submit the run again`;
-  ctx.lifecycle.end(tx, episode.runId, { status: "failed", message });
+  await ctx.lifecycle.end(tx, episode.runId, { status: "failed", message });
 }
 
 /**

@@ -23,7 +23,7 @@ export interface OperatorStationOptions {
   /** The whole fleet, as GET /v1/cells lists it (attention included). */
   fleet: FleetView;
   /** Writes a message on the cell's stream here or through the coordinator holding it; false when connected nowhere. */
-  sendToCell(cellId: string, message: CoordinatorMessage): boolean;
+  sendToCell(cellId: string, message: CoordinatorMessage): Promise<boolean>;
   scheduler: { kick(): void };
   now: () => Date;
   logger: { info(message: string): void };
@@ -63,8 +63,8 @@ export function createOperatorStation(options: OperatorStationOptions): Operator
     if (!cell) throw new AssayError("contract_validation_failed", `cell ${q(cellId)} is not connected; it must be online (GET /v1/cells) before the station can answer it`);
     return cell;
   };
-  const send = (cellId: string, message: CoordinatorMessage): void => {
-    if (!options.sendToCell(cellId, message)) {
+  const send = async (cellId: string, message: CoordinatorMessage): Promise<void> => {
+    if (!await options.sendToCell(cellId, message)) {
       throw new AssayError("contract_validation_failed", `cell ${q(cellId)} went offline before the answer could be sent; check its link and try again`);
     }
   };
@@ -102,7 +102,7 @@ export function createOperatorStation(options: OperatorStationOptions): Operator
       if (episodeId !== undefined && episodeId !== attention.episodeId) {
         throw new AssayError("contract_validation_failed", `cell ${q(cellId)} waits for the scene of episode ${attention.episodeId}, not ${q(episodeId)}; reload the station and check the scene again`);
       }
-      send(cellId, { operatorAnswer: { episodeId: attention.episodeId, action: "scene_ready", detail: "" } });
+      await send(cellId, { operatorAnswer: { episodeId: attention.episodeId, action: "scene_ready", detail: "" } });
       logger.info(`cell ${cellId}: scene of episode ${attention.episodeId} confirmed at the operator station`);
       return { episodeId: attention.episodeId };
     },
@@ -117,21 +117,21 @@ export function createOperatorStation(options: OperatorStationOptions): Operator
         throw new AssayError("contract_validation_failed", `cell ${q(cellId)} waits for the label of episode ${attention.episodeId}, not ${q(input.episodeId)}; reload the station and judge again`);
       }
       const detail = JSON.stringify({ success: input.success, progress: input.progress, note: input.note });
-      send(cellId, { operatorAnswer: { episodeId: attention.episodeId, action: "label", detail } });
+      await send(cellId, { operatorAnswer: { episodeId: attention.episodeId, action: "label", detail } });
       logger.info(`cell ${cellId}: episode ${attention.episodeId} labelled ${input.success ? "success" : "failure"} at the operator station`);
       return { episodeId: attention.episodeId };
     },
 
     async intervene(cellId, episodeId) {
       const attention = await interventionOf(cellId, "offered", episodeId);
-      send(cellId, { operatorAnswer: { episodeId: attention.episodeId, action: "intervene", detail: "" } });
+      await send(cellId, { operatorAnswer: { episodeId: attention.episodeId, action: "intervene", detail: "" } });
       logger.info(`cell ${cellId}: a person is helping episode ${attention.episodeId} (operator station)`);
       return { episodeId: attention.episodeId };
     },
 
     async interventionDone(cellId, input) {
       const attention = await interventionOf(cellId, "holding", input.episodeId);
-      send(cellId, { operatorAnswer: { episodeId: attention.episodeId, action: "intervene_done", detail: input.note ?? "" } });
+      await send(cellId, { operatorAnswer: { episodeId: attention.episodeId, action: "intervene_done", detail: input.note ?? "" } });
       logger.info(`cell ${cellId}: the person's help with episode ${attention.episodeId} is done; the episode goes on (operator station)`);
       return { episodeId: attention.episodeId };
     },
@@ -143,7 +143,7 @@ export function createOperatorStation(options: OperatorStationOptions): Operator
       if (episodeId !== undefined && episodeId !== current) {
         throw new AssayError("contract_validation_failed", `cell ${q(cellId)} is running episode ${current}, not ${q(episodeId)}; nothing was aborted`);
       }
-      send(cellId, { operatorAnswer: { episodeId: current, action: "abort", detail: detail ?? "" } });
+      await send(cellId, { operatorAnswer: { episodeId: current, action: "abort", detail: detail ?? "" } });
       logger.info(`cell ${cellId}: episode ${current} aborted at the operator station${detail ? `: ${detail}` : ""}`);
       return { episodeId: current };
     },

@@ -39,11 +39,11 @@ export async function applySafetyEvent(ctx: LinkContext, tx: Tx, cellId: string,
   if (event.kind === "estop_triggered") {
     const latency = event.latencyMs >= 0 ? `${event.latencyMs.toFixed(1)} ms` : "torque off NOT confirmed";
     if (runId) {
-      ctx.lifecycle.end(tx, runId, { status: "stopped", code: "estop_triggered", message: `${cellId} emergency stop at ${at}; latency ${latency}; partial results kept` });
+      await ctx.lifecycle.end(tx, runId, { status: "stopped", code: "estop_triggered", message: `${cellId} emergency stop at ${at}; latency ${latency}; partial results kept` });
       await enqueueRunEvent(tx, runId, "estop.triggered", { run_id: runId, cell: cellId, latency_ms: event.latencyMs, at }, ctx.now());
     }
   } else if (event.kind === "protective_stop" && event.detail === "policy_endpoint_timeout" && runId) {
-    ctx.lifecycle.end(tx, runId, { status: "stopped", code: "policy_endpoint_timeout", message: `the endpoint policy persistently exceeded its latency_budget_ms on ${cellId} (episode ${event.episodeId || "unknown"}) at ${at}; partial results kept; fix the endpoint and resubmit` });
+    await ctx.lifecycle.end(tx, runId, { status: "stopped", code: "policy_endpoint_timeout", message: `the endpoint policy persistently exceeded its latency_budget_ms on ${cellId} (episode ${event.episodeId || "unknown"}) at ${at}; partial results kept; fix the endpoint and resubmit` });
   }
   tx.afterCommit(() => {
     ctx.registry.recordSafetyEvent(cellId, event);

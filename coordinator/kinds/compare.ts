@@ -62,7 +62,7 @@ import { type ValidatedRun, type ValidateRunContext } from "../runs/run-request.
 import { episodeSeed, setKindState, type NewEpisode, type RunRecord } from "../store/runs-repo.js";
 import { resolveTask } from "../runs/pin-resolution.js";
 import { validateCommon } from "../runs/common-fields.js";
-import { openUnit, resolveUnit, validatedKindRun } from "./kind-common.js";
+import { openUnit, resolveUnit, validatedKindRun, type ResolvedUnit } from "./kind-common.js";
 import { cancelPendingEpisodes } from "../store/episodes-repo.js";
 import type { KindProgressContext, KindResultContext, RunKind } from "./kind.js";
 import type { EpisodeRecord } from "../store/episodes-repo.js";
@@ -91,8 +91,10 @@ async function planCompare(body: Record<string, unknown>, ctx: ValidateRunContex
   for (const name of names) {
     if (!/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/.test(name)) contract(`policies: name ${q(name)} must be 1..64 characters of letters, digits, "_", "." and "-"`);
   }
-  const resolved = names.map((name) =>
-    resolveUnit(ctx, { robot: body.robot, environment: body.environment, task, policy: policies[name], key: `policy:${name}`, policyName: name, where: `policies.${name}` }));
+  const resolved: ResolvedUnit[] = [];
+  for (const name of names) {
+    resolved.push(await resolveUnit(ctx, { robot: body.robot, environment: body.environment, task, policy: policies[name], key: `policy:${name}`, policyName: name, where: `policies.${name}` }));
+  }
   const count = parseEpisodesSpec(body.episodes).count;
   const paired = (body.paired as boolean | undefined) ?? true;
   let sequential: CompareSettings["sequential"];
@@ -216,7 +218,7 @@ async function compareProgress(ctx: KindProgressContext, run: RunRecord, episode
   return undefined;
 }
 
-function compareResult(ctx: KindResultContext, run: RunRecord, episodes: readonly EpisodeRecord[]): Record<string, unknown> {
+async function compareResult(ctx: KindResultContext, run: RunRecord, episodes: readonly EpisodeRecord[]): Promise<Record<string, unknown>> {
   const units = unitResults(ctx, run, episodes);
   const settings = settingsOf(run);
   const [a, b] = units;

@@ -82,12 +82,12 @@ export interface RunKind {
    */
   plan(body: Record<string, unknown>, ctx: ValidateRunContext): Promise<ValidatedRun>;
   /** The run's Result from all of its episodes: partial while it runs or once stopped. */
-  result(ctx: KindResultContext, run: RunRecord, episodes: readonly EpisodeRecord[]): Record<string, unknown>;
+  result(ctx: KindResultContext, run: RunRecord, episodes: readonly EpisodeRecord[]): Promise<Record<string, unknown>>;
   /**
    * After one of the run's episodes finished, before completion is checked: a sequential kind
    * decides here (cancelling what is pending, adding its next episode) or stops the run.
    */
-  progress?(ctx: KindProgressContext, run: RunRecord, episodes: readonly EpisodeRecord[]): KindDecision;
+  progress?(ctx: KindProgressContext, run: RunRecord, episodes: readonly EpisodeRecord[]): Promise<KindDecision>;
   /**
    * Once the run has ended (any terminal status), in the same transaction: durable consequences
    * such as webhook events in the outbox or gate decisions. Notifications go out after the commit.

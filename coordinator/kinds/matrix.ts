@@ -23,7 +23,7 @@ import { episodeSeed, type NewEpisode, type RunRecord, getRun } from "../store/r
 import { enqueueEvent } from "../webhooks/outbox.js";
 import { resolveTask } from "../runs/pin-resolution.js";
 import { validateCommon } from "../runs/common-fields.js";
-import { resolveUnit, stringList, validatedKindRun } from "./kind-common.js";
+import { resolveUnit, stringList, validatedKindRun, type ResolvedUnit } from "./kind-common.js";
 import type { EpisodeRecord } from "../store/episodes-repo.js";
 import type { KindEndedContext, KindResultContext, RunKind } from "./kind.js";
 import { headlineResult, runCellsOf, unitResults, type UnitResult } from "./unit-results.js";
@@ -40,8 +40,10 @@ async function planMatrix(body: Record<string, unknown>, ctx: ValidateRunContext
   const robots = stringList("robots", body.robots, "firmware_pin_unavailable");
   const environments = stringList("environments", body.environments, "environment_unavailable");
   const task = await resolveTask(ctx, body.task);
-  const resolved = robots.flatMap((robot) =>
-    environments.map((environment) => resolveUnit(ctx, { robot, environment, task, policy: body.policy, where: `cell ${robot} x ${environment}` })));
+  const resolved: ResolvedUnit[] = [];
+  for (const robot of robots) {
+    for (const environment of environments) resolved.push(await resolveUnit(ctx, { robot, environment, task, policy: body.policy, where: `cell ${robot} x ${environment}` }));
+  }
   const keys = resolved.map((r) => r.unit.key);
   const duplicate = keys.find((k, i) => keys.indexOf(k) !== i);
   if (duplicate) contract(`robots x environments names cell ${duplicate} twice (after resolving @latest); list each pin once`);

@@ -54,7 +54,7 @@ export const runKind: RunKind = {
     };
   },
 
-  result(ctx, run, episodes) {
+  async result(ctx, run, episodes) {
     const context = unitMeterContext(ctx.pins, run.units[0], run.priority, `run ${run.id}`);
     return { ...computeRunResult(run.id, episodes, context, ctx.baseUrl, {
       requestedCi: requestedConfidence(run.request), interventions: interventionModeOf(run.request), headlinePrior: headlinePriorOfUnit(run, run.units[0]),

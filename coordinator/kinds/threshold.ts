@@ -256,7 +256,7 @@ async function deliverOnVerified(db: Db, run: RunRecord, settings: ThresholdSett
   return await enqueueEventForEndpoint(db, run.accountId, endpointId, "threshold.crossed", data, now);
 }
 
-function thresholdResult(ctx: KindResultContext, run: RunRecord, episodes: readonly EpisodeRecord[]): Record<string, unknown> {
+async function thresholdResult(ctx: KindResultContext, run: RunRecord, episodes: readonly EpisodeRecord[]): Promise<Record<string, unknown>> {
   const units = unitResults(ctx, run, episodes);
   const settings = settingsOf(run);
   const state = stateOf(run);

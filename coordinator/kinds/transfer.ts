@@ -138,7 +138,7 @@ function seedPairs(episodes: readonly EpisodeRecord[], targetUnit: number, sourc
  * matched on perturbations or interventions: it is the unpaired Newcombe interval and the result says
  * so.
  */
-function transferResult(ctx: KindResultContext, run: RunRecord, episodes: readonly EpisodeRecord[]): Record<string, unknown> {
+async function transferResult(ctx: KindResultContext, run: RunRecord, episodes: readonly EpisodeRecord[]): Promise<Record<string, unknown>> {
   const units = unitResults(ctx, run, episodes);
   const settings = run.plan.kind?.transfer as { source: string; source_baseline: SourceBaseline | null } | undefined;
   const targetUnit = units.findIndex((u) => u.role === "target");

@@ -73,7 +73,7 @@ export async function importMirroredModel(db: Db, objects: ObjectStore, accountI
       await removeModelFiles(objects, id);
       return again;
     }
-    return getModel(db, id)!;
+    return (await getModel(db, id))!;
   } catch (error) {
     await removeModelFiles(objects, id);
     throw error;

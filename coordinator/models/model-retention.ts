@@ -19,7 +19,7 @@ export async function deleteModel(db: Db, objects: ObjectStore, row: ModelRow, n
   if (runs.length > 0) contract(`model ${row.id} is in use by unfinished runs (${runs.join(", ")}); delete it once they have ended, or cancel them`);
   await endModel(db, row.id, "deleted", now.toISOString());
   await removeModelFiles(objects, row.id);
-  return getModel(db, row.id)!;
+  return (await getModel(db, row.id))!;
 }
 
 /** Ends the models past retention (or abandoned uploads) that no unfinished run needs; returns how many. */

@@ -78,7 +78,7 @@ export async function createModelUpload(db: Db, accountId: string, body: NewUplo
       created: now.toISOString(), bytes: body.bytes, sha256: body.sha256.toLowerCase(), retention,
     });
   });
-  return getModel(db, id)!;
+  return (await getModel(db, id))!;
 }
 
 /** A `Content-Range: bytes <first>-<last>/<total>` header, or the whole file when absent. */
@@ -164,5 +164,5 @@ async function completeModel(db: Db, objects: ObjectStore, row: ModelRow, now: (
   }
   await dropChunks(objects, row.id);
   await markModelReady(db, row.id, description, now().toISOString());
-  return getModel(db, row.id)!;
+  return (await getModel(db, row.id))!;
 }

@@ -210,7 +210,8 @@ export async function buildReport(db: Db, run: RunRecord, baseUrl: string, now: 
   const realized = done.map(realizedOf);
   const units = (result.units ?? []) as Array<Record<string, any>>;
   const taskPins = units.length ? [...new Set(units.map((u) => u.task as string))] : [pins.task];
-  const specs = taskPins.map((t) => taskSpecOf(db, t));
+  const specs: Array<Awaited<ReturnType<typeof taskSpecOf>>> = [];
+  for (const t of taskPins) specs.push(await taskSpecOf(db, t));
   const outOfScope = [...new Set(specs.flatMap((s) => (Array.isArray(s?.envelope?.out_of_scope) ? (s!.envelope!.out_of_scope as string[]) : [])))];
   const heldOut = specs.flatMap((s) => (Array.isArray(s?.instructions?.held_out) ? (s!.instructions!.held_out as string[]) : []));
   const headline: RateSummary = { n: result.n, success_rate: result.success_rate, ci95: result.ci95, interval_method: result.interval_method };

@@ -36,14 +36,16 @@ function installationsOf(pins: FirmwarePins, unit: { model: string; firmware: st
 /** The instruments each installed cell matching `unit` last reported; null for a cell that never did. */
 export async function reportedInstruments(ctx: ValidateRunContext, unit: Pick<ScoredUnit, "model" | "firmware" | "environment">): Promise<CellInstruments[]> {
   const connected = new Map((await ctx.fleet.connectedCells()).map((c) => [c.cellId, c]));
-  return installationsOf(ctx.pins, unit).flatMap((cellId): CellInstruments[] => {
-    const row = getCell(ctx.db, cellId);
-    if (row?.revoked) return [];
+  const reported: CellInstruments[] = [];
+  for (const cellId of installationsOf(ctx.pins, unit)) {
+    const row = await getCell(ctx.db, cellId);
+    if (row?.revoked) continue;
     const live = connected.get(cellId);
     // A connected session listing no instruments is the doctor's: the last agent Hello still holds.
-    if (live && live.instruments.length > 0) return [{ cellId, kinds: live.instruments.map((i) => i.kind) }];
-    return [{ cellId, kinds: row?.hello ? kindsOfHello(row.hello) : null }];
-  });
+    if (live && live.instruments.length > 0) reported.push({ cellId, kinds: live.instruments.map((i) => i.kind) });
+    else reported.push({ cellId, kinds: row?.hello ? kindsOfHello(row.hello) : null });
+  }
+  return reported;
 }
 
 function kindsOfHello(json: string): string[] | null {

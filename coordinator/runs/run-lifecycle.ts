@@ -39,7 +39,7 @@ import { runView } from "./run-view.js";
 /** Reaches the cells; the fleet registry implements it. */
 export interface EpisodeCanceller {
   /** Sends CancelEpisode to the cell if it is connected; returns whether it was sent. */
-  cancelEpisode(cellId: string, episodeId: string, reason: string): boolean;
+  cancelEpisode(cellId: string, episodeId: string, reason: string): Promise<boolean>;
 }
 
 /** How a run ends. */
@@ -81,7 +81,7 @@ export interface RunLifecycle {
    * Ends the run; false, changing nothing, when it is unknown or has already ended. `db`: the
    * caller's `Tx`, or the `Db` to open a transaction of its own.
    */
-  end(db: Db, runId: string, ending: RunEnding): boolean;
+  end(db: Db, runId: string, ending: RunEnding): Promise<boolean>;
   /** Recomputes and stores the Result of a run that has ended (a late finish counted); no-op otherwise. */
   refreshResult(tx: Tx, runId: string): Promise<void>;
   /**
@@ -90,7 +90,7 @@ export interface RunLifecycle {
    */
   settleRequeued(tx: Tx, episodeId: string): Promise<boolean>;
   /** The Result of the run from its episodes as they stand (with its interventions section), read on `db` (a Tx or the Db). */
-  resultOf(db: Db, run: RunRecord): Record<string, unknown>;
+  resultOf(db: Db, run: RunRecord): Promise<Record<string, unknown>>;
 }
 
 export function createRunLifecycle(options: RunLifecycleOptions): RunLifecycle {
@@ -102,7 +102,7 @@ export function createRunLifecycle(options: RunLifecycleOptions): RunLifecycle {
 
   async function resultOf(db: Db, run: RunRecord): Promise<Record<string, unknown>> {
     const episodes = await listEpisodeRecords(db, run.id);
-    const result = kindModule(run.kind).result({ db, pins, baseUrl }, run, episodes);
+    const result = await kindModule(run.kind).result({ db, pins, baseUrl }, run, episodes);
     const done = episodes.filter((e) => e.status === "done");
     return { ...result, interventions: interventionSummary(interventionModeOf(run.request), done, kindModule(run.kind).traits.hasUnits), ...operatorSections(episodes) };
   }
@@ -142,9 +142,9 @@ export function createRunLifecycle(options: RunLifecycleOptions): RunLifecycle {
     await kindModule(run.kind).onEnded?.({ tx, pins, baseUrl, now: at, status }, { ...ended, result }, result);
     const held = await listHeldEpisodesOfRun(tx, runId);
     const reason = ending.status === "stopped" ? (ending.code ? `${ending.code}: ${ending.message}` : `cancelled: ${ending.message}`) : ending.status === "failed" ? `the run failed: ${ending.message}` : "the run completed";
-    tx.afterCommit(() => {
+    tx.afterCommit(async () => {
       if (ending.status === "failed") logger.error(`run ${runId} failed: ${ending.message}`);
-      for (const episode of held) cells.cancelEpisode(episode.cell_id, episode.id, reason);
+      for (const episode of held) await cells.cancelEpisode(episode.cell_id, episode.id, reason);
     });
     await publishStatus(tx, runId, status, null);
     tx.afterCommit(() => {
@@ -173,7 +173,7 @@ export function createRunLifecycle(options: RunLifecycleOptions): RunLifecycle {
         await lockRun(tx, runId);
         const run = await getRun(tx, runId);
         if (!run || run.status !== "running") return false;
-        const decision = kindModule(run.kind).progress?.({ tx, pins, baseUrl, now: now() }, run, await listEpisodeRecords(tx, runId));
+        const decision = await kindModule(run.kind).progress?.({ tx, pins, baseUrl, now: now() }, run, await listEpisodeRecords(tx, runId));
         if (decision) {
           await endIn(tx, runId, { status: "stopped", ...decision.stop });
           return false;

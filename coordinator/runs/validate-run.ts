@@ -53,11 +53,12 @@ export async function validateRunRequest(body: unknown, ctx: ValidateRunContext)
   const validated = await module.plan(body, ctx);
   // `instructions` (sampled, held_out) is checked once the units say which frozen revisions run.
   const revisions = validated.units ? [...new Set(validated.units.map((u) => u.task))] : [validated.resolvedPins.task];
-  const specs = revisions.map((rev) => {
+  const specs: Array<{ rev: string; spec: Record<string, unknown> }> = [];
+  for (const rev of revisions) {
     const match = /^(.+)@v(\d+)$/.exec(rev);
-    const row = match ? findVisibleFrozenRevision(ctx.db, ctx.accountId, match[1], Number(match[2])) : undefined;
-    return { rev, spec: row?.spec ?? {} };
-  });
+    const row = match ? await findVisibleFrozenRevision(ctx.db, ctx.accountId, match[1], Number(match[2])) : undefined;
+    specs.push({ rev, spec: row?.spec ?? {} });
+  }
   validateInstructionSet(validated.kind, body.instructions, specs);
   // A judge decides a task's person-judged predicate first: the task must have one (docs/judges.md).
   checkJudgeTasks(body.judge, specs);

@@ -70,14 +70,14 @@ export interface Scheduler {
   /** An episode of `runId` finished or was interrupted: re-checks its budgets, then kicks. */
   episodeMetered(runId: string): Promise<void>;
   /** Runs one pass now; returns how many episodes were assigned. */
-  runPass(): number;
+  runPass(): Promise<number>;
   /**
    * Why the run's pending episodes wait, as of the last pass, when they wait for an instrument no
    * matching connected cell has now (scheduler/instrument-wait.ts); undefined otherwise.
    */
   waitingReason(runId: string): string | undefined;
   start(): void;
-  stop(): void;
+  stop(): Promise<void>;
 }
 
 /** The image of a container policy (`{type: "container", image}`), else undefined: the scheduler prefers cells that list it. */
@@ -120,7 +120,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
 
   /** Recomputes each open run's instrument wait from the connected cells (any state) matching its units with pending episodes. */
   async function noteInstrumentWaits(open: RunRecord[], taskKinds: Map<string, string[]>): Promise<void> {
-    const connected = registry.connectedCells();
+    const connected = registry.localCells();
     waits.clear();
     for (const run of open) {
       for (const [u, unit] of run.units.entries()) {
@@ -152,7 +152,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     await noteInstrumentWaits(open, taskKinds);
     const held = new Set((await listHeldEpisodes(db)).map((e) => e.cell_id));
     const cells: AvailableCell[] = registry
-      .connectedCells()
+      .localCells()
       .filter((c) => c.state === "idle" && !held.has(c.cellId) && !registry.assignedEpisodeOf(c.cellId))
       .map((c) => ({
         cellId: c.cellId, model: c.model, firmware: c.firmware, environment: c.environment,
@@ -162,24 +162,29 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     if (cells.length === 0) return 0;
 
     const byId = new Map(open.map((r) => [r.id, r]));
-    const connectedIds = new Set(registry.connectedCells().map((c) => c.cellId));
+    const connectedIds = new Set(registry.localCells().map((c) => c.cellId));
     const idleIds = new Set(cells.map((c) => c.cellId));
     // Episodes offered this pass, with their unit.
     const offeredEpisodes = new Map<string, { unit: RunUnit; row: EpisodeRecord }>();
-    const runs: SchedulableRun[] = open.map((run) => {
-      const pendingOf = (limit: number) => run.units.flatMap((_, u) => listPendingOfUnit(db, run.id, u, limit)).sort((a, b) => a.idx - b.idx);
-      let offered = pendingOf(cells.length);
+    const runs: SchedulableRun[] = [];
+    for (const run of open) {
+      const pendingOf = async (limit: number) => {
+        const pending: EpisodeRecord[] = [];
+        for (let u = 0; u < run.units.length; u++) pending.push(...await listPendingOfUnit(db, run.id, u, limit));
+        return pending.sort((a, b) => a.idx - b.idx);
+      };
+      let offered = await pendingOf(cells.length);
       let cellOf = new Map<string, string>();
       if (offered.some((e) => e.assign.block === "cell")) {
         // A paired compare's second episodes wait for their pair's cell, which may be busy: look past as
         // many of them as there are connected cells, so that they do not crowd out what an idle cell could take.
-        const blocking = blockPairsByCell(pendingOf(cells.length + connectedIds.size), listPairCells(db, run.id), connectedIds);
+        const blocking = blockPairsByCell(await pendingOf(cells.length + connectedIds.size), await listPairCells(db, run.id), connectedIds);
         cellOf = blocking.cellOf;
         offered = blocking.offered.filter((e) => !cellOf.has(e.id) || idleIds.has(cellOf.get(e.id)!));
       }
       // Units may differ in tier and class: only the prefix whose per-unit estimates fit is offered,
       // so whichever of them the matching skips, what is assigned fits.
-      const affordable = options.budget ? options.budget.episodeAllowance(run.id, offered) : Infinity;
+      const affordable = options.budget ? await options.budget.episodeAllowance(run.id, offered) : Infinity;
       const chosen = offered.slice(0, Math.max(0, affordable));
       const episodePins: Record<string, CellPin> = {};
       for (const e of chosen) {
@@ -187,16 +192,16 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
         const image = containerImageOf(unit.policy);
         const cellId = cellOf.get(e.id);
         episodePins[e.id] = {
-          model: unit.model, firmware: unit.firmware, environment: unit.environment, instruments: instrumentsOfTask(taskKinds, unit.task),
+          model: unit.model, firmware: unit.firmware, environment: unit.environment, instruments: await instrumentsOfTask(taskKinds, unit.task),
           ...(image ? { image } : {}), ...(cellId ? { cellId } : {}),
         };
         offeredEpisodes.set(e.id, { unit, row: e });
       }
-      return {
+      runs.push({
         id: run.id, priority: run.priority, created: run.created, model: run.plan.model, firmware: run.plan.firmware, environment: run.plan.environment,
         pendingEpisodeIds: chosen.map((e) => e.id), episodePins, limit: Math.min(cells.length, chosen.length),
-      };
-    });
+      });
+    }
 
     let assigned = 0;
     const taskJsonCache = new Map<string, string | undefined>();
@@ -264,20 +269,37 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     };
   }
 
+  // Single flight: a pass never overlaps another (each awaits the store); a kick during a pass asks
+  // for one more pass after it, however many kicks arrive meanwhile.
+  let passing: Promise<void> | undefined;
+  let passAgain = false;
+
   async function safePass(): Promise<void> {
-    if (stopped) return;
-    try {
-      await runPass();
-    } catch (error) {
-      logger.error(`scheduler: pass failed: ${(error as Error).stack ?? error}`);
+    if (stopped) return Promise.resolve();
+    if (passing) {
+      passAgain = true;
+      return passing;
     }
+    passing = (async () => {
+      do {
+        passAgain = false;
+        try {
+          await runPass();
+        } catch (error) {
+          logger.error(`scheduler: pass failed: ${(error as Error).stack ?? error}`);
+        }
+      } while (passAgain && !stopped);
+    })().finally(() => {
+      passing = undefined;
+    });
+    return passing;
   }
 
   function kickLocal(): void {
     if (pending || stopped) return;
     pending = setImmediate(() => {
       pending = undefined;
-      safePass();
+      void safePass();
     });
   }
 
@@ -311,15 +333,17 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     waitingReason: (runId) => waits.get(runId),
     start() {
       stopped = false;
-      timer ??= setInterval(safePass, intervalMs);
+      timer ??= setInterval(() => void safePass(), intervalMs);
       timer.unref();
     },
-    stop() {
+    async stop() {
       stopped = true;
       if (timer) clearInterval(timer);
       timer = undefined;
       if (pending) clearImmediate(pending);
       pending = undefined;
+      // The pass in progress finishes (its transaction commits or rolls back) before the store closes.
+      await passing;
     },
   };
 }

@@ -19,7 +19,7 @@ import { grantLapse, type ViewerGrant } from "./stream-access.js";
 
 export interface LiveAccess {
   /** Binds an open view to its grant; `close(reason)` is called once if the grant lapses. Returns the unbind function. */
-  bind(grant: ViewerGrant, close: (reason: string) => void): Promise<() => void>;
+  bind(grant: ViewerGrant, close: (reason: string) => void): () => void;
   /** Asks again for every open view (of one cell, when given), now. */
   recheck(cellId?: string): void;
   /** Unbinds every view (without closing it) and stops the backstop. */
@@ -74,7 +74,8 @@ export function createLiveAccessWatch(options: LiveAccessWatchOptions): LiveAcce
       logger.error(`live access re-check of cell ${view.grant.cellId} failed: ${(error as Error).message}`);
       reason = "access could not be checked";
     }
-    if (reason === null) return;
+    // Checks may overlap (a status event during the backstop's): the view is closed once.
+    if (reason === null || !views.has(view)) return;
     unbind(view);
     view.close(reason);
   };
@@ -85,23 +86,23 @@ export function createLiveAccessWatch(options: LiveAccessWatchOptions): LiveAcce
 
   // After the change is in place (the scheduler's transaction has finished) and before the cell's
   // next message, which arrives on a later turn of the event loop.
-  const stopAssignments = options.assignments?.onAssignmentChange((cellId) => queueMicrotask(() => recheck(cellId)));
+  const stopAssignments = options.assignments?.onAssignmentChange((cellId) => queueMicrotask(() => void recheck(cellId)));
 
   return {
-    async bind(grant, close) {
+    bind(grant, close) {
       const view: BoundView = { grant, close };
       views.add(view);
       if (grant.runId !== null) {
-        view.unsubscribeRun = runEvents.subscribe(grant.runId, async (event: RunEvent) => {
-          if (event.type === "status") await check(view);
+        view.unsubscribeRun = runEvents.subscribe(grant.runId, (event: RunEvent) => {
+          if (event.type === "status") void check(view);
         });
       }
       if (!backstop) {
-        backstop = setInterval(() => recheck(), recheckMs);
+        backstop = setInterval(() => void recheck(), recheckMs);
         backstop.unref();
       }
       // The grant may have lapsed between admission and binding (a WebSocket upgrade takes a turn).
-      await check(view);
+      void check(view);
       return () => unbind(view);
     },
     recheck,

@@ -13,7 +13,7 @@ import type { IncomingMessage, Server } from "node:http";
 import type { Duplex } from "node:stream";
 import { WebSocketServer, type WebSocket } from "ws";
 import { AssayError, errorEnvelope } from "../errors/assay-error.js";
-import type { FleetView } from "../fleet/fleet-view.js";
+import type { ConnectedCell, FleetView } from "../fleet/fleet-view.js";
 import type { Db } from "../store/database.js";
 import type { ConnectionCaps } from "./connection-caps.js";
 import type { LiveAccess } from "./live-access-watch.js";
@@ -58,7 +58,13 @@ async function admit(o: StreamUpgradeOptions, req: IncomingMessage, base: string
   const viewer = await streamViewer(o.db, target, url.searchParams.get("token") ?? undefined, req.headers.authorization, o.now());
   let cellId = id;
   if (kind === "runs") {
-    const running = (await o.fleet.connectedCells()).find((c) => workOfCell(o.db, o.fleet, c.cellId)?.runId === id);
+    let running: ConnectedCell | undefined;
+    for (const c of await o.fleet.connectedCells()) {
+      if ((await workOfCell(o.db, o.fleet, c.cellId))?.runId === id) {
+        running = c;
+        break;
+      }
+    }
     if (!running) throw new AssayError("not_found", `run ${id} is not on a cell right now (queued, between episodes or ended); connect again while it runs`, { runId: id });
     cellId = running.cellId;
   }

@@ -146,7 +146,7 @@ export async function freezeTask(row: TaskRecord, ctx: TaskContext): Promise<Tas
     const signatures = await signFrozenSpec(tx, ctx.accountId, storedSpec(current), rev, frozen, ctx.now);
     await freezeTaskRow(tx, row.id, { version, frozen, signatures: JSON.stringify(signatures) });
   });
-  return getTask(ctx.db, row.id)!;
+  return (await getTask(ctx.db, row.id))!;
 }
 
 /** POST /v1/tasks/{id}/revise: a new draft carrying a frozen revision's fields; it freezes as the next revision. */

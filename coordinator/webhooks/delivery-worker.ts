@@ -6,6 +6,7 @@
  * after a restart. Delivery is at least once: a crash between the receiver's 2xx and the store
  * update sends the event again, so receivers dedupe by `Assay-Event-Id`.
  */
+import { singleFlight } from "../store/single-flight.js";
 import type { Db } from "../store/database.js";
 import { leaseDelivery, listDueDeliveries, markDelivered, recordFailedAttempt, type DueDeliveryRow } from "../store/webhooks-repo.js";
 import { eventPayload, type WebhookEventRow } from "./outbox.js";
@@ -113,9 +114,9 @@ export function createWebhookWorker(options: WebhookWorkerOptions): WebhookWorke
     if (giveUp) logger.warn(`webhooks: gave up on event ${event.id} for endpoint ${row.endpoint_id} after ${attempts} attempts (${error})`);
   }
 
-  async function poll(): Promise<void> {
+  // One poll at a time: two at once could both read the same free slots.
+  const polling = singleFlight(async () => {
     if (stopped) return;
-    try {
       const free = o.concurrency - inFlight.size;
       if (free <= 0) return;
       // Read past the slots: rows of an account at its own limit must not keep other accounts waiting.
@@ -137,10 +138,8 @@ export function createWebhookWorker(options: WebhookWorkerOptions): WebhookWorke
           });
         inFlight.set(key, done);
       }
-    } catch (error) {
-      logger.error(`webhooks: outbox poll failed: ${(error as Error).stack ?? error}`);
-    }
-  }
+  }, (error) => logger.error(`webhooks: outbox poll failed: ${(error as Error).stack ?? error}`));
+  const poll = () => void polling.run();
 
   function kick(): void {
     if (stopped || kicked) return;
@@ -168,6 +167,7 @@ export function createWebhookWorker(options: WebhookWorkerOptions): WebhookWorke
       kicked = undefined;
       // Attempts cut short here are recorded as failed and retried after the next start.
       abort.abort(new Error("the coordinator is stopping"));
+      await polling.idle();
       await Promise.allSettled([...inFlight.values()]);
     },
   };

@@ -31,16 +31,16 @@ export async function enqueueEvent(db: Db, accountId: string, type: WebhookEvent
  * Returns the event id. NOTE: as `enqueueEvent`, call it inside the transaction of the change.
  */
 export async function enqueueEventForEndpoint(db: Db, accountId: string, endpointId: string, type: WebhookEventType, data: object, at: Date = new Date()): Promise<string> {
-  return await recordEvent(db, accountId, type, data, at, () => [endpointId]);
+  return await recordEvent(db, accountId, type, data, at, async () => [endpointId]);
 }
 
 /** Writes the event and one pending delivery, due at once, per endpoint `endpoints()` names; returns the event id. */
-async function recordEvent(db: Db, accountId: string, type: WebhookEventType, data: object, at: Date, endpoints: (tx: Tx) => string[]): Promise<string> {
+async function recordEvent(db: Db, accountId: string, type: WebhookEventType, data: object, at: Date, endpoints: (tx: Tx) => Promise<string[]>): Promise<string> {
   const id = `evt_${randomBase62(24)}`;
   const created = at.toISOString();
   await transact(db, async (tx) => {
     await insertWebhookEvent(tx, { id, account_id: accountId, type, created, data: JSON.stringify(data) });
-    for (const endpointId of endpoints(tx)) await insertPendingDelivery(tx, id, endpointId, created);
+    for (const endpointId of await endpoints(tx)) await insertPendingDelivery(tx, id, endpointId, created);
   });
   return id;
 }

@@ -76,7 +76,7 @@ export async function run(episodes = 100, formats: readonly (typeof FORMATS)[num
       }
     }
     for (const status of ["scheduling", "running"] as const) await runsRepo.setRunStatus(db, runId, status);
-    service.coordinator.lifecycle.end(db, runId, { status: "completed" });
+    await service.coordinator.lifecycle.end(db, runId, { status: "completed" });
     figure("input_bytes", inputBytes / MB, "MB");
 
     // The floor: the same bytes read and written into one file (and once more with an fsync at the end).

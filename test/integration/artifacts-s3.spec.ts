@@ -167,7 +167,7 @@ describe("artifacts in an S3-compatible bucket", function () {
     it("restarts an interrupted upload from 0 on the new coordinator and completes it once, intact; takes a file already in the bucket as stored", async () => {
       // Coordinator A: the cell finishes an episode with an MCAP and a video and starts uploading the MCAP.
       coordinator = await start(dirA);
-      const token = coordinator.enrollCell("so101-b", "so101");
+      const token = await coordinator.enrollCell("so101-b", "so101");
       const cell = new ScriptedAgent(coordinator.grpcAddress, token, "so101-b");
       agents.push(cell);
       await cell.connect();

@@ -288,7 +288,7 @@ describe("CellLink server (scripted agent)", function () {
     assert.equal(refusal.code, "firmware_mismatch");
     assert.match(refusal.message, /reports so101@3\.11 but .* pins so101@3\.10/);
     assert.equal((await server.fleet.connectedCells())[0].state, "firmware_mismatch");
-    assert.equal(server.scheduler.runPass(), 0);
+    assert.equal(await server.scheduler.runPass(), 0);
     assert.equal(agent.pending().filter((m) => m.assignEpisode).length, 0);
     assert.equal((await getEpisode(db, runsRepo.episodeId("run_fw", 0)))!.status, "pending");
   });

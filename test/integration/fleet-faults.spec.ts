@@ -187,7 +187,7 @@ describe("the attempt cap", function () {
   });
 
   it("fails the run, naming the episode, after its fifth interrupted attempt instead of retrying forever", async () => {
-    const cell = new ScriptedAgent(service.coordinator.grpcAddress, service.coordinator.enrollCell("so101-b", "so101"), "so101-b");
+    const cell = new ScriptedAgent(service.coordinator.grpcAddress, await service.coordinator.enrollCell("so101-b", "so101"), "so101-b");
     agent = cell;
     await cell.connect();
     const runId = await submit(service, 1, "cap-1");

@@ -75,7 +75,7 @@ describe("the headline prior learns from the fleet (integration)", function () {
   /** Ends a submitted run the way the lifecycle ends one whose episodes all finished (no cell moved it to running here). */
   async function complete(runId: string): Promise<void> {
     for (const status of ["scheduling", "running"] as const) await runsRepo.setRunStatus(coordinator.db, runId, status);
-    assert.equal(coordinator.lifecycle.end(coordinator.db, runId, { status: "completed" }), true);
+    assert.equal(await coordinator.lifecycle.end(coordinator.db, runId, { status: "completed" }), true);
   }
 
   async function submit(): Promise<string> {

@@ -155,7 +155,7 @@ describe("hostile bounds: field sizes, PDF renders that never stall, public repo
       });
     }
     for (const status of ["scheduling", "running"] as const) await setRunStatus(db, runId, status);
-    lifecycle.end(db, runId, { status: "completed" });
+    await lifecycle.end(db, runId, { status: "completed" });
 
     const boards = await call("/v1/leaderboards", { key: false });
     const listed = (boards.body.data as Json[]).find((b) => b.leader.account === "Public Lab");

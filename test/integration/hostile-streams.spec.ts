@@ -192,7 +192,7 @@ describe("hostile streams: live views bound to their grant, and capped (scripted
       liveRecheckMs: 10 * 60_000,
     }));
     await ensureAccount(coordinator.db, OTHER_ACCOUNT, "Account E", new Date().toISOString());
-    agent = new ScriptedAgent(coordinator.grpcAddress, coordinator.enrollCell(CELL, "so101"), CELL);
+    agent = new ScriptedAgent(coordinator.grpcAddress, await coordinator.enrollCell(CELL, "so101"), CELL);
     await agent.connect();
     // A cell says it is alive every second (the device's own clock, not a wait in the test).
     heartbeats = setInterval(() => agent.send({ heartbeat: { sentAtMs: Date.now(), state: running ? "busy" : "idle", episodeId: running, dutyCyclePct: 0, uploadBacklog: 0, instrumentsDown: [] } }), 1000);

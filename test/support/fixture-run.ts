@@ -67,6 +67,6 @@ export async function insertFixtureRun(coordinator: { db: Db; lifecycle: RunLife
   }
   // Ended through the lifecycle, so the run has its Result and report like any completed run.
   for (const status of ["scheduling", "running"] as const) await runsRepo.setRunStatus(db, runId, status);
-  coordinator.lifecycle.end(db, runId, { status: "completed" });
+  await coordinator.lifecycle.end(db, runId, { status: "completed" });
   return fixture;
 }

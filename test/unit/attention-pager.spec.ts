@@ -98,7 +98,7 @@ describe("attention pager", () => {
     assert.equal(raised.length, 2);
   });
 
-  it("keeps one timer per cell: a new episode's wait replaces the old one", () => {
+  it("keeps one timer per cell: a new episode's wait replaces the old one", async () => {
     pager.observe("so101-b", { kind: "reset", episodeId: "ep_1", since: iso(time.nowMs) });
     time.advance(60_000);
     pager.observe("so101-b", { kind: "reset", episodeId: "ep_2", since: iso(time.nowMs) });
@@ -107,7 +107,7 @@ describe("attention pager", () => {
     assert.equal(raised.length, 0);
     time.advance(1_000);
     assert.deepEqual(raised.map((r) => r.key.episodeId), ["ep_2"]);
-    pager.stop();
+    await pager.stop();
     assert.equal(time.pending(), 0);
   });
 
@@ -160,7 +160,7 @@ describe("attention pages through the outbox", () => {
     const first = newPager();
     first.observe("so101-b", { kind: "reset", episodeId: "ep_1", since });
     time.advance(130_000);
-    first.stop();
+    await first.stop();
     // A restarted coordinator hears the same attention again when the cell reconnects.
     const second = newPager();
     second.observe("so101-b", { kind: "reset", episodeId: "ep_1", since });
@@ -169,7 +169,7 @@ describe("attention pages through the outbox", () => {
     assert.equal(kicks, 1);
     // An attention that became due while the coordinator was down is raised as soon as it is heard.
     const labelSince = iso(time.nowMs);
-    second.stop();
+    await second.stop();
     time.advance(300_000);
     const third = newPager();
     third.observe("so101-b", { kind: "label", episodeId: "ep_1", since: labelSince });

@@ -154,7 +154,7 @@ for (const engine of STORE_ENGINES) {
       await markEpisodeRunning(db, ep("run_h", 1), "fr3-a", at);
       // The link drops (the coordinator estimates 15 s), then the run is halted: the episode is cancelled.
       await requeueEpisode(db, ep("run_h", 1), "fr3-a", { reason: "link_lost", detail: "stream ended", at, duration_s: 15 });
-      assert.ok(lifecycle.end(db, "run_h", { status: "stopped", code: "budget_exceeded", message: "test halt" }));
+      assert.ok(await lifecycle.end(db, "run_h", { status: "stopped", code: "budget_exceeded", message: "test halt" }));
       assert.equal((await getEpisode(db, ep("run_h", 1)))!.status, "cancelled");
       assert.equal(JSON.parse((await runsRepo.getRunRow(db, "run_h"))!.result!).cost_usd, 0.29); // 15 s at 69 $/h
       // The cell comes back and reports that attempt finished after 20 s + 4 s reset.

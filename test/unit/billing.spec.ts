@@ -133,9 +133,9 @@ for (const engine of STORE_ENGINES) {
       await finish("run_c", 0); // $0.15 this month
       const guard = createBudgetGuard({ db, lifecycle, pins, now });
       await putBudget(db, "acct_1", { monthlyUsd: 0.1, hard: false }, now());
-      assert.equal(guard.checkAccount("acct_1"), 0);
+      assert.equal(await guard.checkAccount("acct_1"), 0);
       await putBudget(db, "acct_1", { monthlyUsd: 0.1, hard: true }, now());
-      assert.equal(guard.checkAccount("acct_1"), 2);
+      assert.equal(await guard.checkAccount("acct_1"), 2);
       assert.deepEqual(["run_c", "run_d"].map((id) => runsRepo.getRunRow(db, id)!.status_code), ["monthly_budget_exceeded", "monthly_budget_exceeded"]);
       assert.equal((await computeUsage(db, pins, "acct_1", "2026-11")).usdTotal, 0.15);
     });

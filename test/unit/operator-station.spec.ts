@@ -30,19 +30,19 @@ function session(): CellSession {
 }
 
 describe("operator resets: registry and result sections", () => {
-  it("a cell's Attention makes it awaiting_reset with the scene until it says it needs nobody", () => {
+  it("a cell's Attention makes it awaiting_reset with the scene until it says it needs nobody", async () => {
     const registry = new CellRegistry({ pins });
     registry.attach(session());
     registry.setAssigned(installed.cell, "ep_1");
     registry.recordAttention(installed.cell, { kind: "reset", episodeId: "ep_1", sinceMs: Date.parse(NOW), sceneJson: JSON.stringify({ lighting: "dim", objects: {} }) });
-    const [cell] = registry.connectedCells();
+    const [cell] = await registry.connectedCells();
     assert.equal(cell.state, "awaiting_reset");
     assert.deepEqual(cell.attention, { kind: "reset", episodeId: "ep_1", since: NOW, scene: { lighting: "dim", objects: {} } });
     registry.recordAttention(installed.cell, { kind: "", episodeId: "", sinceMs: 0, sceneJson: "" });
-    assert.equal(registry.connectedCells()[0].state, "busy", "answered: running its episode, before the next heartbeat says so");
+    assert.equal((await registry.connectedCells())[0].state, "busy", "answered: running its episode, before the next heartbeat says so");
     registry.recordHeartbeat(installed.cell, { sentAtMs: 0, state: "busy", episodeId: "ep_1", dutyCyclePct: 0, uploadBacklog: 0, instrumentsDown: [] });
-    assert.equal(registry.connectedCells()[0].state, "busy");
-    assert.equal(registry.connectedCells()[0].attention, undefined);
+    assert.equal((await registry.connectedCells())[0].state, "busy");
+    assert.equal((await registry.connectedCells())[0].attention, undefined);
     // A malformed scene from a cell still shows that a reset waits.
     registry.recordAttention(installed.cell, { kind: "reset", episodeId: "ep_1", sinceMs: 0, sceneJson: "{not json" });
     assert.deepEqual(registry.attentionOf(installed.cell)?.scene, {});

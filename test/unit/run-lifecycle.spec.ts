@@ -85,7 +85,7 @@ for (const engine of STORE_ENGINES) {
         await lifecycle.scheduled(tx, "run_s", "so101-b");
       });
       assert.equal((await runsRepo.getRun(db, "run_s"))!.status, "scheduling");
-      assert.equal(lifecycle.end(db, "run_s", { status: "stopped", code: "budget_exceeded", message: "cap reached" }), true);
+      assert.equal(await lifecycle.end(db, "run_s", { status: "stopped", code: "budget_exceeded", message: "cap reached" }), true);
       const run = (await runsRepo.getRun(db, "run_s"))!;
       assert.equal(run.status, "stopped");
       assert.equal(run.statusCode, "budget_exceeded");
@@ -97,7 +97,7 @@ for (const engine of STORE_ENGINES) {
         { status: "scheduling", cell: "so101-b", webrtc: "ws://x/streams/cells/so101-b?token=<signed>" },
         { status: "stopped", cell: null, webrtc: null },
       ]);
-      assert.equal(lifecycle.end(db, "run_s", { status: "failed", message: "again" }), false);
+      assert.equal(await lifecycle.end(db, "run_s", { status: "failed", message: "again" }), false);
       assert.equal(events.length, 2);
     });
   });

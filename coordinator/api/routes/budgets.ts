@@ -17,7 +17,7 @@ export function budgetsRouter(deps: CompiledApiDeps): Router {
     const { accountId } = authOf(res);
     const body = parseBody(BudgetRequest, req.body);
     const budget = await putBudget(deps.db, accountId, { monthlyUsd: body.monthly_usd, hard: body.hard === true }, deps.clock());
-    deps.budgetGuard.checkAccount(accountId);
+    await deps.budgetGuard.checkAccount(accountId);
     res.status(200).json({ monthly_usd: budget.monthlyUsd, hard: budget.hard });
   });
 

@@ -52,7 +52,7 @@ async function attentionView(db: Db, attention: CellAttention | undefined, now: 
 }
 
 /** The wire view of a cell: enrollment facts from the store, live state from the fleet. Never the token. */
-export function cellView(row: CellRow, live: ConnectedCell | undefined, extra: { enrollment_token?: string } = {}, attention: ReturnType<typeof attentionView> = null) {
+export function cellView(row: CellRow, live: ConnectedCell | undefined, extra: { enrollment_token?: string } = {}, attention: Awaited<ReturnType<typeof attentionView>> = null) {
   return {
     object: "cell",
     id: row.id,
@@ -114,7 +114,7 @@ export function cellsRouter(deps: CompiledApiDeps): Router {
     const now = deps.clock();
     res.json({
       object: "list", url: "/v1/cells",
-      data: (await listCells(deps.db)).map((row) => cellView(row, live.get(row.id), {}, attentionView(deps.db, live.get(row.id)?.attention, now))),
+      data: await Promise.all((await listCells(deps.db)).map(async (row) => cellView(row, live.get(row.id), {}, await attentionView(deps.db, live.get(row.id)?.attention, now)))),
     });
   });
 
@@ -131,7 +131,7 @@ export function cellsRouter(deps: CompiledApiDeps): Router {
     const previous = await lastFinishedEpisodeOfCell(deps.db, row.id);
     const run = previous ? await getRun(deps.db, previous.runId) : undefined;
     res.json({
-      ...cellView(row, live, {}, attentionView(deps.db, live?.attention, deps.clock())),
+      ...cellView(row, live, {}, await attentionView(deps.db, live?.attention, deps.clock())),
       previous_episode: previous
         ? {
             id: previous.id, run_id: previous.runId, index: previous.idx, attempt: previous.attempt, outcome: previous.outcome,

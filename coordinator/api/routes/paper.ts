@@ -91,7 +91,8 @@ export function paperRouter(deps: CompiledApiDeps): Router {
     const { accountId } = authOf(res);
     const file = paperFileOf(req.params.file);
     const ids = selectionIds(parseQuery(PaperSelectionQuery, req).runs);
-    const runs = ids.map((id) => completedRun(deps, accountId, id));
+    const runs: RunRecord[] = [];
+    for (const id of ids) runs.push(await completedRun(deps, accountId, id));
     const rows = paperRowsOfSelection(runs);
     const sources = runs.map((run, i): PaperSource => ({ run, name: runNameOf(run), rows: [rows[i]] }));
     const title = `Success rates of ${runs.length} Assay runs`;

@@ -57,7 +57,7 @@ export function runsRouter(deps: CompiledApiDeps): Router {
     if (isTerminal(run.status)) {
       throw new AssayError("contract_validation_failed", `run ${run.id} is already ${run.status}; only a queued, scheduling or running run can be cancelled`, { runId: run.id });
     }
-    deps.endRun(run.id, { status: "stopped", message: `cancelled on request (key ${keyId})` });
+    await deps.endRun(run.id, { status: "stopped", message: `cancelled on request (key ${keyId})` });
     res.json(runView((await getRun(deps.db, run.id))!));
   });
 
