@@ -158,7 +158,12 @@ export function calibrationExportJobs(options: CalibrationJobOptions): ArchiveJo
           for (const e of (await selectExportEpisodes(db, run, "mcap-bundle")).episodes) {
             signal.throwIfAborted();
             const mcap = await localFile(objects, e.mcap, work);
-            const record = await calibrationEpisode(run.id, { ...e, mcap, videos: {} }, e.scenarioId ?? null).finally(() => releaseLocalFile(objects, mcap));
+            let record: Record<string, unknown>;
+            try {
+              record = await calibrationEpisode(run.id, { ...e, mcap, videos: {} }, e.scenarioId ?? null);
+            } finally {
+              await releaseLocalFile(objects, mcap);
+            }
             yield add(`runs/${run.id}/episodes/${String(e.index).padStart(6, "0")}-${e.episodeId}.json`, encode(`${JSON.stringify(record)}\n`));
             episodes++;
           }
@@ -173,7 +178,12 @@ export function calibrationExportJobs(options: CalibrationJobOptions): ArchiveJo
       let signed = "";
       const fileName = calibrationFileName(row.id);
       await removeArchiveFiles(objects, row.id);
-      const archive = await writeTarArchive(objects, archiveKey(row.id, fileName), entries(), signal).finally(() => rm(work, { recursive: true, force: true }));
+      let archive: Awaited<ReturnType<typeof writeTarArchive>>;
+      try {
+        archive = await writeTarArchive(objects, archiveKey(row.id, fileName), entries(), signal);
+      } finally {
+        await rm(work, { recursive: true, force: true });
+      }
       const readyAt = now();
       const firstStored: number[] = [];
       for (const r of runs) {

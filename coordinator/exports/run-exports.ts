@@ -8,6 +8,7 @@
  * stays available for `availabilityMs` after it is ready (default 7 days), never past the run's own
  * data retention: the archive holds the recordings.
  */
+import { serialQueue } from "../store/serial-queue.js";
 import { mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { randomBase62 } from "../auth/api-keys.js";
@@ -161,9 +162,13 @@ export function runExportJobs(options: RunExportJobOptions): ArchiveJobKind<Expo
       await removeArchiveFiles(objects, row.id);
       const work = join(workDir, row.id);
       await rm(work, { recursive: true, force: true });
-      const progress = async (done: number) => {
+      // The writers report progress synchronously (and are stopped by its throw); the writes to the
+      // store follow in order, and all have landed before the export is marked ready.
+      let progressError: unknown;
+      const progressWrites = serialQueue((error) => void (progressError ??= error));
+      const progress = (done: number) => {
         signal.throwIfAborted();
-        await setExportProgress(db, row.id, done);
+        void progressWrites.push(() => setExportProgress(db, row.id, done));
       };
       const fileName = exportFileName(run.id, row.format);
       const key = archiveKey(row.id, fileName);
@@ -181,8 +186,10 @@ export function runExportJobs(options: RunExportJobOptions): ArchiveJobKind<Expo
           archive = await writeTarArchive(objects, key, directoryEntries(join(dataset, root), root), signal);
         }
       } finally {
+        await progressWrites.idle();
         await rm(work, { recursive: true, force: true });
       }
+      if (progressError !== undefined) throw progressError;
       const readyAt = now();
       const firstStored = (await listArtifacts(db, run.id)).map((a) => a.stored_at).filter((t): t is string => t !== null).sort()[0];
       const retentionEnd = firstStored ? Date.parse(firstStored) + retentionOfRequest(run.request) * 3_600_000 : Infinity;

@@ -56,7 +56,7 @@ export interface SubmitOptions {
   /** Replaces the planned run's plan and episodes (a replay reproduces one episode's conditions). */
   reshape?: (validated: ValidatedRun) => { plan: RunPlan; episodes: NewEpisode[] };
   /** Runs inside the insert's transaction with the new run's id (a gate check row commits with its run). */
-  withinInsert?: (tx: Tx, runId: string, created: string) => void;
+  withinInsert?: (tx: Tx, runId: string, created: string) => Promise<void>;
 }
 
 export interface Submitted {
@@ -143,7 +143,7 @@ export async function submitRun(ctx: SubmissionContext, accountId: string, body:
       headlinePriors: await headlinePriorsAtSubmission(tx, unitsOf(validated)),
       labels: labelsOfRequest(validated.request),
     });
-    options.withinInsert?.(tx, id, created);
+    await options.withinInsert?.(tx, id, created);
   });
   if (raced) return { run: raced, replayed: true };
   ctx.scheduler.kick();

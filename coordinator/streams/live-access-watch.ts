@@ -21,7 +21,7 @@ export interface LiveAccess {
   /** Binds an open view to its grant; `close(reason)` is called once if the grant lapses. Returns the unbind function. */
   bind(grant: ViewerGrant, close: (reason: string) => void): () => void;
   /** Asks again for every open view (of one cell, when given), now. */
-  recheck(cellId?: string): void;
+  recheck(cellId?: string): Promise<void>;
   /** Unbinds every view (without closing it) and stops the backstop. */
   stop(): void;
 }

@@ -126,9 +126,11 @@ export function acceptStreamUpgrades(server: Server, o: StreamUpgradeOptions): (
       ws.once("close", unbind);
     });
   };
-  server.on("upgrade", onUpgrade);
+  // An upgrade that fails unexpectedly (the store did not answer) drops its socket; nothing leaks.
+  const listener = (req: IncomingMessage, socket: Duplex, head: Buffer) => void onUpgrade(req, socket, head).catch(() => socket.destroy());
+  server.on("upgrade", listener);
   return () => {
-    server.off("upgrade", onUpgrade);
+    server.off("upgrade", listener);
     for (const client of wss.clients) client.terminate();
     wss.close();
   };

@@ -51,7 +51,7 @@ export function keysRouter(deps: CompiledApiDeps): Router {
     // Revoking an already revoked key changes nothing and shows the original timestamp.
     await revokeKey(deps.db, keyId, deps.clock().toISOString());
     // Live views opened with the key (or a token minted for it) close now, not at the next backstop re-check.
-    deps.liveAccess.recheck();
+    await deps.liveAccess.recheck();
     res.json(keyView((await found())!));
   });
 
