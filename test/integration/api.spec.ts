@@ -41,7 +41,7 @@ describe("/v1 API (integration)", () => {
   let admin: string;
   let kicks = 0;
   const runEvents = new RunEvents();
-  const fleet: FleetView = { connectedCells: () => [cell("so101-b", "3.11", 40), cell("so101-c", "3.11", 60)], assignedEpisodeOf: () => undefined };
+  const fleet: FleetView = { connectedCells: async () => [cell("so101-b", "3.11", 40), cell("so101-c", "3.11", 60)], assignedEpisodeOf: () => undefined };
 
   const call = (path: string, init: RequestInit & { key?: string | null; json?: unknown } = {}) => {
     const headers = new Headers(init.headers);

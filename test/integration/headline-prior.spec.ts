@@ -48,13 +48,13 @@ describe("the headline prior learns from the fleet (integration)", function () {
 
   /** Finishes every pending episode of the run, round-robin over CELLS, `successes(i)` deciding each outcome. */
   async function finishEpisodes(runId: string, successes: (cell: number, i: number) => boolean): Promise<void> {
-    (await listEpisodeRecords(coordinator.db, runId)).forEach((episode, i) => {
+    for (const [i, episode] of (await listEpisodeRecords(coordinator.db, runId)).entries()) {
       const cell = i % CELLS.length;
-      markEpisodeDone(coordinator.db, episode.id, {
+      await markEpisodeDone(coordinator.db, episode.id, {
         cellId: CELLS[cell], outcome: successes(cell, i) ? "success" : "failure", failureCluster: successes(cell, i) ? null : "missed_grasp",
         durationS: 10, resetS: 2, replaySpecJson: null, metaJson: null, evaluationJson: null, finishedAt: new Date().toISOString(),
       });
-    });
+    }
   }
 
   /** A completed run of another account's fleet history on three cells, inserted the way the store holds one. */

@@ -181,7 +181,7 @@ describe("hostile input: every route, fuzzed (seeded, loopback)", function () {
     const { loadFirmwarePins } = await import("../../firmware-pins/pins.js");
     const { createServer } = await import("node:http");
     const app = createApiApp({
-      db: service.coordinator.db, fleet: { connectedCells: () => [], assignedEpisodeOf: () => undefined }, runEvents: new RunEvents(), scheduler: { kick: () => {} }, pins: loadFirmwarePins(),
+      db: service.coordinator.db, fleet: { connectedCells: async () => [], assignedEpisodeOf: () => undefined }, runEvents: new RunEvents(), scheduler: { kick: () => {} }, pins: loadFirmwarePins(),
       urls: { baseUrl: "http://x", artifactUrl: "http://x/artifacts", streamsUrl: "ws://x/streams", docsUrl: "http://x/docs" },
       objects: new DiskStore(service.dataDir), metrics: createMetricsRegistry({ defaultMetrics: false }), metricsAccess: "operator",
     });

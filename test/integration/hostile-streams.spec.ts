@@ -350,7 +350,8 @@ describe("hostile streams: live views bound to their grant, and capped (scripted
 
   it("caps MJPEG viewers, signalling WebSockets and event streams per key and per account: the next is refused 429 before it starts", async () => {
     // Operators watch any cell, so the cell needs no run for these.
-    const keys = [0, 1, 2].map(() => key(CATALOG_ACCOUNT_ID, ["runs:read", "streams:read"]).secret);
+    const keys: string[] = [];
+    for (let i = 0; i < 3; i++) keys.push((await key(CATALOG_ACCOUNT_ID, ["runs:read", "streams:read"])).secret);
     const mjpegUrl = `${coordinator.baseUrl}/streams/cells/${CELL}/cameras/top.mjpeg`;
     const viewers: MjpegReader[] = [];
     closeAfter.push(() => Promise.all(viewers.map((v) => v.cancel())));
@@ -393,7 +394,8 @@ describe("hostile streams: live views bound to their grant, and capped (scripted
     const run = await json(await api("/v1/runs", TEST_ADMIN_KEY, { method: "POST", json: { ...README_RUN_BODY, episodes: 1 } }), 201);
     const assign = await agent.next((m) => m.assignEpisode);
     await started(assign);
-    const streamKeys = [0, 1].map(() => key(DEFAULT_ACCOUNT_ID, ["runs:read"]).secret);
+    const streamKeys: string[] = [];
+    for (let i = 0; i < 2; i++) streamKeys.push((await key(DEFAULT_ACCOUNT_ID, ["runs:read"])).secret);
     const aborts: AbortController[] = [];
     closeAfter.push(() => aborts.forEach((a) => a.abort()));
     const openEvents = async (k: string) => {

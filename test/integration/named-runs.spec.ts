@@ -43,7 +43,7 @@ describe("named runs: name, metadata, policy_name and the runs list's filters (i
   let server: Server;
   let base: string;
   let admin: string;
-  const fleet: FleetView = { connectedCells: () => [cell("so101-a"), cell("so101-b")], assignedEpisodeOf: () => undefined };
+  const fleet: FleetView = { connectedCells: async () => [cell("so101-a"), cell("so101-b")], assignedEpisodeOf: () => undefined };
 
   const call = async (path: string, init: { method?: string; json?: unknown } = {}) => {
     const res = await fetch(base + path, {

@@ -123,7 +123,7 @@ describe("OpenAPI document (integration)", function () {
     assert.equal(new Set(documented).size, documented.length, "an operation is listed twice");
     // The same app the coordinator serves, built from the same factory (server.ts does not expose its instance).
     const app = createApiApp({
-      db: service.coordinator.db, fleet: { connectedCells: () => [], assignedEpisodeOf: () => undefined }, runEvents: new RunEvents(), scheduler: { kick: () => {} }, pins: loadFirmwarePins(),
+      db: service.coordinator.db, fleet: { connectedCells: async () => [], assignedEpisodeOf: () => undefined }, runEvents: new RunEvents(), scheduler: { kick: () => {} }, pins: loadFirmwarePins(),
       urls: { baseUrl: "http://x", artifactUrl: "http://x/artifacts", streamsUrl: "wss://x", docsUrl: "http://x/docs" },
       objects: new DiskStore(join(service.dataDir, "unused-artifacts")), metrics: createMetricsRegistry({ defaultMetrics: false }),
     });

@@ -56,7 +56,7 @@ describe("tasks and kits API (integration)", () => {
   let kicks = 0;
   let nowMs = Date.parse("2026-11-02T09:00:00.000Z");
   const tick = (ms = 1000) => { nowMs += ms; };
-  const fleet: FleetView = { connectedCells: () => [], assignedEpisodeOf: () => undefined };
+  const fleet: FleetView = { connectedCells: async () => [], assignedEpisodeOf: () => undefined };
 
   const call = (path: string, init: RequestInit & { key?: string | null; json?: unknown } = {}) => {
     const headers = new Headers(init.headers);

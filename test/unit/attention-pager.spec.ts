@@ -53,7 +53,7 @@ describe("attention pager", () => {
     raised = [];
     pager = new AttentionPager({
       afterMs: 120_000, now: () => time.nowMs, timers: time, logger: quiet,
-      raise: (key, at) => {
+      raise: async (key, at) => {
         raised.push({ key, at: at.toISOString() });
         return true;
       },
@@ -112,7 +112,7 @@ describe("attention pager", () => {
   });
 
   it("refuses a setting that is not a positive duration", () => {
-    assert.throws(() => new AttentionPager({ afterMs: 0, raise: () => true }), /attentionPageMs must be a positive number of milliseconds; got 0/);
+    assert.throws(() => new AttentionPager({ afterMs: 0, raise: async () => true }), /attentionPageMs must be a positive number of milliseconds; got 0/);
   });
 });
 

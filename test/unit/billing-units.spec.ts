@@ -100,7 +100,7 @@ for (const engine of STORE_ENGINES) {
       cancels = [];
       lifecycle = createRunLifecycle({
         runEvents: new RunEvents(), pins, baseUrl: "http://x", streamsUrl: "ws://x/streams", now,
-        cells: { cancelEpisode: (cell, episodeId) => (cancels.push([cell, episodeId]), true) },
+        cells: { cancelEpisode: async (cell, episodeId) => (cancels.push([cell, episodeId]), true) },
       });
     });
 

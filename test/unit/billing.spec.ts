@@ -83,7 +83,7 @@ for (const engine of STORE_ENGINES) {
       cancels = [];
       lifecycle = createRunLifecycle({
         runEvents: new RunEvents(), pins, baseUrl: "http://x", streamsUrl: "ws://x/streams", now,
-        cells: { cancelEpisode: (cell, episodeId, reason) => (cancels.push([cell, episodeId, reason]), true) },
+        cells: { cancelEpisode: async (cell, episodeId, reason) => (cancels.push([cell, episodeId, reason]), true) },
       });
     });
 
@@ -136,7 +136,7 @@ for (const engine of STORE_ENGINES) {
       assert.equal(await guard.checkAccount("acct_1"), 0);
       await putBudget(db, "acct_1", { monthlyUsd: 0.1, hard: true }, now());
       assert.equal(await guard.checkAccount("acct_1"), 2);
-      assert.deepEqual(["run_c", "run_d"].map((id) => runsRepo.getRunRow(db, id)!.status_code), ["monthly_budget_exceeded", "monthly_budget_exceeded"]);
+      assert.deepEqual([(await runsRepo.getRunRow(db, "run_c"))!.status_code, (await runsRepo.getRunRow(db, "run_d"))!.status_code], ["monthly_budget_exceeded", "monthly_budget_exceeded"]);
       assert.equal((await computeUsage(db, pins, "acct_1", "2026-11")).usdTotal, 0.15);
     });
   });

@@ -15,7 +15,7 @@ import { createLiveAccessWatch } from "../../coordinator/streams/live-access-wat
 import type { ViewerGrant } from "../../coordinator/streams/stream-access.js";
 
 describe("live access: open views re-checked while they last", () => {
-  const fleet: FleetView = { connectedCells: () => [], assignedEpisodeOf: () => undefined };
+  const fleet: FleetView = { connectedCells: async () => [], assignedEpisodeOf: () => undefined };
 
   async function setup(now: () => Date, recheckMs = 60_000) {
     const db = openSqliteDatabase(":memory:");
@@ -34,11 +34,11 @@ describe("live access: open views re-checked while they last", () => {
     await watch.bind(grant("cell-a"), (reason) => closed.push(`a: ${reason}`));
     const other = (await createApiKey(db, DEFAULT_ACCOUNT_ID, ["streams:read"], new Date())).row;
     await watch.bind({ ...grant("cell-b"), keyId: other.id }, (reason) => closed.push(`b: ${reason}`));
-    watch.recheck();
+    await watch.recheck();
     assert.deepEqual(closed, []);
     await revokeKey(db, key.id, new Date().toISOString());
-    watch.recheck();
-    watch.recheck();
+    await watch.recheck();
+    await watch.recheck();
     assert.deepEqual(closed, [`a: API key ${key.id} was revoked`]);
     watch.stop();
     await db.close();

@@ -76,13 +76,13 @@ for (const engine of STORE_ENGINES) {
     const station = (connected = true) => createOperatorStation({
       db,
       fleet: {
-        connectedCells: () => (connected ? [{
+        connectedCells: async () => (connected ? [{
           cellId: "c1", model: "so101", firmware: "3.11", environment: "tabletop@1", instruments: [], policyImages: [], state: "awaiting_reset", dutyCyclePct: 0,
           episodeId: ep("run_a", 2), connectedAt: NOW, attention: { kind: "reset" as const, episodeId: ep("run_a", 2), since: NOW, scene: {} },
         }] : []),
         assignedEpisodeOf: () => undefined,
       },
-      sendToCell: (cellId, message) => (sent.push([cellId, message]), true),
+      sendToCell: async (cellId, message) => (sent.push([cellId, message]), true),
       scheduler: { kick: () => { kicks += 1; } },
       now: () => new Date(NOW),
       logger: { info: () => undefined },

@@ -44,7 +44,7 @@ for (const engine of STORE_ENGINES) {
       });
       lifecycle = createRunLifecycle({
         runEvents, pins: loadFirmwarePins(), baseUrl: "http://x", streamsUrl: "ws://x/streams", now: () => new Date(at),
-        cells: { cancelEpisode: (cell, episodeId) => (cancels.push(`${cell}:${episodeId}`), true) },
+        cells: { cancelEpisode: async (cell, episodeId) => (cancels.push(`${cell}:${episodeId}`), true) },
       });
     });
 
@@ -64,17 +64,17 @@ for (const engine of STORE_ENGINES) {
     it("runs effects after the outermost commit and drops them on rollback", async () => {
       const seen: string[] = [];
       await transact(db, async (tx) => {
-        tx.afterCommit(() => seen.push(`outer committed: ${db.inTransaction}`));
-        await transact(tx, (inner) => inner.afterCommit(() => seen.push("inner")));
+        tx.afterCommit(() => void seen.push(`outer committed: ${db.inTransaction}`));
+        await transact(tx, async (inner) => inner.afterCommit(() => void seen.push("inner")));
         assert.deepEqual(seen, []);
       });
       assert.deepEqual(seen, ["outer committed: false", "inner"]);
-      assert.throws(() => transact(db, (tx) => {
-        tx.afterCommit(() => seen.push("rolled back"));
+      await assert.rejects(transact(db, async (tx) => {
+        tx.afterCommit(() => void seen.push("rolled back"));
         throw new Error("boom");
       }), /boom/);
       assert.equal(seen.includes("rolled back"), false);
-      assert.throws(() => db.transaction(() => transact(db, (tx) => tx.afterCommit(() => undefined)))(), /pass that transaction's Tx/);
+      await assert.rejects(db.transaction(async () => transact(db, async (tx) => tx.afterCommit(() => undefined))), /pass that transaction's Tx/);
     });
 
     it("ends a run once: status, cancelled pending episodes, the partial result, CancelEpisode, one status event", async () => {
@@ -90,7 +90,7 @@ for (const engine of STORE_ENGINES) {
       assert.equal(run.status, "stopped");
       assert.equal(run.statusCode, "budget_exceeded");
       assert.equal(run.result?.n, 0);
-      assert.deepEqual([1, 2].map((i) => getEpisode(db, runsRepo.episodeId("run_s", i))!.status), ["cancelled", "cancelled"]);
+      assert.deepEqual([(await getEpisode(db, runsRepo.episodeId("run_s", 1)))!.status, (await getEpisode(db, runsRepo.episodeId("run_s", 2)))!.status], ["cancelled", "cancelled"]);
       assert.equal((await getEpisode(db, held))!.status, "assigned");
       assert.deepEqual(cancels, [`so101-b:${held}`]);
       assert.deepEqual(events.map((e) => ({ ...(e.data as unknown as Record<string, unknown>), webrtc: ((e.data as unknown as { webrtc: string | null }).webrtc ?? null)?.replace(/\?token=[A-Za-z0-9_-]+\.[0-9a-f]{64}$/, "?token=<signed>") ?? null })), [

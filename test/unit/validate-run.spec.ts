@@ -32,7 +32,7 @@ for (const engine of STORE_ENGINES) {
       await ensureAccount(db, "acct_a", "A", "2026-11-01T00:00:00Z");
       cells = [];
       ctx = {
-        db, pins: loadFirmwarePins(), environments: loadEnvironments(), fleet: { connectedCells: () => cells, assignedEpisodeOf: () => undefined },
+        db, pins: loadFirmwarePins(), environments: loadEnvironments(), fleet: { connectedCells: async () => cells, assignedEpisodeOf: () => undefined },
         accountId: "acct_a", leaderboardOptIn: false, randomSeed: () => 12345,
       };
     });
