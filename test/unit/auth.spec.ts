@@ -83,7 +83,7 @@ for (const engine of STORE_ENGINES) {
       const given = "asy_live_" + "k".repeat(32);
       assert.deepEqual(await ensureAdminKey(db, { apiKey: given }), { created: true, secret: given });
       assert.equal((await resolveBearer(db, `Bearer ${given}`)).accountId, DEFAULT_ACCOUNT_ID);
-      assert.throws(() => ensureAdminKey(db, { apiKey: "sk_live_abcdefabcdefabcdef" }), /asy_live_/);
+      await assert.rejects(() => ensureAdminKey(db, { apiKey: "sk_live_abcdefabcdefabcdef" }), /asy_live_/);
     });
 
     it("maps every route to a scope, and unknown routes to none", () => {

@@ -37,10 +37,12 @@ for (const engine of STORE_ENGINES) {
         plan: { model: "so101", firmware: "3.10", environment: "tabletop@1", seed: 1, control_rate_hz: 30, max_duration_s: 20 },
         priority: "standard", episodesTotal: outcomes.length,
       });
-      outcomes.forEach((o, i) => markEpisodeDone(db, runsRepo.episodeId(id, i), {
-        cellId: o.cell, outcome: o.outcome, failureCluster: null, durationS: 1, resetS: 1, replaySpecJson: null,
-        metaJson: o.meta ?? null, evaluationJson: null, finishedAt: "2026-11-27T20:01:00.000Z",
-      }));
+      for (const [i, o] of outcomes.entries()) {
+        await markEpisodeDone(db, runsRepo.episodeId(id, i), {
+          cellId: o.cell, outcome: o.outcome, failureCluster: null, durationS: 1, resetS: 1, replaySpecJson: null,
+          metaJson: o.meta ?? null, evaluationJson: null, finishedAt: "2026-11-27T20:01:00.000Z",
+        });
+      }
       if (complete) for (const status of ["scheduling", "running", "completed"] as const) await runsRepo.setRunStatus(db, id, status);
     }
 

@@ -140,18 +140,18 @@ for (const engine of STORE_ENGINES) {
       await finish("run_a", 0, "2026-11-15T10:00:00.000Z");
       const s = station();
       assert.deepEqual(await s.confirmScene("c1"), { episodeId: ep("run_a", 2) });
-      assert.throws(() => s.confirmScene("c1", "ep_other"), /waits for the scene of episode .* not "ep_other"/);
+      await assert.rejects(() => s.confirmScene("c1", "ep_other"), /waits for the scene of episode .* not "ep_other"/);
       assert.deepEqual(await s.abortEpisode("c1", "cable", ep("run_a", 2)), { episodeId: ep("run_a", 2) });
       assert.deepEqual(sent, [
         ["c1", { operatorAnswer: { episodeId: ep("run_a", 2), action: "scene_ready", detail: "" } }],
         ["c1", { operatorAnswer: { episodeId: ep("run_a", 2), action: "abort", detail: "cable" } }],
       ]);
-      assert.throws(() => s.invalidatePrevious("c1", { reason: "scene_wrong", note: null, episodeId: "ep_other" }), /previous episode of cell "c1" is .*not "ep_other"/);
+      await assert.rejects(() => s.invalidatePrevious("c1", { reason: "scene_wrong", note: null, episodeId: "ep_other" }), /previous episode of cell "c1" is .*not "ep_other"/);
       const done = await s.invalidatePrevious("c1", { reason: "scene_wrong", note: null, episodeId: ep("run_a", 0) });
       assert.equal(done.episodeId, ep("run_a", 0));
       assert.equal(kicks, 1, "the scheduler is woken to give the episode out again");
-      assert.throws(() => s.invalidatePrevious("c1", { reason: "scene_wrong", note: null }), /has no finished episode/);
-      assert.throws(() => station(false).confirmScene("c1"), /cell "c1" is not connected/);
+      await assert.rejects(() => s.invalidatePrevious("c1", { reason: "scene_wrong", note: null }), /has no finished episode/);
+      await assert.rejects(() => station(false).confirmScene("c1"), /cell "c1" is not connected/);
     });
 
     it("refuses to invalidate an episode of a run that has ended (its result is final)", async () => {
@@ -160,7 +160,7 @@ for (const engine of STORE_ENGINES) {
       await runsRepo.setRunStatus(db, "run_c", "scheduling", { at: NOW });
       await runsRepo.setRunStatus(db, "run_c", "running", { at: NOW });
       await runsRepo.setRunStatus(db, "run_c", "completed", { at: NOW });
-      assert.throws(() => station().invalidatePrevious("c1", { reason: "hardware_fault", note: null }), /run run_c, which has ended \(completed\)/);
+      await assert.rejects(() => station().invalidatePrevious("c1", { reason: "hardware_fault", note: null }), /run run_c, which has ended \(completed\)/);
       assert.equal((await getEpisodeRecord(db, ep("run_c", 0)))!.status, "done");
     });
   });

@@ -58,7 +58,7 @@ for (const engine of STORE_ENGINES) {
       assert.throws(() => transitionEpisode("unlabelled", "pending"), /illegal episode transition unlabelled -> pending/);
       assert.throws(() => transitionEpisode("cancelled", "assigned"), /illegal episode transition cancelled -> assigned/);
       await insertRun("run_x");
-      assert.throws(() => runsRepo.setRunStatus(db, "run_x", "running"), /illegal run transition queued -> running/);
+      await assert.rejects(() => runsRepo.setRunStatus(db, "run_x", "running"), /illegal run transition queued -> running/);
     });
 
     it("runs effects after the outermost commit and drops them on rollback", async () => {
