@@ -19,7 +19,7 @@ import { grantLapse, type ViewerGrant } from "./stream-access.js";
 
 export interface LiveAccess {
   /** Binds an open view to its grant; `close(reason)` is called once if the grant lapses. Returns the unbind function. */
-  bind(grant: ViewerGrant, close: (reason: string) => void): () => void;
+  bind(grant: ViewerGrant, close: (reason: string) => void): Promise<() => void>;
   /** Asks again for every open view (of one cell, when given), now. */
   recheck(cellId?: string): Promise<void>;
   /** Unbinds every view (without closing it) and stops the backstop. */
@@ -89,7 +89,7 @@ export function createLiveAccessWatch(options: LiveAccessWatchOptions): LiveAcce
   const stopAssignments = options.assignments?.onAssignmentChange((cellId) => queueMicrotask(() => void recheck(cellId)));
 
   return {
-    bind(grant, close) {
+    async bind(grant, close) {
       const view: BoundView = { grant, close };
       views.add(view);
       if (grant.runId !== null) {
@@ -102,7 +102,7 @@ export function createLiveAccessWatch(options: LiveAccessWatchOptions): LiveAcce
         backstop.unref();
       }
       // The grant may have lapsed between admission and binding (a WebSocket upgrade takes a turn).
-      void check(view);
+      await check(view);
       return () => unbind(view);
     },
     recheck,

@@ -116,14 +116,15 @@ export function acceptStreamUpgrades(server: Server, o: StreamUpgradeOptions): (
     wss.handleUpgrade(req, socket, head, (ws) => {
       ws.once("close", release);
       const end = o.signalling.handle(ws, grant.cellId);
-      const unbind = o.access.bind(grant, (reason) => {
+      const binding = o.access.bind(grant, (reason) => {
         if (ws.readyState === ws.OPEN) ws.send(JSON.stringify({ type: "error", message: `access to this live view ended: ${reason}` }));
         // A close reason may be at most 123 bytes; ours are ASCII and shorter, this keeps it so.
         const short = reason.slice(0, 120);
         if (end) end(ACCESS_LAPSED_CLOSE_CODE, short);
         else ws.close(ACCESS_LAPSED_CLOSE_CODE, short);
       });
-      ws.once("close", unbind);
+      // bind never rejects (a store that cannot answer lapses the grant); unbinding waits for it.
+      ws.once("close", () => void binding.then((unbind) => unbind()));
     });
   };
   // An upgrade that fails unexpectedly (the store did not answer) drops its socket; nothing leaks.

@@ -13,9 +13,9 @@ import type { Db } from "../../coordinator/store/database.js";
 import { STORE_ENGINES, openTestDatabase } from "../support/test-database.js";
 import { listKeys, revokeKey } from "../../coordinator/store/keys-repo.js";
 
-function invalidKey(fn: () => unknown): string {
+async function invalidKey(fn: () => unknown): Promise<string> {
   try {
-    fn();
+    await fn();
   } catch (error) {
     assert.ok(error instanceof AssayError);
     assert.equal(error.code, "invalid_api_key");
@@ -61,13 +61,13 @@ for (const engine of STORE_ENGINES) {
     it("rejects missing, malformed, wrong-prefix, unknown and revoked keys", async () => {
       await ensureAdminKey(db);
       const { row, secret } = await createApiKey(db, DEFAULT_ACCOUNT_ID, ["runs:read"], new Date());
-      assert.match(invalidKey(() => resolveBearer(db, undefined)), /missing/);
-      assert.match(invalidKey(() => resolveBearer(db, secret)), /Bearer/);
-      assert.match(invalidKey(() => resolveBearer(db, "Bearer asy_test_" + "a".repeat(40))), /malformed/);
-      assert.match(invalidKey(() => resolveBearer(db, "Bearer asy_live_short")), /malformed/);
-      assert.match(invalidKey(() => resolveBearer(db, `Bearer ${generateSecret()}`)), /unknown/);
+      assert.match(await invalidKey(() => resolveBearer(db, undefined)), /missing/);
+      assert.match(await invalidKey(() => resolveBearer(db, secret)), /Bearer/);
+      assert.match(await invalidKey(() => resolveBearer(db, "Bearer asy_test_" + "a".repeat(40))), /malformed/);
+      assert.match(await invalidKey(() => resolveBearer(db, "Bearer asy_live_short")), /malformed/);
+      assert.match(await invalidKey(() => resolveBearer(db, `Bearer ${generateSecret()}`)), /unknown/);
       assert.ok(await revokeKey(db, row.id, "2026-11-01T00:00:00.000Z"));
-      assert.match(invalidKey(() => resolveBearer(db, `Bearer ${secret}`)), /revoked/);
+      assert.match(await invalidKey(() => resolveBearer(db, `Bearer ${secret}`)), /revoked/);
       assert.equal(isWellFormedSecret("asy_live_" + "Z".repeat(16)), true);
     });
 

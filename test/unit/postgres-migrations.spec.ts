@@ -87,7 +87,7 @@ describe("store migrations on PostgreSQL", function () {
     await query(`CREATE DATABASE racing`, "postgres");
     const url = server!.connectionString.replace(/\/assay$/, "/racing");
     // Separate processes: one process opens its store synchronously, so it cannot race itself.
-    const opener = `import { openDatabase } from ${JSON.stringify(new URL("../../coordinator/store/database.ts", import.meta.url).pathname)}; openDatabase(process.argv[1]).close();`;
+    const opener = `import { openDatabase } from ${JSON.stringify(new URL("../../coordinator/store/database.ts", import.meta.url).pathname)}; await (await openDatabase(process.argv[1])).close();`;
     await Promise.all([1, 2, 3].map(() => run(process.execPath, ["--import", "tsx", "--input-type=module", "-e", opener, url])));
     assert.deepEqual(await query(`SELECT version FROM assay_schema`, "racing"), [{ version: MIGRATIONS.length }]);
   });

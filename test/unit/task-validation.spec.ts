@@ -24,7 +24,7 @@ for (const engine of STORE_ENGINES) {
     let db: Db;
     const validate = (body: Record<string, unknown>) => validateTaskSpec(checkTaskBody(body), { db, accountId: DEFAULT_ACCOUNT_ID, environments });
     const rejects = (body: Record<string, unknown>, pattern: RegExp) =>
-      assert.rejects(() => validate(body), (e: unknown) => e instanceof AssayError && e.code === "contract_validation_failed" && pattern.test(e.message));
+      assert.rejects(async () => validate(body), (e: unknown) => e instanceof AssayError && e.code === "contract_validation_failed" && pattern.test(e.message));
 
     before(async () => {
       dir = mkdtempSync(join(tmpdir(), "assay-taskval-"));
