@@ -116,7 +116,7 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
   const context: LinkContext = {
     db: o.db, registry, scheduler, lifecycle, runEvents: o.runEvents, store: new ArtifactStore(o.objects),
     metrics, streamsUrl: o.streamsUrl, live, heartbeatIntervalMs: o.heartbeatIntervalMs, logger: o.logger, now: o.now, stopping: false,
-    cluster,
+    cluster, messageQueues: new Set(),
   };
   const server = await startCellLinkServer({ context, host: o.host, port: o.port, credentials: o.credentials });
   const stopWatchdog = startLinkWatchdog(context, { heartbeatTimeoutMs: o.heartbeatTimeoutMs, heartbeatIntervalMs: o.heartbeatIntervalMs });

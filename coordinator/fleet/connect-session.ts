@@ -61,6 +61,8 @@ export async function handleConnect(ctx: LinkContext, call: ServerDuplexStream<A
   // The cell's messages are handled one after another, in arrival order: each awaits the store, and
   // an EpisodeEnded must not overtake its EpisodeStarted. The stream's end waits its turn behind them.
   const inOrder = serialQueue((error) => void fail(error));
+  ctx.messageQueues?.add(inOrder);
+  const drained = () => void inOrder.idle().then(() => ctx.messageQueues?.delete(inOrder));
   call.on("data", (message: AgentMessage) => {
     if (closed) return;
     void inOrder.push(async () => {
@@ -77,15 +79,15 @@ export async function handleConnect(ctx: LinkContext, call: ServerDuplexStream<A
     if (closed) return;
     closed = true;
     call.end();
-    void inOrder.push(release);
+    void inOrder.push(release).then(drained);
   });
   call.on("cancelled", () => {
     closed = true;
-    void inOrder.push(release);
+    void inOrder.push(release).then(drained);
   });
   call.on("error", () => {
     closed = true;
-    void inOrder.push(release);
+    void inOrder.push(release).then(drained);
   });
 }
 

@@ -58,6 +58,8 @@ export async function startCellLinkServer(options: CellLinkServerOptions): Promi
       ctx.stopping = true;
       for (const session of ctx.registry.sessions()) session.close(new LinkError("shutting_down", "the coordinator is shutting down; reconnect later"));
       await new Promise<void>((resolve) => server.tryShutdown(() => resolve()));
+      // Messages the cells sent before their streams closed are handled before the store closes.
+      await Promise.all([...(ctx.messageQueues ?? [])].map((queue) => queue.idle()));
     },
   };
 }
