@@ -48,7 +48,7 @@ describe("live access: open views re-checked while they last", () => {
     let nowMs = Date.parse("2026-11-27T12:00:00Z");
     const { db, watch, grant, assign } = await setup(() => new Date(nowMs), 10);
     const reasons: string[] = [];
-    const expired = new Promise<void>((resolve) => watch.bind(grant("cell-a", new Date(nowMs + 60_000)), (reason) => {
+    const expired = new Promise<void>((resolve) => void watch.bind(grant("cell-a", new Date(nowMs + 60_000)), (reason) => {
       reasons.push(reason);
       resolve();
     }));
