@@ -46,7 +46,7 @@ export function tasksRouter(deps: CompiledApiDeps): Router {
     const startingAfter = query.starting_after;
     if (startingAfter !== undefined) await requireReadableTask(deps.db, accountId, startingAfter);
     const rows = await listReadableTasks(deps.db, { accountId, limit: limit + 1, before: startingAfter });
-    res.json({ object: "list", url: "/v1/tasks", has_more: rows.length > limit, data: rows.slice(0, limit).map((row) => taskView(deps.db, row, accountId)) });
+    res.json({ object: "list", url: "/v1/tasks", has_more: rows.length > limit, data: await Promise.all(rows.slice(0, limit).map((row) => taskView(deps.db, row, accountId))) });
   });
 
   router.get("/tasks/:taskId", async (req, res) => {
