@@ -26,7 +26,7 @@ import { OPERATOR_ACCOUNT_ID } from "./kits.js";
 const FLEET_ACCOUNTS = new Set([OPERATOR_ACCOUNT_ID]);
 
 /** The registry behind FleetView can cut a cell's stream; other FleetViews (tests) may not. */
-type Disconnectable = FleetView & { session?(cellId: string): { close(error: LinkError): void } | undefined };
+type Disconnectable = FleetView & { session?(cellId: string): Promise<{ close(error: LinkError): void } | undefined> | { close(error: LinkError): void } | undefined };
 
 
 function requireFleetOperator(res: Response, what: string): void {
@@ -104,7 +104,7 @@ export function cellsRouter(deps: CompiledApiDeps): Router {
     // Enrolling an existing cell rotates its token (and lifts a revocation): the old token stops working.
     const token = await enrollCell(deps.db, { cellId, model }, deps.clock);
     const fleet = deps.fleet as Disconnectable;
-    fleet.session?.(cellId)?.close(new LinkError("token_unknown", `cell ${cellId} was re-enrolled; connect with the new token`));
+    (await fleet.session?.(cellId))?.close(new LinkError("token_unknown", `cell ${cellId} was re-enrolled; connect with the new token`));
     res.status(201).json(cellView((await getCell(deps.db, cellId))!, undefined, { enrollment_token: token }));
   });
 
@@ -201,7 +201,7 @@ export function cellsRouter(deps: CompiledApiDeps): Router {
     if (!row.revoked) await revokeCell(deps.db, cellId, deps.clock);
     const revoked = (await getCell(deps.db, cellId))!;
     const fleet = deps.fleet as Disconnectable;
-    fleet.session?.(cellId)?.close(new LinkError("cell_revoked", `cell ${cellId} was revoked at ${revoked.revoked}; re-enroll it to get a new token`));
+    (await fleet.session?.(cellId))?.close(new LinkError("cell_revoked", `cell ${cellId} was revoked at ${revoked.revoked}; re-enroll it to get a new token`));
     res.json(cellView(revoked, await liveOf(cellId)));
   });
 
