@@ -215,7 +215,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
-  main(process.argv.slice(2), process.env).then((code) => {
+  void main(process.argv.slice(2), process.env).then((code) => {
     if (code !== undefined) process.exit(code);
   });
 }

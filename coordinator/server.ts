@@ -88,8 +88,8 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
   const o = compileFleetOptions(options);
   // Messages for cells held by other coordinators go through the cluster, joined below once the
   // registry and scheduler it delivers to exist.
-  let cluster: (ClusterLinks & { stop(): void }) | undefined;
-  const registry = new CellRegistry({ pins: o.pins, now: () => o.now().getTime(), relay: (cellId, message) => cluster?.relay(cellId, message) ?? false });
+  let cluster: (ClusterLinks & { stop(): Promise<void> }) | undefined;
+  const registry = new CellRegistry({ pins: o.pins, now: () => o.now().getTime(), relay: async (cellId, message) => (await cluster?.relay(cellId, message)) ?? false });
   const metrics = createFleetMetrics(o.metricsRegistry);
   const lifecycle = createRunLifecycle({
     runEvents: o.runEvents, cells: registry, pins: o.pins, baseUrl: o.baseUrl, streamsUrl: o.streamsUrl,
@@ -116,7 +116,7 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
   const context: LinkContext = {
     db: o.db, registry, scheduler, lifecycle, runEvents: o.runEvents, store: new ArtifactStore(o.objects),
     metrics, streamsUrl: o.streamsUrl, live, heartbeatIntervalMs: o.heartbeatIntervalMs, logger: o.logger, now: o.now, stopping: false,
-    cluster,
+    cluster, messageQueues: new Set(),
   };
   const server = await startCellLinkServer({ context, host: o.host, port: o.port, credentials: o.credentials });
   const stopWatchdog = startLinkWatchdog(context, { heartbeatTimeoutMs: o.heartbeatTimeoutMs, heartbeatIntervalMs: o.heartbeatIntervalMs });
@@ -134,15 +134,15 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
       db: o.db, fleet: cluster?.fleet ?? registry, sendToCell: (cellId, message) => registry.sendToCell(cellId, message),
       scheduler, now: o.now, logger: o.logger,
     }),
-    disconnect(cellId, message) {
-      (cluster?.fleet ?? registry).session(cellId)?.close(new LinkError("cell_revoked", message));
+    async disconnect(cellId, message) {
+      (await (cluster?.fleet ?? registry).session(cellId))?.close(new LinkError("cell_revoked", message));
     },
     async stop() {
-      scheduler.stop();
-      stopWatchdog();
+      await scheduler.stop();
+      await stopWatchdog();
       stopPaging();
-      pager.stop();
-      cluster?.stop();
+      await pager.stop();
+      await cluster?.stop();
       await server.stop();
     },
   };
@@ -164,11 +164,11 @@ export interface RunningCoordinator {
   objects: ObjectStore;
   runEvents: RunEvents;
   /** Enrolls (or re-enrolls, rotating the token) a cell; returns its token, shown once. */
-  enrollCell(cellId: string, model: string): string;
+  enrollCell(cellId: string, model: string): Promise<string>;
   /** The run lifecycle (coordinator/runs/run-lifecycle.ts): the one way runs end. */
   lifecycle: RunLifecycle;
   /** Stops a run with a spec code; false when it is unknown or already ended. */
-  halt(runId: string, code: ErrorCode, message: string): boolean;
+  halt(runId: string, code: ErrorCode, message: string): Promise<boolean>;
   /** The webhook delivery worker (kick() after enqueueing to send without waiting for a poll). */
   webhooks: WebhookWorker;
   /** The archive worker making run and calibration exports. */
@@ -180,10 +180,10 @@ export interface RunningCoordinator {
 
 export async function startCoordinator(options: CoordinatorOptions): Promise<RunningCoordinator> {
   const objects = objectStoreOf(options);
-  const db = openDatabase(databaseLocation(options));
-  const admin = ensureAdminKey(db, { apiKey: options.apiKey });
-  seedTasks(db);
-  const operator = ensureOperatorKey(db, CATALOG_ACCOUNT_ID);
+  const db = await openDatabase(databaseLocation(options));
+  const admin = await ensureAdminKey(db, { apiKey: options.apiKey });
+  await seedTasks(db);
+  const operator = await ensureOperatorKey(db, CATALOG_ACCOUNT_ID);
   const pins = loadFirmwarePins(options.installationsPath);
   const metrics = createMetricsRegistry();
   // On PostgreSQL other coordinators may share the database: this one joins them (docs/deploy.md).
@@ -193,7 +193,7 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Run
     try {
       bus = await startClusterBus({ db, connectionString: options.databaseUrl, coordinatorId });
     } catch (error) {
-      db.close();
+      await db.close();
       throw new Error(`could not listen for the other coordinators on the database: ${(error as Error).message}`);
     }
   }
@@ -213,7 +213,7 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Run
 
   // Held before the first cell connects, so others never see this coordinator's links without it.
   const internalUrl = options.internalUrl?.replace(/\/+$/, "") ?? `http://${internalHost(options.host)}:${httpPort}`;
-  const lease = clusterBus ? startCoordinatorLease({ db, id: coordinatorId, baseUrl: internalUrl, grpcAddress: `${hostForUrl(options.host)}:${options.grpcPort}` }) : undefined;
+  const lease = clusterBus ? await startCoordinatorLease({ db, id: coordinatorId, baseUrl: internalUrl, grpcAddress: `${hostForUrl(options.host)}:${options.grpcPort}` }) : undefined;
   const webhooks = createWebhookWorker({ db, ...options.webhooks, allowLoopback: options.webhooksAllowLoopback });
   const cellLink = await startFleet({
     db,
@@ -233,9 +233,9 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Run
     ...(clusterBus ? { cluster: { coordinatorId, bus: clusterBus } } : {}),
   }).catch(async (error: Error) => {
     http.close();
-    lease?.stop();
+    await lease?.stop();
     await clusterBus?.close();
-    db.close();
+    await db.close();
     throw new Error(`could not start the cell link on ${options.host}:${options.grpcPort}: ${error.message}`);
   });
 
@@ -337,16 +337,16 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Run
       stopUpgrades();
       await signalling.close();
       await archives.stop();
-      stopQueueWindows();
+      await stopQueueWindows();
       await stopRetentionSweeper();
       await stopPriorRefit();
       await closeHttp(http);
       await webhooks.stop();
       await cellLink.stop();
       await pdf.close();
-      lease?.stop();
+      await lease?.stop();
       await clusterBus?.close();
-      db.close();
+      await db.close();
     },
   };
 }

@@ -243,7 +243,7 @@ async function main(): Promise<void> {
     if (simResets.resets === "operator") {
       if (simResets.simulatedOperator) {
         // The simulated operator calls the station API with a key of the operator account made for it now.
-        const key = createApiKey(coordinator.db, CATALOG_ACCOUNT_ID, ["keys:admin", "runs:read", "streams:read"], new Date());
+        const key = await createApiKey(coordinator.db, CATALOG_ACCOUNT_ID, ["keys:admin", "runs:read", "streams:read"], new Date());
         simOperatorKeyId = key.row.id;
         const simFleet = fleet;
         simOperator = new SimOperator({
@@ -276,7 +276,7 @@ async function main(): Promise<void> {
     await control?.close();
     await simOperator?.stop();
     await simJudge?.stop();
-    if (simOperatorKeyId) revokeKey(coordinator.db, simOperatorKeyId, new Date().toISOString());
+    if (simOperatorKeyId) await revokeKey(coordinator.db, simOperatorKeyId, new Date().toISOString());
     await fleet?.stop();
     await coordinator.stop();
     if (embedded) {

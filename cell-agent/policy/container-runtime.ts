@@ -209,7 +209,13 @@ class ContainerSession implements PolicySession {
 
   /** Closes the connection, then removes the container; a second call waits for the first. */
   close(): Promise<void> {
-    this.closing ??= this.endpoint.close().finally(() => this.release());
+    this.closing ??= (async () => {
+      try {
+        await this.endpoint.close();
+      } finally {
+        await this.release();
+      }
+    })();
     return this.closing;
   }
 }

@@ -174,29 +174,31 @@ export class Uploader {
     const offset = progress.receivedBytes <= ref.bytes ? progress.receivedBytes : 0;
     const file = await open(artifact.path, "r");
     try {
-      const result = await new Promise<ArtifactProgress>(async (resolve, reject) => {
+      const result = await new Promise<ArtifactProgress>((resolve, reject) => {
         const call = client.uploadArtifact(this.options.metadata(), (error: ServiceError | null, response: ArtifactProgress) =>
           error ? reject(error) : resolve(response));
         call.on("error", reject);
-        try {
-          let position = offset;
-          let first = true;
-          do {
-            const length = Math.min(this.options.chunkBytes, ref.bytes - position);
-            const data = Buffer.alloc(length);
-            if (length > 0) await file.read(data, 0, length, position);
-            const last = position + length >= ref.bytes;
-            const ok = call.write({ ref: first ? ref : undefined, offset: position, data, last });
-            first = false;
-            position += length;
-            if (!ok) await new Promise<void>((drained) => call.once("drain", drained));
-            if (last) break;
-          } while (!this.stopped);
-          call.end();
-        } catch (error) {
-          call.cancel();
-          reject(error as Error);
-        }
+        void (async () => {
+          try {
+            let position = offset;
+            let first = true;
+            do {
+              const length = Math.min(this.options.chunkBytes, ref.bytes - position);
+              const data = Buffer.alloc(length);
+              if (length > 0) await file.read(data, 0, length, position);
+              const last = position + length >= ref.bytes;
+              const ok = call.write({ ref: first ? ref : undefined, offset: position, data, last });
+              first = false;
+              position += length;
+              if (!ok) await new Promise<void>((drained) => call.once("drain", drained));
+              if (last) break;
+            } while (!this.stopped);
+            call.end();
+          } catch (error) {
+            call.cancel();
+            reject(error as Error);
+          }
+        })();
       });
       if (!result.complete) {
         throw new Error(`the coordinator holds ${result.receivedBytes} of ${ref.bytes} bytes but did not confirm the file`);

@@ -77,7 +77,7 @@ export interface ApiDeps {
   /** Where unexpected errors are logged. Default: console.error. */
   log?: (message: string, error: unknown) => void;
   /** Halts an account's open runs once its hard monthly budget is reached (after PUT /v1/budgets). Default: does nothing. */
-  budgetGuard?: { checkAccount(accountId: string): number };
+  budgetGuard?: { checkAccount(accountId: string): Promise<number> };
   /**
    * Per-key token buckets, or "off". Default "off" here; the coordinator passes its options'
    * limits, which default to DEFAULT_RATE_LIMITS (20/s burst 40; POST /v1/runs 5/s burst 10).
@@ -95,7 +95,7 @@ export interface ApiDeps {
   /** STUN/TURN servers offered to WebRTC viewers. Default none (host candidates: enough on one network). */
   iceServers?: IceServer[];
   /** Ends a run (POST /v1/runs/{id}/cancel stops it with no error code); false when it had already ended. Default: refuses. */
-  endRun?: (runId: string, ending: { status: "stopped"; message: string }) => boolean;
+  endRun?: (runId: string, ending: { status: "stopped"; message: string }) => Promise<boolean>;
   /**
    * Who may read /metrics: "open" (anyone who reaches the port; fine on loopback) or "operator" (a
    * bearer key of the operator account). Default "open"; the coordinator says "operator" whenever
@@ -132,7 +132,7 @@ export interface IceServer {
   credential?: string;
 }
 
-const NO_FORWARDING: LiveForwarding = { holderOf: () => undefined, cellOfRun: () => undefined };
+const NO_FORWARDING: LiveForwarding = { holderOf: async () => undefined, cellOfRun: async () => undefined };
 
 const noFleet = (): never => {
   throw new AssayError("contract_validation_failed", "this coordinator runs no fleet, so no cell can be answered from the operator station");
@@ -189,14 +189,14 @@ export function compileApiDeps(raw: ApiDeps): CompiledApiDeps {
     sseHeartbeatMs,
     docsDir: raw.docsDir ?? join(here, "..", "..", "docs"),
     log: raw.log ?? ((message, error) => console.error(message, error)),
-    budgetGuard: raw.budgetGuard ?? { checkAccount: () => 0 },
+    budgetGuard: raw.budgetGuard ?? { checkAccount: async () => 0 },
     rateLimits: raw.rateLimits === undefined || raw.rateLimits === "off" ? "off" : validateRateLimits(raw.rateLimits),
     quoteValidityMs: raw.quoteValidityMs ?? QUOTE_VALIDITY_MS,
     archives: raw.archives ?? { kick: () => undefined },
     live: raw.live ?? NO_LIVE,
     iceServers: raw.iceServers ?? [],
     models: raw.models ?? DEFAULT_MODEL_LIMITS,
-    endRun: raw.endRun ?? (() => false),
+    endRun: raw.endRun ?? (async () => false),
     metricsAccess: raw.metricsAccess ?? "open",
     sseIdleMs: raw.sseIdleMs ?? DEFAULT_SSE_IDLE_MS,
     connectionCaps: raw.connectionCaps ?? new ConnectionCaps(),

@@ -10,9 +10,9 @@ import { AssayError } from "../errors/assay-error.js";
 import type { Db } from "../store/database.js";
 
 export function metricsAccess(db: Db, access: "open" | "operator") {
-  return (req: Request, _res: Response, next: NextFunction): void => {
+  return async (req: Request, _res: Response, next: NextFunction): Promise<void> => {
     if (access === "operator") {
-      const auth = resolveBearer(db, req.get("authorization"));
+      const auth = await resolveBearer(db, req.get("authorization"));
       if (auth.accountId !== CATALOG_ACCOUNT_ID) throw new AssayError("insufficient_scope", "/metrics needs a key of the operator account when the coordinator listens beyond loopback");
     }
     next();

@@ -200,9 +200,9 @@ export function openApiDocument(baseUrl = ""): OpenApiDocument {
 export function openApiRouter(deps: CompiledApiDeps): Router {
   const router = Router();
   const limits = anonymousRateLimit(deps.rateLimits, (req) => clientAddress(req.socket.remoteAddress, req.headers["x-forwarded-for"], deps.trustedProxies));
-  const keyIfSent = (req: Request, _res: Response, next: NextFunction) => {
+  const keyIfSent = async (req: Request, _res: Response, next: NextFunction) => {
     const header = req.get("authorization");
-    if (header) resolveBearer(deps.db, header);
+    if (header) await resolveBearer(deps.db, header);
     next();
   };
   router.get("/openapi.json", limits.reads, keyIfSent, noStore, (_req, res) => {

@@ -10,7 +10,10 @@ import type { PdfAnswer, PdfJob } from "./pdf-renderer.js";
 const port = parentPort;
 if (!port) throw new Error("coordinator/api/pdf-worker.ts runs as a worker thread (coordinator/api/pdf-renderer.ts starts it)");
 
-port.on("message", async (job: PdfJob) => {
+port.on("message", (job: PdfJob) => void render(job));
+
+/** Renders one job and posts its answer; a failure is the answer's error, never a rejection. */
+async function render(job: PdfJob): Promise<void> {
   let answer: PdfAnswer;
   try {
     const now = new Date(job.now);
@@ -19,5 +22,5 @@ port.on("message", async (job: PdfJob) => {
   } catch (error) {
     answer = { id: job.id, error: error instanceof Error ? error.message : String(error) };
   }
-  port.postMessage(answer);
-});
+  port!.postMessage(answer);
+}

@@ -45,7 +45,7 @@ export function secretHint(secret: string): string {
 }
 
 /** Creates a key for `accountId`; returns the stored row and the secret (the only time it exists). */
-export function createApiKey(db: Db, accountId: string, scope: Scope[], now: Date, secret = generateSecret()): { row: KeyRow; secret: string } {
+export async function createApiKey(db: Db, accountId: string, scope: Scope[], now: Date, secret = generateSecret()): Promise<{ row: KeyRow; secret: string }> {
   if (!isWellFormedSecret(secret)) throw new Error(`API key secret must look like ${LIVE_KEY_PREFIX} followed by 16..128 letters or digits`);
   const row: KeyRow = {
     id: `key_${randomBase62(16)}`,
@@ -56,7 +56,7 @@ export function createApiKey(db: Db, accountId: string, scope: Scope[], now: Dat
     created: now.toISOString(),
     revoked: null,
   };
-  insertKey(db, row);
+  await insertKey(db, row);
   return { row, secret };
 }
 

@@ -25,21 +25,21 @@ export function authOf(res: Response): AuthContext {
 }
 
 /** Resolves a bearer secret to its key; throws invalid_api_key with a message saying what was wrong. */
-export function resolveBearer(db: Db, header: string | undefined): AuthContext {
+export async function resolveBearer(db: Db, header: string | undefined): Promise<AuthContext> {
   if (!header) throw new AssayError("invalid_api_key", "missing Authorization header; send \"Authorization: Bearer asy_live_...\"");
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
   if (!match) throw new AssayError("invalid_api_key", "Authorization header must be \"Bearer <API key>\"");
   const secret = match[1];
   if (!isWellFormedSecret(secret)) throw new AssayError("invalid_api_key", "malformed API key; live keys start with asy_live_");
-  const row = findKeyBySecretSha256(db, hashSecret(secret));
+  const row = await findKeyBySecretSha256(db, hashSecret(secret));
   if (!row) throw new AssayError("invalid_api_key", "unknown API key");
   if (row.revoked) throw new AssayError("invalid_api_key", `API key ${row.id} was revoked at ${row.revoked}`);
   return { keyId: row.id, accountId: row.account_id, scope: JSON.parse(row.scope) as Scope[] };
 }
 
 export function authenticate(db: Db) {
-  return (req: Request, res: Response, next: NextFunction): void => {
-    res.locals.auth = resolveBearer(db, req.get("authorization"));
+  return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
+    res.locals.auth = await resolveBearer(db, req.get("authorization"));
     next();
   };
 }

@@ -14,16 +14,16 @@ import { transact } from "../store/tx.js";
  * NOTE: only the first start creates a key. A later start with a different ASSAY_API_KEY creates nothing
  * (create further keys with POST /v1/keys).
  */
-export function ensureAdminKey(db: Db, options: { apiKey?: string; now?: Date } = {}): { created: boolean; secret?: string } {
+export async function ensureAdminKey(db: Db, options: { apiKey?: string; now?: Date } = {}): Promise<{ created: boolean; secret?: string }> {
   const now = options.now ?? new Date();
   if (options.apiKey !== undefined && !isWellFormedSecret(options.apiKey)) {
     throw new Error(`ASSAY_API_KEY must be ${LIVE_KEY_PREFIX} followed by 16..128 letters or digits`);
   }
-  return transact(db, (tx) => {
-    lockName(tx, "bootstrap:admin-key");
-    ensureAccount(tx, DEFAULT_ACCOUNT_ID, "Default account", now.toISOString());
-    if (countKeys(tx, DEFAULT_ACCOUNT_ID) > 0) return { created: false };
-    const { secret } = createApiKey(tx, DEFAULT_ACCOUNT_ID, [...SCOPES], now, options.apiKey);
+  return await transact(db, async (tx) => {
+    await lockName(tx, "bootstrap:admin-key");
+    await ensureAccount(tx, DEFAULT_ACCOUNT_ID, "Default account", now.toISOString());
+    if (await countKeys(tx, DEFAULT_ACCOUNT_ID) > 0) return { created: false };
+    const { secret } = await createApiKey(tx, DEFAULT_ACCOUNT_ID, [...SCOPES], now, options.apiKey);
     return { created: true, secret };
   });
 }
@@ -33,13 +33,13 @@ export function ensureAdminKey(db: Db, options: { apiKey?: string; now?: Date } 
  * keys:admin for kit operations and cell enrollment, runs:read to look around. Created on the first
  * start only; the secret is returned only then, like the admin key's.
  */
-export function ensureOperatorKey(db: Db, operatorAccountId: string, options: { now?: Date } = {}): { created: boolean; secret?: string } {
+export async function ensureOperatorKey(db: Db, operatorAccountId: string, options: { now?: Date } = {}): Promise<{ created: boolean; secret?: string }> {
   const now = options.now ?? new Date();
-  return transact(db, (tx) => {
-    lockName(tx, "bootstrap:operator-key");
-    ensureAccount(tx, operatorAccountId, "Assay operations", now.toISOString());
-    if (countKeys(tx, operatorAccountId) > 0) return { created: false };
-    const { secret } = createApiKey(tx, operatorAccountId, ["keys:admin", "runs:read", "streams:read"], now);
+  return await transact(db, async (tx) => {
+    await lockName(tx, "bootstrap:operator-key");
+    await ensureAccount(tx, operatorAccountId, "Assay operations", now.toISOString());
+    if (await countKeys(tx, operatorAccountId) > 0) return { created: false };
+    const { secret } = await createApiKey(tx, operatorAccountId, ["keys:admin", "runs:read", "streams:read"], now);
     return { created: true, secret };
   });
 }

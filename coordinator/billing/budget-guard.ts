@@ -34,7 +34,7 @@ export interface BudgetGuardOptions {
 
 export interface BudgetGuard extends AssignmentBudget {
   /** Halts the account's open runs when its hard monthly budget is reached; returns how many. */
-  checkAccount(accountId: string): number;
+  checkAccount(accountId: string): Promise<number>;
 }
 
 interface RunMoney {
@@ -70,12 +70,12 @@ export function createBudgetGuard(options: BudgetGuardOptions): BudgetGuard {
   const halt = (runId: string, code: "budget_exceeded" | "monthly_budget_exceeded", message: string) => lifecycle.end(db, runId, { status: "stopped", code, message });
   const now = options.now ?? (() => new Date());
 
-  function moneyOf(runId: string): RunMoney | undefined {
-    const run = getRun(db, runId);
+  async function moneyOf(runId: string): Promise<RunMoney | undefined> {
+    const run = await getRun(db, runId);
     if (!run) return undefined;
     const contexts: MeterContext[] = run.units.map((unit) => unitMeterContext(pins, unit, run.priority, `run ${run.id} unit ${unit.key}`));
     const perEpisodeUsd = contexts.map((context) => episodeEstimateUsd(run.plan, context));
-    const episodes = listEpisodeRecords(db, runId);
+    const episodes = await listEpisodeRecords(db, runId);
     const estimateOf = (e: EpisodeRecord) => perEpisodeUsd[e.unit];
     const max = run.request.max_budget_usd;
     return {
@@ -98,47 +98,47 @@ export function createBudgetGuard(options: BudgetGuardOptions): BudgetGuard {
     return affordablePrefix(roomOf(m), next ? next.map((e) => m.perEpisodeUsd[unitIndexOf(e)]) : m.pendingUsd);
   }
 
-  function checkAccount(accountId: string): number {
-    const reached = monthlyCapReached(db, pins, accountId, now());
+  async function checkAccount(accountId: string): Promise<number> {
+    const reached = await monthlyCapReached(db, pins, accountId, now());
     if (!reached) return 0;
     let halted = 0;
-    for (const id of listOpenRunIdsOfAccount(db, accountId)) if (halt(id, "monthly_budget_exceeded", `run halted: ${reached}`)) halted += 1;
+    for (const id of await listOpenRunIdsOfAccount(db, accountId)) if (await halt(id, "monthly_budget_exceeded", `run halted: ${reached}`)) halted += 1;
     return halted;
   }
 
   /** The run's cap, without reading its episodes: most runs have none, and a run may have 10,000 episodes. */
-  function capOf(runId: string): { accountId: string; capped: boolean } | undefined {
-    const run = getRun(db, runId);
+  async function capOf(runId: string): Promise<{ accountId: string; capped: boolean } | undefined> {
+    const run = await getRun(db, runId);
     return run ? { accountId: run.accountId, capped: typeof run.request.max_budget_usd === "number" } : undefined;
   }
 
   return {
-    episodeAllowance(runId, next) {
-      const cap = capOf(runId);
+    async episodeAllowance(runId, next) {
+      const cap = await capOf(runId);
       if (!cap) return 0;
       if (!cap.capped) return Infinity;
-      const m = moneyOf(runId);
+      const m = await moneyOf(runId);
       return m ? allowanceOf(m, next) : 0;
     },
-    afterEpisodeMetered(runId) {
-      const cap = capOf(runId);
+    async afterEpisodeMetered(runId) {
+      const cap = await capOf(runId);
       if (!cap) return;
       if (!cap.capped) {
-        checkAccount(cap.accountId);
+        await checkAccount(cap.accountId);
         return;
       }
-      const m = moneyOf(runId);
+      const m = await moneyOf(runId);
       if (!m) return;
       if (!isTerminal(m.status) && m.maxBudgetUsd !== undefined) {
         const cap = m.maxBudgetUsd.toFixed(2);
         if (m.spentUsd >= m.maxBudgetUsd) {
-          halt(runId, "budget_exceeded", `run halted at its max_budget_usd of $${cap}: $${m.spentUsd.toFixed(2)} metered; the partial result covers the episodes that ran`);
+          await halt(runId, "budget_exceeded", `run halted at its max_budget_usd of $${cap}: $${m.spentUsd.toFixed(2)} metered; the partial result covers the episodes that ran`);
         } else if (m.inFlightUsd === 0 && m.pendingUsd.length > 0 && allowanceOf(m) === 0) {
-          halt(runId, "budget_exceeded",
+          await halt(runId, "budget_exceeded",
             `run halted at its max_budget_usd of $${cap}: $${m.spentUsd.toFixed(2)} metered and the next episode may cost up to $${roundCents(m.pendingUsd[0]).toFixed(2)}; the partial result covers the episodes that ran`);
         }
       }
-      checkAccount(m.accountId);
+      await checkAccount(m.accountId);
     },
     checkAccount,
   };

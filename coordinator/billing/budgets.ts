@@ -15,14 +15,14 @@ export interface Budget {
   updated: string;
 }
 
-export function getBudget(db: Db, accountId: string): Budget | undefined {
-  const row = findBudget(db, accountId);
+export async function getBudget(db: Db, accountId: string): Promise<Budget | undefined> {
+  const row = await findBudget(db, accountId);
   return row ? { monthlyUsd: row.monthly_usd, hard: row.hard === 1, updated: row.updated } : undefined;
 }
 
-export function putBudget(db: Db, accountId: string, budget: { monthlyUsd: number; hard: boolean }, now: Date): Budget {
+export async function putBudget(db: Db, accountId: string, budget: { monthlyUsd: number; hard: boolean }, now: Date): Promise<Budget> {
   const updated = now.toISOString();
-  upsertBudget(db, accountId, { monthly_usd: budget.monthlyUsd, hard: budget.hard ? 1 : 0, updated });
+  await upsertBudget(db, accountId, { monthly_usd: budget.monthlyUsd, hard: budget.hard ? 1 : 0, updated });
   return { ...budget, updated };
 }
 
@@ -36,11 +36,11 @@ export function budgetView(budget: Budget | undefined, usdTotal: number): { mont
  * When the account has a hard budget that this month's usage has reached: a message saying so;
  * otherwise undefined.
  */
-export function monthlyCapReached(db: Db, pins: FirmwarePins, accountId: string, now: Date): string | undefined {
-  const budget = getBudget(db, accountId);
+export async function monthlyCapReached(db: Db, pins: FirmwarePins, accountId: string, now: Date): Promise<string | undefined> {
+  const budget = await getBudget(db, accountId);
   if (!budget?.hard) return undefined;
   const period = periodOf(now);
-  const spent = computeUsage(db, pins, accountId, period).usdTotal;
+  const spent = (await computeUsage(db, pins, accountId, period)).usdTotal;
   if (spent < budget.monthlyUsd) return undefined;
   return `the account's hard monthly budget of $${budget.monthlyUsd.toFixed(2)} is reached ($${spent.toFixed(2)} used in ${period}); raise it with PUT /v1/budgets`;
 }

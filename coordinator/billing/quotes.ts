@@ -49,7 +49,7 @@ export function plannedEpisodesPerUnit(validated: Pick<ValidatedRun, "kind" | "p
 }
 
 /** Builds, stores and returns the Quote (wire shape) for a validated run body. */
-export function createQuote(db: Db, pins: FirmwarePins, accountId: string, validated: ValidatedRun, now: Date, validityMs = QUOTE_VALIDITY_MS): Record<string, unknown> {
+export async function createQuote(db: Db, pins: FirmwarePins, accountId: string, validated: ValidatedRun, now: Date, validityMs = QUOTE_VALIDITY_MS): Promise<Record<string, unknown>> {
   const contexts = validatedMeterContexts(pins, validated);
   const episodeS = episodeEstimateS(validated.plan);
   const { perUnit, basis } = plannedEpisodesPerUnit(validated);
@@ -100,7 +100,7 @@ export function createQuote(db: Db, pins: FirmwarePins, accountId: string, valid
     pins: validated.resolvedPins,
     max_budget_usd: (validated.request.max_budget_usd as number | undefined) ?? null,
   };
-  insertQuote(db, { id, account_id: accountId, created, expires: quote.expires, request: canonicalJson(withoutLabels(validated.request)), quote: JSON.stringify(quote) });
+  await insertQuote(db, { id, account_id: accountId, created, expires: quote.expires, request: canonicalJson(withoutLabels(validated.request)), quote: JSON.stringify(quote) });
   return quote;
 }
 
@@ -109,11 +109,11 @@ export function createQuote(db: Db, pins: FirmwarePins, accountId: string, valid
  * the account -> 422; past `expires` -> 409 quote_expired; quoted for another body -> 422.
  * A quote may back any number of submissions until it expires.
  */
-export function checkQuote(db: Db, accountId: string, quoteId: unknown, request: Record<string, unknown>, now: Date): void {
+export async function checkQuote(db: Db, accountId: string, quoteId: unknown, request: Record<string, unknown>, now: Date): Promise<void> {
   if (typeof quoteId !== "string" || quoteId.length === 0) {
     throw new AssayError("contract_validation_failed", `quote_id must be the id of a quote from POST /v1/quote; got ${JSON.stringify(quoteId)}`);
   }
-  const row = findQuoteOfAccount(db, accountId, quoteId);
+  const row = await findQuoteOfAccount(db, accountId, quoteId);
   if (!row) throw new AssayError("contract_validation_failed", `quote_id ${JSON.stringify(quoteId)} is not a quote of this account; request one with POST /v1/quote`);
   if (now.getTime() > Date.parse(row.expires)) {
     throw new AssayError("quote_expired", `quote ${quoteId} expired at ${row.expires}; request a new quote with POST /v1/quote and resubmit with its id`);

@@ -19,9 +19,9 @@ export function splitQuoteId(body: unknown): { body: unknown; quoteId?: unknown 
 }
 
 /** Throws the AssayError that rejects this submission on money grounds, if any. */
-export function admitSubmission(db: Db, pins: FirmwarePins, accountId: string, validated: ValidatedRun, quoteId: unknown, now: Date): void {
-  if (quoteId !== undefined) checkQuote(db, accountId, quoteId, validated.request, now);
-  const reached = monthlyCapReached(db, pins, accountId, now);
+export async function admitSubmission(db: Db, pins: FirmwarePins, accountId: string, validated: ValidatedRun, quoteId: unknown, now: Date): Promise<void> {
+  if (quoteId !== undefined) await checkQuote(db, accountId, quoteId, validated.request, now);
+  const reached = await monthlyCapReached(db, pins, accountId, now);
   if (reached) throw new AssayError("monthly_budget_exceeded", `run rejected: ${reached}`);
   const max = validated.request.max_budget_usd;
   if (typeof max === "number") {

@@ -66,11 +66,11 @@ export interface RunShare {
 }
 
 /** Each run's metered share of `period` for the account (runs with nothing metered left out). */
-export function runSharesOf(db: Db, pins: FirmwarePins, accountId: string, period: string): RunShare[] {
-  const runs = listRunsOfAccountCreatedBefore(db, accountId, periodEnd(period));
+export async function runSharesOf(db: Db, pins: FirmwarePins, accountId: string, period: string): Promise<RunShare[]> {
+  const runs = await listRunsOfAccountCreatedBefore(db, accountId, periodEnd(period));
   const shares: RunShare[] = [];
   for (const run of runs) {
-    const episodes = listEpisodeRecords(db, run.id);
+    const episodes = await listEpisodeRecords(db, run.id);
     const { lines, total } = meterByUnit(runMeterContexts(pins, run), episodesMeteredIn(episodes, period));
     if (total.robotHours === 0 && total.environmentHours === 0 && total.costUsd === 0) continue;
     const finishedHere = (e: EpisodeRecord) => (e.status === "done" || e.status === "unlabelled") && e.finishedAt !== null && periodOf(e.finishedAt) === period;
@@ -84,11 +84,11 @@ export function runSharesOf(db: Db, pins: FirmwarePins, accountId: string, perio
   return shares;
 }
 
-export function computeUsage(db: Db, pins: FirmwarePins, accountId: string, period: string): UsageFigures {
+export async function computeUsage(db: Db, pins: FirmwarePins, accountId: string, period: string): Promise<UsageFigures> {
   if (!isPeriod(period)) throw new Error(`period must be YYYY-MM; got ${JSON.stringify(period)}`);
   const robotHours: Record<Tier, number> = { verify: 0, soak: 0 };
   const envHours: Record<EnvironmentClass, number> = { bare: 0, standard: 0, replica: 0, "instrumented-replica": 0 };
-  const shares = runSharesOf(db, pins, accountId, period);
+  const shares = await runSharesOf(db, pins, accountId, period);
   for (const line of shares.flatMap((s) => s.lines)) {
     robotHours[line.context.tier] += line.meters.robotHours;
     envHours[line.context.environmentClass] += line.meters.environmentHours;

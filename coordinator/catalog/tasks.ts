@@ -32,18 +32,18 @@ const FIXTURES: readonly Fixture[] = [{ id: "task_pick-cube-v1", file: "tasks/pi
  * coordinator without an owner or signatures is adopted by `acct_assay` and signed. Returns the ids
  * inserted.
  */
-export function seedTasks(db: Db, now: Date = new Date()): string[] {
+export async function seedTasks(db: Db, now: Date = new Date()): Promise<string[]> {
   const inserted: string[] = [];
-  transact(db, (tx) => {
-    lockName(tx, "bootstrap:catalogue-tasks");
-    ensureAccount(tx, CATALOG_ACCOUNT_ID, "Assay catalogue", now.toISOString());
+  await transact(db, async (tx) => {
+    await lockName(tx, "bootstrap:catalogue-tasks");
+    await ensureAccount(tx, CATALOG_ACCOUNT_ID, "Assay catalogue", now.toISOString());
     for (const fixture of FIXTURES) {
-      const existing = getTask(tx, fixture.id);
+      const existing = await getTask(tx, fixture.id);
       if (existing) {
         if (existing.account_id === null || existing.signatures.length === 0) {
           const frozen = existing.frozen ?? now.toISOString();
-          const signatures = signFrozenSpec(tx, CATALOG_ACCOUNT_ID, storedSpec(existing), `${existing.name}@v${fixture.version}`, frozen, now);
-          adoptTaskRow(tx, fixture.id, { accountId: CATALOG_ACCOUNT_ID, signatures: JSON.stringify(signatures), frozen });
+          const signatures = await signFrozenSpec(tx, CATALOG_ACCOUNT_ID, storedSpec(existing), `${existing.name}@v${fixture.version}`, frozen, now);
+          await adoptTaskRow(tx, fixture.id, { accountId: CATALOG_ACCOUNT_ID, signatures: JSON.stringify(signatures), frozen });
         }
         continue;
       }
@@ -61,8 +61,8 @@ export function seedTasks(db: Db, now: Date = new Date()): string[] {
         signatures: "[]",
         pilot: null,
       };
-      const signatures = signFrozenSpec(tx, CATALOG_ACCOUNT_ID, storedSpec({ ...row, spec: raw as unknown as Record<string, unknown> }), `${row.name}@v${row.version}`, row.frozen, now);
-      insertTask(tx, { ...row, signatures: JSON.stringify(signatures) });
+      const signatures = await signFrozenSpec(tx, CATALOG_ACCOUNT_ID, storedSpec({ ...row, spec: raw as unknown as Record<string, unknown> }), `${row.name}@v${row.version}`, row.frozen, now);
+      await insertTask(tx, { ...row, signatures: JSON.stringify(signatures) });
       inserted.push(fixture.id);
     }
   });

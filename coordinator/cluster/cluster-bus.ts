@@ -111,13 +111,13 @@ export async function startClusterBus(options: ClusterBusOptions): Promise<Clust
   await connect();
 
   return {
-    publish(message) {
+    async publish(message) {
       const payload = JSON.stringify({ from: coordinatorId, message });
       if (Buffer.byteLength(payload) > MAX_PAYLOAD_BYTES) {
         logger.error(`cluster bus: a ${message.type} message of ${Buffer.byteLength(payload)} bytes is too large for NOTIFY; not sent`);
         return;
       }
-      notifyChannel(db, CHANNEL, payload);
+      await notifyChannel(db, CHANNEL, payload);
     },
     subscribe(listener) {
       listeners.push(listener);

@@ -4,6 +4,8 @@
  * passes messages for cells held elsewhere over the cluster bus, and delivers what other
  * coordinators send: run events to its SSE clients, messages to its cells, scheduling nudges.
  */
+import { serialQueue } from "../store/serial-queue.js";
+import { singleFlight } from "../store/single-flight.js";
 import { CoordinatorMessage } from "../../protocol/gen/cell.js";
 import type { ConnectedCell, FleetView } from "../fleet/fleet-view.js";
 import type { CellRegistry, CellSession } from "../fleet/registry.js";
@@ -23,23 +25,23 @@ export interface ClusterLinks {
    * coordinator that held it before, when another live one did (its stream is closed there, and
    * what the cell held is requeued, as for a local reconnect).
    */
-  opened(session: CellSession): string | undefined;
+  opened(session: CellSession): Promise<string | undefined>;
   /**
    * A session here ended. False when the cell's link already belongs to a newer session (the cell
    * moved to another coordinator): then nothing it holds may be requeued from here.
    */
-  closed(session: CellSession, stopping: boolean): boolean;
+  closed(session: CellSession, stopping: boolean): Promise<boolean>;
   /** Whether another coordinator, alive or gone for less than `graceMs`, holds the cell's stream. */
-  heldElsewhere(cellId: string, graceMs: number): boolean;
+  heldElsewhere(cellId: string, graceMs: number): Promise<boolean>;
   /** Sends a message to a cell whose stream another live coordinator holds; false when none does. */
-  relay(cellId: string, message: CoordinatorMessage): boolean;
+  relay(cellId: string, message: CoordinatorMessage): Promise<boolean>;
   /** Live views of cells held elsewhere go to their holder. */
   readonly forwarding: LiveForwarding;
   /**
    * The whole fleet: cells connected here and to the other live coordinators. `session(cellId)`
    * closes a cell's stream wherever it is held (revoking a cell).
    */
-  readonly fleet: FleetView & { session(cellId: string): { close(error: LinkError): void } | undefined };
+  readonly fleet: FleetView & { session(cellId: string): Promise<{ close(error: LinkError): void } | undefined> };
 }
 
 export interface JoinClusterOptions {
@@ -56,21 +58,23 @@ export interface JoinClusterOptions {
   logger: { info(message: string): void; warn(message: string): void; error(message: string): void };
 }
 
-export function joinCluster(options: JoinClusterOptions): ClusterLinks & { stop(): void } {
+export function joinCluster(options: JoinClusterOptions): ClusterLinks & { stop(): Promise<void> } {
   const { db, bus, coordinatorId, registry, runEvents, now, logger } = options;
   /** Sessions closed because the cell moved to another coordinator: their end requeues nothing. */
   const superseded = new WeakSet<CellSession>();
   const written = new Map<string, string>();
 
-  const viewOf = (cellId: string): ConnectedCell | undefined => registry.connectedCells().find((c) => c.cellId === cellId);
+  const viewOf = (cellId: string): ConnectedCell | undefined => registry.localCells().find((c) => c.cellId === cellId);
 
-  bus.subscribe((message) => {
+  // Deliveries one after another, in the bus's order (a relayed start must not overtake its cancel).
+  const deliveries = serialQueue((error) => logger.error(`cluster: a bus message failed: ${(error as Error).stack ?? error}`));
+  bus.subscribe((message) => void deliveries.push(async () => {
     switch (message.type) {
       case "run-event":
         runEvents.deliver(message.event);
         break;
       case "cell":
-        registry.sendToCell(message.cellId, CoordinatorMessage.fromJSON(message.message), { relay: false });
+        await registry.sendToCell(message.cellId, CoordinatorMessage.fromJSON(message.message), { relay: false });
         break;
       case "superseded": {
         const session = registry.session(message.cellId);
@@ -89,43 +93,41 @@ export function joinCluster(options: JoinClusterOptions): ClusterLinks & { stop(
         options.kickLocal();
         break;
     }
-  });
+  }));
 
-  const refresh = setInterval(() => {
-    try {
-      for (const cell of registry.connectedCells()) {
-        const json = JSON.stringify(cell);
-        if (written.get(cell.cellId) === json) continue;
-        const session = registry.session(cell.cellId);
-        if (session && refreshCellLink(db, cell.cellId, session.sessionId, cell, now().toISOString())) written.set(cell.cellId, json);
-      }
-    } catch (error) {
-      logger.error(`cluster: refreshing this coordinator's cell views failed: ${(error as Error).message}`);
+  const refreshing = singleFlight(async () => {
+    for (const cell of registry.localCells()) {
+      const json = JSON.stringify(cell);
+      if (written.get(cell.cellId) === json) continue;
+      const session = registry.session(cell.cellId);
+      if (session && await refreshCellLink(db, cell.cellId, session.sessionId, cell, now().toISOString())) written.set(cell.cellId, json);
     }
-  }, options.refreshMs ?? 2000);
+  }, (error) => logger.error(`cluster: refreshing this coordinator's cell views failed: ${(error as Error).message}`));
+  const refresh = setInterval(() => void refreshing.run(), options.refreshMs ?? 2000);
   refresh.unref();
 
-  const liveHolder = (cellId: string, graceMs: number) => {
-    const link = getCellLink(db, cellId);
+  let relayed: Promise<boolean> = Promise.resolve(true);
+  const liveHolder = async (cellId: string, graceMs: number) => {
+    const link = await getCellLink(db, cellId);
     if (!link || link.coordinator_id === coordinatorId) return undefined;
-    const holder = findCoordinator(db, link.coordinator_id);
+    const holder = await findCoordinator(db, link.coordinator_id);
     if (!holder || Date.parse(holder.alive_until) < now().getTime() - graceMs) return undefined;
     return link;
   };
 
   return {
     coordinatorId,
-    opened(session) {
-      const before = liveHolder(session.cellId, 0);
+    async opened(session) {
+      const before = await liveHolder(session.cellId, 0);
       const view = viewOf(session.cellId);
       if (!view) throw new Error(`cluster: cell ${session.cellId} opened a session the registry does not list`);
-      recordCellLink(db, { cellId: session.cellId, coordinatorId, sessionId: session.sessionId, connectedAt: session.connectedAt, view, at: now().toISOString() });
+      await recordCellLink(db, { cellId: session.cellId, coordinatorId, sessionId: session.sessionId, connectedAt: session.connectedAt, view, at: now().toISOString() });
       written.set(session.cellId, JSON.stringify(view));
       if (!before) return undefined;
       bus.publish({ type: "superseded", cellId: session.cellId, sessionId: before.session_id });
       return before.coordinator_id;
     },
-    closed(session, stopping) {
+    async closed(session, stopping) {
       written.delete(session.cellId);
       if (superseded.has(session)) return false;
       // A clean stop leaves the row: the lease ends with the process, and the cell's next
@@ -133,30 +135,36 @@ export function joinCluster(options: JoinClusterOptions): ClusterLinks & { stop(
       if (stopping) return false;
       return removeCellLink(db, session.cellId, session.sessionId);
     },
-    heldElsewhere(cellId, graceMs) {
-      return liveHolder(cellId, graceMs) !== undefined;
+    async heldElsewhere(cellId, graceMs) {
+      return await liveHolder(cellId, graceMs) !== undefined;
     },
     forwarding: {
-      holderOf(cellId) {
+      async holderOf(cellId) {
         if (registry.session(cellId)) return undefined;
-        const link = liveHolder(cellId, 0);
+        const link = await liveHolder(cellId, 0);
         if (!link) return undefined;
-        return findCoordinator(db, link.coordinator_id)?.base_url;
+        return (await findCoordinator(db, link.coordinator_id))?.base_url;
       },
       cellOfRun(runId) {
         return findCellHoldingRun(db, runId);
       },
     },
     relay(cellId, message) {
-      if (!liveHolder(cellId, 0)) return false;
-      bus.publish({ type: "cell", cellId, message: CoordinatorMessage.toJSON(message) });
-      return true;
+      // In call order: each relay reads the holder from the store first, and a later message must not
+      // overtake an earlier one on the bus.
+      const turn = relayed.then(async () => {
+        if (!await liveHolder(cellId, 0)) return false;
+        bus.publish({ type: "cell", cellId, message: CoordinatorMessage.toJSON(message) });
+        return true;
+      });
+      relayed = turn.catch(() => false);
+      return turn;
     },
     fleet: {
-      connectedCells() {
-        const local = registry.connectedCells();
+      async connectedCells() {
+        const local = registry.localCells();
         const here = new Set(local.map((c) => c.cellId));
-        const remote = liveCellLinks(db, now())
+        const remote = (await liveCellLinks(db, now()))
           .filter((link) => link.coordinator_id !== coordinatorId && !here.has(link.cell_id))
           .map((link) => JSON.parse(link.view) as ConnectedCell);
         return [...local, ...remote].sort((a, b) => a.cellId.localeCompare(b.cellId));
@@ -164,16 +172,18 @@ export function joinCluster(options: JoinClusterOptions): ClusterLinks & { stop(
       assignedEpisodeOf(cellId) {
         return registry.assignedEpisodeOf(cellId);
       },
-      session(cellId) {
+      async session(cellId) {
         const local = registry.session(cellId);
         if (local) return local;
-        const link = liveHolder(cellId, 0);
+        const link = await liveHolder(cellId, 0);
         if (!link) return undefined;
         return { close: (error: LinkError) => bus.publish({ type: "close-cell", cellId, sessionId: link.session_id, reason: error.reason, message: error.message }) };
       },
     },
-    stop() {
+    async stop() {
       clearInterval(refresh);
+      await refreshing.idle();
+      await deliveries.idle();
     },
   };
 }

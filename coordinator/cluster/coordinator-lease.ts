@@ -4,6 +4,7 @@
  * another coordinator's to take over once that lease has run out: the process died or lost the
  * database.
  */
+import { singleFlight } from "../store/single-flight.js";
 import { randomBytes } from "node:crypto";
 import type { Db } from "../store/database.js";
 import {
@@ -35,36 +36,35 @@ export interface CoordinatorLease {
   /** Records the CellLink address once its port is known. */
   setGrpcAddress(address: string): void;
   /** Ends the lease now (a clean stop): others take over at once. */
-  stop(): void;
+  stop(): Promise<void>;
 }
 
-export function startCoordinatorLease(options: CoordinatorLeaseOptions): CoordinatorLease {
+export async function startCoordinatorLease(options: CoordinatorLeaseOptions): Promise<CoordinatorLease> {
   const { db } = options;
   const leaseMs = options.leaseMs ?? 10_000;
   const now = options.now ?? (() => new Date());
   const logger = options.logger ?? console;
   const { id } = options;
   const until = () => new Date(now().getTime() + leaseMs).toISOString();
-  insertCoordinator(db, { id, started: now().toISOString(), aliveUntil: until(), baseUrl: options.baseUrl, grpcAddress: options.grpcAddress });
+  await insertCoordinator(db, { id, started: now().toISOString(), aliveUntil: until(), baseUrl: options.baseUrl, grpcAddress: options.grpcAddress });
   // Rows of coordinators long gone are only history; keep a day of it.
-  deleteCoordinatorsExpiredBefore(db, new Date(now().getTime() - 86_400_000).toISOString());
-  const timer = setInterval(() => {
-    try {
-      setCoordinatorAliveUntil(db, id, until());
-    } catch (error) {
-      logger.error(`coordinator lease: renewal failed (${(error as Error).message}); other coordinators take over this one's cells if it lapses`);
-    }
-  }, options.renewMs ?? leaseMs / 4);
+  await deleteCoordinatorsExpiredBefore(db, new Date(now().getTime() - 86_400_000).toISOString());
+  const renewal = singleFlight(
+    () => setCoordinatorAliveUntil(db, id, until()),
+    (error) => logger.error(`coordinator lease: renewal failed (${(error as Error).message}); other coordinators take over this one's cells if it lapses`),
+  );
+  const timer = setInterval(() => void renewal.run(), options.renewMs ?? leaseMs / 4);
   timer.unref();
   return {
     leaseMs,
-    setGrpcAddress(address) {
-      setCoordinatorGrpcAddress(db, id, address);
+    async setGrpcAddress(address) {
+      await setCoordinatorGrpcAddress(db, id, address);
     },
-    stop() {
+    async stop() {
       clearInterval(timer);
+      await renewal.idle();
       try {
-        setCoordinatorAliveUntil(db, id, now().toISOString());
+        await setCoordinatorAliveUntil(db, id, now().toISOString());
       } catch {
         // The database is gone: the lease runs out by itself.
       }
@@ -73,6 +73,6 @@ export function startCoordinatorLease(options: CoordinatorLeaseOptions): Coordin
 }
 
 /** Ids of the coordinators whose lease has not run out at `now`. */
-export function liveCoordinatorIds(db: Db, now: Date): Set<string> {
-  return new Set(listLiveCoordinatorIds(db, now.toISOString()));
+export async function liveCoordinatorIds(db: Db, now: Date): Promise<Set<string>> {
+  return new Set(await listLiveCoordinatorIds(db, now.toISOString()));
 }

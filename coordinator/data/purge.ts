@@ -42,12 +42,12 @@ export async function purgeRunArtifacts(
   only?: Array<{ episode_id: string; kind: string }>,
 ): Promise<PurgeRow> {
   const receipt: PurgeRow = { id: `purge_${randomBase62(20)}`, account_id: run.account_id, run_id: run.id, status: "completed", purged_at: now.toISOString(), reason };
-  const files = transact(db, (tx) => {
-    lockRun(tx, run.id);
-    const rows = listUnpurgedArtifactsOfRun(tx, run.id);
+  const files = await transact(db, async (tx) => {
+    await lockRun(tx, run.id);
+    const rows = await listUnpurgedArtifactsOfRun(tx, run.id);
     const chosen = only ? rows.filter((r) => only.some((o) => o.episode_id === r.episode_id && o.kind === r.kind)) : rows;
-    for (const row of chosen) markArtifactPurged(tx, row.episode_id, row.kind);
-    insertPurge(tx, receipt);
+    for (const row of chosen) await markArtifactPurged(tx, row.episode_id, row.kind);
+    await insertPurge(tx, receipt);
     return chosen;
   });
   if (only) {

@@ -16,7 +16,7 @@ export const DEFAULT_RETENTION_SWEEP_MS = 3_600_000;
 
 /** Purges what is past retention now; returns the number of artifacts purged. */
 export async function sweepRetention(db: Db, objects: ObjectStore, now: Date): Promise<number> {
-  const rows = listStoredArtifactsWithRetention(db);
+  const rows = await listStoredArtifactsWithRetention(db);
   const expiredByRun = new Map<string, { account_id: string; files: Array<{ episode_id: string; kind: string }> }>();
   for (const row of rows) {
     if (!isPastRetention(row.stored_at, retentionOfRequest({ data: { retention: row.retention ?? undefined } }), now)) continue;
@@ -42,7 +42,7 @@ export async function sweepUploads(db: Db, objects: ObjectStore): Promise<number
     const segments = upload.key.split("/");
     if (segments.length !== 3) continue; // not an episode's artifact
     const [runId, episodeId, fileName] = segments;
-    const row = listArtifacts(db, runId).find((a) => a.episode_id === episodeId && a.file_name === fileName);
+    const row = (await listArtifacts(db, runId)).find((a) => a.episode_id === episodeId && a.file_name === fileName);
     if (row?.status === "pending") continue;
     await objects.abortUpload(upload.key, upload.uploadId);
     aborted++;

@@ -11,6 +11,7 @@
  * (fair-queue.ts), counting what other coordinators sharing the store are making (their leases),
  * so one account's full queue never keeps another's export waiting behind all of it.
  */
+import { singleFlight } from "../store/single-flight.js";
 import { fairOrder } from "./fair-queue.js";
 
 export interface ArchiveJob {
@@ -27,19 +28,19 @@ export interface ArchiveJobKind<Row extends ArchiveJob = ArchiveJob> {
   /** "export", "calibration export": used in log lines. */
   name: string;
   /** Rows in status preparing, oldest first. */
-  listPreparing(): Row[];
+  listPreparing(): Promise<Row[]>;
   /**
    * Counts a start (attempts + 1) and leases the row to this coordinator until `lease.until`;
    * returns the row, or nothing when it is no longer preparing or another coordinator's lease on
    * it has not run out at `lease.now`.
    */
-  claim(id: string, lease: { until: string; now: string }): Row | undefined;
+  claim(id: string, lease: { until: string; now: string }): Promise<Row | undefined>;
   /** Extends this coordinator's lease on a row it is making (`null`: gives it up). */
-  renew(id: string, until: string | null): void;
+  renew(id: string, until: string | null): Promise<void>;
   /** Makes the archive and moves the row to ready (or leaves it when purged meanwhile). */
   make(row: Row, signal: AbortSignal): Promise<void>;
   /** Moves a preparing row to failed. */
-  fail(id: string, reason: string, message: string): void;
+  fail(id: string, reason: string, message: string): Promise<void>;
   /** Expires what is past its availability; deletes its files. */
   sweep(now: Date): Promise<void>;
 }
@@ -94,9 +95,10 @@ export function createArchiveWorker(options: ArchiveWorkerOptions): ArchiveWorke
    * (claiming them would fail), and a pump is set for when the first of those leases runs out, in
    * case that coordinator died.
    */
-  const queued = () => {
+  const queued = async () => {
     const at = now().toISOString();
-    const rows = options.kinds.flatMap((kind) => kind.listPreparing().map((row) => ({ kind, row })));
+    const rows: Array<{ kind: ArchiveJobKind; row: ArchiveJob }> = [];
+    for (const kind of options.kinds) for (const row of await kind.listPreparing()) rows.push({ kind, row });
     const leasedElsewhere = (row: ArchiveJob) => !inFlight.has(row.id) && row.lease_until !== null && row.lease_until >= at;
     const nextExpiry = rows.map(({ row }) => row).filter(leasedElsewhere).map((row) => Date.parse(row.lease_until!)).sort((a, b) => a - b)[0];
     if (nextExpiry !== undefined && !stopped && !leaseTimer) {
@@ -109,8 +111,8 @@ export function createArchiveWorker(options: ArchiveWorkerOptions): ArchiveWorke
     return fairOrder(rows, ({ row }) => row, ({ row }) => inFlight.has(row.id) || leasedElsewhere(row), (account) => lastStarted.get(account) ?? -1);
   };
 
-  const settleIdle = () => {
-    if (inFlight.size > 0 || (!stopped && queued().length > 0)) return;
+  const settleIdle = async () => {
+    if (inFlight.size > 0 || (!stopped && (await queued()).length > 0)) return;
     const waiters = idleWaiters;
     idleWaiters = [];
     for (const resolve of waiters) resolve();
@@ -119,11 +121,13 @@ export function createArchiveWorker(options: ArchiveWorkerOptions): ArchiveWorke
   const runOne = async (kind: ArchiveJobKind, id: string) => {
     const at = now();
     const leaseUntil = (from: Date) => new Date(from.getTime() + LEASE_MS).toISOString();
-    const row = kind.claim(id, { until: leaseUntil(at), now: at.toISOString() });
+    const row = await kind.claim(id, { until: leaseUntil(at), now: at.toISOString() });
     if (!row) return;
     // Several coordinators share the queue: the lease keeps others off this row while it is made,
     // and runs out (LEASE_MS) if this process dies, so another one makes it.
-    const renewal = setInterval(() => kind.renew(id, leaseUntil(now())), LEASE_MS / 3);
+    const renewal = setInterval(() => {
+      kind.renew(id, leaseUntil(now())).catch((error: Error) => logger.error(`${kind.name} ${id}: renewing its lease failed: ${error.message}`));
+    }, LEASE_MS / 3);
     renewal.unref();
     try {
       await make(kind, row, id);
@@ -134,7 +138,7 @@ export function createArchiveWorker(options: ArchiveWorkerOptions): ArchiveWorke
 
   const make = async (kind: ArchiveJobKind, row: ArchiveJob, id: string) => {
     if (row.attempts > maxAttempts) {
-      kind.fail(id, "attempts_exhausted", `making this ${kind.name} was started ${maxAttempts} times without finishing (the coordinator stopped each time); request it again`);
+      await kind.fail(id, "attempts_exhausted", `making this ${kind.name} was started ${maxAttempts} times without finishing (the coordinator stopped each time); request it again`);
       return;
     }
     try {
@@ -142,29 +146,30 @@ export function createArchiveWorker(options: ArchiveWorkerOptions): ArchiveWorke
     } catch (error) {
       if (abort.signal.aborted) {
         // Stopping: stays preparing, free for the next start (or another coordinator) at once.
-        kind.renew(id, null);
+        await kind.renew(id, null);
         return;
       }
       const message = (error as Error).message ?? String(error);
       logger.error(`${kind.name} ${id} failed: ${(error as Error).stack ?? message}`);
-      kind.fail(id, "export_error", message);
+      await kind.fail(id, "export_error", message);
     }
   };
 
-  const pump = () => {
+  // One pump at a time: two at once could both start the same queued row.
+  const pumping = singleFlight(async () => {
     if (stopped) return;
-    for (const { kind, row } of queued()) {
+    for (const { kind, row } of await queued()) {
       if (inFlight.size >= concurrency) break;
       lastStarted.set(row.account_id, starts++);
       const job = runOne(kind, row.id).finally(() => {
         inFlight.delete(row.id);
         pump();
-        settleIdle();
       });
       inFlight.set(row.id, job);
     }
-    settleIdle();
-  };
+    await settleIdle();
+  }, (error) => logger.error(`archive queue: starting queued work failed: ${(error as Error).stack ?? error}`));
+  const pump = () => void pumping.run();
 
   /** One sweep at a time: a slow one (many deletions from a bucket) is not overlapped by the next tick. */
   let sweeping: Promise<void> | undefined;
@@ -205,12 +210,13 @@ export function createArchiveWorker(options: ArchiveWorkerOptions): ArchiveWorke
       leaseTimer = undefined;
       abort.abort(new Error("the coordinator is stopping"));
       await Promise.allSettled([...inFlight.values(), sweeping]);
-      settleIdle();
+      await pumping.idle();
+      await settleIdle();
     },
     idle() {
       return new Promise<void>((resolve) => {
         idleWaiters.push(resolve);
-        settleIdle();
+        void settleIdle();
       });
     },
   };

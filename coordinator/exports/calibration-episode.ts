@@ -15,8 +15,12 @@ export const CALIBRATION_EPISODE_SCHEMA = "assay.calibration_episode/1";
 
 export async function calibrationEpisode(runId: string, e: ExportEpisode, scenarioId: number | null): Promise<Record<string, unknown>> {
   const handle = await open(e.mcap.path, "r");
-  const truth = await deriveGroundTruth({ runId, episodeId: e.episodeId, scenarioId, mcap: fileReadable(handle), mcapFileName: e.mcap.fileName, mcapSha256: e.mcap.sha256 })
-    .finally(() => handle.close());
+  let truth: Awaited<ReturnType<typeof deriveGroundTruth>>;
+  try {
+    truth = await deriveGroundTruth({ runId, episodeId: e.episodeId, scenarioId, mcap: fileReadable(handle), mcapFileName: e.mcap.fileName, mcapSha256: e.mcap.sha256 });
+  } finally {
+    await handle.close();
+  }
   const recording = await EpisodeRecording.open(e.mcap.path);
   const meta = recording.header.startMeta;
   await recording.close();

@@ -79,28 +79,28 @@ export function calibrationExportView(row: CalibrationExportRow, urls: { baseUrl
  * licensee, purpose and simulator when one is preparing or ready (`reused`, 200), else a new one
  * (202) within the account's queue limit (export-admission.ts).
  */
-export function requestCalibrationExport(db: Db, accountId: string, request: CalibrationRequest, now: Date, queuedPerAccount: number): ArchiveAdmission<CalibrationExportRow> {
+export async function requestCalibrationExport(db: Db, accountId: string, request: CalibrationRequest, now: Date, queuedPerAccount: number): Promise<ArchiveAdmission<CalibrationExportRow>> {
   const wanted = canonicalJson(request);
-  return admitArchive(db, accountId, queuedPerAccount, {
-    existing: (tx) => listReusableCalibrationExports(tx, accountId, now.toISOString()).find((row) => canonicalJson(JSON.parse(row.request)) === wanted),
+  return await admitArchive(db, accountId, queuedPerAccount, {
+    existing: async (tx) => (await listReusableCalibrationExports(tx, accountId, now.toISOString())).find((row) => canonicalJson(JSON.parse(row.request)) === wanted),
     insert: (tx) => insertCalibrationRequest(tx, accountId, request, now),
   });
 }
 
 /** Checks every run (this account's, completed, recordings kept) and records the request; the worker makes it. */
-function insertCalibrationRequest(db: Db, accountId: string, request: CalibrationRequest, now: Date): CalibrationExportRow {
+async function insertCalibrationRequest(db: Db, accountId: string, request: CalibrationRequest, now: Date): Promise<CalibrationExportRow> {
   for (const runId of request.runs) {
-    const run = getRun(db, runId);
+    const run = await getRun(db, runId);
     if (!run || run.accountId !== accountId) throw new AssayError("not_found", `no run ${JSON.stringify(runId)} on this account (runs[${request.runs.indexOf(runId)}])`, { runId });
-    assertExportable(run, listArtifacts(db, run.id), now, "exported for calibration");
-    if (selectExportEpisodes(db, run, "mcap-bundle").episodes.length === 0) {
+    assertExportable(run, await listArtifacts(db, run.id), now, "exported for calibration");
+    if ((await selectExportEpisodes(db, run, "mcap-bundle")).episodes.length === 0) {
       throw new AssayError("contract_validation_failed", `run ${run.id} has no episode with a stored recording to take calibration data from`, { runId: run.id });
     }
   }
   const id = `cal_${randomBase62(20)}`;
   const license = calibrationLicense(request, now);
-  insertCalibrationExport(db, { id, account_id: accountId, created: now.toISOString(), request: JSON.stringify(request), license: JSON.stringify(license) });
-  return getCalibrationExport(db, id)!;
+  await insertCalibrationExport(db, { id, account_id: accountId, created: now.toISOString(), request: JSON.stringify(request), license: JSON.stringify(license) });
+  return (await getCalibrationExport(db, id))!;
 }
 
 const encode = (text: string) => new TextEncoder().encode(text);
@@ -120,23 +120,23 @@ export function calibrationExportJobs(options: CalibrationJobOptions): ArchiveJo
   return {
     name: "calibration export",
     listPreparing: () => listCalibrationExportsIn(db, "preparing"),
-    claim: (id, lease) => (claimArchiveRow(db, "calibration_exports", id, lease) ? getCalibrationExport(db, id) : undefined),
+    claim: async (id, lease) => (await claimArchiveRow(db, "calibration_exports", id, lease) ? await getCalibrationExport(db, id) : undefined),
     renew: (id, until) => renewArchiveLease(db, "calibration_exports", id, until),
-    fail(id, reason, message) {
-      moveCalibrationExport(db, id, "failed", { failure_reason: reason, failure_message: message }, "preparing");
+    async fail(id, reason, message) {
+      await moveCalibrationExport(db, id, "failed", { failure_reason: reason, failure_message: message }, "preparing");
     },
     async make(row, signal) {
       const request = JSON.parse(row.request) as CalibrationRequest;
       const license = JSON.parse(row.license) as CalibrationLicense;
       const runs: RunRecord[] = [];
       for (const runId of request.runs) {
-        const run = getRun(db, runId);
+        const run = await getRun(db, runId);
         if (!run) throw new Error(`run ${runId} no longer exists`);
         try {
-          assertExportable(run, listArtifacts(db, run.id), now(), "exported for calibration");
+          assertExportable(run, await listArtifacts(db, run.id), now(), "exported for calibration");
         } catch (error) {
           if (error instanceof AssayError && error.code === "retention_expired") {
-            moveCalibrationExport(db, row.id, "expired", { failure_reason: "purged", failure_message: error.message }, "preparing");
+            await moveCalibrationExport(db, row.id, "expired", { failure_reason: "purged", failure_message: error.message }, "preparing");
             return;
           }
           throw error;
@@ -155,16 +155,21 @@ export function calibrationExportJobs(options: CalibrationJobOptions): ArchiveJo
         };
         yield add("LICENSE.txt", encode(license.text));
         for (const run of runs) {
-          for (const e of selectExportEpisodes(db, run, "mcap-bundle").episodes) {
+          for (const e of (await selectExportEpisodes(db, run, "mcap-bundle")).episodes) {
             signal.throwIfAborted();
             const mcap = await localFile(objects, e.mcap, work);
-            const record = await calibrationEpisode(run.id, { ...e, mcap, videos: {} }, e.scenarioId ?? null).finally(() => releaseLocalFile(objects, mcap));
+            let record: Record<string, unknown>;
+            try {
+              record = await calibrationEpisode(run.id, { ...e, mcap, videos: {} }, e.scenarioId ?? null);
+            } finally {
+              await releaseLocalFile(objects, mcap);
+            }
             yield add(`runs/${run.id}/episodes/${String(e.index).padStart(6, "0")}-${e.episodeId}.json`, encode(`${JSON.stringify(record)}\n`));
             episodes++;
           }
         }
         const licenseJson = encode(canonicalJson({ schema: CALIBRATION_LICENSE_SCHEMA, license, files }));
-        const key = ensureServiceKey(db);
+        const key = await ensureServiceKey(db);
         const signature = `ed25519:${key.id}:${sign(null, licenseJson, key.privateKey).toString("base64url")}`;
         yield { name: `${root}/license.json`, data: licenseJson };
         yield { name: `${root}/license.sig`, data: encode(`${signature}\n`) };
@@ -173,19 +178,27 @@ export function calibrationExportJobs(options: CalibrationJobOptions): ArchiveJo
       let signed = "";
       const fileName = calibrationFileName(row.id);
       await removeArchiveFiles(objects, row.id);
-      const archive = await writeTarArchive(objects, archiveKey(row.id, fileName), entries(), signal).finally(() => rm(work, { recursive: true, force: true }));
+      let archive: Awaited<ReturnType<typeof writeTarArchive>>;
+      try {
+        archive = await writeTarArchive(objects, archiveKey(row.id, fileName), entries(), signal);
+      } finally {
+        await rm(work, { recursive: true, force: true });
+      }
       const readyAt = now();
-      const firstStored = runs.flatMap((r) => listArtifacts(db, r.id).map((a) => (a.stored_at ? Date.parse(a.stored_at) + retentionOfRequest(r.request) * 3_600_000 : Infinity)));
+      const firstStored: number[] = [];
+      for (const r of runs) {
+        for (const a of await listArtifacts(db, r.id)) firstStored.push(a.stored_at ? Date.parse(a.stored_at) + retentionOfRequest(r.request) * 3_600_000 : Infinity);
+      }
       const expiresAt = new Date(Math.min(readyAt.getTime() + options.availabilityMs, ...firstStored)).toISOString();
-      const moved = moveCalibrationExport(db, row.id, "ready", {
+      const moved = await moveCalibrationExport(db, row.id, "ready", {
         file_name: fileName, bytes: archive.bytes, sha256: archive.sha256, signature: signed, episodes, ready_at: readyAt.toISOString(), expires_at: expiresAt,
       }, "preparing");
       if (!moved) await removeArchiveFiles(objects, row.id);
     },
     async sweep(at) {
-      for (const row of listCalibrationExportsIn(db, "ready")) {
+      for (const row of await listCalibrationExportsIn(db, "ready")) {
         if (row.expires_at === null || at.getTime() < Date.parse(row.expires_at)) continue;
-        moveCalibrationExport(db, row.id, "expired", { failure_reason: "availability", failure_message: `the download was available until ${row.expires_at}; request a new calibration export` }, "ready");
+        await moveCalibrationExport(db, row.id, "expired", { failure_reason: "availability", failure_message: `the download was available until ${row.expires_at}; request a new calibration export` }, "ready");
         await removeArchiveFiles(objects, row.id);
       }
     },

@@ -30,12 +30,12 @@ export interface ArchiveAdmission<T> {
  * with; otherwise, room permitting, `insert(tx)` validates and records a new one (both in the
  * admission's transaction, `tx`).
  */
-export function admitArchive<T>(db: Db, accountId: string, queuedPerAccount: number, steps: { existing: (tx: Tx) => T | undefined; insert: (tx: Tx) => T }): ArchiveAdmission<T> {
-  return transact(db, (tx) => {
-    lockName(tx, `archive-queue:${accountId}`);
-    const existing = steps.existing(tx);
+export async function admitArchive<T>(db: Db, accountId: string, queuedPerAccount: number, steps: { existing: (tx: Tx) => Promise<T | undefined>; insert: (tx: Tx) => Promise<T> }): Promise<ArchiveAdmission<T>> {
+  return await transact(db, async (tx) => {
+    await lockName(tx, `archive-queue:${accountId}`);
+    const existing = await steps.existing(tx);
     if (existing !== undefined) return { row: existing, reused: true };
-    const preparing = countPreparingArchives(tx, accountId);
+    const preparing = await countPreparingArchives(tx, accountId);
     if (preparing >= queuedPerAccount) {
       throw new AssayError(
         "rate_limited",
@@ -43,6 +43,6 @@ export function admitArchive<T>(db: Db, accountId: string, queuedPerAccount: num
         { retryAfterS: RETRY_AFTER_S },
       );
     }
-    return { row: steps.insert(tx), reused: false };
+    return { row: await steps.insert(tx), reused: false };
   });
 }

@@ -28,14 +28,14 @@ export async function expireRunExports(db: Db, objects: ObjectStore, runId: stri
     : "the run's recordings passed their data.retention, and its exports with them";
   let expired = 0;
   const gone: string[] = [];
-  for (const row of listRunExports(db, runId)) {
+  for (const row of await listRunExports(db, runId)) {
     if (row.status === "expired") continue;
-    if (moveExport(db, row.id, "expired", { failure_reason: reason, failure_message: message })) expired++;
+    if (await moveExport(db, row.id, "expired", { failure_reason: reason, failure_message: message })) expired++;
     gone.push(row.id);
   }
-  for (const row of listCalibrationExportsOfRun(db, runId)) {
+  for (const row of await listCalibrationExportsOfRun(db, runId)) {
     if (row.status === "expired") continue;
-    if (moveCalibrationExport(db, row.id, "expired", { failure_reason: reason, failure_message: `run ${runId}: ${message}` })) expired++;
+    if (await moveCalibrationExport(db, row.id, "expired", { failure_reason: reason, failure_message: `run ${runId}: ${message}` })) expired++;
     gone.push(row.id);
   }
   // Every row is expired (downloads answer 410) before the first object is deleted.

@@ -66,9 +66,9 @@ function storedObject(row: ArtifactRow | undefined): StoredObject | null {
   return row?.status === "stored" ? objectOf(row) : null;
 }
 
-export function selectExportEpisodes(db: Parameters<typeof listEpisodeRecords>[0], run: RunRecord, format: ExportFormat): ExportSelection {
+export async function selectExportEpisodes(db: Parameters<typeof listEpisodeRecords>[0], run: RunRecord, format: ExportFormat): Promise<ExportSelection> {
   const trainOnFailures = trainOnFailuresOf(run);
-  const artifacts = listArtifacts(db, run.id);
+  const artifacts = await listArtifacts(db, run.id);
   const byEpisode = new Map<string, Map<string, ArtifactRow>>();
   for (const a of artifacts) {
     const files = byEpisode.get(a.episode_id) ?? new Map<string, ArtifactRow>();
@@ -80,7 +80,7 @@ export function selectExportEpisodes(db: Parameters<typeof listEpisodeRecords>[0
   const episodes: ExportEpisode<StoredObject>[] = [];
   let pending = 0;
   const firstUnit = run.units[0]!;
-  for (const e of listEpisodeRecords(db, run.id)) {
+  for (const e of await listEpisodeRecords(db, run.id)) {
     if (e.status !== "done" || (e.outcome !== "success" && e.outcome !== "failure")) continue;
     const succeeded = policySucceeded(e);
     if (TRAINING_FORMATS.has(format) && !trainOnFailures && !succeeded) {

@@ -8,6 +8,7 @@
  * stays available for `availabilityMs` after it is ready (default 7 days), never past the run's own
  * data retention: the archive holds the recordings.
  */
+import { serialQueue } from "../store/serial-queue.js";
 import { mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { randomBase62 } from "../auth/api-keys.js";
@@ -69,17 +70,17 @@ export function exportView(row: ExportRow, artifactUrl: string, now: Date): Reco
  * or ready (`reused`, 200), else a new one recorded in `preparing` (202) for the worker, within the
  * account's queue limit (export-admission.ts).
  */
-export function requestRunExport(db: Db, run: RunRecord, format: ExportFormat, now: Date, queuedPerAccount: number): ArchiveAdmission<ExportRow> {
-  return admitArchive(db, run.accountId, queuedPerAccount, {
+export async function requestRunExport(db: Db, run: RunRecord, format: ExportFormat, now: Date, queuedPerAccount: number): Promise<ArchiveAdmission<ExportRow>> {
+  return await admitArchive(db, run.accountId, queuedPerAccount, {
     existing: (tx) => findReusableExport(tx, run.accountId, run.id, format, now.toISOString()),
     insert: (tx) => insertRunExport(tx, run, format, now),
   });
 }
 
 /** Validates and records a new export of `run`. */
-function insertRunExport(db: Db, run: RunRecord, format: ExportFormat, now: Date): ExportRow {
-  assertExportable(run, listArtifacts(db, run.id), now);
-  const selection = selectExportEpisodes(db, run, format);
+async function insertRunExport(db: Db, run: RunRecord, format: ExportFormat, now: Date): Promise<ExportRow> {
+  assertExportable(run, await listArtifacts(db, run.id), now);
+  const selection = await selectExportEpisodes(db, run, format);
   if (selection.episodes.length === 0) {
     const left = Object.entries(selection.counts.excluded).map(([reason, n]) => `${n} ${reason}`).join(", ") || "none ran";
     const hint = TRAINING_FORMATS.has(format) && !selection.counts.train_on_failures
@@ -88,10 +89,10 @@ function insertRunExport(db: Db, run: RunRecord, format: ExportFormat, now: Date
     throw new AssayError("contract_validation_failed", `run ${run.id} has no episode to export as ${format} (left out: ${left})${hint}`, { runId: run.id });
   }
   const id = `exp_${randomBase62(20)}`;
-  insertExport(db, {
+  await insertExport(db, {
     id, account_id: run.accountId, run_id: run.id, format, created: now.toISOString(), episodes_total: selection.episodes.length, episodes: JSON.stringify(selection.counts),
   });
-  return getExport(db, id)!;
+  return (await getExport(db, id))!;
 }
 
 const sleep = (ms: number, signal: AbortSignal) =>
@@ -122,13 +123,14 @@ export function runExportJobs(options: RunExportJobOptions): ArchiveJobKind<Expo
   /** The selection once uploads still running have finished (or the wait ran out: those are left out). */
   const settledSelection = async (run: RunRecord, format: ExportFormat, signal: AbortSignal): Promise<ExportSelection> => {
     const deadline = Date.now() + pendingWaitMs;
-    let selection = selectExportEpisodes(db, run, format);
+    let selection = await selectExportEpisodes(db, run, format);
     while (selection.pending > 0 && Date.now() < deadline) {
       await sleep(500, signal);
-      selection = selectExportEpisodes(db, run, format);
+      selection = await selectExportEpisodes(db, run, format);
     }
     if (selection.pending === 0) return selection;
-    const stored = selection.episodes.filter((e) => getArtifact(db, e.episodeId, "mcap")?.status === "stored");
+    const stored: typeof selection.episodes = [];
+    for (const e of selection.episodes) if ((await getArtifact(db, e.episodeId, "mcap"))?.status === "stored") stored.push(e);
     const excluded = { ...selection.counts.excluded };
     excluded.recording_unavailable = (excluded.recording_unavailable ?? 0) + selection.episodes.length - stored.length;
     return { ...selection, episodes: stored, counts: { ...selection.counts, included: stored.length, excluded }, pending: 0 };
@@ -137,39 +139,43 @@ export function runExportJobs(options: RunExportJobOptions): ArchiveJobKind<Expo
   return {
     name: "export",
     listPreparing: () => listExportsIn(db, "preparing"),
-    claim: (id, lease) => (claimArchiveRow(db, "exports", id, lease) ? getExport(db, id) : undefined),
+    claim: async (id, lease) => (await claimArchiveRow(db, "exports", id, lease) ? await getExport(db, id) : undefined),
     renew: (id, until) => renewArchiveLease(db, "exports", id, until),
-    fail(id, reason, message) {
-      moveExport(db, id, "failed", { failure_reason: reason, failure_message: message }, "preparing");
+    async fail(id, reason, message) {
+      await moveExport(db, id, "failed", { failure_reason: reason, failure_message: message }, "preparing");
     },
     async make(row, signal) {
-      const run = getRun(db, row.run_id);
+      const run = await getRun(db, row.run_id);
       if (!run) throw new Error(`run ${row.run_id} no longer exists`);
       try {
-        assertExportable(run, listArtifacts(db, run.id), now());
+        assertExportable(run, await listArtifacts(db, run.id), now());
       } catch (error) {
         if (error instanceof AssayError && error.code === "retention_expired") {
-          moveExport(db, row.id, "expired", { failure_reason: "purged", failure_message: error.message }, "preparing");
+          await moveExport(db, row.id, "expired", { failure_reason: "purged", failure_message: error.message }, "preparing");
           return;
         }
         throw error;
       }
       const selection = await settledSelection(run, row.format, signal);
-      setExportSelection(db, row.id, selection.episodes.length, JSON.stringify(selection.counts));
+      await setExportSelection(db, row.id, selection.episodes.length, JSON.stringify(selection.counts));
       // What an interrupted attempt left, in the store and on local disk.
       await removeArchiveFiles(objects, row.id);
       const work = join(workDir, row.id);
       await rm(work, { recursive: true, force: true });
+      // The writers report progress synchronously (and are stopped by its throw); the writes to the
+      // store follow in order, and all have landed before the export is marked ready.
+      let progressError: unknown;
+      const progressWrites = serialQueue((error) => void (progressError ??= error));
       const progress = (done: number) => {
         signal.throwIfAborted();
-        setExportProgress(db, row.id, done);
+        void progressWrites.push(() => setExportProgress(db, row.id, done));
       };
       const fileName = exportFileName(run.id, row.format);
       const key = archiveKey(row.id, fileName);
       let archive;
       try {
         if (row.format === "mcap-bundle") {
-          const report = buildReport(db, run, options.baseUrl, now());
+          const report = await buildReport(db, run, options.baseUrl, now());
           archive = await writeTarArchive(objects, key, mcapBundleEntries(objects, selection.run, selection.episodes, selection.counts.excluded, report, now().toISOString(), progress), signal);
         } else {
           const dataset = join(work, "dataset");
@@ -180,22 +186,24 @@ export function runExportJobs(options: RunExportJobOptions): ArchiveJobKind<Expo
           archive = await writeTarArchive(objects, key, directoryEntries(join(dataset, root), root), signal);
         }
       } finally {
+        await progressWrites.idle();
         await rm(work, { recursive: true, force: true });
       }
+      if (progressError !== undefined) throw progressError;
       const readyAt = now();
-      const firstStored = listArtifacts(db, run.id).map((a) => a.stored_at).filter((t): t is string => t !== null).sort()[0];
+      const firstStored = (await listArtifacts(db, run.id)).map((a) => a.stored_at).filter((t): t is string => t !== null).sort()[0];
       const retentionEnd = firstStored ? Date.parse(firstStored) + retentionOfRequest(run.request) * 3_600_000 : Infinity;
       const expiresAt = new Date(Math.min(readyAt.getTime() + availabilityMs, retentionEnd)).toISOString();
-      const moved = moveExport(db, row.id, "ready", {
+      const moved = await moveExport(db, row.id, "ready", {
         file_name: fileName, bytes: archive.bytes, sha256: archive.sha256, ready_at: readyAt.toISOString(), expires_at: expiresAt, episodes_done: selection.episodes.length,
       }, "preparing");
       // Purged while it was being made: the purge already expired the row; drop what was written.
       if (!moved) await removeArchiveFiles(objects, row.id);
     },
     async sweep(at) {
-      for (const row of listExportsIn(db, "ready")) {
+      for (const row of await listExportsIn(db, "ready")) {
         if (row.expires_at === null || at.getTime() < Date.parse(row.expires_at)) continue;
-        moveExport(db, row.id, "expired", { failure_reason: "availability", failure_message: `the download was available until ${row.expires_at}; request a new export` }, "ready");
+        await moveExport(db, row.id, "expired", { failure_reason: "availability", failure_message: `the download was available until ${row.expires_at}; request a new export` }, "ready");
         await removeArchiveFiles(objects, row.id);
       }
     },

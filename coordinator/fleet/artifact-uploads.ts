@@ -26,13 +26,13 @@ import { getRun } from "../store/runs-repo.js";
 import { transact } from "../store/tx.js";
 
 /** The artifacts row behind a ref, checked to belong to the calling cell. */
-function artifactFor(ctx: LinkContext, cellId: string, ref: ArtifactRef | undefined): ArtifactRow {
+async function artifactFor(ctx: LinkContext, cellId: string, ref: ArtifactRef | undefined): Promise<ArtifactRow> {
   if (!ref || !ref.episodeId || !ref.kind) throw new LinkError("bad_message", "the first chunk (and ArtifactStatus) must carry ref with episode_id and kind");
-  const row = getArtifact(ctx.db, ref.episodeId, ref.kind);
+  const row = await getArtifact(ctx.db, ref.episodeId, ref.kind);
   if (!row) {
     throw new LinkError("artifact_unknown", `no ${ref.kind} artifact was announced for episode ${ref.episodeId} (only EpisodeFinished announces artifacts); drop the local copy`);
   }
-  const episode = getEpisode(ctx.db, row.episode_id);
+  const episode = await getEpisode(ctx.db, row.episode_id);
   if (episode?.cell_id !== cellId) {
     throw new LinkError("artifact_not_yours", `episode ${row.episode_id} was finished by cell ${episode?.cell_id ?? "none"}, not ${cellId}`);
   }
@@ -63,8 +63,8 @@ export function handleArtifactStatus(ctx: LinkContext, call: ServerUnaryCall<Art
 }
 
 async function artifactStatus(ctx: LinkContext, call: ServerUnaryCall<ArtifactRef, ArtifactProgress>): Promise<ArtifactProgress> {
-  const cell = authenticateCell(ctx.db, metadataValue(call.metadata, "authorization"));
-  const row = artifactFor(ctx, cell.id, call.request);
+  const cell = await authenticateCell(ctx.db, metadataValue(call.metadata, "authorization"));
+  const row = await artifactFor(ctx, cell.id, call.request);
   if (row.status !== "pending") return storedProgress(row);
   const progress = await ctx.store.progress(refOf(row));
   return progress.complete ? recordStored(ctx, row) : progress;
@@ -76,13 +76,13 @@ export function handleUploadArtifact(ctx: LinkContext, call: ServerReadableStrea
 
 /** Takes the stream's chunks in arrival order, one at a time (the stream is not read further while a part is written). */
 async function receiveUpload(ctx: LinkContext, call: ServerReadableStream<ArtifactChunk, ArtifactProgress>): Promise<ArtifactProgress> {
-  const cellId = authenticateCell(ctx.db, metadataValue(call.metadata, "authorization")).id;
+  const cellId = (await authenticateCell(ctx.db, metadataValue(call.metadata, "authorization"))).id;
   let row: ArtifactRow | undefined;
   let upload: ArtifactUpload | undefined;
   try {
     for await (const chunk of call as AsyncIterable<ArtifactChunk>) {
       if (!row) {
-        row = artifactFor(ctx, cellId, chunk.ref);
+        row = await artifactFor(ctx, cellId, chunk.ref);
         if (row.status !== "pending") return storedProgress(row);
         const opened = await ctx.store.open(refOf(row));
         if (opened === "stored") return await recordStored(ctx, row);
@@ -111,8 +111,8 @@ async function receiveUpload(ctx: LinkContext, call: ServerReadableStream<Artifa
  * row. A recording that cannot be read is logged and yields none (the MCAP itself stays served).
  */
 async function groundTruthOf(ctx: LinkContext, mcap: ArtifactRow) {
-  const run = getRun(ctx.db, mcap.run_id);
-  const episode = getEpisodeRecord(ctx.db, mcap.episode_id);
+  const run = await getRun(ctx.db, mcap.run_id);
+  const episode = await getEpisodeRecord(ctx.db, mcap.episode_id);
   const scenario = run && episode ? groundTruthScenarioOf(run, episode) : undefined;
   if (scenario === undefined) return undefined;
   try {
@@ -136,15 +136,15 @@ async function groundTruthOf(ctx: LinkContext, mcap: ArtifactRow) {
 async function recordStored(ctx: LinkContext, row: ArtifactRow): Promise<ArtifactProgress> {
   const derived = row.kind === "mcap" ? await groundTruthOf(ctx, row) : undefined;
   const at = ctx.now().toISOString();
-  const marked = transact(ctx.db, (tx) => {
-    if (!markArtifactStored(tx, row.episode_id, row.kind, at)) return false;
-    if (derived) upsertStoredArtifact(tx, { ...derived, storedAt: at });
+  const marked = await transact(ctx.db, async (tx) => {
+    if (!await markArtifactStored(tx, row.episode_id, row.kind, at)) return false;
+    if (derived) await upsertStoredArtifact(tx, { ...derived, storedAt: at });
     return true;
   });
-  if (!marked && getArtifact(ctx.db, row.episode_id, row.kind)?.status === "purged") {
+  if (!marked && (await getArtifact(ctx.db, row.episode_id, row.kind))?.status === "purged") {
     await ctx.store.objects.delete(artifactKey(refOf(row)));
     if (derived) await ctx.store.objects.delete(artifactKey(derived));
   }
-  if (marked) ctx.lifecycle.progress(ctx.db, row.run_id);
+  if (marked) await ctx.lifecycle.progress(ctx.db, row.run_id);
   return storedProgress(row);
 }

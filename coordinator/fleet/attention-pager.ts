@@ -34,7 +34,7 @@ export interface AttentionPagerOptions {
    * Raises the page of this attention at `at`; false when it was raised before
    * (by this or an earlier coordinator). See `outboxPage`.
    */
-  raise(key: AttentionPageKey, at: Date): boolean;
+  raise(key: AttentionPageKey, at: Date): Promise<boolean>;
   /** Milliseconds clock; default Date.now. */
   now?: () => number;
   /** Timers; default setTimeout/clearTimeout (unref'd). Injectable for tests. */
@@ -58,7 +58,9 @@ export class AttentionPager {
   private readonly afterMs: number;
   private readonly now: () => number;
   private readonly timers: PagerTimers;
-  private readonly raise: (key: AttentionPageKey, at: Date) => boolean;
+  private readonly raise: (key: AttentionPageKey, at: Date) => Promise<boolean>;
+  /** Pages being raised now (each awaits the store); stop() waits for them. */
+  private readonly raising = new Set<Promise<void>>();
   private readonly logger: Pick<Logger, "info" | "error">;
 
   constructor(options: AttentionPagerOptions) {
@@ -84,21 +86,25 @@ export class AttentionPager {
     this.arm({ cellId, kind: attention.kind, episodeId: attention.episodeId, since: attention.since });
   }
 
-  /** Disarms every timer. */
-  stop(): void {
+  /** Disarms every timer, and waits for pages being raised now. */
+  async stop(): Promise<void> {
     for (const { handle } of this.armed.values()) if (handle !== null) this.timers.clear(handle);
     this.armed.clear();
+    await Promise.allSettled([...this.raising]);
   }
 
   private arm(key: AttentionPageKey): void {
     const sinceMs = Date.parse(key.since);
     const dueMs = (Number.isFinite(sinceMs) ? sinceMs : this.now()) + this.afterMs;
     const delay = Math.min(MAX_TIMER_MS, Math.max(0, dueMs - this.now()));
-    const handle = this.timers.set(() => this.fire(key, dueMs), delay);
+    const handle = this.timers.set(() => {
+      const raised = this.fire(key, dueMs).finally(() => this.raising.delete(raised));
+      this.raising.add(raised);
+    }, delay);
     this.armed.set(key.cellId, { key, handle });
   }
 
-  private fire(key: AttentionPageKey, dueMs: number): void {
+  private async fire(key: AttentionPageKey, dueMs: number): Promise<void> {
     const armed = this.armed.get(key.cellId);
     if (!armed || armed.handle === null || !sameKey(armed.key, key)) return;
     if (this.now() < dueMs) {
@@ -107,7 +113,7 @@ export class AttentionPager {
     }
     armed.handle = null;
     try {
-      if (this.raise(key, new Date(this.now()))) {
+      if (await this.raise(key, new Date(this.now()))) {
         this.logger.info(`cell ${key.cellId}: waited on a person (${key.kind} of episode ${key.episodeId}) since ${key.since}; cell.attention_needed raised`);
       }
     } catch (error) {
@@ -146,12 +152,12 @@ export function attentionEventData(key: AttentionPageKey, at: Date): Record<stri
  * worker's kick). Only the operator account's endpoints receive it: cells belong to the operator,
  * never to a customer whose run an episode may be.
  */
-export function outboxPage(db: Db, operatorAccountId: string, queued: () => void): (key: AttentionPageKey, at: Date) => boolean {
-  return (key, at) => {
-    const raised = transact(db, (tx) => {
-      if (!claimAttentionPage(tx, key, at)) return false;
-      const eventId = enqueueEvent(tx, operatorAccountId, "cell.attention_needed", attentionEventData(key, at), at);
-      setAttentionPageEvent(tx, key, eventId);
+export function outboxPage(db: Db, operatorAccountId: string, queued: () => void): (key: AttentionPageKey, at: Date) => Promise<boolean> {
+  return async (key, at) => {
+    const raised = await transact(db, async (tx) => {
+      if (!await claimAttentionPage(tx, key, at)) return false;
+      const eventId = await enqueueEvent(tx, operatorAccountId, "cell.attention_needed", attentionEventData(key, at), at);
+      await setAttentionPageEvent(tx, key, eventId);
       return true;
     });
     if (raised) queued();

@@ -13,6 +13,7 @@ import { applySequenced, requeueHeldBy } from "./episode-messages.js";
 import type { LinkContext } from "./link-context.js";
 import { LinkError, toGrpcStatus } from "../errors/link-errors.js";
 import type { CellSession } from "./registry.js";
+import { serialQueue } from "../store/serial-queue.js";
 
 /** First value of a metadata key as a string. */
 export function metadataValue(metadata: Metadata, key: string): string | undefined {
@@ -20,66 +21,78 @@ export function metadataValue(metadata: Metadata, key: string): string | undefin
   return value === undefined ? undefined : String(value);
 }
 
-export function handleConnect(ctx: LinkContext, call: ServerDuplexStream<AgentMessage, CoordinatorMessage>): void {
+export async function handleConnect(ctx: LinkContext, call: ServerDuplexStream<AgentMessage, CoordinatorMessage>): Promise<void> {
   let closed = false;
+  let failed = false;
   let session: CellSession | undefined;
 
-  const fail = (error: unknown): void => {
-    if (closed) return;
+  const fail = async (error: unknown): Promise<void> => {
+    if (closed && failed) return;
+    const wasClosed = closed;
     closed = true;
+    failed = true;
+    if (wasClosed) return;
     if (!(error instanceof LinkError)) ctx.logger.error(`CellLink Connect failed: ${(error as Error).stack ?? error}`);
     call.emit("error", toGrpcStatus(error));
-    release();
+    await release();
   };
 
-  const release = (): void => {
+  const release = async (): Promise<void> => {
     const ending = session;
     session = undefined;
     if (!ending || !ctx.registry.detach(ending)) return;
     ctx.metrics.cellsConnected.set(ctx.registry.sessions().length);
     ctx.logger.info(`cell ${ending.cellId}: disconnected`);
     // The cell moved to another coordinator, which now answers for what it holds.
-    if (ctx.cluster && !ctx.cluster.closed(ending, ctx.stopping)) return;
+    if (ctx.cluster && !await ctx.cluster.closed(ending, ctx.stopping)) return;
     // On shutdown the agent may well finish its episode and report it after the restart.
     if (ctx.stopping) return;
-    requeueHeldBy(ctx, ending.cellId, "link_lost", `CellLink stream of session ${ending.sessionId} ended`);
+    await requeueHeldBy(ctx, ending.cellId, "link_lost", `CellLink stream of session ${ending.sessionId} ended`);
   };
 
   let cellId: string;
   try {
-    cellId = authenticateCell(ctx.db, metadataValue(call.metadata, "authorization")).id;
+    cellId = (await authenticateCell(ctx.db, metadataValue(call.metadata, "authorization"))).id;
   } catch (error) {
-    fail(error);
+    await fail(error);
     return;
   }
 
+  // The cell's messages are handled one after another, in arrival order: each awaits the store, and
+  // an EpisodeEnded must not overtake its EpisodeStarted. The stream's end waits its turn behind them.
+  const inOrder = serialQueue((error) => void fail(error));
+  ctx.messageQueues?.add(inOrder);
+  const drained = () => void inOrder.idle().then(() => ctx.messageQueues?.delete(inOrder));
   call.on("data", (message: AgentMessage) => {
     if (closed) return;
-    try {
-      if (!session) session = open(ctx, call, cellId, message, fail);
-      else onMessage(ctx, session, message);
-    } catch (error) {
-      fail(error);
-    }
+    void inOrder.push(async () => {
+      if (failed) return;
+      try {
+        if (!session) session = await open(ctx, call, cellId, message, fail);
+        else await onMessage(ctx, session, message);
+      } catch (error) {
+        await fail(error);
+      }
+    });
   });
   call.on("end", () => {
     if (closed) return;
     closed = true;
     call.end();
-    release();
+    void inOrder.push(release).then(drained);
   });
   call.on("cancelled", () => {
     closed = true;
-    release();
+    void inOrder.push(release).then(drained);
   });
   call.on("error", () => {
     closed = true;
-    release();
+    void inOrder.push(release).then(drained);
   });
 }
 
 /** Handles the first message, which must be this cell's Hello; returns the live session. */
-function open(ctx: LinkContext, call: ServerDuplexStream<AgentMessage, CoordinatorMessage>, cellId: string, message: AgentMessage, fail: (error: unknown) => void): CellSession {
+async function open(ctx: LinkContext, call: ServerDuplexStream<AgentMessage, CoordinatorMessage>, cellId: string, message: AgentMessage, fail: (error: unknown) => Promise<void>): Promise<CellSession> {
   const hello: Hello | undefined = message.hello;
   if (!hello) throw new LinkError("hello_required", "the first message on Connect must be Hello (seq 0)");
   if (hello.cellId !== cellId) {
@@ -93,29 +106,29 @@ function open(ctx: LinkContext, call: ServerDuplexStream<AgentMessage, Coordinat
     send: (out) => {
       if (!call.cancelled && call.writable) call.write(out);
     },
-    close: (error) => fail(error),
+    close: (error) => void fail(error),
   };
-  recordHello(ctx.db, cellId, JSON.stringify(helloToRecord(ctx, cellId, hello)), session.connectedAt);
+  await recordHello(ctx.db, cellId, JSON.stringify(await helloToRecord(ctx, cellId, hello)), session.connectedAt);
 
   const displaced = ctx.registry.attach(session);
   if (displaced) {
     // The old stream is dead or a duplicate agent; whatever it held goes back to pending first.
     displaced.close(new LinkError("superseded", `cell ${cellId} connected again (session ${session.sessionId}); this stream is closed`));
-    requeueHeldBy(ctx, cellId, "link_lost", `superseded by session ${session.sessionId}`);
+    await requeueHeldBy(ctx, cellId, "link_lost", `superseded by session ${session.sessionId}`);
   }
-  const previousHolder = ctx.cluster?.opened(session);
+  const previousHolder = await ctx.cluster?.opened(session);
   if (previousHolder && !displaced) {
-    requeueHeldBy(ctx, cellId, "link_lost", `the cell left coordinator ${previousHolder} for session ${session.sessionId} here`);
+    await requeueHeldBy(ctx, cellId, "link_lost", `the cell left coordinator ${previousHolder} for session ${session.sessionId} here`);
   }
   ctx.metrics.cellsConnected.set(ctx.registry.sessions().length);
 
-  const lastSeqApplied = getCell(ctx.db, cellId)?.last_seq_applied ?? 0;
+  const lastSeqApplied = (await getCell(ctx.db, cellId))?.last_seq_applied ?? 0;
   session.send({
     welcome: { sessionId: session.sessionId, lastSeqApplied, serverTimeMs: ctx.now().getTime(), heartbeatIntervalMs: ctx.heartbeatIntervalMs },
   });
 
   // Viewers watching before a reconnect keep watching.
-  ctx.live.resync(cellId);
+  await ctx.live.resync(cellId);
 
   const problem = ctx.registry.firmwareMismatchOf(cellId);
   if (problem) {
@@ -129,13 +142,13 @@ function open(ctx: LinkContext, call: ServerDuplexStream<AgentMessage, Coordinat
     ctx.logger.warn(`cell ${cellId}: agent says its highest seq is ${hello.lastSeqSent} but ${lastSeqApplied} was applied; its outbox may have been lost`);
   }
   if (hello.interruptedEpisodeId) {
-    requeueHeldBy(ctx, cellId, "agent_restart", `agent ${hello.agentVersion} reconnected after losing the episode`, hello.interruptedEpisodeId);
+    await requeueHeldBy(ctx, cellId, "agent_restart", `agent ${hello.agentVersion} reconnected after losing the episode`, hello.interruptedEpisodeId);
   }
   ctx.scheduler.kick();
   return session;
 }
 
-function onMessage(ctx: LinkContext, session: CellSession, message: AgentMessage): void {
+async function onMessage(ctx: LinkContext, session: CellSession, message: AgentMessage): Promise<void> {
   ctx.registry.heard(session.cellId);
   if (message.hello) throw new LinkError("bad_message", "Hello may only be the first message of a stream; reconnect to say Hello again");
   if (message.seq === 0) {
@@ -144,13 +157,13 @@ function onMessage(ctx: LinkContext, session: CellSession, message: AgentMessage
       ctx.registry.recordHeartbeat(session.cellId, message.heartbeat);
       // An instrument lost or back changes which episodes the cell can score: match again now.
       if (ctx.registry.liveInstrumentKinds(session.cellId)?.join() !== before) ctx.scheduler.kick();
-      if (message.heartbeat.state === "idle" && !message.heartbeat.episodeId) releaseForgotten(ctx, session);
+      if (message.heartbeat.state === "idle" && !message.heartbeat.episodeId) await releaseForgotten(ctx, session);
     } else if (message.attention) {
       ctx.registry.recordAttention(session.cellId, message.attention);
     } else ctx.logger.warn(`cell ${session.cellId}: a message other than Heartbeat came with seq 0; only Heartbeat and Attention may; durable messages need seq > 0; skipped`);
     return;
   }
-  applySequenced(ctx, session.cellId, message);
+  await applySequenced(ctx, session.cellId, message);
   session.send({ ack: { seq: message.seq } });
 }
 
@@ -160,9 +173,9 @@ function onMessage(ctx: LinkContext, session: CellSession, message: AgentMessage
  * requeue it. Episodes assigned on this session are left alone, their AssignEpisode may still be
  * on its way.
  */
-function releaseForgotten(ctx: LinkContext, session: CellSession): void {
-  for (const id of listEpisodeIdsHeldByCellSince(ctx.db, session.cellId, session.connectedAt)) {
-    requeueHeldBy(ctx, session.cellId, "link_lost", `cell reconnected idle without episode ${id}`, id);
+async function releaseForgotten(ctx: LinkContext, session: CellSession): Promise<void> {
+  for (const id of await listEpisodeIdsHeldByCellSince(ctx.db, session.cellId, session.connectedAt)) {
+    await requeueHeldBy(ctx, session.cellId, "link_lost", `cell reconnected idle without episode ${id}`, id);
   }
 }
 
@@ -171,9 +184,9 @@ function releaseForgotten(ctx: LinkContext, session: CellSession): void {
  * least); a Hello listing none is the doctor's short session, which says nothing about them, so the
  * instruments the cell last reported are kept (submission checks read them: runs/instrument-check.ts).
  */
-function helloToRecord(ctx: LinkContext, cellId: string, hello: Hello): Hello {
+async function helloToRecord(ctx: LinkContext, cellId: string, hello: Hello): Promise<Hello> {
   if (hello.instruments.length > 0) return hello;
-  const previous = getCell(ctx.db, cellId)?.hello;
+  const previous = (await getCell(ctx.db, cellId))?.hello;
   if (!previous) return hello;
   try {
     const instruments = (JSON.parse(previous) as Partial<Hello>).instruments;

@@ -16,28 +16,28 @@ export function hashCellToken(token: string): string {
 }
 
 /** Enrolls (or re-enrolls) a cell and returns its new token; the caller must hand it over now. */
-export function enrollCell(db: Db, cell: { cellId: string; model: string }, now: () => Date = () => new Date()): string {
+export async function enrollCell(db: Db, cell: { cellId: string; model: string }, now: () => Date = () => new Date()): Promise<string> {
   if (!/^[a-z0-9][a-z0-9_-]*$/.test(cell.cellId)) {
     throw new Error(`cell id must be lowercase letters, digits, "-" or "_"; got ${JSON.stringify(cell.cellId)}`);
   }
   const token = TOKEN_PREFIX + randomBytes(32).toString("base64url");
-  upsertCellToken(db, cell.cellId, cell.model, hashCellToken(token), now().toISOString());
+  await upsertCellToken(db, cell.cellId, cell.model, hashCellToken(token), now().toISOString());
   return token;
 }
 
 /** Revokes a cell's token; returns false when the cell was never enrolled. */
-export function revokeCell(db: Db, cellId: string, now: () => Date = () => new Date()): boolean {
-  return revokeCellRow(db, cellId, now().toISOString());
+export async function revokeCell(db: Db, cellId: string, now: () => Date = () => new Date()): Promise<boolean> {
+  return await revokeCellRow(db, cellId, now().toISOString());
 }
 
 /**
  * The enrolled, unrevoked cell behind an `authorization` metadata value (`Bearer <token>`);
  * throws a LinkError (UNAUTHENTICATED) otherwise.
  */
-export function authenticateCell(db: Db, authorization: string | undefined): CellRow {
+export async function authenticateCell(db: Db, authorization: string | undefined): Promise<CellRow> {
   const match = authorization ? /^Bearer\s+(\S+)$/i.exec(authorization.trim()) : null;
   if (!match) throw new LinkError("token_missing", "send metadata `authorization: Bearer <cell token>`; enroll the cell to get a token");
-  const cell = getCellByTokenHash(db, hashCellToken(match[1]));
+  const cell = await getCellByTokenHash(db, hashCellToken(match[1]));
   if (!cell) throw new LinkError("token_unknown", "this cell token is not enrolled (or was rotated); re-enroll the cell and use the new token");
   if (cell.revoked) throw new LinkError("cell_revoked", `cell ${cell.id} was revoked at ${cell.revoked}; re-enroll it to get a new token`);
   return cell;

@@ -23,28 +23,28 @@ import { applySafetyEvent } from "./safety-messages.js";
  * Applies one message with seq > 0 unless already applied; returns whether it was applied. The
  * caller acks `seq` either way.
  */
-export function applySequenced(ctx: LinkContext, cellId: string, message: AgentMessage): boolean {
-  const applied = transact(ctx.db, (tx) => {
+export async function applySequenced(ctx: LinkContext, cellId: string, message: AgentMessage): Promise<boolean> {
+  const applied = await transact(ctx.db, async (tx) => {
     // After a failover, a message may be retried on another coordinator: the seq check must see its commit.
-    lockCell(tx, cellId);
-    const cell = getCell(tx, cellId);
+    await lockCell(tx, cellId);
+    const cell = await getCell(tx, cellId);
     if (!cell || message.seq <= cell.last_seq_applied) return false;
     if (message.seq > cell.last_seq_applied + 1) {
       ctx.logger.warn(`cell ${cellId}: seq jumped from ${cell.last_seq_applied} to ${message.seq}; messages in between never arrived`);
     }
-    applyBody(ctx, tx, cellId, message);
-    setLastSeqApplied(tx, cellId, message.seq);
+    await applyBody(ctx, tx, cellId, message);
+    await setLastSeqApplied(tx, cellId, message.seq);
     return true;
   }, { logger: ctx.logger });
   if (!applied) ctx.metrics.seqDedupes.inc();
   return applied;
 }
 
-function applyBody(ctx: LinkContext, tx: Tx, cellId: string, message: AgentMessage): void {
-  if (message.episodeStarted) onStarted(ctx, tx, cellId, message.episodeStarted);
-  else if (message.episodeFinished) onFinished(ctx, tx, cellId, message.episodeFinished);
-  else if (message.episodeInterrupted) onInterrupted(ctx, tx, cellId, message.episodeInterrupted);
-  else if (message.safetyEvent) applySafetyEvent(ctx, tx, cellId, message.safetyEvent);
+async function applyBody(ctx: LinkContext, tx: Tx, cellId: string, message: AgentMessage): Promise<void> {
+  if (message.episodeStarted) await onStarted(ctx, tx, cellId, message.episodeStarted);
+  else if (message.episodeFinished) await onFinished(ctx, tx, cellId, message.episodeFinished);
+  else if (message.episodeInterrupted) await onInterrupted(ctx, tx, cellId, message.episodeInterrupted);
+  else if (message.safetyEvent) await applySafetyEvent(ctx, tx, cellId, message.safetyEvent);
   else if (message.heartbeat) {
     const heartbeat = message.heartbeat;
     tx.afterCommit(() => ctx.registry.recordHeartbeat(cellId, heartbeat));
@@ -53,11 +53,11 @@ function applyBody(ctx: LinkContext, tx: Tx, cellId: string, message: AgentMessa
   }
 }
 
-function knownEpisode(ctx: LinkContext, tx: Tx, cellId: string, episodeId: string, what: string): EpisodeRow | undefined {
+async function knownEpisode(ctx: LinkContext, tx: Tx, cellId: string, episodeId: string, what: string): Promise<EpisodeRow | undefined> {
   // The run first: its lock orders this message's moves with other coordinators' (runs-repo lockRun).
-  const runId = findRunIdOfEpisode(tx, episodeId);
-  if (runId !== undefined) lockRun(tx, runId);
-  const episode = getEpisode(tx, episodeId);
+  const runId = await findRunIdOfEpisode(tx, episodeId);
+  if (runId !== undefined) await lockRun(tx, runId);
+  const episode = await getEpisode(tx, episodeId);
   if (!episode) ctx.logger.warn(`cell ${cellId}: ${what} for unknown episode ${JSON.stringify(episodeId)}; acked and skipped`);
   return episode;
 }
@@ -66,11 +66,11 @@ function isoAt(ms: number, fallback: Date): string {
   return ms > 0 ? new Date(ms).toISOString() : fallback.toISOString();
 }
 
-function onStarted(ctx: LinkContext, tx: Tx, cellId: string, started: EpisodeStarted): void {
-  const episode = knownEpisode(ctx, tx, cellId, started.episodeId, "EpisodeStarted");
+async function onStarted(ctx: LinkContext, tx: Tx, cellId: string, started: EpisodeStarted): Promise<void> {
+  const episode = await knownEpisode(ctx, tx, cellId, started.episodeId, "EpisodeStarted");
   if (!episode) return;
-  if (!markEpisodeRunning(tx, episode.id, cellId, isoAt(started.startedAtMs, ctx.now()))) return;
-  ctx.lifecycle.started(tx, episode.run_id, cellId);
+  if (!await markEpisodeRunning(tx, episode.id, cellId, isoAt(started.startedAtMs, ctx.now()))) return;
+  await ctx.lifecycle.started(tx, episode.run_id, cellId);
 }
 
 /**
@@ -91,8 +91,8 @@ function policyImageOf(metaJson: string): { image: string; id: string; repo_dige
   return { image: pin.image, id: pin.id, repo_digests: digests };
 }
 
-function onFinished(ctx: LinkContext, tx: Tx, cellId: string, finished: EpisodeFinished): void {
-  const episode = knownEpisode(ctx, tx, cellId, finished.episodeId, "EpisodeFinished");
+async function onFinished(ctx: LinkContext, tx: Tx, cellId: string, finished: EpisodeFinished): Promise<void> {
+  const episode = await knownEpisode(ctx, tx, cellId, finished.episodeId, "EpisodeFinished");
   if (!episode) return;
   // The episode was reassigned (its cell's link dropped) and this is an earlier attempt's finish:
   // the cell holding the newer attempt (another one, or this one after a restart) is cancelled below.
@@ -123,22 +123,22 @@ function onFinished(ctx: LinkContext, tx: Tx, cellId: string, finished: EpisodeF
   const label = labelOf(finished.evaluationJson);
   if (finished.outcome === "unlabelled") {
     // The person's label never came: listed in the result, never counted in n, not run again.
-    const unlabelled = markEpisodeUnlabelled(tx, episode.id, { ...common, waitedS: label?.waitedS ?? 0 });
+    const unlabelled = await markEpisodeUnlabelled(tx, episode.id, { ...common, waitedS: label?.waitedS ?? 0 });
     if (unlabelled) {
       ctx.logger.warn(`cell ${cellId}: episode ${episode.id} ended unlabelled: no person labelled it within the cell's label timeout; it is listed in the result and not counted`);
-      ctx.lifecycle.refreshResult(tx, episode.run_id);
+      await ctx.lifecycle.refreshResult(tx, episode.run_id);
     }
-    tx.afterCommit(() => {
+    tx.afterCommit(async () => {
       if (ctx.registry.assignedEpisodeOf(cellId) === episode.id) ctx.registry.setAssigned(cellId, undefined);
       if (unlabelled) {
-        ctx.lifecycle.progress(ctx.db, episode.run_id);
-        ctx.scheduler.episodeMetered(episode.run_id);
+        await ctx.lifecycle.progress(ctx.db, episode.run_id);
+        await ctx.scheduler.episodeMetered(episode.run_id);
       }
       ctx.scheduler.kick();
     });
     return;
   }
-  const done = markEpisodeDone(tx, episode.id, {
+  const done = await markEpisodeDone(tx, episode.id, {
     ...common,
     outcome: finished.outcome,
     // An older cell's legacy name is stored under its current one (protocol/failure-clusters.ts).
@@ -157,8 +157,8 @@ function onFinished(ctx: LinkContext, tx: Tx, cellId: string, finished: EpisodeF
   }
   // The first finish counts: the cell holding the newer attempt must stop it and not report it finished.
   if (holder) {
-    tx.afterCommit(() => {
-      const sent = ctx.registry.cancelEpisode(holder, episode.id, "finished elsewhere");
+    tx.afterCommit(async () => {
+      const sent = await ctx.registry.cancelEpisode(holder, episode.id, "finished elsewhere");
       ctx.logger.warn(
         `cell ${cellId}: finished episode ${episode.id} (attempt ${finished.attempt}) after it was reassigned${holder === cellId ? " to it again" : ` to cell ${holder}`} (attempt ${episode.attempt}); ` +
           `the first finish counts${sent ? `, cell ${holder} is told to cancel its attempt` : `; cell ${holder} is not connected, its attempt will be ignored`}`,
@@ -170,22 +170,22 @@ function onFinished(ctx: LinkContext, tx: Tx, cellId: string, finished: EpisodeF
       ctx.logger.error(`cell ${cellId}: artifact ${ref.kind} of ${episode.id} has file_name ${JSON.stringify(ref.fileName)}, not a plain file name; not recorded`);
       continue;
     }
-    insertPendingArtifact(tx, { episodeId: episode.id, runId: episode.run_id, kind: ref.kind, fileName: ref.fileName, bytes: ref.bytes, sha256: ref.sha256 });
+    await insertPendingArtifact(tx, { episodeId: episode.id, runId: episode.run_id, kind: ref.kind, fileName: ref.fileName, bytes: ref.bytes, sha256: ref.sha256 });
   }
   const pin = policyImageOf(finished.metaJson);
-  if (pin) addPinnedImage(tx, episode.run_id, pin);
-  const run = getRun(tx, episode.run_id);
+  if (pin) await addPinnedImage(tx, episode.run_id, pin);
+  const run = await getRun(tx, episode.run_id);
   const outcome = finished.outcome;
   if (outcome === "failure") {
     // Committed with the outcome (durable webhook outbox).
-    enqueueRunEvent(tx, episode.run_id, "episode.failed", {
+    await enqueueRunEvent(tx, episode.run_id, "episode.failed", {
       run_id: episode.run_id, episode_id: episode.id, index: episode.idx, cluster: canonicalFailureCluster(finished.failureCluster || "unclassified"), duration_s: finished.durationS,
     }, ctx.now());
   }
   // A run halted while this episode ran (even one the halt cancelled after its link dropped) stays
   // stopped; its partial result now counts the episode and its robot time.
-  ctx.lifecycle.refreshResult(tx, episode.run_id);
-  tx.afterCommit(() => {
+  await ctx.lifecycle.refreshResult(tx, episode.run_id);
+  tx.afterCommit(async () => {
     ctx.metrics.episodesFinished.inc({ outcome });
     if (run) {
       ctx.runEvents.publish({
@@ -194,8 +194,8 @@ function onFinished(ctx: LinkContext, tx: Tx, cellId: string, finished: EpisodeF
         data: { episode: episode.idx + 1, of: run.episodesTotal, outcome, duration_s: finished.durationS },
       });
     }
-    ctx.lifecycle.progress(ctx.db, episode.run_id);
-    ctx.scheduler.episodeMetered(episode.run_id);
+    await ctx.lifecycle.progress(ctx.db, episode.run_id);
+    await ctx.scheduler.episodeMetered(episode.run_id);
   });
 }
 
@@ -217,18 +217,18 @@ function labelOf(evaluationJson: string): { judgedBy: "human" | "judge" | null; 
   return { judgedBy: label.judged_by === "human" || label.judged_by === "judge" ? label.judged_by : null, progress, note: typeof label.note === "string" ? label.note.slice(0, 2000) : null, waitedS };
 }
 
-function onInterrupted(ctx: LinkContext, tx: Tx, cellId: string, interrupted: EpisodeInterrupted): void {
-  const episode = knownEpisode(ctx, tx, cellId, interrupted.episodeId, "EpisodeInterrupted");
+async function onInterrupted(ctx: LinkContext, tx: Tx, cellId: string, interrupted: EpisodeInterrupted): Promise<void> {
+  const episode = await knownEpisode(ctx, tx, cellId, interrupted.episodeId, "EpisodeInterrupted");
   if (!episode) return;
   const reason = interrupted.reason || "unspecified";
   if (interrupted.attempt > 0 && interrupted.attempt !== episode.attempt) {
     // A late report on an earlier attempt (a restarted agent's outbox, after the stream's end had
     // already requeued the episode and it was assigned again): it completes that attempt's record
     // and must not requeue the attempt now running.
-    amendLinkLostInterruption(tx, episode.id, cellId, interrupted.attempt, reason, interrupted.detail);
+    await amendLinkLostInterruption(tx, episode.id, cellId, interrupted.attempt, reason, interrupted.detail);
     return;
   }
-  const requeued = requeueEpisode(tx, episode.id, cellId, {
+  const requeued = await requeueEpisode(tx, episode.id, cellId, {
     reason,
     detail: interrupted.detail,
     at: ctx.now().toISOString(),
@@ -236,18 +236,18 @@ function onInterrupted(ctx: LinkContext, tx: Tx, cellId: string, interrupted: Ep
     ...(interrupted.operatorResetS ? { operator_reset_s: interrupted.operatorResetS } : {}),
   });
   if (requeued) {
-    ctx.lifecycle.settleRequeued(tx, episode.id);
-    failRunOnRepeatedInterruptions(ctx, tx, episode.id);
+    await ctx.lifecycle.settleRequeued(tx, episode.id);
+    await failRunOnRepeatedInterruptions(ctx, tx, episode.id);
   } else {
     // Already requeued when the stream ended (a crash, a cut link): the record gets the cell's reason.
-    amendLinkLostInterruption(tx, episode.id, cellId, interrupted.attempt, reason, interrupted.detail);
+    await amendLinkLostInterruption(tx, episode.id, cellId, interrupted.attempt, reason, interrupted.detail);
   }
-  tx.afterCommit(() => {
+  tx.afterCommit(async () => {
     if (ctx.registry.assignedEpisodeOf(cellId) === episode.id) ctx.registry.setAssigned(cellId, undefined);
     if (requeued) {
       ctx.metrics.episodesInterrupted.inc({ reason });
       ctx.logger.warn(`cell ${cellId}: episode ${episode.id} attempt ${episode.attempt} interrupted (${reason}: ${interrupted.detail}); back to pending`);
-      ctx.scheduler.episodeMetered(episode.run_id);
+      await ctx.scheduler.episodeMetered(episode.run_id);
     }
     ctx.scheduler.kick();
   });
@@ -262,8 +262,8 @@ export const MAX_INTERRUPTED_ATTEMPTS = 5;
  * lifecycle, which cancels what is pending, keeps the partial result and tells the cells; the
  * status message names the episode. Call inside the requeue's transaction.
  */
-function failRunOnRepeatedInterruptions(ctx: LinkContext, tx: Tx, episodeId: string): void {
-  const episode = getEpisodeRecord(tx, episodeId);
+async function failRunOnRepeatedInterruptions(ctx: LinkContext, tx: Tx, episodeId: string): Promise<void> {
+  const episode = await getEpisodeRecord(tx, episodeId);
   if (!episode || episode.status !== "pending") return;
   const interruptions = episode.interruptions;
   if (interruptions.length < MAX_INTERRUPTED_ATTEMPTS) return;
@@ -276,7 +276,7 @@ function failRunOnRepeatedInterruptions(ctx: LinkContext, tx: Tx, episodeId: str
   const message =
     `episode ${episode.idx} (${episode.id}) was interrupted ${interruptions.length} times (${reasons}); the run is failed rather than ` +
     `retried without end. Finished episodes are kept in the partial result; check those cells, then submit the run again`;
-  ctx.lifecycle.end(tx, episode.runId, { status: "failed", message });
+  await ctx.lifecycle.end(tx, episode.runId, { status: "failed", message });
 }
 
 /**
@@ -284,22 +284,22 @@ function failRunOnRepeatedInterruptions(ctx: LinkContext, tx: Tx, episodeId: str
  * The attempt's robot time is estimated from the coordinator's clock since EpisodeStarted, capped
  * at the plan's max_duration_s; an attempt that never started counts 0.
  */
-export function requeueHeldBy(ctx: LinkContext, cellId: string, reason: string, detail: string, onlyEpisodeId?: string): number {
+export async function requeueHeldBy(ctx: LinkContext, cellId: string, reason: string, detail: string, onlyEpisodeId?: string): Promise<number> {
   const now = ctx.now();
   const meteredRuns = new Set<string>();
-  const requeued = transact(ctx.db, (tx) => {
-    for (const runId of listRunIdsHeldByCell(tx, cellId)) lockRun(tx, runId);
-    const held = listEpisodesHeldByCell(tx, cellId);
+  const requeued = await transact(ctx.db, async (tx) => {
+    for (const runId of await listRunIdsHeldByCell(tx, cellId)) await lockRun(tx, runId);
+    const held = await listEpisodesHeldByCell(tx, cellId);
     let count = 0;
     for (const episode of held) {
       if (onlyEpisodeId !== undefined && episode.id !== onlyEpisodeId) continue;
-      const maxS = getRun(tx, episode.run_id)?.plan.max_duration_s ?? Infinity;
+      const maxS = (await getRun(tx, episode.run_id))?.plan.max_duration_s ?? Infinity;
       const elapsedS = episode.status === "running" && episode.started_at ? Math.max(0, (now.getTime() - Date.parse(episode.started_at)) / 1000) : 0;
-      if (requeueEpisode(tx, episode.id, cellId, { reason, detail, at: now.toISOString(), duration_s: Math.min(elapsedS, maxS) })) {
+      if (await requeueEpisode(tx, episode.id, cellId, { reason, detail, at: now.toISOString(), duration_s: Math.min(elapsedS, maxS) })) {
         count += 1;
         meteredRuns.add(episode.run_id);
-        ctx.lifecycle.settleRequeued(tx, episode.id);
-        failRunOnRepeatedInterruptions(ctx, tx, episode.id);
+        await ctx.lifecycle.settleRequeued(tx, episode.id);
+        await failRunOnRepeatedInterruptions(ctx, tx, episode.id);
       }
     }
     return count;
@@ -307,7 +307,7 @@ export function requeueHeldBy(ctx: LinkContext, cellId: string, reason: string, 
   if (requeued > 0) {
     ctx.metrics.episodesInterrupted.inc({ reason }, requeued);
     ctx.logger.warn(`cell ${cellId}: ${requeued} episode(s) back to pending (${reason}: ${detail})`);
-    for (const runId of meteredRuns) ctx.scheduler.episodeMetered(runId);
+    for (const runId of meteredRuns) await ctx.scheduler.episodeMetered(runId);
     ctx.scheduler.kick();
   }
   return requeued;

@@ -39,7 +39,7 @@ export interface ConnectedCell {
 }
 
 export interface FleetView {
-  connectedCells(): ConnectedCell[];
+  connectedCells(): Promise<ConnectedCell[]>;
   /** The episode the coordinator has assigned to the cell and not yet seen end. */
   assignedEpisodeOf(cellId: string): string | undefined;
 }

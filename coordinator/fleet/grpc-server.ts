@@ -36,12 +36,14 @@ export interface CellLinkServerHandle {
 export async function startCellLinkServer(options: CellLinkServerOptions): Promise<CellLinkServerHandle> {
   const ctx = options.context;
   const host = options.host ?? "127.0.0.1";
+  // grpc-js does not await its handlers: one that fails where it did not answer the call itself is logged here.
+  const failed = (what: string) => (error: unknown) => ctx.logger.error(`CellLink ${what} failed: ${(error as Error).stack ?? error}`);
   const implementation: CellLinkServer = {
-    connect: (call) => handleConnect(ctx, call),
+    connect: (call) => void handleConnect(ctx, call).catch(failed("Connect")),
     artifactStatus: (call, callback) => handleArtifactStatus(ctx, call, callback),
     uploadArtifact: (call, callback) => handleUploadArtifact(ctx, call, callback),
-    liveFeed: (call, callback) => handleLiveFeed(ctx, call, callback),
-    fetchModel: (call) => handleFetchModel(ctx, call),
+    liveFeed: (call, callback) => void handleLiveFeed(ctx, call, callback).catch(failed("LiveFeed")),
+    fetchModel: (call) => void handleFetchModel(ctx, call).catch(failed("FetchModel")),
   };
   const server = new Server();
   server.addService(CellLinkService, implementation);
@@ -56,6 +58,8 @@ export async function startCellLinkServer(options: CellLinkServerOptions): Promi
       ctx.stopping = true;
       for (const session of ctx.registry.sessions()) session.close(new LinkError("shutting_down", "the coordinator is shutting down; reconnect later"));
       await new Promise<void>((resolve) => server.tryShutdown(() => resolve()));
+      // Messages the cells sent before their streams closed are handled before the store closes.
+      await Promise.all([...(ctx.messageQueues ?? [])].map((queue) => queue.idle()));
     },
   };
 }

@@ -1,4 +1,5 @@
 /** What the CellLink handlers share; built once by the composition root (coordinator/server.ts). */
+import type { SerialQueue } from "../store/serial-queue.js";
 import type { ArtifactStore } from "../artifacts/artifact-store.js";
 import type { RunLifecycle } from "../runs/run-lifecycle.js";
 import type { RunEvents } from "../runs/run-events.js";
@@ -27,4 +28,6 @@ export interface LinkContext {
   stopping: boolean;
   /** Present when several coordinators share the database (coordinator/cluster/). */
   cluster?: ClusterLinks;
+  /** The message queue of each open Connect stream (connect-session.ts); the server's stop waits for them to drain. */
+  messageQueues?: Set<SerialQueue>;
 }

@@ -7,6 +7,7 @@ import { LinkError } from "../errors/link-errors.js";
 import { listHeldEpisodes } from "../store/episodes-repo.js";
 import { requeueHeldBy } from "./episode-messages.js";
 import type { LinkContext } from "./link-context.js";
+import { singleFlight } from "../store/single-flight.js";
 
 export interface LinkWatchdogOptions {
   /** A cell silent this long is disconnected, and orphans are requeued once this long has passed since start. */
@@ -15,29 +16,29 @@ export interface LinkWatchdogOptions {
   heartbeatIntervalMs: number;
 }
 
-/** Starts the periodic check; returns its stop function. */
-export function startLinkWatchdog(ctx: LinkContext, options: LinkWatchdogOptions): () => void {
+/** Starts the periodic check (one at a time); returns its stop function, which waits for a check in progress. */
+export function startLinkWatchdog(ctx: LinkContext, options: LinkWatchdogOptions): () => Promise<void> {
   const clockMs = () => ctx.now().getTime();
   const startedAtMs = clockMs();
-  const timer = setInterval(() => {
-    try {
+  const tick = singleFlight(async () => {
       for (const session of ctx.registry.silentSessions(options.heartbeatTimeoutMs)) {
         ctx.logger.warn(`cell ${session.cellId}: silent for more than ${options.heartbeatTimeoutMs} ms; treating it as disconnected`);
         session.close(new LinkError("heartbeat_timeout", `no message for ${options.heartbeatTimeoutMs} ms; reconnect`));
       }
       if (clockMs() - startedAtMs > options.heartbeatTimeoutMs) {
-        for (const cellId of new Set(listHeldEpisodes(ctx.db).map((e) => e.cell_id))) {
+        for (const cellId of new Set((await listHeldEpisodes(ctx.db)).map((e) => e.cell_id))) {
           if (!cellId || ctx.registry.session(cellId)) continue;
           // On a shared database, a cell may hold its episode through another coordinator (or one
           // that died moments ago and whose cells are still reconnecting elsewhere).
-          if (ctx.cluster?.heldElsewhere(cellId, options.heartbeatTimeoutMs)) continue;
-          requeueHeldBy(ctx, cellId, "link_lost", `cell ${cellId} has not reconnected since the coordinator started`);
+          if (await ctx.cluster?.heldElsewhere(cellId, options.heartbeatTimeoutMs)) continue;
+          await requeueHeldBy(ctx, cellId, "link_lost", `cell ${cellId} has not reconnected since the coordinator started`);
         }
       }
-    } catch (error) {
-      ctx.logger.error(`CellLink watchdog failed: ${(error as Error).stack ?? error}`);
-    }
-  }, Math.min(1000, options.heartbeatIntervalMs));
+  }, (error) => ctx.logger.error(`CellLink watchdog failed: ${(error as Error).stack ?? error}`));
+  const timer = setInterval(() => void tick.run(), Math.min(1000, options.heartbeatIntervalMs));
   timer.unref();
-  return () => clearInterval(timer);
+  return async () => {
+    clearInterval(timer);
+    await tick.idle();
+  };
 }

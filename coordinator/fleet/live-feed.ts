@@ -10,10 +10,10 @@ import { metadataValue } from "./connect-session.js";
 import { authenticateCell } from "./enrollment.js";
 import type { LinkContext } from "./link-context.js";
 
-export function handleLiveFeed(ctx: LinkContext, call: ServerReadableStream<LiveMessage, LiveFeedEnd>, callback: sendUnaryData<LiveFeedEnd>): void {
+export async function handleLiveFeed(ctx: LinkContext, call: ServerReadableStream<LiveMessage, LiveFeedEnd>, callback: sendUnaryData<LiveFeedEnd>): Promise<void> {
   let cellId: string;
   try {
-    cellId = authenticateCell(ctx.db, metadataValue(call.metadata, "authorization")).id;
+    cellId = (await authenticateCell(ctx.db, metadataValue(call.metadata, "authorization"))).id;
   } catch (error) {
     callback(toGrpcStatus(error), null);
     return;

@@ -18,24 +18,24 @@ import type { LinkContext } from "./link-context.js";
 const CHUNK_BYTES = 1024 * 1024;
 
 /** Whether the run of the episode assigned to the cell pinned this model. */
-function mayFetch(ctx: LinkContext, cellId: string, modelId: string): boolean {
+async function mayFetch(ctx: LinkContext, cellId: string, modelId: string): Promise<boolean> {
   const episodeId = ctx.registry.assignedEpisodeOf(cellId);
-  const episode = episodeId ? getEpisode(ctx.db, episodeId) : undefined;
-  const run = episode ? getRun(ctx.db, episode.run_id) : undefined;
+  const episode = episodeId ? await getEpisode(ctx.db, episodeId) : undefined;
+  const run = episode ? await getRun(ctx.db, episode.run_id) : undefined;
   if (!run) return false;
   return Object.values(run.resolvedPins.models ?? {}).some((m) => m.id === modelId);
 }
 
-export function handleFetchModel(ctx: LinkContext, call: ServerWritableStream<ModelRequest, ModelChunk>): void {
+export async function handleFetchModel(ctx: LinkContext, call: ServerWritableStream<ModelRequest, ModelChunk>): Promise<void> {
   const fail = (error: unknown) => {
     if (!(error instanceof LinkError)) ctx.logger.error(`FetchModel failed: ${(error as Error).stack ?? error}`);
     call.emit("error", toGrpcStatus(error));
   };
   try {
-    const cell = authenticateCell(ctx.db, metadataValue(call.metadata, "authorization"));
+    const cell = await authenticateCell(ctx.db, metadataValue(call.metadata, "authorization"));
     const { modelId, offset } = call.request;
-    const model = getModel(ctx.db, modelId);
-    if (!model || model.status !== "ready" || !mayFetch(ctx, cell.id, modelId)) {
+    const model = await getModel(ctx.db, modelId);
+    if (!model || model.status !== "ready" || !await mayFetch(ctx, cell.id, modelId)) {
       throw new LinkError("artifact_unknown", `model ${JSON.stringify(modelId)} is not one this cell's assigned episode runs (or it was deleted)`);
     }
     const start = Number(offset);

@@ -43,7 +43,7 @@ export interface CellRegistryOptions {
    * Sends a message to a cell whose stream another coordinator holds (coordinator/cluster/); false
    * when none does. Default: none (one coordinator).
    */
-  relay?: (cellId: string, message: CoordinatorMessage) => boolean;
+  relay?: (cellId: string, message: CoordinatorMessage) => Promise<boolean>;
   /** Milliseconds clock (default Date.now); injectable for tests. */
   now?: () => number;
 }
@@ -52,7 +52,7 @@ export class CellRegistry implements FleetView {
   private readonly entries = new Map<string, Entry>();
   private readonly pins: FirmwarePins;
   private readonly now: () => number;
-  private readonly relay: ((cellId: string, message: CoordinatorMessage) => boolean) | undefined;
+  private readonly relay: ((cellId: string, message: CoordinatorMessage) => Promise<boolean>) | undefined;
   private readonly assignmentListeners = new Set<(cellId: string) => void>();
   private readonly attentionListeners = new Set<(cellId: string, attention: CellAttention | undefined) => void>();
 
@@ -231,9 +231,9 @@ export class CellRegistry implements FleetView {
    * Writes the message on the cell's stream, here or (unless `relay: false`) through the
    * coordinator holding it; false when the cell is connected nowhere.
    */
-  sendToCell(cellId: string, message: CoordinatorMessage, options: { relay?: boolean } = {}): boolean {
+  async sendToCell(cellId: string, message: CoordinatorMessage, options: { relay?: boolean } = {}): Promise<boolean> {
     const session = this.entries.get(cellId)?.session;
-    if (!session) return options.relay !== false && this.relay !== undefined && this.relay(cellId, message);
+    if (!session) return options.relay !== false && this.relay !== undefined && await this.relay(cellId, message);
     session.send(message);
     return true;
   }
@@ -242,8 +242,8 @@ export class CellRegistry implements FleetView {
    * Tells the cell to abandon `episodeId` (CancelEpisode). The assignment stays recorded until the
    * cell reports the episode interrupted or finished. Returns false when the cell is not connected.
    */
-  cancelEpisode(cellId: string, episodeId: string, reason: string): boolean {
-    return this.sendToCell(cellId, { cancelEpisode: { episodeId, reason } });
+  async cancelEpisode(cellId: string, episodeId: string, reason: string): Promise<boolean> {
+    return await this.sendToCell(cellId, { cancelEpisode: { episodeId, reason } });
   }
 
   assignedEpisodeOf(cellId: string): string | undefined {
@@ -260,7 +260,12 @@ export class CellRegistry implements FleetView {
     return [...this.entries.values()].map((e) => e.session);
   }
 
-  connectedCells(): ConnectedCell[] {
+  async connectedCells(): Promise<ConnectedCell[]> {
+    return this.localCells();
+  }
+
+  /** The cells connected to this coordinator, now. */
+  localCells(): ConnectedCell[] {
     return [...this.entries.values()]
       .sort((a, b) => a.session.cellId.localeCompare(b.session.cellId))
       .map((entry) => {

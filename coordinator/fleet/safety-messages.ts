@@ -20,9 +20,9 @@ import type { Tx } from "../store/tx.js";
 import type { LinkContext } from "./link-context.js";
 
 /** The run the cell was working for when the event fired: from the event's episode, else the store. */
-function runOfEvent(tx: Tx, cellId: string, event: SafetyEvent): string | undefined {
+async function runOfEvent(tx: Tx, cellId: string, event: SafetyEvent): Promise<string | undefined> {
   if (event.episodeId) {
-    const episode = getEpisode(tx, event.episodeId);
+    const episode = await getEpisode(tx, event.episodeId);
     if (episode) return episode.run_id;
   }
   return findRunHeldByCell(tx, cellId);
@@ -33,17 +33,17 @@ function runOfEvent(tx: Tx, cellId: string, event: SafetyEvent): string | undefi
  * registry and the log runs after that commits, as do the lifecycle's notifications (CancelEpisode,
  * the `stopped` status event).
  */
-export function applySafetyEvent(ctx: LinkContext, tx: Tx, cellId: string, event: SafetyEvent): void {
+export async function applySafetyEvent(ctx: LinkContext, tx: Tx, cellId: string, event: SafetyEvent): Promise<void> {
   const at = new Date(event.atMs > 0 ? event.atMs : ctx.now().getTime()).toISOString();
-  const runId = event.kind === "estop_reset" ? undefined : runOfEvent(tx, cellId, event);
+  const runId = event.kind === "estop_reset" ? undefined : await runOfEvent(tx, cellId, event);
   if (event.kind === "estop_triggered") {
     const latency = event.latencyMs >= 0 ? `${event.latencyMs.toFixed(1)} ms` : "torque off NOT confirmed";
     if (runId) {
-      ctx.lifecycle.end(tx, runId, { status: "stopped", code: "estop_triggered", message: `${cellId} emergency stop at ${at}; latency ${latency}; partial results kept` });
-      enqueueRunEvent(tx, runId, "estop.triggered", { run_id: runId, cell: cellId, latency_ms: event.latencyMs, at }, ctx.now());
+      await ctx.lifecycle.end(tx, runId, { status: "stopped", code: "estop_triggered", message: `${cellId} emergency stop at ${at}; latency ${latency}; partial results kept` });
+      await enqueueRunEvent(tx, runId, "estop.triggered", { run_id: runId, cell: cellId, latency_ms: event.latencyMs, at }, ctx.now());
     }
   } else if (event.kind === "protective_stop" && event.detail === "policy_endpoint_timeout" && runId) {
-    ctx.lifecycle.end(tx, runId, { status: "stopped", code: "policy_endpoint_timeout", message: `the endpoint policy persistently exceeded its latency_budget_ms on ${cellId} (episode ${event.episodeId || "unknown"}) at ${at}; partial results kept; fix the endpoint and resubmit` });
+    await ctx.lifecycle.end(tx, runId, { status: "stopped", code: "policy_endpoint_timeout", message: `the endpoint policy persistently exceeded its latency_budget_ms on ${cellId} (episode ${event.episodeId || "unknown"}) at ${at}; partial results kept; fix the endpoint and resubmit` });
   }
   tx.afterCommit(() => {
     ctx.registry.recordSafetyEvent(cellId, event);

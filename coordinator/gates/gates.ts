@@ -95,8 +95,8 @@ export function checkView(row: GateCheckRecord, baseUrl: string): Record<string,
   };
 }
 
-function baselineRun(db: Db, check: GateCheckRow): RunRecord | undefined {
-  const runId = findLastPassedRunId(db, check.gate_id, check.id);
+async function baselineRun(db: Db, check: GateCheckRow): Promise<RunRecord | undefined> {
+  const runId = await findLastPassedRunId(db, check.gate_id, check.id);
   return runId === undefined ? undefined : getRun(db, runId);
 }
 
@@ -104,9 +104,9 @@ function baselineRun(db: Db, check: GateCheckRow): RunRecord | undefined {
  * Decides a pending check whose run has ended (no-op otherwise); emits `regression.detected` on a
  * regression. Called inside the transaction that ended the run (coordinator/kinds/eval.ts onEnded), so the decision and its event commit with the ending.
  */
-function decideCheck(db: Db, check: GateCheckRow, now: Date): void {
+async function decideCheck(db: Db, check: GateCheckRow, now: Date): Promise<void> {
   if (check.status !== "pending") return;
-  const run = getRun(db, check.run_id);
+  const run = await getRun(db, check.run_id);
   if (!run || !["completed", "failed", "stopped"].includes(run.status)) return;
   let status: "passed" | "failed";
   let decided: Record<string, unknown>;
@@ -114,7 +114,7 @@ function decideCheck(db: Db, check: GateCheckRow, now: Date): void {
     status = "failed";
     decided = { regression: null, baseline_run_id: null, detail: `run ${run.id} ${run.status}: ${run.statusCode ?? "unknown"}: ${run.statusMessage ?? ""}`.trim() };
   } else {
-    const baseline = baselineRun(db, check);
+    const baseline = await baselineRun(db, check);
     const current = (run.result.units as UnitResult[] | undefined) ?? [];
     const before = (baseline?.result?.units as UnitResult[] | undefined) ?? [];
     const pairs = current.flatMap((unit) => {
@@ -135,15 +135,15 @@ function decideCheck(db: Db, check: GateCheckRow, now: Date): void {
       detail: baseline ? (regressed.length ? `${regressed.length} unit(s) regressed against ${baseline.id}` : `no regression against ${baseline.id}`) : "no earlier passed check: this run becomes the baseline",
     };
     if (regressed.length) {
-      enqueueEvent(db, check.account_id, "regression.detected", {
+      await enqueueEvent(db, check.account_id, "regression.detected", {
         source: "gate", gate_id: check.gate_id, check_id: check.id, ref: check.ref, commit: check.commit_sha, run_id: run.id, baseline_run_id: baseline?.id ?? null, regressions: regressed,
       }, now);
     }
   }
-  decidePendingCheck(db, check.id, status, JSON.stringify(decided), now.toISOString());
+  await decidePendingCheck(db, check.id, status, JSON.stringify(decided), now.toISOString());
 }
 
 /** Decides the checks of a run that just ended (the eval kind's onEnded). */
-export function decideChecksOfRun(db: Db, runId: string, now: Date): void {
-  for (const row of listPendingChecksOfRun(db, runId)) decideCheck(db, row, now);
+export async function decideChecksOfRun(db: Db, runId: string, now: Date): Promise<void> {
+  for (const row of await listPendingChecksOfRun(db, runId)) await decideCheck(db, row, now);
 }

@@ -62,7 +62,7 @@ import { type ValidatedRun, type ValidateRunContext } from "../runs/run-request.
 import { episodeSeed, setKindState, type NewEpisode, type RunRecord } from "../store/runs-repo.js";
 import { resolveTask } from "../runs/pin-resolution.js";
 import { validateCommon } from "../runs/common-fields.js";
-import { openUnit, resolveUnit, validatedKindRun } from "./kind-common.js";
+import { openUnit, resolveUnit, validatedKindRun, type ResolvedUnit } from "./kind-common.js";
 import { cancelPendingEpisodes } from "../store/episodes-repo.js";
 import type { KindProgressContext, KindResultContext, RunKind } from "./kind.js";
 import type { EpisodeRecord } from "../store/episodes-repo.js";
@@ -81,8 +81,8 @@ export interface CompareSettings {
   sequential_power?: SequentialPower;
 }
 
-function planCompare(body: Record<string, unknown>, ctx: ValidateRunContext): ValidatedRun {
-  const task = resolveTask(ctx, body.task);
+async function planCompare(body: Record<string, unknown>, ctx: ValidateRunContext): Promise<ValidatedRun> {
+  const task = await resolveTask(ctx, body.task);
   const policies = body.policies;
   if (!isPlainObject(policies) || Object.keys(policies).length !== 2) {
     contract(`policies must be an object naming exactly two policies, {"<name>": Policy, "<name>": Policy}; got ${q(policies)}`);
@@ -91,8 +91,10 @@ function planCompare(body: Record<string, unknown>, ctx: ValidateRunContext): Va
   for (const name of names) {
     if (!/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/.test(name)) contract(`policies: name ${q(name)} must be 1..64 characters of letters, digits, "_", "." and "-"`);
   }
-  const resolved = names.map((name) =>
-    resolveUnit(ctx, { robot: body.robot, environment: body.environment, task, policy: policies[name], key: `policy:${name}`, policyName: name, where: `policies.${name}` }));
+  const resolved: ResolvedUnit[] = [];
+  for (const name of names) {
+    resolved.push(await resolveUnit(ctx, { robot: body.robot, environment: body.environment, task, policy: policies[name], key: `policy:${name}`, policyName: name, where: `policies.${name}` }));
+  }
   const count = parseEpisodesSpec(body.episodes).count;
   const paired = (body.paired as boolean | undefined) ?? true;
   let sequential: CompareSettings["sequential"];
@@ -190,7 +192,7 @@ interface SequentialState {
  * records the decision (runs.kind_state) and cancels the pending episodes. Call it inside the
  * transaction that checks completion.
  */
-function compareProgress(ctx: KindProgressContext, run: RunRecord, episodes: readonly EpisodeRecord[]): undefined {
+async function compareProgress(ctx: KindProgressContext, run: RunRecord, episodes: readonly EpisodeRecord[]): Promise<undefined> {
   const { tx, now } = ctx;
   const settings = settingsOf(run);
   if (!settings.sequential) return;
@@ -205,18 +207,18 @@ function compareProgress(ctx: KindProgressContext, run: RunRecord, episodes: rea
     if (decision !== "continue") break;
   }
   const snapshot = test.state();
-  setKindState(tx, run.id, {
+  await setKindState(tx, run.id, {
     ...state,
     sequential: {
       decision, pairs_used: used, reason: snapshot.reason, method: snapshot.method, log_lr_a: snapshot.log_lr_a, log_lr_b: snapshot.log_lr_b,
       ...(decision !== "continue" ? { decided_at: now.toISOString() } : {}),
     },
   });
-  if (decision !== "continue") cancelPendingEpisodes(tx, run.id);
+  if (decision !== "continue") await cancelPendingEpisodes(tx, run.id);
   return undefined;
 }
 
-function compareResult(ctx: KindResultContext, run: RunRecord, episodes: readonly EpisodeRecord[]): Record<string, unknown> {
+async function compareResult(ctx: KindResultContext, run: RunRecord, episodes: readonly EpisodeRecord[]): Promise<Record<string, unknown>> {
   const units = unitResults(ctx, run, episodes);
   const settings = settingsOf(run);
   const [a, b] = units;

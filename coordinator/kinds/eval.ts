@@ -19,7 +19,7 @@ import { episodeSeed, type NewEpisode, type RunRecord } from "../store/runs-repo
 import { findSuite, loadSuites, suiteId } from "../suites/suites.js";
 import { resolveTask } from "../runs/pin-resolution.js";
 import { validateCommon } from "../runs/common-fields.js";
-import { resolveUnit, stringList, validatedKindRun } from "./kind-common.js";
+import { resolveUnit, stringList, validatedKindRun, type ResolvedUnit } from "./kind-common.js";
 import { decideChecksOfRun } from "../gates/gates.js";
 import type { KindResultContext, RunKind } from "./kind.js";
 import type { EpisodeRecord } from "../store/episodes-repo.js";
@@ -29,20 +29,22 @@ import { COMMON_RUN_FIELDS, Policy, PolicyName, robotPin } from "../runs/run-sch
 import { REF_MAX_CHARS, ROBOTS_MAX, tooLong, tooMany } from "../json/field-bounds.js";
 
 
-function planEval(body: Record<string, unknown>, ctx: ValidateRunContext): ValidatedRun {
+async function planEval(body: Record<string, unknown>, ctx: ValidateRunContext): Promise<ValidatedRun> {
   const suite = findSuite(body.suite as string);
   if (!suite) {
     throw new AssayError("not_found", `no suite ${q(body.suite)}; known: ${loadSuites().map(suiteId).join(", ")} (GET /v1/suites)`);
   }
   const robots = stringList("robots", body.robots, "firmware_pin_unavailable");
-  const units = robots.flatMap((robot) =>
-    suite.tasks.map((entry) => {
-      const task = resolveTask(ctx, entry.task);
-      const resolved = resolveUnit(ctx, { robot, environment: entry.environment, task, policy: body.policy, where: `${robot} on ${entry.task} in ${entry.environment}` });
+  const units: ResolvedUnit[] = [];
+  for (const robot of robots) {
+    for (const entry of suite.tasks) {
+      const task = await resolveTask(ctx, entry.task);
+      const resolved = await resolveUnit(ctx, { robot, environment: entry.environment, task, policy: body.policy, where: `${robot} on ${entry.task} in ${entry.environment}` });
       resolved.unit.key = `${resolved.unit.robot}/${entry.task}/${entry.environment}`;
       resolved.unit.perturbation = entry.perturbation;
-      return resolved;
-    }));
+      units.push(resolved);
+    }
+  }
   const keys = units.map((u) => u.unit.key);
   if (new Set(keys).size !== keys.length) fail("contract_validation_failed", `robots resolve to the same pin twice (${keys.join(", ")}); list each pin once`);
   const common = validateCommon(body, ctx, units[0].environment);
@@ -60,7 +62,7 @@ function planEval(body: Record<string, unknown>, ctx: ValidateRunContext): Valid
   });
 }
 
-function evalResult(ctx: KindResultContext, run: RunRecord, episodes: readonly EpisodeRecord[]): Record<string, unknown> {
+async function evalResult(ctx: KindResultContext, run: RunRecord, episodes: readonly EpisodeRecord[]): Promise<Record<string, unknown>> {
   const units = unitResults(ctx, run, episodes);
   const suite = (run.plan.kind?.eval as { suite: string } | undefined)?.suite ?? null;
   const robots = [...new Set(units.map((u) => u.robot))];

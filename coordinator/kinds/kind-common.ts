@@ -24,14 +24,14 @@ export interface ResolvedUnit {
 }
 
 /** Resolves and checks one unit exactly as kind `run` checks its robot, environment and policy. */
-export function resolveUnit(
+export async function resolveUnit(
   ctx: ValidateRunContext,
   fields: { robot: unknown; environment: unknown; task: TaskRecord & { version: number }; policy: unknown; key?: string; policyName?: string; role?: string; where?: string },
-): ResolvedUnit {
+): Promise<ResolvedUnit> {
   const robot = resolveRobot(ctx.pins, fields.robot);
   const environment = resolveEnvironment(ctx, fields.environment, robot.pin, robot.firmware, robot.model);
   try {
-    validatePolicy(fields.policy, robot.model, environment, robot.firmware, ctx.fleet);
+    await validatePolicy(fields.policy, robot.model, environment, robot.firmware, ctx.fleet);
   } catch (error) {
     // Name the unit: with several policies or robots, "policy.image" alone is ambiguous.
     if (fields.where && error instanceof Error) error.message = `${fields.where}: ${error.message}`;

@@ -80,19 +80,19 @@ export interface RunKind {
    * Validates a submission of this kind (`body` is a JSON object whose `kind` is this one) and
    * plans its units and episodes; throws the AssayError (422 naming the field) of the first problem.
    */
-  plan(body: Record<string, unknown>, ctx: ValidateRunContext): ValidatedRun;
+  plan(body: Record<string, unknown>, ctx: ValidateRunContext): Promise<ValidatedRun>;
   /** The run's Result from all of its episodes: partial while it runs or once stopped. */
-  result(ctx: KindResultContext, run: RunRecord, episodes: readonly EpisodeRecord[]): Record<string, unknown>;
+  result(ctx: KindResultContext, run: RunRecord, episodes: readonly EpisodeRecord[]): Promise<Record<string, unknown>>;
   /**
    * After one of the run's episodes finished, before completion is checked: a sequential kind
    * decides here (cancelling what is pending, adding its next episode) or stops the run.
    */
-  progress?(ctx: KindProgressContext, run: RunRecord, episodes: readonly EpisodeRecord[]): KindDecision;
+  progress?(ctx: KindProgressContext, run: RunRecord, episodes: readonly EpisodeRecord[]): Promise<KindDecision>;
   /**
    * Once the run has ended (any terminal status), in the same transaction: durable consequences
    * such as webhook events in the outbox or gate decisions. Notifications go out after the commit.
    */
-  onEnded?(ctx: KindEndedContext, run: RunRecord, result: Record<string, unknown>): void;
+  onEnded?(ctx: KindEndedContext, run: RunRecord, result: Record<string, unknown>): Promise<void>;
   /**
    * For a kind that makes its episodes as it goes (threshold): the most one unit can make, which a
    * quote prices; undefined when the plan does not say (the quote then takes the planned total).

@@ -23,7 +23,7 @@ import { episodeSeed, type NewEpisode, type RunRecord, getRun } from "../store/r
 import { enqueueEvent } from "../webhooks/outbox.js";
 import { resolveTask } from "../runs/pin-resolution.js";
 import { validateCommon } from "../runs/common-fields.js";
-import { resolveUnit, stringList, validatedKindRun } from "./kind-common.js";
+import { resolveUnit, stringList, validatedKindRun, type ResolvedUnit } from "./kind-common.js";
 import type { EpisodeRecord } from "../store/episodes-repo.js";
 import type { KindEndedContext, KindResultContext, RunKind } from "./kind.js";
 import { headlineResult, runCellsOf, unitResults, type UnitResult } from "./unit-results.js";
@@ -36,12 +36,14 @@ import { findPriorCompletedMatrixId } from "../store/run-queries-repo.js";
 /** Family-wise significance, margin and multiplicity adjustment of the per-cell regression rule. */
 export const MATRIX_REGRESSION = { alpha: 0.05 } as const;
 
-function planMatrix(body: Record<string, unknown>, ctx: ValidateRunContext): ValidatedRun {
+async function planMatrix(body: Record<string, unknown>, ctx: ValidateRunContext): Promise<ValidatedRun> {
   const robots = stringList("robots", body.robots, "firmware_pin_unavailable");
   const environments = stringList("environments", body.environments, "environment_unavailable");
-  const task = resolveTask(ctx, body.task);
-  const resolved = robots.flatMap((robot) =>
-    environments.map((environment) => resolveUnit(ctx, { robot, environment, task, policy: body.policy, where: `cell ${robot} x ${environment}` })));
+  const task = await resolveTask(ctx, body.task);
+  const resolved: ResolvedUnit[] = [];
+  for (const robot of robots) {
+    for (const environment of environments) resolved.push(await resolveUnit(ctx, { robot, environment, task, policy: body.policy, where: `cell ${robot} x ${environment}` }));
+  }
   const keys = resolved.map((r) => r.unit.key);
   const duplicate = keys.find((k, i) => keys.indexOf(k) !== i);
   if (duplicate) contract(`robots x environments names cell ${duplicate} twice (after resolving @latest); list each pin once`);
@@ -61,17 +63,17 @@ interface PriorMatrix {
 }
 
 /** The account's most recent completed matrix before `run` on the same task revision. */
-function priorMatrix(db: Db, run: RunRecord): PriorMatrix | undefined {
+async function priorMatrix(db: Db, run: RunRecord): Promise<PriorMatrix | undefined> {
   const task = run.resolvedPins.task;
-  const priorId = findPriorCompletedMatrixId(db, { accountId: run.accountId, exceptRunId: run.id, createdBefore: run.created, task });
-  const prior = priorId === undefined ? undefined : getRun(db, priorId);
+  const priorId = await findPriorCompletedMatrixId(db, { accountId: run.accountId, exceptRunId: run.id, createdBefore: run.created, task });
+  const prior = priorId === undefined ? undefined : await getRun(db, priorId);
   if (!prior) return undefined;
   return { id: prior.id, completed: prior.completed!, units: (prior.result?.units as UnitResult[] | undefined) ?? [] };
 }
 
-function matrixResult(ctx: KindResultContext, run: RunRecord, episodes: readonly EpisodeRecord[]): Record<string, unknown> {
+async function matrixResult(ctx: KindResultContext, run: RunRecord, episodes: readonly EpisodeRecord[]): Promise<Record<string, unknown>> {
   const units = unitResults(ctx, run, episodes);
-  const prior = priorMatrix(ctx.db, run);
+  const prior = await priorMatrix(ctx.db, run);
   const pairs = units.flatMap((unit) => {
     const before = prior?.units.find((u) => u.robot === unit.robot && u.environment === unit.environment);
     return before && before.result.n > 0 && unit.result.n > 0 ? [{ unit, before }] : [];
@@ -102,12 +104,12 @@ function matrixResult(ctx: KindResultContext, run: RunRecord, episodes: readonly
 }
 
 /** Announces the regressions of a completed matrix run (one `regression.detected` event); a run that did not complete announces none. */
-function matrixEnded(ctx: KindEndedContext, run: RunRecord, result: Record<string, unknown>): void {
+async function matrixEnded(ctx: KindEndedContext, run: RunRecord, result: Record<string, unknown>): Promise<void> {
   if (ctx.status !== "completed") return;
   const { tx, now } = ctx;
   const regressions = result.regressions as unknown[] | undefined;
   if (!regressions || regressions.length === 0) return;
-  enqueueEvent(tx, run.accountId, "regression.detected", {
+  await enqueueEvent(tx, run.accountId, "regression.detected", {
     source: "matrix", run_id: run.id, baseline_run_id: result.baseline_run_id, task: run.resolvedPins.task, regressions,
   }, now);
 }

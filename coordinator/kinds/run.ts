@@ -29,12 +29,12 @@ export const runKind: RunKind = {
   traits: { hasUnits: false, comparesPolicies: false, leaderboard: "task", paperRows: "headline", unitHeading: "Run", acceptsCheckpoints: false, replayable: true },
   schema,
 
-  plan(body, ctx) {
+  async plan(body, ctx) {
     const robot = resolveRobot(ctx.pins, body.robot);
     const environment = resolveEnvironment(ctx, body.environment, robot.pin, robot.firmware, robot.model);
-    const task = resolveTask(ctx, body.task);
+    const task = await resolveTask(ctx, body.task);
     const episodes = parseEpisodesSpec(body.episodes);
-    validatePolicy(body.policy, robot.model, environment, robot.firmware, ctx.fleet);
+    await validatePolicy(body.policy, robot.model, environment, robot.firmware, ctx.fleet);
     const common = validateCommon(body, ctx, environment);
     return {
       kind: "run",
@@ -54,7 +54,7 @@ export const runKind: RunKind = {
     };
   },
 
-  result(ctx, run, episodes) {
+  async result(ctx, run, episodes) {
     const context = unitMeterContext(ctx.pins, run.units[0], run.priority, `run ${run.id}`);
     return { ...computeRunResult(run.id, episodes, context, ctx.baseUrl, {
       requestedCi: requestedConfidence(run.request), interventions: interventionModeOf(run.request), headlinePrior: headlinePriorOfUnit(run, run.units[0]),

@@ -85,13 +85,13 @@ function webhookUrl(field: string, value: unknown): string {
   return String(value.webhook);
 }
 
-function planThreshold(body: Record<string, unknown>, ctx: ValidateRunContext): ValidatedRun {
+async function planThreshold(body: Record<string, unknown>, ctx: ValidateRunContext): Promise<ValidatedRun> {
   const target = body.target as { success_rate: number; ci?: number; task: string };
   const rate = target.success_rate;
   const ci = target.ci ?? 0.95;
-  const task = resolveTask(ctx, target.task);
-  const soak = resolveUnit(ctx, { robot: body.iterate_on, environment: body.environment, task, policy: body.policy, key: "soak", role: "soak", where: "iterate_on" });
-  const verify = resolveUnit(ctx, { robot: body.escalate_to, environment: body.environment, task, policy: body.escalate_policy ?? body.policy, key: "verify", role: "verify", where: "escalate_to" });
+  const task = await resolveTask(ctx, target.task);
+  const soak = await resolveUnit(ctx, { robot: body.iterate_on, environment: body.environment, task, policy: body.policy, key: "soak", role: "soak", where: "iterate_on" });
+  const verify = await resolveUnit(ctx, { robot: body.escalate_to, environment: body.environment, task, policy: body.escalate_policy ?? body.policy, key: "verify", role: "verify", where: "escalate_to" });
   if (soak.model.tier !== "soak") contract(`iterate_on must be a soak-tier robot (commodity pods); ${soak.unit.robot} is ${soak.model.tier}-tier`);
   if (verify.model.tier !== "verify") contract(`escalate_to must be a verify-tier robot; ${verify.unit.robot} is ${verify.model.tier}-tier`);
   const cap = body.monthly_cap_usd;
@@ -101,7 +101,7 @@ function planThreshold(body: Record<string, unknown>, ctx: ValidateRunContext): 
   let onVerifiedUrl: string | null = null;
   if (body.on_verified !== undefined) {
     onVerifiedUrl = webhookUrl("on_verified", body.on_verified);
-    const endpoint = findLiveEndpointIdByUrl(ctx.db, ctx.accountId, onVerifiedUrl);
+    const endpoint = await findLiveEndpointIdByUrl(ctx.db, ctx.accountId, onVerifiedUrl);
     if (endpoint === undefined) contract(`on_verified.webhook ${q(onVerifiedUrl)} is not a webhook endpoint of this account; register it with POST /v1/webhooks first (keys:admin) so the delivery is signed with a secret you hold`);
     endpointId = endpoint;
   }
@@ -137,7 +137,7 @@ function checkpointFrom(state: ThresholdState): number {
  * soak test starts over from the next episode index. Call inside a transaction; throws a 422 when
  * the run is not iterating.
  */
-export function pushCheckpoint(db: Db, run: RunRecord, policy: Record<string, unknown>, now: Date): { from_index: number; checkpoints: number } {
+export async function pushCheckpoint(db: Db, run: RunRecord, policy: Record<string, unknown>, now: Date): Promise<{ from_index: number; checkpoints: number }> {
   const state = stateOf(run);
   if (run.kind !== "threshold" || state.phase !== "soak" || !["queued", "scheduling", "running"].includes(run.status)) {
     contract(`run ${run.id} is not a threshold run iterating on the soak tier (kind ${run.kind}, status ${run.status}, phase ${state.phase}); checkpoints go to an iterating threshold run`);
@@ -149,10 +149,10 @@ export function pushCheckpoint(db: Db, run: RunRecord, policy: Record<string, un
   const request = run.request as { escalate_policy?: unknown };
   units[0].policy = policy;
   if (request.escalate_policy === undefined) units[1].policy = policy;
-  const fromIndex = countEpisodesOfRun(db, run.id);
+  const fromIndex = await countEpisodesOfRun(db, run.id);
   state.checkpoints = [...(state.checkpoints ?? []), { at: now.toISOString(), from_index: fromIndex, policy: String(policy.image ?? policy.hf ?? policy.url ?? policy.type) }];
-  setRunUnits(db, run.id, units);
-  setKindState(db, run.id, state);
+  await setRunUnits(db, run.id, units);
+  await setKindState(db, run.id, state);
   return { from_index: fromIndex, checkpoints: state.checkpoints.length };
 }
 
@@ -197,7 +197,7 @@ function costThisMonth(ctx: Pick<KindResultContext, "pins" | "baseUrl">, run: Ru
  * After an episode finished (inside the lifecycle's transaction): decides the phase, adds the next
  * episode, emits events. Asks the lifecycle to stop the run at the monthly cap.
  */
-function thresholdProgress(ctx: KindProgressContext, run: RunRecord, episodes: readonly EpisodeRecord[]): KindDecision {
+async function thresholdProgress(ctx: KindProgressContext, run: RunRecord, episodes: readonly EpisodeRecord[]): Promise<KindDecision> {
   const { tx, now } = ctx;
   const settings = settingsOf(run);
   const state = stateOf(run);
@@ -214,7 +214,7 @@ function thresholdProgress(ctx: KindProgressContext, run: RunRecord, episodes: r
       const { checkpoint, alpha } = soakTestOf(settings, state);
       state.phase = "verify";
       state.crossed = { n: test.n, successes: test.successes, at: now.toISOString(), checkpoint, alpha };
-      enqueueEvent(tx, run.accountId, "threshold.crossed", {
+      await enqueueEvent(tx, run.accountId, "threshold.crossed", {
         run_id: run.id, phase: "soak", robot: units[0].robot, task: pins.task, target: { success_rate: settings.target, ci: settings.ci },
         ...rateSummary(test.successes, test.n), escalate_to: units[1].robot,
         // The error this crossing carries: the checkpoint's alpha, a share of the run's under policy_stream.
@@ -226,7 +226,7 @@ function thresholdProgress(ctx: KindProgressContext, run: RunRecord, episodes: r
   else if (decision === "pass") {
     state.phase = "verified";
     state.decided = { n: test.n, successes: test.successes, at: now.toISOString() };
-    if (settings.on_verified_endpoint) state.event_id = deliverOnVerified(tx, run, settings, settings.on_verified_endpoint, units[1].robot, pins.task, test.successes, test.n, now);
+    if (settings.on_verified_endpoint) state.event_id = await deliverOnVerified(tx, run, settings, settings.on_verified_endpoint, units[1].robot, pins.task, test.successes, test.n, now);
   } else {
     state.phase = decision === "inconclusive" ? "inconclusive" : "not_confirmed";
     state.decided = { n: test.n, successes: test.successes, at: now.toISOString() };
@@ -236,7 +236,7 @@ function thresholdProgress(ctx: KindProgressContext, run: RunRecord, episodes: r
     const estimate = costOfSecondsUsd(episodeEstimateS(run.plan), unitMeterContext(ctx.pins, units[unit], run.priority));
     const spent = costThisMonth(ctx, run, episodes, now);
     if (spent + estimate > settings.monthly_cap_usd) {
-      setKindState(tx, run.id, state);
+      await setKindState(tx, run.id, state);
       return {
         stop: {
           code: "monthly_budget_exceeded",
@@ -244,19 +244,19 @@ function thresholdProgress(ctx: KindProgressContext, run: RunRecord, episodes: r
         },
       };
     }
-    appendEpisodes(tx, run.id, [{ unit, seed: episodeSeed(run.plan.seed, episodes.length), assign: { phase: next } }], episodes.length);
+    await appendEpisodes(tx, run.id, [{ unit, seed: episodeSeed(run.plan.seed, episodes.length), assign: { phase: next } }], episodes.length);
   }
-  setKindState(tx, run.id, state);
+  await setKindState(tx, run.id, state);
   return undefined;
 }
 
 /** Queues the signed POST to on_verified.webhook: an event delivered to that endpoint only. */
-function deliverOnVerified(db: Db, run: RunRecord, settings: ThresholdSettings, endpointId: string, robot: string, task: string, k: number, n: number, now: Date): string {
+async function deliverOnVerified(db: Db, run: RunRecord, settings: ThresholdSettings, endpointId: string, robot: string, task: string, k: number, n: number, now: Date): Promise<string> {
   const data = { run_id: run.id, phase: "verified", robot, task, target: { success_rate: settings.target, ci: settings.ci }, ...rateSummary(k, n) };
-  return enqueueEventForEndpoint(db, run.accountId, endpointId, "threshold.crossed", data, now);
+  return await enqueueEventForEndpoint(db, run.accountId, endpointId, "threshold.crossed", data, now);
 }
 
-function thresholdResult(ctx: KindResultContext, run: RunRecord, episodes: readonly EpisodeRecord[]): Record<string, unknown> {
+async function thresholdResult(ctx: KindResultContext, run: RunRecord, episodes: readonly EpisodeRecord[]): Promise<Record<string, unknown>> {
   const units = unitResults(ctx, run, episodes);
   const settings = settingsOf(run);
   const state = stateOf(run);

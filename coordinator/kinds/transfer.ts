@@ -56,7 +56,7 @@ interface SourceBaseline {
   prior?: HeadlinePrior;
 }
 
-function planTransfer(body: Record<string, unknown>, ctx: ValidateRunContext): ValidatedRun {
+async function planTransfer(body: Record<string, unknown>, ctx: ValidateRunContext): Promise<ValidatedRun> {
   let targetRobot: unknown = body.target;
   let environment: unknown = body.environment;
   if (isPlainObject(body.target)) {
@@ -69,17 +69,17 @@ function planTransfer(body: Record<string, unknown>, ctx: ValidateRunContext): V
     contract(`target must be a robot pin "<model>@<firmware>" or {robot, environment}; got ${q(body.target)}`);
   }
   if (environment === undefined) contract(`kind "transfer" requires environment (or target.environment)`);
-  const task = resolveTask(ctx, body.task);
-  const target = resolveUnit(ctx, { robot: targetRobot, environment, task, policy: body.policy, key: "target", role: "target", where: "target" });
+  const task = await resolveTask(ctx, body.task);
+  const target = await resolveUnit(ctx, { robot: targetRobot, environment, task, policy: body.policy, key: "target", role: "target", where: "target" });
   const source = resolveRobot(ctx.pins, body.source);
   if (source.pin === target.unit.robot) contract(`source and target are the same pin ${source.pin}; a transfer needs two embodiments`);
   const count = parseEpisodesSpec(body.episodes).count;
   const common = validateCommon(body, ctx, target.environment);
 
-  const baseline = findSourceBaseline(ctx, source.pin, target.unit.environment, target.unit.task, body.policy);
+  const baseline = await findSourceBaseline(ctx, source.pin, target.unit.environment, target.unit.task, body.policy);
   const units = [target.unit];
   if (!baseline) {
-    units.push(resolveUnit(ctx, { robot: body.source, environment, task, policy: body.policy, key: "source", role: "source", where: "source (no earlier run of this policy on the source pin, so it runs here too)" }).unit);
+    units.push((await resolveUnit(ctx, { robot: body.source, environment, task, policy: body.policy, key: "source", role: "source", where: "source (no earlier run of this policy on the source pin, so it runs here too)" })).unit);
   }
   const episodes: NewEpisode[] = [];
   for (let i = 0; i < count; i++) units.forEach((_, unit) => episodes.push({ unit, seed: episodeSeed(common.seed, i), assign: null }));
@@ -89,11 +89,11 @@ function planTransfer(body: Record<string, unknown>, ctx: ValidateRunContext): V
   });
 }
 
-function findSourceBaseline(ctx: ValidateRunContext, sourcePin: string, environment: string, task: string, policy: unknown): SourceBaseline | undefined {
+async function findSourceBaseline(ctx: ValidateRunContext, sourcePin: string, environment: string, task: string, policy: unknown): Promise<SourceBaseline | undefined> {
   const identity = policyIdentity(policy);
   if (!identity) return undefined;
-  for (const id of listCompletedRunIdsOnPins(ctx.db, { accountId: ctx.accountId, robot: sourcePin, environment, task, limit: 50 })) {
-    const run = getRun(ctx.db, id)!;
+  for (const id of await listCompletedRunIdsOnPins(ctx.db, { accountId: ctx.accountId, robot: sourcePin, environment, task, limit: 50 })) {
+    const run = (await getRun(ctx.db, id))!;
     if (run.plan.pilot === true || policyIdentity(run.request.policy) !== identity) continue;
     const result = run.result as { n: number; success_rate: number; cells?: { by_cell?: Array<{ successes: number; n: number }>; prior?: HeadlinePrior } };
     if (result.n > 0) {
@@ -138,7 +138,7 @@ function seedPairs(episodes: readonly EpisodeRecord[], targetUnit: number, sourc
  * matched on perturbations or interventions: it is the unpaired Newcombe interval and the result says
  * so.
  */
-function transferResult(ctx: KindResultContext, run: RunRecord, episodes: readonly EpisodeRecord[]): Record<string, unknown> {
+async function transferResult(ctx: KindResultContext, run: RunRecord, episodes: readonly EpisodeRecord[]): Promise<Record<string, unknown>> {
   const units = unitResults(ctx, run, episodes);
   const settings = run.plan.kind?.transfer as { source: string; source_baseline: SourceBaseline | null } | undefined;
   const targetUnit = units.findIndex((u) => u.role === "target");

@@ -25,7 +25,7 @@ import { type ValidatedRun, type ValidateRunContext } from "../runs/run-request.
 import { episodeSeed, type NewEpisode, type RunRecord } from "../store/runs-repo.js";
 import { resolveTask } from "../runs/pin-resolution.js";
 import { validateCommon } from "../runs/common-fields.js";
-import { resolveUnit, stringList, validatedKindRun } from "./kind-common.js";
+import { resolveUnit, stringList, validatedKindRun, type ResolvedUnit } from "./kind-common.js";
 import { parseScenarios } from "./scenarios.js";
 import type { KindResultContext, RunKind } from "./kind.js";
 import type { EpisodeRecord } from "../store/episodes-repo.js";
@@ -38,10 +38,11 @@ import { NAME_MAX_CHARS, ROBOTS_MAX, tooLong, tooMany } from "../json/field-boun
 /** Ground-truth channels of every episode's MCAP. */
 export const GROUND_TRUTH_CHANNELS = GROUND_TRUTH_SOURCE_CHANNELS;
 
-function planVerify(body: Record<string, unknown>, ctx: ValidateRunContext): ValidatedRun {
+async function planVerify(body: Record<string, unknown>, ctx: ValidateRunContext): Promise<ValidatedRun> {
   const robots = stringList("robots", body.robots, "firmware_pin_unavailable");
-  const task = resolveTask(ctx, body.task);
-  const units = robots.map((robot) => resolveUnit(ctx, { robot, environment: body.environment, task, policy: body.policy, where: robot }));
+  const task = await resolveTask(ctx, body.task);
+  const units: ResolvedUnit[] = [];
+  for (const robot of robots) units.push(await resolveUnit(ctx, { robot, environment: body.environment, task, policy: body.policy, where: robot }));
   for (const u of units) if (u.model.tier !== "verify") contract(`robots: verify runs on verification-tier hardware; ${u.unit.robot} is ${u.model.tier}-tier`);
   const scenarios = body.scenarios as { format: string; source: unknown; count?: number };
   const taskObjects = Object.fromEntries(
@@ -79,7 +80,7 @@ export function groundTruthScenarioOf(run: Pick<RunRecord, "kind" | "plan">, epi
   return assign.role === "scenario" && typeof assign.scenario === "number" ? assign.scenario : undefined;
 }
 
-function verifyResult(ctx: KindResultContext, run: RunRecord, episodes: readonly EpisodeRecord[]): Record<string, unknown> {
+async function verifyResult(ctx: KindResultContext, run: RunRecord, episodes: readonly EpisodeRecord[]): Promise<Record<string, unknown>> {
   const units = unitResults(ctx, run, episodes);
   const settings = run.plan.kind!.verify as { return_ground_truth: boolean };
   const done = episodes.filter((e) => e.status === "done");

@@ -47,14 +47,14 @@ export function kitPhysicalOf(name: string, tracking: KitTracking): KitPhysical 
  * object with its generic shape, and the coordinator logs nothing (task validation already
  * required the kit to be available).
  */
-export function resolveTaskKits(db: Db, accountId: string | null, spec: { initial_conditions?: unknown }): Record<string, KitPhysical> {
+export async function resolveTaskKits(db: Db, accountId: string | null, spec: { initial_conditions?: unknown }): Promise<Record<string, KitPhysical>> {
   const kits: Record<string, KitPhysical> = {};
   if (!accountId || typeof spec.initial_conditions !== "object" || spec.initial_conditions === null) return kits;
   for (const condition of Object.values(spec.initial_conditions as Record<string, { object?: unknown }>)) {
     const object = condition?.object;
     if (typeof object !== "string" || !object.startsWith(KIT_PREFIX)) continue;
     const name = object.slice(KIT_PREFIX.length);
-    const row = findKitByName(db, accountId, name);
+    const row = await findKitByName(db, accountId, name);
     if (row?.tracking) kits[name] = kitPhysicalOf(name, row.tracking);
   }
   return kits;

@@ -11,8 +11,8 @@ export const LABEL_URL_TTL_MS = 24 * 60 * 60 * 1000;
 const SECRET_NAME = "label_url_hmac";
 
 /** The HMAC key, created (32 random bytes) on first call. */
-export function labelUrlSecret(db: Db, now: Date = new Date()): Buffer {
-  return ensureServiceSecret(db, SECRET_NAME, now);
+export async function labelUrlSecret(db: Db, now: Date = new Date()): Promise<Buffer> {
+  return await ensureServiceSecret(db, SECRET_NAME, now);
 }
 
 function signature(secret: Buffer, kitId: string, expiresS: number): string {
@@ -20,9 +20,9 @@ function signature(secret: Buffer, kitId: string, expiresS: number): string {
 }
 
 /** A label link valid for 24 h from `now`: `{url, expires}` as the Shipping label resource shows it. */
-export function signLabelUrl(db: Db, baseUrl: string, kitId: string, now: Date): { url: string; expires: string } {
+export async function signLabelUrl(db: Db, baseUrl: string, kitId: string, now: Date): Promise<{ url: string; expires: string }> {
   const expiresS = Math.floor((now.getTime() + LABEL_URL_TTL_MS) / 1000);
-  const sig = signature(labelUrlSecret(db, now), kitId, expiresS);
+  const sig = signature(await labelUrlSecret(db, now), kitId, expiresS);
   return {
     url: `${baseUrl}/labels/${encodeURIComponent(kitId)}.pdf?expires=${expiresS}&sig=${sig}`,
     expires: new Date(expiresS * 1000).toISOString(),
@@ -32,9 +32,9 @@ export function signLabelUrl(db: Db, baseUrl: string, kitId: string, now: Date):
 export type LabelUrlCheck = "ok" | "bad_signature" | "expired";
 
 /** Checks a label link's query; the signature first, so an expiry is only reported for a genuine link. */
-export function checkLabelUrl(db: Db, kitId: string, expires: string | undefined, sig: string | undefined, now: Date): LabelUrlCheck {
+export async function checkLabelUrl(db: Db, kitId: string, expires: string | undefined, sig: string | undefined, now: Date): Promise<LabelUrlCheck> {
   if (!expires || !/^\d{1,12}$/.test(expires) || !sig || !/^[0-9a-f]{64}$/.test(sig)) return "bad_signature";
-  const expected = Buffer.from(signature(labelUrlSecret(db, now), kitId, Number(expires)), "hex");
+  const expected = Buffer.from(signature(await labelUrlSecret(db, now), kitId, Number(expires)), "hex");
   if (!timingSafeEqual(expected, Buffer.from(sig, "hex"))) return "bad_signature";
   return Number(expires) * 1000 <= now.getTime() ? "expired" : "ok";
 }

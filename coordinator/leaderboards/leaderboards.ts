@@ -113,14 +113,14 @@ function boardOf(id: string, results: readonly PublishedResult[], pairs: readonl
  * Every board with at least one published result, most recently updated first. With `cache`, a board's
  * tier ranking is recomputed only when the board changed (ranking-cache.ts).
  */
-export function buildLeaderboards(db: Db, baseUrl: string, cache?: RankingCache): LeaderboardView[] {
-  const { results, pairs } = collectPublished(db);
+export async function buildLeaderboards(db: Db, baseUrl: string, cache?: RankingCache): Promise<LeaderboardView[]> {
+  const { results, pairs } = await collectPublished(db);
   const ids = [...new Set(results.map((r) => r.boardId))];
   return ids
     .map((id) => boardOf(id, results.filter((r) => r.boardId === id), pairs.filter((p) => p.boardId === id), baseUrl, cache))
     .sort((a, b) => b.updated.localeCompare(a.updated) || a.id.localeCompare(b.id));
 }
 
-export function findLeaderboard(db: Db, baseUrl: string, id: string, cache?: RankingCache): LeaderboardView | undefined {
-  return buildLeaderboards(db, baseUrl, cache).find((board) => board.id === id);
+export async function findLeaderboard(db: Db, baseUrl: string, id: string, cache?: RankingCache): Promise<LeaderboardView | undefined> {
+  return (await buildLeaderboards(db, baseUrl, cache)).find((board) => board.id === id);
 }

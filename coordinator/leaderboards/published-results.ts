@@ -94,15 +94,15 @@ function countsOf(episodes: readonly EpisodeRecord[]): PublishedCounts {
 }
 
 /** Whether a task revision is a published frozen task (only those have public boards). */
-function publishedTask(db: Db, rev: string): boolean {
+async function publishedTask(db: Db, rev: string): Promise<boolean> {
   const match = /^(.+)@v(\d+)$/.exec(rev);
   if (!match) return false;
-  return isPublishedTaskRevision(db, match[1], Number(match[2]));
+  return await isPublishedTaskRevision(db, match[1], Number(match[2]));
 }
 
 /** The published runs, newest first, with their account's display name. */
-function publishedRuns(db: Db): Array<{ run: RunRecord; accountName: string }> {
-  const rows = listPublishedRunRows(db);
+async function publishedRuns(db: Db): Promise<Array<{ run: RunRecord; accountName: string }>> {
+  const rows = await listPublishedRunRows(db);
   // An account without a display name (possible only for rows older than the opt-in rule) is never
   // shown by its internal id: it is numbered within this list instead.
   const unnamed = new Map<string, string>();
@@ -115,11 +115,11 @@ function publishedRuns(db: Db): Array<{ run: RunRecord; accountName: string }> {
 }
 
 /** Every published result and paired compare, by board. */
-export function collectPublished(db: Db): { results: PublishedResult[]; pairs: PublishedPairs[] } {
+export async function collectPublished(db: Db): Promise<{ results: PublishedResult[]; pairs: PublishedPairs[] }> {
   const results: PublishedResult[] = [];
   const pairs: PublishedPairs[] = [];
-  for (const { run, accountName } of publishedRuns(db)) {
-    const done = listEpisodeRecords(db, run.id).filter((e) => e.status === "done" && e.outcome !== null);
+  for (const { run, accountName } of await publishedRuns(db)) {
+    const done = (await listEpisodeRecords(db, run.id)).filter((e) => e.status === "done" && e.outcome !== null);
     const request = run.request as Record<string, unknown>;
     const instructions = typeof request.instructions === "string" ? request.instructions : "sampled";
     const base = { runId: run.id, kind: run.kind, accountId: run.accountId, accountName, completed: run.completed ?? run.created };
@@ -139,7 +139,7 @@ export function collectPublished(db: Db): { results: PublishedResult[]; pairs: P
       }
     } else if (traits.leaderboard === "task") {
       const unit = run.units[0]!;
-      if (!publishedTask(db, unit.task)) continue;
+      if (!await publishedTask(db, unit.task)) continue;
       const board: BoardPins = {
         kind: "task", subject: unit.task, robot: unit.robot, environment: unit.environment, perturbation_rev: run.resolvedPins.perturbation_rev,
         perturbation: (request.perturbation as Record<string, unknown> | undefined) ?? null, instructions,
@@ -171,7 +171,7 @@ export function collectPublished(db: Db): { results: PublishedResult[]; pairs: P
 }
 
 /** The boards a just-completed run enters (for the leaderboard.entered webhook), without reading every run. */
-export function boardsOfRun(db: Db, run: RunRecord): string[] {
+export async function boardsOfRun(db: Db, run: RunRecord): Promise<string[]> {
   const request = run.request as Record<string, unknown>;
   if (request.publish !== "leaderboard" || run.status !== "completed") return [];
   const instructions = typeof request.instructions === "string" ? request.instructions : "sampled";
@@ -184,7 +184,7 @@ export function boardsOfRun(db: Db, run: RunRecord): string[] {
   }
   if (leaderboard !== "task") return [];
   const unit = run.units[0]!;
-  if (!publishedTask(db, unit.task)) return [];
+  if (!await publishedTask(db, unit.task)) return [];
   return [boardIdOf({
     kind: "task", subject: unit.task, robot: unit.robot, environment: unit.environment, perturbation_rev: run.resolvedPins.perturbation_rev,
     perturbation: (request.perturbation as Record<string, unknown> | undefined) ?? null, instructions,

@@ -32,7 +32,7 @@ export function mirrorFileOf(mirror: string | undefined, name: string, revision:
 /** Copies a mirrored model into the account's models and returns the ready row. */
 export async function importMirroredModel(db: Db, objects: ObjectStore, accountId: string, name: string, revision: string, file: string, now: () => Date): Promise<ModelRow> {
   // Two submissions may import the same model at once: the second finds the first's row.
-  const existing = findLiveModel(db, accountId, name, revision);
+  const existing = await findLiveModel(db, accountId, name, revision);
   if (existing?.status === "ready") return existing;
   const id = `mdl_${randomBase62(20)}`;
   // Streamed once into the store and hashed on the way, then described from the stored object: the
@@ -58,22 +58,22 @@ export async function importMirroredModel(db: Db, objects: ObjectStore, accountI
     const sha256 = hash.digest("hex");
     // Checked again under a lock on the name: another submission (here or on another coordinator)
     // may have imported it while these bytes were stored.
-    const again = transact(db, (tx) => {
-      lockName(tx, `mirrored-model:${accountId}:${name}:${revision}`);
-      const raced = findLiveModel(tx, accountId, name, revision);
+    const again = await transact(db, async (tx) => {
+      await lockName(tx, `mirrored-model:${accountId}:${name}:${revision}`);
+      const raced = await findLiveModel(tx, accountId, name, revision);
       if (raced?.status === "ready") return raced;
-      insertModel(tx, {
+      await insertModel(tx, {
         id, account_id: accountId, name, revision, format: "onnx", source: "mirror", created: now().toISOString(), bytes, sha256, retention: DEFAULT_MODEL_RETENTION,
       });
-      markModelReceived(tx, id);
-      markModelReady(tx, id, description, now().toISOString());
+      await markModelReceived(tx, id);
+      await markModelReady(tx, id, description, now().toISOString());
       return undefined;
     });
     if (again) {
       await removeModelFiles(objects, id);
       return again;
     }
-    return getModel(db, id)!;
+    return (await getModel(db, id))!;
   } catch (error) {
     await removeModelFiles(objects, id);
     throw error;

@@ -15,20 +15,20 @@ const ABANDONED_UPLOAD_MS = 7 * 24 * 3_600_000;
 
 export async function deleteModel(db: Db, objects: ObjectStore, row: ModelRow, now: Date): Promise<ModelRow> {
   if (row.status !== "uploading" && row.status !== "ready") return row;
-  const runs = unfinishedRunsUsingModel(db, row.id);
+  const runs = await unfinishedRunsUsingModel(db, row.id);
   if (runs.length > 0) contract(`model ${row.id} is in use by unfinished runs (${runs.join(", ")}); delete it once they have ended, or cancel them`);
-  endModel(db, row.id, "deleted", now.toISOString());
+  await endModel(db, row.id, "deleted", now.toISOString());
   await removeModelFiles(objects, row.id);
-  return getModel(db, row.id)!;
+  return (await getModel(db, row.id))!;
 }
 
 /** Ends the models past retention (or abandoned uploads) that no unfinished run needs; returns how many. */
 export async function sweepModels(db: Db, objects: ObjectStore, now: Date): Promise<number> {
   let ended = 0;
-  for (const row of listLiveModels(db)) {
+  for (const row of await listLiveModels(db)) {
     const due = row.status === "ready" ? modelExpiresAt(row)!.getTime() : Date.parse(row.created) + ABANDONED_UPLOAD_MS;
-    if (due > now.getTime() || unfinishedRunsUsingModel(db, row.id).length > 0) continue;
-    if (endModel(db, row.id, "expired", now.toISOString())) ended++;
+    if (due > now.getTime() || (await unfinishedRunsUsingModel(db, row.id)).length > 0) continue;
+    if (await endModel(db, row.id, "expired", now.toISOString())) ended++;
     await removeModelFiles(objects, row.id);
   }
   return ended;

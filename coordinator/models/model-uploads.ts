@@ -50,20 +50,20 @@ export function checkModelRetention(value: string): string {
   return value;
 }
 
-export function createModelUpload(db: Db, accountId: string, body: NewUpload, limits: ModelLimits, now: Date): ModelRow {
+export async function createModelUpload(db: Db, accountId: string, body: NewUpload, limits: ModelLimits, now: Date): Promise<ModelRow> {
   if (body.bytes > limits.maxBytes) {
     contract(`bytes: models up to ${limits.maxBytes} bytes (${formatBytes(limits.maxBytes)}) are accepted; got ${body.bytes}. Export a smaller model (fp16 weights, fewer layers)`);
   }
   const retention = checkModelRetention(body.retention ?? DEFAULT_MODEL_RETENTION);
   const id = `mdl_${randomBase62(20)}`;
   // Under a lock on the account: two declarations at once must not both fit the last of the quota.
-  transact(db, (tx) => {
-    lockName(tx, `models:${accountId}`);
-    const existing = findLiveModel(tx, accountId, body.name, body.revision);
+  await transact(db, async (tx) => {
+    await lockName(tx, `models:${accountId}`);
+    const existing = await findLiveModel(tx, accountId, body.name, body.revision);
     if (existing) {
       contract(`a model ${refText(body.name, body.revision)} is already ${existing.status} on this account (${existing.id}); delete it first (DELETE /v1/models/${existing.id}) or upload under another revision`);
     }
-    const usage = accountModelUsage(tx, accountId);
+    const usage = await accountModelUsage(tx, accountId);
     if (usage.pending >= limits.maxPendingUploads) {
       contract(`this account has ${usage.pending} model uploads in progress, the most it may have at once (${limits.maxPendingUploads}); finish or delete one (GET /v1/models lists them) before declaring another`);
     }
@@ -73,12 +73,12 @@ export function createModelUpload(db: Db, accountId: string, body: NewUpload, li
           `${body.bytes} more would exceed it. Delete models it no longer needs (DELETE /v1/models/{id})`,
       );
     }
-    insertModel(tx, {
+    await insertModel(tx, {
       id, account_id: accountId, name: body.name, revision: body.revision, format: body.format, source: "upload",
       created: now.toISOString(), bytes: body.bytes, sha256: body.sha256.toLowerCase(), retention,
     });
   });
-  return getModel(db, id)!;
+  return (await getModel(db, id))!;
 }
 
 /** A `Content-Range: bytes <first>-<last>/<total>` header, or the whole file when absent. */
@@ -127,8 +127,8 @@ export async function receiveModelChunk(
       await dropChunk(objects, row.id, first);
       contract(`the body carried ${written} bytes but its range announces ${length}; send bytes ${first}-${first + length - 1} again`);
     }
-    if (!advanceModelUpload(db, row.id, first, first + length)) contract(`model ${row.id} changed while this chunk was written; read it again and send from received_bytes`);
-    const advanced = getModel(db, row.id)!;
+    if (!await advanceModelUpload(db, row.id, first, first + length)) contract(`model ${row.id} changed while this chunk was written; read it again and send from received_bytes`);
+    const advanced = (await getModel(db, row.id))!;
     return advanced.received_bytes === advanced.bytes ? await completeModel(db, objects, advanced, now) : advanced;
   } finally {
     writing.delete(row.id);
@@ -141,7 +141,7 @@ export async function receiveModelChunk(
  */
 async function completeModel(db: Db, objects: ObjectStore, row: ModelRow, now: () => Date): Promise<ModelRow> {
   const startOver = async (why: string): Promise<never> => {
-    restartModelUpload(db, row.id);
+    await restartModelUpload(db, row.id);
     await objects.delete(modelKey(row.id));
     await dropChunks(objects, row.id);
     contract(`${why}; the upload starts over from byte 0`);
@@ -158,11 +158,11 @@ async function completeModel(db: Db, objects: ObjectStore, row: ModelRow, now: (
   try {
     description = await describeOnnxStream((await objects.get(modelKey(row.id))).body, row.bytes);
   } catch (error) {
-    markModelFailed(db, row.id, (error as Error).message, now().toISOString());
+    await markModelFailed(db, row.id, (error as Error).message, now().toISOString());
     await removeModelFiles(objects, row.id);
     contract(`model ${row.id} is not a usable ONNX model: ${(error as Error).message}`);
   }
   await dropChunks(objects, row.id);
-  markModelReady(db, row.id, description, now().toISOString());
-  return getModel(db, row.id)!;
+  await markModelReady(db, row.id, description, now().toISOString());
+  return (await getModel(db, row.id))!;
 }

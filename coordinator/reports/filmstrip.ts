@@ -43,7 +43,7 @@ export interface FilmstripChoice {
 }
 
 /** Which failures the filmstrip shows: one per cluster first, then the next, each with a stored MCAP. */
-export function chooseFilmstrip(db: Db, episodes: readonly EpisodeRecord[], max = FILMSTRIP_EPISODES): FilmstripChoice[] {
+export async function chooseFilmstrip(db: Db, episodes: readonly EpisodeRecord[], max = FILMSTRIP_EPISODES): Promise<FilmstripChoice[]> {
   const failures = episodes.filter((e) => e.status === "done" && !policySucceeded(e)).sort((a, b) => a.idx - b.idx);
   const seen = new Set<string>();
   const firstOfCluster = failures.filter((e) => {
@@ -56,7 +56,7 @@ export function chooseFilmstrip(db: Db, episodes: readonly EpisodeRecord[], max 
   const chosen: FilmstripChoice[] = [];
   for (const episode of order) {
     if (chosen.length >= max) break;
-    const mcap = getArtifact(db, episode.id, "mcap");
+    const mcap = await getArtifact(db, episode.id, "mcap");
     if (mcap?.status === "stored") chosen.push({ episode, mcap });
   }
   return chosen.sort((a, b) => a.episode.idx - b.episode.idx);

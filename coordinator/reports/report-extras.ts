@@ -61,9 +61,9 @@ export interface ReportExtrasPlan {
 }
 
 /** Plans a completed run's extras: everything but the filmstrip's frames, and which failures it shows. */
-export function planReportExtras(db: Db, run: RunRecord): ReportExtrasPlan {
+export async function planReportExtras(db: Db, run: RunRecord): Promise<ReportExtrasPlan> {
   const result = (run.result ?? {}) as Record<string, any>;
-  const episodes = listEpisodeRecords(db, run.id);
+  const episodes = await listEpisodeRecords(db, run.id);
   const rows = paperRowsOfRun(run);
   const source = { run, name: runNameOf(run), rows };
   const diff = (result.comparison?.method ?? result.gap?.method) as string | undefined;
@@ -87,7 +87,7 @@ export function planReportExtras(db: Db, run: RunRecord): ReportExtrasPlan {
       funnel: stageFunnelOf(run.result, episodes),
       methods,
     },
-    filmstrip: chooseFilmstrip(db, episodes),
+    filmstrip: await chooseFilmstrip(db, episodes),
   };
 }
 

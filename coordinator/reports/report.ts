@@ -113,8 +113,8 @@ function unitCitations(run: RunRecord): string[] {
   });
 }
 
-function taskSpecOf(db: Db, taskPin: string): { envelope?: { out_of_scope?: unknown }; instructions?: { held_out?: unknown } } | undefined {
-  return findPinnedTask(db, taskPin)?.spec;
+async function taskSpecOf(db: Db, taskPin: string): Promise<{ envelope?: { out_of_scope?: unknown }; instructions?: { held_out?: unknown } } | undefined> {
+  return (await findPinnedTask(db, taskPin))?.spec;
 }
 
 /** One realized schedule entry: /meta's `perturbations_realized` when present, else the replay spec. */
@@ -195,7 +195,7 @@ function instructionRates(
  * Builds the report of `run`; throws 404 not_found for a pilot or a run that has not completed.
  * `baseUrl` is the public base of /v1 (for pdf_url).
  */
-export function buildReport(db: Db, run: RunRecord, baseUrl: string, now: Date): Report {
+export async function buildReport(db: Db, run: RunRecord, baseUrl: string, now: Date): Promise<Report> {
   if (isPilotRun(run.plan)) {
     throw new AssayError("not_found", `run ${run.id} is a task pilot: pilot episodes are calibration only and never appear in a verification report`, { runId: run.id });
   }
@@ -205,12 +205,13 @@ export function buildReport(db: Db, run: RunRecord, baseUrl: string, now: Date):
   const result = run.result as Record<string, any>;
   const pins = run.resolvedPins;
   const request = run.request;
-  const episodes = listEpisodeRecords(db, run.id);
+  const episodes = await listEpisodeRecords(db, run.id);
   const done = episodes.filter((e) => e.status === "done");
   const realized = done.map(realizedOf);
   const units = (result.units ?? []) as Array<Record<string, any>>;
   const taskPins = units.length ? [...new Set(units.map((u) => u.task as string))] : [pins.task];
-  const specs = taskPins.map((t) => taskSpecOf(db, t));
+  const specs: Array<Awaited<ReturnType<typeof taskSpecOf>>> = [];
+  for (const t of taskPins) specs.push(await taskSpecOf(db, t));
   const outOfScope = [...new Set(specs.flatMap((s) => (Array.isArray(s?.envelope?.out_of_scope) ? (s!.envelope!.out_of_scope as string[]) : [])))];
   const heldOut = specs.flatMap((s) => (Array.isArray(s?.instructions?.held_out) ? (s!.instructions!.held_out as string[]) : []));
   const headline: RateSummary = { n: result.n, success_rate: result.success_rate, ci95: result.ci95, interval_method: result.interval_method };

@@ -47,8 +47,8 @@ export function headlinePriorOf(stored: StoredHeadlinePrior): HeadlinePrior {
 }
 
 /** The current priors: one per robot model and environment class that has a fit, and the default for the rest. */
-export function currentHeadlinePriors(db: Db): Array<{ robot_model: string; environment_class: string; prior: HeadlinePrior }> {
-  return listCurrentHeadlinePriors(db).map((p) => ({ robot_model: p.robotModel, environment_class: p.environmentClass, prior: headlinePriorOf(p) }));
+export async function currentHeadlinePriors(db: Db): Promise<Array<{ robot_model: string; environment_class: string; prior: HeadlinePrior }>> {
+  return (await listCurrentHeadlinePriors(db)).map((p) => ({ robot_model: p.robotModel, environment_class: p.environmentClass, prior: headlinePriorOf(p) }));
 }
 
 function unitKey(unit: Pick<RunUnit, "model" | "environment">): string | undefined {
@@ -57,8 +57,8 @@ function unitKey(unit: Pick<RunUnit, "model" | "environment">): string | undefin
 }
 
 /** The priors in force now for the given units, to record on a run at submission. */
-export function headlinePriorsAtSubmission(db: Db, units: ReadonlyArray<Pick<RunUnit, "model" | "environment">>): RunHeadlinePriors {
-  const fitted = new Map(listCurrentHeadlinePriors(db).map((p) => [priorKey(p.robotModel, p.environmentClass), headlinePriorOf(p)]));
+export async function headlinePriorsAtSubmission(db: Db, units: ReadonlyArray<Pick<RunUnit, "model" | "environment">>): Promise<RunHeadlinePriors> {
+  const fitted = new Map((await listCurrentHeadlinePriors(db)).map((p) => [priorKey(p.robotModel, p.environmentClass), headlinePriorOf(p)]));
   const priors: RunHeadlinePriors = {};
   for (const unit of units) {
     const key = unitKey(unit);
@@ -74,10 +74,10 @@ export function headlinePriorOfUnit(run: Pick<RunRecord, "headlinePriors">, unit
 }
 
 /** The fleet's per-cell counts grouped by robot model and environment class, newest runs first, at most MAX_FIT_UNITS each. */
-export function fleetSamples(db: Db): Map<string, { robotModel: string; environmentClass: EnvironmentClass; runs: RunCells[] }> {
+export async function fleetSamples(db: Db): Promise<Map<string, { robotModel: string; environmentClass: EnvironmentClass; runs: RunCells[] }>> {
   const byUnit = new Map<string, { group: string; cells: Array<{ k: number; n: number }> }>();
   const groups = new Map<string, { robotModel: string; environmentClass: EnvironmentClass; runs: RunCells[] }>();
-  for (const row of listFleetCellCounts(db)) {
+  for (const row of await listFleetCellCounts(db)) {
     const id = `${row.runId}#${row.unit}`;
     let entry = byUnit.get(id);
     if (!entry) {
@@ -108,10 +108,10 @@ export function fleetSamples(db: Db): Map<string, { robotModel: string; environm
 export async function refitHeadlinePriors(db: Db, now: Date): Promise<string[]> {
   const changed: string[] = [];
   const fittedAt = now.toISOString();
-  for (const [key, group] of fleetSamples(db)) {
+  for (const [key, group] of await fleetSamples(db)) {
     const prior = await fitIccPriorInSlices(group.runs, { fittedAt });
     if (prior.source !== "fleet" || prior.fitted_on_runs === null) continue;
-    const stored = replaceHeadlinePrior(db, {
+    const stored = await replaceHeadlinePrior(db, {
       robotModel: group.robotModel, environmentClass: group.environmentClass, family: prior.icc.family,
       parameters: prior.icc.parameters, fittedOnRuns: prior.fitted_on_runs, fittedAt,
     });

@@ -34,16 +34,18 @@ function installationsOf(pins: FirmwarePins, unit: { model: string; firmware: st
 }
 
 /** The instruments each installed cell matching `unit` last reported; null for a cell that never did. */
-export function reportedInstruments(ctx: ValidateRunContext, unit: Pick<ScoredUnit, "model" | "firmware" | "environment">): CellInstruments[] {
-  const connected = new Map(ctx.fleet.connectedCells().map((c) => [c.cellId, c]));
-  return installationsOf(ctx.pins, unit).flatMap((cellId): CellInstruments[] => {
-    const row = getCell(ctx.db, cellId);
-    if (row?.revoked) return [];
+export async function reportedInstruments(ctx: ValidateRunContext, unit: Pick<ScoredUnit, "model" | "firmware" | "environment">): Promise<CellInstruments[]> {
+  const connected = new Map((await ctx.fleet.connectedCells()).map((c) => [c.cellId, c]));
+  const reported: CellInstruments[] = [];
+  for (const cellId of installationsOf(ctx.pins, unit)) {
+    const row = await getCell(ctx.db, cellId);
+    if (row?.revoked) continue;
     const live = connected.get(cellId);
     // A connected session listing no instruments is the doctor's: the last agent Hello still holds.
-    if (live && live.instruments.length > 0) return [{ cellId, kinds: live.instruments.map((i) => i.kind) }];
-    return [{ cellId, kinds: row?.hello ? kindsOfHello(row.hello) : null }];
-  });
+    if (live && live.instruments.length > 0) reported.push({ cellId, kinds: live.instruments.map((i) => i.kind) });
+    else reported.push({ cellId, kinds: row?.hello ? kindsOfHello(row.hello) : null });
+  }
+  return reported;
 }
 
 function kindsOfHello(json: string): string[] | null {
@@ -56,16 +58,16 @@ function kindsOfHello(json: string): string[] | null {
 }
 
 /** Throws contract_validation_failed naming the predicate, the instrument and the cells lacking it. */
-export function checkUnitsScorable(ctx: ValidateRunContext, units: readonly ScoredUnit[]): void {
+export async function checkUnitsScorable(ctx: ValidateRunContext, units: readonly ScoredUnit[]): Promise<void> {
   const seen = new Set<string>();
   for (const unit of units) {
     const key = `${unit.robot}|${unit.environment}|${unit.task}`;
     if (seen.has(key)) continue;
     seen.add(key);
     const match = /^(.+)@v(\d+)$/.exec(unit.task);
-    const spec = match ? findVisibleFrozenRevision(ctx.db, ctx.accountId, match[1], Number(match[2]))?.spec : undefined;
+    const spec = match ? (await findVisibleFrozenRevision(ctx.db, ctx.accountId, match[1], Number(match[2])))?.spec : undefined;
     if (!spec) continue; // a task id pin or a revision the kind resolved otherwise: checked by the kind
-    const cells = reportedInstruments(ctx, unit);
+    const cells = await reportedInstruments(ctx, unit);
     const coverage = instrumentCoverage(spec as { success_predicates?: unknown; stages?: unknown }, cells);
     if (coverage.able.length > 0 || coverage.reporting.length === 0) continue;
     const kindsOf = (cellId: string) => cells.find((c) => c.cellId === cellId)?.kinds ?? null;

@@ -35,18 +35,18 @@ export function resolveEnvironment(ctx: ValidateRunContext, value: unknown, robo
 }
 
 /** A frozen task revision visible to the account: `<name>@v<N>`, the newest of `<name>`, or a task id. */
-export function resolveTask(ctx: ValidateRunContext, value: unknown): TaskRecord & { version: number } {
+export async function resolveTask(ctx: ValidateRunContext, value: unknown): Promise<TaskRecord & { version: number }> {
   if (typeof value !== "string" || value.trim() === "") fail("task_unknown", `task is required as "<name>", "<name>@v<N>" or a task id; got ${q(value)}`);
   const text = value.trim();
   const revision = /^(.+)@v(\d+)$/.exec(text);
   let row: TaskRecord | undefined;
   if (revision) {
-    row = findVisibleFrozenRevision(ctx.db, ctx.accountId, revision[1], Number(revision[2]));
-    if (!row) fail("task_unknown", `task ${q(text)} is not a frozen revision visible to this account; ${describeFrozen(ctx, revision[1])}`);
+    row = await findVisibleFrozenRevision(ctx.db, ctx.accountId, revision[1], Number(revision[2]));
+    if (!row) fail("task_unknown", `task ${q(text)} is not a frozen revision visible to this account; ${await describeFrozen(ctx, revision[1])}`);
   } else {
-    row = findVisibleTaskById(ctx.db, ctx.accountId, text) ?? findNewestFrozenRevision(ctx.db, ctx.accountId, text);
+    row = await findVisibleTaskById(ctx.db, ctx.accountId, text) ?? await findNewestFrozenRevision(ctx.db, ctx.accountId, text);
     if (!row) {
-      const named = listVisibleTasksNamed(ctx.db, ctx.accountId, text);
+      const named = await listVisibleTasksNamed(ctx.db, ctx.accountId, text);
       if (named.length) fail("task_unknown", `task ${q(text)} has no frozen revision yet (status ${named.map((t) => t.status).join(", ")}); freeze it before submitting a run`);
       fail("task_unknown", `task ${q(text)} is not known to this account; use "<name>", "<name>@v<N>" or a task id`);
     }
@@ -55,7 +55,7 @@ export function resolveTask(ctx: ValidateRunContext, value: unknown): TaskRecord
   return row as TaskRecord & { version: number };
 }
 
-function describeFrozen(ctx: ValidateRunContext, name: string): string {
-  const frozen = listVisibleTasksNamed(ctx.db, ctx.accountId, name).filter((t) => t.status === "frozen" && t.version !== null);
+async function describeFrozen(ctx: ValidateRunContext, name: string): Promise<string> {
+  const frozen = (await listVisibleTasksNamed(ctx.db, ctx.accountId, name)).filter((t) => t.status === "frozen" && t.version !== null);
   return frozen.length ? `frozen revisions: ${frozen.map((t) => `${t.name}@v${t.version}`).join(", ")}` : `no frozen revision of "${name}" exists`;
 }

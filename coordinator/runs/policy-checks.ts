@@ -34,7 +34,7 @@ const LEROBOT_UNIT_MODELS = ["so101"];
  * scene's cameras and instruments, and (container) an image the matching connected cells can run.
  * Call it on a policy whose shape has been checked (run bodies, checkpoint pushes).
  */
-export function validatePolicy(value: unknown, model: RobotModel, env: CatalogEnvironment, firmware: string, fleet: FleetView): void {
+export async function validatePolicy(value: unknown, model: RobotModel, env: CatalogEnvironment, firmware: string, fleet: FleetView): Promise<void> {
   const policy = value as CheckedPolicy;
   if (policy.action_space !== undefined && policy.action_space.dim !== model.dof) {
     contract(`policy.action_space.dim must equal ${model.id}'s ${model.dof} degrees of freedom (${model.joints.join(", ")}); got ${q(policy.action_space.dim)}`);
@@ -43,7 +43,7 @@ export function validatePolicy(value: unknown, model: RobotModel, env: CatalogEn
   if (policy.observation_contract !== undefined) validateObservationContract(policy.observation_contract, env);
   if (policy.type === "container") {
     const image = policy.image as string;
-    const cells = fleet.connectedCells().filter((c) => c.model === model.id && c.firmware === firmware && c.environment === environmentId(env));
+    const cells = (await fleet.connectedCells()).filter((c) => c.model === model.id && c.firmware === firmware && c.environment === environmentId(env));
     if (cells.length > 0 && !cells.some((c) => c.policyImages.includes(image))) {
       const images = [...new Set(cells.flatMap((c) => c.policyImages))];
       contract(`policy.image ${q(image)} is not available on the connected ${model.id}@${firmware} cells in ${environmentId(env)}; they can run: ${images.join(", ") || "no images"}`);

@@ -101,18 +101,18 @@ function checkModelFits(row: ModelRow, policy: PolicyFields, unit: RunUnit, ctx:
 }
 
 /** The account's ready model a checkpoint policy names, else the mirror's file for it; 422 when neither has it. */
-function resolveCheckpoint(policy: PolicyFields, ctx: PolicyPreparationContext, where: string): ModelRow | { mirrorFile: string; name: string; revision: string } {
+async function resolveCheckpoint(policy: PolicyFields, ctx: PolicyPreparationContext, where: string): Promise<ModelRow | { mirrorFile: string; name: string; revision: string }> {
   if (!(SUPPORTED_RUNTIMES as readonly string[]).includes(policy.runtime ?? "")) {
     contract(`${where}.runtime ${q(policy.runtime)} is not supported; cells run checkpoints with: ${SUPPORTED_RUNTIMES.join(", ")}`);
   }
   const ref = parseModelRef(policy.hf ?? "", `${where}.hf`);
   if (ref.kind === "id") {
-    const row = getModel(ctx.db, ref.id);
+    const row = await getModel(ctx.db, ref.id);
     if (!row || row.account_id !== ctx.accountId) contract(`${where}.hf: no model ${q(ref.id)} on this account`);
     if (row.status !== "ready") contract(`${where}.hf: model ${row.id} is ${row.status}${row.status === "uploading" ? ` (${row.received_bytes} of ${row.bytes} bytes received)` : ""}; only a ready model can run`);
     return row;
   }
-  const row = findLiveModel(ctx.db, ctx.accountId, ref.name, ref.revision);
+  const row = await findLiveModel(ctx.db, ctx.accountId, ref.name, ref.revision);
   if (row?.status === "ready") return row;
   if (row?.status === "uploading") {
     contract(`${where}.hf: model ${refText(ref.name, ref.revision)} (${row.id}) is still uploading (${row.received_bytes} of ${row.bytes} bytes received); submit once it is ready`);
@@ -126,12 +126,12 @@ function resolveCheckpoint(policy: PolicyFields, ctx: PolicyPreparationContext, 
 }
 
 /** Synchronous checks of every unit's checkpoint and endpoint policy (see the file's comment). */
-export function checkPolicyModels(units: readonly RunUnit[], ctx: PolicyPreparationContext): void {
+export async function checkPolicyModels(units: readonly RunUnit[], ctx: PolicyPreparationContext): Promise<void> {
   for (const unit of units) {
     const policy = unit.policy as unknown as PolicyFields;
     const where = whereOf(unit);
     if (policy.type === "checkpoint") {
-      const resolved = resolveCheckpoint(policy, ctx, where);
+      const resolved = await resolveCheckpoint(policy, ctx, where);
       if ("id" in resolved) checkModelFits(resolved, policy, unit, ctx, where);
     } else if (policy.type === "endpoint" && policy.protocol === "openpi") {
       // A contract that leaves cameras or state out shows the policy everything the scene has.
@@ -161,7 +161,7 @@ export async function preparePolicies(units: readonly RunUnit[], ctx: PolicyPrep
     const policy = unit.policy as unknown as PolicyFields;
     const where = whereOf(unit);
     if (policy.type === "checkpoint") {
-      let resolved = resolveCheckpoint(policy, ctx, where);
+      let resolved = await resolveCheckpoint(policy, ctx, where);
       if (!("id" in resolved)) {
         resolved = await importMirroredModel(ctx.db, ctx.objects, ctx.accountId, resolved.name, resolved.revision, resolved.mirrorFile, ctx.clock);
         checkModelFits(resolved, policy, unit, ctx, where);

@@ -62,7 +62,7 @@ export function createRunBackfill(options: RunBackfillOptions): RunBackfill {
   const complete = async (runId: string) => {
     try {
       do await turn();
-      while (backfillEpisodes(db, runId, episodesPerStep, parsed));
+      while (await backfillEpisodes(db, runId, episodesPerStep, parsed));
     } finally {
       parsed.delete(runId);
     }
@@ -71,7 +71,7 @@ export function createRunBackfill(options: RunBackfillOptions): RunBackfill {
     turn,
     complete,
     async resume() {
-      const runs = runsBackfilling(db);
+      const runs = await runsBackfilling(db);
       await Promise.all(runs.map(complete));
       return runs;
     },

@@ -39,7 +39,7 @@ import { runView } from "./run-view.js";
 /** Reaches the cells; the fleet registry implements it. */
 export interface EpisodeCanceller {
   /** Sends CancelEpisode to the cell if it is connected; returns whether it was sent. */
-  cancelEpisode(cellId: string, episodeId: string, reason: string): boolean;
+  cancelEpisode(cellId: string, episodeId: string, reason: string): Promise<boolean>;
 }
 
 /** How a run ends. */
@@ -67,30 +67,30 @@ export interface RunLifecycleOptions {
 
 export interface RunLifecycle {
   /** queued -> scheduling: the scheduler assigned the run's first episode to `cellId` (in that transaction). */
-  scheduled(tx: Tx, runId: string, cellId: string): void;
+  scheduled(tx: Tx, runId: string, cellId: string): Promise<void>;
   /** scheduling -> running: `cellId` started the run's first episode (in that message's transaction). */
-  started(tx: Tx, runId: string, cellId: string): void;
+  started(tx: Tx, runId: string, cellId: string): Promise<void>;
   /**
    * After an episode of the run finished or one of its artifacts was stored: the kind decides
    * (and may stop the run), then the run completes when every episode is done or cancelled, at
    * least one is done, and every recording is stored. Returns true when it completed the run.
    * `db`: the caller's `Tx`, or the `Db` to open a transaction of its own.
    */
-  progress(db: Db, runId: string): boolean;
+  progress(db: Db, runId: string): Promise<boolean>;
   /**
    * Ends the run; false, changing nothing, when it is unknown or has already ended. `db`: the
    * caller's `Tx`, or the `Db` to open a transaction of its own.
    */
-  end(db: Db, runId: string, ending: RunEnding): boolean;
+  end(db: Db, runId: string, ending: RunEnding): Promise<boolean>;
   /** Recomputes and stores the Result of a run that has ended (a late finish counted); no-op otherwise. */
-  refreshResult(tx: Tx, runId: string): void;
+  refreshResult(tx: Tx, runId: string): Promise<void>;
   /**
    * An episode was just put back to pending: when its run has ended it is cancelled instead and
    * the result refreshed (the attempt's time counts). Returns whether the run had ended.
    */
-  settleRequeued(tx: Tx, episodeId: string): boolean;
+  settleRequeued(tx: Tx, episodeId: string): Promise<boolean>;
   /** The Result of the run from its episodes as they stand (with its interventions section), read on `db` (a Tx or the Db). */
-  resultOf(db: Db, run: RunRecord): Record<string, unknown>;
+  resultOf(db: Db, run: RunRecord): Promise<Record<string, unknown>>;
 }
 
 export function createRunLifecycle(options: RunLifecycleOptions): RunLifecycle {
@@ -100,53 +100,53 @@ export function createRunLifecycle(options: RunLifecycleOptions): RunLifecycle {
   const endedHooks = options.endedHooks ?? [];
   const transactOptions = { logger };
 
-  function resultOf(db: Db, run: RunRecord): Record<string, unknown> {
-    const episodes = listEpisodeRecords(db, run.id);
-    const result = kindModule(run.kind).result({ db, pins, baseUrl }, run, episodes);
+  async function resultOf(db: Db, run: RunRecord): Promise<Record<string, unknown>> {
+    const episodes = await listEpisodeRecords(db, run.id);
+    const result = await kindModule(run.kind).result({ db, pins, baseUrl }, run, episodes);
     const done = episodes.filter((e) => e.status === "done");
     return { ...result, interventions: interventionSummary(interventionModeOf(run.request), done, kindModule(run.kind).traits.hasUnits), ...operatorSections(episodes) };
   }
 
-  function publishStatus(tx: Tx, runId: string, status: string, cell: string | null): void {
-    const webrtc = cell ? statusEventStreamUrl(tx, streamsUrl, runId, cell, now()) : null;
+  async function publishStatus(tx: Tx, runId: string, status: string, cell: string | null): Promise<void> {
+    const webrtc = cell ? await statusEventStreamUrl(tx, streamsUrl, runId, cell, now()) : null;
     tx.afterCommit(() => runEvents.publish({ runId, type: "status", data: { status, cell, webrtc } }));
   }
 
-  function end(db: Db, runId: string, ending: RunEnding): boolean {
-    return transact(db, (tx) => endIn(tx, runId, ending), transactOptions);
+  async function end(db: Db, runId: string, ending: RunEnding): Promise<boolean> {
+    return await transact(db, (tx) => endIn(tx, runId, ending), transactOptions);
   }
 
-  function endIn(tx: Tx, runId: string, ending: RunEnding): boolean {
-    lockRun(tx, runId);
-    const run = getRun(tx, runId);
+  async function endIn(tx: Tx, runId: string, ending: RunEnding): Promise<boolean> {
+    await lockRun(tx, runId);
+    const run = await getRun(tx, runId);
     if (!run || isTerminal(run.status)) return false;
     const at = now();
     const status: TerminalRunStatus = ending.status;
-    setRunStatus(tx, runId, status, {
+    await setRunStatus(tx, runId, status, {
       cell: null, at: at.toISOString(),
       ...(ending.status === "stopped" ? { code: ending.code } : {}),
       ...(ending.status !== "completed" ? { message: ending.message } : {}),
     });
-    cancelPendingEpisodes(tx, runId);
-    const ended = getRun(tx, runId)!;
-    const result = resultOf(tx, ended);
-    setRunResult(tx, runId, result);
+    await cancelPendingEpisodes(tx, runId);
+    const ended = (await getRun(tx, runId))!;
+    const result = await resultOf(tx, ended);
+    await setRunResult(tx, runId, result);
     if (status === "completed") {
-      enqueueEvent(tx, run.accountId, "run.completed", { run: runView({ ...ended, result }) }, at);
+      await enqueueEvent(tx, run.accountId, "run.completed", { run: runView({ ...ended, result }) }, at);
       // A published run of an opted-in account enters its boards: tell the publisher where.
-      const boards = getAccount(tx, run.accountId)?.leaderboard_opt_in === 1 ? boardsOfRun(tx, { ...ended, result }) : [];
+      const boards = (await getAccount(tx, run.accountId))?.leaderboard_opt_in === 1 ? await boardsOfRun(tx, { ...ended, result }) : [];
       if (boards.length > 0) {
-        enqueueEvent(tx, run.accountId, "leaderboard.entered", { run_id: runId, leaderboards: boards.map((id) => ({ id, url: `${baseUrl}/v1/leaderboards/${id}` })) }, at);
+        await enqueueEvent(tx, run.accountId, "leaderboard.entered", { run_id: runId, leaderboards: boards.map((id) => ({ id, url: `${baseUrl}/v1/leaderboards/${id}` })) }, at);
       }
     }
-    kindModule(run.kind).onEnded?.({ tx, pins, baseUrl, now: at, status }, { ...ended, result }, result);
-    const held = listHeldEpisodesOfRun(tx, runId);
+    await kindModule(run.kind).onEnded?.({ tx, pins, baseUrl, now: at, status }, { ...ended, result }, result);
+    const held = await listHeldEpisodesOfRun(tx, runId);
     const reason = ending.status === "stopped" ? (ending.code ? `${ending.code}: ${ending.message}` : `cancelled: ${ending.message}`) : ending.status === "failed" ? `the run failed: ${ending.message}` : "the run completed";
-    tx.afterCommit(() => {
+    tx.afterCommit(async () => {
       if (ending.status === "failed") logger.error(`run ${runId} failed: ${ending.message}`);
-      for (const episode of held) cells.cancelEpisode(episode.cell_id, episode.id, reason);
+      for (const episode of held) await cells.cancelEpisode(episode.cell_id, episode.id, reason);
     });
-    publishStatus(tx, runId, status, null);
+    await publishStatus(tx, runId, status, null);
     tx.afterCommit(() => {
       for (const hook of endedHooks) hook({ ...ended, result });
     });
@@ -154,52 +154,52 @@ export function createRunLifecycle(options: RunLifecycleOptions): RunLifecycle {
   }
 
   return {
-    scheduled(tx, runId, cellId) {
-      lockRun(tx, runId);
-      const run = getRun(tx, runId);
+    async scheduled(tx, runId, cellId) {
+      await lockRun(tx, runId);
+      const run = await getRun(tx, runId);
       if (run?.status !== "queued") return;
-      setRunStatus(tx, runId, "scheduling", { cell: cellId, at: now().toISOString() });
-      publishStatus(tx, runId, "scheduling", cellId);
+      await setRunStatus(tx, runId, "scheduling", { cell: cellId, at: now().toISOString() });
+      await publishStatus(tx, runId, "scheduling", cellId);
     },
-    started(tx, runId, cellId) {
-      lockRun(tx, runId);
-      const run = getRun(tx, runId);
+    async started(tx, runId, cellId) {
+      await lockRun(tx, runId);
+      const run = await getRun(tx, runId);
       if (run?.status !== "scheduling") return;
-      setRunStatus(tx, runId, "running", { cell: cellId, at: now().toISOString() });
-      publishStatus(tx, runId, "running", cellId);
+      await setRunStatus(tx, runId, "running", { cell: cellId, at: now().toISOString() });
+      await publishStatus(tx, runId, "running", cellId);
     },
     progress(db, runId) {
-      return transact(db, (tx) => {
-        lockRun(tx, runId);
-        const run = getRun(tx, runId);
+      return transact(db, async (tx) => {
+        await lockRun(tx, runId);
+        const run = await getRun(tx, runId);
         if (!run || run.status !== "running") return false;
-        const decision = kindModule(run.kind).progress?.({ tx, pins, baseUrl, now: now() }, run, listEpisodeRecords(tx, runId));
+        const decision = await kindModule(run.kind).progress?.({ tx, pins, baseUrl, now: now() }, run, await listEpisodeRecords(tx, runId));
         if (decision) {
-          endIn(tx, runId, { status: "stopped", ...decision.stop });
+          await endIn(tx, runId, { status: "stopped", ...decision.stop });
           return false;
         }
-        const counts = countEpisodesByStatus(tx, runId);
+        const counts = await countEpisodesByStatus(tx, runId);
         // Cancelled episodes (a kind decided early) and unlabelled ones (no person's label came) do not
         // hold completion back; at least one must be done or unlabelled.
         if (counts.pending + counts.assigned + counts.running > 0 || counts.done + counts.unlabelled === 0) return false;
-        if (countUnstoredArtifacts(tx, runId) > 0) return false;
+        if (await countUnstoredArtifacts(tx, runId) > 0) return false;
         // Episodes still being inserted (a large run's creation) are episodes still to run.
-        if (backfilling(tx, runId)) return false;
+        if (await backfilling(tx, runId)) return false;
         return endIn(tx, runId, { status: "completed" });
       }, transactOptions);
     },
     end,
-    refreshResult(tx, runId) {
-      lockRun(tx, runId);
-      const run = getRun(tx, runId);
-      if (run && (run.status === "stopped" || run.status === "failed")) setRunResult(tx, runId, resultOf(tx, run));
+    async refreshResult(tx, runId) {
+      await lockRun(tx, runId);
+      const run = await getRun(tx, runId);
+      if (run && (run.status === "stopped" || run.status === "failed")) await setRunResult(tx, runId, await resultOf(tx, run));
     },
-    settleRequeued(tx, episodeId) {
-      const episode = getEpisode(tx, episodeId);
-      const run = episode ? getRun(tx, episode.run_id) : undefined;
+    async settleRequeued(tx, episodeId) {
+      const episode = await getEpisode(tx, episodeId);
+      const run = episode ? await getRun(tx, episode.run_id) : undefined;
       if (!run || (run.status !== "stopped" && run.status !== "failed")) return false;
-      cancelPendingEpisode(tx, episodeId);
-      setRunResult(tx, run.id, resultOf(tx, run));
+      await cancelPendingEpisode(tx, episodeId);
+      await setRunResult(tx, run.id, await resultOf(tx, run));
       return true;
     },
     resultOf,

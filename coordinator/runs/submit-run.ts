@@ -56,7 +56,7 @@ export interface SubmitOptions {
   /** Replaces the planned run's plan and episodes (a replay reproduces one episode's conditions). */
   reshape?: (validated: ValidatedRun) => { plan: RunPlan; episodes: NewEpisode[] };
   /** Runs inside the insert's transaction with the new run's id (a gate check row commits with its run). */
-  withinInsert?: (tx: Tx, runId: string, created: string) => void;
+  withinInsert?: (tx: Tx, runId: string, created: string) => Promise<void>;
 }
 
 export interface Submitted {
@@ -69,12 +69,12 @@ export interface Submitted {
  * Validates and plans a run body for `accountId`, its checkpoint models included (no endpoint is
  * contacted: quotes use this); throws the spec's 4xx AssayError for the first problem.
  */
-export function validateSubmission(ctx: SubmissionContext, accountId: string, body: unknown): ValidatedRun {
-  const validated = validateRunRequest(body, {
+export async function validateSubmission(ctx: SubmissionContext, accountId: string, body: unknown): Promise<ValidatedRun> {
+  const validated = await validateRunRequest(body, {
     db: ctx.db, pins: ctx.pins, environments: ctx.environments, fleet: ctx.fleet, accountId,
-    leaderboardOptIn: getAccount(ctx.db, accountId)?.leaderboard_opt_in === 1,
+    leaderboardOptIn: (await getAccount(ctx.db, accountId))?.leaderboard_opt_in === 1,
   });
-  checkPolicyModels(unitsOf(validated), preparationContext(ctx, accountId));
+  await checkPolicyModels(unitsOf(validated), preparationContext(ctx, accountId));
   return validated;
 }
 
@@ -84,9 +84,9 @@ function unitsOf(validated: ValidatedRun): RunUnit[] {
 }
 
 /** The run an Idempotency-Key already names, or undefined; 422 when it names one with another body. */
-function idempotentReplay(db: Db, accountId: string, key: string | undefined, body: unknown): RunRecord | undefined {
+async function idempotentReplay(db: Db, accountId: string, key: string | undefined, body: unknown): Promise<RunRecord | undefined> {
   if (!key) return undefined;
-  const original = findRunByIdempotencyKey(db, accountId, key);
+  const original = await findRunByIdempotencyKey(db, accountId, key);
   if (!original) return undefined;
   const sameBody = isPlainObject(body) && canonicalJson(normalizeRunRequest(body)) === original.request;
   if (!sameBody) {
@@ -102,13 +102,13 @@ function idempotentReplay(db: Db, accountId: string, key: string | undefined, bo
  */
 export async function submitRun(ctx: SubmissionContext, accountId: string, body: unknown, options: SubmitOptions = {}): Promise<Submitted> {
   const key = options.idempotencyKey;
-  const replay = idempotentReplay(ctx.db, accountId, key, body);
+  const replay = await idempotentReplay(ctx.db, accountId, key, body);
   if (replay) return { run: replay, replayed: true };
   // Validation and planning, and the insert below, each take a turn of their own: many large
   // submissions at once do not run back to back in one iteration of the event loop.
   await ctx.backfill.turn();
-  const validated = validateSubmission(ctx, accountId, body);
-  admitSubmission(ctx.db, ctx.pins, accountId, validated, options.quoteId, ctx.clock());
+  const validated = await validateSubmission(ctx, accountId, body);
+  await admitSubmission(ctx.db, ctx.pins, accountId, validated, options.quoteId, ctx.clock());
   const models = await preparePolicies(unitsOf(validated), preparationContext(ctx, accountId));
   if (ctx.preflight !== "off") await preflightRunJudge(ctx, validated);
   if (Object.keys(models).length > 0) validated.resolvedPins = { ...validated.resolvedPins, models };
@@ -118,13 +118,13 @@ export async function submitRun(ctx: SubmissionContext, accountId: string, body:
   let backfill = false;
   let raced: RunRecord | undefined;
   await ctx.backfill.turn();
-  transact(ctx.db, (tx) => {
+  await transact(ctx.db, async (tx) => {
     // A request with the same key may have been inserted while this one was pre-flighting, here or
     // on another coordinator: checked again under a lock on the key, so only one inserts.
-    if (key) lockName(tx, `idempotency-key:${accountId}:${key}`);
-    raced = idempotentReplay(tx, accountId, key, body);
+    if (key) await lockName(tx, `idempotency-key:${accountId}:${key}`);
+    raced = await idempotentReplay(tx, accountId, key, body);
     if (raced) return;
-    backfill = insertRun(tx, {
+    backfill = await insertRun(tx, {
       id,
       accountId,
       kind: validated.kind,
@@ -140,16 +140,16 @@ export async function submitRun(ctx: SubmissionContext, accountId: string, body:
       episodes: shape?.episodes ?? validated.episodes,
       kindState: validated.kindState,
       // Fixed now, so that every Result of the run uses the priors it was submitted under.
-      headlinePriors: headlinePriorsAtSubmission(tx, unitsOf(validated)),
+      headlinePriors: await headlinePriorsAtSubmission(tx, unitsOf(validated)),
       labels: labelsOfRequest(validated.request),
     });
-    options.withinInsert?.(tx, id, created);
+    await options.withinInsert?.(tx, id, created);
   });
   if (raced) return { run: raced, replayed: true };
   ctx.scheduler.kick();
   // The rest of a large run's episodes, a transaction per turn of the event loop: other requests go on meanwhile.
   if (backfill) await ctx.backfill.complete(id);
-  return { run: getRun(ctx.db, id)!, replayed: false };
+  return { run: (await getRun(ctx.db, id))!, replayed: false };
 }
 
 /** The judge's pre-flight (judge-checks.ts), showing it every camera of the run's first unit's scene. */

@@ -44,24 +44,25 @@ function missingField(kind: RunKindName, schema: z.ZodObject, field: string): { 
 }
 
 /** Validates and plans a POST /v1/runs body; throws the first AssayError found. */
-export function validateRunRequest(body: unknown, ctx: ValidateRunContext): ValidatedRun {
+export async function validateRunRequest(body: unknown, ctx: ValidateRunContext): Promise<ValidatedRun> {
   if (!isPlainObject(body)) contract(`request body must be a JSON object; got ${Array.isArray(body) ? "an array" : q(body)}`);
   const kind = body.kind ?? "run";
   if (typeof kind !== "string" || !(RUN_KINDS as readonly string[]).includes(kind)) contract(`kind must be one of ${RUN_KINDS.join(", ")}; got ${q(kind)}`);
   const module = kindModule(kind as RunKindName);
   parseWith(module.schema, body, { codeOfField: RUN_FIELD_CODES, missing: (field) => missingField(module.name, module.schema, field) });
-  const validated = module.plan(body, ctx);
+  const validated = await module.plan(body, ctx);
   // `instructions` (sampled, held_out) is checked once the units say which frozen revisions run.
   const revisions = validated.units ? [...new Set(validated.units.map((u) => u.task))] : [validated.resolvedPins.task];
-  const specs = revisions.map((rev) => {
+  const specs: Array<{ rev: string; spec: Record<string, unknown> }> = [];
+  for (const rev of revisions) {
     const match = /^(.+)@v(\d+)$/.exec(rev);
-    const row = match ? findVisibleFrozenRevision(ctx.db, ctx.accountId, match[1], Number(match[2])) : undefined;
-    return { rev, spec: row?.spec ?? {} };
-  });
+    const row = match ? await findVisibleFrozenRevision(ctx.db, ctx.accountId, match[1], Number(match[2])) : undefined;
+    specs.push({ rev, spec: row?.spec ?? {} });
+  }
   validateInstructionSet(validated.kind, body.instructions, specs);
   // A judge decides a task's person-judged predicate first: the task must have one (docs/judges.md).
   checkJudgeTasks(body.judge, specs);
   const { model, firmware, environment } = validated.plan;
-  checkUnitsScorable(ctx, validated.units ?? [{ robot: validated.resolvedPins.robot, model, firmware, environment, task: validated.resolvedPins.task }]);
+  await checkUnitsScorable(ctx, validated.units ?? [{ robot: validated.resolvedPins.robot, model, firmware, environment, task: validated.resolvedPins.task }]);
   return validated;
 }

@@ -3,6 +3,7 @@
  * tier (burst 5 min, standard 2 h, soak 24 h by default). A periodic check halts runs past their
  * window with `queue_timeout` (408); a run that got any episode assigned is never timed out.
  */
+import { singleFlight } from "../store/single-flight.js";
 import type { RunLifecycle } from "../runs/run-lifecycle.js";
 import type { Db } from "../store/database.js";
 import { listRunsAwaitingFirstEpisode } from "../store/run-queries-repo.js";
@@ -36,33 +37,33 @@ function humanMs(ms: number): string {
 }
 
 /** Halts every run past its window now; returns the halted run ids. */
-export function haltOverdueRuns(halt: QueueWindowContext, windowsMs: QueueWindowsMs, now: Date): string[] {
-  const waiting = listRunsAwaitingFirstEpisode(halt.db) as Array<{ id: string; priority: Priority; created: string }>;
+export async function haltOverdueRuns(halt: QueueWindowContext, windowsMs: QueueWindowsMs, now: Date): Promise<string[]> {
+  const waiting = await listRunsAwaitingFirstEpisode(halt.db) as Array<{ id: string; priority: Priority; created: string }>;
   const halted: string[] = [];
   for (const run of waiting) {
     const windowMs = windowsMs[run.priority] ?? windowsMs.standard;
     if (now.getTime() - Date.parse(run.created) < windowMs) continue;
     const message = `no cell took the run's first episode within the ${run.priority} tier's queue window of ${humanMs(windowMs)}; resubmit, or use priority "burst"`;
-    if (halt.lifecycle.end(halt.db, run.id, { status: "stopped", code: "queue_timeout", message })) halted.push(run.id);
+    if (await halt.lifecycle.end(halt.db, run.id, { status: "stopped", code: "queue_timeout", message })) halted.push(run.id);
   }
   return halted;
 }
 
 /** Starts the periodic check; returns its stop function. */
-export function startQueueWindowWatch(options: QueueWindowOptions): () => void {
+export function startQueueWindowWatch(options: QueueWindowOptions): () => Promise<void> {
   const windowsMs = options.windowsMs ?? DEFAULT_QUEUE_WINDOWS_MS;
   for (const [tier, ms] of Object.entries(windowsMs)) {
     if (!(ms > 0)) throw new Error(`queue window of ${tier} must be a positive number of milliseconds; got ${ms}`);
   }
   const now = options.now ?? (() => new Date());
   const logger = options.logger ?? console;
-  const timer = setInterval(() => {
-    try {
-      for (const id of haltOverdueRuns(options.halt, windowsMs, now())) logger.warn(`queue windows: run ${id} halted with queue_timeout`);
-    } catch (error) {
-      logger.error(`queue windows: check failed: ${(error as Error).stack ?? error}`);
-    }
-  }, options.intervalMs ?? DEFAULT_QUEUE_CHECK_INTERVAL_MS);
+  const check = singleFlight(async () => {
+    for (const id of await haltOverdueRuns(options.halt, windowsMs, now())) logger.warn(`queue windows: run ${id} halted with queue_timeout`);
+  }, (error) => logger.error(`queue windows: check failed: ${(error as Error).stack ?? error}`));
+  const timer = setInterval(() => void check.run(), options.intervalMs ?? DEFAULT_QUEUE_CHECK_INTERVAL_MS);
   timer.unref();
-  return () => clearInterval(timer);
+  return async () => {
+    clearInterval(timer);
+    await check.idle();
+  };
 }

@@ -37,9 +37,9 @@ export interface AssignmentBudget {
    * (pending episodes in the order they are offered): how many of its first ones fit, each priced
    * at its unit's rates; without: counted over the run's pending episodes by index.
    */
-  episodeAllowance(runId: string, next?: ReadonlyArray<{ unit: number | null }>): number;
+  episodeAllowance(runId: string, next?: ReadonlyArray<{ unit: number | null }>): Promise<number>;
   /** An episode of the run finished or was interrupted: its time is metered (may halt the run). */
-  afterEpisodeMetered(runId: string): void;
+  afterEpisodeMetered(runId: string): Promise<void>;
 }
 
 export interface SchedulerOptions {
@@ -68,16 +68,16 @@ export interface Scheduler {
   /** Asks for a pass here only (a peer asked). */
   kickLocal(): void;
   /** An episode of `runId` finished or was interrupted: re-checks its budgets, then kicks. */
-  episodeMetered(runId: string): void;
+  episodeMetered(runId: string): Promise<void>;
   /** Runs one pass now; returns how many episodes were assigned. */
-  runPass(): number;
+  runPass(): Promise<number>;
   /**
    * Why the run's pending episodes wait, as of the last pass, when they wait for an instrument no
    * matching connected cell has now (scheduler/instrument-wait.ts); undefined otherwise.
    */
   waitingReason(runId: string): string | undefined;
   start(): void;
-  stop(): void;
+  stop(): Promise<void>;
 }
 
 /** The image of a container policy (`{type: "container", image}`), else undefined: the scheduler prefers cells that list it. */
@@ -96,18 +96,18 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
   let stopped = false;
   const waits = new Map<string, string>();
 
-  function taskJsonOf(taskPin: string): string | undefined {
-    const task = findPinnedTask(db, taskPin);
+  async function taskJsonOf(taskPin: string): Promise<string | undefined> {
+    const task = await findPinnedTask(db, taskPin);
     if (!task) return undefined;
     // `kits`: the physical description of every kit/<name> the spec places (coordinator/kits/kit-physics.ts).
-    return JSON.stringify({ ...task.spec, rev: /@v\d+$/.test(taskPin) ? taskPin : null, kits: resolveTaskKits(db, task.account_id, task.spec) });
+    return JSON.stringify({ ...task.spec, rev: /@v\d+$/.test(taskPin) ? taskPin : null, kits: await resolveTaskKits(db, task.account_id, task.spec) });
   }
 
   /** Instrument kinds a pinned task reads, cached per pass; [] when the task is unknown or does not parse. */
-  function instrumentsOfTask(cache: Map<string, string[]>, taskPin: string): string[] {
+  async function instrumentsOfTask(cache: Map<string, string[]>, taskPin: string): Promise<string[]> {
     let kinds = cache.get(taskPin);
     if (kinds === undefined) {
-      const spec = findPinnedTask(db, taskPin)?.spec as { success_predicates?: unknown; stages?: unknown } | undefined;
+      const spec = (await findPinnedTask(db, taskPin))?.spec as { success_predicates?: unknown; stages?: unknown } | undefined;
       try {
         kinds = spec ? taskInstrumentKinds(spec) : [];
       } catch {
@@ -119,15 +119,15 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
   }
 
   /** Recomputes each open run's instrument wait from the connected cells (any state) matching its units with pending episodes. */
-  function noteInstrumentWaits(open: RunRecord[], taskKinds: Map<string, string[]>): void {
-    const connected = registry.connectedCells();
+  async function noteInstrumentWaits(open: RunRecord[], taskKinds: Map<string, string[]>): Promise<void> {
+    const connected = registry.localCells();
     waits.clear();
     for (const run of open) {
       for (const [u, unit] of run.units.entries()) {
         // A task that reads no instrument never waits for one: no store read for it on each pass.
-        const required = instrumentsOfTask(taskKinds, unit.task);
+        const required = await instrumentsOfTask(taskKinds, unit.task);
         if (required.length === 0) continue;
-        if (listPendingOfUnit(db, run.id, u, 1).length === 0) continue;
+        if ((await listPendingOfUnit(db, run.id, u, 1)).length === 0) continue;
         const pin = { model: unit.model, firmware: unit.firmware, environment: unit.environment };
         const matching = connected.filter((c) => c.model === pin.model && c.firmware === pin.firmware && c.environment === pin.environment);
         const note = instrumentWait(
@@ -146,13 +146,13 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     }
   }
 
-  function runPass(): number {
-    const open = listOpenRuns(db);
+  async function runPass(): Promise<number> {
+    const open = await listOpenRuns(db);
     const taskKinds = new Map<string, string[]>();
-    noteInstrumentWaits(open, taskKinds);
-    const held = new Set(listHeldEpisodes(db).map((e) => e.cell_id));
+    await noteInstrumentWaits(open, taskKinds);
+    const held = new Set((await listHeldEpisodes(db)).map((e) => e.cell_id));
     const cells: AvailableCell[] = registry
-      .connectedCells()
+      .localCells()
       .filter((c) => c.state === "idle" && !held.has(c.cellId) && !registry.assignedEpisodeOf(c.cellId))
       .map((c) => ({
         cellId: c.cellId, model: c.model, firmware: c.firmware, environment: c.environment,
@@ -162,24 +162,29 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     if (cells.length === 0) return 0;
 
     const byId = new Map(open.map((r) => [r.id, r]));
-    const connectedIds = new Set(registry.connectedCells().map((c) => c.cellId));
+    const connectedIds = new Set(registry.localCells().map((c) => c.cellId));
     const idleIds = new Set(cells.map((c) => c.cellId));
     // Episodes offered this pass, with their unit.
     const offeredEpisodes = new Map<string, { unit: RunUnit; row: EpisodeRecord }>();
-    const runs: SchedulableRun[] = open.map((run) => {
-      const pendingOf = (limit: number) => run.units.flatMap((_, u) => listPendingOfUnit(db, run.id, u, limit)).sort((a, b) => a.idx - b.idx);
-      let offered = pendingOf(cells.length);
+    const runs: SchedulableRun[] = [];
+    for (const run of open) {
+      const pendingOf = async (limit: number) => {
+        const pending: EpisodeRecord[] = [];
+        for (let u = 0; u < run.units.length; u++) pending.push(...await listPendingOfUnit(db, run.id, u, limit));
+        return pending.sort((a, b) => a.idx - b.idx);
+      };
+      let offered = await pendingOf(cells.length);
       let cellOf = new Map<string, string>();
       if (offered.some((e) => e.assign.block === "cell")) {
         // A paired compare's second episodes wait for their pair's cell, which may be busy: look past as
         // many of them as there are connected cells, so that they do not crowd out what an idle cell could take.
-        const blocking = blockPairsByCell(pendingOf(cells.length + connectedIds.size), listPairCells(db, run.id), connectedIds);
+        const blocking = blockPairsByCell(await pendingOf(cells.length + connectedIds.size), await listPairCells(db, run.id), connectedIds);
         cellOf = blocking.cellOf;
         offered = blocking.offered.filter((e) => !cellOf.has(e.id) || idleIds.has(cellOf.get(e.id)!));
       }
       // Units may differ in tier and class: only the prefix whose per-unit estimates fit is offered,
       // so whichever of them the matching skips, what is assigned fits.
-      const affordable = options.budget ? options.budget.episodeAllowance(run.id, offered) : Infinity;
+      const affordable = options.budget ? await options.budget.episodeAllowance(run.id, offered) : Infinity;
       const chosen = offered.slice(0, Math.max(0, affordable));
       const episodePins: Record<string, CellPin> = {};
       for (const e of chosen) {
@@ -187,16 +192,16 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
         const image = containerImageOf(unit.policy);
         const cellId = cellOf.get(e.id);
         episodePins[e.id] = {
-          model: unit.model, firmware: unit.firmware, environment: unit.environment, instruments: instrumentsOfTask(taskKinds, unit.task),
+          model: unit.model, firmware: unit.firmware, environment: unit.environment, instruments: await instrumentsOfTask(taskKinds, unit.task),
           ...(image ? { image } : {}), ...(cellId ? { cellId } : {}),
         };
         offeredEpisodes.set(e.id, { unit, row: e });
       }
-      return {
+      runs.push({
         id: run.id, priority: run.priority, created: run.created, model: run.plan.model, firmware: run.plan.firmware, environment: run.plan.environment,
         pendingEpisodeIds: chosen.map((e) => e.id), episodePins, limit: Math.min(cells.length, chosen.length),
-      };
-    });
+      });
+    }
 
     let assigned = 0;
     const taskJsonCache = new Map<string, string | undefined>();
@@ -204,13 +209,13 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
       const run = byId.get(planned.runId)!;
       const offered = offeredEpisodes.get(planned.episodeId)!;
       const task = offered.unit.task;
-      if (!taskJsonCache.has(task)) taskJsonCache.set(task, taskJsonOf(task));
+      if (!taskJsonCache.has(task)) taskJsonCache.set(task, await taskJsonOf(task));
       const taskJson = taskJsonCache.get(task);
       if (taskJson === undefined) {
         logger.error(`scheduler: run ${run.id} pins task ${task}, which is not in the tasks table; its episodes stay pending`);
         continue;
       }
-      const message = assignOne(run, planned.episodeId, planned.cellId, taskJson, offered);
+      const message = await assignOne(run, planned.episodeId, planned.cellId, taskJson, offered);
       if (!message) continue;
       const session = registry.session(planned.cellId);
       registry.setAssigned(planned.cellId, message.episodeId);
@@ -224,20 +229,20 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
   }
 
   /** Commits one assignment (and a queued run's move to scheduling); returns the message to send. */
-  function assignOne(run: RunRecord, episodeId: string, cellId: string, taskJson: string, offered: { unit: RunUnit; row: EpisodeRecord }): AssignEpisode | undefined {
+  async function assignOne(run: RunRecord, episodeId: string, cellId: string, taskJson: string, offered: { unit: RunUnit; row: EpisodeRecord }): Promise<AssignEpisode | undefined> {
     const at = now().toISOString();
-    const attempt = transact(db, (tx) => {
-      lockRun(tx, run.id);
+    const attempt = await transact(db, async (tx) => {
+      await lockRun(tx, run.id);
       // Another coordinator on the database may have spent the run's room since this pass read
       // it; under the run's lock the check is exact.
       const capped = options.budget && typeof (run.request as { max_budget_usd?: unknown }).max_budget_usd === "number";
-      if (capped && options.budget!.episodeAllowance(run.id, [offered.row]) < 1) return null;
-      const next = assignEpisode(tx, episodeId, cellId, at);
-      if (next !== null) lifecycle.scheduled(tx, run.id, cellId);
+      if (capped && await options.budget!.episodeAllowance(run.id, [offered.row]) < 1) return null;
+      const next = await assignEpisode(tx, episodeId, cellId, at);
+      if (next !== null) await lifecycle.scheduled(tx, run.id, cellId);
       return next;
     }, { logger });
     if (attempt === null) return undefined;
-    const episode = getEpisode(db, episodeId)!;
+    const episode = (await getEpisode(db, episodeId))!;
     const { unit, row } = offered;
     const request = run.request as { perturbation?: object; interventions?: string; instructions?: unknown; judge?: unknown };
     // The run's interventions mode rides in perturbation_json (absent means "none"; see the agent's assignment.ts).
@@ -264,20 +269,37 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     };
   }
 
-  function safePass(): void {
-    if (stopped) return;
-    try {
-      runPass();
-    } catch (error) {
-      logger.error(`scheduler: pass failed: ${(error as Error).stack ?? error}`);
+  // Single flight: a pass never overlaps another (each awaits the store); a kick during a pass asks
+  // for one more pass after it, however many kicks arrive meanwhile.
+  let passing: Promise<void> | undefined;
+  let passAgain = false;
+
+  async function safePass(): Promise<void> {
+    if (stopped) return Promise.resolve();
+    if (passing) {
+      passAgain = true;
+      return passing;
     }
+    passing = (async () => {
+      do {
+        passAgain = false;
+        try {
+          await runPass();
+        } catch (error) {
+          logger.error(`scheduler: pass failed: ${(error as Error).stack ?? error}`);
+        }
+      } while (passAgain && !stopped);
+    })().finally(() => {
+      passing = undefined;
+    });
+    return passing;
   }
 
   function kickLocal(): void {
     if (pending || stopped) return;
     pending = setImmediate(() => {
       pending = undefined;
-      safePass();
+      void safePass();
     });
   }
 
@@ -299,9 +321,9 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
   return {
     kick,
     kickLocal,
-    episodeMetered(runId) {
+    async episodeMetered(runId) {
       try {
-        options.budget?.afterEpisodeMetered(runId);
+        await options.budget?.afterEpisodeMetered(runId);
       } catch (error) {
         logger.error(`scheduler: budget check of run ${runId} failed: ${(error as Error).stack ?? error}`);
       }
@@ -311,15 +333,17 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     waitingReason: (runId) => waits.get(runId),
     start() {
       stopped = false;
-      timer ??= setInterval(safePass, intervalMs);
+      timer ??= setInterval(() => void safePass(), intervalMs);
       timer.unref();
     },
-    stop() {
+    async stop() {
       stopped = true;
       if (timer) clearInterval(timer);
       timer = undefined;
       if (pending) clearImmediate(pending);
       pending = undefined;
+      // The pass in progress finishes (its transaction commits or rolls back) before the store closes.
+      await passing;
     },
   };
 }

@@ -13,15 +13,15 @@ export interface AccountRow {
 }
 
 /** Inserts the account when absent; returns true when it was created. */
-export function ensureAccount(db: Db, id: string, name: string, created: string): boolean {
-  return db.prepare(`INSERT INTO accounts (id, name, created) VALUES (?, ?, ?) ON CONFLICT DO NOTHING`).run(id, name, created).changes === 1;
+export async function ensureAccount(db: Db, id: string, name: string, created: string): Promise<boolean> {
+  return (await db.prepare(`INSERT INTO accounts (id, name, created) VALUES (?, ?, ?) ON CONFLICT DO NOTHING`).run(id, name, created)).changes === 1;
 }
 
-export function getAccount(db: Db, id: string): AccountRow | undefined {
-  return db.prepare(`SELECT * FROM accounts WHERE id = ?`).get(id) as AccountRow | undefined;
+export async function getAccount(db: Db, id: string): Promise<AccountRow | undefined> {
+  return await db.prepare(`SELECT * FROM accounts WHERE id = ?`).get(id) as AccountRow | undefined;
 }
 
 /** Sets the account's leaderboard opt-in and display name (the name is kept when opting out). */
-export function setLeaderboardSettings(db: Db, id: string, optIn: boolean, name: string | null): void {
-  db.prepare(`UPDATE accounts SET leaderboard_opt_in = ?, leaderboard_name = COALESCE(?, leaderboard_name) WHERE id = ?`).run(optIn ? 1 : 0, name, id);
+export async function setLeaderboardSettings(db: Db, id: string, optIn: boolean, name: string | null): Promise<void> {
+  await db.prepare(`UPDATE accounts SET leaderboard_opt_in = ?, leaderboard_name = COALESCE(?, leaderboard_name) WHERE id = ?`).run(optIn ? 1 : 0, name, id);
 }

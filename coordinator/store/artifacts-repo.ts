@@ -20,8 +20,8 @@ export interface ArtifactRow {
 }
 
 /** Every artifact row of a run, ordered by episode index then kind. */
-export function listArtifacts(db: Db, runId: string): ArtifactRow[] {
-  return db
+export async function listArtifacts(db: Db, runId: string): Promise<ArtifactRow[]> {
+  return await db
     .prepare(
       `SELECT a.* FROM artifacts a JOIN episodes e ON e.id = a.episode_id
        WHERE a.run_id = ? ORDER BY e.idx, a.kind`,
@@ -29,16 +29,16 @@ export function listArtifacts(db: Db, runId: string): ArtifactRow[] {
     .all(runId) as ArtifactRow[];
 }
 
-export function getArtifact(db: Db, episodeId: string, kind: string): ArtifactRow | undefined {
-  return db.prepare("SELECT * FROM artifacts WHERE episode_id = ? AND kind = ?").get(episodeId, kind) as ArtifactRow | undefined;
+export async function getArtifact(db: Db, episodeId: string, kind: string): Promise<ArtifactRow | undefined> {
+  return await db.prepare("SELECT * FROM artifacts WHERE episode_id = ? AND kind = ?").get(episodeId, kind) as ArtifactRow | undefined;
 }
 
 /** Records an announced artifact as `pending`; a repeated announcement keeps the first row. */
-export function insertPendingArtifact(
+export async function insertPendingArtifact(
   db: Db,
   row: { episodeId: string; runId: string; kind: string; fileName: string; bytes: number; sha256: string },
-): void {
-  db.prepare(
+): Promise<void> {
+  await db.prepare(
     `INSERT INTO artifacts (episode_id, run_id, kind, file_name, bytes, sha256, status)
      VALUES (?, ?, ?, ?, ?, ?, 'pending') ON CONFLICT DO NOTHING`,
   ).run(row.episodeId, row.runId, row.kind, row.fileName, row.bytes, row.sha256.toLowerCase());
@@ -48,11 +48,11 @@ export function insertPendingArtifact(
  * Records an artifact the coordinator derived and already stored (kind `ground_truth`); a repeated
  * derivation (the MCAP uploaded again after a crash) replaces the row.
  */
-export function upsertStoredArtifact(
+export async function upsertStoredArtifact(
   db: Db,
   row: { episodeId: string; runId: string; kind: string; fileName: string; bytes: number; sha256: string; storedAt: string },
-): void {
-  db.prepare(
+): Promise<void> {
+  await db.prepare(
     `INSERT INTO artifacts (episode_id, run_id, kind, file_name, bytes, sha256, status, stored_at)
      VALUES (?, ?, ?, ?, ?, ?, 'stored', ?)
      ON CONFLICT (episode_id, kind) DO UPDATE SET run_id = excluded.run_id, file_name = excluded.file_name, bytes = excluded.bytes,
@@ -61,13 +61,13 @@ export function upsertStoredArtifact(
 }
 
 /** Moves a pending artifact to `stored`; false when it is not pending (already stored, or purged meanwhile). */
-export function markArtifactStored(db: Db, episodeId: string, kind: string, at: string): boolean {
-  return db.prepare("UPDATE artifacts SET status = 'stored', stored_at = ? WHERE episode_id = ? AND kind = ? AND status = 'pending'").run(at, episodeId, kind).changes > 0;
+export async function markArtifactStored(db: Db, episodeId: string, kind: string, at: string): Promise<boolean> {
+  return (await db.prepare("UPDATE artifacts SET status = 'stored', stored_at = ? WHERE episode_id = ? AND kind = ? AND status = 'pending'").run(at, episodeId, kind)).changes > 0;
 }
 
 /** Artifacts of the run that are not yet stored (pending uploads). */
-export function countUnstoredArtifacts(db: Db, runId: string): number {
-  const row = db.prepare("SELECT COUNT(*) AS n FROM artifacts WHERE run_id = ? AND status = 'pending'").get(runId) as { n: number };
+export async function countUnstoredArtifacts(db: Db, runId: string): Promise<number> {
+  const row = await db.prepare("SELECT COUNT(*) AS n FROM artifacts WHERE run_id = ? AND status = 'pending'").get(runId) as { n: number };
   return row.n;
 }
 
@@ -75,24 +75,24 @@ export function countUnstoredArtifacts(db: Db, runId: string): number {
  * Forgets the artifacts of an episode whose finished attempt was marked invalid: its re-run
  * announces (and uploads) its own under the same kinds. Returns the rows removed.
  */
-export function forgetArtifactsOfEpisode(db: Db, episodeId: string): ArtifactRow[] {
-  const rows = db.prepare("SELECT * FROM artifacts WHERE episode_id = ?").all(episodeId) as ArtifactRow[];
-  db.prepare("DELETE FROM artifacts WHERE episode_id = ?").run(episodeId);
+export async function forgetArtifactsOfEpisode(db: Db, episodeId: string): Promise<ArtifactRow[]> {
+  const rows = await db.prepare("SELECT * FROM artifacts WHERE episode_id = ?").all(episodeId) as ArtifactRow[];
+  await db.prepare("DELETE FROM artifacts WHERE episode_id = ?").run(episodeId);
   return rows;
 }
 
 /** The run's artifacts not purged yet (any status but `purged`). */
-export function listUnpurgedArtifactsOfRun(db: Db, runId: string): Array<Pick<ArtifactRow, "episode_id" | "kind" | "file_name">> {
-  return db.prepare("SELECT episode_id, kind, file_name FROM artifacts WHERE run_id = ? AND status != 'purged'").all(runId) as Array<Pick<ArtifactRow, "episode_id" | "kind" | "file_name">>;
+export async function listUnpurgedArtifactsOfRun(db: Db, runId: string): Promise<Array<Pick<ArtifactRow, "episode_id" | "kind" | "file_name">>> {
+  return await db.prepare("SELECT episode_id, kind, file_name FROM artifacts WHERE run_id = ? AND status != 'purged'").all(runId) as Array<Pick<ArtifactRow, "episode_id" | "kind" | "file_name">>;
 }
 
-export function markArtifactPurged(db: Db, episodeId: string, kind: string): void {
-  db.prepare("UPDATE artifacts SET status = 'purged' WHERE episode_id = ? AND kind = ?").run(episodeId, kind);
+export async function markArtifactPurged(db: Db, episodeId: string, kind: string): Promise<void> {
+  await db.prepare("UPDATE artifacts SET status = 'purged' WHERE episode_id = ? AND kind = ?").run(episodeId, kind);
 }
 
 /** Every stored artifact with its run's account and the run's `data.retention` as submitted (null when absent). */
-export function listStoredArtifactsWithRetention(db: Db): Array<{ episode_id: string; kind: string; stored_at: string | null; run_id: string; account_id: string; retention: string | null }> {
-  return db
+export async function listStoredArtifactsWithRetention(db: Db): Promise<Array<{ episode_id: string; kind: string; stored_at: string | null; run_id: string; account_id: string; retention: string | null }>> {
+  return await db
     .prepare(
       `SELECT a.episode_id, a.kind, a.stored_at, r.id AS run_id, r.account_id, ${jsonText(db, "r.request", "data", "retention")} AS retention FROM artifacts a
        JOIN runs r ON r.id = a.run_id WHERE a.status = 'stored'`,

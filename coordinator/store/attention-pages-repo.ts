@@ -18,14 +18,14 @@ export interface AttentionPageKey {
  * Records that this attention raised its page at `raisedAt`; false when it already had (nothing
  * written). Call it in the transaction that queues the event, so both commit or neither does.
  */
-export function claimAttentionPage(db: Db, key: AttentionPageKey, raisedAt: Date): boolean {
-  return db
+export async function claimAttentionPage(db: Db, key: AttentionPageKey, raisedAt: Date): Promise<boolean> {
+  return (await db
     .prepare("INSERT INTO attention_pages (cell_id, kind, episode_id, since, raised_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING")
-    .run(key.cellId, key.kind, key.episodeId, key.since, raisedAt.toISOString()).changes === 1;
+    .run(key.cellId, key.kind, key.episodeId, key.since, raisedAt.toISOString())).changes === 1;
 }
 
 /** Notes the webhook event the page raised. */
-export function setAttentionPageEvent(db: Db, key: AttentionPageKey, eventId: string): void {
-  db.prepare("UPDATE attention_pages SET event_id = ? WHERE cell_id = ? AND kind = ? AND episode_id = ? AND since = ?")
+export async function setAttentionPageEvent(db: Db, key: AttentionPageKey, eventId: string): Promise<void> {
+  await db.prepare("UPDATE attention_pages SET event_id = ? WHERE cell_id = ? AND kind = ? AND episode_id = ? AND since = ?")
     .run(eventId, key.cellId, key.kind, key.episodeId, key.since);
 }

@@ -8,13 +8,13 @@ export interface BudgetRow {
   updated: string;
 }
 
-export function findBudget(db: Db, accountId: string): BudgetRow | undefined {
-  return db.prepare("SELECT monthly_usd, hard, updated FROM budgets WHERE account_id = ?").get(accountId) as BudgetRow | undefined;
+export async function findBudget(db: Db, accountId: string): Promise<BudgetRow | undefined> {
+  return await db.prepare("SELECT monthly_usd, hard, updated FROM budgets WHERE account_id = ?").get(accountId) as BudgetRow | undefined;
 }
 
 /** Sets the account's budget, replacing any earlier one. */
-export function upsertBudget(db: Db, accountId: string, row: BudgetRow): void {
-  db.prepare(
+export async function upsertBudget(db: Db, accountId: string, row: BudgetRow): Promise<void> {
+  await db.prepare(
     `INSERT INTO budgets (account_id, monthly_usd, hard, updated) VALUES (?, ?, ?, ?)
      ON CONFLICT (account_id) DO UPDATE SET monthly_usd = excluded.monthly_usd, hard = excluded.hard, updated = excluded.updated`,
   ).run(accountId, row.monthly_usd, row.hard, row.updated);

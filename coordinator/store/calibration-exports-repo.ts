@@ -30,39 +30,39 @@ export interface CalibrationExportRow {
   lease_until: string | null;
 }
 
-export function insertCalibrationExport(db: Db, row: Pick<CalibrationExportRow, "id" | "account_id" | "created" | "request" | "license">): void {
-  db.prepare(
+export async function insertCalibrationExport(db: Db, row: Pick<CalibrationExportRow, "id" | "account_id" | "created" | "request" | "license">): Promise<void> {
+  await db.prepare(
     `INSERT INTO calibration_exports (id, account_id, created, status, request, license) VALUES (@id, @account_id, @created, 'preparing', @request, @license)`,
   ).run(row);
 }
 
-export function getCalibrationExport(db: Db, id: string): CalibrationExportRow | undefined {
-  return db.prepare("SELECT * FROM calibration_exports WHERE id = ?").get(id) as CalibrationExportRow | undefined;
+export async function getCalibrationExport(db: Db, id: string): Promise<CalibrationExportRow | undefined> {
+  return await db.prepare("SELECT * FROM calibration_exports WHERE id = ?").get(id) as CalibrationExportRow | undefined;
 }
 
 /** The account's calibration exports, newest first. */
-export function listCalibrationExports(db: Db, accountId: string): CalibrationExportRow[] {
-  return db.prepare("SELECT * FROM calibration_exports WHERE account_id = ? ORDER BY created DESC, id DESC").all(accountId) as CalibrationExportRow[];
+export async function listCalibrationExports(db: Db, accountId: string): Promise<CalibrationExportRow[]> {
+  return await db.prepare("SELECT * FROM calibration_exports WHERE account_id = ? ORDER BY created DESC, id DESC").all(accountId) as CalibrationExportRow[];
 }
 
 /** The account's calibration exports still preparing, or ready and available at `now` (what a repeated request may reuse). */
-export function listReusableCalibrationExports(db: Db, accountId: string, now: string): CalibrationExportRow[] {
-  return db
+export async function listReusableCalibrationExports(db: Db, accountId: string, now: string): Promise<CalibrationExportRow[]> {
+  return await db
     .prepare("SELECT * FROM calibration_exports WHERE account_id = ? AND (status = 'preparing' OR (status = 'ready' AND expires_at > ?)) ORDER BY created DESC, id DESC")
     .all(accountId, now) as CalibrationExportRow[];
 }
 
-export function listCalibrationExportsIn(db: Db, status: ExportStatus): CalibrationExportRow[] {
-  return db.prepare("SELECT * FROM calibration_exports WHERE status = ? ORDER BY created, id").all(status) as CalibrationExportRow[];
+export async function listCalibrationExportsIn(db: Db, status: ExportStatus): Promise<CalibrationExportRow[]> {
+  return await db.prepare("SELECT * FROM calibration_exports WHERE status = ? ORDER BY created, id").all(status) as CalibrationExportRow[];
 }
 
 /** Calibration exports that hold data of `runId` (their request names it). */
-export function listCalibrationExportsOfRun(db: Db, runId: string): CalibrationExportRow[] {
-  return db
+export async function listCalibrationExportsOfRun(db: Db, runId: string): Promise<CalibrationExportRow[]> {
+  return await db
     .prepare(`SELECT c.* FROM calibration_exports c, ${jsonArrayElements(db, "c.request", "runs", "r")} WHERE ${jsonElementText(db, "r")} = ?`)
     .all(runId) as CalibrationExportRow[];
 }
 
-export function moveCalibrationExport(db: Db, id: string, to: ExportStatus, fields: Partial<CalibrationExportRow> = {}, from?: ExportStatus): boolean {
-  return moveArchiveRow(db, "calibration_exports", id, to, fields, from);
+export async function moveCalibrationExport(db: Db, id: string, to: ExportStatus, fields: Partial<CalibrationExportRow> = {}, from?: ExportStatus): Promise<boolean> {
+  return await moveArchiveRow(db, "calibration_exports", id, to, fields, from);
 }

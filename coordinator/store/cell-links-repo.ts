@@ -15,8 +15,8 @@ export interface CellLinkRow {
 }
 
 /** Records that this coordinator now holds the cell's stream (replacing any earlier holder); `view` is stored as JSON. */
-export function recordCellLink(db: Db, link: { cellId: string; coordinatorId: string; sessionId: string; connectedAt: string; view: object; at: string }): void {
-  db.prepare(
+export async function recordCellLink(db: Db, link: { cellId: string; coordinatorId: string; sessionId: string; connectedAt: string; view: object; at: string }): Promise<void> {
+  await db.prepare(
     `INSERT INTO cell_links (cell_id, coordinator_id, session_id, connected_at, view, updated) VALUES (?, ?, ?, ?, ?, ?)
      ON CONFLICT (cell_id) DO UPDATE SET coordinator_id = excluded.coordinator_id, session_id = excluded.session_id,
        connected_at = excluded.connected_at, view = excluded.view, updated = excluded.updated`,
@@ -24,22 +24,22 @@ export function recordCellLink(db: Db, link: { cellId: string; coordinatorId: st
 }
 
 /** Refreshes the view of a link this session still holds; false when another session has taken the cell. */
-export function refreshCellLink(db: Db, cellId: string, sessionId: string, view: object, at: string): boolean {
-  return db.prepare("UPDATE cell_links SET view = ?, updated = ? WHERE cell_id = ? AND session_id = ?").run(JSON.stringify(view), at, cellId, sessionId).changes === 1;
+export async function refreshCellLink(db: Db, cellId: string, sessionId: string, view: object, at: string): Promise<boolean> {
+  return (await db.prepare("UPDATE cell_links SET view = ?, updated = ? WHERE cell_id = ? AND session_id = ?").run(JSON.stringify(view), at, cellId, sessionId)).changes === 1;
 }
 
 /** Removes the link if this session still holds it; returns whether it did. */
-export function removeCellLink(db: Db, cellId: string, sessionId: string): boolean {
-  return db.prepare("DELETE FROM cell_links WHERE cell_id = ? AND session_id = ?").run(cellId, sessionId).changes === 1;
+export async function removeCellLink(db: Db, cellId: string, sessionId: string): Promise<boolean> {
+  return (await db.prepare("DELETE FROM cell_links WHERE cell_id = ? AND session_id = ?").run(cellId, sessionId)).changes === 1;
 }
 
-export function getCellLink(db: Db, cellId: string): CellLinkRow | undefined {
-  return db.prepare("SELECT * FROM cell_links WHERE cell_id = ?").get(cellId) as CellLinkRow | undefined;
+export async function getCellLink(db: Db, cellId: string): Promise<CellLinkRow | undefined> {
+  return await db.prepare("SELECT * FROM cell_links WHERE cell_id = ?").get(cellId) as CellLinkRow | undefined;
 }
 
 /** Links held by coordinators whose lease runs to `liveSince` or later, with the holder's base URL. */
-export function liveCellLinks(db: Db, liveSince: Date): Array<CellLinkRow & { base_url: string }> {
-  return db
+export async function liveCellLinks(db: Db, liveSince: Date): Promise<Array<CellLinkRow & { base_url: string }>> {
+  return await db
     .prepare(
       `SELECT l.*, c.base_url FROM cell_links l JOIN coordinators c ON c.id = l.coordinator_id
        WHERE c.alive_until >= ? ORDER BY l.cell_id`,

@@ -120,13 +120,13 @@ export function episodeRecordOf(row: EpisodeRow & { unit?: number | null; assign
 }
 
 /** Every episode of a run in any status, by index, as records. */
-export function listEpisodeRecords(db: Db, runId: string): EpisodeRecord[] {
-  return (db.prepare("SELECT * FROM episodes WHERE run_id = ? ORDER BY idx").all(runId) as EpisodeRow[]).map(episodeRecordOf);
+export async function listEpisodeRecords(db: Db, runId: string): Promise<EpisodeRecord[]> {
+  return (await db.prepare("SELECT * FROM episodes WHERE run_id = ? ORDER BY idx").all(runId) as EpisodeRow[]).map(episodeRecordOf);
 }
 
 /** Pending episodes of one unit of a run, lowest index first, as records. */
-export function listPendingOfUnit(db: Db, runId: string, unit: number, limit: number): EpisodeRecord[] {
-  return (db
+export async function listPendingOfUnit(db: Db, runId: string, unit: number, limit: number): Promise<EpisodeRecord[]> {
+  return (await db
     .prepare("SELECT * FROM episodes WHERE run_id = ? AND COALESCE(unit, 0) = ? AND status = 'pending' ORDER BY idx LIMIT ?")
     .all(runId, unit, limit) as EpisodeRow[]).map(episodeRecordOf);
 }
@@ -136,9 +136,9 @@ export function listPendingOfUnit(db: Db, runId: string, unit: number, limit: nu
  * run whose pairs are blocked by cell (EpisodeAssign.block); the scheduler sends the pair's other
  * episode there.
  */
-export function listPairCells(db: Db, runId: string): Map<number, string> {
+export async function listPairCells(db: Db, runId: string): Promise<Map<number, string>> {
   const pair = jsonText(db, "assign", "pair");
-  const rows = db
+  const rows = await db
     .prepare(`SELECT ${pair} AS pair, cell_id FROM episodes WHERE run_id = ? AND status <> 'pending' AND cell_id IS NOT NULL AND ${pair} IS NOT NULL ORDER BY idx`)
     .all(runId) as Array<{ pair: string | number; cell_id: string }>;
   const cells = new Map<number, string>();
@@ -147,8 +147,8 @@ export function listPairCells(db: Db, runId: string): Map<number, string> {
 }
 
 /** One episode as a record, or undefined. */
-export function getEpisodeRecord(db: Db, episodeId: string): EpisodeRecord | undefined {
-  const row = getEpisode(db, episodeId);
+export async function getEpisodeRecord(db: Db, episodeId: string): Promise<EpisodeRecord | undefined> {
+  const row = await getEpisode(db, episodeId);
   return row ? episodeRecordOf(row) : undefined;
 }
 
@@ -189,7 +189,7 @@ export interface Interruption {
  * Finished episodes (status `done`) of a run, ordered by index, optionally filtered by outcome
  * and failure cluster (a legacy name and its current one find the same episodes).
  */
-export function listEpisodes(db: Db, runId: string, filter: { outcome?: string; cluster?: string } = {}): EpisodeRecord[] {
+export async function listEpisodes(db: Db, runId: string, filter: { outcome?: string; cluster?: string } = {}): Promise<EpisodeRecord[]> {
   const clauses = ["run_id = ?", "status = 'done'"];
   const params: unknown[] = [runId];
   if (filter.outcome !== undefined) {
@@ -202,46 +202,46 @@ export function listEpisodes(db: Db, runId: string, filter: { outcome?: string; 
     clauses.push(`failure_cluster IN (${names.map(() => "?").join(", ")})`);
     params.push(...names);
   }
-  return (db.prepare(`SELECT * FROM episodes WHERE ${clauses.join(" AND ")} ORDER BY idx`).all(...params) as EpisodeRow[]).map(episodeRecordOf);
+  return (await db.prepare(`SELECT * FROM episodes WHERE ${clauses.join(" AND ")} ORDER BY idx`).all(...params) as EpisodeRow[]).map(episodeRecordOf);
 }
 
 /** Every episode of a run in any status, ordered by index. */
-export function listAllEpisodes(db: Db, runId: string): EpisodeRow[] {
-  return db.prepare("SELECT * FROM episodes WHERE run_id = ? ORDER BY idx").all(runId) as EpisodeRow[];
+export async function listAllEpisodes(db: Db, runId: string): Promise<EpisodeRow[]> {
+  return await db.prepare("SELECT * FROM episodes WHERE run_id = ? ORDER BY idx").all(runId) as EpisodeRow[];
 }
 
-export function getEpisode(db: Db, episodeId: string): EpisodeRow | undefined {
-  return db.prepare("SELECT * FROM episodes WHERE id = ?").get(episodeId) as EpisodeRow | undefined;
+export async function getEpisode(db: Db, episodeId: string): Promise<EpisodeRow | undefined> {
+  return await db.prepare("SELECT * FROM episodes WHERE id = ?").get(episodeId) as EpisodeRow | undefined;
 }
 
 /** Pending episodes of a run, lowest index first. */
-export function listPendingEpisodes(db: Db, runId: string, limit: number): EpisodeRow[] {
-  return db.prepare("SELECT * FROM episodes WHERE run_id = ? AND status = 'pending' ORDER BY idx LIMIT ?").all(runId, limit) as EpisodeRow[];
+export async function listPendingEpisodes(db: Db, runId: string, limit: number): Promise<EpisodeRow[]> {
+  return await db.prepare("SELECT * FROM episodes WHERE run_id = ? AND status = 'pending' ORDER BY idx LIMIT ?").all(runId, limit) as EpisodeRow[];
 }
 
 /** Episodes some cell holds (assigned or running), with the cell. */
-export function listHeldEpisodes(db: Db): EpisodeRow[] {
-  return db.prepare("SELECT * FROM episodes WHERE status IN ('assigned', 'running')").all() as EpisodeRow[];
+export async function listHeldEpisodes(db: Db): Promise<EpisodeRow[]> {
+  return await db.prepare("SELECT * FROM episodes WHERE status IN ('assigned', 'running')").all() as EpisodeRow[];
 }
 
 /** pending -> assigned with attempt + 1; returns the new attempt, or null if it was not pending. */
-export function assignEpisode(db: Db, episodeId: string, cellId: string, at: string): number | null {
-  const row = getEpisode(db, episodeId);
+export async function assignEpisode(db: Db, episodeId: string, cellId: string, at: string): Promise<number | null> {
+  const row = await getEpisode(db, episodeId);
   if (!row || row.status !== "pending") return null;
   transitionEpisode(row.status, "assigned");
   // Guarded: another coordinator may have assigned it since the read.
-  const claimed = db.prepare(
+  const claimed = (await db.prepare(
     `UPDATE episodes SET status = 'assigned', attempt = attempt + 1, cell_id = ?, assigned_at = ?, started_at = NULL WHERE id = ? AND status = 'pending' AND attempt = ?`,
-  ).run(cellId, at, episodeId, row.attempt).changes;
+  ).run(cellId, at, episodeId, row.attempt)).changes;
   return claimed === 1 ? row.attempt + 1 : null;
 }
 
 /** assigned -> running on the cell that holds it; returns false when nothing changed. */
-export function markEpisodeRunning(db: Db, episodeId: string, cellId: string, at: string): boolean {
-  const row = getEpisode(db, episodeId);
+export async function markEpisodeRunning(db: Db, episodeId: string, cellId: string, at: string): Promise<boolean> {
+  const row = await getEpisode(db, episodeId);
   if (!row || row.status !== "assigned" || row.cell_id !== cellId) return false;
   transitionEpisode(row.status, "running");
-  db.prepare("UPDATE episodes SET status = 'running', started_at = ? WHERE id = ?").run(at, episodeId);
+  await db.prepare("UPDATE episodes SET status = 'running', started_at = ? WHERE id = ?").run(at, episodeId);
   return true;
 }
 
@@ -249,59 +249,59 @@ export function markEpisodeRunning(db: Db, episodeId: string, cellId: string, at
  * pending -> cancelled for every pending episode of a run (the run ended, or its kind decided
  * early); returns how many. The one place pending episodes are cancelled.
  */
-export function cancelPendingEpisodes(db: Db, runId: string): number {
+export async function cancelPendingEpisodes(db: Db, runId: string): Promise<number> {
   transitionEpisode("pending", "cancelled");
-  return db.prepare("UPDATE episodes SET status = 'cancelled' WHERE run_id = ? AND status = 'pending'").run(runId).changes;
+  return (await db.prepare("UPDATE episodes SET status = 'cancelled' WHERE run_id = ? AND status = 'pending'").run(runId)).changes;
 }
 
 /** pending -> cancelled for one episode (just requeued, of a run that has ended); false when it was not pending. */
-export function cancelPendingEpisode(db: Db, episodeId: string): boolean {
+export async function cancelPendingEpisode(db: Db, episodeId: string): Promise<boolean> {
   transitionEpisode("pending", "cancelled");
-  return db.prepare("UPDATE episodes SET status = 'cancelled' WHERE id = ? AND status = 'pending'").run(episodeId).changes > 0;
+  return (await db.prepare("UPDATE episodes SET status = 'cancelled' WHERE id = ? AND status = 'pending'").run(episodeId)).changes > 0;
 }
 
 /** The run of the episode, or undefined for an unknown episode. */
-export function findRunIdOfEpisode(db: Db, episodeId: string): string | undefined {
-  return (db.prepare("SELECT run_id FROM episodes WHERE id = ?").get(episodeId) as { run_id: string } | undefined)?.run_id;
+export async function findRunIdOfEpisode(db: Db, episodeId: string): Promise<string | undefined> {
+  return (await db.prepare("SELECT run_id FROM episodes WHERE id = ?").get(episodeId) as { run_id: string } | undefined)?.run_id;
 }
 
 /** The cell holding the run's most recently assigned episode (assigned or running), if any. */
-export function findCellHoldingRun(db: Db, runId: string): string | undefined {
-  const row = db
+export async function findCellHoldingRun(db: Db, runId: string): Promise<string | undefined> {
+  const row = await db
     .prepare("SELECT cell_id FROM episodes WHERE run_id = ? AND status IN ('assigned', 'running') AND cell_id IS NOT NULL ORDER BY assigned_at DESC LIMIT 1")
     .get(runId) as { cell_id: string } | undefined;
   return row?.cell_id;
 }
 
 /** The run of the episode the cell was most recently assigned and still holds, if any. */
-export function findRunHeldByCell(db: Db, cellId: string): string | undefined {
-  const row = db
+export async function findRunHeldByCell(db: Db, cellId: string): Promise<string | undefined> {
+  const row = await db
     .prepare("SELECT run_id FROM episodes WHERE cell_id = ? AND status IN ('assigned', 'running') ORDER BY assigned_at DESC LIMIT 1")
     .get(cellId) as { run_id: string } | undefined;
   return row?.run_id;
 }
 
 /** The runs whose episodes the cell holds (assigned or running), in id order (the order their locks are taken). */
-export function listRunIdsHeldByCell(db: Db, cellId: string): string[] {
-  return (db.prepare("SELECT DISTINCT run_id FROM episodes WHERE cell_id = ? AND status IN ('assigned', 'running') ORDER BY run_id").all(cellId) as Array<{ run_id: string }>)
+export async function listRunIdsHeldByCell(db: Db, cellId: string): Promise<string[]> {
+  return (await db.prepare("SELECT DISTINCT run_id FROM episodes WHERE cell_id = ? AND status IN ('assigned', 'running') ORDER BY run_id").all(cellId) as Array<{ run_id: string }>)
     .map((r) => r.run_id);
 }
 
 /** The episodes the cell holds (assigned or running). */
-export function listEpisodesHeldByCell(db: Db, cellId: string): EpisodeRow[] {
-  return db.prepare("SELECT * FROM episodes WHERE cell_id = ? AND status IN ('assigned', 'running')").all(cellId) as EpisodeRow[];
+export async function listEpisodesHeldByCell(db: Db, cellId: string): Promise<EpisodeRow[]> {
+  return await db.prepare("SELECT * FROM episodes WHERE cell_id = ? AND status IN ('assigned', 'running')").all(cellId) as EpisodeRow[];
 }
 
 /** Ids of the episodes the cell holds that were assigned before `before` (or have no assignment time). */
-export function listEpisodeIdsHeldByCellSince(db: Db, cellId: string, before: string): string[] {
-  return (db
+export async function listEpisodeIdsHeldByCellSince(db: Db, cellId: string, before: string): Promise<string[]> {
+  return (await db
     .prepare("SELECT id FROM episodes WHERE cell_id = ? AND status IN ('assigned', 'running') AND COALESCE(assigned_at, '') < ?")
     .all(cellId, before) as Array<{ id: string }>).map((r) => r.id);
 }
 
 /** Episodes of a run some cell holds (assigned or running), by index. */
-export function listHeldEpisodesOfRun(db: Db, runId: string): Array<{ id: string; cell_id: string }> {
-  return db
+export async function listHeldEpisodesOfRun(db: Db, runId: string): Promise<Array<{ id: string; cell_id: string }>> {
+  return await db
     .prepare("SELECT id, cell_id FROM episodes WHERE run_id = ? AND status IN ('assigned', 'running') AND cell_id IS NOT NULL ORDER BY idx")
     .all(runId) as Array<{ id: string; cell_id: string }>;
 }
@@ -333,23 +333,23 @@ export interface EpisodeOutcome {
  * When the cell names the attempt, the coordinator's own estimate of that attempt's time (its
  * "link_lost" interruption on that cell) is zeroed, so the attempt is metered once, as finished.
  */
-export function markEpisodeDone(db: Db, episodeId: string, o: EpisodeOutcome): boolean {
-  const row = getEpisode(db, episodeId);
+export async function markEpisodeDone(db: Db, episodeId: string, o: EpisodeOutcome): Promise<boolean> {
+  const row = await getEpisode(db, episodeId);
   if (!row || row.status === "done") return false;
   if (row.status === "cancelled") {
     // Only an attempt that really ran, of a run that was halted or failed meanwhile.
-    const run = db.prepare("SELECT status FROM runs WHERE id = ?").get(row.run_id) as { status: string } | undefined;
+    const run = await db.prepare("SELECT status FROM runs WHERE id = ?").get(row.run_id) as { status: string } | undefined;
     if (row.attempt === 0 || (run?.status !== "stopped" && run?.status !== "failed")) return false;
   }
   transitionEpisode(row.status, "done");
-  db.prepare(
+  await db.prepare(
     `UPDATE episodes SET status = 'done', cell_id = ?, outcome = ?, failure_cluster = ?, duration_s = ?, reset_s = ?, operator_reset_s = ?,
        replay_spec = ?, meta = ?, evaluation = ?, finished_at = ?, judged_by = ?, progress = ?, label_note = ?, operator_label_s = ? WHERE id = ?`,
   ).run(
     o.cellId, o.outcome, o.failureCluster, o.durationS, o.resetS, o.operatorResetS ?? null, o.replaySpecJson, o.metaJson, o.evaluationJson, o.finishedAt,
     o.label ? o.label.judgedBy ?? "human" : null, o.label?.progress ?? null, o.label?.note ?? null, o.label?.waitedS ?? null, episodeId,
   );
-  if (o.attempt) supersedeLinkLostEstimate(db, episodeId, o.cellId, o.attempt);
+  if (o.attempt) await supersedeLinkLostEstimate(db, episodeId, o.cellId, o.attempt);
   return true;
 }
 
@@ -359,41 +359,41 @@ export function markEpisodeDone(db: Db, episodeId: string, o: EpisodeOutcome): b
  * keeping its robot time and the seconds it waited. Returns false, changing nothing, when the
  * episode is already done, unlabelled or cancelled.
  */
-export function markEpisodeUnlabelled(db: Db, episodeId: string, o: Omit<EpisodeOutcome, "outcome" | "failureCluster" | "label"> & { waitedS: number }): boolean {
-  const row = getEpisode(db, episodeId);
+export async function markEpisodeUnlabelled(db: Db, episodeId: string, o: Omit<EpisodeOutcome, "outcome" | "failureCluster" | "label"> & { waitedS: number }): Promise<boolean> {
+  const row = await getEpisode(db, episodeId);
   if (!row || !episodeMoveAllowed(row.status, "unlabelled")) return false;
   transitionEpisode(row.status, "unlabelled");
-  db.prepare(
+  await db.prepare(
     `UPDATE episodes SET status = 'unlabelled', cell_id = ?, outcome = NULL, failure_cluster = NULL, duration_s = ?, reset_s = ?, operator_reset_s = ?,
        replay_spec = ?, meta = ?, evaluation = ?, finished_at = ?, judged_by = NULL, progress = NULL, label_note = NULL, operator_label_s = ? WHERE id = ?`,
   ).run(o.cellId, o.durationS, o.resetS, o.operatorResetS ?? null, o.replaySpecJson, o.metaJson, o.evaluationJson, o.finishedAt, o.waitedS, episodeId);
-  if (o.attempt) supersedeLinkLostEstimate(db, episodeId, o.cellId, o.attempt);
+  if (o.attempt) await supersedeLinkLostEstimate(db, episodeId, o.cellId, o.attempt);
   return true;
 }
 
 /** Zeroes the estimated time of the "link_lost" interruption of `attempt` on `cellId` (now reported finished). */
-function supersedeLinkLostEstimate(db: Db, episodeId: string, cellId: string, attempt: number): void {
-  const row = getEpisode(db, episodeId);
+async function supersedeLinkLostEstimate(db: Db, episodeId: string, cellId: string, attempt: number): Promise<void> {
+  const row = await getEpisode(db, episodeId);
   if (!row) return;
   const list = JSON.parse(row.interruptions) as Interruption[];
   const entry = list.find((i) => i.attempt === attempt && i.cell === cellId && i.reason === "link_lost" && i.duration_s > 0);
   if (!entry) return;
   entry.detail = `${entry.detail}; the cell then reported the attempt finished, so it is metered as finished (estimated ${entry.duration_s} s dropped)`;
   entry.duration_s = 0;
-  db.prepare("UPDATE episodes SET interruptions = ? WHERE id = ?").run(JSON.stringify(list), episodeId);
+  await db.prepare("UPDATE episodes SET interruptions = ? WHERE id = ?").run(JSON.stringify(list), episodeId);
 }
 
 /**
  * assigned/running on `cellId` -> pending, appending the interruption. Returns false (and writes
  * nothing) when the episode is not held by that cell any more.
  */
-export function requeueEpisode(db: Db, episodeId: string, cellId: string, interruption: Omit<Interruption, "attempt" | "cell">): boolean {
-  const row = getEpisode(db, episodeId);
+export async function requeueEpisode(db: Db, episodeId: string, cellId: string, interruption: Omit<Interruption, "attempt" | "cell">): Promise<boolean> {
+  const row = await getEpisode(db, episodeId);
   if (!row || (row.status !== "assigned" && row.status !== "running") || row.cell_id !== cellId) return false;
   transitionEpisode(row.status, "pending");
   const list = JSON.parse(row.interruptions) as Interruption[];
   list.push({ attempt: row.attempt, cell: cellId, ...interruption });
-  db.prepare("UPDATE episodes SET status = 'pending', cell_id = NULL, interruptions = ? WHERE id = ?").run(JSON.stringify(list), episodeId);
+  await db.prepare("UPDATE episodes SET status = 'pending', cell_id = NULL, interruptions = ? WHERE id = ?").run(JSON.stringify(list), episodeId);
   return true;
 }
 
@@ -404,21 +404,21 @@ export function requeueEpisode(db: Db, episodeId: string, cellId: string, interr
  * detail keeps both. The entry is amended, not added, so the attempt still counts once. Returns
  * false when there is no such entry.
  */
-export function amendLinkLostInterruption(db: Db, episodeId: string, cellId: string, attempt: number, reason: string, detail: string): boolean {
-  const row = getEpisode(db, episodeId);
+export async function amendLinkLostInterruption(db: Db, episodeId: string, cellId: string, attempt: number, reason: string, detail: string): Promise<boolean> {
+  const row = await getEpisode(db, episodeId);
   if (!row) return false;
   const list = JSON.parse(row.interruptions) as Interruption[];
   const entry = list.find((i) => i.attempt === attempt && i.cell === cellId && i.reason === "link_lost");
   if (!entry || reason === "link_lost") return false;
   entry.detail = `${entry.detail}; the cell then reported ${reason}: ${detail}`;
   entry.reason = reason;
-  db.prepare("UPDATE episodes SET interruptions = ? WHERE id = ?").run(JSON.stringify(list), episodeId);
+  await db.prepare("UPDATE episodes SET interruptions = ? WHERE id = ?").run(JSON.stringify(list), episodeId);
   return true;
 }
 
 /** The episode `cellId` finished most recently (status done), or undefined: the station's "previous episode". */
-export function lastFinishedEpisodeOfCell(db: Db, cellId: string): EpisodeRecord | undefined {
-  const row = db
+export async function lastFinishedEpisodeOfCell(db: Db, cellId: string): Promise<EpisodeRecord | undefined> {
+  const row = await db
     .prepare("SELECT * FROM episodes WHERE cell_id = ? AND status = 'done' ORDER BY finished_at DESC, id DESC LIMIT 1")
     .get(cellId) as EpisodeRow | undefined;
   return row ? episodeRecordOf(row) : undefined;
@@ -430,8 +430,8 @@ export function lastFinishedEpisodeOfCell(db: Db, cellId: string): EpisodeRecord
  * attempt's robot time (duration + reset, still metered) and operator time. Returns false, writing
  * nothing, when the episode is not done. The caller sets aside the attempt's artifacts.
  */
-export function invalidateEpisode(db: Db, episodeId: string, entry: { reason: InvalidReason; note: string | null; at: string }): boolean {
-  const row = getEpisode(db, episodeId);
+export async function invalidateEpisode(db: Db, episodeId: string, entry: { reason: InvalidReason; note: string | null; at: string }): Promise<boolean> {
+  const row = await getEpisode(db, episodeId);
   if (!row || row.status !== "done") return false;
   transitionEpisode(row.status, "pending");
   const list = JSON.parse(row.interruptions) as Interruption[];
@@ -442,7 +442,7 @@ export function invalidateEpisode(db: Db, episodeId: string, entry: { reason: In
     ...(row.operator_reset_s ? { operator_reset_s: row.operator_reset_s } : {}),
     invalidated: { reason: entry.reason, note: entry.note, outcome: row.outcome },
   });
-  db.prepare(
+  await db.prepare(
     `UPDATE episodes SET status = 'pending', cell_id = NULL, outcome = NULL, failure_cluster = NULL, duration_s = NULL, reset_s = NULL,
        operator_reset_s = NULL, replay_spec = NULL, meta = NULL, evaluation = NULL, finished_at = NULL, judged_by = NULL, progress = NULL,
        label_note = NULL, operator_label_s = NULL, interruptions = ? WHERE id = ?`,
@@ -451,14 +451,14 @@ export function invalidateEpisode(db: Db, episodeId: string, entry: { reason: In
 }
 
 /** How many episodes the run has, of any status. */
-export function countEpisodesOfRun(db: Db, runId: string): number {
-  return (db.prepare("SELECT COUNT(*) AS n FROM episodes WHERE run_id = ?").get(runId) as { n: number }).n;
+export async function countEpisodesOfRun(db: Db, runId: string): Promise<number> {
+  return (await db.prepare("SELECT COUNT(*) AS n FROM episodes WHERE run_id = ?").get(runId) as { n: number }).n;
 }
 
 /** Counts of a run's episodes by status. */
-export function countEpisodesByStatus(db: Db, runId: string): Record<EpisodeStatus, number> {
+export async function countEpisodesByStatus(db: Db, runId: string): Promise<Record<EpisodeStatus, number>> {
   const counts: Record<EpisodeStatus, number> = { pending: 0, assigned: 0, running: 0, done: 0, cancelled: 0, unlabelled: 0 };
-  const rows = db.prepare("SELECT status, COUNT(*) AS n FROM episodes WHERE run_id = ? GROUP BY status").all(runId) as Array<{ status: EpisodeStatus; n: number }>;
+  const rows = await db.prepare("SELECT status, COUNT(*) AS n FROM episodes WHERE run_id = ? GROUP BY status").all(runId) as Array<{ status: EpisodeStatus; n: number }>;
   for (const row of rows) counts[row.status] = row.n;
   return counts;
 }

@@ -38,45 +38,45 @@ export type GateCheckRecord = Omit<GateCheckRow, "decided"> & { decided: { regre
 const checkRecordOf = (row: GateCheckRow): GateCheckRecord => ({ ...row, decided: row.decided === null ? null : JSON.parse(row.decided) });
 const gateRecordOf = (row: { id: string; account_id: string; created: string; spec: string }): GateRecord => ({ ...row, spec: JSON.parse(row.spec) as GateSpec });
 
-export function insertGate(db: Db, gate: GateRecord): void {
-  db.prepare("INSERT INTO gates (id, account_id, created, spec) VALUES (@id, @account_id, @created, @spec)").run({ ...gate, spec: JSON.stringify(gate.spec) });
+export async function insertGate(db: Db, gate: GateRecord): Promise<void> {
+  await db.prepare("INSERT INTO gates (id, account_id, created, spec) VALUES (@id, @account_id, @created, @spec)").run({ ...gate, spec: JSON.stringify(gate.spec) });
 }
 
-export function getGate(db: Db, id: string): GateRecord | undefined {
-  const row = db.prepare("SELECT * FROM gates WHERE id = ?").get(id) as { id: string; account_id: string; created: string; spec: string } | undefined;
+export async function getGate(db: Db, id: string): Promise<GateRecord | undefined> {
+  const row = await db.prepare("SELECT * FROM gates WHERE id = ?").get(id) as { id: string; account_id: string; created: string; spec: string } | undefined;
   return row ? gateRecordOf(row) : undefined;
 }
 
-export function listGates(db: Db, accountId: string): GateRecord[] {
-  return (db.prepare("SELECT * FROM gates WHERE account_id = ? ORDER BY created DESC, id DESC").all(accountId) as Array<{ id: string; account_id: string; created: string; spec: string }>).map(gateRecordOf);
+export async function listGates(db: Db, accountId: string): Promise<GateRecord[]> {
+  return (await db.prepare("SELECT * FROM gates WHERE account_id = ? ORDER BY created DESC, id DESC").all(accountId) as Array<{ id: string; account_id: string; created: string; spec: string }>).map(gateRecordOf);
 }
 
-export function insertCheck(db: Db, row: Omit<GateCheckRow, "decided" | "decided_at" | "status">): void {
-  db.prepare(
+export async function insertCheck(db: Db, row: Omit<GateCheckRow, "decided" | "decided_at" | "status">): Promise<void> {
+  await db.prepare(
     `INSERT INTO gate_checks (id, gate_id, account_id, created, ref, commit_sha, run_id, status)
      VALUES (@id, @gate_id, @account_id, @created, @ref, @commit_sha, @run_id, 'pending')`,
   ).run(row);
 }
 
-export function getCheck(db: Db, id: string): GateCheckRecord | undefined {
-  const row = db.prepare("SELECT * FROM gate_checks WHERE id = ?").get(id) as GateCheckRow | undefined;
+export async function getCheck(db: Db, id: string): Promise<GateCheckRecord | undefined> {
+  const row = await db.prepare("SELECT * FROM gate_checks WHERE id = ?").get(id) as GateCheckRow | undefined;
   return row ? checkRecordOf(row) : undefined;
 }
 
 /** The run of the gate's most recently passed check other than `exceptCheckId` (the baseline), or undefined. */
-export function findLastPassedRunId(db: Db, gateId: string, exceptCheckId: string): string | undefined {
-  const row = db
+export async function findLastPassedRunId(db: Db, gateId: string, exceptCheckId: string): Promise<string | undefined> {
+  const row = await db
     .prepare("SELECT run_id FROM gate_checks WHERE gate_id = ? AND status = 'passed' AND id != ? ORDER BY decided_at DESC, created DESC LIMIT 1")
     .get(gateId, exceptCheckId) as { run_id: string } | undefined;
   return row?.run_id;
 }
 
 /** Records the decision of a check still pending (a decided check is left as it is). */
-export function decidePendingCheck(db: Db, checkId: string, status: "passed" | "failed", decided: string, at: string): void {
-  db.prepare("UPDATE gate_checks SET status = ?, decided = ?, decided_at = ? WHERE id = ? AND status = 'pending'").run(status, decided, at, checkId);
+export async function decidePendingCheck(db: Db, checkId: string, status: "passed" | "failed", decided: string, at: string): Promise<void> {
+  await db.prepare("UPDATE gate_checks SET status = ?, decided = ?, decided_at = ? WHERE id = ? AND status = 'pending'").run(status, decided, at, checkId);
 }
 
 /** The run's checks still pending. */
-export function listPendingChecksOfRun(db: Db, runId: string): GateCheckRow[] {
-  return db.prepare("SELECT * FROM gate_checks WHERE run_id = ? AND status = 'pending'").all(runId) as GateCheckRow[];
+export async function listPendingChecksOfRun(db: Db, runId: string): Promise<GateCheckRow[]> {
+  return await db.prepare("SELECT * FROM gate_checks WHERE run_id = ? AND status = 'pending'").all(runId) as GateCheckRow[];
 }

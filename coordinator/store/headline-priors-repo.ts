@@ -37,8 +37,8 @@ const priorOf = (row: PriorRow): StoredHeadlinePrior => ({
 });
 
 /** The current prior of every robot model and environment class that has one, ordered by both. */
-export function listCurrentHeadlinePriors(db: Db): StoredHeadlinePrior[] {
-  const rows = db.prepare(
+export async function listCurrentHeadlinePriors(db: Db): Promise<StoredHeadlinePrior[]> {
+  const rows = await db.prepare(
     `SELECT robot_model, environment_class, family, parameters, fitted_on_runs, fitted_at FROM headline_priors
      WHERE superseded IS NULL ORDER BY robot_model, environment_class`,
   ).all() as PriorRow[];
@@ -50,23 +50,23 @@ export function listCurrentHeadlinePriors(db: Db): StoredHeadlinePrior[] {
  * before (at `prior.fittedAt`). Returns false, writing nothing, when the current one has the same
  * parameters and run count (a refit that learnt nothing new adds no row).
  */
-export function replaceHeadlinePrior(db: Db, prior: StoredHeadlinePrior): boolean {
+export async function replaceHeadlinePrior(db: Db, prior: StoredHeadlinePrior): Promise<boolean> {
   const parameters = JSON.stringify({ a: prior.parameters.a, b: prior.parameters.b });
-  return db.transaction(() => {
+  return await db.transaction(async (db) => {
     // Several coordinators on one database refit on their own schedules: one at a time per key.
-    lockName(db, `headline-prior:${prior.robotModel}/${prior.environmentClass}`);
-    const current = db.prepare(
+    await lockName(db, `headline-prior:${prior.robotModel}/${prior.environmentClass}`);
+    const current = await db.prepare(
       `SELECT parameters, fitted_on_runs FROM headline_priors WHERE robot_model = ? AND environment_class = ? AND superseded IS NULL`,
     ).get(prior.robotModel, prior.environmentClass) as { parameters: string; fitted_on_runs: number } | undefined;
     if (current && current.parameters === parameters && Number(current.fitted_on_runs) === prior.fittedOnRuns) return false;
-    db.prepare(`UPDATE headline_priors SET superseded = ? WHERE robot_model = ? AND environment_class = ? AND superseded IS NULL`)
+    await db.prepare(`UPDATE headline_priors SET superseded = ? WHERE robot_model = ? AND environment_class = ? AND superseded IS NULL`)
       .run(prior.fittedAt, prior.robotModel, prior.environmentClass);
-    db.prepare(
+    await db.prepare(
       `INSERT INTO headline_priors (robot_model, environment_class, family, parameters, fitted_on_runs, fitted_at, superseded)
        VALUES (?, ?, ?, ?, ?, ?, NULL)`,
     ).run(prior.robotModel, prior.environmentClass, prior.family, parameters, prior.fittedOnRuns, prior.fittedAt);
     return true;
-  })();
+  });
 }
 
 /** Finished episodes of one unit of one completed run on one cell. */
@@ -94,8 +94,8 @@ const MENTIONS_INTERVENTIONS = `e.meta LIKE '%interventions%'`;
  * by run, unit and cell. Successes whose /meta mentions interventions come back as their /meta, so
  * that whether a human helped is judged by the one rule (policy-outcome.ts), not by SQL.
  */
-export function listFleetCellCounts(db: Db): FleetCellCount[] {
-  const rows = db.prepare(
+export async function listFleetCellCounts(db: Db): Promise<FleetCellCount[]> {
+  const rows = await db.prepare(
     `SELECT r.id AS run_id, r.plan AS plan, r.units AS units, COALESCE(e.unit, 0) AS unit, e.cell_id AS cell, COUNT(*) AS n,
             SUM(CASE WHEN e.outcome = 'success' AND (e.meta IS NULL OR NOT (${MENTIONS_INTERVENTIONS})) THEN 1 ELSE 0 END) AS plain
      ${COMPLETED_DONE}
@@ -103,7 +103,7 @@ export function listFleetCellCounts(db: Db): FleetCellCount[] {
      ORDER BY r.completed DESC, r.id, unit, cell`,
   ).all() as Array<{ run_id: string; plan: string; units: string | null; unit: number; cell: string; n: number; plain: number }>;
   const metas = new Map<string, Array<Record<string, unknown> | null>>();
-  const mentioned = db.prepare(
+  const mentioned = await db.prepare(
     `SELECT r.id AS run_id, COALESCE(e.unit, 0) AS unit, e.cell_id AS cell, e.meta AS meta
      ${COMPLETED_DONE} AND e.outcome = 'success' AND ${MENTIONS_INTERVENTIONS}`,
   ).all() as Array<{ run_id: string; unit: number; cell: string; meta: string | null }>;

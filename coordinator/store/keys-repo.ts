@@ -12,31 +12,31 @@ export interface KeyRow {
   revoked: string | null;
 }
 
-export function insertKey(db: Db, row: KeyRow): void {
-  db.prepare(
+export async function insertKey(db: Db, row: KeyRow): Promise<void> {
+  await db.prepare(
     `INSERT INTO api_keys (id, account_id, secret_sha256, hint, scope, created, revoked)
      VALUES (@id, @account_id, @secret_sha256, @hint, @scope, @created, @revoked)`,
   ).run(row);
 }
 
-export function findKeyBySecretSha256(db: Db, secretSha256: string): KeyRow | undefined {
-  return db.prepare(`SELECT * FROM api_keys WHERE secret_sha256 = ?`).get(secretSha256) as KeyRow | undefined;
+export async function findKeyBySecretSha256(db: Db, secretSha256: string): Promise<KeyRow | undefined> {
+  return await db.prepare(`SELECT * FROM api_keys WHERE secret_sha256 = ?`).get(secretSha256) as KeyRow | undefined;
 }
 
 /** The account's keys, oldest first (revoked ones included, flagged by `revoked`). */
-export function listKeys(db: Db, accountId: string): KeyRow[] {
-  return db.prepare(`SELECT * FROM api_keys WHERE account_id = ? ORDER BY created, id`).all(accountId) as KeyRow[];
+export async function listKeys(db: Db, accountId: string): Promise<KeyRow[]> {
+  return await db.prepare(`SELECT * FROM api_keys WHERE account_id = ? ORDER BY created, id`).all(accountId) as KeyRow[];
 }
 
-export function countKeys(db: Db, accountId: string): number {
-  return (db.prepare(`SELECT COUNT(*) AS n FROM api_keys WHERE account_id = ?`).get(accountId) as { n: number }).n;
+export async function countKeys(db: Db, accountId: string): Promise<number> {
+  return (await db.prepare(`SELECT COUNT(*) AS n FROM api_keys WHERE account_id = ?`).get(accountId) as { n: number }).n;
 }
 
 /** Marks a key revoked; returns false when it does not exist or already was. */
-export function revokeKey(db: Db, keyId: string, at: string): boolean {
-  return db.prepare(`UPDATE api_keys SET revoked = ? WHERE id = ? AND revoked IS NULL`).run(at, keyId).changes === 1;
+export async function revokeKey(db: Db, keyId: string, at: string): Promise<boolean> {
+  return (await db.prepare(`UPDATE api_keys SET revoked = ? WHERE id = ? AND revoked IS NULL`).run(at, keyId)).changes === 1;
 }
 
-export function findKeyById(db: Db, keyId: string): KeyRow | undefined {
-  return db.prepare(`SELECT * FROM api_keys WHERE id = ?`).get(keyId) as KeyRow | undefined;
+export async function findKeyById(db: Db, keyId: string): Promise<KeyRow | undefined> {
+  return await db.prepare(`SELECT * FROM api_keys WHERE id = ?`).get(keyId) as KeyRow | undefined;
 }

@@ -52,40 +52,40 @@ export function kitRecordOf(row: KitRow): KitRecord {
 
 const one = (row: unknown): KitRecord | undefined => (row ? kitRecordOf(row as KitRow) : undefined);
 
-export function insertKit(db: Db, kit: { id: string; accountId: string; name: string; items: KitItem[]; created: string }): void {
-  db.prepare(
+export async function insertKit(db: Db, kit: { id: string; accountId: string; name: string; items: KitItem[]; created: string }): Promise<void> {
+  await db.prepare(
     `INSERT INTO kits (id, account_id, name, status, status_history, items, tracking, created)
      VALUES (?, ?, ?, 'registered', ?, ?, NULL, ?)`,
   ).run(kit.id, kit.accountId, kit.name, JSON.stringify([{ status: "registered", at: kit.created }]), JSON.stringify(kit.items), kit.created);
 }
 
-export function getKit(db: Db, id: string): KitRecord | undefined {
-  return one(db.prepare(`SELECT * FROM kits WHERE id = ?`).get(id));
+export async function getKit(db: Db, id: string): Promise<KitRecord | undefined> {
+  return one(await db.prepare(`SELECT * FROM kits WHERE id = ?`).get(id));
 }
 
-export function findKitByName(db: Db, accountId: string, name: string): KitRecord | undefined {
-  return one(db.prepare(`SELECT * FROM kits WHERE account_id = ? AND name = ?`).get(accountId, name));
+export async function findKitByName(db: Db, accountId: string, name: string): Promise<KitRecord | undefined> {
+  return one(await db.prepare(`SELECT * FROM kits WHERE account_id = ? AND name = ?`).get(accountId, name));
 }
 
 /** The account's kits, newest first. */
-export function listKits(db: Db, accountId: string): KitRecord[] {
-  return (db.prepare(`SELECT * FROM kits WHERE account_id = ? ORDER BY created DESC, id DESC`).all(accountId) as KitRow[]).map(kitRecordOf);
+export async function listKits(db: Db, accountId: string): Promise<KitRecord[]> {
+  return (await db.prepare(`SELECT * FROM kits WHERE account_id = ? ORDER BY created DESC, id DESC`).all(accountId) as KitRow[]).map(kitRecordOf);
 }
 
 /**
  * Applies a technician operation in one transaction: checks the move with kit-state.ts (throwing
  * its 422 when illegal), appends to status_history and stores `tracking` when given.
  */
-export function advanceKit(db: Db, id: string, op: KitOperation, at: string, tracking?: KitTracking): KitRecord | undefined {
-  return db.transaction(() => {
-    lockName(db, `kit:${id}`);
-    const row = getKit(db, id);
+export async function advanceKit(db: Db, id: string, op: KitOperation, at: string, tracking?: KitTracking): Promise<KitRecord | undefined> {
+  return await db.transaction(async (db) => {
+    await lockName(db, `kit:${id}`);
+    const row = await getKit(db, id);
     if (!row) return undefined;
     const status = nextKitStatus(row.status, op, row);
     const history = [...row.status_history, { status, at }];
-    db.prepare(`UPDATE kits SET status = ?, status_history = ?, tracking = COALESCE(?, tracking) WHERE id = ?`).run(
+    await db.prepare(`UPDATE kits SET status = ?, status_history = ?, tracking = COALESCE(?, tracking) WHERE id = ?`).run(
       status, JSON.stringify(history), tracking ? JSON.stringify(tracking) : null, id,
     );
     return getKit(db, id);
-  })();
+  });
 }

@@ -33,30 +33,30 @@ export interface ModelRow {
 
 export type NewModel = Pick<ModelRow, "id" | "account_id" | "name" | "revision" | "format" | "source" | "created" | "bytes" | "sha256" | "retention">;
 
-export function insertModel(db: Db, row: NewModel): void {
-  db.prepare(
+export async function insertModel(db: Db, row: NewModel): Promise<void> {
+  await db.prepare(
     `INSERT INTO models (id, account_id, name, revision, format, source, status, created, bytes, sha256, retention)
      VALUES (@id, @account_id, @name, @revision, @format, @source, 'uploading', @created, @bytes, @sha256, @retention)`,
   ).run(row);
 }
 
-export function getModel(db: Db, id: string): ModelRow | undefined {
-  return db.prepare("SELECT * FROM models WHERE id = ?").get(id) as ModelRow | undefined;
+export async function getModel(db: Db, id: string): Promise<ModelRow | undefined> {
+  return await db.prepare("SELECT * FROM models WHERE id = ?").get(id) as ModelRow | undefined;
 }
 
 /** The account's live model (uploading or ready) of this name and revision, if any. */
-export function findLiveModel(db: Db, accountId: string, name: string, revision: string): ModelRow | undefined {
-  return db
+export async function findLiveModel(db: Db, accountId: string, name: string, revision: string): Promise<ModelRow | undefined> {
+  return await db
     .prepare("SELECT * FROM models WHERE account_id = ? AND name = ? AND revision = ? AND status IN ('uploading', 'ready') ORDER BY created DESC LIMIT 1")
     .get(accountId, name, revision) as ModelRow | undefined;
 }
 
 /** An account's models, newest first; `before` is the id to page after. */
-export function listModels(db: Db, options: { accountId: string; name?: string; limit: number; before?: string }): ModelRow[] {
+export async function listModels(db: Db, options: { accountId: string; name?: string; limit: number; before?: string }): Promise<ModelRow[]> {
   const where = ["account_id = @accountId"];
   if (options.name !== undefined) where.push("name = @name");
   if (options.before !== undefined) where.push("(created, id) < (SELECT created, id FROM models WHERE id = @before)");
-  return db
+  return await db
     .prepare(`SELECT * FROM models WHERE ${where.join(" AND ")} ORDER BY created DESC, id DESC LIMIT @limit`)
     .all({ accountId: options.accountId, name: options.name ?? null, before: options.before ?? null, limit: options.limit }) as ModelRow[];
 }
@@ -65,8 +65,8 @@ export function listModels(db: Db, options: { accountId: string; name?: string; 
  * What an account's live models take: declared bytes of uploads in progress and ready models
  * together, and how many uploads are in progress (the quota and pending bound of model-limits.ts).
  */
-export function accountModelUsage(db: Db, accountId: string): { bytes: number; pending: number } {
-  const row = db
+export async function accountModelUsage(db: Db, accountId: string): Promise<{ bytes: number; pending: number }> {
+  const row = await db
     .prepare(
       `SELECT COALESCE(SUM(bytes), 0) AS bytes, COALESCE(SUM(CASE WHEN status = 'uploading' THEN 1 ELSE 0 END), 0) AS pending
        FROM models WHERE account_id = ? AND status IN ('uploading', 'ready')`,
@@ -76,47 +76,47 @@ export function accountModelUsage(db: Db, accountId: string): { bytes: number; p
 }
 
 /** Records bytes received at `from` (the count must still be `from`); false when another request moved it. */
-export function advanceModelUpload(db: Db, id: string, from: number, to: number): boolean {
-  return db.prepare("UPDATE models SET received_bytes = ? WHERE id = ? AND status = 'uploading' AND received_bytes = ?").run(to, id, from).changes === 1;
+export async function advanceModelUpload(db: Db, id: string, from: number, to: number): Promise<boolean> {
+  return (await db.prepare("UPDATE models SET received_bytes = ? WHERE id = ? AND status = 'uploading' AND received_bytes = ?").run(to, id, from)).changes === 1;
 }
 
 /** Counts every declared byte as received (a model copied in whole, from the mirror). */
-export function markModelReceived(db: Db, id: string): void {
-  db.prepare("UPDATE models SET received_bytes = bytes WHERE id = ? AND status = 'uploading'").run(id);
+export async function markModelReceived(db: Db, id: string): Promise<void> {
+  await db.prepare("UPDATE models SET received_bytes = bytes WHERE id = ? AND status = 'uploading'").run(id);
 }
 
 /** Starts an upload over from byte 0 (the bytes received did not hash to the declared sha256). */
-export function restartModelUpload(db: Db, id: string): void {
-  db.prepare("UPDATE models SET received_bytes = 0 WHERE id = ? AND status = 'uploading'").run(id);
+export async function restartModelUpload(db: Db, id: string): Promise<void> {
+  await db.prepare("UPDATE models SET received_bytes = 0 WHERE id = ? AND status = 'uploading'").run(id);
 }
 
-export function markModelReady(db: Db, id: string, description: unknown, at: string): boolean {
-  return db
+export async function markModelReady(db: Db, id: string, description: unknown, at: string): Promise<boolean> {
+  return (await db
     .prepare("UPDATE models SET status = 'ready', description = ?, ready_at = ? WHERE id = ? AND status = 'uploading'")
-    .run(JSON.stringify(description), at, id).changes === 1;
+    .run(JSON.stringify(description), at, id)).changes === 1;
 }
 
-export function markModelFailed(db: Db, id: string, message: string, at: string): boolean {
-  return db
+export async function markModelFailed(db: Db, id: string, message: string, at: string): Promise<boolean> {
+  return (await db
     .prepare("UPDATE models SET status = 'failed', failure_message = ?, ended_at = ? WHERE id = ? AND status = 'uploading'")
-    .run(message, at, id).changes === 1;
+    .run(message, at, id)).changes === 1;
 }
 
 /** Ends a live model as `deleted` or `expired`; false when it had already ended. */
-export function endModel(db: Db, id: string, status: "deleted" | "expired", at: string): boolean {
-  return db
+export async function endModel(db: Db, id: string, status: "deleted" | "expired", at: string): Promise<boolean> {
+  return (await db
     .prepare("UPDATE models SET status = ?, ended_at = ? WHERE id = ? AND status IN ('uploading', 'ready')")
-    .run(status, at, id).changes === 1;
+    .run(status, at, id)).changes === 1;
 }
 
 /** Live models, for the retention sweep. */
-export function listLiveModels(db: Db): ModelRow[] {
-  return db.prepare("SELECT * FROM models WHERE status IN ('uploading', 'ready') ORDER BY created").all() as ModelRow[];
+export async function listLiveModels(db: Db): Promise<ModelRow[]> {
+  return await db.prepare("SELECT * FROM models WHERE status IN ('uploading', 'ready') ORDER BY created").all() as ModelRow[];
 }
 
 /** Unfinished runs pinned to the model (`resolved_pins.models`): their episodes still need its bytes. */
-export function unfinishedRunsUsingModel(db: Db, modelId: string): string[] {
-  const rows = db
+export async function unfinishedRunsUsingModel(db: Db, modelId: string): Promise<string[]> {
+  const rows = await db
     .prepare(
       `SELECT r.id FROM runs r
        WHERE r.status NOT IN ('completed', 'failed', 'stopped')

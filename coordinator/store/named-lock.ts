@@ -7,6 +7,6 @@
  */
 import type { Db } from "./database.js";
 
-export function lockName(db: Db, name: string): void {
-  if (db.dialect === "postgres") db.prepare("SELECT pg_advisory_xact_lock(hashtext(?))").get(name);
+export async function lockName(db: Db, name: string): Promise<void> {
+  if (db.dialect === "postgres") await db.prepare("SELECT pg_advisory_xact_lock(hashtext(?))").get(name);
 }

@@ -8,8 +8,8 @@ import type { RunRow } from "./runs-repo.js";
 import { jsonIsTrue, jsonText } from "./sql-dialect.js";
 
 /** True when `runId` is a published run (see above); false for an unknown id. */
-export function isPublishedRun(db: Db, runId: string): boolean {
-  return db.prepare(
+export async function isPublishedRun(db: Db, runId: string): Promise<boolean> {
+  return await db.prepare(
     `SELECT 1 FROM runs r JOIN accounts a ON a.id = r.account_id
      WHERE r.id = ? AND r.status = 'completed' AND ${jsonText(db, "r.request", "publish")} = 'leaderboard' AND a.leaderboard_opt_in = 1
        AND NOT EXISTS (SELECT 1 FROM purges p WHERE p.run_id = r.id)
@@ -18,8 +18,8 @@ export function isPublishedRun(db: Db, runId: string): boolean {
 }
 
 /** Every published run (see above), most recently completed first, with its account's leaderboard name (null when it has none). */
-export function listPublishedRunRows(db: Db): Array<RunRow & { account_name: string | null }> {
-  return db.prepare(
+export async function listPublishedRunRows(db: Db): Promise<Array<RunRow & { account_name: string | null }>> {
+  return await db.prepare(
     `SELECT r.*, a.leaderboard_name AS account_name FROM runs r JOIN accounts a ON a.id = r.account_id
      WHERE r.status = 'completed' AND ${jsonText(db, "r.request", "publish")} = 'leaderboard' AND a.leaderboard_opt_in = 1
        AND NOT EXISTS (SELECT 1 FROM purges p WHERE p.run_id = r.id)

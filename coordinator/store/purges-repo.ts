@@ -10,6 +10,6 @@ export interface PurgeRow {
   reason: "request" | "retention";
 }
 
-export function insertPurge(db: Db, row: PurgeRow): void {
-  db.prepare("INSERT INTO purges (id, account_id, run_id, status, purged_at, reason) VALUES (@id, @account_id, @run_id, @status, @purged_at, @reason)").run(row);
+export async function insertPurge(db: Db, row: PurgeRow): Promise<void> {
+  await db.prepare("INSERT INTO purges (id, account_id, run_id, status, purged_at, reason) VALUES (@id, @account_id, @run_id, @status, @purged_at, @reason)").run(row);
 }

@@ -12,13 +12,13 @@ export interface QuoteRow {
   quote: string;
 }
 
-export function insertQuote(db: Db, row: QuoteRow): void {
-  db.prepare("INSERT INTO quotes (id, account_id, created, expires, request, quote) VALUES (?, ?, ?, ?, ?, ?)").run(
+export async function insertQuote(db: Db, row: QuoteRow): Promise<void> {
+  await db.prepare("INSERT INTO quotes (id, account_id, created, expires, request, quote) VALUES (?, ?, ?, ?, ?, ?)").run(
     row.id, row.account_id, row.created, row.expires, row.request, row.quote,
   );
 }
 
 /** The account's quote's expiry and quoted request, or undefined when the account has no such quote. */
-export function findQuoteOfAccount(db: Db, accountId: string, quoteId: string): Pick<QuoteRow, "expires" | "request"> | undefined {
-  return db.prepare("SELECT expires, request FROM quotes WHERE id = ? AND account_id = ?").get(quoteId, accountId) as Pick<QuoteRow, "expires" | "request"> | undefined;
+export async function findQuoteOfAccount(db: Db, accountId: string, quoteId: string): Promise<Pick<QuoteRow, "expires" | "request"> | undefined> {
+  return await db.prepare("SELECT expires, request FROM quotes WHERE id = ? AND account_id = ?").get(quoteId, accountId) as Pick<QuoteRow, "expires" | "request"> | undefined;
 }

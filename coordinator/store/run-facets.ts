@@ -28,20 +28,20 @@ export function runFacets(units: readonly Pick<RunUnit, "task" | "robot" | "mode
 }
 
 /** Inserts a new run's facets and metadata rows (call inside the insert's transaction). */
-export function insertRunIndex(db: Db, run: { id: string; accountId: string; facets: ReadonlyArray<[RunFacet, string]>; metadata: Record<string, string> }): void {
-  addRunFacets(db, run.id, run.accountId, run.facets);
-  writeRunMetadataRows(db, run.id, run.accountId, run.metadata);
+export async function insertRunIndex(db: Db, run: { id: string; accountId: string; facets: ReadonlyArray<[RunFacet, string]>; metadata: Record<string, string> }): Promise<void> {
+  await addRunFacets(db, run.id, run.accountId, run.facets);
+  await writeRunMetadataRows(db, run.id, run.accountId, run.metadata);
 }
 
 /** Adds facets to a run (those it has already are kept: a run is found under every policy it ran). */
-export function addRunFacets(db: Db, runId: string, accountId: string, facets: ReadonlyArray<[RunFacet, string]>): void {
+export async function addRunFacets(db: Db, runId: string, accountId: string, facets: ReadonlyArray<[RunFacet, string]>): Promise<void> {
   const facet = db.prepare("INSERT INTO run_facets (run_id, account_id, facet, value) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING");
-  for (const [name, value] of facets) facet.run(runId, accountId, name, value);
+  for (const [name, value] of facets) await facet.run(runId, accountId, name, value);
 }
 
 /** Replaces a run's `run_metadata` rows with `metadata` (call inside a transaction). */
-export function writeRunMetadataRows(db: Db, runId: string, accountId: string, metadata: Record<string, string>): void {
-  db.prepare("DELETE FROM run_metadata WHERE run_id = ?").run(runId);
+export async function writeRunMetadataRows(db: Db, runId: string, accountId: string, metadata: Record<string, string>): Promise<void> {
+  await db.prepare("DELETE FROM run_metadata WHERE run_id = ?").run(runId);
   const insert = db.prepare("INSERT INTO run_metadata (run_id, account_id, key, value) VALUES (?, ?, ?, ?)");
-  for (const [key, value] of Object.entries(metadata)) insert.run(runId, accountId, key, value);
+  for (const [key, value] of Object.entries(metadata)) await insert.run(runId, accountId, key, value);
 }

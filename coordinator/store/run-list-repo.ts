@@ -27,7 +27,7 @@ export interface ListRunsQuery {
 }
 
 /** The account's runs matching every filter given, newest first (created, then id, descending). */
-export function listRuns(db: Db, query: ListRunsQuery): RunRecord[] {
+export async function listRuns(db: Db, query: ListRunsQuery): Promise<RunRecord[]> {
   const where = ["account_id = @accountId"];
   const params: Record<string, unknown> = { accountId: query.accountId, limit: query.limit };
   if (query.kind) {
@@ -53,18 +53,18 @@ export function listRuns(db: Db, query: ListRunsQuery): RunRecord[] {
     where.push(`(created, id) < (SELECT created, id FROM runs WHERE id = @before AND account_id = @accountId)`);
     params.before = query.before;
   }
-  return db
+  return (await db
     .prepare(`SELECT * FROM runs WHERE ${where.join(" AND ")} ORDER BY created DESC, id DESC LIMIT @limit`)
-    .all(params)
+    .all(params))
     .map((row) => runRecordOf(row as RunRow));
 }
 
 /** Sets a run's name (null: none) and its whole metadata, with the rows the list filters on. */
-export function setRunLabels(db: Db, run: { id: string; accountId: string }, labels: { name: string | null; metadata: Record<string, string> }): void {
-  db.transaction(() => {
-    db.prepare("UPDATE runs SET name = ?, metadata = ? WHERE id = ?").run(
+export async function setRunLabels(db: Db, run: { id: string; accountId: string }, labels: { name: string | null; metadata: Record<string, string> }): Promise<void> {
+  await db.transaction(async (db) => {
+    await db.prepare("UPDATE runs SET name = ?, metadata = ? WHERE id = ?").run(
       labels.name, Object.keys(labels.metadata).length > 0 ? JSON.stringify(labels.metadata) : null, run.id,
     );
-    writeRunMetadataRows(db, run.id, run.accountId, labels.metadata);
-  })();
+    await writeRunMetadataRows(db, run.id, run.accountId, labels.metadata);
+  });
 }

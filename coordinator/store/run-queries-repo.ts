@@ -8,22 +8,22 @@ import { runRecordOf, type RunRecord, type RunRow } from "./runs-repo.js";
 import { jsonText } from "./sql-dialect.js";
 
 /** Ids of the account's runs that may still get episodes (queued, scheduling, running), oldest first. */
-export function listOpenRunIdsOfAccount(db: Db, accountId: string): string[] {
-  return (db
+export async function listOpenRunIdsOfAccount(db: Db, accountId: string): Promise<string[]> {
+  return (await db
     .prepare("SELECT id FROM runs WHERE account_id = ? AND status IN ('queued', 'scheduling', 'running') ORDER BY created, id")
     .all(accountId) as Array<{ id: string }>).map((r) => r.id);
 }
 
 /** The account's runs created before `before`, oldest first, as records. */
-export function listRunsOfAccountCreatedBefore(db: Db, accountId: string, before: string): RunRecord[] {
-  return (db
+export async function listRunsOfAccountCreatedBefore(db: Db, accountId: string, before: string): Promise<RunRecord[]> {
+  return (await db
     .prepare("SELECT * FROM runs WHERE account_id = ? AND created < ? ORDER BY created, id")
     .all(accountId, before) as RunRow[]).map(runRecordOf);
 }
 
 /** The id of the account's most recently completed matrix (with a result) on `task`, created before `createdBefore`, other than `exceptRunId`. */
-export function findPriorCompletedMatrixId(db: Db, q: { accountId: string; exceptRunId: string; createdBefore: string; task: string }): string | undefined {
-  const row = db
+export async function findPriorCompletedMatrixId(db: Db, q: { accountId: string; exceptRunId: string; createdBefore: string; task: string }): Promise<string | undefined> {
+  const row = await db
     .prepare(
       `SELECT id FROM runs
        WHERE account_id = ? AND kind = 'matrix' AND status = 'completed' AND id != ? AND created < ?
@@ -35,8 +35,8 @@ export function findPriorCompletedMatrixId(db: Db, q: { accountId: string; excep
 }
 
 /** Ids of the account's completed single runs (kind `run`, with a result) on these pins, most recently completed first, at most `limit`. */
-export function listCompletedRunIdsOnPins(db: Db, q: { accountId: string; robot: string; environment: string; task: string; limit: number }): string[] {
-  return (db
+export async function listCompletedRunIdsOnPins(db: Db, q: { accountId: string; robot: string; environment: string; task: string; limit: number }): Promise<string[]> {
+  return (await db
     .prepare(
       `SELECT id FROM runs
        WHERE account_id = ? AND kind = 'run' AND status = 'completed' AND result IS NOT NULL
@@ -48,8 +48,8 @@ export function listCompletedRunIdsOnPins(db: Db, q: { accountId: string; robot:
 }
 
 /** Queued or scheduling runs none of whose episodes has been assigned yet (attempt 0 everywhere). */
-export function listRunsAwaitingFirstEpisode(db: Db): Array<{ id: string; priority: string; created: string }> {
-  return db
+export async function listRunsAwaitingFirstEpisode(db: Db): Promise<Array<{ id: string; priority: string; created: string }>> {
+  return await db
     .prepare(
       `SELECT id, priority, created FROM runs r WHERE status IN ('queued', 'scheduling')
        AND NOT EXISTS (SELECT 1 FROM episodes e WHERE e.run_id = r.id AND e.attempt > 0)`,

@@ -124,17 +124,17 @@ export function episodeId(runId: string, idx: number): string {
  * event loop (a 10,000-episode run must not stall every other request). Returns whether a backfill
  * remains.
  */
-export function insertRun(db: Db, row: NewRun): boolean {
-  const insertRunRow = db.prepare(
-    `INSERT INTO runs (id, account_id, kind, status, created, request, resolved_pins, plan, idempotency_key, priority, episodes_total, units, kind_state, headline_priors, name, metadata)
-     VALUES (@id, @account_id, @kind, 'queued', @created, @request, @resolved_pins, @plan, @idempotency_key, @priority, @episodes_total, @units, @kind_state, @headline_priors, @name, @metadata)`,
-  );
-  const insertEpisode = db.prepare(
-    `INSERT INTO episodes (id, run_id, idx, status, attempt, seed) VALUES (?, ?, ?, 'pending', 0, ?)`,
-  );
-  const insertHistory = db.prepare(`INSERT INTO run_status_history (run_id, status, at) VALUES (?, 'queued', ?)`);
-  db.transaction(() => {
-    insertRunRow.run({
+export async function insertRun(db: Db, row: NewRun): Promise<boolean> {
+  await db.transaction(async (db) => {
+    const insertRunRow = db.prepare(
+      `INSERT INTO runs (id, account_id, kind, status, created, request, resolved_pins, plan, idempotency_key, priority, episodes_total, units, kind_state, headline_priors, name, metadata)
+       VALUES (@id, @account_id, @kind, 'queued', @created, @request, @resolved_pins, @plan, @idempotency_key, @priority, @episodes_total, @units, @kind_state, @headline_priors, @name, @metadata)`,
+    );
+    const insertEpisode = db.prepare(
+      `INSERT INTO episodes (id, run_id, idx, status, attempt, seed) VALUES (?, ?, ?, 'pending', 0, ?)`,
+    );
+    const insertHistory = db.prepare(`INSERT INTO run_status_history (run_id, status, at) VALUES (?, 'queued', ?)`);
+    await insertRunRow.run({
       id: row.id,
       account_id: row.accountId,
       kind: row.kind,
@@ -153,17 +153,17 @@ export function insertRun(db: Db, row: NewRun): boolean {
     });
     const request = row.request as Record<string, unknown>;
     const units = row.units ?? [unitOfPlan(row.plan, row.resolvedPins, request)];
-    insertRunIndex(db, { id: row.id, accountId: row.accountId, facets: runFacets(units, request), metadata: row.labels?.metadata ?? {} });
+    await insertRunIndex(db, { id: row.id, accountId: row.accountId, facets: runFacets(units, request), metadata: row.labels?.metadata ?? {} });
     const total = row.episodes ? row.episodes.length : row.episodesTotal;
     const first = Math.min(total, EPISODES_PER_TRANSACTION);
-    if (row.episodes) insertListedEpisodes(db, row.id, row.episodes.slice(0, first), 0);
-    else for (let idx = 0; idx < first; idx++) insertEpisode.run(episodeId(row.id, idx), row.id, idx, episodeSeed(row.plan.seed, idx));
+    if (row.episodes) await insertListedEpisodes(db, row.id, row.episodes.slice(0, first), 0);
+    else for (let idx = 0; idx < first; idx++) await insertEpisode.run(episodeId(row.id, idx), row.id, idx, episodeSeed(row.plan.seed, idx));
     if (first < total) {
       const backfill: Backfill = { next: first, ...(row.episodes ? { episodes: row.episodes.slice(first) } : {}) };
-      db.prepare("UPDATE runs SET backfill = ? WHERE id = ?").run(JSON.stringify(backfill), row.id);
+      await db.prepare("UPDATE runs SET backfill = ? WHERE id = ?").run(JSON.stringify(backfill), row.id);
     }
-    insertHistory.run(row.id, row.created);
-  })();
+    await insertHistory.run(row.id, row.created);
+  });
   return backfilling(db, row.id);
 }
 
@@ -181,8 +181,8 @@ export interface Backfill {
   episodes?: NewEpisode[];
 }
 
-export function backfilling(db: Db, runId: string): boolean {
-  return Boolean((db.prepare("SELECT backfill IS NOT NULL AS open FROM runs WHERE id = ?").get(runId) as { open: number | boolean } | undefined)?.open);
+export async function backfilling(db: Db, runId: string): Promise<boolean> {
+  return Boolean((await db.prepare("SELECT backfill IS NOT NULL AS open FROM runs WHERE id = ?").get(runId) as { open: number | boolean } | undefined)?.open);
 }
 
 /**
@@ -190,67 +190,67 @@ export function backfilling(db: Db, runId: string): boolean {
  * whether more remain. `parsed` keeps each run's Backfill once read (the caller's, per process), so
  * a step reads neither the list nor its JSON again.
  */
-export function backfillEpisodes(db: Db, runId: string, limit = EPISODES_PER_TRANSACTION, parsed?: Map<string, Backfill>): boolean {
-  return db.transaction(() => {
-    if (!backfilling(db, runId)) {
+export async function backfillEpisodes(db: Db, runId: string, limit = EPISODES_PER_TRANSACTION, parsed?: Map<string, Backfill>): Promise<boolean> {
+  return await db.transaction(async (db) => {
+    if (!await backfilling(db, runId)) {
       parsed?.delete(runId);
       return false;
     }
     let backfill = parsed?.get(runId);
     if (!backfill) {
-      backfill = JSON.parse((db.prepare("SELECT backfill FROM runs WHERE id = ?").get(runId) as { backfill: string }).backfill) as Backfill;
+      backfill = JSON.parse((await db.prepare("SELECT backfill FROM runs WHERE id = ?").get(runId) as { backfill: string }).backfill) as Backfill;
       parsed?.set(runId, backfill);
     }
-    const run = db.prepare("SELECT plan, episodes_total FROM runs WHERE id = ?").get(runId) as { plan: string; episodes_total: number };
+    const run = await db.prepare("SELECT plan, episodes_total FROM runs WHERE id = ?").get(runId) as { plan: string; episodes_total: number };
     const total = backfill.episodes ? backfill.next + backfill.episodes.length : run.episodes_total;
-    const last = (db.prepare("SELECT MAX(idx) AS last FROM episodes WHERE run_id = ? AND idx < ?").get(runId, total) as { last: number | null }).last;
+    const last = (await db.prepare("SELECT MAX(idx) AS last FROM episodes WHERE run_id = ? AND idx < ?").get(runId, total) as { last: number | null }).last;
     const from = Math.max(backfill.next, (last ?? -1) + 1);
     const end = Math.min(total, from + limit);
     if (backfill.episodes) {
-      insertListedEpisodes(db, runId, backfill.episodes.slice(from - backfill.next, end - backfill.next), from);
+      await insertListedEpisodes(db, runId, backfill.episodes.slice(from - backfill.next, end - backfill.next), from);
     } else {
       const seed = (JSON.parse(run.plan) as RunPlan).seed;
       const insert = db.prepare(`INSERT INTO episodes (id, run_id, idx, status, attempt, seed) VALUES (?, ?, ?, 'pending', 0, ?) ON CONFLICT DO NOTHING`);
-      for (let idx = from; idx < end; idx++) insert.run(episodeId(runId, idx), runId, idx, episodeSeed(seed, idx));
+      for (let idx = from; idx < end; idx++) await insert.run(episodeId(runId, idx), runId, idx, episodeSeed(seed, idx));
     }
     if (end < total) return true;
-    db.prepare("UPDATE runs SET backfill = NULL WHERE id = ?").run(runId);
+    await db.prepare("UPDATE runs SET backfill = NULL WHERE id = ?").run(runId);
     parsed?.delete(runId);
     return false;
-  })();
+  });
 }
 
 /** Runs whose episodes are still being inserted (a coordinator stopped or crashed mid-creation). */
-export function runsBackfilling(db: Db): string[] {
-  return (db.prepare("SELECT id FROM runs WHERE backfill IS NOT NULL ORDER BY created").all() as Array<{ id: string }>).map((r) => r.id);
+export async function runsBackfilling(db: Db): Promise<string[]> {
+  return (await db.prepare("SELECT id FROM runs WHERE backfill IS NOT NULL ORDER BY created").all() as Array<{ id: string }>).map((r) => r.id);
 }
 
-function insertListedEpisodes(db: Db, runId: string, episodes: readonly NewEpisode[], firstIdx: number): void {
+async function insertListedEpisodes(db: Db, runId: string, episodes: readonly NewEpisode[], firstIdx: number): Promise<void> {
   const insert = db.prepare(`INSERT INTO episodes (id, run_id, idx, status, attempt, seed, unit, assign) VALUES (?, ?, ?, 'pending', 0, ?, ?, ?) ON CONFLICT DO NOTHING`);
-  episodes.forEach((e, i) => {
+  for (const [i, e] of episodes.entries()) {
     const idx = firstIdx + i;
-    insert.run(episodeId(runId, idx), runId, idx, e.seed, e.unit, e.assign ? JSON.stringify(e.assign) : null);
-  });
+    await insert.run(episodeId(runId, idx), runId, idx, e.seed, e.unit, e.assign ? JSON.stringify(e.assign) : null);
+  }
 }
 
 /**
  * Inserts pending episodes of unit runs from index `firstIdx` on and raises `episodes_total` to
  * cover them. Used at creation and by kinds that add episodes while running (threshold).
  */
-export function appendEpisodes(db: Db, runId: string, episodes: readonly NewEpisode[], firstIdx: number): void {
-  const insert = db.prepare(`INSERT INTO episodes (id, run_id, idx, status, attempt, seed, unit, assign) VALUES (?, ?, ?, 'pending', 0, ?, ?, ?)`);
-  db.transaction(() => {
-    episodes.forEach((e, i) => {
+export async function appendEpisodes(db: Db, runId: string, episodes: readonly NewEpisode[], firstIdx: number): Promise<void> {
+  await db.transaction(async (db) => {
+    const insert = db.prepare(`INSERT INTO episodes (id, run_id, idx, status, attempt, seed, unit, assign) VALUES (?, ?, ?, 'pending', 0, ?, ?, ?)`);
+    for (const [i, e] of episodes.entries()) {
       const idx = firstIdx + i;
-      insert.run(episodeId(runId, idx), runId, idx, e.seed, e.unit, e.assign ? JSON.stringify(e.assign) : null);
-    });
-    db.prepare(`UPDATE runs SET episodes_total = CASE WHEN episodes_total < @total THEN @total ELSE episodes_total END WHERE id = @runId`).run({ total: firstIdx + episodes.length, runId });
-  })();
+      await insert.run(episodeId(runId, idx), runId, idx, e.seed, e.unit, e.assign ? JSON.stringify(e.assign) : null);
+    }
+    await db.prepare(`UPDATE runs SET episodes_total = CASE WHEN episodes_total < @total THEN @total ELSE episodes_total END WHERE id = @runId`).run({ total: firstIdx + episodes.length, runId });
+  });
 }
 
 /** Stores what a kind decided while running (runs.kind_state). */
-export function setKindState(db: Db, runId: string, state: object): void {
-  db.prepare(`UPDATE runs SET kind_state = ? WHERE id = ?`).run(JSON.stringify(state), runId);
+export async function setKindState(db: Db, runId: string, state: object): Promise<void> {
+  await db.prepare(`UPDATE runs SET kind_state = ? WHERE id = ?`).run(JSON.stringify(state), runId);
 }
 
 /** The `resolved_pins` of a run; a run over several pins also lists them all. */
@@ -348,21 +348,21 @@ export function runRecordOf(row: RunRow): RunRecord {
  * writer at a time and one coordinator per file: nothing to do.
  * NOTE: call it inside a transaction; outside one the lock ends with the statement.
  */
-export function lockRun(db: Db, runId: string): void {
-  if (db.dialect === "postgres") db.prepare("SELECT id FROM runs WHERE id = ? FOR UPDATE").get(runId);
+export async function lockRun(db: Db, runId: string): Promise<void> {
+  if (db.dialect === "postgres") await db.prepare("SELECT id FROM runs WHERE id = ? FOR UPDATE").get(runId);
 }
 
-export function getRun(db: Db, runId: string): RunRecord | undefined {
-  const row = getRunRow(db, runId);
+export async function getRun(db: Db, runId: string): Promise<RunRecord | undefined> {
+  const row = await getRunRow(db, runId);
   return row ? runRecordOf(row) : undefined;
 }
 
 /** Adds models to a run's `resolved_pins.models` (a threshold checkpoint that names a model). */
-export function addPinnedModels(db: Db, runId: string, models: NonNullable<ResolvedPins["models"]>): void {
-  const row = db.prepare("SELECT resolved_pins FROM runs WHERE id = ?").get(runId) as { resolved_pins: string } | undefined;
+export async function addPinnedModels(db: Db, runId: string, models: NonNullable<ResolvedPins["models"]>): Promise<void> {
+  const row = await db.prepare("SELECT resolved_pins FROM runs WHERE id = ?").get(runId) as { resolved_pins: string } | undefined;
   if (!row) throw new Error(`addPinnedModels: no run ${runId}`);
   const pins = JSON.parse(row.resolved_pins) as ResolvedPins;
-  db.prepare("UPDATE runs SET resolved_pins = ? WHERE id = ?").run(JSON.stringify({ ...pins, models: { ...pins.models, ...models } }), runId);
+  await db.prepare("UPDATE runs SET resolved_pins = ? WHERE id = ?").run(JSON.stringify({ ...pins, models: { ...pins.models, ...models } }), runId);
 }
 
 /**
@@ -370,8 +370,8 @@ export function addPinnedModels(db: Db, runId: string, models: NonNullable<Resol
  * `resolved_pins.images` (ids and registry digests accumulate: normally one each, more when cells
  * held different builds under one tag). Returns true when it added something new.
  */
-export function addPinnedImage(db: Db, runId: string, pin: { image: string; id: string; repo_digests: readonly string[] }): boolean {
-  const row = db.prepare("SELECT resolved_pins FROM runs WHERE id = ?").get(runId) as { resolved_pins: string } | undefined;
+export async function addPinnedImage(db: Db, runId: string, pin: { image: string; id: string; repo_digests: readonly string[] }): Promise<boolean> {
+  const row = await db.prepare("SELECT resolved_pins FROM runs WHERE id = ?").get(runId) as { resolved_pins: string } | undefined;
   if (!row) return false;
   const pins = JSON.parse(row.resolved_pins) as ResolvedPins;
   const known = pins.images?.[pin.image] ?? { ids: [], repo_digests: [] };
@@ -379,35 +379,35 @@ export function addPinnedImage(db: Db, runId: string, pin: { image: string; id: 
   const repoDigests = [...known.repo_digests, ...pin.repo_digests.filter((d) => !known.repo_digests.includes(d))];
   if (ids.length === known.ids.length && repoDigests.length === known.repo_digests.length) return false;
   const images = { ...pins.images, [pin.image]: { ids, repo_digests: repoDigests } };
-  db.prepare("UPDATE runs SET resolved_pins = ? WHERE id = ?").run(JSON.stringify({ ...pins, images }), runId);
+  await db.prepare("UPDATE runs SET resolved_pins = ? WHERE id = ?").run(JSON.stringify({ ...pins, images }), runId);
   return true;
 }
 
 /** Replaces a run's units (a threshold checkpoint swaps the policy); the runs list finds it under the new policies too. */
-export function setRunUnits(db: Db, runId: string, units: readonly RunUnit[]): void {
-  db.transaction(() => {
-    db.prepare(`UPDATE runs SET units = ? WHERE id = ?`).run(JSON.stringify(units), runId);
-    const row = db.prepare("SELECT account_id, request FROM runs WHERE id = ?").get(runId) as { account_id: string; request: string } | undefined;
-    if (row) addRunFacets(db, runId, row.account_id, runFacets(units, JSON.parse(row.request) as Record<string, unknown>));
-  })();
+export async function setRunUnits(db: Db, runId: string, units: readonly RunUnit[]): Promise<void> {
+  await db.transaction(async (db) => {
+    await db.prepare(`UPDATE runs SET units = ? WHERE id = ?`).run(JSON.stringify(units), runId);
+    const row = await db.prepare("SELECT account_id, request FROM runs WHERE id = ?").get(runId) as { account_id: string; request: string } | undefined;
+    if (row) await addRunFacets(db, runId, row.account_id, runFacets(units, JSON.parse(row.request) as Record<string, unknown>));
+  });
 }
 
 /** The account that owns the run, or undefined when there is no such run. */
-export function findRunAccountId(db: Db, runId: string): string | undefined {
-  return (db.prepare(`SELECT account_id FROM runs WHERE id = ?`).get(runId) as { account_id: string } | undefined)?.account_id;
+export async function findRunAccountId(db: Db, runId: string): Promise<string | undefined> {
+  return (await db.prepare(`SELECT account_id FROM runs WHERE id = ?`).get(runId) as { account_id: string } | undefined)?.account_id;
 }
 
-export function getRunRow(db: Db, runId: string): RunRow | undefined {
-  return db.prepare(`SELECT * FROM runs WHERE id = ?`).get(runId) as RunRow | undefined;
+export async function getRunRow(db: Db, runId: string): Promise<RunRow | undefined> {
+  return await db.prepare(`SELECT * FROM runs WHERE id = ?`).get(runId) as RunRow | undefined;
 }
 
 /** Runs that may still get episodes assigned (queued, scheduling, running), as records. */
-export function listOpenRuns(db: Db): RunRecord[] {
-  return (db.prepare(`SELECT * FROM runs WHERE status IN ('queued', 'scheduling', 'running')`).all() as RunRow[]).map(runRecordOf);
+export async function listOpenRuns(db: Db): Promise<RunRecord[]> {
+  return (await db.prepare(`SELECT * FROM runs WHERE status IN ('queued', 'scheduling', 'running')`).all() as RunRow[]).map(runRecordOf);
 }
 
-export function findRunByIdempotencyKey(db: Db, accountId: string, key: string): RunRow | undefined {
-  return db.prepare(`SELECT * FROM runs WHERE account_id = ? AND idempotency_key = ?`).get(accountId, key) as RunRow | undefined;
+export async function findRunByIdempotencyKey(db: Db, accountId: string, key: string): Promise<RunRow | undefined> {
+  return await db.prepare(`SELECT * FROM runs WHERE account_id = ? AND idempotency_key = ?`).get(accountId, key) as RunRow | undefined;
 }
 
 /**
@@ -415,33 +415,33 @@ export function findRunByIdempotencyKey(db: Db, accountId: string, key: string):
  * status_message when given). Throws on an unknown run or a move run-state.ts does not allow: the
  * caller decides from the current status whether a move is due (coordinator/runs/run-lifecycle.ts).
  */
-export function setRunStatus(db: Db, runId: string, to: RunStatus, opts: { cell?: string | null; code?: ErrorCode; message?: string; at?: string } = {}): true {
-  return db.transaction(() => {
-    const row = db.prepare(`SELECT status FROM runs WHERE id = ?`).get(runId) as { status: RunStatus } | undefined;
+export async function setRunStatus(db: Db, runId: string, to: RunStatus, opts: { cell?: string | null; code?: ErrorCode; message?: string; at?: string } = {}): Promise<true> {
+  return await db.transaction(async (db) => {
+    const row = await db.prepare(`SELECT status FROM runs WHERE id = ?`).get(runId) as { status: RunStatus } | undefined;
     if (!row) throw new Error(`setRunStatus: no run ${runId}`);
     const status = transitionRun(row.status, to);
     const at = opts.at ?? new Date().toISOString();
-    db.prepare(
+    await db.prepare(
       `UPDATE runs SET status = @status,
          completed = CASE WHEN @status = 'completed' THEN @at ELSE completed END,
          status_code = COALESCE(@code, status_code),
          status_message = COALESCE(@message, status_message)
        WHERE id = @runId`,
     ).run({ status, at, code: opts.code ?? null, message: opts.message ?? null, runId });
-    db.prepare(`INSERT INTO run_status_history (run_id, status, at, cell, reason) VALUES (?, ?, ?, ?, ?)`).run(
+    await db.prepare(`INSERT INTO run_status_history (run_id, status, at, cell, reason) VALUES (?, ?, ?, ?, ?)`).run(
       runId, status, at, opts.cell ?? null, opts.code ?? opts.message ?? null,
     );
     return true as const;
-  })();
+  });
 }
 
 /** Stores the run's Result JSON (complete, or partial for a stopped run). */
-export function setRunResult(db: Db, runId: string, result: object): void {
-  db.prepare(`UPDATE runs SET result = ? WHERE id = ?`).run(JSON.stringify(result), runId);
+export async function setRunResult(db: Db, runId: string, result: object): Promise<void> {
+  await db.prepare(`UPDATE runs SET result = ? WHERE id = ?`).run(JSON.stringify(result), runId);
 }
 
 /** The newest history row's cell, for the SSE `status` event of a late subscriber. */
-export function lastStatusCell(db: Db, runId: string): string | null {
-  const row = db.prepare(`SELECT cell FROM run_status_history WHERE run_id = ? AND cell IS NOT NULL ORDER BY ${insertionOrder(db)} DESC LIMIT 1`).get(runId) as { cell: string } | undefined;
+export async function lastStatusCell(db: Db, runId: string): Promise<string | null> {
+  const row = await db.prepare(`SELECT cell FROM run_status_history WHERE run_id = ? AND cell IS NOT NULL ORDER BY ${insertionOrder(db)} DESC LIMIT 1`).get(runId) as { cell: string } | undefined;
   return row?.cell ?? null;
 }

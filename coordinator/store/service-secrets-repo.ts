@@ -8,13 +8,13 @@ import { lockName } from "./named-lock.js";
  * survives a restart. Coordinators sharing a database agree on it (the first one's insert wins
  * under a named lock).
  */
-export function ensureServiceSecret(db: Db, name: string, now: Date): Buffer {
-  return db.transaction(() => {
-    lockName(db, `service-secret:${name}`);
-    const row = db.prepare("SELECT value FROM service_secrets WHERE name = ?").get(name) as { value: string } | undefined;
+export async function ensureServiceSecret(db: Db, name: string, now: Date): Promise<Buffer> {
+  return await db.transaction(async (db) => {
+    await lockName(db, `service-secret:${name}`);
+    const row = await db.prepare("SELECT value FROM service_secrets WHERE name = ?").get(name) as { value: string } | undefined;
     if (row) return Buffer.from(row.value, "base64url");
     const secret = randomBytes(32);
-    db.prepare("INSERT INTO service_secrets (name, value, created) VALUES (?, ?, ?)").run(name, secret.toString("base64url"), now.toISOString());
+    await db.prepare("INSERT INTO service_secrets (name, value, created) VALUES (?, ?, ?)").run(name, secret.toString("base64url"), now.toISOString());
     return secret;
-  })();
+  });
 }

@@ -42,15 +42,15 @@ export function taskRecordOf(row: TaskRow): TaskRecord {
 const one = (row: unknown): TaskRecord | undefined => (row ? taskRecordOf(row as TaskRow) : undefined);
 const many = (rows: unknown[]): TaskRecord[] => (rows as TaskRow[]).map(taskRecordOf);
 
-export function insertTask(db: Db, row: TaskRow): void {
-  db.prepare(
+export async function insertTask(db: Db, row: TaskRow): Promise<void> {
+  await db.prepare(
     `INSERT INTO tasks (id, account_id, name, version, status, visibility, created, frozen, spec, signatures, pilot)
      VALUES (@id, @account_id, @name, @version, @status, @visibility, @created, @frozen, @spec, @signatures, @pilot)`,
   ).run(row);
 }
 
-export function getTask(db: Db, id: string): TaskRecord | undefined {
-  return one(db.prepare(`SELECT * FROM tasks WHERE id = ?`).get(id));
+export async function getTask(db: Db, id: string): Promise<TaskRecord | undefined> {
+  return one(await db.prepare(`SELECT * FROM tasks WHERE id = ?`).get(id));
 }
 
 /**
@@ -61,48 +61,48 @@ export function getTask(db: Db, id: string): TaskRecord | undefined {
 const VISIBLE = `(account_id = @accountId OR (visibility = 'published' AND status = 'frozen'))`;
 
 /** A task by id, visible to the account (its own, or a published frozen revision). */
-export function findVisibleTaskById(db: Db, accountId: string, id: string): TaskRecord | undefined {
-  return one(db.prepare(`SELECT * FROM tasks WHERE id = @id AND ${VISIBLE}`).get({ id, accountId }));
+export async function findVisibleTaskById(db: Db, accountId: string, id: string): Promise<TaskRecord | undefined> {
+  return one(await db.prepare(`SELECT * FROM tasks WHERE id = @id AND ${VISIBLE}`).get({ id, accountId }));
 }
 
 /** The frozen revision `<name>@v<version>` visible to the account. */
-export function findVisibleFrozenRevision(db: Db, accountId: string, name: string, version: number): TaskRecord | undefined {
-  return one(db
+export async function findVisibleFrozenRevision(db: Db, accountId: string, name: string, version: number): Promise<TaskRecord | undefined> {
+  return one(await db
     .prepare(`SELECT * FROM tasks WHERE name = @name AND version = @version AND status = 'frozen' AND ${VISIBLE}`)
     .get({ name, version, accountId }));
 }
 
 /** The newest frozen revision of `name` visible to the account. */
-export function findNewestFrozenRevision(db: Db, accountId: string, name: string): TaskRecord | undefined {
-  return one(db
+export async function findNewestFrozenRevision(db: Db, accountId: string, name: string): Promise<TaskRecord | undefined> {
+  return one(await db
     .prepare(`SELECT * FROM tasks WHERE name = @name AND status = 'frozen' AND ${VISIBLE} ORDER BY version DESC LIMIT 1`)
     .get({ name, accountId }));
 }
 
 /** Any task named `name` visible to the account (to explain why a bare name did not resolve). */
-export function listVisibleTasksNamed(db: Db, accountId: string, name: string): TaskRecord[] {
-  return many(db.prepare(`SELECT * FROM tasks WHERE name = @name AND ${VISIBLE} ORDER BY created`).all({ name, accountId }));
+export async function listVisibleTasksNamed(db: Db, accountId: string, name: string): Promise<TaskRecord[]> {
+  return many(await db.prepare(`SELECT * FROM tasks WHERE name = @name AND ${VISIBLE} ORDER BY created`).all({ name, accountId }));
 }
 
 /** The account that owns task name `name` (whoever created it first), or undefined when unused. */
-export function accountOwningTaskName(db: Db, name: string): string | undefined {
-  const row = db.prepare(`SELECT account_id FROM tasks WHERE name = ? ORDER BY created, id LIMIT 1`).get(name) as { account_id: string | null } | undefined;
+export async function accountOwningTaskName(db: Db, name: string): Promise<string | undefined> {
+  const row = await db.prepare(`SELECT account_id FROM tasks WHERE name = ? ORDER BY created, id LIMIT 1`).get(name) as { account_id: string | null } | undefined;
   return row?.account_id ?? undefined;
 }
 
 const READABLE = VISIBLE;
 
 /** A task the account may read: its own (any status), or anyone's published frozen revision. */
-export function findReadableTaskById(db: Db, accountId: string, id: string): TaskRecord | undefined {
-  return one(db.prepare(`SELECT * FROM tasks WHERE id = @id AND ${READABLE}`).get({ id, accountId }));
+export async function findReadableTaskById(db: Db, accountId: string, id: string): Promise<TaskRecord | undefined> {
+  return one(await db.prepare(`SELECT * FROM tasks WHERE id = @id AND ${READABLE}`).get({ id, accountId }));
 }
 
 /** Tasks the account may read, newest first (created, then id, descending); `before` is a cursor id. */
-export function listReadableTasks(db: Db, query: { accountId: string; limit: number; before?: string }): TaskRecord[] {
+export async function listReadableTasks(db: Db, query: { accountId: string; limit: number; before?: string }): Promise<TaskRecord[]> {
   const cursor = query.before
     ? `AND (created, id) < (SELECT created, id FROM tasks WHERE id = @before)`
     : "";
-  return many(db
+  return many(await db
     .prepare(`SELECT * FROM tasks WHERE ${READABLE} ${cursor} ORDER BY created DESC, id DESC LIMIT @limit`)
     .all({ accountId: query.accountId, before: query.before ?? null, limit: query.limit }));
 }
@@ -111,40 +111,40 @@ export function listReadableTasks(db: Db, query: { accountId: string; limit: num
  * The task a run pins, whoever owns it: `<name>@v<N>` (a frozen revision) or a task id (a pilot's
  * draft). The run was validated against the account's visibility when it was submitted.
  */
-export function findPinnedTask(db: Db, pin: string): TaskRecord | undefined {
+export async function findPinnedTask(db: Db, pin: string): Promise<TaskRecord | undefined> {
   const revision = /^(.+)@v(\d+)$/.exec(pin);
   return revision
-    ? one(db.prepare(`SELECT * FROM tasks WHERE name = ? AND version = ?`).get(revision[1], Number(revision[2])))
-    : one(db.prepare(`SELECT * FROM tasks WHERE id = ?`).get(pin));
+    ? one(await db.prepare(`SELECT * FROM tasks WHERE name = ? AND version = ?`).get(revision[1], Number(revision[2])))
+    : one(await db.prepare(`SELECT * FROM tasks WHERE id = ?`).get(pin));
 }
 
 /** Highest frozen version of `name` (0 when none): a freeze takes this + 1. */
-export function maxFrozenVersion(db: Db, name: string): number {
-  const row = db.prepare(`SELECT MAX(version) AS v FROM tasks WHERE name = ? AND status = 'frozen'`).get(name) as { v: number | null };
+export async function maxFrozenVersion(db: Db, name: string): Promise<number> {
+  const row = await db.prepare(`SELECT MAX(version) AS v FROM tasks WHERE name = ? AND status = 'frozen'`).get(name) as { v: number | null };
   return row.v ?? 0;
 }
 
 /** Replaces a draft's or piloting task's spec (and name, visibility, pilot, which amend may change). */
-export function updateTaskSpec(db: Db, id: string, fields: { name: string; visibility: string; spec: string; pilot: string | null }): void {
-  db.prepare(`UPDATE tasks SET name = @name, visibility = @visibility, spec = @spec, pilot = @pilot WHERE id = @id`).run({ id, ...fields });
+export async function updateTaskSpec(db: Db, id: string, fields: { name: string; visibility: string; spec: string; pilot: string | null }): Promise<void> {
+  await db.prepare(`UPDATE tasks SET name = @name, visibility = @visibility, spec = @spec, pilot = @pilot WHERE id = @id`).run({ id, ...fields });
 }
 
 /** Records a pilot: status piloting and the pilot JSON. */
-export function setTaskPilot(db: Db, id: string, pilot: string): void {
-  db.prepare(`UPDATE tasks SET status = 'piloting', pilot = ? WHERE id = ?`).run(pilot, id);
+export async function setTaskPilot(db: Db, id: string, pilot: string): Promise<void> {
+  await db.prepare(`UPDATE tasks SET status = 'piloting', pilot = ? WHERE id = ?`).run(pilot, id);
 }
 
 /** Gives a task an owner, its signatures and frozen timestamp (a catalogue fixture stored by an older coordinator, adopted). */
-export function adoptTaskRow(db: Db, id: string, fields: { accountId: string; signatures: string; frozen: string }): void {
-  db.prepare(`UPDATE tasks SET account_id = ?, signatures = ?, frozen = ? WHERE id = ?`).run(fields.accountId, fields.signatures, fields.frozen, id);
+export async function adoptTaskRow(db: Db, id: string, fields: { accountId: string; signatures: string; frozen: string }): Promise<void> {
+  await db.prepare(`UPDATE tasks SET account_id = ?, signatures = ?, frozen = ? WHERE id = ?`).run(fields.accountId, fields.signatures, fields.frozen, id);
 }
 
 /** Whether `name`@v`version` is a frozen task published to everyone. */
-export function isPublishedTaskRevision(db: Db, name: string, version: number): boolean {
-  return db.prepare("SELECT 1 FROM tasks WHERE name = ? AND version = ? AND status = 'frozen' AND visibility = 'published'").get(name, version) !== undefined;
+export async function isPublishedTaskRevision(db: Db, name: string, version: number): Promise<boolean> {
+  return await db.prepare("SELECT 1 FROM tasks WHERE name = ? AND version = ? AND status = 'frozen' AND visibility = 'published'").get(name, version) !== undefined;
 }
 
 /** Freezes a task at `version` with its frozen timestamp and signatures. */
-export function freezeTaskRow(db: Db, id: string, fields: { version: number; frozen: string; signatures: string }): void {
-  db.prepare(`UPDATE tasks SET status = 'frozen', version = @version, frozen = @frozen, signatures = @signatures WHERE id = @id`).run({ id, ...fields });
+export async function freezeTaskRow(db: Db, id: string, fields: { version: number; frozen: string; signatures: string }): Promise<void> {
+  await db.prepare(`UPDATE tasks SET status = 'frozen', version = @version, frozen = @frozen, signatures = @signatures WHERE id = @id`).run({ id, ...fields });
 }

@@ -17,19 +17,16 @@
  * So nothing is announced that the store does not hold, however deep the call that decided it, and
  * no state lives outside the handle (no module-level registry keyed by connection).
  *
- * Item 3 of issue 29 (an asynchronous store: a `pg` pool with one client per transaction on
- * PostgreSQL, better-sqlite3 behind the same async interface) changes this module, not the shape of
- * its callers: `transact(db, async (tx) => ...)` will take a client from the pool (BEGIN on it),
- * build the handle around that client, await `fn(tx)`, COMMIT and release the client, then run the
- * effects; `tx.prepare(...)` will go to that client while `db.prepare(...)` outside a transaction
- * goes to the pool. Callers already receive the handle and pass it down explicitly, which is what a
- * pool needs (the connection is no longer implied by the process); they will gain `async`/`await`
- * and nothing else. docs/store.md ("Transactions and their effects") says the same for readers.
+ * The store is asynchronous: `transact(db, async (tx) => ...)` takes the connection for the
+ * transaction (on PostgreSQL a client from the pool, on SQLite the connection under its lock),
+ * awaits `fn(tx)`, commits and gives the connection back, then runs the effects (awaiting each in
+ * turn). `tx.prepare(...)` goes to that connection; a statement on the database itself from inside
+ * the transaction's async context is refused (pass `tx`). docs/store.md says the same for readers.
  */
 import type { Db, Dialect, Statement } from "./db.js";
 
-/** Something to do once the transaction has committed. */
-export type Effect = () => void;
+/** Something to do once the transaction has committed; awaited before the next effect runs. */
+export type Effect = () => void | Promise<void>;
 
 /** Where a throwing effect is reported; default console. */
 export interface TxLogger {
@@ -56,10 +53,11 @@ class EffectQueue {
 class TxHandle implements Tx {
   private open = true;
 
-  constructor(private readonly db: Db, private readonly queue: EffectQueue) {}
+  /** `connection`: the engine's executor bound to this transaction (or savepoint). */
+  constructor(private readonly connection: Db, private readonly queue: EffectQueue) {}
 
   get dialect(): Dialect {
-    return this.db.dialect;
+    return this.connection.dialect;
   }
 
   get inTransaction(): boolean {
@@ -68,20 +66,20 @@ class TxHandle implements Tx {
 
   prepare(sql: string): Statement {
     this.check("prepare a statement");
-    return this.db.prepare(sql);
+    return this.connection.prepare(sql);
   }
 
-  exec(sql: string): void {
+  async exec(sql: string): Promise<void> {
     this.check("run a statement");
-    this.db.exec(sql);
+    await this.connection.exec(sql);
   }
 
-  transaction<A extends unknown[], T>(fn: (...args: A) => T): (...args: A) => T {
-    return (...args: A): T => this.savepoint(() => fn(...args));
+  transaction<T>(fn: (db: Db) => Promise<T>): Promise<T> {
+    return this.savepoint(fn);
   }
 
-  close(): void {
-    throw new Error("a transaction handle cannot close the store; close the Db that opened it");
+  close(): Promise<void> {
+    return Promise.reject(new Error("a transaction handle cannot close the store; close the Db that opened it"));
   }
 
   afterCommit(effect: Effect): void {
@@ -90,17 +88,22 @@ class TxHandle implements Tx {
   }
 
   /** Runs `fn` in a savepoint with its own handle; on rollback, drops the effects queued since it began. */
-  savepoint<T>(fn: (tx: Tx) => T): T {
+  async savepoint<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
     this.check("open a savepoint");
     const mark = this.queue.effects.length;
-    const inner = new TxHandle(this.db, this.queue);
+    let inner: TxHandle | undefined;
     try {
-      return this.db.transaction(() => notAsync(fn(inner)))();
+      return await this.connection.transaction(async (connection) => {
+        inner = new TxHandle(connection, this.queue);
+        try {
+          return await fn(inner);
+        } finally {
+          inner.end();
+        }
+      });
     } catch (error) {
       this.queue.effects.length = mark;
       throw error;
-    } finally {
-      inner.end();
     }
   }
 
@@ -113,39 +116,35 @@ class TxHandle implements Tx {
   }
 }
 
-function notAsync<T>(result: T): T {
-  if (result instanceof Promise) throw new TypeError("a store transaction's function must not be async (yet: see coordinator/store/tx.ts); the transaction would commit before it ends");
-  return result;
-}
-
 /**
  * Runs `fn` in a transaction with a new handle and returns its result; after the commit, runs the
  * effects queued on the handle (and on its savepoints') in order. On `db` a `Tx`, opens a savepoint
  * instead, whose effects wait for the outer commit. Throws, changing nothing, when `db` is a plain
- * `Db` already inside a transaction: its effects would run before that transaction commits; pass
- * the enclosing `Tx` instead.
+ * `Db` and the caller is inside one of its transactions: its effects would run before that
+ * transaction commits (and on SQLite it would wait for itself); pass the enclosing `Tx` instead.
  */
-export function transact<T>(db: Db, fn: (tx: Tx) => T, options: TransactOptions = {}): T {
+export async function transact<T>(db: Db, fn: (tx: Tx) => Promise<T>, options: TransactOptions = {}): Promise<T> {
   if (db instanceof TxHandle) return db.savepoint(fn);
   if (db.inTransaction) {
     throw new Error("transact() on a Db already inside a transaction; pass that transaction's Tx so its effects wait for its commit");
   }
   const queue = new EffectQueue(options.logger ?? console);
-  const tx = new TxHandle(db, queue);
-  let result: T;
-  try {
-    result = db.transaction(() => notAsync(fn(tx)))();
-  } finally {
-    tx.end();
-  }
-  runEffects(queue);
+  const result = await db.transaction(async (connection) => {
+    const tx = new TxHandle(connection, queue);
+    try {
+      return await fn(tx);
+    } finally {
+      tx.end();
+    }
+  });
+  await runEffects(queue);
   return result;
 }
 
-function runEffects(queue: EffectQueue): void {
+async function runEffects(queue: EffectQueue): Promise<void> {
   for (const effect of queue.effects) {
     try {
-      effect();
+      await effect();
     } catch (error) {
       queue.logger.error(`an effect after a commit failed (the transaction stands; the other effects ran): ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
     }

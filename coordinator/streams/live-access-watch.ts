@@ -19,9 +19,9 @@ import { grantLapse, type ViewerGrant } from "./stream-access.js";
 
 export interface LiveAccess {
   /** Binds an open view to its grant; `close(reason)` is called once if the grant lapses. Returns the unbind function. */
-  bind(grant: ViewerGrant, close: (reason: string) => void): () => void;
+  bind(grant: ViewerGrant, close: (reason: string) => void): Promise<() => void>;
   /** Asks again for every open view (of one cell, when given), now. */
-  recheck(cellId?: string): void;
+  recheck(cellId?: string): Promise<void>;
   /** Unbinds every view (without closing it) and stops the backstop. */
   stop(): void;
 }
@@ -65,43 +65,44 @@ export function createLiveAccessWatch(options: LiveAccessWatchOptions): LiveAcce
     }
   };
 
-  const check = (view: BoundView): void => {
+  const check = async (view: BoundView): Promise<void> => {
     let reason: string | null;
     try {
-      reason = grantLapse(db, fleet, view.grant, now());
+      reason = await grantLapse(db, fleet, view.grant, now());
     } catch (error) {
       // A store that cannot answer cannot vouch for the grant either.
       logger.error(`live access re-check of cell ${view.grant.cellId} failed: ${(error as Error).message}`);
       reason = "access could not be checked";
     }
-    if (reason === null) return;
+    // Checks may overlap (a status event during the backstop's): the view is closed once.
+    if (reason === null || !views.has(view)) return;
     unbind(view);
     view.close(reason);
   };
 
-  const recheck = (cellId?: string): void => {
-    for (const view of [...views]) if (cellId === undefined || view.grant.cellId === cellId) check(view);
+  const recheck = async (cellId?: string): Promise<void> => {
+    for (const view of [...views]) if (cellId === undefined || view.grant.cellId === cellId) await check(view);
   };
 
   // After the change is in place (the scheduler's transaction has finished) and before the cell's
   // next message, which arrives on a later turn of the event loop.
-  const stopAssignments = options.assignments?.onAssignmentChange((cellId) => queueMicrotask(() => recheck(cellId)));
+  const stopAssignments = options.assignments?.onAssignmentChange((cellId) => queueMicrotask(() => void recheck(cellId)));
 
   return {
-    bind(grant, close) {
+    async bind(grant, close) {
       const view: BoundView = { grant, close };
       views.add(view);
       if (grant.runId !== null) {
         view.unsubscribeRun = runEvents.subscribe(grant.runId, (event: RunEvent) => {
-          if (event.type === "status") check(view);
+          if (event.type === "status") void check(view);
         });
       }
       if (!backstop) {
-        backstop = setInterval(() => recheck(), recheckMs);
+        backstop = setInterval(() => void recheck(), recheckMs);
         backstop.unref();
       }
       // The grant may have lapsed between admission and binding (a WebSocket upgrade takes a turn).
-      check(view);
+      await check(view);
       return () => unbind(view);
     },
     recheck,

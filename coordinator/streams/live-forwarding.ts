@@ -14,9 +14,9 @@ import { AssayError, errorEnvelope } from "../errors/assay-error.js";
 /** Where a cell's live view is served, when that is another coordinator. */
 export interface LiveForwarding {
   /** The base URL (http://host:port) of the coordinator holding the cell's stream, when it is another live one. */
-  holderOf(cellId: string): string | undefined;
+  holderOf(cellId: string): Promise<string | undefined>;
   /** The cell running the run now, wherever its stream is held. */
-  cellOfRun(runId: string): string | undefined;
+  cellOfRun(runId: string): Promise<string | undefined>;
 }
 
 const FORWARDED = "x-assay-forwarded";

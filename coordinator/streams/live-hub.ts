@@ -91,6 +91,8 @@ export class LiveHub implements CellStreamHub {
 
   private tellCell(cellId: string): void {
     const cameras = [...(this.cameraWatchers.get(cellId)?.keys() ?? [])].sort();
-    this.registry.sendToCell(cellId, { watch: { cameras, state: (this.stateWatchers.get(cellId)?.size ?? 0) > 0, maxFrameRateHz: this.maxFrameRateHz } });
+    // Not awaited: a local session is written at once, in call order. A relay to another coordinator
+    // that fails leaves the cell streaming what it did; the viewer's next watch change tells it again.
+    this.registry.sendToCell(cellId, { watch: { cameras, state: (this.stateWatchers.get(cellId)?.size ?? 0) > 0, maxFrameRateHz: this.maxFrameRateHz } }).catch(() => undefined);
   }
 }

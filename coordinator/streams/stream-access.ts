@@ -26,11 +26,11 @@ export interface CellWork {
 }
 
 /** The run and episode the cell is on now, if any. */
-export function workOfCell(db: Db, fleet: FleetView, cellId: string): CellWork | null {
+export async function workOfCell(db: Db, fleet: FleetView, cellId: string): Promise<CellWork | null> {
   const episodeId = fleet.assignedEpisodeOf(cellId);
   if (!episodeId) return null;
-  const episode = getEpisode(db, episodeId);
-  const run = episode ? getRun(db, episode.run_id) : undefined;
+  const episode = await getEpisode(db, episodeId);
+  const run = episode ? await getRun(db, episode.run_id) : undefined;
   return episode && run ? { runId: run.id, accountId: run.accountId, episodeId, index: episode.idx } : null;
 }
 
@@ -60,13 +60,13 @@ export interface StreamViewer {
  * run's target, for the streams:read scope, and for its key: still valid and holding streams:read),
  * else its bearer key's, which needs streams:read. Throws 401 or 403.
  */
-export function streamViewer(db: Db, target: string, token: string | undefined, authorization: string | undefined, now: Date): StreamViewer {
+export async function streamViewer(db: Db, target: string, token: string | undefined, authorization: string | undefined, now: Date): Promise<StreamViewer> {
   if (token !== undefined) {
-    const check = checkStreamToken(db, token, target, now);
+    const check = await checkStreamToken(db, token, target, now);
     if (!check.ok) throw new AssayError("invalid_api_key", check.reason);
     const { grant } = check;
     if (!grant.keyId) throw new AssayError("invalid_api_key", "the stream token names no API key; take a fresh URL from GET /v1/streams/{cell} (or your run's events) with a key that holds streams:read");
-    const key = findKeyById(db, grant.keyId);
+    const key = await findKeyById(db, grant.keyId);
     if (!key || key.account_id !== grant.accountId) throw new AssayError("invalid_api_key", "the stream token's key does not exist; take a fresh URL");
     if (key.revoked) throw new AssayError("invalid_api_key", `the stream token's key ${key.id} was revoked at ${key.revoked}`);
     if (!(JSON.parse(key.scope) as string[]).includes(STREAM_SCOPE)) {
@@ -74,7 +74,7 @@ export function streamViewer(db: Db, target: string, token: string | undefined, 
     }
     return { accountId: grant.accountId, keyId: grant.keyId, tokenRunId: grant.runId ?? null, tokenExpiresAt: grant.expiresAt };
   }
-  const key = resolveBearer(db, authorization);
+  const key = await resolveBearer(db, authorization);
   if (!key.scope.includes(STREAM_SCOPE)) throw new AssayError("insufficient_scope", "watching a stream needs a key with streams:read (or the token in a descriptor's URL)");
   return { accountId: key.accountId, keyId: key.keyId, tokenRunId: null, tokenExpiresAt: null };
 }
@@ -83,10 +83,10 @@ export function streamViewer(db: Db, target: string, token: string | undefined, 
  * The grant for `viewer` to watch `cellId` now, or null when it may not (answer 404 then): operators
  * any cell; a customer the cell while it runs the account's work (and, with a run's token, that run).
  */
-export function admitViewer(db: Db, fleet: FleetView, operatorAccountId: string, viewer: StreamViewer, cellId: string): ViewerGrant | null {
+export async function admitViewer(db: Db, fleet: FleetView, operatorAccountId: string, viewer: StreamViewer, cellId: string): Promise<ViewerGrant | null> {
   const base = { cellId, accountId: viewer.accountId, keyId: viewer.keyId, tokenExpiresAt: viewer.tokenExpiresAt };
   if (viewer.accountId === operatorAccountId) return { ...base, runId: null };
-  const work = workOfCell(db, fleet, cellId);
+  const work = await workOfCell(db, fleet, cellId);
   if (!work || work.accountId !== viewer.accountId) return null;
   if (viewer.tokenRunId !== null && work.runId !== viewer.tokenRunId) return null;
   return { ...base, runId: work.runId };
@@ -97,14 +97,14 @@ export function admitViewer(db: Db, fleet: FleetView, operatorAccountId: string,
  * while it does: the token expired, the key was revoked, the run ended, or the cell moved on to
  * another run. Between two episodes of the run the grant holds.
  */
-export function grantLapse(db: Db, fleet: FleetView, grant: ViewerGrant, now: Date): string | null {
+export async function grantLapse(db: Db, fleet: FleetView, grant: ViewerGrant, now: Date): Promise<string | null> {
   if (grant.tokenExpiresAt && grant.tokenExpiresAt.getTime() <= now.getTime()) return "stream token expired; take a fresh URL";
-  const key = findKeyById(db, grant.keyId);
+  const key = await findKeyById(db, grant.keyId);
   if (!key || key.revoked) return `API key ${grant.keyId} was revoked`;
   if (grant.runId === null) return null;
-  const run = getRunRow(db, grant.runId);
+  const run = await getRunRow(db, grant.runId);
   if (!run || isTerminal(run.status as RunStatus)) return `run ${grant.runId} ended`;
-  const work = workOfCell(db, fleet, grant.cellId);
+  const work = await workOfCell(db, fleet, grant.cellId);
   if (work && work.runId !== grant.runId) return "the cell moved on to another run";
   return null;
 }

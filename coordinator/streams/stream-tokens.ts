@@ -23,8 +23,8 @@ export const STREAM_TOKEN_TTL_MS = 10 * 60_000;
 /** The URL in a run's status events lasts as long as a long run's status goes unrepeated. */
 export const STATUS_EVENT_TOKEN_TTL_MS = 60 * 60_000;
 
-function secretOf(db: Db, now: Date): Buffer {
-  return ensureServiceSecret(db, SECRET_NAME, now);
+async function secretOf(db: Db, now: Date): Promise<Buffer> {
+  return await ensureServiceSecret(db, SECRET_NAME, now);
 }
 
 /** The scope a stream token grants: the one scope that opens live views. */
@@ -43,21 +43,21 @@ export interface StreamGrant {
   scope?: string[];
 }
 
-export function signStreamToken(db: Db, grant: StreamGrant, now: Date): string {
+export async function signStreamToken(db: Db, grant: StreamGrant, now: Date): Promise<string> {
   const payload = Buffer.from(JSON.stringify({
     c: grant.cellId, a: grant.accountId, e: Math.floor(grant.expiresAt.getTime() / 1000),
     ...(grant.keyId ? { k: grant.keyId } : {}), ...(grant.runId ? { r: grant.runId } : {}), s: grant.scope ?? [STREAM_SCOPE],
   })).toString("base64url");
-  return `${payload}.${createHmac("sha256", secretOf(db, now)).update(payload).digest("hex")}`;
+  return `${payload}.${createHmac("sha256", await secretOf(db, now)).update(payload).digest("hex")}`;
 }
 
 export type TokenCheck = { ok: true; grant: StreamGrant } | { ok: false; reason: string };
 
 /** Checks a token for `cellId`: signature first, then cell and expiry. */
-export function checkStreamToken(db: Db, token: string | undefined, cellId: string, now: Date): TokenCheck {
+export async function checkStreamToken(db: Db, token: string | undefined, cellId: string, now: Date): Promise<TokenCheck> {
   const [payload, sig] = (token ?? "").split(".");
   if (!payload || !sig || !/^[0-9a-f]{64}$/.test(sig)) return { ok: false, reason: "the stream token is missing or malformed; take a fresh URL from GET /v1/streams/{cell}" };
-  const expected = createHmac("sha256", secretOf(db, now)).update(payload).digest();
+  const expected = createHmac("sha256", await secretOf(db, now)).update(payload).digest();
   if (!timingSafeEqual(expected, Buffer.from(sig, "hex"))) return { ok: false, reason: "the stream token's signature does not match; take a fresh URL from GET /v1/streams/{cell}" };
   let body: { c?: unknown; a?: unknown; e?: unknown; k?: unknown; r?: unknown; s?: unknown };
   try {
@@ -79,8 +79,8 @@ export function checkStreamToken(db: Db, token: string | undefined, cellId: stri
 }
 
 /** `${streamsUrl}/cells/<cell>?token=...`: the WebRTC signalling URL of a cell for an account. */
-export function signallingUrl(db: Db, streamsUrl: string, grant: StreamGrant, now: Date): string {
-  return `${streamsUrl}/cells/${encodeURIComponent(grant.cellId)}?token=${signStreamToken(db, grant, now)}`;
+export async function signallingUrl(db: Db, streamsUrl: string, grant: StreamGrant, now: Date): Promise<string> {
+  return `${streamsUrl}/cells/${encodeURIComponent(grant.cellId)}?token=${await signStreamToken(db, grant, now)}`;
 }
 
 /**
@@ -88,8 +88,8 @@ export function signallingUrl(db: Db, streamsUrl: string, grant: StreamGrant, no
  * the run. `keyId`: the subscriber's key (which must hold streams:read; events.ts gives a key without
  * it no URL); without one the token admits nobody (viewers need a key in the token).
  */
-export function statusEventStreamUrl(db: Db, streamsUrl: string, runId: string, cellId: string, now: Date, keyId?: string): string | null {
-  const accountId = findRunAccountId(db, runId);
+export async function statusEventStreamUrl(db: Db, streamsUrl: string, runId: string, cellId: string, now: Date, keyId?: string): Promise<string | null> {
+  const accountId = await findRunAccountId(db, runId);
   if (accountId === undefined) return null;
   return signallingUrl(db, streamsUrl, { cellId, accountId, runId, ...(keyId ? { keyId } : {}), expiresAt: new Date(now.getTime() + STATUS_EVENT_TOKEN_TTL_MS) }, now);
 }
@@ -100,7 +100,7 @@ export function runStreamTarget(runId: string): string {
 }
 
 /** `${streamsUrl}/runs/<run>?token=...`: signalling for whichever cell runs the run at connect time. */
-export function runStreamUrl(db: Db, streamsUrl: string, runId: string, accountId: string, keyId: string, now: Date): string {
-  const token = signStreamToken(db, { cellId: runStreamTarget(runId), accountId, keyId, runId, expiresAt: new Date(now.getTime() + STATUS_EVENT_TOKEN_TTL_MS) }, now);
+export async function runStreamUrl(db: Db, streamsUrl: string, runId: string, accountId: string, keyId: string, now: Date): Promise<string> {
+  const token = await signStreamToken(db, { cellId: runStreamTarget(runId), accountId, keyId, runId, expiresAt: new Date(now.getTime() + STATUS_EVENT_TOKEN_TTL_MS) }, now);
   return `${streamsUrl}/runs/${encodeURIComponent(runId)}?token=${token}`;
 }

@@ -13,7 +13,7 @@ import type { IncomingMessage, Server } from "node:http";
 import type { Duplex } from "node:stream";
 import { WebSocketServer, type WebSocket } from "ws";
 import { AssayError, errorEnvelope } from "../errors/assay-error.js";
-import type { FleetView } from "../fleet/fleet-view.js";
+import type { ConnectedCell, FleetView } from "../fleet/fleet-view.js";
 import type { Db } from "../store/database.js";
 import type { ConnectionCaps } from "./connection-caps.js";
 import type { LiveAccess } from "./live-access-watch.js";
@@ -48,27 +48,33 @@ export interface StreamUpgradeOptions {
 }
 
 /** The grant a request watches a cell under, or an AssayError saying why not. */
-function admit(o: StreamUpgradeOptions, req: IncomingMessage, base: string): ViewerGrant {
+async function admit(o: StreamUpgradeOptions, req: IncomingMessage, base: string): Promise<ViewerGrant> {
   const url = new URL(req.url ?? "/", "http://local");
   const match = new RegExp(`^${base}/(cells|runs)/([^/]+)$`).exec(url.pathname);
   if (!match) throw new AssayError("not_found", `no stream at ${url.pathname}; stream URLs are ${base}/cells/<cell> (from GET /v1/streams/{cell}) or ${base}/runs/<run> (a pilot's stream_url)`);
   const [, kind, rawId] = match;
   const id = decodeURIComponent(rawId!);
   const target = kind === "cells" ? id : runStreamTarget(id);
-  const viewer = streamViewer(o.db, target, url.searchParams.get("token") ?? undefined, req.headers.authorization, o.now());
+  const viewer = await streamViewer(o.db, target, url.searchParams.get("token") ?? undefined, req.headers.authorization, o.now());
   let cellId = id;
   if (kind === "runs") {
-    const running = o.fleet.connectedCells().find((c) => workOfCell(o.db, o.fleet, c.cellId)?.runId === id);
+    let running: ConnectedCell | undefined;
+    for (const c of await o.fleet.connectedCells()) {
+      if ((await workOfCell(o.db, o.fleet, c.cellId))?.runId === id) {
+        running = c;
+        break;
+      }
+    }
     if (!running) throw new AssayError("not_found", `run ${id} is not on a cell right now (queued, between episodes or ended); connect again while it runs`, { runId: id });
     cellId = running.cellId;
   }
-  const grant = admitViewer(o.db, o.fleet, o.operatorAccountId, viewer, cellId);
+  const grant = await admitViewer(o.db, o.fleet, o.operatorAccountId, viewer, cellId);
   if (!grant) throw new AssayError("not_found", `no stream ${JSON.stringify(cellId)}: no such cell, or it is not running your work now`);
   return grant;
 }
 
 /** The coordinator holding the stream a cells/ or runs/ URL names, when it is another one. */
-function holderOfTarget(forwarding: LiveForwarding, req: IncomingMessage, base: string): string | undefined {
+async function holderOfTarget(forwarding: LiveForwarding, req: IncomingMessage, base: string): Promise<string | undefined> {
   const match = new RegExp(`^${base}/(cells|runs)/([^/]+)$`).exec(new URL(req.url ?? "/", "http://local").pathname);
   if (!match) return undefined;
   let id: string;
@@ -77,8 +83,8 @@ function holderOfTarget(forwarding: LiveForwarding, req: IncomingMessage, base: 
   } catch {
     return undefined;
   }
-  const cellId = match[1] === "cells" ? id : forwarding.cellOfRun(id);
-  return cellId === undefined ? undefined : forwarding.holderOf(cellId);
+  const cellId = match[1] === "cells" ? id : await forwarding.cellOfRun(id);
+  return cellId === undefined ? undefined : await forwarding.holderOf(cellId);
 }
 
 function refuse(socket: Duplex, error: AssayError, docsUrl: string): void {
@@ -90,8 +96,8 @@ function refuse(socket: Duplex, error: AssayError, docsUrl: string): void {
 export function acceptStreamUpgrades(server: Server, o: StreamUpgradeOptions): () => void {
   const base = new URL(o.streamsUrl).pathname.replace(/\/+$/, "") || "/streams";
   const wss = new WebSocketServer({ noServer: true, maxPayload: 1024 * 1024 });
-  const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
-    const holder = o.forwarding && !wasForwarded(req) ? holderOfTarget(o.forwarding, req, base) : undefined;
+  const onUpgrade = async (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    const holder = o.forwarding && !wasForwarded(req) ? await holderOfTarget(o.forwarding, req, base) : undefined;
     if (holder) {
       forwardUpgrade(req, socket, head, holder, (error) => refuse(socket, error, o.docsUrl));
       return;
@@ -99,7 +105,7 @@ export function acceptStreamUpgrades(server: Server, o: StreamUpgradeOptions): (
     let grant: ViewerGrant;
     let release: () => void;
     try {
-      grant = admit(o, req, base);
+      grant = await admit(o, req, base);
       release = o.caps.acquire("signalling_websockets", grant.keyId, grant.accountId);
     } catch (error) {
       refuse(socket, error instanceof AssayError ? error : new AssayError("not_found", "no such stream"), o.docsUrl);
@@ -110,19 +116,22 @@ export function acceptStreamUpgrades(server: Server, o: StreamUpgradeOptions): (
     wss.handleUpgrade(req, socket, head, (ws) => {
       ws.once("close", release);
       const end = o.signalling.handle(ws, grant.cellId);
-      const unbind = o.access.bind(grant, (reason) => {
+      const binding = o.access.bind(grant, (reason) => {
         if (ws.readyState === ws.OPEN) ws.send(JSON.stringify({ type: "error", message: `access to this live view ended: ${reason}` }));
         // A close reason may be at most 123 bytes; ours are ASCII and shorter, this keeps it so.
         const short = reason.slice(0, 120);
         if (end) end(ACCESS_LAPSED_CLOSE_CODE, short);
         else ws.close(ACCESS_LAPSED_CLOSE_CODE, short);
       });
-      ws.once("close", unbind);
+      // bind never rejects (a store that cannot answer lapses the grant); unbinding waits for it.
+      ws.once("close", () => void binding.then((unbind) => unbind()));
     });
   };
-  server.on("upgrade", onUpgrade);
+  // An upgrade that fails unexpectedly (the store did not answer) drops its socket; nothing leaks.
+  const listener = (req: IncomingMessage, socket: Duplex, head: Buffer) => void onUpgrade(req, socket, head).catch(() => socket.destroy());
+  server.on("upgrade", listener);
   return () => {
-    server.off("upgrade", onUpgrade);
+    server.off("upgrade", listener);
     for (const client of wss.clients) client.terminate();
     wss.close();
   };

@@ -32,10 +32,10 @@ function toSigningKey(row: SigningKeyRow): SigningKey {
 }
 
 /** The owner's key, generating and storing it when the owner has none yet. */
-export function ensureSigningKey(db: Db, owner: string, now: Date = new Date()): SigningKey {
-  return transact(db, (tx) => {
-    lockName(tx, `signing-key:${owner}`);
-    const existing = findSigningKeyOfOwner(tx, owner);
+export async function ensureSigningKey(db: Db, owner: string, now: Date = new Date()): Promise<SigningKey> {
+  return await transact(db, async (tx) => {
+    await lockName(tx, `signing-key:${owner}`);
+    const existing = await findSigningKeyOfOwner(tx, owner);
     if (existing) return toSigningKey(existing);
     const { publicKey, privateKey } = generateKeyPairSync("ed25519");
     const row: SigningKeyRow = {
@@ -45,23 +45,23 @@ export function ensureSigningKey(db: Db, owner: string, now: Date = new Date()):
       private_key_pem: privateKey.export({ type: "pkcs8", format: "pem" }).toString(),
       created: now.toISOString(),
     };
-    insertSigningKey(tx, row);
+    await insertSigningKey(tx, row);
     return toSigningKey(row);
   });
 }
 
 /** The service's key (generated on first call). */
-export function ensureServiceKey(db: Db, now?: Date): SigningKey {
-  return ensureSigningKey(db, SERVICE_KEY_OWNER, now);
+export async function ensureServiceKey(db: Db, now?: Date): Promise<SigningKey> {
+  return await ensureSigningKey(db, SERVICE_KEY_OWNER, now);
 }
 
 /** Public view of every signing key, oldest first (service key first on a fresh store). */
-export function listSigningKeys(db: Db): PublicSigningKeyRow[] {
-  return listPublicSigningKeys(db);
+export async function listSigningKeys(db: Db): Promise<PublicSigningKeyRow[]> {
+  return await listPublicSigningKeys(db);
 }
 
-export function getPublicSigningKey(db: Db, id: string): PublicSigningKeyRow | undefined {
-  return findPublicSigningKey(db, id);
+export async function getPublicSigningKey(db: Db, id: string): Promise<PublicSigningKeyRow | undefined> {
+  return await findPublicSigningKey(db, id);
 }
 
 /** The wire form of a public key (GET /v1/signing-keys). */

@@ -40,16 +40,16 @@ function labelOf(row: TaskRecord): { id: string; name: string; rev: string | nul
 }
 
 /** A task the account may read, by id or `<name>@v<N>`; 404 not_found otherwise. */
-export function requireReadableTask(db: Db, accountId: string, idOrRev: string): TaskRecord {
+export async function requireReadableTask(db: Db, accountId: string, idOrRev: string): Promise<TaskRecord> {
   const rev = /^([a-z0-9-]+)@v(\d+)$/.exec(idOrRev);
-  const row = rev ? findVisibleFrozenRevision(db, accountId, rev[1]!, Number(rev[2])) : findReadableTaskById(db, accountId, idOrRev);
+  const row = rev ? await findVisibleFrozenRevision(db, accountId, rev[1]!, Number(rev[2])) : await findReadableTaskById(db, accountId, idOrRev);
   if (!row) throw new AssayError("not_found", `no task ${JSON.stringify(idOrRev)} visible to this account; use a task id or a frozen revision "<name>@v<N>"`);
   return row;
 }
 
 /** The account's own task (by id or rev), for operations that change it; 404 not_found otherwise. */
-export function requireOwnTask(db: Db, accountId: string, idOrRev: string): TaskRecord {
-  const row = requireReadableTask(db, accountId, idOrRev);
+export async function requireOwnTask(db: Db, accountId: string, idOrRev: string): Promise<TaskRecord> {
+  const row = await requireReadableTask(db, accountId, idOrRev);
   if (row.account_id !== accountId) throw new AssayError("not_found", `task ${JSON.stringify(idOrRev)} belongs to another account; only its owner can change it`);
   return row;
 }
@@ -60,32 +60,32 @@ function specColumns(spec: TaskSpecFields): { name: string; visibility: string; 
 }
 
 /** POST /v1/tasks: validates and inserts a draft. */
-export function createTask(body: unknown, ctx: TaskContext): TaskRecord {
-  const spec = validateTaskSpec(checkTaskBody(body), ctx);
+export async function createTask(body: unknown, ctx: TaskContext): Promise<TaskRecord> {
+  const spec = await validateTaskSpec(checkTaskBody(body), ctx);
   const id = newTaskId();
-  insertTask(ctx.db, {
+  await insertTask(ctx.db, {
     id, account_id: ctx.accountId, name: spec.name, version: null, status: "draft", visibility: spec.visibility,
     created: ctx.now.toISOString(), frozen: null, spec: JSON.stringify(spec), signatures: "[]", pilot: null,
   });
-  return getTask(ctx.db, id)!;
+  return (await getTask(ctx.db, id))!;
 }
 
 /**
  * POST /v1/tasks/{id}/amend: merges the given fields over the stored spec, re-validates the whole
  * spec, and (while piloting) appends `{at, fields}` to pilot.amendments naming the fields that changed.
  */
-export function amendTask(row: TaskRecord, body: unknown, ctx: TaskContext): TaskRecord {
+export async function amendTask(row: TaskRecord, body: unknown, ctx: TaskContext): Promise<TaskRecord> {
   const status = nextTaskStatus(row.status, "amend", labelOf(row));
   const changes = checkTaskAmendment(body);
   const before = storedSpec(row);
-  const spec = validateTaskSpec({ ...before, ...changes }, ctx);
+  const spec = await validateTaskSpec({ ...before, ...changes }, ctx);
   const changed = (TASK_FIELDS as readonly TaskField[]).filter((f) => f in changes && canonicalJson(before[f]) !== canonicalJson(spec[f]));
   let pilot = row.pilot as TaskPilot | null;
   if (pilot && status === "piloting" && changed.length > 0) {
     pilot = { ...pilot, amendments: [...pilot.amendments, { at: ctx.now.toISOString(), fields: changed }] };
   }
-  updateTaskSpec(ctx.db, row.id, { ...specColumns(spec), pilot: pilot === null ? null : JSON.stringify(pilot) });
-  return getTask(ctx.db, row.id)!;
+  await updateTaskSpec(ctx.db, row.id, { ...specColumns(spec), pilot: pilot === null ? null : JSON.stringify(pilot) });
+  return (await getTask(ctx.db, row.id))!;
 }
 
 export interface PilotDeps {
@@ -107,15 +107,15 @@ export async function pilotTask(row: TaskRecord, body: unknown, ctx: TaskContext
   const models = await deps.preparePolicy?.(planned);
   if (models && Object.keys(models).length > 0) planned.run.resolvedPins = { ...planned.run.resolvedPins, models };
   // The task may have moved on (frozen, amended into another pilot) while the policy was prepared.
-  row = getTask(ctx.db, row.id)!;
+  row = (await getTask(ctx.db, row.id))!;
   nextTaskStatus(row.status, "pilot", labelOf(row));
   const earlier = row.pilot as TaskPilot | null;
   // A new pilot replaces run, robot and episodes; the amendment history carries over.
   const pilot: TaskPilot = { run_id: deps.runId, robot: planned.robotPin, episodes: planned.episodes, amendments: earlier?.amendments ?? [] };
-  transact(ctx.db, (tx) => {
+  await transact(ctx.db, async (tx) => {
     const units = planned.run.units ?? [{ model: planned.run.plan.model, environment: planned.run.plan.environment }];
-    insertRun(tx, { ...planned.run, headlinePriors: headlinePriorsAtSubmission(tx, units) });
-    setTaskPilot(tx, row.id, JSON.stringify(pilot));
+    await insertRun(tx, { ...planned.run, headlinePriors: await headlinePriorsAtSubmission(tx, units) });
+    await setTaskPilot(tx, row.id, JSON.stringify(pilot));
   });
   return pilot;
 }
@@ -127,35 +127,35 @@ export function signableSpec(spec: TaskSpecFields, rev: string, frozen: string):
 }
 
 /** Both signatures over a frozen spec: the owning account's key, then the service's. */
-export function signFrozenSpec(db: Db, ownerAccountId: string, spec: TaskSpecFields, rev: string, frozen: string, now: Date): string[] {
+export async function signFrozenSpec(db: Db, ownerAccountId: string, spec: TaskSpecFields, rev: string, frozen: string, now: Date): Promise<string[]> {
   const signable = signableSpec(spec, rev, frozen);
-  return [signTaskSpec(signable, ensureSigningKey(db, ownerAccountId, now)), signTaskSpec(signable, ensureServiceKey(db, now))];
+  return [signTaskSpec(signable, await ensureSigningKey(db, ownerAccountId, now)), signTaskSpec(signable, await ensureServiceKey(db, now))];
 }
 
 /** POST /v1/tasks/{id}/freeze: piloting -> frozen at `<name>@v<N>`, N = 1 + the highest frozen version of the name. */
-export function freezeTask(row: TaskRecord, ctx: TaskContext): TaskRecord {
+export async function freezeTask(row: TaskRecord, ctx: TaskContext): Promise<TaskRecord> {
   nextTaskStatus(row.status, "freeze", labelOf(row));
-  transact(ctx.db, (tx) => {
+  await transact(ctx.db, async (tx) => {
     // Two drafts of one name frozen at once (on two coordinators) must not both take version N.
-    lockName(tx, `task-versions:${row.name}`);
-    const current = getTask(tx, row.id)!;
+    await lockName(tx, `task-versions:${row.name}`);
+    const current = (await getTask(tx, row.id))!;
     nextTaskStatus(current.status, "freeze", labelOf(current));
-    const version = maxFrozenVersion(tx, current.name) + 1;
+    const version = await maxFrozenVersion(tx, current.name) + 1;
     const rev = `${current.name}@v${version}`;
     const frozen = ctx.now.toISOString();
-    const signatures = signFrozenSpec(tx, ctx.accountId, storedSpec(current), rev, frozen, ctx.now);
-    freezeTaskRow(tx, row.id, { version, frozen, signatures: JSON.stringify(signatures) });
+    const signatures = await signFrozenSpec(tx, ctx.accountId, storedSpec(current), rev, frozen, ctx.now);
+    await freezeTaskRow(tx, row.id, { version, frozen, signatures: JSON.stringify(signatures) });
   });
-  return getTask(ctx.db, row.id)!;
+  return (await getTask(ctx.db, row.id))!;
 }
 
 /** POST /v1/tasks/{id}/revise: a new draft carrying a frozen revision's fields; it freezes as the next revision. */
-export function reviseTask(row: TaskRecord, ctx: TaskContext): TaskRecord {
+export async function reviseTask(row: TaskRecord, ctx: TaskContext): Promise<TaskRecord> {
   nextTaskStatus(row.status, "revise", labelOf(row));
   const id = newTaskId();
-  insertTask(ctx.db, {
+  await insertTask(ctx.db, {
     id, account_id: ctx.accountId, name: row.name, version: null, status: "draft", visibility: row.visibility,
     created: ctx.now.toISOString(), frozen: null, spec: JSON.stringify(storedSpec(row)), signatures: "[]", pilot: null,
   });
-  return getTask(ctx.db, id)!;
+  return (await getTask(ctx.db, id))!;
 }

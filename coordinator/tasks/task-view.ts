@@ -52,9 +52,9 @@ export function storedSpec(row: Pick<TaskRecord, "name" | "visibility" | "spec">
  * The baseline check, once the pilot run has completed and the task has a baseline; undefined
  * otherwise. Computed on read, so it appears as soon as the run completes.
  */
-export function baselineCheck(db: Db, spec: TaskSpecFields, pilot: TaskPilot | null): BaselineCheck | undefined {
+export async function baselineCheck(db: Db, spec: TaskSpecFields, pilot: TaskPilot | null): Promise<BaselineCheck | undefined> {
   if (!spec.baseline || !pilot) return undefined;
-  const run = getRun(db, pilot.run_id);
+  const run = await getRun(db, pilot.run_id);
   if (!run || run.status !== "completed" || run.result === null) return undefined;
   const result = run.result as { n?: number; success_rate?: number };
   const n = result.n ?? 0;
@@ -73,7 +73,7 @@ export function baselineCheck(db: Db, spec: TaskSpecFields, pilot: TaskPilot | n
 }
 
 /** The Task Spec as `viewerAccountId` may see it. */
-export function taskView(db: Db, row: TaskRecord, viewerAccountId: string): Record<string, unknown> {
+export async function taskView(db: Db, row: TaskRecord, viewerAccountId: string): Promise<Record<string, unknown>> {
   const spec = storedSpec(row);
   const pilot = row.pilot as TaskPilot | null;
   const owner = row.account_id === viewerAccountId;
@@ -97,7 +97,7 @@ export function taskView(db: Db, row: TaskRecord, viewerAccountId: string): Reco
   if (owner) {
     view.baseline = spec.baseline;
     view.pilot = pilot;
-    const check = baselineCheck(db, spec, pilot);
+    const check = await baselineCheck(db, spec, pilot);
     if (check) view.baseline_check = check;
   } else {
     view.pilot = pilot === null ? null : { robot: pilot.robot, episodes: pilot.episodes, amendments: pilot.amendments };

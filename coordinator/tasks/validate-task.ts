@@ -71,7 +71,7 @@ export function checkTaskAmendment(body: unknown): Record<string, unknown> {
  * Validates a complete set of creation fields (a creation body, or an amend merged over the stored
  * spec) and returns it with defaults filled in. Throws the first problem found.
  */
-export function validateTaskSpec(raw: Record<string, unknown>, ctx: ValidateTaskContext): TaskSpecFields {
+export async function validateTaskSpec(raw: Record<string, unknown>, ctx: ValidateTaskContext): Promise<TaskSpecFields> {
   // The shape (types, required and unknown fields, enums, ranges) is checked by the declarations
   // (coordinator/tasks/task-schemas.ts) before this: what follows needs the catalogue or the store.
   const name = raw.name as string;
@@ -80,14 +80,14 @@ export function validateTaskSpec(raw: Record<string, unknown>, ctx: ValidateTask
   const classEnvs = ctx.environments.filter((e) => e.class === environmentClass);
   if (classEnvs.length === 0) invalid(`environment_class ${q(environmentClass)} has no environment in the catalogue; choose one of ${[...new Set(ctx.environments.map((e) => e.class))].join(", ")}`);
 
-  const owner = accountOwningTaskName(ctx.db, name);
+  const owner = await accountOwningTaskName(ctx.db, name);
   if (owner !== undefined && owner !== ctx.accountId) invalid(`task name ${q(name)} belongs to another account; task names are global so that "<name>@v<N>" is unambiguous; choose another name`);
 
   const spec: TaskSpecFields = {
     name,
     visibility: visibility as TaskSpecFields["visibility"],
     environment_class: environmentClass as EnvironmentClass,
-    initial_conditions: validateInitialConditions(raw.initial_conditions, classEnvs, ctx),
+    initial_conditions: await validateInitialConditions(raw.initial_conditions, classEnvs, ctx),
     success_predicates: raw.success_predicates as TaskSpecFields["success_predicates"],
     instructions: validateInstructions(raw.instructions),
     stages: (raw.stages ?? []) as TaskSpecFields["stages"],
@@ -98,7 +98,7 @@ export function validateTaskSpec(raw: Record<string, unknown>, ctx: ValidateTask
   return spec;
 }
 
-function validateInitialConditions(value: unknown, classEnvs: readonly CatalogEnvironment[], ctx: ValidateTaskContext): TaskSpecFields["initial_conditions"] {
+async function validateInitialConditions(value: unknown, classEnvs: readonly CatalogEnvironment[], ctx: ValidateTaskContext): Promise<TaskSpecFields["initial_conditions"]> {
   const conditions = value as Record<string, Record<string, unknown>>;
   const stocked = [...new Set(classEnvs.flatMap((e) => e.objects))];
   for (const [key, spec] of Object.entries(conditions)) {
@@ -107,7 +107,7 @@ function validateInitialConditions(value: unknown, classEnvs: readonly CatalogEn
     const object = spec.object;
     if (typeof object !== "string" || object.trim() === "") invalid(`${where}.object is required: an object the environment stocks (${stocked.join(", ")}) or "kit/<name>"; got ${q(object)}`);
     if (object.startsWith(KIT_REF_PREFIX)) {
-      checkKitReference(`${where}.object`, object.slice(KIT_REF_PREFIX.length), ctx);
+      await checkKitReference(`${where}.object`, object.slice(KIT_REF_PREFIX.length), ctx);
     } else if (!stocked.includes(object)) {
       invalid(`${where}.object ${q(object)} is not stocked by any environment of the target class; stocked: ${stocked.join(", ")}; ship your own hardware as a kit and reference it as "kit/<name>"`);
     }
@@ -117,8 +117,8 @@ function validateInitialConditions(value: unknown, classEnvs: readonly CatalogEn
   return value as TaskSpecFields["initial_conditions"];
 }
 
-function checkKitReference(field: string, kitName: string, ctx: ValidateTaskContext): void {
-  const kit = findKitByName(ctx.db, ctx.accountId, kitName);
+async function checkKitReference(field: string, kitName: string, ctx: ValidateTaskContext): Promise<void> {
+  const kit = await findKitByName(ctx.db, ctx.accountId, kitName);
   if (!kit) invalid(`${field}: no kit ${q(kitName)} on this account; register it with POST /v1/kits and reference it once it is available`);
   if (kit.status !== "available") {
     invalid(`${field}: kit ${q(kitName)} (${kit.id}) is ${kit.status}, not available; a task can reference kit/${kitName} once Assay has received, tracked and made it available`);

@@ -6,6 +6,7 @@
  * after a restart. Delivery is at least once: a crash between the receiver's 2xx and the store
  * update sends the event again, so receivers dedupe by `Assay-Event-Id`.
  */
+import { singleFlight } from "../store/single-flight.js";
 import type { Db } from "../store/database.js";
 import { leaseDelivery, listDueDeliveries, markDelivered, recordFailedAttempt, type DueDeliveryRow } from "../store/webhooks-repo.js";
 import { eventPayload, type WebhookEventRow } from "./outbox.js";
@@ -70,8 +71,8 @@ export function createWebhookWorker(options: WebhookWorkerOptions): WebhookWorke
   let stopped = true;
   let abort = new AbortController();
 
-  function due(limit: number): DueRow[] {
-    return listDueDeliveries(o.db, now().toISOString(), limit);
+  async function due(limit: number): Promise<DueRow[]> {
+    return await listDueDeliveries(o.db, now().toISOString(), limit);
   }
 
   /**
@@ -79,9 +80,9 @@ export function createWebhookWorker(options: WebhookWorkerOptions): WebhookWorke
    * other coordinator on the same database did first. A coordinator that dies mid-attempt leaves
    * the lease to run out, and another one retries (deliveries are at least once).
    */
-  function claim(row: DueRow): boolean {
+  async function claim(row: DueRow): Promise<boolean> {
     const leaseUntil = new Date(now().getTime() + o.timeoutMs + CLAIM_MARGIN_MS).toISOString();
-    return leaseDelivery(o.db, row.event_id, row.endpoint_id, row.next_attempt_at, leaseUntil);
+    return await leaseDelivery(o.db, row.event_id, row.endpoint_id, row.next_attempt_at, leaseUntil);
   }
 
   async function attempt(row: DueRow): Promise<void> {
@@ -104,27 +105,27 @@ export function createWebhookWorker(options: WebhookWorkerOptions): WebhookWorke
     const at = now();
     const attempts = row.attempts + 1;
     if (error === null) {
-      markDelivered(o.db, row.event_id, row.endpoint_id, attempts, status, at.toISOString());
+      await markDelivered(o.db, row.event_id, row.endpoint_id, attempts, status, at.toISOString());
       return;
     }
     const next = new Date(at.getTime() + retryDelayMs(attempts, o.retryBaseMs, o.retryCapMs));
     const giveUp = next.getTime() - Date.parse(event.created) > o.maxAgeMs;
-    recordFailedAttempt(o.db, row.event_id, row.endpoint_id, { attempts, status, error: error.slice(0, 500), nextAttemptAt: giveUp ? null : next.toISOString() });
+    await recordFailedAttempt(o.db, row.event_id, row.endpoint_id, { attempts, status, error: error.slice(0, 500), nextAttemptAt: giveUp ? null : next.toISOString() });
     if (giveUp) logger.warn(`webhooks: gave up on event ${event.id} for endpoint ${row.endpoint_id} after ${attempts} attempts (${error})`);
   }
 
-  function poll(): void {
+  // One poll at a time: two at once could both read the same free slots.
+  const polling = singleFlight(async () => {
     if (stopped) return;
-    try {
       const free = o.concurrency - inFlight.size;
       if (free <= 0) return;
       // Read past the slots: rows of an account at its own limit must not keep other accounts waiting.
-      for (const row of due(4 * o.concurrency + inFlight.size)) {
+      for (const row of await due(4 * o.concurrency + inFlight.size)) {
         const key = `${row.event_id}/${row.endpoint_id}`;
         if (inFlight.has(key) || inFlight.size >= o.concurrency) continue;
         const account = row.ev_account;
         if ((inFlightByAccount.get(account) ?? 0) >= o.perAccountConcurrency) continue;
-        if (!claim(row)) continue;
+        if (!await claim(row)) continue;
         inFlightByAccount.set(account, (inFlightByAccount.get(account) ?? 0) + 1);
         const done = attempt(row)
           .catch((error: Error) => logger.error(`webhooks: delivery of ${key} failed: ${error.stack ?? error}`))
@@ -137,10 +138,8 @@ export function createWebhookWorker(options: WebhookWorkerOptions): WebhookWorke
           });
         inFlight.set(key, done);
       }
-    } catch (error) {
-      logger.error(`webhooks: outbox poll failed: ${(error as Error).stack ?? error}`);
-    }
-  }
+  }, (error) => logger.error(`webhooks: outbox poll failed: ${(error as Error).stack ?? error}`));
+  const poll = () => void polling.run();
 
   function kick(): void {
     if (stopped || kicked) return;
@@ -168,6 +167,7 @@ export function createWebhookWorker(options: WebhookWorkerOptions): WebhookWorke
       kicked = undefined;
       // Attempts cut short here are recorded as failed and retried after the next start.
       abort.abort(new Error("the coordinator is stopping"));
+      await polling.idle();
       await Promise.allSettled([...inFlight.values()]);
     },
   };

@@ -10,7 +10,7 @@ import { transact } from "../store/tx.js";
 
 export const WEBHOOK_SECRET_PREFIX = "whsec_";
 
-export function insertEndpoint(db: Db, accountId: string, input: { url: string; events: WebhookEventType[]; description: string | null }, now: Date): EndpointRow {
+export async function insertEndpoint(db: Db, accountId: string, input: { url: string; events: WebhookEventType[]; description: string | null }, now: Date): Promise<EndpointRow> {
   const row: EndpointRow = {
     id: `we_${randomBase62(20)}`,
     account_id: accountId,
@@ -21,33 +21,33 @@ export function insertEndpoint(db: Db, accountId: string, input: { url: string; 
     created: now.toISOString(),
     deleted: null,
   };
-  repo.insertEndpoint(db, row);
+  await repo.insertEndpoint(db, row);
   return row;
 }
 
 /** The account's live (not deleted) endpoint, or undefined. */
-export function getEndpoint(db: Db, accountId: string, id: string): EndpointRow | undefined {
-  return repo.findLiveEndpoint(db, accountId, id);
+export async function getEndpoint(db: Db, accountId: string, id: string): Promise<EndpointRow | undefined> {
+  return await repo.findLiveEndpoint(db, accountId, id);
 }
 
-export function listEndpoints(db: Db, accountId: string): EndpointRow[] {
-  return repo.listLiveEndpoints(db, accountId);
+export async function listEndpoints(db: Db, accountId: string): Promise<EndpointRow[]> {
+  return await repo.listLiveEndpoints(db, accountId);
 }
 
 /** Marks the endpoint deleted and cancels its undelivered events; returns the deleted row. */
-export function deleteEndpoint(db: Db, accountId: string, id: string, now: Date): EndpointRow | undefined {
-  return transact(db, (tx) => {
-    const row = getEndpoint(tx, accountId, id);
+export async function deleteEndpoint(db: Db, accountId: string, id: string, now: Date): Promise<EndpointRow | undefined> {
+  return await transact(db, async (tx) => {
+    const row = await getEndpoint(tx, accountId, id);
     if (!row) return undefined;
     const at = now.toISOString();
-    repo.markEndpointDeleted(tx, id, at);
+    await repo.markEndpointDeleted(tx, id, at);
     return { ...row, deleted: at };
   });
 }
 
 /** The endpoint's delivery log, newest event first, with the event type. */
-export function listDeliveries(db: Db, endpointId: string, limit = 100): Array<DeliveryRow & { type: string; created: string }> {
-  return repo.listDeliveries(db, endpointId, limit);
+export async function listDeliveries(db: Db, endpointId: string, limit = 100): Promise<Array<DeliveryRow & { type: string; created: string }>> {
+  return await repo.listDeliveries(db, endpointId, limit);
 }
 
 /** The API's webhook_endpoint object; `secret` only in the creation response. */

@@ -20,9 +20,9 @@ export type WebhookEventRow = WebhookEventRowOf<WebhookEventType>;
  * NOTE: call it inside the transaction that makes the change the event reports, so both commit
  * or neither does.
  */
-export function enqueueEvent(db: Db, accountId: string, type: WebhookEventType, data: object, at: Date = new Date()): string {
-  return recordEvent(db, accountId, type, data, at, (tx) =>
-    listEndpointSubscriptions(tx, accountId).filter((endpoint) => (JSON.parse(endpoint.events) as string[]).includes(type)).map((endpoint) => endpoint.id));
+export async function enqueueEvent(db: Db, accountId: string, type: WebhookEventType, data: object, at: Date = new Date()): Promise<string> {
+  return await recordEvent(db, accountId, type, data, at, async (tx) =>
+    (await listEndpointSubscriptions(tx, accountId)).filter((endpoint) => (JSON.parse(endpoint.events) as string[]).includes(type)).map((endpoint) => endpoint.id));
 }
 
 /**
@@ -30,29 +30,29 @@ export function enqueueEvent(db: Db, accountId: string, type: WebhookEventType, 
  * subscribes to (a delivery the caller named, such as a threshold run's on_verified webhook).
  * Returns the event id. NOTE: as `enqueueEvent`, call it inside the transaction of the change.
  */
-export function enqueueEventForEndpoint(db: Db, accountId: string, endpointId: string, type: WebhookEventType, data: object, at: Date = new Date()): string {
-  return recordEvent(db, accountId, type, data, at, () => [endpointId]);
+export async function enqueueEventForEndpoint(db: Db, accountId: string, endpointId: string, type: WebhookEventType, data: object, at: Date = new Date()): Promise<string> {
+  return await recordEvent(db, accountId, type, data, at, async () => [endpointId]);
 }
 
 /** Writes the event and one pending delivery, due at once, per endpoint `endpoints()` names; returns the event id. */
-function recordEvent(db: Db, accountId: string, type: WebhookEventType, data: object, at: Date, endpoints: (tx: Tx) => string[]): string {
+async function recordEvent(db: Db, accountId: string, type: WebhookEventType, data: object, at: Date, endpoints: (tx: Tx) => Promise<string[]>): Promise<string> {
   const id = `evt_${randomBase62(24)}`;
   const created = at.toISOString();
-  transact(db, (tx) => {
-    insertWebhookEvent(tx, { id, account_id: accountId, type, created, data: JSON.stringify(data) });
-    for (const endpointId of endpoints(tx)) insertPendingDelivery(tx, id, endpointId, created);
+  await transact(db, async (tx) => {
+    await insertWebhookEvent(tx, { id, account_id: accountId, type, created, data: JSON.stringify(data) });
+    for (const endpointId of await endpoints(tx)) await insertPendingDelivery(tx, id, endpointId, created);
   });
   return id;
 }
 
 /** `enqueueEvent` for the account that owns `runId`; returns undefined when the run is unknown. */
-export function enqueueRunEvent(db: Db, runId: string, type: WebhookEventType, data: object, at?: Date): string | undefined {
-  const accountId = findRunAccountId(db, runId);
+export async function enqueueRunEvent(db: Db, runId: string, type: WebhookEventType, data: object, at?: Date): Promise<string | undefined> {
+  const accountId = await findRunAccountId(db, runId);
   return accountId === undefined ? undefined : enqueueEvent(db, accountId, type, data, at);
 }
 
-export function getEvent(db: Db, eventId: string): WebhookEventRow | undefined {
-  return findWebhookEvent(db, eventId) as WebhookEventRow | undefined;
+export async function getEvent(db: Db, eventId: string): Promise<WebhookEventRow | undefined> {
+  return await findWebhookEvent(db, eventId) as WebhookEventRow | undefined;
 }
 
 /** The body POSTed to an endpoint: `{id, object: "event", type, created, data}`. */

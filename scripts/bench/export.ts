@@ -53,13 +53,13 @@ export async function run(episodes = 100, formats: readonly (typeof FORMATS)[num
     const created = (await (await service.api("/v1/runs", { method: "POST", json: { ...README_RUN_BODY, episodes: 1 } })).json()) as { id: string };
     const { run: source } = await runEnd(service, created.id);
     if (source.status !== "completed") throw new Error(`the source run ended ${source.status}`);
-    const sourceEpisode = listEpisodeRecords(db, created.id)[0]!;
-    const files = listArtifacts(db, created.id).filter((a) => a.status === "stored");
+    const sourceEpisode = (await listEpisodeRecords(db, created.id))[0]!;
+    const files = (await listArtifacts(db, created.id)).filter((a) => a.status === "stored");
 
     // The source episode, stored `episodes` times as one completed run.
     const runId = "run_benchexport0000000001";
     const stored = new Date().toISOString();
-    runsRepo.insertRun(db, {
+    await runsRepo.insertRun(db, {
       id: runId, accountId: DEFAULT_ACCOUNT_ID, kind: "run", created: stored, request: { ...README_RUN_BODY, episodes, data: { retention: "30d", train_on_failures: true } },
       resolvedPins: source.resolved_pins, plan: { model: "so101", firmware: "3.11", environment: "tabletop@1", seed: 1, control_rate_hz: 30, max_duration_s: 20 },
       priority: "standard", episodesTotal: episodes,
@@ -68,7 +68,7 @@ export async function run(episodes = 100, formats: readonly (typeof FORMATS)[num
     const inputPaths: string[] = [];
     for (let i = 0; i < episodes; i++) {
       const episodeId = runsRepo.episodeId(runId, i);
-      markEpisodeDone(db, episodeId, {
+      await markEpisodeDone(db, episodeId, {
         cellId: sourceEpisode.cellId ?? "so101-b", outcome: "success", failureCluster: null, durationS: sourceEpisode.durationS ?? 1, resetS: 1,
         replaySpecJson: JSON.stringify(sourceEpisode.replaySpec), metaJson: JSON.stringify(sourceEpisode.meta), evaluationJson: null, finishedAt: stored,
       });
@@ -77,14 +77,14 @@ export async function run(episodes = 100, formats: readonly (typeof FORMATS)[num
         const folder = join(artifactsDir, runId, episodeId);
         mkdirSync(folder, { recursive: true });
         copyFileSync(join(artifactsDir, f.run_id, f.episode_id, f.file_name), join(folder, fileName));
-        insertPendingArtifact(db, { episodeId, runId, kind: f.kind, fileName, bytes: f.bytes, sha256: f.sha256 });
-        markArtifactStored(db, episodeId, f.kind, stored);
+        await insertPendingArtifact(db, { episodeId, runId, kind: f.kind, fileName, bytes: f.bytes, sha256: f.sha256 });
+        await markArtifactStored(db, episodeId, f.kind, stored);
         inputBytes += f.bytes;
         inputPaths.push(join(folder, fileName));
       }
     }
-    for (const status of ["scheduling", "running"] as const) runsRepo.setRunStatus(db, runId, status);
-    service.coordinator.lifecycle.end(db, runId, { status: "completed" });
+    for (const status of ["scheduling", "running"] as const) await runsRepo.setRunStatus(db, runId, status);
+    await service.coordinator.lifecycle.end(db, runId, { status: "completed" });
     figure("input_bytes", inputBytes / MB, "MB");
 
     // The floor: the same bytes read and written into one file (best of three), and once more with an fsync at the end.

@@ -107,7 +107,5 @@ export async function run(times = 5): Promise<Figure[]> {
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  run(Number(process.argv[2] ?? 5)).then((figures) => {
-    for (const f of figures) console.log(JSON.stringify(f));
-  });
+  for (const f of await run(Number(process.argv[2] ?? 5))) console.log(JSON.stringify(f));
 }

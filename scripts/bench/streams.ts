@@ -228,7 +228,7 @@ export async function run(): Promise<Figure[]> {
   let browser: Browser | undefined;
   try {
     const status = service.fleet!.status().find((s) => s.cell === CELL)!;
-    const operator = createApiKey(service.coordinator.db, CATALOG_ACCOUNT_ID, ["streams:read"], new Date()).secret;
+    const operator = (await createApiKey(service.coordinator.db, CATALOG_ACCOUNT_ID, ["streams:read"], new Date())).secret;
     const descriptor = await eventually(`${CELL} to connect with its cameras`, async () => {
       const d = (await (await service.api(`/v1/streams/${CELL}`, { headers: { authorization: `Bearer ${operator}` } })).json()) as {
         cameras: Array<{ name: string; mjpeg_url: string }>;

@@ -116,7 +116,7 @@ export class SimOperator {
 
   private schedule(): void {
     if (this.stopped) return;
-    this.timer = setTimeout(() => this.track(this.look()).finally(() => this.schedule()), this.o.pollMs);
+    this.timer = setTimeout(() => void this.track(this.look()).finally(() => this.schedule()), this.o.pollMs);
   }
 
   private track(work: Promise<void>): Promise<void> {

@@ -90,7 +90,7 @@ describe("cell enrollment and the doctor against a real coordinator (integration
     dir = mkdtempSync(join(tmpdir(), "assay-enroll-"));
     writeFileSync(join(dir, "calibration.json"), JSON.stringify({ ...calibration(), calibratedAt: "2026-11-20T00:00:00Z" }));
     coordinator = await startCoordinator(compileCoordinatorOptions({ port: 0, grpcPort: 0, dataDir: join(dir, "coordinator"), apiKey: TEST_ADMIN_KEY, ...(await testStoreOptions(join(dir, "coordinator"))) }));
-    operatorKey = createApiKey(coordinator.db, CATALOG_ACCOUNT_ID, ["keys:admin"], new Date()).secret;
+    operatorKey = (await createApiKey(coordinator.db, CATALOG_ACCOUNT_ID, ["keys:admin"], new Date())).secret;
   });
 
   after(async () => {
@@ -119,8 +119,8 @@ describe("cell enrollment and the doctor against a real coordinator (integration
     assert.equal((await listed()).connected, false);
 
     // A customer account's admin key may not change the fleet, the quick start's own (acct_default) included.
-    ensureAccount(coordinator.db, "acct_customer", "Customer", new Date().toISOString());
-    const { secret } = createApiKey(coordinator.db, "acct_customer", ["keys:admin"], new Date());
+    await ensureAccount(coordinator.db, "acct_customer", "Customer", new Date().toISOString());
+    const { secret } = await createApiKey(coordinator.db, "acct_customer", ["keys:admin"], new Date());
     for (const key of [secret, TEST_ADMIN_KEY]) {
       const refused = await api("/v1/cells", { method: "POST", json: { cell_id: "so101-z", model: "so101" }, key });
       assert.equal(refused.status, 403);

@@ -44,10 +44,10 @@ describe("cell agent failover between coordinators on one store (integration)", 
   let hardware: SimulatedCell;
   const agentLog = new Watched<string>();
 
-  beforeEach(() => {
+  beforeEach(async () => {
     dir = mkdtempSync(join(tmpdir(), "assay-failover-"));
-    db = openDatabase(join(dir, "assay.db"));
-    token = enrollCell(db, { cellId: CELL, model: "so101" });
+    db = await openDatabase(join(dir, "assay.db"));
+    token = await enrollCell(db, { cellId: CELL, model: "so101" });
     agentLog.clear();
   });
 
@@ -55,7 +55,7 @@ describe("cell agent failover between coordinators on one store (integration)", 
     await cell?.stop();
     cell = undefined;
     for (const coordinator of running.splice(0)) await coordinator.fleet.stop();
-    db.close();
+    await db.close();
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -107,7 +107,7 @@ describe("cell agent failover between coordinators on one store (integration)", 
     assert.match(lines, new RegExp(`^could not connect to coordinator ${escaped(dead)}: .*; trying ${escaped(b.address)} now$`, "m"));
     assert.match(lines, new RegExp(`^connected to coordinator ${escaped(b.address)} \\(2 of 2 in coordinatorAddresses\\)$`, "m"));
     await b.heartbeats.until((h) => h.length > 0);
-    assert.deepEqual(b.fleet.fleet.connectedCells().map((c) => [c.cellId, c.state]), [[CELL, "idle"]]);
+    assert.deepEqual((await b.fleet.fleet.connectedCells()).map((c) => [c.cellId, c.state]), [[CELL, "idle"]]);
 
     assert.equal((await status(running)).coordinator, b.address);
     const metrics = await (await fetch(`http://127.0.0.1:${running.metricsPort}/metrics`)).text();
@@ -127,7 +127,7 @@ describe("cell agent failover between coordinators on one store (integration)", 
     hardware.estop.release();
     running.agent.resetEstop();
     await logged(a.log, /safety event estop_reset/);
-    assert.equal(getCell(db, CELL)?.last_seq_applied, 2);
+    assert.equal((await getCell(db, CELL))?.last_seq_applied, 2);
 
     // A goes away. The agent's next Hello waits (readFirmware is held) so that the e-stop pressed
     // meanwhile can only go to the outbox: no coordinator has welcomed the cell.
@@ -146,14 +146,14 @@ describe("cell agent failover between coordinators on one store (integration)", 
     assert.equal((await status(running)).coordinator, null, "connected to no coordinator while the Hello waits");
     hardware.estop.press();
     await logged(agentLog, /^E-STOP: torque off/, 2);
-    assert.equal(getCell(db, CELL)?.last_seq_applied, 2, "the second e-stop is only in the outbox");
+    assert.equal((await getCell(db, CELL))?.last_seq_applied, 2, "the second e-stop is only in the outbox");
 
     letHelloGo();
     await logged(agentLog, new RegExp(`^connected to coordinator ${escaped(b.address)} \\(2 of 2`));
     await logged(b.log, /safety event estop_triggered/);
-    assert.equal(getCell(db, CELL)?.last_seq_applied, 3, "B applied the replayed e-stop as seq 3, after the two A applied");
+    assert.equal((await getCell(db, CELL))?.last_seq_applied, 3, "B applied the replayed e-stop as seq 3, after the two A applied");
     await b.heartbeats.until((h) => h.some((heartbeat) => heartbeat.state === "estopped"));
-    assert.deepEqual(b.fleet.fleet.connectedCells().map((c) => [c.cellId, c.state]), [[CELL, "estopped"]]);
+    assert.deepEqual((await b.fleet.fleet.connectedCells()).map((c) => [c.cellId, c.state]), [[CELL, "estopped"]]);
     assert.equal((await status(running)).coordinator, b.address);
   });
 });

@@ -79,7 +79,7 @@ describe("an unmodified agent process on emulated servos through a pty (integrat
       joints: Object.fromEntries(JOINTS.map((name, i) => [name, { id: i + 1, model: "sts3215", homingOffsetTicks: 2048, rangeMinTicks: 600, rangeMaxTicks: 3500, driveMode: 0 }])),
     }));
     coordinator = await startCoordinator(compileCoordinatorOptions({ port: 0, grpcPort: 0, dataDir: join(dir, "coordinator"), apiKey: TEST_ADMIN_KEY, ...(await testStoreOptions(join(dir, "coordinator"))) }));
-    token = coordinator.enrollCell(CELL, "so101");
+    token = await coordinator.enrollCell(CELL, "so101");
   });
 
   afterEach(async () => {

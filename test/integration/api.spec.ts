@@ -41,7 +41,7 @@ describe("/v1 API (integration)", () => {
   let admin: string;
   let kicks = 0;
   const runEvents = new RunEvents();
-  const fleet: FleetView = { connectedCells: () => [cell("so101-b", "3.11", 40), cell("so101-c", "3.11", 60)], assignedEpisodeOf: () => undefined };
+  const fleet: FleetView = { connectedCells: async () => [cell("so101-b", "3.11", 40), cell("so101-c", "3.11", 60)], assignedEpisodeOf: () => undefined };
 
   const call = (path: string, init: RequestInit & { key?: string | null; json?: unknown } = {}) => {
     const headers = new Headers(init.headers);
@@ -63,8 +63,8 @@ describe("/v1 API (integration)", () => {
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), "assay-api-"));
     db = await openTestDatabase(integrationEngine(), join(dir, "assay.sqlite"));
-    seedTasks(db);
-    const bootstrap = ensureAdminKey(db);
+    await seedTasks(db);
+    const bootstrap = await ensureAdminKey(db);
     assert.ok(bootstrap.created && bootstrap.secret);
     admin = bootstrap.secret;
     server = createServer();
@@ -81,7 +81,7 @@ describe("/v1 API (integration)", () => {
   after(async () => {
     server.closeAllConnections();
     await new Promise((resolve) => server.close(resolve));
-    db.close();
+    await db.close();
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -210,7 +210,7 @@ describe("/v1 API (integration)", () => {
       assert.equal(run.completed, undefined);
       assert.equal(run.result, undefined);
       assert.equal(kicks, kicksBefore + 1);
-      const episodes = db.prepare("SELECT idx, status, attempt, seed FROM episodes WHERE run_id = ? ORDER BY idx").all(run.id) as Array<{ idx: number; status: string; attempt: number; seed: number }>;
+      const episodes = await db.prepare("SELECT idx, status, attempt, seed FROM episodes WHERE run_id = ? ORDER BY idx").all(run.id) as Array<{ idx: number; status: string; attempt: number; seed: number }>;
       assert.equal(episodes.length, 20);
       assert.ok(episodes.every((e, i) => e.idx === i && e.status === "pending" && e.attempt === 0 && e.seed >= 0 && e.seed < 2 ** 31));
     });
@@ -258,7 +258,7 @@ describe("/v1 API (integration)", () => {
       const again = await postRun(README_BODY, { "idempotency-key": "retry-1" });
       assert.equal(again.status, 200);
       assert.equal(((await again.json()) as { id: string }).id, original.id);
-      const count = (db.prepare("SELECT COUNT(*) AS n FROM runs WHERE idempotency_key = 'retry-1'").get() as { n: number }).n;
+      const count = (await db.prepare("SELECT COUNT(*) AS n FROM runs WHERE idempotency_key = 'retry-1'").get() as { n: number }).n;
       assert.equal(count, 1);
       const error = await expectError(await postRun({ ...README_BODY, episodes: 21 }, { "idempotency-key": "retry-1" }), 422, "contract_validation_failed");
       assert.equal(error.run_id, original.id);
@@ -301,15 +301,15 @@ describe("/v1 API (integration)", () => {
     before(async () => {
       const run = (await (await postRun({ ...README_BODY, episodes: 3 })).json()) as { id: string };
       runId = run.id;
-      const episode = db.prepare("SELECT id FROM episodes WHERE run_id = ? AND idx = 0").get(runId) as { id: string };
+      const episode = await db.prepare("SELECT id FROM episodes WHERE run_id = ? AND idx = 0").get(runId) as { id: string };
       episodeId = episode.id;
-      db.prepare(
+      await db.prepare(
         `UPDATE episodes SET status = 'done', attempt = 1, cell_id = 'so101-b', outcome = 'failure', failure_cluster = 'grasp_slip',
            duration_s = 12.5, replay_spec = ?, interruptions = '[]', finished_at = '2026-11-01T00:00:10.000Z' WHERE id = ?`,
       ).run(JSON.stringify({ environment: "tabletop@1", layout_seed: 7, lighting: "nominal", distractors: "none" }), episodeId);
-      db.prepare(`INSERT INTO artifacts (episode_id, run_id, kind, file_name, bytes, sha256, status, stored_at) VALUES (?, ?, 'mcap', 'episode.mcap', 5, 'abc', 'stored', '2026-11-01T00:00:11.000Z')`).run(episodeId, runId);
-      db.prepare(`INSERT INTO artifacts (episode_id, run_id, kind, file_name, bytes, sha256, status, stored_at) VALUES (?, ?, 'video', 'episode.mp4', 5, 'def', 'purged', NULL)`).run(episodeId, runId);
-      db.prepare(`INSERT INTO artifacts (episode_id, run_id, kind, file_name, bytes, sha256, status, stored_at) VALUES (?, ?, 'video:wrist', 'episode.wrist.mp4', 7, 'fed', 'stored', '2026-11-01T00:00:11.000Z')`).run(episodeId, runId);
+      await db.prepare(`INSERT INTO artifacts (episode_id, run_id, kind, file_name, bytes, sha256, status, stored_at) VALUES (?, ?, 'mcap', 'episode.mcap', 5, 'abc', 'stored', '2026-11-01T00:00:11.000Z')`).run(episodeId, runId);
+      await db.prepare(`INSERT INTO artifacts (episode_id, run_id, kind, file_name, bytes, sha256, status, stored_at) VALUES (?, ?, 'video', 'episode.mp4', 5, 'def', 'purged', NULL)`).run(episodeId, runId);
+      await db.prepare(`INSERT INTO artifacts (episode_id, run_id, kind, file_name, bytes, sha256, status, stored_at) VALUES (?, ?, 'video:wrist', 'episode.wrist.mp4', 7, 'fed', 'stored', '2026-11-01T00:00:11.000Z')`).run(episodeId, runId);
       mkdirSync(join(dir, "artifacts", runId, episodeId), { recursive: true });
       writeFileSync(join(dir, "artifacts", runId, episodeId, "episode.mcap"), "MCAP!");
     });
@@ -385,7 +385,7 @@ describe("/v1 API (integration)", () => {
 
       runEvents.publish({ runId, type: "status", data: { status: "scheduling", cell: "so101-b", webrtc: "wss://streams.test/cells/so101-b" } });
       await readUntil('"status":"scheduling"');
-      assert.ok(setRunStatus(db, runId, "stopped", { code: "estop_triggered", message: "e-stop on so101-b" }));
+      assert.ok(await setRunStatus(db, runId, "stopped", { code: "estop_triggered", message: "e-stop on so101-b" }));
       runEvents.publish({ runId, type: "status", data: { status: "stopped", cell: null, webrtc: null } });
       await readUntil('"status":"stopped"');
       const { done } = await reader.read();

@@ -167,7 +167,7 @@ describe("artifacts in an S3-compatible bucket", function () {
     it("restarts an interrupted upload from 0 on the new coordinator and completes it once, intact; takes a file already in the bucket as stored", async () => {
       // Coordinator A: the cell finishes an episode with an MCAP and a video and starts uploading the MCAP.
       coordinator = await start(dirA);
-      const token = coordinator.enrollCell("so101-b", "so101");
+      const token = await coordinator.enrollCell("so101-b", "so101");
       const cell = new ScriptedAgent(coordinator.grpcAddress, token, "so101-b");
       agents.push(cell);
       await cell.connect();
@@ -215,7 +215,7 @@ describe("artifacts in an S3-compatible bucket", function () {
       // The video: A completed it in the bucket but died before recording it (put here directly, with no hash metadata).
       await bucket.send(new PutObjectCommand({ Bucket: s3.bucket, Key: `${prefix}/${created.id}/${assign.episodeId}/${video.ref.fileName}`, Body: videoBytes }));
       assert.deepEqual(await moved.artifactStatus(video.ref), { receivedBytes: videoBytes.length, complete: true });
-      assert.equal(getArtifact(coordinator.db, assign.episodeId, "video")!.status, "stored");
+      assert.equal((await getArtifact(coordinator.db, assign.episodeId, "video"))!.status, "stored");
 
       // The cell agent's uploader asks B where to resume, sends the MCAP from 0, and drops its copies once B confirms them.
       const lines: string[] = [];

@@ -28,7 +28,7 @@ describe("paging: a cell waiting on a person raises cell.attention_needed to the
 
   before(async () => {
     service = await startTestService({ cells: [CELL], simEngine: "kinematic", simResets: "operator", attentionPageMs: 300 });
-    operatorKey = createApiKey(service.coordinator.db, CATALOG_ACCOUNT_ID, ["keys:admin", "runs:read", "streams:read"], new Date()).secret;
+    operatorKey = (await createApiKey(service.coordinator.db, CATALOG_ACCOUNT_ID, ["keys:admin", "runs:read", "streams:read"], new Date())).secret;
     ops = await startReceiver(() => 200);
     customer = await startReceiver(() => 200);
   });
@@ -76,7 +76,7 @@ describe("paging: a cell waiting on a person raises cell.attention_needed to the
     assert.deepEqual(events(customer, "cell.attention_needed"), [], "a customer's endpoint never receives the fleet's cell events");
 
     // Exactly one page for the one wait: one event in the outbox, one delivery, to the operator's endpoint.
-    const outbox = service.coordinator.db.prepare(
+    const outbox = await service.coordinator.db.prepare(
       `SELECT e.account_id, d.endpoint_id FROM webhook_events e LEFT JOIN webhook_deliveries d ON d.event_id = e.id WHERE e.type = 'cell.attention_needed'`,
     ).all() as Array<{ account_id: string; endpoint_id: string }>;
     assert.deepEqual(outbox, [{ account_id: CATALOG_ACCOUNT_ID, endpoint_id: ((await opsEndpoint.json()) as Json).id }]);

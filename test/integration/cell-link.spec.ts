@@ -48,14 +48,14 @@ function sha256(data: Uint8Array): string {
   return createHash("sha256").update(data).digest("hex");
 }
 
-function insertFixtures(db: Db, runId: string, episodes: number): void {
-  db.prepare("INSERT INTO accounts (id, name, created) VALUES ('acct_1', 'Test', '2026-01-01T00:00:00Z') ON CONFLICT DO NOTHING").run();
+async function insertFixtures(db: Db, runId: string, episodes: number): Promise<void> {
+  await db.prepare("INSERT INTO accounts (id, name, created) VALUES ('acct_1', 'Test', '2026-01-01T00:00:00Z') ON CONFLICT DO NOTHING").run();
   const spec = readFileSync(join(here, "../../coordinator/catalog/tasks/pick-cube-v1.json"), "utf8");
-  db.prepare(
+  await db.prepare(
     `INSERT INTO tasks (id, account_id, name, version, status, visibility, created, frozen, spec)
      VALUES ('task_pick', NULL, 'pick-cube', 1, 'frozen', 'published', '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z', ?) ON CONFLICT DO NOTHING`,
   ).run(spec);
-  runsRepo.insertRun(db, {
+  await runsRepo.insertRun(db, {
     id: runId,
     accountId: "acct_1",
     kind: "run",
@@ -92,19 +92,19 @@ describe("CellLink server (scripted agent)", function () {
   afterEach(async () => {
     for (const agent of agents.splice(0)) agent.close();
     await server.stop();
-    db.close();
+    await db.close();
     rmSync(dir, { recursive: true, force: true });
   });
 
-  function agentFor(cellId: string): ScriptedAgent {
-    const agent = new ScriptedAgent(`127.0.0.1:${server.port}`, enrollCell(db, { cellId, model: "so101" }));
+  async function agentFor(cellId: string): Promise<ScriptedAgent> {
+    const agent = new ScriptedAgent(`127.0.0.1:${server.port}`, await enrollCell(db, { cellId, model: "so101" }));
     agents.push(agent);
     return agent;
   }
 
   it("runs a run end to end: assignment, exactly-once messages, resumable verified uploads, completion", async () => {
-    insertFixtures(db, "run_e2e", 3);
-    const agent = agentFor("so101-b");
+    await insertFixtures(db, "run_e2e", 3);
+    const agent = await agentFor("so101-b");
     agent.open(hello("so101-b"));
     const welcome = await agent.next((m) => m.welcome);
     assert.equal(welcome.lastSeqApplied, 0);
@@ -122,11 +122,11 @@ describe("CellLink server (scripted agent)", function () {
       assert.equal(JSON.parse(assign.taskJson).rev, "pick-cube@v1");
       assert.deepEqual(JSON.parse(assign.perturbationJson), { seed: 3, lighting: ["dim"] });
       assert.equal(assign.seed, runsRepo.episodeSeed(11, idx));
-      assert.deepEqual(server.fleet.connectedCells().map((c) => [c.cellId, c.state, c.episodeId]), [["so101-b", "busy", assign.episodeId]]);
+      assert.deepEqual((await server.fleet.connectedCells()).map((c) => [c.cellId, c.state, c.episodeId]), [["so101-b", "busy", assign.episodeId]]);
 
       agent.send({ seq: ++seq, episodeStarted: { episodeId: assign.episodeId, attempt: 1, startedAtMs: Date.now() } });
       assert.equal((await agent.next((m) => m.ack)).seq, seq);
-      if (idx === 0) assert.equal(runsRepo.getRunRow(db, "run_e2e")!.status, "running");
+      if (idx === 0) assert.equal((await runsRepo.getRunRow(db, "run_e2e"))!.status, "running");
 
       const data = Buffer.from(`mcap bytes of episode ${idx} `.repeat(200));
       const ref: ArtifactRef = { episodeId: assign.episodeId, kind: "mcap", fileName: `episode-${idx}.mcap`, bytes: data.length, sha256: sha256(data) };
@@ -169,15 +169,15 @@ describe("CellLink server (scripted agent)", function () {
         assert.deepEqual(await agent.artifactStatus(ref), { receivedBytes: 0, complete: false });
         assert.deepEqual(await agent.upload([{ ref, offset: 0, data: data.subarray(0, half), last: false }]), { receivedBytes: half, complete: false });
       }
-      assert.notEqual(runsRepo.getRunRow(db, "run_e2e")!.status, "completed");
+      assert.notEqual((await runsRepo.getRunRow(db, "run_e2e"))!.status, "completed");
       assert.deepEqual(await agent.upload([{ ref, offset: half, data: data.subarray(half), last: true }]), { receivedBytes: data.length, complete: true });
       assert.deepEqual(await agent.artifactStatus(ref), { receivedBytes: data.length, complete: true });
       const stored = join(dir, "artifacts", "run_e2e", assign.episodeId, `episode-${idx}.mcap`);
       assert.deepEqual(readFileSync(stored), data);
-      assert.equal(getArtifact(db, assign.episodeId, "mcap")!.status, "stored");
+      assert.equal((await getArtifact(db, assign.episodeId, "mcap"))!.status, "stored");
     }
 
-    const run = runsRepo.getRunRow(db, "run_e2e")!;
+    const run = (await runsRepo.getRunRow(db, "run_e2e"))!;
     assert.equal(run.status, "completed");
     const result = JSON.parse(run.result!);
     assert.equal(result.n, 3);
@@ -187,15 +187,15 @@ describe("CellLink server (scripted agent)", function () {
     assert.deepEqual(result.failure_clusters, { grasp_slip: 1 });
     assert.equal(result.robot_hours, 0.02); // 3 x 24 s
     assert.equal(result.stages.grasped.n, 3);
-    assert.equal(listEpisodes(db, "run_e2e").length, 3);
-    assert.deepEqual(listEpisodes(db, "run_e2e", { outcome: "failure" }).map((e) => e.idx), [1]);
+    assert.equal((await listEpisodes(db, "run_e2e")).length, 3);
+    assert.deepEqual((await listEpisodes(db, "run_e2e", { outcome: "failure" })).map((e) => e.idx), [1]);
     // The signalling URL carries a token that admits the run's account to that cell.
     const statuses = events.filter((e) => e.type === "status").map((e) => e.data as { status: string; cell: string | null; webrtc: string | null });
     for (const s of statuses.filter((x) => x.webrtc)) {
       const url = new URL(s.webrtc!);
       assert.equal(`${url.origin}${url.pathname}`, "wss://127.0.0.1:8080/streams/cells/so101-b");
-      const check = checkStreamToken(db, url.searchParams.get("token") ?? undefined, "so101-b", new Date());
-      assert.ok(check.ok && check.grant.accountId === runsRepo.getRun(db, "run_e2e")!.accountId, JSON.stringify(check));
+      const check = await checkStreamToken(db, url.searchParams.get("token") ?? undefined, "so101-b", new Date());
+      assert.ok(check.ok && check.grant.accountId === (await runsRepo.getRun(db, "run_e2e"))!.accountId, JSON.stringify(check));
     }
     assert.deepEqual(
       statuses.map((s) => ({ ...s, webrtc: s.webrtc && s.webrtc.replace(/\?token=.*$/, "") })),
@@ -221,8 +221,8 @@ describe("CellLink server (scripted agent)", function () {
   });
 
   it("records the container image an episode reports running in the run's resolved_pins.images, by digest", async () => {
-    insertFixtures(db, "run_pin", 3);
-    const agent = agentFor("so101-b");
+    await insertFixtures(db, "run_pin", 3);
+    const agent = await agentFor("so101-b");
     agent.open(hello("so101-b"));
     await agent.next((m) => m.welcome);
     const id = `sha256:${"ab".repeat(32)}`;
@@ -243,15 +243,15 @@ describe("CellLink server (scripted agent)", function () {
       });
       assert.equal((await agent.next((m) => m.ack)).seq, seq);
     }
-    const pins = JSON.parse(runsRepo.getRunRow(db, "run_pin")!.resolved_pins) as Record<string, unknown>;
+    const pins = JSON.parse((await runsRepo.getRunRow(db, "run_pin"))!.resolved_pins) as Record<string, unknown>;
     // The same image twice is one entry; an id that is not a sha256 digest is not recorded.
     assert.deepEqual(pins.images, { "ghcr.io/acme/picker:3": { ids: [id], repo_digests: [`ghcr.io/acme/picker@sha256:${"cd".repeat(32)}`] } });
     assert.equal(pins.robot, "so101@3.11", "the other pins stay");
   });
 
   it("refuses unknown and revoked tokens with UNAUTHENTICATED", async () => {
-    const agent = agentFor("so101-c");
-    revokeCell(db, "so101-c");
+    const agent = await agentFor("so101-c");
+    await revokeCell(db, "so101-c");
     agent.open(hello("so101-c"));
     const error = await agent.ended!;
     assert.equal(error?.code, status.UNAUTHENTICATED);
@@ -267,7 +267,7 @@ describe("CellLink server (scripted agent)", function () {
   });
 
   it("requires Hello first, from the token's own cell", async () => {
-    const agent = agentFor("so101-c");
+    const agent = await agentFor("so101-c");
     agent.open({ seq: 0, heartbeat: { sentAtMs: 0, state: "idle", episodeId: "", dutyCyclePct: 0, uploadBacklog: 0, instrumentsDown: [] } });
     const error = await agent.ended!;
     assert.equal(error?.code, status.INVALID_ARGUMENT);
@@ -280,22 +280,22 @@ describe("CellLink server (scripted agent)", function () {
   });
 
   it("refuses work to a cell whose firmware differs from its pin", async () => {
-    insertFixtures(db, "run_fw", 1);
-    const agent = agentFor("so101-a"); // pinned so101@3.10
+    await insertFixtures(db, "run_fw", 1);
+    const agent = await agentFor("so101-a"); // pinned so101@3.10
     agent.open(hello("so101-a", { firmware: "3.11" }));
     await agent.next((m) => m.welcome);
     const refusal = await agent.next((m) => m.refusal);
     assert.equal(refusal.code, "firmware_mismatch");
     assert.match(refusal.message, /reports so101@3\.11 but .* pins so101@3\.10/);
-    assert.equal(server.fleet.connectedCells()[0].state, "firmware_mismatch");
-    assert.equal(server.scheduler.runPass(), 0);
+    assert.equal((await server.fleet.connectedCells())[0].state, "firmware_mismatch");
+    assert.equal(await server.scheduler.runPass(), 0);
     assert.equal(agent.pending().filter((m) => m.assignEpisode).length, 0);
-    assert.equal(getEpisode(db, runsRepo.episodeId("run_fw", 0))!.status, "pending");
+    assert.equal((await getEpisode(db, runsRepo.episodeId("run_fw", 0)))!.status, "pending");
   });
 
   it("puts an episode back to pending with an interruption when its cell disconnects, and reassigns it", async () => {
-    insertFixtures(db, "run_drop", 1);
-    const agent = agentFor("so101-c");
+    await insertFixtures(db, "run_drop", 1);
+    const agent = await agentFor("so101-c");
     agent.open(hello("so101-c"));
     const first = await agent.next((m) => m.assignEpisode);
     agent.send({ seq: 1, episodeStarted: { episodeId: first.episodeId, attempt: 1, startedAtMs: Date.now() } });
@@ -306,7 +306,7 @@ describe("CellLink server (scripted agent)", function () {
     const again = await agent.next((m) => m.assignEpisode);
     assert.equal(again.episodeId, first.episodeId);
     assert.equal(again.attempt, 2);
-    const interruptions = JSON.parse(getEpisode(db, first.episodeId)!.interruptions);
+    const interruptions = JSON.parse((await getEpisode(db, first.episodeId))!.interruptions);
     assert.equal(interruptions.length, 1);
     assert.equal(interruptions[0].attempt, 1);
     assert.equal(interruptions[0].cell, "so101-c");
@@ -320,33 +320,33 @@ describe("CellLink server (scripted agent)", function () {
       db, runEvents: new RunEvents(), pins: loadFirmwarePins(), objects: new DiskStore(join(dir, "artifacts")),
       baseUrl: "http://127.0.0.1:8080", streamsUrl: "wss://s", heartbeatIntervalMs: 50, heartbeatTimeoutMs: 200, logger: quiet,
     });
-    insertFixtures(db, "run_silent", 1);
-    const agent = agentFor("so101-c");
+    await insertFixtures(db, "run_silent", 1);
+    const agent = await agentFor("so101-c");
     agent.open(hello("so101-c"));
     assert.equal((await agent.next((m) => m.welcome)).heartbeatIntervalMs, 50);
     const assign = await agent.next((m) => m.assignEpisode);
     const error = await agent.ended!;
     assert.equal(error?.code, status.UNAVAILABLE);
     assert.match(error!.details, /^heartbeat_timeout: /);
-    const episode = getEpisode(db, assign.episodeId)!;
+    const episode = (await getEpisode(db, assign.episodeId))!;
     assert.equal(episode.status, "pending");
     assert.equal(JSON.parse(episode.interruptions)[0].reason, "link_lost");
-    assert.deepEqual(server.fleet.connectedCells(), []);
+    assert.deepEqual(await server.fleet.connectedCells(), []);
   });
 
   it("after a coordinator restart, requeues an episode the reconnected cell no longer holds", async () => {
-    insertFixtures(db, "run_restart", 1);
-    const agent = agentFor("so101-c");
+    await insertFixtures(db, "run_restart", 1);
+    const agent = await agentFor("so101-c");
     agent.open(hello("so101-c"));
     const assign = await agent.next((m) => m.assignEpisode);
     await server.stop();
     // Shutting down does not requeue: the agent may finish the episode and report it later.
-    assert.equal(getEpisode(db, assign.episodeId)!.status, "assigned");
+    assert.equal((await getEpisode(db, assign.episodeId))!.status, "assigned");
     server = await startFleet({
       db, runEvents: new RunEvents(), pins: loadFirmwarePins(), objects: new DiskStore(join(dir, "artifacts")),
       baseUrl: "http://127.0.0.1:8080", streamsUrl: "wss://s", logger: quiet,
     });
-    const restarted = new ScriptedAgent(`127.0.0.1:${server.port}`, enrollCell(db, { cellId: "so101-c", model: "so101" }));
+    const restarted = new ScriptedAgent(`127.0.0.1:${server.port}`, await enrollCell(db, { cellId: "so101-c", model: "so101" }));
     agents.push(restarted);
     restarted.open(hello("so101-c"));
     await restarted.next((m) => m.welcome);
@@ -357,26 +357,26 @@ describe("CellLink server (scripted agent)", function () {
   });
 
   it("requeues the episode an agent reports interrupted, with the agent's reason", async () => {
-    insertFixtures(db, "run_int", 1);
-    const agent = agentFor("so101-c");
+    await insertFixtures(db, "run_int", 1);
+    const agent = await agentFor("so101-c");
     agent.open(hello("so101-c"));
     const first = await agent.next((m) => m.assignEpisode);
     agent.send({ seq: 1, episodeStarted: { episodeId: first.episodeId, attempt: 1, startedAtMs: Date.now() } });
     agent.send({ seq: 2, episodeInterrupted: { episodeId: first.episodeId, attempt: 1, reason: "policy_error", detail: "container exited 137", durationS: 3.5, artifacts: [] } });
     const again = await agent.next((m) => m.assignEpisode);
     assert.equal(again.attempt, 2);
-    const [entry] = JSON.parse(getEpisode(db, first.episodeId)!.interruptions);
+    const [entry] = JSON.parse((await getEpisode(db, first.episodeId))!.interruptions);
     assert.deepEqual({ ...entry, at: undefined }, { attempt: 1, cell: "so101-c", reason: "policy_error", detail: "container exited 137", duration_s: 3.5, at: undefined });
   });
 
   it("takes the first finish of a reassigned episode, cancels the other cell's attempt, and refuses that cell's artifacts", async () => {
-    insertFixtures(db, "run_twice", 1);
-    const first = agentFor("so101-b");
+    await insertFixtures(db, "run_twice", 1);
+    const first = await agentFor("so101-b");
     first.open(hello("so101-b"));
     const assign1 = await first.next((m) => m.assignEpisode);
     first.send({ seq: 1, episodeStarted: { episodeId: assign1.episodeId, attempt: 1, startedAtMs: Date.now() } });
     await first.next((m) => m.ack);
-    const second = agentFor("so101-c");
+    const second = await agentFor("so101-c");
     second.open(hello("so101-c"));
     await second.next((m) => m.welcome);
 
@@ -406,15 +406,15 @@ describe("CellLink server (scripted agent)", function () {
     first.send(finishedBy(2, 1, "success", refB));
     assert.equal((await first.next((m) => m.ack)).seq, 2);
     assert.deepEqual(await second.next((m) => m.cancelEpisode), { episodeId: assign1.episodeId, reason: "finished elsewhere" });
-    let episode = getEpisode(db, assign1.episodeId)!;
+    let episode = (await getEpisode(db, assign1.episodeId))!;
     assert.deepEqual([episode.status, episode.cell_id, episode.outcome], ["done", "so101-b", "success"]);
 
     // so101-c's own finish (sent before the cancel reached it) is acked and ignored, its artifact not announced.
     second.send(finishedBy(2, 2, "failure", refC));
     assert.equal((await second.next((m) => m.ack)).seq, 2);
-    episode = getEpisode(db, assign1.episodeId)!;
+    episode = (await getEpisode(db, assign1.episodeId))!;
     assert.deepEqual([episode.status, episode.cell_id, episode.outcome], ["done", "so101-b", "success"]);
-    assert.equal(getArtifact(db, assign1.episodeId, "mcap")!.sha256, refB.sha256);
+    assert.equal((await getArtifact(db, assign1.episodeId, "mcap"))!.sha256, refB.sha256);
     assert.equal(events.filter((e) => e.type === "episode").length, 1);
     await assert.rejects(second.artifactStatus(refC), (error: ServiceError) => {
       assert.equal(error.code, status.PERMISSION_DENIED);
@@ -426,18 +426,18 @@ describe("CellLink server (scripted agent)", function () {
 
     // so101-b's upload completes the run; so101-c, cancelled, is free again and the episode stays done.
     assert.deepEqual(await first.upload([{ ref: refB, offset: 0, data: dataB, last: true }]), { receivedBytes: dataB.length, complete: true });
-    assert.equal(runsRepo.getRunRow(db, "run_twice")!.status, "completed");
+    assert.equal((await runsRepo.getRunRow(db, "run_twice"))!.status, "completed");
     second.send({ seq: 3, episodeInterrupted: { episodeId: assign1.episodeId, attempt: 2, reason: "cancelled", detail: "finished elsewhere", durationS: 1, artifacts: [] } });
     await second.next((m) => m.ack);
-    assert.deepEqual(server.fleet.connectedCells().map((c) => [c.cellId, c.episodeId ?? ""]), [["so101-b", ""], ["so101-c", ""]]);
-    episode = getEpisode(db, assign1.episodeId)!;
+    assert.deepEqual((await server.fleet.connectedCells()).map((c) => [c.cellId, c.episodeId ?? ""]), [["so101-b", ""], ["so101-c", ""]]);
+    episode = (await getEpisode(db, assign1.episodeId))!;
     assert.equal(episode.status, "done");
     assert.deepEqual(JSON.parse(episode.interruptions).map((i: { cell: string; reason: string }) => [i.cell, i.reason]), [["so101-b", "link_lost"]]);
   });
 
   it("cancels the newer attempt when the same cell, reassigned the episode after a restart, resends the earlier attempt's finish", async () => {
-    insertFixtures(db, "run_again", 1);
-    const agent = agentFor("so101-c");
+    await insertFixtures(db, "run_again", 1);
+    const agent = await agentFor("so101-c");
     agent.open(hello("so101-c"));
     const first = await agent.next((m) => m.assignEpisode);
     agent.send({ seq: 1, episodeStarted: { episodeId: first.episodeId, attempt: 1, startedAtMs: Date.now() } });
@@ -456,13 +456,13 @@ describe("CellLink server (scripted agent)", function () {
     });
     await agent.next((m) => m.ack);
     assert.deepEqual(await agent.next((m) => m.cancelEpisode), { episodeId: first.episodeId, reason: "finished elsewhere" });
-    assert.equal(getEpisode(db, first.episodeId)!.status, "done");
+    assert.equal((await getEpisode(db, first.episodeId))!.status, "done");
     // Still busy with attempt 2 until it says so; then free.
-    assert.deepEqual(server.fleet.connectedCells().map((c) => [c.cellId, c.episodeId]), [["so101-c", first.episodeId]]);
+    assert.deepEqual((await server.fleet.connectedCells()).map((c) => [c.cellId, c.episodeId]), [["so101-c", first.episodeId]]);
     agent.send({ seq: 3, episodeInterrupted: { episodeId: first.episodeId, attempt: 2, reason: "cancelled", detail: "finished elsewhere", durationS: 0, artifacts: [] } });
     await agent.next((m) => m.ack);
-    assert.deepEqual(server.fleet.connectedCells().map((c) => [c.cellId, c.episodeId ?? ""]), [["so101-c", ""]]);
-    assert.equal(getEpisode(db, first.episodeId)!.status, "done");
+    assert.deepEqual((await server.fleet.connectedCells()).map((c) => [c.cellId, c.episodeId ?? ""]), [["so101-c", ""]]);
+    assert.equal((await getEpisode(db, first.episodeId))!.status, "done");
   });
 });
 

@@ -308,8 +308,8 @@ describe("assay leaderboards: a board as a readable table, without a key (simula
   it("lists the board with its leader and shows the entries ranked, with tier, n, rate and interval", async () => {
     // An account of its own, opted in: publishing must not change the shared fleet's default account.
     const now = new Date();
-    ensureAccount(service.coordinator.db, "acct_cli_boards", "CLI Boards", now.toISOString());
-    const key = createApiKey(service.coordinator.db, "acct_cli_boards", ["keys:admin", "runs:read", "runs:write"], now).secret;
+    await ensureAccount(service.coordinator.db, "acct_cli_boards", "CLI Boards", now.toISOString());
+    const key = (await createApiKey(service.coordinator.db, "acct_cli_boards", ["keys:admin", "runs:read", "runs:write"], now)).secret;
     const call = async (path: string, method: string, json: unknown, status: number): Promise<Json> => {
       const res = await fetch(service.coordinator.baseUrl + path, { method, headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify(json) });
       const body = (await res.json()) as Json;

@@ -45,8 +45,8 @@ describe("compare first: a compare's page and the compare page (headless Chromiu
       const dir = join(artifacts, COMPARE, episodeId);
       mkdirSync(dir, { recursive: true });
       copyFileSync(clip, join(dir, `${episodeId}.mp4`));
-      insertPendingArtifact(service.coordinator.db, { episodeId, runId: COMPARE, kind: "video", fileName: `${episodeId}.mp4`, bytes: statSync(clip).size, sha256: createHash("sha256").update(bytes).digest("hex") });
-      markArtifactStored(service.coordinator.db, episodeId, "video", new Date().toISOString());
+      await insertPendingArtifact(service.coordinator.db, { episodeId, runId: COMPARE, kind: "video", fileName: `${episodeId}.mp4`, bytes: statSync(clip).size, sha256: createHash("sha256").update(bytes).digest("hex") });
+      await markArtifactStored(service.coordinator.db, episodeId, "video", new Date().toISOString());
     }
     browser = await openBrowserTabs();
     tab = await ConsoleTab.open(browser, service.coordinator.baseUrl, () => [TEST_ADMIN_KEY]);

@@ -41,8 +41,8 @@ describe("GET /v1/comparisons: runs side by side", function () {
     await insertFixtureRun(service.coordinator, artifacts, "run_cmppaired00000001", { ...tiny, episodes: 8, compare: ["fast", "slow"], outcome: (i) => (i % 2 === 0 || i === 5 ? "success" : "failure") });
     // Another account: one run published on a leaderboard, one not.
     const db = service.coordinator.db;
-    ensureAccount(db, "acct_cmp_other", "Other Lab", new Date().toISOString());
-    otherKey = createApiKey(db, "acct_cmp_other", ["keys:admin", "runs:read"], new Date()).secret;
+    await ensureAccount(db, "acct_cmp_other", "Other Lab", new Date().toISOString());
+    otherKey = (await createApiKey(db, "acct_cmp_other", ["keys:admin", "runs:read"], new Date())).secret;
     const opted = await service.api("/v1/account", { method: "PUT", json: { leaderboard: { opt_in: true, display_name: "Other Lab" } }, headers: { authorization: `Bearer ${otherKey}` } });
     assert.equal(opted.status, 200, await opted.text());
     await insertFixtureRun(service.coordinator, artifacts, "run_cmppublished00001", { ...tiny, episodes: 4, accountId: "acct_cmp_other", request: { policy_name: "theirs", publish: "leaderboard" } });

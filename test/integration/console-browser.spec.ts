@@ -363,7 +363,7 @@ describe("web console in a real browser (simulated fleet, headless Chromium)", f
   });
 
   it("shows a technician every cell with its live camera, and one cell with all of them", async () => {
-    const operator = createApiKey(service.coordinator.db, CATALOG_ACCOUNT_ID, ["keys:admin", "runs:read", "streams:read"], new Date()).secret;
+    const operator = (await createApiKey(service.coordinator.db, CATALOG_ACCOUNT_ID, ["keys:admin", "runs:read", "streams:read"], new Date())).secret;
     secrets.push(operator);
     const tab = await openTab();
     const { page } = tab;
@@ -398,7 +398,7 @@ describe("web console in a real browser (simulated fleet, headless Chromium)", f
     });
 
     it("enrolls a cell, shows its token once, and revokes it", async () => {
-      const operator = createApiKey(own.coordinator.db, CATALOG_ACCOUNT_ID, ["keys:admin", "runs:read", "streams:read"], new Date()).secret;
+      const operator = (await createApiKey(own.coordinator.db, CATALOG_ACCOUNT_ID, ["keys:admin", "runs:read", "streams:read"], new Date())).secret;
       secrets.push(operator);
       const tab = await ConsoleTab.open(browser, own.coordinator.baseUrl, () => secrets);
       tabs.push(tab);

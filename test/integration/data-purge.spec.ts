@@ -32,9 +32,9 @@ describe("data purge and retention (integration)", function () {
   };
 
   /** A run with one finished episode and one stored recording; returns the recording's URL and path. */
-  function storedRun(runId: string, options: { retention: string; storedAt: Date; end: boolean }): { url: string; path: string } {
+  async function storedRun(runId: string, options: { retention: string; storedAt: Date; end: boolean }): Promise<{ url: string; path: string }> {
     const db = coordinator.db;
-    runsRepo.insertRun(db, {
+    await runsRepo.insertRun(db, {
       id: runId, accountId: DEFAULT_ACCOUNT_ID, kind: "run", created: options.storedAt.toISOString(),
       request: { policy: {}, episodes: 1, data: { retention: options.retention, train_on_failures: false } },
       resolvedPins: { robot: "so101@3.10", environment: "tabletop@1", task: "pick-cube@v1", perturbation_rev: "assay-perturb@1" },
@@ -42,13 +42,13 @@ describe("data purge and retention (integration)", function () {
       priority: "standard", episodesTotal: 1,
     });
     const episodeId = runsRepo.episodeId(runId, 0);
-    markEpisodeDone(db, episodeId, {
+    await markEpisodeDone(db, episodeId, {
       cellId: "so101-a", outcome: "success", failureCluster: null, durationS: 20, resetS: 4, replaySpecJson: null, metaJson: null, evaluationJson: null,
       finishedAt: options.storedAt.toISOString(),
     });
-    insertPendingArtifact(db, { episodeId, runId, kind: "mcap", fileName: "episode-0.mcap", bytes: 5, sha256: "0".repeat(64) });
-    markArtifactStored(db, episodeId, "mcap", options.storedAt.toISOString());
-    if (options.end) for (const status of ["scheduling", "running", "completed"] as const) runsRepo.setRunStatus(db, runId, status);
+    await insertPendingArtifact(db, { episodeId, runId, kind: "mcap", fileName: "episode-0.mcap", bytes: 5, sha256: "0".repeat(64) });
+    await markArtifactStored(db, episodeId, "mcap", options.storedAt.toISOString());
+    if (options.end) for (const status of ["scheduling", "running", "completed"] as const) await runsRepo.setRunStatus(db, runId, status);
     const folder = join(dir, "artifacts", runId, episodeId);
     mkdirSync(folder, { recursive: true });
     writeFileSync(join(folder, "episode-0.mcap"), "mcap!");
@@ -66,7 +66,7 @@ describe("data purge and retention (integration)", function () {
   });
 
   it("purges a run's recordings with a receipt; afterwards its artifact URLs answer 410 retention_expired", async () => {
-    const { url, path } = storedRun("run_purge", { retention: "30d", storedAt: new Date(), end: true });
+    const { url, path } = await storedRun("run_purge", { retention: "30d", storedAt: new Date(), end: true });
     assert.equal(await (await call(url)).text(), "mcap!");
 
     const receipt = await json(await call(`${coordinator.baseUrl}/v1/data/run_purge`, { method: "DELETE" }), 200);
@@ -81,21 +81,21 @@ describe("data purge and retention (integration)", function () {
     assert.deepEqual(listed.data.map((a: Json) => [a.status, a.url]), [["purged", null]]);
 
     assert.equal((await json(await call(`${coordinator.baseUrl}/v1/data/run_nope`, { method: "DELETE" }), 404)).error.code, "not_found");
-    storedRun("run_open", { retention: "30d", storedAt: new Date(), end: false });
+    await storedRun("run_open", { retention: "30d", storedAt: new Date(), end: false });
     assert.equal((await json(await call(`${coordinator.baseUrl}/v1/data/run_open`, { method: "DELETE" }), 422)).error.code, "contract_validation_failed");
   });
 
   it("answers 410 for recordings past data.retention, and the sweeper deletes them", async () => {
     const twoHoursAgo = new Date(Date.now() - 2 * 3_600_000);
-    const expired = storedRun("run_old", { retention: "1h", storedAt: twoHoursAgo, end: true });
-    const kept = storedRun("run_kept", { retention: "3h", storedAt: twoHoursAgo, end: true });
+    const expired = await storedRun("run_old", { retention: "1h", storedAt: twoHoursAgo, end: true });
+    const kept = await storedRun("run_kept", { retention: "3h", storedAt: twoHoursAgo, end: true });
     assert.equal((await json(await call(expired.url), 410)).error.code, "retention_expired");
     assert.equal((await call(kept.url)).status, 200);
 
     assert.equal(await sweepRetention(coordinator.db, coordinator.objects, new Date()), 1);
     assert.equal(existsSync(expired.path), false);
     assert.equal(existsSync(kept.path), true);
-    const receipts = coordinator.db.prepare("SELECT run_id, reason FROM purges WHERE run_id = 'run_old'").all();
+    const receipts = await coordinator.db.prepare("SELECT run_id, reason FROM purges WHERE run_id = 'run_old'").all();
     assert.deepEqual(receipts, [{ run_id: "run_old", reason: "retention" }]);
     assert.equal((await json(await call(expired.url), 410)).error.code, "retention_expired");
   });

@@ -50,12 +50,12 @@ describe("exports without a fleet: restarts, retention, availability", function 
     await stop();
     // What a process killed half way through leaves: the row preparing, a started attempt, a .part archive and work files.
     const db = await openCoordinatorStore(dir);
-    insertExport(db, {
+    await insertExport(db, {
       id: "exp_crashed00000000001", account_id: DEFAULT_ACCOUNT_ID, run_id: "run_crashed0000000001", format: "mcap-bundle",
       created: new Date().toISOString(), episodes_total: 4, episodes: JSON.stringify({ included: 4, excluded: {}, train_on_failures: false }),
     });
-    db.prepare("UPDATE exports SET attempts = 1, episodes_done = 2 WHERE id = 'exp_crashed00000000001'").run();
-    db.close();
+    await db.prepare("UPDATE exports SET attempts = 1, episodes_done = 2 WHERE id = 'exp_crashed00000000001'").run();
+    await db.close();
     const folder = join(artifacts(), ".exports", "exp_crashed00000000001");
     mkdirSync(join(folder, "work"), { recursive: true });
     writeFileSync(join(folder, "assay-run_crashed0000000001-mcap-bundle.tar.part"), "half an archive");
@@ -63,7 +63,7 @@ describe("exports without a fleet: restarts, retention, availability", function 
 
     await start();
     await coordinator!.archives.idle();
-    const row = getExport(coordinator!.db, "exp_crashed00000000001")!;
+    const row = (await getExport(coordinator!.db, "exp_crashed00000000001"))!;
     assert.equal(row.status, "ready", `${row.failure_reason}: ${row.failure_message}`);
     assert.equal(row.attempts, 2);
     assert.equal(existsSync(join(folder, "assay-run_crashed0000000001-mcap-bundle.tar.part")), false);
@@ -88,11 +88,11 @@ describe("exports without a fleet: restarts, retention, availability", function 
 
   it("an export the process never finished after its attempts is failed, not left preparing", async () => {
     await insertFixtureRun(coordinator!, artifacts(), "run_poisoned000000001", { episodes: 1 });
-    insertExport(coordinator!.db, {
+    await insertExport(coordinator!.db, {
       id: "exp_poisoned0000000001", account_id: DEFAULT_ACCOUNT_ID, run_id: "run_poisoned000000001", format: "rlds",
       created: new Date().toISOString(), episodes_total: 1, episodes: JSON.stringify({ included: 1, excluded: {}, train_on_failures: false }),
     });
-    coordinator!.db.prepare("UPDATE exports SET attempts = 3 WHERE id = 'exp_poisoned0000000001'").run();
+    await coordinator!.db.prepare("UPDATE exports SET attempts = 3 WHERE id = 'exp_poisoned0000000001'").run();
     await stop();
     await start();
     await coordinator!.archives.idle();
@@ -117,7 +117,7 @@ describe("exports without a fleet: restarts, retention, availability", function 
     await insertFixtureRun(coordinator!, artifacts(), "run_lapsed0000000001", { episodes: 1 });
     const created = (await (await api("/v1/runs/run_lapsed0000000001/export", { method: "POST", json: { format: "mcap-bundle" } })).json()) as Json;
     await coordinator!.archives.idle();
-    const row = getExport(coordinator!.db, created.id)!;
+    const row = (await getExport(coordinator!.db, created.id))!;
     assert.equal(row.status, "ready");
     const view = (await (await api(`/v1/exports/${created.id}`)).json()) as Json;
     assert.equal(view.status, "expired");
@@ -129,7 +129,7 @@ describe("exports without a fleet: restarts, retention, availability", function 
     // The next start sweeps at once.
     await stop();
     await start({ availabilityMs: 1, sweepMs: 3_600_000 });
-    assert.equal(getExport(coordinator!.db, created.id)!.status, "expired");
+    assert.equal((await getExport(coordinator!.db, created.id))!.status, "expired");
     assert.equal(existsSync(join(artifacts(), ".exports", created.id)), false);
   });
 });

@@ -212,7 +212,7 @@ describe("run exports (simulated fleet)", function () {
     const early = await json(await service.api(`/v1/runs/${open.id}/export`, { method: "POST", json: { format: "mcap-bundle" } }), 422);
     assert.equal(early.error.code, "contract_validation_failed");
     assert.match(early.error.message, /only a completed run can be exported/);
-    service.coordinator.halt(open.id, "queue_timeout", "test cleanup: the run was only needed while queued");
+    await service.coordinator.halt(open.id, "queue_timeout", "test cleanup: the run was only needed while queued");
   });
 
   it("calibration exports: scope calibration:export, plain refusals, and a signed license over every file", async () => {

@@ -23,7 +23,7 @@ describe("fleet page lists cells waiting on a person first (real browser, simula
 
   before(async () => {
     service = await startTestService({ cells: ["so101-b", "so101-c"], simEngine: "kinematic", simResets: "operator" });
-    operator = createApiKey(service.coordinator.db, CATALOG_ACCOUNT_ID, ["keys:admin", "runs:read", "streams:read"], new Date()).secret;
+    operator = (await createApiKey(service.coordinator.db, CATALOG_ACCOUNT_ID, ["keys:admin", "runs:read", "streams:read"], new Date())).secret;
     browser = await openBrowserTabs();
   });
   after(async () => {

@@ -43,8 +43,8 @@ async function submit(service: TestService, episodes: number, key: string): Prom
 
 /** The episode `cell` is running for `runId` (EpisodeStarted applied), once there is one. */
 function runningOn(service: TestService, runId: string, cell: string): Promise<string> {
-  return eventually(`an episode of ${runId} running on ${cell}`, () => {
-    const row = service.coordinator.db
+  return eventually(`an episode of ${runId} running on ${cell}`, async () => {
+    const row = await service.coordinator.db
       .prepare("SELECT id FROM episodes WHERE run_id = ? AND cell_id = ? AND status = 'running'")
       .get(runId, cell) as { id: string } | undefined;
     return row?.id;
@@ -53,9 +53,9 @@ function runningOn(service: TestService, runId: string, cell: string): Promise<s
 
 /** Waits until `queued()` lists something ("queued") or the run has ended ("ended"). */
 async function finalOrQueued(service: TestService, runId: string, queued: () => string[]): Promise<"queued" | "ended"> {
-  return eventually(`an artifact queued on the cell, or run ${runId} to end`, () => {
+  return eventually(`an artifact queued on the cell, or run ${runId} to end`, async () => {
     if (queued().length > 0) return "queued" as const;
-    const row = service.coordinator.db.prepare("SELECT status FROM runs WHERE id = ?").get(runId) as { status: string };
+    const row = await service.coordinator.db.prepare("SELECT status FROM runs WHERE id = ?").get(runId) as { status: string };
     return ["completed", "failed", "stopped"].includes(row.status) ? ("ended" as const) : undefined;
   }, { deadlineMs: 180_000 });
 }
@@ -64,8 +64,8 @@ async function episodesOf(service: TestService, runId: string): Promise<EpisodeR
   return ((await (await service.api(`/v1/runs/${runId}/episodes`)).json()) as { data: EpisodeRecord[] }).data;
 }
 
-function interruptionsOf(service: TestService, episodeId: string): EpisodeRecord["interruptions"] {
-  const row = service.coordinator.db.prepare("SELECT interruptions FROM episodes WHERE id = ?").get(episodeId) as { interruptions: string };
+async function interruptionsOf(service: TestService, episodeId: string): Promise<EpisodeRecord["interruptions"]> {
+  const row = await service.coordinator.db.prepare("SELECT interruptions FROM episodes WHERE id = ?").get(episodeId) as { interruptions: string };
   return JSON.parse(row.interruptions);
 }
 
@@ -94,8 +94,8 @@ describe("fleet faults mid-episode (real agent processes behind link proxies)", 
     assert.equal(run.status, "completed", JSON.stringify(run.status_detail));
     assert.equal(run.result.n, 4);
     // The restarted agent's own report (EpisodeInterrupted agent_restart) completes the record.
-    const interruptions = await eventually("the agent_restart report", () => {
-      const list = interruptionsOf(service, episodeId);
+    const interruptions = await eventually("the agent_restart report", async () => {
+      const list = await interruptionsOf(service, episodeId);
       return list.some((i) => i.reason === "agent_restart") && list;
     });
     assert.deepEqual(interruptions.map((i) => [i.cell, i.reason]), [["so101-b", "agent_restart"]]);
@@ -135,7 +135,7 @@ describe("fleet faults mid-episode (real agent processes behind link proxies)", 
     assert.equal(run.status, "completed", JSON.stringify(run.status_detail));
     const episodes = (await episodesOf(service, runId)) as Array<EpisodeRecord & { mcap_url: string | null }>;
     assert.equal(episodes.length, 6);
-    const stored = service.coordinator.db.prepare("SELECT file_name FROM artifacts WHERE run_id = ? AND status = 'stored'").all(runId) as Array<{ file_name: string }>;
+    const stored = await service.coordinator.db.prepare("SELECT file_name FROM artifacts WHERE run_id = ? AND status = 'stored'").all(runId) as Array<{ file_name: string }>;
     for (const sidecar of caught) {
       const fileName = sidecar.replace(/\.json$/, "");
       assert.ok(stored.some((a) => a.file_name === fileName), `${fileName} was uploaded after the restart`);
@@ -148,7 +148,7 @@ describe("fleet faults mid-episode (real agent processes behind link proxies)", 
     const episodeId = await runningOn(service, runId, "so101-c");
     service.fleet!.unplug("so101-c");
     // The coordinator requeues at once (the stream died); the agent aborts the attempt and idles.
-    await eventually("the coordinator to requeue the episode", () => interruptionsOf(service, episodeId).some((i) => i.reason === "link_lost"));
+    await eventually("the coordinator to requeue the episode", async () => (await interruptionsOf(service, episodeId)).some((i) => i.reason === "link_lost"));
     const controlUrl = service.fleet!.status().find((c) => c.cell === "so101-c")!.controlUrl!;
     await eventually("so101-c to abort its episode", async () => ((await (await fetch(`${controlUrl}/state`)).json()) as { state: string }).state === "idle");
     const pluggedAt = new Date().toISOString();
@@ -164,8 +164,8 @@ describe("fleet faults mid-episode (real agent processes behind link proxies)", 
     assert.deepEqual(retried.interruptions.map((i) => [i.cell, i.reason]), [["so101-c", "link_lost"]]);
     // so101-c said Hello again after the plug and the coordinator applied everything its outbox held
     // (the EpisodeInterrupted it queued while cut off among them).
-    await eventually("so101-c to reconnect and resend its outbox", () => {
-      const cell = service.coordinator.db.prepare("SELECT last_seen, last_seq_applied, hello FROM cells WHERE id = 'so101-c'").get() as
+    await eventually("so101-c to reconnect and resend its outbox", async () => {
+      const cell = await service.coordinator.db.prepare("SELECT last_seen, last_seq_applied, hello FROM cells WHERE id = 'so101-c'").get() as
         { last_seen: string; last_seq_applied: number; hello: string };
       return cell.last_seen > pluggedAt && cell.last_seq_applied >= (JSON.parse(cell.hello) as { lastSeqSent: number }).lastSeqSent;
     });
@@ -187,7 +187,7 @@ describe("the attempt cap", function () {
   });
 
   it("fails the run, naming the episode, after its fifth interrupted attempt instead of retrying forever", async () => {
-    const cell = new ScriptedAgent(service.coordinator.grpcAddress, service.coordinator.enrollCell("so101-b", "so101"), "so101-b");
+    const cell = new ScriptedAgent(service.coordinator.grpcAddress, await service.coordinator.enrollCell("so101-b", "so101"), "so101-b");
     agent = cell;
     await cell.connect();
     const runId = await submit(service, 1, "cap-1");
@@ -204,7 +204,7 @@ describe("the attempt cap", function () {
     const run = (await (await service.api(`/v1/runs/${runId}`)).json()) as Record<string, any>;
     assert.equal(run.status, "failed");
     assert.match(run.status_detail.message, new RegExp(`episode 0 \\(${episodeId}\\) was interrupted 5 times`));
-    assert.equal(interruptionsOf(service, episodeId).length, 5);
+    assert.equal((await interruptionsOf(service, episodeId)).length, 5);
     assert.equal(cell.pending().filter((m) => m.assignEpisode).length, 0, "no sixth attempt");
   });
 });

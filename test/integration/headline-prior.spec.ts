@@ -47,20 +47,20 @@ describe("the headline prior learns from the fleet (integration)", function () {
   };
 
   /** Finishes every pending episode of the run, round-robin over CELLS, `successes(i)` deciding each outcome. */
-  function finishEpisodes(runId: string, successes: (cell: number, i: number) => boolean): void {
-    listEpisodeRecords(coordinator.db, runId).forEach((episode, i) => {
+  async function finishEpisodes(runId: string, successes: (cell: number, i: number) => boolean): Promise<void> {
+    for (const [i, episode] of (await listEpisodeRecords(coordinator.db, runId)).entries()) {
       const cell = i % CELLS.length;
-      markEpisodeDone(coordinator.db, episode.id, {
+      await markEpisodeDone(coordinator.db, episode.id, {
         cellId: CELLS[cell], outcome: successes(cell, i) ? "success" : "failure", failureCluster: successes(cell, i) ? null : "missed_grasp",
         durationS: 10, resetS: 2, replaySpecJson: null, metaJson: null, evaluationJson: null, finishedAt: new Date().toISOString(),
       });
-    });
+    }
   }
 
   /** A completed run of another account's fleet history on three cells, inserted the way the store holds one. */
-  function completedFleetRun(index: number): void {
+  async function completedFleetRun(index: number): Promise<void> {
     const runId = `run_fleet${index}`;
-    runsRepo.insertRun(coordinator.db, {
+    await runsRepo.insertRun(coordinator.db, {
       id: runId, accountId: DEFAULT_ACCOUNT_ID, kind: "run", created: new Date().toISOString(),
       request: { policy: {}, episodes: 30 },
       resolvedPins: { robot: "so101@3.10", environment: "tabletop@1", task: "pick-cube@v1", perturbation_rev: "assay-perturb@1" },
@@ -68,14 +68,14 @@ describe("the headline prior learns from the fleet (integration)", function () {
       priority: "standard", episodesTotal: 30,
     });
     // Cells that barely differ: rates 0.5, 0.6, 0.5 (deterministic pattern per cell).
-    finishEpisodes(runId, (cell, i) => (Math.floor(i / CELLS.length) % 10) < (cell === 1 ? 6 : 5));
-    for (const status of ["scheduling", "running", "completed"] as const) runsRepo.setRunStatus(coordinator.db, runId, status);
+    await finishEpisodes(runId, (cell, i) => (Math.floor(i / CELLS.length) % 10) < (cell === 1 ? 6 : 5));
+    for (const status of ["scheduling", "running", "completed"] as const) await runsRepo.setRunStatus(coordinator.db, runId, status);
   }
 
   /** Ends a submitted run the way the lifecycle ends one whose episodes all finished (no cell moved it to running here). */
-  function complete(runId: string): void {
-    for (const status of ["scheduling", "running"] as const) runsRepo.setRunStatus(coordinator.db, runId, status);
-    assert.equal(coordinator.lifecycle.end(coordinator.db, runId, { status: "completed" }), true);
+  async function complete(runId: string): Promise<void> {
+    for (const status of ["scheduling", "running"] as const) await runsRepo.setRunStatus(coordinator.db, runId, status);
+    assert.equal(await coordinator.lifecycle.end(coordinator.db, runId, { status: "completed" }), true);
   }
 
   async function submit(): Promise<string> {
@@ -106,18 +106,18 @@ describe("the headline prior learns from the fleet (integration)", function () {
 
     // Run A, submitted under the default, finished and completed.
     const first = await submit();
-    finishEpisodes(first, (cell) => cell !== 2);
-    complete(first);
+    await finishEpisodes(first, (cell) => cell !== 2);
+    await complete(first);
     const issued = await json(await call(`/v1/runs/${first}/result`), 200);
     assert.deepEqual(issued.cells.prior, DEFAULT_HEADLINE_PRIOR);
 
     // Too few runs: a refit keeps the default.
-    for (let i = 0; i < ICC_PRIOR_FIT.minRuns - 2; i++) completedFleetRun(i);
+    for (let i = 0; i < ICC_PRIOR_FIT.minRuns - 2; i++) await completedFleetRun(i);
     assert.deepEqual(await refitHeadlinePriors(coordinator.db, new Date()), []);
     assert.deepEqual(await priorOf("so101", "standard"), DEFAULT_HEADLINE_PRIOR);
 
     // Enough runs: the refit stores a fitted prior, which GET shows.
-    for (let i = ICC_PRIOR_FIT.minRuns - 2; i < ICC_PRIOR_FIT.minRuns + 2; i++) completedFleetRun(i);
+    for (let i = ICC_PRIOR_FIT.minRuns - 2; i < ICC_PRIOR_FIT.minRuns + 2; i++) await completedFleetRun(i);
     const fittedAt = new Date();
     assert.deepEqual(await refitHeadlinePriors(coordinator.db, fittedAt), ["so101/standard"]);
     const fitted = await priorOf("so101", "standard");
@@ -133,15 +133,15 @@ describe("the headline prior learns from the fleet (integration)", function () {
     assert.deepEqual(await refitHeadlinePriors(coordinator.db, new Date()), []);
 
     // Run A's result, recomputed after the refit, is unchanged: it keeps the prior it was issued with.
-    transact(coordinator.db, (tx) => coordinator.lifecycle.refreshResult(tx, first));
+    await transact(coordinator.db, (tx) => coordinator.lifecycle.refreshResult(tx, first));
     const recomputed = await json(await call(`/v1/runs/${first}/result`), 200);
     assert.deepEqual(recomputed.cells.prior, DEFAULT_HEADLINE_PRIOR);
     assert.deepEqual(recomputed.ci95, issued.ci95);
 
     // Run B, submitted after the refit, records the fitted prior.
     const second = await submit();
-    finishEpisodes(second, (cell) => cell !== 2);
-    complete(second);
+    await finishEpisodes(second, (cell) => cell !== 2);
+    await complete(second);
     const later = await json(await call(`/v1/runs/${second}/result`), 200);
     assert.deepEqual(later.cells.prior, fitted);
     assert.equal(later.n, issued.n);

@@ -126,7 +126,7 @@ describe("held-out instructions and kit objects on a simulated fleet", function 
 
   it("places a kit object from kit/<name> in the simulated world of a pilot", async () => {
     const kit = await json(await service.api("/v1/kits", { method: "POST", json: { name: "mug-set", items: [{ desc: "ceramic mug", qty: 1 }] } }), 201);
-    const operator = createApiKey(service.coordinator.db, CATALOG_ACCOUNT_ID, ["keys:admin", "runs:read"], new Date()).secret;
+    const operator = (await createApiKey(service.coordinator.db, CATALOG_ACCOUNT_ID, ["keys:admin", "runs:read"], new Date())).secret;
     const asOperator = (path: string, body: unknown = {}) =>
       service.api(path, { method: "POST", json: body, headers: { authorization: `Bearer ${operator}` } });
     await json(await asOperator(`/v1/kits/${kit.id}/receive`), 200);

@@ -111,7 +111,7 @@ describe("hostile bounds: field sizes, PDF renders that never stall, public repo
     const legal = await call("/v1/kits", { method: "POST", json: { name: "label-legal", items: Array.from({ length: KIT_ITEMS_MAX }, (_, i) => ({ desc: `${i} ${text(TEXT_MAX_CHARS - 3, 100 + i)}`, qty: i + 1 })) } });
     assert.equal(legal.status, 201);
     // A row stored before the bounds existed: the item that took the coordinator down for 9 minutes.
-    insertKit(service.coordinator.db, {
+    await insertKit(service.coordinator.db, {
       id: "kit_Legacy900k", accountId: DEFAULT_ACCOUNT_ID, name: "legacy-huge", created: new Date().toISOString(),
       items: [{ desc: "y".repeat(900_000), qty: 1 }, { desc: "mug", qty: 2 }],
     });
@@ -135,10 +135,10 @@ describe("hostile bounds: field sizes, PDF renders that never stall, public repo
   it("publishes a report that numbers its cells and names no cell or account id, its PDF rendered once per board revision", async () => {
     const { db, lifecycle } = service.coordinator;
     const now = new Date().toISOString();
-    ensureAccount(db, "acct_public_lab", "Public Lab Inc", now);
-    setLeaderboardSettings(db, "acct_public_lab", true, "Public Lab");
+    await ensureAccount(db, "acct_public_lab", "Public Lab Inc", now);
+    await setLeaderboardSettings(db, "acct_public_lab", true, "Public Lab");
     const runId = "run_PublicNoIds";
-    insertRun(db, {
+    await insertRun(db, {
       id: runId, accountId: "acct_public_lab", kind: "run", created: now,
       request: {
         robot: "so101@3.11", environment: "tabletop@1", task: "pick-cube", episodes: 6, publish: "leaderboard", policy_name: "lab policy",
@@ -149,13 +149,13 @@ describe("hostile bounds: field sizes, PDF renders that never stall, public repo
       priority: "standard", episodesTotal: 6,
     });
     for (let i = 0; i < 6; i++) {
-      markEpisodeDone(db, episodeId(runId, i), {
+      await markEpisodeDone(db, episodeId(runId, i), {
         cellId: CELLS[i % 2]!, outcome: i % 3 === 0 ? "failure" : "success", failureCluster: i % 3 === 0 ? "grasp_slip" : null, durationS: 3, resetS: 1,
         replaySpecJson: null, metaJson: null, evaluationJson: null, finishedAt: now,
       });
     }
-    for (const status of ["scheduling", "running"] as const) setRunStatus(db, runId, status);
-    lifecycle.end(db, runId, { status: "completed" });
+    for (const status of ["scheduling", "running"] as const) await setRunStatus(db, runId, status);
+    await lifecycle.end(db, runId, { status: "completed" });
 
     const boards = await call("/v1/leaderboards", { key: false });
     const listed = (boards.body.data as Json[]).find((b) => b.leader.account === "Public Lab");

@@ -162,8 +162,9 @@ describe("hostile HTTP: slow clients, floods, ranges, full disks, rate limits (l
     });
 
     it("gives six keys of one account one shared bucket: together no more than the account's allowance", async () => {
-      ensureAccount(coordinator.db, "acct_sixkeys", "Six keys", new Date().toISOString());
-      const keys = Array.from({ length: 6 }, () => createApiKey(coordinator.db, "acct_sixkeys", ["runs:read"], new Date()).secret);
+      await ensureAccount(coordinator.db, "acct_sixkeys", "Six keys", new Date().toISOString());
+      const keys: string[] = [];
+      for (let i = 0; i < 6; i++) keys.push((await createApiKey(coordinator.db, "acct_sixkeys", ["runs:read"], new Date())).secret);
       const granted: number[] = [];
       const refusals: string[] = [];
       for (const key of keys) {

@@ -181,7 +181,7 @@ describe("hostile input: every route, fuzzed (seeded, loopback)", function () {
     const { loadFirmwarePins } = await import("../../firmware-pins/pins.js");
     const { createServer } = await import("node:http");
     const app = createApiApp({
-      db: service.coordinator.db, fleet: { connectedCells: () => [], assignedEpisodeOf: () => undefined }, runEvents: new RunEvents(), scheduler: { kick: () => {} }, pins: loadFirmwarePins(),
+      db: service.coordinator.db, fleet: { connectedCells: async () => [], assignedEpisodeOf: () => undefined }, runEvents: new RunEvents(), scheduler: { kick: () => {} }, pins: loadFirmwarePins(),
       urls: { baseUrl: "http://x", artifactUrl: "http://x/artifacts", streamsUrl: "ws://x/streams", docsUrl: "http://x/docs" },
       objects: new DiskStore(service.dataDir), metrics: createMetricsRegistry({ defaultMetrics: false }), metricsAccess: "operator",
     });
@@ -191,7 +191,7 @@ describe("hostile input: every route, fuzzed (seeded, loopback)", function () {
       const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/metrics`;
       assert.equal((await fetch(url)).status, 401);
       assert.equal((await fetch(url, { headers: { authorization: `Bearer ${TEST_ADMIN_KEY}` } })).status, 403, "a customer account's key");
-      const operator = createApiKey(service.coordinator.db, CATALOG_ACCOUNT_ID, ["runs:read"], new Date()).secret;
+      const operator = (await createApiKey(service.coordinator.db, CATALOG_ACCOUNT_ID, ["runs:read"], new Date())).secret;
       const scraped = await fetch(url, { headers: { authorization: `Bearer ${operator}` } });
       assert.equal(scraped.status, 200);
       assert.match(await scraped.text(), /^# HELP /m);

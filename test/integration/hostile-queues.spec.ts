@@ -54,8 +54,8 @@ describe("hostile queues: exports per account", function () {
       port: 0, grpcPort: 0, dataDir: dir, apiKey: TEST_ADMIN_KEY, ...(await testStoreOptions(dir)),
       rateLimits: { general: { perS: 10_000, burst: 10_000 }, submit: { perS: 10_000, burst: 10_000 } },
     }));
-    ensureAccount(coordinator.db, "acct_queue_b", "Account B", new Date().toISOString());
-    otherKey = createApiKey(coordinator.db, "acct_queue_b", ["runs:read", "runs:write"], new Date()).secret;
+    await ensureAccount(coordinator.db, "acct_queue_b", "Account B", new Date().toISOString());
+    otherKey = (await createApiKey(coordinator.db, "acct_queue_b", ["runs:read", "runs:write"], new Date())).secret;
     // Account A (the admin key's): five runs; account B: one small run.
     for (let i = 1; i <= 5; i++) await insertFixtureRun(coordinator, artifacts(), `run_queueA00000000000${i}`, { episodes: 2 });
     await insertFixtureRun(coordinator, artifacts(), "run_queueB000000000001", { episodes: 1, accountId: "acct_queue_b" });
@@ -161,7 +161,7 @@ describe("hostile queues: big submissions", function () {
     assert.ok(probes.length >= 5, `only ${probes.length} probe requests were answered during the submissions`);
     assert.ok(slowest < PROBE_BOUND_MS, `the slowest of ${probes.length} probe requests took ${slowest.toFixed(0)} ms (bound ${PROBE_BOUND_MS} ms)`);
     for (const run of answers) {
-      const episodes = listAllEpisodes(service.coordinator.db, run.id);
+      const episodes = await listAllEpisodes(service.coordinator.db, run.id);
       assert.equal(episodes.length, 10_000, `run ${run.id}`);
       assert.ok(episodes.every((e, i) => e.idx === i), `run ${run.id}: episode indexes 0..9999`);
     }

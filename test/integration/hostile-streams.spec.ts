@@ -191,8 +191,8 @@ describe("hostile streams: live views bound to their grant, and capped (scripted
       // Far beyond the tests' length: whatever closes a view here is the event that changed its grant, not the backstop.
       liveRecheckMs: 10 * 60_000,
     }));
-    ensureAccount(coordinator.db, OTHER_ACCOUNT, "Account E", new Date().toISOString());
-    agent = new ScriptedAgent(coordinator.grpcAddress, coordinator.enrollCell(CELL, "so101"), CELL);
+    await ensureAccount(coordinator.db, OTHER_ACCOUNT, "Account E", new Date().toISOString());
+    agent = new ScriptedAgent(coordinator.grpcAddress, await coordinator.enrollCell(CELL, "so101"), CELL);
     await agent.connect();
     // A cell says it is alive every second (the device's own clock, not a wait in the test).
     heartbeats = setInterval(() => agent.send({ heartbeat: { sentAtMs: Date.now(), state: running ? "busy" : "idle", episodeId: running, dutyCyclePct: 0, uploadBacklog: 0, instrumentsDown: [] } }), 1000);
@@ -212,8 +212,8 @@ describe("hostile streams: live views bound to their grant, and capped (scripted
   });
 
   it("closes account A's MJPEG viewer and signalling WebSocket when A's run ends; neither gets a frame of account E's run that follows", async () => {
-    const aViewer = key(DEFAULT_ACCOUNT_ID, ["streams:read"]).secret;
-    const eKey = key(OTHER_ACCOUNT, ["runs:read", "runs:write", "streams:read"]).secret;
+    const aViewer = (await key(DEFAULT_ACCOUNT_ID, ["streams:read"])).secret;
+    const eKey = (await key(OTHER_ACCOUNT, ["runs:read", "runs:write", "streams:read"])).secret;
     const a = await startRunOnCell(TEST_ADMIN_KEY);
 
     const descriptor = await json(await api(`/v1/streams/${CELL}`, aViewer), 200);
@@ -263,8 +263,8 @@ describe("hostile streams: live views bound to their grant, and capped (scripted
   });
 
   it("closes A's views when the cell moves on to E's run while A's run goes on, before E's first frame", async () => {
-    const aViewer = key(DEFAULT_ACCOUNT_ID, ["streams:read"]).secret;
-    const eKey = key(OTHER_ACCOUNT, ["runs:read", "runs:write", "streams:read"]).secret;
+    const aViewer = (await key(DEFAULT_ACCOUNT_ID, ["streams:read"])).secret;
+    const eKey = (await key(OTHER_ACCOUNT, ["runs:read", "runs:write", "streams:read"])).secret;
     const aRun = await json(await api("/v1/runs", TEST_ADMIN_KEY, { method: "POST", json: { ...README_RUN_BODY, episodes: 2 } }), 201);
     const aFirst = await agent.next((m) => m.assignEpisode);
     await started(aFirst);
@@ -298,8 +298,8 @@ describe("hostile streams: live views bound to their grant, and capped (scripted
   });
 
   it("gives a key without streams:read nothing in a run's events that opens a live view, and closes a view when its key is revoked", async () => {
-    const readOnly = key(DEFAULT_ACCOUNT_ID, ["runs:read"]);
-    const watcher = key(DEFAULT_ACCOUNT_ID, ["runs:read", "streams:read"]);
+    const readOnly = await key(DEFAULT_ACCOUNT_ID, ["runs:read"]);
+    const watcher = await key(DEFAULT_ACCOUNT_ID, ["runs:read", "streams:read"]);
     const published: RunEvent[] = [];
     const run = await json(await api("/v1/runs", TEST_ADMIN_KEY, { method: "POST", json: { ...README_RUN_BODY, episodes: 1 } }), 201);
     const stopListening = coordinator.runEvents.subscribe(run.id, (event) => published.push(event));
@@ -318,7 +318,7 @@ describe("hostile streams: live views bound to their grant, and capped (scripted
 
     // The descriptor refuses the key, and so does a token made out to it (as if it had been minted).
     assert.equal((await json(await api(`/v1/streams/${CELL}`, readOnly.secret), 403)).error.code, "insufficient_scope");
-    const forged = signStreamToken(coordinator.db, { cellId: CELL, accountId: DEFAULT_ACCOUNT_ID, keyId: readOnly.row.id, runId: run.id, expiresAt: new Date(Date.now() + 60_000) }, new Date());
+    const forged = await signStreamToken(coordinator.db, { cellId: CELL, accountId: DEFAULT_ACCOUNT_ID, keyId: readOnly.row.id, runId: run.id, expiresAt: new Date(Date.now() + 60_000) }, new Date());
     const forgedMjpeg = await json(await fetch(`${coordinator.baseUrl}/streams/cells/${CELL}/cameras/top.mjpeg?token=${forged}`), 403);
     assert.equal(forgedMjpeg.error.code, "insufficient_scope");
     assert.match(forgedMjpeg.error.message, /does not hold streams:read/);
@@ -350,7 +350,8 @@ describe("hostile streams: live views bound to their grant, and capped (scripted
 
   it("caps MJPEG viewers, signalling WebSockets and event streams per key and per account: the next is refused 429 before it starts", async () => {
     // Operators watch any cell, so the cell needs no run for these.
-    const keys = [0, 1, 2].map(() => key(CATALOG_ACCOUNT_ID, ["runs:read", "streams:read"]).secret);
+    const keys: string[] = [];
+    for (let i = 0; i < 3; i++) keys.push((await key(CATALOG_ACCOUNT_ID, ["runs:read", "streams:read"])).secret);
     const mjpegUrl = `${coordinator.baseUrl}/streams/cells/${CELL}/cameras/top.mjpeg`;
     const viewers: MjpegReader[] = [];
     closeAfter.push(() => Promise.all(viewers.map((v) => v.cancel())));
@@ -393,7 +394,8 @@ describe("hostile streams: live views bound to their grant, and capped (scripted
     const run = await json(await api("/v1/runs", TEST_ADMIN_KEY, { method: "POST", json: { ...README_RUN_BODY, episodes: 1 } }), 201);
     const assign = await agent.next((m) => m.assignEpisode);
     await started(assign);
-    const streamKeys = [0, 1].map(() => key(DEFAULT_ACCOUNT_ID, ["runs:read"]).secret);
+    const streamKeys: string[] = [];
+    for (let i = 0; i < 2; i++) streamKeys.push((await key(DEFAULT_ACCOUNT_ID, ["runs:read"])).secret);
     const aborts: AbortController[] = [];
     closeAfter.push(() => aborts.forEach((a) => a.abort()));
     const openEvents = async (k: string) => {

@@ -55,7 +55,7 @@ describe("judge endpoint: a success classifier checked against people (simulated
 
   before(async () => {
     service = await startTestService({ cells: [CELL], simEngine: "kinematic", simResets: "operator", simLabelTimeoutS: 120 });
-    operatorKey = createApiKey(service.coordinator.db, CATALOG_ACCOUNT_ID, ["keys:admin", "runs:read", "streams:read"], new Date()).secret;
+    operatorKey = (await createApiKey(service.coordinator.db, CATALOG_ACCOUNT_ID, ["keys:admin", "runs:read", "streams:read"], new Date())).secret;
     operator = new SimOperator({
       baseUrl: service.coordinator.baseUrl, apiKey: operatorKey, seed: 7, delayMs: { min: 150, max: 300 }, errorRate: 0,
       onLabelRequest: (cellId, attention) => cellId === CELL && onLabelRequest?.(attention),

@@ -38,7 +38,7 @@ describe("a lab without motion capture runs an evaluation from the station alone
 
   before(async () => {
     service = await startTestService({ cells: [CELL], simEngine: "kinematic", simResets: "operator", simWithout: { [CELL]: ["mocap"] } });
-    operator = createApiKey(service.coordinator.db, CATALOG_ACCOUNT_ID, ["keys:admin", "runs:read", "streams:read"], new Date()).secret;
+    operator = (await createApiKey(service.coordinator.db, CATALOG_ACCOUNT_ID, ["keys:admin", "runs:read", "streams:read"], new Date())).secret;
     browser = await openBrowserTabs();
   });
   after(async () => {

@@ -40,10 +40,10 @@ describe("leaderboards: published results, ranked honestly, readable without a k
   const publicBoards = () => call("/v1/leaderboards", { key: null });
   const suiteBoard = async () => (await publicBoards()).data.find((b: Json) => b.pins.subject === "tabletop-basics@1" && b.pins.robot === "so101@3.11") as Json | undefined;
 
-  before(() => {
+  before(async () => {
     // An account of its own: opting in and publishing must not change the shared fleet's default account.
-    ensureAccount(service.coordinator.db, "acct_lab_one", "Lab One Robotics", new Date().toISOString());
-    lab = createApiKey(service.coordinator.db, "acct_lab_one", ["keys:admin", "runs:read", "runs:write", "data:purge"], new Date()).secret;
+    await ensureAccount(service.coordinator.db, "acct_lab_one", "Lab One Robotics", new Date().toISOString());
+    lab = (await createApiKey(service.coordinator.db, "acct_lab_one", ["keys:admin", "runs:read", "runs:write", "data:purge"], new Date())).secret;
   });
 
   it("lets an account admin opt in under a display name, and needs the name the first time", async () => {
@@ -55,7 +55,7 @@ describe("leaderboards: published results, ranked honestly, readable without a k
     assert.match(nameless.error.message, /display_name is required to opt in/);
     const opted = await call("/v1/account", { method: "PUT", json: { leaderboard: { opt_in: true, display_name: "Lab One" } } });
     assert.deepEqual(opted.leaderboard, { opt_in: true, display_name: "Lab One" });
-    const reader = createApiKey(service.coordinator.db, "acct_lab_one", ["runs:read"], new Date()).secret;
+    const reader = (await createApiKey(service.coordinator.db, "acct_lab_one", ["runs:read"], new Date())).secret;
     assert.equal((await call("/v1/account", { key: reader }, 403)).error.code, "insufficient_scope");
   });
 
@@ -106,7 +106,7 @@ describe("leaderboards: published results, ranked honestly, readable without a k
     await call(`/v1/leaderboards/${listed.id}/entries/${other.id}/report`, { key: null }, 404);
 
     // The publisher heard where its runs entered.
-    const events = service.coordinator.db.prepare("SELECT data FROM webhook_events WHERE account_id = 'acct_lab_one' AND type = 'leaderboard.entered'").all() as Array<{ data: string }>;
+    const events = await service.coordinator.db.prepare("SELECT data FROM webhook_events WHERE account_id = 'acct_lab_one' AND type = 'leaderboard.entered'").all() as Array<{ data: string }>;
     assert.deepEqual(events.map((e) => JSON.parse(e.data).run_id).sort(), [expert.id, novice.id].sort());
     assert.ok(events.every((e) => JSON.parse(e.data).leaderboards[0].id === listed.id));
   });

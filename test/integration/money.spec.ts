@@ -67,7 +67,7 @@ describe("money: quotes, budgets, usage (integration)", function () {
       webhooks: { retryBaseMs: 20, pollMs: 20 },
       webhooksAllowLoopback: true,
     }));
-    agent = new ScriptedAgent(coordinator.grpcAddress, coordinator.enrollCell("so101-b", "so101"), "so101-b");
+    agent = new ScriptedAgent(coordinator.grpcAddress, await coordinator.enrollCell("so101-b", "so101"), "so101-b");
     await agent.connect();
     receiver = await startReceiver(() => 200);
     await json(await api("/v1/webhooks", { method: "POST", json: { url: receiver.url, events: ["run.completed", "episode.failed"] } }), 201);
@@ -106,9 +106,9 @@ describe("money: quotes, budgets, usage (integration)", function () {
 
     const run = await json(await api("/v1/runs", { method: "POST", json: { ...UNSERVED_BODY, quote_id: quote.id } }), 201);
     assert.equal(run.status, "queued");
-    assert.ok(coordinator.halt(run.id, "queue_timeout", "test cleanup"));
+    assert.ok(await coordinator.halt(run.id, "queue_timeout", "test cleanup"));
 
-    coordinator.db.prepare("UPDATE quotes SET expires = ? WHERE id = ?").run(new Date(Date.now() - 1000).toISOString(), quote.id);
+    await coordinator.db.prepare("UPDATE quotes SET expires = ? WHERE id = ?").run(new Date(Date.now() - 1000).toISOString(), quote.id);
     const expired = await json(await api("/v1/runs", { method: "POST", json: { ...UNSERVED_BODY, quote_id: quote.id } }), 409);
     assert.equal(expired.error.code, "quote_expired");
   });
@@ -148,7 +148,7 @@ describe("money: quotes, budgets, usage (integration)", function () {
     assert.equal(body.error.run_id, run.id);
     assert.deepEqual(body.error.partial_result, view.result);
 
-    const statuses = coordinator.db.prepare("SELECT status, COUNT(*) AS n FROM episodes WHERE run_id = ? GROUP BY status ORDER BY status").all(run.id);
+    const statuses = await coordinator.db.prepare("SELECT status, COUNT(*) AS n FROM episodes WHERE run_id = ? GROUP BY status ORDER BY status").all(run.id);
     assert.deepEqual(statuses, [{ status: "cancelled", n: 3 }, { status: "done", n: 2 }]);
     assert.equal(agent.pending().filter((m) => m.assignEpisode).length, 0);
 

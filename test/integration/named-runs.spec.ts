@@ -43,7 +43,7 @@ describe("named runs: name, metadata, policy_name and the runs list's filters (i
   let server: Server;
   let base: string;
   let admin: string;
-  const fleet: FleetView = { connectedCells: () => [cell("so101-a"), cell("so101-b")], assignedEpisodeOf: () => undefined };
+  const fleet: FleetView = { connectedCells: async () => [cell("so101-a"), cell("so101-b")], assignedEpisodeOf: () => undefined };
 
   const call = async (path: string, init: { method?: string; json?: unknown } = {}) => {
     const res = await fetch(base + path, {
@@ -79,8 +79,8 @@ describe("named runs: name, metadata, policy_name and the runs list's filters (i
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), "assay-named-"));
     db = await openTestDatabase(integrationEngine(), join(dir, "assay.sqlite"));
-    seedTasks(db);
-    admin = ensureAdminKey(db).secret!;
+    await seedTasks(db);
+    admin = (await ensureAdminKey(db)).secret!;
     server = createServer();
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -103,7 +103,7 @@ describe("named runs: name, metadata, policy_name and the runs list's filters (i
   after(async () => {
     server.closeAllConnections();
     await new Promise((resolve) => server.close(resolve));
-    db.close();
+    await db.close();
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -181,16 +181,16 @@ describe("named runs: name, metadata, policy_name and the runs list's filters (i
   });
 
   it("gives each list item what a list shows: name, policy_name, kind, and once ended n, rate and interval", async () => {
-    setRunStatus(db, expert.id, "scheduling");
-    setRunStatus(db, expert.id, "running");
+    await setRunStatus(db, expert.id, "scheduling");
+    await setRunStatus(db, expert.id, "running");
     const url = `${base}/v1/runs/${expert.id}/episodes`;
-    setRunResult(db, expert.id, {
+    await setRunResult(db, expert.id, {
       n: 4, success_rate: 0.75, ci95: [0.3, 0.95], interval_method: "beta-binomial-posterior", failure_clusters: { timeout: 1 },
       robot_hours: 0.01, environment_hours: 0.01, cost_usd: 0.5, stages: {},
       artifacts: { mcap: `${url}?artifact=mcap`, video: `${url}?artifact=video`, ground_truth: `${url}?artifact=ground_truth`, report_pdf: `${base}/v1/runs/${expert.id}/report?format=pdf` },
       cells: { by_cell: [{ cell: "so101-a", n: 4, successes: 3, success_rate: 0.75 }], clusters: 1, design_effect: 1, effective_n: 4, ci95_these_cells: [0.3, 0.95] },
     });
-    setRunStatus(db, expert.id, "completed");
+    await setRunStatus(db, expert.id, "completed");
     const item = (await list("metadata[seed_set]=a")).data[0] as Json;
     assert.equal(item.id, expert.id);
     assert.equal(item.name, "Expert baseline");

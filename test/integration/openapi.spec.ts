@@ -102,7 +102,7 @@ describe("OpenAPI document (integration)", function () {
   });
 
   it("serves a valid OpenAPI 3.1 document to any valid key, identical to the generated one", async () => {
-    const key = createApiKey(service.coordinator.db, "acct_default", ["streams:read"], new Date()).secret;
+    const key = (await createApiKey(service.coordinator.db, "acct_default", ["streams:read"], new Date())).secret;
     const res = await service.api("/v1/openapi.json", { headers: { authorization: `Bearer ${key}` } });
     assert.equal(res.status, 200);
     const doc = (await res.json()) as Json;
@@ -123,7 +123,7 @@ describe("OpenAPI document (integration)", function () {
     assert.equal(new Set(documented).size, documented.length, "an operation is listed twice");
     // The same app the coordinator serves, built from the same factory (server.ts does not expose its instance).
     const app = createApiApp({
-      db: service.coordinator.db, fleet: { connectedCells: () => [], assignedEpisodeOf: () => undefined }, runEvents: new RunEvents(), scheduler: { kick: () => {} }, pins: loadFirmwarePins(),
+      db: service.coordinator.db, fleet: { connectedCells: async () => [], assignedEpisodeOf: () => undefined }, runEvents: new RunEvents(), scheduler: { kick: () => {} }, pins: loadFirmwarePins(),
       urls: { baseUrl: "http://x", artifactUrl: "http://x/artifacts", streamsUrl: "wss://x", docsUrl: "http://x/docs" },
       objects: new DiskStore(join(service.dataDir, "unused-artifacts")), metrics: createMetricsRegistry({ defaultMetrics: false }),
     });
@@ -148,7 +148,7 @@ describe("OpenAPI document (integration)", function () {
   });
 
   it("answers every route as documented", async () => {
-    const operator = createApiKey(service.coordinator.db, CATALOG_ACCOUNT_ID, ["keys:admin", "runs:read"], new Date()).secret;
+    const operator = (await createApiKey(service.coordinator.db, CATALOG_ACCOUNT_ID, ["keys:admin", "runs:read"], new Date())).secret;
     await call("GET", "/v1/openapi.json", { status: 200 });
     // Catalogue
     await call("GET", "/v1/robots?class=arm-pod", { status: 200 });
@@ -209,7 +209,7 @@ describe("OpenAPI document (integration)", function () {
     await call("GET", "/v1/calibration/exports/cal_nope", { status: 404 });
     // Streams: a customer sees no cell that runs none of its work; an operator sees every installed cell (offline here).
     await call("GET", "/v1/streams/so101-a", { status: 404 });
-    const watcher = createApiKey(service.coordinator.db, CATALOG_ACCOUNT_ID, ["streams:read"], new Date()).secret;
+    const watcher = (await createApiKey(service.coordinator.db, CATALOG_ACCOUNT_ID, ["streams:read"], new Date())).secret;
     await call("GET", "/v1/streams/so101-a", { key: watcher, status: 200 });
     const events = await service.api(`/v1/runs/${run.id}/events`);
     assert.equal(events.status, 200);
@@ -283,7 +283,7 @@ describe("OpenAPI document (integration)", function () {
   });
 
   it("answers bad input with the spec's envelope, the field, the offending value and what is accepted", async () => {
-    const operator = createApiKey(service.coordinator.db, CATALOG_ACCOUNT_ID, ["keys:admin"], new Date()).secret;
+    const operator = (await createApiKey(service.coordinator.db, CATALOG_ACCOUNT_ID, ["keys:admin"], new Date())).secret;
     const cases: Array<[string, string, unknown, number, string, RegExp, string?]> = [
       ["POST", "/v1/kits", { name: "mugs", items: [{ desc: "mug", qty: 0 }] }, 422, "contract_validation_failed", /^items\[0\]\.qty must be a positive integer; got 0$/],
       ["POST", "/v1/kits", { name: "mugs", items: [{ desc: "mug", qty: 1, colour: "red" }] }, 422, "contract_validation_failed", /^unknown field items\[0\]\.colour; allowed: desc, qty$/],

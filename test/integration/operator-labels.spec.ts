@@ -38,7 +38,7 @@ describe("operator labels: success judged by a person on a simulated cell in ope
   before(async () => {
     // A label timeout the unlabelled case can wait out; the labelled episodes are answered well within it.
     service = await startTestService({ cells: [CELL], simEngine: "kinematic", simResets: "operator", simLabelTimeoutS: 6 });
-    operatorKey = createApiKey(service.coordinator.db, CATALOG_ACCOUNT_ID, ["keys:admin", "runs:read", "streams:read"], new Date()).secret;
+    operatorKey = (await createApiKey(service.coordinator.db, CATALOG_ACCOUNT_ID, ["keys:admin", "runs:read", "streams:read"], new Date())).secret;
     // Resets are confirmed by the simulated operator (no truth given: it leaves the labels to the test).
     resets = new SimOperator({
       baseUrl: service.coordinator.baseUrl, apiKey: operatorKey, seed: 3, delayMs: { min: 10, max: 40 }, errorRate: 0,

@@ -24,7 +24,7 @@ describe("operator station: resets confirmed through the API on a simulated cell
 
   before(async () => {
     service = await startTestService({ cells: [CELL], simEngine: "kinematic", simResets: "operator" });
-    operatorKey = createApiKey(service.coordinator.db, CATALOG_ACCOUNT_ID, ["keys:admin", "runs:read", "streams:read"], new Date()).secret;
+    operatorKey = (await createApiKey(service.coordinator.db, CATALOG_ACCOUNT_ID, ["keys:admin", "runs:read", "streams:read"], new Date())).secret;
   });
 
   after(async () => {

@@ -51,8 +51,8 @@ describe("paper outputs: tables, figures, citations and the PDF report of comple
     });
     await insertFixtureRun(coordinator, artifacts, "run_paperPlain000000002", { episodes: 4, request: { policy_name: "novice" } });
     const now = new Date();
-    ensureAccount(coordinator.db, "acct_other", "Other", now.toISOString());
-    otherKey = createApiKey(coordinator.db, "acct_other", ["runs:read"], now).secret;
+    await ensureAccount(coordinator.db, "acct_other", "Other", now.toISOString());
+    otherKey = (await createApiKey(coordinator.db, "acct_other", ["runs:read"], now)).secret;
     browser = await openBrowserTabs();
   });
   after(async () => {

@@ -36,8 +36,8 @@ describe("safety (integration)", function () {
     assert.equal(response.status, 201, JSON.stringify(run));
     return run.id as string;
   };
-  const episodes = (runId: string) =>
-    service.coordinator.db.prepare("SELECT id, status, cell_id, interruptions FROM episodes WHERE run_id = ? ORDER BY idx").all(runId) as Array<{ id: string; status: string; cell_id: string | null; interruptions: string }>;
+  const episodes = async (runId: string) =>
+    await service.coordinator.db.prepare("SELECT id, status, cell_id, interruptions FROM episodes WHERE run_id = ? ORDER BY idx").all(runId) as Array<{ id: string; status: string; cell_id: string | null; interruptions: string }>;
   const stoppedRun = async (id: string): Promise<Json> => {
     const { status, run } = await runEnd(service, id);
     assert.equal(status, "stopped", JSON.stringify(run.status_detail));
@@ -62,12 +62,12 @@ describe("safety (integration)", function () {
     const run = await stoppedRun(runId);
     assert.equal(run.status_detail.code, "policy_endpoint_timeout", JSON.stringify(run.status_detail));
     assert.match(run.status_detail.message, /latency_budget_ms/);
-    const interrupted = await eventually("the interruption to be recorded", () => {
-      const hit = episodes(runId).flatMap((e) => JSON.parse(e.interruptions) as Json[]).find((i) => i.reason === "policy_endpoint_timeout");
+    const interrupted = await eventually("the interruption to be recorded", async () => {
+      const hit = (await episodes(runId)).flatMap((e) => JSON.parse(e.interruptions) as Json[]).find((i) => i.reason === "policy_endpoint_timeout");
       return hit;
     });
     assert.match(interrupted.detail, /5 times in a row/);
-    assert.ok(episodes(runId).every((e) => e.status !== "pending" && e.status !== "running"), JSON.stringify(episodes(runId)));
+    assert.ok((await episodes(runId)).every((e) => e.status !== "pending" && e.status !== "running"), JSON.stringify(await episodes(runId)));
     await endpoint.close();
     endpoint = undefined;
   });
@@ -94,8 +94,8 @@ describe("safety (integration)", function () {
   it("an e-stop mid-run stops the run with estop_triggered, keeps partial results, sends the webhook, and holds the cell until reset", async () => {
     const runId = await submit({ ...README_RUN_BODY, episodes: 20 });
     // Wait for at least one finished episode and the next one running on the cell.
-    await eventually("one episode done and the next running", () => {
-      const rows = episodes(runId);
+    await eventually("one episode done and the next running", async () => {
+      const rows = await episodes(runId);
       return rows.some((e) => e.status === "done") && rows.some((e) => e.status === "running") ? true : undefined;
     });
     const pressed = await control("/estop");
@@ -106,9 +106,9 @@ describe("safety (integration)", function () {
     assert.match(run.status_detail.message, new RegExp(`^${CELL} emergency stop at .+; latency [0-9.]+ ms; partial results kept$`));
 
     // The interrupted episode is recorded as an interruption with reason estop, then cancelled with its run.
-    await eventually("the estop interruption", () => episodes(runId).some((e) => (JSON.parse(e.interruptions) as Json[]).some((i) => i.reason === "estop" && i.cell === CELL)) || undefined);
-    const rows = await eventually("no open episodes", () => {
-      const all = episodes(runId);
+    await eventually("the estop interruption", async () => (await episodes(runId)).some((e) => (JSON.parse(e.interruptions) as Json[]).some((i) => i.reason === "estop" && i.cell === CELL)) || undefined);
+    const rows = await eventually("no open episodes", async () => {
+      const all = await episodes(runId);
       return all.every((e) => e.status === "done" || e.status === "cancelled") ? all : undefined;
     });
     const done = rows.filter((e) => e.status === "done").length;
@@ -120,7 +120,7 @@ describe("safety (integration)", function () {
     assert.equal(result.status, 409);
     assert.equal(body.error.partial_result.n, done, "n counts the episodes finished before the e-stop");
 
-    const hooks = service.coordinator.db.prepare("SELECT data FROM webhook_events WHERE type = 'estop.triggered'").all() as Array<{ data: string }>;
+    const hooks = await service.coordinator.db.prepare("SELECT data FROM webhook_events WHERE type = 'estop.triggered'").all() as Array<{ data: string }>;
     assert.equal(hooks.length, 1);
     const hook = JSON.parse(hooks[0].data) as Json;
     assert.equal(hook.run_id, runId);
@@ -134,7 +134,7 @@ describe("safety (integration)", function () {
     // An absence cannot be awaited: give the cell 2.5 heartbeat periods (1 s each) and the scheduler
     // as many safety passes to wrongly take the work, then check that it did not.
     await new Promise((resolve) => setTimeout(resolve, 2500));
-    assert.ok(episodes(next).every((e) => e.status === "pending" && e.cell_id === null), JSON.stringify(episodes(next)));
+    assert.ok((await episodes(next)).every((e) => e.status === "pending" && e.cell_id === null), JSON.stringify(await episodes(next)));
     assert.equal((await getRun(next)).status, "queued");
 
     // The technician's reset: the cell takes the work.

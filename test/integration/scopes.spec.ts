@@ -53,7 +53,7 @@ describe("scopes, key revocation and rate limits (integration)", function () {
     for (const route of ROUTE_SCOPES) {
       const others = SCOPES.filter((s) => !route.scopes.includes(s));
       assert.ok(others.length > 0, `${route.method} ${route.path} admits every scope`);
-      const { secret } = createApiKey(coordinator.db, DEFAULT_ACCOUNT_ID, others, new Date());
+      const { secret } = await createApiKey(coordinator.db, DEFAULT_ACCOUNT_ID, others, new Date());
       const path = route.path.replace(/:(\w+)/g, (_m, name: string) => `${name}_x`);
       const res = await call(path, secret, { method: route.method, ...(route.method === "POST" || route.method === "PUT" ? { json: {} } : {}) });
       const body = await json(res, 403).catch((error: Error) => assert.fail(`${route.method} ${path}: ${error.message}`));
@@ -83,8 +83,8 @@ describe("scopes, key revocation and rate limits (integration)", function () {
   it("answers 429 rate_limited with Retry-After once an account's POST /v1/runs bucket is empty", async () => {
     // An account of its own: the bucket is the account's, shared by all its keys (the other tests' keys drew from
     // the default account's).
-    ensureAccount(coordinator.db, "acct_ratelimited", "rate-limited", new Date().toISOString());
-    const { secret } = createApiKey(coordinator.db, "acct_ratelimited", ["runs:write", "runs:read"], new Date());
+    await ensureAccount(coordinator.db, "acct_ratelimited", "rate-limited", new Date().toISOString());
+    const { secret } = await createApiKey(coordinator.db, "acct_ratelimited", ["runs:write", "runs:read"], new Date());
     // Invalid bodies still draw tokens: the limit is on requests, not on runs.
     assert.equal((await call("/v1/runs", secret, { method: "POST", json: {} })).status, 422);
     assert.equal((await call("/v1/runs", secret, { method: "POST", json: {} })).status, 422);

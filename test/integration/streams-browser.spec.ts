@@ -126,7 +126,7 @@ describe("live view in a real browser (simulated fleet, headless Chromium)", fun
     }
     // The viewer left: the hub lets go of the cell. (The run is long so that it outlasts a slow browser start.)
     await eventually("the viewer to be gone", () => service.coordinator.live.watchers(cell) === 0);
-    service.coordinator.halt(created.id, "queue_timeout", "test done: the run only had to be watched");
+    await service.coordinator.halt(created.id, "queue_timeout", "test done: the run only had to be watched");
     const { run } = await runEnd(service, created.id);
     assert.equal(run.status, "stopped");
     // Leave the shared fleet as found: the cell reports its cancelled episode, and the customer no longer sees it.
@@ -158,13 +158,13 @@ describe("live view in a real browser (simulated fleet, headless Chromium)", fun
       await page.close();
     }
     await eventually("the viewer to be gone", () => service.coordinator.live.watchers(cell) === 0);
-    service.coordinator.halt(pilot.run_id, "queue_timeout", "test done: the pilot only had to be watched");
+    await service.coordinator.halt(pilot.run_id, "queue_timeout", "test done: the pilot only had to be watched");
     const { run } = await runEnd(service, pilot.run_id);
     assert.equal(run.status, "stopped");
     await eventually("the cell to let go of the halted pilot", async () => (await service.api(`/v1/streams/${cell}`)).status === 404);
   });
   it("shows a camera's MJPEG stream in an <img> at the camera's size", async () => {
-    const operator = createApiKey(service.coordinator.db, CATALOG_ACCOUNT_ID, ["streams:read"], new Date()).secret;
+    const operator = (await createApiKey(service.coordinator.db, CATALOG_ACCOUNT_ID, ["streams:read"], new Date())).secret;
     const d = (await (await service.api("/v1/streams/so101-c", { headers: { authorization: `Bearer ${operator}` } })).json()) as Json;
     const top = d.cameras.find((c: Json) => c.name === "top");
     const page = await browser.newPage();

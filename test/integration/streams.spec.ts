@@ -62,8 +62,8 @@ describe("live streams: descriptors and MJPEG (simulated fleet)", function () {
     return body;
   };
 
-  before(() => {
-    operatorKey = createApiKey(service.coordinator.db, CATALOG_ACCOUNT_ID, ["streams:read"], new Date()).secret;
+  before(async () => {
+    operatorKey = (await createApiKey(service.coordinator.db, CATALOG_ACCOUNT_ID, ["streams:read"], new Date())).secret;
   });
 
   it("gives operators every cell's descriptor; customers see only cells running their work", async () => {
@@ -94,7 +94,7 @@ describe("live streams: descriptors and MJPEG (simulated fleet)", function () {
     // The customer's admin key: the idle cell is not theirs to watch.
     const hidden = await json(await service.api("/v1/streams/so101-b"), 404);
     assert.match(hidden.error.message, /not running your work/);
-    const noScope = createApiKey(service.coordinator.db, CATALOG_ACCOUNT_ID, ["runs:read"], new Date()).secret;
+    const noScope = (await createApiKey(service.coordinator.db, CATALOG_ACCOUNT_ID, ["runs:read"], new Date())).secret;
     assert.equal((await json(await service.api("/v1/streams/so101-b", as(noScope)), 403)).error.code, "insufficient_scope");
   });
 

@@ -56,7 +56,7 @@ describe("tasks and kits API (integration)", () => {
   let kicks = 0;
   let nowMs = Date.parse("2026-11-02T09:00:00.000Z");
   const tick = (ms = 1000) => { nowMs += ms; };
-  const fleet: FleetView = { connectedCells: () => [], assignedEpisodeOf: () => undefined };
+  const fleet: FleetView = { connectedCells: async () => [], assignedEpisodeOf: () => undefined };
 
   const call = (path: string, init: RequestInit & { key?: string | null; json?: unknown } = {}) => {
     const headers = new Headers(init.headers);
@@ -86,13 +86,13 @@ describe("tasks and kits API (integration)", () => {
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), "assay-tasks-"));
     db = await openTestDatabase(integrationEngine(), join(dir, "assay.sqlite"));
-    seedTasks(db, new Date("2026-11-01T00:00:00Z"));
-    admin = ensureAdminKey(db).secret!;
+    await seedTasks(db, new Date("2026-11-01T00:00:00Z"));
+    admin = (await ensureAdminKey(db)).secret!;
     const now = new Date(nowMs);
-    reader = createApiKey(db, DEFAULT_ACCOUNT_ID, ["runs:read"], now).secret;
-    ensureAccount(db, "acct_other", "Other", now.toISOString());
-    other = createApiKey(db, "acct_other", ["runs:read", "runs:write", "keys:admin"], now).secret;
-    operator = createApiKey(db, CATALOG_ACCOUNT_ID, ["keys:admin", "runs:read"], now).secret;
+    reader = (await createApiKey(db, DEFAULT_ACCOUNT_ID, ["runs:read"], now)).secret;
+    await ensureAccount(db, "acct_other", "Other", now.toISOString());
+    other = (await createApiKey(db, "acct_other", ["runs:read", "runs:write", "keys:admin"], now)).secret;
+    operator = (await createApiKey(db, CATALOG_ACCOUNT_ID, ["keys:admin", "runs:read"], now)).secret;
     server = createServer();
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -109,7 +109,7 @@ describe("tasks and kits API (integration)", () => {
   after(async () => {
     server.closeAllConnections();
     await new Promise((resolve) => server.close(resolve));
-    db.close();
+    await db.close();
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -268,7 +268,7 @@ describe("tasks and kits API (integration)", () => {
       assert.equal(kicks, before + 1);
       pilotRunId = pilot.run_id;
 
-      const run = getRunRow(db, pilotRunId)!;
+      const run = (await getRunRow(db, pilotRunId))!;
       assert.equal(JSON.parse(run.plan).pilot, true);
       assert.equal(JSON.parse(run.resolved_pins).task, taskId, "the scheduler looks the draft up by id");
       assert.equal(run.episodes_total, 10);
@@ -297,8 +297,8 @@ describe("tasks and kits API (integration)", () => {
 
     it("flags a baseline that disagrees with the completed pilot", async () => {
       assert.equal("baseline_check" in (await ok(await call(`/v1/tasks/${taskId}`))), false, "no check before the pilot completes");
-      for (const status of ["scheduling", "running", "completed"] as const) assert.ok(setRunStatus(db, pilotRunId, status));
-      setRunResult(db, pilotRunId, { n: 10, success_rate: 0.5, ci95: [0.2366, 0.7634], interval_method: "wilson" });
+      for (const status of ["scheduling", "running", "completed"] as const) assert.ok(await setRunStatus(db, pilotRunId, status));
+      await setRunResult(db, pilotRunId, { n: 10, success_rate: 0.5, ci95: [0.2366, 0.7634], interval_method: "wilson" });
       const task = await ok(await call(`/v1/tasks/${taskId}`));
       assert.equal(task.baseline_check.pilot_rate, 0.5);
       assert.equal(task.baseline_check.internal_rate, 0.9);

@@ -81,11 +81,11 @@ describe("webhooks (integration)", function () {
     receiver = await startReceiver((attempt) => (attempt <= 5 ? 500 : 200));
     const c = await start();
     const endpoint = await json(await api("/v1/webhooks", { method: "POST", json: { url: receiver.url, events: ["estop.triggered", "regression.detected"] } }), 201);
-    const eventId = transact(c.db, (tx) => enqueueEvent(tx, DEFAULT_ACCOUNT_ID, "estop.triggered", { cell: "so101-b", run_id: null }));
+    const eventId = await transact(c.db, (tx) => enqueueEvent(tx, DEFAULT_ACCOUNT_ID, "estop.triggered", { cell: "so101-b", run_id: null }));
     await receiver.waitFor((r) => r.some((x) => x.status === 200));
 
     // A second event proves the first is not sent again once acknowledged.
-    const second = enqueueEvent(c.db, DEFAULT_ACCOUNT_ID, "regression.detected", { gate: "g1" });
+    const second = await enqueueEvent(c.db, DEFAULT_ACCOUNT_ID, "regression.detected", { gate: "g1" });
     await receiver.waitFor((r) => r.some((x) => idOf(x.rawBody) === second));
     const first = receiver.received.filter((x) => idOf(x.rawBody) === eventId);
     assert.deepEqual(first.map((x) => x.status), [500, 500, 500, 500, 500, 200]);
@@ -112,7 +112,7 @@ describe("webhooks (integration)", function () {
     receiver = await startReceiver(() => (up ? 204 : 503));
     let c = await start();
     const endpoint = await json(await api("/v1/webhooks", { method: "POST", json: { url: receiver.url, events: ["threshold.crossed"] } }), 201);
-    const eventId = enqueueEvent(c.db, DEFAULT_ACCOUNT_ID, "threshold.crossed", { run_id: "run_x" });
+    const eventId = await enqueueEvent(c.db, DEFAULT_ACCOUNT_ID, "threshold.crossed", { run_id: "run_x" });
     await receiver.waitFor((r) => r.length >= 2);
     await c.stop();
     coordinator = undefined;

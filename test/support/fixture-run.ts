@@ -39,7 +39,7 @@ export async function insertFixtureRun(coordinator: { db: Db; lifecycle: RunLife
   const unitOf = (name: string) => ({
     key: `policy:${name}`, policy_name: name, robot, model, firmware, environment: "tabletop@1", task: "pick-cube@v1", policy: { type: "container", image: `assay/ref-policy:${name}` },
   });
-  runsRepo.insertRun(db, {
+  await runsRepo.insertRun(db, {
     id: runId, accountId: options.accountId ?? DEFAULT_ACCOUNT_ID, kind: compare ? "compare" : "run", created: storedAt,
     request: {
       policy: {}, episodes: compare ? fixture.episodes.length / 2 : fixture.episodes.length, data: { retention: options.retention ?? "30d", train_on_failures: false },
@@ -58,15 +58,15 @@ export async function insertFixtureRun(coordinator: { db: Db; lifecycle: RunLife
   });
   for (const [i, e] of fixture.episodes.entries()) {
     const evaluation = options.evaluation?.(i) ?? null;
-    markEpisodeDone(db, e.episodeId, {
+    await markEpisodeDone(db, e.episodeId, {
       cellId: compare ? ((e.index >> 1) % 2 === 0 ? "so101-b" : "so101-c") : e.cellId ?? "so101-b", outcome: e.outcome, failureCluster: e.failureCluster, durationS: e.durationS ?? 1, resetS: 1,
       replaySpecJson: JSON.stringify(compare ? { ...e.replaySpec, layout_seed: 1000 + (e.index >> 1) } : e.replaySpec), metaJson: null, evaluationJson: evaluation ? JSON.stringify(evaluation) : null, finishedAt: storedAt,
     });
-    insertPendingArtifact(db, { episodeId: e.episodeId, runId, kind: "mcap", fileName: e.mcap.fileName, bytes: e.mcap.bytes, sha256: e.mcap.sha256 });
-    markArtifactStored(db, e.episodeId, "mcap", storedAt);
+    await insertPendingArtifact(db, { episodeId: e.episodeId, runId, kind: "mcap", fileName: e.mcap.fileName, bytes: e.mcap.bytes, sha256: e.mcap.sha256 });
+    await markArtifactStored(db, e.episodeId, "mcap", storedAt);
   }
   // Ended through the lifecycle, so the run has its Result and report like any completed run.
-  for (const status of ["scheduling", "running"] as const) runsRepo.setRunStatus(db, runId, status);
-  coordinator.lifecycle.end(db, runId, { status: "completed" });
+  for (const status of ["scheduling", "running"] as const) await runsRepo.setRunStatus(db, runId, status);
+  await coordinator.lifecycle.end(db, runId, { status: "completed" });
   return fixture;
 }

@@ -49,9 +49,9 @@ export function acquireSharedFleet(cells: readonly string[]): Promise<TestServic
 export async function releaseSharedFleet(service: TestService | undefined): Promise<void> {
   if (!service) return;
   try {
-    const open = service.coordinator.db.prepare("SELECT id FROM runs WHERE status NOT IN ('completed', 'failed', 'stopped')").all() as Array<{ id: string }>;
+    const open = await service.coordinator.db.prepare("SELECT id FROM runs WHERE status NOT IN ('completed', 'failed', 'stopped')").all() as Array<{ id: string }>;
     // halt() needs one of the spec's stop codes; none means "the test is over", queue_timeout is the nearest.
-    for (const { id } of open) service.coordinator.halt(id, "queue_timeout", "test cleanup: the spec file that submitted this run has finished");
+    for (const { id } of open) await service.coordinator.halt(id, "queue_timeout", "test cleanup: the spec file that submitted this run has finished");
   } catch (error) {
     const key = keys.get(service);
     if (key !== undefined) fleets.delete(key);

@@ -38,7 +38,7 @@ export function sharedPostgres(): Promise<EmbeddedPostgresServer> {
       const server = await startEmbeddedPostgres({ database: TEMPLATE });
       atSuiteEnd(() => server.stop());
       // Migrate once; CREATE DATABASE ... TEMPLATE copies the result in a few tens of ms.
-      openDatabase(server.connectionString).close();
+      await (await openDatabase(server.connectionString)).close();
       return server;
     })();
   }

@@ -53,7 +53,7 @@ describe("attention pager", () => {
     raised = [];
     pager = new AttentionPager({
       afterMs: 120_000, now: () => time.nowMs, timers: time, logger: quiet,
-      raise: (key, at) => {
+      raise: async (key, at) => {
         raised.push({ key, at: at.toISOString() });
         return true;
       },
@@ -98,7 +98,7 @@ describe("attention pager", () => {
     assert.equal(raised.length, 2);
   });
 
-  it("keeps one timer per cell: a new episode's wait replaces the old one", () => {
+  it("keeps one timer per cell: a new episode's wait replaces the old one", async () => {
     pager.observe("so101-b", { kind: "reset", episodeId: "ep_1", since: iso(time.nowMs) });
     time.advance(60_000);
     pager.observe("so101-b", { kind: "reset", episodeId: "ep_2", since: iso(time.nowMs) });
@@ -107,12 +107,12 @@ describe("attention pager", () => {
     assert.equal(raised.length, 0);
     time.advance(1_000);
     assert.deepEqual(raised.map((r) => r.key.episodeId), ["ep_2"]);
-    pager.stop();
+    await pager.stop();
     assert.equal(time.pending(), 0);
   });
 
   it("refuses a setting that is not a positive duration", () => {
-    assert.throws(() => new AttentionPager({ afterMs: 0, raise: () => true }), /attentionPageMs must be a positive number of milliseconds; got 0/);
+    assert.throws(() => new AttentionPager({ afterMs: 0, raise: async () => true }), /attentionPageMs must be a positive number of milliseconds; got 0/);
   });
 });
 
@@ -122,59 +122,59 @@ describe("attention pages through the outbox", () => {
   let kicks: number;
   const OPERATOR = "acct_assay";
   const CUSTOMER = "acct_customer";
-  const deliveries = (accountId: string) => db.prepare(
+  const deliveries = async (accountId: string) => await db.prepare(
     `SELECT e.type, e.data FROM webhook_deliveries d JOIN webhook_endpoints w ON w.id = d.endpoint_id JOIN webhook_events e ON e.id = d.event_id
      WHERE w.account_id = ? ORDER BY e.created`,
   ).all(accountId) as Array<{ type: string; data: string }>;
   const newPager = () => new AttentionPager({ afterMs: 120_000, now: () => time.nowMs, timers: time, logger: quiet, raise: outboxPage(db, OPERATOR, () => kicks++) });
 
-  beforeEach(() => {
+  beforeEach(async () => {
     db = openSqliteDatabase(":memory:");
     time = new FakeTime();
     kicks = 0;
     const at = new Date(time.nowMs);
-    ensureAccount(db, OPERATOR, "Assay operations", at.toISOString());
-    ensureAccount(db, CUSTOMER, "A customer", at.toISOString());
-    insertEndpoint(db, OPERATOR, { url: "https://ops.example/hooks", events: ["cell.attention_needed"], description: null }, at);
-    insertEndpoint(db, CUSTOMER, { url: "https://customer.example/hooks", events: ["cell.attention_needed", "run.completed"], description: null }, at);
+    await ensureAccount(db, OPERATOR, "Assay operations", at.toISOString());
+    await ensureAccount(db, CUSTOMER, "A customer", at.toISOString());
+    await insertEndpoint(db, OPERATOR, { url: "https://ops.example/hooks", events: ["cell.attention_needed"], description: null }, at);
+    await insertEndpoint(db, CUSTOMER, { url: "https://customer.example/hooks", events: ["cell.attention_needed", "run.completed"], description: null }, at);
   });
 
   afterEach(() => db.close());
 
-  it("queues cell.attention_needed for the operator account only, with the cell, what it needs and since when", () => {
+  it("queues cell.attention_needed for the operator account only, with the cell, what it needs and since when", async () => {
     const since = iso(time.nowMs);
     newPager().observe("so101-b", { kind: "reset", episodeId: "ep_1", since });
     time.advance(125_000);
-    const ops = deliveries(OPERATOR);
+    const ops = await deliveries(OPERATOR);
     assert.equal(ops.length, 1);
     assert.equal(ops[0]!.type, "cell.attention_needed");
     assert.deepEqual(JSON.parse(ops[0]!.data), {
       cell: "so101-b", kind: "reset", needs: "set the scene, then press Scene ready", episode_id: "ep_1", since, waiting_s: 120,
     });
-    assert.deepEqual(deliveries(CUSTOMER), [], "a customer's endpoint never receives the fleet's cell events");
+    assert.deepEqual(await deliveries(CUSTOMER), [], "a customer's endpoint never receives the fleet's cell events");
     assert.equal(kicks, 1);
   });
 
-  it("never raises the same attention twice across a restart, and raises a due one at once after it", () => {
+  it("never raises the same attention twice across a restart, and raises a due one at once after it", async () => {
     const since = iso(time.nowMs);
     const first = newPager();
     first.observe("so101-b", { kind: "reset", episodeId: "ep_1", since });
     time.advance(130_000);
-    first.stop();
+    await first.stop();
     // A restarted coordinator hears the same attention again when the cell reconnects.
     const second = newPager();
     second.observe("so101-b", { kind: "reset", episodeId: "ep_1", since });
     time.advance(1_000);
-    assert.equal(deliveries(OPERATOR).length, 1);
+    assert.equal((await deliveries(OPERATOR)).length, 1);
     assert.equal(kicks, 1);
     // An attention that became due while the coordinator was down is raised as soon as it is heard.
     const labelSince = iso(time.nowMs);
-    second.stop();
+    await second.stop();
     time.advance(300_000);
     const third = newPager();
     third.observe("so101-b", { kind: "label", episodeId: "ep_1", since: labelSince });
     time.advance(0);
-    const ops = deliveries(OPERATOR).map((d) => JSON.parse(d.data) as Record<string, unknown>);
+    const ops = (await deliveries(OPERATOR)).map((d) => JSON.parse(d.data) as Record<string, unknown>);
     assert.equal(ops.length, 2);
     assert.equal(ops[1]!.kind, "label");
     assert.equal(ops[1]!.waiting_s, 300);

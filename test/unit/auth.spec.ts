@@ -13,9 +13,9 @@ import type { Db } from "../../coordinator/store/database.js";
 import { STORE_ENGINES, openTestDatabase } from "../support/test-database.js";
 import { listKeys, revokeKey } from "../../coordinator/store/keys-repo.js";
 
-function invalidKey(fn: () => unknown): string {
+async function invalidKey(fn: () => unknown): Promise<string> {
   try {
-    fn();
+    await fn();
   } catch (error) {
     assert.ok(error instanceof AssayError);
     assert.equal(error.code, "invalid_api_key");
@@ -32,58 +32,58 @@ for (const engine of STORE_ENGINES) {
       dir = mkdtempSync(join(tmpdir(), "assay-auth-"));
       db = await openTestDatabase(engine, join(dir, "assay.sqlite"));
     });
-    afterEach(() => {
-      db.close();
+    afterEach(async () => {
+      await db.close();
       rmSync(dir, { recursive: true, force: true });
     });
 
-    it("generates asy_live_ secrets of 32+ base62 characters and stores only their sha256", () => {
+    it("generates asy_live_ secrets of 32+ base62 characters and stores only their sha256", async () => {
       const secret = generateSecret();
       assert.match(secret, /^asy_live_[0-9A-Za-z]{32,}$/);
       assert.notEqual(generateSecret(), secret);
-      ensureAdminKey(db);
-      const { row } = createApiKey(db, DEFAULT_ACCOUNT_ID, ["runs:read"], new Date(), secret);
+      await ensureAdminKey(db);
+      const { row } = await createApiKey(db, DEFAULT_ACCOUNT_ID, ["runs:read"], new Date(), secret);
       assert.equal(row.secret_sha256, hashSecret(secret));
       assert.equal(row.secret_sha256.length, 64);
       assert.equal(row.hint, secret.slice(9, 15));
-      const stored = JSON.stringify(db.prepare("SELECT * FROM api_keys").all());
+      const stored = JSON.stringify(await db.prepare("SELECT * FROM api_keys").all());
       assert.ok(!stored.includes(secret));
       assert.equal("secret" in keyView(row), false);
     });
 
-    it("resolves a valid bearer key to its account and scope", () => {
-      ensureAdminKey(db);
-      const { secret } = createApiKey(db, DEFAULT_ACCOUNT_ID, ["runs:read", "streams:read"], new Date());
-      assert.deepEqual(resolveBearer(db, `Bearer ${secret}`).scope, ["runs:read", "streams:read"]);
-      assert.equal(resolveBearer(db, `bearer ${secret}`).accountId, DEFAULT_ACCOUNT_ID);
+    it("resolves a valid bearer key to its account and scope", async () => {
+      await ensureAdminKey(db);
+      const { secret } = await createApiKey(db, DEFAULT_ACCOUNT_ID, ["runs:read", "streams:read"], new Date());
+      assert.deepEqual((await resolveBearer(db, `Bearer ${secret}`)).scope, ["runs:read", "streams:read"]);
+      assert.equal((await resolveBearer(db, `bearer ${secret}`)).accountId, DEFAULT_ACCOUNT_ID);
     });
 
-    it("rejects missing, malformed, wrong-prefix, unknown and revoked keys", () => {
-      ensureAdminKey(db);
-      const { row, secret } = createApiKey(db, DEFAULT_ACCOUNT_ID, ["runs:read"], new Date());
-      assert.match(invalidKey(() => resolveBearer(db, undefined)), /missing/);
-      assert.match(invalidKey(() => resolveBearer(db, secret)), /Bearer/);
-      assert.match(invalidKey(() => resolveBearer(db, "Bearer asy_test_" + "a".repeat(40))), /malformed/);
-      assert.match(invalidKey(() => resolveBearer(db, "Bearer asy_live_short")), /malformed/);
-      assert.match(invalidKey(() => resolveBearer(db, `Bearer ${generateSecret()}`)), /unknown/);
-      assert.ok(revokeKey(db, row.id, "2026-11-01T00:00:00.000Z"));
-      assert.match(invalidKey(() => resolveBearer(db, `Bearer ${secret}`)), /revoked/);
+    it("rejects missing, malformed, wrong-prefix, unknown and revoked keys", async () => {
+      await ensureAdminKey(db);
+      const { row, secret } = await createApiKey(db, DEFAULT_ACCOUNT_ID, ["runs:read"], new Date());
+      assert.match(await invalidKey(() => resolveBearer(db, undefined)), /missing/);
+      assert.match(await invalidKey(() => resolveBearer(db, secret)), /Bearer/);
+      assert.match(await invalidKey(() => resolveBearer(db, "Bearer asy_test_" + "a".repeat(40))), /malformed/);
+      assert.match(await invalidKey(() => resolveBearer(db, "Bearer asy_live_short")), /malformed/);
+      assert.match(await invalidKey(() => resolveBearer(db, `Bearer ${generateSecret()}`)), /unknown/);
+      assert.ok(await revokeKey(db, row.id, "2026-11-01T00:00:00.000Z"));
+      assert.match(await invalidKey(() => resolveBearer(db, `Bearer ${secret}`)), /revoked/);
       assert.equal(isWellFormedSecret("asy_live_" + "Z".repeat(16)), true);
     });
 
-    it("bootstraps an all-scope admin key on first start only", () => {
-      const first = ensureAdminKey(db);
+    it("bootstraps an all-scope admin key on first start only", async () => {
+      const first = await ensureAdminKey(db);
       assert.equal(first.created, true);
-      assert.deepEqual(resolveBearer(db, `Bearer ${first.secret}`).scope, [...SCOPES]);
-      assert.deepEqual(ensureAdminKey(db), { created: false });
-      assert.equal(listKeys(db, DEFAULT_ACCOUNT_ID).length, 1);
+      assert.deepEqual((await resolveBearer(db, `Bearer ${first.secret}`)).scope, [...SCOPES]);
+      assert.deepEqual(await ensureAdminKey(db), { created: false });
+      assert.equal((await listKeys(db, DEFAULT_ACCOUNT_ID)).length, 1);
     });
 
-    it("uses ASSAY_API_KEY as the admin key when given, and refuses one without the live prefix", () => {
+    it("uses ASSAY_API_KEY as the admin key when given, and refuses one without the live prefix", async () => {
       const given = "asy_live_" + "k".repeat(32);
-      assert.deepEqual(ensureAdminKey(db, { apiKey: given }), { created: true, secret: given });
-      assert.equal(resolveBearer(db, `Bearer ${given}`).accountId, DEFAULT_ACCOUNT_ID);
-      assert.throws(() => ensureAdminKey(db, { apiKey: "sk_live_abcdefabcdefabcdef" }), /asy_live_/);
+      assert.deepEqual(await ensureAdminKey(db, { apiKey: given }), { created: true, secret: given });
+      assert.equal((await resolveBearer(db, `Bearer ${given}`)).accountId, DEFAULT_ACCOUNT_ID);
+      await assert.rejects(() => ensureAdminKey(db, { apiKey: "sk_live_abcdefabcdefabcdef" }), /asy_live_/);
     });
 
     it("maps every route to a scope, and unknown routes to none", () => {

@@ -85,9 +85,9 @@ for (const engine of STORE_ENGINES) {
     });
 
     /** A matrix over so101 (soak tier) and fr3 (verify tier) in tabletop@1: episodes alternate units. */
-    function insertMatrix(id: string, request: Record<string, unknown>, perUnit = 2): void {
+    async function insertMatrix(id: string, request: Record<string, unknown>, perUnit = 2): Promise<void> {
       const episodes = Array.from({ length: perUnit * 2 }, (_, i) => ({ unit: i % 2, seed: i }));
-      runsRepo.insertRun(db, {
+      await runsRepo.insertRun(db, {
         id, accountId: "acct_1", kind: "matrix", created: "2026-11-15T00:00:00.000Z", request: { kind: "matrix", ...request },
         resolvedPins: { robot: "so101@3.11", environment: "tabletop@1", task: "pick-cube@v1", perturbation_rev: "assay-perturb@1" },
         plan: PLAN, priority: "standard", episodesTotal: episodes.length, units: [SO101, FR3], episodes,
@@ -96,89 +96,89 @@ for (const engine of STORE_ENGINES) {
 
     beforeEach(async () => {
       db = await openTestDatabase(engine);
-      db.prepare("INSERT INTO accounts (id, name, created) VALUES ('acct_1', 'Test', '2026-01-01T00:00:00Z')").run();
+      await db.prepare("INSERT INTO accounts (id, name, created) VALUES ('acct_1', 'Test', '2026-01-01T00:00:00Z')").run();
       cancels = [];
       lifecycle = createRunLifecycle({
         runEvents: new RunEvents(), pins, baseUrl: "http://x", streamsUrl: "ws://x/streams", now,
-        cells: { cancelEpisode: (cell, episodeId) => (cancels.push([cell, episodeId]), true) },
+        cells: { cancelEpisode: async (cell, episodeId) => (cancels.push([cell, episodeId]), true) },
       });
     });
 
     afterEach(() => db.close());
 
-    it("the Result's cost is the sum of its units' and usage splits hours by each unit's tier", () => {
-      insertMatrix("run_m", {});
+    it("the Result's cost is the sum of its units' and usage splits hours by each unit's tier", async () => {
+      await insertMatrix("run_m", {});
       for (const [idx, cell] of [[0, "so101-b"], [1, "fr3-a"], [2, "so101-b"], [3, "fr3-a"]] as const) {
-        assignEpisode(db, ep("run_m", idx), cell, at);
-        finish("run_m", idx, cell, 20 + idx);
+        await assignEpisode(db, ep("run_m", idx), cell, at);
+        await finish("run_m", idx, cell, 20 + idx);
       }
-      const run = runsRepo.getRun(db, "run_m")!;
+      const run = (await runsRepo.getRun(db, "run_m"))!;
       const ctx = { pins, baseUrl: "http://x" };
-      const episodes = listEpisodeRecords(db, "run_m");
+      const episodes = await listEpisodeRecords(db, "run_m");
       const units = unitResults(ctx, run, episodes);
       const pooled = headlineResult(ctx, run, episodes, units, { units: [0], description: "cell 0" });
       // so101: 24 + 26 s = 0.013889 h x 22 = $0.31; fr3: 25 + 27 s = 0.014444 h x 69 = $1.00.
       assert.deepEqual(units.map((u) => u.result.cost_usd), [0.31, 1]);
       assert.equal(pooled.cost_usd, 1.31);
       assert.equal(pooled.robot_hours, 0.028333);
-      const usage = computeUsage(db, pins, "acct_1", "2026-11");
+      const usage = await computeUsage(db, pins, "acct_1", "2026-11");
       assert.deepEqual(usage.robotHours, { verify: units[1].result.robot_hours, soak: units[0].result.robot_hours });
       assert.equal(usage.envHours.standard, pooled.environment_hours);
       assert.equal(usage.usdTotal, pooled.cost_usd);
     });
 
-    it("max_budget_usd: the next episode is estimated at its own unit's rates", () => {
+    it("max_budget_usd: the next episode is estimated at its own unit's rates", async () => {
       const soakUsd = episodeEstimateUsd(PLAN, SOAK); // 30 s x 22 $/h = 0.1833
       const verifyUsd = episodeEstimateUsd(PLAN, VERIFY); // 30 s x 69 $/h = 0.575
-      insertMatrix("run_b", { max_budget_usd: 0.7 });
+      await insertMatrix("run_b", { max_budget_usd: 0.7 });
       const guard = createBudgetGuard({ db, lifecycle, pins, now });
       // Pending by index: so101, fr3, so101, fr3. 0.1833 + 0.575 = 0.758 > 0.7: only the first fits.
-      assert.equal(guard.episodeAllowance("run_b"), 1);
+      assert.equal(await guard.episodeAllowance("run_b"), 1);
       // Offered in another order (the fr3 cell idle first): fr3 then so101 fit? 0.575 + 0.1833 > 0.7: one.
-      assert.equal(guard.episodeAllowance("run_b", [{ unit: 1 }, { unit: 0 }]), 1);
-      assert.equal(guard.episodeAllowance("run_b", [{ unit: 0 }, { unit: 0 }, { unit: 0 }]), 3);
-      assignEpisode(db, ep("run_b", 0), "so101-b", at);
-      finish("run_b", 0, "so101-b", 20); // 24 s: $0.15 metered, $0.55 left, below the fr3 estimate
+      assert.equal(await guard.episodeAllowance("run_b", [{ unit: 1 }, { unit: 0 }]), 1);
+      assert.equal(await guard.episodeAllowance("run_b", [{ unit: 0 }, { unit: 0 }, { unit: 0 }]), 3);
+      await assignEpisode(db, ep("run_b", 0), "so101-b", at);
+      await finish("run_b", 0, "so101-b", 20); // 24 s: $0.15 metered, $0.55 left, below the fr3 estimate
       assert.ok(0.7 - 0.15 < verifyUsd && 0.7 - 0.15 > soakUsd);
-      assert.equal(guard.episodeAllowance("run_b"), 0);
-      guard.afterEpisodeMetered("run_b");
-      const stopped = runsRepo.getRunRow(db, "run_b")!;
+      assert.equal(await guard.episodeAllowance("run_b"), 0);
+      await guard.afterEpisodeMetered("run_b");
+      const stopped = (await runsRepo.getRunRow(db, "run_b"))!;
       assert.equal(stopped.status, "stopped");
       assert.equal(stopped.status_code, "budget_exceeded");
       assert.match(stopped.status_message!, /next episode may cost up to \$0\.58/);
     });
 
-    it("records a late finish of an episode a halt cancelled, bills it once and keeps the run stopped", () => {
-      insertMatrix("run_h", {});
-      assignEpisode(db, ep("run_h", 1), "fr3-a", at);
-      markEpisodeRunning(db, ep("run_h", 1), "fr3-a", at);
+    it("records a late finish of an episode a halt cancelled, bills it once and keeps the run stopped", async () => {
+      await insertMatrix("run_h", {});
+      await assignEpisode(db, ep("run_h", 1), "fr3-a", at);
+      await markEpisodeRunning(db, ep("run_h", 1), "fr3-a", at);
       // The link drops (the coordinator estimates 15 s), then the run is halted: the episode is cancelled.
-      requeueEpisode(db, ep("run_h", 1), "fr3-a", { reason: "link_lost", detail: "stream ended", at, duration_s: 15 });
-      assert.ok(lifecycle.end(db, "run_h", { status: "stopped", code: "budget_exceeded", message: "test halt" }));
-      assert.equal(getEpisode(db, ep("run_h", 1))!.status, "cancelled");
-      assert.equal(JSON.parse(runsRepo.getRunRow(db, "run_h")!.result!).cost_usd, 0.29); // 15 s at 69 $/h
+      await requeueEpisode(db, ep("run_h", 1), "fr3-a", { reason: "link_lost", detail: "stream ended", at, duration_s: 15 });
+      assert.ok(await lifecycle.end(db, "run_h", { status: "stopped", code: "budget_exceeded", message: "test halt" }));
+      assert.equal((await getEpisode(db, ep("run_h", 1)))!.status, "cancelled");
+      assert.equal(JSON.parse((await runsRepo.getRunRow(db, "run_h"))!.result!).cost_usd, 0.29); // 15 s at 69 $/h
       // The cell comes back and reports that attempt finished after 20 s + 4 s reset.
-      assert.equal(finish("run_h", 1, "fr3-a", 20, 1), true);
-      transact(db, (tx) => lifecycle.refreshResult(tx, "run_h"));
-      const run = runsRepo.getRunRow(db, "run_h")!;
+      assert.equal(await finish("run_h", 1, "fr3-a", 20, 1), true);
+      await transact(db, (tx) => lifecycle.refreshResult(tx, "run_h"));
+      const run = (await runsRepo.getRunRow(db, "run_h"))!;
       assert.equal(run.status, "stopped");
       const result = JSON.parse(run.result!);
       // The late finish counts in its unit (fr3); the matrix's top level is its first cell (so101) and its cost the whole run's.
       assert.equal(result.units[1].result.n, 1);
       assert.equal(result.n, 0);
       assert.equal(result.cost_usd, 0.46); // 24 s at 69 $/h, the 15 s estimate dropped
-      assert.equal(computeUsage(db, pins, "acct_1", "2026-11").usdTotal, result.cost_usd);
+      assert.equal((await computeUsage(db, pins, "acct_1", "2026-11")).usdTotal, result.cost_usd);
       // An episode cancelled without ever running has nothing to finish.
-      assert.equal(finish("run_h", 2, "so101-b", 20, 1), false);
+      assert.equal(await finish("run_h", 2, "so101-b", 20, 1), false);
     });
 
-    it("does not reopen a completed run's cancelled episode", () => {
-      insertMatrix("run_c", {}, 1);
-      assignEpisode(db, ep("run_c", 1), "fr3-a", at);
-      requeueEpisode(db, ep("run_c", 1), "fr3-a", { reason: "link_lost", detail: "", at, duration_s: 5 });
-      db.prepare("UPDATE episodes SET status = 'cancelled' WHERE id = ?").run(ep("run_c", 1)); // a kind decided early
-      assert.equal(transact(db, (tx) => lifecycle.settleRequeued(tx, ep("run_c", 1))), false);
-      assert.equal(finish("run_c", 1, "fr3-a", 20, 1), false);
+    it("does not reopen a completed run's cancelled episode", async () => {
+      await insertMatrix("run_c", {}, 1);
+      await assignEpisode(db, ep("run_c", 1), "fr3-a", at);
+      await requeueEpisode(db, ep("run_c", 1), "fr3-a", { reason: "link_lost", detail: "", at, duration_s: 5 });
+      await db.prepare("UPDATE episodes SET status = 'cancelled' WHERE id = ?").run(ep("run_c", 1)); // a kind decided early
+      assert.equal(await transact(db, (tx) => lifecycle.settleRequeued(tx, ep("run_c", 1))), false);
+      assert.equal(await finish("run_c", 1, "fr3-a", 20, 1), false);
     });
   });
 }
@@ -193,9 +193,9 @@ for (const engine of STORE_ENGINES) {
 
     it("prices n per unit at each unit's rates, summed with the Result's rounding", async () => {
       const db = await openTestDatabase(engine);
-      db.prepare("INSERT INTO accounts (id, name, created) VALUES ('acct_1', 'Test', '2026-01-01T00:00:00Z')").run();
-      const quote = createQuote(db, pins, "acct_1", validated({}), new Date("2026-11-15T12:00:00.000Z")) as Record<string, any>;
-      db.close();
+      await db.prepare("INSERT INTO accounts (id, name, created) VALUES ('acct_1', 'Test', '2026-01-01T00:00:00Z')").run();
+      const quote = await createQuote(db, pins, "acct_1", validated({}), new Date("2026-11-15T12:00:00.000Z")) as Record<string, any>;
+      await db.close();
       assert.equal(quote.n, 4);
       assert.equal(quote.n_basis, "planned");
       // Each unit: 2 x 30 s = 0.016667 h; so101 x 22 = $0.37, fr3 x 69 = $1.15.

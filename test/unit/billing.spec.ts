@@ -64,8 +64,8 @@ for (const engine of STORE_ENGINES) {
     const pins = loadFirmwarePins();
     const now = () => new Date("2026-11-15T12:00:00.000Z");
 
-    function insertRun(id: string, request: Record<string, unknown>, episodes = 5): void {
-      runsRepo.insertRun(db, {
+    async function insertRun(id: string, request: Record<string, unknown>, episodes = 5): Promise<void> {
+      await runsRepo.insertRun(db, {
         id, accountId: "acct_1", kind: "run", created: "2026-11-15T00:00:00.000Z", request,
         resolvedPins: { robot: "so101@3.11", environment: "tabletop@1", task: "pick-cube@v1", perturbation_rev: "assay-perturb@1" },
         plan: { model: "so101", firmware: "3.11", environment: "tabletop@1", seed: 1, control_rate_hz: 30, max_duration_s: 20 },
@@ -79,42 +79,42 @@ for (const engine of STORE_ENGINES) {
 
     beforeEach(async () => {
       db = await openTestDatabase(engine);
-      db.prepare("INSERT INTO accounts (id, name, created) VALUES ('acct_1', 'Test', '2026-01-01T00:00:00Z')").run();
+      await db.prepare("INSERT INTO accounts (id, name, created) VALUES ('acct_1', 'Test', '2026-01-01T00:00:00Z')").run();
       cancels = [];
       lifecycle = createRunLifecycle({
         runEvents: new RunEvents(), pins, baseUrl: "http://x", streamsUrl: "ws://x/streams", now,
-        cells: { cancelEpisode: (cell, episodeId, reason) => (cancels.push([cell, episodeId, reason]), true) },
+        cells: { cancelEpisode: async (cell, episodeId, reason) => (cancels.push([cell, episodeId, reason]), true) },
       });
     });
 
     afterEach(() => db.close());
 
-    it("assigns only episodes whose estimate fits under max_budget_usd, counting those in flight", () => {
-      insertRun("run_a", { max_budget_usd: 0.4 });
-      insertRun("run_free", {});
+    it("assigns only episodes whose estimate fits under max_budget_usd, counting those in flight", async () => {
+      await insertRun("run_a", { max_budget_usd: 0.4 });
+      await insertRun("run_free", {});
       const guard = createBudgetGuard({ db, lifecycle, pins, now });
-      assert.equal(guard.episodeAllowance("run_free"), Infinity);
-      assert.equal(guard.episodeAllowance("run_a"), 2); // 0.40 / 0.1833
-      assignEpisode(db, ep("run_a", 0), "c1", now().toISOString());
-      assert.equal(guard.episodeAllowance("run_a"), 1);
-      finish("run_a", 0); // $0.15 metered
-      assert.equal(guard.episodeAllowance("run_a"), 1);
-      assignEpisode(db, ep("run_a", 1), "c1", now().toISOString());
-      assert.equal(guard.episodeAllowance("run_a"), 0);
+      assert.equal(await guard.episodeAllowance("run_free"), Infinity);
+      assert.equal(await guard.episodeAllowance("run_a"), 2); // 0.40 / 0.1833
+      await assignEpisode(db, ep("run_a", 0), "c1", now().toISOString());
+      assert.equal(await guard.episodeAllowance("run_a"), 1);
+      await finish("run_a", 0); // $0.15 metered
+      assert.equal(await guard.episodeAllowance("run_a"), 1);
+      await assignEpisode(db, ep("run_a", 1), "c1", now().toISOString());
+      assert.equal(await guard.episodeAllowance("run_a"), 0);
     });
 
-    it("halts when the metered cost reaches the cap through an interrupted attempt, cancelling what is held", () => {
-      insertRun("run_b", { max_budget_usd: 0.4 });
+    it("halts when the metered cost reaches the cap through an interrupted attempt, cancelling what is held", async () => {
+      await insertRun("run_b", { max_budget_usd: 0.4 });
       const guard = createBudgetGuard({ db, lifecycle, pins, now });
-      assignEpisode(db, ep("run_b", 0), "c1", now().toISOString());
-      finish("run_b", 0, "failure");
-      assignEpisode(db, ep("run_b", 1), "c1", now().toISOString());
-      assignEpisode(db, ep("run_b", 2), "c2", now().toISOString());
+      await assignEpisode(db, ep("run_b", 0), "c1", now().toISOString());
+      await finish("run_b", 0, "failure");
+      await assignEpisode(db, ep("run_b", 1), "c1", now().toISOString());
+      await assignEpisode(db, ep("run_b", 2), "c2", now().toISOString());
       // Attempt 1 of episode 1 overran: 50 s of robot time, then the link dropped. 74 s = $0.45.
-      requeueEpisode(db, ep("run_b", 1), "c1", { reason: "link_lost", detail: "", at: now().toISOString(), duration_s: 50 });
-      guard.afterEpisodeMetered("run_b");
+      await requeueEpisode(db, ep("run_b", 1), "c1", { reason: "link_lost", detail: "", at: now().toISOString(), duration_s: 50 });
+      await guard.afterEpisodeMetered("run_b");
 
-      const run = runsRepo.getRunRow(db, "run_b")!;
+      const run = (await runsRepo.getRunRow(db, "run_b"))!;
       assert.equal(run.status, "stopped");
       assert.equal(run.status_code, "budget_exceeded");
       const result = JSON.parse(run.result!);
@@ -122,22 +122,22 @@ for (const engine of STORE_ENGINES) {
       assert.equal(result.success_rate, 0);
       assert.equal(result.cost_usd, 0.45);
       assert.deepEqual(cancels.map(([cell, id]) => [cell, id]), [["c2", ep("run_b", 2)]]);
-      assert.equal(getEpisode(db, ep("run_b", 3))!.status, "cancelled");
-      assert.equal(getEpisode(db, ep("run_b", 1))!.status, "cancelled");
+      assert.equal((await getEpisode(db, ep("run_b", 3)))!.status, "cancelled");
+      assert.equal((await getEpisode(db, ep("run_b", 1)))!.status, "cancelled");
     });
 
-    it("halts every open run of an account at its hard monthly budget, and only when hard", () => {
-      insertRun("run_c", {});
-      insertRun("run_d", {});
-      assignEpisode(db, ep("run_c", 0), "c1", now().toISOString());
-      finish("run_c", 0); // $0.15 this month
+    it("halts every open run of an account at its hard monthly budget, and only when hard", async () => {
+      await insertRun("run_c", {});
+      await insertRun("run_d", {});
+      await assignEpisode(db, ep("run_c", 0), "c1", now().toISOString());
+      await finish("run_c", 0); // $0.15 this month
       const guard = createBudgetGuard({ db, lifecycle, pins, now });
-      putBudget(db, "acct_1", { monthlyUsd: 0.1, hard: false }, now());
-      assert.equal(guard.checkAccount("acct_1"), 0);
-      putBudget(db, "acct_1", { monthlyUsd: 0.1, hard: true }, now());
-      assert.equal(guard.checkAccount("acct_1"), 2);
-      assert.deepEqual(["run_c", "run_d"].map((id) => runsRepo.getRunRow(db, id)!.status_code), ["monthly_budget_exceeded", "monthly_budget_exceeded"]);
-      assert.equal(computeUsage(db, pins, "acct_1", "2026-11").usdTotal, 0.15);
+      await putBudget(db, "acct_1", { monthlyUsd: 0.1, hard: false }, now());
+      assert.equal(await guard.checkAccount("acct_1"), 0);
+      await putBudget(db, "acct_1", { monthlyUsd: 0.1, hard: true }, now());
+      assert.equal(await guard.checkAccount("acct_1"), 2);
+      assert.deepEqual([(await runsRepo.getRunRow(db, "run_c"))!.status_code, (await runsRepo.getRunRow(db, "run_d"))!.status_code], ["monthly_budget_exceeded", "monthly_budget_exceeded"]);
+      assert.equal((await computeUsage(db, pins, "acct_1", "2026-11")).usdTotal, 0.15);
     });
   });
 }

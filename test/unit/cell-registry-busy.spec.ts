@@ -16,32 +16,32 @@ function session(interruptedEpisodeId = ""): CellSession {
   const hello = Hello.fromPartial({ cellId: installed.cell, robotModel: installed.model, firmware: installed.firmware, environment: "tabletop@1", interruptedEpisodeId });
   return { cellId: installed.cell, sessionId: `s-${interruptedEpisodeId}`, hello, connectedAt: new Date(0).toISOString(), send: () => undefined, close: () => undefined };
 }
-const stateOf = (registry: CellRegistry) => registry.connectedCells()[0].state;
+const stateOf = async (registry: CellRegistry) => (await registry.connectedCells())[0].state;
 
 describe("the fleet registry and a cell that reconnects still busy", () => {
-  it("counts a cell that reconnects naming an interrupted episode as busy until a heartbeat says otherwise", () => {
+  it("counts a cell that reconnects naming an interrupted episode as busy until a heartbeat says otherwise", async () => {
     const registry = new CellRegistry({ pins });
     registry.attach(session("ep_stalled"));
-    assert.equal(stateOf(registry), "busy");
+    assert.equal(await stateOf(registry), "busy");
     registry.recordHeartbeat(installed.cell, { sentAtMs: 0, state: "idle", episodeId: "", dutyCyclePct: 0, uploadBacklog: 0, instrumentsDown: [] });
-    assert.equal(stateOf(registry), "idle");
+    assert.equal(await stateOf(registry), "idle");
   });
 
-  it("keeps a cell busy with another episode busy when it declines an offer", () => {
+  it("keeps a cell busy with another episode busy when it declines an offer", async () => {
     const registry = new CellRegistry({ pins });
     registry.attach(session());
     registry.recordHeartbeat(installed.cell, { sentAtMs: 0, state: "busy", episodeId: "ep_stalled", dutyCyclePct: 0, uploadBacklog: 0, instrumentsDown: [] });
     registry.setAssigned(installed.cell, "ep_offered");
     registry.setAssigned(installed.cell, undefined); // the cell declined: "already running episode ep_stalled"
-    assert.equal(stateOf(registry), "busy");
+    assert.equal(await stateOf(registry), "busy");
   });
 
-  it("frees a cell that finished the episode it was running", () => {
+  it("frees a cell that finished the episode it was running", async () => {
     const registry = new CellRegistry({ pins });
     registry.attach(session());
     registry.setAssigned(installed.cell, "ep_1");
     registry.recordHeartbeat(installed.cell, { sentAtMs: 0, state: "busy", episodeId: "ep_1", dutyCyclePct: 0, uploadBacklog: 0, instrumentsDown: [] });
     registry.setAssigned(installed.cell, undefined);
-    assert.equal(stateOf(registry), "idle");
+    assert.equal(await stateOf(registry), "idle");
   });
 });

@@ -102,7 +102,7 @@ describe("compare headline", () => {
     }), "A's rate is higher than b's by 20 points (95% interval 0.3 to 40) for a new cell of the robot model.");
   });
 
-  it("a compare run's Result carries it as result.headline, from its own comparison", () => {
+  it("a compare run's Result carries it as result.headline, from its own comparison", async () => {
     const pins = loadFirmwarePins();
     const unit = (name: string) => ({
       key: `policy:${name}`, policy_name: name, robot: "so101@3.11", model: "so101", firmware: "3.11", environment: "tabletop@1", task: "pick-cube@v1",
@@ -121,7 +121,7 @@ describe("compare headline", () => {
       interruptions: "[]", assigned_at: null, started_at: null, finished_at: `2026-11-28T00:00:${String(i).padStart(2, "0")}Z`, unit: i % 2,
       assign: JSON.stringify({ pair: i >> 1, order: i % 2, block: "cell" }),
     }));
-    const result = kindModule("compare").result({ db: undefined as never, pins, baseUrl: "http://x" }, run, episodes) as Record<string, any>;
+    const result = await kindModule("compare").result({ db: undefined as never, pins, baseUrl: "http://x" }, run, episodes) as Record<string, any>;
     assert.deepEqual(result.headline, compareHeadline(result));
     assert.equal(result.headline!.these_cells!.diff, 0.3);
     assert.equal(result.comparison.these_cells.diff, 0.3);

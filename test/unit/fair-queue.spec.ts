@@ -37,8 +37,8 @@ describe("archive worker fairness", () => {
   function memoryKind(rows: Row[], made: string[], onMade: () => void = () => undefined, claims: string[] = []): ArchiveJobKind<Row> {
     return {
       name: "test archive",
-      listPreparing: () => rows.filter((r) => r.status === "preparing").sort((a, b) => a.created.localeCompare(b.created)),
-      claim(id, lease) {
+      listPreparing: async () => rows.filter((r) => r.status === "preparing").sort((a, b) => a.created.localeCompare(b.created)),
+      async claim(id, lease) {
         claims.push(id);
         const r = rows.find((x) => x.id === id && x.status === "preparing" && (x.lease_until === null || x.lease_until < lease.now));
         if (!r) return undefined;
@@ -46,7 +46,7 @@ describe("archive worker fairness", () => {
         r.lease_until = lease.until;
         return { ...r };
       },
-      renew(id, until) {
+      async renew(id, until) {
         const r = rows.find((x) => x.id === id);
         if (r) r.lease_until = until;
       },
@@ -57,7 +57,7 @@ describe("archive worker fairness", () => {
         r.lease_until = null;
         onMade();
       },
-      fail() {},
+      async fail() {},
       async sweep() {},
     };
   }

@@ -51,8 +51,8 @@ describe("kind compare: what the comparison is about", () => {
   const ctx = { db: undefined as never, pins, baseUrl: "http://x" };
   const episodes = outcomes.map(([u, ok, cell], i) => episode(i, u, ok, cell, i % 12));
 
-  it("unpaired: the model-level posterior difference over each policy's own cells, Newcombe's about these cells beside it", () => {
-    const comparison = (compare.result(ctx, run(false), episodes) as { comparison: Record<string, any> }).comparison;
+  it("unpaired: the model-level posterior difference over each policy's own cells, Newcombe's about these cells beside it", async () => {
+    const comparison = (await compare.result(ctx, run(false), episodes) as { comparison: Record<string, any> }).comparison;
     const model = betaBinomialDifference([{ k: 6, n: 6 }, { k: 5, n: 6 }], [{ k: 3, n: 6 }, { k: 4, n: 6 }]);
     assert.equal(comparison.paired, false);
     assert.equal(comparison.claim, "model");
@@ -68,14 +68,14 @@ describe("kind compare: what the comparison is about", () => {
     assert.equal(comparison.these_cells.diff, these.diff);
   });
 
-  it("paired and blocked by cell: the model-level claim from the within-cell differences, the paired interval about these cells beside it", () => {
+  it("paired and blocked by cell: the model-level claim from the within-cell differences, the paired interval about these cells beside it", async () => {
     // Pairs 0-5 on cell a, 6-11 on cell b; expert wins pairs 0-2 alone on a, 6 and 8 alone on b, novice 10 alone.
     const ok: Array<[boolean, boolean]> = [
       [true, false], [true, false], [true, false], [true, true], [true, true], [false, false],
       [true, false], [true, true], [true, false], [true, true], [false, true], [false, false],
     ];
     const blocked = ok.flatMap(([a, b], pair) => [episode(2 * pair, 0, a, pair < 6 ? "a" : "b", pair, true), episode(2 * pair + 1, 1, b, pair < 6 ? "a" : "b", pair, true)]);
-    const comparison = (compare.result(ctx, run(true), blocked) as { comparison: Record<string, any> }).comparison;
+    const comparison = (await compare.result(ctx, run(true), blocked) as { comparison: Record<string, any> }).comparison;
     const expected = pairedCellDifference([{ n: 6, both: 2, onlyA: 3, onlyB: 0 }, { n: 6, both: 2, onlyA: 2, onlyB: 1 }]);
     assert.equal(comparison.paired, true);
     assert.equal(comparison.claim, "model");
@@ -95,8 +95,8 @@ describe("kind compare: what the comparison is about", () => {
     assert.deepEqual([comparison.pairs, comparison.only_a, comparison.only_b, comparison.mcnemar.n_discordant], [12, 5, 1, 6]);
   });
 
-  it("paired, planned before blocking by cell: the paired interval, labelled as about these cells", () => {
-    const comparison = (compare.result(ctx, run(true), episodes) as { comparison: Record<string, any> }).comparison;
+  it("paired, planned before blocking by cell: the paired interval, labelled as about these cells", async () => {
+    const comparison = (await compare.result(ctx, run(true), episodes) as { comparison: Record<string, any> }).comparison;
     assert.equal(comparison.paired, true);
     assert.equal(comparison.claim, "these_cells");
     assert.match(comparison.statement, /^About these cells: the paired interval over complete pairs/);

@@ -42,7 +42,7 @@ describe("kind transfer: the gap", () => {
   const transfer = kindModule("transfer");
   const ctx = { db: undefined as never, pins, baseUrl: "http://x" };
 
-  it("measured here with shared seeds: the model-level gap over each side's cells, and the paired interval over complete seed pairs about these cells", () => {
+  it("measured here with shared seeds: the model-level gap over each side's cells, and the paired interval over complete seed pairs about these cells", async () => {
     const target = [true, true, false, true, true];
     const source = [true, false, false, true];
     const episodes = [
@@ -51,7 +51,7 @@ describe("kind transfer: the gap", () => {
       // The fifth seed's source episode never finished: that pair is incomplete and left out.
       ...source.map((ok, i) => episode(2 * i + 1, 1, 100 + i, ok, i % 2 === 0 ? "s1" : "s2")),
     ];
-    const gap = (transfer.result(ctx, run(null), episodes) as { gap: Record<string, any> }).gap;
+    const gap = (await transfer.result(ctx, run(null), episodes) as { gap: Record<string, any> }).gap;
     const model = betaBinomialDifference([{ k: 2, n: 3 }, { k: 2, n: 2 }], [{ k: 1, n: 2 }, { k: 1, n: 2 }]);
     const expected = pairedDifferenceInterval({ both: 2, onlyA: 1, onlyB: 0, neither: 1 }, 0.95);
     assert.equal(gap.paired, true);
@@ -72,10 +72,10 @@ describe("kind transfer: the gap", () => {
     assert.equal(gap.source.n, 4);
   });
 
-  it("source from an earlier run with per-cell counts: the model-level gap, Newcombe's about these cells, and the result says it is unmatched", () => {
+  it("source from an earlier run with per-cell counts: the model-level gap, Newcombe's about these cells, and the result says it is unmatched", async () => {
     const episodes = [true, false, true, true].map((ok, i) => episode(i, 0, 100 + i, ok));
     const baseline = { run_id: "run_prev", n: 10, success_rate: 0.5, completed: "", by_cell: [{ k: 3, n: 5 }, { k: 2, n: 5 }] };
-    const gap = (transfer.result(ctx, run(baseline), episodes) as { gap: Record<string, any> }).gap;
+    const gap = (await transfer.result(ctx, run(baseline), episodes) as { gap: Record<string, any> }).gap;
     const model = betaBinomialDifference([{ k: 3, n: 4 }], baseline.by_cell);
     const expected = newcombeDifference(3, 4, 5, 10, 0.95);
     assert.equal(gap.paired, false);
@@ -89,9 +89,9 @@ describe("kind transfer: the gap", () => {
     assert.equal(gap.source.run_id, "run_prev");
   });
 
-  it("source from an earlier run without per-cell counts: unpaired Newcombe, labelled as about these cells", () => {
+  it("source from an earlier run without per-cell counts: unpaired Newcombe, labelled as about these cells", async () => {
     const episodes = [true, false, true, true].map((ok, i) => episode(i, 0, 100 + i, ok));
-    const gap = (transfer.result(ctx, run({ run_id: "run_prev", n: 10, success_rate: 0.5, completed: "" }), episodes) as { gap: Record<string, any> }).gap;
+    const gap = (await transfer.result(ctx, run({ run_id: "run_prev", n: 10, success_rate: 0.5, completed: "" }), episodes) as { gap: Record<string, any> }).gap;
     const expected = newcombeDifference(3, 4, 5, 10, 0.95);
     assert.equal(gap.claim, "these_cells");
     assert.match(gap.statement, /^About these cells: /);

@@ -15,40 +15,40 @@ import { createLiveAccessWatch } from "../../coordinator/streams/live-access-wat
 import type { ViewerGrant } from "../../coordinator/streams/stream-access.js";
 
 describe("live access: open views re-checked while they last", () => {
-  const fleet: FleetView = { connectedCells: () => [], assignedEpisodeOf: () => undefined };
+  const fleet: FleetView = { connectedCells: async () => [], assignedEpisodeOf: () => undefined };
 
-  function setup(now: () => Date, recheckMs = 60_000) {
+  async function setup(now: () => Date, recheckMs = 60_000) {
     const db = openSqliteDatabase(":memory:");
-    ensureAccount(db, DEFAULT_ACCOUNT_ID, "Default", new Date().toISOString());
+    await ensureAccount(db, DEFAULT_ACCOUNT_ID, "Default", new Date().toISOString());
     const listeners = new Set<(cellId: string) => void>();
     const assignments = { onAssignmentChange: (l: (cellId: string) => void) => (listeners.add(l), () => listeners.delete(l)) };
     const watch = createLiveAccessWatch({ db, fleet, runEvents: new RunEvents(), assignments, now, recheckMs });
-    const key = createApiKey(db, DEFAULT_ACCOUNT_ID, ["streams:read"], new Date()).row;
+    const key = (await createApiKey(db, DEFAULT_ACCOUNT_ID, ["streams:read"], new Date())).row;
     const grant = (cellId: string, tokenExpiresAt: Date | null = null): ViewerGrant => ({ cellId, accountId: DEFAULT_ACCOUNT_ID, keyId: key.id, runId: null, tokenExpiresAt });
     return { db, watch, key, grant, assign: (cellId: string) => listeners.forEach((l) => l(cellId)) };
   }
 
-  it("closes a view whose key is revoked on recheck(), once, and leaves the others open", () => {
-    const { db, watch, key, grant } = setup(() => new Date());
+  it("closes a view whose key is revoked on recheck(), once, and leaves the others open", async () => {
+    const { db, watch, key, grant } = await setup(() => new Date());
     const closed: string[] = [];
-    watch.bind(grant("cell-a"), (reason) => closed.push(`a: ${reason}`));
-    const other = createApiKey(db, DEFAULT_ACCOUNT_ID, ["streams:read"], new Date()).row;
-    watch.bind({ ...grant("cell-b"), keyId: other.id }, (reason) => closed.push(`b: ${reason}`));
-    watch.recheck();
+    await watch.bind(grant("cell-a"), (reason) => closed.push(`a: ${reason}`));
+    const other = (await createApiKey(db, DEFAULT_ACCOUNT_ID, ["streams:read"], new Date())).row;
+    await watch.bind({ ...grant("cell-b"), keyId: other.id }, (reason) => closed.push(`b: ${reason}`));
+    await watch.recheck();
     assert.deepEqual(closed, []);
-    revokeKey(db, key.id, new Date().toISOString());
-    watch.recheck();
-    watch.recheck();
+    await revokeKey(db, key.id, new Date().toISOString());
+    await watch.recheck();
+    await watch.recheck();
     assert.deepEqual(closed, [`a: API key ${key.id} was revoked`]);
     watch.stop();
-    db.close();
+    await db.close();
   });
 
   it("re-checks a cell's views after its assignment changes, and a token's expiry on the backstop", async () => {
     let nowMs = Date.parse("2026-11-27T12:00:00Z");
-    const { db, watch, grant, assign } = setup(() => new Date(nowMs), 10);
+    const { db, watch, grant, assign } = await setup(() => new Date(nowMs), 10);
     const reasons: string[] = [];
-    const expired = new Promise<void>((resolve) => watch.bind(grant("cell-a", new Date(nowMs + 60_000)), (reason) => {
+    const expired = new Promise<void>((resolve) => void watch.bind(grant("cell-a", new Date(nowMs + 60_000)), (reason) => {
       reasons.push(reason);
       resolve();
     }));
@@ -61,17 +61,17 @@ describe("live access: open views re-checked while they last", () => {
     await expired;
     assert.deepEqual(reasons, ["stream token expired; take a fresh URL"]);
     watch.stop();
-    db.close();
+    await db.close();
   });
 
-  it("closes a view at once when its grant has already lapsed when it is bound", () => {
-    const { db, watch, key, grant } = setup(() => new Date());
-    revokeKey(db, key.id, new Date().toISOString());
+  it("closes a view at once when its grant has already lapsed when it is bound", async () => {
+    const { db, watch, key, grant } = await setup(() => new Date());
+    await revokeKey(db, key.id, new Date().toISOString());
     const closed: string[] = [];
-    watch.bind(grant("cell-a"), (reason) => closed.push(reason));
+    await watch.bind(grant("cell-a"), (reason) => closed.push(reason));
     assert.equal(closed.length, 1);
     watch.stop();
-    db.close();
+    await db.close();
   });
 });
 

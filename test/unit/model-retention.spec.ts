@@ -23,65 +23,65 @@ for (const engine of STORE_ENGINES) {
     const modelPath = (id: string) => join(dir, modelKey(id));
     const readyAt = "2026-11-01T00:00:00.000Z";
 
-    function readyModel(id: string, retention = "7d"): void {
-      insertModel(db, { id, account_id: "acct_1", name: `acme/${id}`, revision: "main", format: "onnx", source: "upload", created: readyAt, bytes: 3, sha256: "ab".repeat(32), retention });
-      markModelReceived(db, id);
-      markModelReady(db, id, { inputs: [], outputs: [] }, readyAt);
+    async function readyModel(id: string, retention = "7d"): Promise<void> {
+      await insertModel(db, { id, account_id: "acct_1", name: `acme/${id}`, revision: "main", format: "onnx", source: "upload", created: readyAt, bytes: 3, sha256: "ab".repeat(32), retention });
+      await markModelReceived(db, id);
+      await markModelReady(db, id, { inputs: [], outputs: [] }, readyAt);
       writeFileSync(modelPath(id), "abc");
     }
 
-    function runUsing(id: string, modelId: string, status: "queued" | "completed"): void {
-      runsRepo.insertRun(db, {
+    async function runUsing(id: string, modelId: string, status: "queued" | "completed"): Promise<void> {
+      await runsRepo.insertRun(db, {
         id, accountId: "acct_1", kind: "run", created: readyAt, request: {},
         resolvedPins: { robot: "so101@3.11", environment: "tabletop@1", task: "pick-cube@v1", perturbation_rev: "assay-perturb@1", models: { [`acme/${modelId}`]: { id: modelId, sha256: "ab".repeat(32), bytes: 3, source: "upload" } } },
         plan: { model: "so101", firmware: "3.11", environment: "tabletop@1", seed: 1, control_rate_hz: 30, max_duration_s: 20 },
         priority: "standard", episodesTotal: 1,
       });
-      if (status === "completed") db.prepare("UPDATE runs SET status = 'completed' WHERE id = ?").run(id);
+      if (status === "completed") await db.prepare("UPDATE runs SET status = 'completed' WHERE id = ?").run(id);
     }
 
     beforeEach(async () => {
       db = await openTestDatabase(engine);
-      db.prepare("INSERT INTO accounts (id, name, created) VALUES ('acct_1', 'Test', '2026-01-01T00:00:00Z')").run();
+      await db.prepare("INSERT INTO accounts (id, name, created) VALUES ('acct_1', 'Test', '2026-01-01T00:00:00Z')").run();
       dir = mkdtempSync(join(tmpdir(), "assay-models-"));
       objects = new DiskStore(dir);
       mkdirSync(join(dir, ".models"), { recursive: true });
     });
-    afterEach(() => {
-      db.close();
+    afterEach(async () => {
+      await db.close();
       rmSync(dir, { recursive: true, force: true });
     });
 
     it("refuses to delete a model an unfinished run uses, naming the run; deletes it once the run has ended", async () => {
-      readyModel("m1");
-      runUsing("run_open", "m1", "queued");
-      await assert.rejects(deleteModel(db, objects, getModel(db, "m1")!, new Date()), (error: AssayError) => error.code === "contract_validation_failed" && /in use by unfinished runs \(run_open\)/.test(error.message));
+      await readyModel("m1");
+      await runUsing("run_open", "m1", "queued");
+      await assert.rejects(deleteModel(db, objects, (await getModel(db, "m1"))!, new Date()), (error: AssayError) => error.code === "contract_validation_failed" && /in use by unfinished runs \(run_open\)/.test(error.message));
       assert.ok(existsSync(modelPath("m1")));
-      db.prepare("UPDATE runs SET status = 'completed' WHERE id = 'run_open'").run();
-      assert.equal((await deleteModel(db, objects, getModel(db, "m1")!, new Date())).status, "deleted");
+      await db.prepare("UPDATE runs SET status = 'completed' WHERE id = 'run_open'").run();
+      assert.equal((await deleteModel(db, objects, (await getModel(db, "m1"))!, new Date())).status, "deleted");
       assert.equal(existsSync(modelPath("m1")), false);
     });
 
     it("expires ready models past their retention and abandoned uploads, but waits for the runs that need them", async () => {
-      readyModel("old", "7d");
-      readyModel("fresh", "90d");
-      readyModel("needed", "7d");
-      runUsing("run_needs", "needed", "queued");
-      runUsing("run_done", "old", "completed");
-      insertModel(db, { id: "stale", account_id: "acct_1", name: "acme/stale", revision: "main", format: "onnx", source: "upload", created: readyAt, bytes: 9, sha256: "cd".repeat(32), retention: "90d" });
+      await readyModel("old", "7d");
+      await readyModel("fresh", "90d");
+      await readyModel("needed", "7d");
+      await runUsing("run_needs", "needed", "queued");
+      await runUsing("run_done", "old", "completed");
+      await insertModel(db, { id: "stale", account_id: "acct_1", name: "acme/stale", revision: "main", format: "onnx", source: "upload", created: readyAt, bytes: 9, sha256: "cd".repeat(32), retention: "90d" });
 
       const now = new Date("2026-11-10T00:00:00.000Z"); // 9 days after ready_at
       assert.equal(await sweepModels(db, objects, now), 2);
-      assert.equal(getModel(db, "old")!.status, "expired");
-      assert.equal(getModel(db, "stale")!.status, "expired");
-      assert.equal(getModel(db, "fresh")!.status, "ready");
-      assert.equal(getModel(db, "needed")!.status, "ready", "an unfinished run still needs it");
+      assert.equal((await getModel(db, "old"))!.status, "expired");
+      assert.equal((await getModel(db, "stale"))!.status, "expired");
+      assert.equal((await getModel(db, "fresh"))!.status, "ready");
+      assert.equal((await getModel(db, "needed"))!.status, "ready", "an unfinished run still needs it");
       assert.equal(existsSync(modelPath("old")), false);
       assert.ok(existsSync(modelPath("needed")));
 
-      db.prepare("UPDATE runs SET status = 'stopped' WHERE id = 'run_needs'").run();
+      await db.prepare("UPDATE runs SET status = 'stopped' WHERE id = 'run_needs'").run();
       assert.equal(await sweepModels(db, objects, now), 1);
-      assert.equal(getModel(db, "needed")!.status, "expired");
+      assert.equal((await getModel(db, "needed"))!.status, "expired");
     });
   });
 }

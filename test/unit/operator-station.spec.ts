@@ -30,19 +30,19 @@ function session(): CellSession {
 }
 
 describe("operator resets: registry and result sections", () => {
-  it("a cell's Attention makes it awaiting_reset with the scene until it says it needs nobody", () => {
+  it("a cell's Attention makes it awaiting_reset with the scene until it says it needs nobody", async () => {
     const registry = new CellRegistry({ pins });
     registry.attach(session());
     registry.setAssigned(installed.cell, "ep_1");
     registry.recordAttention(installed.cell, { kind: "reset", episodeId: "ep_1", sinceMs: Date.parse(NOW), sceneJson: JSON.stringify({ lighting: "dim", objects: {} }) });
-    const [cell] = registry.connectedCells();
+    const [cell] = await registry.connectedCells();
     assert.equal(cell.state, "awaiting_reset");
     assert.deepEqual(cell.attention, { kind: "reset", episodeId: "ep_1", since: NOW, scene: { lighting: "dim", objects: {} } });
     registry.recordAttention(installed.cell, { kind: "", episodeId: "", sinceMs: 0, sceneJson: "" });
-    assert.equal(registry.connectedCells()[0].state, "busy", "answered: running its episode, before the next heartbeat says so");
+    assert.equal((await registry.connectedCells())[0].state, "busy", "answered: running its episode, before the next heartbeat says so");
     registry.recordHeartbeat(installed.cell, { sentAtMs: 0, state: "busy", episodeId: "ep_1", dutyCyclePct: 0, uploadBacklog: 0, instrumentsDown: [] });
-    assert.equal(registry.connectedCells()[0].state, "busy");
-    assert.equal(registry.connectedCells()[0].attention, undefined);
+    assert.equal((await registry.connectedCells())[0].state, "busy");
+    assert.equal((await registry.connectedCells())[0].attention, undefined);
     // A malformed scene from a cell still shows that a reset waits.
     registry.recordAttention(installed.cell, { kind: "reset", episodeId: "ep_1", sinceMs: 0, sceneJson: "{not json" });
     assert.deepEqual(registry.attentionOf(installed.cell)?.scene, {});
@@ -67,8 +67,8 @@ for (const engine of STORE_ENGINES) {
       priority: "standard", episodesTotal: episodes,
     });
     const ep = (runId: string, idx: number) => runsRepo.episodeId(runId, idx);
-    const finish = (runId: string, idx: number, finishedAt: string, operatorResetS: number | null = 12.5) => {
-      assignEpisode(db, ep(runId, idx), "c1", finishedAt);
+    const finish = async (runId: string, idx: number, finishedAt: string, operatorResetS: number | null = 12.5) => {
+      await assignEpisode(db, ep(runId, idx), "c1", finishedAt);
       return markEpisodeDone(db, ep(runId, idx), {
         cellId: "c1", outcome: "success", failureCluster: null, durationS: 20, resetS: 4, operatorResetS, replaySpecJson: null, metaJson: null, evaluationJson: null, finishedAt,
       });
@@ -76,13 +76,13 @@ for (const engine of STORE_ENGINES) {
     const station = (connected = true) => createOperatorStation({
       db,
       fleet: {
-        connectedCells: () => (connected ? [{
+        connectedCells: async () => (connected ? [{
           cellId: "c1", model: "so101", firmware: "3.11", environment: "tabletop@1", instruments: [], policyImages: [], state: "awaiting_reset", dutyCyclePct: 0,
           episodeId: ep("run_a", 2), connectedAt: NOW, attention: { kind: "reset" as const, episodeId: ep("run_a", 2), since: NOW, scene: {} },
         }] : []),
         assignedEpisodeOf: () => undefined,
       },
-      sendToCell: (cellId, message) => (sent.push([cellId, message]), true),
+      sendToCell: async (cellId, message) => (sent.push([cellId, message]), true),
       scheduler: { kick: () => { kicks += 1; } },
       now: () => new Date(NOW),
       logger: { info: () => undefined },
@@ -90,23 +90,23 @@ for (const engine of STORE_ENGINES) {
 
     beforeEach(async () => {
       db = await openTestDatabase(engine);
-      db.prepare("INSERT INTO accounts (id, name, created) VALUES ('acct_1', 'Test', '2026-01-01T00:00:00Z')").run();
+      await db.prepare("INSERT INTO accounts (id, name, created) VALUES ('acct_1', 'Test', '2026-01-01T00:00:00Z')").run();
       sent = [];
       kicks = 0;
     });
     afterEach(() => db.close());
 
-    it("invalidates the cell's last finished episode: pending again, outcome kept only in its entry, still metered", () => {
-      insertRun("run_a");
-      finish("run_a", 0, "2026-11-15T10:00:00.000Z");
-      finish("run_a", 1, "2026-11-15T11:00:00.000Z");
-      insertPendingArtifact(db, { episodeId: ep("run_a", 1), runId: "run_a", kind: "mcap", fileName: "x.mcap", bytes: 10, sha256: "ab".repeat(32) });
-      assert.equal(lastFinishedEpisodeOfCell(db, "c1")?.id, ep("run_a", 1));
-      const before = computeMeters(listEpisodeRecords(db, "run_a"), { tier: "soak", environmentClass: "standard", priority: "standard" });
+    it("invalidates the cell's last finished episode: pending again, outcome kept only in its entry, still metered", async () => {
+      await insertRun("run_a");
+      await finish("run_a", 0, "2026-11-15T10:00:00.000Z");
+      await finish("run_a", 1, "2026-11-15T11:00:00.000Z");
+      await insertPendingArtifact(db, { episodeId: ep("run_a", 1), runId: "run_a", kind: "mcap", fileName: "x.mcap", bytes: 10, sha256: "ab".repeat(32) });
+      assert.equal((await lastFinishedEpisodeOfCell(db, "c1"))?.id, ep("run_a", 1));
+      const before = computeMeters(await listEpisodeRecords(db, "run_a"), { tier: "soak", environmentClass: "standard", priority: "standard" });
 
-      assert.equal(invalidateEpisode(db, ep("run_a", 1), { reason: "person_in_cell", note: "visitor", at: NOW }), true);
-      assert.equal(forgetArtifactsOfEpisode(db, ep("run_a", 1)).length, 1);
-      const record = getEpisodeRecord(db, ep("run_a", 1))!;
+      assert.equal(await invalidateEpisode(db, ep("run_a", 1), { reason: "person_in_cell", note: "visitor", at: NOW }), true);
+      assert.equal((await forgetArtifactsOfEpisode(db, ep("run_a", 1))).length, 1);
+      const record = (await getEpisodeRecord(db, ep("run_a", 1)))!;
       assert.equal(record.status, "pending");
       assert.equal(record.outcome, null);
       assert.equal(record.operatorResetS, null);
@@ -115,53 +115,53 @@ for (const engine of STORE_ENGINES) {
         duration_s: 24, operator_reset_s: 12.5, invalidated: { reason: "person_in_cell", note: "visitor", outcome: "success" },
       }]);
       // The robot was occupied either way: the meters do not change.
-      assert.deepEqual(computeMeters(listEpisodeRecords(db, "run_a"), { tier: "soak", environmentClass: "standard", priority: "standard" }), before);
-      assert.equal(lastFinishedEpisodeOfCell(db, "c1")?.id, ep("run_a", 0), "the previous one is now the episode before");
-      assert.equal(invalidateEpisode(db, ep("run_a", 1), { reason: "scene_wrong", note: null, at: NOW }), false, "not finished: nothing to invalidate");
+      assert.deepEqual(computeMeters(await listEpisodeRecords(db, "run_a"), { tier: "soak", environmentClass: "standard", priority: "standard" }), before);
+      assert.equal((await lastFinishedEpisodeOfCell(db, "c1"))?.id, ep("run_a", 0), "the previous one is now the episode before");
+      assert.equal(await invalidateEpisode(db, ep("run_a", 1), { reason: "scene_wrong", note: null, at: NOW }), false, "not finished: nothing to invalidate");
 
-      const sections = operatorSections(listEpisodeRecords(db, "run_a"));
+      const sections = operatorSections(await listEpisodeRecords(db, "run_a"));
       assert.deepEqual(sections.operator_time, { resets: 2, reset_s_total: 25, reset_s_mean: 12.5, reset_s_per_episode: 25 });
       assert.deepEqual(sections.invalidated, [{
         episode_id: ep("run_a", 1), index: 1, attempt: 1, cell: "c1", reason: "person_in_cell", note: "visitor", outcome: "success", at: NOW,
       }]);
     });
 
-    it("counts operator time of interrupted attempts, and adds no sections when nobody was needed", () => {
-      insertRun("run_b");
-      finish("run_b", 0, "2026-11-15T10:00:00.000Z", null);
-      assert.deepEqual(operatorSections(listEpisodeRecords(db, "run_b")), {});
-      assignEpisode(db, ep("run_b", 1), "c1", NOW);
-      requeueEpisode(db, ep("run_b", 1), "c1", { reason: "operator_abort", detail: "", at: NOW, duration_s: 3, operator_reset_s: 40 });
-      assert.deepEqual(operatorSections(listEpisodeRecords(db, "run_b")).operator_time, { resets: 1, reset_s_total: 40, reset_s_mean: 40, reset_s_per_episode: 40 });
+    it("counts operator time of interrupted attempts, and adds no sections when nobody was needed", async () => {
+      await insertRun("run_b");
+      await finish("run_b", 0, "2026-11-15T10:00:00.000Z", null);
+      assert.deepEqual(operatorSections(await listEpisodeRecords(db, "run_b")), {});
+      await assignEpisode(db, ep("run_b", 1), "c1", NOW);
+      await requeueEpisode(db, ep("run_b", 1), "c1", { reason: "operator_abort", detail: "", at: NOW, duration_s: 3, operator_reset_s: 40 });
+      assert.deepEqual(operatorSections(await listEpisodeRecords(db, "run_b")).operator_time, { resets: 1, reset_s_total: 40, reset_s_mean: 40, reset_s_per_episode: 40 });
     });
 
-    it("the station relays answers, re-runs an invalidated episode, and refuses what a stale screen asks", () => {
-      insertRun("run_a");
-      finish("run_a", 0, "2026-11-15T10:00:00.000Z");
+    it("the station relays answers, re-runs an invalidated episode, and refuses what a stale screen asks", async () => {
+      await insertRun("run_a");
+      await finish("run_a", 0, "2026-11-15T10:00:00.000Z");
       const s = station();
-      assert.deepEqual(s.confirmScene("c1"), { episodeId: ep("run_a", 2) });
-      assert.throws(() => s.confirmScene("c1", "ep_other"), /waits for the scene of episode .* not "ep_other"/);
-      assert.deepEqual(s.abortEpisode("c1", "cable", ep("run_a", 2)), { episodeId: ep("run_a", 2) });
+      assert.deepEqual(await s.confirmScene("c1"), { episodeId: ep("run_a", 2) });
+      await assert.rejects(() => s.confirmScene("c1", "ep_other"), /waits for the scene of episode .* not "ep_other"/);
+      assert.deepEqual(await s.abortEpisode("c1", "cable", ep("run_a", 2)), { episodeId: ep("run_a", 2) });
       assert.deepEqual(sent, [
         ["c1", { operatorAnswer: { episodeId: ep("run_a", 2), action: "scene_ready", detail: "" } }],
         ["c1", { operatorAnswer: { episodeId: ep("run_a", 2), action: "abort", detail: "cable" } }],
       ]);
-      assert.throws(() => s.invalidatePrevious("c1", { reason: "scene_wrong", note: null, episodeId: "ep_other" }), /previous episode of cell "c1" is .*not "ep_other"/);
-      const done = s.invalidatePrevious("c1", { reason: "scene_wrong", note: null, episodeId: ep("run_a", 0) });
+      await assert.rejects(() => s.invalidatePrevious("c1", { reason: "scene_wrong", note: null, episodeId: "ep_other" }), /previous episode of cell "c1" is .*not "ep_other"/);
+      const done = await s.invalidatePrevious("c1", { reason: "scene_wrong", note: null, episodeId: ep("run_a", 0) });
       assert.equal(done.episodeId, ep("run_a", 0));
       assert.equal(kicks, 1, "the scheduler is woken to give the episode out again");
-      assert.throws(() => s.invalidatePrevious("c1", { reason: "scene_wrong", note: null }), /has no finished episode/);
-      assert.throws(() => station(false).confirmScene("c1"), /cell "c1" is not connected/);
+      await assert.rejects(() => s.invalidatePrevious("c1", { reason: "scene_wrong", note: null }), /has no finished episode/);
+      await assert.rejects(() => station(false).confirmScene("c1"), /cell "c1" is not connected/);
     });
 
-    it("refuses to invalidate an episode of a run that has ended (its result is final)", () => {
-      insertRun("run_c", 1);
-      finish("run_c", 0, "2026-11-15T10:00:00.000Z");
-      runsRepo.setRunStatus(db, "run_c", "scheduling", { at: NOW });
-      runsRepo.setRunStatus(db, "run_c", "running", { at: NOW });
-      runsRepo.setRunStatus(db, "run_c", "completed", { at: NOW });
-      assert.throws(() => station().invalidatePrevious("c1", { reason: "hardware_fault", note: null }), /run run_c, which has ended \(completed\)/);
-      assert.equal(getEpisodeRecord(db, ep("run_c", 0))!.status, "done");
+    it("refuses to invalidate an episode of a run that has ended (its result is final)", async () => {
+      await insertRun("run_c", 1);
+      await finish("run_c", 0, "2026-11-15T10:00:00.000Z");
+      await runsRepo.setRunStatus(db, "run_c", "scheduling", { at: NOW });
+      await runsRepo.setRunStatus(db, "run_c", "running", { at: NOW });
+      await runsRepo.setRunStatus(db, "run_c", "completed", { at: NOW });
+      await assert.rejects(() => station().invalidatePrevious("c1", { reason: "hardware_fault", note: null }), /run run_c, which has ended \(completed\)/);
+      assert.equal((await getEpisodeRecord(db, ep("run_c", 0)))!.status, "done");
     });
   });
 }

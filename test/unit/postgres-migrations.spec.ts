@@ -18,7 +18,7 @@ describe("store migrations on PostgreSQL", function () {
   before(async () => {
     server = await startEmbeddedPostgres();
     // Every test below reads the migrated schema.
-    openDatabase(server.connectionString).close();
+    await (await openDatabase(server.connectionString)).close();
   });
   after(async () => {
     await server?.stop();
@@ -35,21 +35,21 @@ describe("store migrations on PostgreSQL", function () {
   }
 
   it("applies every migration, and reopening applies none", async () => {
-    const second = openDatabase(server!.connectionString);
+    const second = await openDatabase(server!.connectionString);
     try {
-      assert.deepEqual(second.prepare("SELECT version FROM assay_schema").all(), [{ version: MIGRATIONS.length }]);
+      assert.deepEqual(await second.prepare("SELECT version FROM assay_schema").all(), [{ version: MIGRATIONS.length }]);
     } finally {
-      second.close();
+      await second.close();
     }
   });
 
   it("makes the same tables and columns as SQLite, plus the row order SQLite keeps as rowid", async () => {
-    const sqlite = openDatabase(":memory:");
-    const expected = (sqlite.prepare(`SELECT m.name || '.' || p.name AS col FROM sqlite_master m, pragma_table_info(m.name) p WHERE m.type = 'table'`).all() as Array<{ col: string }>)
+    const sqlite = await openDatabase(":memory:");
+    const expected = (await sqlite.prepare(`SELECT m.name || '.' || p.name AS col FROM sqlite_master m, pragma_table_info(m.name) p WHERE m.type = 'table'`).all() as Array<{ col: string }>)
       .map((r) => r.col)
       .concat("run_status_history.seq")
       .sort();
-    sqlite.close();
+    await sqlite.close();
     const actual = (await query<{ col: string }>(`SELECT table_name || '.' || column_name AS col FROM information_schema.columns WHERE table_schema = 'public' AND table_name <> 'assay_schema'`))
       .map((r) => r.col)
       .sort();
@@ -68,18 +68,18 @@ describe("store migrations on PostgreSQL", function () {
     assert.equal(typeOf("episodes", "duration_s"), "double precision");
   });
 
-  it("reads a byte count above 2^31 and a duration exactly, and orders ids bytewise", () => {
-    const store = openDatabase(server!.connectionString);
+  it("reads a byte count above 2^31 and a duration exactly, and orders ids bytewise", async () => {
+    const store = await openDatabase(server!.connectionString);
     try {
-      store.prepare(`INSERT INTO accounts (id, name, created) VALUES ('acct_a', 'a', '2024-01-01T00:00:00.000Z')`).run();
-      store.prepare(`INSERT INTO runs (id, account_id, kind, status, created, request, resolved_pins, plan, priority, episodes_total)
+      await store.prepare(`INSERT INTO accounts (id, name, created) VALUES ('acct_a', 'a', '2024-01-01T00:00:00.000Z')`).run();
+      await store.prepare(`INSERT INTO runs (id, account_id, kind, status, created, request, resolved_pins, plan, priority, episodes_total)
         VALUES ('run_b', 'acct_a', 'run', 'queued', 't', '{}', '{}', '{}', 'normal', 1),
                ('Run_c', 'acct_a', 'run', 'queued', 't', '{}', '{}', '{}', 'normal', 1)`).run();
-      store.prepare(`INSERT INTO episodes (id, run_id, idx, status, seed, duration_s) VALUES ('ep_1', 'run_b', 0, 'done', ?, ?)`).run(4294967297, 0.1);
-      assert.deepEqual(store.prepare(`SELECT seed, duration_s, (SELECT count(*) FROM episodes) AS n FROM episodes`).all(), [{ seed: 4294967297, duration_s: 0.1, n: 1 }]);
-      assert.deepEqual(store.prepare(`SELECT id FROM runs ORDER BY id`).all().map((r) => (r as { id: string }).id), ["Run_c", "run_b"]);
+      await store.prepare(`INSERT INTO episodes (id, run_id, idx, status, seed, duration_s) VALUES ('ep_1', 'run_b', 0, 'done', ?, ?)`).run(4294967297, 0.1);
+      assert.deepEqual(await store.prepare(`SELECT seed, duration_s, (SELECT count(*) FROM episodes) AS n FROM episodes`).all(), [{ seed: 4294967297, duration_s: 0.1, n: 1 }]);
+      assert.deepEqual((await store.prepare(`SELECT id FROM runs ORDER BY id`).all()).map((r) => (r as { id: string }).id), ["Run_c", "run_b"]);
     } finally {
-      store.close();
+      await store.close();
     }
   });
 
@@ -87,7 +87,7 @@ describe("store migrations on PostgreSQL", function () {
     await query(`CREATE DATABASE racing`, "postgres");
     const url = server!.connectionString.replace(/\/assay$/, "/racing");
     // Separate processes: one process opens its store synchronously, so it cannot race itself.
-    const opener = `import { openDatabase } from ${JSON.stringify(new URL("../../coordinator/store/database.ts", import.meta.url).pathname)}; openDatabase(process.argv[1]).close();`;
+    const opener = `import { openDatabase } from ${JSON.stringify(new URL("../../coordinator/store/database.ts", import.meta.url).pathname)}; await (await openDatabase(process.argv[1])).close();`;
     await Promise.all([1, 2, 3].map(() => run(process.execPath, ["--import", "tsx", "--input-type=module", "-e", opener, url])));
     assert.deepEqual(await query(`SELECT version FROM assay_schema`, "racing"), [{ version: MIGRATIONS.length }]);
   });

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import pg from "pg";
 import { openDatabase, type Db } from "../../coordinator/store/database.js";
 import { bindValues, toPostgresPlaceholders } from "../../coordinator/store/postgres/placeholders.js";
-import { PostgresError } from "../../coordinator/store/postgres/sync-client.js";
+import { PostgresError } from "../../coordinator/store/postgres/postgres-error.js";
 import { jsonArrayElements, jsonElementText, jsonIsTrue, jsonText } from "../../coordinator/store/sql-dialect.js";
 import { STORE_ENGINES, freshPostgresUrl, openTestDatabase } from "../support/test-database.js";
 
@@ -40,42 +40,52 @@ describe("the store's Db on PostgreSQL", function () {
 
   beforeEach(async () => {
     url = await freshPostgresUrl();
-    db = openDatabase(url);
-    db.prepare("INSERT INTO accounts (id, name, created) VALUES ('acct_1', 'one', 't')").run();
+    db = await openDatabase(url);
+    await db.prepare("INSERT INTO accounts (id, name, created) VALUES ('acct_1', 'one', 't')").run();
   });
   afterEach(() => db.close());
 
-  const names = () => (db.prepare("SELECT id FROM accounts ORDER BY id").all() as Array<{ id: string }>).map((r) => r.id);
-  const insert = (id: string) => db.prepare("INSERT INTO accounts (id, name, created) VALUES (?, ?, 't')").run(id, id);
+  const names = async (on: Db = db) => ((await on.prepare("SELECT id FROM accounts ORDER BY id").all()) as Array<{ id: string }>).map((r) => r.id);
+  const insert = (id: string, on: Db = db) => on.prepare("INSERT INTO accounts (id, name, created) VALUES (?, ?, 't')").run(id, id);
 
-  it("commits, rolls back, and nests transactions as savepoints", () => {
-    db.transaction(() => {
-      insert("acct_2");
+  it("commits, rolls back, and nests transactions as savepoints", async () => {
+    await db.transaction(async (tx) => {
+      await insert("acct_2", tx);
       assert.equal(db.inTransaction, true);
-      assert.throws(() => db.transaction(() => {
-        insert("acct_3");
+      await assert.rejects(tx.transaction(async (inner) => {
+        await insert("acct_3", inner);
         throw new Error("inner fails");
-      })(), /inner fails/);
-      insert("acct_4");
-    })();
+      }), /inner fails/);
+      await insert("acct_4", tx);
+    });
     assert.equal(db.inTransaction, false);
-    assert.deepEqual(names(), ["acct_1", "acct_2", "acct_4"]);
-    assert.throws(() => db.transaction(() => {
-      insert("acct_5");
+    assert.deepEqual(await names(), ["acct_1", "acct_2", "acct_4"]);
+    await assert.rejects(db.transaction(async (tx) => {
+      await insert("acct_5", tx);
       throw new Error("outer fails");
-    })(), /outer fails/);
-    assert.deepEqual(names(), ["acct_1", "acct_2", "acct_4"]);
+    }), /outer fails/);
+    assert.deepEqual(await names(), ["acct_1", "acct_2", "acct_4"]);
   });
 
-  it("reports changes, and throws PostgreSQL's errors with their SQLSTATE", () => {
-    assert.equal(db.prepare("UPDATE accounts SET name = 'x' WHERE id = ?").run("acct_1").changes, 1);
-    assert.equal(db.prepare("UPDATE accounts SET name = 'x' WHERE id = ?").run("nope").changes, 0);
-    assert.throws(() => insert("acct_1"), (error: unknown) => error instanceof PostgresError && error.code === "23505" && /accounts_pkey/.test(error.message));
+  it("reports changes, and throws PostgreSQL's errors with their SQLSTATE", async () => {
+    assert.equal((await db.prepare("UPDATE accounts SET name = 'x' WHERE id = ?").run("acct_1")).changes, 1);
+    assert.equal((await db.prepare("UPDATE accounts SET name = 'x' WHERE id = ?").run("nope")).changes, 0);
+    await assert.rejects(insert("acct_1"), (error: unknown) => error instanceof PostgresError && error.code === "23505" && /accounts_pkey/.test(error.message));
   });
 
-  it("refuses an async transaction function instead of committing before it ends", () => {
-    assert.throws(() => db.transaction(async () => insert("acct_9"))(), /must not be async/);
-    assert.deepEqual(names(), ["acct_1"]);
+  it("runs transactions side by side on their own pooled clients", async () => {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const first = db.transaction(async (tx) => {
+      await insert("acct_2", tx);
+      await held;
+    });
+    // A second transaction and a statement outside both proceed while the first is open.
+    await db.transaction(async (tx) => insert("acct_3", tx));
+    assert.deepEqual(await names(), ["acct_1", "acct_3"], "the open transaction's insert is not visible yet");
+    release();
+    await first;
+    assert.deepEqual(await names(), ["acct_1", "acct_2", "acct_3"]);
   });
 
   it("reconnects after the server ends its connection, and fails the transaction that was open on it", async () => {
@@ -83,15 +93,15 @@ describe("the store's Db on PostgreSQL", function () {
     await admin.connect();
     await admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()");
     await admin.end();
-    assert.deepEqual(names(), ["acct_1"], "the next statement runs on a new connection");
-    assert.throws(() => db.transaction(() => {
-      insert("acct_2");
+    assert.deepEqual(await names(), ["acct_1"], "the next statement runs on a new connection");
+    await assert.rejects(db.transaction(async (tx) => {
+      await insert("acct_2", tx);
       // The server ends the connection under the open transaction.
-      db.prepare("SELECT pg_terminate_backend(pg_backend_pid())").get();
-    })(), PostgresError);
-    assert.deepEqual(names(), ["acct_1"], "the transaction's insert was rolled back with the connection");
-    insert("acct_3");
-    assert.deepEqual(names(), ["acct_1", "acct_3"]);
+      await tx.prepare("SELECT pg_terminate_backend(pg_backend_pid())").get();
+    }), PostgresError);
+    assert.deepEqual(await names(), ["acct_1"], "the transaction's insert was rolled back with the connection");
+    await insert("acct_3");
+    assert.deepEqual(await names(), ["acct_1", "acct_3"]);
   });
 });
 
@@ -104,15 +114,15 @@ for (const engine of STORE_ENGINES) {
     });
     afterEach(() => db.close());
 
-    it("reads JSON text, true flags and array elements alike", () => {
+    it("reads JSON text, true flags and array elements alike", async () => {
       const doc = JSON.stringify({ a: { b: "x" }, pilot: true, no: false, n: 1, runs: ["r1", "r2"] });
-      const one = (sql: string, ...params: unknown[]) => Object.values(db.prepare(sql).get(...params) as object)[0];
-      assert.equal(one(`SELECT ${jsonText(db, "?", "a", "b")} AS v`, doc), "x");
-      assert.equal(one(`SELECT ${jsonText(db, "?", "missing")} AS v`, doc), null);
+      const one = async (sql: string, ...params: unknown[]) => Object.values((await db.prepare(sql).get(...params)) as object)[0];
+      assert.equal(await one(`SELECT ${jsonText(db, "?", "a", "b")} AS v`, doc), "x");
+      assert.equal(await one(`SELECT ${jsonText(db, "?", "missing")} AS v`, doc), null);
       for (const [key, expected] of [["pilot", 1], ["no", 0], ["n", 0], ["missing", 0]] as const) {
-        assert.equal(one(`SELECT CASE WHEN ${jsonIsTrue(db, "?", key)} THEN 1 ELSE 0 END AS v`, doc), expected, key);
+        assert.equal(await one(`SELECT CASE WHEN ${jsonIsTrue(db, "?", key)} THEN 1 ELSE 0 END AS v`, doc), expected, key);
       }
-      const rows = db.prepare(`SELECT ${jsonElementText(db, "r")} AS v FROM ${jsonArrayElements(db, "?", "runs", "r")}`).all(doc) as Array<{ v: string }>;
+      const rows = (await db.prepare(`SELECT ${jsonElementText(db, "r")} AS v FROM ${jsonArrayElements(db, "?", "runs", "r")}`).all(doc)) as Array<{ v: string }>;
       assert.deepEqual(rows.map((r) => r.v), ["r1", "r2"]);
       assert.throws(() => jsonText(db, "x", "a'; DROP TABLE runs; --"), /must be an identifier/);
     });

@@ -22,70 +22,70 @@ for (const engine of STORE_ENGINES) {
       resolvedPins: { robot: "so101@3.11", environment: "tabletop@1", task: "pick-cube@v1", perturbation_rev: "assay-perturb@1" },
       plan, priority: "standard", episodesTotal: 1234, ...extra,
     });
-    const episodes = (runId: string) => db.prepare("SELECT id, idx, seed, unit, assign FROM episodes WHERE run_id = ? ORDER BY idx").all(runId) as Array<{ id: string; idx: number; seed: number; unit: number | null; assign: string | null }>;
+    const episodes = async (runId: string) => await db.prepare("SELECT id, idx, seed, unit, assign FROM episodes WHERE run_id = ? ORDER BY idx").all(runId) as Array<{ id: string; idx: number; seed: number; unit: number | null; assign: string | null }>;
 
     beforeEach(async () => {
       dir = mkdtempSync(join(tmpdir(), "assay-backfill-"));
       db = await openTestDatabase(engine, join(dir, "assay.sqlite"));
-      db.prepare("INSERT INTO accounts (id, name, created) VALUES ('acct_1', 'Test', '2026-01-01T00:00:00Z')").run();
+      await db.prepare("INSERT INTO accounts (id, name, created) VALUES ('acct_1', 'Test', '2026-01-01T00:00:00Z')").run();
     });
-    afterEach(() => {
-      db.close();
+    afterEach(async () => {
+      await db.close();
       rmSync(dir, { recursive: true, force: true });
     });
 
     it("commits the run with its first episodes, then adds the rest with the seeds one transaction would give", async () => {
-      assert.equal(insertRun(db, run("run_big")), true);
-      assert.equal(episodes("run_big").length, EPISODES_PER_TRANSACTION);
-      assert.ok(backfilling(db, "run_big"));
+      assert.equal(await insertRun(db, run("run_big")), true);
+      assert.equal((await episodes("run_big")).length, EPISODES_PER_TRANSACTION);
+      assert.ok(await backfilling(db, "run_big"));
       await createRunBackfill({ db }).complete("run_big");
-      const rows = episodes("run_big");
+      const rows = await episodes("run_big");
       assert.equal(rows.length, 1234);
       rows.forEach((row, idx) => {
         assert.equal(row.idx, idx);
         assert.equal(row.id, episodeId("run_big", idx));
         assert.equal(row.seed, episodeSeed(plan.seed, idx));
       });
-      assert.equal(backfilling(db, "run_big"), false);
-      assert.equal(insertRun(db, run("run_small", { episodesTotal: 20 })), false, "a small run is whole at once");
+      assert.equal(await backfilling(db, "run_big"), false);
+      assert.equal(await insertRun(db, run("run_small", { episodesTotal: 20 })), false, "a small run is whole at once");
     });
 
     it("resumes a creation cut short by a crash, listed episodes included", async () => {
       const listed = Array.from({ length: 1100 }, (_, i) => ({ seed: 1000 + i, unit: i % 3, assign: i % 2 ? { replay_spec: { i } } : undefined }));
-      insertRun(db, run("run_listed", { episodes: listed as NewRun["episodes"] }));
-      insertRun(db, run("run_seeded"));
+      await insertRun(db, run("run_listed", { episodes: listed as NewRun["episodes"] }));
+      await insertRun(db, run("run_seeded"));
       // The coordinator dies here; a new one opens the same file.
-      db.close();
+      await db.close();
       db = await openTestDatabase(engine, join(dir, "assay.sqlite"));
-      assert.deepEqual(runsBackfilling(db).sort(), ["run_listed", "run_seeded"]);
+      assert.deepEqual((await runsBackfilling(db)).sort(), ["run_listed", "run_seeded"]);
       assert.deepEqual((await createRunBackfill({ db }).resume()).sort(), ["run_listed", "run_seeded"]);
-      const rows = episodes("run_listed");
+      const rows = await episodes("run_listed");
       assert.equal(rows.length, 1100);
       rows.forEach((row, i) => {
         assert.deepEqual([row.seed, row.unit], [1000 + i, i % 3]);
         assert.equal(row.assign, i % 2 ? JSON.stringify({ replay_spec: { i } }) : null);
       });
-      assert.equal(episodes("run_seeded").length, 1234);
-      assert.deepEqual(runsBackfilling(db), []);
+      assert.equal((await episodes("run_seeded")).length, 1234);
+      assert.deepEqual(await runsBackfilling(db), []);
     });
 
     it("resumes a creation cut short after some steps, from where it got, without a duplicate", async () => {
       const listed = Array.from({ length: 1500 }, (_, i) => ({ seed: 5000 + i, unit: i % 2, assign: { pair: Math.floor(i / 2) } }));
-      insertRun(db, run("run_halfway", { episodes: listed as NewRun["episodes"] }));
+      await insertRun(db, run("run_halfway", { episodes: listed as NewRun["episodes"] }));
       // Two steps of 200 made it to the store before the crash.
-      assert.equal(backfillEpisodes(db, "run_halfway", 200), true);
-      assert.equal(backfillEpisodes(db, "run_halfway", 200), true);
-      assert.equal(episodes("run_halfway").length, EPISODES_PER_TRANSACTION + 400);
-      db.close();
+      assert.equal(await backfillEpisodes(db, "run_halfway", 200), true);
+      assert.equal(await backfillEpisodes(db, "run_halfway", 200), true);
+      assert.equal((await episodes("run_halfway")).length, EPISODES_PER_TRANSACTION + 400);
+      await db.close();
       db = await openTestDatabase(engine, join(dir, "assay.sqlite"));
       assert.deepEqual(await createRunBackfill({ db, episodesPerStep: 300 }).resume(), ["run_halfway"]);
-      const rows = episodes("run_halfway");
+      const rows = await episodes("run_halfway");
       assert.equal(rows.length, 1500);
       rows.forEach((row, i) => {
         assert.equal(row.idx, i);
         assert.deepEqual([row.seed, row.unit, row.assign], [5000 + i, i % 2, JSON.stringify({ pair: Math.floor(i / 2) })]);
       });
-      assert.equal(backfilling(db, "run_halfway"), false);
+      assert.equal(await backfilling(db, "run_halfway"), false);
     });
   });
 }

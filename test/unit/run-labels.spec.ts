@@ -91,52 +91,52 @@ for (const engine of STORE_ENGINES) {
     let db: Db;
     beforeEach(async () => {
       db = await openTestDatabase(engine);
-      ensureAccount(db, DEFAULT_ACCOUNT_ID, "Default account", "2026-11-01T00:00:00.000Z");
-      for (const run of RUNS) insertRun(db, run);
+      await ensureAccount(db, DEFAULT_ACCOUNT_ID, "Default account", "2026-11-01T00:00:00.000Z");
+      for (const run of RUNS) await insertRun(db, run);
     });
     afterEach(() => db.close());
 
     const facets = () => db.prepare("SELECT run_id, facet, value FROM run_facets ORDER BY run_id, facet, value").all();
-    const found = (query: Partial<Parameters<typeof listRuns>[1]>) => listRuns(db, { accountId: DEFAULT_ACCOUNT_ID, limit: 100, ...query }).map((r) => r.id);
+    const found = async (query: Partial<Parameters<typeof listRuns>[1]>) => (await listRuns(db, { accountId: DEFAULT_ACCOUNT_ID, limit: 100, ...query })).map((r) => r.id);
 
-    it("finds runs by task name or revision, robot model or pin, and the shown policy name", () => {
-      assert.deepEqual(found({ task: "pick-cube" }), ["run_compare", "run_endpoint", "run_hf", "run_image", "run_named"]);
-      assert.deepEqual(found({ task: "stack@v1" }), ["run_eval"]);
-      assert.deepEqual(found({ robot: "so101@3.12" }), ["run_compare"]);
-      assert.deepEqual(found({ robot: "koch" }), ["run_eval"]);
-      assert.deepEqual(found({ policy: "expert" }), ["run_named"]);
-      assert.deepEqual(found({ policy: "lab/novice:1" }), ["run_image"]);
-      assert.deepEqual(found({ policy: "lab/pi0@main" }), ["run_hf"]);
-      assert.deepEqual(found({ policy: "endpoint policy" }), ["run_endpoint"]);
-      assert.deepEqual(found({ policy: "b" }), ["run_compare"]);
-      assert.deepEqual(found({ policy: "evalled" }), ["run_eval"]);
-      assert.deepEqual(found({ metadata: { exp: "a" } }), ["run_named"]);
+    it("finds runs by task name or revision, robot model or pin, and the shown policy name", async () => {
+      assert.deepEqual(await found({ task: "pick-cube" }), ["run_compare", "run_endpoint", "run_hf", "run_image", "run_named"]);
+      assert.deepEqual(await found({ task: "stack@v1" }), ["run_eval"]);
+      assert.deepEqual(await found({ robot: "so101@3.12" }), ["run_compare"]);
+      assert.deepEqual(await found({ robot: "koch" }), ["run_eval"]);
+      assert.deepEqual(await found({ policy: "expert" }), ["run_named"]);
+      assert.deepEqual(await found({ policy: "lab/novice:1" }), ["run_image"]);
+      assert.deepEqual(await found({ policy: "lab/pi0@main" }), ["run_hf"]);
+      assert.deepEqual(await found({ policy: "endpoint policy" }), ["run_endpoint"]);
+      assert.deepEqual(await found({ policy: "b" }), ["run_compare"]);
+      assert.deepEqual(await found({ policy: "evalled" }), ["run_eval"]);
+      assert.deepEqual(await found({ metadata: { exp: "a" } }), ["run_named"]);
     });
 
-    it("the migration's backfill writes the facets insert writes, for runs stored before them", () => {
-      const written = facets();
-      db.exec("DELETE FROM run_facets");
+    it("the migration's backfill writes the facets insert writes, for runs stored before them", async () => {
+      const written = await facets();
+      await db.exec("DELETE FROM run_facets");
       const texts = MIGRATIONS.map((m) => (typeof m === "string" ? m : m[engine]));
       const text = texts.find((t) => t.includes("CREATE TABLE run_facets"))!;
-      db.exec(text.slice(text.indexOf("WITH u AS")));
-      assert.deepEqual(facets(), written);
+      await db.exec(text.slice(text.indexOf("WITH u AS")));
+      assert.deepEqual(await facets(), written);
     });
 
-    it("finds a run whose units were replaced (a threshold checkpoint) under the old and the new policy", () => {
+    it("finds a run whose units were replaced (a threshold checkpoint) under the old and the new policy", async () => {
       const [unit] = RUNS.find((r) => r.id === "run_eval")!.units!;
-      setRunUnits(db, "run_eval", [{ ...unit!, policy: container("lab/e:2") }]);
-      assert.deepEqual(found({ policy: "evalled" }), ["run_eval"]);
-      setRunUnits(db, "run_eval", [{ ...unit!, policy: container("lab/e:3"), policy_name: "checkpoint 3" }]);
-      assert.deepEqual(found({ policy: "checkpoint 3" }), ["run_eval"]);
-      assert.deepEqual(found({ policy: "evalled" }), ["run_eval"], "and still under the name it had");
+      await setRunUnits(db, "run_eval", [{ ...unit!, policy: container("lab/e:2") }]);
+      assert.deepEqual(await found({ policy: "evalled" }), ["run_eval"]);
+      await setRunUnits(db, "run_eval", [{ ...unit!, policy: container("lab/e:3"), policy_name: "checkpoint 3" }]);
+      assert.deepEqual(await found({ policy: "checkpoint 3" }), ["run_eval"]);
+      assert.deepEqual(await found({ policy: "evalled" }), ["run_eval"], "and still under the name it had");
     });
 
-    it("relabels a run: the list finds it under its new metadata only", () => {
-      setRunLabels(db, { id: "run_image", accountId: DEFAULT_ACCOUNT_ID }, { name: "Novice", metadata: { exp: "b" } });
-      assert.deepEqual(found({ metadata: { exp: "b" } }), ["run_image"]);
-      setRunLabels(db, { id: "run_image", accountId: DEFAULT_ACCOUNT_ID }, { name: null, metadata: {} });
-      assert.deepEqual(found({ metadata: { exp: "b" } }), []);
-      assert.equal(listRuns(db, { accountId: DEFAULT_ACCOUNT_ID, limit: 1, policy: "lab/novice:1" })[0]!.name, null);
+    it("relabels a run: the list finds it under its new metadata only", async () => {
+      await setRunLabels(db, { id: "run_image", accountId: DEFAULT_ACCOUNT_ID }, { name: "Novice", metadata: { exp: "b" } });
+      assert.deepEqual(await found({ metadata: { exp: "b" } }), ["run_image"]);
+      await setRunLabels(db, { id: "run_image", accountId: DEFAULT_ACCOUNT_ID }, { name: null, metadata: {} });
+      assert.deepEqual(await found({ metadata: { exp: "b" } }), []);
+      assert.equal((await listRuns(db, { accountId: DEFAULT_ACCOUNT_ID, limit: 1, policy: "lab/novice:1" }))[0]!.name, null);
     });
   });
 }

@@ -22,8 +22,8 @@ for (const engine of STORE_ENGINES) {
     let lifecycle: RunLifecycle;
     const at = "2026-11-15T00:00:00.000Z";
 
-    function insertRun(id: string, episodes = 3): void {
-      runsRepo.insertRun(db, {
+    async function insertRun(id: string, episodes = 3): Promise<void> {
+      await runsRepo.insertRun(db, {
         id, accountId: "acct_1", kind: "run", created: at, request: { policy: { type: "container", image: "assay/ref-policy:expert" } },
         resolvedPins: { robot: "so101@3.11", environment: "tabletop@1", task: "pick-cube@v1", perturbation_rev: "assay-perturb@1" },
         plan: { model: "so101", firmware: "3.11", environment: "tabletop@1", seed: 1, control_rate_hz: 30, max_duration_s: 20 },
@@ -33,7 +33,7 @@ for (const engine of STORE_ENGINES) {
 
     beforeEach(async () => {
       db = await openTestDatabase(engine);
-      db.prepare("INSERT INTO accounts (id, name, created) VALUES ('acct_1', 'Test', '2026-01-01T00:00:00Z')").run();
+      await db.prepare("INSERT INTO accounts (id, name, created) VALUES ('acct_1', 'Test', '2026-01-01T00:00:00Z')").run();
       events = [];
       cancels = [];
       const runEvents = new RunEvents();
@@ -44,60 +44,60 @@ for (const engine of STORE_ENGINES) {
       });
       lifecycle = createRunLifecycle({
         runEvents, pins: loadFirmwarePins(), baseUrl: "http://x", streamsUrl: "ws://x/streams", now: () => new Date(at),
-        cells: { cancelEpisode: (cell, episodeId) => (cancels.push(`${cell}:${episodeId}`), true) },
+        cells: { cancelEpisode: async (cell, episodeId) => (cancels.push(`${cell}:${episodeId}`), true) },
       });
     });
 
     afterEach(() => db.close());
 
-    it("throws on moves the state machines do not allow", () => {
+    it("throws on moves the state machines do not allow", async () => {
       assert.throws(() => transitionRun("completed", "running"), /illegal run transition completed -> running/);
       assert.throws(() => transitionRun("queued", "completed"), /illegal run transition queued -> completed/);
       // done -> pending is legal since the operator station: a person marks a finished attempt invalid.
       assert.throws(() => transitionEpisode("done", "running"), /illegal episode transition done -> running/);
       assert.throws(() => transitionEpisode("unlabelled", "pending"), /illegal episode transition unlabelled -> pending/);
       assert.throws(() => transitionEpisode("cancelled", "assigned"), /illegal episode transition cancelled -> assigned/);
-      insertRun("run_x");
-      assert.throws(() => runsRepo.setRunStatus(db, "run_x", "running"), /illegal run transition queued -> running/);
+      await insertRun("run_x");
+      await assert.rejects(() => runsRepo.setRunStatus(db, "run_x", "running"), /illegal run transition queued -> running/);
     });
 
-    it("runs effects after the outermost commit and drops them on rollback", () => {
+    it("runs effects after the outermost commit and drops them on rollback", async () => {
       const seen: string[] = [];
-      transact(db, (tx) => {
-        tx.afterCommit(() => seen.push(`outer committed: ${db.inTransaction}`));
-        transact(tx, (inner) => inner.afterCommit(() => seen.push("inner")));
+      await transact(db, async (tx) => {
+        tx.afterCommit(() => void seen.push(`outer committed: ${db.inTransaction}`));
+        await transact(tx, async (inner) => inner.afterCommit(() => void seen.push("inner")));
         assert.deepEqual(seen, []);
       });
       assert.deepEqual(seen, ["outer committed: false", "inner"]);
-      assert.throws(() => transact(db, (tx) => {
-        tx.afterCommit(() => seen.push("rolled back"));
+      await assert.rejects(transact(db, async (tx) => {
+        tx.afterCommit(() => void seen.push("rolled back"));
         throw new Error("boom");
       }), /boom/);
       assert.equal(seen.includes("rolled back"), false);
-      assert.throws(() => db.transaction(() => transact(db, (tx) => tx.afterCommit(() => undefined)))(), /pass that transaction's Tx/);
+      await assert.rejects(db.transaction(async () => transact(db, async (tx) => tx.afterCommit(() => undefined))), /pass that transaction's Tx/);
     });
 
-    it("ends a run once: status, cancelled pending episodes, the partial result, CancelEpisode, one status event", () => {
-      insertRun("run_s");
+    it("ends a run once: status, cancelled pending episodes, the partial result, CancelEpisode, one status event", async () => {
+      await insertRun("run_s");
       const held = runsRepo.episodeId("run_s", 0);
-      transact(db, (tx) => {
-        assignEpisode(tx, held, "so101-b", at);
-        lifecycle.scheduled(tx, "run_s", "so101-b");
+      await transact(db, async (tx) => {
+        await assignEpisode(tx, held, "so101-b", at);
+        await lifecycle.scheduled(tx, "run_s", "so101-b");
       });
-      assert.equal(runsRepo.getRun(db, "run_s")!.status, "scheduling");
-      assert.equal(lifecycle.end(db, "run_s", { status: "stopped", code: "budget_exceeded", message: "cap reached" }), true);
-      const run = runsRepo.getRun(db, "run_s")!;
+      assert.equal((await runsRepo.getRun(db, "run_s"))!.status, "scheduling");
+      assert.equal(await lifecycle.end(db, "run_s", { status: "stopped", code: "budget_exceeded", message: "cap reached" }), true);
+      const run = (await runsRepo.getRun(db, "run_s"))!;
       assert.equal(run.status, "stopped");
       assert.equal(run.statusCode, "budget_exceeded");
       assert.equal(run.result?.n, 0);
-      assert.deepEqual([1, 2].map((i) => getEpisode(db, runsRepo.episodeId("run_s", i))!.status), ["cancelled", "cancelled"]);
-      assert.equal(getEpisode(db, held)!.status, "assigned");
+      assert.deepEqual([(await getEpisode(db, runsRepo.episodeId("run_s", 1)))!.status, (await getEpisode(db, runsRepo.episodeId("run_s", 2)))!.status], ["cancelled", "cancelled"]);
+      assert.equal((await getEpisode(db, held))!.status, "assigned");
       assert.deepEqual(cancels, [`so101-b:${held}`]);
       assert.deepEqual(events.map((e) => ({ ...(e.data as unknown as Record<string, unknown>), webrtc: ((e.data as unknown as { webrtc: string | null }).webrtc ?? null)?.replace(/\?token=[A-Za-z0-9_-]+\.[0-9a-f]{64}$/, "?token=<signed>") ?? null })), [
         { status: "scheduling", cell: "so101-b", webrtc: "ws://x/streams/cells/so101-b?token=<signed>" },
         { status: "stopped", cell: null, webrtc: null },
       ]);
-      assert.equal(lifecycle.end(db, "run_s", { status: "failed", message: "again" }), false);
+      assert.equal(await lifecycle.end(db, "run_s", { status: "failed", message: "again" }), false);
       assert.equal(events.length, 2);
     });
   });

@@ -20,42 +20,42 @@ for (const engine of STORE_ENGINES) {
   describe(`store repositories (${engine})`, () => {
     it("queues an event for one named endpoint only, and a due delivery is claimed once", async () => {
       const db = await openTestDatabase(engine);
-      ensureAccount(db, "acct_a", "A", T0.toISOString());
-      const named = insertEndpoint(db, "acct_a", { url: "https://hooks.example/verified", events: ["run.completed"], description: null }, T0);
-      insertEndpoint(db, "acct_a", { url: "https://hooks.example/all", events: ["threshold.crossed"], description: null }, T0);
-      assert.equal(findLiveEndpointIdByUrl(db, "acct_a", "https://hooks.example/verified"), named.id);
-      assert.equal(findLiveEndpointIdByUrl(db, "acct_a", "https://hooks.example/none"), undefined);
+      await ensureAccount(db, "acct_a", "A", T0.toISOString());
+      const named = await insertEndpoint(db, "acct_a", { url: "https://hooks.example/verified", events: ["run.completed"], description: null }, T0);
+      await insertEndpoint(db, "acct_a", { url: "https://hooks.example/all", events: ["threshold.crossed"], description: null }, T0);
+      assert.equal(await findLiveEndpointIdByUrl(db, "acct_a", "https://hooks.example/verified"), named.id);
+      assert.equal(await findLiveEndpointIdByUrl(db, "acct_a", "https://hooks.example/none"), undefined);
 
-      const eventId = enqueueEventForEndpoint(db, "acct_a", named.id, "threshold.crossed", { run_id: "run_1" }, T0);
-      let due = listDueDeliveries(db, T0.toISOString(), 10);
+      const eventId = await enqueueEventForEndpoint(db, "acct_a", named.id, "threshold.crossed", { run_id: "run_1" }, T0);
+      let due = await listDueDeliveries(db, T0.toISOString(), 10);
       assert.deepEqual(due.map((d) => [d.ev_id, d.endpoint_id]), [[eventId, named.id]], "the subscribed endpoint does not get the on_verified delivery");
 
-      const other = enqueueEvent(db, "acct_a", "threshold.crossed", { run_id: "run_2" }, T0);
-      due = listDueDeliveries(db, T0.toISOString(), 10);
+      const other = await enqueueEvent(db, "acct_a", "threshold.crossed", { run_id: "run_2" }, T0);
+      due = await listDueDeliveries(db, T0.toISOString(), 10);
       assert.equal(due.filter((d) => d.ev_id === other).length, 1, "an ordinary event reaches the endpoint subscribed to its type");
 
       const row = due[0];
       const until = new Date(T0.getTime() + 60_000).toISOString();
-      assert.equal(leaseDelivery(db, row.event_id, row.endpoint_id, row.next_attempt_at, until), true);
-      assert.equal(leaseDelivery(db, row.event_id, row.endpoint_id, row.next_attempt_at, until), false, "a second claim of the same attempt fails");
+      assert.equal(await leaseDelivery(db, row.event_id, row.endpoint_id, row.next_attempt_at, until), true);
+      assert.equal(await leaseDelivery(db, row.event_id, row.endpoint_id, row.next_attempt_at, until), false, "a second claim of the same attempt fails");
     });
 
     it("keeps coordinator leases, a service secret and a budget", async () => {
       const db = await openTestDatabase(engine);
-      insertCoordinator(db, { id: "crd_a", started: T0.toISOString(), aliveUntil: "2026-03-01T00:00:10.000Z", baseUrl: "http://a", grpcAddress: "127.0.0.1:1" });
-      insertCoordinator(db, { id: "crd_b", started: T0.toISOString(), aliveUntil: "2026-03-01T00:00:10.000Z", baseUrl: "http://b", grpcAddress: "127.0.0.1:2" });
-      setCoordinatorAliveUntil(db, "crd_b", T0.toISOString());
-      assert.deepEqual(listLiveCoordinatorIds(db, "2026-03-01T00:00:05.000Z"), ["crd_a"]);
-      assert.equal(findCoordinator(db, "crd_a")?.base_url, "http://a");
+      await insertCoordinator(db, { id: "crd_a", started: T0.toISOString(), aliveUntil: "2026-03-01T00:00:10.000Z", baseUrl: "http://a", grpcAddress: "127.0.0.1:1" });
+      await insertCoordinator(db, { id: "crd_b", started: T0.toISOString(), aliveUntil: "2026-03-01T00:00:10.000Z", baseUrl: "http://b", grpcAddress: "127.0.0.1:2" });
+      await setCoordinatorAliveUntil(db, "crd_b", T0.toISOString());
+      assert.deepEqual(await listLiveCoordinatorIds(db, "2026-03-01T00:00:05.000Z"), ["crd_a"]);
+      assert.equal((await findCoordinator(db, "crd_a"))?.base_url, "http://a");
 
-      const secret = ensureServiceSecret(db, "test_hmac", T0);
+      const secret = await ensureServiceSecret(db, "test_hmac", T0);
       assert.equal(secret.length, 32);
-      assert.deepEqual(ensureServiceSecret(db, "test_hmac", new Date()), secret, "the secret is made once and then read back");
+      assert.deepEqual(await ensureServiceSecret(db, "test_hmac", new Date()), secret, "the secret is made once and then read back");
 
-      ensureAccount(db, "acct_b", "B", T0.toISOString());
-      upsertBudget(db, "acct_b", { monthly_usd: 10, hard: 0, updated: T0.toISOString() });
-      upsertBudget(db, "acct_b", { monthly_usd: 25.5, hard: 1, updated: "2026-03-02T00:00:00.000Z" });
-      assert.deepEqual({ ...findBudget(db, "acct_b") }, { monthly_usd: 25.5, hard: 1, updated: "2026-03-02T00:00:00.000Z" });
+      await ensureAccount(db, "acct_b", "B", T0.toISOString());
+      await upsertBudget(db, "acct_b", { monthly_usd: 10, hard: 0, updated: T0.toISOString() });
+      await upsertBudget(db, "acct_b", { monthly_usd: 25.5, hard: 1, updated: "2026-03-02T00:00:00.000Z" });
+      assert.deepEqual({ ...await findBudget(db, "acct_b") }, { monthly_usd: 25.5, hard: 1, updated: "2026-03-02T00:00:00.000Z" });
     });
   });
 }

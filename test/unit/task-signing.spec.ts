@@ -25,8 +25,8 @@ for (const engine of STORE_ENGINES) {
       dir = mkdtempSync(join(tmpdir(), "assay-sign-"));
       db = await openTestDatabase(engine, join(dir, "assay.sqlite"));
     });
-    afterEach(() => {
-      db.close();
+    afterEach(async () => {
+      await db.close();
       rmSync(dir, { recursive: true, force: true });
     });
 
@@ -41,28 +41,28 @@ for (const engine of STORE_ENGINES) {
     });
 
     it("keeps one key per owner across calls and restarts", async () => {
-      const first = ensureServiceKey(db);
-      assert.equal(ensureServiceKey(db).id, first.id);
-      const account = ensureSigningKey(db, "acct_default");
+      const first = await ensureServiceKey(db);
+      assert.equal((await ensureServiceKey(db)).id, first.id);
+      const account = await ensureSigningKey(db, "acct_default");
       assert.notEqual(account.id, first.id);
-      db.close();
+      await db.close();
       db = await openTestDatabase(engine, join(dir, "assay.sqlite"));
-      assert.equal(ensureServiceKey(db).id, first.id);
-      assert.deepEqual(listSigningKeys(db).map((k) => k.owner).sort(), ["acct_default", "service"]);
-      assert.equal("private_key_pem" in listSigningKeys(db)[0]!, false);
+      assert.equal((await ensureServiceKey(db)).id, first.id);
+      assert.deepEqual((await listSigningKeys(db)).map((k) => k.owner).sort(), ["acct_default", "service"]);
+      assert.equal("private_key_pem" in (await listSigningKeys(db))[0]!, false);
     });
 
-    it("verifies a signature with the published PEM and rejects a tampered spec, another key, or garbage", () => {
-      const key = ensureServiceKey(db);
+    it("verifies a signature with the published PEM and rejects a tampered spec, another key, or garbage", async () => {
+      const key = await ensureServiceKey(db);
       const signature = signTaskSpec(SPEC, key);
       assert.match(signature, new RegExp(`^ed25519:${key.id}:[A-Za-z0-9_-]{86}$`));
-      const pem = listSigningKeys(db).find((k) => k.id === key.id)!.public_key_pem;
+      const pem = (await listSigningKeys(db)).find((k) => k.id === key.id)!.public_key_pem;
       assert.ok(verifyTaskSignature(SPEC, signature, pem));
       // Key order does not matter; content does.
       assert.ok(verifyTaskSignature(Object.fromEntries(Object.entries(SPEC).reverse()), signature, pem));
       assert.equal(verifyTaskSignature({ ...SPEC, rev: "pick-cube@v2" }, signature, pem), false);
       assert.equal(verifyTaskSignature({ ...SPEC, success_predicates: [{ lifted: "pose(cube).z > 0.01" }] }, signature, pem), false);
-      assert.equal(verifyTaskSignature(SPEC, signature, ensureSigningKey(db, "acct_x").publicKey), false);
+      assert.equal(verifyTaskSignature(SPEC, signature, (await ensureSigningKey(db, "acct_x")).publicKey), false);
       assert.equal(verifyTaskSignature(SPEC, "rsa:abc:def", pem), false);
       assert.equal(parseSignature("ed25519:sk_1:AAAA")?.keyId, "sk_1");
     });

@@ -24,20 +24,20 @@ for (const engine of STORE_ENGINES) {
     let db: Db;
     const validate = (body: Record<string, unknown>) => validateTaskSpec(checkTaskBody(body), { db, accountId: DEFAULT_ACCOUNT_ID, environments });
     const rejects = (body: Record<string, unknown>, pattern: RegExp) =>
-      assert.throws(() => validate(body), (e: unknown) => e instanceof AssayError && e.code === "contract_validation_failed" && pattern.test(e.message));
+      assert.rejects(async () => validate(body), (e: unknown) => e instanceof AssayError && e.code === "contract_validation_failed" && pattern.test(e.message));
 
     before(async () => {
       dir = mkdtempSync(join(tmpdir(), "assay-taskval-"));
       db = await openTestDatabase(engine, join(dir, "assay.sqlite"));
-      ensureAccount(db, DEFAULT_ACCOUNT_ID, "Default", "2026-11-01T00:00:00Z");
+      await ensureAccount(db, DEFAULT_ACCOUNT_ID, "Default", "2026-11-01T00:00:00Z");
     });
-    after(() => {
-      db.close();
+    after(async () => {
+      await db.close();
       rmSync(dir, { recursive: true, force: true });
     });
 
-    it("fills in defaults", () => {
-      const spec = validate(BASE);
+    it("fills in defaults", async () => {
+      const spec = await validate(BASE);
       assert.equal(spec.visibility, "private");
       assert.equal(spec.environment_class, "standard");
       assert.deepEqual(spec.stages, []);
@@ -46,30 +46,30 @@ for (const engine of STORE_ENGINES) {
       assert.equal(spec.baseline, null);
     });
 
-    it("names the predicate, position and reason of a syntax error", () => {
-      rejects({ ...BASE, success_predicates: [{ lifted: "time > 1 for 1" }] }, /success_predicates\[0\] "lifted": expected a duration with a time unit.* at 13.*\(position 13\)/);
-      rejects({ ...BASE, stages: [{ a: "time > 1" }, { a: "time > 2" }] }, /duplicate name "a"/);
-      rejects({ ...BASE, success_predicates: [{ a: "time > 1", b: "time > 2" }] }, /exactly one key/);
+    it("names the predicate, position and reason of a syntax error", async () => {
+      await rejects({ ...BASE, success_predicates: [{ lifted: "time > 1 for 1" }] }, /success_predicates\[0\] "lifted": expected a duration with a time unit.* at 13.*\(position 13\)/);
+      await rejects({ ...BASE, stages: [{ a: "time > 1" }, { a: "time > 2" }] }, /duplicate name "a"/);
+      await rejects({ ...BASE, success_predicates: [{ a: "time > 1", b: "time > 2" }] }, /exactly one key/);
     });
 
-    it("binds against the union of the class's instruments", () => {
-      validate({ ...BASE, environment_class: "replica", success_predicates: [{ pushed: "ft.force > 5N" }] });
-      rejects({ ...BASE, environment_class: "bare", stages: [{ pushed: "ft.force > 5N" }], success_predicates: [{ ok: "gripper.holding" }] },
+    it("binds against the union of the class's instruments", async () => {
+      await validate({ ...BASE, environment_class: "replica", success_predicates: [{ pushed: "ft.force > 5N" }] });
+      await rejects({ ...BASE, environment_class: "bare", stages: [{ pushed: "ft.force > 5N" }], success_predicates: [{ ok: "gripper.holding" }] },
         /stages\[0\] "pushed" needs instrument ft_wrist, which no bare environment has \(bench-bare@1: /);
-      rejects({ ...BASE, environment_class: "bare" }, /"lifted" needs instrument mocap/);
+      await rejects({ ...BASE, environment_class: "bare" }, /"lifted" needs instrument mocap/);
     });
 
-    it("checks objects, poses, randomization and envelope against the class", () => {
-      rejects({ ...BASE, initial_conditions: { cube: { object: "cube", pose: [0, 0, 0, "x"] } } }, /pose is required/);
-      rejects({ ...BASE, initial_conditions: { cube: { object: "cube", pose: [0, 0, 0, 0], randomize: { z_mm: 3 } } } }, /unknown field initial_conditions.cube.randomize.z_mm/);
-      rejects({ ...BASE, initial_conditions: { plate: { object: "plate", pose: [0, 0, 0, 0] } } }, /"plate" is not stocked/);
-      validate({ ...BASE, environment_class: "replica", initial_conditions: { plate: { object: "plate", pose: [0, 0, 0, 0] } }, success_predicates: [{ up: "height(plate) > 0.1" }] });
-      rejects({ ...BASE, envelope: { lighting: ["disco"] } }, /no environment of the target class has lighting preset "disco"/);
-      rejects({ ...BASE, envelope: { distractors: "zoo@1" } }, /envelope.distractors/);
+    it("checks objects, poses, randomization and envelope against the class", async () => {
+      await rejects({ ...BASE, initial_conditions: { cube: { object: "cube", pose: [0, 0, 0, "x"] } } }, /pose is required/);
+      await rejects({ ...BASE, initial_conditions: { cube: { object: "cube", pose: [0, 0, 0, 0], randomize: { z_mm: 3 } } } }, /unknown field initial_conditions.cube.randomize.z_mm/);
+      await rejects({ ...BASE, initial_conditions: { plate: { object: "plate", pose: [0, 0, 0, 0] } } }, /"plate" is not stocked/);
+      await validate({ ...BASE, environment_class: "replica", initial_conditions: { plate: { object: "plate", pose: [0, 0, 0, 0] } }, success_predicates: [{ up: "height(plate) > 0.1" }] });
+      await rejects({ ...BASE, envelope: { lighting: ["disco"] } }, /no environment of the target class has lighting preset "disco"/);
+      await rejects({ ...BASE, envelope: { distractors: "zoo@1" } }, /envelope.distractors/);
     });
 
-    it("rejects a kit reference to a kit the account does not have", () => {
-      rejects({ ...BASE, initial_conditions: { mug: { object: "kit/mug", pose: [0, 0, 0, 0] } } }, /no kit "mug" on this account/);
+    it("rejects a kit reference to a kit the account does not have", async () => {
+      await rejects({ ...BASE, initial_conditions: { mug: { object: "kit/mug", pose: [0, 0, 0, 0] } } }, /no kit "mug" on this account/);
     });
   });
 }

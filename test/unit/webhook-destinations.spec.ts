@@ -68,7 +68,7 @@ for (const engine of STORE_ENGINES) {
       const { enqueueEvent } = await import("../../coordinator/webhooks/outbox.js");
       const { createWebhookWorker } = await import("../../coordinator/webhooks/delivery-worker.js");
       const db = await openTestDatabase(engine);
-      for (const id of ["acct_slow", "acct_fast"]) db.prepare("INSERT INTO accounts (id, name, created) VALUES (?, ?, '2026-01-01T00:00:00Z')").run(id, id);
+      for (const id of ["acct_slow", "acct_fast"]) await db.prepare("INSERT INTO accounts (id, name, created) VALUES (?, ?, '2026-01-01T00:00:00Z')").run(id, id);
       let slowInFlight = 0;
       let slowMost = 0;
       const held: Array<() => void> = [];
@@ -87,10 +87,10 @@ for (const engine of STORE_ENGINES) {
       });
       await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
       const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-      insertEndpoint(db, "acct_slow", { url: `${base}/slow`, events: ["run.completed"], description: null }, new Date());
-      insertEndpoint(db, "acct_fast", { url: `${base}/fast`, events: ["run.completed"], description: null }, new Date());
-      for (let i = 0; i < 12; i++) enqueueEvent(db, "acct_slow", "run.completed", { i });
-      enqueueEvent(db, "acct_fast", "run.completed", { i: 0 });
+      await insertEndpoint(db, "acct_slow", { url: `${base}/slow`, events: ["run.completed"], description: null }, new Date());
+      await insertEndpoint(db, "acct_fast", { url: `${base}/fast`, events: ["run.completed"], description: null }, new Date());
+      for (let i = 0; i < 12; i++) await enqueueEvent(db, "acct_slow", "run.completed", { i });
+      await enqueueEvent(db, "acct_fast", "run.completed", { i: 0 });
       const worker = createWebhookWorker({ db, allowLoopback: true, pollMs: 10, timeoutMs: 60_000, concurrency: 8, perAccountConcurrency: 2, logger: { warn: () => undefined, error: () => undefined } });
       worker.start();
       try {
@@ -105,7 +105,7 @@ for (const engine of STORE_ENGINES) {
         await stopping;
         clearInterval(drain);
         await new Promise<void>((resolve) => server.close(() => resolve()));
-        db.close();
+        await db.close();
       }
     });
   });

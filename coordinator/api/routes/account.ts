@@ -25,19 +25,19 @@ export function accountView(row: AccountRow) {
 export function accountRouter(deps: CompiledApiDeps): Router {
   const router = Router();
 
-  router.get("/account", (_req, res) => {
-    res.json(accountView(getAccount(deps.db, authOf(res).accountId)!));
+  router.get("/account", async (_req, res) => {
+    res.json(accountView((await getAccount(deps.db, authOf(res).accountId))!));
   });
 
-  router.put("/account", (req, res) => {
+  router.put("/account", async (req, res) => {
     const { accountId } = authOf(res);
     const { leaderboard } = parseBody(UpdateAccountRequest, req.body);
-    const current = getAccount(deps.db, accountId)!;
+    const current = (await getAccount(deps.db, accountId))!;
     if (leaderboard.opt_in && !leaderboard.display_name && !current.leaderboard_name) {
       throw new AssayError("contract_validation_failed", "leaderboard.display_name is required to opt in: the name your published results appear under");
     }
-    setLeaderboardSettings(deps.db, accountId, leaderboard.opt_in, leaderboard.display_name ?? null);
-    res.json(accountView(getAccount(deps.db, accountId)!));
+    await setLeaderboardSettings(deps.db, accountId, leaderboard.opt_in, leaderboard.display_name ?? null);
+    res.json(accountView((await getAccount(deps.db, accountId))!));
   });
 
   return router;

@@ -19,8 +19,8 @@ export function artifactsRouter(deps: CompiledApiDeps): Router {
 
   router.get("/runs/:runId/episodes/:episodeId/:fileName", async (req, res) => {
     const { runId, episodeId, fileName } = req.params;
-    const run = requireRun(deps.db, authOf(res).accountId, runId);
-    const artifact = listArtifacts(deps.db, run.id).find((a) => a.episode_id === episodeId && a.file_name === fileName);
+    const run = await requireRun(deps.db, authOf(res).accountId, runId);
+    const artifact = (await listArtifacts(deps.db, run.id)).find((a) => a.episode_id === episodeId && a.file_name === fileName);
     if (!artifact || artifact.status === "pending") {
       throw new AssayError("not_found", `no stored artifact ${JSON.stringify(fileName)} for episode ${episodeId}`, { runId: run.id });
     }

@@ -13,11 +13,11 @@ import { parseBody } from "../validate-request.js";
 export function budgetsRouter(deps: CompiledApiDeps): Router {
   const router = Router();
 
-  router.put("/budgets", (req, res) => {
+  router.put("/budgets", async (req, res) => {
     const { accountId } = authOf(res);
     const body = parseBody(BudgetRequest, req.body);
-    const budget = putBudget(deps.db, accountId, { monthlyUsd: body.monthly_usd, hard: body.hard === true }, deps.clock());
-    deps.budgetGuard.checkAccount(accountId);
+    const budget = await putBudget(deps.db, accountId, { monthlyUsd: body.monthly_usd, hard: body.hard === true }, deps.clock());
+    await deps.budgetGuard.checkAccount(accountId);
     res.status(200).json({ monthly_usd: budget.monthlyUsd, hard: budget.hard });
   });
 

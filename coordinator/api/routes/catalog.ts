@@ -4,14 +4,16 @@ import { installedFirmwares, type RobotModel } from "../../../firmware-pins/pins
 import { environmentId, findEnvironment, type CatalogEnvironment } from "../../catalog/environments.js";
 import { AssayError } from "../../errors/assay-error.js";
 import type { CompiledApiDeps } from "../api-deps.js";
+import type { ConnectedCell } from "../../fleet/fleet-view.js";
 import { EnvironmentListQuery, RobotListQuery } from "../schemas/catalog.js";
 import { parseQuery } from "../validate-request.js";
 
 export function catalogRouter(deps: CompiledApiDeps): Router {
   const router = Router();
 
-  const robotView = (model: RobotModel): Record<string, unknown> => {
-    const live = deps.fleet.connectedCells().filter((c) => c.model === model.id);
+  // The live fleet is read once per request and passed to each view.
+  const robotView = (model: RobotModel, connected: readonly ConnectedCell[]): Record<string, unknown> => {
+    const live = connected.filter((c) => c.model === model.id);
     const dutyCyclePct = live.length ? live.reduce((sum, c) => sum + c.dutyCyclePct, 0) / live.length : 0;
     return {
       id: model.id,
@@ -26,9 +28,9 @@ export function catalogRouter(deps: CompiledApiDeps): Router {
     };
   };
 
-  const environmentView = (env: CatalogEnvironment): Record<string, unknown> => {
+  const environmentView = (env: CatalogEnvironment, connected: readonly ConnectedCell[]): Record<string, unknown> => {
     const id = environmentId(env);
-    const online = deps.fleet.connectedCells().some((c) => c.environment === id);
+    const online = connected.some((c) => c.environment === id);
     return {
       id,
       object: "environment",
@@ -46,26 +48,28 @@ export function catalogRouter(deps: CompiledApiDeps): Router {
     };
   };
 
-  router.get("/robots", (req, res) => {
+  router.get("/robots", async (req, res) => {
     const { class: robotClass, tier } = parseQuery(RobotListQuery, req);
+    const connected = await deps.fleet.connectedCells();
     const data = deps.pins.models
       .filter((m) => (robotClass === undefined || m.class === robotClass) && (tier === undefined || m.tier === tier))
-      .map(robotView);
+      .map((m) => robotView(m, connected));
     res.json({ object: "list", url: "/v1/robots", data });
   });
 
-  router.get("/environments", (req, res) => {
+  router.get("/environments", async (req, res) => {
     const { class: envClass } = parseQuery(EnvironmentListQuery, req);
-    const data = deps.environments.filter((e) => envClass === undefined || e.class === envClass).map(environmentView);
+    const connected = await deps.fleet.connectedCells();
+    const data = deps.environments.filter((e) => envClass === undefined || e.class === envClass).map((e) => environmentView(e, connected));
     res.json({ object: "list", url: "/v1/environments", data });
   });
 
-  router.get("/environments/:environmentId", (req, res) => {
+  router.get("/environments/:environmentId", async (req, res) => {
     const env = findEnvironment(deps.environments, req.params.environmentId);
     if (!env) {
       throw new AssayError("not_found", `no environment ${JSON.stringify(req.params.environmentId)}; known: ${deps.environments.map(environmentId).join(", ")}`);
     }
-    res.json(environmentView(env));
+    res.json(environmentView(env, await deps.fleet.connectedCells()));
   });
 
   return router;

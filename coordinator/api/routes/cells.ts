@@ -26,7 +26,7 @@ import { OPERATOR_ACCOUNT_ID } from "./kits.js";
 const FLEET_ACCOUNTS = new Set([OPERATOR_ACCOUNT_ID]);
 
 /** The registry behind FleetView can cut a cell's stream; other FleetViews (tests) may not. */
-type Disconnectable = FleetView & { session?(cellId: string): { close(error: LinkError): void } | undefined };
+type Disconnectable = FleetView & { session?(cellId: string): Promise<{ close(error: LinkError): void } | undefined> | { close(error: LinkError): void } | undefined };
 
 
 function requireFleetOperator(res: Response, what: string): void {
@@ -37,9 +37,9 @@ function requireFleetOperator(res: Response, what: string): void {
 }
 
 /** The wire view of what a cell needs from a person, with its episode's run and index from the store. */
-function attentionView(db: Db, attention: CellAttention | undefined, now: Date) {
+async function attentionView(db: Db, attention: CellAttention | undefined, now: Date) {
   if (!attention) return null;
-  const episode = getEpisode(db, attention.episodeId);
+  const episode = await getEpisode(db, attention.episodeId);
   return {
     kind: attention.kind,
     episode_id: attention.episodeId,
@@ -52,7 +52,7 @@ function attentionView(db: Db, attention: CellAttention | undefined, now: Date) 
 }
 
 /** The wire view of a cell: enrollment facts from the store, live state from the fleet. Never the token. */
-export function cellView(row: CellRow, live: ConnectedCell | undefined, extra: { enrollment_token?: string } = {}, attention: ReturnType<typeof attentionView> = null) {
+export function cellView(row: CellRow, live: ConnectedCell | undefined, extra: { enrollment_token?: string } = {}, attention: Awaited<ReturnType<typeof attentionView>> = null) {
   return {
     object: "cell",
     id: row.id,
@@ -96,42 +96,42 @@ function parseEnrollment(body: unknown, models: readonly string[]): { cellId: st
 
 export function cellsRouter(deps: CompiledApiDeps): Router {
   const router = Router();
-  const liveOf = (cellId: string) => deps.fleet.connectedCells().find((c) => c.cellId === cellId);
+  const liveOf = async (cellId: string) => (await deps.fleet.connectedCells()).find((c) => c.cellId === cellId);
 
-  router.post("/cells", (req, res) => {
+  router.post("/cells", async (req, res) => {
     requireFleetOperator(res, "POST /v1/cells");
     const { cellId, model } = parseEnrollment(req.body, deps.pins.models.map((m) => m.id));
     // Enrolling an existing cell rotates its token (and lifts a revocation): the old token stops working.
-    const token = enrollCell(deps.db, { cellId, model }, deps.clock);
+    const token = await enrollCell(deps.db, { cellId, model }, deps.clock);
     const fleet = deps.fleet as Disconnectable;
-    fleet.session?.(cellId)?.close(new LinkError("token_unknown", `cell ${cellId} was re-enrolled; connect with the new token`));
-    res.status(201).json(cellView(getCell(deps.db, cellId)!, undefined, { enrollment_token: token }));
+    (await fleet.session?.(cellId))?.close(new LinkError("token_unknown", `cell ${cellId} was re-enrolled; connect with the new token`));
+    res.status(201).json(cellView((await getCell(deps.db, cellId))!, undefined, { enrollment_token: token }));
   });
 
-  router.get("/cells", (_req, res) => {
+  router.get("/cells", async (_req, res) => {
     requireFleetOperator(res, "GET /v1/cells");
-    const live = new Map(deps.fleet.connectedCells().map((c) => [c.cellId, c]));
+    const live = new Map((await deps.fleet.connectedCells()).map((c) => [c.cellId, c]));
     const now = deps.clock();
     res.json({
       object: "list", url: "/v1/cells",
-      data: listCells(deps.db).map((row) => cellView(row, live.get(row.id), {}, attentionView(deps.db, live.get(row.id)?.attention, now))),
+      data: await Promise.all((await listCells(deps.db)).map(async (row) => cellView(row, live.get(row.id), {}, await attentionView(deps.db, live.get(row.id)?.attention, now)))),
     });
   });
 
-  const enrolled = (cellId: string): CellRow => {
-    const row = getCell(deps.db, cellId);
+  const enrolled = async (cellId: string): Promise<CellRow> => {
+    const row = await getCell(deps.db, cellId);
     if (!row) throw new AssayError("not_found", `no enrolled cell ${q(cellId)}; list them with GET /v1/cells`);
     return row;
   };
 
-  router.get("/cells/:cellId", (req, res) => {
+  router.get("/cells/:cellId", async (req, res) => {
     requireFleetOperator(res, "GET /v1/cells/{cell_id}");
-    const row = enrolled(req.params.cellId);
-    const live = liveOf(row.id);
-    const previous = lastFinishedEpisodeOfCell(deps.db, row.id);
-    const run = previous ? getRun(deps.db, previous.runId) : undefined;
+    const row = await enrolled(req.params.cellId);
+    const live = await liveOf(row.id);
+    const previous = await lastFinishedEpisodeOfCell(deps.db, row.id);
+    const run = previous ? await getRun(deps.db, previous.runId) : undefined;
     res.json({
-      ...cellView(row, live, {}, attentionView(deps.db, live?.attention, deps.clock())),
+      ...cellView(row, live, {}, await attentionView(deps.db, live?.attention, deps.clock())),
       previous_episode: previous
         ? {
             id: previous.id, run_id: previous.runId, index: previous.idx, attempt: previous.attempt, outcome: previous.outcome,
@@ -141,68 +141,68 @@ export function cellsRouter(deps: CompiledApiDeps): Router {
     });
   });
 
-  router.post("/cells/:cellId/scene-ready", (req, res) => {
+  router.post("/cells/:cellId/scene-ready", async (req, res) => {
     requireFleetOperator(res, "POST /v1/cells/{cell_id}/scene-ready");
-    const row = enrolled(req.params.cellId);
+    const row = await enrolled(req.params.cellId);
     const body = parseBody(SceneReadyRequest, req.body, { emptyIsObject: true });
-    const { episodeId } = deps.station.confirmScene(row.id, body.episode_id);
+    const { episodeId } = await deps.station.confirmScene(row.id, body.episode_id);
     res.json({ object: "operator_answer", cell_id: row.id, episode_id: episodeId, action: "scene_ready" });
   });
 
-  router.post("/cells/:cellId/label", (req, res) => {
+  router.post("/cells/:cellId/label", async (req, res) => {
     requireFleetOperator(res, "POST /v1/cells/{cell_id}/label");
-    const row = enrolled(req.params.cellId);
+    const row = await enrolled(req.params.cellId);
     const body = parseBody(LabelEpisodeRequest, req.body);
-    const { episodeId } = deps.station.labelEpisode(row.id, { success: body.success, progress: body.progress ?? null, note: body.note ?? null, episodeId: body.episode_id });
+    const { episodeId } = await deps.station.labelEpisode(row.id, { success: body.success, progress: body.progress ?? null, note: body.note ?? null, episodeId: body.episode_id });
     res.json({ object: "operator_answer", cell_id: row.id, episode_id: episodeId, action: "label" });
   });
 
-  router.post("/cells/:cellId/intervene", (req, res) => {
+  router.post("/cells/:cellId/intervene", async (req, res) => {
     requireFleetOperator(res, "POST /v1/cells/{cell_id}/intervene");
-    const row = enrolled(req.params.cellId);
+    const row = await enrolled(req.params.cellId);
     const body = parseBody(InterveneRequest, req.body, { emptyIsObject: true });
-    const { episodeId } = deps.station.intervene(row.id, body.episode_id);
+    const { episodeId } = await deps.station.intervene(row.id, body.episode_id);
     res.json({ object: "operator_answer", cell_id: row.id, episode_id: episodeId, action: "intervene" });
   });
 
-  router.post("/cells/:cellId/intervene-done", (req, res) => {
+  router.post("/cells/:cellId/intervene-done", async (req, res) => {
     requireFleetOperator(res, "POST /v1/cells/{cell_id}/intervene-done");
-    const row = enrolled(req.params.cellId);
+    const row = await enrolled(req.params.cellId);
     const body = parseBody(InterveneDoneRequest, req.body, { emptyIsObject: true });
-    const { episodeId } = deps.station.interventionDone(row.id, { note: body.note ?? null, episodeId: body.episode_id });
+    const { episodeId } = await deps.station.interventionDone(row.id, { note: body.note ?? null, episodeId: body.episode_id });
     res.json({ object: "operator_answer", cell_id: row.id, episode_id: episodeId, action: "intervene_done" });
   });
 
-  router.post("/cells/:cellId/abort", (req, res) => {
+  router.post("/cells/:cellId/abort", async (req, res) => {
     requireFleetOperator(res, "POST /v1/cells/{cell_id}/abort");
-    const row = enrolled(req.params.cellId);
+    const row = await enrolled(req.params.cellId);
     const body = parseBody(AbortEpisodeRequest, req.body, { emptyIsObject: true });
-    const { episodeId } = deps.station.abortEpisode(row.id, body.note ?? null, body.episode_id);
+    const { episodeId } = await deps.station.abortEpisode(row.id, body.note ?? null, body.episode_id);
     res.json({ object: "operator_answer", cell_id: row.id, episode_id: episodeId, action: "abort" });
   });
 
-  router.post("/cells/:cellId/invalidate-previous", (req, res) => {
+  router.post("/cells/:cellId/invalidate-previous", async (req, res) => {
     requireFleetOperator(res, "POST /v1/cells/{cell_id}/invalidate-previous");
-    const row = enrolled(req.params.cellId);
+    const row = await enrolled(req.params.cellId);
     const body = parseBody(InvalidatePreviousRequest, req.body);
-    const done = deps.station.invalidatePrevious(row.id, { reason: body.reason, note: body.note ?? null, episodeId: body.episode_id });
+    const done = await deps.station.invalidatePrevious(row.id, { reason: body.reason, note: body.note ?? null, episodeId: body.episode_id });
     res.json({
       object: "invalidation", cell_id: row.id, episode_id: done.episodeId, run_id: done.runId, index: done.index, attempt: done.attempt,
       reason: done.reason, note: done.note, outcome: done.outcome,
     });
   });
 
-  router.delete("/cells/:cellId", (req, res) => {
+  router.delete("/cells/:cellId", async (req, res) => {
     requireFleetOperator(res, "DELETE /v1/cells/{cell_id}");
     const cellId = req.params.cellId;
-    const row = getCell(deps.db, cellId);
+    const row = await getCell(deps.db, cellId);
     if (!row) throw new AssayError("not_found", `no enrolled cell ${q(cellId)}; list them with GET /v1/cells`);
     // Revoking twice keeps the first timestamp.
-    if (!row.revoked) revokeCell(deps.db, cellId, deps.clock);
-    const revoked = getCell(deps.db, cellId)!;
+    if (!row.revoked) await revokeCell(deps.db, cellId, deps.clock);
+    const revoked = (await getCell(deps.db, cellId))!;
     const fleet = deps.fleet as Disconnectable;
-    fleet.session?.(cellId)?.close(new LinkError("cell_revoked", `cell ${cellId} was revoked at ${revoked.revoked}; re-enroll it to get a new token`));
-    res.json(cellView(revoked, liveOf(cellId)));
+    (await fleet.session?.(cellId))?.close(new LinkError("cell_revoked", `cell ${cellId} was revoked at ${revoked.revoked}; re-enroll it to get a new token`));
+    res.json(cellView(revoked, await liveOf(cellId)));
   });
 
   return router;

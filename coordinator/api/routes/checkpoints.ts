@@ -22,21 +22,21 @@ export function checkpointsRouter(deps: CompiledApiDeps): Router {
   const router = Router();
 
   router.post("/runs/:runId/checkpoints", async (req, res) => {
-    const run = requireRun(deps.db, authOf(res).accountId, req.params.runId);
+    const run = await requireRun(deps.db, authOf(res).accountId, req.params.runId);
     const body = parseBody(CheckpointRequest, req.body);
     const soak = run.units[0];
     if (!kindModule(run.kind).traits.acceptsCheckpoints || !soak) contract(`run ${run.id} is kind ${run.kind}; checkpoints go to a threshold run`);
     const model = deps.pins.models.find((m) => m.id === soak.model)!;
-    validatePolicy(body.policy, model, findEnvironment(deps.environments, soak.environment)!, soak.firmware, deps.fleet);
+    await validatePolicy(body.policy, model, findEnvironment(deps.environments, soak.environment)!, soak.firmware, deps.fleet);
     // A checkpoint policy's model resolves and fits, an endpoint answers its pre-flight, before the push counts.
     const unit = { ...soak, policy: body.policy as Record<string, unknown> };
     const preparation = preparationContextOf(deps, run.accountId);
-    checkPolicyModels([unit], preparation);
+    await checkPolicyModels([unit], preparation);
     const models = await preparePolicies([unit], preparation);
-    if (Object.keys(models).length > 0) addPinnedModels(deps.db, run.id, models);
-    const pushed = transact(deps.db, (tx) => {
-      lockRun(tx, run.id);
-      return pushCheckpoint(tx, getRun(tx, run.id)!, body.policy as Record<string, unknown>, deps.clock());
+    if (Object.keys(models).length > 0) await addPinnedModels(deps.db, run.id, models);
+    const pushed = await transact(deps.db, async (tx) => {
+      await lockRun(tx, run.id);
+      return pushCheckpoint(tx, (await getRun(tx, run.id))!, body.policy as Record<string, unknown>, deps.clock());
     });
     deps.scheduler.kick();
     res.status(202).json({ object: "checkpoint", run_id: run.id, index: pushed.checkpoints - 1, from_episode: pushed.from_index, policy: body.policy });

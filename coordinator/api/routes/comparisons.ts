@@ -37,15 +37,16 @@ export function comparisonsRouter(deps: CompiledApiDeps): Router {
     }
     const repeated = ids.find((id, i) => ids.indexOf(id) !== i);
     if (repeated) throw new AssayError("contract_validation_failed", `runs names ${quoted(repeated)} twice; name each run once`);
-    const selected: SelectedRun[] = ids.map((id) => {
-      const run = getRun(deps.db, id);
+    const selected: SelectedRun[] = [];
+    for (const id of ids) {
+      const run = await getRun(deps.db, id);
       const mine = run !== undefined && run.accountId === accountId;
       // Another account's run is readable only when published; otherwise it is indistinguishable from none.
-      if (!run || (!mine && !(isPublishedRun(deps.db, id) && boardsOfRun(deps.db, run).length > 0))) {
+      if (!run || (!mine && !((await isPublishedRun(deps.db, id)) && (await boardsOfRun(deps.db, run)).length > 0))) {
         throw new AssayError("not_found", `no run ${quoted(id)} on this account or published on a leaderboard`, { runId: id });
       }
-      return { run, published: !mine };
-    });
+      selected.push({ run, published: !mine });
+    }
     // Every id is known before any is found wanting: an unknown one is the answer that says the most.
     for (const { run } of selected) {
       if (!run.result || (run.result as { n?: number }).n === undefined) {

@@ -14,7 +14,7 @@ export function dataRouter(deps: CompiledApiDeps): Router {
   const router = Router();
 
   router.delete("/data/:runId", async (req, res) => {
-    const run = requireRun(deps.db, authOf(res).accountId, req.params.runId);
+    const run = await requireRun(deps.db, authOf(res).accountId, req.params.runId);
     if (!isTerminal(run.status)) {
       throw new AssayError("contract_validation_failed", `run ${run.id} is ${run.status}; its recordings can be purged once it has completed, failed or stopped`, { runId: run.id });
     }

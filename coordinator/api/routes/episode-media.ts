@@ -27,12 +27,12 @@ export function episodeMediaRouter(deps: CompiledApiDeps): Router {
   const router = Router();
 
   /** The episode's stored MCAP, or the error that says why there is none. */
-  function recordingOf(run: RunRecord, episodeId: string) {
-    const episode = getEpisode(deps.db, episodeId);
+  async function recordingOf(run: RunRecord, episodeId: string) {
+    const episode = await getEpisode(deps.db, episodeId);
     if (!episode || episode.run_id !== run.id) {
       throw new AssayError("not_found", `run ${run.id} has no episode ${JSON.stringify(episodeId.slice(0, 64))}`, { runId: run.id });
     }
-    const mcap = getArtifact(deps.db, episode.id, "mcap");
+    const mcap = await getArtifact(deps.db, episode.id, "mcap");
     if (!mcap || mcap.status === "pending") {
       throw new AssayError("not_found", `episode ${episode.id} has no stored recording yet (it is uploaded after the episode finishes)`, { runId: run.id });
     }
@@ -48,9 +48,9 @@ export function episodeMediaRouter(deps: CompiledApiDeps): Router {
     new AssayError("contract_validation_failed", `the recording of episode ${episodeId} could not be read as an MCAP: ${String((error as Error)?.message ?? error).slice(0, 200)}`, { runId });
 
   router.get("/runs/:runId/episodes/:episodeId/series", async (req, res: Response) => {
-    const run = requireRun(deps.db, authOf(res).accountId, req.params.runId);
+    const run = await requireRun(deps.db, authOf(res).accountId, req.params.runId);
     const { max_points } = parseQuery(EpisodeSeriesQuery, req);
-    const { episode, readable } = recordingOf(run, req.params.episodeId);
+    const { episode, readable } = await recordingOf(run, req.params.episodeId);
     let series;
     try {
       series = await readEpisodeSeries(readable, max_points ?? DEFAULT_SERIES_POINTS);
@@ -64,9 +64,9 @@ export function episodeMediaRouter(deps: CompiledApiDeps): Router {
   });
 
   router.get("/runs/:runId/episodes/:episodeId/thumbnail", async (req, res: Response) => {
-    const run = requireRun(deps.db, authOf(res).accountId, req.params.runId);
+    const run = await requireRun(deps.db, authOf(res).accountId, req.params.runId);
     const { camera, at } = parseQuery(ThumbnailQuery, req);
-    const { episode, mcap, readable } = recordingOf(run, req.params.episodeId);
+    const { episode, mcap, readable } = await recordingOf(run, req.params.episodeId);
     const etag = `"${mcap.sha256.slice(0, 32)}-${camera ?? ""}-${at ?? "last"}"`;
     if (req.headers["if-none-match"] === etag) {
       res.status(304).end();

@@ -18,13 +18,13 @@ import { kindModule } from "../../kinds/registry.js";
 export function episodesRouter(deps: CompiledApiDeps): Router {
   const router = Router();
 
-  router.get("/runs/:runId/episodes", (req, res) => {
-    const run = requireRun(deps.db, authOf(res).accountId, req.params.runId);
+  router.get("/runs/:runId/episodes", async (req, res) => {
+    const run = await requireRun(deps.db, authOf(res).accountId, req.params.runId);
     const { outcome, cluster, stage, artifact } = parseQuery(EpisodeListQuery, req);
     const url = `/v1/runs/${run.id}/episodes`;
-    const episodes = listEpisodes(deps.db, run.id, { outcome, cluster })
+    const episodes = (await listEpisodes(deps.db, run.id, { outcome, cluster }))
       .filter((e) => e.outcome !== null && (stage === undefined || (lastStageOf(e.evaluation) ?? "none") === stage));
-    const artifacts = listArtifacts(deps.db, run.id);
+    const artifacts = await listArtifacts(deps.db, run.id);
     if (artifact) {
       const indexOf = new Map(episodes.map((e) => [e.id, e.idx]));
       const data = artifacts

@@ -19,7 +19,8 @@ import { authOf } from "../../auth/authenticate.js";
 import type { EpisodeEventData, RunEvent, StatusEventData } from "../../runs/run-events.js";
 import { isTerminal, type RunStatus } from "../../runs/run-state.js";
 import { listEpisodes } from "../../store/episodes-repo.js";
-import { lastStatusCell } from "../../store/runs-repo.js";
+import { getRun, lastStatusCell } from "../../store/runs-repo.js";
+import { serialQueue } from "../../store/serial-queue.js";
 import type { CompiledApiDeps } from "../api-deps.js";
 import { requireRun } from "./runs.js";
 
@@ -34,15 +35,15 @@ export function eventsRouter(deps: CompiledApiDeps): Router {
   const router = Router();
   const idleMs = deps.sseIdleMs;
 
-  router.get("/runs/:runId/events", (req, res) => {
+  router.get("/runs/:runId/events", async (req, res) => {
     const { keyId, accountId, scope } = authOf(res);
-    const run = requireRun(deps.db, accountId, req.params.runId);
+    const run = await requireRun(deps.db, accountId, req.params.runId);
     // Counted from here (a finished run's stream too, however briefly), so nothing opens past the cap.
     const release = deps.connectionCaps.acquire("event_streams", keyId, accountId);
     res.on("close", release);
     const mayWatch = scope.includes(STREAM_SCOPE);
-    const webrtcOf = (cell: string | null): string | null =>
-      cell && mayWatch ? statusEventStreamUrl(deps.db, deps.urls.streamsUrl, run.id, cell, deps.clock(), keyId) : null;
+    const webrtcOf = async (cell: string | null): Promise<string | null> =>
+      cell && mayWatch ? await statusEventStreamUrl(deps.db, deps.urls.streamsUrl, run.id, cell, deps.clock(), keyId) : null;
     res.status(200).set({
       "Content-Type": "text/event-stream; charset=utf-8",
       "Cache-Control": "no-cache, no-transform",
@@ -51,36 +52,41 @@ export function eventsRouter(deps: CompiledApiDeps): Router {
     });
     res.flushHeaders();
 
-    // Everything from here to subscribe() is synchronous (better-sqlite3), so no event published
-    // by this process can fall between the history read and the subscription.
-    const status = run.status as RunStatus;
-    const cell = status === "scheduling" || status === "running" ? lastStatusCell(deps.db, run.id) : null;
-    const initial: StatusEventData = { status, cell, webrtc: webrtcOf(cell) };
-    writeEvent(res, "status", initial);
-    for (const episode of listEpisodes(deps.db, run.id, {})) {
-      if (episode.outcome === null) continue;
-      const data: EpisodeEventData = { episode: episode.idx + 1, of: run.episodesTotal, outcome: episode.outcome, duration_s: episode.durationS ?? 0 };
-      writeEvent(res, "episode", data);
-    }
-    if (isTerminal(status)) {
-      release();
-      res.end();
-      return;
-    }
-
+    // Subscribed before the history is read, so that no event published meanwhile is lost: live
+    // events wait, in order, behind the history, and an episode the history already gave is not
+    // given again. Each event awaits the store (its webrtc URL), so they are written one at a time.
+    const inOrder = serialQueue(() => close());
+    const given = new Set<number>();
     let idle = setTimeout(() => close(), idleMs).unref();
     const heartbeat = setInterval(() => {
       if (res.writableLength > MAX_BUFFERED_BYTES) return close();
       res.write(": heartbeat\n\n");
     }, deps.sseHeartbeatMs);
     heartbeat.unref();
-    const unsubscribe = deps.runEvents.subscribe(run.id, (event: RunEvent) => {
+    const unsubscribe = deps.runEvents.subscribe(run.id, (event: RunEvent) => void inOrder.push(async () => {
+      if (closed) return;
+      if (event.type === "episode" && given.has((event.data as EpisodeEventData).episode)) return;
       if (res.writableLength > MAX_BUFFERED_BYTES) return close();
       // The published URL was minted for no key; each subscriber gets its own (or none).
-      writeEvent(res, event.type, event.type === "status" ? { ...event.data, webrtc: webrtcOf(event.data.cell) } : event.data);
+      writeEvent(res, event.type, event.type === "status" ? { ...event.data, webrtc: await webrtcOf(event.data.cell) } : event.data);
       clearTimeout(idle);
       idle = setTimeout(() => close(), idleMs).unref();
       if (event.type === "status" && isTerminal(event.data.status as RunStatus)) close();
+    }));
+    void inOrder.push(async () => {
+      // Read again after subscribing: the run may have moved since requireRun read it.
+      const status = ((await getRun(deps.db, run.id))?.status ?? run.status) as RunStatus;
+      const cell = status === "scheduling" || status === "running" ? await lastStatusCell(deps.db, run.id) : null;
+      const initial: StatusEventData = { status, cell, webrtc: await webrtcOf(cell) };
+      if (closed) return;
+      writeEvent(res, "status", initial);
+      for (const episode of await listEpisodes(deps.db, run.id, {})) {
+        if (episode.outcome === null) continue;
+        const data: EpisodeEventData = { episode: episode.idx + 1, of: run.episodesTotal, outcome: episode.outcome, duration_s: episode.durationS ?? 0 };
+        given.add(data.episode);
+        writeEvent(res, "episode", data);
+      }
+      if (isTerminal(status)) close();
     });
     let closed = false;
     function close(): void {

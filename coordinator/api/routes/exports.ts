@@ -22,14 +22,14 @@ import { CalibrationExportRequest, ExportRequest } from "../schemas/exports.js";
 import { parseBody } from "../validate-request.js";
 import { requireRun } from "./runs.js";
 
-function requireExport(deps: CompiledApiDeps, accountId: string, exportId: string): ExportRow {
-  const row = getExport(deps.db, exportId);
+async function requireExport(deps: CompiledApiDeps, accountId: string, exportId: string): Promise<ExportRow> {
+  const row = await getExport(deps.db, exportId);
   if (!row || row.account_id !== accountId) throw new AssayError("not_found", `no export ${JSON.stringify(exportId)} on this account`);
   return row;
 }
 
-function requireCalibrationExport(deps: CompiledApiDeps, accountId: string, id: string): CalibrationExportRow {
-  const row = getCalibrationExport(deps.db, id);
+async function requireCalibrationExport(deps: CompiledApiDeps, accountId: string, id: string): Promise<CalibrationExportRow> {
+  const row = await getCalibrationExport(deps.db, id);
   if (!row || row.account_id !== accountId) throw new AssayError("not_found", `no calibration export ${JSON.stringify(id)} on this account`);
   return row;
 }
@@ -37,39 +37,39 @@ function requireCalibrationExport(deps: CompiledApiDeps, accountId: string, id: 
 export function exportsRouter(deps: CompiledApiDeps): Router {
   const router = Router();
 
-  router.post("/runs/:runId/export", (req, res) => {
-    const run = requireRun(deps.db, authOf(res).accountId, req.params.runId);
+  router.post("/runs/:runId/export", async (req, res) => {
+    const run = await requireRun(deps.db, authOf(res).accountId, req.params.runId);
     const { format } = parseBody(ExportRequest, req.body);
-    const { row, reused } = requestRunExport(deps.db, run, format, deps.clock(), deps.exportsQueuedPerAccount);
+    const { row, reused } = await requestRunExport(deps.db, run, format, deps.clock(), deps.exportsQueuedPerAccount);
     if (!reused) deps.archives.kick();
     res.status(reused ? 200 : 202).location(`${deps.urls.baseUrl}/v1/exports/${row.id}`).json(exportView(row, deps.urls.artifactUrl, deps.clock()));
   });
 
-  router.get("/runs/:runId/exports", (req, res) => {
-    const run = requireRun(deps.db, authOf(res).accountId, req.params.runId);
+  router.get("/runs/:runId/exports", async (req, res) => {
+    const run = await requireRun(deps.db, authOf(res).accountId, req.params.runId);
     const now = deps.clock();
-    res.json({ object: "list", url: `/v1/runs/${run.id}/exports`, data: listRunExports(deps.db, run.id).map((row) => exportView(row, deps.urls.artifactUrl, now)) });
+    res.json({ object: "list", url: `/v1/runs/${run.id}/exports`, data: (await listRunExports(deps.db, run.id)).map((row) => exportView(row, deps.urls.artifactUrl, now)) });
   });
 
-  router.get("/exports/:exportId", (req, res) => {
-    res.json(exportView(requireExport(deps, authOf(res).accountId, req.params.exportId), deps.urls.artifactUrl, deps.clock()));
+  router.get("/exports/:exportId", async (req, res) => {
+    res.json(exportView(await requireExport(deps, authOf(res).accountId, req.params.exportId), deps.urls.artifactUrl, deps.clock()));
   });
 
-  router.post("/calibration/exports", (req, res) => {
+  router.post("/calibration/exports", async (req, res) => {
     const { accountId } = authOf(res);
     const request = parseBody(CalibrationExportRequest, req.body);
-    const { row, reused } = requestCalibrationExport(deps.db, accountId, request, deps.clock(), deps.exportsQueuedPerAccount);
+    const { row, reused } = await requestCalibrationExport(deps.db, accountId, request, deps.clock(), deps.exportsQueuedPerAccount);
     if (!reused) deps.archives.kick();
     res.status(reused ? 200 : 202).location(`${deps.urls.baseUrl}/v1/calibration/exports/${row.id}`).json(calibrationExportView(row, deps.urls, deps.clock()));
   });
 
-  router.get("/calibration/exports", (_req, res) => {
+  router.get("/calibration/exports", async (_req, res) => {
     const now = deps.clock();
-    res.json({ object: "list", url: "/v1/calibration/exports", data: listCalibrationExports(deps.db, authOf(res).accountId).map((row) => calibrationExportView(row, deps.urls, now)) });
+    res.json({ object: "list", url: "/v1/calibration/exports", data: (await listCalibrationExports(deps.db, authOf(res).accountId)).map((row) => calibrationExportView(row, deps.urls, now)) });
   });
 
-  router.get("/calibration/exports/:calibrationExportId", (req, res) => {
-    res.json(calibrationExportView(requireCalibrationExport(deps, authOf(res).accountId, req.params.calibrationExportId), deps.urls, deps.clock()));
+  router.get("/calibration/exports/:calibrationExportId", async (req, res) => {
+    res.json(calibrationExportView(await requireCalibrationExport(deps, authOf(res).accountId, req.params.calibrationExportId), deps.urls, deps.clock()));
   });
 
   return router;
@@ -102,12 +102,12 @@ export function exportDownloadRouter(deps: CompiledApiDeps): Router {
   const router = Router();
 
   router.get("/exports/:exportId/:fileName", async (req, res) => {
-    const row = requireExport(deps, authOf(res).accountId, req.params.exportId);
+    const row = await requireExport(deps, authOf(res).accountId, req.params.exportId);
     await sendArchive(deps, req, res, "export", `/v1/exports/${row.id}`, row, exportView(row, deps.urls.artifactUrl, deps.clock()), req.params.fileName);
   });
 
   router.get("/calibration-exports/:calibrationExportId/:fileName", async (req, res) => {
-    const row = requireCalibrationExport(deps, authOf(res).accountId, req.params.calibrationExportId);
+    const row = await requireCalibrationExport(deps, authOf(res).accountId, req.params.calibrationExportId);
     await sendArchive(deps, req, res, "calibration export", `/v1/calibration/exports/${row.id}`, row, calibrationExportView(row, deps.urls, deps.clock()), req.params.fileName);
   });
 

@@ -27,39 +27,39 @@ export function gatesRouter(deps: CompiledApiDeps): Router {
 
   /** Validates an eval body exactly as POST /v1/runs would. */
   const evalBody = (spec: Pick<GateSpec, "suite" | "robots" | "policy">) => ({ kind: "eval", suite: spec.suite, robots: spec.robots, policy: spec.policy });
-  const validateEval = (accountId: string, spec: Pick<GateSpec, "suite" | "robots" | "policy">): ValidatedRun =>
-    validateSubmission(deps, accountId, evalBody(spec));
+  const validateEval = async (accountId: string, spec: Pick<GateSpec, "suite" | "robots" | "policy">): Promise<ValidatedRun> =>
+    await validateSubmission(deps, accountId, evalBody(spec));
 
-  const requireGate = (accountId: string, gateId: string): GateRecord => {
-    const gate = getGate(deps.db, gateId);
+  const requireGate = async (accountId: string, gateId: string): Promise<GateRecord> => {
+    const gate = await getGate(deps.db, gateId);
     if (!gate || gate.account_id !== accountId) throw new AssayError("not_found", `no gate ${q(gateId)} on this account`);
     return gate;
   };
 
-  router.post("/gates", (req, res) => {
+  router.post("/gates", async (req, res) => {
     const { accountId } = authOf(res);
     // A gate's robots are pins: an unusable list answers firmware_pin_unavailable, as an eval body would.
     const body = parseBody(CreateGateRequest, req.body, { codeOfField: { robots: "firmware_pin_unavailable" } });
     const spec: GateSpec = {
       suite: body.suite, repo: body.repo, ref_pattern: body.ref_pattern, policy: body.policy as Record<string, unknown>, robots: body.robots, baseline: body.baseline ?? "last_pass",
     };
-    validateEval(accountId, spec);
+    await validateEval(accountId, spec);
     const row: GateRecord = { id: `gate_${randomBase62(16)}`, account_id: accountId, created: deps.clock().toISOString(), spec };
-    insertGate(deps.db, row);
+    await insertGate(deps.db, row);
     res.status(201).json(gateView(row));
   });
 
-  router.get("/gates", (_req, res) => {
-    res.json({ object: "list", url: "/v1/gates", data: listGates(deps.db, authOf(res).accountId).map(gateView) });
+  router.get("/gates", async (_req, res) => {
+    res.json({ object: "list", url: "/v1/gates", data: (await listGates(deps.db, authOf(res).accountId)).map(gateView) });
   });
 
-  router.get("/gates/:gateId", (req, res) => {
-    res.json(gateView(requireGate(authOf(res).accountId, req.params.gateId)));
+  router.get("/gates/:gateId", async (req, res) => {
+    res.json(gateView(await requireGate(authOf(res).accountId, req.params.gateId)));
   });
 
   router.post("/gates/:gateId/checks", async (req, res) => {
     const { accountId } = authOf(res);
-    const gate = requireGate(accountId, req.params.gateId);
+    const gate = await requireGate(accountId, req.params.gateId);
     const spec = gate.spec;
     const body = parseBody(CreateCheckRequest, req.body);
     if (!refMatches(spec.ref_pattern, body.ref)) invalid(`ref ${q(body.ref)} does not match the gate's ref_pattern ${q(spec.ref_pattern)}`);
@@ -71,13 +71,13 @@ export function gatesRouter(deps: CompiledApiDeps): Router {
         id: checkId, gate_id: gate.id, account_id: accountId, created, ref: body.ref, commit_sha: body.commit ?? null, run_id: runId,
       }),
     });
-    res.status(201).json(checkView(getCheck(deps.db, checkId)!, deps.urls.baseUrl));
+    res.status(201).json(checkView((await getCheck(deps.db, checkId))!, deps.urls.baseUrl));
   });
 
-  router.get("/gates/:gateId/checks/:checkId", (req, res) => {
+  router.get("/gates/:gateId/checks/:checkId", async (req, res) => {
     const { accountId } = authOf(res);
-    const gate = requireGate(accountId, req.params.gateId);
-    const check = getCheck(deps.db, req.params.checkId);
+    const gate = await requireGate(accountId, req.params.gateId);
+    const check = await getCheck(deps.db, req.params.checkId);
     if (!check || check.gate_id !== gate.id) throw new AssayError("not_found", `no check ${q(req.params.checkId)} on gate ${gate.id}`);
     // Decided when its eval run ends, whatever the ending (coordinator/kinds/eval.ts onEnded); a read never writes.
     res.json(checkView(check, deps.urls.baseUrl));

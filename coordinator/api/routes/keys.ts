@@ -17,7 +17,7 @@ import { parseBody } from "../validate-request.js";
 export function keysRouter(deps: CompiledApiDeps): Router {
   const router = Router();
 
-  router.post("/keys", (req, res) => {
+  router.post("/keys", async (req, res) => {
     const auth = authOf(res);
     const scope = [...new Set(parseBody(CreateKeyRequest, req.body).scope)];
     // A key mints only what it holds: keys:admin alone must not become every scope.
@@ -25,34 +25,34 @@ export function keysRouter(deps: CompiledApiDeps): Router {
     if (beyond.length > 0) {
       throw new AssayError("insufficient_scope", `a new key's scopes must be among this key's own (${auth.scope.join(", ")}); it does not hold ${beyond.join(", ")}`);
     }
-    const { row, secret } = createApiKey(deps.db, auth.accountId, scope, deps.clock());
+    const { row, secret } = await createApiKey(deps.db, auth.accountId, scope, deps.clock());
     res.status(201).json(keyView(row, secret));
   });
 
-  router.get("/keys/current", (_req, res) => {
+  router.get("/keys/current", async (_req, res) => {
     const auth = authOf(res);
-    const row = listKeys(deps.db, auth.accountId).find((k) => k.id === auth.keyId)!;
-    const account = getAccount(deps.db, auth.accountId)!;
+    const row = (await listKeys(deps.db, auth.accountId)).find((k) => k.id === auth.keyId)!;
+    const account = (await getAccount(deps.db, auth.accountId))!;
     res.json({ ...keyView(row), account: { id: account.id, name: account.name }, operator: auth.accountId === CATALOG_ACCOUNT_ID });
   });
 
-  router.get("/keys", (_req, res) => {
-    res.json({ object: "list", url: "/v1/keys", data: listKeys(deps.db, authOf(res).accountId).map((row) => keyView(row)) });
+  router.get("/keys", async (_req, res) => {
+    res.json({ object: "list", url: "/v1/keys", data: (await listKeys(deps.db, authOf(res).accountId)).map((row) => keyView(row)) });
   });
 
-  router.delete("/keys/:keyId", (req, res) => {
+  router.delete("/keys/:keyId", async (req, res) => {
     const auth = authOf(res);
     const { keyId } = req.params;
     if (keyId === auth.keyId) {
       throw new AssayError("contract_validation_failed", `a key cannot revoke itself (${keyId}); revoke it with another keys:admin key, so an account is never left without an admin key by mistake`);
     }
-    const found = () => listKeys(deps.db, auth.accountId).find((row) => row.id === keyId);
-    if (!found()) throw new AssayError("not_found", `no API key ${JSON.stringify(keyId)} on this account`);
+    const found = async () => (await listKeys(deps.db, auth.accountId)).find((row) => row.id === keyId);
+    if (!await found()) throw new AssayError("not_found", `no API key ${JSON.stringify(keyId)} on this account`);
     // Revoking an already revoked key changes nothing and shows the original timestamp.
-    revokeKey(deps.db, keyId, deps.clock().toISOString());
+    await revokeKey(deps.db, keyId, deps.clock().toISOString());
     // Live views opened with the key (or a token minted for it) close now, not at the next backstop re-check.
-    deps.liveAccess.recheck();
-    res.json(keyView(found()!));
+    await deps.liveAccess.recheck();
+    res.json(keyView((await found())!));
   });
 
   return router;

@@ -30,43 +30,43 @@ function invalid(message: string): never {
 export function kitsRouter(deps: CompiledApiDeps): Router {
   const router = Router();
 
-  const requireOwnKit = (res: Response, kitId: string): KitRecord => {
-    const row = getKit(deps.db, kitId);
+  const requireOwnKit = async (res: Response, kitId: string): Promise<KitRecord> => {
+    const row = await getKit(deps.db, kitId);
     if (!row || row.account_id !== authOf(res).accountId) throw new AssayError("not_found", `no kit ${q(kitId)} on this account`);
     return row;
   };
 
-  router.post("/kits", (req, res) => {
+  router.post("/kits", async (req, res) => {
     const { accountId } = authOf(res);
     const kit = parseBody(CreateKitRequest, req.body);
-    const existing = findKitByName(deps.db, accountId, kit.name);
+    const existing = await findKitByName(deps.db, accountId, kit.name);
     if (existing) invalid(`this account already has a kit named ${q(kit.name)} (${existing.id}, ${existing.status}); kit names are unique per account`);
     const id = `kit_${randomBase62(16)}`;
-    insertKit(deps.db, { id, accountId, name: kit.name, items: kit.items, created: deps.clock().toISOString() });
-    res.status(201).json(kitView(getKit(deps.db, id)!, deps.urls.baseUrl));
+    await insertKit(deps.db, { id, accountId, name: kit.name, items: kit.items, created: deps.clock().toISOString() });
+    res.status(201).json(kitView((await getKit(deps.db, id))!, deps.urls.baseUrl));
   });
 
-  router.get("/kits", (_req, res) => {
-    const data = listKits(deps.db, authOf(res).accountId).map((row) => kitView(row, deps.urls.baseUrl));
+  router.get("/kits", async (_req, res) => {
+    const data = (await listKits(deps.db, authOf(res).accountId)).map((row) => kitView(row, deps.urls.baseUrl));
     res.json({ object: "list", url: "/v1/kits", data });
   });
 
-  router.get("/kits/:kitId", (req, res) => {
-    res.json(kitView(requireOwnKit(res, req.params.kitId), deps.urls.baseUrl));
+  router.get("/kits/:kitId", async (req, res) => {
+    res.json(kitView(await requireOwnKit(res, req.params.kitId), deps.urls.baseUrl));
   });
 
-  router.get("/kits/:kitId/shipping-label", (req, res) => {
-    const kit = requireOwnKit(res, req.params.kitId);
-    res.json(signLabelUrl(deps.db, deps.urls.baseUrl, kit.id, deps.clock()));
+  router.get("/kits/:kitId/shipping-label", async (req, res) => {
+    const kit = await requireOwnKit(res, req.params.kitId);
+    res.json(await signLabelUrl(deps.db, deps.urls.baseUrl, kit.id, deps.clock()));
   });
 
-  const technician = (op: KitOperation, parse: (req: Request) => KitTracking | undefined) => (req: Request, res: Response) => {
+  const technician = (op: KitOperation, parse: (req: Request) => KitTracking | undefined) => async (req: Request, res: Response) => {
     const { accountId } = authOf(res);
     if (accountId !== OPERATOR_ACCOUNT_ID) {
       throw new AssayError("insufficient_scope", `POST /v1/kits/{kit_id}/${op} is a technician operation: it needs a keys:admin key of the operator account ${OPERATOR_ACCOUNT_ID}`);
     }
     const tracking = parse(req);
-    const row = advanceKit(deps.db, req.params.kitId as string, op, deps.clock().toISOString(), tracking);
+    const row = await advanceKit(deps.db, req.params.kitId as string, op, deps.clock().toISOString(), tracking);
     if (!row) throw new AssayError("not_found", `no kit ${q(req.params.kitId)}`);
     res.json(kitView(row, deps.urls.baseUrl));
   };

@@ -19,14 +19,14 @@ export function labelsRouter(deps: CompiledApiDeps): Router {
     if (!match) throw new AssayError("not_found", `no such label ${JSON.stringify(req.params.file)}; labels are /labels/<kit_id>.pdf`);
     const kitId = match[1]!;
     const now = deps.clock();
-    const check = checkLabelUrl(deps.db, kitId, queryString(req, "expires"), queryString(req, "sig"), now);
+    const check = await checkLabelUrl(deps.db, kitId, queryString(req, "expires"), queryString(req, "sig"), now);
     if (check === "bad_signature") {
       throw new AssayError("insufficient_scope", `this label link is not validly signed; get a fresh link from GET /v1/kits/${kitId}/shipping-label`);
     }
     if (check === "expired") {
       throw new AssayError("retention_expired", `this label link expired; links last 24 hours; get a fresh one from GET /v1/kits/${kitId}/shipping-label`);
     }
-    const kit = getKit(deps.db, kitId);
+    const kit = await getKit(deps.db, kitId);
     if (!kit) throw new AssayError("not_found", `no kit ${kitId}`);
     const pdf = await deps.pdf.label(kit, now);
     res.type("application/pdf").set("Cache-Control", "private, no-store").set("Content-Disposition", `inline; filename="${kitId}.pdf"`).send(pdf);

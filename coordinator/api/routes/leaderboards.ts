@@ -41,8 +41,8 @@ export function leaderboardsRouter(deps: CompiledApiDeps): Router {
   const rankings = createRankingCache(RANKINGS_KEPT);
   const notFound = (id: string) => new AssayError("not_found", `no leaderboard ${JSON.stringify(id)}; GET /v1/leaderboards lists them`);
 
-  router.get("/", (_req, res) => {
-    const boards = buildLeaderboards(deps.db, deps.urls.baseUrl, rankings);
+  router.get("/", async (_req, res) => {
+    const boards = await buildLeaderboards(deps.db, deps.urls.baseUrl, rankings);
     res.json({
       object: "list",
       url: "/v1/leaderboards",
@@ -57,24 +57,24 @@ export function leaderboardsRouter(deps: CompiledApiDeps): Router {
     });
   });
 
-  router.get("/:leaderboardId", (req, res) => {
-    const board = findLeaderboard(deps.db, deps.urls.baseUrl, req.params.leaderboardId, rankings);
+  router.get("/:leaderboardId", async (req, res) => {
+    const board = await findLeaderboard(deps.db, deps.urls.baseUrl, req.params.leaderboardId, rankings);
     if (!board) throw notFound(req.params.leaderboardId);
     res.json(board);
   });
 
   router.use("/:leaderboardId/entries/:runId/report", pdfRenders);
   router.get("/:leaderboardId/entries/:runId/report", async (req, res) => {
-    const board = findLeaderboard(deps.db, deps.urls.baseUrl, req.params.leaderboardId, rankings);
+    const board = await findLeaderboard(deps.db, deps.urls.baseUrl, req.params.leaderboardId, rankings);
     if (!board) throw notFound(req.params.leaderboardId);
     const entry = board.entries.find((e) => e.run_id === req.params.runId);
     if (!entry) throw new AssayError("not_found", `run ${JSON.stringify(req.params.runId)} has no entry on leaderboard ${board.id}`);
     const format = parseQuery(ReportQuery, req).format ?? "json";
     const now = deps.clock();
-    const published = () => ({ ...publishedReport(buildReport(deps.db, getRun(deps.db, entry.run_id)!, deps.urls.baseUrl, now)), pdf_url: `${entry.report_url}?format=pdf` });
-    if (format === "json") return void res.json(published());
+    const published = async () => ({ ...publishedReport(await buildReport(deps.db, (await getRun(deps.db, entry.run_id))!, deps.urls.baseUrl, now)), pdf_url: `${entry.report_url}?format=pdf` });
+    if (format === "json") return void res.json(await published());
     const revision = `${board.id}@${board.updated}/${board.entries.length}/${entry.run_id}`;
-    const pdf = await pdfs.get(revision, () => deps.pdf.report(published(), now));
+    const pdf = await pdfs.get(revision, async () => deps.pdf.report(await published(), now));
     res.type("application/pdf").set("Content-Disposition", `inline; filename="assay-report-${entry.run_id}.pdf"`).send(pdf);
   });
 

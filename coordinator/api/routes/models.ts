@@ -20,8 +20,8 @@ import { LIST_LIMIT_DEFAULT } from "../schemas/common.js";
 import { CreateModelRequest, ModelListQuery } from "../schemas/models.js";
 import { parseBody, parseQuery } from "../validate-request.js";
 
-export function requireModel(db: Db, accountId: string, modelId: string): ModelRow {
-  const row = getModel(db, modelId);
+export async function requireModel(db: Db, accountId: string, modelId: string): Promise<ModelRow> {
+  const row = await getModel(db, modelId);
   if (!row || row.account_id !== accountId) throw new AssayError("not_found", `no model ${JSON.stringify(modelId)} on this account`);
   return row;
 }
@@ -30,14 +30,14 @@ export function modelsRouter(deps: CompiledApiDeps): Router {
   const router = Router();
   const view = (row: ModelRow) => modelView(row, deps.urls.baseUrl);
 
-  router.post("/models", (req, res) => {
+  router.post("/models", async (req, res) => {
     const body = parseBody(CreateModelRequest, req.body);
-    const row = createModelUpload(deps.db, authOf(res).accountId, { ...body, revision: body.revision ?? DEFAULT_REVISION }, deps.models, deps.clock());
+    const row = await createModelUpload(deps.db, authOf(res).accountId, { ...body, revision: body.revision ?? DEFAULT_REVISION }, deps.models, deps.clock());
     res.status(201).location(`${deps.urls.baseUrl}/v1/models/${row.id}`).json(view(row));
   });
 
   router.put("/models/:modelId/content", async (req, res) => {
-    const row = requireModel(deps.db, authOf(res).accountId, req.params.modelId);
+    const row = await requireModel(deps.db, authOf(res).accountId, req.params.modelId);
     const type = req.get("content-type");
     if (type !== undefined && !/^application\/octet-stream\b/i.test(type)) {
       throw new AssayError("contract_validation_failed", `send the model's bytes as Content-Type: application/octet-stream; got ${JSON.stringify(type)}`);
@@ -46,21 +46,21 @@ export function modelsRouter(deps: CompiledApiDeps): Router {
     res.json(view(updated));
   });
 
-  router.get("/models", (req, res) => {
+  router.get("/models", async (req, res) => {
     const { accountId } = authOf(res);
     const query = parseQuery(ModelListQuery, req);
     const limit = query.limit ?? LIST_LIMIT_DEFAULT;
-    if (query.starting_after !== undefined) requireModel(deps.db, accountId, query.starting_after);
-    const rows = listModels(deps.db, { accountId, name: query.name, limit: limit + 1, before: query.starting_after });
+    if (query.starting_after !== undefined) await requireModel(deps.db, accountId, query.starting_after);
+    const rows = await listModels(deps.db, { accountId, name: query.name, limit: limit + 1, before: query.starting_after });
     res.json({ object: "list", url: "/v1/models", has_more: rows.length > limit, data: rows.slice(0, limit).map(view) });
   });
 
-  router.get("/models/:modelId", (req, res) => {
-    res.json(view(requireModel(deps.db, authOf(res).accountId, req.params.modelId)));
+  router.get("/models/:modelId", async (req, res) => {
+    res.json(view(await requireModel(deps.db, authOf(res).accountId, req.params.modelId)));
   });
 
   router.delete("/models/:modelId", async (req, res) => {
-    const row = requireModel(deps.db, authOf(res).accountId, req.params.modelId);
+    const row = await requireModel(deps.db, authOf(res).accountId, req.params.modelId);
     res.json(view(await deleteModel(deps.db, deps.objects, row, deps.clock())));
   });
 

@@ -34,8 +34,8 @@ function paperFileOf(file: string): PaperFile {
 }
 
 /** The run, completed and not a pilot, or 404 as for its report. */
-function completedRun(deps: CompiledApiDeps, accountId: string, runId: string): RunRecord {
-  const run = requireRun(deps.db, accountId, runId);
+async function completedRun(deps: CompiledApiDeps, accountId: string, runId: string): Promise<RunRecord> {
+  const run = await requireRun(deps.db, accountId, runId);
   if (isPilotRun(run.plan)) throw new AssayError("not_found", `run ${run.id} is a task pilot: pilot episodes are calibration only and have no paper outputs`, { runId: run.id });
   if (run.status !== "completed" || !run.result || !run.completed) {
     throw new AssayError("not_found", `run ${run.id} is ${run.status}; its table, figure and citation exist once the run has completed`, { runId: run.id });
@@ -77,7 +77,7 @@ export function paperRouter(deps: CompiledApiDeps): Router {
 
   router.get("/runs/:runId/paper/:file", async (req, res) => {
     const { accountId } = authOf(res);
-    const run = completedRun(deps, accountId, req.params.runId);
+    const run = await completedRun(deps, accountId, req.params.runId);
     const file = paperFileOf(req.params.file);
     const rows = paperRowsOfRun(run);
     const source: PaperSource = { run, name: runNameOf(run), rows };
@@ -91,7 +91,8 @@ export function paperRouter(deps: CompiledApiDeps): Router {
     const { accountId } = authOf(res);
     const file = paperFileOf(req.params.file);
     const ids = selectionIds(parseQuery(PaperSelectionQuery, req).runs);
-    const runs = ids.map((id) => completedRun(deps, accountId, id));
+    const runs: RunRecord[] = [];
+    for (const id of ids) runs.push(await completedRun(deps, accountId, id));
     const rows = paperRowsOfSelection(runs);
     const sources = runs.map((run, i): PaperSource => ({ run, name: runNameOf(run), rows: [rows[i]] }));
     const title = `Success rates of ${runs.length} Assay runs`;

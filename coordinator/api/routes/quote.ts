@@ -8,10 +8,10 @@ import type { CompiledApiDeps } from "../api-deps.js";
 export function quoteRouter(deps: CompiledApiDeps): Router {
   const router = Router();
 
-  router.post("/quote", (req, res) => {
+  router.post("/quote", async (req, res) => {
     const { accountId } = authOf(res);
-    const validated = validateSubmission(deps, accountId, req.body);
-    res.status(200).json(createQuote(deps.db, deps.pins, accountId, validated, deps.clock(), deps.quoteValidityMs));
+    const validated = await validateSubmission(deps, accountId, req.body);
+    res.status(200).json(await createQuote(deps.db, deps.pins, accountId, validated, deps.clock(), deps.quoteValidityMs));
   });
 
   return router;

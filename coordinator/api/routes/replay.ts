@@ -16,8 +16,8 @@ export function replayRouter(deps: CompiledApiDeps): Router {
 
   router.post("/runs/:runId/episodes/:episodeId/replay", async (req, res) => {
     const { accountId } = authOf(res);
-    const original = requireRun(deps.db, accountId, req.params.runId);
-    const episode = getEpisodeRecord(deps.db, req.params.episodeId);
+    const original = await requireRun(deps.db, accountId, req.params.runId);
+    const episode = await getEpisodeRecord(deps.db, req.params.episodeId);
     if (!episode || episode.runId !== original.id) {
       throw new AssayError("not_found", `run ${original.id} has no episode ${JSON.stringify(req.params.episodeId)}`, { runId: original.id });
     }

@@ -26,15 +26,15 @@ export function reportRouter(deps: CompiledApiDeps): Router {
   const pdfs = new RenderCache(RUN_PDFS_KEPT);
 
   router.get("/runs/:runId/report", async (req, res) => {
-    const run = requireRun(deps.db, authOf(res).accountId, req.params.runId);
+    const run = await requireRun(deps.db, authOf(res).accountId, req.params.runId);
     const format = parseQuery(ReportQuery, req).format ?? "json";
     const now = deps.clock();
-    const report = buildReport(deps.db, run, deps.urls.baseUrl, now);
+    const report = await buildReport(deps.db, run, deps.urls.baseUrl, now);
     if (format === "json") {
       res.json(report);
       return;
     }
-    const plan = planReportExtras(deps.db, run);
+    const plan = await planReportExtras(deps.db, run);
     const pdf = await pdfs.get(reportPdfKey(run, plan), async () => deps.pdf.report(report, now, await buildReportExtras(plan, deps.objects)));
     res.type("application/pdf").set("Content-Disposition", `inline; filename="assay-report-${run.id}.pdf"`).set(contentSha256(pdf)).send(pdf);
   });

@@ -15,8 +15,8 @@ import { requireRun } from "./runs.js";
 export function runResultRouter(deps: CompiledApiDeps): Router {
   const router = Router();
 
-  router.get("/runs/:runId/result", (req, res) => {
-    const run = requireRun(deps.db, authOf(res).accountId, req.params.runId);
+  router.get("/runs/:runId/result", async (req, res) => {
+    const run = await requireRun(deps.db, authOf(res).accountId, req.params.runId);
     const result = run.result;
     if (run.status === "completed" && result) {
       res.json(result);

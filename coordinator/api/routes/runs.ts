@@ -18,8 +18,8 @@ import { parseBody, parseWith } from "../validate-request.js";
 const IDEMPOTENCY_KEY_MAX = 255;
 
 /** The account's run, or 404 not_found (another account's run is indistinguishable from none). */
-export function requireRun(db: Db, accountId: string, runId: string): RunRecord {
-  const row = getRun(db, runId);
+export async function requireRun(db: Db, accountId: string, runId: string): Promise<RunRecord> {
+  const row = await getRun(db, runId);
   if (!row || row.accountId !== accountId) throw new AssayError("not_found", `no run ${JSON.stringify(runId)} on this account`, { runId });
   return row;
 }
@@ -40,39 +40,39 @@ export function runsRouter(deps: CompiledApiDeps): Router {
     res.status(201).json(runView(run));
   });
 
-  router.get("/runs", (req, res) => {
+  router.get("/runs", async (req, res) => {
     const { accountId } = authOf(res);
     const query = parseWith(RunListQuery, runListQueryOf(req.query as Record<string, unknown>), { prefix: "query parameter " });
     const { kind, status, task, robot, policy_name: policy, metadata } = query;
     const limit = query.limit ?? LIST_LIMIT_DEFAULT;
     const startingAfter = query.starting_after;
-    if (startingAfter !== undefined) requireRun(deps.db, accountId, startingAfter);
-    const rows = listRuns(deps.db, { accountId, kind, status, task, robot, policy, metadata, limit: limit + 1, before: startingAfter });
+    if (startingAfter !== undefined) await requireRun(deps.db, accountId, startingAfter);
+    const rows = await listRuns(deps.db, { accountId, kind, status, task, robot, policy, metadata, limit: limit + 1, before: startingAfter });
     res.json({ object: "list", url: "/v1/runs", has_more: rows.length > limit, data: rows.slice(0, limit).map((row) => runView(row, { waiting: deps.scheduler.waitingReason?.(row.id) })) });
   });
 
-  router.post("/runs/:runId/cancel", (req, res) => {
+  router.post("/runs/:runId/cancel", async (req, res) => {
     const { accountId, keyId } = authOf(res);
-    const run = requireRun(deps.db, accountId, req.params.runId);
+    const run = await requireRun(deps.db, accountId, req.params.runId);
     if (isTerminal(run.status)) {
       throw new AssayError("contract_validation_failed", `run ${run.id} is already ${run.status}; only a queued, scheduling or running run can be cancelled`, { runId: run.id });
     }
-    deps.endRun(run.id, { status: "stopped", message: `cancelled on request (key ${keyId})` });
-    res.json(runView(getRun(deps.db, run.id)!));
+    await deps.endRun(run.id, { status: "stopped", message: `cancelled on request (key ${keyId})` });
+    res.json(runView((await getRun(deps.db, run.id))!));
   });
 
   // Stripe's update: metadata keys sent are set ("" removes one), the name replaced ("" or null removes it).
-  router.post("/runs/:runId", (req, res) => {
-    const run = requireRun(deps.db, authOf(res).accountId, req.params.runId);
+  router.post("/runs/:runId", async (req, res) => {
+    const run = await requireRun(deps.db, authOf(res).accountId, req.params.runId);
     const update = parseBody(UpdateRunRequest, req.body, { emptyIsObject: true });
     const name = update.name === undefined ? run.name ?? null : update.name === "" ? null : update.name;
     const metadata = update.metadata === undefined ? run.metadata ?? {} : mergeMetadata(run.metadata ?? {}, update.metadata, run.id);
-    setRunLabels(deps.db, run, { name, metadata });
-    res.json(runView(getRun(deps.db, run.id)!, { waiting: deps.scheduler.waitingReason?.(run.id) }));
+    await setRunLabels(deps.db, run, { name, metadata });
+    res.json(runView((await getRun(deps.db, run.id))!, { waiting: deps.scheduler.waitingReason?.(run.id) }));
   });
 
-  router.get("/runs/:runId", (req, res) => {
-    const run = requireRun(deps.db, authOf(res).accountId, req.params.runId);
+  router.get("/runs/:runId", async (req, res) => {
+    const run = await requireRun(deps.db, authOf(res).accountId, req.params.runId);
     res.json(runView(run, { waiting: deps.scheduler.waitingReason?.(run.id) }));
   });
 

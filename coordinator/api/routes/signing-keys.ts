@@ -7,13 +7,13 @@ import type { CompiledApiDeps } from "../api-deps.js";
 export function signingKeysRouter(deps: CompiledApiDeps): Router {
   const router = Router();
 
-  router.get("/signing-keys", (_req, res) => {
-    ensureServiceKey(deps.db, deps.clock());
-    res.json({ object: "list", url: "/v1/signing-keys", data: listSigningKeys(deps.db).map(signingKeyView) });
+  router.get("/signing-keys", async (_req, res) => {
+    await ensureServiceKey(deps.db, deps.clock());
+    res.json({ object: "list", url: "/v1/signing-keys", data: (await listSigningKeys(deps.db)).map(signingKeyView) });
   });
 
-  router.get("/signing-keys/:keyId", (req, res) => {
-    const row = getPublicSigningKey(deps.db, req.params.keyId);
+  router.get("/signing-keys/:keyId", async (req, res) => {
+    const row = await getPublicSigningKey(deps.db, req.params.keyId);
     if (!row) throw new AssayError("not_found", `no signing key ${JSON.stringify(req.params.keyId)}; list them with GET /v1/signing-keys`);
     res.json(signingKeyView(row));
   });

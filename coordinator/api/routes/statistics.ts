@@ -11,8 +11,8 @@ import type { CompiledApiDeps } from "../api-deps.js";
 
 export function statisticsRouter(deps: CompiledApiDeps): Router {
   const router = Router();
-  router.get("/statistics/priors", (_req, res) => {
-    const fitted = new Map(currentHeadlinePriors(deps.db).map((p) => [priorKey(p.robot_model, p.environment_class), p]));
+  router.get("/statistics/priors", async (_req, res) => {
+    const fitted = new Map((await currentHeadlinePriors(deps.db)).map((p) => [priorKey(p.robot_model, p.environment_class), p]));
     const models = new Set([...deps.pins.models.map((m) => m.id), ...[...fitted.values()].map((p) => p.robot_model)]);
     const data = [...models].sort().flatMap((model) => ENVIRONMENT_CLASSES.map((environmentClass) => ({
       object: "headline_prior" as const,

@@ -32,21 +32,21 @@ function unknownCell(cellId: string): AssayError {
 export function streamsRouter(deps: CompiledApiDeps): Router {
   const router = Router();
 
-  router.get("/streams/:cellId", (req, res) => {
+  router.get("/streams/:cellId", async (req, res) => {
     const { accountId, keyId, scope } = authOf(res);
     const cellId = req.params.cellId;
-    const holder = wasForwarded(req) ? undefined : deps.liveForwarding.holderOf(cellId);
+    const holder = wasForwarded(req) ? undefined : await deps.liveForwarding.holderOf(cellId);
     if (holder) return forwardHttp(req, res, holder, deps.urls.docsUrl);
-    const connected = deps.fleet.connectedCells().find((c) => c.cellId === cellId);
+    const connected = (await deps.fleet.connectedCells()).find((c) => c.cellId === cellId);
     const installed = installationOf(deps.pins, cellId);
-    const admitted = connected || installed ? admitViewer(deps.db, deps.fleet, OPERATOR_ACCOUNT_ID, { accountId, keyId, tokenRunId: null, tokenExpiresAt: null }, cellId) : null;
+    const admitted = connected || installed ? await admitViewer(deps.db, deps.fleet, OPERATOR_ACCOUNT_ID, { accountId, keyId, tokenRunId: null, tokenExpiresAt: null }, cellId) : null;
     if (!admitted) throw unknownCell(cellId);
     const now = deps.clock();
     const expiresAt = new Date(now.getTime() + STREAM_TOKEN_TTL_MS);
     // The token carries what it grants: this key, streams:read (the route's scope), and a customer's run.
     const grant: StreamGrant = { cellId, accountId, keyId, expiresAt, scope: scope.filter((s) => s === STREAM_SCOPE), ...(admitted.runId ? { runId: admitted.runId } : {}) };
-    const token = signStreamToken(deps.db, grant, now);
-    const work = workOfCell(deps.db, deps.fleet, cellId);
+    const token = await signStreamToken(deps.db, grant, now);
+    const work = await workOfCell(deps.db, deps.fleet, cellId);
     res.json({
       object: "stream",
       cell: cellId,
@@ -60,7 +60,7 @@ export function streamsRouter(deps: CompiledApiDeps): Router {
         mjpeg_url: `${deps.urls.baseUrl}/streams/cells/${encodeURIComponent(cellId)}/cameras/${encodeURIComponent(c.name)}.mjpeg?token=${token}`,
       })),
       max_frame_rate_hz: DEFAULT_MAX_FRAME_RATE_HZ,
-      webrtc: { url: signallingUrl(deps.db, deps.urls.streamsUrl, grant, now), ice_servers: deps.iceServers, expires_at: expiresAt.toISOString() },
+      webrtc: { url: await signallingUrl(deps.db, deps.urls.streamsUrl, grant, now), ice_servers: deps.iceServers, expires_at: expiresAt.toISOString() },
       viewers: deps.live.watchers(cellId),
       expires_at: expiresAt.toISOString(),
     });
@@ -70,9 +70,9 @@ export function streamsRouter(deps: CompiledApiDeps): Router {
 }
 
 /** The grant an MJPEG request watches under (token or key), which must allow watching the cell now; throws 401/403/404. */
-function mjpegGrant(deps: CompiledApiDeps, req: Pick<Request, "headers">, cellId: string, token: string | undefined): ViewerGrant {
-  const viewer = streamViewer(deps.db, cellId, token, req.headers.authorization, deps.clock());
-  const grant = admitViewer(deps.db, deps.fleet, OPERATOR_ACCOUNT_ID, viewer, cellId);
+async function mjpegGrant(deps: CompiledApiDeps, req: Pick<Request, "headers">, cellId: string, token: string | undefined): Promise<ViewerGrant> {
+  const viewer = await streamViewer(deps.db, cellId, token, req.headers.authorization, deps.clock());
+  const grant = await admitViewer(deps.db, deps.fleet, OPERATOR_ACCOUNT_ID, viewer, cellId);
   if (!grant) throw unknownCell(cellId);
   return grant;
 }
@@ -82,14 +82,14 @@ const BOUNDARY = "assayframe";
 /** GET /streams/cells/{cell}/cameras/{camera}.mjpeg */
 export function mjpegRouter(deps: CompiledApiDeps): Router {
   const router = Router();
-  router.get("/cells/:cellId/cameras/:file", (req: Request, res: Response) => {
+  router.get("/cells/:cellId/cameras/:file", async (req: Request, res: Response) => {
     const cellId = req.params.cellId as string;
     const match = /^(.+)\.mjpeg$/.exec(req.params.file as string);
     if (!match) throw new AssayError("not_found", `camera streams end in .mjpeg, e.g. /streams/cells/${cellId}/cameras/top.mjpeg`);
     const camera = match[1]!;
-    const holder = wasForwarded(req) ? undefined : deps.liveForwarding.holderOf(cellId);
+    const holder = wasForwarded(req) ? undefined : await deps.liveForwarding.holderOf(cellId);
     if (holder) return forwardHttp(req, res, holder, deps.urls.docsUrl);
-    const grant = mjpegGrant(deps, req, cellId, typeof req.query.token === "string" ? req.query.token : undefined);
+    const grant = await mjpegGrant(deps, req, cellId, typeof req.query.token === "string" ? req.query.token : undefined);
     if (!deps.live.cameras(cellId).some((c) => c.name === camera)) {
       const known = deps.live.cameras(cellId).map((c) => c.name);
       throw new AssayError("not_found", `cell ${cellId} has no camera ${JSON.stringify(camera)}${known.length ? `; its cameras: ${known.join(", ")}` : " (it is offline)"}`);
@@ -127,7 +127,7 @@ export function mjpegRouter(deps: CompiledApiDeps): Router {
     });
     // The grant lapsed (the run ended, the cell moved on, the key was revoked, the token expired):
     // no frame after this one; the multipart body ends with its closing boundary.
-    const unbind = deps.liveAccess.bind(grant, () => {
+    const unbind = await deps.liveAccess.bind(grant, () => {
       lapsed = true;
       pending = undefined;
       unwatch();

@@ -34,29 +34,29 @@ export function tasksRouter(deps: CompiledApiDeps): Router {
   const router = Router();
   const context = (accountId: string): TaskContext => ({ db: deps.db, accountId, environments: deps.environments, now: deps.clock() });
 
-  router.post("/tasks", (req, res) => {
+  router.post("/tasks", async (req, res) => {
     const { accountId } = authOf(res);
-    res.status(201).json(taskView(deps.db, createTask(req.body, context(accountId)), accountId));
+    res.status(201).json(await taskView(deps.db, await createTask(req.body, context(accountId)), accountId));
   });
 
-  router.get("/tasks", (req, res) => {
+  router.get("/tasks", async (req, res) => {
     const { accountId } = authOf(res);
     const query = parseQuery(TaskListQuery, req);
     const limit = query.limit ?? LIST_LIMIT_DEFAULT;
     const startingAfter = query.starting_after;
-    if (startingAfter !== undefined) requireReadableTask(deps.db, accountId, startingAfter);
-    const rows = listReadableTasks(deps.db, { accountId, limit: limit + 1, before: startingAfter });
-    res.json({ object: "list", url: "/v1/tasks", has_more: rows.length > limit, data: rows.slice(0, limit).map((row) => taskView(deps.db, row, accountId)) });
+    if (startingAfter !== undefined) await requireReadableTask(deps.db, accountId, startingAfter);
+    const rows = await listReadableTasks(deps.db, { accountId, limit: limit + 1, before: startingAfter });
+    res.json({ object: "list", url: "/v1/tasks", has_more: rows.length > limit, data: await Promise.all(rows.slice(0, limit).map((row) => taskView(deps.db, row, accountId))) });
   });
 
-  router.get("/tasks/:taskId", (req, res) => {
+  router.get("/tasks/:taskId", async (req, res) => {
     const { accountId } = authOf(res);
-    res.json(taskView(deps.db, requireReadableTask(deps.db, accountId, req.params.taskId), accountId));
+    res.json(await taskView(deps.db, await requireReadableTask(deps.db, accountId, req.params.taskId), accountId));
   });
 
   router.post("/tasks/:taskId/pilot", async (req, res) => {
     const { accountId, keyId, scope } = authOf(res);
-    const row = requireOwnTask(deps.db, accountId, req.params.taskId);
+    const row = await requireOwnTask(deps.db, accountId, req.params.taskId);
     const runId = `run_${randomBase62(20)}`;
     const preparation = preparationContextOf(deps, accountId);
     const pilot = await pilotTask(row, req.body, context(accountId), {
@@ -68,7 +68,7 @@ export function tasksRouter(deps: CompiledApiDeps): Router {
           key: "pilot", robot: run.resolvedPins.robot, model: run.plan.model, firmware: run.plan.firmware, environment: run.plan.environment,
           task: run.resolvedPins.task, policy: (run.request as { policy: Record<string, unknown> }).policy,
         };
-        checkPolicyModels([unit], preparation);
+        await checkPolicyModels([unit], preparation);
         const models = await preparePolicies([unit], preparation);
         const judge = (run.request as { judge?: unknown }).judge;
         if (judge !== undefined && preparation.preflight !== "off") {
@@ -79,27 +79,27 @@ export function tasksRouter(deps: CompiledApiDeps): Router {
       },
     });
     deps.scheduler.kick();
-    res.json({ run_id: runId, robot: pilot.robot, episodes: pilot.episodes, stream_url: scope.includes(STREAM_SCOPE) ? runStreamUrl(deps.db, deps.urls.streamsUrl, runId, accountId, keyId, deps.clock()) : null });
+    res.json({ run_id: runId, robot: pilot.robot, episodes: pilot.episodes, stream_url: scope.includes(STREAM_SCOPE) ? await runStreamUrl(deps.db, deps.urls.streamsUrl, runId, accountId, keyId, deps.clock()) : null });
   });
 
-  router.post("/tasks/:taskId/amend", (req, res) => {
+  router.post("/tasks/:taskId/amend", async (req, res) => {
     const { accountId } = authOf(res);
-    const row = requireOwnTask(deps.db, accountId, req.params.taskId);
-    res.json(taskView(deps.db, amendTask(row, req.body ?? {}, context(accountId)), accountId));
+    const row = await requireOwnTask(deps.db, accountId, req.params.taskId);
+    res.json(await taskView(deps.db, await amendTask(row, req.body ?? {}, context(accountId)), accountId));
   });
 
-  router.post("/tasks/:taskId/freeze", (req, res) => {
+  router.post("/tasks/:taskId/freeze", async (req, res) => {
     const { accountId } = authOf(res);
-    const row = requireOwnTask(deps.db, accountId, req.params.taskId);
+    const row = await requireOwnTask(deps.db, accountId, req.params.taskId);
     requireNoBody(req, "POST /v1/tasks/{task_id}/freeze");
-    res.json(taskView(deps.db, freezeTask(row, context(accountId)), accountId));
+    res.json(await taskView(deps.db, await freezeTask(row, context(accountId)), accountId));
   });
 
-  router.post("/tasks/:taskId/revise", (req, res) => {
+  router.post("/tasks/:taskId/revise", async (req, res) => {
     const { accountId } = authOf(res);
-    const row = requireOwnTask(deps.db, accountId, req.params.taskId);
+    const row = await requireOwnTask(deps.db, accountId, req.params.taskId);
     requireNoBody(req, "POST /v1/tasks/{task_id}/revise");
-    res.status(201).json(taskView(deps.db, reviseTask(row, context(accountId)), accountId));
+    res.status(201).json(await taskView(deps.db, await reviseTask(row, context(accountId)), accountId));
   });
 
   return router;

@@ -10,10 +10,10 @@ import { parseQuery } from "../validate-request.js";
 export function usageRouter(deps: CompiledApiDeps): Router {
   const router = Router();
 
-  router.get("/usage", (req, res) => {
+  router.get("/usage", async (req, res) => {
     const { accountId } = authOf(res);
     const { period } = parseQuery(UsageQuery, req);
-    const usage = computeUsage(deps.db, deps.pins, accountId, period);
+    const usage = await computeUsage(deps.db, deps.pins, accountId, period);
     res.json({
       object: "usage",
       period,
@@ -22,7 +22,7 @@ export function usageRouter(deps: CompiledApiDeps): Router {
       usd_total: usage.usdTotal,
       operator_reset_s: usage.operatorResetS,
       operator_label_s: usage.operatorLabelS,
-      budget: budgetView(getBudget(deps.db, accountId), usage.usdTotal),
+      budget: budgetView(await getBudget(deps.db, accountId), usage.usdTotal),
     });
   });
 

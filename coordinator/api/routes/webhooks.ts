@@ -20,24 +20,24 @@ export function webhooksRouter(deps: CompiledApiDeps): Router {
     const refused = await refusedDestination(body.url, { allowLoopback: deps.webhooksAllowLoopback });
     if (refused) throw new AssayError("contract_validation_failed", `url ${JSON.stringify(body.url)} cannot receive webhooks: ${refused}; register a receiver on a public address`);
     const endpoint = { url: body.url, events: [...new Set(body.events)], description: body.description ?? null };
-    const row = insertEndpoint(deps.db, authOf(res).accountId, endpoint, deps.clock());
+    const row = await insertEndpoint(deps.db, authOf(res).accountId, endpoint, deps.clock());
     res.status(201).json(endpointView(row, true));
   });
 
-  router.get("/webhooks", (_req, res) => {
-    res.json({ object: "list", url: "/v1/webhooks", data: listEndpoints(deps.db, authOf(res).accountId).map((row) => endpointView(row)) });
+  router.get("/webhooks", async (_req, res) => {
+    res.json({ object: "list", url: "/v1/webhooks", data: (await listEndpoints(deps.db, authOf(res).accountId)).map((row) => endpointView(row)) });
   });
 
-  router.delete("/webhooks/:endpointId", (req, res) => {
-    const row = deleteEndpoint(deps.db, authOf(res).accountId, req.params.endpointId, deps.clock());
+  router.delete("/webhooks/:endpointId", async (req, res) => {
+    const row = await deleteEndpoint(deps.db, authOf(res).accountId, req.params.endpointId, deps.clock());
     if (!row) throw new AssayError("not_found", `no webhook endpoint ${JSON.stringify(req.params.endpointId)} on this account`);
     res.json(endpointView(row));
   });
 
-  router.get("/webhooks/:endpointId/deliveries", (req, res) => {
-    const endpoint = getEndpoint(deps.db, authOf(res).accountId, req.params.endpointId);
+  router.get("/webhooks/:endpointId/deliveries", async (req, res) => {
+    const endpoint = await getEndpoint(deps.db, authOf(res).accountId, req.params.endpointId);
     if (!endpoint) throw new AssayError("not_found", `no webhook endpoint ${JSON.stringify(req.params.endpointId)} on this account`);
-    res.json({ object: "list", url: `/v1/webhooks/${endpoint.id}/deliveries`, data: listDeliveries(deps.db, endpoint.id).map(deliveryView) });
+    res.json({ object: "list", url: `/v1/webhooks/${endpoint.id}/deliveries`, data: (await listDeliveries(deps.db, endpoint.id)).map(deliveryView) });
   });
 
   return router;

@@ -53,7 +53,7 @@ export function exportsSection(run, { signal, cleanup }) {
         when(x.expires_at),
         x.status === "ready" && x.download_url ? downloadButton(x) : "",
       ]), { empty: "No exports yet." }));
-      if (exports.data.some((x) => x.status === "preparing")) timer = setTimeout(load, POLL_MS);
+      if (exports.data.some((x) => x.status === "preparing")) timer = setTimeout(() => void load(), POLL_MS);
     } catch (error) {
       if (!signal.aborted) errors.show(error);
     }
