@@ -49,6 +49,11 @@ export interface CoordinatorOptions {
    */
   databaseUrl?: string;
   /**
+   * Connections the coordinator keeps to PostgreSQL (ASSAY_DATABASE_POOL_SIZE): each transaction holds
+   * one for its life, statements outside a transaction take any. Default 10; 1..100. Unused on SQLite.
+   */
+  databasePoolSize: number;
+  /**
    * Where recordings, videos, exports and models are kept (docs/storage.md): unset, files under
    * `<dataDir>/artifacts`; `s3://bucket/prefix`, objects in that bucket (upload spools stay under
    * `<dataDir>`). Default unset.
@@ -144,6 +149,9 @@ export interface ExportOptions {
   queuedPerAccount: number;
 }
 
+/** PostgreSQL connections per coordinator unless ASSAY_DATABASE_POOL_SIZE says otherwise. */
+export const DEFAULT_DATABASE_POOL_SIZE = 10;
+
 export const EXPORT_DEFAULTS: ExportOptions = {
   concurrency: 1, availabilityMs: 7 * 24 * 3_600_000, pendingUploadWaitMs: 10 * 60_000, sweepMs: 60_000, queuedPerAccount: DEFAULT_EXPORTS_QUEUED_PER_ACCOUNT,
 };
@@ -161,7 +169,7 @@ type RawCoordinatorOptions = Partial<Omit<CoordinatorOptions, "queueWindowsMs" |
 };
 
 const KNOWN = new Set([
-  "host", "port", "grpcPort", "dataDir", "databaseUrl", "artifactsUrl", "s3", "apiKey", "publicUrl", "internalUrl", "streamsUrl", "installationsPath",
+  "host", "port", "grpcPort", "dataDir", "databaseUrl", "databasePoolSize", "artifactsUrl", "s3", "apiKey", "publicUrl", "internalUrl", "streamsUrl", "installationsPath",
   "rateLimits", "queueWindowsMs", "queueCheckIntervalMs", "webhooks", "retentionSweepMs", "priorRefitMs", "quoteValidityMs", "exports", "iceServers",
   "modelMirror", "models", "preflightTimeoutMs", "webhooksAllowLoopback", "connections", "trustedProxies", "connectionCaps", "liveRecheckMs",
   "attentionPageMs",
@@ -183,6 +191,10 @@ export function compileCoordinatorOptions(raw: RawCoordinatorOptions = {}): Coor
   }
   if (raw.databaseUrl !== undefined && !/^postgres(ql)?:\/\/[^/\s]+\/[^/\s]+$/.test(raw.databaseUrl)) {
     throw new Error(`ASSAY_DATABASE_URL must be a PostgreSQL URL, postgres://user:password@host:5432/database, or "embedded" (npm start: a PostgreSQL kept in the data dir); got "${redactPassword(raw.databaseUrl)}"`);
+  }
+  const databasePoolSize = raw.databasePoolSize ?? DEFAULT_DATABASE_POOL_SIZE;
+  if (!Number.isInteger(databasePoolSize) || databasePoolSize < 1 || databasePoolSize > 100) {
+    throw new Error(`ASSAY_DATABASE_POOL_SIZE must be a whole number of connections from 1 to 100; got ${databasePoolSize}`);
   }
   // Refused here, before anything starts, with the message naming the value.
   parseStoreUrl(raw.artifactsUrl);
@@ -238,6 +250,7 @@ export function compileCoordinatorOptions(raw: RawCoordinatorOptions = {}): Coor
     grpcPort,
     dataDir: resolve(raw.dataDir ?? ".assay"),
     databaseUrl: raw.databaseUrl,
+    databasePoolSize,
     artifactsUrl: raw.artifactsUrl || undefined,
     s3: raw.s3 ?? {},
     apiKey: raw.apiKey,

@@ -180,7 +180,7 @@ export interface RunningCoordinator {
 
 export async function startCoordinator(options: CoordinatorOptions): Promise<RunningCoordinator> {
   const objects = objectStoreOf(options);
-  const db = await openDatabase(databaseLocation(options));
+  const db = await openDatabase(databaseLocation(options), { poolSize: options.databasePoolSize });
   const admin = await ensureAdminKey(db, { apiKey: options.apiKey });
   await seedTasks(db);
   const operator = await ensureOperatorKey(db, CATALOG_ACCOUNT_ID);

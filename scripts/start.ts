@@ -151,6 +151,8 @@ async function main(): Promise<void> {
       // postgres://user:password@host:5432/database: the store on PostgreSQL (several coordinators may share it);
       // "embedded" (above) starts or joins one kept in the data dir.
       databaseUrl: (!embeddedDatabase && process.env.ASSAY_DATABASE_URL) || undefined,
+      // Connections to PostgreSQL (each transaction holds one while it runs); default 10.
+      databasePoolSize: process.env.ASSAY_DATABASE_POOL_SIZE ? intFromEnv("ASSAY_DATABASE_POOL_SIZE", 10) : undefined,
       // s3://bucket/prefix keeps recordings, exports and models in a bucket reached with the usual AWS_* variables.
       artifactsUrl: process.env.ASSAY_ARTIFACTS_URL || undefined,
       s3: process.env.ASSAY_ARTIFACTS_URL ? s3ConnectionFromEnv(process.env) : undefined,
