@@ -70,12 +70,13 @@ export function createBudgetGuard(options: BudgetGuardOptions): BudgetGuard {
   const halt = (runId: string, code: "budget_exceeded" | "monthly_budget_exceeded", message: string) => lifecycle.end(db, runId, { status: "stopped", code, message });
   const now = options.now ?? (() => new Date());
 
-  async function moneyOf(runId: string): Promise<RunMoney | undefined> {
-    const run = await getRun(db, runId);
+  /** `on`: where to read: the database, or the caller's transaction (the scheduler's, under the run's lock). */
+  async function moneyOf(runId: string, on: Db = db): Promise<RunMoney | undefined> {
+    const run = await getRun(on, runId);
     if (!run) return undefined;
     const contexts: MeterContext[] = run.units.map((unit) => unitMeterContext(pins, unit, run.priority, `run ${run.id} unit ${unit.key}`));
     const perEpisodeUsd = contexts.map((context) => episodeEstimateUsd(run.plan, context));
-    const episodes = await listEpisodeRecords(db, runId);
+    const episodes = await listEpisodeRecords(on, runId);
     const estimateOf = (e: EpisodeRecord) => perEpisodeUsd[e.unit];
     const max = run.request.max_budget_usd;
     return {
@@ -107,17 +108,17 @@ export function createBudgetGuard(options: BudgetGuardOptions): BudgetGuard {
   }
 
   /** The run's cap, without reading its episodes: most runs have none, and a run may have 10,000 episodes. */
-  async function capOf(runId: string): Promise<{ accountId: string; capped: boolean } | undefined> {
-    const run = await getRun(db, runId);
+  async function capOf(runId: string, on: Db = db): Promise<{ accountId: string; capped: boolean } | undefined> {
+    const run = await getRun(on, runId);
     return run ? { accountId: run.accountId, capped: typeof run.request.max_budget_usd === "number" } : undefined;
   }
 
   return {
-    async episodeAllowance(runId, next) {
-      const cap = await capOf(runId);
+    async episodeAllowance(runId, next, on = db) {
+      const cap = await capOf(runId, on);
       if (!cap) return 0;
       if (!cap.capped) return Infinity;
-      const m = await moneyOf(runId);
+      const m = await moneyOf(runId, on);
       return m ? allowanceOf(m, next) : 0;
     },
     async afterEpisodeMetered(runId) {

@@ -35,9 +35,11 @@ export interface AssignmentBudget {
   /**
    * How many episodes of the run may be assigned now; Infinity when nothing caps it. With `next`
    * (pending episodes in the order they are offered): how many of its first ones fit, each priced
-   * at its unit's rates; without: counted over the run's pending episodes by index.
+   * at its unit's rates; without: counted over the run's pending episodes by index. `on`: the
+   * transaction to read in when the caller holds one (the store refuses a root statement inside it);
+   * default the database.
    */
-  episodeAllowance(runId: string, next?: ReadonlyArray<{ unit: number | null }>): Promise<number>;
+  episodeAllowance(runId: string, next?: ReadonlyArray<{ unit: number | null }>, on?: Db): Promise<number>;
   /** An episode of the run finished or was interrupted: its time is metered (may halt the run). */
   afterEpisodeMetered(runId: string): Promise<void>;
 }
@@ -236,7 +238,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
       // Another coordinator on the database may have spent the run's room since this pass read
       // it; under the run's lock the check is exact.
       const capped = options.budget && typeof (run.request as { max_budget_usd?: unknown }).max_budget_usd === "number";
-      if (capped && await options.budget!.episodeAllowance(run.id, [offered.row]) < 1) return null;
+      if (capped && await options.budget!.episodeAllowance(run.id, [offered.row], tx) < 1) return null;
       const next = await assignEpisode(tx, episodeId, cellId, at);
       if (next !== null) await lifecycle.scheduled(tx, run.id, cellId);
       return next;
