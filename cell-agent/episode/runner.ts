@@ -218,11 +218,259 @@ export async function runEpisode(ctx: EpisodeContext): Promise<EpisodeResult> {
     torqueEnabled = true;
     throwIfAborted(signal);
 
+    const contract = contractOf(assignment.policy);
+    const detector = new EventDetector({
+      nominalZM: Object.fromEntries(Object.entries(assignment.task.initialConditions).map(([name, c]) => [name, c.pose[2]])),
+    });
+    const periodNs = BigInt(Math.round(1e9 / assignment.controlRateHz));
+    const cameraPeriodNs = new Map(hardware.cameras.map((c) => [c.name, BigInt(Math.round(1e9 / c.rateHz))]));
+    const nextCaptureNs = new Map<string, bigint>();
     const frames = new Map<string, CameraFrame>();
     cameraSkew = new CameraSkewStats();
-    const { successAtS, policyFailure, safetyStop, idleEnded } = await controlLoop(ctx, {
-      policy, envelope, recorder, videos, events, interventions, frames, cameraSkew, hold, actOrHold, elapsedS, startClock: () => (loopStartNs = clock.nowNs()),
-    });
+    /** The previous step's events from the monitor's status: already recorded, fed to the monitor with this step. */
+    let fedBack: EpisodeEvent[] = [];
+    let successAtS: number | undefined;
+    let busErrors = 0;
+    let policyFailure: string | undefined;
+    /** Why the safety envelope's stop rule ended the episode (failure cluster safety_limit). */
+    let safetyStop: string | undefined;
+    const stall = new StallDetector();
+    // The idle end: a robot that stands still with the task unfinished is not going to finish it; ending
+    // the episode there saves the robot's time (runs with interventions ask a person instead: the stall above).
+    const idle = assignment.idleEndS > 0 && assignment.interventions === "none" ? new StallDetector(assignment.idleEndS) : undefined;
+    let idleEnded = false;
+    const operator = ctx.interventionGate && assignment.interventions !== "none"
+      ? new OperatorInterventions({ gate: ctx.interventionGate, episodeId, plan: plan.reset, elapsedS, worldHands: hardware.intervention })
+      : undefined;
+    /** Episode seconds the episode was paused for a person: not the policy's time (max_duration_s leaves them out). */
+    let heldS = 0;
+    const record = (event: EpisodeEvent) => {
+      events.push(event);
+      recorder.event(clock.nowNs(), event);
+    };
+    /** Asks the cell for a hand in the scene, records it, and returns the intervention's event. */
+    const intervene = async (kind: InterventionKind, tS: number): Promise<EpisodeEvent> => {
+      if (!hardware.intervention) {
+        return { tS, name: `intervention_unavailable:${kind}`, detail: "this cell has no intervention hook (no technician on hand); the episode goes on untouched" };
+      }
+      try {
+        const { durationS, detail } = await hardware.intervention.intervene(kind, plan.reset);
+        interventions.push({ t_s: tS, kind, detail, duration_s: durationS });
+        return { tS, name: `intervention:${kind}`, detail };
+      } catch (error) {
+        return { tS, name: `intervention_failed:${kind}`, detail: (error as Error).message };
+      }
+    };
+    /**
+     * One read of an instrument: a failure leaves the frame without it; MAX_INSTRUMENT_MISSES_IN_A_ROW
+     * in a row mark it lost and, when the task reads it, end the episode as unscorable.
+     */
+    const misses = new Map<string, number>();
+    const lost = new Set<string>();
+    const instrumentRead = async <T>(kind: string, read: (() => Promise<T>) | undefined): Promise<T | undefined> => {
+      if (!read || lost.has(kind)) return undefined;
+      try {
+        const value = await read();
+        misses.set(kind, 0);
+        return value;
+      } catch (error) {
+        const count = (misses.get(kind) ?? 0) + 1;
+        misses.set(kind, count);
+        if (count < MAX_INSTRUMENT_MISSES_IN_A_ROW) return undefined;
+        const detail = `instrument ${kind} stopped answering (${count} failed reads in a row: ${(error as Error).message})`;
+        lost.add(kind);
+        ctx.onInstrumentLost?.({ kind, name: "" }, detail);
+        if (!ctx.scoredInstruments || ctx.scoredInstruments.includes(kind)) {
+          throw new EpisodeAbort("instrument_lost", `${detail}; the task's predicates read it, so this attempt cannot be scored and is run again`, { kind, name: "" });
+        }
+        return undefined;
+      }
+    };
+    const lateness = new MissedPeriodMonitor({ limit: ctx.missedPeriodLimit });
+    loopStartNs = clock.nowNs();
+    let deadlineNs = loopStartNs;
+
+    for (;;) {
+      throwIfAborted(signal);
+      const nowNs = clock.nowNs();
+      metrics.controlJitterS.observe(Math.max(0, Number(nowNs - deadlineNs) / 1e9));
+      const tS = Number(nowNs - loopStartNs) / 1e9;
+      /** This step's own events (protective stop, policy error): recorded and fed to the monitor with this step. */
+      const stepEvents: EpisodeEvent[] = [];
+
+      let joints: JointState | undefined;
+      let gripper: { opening: number; holding: boolean } | undefined;
+      let wrench: Wrench | undefined;
+      let poses: { tNs: bigint; poses: ObjectPose[] } | undefined;
+      try {
+        [joints, gripper, wrench, poses] = await Promise.all([
+          motors.readState(),
+          instrumentRead("gripper_state", hardware.gripper?.read.bind(hardware.gripper)),
+          instrumentRead("ft_wrist", hardware.wristFt?.read.bind(hardware.wristFt)),
+          instrumentRead("mocap", hardware.mocap?.readPoses.bind(hardware.mocap)),
+        ]);
+        busErrors = 0;
+      } catch (error) {
+        if (error instanceof EpisodeAbort) throw error; // instrument_lost: not a bus error
+        metrics.busErrors.inc();
+        if (++busErrors >= MAX_BUS_ERRORS_IN_A_ROW) throw new EpisodeAbort("hardware_fault", `sensor reads failed ${busErrors} times in a row: ${(error as Error).message}`);
+      }
+      if (joints) {
+        recorder.jointStates(nowNs, joints);
+        ctx.live?.joints(joints.positionRad);
+      }
+      if (wrench) recorder.wrench(nowNs, wrench);
+      if (poses) recorder.objectPoses(nowNs, poses.tNs, poses.poses);
+
+      const captured = new Set<string>();
+      // Every camera due this step is asked at once, so their frames are as close together as the devices allow.
+      const dueCameras = hardware.cameras.filter((camera) => nowNs >= (nextCaptureNs.get(camera.name) ?? nowNs));
+      const dueFrames = await Promise.all(dueCameras.map((camera) => camera.capture()));
+      dueCameras.forEach((camera, i) => {
+        const frame = dueFrames[i]!;
+        const due = nextCaptureNs.get(camera.name) ?? nowNs;
+        frames.set(camera.name, frame);
+        captured.add(camera.name);
+        recorder.camera(nowNs, camera.name, frame);
+        ctx.live?.frame(camera.name, frame);
+        const period = cameraPeriodNs.get(camera.name)!;
+        nextCaptureNs.set(camera.name, due + period > nowNs ? due + period : nowNs + period);
+      });
+      if (dueCameras.length > 1) {
+        const captureNs = new Map(dueCameras.map((camera, i) => [camera.name, dueFrames[i]!.tNs]));
+        recorder.cameraSync(nowNs, captureNs);
+        cameraSkew.add(captureNs);
+      }
+      // Every camera's video gets each frame it captured: one video frame per captured frame.
+      for (const camera of captured) await videos.addFrame(camera, frames.get(camera)!);
+
+      if (policyFailure === undefined) {
+        try {
+          const observation = buildObservation(contract, { tNs: nowNs, joints, gripperOpening: gripper?.opening, wrench, frames, instruction: plan.instruction });
+          const targets = await actOrHold(policy, observation);
+          throwIfAborted(signal); // never command the motors after an e-stop or abort
+          const { decision, startsHold } = lateness.step(clock.nowNs() - (deadlineNs + periodNs), periodNs);
+          if (decision !== "act") {
+            // The action is more than a period old: never send it.
+            if (decision === "hold" && joints) await hold(joints.positionRad);
+            if (startsHold) {
+              metrics.protectiveStops.inc({ cause: "missed_periods" });
+              stepEvents.push({ tS, name: protectiveStopEvent("missed_periods"), detail: `${ctx.missedPeriodLimit ?? 3} control steps in a row finished more than one period late; holding position` });
+            }
+          } else if (targets === "hold") {
+            if (joints) await hold(joints.positionRad);
+          } else if (!Array.isArray(targets) || targets.length !== dof || !targets.every(Number.isFinite)) {
+            policyFailure = `the policy returned ${Array.isArray(targets) ? `${targets.length} targets` : typeof targets}, but ${ctx.robotModel} takes ${dof} finite joint targets (${motors.jointNames.join(", ")})`;
+          } else if (!envelope.canLimit(joints?.positionRad)) {
+            // No previous goal and no joint reading this step: the envelope has nothing to limit the step against,
+            // so nothing is sent (the arm stays where it is) rather than unchecked targets.
+          } else {
+            // The one place a policy's targets meet the safety envelope, on every kind of bus.
+            const safe = envelope.step(targets, joints?.positionRad);
+            if (safe.clamps.length > 0) {
+              for (const clamp of safe.clamps) metrics.safetyClamps.inc({ kind: clamp.kind });
+              stepEvents.push({ tS, name: "safety_clamp", detail: clampEventDetail(safe.clamps) });
+            }
+            if (safe.stop !== undefined) {
+              safetyStop = safe.stop;
+              metrics.protectiveStops.inc({ cause: "safety_limit" });
+              stepEvents.push({ tS, name: "safety_limit", detail: safe.stop });
+              if (joints) await hold(joints.positionRad);
+            } else {
+              await motors.writeGoalPositions(safe.commandRad).catch((error: Error) => {
+                metrics.busErrors.inc();
+                if (++busErrors >= MAX_BUS_ERRORS_IN_A_ROW) throw new EpisodeAbort("hardware_fault", `goal writes failed ${busErrors} times in a row: ${error.message}`);
+              });
+              recorder.jointTargets(nowNs, safe.commandRad);
+            }
+          }
+        } catch (error) {
+          if (error instanceof EpisodeAbort) throw error;
+          if (error instanceof PolicyEndpointTimeout) {
+            if (joints) await hold(joints.positionRad);
+            metrics.protectiveStops.inc({ cause: "policy_endpoint_timeout" });
+            const event = { tS, name: protectiveStopEvent("policy_endpoint_timeout"), detail: error.message };
+            events.push(event);
+            recorder.event(nowNs, event);
+            throw new EpisodeAbort("policy_endpoint_timeout", error.message);
+          }
+          policyFailure = `the policy's act() failed: ${(error as Error).message}`;
+        }
+        if (policyFailure !== undefined) stepEvents.push({ tS, name: "policy_error", detail: policyFailure });
+      }
+
+      const signals: Omit<SignalFrame, "events"> = {
+        tS,
+        poses: Object.fromEntries((poses?.poses ?? []).map((p) => [p.name, { x: p.positionM[0], y: p.positionM[1], z: p.positionM[2], yaw: yawOf(p.orientation) }])),
+        gripper,
+        ft: wrench ? { forceN: wrench.forceN, torqueNm: wrench.torqueNm } : undefined,
+        joints: joints ? Object.fromEntries(motors.jointNames.map((name, i) => [name, joints!.positionRad[i]])) : undefined,
+      };
+      const physical = detector.fromSignals(signals);
+      monitor.update({ ...signals, events: [...fedBack, ...stepEvents, ...physical].map((e) => e.name) });
+      const status = monitor.status();
+      const logical = detector.fromStatus(tS, status);
+      // Each event is recorded once, in the step it happened.
+      for (const event of [...stepEvents, ...physical, ...logical]) {
+        events.push(event);
+        recorder.event(nowNs, event);
+      }
+      // Events from the monitor's status reach the monitor with the next frame (not the recording again).
+      fedBack = logical;
+      if (status.success && successAtS === undefined) successAtS = tS;
+      if (policyFailure !== undefined || safetyStop !== undefined) break;
+      if (successAtS !== undefined && tS - successAtS >= SUCCESS_HOLD_S) break;
+      if (tS - heldS >= assignment.maxDurationS) break;
+      const fingertipM = poses?.poses.find((p) => p.name === "gripper")?.positionM;
+      if (idle?.update({ tS, jointsRad: joints?.positionRad, fingertipM, succeeded: status.success })) {
+        idleEnded = true;
+        record({ tS, name: "idle_end", detail: `the robot stood idle for ${assignment.idleEndS} s with the task unfinished (no joint moved more than ${JOINT_PROGRESS_RAD} rad, the fingertip less than ${FINGERTIP_PROGRESS_M * 1000} mm); the episode ends unsuccessful` });
+        break;
+      }
+
+      if (assignment.interventions !== "none" && interventions.length < MAX_INTERVENTIONS_PER_EPISODE && (!operator || operator.offers < MAX_INTERVENTIONS_PER_EPISODE)) {
+        const due = assignment.interventions === "on_stall"
+          ? stall.update({ tS, jointsRad: joints?.positionRad, fingertipM, succeeded: status.success })
+          : tS >= SCRIPTED_INTERVENTION_AT_S && interventions.length === 0 && !events.some((e) => e.name.endsWith(":scripted"));
+        if (due && operator) {
+          // A person is asked to come: no policy steps; the bus holds where the arm is until they are done.
+          if (joints) await hold(joints.positionRad);
+          else await holdPosition(motors).catch(() => metrics.busErrors.inc());
+          let attended: AttendOutcome;
+          try {
+            attended = await operator.attend(assignment.interventions, tS, signal);
+          } catch (error) {
+            throwIfAborted(signal);
+            throw new EpisodeAbort("operator_abort", `${(error as Error).message}; this attempt ends and runs again`);
+          }
+          if (attended.record) interventions.push(attended.record);
+          record(attended.event);
+          heldS += attended.pausedS;
+          throwIfAborted(signal);
+          deadlineNs = clock.nowNs();
+          stall.restart({ tS: elapsedS() });
+          envelope.restart();
+        } else if (due) {
+          const event = await intervene(assignment.interventions, tS);
+          events.push(event);
+          recorder.event(clock.nowNs(), event);
+          throwIfAborted(signal);
+          // The pause is the technician's, not a late control step: the schedule starts over.
+          deadlineNs = clock.nowNs();
+          stall.restart({ tS: elapsedS() });
+          envelope.restart();
+        }
+      }
+
+      deadlineNs += periodNs;
+      const afterNs = clock.nowNs();
+      if (afterNs > deadlineNs) {
+        const missed = (afterNs - deadlineNs) / periodNs + 1n;
+        metrics.missedPeriods.inc(Number(missed));
+        deadlineNs += missed * periodNs;
+      }
+      await clock.sleepUntil(deadlineNs);
+    }
 
     const evaluation = monitor.status();
     const success = successAtS !== undefined && policyFailure === undefined && safetyStop === undefined;
@@ -277,298 +525,4 @@ export async function runEpisode(ctx: EpisodeContext): Promise<EpisodeResult> {
 function throwIfAborted(signal: AbortSignal): void {
   const abort = abortOf(signal);
   if (abort) throw abort;
-}
-
-/** What the episode needs of runEpisode's own parts to run its control loop. */
-interface ControlLoopParts {
-  policy: PolicySession;
-  envelope: SafetyEnvelope;
-  recorder: McapRecorder;
-  videos: EpisodeVideos;
-  /** The episode's events and interventions so far: the loop appends to them. */
-  events: EpisodeEvent[];
-  interventions: InterventionRecord[];
-  /** Each camera's latest frame: the loop sets them. */
-  frames: Map<string, CameraFrame>;
-  cameraSkew: CameraSkewStats;
-  hold: (positionRad: readonly number[]) => Promise<void>;
-  actOrHold: (policy: PolicySession, observation: Observation) => Promise<number[] | "hold">;
-  elapsedS: () => number;
-  /** Starts the episode's clock (elapsedS counts from here) and returns its start. */
-  startClock: () => bigint;
-}
-
-/** How the control loop ended, for the episode's outcome. */
-interface ControlLoopEnd {
-  successAtS: number | undefined;
-  policyFailure: string | undefined;
-  safetyStop: string | undefined;
-  idleEnded: boolean;
-}
-
-/**
- * The control loop, from the episode's clock start to its end (success held, failure, time, idle).
- * A function of the module's own, not a closure made per episode nor part of runEpisode: V8 keeps
- * its optimized code for the life of the process. Inside runEpisode, TurboFan compiled the whole
- * episode (~10 KB of bytecode, 0.45-0.57 s of compile a time) and the episode's end deoptimized it;
- * as a closure made per episode, its optimized code went with the episode's closure at the next
- * GC. Either way it was compiled again every other episode (`--trace-opt`, scripts/bench/sim-cell.ts).
- */
-async function controlLoop(ctx: EpisodeContext, parts: ControlLoopParts): Promise<ControlLoopEnd> {
-  const { assignment, plan, hardware, monitor, metrics, signal } = ctx;
-  const { motors, clock } = hardware;
-  const dof = motors.jointNames.length;
-  const { policy, envelope, recorder, videos, events, interventions, frames, cameraSkew, hold, actOrHold, elapsedS, startClock } = parts;
-  const episodeId = assignment.episodeId;
-  const contract = contractOf(assignment.policy);
-  const detector = new EventDetector({
-    nominalZM: Object.fromEntries(Object.entries(assignment.task.initialConditions).map(([name, c]) => [name, c.pose[2]])),
-  });
-  const periodNs = BigInt(Math.round(1e9 / assignment.controlRateHz));
-  const cameraPeriodNs = new Map(hardware.cameras.map((c) => [c.name, BigInt(Math.round(1e9 / c.rateHz))]));
-  const nextCaptureNs = new Map<string, bigint>();
-  /** The previous step's events from the monitor's status: already recorded, fed to the monitor with this step. */
-  let fedBack: EpisodeEvent[] = [];
-  let successAtS: number | undefined;
-  let busErrors = 0;
-  let policyFailure: string | undefined;
-  /** Why the safety envelope's stop rule ended the episode (failure cluster safety_limit). */
-  let safetyStop: string | undefined;
-  const stall = new StallDetector();
-  // The idle end: a robot that stands still with the task unfinished is not going to finish it; ending
-  // the episode there saves the robot's time (runs with interventions ask a person instead: the stall above).
-  const idle = assignment.idleEndS > 0 && assignment.interventions === "none" ? new StallDetector(assignment.idleEndS) : undefined;
-  let idleEnded = false;
-  const operator = ctx.interventionGate && assignment.interventions !== "none"
-    ? new OperatorInterventions({ gate: ctx.interventionGate, episodeId, plan: plan.reset, elapsedS, worldHands: hardware.intervention })
-    : undefined;
-  /** Episode seconds the episode was paused for a person: not the policy's time (max_duration_s leaves them out). */
-  let heldS = 0;
-  const record = (event: EpisodeEvent) => {
-    events.push(event);
-    recorder.event(clock.nowNs(), event);
-  };
-  /** Asks the cell for a hand in the scene, records it, and returns the intervention's event. */
-  const intervene = async (kind: InterventionKind, tS: number): Promise<EpisodeEvent> => {
-    if (!hardware.intervention) {
-      return { tS, name: `intervention_unavailable:${kind}`, detail: "this cell has no intervention hook (no technician on hand); the episode goes on untouched" };
-    }
-    try {
-      const { durationS, detail } = await hardware.intervention.intervene(kind, plan.reset);
-      interventions.push({ t_s: tS, kind, detail, duration_s: durationS });
-      return { tS, name: `intervention:${kind}`, detail };
-    } catch (error) {
-      return { tS, name: `intervention_failed:${kind}`, detail: (error as Error).message };
-    }
-  };
-  /**
-   * One read of an instrument: a failure leaves the frame without it; MAX_INSTRUMENT_MISSES_IN_A_ROW
-   * in a row mark it lost and, when the task reads it, end the episode as unscorable.
-   */
-  const misses = new Map<string, number>();
-  const lost = new Set<string>();
-  const instrumentRead = async <T>(kind: string, read: (() => Promise<T>) | undefined): Promise<T | undefined> => {
-    if (!read || lost.has(kind)) return undefined;
-    try {
-      const value = await read();
-      misses.set(kind, 0);
-      return value;
-    } catch (error) {
-      const count = (misses.get(kind) ?? 0) + 1;
-      misses.set(kind, count);
-      if (count < MAX_INSTRUMENT_MISSES_IN_A_ROW) return undefined;
-      const detail = `instrument ${kind} stopped answering (${count} failed reads in a row: ${(error as Error).message})`;
-      lost.add(kind);
-      ctx.onInstrumentLost?.({ kind, name: "" }, detail);
-      if (!ctx.scoredInstruments || ctx.scoredInstruments.includes(kind)) {
-        throw new EpisodeAbort("instrument_lost", `${detail}; the task's predicates read it, so this attempt cannot be scored and is run again`, { kind, name: "" });
-      }
-      return undefined;
-    }
-  };
-  const lateness = new MissedPeriodMonitor({ limit: ctx.missedPeriodLimit });
-  const loopStartNs = startClock();
-  let deadlineNs = loopStartNs;
-
-  for (;;) {
-    throwIfAborted(signal);
-    const nowNs = clock.nowNs();
-    metrics.controlJitterS.observe(Math.max(0, Number(nowNs - deadlineNs) / 1e9));
-    const tS = Number(nowNs - loopStartNs) / 1e9;
-    /** This step's own events (protective stop, policy error): recorded and fed to the monitor with this step. */
-    const stepEvents: EpisodeEvent[] = [];
-
-    let joints: JointState | undefined;
-    let gripper: { opening: number; holding: boolean } | undefined;
-    let wrench: Wrench | undefined;
-    let poses: { tNs: bigint; poses: ObjectPose[] } | undefined;
-    try {
-      [joints, gripper, wrench, poses] = await Promise.all([
-        motors.readState(),
-        instrumentRead("gripper_state", hardware.gripper?.read.bind(hardware.gripper)),
-        instrumentRead("ft_wrist", hardware.wristFt?.read.bind(hardware.wristFt)),
-        instrumentRead("mocap", hardware.mocap?.readPoses.bind(hardware.mocap)),
-      ]);
-      busErrors = 0;
-    } catch (error) {
-      if (error instanceof EpisodeAbort) throw error; // instrument_lost: not a bus error
-      metrics.busErrors.inc();
-      if (++busErrors >= MAX_BUS_ERRORS_IN_A_ROW) throw new EpisodeAbort("hardware_fault", `sensor reads failed ${busErrors} times in a row: ${(error as Error).message}`);
-    }
-    if (joints) {
-      recorder.jointStates(nowNs, joints);
-      ctx.live?.joints(joints.positionRad);
-    }
-    if (wrench) recorder.wrench(nowNs, wrench);
-    if (poses) recorder.objectPoses(nowNs, poses.tNs, poses.poses);
-
-    const captured = new Set<string>();
-    // Every camera due this step is asked at once, so their frames are as close together as the devices allow.
-    const dueCameras = hardware.cameras.filter((camera) => nowNs >= (nextCaptureNs.get(camera.name) ?? nowNs));
-    const dueFrames = await Promise.all(dueCameras.map((camera) => camera.capture()));
-    dueCameras.forEach((camera, i) => {
-      const frame = dueFrames[i]!;
-      const due = nextCaptureNs.get(camera.name) ?? nowNs;
-      frames.set(camera.name, frame);
-      captured.add(camera.name);
-      recorder.camera(nowNs, camera.name, frame);
-      ctx.live?.frame(camera.name, frame);
-      const period = cameraPeriodNs.get(camera.name)!;
-      nextCaptureNs.set(camera.name, due + period > nowNs ? due + period : nowNs + period);
-    });
-    if (dueCameras.length > 1) {
-      const captureNs = new Map(dueCameras.map((camera, i) => [camera.name, dueFrames[i]!.tNs]));
-      recorder.cameraSync(nowNs, captureNs);
-      cameraSkew.add(captureNs);
-    }
-    // Every camera's video gets each frame it captured: one video frame per captured frame.
-    for (const camera of captured) await videos.addFrame(camera, frames.get(camera)!);
-
-    if (policyFailure === undefined) {
-      try {
-        const observation = buildObservation(contract, { tNs: nowNs, joints, gripperOpening: gripper?.opening, wrench, frames, instruction: plan.instruction });
-        const targets = await actOrHold(policy, observation);
-        throwIfAborted(signal); // never command the motors after an e-stop or abort
-        const { decision, startsHold } = lateness.step(clock.nowNs() - (deadlineNs + periodNs), periodNs);
-        if (decision !== "act") {
-          // The action is more than a period old: never send it.
-          if (decision === "hold" && joints) await hold(joints.positionRad);
-          if (startsHold) {
-            metrics.protectiveStops.inc({ cause: "missed_periods" });
-            stepEvents.push({ tS, name: protectiveStopEvent("missed_periods"), detail: `${ctx.missedPeriodLimit ?? 3} control steps in a row finished more than one period late; holding position` });
-          }
-        } else if (targets === "hold") {
-          if (joints) await hold(joints.positionRad);
-        } else if (!Array.isArray(targets) || targets.length !== dof || !targets.every(Number.isFinite)) {
-          policyFailure = `the policy returned ${Array.isArray(targets) ? `${targets.length} targets` : typeof targets}, but ${ctx.robotModel} takes ${dof} finite joint targets (${motors.jointNames.join(", ")})`;
-        } else if (!envelope.canLimit(joints?.positionRad)) {
-          // No previous goal and no joint reading this step: the envelope has nothing to limit the step against,
-          // so nothing is sent (the arm stays where it is) rather than unchecked targets.
-        } else {
-          // The one place a policy's targets meet the safety envelope, on every kind of bus.
-          const safe = envelope.step(targets, joints?.positionRad);
-          if (safe.clamps.length > 0) {
-            for (const clamp of safe.clamps) metrics.safetyClamps.inc({ kind: clamp.kind });
-            stepEvents.push({ tS, name: "safety_clamp", detail: clampEventDetail(safe.clamps) });
-          }
-          if (safe.stop !== undefined) {
-            safetyStop = safe.stop;
-            metrics.protectiveStops.inc({ cause: "safety_limit" });
-            stepEvents.push({ tS, name: "safety_limit", detail: safe.stop });
-            if (joints) await hold(joints.positionRad);
-          } else {
-            await motors.writeGoalPositions(safe.commandRad).catch((error: Error) => {
-              metrics.busErrors.inc();
-              if (++busErrors >= MAX_BUS_ERRORS_IN_A_ROW) throw new EpisodeAbort("hardware_fault", `goal writes failed ${busErrors} times in a row: ${error.message}`);
-            });
-            recorder.jointTargets(nowNs, safe.commandRad);
-          }
-        }
-      } catch (error) {
-        if (error instanceof EpisodeAbort) throw error;
-        if (error instanceof PolicyEndpointTimeout) {
-          if (joints) await hold(joints.positionRad);
-          metrics.protectiveStops.inc({ cause: "policy_endpoint_timeout" });
-          const event = { tS, name: protectiveStopEvent("policy_endpoint_timeout"), detail: error.message };
-          events.push(event);
-          recorder.event(nowNs, event);
-          throw new EpisodeAbort("policy_endpoint_timeout", error.message);
-        }
-        policyFailure = `the policy's act() failed: ${(error as Error).message}`;
-      }
-      if (policyFailure !== undefined) stepEvents.push({ tS, name: "policy_error", detail: policyFailure });
-    }
-
-    const signals: Omit<SignalFrame, "events"> = {
-      tS,
-      poses: Object.fromEntries((poses?.poses ?? []).map((p) => [p.name, { x: p.positionM[0], y: p.positionM[1], z: p.positionM[2], yaw: yawOf(p.orientation) }])),
-      gripper,
-      ft: wrench ? { forceN: wrench.forceN, torqueNm: wrench.torqueNm } : undefined,
-      joints: joints ? Object.fromEntries(motors.jointNames.map((name, i) => [name, joints!.positionRad[i]])) : undefined,
-    };
-    const physical = detector.fromSignals(signals);
-    monitor.update({ ...signals, events: [...fedBack, ...stepEvents, ...physical].map((e) => e.name) });
-    const status = monitor.status();
-    const logical = detector.fromStatus(tS, status);
-    // Each event is recorded once, in the step it happened.
-    for (const event of [...stepEvents, ...physical, ...logical]) {
-      events.push(event);
-      recorder.event(nowNs, event);
-    }
-    // Events from the monitor's status reach the monitor with the next frame (not the recording again).
-    fedBack = logical;
-    if (status.success && successAtS === undefined) successAtS = tS;
-    if (policyFailure !== undefined || safetyStop !== undefined) return { successAtS, policyFailure, safetyStop, idleEnded };
-    if (successAtS !== undefined && tS - successAtS >= SUCCESS_HOLD_S) return { successAtS, policyFailure, safetyStop, idleEnded };
-    if (tS - heldS >= assignment.maxDurationS) return { successAtS, policyFailure, safetyStop, idleEnded };
-    const fingertipM = poses?.poses.find((p) => p.name === "gripper")?.positionM;
-    if (idle?.update({ tS, jointsRad: joints?.positionRad, fingertipM, succeeded: status.success })) {
-      idleEnded = true;
-      record({ tS, name: "idle_end", detail: `the robot stood idle for ${assignment.idleEndS} s with the task unfinished (no joint moved more than ${JOINT_PROGRESS_RAD} rad, the fingertip less than ${FINGERTIP_PROGRESS_M * 1000} mm); the episode ends unsuccessful` });
-      return { successAtS, policyFailure, safetyStop, idleEnded };
-    }
-
-    if (assignment.interventions !== "none" && interventions.length < MAX_INTERVENTIONS_PER_EPISODE && (!operator || operator.offers < MAX_INTERVENTIONS_PER_EPISODE)) {
-      const due = assignment.interventions === "on_stall"
-        ? stall.update({ tS, jointsRad: joints?.positionRad, fingertipM, succeeded: status.success })
-        : tS >= SCRIPTED_INTERVENTION_AT_S && interventions.length === 0 && !events.some((e) => e.name.endsWith(":scripted"));
-      if (due && operator) {
-        // A person is asked to come: no policy steps; the bus holds where the arm is until they are done.
-        if (joints) await hold(joints.positionRad);
-        else await holdPosition(motors).catch(() => metrics.busErrors.inc());
-        let attended: AttendOutcome;
-        try {
-          attended = await operator.attend(assignment.interventions, tS, signal);
-        } catch (error) {
-          throwIfAborted(signal);
-          throw new EpisodeAbort("operator_abort", `${(error as Error).message}; this attempt ends and runs again`);
-        }
-        if (attended.record) interventions.push(attended.record);
-        record(attended.event);
-        heldS += attended.pausedS;
-        throwIfAborted(signal);
-        deadlineNs = clock.nowNs();
-        stall.restart({ tS: elapsedS() });
-        envelope.restart();
-      } else if (due) {
-        const event = await intervene(assignment.interventions, tS);
-        events.push(event);
-        recorder.event(clock.nowNs(), event);
-        throwIfAborted(signal);
-        // The pause is the technician's, not a late control step: the schedule starts over.
-        deadlineNs = clock.nowNs();
-        stall.restart({ tS: elapsedS() });
-        envelope.restart();
-      }
-    }
-
-    deadlineNs += periodNs;
-    const afterNs = clock.nowNs();
-    if (afterNs > deadlineNs) {
-      const missed = (afterNs - deadlineNs) / periodNs + 1n;
-      metrics.missedPeriods.inc(Number(missed));
-      deadlineNs += missed * periodNs;
-    }
-    await clock.sleepUntil(deadlineNs);
-  }
 }
