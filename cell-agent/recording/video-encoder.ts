@@ -9,8 +9,10 @@
  *   encodes as they are. Against the JPEGs this spares ffmpeg the JPEG decode and swscale's
  *   full-to-limited range conversion, and x264 encodes noise-free pixels instead of JPEG block
  *   artefacts (half the bits at the same CRF, and less work): scripts/bench/render.ts measures both.
- *   Two frame buffers are reused in turn (a frame is 460 KiB at 640 x 480); a buffer is filled again
- *   only once the pipe has taken its previous frame, which also bounds what waits in the pipe.
+ *   Two frame buffers are reused in turn (a frame is 460 KiB at 640 x 480); a buffer goes into the
+ *   pipe again only once the pipe has taken its previous frame, which also bounds what waits in the
+ *   pipe. A frame that comes while both are in the pipe is converted into a third, spare buffer that
+ *   then trades places with the one the pipe took: nothing is allocated or copied per frame.
  * - `jpeg` otherwise (`-f jpeg_pipe`): a real camera's MJPEG goes to ffmpeg as it came, never decoded
  *   in JavaScript (~13 ms a 640 x 480 frame), and the pipe carries ~16 KB a frame.
  *
@@ -44,6 +46,8 @@ export class VideoEncoder {
   private input: VideoInput;
   /** yuv420p only: the frame buffers, each with the pipe's promise to have taken its last frame. */
   private readonly rawBuffers: Array<{ data: Uint8Array; inPipe: boolean; taken: Promise<void> }> = [];
+  /** yuv420p only: a frame converted while both buffers are in the pipe waits here, then trades places with the one the pipe took. */
+  private spare: Uint8Array | undefined;
   private converter: Yuv420pConverter | undefined;
 
   /** `path` is the final file name; ffmpeg writes `<path>.part`. `input`: what the pipe carries (default `auto`). */
@@ -118,11 +122,14 @@ export class VideoEncoder {
       if (!rgb || rgb.byteLength !== width * height * 3) return;
       const slot = this.rawSlot(width, height);
       if (slot.inPipe) {
-        // ffmpeg is two frames behind: wait for it, keeping a copy of pixels the camera only lent
-        // (they are its buffer until its next capture).
-        const pixels = rgb.slice();
+        // ffmpeg is two frames behind: convert now into the spare buffer (the camera only lends its
+        // pixels until its next capture), wait for the pipe, then swap the spare with the buffer it took.
+        const converted = this.spare ?? new Uint8Array(yuv420pSize(width, height));
+        this.spare = undefined;
+        this.converter!.convert(rgb, converted);
         await slot.taken;
-        this.converter!.convert(pixels, slot.data);
+        this.spare = slot.data;
+        slot.data = converted;
       } else {
         this.converter!.convert(rgb, slot.data);
       }
