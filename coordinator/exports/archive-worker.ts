@@ -113,6 +113,8 @@ export function createArchiveWorker(options: ArchiveWorkerOptions): ArchiveWorke
 
   const settleIdle = async () => {
     if (inFlight.size > 0 || (!stopped && (await queued()).length > 0)) return;
+    // Read again after the await: a pump may have started a job meanwhile, which queued() then left out as in flight.
+    if (inFlight.size > 0) return;
     const waiters = idleWaiters;
     idleWaiters = [];
     for (const resolve of waiters) resolve();
@@ -159,7 +161,8 @@ export function createArchiveWorker(options: ArchiveWorkerOptions): ArchiveWorke
   const pumping = singleFlight(async () => {
     if (stopped) return;
     for (const { kind, row } of await queued()) {
-      if (inFlight.size >= concurrency) break;
+      // A stop that came while the queue was read starts nothing more (it waits for this pump, then the jobs).
+      if (stopped || inFlight.size >= concurrency) break;
       lastStarted.set(row.account_id, starts++);
       const job = runOne(kind, row.id).finally(() => {
         inFlight.delete(row.id);
@@ -209,8 +212,11 @@ export function createArchiveWorker(options: ArchiveWorkerOptions): ArchiveWorke
       if (leaseTimer) clearTimeout(leaseTimer);
       leaseTimer = undefined;
       abort.abort(new Error("the coordinator is stopping"));
-      await Promise.allSettled([...inFlight.values(), sweeping]);
+      // The pump first: a job it started while the store was being read must be awaited too, or it would claim its
+      // row (a lease) after this returned and the store closed, and the next start would skip the row until the
+      // lease ran out.
       await pumping.idle();
+      await Promise.allSettled([...inFlight.values(), sweeping]);
       await settleIdle();
     },
     idle() {
