@@ -103,10 +103,13 @@ async function onFinished(ctx: LinkContext, tx: Tx, cellId: string, finished: Ep
   tx.afterCommit(() => {
     // A cell still running the newer attempt stays assigned until it reports that attempt.
     if (holder !== cellId && ctx.registry.assignedEpisodeOf(cellId) === episode.id) ctx.registry.setAssigned(cellId, undefined);
-    ctx.scheduler.kick();
   });
+  // The scheduler is kicked by the last effect of each path below, once the run's progress is settled: a pass
+  // started before that could hand the freed cell another run's episode while this run's end was still being
+  // written, and a live view of this run would then close as "the cell moved on" instead of "run ... ended".
   if (finished.outcome !== "success" && finished.outcome !== "failure" && finished.outcome !== "unlabelled") {
     ctx.logger.error(`cell ${cellId}: EpisodeFinished for ${episode.id} has outcome ${JSON.stringify(finished.outcome)} (want success, failure or unlabelled); acked and skipped`);
+    tx.afterCommit(() => ctx.scheduler.kick());
     return;
   }
   const common = {
@@ -153,6 +156,7 @@ async function onFinished(ctx: LinkContext, tx: Tx, cellId: string, finished: Ep
       `cell ${cellId}: EpisodeFinished for ${episode.id} (attempt ${finished.attempt}) ignored: the episode is already ${episode.status}` +
         `${episode.status === "done" && episode.cell_id ? ` (finished by cell ${episode.cell_id})` : ""}; its artifacts are not recorded`,
     );
+    tx.afterCommit(() => ctx.scheduler.kick());
     return;
   }
   // The first finish counts: the cell holding the newer attempt must stop it and not report it finished.
@@ -194,8 +198,13 @@ async function onFinished(ctx: LinkContext, tx: Tx, cellId: string, finished: Ep
         data: { episode: episode.idx + 1, of: run.episodesTotal, outcome, duration_s: finished.durationS },
       });
     }
-    await ctx.lifecycle.progress(ctx.db, episode.run_id);
-    await ctx.scheduler.episodeMetered(episode.run_id);
+    try {
+      await ctx.lifecycle.progress(ctx.db, episode.run_id);
+      await ctx.scheduler.episodeMetered(episode.run_id);
+    } finally {
+      // Kicked in any case (episodeMetered kicks too; kicks in one tick make one pass): the cell is free.
+      ctx.scheduler.kick();
+    }
   });
 }
 
