@@ -109,8 +109,14 @@ describe("instruments: no silent zeros (simulated fleet)", function () {
         assert.equal(response.status, 200, await response.clone().text());
         return ((await response.json()) as { data: any[] }).data;
       };
-      // The fleet view names the episode a cell holds (the episodes list shows finished ones only).
-      const episodeId = await eventually("an episode under way on so101-c", async () => (await cellsOf(service)).find((c) => c.id === "so101-c")?.episode_id, POLL);
+      // The fleet view names the episode a cell holds (the episodes list shows finished ones only): one of this
+      // run's (ids are ep_<run id's suffix>_<index>), not the previous test's last one, which the view may still
+      // show for a moment after that run ended (seen once on PostgreSQL under load).
+      const ours = `ep_${run.id.slice("run_".length)}_`;
+      const episodeId = await eventually("an episode of this run under way on so101-c", async () => {
+        const held = (await cellsOf(service)).find((c) => c.id === "so101-c")?.episode_id;
+        return typeof held === "string" && held.startsWith(ours) ? held : undefined;
+      }, POLL);
       assert.match(await fleetCli("instrument", "so101-c", "mocap", "off"), /so101-c: instrument mocap switched off/);
 
       // The episode goes back to pending; the run waits and says why, and the fleet view shows mocap down.
