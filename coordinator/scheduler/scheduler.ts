@@ -8,6 +8,7 @@ import type { CellRegistry } from "../fleet/registry.js";
 import type { FleetMetrics } from "../fleet/fleet-metrics.js";
 import type { RunLifecycle } from "../runs/run-lifecycle.js";
 import type { Db } from "../store/database.js";
+import { singleFlight } from "../store/single-flight.js";
 import { assignEpisode, getEpisode, listHeldEpisodes, listPairCells, listPendingOfUnit, type EpisodeRecord } from "../store/episodes-repo.js";
 import { listOpenRuns, lockRun, type RunRecord } from "../store/runs-repo.js";
 import { findPinnedTask } from "../store/tasks-repo.js";
@@ -271,30 +272,14 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     };
   }
 
-  // Single flight: a pass never overlaps another (each awaits the store); a kick during a pass asks
-  // for one more pass after it, however many kicks arrive meanwhile.
-  let passing: Promise<void> | undefined;
-  let passAgain = false;
+  // Single flight (store/single-flight.ts): a pass never overlaps another (each awaits the store); a kick during
+  // a pass asks for one more pass after it, however many kicks arrive meanwhile. Once stopped, nothing more runs.
+  const passes = singleFlight(async () => {
+    if (!stopped) await runPass();
+  }, (error) => logger.error(`scheduler: pass failed: ${(error as Error).stack ?? error}`));
 
-  async function safePass(): Promise<void> {
-    if (stopped) return Promise.resolve();
-    if (passing) {
-      passAgain = true;
-      return passing;
-    }
-    passing = (async () => {
-      do {
-        passAgain = false;
-        try {
-          await runPass();
-        } catch (error) {
-          logger.error(`scheduler: pass failed: ${(error as Error).stack ?? error}`);
-        }
-      } while (passAgain && !stopped);
-    })().finally(() => {
-      passing = undefined;
-    });
-    return passing;
+  function safePass(): Promise<void> {
+    return stopped ? Promise.resolve() : passes.run();
   }
 
   function kickLocal(): void {
@@ -345,7 +330,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
       if (pending) clearImmediate(pending);
       pending = undefined;
       // The pass in progress finishes (its transaction commits or rolls back) before the store closes.
-      await passing;
+      await passes.idle();
     },
   };
 }
