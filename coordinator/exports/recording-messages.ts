@@ -16,12 +16,8 @@
  * which covers every byte the CRCs do (as for the exports' other readers).
  */
 import type { FileHandle } from "node:fs/promises";
-import type { McapIndexedReader } from "@mcap/core";
+import { Opcode, type McapIndexedReader } from "@mcap/core";
 import { loadMcapCompression, MAX_UNCOMPRESSED_CHUNK_BYTES } from "../../protocol/recording/mcap-compression.js";
-
-/** MCAP record opcodes (the MCAP specification, "Records"). */
-const OP_MESSAGE = 0x05;
-const OP_CHUNK = 0x06;
 
 export interface RecordingMessage {
   channelId: number;
@@ -67,7 +63,7 @@ export class RecordingMessages {
         const length = Number(view.getBigUint64(at + 1, true));
         const body = at + 9;
         if (body + length > records.byteLength) throw new Error(`MCAP chunk at ${chunk.chunkStartOffset}: a record of ${length} bytes runs past the chunk's ${records.byteLength}`);
-        if (opcode === OP_MESSAGE && length >= 22) {
+        if (opcode === Opcode.MESSAGE && length >= 22) {
           const channelId = view.getUint16(body, true);
           if (channels.has(channelId)) {
             const logTime = view.getBigUint64(body + 6, true);
@@ -94,7 +90,7 @@ export class RecordingMessages {
       if (bytesRead === 0) throw new Error(`MCAP ended inside the chunk at ${chunk.chunkStartOffset} (${size} bytes)`);
       done += bytesRead;
     }
-    if (record[0] !== OP_CHUNK) throw new Error(`MCAP chunk index points at ${chunk.chunkStartOffset}, which holds record 0x${record[0].toString(16)}, not a chunk`);
+    if (record[0] !== Opcode.CHUNK) throw new Error(`MCAP chunk index points at ${chunk.chunkStartOffset}, which holds record 0x${record[0].toString(16)}, not a chunk`);
     const view = new DataView(record.buffer, record.byteOffset, record.byteLength);
     // opcode, record length, message start and end time, uncompressed size, uncompressed CRC
     let at = 1 + 8 + 8 + 8;
