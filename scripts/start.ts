@@ -16,7 +16,7 @@ import { SimOperator } from "../simulators/fleet/sim-operator.js";
 import { SimJudge } from "../simulators/judge/sim-judge.js";
 import type { SimResetMode } from "../simulators/sim-cell.js";
 import { createApiKey } from "../coordinator/auth/api-keys.js";
-import { CATALOG_ACCOUNT_ID } from "../coordinator/catalog/tasks.js";
+import { CATALOG_ACCOUNT_ID } from "../coordinator/tasks/task-catalog.js";
 import { revokeKey } from "../coordinator/store/keys-repo.js";
 import { openEmbeddedPostgres, type EmbeddedPostgres } from "../coordinator/store/postgres/embedded-cluster.js";
 import { parseSimEngine } from "../simulators/physics/engine.js";

@@ -7,7 +7,7 @@ import { fileURLToPath } from "node:url";
 import type { Registry } from "prom-client";
 import type { FirmwarePins } from "../../firmware-pins/pins.js";
 import { loadEnvironments, type CatalogEnvironment } from "../catalog/environments.js";
-import type { FleetView } from "../fleet/fleet-view.js";
+import type { FleetView } from "../cells/fleet-view.js";
 import { QUOTE_VALIDITY_MS } from "../billing/quotes.js";
 import { validateRateLimits, type RateLimits } from "./rate-limit.js";
 import { NO_TRUSTED_PROXIES, type TrustedProxies } from "./client-address.js";

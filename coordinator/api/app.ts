@@ -43,7 +43,7 @@ import { leaderboardsRouter } from "./routes/leaderboards.js";
 import { accountRouter } from "./routes/account.js";
 import { openApiRouter } from "./openapi.js";
 import { metricsAccess } from "./metrics-access.js";
-import { noStore, securityHeaders } from "./security-headers.js";
+import { noStore, securityHeaders } from "../http/security-headers.js";
 import { MAX_JSON_DEPTH, rejectDeepJson } from "./json-depth.js";
 import { rejectNulInBody, rejectNulInUrl } from "./nul-characters.js";
 import { consoleRouter } from "../console/console-router.js";

@@ -10,7 +10,7 @@
  */
 import type { Server } from "node:http";
 import type { Socket } from "node:net";
-import { answerAndDestroy, rawErrorAnswer } from "./raw-answer.js";
+import { answerAndDestroy, rawErrorAnswer } from "../http/raw-answer.js";
 
 export interface ClientErrorTimeouts {
   headersTimeoutMs: number;

@@ -8,7 +8,7 @@ import type { Server, ServerOptions } from "node:http";
 import type { Socket } from "node:net";
 import type { TrustedProxies } from "./client-address.js";
 import { normalizeAddress } from "./client-address.js";
-import { answerAndDestroy, rawErrorAnswer } from "./raw-answer.js";
+import { answerAndDestroy, rawErrorAnswer } from "../http/raw-answer.js";
 
 export interface ConnectionOptions {
   /** A request's headers must have arrived this long after its first byte. Default 10000 ms. */

@@ -5,7 +5,7 @@
  */
 import type { NextFunction, Request, Response } from "express";
 import { resolveBearer } from "../auth/authenticate.js";
-import { CATALOG_ACCOUNT_ID } from "../catalog/tasks.js";
+import { CATALOG_ACCOUNT_ID } from "../tasks/task-catalog.js";
 import { AssayError } from "../errors/assay-error.js";
 import type { Db } from "../store/database.js";
 

@@ -12,7 +12,7 @@ import type { CompiledApiDeps } from "./api-deps.js";
 import { clientAddress } from "./client-address.js";
 import { errorCodesOf, OPERATIONS, type Operation } from "./operations.js";
 import { anonymousRateLimit } from "./rate-limit.js";
-import { noStore } from "./security-headers.js";
+import { noStore } from "../http/security-headers.js";
 import { SERVICE_UNAVAILABLE_CODE } from "./error-handler.js";
 import { componentRegistry, COMPONENTS, ErrorEnvelope } from "./schemas/common.js";
 

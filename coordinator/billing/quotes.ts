@@ -18,7 +18,7 @@ import type { Db } from "../store/database.js";
 import { findQuoteOfAccount, insertQuote } from "../store/quotes-repo.js";
 import { canonicalJson } from "../json/canonical-json.js";
 import { withoutLabels } from "../runs/run-labels.js";
-import { episodeEstimateS, priceSeconds, RESET_ALLOWANCE_S } from "./estimates.js";
+import { episodeEstimateS, priceSeconds, RESET_ALLOWANCE_S } from "../runs/estimates.js";
 import { kindModule } from "../kinds/registry.js";
 
 /** How long a quote can back a submission: 15 minutes. */

@@ -8,7 +8,7 @@ import { AssayError } from "../errors/assay-error.js";
 import type { ValidatedRun } from "../runs/run-request.js";
 import type { Db } from "../store/database.js";
 import { monthlyCapReached } from "./budgets.js";
-import { episodeEstimateS, episodeEstimateUsd } from "./estimates.js";
+import { episodeEstimateS, episodeEstimateUsd } from "../runs/estimates.js";
 import { checkQuote, validatedMeterContexts } from "./quotes.js";
 
 /** Splits `quote_id` off a run body (the rest is validated as the run). */

@@ -4,11 +4,11 @@
  * passes messages for cells held elsewhere over the cluster bus, and delivers what other
  * coordinators send: run events to its SSE clients, messages to its cells, scheduling nudges.
  */
-import { serialQueue } from "../store/serial-queue.js";
-import { singleFlight } from "../store/single-flight.js";
+import { serialQueue } from "../async/serial-queue.js";
+import { singleFlight } from "../async/single-flight.js";
 import { CoordinatorMessage } from "../../protocol/gen/cell.js";
-import type { ConnectedCell, FleetView } from "../fleet/fleet-view.js";
-import type { CellRegistry, CellSession } from "../fleet/registry.js";
+import type { ConnectedCell, FleetView } from "../cells/fleet-view.js";
+import type { CellRegistry, CellSession } from "../cells/registry.js";
 import { LinkError } from "../errors/link-errors.js";
 import type { RunEvents } from "../runs/run-events.js";
 import type { Db } from "../store/database.js";

@@ -4,7 +4,7 @@
  * another coordinator's to take over once that lease has run out: the process died or lost the
  * database.
  */
-import { singleFlight } from "../store/single-flight.js";
+import { singleFlight } from "../async/single-flight.js";
 import { randomBytes } from "node:crypto";
 import type { Db } from "../store/database.js";
 import {

@@ -14,7 +14,7 @@ import { randomBase62 } from "../auth/api-keys.js";
 import { retentionHours } from "../runs/run-request.js";
 import type { ObjectStore } from "../storage/object-store.js";
 import type { Db } from "../store/database.js";
-import { expireRunExports } from "../exports/export-files.js";
+import { expireRunExports } from "./export-files.js";
 import { lockRun } from "../store/runs-repo.js";
 import { listUnpurgedArtifactsOfRun, markArtifactPurged } from "../store/artifacts-repo.js";
 import { insertPurge, type PurgeRow } from "../store/purges-repo.js";

@@ -11,7 +11,7 @@
  * (fair-queue.ts), counting what other coordinators sharing the store are making (their leases),
  * so one account's full queue never keeps another's export waiting behind all of it.
  */
-import { singleFlight } from "../store/single-flight.js";
+import { singleFlight } from "../async/single-flight.js";
 import { fairOrder } from "./fair-queue.js";
 
 export interface ArchiveJob {

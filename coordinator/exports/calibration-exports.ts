@@ -30,7 +30,7 @@ import type { ArchiveJobKind } from "./archive-worker.js";
 import { admitArchive, type ArchiveAdmission } from "./export-admission.js";
 import { calibrationEpisode } from "./calibration-episode.js";
 import { calibrationLicense, type CalibrationLicense, type Licensee } from "./calibration-license.js";
-import { archiveKey, removeArchiveFiles } from "./export-files.js";
+import { archiveKey, removeArchiveFiles } from "../data/export-files.js";
 import { localFile, releaseLocalFile } from "./local-recordings.js";
 import { assertExportable, selectExportEpisodes } from "./run-export-source.js";
 import { writeTarArchive, type ArchiveEntry } from "./tar-archive.js";

@@ -8,7 +8,7 @@
  * stays available for `availabilityMs` after it is ready (default 7 days), never past the run's own
  * data retention: the archive holds the recordings.
  */
-import { serialQueue } from "../store/serial-queue.js";
+import { serialQueue } from "../async/serial-queue.js";
 import { mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { randomBase62 } from "../auth/api-keys.js";
@@ -25,7 +25,7 @@ import {
 import { getRun, type RunRecord } from "../store/runs-repo.js";
 import type { ArchiveJobKind } from "./archive-worker.js";
 import { admitArchive, type ArchiveAdmission } from "./export-admission.js";
-import { archiveKey, removeArchiveFiles } from "./export-files.js";
+import { archiveKey, removeArchiveFiles } from "../data/export-files.js";
 import { writeTrainingDataset } from "./format-writers.js";
 import { withLocalRecordings } from "./local-recordings.js";
 import { mcapBundleEntries } from "./mcap-bundle.js";

@@ -12,7 +12,7 @@
 import type { Db } from "../store/database.js";
 import { claimAttentionPage, setAttentionPageEvent, type AttentionPageKey } from "../store/attention-pages-repo.js";
 import { enqueueEvent } from "../webhooks/outbox.js";
-import type { CellAttention } from "./fleet-view.js";
+import type { CellAttention } from "../cells/fleet-view.js";
 import type { Logger } from "../scheduler/scheduler.js";
 import { transact } from "../store/tx.js";
 

@@ -12,8 +12,8 @@ import { authenticateCell } from "./enrollment.js";
 import { applySequenced, requeueHeldBy } from "./episode-messages.js";
 import type { LinkContext } from "./link-context.js";
 import { LinkError, toGrpcStatus } from "../errors/link-errors.js";
-import type { CellSession } from "./registry.js";
-import { serialQueue } from "../store/serial-queue.js";
+import type { CellSession } from "../cells/registry.js";
+import { serialQueue } from "../async/serial-queue.js";
 
 /** First value of a metadata key as a string. */
 export function metadataValue(metadata: Metadata, key: string): string | undefined {

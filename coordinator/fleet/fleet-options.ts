@@ -11,7 +11,7 @@ import type { RunRecord } from "../store/runs-repo.js";
 import type { Logger } from "../scheduler/scheduler.js";
 import type { Db } from "../store/database.js";
 import type { ClusterBus } from "../cluster/cluster-bus.js";
-import { CATALOG_ACCOUNT_ID } from "../catalog/tasks.js";
+import { CATALOG_ACCOUNT_ID } from "../tasks/task-catalog.js";
 import { DEFAULT_ATTENTION_PAGE_MS } from "./attention-pager.js";
 
 export interface FleetOptions {

@@ -1,13 +1,13 @@
 /** What the CellLink handlers share; built once by the composition root (coordinator/server.ts). */
-import type { SerialQueue } from "../store/serial-queue.js";
+import type { SerialQueue } from "../async/serial-queue.js";
 import type { ArtifactStore } from "../artifacts/artifact-store.js";
-import type { RunLifecycle } from "../runs/run-lifecycle.js";
+import type { RunLifecycle } from "../lifecycle/run-lifecycle.js";
 import type { RunEvents } from "../runs/run-events.js";
 import type { Logger, Scheduler } from "../scheduler/scheduler.js";
 import type { Db } from "../store/database.js";
 import type { LiveHub } from "../streams/live-hub.js";
-import type { FleetMetrics } from "./fleet-metrics.js";
-import type { CellRegistry } from "./registry.js";
+import type { FleetMetrics } from "../cells/fleet-metrics.js";
+import type { CellRegistry } from "../cells/registry.js";
 import type { ClusterLinks } from "../cluster/cluster-links.js";
 
 export interface LinkContext {

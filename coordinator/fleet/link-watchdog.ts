@@ -7,7 +7,7 @@ import { LinkError } from "../errors/link-errors.js";
 import { listHeldEpisodes } from "../store/episodes-repo.js";
 import { requeueHeldBy } from "./episode-messages.js";
 import type { LinkContext } from "./link-context.js";
-import { singleFlight } from "../store/single-flight.js";
+import { singleFlight } from "../async/single-flight.js";
 
 export interface LinkWatchdogOptions {
   /** A cell silent this long is disconnected, and orphans are requeued once this long has passed since start. */

@@ -7,8 +7,8 @@
  * that still runs, after which the scheduler gives the episode out again.
  */
 import { AssayError } from "../errors/assay-error.js";
-import { INVALID_REASON_WORDS, type InvalidReason } from "../runs/invalid-reasons.js";
-import { isTerminal } from "../runs/run-state.js";
+import { INVALID_REASON_WORDS, type InvalidReason } from "../domain/invalid-reasons.js";
+import { isTerminal } from "../domain/run-state.js";
 import { q } from "../runs/field-checks.js";
 import { forgetArtifactsOfEpisode } from "../store/artifacts-repo.js";
 import type { Db } from "../store/database.js";
@@ -16,7 +16,7 @@ import { invalidateEpisode, lastFinishedEpisodeOfCell } from "../store/episodes-
 import { getRun, lockRun } from "../store/runs-repo.js";
 import { transact } from "../store/tx.js";
 import type { CoordinatorMessage } from "../../protocol/gen/cell.js";
-import type { ConnectedCell, FleetView } from "./fleet-view.js";
+import type { ConnectedCell, FleetView } from "../cells/fleet-view.js";
 
 export interface OperatorStationOptions {
   db: Db;

@@ -20,7 +20,7 @@ import { findSuite, loadSuites, suiteId } from "../suites/suites.js";
 import { resolveTask } from "../runs/pin-resolution.js";
 import { validateCommon } from "../runs/common-fields.js";
 import { resolveUnit, stringList, validatedKindRun, type ResolvedUnit } from "./kind-common.js";
-import { decideChecksOfRun } from "../gates/gates.js";
+import { decideChecksOfRun } from "./gates.js";
 import type { KindResultContext, RunKind } from "./kind.js";
 import type { EpisodeRecord } from "../store/episodes-repo.js";
 import { headlineResult, unitResults } from "./unit-results.js";

@@ -15,7 +15,7 @@ import {
 } from "../runs/run-request.js";
 import type { NewEpisode, RunPlan } from "../store/runs-repo.js";
 import type { TaskRecord } from "../store/tasks-repo.js";
-import type { RunUnit } from "./units.js";
+import type { RunUnit } from "../domain/units.js";
 
 export interface ResolvedUnit {
   unit: RunUnit;

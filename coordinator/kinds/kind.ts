@@ -8,7 +8,7 @@ import type { z } from "zod";
 import type { FirmwarePins } from "../../firmware-pins/pins.js";
 import type { ErrorCode } from "../errors/codes.js";
 import type { RunKindName, ValidatedRun, ValidateRunContext } from "../runs/run-request.js";
-import type { TerminalRunStatus } from "../runs/run-state.js";
+import type { TerminalRunStatus } from "../domain/run-state.js";
 import type { Db } from "../store/database.js";
 import type { Tx } from "../store/tx.js";
 import type { RunPlan, RunRecord } from "../store/runs-repo.js";

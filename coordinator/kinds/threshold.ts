@@ -32,7 +32,7 @@
  * `threshold.crossed` event with `data.phase: "verified"`. `policy_stream.webhook` is recorded (the
  * coordinator does not poll it); checkpoints arrive with POST /v1/runs/{id}/checkpoints.
  */
-import { costOfSecondsUsd, episodeEstimateS } from "../billing/estimates.js";
+import { costOfSecondsUsd, episodeEstimateS } from "../runs/estimates.js";
 import { checkpointAlpha, type ThresholdDecision } from "../stats/sequential-threshold.js";
 import { createCellThresholdTest } from "../stats/cell-threshold.js";
 import { headlinePriorOfUnit } from "../runs/headline-priors.js";

@@ -22,7 +22,7 @@ import { computeRunResult, type RunResult } from "../runs/result-summary.js";
 import type { RunRecord } from "../store/runs-repo.js";
 import type { KindResultContext } from "./kind.js";
 import type { EpisodeRecord } from "../store/episodes-repo.js";
-import type { RunUnit } from "./units.js";
+import type { RunUnit } from "../domain/units.js";
 
 /** One element of `result.units`: the unit's pins and its Result. */
 export interface UnitResult {

@@ -22,7 +22,7 @@ import { listPublishedRunRows } from "../store/published-runs-repo.js";
 import { isPublishedTaskRevision } from "../store/tasks-repo.js";
 import { headlinePriorOfUnit } from "../runs/headline-priors.js";
 import type { HeadlinePrior } from "../stats/beta-binomial-rate.js";
-import { shownPolicyName } from "../runs/policy-name.js";
+import { shownPolicyName } from "../domain/policy-name.js";
 import { kindModule } from "../kinds/registry.js";
 
 export interface BoardPins {

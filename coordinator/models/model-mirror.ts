@@ -16,7 +16,7 @@ import type { ObjectStore } from "../storage/object-store.js";
 import type { Db } from "../store/database.js";
 import { findLiveModel, getModel, insertModel, markModelReady, markModelReceived, type ModelRow } from "../store/models-repo.js";
 import { MODEL_CONTENT_TYPE, modelKey, removeModelFiles } from "./model-files.js";
-import { DEFAULT_REVISION, refText } from "./model-ref.js";
+import { DEFAULT_REVISION, refText } from "../runs/model-ref.js";
 import { DEFAULT_MODEL_RETENTION } from "./model-uploads.js";
 import { lockName } from "../store/named-lock.js";
 import { transact } from "../store/tx.js";

@@ -25,7 +25,7 @@ import {
 import { lockName } from "../store/named-lock.js";
 import { ChunkTooLong, dropChunk, dropChunks, joinedChunks, MODEL_CONTENT_TYPE, modelKey, removeModelFiles, writeChunk } from "./model-files.js";
 import { formatBytes, type ModelLimits } from "./model-limits.js";
-import { refText } from "./model-ref.js";
+import { refText } from "../runs/model-ref.js";
 import { transact } from "../store/tx.js";
 
 export const DEFAULT_MODEL_RETENTION = "90d";

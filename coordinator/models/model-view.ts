@@ -3,7 +3,7 @@ import type { OnnxModelDescription } from "../../protocol/policy/onnx/model-desc
 import { ONNX_READ_LIMITS } from "../../protocol/policy/onnx/onnx-wire-reader.js";
 import { retentionHours } from "../runs/run-request.js";
 import type { ModelRow } from "../store/models-repo.js";
-import { refText } from "./model-ref.js";
+import { refText } from "../runs/model-ref.js";
 
 /** When a ready model passes its retention. */
 export function modelExpiresAt(row: Pick<ModelRow, "ready_at" | "retention">): Date | null {

@@ -11,7 +11,7 @@
  *   (`headlinePriorOfUnit`), so a Result never changes because the fleet learnt something since.
  */
 import type { EnvironmentClass } from "../catalog/environments.js";
-import type { RunUnit } from "../kinds/units.js";
+import type { RunUnit } from "../domain/units.js";
 import { DEFAULT_HEADLINE_PRIOR, type HeadlinePrior } from "../stats/beta-binomial-rate.js";
 import { fitIccPriorInSlices, type RunCells } from "../stats/icc-prior-fit.js";
 import type { Db } from "../store/database.js";

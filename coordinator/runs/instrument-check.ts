@@ -13,7 +13,7 @@
  * and waits, and the scheduler gives it only to cells that can score it.
  */
 import type { FirmwarePins } from "../../firmware-pins/pins.js";
-import { describeGaps, instrumentCoverage, type CellInstruments } from "../fleet/instrument-coverage.js";
+import { describeGaps, instrumentCoverage, type CellInstruments } from "../cells/instrument-coverage.js";
 import { getCell } from "../store/cells-repo.js";
 import { findVisibleFrozenRevision } from "../store/tasks-repo.js";
 import { contract } from "./field-checks.js";

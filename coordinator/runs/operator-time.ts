@@ -9,7 +9,7 @@
  *   total over the episodes counted in n, the figure a lab plans staff with.
  * - invalidated (present once any episode was marked invalid): each invalid attempt with its reason.
  */
-import type { InvalidReason } from "./invalid-reasons.js";
+import type { InvalidReason } from "../domain/invalid-reasons.js";
 import { studentTQuantile } from "../stats/student-t.js";
 import type { EpisodeRecord } from "../store/episodes-repo.js";
 import { judgeSection, type JudgeSection } from "./judge-section.js";

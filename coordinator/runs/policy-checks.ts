@@ -6,7 +6,7 @@
  */
 import type { RobotModel } from "../../firmware-pins/pins.js";
 import { cameraNames, environmentId, type CatalogEnvironment } from "../catalog/environments.js";
-import type { FleetView } from "../fleet/fleet-view.js";
+import type { FleetView } from "../cells/fleet-view.js";
 import { contract, q } from "./field-checks.js";
 import { STATE_CHANNELS } from "./run-request.js";
 

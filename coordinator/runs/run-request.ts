@@ -3,17 +3,17 @@
  * context validation reads, the ValidatedRun a kind's `plan` returns, and the request as recorded
  * (defaults filled in). Types and constants only, plus one pure function: a leaf every kind imports.
  */
-import type { PinnedModel } from "../models/model-ref.js";
+import type { PinnedModel } from "./model-ref.js";
 import type { FirmwarePins } from "../../firmware-pins/pins.js";
 import type { CatalogEnvironment } from "../catalog/environments.js";
-import type { FleetView } from "../fleet/fleet-view.js";
-import type { RunUnit } from "../kinds/units.js";
+import type { FleetView } from "../cells/fleet-view.js";
+import type { RunUnit } from "../domain/units.js";
 import type { Db } from "../store/database.js";
 import type { NewEpisode, RunPlan } from "../store/runs-repo.js";
 import { isPlainObject } from "./field-checks.js";
 
-export { RUN_KINDS, type RunKindName } from "./run-kinds.js";
-import type { RunKindName } from "./run-kinds.js";
+export { RUN_KINDS, type RunKindName } from "../domain/run-kinds.js";
+import type { RunKindName } from "../domain/run-kinds.js";
 export const PRIORITIES = ["burst", "standard", "soak"] as const;
 export const INTERVENTIONS = ["none", "on_stall", "scripted"] as const;
 export const PUBLISH = ["private", "leaderboard"] as const;

@@ -12,7 +12,7 @@
  * Episodes that carry no `block: "cell"` (other kinds, unpaired compare, runs planned before) pass
  * through unchanged.
  */
-import type { EpisodeAssign } from "../kinds/units.js";
+import type { EpisodeAssign } from "../domain/units.js";
 
 export interface BlockedPairEpisode {
   id: string;

@@ -3,8 +3,8 @@
  * tier (burst 5 min, standard 2 h, soak 24 h by default). A periodic check halts runs past their
  * window with `queue_timeout` (408); a run that got any episode assigned is never timed out.
  */
-import { singleFlight } from "../store/single-flight.js";
-import type { RunLifecycle } from "../runs/run-lifecycle.js";
+import { singleFlight } from "../async/single-flight.js";
+import type { RunLifecycle } from "../lifecycle/run-lifecycle.js";
 import type { Db } from "../store/database.js";
 import { listRunsAwaitingFirstEpisode } from "../store/run-queries-repo.js";
 import type { Priority } from "../runs/price-list.js";

@@ -4,16 +4,16 @@
  * and every `intervalMs` as a safety net, so a missed kick only delays work.
  */
 import type { AssignEpisode } from "../../protocol/gen/cell.js";
-import type { CellRegistry } from "../fleet/registry.js";
-import type { FleetMetrics } from "../fleet/fleet-metrics.js";
-import type { RunLifecycle } from "../runs/run-lifecycle.js";
+import type { CellRegistry } from "../cells/registry.js";
+import type { FleetMetrics } from "../cells/fleet-metrics.js";
+import type { RunLifecycle } from "../lifecycle/run-lifecycle.js";
 import type { Db } from "../store/database.js";
-import { singleFlight } from "../store/single-flight.js";
+import { singleFlight } from "../async/single-flight.js";
 import { assignEpisode, getEpisode, listHeldEpisodes, listPairCells, listPendingOfUnit, type EpisodeRecord } from "../store/episodes-repo.js";
 import { listOpenRuns, lockRun, type RunRecord } from "../store/runs-repo.js";
 import { findPinnedTask } from "../store/tasks-repo.js";
 import { transact } from "../store/tx.js";
-import type { RunUnit } from "../kinds/units.js";
+import type { RunUnit } from "../domain/units.js";
 import { planAssignments, type AvailableCell, type CellPin, type SchedulableRun } from "./assignment-plan.js";
 import { resolveTaskKits } from "../kits/kit-physics.js";
 import { withInstructionSet } from "../runs/instruction-set.js";

@@ -2,7 +2,7 @@
  * The `calibration_exports` table: calibration data for simulator vendors, one row per request,
  * moved through the same transitions as run exports (coordinator/exports/export-state.ts).
  */
-import type { ExportStatus } from "../exports/export-state.js";
+import type { ExportStatus } from "../domain/export-state.js";
 import type { Db } from "./database.js";
 import { moveArchiveRow } from "./exports-repo.js";
 import { jsonArrayElements, jsonElementText } from "./sql-dialect.js";

@@ -7,7 +7,7 @@
 import Database from "better-sqlite3";
 import { chmodSync, existsSync, mkdirSync } from "node:fs";
 import { dirname } from "node:path";
-import { AsyncMutex } from "./async-mutex.js";
+import { AsyncMutex } from "../async/async-mutex.js";
 import { MIGRATIONS } from "./migrations.js";
 import type { Db, Statement } from "./db.js";
 import { openPostgresDatabase } from "./postgres/postgres-db.js";

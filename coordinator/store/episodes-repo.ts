@@ -4,9 +4,9 @@
  * applies (when not it changes nothing and says so), then moves through `transitionEpisode`.
  */
 import { canonicalFailureCluster, storedNamesOf } from "../../protocol/failure-clusters.js";
-import type { EpisodeAssign } from "../kinds/units.js";
-import { episodeMoveAllowed, transitionEpisode, type EpisodeStatus } from "../runs/episode-state.js";
-import { INVALID_REASON_WORDS, type InvalidReason } from "../runs/invalid-reasons.js";
+import type { EpisodeAssign } from "../domain/units.js";
+import { episodeMoveAllowed, transitionEpisode, type EpisodeStatus } from "../domain/episode-state.js";
+import { INVALID_REASON_WORDS, type InvalidReason } from "../domain/invalid-reasons.js";
 import type { Db } from "./database.js";
 import { jsonText } from "./sql-dialect.js";
 

@@ -3,7 +3,7 @@
  * coordinator/exports/export-state.ts. Every move is a conditional UPDATE on the status it leaves,
  * so a purge and the worker racing over the same row cannot both win.
  */
-import { exportStatusesBefore, type ExportStatus } from "../exports/export-state.js";
+import { exportStatusesBefore, type ExportStatus } from "../domain/export-state.js";
 import type { Db } from "./database.js";
 
 export const EXPORT_FORMATS = ["lerobot", "rlds", "mcap-bundle"] as const;

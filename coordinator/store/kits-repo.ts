@@ -3,7 +3,7 @@
  * `KitRecord`s, whose JSON columns (status_history, items, tracking) are parsed here once.
  */
 import type { Db } from "./database.js";
-import { nextKitStatus, type KitOperation, type KitStatus } from "../kits/kit-state.js";
+import { nextKitStatus, type KitOperation, type KitStatus } from "../domain/kit-state.js";
 import { lockName } from "./named-lock.js";
 
 export interface KitRow {

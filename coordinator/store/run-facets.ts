@@ -4,8 +4,8 @@
  * for every unit) and `run_metadata` rows (one per metadata key). The migration that made the
  * tables filled `run_facets` for the runs stored before them the same way (migrations.ts).
  */
-import type { RunUnit } from "../kinds/units.js";
-import { shownPolicyName } from "../runs/policy-name.js";
+import type { RunUnit } from "../domain/units.js";
+import { shownPolicyName } from "../domain/policy-name.js";
 import type { Db } from "./database.js";
 
 export type RunFacet = "task" | "robot" | "policy";

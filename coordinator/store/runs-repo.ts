@@ -7,9 +7,9 @@
 import * as crypto from "node:crypto";
 import type { ErrorCode } from "../errors/codes.js";
 import type { HeadlinePrior } from "../stats/beta-binomial-rate.js";
-import type { RunUnit } from "../kinds/units.js";
-import type { RunKindName } from "../runs/run-kinds.js";
-import { transitionRun, type RunStatus } from "../runs/run-state.js";
+import type { RunUnit } from "../domain/units.js";
+import type { RunKindName } from "../domain/run-kinds.js";
+import { transitionRun, type RunStatus } from "../domain/run-state.js";
 import type { Db } from "./database.js";
 import { insertionOrder } from "./sql-dialect.js";
 import { addRunFacets, insertRunIndex, runFacets } from "./run-facets.js";

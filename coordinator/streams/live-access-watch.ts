@@ -12,7 +12,7 @@
  *   another coordinator that no event here reports).
  * A lapsed view is closed once, with the reason. Nothing runs while no view is open.
  */
-import type { FleetView } from "../fleet/fleet-view.js";
+import type { FleetView } from "../cells/fleet-view.js";
 import type { RunEvent, RunEvents } from "../runs/run-events.js";
 import type { Db } from "../store/database.js";
 import { grantLapse, type ViewerGrant } from "./stream-access.js";

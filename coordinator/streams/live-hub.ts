@@ -5,7 +5,7 @@
  * In memory only: watching is live, nothing here needs to survive a restart.
  */
 import type { LiveMessage } from "../../protocol/gen/cell.js";
-import type { CellRegistry } from "../fleet/registry.js";
+import type { CellRegistry } from "../cells/registry.js";
 import type { CameraInfo, CellStateEvent, CellStreamHub, StreamFrame } from "./cell-stream-hub.js";
 
 export const DEFAULT_MAX_FRAME_RATE_HZ = 15;

@@ -10,9 +10,9 @@
  */
 import { resolveBearer } from "../auth/authenticate.js";
 import { AssayError } from "../errors/assay-error.js";
-import type { FleetView } from "../fleet/fleet-view.js";
-import { isTerminal, type RunStatus } from "../runs/run-state.js";
-import { checkStreamToken, STREAM_SCOPE } from "./stream-tokens.js";
+import type { FleetView } from "../cells/fleet-view.js";
+import { isTerminal, type RunStatus } from "../domain/run-state.js";
+import { checkStreamToken, STREAM_SCOPE } from "../auth/stream-tokens.js";
 import { getEpisode } from "../store/episodes-repo.js";
 import type { Db } from "../store/database.js";
 import { findKeyById } from "../store/keys-repo.js";

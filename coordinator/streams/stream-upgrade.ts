@@ -13,14 +13,14 @@ import type { IncomingMessage, Server } from "node:http";
 import type { Duplex } from "node:stream";
 import { WebSocketServer, type WebSocket } from "ws";
 import { AssayError, errorEnvelope } from "../errors/assay-error.js";
-import type { ConnectedCell, FleetView } from "../fleet/fleet-view.js";
+import type { ConnectedCell, FleetView } from "../cells/fleet-view.js";
 import type { Db } from "../store/database.js";
 import type { ConnectionCaps } from "./connection-caps.js";
 import type { LiveAccess } from "./live-access-watch.js";
 import { admitViewer, streamViewer, workOfCell, type ViewerGrant } from "./stream-access.js";
-import { runStreamTarget } from "./stream-tokens.js";
+import { runStreamTarget } from "../auth/stream-tokens.js";
 import { forwardUpgrade, wasForwarded, type LiveForwarding } from "./live-forwarding.js";
-import { answerAndDestroy, rawErrorAnswer } from "../api/raw-answer.js";
+import { answerAndDestroy, rawErrorAnswer } from "../http/raw-answer.js";
 
 /** Close code of a signalling socket whose grant lapsed (the run ended, the cell moved on, the key was revoked, the token expired). */
 export const ACCESS_LAPSED_CLOSE_CODE = 4403;

@@ -6,7 +6,7 @@
  * after a restart. Delivery is at least once: a crash between the receiver's 2xx and the store
  * update sends the event again, so receivers dedupe by `Assay-Event-Id`.
  */
-import { singleFlight } from "../store/single-flight.js";
+import { singleFlight } from "../async/single-flight.js";
 import type { Db } from "../store/database.js";
 import { leaseDelivery, listDueDeliveries, markDelivered, recordFailedAttempt, type DueDeliveryRow } from "../store/webhooks-repo.js";
 import { eventPayload, type WebhookEventRow } from "./outbox.js";

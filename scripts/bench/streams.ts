@@ -21,7 +21,7 @@ import chromium from "@sparticuz/chromium";
 import puppeteer, { type Browser } from "puppeteer-core";
 import { pathToFileURL } from "node:url";
 import { createApiKey } from "../../coordinator/auth/api-keys.js";
-import { CATALOG_ACCOUNT_ID } from "../../coordinator/catalog/tasks.js";
+import { CATALOG_ACCOUNT_ID } from "../../coordinator/tasks/task-catalog.js";
 import { README_RUN_BODY } from "../../test/fixtures.js";
 import { runEnd, startTestService, type TestService } from "../../test/integration/helpers.js";
 import { eventually } from "../../test/support/eventually.js";

@@ -4,7 +4,7 @@
  * link checks, with the servos and firmware read from the servo emulator through SerialPortMock;
  * after DELETE /v1/cells/{id} the open stream is cut, and the doctor fails with the plain sentence.
  */
-import { CATALOG_ACCOUNT_ID } from "../../coordinator/catalog/tasks.js";
+import { CATALOG_ACCOUNT_ID } from "../../coordinator/tasks/task-catalog.js";
 import { strict as assert } from "node:assert";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";

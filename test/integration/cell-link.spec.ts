@@ -2,7 +2,7 @@
  * The coordinator's CellLink server against a scripted agent (a test double for the cell agent
  * built on the generated client): a real gRPC server on port 0, a real SQLite file in a temp dir.
  */
-import { checkStreamToken } from "../../coordinator/streams/stream-tokens.js";
+import { checkStreamToken } from "../../coordinator/auth/stream-tokens.js";
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";

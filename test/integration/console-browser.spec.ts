@@ -15,7 +15,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createApiKey } from "../../coordinator/auth/api-keys.js";
-import { CATALOG_ACCOUNT_ID } from "../../coordinator/catalog/tasks.js";
+import { CATALOG_ACCOUNT_ID } from "../../coordinator/tasks/task-catalog.js";
 import { README_RUN_BODY } from "../fixtures.js";
 import { button, ConsoleTab, link } from "../support/console-tab.js";
 import { openBrowserTabs, type BrowserTabs } from "../support/shared-browser.js";

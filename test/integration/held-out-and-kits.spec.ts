@@ -11,7 +11,7 @@ import assert from "node:assert/strict";
 import { McapIndexedReader } from "@mcap/core";
 import { loadMcapCompression } from "../../protocol/recording/mcap-compression.js";
 import { createApiKey } from "../../coordinator/auth/api-keys.js";
-import { CATALOG_ACCOUNT_ID } from "../../coordinator/catalog/tasks.js";
+import { CATALOG_ACCOUNT_ID } from "../../coordinator/tasks/task-catalog.js";
 import { README_RUN_BODY } from "../fixtures.js";
 import { useSharedFleet } from "../support/shared-fleet.js";
 import { runEnd, type TestService } from "./helpers.js";

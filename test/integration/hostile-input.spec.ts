@@ -175,7 +175,7 @@ describe("hostile input: every route, fuzzed (seeded, loopback)", function () {
   it("guards /metrics with an operator key when the coordinator listens beyond loopback", async () => {
     const { createApiApp } = await import("../../coordinator/api/app.js");
     const { createApiKey } = await import("../../coordinator/auth/api-keys.js");
-    const { CATALOG_ACCOUNT_ID } = await import("../../coordinator/catalog/tasks.js");
+    const { CATALOG_ACCOUNT_ID } = await import("../../coordinator/tasks/task-catalog.js");
     const { createMetricsRegistry } = await import("../../coordinator/metrics.js");
     const { RunEvents } = await import("../../coordinator/runs/run-events.js");
     const { loadFirmwarePins } = await import("../../firmware-pins/pins.js");

@@ -11,7 +11,7 @@ import assert from "node:assert/strict";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createApiKey } from "../../coordinator/auth/api-keys.js";
-import { CATALOG_ACCOUNT_ID } from "../../coordinator/catalog/tasks.js";
+import { CATALOG_ACCOUNT_ID } from "../../coordinator/tasks/task-catalog.js";
 import { SimOperator } from "../../simulators/fleet/sim-operator.js";
 import { SimJudge } from "../../simulators/judge/sim-judge.js";
 import { README_RUN_BODY } from "../fixtures.js";

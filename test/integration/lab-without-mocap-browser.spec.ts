@@ -10,7 +10,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { createApiKey } from "../../coordinator/auth/api-keys.js";
-import { CATALOG_ACCOUNT_ID } from "../../coordinator/catalog/tasks.js";
+import { CATALOG_ACCOUNT_ID } from "../../coordinator/tasks/task-catalog.js";
 import { README_RUN_BODY } from "../fixtures.js";
 import { button, ConsoleTab } from "../support/console-tab.js";
 import { openBrowserTabs, type BrowserTabs } from "../support/shared-browser.js";

@@ -8,7 +8,7 @@
  */
 import assert from "node:assert/strict";
 import { createApiKey } from "../../coordinator/auth/api-keys.js";
-import { CATALOG_ACCOUNT_ID } from "../../coordinator/catalog/tasks.js";
+import { CATALOG_ACCOUNT_ID } from "../../coordinator/tasks/task-catalog.js";
 import { SimOperator } from "../../simulators/fleet/sim-operator.js";
 import { runEnd, startTestService, type TestService } from "./helpers.js";
 import { stationClient } from "../support/station-client.js";

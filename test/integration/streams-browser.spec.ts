@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import type { Page } from "puppeteer-core";
 import { createApiKey } from "../../coordinator/auth/api-keys.js";
-import { CATALOG_ACCOUNT_ID } from "../../coordinator/catalog/tasks.js";
+import { CATALOG_ACCOUNT_ID } from "../../coordinator/tasks/task-catalog.js";
 import { README_RUN_BODY } from "../fixtures.js";
 import { eventually } from "../support/eventually.js";
 import { openBrowserTabs, type BrowserTabs } from "../support/shared-browser.js";

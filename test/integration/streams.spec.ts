@@ -12,7 +12,7 @@ import { promisify } from "node:util";
 import ffmpeg from "@ffmpeg-installer/ffmpeg";
 import jpeg from "jpeg-js";
 import { createApiKey } from "../../coordinator/auth/api-keys.js";
-import { CATALOG_ACCOUNT_ID } from "../../coordinator/catalog/tasks.js";
+import { CATALOG_ACCOUNT_ID } from "../../coordinator/tasks/task-catalog.js";
 import { README_RUN_BODY } from "../fixtures.js";
 import { eventually } from "../support/eventually.js";
 import { readSse } from "../support/sse.js";

@@ -5,7 +5,7 @@
  */
 import { DEFAULT_ACCOUNT_ID } from "../../coordinator/store/accounts-repo.js";
 import { insertPendingArtifact, markArtifactStored } from "../../coordinator/store/artifacts-repo.js";
-import type { RunLifecycle } from "../../coordinator/runs/run-lifecycle.js";
+import type { RunLifecycle } from "../../coordinator/lifecycle/run-lifecycle.js";
 import type { Db } from "../../coordinator/store/database.js";
 import { markEpisodeDone } from "../../coordinator/store/episodes-repo.js";
 import * as runsRepo from "../../coordinator/store/runs-repo.js";

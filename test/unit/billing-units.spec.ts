@@ -6,14 +6,14 @@
  */
 import assert from "node:assert/strict";
 import { loadFirmwarePins } from "../../firmware-pins/pins.js";
-import { affordablePrefix, createBudgetGuard } from "../../coordinator/billing/budget-guard.js";
-import { episodeEstimateUsd } from "../../coordinator/billing/estimates.js";
+import { affordablePrefix, createBudgetGuard } from "../../coordinator/scheduler/budget-guard.js";
+import { episodeEstimateUsd } from "../../coordinator/runs/estimates.js";
 import { createQuote, plannedEpisodesPerUnit } from "../../coordinator/billing/quotes.js";
 import { computeUsage } from "../../coordinator/billing/usage.js";
 import { headlineResult, unitResults } from "../../coordinator/kinds/unit-results.js";
 import { computeMeters, meterByUnit, runMeterContexts, sumMeters, type MeterContext, type MeteredEpisode } from "../../coordinator/runs/meters.js";
 import { RunEvents } from "../../coordinator/runs/run-events.js";
-import { createRunLifecycle, type RunLifecycle } from "../../coordinator/runs/run-lifecycle.js";
+import { createRunLifecycle, type RunLifecycle } from "../../coordinator/lifecycle/run-lifecycle.js";
 import type { ValidatedRun } from "../../coordinator/runs/run-request.js";
 import type { Db } from "../../coordinator/store/database.js";
 import { transact } from "../../coordinator/store/tx.js";

@@ -4,13 +4,13 @@
  */
 import assert from "node:assert/strict";
 import { loadFirmwarePins } from "../../firmware-pins/pins.js";
-import { createBudgetGuard } from "../../coordinator/billing/budget-guard.js";
+import { createBudgetGuard } from "../../coordinator/scheduler/budget-guard.js";
 import { putBudget } from "../../coordinator/billing/budgets.js";
-import { costOfSecondsUsd, episodeEstimateS, priceSeconds } from "../../coordinator/billing/estimates.js";
+import { costOfSecondsUsd, episodeEstimateS, priceSeconds } from "../../coordinator/runs/estimates.js";
 import { computeUsage, episodesMeteredIn } from "../../coordinator/billing/usage.js";
 import { computeMeters, type MeterContext } from "../../coordinator/runs/meters.js";
 import { RunEvents } from "../../coordinator/runs/run-events.js";
-import { createRunLifecycle, type RunLifecycle } from "../../coordinator/runs/run-lifecycle.js";
+import { createRunLifecycle, type RunLifecycle } from "../../coordinator/lifecycle/run-lifecycle.js";
 import type { Db } from "../../coordinator/store/database.js";
 import { STORE_ENGINES, openTestDatabase } from "../support/test-database.js";
 import { assignEpisode, episodeRecordOf, getEpisode, markEpisodeDone, requeueEpisode, type EpisodeRow } from "../../coordinator/store/episodes-repo.js";

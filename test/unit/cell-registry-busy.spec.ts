@@ -5,7 +5,7 @@
  * offered again until its next heartbeat (4 times).
  */
 import assert from "node:assert/strict";
-import { CellRegistry, type CellSession } from "../../coordinator/fleet/registry.js";
+import { CellRegistry, type CellSession } from "../../coordinator/cells/registry.js";
 import { loadFirmwarePins } from "../../firmware-pins/pins.js";
 import { Hello } from "../../protocol/gen/cell.js";
 

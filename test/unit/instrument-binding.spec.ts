@@ -4,8 +4,8 @@
  */
 import assert from "node:assert/strict";
 import { taskInstrumentKinds } from "../../protocol/predicates/index.js";
-import { describeGaps, instrumentCoverage } from "../../coordinator/fleet/instrument-coverage.js";
-import { liveKinds } from "../../coordinator/fleet/registry.js";
+import { describeGaps, instrumentCoverage } from "../../coordinator/cells/instrument-coverage.js";
+import { liveKinds } from "../../coordinator/cells/registry.js";
 import { cellFits, planAssignments, type AvailableCell } from "../../coordinator/scheduler/assignment-plan.js";
 import { instrumentWait } from "../../coordinator/scheduler/instrument-wait.js";
 

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { AssayError } from "../../coordinator/errors/assay-error.js";
 import { parseScenarios, sourceText } from "../../coordinator/kinds/scenarios.js";
-import { refMatches } from "../../coordinator/gates/gates.js";
+import { refMatches } from "../../coordinator/kinds/gates.js";
 
 const TASK_OBJECTS = { cube: "cube" };
 

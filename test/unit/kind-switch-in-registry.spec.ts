@@ -10,7 +10,7 @@
  * "estop_triggered") are not run kinds and pass. Comments are skipped.
  */
 import assert from "node:assert/strict";
-import { RUN_KINDS } from "../../coordinator/runs/run-kinds.js";
+import { RUN_KINDS } from "../../coordinator/domain/run-kinds.js";
 import { findInSources } from "../support/source-scan.js";
 
 const NAMES = RUN_KINDS.join("|");

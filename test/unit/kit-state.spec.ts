@@ -1,6 +1,6 @@
 /** The kit lifecycle: one legal step from each status, everything else a 422 naming the next step. */
 import assert from "node:assert/strict";
-import { KIT_STATUSES, nextKitOperation, nextKitStatus, type KitOperation } from "../../coordinator/kits/kit-state.js";
+import { KIT_STATUSES, nextKitOperation, nextKitStatus, type KitOperation } from "../../coordinator/domain/kit-state.js";
 import { AssayError } from "../../coordinator/errors/assay-error.js";
 
 const KIT = { id: "kit_1", name: "mugs" };

@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { createApiKey } from "../../coordinator/auth/api-keys.js";
 import { AssayError } from "../../coordinator/errors/assay-error.js";
-import type { FleetView } from "../../coordinator/fleet/fleet-view.js";
+import type { FleetView } from "../../coordinator/cells/fleet-view.js";
 import { RunEvents } from "../../coordinator/runs/run-events.js";
 import { openSqliteDatabase } from "../../coordinator/store/database.js";
 import { DEFAULT_ACCOUNT_ID, ensureAccount } from "../../coordinator/store/accounts-repo.js";

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { nextAgentState } from "../../cell-agent/agent-state.js";
 import { LabelGate, parseOperatorLabel } from "../../cell-agent/episode/label-gate.js";
 import { operatorSections, progressInterval } from "../../coordinator/runs/operator-time.js";
-import { episodeMoveAllowed } from "../../coordinator/runs/episode-state.js";
+import { episodeMoveAllowed } from "../../coordinator/domain/episode-state.js";
 import type { EpisodeRecord } from "../../coordinator/store/episodes-repo.js";
 import {
   checkBindings, compileTaskMonitor, formatPredicate, parsePredicate, parseTaskPredicates, PredicateSyntaxError, requiredInstruments, splitPersonJudged,

@@ -6,8 +6,8 @@
  */
 import assert from "node:assert/strict";
 import { createOperatorStation } from "../../coordinator/fleet/operator-station.js";
-import { CellRegistry, type CellSession } from "../../coordinator/fleet/registry.js";
-import { episodeMoveAllowed } from "../../coordinator/runs/episode-state.js";
+import { CellRegistry, type CellSession } from "../../coordinator/cells/registry.js";
+import { episodeMoveAllowed } from "../../coordinator/domain/episode-state.js";
 import { computeMeters } from "../../coordinator/runs/meters.js";
 import { operatorSections } from "../../coordinator/runs/operator-time.js";
 import { forgetArtifactsOfEpisode, insertPendingArtifact } from "../../coordinator/store/artifacts-repo.js";

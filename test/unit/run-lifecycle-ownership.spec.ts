@@ -1,5 +1,5 @@
 /**
- * One module owns run status: coordinator/runs/run-lifecycle.ts is the only production code that
+ * One module owns run status: coordinator/lifecycle/run-lifecycle.ts is the only production code that
  * writes a run's status or result (through the store's setRunStatus / setRunResult), so every
  * ending has the same consequences (cancelled episodes, stored result, events after the commit).
  */
@@ -24,11 +24,11 @@ describe("run lifecycle ownership", () => {
       .filter((path) => /\bsetRun(Status|Result)\(/.test(readFileSync(path, "utf8")))
       .map((path) => relative(root, path))
       .sort();
-    assert.deepEqual(writers, ["coordinator/runs/run-lifecycle.ts", "coordinator/store/runs-repo.ts"]);
+    assert.deepEqual(writers, ["coordinator/lifecycle/run-lifecycle.ts", "coordinator/store/runs-repo.ts"]);
   });
 
   it("the statuses a run ends in are written by one function, end()", () => {
-    const text = readFileSync(join(root, "coordinator/runs/run-lifecycle.ts"), "utf8");
+    const text = readFileSync(join(root, "coordinator/lifecycle/run-lifecycle.ts"), "utf8");
     // scheduled() and started() write open statuses; every terminal write is end()'s.
     const calls = [...text.matchAll(/setRunStatus\(tx, \w+, ("[a-z]+"|status)/g)].map((m) => m[1]);
     assert.deepEqual(calls.sort(), ['"running"', '"scheduling"', "status"]);

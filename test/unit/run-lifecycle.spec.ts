@@ -4,10 +4,10 @@
  */
 import assert from "node:assert/strict";
 import { loadFirmwarePins } from "../../firmware-pins/pins.js";
-import { transitionEpisode } from "../../coordinator/runs/episode-state.js";
+import { transitionEpisode } from "../../coordinator/domain/episode-state.js";
 import { RunEvents, type RunEvent } from "../../coordinator/runs/run-events.js";
-import { createRunLifecycle, type RunLifecycle } from "../../coordinator/runs/run-lifecycle.js";
-import { transitionRun } from "../../coordinator/runs/run-state.js";
+import { createRunLifecycle, type RunLifecycle } from "../../coordinator/lifecycle/run-lifecycle.js";
+import { transitionRun } from "../../coordinator/domain/run-state.js";
 import type { Db } from "../../coordinator/store/database.js";
 import { STORE_ENGINES, openTestDatabase } from "../support/test-database.js";
 import { assignEpisode, getEpisode } from "../../coordinator/store/episodes-repo.js";

@@ -4,7 +4,7 @@ import { installedFirmwares, type RobotModel } from "../../../firmware-pins/pins
 import { environmentId, findEnvironment, type CatalogEnvironment } from "../../catalog/environments.js";
 import { AssayError } from "../../errors/assay-error.js";
 import type { CompiledApiDeps } from "../api-deps.js";
-import type { ConnectedCell } from "../../fleet/fleet-view.js";
+import type { ConnectedCell } from "../../cells/fleet-view.js";
 import { EnvironmentListQuery, RobotListQuery } from "../schemas/catalog.js";
 import { parseQuery } from "../validate-request.js";
 

@@ -9,7 +9,7 @@ import { authOf } from "../../auth/authenticate.js";
 import { pushCheckpoint } from "../../kinds/threshold.js";
 import { contract } from "../../runs/field-checks.js";
 import { validatePolicy } from "../../runs/policy-checks.js";
-import { checkPolicyModels, preparationContextOf, preparePolicies } from "../../runs/policy-preparation.js";
+import { checkPolicyModels, preparationContextOf, preparePolicies } from "../../models/policy-preparation.js";
 import { addPinnedModels, getRun, lockRun } from "../../store/runs-repo.js";
 import type { CompiledApiDeps } from "../api-deps.js";
 import { CheckpointRequest } from "../schemas/runs.js";

@@ -12,7 +12,7 @@ import { Router } from "express";
 import { authOf } from "../../auth/authenticate.js";
 import { AssayError } from "../../errors/assay-error.js";
 import { boardsOfRun } from "../../leaderboards/published-results.js";
-import { compareSelection, selectionSides, SELECTION_RUNS_MAX, SELECTION_SIDES_MAX, type SelectedRun, type Selection } from "../../runs/compare-selection.js";
+import { compareSelection, selectionSides, SELECTION_RUNS_MAX, SELECTION_SIDES_MAX, type SelectedRun, type Selection } from "../../leaderboards/compare-selection.js";
 import { isPublishedRun } from "../../store/published-runs-repo.js";
 import { getRun } from "../../store/runs-repo.js";
 import type { CompiledApiDeps } from "../api-deps.js";

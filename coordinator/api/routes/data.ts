@@ -6,7 +6,7 @@ import { Router } from "express";
 import { authOf } from "../../auth/authenticate.js";
 import { purgeReceiptView, purgeRunArtifacts } from "../../data/purge.js";
 import { AssayError } from "../../errors/assay-error.js";
-import { isTerminal } from "../../runs/run-state.js";
+import { isTerminal } from "../../domain/run-state.js";
 import type { CompiledApiDeps } from "../api-deps.js";
 import { requireRun } from "./runs.js";
 

@@ -5,7 +5,7 @@
  */
 import { Router } from "express";
 import { authOf } from "../../auth/authenticate.js";
-import { artifactView, episodeView } from "../../runs/run-view.js";
+import { artifactView, episodeView } from "../../lifecycle/run-view.js";
 import { listArtifacts } from "../../store/artifacts-repo.js";
 import { listEpisodes } from "../../store/episodes-repo.js";
 import { lastStageOf } from "../../runs/stage-funnel.js";

@@ -13,14 +13,14 @@
  * gets a signalling URL whose token names the key and the run; any other key gets null, so a key
  * that may read a run but not watch it learns nothing from its events that opens a live view.
  */
-import { STREAM_SCOPE, statusEventStreamUrl } from "../../streams/stream-tokens.js";
+import { STREAM_SCOPE, statusEventStreamUrl } from "../../auth/stream-tokens.js";
 import { Router, type Response } from "express";
 import { authOf } from "../../auth/authenticate.js";
 import type { EpisodeEventData, RunEvent, StatusEventData } from "../../runs/run-events.js";
-import { isTerminal, type RunStatus } from "../../runs/run-state.js";
+import { isTerminal, type RunStatus } from "../../domain/run-state.js";
 import { listEpisodes } from "../../store/episodes-repo.js";
 import { getRun, lastStatusCell } from "../../store/runs-repo.js";
-import { serialQueue } from "../../store/serial-queue.js";
+import { serialQueue } from "../../async/serial-queue.js";
 import type { CompiledApiDeps } from "../api-deps.js";
 import { requireRun } from "./runs.js";
 

@@ -10,7 +10,7 @@
 import { Router, type Request, type Response } from "express";
 import { authOf } from "../../auth/authenticate.js";
 import { AssayError } from "../../errors/assay-error.js";
-import { archiveKey } from "../../exports/export-files.js";
+import { archiveKey } from "../../data/export-files.js";
 import { ARCHIVE_CONTENT_TYPE } from "../../exports/tar-archive.js";
 import { calibrationExportView, requestCalibrationExport } from "../../exports/calibration-exports.js";
 import { exportView, requestRunExport } from "../../exports/run-exports.js";

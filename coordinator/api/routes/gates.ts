@@ -10,9 +10,9 @@ import { randomBase62 } from "../../auth/api-keys.js";
 import { AssayError } from "../../errors/assay-error.js";
 import {
   checkView, gateView, getCheck, getGate, insertCheck, insertGate, listGates, refMatches, type GateRecord, type GateSpec,
-} from "../../gates/gates.js";
+} from "../../kinds/gates.js";
 import type { ValidatedRun } from "../../runs/run-request.js";
-import { submitRun, validateSubmission } from "../../runs/submit-run.js";
+import { submitRun, validateSubmission } from "../../lifecycle/submit-run.js";
 import type { CompiledApiDeps } from "../api-deps.js";
 import { CreateCheckRequest, CreateGateRequest } from "../schemas/gates.js";
 import { parseBody } from "../validate-request.js";

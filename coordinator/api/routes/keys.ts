@@ -9,7 +9,7 @@ import { createApiKey, keyView } from "../../auth/api-keys.js";
 import { AssayError } from "../../errors/assay-error.js";
 import { listKeys, revokeKey } from "../../store/keys-repo.js";
 import { getAccount } from "../../store/accounts-repo.js";
-import { CATALOG_ACCOUNT_ID } from "../../catalog/tasks.js";
+import { CATALOG_ACCOUNT_ID } from "../../tasks/task-catalog.js";
 import type { CompiledApiDeps } from "../api-deps.js";
 import { CreateKeyRequest } from "../schemas/keys.js";
 import { parseBody } from "../validate-request.js";

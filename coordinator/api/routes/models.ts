@@ -10,7 +10,7 @@ import { Router } from "express";
 import { authOf } from "../../auth/authenticate.js";
 import { AssayError } from "../../errors/assay-error.js";
 import { deleteModel } from "../../models/model-retention.js";
-import { DEFAULT_REVISION } from "../../models/model-ref.js";
+import { DEFAULT_REVISION } from "../../runs/model-ref.js";
 import { createModelUpload, receiveModelChunk } from "../../models/model-uploads.js";
 import { modelView } from "../../models/model-view.js";
 import type { Db } from "../../store/database.js";

@@ -2,7 +2,7 @@
 import { Router } from "express";
 import { authOf } from "../../auth/authenticate.js";
 import { createQuote } from "../../billing/quotes.js";
-import { validateSubmission } from "../../runs/submit-run.js";
+import { validateSubmission } from "../../lifecycle/submit-run.js";
 import type { CompiledApiDeps } from "../api-deps.js";
 
 export function quoteRouter(deps: CompiledApiDeps): Router {

@@ -15,7 +15,7 @@ import { installationOf } from "../../../firmware-pins/pins.js";
 import { AssayError } from "../../errors/assay-error.js";
 import { DEFAULT_MAX_FRAME_RATE_HZ } from "../../streams/live-hub.js";
 import { admitViewer, streamViewer, workOfCell, type ViewerGrant } from "../../streams/stream-access.js";
-import { signallingUrl, signStreamToken, STREAM_SCOPE, STREAM_TOKEN_TTL_MS, type StreamGrant } from "../../streams/stream-tokens.js";
+import { signallingUrl, signStreamToken, STREAM_SCOPE, STREAM_TOKEN_TTL_MS, type StreamGrant } from "../../auth/stream-tokens.js";
 import type { CompiledApiDeps } from "../api-deps.js";
 import { OPERATOR_ACCOUNT_ID } from "./kits.js";
 import { authOf } from "../../auth/authenticate.js";

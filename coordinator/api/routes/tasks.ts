@@ -3,10 +3,10 @@
  * The lifecycle itself is coordinator/tasks/ (task-lifecycle.ts, task-state.ts).
  */
 import { boundedJson } from "../../json/bounded-json.js";
-import { checkPolicyModels, preparationContextOf, preparePolicies } from "../../runs/policy-preparation.js";
+import { checkPolicyModels, preparationContextOf, preparePolicies } from "../../models/policy-preparation.js";
 import { preflightJudge } from "../../runs/judge-checks.js";
 import { cameraNames, findEnvironment } from "../../catalog/environments.js";
-import { runStreamUrl, STREAM_SCOPE } from "../../streams/stream-tokens.js";
+import { runStreamUrl, STREAM_SCOPE } from "../../auth/stream-tokens.js";
 import { Router, type Request } from "express";
 import { authOf } from "../../auth/authenticate.js";
 import { randomBase62 } from "../../auth/api-keys.js";

@@ -1,6 +1,6 @@
 /** Fleet operations (/v1/cells): enrolling cell agents, listing and revoking them, and the operator station's answers. */
 import { z } from "zod";
-import { INVALID_REASONS } from "../../runs/invalid-reasons.js";
+import { INVALID_REASONS } from "../../domain/invalid-reasons.js";
 import { component, NullableTimestamp, Timestamp } from "./common.js";
 import { REF_MAX_CHARS } from "../../json/field-bounds.js";
 

@@ -1,6 +1,6 @@
 /** GET /v1/comparisons: two or more runs side by side (coordinator/runs/compare-selection.ts). */
 import { z } from "zod";
-import { SELECTION_PINS, SELECTION_RUNS_MAX, SELECTION_SIDES_MAX } from "../../runs/compare-selection.js";
+import { SELECTION_PINS, SELECTION_RUNS_MAX, SELECTION_SIDES_MAX } from "../../leaderboards/compare-selection.js";
 import { component, queryText } from "./common.js";
 
 /** Query of GET /v1/comparisons. */

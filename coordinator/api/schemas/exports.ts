@@ -1,7 +1,7 @@
 /** Run exports and calibration exports (docs/api.md, "Exports"). */
 import { z } from "zod";
 import { EXPORT_FORMATS } from "../../store/exports-repo.js";
-import { EXPORT_STATUSES } from "../../exports/export-state.js";
+import { EXPORT_STATUSES } from "../../domain/export-state.js";
 import { component, NullableTimestamp, Timestamp } from "./common.js";
 import { REF_MAX_CHARS } from "../../json/field-bounds.js";
 

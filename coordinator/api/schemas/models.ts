@@ -1,7 +1,7 @@
 /** Policy models (docs/api.md, "Models"): ONNX checkpoints referenced by `policy.hf`. */
 import { z } from "zod";
 import { MODEL_FORMATS } from "../../store/models-repo.js";
-import { isModelName, isRevision } from "../../models/model-ref.js";
+import { isModelName, isRevision } from "../../runs/model-ref.js";
 import { REF_MAX_CHARS } from "../../json/field-bounds.js";
 import { component, LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX, NullableTimestamp, queryInteger, queryText, Timestamp } from "./common.js";
 

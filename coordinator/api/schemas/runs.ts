@@ -13,8 +13,8 @@ import {
 } from "./common.js";
 import { DataPosture, EpisodesSpec, InstructionSet, Interventions, Perturbation, Policy, Priority, Publish, RUN_KIND_VALUES } from "./run-request.js";
 
-import { RUN_STATUSES as RUN_STATUS_VALUES } from "../../runs/run-state.js";
-import { INVALID_REASONS } from "../../runs/invalid-reasons.js";
+import { RUN_STATUSES as RUN_STATUS_VALUES } from "../../domain/run-state.js";
+import { INVALID_REASONS } from "../../domain/invalid-reasons.js";
 import { METADATA_KEY_MAX_CHARS, METADATA_KEYS_MAX, METADATA_VALUE_MAX_CHARS } from "../../runs/run-labels.js";
 
 export { RUN_STATUS_VALUES };

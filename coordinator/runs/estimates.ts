@@ -6,8 +6,8 @@
  * for episodes that run once with resets within the allowance; interrupted attempts are metered on
  * top of it.
  */
-import { computeMeters, costOfHoursUsd, type MeterContext, type Meters } from "../runs/meters.js";
-import { PRICE_LIST, type PriceList } from "../runs/price-list.js";
+import { computeMeters, costOfHoursUsd, type MeterContext, type Meters } from "./meters.js";
+import { PRICE_LIST, type PriceList } from "./price-list.js";
 
 /** Seconds allowed for the scene reset after an episode, in estimates. */
 export const RESET_ALLOWANCE_S = 10;

@@ -12,11 +12,11 @@ import type { ErrorCode } from "../errors/codes.js";
 import { kindModule } from "../kinds/registry.js";
 import { parseWith } from "../json/zod-errors.js";
 import { findVisibleFrozenRevision } from "../store/tasks-repo.js";
-import { contract, isPlainObject, q } from "./field-checks.js";
-import { validateInstructionSet } from "./instruction-set.js";
-import { checkUnitsScorable } from "./instrument-check.js";
-import { checkJudgeTasks } from "./judge-checks.js";
-import { RUN_KINDS, type RunKindName, type ValidatedRun, type ValidateRunContext } from "./run-request.js";
+import { contract, isPlainObject, q } from "../runs/field-checks.js";
+import { validateInstructionSet } from "../runs/instruction-set.js";
+import { checkUnitsScorable } from "../runs/instrument-check.js";
+import { checkJudgeTasks } from "../runs/judge-checks.js";
+import { RUN_KINDS, type RunKindName, type ValidatedRun, type ValidateRunContext } from "../runs/run-request.js";
 
 /** The spec's code for a problem with a field, missing or malformed (422 either way). */
 export const RUN_FIELD_CODES: Readonly<Record<string, ErrorCode>> = {

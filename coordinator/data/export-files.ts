@@ -6,7 +6,7 @@ import type { ObjectStore } from "../storage/object-store.js";
 import type { Db } from "../store/database.js";
 import { listCalibrationExportsOfRun, moveCalibrationExport } from "../store/calibration-exports-repo.js";
 import { listRunExports, moveExport } from "../store/exports-repo.js";
-import type { ExpiryReason } from "./export-state.js";
+import type { ExpiryReason } from "../domain/export-state.js";
 
 /** An archive's object in the artifact store: `.exports/<id>/<file_name>`, one folder per archive (run and calibration exports alike). */
 export function archiveKey(id: string, fileName: string): string {

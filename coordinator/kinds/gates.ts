@@ -15,7 +15,7 @@ import { detectCellRegressions } from "../stats/cell-regression.js";
 import type { Db } from "../store/database.js";
 import { getRun, type RunRecord } from "../store/runs-repo.js";
 import { decidePendingCheck, findLastPassedRunId, listPendingChecksOfRun, type GateCheckRecord, type GateCheckRow, type GateRecord } from "../store/gates-repo.js";
-import { runCellsOf, type UnitResult } from "../kinds/unit-results.js";
+import { runCellsOf, type UnitResult } from "./unit-results.js";
 import { enqueueEvent } from "../webhooks/outbox.js";
 
 export const GATE_REGRESSION = { alpha: 0.05 } as const;

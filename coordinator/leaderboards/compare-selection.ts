@@ -19,7 +19,7 @@ import { newcombeDifference } from "../stats/two-proportions.js";
 import { wilsonInterval } from "../stats/wilson.js";
 import { canonicalJson } from "../json/canonical-json.js";
 import type { RunRecord } from "../store/runs-repo.js";
-import { differenceSentence, percent, roundForPeople, shownBy, type DifferenceShown } from "./compare-headline.js";
+import { differenceSentence, percent, roundForPeople, shownBy, type DifferenceShown } from "../runs/compare-headline.js";
 import { kindModule } from "../kinds/registry.js";
 
 /** Runs one comparison may name. */

@@ -29,11 +29,11 @@ import {
 import { getRun, lockRun, setRunResult, setRunStatus, type RunRecord, backfilling } from "../store/runs-repo.js";
 import { transact, type Tx } from "../store/tx.js";
 import { enqueueEvent } from "../webhooks/outbox.js";
-import { statusEventStreamUrl } from "../streams/stream-tokens.js";
-import { interventionModeOf, interventionSummary } from "./interventions.js";
-import { operatorSections } from "./operator-time.js";
-import type { RunEvents } from "./run-events.js";
-import { isTerminal, type TerminalRunStatus } from "./run-state.js";
+import { statusEventStreamUrl } from "../auth/stream-tokens.js";
+import { interventionModeOf, interventionSummary } from "../runs/interventions.js";
+import { operatorSections } from "../runs/operator-time.js";
+import type { RunEvents } from "../runs/run-events.js";
+import { isTerminal, type TerminalRunStatus } from "../domain/run-state.js";
 import { runView } from "./run-view.js";
 
 /** Reaches the cells; the fleet registry implements it. */

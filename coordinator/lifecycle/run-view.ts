@@ -4,13 +4,13 @@
  * partial result of a stopped run); `status_detail` when failed or stopped, and while an open run
  * waits for something the scheduler can name (an instrument no matching cell has now).
  */
-import { lastStageOf } from "./stage-funnel.js";
-import { judgeRecordOf } from "./judge-section.js";
+import { lastStageOf } from "../runs/stage-funnel.js";
+import { judgeRecordOf } from "../runs/judge-section.js";
 import type { EpisodeRecord } from "../store/episodes-repo.js";
 import type { RunRecord } from "../store/runs-repo.js";
-import { videosByCamera } from "./episode-videos.js";
-import { interventionsOfMeta } from "./policy-outcome.js";
-import { shownPolicyName } from "./policy-name.js";
+import { videosByCamera } from "../runs/episode-videos.js";
+import { interventionsOfMeta } from "../runs/policy-outcome.js";
+import { shownPolicyName } from "../domain/policy-name.js";
 import { kindModule } from "../kinds/registry.js";
 
 export interface ArtifactRowView {

@@ -3,7 +3,7 @@
  * Hugging Face names them (`org/name`, optionally `@revision`, default `main`), or an uploaded
  * model's id (`mdl_...`). Cells cannot reach a model hub, so nothing is fetched from one.
  */
-import { contract, q } from "../runs/field-checks.js";
+import { contract, q } from "./field-checks.js";
 
 export const DEFAULT_REVISION = "main";
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,95}(\/[A-Za-z0-9][A-Za-z0-9._-]{0,95})?$/;

@@ -13,16 +13,16 @@
  * `monthly_budget_exceeded`.
  */
 import type { FirmwarePins } from "../../firmware-pins/pins.js";
-import type { RunLifecycle } from "../runs/run-lifecycle.js";
+import type { RunLifecycle } from "../lifecycle/run-lifecycle.js";
 import type { Db } from "../store/database.js";
 import { getRun } from "../store/runs-repo.js";
 import { listOpenRunIdsOfAccount } from "../store/run-queries-repo.js";
 import { meterByUnit, roundCents, unitIndexOf, unitMeterContext, type MeterContext } from "../runs/meters.js";
-import { isTerminal, type RunStatus } from "../runs/run-state.js";
-import type { AssignmentBudget } from "../scheduler/scheduler.js";
+import { isTerminal, type RunStatus } from "../domain/run-state.js";
+import type { AssignmentBudget } from "./scheduler.js";
 import { listEpisodeRecords, type EpisodeRecord } from "../store/episodes-repo.js";
-import { monthlyCapReached } from "./budgets.js";
-import { episodeEstimateUsd } from "./estimates.js";
+import { monthlyCapReached } from "../billing/budgets.js";
+import { episodeEstimateUsd } from "../runs/estimates.js";
 
 export interface BudgetGuardOptions {
   db: Db;

@@ -9,12 +9,12 @@ import { fileURLToPath } from "node:url";
 import { ensureAccount } from "../store/accounts-repo.js";
 import type { Db } from "../store/database.js";
 import { adoptTaskRow, getTask, insertTask } from "../store/tasks-repo.js";
-import { signFrozenSpec } from "../tasks/task-lifecycle.js";
-import { storedSpec } from "../tasks/task-view.js";
+import { signFrozenSpec } from "./task-lifecycle.js";
+import { storedSpec } from "./task-view.js";
 import { lockName } from "../store/named-lock.js";
 import { transact } from "../store/tx.js";
 
-const here = dirname(fileURLToPath(import.meta.url));
+const here = join(dirname(fileURLToPath(import.meta.url)), "../catalog");
 
 /** The account that owns the service's own catalogue tasks. */
 export const CATALOG_ACCOUNT_ID = "acct_assay";

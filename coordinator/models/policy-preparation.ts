@@ -22,13 +22,13 @@ import { preflightEndpoint, PreflightError } from "../../protocol/policy/endpoin
 import { ObservationMapError, resolveObservationMap } from "../../protocol/policy/openpi/observation-map.js";
 import { cameraNames, findEnvironment, type CatalogEnvironment } from "../catalog/environments.js";
 import type { FirmwarePins } from "../../firmware-pins/pins.js";
-import type { RunUnit } from "../kinds/units.js";
-import { importMirroredModel, mirrorFileOf } from "../models/model-mirror.js";
-import { parseModelRef, refText, type PinnedModel } from "../models/model-ref.js";
+import type { RunUnit } from "../domain/units.js";
+import { importMirroredModel, mirrorFileOf } from "./model-mirror.js";
+import { parseModelRef, refText, type PinnedModel } from "../runs/model-ref.js";
 import type { ObjectStore } from "../storage/object-store.js";
 import type { Db } from "../store/database.js";
 import { findLiveModel, getModel, type ModelRow } from "../store/models-repo.js";
-import { contract, q } from "./field-checks.js";
+import { contract, q } from "../runs/field-checks.js";
 
 
 export interface PolicyPreparationContext {
