@@ -165,7 +165,7 @@ export interface RunningCoordinator {
   runEvents: RunEvents;
   /** Enrolls (or re-enrolls, rotating the token) a cell; returns its token, shown once. */
   enrollCell(cellId: string, model: string): Promise<string>;
-  /** The run lifecycle (coordinator/runs/run-lifecycle.ts): the one way runs end. */
+  /** The run lifecycle (coordinator/lifecycle/run-lifecycle.ts): the one way runs end. */
   lifecycle: RunLifecycle;
   /** Stops a run with a spec code; false when it is unknown or already ended. */
   halt(runId: string, code: ErrorCode, message: string): Promise<boolean>;

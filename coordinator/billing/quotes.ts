@@ -1,7 +1,7 @@
 /**
  * Quotes (POST /v1/quote): the price of a run body before it runs, valid for `QUOTE_VALIDITY_MS`.
  * Priced per unit, like the Result: each unit's episodes are n_unit x (max_duration_s +
- * RESET_ALLOWANCE_S) of occupancy (upper bounds for episodes that run once, billing/estimates.ts)
+ * RESET_ALLOWANCE_S) of occupancy (upper bounds for episodes that run once, runs/estimates.ts)
  * priced at that unit's tier and environment class as one billing line; the quote's n, hours and
  * cost are the sums of the lines (the rounding rule of coordinator/runs/meters.ts). Kind `run` is
  * one unit. A threshold run makes its episodes one at a time, so it is quoted at its planned

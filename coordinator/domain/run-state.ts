@@ -1,7 +1,7 @@
 /**
  * The run's states as one transition function: every status change in the coordinator goes
  * through `transitionRun`, which throws on a move the lifecycle does not allow. What a move
- * implies (results, cancellations, events) is coordinator/runs/run-lifecycle.ts.
+ * implies (results, cancellations, events) is coordinator/lifecycle/run-lifecycle.ts.
  *
  *   queued -> scheduling    the scheduler has matched the run to at least one connected cell
  *   scheduling -> running   a cell started the run's first episode

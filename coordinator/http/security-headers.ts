@@ -9,7 +9,7 @@ import type { NextFunction, Request, Response } from "express";
 
 export const API_CSP = "default-src 'none'; frame-ancestors 'none'";
 
-/** The one list: express answers set it here, raw answers written on the socket (api/raw-answer.ts) copy it. */
+/** The one list: express answers set it here, raw answers written on the socket (http/raw-answer.ts) copy it. */
 export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
   "X-Content-Type-Options": "nosniff",
   "X-Frame-Options": "DENY",

@@ -1,7 +1,7 @@
 /**
  * The run lifecycle: the one module that moves a run between statuses and the only one that ends
  * a run. Every ending (completed, failed, stopped with a spec error code) goes through `end`,
- * which in one transaction moves the status (coordinator/runs/run-state.ts), cancels the pending
+ * which in one transaction moves the status (coordinator/domain/run-state.ts), cancels the pending
  * episodes, stores the Result (partial for a run that did not complete: n and ci95 over the `done`
  * episodes, meters over every attempt that ran), writes `run.completed` to the webhook outbox and
  * runs the kind's `onEnded` (gate decisions, matrix regressions) so their durable consequences

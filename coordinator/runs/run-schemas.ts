@@ -1,7 +1,7 @@
 /**
  * The shapes of a run body every kind shares, declared once with zod: Policy, Perturbation,
  * DataPosture, EpisodesSpec, the enums and the fields every kind accepts. A kind's module
- * (coordinator/kinds/) declares its whole body from these; validation (runs/validate-run.ts) and
+ * (coordinator/kinds/) declares its whole body from these; validation (lifecycle/validate-run.ts) and
  * the OpenAPI document (api/schemas/run-request.ts) both come from those declarations. What a
  * schema cannot know (pins installed on a cell, the scene's presets and instruments, frozen task
  * revisions) the kinds check after the shape passed.

@@ -6,7 +6,7 @@
  * firmware and environment equal the run's plan. A cell gets at most one episode per pass (and the
  * caller only offers cells that hold none).
  *
- * A run of several units (coordinator/kinds/units.ts) gives each pending episode its own pin in
+ * A run of several units (coordinator/domain/units.ts) gives each pending episode its own pin in
  * `episodePins`; such an episode goes to a free cell matching that pin, and the run gets at most
  * `limit` assignments per pass (its budget allowance).
  *

@@ -2,7 +2,7 @@
  * Live enforcement of money limits, used by the scheduler (AssignmentBudget) and the API.
  *
  * Per run (`max_budget_usd`): pending episodes are offered to cells in index order, each
- * estimated at its own unit's rates (billing/estimates.ts); an episode is assigned only when the
+ * estimated at its own unit's rates (runs/estimates.ts); an episode is assigned only when the
  * run's metered cost so far plus the estimates of every episode in flight plus those of the
  * pending episodes before it and its own stay within the cap. After every metered episode the run
  * is halted with `budget_exceeded` when its metered cost has reached the cap, or when nothing is

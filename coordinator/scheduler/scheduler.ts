@@ -29,7 +29,7 @@ export interface Logger {
 }
 
 /**
- * Money rules the scheduler obeys (coordinator/billing/budget-guard.ts implements them): how many
+ * Money rules the scheduler obeys (coordinator/scheduler/budget-guard.ts implements them): how many
  * more episodes a run may start, and what to re-check once an episode's robot time is metered.
  */
 export interface AssignmentBudget {
@@ -272,7 +272,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     };
   }
 
-  // Single flight (store/single-flight.ts): a pass never overlaps another (each awaits the store); a kick during
+  // Single flight (async/single-flight.ts): a pass never overlaps another (each awaits the store); a kick during
   // a pass asks for one more pass after it, however many kicks arrive meanwhile. Once stopped, nothing more runs.
   const passes = singleFlight(async () => {
     if (!stopped) await runPass();

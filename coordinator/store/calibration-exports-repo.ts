@@ -1,6 +1,6 @@
 /**
  * The `calibration_exports` table: calibration data for simulator vendors, one row per request,
- * moved through the same transitions as run exports (coordinator/exports/export-state.ts).
+ * moved through the same transitions as run exports (coordinator/domain/export-state.ts).
  */
 import type { ExportStatus } from "../domain/export-state.js";
 import type { Db } from "./database.js";

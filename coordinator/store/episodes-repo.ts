@@ -1,5 +1,5 @@
 /**
- * The `episodes` table and its lifecycle writes (coordinator/runs/episode-state.ts has the moves).
+ * The `episodes` table and its lifecycle writes (coordinator/domain/episode-state.ts has the moves).
  * Each write first decides from the current status whether a late or repeated message still
  * applies (when not it changes nothing and says so), then moves through `transitionEpisode`.
  */
@@ -70,7 +70,7 @@ export interface EpisodeRecord {
   finishedAt: string | null;
   /** Index into the run's units (kind `run` stores none: 0). */
   unit: number;
-  /** What the assignment carries besides the seed (coordinator/kinds/units.ts). */
+  /** What the assignment carries besides the seed (coordinator/domain/units.ts). */
   assign: EpisodeAssign;
 }
 

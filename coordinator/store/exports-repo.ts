@@ -1,6 +1,6 @@
 /**
  * The `exports` table: one row per requested run export, moved only through the transitions of
- * coordinator/exports/export-state.ts. Every move is a conditional UPDATE on the status it leaves,
+ * coordinator/domain/export-state.ts. Every move is a conditional UPDATE on the status it leaves,
  * so a purge and the worker racing over the same row cannot both win.
  */
 import { exportStatusesBefore, type ExportStatus } from "../domain/export-state.js";

@@ -1,4 +1,4 @@
-/** CI gates and their checks: rows of `gates` and `gate_checks` (coordinator/gates/gates.ts decides the checks). */
+/** CI gates and their checks: rows of `gates` and `gate_checks` (coordinator/kinds/gates.ts decides the checks). */
 import type { Db } from "./database.js";
 
 export interface GateSpec {

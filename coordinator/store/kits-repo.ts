@@ -1,5 +1,5 @@
 /**
- * Kits: rows of `kits`. Status changes go through coordinator/kits/kit-state.ts (see `advanceKit`). Readers return
+ * Kits: rows of `kits`. Status changes go through coordinator/domain/kit-state.ts (see `advanceKit`). Readers return
  * `KitRecord`s, whose JSON columns (status_history, items, tracking) are parsed here once.
  */
 import type { Db } from "./database.js";

@@ -266,7 +266,7 @@ export const MIGRATIONS: readonly Migration[] = [
     account_id TEXT NOT NULL REFERENCES accounts(id),
     run_id TEXT NOT NULL REFERENCES runs(id),
     format TEXT NOT NULL,           -- lerobot, rlds, mcap-bundle
-    -- preparing, ready, failed, expired (see coordinator/exports/export-state.ts)
+    -- preparing, ready, failed, expired (see coordinator/domain/export-state.ts)
     status TEXT NOT NULL,
     created TEXT NOT NULL,
     attempts INTEGER NOT NULL DEFAULT 0,

@@ -1,7 +1,7 @@
 /**
  * Runs: rows of `runs`, their episodes at creation, and `run_status_history`. Every status change
  * goes through `setRunStatus`, which asks run-state.ts for the move and throws on an illegal one;
- * coordinator/runs/run-lifecycle.ts is its only caller in production. Nothing here publishes
+ * coordinator/lifecycle/run-lifecycle.ts is its only caller in production. Nothing here publishes
  * events. Readers get a `RunRecord` (JSON columns parsed, every run with at least one unit).
  */
 import * as crypto from "node:crypto";
@@ -33,7 +33,7 @@ export interface RunRow {
   idempotency_key: string | null;
   priority: string;
   episodes_total: number;
-  /** JSON array of RunUnit (coordinator/kinds/units.ts); null for kind `run`. */
+  /** JSON array of RunUnit (coordinator/domain/units.ts); null for kind `run`. */
   units: string | null;
   /** JSON: what a kind decided while running (sequential decisions, threshold phases); null when nothing. */
   kind_state: string | null;
@@ -88,7 +88,7 @@ export interface NewRun {
   priority: string;
   episodesTotal: number;
   idempotencyKey?: string | null;
-  /** Units of a multi-unit kind (coordinator/kinds/units.ts); absent for kind `run`, whose one unit is its plan. */
+  /** Units of a multi-unit kind (coordinator/domain/units.ts); absent for kind `run`, whose one unit is its plan. */
   units?: RunUnit[];
   /** Episodes of a multi-unit kind, in index order; when given, `episodesTotal` must equal its length. */
   episodes?: NewEpisode[];
@@ -259,7 +259,7 @@ export interface ResolvedPins {
   environment: string;
   task: string;
   perturbation_rev: string;
-  /** Checkpoint policies: `hf` as submitted -> the model pinned (coordinator/runs/policy-preparation.ts). */
+  /** Checkpoint policies: `hf` as submitted -> the model pinned (coordinator/models/policy-preparation.ts). */
   models?: Record<string, { id: string; sha256: string; bytes: number; source: "upload" | "mirror" }>;
   /** Container policies: image as submitted -> the image ids and registry digests the cells reported running. */
   images?: Record<string, { ids: string[]; repo_digests: string[] }>;
@@ -413,7 +413,7 @@ export async function findRunByIdempotencyKey(db: Db, accountId: string, key: st
 /**
  * Moves a run to `to`, recording history (and `completed` when completing, status_code and
  * status_message when given). Throws on an unknown run or a move run-state.ts does not allow: the
- * caller decides from the current status whether a move is due (coordinator/runs/run-lifecycle.ts).
+ * caller decides from the current status whether a move is due (coordinator/lifecycle/run-lifecycle.ts).
  */
 export async function setRunStatus(db: Db, runId: string, to: RunStatus, opts: { cell?: string | null; code?: ErrorCode; message?: string; at?: string } = {}): Promise<true> {
   return await db.transaction(async (db) => {

@@ -93,7 +93,7 @@ export interface PilotDeps {
   runId: string;
   /**
    * Checks and prepares the pilot's policy beyond its contracts (checkpoint models, endpoint
-   * pre-flight: coordinator/runs/policy-preparation.ts) and returns the models to pin. Default: none.
+   * pre-flight: coordinator/models/policy-preparation.ts) and returns the models to pin. Default: none.
    */
   preparePolicy?: (planned: PlannedPilot) => Promise<PlannedPilot["run"]["resolvedPins"]["models"]>;
 }

@@ -1,7 +1,7 @@
 /**
  * GET /v1/comparisons?runs=<id>,<id>[,...] (runs:read): two to six runs side by side, each side's rate
  * with its interval and n, every pair's difference with the statistics of unpaired runs, and a warning
- * when their pins differ (coordinator/runs/compare-selection.ts). Each run must be the caller's or
+ * when their pins differ (coordinator/leaderboards/compare-selection.ts). Each run must be the caller's or
  * published on a leaderboard; another account's unpublished run is 404, as everywhere.
  *
  * A comparison costs up to half a second of CPU (15 posterior differences), computed in slices with the

@@ -1,7 +1,7 @@
 /**
  * CI gates: POST /v1/gates, GET /v1/gates, GET /v1/gates/{gate_id}, POST /v1/gates/{gate_id}/checks
  * (starts an eval run of the gate's suite for one ref), GET /v1/gates/{gate_id}/checks/{check_id}
- * (what a CI job polls). See coordinator/gates/gates.ts for the pass/fail rule.
+ * (what a CI job polls). See coordinator/kinds/gates.ts for the pass/fail rule.
  */
 import { q } from "../../runs/field-checks.js";
 import { Router } from "express";

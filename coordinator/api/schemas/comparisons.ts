@@ -1,4 +1,4 @@
-/** GET /v1/comparisons: two or more runs side by side (coordinator/runs/compare-selection.ts). */
+/** GET /v1/comparisons: two or more runs side by side (coordinator/leaderboards/compare-selection.ts). */
 import { z } from "zod";
 import { SELECTION_PINS, SELECTION_RUNS_MAX, SELECTION_SIDES_MAX } from "../../leaderboards/compare-selection.js";
 import { component, queryText } from "./common.js";

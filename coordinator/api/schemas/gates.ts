@@ -1,6 +1,6 @@
 /**
  * CI gates (/v1/gates) and their checks. The gate's suite, robots and policy are validated as an
- * eval run body would be (coordinator/runs/validate-run.ts), with that validation's codes.
+ * eval run body would be (coordinator/lifecycle/validate-run.ts), with that validation's codes.
  */
 import { z } from "zod";
 import { component, NullableTimestamp, Timestamp } from "./common.js";

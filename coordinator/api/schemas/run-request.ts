@@ -2,7 +2,7 @@
  * The body of POST /v1/runs (and POST /v1/quote, which prices the same body without `quote_id`):
  * a union discriminated on `kind`, made from each kind's own declaration (coordinator/kinds/*.ts
  * `schema`, registered in coordinator/kinds/registry.ts). Validation uses the same declarations
- * (coordinator/runs/validate-run.ts), so the document cannot drift from what is accepted. The
+ * (coordinator/lifecycle/validate-run.ts), so the document cannot drift from what is accepted. The
  * shared blocks live in coordinator/runs/run-schemas.ts and are re-exported here for the other
  * resource areas.
  */

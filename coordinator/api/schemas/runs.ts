@@ -1,6 +1,6 @@
 /**
  * Run-domain responses: Run, Result, Episode, artifact listings, Report, the SSE event stream,
- * checkpoints, replays and purge receipts. Each describes what coordinator/runs/run-view.ts,
+ * checkpoints, replays and purge receipts. Each describes what coordinator/lifecycle/run-view.ts,
  * run-results.ts and reports/report.ts return today. Kind-specific sections (a compare's test, a
  * matrix's regressions, a threshold's phases, ...) are allowed as additional properties of Run
  * and Result; the spec's common fields are described exactly.
@@ -208,7 +208,7 @@ export const RunUnit = z.strictObject({
   role: z.string().optional(),
 });
 
-/** The spec's Run (coordinator/runs/run-view.ts). */
+/** The spec's Run (coordinator/lifecycle/run-view.ts). */
 export const Run = component("Run", z.looseObject({
   id: z.string(),
   object: z.literal("run"),
