@@ -10,10 +10,13 @@
  * its own. A failure names the folders and, for each step, one import as file:line.
  */
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { coordinatorFolderEdges, folderGraph, loops, shortestCycle, type FolderEdge } from "../support/folder-graph.js";
+import { REPO_ROOT } from "../support/source-scan.js";
 
 /** The layers, bottom first; this list and docs/architecture.md's table say the same. */
-export const COORDINATOR_LAYERS: ReadonlyArray<{ layer: string; folders: readonly string[] }> = [
+const COORDINATOR_LAYERS: ReadonlyArray<{ layer: string; folders: readonly string[] }> = [
   { layer: "foundation", folders: ["errors", "json", "stats", "pdf", "async", "http", "domain"] },
   { layer: "storage", folders: ["storage", "artifacts", "store"] },
   { layer: "records", folders: ["auth", "webhooks", "kits", "catalog", "suites", "cells"] },
@@ -63,6 +66,19 @@ describe("the coordinator's folders are layers", () => {
     const present = [...graph.keys()].sort();
     assert.deepEqual(present.filter((f) => !listed.includes(f)), [], "folders of coordinator/ missing from COORDINATOR_LAYERS (and docs/architecture.md)");
     assert.deepEqual(listed.filter((f) => !present.includes(f)), [], "folders in COORDINATOR_LAYERS that coordinator/ no longer has");
+  });
+
+  it("docs/architecture.md's table of layers says the same as this list", () => {
+    const doc = readFileSync(join(REPO_ROOT, "docs/architecture.md"), "utf8");
+    const section = doc.split("## Layers of the coordinator")[1]?.split("\n## ")[0] ?? "";
+    const rows = section
+      .split("\n")
+      .filter((line) => line.startsWith("| ") && !line.startsWith("| layer") && !line.startsWith("|---"))
+      .map((line) => {
+        const [layer, folders] = line.split("|").slice(1, 3).map((cell) => cell.trim());
+        return { layer, folders: [...folders.matchAll(/`([^`]+)`/g)].map((m) => m[1].replace(/\/$/, "")) };
+      });
+    assert.deepEqual(rows, COORDINATOR_LAYERS, "keep the table in docs/architecture.md (Layers of the coordinator) and COORDINATOR_LAYERS alike");
   });
 
   it("imports point down: no folder imports a folder of a layer above its own", () => {
