@@ -13,7 +13,7 @@ import { applySequenced, requeueHeldBy } from "./episode-messages.js";
 import type { LinkContext } from "./link-context.js";
 import { LinkError, toGrpcStatus } from "../errors/link-errors.js";
 import type { CellSession } from "../cells/registry.js";
-import { serialQueue } from "../async/serial-queue.js";
+import { cellInbox } from "./cell-inbox.js";
 
 /** First value of a metadata key as a string. */
 export function metadataValue(metadata: Metadata, key: string): string | undefined {
@@ -60,7 +60,13 @@ export async function handleConnect(ctx: LinkContext, call: ServerDuplexStream<A
 
   // The cell's messages are handled one after another, in arrival order: each awaits the store, and
   // an EpisodeEnded must not overtake its EpisodeStarted. The stream's end waits its turn behind them.
-  const inOrder = serialQueue((error) => void fail(error));
+  // Past a bound of waiting messages the stream is paused (cell-inbox.ts), so a stalled store or a
+  // flooding agent holds the backlog in the agent, not in this process.
+  const inOrder = cellInbox(call, {
+    onError: (error) => void fail(error),
+    onWaiting: (change) => ctx.metrics.cellMessagesWaiting.inc(change),
+    onPause: () => ctx.metrics.cellStreamPauses.inc(),
+  });
   ctx.messageQueues?.add(inOrder);
   const drained = () => void inOrder.idle().then(() => ctx.messageQueues?.delete(inOrder));
   call.on("data", (message: AgentMessage) => {
