@@ -5,7 +5,7 @@
  * export fails before it writes a byte instead of leaving half a dataset behind.
  */
 import type { ExportEpisode } from "../export-input.js";
-import { EpisodeRecording, readEpisodeShape } from "../episode-steps.js";
+import { EpisodeRecording, readEpisodeShape, type RecordingReadOptions } from "../episode-steps.js";
 import { type FrameSize, jpegSize } from "./jpeg-frames.js";
 
 export interface CameraLayout extends FrameSize {
@@ -42,12 +42,14 @@ function describeCameras(names: readonly string[]): string {
  * reads each camera's frame size from the first episode that has a frame of it.
  * @throws Error naming the episode and what differs, or the camera no episode has a frame of
  */
-export async function readRunLayout(episodes: readonly ExportEpisode[]): Promise<RunLayout> {
+export async function readRunLayout(episodes: readonly ExportEpisode[], options: RecordingReadOptions = {}): Promise<RunLayout> {
   let first: { episode: ExportEpisode; jointNames: string[]; cameras: string[] } | undefined;
   const sizes = new Map<string, FrameSize>();
   for (const episode of episodes) {
+    // Nothing read from the previous episode is held (names and sizes are copied out of it).
+    options.decompressor?.recycle();
     // The shape only (summary and first chunk): the export reads each recording whole once, later.
-    const { jointNames, cameras } = await readEpisodeShape(episode.mcap.path);
+    const { jointNames, cameras } = await readEpisodeShape(episode.mcap.path, options);
     if (jointNames.length === 0) {
       throw new Error(`episode ${episode.episodeId} (${episode.mcap.fileName}) has no joint states, so it has no steps to export; leave it out`);
     }
@@ -71,8 +73,9 @@ export async function readRunLayout(episodes: readonly ExportEpisode[]): Promise
       }
     }
     const missing = cameras.filter((c) => !sizes.has(c));
-    if (missing.length > 0) await readFrameSizes(episode.mcap.path, missing, sizes);
+    if (missing.length > 0) await readFrameSizes(episode.mcap.path, missing, sizes, options);
   }
+  options.decompressor?.recycle();
   if (!first) throw new Error("no episodes to export: an RLDS dataset needs at least one episode (TFDS cannot read an empty split)");
   const unseen = first.cameras.filter((c) => !sizes.has(c));
   if (unseen.length > 0) {
@@ -88,8 +91,8 @@ export async function readRunLayout(episodes: readonly ExportEpisode[]): Promise
 }
 
 /** Reads steps until each camera in `missing` has shown a frame (usually the first step). */
-async function readFrameSizes(path: string, missing: string[], sizes: Map<string, FrameSize>): Promise<void> {
-  const recording = await EpisodeRecording.openForSteps(path);
+async function readFrameSizes(path: string, missing: string[], sizes: Map<string, FrameSize>, options: RecordingReadOptions): Promise<void> {
+  const recording = await EpisodeRecording.openForSteps(path, options);
   try {
     const wanted = new Set(missing);
     for await (const step of recording.steps()) {
