@@ -22,7 +22,7 @@ import { EpisodeRecording } from "../episode-steps.js";
 import { DATASET_NAME, DATASET_VERSION, datasetInfoJson, FILE_FORMAT, runMetadataJson, SPLIT_NAME } from "./dataset-info.js";
 import { EpisodeExampleBuilder } from "./episode-example.js";
 import { featuresJson, flatFeatures, rldsFeatureTree } from "./rlds-features.js";
-import { readRunLayout } from "./run-layout.js";
+import { checkEpisodeShape, readRunLayout } from "./run-layout.js";
 import { ShardedTfRecordWriter } from "./tfrecord-shards.js";
 
 /**
@@ -76,6 +76,7 @@ export async function writeRldsDataset(run: ExportRun, episodes: ExportEpisode[]
     for (const [done, episode] of episodes.entries()) {
       const recording = await EpisodeRecording.openForSteps(episode.mcap.path, { decompressor });
       try {
+        checkEpisodeShape(layout, episode, recording.header);
         const example = new EpisodeExampleBuilder(run, episode, layout, declared);
         for await (const step of recording.steps()) example.addStep(step);
         await shards.write(example.finish());
