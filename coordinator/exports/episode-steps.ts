@@ -22,6 +22,7 @@ import { open } from "node:fs/promises";
 import type { McapIndexedReader } from "@mcap/core";
 import { RecordingTopic, cameraNameOf, cameraTopic } from "../../protocol/recording/recording-layout.js";
 import { cameraJpeg, openRecordingReader } from "../../protocol/recording/recording-reader.js";
+import type { ChunkDecompressor } from "./chunk-decompressor.js";
 import { RecordingMessages } from "./recording-messages.js";
 
 export interface EpisodeStep {
@@ -39,6 +40,15 @@ export interface EpisodeStep {
   images: Map<string, Uint8Array>;
   /** Cameras whose frame was captured at this step. */
   fresh: Set<string>;
+}
+
+/**
+ * How a recording is read. `decompressor`: chunks are decompressed into its reused buffers (an export
+ * reading many episodes in turn), so what was read (steps, their frames) stays valid only until its
+ * `recycle()`; without one, every chunk gets a buffer of its own.
+ */
+export interface RecordingReadOptions {
+  decompressor?: ChunkDecompressor;
 }
 
 /** What a recording holds, without its contents: read from the summary and the first joint state. */
@@ -117,11 +127,11 @@ async function shapeOf(reader: McapIndexedReader, messages: RecordingMessages): 
  * `/meta` and `/events`, which decompresses nearly every chunk. For a pass over many recordings
  * before reading them (an export's common layout).
  */
-export async function readEpisodeShape(path: string): Promise<EpisodeShape> {
+export async function readEpisodeShape(path: string, options: RecordingReadOptions = {}): Promise<EpisodeShape> {
   const handle = await open(path, "r");
   try {
     const reader = await openRecordingReader(fileReadable(handle));
-    return await shapeOf(reader, new RecordingMessages(handle, reader));
+    return await shapeOf(reader, new RecordingMessages(handle, reader, options.decompressor));
   } finally {
     await handle.close();
   }
@@ -157,15 +167,19 @@ export class EpisodeRecording<Header extends EpisodeShape = EpisodeHeader> {
     });
   }
 
-  static async openForSteps(path: string): Promise<EpisodeRecording<EpisodeShape>> {
-    return EpisodeRecording.opened(path, shapeOf);
+  static async openForSteps(path: string, options: RecordingReadOptions = {}): Promise<EpisodeRecording<EpisodeShape>> {
+    return EpisodeRecording.opened(path, shapeOf, options);
   }
 
-  private static async opened<H extends EpisodeShape>(path: string, readHeader: (reader: McapIndexedReader, messages: RecordingMessages) => Promise<H>): Promise<EpisodeRecording<H>> {
+  private static async opened<H extends EpisodeShape>(
+    path: string,
+    readHeader: (reader: McapIndexedReader, messages: RecordingMessages) => Promise<H>,
+    options: RecordingReadOptions = {},
+  ): Promise<EpisodeRecording<H>> {
     const handle = await open(path, "r");
     try {
       const reader = await openRecordingReader(fileReadable(handle));
-      const messages = new RecordingMessages(handle, reader);
+      const messages = new RecordingMessages(handle, reader, options.decompressor);
       return new EpisodeRecording(handle, reader, messages, await readHeader(reader, messages));
     } catch (error) {
       await handle.close();

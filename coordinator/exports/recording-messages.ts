@@ -12,12 +12,16 @@
  * order are put in order as @mcap/core does. A recording whose chunks overlap in time is read through
  * @mcap/core instead (`ordered` is false).
  *
+ * Given a ChunkDecompressor (chunk-decompressor.ts), chunks are decompressed into its reused buffers;
+ * the messages then stay valid until its `recycle()`. Without one, each chunk gets a buffer of its own.
+ *
  * Chunk CRCs are not checked: a stored recording's SHA-256 was verified when the cell uploaded it,
  * which covers every byte the CRCs do (as for the exports' other readers).
  */
 import type { FileHandle } from "node:fs/promises";
 import { Opcode, type McapIndexedReader } from "@mcap/core";
 import { loadMcapCompression, MAX_UNCOMPRESSED_CHUNK_BYTES } from "../../protocol/recording/mcap-compression.js";
+import type { ChunkDecompressor } from "./chunk-decompressor.js";
 
 export interface RecordingMessage {
   channelId: number;
@@ -36,7 +40,7 @@ export class RecordingMessages {
   /** The last chunk decompressed, by its offset: a shape read and the steps that follow share it. */
   private last: { offset: bigint; records: Uint8Array } | undefined;
 
-  constructor(private readonly handle: FileHandle, reader: McapIndexedReader) {
+  constructor(private readonly handle: FileHandle, reader: McapIndexedReader, private readonly decompressor?: ChunkDecompressor) {
     this.chunks = [...reader.chunkIndexes].sort((a, b) => (a.chunkStartOffset < b.chunkStartOffset ? -1 : a.chunkStartOffset > b.chunkStartOffset ? 1 : 0));
   }
 
@@ -105,7 +109,9 @@ export class RecordingMessages {
     if (at + recordsLength > size) throw new Error(`MCAP chunk at ${chunk.chunkStartOffset}: its records (${recordsLength} bytes) run past the chunk record (${size} bytes)`);
     const stored = record.subarray(at, at + recordsLength);
     let records: Uint8Array;
-    if (compression === "") {
+    if (this.decompressor) {
+      records = this.decompressor.records(compression, stored, uncompressedSize, `MCAP chunk at ${chunk.chunkStartOffset}`);
+    } else if (compression === "") {
       // The scratch buffer is reused for the next chunk: messages keep views into a copy of their own.
       records = Uint8Array.prototype.slice.call(stored);
     } else {

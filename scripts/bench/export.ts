@@ -10,8 +10,10 @@
  * same realistic recordings. The episode's MCAP is also rewritten in the recording layout before
  * compressed chunks and binary camera frames, for the size ratio (`episode_mcap_vs_previous_layout`).
  *
- * The copy is measured three times and its best wall and CPU times are the baseline (the exports are
- * measured once, so a ratio errs high, never low, when the machine is busy).
+ * The copy is measured three times and its best wall and CPU times are the baseline. The exports are
+ * measured once by default, so a ratio errs high, never low, when the machine is busy; with `repeats`
+ * each format is exported that many times and its best attempt counts, as the copy's does (on a shared
+ * 2-core machine one attempt's CPU time varied 2.2-3.3 s for the same RLDS export).
  *
  * Beside each wall-time ratio, the coordinator process's CPU time (`..._cpu_s`, user + system, so
  * ffmpeg is not in it): on a loaded machine wall time mostly measures the load, CPU time the work.
@@ -23,7 +25,7 @@
  * scripts/bench/export.ts 100 rlds`, then `perf script --time <start>,<end>` (V8's own profiler
  * mis-charges descheduled time on a loaded machine).
  *
- *   npx tsx scripts/bench/export.ts [episodes, default 100] [formats, default mcap-bundle,rlds,lerobot]
+ *   npx tsx scripts/bench/export.ts [episodes, default 100] [formats, default mcap-bundle,rlds,lerobot] [repeats, default 1]
  */
 import { copyFileSync, createReadStream, createWriteStream, mkdirSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
@@ -32,6 +34,7 @@ import { pathToFileURL } from "node:url";
 import { DEFAULT_ACCOUNT_ID } from "../../coordinator/store/accounts-repo.js";
 import { insertPendingArtifact, listArtifacts, markArtifactStored } from "../../coordinator/store/artifacts-repo.js";
 import { listEpisodeRecords, markEpisodeDone } from "../../coordinator/store/episodes-repo.js";
+import { moveExport } from "../../coordinator/store/exports-repo.js";
 import * as runsRepo from "../../coordinator/store/runs-repo.js";
 import { README_RUN_BODY } from "../../test/fixtures.js";
 import { rewriteInLegacyLayout } from "../../test/support/legacy-mcap-recorder.js";
@@ -43,7 +46,8 @@ const MB = 1024 * 1024;
 
 const FORMATS = ["mcap-bundle", "rlds", "lerobot"] as const;
 
-export async function run(episodes = 100, formats: readonly (typeof FORMATS)[number][] = FORMATS): Promise<Figure[]> {
+export async function run(episodes = 100, formats: readonly (typeof FORMATS)[number][] = FORMATS, repeats = 1): Promise<Figure[]> {
+  if (!Number.isInteger(repeats) || repeats < 1) throw new Error(`repeats must be a whole number from 1; got ${repeats}`);
   const service = await startTestService({ cells: ["so101-b"] });
   const figures: Figure[] = [];
   const figure = (metric: string, value: number, unit: string) => figures.push({ bench: BENCH, metric, value: Number(value.toFixed(3)), unit });
@@ -112,32 +116,48 @@ export async function run(episodes = 100, formats: readonly (typeof FORMATS)[num
     figure("copy_fsync_s", (await copy(true)).seconds, "s");
 
     for (const format of formats) {
-      global.gc?.();
-      const baselineRss = process.memoryUsage().rss;
-      let peakRss = baselineRss;
-      const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 10);
-      const cpu = process.cpuUsage();
-      const started = performance.now();
-      process.stderr.write(`MARK start ${format} ${monotonicS()}\n`);
-      const response = await service.api(`/v1/runs/${runId}/export`, { method: "POST", json: { format } });
-      const body = (await response.json()) as { id: string };
-      if (response.status !== 202) throw new Error(`export ${format} answered ${response.status}: ${JSON.stringify(body)}`);
-      await service.coordinator.archives.idle();
-      process.stderr.write(`MARK end ${format} ${monotonicS()}\n`);
-      const seconds = (performance.now() - started) / 1000;
-      const cpuS = cpuSeconds(process.cpuUsage(cpu));
-      clearInterval(sampler);
-      const done = (await (await service.api(`/v1/exports/${body.id}`)).json()) as { status: string; file: { bytes: number } | null; failure: unknown };
-      if (done.status !== "ready") throw new Error(`export ${format} ended ${done.status}: ${JSON.stringify(done.failure)}`);
+      // Each attempt is a new export: the one before is expired (as its availability lapsing would) so
+      // the request is not answered with it. With `repeats` > 1 the figures are the best attempt's, as
+      // the copy's are (`_first_s`, `_first_cpu_s`: the first attempt, whose code V8 has not compiled yet).
+      const attempts: Array<{ seconds: number; cpuS: number; peakRss: number; baselineRss: number; bytes: number }> = [];
+      for (let attempt = 0; attempt < repeats; attempt++) {
+        global.gc?.();
+        const baselineRss = process.memoryUsage().rss;
+        let peakRss = baselineRss;
+        const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 10);
+        const cpu = process.cpuUsage();
+        const started = performance.now();
+        process.stderr.write(`MARK start ${format} ${monotonicS()}\n`);
+        const response = await service.api(`/v1/runs/${runId}/export`, { method: "POST", json: { format } });
+        const body = (await response.json()) as { id: string };
+        if (response.status !== 202) throw new Error(`export ${format} answered ${response.status}: ${JSON.stringify(body)}`);
+        await service.coordinator.archives.idle();
+        process.stderr.write(`MARK end ${format} ${monotonicS()}\n`);
+        const seconds = (performance.now() - started) / 1000;
+        const cpuS = cpuSeconds(process.cpuUsage(cpu));
+        clearInterval(sampler);
+        const done = (await (await service.api(`/v1/exports/${body.id}`)).json()) as { status: string; file: { bytes: number } | null; failure: unknown };
+        if (done.status !== "ready") throw new Error(`export ${format} ended ${done.status}: ${JSON.stringify(done.failure)}`);
+        attempts.push({ seconds, cpuS, peakRss, baselineRss, bytes: done.file!.bytes });
+        await moveExport(db, body.id, "expired", { failure_reason: "availability", failure_message: "expired by the bench for the next attempt" }, "ready");
+        rmSync(join(artifactsDir, ".exports", body.id), { recursive: true, force: true });
+      }
+      const seconds = Math.min(...attempts.map((a) => a.seconds));
+      const cpuS = Math.min(...attempts.map((a) => a.cpuS));
+      const peakRss = Math.max(...attempts.map((a) => a.peakRss));
+      const baselineRss = attempts[0].baselineRss;
       figure(`${format}_s`, seconds, "s");
       figure(`${format}_throughput`, inputBytes / MB / seconds, "MB/s");
       figure(`${format}_vs_copy`, seconds / copyS, "ratio");
       figure(`${format}_cpu_s`, cpuS, "s");
       figure(`${format}_cpu_vs_copy`, cpuS / copyCpuS, "ratio");
-      figure(`${format}_archive`, done.file!.bytes / MB, "MB");
+      if (repeats > 1) {
+        figure(`${format}_first_s`, attempts[0].seconds, "s");
+        figure(`${format}_first_cpu_s`, attempts[0].cpuS, "s");
+      }
+      figure(`${format}_archive`, attempts[0].bytes / MB, "MB");
       figure(`${format}_peak_rss`, peakRss / MB, "MB");
       figure(`${format}_rss_growth`, (peakRss - baselineRss) / MB, "MB");
-      rmSync(join(artifactsDir, ".exports", body.id), { recursive: true, force: true });
     }
     const episodeMcap = inputPaths.find((p) => p.endsWith(".mcap"))!;
     figure("episode_mcap", statSync(episodeMcap).size / MB, "MB");
@@ -166,6 +186,6 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
     if (!(FORMATS as readonly string[]).includes(f)) throw new Error(`unknown format ${JSON.stringify(f)}; formats: ${FORMATS.join(", ")}`);
     return f as (typeof FORMATS)[number];
   });
-  const figures = await run(Number(process.argv[2] ?? 100), formats);
+  const figures = await run(Number(process.argv[2] ?? 100), formats, Number(process.argv[4] ?? 1));
   for (const f of figures) console.log(JSON.stringify(f));
 }

@@ -2,7 +2,8 @@
  * The exports' chunk-by-chunk message reader against @mcap/core's own `readMessages`: the same
  * messages of the chosen channels in the same order (log time, ties by position in the file), for
  * zstd and uncompressed chunks, with messages out of log-time order inside a chunk; and a recording
- * whose chunks overlap in time is read through @mcap/core, in log-time order.
+ * whose chunks overlap in time is read through @mcap/core, in log-time order. The same through an
+ * export's ChunkDecompressor (reused buffers), which refuses a damaged or oversized chunk.
  */
 import { strict as assert } from "node:assert";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -10,9 +11,10 @@ import { open } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { McapIndexedReader, McapWriter, TempBuffer } from "@mcap/core";
+import { ChunkDecompressor } from "../../coordinator/exports/chunk-decompressor.js";
 import { EpisodeRecording, fileReadable } from "../../coordinator/exports/episode-steps.js";
 import { RecordingMessages } from "../../coordinator/exports/recording-messages.js";
-import { loadMcapCompression } from "../../protocol/recording/mcap-compression.js";
+import { loadMcapCompression, MAX_UNCOMPRESSED_CHUNK_BYTES } from "../../protocol/recording/mcap-compression.js";
 import { openRecordingReader } from "../../protocol/recording/recording-reader.js";
 import { RecordingTopic } from "../../protocol/recording/recording-layout.js";
 
@@ -47,14 +49,14 @@ async function writeRecording(dir: string, name: string, timesNs: bigint[], opti
   return path;
 }
 
-async function both(path: string, topic: string) {
+async function both(path: string, topic: string, decompressor?: ChunkDecompressor) {
   const handle = await open(path, "r");
   try {
     const reader = await openRecordingReader(fileReadable(handle));
     const channels = new Set([...reader.channelsById.values()].filter((c) => c.topic === topic).map((c) => c.id));
     const core: Array<[number, bigint, string]> = [];
     for await (const m of reader.readMessages({ topics: [topic], validateCrcs: false })) core.push([m.channelId, m.logTime, Buffer.from(m.data).toString()]);
-    const messages = new RecordingMessages(handle, reader);
+    const messages = new RecordingMessages(handle, reader, decompressor);
     const ours: Array<[number, bigint, string]> = [];
     if (messages.ordered) for await (const m of messages.read(channels)) ours.push([m.channelId, m.logTime, Buffer.from(m.data).toString()]);
     return { core, ours, ordered: messages.ordered, chunks: reader.chunkIndexes.length };
@@ -78,8 +80,32 @@ describe("recording messages read chunk by chunk", () => {
       assert.equal(ordered, true);
       assert.equal(core.length, times.length);
       assert.deepEqual(ours, core);
+      // Through a ChunkDecompressor, twice: the second read decompresses into the buffers the first used.
+      const decompressor = await ChunkDecompressor.create();
+      for (let round = 0; round < 2; round++) {
+        assert.deepEqual((await both(path, RecordingTopic.jointStates, decompressor)).ours, core, `round ${round} through the decompressor`);
+        decompressor.recycle();
+      }
     });
   }
+
+  it("a ChunkDecompressor refuses a chunk over the size bound, a damaged frame and an unknown compression, and reuses its buffers after recycle()", async () => {
+    const decompressor = await ChunkDecompressor.create();
+    const { compressChunk } = await loadMcapCompression();
+    const plain = new TextEncoder().encode("joint states ".repeat(200));
+    const { compressedData } = compressChunk(plain);
+    const first = decompressor.records("zstd", compressedData, BigInt(plain.byteLength), "chunk 1");
+    assert.deepEqual(Buffer.from(first), Buffer.from(plain));
+    decompressor.recycle();
+    const again = decompressor.records("zstd", compressedData, BigInt(plain.byteLength), "chunk 1");
+    assert.equal(again.buffer, first.buffer, "after recycle() the same buffer is written again");
+    assert.throws(() => decompressor.records("zstd", compressedData, BigInt(MAX_UNCOMPRESSED_CHUNK_BYTES + 1), "chunk 2"), /over the 67108864-byte limit/);
+    assert.throws(() => decompressor.records("zstd", compressedData, BigInt(plain.byteLength - 1), "chunk 3"), /chunk 3 does not decompress to the 2599 bytes its header states/);
+    const damaged = Uint8Array.from(compressedData);
+    damaged.fill(0xff, 4, 12);
+    assert.throws(() => decompressor.records("zstd", damaged, BigInt(plain.byteLength), "chunk 4"), /chunk 4 does not decompress/);
+    assert.throws(() => decompressor.records("lz4", compressedData, BigInt(plain.byteLength), "chunk 5"), /chunk 5 is compressed with "lz4"/);
+  });
 
   it("skips a chunk that holds none of the chosen channels and still yields what @mcap/core yields", async () => {
     // Chunks [1, 2, 3] [4..7 on /events] [8, 9, 10, 11] [12]

@@ -17,11 +17,12 @@
 import { mkdir, rename, rm, writeFile } from "node:fs/promises";
 import { join, relative } from "node:path";
 import type { ExportEpisode, ExportProgress, ExportRun } from "../export-input.js";
+import { ChunkDecompressor } from "../chunk-decompressor.js";
 import { EpisodeRecording } from "../episode-steps.js";
 import { DATASET_NAME, DATASET_VERSION, datasetInfoJson, FILE_FORMAT, runMetadataJson, SPLIT_NAME } from "./dataset-info.js";
 import { EpisodeExampleBuilder } from "./episode-example.js";
 import { featuresJson, flatFeatures, rldsFeatureTree } from "./rlds-features.js";
-import { readRunLayout } from "./run-layout.js";
+import { checkEpisodeShape, readRunLayout } from "./run-layout.js";
 import { ShardedTfRecordWriter } from "./tfrecord-shards.js";
 
 /**
@@ -58,7 +59,10 @@ export async function writeRldsDataset(run: ExportRun, episodes: ExportEpisode[]
   }
   if (episodes.length === 0) throw new Error("no episodes to export: an RLDS dataset needs at least one episode (TFDS cannot read an empty split)");
 
-  const layout = await readRunLayout(episodes);
+  // One decompressor for the whole export: an episode's chunks are decompressed into the buffers the
+  // previous episode's used, recycled once its Example is written (nothing holds its frames then).
+  const decompressor = await ChunkDecompressor.create();
+  const layout = await readRunLayout(episodes, { decompressor });
   const features = rldsFeatureTree(layout);
   const declared = flatFeatures(features);
 
@@ -70,8 +74,9 @@ export async function writeRldsDataset(run: ExportRun, episodes: ExportEpisode[]
   try {
     let steps = 0;
     for (const [done, episode] of episodes.entries()) {
-      const recording = await EpisodeRecording.openForSteps(episode.mcap.path);
+      const recording = await EpisodeRecording.openForSteps(episode.mcap.path, { decompressor });
       try {
+        checkEpisodeShape(layout, episode, recording.header);
         const example = new EpisodeExampleBuilder(run, episode, layout, declared);
         for await (const step of recording.steps()) example.addStep(step);
         await shards.write(example.finish());
@@ -79,6 +84,7 @@ export async function writeRldsDataset(run: ExportRun, episodes: ExportEpisode[]
       } finally {
         await recording.close();
       }
+      decompressor.recycle();
       options.onProgress?.(done + 1);
     }
     const split = await shards.finish();
