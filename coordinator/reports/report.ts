@@ -13,8 +13,9 @@
  * - `units`: for multi-unit kinds, each unit's rate and its own citation.
  * - `interventions`: the run's declared mode, each intervention's episode and time, and the rate
  *   over episodes without an intervention apart from the rate over those with one.
- * - `operator_time` (when a person set a scene or judged an episode): reset and labelling seconds,
- *   total and mean, per counted episode (coordinator/reports/operator-time-section.ts).
+ * - `operator_time` (when a person set a scene, judged an episode or performed an intervention): reset,
+ *   labelling and intervention seconds, total and mean, per counted episode
+ *   (coordinator/reports/operator-time-section.ts).
  *
  * Pilot runs never get a report (their episodes are calibration only).
  */
@@ -83,7 +84,7 @@ export interface Report {
     assisted: RateSummary;
   };
   cells: CellBreakdown;
-  /** A person's time on the run's resets and labels; absent when no person was involved. */
+  /** A person's time on the run's resets, labels and interventions; absent when no person was involved. */
   operator_time?: OperatorTimeSection;
   /** Kinds compare and transfer: the comparison's answer up front (the Result's headline). */
   comparison?: CompareHeadline;

@@ -1,7 +1,16 @@
 /**
- * The people behind a run on real cells: the time they spent setting scenes (operator resets) and the
- * episodes they marked invalid. A leaf the run lifecycle adds to every Result and usage reads.
+ * The people behind a run on real cells: the time they spent setting scenes (operator resets), judging
+ * episodes (labels) and helping paused episodes (interventions), and the episodes they marked invalid.
+ * A leaf the run lifecycle adds to every Result, the report reads (`operatorActivities`: the one place
+ * operator time is computed) and usage reads.
  *
+ * - operatorActivities: per activity how many, seconds in all, mean each, per episode counted in n.
+ *   Reset: every attempt whose reset waited for a person, from `awaiting_reset` to the answer (the
+ *   person's walk to the cell included). Label: every episode a person was asked to judge, from
+ *   `awaiting_label` to the label or the timeout. Intervention: every intervention a person performed
+ *   (`by: "operator"` in the finished episode's end /meta), from the offer to Done: `waited_s` (offer to
+ *   Intervene, the walk to the cell) plus `ended_at - started_at` (Intervene to Done), both wall clock.
+ *   An offer nobody took and the simulator's own nudges (no `by`) took no person's time.
  * - operator_time (present once any reset needed a person): `resets` counts the attempts whose reset
  *   waited for a person (finished, interrupted and invalidated attempts alike: the person's time was
  *   spent), each from the cell's `awaiting_reset` until the wait ended (confirmed, or the attempt
@@ -10,10 +19,32 @@
  * - invalidated (present once any episode was marked invalid): each invalid attempt with its reason.
  */
 import type { InvalidReason } from "../domain/invalid-reasons.js";
+import { interventionsOfMeta, type EpisodeIntervention } from "./policy-outcome.js";
 import { studentTQuantile } from "../stats/student-t.js";
 import type { EpisodeRecord } from "../store/episodes-repo.js";
 import { judgeSection, type JudgeSection } from "./judge-section.js";
 
+/** One activity of people behind a run: how many, seconds in all, mean each, per episode counted in n (0.1 s). */
+export interface OperatorActivity {
+  count: number;
+  s_total: number;
+  s_mean: number;
+  s_per_episode: number;
+}
+
+/** A run's operator activities (the Report's `operator_time`; the Result's reads `reset`). */
+export interface OperatorActivities {
+  /** Episodes counted in n, the denominator of the per-episode figures. */
+  episodes: number;
+  reset: OperatorActivity;
+  label: OperatorActivity;
+  intervention: OperatorActivity;
+  /** All three together. */
+  s_total: number;
+  s_per_episode: number;
+}
+
+/** The Result's operator_time: resets only (its shape predates labels and interventions). */
 export interface OperatorTime {
   resets: number;
   reset_s_total: number;
@@ -75,6 +106,61 @@ export function operatorResetSeconds(episodes: ReadonlyArray<Pick<EpisodeRecord,
   return seconds;
 }
 
+/** Seconds of each label wait over these episodes (finished and unlabelled; an episode nobody was asked to judge has none). */
+export function operatorLabelWaits(episodes: ReadonlyArray<Pick<EpisodeRecord, "status" | "label">>): number[] {
+  return episodes.flatMap((e) => ((e.status === "done" || e.status === "unlabelled") && e.label?.waitedS != null ? [e.label.waitedS] : []));
+}
+
+/**
+ * A person's seconds on one intervention: from the offer to Done (`waited_s` plus Intervene to Done by
+ * the wall clock; `duration_s`, the episode's seconds, when the wall times are missing). Null when no
+ * person performed it (the simulator's own nudge has no `by`).
+ */
+export function interventionPersonSeconds(i: EpisodeIntervention): number | null {
+  if (i.by !== "operator") return null;
+  const started = Date.parse(i.started_at ?? "");
+  const ended = Date.parse(i.ended_at ?? "");
+  const heldS = Number.isFinite(started) && Number.isFinite(ended) && ended >= started ? (ended - started) / 1000 : i.duration_s ?? 0;
+  return Math.max(0, i.waited_s ?? 0) + Math.max(0, heldS);
+}
+
+/** Seconds of each intervention a person performed in these finished episodes (their end /meta). */
+export function operatorInterventionSeconds(episodes: ReadonlyArray<Pick<EpisodeRecord, "status" | "meta">>): number[] {
+  return episodes.flatMap((e) => ((e.status === "done" || e.status === "unlabelled")
+    ? interventionsOfMeta(e.meta).flatMap((i) => {
+      const s = interventionPersonSeconds(i);
+      return s === null ? [] : [s];
+    })
+    : []));
+}
+
+function activity(seconds: readonly number[], counted: number): OperatorActivity {
+  const total = seconds.reduce((sum, s) => sum + s, 0);
+  return {
+    count: seconds.length,
+    s_total: round1(total),
+    s_mean: seconds.length === 0 ? 0 : round1(total / seconds.length),
+    s_per_episode: counted === 0 ? 0 : round1(total / counted),
+  };
+}
+
+/** Resets, labels and interventions over a run's episodes; every count 0 when no person was involved. */
+export function operatorActivities(episodes: readonly EpisodeRecord[]): OperatorActivities {
+  const counted = episodes.filter((e) => e.status === "done").length;
+  const resets = operatorResetSeconds(episodes);
+  const labels = operatorLabelWaits(episodes);
+  const interventions = operatorInterventionSeconds(episodes);
+  const total = [...resets, ...labels, ...interventions].reduce((sum, s) => sum + s, 0);
+  return {
+    episodes: counted,
+    reset: activity(resets, counted),
+    label: activity(labels, counted),
+    intervention: activity(interventions, counted),
+    s_total: round1(total),
+    s_per_episode: counted === 0 ? 0 : round1(total / counted),
+  };
+}
+
 /** Seconds cells waited for a person's success label over these episodes (labelled and unlabelled alike). */
 export function operatorLabelSeconds(episodes: ReadonlyArray<Pick<EpisodeRecord, "status" | "label">>): number {
   return episodes.reduce((sum, e) => sum + ((e.status === "done" || e.status === "unlabelled") ? e.label?.waitedS ?? 0 : 0), 0);
@@ -82,16 +168,15 @@ export function operatorLabelSeconds(episodes: ReadonlyArray<Pick<EpisodeRecord,
 
 /** The Result's operator sections; empty when no person was involved. */
 export function operatorSections(episodes: readonly EpisodeRecord[]): { operator_time?: OperatorTime; invalidated?: InvalidatedAttempt[]; labels?: Labels } {
-  const seconds = operatorResetSeconds(episodes);
-  const total = seconds.reduce((sum, s) => sum + s, 0);
+  const { reset } = operatorActivities(episodes);
   const counted = episodes.filter((e) => e.status === "done").length;
   const invalidated = episodes.flatMap((e) => e.interruptions.flatMap((i) => (i.invalidated
     ? [{ episode_id: e.id, index: e.idx, attempt: i.attempt, cell: i.cell, reason: i.invalidated.reason, note: i.invalidated.note, outcome: i.invalidated.outcome, at: i.at }]
     : [])));
   invalidated.sort((a, b) => a.at.localeCompare(b.at) || a.index - b.index);
   return {
-    ...(seconds.length > 0
-      ? { operator_time: { resets: seconds.length, reset_s_total: round1(total), reset_s_mean: round1(total / seconds.length), reset_s_per_episode: counted === 0 ? 0 : round1(total / counted) } }
+    ...(reset.count > 0
+      ? { operator_time: { resets: reset.count, reset_s_total: reset.s_total, reset_s_mean: reset.s_mean, reset_s_per_episode: reset.s_per_episode } }
       : {}),
     ...(invalidated.length > 0 ? { invalidated } : {}),
     ...labelSection(episodes, counted),

@@ -331,9 +331,10 @@ export const Report = component("Report", z.strictObject({
     episodes: z.number().int().min(0).describe("episodes counted in n: the denominator of the per-episode figures"),
     reset: OperatorActivity.describe("resets that waited for a person (finished, interrupted and invalidated attempts), from awaiting_reset to the answer"),
     label: OperatorActivity.describe("episodes a person was asked to judge (labelled or unlabelled), from awaiting_label to the label or the timeout"),
-    s_total: NonNegative,
-    s_per_episode: NonNegative,
-  }).optional().describe("a person's time on the run's resets and labels (issue 26); absent when no person was involved"),
+    intervention: OperatorActivity.describe("interventions a person performed at the operator station (by: \"operator\" in a finished episode's interventions), from the offer to Done: waited_s (the offer to Intervene, the walk to the cell) plus started_at to ended_at (Intervene to Done), wall clock; an offer nobody took and the simulator's own nudges count nothing"),
+    s_total: NonNegative.describe("seconds of a person's time: resets, labels and interventions together"),
+    s_per_episode: NonNegative.describe("s_total over the episodes counted in n"),
+  }).optional().describe("a person's time on the run's resets, labels and interventions (issue 26); absent when no person was involved"),
   comparison: CompareHeadline.optional().describe("kinds compare and transfer: the Result's headline, the comparison's answer up front"),
   cost: z.strictObject({ robot_hours: NonNegative, environment_hours: NonNegative, cost_usd: NonNegative }),
 }));
