@@ -130,6 +130,21 @@ describe("operator interventions: a person helps a stalled episode on a simulate
     assert.equal(result.interventions.count, episodes.reduce((sum, e) => sum + (e.interventions?.length ?? 0), 0));
     assert.equal(result.success_rate, episodes.filter((e) => e.outcome === "success" && !e.intervened).length / 3, "a helped episode is a failure of the policy");
 
+    // The report's operator_time counts each help as the person's time, from the offer to Done (the walk over included).
+    const report = await service.api(`/v1/runs/${runId}/report`);
+    assert.equal(report.status, 200, await report.clone().text());
+    const operatorTime = ((await report.json()) as Json).operator_time;
+    const helps = episodes.flatMap((e) => (e.interventions ?? []) as Json[]);
+    const personS = helps.map((i) => i.waited_s + (Date.parse(i.ended_at) - Date.parse(i.started_at)) / 1000);
+    assert.equal(operatorTime.intervention.count, helps.length, JSON.stringify(operatorTime));
+    assert.ok(operatorTime.intervention.s_total > 0, JSON.stringify(operatorTime));
+    const metaS = personS.reduce((a, b) => a + b, 0);
+    assert.ok(Math.abs(operatorTime.intervention.s_total - metaS) <= 0.05, `report ${operatorTime.intervention.s_total} s, the episodes' meta ${metaS} s`);
+    assert.ok(operatorTime.intervention.s_total >= first.waited_s, "the person's walk to the cell counts");
+    assert.equal(operatorTime.episodes, 3);
+    assert.ok(Math.abs(operatorTime.intervention.s_per_episode - operatorTime.intervention.s_total / 3) <= 0.1, JSON.stringify(operatorTime));
+    assert.ok(Math.abs(operatorTime.s_total - (operatorTime.reset.s_total + operatorTime.label.s_total + operatorTime.intervention.s_total)) <= 0.2, JSON.stringify(operatorTime));
+
     // The recording has the help on /events and in the end /meta.
     const bytes = new Uint8Array(await (await service.api(helped.mcap_url)).arrayBuffer());
     const reader = await McapIndexedReader.Initialize({

@@ -322,7 +322,10 @@ export const Report = component("Report", z.strictObject({
   })),
   interventions: z.strictObject({
     mode: z.string(), episodes_intervened: z.number().int().min(0), count: z.number().int().min(0), assisted_successes: z.number().int().min(0),
-    events: z.array(z.strictObject({ episode: z.string(), index: z.number().int(), unit: z.number().int().optional(), t_s: z.number().nullable(), kind: z.string() })),
+    events: z.array(z.strictObject({
+      episode: z.string(), index: z.number().int(), unit: z.number().int().optional(), t_s: z.number().nullable(), kind: z.string(),
+      by: z.string().optional().describe("\"operator\": a person at the operator station helped (absent: the simulator's own nudge)"),
+    })).describe("the Result's interventions.timestamps"),
     unassisted: RateSummary.describe("the headline: an intervened episode counts as a failure of the policy"),
     assisted: RateSummary.describe("the same episodes, successes a human helped counted as successes"),
   }),
