@@ -5,7 +5,10 @@
  */
 import assert from "node:assert/strict";
 import { operatorTimeSection, operatorTimeText } from "../../coordinator/reports/operator-time-section.js";
+import type { Report } from "../../coordinator/reports/report.js";
+import { renderReportPdf } from "../../coordinator/reports/report-pdf.js";
 import { operatorSections } from "../../coordinator/runs/operator-time.js";
+import { pdfDrawnText } from "../support/pdf-drawn-text.js";
 import type { EpisodeRecord } from "../../coordinator/store/episodes-repo.js";
 
 const episode = (e: Partial<EpisodeRecord>): EpisodeRecord => ({ status: "done", operatorResetS: null, label: null, interruptions: [], ...e }) as EpisodeRecord;
@@ -95,5 +98,32 @@ describe("report operator_time", () => {
       resets: section.reset.count, reset_s_total: section.reset.s_total, reset_s_mean: section.reset.s_mean, reset_s_per_episode: section.reset.s_per_episode,
     });
     assert.deepEqual(operatorSections(episodes).operator_time, { resets: 2, reset_s_total: 50, reset_s_mean: 25, reset_s_per_episode: 25 });
+  });
+
+  it("the PDF's Operator time section prints the interventions a person performed beside resets and labels", async () => {
+    const section = operatorTimeSection([
+      episode({ operatorResetS: 30, meta: { interventions: [byPerson("on_stall", 12, "2026-11-01T10:00:00.000Z", 18)] } }),
+    ])!;
+    const rate = { n: 1, success_rate: 0, ci95: [0, 0.79] as [number, number], interval_method: "wilson" };
+    const report = {
+      object: "report", run_id: "run_Op1", kind: "verification", run_kind: "run", result: rate,
+      resolved_pins: { robot: "so101@3.11", environment: "tabletop@1", task: "pick-cube@v1", perturbation_rev: "assay-perturb@1" },
+      citation: "Assay run run_Op1", pdf_url: "http://127.0.0.1/v1/runs/run_Op1/report?format=pdf", generated: "2026-11-28T00:00:00.000Z",
+      failure_clusters: {}, perturbation_schedule: { perturbation_rev: "assay-perturb@1", requested: {}, summary: { lighting: {}, distractors: {} }, realized: [] },
+      stages: {}, instructions: { mode: "sampled", sampled: { ...rate, by_instruction: {} }, held_out: { ...rate, n: 0, by_instruction: {} } },
+      out_of_scope: [], units: [],
+      interventions: { mode: "on_stall", episodes_intervened: 1, count: 1, assisted_successes: 0, events: [{ episode: "ep_1", index: 0, t_s: 6, kind: "on_stall", by: "operator" }], unassisted: rate, assisted: rate },
+      cells: { by_cell: [], clusters: 0, design_effect: 1, effective_n: 1, ci95_these_cells: [0, 0.79] },
+      operator_time: section,
+      cost: { robot_hours: 0.1, environment_hours: 0.1, cost_usd: 1.5 },
+    } as unknown as Report;
+    const text = pdfDrawnText(await renderReportPdf(report, new Date("2026-11-28T00:00:00.000Z"))).replace(/\s+/g, " ");
+    const at = text.indexOf("Operator time");
+    assert.ok(at > 0, text.slice(0, 800));
+    for (const sentence of [
+      "Resets set by a person: 1, 30 s in all, 30 s each on average, 30 s per counted episode.",
+      "Interventions a person performed (from the offer to Done): 1, 30 s in all, 30 s each on average, 30 s per counted episode.",
+      "Together: 60 s of a person's time, 60 s per episode counted in n (1).",
+    ]) assert.ok(text.indexOf(sentence) > at, `missing after "Operator time": ${sentence}`);
   });
 });
