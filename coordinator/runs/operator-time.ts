@@ -163,7 +163,7 @@ export function operatorActivities(episodes: readonly EpisodeRecord[]): Operator
 
 /** Seconds cells waited for a person's success label over these episodes (labelled and unlabelled alike). */
 export function operatorLabelSeconds(episodes: ReadonlyArray<Pick<EpisodeRecord, "status" | "label">>): number {
-  return episodes.reduce((sum, e) => sum + ((e.status === "done" || e.status === "unlabelled") ? e.label?.waitedS ?? 0 : 0), 0);
+  return operatorLabelWaits(episodes).reduce((sum, s) => sum + s, 0);
 }
 
 /** The Result's operator sections; empty when no person was involved. */
