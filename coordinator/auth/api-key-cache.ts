@@ -91,22 +91,30 @@ export class ApiKeyCache {
     return this.entries.size;
   }
 
-  /** The key whose secret hashes to `secretSha256` (revoked ones included), or undefined. */
-  async find(secretSha256: string): Promise<KeyRow | undefined> {
-    const { db, revocations, nowMs } = this.options;
+  /**
+   * The key held for `secretSha256` when it may be trusted now, else undefined (then `find` reads
+   * the store). Synchronous, so a request with a known key authenticates without a turn of the loop.
+   */
+  cached(secretSha256: string): KeyRow | undefined {
+    const { revocations, nowMs } = this.options;
     if (revocations && !revocations.listening) {
-      // Deaf to other coordinators' revocations: trust nothing held, read every time.
-      this.clear();
-      return await findKeyBySecretSha256(db, secretSha256);
+      // Deaf to other coordinators' revocations: trust nothing held.
+      if (this.entries.size > 0) this.clear();
+      return undefined;
     }
     const hit = this.entries.get(secretSha256);
-    if (hit) {
-      this.entries.delete(secretSha256);
-      if (hit.expiresAtMs > nowMs()) {
-        this.entries.set(secretSha256, hit);
-        return hit.row;
-      }
-    }
+    if (!hit) return undefined;
+    this.entries.delete(secretSha256);
+    if (hit.expiresAtMs <= nowMs()) return undefined;
+    this.entries.set(secretSha256, hit);
+    return hit.row;
+  }
+
+  /** The key whose secret hashes to `secretSha256` (revoked ones included), or undefined. */
+  async find(secretSha256: string): Promise<KeyRow | undefined> {
+    const { db, revocations } = this.options;
+    const held = this.cached(secretSha256);
+    if (held) return held;
     const generation = this.generation;
     const row = await findKeyBySecretSha256(db, secretSha256);
     if (row && generation === this.generation && (!revocations || revocations.listening)) this.remember(secretSha256, row);
