@@ -8,7 +8,9 @@
  * 20 req/s per key would).
  *
  * Figures (issue 29): get_run.postgres_vs_sqlite.throughput >= 0.7 and get_run.sqlite_vs_bare.throughput
- * >= 0.7, each printed beside its `.target`.
+ * >= 0.7, each printed beside its `.target`; and the store statements one GET costs on each engine
+ * (counted on the coordinator's Db over STATEMENT_COUNT_REQUESTS sequential GETs; the scheduler's
+ * background passes over the queued run may add a fraction).
  *
  *   npx tsx scripts/bench/api-overhead.ts [requests per target, default 3000]
  */
@@ -31,6 +33,7 @@ const CONCURRENCY = 8;
 const ROUNDS = 5;
 /** Issue 29's floor for both ratios. */
 const RATIO_TARGET = 0.7;
+const STATEMENT_COUNT_REQUESTS = 200;
 
 interface Target {
   name: "sqlite" | "postgres" | "bare_express";
@@ -57,6 +60,23 @@ async function measure(target: Target, requests: number): Promise<void> {
   await Promise.all(Array.from({ length: CONCURRENCY }, worker));
   target.ms += performance.now() - started;
   target.requests += requests;
+}
+
+/** Statements the coordinator's store runs per GET of `url`, counted by wrapping its Db's prepare(). */
+async function statementsPerGet(coordinator: RunningCoordinator, url: string): Promise<number> {
+  const db = coordinator.db;
+  const prepare = db.prepare;
+  let statements = 0;
+  db.prepare = (sql: string) => {
+    statements += 1;
+    return prepare.call(db, sql);
+  };
+  try {
+    for (let i = 0; i < STATEMENT_COUNT_REQUESTS; i++) await (await fetch(url, { headers: { authorization: `Bearer ${KEY}` } })).arrayBuffer();
+  } finally {
+    db.prepare = prepare;
+  }
+  return Number((statements / STATEMENT_COUNT_REQUESTS).toFixed(2));
 }
 
 /** A coordinator in this process with one queued run; returns the run's URL and its body. */
@@ -101,6 +121,7 @@ export async function run(requests = 3000): Promise<Figure[]> {
     for (const target of targets) Object.assign(target, { ms: 0, requests: 0, latenciesMs: [] });
     for (let round = 0; round < ROUNDS; round++) for (const target of targets) await measure(target, Math.ceil(requests / ROUNDS));
 
+    const statements = { sqlite: await statementsPerGet(sqlite.coordinator, sqlite.url), postgres: await statementsPerGet(postgres.coordinator, postgres.url) };
     const p = (values: number[], q: number) => Number(quantile(values, q).toFixed(3));
     const perSecond = (target: Target) => target.requests / (target.ms / 1000);
     const ratio = (a: Target, b: Target) => Number((perSecond(a) / perSecond(b)).toFixed(3));
@@ -114,6 +135,8 @@ export async function run(requests = 3000): Promise<Figure[]> {
           { bench: BENCH, metric: `${prefix}.p99`, value: p(target.latenciesMs, 0.99), unit: "ms" },
         ];
       }),
+      { bench: BENCH, metric: "get_run.sqlite.statements_per_request", value: statements.sqlite, unit: "statements" },
+      { bench: BENCH, metric: "get_run.postgres.statements_per_request", value: statements.postgres, unit: "statements" },
       { bench: BENCH, metric: "get_run.postgres_vs_sqlite.throughput", value: ratio(q, s), unit: "ratio" },
       { bench: BENCH, metric: "get_run.postgres_vs_sqlite.target", value: RATIO_TARGET, unit: "ratio (at least)" },
       { bench: BENCH, metric: "get_run.sqlite_vs_bare.throughput", value: ratio(s, b), unit: "ratio" },
