@@ -47,6 +47,7 @@ import { createRunLifecycle, type RunLifecycle } from "./lifecycle/run-lifecycle
 import type { ObjectStore } from "./storage/object-store.js";
 import { openDatabase, type Db } from "./store/database.js";
 import { startClusterBus, type ClusterBus } from "./cluster/cluster-bus.js";
+import { ApiKeyCache } from "./auth/api-key-cache.js";
 import { joinCluster, type ClusterLinks } from "./cluster/cluster-links.js";
 import { newCoordinatorId, startCoordinatorLease } from "./cluster/coordinator-lease.js";
 import { LiveHub } from "./streams/live-hub.js";
@@ -273,8 +274,15 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Run
   // Open live views stay bound to the grant that admitted them; long-lived connections are capped.
   const liveAccess = createLiveAccessWatch({ db, fleet: cellLink.fleet, runEvents, assignments: cellLink.registry, recheckMs: options.liveRecheckMs });
   const connectionCaps = new ConnectionCaps(options.connectionCaps);
+  // Verified keys kept in memory; on a shared PostgreSQL the bus tells of other coordinators' revocations,
+  // which also close the live views opened with the key here.
+  const apiKeys = new ApiKeyCache({ db, revocations: clusterBus });
+  clusterBus?.subscribe((message) => {
+    if (message.type === "key-revoked") void liveAccess.recheck();
+  });
   const app = createApiApp({
     db,
+    apiKeys,
     pdf,
     fleet: cellLink.fleet,
     liveAccess,

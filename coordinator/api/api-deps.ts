@@ -25,6 +25,7 @@ import { EpisodeThumbnails } from "../artifacts/episode-thumbnail.js";
 import { createLiveAccessWatch, type LiveAccess } from "../streams/live-access-watch.js";
 import type { OperatorStation } from "../fleet/operator-station.js";
 import { AssayError } from "../errors/assay-error.js";
+import { ApiKeyCache } from "../auth/api-key-cache.js";
 
 export interface ApiUrls {
   /** Public base of /v1, e.g. https://api.assay.example (no trailing slash). */
@@ -122,6 +123,12 @@ export interface ApiDeps {
   pdf?: PdfRenderer;
   /** The operator station's actions on cells (coordinator/fleet/operator-station.ts). Default: refuses them. */
   station?: OperatorStation;
+  /**
+   * The verified API keys (coordinator/auth/api-key-cache.ts); DELETE /v1/keys/{id} revokes through it.
+   * Default: a cache over `db` that hears of no other coordinator's revocations (the coordinator
+   * passes one fed by its cluster bus when it shares PostgreSQL).
+   */
+  apiKeys?: ApiKeyCache;
 }
 
 export type LiveView = CellStreamHub & { watchers(cellId: string): number };
@@ -147,7 +154,7 @@ const REQUIRED = ["db", "fleet", "runEvents", "scheduler", "pins", "urls", "obje
 const OPTIONAL = [
   "clock", "environments", "sseHeartbeatMs", "docsDir", "log", "budgetGuard", "rateLimits", "quoteValidityMs", "archives", "live", "iceServers",
   "models", "modelMirror", "preflight", "backfill", "exportsQueuedPerAccount", "endRun", "metricsAccess", "webhooksAllowLoopback", "sseIdleMs", "liveForwarding", "pdf",
-  "trustedProxies", "connectionCaps", "liveAccess", "station", "thumbnails",
+  "trustedProxies", "connectionCaps", "liveAccess", "station", "thumbnails", "apiKeys",
 ] as const;
 
 /** An event stream with no event for this long is closed (a client reconnects and reads the history again). */
@@ -211,5 +218,6 @@ export function compileApiDeps(raw: ApiDeps): CompiledApiDeps {
     trustedProxies: raw.trustedProxies ?? NO_TRUSTED_PROXIES,
     pdf: raw.pdf ?? inProcessPdfRenderer(),
     station: raw.station ?? NO_STATION,
+    apiKeys: raw.apiKeys ?? new ApiKeyCache({ db: raw.db }),
   };
 }

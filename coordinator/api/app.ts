@@ -68,7 +68,7 @@ export function createApiApp(raw: ApiDeps): express.Express {
   // One set of per-key buckets for /v1 and /artifacts.
   const limiter = deps.rateLimits === "off" ? noLimit : rateLimit(deps.rateLimits);
   const v1 = express.Router();
-  v1.use(noStore, authenticate(deps.db), limiter, authorize());
+  v1.use(noStore, authenticate(deps.apiKeys), limiter, authorize());
   v1.use(express.json({ limit: "1mb" }), rejectDeepJson(MAX_JSON_DEPTH), rejectNulInBody());
   v1.use(catalogRouter(deps), runsRouter(deps), episodesRouter(deps), episodeMediaRouter(deps), eventsRouter(deps), keysRouter(deps));
   v1.use(tasksRouter(deps), kitsRouter(deps), signingKeysRouter(deps));
@@ -83,7 +83,7 @@ export function createApiApp(raw: ApiDeps): express.Express {
   app.use("/v1", v1);
 
   const artifacts = express.Router();
-  artifacts.use(authenticate(deps.db), limiter, authorize(), artifactsRouter(deps), exportDownloadRouter(deps));
+  artifacts.use(authenticate(deps.apiKeys), limiter, authorize(), artifactsRouter(deps), exportDownloadRouter(deps));
   app.use("/artifacts", artifacts);
   // Live MJPEG: the signed token in the URL (or a bearer key) is the credential, so <img> can use it.
   app.use("/streams", mjpegRouter(deps));

@@ -2,7 +2,7 @@
  * API key secrets: `asy_live_<base62>`; only the sha256 of a secret is stored, plus a short hint
  * so a human can tell keys apart. The secret leaves the service once, in the creation response.
  */
-import { createHash, randomBytes } from "node:crypto";
+import { hash, randomBytes } from "node:crypto";
 import type { Db } from "../store/database.js";
 import { insertKey, type KeyRow } from "../store/keys-repo.js";
 import type { Scope } from "./scopes.js";
@@ -36,8 +36,9 @@ export function isWellFormedSecret(text: string): boolean {
   return WELL_FORMED.test(text);
 }
 
+/** The secret's sha256, hex: what the store keeps. One-shot `hash`: it is on every request's path. */
 export function hashSecret(secret: string): string {
-  return createHash("sha256").update(secret, "utf8").digest("hex");
+  return hash("sha256", secret, "hex");
 }
 
 export function secretHint(secret: string): string {

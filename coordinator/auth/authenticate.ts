@@ -1,12 +1,14 @@
 /**
  * Bearer authentication and scope authorization for /v1 and /artifacts: one middleware pair.
- * `authenticate` resolves the key (401 invalid_api_key when missing, malformed, unknown or revoked);
+ * `authenticate` resolves the key (401 invalid_api_key when missing, malformed, unknown or revoked),
+ * through the coordinator's ApiKeyCache (api-key-cache.ts) or straight from the store;
  * `authorize` looks the route up in ROUTE_SCOPES (404 when absent, 403 when the key lacks scope).
  */
 import type { NextFunction, Request, Response } from "express";
 import { AssayError } from "../errors/assay-error.js";
 import type { Db } from "../store/database.js";
-import { findKeyBySecretSha256 } from "../store/keys-repo.js";
+import { findKeyBySecretSha256, type KeyRow } from "../store/keys-repo.js";
+import { ApiKeyCache } from "./api-key-cache.js";
 import { hashSecret, isWellFormedSecret } from "./api-keys.js";
 import { findRouteScope } from "./route-scopes.js";
 import type { Scope } from "./scopes.js";
@@ -24,23 +26,46 @@ export function authOf(res: Response): AuthContext {
   return auth;
 }
 
-/** Resolves a bearer secret to its key; throws invalid_api_key with a message saying what was wrong. */
-export async function resolveBearer(db: Db, header: string | undefined): Promise<AuthContext> {
+/** The sha256 of the bearer secret in `header`; throws invalid_api_key saying what was wrong with it. */
+function bearerSecretSha256(header: string | undefined): string {
   if (!header) throw new AssayError("invalid_api_key", "missing Authorization header; send \"Authorization: Bearer asy_live_...\"");
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
   if (!match) throw new AssayError("invalid_api_key", "Authorization header must be \"Bearer <API key>\"");
   const secret = match[1];
   if (!isWellFormedSecret(secret)) throw new AssayError("invalid_api_key", "malformed API key; live keys start with asy_live_");
-  const row = await findKeyBySecretSha256(db, hashSecret(secret));
+  return hashSecret(secret);
+}
+
+/** The caller of a found key row; throws invalid_api_key when there is none or it was revoked. */
+function authContextOf(row: KeyRow | undefined): AuthContext {
   if (!row) throw new AssayError("invalid_api_key", "unknown API key");
   if (row.revoked) throw new AssayError("invalid_api_key", `API key ${row.id} was revoked at ${row.revoked}`);
   return { keyId: row.id, accountId: row.account_id, scope: JSON.parse(row.scope) as Scope[] };
 }
 
-export function authenticate(db: Db) {
-  return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
-    res.locals.auth = await resolveBearer(db, req.get("authorization"));
-    next();
+/**
+ * Resolves a bearer secret to its key, from `keys` (the cache) or the store; throws invalid_api_key
+ * with a message saying what was wrong.
+ */
+export async function resolveBearer(keys: Db | ApiKeyCache, header: string | undefined): Promise<AuthContext> {
+  const secretSha256 = bearerSecretSha256(header);
+  return authContextOf(keys instanceof ApiKeyCache ? await keys.find(secretSha256) : await findKeyBySecretSha256(keys, secretSha256));
+}
+
+export function authenticate(keys: Db | ApiKeyCache) {
+  return (req: Request, res: Response, next: NextFunction): void | Promise<void> => {
+    const secretSha256 = bearerSecretSha256(req.get("authorization"));
+    // A key the cache holds is answered in this turn of the loop; any other is read from the store.
+    const held = keys instanceof ApiKeyCache ? keys.cached(secretSha256) : undefined;
+    if (held) {
+      res.locals.auth = authContextOf(held);
+      return next();
+    }
+    const found = keys instanceof ApiKeyCache ? keys.find(secretSha256) : findKeyBySecretSha256(keys, secretSha256);
+    return found.then((row) => {
+      res.locals.auth = authContextOf(row);
+      next();
+    });
   };
 }
 

@@ -8,13 +8,19 @@
  * NOTIFY is not durable: a coordinator whose listening connection drops misses what was sent
  * meanwhile. Everything sent here is also reached another way within a bounded time (the
  * scheduler's periodic pass, a cell's own report, the store an SSE client reads on reconnect),
- * and after a reconnect the listeners get a `resync` to check at once.
+ * and after a reconnect the listeners get a `resync` to check at once. The loss itself is told too
+ * (`lost`), for a listener that must stop trusting what it holds at once: the API key cache.
+ *
+ * The same connection listens for the store's key revocations (keys-repo.ts NOTIFYs the key id on
+ * its own channel when the revoking transaction commits), handed on as `key-revoked`, this
+ * coordinator's own included.
  */
 import pg from "pg";
 import type { LinkReason } from "../errors/link-errors.js";
 import type { RunEvent } from "../runs/run-events.js";
 import type { Db } from "../store/database.js";
 import { notifyChannel } from "../store/coordinators-repo.js";
+import { KEY_REVOCATIONS_CHANNEL } from "../store/keys-repo.js";
 
 export type ClusterMessage =
   | { type: "run-event"; event: RunEvent }
@@ -26,10 +32,16 @@ export type ClusterMessage =
   | { type: "close-cell"; cellId: string; sessionId: string; reason: LinkReason; message: string }
   | { type: "kick" }
   /** Local only: the listening connection came back; what was sent meanwhile is lost. */
-  | { type: "resync" };
+  | { type: "resync" }
+  /** Local only: the listening connection dropped; nothing is heard until `resync`. */
+  | { type: "lost" }
+  /** From the store (keys-repo.ts), not published here: API key `keyId` was revoked. */
+  | { type: "key-revoked"; keyId: string };
 
 export interface ClusterBus {
-  publish(message: Exclude<ClusterMessage, { type: "resync" }>): void;
+  /** True while the listening connection listens (false while it is down or reconnecting). */
+  readonly listening: boolean;
+  publish(message: Exclude<ClusterMessage, { type: "resync" | "lost" | "key-revoked" }>): void;
   subscribe(listener: (message: ClusterMessage) => void): void;
   close(): Promise<void>;
 }
@@ -65,8 +77,12 @@ export async function startClusterBus(options: ClusterBusOptions): Promise<Clust
   };
 
   const connect = async (): Promise<void> => {
-    const next = new pg.Client({ connectionString: options.connectionString });
+    const next = new pg.Client({ connectionString: options.connectionString, keepAlive: true });
     next.on("notification", (notification) => {
+      if (notification.channel === KEY_REVOCATIONS_CHANNEL && notification.payload) {
+        dispatch({ type: "key-revoked", keyId: notification.payload });
+        return;
+      }
       if (notification.channel !== CHANNEL || !notification.payload) return;
       let envelope: { from: string; message: ClusterMessage };
       try {
@@ -82,12 +98,13 @@ export async function startClusterBus(options: ClusterBusOptions): Promise<Clust
       client = undefined;
       logger.warn(`cluster bus: the listening connection was lost (${why}); reconnecting`);
       void next.end().catch(() => undefined);
+      dispatch({ type: "lost" });
       scheduleReconnect();
     };
     next.on("error", (error) => lost(error.message));
     next.on("end", () => lost("closed by the server"));
     await next.connect();
-    await next.query(`LISTEN ${CHANNEL}`);
+    await next.query(`LISTEN ${CHANNEL}; LISTEN ${KEY_REVOCATIONS_CHANNEL}`);
     client = next;
   };
 
@@ -111,6 +128,9 @@ export async function startClusterBus(options: ClusterBusOptions): Promise<Clust
   await connect();
 
   return {
+    get listening() {
+      return client !== undefined && !closed;
+    },
     async publish(message) {
       const payload = JSON.stringify({ from: coordinatorId, message });
       if (Buffer.byteLength(payload) > MAX_PAYLOAD_BYTES) {

@@ -1,5 +1,12 @@
 /** API keys: rows of `api_keys`. Secrets are never stored, only their sha256. */
+import { notifyChannel } from "./coordinators-repo.js";
 import type { Db } from "./database.js";
+
+/**
+ * PostgreSQL channel on which a revocation announces the key's id, delivered when the revoking
+ * transaction commits: the coordinators sharing the database drop the key from their caches.
+ */
+export const KEY_REVOCATIONS_CHANNEL = "assay_key_revocations";
 
 export interface KeyRow {
   id: string;
@@ -32,9 +39,17 @@ export async function countKeys(db: Db, accountId: string): Promise<number> {
   return (await db.prepare(`SELECT COUNT(*) AS n FROM api_keys WHERE account_id = ?`).get(accountId) as { n: number }).n;
 }
 
-/** Marks a key revoked; returns false when it does not exist or already was. */
+/**
+ * Marks a key revoked; returns false when it does not exist or already was. On PostgreSQL the
+ * revocation is announced on KEY_REVOCATIONS_CHANNEL in the same transaction (so with its commit,
+ * and never without it).
+ */
 export async function revokeKey(db: Db, keyId: string, at: string): Promise<boolean> {
-  return (await db.prepare(`UPDATE api_keys SET revoked = ? WHERE id = ? AND revoked IS NULL`).run(at, keyId)).changes === 1;
+  return await db.transaction(async (tx) => {
+    const revoked = (await tx.prepare(`UPDATE api_keys SET revoked = ? WHERE id = ? AND revoked IS NULL`).run(at, keyId)).changes === 1;
+    if (revoked && tx.dialect === "postgres") await notifyChannel(tx, KEY_REVOCATIONS_CHANNEL, keyId);
+    return revoked;
+  });
 }
 
 export async function findKeyById(db: Db, keyId: string): Promise<KeyRow | undefined> {

@@ -222,6 +222,19 @@ describe("several coordinators on one PostgreSQL database", function () {
     assert.ok(end.run.result, "the compare has its result");
   });
 
+  it("refuses a key revoked on one coordinator on the other as soon as the store's notification arrives", async () => {
+    const [a, b] = coordinators;
+    const created = await api(a!, "/v1/keys", { method: "POST", json: { scope: ["runs:read"] } });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const key = created.body.secret as string;
+    // B has verified (and so cached) the key before it is revoked.
+    assert.equal((await api(b!, "/v1/keys/current", { key })).status, 200);
+    assert.equal((await api(a!, `/v1/keys/${created.body.id}`, { method: "DELETE" })).status, 200);
+    assert.equal((await api(a!, "/v1/keys/current", { key })).status, 401, "the revoking coordinator refuses the key on the next request");
+    // B hears of it over LISTEN/NOTIFY; the deadline is far below the cache's 60 s backstop, so this is the notification.
+    await eventually("B to refuse the revoked key", async () => (await api(b!, "/v1/keys/current", { key })).status === 401, { deadlineMs: 10_000 });
+  });
+
   it("serves a cell's live view through the coordinator that does not hold its stream", async () => {
     const [, b] = coordinators;
     // The first cell lists A first, so A holds its stream; ask B.

@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createApiKey, generateSecret, hashSecret, isWellFormedSecret, keyView } from "../../coordinator/auth/api-keys.js";
+import { ApiKeyCache } from "../../coordinator/auth/api-key-cache.js";
 import { resolveBearer } from "../../coordinator/auth/authenticate.js";
 import { ensureAdminKey } from "../../coordinator/auth/bootstrap.js";
 import { findRouteScope, ROUTE_SCOPES } from "../../coordinator/auth/route-scopes.js";
@@ -69,6 +70,50 @@ for (const engine of STORE_ENGINES) {
       assert.ok(await revokeKey(db, row.id, "2026-11-01T00:00:00.000Z"));
       assert.match(await invalidKey(() => resolveBearer(db, `Bearer ${secret}`)), /revoked/);
       assert.equal(isWellFormedSecret("asy_live_" + "Z".repeat(16)), true);
+    });
+
+    it("caches verified keys, bounded, never an unknown one, and refuses a key revoked through the cache on the next request", async () => {
+      await ensureAdminKey(db);
+      const cache = new ApiKeyCache({ db, maxEntries: 2 });
+      const keys = [];
+      for (let i = 0; i < 3; i++) keys.push(await createApiKey(db, DEFAULT_ACCOUNT_ID, ["runs:read"], new Date()));
+      for (const { secret } of keys) await resolveBearer(cache, `Bearer ${secret}`);
+      assert.equal(cache.size, 2);
+      // An unknown secret is not remembered as unknown: the key created with it a moment later is accepted.
+      const later = generateSecret();
+      assert.match(await invalidKey(() => resolveBearer(cache, `Bearer ${later}`)), /unknown/);
+      await createApiKey(db, DEFAULT_ACCOUNT_ID, ["runs:read"], new Date(), later);
+      assert.equal((await resolveBearer(cache, `Bearer ${later}`)).accountId, DEFAULT_ACCOUNT_ID);
+      const last = keys[2]!;
+      assert.equal((await resolveBearer(cache, `Bearer ${last.secret}`)).keyId, last.row.id);
+      assert.ok(await cache.revoke(db, last.row.id, "2026-11-01T00:00:00.000Z"));
+      assert.match(await invalidKey(() => resolveBearer(cache, `Bearer ${last.secret}`)), /revoked/);
+    });
+
+    it("caches nothing while deaf to other coordinators' revocations, and starts empty when it hears again", async () => {
+      await ensureAdminKey(db);
+      const listeners: Array<(message: { type: string; keyId?: string }) => void> = [];
+      const feed = { listening: true, subscribe: (listener: (message: { type: string; keyId?: string }) => void) => void listeners.push(listener) };
+      const cache = new ApiKeyCache({ db, revocations: feed });
+      const tell = (message: { type: string; keyId?: string }) => listeners.forEach((listener) => listener(message));
+      const { row, secret } = await createApiKey(db, DEFAULT_ACCOUNT_ID, ["runs:read"], new Date());
+      await resolveBearer(cache, `Bearer ${secret}`);
+      assert.equal(cache.size, 1);
+      // Revoked by another coordinator (its transaction, not this cache): the notification drops it.
+      await revokeKey(db, row.id, "2026-11-01T00:00:00.000Z");
+      tell({ type: "key-revoked", keyId: row.id });
+      assert.match(await invalidKey(() => resolveBearer(cache, `Bearer ${secret}`)), /revoked/);
+      const other = await createApiKey(db, DEFAULT_ACCOUNT_ID, ["runs:read"], new Date());
+      await resolveBearer(cache, `Bearer ${other.secret}`);
+      tell({ type: "lost" });
+      feed.listening = false;
+      assert.equal(cache.size, 0);
+      await resolveBearer(cache, `Bearer ${other.secret}`);
+      assert.equal(cache.size, 0, "cached while the feed was not listening");
+      feed.listening = true;
+      tell({ type: "resync" });
+      await resolveBearer(cache, `Bearer ${other.secret}`);
+      assert.equal(cache.size, 1);
     });
 
     it("bootstraps an all-scope admin key on first start only", async () => {

@@ -7,7 +7,7 @@ import { Router } from "express";
 import { authOf } from "../../auth/authenticate.js";
 import { createApiKey, keyView } from "../../auth/api-keys.js";
 import { AssayError } from "../../errors/assay-error.js";
-import { listKeys, revokeKey } from "../../store/keys-repo.js";
+import { listKeys } from "../../store/keys-repo.js";
 import { getAccount } from "../../store/accounts-repo.js";
 import { CATALOG_ACCOUNT_ID } from "../../tasks/task-catalog.js";
 import type { CompiledApiDeps } from "../api-deps.js";
@@ -49,7 +49,8 @@ export function keysRouter(deps: CompiledApiDeps): Router {
     const found = async () => (await listKeys(deps.db, auth.accountId)).find((row) => row.id === keyId);
     if (!await found()) throw new AssayError("not_found", `no API key ${JSON.stringify(keyId)} on this account`);
     // Revoking an already revoked key changes nothing and shows the original timestamp.
-    await revokeKey(deps.db, keyId, deps.clock().toISOString());
+    // Refused from the next request on, on this coordinator and (over NOTIFY) the others on the database.
+    await deps.apiKeys.revoke(deps.db, keyId, deps.clock().toISOString());
     // Live views opened with the key (or a token minted for it) close now, not at the next backstop re-check.
     await deps.liveAccess.recheck();
     res.json(keyView((await found())!));
