@@ -20,6 +20,9 @@ export interface CellSession {
   close(error: LinkError): void;
 }
 
+/** Heartbeat states about the episode a cell runs; ended with that episode (not estopped, held, firmware_mismatch). */
+const EPISODE_STATES = new Set(["busy", "awaiting_reset", "awaiting_label", "intervening"]);
+
 interface Entry {
   session: CellSession;
   lastHeardMs: number;
@@ -211,8 +214,11 @@ export class CellRegistry implements FleetView {
     // Until the next heartbeat says otherwise, a cell that just finished is free for work; but not
     // a cell that declined an offer because it is busy with another episode (it would be offered
     // work again at once, and decline again, until its next heartbeat).
+    // The same for a cell whose last heartbeat was about the episode just ended (waiting for its label,
+    // say): the fleet view would otherwise show that episode as held, and the state it was in, until the
+    // next heartbeat. Safety states are the cell's own and stay as reported.
     const busyElsewhere = entry.reportedEpisodeId !== "" && entry.reportedEpisodeId !== ended;
-    if (episodeId === undefined && entry.reportedState === "busy" && !busyElsewhere) {
+    if (episodeId === undefined && EPISODE_STATES.has(entry.reportedState) && !busyElsewhere) {
       entry.reportedState = "idle";
       entry.reportedEpisodeId = "";
     }

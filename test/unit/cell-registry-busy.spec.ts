@@ -45,3 +45,27 @@ describe("the fleet registry and a cell that reconnects still busy", () => {
     assert.equal(await stateOf(registry), "idle");
   });
 });
+
+describe("the fleet registry after the episode a cell reported on ends", () => {
+  for (const state of ["awaiting_label", "intervening", "busy"]) {
+    it(`names no held episode and no "${state}" once the episode it was ${state} for has ended`, async () => {
+      const registry = new CellRegistry({ pins });
+      registry.attach(session());
+      registry.setAssigned(installed.cell, "ep_1");
+      registry.recordHeartbeat(installed.cell, { sentAtMs: 0, state, episodeId: "ep_1", dutyCyclePct: 0, uploadBacklog: 0, instrumentsDown: [] });
+      registry.setAssigned(installed.cell, undefined);
+      const [cell] = await registry.connectedCells();
+      assert.equal(cell.state, "idle");
+      assert.equal(cell.episodeId, undefined);
+    });
+  }
+
+  it("keeps a safety state the cell reported when its episode ends", async () => {
+    const registry = new CellRegistry({ pins });
+    registry.attach(session());
+    registry.setAssigned(installed.cell, "ep_1");
+    registry.recordHeartbeat(installed.cell, { sentAtMs: 0, state: "held", episodeId: "ep_1", dutyCyclePct: 0, uploadBacklog: 0, instrumentsDown: [] });
+    registry.setAssigned(installed.cell, undefined);
+    assert.equal(await stateOf(registry), "held");
+  });
+});
