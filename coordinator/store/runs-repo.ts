@@ -397,8 +397,11 @@ export async function findRunAccountId(db: Db, runId: string): Promise<string | 
   return (await db.prepare(`SELECT account_id FROM runs WHERE id = ?`).get(runId) as { account_id: string } | undefined)?.account_id;
 }
 
+/** getRunRow's text: statement-metrics.ts counts the statements with it as run reads. */
+export const RUN_ROW_SQL = "SELECT * FROM runs WHERE id = ?";
+
 export async function getRunRow(db: Db, runId: string): Promise<RunRow | undefined> {
-  return await db.prepare(`SELECT * FROM runs WHERE id = ?`).get(runId) as RunRow | undefined;
+  return await db.prepare(RUN_ROW_SQL).get(runId) as RunRow | undefined;
 }
 
 /** Runs that may still get episodes assigned (queued, scheduling, running), as records. */
