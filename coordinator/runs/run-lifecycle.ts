@@ -26,14 +26,14 @@ import type { Db } from "../store/database.js";
 import {
   cancelPendingEpisode, cancelPendingEpisodes, countEpisodesByStatus, getEpisode, listEpisodeRecords, listHeldEpisodesOfRun,
 } from "../store/episodes-repo.js";
-import { getRun, lockRun, setRunResult, setRunStatus, type RunRecord, backfilling } from "../store/runs-repo.js";
+import { getRun, lockAndGetRun, lockRunStatus, setRunResult, setRunStatus, type RunRecord, backfilling } from "../store/runs-repo.js";
 import { transact, type Tx } from "../store/tx.js";
 import { enqueueEvent } from "../webhooks/outbox.js";
 import { statusEventStreamUrl } from "../streams/stream-tokens.js";
 import { interventionModeOf, interventionSummary } from "./interventions.js";
 import { operatorSections } from "./operator-time.js";
 import type { RunEvents } from "./run-events.js";
-import { isTerminal, type TerminalRunStatus } from "./run-state.js";
+import { isTerminal, type RunStatus, type TerminalRunStatus } from "./run-state.js";
 import { runView } from "./run-view.js";
 
 /** Reaches the cells; the fleet registry implements it. */
@@ -66,10 +66,14 @@ export interface RunLifecycleOptions {
 }
 
 export interface RunLifecycle {
-  /** queued -> scheduling: the scheduler assigned the run's first episode to `cellId` (in that transaction). */
-  scheduled(tx: Tx, runId: string, cellId: string): Promise<void>;
-  /** scheduling -> running: `cellId` started the run's first episode (in that message's transaction). */
-  started(tx: Tx, runId: string, cellId: string): Promise<void>;
+  /**
+   * queued -> scheduling: the scheduler assigned the run's first episode to `cellId` (in that transaction).
+   * `status`: the run's status as the caller read it under the run's lock in `tx` (runs-repo
+   * lockRunStatus); without it, the run is locked and read here.
+   */
+  scheduled(tx: Tx, runId: string, cellId: string, status?: RunStatus): Promise<void>;
+  /** scheduling -> running: `cellId` started the run's first episode (in that message's transaction). `status`: as for `scheduled`. */
+  started(tx: Tx, runId: string, cellId: string, status?: RunStatus): Promise<void>;
   /**
    * After an episode of the run finished or one of its artifacts was stored: the kind decides
    * (and may stop the run), then the run completes when every episode is done or cancelled, at
@@ -82,8 +86,12 @@ export interface RunLifecycle {
    * caller's `Tx`, or the `Db` to open a transaction of its own.
    */
   end(db: Db, runId: string, ending: RunEnding): Promise<boolean>;
-  /** Recomputes and stores the Result of a run that has ended (a late finish counted); no-op otherwise. */
-  refreshResult(tx: Tx, runId: string): Promise<void>;
+  /**
+   * Recomputes and stores the Result of a run that has ended (a late finish counted); no-op otherwise.
+   * `run`: the run as the caller read it under its lock in `tx` (runs-repo lockAndGetRun /
+   * lockRunOfEpisode) and has not changed since; without it, the run is locked and read here.
+   */
+  refreshResult(tx: Tx, runId: string, run?: RunRecord): Promise<void>;
   /**
    * An episode was just put back to pending: when its run has ended it is cancelled instead and
    * the result refreshed (the attempt's time counts). Returns whether the run had ended.
@@ -116,9 +124,9 @@ export function createRunLifecycle(options: RunLifecycleOptions): RunLifecycle {
     return await transact(db, (tx) => endIn(tx, runId, ending), transactOptions);
   }
 
-  async function endIn(tx: Tx, runId: string, ending: RunEnding): Promise<boolean> {
-    await lockRun(tx, runId);
-    const run = await getRun(tx, runId);
+  /** `locked`: the run as the caller read it under its lock in `tx`; without it, locked and read here. */
+  async function endIn(tx: Tx, runId: string, ending: RunEnding, locked?: RunRecord): Promise<boolean> {
+    const run = locked ?? await lockAndGetRun(tx, runId);
     if (!run || isTerminal(run.status)) return false;
     const at = now();
     const status: TerminalRunStatus = ending.status;
@@ -154,27 +162,23 @@ export function createRunLifecycle(options: RunLifecycleOptions): RunLifecycle {
   }
 
   return {
-    async scheduled(tx, runId, cellId) {
-      await lockRun(tx, runId);
-      const run = await getRun(tx, runId);
-      if (run?.status !== "queued") return;
+    async scheduled(tx, runId, cellId, status) {
+      if ((status ?? await lockRunStatus(tx, runId)) !== "queued") return;
       await setRunStatus(tx, runId, "scheduling", { cell: cellId, at: now().toISOString() });
       await publishStatus(tx, runId, "scheduling", cellId);
     },
-    async started(tx, runId, cellId) {
-      await lockRun(tx, runId);
-      const run = await getRun(tx, runId);
-      if (run?.status !== "scheduling") return;
+    async started(tx, runId, cellId, status) {
+      if ((status ?? await lockRunStatus(tx, runId)) !== "scheduling") return;
       await setRunStatus(tx, runId, "running", { cell: cellId, at: now().toISOString() });
       await publishStatus(tx, runId, "running", cellId);
     },
     progress(db, runId) {
       return transact(db, async (tx) => {
-        await lockRun(tx, runId);
-        const run = await getRun(tx, runId);
+        const run = await lockAndGetRun(tx, runId);
         if (!run || run.status !== "running") return false;
         const decision = await kindModule(run.kind).progress?.({ tx, pins, baseUrl, now: now() }, run, await listEpisodeRecords(tx, runId));
         if (decision) {
+          // The kind may have written the run (its kind_state): read again under the lock.
           await endIn(tx, runId, { status: "stopped", ...decision.stop });
           return false;
         }
@@ -189,9 +193,8 @@ export function createRunLifecycle(options: RunLifecycleOptions): RunLifecycle {
       }, transactOptions);
     },
     end,
-    async refreshResult(tx, runId) {
-      await lockRun(tx, runId);
-      const run = await getRun(tx, runId);
+    async refreshResult(tx, runId, locked) {
+      const run = locked ?? await lockAndGetRun(tx, runId);
       if (run && (run.status === "stopped" || run.status === "failed")) await setRunResult(tx, runId, await resultOf(tx, run));
     },
     async settleRequeued(tx, episodeId) {

@@ -22,6 +22,11 @@ export async function lockCell(db: Db, cellId: string): Promise<void> {
   if (db.dialect === "postgres") await db.prepare("SELECT id FROM cells WHERE id = ? FOR UPDATE").get(cellId);
 }
 
+/** lockCell and getCell in one statement (on SQLite, the read alone). */
+export async function lockAndGetCell(db: Db, cellId: string): Promise<CellRow | undefined> {
+  return await db.prepare(`SELECT * FROM cells WHERE id = ?${db.dialect === "postgres" ? " FOR UPDATE" : ""}`).get(cellId) as CellRow | undefined;
+}
+
 export async function getCell(db: Db, cellId: string): Promise<CellRow | undefined> {
   return await db.prepare("SELECT * FROM cells WHERE id = ?").get(cellId) as CellRow | undefined;
 }

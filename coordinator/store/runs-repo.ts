@@ -352,6 +352,39 @@ export async function lockRun(db: Db, runId: string): Promise<void> {
   if (db.dialect === "postgres") await db.prepare("SELECT id FROM runs WHERE id = ? FOR UPDATE").get(runId);
 }
 
+/**
+ * lockRun and a read of the run's status in one statement (on SQLite, the read alone); undefined when
+ * there is no such run. For a transaction that decides from the status only.
+ */
+export async function lockRunStatus(db: Db, runId: string): Promise<RunStatus | undefined> {
+  const sql = db.dialect === "postgres" ? "SELECT status FROM runs WHERE id = ? FOR UPDATE" : "SELECT status FROM runs WHERE id = ?";
+  return (await db.prepare(sql).get(runId) as { status: RunStatus } | undefined)?.status;
+}
+
+/** lockRun and getRun in one statement (on SQLite, the read alone): the run as it stands under its lock. */
+export async function lockAndGetRun(db: Db, runId: string): Promise<RunRecord | undefined> {
+  const row = await db.prepare(db.dialect === "postgres" ? LOCKED_RUN_ROW_SQL : RUN_ROW_SQL).get(runId) as RunRow | undefined;
+  return row ? runRecordOf(row) : undefined;
+}
+
+/**
+ * lockAndGetRun for the run of an episode, found by the episode's id in the same statement (an
+ * episode's run never changes); undefined for an unknown episode. Read the episode after it, so
+ * that the read sees what the run's lock holder committed.
+ */
+export async function lockRunOfEpisode(db: Db, episodeId: string): Promise<RunRecord | undefined> {
+  const row = await db.prepare(db.dialect === "postgres" ? LOCKED_EPISODE_RUN_ROW_SQL : EPISODE_RUN_ROW_SQL).get(episodeId) as RunRow | undefined;
+  return row ? runRecordOf(row) : undefined;
+}
+
+/** lockRunOfEpisode for a transaction that decides from the run's status only. */
+export async function lockRunStatusOfEpisode(db: Db, episodeId: string): Promise<{ runId: string; status: RunStatus } | undefined> {
+  const row = await db.prepare(
+    `SELECT id, status FROM runs WHERE id = (SELECT run_id FROM episodes WHERE id = ?)${db.dialect === "postgres" ? " FOR UPDATE" : ""}`,
+  ).get(episodeId) as { id: string; status: RunStatus } | undefined;
+  return row ? { runId: row.id, status: row.status } : undefined;
+}
+
 export async function getRun(db: Db, runId: string): Promise<RunRecord | undefined> {
   const row = await getRunRow(db, runId);
   return row ? runRecordOf(row) : undefined;
@@ -397,8 +430,13 @@ export async function findRunAccountId(db: Db, runId: string): Promise<string | 
   return (await db.prepare(`SELECT account_id FROM runs WHERE id = ?`).get(runId) as { account_id: string } | undefined)?.account_id;
 }
 
-/** getRunRow's text: statement-metrics.ts counts the statements with it as run reads. */
-export const RUN_ROW_SQL = "SELECT * FROM runs WHERE id = ?";
+const RUN_ROW_SQL = "SELECT * FROM runs WHERE id = ?";
+const LOCKED_RUN_ROW_SQL = `${RUN_ROW_SQL} FOR UPDATE`;
+const EPISODE_RUN_ROW_SQL = "SELECT * FROM runs WHERE id = (SELECT run_id FROM episodes WHERE id = ?)";
+const LOCKED_EPISODE_RUN_ROW_SQL = `${EPISODE_RUN_ROW_SQL} FOR UPDATE`;
+
+/** The texts that read one run's whole row (getRun and the locking reads): statement-metrics.ts counts them as run reads. */
+export const RUN_ROW_READS: ReadonlySet<string> = new Set([RUN_ROW_SQL, LOCKED_RUN_ROW_SQL, EPISODE_RUN_ROW_SQL, LOCKED_EPISODE_RUN_ROW_SQL]);
 
 export async function getRunRow(db: Db, runId: string): Promise<RunRow | undefined> {
   return await db.prepare(RUN_ROW_SQL).get(runId) as RunRow | undefined;

@@ -8,12 +8,12 @@
  *
  *  - `assay_store_statements_total{engine, verb}`: verb is select, insert, update, delete,
  *    transaction (BEGIN, COMMIT, ROLLBACK, SAVEPOINT, RELEASE) or other.
- *  - `assay_store_run_reads_total`: reads of a whole run row (getRun / getRunRow), the read the
- *    episode path should carry instead of repeating.
+ *  - `assay_store_run_reads_total`: reads of one run's whole row (getRun, and the reads that lock
+ *    the run as they read it), the read the episode path carries instead of repeating.
  */
 import { Counter, type Registry } from "prom-client";
 import type { Dialect } from "./db.js";
-import { RUN_ROW_SQL } from "./runs-repo.js";
+import { RUN_ROW_READS } from "./runs-repo.js";
 
 /** Called by an engine for each statement it sends, with its SQL text as the repository wrote it. */
 export type StatementHook = (sql: string) => void;
@@ -45,7 +45,7 @@ export function storeStatementMetrics(registry: Registry, engine: Dialect): Stat
     labelNames: ["engine", "verb"],
     registers: [registry],
   });
-  const runReads = new Counter({ name: "assay_store_run_reads_total", help: "Reads of a whole run row (getRun)", registers: [registry] });
+  const runReads = new Counter({ name: "assay_store_run_reads_total", help: "Reads of one run's whole row (getRun and the locking reads of a run)", registers: [registry] });
   const byVerb = new Map<Verb, Counter.Internal>();
   const verbs = new Map<string, Verb>();
   return (sql) => {
@@ -57,6 +57,6 @@ export function storeStatementMetrics(registry: Registry, engine: Dialect): Stat
     let counter = byVerb.get(verb);
     if (!counter) byVerb.set(verb, counter = statements.labels({ engine, verb }));
     counter.inc();
-    if (sql === RUN_ROW_SQL) runReads.inc();
+    if (RUN_ROW_READS.has(sql)) runReads.inc();
   };
 }
