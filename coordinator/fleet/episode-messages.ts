@@ -8,7 +8,7 @@ import { canonicalFailureCluster } from "../../protocol/failure-clusters.js";
 import type { AgentMessage, EpisodeFinished, EpisodeInterrupted, EpisodeStarted } from "../../protocol/gen/cell.js";
 import { insertPendingArtifact } from "../store/artifacts-repo.js";
 import { lockAndGetCell, setLastSeqApplied } from "../store/cells-repo.js";
-import { addPinnedImage, getRun, lockRun, lockRunOfEpisode, lockRunStatusOfEpisode, type RunRecord } from "../store/runs-repo.js";
+import { addPinnedImage, getRun, lockAndGetRun, lockRun, lockRunOfEpisode, lockRunStatusOfEpisode, type RunRecord } from "../store/runs-repo.js";
 import type { RunStatus } from "../runs/run-state.js";
 import {
   amendLinkLostInterruption, getEpisode, getEpisodeRecord, listEpisodesHeldByCell, listRunIdsHeldByCell, markEpisodeDone, markEpisodeUnlabelled,
@@ -76,11 +76,14 @@ function isoAt(ms: number, fallback: Date): string {
 }
 
 async function onStarted(ctx: LinkContext, tx: Tx, cellId: string, started: EpisodeStarted): Promise<void> {
-  const known = await knownEpisode(ctx, tx, cellId, started.episodeId, "EpisodeStarted", "status");
-  if (!known) return;
-  const { episode, status } = known;
-  if (!await markEpisodeRunning(tx, episode.id, cellId, isoAt(started.startedAtMs, ctx.now()))) return;
-  await ctx.lifecycle.started(tx, episode.run_id, cellId, status);
+  // The run's lock and status through the episode's id; the guarded move needs no read of the episode.
+  const locked = await lockRunStatusOfEpisode(tx, started.episodeId);
+  if (!locked) {
+    ctx.logger.warn(`cell ${cellId}: EpisodeStarted for unknown episode ${JSON.stringify(started.episodeId)}; acked and skipped`);
+    return;
+  }
+  if (!await markEpisodeRunning(tx, started.episodeId, cellId, isoAt(started.startedAtMs, ctx.now()))) return;
+  await ctx.lifecycle.started(tx, locked.runId, cellId, locked.status);
 }
 
 /**
@@ -200,15 +203,19 @@ async function onFinished(ctx: LinkContext, tx: Tx, cellId: string, finished: Ep
   // A run halted while this episode ran (even one the halt cancelled after its link dropped) stays
   // stopped; its partial result now counts the episode and its robot time.
   await ctx.lifecycle.refreshResult(tx, episode.run_id, pinned ? undefined : run);
-  tx.afterCommit(async () => {
+  tx.afterCommit(() => {
     ctx.metrics.episodesFinished.inc({ outcome });
     ctx.runEvents.publish({
       runId: run.id,
       type: "episode",
       data: { episode: episode.idx + 1, of: run.episodesTotal, outcome, duration_s: finished.durationS },
     });
+  });
+  // In this transaction, under the run's lock already held: the kind decides, and the run completes
+  // with its last episode (its effects, such as the status event, follow the episode event above).
+  await ctx.lifecycle.progress(tx, episode.run_id, pinned ? (await lockAndGetRun(tx, episode.run_id))! : run);
+  tx.afterCommit(async () => {
     try {
-      await ctx.lifecycle.progress(ctx.db, episode.run_id);
       // The run's account and caps never change: the record read at the finish serves the budget checks.
       await ctx.scheduler.episodeMetered(episode.run_id, run);
     } finally {

@@ -82,6 +82,12 @@ export interface RunLifecycle {
    */
   progress(db: Db, runId: string): Promise<boolean>;
   /**
+   * `progress` in the transaction that locked the run and read it (`locked`, runs-repo lockAndGetRun
+   * / lockRunOfEpisode; not changed since): the work joins `tx` as it stands, with no savepoint (if
+   * it throws, the caller's transaction fails with it), and the run is not read again.
+   */
+  progress(tx: Tx, runId: string, locked: RunRecord): Promise<boolean>;
+  /**
    * Ends the run; false, changing nothing, when it is unknown or has already ended. `db`: the
    * caller's `Tx`, or the `Db` to open a transaction of its own.
    */
@@ -161,6 +167,25 @@ export function createRunLifecycle(options: RunLifecycleOptions): RunLifecycle {
     return true;
   }
 
+  /** The work of `progress`, in `tx`, which holds the run's lock; `run`: the run as read under it. */
+  async function progressIn(tx: Tx, runId: string, run: RunRecord | undefined): Promise<boolean> {
+    if (!run || run.status !== "running") return false;
+    const decision = await kindModule(run.kind).progress?.({ tx, pins, baseUrl, now: now() }, run, await listEpisodeRecords(tx, runId));
+    if (decision) {
+      // The kind may have written the run (its kind_state): read again under the lock.
+      await endIn(tx, runId, { status: "stopped", ...decision.stop });
+      return false;
+    }
+    const counts = await countEpisodesByStatus(tx, runId);
+    // Cancelled episodes (a kind decided early) and unlabelled ones (no person's label came) do not
+    // hold completion back; at least one must be done or unlabelled.
+    if (counts.pending + counts.assigned + counts.running > 0 || counts.done + counts.unlabelled === 0) return false;
+    if (await countUnstoredArtifacts(tx, runId) > 0) return false;
+    // Episodes still being inserted (a large run's creation) are episodes still to run.
+    if (await backfilling(tx, runId)) return false;
+    return endIn(tx, runId, { status: "completed" });
+  }
+
   return {
     async scheduled(tx, runId, cellId, status) {
       if ((status ?? await lockRunStatus(tx, runId)) !== "queued") return;
@@ -172,25 +197,10 @@ export function createRunLifecycle(options: RunLifecycleOptions): RunLifecycle {
       await setRunStatus(tx, runId, "running", { cell: cellId, at: now().toISOString() });
       await publishStatus(tx, runId, "running", cellId);
     },
-    progress(db, runId) {
-      return transact(db, async (tx) => {
-        const run = await lockAndGetRun(tx, runId);
-        if (!run || run.status !== "running") return false;
-        const decision = await kindModule(run.kind).progress?.({ tx, pins, baseUrl, now: now() }, run, await listEpisodeRecords(tx, runId));
-        if (decision) {
-          // The kind may have written the run (its kind_state): read again under the lock.
-          await endIn(tx, runId, { status: "stopped", ...decision.stop });
-          return false;
-        }
-        const counts = await countEpisodesByStatus(tx, runId);
-        // Cancelled episodes (a kind decided early) and unlabelled ones (no person's label came) do not
-        // hold completion back; at least one must be done or unlabelled.
-        if (counts.pending + counts.assigned + counts.running > 0 || counts.done + counts.unlabelled === 0) return false;
-        if (await countUnstoredArtifacts(tx, runId) > 0) return false;
-        // Episodes still being inserted (a large run's creation) are episodes still to run.
-        if (await backfilling(tx, runId)) return false;
-        return endIn(tx, runId, { status: "completed" });
-      }, transactOptions);
+    progress(db: Db, runId: string, locked?: RunRecord) {
+      // With the locked record, `db` is the Tx that locked it (the interface's second form).
+      if (locked) return progressIn(db as Tx, runId, locked);
+      return transact(db, async (tx) => progressIn(tx, runId, await lockAndGetRun(tx, runId)), transactOptions);
     },
     end,
     async refreshResult(tx, runId, locked) {
