@@ -93,6 +93,12 @@ export interface Scheduler {
   stop(): Promise<void>;
 }
 
+/**
+ * Assignment transactions of one pass in flight at once: enough to overlap round trips and commits
+ * on PostgreSQL, few enough to leave the pool's other connections to the cells' messages.
+ */
+const ASSIGNMENTS_IN_FLIGHT = 4;
+
 /** The image of a container policy (`{type: "container", image}`), else undefined: the scheduler prefers cells that list it. */
 function containerImageOf(policy: unknown): string | undefined {
   const p = policy as { type?: unknown; image?: unknown } | undefined;
@@ -225,8 +231,8 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
       });
     }
 
-    let assigned = 0;
     const taskJsonCache = new Map<string, string | undefined>();
+    const jobs: Array<{ run: RunRecord; episodeId: string; cellId: string; taskJson: string; offered: { unit: RunUnit; row: EpisodeRecord } }> = [];
     for (const planned of planAssignments(runs, cells)) {
       const run = byId.get(planned.runId)!;
       const offered = offeredEpisodes.get(planned.episodeId)!;
@@ -237,16 +243,32 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
         logger.error(`scheduler: run ${run.id} pins task ${task}, which is not in the tasks table; its episodes stay pending`);
         continue;
       }
-      const message = await assignOne(run, planned.episodeId, planned.cellId, taskJson, offered);
-      if (!message) continue;
-      const session = registry.session(planned.cellId);
-      registry.setAssigned(planned.cellId, message.episodeId);
-      // NOTE: if the write is lost because the stream just died, the disconnect handler requeues the
-      // episode (the store says this cell holds it).
-      session?.send({ assignEpisode: message });
-      metrics?.episodesAssigned.inc();
-      assigned += 1;
+      jobs.push({ run, episodeId: planned.episodeId, cellId: planned.cellId, taskJson, offered });
     }
+
+    // Each assignment is its own transaction; a few run side by side, so that on PostgreSQL their round
+    // trips and commits overlap on pooled connections instead of queueing one behind the other (on
+    // SQLite they take the store's lock in turn). Each plans a different episode for a different cell;
+    // two of one run meet at the run's lock.
+    let assigned = 0;
+    let next = 0;
+    const worker = async () => {
+      while (next < jobs.length) {
+        const job = jobs[next++]!;
+        const message = await assignOne(job.run, job.episodeId, job.cellId, job.taskJson, job.offered);
+        if (!message) continue;
+        const session = registry.session(job.cellId);
+        registry.setAssigned(job.cellId, message.episodeId);
+        // NOTE: if the write is lost because the stream just died, the disconnect handler requeues the
+        // episode (the store says this cell holds it).
+        session?.send({ assignEpisode: message });
+        metrics?.episodesAssigned.inc();
+        assigned += 1;
+      }
+    };
+    const outcomes = await Promise.allSettled(Array.from({ length: Math.min(ASSIGNMENTS_IN_FLIGHT, jobs.length) }, worker));
+    const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === "rejected");
+    if (failed) throw failed.reason;
     return assigned;
   }
 

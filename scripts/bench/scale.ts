@@ -189,11 +189,19 @@ async function api(coordinator: CoordinatorProcess, path: string, init: { method
 
 /** Enrolls the cells (through the coordinator the operator key came from); returns their tokens. */
 async function enroll(coordinator: CoordinatorProcess, operatorKey: string, cellIds: string[]): Promise<string[]> {
-  return Promise.all(cellIds.map(async (id) => {
-    const enrolled = await api(coordinator, "/v1/cells", { method: "POST", json: { cell_id: id, model: "so101" }, key: operatorKey });
-    return enrolled.enrollment_token as string;
-  }));
+  const tokens: string[] = [];
+  // In batches: all at once, a 256-cell step opens more connections than the coordinator allows one address.
+  for (let at = 0; at < cellIds.length; at += ENROLL_BATCH) {
+    tokens.push(...await Promise.all(cellIds.slice(at, at + ENROLL_BATCH).map(async (id) => {
+      const enrolled = await api(coordinator, "/v1/cells", { method: "POST", json: { cell_id: id, model: "so101" }, key: operatorKey });
+      return enrolled.enrollment_token as string;
+    })));
+  }
+  return tokens;
 }
+
+/** Enrollments sent at once. */
+const ENROLL_BATCH = 32;
 
 function operatorKeyOf(coordinator: CoordinatorProcess): string {
   if (!coordinator.operatorKey) throw new Error(`coordinator ${coordinator.name} printed no operator key; its database was not new`);
