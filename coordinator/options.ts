@@ -54,6 +54,11 @@ export interface CoordinatorOptions {
    */
   databasePoolSize: number;
   /**
+   * Count the store's statements on /metrics (`assay_store_statements_total{engine, verb}`,
+   * `assay_store_run_reads_total`; ASSAY_STORE_STATEMENT_METRICS=1). Default false: nothing counted.
+   */
+  storeStatementMetrics: boolean;
+  /**
    * Where recordings, videos, exports and models are kept (docs/storage.md): unset, files under
    * `<dataDir>/artifacts`; `s3://bucket/prefix`, objects in that bucket (upload spools stay under
    * `<dataDir>`). Default unset.
@@ -169,7 +174,7 @@ type RawCoordinatorOptions = Partial<Omit<CoordinatorOptions, "queueWindowsMs" |
 };
 
 const KNOWN = new Set([
-  "host", "port", "grpcPort", "dataDir", "databaseUrl", "databasePoolSize", "artifactsUrl", "s3", "apiKey", "publicUrl", "internalUrl", "streamsUrl", "installationsPath",
+  "host", "port", "grpcPort", "dataDir", "databaseUrl", "databasePoolSize", "storeStatementMetrics", "artifactsUrl", "s3", "apiKey", "publicUrl", "internalUrl", "streamsUrl", "installationsPath",
   "rateLimits", "queueWindowsMs", "queueCheckIntervalMs", "webhooks", "retentionSweepMs", "priorRefitMs", "quoteValidityMs", "exports", "iceServers",
   "modelMirror", "models", "preflightTimeoutMs", "webhooksAllowLoopback", "connections", "trustedProxies", "connectionCaps", "liveRecheckMs",
   "attentionPageMs",
@@ -251,6 +256,7 @@ export function compileCoordinatorOptions(raw: RawCoordinatorOptions = {}): Coor
     dataDir: resolve(raw.dataDir ?? ".assay"),
     databaseUrl: raw.databaseUrl,
     databasePoolSize,
+    storeStatementMetrics: raw.storeStatementMetrics ?? false,
     artifactsUrl: raw.artifactsUrl || undefined,
     s3: raw.s3 ?? {},
     apiKey: raw.apiKey,

@@ -46,6 +46,7 @@ import { RunEvents } from "./runs/run-events.js";
 import { createRunLifecycle, type RunLifecycle } from "./lifecycle/run-lifecycle.js";
 import type { ObjectStore } from "./storage/object-store.js";
 import { openDatabase, type Db } from "./store/database.js";
+import { storeStatementMetrics } from "./store/statement-metrics.js";
 import { startClusterBus, type ClusterBus } from "./cluster/cluster-bus.js";
 import { ApiKeyCache } from "./auth/api-key-cache.js";
 import { joinCluster, type ClusterLinks } from "./cluster/cluster-links.js";
@@ -181,12 +182,15 @@ export interface RunningCoordinator {
 
 export async function startCoordinator(options: CoordinatorOptions): Promise<RunningCoordinator> {
   const objects = objectStoreOf(options);
-  const db = await openDatabase(databaseLocation(options), { poolSize: options.databasePoolSize });
+  const metrics = createMetricsRegistry();
+  const db = await openDatabase(databaseLocation(options), {
+    poolSize: options.databasePoolSize,
+    onStatement: options.storeStatementMetrics ? storeStatementMetrics(metrics, options.databaseUrl ? "postgres" : "sqlite") : undefined,
+  });
   const admin = await ensureAdminKey(db, { apiKey: options.apiKey });
   await seedTasks(db);
   const operator = await ensureOperatorKey(db, CATALOG_ACCOUNT_ID);
   const pins = loadFirmwarePins(options.installationsPath);
-  const metrics = createMetricsRegistry();
   // On PostgreSQL other coordinators may share the database: this one joins them (docs/deploy.md).
   const coordinatorId = newCoordinatorId();
   let bus: ClusterBus | undefined;

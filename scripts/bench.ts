@@ -15,6 +15,8 @@ export interface Figure {
   metric: string;
   value: number;
   unit: string;
+  /** The figure an issue asks for, when there is one (e.g. "<= 40"). */
+  target?: string;
 }
 
 /** Suite name (and aliases) to its module. */

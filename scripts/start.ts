@@ -153,6 +153,8 @@ async function main(): Promise<void> {
       databaseUrl: (!embeddedDatabase && process.env.ASSAY_DATABASE_URL) || undefined,
       // Connections to PostgreSQL (each transaction holds one while it runs); default 10.
       databasePoolSize: process.env.ASSAY_DATABASE_POOL_SIZE ? intFromEnv("ASSAY_DATABASE_POOL_SIZE", 10) : undefined,
+      // 1: count the store's statements on /metrics (assay_store_statements_total); off by default.
+      storeStatementMetrics: process.env.ASSAY_STORE_STATEMENT_METRICS === "1",
       // s3://bucket/prefix keeps recordings, exports and models in a bucket reached with the usual AWS_* variables.
       artifactsUrl: process.env.ASSAY_ARTIFACTS_URL || undefined,
       s3: process.env.ASSAY_ARTIFACTS_URL ? s3ConnectionFromEnv(process.env) : undefined,

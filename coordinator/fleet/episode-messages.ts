@@ -7,10 +7,11 @@
 import { canonicalFailureCluster } from "../../protocol/failure-clusters.js";
 import type { AgentMessage, EpisodeFinished, EpisodeInterrupted, EpisodeStarted } from "../../protocol/gen/cell.js";
 import { insertPendingArtifact } from "../store/artifacts-repo.js";
-import { getCell, lockCell, setLastSeqApplied } from "../store/cells-repo.js";
-import { addPinnedImage, getRun, lockRun } from "../store/runs-repo.js";
+import { lockAndGetCell, setLastSeqApplied } from "../store/cells-repo.js";
+import { addPinnedImage, getRun, lockAndGetRun, lockRun, lockRunOfEpisode, lockRunStatusOfEpisode, type RunRecord } from "../store/runs-repo.js";
+import type { RunStatus } from "../domain/run-state.js";
 import {
-  amendLinkLostInterruption, findRunIdOfEpisode, getEpisode, getEpisodeRecord, listEpisodesHeldByCell, listRunIdsHeldByCell, markEpisodeDone, markEpisodeUnlabelled,
+  amendLinkLostInterruption, getEpisode, getEpisodeRecord, listEpisodesHeldByCell, listRunIdsHeldByCell, markEpisodeDone, markEpisodeUnlabelled,
   markEpisodeRunning, requeueEpisode, type EpisodeRow, type Interruption,
 } from "../store/episodes-repo.js";
 import { isSafeFileName } from "../artifacts/artifact-store.js";
@@ -26,8 +27,7 @@ import { applySafetyEvent } from "./safety-messages.js";
 export async function applySequenced(ctx: LinkContext, cellId: string, message: AgentMessage): Promise<boolean> {
   const applied = await transact(ctx.db, async (tx) => {
     // After a failover, a message may be retried on another coordinator: the seq check must see its commit.
-    await lockCell(tx, cellId);
-    const cell = await getCell(tx, cellId);
+    const cell = await lockAndGetCell(tx, cellId);
     if (!cell || message.seq <= cell.last_seq_applied) return false;
     if (message.seq > cell.last_seq_applied + 1) {
       ctx.logger.warn(`cell ${cellId}: seq jumped from ${cell.last_seq_applied} to ${message.seq}; messages in between never arrived`);
@@ -53,13 +53,22 @@ async function applyBody(ctx: LinkContext, tx: Tx, cellId: string, message: Agen
   }
 }
 
-async function knownEpisode(ctx: LinkContext, tx: Tx, cellId: string, episodeId: string, what: string): Promise<EpisodeRow | undefined> {
-  // The run first: its lock orders this message's moves with other coordinators' (runs-repo lockRun).
-  const runId = await findRunIdOfEpisode(tx, episodeId);
-  if (runId !== undefined) await lockRun(tx, runId);
-  const episode = await getEpisode(tx, episodeId);
-  if (!episode) ctx.logger.warn(`cell ${cellId}: ${what} for unknown episode ${JSON.stringify(episodeId)}; acked and skipped`);
-  return episode;
+/**
+ * The episode a message names, read under its run's lock, with the run as read with the lock: its
+ * status only (`lock` "status") or the whole record ("record").
+ */
+async function knownEpisode(ctx: LinkContext, tx: Tx, cellId: string, episodeId: string, what: string, lock: "status"): Promise<{ episode: EpisodeRow; status: RunStatus } | undefined>;
+async function knownEpisode(ctx: LinkContext, tx: Tx, cellId: string, episodeId: string, what: string, lock: "record"): Promise<{ episode: EpisodeRow; run: RunRecord } | undefined>;
+async function knownEpisode(ctx: LinkContext, tx: Tx, cellId: string, episodeId: string, what: string, lock: "status" | "record"): Promise<{ episode: EpisodeRow; status?: RunStatus; run?: RunRecord } | undefined> {
+  // The run first: its lock orders this message's moves with other coordinators' (runs-repo lockRun),
+  // and the episode read after it sees what the lock's previous holder committed.
+  const locked = lock === "record" ? { run: await lockRunOfEpisode(tx, episodeId) } : { status: (await lockRunStatusOfEpisode(tx, episodeId))?.status };
+  const episode = locked.run || locked.status ? await getEpisode(tx, episodeId) : undefined;
+  if (!episode) {
+    ctx.logger.warn(`cell ${cellId}: ${what} for unknown episode ${JSON.stringify(episodeId)}; acked and skipped`);
+    return undefined;
+  }
+  return { episode, ...locked };
 }
 
 function isoAt(ms: number, fallback: Date): string {
@@ -67,10 +76,14 @@ function isoAt(ms: number, fallback: Date): string {
 }
 
 async function onStarted(ctx: LinkContext, tx: Tx, cellId: string, started: EpisodeStarted): Promise<void> {
-  const episode = await knownEpisode(ctx, tx, cellId, started.episodeId, "EpisodeStarted");
-  if (!episode) return;
-  if (!await markEpisodeRunning(tx, episode.id, cellId, isoAt(started.startedAtMs, ctx.now()))) return;
-  await ctx.lifecycle.started(tx, episode.run_id, cellId);
+  // The run's lock and status through the episode's id; the guarded move needs no read of the episode.
+  const locked = await lockRunStatusOfEpisode(tx, started.episodeId);
+  if (!locked) {
+    ctx.logger.warn(`cell ${cellId}: EpisodeStarted for unknown episode ${JSON.stringify(started.episodeId)}; acked and skipped`);
+    return;
+  }
+  if (!await markEpisodeRunning(tx, started.episodeId, cellId, isoAt(started.startedAtMs, ctx.now()))) return;
+  await ctx.lifecycle.started(tx, locked.runId, cellId, locked.status);
 }
 
 /**
@@ -92,8 +105,9 @@ function policyImageOf(metaJson: string): { image: string; id: string; repo_dige
 }
 
 async function onFinished(ctx: LinkContext, tx: Tx, cellId: string, finished: EpisodeFinished): Promise<void> {
-  const episode = await knownEpisode(ctx, tx, cellId, finished.episodeId, "EpisodeFinished");
-  if (!episode) return;
+  const known = await knownEpisode(ctx, tx, cellId, finished.episodeId, "EpisodeFinished", "record");
+  if (!known) return;
+  const { episode, run } = known;
   // The episode was reassigned (its cell's link dropped) and this is an earlier attempt's finish:
   // the cell holding the newer attempt (another one, or this one after a restart) is cancelled below.
   const holder =
@@ -129,13 +143,13 @@ async function onFinished(ctx: LinkContext, tx: Tx, cellId: string, finished: Ep
     const unlabelled = await markEpisodeUnlabelled(tx, episode.id, { ...common, waitedS: label?.waitedS ?? 0 });
     if (unlabelled) {
       ctx.logger.warn(`cell ${cellId}: episode ${episode.id} ended unlabelled: no person labelled it within the cell's label timeout; it is listed in the result and not counted`);
-      await ctx.lifecycle.refreshResult(tx, episode.run_id);
+      await ctx.lifecycle.refreshResult(tx, episode.run_id, run);
     }
     tx.afterCommit(async () => {
       if (ctx.registry.assignedEpisodeOf(cellId) === episode.id) ctx.registry.setAssigned(cellId, undefined);
       if (unlabelled) {
         await ctx.lifecycle.progress(ctx.db, episode.run_id);
-        await ctx.scheduler.episodeMetered(episode.run_id);
+        await ctx.scheduler.episodeMetered(episode.run_id, run);
       }
       ctx.scheduler.kick();
     });
@@ -147,7 +161,7 @@ async function onFinished(ctx: LinkContext, tx: Tx, cellId: string, finished: Ep
     // An older cell's legacy name is stored under its current one (protocol/failure-clusters.ts).
     failureCluster: finished.outcome === "failure" ? canonicalFailureCluster(finished.failureCluster || null) : null,
     label: label?.judgedBy ? { judgedBy: label.judgedBy, progress: label.judgedBy === "human" ? label.progress : null, note: label.judgedBy === "human" ? label.note : null, waitedS: label.waitedS } : null,
-  });
+  }, episode);
   if (!done) {
     // The first finish wins (e.g. a restarted agent's late report beat the reassigned attempt, or
     // the other way round): this one is acked, its outcome and artifacts are not recorded, and the
@@ -177,8 +191,8 @@ async function onFinished(ctx: LinkContext, tx: Tx, cellId: string, finished: Ep
     await insertPendingArtifact(tx, { episodeId: episode.id, runId: episode.run_id, kind: ref.kind, fileName: ref.fileName, bytes: ref.bytes, sha256: ref.sha256 });
   }
   const pin = policyImageOf(finished.metaJson);
-  if (pin) await addPinnedImage(tx, episode.run_id, pin);
-  const run = await getRun(tx, episode.run_id);
+  // A new image pin changes the run's resolved_pins, which its result shows: then the result is refreshed from the run read again.
+  const pinned = pin ? await addPinnedImage(tx, episode.run_id, pin) : false;
   const outcome = finished.outcome;
   if (outcome === "failure") {
     // Committed with the outcome (durable webhook outbox).
@@ -188,19 +202,22 @@ async function onFinished(ctx: LinkContext, tx: Tx, cellId: string, finished: Ep
   }
   // A run halted while this episode ran (even one the halt cancelled after its link dropped) stays
   // stopped; its partial result now counts the episode and its robot time.
-  await ctx.lifecycle.refreshResult(tx, episode.run_id);
-  tx.afterCommit(async () => {
+  await ctx.lifecycle.refreshResult(tx, episode.run_id, pinned ? undefined : run);
+  tx.afterCommit(() => {
     ctx.metrics.episodesFinished.inc({ outcome });
-    if (run) {
-      ctx.runEvents.publish({
-        runId: run.id,
-        type: "episode",
-        data: { episode: episode.idx + 1, of: run.episodesTotal, outcome, duration_s: finished.durationS },
-      });
-    }
+    ctx.runEvents.publish({
+      runId: run.id,
+      type: "episode",
+      data: { episode: episode.idx + 1, of: run.episodesTotal, outcome, duration_s: finished.durationS },
+    });
+  });
+  // In this transaction, under the run's lock already held: the kind decides, and the run completes
+  // with its last episode (its effects, such as the status event, follow the episode event above).
+  await ctx.lifecycle.progress(tx, episode.run_id, pinned ? (await lockAndGetRun(tx, episode.run_id))! : run);
+  tx.afterCommit(async () => {
     try {
-      await ctx.lifecycle.progress(ctx.db, episode.run_id);
-      await ctx.scheduler.episodeMetered(episode.run_id);
+      // The run's account and caps never change: the record read at the finish serves the budget checks.
+      await ctx.scheduler.episodeMetered(episode.run_id, run);
     } finally {
       // Kicked in any case (episodeMetered kicks too; kicks in one tick make one pass): the cell is free.
       ctx.scheduler.kick();
@@ -227,7 +244,7 @@ function labelOf(evaluationJson: string): { judgedBy: "human" | "judge" | null; 
 }
 
 async function onInterrupted(ctx: LinkContext, tx: Tx, cellId: string, interrupted: EpisodeInterrupted): Promise<void> {
-  const episode = await knownEpisode(ctx, tx, cellId, interrupted.episodeId, "EpisodeInterrupted");
+  const episode = (await knownEpisode(ctx, tx, cellId, interrupted.episodeId, "EpisodeInterrupted", "status"))?.episode;
   if (!episode) return;
   const reason = interrupted.reason || "unspecified";
   if (interrupted.attempt > 0 && interrupted.attempt !== episode.attempt) {

@@ -26,14 +26,14 @@ import type { Db } from "../store/database.js";
 import {
   cancelPendingEpisode, cancelPendingEpisodes, countEpisodesByStatus, getEpisode, listEpisodeRecords, listHeldEpisodesOfRun,
 } from "../store/episodes-repo.js";
-import { getRun, lockRun, setRunResult, setRunStatus, type RunRecord, backfilling } from "../store/runs-repo.js";
+import { getRun, lockAndGetRun, lockRunStatus, setRunResult, setRunStatus, type RunRecord, backfilling } from "../store/runs-repo.js";
 import { transact, type Tx } from "../store/tx.js";
 import { enqueueEvent } from "../webhooks/outbox.js";
 import { statusEventStreamUrl } from "../auth/stream-tokens.js";
 import { interventionModeOf, interventionSummary } from "../runs/interventions.js";
 import { operatorSections } from "../runs/operator-time.js";
 import type { RunEvents } from "../runs/run-events.js";
-import { isTerminal, type TerminalRunStatus } from "../domain/run-state.js";
+import { isTerminal, type RunStatus, type TerminalRunStatus } from "../domain/run-state.js";
 import { runView } from "./run-view.js";
 
 /** Reaches the cells; the fleet registry implements it. */
@@ -66,10 +66,14 @@ export interface RunLifecycleOptions {
 }
 
 export interface RunLifecycle {
-  /** queued -> scheduling: the scheduler assigned the run's first episode to `cellId` (in that transaction). */
-  scheduled(tx: Tx, runId: string, cellId: string): Promise<void>;
-  /** scheduling -> running: `cellId` started the run's first episode (in that message's transaction). */
-  started(tx: Tx, runId: string, cellId: string): Promise<void>;
+  /**
+   * queued -> scheduling: the scheduler assigned the run's first episode to `cellId` (in that transaction).
+   * `status`: the run's status as the caller read it under the run's lock in `tx` (runs-repo
+   * lockRunStatus); without it, the run is locked and read here.
+   */
+  scheduled(tx: Tx, runId: string, cellId: string, status?: RunStatus): Promise<void>;
+  /** scheduling -> running: `cellId` started the run's first episode (in that message's transaction). `status`: as for `scheduled`. */
+  started(tx: Tx, runId: string, cellId: string, status?: RunStatus): Promise<void>;
   /**
    * After an episode of the run finished or one of its artifacts was stored: the kind decides
    * (and may stop the run), then the run completes when every episode is done or cancelled, at
@@ -78,12 +82,22 @@ export interface RunLifecycle {
    */
   progress(db: Db, runId: string): Promise<boolean>;
   /**
+   * `progress` in the transaction that locked the run and read it (`locked`, runs-repo lockAndGetRun
+   * / lockRunOfEpisode; not changed since): the work joins `tx` as it stands, with no savepoint (if
+   * it throws, the caller's transaction fails with it), and the run is not read again.
+   */
+  progress(tx: Tx, runId: string, locked: RunRecord): Promise<boolean>;
+  /**
    * Ends the run; false, changing nothing, when it is unknown or has already ended. `db`: the
    * caller's `Tx`, or the `Db` to open a transaction of its own.
    */
   end(db: Db, runId: string, ending: RunEnding): Promise<boolean>;
-  /** Recomputes and stores the Result of a run that has ended (a late finish counted); no-op otherwise. */
-  refreshResult(tx: Tx, runId: string): Promise<void>;
+  /**
+   * Recomputes and stores the Result of a run that has ended (a late finish counted); no-op otherwise.
+   * `run`: the run as the caller read it under its lock in `tx` (runs-repo lockAndGetRun /
+   * lockRunOfEpisode) and has not changed since; without it, the run is locked and read here.
+   */
+  refreshResult(tx: Tx, runId: string, run?: RunRecord): Promise<void>;
   /**
    * An episode was just put back to pending: when its run has ended it is cancelled instead and
    * the result refreshed (the attempt's time counts). Returns whether the run had ended.
@@ -116,9 +130,9 @@ export function createRunLifecycle(options: RunLifecycleOptions): RunLifecycle {
     return await transact(db, (tx) => endIn(tx, runId, ending), transactOptions);
   }
 
-  async function endIn(tx: Tx, runId: string, ending: RunEnding): Promise<boolean> {
-    await lockRun(tx, runId);
-    const run = await getRun(tx, runId);
+  /** `locked`: the run as the caller read it under its lock in `tx`; without it, locked and read here. */
+  async function endIn(tx: Tx, runId: string, ending: RunEnding, locked?: RunRecord): Promise<boolean> {
+    const run = locked ?? await lockAndGetRun(tx, runId);
     if (!run || isTerminal(run.status)) return false;
     const at = now();
     const status: TerminalRunStatus = ending.status;
@@ -153,45 +167,44 @@ export function createRunLifecycle(options: RunLifecycleOptions): RunLifecycle {
     return true;
   }
 
+  /** The work of `progress`, in `tx`, which holds the run's lock; `run`: the run as read under it. */
+  async function progressIn(tx: Tx, runId: string, run: RunRecord | undefined): Promise<boolean> {
+    if (!run || run.status !== "running") return false;
+    const decision = await kindModule(run.kind).progress?.({ tx, pins, baseUrl, now: now() }, run, await listEpisodeRecords(tx, runId));
+    if (decision) {
+      // The kind may have written the run (its kind_state): read again under the lock.
+      await endIn(tx, runId, { status: "stopped", ...decision.stop });
+      return false;
+    }
+    const counts = await countEpisodesByStatus(tx, runId);
+    // Cancelled episodes (a kind decided early) and unlabelled ones (no person's label came) do not
+    // hold completion back; at least one must be done or unlabelled.
+    if (counts.pending + counts.assigned + counts.running > 0 || counts.done + counts.unlabelled === 0) return false;
+    if (await countUnstoredArtifacts(tx, runId) > 0) return false;
+    // Episodes still being inserted (a large run's creation) are episodes still to run.
+    if (await backfilling(tx, runId)) return false;
+    return endIn(tx, runId, { status: "completed" });
+  }
+
   return {
-    async scheduled(tx, runId, cellId) {
-      await lockRun(tx, runId);
-      const run = await getRun(tx, runId);
-      if (run?.status !== "queued") return;
+    async scheduled(tx, runId, cellId, status) {
+      if ((status ?? await lockRunStatus(tx, runId)) !== "queued") return;
       await setRunStatus(tx, runId, "scheduling", { cell: cellId, at: now().toISOString() });
       await publishStatus(tx, runId, "scheduling", cellId);
     },
-    async started(tx, runId, cellId) {
-      await lockRun(tx, runId);
-      const run = await getRun(tx, runId);
-      if (run?.status !== "scheduling") return;
+    async started(tx, runId, cellId, status) {
+      if ((status ?? await lockRunStatus(tx, runId)) !== "scheduling") return;
       await setRunStatus(tx, runId, "running", { cell: cellId, at: now().toISOString() });
       await publishStatus(tx, runId, "running", cellId);
     },
-    progress(db, runId) {
-      return transact(db, async (tx) => {
-        await lockRun(tx, runId);
-        const run = await getRun(tx, runId);
-        if (!run || run.status !== "running") return false;
-        const decision = await kindModule(run.kind).progress?.({ tx, pins, baseUrl, now: now() }, run, await listEpisodeRecords(tx, runId));
-        if (decision) {
-          await endIn(tx, runId, { status: "stopped", ...decision.stop });
-          return false;
-        }
-        const counts = await countEpisodesByStatus(tx, runId);
-        // Cancelled episodes (a kind decided early) and unlabelled ones (no person's label came) do not
-        // hold completion back; at least one must be done or unlabelled.
-        if (counts.pending + counts.assigned + counts.running > 0 || counts.done + counts.unlabelled === 0) return false;
-        if (await countUnstoredArtifacts(tx, runId) > 0) return false;
-        // Episodes still being inserted (a large run's creation) are episodes still to run.
-        if (await backfilling(tx, runId)) return false;
-        return endIn(tx, runId, { status: "completed" });
-      }, transactOptions);
+    progress(db: Db, runId: string, locked?: RunRecord) {
+      // With the locked record, `db` is the Tx that locked it (the interface's second form).
+      if (locked) return progressIn(db as Tx, runId, locked);
+      return transact(db, async (tx) => progressIn(tx, runId, await lockAndGetRun(tx, runId)), transactOptions);
     },
     end,
-    async refreshResult(tx, runId) {
-      await lockRun(tx, runId);
-      const run = await getRun(tx, runId);
+    async refreshResult(tx, runId, locked) {
+      const run = locked ?? await lockAndGetRun(tx, runId);
       if (run && (run.status === "stopped" || run.status === "failed")) await setRunResult(tx, runId, await resultOf(tx, run));
     },
     async settleRequeued(tx, episodeId) {

@@ -14,7 +14,7 @@
  */
 import type { FirmwarePins } from "../../firmware-pins/pins.js";
 import { describeGaps, instrumentCoverage, type CellInstruments } from "../cells/instrument-coverage.js";
-import { getCell } from "../store/cells-repo.js";
+import { listCellsById } from "../store/cells-repo.js";
 import { findVisibleFrozenRevision } from "../store/tasks-repo.js";
 import { contract } from "./field-checks.js";
 import type { ValidateRunContext } from "./run-request.js";
@@ -37,8 +37,11 @@ function installationsOf(pins: FirmwarePins, unit: { model: string; firmware: st
 export async function reportedInstruments(ctx: ValidateRunContext, unit: Pick<ScoredUnit, "model" | "firmware" | "environment">): Promise<CellInstruments[]> {
   const connected = new Map((await ctx.fleet.connectedCells()).map((c) => [c.cellId, c]));
   const reported: CellInstruments[] = [];
-  for (const cellId of installationsOf(ctx.pins, unit)) {
-    const row = await getCell(ctx.db, cellId);
+  const installed = installationsOf(ctx.pins, unit);
+  // One read for every installed cell: a pin may list hundreds, and every submission asks.
+  const rows = new Map((await listCellsById(ctx.db, installed)).map((row) => [row.id, row]));
+  for (const cellId of installed) {
+    const row = rows.get(cellId);
     if (row?.revoked) continue;
     const live = connected.get(cellId);
     // A connected session listing no instruments is the doctor's: the last agent Hello still holds.

@@ -15,7 +15,7 @@
 import type { FirmwarePins } from "../../firmware-pins/pins.js";
 import type { RunLifecycle } from "../lifecycle/run-lifecycle.js";
 import type { Db } from "../store/database.js";
-import { getRun } from "../store/runs-repo.js";
+import { getRun, type RunRecord } from "../store/runs-repo.js";
 import { listOpenRunIdsOfAccount } from "../store/run-queries-repo.js";
 import { meterByUnit, roundCents, unitIndexOf, unitMeterContext, type MeterContext } from "../runs/meters.js";
 import { isTerminal, type RunStatus } from "../domain/run-state.js";
@@ -70,9 +70,12 @@ export function createBudgetGuard(options: BudgetGuardOptions): BudgetGuard {
   const halt = (runId: string, code: "budget_exceeded" | "monthly_budget_exceeded", message: string) => lifecycle.end(db, runId, { status: "stopped", code, message });
   const now = options.now ?? (() => new Date());
 
-  /** `on`: where to read: the database, or the caller's transaction (the scheduler's, under the run's lock). */
-  async function moneyOf(runId: string, on: Db = db): Promise<RunMoney | undefined> {
-    const run = await getRun(on, runId);
+  /**
+   * `on`: where to read: the database, or the caller's transaction (the scheduler's, under the run's
+   * lock). `read`: the run as the caller just read it there, so that it is not read again.
+   */
+  async function moneyOf(runId: string, on: Db = db, read?: RunRecord): Promise<RunMoney | undefined> {
+    const run = read ?? await getRun(on, runId);
     if (!run) return undefined;
     const contexts: MeterContext[] = run.units.map((unit) => unitMeterContext(pins, unit, run.priority, `run ${run.id} unit ${unit.key}`));
     const perEpisodeUsd = contexts.map((context) => episodeEstimateUsd(run.plan, context));
@@ -107,22 +110,25 @@ export function createBudgetGuard(options: BudgetGuardOptions): BudgetGuard {
     return halted;
   }
 
-  /** The run's cap, without reading its episodes: most runs have none, and a run may have 10,000 episodes. */
-  async function capOf(runId: string, on: Db = db): Promise<{ accountId: string; capped: boolean } | undefined> {
-    const run = await getRun(on, runId);
+  /**
+   * The run's cap, without reading its episodes: most runs have none, and a run may have 10,000
+   * episodes. The account and the cap never change: any record of the run (`known`) tells them.
+   */
+  async function capOf(runId: string, on: Db = db, known?: RunRecord): Promise<{ accountId: string; capped: boolean } | undefined> {
+    const run = known ?? await getRun(on, runId);
     return run ? { accountId: run.accountId, capped: typeof run.request.max_budget_usd === "number" } : undefined;
   }
 
   return {
-    async episodeAllowance(runId, next, on = db) {
-      const cap = await capOf(runId, on);
+    async episodeAllowance(runId, next, on = db, run) {
+      const cap = await capOf(runId, on, run);
       if (!cap) return 0;
       if (!cap.capped) return Infinity;
-      const m = await moneyOf(runId, on);
+      const m = await moneyOf(runId, on, run);
       return m ? allowanceOf(m, next) : 0;
     },
-    async afterEpisodeMetered(runId) {
-      const cap = await capOf(runId);
+    async afterEpisodeMetered(runId, run) {
+      const cap = await capOf(runId, db, run);
       if (!cap) return;
       if (!cap.capped) {
         await checkAccount(cap.accountId);

@@ -7,10 +7,11 @@ import type { AssignEpisode } from "../../protocol/gen/cell.js";
 import type { CellRegistry } from "../cells/registry.js";
 import type { FleetMetrics } from "../cells/fleet-metrics.js";
 import type { RunLifecycle } from "../lifecycle/run-lifecycle.js";
+import type { RunStatus } from "../domain/run-state.js";
 import type { Db } from "../store/database.js";
 import { singleFlight } from "../async/single-flight.js";
-import { assignEpisode, getEpisode, listHeldEpisodes, listPairCells, listPendingOfUnit, type EpisodeRecord } from "../store/episodes-repo.js";
-import { listOpenRuns, lockRun, type RunRecord } from "../store/runs-repo.js";
+import { claimPendingEpisode, listHeldEpisodes, listPairCells, listPendingOfUnit, type EpisodeRecord } from "../store/episodes-repo.js";
+import { listOpenRuns, lockAndGetRun, lockRunStatus, type RunRecord } from "../store/runs-repo.js";
 import { findPinnedTask } from "../store/tasks-repo.js";
 import { transact } from "../store/tx.js";
 import type { RunUnit } from "../domain/units.js";
@@ -38,11 +39,16 @@ export interface AssignmentBudget {
    * (pending episodes in the order they are offered): how many of its first ones fit, each priced
    * at its unit's rates; without: counted over the run's pending episodes by index. `on`: the
    * transaction to read in when the caller holds one (the store refuses a root statement inside it);
-   * default the database.
+   * default the database. `run`: the run as the caller just read it on `on` (under its lock, in a
+   * transaction), so that it is not read again.
    */
-  episodeAllowance(runId: string, next?: ReadonlyArray<{ unit: number | null }>, on?: Db): Promise<number>;
-  /** An episode of the run finished or was interrupted: its time is metered (may halt the run). */
-  afterEpisodeMetered(runId: string): Promise<void>;
+  episodeAllowance(runId: string, next?: ReadonlyArray<{ unit: number | null }>, on?: Db, run?: RunRecord): Promise<number>;
+  /**
+   * An episode of the run finished or was interrupted: its time is metered (may halt the run).
+   * `run`: a record of the run read since it was submitted, for what never changes (its account,
+   * its caps), so that a run without a cap is not read again.
+   */
+  afterEpisodeMetered(runId: string, run?: RunRecord): Promise<void>;
 }
 
 export interface SchedulerOptions {
@@ -70,9 +76,13 @@ export interface Scheduler {
   kick(): void;
   /** Asks for a pass here only (a peer asked). */
   kickLocal(): void;
-  /** An episode of `runId` finished or was interrupted: re-checks its budgets, then kicks. */
-  episodeMetered(runId: string): Promise<void>;
-  /** Runs one pass now; returns how many episodes were assigned. */
+  /** An episode of `runId` finished or was interrupted: re-checks its budgets, then kicks. `run`: as for AssignmentBudget.afterEpisodeMetered. */
+  episodeMetered(runId: string, run?: RunRecord): Promise<void>;
+  /**
+   * Runs a pass now, through the same single flight as the kicked and periodic passes: when one is
+   * running, a pass after it. Returns how many episodes that pass assigned; rejects with its error
+   * if it failed (also logged). After stop(), 0 and no pass.
+   */
   runPass(): Promise<number>;
   /**
    * Why the run's pending episodes wait, as of the last pass, when they wait for an instrument no
@@ -82,6 +92,12 @@ export interface Scheduler {
   start(): void;
   stop(): Promise<void>;
 }
+
+/**
+ * Assignment transactions of one pass in flight at once: enough to overlap round trips and commits
+ * on PostgreSQL, few enough to leave the pool's other connections to the cells' messages.
+ */
+const ASSIGNMENTS_IN_FLIGHT = 4;
 
 /** The image of a container policy (`{type: "container", image}`), else undefined: the scheduler prefers cells that list it. */
 function containerImageOf(policy: unknown): string | undefined {
@@ -99,18 +115,26 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
   let stopped = false;
   const waits = new Map<string, string>();
 
-  async function taskJsonOf(taskPin: string): Promise<string | undefined> {
-    const task = await findPinnedTask(db, taskPin);
+  /** A pass's reads of pinned tasks: each pinned task is read once per pass. */
+  type TaskReads = Map<string, ReturnType<typeof findPinnedTask>>;
+  function pinnedTask(reads: TaskReads, taskPin: string): ReturnType<typeof findPinnedTask> {
+    let read = reads.get(taskPin);
+    if (!read) reads.set(taskPin, read = findPinnedTask(db, taskPin));
+    return read;
+  }
+
+  async function taskJsonOf(reads: TaskReads, taskPin: string): Promise<string | undefined> {
+    const task = await pinnedTask(reads, taskPin);
     if (!task) return undefined;
     // `kits`: the physical description of every kit/<name> the spec places (coordinator/kits/kit-physics.ts).
     return JSON.stringify({ ...task.spec, rev: /@v\d+$/.test(taskPin) ? taskPin : null, kits: await resolveTaskKits(db, task.account_id, task.spec) });
   }
 
   /** Instrument kinds a pinned task reads, cached per pass; [] when the task is unknown or does not parse. */
-  async function instrumentsOfTask(cache: Map<string, string[]>, taskPin: string): Promise<string[]> {
+  async function instrumentsOfTask(cache: Map<string, string[]>, reads: TaskReads, taskPin: string): Promise<string[]> {
     let kinds = cache.get(taskPin);
     if (kinds === undefined) {
-      const spec = (await findPinnedTask(db, taskPin))?.spec as { success_predicates?: unknown; stages?: unknown } | undefined;
+      const spec = (await pinnedTask(reads, taskPin))?.spec as { success_predicates?: unknown; stages?: unknown } | undefined;
       try {
         kinds = spec ? taskInstrumentKinds(spec) : [];
       } catch {
@@ -122,13 +146,13 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
   }
 
   /** Recomputes each open run's instrument wait from the connected cells (any state) matching its units with pending episodes. */
-  async function noteInstrumentWaits(open: RunRecord[], taskKinds: Map<string, string[]>): Promise<void> {
+  async function noteInstrumentWaits(open: RunRecord[], taskKinds: Map<string, string[]>, reads: TaskReads): Promise<void> {
     const connected = registry.localCells();
     waits.clear();
     for (const run of open) {
       for (const [u, unit] of run.units.entries()) {
         // A task that reads no instrument never waits for one: no store read for it on each pass.
-        const required = await instrumentsOfTask(taskKinds, unit.task);
+        const required = await instrumentsOfTask(taskKinds, reads, unit.task);
         if (required.length === 0) continue;
         if ((await listPendingOfUnit(db, run.id, u, 1)).length === 0) continue;
         const pin = { model: unit.model, firmware: unit.firmware, environment: unit.environment };
@@ -149,10 +173,11 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     }
   }
 
-  async function runPass(): Promise<number> {
+  async function pass(): Promise<number> {
     const open = await listOpenRuns(db);
     const taskKinds = new Map<string, string[]>();
-    await noteInstrumentWaits(open, taskKinds);
+    const taskReads: TaskReads = new Map();
+    await noteInstrumentWaits(open, taskKinds, taskReads);
     const held = new Set((await listHeldEpisodes(db)).map((e) => e.cell_id));
     const cells: AvailableCell[] = registry
       .localCells()
@@ -187,7 +212,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
       }
       // Units may differ in tier and class: only the prefix whose per-unit estimates fit is offered,
       // so whichever of them the matching skips, what is assigned fits.
-      const affordable = options.budget ? await options.budget.episodeAllowance(run.id, offered) : Infinity;
+      const affordable = options.budget ? await options.budget.episodeAllowance(run.id, offered, db, run) : Infinity;
       const chosen = offered.slice(0, Math.max(0, affordable));
       const episodePins: Record<string, CellPin> = {};
       for (const e of chosen) {
@@ -195,7 +220,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
         const image = containerImageOf(unit.policy);
         const cellId = cellOf.get(e.id);
         episodePins[e.id] = {
-          model: unit.model, firmware: unit.firmware, environment: unit.environment, instruments: await instrumentsOfTask(taskKinds, unit.task),
+          model: unit.model, firmware: unit.firmware, environment: unit.environment, instruments: await instrumentsOfTask(taskKinds, taskReads, unit.task),
           ...(image ? { image } : {}), ...(cellId ? { cellId } : {}),
         };
         offeredEpisodes.set(e.id, { unit, row: e });
@@ -206,46 +231,69 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
       });
     }
 
-    let assigned = 0;
     const taskJsonCache = new Map<string, string | undefined>();
+    const jobs: Array<{ run: RunRecord; episodeId: string; cellId: string; taskJson: string; offered: { unit: RunUnit; row: EpisodeRecord } }> = [];
     for (const planned of planAssignments(runs, cells)) {
       const run = byId.get(planned.runId)!;
       const offered = offeredEpisodes.get(planned.episodeId)!;
       const task = offered.unit.task;
-      if (!taskJsonCache.has(task)) taskJsonCache.set(task, await taskJsonOf(task));
+      if (!taskJsonCache.has(task)) taskJsonCache.set(task, await taskJsonOf(taskReads, task));
       const taskJson = taskJsonCache.get(task);
       if (taskJson === undefined) {
         logger.error(`scheduler: run ${run.id} pins task ${task}, which is not in the tasks table; its episodes stay pending`);
         continue;
       }
-      const message = await assignOne(run, planned.episodeId, planned.cellId, taskJson, offered);
-      if (!message) continue;
-      const session = registry.session(planned.cellId);
-      registry.setAssigned(planned.cellId, message.episodeId);
-      // NOTE: if the write is lost because the stream just died, the disconnect handler requeues the
-      // episode (the store says this cell holds it).
-      session?.send({ assignEpisode: message });
-      metrics?.episodesAssigned.inc();
-      assigned += 1;
+      jobs.push({ run, episodeId: planned.episodeId, cellId: planned.cellId, taskJson, offered });
     }
+
+    // Each assignment is its own transaction; a few run side by side, so that on PostgreSQL their round
+    // trips and commits overlap on pooled connections instead of queueing one behind the other (on
+    // SQLite they take the store's lock in turn). Each plans a different episode for a different cell;
+    // two of one run meet at the run's lock.
+    let assigned = 0;
+    let next = 0;
+    const worker = async () => {
+      while (next < jobs.length) {
+        const job = jobs[next++]!;
+        const message = await assignOne(job.run, job.episodeId, job.cellId, job.taskJson, job.offered);
+        if (!message) continue;
+        const session = registry.session(job.cellId);
+        registry.setAssigned(job.cellId, message.episodeId);
+        // NOTE: if the write is lost because the stream just died, the disconnect handler requeues the
+        // episode (the store says this cell holds it).
+        session?.send({ assignEpisode: message });
+        metrics?.episodesAssigned.inc();
+        assigned += 1;
+      }
+    };
+    const outcomes = await Promise.allSettled(Array.from({ length: Math.min(ASSIGNMENTS_IN_FLIGHT, jobs.length) }, worker));
+    const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === "rejected");
+    if (failed) throw failed.reason;
     return assigned;
   }
 
   /** Commits one assignment (and a queued run's move to scheduling); returns the message to send. */
   async function assignOne(run: RunRecord, episodeId: string, cellId: string, taskJson: string, offered: { unit: RunUnit; row: EpisodeRecord }): Promise<AssignEpisode | undefined> {
     const at = now().toISOString();
-    const attempt = await transact(db, async (tx) => {
-      await lockRun(tx, run.id);
+    const episode = await transact(db, async (tx) => {
       // Another coordinator on the database may have spent the run's room since this pass read
       // it; under the run's lock the check is exact.
       const capped = options.budget && typeof (run.request as { max_budget_usd?: unknown }).max_budget_usd === "number";
-      if (capped && await options.budget!.episodeAllowance(run.id, [offered.row], tx) < 1) return null;
-      const next = await assignEpisode(tx, episodeId, cellId, at);
-      if (next !== null) await lifecycle.scheduled(tx, run.id, cellId);
-      return next;
+      let status: RunStatus | undefined;
+      if (capped) {
+        const locked = await lockAndGetRun(tx, run.id);
+        if (!locked || await options.budget!.episodeAllowance(run.id, [offered.row], tx, locked) < 1) return undefined;
+        status = locked.status;
+      } else {
+        status = await lockRunStatus(tx, run.id);
+        if (status === undefined) return undefined;
+      }
+      const claimed = await claimPendingEpisode(tx, episodeId, cellId, at);
+      if (claimed) await lifecycle.scheduled(tx, run.id, cellId, status);
+      return claimed;
     }, { logger });
-    if (attempt === null) return undefined;
-    const episode = (await getEpisode(db, episodeId))!;
+    if (!episode) return undefined;
+    const attempt = episode.attempt;
     const { unit, row } = offered;
     const request = run.request as { perturbation?: object; interventions?: string; instructions?: unknown; judge?: unknown };
     // The run's interventions mode rides in perturbation_json (absent means "none"; see the agent's assignment.ts).
@@ -274,8 +322,17 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
 
   // Single flight (async/single-flight.ts): a pass never overlaps another (each awaits the store); a kick during
   // a pass asks for one more pass after it, however many kicks arrive meanwhile. Once stopped, nothing more runs.
+  // `last`: what the latest pass did, for runPass() (the one whose flight ends is the one after the call).
+  let last: { assigned: number } | { error: unknown } = { assigned: 0 };
   const passes = singleFlight(async () => {
-    if (!stopped) await runPass();
+    last = { assigned: 0 };
+    if (stopped) return;
+    try {
+      last = { assigned: await pass() };
+    } catch (error) {
+      last = { error };
+      throw error;
+    }
   }, (error) => logger.error(`scheduler: pass failed: ${(error as Error).stack ?? error}`));
 
   function safePass(): Promise<void> {
@@ -308,15 +365,21 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
   return {
     kick,
     kickLocal,
-    async episodeMetered(runId) {
+    async episodeMetered(runId, run) {
       try {
-        await options.budget?.afterEpisodeMetered(runId);
+        await options.budget?.afterEpisodeMetered(runId, run);
       } catch (error) {
         logger.error(`scheduler: budget check of run ${runId} failed: ${(error as Error).stack ?? error}`);
       }
       kick();
     },
-    runPass,
+    async runPass() {
+      if (stopped) return 0;
+      await passes.run();
+      const outcome = last;
+      if ("error" in outcome) throw outcome.error;
+      return outcome.assigned;
+    },
     waitingReason: (runId) => waits.get(runId),
     start() {
       stopped = false;

@@ -22,6 +22,18 @@ export async function lockCell(db: Db, cellId: string): Promise<void> {
   if (db.dialect === "postgres") await db.prepare("SELECT id FROM cells WHERE id = ? FOR UPDATE").get(cellId);
 }
 
+/** lockCell and getCell in one statement (on SQLite, the read alone). */
+export async function lockAndGetCell(db: Db, cellId: string): Promise<CellRow | undefined> {
+  return await db.prepare(`SELECT * FROM cells WHERE id = ?${db.dialect === "postgres" ? " FOR UPDATE" : ""}`).get(cellId) as CellRow | undefined;
+}
+
+/** The cells among `cellIds` that are enrolled (revoked ones included), in one statement; in no particular order. */
+export async function listCellsById(db: Db, cellIds: readonly string[]): Promise<CellRow[]> {
+  if (cellIds.length === 0) return [];
+  const ids = db.dialect === "postgres" ? "SELECT jsonb_array_elements_text(?::jsonb)" : "SELECT value FROM json_each(?)";
+  return await db.prepare(`SELECT * FROM cells WHERE id IN (${ids})`).all(JSON.stringify(cellIds)) as CellRow[];
+}
+
 export async function getCell(db: Db, cellId: string): Promise<CellRow | undefined> {
   return await db.prepare("SELECT * FROM cells WHERE id = ?").get(cellId) as CellRow | undefined;
 }

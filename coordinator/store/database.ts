@@ -11,6 +11,7 @@ import { AsyncMutex } from "../async/async-mutex.js";
 import { MIGRATIONS } from "./migrations.js";
 import type { Db, Statement } from "./db.js";
 import { openPostgresDatabase } from "./postgres/postgres-db.js";
+import type { StatementHook } from "./statement-metrics.js";
 import { TransactionScope } from "./transaction-scope.js";
 
 export type { Db, Dialect, Statement } from "./db.js";
@@ -18,15 +19,17 @@ export type { Db, Dialect, Statement } from "./db.js";
 export interface DatabaseOptions {
   /** PostgreSQL: most connections this process holds (one per open transaction, plus statements outside one). Default 10. */
   poolSize?: number;
+  /** Called once per statement sent (statement-metrics.ts); none by default. */
+  onStatement?: StatementHook;
 }
 
 /** Where the store lives: postgres://... or postgresql://... for PostgreSQL, else a SQLite file path (or ":memory:"). */
 export async function openDatabase(location: string, options: DatabaseOptions = {}): Promise<Db> {
-  return /^postgres(ql)?:\/\//.test(location) ? openPostgresDatabase(location, options) : openSqliteDatabase(location);
+  return /^postgres(ql)?:\/\//.test(location) ? openPostgresDatabase(location, options) : openSqliteDatabase(location, options);
 }
 
 /** Opens (creating if needed) the SQLite store at `path` and brings its schema up to date. */
-export function openSqliteDatabase(path: string): SqliteDb {
+export function openSqliteDatabase(path: string, options: Pick<DatabaseOptions, "onStatement"> = {}): SqliteDb {
   if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   const raw = new Database(path);
   raw.pragma("journal_mode = WAL");
@@ -37,7 +40,7 @@ export function openSqliteDatabase(path: string): SqliteDb {
   raw.pragma("foreign_keys = ON");
   raw.pragma("busy_timeout = 5000");
   migrate(raw);
-  return new SqliteDb(raw);
+  return new SqliteDb(raw, options.onStatement);
 }
 
 /** Statements kept prepared, by SQL text; beyond this many distinct texts the rest are prepared per use. */
@@ -56,14 +59,15 @@ export class SqliteDb implements Db {
   private readonly lock = new AsyncMutex();
   private readonly scope = new TransactionScope();
 
-  constructor(readonly raw: Database.Database) {}
+  constructor(readonly raw: Database.Database, private readonly onStatement?: StatementHook) {}
 
   get inTransaction(): boolean {
     return this.scope.active;
   }
 
-  /** The prepared better-sqlite3 statement for `sql`, cached by its text. */
+  /** The prepared better-sqlite3 statement for `sql`, cached by its text; called once per execution. */
   statement(sql: string): Database.Statement {
+    this.onStatement?.(sql);
     let statement = this.statements.get(sql);
     if (!statement) {
       statement = this.raw.prepare(sql);
@@ -81,7 +85,13 @@ export class SqliteDb implements Db {
   }
 
   async exec(sql: string): Promise<void> {
-    await this.outside(() => this.raw.exec(sql));
+    await this.outside(() => this.execute(sql));
+  }
+
+  /** Runs statements without parameters on the connection, counted. */
+  execute(sql: string): void {
+    this.onStatement?.(sql);
+    this.raw.exec(sql);
   }
 
   async transaction<T>(fn: (db: Db) => Promise<T>): Promise<T> {
@@ -126,24 +136,24 @@ class SqliteConnection implements Db {
   }
 
   exec(sql: string): Promise<void> {
-    return this.now(() => void this.db.raw.exec(sql));
+    return this.now(() => this.db.execute(sql));
   }
 
   /** Opens this level's transaction (BEGIN, or a savepoint inside one) and runs `fn` on a connection one level down. */
   async transaction<T>(fn: (db: Db) => Promise<T>): Promise<T> {
     const raw = this.db.raw;
     const savepoint = `s${this.depth}`;
-    raw.exec(this.depth === 0 ? "BEGIN" : `SAVEPOINT ${savepoint}`);
+    this.db.execute(this.depth === 0 ? "BEGIN" : `SAVEPOINT ${savepoint}`);
     const inner = new SqliteConnection(this.db, this.depth + 1);
     try {
       const result = await fn(inner);
       inner.open = false;
-      raw.exec(this.depth === 0 ? "COMMIT" : `RELEASE SAVEPOINT ${savepoint}`);
+      this.db.execute(this.depth === 0 ? "COMMIT" : `RELEASE SAVEPOINT ${savepoint}`);
       return result;
     } catch (error) {
       inner.open = false;
       // SQLite may have rolled the whole transaction back already (a full disk, an interrupt).
-      if (raw.inTransaction) raw.exec(this.depth === 0 ? "ROLLBACK" : `ROLLBACK TO SAVEPOINT ${savepoint}; RELEASE SAVEPOINT ${savepoint}`);
+      if (raw.inTransaction) this.db.execute(this.depth === 0 ? "ROLLBACK" : `ROLLBACK TO SAVEPOINT ${savepoint}; RELEASE SAVEPOINT ${savepoint}`);
       throw error;
     }
   }

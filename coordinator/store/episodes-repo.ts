@@ -226,23 +226,25 @@ export async function listHeldEpisodes(db: Db): Promise<EpisodeRow[]> {
 
 /** pending -> assigned with attempt + 1; returns the new attempt, or null if it was not pending. */
 export async function assignEpisode(db: Db, episodeId: string, cellId: string, at: string): Promise<number | null> {
-  const row = await getEpisode(db, episodeId);
-  if (!row || row.status !== "pending") return null;
-  transitionEpisode(row.status, "assigned");
-  // Guarded: another coordinator may have assigned it since the read.
-  const claimed = (await db.prepare(
-    `UPDATE episodes SET status = 'assigned', attempt = attempt + 1, cell_id = ?, assigned_at = ?, started_at = NULL WHERE id = ? AND status = 'pending' AND attempt = ?`,
-  ).run(cellId, at, episodeId, row.attempt)).changes;
-  return claimed === 1 ? row.attempt + 1 : null;
+  return (await claimPendingEpisode(db, episodeId, cellId, at))?.attempt ?? null;
+}
+
+/**
+ * pending -> assigned with attempt + 1, in one guarded statement (another coordinator may have
+ * assigned it); returns what the assignment message needs, or undefined if it was not pending.
+ */
+export async function claimPendingEpisode(db: Db, episodeId: string, cellId: string, at: string): Promise<{ attempt: number; idx: number; seed: number } | undefined> {
+  transitionEpisode("pending", "assigned");
+  return await db.prepare(
+    `UPDATE episodes SET status = 'assigned', attempt = attempt + 1, cell_id = ?, assigned_at = ?, started_at = NULL WHERE id = ? AND status = 'pending'
+     RETURNING attempt, idx, seed`,
+  ).get(cellId, at, episodeId) as { attempt: number; idx: number; seed: number } | undefined;
 }
 
 /** assigned -> running on the cell that holds it; returns false when nothing changed. */
 export async function markEpisodeRunning(db: Db, episodeId: string, cellId: string, at: string): Promise<boolean> {
-  const row = await getEpisode(db, episodeId);
-  if (!row || row.status !== "assigned" || row.cell_id !== cellId) return false;
-  transitionEpisode(row.status, "running");
-  await db.prepare("UPDATE episodes SET status = 'running', started_at = ? WHERE id = ?").run(at, episodeId);
-  return true;
+  transitionEpisode("assigned", "running");
+  return (await db.prepare("UPDATE episodes SET status = 'running', started_at = ? WHERE id = ? AND status = 'assigned' AND cell_id = ?").run(at, episodeId, cellId)).changes > 0;
 }
 
 /**
@@ -332,9 +334,11 @@ export interface EpisodeOutcome {
  * halt cancelled it): the robot time was spent and is billed; the run's status is not touched.
  * When the cell names the attempt, the coordinator's own estimate of that attempt's time (its
  * "link_lost" interruption on that cell) is zeroed, so the attempt is metered once, as finished.
+ * `current`: the episode's row as the caller just read it in this transaction, under its run's
+ * lock (it is not read again).
  */
-export async function markEpisodeDone(db: Db, episodeId: string, o: EpisodeOutcome): Promise<boolean> {
-  const row = await getEpisode(db, episodeId);
+export async function markEpisodeDone(db: Db, episodeId: string, o: EpisodeOutcome, current?: EpisodeRow): Promise<boolean> {
+  const row = current ?? await getEpisode(db, episodeId);
   if (!row || row.status === "done") return false;
   if (row.status === "cancelled") {
     // Only an attempt that really ran, of a run that was halted or failed meanwhile.
@@ -349,7 +353,8 @@ export async function markEpisodeDone(db: Db, episodeId: string, o: EpisodeOutco
     o.cellId, o.outcome, o.failureCluster, o.durationS, o.resetS, o.operatorResetS ?? null, o.replaySpecJson, o.metaJson, o.evaluationJson, o.finishedAt,
     o.label ? o.label.judgedBy ?? "human" : null, o.label?.progress ?? null, o.label?.note ?? null, o.label?.waitedS ?? null, episodeId,
   );
-  if (o.attempt) await supersedeLinkLostEstimate(db, episodeId, o.cellId, o.attempt);
+  // The UPDATE above leaves `interruptions` as read.
+  if (o.attempt) await supersedeLinkLostEstimate(db, row, o.cellId, o.attempt);
   return true;
 }
 
@@ -367,14 +372,14 @@ export async function markEpisodeUnlabelled(db: Db, episodeId: string, o: Omit<E
     `UPDATE episodes SET status = 'unlabelled', cell_id = ?, outcome = NULL, failure_cluster = NULL, duration_s = ?, reset_s = ?, operator_reset_s = ?,
        replay_spec = ?, meta = ?, evaluation = ?, finished_at = ?, judged_by = NULL, progress = NULL, label_note = NULL, operator_label_s = ? WHERE id = ?`,
   ).run(o.cellId, o.durationS, o.resetS, o.operatorResetS ?? null, o.replaySpecJson, o.metaJson, o.evaluationJson, o.finishedAt, o.waitedS, episodeId);
-  if (o.attempt) await supersedeLinkLostEstimate(db, episodeId, o.cellId, o.attempt);
+  // The UPDATE above leaves `interruptions` as read.
+  if (o.attempt) await supersedeLinkLostEstimate(db, row, o.cellId, o.attempt);
   return true;
 }
 
 /** Zeroes the estimated time of the "link_lost" interruption of `attempt` on `cellId` (now reported finished). */
-async function supersedeLinkLostEstimate(db: Db, episodeId: string, cellId: string, attempt: number): Promise<void> {
-  const row = await getEpisode(db, episodeId);
-  if (!row) return;
+async function supersedeLinkLostEstimate(db: Db, row: EpisodeRow, cellId: string, attempt: number): Promise<void> {
+  const episodeId = row.id;
   const list = JSON.parse(row.interruptions) as Interruption[];
   const entry = list.find((i) => i.attempt === attempt && i.cell === cellId && i.reason === "link_lost" && i.duration_s > 0);
   if (!entry) return;

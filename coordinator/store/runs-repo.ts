@@ -130,9 +130,6 @@ export async function insertRun(db: Db, row: NewRun): Promise<boolean> {
       `INSERT INTO runs (id, account_id, kind, status, created, request, resolved_pins, plan, idempotency_key, priority, episodes_total, units, kind_state, headline_priors, name, metadata)
        VALUES (@id, @account_id, @kind, 'queued', @created, @request, @resolved_pins, @plan, @idempotency_key, @priority, @episodes_total, @units, @kind_state, @headline_priors, @name, @metadata)`,
     );
-    const insertEpisode = db.prepare(
-      `INSERT INTO episodes (id, run_id, idx, status, attempt, seed) VALUES (?, ?, ?, 'pending', 0, ?)`,
-    );
     const insertHistory = db.prepare(`INSERT INTO run_status_history (run_id, status, at) VALUES (?, 'queued', ?)`);
     await insertRunRow.run({
       id: row.id,
@@ -157,7 +154,7 @@ export async function insertRun(db: Db, row: NewRun): Promise<boolean> {
     const total = row.episodes ? row.episodes.length : row.episodesTotal;
     const first = Math.min(total, EPISODES_PER_TRANSACTION);
     if (row.episodes) await insertListedEpisodes(db, row.id, row.episodes.slice(0, first), 0);
-    else for (let idx = 0; idx < first; idx++) await insertEpisode.run(episodeId(row.id, idx), row.id, idx, episodeSeed(row.plan.seed, idx));
+    else await insertEpisodeRows(db, Array.from({ length: first }, (_, idx) => ({ idx, seed: episodeSeed(row.plan.seed, idx) })), row.id, "fail");
     if (first < total) {
       const backfill: Backfill = { next: first, ...(row.episodes ? { episodes: row.episodes.slice(first) } : {}) };
       await db.prepare("UPDATE runs SET backfill = ? WHERE id = ?").run(JSON.stringify(backfill), row.id);
@@ -210,8 +207,7 @@ export async function backfillEpisodes(db: Db, runId: string, limit = EPISODES_P
       await insertListedEpisodes(db, runId, backfill.episodes.slice(from - backfill.next, end - backfill.next), from);
     } else {
       const seed = (JSON.parse(run.plan) as RunPlan).seed;
-      const insert = db.prepare(`INSERT INTO episodes (id, run_id, idx, status, attempt, seed) VALUES (?, ?, ?, 'pending', 0, ?) ON CONFLICT DO NOTHING`);
-      for (let idx = from; idx < end; idx++) await insert.run(episodeId(runId, idx), runId, idx, episodeSeed(seed, idx));
+      await insertEpisodeRows(db, Array.from({ length: Math.max(0, end - from) }, (_, k) => ({ idx: from + k, seed: episodeSeed(seed, from + k) })), runId, "skip");
     }
     if (end < total) return true;
     await db.prepare("UPDATE runs SET backfill = NULL WHERE id = ?").run(runId);
@@ -226,10 +222,25 @@ export async function runsBackfilling(db: Db): Promise<string[]> {
 }
 
 async function insertListedEpisodes(db: Db, runId: string, episodes: readonly NewEpisode[], firstIdx: number): Promise<void> {
-  const insert = db.prepare(`INSERT INTO episodes (id, run_id, idx, status, attempt, seed, unit, assign) VALUES (?, ?, ?, 'pending', 0, ?, ?, ?) ON CONFLICT DO NOTHING`);
-  for (const [i, e] of episodes.entries()) {
-    const idx = firstIdx + i;
-    await insert.run(episodeId(runId, idx), runId, idx, e.seed, e.unit, e.assign ? JSON.stringify(e.assign) : null);
+  await insertEpisodeRows(db, episodes.map((e, i) => ({ idx: firstIdx + i, seed: e.seed, unit: e.unit, assign: e.assign })), runId, "skip");
+}
+
+/** Rows one INSERT of episodes carries at most (6 parameters each). */
+const EPISODE_ROWS_PER_INSERT = 64;
+
+/**
+ * Inserts pending episodes of a run, several rows per statement: batches of 64, 32, ..., 1 rows (the
+ * binary digits of what is left), so a handful of SQL texts serve every count and each is prepared
+ * once. `conflict` "skip": an episode already there is left as it is (a backfill step run again).
+ */
+async function insertEpisodeRows(db: Db, rows: ReadonlyArray<{ idx: number; seed: number; unit?: number | null; assign?: NewEpisode["assign"] | null }>, runId: string, conflict: "fail" | "skip"): Promise<void> {
+  for (let at = 0; at < rows.length;) {
+    let size = EPISODE_ROWS_PER_INSERT;
+    while (size > rows.length - at) size /= 2;
+    const values = Array.from({ length: size }, () => "(?, ?, ?, 'pending', 0, ?, ?, ?)").join(", ");
+    const params = rows.slice(at, at + size).flatMap((e) => [episodeId(runId, e.idx), runId, e.idx, e.seed, e.unit ?? null, e.assign ? JSON.stringify(e.assign) : null]);
+    await db.prepare(`INSERT INTO episodes (id, run_id, idx, status, attempt, seed, unit, assign) VALUES ${values}${conflict === "skip" ? " ON CONFLICT DO NOTHING" : ""}`).run(...params);
+    at += size;
   }
 }
 
@@ -239,11 +250,7 @@ async function insertListedEpisodes(db: Db, runId: string, episodes: readonly Ne
  */
 export async function appendEpisodes(db: Db, runId: string, episodes: readonly NewEpisode[], firstIdx: number): Promise<void> {
   await db.transaction(async (db) => {
-    const insert = db.prepare(`INSERT INTO episodes (id, run_id, idx, status, attempt, seed, unit, assign) VALUES (?, ?, ?, 'pending', 0, ?, ?, ?)`);
-    for (const [i, e] of episodes.entries()) {
-      const idx = firstIdx + i;
-      await insert.run(episodeId(runId, idx), runId, idx, e.seed, e.unit, e.assign ? JSON.stringify(e.assign) : null);
-    }
+    await insertEpisodeRows(db, episodes.map((e, i) => ({ idx: firstIdx + i, seed: e.seed, unit: e.unit, assign: e.assign })), runId, "fail");
     await db.prepare(`UPDATE runs SET episodes_total = CASE WHEN episodes_total < @total THEN @total ELSE episodes_total END WHERE id = @runId`).run({ total: firstIdx + episodes.length, runId });
   });
 }
@@ -352,6 +359,39 @@ export async function lockRun(db: Db, runId: string): Promise<void> {
   if (db.dialect === "postgres") await db.prepare("SELECT id FROM runs WHERE id = ? FOR UPDATE").get(runId);
 }
 
+/**
+ * lockRun and a read of the run's status in one statement (on SQLite, the read alone); undefined when
+ * there is no such run. For a transaction that decides from the status only.
+ */
+export async function lockRunStatus(db: Db, runId: string): Promise<RunStatus | undefined> {
+  const sql = db.dialect === "postgres" ? "SELECT status FROM runs WHERE id = ? FOR UPDATE" : "SELECT status FROM runs WHERE id = ?";
+  return (await db.prepare(sql).get(runId) as { status: RunStatus } | undefined)?.status;
+}
+
+/** lockRun and getRun in one statement (on SQLite, the read alone): the run as it stands under its lock. */
+export async function lockAndGetRun(db: Db, runId: string): Promise<RunRecord | undefined> {
+  const row = await db.prepare(db.dialect === "postgres" ? LOCKED_RUN_ROW_SQL : RUN_ROW_SQL).get(runId) as RunRow | undefined;
+  return row ? runRecordOf(row) : undefined;
+}
+
+/**
+ * lockAndGetRun for the run of an episode, found by the episode's id in the same statement (an
+ * episode's run never changes); undefined for an unknown episode. Read the episode after it, so
+ * that the read sees what the run's lock holder committed.
+ */
+export async function lockRunOfEpisode(db: Db, episodeId: string): Promise<RunRecord | undefined> {
+  const row = await db.prepare(db.dialect === "postgres" ? LOCKED_EPISODE_RUN_ROW_SQL : EPISODE_RUN_ROW_SQL).get(episodeId) as RunRow | undefined;
+  return row ? runRecordOf(row) : undefined;
+}
+
+/** lockRunOfEpisode for a transaction that decides from the run's status only. */
+export async function lockRunStatusOfEpisode(db: Db, episodeId: string): Promise<{ runId: string; status: RunStatus } | undefined> {
+  const row = await db.prepare(
+    `SELECT id, status FROM runs WHERE id = (SELECT run_id FROM episodes WHERE id = ?)${db.dialect === "postgres" ? " FOR UPDATE" : ""}`,
+  ).get(episodeId) as { id: string; status: RunStatus } | undefined;
+  return row ? { runId: row.id, status: row.status } : undefined;
+}
+
 export async function getRun(db: Db, runId: string): Promise<RunRecord | undefined> {
   const row = await getRunRow(db, runId);
   return row ? runRecordOf(row) : undefined;
@@ -397,8 +437,16 @@ export async function findRunAccountId(db: Db, runId: string): Promise<string | 
   return (await db.prepare(`SELECT account_id FROM runs WHERE id = ?`).get(runId) as { account_id: string } | undefined)?.account_id;
 }
 
+const RUN_ROW_SQL = "SELECT * FROM runs WHERE id = ?";
+const LOCKED_RUN_ROW_SQL = `${RUN_ROW_SQL} FOR UPDATE`;
+const EPISODE_RUN_ROW_SQL = "SELECT * FROM runs WHERE id = (SELECT run_id FROM episodes WHERE id = ?)";
+const LOCKED_EPISODE_RUN_ROW_SQL = `${EPISODE_RUN_ROW_SQL} FOR UPDATE`;
+
+/** The texts that read one run's whole row (getRun and the locking reads): statement-metrics.ts counts them as run reads. */
+export const RUN_ROW_READS: ReadonlySet<string> = new Set([RUN_ROW_SQL, LOCKED_RUN_ROW_SQL, EPISODE_RUN_ROW_SQL, LOCKED_EPISODE_RUN_ROW_SQL]);
+
 export async function getRunRow(db: Db, runId: string): Promise<RunRow | undefined> {
-  return await db.prepare(`SELECT * FROM runs WHERE id = ?`).get(runId) as RunRow | undefined;
+  return await db.prepare(RUN_ROW_SQL).get(runId) as RunRow | undefined;
 }
 
 /** Runs that may still get episodes assigned (queued, scheduling, running), as records. */

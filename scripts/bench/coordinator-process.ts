@@ -7,9 +7,13 @@
  * installationsPath). `stop()` ends it with SIGTERM, then SIGKILL if it has not exited in 10 s; a
  * child not ready within 60 s is stopped and its start fails.
  *
+ * `eventLoopDelay()` asks the child, over the IPC channel (bench only), for its event-loop delay since
+ * the last ask: a monitorEventLoopDelay at 1 ms resolution in the coordinator's process, reset per ask.
+ *
  *   npx tsx scripts/bench/coordinator-process.ts '<coordinator options as JSON>'
  */
 import { spawn } from "node:child_process";
+import { monitorEventLoopDelay } from "node:perf_hooks";
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { compileCoordinatorOptions } from "../../coordinator/options.js";
@@ -33,15 +37,32 @@ export interface CoordinatorProcess {
   exited(): string | undefined;
   /** The last lines the process wrote, for an error message. */
   outputTail(): string;
+  /** The coordinator's event-loop delay since the last call (or its start), in ms. */
+  eventLoopDelay(): Promise<EventLoopDelay>;
   /** Ends the process; safe to call twice. */
   stop(): Promise<void>;
+}
+
+export interface EventLoopDelay {
+  p50Ms: number;
+  p99Ms: number;
+  maxMs: number;
 }
 
 /** Starts a coordinator process with `options` (compileCoordinatorOptions' input; give ports 0). */
 export async function startCoordinatorProcess(name: string, options: Record<string, unknown>): Promise<CoordinatorProcess> {
   const child = spawn(process.execPath, ["--import", "tsx", "scripts/bench/coordinator-process.ts", JSON.stringify(options)], {
     cwd: REPO,
-    stdio: ["ignore", "pipe", "pipe"],
+    stdio: ["ignore", "pipe", "pipe", "ipc"],
+  });
+  const delayAnswers: Array<(delay: EventLoopDelay) => void> = [];
+  child.on("message", (message: { eventLoopDelay?: EventLoopDelay }) => {
+    if (message.eventLoopDelay) delayAnswers.shift()?.(message.eventLoopDelay);
+  });
+  const eventLoopDelay = () => new Promise<EventLoopDelay>((answer, fail) => {
+    if (exit !== undefined) return fail(new Error(`coordinator ${name} has exited (${exit})`));
+    delayAnswers.push(answer);
+    child.send("eventLoopDelay");
   });
   const tail: string[] = [];
   const keep = (chunk: Buffer) => {
@@ -77,10 +98,20 @@ export async function startCoordinatorProcess(name: string, options: Record<stri
     });
     child.once("exit", (code, signal) => fail(new Error(`coordinator ${name} exited while starting (${signal ?? code}):\n${tail.join("\n")}`)));
   }).finally(() => clearTimeout(startTimer));
-  return { name, pid: child.pid!, ...ready, exited: () => exit, outputTail: () => tail.join("\n"), stop };
+  return { name, pid: child.pid!, ...ready, exited: () => exit, outputTail: () => tail.join("\n"), eventLoopDelay, stop };
 }
 
 async function main(json: string): Promise<void> {
+  const loop = monitorEventLoopDelay({ resolution: 1 });
+  loop.enable();
+  process.on("message", (message) => {
+    if (message !== "eventLoopDelay") return;
+    const ms = (ns: number) => ns / 1e6;
+    process.send?.({ eventLoopDelay: { p50Ms: ms(loop.percentile(50)), p99Ms: ms(loop.percentile(99)), maxMs: ms(loop.max) } });
+    loop.reset();
+  });
+  // The IPC channel must not keep the process alive after the coordinator stops.
+  process.channel?.unref();
   const coordinator = await startCoordinator(compileCoordinatorOptions(JSON.parse(json)));
   const { baseUrl, grpcAddress, adminKey, operatorKey } = coordinator;
   console.log(READY + JSON.stringify({ baseUrl, grpcAddress, adminKey, operatorKey }));

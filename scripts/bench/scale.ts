@@ -27,6 +27,13 @@
  *    assignments per second, the CPU of each coordinator, of PostgreSQL and of the bench process,
  *    and the bench's event-loop delay (the cells' timestamps are taken on that loop).
  *
+ *    Per step, from the coordinators (started with storeStatementMetrics): the statements they sent
+ *    to the store per episode finished in the window (/metrics' assay_store_statements_total, BEGIN
+ *    and COMMIT included, over assay_episodes_finished_total; submissions of new runs included), the
+ *    whole-run reads (getRun) per episode, each coordinator's own event-loop delay (p99 and max, at
+ *    1 ms resolution, asked over the child's IPC channel) and the episodes requeued as link_lost (a
+ *    missed heartbeat). Figures with a target (issue 29) carry it.
+ *
  * NOTE on reading the figures: this machine has 2 cores. The HTTP clients and the scripted cells
  * run in the bench process and PostgreSQL in its own processes, all sharing the cores with the
  * coordinators (two coordinators get no more CPU than one), so the figures are lower bounds of what
@@ -34,6 +41,7 @@
  *
  *   npm run bench -- scale
  *   ASSAY_BENCH_SCALE_MAX_CELLS=32 npm run bench -- scale     a quick run: fleets of at most 32 cells
+ *   ASSAY_BENCH_SCALE_ONLY=postgres_1 npm run bench -- scale   one setup's scheduling steps, no GET part
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -74,6 +82,11 @@ const LATENCY_LIMIT_MS = 100;
 export interface ScaleSettings {
   /** Largest fleet tried, cells (ASSAY_BENCH_SCALE_MAX_CELLS; default 512). */
   maxCells: number;
+  /**
+   * Only these scheduling setups, and not the GET part (ASSAY_BENCH_SCALE_ONLY, comma-separated
+   * setup names; default every part and setup).
+   */
+  only?: string[];
 }
 
 /** The suite's settings from the environment, read here only. */
@@ -83,7 +96,10 @@ export function scaleSettingsFromEnv(): ScaleSettings {
   if (!Number.isInteger(maxCells) || maxCells < FLEET_STEPS[0]) {
     throw new Error(`ASSAY_BENCH_SCALE_MAX_CELLS must be a whole number of at least ${FLEET_STEPS[0]}; got "${raw}"`);
   }
-  return { maxCells };
+  const only = process.env.ASSAY_BENCH_SCALE_ONLY ? process.env.ASSAY_BENCH_SCALE_ONLY.split(",").map((name) => name.trim()) : undefined;
+  const unknown = only?.find((name) => !SETUPS.some((setup) => setup.name === name));
+  if (unknown !== undefined) throw new Error(`ASSAY_BENCH_SCALE_ONLY names setups among ${SETUPS.map((s) => s.name).join(", ")}; got "${unknown}"`);
+  return { maxCells, only };
 }
 
 interface Setup {
@@ -116,7 +132,8 @@ export async function run(settings: ScaleSettings = scaleSettingsFromEnv()): Pro
   try {
     pg = await startEmbeddedPostgres({ durable: true });
     const resources: Resources = { root, installationsPath: writeInstallations(root, steps.at(-1)!), pg, coordinators, cells };
-    return [...(await getRunThroughput(resources)), ...(await schedulingLatency(resources, steps))];
+    const setups = SETUPS.filter((setup) => !settings.only || settings.only.includes(setup.name));
+    return [...(settings.only ? [] : await getRunThroughput(resources)), ...(await schedulingLatency(resources, steps, setups))];
   } finally {
     // Each part stops what it started; this is for a part that failed half-way (stopping twice is harmless).
     for (const cell of cells) cell.stop();
@@ -153,7 +170,7 @@ async function createDatabase(server: EmbeddedPostgresServer, name: string): Pro
 async function startCoordinator(resources: Resources, name: string, databaseUrl: string | undefined): Promise<CoordinatorProcess> {
   const coordinator = await startCoordinatorProcess(name, {
     port: 0, grpcPort: 0, dataDir: join(resources.root, name), databaseUrl, apiKey: KEY,
-    installationsPath: resources.installationsPath, rateLimits: RATE_LIMITS,
+    installationsPath: resources.installationsPath, rateLimits: RATE_LIMITS, storeStatementMetrics: true,
   });
   resources.coordinators.push(coordinator);
   return coordinator;
@@ -172,11 +189,19 @@ async function api(coordinator: CoordinatorProcess, path: string, init: { method
 
 /** Enrolls the cells (through the coordinator the operator key came from); returns their tokens. */
 async function enroll(coordinator: CoordinatorProcess, operatorKey: string, cellIds: string[]): Promise<string[]> {
-  return Promise.all(cellIds.map(async (id) => {
-    const enrolled = await api(coordinator, "/v1/cells", { method: "POST", json: { cell_id: id, model: "so101" }, key: operatorKey });
-    return enrolled.enrollment_token as string;
-  }));
+  const tokens: string[] = [];
+  // In batches: all at once, a 256-cell step opens more connections than the coordinator allows one address.
+  for (let at = 0; at < cellIds.length; at += ENROLL_BATCH) {
+    tokens.push(...await Promise.all(cellIds.slice(at, at + ENROLL_BATCH).map(async (id) => {
+      const enrolled = await api(coordinator, "/v1/cells", { method: "POST", json: { cell_id: id, model: "so101" }, key: operatorKey });
+      return enrolled.enrollment_token as string;
+    })));
+  }
+  return tokens;
 }
+
+/** Enrollments sent at once. */
+const ENROLL_BATCH = 32;
 
 function operatorKeyOf(coordinator: CoordinatorProcess): string {
   if (!coordinator.operatorKey) throw new Error(`coordinator ${coordinator.name} printed no operator key; its database was not new`);
@@ -253,17 +278,37 @@ interface StepResult {
   cells: number;
   p50Ms: number;
   p95Ms: number;
+  /** Statements all the setup's coordinators sent per episode finished in the window. */
+  statementsPerEpisode: number;
+  /** Whole-run reads (getRun) per episode finished. */
+  runReadsPerEpisode: number;
+  /** The largest event-loop delay p99 among the coordinators over the window. */
+  eventLoopP99Ms: number;
+  eventLoopMaxMs: number;
+  /** Episode attempts the coordinators put back because a cell's link was lost (a missed heartbeat). */
+  linkLost: number;
 }
 
-async function schedulingLatency(resources: Resources, steps: number[]): Promise<Figure[]> {
+/** Targets of issue 29. */
+const STATEMENTS_PER_EPISODE_TARGET = 40;
+const RUN_READS_PER_EPISODE_TARGET = 2;
+const EVENT_LOOP_P99_TARGET_MS = 20;
+
+async function schedulingLatency(resources: Resources, steps: number[], setups: Setup[]): Promise<Figure[]> {
   const figures: Figure[] = [];
   const underLimit: Record<string, number> = {};
-  for (const setup of SETUPS) {
+  for (const setup of setups) {
     const results = await runSetup(resources, setup, steps);
     for (const r of results) {
+      const at = `scheduling.${setup.name}.cells_${r.cells}`;
       figures.push(
-        { bench: BENCH, metric: `scheduling.${setup.name}.cells_${r.cells}.p50`, value: round(r.p50Ms), unit: "ms" },
-        { bench: BENCH, metric: `scheduling.${setup.name}.cells_${r.cells}.p95`, value: round(r.p95Ms), unit: "ms" },
+        { bench: BENCH, metric: `${at}.p50`, value: round(r.p50Ms), unit: "ms" },
+        { bench: BENCH, metric: `${at}.p95`, value: round(r.p95Ms), unit: "ms" },
+        { bench: BENCH, metric: `${at}.statements_per_episode`, value: round(r.statementsPerEpisode), unit: "statements", target: `<= ${STATEMENTS_PER_EPISODE_TARGET}` },
+        { bench: BENCH, metric: `${at}.get_run_per_episode`, value: round(r.runReadsPerEpisode), unit: "reads", target: `<= ${RUN_READS_PER_EPISODE_TARGET}` },
+        { bench: BENCH, metric: `${at}.coordinator_event_loop_p99`, value: round(r.eventLoopP99Ms), unit: "ms", target: `< ${EVENT_LOOP_P99_TARGET_MS}` },
+        { bench: BENCH, metric: `${at}.coordinator_event_loop_max`, value: round(r.eventLoopMaxMs), unit: "ms" },
+        { bench: BENCH, metric: `${at}.link_lost`, value: r.linkLost, unit: "episodes", target: "0" },
       );
     }
     const under = results.filter((r) => r.p95Ms <= LATENCY_LIMIT_MS).at(-1)?.cells ?? 0;
@@ -271,13 +316,13 @@ async function schedulingLatency(resources: Resources, steps: number[]): Promise
       process.stderr.write(`  ${setup.name}: p95 stayed under ${LATENCY_LIMIT_MS} ms up to ${under} cells, the largest fleet tried\n`);
     }
     underLimit[setup.name] = under;
-    figures.push({ bench: BENCH, metric: `scheduling.${setup.name}.cells_under_100ms`, value: under, unit: "cells" });
+    figures.push({ bench: BENCH, metric: `scheduling.${setup.name}.cells_under_100ms`, value: under, unit: "cells", ...(setup.name === "postgres_1" ? { target: ">= sqlite_1 (512 on 2026-11-25)" } : {}) });
     if (setup.coordinators > 1) {
       figures.push({ bench: BENCH, metric: `scheduling.${setup.name}.cells_per_coordinator_under_100ms`, value: under / setup.coordinators, unit: "cells" });
     }
   }
   const ratio = (metric: string, over: string, base: string) => {
-    if (underLimit[base] > 0) figures.push({ bench: BENCH, metric, value: round(underLimit[over] / underLimit[base]), unit: "ratio" });
+    if (underLimit[base] > 0 && underLimit[over] !== undefined) figures.push({ bench: BENCH, metric, value: round(underLimit[over] / underLimit[base]), unit: "ratio" });
   };
   ratio("scheduling.postgres_2_vs_postgres_1.cells_under_100ms", "postgres_2", "postgres_1");
   ratio("scheduling.postgres_1_vs_sqlite_1.cells_under_100ms", "postgres_1", "sqlite_1");
@@ -299,19 +344,29 @@ async function runSetup(resources: Resources, setup: Setup, steps: number[]): Pr
       await sleep(STEP_WARMUP_MS);
       fleet.check(`${setup.name} growing to ${n} cells`);
       const loop = monitorEventLoopDelay({ resolution: 1 });
+      const countsBefore = await storeCounts(coordinators);
+      await Promise.all(coordinators.map((c) => c.eventLoopDelay())); // resets each coordinator's histogram
       const before = cpuNow(coordinators, postmasterPid);
       loop.enable();
       const samples = await fleet.record(STEP_WINDOW_MS);
       loop.disable();
+      const delays = await Promise.all(coordinators.map((c) => c.eventLoopDelay()));
+      const counts = minus(await storeCounts(coordinators), countsBefore);
       fleet.check(`${setup.name} at ${n} cells`);
       const cpu = cpuShare(before, cpuNow(coordinators, postmasterPid));
       if (samples.length === 0) throw new Error(`${setup.name} at ${n} cells: no episode was assigned after a finish in ${STEP_WINDOW_MS} ms\n${fleet.output()}`);
-      const result = { cells: n, p50Ms: quantile(samples, 0.5), p95Ms: quantile(samples, 0.95) };
+      if (counts.episodes === 0) throw new Error(`${setup.name} at ${n} cells: no episode finished in ${STEP_WINDOW_MS} ms\n${fleet.output()}`);
+      const result: StepResult = {
+        cells: n, p50Ms: quantile(samples, 0.5), p95Ms: quantile(samples, 0.95),
+        statementsPerEpisode: counts.statements / counts.episodes, runReadsPerEpisode: counts.runReads / counts.episodes,
+        eventLoopP99Ms: Math.max(...delays.map((d) => d.p99Ms)), eventLoopMaxMs: Math.max(...delays.map((d) => d.maxMs)), linkLost: counts.linkLost,
+      };
       results.push(result);
       process.stderr.write(
         `  ${setup.name} ${n} cells: p50 ${result.p50Ms.toFixed(1)} ms, p95 ${result.p95Ms.toFixed(1)} ms, max ${Math.max(...samples).toFixed(1)} ms ` +
           `over ${samples.length} assignments (${(samples.length / (STEP_WINDOW_MS / 1000)).toFixed(1)}/s); CPU ${cpu}; ` +
-          `bench event-loop delay p99 ${(loop.percentile(99) / 1e6).toFixed(1)} ms\n`,
+          `bench event-loop delay p99 ${(loop.percentile(99) / 1e6).toFixed(1)} ms; coordinator event-loop delay p99 ${result.eventLoopP99Ms.toFixed(1)} ms, max ${result.eventLoopMaxMs.toFixed(1)} ms; ` +
+          `per episode ${result.statementsPerEpisode.toFixed(1)} statements (${verbsPerEpisode(counts)}), ${result.runReadsPerEpisode.toFixed(2)} getRun; link_lost ${counts.linkLost}\n`,
       );
       if (result.p95Ms > LATENCY_LIMIT_MS) break;
     }
@@ -320,6 +375,50 @@ async function runSetup(resources: Resources, setup: Setup, steps: number[]): Pr
     fleet.stop();
     await Promise.all(coordinators.map((c) => c.stop()));
   }
+}
+
+/** What the coordinators' /metrics count (storeStatementMetrics on), summed over them. */
+interface StoreCounts {
+  statements: number;
+  byVerb: Record<string, number>;
+  runReads: number;
+  episodes: number;
+  linkLost: number;
+}
+
+async function storeCounts(coordinators: CoordinatorProcess[]): Promise<StoreCounts> {
+  const total: StoreCounts = { statements: 0, byVerb: {}, runReads: 0, episodes: 0, linkLost: 0 };
+  for (const coordinator of coordinators) {
+    const response = await fetch(`${coordinator.baseUrl}/metrics`);
+    if (!response.ok) throw new Error(`${coordinator.name}'s /metrics answered ${response.status}`);
+    for (const line of (await response.text()).split("\n")) {
+      const sample = /^(\w+)(?:\{([^}]*)\})? (\S+)$/.exec(line);
+      if (!sample) continue;
+      const [, name, labels = "", raw] = sample;
+      const value = Number(raw);
+      if (name === "assay_store_statements_total") {
+        const verb = /verb="(\w+)"/.exec(labels)?.[1] ?? "other";
+        total.statements += value;
+        total.byVerb[verb] = (total.byVerb[verb] ?? 0) + value;
+      } else if (name === "assay_store_run_reads_total") total.runReads += value;
+      else if (name === "assay_episodes_finished_total") total.episodes += value;
+      else if (name === "assay_episodes_interrupted_total" && labels.includes('reason="link_lost"')) total.linkLost += value;
+    }
+  }
+  if (total.statements === 0) throw new Error("the coordinators count no store statements; were they started with storeStatementMetrics?");
+  return total;
+}
+
+function minus(after: StoreCounts, before: StoreCounts): StoreCounts {
+  const byVerb = Object.fromEntries(Object.entries(after.byVerb).map(([verb, n]) => [verb, n - (before.byVerb[verb] ?? 0)]));
+  return {
+    statements: after.statements - before.statements, byVerb, runReads: after.runReads - before.runReads,
+    episodes: after.episodes - before.episodes, linkLost: after.linkLost - before.linkLost,
+  };
+}
+
+function verbsPerEpisode(counts: StoreCounts): string {
+  return Object.entries(counts.byVerb).filter(([, n]) => n > 0).map(([verb, n]) => `${verb} ${(n / counts.episodes).toFixed(1)}`).join(", ");
 }
 
 /**

@@ -5,7 +5,9 @@
  * in place.
  */
 import assert from "node:assert/strict";
+import { enrollCell, revokeCell } from "../../coordinator/fleet/enrollment.js";
 import { ensureAccount } from "../../coordinator/store/accounts-repo.js";
+import { listCellsById } from "../../coordinator/store/cells-repo.js";
 import { findBudget, upsertBudget } from "../../coordinator/store/budgets-repo.js";
 import { findCoordinator, insertCoordinator, listLiveCoordinatorIds, setCoordinatorAliveUntil } from "../../coordinator/store/coordinators-repo.js";
 import { ensureServiceSecret } from "../../coordinator/store/service-secrets-repo.js";
@@ -38,6 +40,16 @@ for (const engine of STORE_ENGINES) {
       const until = new Date(T0.getTime() + 60_000).toISOString();
       assert.equal(await leaseDelivery(db, row.event_id, row.endpoint_id, row.next_attempt_at, until), true);
       assert.equal(await leaseDelivery(db, row.event_id, row.endpoint_id, row.next_attempt_at, until), false, "a second claim of the same attempt fails");
+    });
+
+    it("reads the enrolled cells among a list of ids in one call, revoked ones included", async () => {
+      const db = await openTestDatabase(engine);
+      await enrollCell(db, { cellId: "so101-a", model: "so101" });
+      await enrollCell(db, { cellId: "so101-b", model: "so101" });
+      await revokeCell(db, "so101-b");
+      const rows = await listCellsById(db, ["so101-b", "so101-zz", "so101-a"]);
+      assert.deepEqual(rows.map((r) => [r.id, r.revoked !== null]).sort(), [["so101-a", false], ["so101-b", true]]);
+      assert.deepEqual(await listCellsById(db, []), []);
     });
 
     it("keeps coordinator leases, a service secret and a budget", async () => {

@@ -11,6 +11,7 @@ import { createHash } from "node:crypto";
 import pg from "pg";
 import type { Db, Statement } from "../db.js";
 import { MIGRATIONS } from "../migrations.js";
+import type { StatementHook } from "../statement-metrics.js";
 import { TransactionScope } from "../transaction-scope.js";
 import { bindValues, toPostgresPlaceholders, type PostgresStatementText } from "./placeholders.js";
 import { postgresDdl } from "./postgres-ddl.js";
@@ -50,6 +51,8 @@ type Queryable = Pick<pg.PoolClient, "query">;
 export interface PostgresDbOptions {
   /** Most connections held at once; default 10. */
   poolSize?: number;
+  /** Called once per statement sent (statement-metrics.ts); none by default. */
+  onStatement?: StatementHook;
 }
 
 export class PostgresDb implements Db {
@@ -57,7 +60,7 @@ export class PostgresDb implements Db {
   private readonly texts = new Map<string, PreparedText>();
   private readonly scope = new TransactionScope();
 
-  constructor(private readonly pool: pg.Pool) {}
+  constructor(private readonly pool: pg.Pool, readonly onStatement?: StatementHook) {}
 
   get inTransaction(): boolean {
     return this.scope.active;
@@ -75,7 +78,7 @@ export class PostgresDb implements Db {
   }
 
   prepare(sql: string): Statement {
-    return new PostgresStatement(this.text(sql), () => {
+    return new PostgresStatement(this.text(sql), sql, this.onStatement, () => {
       this.scope.check();
       return this.pool;
     });
@@ -83,6 +86,7 @@ export class PostgresDb implements Db {
 
   async exec(sql: string): Promise<void> {
     this.scope.check();
+    this.onStatement?.(sql);
     await run(this.pool, sql, []);
   }
 
@@ -143,11 +147,13 @@ class PostgresConnection implements Db {
   }
 
   prepare(sql: string): Statement {
-    return new PostgresStatement(this.db.text(sql), () => this.queryable());
+    return new PostgresStatement(this.db.text(sql), sql, this.db.onStatement, () => this.queryable());
   }
 
   async exec(sql: string): Promise<void> {
-    await run(this.queryable(), sql, []);
+    const on = this.queryable();
+    this.db.onStatement?.(sql);
+    await run(on, sql, []);
   }
 
   query(text: string, values: unknown[]): Promise<pg.QueryResult> {
@@ -156,17 +162,17 @@ class PostgresConnection implements Db {
 
   async transaction<T>(fn: (db: Db) => Promise<T>): Promise<T> {
     const savepoint = `s${this.depth}`;
-    await run(this.client, this.depth === 0 ? "BEGIN" : `SAVEPOINT ${savepoint}`, []);
+    await this.control(this.depth === 0 ? "BEGIN" : `SAVEPOINT ${savepoint}`);
     const inner = new PostgresConnection(this.db, this.client, this.depth + 1);
     try {
       const result = await fn(inner);
       inner.open = false;
-      await run(this.client, this.depth === 0 ? "COMMIT" : `RELEASE SAVEPOINT ${savepoint}`, []);
+      await this.control(this.depth === 0 ? "COMMIT" : `RELEASE SAVEPOINT ${savepoint}`);
       return result;
     } catch (error) {
       inner.open = false;
       try {
-        await run(this.client, this.depth === 0 ? "ROLLBACK" : `ROLLBACK TO SAVEPOINT ${savepoint}; RELEASE SAVEPOINT ${savepoint}`, []);
+        await this.control(this.depth === 0 ? "ROLLBACK" : `ROLLBACK TO SAVEPOINT ${savepoint}; RELEASE SAVEPOINT ${savepoint}`);
       } catch {
         // The connection is gone; PostgreSQL has rolled the transaction back with it.
       }
@@ -178,6 +184,12 @@ class PostgresConnection implements Db {
     return Promise.reject(new Error("a transaction's connection cannot close the store; close the Db that opened it"));
   }
 
+  /** BEGIN, COMMIT, ROLLBACK or a savepoint, on the transaction's client. */
+  private control(sql: string): Promise<pg.QueryResult> {
+    this.db.onStatement?.(sql);
+    return run(this.client, sql, []);
+  }
+
   private queryable(): Queryable {
     if (!this.open) throw new Error("this transaction has ended; run statements on the database or a new transaction");
     return this.client;
@@ -185,7 +197,12 @@ class PostgresConnection implements Db {
 }
 
 class PostgresStatement implements Statement {
-  constructor(private readonly text: PreparedText, private readonly on: () => Queryable) {}
+  constructor(
+    private readonly text: PreparedText,
+    private readonly sql: string,
+    private readonly onStatement: StatementHook | undefined,
+    private readonly on: () => Queryable,
+  ) {}
 
   async get(...args: unknown[]): Promise<unknown> {
     return (await this.query(args)).rows[0];
@@ -201,7 +218,9 @@ class PostgresStatement implements Statement {
 
   private query(args: unknown[]): Promise<pg.QueryResult> {
     const values = bindValues(this.text, args);
-    return run(this.on(), this.text.text, values, this.text.name);
+    const on = this.on();
+    this.onStatement?.(this.sql);
+    return run(on, this.text.text, values, this.text.name);
   }
 }
 
@@ -240,7 +259,7 @@ export async function openPostgresDatabase(url: string, options: PostgresDbOptio
   pool.on("error", () => undefined);
   // So must one a transaction holds: its pending query fails instead, and the client is not given back.
   pool.on("connect", (client) => void client.on("error", () => undefined));
-  const db = new PostgresDb(pool);
+  const db = new PostgresDb(pool, options.onStatement);
   try {
     await db.migrate();
   } catch (error) {
