@@ -33,8 +33,13 @@ export async function handleConnect(ctx: LinkContext, call: ServerDuplexStream<A
     failed = true;
     if (wasClosed) return;
     if (!(error instanceof LinkError)) ctx.logger.error(`CellLink Connect failed: ${(error as Error).stack ?? error}`);
-    call.emit("error", toGrpcStatus(error));
-    await release();
+    // What the cell held is requeued before its stream ends, so whoever sees the stream end (the agent,
+    // a test) finds the episodes already pending.
+    try {
+      await release();
+    } finally {
+      call.emit("error", toGrpcStatus(error));
+    }
   };
 
   const release = async (): Promise<void> => {
