@@ -352,9 +352,10 @@ export async function lockRun(db: Db, runId: string): Promise<void> {
   if (db.dialect === "postgres") await db.prepare("SELECT id FROM runs WHERE id = ? FOR UPDATE").get(runId);
 }
 
-export async function getRun(db: Db, runId: string): Promise<RunRecord | undefined> {
-  const row = await getRunRow(db, runId);
-  return row ? runRecordOf(row) : undefined;
+export function getRun(db: Db, runId: string): Promise<RunRecord | undefined> {
+  // Plain promise chains, not async functions: this read is on every GET of a run (issue 29), and
+  // each async layer is one more promise for the async hooks of the transaction scope to track.
+  return getRunRow(db, runId).then((row) => (row ? runRecordOf(row) : undefined));
 }
 
 /** Adds models to a run's `resolved_pins.models` (a threshold checkpoint that names a model). */
@@ -397,8 +398,8 @@ export async function findRunAccountId(db: Db, runId: string): Promise<string | 
   return (await db.prepare(`SELECT account_id FROM runs WHERE id = ?`).get(runId) as { account_id: string } | undefined)?.account_id;
 }
 
-export async function getRunRow(db: Db, runId: string): Promise<RunRow | undefined> {
-  return await db.prepare(`SELECT * FROM runs WHERE id = ?`).get(runId) as RunRow | undefined;
+export function getRunRow(db: Db, runId: string): Promise<RunRow | undefined> {
+  return db.prepare(`SELECT * FROM runs WHERE id = ?`).get(runId) as Promise<RunRow | undefined>;
 }
 
 /** Runs that may still get episodes assigned (queued, scheduling, running), as records. */
