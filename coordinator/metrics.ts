@@ -40,7 +40,8 @@ export const UNMATCHED_ROUTE = "unmatched";
  * paths arrive.
  */
 function routeLabel(req: Request, fixedPaths: ReadonlySet<string>): string {
-  const path = req.originalUrl.split("?")[0]!;
+  const queryAt = req.originalUrl.indexOf("?");
+  const path = queryAt === -1 ? req.originalUrl : req.originalUrl.slice(0, queryAt);
   const route = findRouteScope(req.method, path);
   if (route) return route.path;
   return fixedPaths.has(path) ? path : UNMATCHED_ROUTE;

@@ -44,8 +44,9 @@ import { accountRouter } from "./routes/account.js";
 import { openApiRouter } from "./openapi.js";
 import { metricsAccess } from "./metrics-access.js";
 import { noStore, securityHeaders } from "../http/security-headers.js";
-import { MAX_JSON_DEPTH, rejectDeepJson } from "./json-depth.js";
-import { rejectNulInBody, rejectNulInUrl } from "./nul-characters.js";
+import { MAX_JSON_DEPTH } from "./json-depth.js";
+import { jsonBody } from "./json-body.js";
+import { rejectNulInUrl } from "./nul-characters.js";
 import { consoleRouter } from "../console/console-router.js";
 
 /** Builds the app; call `.listen()` on the result. Throws on a missing or unknown option. */
@@ -69,8 +70,9 @@ export function createApiApp(raw: ApiDeps): express.Express {
   const limiter = deps.rateLimits === "off" ? noLimit : rateLimit(deps.rateLimits);
   const v1 = express.Router();
   v1.use(noStore, authenticate(deps.apiKeys), limiter, authorize());
-  v1.use(express.json({ limit: "1mb" }), rejectDeepJson(MAX_JSON_DEPTH), rejectNulInBody());
-  v1.use(catalogRouter(deps), runsRouter(deps), episodesRouter(deps), episodeMediaRouter(deps), eventsRouter(deps), keysRouter(deps));
+  v1.use(jsonBody({ limit: "1mb", maxDepth: MAX_JSON_DEPTH }));
+  // Routers are tried in turn and their paths are disjoint: the most requested (runs) goes first.
+  v1.use(runsRouter(deps), catalogRouter(deps), episodesRouter(deps), episodeMediaRouter(deps), eventsRouter(deps), keysRouter(deps));
   v1.use(tasksRouter(deps), kitsRouter(deps), signingKeysRouter(deps));
   v1.use(quoteRouter(deps), budgetsRouter(deps), usageRouter(deps), webhooksRouter(deps), dataRouter(deps), runResultRouter(deps));
   v1.use(reportRouter(deps), suitesRouter(deps), gatesRouter(deps), checkpointsRouter(deps));

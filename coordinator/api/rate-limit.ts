@@ -147,8 +147,7 @@ export function rateLimit(limits: RateLimits = DEFAULT_RATE_LIMITS, nowMs: () =>
   const take = (id: string, spec: BucketSpec, now: number): number => table.take(id, spec, now);
   return (req: Request, res: Response, next: NextFunction): void => {
     const { keyId, accountId } = authOf(res);
-    const path = (req.baseUrl + req.path).replace(/\/+$/, "");
-    const kind = req.method === "POST" && path === "/v1/runs" ? "submit" : "general";
+    const kind = req.method === "POST" && (req.baseUrl + req.path).replace(/\/+$/, "") === "/v1/runs" ? "submit" : "general";
     const what = kind === "submit" ? "POST /v1/runs" : "requests";
     const now = nowMs();
     const spec = limits[kind];

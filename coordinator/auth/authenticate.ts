@@ -53,12 +53,16 @@ export async function resolveBearer(keys: Db | ApiKeyCache, header: string | und
 }
 
 export function authenticate(keys: Db | ApiKeyCache) {
+  // The caller of each key row the cache holds, parsed once: a held row is the same object on every hit.
+  const heldContexts = new WeakMap<KeyRow, AuthContext>();
   return (req: Request, res: Response, next: NextFunction): void | Promise<void> => {
     const secretSha256 = bearerSecretSha256(req.get("authorization"));
     // A key the cache holds is answered in this turn of the loop; any other is read from the store.
     const held = keys instanceof ApiKeyCache ? keys.cached(secretSha256) : undefined;
     if (held) {
-      res.locals.auth = authContextOf(held);
+      let auth = heldContexts.get(held);
+      if (!auth) heldContexts.set(held, (auth = authContextOf(held)));
+      res.locals.auth = auth;
       return next();
     }
     const found = keys instanceof ApiKeyCache ? keys.find(secretSha256) : findKeyBySecretSha256(keys, secretSha256);

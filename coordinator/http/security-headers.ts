@@ -17,12 +17,16 @@ export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
   "Content-Security-Policy": API_CSP,
 };
 
+const SECURITY_HEADER_ENTRIES = Object.entries(SECURITY_HEADERS);
+
+// setHeader with the names and values as they are: what `res.set` would send for these plain
+// strings, without its per-call conversions (every request passes here).
 export function securityHeaders(_req: Request, res: Response, next: NextFunction): void {
-  res.set(SECURITY_HEADERS);
+  for (const [name, value] of SECURITY_HEADER_ENTRIES) res.setHeader(name, value);
   next();
 }
 
 export function noStore(_req: Request, res: Response, next: NextFunction): void {
-  res.set("Cache-Control", "no-store");
+  res.setHeader("Cache-Control", "no-store");
   next();
 }

@@ -56,6 +56,8 @@ const STATEMENT_CACHE_LIMIT = 2000;
 export class SqliteDb implements Db {
   readonly dialect = "sqlite" as const;
   private readonly statements = new Map<string, Database.Statement>();
+  /** What prepare() hands out, by SQL text: it holds nothing but the text, so one serves every caller. */
+  private readonly handles = new Map<string, Statement>();
   private readonly lock = new AsyncMutex();
   private readonly scope = new TransactionScope();
 
@@ -77,11 +79,16 @@ export class SqliteDb implements Db {
   }
 
   prepare(sql: string): Statement {
-    return {
-      get: (...params) => this.outside(() => this.statement(sql).get(...params)),
-      all: (...params) => this.outside(() => this.statement(sql).all(...params)),
-      run: (...params) => this.outside(() => ({ changes: this.statement(sql).run(...params).changes })),
-    };
+    let statement = this.handles.get(sql);
+    if (!statement) {
+      statement = {
+        get: (...params) => this.outside(() => this.statement(sql).get(...params)),
+        all: (...params) => this.outside(() => this.statement(sql).all(...params)),
+        run: (...params) => this.outside(() => ({ changes: this.statement(sql).run(...params).changes })),
+      };
+      if (this.handles.size < STATEMENT_CACHE_LIMIT) this.handles.set(sql, statement);
+    }
+    return statement;
   }
 
   async exec(sql: string): Promise<void> {

@@ -392,9 +392,10 @@ export async function lockRunStatusOfEpisode(db: Db, episodeId: string): Promise
   return row ? { runId: row.id, status: row.status } : undefined;
 }
 
-export async function getRun(db: Db, runId: string): Promise<RunRecord | undefined> {
-  const row = await getRunRow(db, runId);
-  return row ? runRecordOf(row) : undefined;
+export function getRun(db: Db, runId: string): Promise<RunRecord | undefined> {
+  // Plain promise chains, not async functions: this read is on every GET of a run (issue 29), and
+  // each async layer is one more promise for the async hooks of the transaction scope to track.
+  return getRunRow(db, runId).then((row) => (row ? runRecordOf(row) : undefined));
 }
 
 /** Adds models to a run's `resolved_pins.models` (a threshold checkpoint that names a model). */
@@ -445,8 +446,8 @@ const LOCKED_EPISODE_RUN_ROW_SQL = `${EPISODE_RUN_ROW_SQL} FOR UPDATE`;
 /** The texts that read one run's whole row (getRun and the locking reads): statement-metrics.ts counts them as run reads. */
 export const RUN_ROW_READS: ReadonlySet<string> = new Set([RUN_ROW_SQL, LOCKED_RUN_ROW_SQL, EPISODE_RUN_ROW_SQL, LOCKED_EPISODE_RUN_ROW_SQL]);
 
-export async function getRunRow(db: Db, runId: string): Promise<RunRow | undefined> {
-  return await db.prepare(RUN_ROW_SQL).get(runId) as RunRow | undefined;
+export function getRunRow(db: Db, runId: string): Promise<RunRow | undefined> {
+  return db.prepare(RUN_ROW_SQL).get(runId) as Promise<RunRow | undefined>;
 }
 
 /** Runs that may still get episodes assigned (queued, scheduling, running), as records. */

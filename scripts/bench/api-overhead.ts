@@ -11,6 +11,11 @@
  * >= 0.7, each printed beside its `.target`; and the store statements one GET costs on each engine
  * (counted on the coordinator's Db over STATEMENT_COUNT_REQUESTS sequential GETs; the scheduler's
  * background passes over the queued run may add a fraction).
+ * Beside each throughput, `.cpu_per_request`: this process's CPU time (process.cpuUsage, client
+ * included) per request while the target was measured, which a busy machine disturbs far less than
+ * req/s; `get_run.sqlite_vs_bare.cpu` is bare's CPU per request over SQLite's, the throughput ratio
+ * the two would have with a core each to themselves. (PostgreSQL's server runs in its own processes,
+ * outside this count.)
  *
  *   npx tsx scripts/bench/api-overhead.ts [requests per target, default 3000]
  */
@@ -40,6 +45,8 @@ interface Target {
   url: string;
   headers: Record<string, string>;
   ms: number;
+  /** CPU time of this process (user + system) while the target was measured: server, client and whatever ran meanwhile. */
+  cpuUs: number;
   requests: number;
   latenciesMs: number[];
 }
@@ -47,6 +54,7 @@ interface Target {
 async function measure(target: Target, requests: number): Promise<void> {
   let next = 0;
   const started = performance.now();
+  const cpuBefore = process.cpuUsage();
   const worker = async () => {
     while (next < requests) {
       next += 1;
@@ -59,6 +67,8 @@ async function measure(target: Target, requests: number): Promise<void> {
   };
   await Promise.all(Array.from({ length: CONCURRENCY }, worker));
   target.ms += performance.now() - started;
+  const cpu = process.cpuUsage(cpuBefore);
+  target.cpuUs += cpu.user + cpu.system;
   target.requests += requests;
 }
 
@@ -111,14 +121,14 @@ export async function run(requests = 3000): Promise<Figure[]> {
     await new Promise((resolve) => server!.once("listening", resolve));
     const auth = { authorization: `Bearer ${KEY}` };
     const targets: Target[] = [
-      { name: "sqlite", url: sqlite.url, headers: auth, ms: 0, requests: 0, latenciesMs: [] },
-      { name: "postgres", url: postgres.url, headers: auth, ms: 0, requests: 0, latenciesMs: [] },
-      { name: "bare_express", url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/run`, headers: {}, ms: 0, requests: 0, latenciesMs: [] },
+      { name: "sqlite", url: sqlite.url, headers: auth, ms: 0, cpuUs: 0, requests: 0, latenciesMs: [] },
+      { name: "postgres", url: postgres.url, headers: auth, ms: 0, cpuUs: 0, requests: 0, latenciesMs: [] },
+      { name: "bare_express", url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/run`, headers: {}, ms: 0, cpuUs: 0, requests: 0, latenciesMs: [] },
     ];
 
     // Warm every path (JIT, page caches, connection pools, the key cache) before measuring.
     for (const target of targets) await measure(target, 300);
-    for (const target of targets) Object.assign(target, { ms: 0, requests: 0, latenciesMs: [] });
+    for (const target of targets) Object.assign(target, { ms: 0, cpuUs: 0, requests: 0, latenciesMs: [] });
     for (let round = 0; round < ROUNDS; round++) for (const target of targets) await measure(target, Math.ceil(requests / ROUNDS));
 
     const statements = { sqlite: await statementsPerGet(sqlite.coordinator, sqlite.url), postgres: await statementsPerGet(postgres.coordinator, postgres.url) };
@@ -133,6 +143,7 @@ export async function run(requests = 3000): Promise<Figure[]> {
           { bench: BENCH, metric: `${prefix}.requests_per_s`, value: Math.round(perSecond(target)), unit: "req/s" },
           { bench: BENCH, metric: `${prefix}.p50`, value: p(target.latenciesMs, 0.5), unit: "ms" },
           { bench: BENCH, metric: `${prefix}.p99`, value: p(target.latenciesMs, 0.99), unit: "ms" },
+          { bench: BENCH, metric: `${prefix}.cpu_per_request`, value: Math.round(target.cpuUs / target.requests), unit: "us" },
         ];
       }),
       { bench: BENCH, metric: "get_run.sqlite.statements_per_request", value: statements.sqlite, unit: "statements" },
@@ -141,6 +152,7 @@ export async function run(requests = 3000): Promise<Figure[]> {
       { bench: BENCH, metric: "get_run.postgres_vs_sqlite.target", value: RATIO_TARGET, unit: "ratio (at least)" },
       { bench: BENCH, metric: "get_run.sqlite_vs_bare.throughput", value: ratio(s, b), unit: "ratio" },
       { bench: BENCH, metric: "get_run.sqlite_vs_bare.target", value: RATIO_TARGET, unit: "ratio (at least)" },
+      { bench: BENCH, metric: "get_run.sqlite_vs_bare.cpu", value: Number((b.cpuUs / b.requests / (s.cpuUs / s.requests)).toFixed(3)), unit: "ratio" },
     ];
   } finally {
     server?.close();

@@ -18,10 +18,12 @@ import { parseBody, parseWith } from "../validate-request.js";
 const IDEMPOTENCY_KEY_MAX = 255;
 
 /** The account's run, or 404 not_found (another account's run is indistinguishable from none). */
-export async function requireRun(db: Db, accountId: string, runId: string): Promise<RunRecord> {
-  const row = await getRun(db, runId);
-  if (!row || row.accountId !== accountId) throw new AssayError("not_found", `no run ${JSON.stringify(runId)} on this account`, { runId });
-  return row;
+export function requireRun(db: Db, accountId: string, runId: string): Promise<RunRecord> {
+  // A promise chain, not an async function: one promise fewer on every read of a run (issue 29).
+  return getRun(db, runId).then((row) => {
+    if (!row || row.accountId !== accountId) throw new AssayError("not_found", `no run ${JSON.stringify(runId)} on this account`, { runId });
+    return row;
+  });
 }
 
 export function runsRouter(deps: CompiledApiDeps): Router {
