@@ -13,6 +13,7 @@ import { transitionRun, type RunStatus } from "../domain/run-state.js";
 import type { Db } from "./database.js";
 import { insertionOrder } from "./sql-dialect.js";
 import { addRunFacets, insertRunIndex, runFacets } from "./run-facets.js";
+import { EPISODE_RUN_ROW_SQL, LOCKED_EPISODE_RUN_ROW_SQL, LOCKED_RUN_ROW_SQL, RUN_ROW_SQL } from "./run-row-sql.js";
 
 export interface RunRow {
   id: string;
@@ -437,14 +438,6 @@ export async function setRunUnits(db: Db, runId: string, units: readonly RunUnit
 export async function findRunAccountId(db: Db, runId: string): Promise<string | undefined> {
   return (await db.prepare(`SELECT account_id FROM runs WHERE id = ?`).get(runId) as { account_id: string } | undefined)?.account_id;
 }
-
-const RUN_ROW_SQL = "SELECT * FROM runs WHERE id = ?";
-const LOCKED_RUN_ROW_SQL = `${RUN_ROW_SQL} FOR UPDATE`;
-const EPISODE_RUN_ROW_SQL = "SELECT * FROM runs WHERE id = (SELECT run_id FROM episodes WHERE id = ?)";
-const LOCKED_EPISODE_RUN_ROW_SQL = `${EPISODE_RUN_ROW_SQL} FOR UPDATE`;
-
-/** The texts that read one run's whole row (getRun and the locking reads): statement-metrics.ts counts them as run reads. */
-export const RUN_ROW_READS: ReadonlySet<string> = new Set([RUN_ROW_SQL, LOCKED_RUN_ROW_SQL, EPISODE_RUN_ROW_SQL, LOCKED_EPISODE_RUN_ROW_SQL]);
 
 export function getRunRow(db: Db, runId: string): Promise<RunRow | undefined> {
   return db.prepare(RUN_ROW_SQL).get(runId) as Promise<RunRow | undefined>;

@@ -13,7 +13,7 @@
  */
 import { Counter, type Registry } from "prom-client";
 import type { Dialect } from "./db.js";
-import { RUN_ROW_READS } from "./runs-repo.js";
+import { RUN_ROW_READS } from "./run-row-sql.js";
 
 /** Called by an engine for each statement it sends, with its SQL text as the repository wrote it. */
 export type StatementHook = (sql: string) => void;
