@@ -15,6 +15,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { productionSources, REPO_ROOT, withoutComments } from "./source-scan.js";
+import { cyclicComponents } from "./cyclic-components.js";
 
 /** One import of a file in one folder from a file in another: where it is written, and what it names. */
 export interface FolderEdge {
@@ -78,38 +79,9 @@ export function folderGraph(edges: readonly FolderEdge[]): Map<string, Set<strin
   return graph;
 }
 
-/** Tarjan's strongly connected components with more than one node (a node never imports itself here), each sorted. */
+/** The folder loops: strongly connected components of more than one folder, each sorted. */
 export function loops(graph: Map<string, Set<string>>): string[][] {
-  let counter = 0;
-  const index = new Map<string, number>();
-  const low = new Map<string, number>();
-  const onStack = new Set<string>();
-  const stack: string[] = [];
-  const out: string[][] = [];
-  const visit = (v: string): void => {
-    index.set(v, counter);
-    low.set(v, counter++);
-    stack.push(v);
-    onStack.add(v);
-    for (const w of [...(graph.get(v) ?? [])].sort()) {
-      if (!index.has(w)) {
-        visit(w);
-        low.set(v, Math.min(low.get(v)!, low.get(w)!));
-      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
-    }
-    if (low.get(v) === index.get(v)) {
-      const component: string[] = [];
-      let w: string;
-      do {
-        w = stack.pop()!;
-        onStack.delete(w);
-        component.push(w);
-      } while (w !== v);
-      if (component.length > 1) out.push(component.sort());
-    }
-  };
-  for (const v of [...graph.keys()].sort()) if (!index.has(v)) visit(v);
-  return out;
+  return cyclicComponents(graph);
 }
 
 /** The shortest cycle through `start` inside `members` (breadth-first), as nodes from start back to start. */

@@ -12,6 +12,7 @@ import assert from "node:assert/strict";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { cyclicComponents } from "../support/cyclic-components.js";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 /** Folders whose module graph is checked; protocol/gen/ is generated and imports nothing of ours. */
@@ -58,44 +59,6 @@ function importGraph(): Map<string, Set<string>> {
     graph.set(file, targets);
   }
   return graph;
-}
-
-/** Tarjan's strongly connected components; returns those that contain a cycle (more than one file, or a file importing itself). */
-function cyclicComponents(graph: Map<string, Set<string>>): string[][] {
-  let counter = 0;
-  const index = new Map<string, number>();
-  const low = new Map<string, number>();
-  const onStack = new Set<string>();
-  const stack: string[] = [];
-  const components: string[][] = [];
-  const visit = (v: string): void => {
-    index.set(v, counter);
-    low.set(v, counter);
-    counter++;
-    stack.push(v);
-    onStack.add(v);
-    for (const w of graph.get(v) ?? []) {
-      if (!graph.has(w)) continue;
-      if (!index.has(w)) {
-        visit(w);
-        low.set(v, Math.min(low.get(v)!, low.get(w)!));
-      } else if (onStack.has(w)) {
-        low.set(v, Math.min(low.get(v)!, index.get(w)!));
-      }
-    }
-    if (low.get(v) === index.get(v)) {
-      const component: string[] = [];
-      let w: string;
-      do {
-        w = stack.pop()!;
-        onStack.delete(w);
-        component.push(w);
-      } while (w !== v);
-      if (component.length > 1 || graph.get(v)!.has(v)) components.push(component.sort());
-    }
-  };
-  for (const v of [...graph.keys()].sort()) if (!index.has(v)) visit(v);
-  return components;
 }
 
 /** For each file of a component, the shortest cycle through it (breadth-first inside the component), deduplicated. */
