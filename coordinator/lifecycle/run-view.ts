@@ -12,17 +12,10 @@ import { videosByCamera } from "../runs/episode-videos.js";
 import { interventionsOfMeta } from "../runs/policy-outcome.js";
 import { shownPolicyName } from "../domain/policy-name.js";
 import { kindModule } from "../kinds/registry.js";
+import type { ArtifactRow } from "../store/artifacts-repo.js";
 
-export interface ArtifactRowView {
-  episode_id: string;
-  run_id: string;
-  kind: string;
-  file_name: string;
-  bytes: number;
-  sha256: string;
-  status: string;
-  stored_at: string | null;
-}
+/** What the views read of an `artifacts` row: the store's row, declared once (store/artifacts-repo.ts). */
+export type ArtifactRowView = ArtifactRow;
 
 export function runView(row: RunRecord, live: { waiting?: string } = {}): Record<string, unknown> {
   const request = row.request;
