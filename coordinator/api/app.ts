@@ -23,7 +23,8 @@ import { kitsRouter } from "./routes/kits.js";
 import { labelsRouter } from "./routes/labels.js";
 import { signingKeysRouter } from "./routes/signing-keys.js";
 import { tasksRouter } from "./routes/tasks.js";
-import { noLimit, rateLimit } from "./rate-limit.js";
+import { noLimit, rateLimit, rejectedKeyLimit } from "./rate-limit.js";
+import { clientAddress } from "./client-address.js";
 import { budgetsRouter } from "./routes/budgets.js";
 import { dataRouter } from "./routes/data.js";
 import { quoteRouter } from "./routes/quote.js";
@@ -68,8 +69,10 @@ export function createApiApp(raw: ApiDeps): express.Express {
 
   // One set of per-key buckets for /v1 and /artifacts.
   const limiter = deps.rateLimits === "off" ? noLimit : rateLimit(deps.rateLimits);
+  // Unknown or revoked keys per client address, before the store is read: the buckets above need a key.
+  const rejectedKeys = rejectedKeyLimit(deps.rateLimits, (req) => clientAddress(req.socket.remoteAddress, req.headers["x-forwarded-for"], deps.trustedProxies));
   const v1 = express.Router();
-  v1.use(noStore, authenticate(deps.apiKeys), limiter, authorize());
+  v1.use(noStore, authenticate(deps.apiKeys, rejectedKeys), limiter, authorize());
   v1.use(jsonBody({ limit: "1mb", maxDepth: MAX_JSON_DEPTH }));
   // Routers are tried in turn and their paths are disjoint: the most requested (runs) goes first.
   v1.use(runsRouter(deps), catalogRouter(deps), episodesRouter(deps), episodeMediaRouter(deps), eventsRouter(deps), keysRouter(deps));
@@ -85,7 +88,7 @@ export function createApiApp(raw: ApiDeps): express.Express {
   app.use("/v1", v1);
 
   const artifacts = express.Router();
-  artifacts.use(authenticate(deps.apiKeys), limiter, authorize(), artifactsRouter(deps), exportDownloadRouter(deps));
+  artifacts.use(authenticate(deps.apiKeys, rejectedKeys), limiter, authorize(), artifactsRouter(deps), exportDownloadRouter(deps));
   app.use("/artifacts", artifacts);
   // Live MJPEG: the signed token in the URL (or a bearer key) is the credential, so <img> can use it.
   app.use("/streams", mjpegRouter(deps));

@@ -10,7 +10,7 @@
  * rate_limited with `Retry-After` in whole seconds (at least 1) until a token is back.
  */
 import type { NextFunction, Request, Response } from "express";
-import { authOf } from "../auth/authenticate.js";
+import { authOf, type RejectedKeyLimit } from "../auth/authenticate.js";
 import { AssayError } from "../errors/assay-error.js";
 
 export interface BucketSpec {
@@ -27,11 +27,21 @@ export interface RateLimits {
   anonymous?: BucketSpec;
   /** Rendered answers without a key (a leaderboard entry's report as PDF), per client address, on top of `anonymous`. Default 1/s, burst 5. */
   anonymousRender?: BucketSpec;
+  /**
+   * Well-formed API keys that turned out unknown or revoked, per client address. Once the bucket is empty, a key
+   * the coordinator has not already verified is refused before the store is read. Default 1/s, burst 20.
+   */
+  rejectedKeys?: BucketSpec;
 }
 
 export const DEFAULT_RATE_LIMITS: RateLimits = { general: { perS: 20, burst: 40 }, submit: { perS: 5, burst: 10 } };
 
 export const DEFAULT_ANONYMOUS_RENDER: BucketSpec = { perS: 1, burst: 5 };
+
+export const DEFAULT_REJECTED_KEYS: BucketSpec = { perS: 1, burst: 20 };
+
+const LIMIT_NAMES = ["general", "submit", "anonymous", "anonymousRender", "rejectedKeys"] as const;
+const OPTIONAL_LIMITS: ReadonlySet<string> = new Set(["anonymous", "anonymousRender", "rejectedKeys"]);
 
 /**
  * An account's allowance, in keys' worth: its keys together get this many times one key's rate and burst. One:
@@ -53,6 +63,12 @@ export class TokenBucket {
     return this.tokens + ((nowMs - this.updatedMs) / 1000) * this.spec.perS >= this.spec.burst;
   }
 
+  /** The seconds until a token is available at `nowMs` (0: one is), taking none. */
+  waitS(nowMs: number): number {
+    const tokens = Math.min(this.spec.burst, this.tokens + ((nowMs - this.updatedMs) / 1000) * this.spec.perS);
+    return tokens >= 1 ? 0 : (1 - tokens) / this.spec.perS;
+  }
+
   /** Takes a token; returns 0 when granted, otherwise the seconds until one is available. */
   take(nowMs: number): number {
     this.tokens = Math.min(this.spec.burst, this.tokens + ((nowMs - this.updatedMs) / 1000) * this.spec.perS);
@@ -66,13 +82,13 @@ export class TokenBucket {
 }
 
 export function validateRateLimits(limits: RateLimits): RateLimits {
-  for (const name of ["general", "submit", "anonymous", "anonymousRender"] as const) {
+  for (const name of LIMIT_NAMES) {
     const spec = limits[name];
-    if (spec === undefined && (name === "anonymous" || name === "anonymousRender")) continue;
+    if (spec === undefined && OPTIONAL_LIMITS.has(name)) continue;
     if (!spec || !(spec.perS > 0) || !(spec.burst >= 1)) throw new Error(`rate limit ${name} needs perS > 0 and burst >= 1; got ${JSON.stringify(spec)}`);
   }
   for (const name of Object.keys(limits)) {
-    if (!["general", "submit", "anonymous", "anonymousRender"].includes(name)) throw new Error(`unknown rate limit "${name}"; known: general, submit, anonymous, anonymousRender`);
+    if (!(LIMIT_NAMES as readonly string[]).includes(name)) throw new Error(`unknown rate limit "${name}"; known: ${LIMIT_NAMES.join(", ")}`);
   }
   return limits;
 }
@@ -98,6 +114,11 @@ export class BucketTable {
       this.buckets.set(id, (bucket = new TokenBucket(spec, nowMs)));
     }
     return bucket.take(nowMs);
+  }
+
+  /** The seconds until `id`'s bucket has a token (0 for a bucket not made yet, which starts full). */
+  waitS(id: string, nowMs: number): number {
+    return this.buckets.get(id)?.waitS(nowMs) ?? 0;
   }
 
   get size(): number {
@@ -132,6 +153,22 @@ export function anonymousRateLimit(limits: RateLimits | "off", addressOf: (req: 
     next();
   };
   return { reads: limiter("reads", reads, "requests"), renders: limiter("renders", renders, "PDF reports") };
+}
+
+/** The rejected-key limit of `limits` (`rejectedKeys`, default 1/s, burst 20), or undefined when limits are "off". */
+export function rejectedKeyLimit(limits: RateLimits | "off", addressOf: (req: Request) => string, nowMs: () => number = Date.now): RejectedKeyLimit | undefined {
+  if (limits === "off") return undefined;
+  const spec = limits.rejectedKeys ?? DEFAULT_REJECTED_KEYS;
+  const table = new BucketTable();
+  return {
+    admit(req) {
+      const waitS = table.waitS(addressOf(req), nowMs());
+      if (waitS > 0) refuse(waitS, (s) => `too many requests with an unknown or revoked API key from this address (${spec.perS}/s, burst ${spec.burst}); check the key you send and retry after ${s} s`);
+    },
+    rejected(req) {
+      table.take(addressOf(req), spec, nowMs());
+    },
+  };
 }
 
 /** Pass-through for an app built without rate limits. */

@@ -52,7 +52,19 @@ export async function resolveBearer(keys: Db | ApiKeyCache, header: string | und
   return authContextOf(keys instanceof ApiKeyCache ? await keys.find(secretSha256) : await findKeyBySecretSha256(keys, secretSha256));
 }
 
-export function authenticate(keys: Db | ApiKeyCache) {
+/** Bad API keys per client address (api/rate-limit.ts `rejectedKeyLimit`): asked before a store read, told of each bad key. */
+export interface RejectedKeyLimit {
+  /** Throws 429 rate_limited when the request's address has no rejected lookups left. */
+  admit(req: Request): void;
+  /** Counts a well-formed key that turned out unknown or revoked against the request's address. */
+  rejected(req: Request): void;
+}
+
+/**
+ * The middleware. With `rejected`, a key the coordinator has not verified before is read from the store only while
+ * the client's address has rejected lookups left (429 otherwise), and every unknown or revoked key is counted.
+ */
+export function authenticate(keys: Db | ApiKeyCache, rejected?: RejectedKeyLimit) {
   // The caller of each key row the cache holds, parsed once: a held row is the same object on every hit.
   const heldContexts = new WeakMap<KeyRow, AuthContext>();
   return (req: Request, res: Response, next: NextFunction): void | Promise<void> => {
@@ -65,8 +77,10 @@ export function authenticate(keys: Db | ApiKeyCache) {
       res.locals.auth = auth;
       return next();
     }
+    rejected?.admit(req);
     const found = keys instanceof ApiKeyCache ? keys.find(secretSha256) : findKeyBySecretSha256(keys, secretSha256);
     return found.then((row) => {
+      if (!row || row.revoked) rejected?.rejected(req);
       res.locals.auth = authContextOf(row);
       next();
     });

@@ -118,6 +118,7 @@ describe("hostile HTTP: slow clients, floods, ranges, full disks, rate limits (l
         rateLimits: {
           general: { perS: 0.001, burst: KEY_BURST }, submit: { perS: 0.001, burst: 2 },
           anonymous: { perS: 0.001, burst: 2 }, anonymousRender: { perS: 0.001, burst: 1 },
+          rejectedKeys: { perS: 0.001, burst: 3 },
         },
       }));
       port = coordinator.httpPort;
@@ -185,6 +186,32 @@ describe("hostile HTTP: slow clients, floods, ranges, full disks, rate limits (l
       assert.equal(granted.reduce((a, b) => a + b, 0), KEY_BURST * ACCOUNT_MULTIPLE, `granted per key: ${granted.join(", ")}`);
       assert.match(refusals[0]!, /for this key exceeded/);
       assert.ok(refusals.some((m) => /for this account, shared by all its keys/.test(m)), refusals.join("\n"));
+    });
+
+    it("refuses unknown keys from an address that sent too many, before reading the store; a verified key still works", async () => {
+      await ensureAccount(coordinator.db, "acct_badkeys", "Bad keys", new Date().toISOString());
+      const good = (await createApiKey(coordinator.db, "acct_badkeys", ["runs:read"], new Date())).secret;
+      const robots = (key: string, localAddress: string) => send(coordinator.baseUrl, "/v1/robots", { headers: { authorization: `Bearer ${key}` }, localAddress });
+      const guess = (i: number) => `asy_live_${"guess".padEnd(24, String(i))}`;
+      assert.equal((await robots(good, "127.0.0.9")).status, 200, "a key verified before the guessing starts");
+      // The bucket's three rejected lookups: each an ordinary 401.
+      for (let i = 0; i < 3; i++) {
+        const answer = await robots(guess(i), "127.0.0.9");
+        assert.equal(answer.status, 401, answer.body);
+        assert.match(JSON.parse(answer.body).error.message, /unknown API key/);
+      }
+      const refused = await robots(guess(3), "127.0.0.9");
+      assert.equal(refused.status, 429, refused.body);
+      assert.ok(Number(refused.headers["retry-after"]) >= 1);
+      assert.equal(JSON.parse(refused.body).error.code, "rate_limited");
+      assert.match(JSON.parse(refused.body).error.message, /unknown or revoked API key from this address \(0\.001\/s, burst 3\); check the key/);
+      // The key verified before is answered from the coordinator's memory, not refused; other addresses have their own bucket.
+      assert.equal((await robots(good, "127.0.0.9")).status, 200);
+      assert.equal((await robots(guess(4), "127.0.0.10")).status, 401);
+      // A malformed key costs no store read and is told what is wrong with it, whatever the bucket.
+      const malformed = await robots("not-a-key", "127.0.0.9");
+      assert.equal(malformed.status, 401);
+      assert.match(JSON.parse(malformed.body).error.message, /malformed API key/);
     });
 
     it("keys anonymous limits on the client address: X-Forwarded-For counts only from a trusted proxy", async () => {

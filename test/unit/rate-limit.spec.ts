@@ -1,7 +1,7 @@
 /** Token buckets per key and per account: sustained rate, burst, Retry-After, and a separate POST /v1/runs bucket. */
 import assert from "node:assert/strict";
 import type { NextFunction, Request, Response } from "express";
-import { ACCOUNT_MULTIPLE, anonymousRateLimit, BucketTable, rateLimit, TokenBucket } from "../../coordinator/api/rate-limit.js";
+import { ACCOUNT_MULTIPLE, anonymousRateLimit, BucketTable, rateLimit, rejectedKeyLimit, TokenBucket } from "../../coordinator/api/rate-limit.js";
 import { AssayError } from "../../coordinator/errors/assay-error.js";
 
 function call(mw: ReturnType<typeof rateLimit>, keyId: string, method: string, path: string, accountId = `acct_of_${keyId}`): AssayError | undefined {
@@ -16,6 +16,8 @@ function call(mw: ReturnType<typeof rateLimit>, keyId: string, method: string, p
   assert.ok(passed);
   return undefined;
 }
+
+const DEFAULT_LIMITS_FOR_REJECTED = { general: { perS: 20, burst: 40 }, submit: { perS: 5, burst: 10 } };
 
 describe("rate limits", () => {
   it("a bucket allows the burst at once, then the sustained rate", () => {
@@ -95,6 +97,36 @@ describe("rate limits", () => {
     for (let i = 0; i < 5; i++) assert.equal(pass(limits.renders, "198.51.100.3"), undefined);
     assert.equal(pass(limits.renders, "198.51.100.3")?.retryAfterS, 1);
     assert.match(pass(limits.renders, "198.51.100.3")!.message, /1 PDF reports\/s \(burst 5\)/);
+  });
+
+  it("counts unknown or revoked keys per address and refuses that address's store reads once its bucket is empty", () => {
+    let now = 0;
+    const limit = rejectedKeyLimit({ ...DEFAULT_LIMITS_FOR_REJECTED, rejectedKeys: { perS: 0.5, burst: 2 } }, (req) => (req as unknown as { address: string }).address, () => now)!;
+    const req = (address: string) => ({ address }) as unknown as Request;
+    const refusal = (address: string): AssayError | undefined => {
+      try {
+        limit.admit(req(address));
+        return undefined;
+      } catch (error) {
+        return error as AssayError;
+      }
+    };
+    // Admitting takes nothing: only rejected keys count.
+    for (let i = 0; i < 5; i++) assert.equal(refusal("198.51.100.1"), undefined);
+    limit.rejected(req("198.51.100.1"));
+    limit.rejected(req("198.51.100.1"));
+    const refused = refusal("198.51.100.1");
+    assert.equal(refused?.code, "rate_limited");
+    assert.equal(refused?.retryAfterS, 2, "one token back at 0.5/s");
+    assert.match(refused!.message, /unknown or revoked API key from this address \(0\.5\/s, burst 2\)/);
+    assert.equal(refusal("198.51.100.2"), undefined, "another address has its own bucket");
+    now = 2000;
+    assert.equal(refusal("198.51.100.1"), undefined, "a token is back after 2 s");
+    // The default when the option is not given, and none at all when limits are off.
+    const byDefault = rejectedKeyLimit(DEFAULT_LIMITS_FOR_REJECTED, () => "198.51.100.3", () => 0)!;
+    for (let i = 0; i < 20; i++) byDefault.rejected(req("x"));
+    assert.match(String((() => { try { byDefault.admit(req("x")); } catch (error) { return (error as Error).message; } })()), /\(1\/s, burst 20\)/);
+    assert.equal(rejectedKeyLimit("off", () => "x"), undefined);
   });
 
   it("forgets full buckets once the table grows, so many addresses cannot grow it without bound", () => {
