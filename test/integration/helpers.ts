@@ -27,7 +27,7 @@ export const TEST_ADMIN_KEY = "asy_live_TestAdminKey0123456789abcdef";
  * (test/support/eventually.ts), beyond the coordinator's default of 20 requests/s per account; a test about
  * rate limits states the limits it tests (scopes.spec.ts, hostile-http.spec.ts, test/unit/rate-limit.spec.ts).
  */
-export const TEST_RATE_LIMITS: Partial<RateLimits> = { general: { perS: 10_000, burst: 10_000 }, submit: { perS: 10_000, burst: 10_000 } };
+export const TEST_RATE_LIMITS: Partial<RateLimits> = { general: { perS: 10_000, burst: 10_000 }, submit: { perS: 10_000, burst: 10_000 }, rejectedKeys: { perS: 10_000, burst: 10_000 } };
 
 export interface TestService {
   coordinator: RunningCoordinator;
