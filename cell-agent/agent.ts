@@ -7,7 +7,7 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Metadata } from "@grpc/grpc-js";
 import type { Registry } from "prom-client";
-import type { AgentMessage, AssignEpisode, ArtifactRef, Attention, CellLinkClient, Hello, Instrument } from "../protocol/gen/cell.js";
+import type { AgentMessage, AssignEpisode, ArtifactRef, Attention, CellLinkClient, Hello } from "../protocol/gen/cell.js";
 import { nextAgentState, type AgentEvent, type AgentState } from "./agent-state.js";
 import { compileSafetyEnvelopeOptions } from "./safety/envelope.js";
 import type { AgentConfig } from "./config.js";
@@ -16,9 +16,10 @@ import type { SceneReadyGate } from "./devices/scene/scene-ready-gate.js";
 import { DutyCycle } from "./duty-cycle.js";
 import { parseAssignment, type EpisodeAssignment } from "./episode/assignment.js";
 import { realizeEpisodePlan, type EpisodePlan } from "./episode/plan.js";
-import { EpisodeAbort, runEpisode, type EpisodeResult } from "./episode/runner.js";
+import { runEpisode, type EpisodeResult } from "./episode/runner.js";
+import { EpisodeAbort } from "./episode/episode-abort.js";
 import { defaultCompileTaskMonitor, type CompileTaskMonitor } from "./episode/task-monitor.js";
-import type { CameraFrame, CellHardware, PolicyRuntime } from "./hardware/types.js";
+import type { CellHardware, PolicyRuntime } from "./hardware/types.js";
 import { GrpcLink } from "./link/grpc-link.js";
 import { LiveFeed } from "./link/live-feed.js";
 import { Outbox } from "./link/outbox.js";
@@ -35,12 +36,15 @@ import { clearRunningMarker, recoverAfterCrash, renameFree, writeRunningMarker }
 import { EstopWatch, type EstopTrip, type TorqueOffOutcome } from "./safety/estop-watch.js";
 import { ArtifactStore } from "./upload/artifact-store.js";
 import { InstrumentHealth } from "./instrument-health.js";
+import { cellInstruments, instrument } from "./cell-instruments.js";
 import { taskInstrumentKinds } from "../protocol/predicates/index.js";
 import { Uploader } from "./upload/uploader.js";
-import { LabelGate, parseOperatorLabel, type OperatorLabel } from "./episode/label-gate.js";
+import { LabelGate } from "./episode/label-gate.js";
+import { applyOperatorAnswer } from "./episode/operator-answers.js";
 import { InterventionGate, interventionAttention, type InterventionGateOptions } from "./episode/intervention-gate.js";
 import { splitPersonJudged } from "../protocol/predicates/index.js";
-import { judgeEpisode, judgeEvaluation, type JudgeStep } from "./episode/judge-step.js";
+import { judgeIfNamed, type JudgeStep } from "./episode/judge-step.js";
+import { episodeVerdict, type LabelStep } from "./episode/episode-verdict.js";
 import { startChunkCompressor } from "./recording/chunk-compressor.js";
 
 export const AGENT_VERSION = "0.5.0";
@@ -169,22 +173,10 @@ export async function startCellAgent(config: AgentConfig, hardware: CellHardware
     return message;
   };
 
-  const instrument = (kind: string, name = "", rateHz = 0, size = { width: 0, height: 0 }): Instrument => ({ kind, name, rateHz, ...size });
-  const instruments = (): Instrument[] => [
-    instrument("joint_states"),
-    // A camera's size is known from its calibration; 0 x 0 until its first frame otherwise.
-    ...hardware.cameras.map((c) => instrument("camera", c.name, c.rateHz, c.calibration && { width: c.calibration.width, height: c.calibration.height })),
-    ...(hardware.gripper ? [instrument("gripper_state")] : []),
-    ...(hardware.wristFt ? [instrument("ft_wrist")] : []),
-    ...(hardware.mocap ? [instrument("mocap")] : []),
-    ...(options.labels ? [instrument("operator")] : []),
-    instrument("estop"),
-  ];
-
   const link: GrpcLink = new GrpcLink(config, outbox, {
     hello: async (): Promise<Hello> => ({
       cellId: config.cellId, agentVersion: AGENT_VERSION, robotModel: config.robotModel, firmware: await hardware.motors.readFirmware(),
-      environment: config.environment, instruments: instruments(), policyImages: policies.available(),
+      environment: config.environment, instruments: cellInstruments(hardware, Boolean(options.labels)), policyImages: policies.available(),
       lastSeqSent: outbox.lastSeqSent, interruptedEpisodeId, safetyState: estopWatch.latched || hardware.estop.isPressed() ? "estopped" : "ok",
     }),
     heartbeat: () => ({
@@ -209,36 +201,9 @@ export async function startCellAgent(config: AgentConfig, hardware: CellHardware
         abortCurrent(new EpisodeAbort("cancelled", cancel.reason || "the coordinator cancelled the episode"));
       }
     },
-    onOperatorAnswer: (answer) => {
-      if (!current || answer.episodeId !== current.assignment.episodeId) {
-        log(`ignored the operator's "${answer.action}" for episode ${answer.episodeId}: the cell is ${current ? `running episode ${current.assignment.episodeId}` : "running no episode"}`);
-        return;
-      }
-      if (answer.action === "label") {
-        let label: OperatorLabel;
-        try {
-          label = parseOperatorLabel(answer.detail);
-        } catch (error) {
-          log(`ignored the operator's label for episode ${answer.episodeId}: ${(error as Error).message}`);
-          return;
-        }
-        if (labelGate.answer(answer.episodeId, label)) log(`episode ${answer.episodeId} labelled at the operator station: ${label.success ? "success" : "failure"}${label.progress !== null ? `, progress ${label.progress}` : ""}`);
-        else log(`ignored the operator's label for episode ${answer.episodeId}: no label is awaited`);
-      } else if (answer.action === "scene_ready") {
-        if (options.sceneGate?.confirm()) log(`scene reset of episode ${answer.episodeId} confirmed at the operator station`);
-        else log(`ignored the operator station's "scene ready" for episode ${answer.episodeId}: no reset is waiting`);
-      } else if (answer.action === "intervene" || answer.action === "intervene_done") {
-        const pressed = answer.action === "intervene" ? interventionGate?.press(answer.episodeId) : interventionGate?.done(answer.episodeId, answer.detail.slice(0, 500));
-        log(pressed
-          ? `${answer.action === "intervene" ? "a person pressed Intervene: the arm stays held while they help" : "the person pressed Done: the episode goes on"} (episode ${answer.episodeId})`
-          : `ignored the operator's "${answer.action}" for episode ${answer.episodeId}: no intervention ${answer.action === "intervene" ? "is offered" : "holds the arm"}`);
-      } else if (answer.action === "abort") {
-        log(`the operator aborted episode ${answer.episodeId} at the station${answer.detail ? `: ${answer.detail}` : ""}; holding position`);
-        abortCurrent(new EpisodeAbort("operator_abort", answer.detail || "a person aborted the episode at the operator station"));
-      } else {
-        log(`ignored an operator answer with unknown action ${JSON.stringify(answer.action)}`);
-      }
-    },
+    onOperatorAnswer: (answer) => applyOperatorAnswer(answer, {
+      runningEpisodeId: () => current?.assignment.episodeId, labelGate, sceneGate: options.sceneGate, interventionGate, abort: abortCurrent, log,
+    }),
     onWatch: (watch) => liveFeed?.setWatch(watch),
     onRefusal: (refusal) => {
       log(`the coordinator will not give this cell work (${refusal.code}): ${refusal.message}`);
@@ -405,43 +370,20 @@ export async function startCellAgent(config: AgentConfig, hardware: CellHardware
       finishWithInterruption(assignment.episodeId, assignment.attempt, result.reason, result.detail, result.durationS);
       return;
     }
-    const judged = await judgeIfNamed(assignment, plan.instruction ?? null, result.finalFrames, signal);
+    const judged = await judgeIfNamed(assignment, plan.instruction ?? null, result.finalFrames, config.cellId, signal, log);
     const label = await awaitLabel(assignment, plan.instruction ?? null, signal, judged);
     if ((label.asked || judged) && signal.aborted) {
       const abort = signal.reason instanceof EpisodeAbort ? signal.reason : new EpisodeAbort("cancelled", "aborted while waiting for a label");
       finishWithInterruption(assignment.episodeId, assignment.attempt, abort.reason, `${abort.detail} (while waiting for ${label.asked ? "a person's label" : "the judge"})`, result.durationS);
       return;
     }
-    // A task judged by a person: its instrument predicates (if any) and the person's label must all say success.
-    // With a judge: the person's label wherever there is one, else the judge's verdict unless it was too unsure.
-    const decided = label.personJudged.length > 0;
-    const judgeDecides = !label.label && judged?.verdict && judged.review !== "low_confidence" ? judged.verdict : null;
-    const verdict = label.label ?? judgeDecides;
-    const instrumentsOk = Object.entries(result.evaluation.predicates).every(([name, p]) => label.personJudged.includes(name) || p.satisfied)
-      && result.failureCluster !== "policy_error";
-    const outcome = !decided ? result.outcome : verdict === null ? "unlabelled" : instrumentsOk && verdict.success ? "success" : "failure";
-    const failureCluster = !decided ? result.failureCluster : outcome !== "failure" ? "" : !instrumentsOk ? result.failureCluster || "unclassified" : "judged_failure";
+    const { outcome, failureCluster, evaluation } = episodeVerdict(result, label, judged, assignment.judge);
     const taken = [await store.take(assignment.episodeId, "mcap", result.mcapPath)];
     for (const video of result.videos) taken.push(await store.take(assignment.episodeId, video.kind, video.path));
     // From here to enqueue is synchronous, so the predicted seq is the one the message gets.
     const seq = outbox.nextSeqToAssign;
     for (const artifact of taken) store.announce({ ...artifact, announcedSeq: seq });
     const artifacts: ArtifactRef[] = taken.map((t) => t.ref);
-    const evaluation = {
-      stages: Object.fromEntries(Object.entries(result.evaluation.stages).map(([k, v]) => [k, v.reached])),
-      predicates: Object.fromEntries(Object.entries(result.evaluation.predicates).map(([k, v]) => [k, v.satisfied])),
-      stage_at_s: Object.fromEntries(Object.entries(result.evaluation.stages).filter(([, v]) => v.atS !== undefined).map(([k, v]) => [k, v.atS])),
-      predicate_at_s: Object.fromEntries(Object.entries(result.evaluation.predicates).filter(([, v]) => v.atS !== undefined).map(([k, v]) => [k, v.atS])),
-      ...(decided ? {
-        label: label.label
-          ? { judged_by: "human", success: label.label.success, progress: label.label.progress, note: label.label.note, waited_s: label.waitedS }
-          : judgeDecides
-            // waited_s only when a person was asked too (an audit nobody answered): a person's time, not the judge's.
-            ? { judged_by: "judge", success: judgeDecides.success, ...(label.asked ? { waited_s: label.waitedS } : {}) }
-            : { judged_by: null, waited_s: label.waitedS },
-      } : {}),
-      ...(judged && assignment.judge ? { judge: judgeEvaluation(judged, assignment.judge.confidenceThreshold) } : {}),
-    };
     const sent = send({
       episodeFinished: {
         episodeId: assignment.episodeId, attempt: assignment.attempt, outcome, failureCluster,
@@ -463,7 +405,7 @@ export async function startCellAgent(config: AgentConfig, hardware: CellHardware
    * After an episode of a task judged by a person: reports `awaiting_label` and an Attention "label"
    * (no policy named: labels stay blind), and waits for the station's label or the label timeout.
    */
-  async function awaitLabel(assignment: EpisodeAssignment, instruction: string | null, signal: AbortSignal, judged?: JudgeStep): Promise<{ asked: boolean; personJudged: string[]; label: OperatorLabel | null; waitedS: number }> {
+  async function awaitLabel(assignment: EpisodeAssignment, instruction: string | null, signal: AbortSignal, judged?: JudgeStep): Promise<LabelStep> {
     const { personJudged } = splitPersonJudged({ success_predicates: assignment.task.successPredicates });
     if (personJudged.length === 0) return { asked: false, personJudged, label: null, waitedS: 0 };
     // The judge's confident verdict outside the audit sample needs no person.
@@ -487,18 +429,6 @@ export async function startCellAgent(config: AgentConfig, hardware: CellHardware
     liveFeed?.event({ type: "attention", kind: null, episode_id: null });
     if (!label && !signal.aborted) log(`episode ${assignment.episodeId}: no label within ${labelTimeoutMs / 1000} s; reported unlabelled`);
     return { asked: true, personJudged, label, waitedS };
-  }
-
-  /** The run's judge's verdict on a finished episode of a task judged by a person; undefined without a judge. */
-  async function judgeIfNamed(assignment: EpisodeAssignment, instruction: string | null, frames: ReadonlyArray<{ camera: string; frame: CameraFrame }>, signal: AbortSignal): Promise<JudgeStep | undefined> {
-    if (!assignment.judge) return undefined;
-    if (splitPersonJudged({ success_predicates: assignment.task.successPredicates }).personJudged.length === 0) return undefined;
-    const step = await judgeEpisode({
-      spec: assignment.judge, episodeSeed: assignment.seed, task: assignment.task.rev ?? assignment.task.name, instruction, cell: config.cellId, frames, signal,
-    });
-    const said = step.verdict ? `${step.verdict.success ? "success" : "failure"} at confidence ${step.verdict.confidence}` : `no verdict (${step.error})`;
-    log(`episode ${assignment.episodeId}: the judge said ${said} in ${step.latencyS} s${step.review ? `; a person judges it too (${step.review.replace("_", " ")})` : ""}`);
-    return step;
   }
 
   function onEstopTrip(): void {

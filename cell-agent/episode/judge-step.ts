@@ -11,6 +11,8 @@ import type { CameraFrame } from "../hardware/types.js";
 import { callJudge } from "../../protocol/judge/judge-client.js";
 import { inAuditSample, type JudgeSpec } from "../../protocol/judge/judge-spec.js";
 import type { JudgeVerdict } from "../../protocol/judge/judge-wire.js";
+import { splitPersonJudged } from "../../protocol/predicates/index.js";
+import type { EpisodeAssignment } from "./assignment.js";
 
 export type JudgeReview = "audit" | "low_confidence" | "judge_failed";
 
@@ -62,4 +64,16 @@ export function judgeEvaluation(step: JudgeStep, threshold: number): Record<stri
     low_confidence: step.verdict !== null && step.verdict.confidence < threshold,
     latency_s: step.latencyS,
   };
+}
+
+/** The run's judge's verdict on a finished episode of a task judged by a person, logged; undefined without a judge. */
+export async function judgeIfNamed(assignment: EpisodeAssignment, instruction: string | null, frames: ReadonlyArray<{ camera: string; frame: CameraFrame }>, cell: string, signal: AbortSignal, log: (line: string) => void): Promise<JudgeStep | undefined> {
+  if (!assignment.judge) return undefined;
+  if (splitPersonJudged({ success_predicates: assignment.task.successPredicates }).personJudged.length === 0) return undefined;
+  const step = await judgeEpisode({
+    spec: assignment.judge, episodeSeed: assignment.seed, task: assignment.task.rev ?? assignment.task.name, instruction, cell, frames, signal,
+  });
+  const said = step.verdict ? `${step.verdict.success ? "success" : "failure"} at confidence ${step.verdict.confidence}` : `no verdict (${step.error})`;
+  log(`episode ${assignment.episodeId}: the judge said ${said} in ${step.latencyS} s${step.review ? `; a person judges it too (${step.review.replace("_", " ")})` : ""}`);
+  return step;
 }

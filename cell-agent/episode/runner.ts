@@ -29,7 +29,7 @@ import { McapRecorder } from "../recording/mcap-recorder.js";
 import type { ChunkCompressor } from "../recording/chunk-compressor.js";
 import { EpisodeVideos, type EpisodeVideoFile } from "../recording/episode-videos.js";
 import type { EpisodeAssignment } from "./assignment.js";
-import { CameraSkewStats, cameraClockRecord } from "./camera-skew.js";
+import { CameraSkewStats } from "./camera-skew.js";
 import { EventDetector, type EpisodeEvent } from "./event-detector.js";
 import { failureClusterOf } from "./failure-cluster.js";
 import { buildObservation, contractOf, yawOf } from "./observation.js";
@@ -39,16 +39,8 @@ import type { InterventionGate } from "./intervention-gate.js";
 import { OperatorInterventions, type AttendOutcome, type InterventionRecord } from "./operator-intervention.js";
 import type { SignalFrame, TaskMonitor, TaskStatus } from "./task-monitor.js";
 import type { LiveTap } from "../link/live-feed.js";
-
-/** Why an episode stopped without an outcome (EpisodeInterrupted.reason). */
-export type InterruptReason = "estop" | "link_lost" | "agent_restart" | "policy_error" | "policy_endpoint_timeout" | "hardware_fault" | "cancelled" | "operator_abort" | "instrument_lost";
-
-export class EpisodeAbort extends Error {
-  /** `instrument`: with "instrument_lost", the instrument that stopped answering. */
-  constructor(readonly reason: InterruptReason, readonly detail: string, readonly instrument?: { kind: string; name: string }) {
-    super(detail);
-  }
-}
+import { abortOf, EpisodeAbort, throwIfAborted, type InterruptReason } from "./episode-abort.js";
+import { episodeMetaCommon } from "./episode-meta.js";
 
 export interface EpisodeContext {
   assignment: EpisodeAssignment;
@@ -119,15 +111,6 @@ const MAX_BUS_ERRORS_IN_A_ROW = 3;
  */
 export const MAX_INSTRUMENT_MISSES_IN_A_ROW = 3;
 
-function abortOf(signal: AbortSignal): EpisodeAbort | undefined {
-  if (!signal.aborted) return undefined;
-  return signal.reason instanceof EpisodeAbort ? signal.reason : new EpisodeAbort("cancelled", String(signal.reason));
-}
-
-async function optional<T>(read: (() => Promise<T>) | undefined): Promise<T | undefined> {
-  return read ? read() : undefined;
-}
-
 export async function runEpisode(ctx: EpisodeContext): Promise<EpisodeResult> {
   const { assignment, plan, hardware, monitor, metrics, signal } = ctx;
   const { motors, clock } = hardware;
@@ -146,29 +129,7 @@ export async function runEpisode(ctx: EpisodeContext): Promise<EpisodeResult> {
   const interventions: InterventionRecord[] = [];
   let cameraSkew = new CameraSkewStats();
 
-  const metaCommon = async () => {
-    const state = await motors.readState().catch(() => undefined);
-    const byJoint = (values: readonly number[] | undefined) =>
-      values ? Object.fromEntries(motors.jointNames.map((name, i) => [name, values[i]])) : {};
-    return {
-      firmware: await motors.readFirmware(),
-      calibration_age_s: (await optional(motors.readCalibrationAgeS?.bind(motors))) ?? null,
-      actuator_cycle_counts: byJoint(await optional(motors.readCycleCounts?.bind(motors))),
-      thermal_state: { temperature_c: byJoint(state?.temperatureC) },
-      seed: assignment.seed,
-      perturbations_realized: plan.realized,
-      cameras: Object.fromEntries(hardware.cameras.map((c) => [c.name, c.calibration ?? null])),
-      camera_clocks: Object.fromEntries(hardware.cameras.map((c) => [c.name, cameraClockRecord(c)])),
-      cell_id: ctx.cellId,
-      robot: assignment.robot || ctx.robotModel,
-      environment: assignment.environment,
-      task: assignment.task.rev ?? assignment.task.name,
-      policy: assignment.policy,
-      run_id: assignment.runId,
-      episode_id: episodeId,
-      attempt: assignment.attempt,
-    };
-  };
+  const metaCommon = () => episodeMetaCommon(assignment, plan, hardware, ctx);
 
   /** Holds at `positionRad` (measured this step) and records it as the step's target. */
   const hold = async (positionRad: readonly number[]): Promise<void> => {
@@ -520,9 +481,4 @@ export async function runEpisode(ctx: EpisodeContext): Promise<EpisodeResult> {
     signal.removeEventListener("abort", onAbort);
     ctx.interventionGate?.withdraw();
   }
-}
-
-function throwIfAborted(signal: AbortSignal): void {
-  const abort = abortOf(signal);
-  if (abort) throw abort;
 }
