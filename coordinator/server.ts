@@ -53,6 +53,7 @@ import { joinCluster, type ClusterLinks } from "./cluster/cluster-links.js";
 import { newCoordinatorId, startCoordinatorLease } from "./cluster/coordinator-lease.js";
 import { LiveHub } from "./streams/live-hub.js";
 import { acceptStreamUpgrades } from "./streams/stream-upgrade.js";
+import { rejectedKeysByAddress } from "./api/rate-limit.js";
 import { EpisodeThumbnails } from "./artifacts/episode-thumbnail.js";
 import { ConnectionCaps } from "./streams/connection-caps.js";
 import { createLiveAccessWatch } from "./streams/live-access-watch.js";
@@ -273,6 +274,8 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Run
   await archives.start();
 
   const trustedProxies = compileTrustedProxies(options.trustedProxies);
+  // Unknown or revoked API keys per client address: one limit for /v1, /artifacts, /metrics and the streams.
+  const rejectedKeys = rejectedKeysByAddress(options.rateLimits, trustedProxies);
   // Labels and reports are laid out on a worker thread, never on the loop that answers the API and the fleet.
   const pdf = workerPdfRenderer();
   // Open live views stay bound to the grant that admitted them; long-lived connections are capped.
@@ -313,6 +316,7 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Run
     webhooksAllowLoopback: options.webhooksAllowLoopback,
     preflight: { timeoutMs: options.preflightTimeoutMs },
     trustedProxies,
+    rejectedKeys,
     backfill,
     exportsQueuedPerAccount: options.exports.queuedPerAccount,
     ...(cellLink.forwarding ? { liveForwarding: cellLink.forwarding } : {}),
@@ -325,7 +329,7 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Run
   const signalling = createWebRtcSignalling({ hub: cellLink.live, iceServers: options.iceServers });
   const stopUpgrades = acceptStreamUpgrades(http, {
     db, fleet: cellLink.fleet, signalling, operatorAccountId: CATALOG_ACCOUNT_ID, streamsUrl, docsUrl: urls.docsUrl, now: () => new Date(),
-    forwarding: cellLink.forwarding, caps: connectionCaps, access: liveAccess,
+    forwarding: cellLink.forwarding, caps: connectionCaps, access: liveAccess, rejectedKeys,
   });
 
   return {

@@ -9,8 +9,9 @@ import type { FirmwarePins } from "../../firmware-pins/pins.js";
 import { loadEnvironments, type CatalogEnvironment } from "../catalog/environments.js";
 import type { FleetView } from "../cells/fleet-view.js";
 import { QUOTE_VALIDITY_MS } from "../billing/quotes.js";
-import { validateRateLimits, type RateLimits } from "./rate-limit.js";
+import { rejectedKeysByAddress, validateRateLimits, type RateLimits } from "./rate-limit.js";
 import { NO_TRUSTED_PROXIES, type TrustedProxies } from "./client-address.js";
+import type { RejectedKeyLimit } from "../auth/authenticate.js";
 import { DEFAULT_EXPORTS_QUEUED_PER_ACCOUNT } from "../exports/export-admission.js";
 import { createRunBackfill, type RunBackfill } from "../runs/run-backfill.js";
 import type { RunEvents } from "../runs/run-events.js";
@@ -119,6 +120,8 @@ export interface ApiDeps {
   liveForwarding?: LiveForwarding;
   /** Proxies whose X-Forwarded-For names the client, for limits per client address (api/client-address.ts). Default none. */
   trustedProxies?: TrustedProxies;
+  /** Unknown or revoked keys per client address (api/rate-limit.ts); the coordinator shares it with the stream upgrades. Default: one of its own from `rateLimits`; null: none. */
+  rejectedKeys?: RejectedKeyLimit | null;
   /** Renders labels and reports (coordinator/api/pdf-renderer.ts). Default: in process, in slices; the coordinator passes a worker thread. */
   pdf?: PdfRenderer;
   /** The operator station's actions on cells (coordinator/fleet/operator-station.ts). Default: refuses them. */
@@ -154,7 +157,7 @@ const REQUIRED = ["db", "fleet", "runEvents", "scheduler", "pins", "urls", "obje
 const OPTIONAL = [
   "clock", "environments", "sseHeartbeatMs", "docsDir", "log", "budgetGuard", "rateLimits", "quoteValidityMs", "archives", "live", "iceServers",
   "models", "modelMirror", "preflight", "backfill", "exportsQueuedPerAccount", "endRun", "metricsAccess", "webhooksAllowLoopback", "sseIdleMs", "liveForwarding", "pdf",
-  "trustedProxies", "connectionCaps", "liveAccess", "station", "thumbnails", "apiKeys",
+  "trustedProxies", "rejectedKeys", "connectionCaps", "liveAccess", "station", "thumbnails", "apiKeys",
 ] as const;
 
 /** An event stream with no event for this long is closed (a client reconnects and reads the history again). */
@@ -188,6 +191,8 @@ export function compileApiDeps(raw: ApiDeps): CompiledApiDeps {
   }
   const sseHeartbeatMs = raw.sseHeartbeatMs ?? 15_000;
   if (!Number.isFinite(sseHeartbeatMs) || sseHeartbeatMs <= 0) throw new Error(`API option sseHeartbeatMs must be a positive number; got ${sseHeartbeatMs}`);
+  const rateLimits = raw.rateLimits === undefined || raw.rateLimits === "off" ? "off" : validateRateLimits(raw.rateLimits);
+  const trustedProxies = raw.trustedProxies ?? NO_TRUSTED_PROXIES;
   return {
     ...raw,
     urls,
@@ -197,7 +202,7 @@ export function compileApiDeps(raw: ApiDeps): CompiledApiDeps {
     docsDir: raw.docsDir ?? join(here, "..", "..", "docs"),
     log: raw.log ?? ((message, error) => console.error(message, error)),
     budgetGuard: raw.budgetGuard ?? { checkAccount: async () => 0 },
-    rateLimits: raw.rateLimits === undefined || raw.rateLimits === "off" ? "off" : validateRateLimits(raw.rateLimits),
+    rateLimits,
     quoteValidityMs: raw.quoteValidityMs ?? QUOTE_VALIDITY_MS,
     archives: raw.archives ?? { kick: () => undefined },
     live: raw.live ?? NO_LIVE,
@@ -215,7 +220,8 @@ export function compileApiDeps(raw: ApiDeps): CompiledApiDeps {
     backfill: raw.backfill ?? createRunBackfill({ db: raw.db }),
     exportsQueuedPerAccount: raw.exportsQueuedPerAccount ?? DEFAULT_EXPORTS_QUEUED_PER_ACCOUNT,
     liveForwarding: raw.liveForwarding ?? NO_FORWARDING,
-    trustedProxies: raw.trustedProxies ?? NO_TRUSTED_PROXIES,
+    trustedProxies,
+    rejectedKeys: raw.rejectedKeys !== undefined ? raw.rejectedKeys : rejectedKeysByAddress(rateLimits, trustedProxies),
     pdf: raw.pdf ?? inProcessPdfRenderer(),
     station: raw.station ?? NO_STATION,
     apiKeys: raw.apiKeys ?? new ApiKeyCache({ db: raw.db }),

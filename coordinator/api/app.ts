@@ -23,8 +23,7 @@ import { kitsRouter } from "./routes/kits.js";
 import { labelsRouter } from "./routes/labels.js";
 import { signingKeysRouter } from "./routes/signing-keys.js";
 import { tasksRouter } from "./routes/tasks.js";
-import { noLimit, rateLimit, rejectedKeyLimit } from "./rate-limit.js";
-import { clientAddress } from "./client-address.js";
+import { noLimit, rateLimit } from "./rate-limit.js";
 import { budgetsRouter } from "./routes/budgets.js";
 import { dataRouter } from "./routes/data.js";
 import { quoteRouter } from "./routes/quote.js";
@@ -62,15 +61,15 @@ export function createApiApp(raw: ApiDeps): express.Express {
   // Route labels come from the route table; these are the only other paths with their own label.
   app.use(httpMetrics(deps.metrics, ["/metrics", ...docs.paths]));
 
-  app.get("/metrics", metricsAccess(deps.db, deps.metricsAccess), async (_req, res) => {
+  // Unknown or revoked keys per client address, before the store is read (the per-key buckets need a key).
+  const rejectedKeys = deps.rejectedKeys ?? undefined;
+  app.get("/metrics", metricsAccess(deps.db, deps.metricsAccess, rejectedKeys), async (_req, res) => {
     res.type(deps.metrics.contentType).send(await deps.metrics.metrics());
   });
   app.use("/docs", docs.router);
 
   // One set of per-key buckets for /v1 and /artifacts.
   const limiter = deps.rateLimits === "off" ? noLimit : rateLimit(deps.rateLimits);
-  // Unknown or revoked keys per client address, before the store is read: the buckets above need a key.
-  const rejectedKeys = rejectedKeyLimit(deps.rateLimits, (req) => clientAddress(req.socket.remoteAddress, req.headers["x-forwarded-for"], deps.trustedProxies));
   const v1 = express.Router();
   v1.use(noStore, authenticate(deps.apiKeys, rejectedKeys), limiter, authorize());
   v1.use(jsonBody({ limit: "1mb", maxDepth: MAX_JSON_DEPTH }));

@@ -9,9 +9,11 @@
  * also from the tighter `anonymousRender` (default 1/s, burst 5). An empty bucket answers 429
  * rate_limited with `Retry-After` in whole seconds (at least 1) until a token is back.
  */
+import type { IncomingMessage } from "node:http";
 import type { NextFunction, Request, Response } from "express";
 import { authOf, type RejectedKeyLimit } from "../auth/authenticate.js";
 import { AssayError } from "../errors/assay-error.js";
+import { clientAddress, type TrustedProxies } from "./client-address.js";
 
 export interface BucketSpec {
   /** Tokens added per second (sustained requests per second). */
@@ -156,7 +158,7 @@ export function anonymousRateLimit(limits: RateLimits | "off", addressOf: (req: 
 }
 
 /** The rejected-key limit of `limits` (`rejectedKeys`, default 1/s, burst 20), or undefined when limits are "off". */
-export function rejectedKeyLimit(limits: RateLimits | "off", addressOf: (req: Request) => string, nowMs: () => number = Date.now): RejectedKeyLimit | undefined {
+export function rejectedKeyLimit(limits: RateLimits | "off", addressOf: (req: IncomingMessage) => string, nowMs: () => number = Date.now): RejectedKeyLimit | undefined {
   if (limits === "off") return undefined;
   const spec = limits.rejectedKeys ?? DEFAULT_REJECTED_KEYS;
   const table = new BucketTable();
@@ -169,6 +171,11 @@ export function rejectedKeyLimit(limits: RateLimits | "off", addressOf: (req: Re
       table.take(addressOf(req), spec, nowMs());
     },
   };
+}
+
+/** The rejected-key limit keyed by the client address (api/client-address.ts); null when limits are "off". */
+export function rejectedKeysByAddress(limits: RateLimits | "off", trustedProxies: TrustedProxies): RejectedKeyLimit | null {
+  return rejectedKeyLimit(limits, (req) => clientAddress(req.socket.remoteAddress, req.headers["x-forwarded-for"], trustedProxies)) ?? null;
 }
 
 /** Pass-through for an app built without rate limits. */

@@ -4,6 +4,7 @@
  * through the coordinator's ApiKeyCache (api-key-cache.ts) or straight from the store;
  * `authorize` looks the route up in ROUTE_SCOPES (404 when absent, 403 when the key lacks scope).
  */
+import type { IncomingMessage } from "node:http";
 import type { NextFunction, Request, Response } from "express";
 import { AssayError } from "../errors/assay-error.js";
 import type { Db } from "../store/database.js";
@@ -47,17 +48,28 @@ function authContextOf(row: KeyRow | undefined): AuthContext {
  * Resolves a bearer secret to its key, from `keys` (the cache) or the store; throws invalid_api_key
  * with a message saying what was wrong.
  */
-export async function resolveBearer(keys: Db | ApiKeyCache, header: string | undefined): Promise<AuthContext> {
+export async function resolveBearer(keys: Db | ApiKeyCache, header: string | undefined, guard?: RejectedKeyGuard): Promise<AuthContext> {
   const secretSha256 = bearerSecretSha256(header);
-  return authContextOf(keys instanceof ApiKeyCache ? await keys.find(secretSha256) : await findKeyBySecretSha256(keys, secretSha256));
+  const held = keys instanceof ApiKeyCache ? keys.cached(secretSha256) : undefined;
+  if (held) return authContextOf(held);
+  guard?.limit.admit(guard.req);
+  const row = keys instanceof ApiKeyCache ? await keys.find(secretSha256) : await findKeyBySecretSha256(keys, secretSha256);
+  if (guard && (!row || row.revoked)) guard.limit.rejected(guard.req);
+  return authContextOf(row);
 }
 
 /** Bad API keys per client address (api/rate-limit.ts `rejectedKeyLimit`): asked before a store read, told of each bad key. */
 export interface RejectedKeyLimit {
   /** Throws 429 rate_limited when the request's address has no rejected lookups left. */
-  admit(req: Request): void;
+  admit(req: IncomingMessage): void;
   /** Counts a well-formed key that turned out unknown or revoked against the request's address. */
-  rejected(req: Request): void;
+  rejected(req: IncomingMessage): void;
+}
+
+/** The limit a bearer read outside the /v1 middleware (streams, /metrics) is counted against, with its request. */
+export interface RejectedKeyGuard {
+  limit: RejectedKeyLimit;
+  req: IncomingMessage;
 }
 
 /**

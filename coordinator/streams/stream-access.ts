@@ -8,7 +8,7 @@
  * admitted for) and holds only while `grantLapse()` finds nothing wrong with it: the watch in
  * live-access-watch.ts asks again whenever a cell's assignment or a run's status changes.
  */
-import { resolveBearer } from "../auth/authenticate.js";
+import { resolveBearer, type RejectedKeyGuard } from "../auth/authenticate.js";
 import { AssayError } from "../errors/assay-error.js";
 import type { FleetView } from "../cells/fleet-view.js";
 import { isTerminal, type RunStatus } from "../domain/run-state.js";
@@ -60,7 +60,7 @@ export interface StreamViewer {
  * run's target, for the streams:read scope, and for its key: still valid and holding streams:read),
  * else its bearer key's, which needs streams:read. Throws 401 or 403.
  */
-export async function streamViewer(db: Db, target: string, token: string | undefined, authorization: string | undefined, now: Date): Promise<StreamViewer> {
+export async function streamViewer(db: Db, target: string, token: string | undefined, authorization: string | undefined, now: Date, guard?: RejectedKeyGuard): Promise<StreamViewer> {
   if (token !== undefined) {
     const check = await checkStreamToken(db, token, target, now);
     if (!check.ok) throw new AssayError("invalid_api_key", check.reason);
@@ -74,7 +74,7 @@ export async function streamViewer(db: Db, target: string, token: string | undef
     }
     return { accountId: grant.accountId, keyId: grant.keyId, tokenRunId: grant.runId ?? null, tokenExpiresAt: grant.expiresAt };
   }
-  const key = await resolveBearer(db, authorization);
+  const key = await resolveBearer(db, authorization, guard);
   if (!key.scope.includes(STREAM_SCOPE)) throw new AssayError("insufficient_scope", "watching a stream needs a key with streams:read (or the token in a descriptor's URL)");
   return { accountId: key.accountId, keyId: key.keyId, tokenRunId: null, tokenExpiresAt: null };
 }

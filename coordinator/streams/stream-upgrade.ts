@@ -17,6 +17,7 @@ import type { ConnectedCell, FleetView } from "../cells/fleet-view.js";
 import type { Db } from "../store/database.js";
 import type { ConnectionCaps } from "./connection-caps.js";
 import type { LiveAccess } from "./live-access-watch.js";
+import type { RejectedKeyLimit } from "../auth/authenticate.js";
 import { admitViewer, streamViewer, workOfCell, type ViewerGrant } from "./stream-access.js";
 import { runStreamTarget } from "../auth/stream-tokens.js";
 import { forwardUpgrade, wasForwarded, type LiveForwarding } from "./live-forwarding.js";
@@ -45,6 +46,8 @@ export interface StreamUpgradeOptions {
   caps: ConnectionCaps;
   /** Re-checks each open view's grant while it lasts. */
   access: LiveAccess;
+  /** Unknown or revoked bearer keys per client address (the one /v1 counts against). Default none. */
+  rejectedKeys?: RejectedKeyLimit | null;
 }
 
 /** The grant a request watches a cell under, or an AssayError saying why not. */
@@ -55,7 +58,7 @@ async function admit(o: StreamUpgradeOptions, req: IncomingMessage, base: string
   const [, kind, rawId] = match;
   const id = decodeURIComponent(rawId!);
   const target = kind === "cells" ? id : runStreamTarget(id);
-  const viewer = await streamViewer(o.db, target, url.searchParams.get("token") ?? undefined, req.headers.authorization, o.now());
+  const viewer = await streamViewer(o.db, target, url.searchParams.get("token") ?? undefined, req.headers.authorization, o.now(), o.rejectedKeys ? { limit: o.rejectedKeys, req } : undefined);
   let cellId = id;
   if (kind === "runs") {
     let running: ConnectedCell | undefined;

@@ -205,6 +205,9 @@ describe("hostile HTTP: slow clients, floods, ranges, full disks, rate limits (l
       assert.ok(Number(refused.headers["retry-after"]) >= 1);
       assert.equal(JSON.parse(refused.body).error.code, "rate_limited");
       assert.match(JSON.parse(refused.body).error.message, /unknown or revoked API key from this address \(0\.001\/s, burst 3\); check the key/);
+      // The same bucket guards the other places a bearer key is read (here a camera stream), before the store is read.
+      const stream = await send(coordinator.baseUrl, "/streams/cells/so101-x/cameras/top.mjpeg", { headers: { authorization: `Bearer ${guess(5)}` }, localAddress: "127.0.0.9" });
+      assert.equal(stream.status, 429, stream.body);
       // The key verified before is answered from the coordinator's memory, not refused; other addresses have their own bucket.
       assert.equal((await robots(good, "127.0.0.9")).status, 200);
       assert.equal((await robots(guess(4), "127.0.0.10")).status, 401);

@@ -70,8 +70,8 @@ export function streamsRouter(deps: CompiledApiDeps): Router {
 }
 
 /** The grant an MJPEG request watches under (token or key), which must allow watching the cell now; throws 401/403/404. */
-async function mjpegGrant(deps: CompiledApiDeps, req: Pick<Request, "headers">, cellId: string, token: string | undefined): Promise<ViewerGrant> {
-  const viewer = await streamViewer(deps.db, cellId, token, req.headers.authorization, deps.clock());
+async function mjpegGrant(deps: CompiledApiDeps, req: Request, cellId: string, token: string | undefined): Promise<ViewerGrant> {
+  const viewer = await streamViewer(deps.db, cellId, token, req.headers.authorization, deps.clock(), deps.rejectedKeys ? { limit: deps.rejectedKeys, req } : undefined);
   const grant = await admitViewer(deps.db, deps.fleet, OPERATOR_ACCOUNT_ID, viewer, cellId);
   if (!grant) throw unknownCell(cellId);
   return grant;
