@@ -194,6 +194,14 @@ export class CameraVideoWriter {
     return { placement, stats, copied: open.kind === "copy" };
   }
 
+  /**
+   * Settles once every frame given to `addFrame` so far has been taken by its ffmpeg's pipe, so the
+   * buffers they are views into may be reused (write-lerobot.ts recycles its chunk decompressor's).
+   */
+  async released(): Promise<void> {
+    await Promise.all([...[...this.running].map((encoder) => encoder.released()), this.sampleDecoder?.released()]);
+  }
+
   /** Waits for every episode to be placed and joins the last file. */
   async close(): Promise<void> {
     if (this.open) throw new Error(`${this.videoKey}: close while an episode is open`);
