@@ -156,7 +156,8 @@ export async function writeLeRobotDataset(run: ExportRun, episodes: ExportEpisod
       await writeReadyRows();
       options.onProgress?.(position + 1);
     }
-    for (const writer of videoWriters.values()) await writer.close();
+    // The cameras' files are joined at once, not one camera after the other (each join is an ffmpeg of its own).
+    await Promise.all([...videoWriters.values()].map((writer) => writer.close()));
     rmSync(join(outDir, SEGMENTS_DIR), { recursive: true, force: true });
     // Every segment was placed and every frame came back from ffmpeg (close() checks), so the last episodes settle.
     await Promise.all(waiting.map((entry) => entry.settled));
