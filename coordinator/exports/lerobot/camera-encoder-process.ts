@@ -99,11 +99,6 @@ export class CameraEncoderProcess {
     return this.process.write(jpeg);
   }
 
-  /** Settles once the pipe has taken every frame written so far (FfmpegTapProcess.released). */
-  released(): Promise<void> {
-    return this.process.released();
-  }
-
   /** Closes the pipe and waits for ffmpeg to finish the file; throws if it failed or lost a frame. */
   finish(): Promise<void> {
     return this.process.close();

@@ -110,7 +110,8 @@ export async function writeLeRobotDataset(run: ExportRun, episodes: ExportEpisod
   };
 
   // One decompressor for the whole export, as RLDS's: an episode's chunks are decompressed into the
-  // buffers the previous episode's used, recycled once every ffmpeg pipe has taken that episode's frames.
+  // buffers the previous episode's used, recycled once the sample decoders' pipes have taken that
+  // episode's sampled frames (an encoder is given copies: camera-video-writer.ts).
   const decompressor = await ChunkDecompressor.create();
   let frames = 0;
   try {
