@@ -122,7 +122,10 @@ export class CameraVideoWriter {
     const open = this.open;
     if (!open) throw new Error(`${this.videoKey}: addFrame outside an episode`);
     if (open.kind === "encode") {
-      await open.encoder.write(jpeg ?? (this.black ??= this.blackJpeg()));
+      // A copy: the frame may be a view into the export's reused decompression buffers, and an encoder
+      // takes its episode's frames while the next episode is read (a sampled frame is not copied:
+      // `released()` waits for the sample decoder's pipe instead, which takes 10 frames an episode).
+      await open.encoder.write(jpeg ? Uint8Array.prototype.slice.call(jpeg) : (this.black ??= this.blackJpeg()));
       return;
     }
     const step = open.step++;
@@ -192,6 +195,15 @@ export class CameraVideoWriter {
     placement.catch(ignore); // awaited by the caller or by close(); an earlier failure is reported there
     this.placed = [previous, placement];
     return { placement, stats, copied: open.kind === "copy" };
+  }
+
+  /**
+   * Settles once no ffmpeg holds a buffer given to `addFrame` (the sample decoder's pipe has taken every
+   * sampled frame; encoders are given copies), so those buffers may be reused: write-lerobot.ts then
+   * recycles its chunk decompressor's.
+   */
+  async released(): Promise<void> {
+    await this.sampleDecoder?.released();
   }
 
   /** Waits for every episode to be placed and joins the last file. */

@@ -8,7 +8,7 @@
  */
 import jpeg from "jpeg-js";
 import type { ExportEpisode } from "../export-input.js";
-import { EpisodeRecording } from "../episode-steps.js";
+import { EpisodeRecording, type RecordingReadOptions } from "../episode-steps.js";
 import { videoSize, type CameraGeometry } from "./camera-encoder-process.js";
 import { checkCellVideo, type EncodeReason } from "./episode-video-source.js";
 import type { CameraVideoWriter, EpisodeVideo } from "./camera-video-writer.js";
@@ -101,7 +101,9 @@ const int64Column = (length: number, value: (k: number) => number) => BigInt64Ar
 
 /**
  * Streams one episode: frames into `videoWriters` (keyed by camera name), rows returned.
- * `firstIndex` is the dataset index of the episode's first frame.
+ * `firstIndex` is the dataset index of the episode's first frame. With `read.decompressor`, the
+ * frames handed to the writers are views into its buffers: recycle it only once the writers have
+ * `released()` them.
  */
 export async function readEpisodeFrames(
   episode: ExportEpisode,
@@ -109,8 +111,9 @@ export async function readEpisodeFrames(
   source: FeatureSource,
   videoWriters: Map<string, CameraVideoWriter>,
   place: { episodeIndex: number; firstIndex: number; taskIndex: number; fps: number },
+  read: RecordingReadOptions = {},
 ): Promise<EpisodeFrames> {
-  const recording = await EpisodeRecording.openForSteps(episode.mcap.path);
+  const recording = await EpisodeRecording.openForSteps(episode.mcap.path, read);
   try {
     const { header } = recording;
     checkEpisodeFits({ label, jointNames: header.jointNames, cameras: header.cameras }, source);

@@ -27,6 +27,9 @@ export class FfmpegTapProcess {
   private readonly child: ChildProcessWithoutNullStreams;
   private readonly exited: Promise<number | null>;
   private exitCode: number | null | undefined;
+  /** Frames handed to stdin whose bytes the pipe has not taken yet (it holds the caller's buffer until then). */
+  private unwritten = 0;
+  private releaseWaiters: Array<() => void> = [];
 
   /** Starts the ffmpeg binary of @ffmpeg-installer/ffmpeg with `args`, its stdout into `tap`. */
   constructor(args: readonly string[], private readonly tap: ImageStatsTap, private readonly options: FfmpegTapProcessOptions) {
@@ -51,7 +54,11 @@ export class FfmpegTapProcess {
       });
       // "close" comes after stdout ended, so the tap has seen every frame by then.
       child.on("close", (code) => resolve(code));
-    }).then((code) => (this.exitCode = code));
+    }).then((code) => {
+      this.exitCode = code;
+      this.release();
+      return code;
+    });
     this.child = child;
   }
 
@@ -63,12 +70,32 @@ export class FfmpegTapProcess {
   async write(jpeg: Uint8Array): Promise<void> {
     if (this.exitCode !== undefined || this.tapError) throw this.failure(this.options.stoppedMessage);
     const stdin = this.child.stdin;
-    stdin.write(jpeg);
+    this.unwritten++;
+    stdin.write(jpeg, () => {
+      this.unwritten--;
+      this.release();
+    });
     this.framesPiped++;
     if (stdin.writableLength > MAX_QUEUED_BYTES) {
       await Promise.race([new Promise<void>((resolve) => stdin.once("drain", resolve)), this.exited]);
       if (this.exitCode !== undefined) throw this.failure(this.options.stoppedMessage);
     }
+  }
+
+  /**
+   * Settles once the pipe has taken every frame written so far, so their buffers may be reused (the
+   * export's chunk decompressor recycles them for the next episode), or once ffmpeg has stopped.
+   */
+  released(): Promise<void> {
+    if (this.unwritten === 0 || this.exitCode !== undefined) return Promise.resolve();
+    return new Promise((resolve) => this.releaseWaiters.push(resolve));
+  }
+
+  private release(): void {
+    if (this.unwritten !== 0 && this.exitCode === undefined) return;
+    const waiters = this.releaseWaiters;
+    this.releaseWaiters = [];
+    for (const resolve of waiters) resolve();
   }
 
   /** Closes the pipe and waits for ffmpeg; throws if it failed or a piped frame did not come back. */

@@ -53,6 +53,11 @@ export class SampleDecoderProcess {
     return (this.process ??= this.start()).write(jpeg);
   }
 
+  /** Settles once the pipe has taken every frame written so far (FfmpegTapProcess.released). */
+  async released(): Promise<void> {
+    await this.process?.released();
+  }
+
   /** Closes the pipe and waits until every sampled frame came back; throws if one did not. */
   async close(): Promise<void> {
     await this.process?.close();

@@ -9,6 +9,7 @@
  */
 import { mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { ChunkDecompressor } from "../chunk-decompressor.js";
 import type { ExportEpisode, ExportProgress, ExportRun } from "../export-input.js";
 import { VIDEO_ENCODING, cellVideoEncoding, videoSize } from "./camera-encoder-process.js";
 import { CameraVideoWriter, SEGMENTS_DIR } from "./camera-video-writer.js";
@@ -108,12 +109,18 @@ export async function writeLeRobotDataset(run: ExportRun, episodes: ExportEpisod
     }
   };
 
+  // One decompressor for the whole export, as RLDS's: an episode's chunks are decompressed into the
+  // buffers the previous episode's used, recycled once the sample decoders' pipes have taken that
+  // episode's sampled frames (an encoder is given copies: camera-video-writer.ts).
+  const decompressor = await ChunkDecompressor.create();
   let frames = 0;
   try {
     for (const [position, episode] of episodes.entries()) {
       const label = episodeLabel(episode, position);
       const taskIndex = tasks.indexOf(episode.instruction);
-      const read = await readEpisodeFrames(episode, label, source, videoWriters, { episodeIndex: position, firstIndex: frames, taskIndex, fps });
+      const read = await readEpisodeFrames(episode, label, source, videoWriters, { episodeIndex: position, firstIndex: frames, taskIndex, fps }, { decompressor });
+      await Promise.all([...videoWriters.values()].map((writer) => writer.released()));
+      decompressor.recycle();
       const length = read.rows.action.length;
       const dataSlot = await dataWriter.writeEpisode(read.rows);
       const record: EpisodeRecord = {
@@ -150,7 +157,8 @@ export async function writeLeRobotDataset(run: ExportRun, episodes: ExportEpisod
       await writeReadyRows();
       options.onProgress?.(position + 1);
     }
-    for (const writer of videoWriters.values()) await writer.close();
+    // The cameras' files are joined at once, not one camera after the other (each join is an ffmpeg of its own).
+    await Promise.all([...videoWriters.values()].map((writer) => writer.close()));
     rmSync(join(outDir, SEGMENTS_DIR), { recursive: true, force: true });
     // Every segment was placed and every frame came back from ffmpeg (close() checks), so the last episodes settle.
     await Promise.all(waiting.map((entry) => entry.settled));
