@@ -11,7 +11,10 @@
  *
  * The other files are dealt by their last measured wall time (test/suite-times.json, written by
  * `ASSAY_TEST_TIMES=test/suite-times.json npm test`; a file not in it counts as 5 s), heaviest first,
- * each to the share with the least time so far (longest-processing-time first). Output is streamed live,
+ * each to the share with the least time so far (longest-processing-time first). Inside a share, the files
+ * that use one shared fleet (test/support/shared-fleet.ts) run one after another, from where the first of
+ * them was dealt, so the fleet is up only while they run: it stops after its last file, and an idle fleet
+ * costs CPU the other share could use. Output is streamed live,
  * each line prefixed with its share's number; each share's summary follows its own output, and the last
  * line is the whole suite's "N passed, N failed, N skipped". The exit code is non-zero if either share
  * failed.
@@ -74,6 +77,47 @@ export function dealFiles(files, jobs, timeOf) {
   return shares;
 }
 
+/**
+ * The shared fleet a spec file uses: the arguments of its `useSharedFleet(...)` call before the callback
+ * (its cells and options, as written), or undefined when it uses none.
+ */
+export function sharedFleetOf(source) {
+  const call = /useSharedFleet\(\s*([\s\S]*?),\s*\(\w*\)\s*=>/.exec(source);
+  return call ? call[1].replace(/\s+/g, " ") : undefined;
+}
+
+/**
+ * `files` in their order, except that the files of one shared fleet (`fleetOf(file)`) are moved up to
+ * the first of them, so they run one after another; files of no fleet keep their places.
+ */
+export function groupByFleet(files, fleetOf) {
+  const groups = new Map();
+  const order = [];
+  for (const file of files) {
+    const fleet = fleetOf(file);
+    if (fleet === undefined) {
+      order.push([file]);
+      continue;
+    }
+    let group = groups.get(fleet);
+    if (!group) {
+      group = [];
+      groups.set(fleet, group);
+      order.push(group);
+    }
+    group.push(file);
+  }
+  return order.flat();
+}
+
+function fleetOfFile(file) {
+  try {
+    return sharedFleetOf(readFileSync(join(root, file), "utf8"));
+  } catch {
+    return undefined;
+  }
+}
+
 function runMocha(args, env, prefix) {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [mocha, ...args], { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] });
@@ -117,6 +161,7 @@ async function main() {
   const all = SPEC_ROOTS.flatMap((r) => specFiles(join(root, r)));
   const solo = SOLO_FILES.filter((f) => all.includes(f));
   const shares = dealFiles(all.filter((f) => !solo.includes(f)), jobs, (f) => times.get(f) ?? UNKNOWN_FILE_S);
+  for (const share of shares) share.files = groupByFleet(share.files, fleetOfFile);
   const timesOut = process.env.ASSAY_TEST_TIMES;
   const started = Date.now();
   console.log(`${shares.reduce((n, s) => n + s.files.length, 0)} spec files in ${jobs} mocha processes at once (${shares.map((s, i) => `[${i + 1}] ${s.files.length} files, ~${Math.round(s.s)} s alone`).join("; ")})`);

@@ -1,6 +1,6 @@
 import { strict as assert } from "node:assert";
 // @ts-expect-error: a plain ES module script without types (scripts/test-suite.mjs)
-import { dealFiles, SOLO_FILES } from "../../scripts/test-suite.mjs";
+import { dealFiles, groupByFleet, sharedFleetOf, SOLO_FILES } from "../../scripts/test-suite.mjs";
 import { existsSync } from "node:fs";
 
 describe("npm test's shares (scripts/test-suite.mjs)", () => {
@@ -15,6 +15,21 @@ describe("npm test's shares (scripts/test-suite.mjs)", () => {
   it("gives a file it has no time for a few seconds, and one share everything with one job", () => {
     const shares = dealFiles(["x", "y"], 1, () => 5) as Array<{ files: string[] }>;
     assert.deepEqual(shares.map((s) => s.files), [["x", "y"]]);
+  });
+
+  it("runs the files of one shared fleet one after another, from the first of them, the others in their places", () => {
+    const fleets: Record<string, string> = { a: "A", c: "A", e: "B", f: "A", g: "B" };
+    assert.deepEqual(groupByFleet(["a", "b", "c", "d", "e", "f", "g"], (f: string) => fleets[f]), ["a", "c", "f", "b", "d", "e", "g"]);
+    assert.deepEqual(groupByFleet(["x", "y"], () => undefined), ["x", "y"]);
+  });
+
+  it("reads a spec file's shared fleet off its useSharedFleet call: the cells and options, not the callback", () => {
+    assert.equal(sharedFleetOf(`describe("x", () => {\n  useSharedFleet(["so101-b", "so101-c"], (shared) => (service = shared));\n});`), '["so101-b", "so101-c"]');
+    assert.equal(
+      sharedFleetOf(`useSharedFleet({ cells: [CELL],\n    simEngine: "kinematic", simResets: "operator" }, (shared) => {\n  service = shared;\n});`),
+      '{ cells: [CELL], simEngine: "kinematic", simResets: "operator" }',
+    );
+    assert.equal(sharedFleetOf(`service = await startTestService({ cells: ["so101-b"] });`), undefined);
   });
 
   it("names files to run alone that exist (a renamed file would silently rejoin the shares)", () => {
