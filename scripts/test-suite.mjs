@@ -11,10 +11,10 @@
  *
  * The other files are dealt by their last measured wall time (test/suite-times.json, written by
  * `ASSAY_TEST_TIMES=test/suite-times.json npm test`; a file not in it counts as 5 s), heaviest first,
- * each to the share with the least time so far (longest-processing-time first). Inside a share, the files
- * that use one shared fleet (test/support/shared-fleet.ts) run one after another, from where the first of
- * them was dealt, so the fleet is up only while they run: it stops after its last file, and an idle fleet
- * costs CPU the other share could use. Output is streamed live,
+ * each to the share with the least time so far (longest-processing-time first). The files that use one
+ * shared fleet (test/support/shared-fleet.ts) are dealt together to one share and run one after another:
+ * the fleet starts once (a start and its cells' V8 warm-up are CPU), and stops after its last file (an
+ * idle fleet's CPU is the other share's loss). Output is streamed live,
  * each line prefixed with its share's number; each share's summary follows its own output, and the last
  * line is the whole suite's "N passed, N failed, N skipped". The exit code is non-zero if either share
  * failed.
@@ -65,14 +65,30 @@ function lastTimes() {
   }
 }
 
-/** Deals `files` into `jobs` shares of about equal time, heaviest first; each share keeps that order. */
-export function dealFiles(files, jobs, timeOf) {
+/**
+ * Deals `files` into `jobs` shares of about equal time, heaviest first, each to the share with the least
+ * time so far. The files of one shared fleet (`fleetOf(file)`, undefined for none) are dealt together, as
+ * one item of their summed time, and run one after another, heaviest first: the fleet starts once, in one
+ * share, and is up only while they run.
+ */
+export function dealFiles(files, jobs, timeOf, fleetOf = () => undefined) {
   const shares = Array.from({ length: jobs }, () => ({ files: [], s: 0 }));
-  const sorted = [...files].sort((a, b) => timeOf(b) - timeOf(a) || a.localeCompare(b));
-  for (const file of sorted) {
+  const heaviestFirst = (a, b) => timeOf(b) - timeOf(a) || a.localeCompare(b);
+  const items = new Map();
+  for (const file of files) {
+    const fleet = fleetOf(file);
+    const key = fleet === undefined ? `file:${file}` : `fleet:${fleet}`;
+    const item = items.get(key) ?? { files: [], s: 0 };
+    item.files.push(file);
+    item.s += timeOf(file);
+    items.set(key, item);
+  }
+  const sorted = [...items.values()].map((item) => ({ ...item, files: item.files.sort(heaviestFirst) }))
+    .sort((a, b) => b.s - a.s || a.files[0].localeCompare(b.files[0]));
+  for (const item of sorted) {
     const share = shares.reduce((least, s) => (s.s < least.s ? s : least));
-    share.files.push(file);
-    share.s += timeOf(file);
+    share.files.push(...item.files);
+    share.s += item.s;
   }
   return shares;
 }
@@ -84,30 +100,6 @@ export function dealFiles(files, jobs, timeOf) {
 export function sharedFleetOf(source) {
   const call = /useSharedFleet\(\s*([\s\S]*?),\s*\(\w*\)\s*=>/.exec(source);
   return call ? call[1].replace(/\s+/g, " ") : undefined;
-}
-
-/**
- * `files` in their order, except that the files of one shared fleet (`fleetOf(file)`) are moved up to
- * the first of them, so they run one after another; files of no fleet keep their places.
- */
-export function groupByFleet(files, fleetOf) {
-  const groups = new Map();
-  const order = [];
-  for (const file of files) {
-    const fleet = fleetOf(file);
-    if (fleet === undefined) {
-      order.push([file]);
-      continue;
-    }
-    let group = groups.get(fleet);
-    if (!group) {
-      group = [];
-      groups.set(fleet, group);
-      order.push(group);
-    }
-    group.push(file);
-  }
-  return order.flat();
 }
 
 function fleetOfFile(file) {
@@ -160,8 +152,7 @@ async function main() {
   const times = lastTimes();
   const all = SPEC_ROOTS.flatMap((r) => specFiles(join(root, r)));
   const solo = SOLO_FILES.filter((f) => all.includes(f));
-  const shares = dealFiles(all.filter((f) => !solo.includes(f)), jobs, (f) => times.get(f) ?? UNKNOWN_FILE_S);
-  for (const share of shares) share.files = groupByFleet(share.files, fleetOfFile);
+  const shares = dealFiles(all.filter((f) => !solo.includes(f)), jobs, (f) => times.get(f) ?? UNKNOWN_FILE_S, fleetOfFile);
   const timesOut = process.env.ASSAY_TEST_TIMES;
   const started = Date.now();
   console.log(`${shares.reduce((n, s) => n + s.files.length, 0)} spec files in ${jobs} mocha processes at once (${shares.map((s, i) => `[${i + 1}] ${s.files.length} files, ~${Math.round(s.s)} s alone`).join("; ")})`);

@@ -5,7 +5,8 @@
  */
 import assert from "node:assert/strict";
 import { verifySignature } from "../../coordinator/webhooks/signature.js";
-import { runEnd, startTestService, type TestService } from "./helpers.js";
+import { useSharedFleet } from "../support/shared-fleet.js";
+import { runEnd, type TestService } from "./helpers.js";
 import { startReceiver, type Receiver } from "./webhook-receiver.js";
 
 const policy = (dim: number) => ({
@@ -32,17 +33,21 @@ describe("kind threshold on a simulated fleet", function () {
   let service: TestService;
   let receiver: Receiver;
   let secret: string;
+  let hookId: string | undefined;
+
+  // A so101 soak-tier cell and an fr3 verify-tier cell, shared with money-units.spec.ts and kind-verify.spec.ts:
+  // this file's webhook is deleted again in `after`, so the fleet is left as found.
+  useSharedFleet(["so101-b", "fr3-a"], (shared) => (service = shared));
 
   before(async () => {
-    service = await startTestService({ cells: ["so101-b", "fr3-a"] });
     receiver = await startReceiver(() => 200);
     const hook = await service.api("/v1/webhooks", { method: "POST", json: { url: receiver.url, events: ["threshold.crossed"] } });
     assert.equal(hook.status, 201);
-    secret = ((await hook.json()) as any).secret;
+    ({ id: hookId, secret } = (await hook.json()) as any);
   });
 
   after(async () => {
-    await service?.stop();
+    if (hookId) assert.equal((await service.api(`/v1/webhooks/${hookId}`, { method: "DELETE" })).status, 200);
     await receiver?.close();
   });
 

@@ -1,6 +1,6 @@
 import { strict as assert } from "node:assert";
 // @ts-expect-error: a plain ES module script without types (scripts/test-suite.mjs)
-import { dealFiles, groupByFleet, sharedFleetOf, SOLO_FILES } from "../../scripts/test-suite.mjs";
+import { dealFiles, sharedFleetOf, SOLO_FILES } from "../../scripts/test-suite.mjs";
 import { existsSync } from "node:fs";
 
 describe("npm test's shares (scripts/test-suite.mjs)", () => {
@@ -17,10 +17,14 @@ describe("npm test's shares (scripts/test-suite.mjs)", () => {
     assert.deepEqual(shares.map((s) => s.files), [["x", "y"]]);
   });
 
-  it("runs the files of one shared fleet one after another, from the first of them, the others in their places", () => {
-    const fleets: Record<string, string> = { a: "A", c: "A", e: "B", f: "A", g: "B" };
-    assert.deepEqual(groupByFleet(["a", "b", "c", "d", "e", "f", "g"], (f: string) => fleets[f]), ["a", "c", "f", "b", "d", "e", "g"]);
-    assert.deepEqual(groupByFleet(["x", "y"], () => undefined), ["x", "y"]);
+  it("deals the files of one shared fleet to one share, together, heaviest first, as one item of their summed time", () => {
+    const times: Record<string, number> = { a: 80, b: 60, c: 50, d: 30, e: 20, f: 5, g: 4 };
+    const fleets: Record<string, string> = { c: "A", e: "A", f: "A", d: "B", g: "B" };
+    const shares = dealFiles(Object.keys(times), 2, (f: string) => times[f], (f: string) => fleets[f]) as Array<{ files: string[]; s: number }>;
+    // Items: a 80, A (c, e, f) 75, b 60, B (d, g) 34.
+    assert.deepEqual(shares.map((s) => s.files), [["a", "d", "g"], ["c", "e", "f", "b"]]);
+    assert.deepEqual(shares.map((s) => s.s), [114, 135]);
+    assert.deepEqual(shares.flatMap((s) => s.files).sort(), Object.keys(times));
   });
 
   it("reads a spec file's shared fleet off its useSharedFleet call: the cells and options, not the callback", () => {
