@@ -44,7 +44,6 @@ export const SOLO_FILES = [
   "test/integration/hostile-input.spec.ts", // the slowest answer to hostile input stays under its bound
   "test/integration/hostile-models.spec.ts", // the same while hostile models are uploaded
   "test/unit/openpi-session.spec.ts", // a reply within latency_budget_ms 100 is on time, a 300 ms one a miss
-  "test/unit/onnx-policy.spec.ts", // an ONNX step within its latency budget
 ];
 
 function specFiles(dir) {
