@@ -10,8 +10,7 @@ import { createApiKey } from "../../coordinator/auth/api-keys.js";
 import { CATALOG_ACCOUNT_ID } from "../../coordinator/tasks/task-catalog.js";
 import { SimOperator } from "../../simulators/fleet/sim-operator.js";
 import { README_RUN_BODY } from "../fixtures.js";
-import { runEnd, type TestService } from "./helpers.js";
-import { useSharedFleet } from "../support/shared-fleet.js";
+import { runEnd, startTestService, type TestService } from "./helpers.js";
 import { stationClient } from "../support/station-client.js";
 
 const CELL = "so101-b";
@@ -23,11 +22,13 @@ describe("operator station: resets confirmed through the API on a simulated cell
   let operatorKey: string;
   const { asOperator, cell, until } = stationClient(() => service, () => operatorKey, CELL);
 
-  // One cell in operator reset mode, shared by the operator-station and station files: each run here ends before the file does.
-  useSharedFleet({ cells: [CELL], simEngine: "kinematic", simResets: "operator" }, (shared) => (service = shared));
-
   before(async () => {
+    service = await startTestService({ cells: [CELL], simEngine: "kinematic", simResets: "operator" });
     operatorKey = (await createApiKey(service.coordinator.db, CATALOG_ACCOUNT_ID, ["keys:admin", "runs:read", "streams:read"], new Date())).secret;
+  });
+
+  after(async () => {
+    await service?.stop();
   });
 
   it("waits for the person, re-runs the invalidated episode, counts only valid attempts and reports operator time", async () => {

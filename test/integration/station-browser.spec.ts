@@ -12,8 +12,7 @@ import { CATALOG_ACCOUNT_ID } from "../../coordinator/tasks/task-catalog.js";
 import { README_RUN_BODY } from "../fixtures.js";
 import { button, ConsoleTab } from "../support/console-tab.js";
 import { openBrowserTabs, type BrowserTabs } from "../support/shared-browser.js";
-import { runEnd, TEST_ADMIN_KEY, type TestService } from "./helpers.js";
-import { useSharedFleet } from "../support/shared-fleet.js";
+import { runEnd, startTestService, TEST_ADMIN_KEY, type TestService } from "./helpers.js";
 
 const CELL = "so101-b";
 const DOCS_IMAGES = join(import.meta.dirname, "..", "..", "docs", "images");
@@ -26,15 +25,14 @@ describe("operator station in a real browser (simulated cell in operator reset m
   let tab: ConsoleTab;
   let operator: string;
 
-  // One cell in operator reset mode, shared by the operator-station and station files: each run here ends before the file does.
-  useSharedFleet({ cells: [CELL], simEngine: "kinematic", simResets: "operator" }, (shared) => (service = shared));
-
   before(async () => {
+    service = await startTestService({ cells: [CELL], simEngine: "kinematic", simResets: "operator" });
     operator = (await createApiKey(service.coordinator.db, CATALOG_ACCOUNT_ID, ["keys:admin", "runs:read", "streams:read"], new Date())).secret;
     browser = await openBrowserTabs();
   });
   after(async () => {
     await browser?.close();
+    await service?.stop();
   });
 
   /** Waits until the cell's card asks for a reset other than `previous`; returns its "<episode>/<since>". */

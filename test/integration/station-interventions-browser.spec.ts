@@ -15,8 +15,7 @@ import { SimOperator } from "../../simulators/fleet/sim-operator.js";
 import { README_RUN_BODY } from "../fixtures.js";
 import { button, ConsoleTab } from "../support/console-tab.js";
 import { openBrowserTabs, type BrowserTabs } from "../support/shared-browser.js";
-import { runEnd, TEST_ADMIN_KEY, type TestService } from "./helpers.js";
-import { useSharedFleet } from "../support/shared-fleet.js";
+import { runEnd, startTestService, TEST_ADMIN_KEY, type TestService } from "./helpers.js";
 
 const CELL = "so101-b";
 const DOCS_IMAGES = join(import.meta.dirname, "..", "..", "docs", "images");
@@ -32,16 +31,15 @@ describe("operator station interventions in a real browser (simulated cell in op
   let operator: string;
   let resets: SimOperator | undefined;
 
-  // One cell in operator reset mode, shared by the operator-station and station files: each run here ends before the file does.
-  useSharedFleet({ cells: [CELL], simEngine: "kinematic", simResets: "operator" }, (shared) => (service = shared));
-
   before(async () => {
+    service = await startTestService({ cells: [CELL], simEngine: "kinematic", simResets: "operator" });
     operator = (await createApiKey(service.coordinator.db, CATALOG_ACCOUNT_ID, ["keys:admin", "runs:read", "streams:read"], new Date())).secret;
     browser = await openBrowserTabs();
   });
   after(async () => {
     await resets?.stop();
     await browser?.close();
+    await service?.stop();
   });
 
   /** Resolves when the cell's card shows an intervention in `phase`; returns its "<episode>/<since>". */
