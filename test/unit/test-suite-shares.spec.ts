@@ -28,9 +28,10 @@ describe("npm test's shares (scripts/test-suite.mjs)", () => {
   });
 
   it("reads a spec file's shared fleet off its useSharedFleet call: the cells and options, not the callback", () => {
-    assert.equal(sharedFleetOf(`describe("x", () => {\n  useSharedFleet(["so101-b", "so101-c"], (shared) => (service = shared));\n});`), '["so101-b", "so101-c"]');
+    const use = "useSharedFleet"; // spelled apart, so this file's own source is not read as a fleet's user
+    assert.equal(sharedFleetOf(`describe("x", () => {\n  ${use}(["so101-b", "so101-c"], (shared) => (service = shared));\n});`), '["so101-b", "so101-c"]');
     assert.equal(
-      sharedFleetOf(`useSharedFleet({ cells: [CELL],\n    simEngine: "kinematic", simResets: "operator" }, (shared) => {\n  service = shared;\n});`),
+      sharedFleetOf(`${use}({ cells: [CELL],\n    simEngine: "kinematic", simResets: "operator" }, (shared) => {\n  service = shared;\n});`),
       '{ cells: [CELL], simEngine: "kinematic", simResets: "operator" }',
     );
     assert.equal(sharedFleetOf(`service = await startTestService({ cells: ["so101-b"] });`), undefined);
