@@ -35,8 +35,15 @@ describe("kind threshold on a simulated fleet", function () {
   let secret: string;
   let hookId: string | undefined;
 
-  // A so101 soak-tier cell and an fr3 verify-tier cell, shared with money-units.spec.ts and kind-verify.spec.ts:
-  // this file's webhook is deleted again in `after`, so the fleet is left as found.
+  // This file's webhook is deleted again, so the shared fleet is left as found. Defined before useSharedFleet:
+  // mocha runs `after` hooks in the order they are defined, and the service must still be up (the last file
+  // of a fleet stops it when it releases it).
+  after(async () => {
+    if (hookId) assert.equal((await service.api(`/v1/webhooks/${hookId}`, { method: "DELETE" })).status, 200);
+    await receiver?.close();
+  });
+
+  // A so101 soak-tier cell and an fr3 verify-tier cell, shared with money-units.spec.ts and kind-verify.spec.ts.
   useSharedFleet(["so101-b", "fr3-a"], (shared) => (service = shared));
 
   before(async () => {
@@ -44,11 +51,6 @@ describe("kind threshold on a simulated fleet", function () {
     const hook = await service.api("/v1/webhooks", { method: "POST", json: { url: receiver.url, events: ["threshold.crossed"] } });
     assert.equal(hook.status, 201);
     ({ id: hookId, secret } = (await hook.json()) as any);
-  });
-
-  after(async () => {
-    if (hookId) assert.equal((await service.api(`/v1/webhooks/${hookId}`, { method: "DELETE" })).status, 200);
-    await receiver?.close();
   });
 
   it("crosses on the soak tier, confirms on the verify tier and notifies on_verified", async () => {

@@ -15,8 +15,10 @@
  * hook lets it go (an idle fleet costs CPU: its coordinator and cells keep their timers, heartbeats
  * and links, about 0.02 CPU-s a second for two cells and their coordinator), or at the end of the run
  * (root hook) if a file of the group never ran its hooks (skipped, or filtered out by --grep).
- * Runs a file leaves open are halted when it releases the fleet. `npm test` runs the files of a group
- * one after another in each mocha (scripts/test-suite.mjs), so the fleet is up only while they run.
+ * Runs a file leaves open are halted when it releases the fleet. `npm test` deals the files of a fleet to
+ * one mocha and runs them one after another (scripts/test-suite.mjs), so the fleet is up only while they run.
+ * Mocha runs `after` hooks in the order they are defined: a file whose own `after` still uses the service
+ * (to delete what it added) defines that hook before it calls useSharedFleet.
  */
 import type { SimEngine } from "../../simulators/physics/engine.js";
 import type { SimResetMode } from "../../simulators/sim-cell.js";
