@@ -11,7 +11,10 @@
  *
  * The other files are dealt by their last measured wall time (test/suite-times.json, written by
  * `ASSAY_TEST_TIMES=test/suite-times.json npm test`; a file not in it counts as 5 s), heaviest first,
- * each to the share with the least time so far (longest-processing-time first). Output is streamed live,
+ * each to the share with the least time so far (longest-processing-time first). The files that use one
+ * shared fleet (test/support/shared-fleet.ts) are dealt together to one share and run one after another:
+ * the fleet starts once (a start and its cells' V8 warm-up are CPU), and stops after its last file (an
+ * idle fleet's CPU is the other share's loss). Output is streamed live,
  * each line prefixed with its share's number; each share's summary follows its own output, and the last
  * line is the whole suite's "N passed, N failed, N skipped". The exit code is non-zero if either share
  * failed.
@@ -41,7 +44,6 @@ export const SOLO_FILES = [
   "test/integration/hostile-input.spec.ts", // the slowest answer to hostile input stays under its bound
   "test/integration/hostile-models.spec.ts", // the same while hostile models are uploaded
   "test/unit/openpi-session.spec.ts", // a reply within latency_budget_ms 100 is on time, a 300 ms one a miss
-  "test/unit/onnx-policy.spec.ts", // an ONNX step within its latency budget
 ];
 
 function specFiles(dir) {
@@ -62,16 +64,49 @@ function lastTimes() {
   }
 }
 
-/** Deals `files` into `jobs` shares of about equal time, heaviest first; each share keeps that order. */
-export function dealFiles(files, jobs, timeOf) {
+/**
+ * Deals `files` into `jobs` shares of about equal time, heaviest first, each to the share with the least
+ * time so far. The files of one shared fleet (`fleetOf(file)`, undefined for none) are dealt together, as
+ * one item of their summed time, and run one after another, heaviest first: the fleet starts once, in one
+ * share, and is up only while they run.
+ */
+export function dealFiles(files, jobs, timeOf, fleetOf = () => undefined) {
   const shares = Array.from({ length: jobs }, () => ({ files: [], s: 0 }));
-  const sorted = [...files].sort((a, b) => timeOf(b) - timeOf(a) || a.localeCompare(b));
-  for (const file of sorted) {
+  const heaviestFirst = (a, b) => timeOf(b) - timeOf(a) || a.localeCompare(b);
+  const items = new Map();
+  for (const file of files) {
+    const fleet = fleetOf(file);
+    const key = fleet === undefined ? `file:${file}` : `fleet:${fleet}`;
+    const item = items.get(key) ?? { files: [], s: 0 };
+    item.files.push(file);
+    item.s += timeOf(file);
+    items.set(key, item);
+  }
+  const sorted = [...items.values()].map((item) => ({ ...item, files: item.files.sort(heaviestFirst) }))
+    .sort((a, b) => b.s - a.s || a.files[0].localeCompare(b.files[0]));
+  for (const item of sorted) {
     const share = shares.reduce((least, s) => (s.s < least.s ? s : least));
-    share.files.push(file);
-    share.s += timeOf(file);
+    share.files.push(...item.files);
+    share.s += item.s;
   }
   return shares;
+}
+
+/**
+ * The shared fleet a spec file uses: the arguments of its `useSharedFleet(...)` call before the callback
+ * (its cells and options, as written), or undefined when it uses none.
+ */
+export function sharedFleetOf(source) {
+  const call = /useSharedFleet\(\s*([\s\S]*?),\s*\(\w*\)\s*=>/.exec(source);
+  return call ? call[1].replace(/\s+/g, " ") : undefined;
+}
+
+function fleetOfFile(file) {
+  try {
+    return sharedFleetOf(readFileSync(join(root, file), "utf8"));
+  } catch {
+    return undefined;
+  }
 }
 
 function runMocha(args, env, prefix) {
@@ -116,7 +151,7 @@ async function main() {
   const times = lastTimes();
   const all = SPEC_ROOTS.flatMap((r) => specFiles(join(root, r)));
   const solo = SOLO_FILES.filter((f) => all.includes(f));
-  const shares = dealFiles(all.filter((f) => !solo.includes(f)), jobs, (f) => times.get(f) ?? UNKNOWN_FILE_S);
+  const shares = dealFiles(all.filter((f) => !solo.includes(f)), jobs, (f) => times.get(f) ?? UNKNOWN_FILE_S, fleetOfFile);
   const timesOut = process.env.ASSAY_TEST_TIMES;
   const started = Date.now();
   console.log(`${shares.reduce((n, s) => n + s.files.length, 0)} spec files in ${jobs} mocha processes at once (${shares.map((s, i) => `[${i + 1}] ${s.files.length} files, ~${Math.round(s.s)} s alone`).join("; ")})`);

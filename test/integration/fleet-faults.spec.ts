@@ -83,7 +83,8 @@ describe("fleet faults mid-episode (real agent processes behind link proxies)", 
   });
 
   it("kill -9 mid-episode, then restart: the episode is retried (agent_restart) and the run completes with all episodes", async () => {
-    const runId = await submit(service, 4, "fault-kill");
+    // Two episodes, one per cell: the one so101-b runs is killed and retried; the count is not what is tested.
+    const runId = await submit(service, 2, "fault-kill");
     const episodeId = await runningOn(service, runId, "so101-b");
     await service.fleet!.kill("so101-b");
     const recordings = join(service.dataDir, "cells", "so101-b", "agent", "recordings");
@@ -92,7 +93,7 @@ describe("fleet faults mid-episode (real agent processes behind link proxies)", 
     await service.fleet!.restart("so101-b");
     const { run } = await runEnd(service, runId, { deadlineMs: 180_000 });
     assert.equal(run.status, "completed", JSON.stringify(run.status_detail));
-    assert.equal(run.result.n, 4);
+    assert.equal(run.result.n, 2);
     // The restarted agent's own report (EpisodeInterrupted agent_restart) completes the record.
     const interruptions = await eventually("the agent_restart report", async () => {
       const list = await interruptionsOf(service, episodeId);
@@ -100,7 +101,7 @@ describe("fleet faults mid-episode (real agent processes behind link proxies)", 
     });
     assert.deepEqual(interruptions.map((i) => [i.cell, i.reason]), [["so101-b", "agent_restart"]]);
     const episodes = await episodesOf(service, runId);
-    assert.equal(episodes.length, 4);
+    assert.equal(episodes.length, 2);
     const retried = episodes.find((e) => e.id === episodeId)!;
     assert.equal(retried.attempts, 2);
     assert.equal(retried.interruptions[0].attempt, 1);
@@ -144,7 +145,8 @@ describe("fleet faults mid-episode (real agent processes behind link proxies)", 
   });
 
   it("link unplugged mid-episode, plugged back: the agent aborts and holds, the episode is retried (link_lost), the run completes", async () => {
-    const runId = await submit(service, 4, "fault-unplug");
+    // Two episodes, one per cell: the one so101-c runs is cut off and retried; the count is not what is tested.
+    const runId = await submit(service, 2, "fault-unplug");
     const episodeId = await runningOn(service, runId, "so101-c");
     service.fleet!.unplug("so101-c");
     // The coordinator requeues at once (the stream died); the agent aborts the attempt and idles.
@@ -156,9 +158,9 @@ describe("fleet faults mid-episode (real agent processes behind link proxies)", 
 
     const { run } = await runEnd(service, runId, { deadlineMs: 180_000 });
     assert.equal(run.status, "completed", JSON.stringify(run.status_detail));
-    assert.equal(run.result.n, 4);
+    assert.equal(run.result.n, 2);
     const episodes = await episodesOf(service, runId);
-    assert.equal(episodes.length, 4);
+    assert.equal(episodes.length, 2);
     const retried = episodes.find((e) => e.id === episodeId)!;
     assert.ok(retried.attempts >= 2, `attempts ${retried.attempts}`);
     assert.deepEqual(retried.interruptions.map((i) => [i.cell, i.reason]), [["so101-c", "link_lost"]]);

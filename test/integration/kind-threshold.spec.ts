@@ -5,7 +5,8 @@
  */
 import assert from "node:assert/strict";
 import { verifySignature } from "../../coordinator/webhooks/signature.js";
-import { runEnd, startTestService, type TestService } from "./helpers.js";
+import { useSharedFleet } from "../support/shared-fleet.js";
+import { runEnd, type TestService } from "./helpers.js";
 import { startReceiver, type Receiver } from "./webhook-receiver.js";
 
 const policy = (dim: number) => ({
@@ -32,18 +33,24 @@ describe("kind threshold on a simulated fleet", function () {
   let service: TestService;
   let receiver: Receiver;
   let secret: string;
+  let hookId: string | undefined;
+
+  // This file's webhook is deleted again, so the shared fleet is left as found. Defined before useSharedFleet:
+  // mocha runs `after` hooks in the order they are defined, and the service must still be up (the last file
+  // of a fleet stops it when it releases it).
+  after(async () => {
+    if (hookId) assert.equal((await service.api(`/v1/webhooks/${hookId}`, { method: "DELETE" })).status, 200);
+    await receiver?.close();
+  });
+
+  // A so101 soak-tier cell and an fr3 verify-tier cell, shared with money-units.spec.ts and kind-verify.spec.ts.
+  useSharedFleet(["so101-b", "fr3-a"], (shared) => (service = shared));
 
   before(async () => {
-    service = await startTestService({ cells: ["so101-b", "fr3-a"] });
     receiver = await startReceiver(() => 200);
     const hook = await service.api("/v1/webhooks", { method: "POST", json: { url: receiver.url, events: ["threshold.crossed"] } });
     assert.equal(hook.status, 201);
-    secret = ((await hook.json()) as any).secret;
-  });
-
-  after(async () => {
-    await service?.stop();
-    await receiver?.close();
+    ({ id: hookId, secret } = (await hook.json()) as any);
   });
 
   it("crosses on the soak tier, confirms on the verify tier and notifies on_verified", async () => {

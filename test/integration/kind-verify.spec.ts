@@ -6,7 +6,8 @@
 import assert from "node:assert/strict";
 import { McapIndexedReader } from "@mcap/core";
 import { loadMcapCompression } from "../../protocol/recording/mcap-compression.js";
-import { runEnd, startTestService, type TestService } from "./helpers.js";
+import { useSharedFleet } from "../support/shared-fleet.js";
+import { runEnd, type TestService } from "./helpers.js";
 
 const FR3_POLICY = {
   type: "container",
@@ -27,13 +28,8 @@ describe("kind verify on a simulated fleet", function () {
   this.timeout(300_000);
   let service: TestService;
 
-  before(async () => {
-    service = await startTestService({ cells: ["fr3-a"] });
-  });
-
-  after(async () => {
-    await service?.stop();
-  });
+  // The fleet of kind-threshold.spec.ts and money-units.spec.ts: the verify runs go to fr3-a, the one fr3 cell.
+  useSharedFleet(["so101-b", "fr3-a"], (shared) => (service = shared));
 
   const VERIFY = {
     kind: "verify", robots: ["fr3@5.9.0"], environment: "tabletop@1", task: "pick-cube@v1", policy: FR3_POLICY,

@@ -10,7 +10,8 @@
  */
 import assert from "node:assert/strict";
 import { roundCents, roundHours } from "../../coordinator/runs/meters.js";
-import { runEnd, startTestService, type TestService } from "./helpers.js";
+import { useSharedFleet } from "../support/shared-fleet.js";
+import { runEnd, type TestService } from "./helpers.js";
 
 type Json = Record<string, any>;
 
@@ -52,13 +53,8 @@ describe("money of mixed-tier runs (integration)", function () {
     return body;
   };
 
-  before(async () => {
-    service = await startTestService({ cells: ["so101-b", "fr3-a"] });
-  });
-
-  after(async () => {
-    await service?.stop();
-  });
+  // The fleet of kind-threshold.spec.ts and kind-verify.spec.ts: this file reads usage as a delta over its own run.
+  useSharedFleet(["so101-b", "fr3-a"], (shared) => (service = shared));
 
   it("quotes a mixed-tier matrix per unit: n per unit, each at its own tier", async () => {
     const quote = await json(await service.api("/v1/quote", { method: "POST", json: MATRIX }), 200);

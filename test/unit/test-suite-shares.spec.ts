@@ -1,6 +1,6 @@
 import { strict as assert } from "node:assert";
 // @ts-expect-error: a plain ES module script without types (scripts/test-suite.mjs)
-import { dealFiles, SOLO_FILES } from "../../scripts/test-suite.mjs";
+import { dealFiles, sharedFleetOf, SOLO_FILES } from "../../scripts/test-suite.mjs";
 import { existsSync } from "node:fs";
 
 describe("npm test's shares (scripts/test-suite.mjs)", () => {
@@ -15,6 +15,26 @@ describe("npm test's shares (scripts/test-suite.mjs)", () => {
   it("gives a file it has no time for a few seconds, and one share everything with one job", () => {
     const shares = dealFiles(["x", "y"], 1, () => 5) as Array<{ files: string[] }>;
     assert.deepEqual(shares.map((s) => s.files), [["x", "y"]]);
+  });
+
+  it("deals the files of one shared fleet to one share, together, heaviest first, as one item of their summed time", () => {
+    const times: Record<string, number> = { a: 80, b: 60, c: 50, d: 30, e: 20, f: 5, g: 4 };
+    const fleets: Record<string, string> = { c: "A", e: "A", f: "A", d: "B", g: "B" };
+    const shares = dealFiles(Object.keys(times), 2, (f: string) => times[f], (f: string) => fleets[f]) as Array<{ files: string[]; s: number }>;
+    // Items: a 80, A (c, e, f) 75, b 60, B (d, g) 34.
+    assert.deepEqual(shares.map((s) => s.files), [["a", "d", "g"], ["c", "e", "f", "b"]]);
+    assert.deepEqual(shares.map((s) => s.s), [114, 135]);
+    assert.deepEqual(shares.flatMap((s) => s.files).sort(), Object.keys(times));
+  });
+
+  it("reads a spec file's shared fleet off its useSharedFleet call: the cells and options, not the callback", () => {
+    const use = "useSharedFleet"; // spelled apart, so this file's own source is not read as a fleet's user
+    assert.equal(sharedFleetOf(`describe("x", () => {\n  ${use}(["so101-b", "so101-c"], (shared) => (service = shared));\n});`), '["so101-b", "so101-c"]');
+    assert.equal(
+      sharedFleetOf(`${use}({ cells: [CELL],\n    simEngine: "kinematic", simResets: "operator" }, (shared) => {\n  service = shared;\n});`),
+      '{ cells: [CELL], simEngine: "kinematic", simResets: "operator" }',
+    );
+    assert.equal(sharedFleetOf(`service = await startTestService({ cells: ["so101-b"] });`), undefined);
   });
 
   it("names files to run alone that exist (a renamed file would silently rejoin the shares)", () => {
