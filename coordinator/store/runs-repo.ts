@@ -13,7 +13,7 @@ import { transitionRun, type RunStatus } from "../domain/run-state.js";
 import type { Db } from "./database.js";
 import { insertionOrder } from "./sql-dialect.js";
 import { addRunFacets, insertRunIndex, runFacets } from "./run-facets.js";
-import { EPISODE_RUN_ROW_SQL, LOCKED_EPISODE_RUN_ROW_SQL, LOCKED_RUN_ROW_SQL, RUN_ROW_SQL } from "./run-row-sql.js";
+import { EPISODE_RUN_ROW_SQL, LOCKED_EPISODE_RUN_ROW_SQL, LOCKED_RUN_ROW_SQL, RUN_ROW_SQL, RUN_VIEW_ROW_SQL } from "./run-row-sql.js";
 
 export interface RunRow {
   id: string;
@@ -397,6 +397,75 @@ export function getRun(db: Db, runId: string): Promise<RunRecord | undefined> {
   // Plain promise chains, not async functions: this read is on every GET of a run (issue 29), and
   // each async layer is one more promise for the async hooks of the transaction scope to track.
   return getRunRow(db, runId).then((row) => (row ? runRecordOf(row) : undefined));
+}
+
+/** What a run's view shows (lifecycle/run-view.ts) and the account it belongs to; a RunRecord is one. */
+export type RunViewRecord = Pick<
+  RunRecord,
+  "id" | "accountId" | "kind" | "status" | "created" | "completed" | "request" | "resolvedPins" | "plan" | "result" | "statusCode" | "statusMessage" | "priority" | "units" | "name" | "metadata"
+>;
+
+type RunViewRow = Pick<RunRow, "id" | "account_id" | "kind" | "status" | "created" | "completed" | "request" | "resolved_pins" | "plan" | "result" | "status_code" | "status_message" | "priority" | "units" | "name" | "metadata">;
+
+/**
+ * A run's view record as read: the request, pins and metadata parsed at once (every view shows
+ * them), the plan, units and result when first read (only runs of several units show the first two,
+ * only ended runs their result), the columns no view shows not read at all.
+ */
+class StoredRunView implements RunViewRecord {
+  readonly id: string;
+  readonly accountId: string;
+  readonly kind: RunKindName;
+  readonly status: RunStatus;
+  readonly created: string;
+  readonly completed: string | null;
+  readonly request: Record<string, unknown>;
+  readonly resolvedPins: ResolvedPins;
+  readonly statusCode: string | null;
+  readonly statusMessage: string | null;
+  readonly priority: string;
+  readonly name: string | null;
+  readonly metadata: Record<string, string>;
+  private parsedPlan?: RunPlan;
+  private parsedUnits?: RunUnit[];
+  private parsedResult?: Record<string, unknown>;
+
+  constructor(private readonly row: RunViewRow) {
+    this.id = row.id;
+    this.accountId = row.account_id;
+    this.kind = row.kind as RunKindName;
+    this.status = row.status;
+    this.created = row.created;
+    this.completed = row.completed;
+    this.request = JSON.parse(row.request) as Record<string, unknown>;
+    this.resolvedPins = JSON.parse(row.resolved_pins) as ResolvedPins;
+    this.statusCode = row.status_code;
+    this.statusMessage = row.status_message;
+    this.priority = row.priority;
+    this.name = row.name ?? null;
+    this.metadata = row.metadata ? (JSON.parse(row.metadata) as Record<string, string>) : {};
+  }
+
+  get plan(): RunPlan {
+    return (this.parsedPlan ??= JSON.parse(this.row.plan) as RunPlan);
+  }
+
+  get units(): RunUnit[] {
+    return (this.parsedUnits ??= this.row.units ? (JSON.parse(this.row.units) as RunUnit[]) : [unitOfPlan(this.plan, this.resolvedPins, this.request)]);
+  }
+
+  get result(): Record<string, unknown> | null {
+    if (this.row.result === null) return null;
+    return (this.parsedResult ??= JSON.parse(this.row.result) as Record<string, unknown>);
+  }
+}
+
+/**
+ * The run as its view needs it (GET /v1/runs/{run_id}), or undefined: the same fields as getRun's
+ * record, with less read and parsed (issue 29: this read is on every GET of a run).
+ */
+export function getRunView(db: Db, runId: string): Promise<RunViewRecord | undefined> {
+  return (db.prepare(RUN_VIEW_ROW_SQL).get(runId) as Promise<RunViewRow | undefined>).then((row) => (row ? new StoredRunView(row) : undefined));
 }
 
 /** Adds models to a run's `resolved_pins.models` (a threshold checkpoint that names a model). */

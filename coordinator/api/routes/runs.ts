@@ -7,7 +7,7 @@ import { isTerminal } from "../../domain/run-state.js";
 import { runView } from "../../lifecycle/run-view.js";
 import { submitRun } from "../../lifecycle/submit-run.js";
 import type { Db } from "../../store/database.js";
-import { getRun, type RunRecord } from "../../store/runs-repo.js";
+import { getRun, getRunView, type RunRecord, type RunViewRecord } from "../../store/runs-repo.js";
 import { listRuns, setRunLabels } from "../../store/run-list-repo.js";
 import { mergeMetadata, metadataKeyProblem, METADATA_KEYS_MAX, UpdateRunRequest } from "../../runs/run-labels.js";
 import type { CompiledApiDeps } from "../api-deps.js";
@@ -20,10 +20,17 @@ const IDEMPOTENCY_KEY_MAX = 255;
 /** The account's run, or 404 not_found (another account's run is indistinguishable from none). */
 export function requireRun(db: Db, accountId: string, runId: string): Promise<RunRecord> {
   // A promise chain, not an async function: one promise fewer on every read of a run (issue 29).
-  return getRun(db, runId).then((row) => {
-    if (!row || row.accountId !== accountId) throw new AssayError("not_found", `no run ${JSON.stringify(runId)} on this account`, { runId });
-    return row;
-  });
+  return getRun(db, runId).then((row) => ownedRun(row, accountId, runId));
+}
+
+/** requireRun for a run's view: what GET /v1/runs/{run_id} shows, read and parsed alone. */
+function requireRunView(db: Db, accountId: string, runId: string): Promise<RunViewRecord> {
+  return getRunView(db, runId).then((row) => ownedRun(row, accountId, runId));
+}
+
+function ownedRun<T extends { accountId: string }>(row: T | undefined, accountId: string, runId: string): T {
+  if (!row || row.accountId !== accountId) throw new AssayError("not_found", `no run ${JSON.stringify(runId)} on this account`, { runId });
+  return row;
 }
 
 export function runsRouter(deps: CompiledApiDeps): Router {
@@ -73,10 +80,10 @@ export function runsRouter(deps: CompiledApiDeps): Router {
     res.json(runView((await getRun(deps.db, run.id))!, { waiting: deps.scheduler.waitingReason?.(run.id) }));
   });
 
-  router.get("/runs/:runId", async (req, res) => {
-    const run = await requireRun(deps.db, authOf(res).accountId, req.params.runId);
+  // A promise chain, not an async function (issue 29); express passes a rejection to the error handler.
+  router.get("/runs/:runId", (req, res) => requireRunView(deps.db, authOf(res).accountId, req.params.runId).then((run) => {
     res.json(runView(run, { waiting: deps.scheduler.waitingReason?.(run.id) }));
-  });
+  }));
 
   return router;
 }
