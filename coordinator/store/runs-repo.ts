@@ -407,28 +407,44 @@ export type RunViewRecord = Pick<
 
 type RunViewRow = Pick<RunRow, "id" | "account_id" | "kind" | "status" | "created" | "completed" | "request" | "resolved_pins" | "plan" | "result" | "status_code" | "status_message" | "priority" | "units" | "name" | "metadata">;
 
+/** The columns of RUN_VIEW_ROW_SQL, in its order. */
+const RUN_VIEW_COLUMNS = [
+  "id", "account_id", "kind", "status", "created", "completed", "request", "resolved_pins", "plan", "result", "status_code", "status_message", "priority", "units", "name", "metadata",
+] as const satisfies readonly (keyof RunViewRow)[];
+
+/** A run's view record as getRunView reads it, with the stored text it was read from. */
+export interface StoredRunViewRecord extends RunViewRecord {
+  /**
+   * Every column the record is made from, as stored, each prefixed by its length (null as "-"): two
+   * reads have the same text exactly when they read the same values, so a view made from one is the
+   * view of the other (lifecycle/run-view-bodies.ts).
+   */
+  readonly storedText: string;
+}
+
 /**
- * A run's view record as read: the request, pins and metadata parsed at once (every view shows
- * them), the plan, units and result when first read (only runs of several units show the first two,
- * only ended runs their result), the columns no view shows not read at all.
+ * A run's view record as read: each JSON column parsed when first read (only runs of several units
+ * show their plan's fields and units, only ended runs their result, and a view made before from the
+ * same stored text needs none), the columns no view shows not read at all.
  */
-class StoredRunView implements RunViewRecord {
+class StoredRunView implements StoredRunViewRecord {
   readonly id: string;
   readonly accountId: string;
   readonly kind: RunKindName;
   readonly status: RunStatus;
   readonly created: string;
   readonly completed: string | null;
-  readonly request: Record<string, unknown>;
-  readonly resolvedPins: ResolvedPins;
   readonly statusCode: string | null;
   readonly statusMessage: string | null;
   readonly priority: string;
   readonly name: string | null;
-  readonly metadata: Record<string, string>;
+  private parsedRequest?: Record<string, unknown>;
+  private parsedPins?: ResolvedPins;
+  private parsedMetadata?: Record<string, string>;
   private parsedPlan?: RunPlan;
   private parsedUnits?: RunUnit[];
   private parsedResult?: Record<string, unknown>;
+  private text?: string;
 
   constructor(private readonly row: RunViewRow) {
     this.id = row.id;
@@ -437,13 +453,22 @@ class StoredRunView implements RunViewRecord {
     this.status = row.status;
     this.created = row.created;
     this.completed = row.completed;
-    this.request = JSON.parse(row.request) as Record<string, unknown>;
-    this.resolvedPins = JSON.parse(row.resolved_pins) as ResolvedPins;
     this.statusCode = row.status_code;
     this.statusMessage = row.status_message;
     this.priority = row.priority;
     this.name = row.name ?? null;
-    this.metadata = row.metadata ? (JSON.parse(row.metadata) as Record<string, string>) : {};
+  }
+
+  get request(): Record<string, unknown> {
+    return (this.parsedRequest ??= JSON.parse(this.row.request) as Record<string, unknown>);
+  }
+
+  get resolvedPins(): ResolvedPins {
+    return (this.parsedPins ??= JSON.parse(this.row.resolved_pins) as ResolvedPins);
+  }
+
+  get metadata(): Record<string, string> {
+    return (this.parsedMetadata ??= this.row.metadata ? (JSON.parse(this.row.metadata) as Record<string, string>) : {});
   }
 
   get plan(): RunPlan {
@@ -458,13 +483,25 @@ class StoredRunView implements RunViewRecord {
     if (this.row.result === null) return null;
     return (this.parsedResult ??= JSON.parse(this.row.result) as Record<string, unknown>);
   }
+
+  get storedText(): string {
+    if (this.text === undefined) {
+      let text = "";
+      for (const column of RUN_VIEW_COLUMNS) {
+        const value = this.row[column] ?? null;
+        text += value === null ? "-" : `${value.length}:${value}`;
+      }
+      this.text = text;
+    }
+    return this.text;
+  }
 }
 
 /**
  * The run as its view needs it (GET /v1/runs/{run_id}), or undefined: the same fields as getRun's
  * record, with less read and parsed (issue 29: this read is on every GET of a run).
  */
-export function getRunView(db: Db, runId: string): Promise<RunViewRecord | undefined> {
+export function getRunView(db: Db, runId: string): Promise<StoredRunViewRecord | undefined> {
   return (db.prepare(RUN_VIEW_ROW_SQL).get(runId) as Promise<RunViewRow | undefined>).then((row) => (row ? new StoredRunView(row) : undefined));
 }
 

@@ -1,11 +1,15 @@
 /**
  * getRunView (runs-repo.ts), the read behind GET /v1/runs/{run_id}: the view made from it is the
  * same JSON, byte for byte, as the one made from getRun's whole record, for runs of one unit and of
- * several, labelled, ended with a result, failed; and an unknown run is undefined. On both engines.
+ * several, labelled, ended with a result, failed; and an unknown run is undefined. RunViewBodies
+ * (lifecycle/run-view-bodies.ts) gives that JSON text, and a new one once a write or the scheduler's
+ * waiting reason changes what the view shows. On both engines.
  */
 import assert from "node:assert/strict";
 import { runView } from "../../coordinator/lifecycle/run-view.js";
+import { RunViewBodies } from "../../coordinator/lifecycle/run-view-bodies.js";
 import type { Db } from "../../coordinator/store/database.js";
+import { setRunLabels } from "../../coordinator/store/run-list-repo.js";
 import { getRun, getRunView, insertRun, setRunResult, setRunStatus, type NewRun } from "../../coordinator/store/runs-repo.js";
 import { STORE_ENGINES, openTestDatabase } from "../support/test-database.js";
 
@@ -67,6 +71,26 @@ for (const engine of STORE_ENGINES) {
       await setRunStatus(db, "run_e", "failed", { code: "policy_endpoint_timeout", message: "the policy endpoint did not answer" });
       assert.deepEqual((await sameView("run_d")).result, { success_rate: 0.5, ci95: [0.1, 0.9], nested: { "2": 1e21, b: [1e-7, 0] }, note: "ü\u2028" });
       assert.deepEqual((await sameView("run_e")).status_detail, { code: "policy_endpoint_timeout", message: "the policy endpoint did not answer" });
+    });
+
+    it("serves a run's view text while it reads the same, and a new one after each write or change of waiting reason", async () => {
+      const bodies = new RunViewBodies();
+      await insertRun(db, run("run_f"));
+      await insertRun(db, run("run_g"));
+      const body = async (id: string, live: { waiting?: string } = {}) => bodies.bodyOf((await getRunView(db, id))!, live);
+      const expected = async (id: string, live: { waiting?: string } = {}) => JSON.stringify(runView((await getRun(db, id))!, live));
+      for (let i = 0; i < 2; i++) assert.equal(await body("run_f"), await expected("run_f"));
+      assert.equal(await body("run_g"), await expected("run_g"));
+      assert.equal(bodies.size, 2);
+      const waiting = { waiting: "no cell has so101 now" };
+      assert.equal(await body("run_f", waiting), await expected("run_f", waiting));
+      assert.equal(await body("run_f"), await expected("run_f"));
+      await setRunLabels(db, (await getRun(db, "run_f"))!, { name: "renamed", metadata: { k: "v" } });
+      assert.equal(JSON.parse(await body("run_f")).name, "renamed");
+      await setRunStatus(db, "run_f", "scheduling");
+      assert.equal(await body("run_f"), await expected("run_f"));
+      assert.equal(JSON.parse(await body("run_f")).status, "scheduling");
+      assert.equal(bodies.size, 2);
     });
 
     it("is undefined for a run that does not exist", async () => {

@@ -1,13 +1,14 @@
 /** POST /v1/runs, GET /v1/runs, GET /v1/runs/{run_id}, POST /v1/runs/{run_id} (name and metadata). */
-import { Router } from "express";
+import { Router, type Response } from "express";
 import { authOf } from "../../auth/authenticate.js";
 import { splitQuoteId } from "../../billing/submission.js";
 import { AssayError } from "../../errors/assay-error.js";
 import { isTerminal } from "../../domain/run-state.js";
 import { runView } from "../../lifecycle/run-view.js";
+import { RunViewBodies } from "../../lifecycle/run-view-bodies.js";
 import { submitRun } from "../../lifecycle/submit-run.js";
 import type { Db } from "../../store/database.js";
-import { getRun, getRunView, type RunRecord, type RunViewRecord } from "../../store/runs-repo.js";
+import { getRun, getRunView, type RunRecord, type StoredRunViewRecord } from "../../store/runs-repo.js";
 import { listRuns, setRunLabels } from "../../store/run-list-repo.js";
 import { mergeMetadata, metadataKeyProblem, METADATA_KEYS_MAX, UpdateRunRequest } from "../../runs/run-labels.js";
 import type { CompiledApiDeps } from "../api-deps.js";
@@ -24,7 +25,7 @@ export function requireRun(db: Db, accountId: string, runId: string): Promise<Ru
 }
 
 /** requireRun for a run's view: what GET /v1/runs/{run_id} shows, read and parsed alone. */
-function requireRunView(db: Db, accountId: string, runId: string): Promise<RunViewRecord> {
+function requireRunView(db: Db, accountId: string, runId: string): Promise<StoredRunViewRecord> {
   return getRunView(db, runId).then((row) => ownedRun(row, accountId, runId));
 }
 
@@ -35,6 +36,7 @@ function ownedRun<T extends { accountId: string }>(row: T | undefined, accountId
 
 export function runsRouter(deps: CompiledApiDeps): Router {
   const router = Router();
+  const viewBodies = new RunViewBodies();
 
   router.post("/runs", async (req, res) => {
     const { accountId } = authOf(res);
@@ -82,10 +84,16 @@ export function runsRouter(deps: CompiledApiDeps): Router {
 
   // A promise chain, not an async function (issue 29); express passes a rejection to the error handler.
   router.get("/runs/:runId", (req, res) => requireRunView(deps.db, authOf(res).accountId, req.params.runId).then((run) => {
-    res.json(runView(run, { waiting: deps.scheduler.waitingReason?.(run.id) }));
+    sendJsonText(res, viewBodies.bodyOf(run, { waiting: deps.scheduler.waitingReason?.(run.id) }));
   }));
 
   return router;
+}
+
+/** res.json for a body already serialised: what res.json does after JSON.stringify (the app sets no json spaces, replacer or escape). */
+function sendJsonText(res: Response, body: string): void {
+  if (!res.get("Content-Type")) res.set("Content-Type", "application/json");
+  res.send(body);
 }
 
 /**
