@@ -44,6 +44,7 @@ import { accountRouter } from "./routes/account.js";
 import { openApiRouter } from "./openapi.js";
 import { metricsAccess } from "./metrics-access.js";
 import { noStore, securityHeaders } from "../http/security-headers.js";
+import { weakEtag } from "../http/weak-etag.js";
 import { MAX_JSON_DEPTH } from "./json-depth.js";
 import { jsonBody } from "./json-body.js";
 import { rejectNulInUrl } from "./nul-characters.js";
@@ -55,6 +56,7 @@ export function createApiApp(raw: ApiDeps): express.Express {
   const app = express();
   app.disable("x-powered-by");
   app.set("query parser", "simple");
+  app.set("etag", weakEtag); // express's default tag, made with one hash call (http/weak-etag.ts)
   app.use(securityHeaders);
   app.use(rejectNulInUrl());
   const docs = docsSite(deps.docsDir);

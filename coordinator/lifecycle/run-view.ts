@@ -7,7 +7,7 @@
 import { lastStageOf } from "../runs/stage-funnel.js";
 import { judgeRecordOf } from "../runs/judge-section.js";
 import type { EpisodeRecord } from "../store/episodes-repo.js";
-import type { RunRecord } from "../store/runs-repo.js";
+import type { RunViewRecord } from "../store/runs-repo.js";
 import { videosByCamera } from "../runs/episode-videos.js";
 import { interventionsOfMeta } from "../runs/policy-outcome.js";
 import { shownPolicyName } from "../domain/policy-name.js";
@@ -17,7 +17,7 @@ import type { ArtifactRow } from "../store/artifacts-repo.js";
 /** What the views read of an `artifacts` row: the store's row, declared once (store/artifacts-repo.ts). */
 export type ArtifactRowView = ArtifactRow;
 
-export function runView(row: RunRecord, live: { waiting?: string } = {}): Record<string, unknown> {
+export function runView(row: RunViewRecord, live: { waiting?: string } = {}): Record<string, unknown> {
   const request = row.request;
   const showResult = row.result !== null && (row.status === "completed" || row.status === "stopped");
   return {
@@ -64,7 +64,7 @@ const RUN_FIELDS_SHOWN = new Set([
  * `units` (*added*): `{index, key, robot, environment, task, policy_name?, role?}`; an episode's
  * `unit` is the index.
  */
-function kindFields(row: RunRecord, request: Record<string, unknown>): Record<string, unknown> {
+function kindFields(row: RunViewRecord, request: Record<string, unknown>): Record<string, unknown> {
   const own = Object.fromEntries(Object.entries(request).filter(([key]) => !RUN_FIELDS_SHOWN.has(key)));
   // A sequential compare's exact power at its cap, computed at submission (coordinator/kinds/compare.ts).
   const power = (row.plan.kind?.compare as { sequential_power?: unknown } | undefined)?.sequential_power;

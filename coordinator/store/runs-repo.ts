@@ -13,7 +13,7 @@ import { transitionRun, type RunStatus } from "../domain/run-state.js";
 import type { Db } from "./database.js";
 import { insertionOrder } from "./sql-dialect.js";
 import { addRunFacets, insertRunIndex, runFacets } from "./run-facets.js";
-import { EPISODE_RUN_ROW_SQL, LOCKED_EPISODE_RUN_ROW_SQL, LOCKED_RUN_ROW_SQL, RUN_ROW_SQL } from "./run-row-sql.js";
+import { EPISODE_RUN_ROW_SQL, LOCKED_EPISODE_RUN_ROW_SQL, LOCKED_RUN_ROW_SQL, RUN_ROW_SQL, RUN_VIEW_ROW_SQL } from "./run-row-sql.js";
 
 export interface RunRow {
   id: string;
@@ -397,6 +397,112 @@ export function getRun(db: Db, runId: string): Promise<RunRecord | undefined> {
   // Plain promise chains, not async functions: this read is on every GET of a run (issue 29), and
   // each async layer is one more promise for the async hooks of the transaction scope to track.
   return getRunRow(db, runId).then((row) => (row ? runRecordOf(row) : undefined));
+}
+
+/** What a run's view shows (lifecycle/run-view.ts) and the account it belongs to; a RunRecord is one. */
+export type RunViewRecord = Pick<
+  RunRecord,
+  "id" | "accountId" | "kind" | "status" | "created" | "completed" | "request" | "resolvedPins" | "plan" | "result" | "statusCode" | "statusMessage" | "priority" | "units" | "name" | "metadata"
+>;
+
+type RunViewRow = Pick<RunRow, "id" | "account_id" | "kind" | "status" | "created" | "completed" | "request" | "resolved_pins" | "plan" | "result" | "status_code" | "status_message" | "priority" | "units" | "name" | "metadata">;
+
+/** The columns of RUN_VIEW_ROW_SQL, in its order. */
+const RUN_VIEW_COLUMNS = [
+  "id", "account_id", "kind", "status", "created", "completed", "request", "resolved_pins", "plan", "result", "status_code", "status_message", "priority", "units", "name", "metadata",
+] as const satisfies readonly (keyof RunViewRow)[];
+
+/** A run's view record as getRunView reads it, with the stored text it was read from. */
+export interface StoredRunViewRecord extends RunViewRecord {
+  /**
+   * Every column the record is made from, as stored, each prefixed by its length (null as "-"): two
+   * reads have the same text exactly when they read the same values, so a view made from one is the
+   * view of the other (lifecycle/run-view-bodies.ts).
+   */
+  readonly storedText: string;
+}
+
+/**
+ * A run's view record as read: each JSON column parsed when first read (only runs of several units
+ * show their plan's fields and units, only ended runs their result, and a view made before from the
+ * same stored text needs none), the columns no view shows not read at all.
+ */
+class StoredRunView implements StoredRunViewRecord {
+  readonly id: string;
+  readonly accountId: string;
+  readonly kind: RunKindName;
+  readonly status: RunStatus;
+  readonly created: string;
+  readonly completed: string | null;
+  readonly statusCode: string | null;
+  readonly statusMessage: string | null;
+  readonly priority: string;
+  readonly name: string | null;
+  private parsedRequest?: Record<string, unknown>;
+  private parsedPins?: ResolvedPins;
+  private parsedMetadata?: Record<string, string>;
+  private parsedPlan?: RunPlan;
+  private parsedUnits?: RunUnit[];
+  private parsedResult?: Record<string, unknown>;
+  private text?: string;
+
+  constructor(private readonly row: RunViewRow) {
+    this.id = row.id;
+    this.accountId = row.account_id;
+    this.kind = row.kind as RunKindName;
+    this.status = row.status;
+    this.created = row.created;
+    this.completed = row.completed;
+    this.statusCode = row.status_code;
+    this.statusMessage = row.status_message;
+    this.priority = row.priority;
+    this.name = row.name ?? null;
+  }
+
+  get request(): Record<string, unknown> {
+    return (this.parsedRequest ??= JSON.parse(this.row.request) as Record<string, unknown>);
+  }
+
+  get resolvedPins(): ResolvedPins {
+    return (this.parsedPins ??= JSON.parse(this.row.resolved_pins) as ResolvedPins);
+  }
+
+  get metadata(): Record<string, string> {
+    return (this.parsedMetadata ??= this.row.metadata ? (JSON.parse(this.row.metadata) as Record<string, string>) : {});
+  }
+
+  get plan(): RunPlan {
+    return (this.parsedPlan ??= JSON.parse(this.row.plan) as RunPlan);
+  }
+
+  get units(): RunUnit[] {
+    return (this.parsedUnits ??= this.row.units ? (JSON.parse(this.row.units) as RunUnit[]) : [unitOfPlan(this.plan, this.resolvedPins, this.request)]);
+  }
+
+  get result(): Record<string, unknown> | null {
+    if (this.row.result === null) return null;
+    return (this.parsedResult ??= JSON.parse(this.row.result) as Record<string, unknown>);
+  }
+
+  get storedText(): string {
+    if (this.text === undefined) {
+      let text = "";
+      for (const column of RUN_VIEW_COLUMNS) {
+        const value = this.row[column] ?? null;
+        text += value === null ? "-" : `${value.length}:${value}`;
+      }
+      this.text = text;
+    }
+    return this.text;
+  }
+}
+
+/**
+ * The run as its view needs it (GET /v1/runs/{run_id}), or undefined: the same fields as getRun's
+ * record, with less read and parsed (issue 29: this read is on every GET of a run).
+ */
+export function getRunView(db: Db, runId: string): Promise<StoredRunViewRecord | undefined> {
+  return (db.prepare(RUN_VIEW_ROW_SQL).get(runId) as Promise<RunViewRow | undefined>).then((row) => (row ? new StoredRunView(row) : undefined));
 }
 
 /** Adds models to a run's `resolved_pins.models` (a threshold checkpoint that names a model). */

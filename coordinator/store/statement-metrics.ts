@@ -8,8 +8,9 @@
  *
  *  - `assay_store_statements_total{engine, verb}`: verb is select, insert, update, delete,
  *    transaction (BEGIN, COMMIT, ROLLBACK, SAVEPOINT, RELEASE) or other.
- *  - `assay_store_run_reads_total`: reads of one run's whole row (getRun, and the reads that lock
- *    the run as they read it), the read the episode path carries instead of repeating.
+ *  - `assay_store_run_reads_total`: reads of one run's row (getRun, the reads that lock the run as
+ *    they read it, and getRunView's for GET /v1/runs/{run_id}), the read the episode path carries
+ *    instead of repeating.
  */
 import { Counter, type Registry } from "prom-client";
 import type { Dialect } from "./db.js";

@@ -10,6 +10,8 @@ import { rootStatementInTransaction } from "./db.js";
 
 export class TransactionScope {
   private readonly storage = new AsyncLocalStorage<{ open: boolean }>();
+  /** Transactions of this database open now (SQLite: at most one; PostgreSQL: one per pooled client). */
+  private opened = 0;
 
   /** Whether the calling context is inside an open transaction of this database. */
   get active(): boolean {
@@ -24,10 +26,15 @@ export class TransactionScope {
   /** Runs `fn` marked as inside a transaction until it settles. */
   async run<T>(fn: () => Promise<T>): Promise<T> {
     const mark = { open: true };
+    this.opened += 1;
     try {
       return await this.storage.run(mark, fn);
     } finally {
       mark.open = false;
+      // With no transaction open, no context can be inside one: switch the storage off, and with it
+      // (when no other storage is on) the promise hooks every promise of the process would pay.
+      // run() switches it back on; a context a transaction left behind then finds its closed mark.
+      if (--this.opened === 0) this.storage.disable();
     }
   }
 }

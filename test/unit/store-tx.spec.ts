@@ -141,6 +141,30 @@ for (const engine of STORE_ENGINES) {
       assert.equal(await probeCount(db), 1);
     });
 
+    it("refuses it in each transaction, one after another or side by side, and not in work an ended one left behind", async () => {
+      let release!: () => void;
+      const gate = new Promise<void>((resolve) => (release = resolve));
+      let secondBegan!: () => void;
+      const began = new Promise<void>((resolve) => (secondBegan = resolve));
+      let leftBehind!: Promise<number>;
+      const first = transact(db, async (tx) => {
+        await insertProbe(tx, 1);
+        // Runs on after its transaction has ended: a statement on the database is then its own.
+        leftBehind = gate.then(() => probeCount(db));
+        // PostgreSQL: the first ends while the second is open. SQLite: the second waits for it.
+        if (engine === "postgres") await began;
+      });
+      await transact(db, async (tx) => {
+        secondBegan();
+        await first;
+        await assert.rejects(insertProbe(db, 2), /pass the transaction's handle \(tx\)/);
+        await insertProbe(tx, 2);
+        release();
+      });
+      assert.ok((await leftBehind) >= 1);
+      assert.equal(await probeCount(db), 2);
+    });
+
     it("runs transactions from concurrent callers one after another, each whole, with the database's own statements between them", async () => {
       const order: string[] = [];
       const writer = (name: string, v: number) => transact(db, async (tx) => {

@@ -1,13 +1,14 @@
 /** POST /v1/runs, GET /v1/runs, GET /v1/runs/{run_id}, POST /v1/runs/{run_id} (name and metadata). */
-import { Router } from "express";
+import { Router, type Response } from "express";
 import { authOf } from "../../auth/authenticate.js";
 import { splitQuoteId } from "../../billing/submission.js";
 import { AssayError } from "../../errors/assay-error.js";
 import { isTerminal } from "../../domain/run-state.js";
 import { runView } from "../../lifecycle/run-view.js";
+import { RunViewBodies } from "../../lifecycle/run-view-bodies.js";
 import { submitRun } from "../../lifecycle/submit-run.js";
 import type { Db } from "../../store/database.js";
-import { getRun, type RunRecord } from "../../store/runs-repo.js";
+import { getRun, getRunView, type RunRecord, type StoredRunViewRecord } from "../../store/runs-repo.js";
 import { listRuns, setRunLabels } from "../../store/run-list-repo.js";
 import { mergeMetadata, metadataKeyProblem, METADATA_KEYS_MAX, UpdateRunRequest } from "../../runs/run-labels.js";
 import type { CompiledApiDeps } from "../api-deps.js";
@@ -20,14 +21,22 @@ const IDEMPOTENCY_KEY_MAX = 255;
 /** The account's run, or 404 not_found (another account's run is indistinguishable from none). */
 export function requireRun(db: Db, accountId: string, runId: string): Promise<RunRecord> {
   // A promise chain, not an async function: one promise fewer on every read of a run (issue 29).
-  return getRun(db, runId).then((row) => {
-    if (!row || row.accountId !== accountId) throw new AssayError("not_found", `no run ${JSON.stringify(runId)} on this account`, { runId });
-    return row;
-  });
+  return getRun(db, runId).then((row) => ownedRun(row, accountId, runId));
+}
+
+/** requireRun for a run's view: what GET /v1/runs/{run_id} shows, read and parsed alone. */
+function requireRunView(db: Db, accountId: string, runId: string): Promise<StoredRunViewRecord> {
+  return getRunView(db, runId).then((row) => ownedRun(row, accountId, runId));
+}
+
+function ownedRun<T extends { accountId: string }>(row: T | undefined, accountId: string, runId: string): T {
+  if (!row || row.accountId !== accountId) throw new AssayError("not_found", `no run ${JSON.stringify(runId)} on this account`, { runId });
+  return row;
 }
 
 export function runsRouter(deps: CompiledApiDeps): Router {
   const router = Router();
+  const viewBodies = new RunViewBodies();
 
   router.post("/runs", async (req, res) => {
     const { accountId } = authOf(res);
@@ -73,12 +82,18 @@ export function runsRouter(deps: CompiledApiDeps): Router {
     res.json(runView((await getRun(deps.db, run.id))!, { waiting: deps.scheduler.waitingReason?.(run.id) }));
   });
 
-  router.get("/runs/:runId", async (req, res) => {
-    const run = await requireRun(deps.db, authOf(res).accountId, req.params.runId);
-    res.json(runView(run, { waiting: deps.scheduler.waitingReason?.(run.id) }));
-  });
+  // A promise chain, not an async function (issue 29); express passes a rejection to the error handler.
+  router.get("/runs/:runId", (req, res) => requireRunView(deps.db, authOf(res).accountId, req.params.runId).then((run) => {
+    sendJsonText(res, viewBodies.bodyOf(run, { waiting: deps.scheduler.waitingReason?.(run.id) }));
+  }));
 
   return router;
+}
+
+/** res.json for a body already serialised: what res.json does after JSON.stringify (the app sets no json spaces, replacer or escape). */
+function sendJsonText(res: Response, body: string): void {
+  if (!res.get("Content-Type")) res.set("Content-Type", "application/json");
+  res.send(body);
 }
 
 /**
