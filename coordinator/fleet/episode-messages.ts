@@ -7,8 +7,8 @@
 import { canonicalFailureCluster } from "../../protocol/failure-clusters.js";
 import type { AgentMessage, EpisodeFinished, EpisodeInterrupted, EpisodeStarted } from "../../protocol/gen/cell.js";
 import { insertPendingArtifact } from "../store/artifacts-repo.js";
-import { lockAndGetCell, setLastSeqApplied } from "../store/cells-repo.js";
-import { addPinnedImage, getRun, lockAndGetRun, lockRun, lockRunOfEpisode, lockRunStatusOfEpisode, type RunRecord } from "../store/runs-repo.js";
+import { advanceLastSeqApplied, lockAndGetCell, setLastSeqApplied } from "../store/cells-repo.js";
+import { addPinnedImage, getRun, getRunStatusOfEpisode, lockAndGetRun, lockRun, lockRunOfEpisode, lockRunStatusOfEpisode, type RunRecord } from "../store/runs-repo.js";
 import type { RunStatus } from "../domain/run-state.js";
 import {
   amendLinkLostInterruption, getEpisode, getEpisodeRecord, listEpisodesHeldByCell, listRunIdsHeldByCell, markEpisodeDone, markEpisodeUnlabelled,
@@ -27,13 +27,16 @@ import { applySafetyEvent } from "./safety-messages.js";
 export async function applySequenced(ctx: LinkContext, cellId: string, message: AgentMessage): Promise<boolean> {
   const applied = await transact(ctx.db, async (tx) => {
     // After a failover, a message may be retried on another coordinator: the seq check must see its commit.
-    const cell = await lockAndGetCell(tx, cellId);
-    if (!cell || message.seq <= cell.last_seq_applied) return false;
-    if (message.seq > cell.last_seq_applied + 1) {
+    // The usual case, the message after the last applied, is one guarded update that takes the cell's lock;
+    // a resend or a gap reads the cell under its lock first. Either way seq is written before the body: a body
+    // that takes its run's lock then holds it one round trip less (the transaction commits both or neither).
+    if (!await advanceLastSeqApplied(tx, cellId, message.seq)) {
+      const cell = await lockAndGetCell(tx, cellId);
+      if (!cell || message.seq <= cell.last_seq_applied) return false;
       ctx.logger.warn(`cell ${cellId}: seq jumped from ${cell.last_seq_applied} to ${message.seq}; messages in between never arrived`);
+      await setLastSeqApplied(tx, cellId, message.seq);
     }
     await applyBody(ctx, tx, cellId, message);
-    await setLastSeqApplied(tx, cellId, message.seq);
     return true;
   }, { logger: ctx.logger });
   if (!applied) ctx.metrics.seqDedupes.inc();
@@ -76,8 +79,14 @@ function isoAt(ms: number, fallback: Date): string {
 }
 
 async function onStarted(ctx: LinkContext, tx: Tx, cellId: string, started: EpisodeStarted): Promise<void> {
-  // The run's lock and status through the episode's id; the guarded move needs no read of the episode.
-  const locked = await lockRunStatusOfEpisode(tx, started.episodeId);
+  // The run's status through the episode's id; the guarded move needs no read of the episode. Only the
+  // run's first start moves the run (scheduling -> running): the run's lock is taken for that alone. A
+  // run already running (or ended) never goes back, so the move of the episode needs no run lock: it is
+  // ordered with the run's end and with a requeue by the episode's row, and with this cell's other
+  // messages by the cell's row (a finish of the whole fleet's oldest run would otherwise wait for
+  // every start of it, on PostgreSQL each through a commit).
+  const seen = await getRunStatusOfEpisode(tx, started.episodeId);
+  const locked = seen && (seen.status === "queued" || seen.status === "scheduling") ? await lockRunStatusOfEpisode(tx, started.episodeId) : seen;
   if (!locked) {
     ctx.logger.warn(`cell ${cellId}: EpisodeStarted for unknown episode ${JSON.stringify(started.episodeId)}; acked and skipped`);
     return;

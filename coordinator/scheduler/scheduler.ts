@@ -11,7 +11,7 @@ import type { RunStatus } from "../domain/run-state.js";
 import type { Db } from "../store/database.js";
 import { singleFlight } from "../async/single-flight.js";
 import { claimPendingEpisode, listHeldEpisodes, listPairCells, listPendingOfUnit, type EpisodeRecord } from "../store/episodes-repo.js";
-import { listOpenRuns, lockAndGetRun, lockRunStatus, type RunRecord } from "../store/runs-repo.js";
+import { listOpenRuns, lockAndGetRun, lockRunStatus, shareLockRunStatus, type RunRecord } from "../store/runs-repo.js";
 import { findPinnedTask } from "../store/tasks-repo.js";
 import { transact } from "../store/tx.js";
 import type { RunUnit } from "../domain/units.js";
@@ -114,6 +114,8 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
   const waits = new Map<string, string>();
+  /** A claim of this pass found its run queued again (see assignOne): another pass follows. */
+  let requeuedSincePass = false;
 
   /** A pass's reads of pinned tasks: each pinned task is read once per pass. */
   type TaskReads = Map<string, ReturnType<typeof findPinnedTask>>;
@@ -266,7 +268,9 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
         assigned += 1;
       }
     };
+    requeuedSincePass = false;
     const outcomes = await Promise.allSettled(Array.from({ length: Math.min(ASSIGNMENTS_IN_FLIGHT, jobs.length) }, worker));
+    if (requeuedSincePass) kickLocal();
     const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === "rejected");
     if (failed) throw failed.reason;
     return assigned;
@@ -285,8 +289,16 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
         if (!locked || await options.budget!.episodeAllowance(run.id, [offered.row], tx, locked) < 1) return undefined;
         status = locked.status;
       } else {
-        status = await lockRunStatus(tx, run.id);
+        // A queued run moves to scheduling with this claim: under the run's lock. Otherwise the run's shared
+        // lock: the pass's claims of one run commit side by side, still ordered with its finishes and its end.
+        status = run.status === "queued" ? await lockRunStatus(tx, run.id) : await shareLockRunStatus(tx, run.id);
         if (status === undefined) return undefined;
+        if (status === "queued" && run.status !== "queued") {
+          // Back to queued since the pass read it (no move does this today): its move needs the exclusive lock, which a
+          // holder of the shared one must not ask for (two of them would wait for each other). The next pass takes it.
+          requeuedSincePass = true;
+          return undefined;
+        }
       }
       const claimed = await claimPendingEpisode(tx, episodeId, cellId, at);
       if (claimed) await lifecycle.scheduled(tx, run.id, cellId, status);
