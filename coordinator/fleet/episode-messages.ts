@@ -8,11 +8,11 @@ import { canonicalFailureCluster } from "../../protocol/failure-clusters.js";
 import type { AgentMessage, EpisodeFinished, EpisodeInterrupted, EpisodeStarted } from "../../protocol/gen/cell.js";
 import { insertPendingArtifact } from "../store/artifacts-repo.js";
 import { advanceLastSeqApplied, lockAndGetCell, setLastSeqApplied } from "../store/cells-repo.js";
-import { addPinnedImage, getRun, getRunStatusOfEpisode, lockAndGetRun, lockRun, lockRunOfEpisode, lockRunStatusOfEpisode, type RunRecord } from "../store/runs-repo.js";
+import { addPinnedImage, getRun, lockAndGetRun, lockRun, lockRunOfEpisode, lockRunStatusOfEpisode, type RunRecord } from "../store/runs-repo.js";
 import type { RunStatus } from "../domain/run-state.js";
 import {
   amendLinkLostInterruption, getEpisode, getEpisodeRecord, listEpisodesHeldByCell, listRunIdsHeldByCell, markEpisodeDone, markEpisodeUnlabelled,
-  markEpisodeRunning, requeueEpisode, type EpisodeRow, type Interruption,
+  markEpisodeRunning, markEpisodeRunningOfStartedRun, requeueEpisode, type EpisodeRow, type Interruption,
 } from "../store/episodes-repo.js";
 import { isSafeFileName } from "../artifacts/artifact-store.js";
 import { transact, type Tx } from "../store/tx.js";
@@ -79,19 +79,20 @@ function isoAt(ms: number, fallback: Date): string {
 }
 
 async function onStarted(ctx: LinkContext, tx: Tx, cellId: string, started: EpisodeStarted): Promise<void> {
-  // The run's status through the episode's id; the guarded move needs no read of the episode. Only the
-  // run's first start moves the run (scheduling -> running): the run's lock is taken for that alone. A
-  // run already running (or ended) never goes back, so the move of the episode needs no run lock: it is
-  // ordered with the run's end and with a requeue by the episode's row, and with this cell's other
-  // messages by the cell's row (a finish of the whole fleet's oldest run would otherwise wait for
-  // every start of it, on PostgreSQL each through a commit).
-  const seen = await getRunStatusOfEpisode(tx, started.episodeId);
-  const locked = seen && (seen.status === "queued" || seen.status === "scheduling") ? await lockRunStatusOfEpisode(tx, started.episodeId) : seen;
+  // Only the run's first start moves the run (scheduling -> running), and only that takes the run's lock.
+  // A run already running (or ended) never goes back, so the episode's move needs no run lock: one guarded
+  // update, ordered with the run's end and with a requeue by the episode's row, and with this cell's other
+  // messages by the cell's row (on PostgreSQL, a finish of the fleet's oldest run would otherwise wait for
+  // every start of it, each through a commit).
+  const at = isoAt(started.startedAtMs, ctx.now());
+  if (await markEpisodeRunningOfStartedRun(tx, started.episodeId, cellId, at)) return;
+  // Otherwise: the run's lock and status through the episode's id; the guarded move needs no read of the episode.
+  const locked = await lockRunStatusOfEpisode(tx, started.episodeId);
   if (!locked) {
     ctx.logger.warn(`cell ${cellId}: EpisodeStarted for unknown episode ${JSON.stringify(started.episodeId)}; acked and skipped`);
     return;
   }
-  if (!await markEpisodeRunning(tx, started.episodeId, cellId, isoAt(started.startedAtMs, ctx.now()))) return;
+  if (!await markEpisodeRunning(tx, started.episodeId, cellId, at)) return;
   await ctx.lifecycle.started(tx, locked.runId, cellId, locked.status);
 }
 

@@ -10,8 +10,8 @@ import type { RunLifecycle } from "../lifecycle/run-lifecycle.js";
 import type { RunStatus } from "../domain/run-state.js";
 import type { Db } from "../store/database.js";
 import { singleFlight } from "../async/single-flight.js";
-import { claimPendingEpisode, listHeldEpisodes, listPairCells, listPendingOfUnit, type EpisodeRecord } from "../store/episodes-repo.js";
-import { listOpenRuns, lockAndGetRun, lockRunStatus, shareLockRunStatus, type RunRecord } from "../store/runs-repo.js";
+import { claimPendingEpisode, claimPendingEpisodeOfStartedRun, listCellsHoldingEpisodes, listPairCells, listPendingOfUnit, type EpisodeRecord } from "../store/episodes-repo.js";
+import { listOpenRuns, lockAndGetRun, lockRunStatus, type RunRecord } from "../store/runs-repo.js";
 import { findPinnedTask } from "../store/tasks-repo.js";
 import { transact } from "../store/tx.js";
 import type { RunUnit } from "../domain/units.js";
@@ -114,8 +114,6 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
   const waits = new Map<string, string>();
-  /** A claim of this pass found its run queued again (see assignOne): another pass follows. */
-  let requeuedSincePass = false;
 
   /** A pass's reads of pinned tasks: each pinned task is read once per pass. */
   type TaskReads = Map<string, ReturnType<typeof findPinnedTask>>;
@@ -180,10 +178,13 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     const taskKinds = new Map<string, string[]>();
     const taskReads: TaskReads = new Map();
     await noteInstrumentWaits(open, taskKinds, taskReads);
-    const held = new Set((await listHeldEpisodes(db)).map((e) => e.cell_id));
-    const cells: AvailableCell[] = registry
-      .localCells()
-      .filter((c) => c.state === "idle" && !held.has(c.cellId) && !registry.assignedEpisodeOf(c.cellId))
+    const connectedCells = registry.localCells();
+    const free = connectedCells.filter((c) => c.state === "idle" && !registry.assignedEpisodeOf(c.cellId));
+    // An idle cell may still hold an episode in the store (assigned before a restart, say): not offered.
+    // Read for the idle cells only: a pass when one cell is free reads one cell, not the fleet's episodes.
+    const held = await listCellsHoldingEpisodes(db, free.map((c) => c.cellId));
+    const cells: AvailableCell[] = free
+      .filter((c) => !held.has(c.cellId))
       .map((c) => ({
         cellId: c.cellId, model: c.model, firmware: c.firmware, environment: c.environment,
         instruments: registry.liveInstrumentKinds(c.cellId) ?? c.instruments.map((i) => i.kind),
@@ -192,7 +193,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     if (cells.length === 0) return 0;
 
     const byId = new Map(open.map((r) => [r.id, r]));
-    const connectedIds = new Set(registry.localCells().map((c) => c.cellId));
+    const connectedIds = new Set(connectedCells.map((c) => c.cellId));
     const idleIds = new Set(cells.map((c) => c.cellId));
     // Episodes offered this pass, with their unit.
     const offeredEpisodes = new Map<string, { unit: RunUnit; row: EpisodeRecord }>();
@@ -268,9 +269,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
         assigned += 1;
       }
     };
-    requeuedSincePass = false;
     const outcomes = await Promise.allSettled(Array.from({ length: Math.min(ASSIGNMENTS_IN_FLIGHT, jobs.length) }, worker));
-    if (requeuedSincePass) kickLocal();
     const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === "rejected");
     if (failed) throw failed.reason;
     return assigned;
@@ -279,26 +278,21 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
   /** Commits one assignment (and a queued run's move to scheduling); returns the message to send. */
   async function assignOne(run: RunRecord, episodeId: string, cellId: string, taskJson: string, offered: { unit: RunUnit; row: EpisodeRecord }): Promise<AssignEpisode | undefined> {
     const at = now().toISOString();
-    const episode = await transact(db, async (tx) => {
+    const capped = options.budget && typeof (run.request as { max_budget_usd?: unknown }).max_budget_usd === "number";
+    // Most claims move nothing but the episode: one guarded statement, no transaction, no run lock
+    // (claimPendingEpisodeOfStartedRun says why that is safe). A queued run moves with its claim, and a
+    // capped run's room is checked with it, in a transaction under the run's lock.
+    const episode = !capped && run.status !== "queued" ? await claimPendingEpisodeOfStartedRun(db, episodeId, cellId, at) : await transact(db, async (tx) => {
       // Another coordinator on the database may have spent the run's room since this pass read
       // it; under the run's lock the check is exact.
-      const capped = options.budget && typeof (run.request as { max_budget_usd?: unknown }).max_budget_usd === "number";
       let status: RunStatus | undefined;
       if (capped) {
         const locked = await lockAndGetRun(tx, run.id);
         if (!locked || await options.budget!.episodeAllowance(run.id, [offered.row], tx, locked) < 1) return undefined;
         status = locked.status;
       } else {
-        // A queued run moves to scheduling with this claim: under the run's lock. Otherwise the run's shared
-        // lock: the pass's claims of one run commit side by side, still ordered with its finishes and its end.
-        status = run.status === "queued" ? await lockRunStatus(tx, run.id) : await shareLockRunStatus(tx, run.id);
+        status = await lockRunStatus(tx, run.id);
         if (status === undefined) return undefined;
-        if (status === "queued" && run.status !== "queued") {
-          // Back to queued since the pass read it (no move does this today): its move needs the exclusive lock, which a
-          // holder of the shared one must not ask for (two of them would wait for each other). The next pass takes it.
-          requeuedSincePass = true;
-          return undefined;
-        }
       }
       const claimed = await claimPendingEpisode(tx, episodeId, cellId, at);
       if (claimed) await lifecycle.scheduled(tx, run.id, cellId, status);

@@ -369,18 +369,6 @@ export async function lockRunStatus(db: Db, runId: string): Promise<RunStatus | 
   return (await db.prepare(sql).get(runId) as { status: RunStatus } | undefined)?.status;
 }
 
-/**
- * lockRunStatus with a shared lock (PostgreSQL: SELECT ... FOR SHARE): transactions that hold it run side by
- * side, and each waits for a holder of the exclusive lock (lockRun and the others above), which waits for them.
- * For an assignment that moves neither the run's status nor reads its money: the claim of a pending
- * episode is a guarded update, ordered with the run's end (which cancels what is pending) by the
- * episode's row, and with a finish (which decides the run's completion) by this lock.
- */
-export async function shareLockRunStatus(db: Db, runId: string): Promise<RunStatus | undefined> {
-  const sql = db.dialect === "postgres" ? "SELECT status FROM runs WHERE id = ? FOR SHARE" : "SELECT status FROM runs WHERE id = ?";
-  return (await db.prepare(sql).get(runId) as { status: RunStatus } | undefined)?.status;
-}
-
 /** lockRun and getRun in one statement (on SQLite, the read alone): the run as it stands under its lock. */
 export async function lockAndGetRun(db: Db, runId: string): Promise<RunRecord | undefined> {
   const row = await db.prepare(db.dialect === "postgres" ? LOCKED_RUN_ROW_SQL : RUN_ROW_SQL).get(runId) as RunRow | undefined;
@@ -402,16 +390,6 @@ export async function lockRunStatusOfEpisode(db: Db, episodeId: string): Promise
   const row = await db.prepare(
     `SELECT id, status FROM runs WHERE id = (SELECT run_id FROM episodes WHERE id = ?)${db.dialect === "postgres" ? " FOR UPDATE" : ""}`,
   ).get(episodeId) as { id: string; status: RunStatus } | undefined;
-  return row ? { runId: row.id, status: row.status } : undefined;
-}
-
-/**
- * The run of an episode and its status, read without a lock (what lockRunStatusOfEpisode reads). A
- * run that is running never returns to an earlier status, so a caller that needs the lock only to move
- * a run out of queued or scheduling can read this first and lock only then.
- */
-export async function getRunStatusOfEpisode(db: Db, episodeId: string): Promise<{ runId: string; status: RunStatus } | undefined> {
-  const row = await db.prepare("SELECT id, status FROM runs WHERE id = (SELECT run_id FROM episodes WHERE id = ?)").get(episodeId) as { id: string; status: RunStatus } | undefined;
   return row ? { runId: row.id, status: row.status } : undefined;
 }
 
