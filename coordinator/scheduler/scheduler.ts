@@ -15,7 +15,7 @@ import { listOpenRuns, lockAndGetRun, lockRunStatus, type RunRecord } from "../s
 import { findPinnedTask } from "../store/tasks-repo.js";
 import { transact } from "../store/tx.js";
 import type { RunUnit } from "../domain/units.js";
-import { planAssignments, type AvailableCell, type CellPin, type SchedulableRun } from "./assignment-plan.js";
+import { compareRuns, planAssignments, type AvailableCell, type CellPin, type PlannedAssignment, type SchedulableRun } from "./assignment-plan.js";
 import { resolveTaskKits } from "../kits/kit-physics.js";
 import { withInstructionSet } from "../runs/instruction-set.js";
 import { withJudge } from "../runs/judge-checks.js";
@@ -76,7 +76,11 @@ export interface Scheduler {
   kick(): void;
   /** Asks for a pass here only (a peer asked). */
   kickLocal(): void;
-  /** An episode of `runId` finished or was interrupted: re-checks its budgets, then kicks. `run`: as for AssignmentBudget.afterEpisodeMetered. */
+  /**
+   * An episode of `runId` finished or was interrupted: re-checks its budgets, then asks for a pass here
+   * (kickLocal: metering makes no episode pending, so the peers are not told; a caller that requeued an
+   * episode kicks them). `run`: as for AssignmentBudget.afterEpisodeMetered.
+   */
   episodeMetered(runId: string, run?: RunRecord): Promise<void>;
   /**
    * Runs a pass now, through the same single flight as the kicked and periodic passes: when one is
@@ -197,8 +201,14 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     const idleIds = new Set(cells.map((c) => c.cellId));
     // Episodes offered this pass, with their unit.
     const offeredEpisodes = new Map<string, { unit: RunUnit; row: EpisodeRecord }>();
-    const runs: SchedulableRun[] = [];
-    for (const run of open) {
+    // Runs in the order they are served, each matched against the cells the runs before it left free: the
+    // plan is planAssignments' over every run at once, but a run is read only while a free cell could take
+    // its work (its pending episodes, its budget), so a pass for one free cell reads the one run it serves.
+    const planned: PlannedAssignment[] = [];
+    let left = cells;
+    for (const run of [...open].sort(compareRuns)) {
+      if (left.length === 0) break;
+      if (!run.units.some((unit) => left.some((c) => c.model === unit.model && c.firmware === unit.firmware && c.environment === unit.environment))) continue;
       const pendingOf = async (limit: number) => {
         const pending: EpisodeRecord[] = [];
         for (let u = 0; u < run.units.length; u++) pending.push(...await listPendingOfUnit(db, run.id, u, limit));
@@ -228,17 +238,21 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
         };
         offeredEpisodes.set(e.id, { unit, row: e });
       }
-      runs.push({
+      const schedulable: SchedulableRun = {
         id: run.id, priority: run.priority, created: run.created, model: run.plan.model, firmware: run.plan.firmware, environment: run.plan.environment,
         pendingEpisodeIds: chosen.map((e) => e.id), episodePins, limit: Math.min(cells.length, chosen.length),
-      });
+      };
+      const mine = planAssignments([schedulable], left);
+      planned.push(...mine);
+      const taken = new Set(mine.map((a) => a.cellId));
+      left = left.filter((c) => !taken.has(c.cellId));
     }
 
     const taskJsonCache = new Map<string, string | undefined>();
     const jobs: Array<{ run: RunRecord; episodeId: string; cellId: string; taskJson: string; offered: { unit: RunUnit; row: EpisodeRecord } }> = [];
-    for (const planned of planAssignments(runs, cells)) {
-      const run = byId.get(planned.runId)!;
-      const offered = offeredEpisodes.get(planned.episodeId)!;
+    for (const assignment of planned) {
+      const run = byId.get(assignment.runId)!;
+      const offered = offeredEpisodes.get(assignment.episodeId)!;
       const task = offered.unit.task;
       if (!taskJsonCache.has(task)) taskJsonCache.set(task, await taskJsonOf(taskReads, task));
       const taskJson = taskJsonCache.get(task);
@@ -246,7 +260,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
         logger.error(`scheduler: run ${run.id} pins task ${task}, which is not in the tasks table; its episodes stay pending`);
         continue;
       }
-      jobs.push({ run, episodeId: planned.episodeId, cellId: planned.cellId, taskJson, offered });
+      jobs.push({ run, episodeId: assignment.episodeId, cellId: assignment.cellId, taskJson, offered });
     }
 
     // Each assignment is its own transaction; a few run side by side, so that on PostgreSQL their round
@@ -377,7 +391,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
       } catch (error) {
         logger.error(`scheduler: budget check of run ${runId} failed: ${(error as Error).stack ?? error}`);
       }
-      kick();
+      kickLocal();
     },
     async runPass() {
       if (stopped) return 0;
