@@ -131,9 +131,11 @@ async function onFinished(ctx: LinkContext, tx: Tx, cellId: string, finished: Ep
   // The scheduler is kicked by the last effect of each path below, once the run's progress is settled: a pass
   // started before that could hand the freed cell another run's episode while this run's end was still being
   // written, and a live view of this run would then close as "the cell moved on" instead of "run ... ended".
+  // Here only (kickLocal): a finish frees this coordinator's cell and makes no episode pending, so the other
+  // coordinators on the database have nothing new to match (on PostgreSQL, one NOTIFY less per episode).
   if (finished.outcome !== "success" && finished.outcome !== "failure" && finished.outcome !== "unlabelled") {
     ctx.logger.error(`cell ${cellId}: EpisodeFinished for ${episode.id} has outcome ${JSON.stringify(finished.outcome)} (want success, failure or unlabelled); acked and skipped`);
-    tx.afterCommit(() => ctx.scheduler.kick());
+    tx.afterCommit(() => ctx.scheduler.kickLocal());
     return;
   }
   const common = {
@@ -161,7 +163,7 @@ async function onFinished(ctx: LinkContext, tx: Tx, cellId: string, finished: Ep
         await ctx.lifecycle.progress(ctx.db, episode.run_id);
         await ctx.scheduler.episodeMetered(episode.run_id, run);
       }
-      ctx.scheduler.kick();
+      ctx.scheduler.kickLocal();
     });
     return;
   }
@@ -180,7 +182,7 @@ async function onFinished(ctx: LinkContext, tx: Tx, cellId: string, finished: Ep
       `cell ${cellId}: EpisodeFinished for ${episode.id} (attempt ${finished.attempt}) ignored: the episode is already ${episode.status}` +
         `${episode.status === "done" && episode.cell_id ? ` (finished by cell ${episode.cell_id})` : ""}; its artifacts are not recorded`,
     );
-    tx.afterCommit(() => ctx.scheduler.kick());
+    tx.afterCommit(() => ctx.scheduler.kickLocal());
     return;
   }
   // The first finish counts: the cell holding the newer attempt must stop it and not report it finished.
@@ -230,7 +232,7 @@ async function onFinished(ctx: LinkContext, tx: Tx, cellId: string, finished: Ep
       await ctx.scheduler.episodeMetered(episode.run_id, run);
     } finally {
       // Kicked in any case (episodeMetered kicks too; kicks in one tick make one pass): the cell is free.
-      ctx.scheduler.kick();
+      ctx.scheduler.kickLocal();
     }
   });
 }
