@@ -505,6 +505,14 @@ export async function countEpisodesOfRun(db: Db, runId: string): Promise<number>
 }
 
 /** Counts of a run's episodes by status. */
+/**
+ * Whether the run has an episode still to run or running (pending, assigned or running): the check of
+ * every finish, which stops at the first such row instead of counting the run's episodes.
+ */
+export async function hasOpenEpisodes(db: Db, runId: string): Promise<boolean> {
+  return await db.prepare("SELECT 1 AS open FROM episodes WHERE run_id = ? AND status IN ('pending', 'assigned', 'running') LIMIT 1").get(runId) !== undefined;
+}
+
 export async function countEpisodesByStatus(db: Db, runId: string): Promise<Record<EpisodeStatus, number>> {
   const counts: Record<EpisodeStatus, number> = { pending: 0, assigned: 0, running: 0, done: 0, cancelled: 0, unlabelled: 0 };
   const rows = await db.prepare("SELECT status, COUNT(*) AS n FROM episodes WHERE run_id = ? GROUP BY status").all(runId) as Array<{ status: EpisodeStatus; n: number }>;
