@@ -5,6 +5,7 @@
  */
 import type { AssignEpisode } from "../../protocol/gen/cell.js";
 import type { CellRegistry } from "../cells/registry.js";
+import type { ConnectedCell } from "../cells/fleet-view.js";
 import type { FleetMetrics } from "../cells/fleet-metrics.js";
 import type { RunLifecycle } from "../lifecycle/run-lifecycle.js";
 import type { RunStatus } from "../domain/run-state.js";
@@ -151,7 +152,9 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
 
   /** Recomputes each open run's instrument wait from the connected cells (any state) matching its units with pending episodes. */
   async function noteInstrumentWaits(open: RunRecord[], taskKinds: Map<string, string[]>, reads: TaskReads): Promise<void> {
-    const connected = registry.localCells();
+    // Listed when a run's task first needs an instrument: most passes have none to check.
+    let listed: ConnectedCell[] | undefined;
+    const connectedCells = () => (listed ??= registry.localCells());
     waits.clear();
     for (const run of open) {
       for (const [u, unit] of run.units.entries()) {
@@ -160,7 +163,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
         if (required.length === 0) continue;
         if ((await listPendingOfUnit(db, run.id, u, 1)).length === 0) continue;
         const pin = { model: unit.model, firmware: unit.firmware, environment: unit.environment };
-        const matching = connected.filter((c) => c.model === pin.model && c.firmware === pin.firmware && c.environment === pin.environment);
+        const matching = connectedCells().filter((c) => c.model === pin.model && c.firmware === pin.firmware && c.environment === pin.environment);
         const note = instrumentWait(
           { task: unit.task, pin: `${unit.robot} in ${unit.environment}`, required },
           matching.map((c) => {
