@@ -276,7 +276,13 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
       while (next < jobs.length) {
         const job = jobs[next++]!;
         const message = await assignOne(job.run, job.episodeId, job.cellId, job.taskJson, job.offered);
-        if (!message) continue;
+        if (!message) {
+          // The episode went meanwhile (another coordinator's pass claimed it, or its run ended): the cell
+          // is still free, so another pass here matches it against what is pending now, rather than the
+          // periodic one. That pass plans other episodes: what is no longer pending is not offered again.
+          if (claimsAlone(job.run)) kickLocal();
+          continue;
+        }
         const session = registry.session(job.cellId);
         registry.setAssigned(job.cellId, message.episodeId);
         // NOTE: if the write is lost because the stream just died, the disconnect handler requeues the
@@ -292,14 +298,26 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     return assigned;
   }
 
+  /**
+   * Whether the run's claims move nothing but the episode: one guarded statement, no transaction, no run
+   * lock (claimPendingEpisodeOfStartedRun says why that is safe), so a failed claim means the episode is
+   * no longer pending. A queued run moves with its claim, and a capped run's room is checked with it, in
+   * a transaction under the run's lock.
+   */
+  function claimsAlone(run: RunRecord): boolean {
+    return !isCapped(run) && run.status !== "queued";
+  }
+
+  /** A run whose claims the budget rules check (its request sets max_budget_usd). */
+  function isCapped(run: RunRecord): boolean {
+    return options.budget !== undefined && typeof (run.request as { max_budget_usd?: unknown }).max_budget_usd === "number";
+  }
+
   /** Commits one assignment (and a queued run's move to scheduling); returns the message to send. */
   async function assignOne(run: RunRecord, episodeId: string, cellId: string, taskJson: string, offered: { unit: RunUnit; row: EpisodeRecord }): Promise<AssignEpisode | undefined> {
     const at = now().toISOString();
-    const capped = options.budget && typeof (run.request as { max_budget_usd?: unknown }).max_budget_usd === "number";
-    // Most claims move nothing but the episode: one guarded statement, no transaction, no run lock
-    // (claimPendingEpisodeOfStartedRun says why that is safe). A queued run moves with its claim, and a
-    // capped run's room is checked with it, in a transaction under the run's lock.
-    const episode = !capped && run.status !== "queued" ? await claimPendingEpisodeOfStartedRun(db, episodeId, cellId, at) : await transact(db, async (tx) => {
+    const capped = isCapped(run);
+    const episode = claimsAlone(run) ? await claimPendingEpisodeOfStartedRun(db, episodeId, cellId, at) : await transact(db, async (tx) => {
       // Another coordinator on the database may have spent the run's room since this pass read
       // it; under the run's lock the check is exact.
       let status: RunStatus | undefined;
