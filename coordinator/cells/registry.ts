@@ -53,6 +53,8 @@ export interface CellRegistryOptions {
 
 export class CellRegistry implements FleetView {
   private readonly entries = new Map<string, Entry>();
+  /** The entries by cell id, as localCells lists them; dropped when a session attaches or detaches. */
+  private ordered: Entry[] | undefined;
   private readonly pins: FirmwarePins;
   private readonly now: () => number;
   private readonly relay: ((cellId: string, message: CoordinatorMessage) => Promise<boolean>) | undefined;
@@ -92,6 +94,7 @@ export class CellRegistry implements FleetView {
   attach(session: CellSession): CellSession | undefined {
     const previous = this.entries.get(session.cellId)?.session;
     const hello = session.hello;
+    this.ordered = undefined;
     this.entries.set(session.cellId, {
       session,
       lastHeardMs: this.now(),
@@ -110,6 +113,7 @@ export class CellRegistry implements FleetView {
     const entry = this.entries.get(session.cellId);
     if (!entry || entry.session !== session) return false;
     this.entries.delete(session.cellId);
+    this.ordered = undefined;
     if (entry.attention) this.attentionChanged(session.cellId, undefined);
     return true;
   }
@@ -272,8 +276,9 @@ export class CellRegistry implements FleetView {
 
   /** The cells connected to this coordinator, now. */
   localCells(): ConnectedCell[] {
-    return [...this.entries.values()]
-      .sort((a, b) => a.session.cellId.localeCompare(b.session.cellId))
+    // Sorted once per change of the fleet, not per call: the scheduler lists the cells on every pass.
+    this.ordered ??= [...this.entries.values()].sort((a, b) => a.session.cellId.localeCompare(b.session.cellId));
+    return this.ordered
       .map((entry) => {
         const hello = entry.session.hello;
         const episodeId = entry.assignedEpisodeId ?? (entry.reportedEpisodeId || undefined);

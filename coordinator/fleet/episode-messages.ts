@@ -7,12 +7,12 @@
 import { canonicalFailureCluster } from "../../protocol/failure-clusters.js";
 import type { AgentMessage, EpisodeFinished, EpisodeInterrupted, EpisodeStarted } from "../../protocol/gen/cell.js";
 import { insertPendingArtifact } from "../store/artifacts-repo.js";
-import { lockAndGetCell, setLastSeqApplied } from "../store/cells-repo.js";
+import { advanceLastSeqApplied, lockAndGetCell, setLastSeqApplied } from "../store/cells-repo.js";
 import { addPinnedImage, getRun, lockAndGetRun, lockRun, lockRunOfEpisode, lockRunStatusOfEpisode, type RunRecord } from "../store/runs-repo.js";
 import type { RunStatus } from "../domain/run-state.js";
 import {
   amendLinkLostInterruption, getEpisode, getEpisodeRecord, listEpisodesHeldByCell, listRunIdsHeldByCell, markEpisodeDone, markEpisodeUnlabelled,
-  markEpisodeRunning, requeueEpisode, type EpisodeRow, type Interruption,
+  markEpisodeRunning, markEpisodeRunningOfStartedRun, requeueEpisode, type EpisodeRow, type Interruption,
 } from "../store/episodes-repo.js";
 import { isSafeFileName } from "../artifacts/artifact-store.js";
 import { transact, type Tx } from "../store/tx.js";
@@ -27,13 +27,16 @@ import { applySafetyEvent } from "./safety-messages.js";
 export async function applySequenced(ctx: LinkContext, cellId: string, message: AgentMessage): Promise<boolean> {
   const applied = await transact(ctx.db, async (tx) => {
     // After a failover, a message may be retried on another coordinator: the seq check must see its commit.
-    const cell = await lockAndGetCell(tx, cellId);
-    if (!cell || message.seq <= cell.last_seq_applied) return false;
-    if (message.seq > cell.last_seq_applied + 1) {
+    // The usual case, the message after the last applied, is one guarded update that takes the cell's lock;
+    // a resend or a gap reads the cell under its lock first. Either way seq is written before the body: a body
+    // that takes its run's lock then holds it one round trip less (the transaction commits both or neither).
+    if (!await advanceLastSeqApplied(tx, cellId, message.seq)) {
+      const cell = await lockAndGetCell(tx, cellId);
+      if (!cell || message.seq <= cell.last_seq_applied) return false;
       ctx.logger.warn(`cell ${cellId}: seq jumped from ${cell.last_seq_applied} to ${message.seq}; messages in between never arrived`);
+      await setLastSeqApplied(tx, cellId, message.seq);
     }
     await applyBody(ctx, tx, cellId, message);
-    await setLastSeqApplied(tx, cellId, message.seq);
     return true;
   }, { logger: ctx.logger });
   if (!applied) ctx.metrics.seqDedupes.inc();
@@ -76,13 +79,20 @@ function isoAt(ms: number, fallback: Date): string {
 }
 
 async function onStarted(ctx: LinkContext, tx: Tx, cellId: string, started: EpisodeStarted): Promise<void> {
-  // The run's lock and status through the episode's id; the guarded move needs no read of the episode.
+  // Only the run's first start moves the run (scheduling -> running), and only that takes the run's lock.
+  // A run already running (or ended) never goes back, so the episode's move needs no run lock: one guarded
+  // update, ordered with the run's end and with a requeue by the episode's row, and with this cell's other
+  // messages by the cell's row (on PostgreSQL, a finish of the fleet's oldest run would otherwise wait for
+  // every start of it, each through a commit).
+  const at = isoAt(started.startedAtMs, ctx.now());
+  if (await markEpisodeRunningOfStartedRun(tx, started.episodeId, cellId, at)) return;
+  // Otherwise: the run's lock and status through the episode's id; the guarded move needs no read of the episode.
   const locked = await lockRunStatusOfEpisode(tx, started.episodeId);
   if (!locked) {
     ctx.logger.warn(`cell ${cellId}: EpisodeStarted for unknown episode ${JSON.stringify(started.episodeId)}; acked and skipped`);
     return;
   }
-  if (!await markEpisodeRunning(tx, started.episodeId, cellId, isoAt(started.startedAtMs, ctx.now()))) return;
+  if (!await markEpisodeRunning(tx, started.episodeId, cellId, at)) return;
   await ctx.lifecycle.started(tx, locked.runId, cellId, locked.status);
 }
 
@@ -121,9 +131,11 @@ async function onFinished(ctx: LinkContext, tx: Tx, cellId: string, finished: Ep
   // The scheduler is kicked by the last effect of each path below, once the run's progress is settled: a pass
   // started before that could hand the freed cell another run's episode while this run's end was still being
   // written, and a live view of this run would then close as "the cell moved on" instead of "run ... ended".
+  // Here only (kickLocal): a finish frees this coordinator's cell and makes no episode pending, so the other
+  // coordinators on the database have nothing new to match (on PostgreSQL, one NOTIFY less per episode).
   if (finished.outcome !== "success" && finished.outcome !== "failure" && finished.outcome !== "unlabelled") {
     ctx.logger.error(`cell ${cellId}: EpisodeFinished for ${episode.id} has outcome ${JSON.stringify(finished.outcome)} (want success, failure or unlabelled); acked and skipped`);
-    tx.afterCommit(() => ctx.scheduler.kick());
+    tx.afterCommit(() => ctx.scheduler.kickLocal());
     return;
   }
   const common = {
@@ -151,7 +163,7 @@ async function onFinished(ctx: LinkContext, tx: Tx, cellId: string, finished: Ep
         await ctx.lifecycle.progress(ctx.db, episode.run_id);
         await ctx.scheduler.episodeMetered(episode.run_id, run);
       }
-      ctx.scheduler.kick();
+      ctx.scheduler.kickLocal();
     });
     return;
   }
@@ -170,7 +182,7 @@ async function onFinished(ctx: LinkContext, tx: Tx, cellId: string, finished: Ep
       `cell ${cellId}: EpisodeFinished for ${episode.id} (attempt ${finished.attempt}) ignored: the episode is already ${episode.status}` +
         `${episode.status === "done" && episode.cell_id ? ` (finished by cell ${episode.cell_id})` : ""}; its artifacts are not recorded`,
     );
-    tx.afterCommit(() => ctx.scheduler.kick());
+    tx.afterCommit(() => ctx.scheduler.kickLocal());
     return;
   }
   // The first finish counts: the cell holding the newer attempt must stop it and not report it finished.
@@ -220,7 +232,7 @@ async function onFinished(ctx: LinkContext, tx: Tx, cellId: string, finished: Ep
       await ctx.scheduler.episodeMetered(episode.run_id, run);
     } finally {
       // Kicked in any case (episodeMetered kicks too; kicks in one tick make one pass): the cell is free.
-      ctx.scheduler.kick();
+      ctx.scheduler.kickLocal();
     }
   });
 }

@@ -24,7 +24,7 @@ import { kindModule } from "../kinds/registry.js";
 import { countUnstoredArtifacts } from "../store/artifacts-repo.js";
 import type { Db } from "../store/database.js";
 import {
-  cancelPendingEpisode, cancelPendingEpisodes, countEpisodesByStatus, getEpisode, listEpisodeRecords, listHeldEpisodesOfRun,
+  cancelPendingEpisode, cancelPendingEpisodes, countEpisodesByStatus, getEpisode, hasOpenEpisodes, listEpisodeRecords, listHeldEpisodesOfRun,
 } from "../store/episodes-repo.js";
 import { getRun, lockAndGetRun, lockRunStatus, setRunResult, setRunStatus, type RunRecord, backfilling } from "../store/runs-repo.js";
 import { transact, type Tx } from "../store/tx.js";
@@ -176,10 +176,12 @@ export function createRunLifecycle(options: RunLifecycleOptions): RunLifecycle {
       await endIn(tx, runId, { status: "stopped", ...decision.stop });
       return false;
     }
-    const counts = await countEpisodesByStatus(tx, runId);
     // Cancelled episodes (a kind decided early) and unlabelled ones (no person's label came) do not
-    // hold completion back; at least one must be done or unlabelled.
-    if (counts.pending + counts.assigned + counts.running > 0 || counts.done + counts.unlabelled === 0) return false;
+    // hold completion back; at least one must be done or unlabelled. The usual finish stops at the first
+    // open episode; the run's episodes are counted only once none is left.
+    if (await hasOpenEpisodes(tx, runId)) return false;
+    const counts = await countEpisodesByStatus(tx, runId);
+    if (counts.done + counts.unlabelled === 0) return false;
     if (await countUnstoredArtifacts(tx, runId) > 0) return false;
     // Episodes still being inserted (a large run's creation) are episodes still to run.
     if (await backfilling(tx, runId)) return false;

@@ -5,17 +5,18 @@
  */
 import type { AssignEpisode } from "../../protocol/gen/cell.js";
 import type { CellRegistry } from "../cells/registry.js";
+import type { ConnectedCell } from "../cells/fleet-view.js";
 import type { FleetMetrics } from "../cells/fleet-metrics.js";
 import type { RunLifecycle } from "../lifecycle/run-lifecycle.js";
 import type { RunStatus } from "../domain/run-state.js";
 import type { Db } from "../store/database.js";
 import { singleFlight } from "../async/single-flight.js";
-import { claimPendingEpisode, listHeldEpisodes, listPairCells, listPendingOfUnit, type EpisodeRecord } from "../store/episodes-repo.js";
+import { claimPendingEpisode, claimPendingEpisodeOfStartedRun, listCellsHoldingEpisodes, listPairCells, listPendingOfUnit, type EpisodeRecord } from "../store/episodes-repo.js";
 import { listOpenRuns, lockAndGetRun, lockRunStatus, type RunRecord } from "../store/runs-repo.js";
 import { findPinnedTask } from "../store/tasks-repo.js";
 import { transact } from "../store/tx.js";
 import type { RunUnit } from "../domain/units.js";
-import { planAssignments, type AvailableCell, type CellPin, type SchedulableRun } from "./assignment-plan.js";
+import { compareRuns, planAssignments, type AvailableCell, type CellPin, type PlannedAssignment, type SchedulableRun } from "./assignment-plan.js";
 import { resolveTaskKits } from "../kits/kit-physics.js";
 import { withInstructionSet } from "../runs/instruction-set.js";
 import { withJudge } from "../runs/judge-checks.js";
@@ -76,7 +77,11 @@ export interface Scheduler {
   kick(): void;
   /** Asks for a pass here only (a peer asked). */
   kickLocal(): void;
-  /** An episode of `runId` finished or was interrupted: re-checks its budgets, then kicks. `run`: as for AssignmentBudget.afterEpisodeMetered. */
+  /**
+   * An episode of `runId` finished or was interrupted: re-checks its budgets, then asks for a pass here
+   * (kickLocal: metering makes no episode pending, so the peers are not told; a caller that requeued an
+   * episode kicks them). `run`: as for AssignmentBudget.afterEpisodeMetered.
+   */
   episodeMetered(runId: string, run?: RunRecord): Promise<void>;
   /**
    * Runs a pass now, through the same single flight as the kicked and periodic passes: when one is
@@ -147,7 +152,9 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
 
   /** Recomputes each open run's instrument wait from the connected cells (any state) matching its units with pending episodes. */
   async function noteInstrumentWaits(open: RunRecord[], taskKinds: Map<string, string[]>, reads: TaskReads): Promise<void> {
-    const connected = registry.localCells();
+    // Listed when a run's task first needs an instrument: most passes have none to check.
+    let listed: ConnectedCell[] | undefined;
+    const connectedCells = () => (listed ??= registry.localCells());
     waits.clear();
     for (const run of open) {
       for (const [u, unit] of run.units.entries()) {
@@ -156,7 +163,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
         if (required.length === 0) continue;
         if ((await listPendingOfUnit(db, run.id, u, 1)).length === 0) continue;
         const pin = { model: unit.model, firmware: unit.firmware, environment: unit.environment };
-        const matching = connected.filter((c) => c.model === pin.model && c.firmware === pin.firmware && c.environment === pin.environment);
+        const matching = connectedCells().filter((c) => c.model === pin.model && c.firmware === pin.firmware && c.environment === pin.environment);
         const note = instrumentWait(
           { task: unit.task, pin: `${unit.robot} in ${unit.environment}`, required },
           matching.map((c) => {
@@ -178,10 +185,13 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     const taskKinds = new Map<string, string[]>();
     const taskReads: TaskReads = new Map();
     await noteInstrumentWaits(open, taskKinds, taskReads);
-    const held = new Set((await listHeldEpisodes(db)).map((e) => e.cell_id));
-    const cells: AvailableCell[] = registry
-      .localCells()
-      .filter((c) => c.state === "idle" && !held.has(c.cellId) && !registry.assignedEpisodeOf(c.cellId))
+    const connectedCells = registry.localCells();
+    const free = connectedCells.filter((c) => c.state === "idle" && !registry.assignedEpisodeOf(c.cellId));
+    // An idle cell may still hold an episode in the store (assigned before a restart, say): not offered.
+    // Read for the idle cells only: a pass when one cell is free reads one cell, not the fleet's episodes.
+    const held = await listCellsHoldingEpisodes(db, free.map((c) => c.cellId));
+    const cells: AvailableCell[] = free
+      .filter((c) => !held.has(c.cellId))
       .map((c) => ({
         cellId: c.cellId, model: c.model, firmware: c.firmware, environment: c.environment,
         instruments: registry.liveInstrumentKinds(c.cellId) ?? c.instruments.map((i) => i.kind),
@@ -190,12 +200,18 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     if (cells.length === 0) return 0;
 
     const byId = new Map(open.map((r) => [r.id, r]));
-    const connectedIds = new Set(registry.localCells().map((c) => c.cellId));
+    const connectedIds = new Set(connectedCells.map((c) => c.cellId));
     const idleIds = new Set(cells.map((c) => c.cellId));
     // Episodes offered this pass, with their unit.
     const offeredEpisodes = new Map<string, { unit: RunUnit; row: EpisodeRecord }>();
-    const runs: SchedulableRun[] = [];
-    for (const run of open) {
+    // Runs in the order they are served, each matched against the cells the runs before it left free: the
+    // plan is planAssignments' over every run at once, but a run is read only while a free cell could take
+    // its work (its pending episodes, its budget), so a pass for one free cell reads the one run it serves.
+    const planned: PlannedAssignment[] = [];
+    let left = cells;
+    for (const run of [...open].sort(compareRuns)) {
+      if (left.length === 0) break;
+      if (!run.units.some((unit) => left.some((c) => c.model === unit.model && c.firmware === unit.firmware && c.environment === unit.environment))) continue;
       const pendingOf = async (limit: number) => {
         const pending: EpisodeRecord[] = [];
         for (let u = 0; u < run.units.length; u++) pending.push(...await listPendingOfUnit(db, run.id, u, limit));
@@ -225,17 +241,21 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
         };
         offeredEpisodes.set(e.id, { unit, row: e });
       }
-      runs.push({
+      const schedulable: SchedulableRun = {
         id: run.id, priority: run.priority, created: run.created, model: run.plan.model, firmware: run.plan.firmware, environment: run.plan.environment,
         pendingEpisodeIds: chosen.map((e) => e.id), episodePins, limit: Math.min(cells.length, chosen.length),
-      });
+      };
+      const mine = planAssignments([schedulable], left);
+      planned.push(...mine);
+      const taken = new Set(mine.map((a) => a.cellId));
+      left = left.filter((c) => !taken.has(c.cellId));
     }
 
     const taskJsonCache = new Map<string, string | undefined>();
     const jobs: Array<{ run: RunRecord; episodeId: string; cellId: string; taskJson: string; offered: { unit: RunUnit; row: EpisodeRecord } }> = [];
-    for (const planned of planAssignments(runs, cells)) {
-      const run = byId.get(planned.runId)!;
-      const offered = offeredEpisodes.get(planned.episodeId)!;
+    for (const assignment of planned) {
+      const run = byId.get(assignment.runId)!;
+      const offered = offeredEpisodes.get(assignment.episodeId)!;
       const task = offered.unit.task;
       if (!taskJsonCache.has(task)) taskJsonCache.set(task, await taskJsonOf(taskReads, task));
       const taskJson = taskJsonCache.get(task);
@@ -243,7 +263,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
         logger.error(`scheduler: run ${run.id} pins task ${task}, which is not in the tasks table; its episodes stay pending`);
         continue;
       }
-      jobs.push({ run, episodeId: planned.episodeId, cellId: planned.cellId, taskJson, offered });
+      jobs.push({ run, episodeId: assignment.episodeId, cellId: assignment.cellId, taskJson, offered });
     }
 
     // Each assignment is its own transaction; a few run side by side, so that on PostgreSQL their round
@@ -256,7 +276,13 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
       while (next < jobs.length) {
         const job = jobs[next++]!;
         const message = await assignOne(job.run, job.episodeId, job.cellId, job.taskJson, job.offered);
-        if (!message) continue;
+        if (!message) {
+          // The episode went meanwhile (another coordinator's pass claimed it, or its run ended): the cell
+          // is still free, so another pass here matches it against what is pending now, rather than the
+          // periodic one. That pass plans other episodes: what is no longer pending is not offered again.
+          if (claimsAlone(job.run)) kickLocal();
+          continue;
+        }
         const session = registry.session(job.cellId);
         registry.setAssigned(job.cellId, message.episodeId);
         // NOTE: if the write is lost because the stream just died, the disconnect handler requeues the
@@ -272,13 +298,28 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     return assigned;
   }
 
+  /**
+   * Whether the run's claims move nothing but the episode: one guarded statement, no transaction, no run
+   * lock (claimPendingEpisodeOfStartedRun says why that is safe), so a failed claim means the episode is
+   * no longer pending. A queued run moves with its claim, and a capped run's room is checked with it, in
+   * a transaction under the run's lock.
+   */
+  function claimsAlone(run: RunRecord): boolean {
+    return !isCapped(run) && run.status !== "queued";
+  }
+
+  /** A run whose claims the budget rules check (its request sets max_budget_usd). */
+  function isCapped(run: RunRecord): boolean {
+    return options.budget !== undefined && typeof (run.request as { max_budget_usd?: unknown }).max_budget_usd === "number";
+  }
+
   /** Commits one assignment (and a queued run's move to scheduling); returns the message to send. */
   async function assignOne(run: RunRecord, episodeId: string, cellId: string, taskJson: string, offered: { unit: RunUnit; row: EpisodeRecord }): Promise<AssignEpisode | undefined> {
     const at = now().toISOString();
-    const episode = await transact(db, async (tx) => {
+    const capped = isCapped(run);
+    const episode = claimsAlone(run) ? await claimPendingEpisodeOfStartedRun(db, episodeId, cellId, at) : await transact(db, async (tx) => {
       // Another coordinator on the database may have spent the run's room since this pass read
       // it; under the run's lock the check is exact.
-      const capped = options.budget && typeof (run.request as { max_budget_usd?: unknown }).max_budget_usd === "number";
       let status: RunStatus | undefined;
       if (capped) {
         const locked = await lockAndGetRun(tx, run.id);
@@ -371,7 +412,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
       } catch (error) {
         logger.error(`scheduler: budget check of run ${runId} failed: ${(error as Error).stack ?? error}`);
       }
-      kick();
+      kickLocal();
     },
     async runPass() {
       if (stopped) return 0;

@@ -64,6 +64,16 @@ export async function revokeCellRow(db: Db, cellId: string, at: string): Promise
   return (await db.prepare("UPDATE cells SET revoked = ? WHERE id = ?").run(at, cellId)).changes > 0;
 }
 
+/**
+ * The cell's next message in order: `last_seq_applied` moves from seq - 1 to seq in one guarded update,
+ * which also takes the cell's row lock (and, waiting for another holder, checks the row as it committed).
+ * False when the cell is unknown or its last applied seq is not seq - 1 (a resend, or a gap): then
+ * read it under lockAndGetCell.
+ */
+export async function advanceLastSeqApplied(db: Db, cellId: string, seq: number): Promise<boolean> {
+  return (await db.prepare("UPDATE cells SET last_seq_applied = ? WHERE id = ? AND last_seq_applied = ?").run(seq, cellId, seq - 1)).changes > 0;
+}
+
 export async function setLastSeqApplied(db: Db, cellId: string, seq: number): Promise<void> {
   await db.prepare("UPDATE cells SET last_seq_applied = ? WHERE id = ?").run(seq, cellId);
 }

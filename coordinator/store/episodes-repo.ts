@@ -224,6 +224,18 @@ export async function listHeldEpisodes(db: Db): Promise<EpisodeRow[]> {
   return await db.prepare("SELECT * FROM episodes WHERE status IN ('assigned', 'running')").all() as EpisodeRow[];
 }
 
+/**
+ * Which of `cellIds` hold an episode (assigned or running) in the store: one read that returns at most
+ * those cells, however many episodes the fleet holds. No read for no cells.
+ */
+export async function listCellsHoldingEpisodes(db: Db, cellIds: readonly string[]): Promise<Set<string>> {
+  if (cellIds.length === 0) return new Set();
+  const among = db.dialect === "postgres" ? "SELECT jsonb_array_elements_text(?::jsonb)" : "SELECT value FROM json_each(?)";
+  const rows = await db.prepare(`SELECT DISTINCT cell_id FROM episodes WHERE status IN ('assigned', 'running') AND cell_id IN (${among})`)
+    .all(JSON.stringify(cellIds)) as Array<{ cell_id: string }>;
+  return new Set(rows.map((r) => r.cell_id));
+}
+
 /** pending -> assigned with attempt + 1; returns the new attempt, or null if it was not pending. */
 export async function assignEpisode(db: Db, episodeId: string, cellId: string, at: string): Promise<number | null> {
   return (await claimPendingEpisode(db, episodeId, cellId, at))?.attempt ?? null;
@@ -239,6 +251,38 @@ export async function claimPendingEpisode(db: Db, episodeId: string, cellId: str
     `UPDATE episodes SET status = 'assigned', attempt = attempt + 1, cell_id = ?, assigned_at = ?, started_at = NULL WHERE id = ? AND status = 'pending'
      RETURNING attempt, idx, seed`,
   ).get(cellId, at, episodeId) as { attempt: number; idx: number; seed: number } | undefined;
+}
+
+/**
+ * claimPendingEpisode as a statement of its own, outside any transaction, for a run past queued: the
+ * claim is one guarded update, atomic by itself, that moves no run. It takes no lock on the run: a
+ * claim leaves a run's open episodes (pending, assigned, running) as many as they were, so neither
+ * the completion check of a finish nor a kind's decision can differ with it, and the run's end is met
+ * at the episode's row (a pending episode it cancelled is not claimed; one claimed first is held, and
+ * the end tells its cell to cancel). Undefined when the episode was not pending or its run is queued
+ * (the move to scheduling goes with the claim, under the run's lock: claimPendingEpisode in a transaction).
+ */
+export async function claimPendingEpisodeOfStartedRun(db: Db, episodeId: string, cellId: string, at: string): Promise<{ attempt: number; idx: number; seed: number } | undefined> {
+  transitionEpisode("pending", "assigned");
+  return await db.prepare(
+    `UPDATE episodes SET status = 'assigned', attempt = attempt + 1, cell_id = ?, assigned_at = ?, started_at = NULL
+     WHERE id = ? AND status = 'pending' AND (SELECT status FROM runs WHERE runs.id = episodes.run_id) <> 'queued'
+     RETURNING attempt, idx, seed`,
+  ).get(cellId, at, episodeId) as { attempt: number; idx: number; seed: number } | undefined;
+}
+
+/**
+ * assigned -> running on the cell that holds it, when its run is already running (or has ended): the
+ * move that needs no run lock (see EpisodeStarted, coordinator/fleet/episode-messages.ts). False when
+ * nothing changed: the episode was not assigned to the cell, or its run is queued or scheduling, or
+ * unknown; then the caller takes the run's lock and tries markEpisodeRunning.
+ */
+export async function markEpisodeRunningOfStartedRun(db: Db, episodeId: string, cellId: string, at: string): Promise<boolean> {
+  transitionEpisode("assigned", "running");
+  return (await db.prepare(
+    `UPDATE episodes SET status = 'running', started_at = ? WHERE id = ? AND status = 'assigned' AND cell_id = ?
+     AND (SELECT status FROM runs WHERE runs.id = episodes.run_id) NOT IN ('queued', 'scheduling')`,
+  ).run(at, episodeId, cellId)).changes > 0;
 }
 
 /** assigned -> running on the cell that holds it; returns false when nothing changed. */
@@ -458,6 +502,14 @@ export async function invalidateEpisode(db: Db, episodeId: string, entry: { reas
 /** How many episodes the run has, of any status. */
 export async function countEpisodesOfRun(db: Db, runId: string): Promise<number> {
   return (await db.prepare("SELECT COUNT(*) AS n FROM episodes WHERE run_id = ?").get(runId) as { n: number }).n;
+}
+
+/**
+ * Whether the run has an episode still to run or running (pending, assigned or running): the check of
+ * every finish, which stops at the first such row instead of counting the run's episodes.
+ */
+export async function hasOpenEpisodes(db: Db, runId: string): Promise<boolean> {
+  return await db.prepare("SELECT 1 AS open FROM episodes WHERE run_id = ? AND status IN ('pending', 'assigned', 'running') LIMIT 1").get(runId) !== undefined;
 }
 
 /** Counts of a run's episodes by status. */

@@ -42,6 +42,7 @@
  *   npm run bench -- scale
  *   ASSAY_BENCH_SCALE_MAX_CELLS=32 npm run bench -- scale     a quick run: fleets of at most 32 cells
  *   ASSAY_BENCH_SCALE_ONLY=postgres_1 npm run bench -- scale   one setup's scheduling steps, no GET part
+ *   ASSAY_BENCH_SCALE_STEPS=256,512 npm run bench -- scale     only these fleet sizes (the large ones at once)
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -83,6 +84,11 @@ export interface ScaleSettings {
   /** Largest fleet tried, cells (ASSAY_BENCH_SCALE_MAX_CELLS; default 512). */
   maxCells: number;
   /**
+   * The fleet sizes tried, in order (ASSAY_BENCH_SCALE_STEPS, comma-separated, e.g. "256,512";
+   * default 8, 16, 32, ... up to maxCells): to measure the large fleets without the small ones.
+   */
+  steps?: number[];
+  /**
    * Only these scheduling setups, and not the GET part (ASSAY_BENCH_SCALE_ONLY, comma-separated
    * setup names; default every part and setup).
    */
@@ -96,10 +102,15 @@ export function scaleSettingsFromEnv(): ScaleSettings {
   if (!Number.isInteger(maxCells) || maxCells < FLEET_STEPS[0]) {
     throw new Error(`ASSAY_BENCH_SCALE_MAX_CELLS must be a whole number of at least ${FLEET_STEPS[0]}; got "${raw}"`);
   }
+  const rawSteps = process.env.ASSAY_BENCH_SCALE_STEPS;
+  const steps = rawSteps ? rawSteps.split(",").map((n) => Number(n.trim())) : undefined;
+  if (steps && !steps.every((n, i) => Number.isInteger(n) && n >= 1 && n <= maxCells && (i === 0 || n > steps[i - 1]!))) {
+    throw new Error(`ASSAY_BENCH_SCALE_STEPS lists fleet sizes in increasing order, whole numbers from 1 to ${maxCells}; got "${rawSteps}"`);
+  }
   const only = process.env.ASSAY_BENCH_SCALE_ONLY ? process.env.ASSAY_BENCH_SCALE_ONLY.split(",").map((name) => name.trim()) : undefined;
   const unknown = only?.find((name) => !SETUPS.some((setup) => setup.name === name));
   if (unknown !== undefined) throw new Error(`ASSAY_BENCH_SCALE_ONLY names setups among ${SETUPS.map((s) => s.name).join(", ")}; got "${unknown}"`);
-  return { maxCells, only };
+  return { maxCells, only, ...(steps ? { steps } : {}) };
 }
 
 interface Setup {
@@ -124,7 +135,7 @@ interface Resources {
 }
 
 export async function run(settings: ScaleSettings = scaleSettingsFromEnv()): Promise<Figure[]> {
-  const steps = FLEET_STEPS.filter((n) => n <= settings.maxCells);
+  const steps = settings.steps ?? FLEET_STEPS.filter((n) => n <= settings.maxCells);
   const root = mkdtempSync(join(tmpdir(), "assay-bench-scale-"));
   const coordinators: CoordinatorProcess[] = [];
   const cells: PacedCell[] = [];

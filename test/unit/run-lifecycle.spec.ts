@@ -10,7 +10,9 @@ import { createRunLifecycle, type RunLifecycle } from "../../coordinator/lifecyc
 import { transitionRun } from "../../coordinator/domain/run-state.js";
 import type { Db } from "../../coordinator/store/database.js";
 import { STORE_ENGINES, openTestDatabase } from "../support/test-database.js";
-import { assignEpisode, getEpisode } from "../../coordinator/store/episodes-repo.js";
+import {
+  assignEpisode, claimPendingEpisodeOfStartedRun, getEpisode, listCellsHoldingEpisodes, markEpisodeRunning, markEpisodeRunningOfStartedRun,
+} from "../../coordinator/store/episodes-repo.js";
 import * as runsRepo from "../../coordinator/store/runs-repo.js";
 import { transact } from "../../coordinator/store/tx.js";
 
@@ -75,6 +77,28 @@ for (const engine of STORE_ENGINES) {
       }), /boom/);
       assert.equal(seen.includes("rolled back"), false);
       await assert.rejects(db.transaction(async () => transact(db, async (tx) => tx.afterCommit(() => undefined))), /pass that transaction's Tx/);
+    });
+
+    it("claims and starts an episode without its run's lock only once the run has left queued (claim) and scheduling (start); reads which idle cells hold one", async () => {
+      await insertRun("run_q");
+      const [first, second] = [runsRepo.episodeId("run_q", 0), runsRepo.episodeId("run_q", 1)];
+      assert.equal(await claimPendingEpisodeOfStartedRun(db, first, "so101-a", at), undefined, "a queued run moves with its first claim, in a transaction");
+      await transact(db, async (tx) => {
+        await assignEpisode(tx, first, "so101-a", at);
+        await lifecycle.scheduled(tx, "run_q", "so101-a");
+      });
+      assert.deepEqual(await claimPendingEpisodeOfStartedRun(db, second, "so101-b", at), { attempt: 1, idx: 1, seed: (await getEpisode(db, second))!.seed });
+      assert.equal(await claimPendingEpisodeOfStartedRun(db, second, "so101-c", at), undefined, "claimed once");
+      assert.equal(await markEpisodeRunningOfStartedRun(db, first, "so101-a", at), false, "a scheduling run moves with its first start, under its lock");
+      await transact(db, async (tx) => {
+        assert.equal(await markEpisodeRunning(tx, first, "so101-a", at), true);
+        await lifecycle.started(tx, "run_q", "so101-a");
+      });
+      assert.equal(await markEpisodeRunningOfStartedRun(db, second, "so101-c", at), false, "only the holder starts it");
+      assert.equal(await markEpisodeRunningOfStartedRun(db, second, "so101-b", at), true);
+      assert.deepEqual([(await getEpisode(db, first))!.status, (await getEpisode(db, second))!.status, (await runsRepo.getRun(db, "run_q"))!.status], ["running", "running", "running"]);
+      assert.deepEqual([...await listCellsHoldingEpisodes(db, ["so101-b", "so101-c", "so101-a"])].sort(), ["so101-a", "so101-b"]);
+      assert.deepEqual([...await listCellsHoldingEpisodes(db, [])], []);
     });
 
     it("ends a run once: status, cancelled pending episodes, the partial result, CancelEpisode, one status event", async () => {
