@@ -23,6 +23,8 @@
  * plain copy does not). What the copy reads: every stored file of every episode (MCAP and each camera's
  * video), which is what the LeRobot export reads; RLDS reads the MCAPs alone and the mcap-bundle the MCAP
  * and the primary camera's video, a few percent less, so their ratios err low by that much. The copy
+ * reads into one reused buffer, as the archive writer does (`copy_stream_cpu_s`: the streamed copy of
+ * earlier runs, fresh buffers, and `..._cpu_vs_copy_stream` each export's CPU over it). The copy
  * computes no SHA-256; an export's figures include the one its archive gets from the store's `put`.
  *
  * Each export's start and end go to stderr as `MARK start|end <format> <CLOCK_MONOTONIC s>`, to cut its
