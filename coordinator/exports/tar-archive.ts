@@ -11,8 +11,7 @@
  * store asks for the next chunk (`putChunks`' contract). Streaming fresh buffers instead made V8 run a
  * mark-compact every few tens of MB in a coordinator (docs/storage.md, "Export speed").
  */
-import { open } from "node:fs/promises";
-import { readdir } from "node:fs/promises";
+import { open, readdir } from "node:fs/promises";
 import { join, relative, sep } from "node:path";
 import type { Readable } from "node:stream";
 import type { ObjectStore } from "../storage/object-store.js";
