@@ -1,16 +1,21 @@
 /**
- * Writes an export archive into the artifact store: a POSIX tar (long names as PAX headers, by
- * tar-stream) streamed to the store's `put`, whose answer gives its size and SHA-256 (the store hashes
- * what it writes; the archive is hashed once), so the key never holds a partial archive (the store writes an object whole or not at all). Members are streamed one at a
- * time, from local files or from the store: the archive is never held in memory.
+ * Writes an export archive into the artifact store: a POSIX tar (ustar headers, long or non-ASCII
+ * names as PAX headers, byte for byte what tar-stream's `pack` writes: `tar-header.ts`) streamed to
+ * the store's `putChunks`, whose answer gives its size and SHA-256 (the store hashes what it writes;
+ * the archive is hashed once), so the key never holds a partial archive (the store writes an object
+ * whole or not at all). Members are streamed one at a time, from local files or from the store: the
+ * archive is never held in memory.
+ *
+ * The archive goes out through one 1 MiB buffer per archive, filled with headers, members' bytes
+ * (local files are read straight into it) and padding, handed to the store and filled again once the
+ * store asks for the next chunk (`putChunks`' contract). Streaming fresh buffers instead made V8 run a
+ * mark-compact every few tens of MB in a coordinator (docs/storage.md, "Export speed").
  */
-import { createReadStream } from "node:fs";
-import { readdir, stat } from "node:fs/promises";
+import { open, readdir } from "node:fs/promises";
 import { join, relative, sep } from "node:path";
-import { PassThrough, pipeline as pipe, type Readable } from "node:stream";
-import { pipeline } from "node:stream/promises";
-import tar from "tar-stream";
+import type { Readable } from "node:stream";
 import type { ObjectStore } from "../storage/object-store.js";
+import { tarHeader, TAR_BLOCK, TAR_END } from "./tar-header.js";
 
 /** One archive member: a local file, a stream of known size (e.g. a stored object), or bytes made in memory (manifests, reports). */
 export type ArchiveEntry =
@@ -25,42 +30,83 @@ export interface ArchiveFile {
 
 export const ARCHIVE_CONTENT_TYPE = "application/x-tar";
 
-/** Local files are read into the archive 1 MiB at a time (not 64 KiB): fewer reads and fewer trips through the tar and hash streams. */
-const READ_CHUNK_BYTES = 1024 * 1024;
+/** The archive's buffer: 1 MiB, so a member is read in few calls and the store writes few chunks (256 KiB to 16 MiB measured the same). */
+const CHUNK_BYTES = 1024 * 1024;
 
 /** Streams `entries` into a tar stored as `key`; returns its size and SHA-256. `signal` aborts it. */
 export async function writeTarArchive(objects: ObjectStore, key: string, entries: AsyncIterable<ArchiveEntry> | Iterable<ArchiveEntry>, signal?: AbortSignal): Promise<ArchiveFile> {
-  const pack = tar.pack();
-  // tar-stream's pack is a streamx stream: a PassThrough makes it the Node stream the store takes. The
-  // pack's failure reaches the store through it; the store's failure stops the pack, so no member
-  // waits on a reader that is gone.
-  const stored = objects.put(key, pipe(pack, new PassThrough(), () => undefined), { contentType: ARCHIVE_CONTENT_TYPE });
-  stored.catch(() => pack.destroy());
-  const mtime = new Date();
-  try {
-    for await (const entry of entries) {
-      signal?.throwIfAborted();
-      if ("data" in entry) {
-        await new Promise<void>((resolve, reject) => pack.entry({ name: entry.name, size: entry.data.length, mode: 0o644, mtime }, Buffer.from(entry.data), (e) => (e ? reject(e) : resolve())));
-      } else if ("path" in entry) {
-        const size = (await stat(entry.path)).size;
-        await pipeline(createReadStream(entry.path, { highWaterMark: READ_CHUNK_BYTES }), pack.entry({ name: entry.name, size, mode: 0o644, mtime }), { signal });
-      } else {
-        const body = await entry.open();
-        await pipeline(body, pack.entry({ name: entry.name, size: entry.bytes, mode: 0o644, mtime }), { signal });
-      }
+  const { bytes, sha256 } = await objects.putChunks(key, tarChunks(entries, new Date(), signal), { contentType: ARCHIVE_CONTENT_TYPE });
+  return { bytes, sha256 };
+}
+
+/**
+ * The tar of `entries` as chunks of one reused buffer: each chunk is overwritten once the next is
+ * asked for (`ObjectStore.putChunks`). Every member gets mode 0644 and `mtime`.
+ */
+export async function* tarChunks(entries: AsyncIterable<ArchiveEntry> | Iterable<ArchiveEntry>, mtime: Date, signal?: AbortSignal): AsyncGenerator<Uint8Array> {
+  const buffer = Buffer.allocUnsafe(CHUNK_BYTES);
+  let filled = 0;
+  /** Copies `bytes` in, yielding the buffer each time it fills. */
+  async function* append(bytes: Uint8Array): AsyncGenerator<Uint8Array> {
+    for (let at = 0; at < bytes.length; ) {
+      const n = Math.min(bytes.length - at, CHUNK_BYTES - filled);
+      buffer.set(bytes.subarray(at, at + n), filled);
+      filled += n;
+      at += n;
+      if (filled === CHUNK_BYTES) yield* flush();
     }
-    pack.finalize();
-    const { bytes, sha256 } = await stored;
-    return { bytes, sha256 };
-  } catch (error) {
-    pack.destroy();
-    // When the store failed first (disk full, bucket unreachable), that is the error worth
-    // reporting, not the pack's "already destroyed" that followed from it.
-    const storeError = await stored.then(() => undefined, (e: unknown) => e);
-    const consequence = (e: unknown) => (e as NodeJS.ErrnoException).code === "ERR_STREAM_PREMATURE_CLOSE" || (e as Error).name === "AbortError";
-    throw storeError !== undefined && !consequence(storeError) ? storeError : error;
   }
+  async function* flush(): AsyncGenerator<Uint8Array> {
+    const chunk = buffer.subarray(0, filled);
+    filled = 0;
+    yield chunk;
+  }
+  const padding = (size: number) => TAR_END.subarray(0, (TAR_BLOCK - (size % TAR_BLOCK)) % TAR_BLOCK);
+
+  for await (const entry of entries) {
+    signal?.throwIfAborted();
+    if ("data" in entry) {
+      yield* append(tarHeader({ name: entry.name, size: entry.data.length, mode: 0o644, mtime }));
+      yield* append(entry.data);
+      yield* append(padding(entry.data.length));
+    } else if ("path" in entry) {
+      const file = await open(entry.path, "r");
+      try {
+        const size = (await file.stat()).size;
+        yield* append(tarHeader({ name: entry.name, size, mode: 0o644, mtime }));
+        // Read straight into the archive's buffer: no buffer per read.
+        for (let position = 0; position < size; ) {
+          signal?.throwIfAborted();
+          const { bytesRead } = await file.read(buffer, filled, Math.min(size - position, CHUNK_BYTES - filled), position);
+          if (bytesRead === 0) throw new Error(`${entry.path} ended at ${position} of its ${size} bytes while it was archived as ${entry.name}; it changed while the export ran`);
+          filled += bytesRead;
+          position += bytesRead;
+          if (filled === CHUNK_BYTES) yield* flush();
+        }
+        yield* append(padding(size));
+      } finally {
+        await file.close();
+      }
+    } else {
+      yield* append(tarHeader({ name: entry.name, size: entry.bytes, mode: 0o644, mtime }));
+      const body = await entry.open();
+      let received = 0;
+      try {
+        for await (const chunk of body as AsyncIterable<Uint8Array>) {
+          signal?.throwIfAborted();
+          received += chunk.length;
+          if (received > entry.bytes) break;
+          yield* append(chunk);
+        }
+      } finally {
+        body.destroy();
+      }
+      if (received !== entry.bytes) throw new Error(`${entry.name} had ${received > entry.bytes ? "more than " : ""}${received} bytes where ${entry.bytes} were expected; the stored file changed while the export ran`);
+      yield* append(padding(entry.bytes));
+    }
+  }
+  yield* append(TAR_END);
+  if (filled > 0) yield* flush();
 }
 
 /** Every file under `dir` as archive entries named `<prefix>/<relative path>`, in sorted order. */

@@ -121,6 +121,15 @@ export interface ObjectStore extends ResumableUploads {
    * hashes the same bytes again).
    */
   put(key: string, body: Readable | Uint8Array, options?: PutOptions): Promise<ObjectInfo & { sha256: string }>;
+  /**
+   * `put` for a producer that reuses its buffers: writes `chunks` whole as `key`, like `put`, but each
+   * chunk is valid only until the store asks for the next one (calls `next()` again), so the store has
+   * hashed and written it, or copied it, by then. The producer may then overwrite the chunk's bytes:
+   * an archive streamed through a few fixed buffers allocates no new memory per chunk (a fresh 1 MiB
+   * buffer per read made V8 run a mark-compact every few tens of MB; docs/storage.md "Export speed").
+   * A failure of the iterator fails the write; a failed write ends the iterator (`return()`).
+   */
+  putChunks(key: string, chunks: AsyncIterable<Uint8Array>, options?: PutOptions): Promise<ObjectInfo & { sha256: string }>;
   /** Throws `not_found` when there is no such object, `range_not_satisfiable` when `range` starts past its end. */
   get(key: string, range?: ByteRange): Promise<GetResult>;
   /** Throws `not_found` when there is no such object. */

@@ -31,7 +31,7 @@ import { Upload } from "@aws-sdk/lib-storage";
 import { getSignedUrl } from "@aws-sdk/s3-request-presigner";
 import { createHash } from "node:crypto";
 import { createReadStream } from "node:fs";
-import { pipeline, Transform, type Readable } from "node:stream";
+import { pipeline, Readable, Transform } from "node:stream";
 import {
   checkDeletePrefix,
   checkExpiry,
@@ -130,6 +130,17 @@ export class S3Store implements ObjectStore {
     const hashed = pipeline(body, tap, () => undefined);
     await new Upload({ client: this.client, params: { Bucket: this.bucket, Key, Body: hashed, ContentType: options.contentType } }).done();
     return { ...(await this.head(key)), sha256: hash.digest("hex") };
+  }
+
+  /**
+   * Copies each chunk before asking for the next: lib-storage's `Upload` keeps a part's chunks until
+   * the part is sent (up to four parts in flight), so a producer's reused buffer cannot be handed to it.
+   */
+  async putChunks(key: string, chunks: AsyncIterable<Uint8Array>, options: PutOptions = {}): Promise<ObjectInfo & { sha256: string }> {
+    async function* copies(): AsyncGenerator<Buffer> {
+      for await (const chunk of chunks) yield Buffer.from(chunk);
+    }
+    return this.put(key, Readable.from(copies(), { objectMode: false }), options);
   }
 
   async get(key: string, range?: ByteRange): Promise<GetResult> {

@@ -23,6 +23,8 @@
  * plain copy does not). What the copy reads: every stored file of every episode (MCAP and each camera's
  * video), which is what the LeRobot export reads; RLDS reads the MCAPs alone and the mcap-bundle the MCAP
  * and the primary camera's video, a few percent less, so their ratios err low by that much. The copy
+ * reads into one reused buffer, as the archive writer does (`copy_stream_cpu_s`: the streamed copy of
+ * earlier runs, fresh buffers, and `..._cpu_vs_copy_stream` each export's CPU over it). The copy
  * computes no SHA-256; an export's figures include the one its archive gets from the store's `put`.
  *
  * Each export's start and end go to stderr as `MARK start|end <format> <CLOCK_MONOTONIC s>`, to cut its
@@ -33,6 +35,7 @@
  *   npx tsx scripts/bench/export.ts [episodes, default 100] [formats, default mcap-bundle,rlds,lerobot] [repeats, default 1]
  */
 import { copyFileSync, createReadStream, createWriteStream, mkdirSync, rmSync, statSync } from "node:fs";
+import { open } from "node:fs/promises";
 import { join } from "node:path";
 import { once } from "node:events";
 import { pathToFileURL } from "node:url";
@@ -97,27 +100,58 @@ export async function run(episodes = 100, formats: readonly (typeof FORMATS)[num
     figure("input_bytes", inputBytes / MB, "MB");
 
     // The floor: the same bytes read and written into one file (best of three), and once more with an fsync at the end.
-    const copy = async (flush: boolean) => {
+    // The copy reads every input into one reused 1 MiB buffer and writes it out, as the archive writer
+    // does since its buffer is reused (`stream`: the copy before, a read stream's fresh 64 KiB buffers
+    // written to a write stream, which in this process started a mark-compact every few tens of MB, 0-20
+    // per three copies: its CPU time is kept as `copy_stream_cpu_s` for comparison with earlier runs).
+    const copy = async (flush: boolean, way: "buffer" | "stream" = "buffer") => {
       const copyTarget = join(service.dataDir, "copy.bin");
       const copyCpu = process.cpuUsage();
       const copyStarted = performance.now();
-      const out = createWriteStream(copyTarget, { flush });
-      for (const path of inputPaths) {
-        for await (const chunk of createReadStream(path)) if (!out.write(chunk)) await once(out, "drain");
+      if (way === "stream") {
+        const out = createWriteStream(copyTarget, { flush });
+        for (const path of inputPaths) {
+          for await (const chunk of createReadStream(path)) if (!out.write(chunk)) await once(out, "drain");
+        }
+        await new Promise<void>((resolve, reject) => out.end((error?: Error | null) => (error ? reject(error) : resolve())));
+      } else {
+        const buffer = Buffer.allocUnsafe(MB);
+        const out = await open(copyTarget, "w");
+        try {
+          for (const path of inputPaths) {
+            const input = await open(path, "r");
+            try {
+              for (let n; (n = (await input.read(buffer, 0, MB, null)).bytesRead) > 0; ) {
+                for (let written = 0; written < n; ) written += (await out.write(buffer, written, n - written)).bytesWritten;
+              }
+            } finally {
+              await input.close();
+            }
+          }
+          if (flush) await out.sync();
+        } finally {
+          await out.close();
+        }
       }
-      await new Promise<void>((resolve, reject) => out.end((error?: Error | null) => (error ? reject(error) : resolve())));
       const seconds = (performance.now() - copyStarted) / 1000;
       rmSync(copyTarget);
       return { seconds, cpuS: cpuSeconds(process.cpuUsage(copyCpu)) };
     };
     // The best of three copies: on a loaded machine one copy's CPU time varied 0.5-1.2 s between runs,
     // and a ratio over one inflated copy flatters every export.
+    process.stderr.write(`MARK start copy ${monotonicS()}\n`);
     const copies = [await copy(false), await copy(false), await copy(false)];
+    process.stderr.write(`MARK end copy ${monotonicS()}\n`);
     const copyS = Math.min(...copies.map((c) => c.seconds));
     const copyCpuS = Math.min(...copies.map((c) => c.cpuS));
     figure("copy_s", copyS, "s");
     figure("copy_cpu_s", copyCpuS, "s");
     figure("copy_throughput", inputBytes / MB / copyS, "MB/s");
+    process.stderr.write(`MARK start copy-stream ${monotonicS()}\n`);
+    const streamCopies = [await copy(false, "stream"), await copy(false, "stream"), await copy(false, "stream")];
+    process.stderr.write(`MARK end copy-stream ${monotonicS()}\n`);
+    const copyStreamCpuS = Math.min(...streamCopies.map((c) => c.cpuS));
+    figure("copy_stream_cpu_s", copyStreamCpuS, "s");
     // The store fsyncs an archive before it counts as written, and on this shared virtual disk one flush of
     // the same bytes took 0.45-2.1 s between runs: best of three too, for the `_vs_copy_fsync` ratios.
     const copyFsyncS = Math.min((await copy(true)).seconds, (await copy(true)).seconds, (await copy(true)).seconds);
@@ -160,6 +194,7 @@ export async function run(episodes = 100, formats: readonly (typeof FORMATS)[num
       figure(`${format}_vs_copy_fsync`, seconds / copyFsyncS, "ratio");
       figure(`${format}_cpu_s`, cpuS, "s");
       figure(`${format}_cpu_vs_copy`, cpuS / copyCpuS, "ratio");
+      figure(`${format}_cpu_vs_copy_stream`, cpuS / copyStreamCpuS, "ratio");
       if (repeats > 1) {
         figure(`${format}_first_s`, attempts[0].seconds, "s");
         figure(`${format}_first_cpu_s`, attempts[0].cpuS, "s");

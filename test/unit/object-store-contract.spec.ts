@@ -66,6 +66,22 @@ function contract(name: string, harness: () => Promise<Harness>, cleanup: () => 
       assert.deepEqual([streamed.bytes, streamed.sha256], [6, sha(Buffer.from("abcdef"))]);
     });
 
+    it("stores chunks from a producer that overwrites its one buffer once the next chunk is asked for", async () => {
+      async function* reused(): AsyncGenerator<Uint8Array> {
+        const buffer = Buffer.alloc(4);
+        for (const part of ["abcd", "efgh", "ij"]) {
+          buffer.write(part);
+          yield buffer.subarray(0, part.length);
+        }
+        buffer.fill("z");
+      }
+      const info = await store.putChunks("p/chunks.tar", reused(), { contentType: "application/x-tar" });
+      assert.deepEqual([info.bytes, info.sha256], [10, sha(Buffer.from("abcdefghij"))]);
+      const got = await store.get("p/chunks.tar");
+      assert.equal((await text(got.body)).toString(), "abcdefghij");
+      assert.equal(got.contentType, "application/x-tar");
+    });
+
     it("replaces an object on a second put", async () => {
       await store.put("a/b", Buffer.from("one"));
       await store.put("a/b", Buffer.from("two!"));
