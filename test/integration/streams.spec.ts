@@ -22,7 +22,11 @@ import { runEnd, TEST_ADMIN_KEY, type TestService } from "./helpers.js";
 type Json = Record<string, any>;
 const execFileAsync = promisify(execFile);
 
-/** Reads `count` JPEG parts of a multipart/x-mixed-replace response, then cancels it. */
+/**
+ * Reads the first `count` JPEG parts of a multipart/x-mixed-replace response (fewer only if it ends
+ * first), then cancels it. One read may bring several parts: when this process (which also runs the
+ * coordinator) falls behind, frames the cell sent meanwhile arrive together.
+ */
 async function mjpegFrames(response: Response, count: number): Promise<Buffer[]> {
   const reader = response.body!.getReader();
   let buffer = Buffer.alloc(0);
@@ -32,7 +36,7 @@ async function mjpegFrames(response: Response, count: number): Promise<Buffer[]>
       const { value, done } = await reader.read();
       if (done) break;
       buffer = Buffer.concat([buffer, Buffer.from(value)]);
-      for (;;) {
+      while (frames.length < count) {
         // A part: boundary line, headers (Content-Type, Content-Length, X-Captured-At-Ms), blank line, JPEG.
         const header = /Content-Length: (\d+)\r\n(?:[^\r\n]+\r\n)*\r\n/.exec(buffer.toString("latin1"));
         if (!header) break;
