@@ -125,20 +125,27 @@ export function mjpegRouter(deps: CompiledApiDeps): Router {
       if (writing) pending = frame; // keep only the newest
       else write(frame);
     });
+    // Listening before the first await: a viewer that leaves while its grant is being bound (the
+    // check waits for the store) still lets go of the camera, the binding and its connection slot.
+    let closed = false;
+    let unbind: (() => void) | undefined;
+    res.on("close", () => {
+      closed = true;
+      unwatch();
+      unbind?.();
+      release();
+    });
     // The grant lapsed (the run ended, the cell moved on, the key was revoked, the token expired):
     // no frame after this one; the multipart body ends with its closing boundary.
-    const unbind = await deps.liveAccess.bind(grant, () => {
+    const bound = await deps.liveAccess.bind(grant, () => {
       lapsed = true;
       pending = undefined;
       unwatch();
       if (res.writableLength > 1024 * 1024) res.destroy();
       else res.end(`--${BOUNDARY}--\r\n`);
     });
-    res.on("close", () => {
-      unwatch();
-      unbind();
-      release();
-    });
+    if (closed) bound();
+    else unbind = bound;
   });
   return router;
 }
