@@ -84,10 +84,7 @@ export class DiskStore implements ObjectStore {
       await rm(temp, { force: true });
       throw error;
     }
-    const meta: StoredMeta = { ...(options.contentType ? { contentType: options.contentType } : {}), sha256: hash.digest("hex"), bytes };
-    await this.moveIntoPlace(temp, path);
-    await this.writeMeta(key, meta);
-    return { ...this.info(meta, (await stat(path)).mtimeMs), sha256: meta.sha256 };
+    return await this.commit(key, path, temp, { sha256: hash.digest("hex"), bytes }, options);
   }
 
   /** Each chunk is hashed and written (the write awaited) before the next is asked for: nothing is copied. */
@@ -110,7 +107,12 @@ export class DiskStore implements ObjectStore {
       throw error;
     }
     await file.close();
-    const meta: StoredMeta = { ...(options.contentType ? { contentType: options.contentType } : {}), sha256: hash.digest("hex"), bytes };
+    return await this.commit(key, path, temp, { sha256: hash.digest("hex"), bytes }, options);
+  }
+
+  /** Moves a written, fsynced `temp` into place as `key` with its metadata: the end of `put` and `putChunks`. */
+  private async commit(key: string, path: string, temp: string, written: { sha256: string; bytes: number }, options: PutOptions): Promise<ObjectInfo & { sha256: string }> {
+    const meta: StoredMeta = { ...(options.contentType ? { contentType: options.contentType } : {}), ...written };
     await this.moveIntoPlace(temp, path);
     await this.writeMeta(key, meta);
     return { ...this.info(meta, (await stat(path)).mtimeMs), sha256: meta.sha256 };
