@@ -51,6 +51,11 @@ export interface CellRegistryOptions {
   now?: () => number;
 }
 
+/** What an assignment event says: the run of the episode given, or undefined when one was taken back. */
+export interface AssignmentChange {
+  runId: string | undefined;
+}
+
 export class CellRegistry implements FleetView {
   private readonly entries = new Map<string, Entry>();
   /** The entries by cell id, as localCells lists them; dropped when a session attaches or detaches. */
@@ -58,7 +63,7 @@ export class CellRegistry implements FleetView {
   private readonly pins: FirmwarePins;
   private readonly now: () => number;
   private readonly relay: ((cellId: string, message: CoordinatorMessage) => Promise<boolean>) | undefined;
-  private readonly assignmentListeners = new Set<(cellId: string) => void>();
+  private readonly assignmentListeners = new Set<(cellId: string, change: AssignmentChange) => void>();
   private readonly attentionListeners = new Set<(cellId: string, attention: CellAttention | undefined) => void>();
 
   constructor(options: CellRegistryOptions) {
@@ -207,14 +212,17 @@ export class CellRegistry implements FleetView {
     if (event.kind === "estop_reset") entry.estopped = false;
   }
 
-  /** The coordinator gave (or took back, with undefined) an episode. */
-  setAssigned(cellId: string, episodeId: string | undefined): void {
+  /**
+   * The coordinator gave an episode of run `runId` (or took one back: `episodeId` and `runId`
+   * undefined). Called before the episode is sent to the cell.
+   */
+  setAssigned(cellId: string, episodeId: string | undefined, runId?: string): void {
     const entry = this.entries.get(cellId);
     if (!entry) return;
     const ended = entry.assignedEpisodeId;
     const changed = ended !== episodeId;
     entry.assignedEpisodeId = episodeId;
-    if (changed) for (const listener of [...this.assignmentListeners]) listener(cellId);
+    if (changed) for (const listener of [...this.assignmentListeners]) listener(cellId, { runId: episodeId === undefined ? undefined : runId });
     // Until the next heartbeat says otherwise, a cell that just finished is free for work; but not
     // a cell that declined an offer because it is busy with another episode (it would be offered
     // work again at once, and decline again, until its next heartbeat).
@@ -229,10 +237,11 @@ export class CellRegistry implements FleetView {
   }
 
   /**
-   * Calls `listener(cellId)` after the coordinator gives a cell an episode or takes it back (live views
-   * re-check who may watch it); returns the function that stops listening.
+   * Calls `listener(cellId, change)` when the coordinator gives a cell an episode or takes it back,
+   * synchronously and before the episode is sent to the cell (live views close at once when the cell
+   * moves on to another run, then re-check who may watch it); returns the function that stops listening.
    */
-  onAssignmentChange(listener: (cellId: string) => void): () => void {
+  onAssignmentChange(listener: (cellId: string, change: AssignmentChange) => void): () => void {
     this.assignmentListeners.add(listener);
     return () => this.assignmentListeners.delete(listener);
   }

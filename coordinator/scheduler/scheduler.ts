@@ -284,7 +284,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
           continue;
         }
         const session = registry.session(job.cellId);
-        registry.setAssigned(job.cellId, message.episodeId);
+        registry.setAssigned(job.cellId, message.episodeId, job.run.id);
         // NOTE: if the write is lost because the stream just died, the disconnect handler requeues the
         // episode (the store says this cell holds it).
         session?.send({ assignEpisode: message });

@@ -4,7 +4,9 @@
  * another coordinator is served, and so bound, here) is bound with the ViewerGrant that admitted it
  * and a `close(reason)`. The grant is asked again (stream-access.ts `grantLapse`):
  * - when the coordinator gives one of the cell's episodes or takes it back (the cell registry's
- *   assignment event), before any frame of the new episode can arrive;
+ *   assignment event). A customer's view of another run than the one the cell was just given is
+ *   closed in that same turn, before the episode is even sent to the cell, so no frame of another
+ *   account's episode can reach it; the other views are then asked again;
  * - when a status event of the run the grant names is published (here or relayed by another
  *   coordinator), so a run that ends closes its views;
  * - when `recheck()` is called (a key revoked);
@@ -30,8 +32,11 @@ export interface LiveAccessWatchOptions {
   db: Db;
   fleet: FleetView;
   runEvents: RunEvents;
-  /** Where a cell's assignment changes are announced (the cell registry). Default none: the backstop alone. */
-  assignments?: { onAssignmentChange(listener: (cellId: string) => void): () => void };
+  /**
+   * Where a cell's assignment changes are announced, synchronously, with the run of the episode given
+   * (the cell registry). Default none: the backstop alone.
+   */
+  assignments?: { onAssignmentChange(listener: (cellId: string, change: { runId: string | undefined }) => void): () => void };
   now?: () => Date;
   /** The backstop re-check period while views are open; default 5000 ms. */
   recheckMs?: number;
@@ -65,6 +70,11 @@ export function createLiveAccessWatch(options: LiveAccessWatchOptions): LiveAcce
     }
   };
 
+  const lapse = (view: BoundView, reason: string): void => {
+    unbind(view);
+    view.close(reason);
+  };
+
   const check = async (view: BoundView): Promise<void> => {
     let reason: string | null;
     try {
@@ -76,17 +86,25 @@ export function createLiveAccessWatch(options: LiveAccessWatchOptions): LiveAcce
     }
     // Checks may overlap (a status event during the backstop's): the view is closed once.
     if (reason === null || !views.has(view)) return;
-    unbind(view);
-    view.close(reason);
+    lapse(view, reason);
   };
 
   const recheck = async (cellId?: string): Promise<void> => {
     for (const view of [...views]) if (cellId === undefined || view.grant.cellId === cellId) await check(view);
   };
 
-  // After the change is in place (the scheduler's transaction has finished) and before the cell's
-  // next message, which arrives on a later turn of the event loop.
-  const stopAssignments = options.assignments?.onAssignmentChange((cellId) => queueMicrotask(() => void recheck(cellId)));
+  // The cell was given an episode of `runId`: a view bound to another run closes now, in the turn that
+  // sends the episode to the cell (the store's answer would come turns later, after frames of the new
+  // episode might have arrived). Every other view of the cell is asked again once the change is in
+  // place (the scheduler's transaction has finished).
+  const stopAssignments = options.assignments?.onAssignmentChange((cellId, { runId }) => {
+    if (runId !== undefined) {
+      for (const view of [...views]) {
+        if (view.grant.cellId === cellId && view.grant.runId !== null && view.grant.runId !== runId) lapse(view, "the cell moved on to another run");
+      }
+    }
+    queueMicrotask(() => void recheck(cellId));
+  });
 
   return {
     async bind(grant, close) {

@@ -118,8 +118,10 @@ export function acceptStreamUpgrades(server: Server, o: StreamUpgradeOptions): (
     socket.once("close", release);
     wss.handleUpgrade(req, socket, head, (ws) => {
       ws.once("close", release);
-      const end = o.signalling.handle(ws, grant.cellId);
+      let lapsed = false;
+      let end: ReturnType<typeof o.signalling.handle>;
       const binding = o.access.bind(grant, (reason) => {
+        lapsed = true;
         if (ws.readyState === ws.OPEN) ws.send(JSON.stringify({ type: "error", message: `access to this live view ended: ${reason}` }));
         // A close reason may be at most 123 bytes; ours are ASCII and shorter, this keeps it so.
         const short = reason.slice(0, 120);
@@ -128,6 +130,11 @@ export function acceptStreamUpgrades(server: Server, o: StreamUpgradeOptions): (
       });
       // bind never rejects (a store that cannot answer lapses the grant); unbinding waits for it.
       ws.once("close", () => void binding.then((unbind) => unbind()));
+      // The session (its offer first: the browser says nothing before it) starts once the grant is bound
+      // and checked again, so no picture goes out on a grant that lapsed while the viewer was admitted.
+      void binding.then(() => {
+        if (!lapsed && ws.readyState === ws.OPEN) end = o.signalling.handle(ws, grant.cellId);
+      });
     });
   };
   // An upgrade that fails unexpectedly (the store did not answer) drops its socket; nothing leaks.

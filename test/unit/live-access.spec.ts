@@ -10,6 +10,7 @@ import { RunEvents } from "../../coordinator/runs/run-events.js";
 import { openSqliteDatabase } from "../../coordinator/store/database.js";
 import { DEFAULT_ACCOUNT_ID, ensureAccount } from "../../coordinator/store/accounts-repo.js";
 import { revokeKey } from "../../coordinator/store/keys-repo.js";
+import { insertRun } from "../../coordinator/store/runs-repo.js";
 import { compileConnectionCapsOptions, ConnectionCaps } from "../../coordinator/streams/connection-caps.js";
 import { createLiveAccessWatch } from "../../coordinator/streams/live-access-watch.js";
 import type { ViewerGrant } from "../../coordinator/streams/stream-access.js";
@@ -20,12 +21,13 @@ describe("live access: open views re-checked while they last", () => {
   async function setup(now: () => Date, recheckMs = 60_000) {
     const db = openSqliteDatabase(":memory:");
     await ensureAccount(db, DEFAULT_ACCOUNT_ID, "Default", new Date().toISOString());
-    const listeners = new Set<(cellId: string) => void>();
-    const assignments = { onAssignmentChange: (l: (cellId: string) => void) => (listeners.add(l), () => listeners.delete(l)) };
+    type Listener = (cellId: string, change: { runId: string | undefined }) => void;
+    const listeners = new Set<Listener>();
+    const assignments = { onAssignmentChange: (l: Listener) => (listeners.add(l), () => void listeners.delete(l)) };
     const watch = createLiveAccessWatch({ db, fleet, runEvents: new RunEvents(), assignments, now, recheckMs });
     const key = (await createApiKey(db, DEFAULT_ACCOUNT_ID, ["streams:read"], new Date())).row;
     const grant = (cellId: string, tokenExpiresAt: Date | null = null): ViewerGrant => ({ cellId, accountId: DEFAULT_ACCOUNT_ID, keyId: key.id, runId: null, tokenExpiresAt });
-    return { db, watch, key, grant, assign: (cellId: string) => listeners.forEach((l) => l(cellId)) };
+    return { db, watch, key, grant, assign: (cellId: string, runId?: string) => listeners.forEach((l) => l(cellId, { runId })) };
   }
 
   it("closes a view whose key is revoked on recheck(), once, and leaves the others open", async () => {
@@ -60,6 +62,35 @@ describe("live access: open views re-checked while they last", () => {
     // ... the backstop finds the expired token on its own.
     await expired;
     assert.deepEqual(reasons, ["stream token expired; take a fresh URL"]);
+    watch.stop();
+    await db.close();
+  });
+
+  it("closes a customer's view in the same turn as its cell is given another run's episode, and keeps the rest", async () => {
+    const { db, watch, grant, assign } = await setup(() => new Date());
+    for (const id of ["run_a", "run_b"]) {
+      await insertRun(db, {
+        id, accountId: DEFAULT_ACCOUNT_ID, kind: "run", created: new Date().toISOString(), request: { policy: { type: "container", image: "lab/p:1" } },
+        resolvedPins: { robot: "so101@3.11", environment: "tabletop@1", task: "pick-cube@v1", perturbation_rev: "assay-perturb@1" },
+        plan: { model: "so101", firmware: "3.11", environment: "tabletop@1", seed: 1, control_rate_hz: 30, max_duration_s: 20 },
+        priority: "standard", episodesTotal: 1,
+      });
+    }
+    const closed: string[] = [];
+    // Bound views of run_a on cell-a (a customer's), run_a on cell-b, and an operator's on cell-a (no run).
+    await watch.bind({ ...grant("cell-a"), runId: "run_a" }, (reason) => closed.push(`customer a: ${reason}`));
+    await watch.bind({ ...grant("cell-b"), runId: "run_a" }, (reason) => closed.push(`customer b: ${reason}`));
+    await watch.bind(grant("cell-a"), (reason) => closed.push(`operator a: ${reason}`));
+    // cell-a gets another episode of run_a, then one of run_b: closed before the listener returns, no await
+    // (the episode is sent to the cell right after; its frames must not reach this viewer).
+    assign("cell-a", "run_a");
+    assert.deepEqual(closed, []);
+    assign("cell-a", "run_b");
+    assert.deepEqual(closed, ["customer a: the cell moved on to another run"]);
+    // Taking an episode back says nothing about a run; the re-check that follows keeps the rest open.
+    assign("cell-b");
+    await watch.recheck();
+    assert.deepEqual(closed, ["customer a: the cell moved on to another run"]);
     watch.stop();
     await db.close();
   });

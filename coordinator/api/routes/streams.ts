@@ -103,7 +103,9 @@ export function mjpegRouter(deps: CompiledApiDeps): Router {
     });
     // The viewer learns at once that it was admitted, not with the first frame.
     res.flushHeaders();
-    let writing = false;
+    // No frame goes out before the grant is bound and checked again (the cell may have moved on to
+    // another run while the viewer was admitted); until then only the newest frame is kept.
+    let writing = true;
     let lapsed = false;
     let pending: { jpeg: Uint8Array; capturedAtMs: number } | undefined;
     const write = ({ jpeg, capturedAtMs }: { jpeg: Uint8Array; capturedAtMs: number }) => {
@@ -146,6 +148,11 @@ export function mjpegRouter(deps: CompiledApiDeps): Router {
     });
     if (closed) bound();
     else unbind = bound;
+    if (lapsed || closed) return;
+    writing = false;
+    const first = pending;
+    pending = undefined;
+    if (first) write(first);
   });
   return router;
 }
