@@ -329,7 +329,7 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Run
   const signalling = createWebRtcSignalling({ hub: cellLink.live, iceServers: options.iceServers });
   const stopUpgrades = acceptStreamUpgrades(http, {
     db, fleet: cellLink.fleet, signalling, operatorAccountId: CATALOG_ACCOUNT_ID, streamsUrl, docsUrl: urls.docsUrl, now: () => new Date(),
-    forwarding: cellLink.forwarding, caps: connectionCaps, access: liveAccess, rejectedKeys,
+    forwarding: cellLink.forwarding, caps: connectionCaps, access: liveAccess, rejectedKeys, keys: apiKeys,
   });
 
   return {

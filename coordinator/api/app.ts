@@ -65,7 +65,7 @@ export function createApiApp(raw: ApiDeps): express.Express {
 
   // Unknown or revoked keys per client address, before the store is read (the per-key buckets need a key).
   const rejectedKeys = deps.rejectedKeys ?? undefined;
-  app.get("/metrics", metricsAccess(deps.db, deps.metricsAccess, rejectedKeys), async (_req, res) => {
+  app.get("/metrics", metricsAccess(deps.apiKeys, deps.metricsAccess, rejectedKeys), async (_req, res) => {
     res.type(deps.metrics.contentType).send(await deps.metrics.metrics());
   });
   app.use("/docs", docs.router);

@@ -8,6 +8,7 @@
  * admitted for) and holds only while `grantLapse()` finds nothing wrong with it: the watch in
  * live-access-watch.ts asks again whenever a cell's assignment or a run's status changes.
  */
+import type { ApiKeyCache } from "../auth/api-key-cache.js";
 import { resolveBearer, type RejectedKeyGuard } from "../auth/authenticate.js";
 import { AssayError } from "../errors/assay-error.js";
 import type { FleetView } from "../cells/fleet-view.js";
@@ -55,12 +56,23 @@ export interface StreamViewer {
   tokenExpiresAt: Date | null;
 }
 
+/** What a stream request presents: a stream token (from a descriptor's URL) or else a bearer key. */
+export interface StreamCredentials {
+  token?: string;
+  authorization?: string;
+  /** The coordinator's verified keys (a bearer key it has seen is not read from the store again). Default: the store. */
+  keys?: ApiKeyCache;
+  /** Bad bearer keys per client address. Default none. */
+  guard?: RejectedKeyGuard;
+}
+
 /**
  * The account a stream connection acts for: its URL token's (checked for `target`, a cell id or a
  * run's target, for the streams:read scope, and for its key: still valid and holding streams:read),
  * else its bearer key's, which needs streams:read. Throws 401 or 403.
  */
-export async function streamViewer(db: Db, target: string, token: string | undefined, authorization: string | undefined, now: Date, guard?: RejectedKeyGuard): Promise<StreamViewer> {
+export async function streamViewer(db: Db, target: string, credentials: StreamCredentials, now: Date): Promise<StreamViewer> {
+  const { token, authorization, keys, guard } = credentials;
   if (token !== undefined) {
     const check = await checkStreamToken(db, token, target, now);
     if (!check.ok) throw new AssayError("invalid_api_key", check.reason);
@@ -74,7 +86,7 @@ export async function streamViewer(db: Db, target: string, token: string | undef
     }
     return { accountId: grant.accountId, keyId: grant.keyId, tokenRunId: grant.runId ?? null, tokenExpiresAt: grant.expiresAt };
   }
-  const key = await resolveBearer(db, authorization, guard);
+  const key = await resolveBearer(keys ?? db, authorization, guard);
   if (!key.scope.includes(STREAM_SCOPE)) throw new AssayError("insufficient_scope", "watching a stream needs a key with streams:read (or the token in a descriptor's URL)");
   return { accountId: key.accountId, keyId: key.keyId, tokenRunId: null, tokenExpiresAt: null };
 }

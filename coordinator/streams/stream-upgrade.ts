@@ -18,6 +18,7 @@ import type { Db } from "../store/database.js";
 import type { ConnectionCaps } from "./connection-caps.js";
 import type { LiveAccess } from "./live-access-watch.js";
 import type { RejectedKeyLimit } from "../auth/authenticate.js";
+import type { ApiKeyCache } from "../auth/api-key-cache.js";
 import { admitViewer, streamViewer, workOfCell, type ViewerGrant } from "./stream-access.js";
 import { runStreamTarget } from "../auth/stream-tokens.js";
 import { forwardUpgrade, wasForwarded, type LiveForwarding } from "./live-forwarding.js";
@@ -48,6 +49,8 @@ export interface StreamUpgradeOptions {
   access: LiveAccess;
   /** Unknown or revoked bearer keys per client address (the one /v1 counts against). Default none. */
   rejectedKeys?: RejectedKeyLimit | null;
+  /** The coordinator's verified API keys (the ones /v1 uses). Default: every bearer key read from the store. */
+  keys?: ApiKeyCache;
 }
 
 /** The grant a request watches a cell under, or an AssayError saying why not. */
@@ -58,7 +61,8 @@ async function admit(o: StreamUpgradeOptions, req: IncomingMessage, base: string
   const [, kind, rawId] = match;
   const id = decodeURIComponent(rawId!);
   const target = kind === "cells" ? id : runStreamTarget(id);
-  const viewer = await streamViewer(o.db, target, url.searchParams.get("token") ?? undefined, req.headers.authorization, o.now(), o.rejectedKeys ? { limit: o.rejectedKeys, req } : undefined);
+  const credentials = { token: url.searchParams.get("token") ?? undefined, authorization: req.headers.authorization, keys: o.keys, guard: o.rejectedKeys ? { limit: o.rejectedKeys, req } : undefined };
+  const viewer = await streamViewer(o.db, target, credentials, o.now());
   let cellId = id;
   if (kind === "runs") {
     let running: ConnectedCell | undefined;

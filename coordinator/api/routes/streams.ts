@@ -71,7 +71,7 @@ export function streamsRouter(deps: CompiledApiDeps): Router {
 
 /** The grant an MJPEG request watches under (token or key), which must allow watching the cell now; throws 401/403/404. */
 async function mjpegGrant(deps: CompiledApiDeps, req: Request, cellId: string, token: string | undefined): Promise<ViewerGrant> {
-  const viewer = await streamViewer(deps.db, cellId, token, req.headers.authorization, deps.clock(), deps.rejectedKeys ? { limit: deps.rejectedKeys, req } : undefined);
+  const viewer = await streamViewer(deps.db, cellId, { token, authorization: req.headers.authorization, keys: deps.apiKeys, guard: deps.rejectedKeys ? { limit: deps.rejectedKeys, req } : undefined }, deps.clock());
   const grant = await admitViewer(deps.db, deps.fleet, OPERATOR_ACCOUNT_ID, viewer, cellId);
   if (!grant) throw unknownCell(cellId);
   return grant;
