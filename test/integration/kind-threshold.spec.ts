@@ -54,7 +54,9 @@ describe("kind threshold on a simulated fleet", function () {
   });
 
   it("crosses on the soak tier, confirms on the verify tier and notifies on_verified", async () => {
-    const created = await service.api("/v1/runs", { method: "POST", json: { ...THRESHOLD, on_verified: { webhook: receiver.url } } });
+    // Target 0.3, not 0.5: crossing, confirming and the two notifications are what is checked, and at 0.3 two successes
+    // in a row pass each phase's test (at 0.5, five), so the run takes about four episodes, one at a time, not ten.
+    const created = await service.api("/v1/runs", { method: "POST", json: { ...THRESHOLD, target: { ...THRESHOLD.target, success_rate: 0.3 }, on_verified: { webhook: receiver.url } } });
     assert.equal(created.status, 201, await created.clone().text());
     const run = (await created.json()) as Record<string, any>;
     assert.deepEqual(run.units.map((u: any) => u.role), ["soak", "verify"]);
