@@ -17,12 +17,19 @@ const policy = (image: string) => ({
   observation_contract: { cameras: ["top", "wrist"], state: ["joint_positions"] },
 });
 
+/**
+ * Pairs of the first test: four, not six. What it checks (each pair's two episodes from one seed on one cell, the
+ * per-policy Results, the paired difference against an independent computation, the report) holds at any count, and
+ * every count below is this one; each novice failure costs a 20 s episode.
+ */
+const PAIRS = 4;
+
 const COMPARE = {
   kind: "compare",
   robot: "so101@3.11",
   environment: "tabletop@1",
   task: "pick-cube@v1",
-  episodes: 6,
+  episodes: PAIRS,
   policies: { expert: policy("assay/ref-policy:expert"), novice: policy("assay/ref-policy:novice") },
   paired: true,
   perturbation: { layout_jitter_mm: 10, seed: 4242 },
@@ -48,12 +55,12 @@ describe("kind compare on a simulated fleet", function () {
     assert.equal(result.units.length, 2);
     // The top level is policy A's own rate, never the two policies pooled; the run's cost is both.
     assert.deepEqual(result.population.units, ["policy:expert"]);
-    assert.equal(result.n, 6);
+    assert.equal(result.n, PAIRS);
     assert.equal(result.success_rate, result.units[0].result.success_rate);
     assert.deepEqual(result.ci95, result.units[0].result.ci95);
     assert.ok(Math.abs(result.cost_usd - (result.units[0].result.cost_usd + result.units[1].result.cost_usd)) <= 0.011);
     for (const unit of result.units) {
-      assert.equal(unit.result.n, 6);
+      assert.equal(unit.result.n, PAIRS);
       // The model-level interval over the cells that ran the unit's episodes, one cell or several.
       assert.equal(unit.result.interval_method, "beta-binomial-posterior");
       assert.ok(unit.result.cost_usd > 0);
@@ -61,8 +68,8 @@ describe("kind compare on a simulated fleet", function () {
     const c = result.comparison;
     assert.equal(c.a, "expert");
     assert.equal(c.b, "novice");
-    assert.equal(c.pairs, 6);
-    assert.equal(c.both + c.only_a + c.only_b + c.neither, 6);
+    assert.equal(c.pairs, PAIRS);
+    assert.equal(c.both + c.only_a + c.only_b + c.neither, PAIRS);
     const rateA = result.units[0].result.success_rate;
     const rateB = result.units[1].result.success_rate;
     // About these cells: the paired interval over complete pairs, whose difference is the two rates'.
@@ -82,10 +89,10 @@ describe("kind compare on a simulated fleet", function () {
 
     // Same initial conditions within a pair: each layout seed appears once per policy.
     const list = (await (await service.api(`/v1/runs/${run.id}/episodes`)).json()) as { data: any[] };
-    assert.equal(list.data.length, 12);
+    assert.equal(list.data.length, 2 * PAIRS);
     const seeds = new Map<number, number[]>();
     for (const e of list.data) seeds.set(e.replay_spec.layout_seed, [...(seeds.get(e.replay_spec.layout_seed) ?? []), e.unit]);
-    assert.equal(seeds.size, 6);
+    assert.equal(seeds.size, PAIRS);
     for (const units of seeds.values()) assert.deepEqual([...units].sort(), [0, 1]);
 
     // Blocking by cell: both episodes of every pair ran on one cell, and the model-level claim agrees
@@ -99,7 +106,7 @@ describe("kind compare on a simulated fleet", function () {
     });
     assert.equal(c.split_pairs, 0);
     assert.deepEqual(c.by_cell.map((x: any) => x.cell), [...new Set(pairs.map((p) => p.cell))].sort());
-    assert.equal(c.by_cell.reduce((sum: number, x: any) => sum + x.pairs, 0), 6);
+    assert.equal(c.by_cell.reduce((sum: number, x: any) => sum + x.pairs, 0), PAIRS);
     const reference = pairedCellReference(pairs);
     assert.ok(Math.abs(c.ci[0] - reference.ci[0]) < 0.005 && Math.abs(c.ci[1] - reference.ci[1]) < 0.005, `${JSON.stringify(c.ci)} vs ${JSON.stringify(reference.ci)}`);
     assert.ok(Math.abs(c.probability_a_greater - reference.probabilityAGreater) < 0.005);
@@ -111,14 +118,14 @@ describe("kind compare on a simulated fleet", function () {
     assert.equal(report.run_kind, "compare");
     assert.equal(report.units.length, 2);
     // The citations are the ones a paper prints (docs/papers.md): the run's kind in words, its policies, the pins, each rate with n and interval.
-    const rate = String.raw`\d+\.\d% \[\d+\.\d%, \d+\.\d%\] \(n = 6\)`;
+    const rate = String.raw`\d+\.\d% \[\d+\.\d%, \d+\.\d%\] \(n = ${PAIRS}\)`;
     const pins = String.raw`task pick-cube@v1 \(frozen revision\); robot so101@3\.11; environment tabletop@1`;
     assert.match(report.citation, new RegExp(`^Assay comparison ${run.id} \\(\\d{4}-\\d{2}-\\d{2}\\): expert vs novice; ${pins}; expert ${rate}; novice ${rate}; 95% intervals, beta-binomial posterior over cells\\.$`));
     assert.match(report.units[0].citation, new RegExp(`^Assay comparison ${run.id} \\(\\d{4}-\\d{2}-\\d{2}\\): expert; ${pins}; success ${rate}; 95% intervals, beta-binomial posterior over cells\\.$`));
     assert.match(report.units[1].citation, new RegExp(`^Assay comparison ${run.id} \\(\\d{4}-\\d{2}-\\d{2}\\): novice; ${pins}; success ${rate}; `));
     // No API jargon: no unit keys, no "run run_".
     for (const citation of [report.citation, ...report.units.map((u: any) => u.citation)]) assert.doesNotMatch(citation, /policy:|run run_|\[policy/);
-    assert.equal(report.perturbation_schedule.realized.length, 12);
+    assert.equal(report.perturbation_schedule.realized.length, 2 * PAIRS);
     assert.ok(report.out_of_scope.length > 0, "the task's out_of_scope declarations appear verbatim");
     const pdf = await service.api(report.pdf_url);
     assert.equal(pdf.status, 200);

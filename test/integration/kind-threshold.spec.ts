@@ -54,7 +54,9 @@ describe("kind threshold on a simulated fleet", function () {
   });
 
   it("crosses on the soak tier, confirms on the verify tier and notifies on_verified", async () => {
-    const created = await service.api("/v1/runs", { method: "POST", json: { ...THRESHOLD, on_verified: { webhook: receiver.url } } });
+    // Target 0.3, not 0.5: crossing, confirming and the two notifications are what is checked, and at 0.3 two successes
+    // in a row pass each phase's test (at 0.5, five), so the run takes about four episodes, one at a time, not ten.
+    const created = await service.api("/v1/runs", { method: "POST", json: { ...THRESHOLD, target: { ...THRESHOLD.target, success_rate: 0.3 }, on_verified: { webhook: receiver.url } } });
     assert.equal(created.status, 201, await created.clone().text());
     const run = (await created.json()) as Record<string, any>;
     assert.deepEqual(run.units.map((u: any) => u.role), ["soak", "verify"]);
@@ -106,8 +108,13 @@ describe("kind threshold on a simulated fleet", function () {
 
   it("takes policy checkpoints pushed by the customer's pipeline and restarts the soak test at each", async () => {
     const novice = { ...policy(6), image: "assay/ref-policy:novice" };
+    // At most two episodes a phase: what this test checks (the checkpoint taken, the soak test restarted at it with
+    // its share of alpha, no checkpoint after the end) holds whatever the verdict, and the expert's restarted soak
+    // test at alpha 0.03 and the verify phase after it took 15-odd episodes, one at a time, under the 30 of THRESHOLD.
+    // Two, not one: a novice episode that ends before the push must leave the soak phase open (at one it would end
+    // it inconclusive and the push would be refused), as it does under 30.
     const created = await service.api("/v1/runs", {
-      method: "POST", json: { ...THRESHOLD, policy: novice, escalate_policy: policy(8), policy_stream: { webhook: "https://ci.example/checkpoints" } },
+      method: "POST", json: { ...THRESHOLD, episodes: 2, policy: novice, escalate_policy: policy(8), policy_stream: { webhook: "https://ci.example/checkpoints" } },
     });
     assert.equal(created.status, 201, await created.clone().text());
     const run = (await created.json()) as Record<string, any>;
