@@ -30,7 +30,7 @@ import { writeTrainingDataset } from "./format-writers.js";
 import { withLocalRecordings } from "./local-recordings.js";
 import { mcapBundleEntries } from "./mcap-bundle.js";
 import { assertExportable, selectExportEpisodes, TRAINING_FORMATS, type ExportSelection } from "./run-export-source.js";
-import { directoryEntries, writeTarArchive } from "./tar-archive.js";
+import { writeTarArchive } from "./tar-archive.js";
 
 export const DEFAULT_EXPORT_AVAILABILITY_MS = 7 * 24 * 3_600_000;
 export const DEFAULT_PENDING_UPLOAD_WAIT_MS = 10 * 60_000;
@@ -182,8 +182,7 @@ export function runExportJobs(options: RunExportJobOptions): ArchiveJobKind<Expo
           await mkdir(dataset, { recursive: true });
           // LeRobot copies the cells' videos into its dataset where they have one frame per control step.
           const episodes = await withLocalRecordings(objects, selection.episodes, join(work, "recordings"), { videos: row.format === "lerobot" });
-          const root = await writeTrainingDataset(row.format, selection.run, episodes, dataset, progress);
-          archive = await writeTarArchive(objects, key, directoryEntries(join(dataset, root), root), signal);
+          archive = await writeTarArchive(objects, key, await writeTrainingDataset(row.format, selection.run, episodes, dataset, progress), signal);
         }
       } finally {
         await progressWrites.idle();

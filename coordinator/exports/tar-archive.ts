@@ -11,15 +11,20 @@
  * store asks for the next chunk (`putChunks`' contract). Streaming fresh buffers instead made V8 run a
  * mark-compact every few tens of MB in a coordinator (docs/storage.md, "Export speed").
  */
-import { open, readdir } from "node:fs/promises";
+import { type FileHandle, open, readdir, rm, stat } from "node:fs/promises";
 import { join, relative, sep } from "node:path";
 import type { Readable } from "node:stream";
 import type { ObjectStore } from "../storage/object-store.js";
 import { tarHeader, TAR_BLOCK, TAR_END } from "./tar-header.js";
 
-/** One archive member: a local file, a stream of known size (e.g. a stored object), or bytes made in memory (manifests, reports). */
+/**
+ * One archive member: a local file; local files concatenated, each deleted once read when
+ * `deleteParts` (an RLDS shard written as parts: tfrecord-shards.ts); a stream of known size (e.g. a
+ * stored object); or bytes made in memory (manifests, reports).
+ */
 export type ArchiveEntry =
   | { name: string; path: string }
+  | { name: string; parts: readonly string[]; deleteParts: boolean }
   | { name: string; bytes: number; open: () => Promise<Readable> }
   | { name: string; data: Uint8Array };
 
@@ -61,6 +66,17 @@ export async function* tarChunks(entries: AsyncIterable<ArchiveEntry> | Iterable
     filled = 0;
     yield chunk;
   }
+  /** `size` bytes of `file`, read straight into the archive's buffer: no buffer per read. */
+  async function* readInto(file: FileHandle, path: string, size: number, name: string): AsyncGenerator<Uint8Array> {
+    for (let position = 0; position < size; ) {
+      signal?.throwIfAborted();
+      const { bytesRead } = await file.read(buffer, filled, Math.min(size - position, CHUNK_BYTES - filled), position);
+      if (bytesRead === 0) throw new Error(`${path} ended at ${position} of its ${size} bytes while it was archived as ${name}; it changed while the export ran`);
+      filled += bytesRead;
+      position += bytesRead;
+      if (filled === CHUNK_BYTES) yield* flush();
+    }
+  }
   const padding = (size: number) => TAR_END.subarray(0, (TAR_BLOCK - (size % TAR_BLOCK)) % TAR_BLOCK);
 
   for await (const entry of entries) {
@@ -74,19 +90,27 @@ export async function* tarChunks(entries: AsyncIterable<ArchiveEntry> | Iterable
       try {
         const size = (await file.stat()).size;
         yield* append(tarHeader({ name: entry.name, size, mode: 0o644, mtime }));
-        // Read straight into the archive's buffer: no buffer per read.
-        for (let position = 0; position < size; ) {
-          signal?.throwIfAborted();
-          const { bytesRead } = await file.read(buffer, filled, Math.min(size - position, CHUNK_BYTES - filled), position);
-          if (bytesRead === 0) throw new Error(`${entry.path} ended at ${position} of its ${size} bytes while it was archived as ${entry.name}; it changed while the export ran`);
-          filled += bytesRead;
-          position += bytesRead;
-          if (filled === CHUNK_BYTES) yield* flush();
-        }
+        yield* readInto(file, entry.path, size, entry.name);
         yield* append(padding(size));
       } finally {
         await file.close();
       }
+    } else if ("parts" in entry) {
+      const sizes: number[] = [];
+      for (const part of entry.parts) sizes.push((await stat(part)).size);
+      const size = sizes.reduce((sum, n) => sum + n, 0);
+      yield* append(tarHeader({ name: entry.name, size, mode: 0o644, mtime }));
+      for (const [i, part] of entry.parts.entries()) {
+        const file = await open(part, "r");
+        try {
+          yield* readInto(file, part, sizes[i], entry.name);
+        } finally {
+          await file.close();
+        }
+        // Its pages and disk space go to what is written next (the archive itself, on a disk store).
+        if (entry.deleteParts) await rm(part, { force: true });
+      }
+      yield* append(padding(size));
     } else {
       yield* append(tarHeader({ name: entry.name, size: entry.bytes, mode: 0o644, mtime }));
       const body = await entry.open();

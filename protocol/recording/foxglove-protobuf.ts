@@ -253,6 +253,24 @@ export function decodeCompressedImage(bytes: Uint8Array): CompressedImageMessage
   return out;
 }
 
+/**
+ * The image bytes (`data`, field 2) of a `foxglove.CompressedImage`, the last one as protobuf
+ * decoders take it, without decoding the other fields: what the exports read of every frame (two
+ * text decodings and a timestamp per frame less than `decodeCompressedImage`).
+ */
+export function compressedImageData(bytes: Uint8Array): Uint8Array {
+  let data: Uint8Array = new Uint8Array();
+  const r = new ProtoReader(bytes);
+  while (!r.done()) {
+    const key = r.uint();
+    const wire = key & 7;
+    if (wire !== WIRE_LEN) r.skip(wire);
+    else if (key >>> 3 === 2) data = r.take(r.uint());
+    else r.take(r.uint());
+  }
+  return data;
+}
+
 class ProtoReader {
   private offset = 0;
   constructor(private readonly bytes: Uint8Array) {}

@@ -6,7 +6,7 @@
  */
 import { crc32 } from "node:zlib";
 import { McapIndexedReader, type IReadable } from "@mcap/core";
-import { decodeCompressedImage } from "./foxglove-protobuf.js";
+import { compressedImageData } from "./foxglove-protobuf.js";
 import { loadMcapCompression } from "./mcap-compression.js";
 import { MessageEncoding } from "./recording-layout.js";
 
@@ -42,7 +42,7 @@ export async function openRecordingReader(readable: IReadable): Promise<McapInde
 
 /** The JPEG of a recorded camera message, by its channel's message encoding ("protobuf" or "json"). */
 export function cameraJpeg(messageEncoding: string, data: Uint8Array): Uint8Array {
-  if (messageEncoding === MessageEncoding.protobuf) return decodeCompressedImage(data).data;
+  if (messageEncoding === MessageEncoding.protobuf) return compressedImageData(data);
   const body = JSON.parse(new TextDecoder().decode(data)) as { data?: unknown };
   return Buffer.from(String(body.data ?? ""), "base64");
 }

@@ -151,6 +151,8 @@ describe("run exports (simulated fleet)", function () {
     const rldsDir = join(await downloaded(rlds), "assay_run", "1.0.0");
     const info = JSON.parse(readFileSync(join(rldsDir, "dataset_info.json"), "utf8"));
     assert.equal(info.splits[0].shardLengths.reduce((sum: number, n: string) => sum + Number(n), 0), keep.episodes.length);
+    // The shards (written as parts the archive joins) are in the download under their TFDS names, and nothing else is.
+    assert.deepEqual(readdirSync(rldsDir).sort(), ["assay_run-train.tfrecord-00000-of-00001", "dataset_info.json", "features.json", "metadata.json"]);
     assert.match(readFileSync(join(rldsDir, "metadata.json"), "utf8"), new RegExp(keep.run.id));
 
     const lerobot = await exported(keep.run.id, "lerobot");

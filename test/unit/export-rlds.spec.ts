@@ -337,6 +337,26 @@ describe("RLDS export (TFDS layout)", () => {
     assert.deepEqual(result.shards, ds.shards.map((s) => `assay_run/1.0.0/${s.name}`));
   });
 
+  it("leaves each shard as parts whose concatenation is the shard, for an archive (shardPartBytes)", async () => {
+    const { run, episodes } = await writeFixtureEpisodes(join(root, "in-parts"), { episodes: 5, steps: () => 6 });
+    const whole = await writeRldsDataset(run, episodes, join(root, "out-whole"), { shardSizeBytes: 20_000 });
+    // Each Example is about 9 KB: a part of 5 000 bytes holds one record, one of 15 000 two.
+    for (const partBytes of [5_000, 15_000]) {
+      const outDir = join(root, `out-parts-${partBytes}`);
+      const parted = await writeRldsDataset(run, episodes, outDir, { shardSizeBytes: 20_000, shardPartBytes: partBytes });
+      assert.deepEqual(parted.shards, whole.shards);
+      assert.deepEqual(parted.files, whole.files);
+      assert.deepEqual(parted.shardParts.map((parts) => parts.length), partBytes === 5_000 ? [2, 2, 1] : [1, 1, 1]);
+      parted.shardParts.forEach((parts, i) => {
+        const concatenated = Buffer.concat(parts.map((part) => readFileSync(join(outDir, part))));
+        assert.ok(concatenated.equals(readFileSync(join(root, "out-whole", whole.shards[i]))), `shard ${i} differs from its parts`);
+      });
+      for (const name of ["dataset_info.json", "features.json"]) {
+        assert.equal(readFileSync(join(outDir, "assay_run/1.0.0", name), "utf8"), readFileSync(join(root, "out-whole/assay_run/1.0.0", name), "utf8"));
+      }
+    }
+  });
+
   it("fills a camera's steps before its first frame with black frames of its size", async () => {
     const dir = join(root, "late-camera");
     mkdirSync(dir, { recursive: true });

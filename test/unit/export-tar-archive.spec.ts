@@ -4,7 +4,7 @@
  */
 import { strict as assert } from "node:assert";
 import { createHash } from "node:crypto";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable } from "node:stream";
@@ -22,7 +22,7 @@ async function packWithTarStream(entries: ArchiveEntry[], mtime: Date): Promise<
     pack.on("error", reject);
   });
   for (const entry of entries) {
-    const bytes = "data" in entry ? Buffer.from(entry.data) : "path" in entry ? readFileSync(entry.path) : await Readable.prototype.toArray.call(await entry.open()).then((c: Buffer[]) => Buffer.concat(c));
+    const bytes = "data" in entry ? Buffer.from(entry.data) : "path" in entry ? readFileSync(entry.path) : "parts" in entry ? Buffer.concat(entry.parts.map((p) => readFileSync(p))) : await Readable.prototype.toArray.call(await entry.open()).then((c: Buffer[]) => Buffer.concat(c));
     await new Promise<void>((resolve, reject) => pack.entry({ name: entry.name, size: bytes.length, mode: 0o644, mtime }, bytes, (e) => (e ? reject(e) : resolve())));
   }
   pack.finalize();
@@ -84,6 +84,35 @@ describe("export tar archive", () => {
     assert.equal(archive.bytes, stored.length);
     assert.equal(archive.sha256, createHash("sha256").update(stored).digest("hex"));
     assert.equal((await store.head(".exports/x/a.tar")).sha256, archive.sha256);
+  });
+
+  it("writes a member given as parts as their concatenation, deleting each part once read when asked", async () => {
+    // The big file cut at a point inside the archive's buffer, and a part of its own that fills more than one.
+    const big = readFileSync(join(dir, "big.bin"));
+    const cuts = [0, 300_001, 1_500_000, big.length];
+    const parts = (tag: string) => cuts.slice(1).map((end, i) => {
+      const path = join(dir, `${tag}.part-${i}`);
+      writeFileSync(path, big.subarray(cuts[i], end));
+      return path;
+    });
+    const kept = parts("kept");
+    const deleted = parts("deleted");
+    const asParts: ArchiveEntry[] = [
+      entries[0],
+      { name: "run/episodes/000000/big.bin", parts: kept, deleteParts: false },
+      { name: "run/episodes/000001/big.bin", parts: deleted, deleteParts: true },
+      { name: "run/episodes/000002/empty.bin", parts: [join(dir, "empty.bin")], deleteParts: false },
+    ];
+    const asFiles: ArchiveEntry[] = [
+      entries[0],
+      { name: "run/episodes/000000/big.bin", path: join(dir, "big.bin") },
+      { name: "run/episodes/000001/big.bin", path: join(dir, "big.bin") },
+      { name: "run/episodes/000002/empty.bin", path: join(dir, "empty.bin") },
+    ];
+    const { bytes } = await collect(tarChunks(asParts, mtime));
+    assert.ok(bytes.equals(await packWithTarStream(asFiles, mtime)), "the parts' member differs from the whole file's");
+    assert.deepEqual(kept.map((p) => existsSync(p)), [true, true, true]);
+    assert.deepEqual(deleted.map((p) => existsSync(p)), [false, false, false]);
   });
 
   it("fails the archive and leaves no object when a member is shorter than it said", async () => {

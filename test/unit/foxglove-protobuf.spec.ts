@@ -7,7 +7,7 @@ import { strict as assert } from "node:assert";
 import { createFileRegistry, fromBinary, toBinary, create, type DescMessage } from "@bufbuild/protobuf";
 import { FileDescriptorSetSchema } from "@bufbuild/protobuf/wkt";
 import {
-  COMPRESSED_IMAGE, decodeCompressedImage, encodeCompressedImage, encodeFrameTransforms, FOXGLOVE_DESCRIPTOR_SETS, FRAME_TRANSFORMS,
+  COMPRESSED_IMAGE, compressedImageData, decodeCompressedImage, encodeCompressedImage, encodeFrameTransforms, FOXGLOVE_DESCRIPTOR_SETS, FRAME_TRANSFORMS,
 } from "../../protocol/recording/foxglove-protobuf.js";
 
 function messageOf(name: typeof COMPRESSED_IMAGE | typeof FRAME_TRANSFORMS): DescMessage {
@@ -30,6 +30,8 @@ describe("foxglove protobuf schemas", () => {
     // And ours reads what the reference writes.
     const reference = toBinary(desc, create(desc, { timestamp: { seconds: 5n, nanos: 7 }, frameId: "wrist", data, format: "jpeg" } as any));
     assert.deepEqual(decodeCompressedImage(reference), { timestamp: { sec: 5, nsec: 7 }, frameId: "wrist", data, format: "jpeg" });
+    // The exports' reader takes the image bytes alone, from ours and the reference's.
+    assert.deepEqual([Buffer.from(compressedImageData(bytes)), Buffer.from(compressedImageData(reference))], [Buffer.from(data), Buffer.from(data)]);
   });
 
   it("FrameTransforms: the reference decodes every transform", () => {
