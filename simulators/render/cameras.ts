@@ -32,6 +32,10 @@ export interface CameraModel {
   toCamera(p: Vec3): Vec3;
   /** Column and row (fractional, pixel centres at +0.5) and nearness (larger = closer) of a camera-frame point. */
   project(c: Vec3): [number, number, number];
+  /** `toCamera` written into `out[0..2][i]` instead of a new array (the renderer's per-vertex path: no garbage per frame). */
+  toCameraInto(p: Vec3, out: readonly Float64Array[], i: number): void;
+  /** `project` of camera point (x, y, z) written into `xs[i]`, `ys[i]`, `qs[i]`; the same arithmetic, nothing allocated. */
+  projectInto(x: number, y: number, z: number, xs: Float64Array, ys: Float64Array, qs: Float64Array, i: number): void;
   /** True when a face through `point` with outward `normal` turns its front to the camera. */
   sees(point: Vec3, normal: Vec3): boolean;
 }
@@ -55,6 +59,16 @@ export function topCamera(mountOffsetM: readonly [number, number] = [0, 0]): Cam
     width, height, fixed: true, nearM: 0,
     toCamera: (p) => [p[0] - xMinM, yMaxM - p[1], 1 - p[2]],
     project: (c) => [c[0] / metresPerPx, c[1] / metresPerPx, -c[2]],
+    toCameraInto: (p, out, i) => {
+      out[0]![i] = p[0] - xMinM;
+      out[1]![i] = yMaxM - p[1];
+      out[2]![i] = 1 - p[2];
+    },
+    projectInto: (x, y, z, xs, ys, qs, i) => {
+      xs[i] = x / metresPerPx;
+      ys[i] = y / metresPerPx;
+      qs[i] = -z;
+    },
     sees: (_point, normal) => normal[2] > 1e-9,
   };
 }
@@ -65,6 +79,10 @@ function pinhole(eye: Vec3, right: Vec3, down: Vec3, width: number, height: numb
   const focalPx = width / 2 / Math.tan(horizontalFovRad / 2);
   const cx = width / 2;
   const cy = height / 2;
+  const [ex, ey, ez] = eye;
+  const [rx, ry, rz] = right;
+  const [dx, dy, dz] = down;
+  const [fx, fy, fz] = forward;
   return {
     width, height, fixed, nearM: NEAR_M,
     toCamera: (p) => {
@@ -72,6 +90,18 @@ function pinhole(eye: Vec3, right: Vec3, down: Vec3, width: number, height: numb
       return [dot(d, right), dot(d, down), dot(d, forward)];
     },
     project: (c) => [cx + (focalPx * c[0]) / c[2], cy + (focalPx * c[1]) / c[2], 1 / c[2]],
+    // The same operations in the same order as toCamera's dot products and project's quotients: the same bits.
+    toCameraInto: (p, out, i) => {
+      const d0 = p[0] - ex, d1 = p[1] - ey, d2 = p[2] - ez;
+      out[0]![i] = d0 * rx + d1 * ry + d2 * rz;
+      out[1]![i] = d0 * dx + d1 * dy + d2 * dz;
+      out[2]![i] = d0 * fx + d1 * fy + d2 * fz;
+    },
+    projectInto: (x, y, z, xs, ys, qs, i) => {
+      xs[i] = cx + (focalPx * x) / z;
+      ys[i] = cy + (focalPx * y) / z;
+      qs[i] = 1 / z;
+    },
     sees: (point, normal) => (point[0] - eye[0]) * normal[0] + (point[1] - eye[1]) * normal[1] + (point[2] - eye[2]) * normal[2] < 0,
   };
 }
