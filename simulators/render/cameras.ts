@@ -32,6 +32,10 @@ export interface CameraModel {
   toCamera(p: Vec3): Vec3;
   /** Column and row (fractional, pixel centres at +0.5) and nearness (larger = closer) of a camera-frame point. */
   project(c: Vec3): [number, number, number];
+  /** `toCamera` written into `out[0..2][i]` instead of a new array (the renderer's per-vertex path: no garbage per frame). */
+  toCameraInto(p: Vec3, out: readonly Float64Array[], i: number): void;
+  /** `project` of camera point (x, y, z) written into `xs[i]`, `ys[i]`, `qs[i]`; the same arithmetic, nothing allocated. */
+  projectInto(x: number, y: number, z: number, xs: Float64Array, ys: Float64Array, qs: Float64Array, i: number): void;
   /** True when a face through `point` with outward `normal` turns its front to the camera. */
   sees(point: Vec3, normal: Vec3): boolean;
 }
@@ -48,32 +52,100 @@ export function cameraSize(name: string): { width: number; height: number } {
  * `mountOffsetM`: where this cell's camera sits relative to the nominal mount (cell-variation.ts).
  */
 export function topCamera(mountOffsetM: readonly [number, number] = [0, 0]): CameraModel {
-  const { width, height, metresPerPx } = TOP_CAMERA;
-  const xMinM = TOP_CAMERA.xMinM + mountOffsetM[0];
-  const yMaxM = TOP_CAMERA.yMaxM + mountOffsetM[1];
-  return {
-    width, height, fixed: true, nearM: 0,
-    toCamera: (p) => [p[0] - xMinM, yMaxM - p[1], 1 - p[2]],
-    project: (c) => [c[0] / metresPerPx, c[1] / metresPerPx, -c[2]],
-    sees: (_point, normal) => normal[2] > 1e-9,
-  };
+  return new OverheadCamera(mountOffsetM);
+}
+
+/**
+ * The camera models are classes, not objects of closures: the wrist camera's model is made anew
+ * every frame, and closures made per frame would each be garbage and lose their optimized code
+ * whenever a full GC collected the last of them (V8 then compiles them again).
+ */
+class OverheadCamera implements CameraModel {
+  readonly width = TOP_CAMERA.width;
+  readonly height = TOP_CAMERA.height;
+  readonly fixed = true;
+  readonly nearM = 0;
+  private readonly xMinM: number;
+  private readonly yMaxM: number;
+
+  constructor(mountOffsetM: readonly [number, number]) {
+    this.xMinM = TOP_CAMERA.xMinM + mountOffsetM[0];
+    this.yMaxM = TOP_CAMERA.yMaxM + mountOffsetM[1];
+  }
+
+  toCamera(p: Vec3): Vec3 {
+    return [p[0] - this.xMinM, this.yMaxM - p[1], 1 - p[2]];
+  }
+
+  project(c: Vec3): [number, number, number] {
+    return [c[0] / TOP_CAMERA.metresPerPx, c[1] / TOP_CAMERA.metresPerPx, -c[2]];
+  }
+
+  toCameraInto(p: Vec3, out: readonly Float64Array[], i: number): void {
+    out[0]![i] = p[0] - this.xMinM;
+    out[1]![i] = this.yMaxM - p[1];
+    out[2]![i] = 1 - p[2];
+  }
+
+  projectInto(x: number, y: number, z: number, xs: Float64Array, ys: Float64Array, qs: Float64Array, i: number): void {
+    xs[i] = x / TOP_CAMERA.metresPerPx;
+    ys[i] = y / TOP_CAMERA.metresPerPx;
+    qs[i] = -z;
+  }
+
+  sees(_point: Vec3, normal: Vec3): boolean {
+    return normal[2] > 1e-9;
+  }
 }
 
 /** A pinhole at `eye` with the given image axes (orthonormal, forward = right x down). */
 function pinhole(eye: Vec3, right: Vec3, down: Vec3, width: number, height: number, horizontalFovRad: number, fixed: boolean): CameraModel {
-  const forward = cross(right, down);
-  const focalPx = width / 2 / Math.tan(horizontalFovRad / 2);
-  const cx = width / 2;
-  const cy = height / 2;
-  return {
-    width, height, fixed, nearM: NEAR_M,
-    toCamera: (p) => {
-      const d: Vec3 = [p[0] - eye[0], p[1] - eye[1], p[2] - eye[2]];
-      return [dot(d, right), dot(d, down), dot(d, forward)];
-    },
-    project: (c) => [cx + (focalPx * c[0]) / c[2], cy + (focalPx * c[1]) / c[2], 1 / c[2]],
-    sees: (point, normal) => (point[0] - eye[0]) * normal[0] + (point[1] - eye[1]) * normal[1] + (point[2] - eye[2]) * normal[2] < 0,
-  };
+  return new PinholeCamera(eye, right, down, width, height, horizontalFovRad, fixed);
+}
+
+class PinholeCamera implements CameraModel {
+  readonly nearM = NEAR_M;
+  private readonly forward: Vec3;
+  private readonly focalPx: number;
+  private readonly cx: number;
+  private readonly cy: number;
+
+  constructor(private readonly eye: Vec3, private readonly right: Vec3, private readonly down: Vec3, readonly width: number, readonly height: number, horizontalFovRad: number, readonly fixed: boolean) {
+    this.forward = cross(right, down);
+    this.focalPx = width / 2 / Math.tan(horizontalFovRad / 2);
+    this.cx = width / 2;
+    this.cy = height / 2;
+  }
+
+  toCamera(p: Vec3): Vec3 {
+    const { eye } = this;
+    const d: Vec3 = [p[0] - eye[0], p[1] - eye[1], p[2] - eye[2]];
+    return [dot(d, this.right), dot(d, this.down), dot(d, this.forward)];
+  }
+
+  project(c: Vec3): [number, number, number] {
+    return [this.cx + (this.focalPx * c[0]) / c[2], this.cy + (this.focalPx * c[1]) / c[2], 1 / c[2]];
+  }
+
+  // The same operations in the same order as toCamera's dot products and project's quotients: the same bits.
+  toCameraInto(p: Vec3, out: readonly Float64Array[], i: number): void {
+    const { eye, right, down, forward } = this;
+    const d0 = p[0] - eye[0], d1 = p[1] - eye[1], d2 = p[2] - eye[2];
+    out[0]![i] = d0 * right[0] + d1 * right[1] + d2 * right[2];
+    out[1]![i] = d0 * down[0] + d1 * down[1] + d2 * down[2];
+    out[2]![i] = d0 * forward[0] + d1 * forward[1] + d2 * forward[2];
+  }
+
+  projectInto(x: number, y: number, z: number, xs: Float64Array, ys: Float64Array, qs: Float64Array, i: number): void {
+    xs[i] = this.cx + (this.focalPx * x) / z;
+    ys[i] = this.cy + (this.focalPx * y) / z;
+    qs[i] = 1 / z;
+  }
+
+  sees(point: Vec3, normal: Vec3): boolean {
+    const { eye } = this;
+    return (point[0] - eye[0]) * normal[0] + (point[1] - eye[1]) * normal[1] + (point[2] - eye[2]) * normal[2] < 0;
+  }
 }
 
 /**

@@ -89,12 +89,11 @@ export function fillPolygon(frame: FrameBuffer, poly: ScreenPolygon): void {
   if (best < 1e-9) return; // seen edge-on
   const x1 = xs[bi] - xs[0], y1 = ys[bi] - ys[0], x2 = xs[bi + 1] - xs[0], y2 = ys[bi + 1] - ys[0];
   const det = x1 * y2 - x2 * y1;
-  const plane = (v: Float64Array): [number, number] => {
-    const d1 = v[bi] - v[0], d2 = v[bi + 1] - v[0];
-    return [(d1 * y2 - d2 * y1) / det, (x1 * d2 - x2 * d1) / det];
-  };
-  const [qx, qy] = plane(qs);
-  const [fx, fy] = plane(fs);
+  // The planes' gradients, written out (no tuple per polygon): d/dx = (d1 y2 - d2 y1) / det, d/dy = (x1 d2 - x2 d1) / det.
+  const dq1 = qs[bi] - qs[0], dq2 = qs[bi + 1] - qs[0];
+  const qx = (dq1 * y2 - dq2 * y1) / det, qy = (x1 * dq2 - x2 * dq1) / det;
+  const df1 = fs[bi] - fs[0], df2 = fs[bi + 1] - fs[0];
+  const fx = (df1 * y2 - df2 * y1) / det, fy = (x1 * df2 - x2 * df1) / det;
   const { red, green, blue, noiseOffset } = poly;
   const rowFirst = Math.max(0, Math.ceil(minY - 0.5));
   const rowLast = Math.min(height - 1, Math.floor(maxY - 0.5));

@@ -10,7 +10,7 @@
 import type { ToolPose } from "../world/kinematics.js";
 import type { SimObject } from "../world/objects.js";
 import { cameraModel, cameraSize, type CameraModel, type RenderedImage } from "./cameras.js";
-import { falloffAt, lightingPreset, litColour, tintedPreset, type LightingPreset } from "./lighting.js";
+import { falloffAt, lightingPreset, shadeOf, tintedPreset, type LightingPreset } from "./lighting.js";
 import { fillPolygon, NOISE_MASK, screenPolygon, type FrameBuffer, type ScreenPolygon } from "./polygon-fill.js";
 import { armFaces } from "./robot-geometry.js";
 import { objectFaces, staticFaces } from "./scene-geometry.js";
@@ -59,20 +59,25 @@ function clipNear(src: Float64Array[], n: number, dst: Float64Array[], near: num
   return m;
 }
 
-/** Draws one face into the frame (culled when turned away or behind the camera). */
+/**
+ * Draws one face into the frame (culled when turned away or behind the camera). Runs for every face
+ * of every frame, so it allocates nothing: vertices go through the camera model into the clip
+ * buffers and the screen polygon in place (the same arithmetic as `toCamera`/`project`/`litColour`,
+ * so the same pictures).
+ */
 function drawFace(frame: FrameBuffer, model: CameraModel, light: LightingPreset, face: Face, poly: ScreenPolygon, clip: ClipBuffers): void {
   const points = face.points;
   if (!model.sees(points[0], face.normal)) return;
   const n = Math.min(points.length, MAX_VERTICES);
   let src = clip.a;
+  const zs = src[2];
+  const factors = src[3];
   let allIn = true;
   for (let i = 0; i < n; i++) {
-    const c = model.toCamera(points[i]);
-    src[0][i] = c[0];
-    src[1][i] = c[1];
-    src[2][i] = c[2];
-    src[3][i] = falloffAt(light, points[i][0]);
-    if (c[2] < model.nearM) allIn = false;
+    const point = points[i];
+    model.toCameraInto(point, src, i);
+    factors[i] = falloffAt(light, point[0]);
+    if (zs[i] < model.nearM) allIn = false;
   }
   let count = n;
   if (!allIn) {
@@ -80,18 +85,18 @@ function drawFace(frame: FrameBuffer, model: CameraModel, light: LightingPreset,
     src = clip.b;
   }
   if (count < 3) return;
+  const [cxs, cys, czs, cfs] = src;
+  const { xs, ys, qs, fs } = poly;
   for (let i = 0; i < count; i++) {
-    const [x, y, q] = model.project([src[0][i], src[1][i], src[2][i]]);
-    poly.xs[i] = x;
-    poly.ys[i] = y;
-    poly.qs[i] = q;
-    poly.fs[i] = src[3][i];
+    model.projectInto(cxs[i], cys[i], czs[i], xs, ys, qs, i);
+    fs[i] = cfs[i];
   }
   poly.count = count;
-  const [red, green, blue] = litColour(light, face.colour, face.normal);
-  poly.red = red;
-  poly.green = green;
-  poly.blue = blue;
+  const { colour, normal } = face;
+  const shade = shadeOf(normal);
+  poly.red = colour[0] * light.gain[0] * shade;
+  poly.green = colour[1] * light.gain[1] * shade;
+  poly.blue = colour[2] * light.gain[2] * shade;
   fillPolygon(frame, poly);
 }
 
@@ -102,6 +107,7 @@ export class CameraRenderer {
   private readonly nearness: Float32Array;
   private readonly poly = screenPolygon(MAX_VERTICES);
   private readonly clip = new ClipBuffers();
+  private fixedModel: CameraModel | undefined;
   private background: { lighting: string; variants: Uint8ClampedArray[]; nearness: Float32Array } | undefined;
   /** Rows of `nearness` that differ from the background's since the last frame (fixed cameras). */
   private nearnessDirty: { background: CameraRenderer["background"]; first: number; last: number } | undefined;
@@ -117,7 +123,9 @@ export class CameraRenderer {
    * new buffer. Rendering is a pure function of the scene: the same scene gives the same bytes.
    */
   render(scene: RenderScene, target?: Uint8Array): RenderedImage {
-    const model = cameraModel(this.name, scene.tool, this.cell.topMountOffsetM);
+    // A fixed camera's model does not depend on the scene: built once, not per frame.
+    const model = this.fixedModel ?? cameraModel(this.name, scene.tool, this.cell.topMountOffsetM);
+    if (model.fixed) this.fixedModel = model;
     const light = tintedPreset(lightingPreset(scene.lighting), this.cell.colourGain ?? [1, 1, 1]);
     const size = this.width * this.height * 3;
     if (target && target.length !== size) throw new Error(`a ${this.name} frame needs a ${size}-byte buffer (${this.width}x${this.height} RGB24); got ${target.length} bytes`);
