@@ -28,13 +28,15 @@ import { applySafetyEvent } from "./safety-messages.js";
  * Applies one message with seq > 0 unless already applied; returns whether it was applied. The
  * caller acks `seq` either way.
  *
- * An EpisodeFinished of a running run whose kind has no `progress` hook is applied without the run's lock
- * (`finishWithoutRunLock` below); its run's completion is decided after the commit. When that finish meets a case
+ * On PostgreSQL, an EpisodeFinished of a running run whose kind has no `progress` hook is applied without the run's
+ * lock (`finishWithoutRunLock` below); its run's completion is decided after the commit. When that finish meets a case
  * the locked path decides (the run ended meanwhile, the episode moved), its transaction rolls back and the message
  * is applied again under the run's lock.
  */
 export async function applySequenced(ctx: LinkContext, cellId: string, message: AgentMessage): Promise<boolean> {
-  const lockFree: LockFreeFinish = { allowed: message.episodeFinished !== undefined };
+  // On SQLite, whose transactions run one at a time, the locked path costs nothing more, and deciding the run's
+  // completion in the finish's own transaction saves a commit (an fsync) per run.
+  const lockFree: LockFreeFinish = { allowed: message.episodeFinished !== undefined && ctx.db.dialect === "postgres" };
   let applied: boolean;
   try {
     try {

@@ -3,7 +3,8 @@
  * out (fleet/episode-messages.ts, docs/store.md "Finishing without the run's lock"); the run's completion is asked
  * after the commit. Two coordinators (two link contexts on one store; on PostgreSQL two pooled connections) apply the
  * finishes of a run's last two episodes at once: the run ends exactly once. A coordinator that stops between a last
- * finish's commit and the question leaves a running run with nothing open: the sweep completes it.
+ * finish's commit and the question leaves a running run with nothing open: the sweep completes it. On SQLite, whose
+ * transactions run one at a time, a finish takes the locked path, and the same holds.
  * The scheduler is the only double.
  */
 import assert from "node:assert/strict";
