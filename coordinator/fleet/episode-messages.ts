@@ -50,7 +50,13 @@ export async function applySequenced(ctx: LinkContext, cellId: string, message: 
   } finally {
     // Whatever happened to this finish, the run's completion is asked by the finish of the run that leaves last here
     // (run-completion.ts), after its episode event; a finish that failed asks too, for those that left before it.
-    if (lockFree.entered !== undefined && ctx.finishes.leave(lockFree.entered)) await ctx.lifecycle.completeIfFinished(ctx.db, lockFree.entered);
+    // The finish itself stands: a completion that fails is logged, and the sweep (run-completion.ts) completes the run.
+    const runId = lockFree.entered;
+    if (runId !== undefined && ctx.finishes.leave(runId)) {
+      await ctx.lifecycle.completeIfFinished(ctx.db, runId).catch((error: unknown) => {
+        ctx.logger.error(`run ${runId}: deciding its completion after a finish failed (the sweep completes it): ${(error as Error).stack ?? String(error)}`);
+      });
+    }
   }
   const run = lockFree.committed;
   if (run) {
