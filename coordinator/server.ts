@@ -38,6 +38,8 @@ import type { FleetView } from "./cells/fleet-view.js";
 import { startCellLinkServer } from "./fleet/grpc-server.js";
 import type { LinkContext } from "./fleet/link-context.js";
 import { startLinkWatchdog } from "./fleet/link-watchdog.js";
+import { FinishesInFlight } from "./fleet/finishes-in-flight.js";
+import { RUN_COMPLETION_SWEEP_MS, startRunCompletionSweep } from "./fleet/run-completion.js";
 import { CellRegistry } from "./cells/registry.js";
 import { AttentionPager, outboxPage } from "./fleet/attention-pager.js";
 import { createMetricsRegistry } from "./metrics.js";
@@ -119,10 +121,11 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
   const context: LinkContext = {
     db: o.db, registry, scheduler, lifecycle, runEvents: o.runEvents, store: new ArtifactStore(o.objects),
     metrics, streamsUrl: o.streamsUrl, live, heartbeatIntervalMs: o.heartbeatIntervalMs, logger: o.logger, now: o.now, stopping: false,
-    cluster, messageQueues: new Set(),
+    cluster, messageQueues: new Set(), finishes: new FinishesInFlight(),
   };
   const server = await startCellLinkServer({ context, host: o.host, port: o.port, credentials: o.credentials });
   const stopWatchdog = startLinkWatchdog(context, { heartbeatTimeoutMs: o.heartbeatTimeoutMs, heartbeatIntervalMs: o.heartbeatIntervalMs });
+  const stopSweep = startRunCompletionSweep(context, { periodMs: RUN_COMPLETION_SWEEP_MS });
   scheduler.start();
   return {
     port: server.port,
@@ -143,6 +146,7 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
     async stop() {
       await scheduler.stop();
       await stopWatchdog();
+      await stopSweep();
       stopPaging();
       await pager.stop();
       await cluster?.stop();

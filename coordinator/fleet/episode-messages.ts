@@ -8,24 +8,85 @@ import { canonicalFailureCluster } from "../../protocol/failure-clusters.js";
 import type { AgentMessage, EpisodeFinished, EpisodeInterrupted, EpisodeStarted } from "../../protocol/gen/cell.js";
 import { insertPendingArtifact } from "../store/artifacts-repo.js";
 import { advanceLastSeqApplied, lockAndGetCell, setLastSeqApplied } from "../store/cells-repo.js";
-import { addPinnedImage, getRun, lockAndGetRun, lockRun, lockRunOfEpisode, lockRunStatusOfEpisode, type RunRecord } from "../store/runs-repo.js";
+import {
+  addPinnedImage, getRun, getRunOfEpisode, lockAndGetRun, lockRun, lockRunOfEpisode, lockRunStatusOfEpisode, pinnedImagesWith, type RunRecord,
+} from "../store/runs-repo.js";
 import type { RunStatus } from "../domain/run-state.js";
 import {
-  amendLinkLostInterruption, getEpisode, getEpisodeRecord, listEpisodesHeldByCell, listRunIdsHeldByCell, markEpisodeDone, markEpisodeUnlabelled,
-  markEpisodeRunning, markEpisodeRunningOfStartedRun, requeueEpisode, type EpisodeRow, type Interruption,
+  amendLinkLostInterruption, getEpisode, getEpisodeRecord, getEpisodeSharingRunLock, listEpisodesHeldByCell, listRunIdsHeldByCell, markEpisodeDone,
+  markEpisodeDoneIfUnmoved, markEpisodeUnlabelled, markEpisodeRunning, markEpisodeRunningOfStartedRun, requeueEpisode, type EpisodeOutcome, type EpisodeRow,
+  type Interruption,
 } from "../store/episodes-repo.js";
 import { isSafeFileName } from "../artifacts/artifact-store.js";
 import { transact, type Tx } from "../store/tx.js";
-import { enqueueRunEvent } from "../webhooks/outbox.js";
+import { enqueueEvent } from "../webhooks/outbox.js";
+import { kindModule } from "../kinds/registry.js";
 import type { LinkContext } from "./link-context.js";
 import { applySafetyEvent } from "./safety-messages.js";
 
 /**
  * Applies one message with seq > 0 unless already applied; returns whether it was applied. The
  * caller acks `seq` either way.
+ *
+ * On PostgreSQL, an EpisodeFinished of a running run whose kind has no `progress` hook is applied without the run's
+ * lock (`finishWithoutRunLock` below); its run's completion is decided after the commit. When that finish meets a case
+ * the locked path decides (the run ended meanwhile, the episode moved), its transaction rolls back and the message
+ * is applied again under the run's lock.
  */
 export async function applySequenced(ctx: LinkContext, cellId: string, message: AgentMessage): Promise<boolean> {
-  const applied = await transact(ctx.db, async (tx) => {
+  // On SQLite, whose transactions run one at a time, the locked path costs nothing more, and deciding the run's
+  // completion in the finish's own transaction saves a commit (an fsync) per run.
+  const lockFree: LockFreeFinish = { allowed: message.episodeFinished !== undefined && ctx.db.dialect === "postgres" };
+  let applied: boolean;
+  try {
+    try {
+      applied = await applyInTransaction(ctx, cellId, message, lockFree);
+    } catch (error) {
+      if (!(error instanceof RunLockNeeded)) throw error;
+      lockFree.allowed = false;
+      lockFree.committed = undefined;
+      applied = await applyInTransaction(ctx, cellId, message, lockFree);
+    }
+  } finally {
+    // Whatever happened to this finish, the run's completion is asked by the finish of the run that leaves last here
+    // (run-completion.ts), after its episode event; a finish that failed asks too, for those that left before it.
+    // The finish itself stands: a completion that fails is logged, and the sweep (run-completion.ts) completes the run.
+    const runId = lockFree.entered;
+    if (runId !== undefined && ctx.finishes.leave(runId)) {
+      await ctx.lifecycle.completeIfFinished(ctx.db, runId).catch((error: unknown) => {
+        ctx.logger.error(`run ${runId}: deciding its completion after a finish failed (the sweep completes it): ${(error as Error).stack ?? String(error)}`);
+      });
+    }
+  }
+  const run = lockFree.committed;
+  if (run) {
+    try {
+      // The run's account and caps never change: the record read at the finish serves the budget checks.
+      await ctx.scheduler.episodeMetered(run.id, run);
+    } finally {
+      // Kicked once the run's completion is settled (see onFinished): the cell is free.
+      ctx.scheduler.kickLocal();
+    }
+  }
+  if (!applied) ctx.metrics.seqDedupes.inc();
+  return applied;
+}
+
+/** Thrown in a finish without the run's lock that the locked path must decide: the transaction rolls back and is applied again. */
+class RunLockNeeded extends Error {}
+
+/** What applySequenced and a finish without the run's lock tell each other. */
+interface LockFreeFinish {
+  /** Whether the finish may go without the run's lock (false on the second try). */
+  allowed: boolean;
+  /** The run whose FinishesInFlight this finish entered. */
+  entered?: string;
+  /** The run, as the finish read it, once a finish without the run's lock has committed. */
+  committed?: RunRecord;
+}
+
+async function applyInTransaction(ctx: LinkContext, cellId: string, message: AgentMessage, lockFree: LockFreeFinish): Promise<boolean> {
+  return await transact(ctx.db, async (tx) => {
     // After a failover, a message may be retried on another coordinator: the seq check must see its commit.
     // The usual case, the message after the last applied, is one guarded update that takes the cell's lock;
     // a resend or a gap reads the cell under its lock first. Either way seq is written before the body: a body
@@ -36,16 +97,14 @@ export async function applySequenced(ctx: LinkContext, cellId: string, message: 
       ctx.logger.warn(`cell ${cellId}: seq jumped from ${cell.last_seq_applied} to ${message.seq}; messages in between never arrived`);
       await setLastSeqApplied(tx, cellId, message.seq);
     }
-    await applyBody(ctx, tx, cellId, message);
+    await applyBody(ctx, tx, cellId, message, lockFree);
     return true;
   }, { logger: ctx.logger });
-  if (!applied) ctx.metrics.seqDedupes.inc();
-  return applied;
 }
 
-async function applyBody(ctx: LinkContext, tx: Tx, cellId: string, message: AgentMessage): Promise<void> {
+async function applyBody(ctx: LinkContext, tx: Tx, cellId: string, message: AgentMessage, lockFree: LockFreeFinish): Promise<void> {
   if (message.episodeStarted) await onStarted(ctx, tx, cellId, message.episodeStarted);
-  else if (message.episodeFinished) await onFinished(ctx, tx, cellId, message.episodeFinished);
+  else if (message.episodeFinished) await onFinished(ctx, tx, cellId, message.episodeFinished, lockFree);
   else if (message.episodeInterrupted) await onInterrupted(ctx, tx, cellId, message.episodeInterrupted);
   else if (message.safetyEvent) await applySafetyEvent(ctx, tx, cellId, message.safetyEvent);
   else if (message.heartbeat) {
@@ -114,20 +173,19 @@ function policyImageOf(metaJson: string): { image: string; id: string; repo_dige
   return { image: pin.image, id: pin.id, repo_digests: digests };
 }
 
-async function onFinished(ctx: LinkContext, tx: Tx, cellId: string, finished: EpisodeFinished): Promise<void> {
+/**
+ * EpisodeFinished. A finish of a running run whose kind has no `progress` hook goes without the run's lock
+ * (finishWithoutRunLock); any other (a kind that decides as episodes finish, a run that ended, an unlabelled or
+ * malformed outcome, a new image pin for the run's resolved_pins) takes the run's lock, and the kind decides and the
+ * run completes in this transaction, as the run's other moves do.
+ */
+async function onFinished(ctx: LinkContext, tx: Tx, cellId: string, finished: EpisodeFinished, lockFree: LockFreeFinish): Promise<void> {
+  if (lockFree.allowed && (finished.outcome === "success" || finished.outcome === "failure") && await finishWithoutRunLock(ctx, tx, cellId, finished, lockFree)) return;
   const known = await knownEpisode(ctx, tx, cellId, finished.episodeId, "EpisodeFinished", "record");
   if (!known) return;
   const { episode, run } = known;
-  // The episode was reassigned (its cell's link dropped) and this is an earlier attempt's finish:
-  // the cell holding the newer attempt (another one, or this one after a restart) is cancelled below.
-  const holder =
-    (episode.status === "assigned" || episode.status === "running") && episode.cell_id &&
-    (episode.cell_id !== cellId || (finished.attempt > 0 && finished.attempt !== episode.attempt))
-      ? episode.cell_id : undefined;
-  tx.afterCommit(() => {
-    // A cell still running the newer attempt stays assigned until it reports that attempt.
-    if (holder !== cellId && ctx.registry.assignedEpisodeOf(cellId) === episode.id) ctx.registry.setAssigned(cellId, undefined);
-  });
+  const holder = holderOf(episode, cellId, finished);
+  clearAssignedAfterCommit(ctx, tx, cellId, episode, holder);
   // The scheduler is kicked by the last effect of each path below, once the run's progress is settled: a pass
   // started before that could hand the freed cell another run's episode while this run's end was still being
   // written, and a live view of this run would then close as "the cell moved on" instead of "run ... ended".
@@ -138,21 +196,10 @@ async function onFinished(ctx: LinkContext, tx: Tx, cellId: string, finished: Ep
     tx.afterCommit(() => ctx.scheduler.kickLocal());
     return;
   }
-  const common = {
-    cellId,
-    durationS: finished.durationS,
-    resetS: finished.resetS,
-    operatorResetS: finished.operatorResetS ?? null,
-    replaySpecJson: finished.replaySpecJson || null,
-    metaJson: finished.metaJson || null,
-    evaluationJson: finished.evaluationJson || null,
-    finishedAt: isoAt(finished.finishedAtMs, ctx.now()),
-    attempt: finished.attempt,
-  };
-  const label = labelOf(finished.evaluationJson);
   if (finished.outcome === "unlabelled") {
+    const label = labelOf(finished.evaluationJson);
     // The person's label never came: listed in the result, never counted in n, not run again.
-    const unlabelled = await markEpisodeUnlabelled(tx, episode.id, { ...common, waitedS: label?.waitedS ?? 0 });
+    const unlabelled = await markEpisodeUnlabelled(tx, episode.id, { ...commonOutcome(ctx, cellId, finished), waitedS: label?.waitedS ?? 0 });
     if (unlabelled) {
       ctx.logger.warn(`cell ${cellId}: episode ${episode.id} ended unlabelled: no person labelled it within the cell's label timeout; it is listed in the result and not counted`);
       await ctx.lifecycle.refreshResult(tx, episode.run_id, run);
@@ -167,14 +214,8 @@ async function onFinished(ctx: LinkContext, tx: Tx, cellId: string, finished: Ep
     });
     return;
   }
-  const done = await markEpisodeDone(tx, episode.id, {
-    ...common,
-    outcome: finished.outcome,
-    // An older cell's legacy name is stored under its current one (protocol/failure-clusters.ts).
-    failureCluster: finished.outcome === "failure" ? canonicalFailureCluster(finished.failureCluster || null) : null,
-    label: label?.judgedBy ? { judgedBy: label.judgedBy, progress: label.judgedBy === "human" ? label.progress : null, note: label.judgedBy === "human" ? label.note : null, waitedS: label.waitedS } : null,
-  }, episode);
-  if (!done) {
+  const outcome = finished.outcome;
+  if (!await markEpisodeDone(tx, episode.id, doneOutcome(ctx, cellId, finished, outcome), episode)) {
     // The first finish wins (e.g. a restarted agent's late report beat the reassigned attempt, or
     // the other way round): this one is acked, its outcome and artifacts are not recorded, and the
     // cell's uploads of them are refused (artifact_not_yours / artifact_unknown), which it sets aside.
@@ -185,6 +226,115 @@ async function onFinished(ctx: LinkContext, tx: Tx, cellId: string, finished: Ep
     tx.afterCommit(() => ctx.scheduler.kickLocal());
     return;
   }
+  await recordFinish(ctx, tx, cellId, finished, outcome, episode, run, holder);
+  const pin = policyImageOf(finished.metaJson);
+  // A new image pin changes the run's resolved_pins, which its result shows: then the result is refreshed from the run read again.
+  const pinned = pin ? await addPinnedImage(tx, episode.run_id, pin) : false;
+  // A run halted while this episode ran (even one the halt cancelled after its link dropped) stays
+  // stopped; its partial result now counts the episode and its robot time.
+  await ctx.lifecycle.refreshResult(tx, episode.run_id, pinned ? undefined : run);
+  publishEpisodeAfterCommit(ctx, tx, finished, outcome, episode, run);
+  // In this transaction, under the run's lock already held: the kind decides, and the run completes
+  // with its last episode (its effects, such as the status event, follow the episode event above).
+  await ctx.lifecycle.progress(tx, episode.run_id, pinned ? (await lockAndGetRun(tx, episode.run_id))! : run);
+  tx.afterCommit(async () => {
+    try {
+      // The run's account and caps never change: the record read at the finish serves the budget checks.
+      await ctx.scheduler.episodeMetered(episode.run_id, run);
+    } finally {
+      // Kicked in any case (episodeMetered kicks too; kicks in one tick make one pass): the cell is free.
+      ctx.scheduler.kickLocal();
+    }
+  });
+}
+
+/**
+ * A finish that holds no lock on its run's row that keeps other finishes out (docs/store.md, "Finishing without the
+ * run's lock"): on PostgreSQL the finishes of the fleet's oldest run would otherwise commit one at a time. Returns
+ * false, having read only the run, when the locked path must decide (see onFinished); throws RunLockNeeded, to be
+ * applied again under the lock, when the run ended or the episode moved after that read. Otherwise the episode is
+ * done in this transaction, and applySequenced asks for the run's completion after the commit and the episode event.
+ *
+ * Why nothing is decided twice or lost:
+ * - The episode's row: the outcome is written by one guarded UPDATE (markEpisodeDoneIfUnmoved), so of two finishes
+ *   of one episode (two attempts, two coordinators) one records it; the other finds it moved and goes the locked way,
+ *   where it is the finish that came second.
+ * - The run's row, FOR KEY SHARE (getEpisodeSharingRunLock): the run cannot end (an ending takes FOR UPDATE) until
+ *   this commits, so the ending's result counts this episode, or this finish saw the run ended and rolls back.
+ * - The run's completion: asked after the commit (lifecycle completeIfFinished). Every finish's question comes after
+ *   its own commit, so the last finish to commit sees no episode open (or a finish still under way here, which asks
+ *   after it); the ending under the run's lock passes once. A coordinator that stops between the commit and the
+ *   question leaves a running run without an open episode: run-completion.ts's sweep completes it.
+ */
+async function finishWithoutRunLock(ctx: LinkContext, tx: Tx, cellId: string, finished: EpisodeFinished, lockFree: LockFreeFinish): Promise<boolean> {
+  const outcome = finished.outcome as "success" | "failure";
+  const run = await getRunOfEpisode(tx, finished.episodeId);
+  const pin = policyImageOf(finished.metaJson);
+  if (!run || run.status !== "running" || kindModule(run.kind).progress || (pin && pinnedImagesWith(run.resolvedPins, pin))) return false;
+  // From here the transaction holds the run's row FOR KEY SHARE; it never asks for FOR UPDATE, which would wait for
+  // the other finishes holding it, as they might for this one: a case for the lock rolls back instead.
+  const read = await getEpisodeSharingRunLock(tx, finished.episodeId);
+  const episode = read?.episode;
+  if (!episode || read.runStatus !== "running" || (episode.status !== "assigned" && episode.status !== "running")) throw new RunLockNeeded();
+  if (!await markEpisodeDoneIfUnmoved(tx, episode, doneOutcome(ctx, cellId, finished, outcome))) throw new RunLockNeeded();
+  ctx.finishes.enter(run.id);
+  lockFree.entered = run.id;
+  const holder = holderOf(episode, cellId, finished);
+  clearAssignedAfterCommit(ctx, tx, cellId, episode, holder);
+  await recordFinish(ctx, tx, cellId, finished, outcome, episode, run, holder);
+  publishEpisodeAfterCommit(ctx, tx, finished, outcome, episode, run);
+  tx.afterCommit(() => {
+    lockFree.committed = run;
+  });
+  return true;
+}
+
+/**
+ * The cell holding a newer attempt of the episode, when this finish is of an earlier one (its cell's link dropped and
+ * the episode was reassigned, to another cell or to this one after a restart); it is cancelled once this finish counts.
+ */
+function holderOf(episode: EpisodeRow, cellId: string, finished: EpisodeFinished): string | undefined {
+  return (episode.status === "assigned" || episode.status === "running") && episode.cell_id &&
+    (episode.cell_id !== cellId || (finished.attempt > 0 && finished.attempt !== episode.attempt))
+    ? episode.cell_id : undefined;
+}
+
+function clearAssignedAfterCommit(ctx: LinkContext, tx: Tx, cellId: string, episode: EpisodeRow, holder: string | undefined): void {
+  tx.afterCommit(() => {
+    // A cell still running the newer attempt stays assigned until it reports that attempt.
+    if (holder !== cellId && ctx.registry.assignedEpisodeOf(cellId) === episode.id) ctx.registry.setAssigned(cellId, undefined);
+  });
+}
+
+function commonOutcome(ctx: LinkContext, cellId: string, finished: EpisodeFinished) {
+  return {
+    cellId,
+    durationS: finished.durationS,
+    resetS: finished.resetS,
+    operatorResetS: finished.operatorResetS ?? null,
+    replaySpecJson: finished.replaySpecJson || null,
+    metaJson: finished.metaJson || null,
+    evaluationJson: finished.evaluationJson || null,
+    finishedAt: isoAt(finished.finishedAtMs, ctx.now()),
+    attempt: finished.attempt,
+  };
+}
+
+function doneOutcome(ctx: LinkContext, cellId: string, finished: EpisodeFinished, outcome: "success" | "failure"): EpisodeOutcome {
+  const label = labelOf(finished.evaluationJson);
+  return {
+    ...commonOutcome(ctx, cellId, finished),
+    outcome,
+    // An older cell's legacy name is stored under its current one (protocol/failure-clusters.ts).
+    failureCluster: outcome === "failure" ? canonicalFailureCluster(finished.failureCluster || null) : null,
+    label: label?.judgedBy ? { judgedBy: label.judgedBy, progress: label.judgedBy === "human" ? label.progress : null, note: label.judgedBy === "human" ? label.note : null, waitedS: label.waitedS } : null,
+  };
+}
+
+/** What a counted finish records with its outcome, on either path: the newer attempt's cancel, the artifacts, the failure webhook. */
+async function recordFinish(
+  ctx: LinkContext, tx: Tx, cellId: string, finished: EpisodeFinished, outcome: "success" | "failure", episode: EpisodeRow, run: RunRecord, holder: string | undefined,
+): Promise<void> {
   // The first finish counts: the cell holding the newer attempt must stop it and not report it finished.
   if (holder) {
     tx.afterCommit(async () => {
@@ -202,19 +352,15 @@ async function onFinished(ctx: LinkContext, tx: Tx, cellId: string, finished: Ep
     }
     await insertPendingArtifact(tx, { episodeId: episode.id, runId: episode.run_id, kind: ref.kind, fileName: ref.fileName, bytes: ref.bytes, sha256: ref.sha256 });
   }
-  const pin = policyImageOf(finished.metaJson);
-  // A new image pin changes the run's resolved_pins, which its result shows: then the result is refreshed from the run read again.
-  const pinned = pin ? await addPinnedImage(tx, episode.run_id, pin) : false;
-  const outcome = finished.outcome;
   if (outcome === "failure") {
-    // Committed with the outcome (durable webhook outbox).
-    await enqueueRunEvent(tx, episode.run_id, "episode.failed", {
+    // Committed with the outcome (durable webhook outbox), to the run's account (as read with the run).
+    await enqueueEvent(tx, run.accountId, "episode.failed", {
       run_id: episode.run_id, episode_id: episode.id, index: episode.idx, cluster: canonicalFailureCluster(finished.failureCluster || "unclassified"), duration_s: finished.durationS,
     }, ctx.now());
   }
-  // A run halted while this episode ran (even one the halt cancelled after its link dropped) stays
-  // stopped; its partial result now counts the episode and its robot time.
-  await ctx.lifecycle.refreshResult(tx, episode.run_id, pinned ? undefined : run);
+}
+
+function publishEpisodeAfterCommit(ctx: LinkContext, tx: Tx, finished: EpisodeFinished, outcome: "success" | "failure", episode: EpisodeRow, run: RunRecord): void {
   tx.afterCommit(() => {
     ctx.metrics.episodesFinished.inc({ outcome });
     ctx.runEvents.publish({
@@ -222,18 +368,6 @@ async function onFinished(ctx: LinkContext, tx: Tx, cellId: string, finished: Ep
       type: "episode",
       data: { episode: episode.idx + 1, of: run.episodesTotal, outcome, duration_s: finished.durationS },
     });
-  });
-  // In this transaction, under the run's lock already held: the kind decides, and the run completes
-  // with its last episode (its effects, such as the status event, follow the episode event above).
-  await ctx.lifecycle.progress(tx, episode.run_id, pinned ? (await lockAndGetRun(tx, episode.run_id))! : run);
-  tx.afterCommit(async () => {
-    try {
-      // The run's account and caps never change: the record read at the finish serves the budget checks.
-      await ctx.scheduler.episodeMetered(episode.run_id, run);
-    } finally {
-      // Kicked in any case (episodeMetered kicks too; kicks in one tick make one pass): the cell is free.
-      ctx.scheduler.kickLocal();
-    }
   });
 }
 

@@ -9,6 +9,7 @@ import type { LiveHub } from "../streams/live-hub.js";
 import type { FleetMetrics } from "../cells/fleet-metrics.js";
 import type { CellRegistry } from "../cells/registry.js";
 import type { ClusterLinks } from "../cluster/cluster-links.js";
+import type { FinishesInFlight } from "./finishes-in-flight.js";
 
 export interface LinkContext {
   db: Db;
@@ -30,4 +31,6 @@ export interface LinkContext {
   cluster?: ClusterLinks;
   /** The message queue of each open Connect stream (connect-session.ts); the server's stop waits for them to drain. */
   messageQueues?: Set<SerialQueue>;
+  /** The finishes of each run being applied here without the run's lock (run-completion.ts). */
+  finishes: FinishesInFlight;
 }

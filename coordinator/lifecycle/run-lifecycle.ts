@@ -88,6 +88,15 @@ export interface RunLifecycle {
    */
   progress(tx: Tx, runId: string, locked: RunRecord): Promise<boolean>;
   /**
+   * After a finish of an episode of the run committed without the run's lock (a kind without a `progress` hook,
+   * fleet/episode-messages.ts): one probe for an open episode outside any transaction, and when none is left,
+   * `progress` in a transaction of its own, under the run's lock, which checks again and ends the run once. Returns
+   * true when it completed the run. Call it on the `Db`, after the finish's commit: a probe after every finish's
+   * commit sees all of them, so of two last finishes that commit at once at least one sees none open, and the
+   * lock and the ending's own check (a run ends once) let one of them end the run.
+   */
+  completeIfFinished(db: Db, runId: string): Promise<boolean>;
+  /**
    * Ends the run; false, changing nothing, when it is unknown or has already ended. `db`: the
    * caller's `Tx`, or the `Db` to open a transaction of its own.
    */
@@ -202,6 +211,10 @@ export function createRunLifecycle(options: RunLifecycleOptions): RunLifecycle {
     progress(db: Db, runId: string, locked?: RunRecord) {
       // With the locked record, `db` is the Tx that locked it (the interface's second form).
       if (locked) return progressIn(db as Tx, runId, locked);
+      return transact(db, async (tx) => progressIn(tx, runId, await lockAndGetRun(tx, runId)), transactOptions);
+    },
+    async completeIfFinished(db, runId) {
+      if (await hasOpenEpisodes(db, runId)) return false;
       return transact(db, async (tx) => progressIn(tx, runId, await lockAndGetRun(tx, runId)), transactOptions);
     },
     end,

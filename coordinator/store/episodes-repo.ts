@@ -7,6 +7,7 @@ import { canonicalFailureCluster, storedNamesOf } from "../../protocol/failure-c
 import type { EpisodeAssign } from "../domain/units.js";
 import { episodeMoveAllowed, transitionEpisode, type EpisodeStatus } from "../domain/episode-state.js";
 import { INVALID_REASON_WORDS, type InvalidReason } from "../domain/invalid-reasons.js";
+import type { RunStatus } from "../domain/run-state.js";
 import type { Db } from "./database.js";
 import { jsonText } from "./sql-dialect.js";
 
@@ -390,16 +391,52 @@ export async function markEpisodeDone(db: Db, episodeId: string, o: EpisodeOutco
     if (row.attempt === 0 || (run?.status !== "stopped" && run?.status !== "failed")) return false;
   }
   transitionEpisode(row.status, "done");
-  await db.prepare(
-    `UPDATE episodes SET status = 'done', cell_id = ?, outcome = ?, failure_cluster = ?, duration_s = ?, reset_s = ?, operator_reset_s = ?,
-       replay_spec = ?, meta = ?, evaluation = ?, finished_at = ?, judged_by = ?, progress = ?, label_note = ?, operator_label_s = ? WHERE id = ?`,
-  ).run(
-    o.cellId, o.outcome, o.failureCluster, o.durationS, o.resetS, o.operatorResetS ?? null, o.replaySpecJson, o.metaJson, o.evaluationJson, o.finishedAt,
-    o.label ? o.label.judgedBy ?? "human" : null, o.label?.progress ?? null, o.label?.note ?? null, o.label?.waitedS ?? null, episodeId,
-  );
+  await db.prepare(`${MARK_DONE_SQL} WHERE id = ?`).run(...markDoneParams(o), episodeId);
   // The UPDATE above leaves `interruptions` as read.
   if (o.attempt) await supersedeLinkLostEstimate(db, row, o.cellId, o.attempt);
   return true;
+}
+
+const MARK_DONE_SQL =
+  `UPDATE episodes SET status = 'done', cell_id = ?, outcome = ?, failure_cluster = ?, duration_s = ?, reset_s = ?, operator_reset_s = ?,
+     replay_spec = ?, meta = ?, evaluation = ?, finished_at = ?, judged_by = ?, progress = ?, label_note = ?, operator_label_s = ?`;
+
+function markDoneParams(o: EpisodeOutcome): unknown[] {
+  return [
+    o.cellId, o.outcome, o.failureCluster, o.durationS, o.resetS, o.operatorResetS ?? null, o.replaySpecJson, o.metaJson, o.evaluationJson, o.finishedAt,
+    o.label ? o.label.judgedBy ?? "human" : null, o.label?.progress ?? null, o.label?.note ?? null, o.label?.waitedS ?? null,
+  ];
+}
+
+/**
+ * markEpisodeDone for a finish that does not hold its run's lock (fleet/episode-messages.ts): records the outcome
+ * only if the episode is still as `current` (assigned or running, so held by a cell; read in this transaction) shows it, in one guarded
+ * UPDATE; false, changing nothing, when another transaction moved it since (a requeue, a start, another attempt's
+ * finish). On PostgreSQL the UPDATE waits for a transaction that holds the row and then tests the row it committed.
+ */
+export async function markEpisodeDoneIfUnmoved(db: Db, current: EpisodeRow, o: EpisodeOutcome): Promise<boolean> {
+  transitionEpisode(current.status, "done");
+  const moved = (await db.prepare(`${MARK_DONE_SQL} WHERE id = ? AND status = ? AND attempt = ? AND cell_id = ?`)
+    .run(...markDoneParams(o), current.id, current.status, current.attempt, current.cell_id)).changes === 0;
+  if (moved) return false;
+  if (o.attempt) await supersedeLinkLostEstimate(db, current, o.cellId, o.attempt);
+  return true;
+}
+
+/**
+ * The episode, and its run's status, for a finish that takes no lock on the run's row that would keep other finishes
+ * out: on PostgreSQL the read takes the run's row `FOR KEY SHARE`, which any number of transactions hold at once and
+ * which a `FOR UPDATE` (lockRun: an ending, a requeue, a kind's decision) waits for and makes wait. So until this
+ * transaction commits, the run cannot end, and it read the status as the last ending committed it. On SQLite, the
+ * read alone. Undefined for an unknown episode.
+ */
+export async function getEpisodeSharingRunLock(db: Db, episodeId: string): Promise<{ episode: EpisodeRow; runStatus: RunStatus } | undefined> {
+  const row = await db.prepare(
+    `SELECT e.*, r.status AS run_status FROM episodes e JOIN runs r ON r.id = e.run_id WHERE e.id = ?${db.dialect === "postgres" ? " FOR KEY SHARE OF r" : ""}`,
+  ).get(episodeId) as (EpisodeRow & { run_status: RunStatus }) | undefined;
+  if (!row) return undefined;
+  const { run_status: runStatus, ...episode } = row;
+  return { episode, runStatus };
 }
 
 /**

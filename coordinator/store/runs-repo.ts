@@ -385,6 +385,29 @@ export async function lockRunOfEpisode(db: Db, episodeId: string): Promise<RunRe
   return row ? runRecordOf(row) : undefined;
 }
 
+/**
+ * The run of an episode, found by the episode's id, read without a lock: for a finish that chooses from the run's kind
+ * and status which lock to take (fleet/episode-messages.ts). Undefined for an unknown episode.
+ */
+export async function getRunOfEpisode(db: Db, episodeId: string): Promise<RunRecord | undefined> {
+  const row = await db.prepare(EPISODE_RUN_ROW_SQL).get(episodeId) as RunRow | undefined;
+  return row ? runRecordOf(row) : undefined;
+}
+
+/**
+ * Running runs none of whose episodes is open (pending, assigned or running): runs whose last finish committed and
+ * whose completion was not decided after it (the coordinator stopped between the two; fleet/run-completion.ts sweeps
+ * them). At most `limit`, oldest first.
+ */
+export async function listRunningRunsWithoutOpenEpisodes(db: Db, limit: number): Promise<string[]> {
+  const rows = await db.prepare(
+    `SELECT id FROM runs r WHERE r.status = 'running'
+       AND NOT EXISTS (SELECT 1 FROM episodes e WHERE e.run_id = r.id AND e.status IN ('pending', 'assigned', 'running'))
+     ORDER BY r.created, r.id LIMIT ?`,
+  ).all(limit) as Array<{ id: string }>;
+  return rows.map((row) => row.id);
+}
+
 /** lockRunOfEpisode for a transaction that decides from the run's status only. */
 export async function lockRunStatusOfEpisode(db: Db, episodeId: string): Promise<{ runId: string; status: RunStatus } | undefined> {
   const row = await db.prepare(
@@ -522,13 +545,19 @@ export async function addPinnedImage(db: Db, runId: string, pin: { image: string
   const row = await db.prepare("SELECT resolved_pins FROM runs WHERE id = ?").get(runId) as { resolved_pins: string } | undefined;
   if (!row) return false;
   const pins = JSON.parse(row.resolved_pins) as ResolvedPins;
+  const images = pinnedImagesWith(pins, pin);
+  if (!images) return false;
+  await db.prepare("UPDATE runs SET resolved_pins = ? WHERE id = ?").run(JSON.stringify({ ...pins, images }), runId);
+  return true;
+}
+
+/** The run's `resolved_pins.images` with the reported pin added; undefined when it holds the pin already (addPinnedImage would change nothing). */
+export function pinnedImagesWith(pins: ResolvedPins, pin: { image: string; id: string; repo_digests: readonly string[] }): ResolvedPins["images"] | undefined {
   const known = pins.images?.[pin.image] ?? { ids: [], repo_digests: [] };
   const ids = known.ids.includes(pin.id) ? known.ids : [...known.ids, pin.id];
   const repoDigests = [...known.repo_digests, ...pin.repo_digests.filter((d) => !known.repo_digests.includes(d))];
-  if (ids.length === known.ids.length && repoDigests.length === known.repo_digests.length) return false;
-  const images = { ...pins.images, [pin.image]: { ids, repo_digests: repoDigests } };
-  await db.prepare("UPDATE runs SET resolved_pins = ? WHERE id = ?").run(JSON.stringify({ ...pins, images }), runId);
-  return true;
+  if (ids.length === known.ids.length && repoDigests.length === known.repo_digests.length) return undefined;
+  return { ...pins.images, [pin.image]: { ids, repo_digests: repoDigests } };
 }
 
 /** Replaces a run's units (a threshold checkpoint swaps the policy); the runs list finds it under the new policies too. */

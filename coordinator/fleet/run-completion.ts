@@ -1,0 +1,58 @@
+/**
+ * Completing a run whose finishes take no run lock (fleet/episode-messages.ts, docs/store.md "Finishing without the
+ * run's lock"). Such a finish commits the episode's outcome, publishes its `episode` event, and only then asks
+ * whether the run is complete (lifecycle `completeIfFinished`: a probe for an open episode, then the ending under the
+ * run's lock, which a run passes once).
+ *
+ * - `FinishesInFlight` (finishes-in-flight.ts) orders one coordinator's finishes of a run: a finish enters before its transaction commits and
+ *   leaves once its events are published; only the finish that leaves last asks, so the run's `status` event never
+ *   comes before the `episode` event of a finish this coordinator committed earlier.
+ * - `startRunCompletionSweep` completes what a stopped coordinator left: a run whose last finish committed but whose
+ *   completion was never asked (the process ended between the finish's commit and the question). It looks every
+ *   `periodMs` for running runs with no open episode, and asks for a run found two looks in a row (so a finish that
+ *   is asking at that moment, here or on another coordinator, goes first) that no finish here is working on.
+ */
+import { singleFlight } from "../async/single-flight.js";
+import { listRunningRunsWithoutOpenEpisodes } from "../store/runs-repo.js";
+import type { LinkContext } from "./link-context.js";
+
+/** Time between two looks of the sweep: a run left running with all its episodes finished completes 10 to 20 s after the coordinator (or another one) starts. */
+export const RUN_COMPLETION_SWEEP_MS = 10_000;
+
+/** Runs looked at per sweep; the rest wait for the next one. */
+const SWEEP_BATCH = 100;
+
+export interface RunCompletionSweepOptions {
+  /** Time between looks; a run is completed on the second look that finds it. */
+  periodMs: number;
+}
+
+/**
+ * One look of the sweep: asks for completion of the runs that `suspects` (the previous look's finds) and this look
+ * both found; returns this look's finds, to pass to the next one.
+ */
+export async function sweepFinishedRuns(ctx: Pick<LinkContext, "db" | "lifecycle" | "finishes" | "logger">, suspects: ReadonlySet<string>): Promise<Set<string>> {
+  const found = new Set(await listRunningRunsWithoutOpenEpisodes(ctx.db, SWEEP_BATCH));
+  for (const runId of found) {
+    if (!suspects.has(runId) || ctx.finishes.has(runId)) continue;
+    if (await ctx.lifecycle.completeIfFinished(ctx.db, runId)) {
+      ctx.logger.warn(`run ${runId}: completed by the sweep: its last episode finished but its completion was not decided then (a coordinator stopped in between)`);
+    }
+  }
+  return found;
+}
+
+/** Starts the sweep (one look at a time, the first at once); returns its stop function, which waits for a look in progress. */
+export function startRunCompletionSweep(ctx: LinkContext, options: RunCompletionSweepOptions): () => Promise<void> {
+  let suspects: ReadonlySet<string> = new Set();
+  const look = singleFlight(async () => {
+    suspects = await sweepFinishedRuns(ctx, suspects);
+  }, (error) => ctx.logger.error(`run completion sweep failed: ${(error as Error).stack ?? error}`));
+  void look.run();
+  const timer = setInterval(() => void look.run(), options.periodMs);
+  timer.unref();
+  return async () => {
+    clearInterval(timer);
+    await look.idle();
+  };
+}
