@@ -1,8 +1,9 @@
 /** POST /v1/runs, GET /v1/runs, GET /v1/runs/{run_id}, POST /v1/runs/{run_id} (name and metadata). */
-import { Router, type Response } from "express";
+import { Router } from "express";
 import { authOf } from "../../auth/authenticate.js";
 import { splitQuoteId } from "../../billing/submission.js";
 import { AssayError } from "../../errors/assay-error.js";
+import { prepareJson, sendPreparedJson } from "../../http/prepared-json.js";
 import { isTerminal } from "../../domain/run-state.js";
 import { runView } from "../../lifecycle/run-view.js";
 import { RunViewBodies } from "../../lifecycle/run-view-bodies.js";
@@ -36,7 +37,8 @@ function ownedRun<T extends { accountId: string }>(row: T | undefined, accountId
 
 export function runsRouter(deps: CompiledApiDeps): Router {
   const router = Router();
-  const viewBodies = new RunViewBodies();
+  // Each run's view as a prepared answer (bytes, length, ETag), made again only when the run reads differently.
+  const viewBodies = new RunViewBodies(prepareJson);
 
   router.post("/runs", async (req, res) => {
     const { accountId } = authOf(res);
@@ -84,16 +86,10 @@ export function runsRouter(deps: CompiledApiDeps): Router {
 
   // A promise chain, not an async function (issue 29); express passes a rejection to the error handler.
   router.get("/runs/:runId", (req, res) => requireRunView(deps.db, authOf(res).accountId, req.params.runId).then((run) => {
-    sendJsonText(res, viewBodies.bodyOf(run, { waiting: deps.scheduler.waitingReason?.(run.id) }));
+    sendPreparedJson(req, res, viewBodies.bodyOf(run, { waiting: deps.scheduler.waitingReason?.(run.id) }));
   }));
 
   return router;
-}
-
-/** res.json for a body already serialised: what res.json does after JSON.stringify (the app sets no json spaces, replacer or escape). */
-function sendJsonText(res: Response, body: string): void {
-  if (!res.get("Content-Type")) res.set("Content-Type", "application/json");
-  res.send(body);
 }
 
 /**
