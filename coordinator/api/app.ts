@@ -85,7 +85,7 @@ export function createApiApp(raw: ApiDeps): express.Express {
   v1.use(replayRouter(deps), exportsRouter(deps), streamsRouter(deps), modelsRouter(deps), accountRouter(deps));
   // Published leaderboards and the API's own description: public, no key, rate-limited per client address.
   app.use("/v1/leaderboards", leaderboardsRouter(deps));
-  app.use("/v1", openApiRouter(deps));
+  app.use("/v1/openapi.json", openApiRouter(deps)); // not at /v1: see openApiRouter
   app.use("/v1", v1);
 
   const artifacts = express.Router();
