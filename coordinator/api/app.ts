@@ -65,10 +65,6 @@ export function createApiApp(raw: ApiDeps): express.Express {
 
   // Unknown or revoked keys per client address, before the store is read (the per-key buckets need a key).
   const rejectedKeys = deps.rejectedKeys ?? undefined;
-  app.get("/metrics", metricsAccess(deps.db, deps.metricsAccess, rejectedKeys), async (_req, res) => {
-    res.type(deps.metrics.contentType).send(await deps.metrics.metrics());
-  });
-  app.use("/docs", docs.router);
 
   // One set of per-key buckets for /v1 and /artifacts.
   const limiter = deps.rateLimits === "off" ? noLimit : rateLimit(deps.rateLimits);
@@ -87,6 +83,11 @@ export function createApiApp(raw: ApiDeps): express.Express {
   app.use("/v1/leaderboards", leaderboardsRouter(deps));
   app.use("/v1/openapi.json", openApiRouter(deps)); // not at /v1: see openApiRouter
   app.use("/v1", v1);
+  // After /v1 (their paths are disjoint from it), so that the /v1 requests, the most frequent, are not matched against them first.
+  app.get("/metrics", metricsAccess(deps.db, deps.metricsAccess, rejectedKeys), async (_req, res) => {
+    res.type(deps.metrics.contentType).send(await deps.metrics.metrics());
+  });
+  app.use("/docs", docs.router);
 
   const artifacts = express.Router();
   artifacts.use(authenticate(deps.apiKeys, rejectedKeys), limiter, authorize(), artifactsRouter(deps), exportDownloadRouter(deps));

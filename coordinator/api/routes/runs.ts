@@ -40,6 +40,13 @@ export function runsRouter(deps: CompiledApiDeps): Router {
   // Each run's view as a prepared answer (bytes, length, ETag), made again only when the run reads differently.
   const viewBodies = new RunViewBodies(prepareJson);
 
+  // The most requested route, first: a request is matched against each route before the one that takes it (the
+  // method is checked after the path), and no other route of this router answers a GET or HEAD of /runs/:runId.
+  // A promise chain, not an async function (issue 29); express passes a rejection to the error handler.
+  router.get("/runs/:runId", (req, res) => requireRunView(deps.db, authOf(res).accountId, req.params.runId).then((run) => {
+    sendPreparedJson(req, res, viewBodies.bodyOf(run, { waiting: deps.scheduler.waitingReason?.(run.id) }));
+  }));
+
   router.post("/runs", async (req, res) => {
     const { accountId } = authOf(res);
     // quote_id names the quote backing the submission; the rest is the run body.
@@ -83,11 +90,6 @@ export function runsRouter(deps: CompiledApiDeps): Router {
     await setRunLabels(deps.db, run, { name, metadata });
     res.json(runView((await getRun(deps.db, run.id))!, { waiting: deps.scheduler.waitingReason?.(run.id) }));
   });
-
-  // A promise chain, not an async function (issue 29); express passes a rejection to the error handler.
-  router.get("/runs/:runId", (req, res) => requireRunView(deps.db, authOf(res).accountId, req.params.runId).then((run) => {
-    sendPreparedJson(req, res, viewBodies.bodyOf(run, { waiting: deps.scheduler.waitingReason?.(run.id) }));
-  }));
 
   return router;
 }
