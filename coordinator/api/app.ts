@@ -72,7 +72,8 @@ export function createApiApp(raw: ApiDeps): express.Express {
   v1.use(noStore, authenticate(deps.apiKeys, rejectedKeys), limiter, authorize());
   v1.use(jsonBody({ limit: "1mb", maxDepth: MAX_JSON_DEPTH }));
   // Routers are tried in turn and their paths are disjoint: the most requested (runs) goes first.
-  v1.use(runsRouter(deps), catalogRouter(deps), episodesRouter(deps), episodeMediaRouter(deps), eventsRouter(deps), keysRouter(deps));
+  runsRouter(deps, v1); // the runs routes on v1 itself: see runsRouter
+  v1.use(catalogRouter(deps), episodesRouter(deps), episodeMediaRouter(deps), eventsRouter(deps), keysRouter(deps));
   v1.use(tasksRouter(deps), kitsRouter(deps), signingKeysRouter(deps));
   v1.use(quoteRouter(deps), budgetsRouter(deps), usageRouter(deps), webhooksRouter(deps), dataRouter(deps), runResultRouter(deps));
   v1.use(reportRouter(deps), suitesRouter(deps), gatesRouter(deps), checkpointsRouter(deps));

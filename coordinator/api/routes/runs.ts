@@ -35,8 +35,12 @@ function ownedRun<T extends { accountId: string }>(row: T | undefined, accountId
   return row;
 }
 
-export function runsRouter(deps: CompiledApiDeps): Router {
-  const router = Router();
+/**
+ * The runs routes, on `router` (a new Router by default). app.ts registers them on the /v1 router itself, so
+ * that a request for them enters one router fewer, and a /v1 request for another route does not enter and
+ * leave a router of its own first (router 2.x leaves a router that matched nothing through a setImmediate).
+ */
+export function runsRouter(deps: CompiledApiDeps, router: Router = Router()): Router {
   // Each run's view as a prepared answer (bytes, length, ETag), made again only when the run reads differently.
   const viewBodies = new RunViewBodies(prepareJson);
 
