@@ -11,7 +11,7 @@ import type { Request, Response } from "express";
 import { weakEtag } from "./weak-etag.js";
 
 export interface PreparedJson {
-  readonly text: string;
+  /** The JSON text as UTF-8 (JSON.stringify's output is well-formed, so it decodes back to the same text). */
   readonly bytes: Buffer;
   /** Content-Length, as the header's text. */
   readonly length: string;
@@ -24,14 +24,14 @@ export const JSON_CONTENT_TYPE = "application/json; charset=utf-8";
 
 export function prepareJson(text: string): PreparedJson {
   const bytes = Buffer.from(text, "utf8");
-  return { text, bytes, length: String(bytes.length), etag: weakEtag(bytes) };
+  return { bytes, length: String(bytes.length), etag: weakEtag(bytes) };
 }
 
 /** `res.json` for a prepared body (see the file's comment for when it falls back to express's path). */
 export function sendPreparedJson(req: Request, res: Response, body: PreparedJson): void {
   if (res.getHeader("Content-Type") !== undefined || res.getHeader("ETag") !== undefined || res.getHeader("Transfer-Encoding") !== undefined || req.app.get("etag fn") !== weakEtag) {
     if (res.getHeader("Content-Type") === undefined) res.set("Content-Type", "application/json");
-    res.send(body.text);
+    res.send(body.bytes.toString("utf8"));
     return;
   }
   res.setHeader("Content-Type", JSON_CONTENT_TYPE);
