@@ -37,7 +37,8 @@ export function sendPreparedJson(req: Request, res: Response, body: PreparedJson
   res.setHeader("Content-Type", JSON_CONTENT_TYPE);
   res.setHeader("Content-Length", body.length);
   res.setHeader("ETag", body.etag);
-  if (req.fresh) {
+  // req.fresh is false without either conditional header (the `fresh` package's first test): not asked then.
+  if ((req.headers["if-none-match"] !== undefined || req.headers["if-modified-since"] !== undefined) && req.fresh) {
     // res.send's 304: the status, and no body headers but the tag.
     res.statusCode = 304;
     res.removeHeader("Content-Type");
