@@ -53,11 +53,12 @@ export function httpMetrics(registry: Registry, fixedPaths: readonly string[] = 
   const requests = counter(registry);
   const duration = histogram(registry);
   return (req: Request, res: Response, next: NextFunction): void => {
-    const end = duration.startTimer();
+    // What histogram.startTimer() measures (process.hrtime to the answer's close), without its closure, arrays and label copy.
+    const started = process.hrtime.bigint();
     res.on("close", () => {
       const labels = { method: req.method, route: routeLabel(req, fixed), status: String(res.statusCode) };
       requests.inc(labels);
-      end(labels);
+      duration.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
     });
     next();
   };

@@ -65,10 +65,6 @@ export function createApiApp(raw: ApiDeps): express.Express {
 
   // Unknown or revoked keys per client address, before the store is read (the per-key buckets need a key).
   const rejectedKeys = deps.rejectedKeys ?? undefined;
-  app.get("/metrics", metricsAccess(deps.apiKeys, deps.metricsAccess, rejectedKeys), async (_req, res) => {
-    res.type(deps.metrics.contentType).send(await deps.metrics.metrics());
-  });
-  app.use("/docs", docs.router);
 
   // One set of per-key buckets for /v1 and /artifacts.
   const limiter = deps.rateLimits === "off" ? noLimit : rateLimit(deps.rateLimits);
@@ -76,7 +72,8 @@ export function createApiApp(raw: ApiDeps): express.Express {
   v1.use(noStore, authenticate(deps.apiKeys, rejectedKeys), limiter, authorize());
   v1.use(jsonBody({ limit: "1mb", maxDepth: MAX_JSON_DEPTH }));
   // Routers are tried in turn and their paths are disjoint: the most requested (runs) goes first.
-  v1.use(runsRouter(deps), catalogRouter(deps), episodesRouter(deps), episodeMediaRouter(deps), eventsRouter(deps), keysRouter(deps));
+  runsRouter(deps, v1); // the runs routes on v1 itself: see runsRouter
+  v1.use(catalogRouter(deps), episodesRouter(deps), episodeMediaRouter(deps), eventsRouter(deps), keysRouter(deps));
   v1.use(tasksRouter(deps), kitsRouter(deps), signingKeysRouter(deps));
   v1.use(quoteRouter(deps), budgetsRouter(deps), usageRouter(deps), webhooksRouter(deps), dataRouter(deps), runResultRouter(deps));
   v1.use(reportRouter(deps), suitesRouter(deps), gatesRouter(deps), checkpointsRouter(deps));
@@ -85,8 +82,13 @@ export function createApiApp(raw: ApiDeps): express.Express {
   v1.use(replayRouter(deps), exportsRouter(deps), streamsRouter(deps), modelsRouter(deps), accountRouter(deps));
   // Published leaderboards and the API's own description: public, no key, rate-limited per client address.
   app.use("/v1/leaderboards", leaderboardsRouter(deps));
-  app.use("/v1", openApiRouter(deps));
+  app.use("/v1/openapi.json", openApiRouter(deps)); // not at /v1: see openApiRouter
   app.use("/v1", v1);
+  // After /v1 (their paths are disjoint from it), so that the /v1 requests, the most frequent, are not matched against them first.
+  app.get("/metrics", metricsAccess(deps.apiKeys, deps.metricsAccess, rejectedKeys), async (_req, res) => {
+    res.type(deps.metrics.contentType).send(await deps.metrics.metrics());
+  });
+  app.use("/docs", docs.router);
 
   const artifacts = express.Router();
   artifacts.use(authenticate(deps.apiKeys, rejectedKeys), limiter, authorize(), artifactsRouter(deps), exportDownloadRouter(deps));

@@ -195,7 +195,10 @@ export function openApiDocument(baseUrl = ""): OpenApiDocument {
 /**
  * GET /v1/openapi.json: public, so the docs site's API reference and any tool can read it without a
  * key (it describes the API, no account's data); rate-limited per client address like the other
- * public routes. A key that is sent must still be valid (401 otherwise), as everywhere else.
+ * public routes. A key that is sent must still be valid (401 otherwise), as everywhere else. Mounted
+ * at that path itself (app.ts), so that no other /v1 request enters this router: a request that
+ * enters a router and matches nothing in it leaves through a setImmediate (router 2.x), one turn of
+ * the event loop for every /v1 request when it was mounted at /v1 (issue 29).
  */
 export function openApiRouter(deps: CompiledApiDeps): Router {
   const router = Router();
@@ -205,7 +208,7 @@ export function openApiRouter(deps: CompiledApiDeps): Router {
     if (header) await resolveBearer(deps.db, header);
     next();
   };
-  router.get("/openapi.json", limits.reads, keyIfSent, noStore, (_req, res) => {
+  router.get("/", limits.reads, keyIfSent, noStore, (_req, res) => {
     res.json(openApiDocument(deps.urls.baseUrl));
   });
   return router;

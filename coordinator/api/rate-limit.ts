@@ -11,7 +11,7 @@
  */
 import type { IncomingMessage } from "node:http";
 import type { NextFunction, Request, Response } from "express";
-import { authOf, type RejectedKeyLimit } from "../auth/authenticate.js";
+import { authOf, type AuthContext, type RejectedKeyLimit } from "../auth/authenticate.js";
 import { AssayError } from "../errors/assay-error.js";
 import { clientAddress, type TrustedProxies } from "./client-address.js";
 
@@ -188,23 +188,36 @@ export function rateLimit(limits: RateLimits = DEFAULT_RATE_LIMITS, nowMs: () =>
   validateRateLimits(limits);
   // Keys and accounts that come and go (revoked, deleted) leave full buckets behind; the table drops them.
   const table = new BucketTable();
-  const take = (id: string, spec: BucketSpec, now: number): number => table.take(id, spec, now);
+  // The account's buckets of each class, made once (the limits never change).
+  const shared = {
+    general: { perS: limits.general.perS * ACCOUNT_MULTIPLE, burst: limits.general.burst * ACCOUNT_MULTIPLE },
+    submit: { perS: limits.submit.perS * ACCOUNT_MULTIPLE, burst: limits.submit.burst * ACCOUNT_MULTIPLE },
+  };
+  // The bucket names of a caller, by class, made once per AuthContext (authenticate hands out the same object for
+  // every request of a key it holds) instead of two template strings per request.
+  const bucketIds = new WeakMap<AuthContext, { general: [string, string]; submit?: [string, string] }>();
+  const idsOf = (auth: AuthContext, kind: "general" | "submit"): [string, string] => {
+    let ids = bucketIds.get(auth);
+    if (!ids) bucketIds.set(auth, (ids = { general: [`key:${auth.keyId}:general`, `account:${auth.accountId}:general`] }));
+    return kind === "general" ? ids.general : (ids.submit ??= [`key:${auth.keyId}:submit`, `account:${auth.accountId}:submit`]);
+  };
   return (req: Request, res: Response, next: NextFunction): void => {
-    const { keyId, accountId } = authOf(res);
+    const auth = authOf(res);
     const kind = req.method === "POST" && (req.baseUrl + req.path).replace(/\/+$/, "") === "/v1/runs" ? "submit" : "general";
     const what = kind === "submit" ? "POST /v1/runs" : "requests";
+    const buckets = idsOf(auth, kind);
     const now = nowMs();
     const spec = limits[kind];
-    const keyWaitS = take(`key:${keyId}:${kind}`, spec, now);
+    const keyWaitS = table.take(buckets[0], spec, now);
     if (keyWaitS > 0) {
       const retryAfterS = Math.max(1, Math.ceil(keyWaitS));
       throw new AssayError("rate_limited", `rate limit of ${spec.perS} ${what}/s (burst ${spec.burst}) for this key exceeded; retry after ${retryAfterS} s`, { retryAfterS });
     }
-    const shared = { perS: spec.perS * ACCOUNT_MULTIPLE, burst: spec.burst * ACCOUNT_MULTIPLE };
-    const accountWaitS = take(`account:${accountId}:${kind}`, shared, now);
+    const accountSpec = shared[kind];
+    const accountWaitS = table.take(buckets[1], accountSpec, now);
     if (accountWaitS > 0) {
       const retryAfterS = Math.max(1, Math.ceil(accountWaitS));
-      throw new AssayError("rate_limited", `rate limit of ${shared.perS} ${what}/s (burst ${shared.burst}) for this account, shared by all its keys, exceeded; retry after ${retryAfterS} s`, { retryAfterS });
+      throw new AssayError("rate_limited", `rate limit of ${accountSpec.perS} ${what}/s (burst ${accountSpec.burst}) for this account, shared by all its keys, exceeded; retry after ${retryAfterS} s`, { retryAfterS });
     }
     next();
   };

@@ -80,7 +80,7 @@ export function authenticate(keys: Db | ApiKeyCache, rejected?: RejectedKeyLimit
   // The caller of each key row the cache holds, parsed once: a held row is the same object on every hit.
   const heldContexts = new WeakMap<KeyRow, AuthContext>();
   return (req: Request, res: Response, next: NextFunction): void | Promise<void> => {
-    const secretSha256 = bearerSecretSha256(req.get("authorization"));
+    const secretSha256 = bearerSecretSha256(req.headers.authorization); // what req.get("authorization") reads
     // A key the cache holds is answered in this turn of the loop; any other is read from the store.
     const held = keys instanceof ApiKeyCache ? keys.cached(secretSha256) : undefined;
     if (held) {

@@ -56,6 +56,8 @@ const STATEMENT_CACHE_LIMIT = 2000;
 export class SqliteDb implements Db {
   readonly dialect = "sqlite" as const;
   private readonly statements = new Map<string, Database.Statement>();
+  /** The same texts prepared in raw mode (rows as arrays) for `values`: a statement's mode is its own. */
+  private readonly rawStatements = new Map<string, Database.Statement>();
   /** What prepare() hands out, by SQL text: it holds nothing but the text, so one serves every caller. */
   private readonly handles = new Map<string, Statement>();
   private readonly lock = new AsyncMutex();
@@ -78,6 +80,17 @@ export class SqliteDb implements Db {
     return statement;
   }
 
+  /** statement() in raw mode: its rows are arrays of column values. */
+  rawStatement(sql: string): Database.Statement {
+    this.onStatement?.(sql);
+    let statement = this.rawStatements.get(sql);
+    if (!statement) {
+      statement = this.raw.prepare(sql).raw(true);
+      if (this.rawStatements.size < STATEMENT_CACHE_LIMIT) this.rawStatements.set(sql, statement);
+    }
+    return statement;
+  }
+
   prepare(sql: string): Statement {
     let statement = this.handles.get(sql);
     if (!statement) {
@@ -85,6 +98,7 @@ export class SqliteDb implements Db {
         get: (...params) => this.outside(() => this.statement(sql).get(...params)),
         all: (...params) => this.outside(() => this.statement(sql).all(...params)),
         run: (...params) => this.outside(() => ({ changes: this.statement(sql).run(...params).changes })),
+        values: (...params) => this.outside(() => this.rawStatement(sql).get(...params) as unknown[] | undefined),
       };
       if (this.handles.size < STATEMENT_CACHE_LIMIT) this.handles.set(sql, statement);
     }
@@ -139,6 +153,7 @@ class SqliteConnection implements Db {
       get: (...params) => this.now(() => this.db.statement(sql).get(...params)),
       all: (...params) => this.now(() => this.db.statement(sql).all(...params)),
       run: (...params) => this.now(() => ({ changes: this.db.statement(sql).run(...params).changes })),
+      values: (...params) => this.now(() => this.db.rawStatement(sql).get(...params) as unknown[] | undefined),
     };
   }
 

@@ -11,6 +11,11 @@ export interface Statement {
   /** The first row, or undefined. */
   get(...params: unknown[]): Promise<unknown>;
   all(...params: unknown[]): Promise<unknown[]>;
+  /**
+   * The first row as its column values in the SELECT's order, or undefined: no object with a
+   * property per column is made (for the reads on every request, such as getRunView).
+   */
+  values(...params: unknown[]): Promise<unknown[] | undefined>;
   /** `changes`: rows inserted, updated or deleted. */
   run(...params: unknown[]): Promise<{ changes: number }>;
 }

@@ -428,27 +428,37 @@ export type RunViewRecord = Pick<
   "id" | "accountId" | "kind" | "status" | "created" | "completed" | "request" | "resolvedPins" | "plan" | "result" | "statusCode" | "statusMessage" | "priority" | "units" | "name" | "metadata"
 >;
 
-type RunViewRow = Pick<RunRow, "id" | "account_id" | "kind" | "status" | "created" | "completed" | "request" | "resolved_pins" | "plan" | "result" | "status_code" | "status_message" | "priority" | "units" | "name" | "metadata">;
-
-/** The columns of RUN_VIEW_ROW_SQL, in its order. */
+/** The columns of RUN_VIEW_ROW_SQL, in its order: the index of each in the row as `values` reads it. */
 const RUN_VIEW_COLUMNS = [
   "id", "account_id", "kind", "status", "created", "completed", "request", "resolved_pins", "plan", "result", "status_code", "status_message", "priority", "units", "name", "metadata",
-] as const satisfies readonly (keyof RunViewRow)[];
+] as const satisfies readonly (keyof RunRow)[];
 
-/** A run's view record as getRunView reads it, with the stored text it was read from. */
+if (RUN_VIEW_ROW_SQL !== `SELECT ${RUN_VIEW_COLUMNS.join(", ")} FROM runs WHERE id = ?`) throw new Error("RUN_VIEW_COLUMNS must list RUN_VIEW_ROW_SQL's columns in its order");
+
+const column = Object.fromEntries(RUN_VIEW_COLUMNS.map((name, index) => [name, index])) as { readonly [K in (typeof RUN_VIEW_COLUMNS)[number]]: number };
+
+/** A run's view record as getRunView reads it, with the stored values it was read from. */
 export interface StoredRunViewRecord extends RunViewRecord {
   /**
-   * Every column the record is made from, as stored, each prefixed by its length (null as "-"): two
-   * reads have the same text exactly when they read the same values, so a view made from one is the
-   * view of the other (lifecycle/run-view-bodies.ts).
+   * Every column the record is made from, as stored (text or null), in RUN_VIEW_ROW_SQL's order: two
+   * reads with equal values, column by column (`sameStoredColumns`), make the same record, so a view
+   * made from one is the view of the other (lifecycle/run-view-bodies.ts).
    */
-  readonly storedText: string;
+  readonly storedColumns: readonly (string | null)[];
+}
+
+/** Whether two reads of getRunView read the same values in every column. */
+export function sameStoredColumns(a: readonly (string | null)[], b: readonly (string | null)[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
 
 /**
  * A run's view record as read: each JSON column parsed when first read (only runs of several units
  * show their plan's fields and units, only ended runs their result, and a view made before from the
- * same stored text needs none), the columns no view shows not read at all.
+ * same stored values needs none), the columns no view shows not read at all. Made from the row's
+ * values as an array (Statement.values): no object with a property per column.
  */
 class StoredRunView implements StoredRunViewRecord {
   readonly id: string;
@@ -467,56 +477,47 @@ class StoredRunView implements StoredRunViewRecord {
   private parsedPlan?: RunPlan;
   private parsedUnits?: RunUnit[];
   private parsedResult?: Record<string, unknown>;
-  private text?: string;
 
-  constructor(private readonly row: RunViewRow) {
-    this.id = row.id;
-    this.accountId = row.account_id;
-    this.kind = row.kind as RunKindName;
-    this.status = row.status;
-    this.created = row.created;
-    this.completed = row.completed;
-    this.statusCode = row.status_code;
-    this.statusMessage = row.status_message;
-    this.priority = row.priority;
-    this.name = row.name ?? null;
+  constructor(readonly storedColumns: readonly (string | null)[]) {
+    const row = storedColumns;
+    this.id = row[column.id] as string;
+    this.accountId = row[column.account_id] as string;
+    this.kind = row[column.kind] as RunKindName;
+    this.status = row[column.status] as RunStatus;
+    this.created = row[column.created] as string;
+    this.completed = row[column.completed] ?? null;
+    this.statusCode = row[column.status_code] ?? null;
+    this.statusMessage = row[column.status_message] ?? null;
+    this.priority = row[column.priority] as string;
+    this.name = row[column.name] ?? null;
   }
 
   get request(): Record<string, unknown> {
-    return (this.parsedRequest ??= JSON.parse(this.row.request) as Record<string, unknown>);
+    return (this.parsedRequest ??= JSON.parse(this.storedColumns[column.request] as string) as Record<string, unknown>);
   }
 
   get resolvedPins(): ResolvedPins {
-    return (this.parsedPins ??= JSON.parse(this.row.resolved_pins) as ResolvedPins);
+    return (this.parsedPins ??= JSON.parse(this.storedColumns[column.resolved_pins] as string) as ResolvedPins);
   }
 
   get metadata(): Record<string, string> {
-    return (this.parsedMetadata ??= this.row.metadata ? (JSON.parse(this.row.metadata) as Record<string, string>) : {});
+    const metadata = this.storedColumns[column.metadata];
+    return (this.parsedMetadata ??= metadata ? (JSON.parse(metadata) as Record<string, string>) : {});
   }
 
   get plan(): RunPlan {
-    return (this.parsedPlan ??= JSON.parse(this.row.plan) as RunPlan);
+    return (this.parsedPlan ??= JSON.parse(this.storedColumns[column.plan] as string) as RunPlan);
   }
 
   get units(): RunUnit[] {
-    return (this.parsedUnits ??= this.row.units ? (JSON.parse(this.row.units) as RunUnit[]) : [unitOfPlan(this.plan, this.resolvedPins, this.request)]);
+    const units = this.storedColumns[column.units];
+    return (this.parsedUnits ??= units ? (JSON.parse(units) as RunUnit[]) : [unitOfPlan(this.plan, this.resolvedPins, this.request)]);
   }
 
   get result(): Record<string, unknown> | null {
-    if (this.row.result === null) return null;
-    return (this.parsedResult ??= JSON.parse(this.row.result) as Record<string, unknown>);
-  }
-
-  get storedText(): string {
-    if (this.text === undefined) {
-      let text = "";
-      for (const column of RUN_VIEW_COLUMNS) {
-        const value = this.row[column] ?? null;
-        text += value === null ? "-" : `${value.length}:${value}`;
-      }
-      this.text = text;
-    }
-    return this.text;
+    const result = this.storedColumns[column.result];
+    if (result === null || result === undefined) return null;
+    return (this.parsedResult ??= JSON.parse(result) as Record<string, unknown>);
   }
 }
 
@@ -525,7 +526,7 @@ class StoredRunView implements StoredRunViewRecord {
  * record, with less read and parsed (issue 29: this read is on every GET of a run).
  */
 export function getRunView(db: Db, runId: string): Promise<StoredRunViewRecord | undefined> {
-  return (db.prepare(RUN_VIEW_ROW_SQL).get(runId) as Promise<RunViewRow | undefined>).then((row) => (row ? new StoredRunView(row) : undefined));
+  return db.prepare(RUN_VIEW_ROW_SQL).values(runId).then((row) => (row ? new StoredRunView(row as (string | null)[]) : undefined));
 }
 
 /** Adds models to a run's `resolved_pins.models` (a threshold checkpoint that names a model). */

@@ -11,6 +11,7 @@ import { RunViewBodies } from "../../coordinator/lifecycle/run-view-bodies.js";
 import type { Db } from "../../coordinator/store/database.js";
 import { setRunLabels } from "../../coordinator/store/run-list-repo.js";
 import { getRun, getRunView, insertRun, setRunResult, setRunStatus, type NewRun } from "../../coordinator/store/runs-repo.js";
+import { transact } from "../../coordinator/store/tx.js";
 import { STORE_ENGINES, openTestDatabase } from "../support/test-database.js";
 
 const PINS = { robot: "so101@3.11", environment: "tabletop@1", task: "pick-cube@v1", perturbation_rev: "assay-perturb@1" };
@@ -95,6 +96,16 @@ for (const engine of STORE_ENGINES) {
 
     it("is undefined for a run that does not exist", async () => {
       assert.equal(await getRunView(db, "run_missing"), undefined);
+    });
+
+    it("reads inside a transaction what the transaction wrote", async () => {
+      await insertRun(db, run("run_h"));
+      const read = await transact(db, async (tx) => {
+        await setRunStatus(tx, "run_h", "scheduling");
+        return await getRunView(tx, "run_h");
+      });
+      assert.equal(read?.status, "scheduling");
+      assert.deepEqual(read?.storedColumns, (await getRunView(db, "run_h"))?.storedColumns);
     });
   });
 }

@@ -1,8 +1,9 @@
 /** POST /v1/runs, GET /v1/runs, GET /v1/runs/{run_id}, POST /v1/runs/{run_id} (name and metadata). */
-import { Router, type Response } from "express";
+import { Router } from "express";
 import { authOf } from "../../auth/authenticate.js";
 import { splitQuoteId } from "../../billing/submission.js";
 import { AssayError } from "../../errors/assay-error.js";
+import { prepareJson, sendPreparedJson } from "../../http/prepared-json.js";
 import { isTerminal } from "../../domain/run-state.js";
 import { runView } from "../../lifecycle/run-view.js";
 import { RunViewBodies } from "../../lifecycle/run-view-bodies.js";
@@ -34,9 +35,21 @@ function ownedRun<T extends { accountId: string }>(row: T | undefined, accountId
   return row;
 }
 
-export function runsRouter(deps: CompiledApiDeps): Router {
-  const router = Router();
-  const viewBodies = new RunViewBodies();
+/**
+ * The runs routes, on `router` (a new Router by default). app.ts registers them on the /v1 router itself, so
+ * that a request for them enters one router fewer, and a /v1 request for another route does not enter and
+ * leave a router of its own first (router 2.x leaves a router that matched nothing through a setImmediate).
+ */
+export function runsRouter(deps: CompiledApiDeps, router: Router = Router()): Router {
+  // Each run's view as a prepared answer (bytes, length, ETag), made again only when the run reads differently.
+  const viewBodies = new RunViewBodies(prepareJson);
+
+  // The most requested route, first: a request is matched against each route before the one that takes it (the
+  // method is checked after the path), and no other route of this router answers a GET or HEAD of /runs/:runId.
+  // A promise chain, not an async function (issue 29); express passes a rejection to the error handler.
+  router.get("/runs/:runId", (req, res) => requireRunView(deps.db, authOf(res).accountId, req.params.runId).then((run) => {
+    sendPreparedJson(req, res, viewBodies.bodyOf(run, { waiting: deps.scheduler.waitingReason?.(run.id) }));
+  }));
 
   router.post("/runs", async (req, res) => {
     const { accountId } = authOf(res);
@@ -82,18 +95,7 @@ export function runsRouter(deps: CompiledApiDeps): Router {
     res.json(runView((await getRun(deps.db, run.id))!, { waiting: deps.scheduler.waitingReason?.(run.id) }));
   });
 
-  // A promise chain, not an async function (issue 29); express passes a rejection to the error handler.
-  router.get("/runs/:runId", (req, res) => requireRunView(deps.db, authOf(res).accountId, req.params.runId).then((run) => {
-    sendJsonText(res, viewBodies.bodyOf(run, { waiting: deps.scheduler.waitingReason?.(run.id) }));
-  }));
-
   return router;
-}
-
-/** res.json for a body already serialised: what res.json does after JSON.stringify (the app sets no json spaces, replacer or escape). */
-function sendJsonText(res: Response, body: string): void {
-  if (!res.get("Content-Type")) res.set("Content-Type", "application/json");
-  res.send(body);
 }
 
 /**

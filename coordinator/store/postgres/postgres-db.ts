@@ -216,18 +216,24 @@ class PostgresStatement implements Statement {
     return { changes: (await this.query(args)).rowCount ?? 0 };
   }
 
-  private query(args: unknown[]): Promise<pg.QueryResult> {
+  async values(...args: unknown[]): Promise<unknown[] | undefined> {
+    return (await this.query(args, "array")).rows[0] as unknown[] | undefined;
+  }
+
+  private query(args: unknown[], rowMode?: "array"): Promise<pg.QueryResult> {
     const values = bindValues(this.text, args);
     const on = this.on();
     this.onStatement?.(this.sql);
-    return run(on, this.text.text, values, this.text.name);
+    return run(on, this.text.text, values, this.text.name, rowMode);
   }
 }
 
 /** Runs one query; statements with parameters as named prepared statements (parsed once per client). */
-async function run(on: Queryable, text: string, values: unknown[], name?: string): Promise<pg.QueryResult> {
+async function run(on: Queryable, text: string, values: unknown[], name?: string, rowMode?: "array"): Promise<pg.QueryResult> {
   try {
-    const result = (await on.query(name && values.length > 0 ? { text, values, name } : { text, values })) as pg.QueryResult | pg.QueryResult[];
+    const config: pg.QueryConfig = name && values.length > 0 ? { text, values, name } : { text, values };
+    if (rowMode) (config as pg.QueryArrayConfig).rowMode = rowMode;
+    const result = (await on.query(config)) as pg.QueryResult | pg.QueryResult[];
     // Several statements in one text (no parameters) give one result each.
     if (!Array.isArray(result)) return result;
     const last = result.at(-1);
