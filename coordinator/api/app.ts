@@ -2,11 +2,11 @@
  * The coordinator's HTTP app: /v1 (bearer auth, scope table; /v1/openapi.json and leaderboards public),
  * /artifacts (auth), /docs and /metrics (no auth), and the one error handler that shapes every non-2xx body.
  */
-import express from "express";
+import express, { type Router } from "express";
 import { authenticate, authorize } from "../auth/authenticate.js";
 import { AssayError } from "../errors/assay-error.js";
 import { httpMetrics } from "../metrics.js";
-import { compileApiDeps, type ApiDeps } from "./api-deps.js";
+import { compileApiDeps, type ApiDeps, type CompiledApiDeps } from "./api-deps.js";
 import { docsSite } from "./docs/docs-router.js";
 import { errorHandler } from "./error-handler.js";
 import { artifactsRouter } from "./routes/artifacts.js";
@@ -71,15 +71,19 @@ export function createApiApp(raw: ApiDeps): express.Express {
   const v1 = express.Router();
   v1.use(noStore, authenticate(deps.apiKeys, rejectedKeys), limiter, authorize());
   v1.use(jsonBody({ limit: "1mb", maxDepth: MAX_JSON_DEPTH }));
-  // Routers are tried in turn and their paths are disjoint: the most requested (runs) goes first.
-  runsRouter(deps, v1); // the runs routes on v1 itself: see runsRouter
-  v1.use(catalogRouter(deps), episodesRouter(deps), episodeMediaRouter(deps), eventsRouter(deps), keysRouter(deps));
-  v1.use(tasksRouter(deps), kitsRouter(deps), signingKeysRouter(deps));
-  v1.use(quoteRouter(deps), budgetsRouter(deps), usageRouter(deps), webhooksRouter(deps), dataRouter(deps), runResultRouter(deps));
-  v1.use(reportRouter(deps), suitesRouter(deps), gatesRouter(deps), checkpointsRouter(deps));
-  v1.use(paperRouter(deps));
-  v1.use(cellsRouter(deps), statisticsRouter(deps), comparisonsRouter(deps));
-  v1.use(replayRouter(deps), exportsRouter(deps), streamsRouter(deps), modelsRouter(deps), accountRouter(deps));
+  // Every /v1 route is registered on the v1 router itself, in this order (their paths are disjoint; the most
+  // requested, runs, first): router 2.x leaves a nested router that matched nothing through a setImmediate, so with a
+  // router per topic a request for the last one waited for a turn of the event loop per router before it.
+  const routes: Array<(deps: CompiledApiDeps, router: Router) => Router> = [
+    runsRouter, catalogRouter, episodesRouter, episodeMediaRouter, eventsRouter, keysRouter,
+    tasksRouter, kitsRouter, signingKeysRouter,
+    quoteRouter, budgetsRouter, usageRouter, webhooksRouter, dataRouter, runResultRouter,
+    reportRouter, suitesRouter, gatesRouter, checkpointsRouter,
+    paperRouter,
+    cellsRouter, statisticsRouter, comparisonsRouter,
+    replayRouter, exportsRouter, streamsRouter, modelsRouter, accountRouter,
+  ];
+  for (const register of routes) register(deps, v1);
   // Published leaderboards and the API's own description: public, no key, rate-limited per client address.
   app.use("/v1/leaderboards", leaderboardsRouter(deps));
   app.use("/v1/openapi.json", openApiRouter(deps)); // not at /v1: see openApiRouter
@@ -91,7 +95,9 @@ export function createApiApp(raw: ApiDeps): express.Express {
   app.use("/docs", docs.router);
 
   const artifacts = express.Router();
-  artifacts.use(authenticate(deps.apiKeys, rejectedKeys), limiter, authorize(), artifactsRouter(deps), exportDownloadRouter(deps));
+  artifacts.use(authenticate(deps.apiKeys, rejectedKeys), limiter, authorize());
+  artifactsRouter(deps, artifacts);
+  exportDownloadRouter(deps, artifacts);
   app.use("/artifacts", artifacts);
   // Live MJPEG: the signed token in the URL (or a bearer key) is the credential, so <img> can use it.
   app.use("/streams", mjpegRouter(deps));

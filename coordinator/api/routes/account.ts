@@ -22,8 +22,7 @@ export function accountView(row: AccountRow) {
   };
 }
 
-export function accountRouter(deps: CompiledApiDeps): Router {
-  const router = Router();
+export function accountRouter(deps: CompiledApiDeps, router: Router = Router()): Router {
 
   router.get("/account", async (_req, res) => {
     res.json(accountView((await getAccount(deps.db, authOf(res).accountId))!));

@@ -14,8 +14,7 @@ import type { CompiledApiDeps } from "../api-deps.js";
 import { sendObject } from "../send-object.js";
 import { requireRun } from "./runs.js";
 
-export function artifactsRouter(deps: CompiledApiDeps): Router {
-  const router = Router();
+export function artifactsRouter(deps: CompiledApiDeps, router: Router = Router()): Router {
 
   router.get("/runs/:runId/episodes/:episodeId/:fileName", async (req, res) => {
     const { runId, episodeId, fileName } = req.params;

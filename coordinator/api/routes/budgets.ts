@@ -10,8 +10,7 @@ import type { CompiledApiDeps } from "../api-deps.js";
 import { BudgetRequest } from "../schemas/money.js";
 import { parseBody } from "../validate-request.js";
 
-export function budgetsRouter(deps: CompiledApiDeps): Router {
-  const router = Router();
+export function budgetsRouter(deps: CompiledApiDeps, router: Router = Router()): Router {
 
   router.put("/budgets", async (req, res) => {
     const { accountId } = authOf(res);

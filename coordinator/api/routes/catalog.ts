@@ -8,8 +8,7 @@ import type { ConnectedCell } from "../../cells/fleet-view.js";
 import { EnvironmentListQuery, RobotListQuery } from "../schemas/catalog.js";
 import { parseQuery } from "../validate-request.js";
 
-export function catalogRouter(deps: CompiledApiDeps): Router {
-  const router = Router();
+export function catalogRouter(deps: CompiledApiDeps, router: Router = Router()): Router {
 
   // The live fleet is read once per request and passed to each view.
   const robotView = (model: RobotModel, connected: readonly ConnectedCell[]): Record<string, unknown> => {

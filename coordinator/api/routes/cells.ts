@@ -94,8 +94,7 @@ function parseEnrollment(body: unknown, models: readonly string[]): { cellId: st
   return { cellId, model };
 }
 
-export function cellsRouter(deps: CompiledApiDeps): Router {
-  const router = Router();
+export function cellsRouter(deps: CompiledApiDeps, router: Router = Router()): Router {
   const liveOf = async (cellId: string) => (await deps.fleet.connectedCells()).find((c) => c.cellId === cellId);
 
   router.post("/cells", async (req, res) => {

@@ -18,8 +18,7 @@ import { requireRun } from "./runs.js";
 import { transact } from "../../store/tx.js";
 import { kindModule } from "../../kinds/registry.js";
 
-export function checkpointsRouter(deps: CompiledApiDeps): Router {
-  const router = Router();
+export function checkpointsRouter(deps: CompiledApiDeps, router: Router = Router()): Router {
 
   router.post("/runs/:runId/checkpoints", async (req, res) => {
     const run = await requireRun(deps.db, authOf(res).accountId, req.params.runId);

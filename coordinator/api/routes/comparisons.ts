@@ -24,8 +24,7 @@ const COMPARISONS_KEPT = 64;
 
 const quoted = (text: string) => JSON.stringify(text.length > 80 ? `${text.slice(0, 80)}...` : text);
 
-export function comparisonsRouter(deps: CompiledApiDeps): Router {
-  const router = Router();
+export function comparisonsRouter(deps: CompiledApiDeps, router: Router = Router()): Router {
   const kept = new Map<string, Promise<Selection>>();
 
   router.get("/comparisons", async (req, res) => {

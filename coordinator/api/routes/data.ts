@@ -10,8 +10,7 @@ import { isTerminal } from "../../domain/run-state.js";
 import type { CompiledApiDeps } from "../api-deps.js";
 import { requireRun } from "./runs.js";
 
-export function dataRouter(deps: CompiledApiDeps): Router {
-  const router = Router();
+export function dataRouter(deps: CompiledApiDeps, router: Router = Router()): Router {
 
   router.delete("/data/:runId", async (req, res) => {
     const run = await requireRun(deps.db, authOf(res).accountId, req.params.runId);

@@ -23,8 +23,7 @@ import { EpisodeSeriesQuery, ThumbnailQuery } from "../schemas/runs.js";
 import { parseQuery } from "../validate-request.js";
 import { requireRun } from "./runs.js";
 
-export function episodeMediaRouter(deps: CompiledApiDeps): Router {
-  const router = Router();
+export function episodeMediaRouter(deps: CompiledApiDeps, router: Router = Router()): Router {
 
   /** The episode's stored MCAP, or the error that says why there is none. */
   async function recordingOf(run: RunRecord, episodeId: string) {

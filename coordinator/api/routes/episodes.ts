@@ -15,8 +15,7 @@ import { parseQuery } from "../validate-request.js";
 import { requireRun } from "./runs.js";
 import { kindModule } from "../../kinds/registry.js";
 
-export function episodesRouter(deps: CompiledApiDeps): Router {
-  const router = Router();
+export function episodesRouter(deps: CompiledApiDeps, router: Router = Router()): Router {
 
   router.get("/runs/:runId/episodes", async (req, res) => {
     const run = await requireRun(deps.db, authOf(res).accountId, req.params.runId);

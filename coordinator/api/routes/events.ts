@@ -31,8 +31,7 @@ function writeEvent(res: Response, event: string, data: unknown): void {
 /** A client further behind than this is not reading: its stream is closed. */
 const MAX_BUFFERED_BYTES = 1024 * 1024;
 
-export function eventsRouter(deps: CompiledApiDeps): Router {
-  const router = Router();
+export function eventsRouter(deps: CompiledApiDeps, router: Router = Router()): Router {
   const idleMs = deps.sseIdleMs;
 
   router.get("/runs/:runId/events", async (req, res) => {

@@ -34,8 +34,7 @@ async function requireCalibrationExport(deps: CompiledApiDeps, accountId: string
   return row;
 }
 
-export function exportsRouter(deps: CompiledApiDeps): Router {
-  const router = Router();
+export function exportsRouter(deps: CompiledApiDeps, router: Router = Router()): Router {
 
   router.post("/runs/:runId/export", async (req, res) => {
     const run = await requireRun(deps.db, authOf(res).accountId, req.params.runId);
@@ -98,8 +97,7 @@ async function sendArchive(
  * The archives: GET /artifacts/exports/{export_id}/{file_name} (runs:read) and
  * GET /artifacts/calibration-exports/{id}/{file_name} (calibration:export).
  */
-export function exportDownloadRouter(deps: CompiledApiDeps): Router {
-  const router = Router();
+export function exportDownloadRouter(deps: CompiledApiDeps, router: Router = Router()): Router {
 
   router.get("/exports/:exportId/:fileName", async (req, res) => {
     const row = await requireExport(deps, authOf(res).accountId, req.params.exportId);

@@ -22,8 +22,7 @@ function invalid(message: string): never {
   throw new AssayError("contract_validation_failed", message);
 }
 
-export function gatesRouter(deps: CompiledApiDeps): Router {
-  const router = Router();
+export function gatesRouter(deps: CompiledApiDeps, router: Router = Router()): Router {
 
   /** Validates an eval body exactly as POST /v1/runs would. */
   const evalBody = (spec: Pick<GateSpec, "suite" | "robots" | "policy">) => ({ kind: "eval", suite: spec.suite, robots: spec.robots, policy: spec.policy });

@@ -14,8 +14,7 @@ import type { CompiledApiDeps } from "../api-deps.js";
 import { CreateKeyRequest } from "../schemas/keys.js";
 import { parseBody } from "../validate-request.js";
 
-export function keysRouter(deps: CompiledApiDeps): Router {
-  const router = Router();
+export function keysRouter(deps: CompiledApiDeps, router: Router = Router()): Router {
 
   router.post("/keys", async (req, res) => {
     const auth = authOf(res);

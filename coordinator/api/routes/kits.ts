@@ -27,8 +27,7 @@ function invalid(message: string): never {
   throw new AssayError("contract_validation_failed", message);
 }
 
-export function kitsRouter(deps: CompiledApiDeps): Router {
-  const router = Router();
+export function kitsRouter(deps: CompiledApiDeps, router: Router = Router()): Router {
 
   const requireOwnKit = async (res: Response, kitId: string): Promise<KitRecord> => {
     const row = await getKit(deps.db, kitId);

@@ -26,8 +26,7 @@ export async function requireModel(db: Db, accountId: string, modelId: string): 
   return row;
 }
 
-export function modelsRouter(deps: CompiledApiDeps): Router {
-  const router = Router();
+export function modelsRouter(deps: CompiledApiDeps, router: Router = Router()): Router {
   const view = (row: ModelRow) => modelView(row, deps.urls.baseUrl);
 
   router.post("/models", async (req, res) => {

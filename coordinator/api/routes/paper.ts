@@ -71,8 +71,7 @@ async function sendPaperFile(res: Response, file: PaperFile, stem: string, sourc
   res.type(PAPER_FILES[file].type).set("Content-Disposition", `attachment; filename="${stem}-${name}.${ext}"`).set(contentSha256(body)).send(body);
 }
 
-export function paperRouter(deps: CompiledApiDeps): Router {
-  const router = Router();
+export function paperRouter(deps: CompiledApiDeps, router: Router = Router()): Router {
   const reportUrl = (runId: string) => `${deps.urls.baseUrl}/v1/runs/${runId}/report`;
 
   router.get("/runs/:runId/paper/:file", async (req, res) => {

@@ -5,8 +5,7 @@ import { createQuote } from "../../billing/quotes.js";
 import { validateSubmission } from "../../lifecycle/submit-run.js";
 import type { CompiledApiDeps } from "../api-deps.js";
 
-export function quoteRouter(deps: CompiledApiDeps): Router {
-  const router = Router();
+export function quoteRouter(deps: CompiledApiDeps, router: Router = Router()): Router {
 
   router.post("/quote", async (req, res) => {
     const { accountId } = authOf(res);

@@ -11,8 +11,7 @@ import { ReplayRequest } from "../schemas/runs.js";
 import { parseBody } from "../validate-request.js";
 import { requireRun } from "./runs.js";
 
-export function replayRouter(deps: CompiledApiDeps): Router {
-  const router = Router();
+export function replayRouter(deps: CompiledApiDeps, router: Router = Router()): Router {
 
   router.post("/runs/:runId/episodes/:episodeId/replay", async (req, res) => {
     const { accountId } = authOf(res);

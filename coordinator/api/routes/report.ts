@@ -21,8 +21,7 @@ import { requireRun } from "./runs.js";
 /** Run report PDFs kept rendered. */
 const RUN_PDFS_KEPT = 32;
 
-export function reportRouter(deps: CompiledApiDeps): Router {
-  const router = Router();
+export function reportRouter(deps: CompiledApiDeps, router: Router = Router()): Router {
   const pdfs = new RenderCache(RUN_PDFS_KEPT);
 
   router.get("/runs/:runId/report", async (req, res) => {

@@ -12,8 +12,7 @@ import { isErrorCode } from "../../errors/codes.js";
 import type { CompiledApiDeps } from "../api-deps.js";
 import { requireRun } from "./runs.js";
 
-export function runResultRouter(deps: CompiledApiDeps): Router {
-  const router = Router();
+export function runResultRouter(deps: CompiledApiDeps, router: Router = Router()): Router {
 
   router.get("/runs/:runId/result", async (req, res) => {
     const run = await requireRun(deps.db, authOf(res).accountId, req.params.runId);

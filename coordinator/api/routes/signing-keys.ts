@@ -4,8 +4,7 @@ import { AssayError } from "../../errors/assay-error.js";
 import { ensureServiceKey, getPublicSigningKey, listSigningKeys, signingKeyView } from "../../tasks/signing-keys.js";
 import type { CompiledApiDeps } from "../api-deps.js";
 
-export function signingKeysRouter(deps: CompiledApiDeps): Router {
-  const router = Router();
+export function signingKeysRouter(deps: CompiledApiDeps, router: Router = Router()): Router {
 
   router.get("/signing-keys", async (_req, res) => {
     await ensureServiceKey(deps.db, deps.clock());

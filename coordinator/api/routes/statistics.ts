@@ -9,8 +9,7 @@ import { currentHeadlinePriors, priorKey } from "../../runs/headline-priors.js";
 import { DEFAULT_HEADLINE_PRIOR } from "../../stats/beta-binomial-rate.js";
 import type { CompiledApiDeps } from "../api-deps.js";
 
-export function statisticsRouter(deps: CompiledApiDeps): Router {
-  const router = Router();
+export function statisticsRouter(deps: CompiledApiDeps, router: Router = Router()): Router {
   router.get("/statistics/priors", async (_req, res) => {
     const fitted = new Map((await currentHeadlinePriors(deps.db)).map((p) => [priorKey(p.robot_model, p.environment_class), p]));
     const models = new Set([...deps.pins.models.map((m) => m.id), ...[...fitted.values()].map((p) => p.robot_model)]);

@@ -29,8 +29,7 @@ function unknownCell(cellId: string): AssayError {
   return new AssayError("not_found", `no stream ${JSON.stringify(cellId)}: no such cell, or it is not running your work now (customers watch the cells running their runs; operators watch every cell)`);
 }
 
-export function streamsRouter(deps: CompiledApiDeps): Router {
-  const router = Router();
+export function streamsRouter(deps: CompiledApiDeps, router: Router = Router()): Router {
 
   router.get("/streams/:cellId", async (req, res) => {
     const { accountId, keyId, scope } = authOf(res);

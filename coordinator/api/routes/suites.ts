@@ -4,8 +4,7 @@ import { AssayError } from "../../errors/assay-error.js";
 import { findSuite, loadSuites, suiteView } from "../../suites/suites.js";
 import type { CompiledApiDeps } from "../api-deps.js";
 
-export function suitesRouter(_deps: CompiledApiDeps): Router {
-  const router = Router();
+export function suitesRouter(_deps: CompiledApiDeps, router: Router = Router()): Router {
   router.get("/suites", (_req, res) => {
     res.json({ object: "list", url: "/v1/suites", data: loadSuites().map(suiteView) });
   });

@@ -30,8 +30,7 @@ export function requireNoBody(req: Request, what: string): void {
   }
 }
 
-export function tasksRouter(deps: CompiledApiDeps): Router {
-  const router = Router();
+export function tasksRouter(deps: CompiledApiDeps, router: Router = Router()): Router {
   const context = (accountId: string): TaskContext => ({ db: deps.db, accountId, environments: deps.environments, now: deps.clock() });
 
   router.post("/tasks", async (req, res) => {

@@ -7,8 +7,7 @@ import type { CompiledApiDeps } from "../api-deps.js";
 import { UsageQuery } from "../schemas/money.js";
 import { parseQuery } from "../validate-request.js";
 
-export function usageRouter(deps: CompiledApiDeps): Router {
-  const router = Router();
+export function usageRouter(deps: CompiledApiDeps, router: Router = Router()): Router {
 
   router.get("/usage", async (req, res) => {
     const { accountId } = authOf(res);

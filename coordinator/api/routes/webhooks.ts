@@ -12,8 +12,7 @@ import type { CompiledApiDeps } from "../api-deps.js";
 import { CreateWebhookRequest } from "../schemas/webhooks.js";
 import { parseBody } from "../validate-request.js";
 
-export function webhooksRouter(deps: CompiledApiDeps): Router {
-  const router = Router();
+export function webhooksRouter(deps: CompiledApiDeps, router: Router = Router()): Router {
 
   router.post("/webhooks", async (req, res) => {
     const body = parseBody(CreateWebhookRequest, req.body);
