@@ -20,6 +20,19 @@ import type { CellStreamHub } from "../../coordinator/streams/cell-stream-hub.js
 import { ConnectionCaps } from "../../coordinator/streams/connection-caps.js";
 import type { LiveAccess } from "../../coordinator/streams/live-access-watch.js";
 
+/** The MJPEG route on a loopback server, with only the dependencies it reads. */
+async function serveMjpeg(parts: Pick<CompiledApiDeps, "db" | "fleet" | "liveAccess" | "connectionCaps"> & { live: CellStreamHub }): Promise<Server> {
+  const deps = {
+    ...parts, clock: () => new Date(), rejectedKeys: null,
+    liveForwarding: { holderOf: async () => undefined, cellOfRun: async () => undefined },
+  } as unknown as CompiledApiDeps;
+  const app = express();
+  app.use("/streams", mjpegRouter(deps));
+  const server = createServer(app);
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return server;
+}
+
 describe("MJPEG: a viewer whose grant is still being bound", () => {
   let server: Server | undefined;
   afterEach(() => new Promise<void>((resolve) => {
@@ -61,15 +74,7 @@ describe("MJPEG: a viewer whose grant is still being bound", () => {
       stop: () => undefined,
     };
     const caps = new ConnectionCaps();
-    // Only what mjpegRouter reads.
-    const deps = {
-      db, fleet, live, liveAccess, connectionCaps: caps, clock: () => new Date(), rejectedKeys: null,
-      liveForwarding: { holderOf: async () => undefined, cellOfRun: async () => undefined },
-    } as unknown as CompiledApiDeps;
-    const app = express();
-    app.use("/streams", mjpegRouter(deps));
-    server = createServer(app);
-    await new Promise<void>((resolve) => server!.listen(0, "127.0.0.1", resolve));
+    server = await serveMjpeg({ db, fleet, live, liveAccess, connectionCaps: caps });
     const serverSocketClosed = new Promise<void>((resolve) => server!.once("connection", (socket) => socket.once("close", () => resolve())));
 
     const { port } = server.address() as AddressInfo;
@@ -122,14 +127,7 @@ describe("MJPEG: a viewer whose grant is still being bound", () => {
         recheck: async () => undefined,
         stop: () => undefined,
       };
-      const deps = {
-        db, fleet, live, liveAccess, connectionCaps: new ConnectionCaps(), clock: () => new Date(), rejectedKeys: null,
-        liveForwarding: { holderOf: async () => undefined, cellOfRun: async () => undefined },
-      } as unknown as CompiledApiDeps;
-      const app = express();
-      app.use("/streams", mjpegRouter(deps));
-      server = createServer(app);
-      await new Promise<void>((resolve) => server!.listen(0, "127.0.0.1", resolve));
+      server = await serveMjpeg({ db, fleet, live, liveAccess, connectionCaps: new ConnectionCaps() });
       const { port } = server.address() as AddressInfo;
       const req = request({ host: "127.0.0.1", port, path: "/streams/cells/cell-a/cameras/top.mjpeg", headers: { authorization: `Bearer ${key.secret}` } });
       const chunks: Buffer[] = [];
