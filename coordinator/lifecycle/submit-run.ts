@@ -117,6 +117,7 @@ export async function submitRun(ctx: SubmissionContext, accountId: string, body:
   const created = ctx.clock().toISOString();
   let backfill = false;
   let raced: RunRecord | undefined;
+  let inserted: RunRecord | undefined;
   await ctx.backfill.turn();
   await transact(ctx.db, async (tx) => {
     // A request with the same key may have been inserted while this one was pre-flighting, here or
@@ -144,12 +145,15 @@ export async function submitRun(ctx: SubmissionContext, accountId: string, body:
       labels: labelsOfRequest(validated.request),
     });
     await options.withinInsert?.(tx, id, created);
+    // The run as created (`queued`, which the 201 answer shows): read before the scheduler is kicked, whose pass
+    // may move it on before a read after the commit comes back.
+    inserted = await getRun(tx, id);
   });
   if (raced) return { run: raced, replayed: true };
   ctx.scheduler.kick();
   // The rest of a large run's episodes, a transaction per turn of the event loop: other requests go on meanwhile.
   if (backfill) await ctx.backfill.complete(id);
-  return { run: (await getRun(ctx.db, id))!, replayed: false };
+  return { run: inserted!, replayed: false };
 }
 
 /** The judge's pre-flight (judge-checks.ts), showing it every camera of the run's first unit's scene. */
