@@ -23,8 +23,12 @@ export async function recordCellLink(db: Db, link: { cellId: string; coordinator
   ).run(link.cellId, link.coordinatorId, link.sessionId, link.connectedAt, JSON.stringify(link.view), link.at);
 }
 
-/** Views written by one statement of refreshCellLinks: its parameters stay well under both engines' limits. */
-const REFRESH_BATCH = 200;
+/**
+ * Views written by one statement of refreshCellLinks. Every statement has this many rows (the last one padded with
+ * rows that match no link), so that it is one prepared statement, parsed once per connection, whatever the count.
+ */
+const REFRESH_BATCH = 50;
+const REFRESH_ROWS = Array.from({ length: REFRESH_BATCH }, (_, i) => (i === 0 ? "SELECT CAST(? AS TEXT) AS cell_id, CAST(? AS TEXT) AS session_id, CAST(? AS TEXT) AS view" : "SELECT ?, ?, ?")).join(" UNION ALL ");
 
 /**
  * Refreshes the views of many links at once, each only where its session still holds it; returns the cells
@@ -34,12 +38,12 @@ const REFRESH_BATCH = 200;
 export async function refreshCellLinks(db: Db, links: ReadonlyArray<{ cellId: string; sessionId: string; view: object }>, at: string): Promise<Set<string>> {
   const refreshed = new Set<string>();
   for (let from = 0; from < links.length; from += REFRESH_BATCH) {
-    const batch = links.slice(from, from + REFRESH_BATCH);
-    const rows = batch.map((_, i) => (i === 0 ? "SELECT CAST(? AS TEXT) AS cell_id, CAST(? AS TEXT) AS session_id, CAST(? AS TEXT) AS view" : "SELECT ?, ?, ?")).join(" UNION ALL ");
+    const values: Array<string | null> = links.slice(from, from + REFRESH_BATCH).flatMap((link) => [link.cellId, link.sessionId, JSON.stringify(link.view)]);
+    while (values.length < 3 * REFRESH_BATCH) values.push(null);
     const updated = await db.prepare(
-      `UPDATE cell_links SET view = v.view, updated = ? FROM (${rows}) AS v
+      `UPDATE cell_links SET view = v.view, updated = ? FROM (${REFRESH_ROWS}) AS v
        WHERE cell_links.cell_id = v.cell_id AND cell_links.session_id = v.session_id RETURNING cell_links.cell_id`,
-    ).all(at, ...batch.flatMap((link) => [link.cellId, link.sessionId, JSON.stringify(link.view)])) as Array<{ cell_id: string }>;
+    ).all(at, ...values) as Array<{ cell_id: string }>;
     for (const row of updated) refreshed.add(row.cell_id);
   }
   return refreshed;

@@ -55,7 +55,7 @@ for (const engine of STORE_ENGINES) {
 
     it("refreshes the views of many cell links at once, each only where its session still holds the link", async () => {
       const db = await openTestDatabase(engine);
-      // More than one statement's worth (200), so that a batch boundary is crossed.
+      // Several statements' worth (50 each), the last one padded.
       const ids = Array.from({ length: 205 }, (_, i) => `so101-${String(i).padStart(3, "0")}`);
       for (const cellId of ids) {
         await recordCellLink(db, { cellId, coordinatorId: "crd_a", sessionId: `s_${cellId}`, connectedAt: T0.toISOString(), view: { state: "idle" }, at: T0.toISOString() });
