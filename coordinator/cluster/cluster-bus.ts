@@ -19,7 +19,8 @@ import pg from "pg";
 import type { LinkReason } from "../errors/link-errors.js";
 import type { RunEvent } from "../runs/run-events.js";
 import type { Db } from "../store/database.js";
-import { notifyChannel } from "../store/coordinators-repo.js";
+import { notifyChannelMany } from "../store/coordinators-repo.js";
+import { singleFlight } from "../async/single-flight.js";
 import { KEY_REVOCATIONS_CHANNEL } from "../store/keys-repo.js";
 
 export type ClusterMessage =
@@ -56,6 +57,9 @@ export interface ClusterBusOptions {
 const CHANNEL = "assay_cluster";
 /** PostgreSQL refuses NOTIFY payloads of 8000 bytes or more. */
 const MAX_PAYLOAD_BYTES = 7900;
+/** Messages and payload bytes sent by one statement at most. */
+const MAX_BATCH = 64;
+const MAX_BATCH_BYTES = 256 * 1024;
 
 export async function startClusterBus(options: ClusterBusOptions): Promise<ClusterBus> {
   const { db, coordinatorId } = options;
@@ -125,19 +129,37 @@ export async function startClusterBus(options: ClusterBusOptions): Promise<Clust
     retry.unref();
   };
 
+  // Messages go out in order, a batch per statement (notifyChannelMany): those published while one is sent wait
+  // for it and go together, so a fleet's episode events cost the store one statement per batch, not one each.
+  // PostgreSQL delivers one of identical payloads sent in one transaction: a batch never holds the same one twice.
+  const outgoing: string[] = [];
+  const sending = singleFlight(async () => {
+    while (outgoing.length > 0) {
+      const batch: string[] = [];
+      let bytes = 0;
+      while (outgoing.length > 0 && batch.length < MAX_BATCH && bytes + outgoing[0]!.length <= MAX_BATCH_BYTES && !batch.includes(outgoing[0]!)) {
+        bytes += outgoing[0]!.length;
+        batch.push(outgoing.shift()!);
+      }
+      if (batch.length === 0) batch.push(outgoing.shift()!);
+      await notifyChannelMany(db, CHANNEL, batch);
+    }
+  }, (error) => logger.error(`cluster bus: sending to the other coordinators failed (what they miss reaches them another way): ${(error as Error).message}`));
+
   await connect();
 
   return {
     get listening() {
       return client !== undefined && !closed;
     },
-    async publish(message) {
+    publish(message) {
       const payload = JSON.stringify({ from: coordinatorId, message });
       if (Buffer.byteLength(payload) > MAX_PAYLOAD_BYTES) {
         logger.error(`cluster bus: a ${message.type} message of ${Buffer.byteLength(payload)} bytes is too large for NOTIFY; not sent`);
         return;
       }
-      await notifyChannel(db, CHANNEL, payload);
+      outgoing.push(payload);
+      void sending.run();
     },
     subscribe(listener) {
       listeners.push(listener);
@@ -145,6 +167,8 @@ export async function startClusterBus(options: ClusterBusOptions): Promise<Clust
     async close() {
       closed = true;
       if (retry) clearTimeout(retry);
+      // What was published goes out before the store closes.
+      await sending.idle();
       const ending = client;
       client = undefined;
       await ending?.end().catch(() => undefined);

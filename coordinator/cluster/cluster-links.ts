@@ -14,7 +14,7 @@ import type { RunEvents } from "../runs/run-events.js";
 import type { Db } from "../store/database.js";
 import { findCoordinator } from "../store/coordinators-repo.js";
 import { findCellHoldingRun } from "../store/episodes-repo.js";
-import { getCellLink, liveCellLinks, recordCellLink, refreshCellLink, removeCellLink } from "../store/cell-links-repo.js";
+import { getCellLink, liveCellLinks, recordCellLink, refreshCellLinks, removeCellLink } from "../store/cell-links-repo.js";
 import type { ClusterBus } from "./cluster-bus.js";
 import type { LiveForwarding } from "../streams/live-forwarding.js";
 
@@ -95,13 +95,19 @@ export function joinCluster(options: JoinClusterOptions): ClusterLinks & { stop(
     }
   }));
 
+  // The views that changed since they were last written, all in a few statements (refreshCellLinks): a fleet's cells
+  // change view every episode, and a write (a commit) per cell cost the store one per episode.
   const refreshing = singleFlight(async () => {
+    const changed: Array<{ cellId: string; sessionId: string; view: object; json: string }> = [];
     for (const cell of registry.localCells()) {
       const json = JSON.stringify(cell);
       if (written.get(cell.cellId) === json) continue;
       const session = registry.session(cell.cellId);
-      if (session && await refreshCellLink(db, cell.cellId, session.sessionId, cell, now().toISOString())) written.set(cell.cellId, json);
+      if (session) changed.push({ cellId: cell.cellId, sessionId: session.sessionId, view: cell, json });
     }
+    if (changed.length === 0) return;
+    const refreshed = await refreshCellLinks(db, changed, now().toISOString());
+    for (const link of changed) if (refreshed.has(link.cellId)) written.set(link.cellId, link.json);
   }, (error) => logger.error(`cluster: refreshing this coordinator's cell views failed: ${(error as Error).message}`));
   const refresh = setInterval(() => void refreshing.run(), options.refreshMs ?? 2000);
   refresh.unref();

@@ -23,9 +23,30 @@ export async function recordCellLink(db: Db, link: { cellId: string; coordinator
   ).run(link.cellId, link.coordinatorId, link.sessionId, link.connectedAt, JSON.stringify(link.view), link.at);
 }
 
-/** Refreshes the view of a link this session still holds; false when another session has taken the cell. */
-export async function refreshCellLink(db: Db, cellId: string, sessionId: string, view: object, at: string): Promise<boolean> {
-  return (await db.prepare("UPDATE cell_links SET view = ?, updated = ? WHERE cell_id = ? AND session_id = ?").run(JSON.stringify(view), at, cellId, sessionId)).changes === 1;
+/**
+ * Views written by one statement of refreshCellLinks. Every statement has this many rows (the last one padded with
+ * rows that match no link), so that it is one prepared statement, parsed once per connection, whatever the count.
+ */
+const REFRESH_BATCH = 50;
+const REFRESH_ROWS = Array.from({ length: REFRESH_BATCH }, (_, i) => (i === 0 ? "SELECT CAST(? AS TEXT) AS cell_id, CAST(? AS TEXT) AS session_id, CAST(? AS TEXT) AS view" : "SELECT ?, ?, ?")).join(" UNION ALL ");
+
+/**
+ * Refreshes the views of many links at once, each only where its session still holds it; returns the cells
+ * whose link was refreshed. One statement (one commit) per REFRESH_BATCH links rather than one per link: a
+ * fleet whose cells each change view every episode otherwise writes (and on PostgreSQL commits) once per episode.
+ */
+export async function refreshCellLinks(db: Db, links: ReadonlyArray<{ cellId: string; sessionId: string; view: object }>, at: string): Promise<Set<string>> {
+  const refreshed = new Set<string>();
+  for (let from = 0; from < links.length; from += REFRESH_BATCH) {
+    const values: Array<string | null> = links.slice(from, from + REFRESH_BATCH).flatMap((link) => [link.cellId, link.sessionId, JSON.stringify(link.view)]);
+    while (values.length < 3 * REFRESH_BATCH) values.push(null);
+    const updated = await db.prepare(
+      `UPDATE cell_links SET view = v.view, updated = ? FROM (${REFRESH_ROWS}) AS v
+       WHERE cell_links.cell_id = v.cell_id AND cell_links.session_id = v.session_id RETURNING cell_links.cell_id`,
+    ).all(at, ...values) as Array<{ cell_id: string }>;
+    for (const row of updated) refreshed.add(row.cell_id);
+  }
+  return refreshed;
 }
 
 /** Removes the link if this session still holds it; returns whether it did. */

@@ -38,3 +38,9 @@ export async function findCoordinator(db: Db, id: string): Promise<{ alive_until
 export async function notifyChannel(db: Db, channel: string, payload: string): Promise<void> {
   await db.prepare("SELECT pg_notify(?, ?)").get(channel, payload);
 }
+
+/** PostgreSQL only: NOTIFY `channel` with each payload in order, in one statement (listeners get them in that order). */
+export async function notifyChannelMany(db: Db, channel: string, payloads: readonly string[]): Promise<void> {
+  if (payloads.length === 0) return;
+  await db.prepare(`SELECT ${payloads.map(() => "pg_notify(?, ?)").join(", ")}`).get(...payloads.flatMap((payload) => [channel, payload]));
+}

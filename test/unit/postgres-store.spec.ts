@@ -8,6 +8,7 @@ import pg from "pg";
 import { openDatabase, type Db } from "../../coordinator/store/database.js";
 import { bindValues, toPostgresPlaceholders } from "../../coordinator/store/postgres/placeholders.js";
 import { PostgresError } from "../../coordinator/store/postgres/postgres-error.js";
+import { notifyChannelMany } from "../../coordinator/store/coordinators-repo.js";
 import { jsonArrayElements, jsonElementText, jsonIsTrue, jsonText } from "../../coordinator/store/sql-dialect.js";
 import { STORE_ENGINES, freshPostgresUrl, openTestDatabase } from "../support/test-database.js";
 
@@ -71,6 +72,25 @@ describe("the store's Db on PostgreSQL", function () {
     assert.equal((await db.prepare("UPDATE accounts SET name = 'x' WHERE id = ?").run("acct_1")).changes, 1);
     assert.equal((await db.prepare("UPDATE accounts SET name = 'x' WHERE id = ?").run("nope")).changes, 0);
     await assert.rejects(insert("acct_1"), (error: unknown) => error instanceof PostgresError && error.code === "23505" && /accounts_pkey/.test(error.message));
+  });
+
+  it("sends several NOTIFYs in one statement, delivered in the order given", async () => {
+    const listener = new pg.Client({ connectionString: url });
+    await listener.connect();
+    try {
+      const heard: string[] = [];
+      const all = new Promise<void>((done) => listener.on("notification", (n) => {
+        heard.push(n.payload ?? "");
+        if (heard.length === 3) done();
+      }));
+      await listener.query("LISTEN assay_test");
+      await notifyChannelMany(db, "assay_test", ["b", "a", "c"]);
+      await notifyChannelMany(db, "assay_test", []);
+      await all;
+      assert.deepEqual(heard, ["b", "a", "c"]);
+    } finally {
+      await listener.end();
+    }
   });
 
   it("runs transactions side by side on their own pooled clients", async () => {

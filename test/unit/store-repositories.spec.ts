@@ -2,12 +2,13 @@
  * The repositories that took over SQL from routes, kinds and workers (issue 29 item 1), on both
  * engines: the outbox's single-endpoint event (a threshold run's on_verified), one claim per
  * delivery attempt, coordinator leases, a service secret that stays the same and budgets replaced
- * in place.
+ * in place, and the cluster's cell views refreshed many at a time.
  */
 import assert from "node:assert/strict";
 import { enrollCell, revokeCell } from "../../coordinator/fleet/enrollment.js";
 import { ensureAccount } from "../../coordinator/store/accounts-repo.js";
 import { listCellsById } from "../../coordinator/store/cells-repo.js";
+import { getCellLink, recordCellLink, refreshCellLinks } from "../../coordinator/store/cell-links-repo.js";
 import { findBudget, upsertBudget } from "../../coordinator/store/budgets-repo.js";
 import { findCoordinator, insertCoordinator, listLiveCoordinatorIds, setCoordinatorAliveUntil } from "../../coordinator/store/coordinators-repo.js";
 import { ensureServiceSecret } from "../../coordinator/store/service-secrets-repo.js";
@@ -50,6 +51,26 @@ for (const engine of STORE_ENGINES) {
       const rows = await listCellsById(db, ["so101-b", "so101-zz", "so101-a"]);
       assert.deepEqual(rows.map((r) => [r.id, r.revoked !== null]).sort(), [["so101-a", false], ["so101-b", true]]);
       assert.deepEqual(await listCellsById(db, []), []);
+    });
+
+    it("refreshes the views of many cell links at once, each only where its session still holds the link", async () => {
+      const db = await openTestDatabase(engine);
+      // Several statements' worth (50 each), the last one padded.
+      const ids = Array.from({ length: 205 }, (_, i) => `so101-${String(i).padStart(3, "0")}`);
+      for (const cellId of ids) {
+        await recordCellLink(db, { cellId, coordinatorId: "crd_a", sessionId: `s_${cellId}`, connectedAt: T0.toISOString(), view: { state: "idle" }, at: T0.toISOString() });
+      }
+      // The last cell's stream moved to another session meanwhile: its view is not this session's to write.
+      await recordCellLink(db, { cellId: ids.at(-1)!, coordinatorId: "crd_b", sessionId: "s_other", connectedAt: T0.toISOString(), view: { state: "idle" }, at: T0.toISOString() });
+      const at = "2026-03-01T00:00:02.000Z";
+      const refreshed = await refreshCellLinks(db, ids.map((cellId) => ({ cellId, sessionId: `s_${cellId}`, view: { state: "busy", cell: cellId } })), at);
+      assert.equal(refreshed.size, 204);
+      assert.equal(refreshed.has(ids.at(-1)!), false);
+      const first = await getCellLink(db, ids[0]!);
+      assert.deepEqual([JSON.parse(first!.view), first!.updated], [{ state: "busy", cell: ids[0] }, at]);
+      assert.deepEqual(JSON.parse((await getCellLink(db, ids[203]!))!.view), { state: "busy", cell: ids[203] });
+      assert.deepEqual(JSON.parse((await getCellLink(db, ids.at(-1)!))!.view), { state: "idle" }, "the other session's view is left alone");
+      assert.equal((await refreshCellLinks(db, [], at)).size, 0);
     });
 
     it("keeps coordinator leases, a service secret and a budget", async () => {
