@@ -3,7 +3,7 @@
  * the same: GET /v1/runs/{run_id} reads the run from the store on every request, and when every
  * column the view is made from holds what it held last time (`storedColumns`, compared value by
  * value) and the scheduler's `waiting` is the same, the view is the same text, so it is not parsed
- * and serialised again (issue 29). What is remembered is the text as `prepare` turns it into an
+ * and serialised again (issue 29). What is remembered is the text as `toAnswer` turns it into an
  * answer (the route: its bytes and ETag, http/prepared-json.ts), so that work too is done once per
  * text. Nothing is invalidated: a write to the run, by this coordinator or another, on either
  * engine, changes what the next read returns, and that read makes a new text. At most MAX_CHARS of
@@ -24,19 +24,19 @@ interface Remembered<T> {
   chars: number;
 }
 
-/** `T`: what a view's JSON text is turned into by `prepare` (default: the text itself). */
+/** `T`: what a view's JSON text is turned into by `toAnswer` (default: the text itself). */
 export class RunViewBodies<T = string> {
   private readonly byRun = new Map<string, Remembered<T>>();
   private chars = 0;
 
-  constructor(private readonly prepare: (json: string) => T = (json) => json as T) {}
+  constructor(private readonly toAnswer: (json: string) => T = (json) => json as T) {}
 
-  /** prepare(JSON.stringify(runView(run, live))), from memory when `run` reads as it did last time. */
+  /** toAnswer(JSON.stringify(runView(run, live))), from memory when `run` reads as it did last time. */
   bodyOf(run: StoredRunViewRecord, live: { waiting?: string } = {}): T {
     const known = this.byRun.get(run.id);
     if (known && known.waiting === live.waiting && sameStoredColumns(known.storedColumns, run.storedColumns)) return known.body;
     const json = JSON.stringify(runView(run, live));
-    const body = this.prepare(json);
+    const body = this.toAnswer(json);
     if (known) this.forget(run.id, known);
     this.remember(run.id, { storedColumns: run.storedColumns, waiting: live.waiting, body, chars: entryChars(run.storedColumns, json, live.waiting) });
     return body;
