@@ -7,7 +7,7 @@
  */
 import type { ToolPose } from "../world/kinematics.js";
 import { TOP_CAMERA, WRIST_CAMERA } from "./camera-calibration.js";
-import { cross, dot, normalize, type Vec3 } from "./solids.js";
+import { cross, normalize, type Vec3 } from "./solids.js";
 
 export interface RenderedImage {
   width: number;
@@ -28,13 +28,12 @@ export interface CameraModel {
   fixed: boolean;
   /** Near clipping distance, metres; 0 for orthographic (nothing to clip). */
   nearM: number;
-  /** Camera frame of a world point: [right, down, forward], metres. */
-  toCamera(p: Vec3): Vec3;
-  /** Column and row (fractional, pixel centres at +0.5) and nearness (larger = closer) of a camera-frame point. */
-  project(c: Vec3): [number, number, number];
-  /** `toCamera` written into `out[0..2][i]` instead of a new array (the renderer's per-vertex path: no garbage per frame). */
+  /** Camera frame of a world point, [right, down, forward] in metres, written into `out[0..2][i]` (the renderer's per-vertex path: nothing allocated). */
   toCameraInto(p: Vec3, out: readonly Float64Array[], i: number): void;
-  /** `project` of camera point (x, y, z) written into `xs[i]`, `ys[i]`, `qs[i]`; the same arithmetic, nothing allocated. */
+  /**
+   * Column and row (fractional, pixel centres at +0.5) and nearness (larger = closer) of camera-frame point
+   * (x, y, z), written into `xs[i]`, `ys[i]`, `qs[i]`.
+   */
   projectInto(x: number, y: number, z: number, xs: Float64Array, ys: Float64Array, qs: Float64Array, i: number): void;
   /** True when a face through `point` with outward `normal` turns its front to the camera. */
   sees(point: Vec3, normal: Vec3): boolean;
@@ -73,14 +72,6 @@ class OverheadCamera implements CameraModel {
     this.yMaxM = TOP_CAMERA.yMaxM + mountOffsetM[1];
   }
 
-  toCamera(p: Vec3): Vec3 {
-    return [p[0] - this.xMinM, this.yMaxM - p[1], 1 - p[2]];
-  }
-
-  project(c: Vec3): [number, number, number] {
-    return [c[0] / TOP_CAMERA.metresPerPx, c[1] / TOP_CAMERA.metresPerPx, -c[2]];
-  }
-
   toCameraInto(p: Vec3, out: readonly Float64Array[], i: number): void {
     out[0]![i] = p[0] - this.xMinM;
     out[1]![i] = this.yMaxM - p[1];
@@ -117,17 +108,6 @@ class PinholeCamera implements CameraModel {
     this.cy = height / 2;
   }
 
-  toCamera(p: Vec3): Vec3 {
-    const { eye } = this;
-    const d: Vec3 = [p[0] - eye[0], p[1] - eye[1], p[2] - eye[2]];
-    return [dot(d, this.right), dot(d, this.down), dot(d, this.forward)];
-  }
-
-  project(c: Vec3): [number, number, number] {
-    return [this.cx + (this.focalPx * c[0]) / c[2], this.cy + (this.focalPx * c[1]) / c[2], 1 / c[2]];
-  }
-
-  // The same operations in the same order as toCamera's dot products and project's quotients: the same bits.
   toCameraInto(p: Vec3, out: readonly Float64Array[], i: number): void {
     const { eye, right, down, forward } = this;
     const d0 = p[0] - eye[0], d1 = p[1] - eye[1], d2 = p[2] - eye[2];

@@ -5,7 +5,6 @@
  * top or a cube's top, shows its material colour times the gains: the colours the policies' vision
  * was tuned on.
  */
-import type { Rgb } from "../world/objects.js";
 import type { Vec3 } from "./solids.js";
 
 export interface LightingPreset {
@@ -55,8 +54,3 @@ export function falloffAt(preset: LightingPreset, xM: number): number {
   return 1 + preset.falloffPerM * (xM - FALLOFF_CENTRE_X_M);
 }
 
-/** A face's colour under the preset before falloff: material x gains x shading. */
-export function litColour(preset: LightingPreset, colour: Rgb, normal: Vec3): Rgb {
-  const shade = shadeOf(normal);
-  return [colour[0] * preset.gain[0] * shade, colour[1] * preset.gain[1] * shade, colour[2] * preset.gain[2] * shade];
-}

@@ -62,8 +62,8 @@ function clipNear(src: Float64Array[], n: number, dst: Float64Array[], near: num
 /**
  * Draws one face into the frame (culled when turned away or behind the camera). Runs for every face
  * of every frame, so it allocates nothing: vertices go through the camera model into the clip
- * buffers and the screen polygon in place (the same arithmetic as `toCamera`/`project`/`litColour`,
- * so the same pictures).
+ * buffers and the screen polygon in place; a face's colour is material x the preset's gains x shadeOf(normal),
+ * before each vertex's falloff.
  */
 function drawFace(frame: FrameBuffer, model: CameraModel, light: LightingPreset, face: Face, poly: ScreenPolygon, clip: ClipBuffers): void {
   const points = face.points;
