@@ -11,12 +11,13 @@
  * no request off the coordinator and no key in a URL or a log line (test/support/console-tab.ts).
  */
 import assert from "node:assert/strict";
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createApiKey } from "../../coordinator/auth/api-keys.js";
 import { CATALOG_ACCOUNT_ID } from "../../coordinator/tasks/task-catalog.js";
 import { README_RUN_BODY } from "../fixtures.js";
+import { BrowserDownloads } from "../support/browser-downloads.js";
 import { button, ConsoleTab, link } from "../support/console-tab.js";
 import { openBrowserTabs, type BrowserTabs } from "../support/shared-browser.js";
 import { eventually } from "../support/eventually.js";
@@ -218,15 +219,17 @@ describe("web console in a real browser (simulated fleet, headless Chromium)", f
 
     const downloads = join(shots, "downloads");
     mkdirSync(downloads, { recursive: true });
-    const cdp = await page.createCDPSession();
-    await cdp.send("Browser.setDownloadBehavior", { behavior: "allow", downloadPath: downloads });
-    await page.click(button(`Download the MCAP of episode ${index}`));
-    const mcap = await eventually("the MCAP download", () => readdirSync(downloads).find((f) => f.endsWith(".mcap")), { deadlineMs: 30_000 });
-    assert.equal(readFileSync(join(downloads, mcap)).subarray(0, 8).toString("latin1"), "\x89MCAP0\r\n");
+    const saved = await BrowserDownloads.open(page, downloads);
+    const episodes = ((await (await service.api(`/v1/runs/${runId}/episodes`)).json()) as Json).data as Json[];
+    const mcapUrl = episodes.find((e) => e.index === index)!.mcap_url as string;
+    const mcapName = decodeURIComponent(new URL(mcapUrl, service.coordinator.baseUrl).pathname.split("/").pop()!);
+    assert.match(mcapName, /\.mcap$/);
+    const mcap = await saved.save(mcapName, () => page.click(button(`Download the MCAP of episode ${index}`)));
+    assert.equal(mcap.subarray(0, 8).toString("latin1"), "\x89MCAP0\r\n");
     // The table for a paper downloads as LaTeX (docs/papers.md).
-    await page.click(button("Download: Table (LaTeX)"));
-    const tex = await eventually("the LaTeX table download", () => readdirSync(downloads).find((f) => f === `assay-${runId}-table.tex`), { deadlineMs: 30_000 });
-    assert.match(readFileSync(join(downloads, tex), "utf8"), /\\begin\{tabular\}[\s\S]*\\toprule[\s\S]* & 6 & \d+ & \d+\.\d\\% & \[/);
+    const tex = await saved.save(`assay-${runId}-table.tex`, () => page.click(button("Download: Table (LaTeX)")));
+    await saved.close();
+    assert.match(tex.toString("utf8"), /\\begin\{tabular\}[\s\S]*\\toprule[\s\S]* & 6 & \d+ & \d+\.\d\\% & \[/);
 
     // The runs list has it, newest first, and filters by status.
     assert.equal(await tab.follow(link("Runs")), "Runs · Assay");

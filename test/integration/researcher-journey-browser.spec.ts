@@ -7,12 +7,13 @@
  * test's temp dir (kept in ASSAY_CONSOLE_SHOTS when set).
  */
 import assert from "node:assert/strict";
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Browser } from "puppeteer-core";
 import sharp from "sharp";
 import { README_RUN_BODY } from "../fixtures.js";
+import { BrowserDownloads } from "../support/browser-downloads.js";
 import { button, ConsoleTab, launchBrowser, link } from "../support/console-tab.js";
 import { eventually } from "../support/eventually.js";
 import { renderPdfPages } from "../support/pdf-pages.js";
@@ -33,6 +34,7 @@ describe("a researcher's journey: compare two runs, watch a failure, take the pa
   let tab: ConsoleTab;
   let shots: string;
   let downloads: string;
+  let saved: BrowserDownloads;
   const study = `journey-${process.pid}-${Date.now()}`;
   const ids = { expert: "", novice: "" };
 
@@ -67,22 +69,18 @@ describe("a researcher's journey: compare two runs, watch a failure, take the pa
     // A person's browser has a language Intl knows (the episode plots format their axes with it).
     browser = await launchBrowser({ lang: "en-US" });
     tab = await ConsoleTab.open(browser, service.coordinator.baseUrl, () => [TEST_ADMIN_KEY]);
-    const cdp = await tab.page.createCDPSession();
-    await cdp.send("Browser.setDownloadBehavior", { behavior: "allow", downloadPath: downloads });
+    saved = await BrowserDownloads.open(tab.page, downloads);
   });
 
   after(async () => {
+    await saved?.close();
     await tab?.close();
     await browser?.close();
     if (!process.env.ASSAY_CONSOLE_SHOTS && shots) rmSync(shots, { recursive: true, force: true });
   });
 
-  /** Clicks a download button and waits for the file the browser saves; its bytes. */
-  const download = async (name: string, fileName: string): Promise<Buffer> => {
-    await tab.page.click(button(name));
-    const file = await eventually(`the download ${fileName}`, () => readdirSync(downloads).find((f) => f === fileName), { deadlineMs: 30_000 });
-    return readFileSync(join(downloads, file));
-  };
+  /** Clicks a download button and waits until the browser has saved the whole file; its bytes. */
+  const download = (name: string, fileName: string): Promise<Buffer> => saved.save(fileName, () => tab.page.click(button(name)));
 
   it("selects the expert and novice runs, compares them and sees the difference with its interval", async () => {
     const { page } = tab;
