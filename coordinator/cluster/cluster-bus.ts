@@ -20,8 +20,8 @@ import type { LinkReason } from "../errors/link-errors.js";
 import type { RunEvent } from "../runs/run-events.js";
 import type { Db } from "../store/database.js";
 import { notifyChannelMany } from "../store/coordinators-repo.js";
-import { singleFlight } from "../async/single-flight.js";
 import { KEY_REVOCATIONS_CHANNEL } from "../store/keys-repo.js";
+import { OutgoingNotifications } from "./outgoing-notifications.js";
 
 export type ClusterMessage =
   | { type: "run-event"; event: RunEvent }
@@ -57,9 +57,11 @@ export interface ClusterBusOptions {
 const CHANNEL = "assay_cluster";
 /** PostgreSQL refuses NOTIFY payloads of 8000 bytes or more. */
 const MAX_PAYLOAD_BYTES = 7900;
-/** Messages and payload bytes sent by one statement at most. */
+/** Messages and payload characters (payloads are JSON, mostly ASCII) sent by one statement at most. */
 const MAX_BATCH = 64;
-const MAX_BATCH_BYTES = 256 * 1024;
+const MAX_BATCH_CHARS = 256 * 1024;
+/** Payload characters waiting to be sent at most (a few tens of seconds of a large fleet's messages); past it the oldest go. */
+const MAX_QUEUED_CHARS = 16 * 1024 * 1024;
 
 export async function startClusterBus(options: ClusterBusOptions): Promise<ClusterBus> {
   const { db, coordinatorId } = options;
@@ -129,22 +131,18 @@ export async function startClusterBus(options: ClusterBusOptions): Promise<Clust
     retry.unref();
   };
 
-  // Messages go out in order, a batch per statement (notifyChannelMany): those published while one is sent wait
-  // for it and go together, so a fleet's episode events cost the store one statement per batch, not one each.
-  // PostgreSQL delivers one of identical payloads sent in one transaction: a batch never holds the same one twice.
-  const outgoing: string[] = [];
-  const sending = singleFlight(async () => {
-    while (outgoing.length > 0) {
-      const batch: string[] = [];
-      let bytes = 0;
-      while (outgoing.length > 0 && batch.length < MAX_BATCH && bytes + outgoing[0]!.length <= MAX_BATCH_BYTES && !batch.includes(outgoing[0]!)) {
-        bytes += outgoing[0]!.length;
-        batch.push(outgoing.shift()!);
-      }
-      if (batch.length === 0) batch.push(outgoing.shift()!);
-      await notifyChannelMany(db, CHANNEL, batch);
-    }
-  }, (error) => logger.error(`cluster bus: sending to the other coordinators failed (what they miss reaches them another way): ${(error as Error).message}`));
+  // Messages go out in order, a batch per statement (notifyChannelMany), bounded (outgoing-notifications.ts).
+  const outgoing: OutgoingNotifications = new OutgoingNotifications({
+    send: (batch) => notifyChannelMany(db, CHANNEL, batch),
+    maxBatch: MAX_BATCH,
+    maxBatchChars: MAX_BATCH_CHARS,
+    maxQueuedChars: MAX_QUEUED_CHARS,
+    onDropped: (count) => {
+      logger.warn(`cluster bus: ${count} messages to the other coordinators were dropped while the database did not take them (more than ${MAX_QUEUED_CHARS / 1024 / 1024} MiB waited); asking them to check at once`);
+      outgoing.push(JSON.stringify({ from: coordinatorId, message: { type: "kick" } }));
+    },
+    onError: (error) => logger.error(`cluster bus: sending to the other coordinators failed (what they miss reaches them another way): ${(error as Error).message}`),
+  });
 
   await connect();
 
@@ -159,7 +157,6 @@ export async function startClusterBus(options: ClusterBusOptions): Promise<Clust
         return;
       }
       outgoing.push(payload);
-      void sending.run();
     },
     subscribe(listener) {
       listeners.push(listener);
@@ -168,7 +165,7 @@ export async function startClusterBus(options: ClusterBusOptions): Promise<Clust
       closed = true;
       if (retry) clearTimeout(retry);
       // What was published goes out before the store closes.
-      await sending.idle();
+      await outgoing.idle();
       const ending = client;
       client = undefined;
       await ending?.end().catch(() => undefined);
