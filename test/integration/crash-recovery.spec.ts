@@ -36,6 +36,17 @@ const REPO = resolve(import.meta.dirname, "..", "..");
 const CELLS = ["so101-b", "so101-c"];
 const SEED = 1125;
 const KILLS = 5;
+/**
+ * The workload's sizes. The five kills, the agent kill and the cut link fall in the first ~30 s, while the first run's
+ * first two episodes are running and everything else is queued (seen at every kill: no episode finishes before the
+ * faults end); the rest of the work runs after them, up to the kill during the export, which falls while the compare
+ * runs. So the counts are workload, not faults: six episodes for the run (was 16), three pairs for the compare (was
+ * six) and two for the late run (was six) keep every phase above (running and queued work at each kill, a compare
+ * running at the export's kill) at 14 episodes instead of 34.
+ */
+const RUN_EPISODES = 6;
+const COMPARE_PAIRS = 3;
+const LATE_RUN_EPISODES = 2;
 /** Pause between polls of a run's status over HTTP (SSE cannot follow a run across coordinator kills). */
 const RUN_POLL_MS = 250;
 
@@ -183,8 +194,8 @@ describe("crashes at any moment: the coordinator killed with SIGKILL mid-workloa
     const expert = README_RUN_BODY.policy;
     const novice = { ...expert, image: "assay/ref-policy:novice" };
     const runIds = [
-      await submit({ ...README_RUN_BODY, episodes: 16 }, "crash-run"),
-      await submit({ kind: "compare", robot: "so101@3.11", environment: "tabletop@1", task: "pick-cube@v1", episodes: 6, policies: { expert, novice }, paired: true }, "crash-compare"),
+      await submit({ ...README_RUN_BODY, episodes: RUN_EPISODES }, "crash-run"),
+      await submit({ kind: "compare", robot: "so101@3.11", environment: "tabletop@1", task: "pick-cube@v1", episodes: COMPARE_PAIRS, policies: { expert, novice }, paired: true }, "crash-compare"),
     ];
 
     // Faults at seeded moments while the work runs: the coordinator killed and restarted, one agent
@@ -197,7 +208,7 @@ describe("crashes at any moment: the coordinator killed with SIGKILL mid-workloa
       await startCoordinatorProcess();
       if (k === 1) await fleet!.restart(CELLS[0]!);
       if (k === 2) fleet!.plug(CELLS[1]!);
-      if (k === 3) runIds.push(await submit({ ...README_RUN_BODY, episodes: 6 }, "crash-late-run"));
+      if (k === 3) runIds.push(await submit({ ...README_RUN_BODY, episodes: LATE_RUN_EPISODES }, "crash-late-run"));
     }
 
     // The export is asked for once the first run has completed, and a kill falls while it is prepared.
@@ -228,7 +239,7 @@ describe("crashes at any moment: the coordinator killed with SIGKILL mid-workloa
       assert.equal(episodes.filter((e) => e.outcome === "success" || e.outcome === "failure").length, done, `${id}: each finished episode once, with its outcome`);
     }
     const runResult = runs.get(runIds[0]!)!.result;
-    assert.equal(runResult.n, 16, "the run's n counts each of its 16 episodes once");
+    assert.equal(runResult.n, RUN_EPISODES, `the run's n counts each of its ${RUN_EPISODES} episodes once`);
 
     // Every stored recording is on disk with its sha256.
     try {

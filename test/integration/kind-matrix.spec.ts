@@ -45,11 +45,12 @@ describe("kinds matrix and transfer on a simulated fleet", function () {
 
   const MATRIX = {
     kind: "matrix", robots: ["so101@3.10", "so101@3.11"], environments: ["tabletop@1"], task: "pick-cube@v1",
-    // Five episodes a cell prove what ten did: every unit's n is the count asked for, and a novice that fails
-    // (nearly) every episode where the expert succeeded regresses under the drift rule even Holm-adjusted over
-    // the two cells (5/5 then 1/5, or 4/5 then 0/5, has adjusted p <= 0.03). Each novice failure runs to the
-    // 20 s timeout, so these are the file's dearest simulated seconds.
-    episodes_per_cell: 5, perturbation: PERTURBATION,
+    // Three episodes a cell prove what ten and five did: every unit's n is the count asked for, and a novice that
+    // fails every episode where the expert succeeded regresses under the drift rule Holm-adjusted over the two cells.
+    // The episodes are deterministic for their seeds; at five a cell the expert succeeded in all ten and the novice
+    // failed all ten (8.2-8.5 simulated s each), so the first three a cell give 3/3 then 0/3 on both: p 0.0101,
+    // Holm-adjusted 0.0201 <= 0.05 (detectCellRegressions, default prior), both cells flagged.
+    episodes_per_cell: 3, perturbation: PERTURBATION,
   };
 
   it("runs every robot x environment cell, then flags the cells that regressed against the previous matrix", async () => {
@@ -90,18 +91,19 @@ describe("kinds matrix and transfer on a simulated fleet", function () {
   });
 
   it("measures the transfer gap, running the source too when no earlier source run exists", async () => {
-    // Three pairs, two source episodes: each count below is checked exactly and the gap's intervals are defined at any n;
-    // the source run's count differs from the target's, so the second gap's source.n can only be that run's.
-    const TRANSFER = { kind: "transfer", source: "so101@3.10", target: "so101@3.11", environment: "tabletop@1", task: "pick-cube@v1", episodes: 3, policy: policy("assay/ref-policy:expert"), perturbation: PERTURBATION };
+    // Two pairs, one source episode (were three and two): each count below is checked exactly and the gap's intervals
+    // are defined at any n; the source run's count differs from the target's, so the second gap's source.n can only be
+    // that run's.
+    const TRANSFER = { kind: "transfer", source: "so101@3.10", target: "so101@3.11", environment: "tabletop@1", task: "pick-cube@v1", episodes: 2, policy: policy("assay/ref-policy:expert"), perturbation: PERTURBATION };
     const first = await submitAndWait(service, TRANSFER);
     assert.deepEqual(first.result.units.map((u: any) => u.role), ["target", "source"]);
     const gap = first.result.gap;
     assert.equal(gap.source.measured_here, true);
     assert.equal(gap.source.run_id, first.id);
-    assert.equal(gap.target.n, 3);
+    assert.equal(gap.target.n, TRANSFER.episodes);
     assert.deepEqual(first.result.population.units, ["target"]);
-    assert.equal(first.result.n, 3);
-    assert.equal(gap.source.n, 3);
+    assert.equal(first.result.n, TRANSFER.episodes);
+    assert.equal(gap.source.n, TRANSFER.episodes);
     // The gap's headline is the model-level difference (each side on its own cells: different robots, so different cells).
     assert.equal(gap.claim, "model");
     assert.equal(gap.method, "beta-binomial-posterior-difference");
@@ -114,15 +116,16 @@ describe("kinds matrix and transfer on a simulated fleet", function () {
     assert.equal(gap.these_cells.method, "newcombe-paired");
     assert.equal(gap.paired, true);
     assert.equal(gap.matched, true);
-    assert.equal(gap.pairs, 3);
+    assert.equal(gap.pairs, TRANSFER.episodes);
 
     // A plain run of the same policy on the source pin becomes the source figure of the next transfer.
-    const sourceRun = await submitAndWait(service, { robot: "so101@3.10", environment: "tabletop@1", task: "pick-cube@v1", episodes: 2, policy: policy("assay/ref-policy:expert") });
+    const SOURCE_EPISODES = 1;
+    const sourceRun = await submitAndWait(service, { robot: "so101@3.10", environment: "tabletop@1", task: "pick-cube@v1", episodes: SOURCE_EPISODES, policy: policy("assay/ref-policy:expert") });
     const second = await submitAndWait(service, { ...TRANSFER, target: { robot: "so101@3.11" } });
     assert.deepEqual(second.result.units.map((u: any) => u.role), ["target"]);
     assert.equal(second.result.gap.source.run_id, sourceRun.id);
     assert.equal(second.result.gap.source.measured_here, false);
-    assert.equal(second.result.gap.source.n, 2);
+    assert.equal(second.result.gap.source.n, SOURCE_EPISODES);
     // An earlier run's episodes are not matched to these: the unpaired intervals (model-level from both runs' cells, and
     // Newcombe's for these cells), and the result says so.
     assert.equal(second.result.gap.method, "beta-binomial-posterior-difference");

@@ -61,7 +61,10 @@ describe("reference policies on simulated pick-cube", function () {
   });
 
   it("the expert picks the cube more often than the novice across seeds, lighting and clutter", async () => {
-    const episodes = 30;
+    // Twelve seeds a policy, not thirty: the claim is the order of the two counts, not their size. The episodes are
+    // deterministic for their seeds; at thirty the expert picked 30 and the novice 5 (seeds 7106, 7107, 7109, 7110 and
+    // 7128). The first twelve still cycle the three distractor sets four times each and give 12 against 4.
+    const episodes = 12;
     const distractorSets = ["none", "color-blocks@1", "office-clutter@1"];
     const results: Record<string, { successes: number; durations: number[] }> = {};
     for (const image of ["assay/ref-policy:expert", "assay/ref-policy:novice"]) {
