@@ -13,14 +13,7 @@ import { useSharedFleet } from "../support/shared-fleet.js";
 import { README_RUN_BODY } from "../fixtures.js";
 import { referenceOf } from "../support/beta-binomial-reference.js";
 
-/**
- * Six episodes a policy, not ten: the claim is "better with 95% confidence", not a count. The episodes are
- * deterministic for their seeds (see below), and their outcomes are: expert 1 1 1 1 1 0 0 1 1 1, novice all
- * failures (ten-episode runs, 2026-11-28). The first six give 5/6 against 0/6: Wilson 95% lower 43.6% above
- * upper 39.0%, and Newcombe's difference interval from 27.7% (from 38.4% at ten), so both of the final
- * assertion's conditions hold with the margin of eight episodes (28.0%), at 12 episodes instead of 20.
- */
-const EPISODES_PER_POLICY = 6;
+const EPISODES_PER_POLICY = 10;
 /**
  * Lighting variation and red-ish office clutter: with contact physics a parallel gripper squares up
  * a rotated cube by itself, so the novice's ignored yaw costs little; what separates the policies
