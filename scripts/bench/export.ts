@@ -32,9 +32,13 @@
  * scripts/bench/export.ts 100 rlds`, then `perf script --time <start>,<end>` (V8's own profiler
  * mis-charges descheduled time on a loaded machine).
  *
+ * ASSAY_BENCH_EXPORT_EPISODES_DIR=<dir> records the source episode into <dir> when it holds none and reads it
+ * from there otherwise, so runs (and trees: the script runs unchanged in a checkout of an older commit) are
+ * measured on the same bytes; without it each run records its own episode into its data folder.
+ *
  *   npx tsx scripts/bench/export.ts [episodes, default 100] [formats, default mcap-bundle,rlds,lerobot] [repeats, default 1]
  */
-import { copyFileSync, createReadStream, createWriteStream, mkdirSync, rmSync, statSync } from "node:fs";
+import { copyFileSync, createReadStream, createWriteStream, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { open } from "node:fs/promises";
 import { join } from "node:path";
 import { once } from "node:events";
@@ -54,26 +58,25 @@ const MB = 1024 * 1024;
 
 const FORMATS = ["mcap-bundle", "rlds", "lerobot"] as const;
 
-export async function run(episodes = 100, formats: readonly (typeof FORMATS)[number][] = FORMATS, repeats = 1): Promise<Figure[]> {
+export async function run(
+  episodes = 100, formats: readonly (typeof FORMATS)[number][] = FORMATS, repeats = 1, episodesDir = process.env.ASSAY_BENCH_EXPORT_EPISODES_DIR || undefined,
+): Promise<Figure[]> {
   if (!Number.isInteger(repeats) || repeats < 1) throw new Error(`repeats must be a whole number from 1; got ${repeats}`);
-  const service = await startTestService({ cells: ["so101-b"] });
+  const service = await startTestService({ cells: [] });
   const figures: Figure[] = [];
   const figure = (metric: string, value: number, unit: string) => figures.push({ bench: BENCH, metric, value: Number(value.toFixed(3)), unit });
   try {
     const { db } = service.coordinator;
     const artifactsDir = join(service.dataDir, "artifacts");
-    const created = (await (await service.api("/v1/runs", { method: "POST", json: { ...README_RUN_BODY, episodes: 1 } })).json()) as { id: string };
-    const { run: source } = await runEnd(service, created.id);
-    if (source.status !== "completed") throw new Error(`the source run ended ${source.status}`);
-    const sourceEpisode = (await listEpisodeRecords(db, created.id))[0]!;
-    const files = (await listArtifacts(db, created.id)).filter((a) => a.status === "stored");
+    const source = await sourceEpisode(episodesDir ?? join(service.dataDir, "source-episode"));
+    const { files, episode } = source;
 
     // The source episode, stored `episodes` times as one completed run.
     const runId = "run_benchexport0000000001";
     const stored = new Date().toISOString();
     await runsRepo.insertRun(db, {
       id: runId, accountId: DEFAULT_ACCOUNT_ID, kind: "run", created: stored, request: { ...README_RUN_BODY, episodes, data: { retention: "30d", train_on_failures: true } },
-      resolvedPins: source.resolved_pins, plan: { model: "so101", firmware: "3.11", environment: "tabletop@1", seed: 1, control_rate_hz: 30, max_duration_s: 20 },
+      resolvedPins: source.resolvedPins, plan: { model: "so101", firmware: "3.11", environment: "tabletop@1", seed: 1, control_rate_hz: 30, max_duration_s: 20 },
       priority: "standard", episodesTotal: episodes,
     });
     let inputBytes = 0;
@@ -81,14 +84,14 @@ export async function run(episodes = 100, formats: readonly (typeof FORMATS)[num
     for (let i = 0; i < episodes; i++) {
       const episodeId = runsRepo.episodeId(runId, i);
       await markEpisodeDone(db, episodeId, {
-        cellId: sourceEpisode.cellId ?? "so101-b", outcome: "success", failureCluster: null, durationS: sourceEpisode.durationS ?? 1, resetS: 1,
-        replaySpecJson: JSON.stringify(sourceEpisode.replaySpec), metaJson: JSON.stringify(sourceEpisode.meta), evaluationJson: null, finishedAt: stored,
+        cellId: episode.cellId ?? "so101-b", outcome: "success", failureCluster: null, durationS: episode.durationS ?? 1, resetS: 1,
+        replaySpecJson: JSON.stringify(episode.replaySpec), metaJson: JSON.stringify(episode.meta), evaluationJson: null, finishedAt: stored,
       });
       for (const f of files) {
-        const fileName = f.file_name.replace(f.episode_id, episodeId);
+        const fileName = f.fileName.replace(source.episodeId, episodeId);
         const folder = join(artifactsDir, runId, episodeId);
         mkdirSync(folder, { recursive: true });
-        copyFileSync(join(artifactsDir, f.run_id, f.episode_id, f.file_name), join(folder, fileName));
+        copyFileSync(join(source.dir, f.fileName), join(folder, fileName));
         await insertPendingArtifact(db, { episodeId, runId, kind: f.kind, fileName, bytes: f.bytes, sha256: f.sha256 });
         await markArtifactStored(db, episodeId, f.kind, stored);
         inputBytes += f.bytes;
@@ -214,6 +217,47 @@ export async function run(episodes = 100, formats: readonly (typeof FORMATS)[num
     await service.stop();
   }
   return figures;
+}
+
+/** The recorded episode every export reads, with what the store knows of it (`source.json` beside its files). */
+interface SourceEpisode {
+  dir: string;
+  episodeId: string;
+  resolvedPins: runsRepo.NewRun["resolvedPins"];
+  episode: { cellId: string | null; durationS: number | null; replaySpec: unknown; meta: unknown };
+  files: Array<{ kind: string; fileName: string; bytes: number; sha256: string }>;
+}
+
+/**
+ * The source episode in `dir`: read from it when `dir` holds one (`source.json`), else recorded by a
+ * simulated so101-b (the README quick-start policy, one episode, the fleet's fixed seed) into it first. A
+ * run pointed at the same directory as an earlier one (ASSAY_BENCH_EXPORT_EPISODES_DIR) measures the same
+ * bytes, from this tree or another: without it each run records its own episode (199-231 MB for 100).
+ */
+async function sourceEpisode(dir: string): Promise<SourceEpisode> {
+  const manifest = join(dir, "source.json");
+  if (existsSync(manifest)) return { ...(JSON.parse(readFileSync(manifest, "utf8")) as Omit<SourceEpisode, "dir">), dir };
+  const recorder = await startTestService({ cells: ["so101-b"] });
+  try {
+    const { db } = recorder.coordinator;
+    const created = (await (await recorder.api("/v1/runs", { method: "POST", json: { ...README_RUN_BODY, episodes: 1 } })).json()) as { id: string };
+    const { run: recorded } = await runEnd(recorder, created.id);
+    if (recorded.status !== "completed") throw new Error(`the source run ended ${recorded.status}`);
+    const record = (await listEpisodeRecords(db, created.id))[0]!;
+    const stored = (await listArtifacts(db, created.id)).filter((a) => a.status === "stored");
+    mkdirSync(dir, { recursive: true });
+    for (const f of stored) copyFileSync(join(recorder.dataDir, "artifacts", f.run_id, f.episode_id, f.file_name), join(dir, f.file_name));
+    const source: Omit<SourceEpisode, "dir"> = {
+      episodeId: record.id,
+      resolvedPins: recorded.resolved_pins as SourceEpisode["resolvedPins"],
+      episode: { cellId: record.cellId ?? null, durationS: record.durationS ?? null, replaySpec: record.replaySpec, meta: record.meta },
+      files: stored.map((f) => ({ kind: f.kind, fileName: f.file_name, bytes: f.bytes, sha256: f.sha256 })),
+    };
+    writeFileSync(manifest, JSON.stringify(source, null, 1));
+    return { ...source, dir };
+  } finally {
+    await recorder.stop();
+  }
 }
 
 /** CLOCK_MONOTONIC in seconds, the clock of `perf record -k CLOCK_MONOTONIC` samples. */
