@@ -209,7 +209,7 @@ export async function run(
       figure(`${format}_archive`, attempts[0].bytes / MB, "MB");
       figure(`${format}_peak_rss`, peakRss / MB, "MB");
       figure(`${format}_rss_growth`, (peakRss - baselineRss) / MB, "MB");
-      // The longest the event loop waited in the best attempt (perf_hooks, 5 ms resolution): a block by the
+      // The event loop's longest wait, least over the attempts (perf_hooks, 5 ms resolution): a block by the
       // export, or on a loaded machine the process waiting for a core.
       figure(`${format}_loop_delay_max_ms`, Math.min(...attempts.map((a) => a.loopDelayMaxMs)), "ms");
     }
