@@ -8,8 +8,9 @@ import { canonicalFailureCluster } from "../../protocol/failure-clusters.js";
 import type { AgentMessage, EpisodeFinished, EpisodeInterrupted, EpisodeStarted } from "../../protocol/gen/cell.js";
 import { insertPendingArtifact } from "../store/artifacts-repo.js";
 import { advanceLastSeqApplied, lockAndGetCell, setLastSeqApplied } from "../store/cells-repo.js";
+import { finishEpisodeInSequence, startEpisodeInSequence } from "../store/sequenced-reports-repo.js";
 import {
-  addPinnedImage, getRun, getRunOfEpisode, lockAndGetRun, lockRun, lockRunOfEpisode, lockRunStatusOfEpisode, pinnedImagesWith, type RunRecord,
+  addPinnedImage, episodeIdParts, getRun, getRunOfEpisode, lockAndGetRun, lockRun, lockRunOfEpisode, lockRunStatusOfEpisode, pinnedImagesWith, type RunRecord,
 } from "../store/runs-repo.js";
 import type { RunStatus } from "../domain/run-state.js";
 import {
@@ -19,8 +20,9 @@ import {
 } from "../store/episodes-repo.js";
 import { isSafeFileName } from "../artifacts/artifact-store.js";
 import { transact, type Tx } from "../store/tx.js";
-import { enqueueEvent } from "../webhooks/outbox.js";
-import { kindModule } from "../kinds/registry.js";
+import { enqueueEvent, outboxEvent } from "../webhooks/outbox.js";
+import { allKinds, kindModule } from "../kinds/registry.js";
+import type { AccountBudgetRead } from "../scheduler/scheduler.js";
 import type { LinkContext } from "./link-context.js";
 import { applySafetyEvent } from "./safety-messages.js";
 
@@ -39,13 +41,21 @@ export async function applySequenced(ctx: LinkContext, cellId: string, message: 
   const lockFree: LockFreeFinish = { allowed: message.episodeFinished !== undefined && ctx.db.dialect === "postgres" };
   let applied: boolean;
   try {
-    try {
-      applied = await applyInTransaction(ctx, cellId, message, lockFree);
-    } catch (error) {
-      if (!(error instanceof RunLockNeeded)) throw error;
-      lockFree.allowed = false;
-      lockFree.committed = undefined;
-      applied = await applyInTransaction(ctx, cellId, message, lockFree);
+    // The usual start and finish: one statement with the seq (store/sequenced-reports-repo.ts); any other case, or
+    // one these do not apply, in a transaction below.
+    if (message.episodeStarted && await startEpisodeInSequence(ctx.db, cellId, message.seq, message.episodeStarted.episodeId, isoAt(message.episodeStarted.startedAtMs, ctx.now()))) {
+      applied = true;
+    } else if (lockFree.allowed && message.episodeFinished && await finishInSequence(ctx, cellId, message.seq, message.episodeFinished, lockFree)) {
+      applied = true;
+    } else {
+      try {
+        applied = await applyInTransaction(ctx, cellId, message, lockFree);
+      } catch (error) {
+        if (!(error instanceof RunLockNeeded)) throw error;
+        lockFree.allowed = false;
+        lockFree.committed = undefined;
+        applied = await applyInTransaction(ctx, cellId, message, lockFree);
+      }
     }
   } finally {
     // Whatever happened to this finish, the run's completion is asked by the finish of the run that leaves last here
@@ -62,7 +72,7 @@ export async function applySequenced(ctx: LinkContext, cellId: string, message: 
   if (run) {
     try {
       // The run's account and caps never change: the record read at the finish serves the budget checks.
-      await ctx.scheduler.episodeMetered(run.id, run);
+      await ctx.scheduler.episodeMetered(run.id, run, lockFree.account);
     } finally {
       // Kicked once the run's completion is settled (see onFinished): the cell is free.
       ctx.scheduler.kickLocal();
@@ -70,6 +80,68 @@ export async function applySequenced(ctx: LinkContext, cellId: string, message: 
   }
   if (!applied) ctx.metrics.seqDedupes.inc();
   return applied;
+}
+
+/** The kinds without a `progress` hook: their finishes of a running run go without the run's lock. */
+function lockFreeKinds(): string[] {
+  return allKinds().filter((kind) => !kind.progress).map((kind) => kind.name);
+}
+
+/**
+ * EpisodeFinished (success or failure) applied as one statement with its seq (finishEpisodeInSequence: on PostgreSQL
+ * no BEGIN or COMMIT): the usual finish without the run's lock (finishWithoutRunLock below, whose reasoning holds
+ * here unchanged). True when applied; its effects have then run, in the order the transactional path queues them.
+ * False, having changed nothing, in any other case (seq not the next, a kind with a hook, a run not running, a moved
+ * episode, a new image pin, a link_lost estimate to supersede): the caller applies the message in a transaction.
+ */
+async function finishInSequence(ctx: LinkContext, cellId: string, seq: number, finished: EpisodeFinished, lockFree: LockFreeFinish): Promise<boolean> {
+  if (finished.outcome !== "success" && finished.outcome !== "failure") return false;
+  const outcome = finished.outcome;
+  // The run as the episode's id names it (checked against the episode's row by the statement): entered before the
+  // statement commits, as finishWithoutRunLock enters before its commit.
+  const named = episodeIdParts(finished.episodeId);
+  if (!named) return false;
+  const episodeId = finished.episodeId;
+  const unsafe = finished.artifacts.filter((ref) => !isSafeFileName(ref.fileName));
+  const now = ctx.now();
+  ctx.finishes.enter(named.runId);
+  let result: Awaited<ReturnType<typeof finishEpisodeInSequence>>;
+  try {
+    result = await finishEpisodeInSequence(ctx.db, {
+      cellId, seq, episodeId, runId: named.runId, idx: named.idx, lockFreeKinds: lockFreeKinds(), pin: policyImageOf(finished.metaJson),
+      outcome: doneOutcome(ctx, cellId, finished, outcome),
+      artifacts: finished.artifacts.filter((ref) => isSafeFileName(ref.fileName)),
+      event: outcome === "failure"
+        ? outboxEvent("episode.failed", {
+          run_id: named.runId, episode_id: episodeId, index: named.idx, cluster: canonicalFailureCluster(finished.failureCluster || "unclassified"), duration_s: finished.durationS,
+        }, now)
+        : undefined,
+    });
+  } finally {
+    // Not applied (or failed: nothing committed): this finish leaves at once; the run's completion is asked only when
+    // another finish that committed left meanwhile (FinishesInFlight.leave).
+    if (!result! && ctx.finishes.leave(named.runId, false)) await ctx.lifecycle.completeIfFinished(ctx.db, named.runId).catch((error: unknown) => {
+      ctx.logger.error(`run ${named.runId}: deciding its completion after a finish failed (the sweep completes it): ${(error as Error).stack ?? String(error)}`);
+    });
+  }
+  if (!result) return false;
+  lockFree.entered = named.runId;
+  const { run, episode } = result;
+  const row = { ...episode, id: episodeId, run_id: run.id, idx: named.idx };
+  // Its effects, as the transactional path queues them after its commit (tx.afterCommit): each runs, an error is logged.
+  const holder = holderOf(row, cellId, finished);
+  if (holder !== cellId && ctx.registry.assignedEpisodeOf(cellId) === episodeId) ctx.registry.setAssigned(cellId, undefined);
+  if (holder) {
+    await cancelNewerAttempt(ctx, cellId, finished, row, holder).catch((error: unknown) => {
+      ctx.logger.error(`cell ${cellId}: telling cell ${holder} to cancel episode ${episodeId} failed: ${(error as Error).stack ?? String(error)}`);
+    });
+  }
+  for (const ref of unsafe) logUnsafeArtifact(ctx, cellId, episodeId, ref.kind, ref.fileName);
+  ctx.metrics.episodesFinished.inc({ outcome });
+  ctx.runEvents.publish({ runId: run.id, type: "episode", data: { episode: named.idx + 1, of: run.episodesTotal, outcome, duration_s: finished.durationS } });
+  lockFree.committed = run;
+  lockFree.account = { hardBudget: result.hardBudget };
+  return true;
 }
 
 /** Thrown in a finish without the run's lock that the locked path must decide: the transaction rolls back and is applied again. */
@@ -83,6 +155,8 @@ interface LockFreeFinish {
   entered?: string;
   /** The run, as the finish read it, once a finish without the run's lock has committed. */
   committed?: RunRecord;
+  /** The run's account's budget as the finish read it (finishInSequence), for the budget check after it. */
+  account?: AccountBudgetRead;
 }
 
 async function applyInTransaction(ctx: LinkContext, cellId: string, message: AgentMessage, lockFree: LockFreeFinish): Promise<boolean> {
@@ -293,7 +367,7 @@ async function finishWithoutRunLock(ctx: LinkContext, tx: Tx, cellId: string, fi
  * The cell holding a newer attempt of the episode, when this finish is of an earlier one (its cell's link dropped and
  * the episode was reassigned, to another cell or to this one after a restart); it is cancelled once this finish counts.
  */
-function holderOf(episode: EpisodeRow, cellId: string, finished: EpisodeFinished): string | undefined {
+function holderOf(episode: Pick<EpisodeRow, "status" | "attempt" | "cell_id">, cellId: string, finished: EpisodeFinished): string | undefined {
   return (episode.status === "assigned" || episode.status === "running") && episode.cell_id &&
     (episode.cell_id !== cellId || (finished.attempt > 0 && finished.attempt !== episode.attempt))
     ? episode.cell_id : undefined;
@@ -336,18 +410,10 @@ async function recordFinish(
   ctx: LinkContext, tx: Tx, cellId: string, finished: EpisodeFinished, outcome: "success" | "failure", episode: EpisodeRow, run: RunRecord, holder: string | undefined,
 ): Promise<void> {
   // The first finish counts: the cell holding the newer attempt must stop it and not report it finished.
-  if (holder) {
-    tx.afterCommit(async () => {
-      const sent = await ctx.registry.cancelEpisode(holder, episode.id, "finished elsewhere");
-      ctx.logger.warn(
-        `cell ${cellId}: finished episode ${episode.id} (attempt ${finished.attempt}) after it was reassigned${holder === cellId ? " to it again" : ` to cell ${holder}`} (attempt ${episode.attempt}); ` +
-          `the first finish counts${sent ? `, cell ${holder} is told to cancel its attempt` : `; cell ${holder} is not connected, its attempt will be ignored`}`,
-      );
-    });
-  }
+  if (holder) tx.afterCommit(() => cancelNewerAttempt(ctx, cellId, finished, episode, holder));
   for (const ref of finished.artifacts) {
     if (!isSafeFileName(ref.fileName)) {
-      ctx.logger.error(`cell ${cellId}: artifact ${ref.kind} of ${episode.id} has file_name ${JSON.stringify(ref.fileName)}, not a plain file name; not recorded`);
+      logUnsafeArtifact(ctx, cellId, episode.id, ref.kind, ref.fileName);
       continue;
     }
     await insertPendingArtifact(tx, { episodeId: episode.id, runId: episode.run_id, kind: ref.kind, fileName: ref.fileName, bytes: ref.bytes, sha256: ref.sha256 });
@@ -358,6 +424,19 @@ async function recordFinish(
       run_id: episode.run_id, episode_id: episode.id, index: episode.idx, cluster: canonicalFailureCluster(finished.failureCluster || "unclassified"), duration_s: finished.durationS,
     }, ctx.now());
   }
+}
+
+/** Tells the cell holding the newer attempt to cancel it: the first finish counts. */
+async function cancelNewerAttempt(ctx: LinkContext, cellId: string, finished: EpisodeFinished, episode: Pick<EpisodeRow, "id" | "attempt">, holder: string): Promise<void> {
+  const sent = await ctx.registry.cancelEpisode(holder, episode.id, "finished elsewhere");
+  ctx.logger.warn(
+    `cell ${cellId}: finished episode ${episode.id} (attempt ${finished.attempt}) after it was reassigned${holder === cellId ? " to it again" : ` to cell ${holder}`} (attempt ${episode.attempt}); ` +
+      `the first finish counts${sent ? `, cell ${holder} is told to cancel its attempt` : `; cell ${holder} is not connected, its attempt will be ignored`}`,
+  );
+}
+
+function logUnsafeArtifact(ctx: LinkContext, cellId: string, episodeId: string, kind: string, fileName: string): void {
+  ctx.logger.error(`cell ${cellId}: artifact ${kind} of ${episodeId} has file_name ${JSON.stringify(fileName)}, not a plain file name; not recorded`);
 }
 
 function publishEpisodeAfterCommit(ctx: LinkContext, tx: Tx, finished: EpisodeFinished, outcome: "success" | "failure", episode: EpisodeRow, run: RunRecord): void {

@@ -127,11 +127,13 @@ export function createBudgetGuard(options: BudgetGuardOptions): BudgetGuard {
       const m = await moneyOf(runId, on, run);
       return m ? allowanceOf(m, next) : 0;
     },
-    async afterEpisodeMetered(runId, run) {
+    async afterEpisodeMetered(runId, run, account) {
       const cap = await capOf(runId, db, run);
       if (!cap) return;
+      // An account without a hard budget when the episode was metered has no monthly cap to check.
+      const accountCapped = account?.hardBudget !== false;
       if (!cap.capped) {
-        await checkAccount(cap.accountId);
+        if (accountCapped) await checkAccount(cap.accountId);
         return;
       }
       const m = await moneyOf(runId);
@@ -145,7 +147,7 @@ export function createBudgetGuard(options: BudgetGuardOptions): BudgetGuard {
             `run halted at its max_budget_usd of $${cap}: $${m.spentUsd.toFixed(2)} metered and the next episode may cost up to $${roundCents(m.pendingUsd[0]).toFixed(2)}; the partial result covers the episodes that ran`);
         }
       }
-      await checkAccount(m.accountId);
+      if (accountCapped) await checkAccount(m.accountId);
     },
     checkAccount,
   };

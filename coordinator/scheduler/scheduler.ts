@@ -47,9 +47,18 @@ export interface AssignmentBudget {
   /**
    * An episode of the run finished or was interrupted: its time is metered (may halt the run).
    * `run`: a record of the run read since it was submitted, for what never changes (its account,
-   * its caps), so that a run without a cap is not read again.
+   * its caps), so that a run without a cap is not read again. `account`: the account's budget as read when the
+   * episode was metered, so that an account without a hard budget is not read again.
    */
-  afterEpisodeMetered(runId: string, run?: RunRecord): Promise<void>;
+  afterEpisodeMetered(runId: string, run?: RunRecord, account?: AccountBudgetRead): Promise<void>;
+}
+
+/**
+ * What the caller read of the run's account's monthly budget just now, in the statement that metered the episode
+ * (store/sequenced-reports-repo.ts finishEpisodeInSequence), so that the budget check does not read it again.
+ */
+export interface AccountBudgetRead {
+  hardBudget: boolean;
 }
 
 export interface SchedulerOptions {
@@ -80,9 +89,9 @@ export interface Scheduler {
   /**
    * An episode of `runId` finished or was interrupted: re-checks its budgets, then asks for a pass here
    * (kickLocal: metering makes no episode pending, so the peers are not told; a caller that requeued an
-   * episode kicks them). `run`: as for AssignmentBudget.afterEpisodeMetered.
+   * episode kicks them). `run` and `account`: as for AssignmentBudget.afterEpisodeMetered.
    */
-  episodeMetered(runId: string, run?: RunRecord): Promise<void>;
+  episodeMetered(runId: string, run?: RunRecord, account?: AccountBudgetRead): Promise<void>;
   /**
    * Runs a pass now, through the same single flight as the kicked and periodic passes: when one is
    * running, a pass after it. Returns how many episodes that pass assigned; rejects with its error
@@ -406,9 +415,9 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
   return {
     kick,
     kickLocal,
-    async episodeMetered(runId, run) {
+    async episodeMetered(runId, run, account) {
       try {
-        await options.budget?.afterEpisodeMetered(runId, run);
+        await options.budget?.afterEpisodeMetered(runId, run, account);
       } catch (error) {
         logger.error(`scheduler: budget check of run ${runId} failed: ${(error as Error).stack ?? error}`);
       }

@@ -119,6 +119,15 @@ export function episodeId(runId: string, idx: number): string {
 }
 
 /**
+ * The run and index an episode id names, as episodeId makes them; undefined for an id of another form. A message's
+ * id is the cell's word: a caller that acts on these checks them against the episode's row.
+ */
+export function episodeIdParts(id: string): { runId: string; idx: number } | undefined {
+  const match = /^ep_(.+)_(\d{1,9})$/.exec(id);
+  return match ? { runId: `run_${match[1]}`, idx: Number(match[2]) } : undefined;
+}
+
+/**
  * Inserts the run, its pending episodes (attempt 0, seeds from `episodeSeed` or the given list) and
  * a `queued` history row. Up to EPISODES_PER_TRANSACTION episodes commit with the run; the rest are
  * recorded in `runs.backfill` for backfillEpisodes, which the caller runs in later turns of the

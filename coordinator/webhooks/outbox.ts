@@ -34,12 +34,19 @@ export async function enqueueEventForEndpoint(db: Db, accountId: string, endpoin
   return await recordEvent(db, accountId, type, data, at, async () => [endpointId]);
 }
 
+/**
+ * An event as the outbox stores it, for a repository that records it in the statement of the change itself
+ * (store/sequenced-reports-repo.ts): its id, type, creation time (the deliveries' due time) and data as JSON.
+ */
+export function outboxEvent(type: WebhookEventType, data: object, at: Date = new Date()): { id: string; type: WebhookEventType; created: string; data: string } {
+  return { id: `evt_${randomBase62(24)}`, type, created: at.toISOString(), data: JSON.stringify(data) };
+}
+
 /** Writes the event and one pending delivery, due at once, per endpoint `endpoints()` names; returns the event id. */
 async function recordEvent(db: Db, accountId: string, type: WebhookEventType, data: object, at: Date, endpoints: (tx: Tx) => Promise<string[]>): Promise<string> {
-  const id = `evt_${randomBase62(24)}`;
-  const created = at.toISOString();
+  const { id, created, data: json } = outboxEvent(type, data, at);
   await transact(db, async (tx) => {
-    await insertWebhookEvent(tx, { id, account_id: accountId, type, created, data: JSON.stringify(data) });
+    await insertWebhookEvent(tx, { id, account_id: accountId, type, created, data: json });
     for (const endpointId of await endpoints(tx)) await insertPendingDelivery(tx, id, endpointId, created);
   });
   return id;
