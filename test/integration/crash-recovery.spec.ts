@@ -10,8 +10,8 @@
  * there takes; which finish places a fault and where in its window it falls are drawn from SEED, so the
  * schedule replays. Whatever the machine's speed, the six kills fall:
  * 1. at an episode's start: once one has been sent to a cell and not yet started;
- * 2. mid-episode (with an agent killed): a seeded share (1/4 to 3/4) of an episode's time into the episode
- *    that started after the 1st or 2nd finish;
+ * 2. mid-episode (with an agent killed): after the 1st or 2nd finish, a seeded share (1/4 to 3/4) of an
+ *    episode's time into the running episode that started last (the first one found short of that share);
  * 3. as a finish is applied and its recordings upload (with a link cut): at the 3rd or 4th finish or a later
  *    one, while a recording is announced and not yet stored;
  * 4. at the first run's completion: once its last episode has finished, a seeded share (0 to 1.5) of the
@@ -114,11 +114,10 @@ function uploadMs(p: Progress): number {
   return times.length > 0 ? times[Math.floor(times.length / 2)]! : 500;
 }
 
-/** The episode running that started last, if it started after the latest finish. */
-function startedSinceLatestFinish(p: Progress): Progress["episodes"][number] | undefined {
-  const latestFinish = Math.max(0, ...p.episodes.flatMap((e) => (e.finished_at ? [Date.parse(e.finished_at)] : [])));
-  return p.episodes.filter((e) => e.status === "running" && Date.parse(e.started_at!) >= latestFinish)
-    .sort((a, b) => Date.parse(b.started_at!) - Date.parse(a.started_at!))[0];
+/** The running episode that started last, and milliseconds since its start; undefined when none is running. */
+function latestStartedRunning(p: Progress): number | undefined {
+  const starts = p.episodes.flatMap((e) => (e.status === "running" && e.started_at ? [Date.parse(e.started_at)] : []));
+  return starts.length > 0 ? p.at - Math.max(...starts) : undefined;
 }
 
 /** Milliseconds since the latest time of one column among the episodes (a start, a finish), or null when none has one. */
@@ -336,10 +335,13 @@ describe("crashes at any moment: the coordinator killed with SIGKILL mid-workloa
       },
       {
         name: `mid-episode, after finish ${seededFinishForMidEpisode}, with agent ${CELLS[0]} killed`,
-        awaiting: `finish ${seededFinishForMidEpisode} and an episode started after it`,
-        due: (p) => terminalEpisodes(p) >= seededFinishForMidEpisode && startedSinceLatestFinish(p) !== undefined,
-        // At this share of an episode's time into that episode.
-        delayMs: (p) => Math.max(0, midEpisodeShare * episodeMs(p) - (p.at - Date.parse(startedSinceLatestFinish(p)!.started_at!))),
+        awaiting: `finish ${seededFinishForMidEpisode} and an episode running, short of ${midEpisodeShare.toFixed(2)} of an episode's time`,
+        due: (p) => {
+          const sinceStart = latestStartedRunning(p);
+          return terminalEpisodes(p) >= seededFinishForMidEpisode && sinceStart !== undefined && sinceStart < midEpisodeShare * episodeMs(p);
+        },
+        // At this share of an episode's time into the running episode that started last.
+        delayMs: (p) => Math.max(0, midEpisodeShare * episodeMs(p) - latestStartedRunning(p)!),
       },
       {
         name: `as finish ${seededFinishForUploads} or a later one is applied and its recordings upload, with ${CELLS[1]}'s link cut`,
