@@ -65,7 +65,7 @@ const SEED = 1125;
 const RUN_EPISODES = 6;
 const COMPARE_PAIRS = 3;
 const LATE_RUN_EPISODES = 2;
-/** Pause between probes of the store's SQLite file while a fault awaits its moment (cheap: one read-only open and seven reads). */
+/** Pause between probes of the store's SQLite file while a fault awaits its moment (cheap: seven reads on a read-only connection). */
 const PROBE_MS = 50;
 /** Pause between polls of a run's status over HTTP (SSE cannot follow a run across coordinator kills). */
 const RUN_POLL_MS = 250;
@@ -166,6 +166,7 @@ describe("crashes at any moment: the coordinator killed with SIGKILL mid-workloa
   let receiver: Receiver;
   const log: string[] = [];
   let kills = 0;
+  let probe: Database.Database | undefined;
 
   const base = () => `http://127.0.0.1:${ports.http}`;
 
@@ -204,9 +205,10 @@ describe("crashes at any moment: the coordinator killed with SIGKILL mid-workloa
 
   /** The store's progress, or false while the file cannot be read (a restarting coordinator recovering its WAL). */
   function observe(): Progress | false {
-    let db: Database.Database | undefined;
     try {
-      db = new Database(join(dir, "coordinator", "assay.sqlite"), { readonly: true, fileMustExist: true });
+      // One read-only connection, kept across the kills (a reader of a WAL file sees each restart's recovery).
+      probe ??= new Database(join(dir, "coordinator", "assay.sqlite"), { readonly: true, fileMustExist: true });
+      const db = probe;
       return {
         at: Date.now(),
         runs: db.prepare("SELECT id, status FROM runs ORDER BY created, id").all() as Progress["runs"],
@@ -222,8 +224,6 @@ describe("crashes at any moment: the coordinator killed with SIGKILL mid-workloa
     } catch (error) {
       if (/^SQLITE_(BUSY|LOCKED|CANTOPEN)/.test((error as { code?: string }).code ?? "")) return false;
       throw error;
-    } finally {
-      db?.close();
     }
   }
 
@@ -300,6 +300,7 @@ describe("crashes at any moment: the coordinator killed with SIGKILL mid-workloa
   });
 
   after(async () => {
+    probe?.close();
     await fleet?.stop();
     if (coordinator && coordinator.exitCode === null) {
       const exited = new Promise<void>((done) => coordinator!.once("exit", () => done()));
