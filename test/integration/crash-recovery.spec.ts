@@ -8,7 +8,7 @@
  * The faults are placed by the work's progress, not by the clock: each awaits a condition of the store
  * (its SQLite file, read-only, probed every PROBE_MS) and then a delay in proportion to the time the work
  * there takes; which finish places a fault and where in its window it falls are drawn from SEED, so the
- * schedule replays. Whatever the machine's speed, the seven kills fall:
+ * schedule replays. Whatever the machine's speed, the six kills fall:
  * 1. at an episode's start: once one has been sent to a cell and not yet started;
  * 2. mid-episode (with an agent killed): after the 1st or 2nd finish, a seeded share (1/5 to 3/5) of an
  *    episode's time into the running episode that started last (the first one found short of that share;
@@ -17,12 +17,10 @@
  *    one, while a recording is announced and not yet stored;
  * 4. at the first run's completion: once its last episode has finished, a seeded share (0 to 1.5) of the
  *    time a finish's recordings take to store, so the kill falls while its last recordings upload (the run
- *    completes with the last of them: its result, its usage) or just after;
- * 5. as the first run's run.completed is delivered: within 20 ms of the receiver's 2xx, before or after the
- *    coordinator records it (before, it sends it again under the same event id);
- * 6. as a finish of the compare or the late run is applied and the scheduler assigns the next episode: the
- *    1st or 2nd finish after kill 5, within 50 ms;
- * 7. during the export, asked for once the first run has completed.
+ *    completes with the last of them: its result, its usage, its run.completed webhook) or just after;
+ * 5. as a finish of the compare or the late run is applied and the scheduler assigns the next episode: the
+ *    1st or 2nd finish after kill 4, within 50 ms;
+ * 6. during the export, asked for once the first run has completed.
  * Each kill logs where it fell: each run's episodes by state, the recordings and webhooks still owed.
  *
  * At the end nothing accepted is lost and nothing is counted twice:
@@ -48,7 +46,7 @@ import { launchSimFleet, type SimFleet } from "../../simulators/fleet/launcher.j
 import { README_RUN_BODY } from "../fixtures.js";
 import { eventually } from "../support/eventually.js";
 import { TEST_ADMIN_KEY } from "./helpers.js";
-import { startReceiver, type Received, type Receiver } from "./webhook-receiver.js";
+import { startReceiver, type Receiver } from "./webhook-receiver.js";
 import { nodeArgsFor } from "../../scripts/compiled-entry.mjs";
 
 type Json = Record<string, any>;
@@ -58,14 +56,14 @@ const CELLS = ["so101-b", "so101-c"];
 const SEED = 1125;
 /**
  * The workload's sizes: 14 episodes. The first run's six give kills 2 and 3 their finishes (up to the 4th) before
- * kills 4 and 5 at its completion; the compare (three pairs) is queued behind it and runs through kills 4 to 7; the
- * late run's two, submitted after kill 5, make sure a finish follows the first run's completion for kill 6 however
- * far the compare has got.
+ * kill 4 at its completion; the compare (three pairs) is queued behind it and runs through kills 4 to 6; the late
+ * run's two, submitted after kill 4, make sure a finish follows the first run's completion for kill 5 however far
+ * the compare has got.
  */
 const RUN_EPISODES = 6;
 const COMPARE_PAIRS = 3;
 const LATE_RUN_EPISODES = 2;
-/** Pause between probes of the store's SQLite file while a fault awaits its moment (cheap: seven reads on a read-only connection). */
+/** Pause between probes of the store's SQLite file while a fault awaits its moment (cheap: a few reads on a read-only connection). */
 const PROBE_MS = 50;
 /** Pause between polls of a run's status over HTTP (SSE cannot follow a run across coordinator kills). */
 const RUN_POLL_MS = 250;
@@ -149,8 +147,6 @@ function describeProgress(p: Progress, names: Map<string, string>): string {
 interface Fault {
   name: string;
   awaiting: string;
-  /** An event that places the fault, awaited instead of probing the store for `due`. */
-  event?: () => Promise<unknown>;
   due: (p: Progress) => boolean;
   delayMs: (p: Progress) => number;
 }
@@ -331,8 +327,6 @@ describe("crashes at any moment: the coordinator killed with SIGKILL mid-workloa
     const uploadDelayMs = random() * 100;
     const completionShareOfUpload = random() * 1.5;
     const assignDelayMs = random() * 50;
-    const deliveryDelayMs = random() * 20;
-    const completedReached = (id: string) => (received: Received[]) => received.some((r) => JSON.parse(r.rawBody).data.run.id === id);
     const placed: Progress[] = [];
     const faults: Fault[] = [
       {
@@ -366,16 +360,9 @@ describe("crashes at any moment: the coordinator killed with SIGKILL mid-workloa
         delayMs: (p) => completionShareOfUpload * uploadMs(p),
       },
       {
-        name: "as the first run's run.completed is delivered (answered 2xx, perhaps not yet recorded as delivered)",
-        awaiting: "the first run's run.completed at the receiver",
-        event: () => receiver.waitFor(completedReached(runIds[0]!)),
-        due: () => true,
-        delayMs: () => deliveryDelayMs,
-      },
-      {
         name: `as a finish is applied and the scheduler assigns the next episode (finish ${seededFinishesAfterCompletion} after the first run's)`,
         awaiting: `finish ${seededFinishesAfterCompletion} after the first run's completion`,
-        due: (p) => terminalEpisodes(p) >= terminalEpisodes(placed[4]!) + seededFinishesAfterCompletion,
+        due: (p) => terminalEpisodes(p) >= terminalEpisodes(placed[3]!) + seededFinishesAfterCompletion,
         delayMs: () => assignDelayMs,
       },
     ];
@@ -384,7 +371,6 @@ describe("crashes at any moment: the coordinator killed with SIGKILL mid-workloa
     // coordinator killed and restarted, one agent killed and restarted, one link cut and restored; a third
     // submission lands after the first run's completion.
     for (const [k, fault] of faults.entries()) {
-      await fault.event?.();
       const seen = await eventually(`fault ${k + 1}: ${fault.awaiting}`, () => {
         const p = observe();
         return p && fault.due(p) && p;
@@ -397,7 +383,7 @@ describe("crashes at any moment: the coordinator killed with SIGKILL mid-workloa
       await startCoordinatorProcess();
       if (k === 1) await fleet!.restart(CELLS[0]!);
       if (k === 2) fleet!.plug(CELLS[1]!);
-      if (k === 4) {
+      if (k === 3) {
         const late = await submit({ ...README_RUN_BODY, episodes: LATE_RUN_EPISODES }, "crash-late-run");
         runIds.push(late);
         names.set(late, "late run");
@@ -468,7 +454,7 @@ describe("crashes at any moment: the coordinator killed with SIGKILL mid-workloa
     assert.equal(createHash("sha256").update(Buffer.from(await download.arrayBuffer())).digest("hex"), ready.file.sha256);
 
     // Each run's completion reached the receiver, under one event id however often it was sent.
-    await receiver.waitFor((received) => runIds.every((id) => completedReached(id)(received)));
+    await receiver.waitFor((received) => runIds.every((id) => received.some((r) => JSON.parse(r.rawBody).data.run.id === id)));
     for (const id of runIds) {
       const ids = new Set(receiver.received.filter((r) => JSON.parse(r.rawBody).data.run.id === id).map((r) => r.headers["assay-event-id"]));
       assert.equal(ids.size, 1, `run ${id}: run.completed under ${ids.size} event ids`);
