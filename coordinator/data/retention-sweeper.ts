@@ -8,7 +8,7 @@
  */
 import { sweepModels } from "../models/model-retention.js";
 import type { ObjectStore } from "../storage/object-store.js";
-import { listArtifacts, listStoredArtifactsWithRetention } from "../store/artifacts-repo.js";
+import { findArtifactFile, listStoredArtifactsWithRetention } from "../store/artifacts-repo.js";
 import type { Db } from "../store/database.js";
 import { isPastRetention, purgeRunArtifacts, retentionOfRequest } from "./purge.js";
 
@@ -42,7 +42,7 @@ export async function sweepUploads(db: Db, objects: ObjectStore): Promise<number
     const segments = upload.key.split("/");
     if (segments.length !== 3) continue; // not an episode's artifact
     const [runId, episodeId, fileName] = segments;
-    const row = (await listArtifacts(db, runId)).find((a) => a.episode_id === episodeId && a.file_name === fileName);
+    const row = await findArtifactFile(db, runId, episodeId, fileName);
     if (row?.status === "pending") continue;
     await objects.abortUpload(upload.key, upload.uploadId);
     aborted++;

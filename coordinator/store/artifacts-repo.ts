@@ -29,6 +29,18 @@ export async function listArtifacts(db: Db, runId: string): Promise<ArtifactRow[
     .all(runId) as ArtifactRow[];
 }
 
+/**
+ * The artifact of the run's episode stored under `fileName` (a download's or an upload's path names it so), read by
+ * its episode's rows alone: a request for one file reads one episode's rows, not its run's (40,000 of a 10,000-episode
+ * run).
+ */
+export async function findArtifactFile(db: Db, runId: string, episodeId: string, fileName: string): Promise<ArtifactRow | undefined> {
+  return await db.prepare(
+    `SELECT a.* FROM artifacts a JOIN episodes e ON e.id = a.episode_id
+     WHERE a.episode_id = ? AND a.run_id = ? AND a.file_name = ? ORDER BY a.kind LIMIT 1`,
+  ).get(episodeId, runId, fileName) as ArtifactRow | undefined;
+}
+
 export async function getArtifact(db: Db, episodeId: string, kind: string): Promise<ArtifactRow | undefined> {
   return await db.prepare("SELECT * FROM artifacts WHERE episode_id = ? AND kind = ?").get(episodeId, kind) as ArtifactRow | undefined;
 }

@@ -9,7 +9,7 @@ import { artifactKey, contentTypeOf } from "../../artifacts/artifact-store.js";
 import { authOf } from "../../auth/authenticate.js";
 import { isPastRetention, retentionOfRequest } from "../../data/purge.js";
 import { AssayError } from "../../errors/assay-error.js";
-import { listArtifacts } from "../../store/artifacts-repo.js";
+import { findArtifactFile } from "../../store/artifacts-repo.js";
 import type { CompiledApiDeps } from "../api-deps.js";
 import { sendObject } from "../send-object.js";
 import { requireRun } from "./runs.js";
@@ -19,7 +19,7 @@ export function artifactsRouter(deps: CompiledApiDeps, router: Router = Router()
   router.get("/runs/:runId/episodes/:episodeId/:fileName", async (req, res) => {
     const { runId, episodeId, fileName } = req.params;
     const run = await requireRun(deps.db, authOf(res).accountId, runId);
-    const artifact = (await listArtifacts(deps.db, run.id)).find((a) => a.episode_id === episodeId && a.file_name === fileName);
+    const artifact = await findArtifactFile(deps.db, run.id, episodeId, fileName);
     if (!artifact || artifact.status === "pending") {
       throw new AssayError("not_found", `no stored artifact ${JSON.stringify(fileName)} for episode ${episodeId}`, { runId: run.id });
     }
