@@ -51,7 +51,10 @@ async function runEpisode(cell: SimulatedCell, image: string, seed: number, pert
 }
 
 describe("reference policies on simulated pick-cube", function () {
-  this.timeout(60_000);
+  // A guard against a hang, not a bound: 24 simulated episodes run in this process (the novice's failures go to the
+  // task's time limit), 20-30 s on a quiet 2-core machine and past 60 s when the machine is shared at load ~18
+  // (a suite beside other work failed here on the old 60 s). Nothing here asserts a duration.
+  this.timeout(300_000);
 
   it("refuses an image it cannot run, naming the ones it can", async () => {
     await assert.rejects(
