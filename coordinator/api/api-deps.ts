@@ -48,6 +48,8 @@ export interface ApiDeps {
    * `waitingReason` (optional) says why an open run's episodes wait, shown as its status_detail.
    */
   scheduler: { kick(): void; waitingReason?(runId: string): string | undefined };
+  /** Runs waiting for recordings their cells have not uploaded (fleet/recording-waits.ts): `reason` is shown as the run's status_detail. Default none. */
+  recordingWaits?: { reason(runId: string): string | undefined };
   pins: FirmwarePins;
   urls: ApiUrls;
   /** The artifact store (coordinator/storage/): episode files at `<run_id>/<episode_id>/<file_name>`, exports, models. */
@@ -157,7 +159,7 @@ const REQUIRED = ["db", "fleet", "runEvents", "scheduler", "pins", "urls", "obje
 const OPTIONAL = [
   "clock", "environments", "sseHeartbeatMs", "docsDir", "log", "budgetGuard", "rateLimits", "quoteValidityMs", "archives", "live", "iceServers",
   "models", "modelMirror", "preflight", "backfill", "exportsQueuedPerAccount", "endRun", "metricsAccess", "webhooksAllowLoopback", "sseIdleMs", "liveForwarding", "pdf",
-  "trustedProxies", "rejectedKeys", "connectionCaps", "liveAccess", "station", "thumbnails", "apiKeys",
+  "trustedProxies", "rejectedKeys", "connectionCaps", "liveAccess", "station", "thumbnails", "apiKeys", "recordingWaits",
 ] as const;
 
 /** An event stream with no event for this long is closed (a client reconnects and reads the history again). */
@@ -209,6 +211,7 @@ export function compileApiDeps(raw: ApiDeps): CompiledApiDeps {
     iceServers: raw.iceServers ?? [],
     models: raw.models ?? DEFAULT_MODEL_LIMITS,
     endRun: raw.endRun ?? (async () => false),
+    recordingWaits: raw.recordingWaits ?? { reason: () => undefined },
     metricsAccess: raw.metricsAccess ?? "open",
     sseIdleMs: raw.sseIdleMs ?? DEFAULT_SSE_IDLE_MS,
     connectionCaps: raw.connectionCaps ?? new ConnectionCaps(),

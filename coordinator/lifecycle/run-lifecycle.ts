@@ -21,7 +21,7 @@ import { getAccount } from "../store/accounts-repo.js";
 import type { FirmwarePins } from "../../firmware-pins/pins.js";
 import type { ErrorCode } from "../errors/codes.js";
 import { kindModule } from "../kinds/registry.js";
-import { countUnstoredArtifacts } from "../store/artifacts-repo.js";
+import { listPendingArtifactsByCell, markPendingArtifactsMissing } from "../store/artifacts-repo.js";
 import type { Db } from "../store/database.js";
 import {
   cancelPendingEpisode, cancelPendingEpisodes, countEpisodesByStatus, getEpisode, hasOpenEpisodes, listEpisodeRecords, listHeldEpisodesOfRun,
@@ -35,6 +35,7 @@ import { operatorSections } from "../runs/operator-time.js";
 import type { RunEvents } from "../runs/run-events.js";
 import { isTerminal, type RunStatus, type TerminalRunStatus } from "../domain/run-state.js";
 import { runView } from "./run-view.js";
+import { DEFAULT_RECORDING_WAIT_MS, recordingsMissingMessage, recordingWaitOver } from "../runs/recording-wait.js";
 
 /** Reaches the cells; the fleet registry implements it. */
 export interface EpisodeCanceller {
@@ -62,7 +63,12 @@ export interface RunLifecycleOptions {
   endedHooks?: ReadonlyArray<(run: RunRecord) => void>;
   /** Clock; default () => new Date(). */
   now?: () => Date;
-  logger?: { error(message: string): void };
+  /**
+   * How long a run whose episodes have all finished waits for recordings its cells have not uploaded, counted from
+   * the finish of the newest one's episode; then it completes without them, recorded missing. Default 6 h.
+   */
+  recordingWaitMs?: number;
+  logger?: { error(message: string): void; warn?(message: string): void };
 }
 
 export interface RunLifecycle {
@@ -77,7 +83,9 @@ export interface RunLifecycle {
   /**
    * After an episode of the run finished or one of its artifacts was stored: the kind decides
    * (and may stop the run), then the run completes when every episode is done or cancelled, at
-   * least one is done, and every recording is stored. Returns true when it completed the run.
+   * least one is done, and every recording is stored, or `recordingWaitMs` has passed since the
+   * newest pending one's episode finished (then it completes without them, recorded missing).
+   * Returns true when it completed the run.
    * `db`: the caller's `Tx`, or the `Db` to open a transaction of its own.
    */
   progress(db: Db, runId: string): Promise<boolean>;
@@ -121,6 +129,7 @@ export function createRunLifecycle(options: RunLifecycleOptions): RunLifecycle {
   const now = options.now ?? (() => new Date());
   const logger = options.logger ?? console;
   const endedHooks = options.endedHooks ?? [];
+  const recordingWaitMs = options.recordingWaitMs ?? DEFAULT_RECORDING_WAIT_MS;
   const transactOptions = { logger };
 
   async function resultOf(db: Db, run: RunRecord): Promise<Record<string, unknown>> {
@@ -191,9 +200,16 @@ export function createRunLifecycle(options: RunLifecycleOptions): RunLifecycle {
     if (await hasOpenEpisodes(tx, runId)) return false;
     const counts = await countEpisodesByStatus(tx, runId);
     if (counts.done + counts.unlabelled === 0) return false;
-    if (await countUnstoredArtifacts(tx, runId) > 0) return false;
+    // Recordings not uploaded yet hold the run, for recordingWaitMs at most (runs/recording-wait.ts).
+    const pending = await listPendingArtifactsByCell(tx, runId);
+    const at = now();
+    if (pending.length > 0 && !recordingWaitOver(pending, at, recordingWaitMs)) return false;
     // Episodes still being inserted (a large run's creation) are episodes still to run.
     if (await backfilling(tx, runId)) return false;
+    if (pending.length > 0) {
+      await markPendingArtifactsMissing(tx, runId, at.toISOString());
+      tx.afterCommit(() => (logger.warn ?? logger.error).call(logger, recordingsMissingMessage(runId, pending, recordingWaitMs)));
+    }
     return endIn(tx, runId, { status: "completed" });
   }
 

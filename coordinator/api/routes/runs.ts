@@ -48,7 +48,7 @@ export function runsRouter(deps: CompiledApiDeps, router: Router = Router()): Ro
   // method is checked after the path), and no other route of this router answers a GET or HEAD of /runs/:runId.
   // A promise chain, not an async function (issue 29); express passes a rejection to the error handler.
   router.get("/runs/:runId", (req, res) => requireRunView(deps.db, authOf(res).accountId, req.params.runId).then((run) => {
-    sendPreparedJson(req, res, viewBodies.bodyOf(run, { waiting: deps.scheduler.waitingReason?.(run.id) }));
+    sendPreparedJson(req, res, viewBodies.bodyOf(run, { waiting: waitingOf(deps, run.id) }));
   }));
 
   router.post("/runs", async (req, res) => {
@@ -72,7 +72,7 @@ export function runsRouter(deps: CompiledApiDeps, router: Router = Router()): Ro
     const startingAfter = query.starting_after;
     if (startingAfter !== undefined) await requireRun(deps.db, accountId, startingAfter);
     const rows = await listRuns(deps.db, { accountId, kind, status, task, robot, policy, metadata, limit: limit + 1, before: startingAfter });
-    res.json({ object: "list", url: "/v1/runs", has_more: rows.length > limit, data: rows.slice(0, limit).map((row) => runView(row, { waiting: deps.scheduler.waitingReason?.(row.id) })) });
+    res.json({ object: "list", url: "/v1/runs", has_more: rows.length > limit, data: rows.slice(0, limit).map((row) => runView(row, { waiting: waitingOf(deps, row.id) })) });
   });
 
   router.post("/runs/:runId/cancel", async (req, res) => {
@@ -92,7 +92,7 @@ export function runsRouter(deps: CompiledApiDeps, router: Router = Router()): Ro
     const name = update.name === undefined ? run.name ?? null : update.name === "" ? null : update.name;
     const metadata = update.metadata === undefined ? run.metadata ?? {} : mergeMetadata(run.metadata ?? {}, update.metadata, run.id);
     await setRunLabels(deps.db, run, { name, metadata });
-    res.json(runView((await getRun(deps.db, run.id))!, { waiting: deps.scheduler.waitingReason?.(run.id) }));
+    res.json(runView((await getRun(deps.db, run.id))!, { waiting: waitingOf(deps, run.id) }));
   });
 
   return router;
@@ -123,4 +123,9 @@ function runListQueryOf(raw: Record<string, unknown>): Record<string, unknown> {
   }
   if (Object.keys(metadata).length > 0) query.metadata = metadata;
   return query;
+}
+
+/** Why an open run waits, shown as its status_detail: an instrument no matching cell has, or recordings not uploaded. */
+function waitingOf(deps: CompiledApiDeps, runId: string): string | undefined {
+  return deps.scheduler.waitingReason?.(runId) ?? deps.recordingWaits?.reason(runId);
 }

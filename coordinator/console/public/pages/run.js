@@ -84,8 +84,10 @@ export async function runPage(ctx) {
         action: async () => { run = await api(`/v1/runs/${id}/cancel`, { method: "POST", signal }); renderHead(); },
       }) : null,
       run.kind === "run" && !pilotTask && can(ctx.caps, "runs:write") ? h("a", { class: "button", href: `#/runs/new?from=${id}` }, "Run again") : null);
+    // An open run's detail says what it waits for (an instrument, recordings its cells have not uploaded).
+    const title = open ? "The run is waiting." : run.status === "failed" ? "The run failed." : "The run was stopped.";
     replace(detail, run.status_detail ? h("div", { class: run.status === "failed" ? "error" : "notice", role: "status" },
-      h("p", { class: "error-title" }, run.status === "failed" ? "The run failed." : "The run was stopped."),
+      h("p", { class: "error-title" }, title),
       h("p", {}, run.status_detail.message ?? ""),
       run.status_detail.code ? h("p", { class: "small" }, "Code ", h("code", {}, run.status_detail.code)) : null) : null);
   }
@@ -139,6 +141,19 @@ export async function runPage(ctx) {
   let relist = null;
   const relistSoon = () => { relist ??= setTimeout(() => { relist = null; void episodes.load(); void failures.load(); }, 2000); };
   ctx.cleanup(() => clearTimeout(relist));
+
+  // What an open run waits for changes without a status event (recordings arriving, an instrument back): read it again.
+  const rereadMs = 15_000;
+  const reread = setInterval(() => {
+    if (TERMINAL.has(run.status)) return clearInterval(reread);
+    void api(`/v1/runs/${encodeURIComponent(id)}`, { signal }).then((fresh) => {
+      if (fresh.status === run.status && fresh.status_detail?.message !== run.status_detail?.message) {
+        run = fresh;
+        renderHead();
+      }
+    }, () => undefined);
+  }, rereadMs);
+  ctx.cleanup(() => clearInterval(reread));
 
   void watchRun(id, {
     signal,
