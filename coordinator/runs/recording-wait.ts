@@ -53,8 +53,9 @@ export function recordingsMissingMessage(runId: string, pending: readonly Pendin
     `(recordingWaitMs); they are recorded missing and still taken if the cell uploads them later`;
 }
 
-/** A wait as people say it: "6 h", "90 min", "45 s". */
+/** A wait as people say it: "6 h", "90 min", "45 s", "250 ms". */
 export function formatWait(ms: number): string {
+  if (ms < 1000) return `${ms} ms`;
   if (ms >= 3_600_000 && ms % 3_600_000 === 0) return `${ms / 3_600_000} h`;
   if (ms >= 60_000 && ms % 60_000 === 0) return `${ms / 60_000} min`;
   return `${Math.round(ms / 100) / 10} s`;

@@ -55,7 +55,7 @@ describe("the wait for recordings, decided", () => {
       "every episode finished; waiting for 3 recordings from cell so101-b (pending since 2026-11-28T00:00:00.000Z), " +
       "1 recording from cell so101-c (pending since 2026-11-28T00:05:00.000Z) not uploaded yet. The run completes without them at " +
       "2026-11-28T01:10:00.000Z; to get them, start the cell's agent or restore its link or disk (it uploads on reconnecting)");
-    assert.deepEqual([formatWait(6 * HOUR_MS), formatWait(90 * 60_000), formatWait(1500)], ["6 h", "90 min", "1.5 s"]);
+    assert.deepEqual([formatWait(6 * HOUR_MS), formatWait(90 * 60_000), formatWait(1500), formatWait(1)], ["6 h", "90 min", "1.5 s", "1 ms"]);
   });
 });
 
