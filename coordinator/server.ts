@@ -324,6 +324,7 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Run
     modelMirror: options.modelMirror ?? null,
     models: options.models,
     endRun: (runId, ending) => cellLink.lifecycle.end(db, runId, ending),
+    completeWithoutRecordings: (runId, by) => cellLink.lifecycle.completeWithoutRecordings(db, runId, by),
     station: cellLink.station,
     metricsAccess: isLoopbackHost(options.host) ? "open" : "operator",
     webhooksAllowLoopback: options.webhooksAllowLoopback,

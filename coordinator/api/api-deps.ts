@@ -101,6 +101,11 @@ export interface ApiDeps {
   /** Ends a run (POST /v1/runs/{id}/cancel stops it with no error code); false when it had already ended. Default: refuses. */
   endRun?: (runId: string, ending: { status: "stopped"; message: string }) => Promise<boolean>;
   /**
+   * Completes a running run whose episodes have all finished without the recordings its cells have not uploaded
+   * (lifecycle `completeWithoutRecordings`); `by` is logged. Default: completes nothing (no fleet).
+   */
+  completeWithoutRecordings?: (runId: string, by: string) => Promise<boolean>;
+  /**
    * Who may read /metrics: "open" (anyone who reaches the port; fine on loopback) or "operator" (a
    * bearer key of the operator account). Default "open"; the coordinator says "operator" whenever
    * it listens beyond loopback.
@@ -158,7 +163,7 @@ export type CompiledApiDeps = Required<ApiDeps>;
 const REQUIRED = ["db", "fleet", "runEvents", "scheduler", "pins", "urls", "objects", "metrics"] as const;
 const OPTIONAL = [
   "clock", "environments", "sseHeartbeatMs", "docsDir", "log", "budgetGuard", "rateLimits", "quoteValidityMs", "archives", "live", "iceServers",
-  "models", "modelMirror", "preflight", "backfill", "exportsQueuedPerAccount", "endRun", "metricsAccess", "webhooksAllowLoopback", "sseIdleMs", "liveForwarding", "pdf",
+  "models", "modelMirror", "preflight", "backfill", "exportsQueuedPerAccount", "endRun", "completeWithoutRecordings", "metricsAccess", "webhooksAllowLoopback", "sseIdleMs", "liveForwarding", "pdf",
   "trustedProxies", "rejectedKeys", "connectionCaps", "liveAccess", "station", "thumbnails", "apiKeys", "recordingWaits",
 ] as const;
 
@@ -211,6 +216,7 @@ export function compileApiDeps(raw: ApiDeps): CompiledApiDeps {
     iceServers: raw.iceServers ?? [],
     models: raw.models ?? DEFAULT_MODEL_LIMITS,
     endRun: raw.endRun ?? (async () => false),
+    completeWithoutRecordings: raw.completeWithoutRecordings ?? (async () => false),
     recordingWaits: raw.recordingWaits ?? { reason: () => undefined },
     metricsAccess: raw.metricsAccess ?? "open",
     sseIdleMs: raw.sseIdleMs ?? DEFAULT_SSE_IDLE_MS,

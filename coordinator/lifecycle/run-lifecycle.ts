@@ -105,6 +105,12 @@ export interface RunLifecycle {
    */
   completeIfFinished(db: Db, runId: string): Promise<boolean>;
   /**
+   * `progress` as if the wait for recordings were over (the account's admin asked to stop waiting): a run whose
+   * episodes have all finished completes now, its recordings not uploaded recorded missing; `by` is logged. Returns
+   * true when it completed the run; false, changing nothing, when the run is not running or has episodes to run.
+   */
+  completeWithoutRecordings(db: Db, runId: string, by: string): Promise<boolean>;
+  /**
    * Ends the run; false, changing nothing, when it is unknown or has already ended. `db`: the
    * caller's `Tx`, or the `Db` to open a transaction of its own.
    */
@@ -186,7 +192,7 @@ export function createRunLifecycle(options: RunLifecycleOptions): RunLifecycle {
   }
 
   /** The work of `progress`, in `tx`, which holds the run's lock; `run`: the run as read under it. */
-  async function progressIn(tx: Tx, runId: string, run: RunRecord | undefined): Promise<boolean> {
+  async function progressIn(tx: Tx, runId: string, run: RunRecord | undefined, stopWaitingBy?: string): Promise<boolean> {
     if (!run || run.status !== "running") return false;
     const decision = await kindModule(run.kind).progress?.({ tx, pins, baseUrl, now: now() }, run, await listEpisodeRecords(tx, runId));
     if (decision) {
@@ -203,12 +209,13 @@ export function createRunLifecycle(options: RunLifecycleOptions): RunLifecycle {
     // Recordings not uploaded yet hold the run, for recordingWaitMs at most (runs/recording-wait.ts).
     const pending = await listPendingArtifactsByCell(tx, runId);
     const at = now();
-    if (pending.length > 0 && !recordingWaitOver(pending, at, recordingWaitMs)) return false;
+    if (pending.length > 0 && stopWaitingBy === undefined && !recordingWaitOver(pending, at, recordingWaitMs)) return false;
     // Episodes still being inserted (a large run's creation) are episodes still to run.
     if (await backfilling(tx, runId)) return false;
     if (pending.length > 0) {
       await markPendingArtifactsMissing(tx, runId, at.toISOString());
-      tx.afterCommit(() => (logger.warn ?? logger.error).call(logger, recordingsMissingMessage(runId, pending, recordingWaitMs)));
+      const line = recordingsMissingMessage(runId, pending, stopWaitingBy === undefined ? { waitMs: recordingWaitMs } : { by: stopWaitingBy });
+      tx.afterCommit(() => (logger.warn ?? logger.error).call(logger, line));
     }
     return endIn(tx, runId, { status: "completed" });
   }
@@ -232,6 +239,9 @@ export function createRunLifecycle(options: RunLifecycleOptions): RunLifecycle {
     async completeIfFinished(db, runId) {
       if (await hasOpenEpisodes(db, runId)) return false;
       return transact(db, async (tx) => progressIn(tx, runId, await lockAndGetRun(tx, runId)), transactOptions);
+    },
+    completeWithoutRecordings(db, runId, by) {
+      return transact(db, async (tx) => progressIn(tx, runId, await lockAndGetRun(tx, runId), by), transactOptions);
     },
     end,
     async refreshResult(tx, runId, locked) {

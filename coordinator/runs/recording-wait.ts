@@ -46,11 +46,14 @@ export function recordingWaitMessage(pending: readonly PendingArtifactsOfCell[],
     `The run completes without them at ${endsAt.toISOString()}; to get them, start the cell's agent or restore its link or disk (it uploads on reconnecting)`;
 }
 
-/** The coordinator's log line when a run completes without recordings. */
-export function recordingsMissingMessage(runId: string, pending: readonly PendingArtifactsOfCell[], waitMs: number): string {
+/**
+ * The coordinator's log line when a run completes without recordings: the wait (`waitMs`) was over, or a person
+ * (`by`, e.g. "key key_123") stopped it.
+ */
+export function recordingsMissingMessage(runId: string, pending: readonly PendingArtifactsOfCell[], why: { waitMs: number } | { by: string }): string {
   const held = pending.map((cell) => `${recordings(cell.artifacts)} from cell ${cellName(cell)}`);
-  return `run ${runId}: completed without ${held.join(", ")}: not uploaded within ${formatWait(waitMs)} of their episode's finish ` +
-    `(recordingWaitMs); they are recorded missing and still taken if the cell uploads them later`;
+  const because = "waitMs" in why ? `not uploaded within ${formatWait(why.waitMs)} of their episode's finish (recordingWaitMs)` : `the wait was stopped on request (${why.by})`;
+  return `run ${runId}: completed without ${held.join(", ")}: ${because}; they are recorded missing and still taken if the cell uploads them later`;
 }
 
 /** A wait as people say it: "6 h", "90 min", "45 s", "250 ms". */

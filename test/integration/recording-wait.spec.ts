@@ -231,4 +231,43 @@ describe("recordings that do not come", function () {
     await eventually("the missing recordings' gauge to clear", async () => (await metric(service, 'assay_recordings_missing{cell="so101-b"}')) === undefined);
     assert.equal(((await (await service.api(`/v1/runs/${created.id}`)).json()) as Json).status, "completed", "the run stays completed");
   });
+  it("the account's admin stops the wait: the run completes now without the recordings; nobody else can, and no other run", async () => {
+    const service = await startTestService({ recordingWaitMs: HOUR_MS, runCompletionSweepMs: 100 });
+    cleanups.push(() => service.stop());
+    const cellDir = mkdtempSync(join(tmpdir(), "assay-stop-wait-cell-"));
+    cleanups.push(() => rmSync(cellDir, { recursive: true, force: true }));
+    const token = await service.coordinator.enrollCell("so101-b", "so101");
+    const cell = new ScriptedAgent(service.coordinator.grpcAddress, token, "so101-b");
+    cleanups.push(() => cell.close());
+    await cell.connect();
+    const created = (await (await service.api("/v1/runs", { method: "POST", json: { ...README_RUN_BODY, robot: "so101@3.11", episodes: 1 } })).json()) as Json;
+    const path = `/v1/runs/${created.id}/complete-without-recordings`;
+    const error = async (res: Response, status: number) => {
+      assert.equal(res.status, status);
+      return ((await res.json()) as Json).error as { code: string; message: string };
+    };
+    const early = await error(await service.api(path, { method: "POST" }), 422);
+    assert.equal(early.code, "contract_validation_failed");
+    assert.match(early.message, /^run \S+ (is queued|is scheduling|still has episodes to run); only a running run whose episodes have all finished and that waits for recordings can complete without them$/);
+
+    const assign = await cell.next((m) => m.assignEpisode);
+    const { outbox, queued } = await outboxWith(cellDir, [{ episodeId: assign.episodeId, kind: "mcap", bytes: randomBytes(1000) }]);
+    await finishWith(cell, assign, outbox, queued);
+    await eventually("the run shown waiting for its recordings", async () =>
+      ((await (await service.api(`/v1/runs/${created.id}`)).json()) as Json).status_detail);
+
+    const writer = (await (await service.api("/v1/keys", { method: "POST", json: { scope: ["runs:read", "runs:write"] } })).json()) as Json;
+    const forbidden = await error(await service.api(path, { method: "POST", headers: { authorization: `Bearer ${writer.secret}` } }), 403);
+    assert.equal(forbidden.code, "insufficient_scope");
+
+    const done = await service.api(path, { method: "POST" });
+    assert.equal(done.status, 200);
+    const run = (await done.json()) as Json;
+    assert.equal(run.status, "completed");
+    assert.equal(run.result.n, 1);
+    const listed = ((await (await service.api(`/v1/runs/${created.id}/episodes?artifact=mcap`)).json()) as Json).data[0];
+    assert.ok(Date.parse(listed.missing_since) <= Date.parse(run.completed), `recorded missing as the run completed: ${listed.missing_since}, ${run.completed}`);
+    const again = await error(await service.api(path, { method: "POST" }), 422);
+    assert.match(again.message, /^run \S+ is completed; only a running run/);
+  });
 });

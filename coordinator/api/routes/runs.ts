@@ -8,7 +8,9 @@ import { isTerminal } from "../../domain/run-state.js";
 import { runView } from "../../lifecycle/run-view.js";
 import { RunViewBodies } from "../../lifecycle/run-view-bodies.js";
 import { submitRun } from "../../lifecycle/submit-run.js";
+import { listPendingArtifactsByCell } from "../../store/artifacts-repo.js";
 import type { Db } from "../../store/database.js";
+import { hasOpenEpisodes } from "../../store/episodes-repo.js";
 import { getRun, getRunView, type RunRecord, type StoredRunViewRecord } from "../../store/runs-repo.js";
 import { listRuns, setRunLabels } from "../../store/run-list-repo.js";
 import { mergeMetadata, metadataKeyProblem, METADATA_KEYS_MAX, UpdateRunRequest } from "../../runs/run-labels.js";
@@ -82,6 +84,18 @@ export function runsRouter(deps: CompiledApiDeps, router: Router = Router()): Ro
       throw new AssayError("contract_validation_failed", `run ${run.id} is already ${run.status}; only a queued, scheduling or running run can be cancelled`, { runId: run.id });
     }
     await deps.endRun(run.id, { status: "stopped", message: `cancelled on request (key ${keyId})` });
+    res.json(runView((await getRun(deps.db, run.id))!));
+  });
+
+  // The account's admin stops the wait for recordings its cells have not uploaded (docs/storage.md, "A bounded wait for recordings").
+  router.post("/runs/:runId/complete-without-recordings", async (req, res) => {
+    const { accountId, keyId } = authOf(res);
+    const run = await requireRun(deps.db, accountId, req.params.runId);
+    const refuse = (why: string) => new AssayError("contract_validation_failed", `run ${run.id} ${why}; only a running run whose episodes have all finished and that waits for recordings can complete without them`, { runId: run.id });
+    if (run.status !== "running") throw refuse(`is ${run.status}`);
+    if (await hasOpenEpisodes(deps.db, run.id)) throw refuse("still has episodes to run");
+    if ((await listPendingArtifactsByCell(deps.db, run.id)).length === 0) throw refuse("waits for no recording (every one is stored)");
+    if (!await deps.completeWithoutRecordings(run.id, `key ${keyId}`)) throw refuse(`could not complete now (it is ${(await getRun(deps.db, run.id))?.status})`);
     res.json(runView((await getRun(deps.db, run.id))!));
   });
 

@@ -39,6 +39,9 @@ function labelsBlock(run) {
     ]));
 }
 
+/** Whether an open run waits for recordings its cells have not uploaded (its status_detail, coordinator/runs/recording-wait.ts, says so). */
+const waitsForRecordings = (run) => /^every episode finished; waiting for /.test(run.status_detail?.message ?? "");
+
 /** Episode count as requested: a number or auto(...) */
 const requestedEpisodes = (run) => (typeof run.episodes === "number" ? run.episodes : null);
 
@@ -83,7 +86,13 @@ export async function runPage(ctx) {
         label: "Cancel run", question: "Stop this run? Episodes that already ran keep their outcomes.", confirm: "Stop the run", slot: actionErrors,
         action: async () => { run = await api(`/v1/runs/${id}/cancel`, { method: "POST", signal }); renderHead(); },
       }) : null,
-      run.kind === "run" && !pilotTask && can(ctx.caps, "runs:write") ? h("a", { class: "button", href: `#/runs/new?from=${id}` }, "Run again") : null);
+      run.kind === "run" && !pilotTask && can(ctx.caps, "runs:write") ? h("a", { class: "button", href: `#/runs/new?from=${id}` }, "Run again") : null,
+      open && waitsForRecordings(run) && can(ctx.caps, "keys:admin") ? confirmButton({
+        label: "Complete without the missing recordings",
+        question: "Complete the run now? The recordings its cells have not uploaded are recorded missing; one uploaded later is still stored.",
+        confirm: "Complete the run", slot: actionErrors,
+        action: async () => { run = await api(`/v1/runs/${id}/complete-without-recordings`, { method: "POST", signal }); renderHead(); renderEnded(); },
+      }) : null);
     // An open run's detail says what it waits for (an instrument, recordings its cells have not uploaded).
     const title = open ? "The run is waiting." : run.status === "failed" ? "The run failed." : "The run was stopped.";
     replace(detail, run.status_detail ? h("div", { class: run.status === "failed" ? "error" : "notice", role: "status" },
