@@ -159,3 +159,15 @@ export async function listStoredArtifactsWithRetention(db: Db): Promise<Array<{ 
     )
     .all() as Array<{ episode_id: string; kind: string; stored_at: string | null; run_id: string; account_id: string; retention: string | null }>;
 }
+
+/**
+ * Artifacts their cells have not uploaded (pending, recorded missing or not), per cell that holds them: how many, and
+ * the finish of the oldest one's episode. Cells holding none are absent.
+ */
+export async function countNotUploadedArtifactsByCell(db: Db): Promise<Map<string, { artifacts: number; oldestFinishedAt: string | null }>> {
+  const rows = await db.prepare(
+    `SELECT e.cell_id AS cell_id, COUNT(*) AS n, MIN(e.finished_at) AS oldest
+     FROM artifacts a JOIN episodes e ON e.id = a.episode_id WHERE a.status = 'pending' AND e.cell_id IS NOT NULL GROUP BY e.cell_id`,
+  ).all() as Array<{ cell_id: string; n: number | string; oldest: string | null }>;
+  return new Map(rows.map((row) => [row.cell_id, { artifacts: Number(row.n), oldestFinishedAt: row.oldest }]));
+}

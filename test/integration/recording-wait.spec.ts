@@ -18,7 +18,9 @@ import { join } from "node:path";
 import { credentials } from "@grpc/grpc-js";
 import { ArtifactStore as Outbox, type QueuedArtifact } from "../../cell-agent/upload/artifact-store.js";
 import { Uploader } from "../../cell-agent/upload/uploader.js";
+import { createApiKey } from "../../coordinator/auth/api-keys.js";
 import { getArtifact } from "../../coordinator/store/artifacts-repo.js";
+import { CATALOG_ACCOUNT_ID } from "../../coordinator/tasks/task-catalog.js";
 import { CellLinkClient, type AssignEpisode } from "../../protocol/gen/cell.js";
 import { README_RUN_BODY } from "../fixtures.js";
 import { eventually } from "../support/eventually.js";
@@ -176,6 +178,14 @@ describe("recordings that do not come", function () {
       "to get them, start the cell's agent or restore its link or disk (it uploads on reconnecting)");
     assert.equal(await metric(service, "assay_runs_waiting_for_recordings"), 1);
     assert.equal(await metric(service, 'assay_recordings_awaited{cell="so101-b"}'), 2);
+    // GET /v1/cells is the fleet operator's (a keys:admin key of the operator account).
+    const cellOf = async (id: string) => {
+      const operator = (await createApiKey(service.coordinator.db, CATALOG_ACCOUNT_ID, ["keys:admin"], new Date())).secret;
+      const listed = await service.api("/v1/cells", { headers: { authorization: `Bearer ${operator}` } });
+      assert.equal(listed.status, 200);
+      return (((await listed.json()) as Json).data as Json[]).find((c) => c.id === id)!;
+    };
+    assert.deepEqual((await cellOf("so101-b")).recordings_not_uploaded, { artifacts: 2, since: finishedAt }, "the fleet view names what the cell holds");
     // The episode's download URL, on whichever coordinator answers.
     const mcapPath = new URL(episode.mcap_url as string).pathname;
     const early = await service.api(mcapPath);
@@ -229,6 +239,7 @@ describe("recordings that do not come", function () {
     assert.ok(Buffer.from(await served.arrayBuffer()).equals(mcapBytes), "the late MCAP is served, byte for byte");
     assert.equal((await getArtifact(service.coordinator.db, assign.episodeId, "video"))!.status, "stored");
     await eventually("the missing recordings' gauge to clear", async () => (await metric(service, 'assay_recordings_missing{cell="so101-b"}')) === undefined);
+    assert.equal((await cellOf("so101-b")).recordings_not_uploaded, undefined);
     assert.equal(((await (await service.api(`/v1/runs/${created.id}`)).json()) as Json).status, "completed", "the run stays completed");
   });
   it("the account's admin stops the wait: the run completes now without the recordings; nobody else can, and no other run", async () => {
