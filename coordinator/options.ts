@@ -19,6 +19,8 @@ import { WEBHOOK_DEFAULTS } from "./webhooks/delivery-worker.js";
 import { compileConnectionCapsOptions, type CompiledConnectionCapsOptions, type ConnectionCapsOptions } from "./streams/connection-caps.js";
 import { DEFAULT_LIVE_RECHECK_MS } from "./streams/live-access-watch.js";
 import { DEFAULT_ATTENTION_PAGE_MS } from "./fleet/attention-pager.js";
+import { RUN_COMPLETION_SWEEP_MS } from "./fleet/run-completion.js";
+import { DEFAULT_RECORDING_WAIT_MS } from "./runs/recording-wait.js";
 
 /** Webhook delivery timing (see coordinator/webhooks/delivery-worker.ts). */
 export interface WebhookTimingOptions {
@@ -139,6 +141,14 @@ export interface CoordinatorOptions {
    * docs/operators.md, "Paging"). Default 120000 ms (2 minutes).
    */
   attentionPageMs: number;
+  /**
+   * How long a run whose episodes have all finished waits for recordings its cells have not uploaded, counted from
+   * the finish of the newest one's episode (ASSAY_RECORDING_WAIT_S; docs/storage.md, "A bounded wait for
+   * recordings"). Then the run completes without them, recorded missing; a late upload is still taken. Default 6 h.
+   */
+  recordingWaitMs: number;
+  /** Time between two looks of the run-completion sweep, which also ends those waits. Default 10000 ms. */
+  runCompletionSweepMs: number;
 }
 
 export interface ExportOptions {
@@ -177,7 +187,7 @@ const KNOWN = new Set([
   "host", "port", "grpcPort", "dataDir", "databaseUrl", "databasePoolSize", "storeStatementMetrics", "artifactsUrl", "s3", "apiKey", "publicUrl", "internalUrl", "streamsUrl", "installationsPath",
   "rateLimits", "queueWindowsMs", "queueCheckIntervalMs", "webhooks", "retentionSweepMs", "priorRefitMs", "quoteValidityMs", "exports", "iceServers",
   "modelMirror", "models", "preflightTimeoutMs", "webhooksAllowLoopback", "connections", "trustedProxies", "connectionCaps", "liveRecheckMs",
-  "attentionPageMs",
+  "attentionPageMs", "recordingWaitMs", "runCompletionSweepMs",
 ]);
 
 function positiveMs(name: string, value: number): number {
@@ -243,6 +253,8 @@ export function compileCoordinatorOptions(raw: RawCoordinatorOptions = {}): Coor
     connectionCaps: compileConnectionCapsOptions(raw.connectionCaps),
     liveRecheckMs: positiveMs("liveRecheckMs", raw.liveRecheckMs ?? DEFAULT_LIVE_RECHECK_MS),
     attentionPageMs: positiveMs("attentionPageMs", raw.attentionPageMs ?? DEFAULT_ATTENTION_PAGE_MS),
+    recordingWaitMs: positiveMs("recordingWaitMs", raw.recordingWaitMs ?? DEFAULT_RECORDING_WAIT_MS),
+    runCompletionSweepMs: positiveMs("runCompletionSweepMs", raw.runCompletionSweepMs ?? RUN_COMPLETION_SWEEP_MS),
     rateLimits: validateRateLimits({ ...DEFAULT_RATE_LIMITS, ...raw.rateLimits }),
     queueWindowsMs,
     queueCheckIntervalMs: positiveMs("queueCheckIntervalMs", raw.queueCheckIntervalMs ?? DEFAULT_QUEUE_CHECK_INTERVAL_MS),

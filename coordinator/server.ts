@@ -39,7 +39,8 @@ import { startCellLinkServer } from "./fleet/grpc-server.js";
 import type { LinkContext } from "./fleet/link-context.js";
 import { startLinkWatchdog } from "./fleet/link-watchdog.js";
 import { FinishesInFlight } from "./fleet/finishes-in-flight.js";
-import { RUN_COMPLETION_SWEEP_MS, startRunCompletionSweep } from "./fleet/run-completion.js";
+import { startRunCompletionSweep } from "./fleet/run-completion.js";
+import { RecordingWaits } from "./fleet/recording-waits.js";
 import { CellRegistry } from "./cells/registry.js";
 import { AttentionPager, outboxPage } from "./fleet/attention-pager.js";
 import { createMetricsRegistry } from "./metrics.js";
@@ -76,6 +77,8 @@ export interface Fleet {
   lifecycle: RunLifecycle;
   scheduler: Scheduler;
   budgetGuard: BudgetGuard;
+  /** Runs waiting for recordings, as the run-completion sweep last saw them (status_detail, /metrics). */
+  recordingWaits: RecordingWaits;
   /** Live camera frames and state of the cells, while someone watches. */
   live: LiveHub;
   /** Live views of cells held by other coordinators (several coordinators on one database). */
@@ -98,7 +101,7 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
   const metrics = createFleetMetrics(o.metricsRegistry);
   const lifecycle = createRunLifecycle({
     runEvents: o.runEvents, cells: registry, pins: o.pins, baseUrl: o.baseUrl, streamsUrl: o.streamsUrl,
-    endedHooks: o.endedHooks, now: o.now, logger: o.logger,
+    endedHooks: o.endedHooks, now: o.now, logger: o.logger, recordingWaitMs: o.recordingWaitMs,
   });
   const budgetGuard = createBudgetGuard({ db: o.db, lifecycle, pins: o.pins });
   const scheduler = createScheduler({
@@ -118,14 +121,16 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
     raise: outboxPage(o.db, o.operatorAccountId, () => { for (const hook of o.outboxHooks) hook(); }),
   });
   const stopPaging = registry.onAttentionChange((cellId, attention) => pager.observe(cellId, attention));
+  const recordingWaits = new RecordingWaits({ waitMs: o.recordingWaitMs, logger: o.logger, metrics });
   const context: LinkContext = {
     db: o.db, registry, scheduler, lifecycle, runEvents: o.runEvents, store: new ArtifactStore(o.objects),
     metrics, streamsUrl: o.streamsUrl, live, heartbeatIntervalMs: o.heartbeatIntervalMs, logger: o.logger, now: o.now, stopping: false,
     cluster, messageQueues: new Set(), finishes: new FinishesInFlight(),
+    recordingWaits,
   };
   const server = await startCellLinkServer({ context, host: o.host, port: o.port, credentials: o.credentials });
   const stopWatchdog = startLinkWatchdog(context, { heartbeatTimeoutMs: o.heartbeatTimeoutMs, heartbeatIntervalMs: o.heartbeatIntervalMs });
-  const stopSweep = startRunCompletionSweep(context, { periodMs: RUN_COMPLETION_SWEEP_MS });
+  const stopSweep = startRunCompletionSweep(context, { periodMs: o.runCompletionSweepMs });
   scheduler.start();
   return {
     port: server.port,
@@ -135,6 +140,7 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
     lifecycle,
     scheduler,
     budgetGuard,
+    recordingWaits,
     live,
     station: createOperatorStation({
       db: o.db, fleet: cluster?.fleet ?? registry, sendToCell: (cellId, message) => registry.sendToCell(cellId, message),
@@ -239,6 +245,8 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Run
     endedHooks: [() => webhooks.kick()],
     outboxHooks: [() => webhooks.kick()],
     attentionPageMs: options.attentionPageMs,
+    recordingWaitMs: options.recordingWaitMs,
+    runCompletionSweepMs: options.runCompletionSweepMs,
     operatorAccountId: CATALOG_ACCOUNT_ID,
     ...(clusterBus ? { cluster: { coordinatorId, bus: clusterBus } } : {}),
   }).catch(async (error: Error) => {
@@ -302,6 +310,7 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Run
     thumbnails: new EpisodeThumbnails(),
     runEvents,
     scheduler: cellLink.scheduler,
+    recordingWaits: cellLink.recordingWaits,
     pins,
     urls,
     objects,
@@ -315,6 +324,7 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Run
     modelMirror: options.modelMirror ?? null,
     models: options.models,
     endRun: (runId, ending) => cellLink.lifecycle.end(db, runId, ending),
+    completeWithoutRecordings: (runId, by) => cellLink.lifecycle.completeWithoutRecordings(db, runId, by),
     station: cellLink.station,
     metricsAccess: isLoopbackHost(options.host) ? "open" : "operator",
     webhooksAllowLoopback: options.webhooksAllowLoopback,

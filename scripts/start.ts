@@ -173,6 +173,8 @@ async function main(): Promise<void> {
       webhooksAllowLoopback: process.env.ASSAY_WEBHOOKS_ALLOW_LOOPBACK !== "0",
       // Seconds a cell waits on a person before cell.attention_needed pages the operator account (default 120).
       attentionPageMs: intFromEnv("ASSAY_ATTENTION_PAGE_S", 120) * 1000,
+      // Seconds a run whose episodes have all finished waits for recordings its cells have not uploaded (default 6 h).
+      recordingWaitMs: intFromEnv("ASSAY_RECORDING_WAIT_S", 6 * 3600) * 1000,
     });
   } catch (error) {
     fail((error as Error).message);

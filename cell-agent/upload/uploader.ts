@@ -3,14 +3,18 @@
  * offset (`ref` on the first, `last` on the final one); `complete: true` → the local copy is deleted.
  * A transient failure (UNAVAILABLE, DEADLINE_EXCEEDED, a cut network, ...) stops the pass; it is
  * retried on the next kick (a Welcome, an Ack, a new artifact) or on a timer that backs off; after a
- * failover that is the new coordinator, asked afresh for its offset. An
+ * failover that is the new coordinator, asked afresh for its offset. No call waits forever on a
+ * coordinator (or a network path) that stops answering without closing the connection: ArtifactStatus
+ * has a deadline (`statusTimeoutMs`), and an upload that makes no progress for `stallMs` (no chunk
+ * taken by the coordinator's flow control, or no answer after the last one) is cancelled and counts as
+ * transient: a big file on a slow link is fine, a silent one is not. An
  * artifact the coordinator refuses for good (`artifact_unknown`: it never announced it, or
  * `artifact_not_yours`: the episode is another cell's, e.g. it was finished elsewhere) would be
  * refused on every pass: it is set aside (moved to `<dataDir>/rejected/`, never deleted) and the
  * pass carries on with the next file.
  */
 import { existsSync } from "node:fs";
-import { open } from "node:fs/promises";
+import { open, type FileHandle } from "node:fs/promises";
 import { status, type Metadata, type ServiceError } from "@grpc/grpc-js";
 import type { ArtifactProgress, ArtifactRef, CellLinkClient } from "../../protocol/gen/cell.js";
 import { Backoff } from "../link/backoff.js";
@@ -32,7 +36,17 @@ export interface UploaderOptions {
   log: (line: string) => void;
   /** Retry timer after a transient failure: from `initialMs` (default 2 s), doubling up to `maxMs` (default 60 s). */
   retry?: { initialMs?: number; maxMs?: number };
+  /** Deadline of one ArtifactStatus call. Default 30000 ms. */
+  statusTimeoutMs?: number;
+  /**
+   * An upload is cancelled (and retried from the coordinator's offset) after this long without progress: no
+   * chunk accepted by the stream's flow control, or no answer after the last chunk. Default 60000 ms.
+   */
+  stallMs?: number;
 }
+
+export const DEFAULT_STATUS_TIMEOUT_MS = 30_000;
+export const DEFAULT_UPLOAD_STALL_MS = 60_000;
 
 /** The coordinator's reasons (coordinator/errors/link-errors.ts) that mean "this file will never be taken from this cell". */
 const PERMANENT_REFUSALS = {
@@ -68,9 +82,13 @@ export class Uploader {
   private stopped = false;
   private retryTimer: NodeJS.Timeout | undefined;
   private readonly backoff: Backoff;
+  private readonly statusTimeoutMs: number;
+  private readonly stallMs: number;
 
   constructor(private readonly options: UploaderOptions) {
     this.backoff = new Backoff({ initialMs: options.retry?.initialMs ?? 2_000, maxMs: options.retry?.maxMs ?? 60_000, jitter: 0.2 });
+    this.statusTimeoutMs = positiveMs("statusTimeoutMs", options.statusTimeoutMs ?? DEFAULT_STATUS_TIMEOUT_MS);
+    this.stallMs = positiveMs("stallMs", options.stallMs ?? DEFAULT_UPLOAD_STALL_MS);
   }
 
   /** Starts an upload pass, or queues one more after the current pass. */
@@ -157,7 +175,7 @@ export class Uploader {
 
   private status(client: CellLinkClient, ref: ArtifactRef): Promise<ArtifactProgress> {
     return new Promise((resolve, reject) => {
-      client.artifactStatus(ref, this.options.metadata(), (error: ServiceError | null, progress: ArtifactProgress) =>
+      client.artifactStatus(ref, this.options.metadata(), { deadline: Date.now() + this.statusTimeoutMs }, (error: ServiceError | null, progress: ArtifactProgress) =>
         error ? reject(error) : resolve(progress));
     });
   }
@@ -174,32 +192,7 @@ export class Uploader {
     const offset = progress.receivedBytes <= ref.bytes ? progress.receivedBytes : 0;
     const file = await open(artifact.path, "r");
     try {
-      const result = await new Promise<ArtifactProgress>((resolve, reject) => {
-        const call = client.uploadArtifact(this.options.metadata(), (error: ServiceError | null, response: ArtifactProgress) =>
-          error ? reject(error) : resolve(response));
-        call.on("error", reject);
-        void (async () => {
-          try {
-            let position = offset;
-            let first = true;
-            do {
-              const length = Math.min(this.options.chunkBytes, ref.bytes - position);
-              const data = Buffer.alloc(length);
-              if (length > 0) await file.read(data, 0, length, position);
-              const last = position + length >= ref.bytes;
-              const ok = call.write({ ref: first ? ref : undefined, offset: position, data, last });
-              first = false;
-              position += length;
-              if (!ok) await new Promise<void>((drained) => call.once("drain", drained));
-              if (last) break;
-            } while (!this.stopped);
-            call.end();
-          } catch (error) {
-            call.cancel();
-            reject(error as Error);
-          }
-        })();
-      });
+      const result = await this.stream(client, artifact, file, offset);
       if (!result.complete) {
         throw new Error(`the coordinator holds ${result.receivedBytes} of ${ref.bytes} bytes but did not confirm the file`);
       }
@@ -207,4 +200,75 @@ export class Uploader {
       await file.close();
     }
   }
+
+  /**
+   * One UploadArtifact call from `offset`: chunks are written as the stream's flow control takes them. The call
+   * settles once: with the coordinator's answer, its error, or a stall (nothing taken, or no answer after the last
+   * chunk, for `stallMs`: the call is cancelled). However it settles, the write loop stops: it never waits for a
+   * 'drain' that a cancelled or failed call will not emit.
+   */
+  private stream(client: CellLinkClient, artifact: QueuedArtifact, file: FileHandle, offset: number): Promise<ArtifactProgress> {
+    const { ref } = artifact;
+    return new Promise<ArtifactProgress>((resolve, reject) => {
+      let settled = false;
+      let wakeWriter: (() => void) | undefined;
+      let stallTimer: NodeJS.Timeout | undefined;
+      const settle = (error: Error | null, progress?: ArtifactProgress) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(stallTimer);
+        wakeWriter?.();
+        if (error) reject(error);
+        else resolve(progress!);
+      };
+      const call = client.uploadArtifact(this.options.metadata(), (error: ServiceError | null, response: ArtifactProgress) => settle(error, response));
+      call.on("error", (error: Error) => settle(error));
+      let position = offset;
+      const progressed = () => {
+        clearTimeout(stallTimer);
+        stallTimer = setTimeout(() => {
+          settle(new Error(
+            `no progress for ${(this.stallMs / 1000).toFixed(1)} s at byte ${position} of ${ref.bytes} (the coordinator or the network stopped taking the stream); cancelled`,
+          ));
+          call.cancel();
+        }, this.stallMs);
+      };
+      progressed();
+      void (async () => {
+        try {
+          let first = true;
+          while (!settled && !this.stopped) {
+            const length = Math.min(this.options.chunkBytes, ref.bytes - position);
+            const data = Buffer.alloc(length);
+            if (length > 0) await file.read(data, 0, length, position);
+            if (settled) return;
+            const last = position + length >= ref.bytes;
+            const ok = call.write({ ref: first ? ref : undefined, offset: position, data, last });
+            first = false;
+            position += length;
+            if (!ok) {
+              await new Promise<void>((wake) => {
+                wakeWriter = wake;
+                call.once("drain", wake);
+              });
+              call.removeListener("drain", wakeWriter!);
+              wakeWriter = undefined;
+            }
+            if (settled) return;
+            progressed();
+            if (last) break;
+          }
+          if (!settled) call.end();
+        } catch (error) {
+          settle(error as Error);
+          call.cancel();
+        }
+      })();
+    });
+  }
+}
+
+function positiveMs(name: string, value: number): number {
+  if (!(Number.isFinite(value) && value > 0)) throw new Error(`uploader option ${name} must be a positive number of milliseconds; got ${value}`);
+  return value;
 }

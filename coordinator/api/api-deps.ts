@@ -48,6 +48,8 @@ export interface ApiDeps {
    * `waitingReason` (optional) says why an open run's episodes wait, shown as its status_detail.
    */
   scheduler: { kick(): void; waitingReason?(runId: string): string | undefined };
+  /** Runs waiting for recordings their cells have not uploaded (fleet/recording-waits.ts): `reason` is shown as the run's status_detail. Default none. */
+  recordingWaits?: { reason(runId: string): string | undefined };
   pins: FirmwarePins;
   urls: ApiUrls;
   /** The artifact store (coordinator/storage/): episode files at `<run_id>/<episode_id>/<file_name>`, exports, models. */
@@ -98,6 +100,11 @@ export interface ApiDeps {
   iceServers?: IceServer[];
   /** Ends a run (POST /v1/runs/{id}/cancel stops it with no error code); false when it had already ended. Default: refuses. */
   endRun?: (runId: string, ending: { status: "stopped"; message: string }) => Promise<boolean>;
+  /**
+   * Completes a running run whose episodes have all finished without the recordings its cells have not uploaded
+   * (lifecycle `completeWithoutRecordings`); `by` is logged. Default: completes nothing (no fleet).
+   */
+  completeWithoutRecordings?: (runId: string, by: string) => Promise<boolean>;
   /**
    * Who may read /metrics: "open" (anyone who reaches the port; fine on loopback) or "operator" (a
    * bearer key of the operator account). Default "open"; the coordinator says "operator" whenever
@@ -156,8 +163,8 @@ export type CompiledApiDeps = Required<ApiDeps>;
 const REQUIRED = ["db", "fleet", "runEvents", "scheduler", "pins", "urls", "objects", "metrics"] as const;
 const OPTIONAL = [
   "clock", "environments", "sseHeartbeatMs", "docsDir", "log", "budgetGuard", "rateLimits", "quoteValidityMs", "archives", "live", "iceServers",
-  "models", "modelMirror", "preflight", "backfill", "exportsQueuedPerAccount", "endRun", "metricsAccess", "webhooksAllowLoopback", "sseIdleMs", "liveForwarding", "pdf",
-  "trustedProxies", "rejectedKeys", "connectionCaps", "liveAccess", "station", "thumbnails", "apiKeys",
+  "models", "modelMirror", "preflight", "backfill", "exportsQueuedPerAccount", "endRun", "completeWithoutRecordings", "metricsAccess", "webhooksAllowLoopback", "sseIdleMs", "liveForwarding", "pdf",
+  "trustedProxies", "rejectedKeys", "connectionCaps", "liveAccess", "station", "thumbnails", "apiKeys", "recordingWaits",
 ] as const;
 
 /** An event stream with no event for this long is closed (a client reconnects and reads the history again). */
@@ -209,6 +216,8 @@ export function compileApiDeps(raw: ApiDeps): CompiledApiDeps {
     iceServers: raw.iceServers ?? [],
     models: raw.models ?? DEFAULT_MODEL_LIMITS,
     endRun: raw.endRun ?? (async () => false),
+    completeWithoutRecordings: raw.completeWithoutRecordings ?? (async () => false),
+    recordingWaits: raw.recordingWaits ?? { reason: () => undefined },
     metricsAccess: raw.metricsAccess ?? "open",
     sseIdleMs: raw.sseIdleMs ?? DEFAULT_SSE_IDLE_MS,
     connectionCaps: raw.connectionCaps ?? new ConnectionCaps(),

@@ -25,6 +25,7 @@ export const ROUTE_SCOPES: readonly RouteScope[] = [
   { method: "GET", path: "/v1/runs/:runId", scopes: ["runs:read"] },
   { method: "POST", path: "/v1/runs/:runId", scopes: ["runs:write"] },
   { method: "POST", path: "/v1/runs/:runId/cancel", scopes: ["runs:write"] },
+  { method: "POST", path: "/v1/runs/:runId/complete-without-recordings", scopes: ["keys:admin"] },
   { method: "GET", path: "/v1/runs/:runId/episodes", scopes: ["runs:read"] },
   { method: "GET", path: "/v1/runs/:runId/episodes/:episodeId/series", scopes: ["runs:read"] },
   { method: "GET", path: "/v1/runs/:runId/episodes/:episodeId/thumbnail", scopes: ["runs:read"] },

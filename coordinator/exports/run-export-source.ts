@@ -89,7 +89,8 @@ export async function selectExportEpisodes(db: Parameters<typeof listEpisodeReco
     }
     const files = byEpisode.get(e.id);
     const mcapRow = files?.get("mcap");
-    if (mcapRow?.status === "pending") pending++;
+    // A recording its run completed without (recorded missing) is not awaited: it is left out at once.
+    if (mcapRow?.status === "pending" && !mcapRow.missing_since) pending++;
     else if (!storedObject(mcapRow)) {
       leaveOut("recording_unavailable");
       continue;

@@ -13,6 +13,8 @@ import type { Db } from "../store/database.js";
 import type { ClusterBus } from "../cluster/cluster-bus.js";
 import { CATALOG_ACCOUNT_ID } from "../tasks/task-catalog.js";
 import { DEFAULT_ATTENTION_PAGE_MS } from "./attention-pager.js";
+import { DEFAULT_RECORDING_WAIT_MS } from "../runs/recording-wait.js";
+import { RUN_COMPLETION_SWEEP_MS } from "./run-completion.js";
 
 export interface FleetOptions {
   /** The coordinator's store. */
@@ -53,6 +55,10 @@ export interface FleetOptions {
   outboxHooks?: ReadonlyArray<() => void>;
   /** Several coordinators on one PostgreSQL database: this one's id and the bus between them. Default none. */
   cluster?: { coordinatorId: string; bus: ClusterBus };
+  /** How long a run whose episodes have all finished waits for recordings not uploaded (runs/recording-wait.ts); default 6 h. */
+  recordingWaitMs?: number;
+  /** Time between two looks of the run-completion sweep (run-completion.ts); default 10000. */
+  runCompletionSweepMs?: number;
 }
 
 export type CompiledFleetOptions = Required<Omit<FleetOptions, "cluster">> & Pick<FleetOptions, "cluster">;
@@ -60,7 +66,7 @@ export type CompiledFleetOptions = Required<Omit<FleetOptions, "cluster">> & Pic
 const OPTION_KEYS = [
   "db", "runEvents", "pins", "objects", "baseUrl", "streamsUrl", "host", "port", "credentials",
   "metricsRegistry", "heartbeatIntervalMs", "heartbeatTimeoutMs", "schedulerIntervalMs", "logger", "now", "endedHooks", "cluster",
-  "attentionPageMs", "operatorAccountId", "outboxHooks",
+  "attentionPageMs", "operatorAccountId", "outboxHooks", "recordingWaitMs", "runCompletionSweepMs",
 ] as const;
 
 /** Fills defaults and rejects unknown or missing options. */
@@ -85,9 +91,11 @@ export function compileFleetOptions(options: FleetOptions): CompiledFleetOptions
     attentionPageMs: DEFAULT_ATTENTION_PAGE_MS,
     operatorAccountId: CATALOG_ACCOUNT_ID,
     outboxHooks: [],
+    recordingWaitMs: DEFAULT_RECORDING_WAIT_MS,
+    runCompletionSweepMs: RUN_COMPLETION_SWEEP_MS,
     ...defined,
   } as CompiledFleetOptions;
-  for (const key of ["heartbeatIntervalMs", "heartbeatTimeoutMs", "schedulerIntervalMs", "attentionPageMs"] as const) {
+  for (const key of ["heartbeatIntervalMs", "heartbeatTimeoutMs", "schedulerIntervalMs", "attentionPageMs", "recordingWaitMs", "runCompletionSweepMs"] as const) {
     if (!(compiled[key] > 0)) throw new Error(`fleet option ${key} must be a positive number of milliseconds; got ${compiled[key]}`);
   }
   if (compiled.heartbeatTimeoutMs <= compiled.heartbeatIntervalMs) {

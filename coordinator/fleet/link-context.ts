@@ -10,6 +10,7 @@ import type { FleetMetrics } from "../cells/fleet-metrics.js";
 import type { CellRegistry } from "../cells/registry.js";
 import type { ClusterLinks } from "../cluster/cluster-links.js";
 import type { FinishesInFlight } from "./finishes-in-flight.js";
+import type { RecordingWaits } from "./recording-waits.js";
 
 export interface LinkContext {
   db: Db;
@@ -33,4 +34,6 @@ export interface LinkContext {
   messageQueues?: Set<SerialQueue>;
   /** The finishes of each run being applied here without the run's lock (run-completion.ts). */
   finishes: FinishesInFlight;
+  /** What is shown of the runs waiting for recordings, refreshed by the run-completion sweep. Default none. */
+  recordingWaits?: RecordingWaits;
 }

@@ -11,8 +11,14 @@
  *   completion was never asked (the process ended between the finish's commit and the question). It looks every
  *   `periodMs` for running runs with no open episode, and asks for a run found two looks in a row (so a finish that
  *   is asking at that moment, here or on another coordinator, goes first) that no finish here is working on.
+ *   The same question completes a run that waited `recordingWaitMs` for recordings its cells never uploaded
+ *   (runs/recording-wait.ts): under the run's lock, in the lifecycle, so one coordinator of several does it, once,
+ *   and a restart loses nothing (the sweep asks again). Each look also refreshes what is shown of the runs still
+ *   waiting (recording-waits.ts: status_detail, /metrics, the log) and the overdue and missing recordings' gauges.
  */
 import { singleFlight } from "../async/single-flight.js";
+import { RECORDING_OVERDUE_MS } from "../runs/recording-wait.js";
+import { countOverdueArtifactsByCell, listPendingArtifactsByCell, type PendingArtifactsOfCell } from "../store/artifacts-repo.js";
 import { listRunningRunsWithoutOpenEpisodes } from "../store/runs-repo.js";
 import type { LinkContext } from "./link-context.js";
 
@@ -31,12 +37,33 @@ export interface RunCompletionSweepOptions {
  * One look of the sweep: asks for completion of the runs that `suspects` (the previous look's finds) and this look
  * both found; returns this look's finds, to pass to the next one.
  */
-export async function sweepFinishedRuns(ctx: Pick<LinkContext, "db" | "lifecycle" | "finishes" | "logger">, suspects: ReadonlySet<string>): Promise<Set<string>> {
+export async function sweepFinishedRuns(
+  ctx: Pick<LinkContext, "db" | "lifecycle" | "finishes" | "logger" | "recordingWaits" | "metrics" | "now">, suspects: ReadonlySet<string>,
+): Promise<Set<string>> {
   const found = new Set(await listRunningRunsWithoutOpenEpisodes(ctx.db, SWEEP_BATCH));
+  const waiting = new Map<string, PendingArtifactsOfCell[]>();
   for (const runId of found) {
-    if (!suspects.has(runId) || ctx.finishes.has(runId)) continue;
-    if (await ctx.lifecycle.completeIfFinished(ctx.db, runId)) {
-      ctx.logger.warn(`run ${runId}: completed by the sweep: its last episode finished but its completion was not decided then (a coordinator stopped in between)`);
+    if (suspects.has(runId) && !ctx.finishes.has(runId)) {
+      // Also the end of a wait for recordings: the lifecycle completes the run without them once it is over.
+      const waited = ctx.recordingWaits?.reason(runId) !== undefined;
+      if (await ctx.lifecycle.completeIfFinished(ctx.db, runId)) {
+        // A run that waited for recordings is logged by the lifecycle (completed with or without them).
+        if (!waited) ctx.logger.warn(`run ${runId}: completed by the sweep: its last episode finished but its completion was not decided then (a coordinator stopped in between)`);
+        found.delete(runId);
+        continue;
+      }
+    }
+    const pending = await listPendingArtifactsByCell(ctx.db, runId);
+    if (pending.length > 0) waiting.set(runId, pending);
+  }
+  ctx.recordingWaits?.update(waiting, suspects);
+  if (ctx.metrics) {
+    const byCell = await countOverdueArtifactsByCell(ctx.db, new Date(ctx.now().getTime() - RECORDING_OVERDUE_MS).toISOString());
+    ctx.metrics.recordingsOverdue.reset();
+    ctx.metrics.recordingsMissing.reset();
+    for (const row of byCell) {
+      if (row.overdue > 0) ctx.metrics.recordingsOverdue.set({ cell: row.cellId ?? "" }, row.overdue);
+      if (row.missing > 0) ctx.metrics.recordingsMissing.set({ cell: row.cellId ?? "" }, row.missing);
     }
   }
   return found;

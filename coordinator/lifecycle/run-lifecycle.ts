@@ -21,7 +21,7 @@ import { getAccount } from "../store/accounts-repo.js";
 import type { FirmwarePins } from "../../firmware-pins/pins.js";
 import type { ErrorCode } from "../errors/codes.js";
 import { kindModule } from "../kinds/registry.js";
-import { countUnstoredArtifacts } from "../store/artifacts-repo.js";
+import { listPendingArtifactsByCell, markPendingArtifactsMissing } from "../store/artifacts-repo.js";
 import type { Db } from "../store/database.js";
 import {
   cancelPendingEpisode, cancelPendingEpisodes, countEpisodesByStatus, getEpisode, hasOpenEpisodes, listEpisodeRecords, listHeldEpisodesOfRun,
@@ -35,6 +35,7 @@ import { operatorSections } from "../runs/operator-time.js";
 import type { RunEvents } from "../runs/run-events.js";
 import { isTerminal, type RunStatus, type TerminalRunStatus } from "../domain/run-state.js";
 import { runView } from "./run-view.js";
+import { DEFAULT_RECORDING_WAIT_MS, recordingsMissingMessage, recordingWaitOver } from "../runs/recording-wait.js";
 
 /** Reaches the cells; the fleet registry implements it. */
 export interface EpisodeCanceller {
@@ -62,7 +63,12 @@ export interface RunLifecycleOptions {
   endedHooks?: ReadonlyArray<(run: RunRecord) => void>;
   /** Clock; default () => new Date(). */
   now?: () => Date;
-  logger?: { error(message: string): void };
+  /**
+   * How long a run whose episodes have all finished waits for recordings its cells have not uploaded, counted from
+   * the finish of the newest one's episode; then it completes without them, recorded missing. Default 6 h.
+   */
+  recordingWaitMs?: number;
+  logger?: { error(message: string): void; warn?(message: string): void };
 }
 
 export interface RunLifecycle {
@@ -77,7 +83,9 @@ export interface RunLifecycle {
   /**
    * After an episode of the run finished or one of its artifacts was stored: the kind decides
    * (and may stop the run), then the run completes when every episode is done or cancelled, at
-   * least one is done, and every recording is stored. Returns true when it completed the run.
+   * least one is done, and every recording is stored, or `recordingWaitMs` has passed since the
+   * newest pending one's episode finished (then it completes without them, recorded missing).
+   * Returns true when it completed the run.
    * `db`: the caller's `Tx`, or the `Db` to open a transaction of its own.
    */
   progress(db: Db, runId: string): Promise<boolean>;
@@ -96,6 +104,12 @@ export interface RunLifecycle {
    * lock and the ending's own check (a run ends once) let one of them end the run.
    */
   completeIfFinished(db: Db, runId: string): Promise<boolean>;
+  /**
+   * `progress` as if the wait for recordings were over (the account's admin asked to stop waiting): a run whose
+   * episodes have all finished completes now, its recordings not uploaded recorded missing; `by` is logged. Returns
+   * true when it completed the run; false, changing nothing, when the run is not running or has episodes to run.
+   */
+  completeWithoutRecordings(db: Db, runId: string, by: string): Promise<boolean>;
   /**
    * Ends the run; false, changing nothing, when it is unknown or has already ended. `db`: the
    * caller's `Tx`, or the `Db` to open a transaction of its own.
@@ -121,6 +135,7 @@ export function createRunLifecycle(options: RunLifecycleOptions): RunLifecycle {
   const now = options.now ?? (() => new Date());
   const logger = options.logger ?? console;
   const endedHooks = options.endedHooks ?? [];
+  const recordingWaitMs = options.recordingWaitMs ?? DEFAULT_RECORDING_WAIT_MS;
   const transactOptions = { logger };
 
   async function resultOf(db: Db, run: RunRecord): Promise<Record<string, unknown>> {
@@ -177,7 +192,7 @@ export function createRunLifecycle(options: RunLifecycleOptions): RunLifecycle {
   }
 
   /** The work of `progress`, in `tx`, which holds the run's lock; `run`: the run as read under it. */
-  async function progressIn(tx: Tx, runId: string, run: RunRecord | undefined): Promise<boolean> {
+  async function progressIn(tx: Tx, runId: string, run: RunRecord | undefined, stopWaitingBy?: string): Promise<boolean> {
     if (!run || run.status !== "running") return false;
     const decision = await kindModule(run.kind).progress?.({ tx, pins, baseUrl, now: now() }, run, await listEpisodeRecords(tx, runId));
     if (decision) {
@@ -191,9 +206,17 @@ export function createRunLifecycle(options: RunLifecycleOptions): RunLifecycle {
     if (await hasOpenEpisodes(tx, runId)) return false;
     const counts = await countEpisodesByStatus(tx, runId);
     if (counts.done + counts.unlabelled === 0) return false;
-    if (await countUnstoredArtifacts(tx, runId) > 0) return false;
+    // Recordings not uploaded yet hold the run, for recordingWaitMs at most (runs/recording-wait.ts).
+    const pending = await listPendingArtifactsByCell(tx, runId);
+    const at = now();
+    if (pending.length > 0 && stopWaitingBy === undefined && !recordingWaitOver(pending, at, recordingWaitMs)) return false;
     // Episodes still being inserted (a large run's creation) are episodes still to run.
     if (await backfilling(tx, runId)) return false;
+    if (pending.length > 0) {
+      await markPendingArtifactsMissing(tx, runId, at.toISOString());
+      const line = recordingsMissingMessage(runId, pending, stopWaitingBy === undefined ? { waitMs: recordingWaitMs } : { by: stopWaitingBy });
+      tx.afterCommit(() => (logger.warn ?? logger.error).call(logger, line));
+    }
     return endIn(tx, runId, { status: "completed" });
   }
 
@@ -216,6 +239,9 @@ export function createRunLifecycle(options: RunLifecycleOptions): RunLifecycle {
     async completeIfFinished(db, runId) {
       if (await hasOpenEpisodes(db, runId)) return false;
       return transact(db, async (tx) => progressIn(tx, runId, await lockAndGetRun(tx, runId)), transactOptions);
+    },
+    completeWithoutRecordings(db, runId, by) {
+      return transact(db, async (tx) => progressIn(tx, runId, await lockAndGetRun(tx, runId), by), transactOptions);
     },
     end,
     async refreshResult(tx, runId, locked) {

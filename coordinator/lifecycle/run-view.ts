@@ -139,5 +139,6 @@ export function artifactView(a: ArtifactRowView, index: number, artifactUrl: str
     bytes: a.bytes,
     sha256: a.sha256,
     status: a.status,
+    ...(a.status === "pending" && a.missing_since ? { missing_since: a.missing_since } : {}),
   };
 }

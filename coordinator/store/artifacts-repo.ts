@@ -2,6 +2,8 @@
  * The `artifacts` table: one row per recording an agent announced in EpisodeFinished
  * (`pending`), verified and moved into the artifact store (`stored`), or deleted (`purged`), and
  * one per file the coordinator derived from a stored recording (verify ground truth, `stored`).
+ * A pending row whose run completed without it (the bounded wait, runs/recording-wait.ts) carries
+ * `missing_since`; it stays pending, so a late upload is still taken.
  */
 import type { Db } from "./database.js";
 import { jsonText } from "./sql-dialect.js";
@@ -17,6 +19,8 @@ export interface ArtifactRow {
   sha256: string;
   status: "pending" | "stored" | "purged";
   stored_at: string | null;
+  /** When the run completed without this pending artifact (its cell had not uploaded it within recordingWaitMs); null otherwise. */
+  missing_since: string | null;
 }
 
 /** Every artifact row of a run, ordered by episode index then kind. */
@@ -72,9 +76,53 @@ export async function upsertStoredArtifact(
   ).run(row.episodeId, row.runId, row.kind, row.fileName, row.bytes, row.sha256.toLowerCase(), row.storedAt);
 }
 
-/** Moves a pending artifact to `stored`; false when it is not pending (already stored, or purged meanwhile). */
+/**
+ * Moves a pending artifact to `stored` (one recorded missing too: a late upload is taken); false when it is not
+ * pending (already stored, or purged meanwhile).
+ */
 export async function markArtifactStored(db: Db, episodeId: string, kind: string, at: string): Promise<boolean> {
-  return (await db.prepare("UPDATE artifacts SET status = 'stored', stored_at = ? WHERE episode_id = ? AND kind = ? AND status = 'pending'").run(at, episodeId, kind)).changes > 0;
+  return (await db.prepare(
+    "UPDATE artifacts SET status = 'stored', stored_at = ?, missing_since = NULL WHERE episode_id = ? AND kind = ? AND status = 'pending'",
+  ).run(at, episodeId, kind)).changes > 0;
+}
+
+/** A run's pending artifacts held by one cell (the cell that finished their episodes). */
+export interface PendingArtifactsOfCell {
+  /** null when the episode has no cell (it should not happen for an announced artifact). */
+  cellId: string | null;
+  artifacts: number;
+  /** `finished_at` of the earliest and the latest of their episodes. */
+  oldestFinishedAt: string | null;
+  newestFinishedAt: string | null;
+}
+
+/** The run's pending artifacts, counted per cell that holds them, ordered by cell. */
+export async function listPendingArtifactsByCell(db: Db, runId: string): Promise<PendingArtifactsOfCell[]> {
+  const rows = await db.prepare(
+    `SELECT e.cell_id AS cell_id, COUNT(*) AS n, MIN(e.finished_at) AS oldest, MAX(e.finished_at) AS newest
+     FROM artifacts a JOIN episodes e ON e.id = a.episode_id
+     WHERE a.run_id = ? AND a.status = 'pending' GROUP BY e.cell_id ORDER BY e.cell_id`,
+  ).all(runId) as Array<{ cell_id: string | null; n: number | string; oldest: string | null; newest: string | null }>;
+  return rows.map((row) => ({ cellId: row.cell_id, artifacts: Number(row.n), oldestFinishedAt: row.oldest, newestFinishedAt: row.newest }));
+}
+
+/** Records the run's pending artifacts as missing since `at` (the run completes without them); returns how many. */
+export async function markPendingArtifactsMissing(db: Db, runId: string, at: string): Promise<number> {
+  return (await db.prepare("UPDATE artifacts SET missing_since = ? WHERE run_id = ? AND status = 'pending' AND missing_since IS NULL").run(at, runId)).changes;
+}
+
+/**
+ * Pending artifacts of every run, per cell: `overdue`, not recorded missing and their episode finished before
+ * `finishedBefore`; `missing`, recorded missing (their run completed without them) and still not uploaded.
+ */
+export async function countOverdueArtifactsByCell(db: Db, finishedBefore: string): Promise<Array<{ cellId: string | null; overdue: number; missing: number }>> {
+  const rows = await db.prepare(
+    `SELECT e.cell_id AS cell_id,
+       SUM(CASE WHEN a.missing_since IS NULL AND e.finished_at < ? THEN 1 ELSE 0 END) AS overdue,
+       SUM(CASE WHEN a.missing_since IS NOT NULL THEN 1 ELSE 0 END) AS missing
+     FROM artifacts a JOIN episodes e ON e.id = a.episode_id WHERE a.status = 'pending' GROUP BY e.cell_id`,
+  ).all(finishedBefore) as Array<{ cell_id: string | null; overdue: number | string; missing: number | string }>;
+  return rows.map((row) => ({ cellId: row.cell_id, overdue: Number(row.overdue), missing: Number(row.missing) }));
 }
 
 /** Artifacts of the run that are not yet stored (pending uploads). */
@@ -110,4 +158,16 @@ export async function listStoredArtifactsWithRetention(db: Db): Promise<Array<{ 
        JOIN runs r ON r.id = a.run_id WHERE a.status = 'stored'`,
     )
     .all() as Array<{ episode_id: string; kind: string; stored_at: string | null; run_id: string; account_id: string; retention: string | null }>;
+}
+
+/**
+ * Artifacts their cells have not uploaded (pending, recorded missing or not), per cell that holds them: how many, and
+ * the finish of the oldest one's episode. Cells holding none are absent.
+ */
+export async function countNotUploadedArtifactsByCell(db: Db): Promise<Map<string, { artifacts: number; oldestFinishedAt: string | null }>> {
+  const rows = await db.prepare(
+    `SELECT e.cell_id AS cell_id, COUNT(*) AS n, MIN(e.finished_at) AS oldest
+     FROM artifacts a JOIN episodes e ON e.id = a.episode_id WHERE a.status = 'pending' AND e.cell_id IS NOT NULL GROUP BY e.cell_id`,
+  ).all() as Array<{ cell_id: string; n: number | string; oldest: string | null }>;
+  return new Map(rows.map((row) => [row.cell_id, { artifacts: Number(row.n), oldestFinishedAt: row.oldest }]));
 }

@@ -490,4 +490,10 @@ export const MIGRATIONS: readonly Migration[] = [
   ON CONFLICT DO NOTHING;
   `,
   },
+  // docs/storage.md "A bounded wait for recordings": when a run completed without this artifact (still pending, so a
+  // late upload is taken); NULL otherwise. The partial index serves the reads of pending rows across runs.
+  `
+  ALTER TABLE artifacts ADD COLUMN missing_since TEXT;
+  CREATE INDEX artifacts_pending ON artifacts(run_id) WHERE status = 'pending';
+  `,
 ];

@@ -53,6 +53,7 @@ export interface TestService {
 export async function startTestService(options: {
   cells?: string[]; keepDataDir?: string; simSpeed?: number; simTimecode?: boolean; simWithout?: Record<string, string[]>; simEngine?: SimEngine; simCellVariation?: number; rateLimits?: Partial<RateLimits>; modelMirror?: string; artifactsUrl?: string; s3?: S3Connection;
   connections?: Partial<ConnectionOptions>; simResets?: SimResetMode; simLabelTimeoutS?: number; attentionPageMs?: number;
+  recordingWaitMs?: number; runCompletionSweepMs?: number;
 } = {}): Promise<TestService> {
   const dataDir = options.keepDataDir ?? mkdtempSync(join(tmpdir(), "assay-it-"));
   const coordinator = await startCoordinator(compileCoordinatorOptions({
@@ -60,6 +61,8 @@ export async function startTestService(options: {
     ...(options.modelMirror ? { modelMirror: options.modelMirror } : {}),
     ...(options.connections ? { connections: options.connections } : {}),
     ...(options.attentionPageMs ? { attentionPageMs: options.attentionPageMs } : {}),
+    ...(options.recordingWaitMs ? { recordingWaitMs: options.recordingWaitMs } : {}),
+    ...(options.runCompletionSweepMs ? { runCompletionSweepMs: options.runCompletionSweepMs } : {}),
     ...(options.artifactsUrl ? { artifactsUrl: options.artifactsUrl, s3: options.s3 } : {}),
     // The tests' webhook receivers listen on loopback (test/integration/webhook-receiver.ts).
     webhooksAllowLoopback: true,

@@ -180,6 +180,8 @@ describe("OpenAPI document (integration)", function () {
     const cancelled = await call("POST", "/v1/runs", { json: { ...README_RUN_BODY, episodes: 1 }, status: 201 });
     await call("POST", `/v1/runs/${cancelled.id}/cancel`, { status: 200 });
     await call("POST", `/v1/runs/${cancelled.id}/cancel`, { status: 422 });
+    // Not waiting for recordings (it was cancelled): refused as documented (the 200 is in recording-wait.spec.ts).
+    await call("POST", `/v1/runs/${cancelled.id}/complete-without-recordings`, { status: 422 });
     // Comparisons: a queued run has no result yet; an unknown run is 404 (the 200 is comparisons.spec.ts's).
     await call("GET", `/v1/comparisons?runs=${run.id},${cancelled.id}`, { status: 422 });
     await call("GET", `/v1/comparisons?runs=${run.id},run_nope`, { status: 404 });

@@ -32,10 +32,16 @@ class FakeClient {
   /** Offset of the first chunk of each UploadArtifact call. */
   readonly startOffsets: number[] = [];
   dieAfterChunks: number | undefined;
+  /** Calls stalled by `stallAtOffset`, to see that they were cancelled. */
+  readonly stalledCalls: Array<{ cancelled: boolean }> = [];
 
   constructor(readonly uploaded = new Map<string, Buffer>()) {}
 
-  artifactStatus(ref: ArtifactRef, _metadata: Metadata, callback: (error: ServiceError | null, progress: ArtifactProgress) => void): void {
+  /** When set, an UploadArtifact call whose first chunk is at this offset takes that chunk and no more (its flow control never drains). */
+  stallAtOffset: number | undefined;
+
+  artifactStatus(ref: ArtifactRef, _metadata: Metadata, options: { deadline?: number }, callback: (error: ServiceError | null, progress: ArtifactProgress) => void): void {
+    assert.ok(typeof options.deadline === "number" && options.deadline > Date.now(), "ArtifactStatus carries a deadline");
     this.statusCalls.push(ref.fileName);
     const error = this.refuse.get(ref.fileName);
     const receivedBytes = this.uploaded.get(ref.fileName)?.length ?? 0;
@@ -46,11 +52,18 @@ class FakeClient {
     let ref: ArtifactRef | undefined;
     let chunks = 0;
     let dead = false;
+    let stalled = false;
     const call = Object.assign(new EventEmitter(), {
       write: (chunk: ArtifactChunk) => {
         if (dead) return true;
+        if (stalled) return false;
         if (!ref) this.startOffsets.push(chunk.offset);
         ref ??= chunk.ref;
+        if (chunks === 0 && chunk.offset === this.stallAtOffset) {
+          this.stallAtOffset = undefined;
+          stalled = true;
+          this.stalledCalls.push(call);
+        }
         const held = this.uploaded.get(ref!.fileName) ?? Buffer.alloc(0);
         assert.equal(chunk.offset, held.length, "chunks continue at the offset the store holds");
         this.uploaded.set(ref!.fileName, Buffer.concat([held, Buffer.from(chunk.data)]));
@@ -59,14 +72,18 @@ class FakeClient {
           this.dieAfterChunks = undefined;
           setImmediate(() => callback(serviceError(status.UNAVAILABLE, "shutting_down", "the coordinator went away"), undefined as never));
         }
-        return true;
+        return !stalled;
       },
       end: () => {
         if (dead) return;
         const data = this.uploaded.get(ref!.fileName)!;
         setImmediate(() => callback(null, { receivedBytes: data.length, complete: data.length === ref!.bytes }));
       },
-      cancel: () => undefined,
+      cancel: () => {
+        call.cancelled = true;
+        if (stalled) setImmediate(() => callback(serviceError(status.CANCELLED, "cancelled", "Cancelled on client"), undefined as never));
+      },
+      cancelled: false,
     });
     return call;
   }
@@ -102,8 +119,9 @@ describe("agent uploader", () => {
     store.announce({ ...(await store.take(episodeId, kind, source)), announcedSeq: seq });
   }
 
-  function start(retry?: { initialMs: number; maxMs: number }, current: () => FakeClient = () => client): Uploader {
+  function start(retry?: { initialMs: number; maxMs: number }, current: () => FakeClient = () => client, stallMs?: number): Uploader {
     uploader = new Uploader({
+      ...(stallMs ? { stallMs } : {}),
       store, client: () => current() as unknown as CellLinkClient, metadata: () => new Metadata(), chunkBytes: 64,
       ackedSeq: () => 100, linkUp: () => true, onBacklog: () => undefined,
       onSetAside: (artifact, reason) => setAside.push([artifact.ref.fileName, reason]),
@@ -216,6 +234,31 @@ describe("agent uploader", () => {
     assert.deepEqual(b.startOffsets, [128], "the upload continues where A stopped, on B");
     assert.deepEqual(b.uploaded.get("ep-a.mcap"), original);
     assert.deepEqual(readdirSync(store.dir), [], "the local copy is deleted once B confirms the file");
+  });
+
+  it("cancels an upload whose stream takes no chunk for stallMs, ends the pass, and resumes from the coordinator's offset", async () => {
+    await queue("ep-a", "ep-a.mcap", 1);
+    const original = readFileSync(join(store.dir, "ep-a.mcap"));
+    // The coordinator takes the first chunk of the second call and then nothing: its flow control never drains.
+    client.dieAfterChunks = 2;
+    client.stallAtOffset = 128;
+    const up = start({ initialMs: 60_000, maxMs: 60_000 }, () => client, 50);
+    up.kick();
+    await up.idle();
+    assert.equal(client.uploaded.get("ep-a.mcap")?.length, 128, "the first call took two chunks");
+    up.kick();
+    // Without the stall deadline this pass would never end (the write loop waits for a 'drain' that never comes).
+    await up.idle();
+    assert.equal(client.stalledCalls.length, 1);
+    assert.equal(client.stalledCalls[0]!.cancelled, true, "the stalled call was cancelled");
+    assert.match(lines.at(-1)!, /upload of ep-a\.mcap stopped \(no progress for 0\.1 s at byte 192 of \d+ .*cancelled\); will resume from the coordinator's offset/);
+    assert.ok(existsSync(join(store.dir, "ep-a.mcap")), "still queued");
+
+    up.kick();
+    await up.idle();
+    assert.deepEqual(client.startOffsets, [0, 128, 192], "each call starts where the coordinator's copy ends");
+    assert.deepEqual(client.uploaded.get("ep-a.mcap"), original);
+    assert.deepEqual(readdirSync(store.dir), []);
   });
 
   it("sends a file again from 0 when the coordinator it fails over to holds none of it (the part was in the old one's spool)", async () => {

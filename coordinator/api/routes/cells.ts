@@ -13,6 +13,7 @@ import { AssayError } from "../../errors/assay-error.js";
 import { enrollCell, revokeCell } from "../../fleet/enrollment.js";
 import type { CellAttention, ConnectedCell, FleetView } from "../../cells/fleet-view.js";
 import { LinkError } from "../../errors/link-errors.js";
+import { countNotUploadedArtifactsByCell } from "../../store/artifacts-repo.js";
 import { getCell, listCells, type CellRow } from "../../store/cells-repo.js";
 import { getEpisode, lastFinishedEpisodeOfCell } from "../../store/episodes-repo.js";
 import { getRun } from "../../store/runs-repo.js";
@@ -52,7 +53,10 @@ async function attentionView(db: Db, attention: CellAttention | undefined, now: 
 }
 
 /** The wire view of a cell: enrollment facts from the store, live state from the fleet. Never the token. */
-export function cellView(row: CellRow, live: ConnectedCell | undefined, extra: { enrollment_token?: string } = {}, attention: Awaited<ReturnType<typeof attentionView>> = null) {
+export function cellView(
+  row: CellRow, live: ConnectedCell | undefined, extra: { enrollment_token?: string; recordings_not_uploaded?: { artifacts: number; since: string | null } } = {},
+  attention: Awaited<ReturnType<typeof attentionView>> = null,
+) {
   return {
     object: "cell",
     id: row.id,
@@ -72,6 +76,12 @@ export function cellView(row: CellRow, live: ConnectedCell | undefined, extra: {
     instruments: live ? live.instruments.map(instrumentView) : instrumentsOfHello(row.hello),
     instruments_down: live ? (live.instrumentsDown ?? []).map(instrumentView) : [],
   };
+}
+
+/** The view's `recordings_not_uploaded` of a cell: present only while it holds some. */
+function recordingsOf(counts: Awaited<ReturnType<typeof countNotUploadedArtifactsByCell>>, cellId: string): { recordings_not_uploaded?: { artifacts: number; since: string | null } } {
+  const held = counts.get(cellId);
+  return held ? { recordings_not_uploaded: { artifacts: held.artifacts, since: held.oldestFinishedAt } } : {};
 }
 
 function instrumentView(i: { kind: string; name: string }): { kind: string; name: string | null } {
@@ -111,9 +121,11 @@ export function cellsRouter(deps: CompiledApiDeps, router: Router = Router()): R
     requireFleetOperator(res, "GET /v1/cells");
     const live = new Map((await deps.fleet.connectedCells()).map((c) => [c.cellId, c]));
     const now = deps.clock();
+    const notUploaded = await countNotUploadedArtifactsByCell(deps.db);
     res.json({
       object: "list", url: "/v1/cells",
-      data: await Promise.all((await listCells(deps.db)).map(async (row) => cellView(row, live.get(row.id), {}, await attentionView(deps.db, live.get(row.id)?.attention, now)))),
+      data: await Promise.all((await listCells(deps.db)).map(async (row) =>
+        cellView(row, live.get(row.id), recordingsOf(notUploaded, row.id), await attentionView(deps.db, live.get(row.id)?.attention, now)))),
     });
   });
 
@@ -130,7 +142,7 @@ export function cellsRouter(deps: CompiledApiDeps, router: Router = Router()): R
     const previous = await lastFinishedEpisodeOfCell(deps.db, row.id);
     const run = previous ? await getRun(deps.db, previous.runId) : undefined;
     res.json({
-      ...cellView(row, live, {}, await attentionView(deps.db, live?.attention, deps.clock())),
+      ...cellView(row, live, recordingsOf(await countNotUploadedArtifactsByCell(deps.db), row.id), await attentionView(deps.db, live?.attention, deps.clock())),
       previous_episode: previous
         ? {
             id: previous.id, run_id: previous.runId, index: previous.idx, attempt: previous.attempt, outcome: previous.outcome,

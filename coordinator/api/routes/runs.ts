@@ -8,7 +8,9 @@ import { isTerminal } from "../../domain/run-state.js";
 import { runView } from "../../lifecycle/run-view.js";
 import { RunViewBodies } from "../../lifecycle/run-view-bodies.js";
 import { submitRun } from "../../lifecycle/submit-run.js";
+import { listPendingArtifactsByCell } from "../../store/artifacts-repo.js";
 import type { Db } from "../../store/database.js";
+import { hasOpenEpisodes } from "../../store/episodes-repo.js";
 import { getRun, getRunView, type RunRecord, type StoredRunViewRecord } from "../../store/runs-repo.js";
 import { listRuns, setRunLabels } from "../../store/run-list-repo.js";
 import { mergeMetadata, metadataKeyProblem, METADATA_KEYS_MAX, UpdateRunRequest } from "../../runs/run-labels.js";
@@ -48,7 +50,7 @@ export function runsRouter(deps: CompiledApiDeps, router: Router = Router()): Ro
   // method is checked after the path), and no other route of this router answers a GET or HEAD of /runs/:runId.
   // A promise chain, not an async function (issue 29); express passes a rejection to the error handler.
   router.get("/runs/:runId", (req, res) => requireRunView(deps.db, authOf(res).accountId, req.params.runId).then((run) => {
-    sendPreparedJson(req, res, viewBodies.bodyOf(run, { waiting: deps.scheduler.waitingReason?.(run.id) }));
+    sendPreparedJson(req, res, viewBodies.bodyOf(run, { waiting: waitingOf(deps, run.id) }));
   }));
 
   router.post("/runs", async (req, res) => {
@@ -72,7 +74,7 @@ export function runsRouter(deps: CompiledApiDeps, router: Router = Router()): Ro
     const startingAfter = query.starting_after;
     if (startingAfter !== undefined) await requireRun(deps.db, accountId, startingAfter);
     const rows = await listRuns(deps.db, { accountId, kind, status, task, robot, policy, metadata, limit: limit + 1, before: startingAfter });
-    res.json({ object: "list", url: "/v1/runs", has_more: rows.length > limit, data: rows.slice(0, limit).map((row) => runView(row, { waiting: deps.scheduler.waitingReason?.(row.id) })) });
+    res.json({ object: "list", url: "/v1/runs", has_more: rows.length > limit, data: rows.slice(0, limit).map((row) => runView(row, { waiting: waitingOf(deps, row.id) })) });
   });
 
   router.post("/runs/:runId/cancel", async (req, res) => {
@@ -85,6 +87,18 @@ export function runsRouter(deps: CompiledApiDeps, router: Router = Router()): Ro
     res.json(runView((await getRun(deps.db, run.id))!));
   });
 
+  // The account's admin stops the wait for recordings its cells have not uploaded (docs/storage.md, "A bounded wait for recordings").
+  router.post("/runs/:runId/complete-without-recordings", async (req, res) => {
+    const { accountId, keyId } = authOf(res);
+    const run = await requireRun(deps.db, accountId, req.params.runId);
+    const refuse = (why: string) => new AssayError("contract_validation_failed", `run ${run.id} ${why}; only a running run whose episodes have all finished and that waits for recordings can complete without them`, { runId: run.id });
+    if (run.status !== "running") throw refuse(`is ${run.status}`);
+    if (await hasOpenEpisodes(deps.db, run.id)) throw refuse("still has episodes to run");
+    if ((await listPendingArtifactsByCell(deps.db, run.id)).length === 0) throw refuse("waits for no recording (every one is stored)");
+    if (!await deps.completeWithoutRecordings(run.id, `key ${keyId}`)) throw refuse(`could not complete now (it is ${(await getRun(deps.db, run.id))?.status})`);
+    res.json(runView((await getRun(deps.db, run.id))!));
+  });
+
   // Stripe's update: metadata keys sent are set ("" removes one), the name replaced ("" or null removes it).
   router.post("/runs/:runId", async (req, res) => {
     const run = await requireRun(deps.db, authOf(res).accountId, req.params.runId);
@@ -92,7 +106,7 @@ export function runsRouter(deps: CompiledApiDeps, router: Router = Router()): Ro
     const name = update.name === undefined ? run.name ?? null : update.name === "" ? null : update.name;
     const metadata = update.metadata === undefined ? run.metadata ?? {} : mergeMetadata(run.metadata ?? {}, update.metadata, run.id);
     await setRunLabels(deps.db, run, { name, metadata });
-    res.json(runView((await getRun(deps.db, run.id))!, { waiting: deps.scheduler.waitingReason?.(run.id) }));
+    res.json(runView((await getRun(deps.db, run.id))!, { waiting: waitingOf(deps, run.id) }));
   });
 
   return router;
@@ -123,4 +137,9 @@ function runListQueryOf(raw: Record<string, unknown>): Record<string, unknown> {
   }
   if (Object.keys(metadata).length > 0) query.metadata = metadata;
   return query;
+}
+
+/** Why an open run waits, shown as its status_detail: an instrument no matching cell has, or recordings not uploaded. */
+function waitingOf(deps: CompiledApiDeps, runId: string): string | undefined {
+  return deps.scheduler.waitingReason?.(runId) ?? deps.recordingWaits?.reason(runId);
 }

@@ -58,6 +58,10 @@ export const Cell = component("Cell", z.strictObject({
   instruments_down: z.array(CellInstrument)
     .describe("connected: instruments of `instruments` that stopped answering (the agent's latest heartbeat); empty otherwise"),
   attention: CellAttention.nullable().describe("what the cell needs from a person now; null when nothing"),
+  recordings_not_uploaded: z.strictObject({
+    artifacts: z.number().int().min(1).describe("recordings (MCAPs, videos) the cell announced and has not uploaded, over every run"),
+    since: NullableTimestamp.describe("when the oldest of their episodes finished"),
+  }).optional().describe("(added) GET only, while the cell holds recordings it has not uploaded (runs wait for them; docs/storage.md)"),
 }));
 
 /** GET /v1/cells/{cell_id}: the cell, and the episode the station's "mark previous invalid" would name. */

@@ -280,6 +280,7 @@ export const Artifact = component("Artifact", z.strictObject({
   bytes: z.number().int().min(0),
   sha256: z.string(),
   status: z.string(),
+  missing_since: z.string().optional().describe("(added) only on a pending file whose run completed without it (its cell had not uploaded it within the coordinator's wait for recordings): when; it is still taken if the cell uploads it"),
 }));
 
 /** The episodes list: Episodes, or with `artifact=<kind>` the run's artifact files of that kind. */

@@ -139,7 +139,11 @@ export async function fleetPage(ctx) {
           h("dt", {}, "Link"), h("dd", {}, c.connected ? ["connected since ", when(c.connected_at)] : ["offline, last seen ", when(c.last_seen)]),
           h("dt", {}, "Run"), h("dd", {}, descriptor?.run_id ?? (c.episode_id ? "(another account's)" : "none")),
           h("dt", {}, "Episode"), h("dd", {}, descriptor?.episode ? `#${descriptor.episode.index} (${descriptor.episode.id})` : c.episode_id ?? "none"),
-          h("dt", {}, "Viewers"), h("dd", {}, descriptor ? String(descriptor.viewers) : "—"));
+          h("dt", {}, "Viewers"), h("dd", {}, descriptor ? String(descriptor.viewers) : "—"),
+          // Recordings runs wait for until this cell uploads them (docs/operators.md).
+          c.recordings_not_uploaded ? h("dt", {}, "Not uploaded") : null,
+          c.recordings_not_uploaded ? h("dd", {}, `${c.recordings_not_uploaded.artifacts} recording${c.recordings_not_uploaded.artifacts === 1 ? "" : "s"}`,
+            c.recordings_not_uploaded.since ? [", since ", when(c.recordings_not_uploaded.since)] : "") : null);
         const top = descriptor?.cameras.find((x) => x.name === "top") ?? descriptor?.cameras[0];
         const had = mjpeg;
         mjpeg = top?.mjpeg_url ?? null;

@@ -39,6 +39,9 @@ function labelsBlock(run) {
     ]));
 }
 
+/** Whether an open run waits for recordings its cells have not uploaded (its status_detail, coordinator/runs/recording-wait.ts, says so). */
+const waitsForRecordings = (run) => /^every episode finished; waiting for /.test(run.status_detail?.message ?? "");
+
 /** Episode count as requested: a number or auto(...) */
 const requestedEpisodes = (run) => (typeof run.episodes === "number" ? run.episodes : null);
 
@@ -83,9 +86,17 @@ export async function runPage(ctx) {
         label: "Cancel run", question: "Stop this run? Episodes that already ran keep their outcomes.", confirm: "Stop the run", slot: actionErrors,
         action: async () => { run = await api(`/v1/runs/${id}/cancel`, { method: "POST", signal }); renderHead(); },
       }) : null,
-      run.kind === "run" && !pilotTask && can(ctx.caps, "runs:write") ? h("a", { class: "button", href: `#/runs/new?from=${id}` }, "Run again") : null);
+      run.kind === "run" && !pilotTask && can(ctx.caps, "runs:write") ? h("a", { class: "button", href: `#/runs/new?from=${id}` }, "Run again") : null,
+      open && waitsForRecordings(run) && can(ctx.caps, "keys:admin") ? confirmButton({
+        label: "Complete without the missing recordings",
+        question: "Complete the run now? The recordings its cells have not uploaded are recorded missing; one uploaded later is still stored.",
+        confirm: "Complete the run", slot: actionErrors,
+        action: async () => { run = await api(`/v1/runs/${id}/complete-without-recordings`, { method: "POST", signal }); renderHead(); renderEnded(); },
+      }) : null);
+    // An open run's detail says what it waits for (an instrument, recordings its cells have not uploaded).
+    const title = open ? "The run is waiting." : run.status === "failed" ? "The run failed." : "The run was stopped.";
     replace(detail, run.status_detail ? h("div", { class: run.status === "failed" ? "error" : "notice", role: "status" },
-      h("p", { class: "error-title" }, run.status === "failed" ? "The run failed." : "The run was stopped."),
+      h("p", { class: "error-title" }, title),
       h("p", {}, run.status_detail.message ?? ""),
       run.status_detail.code ? h("p", { class: "small" }, "Code ", h("code", {}, run.status_detail.code)) : null) : null);
   }
@@ -139,6 +150,19 @@ export async function runPage(ctx) {
   let relist = null;
   const relistSoon = () => { relist ??= setTimeout(() => { relist = null; void episodes.load(); void failures.load(); }, 2000); };
   ctx.cleanup(() => clearTimeout(relist));
+
+  // What an open run waits for changes without a status event (recordings arriving, an instrument back): read it again.
+  const rereadMs = 15_000;
+  const reread = setInterval(() => {
+    if (TERMINAL.has(run.status)) return clearInterval(reread);
+    void api(`/v1/runs/${encodeURIComponent(id)}`, { signal }).then((fresh) => {
+      if (fresh.status === run.status && fresh.status_detail?.message !== run.status_detail?.message) {
+        run = fresh;
+        renderHead();
+      }
+    }, () => undefined);
+  }, rereadMs);
+  ctx.cleanup(() => clearInterval(reread));
 
   void watchRun(id, {
     signal,
