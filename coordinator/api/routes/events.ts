@@ -18,7 +18,7 @@ import { Router, type Response } from "express";
 import { authOf } from "../../auth/authenticate.js";
 import type { EpisodeEventData, RunEvent, StatusEventData } from "../../runs/run-events.js";
 import { isTerminal, type RunStatus } from "../../domain/run-state.js";
-import { listEpisodes } from "../../store/episodes-repo.js";
+import { listEpisodes } from "../../store/done-episodes-repo.js";
 import { getRun, lastStatusCell } from "../../store/runs-repo.js";
 import { serialQueue } from "../../async/serial-queue.js";
 import type { CompiledApiDeps } from "../api-deps.js";
