@@ -74,7 +74,7 @@ export async function writeJsonList(req: Request, res: Response, head: ListHead,
 }
 
 /** Resolves on 'drain', or when the response closed or failed first (a 'drain' then never comes). */
-function drainedOrClosed(res: Response): Promise<void> {
+export function drainedOrClosed(res: Response): Promise<void> {
   return new Promise((resolve) => {
     if (res.destroyed) return resolve();
     const done = () => {

@@ -96,6 +96,19 @@ describe("listing the episodes of a 10,000-episode run: paged, streamed, the eve
     assert.deepEqual(await none.json(), { object: "list", url: `/v1/runs/${LARGE}/episodes`, data: [] });
   });
 
+  it("replays the history of the 10,000-episode run to a new event subscriber a page at a time: each finished episode once, in order", async () => {
+    const res = await httpGet(`/v1/runs/${LARGE}/events`);
+    assert.equal(res.status, 200);
+    const chunks: Buffer[] = [];
+    for await (const chunk of res.body) chunks.push(chunk); // the run is completed: the stream ends after its history
+    const events = Buffer.concat(chunks).toString("utf8").split("\n\n").filter((block) => block.startsWith("event: "));
+    assert.equal(events[0].split("\n")[0], "event: status");
+    const episodes = events.slice(1).map((block) => JSON.parse(block.split("\n")[1].slice("data: ".length)) as { episode: number; of: number; outcome: string });
+    const listed = (JSON.parse(await expectedText(LARGE, {})) as { data: Array<{ index: number; outcome: string }> }).data;
+    assert.deepEqual(episodes.map((e) => [e.episode, e.outcome]), listed.map((e) => [e.index + 1, e.outcome]));
+    assert.ok(episodes.every((e) => e.of === EPISODES));
+  });
+
   it("streams the 10,000 episodes without holding the event loop, while a probe request answers promptly", async () => {
     const probe = async (): Promise<number> => {
       const started = performance.now();

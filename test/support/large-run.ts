@@ -24,7 +24,8 @@ const STAGES = ["reach", "grasp", "lift"];
 
 /** Inserts run `runId` (kind `run`, completed) with `episodes` finished episodes; every 97th is left pending (not listed). */
 export async function seedLargeRun(db: Db, runId: string, episodes: number, accountId = DEFAULT_ACCOUNT_ID): Promise<void> {
-  const now = "2026-11-28T12:00:00.000Z";
+  // Now, not a fixed time: a coordinator halts a run queued longer than its queue window (queue_timeout).
+  const now = new Date().toISOString();
   await insertRun(db, {
     id: runId, accountId, kind: "run", created: now,
     request: { robot: "so101@3.11", environment: "tabletop@1", task: "pick-cube", episodes, policy: { type: "container", image: "lab/policy:1" } },
