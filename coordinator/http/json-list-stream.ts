@@ -49,13 +49,14 @@ export async function writeJsonList(req: Request, res: Response, head: ListHead,
         break;
       }
       const items = next.value;
-      if (items.length === 0) continue;
-      // JSON.stringify of the page, brackets stripped: the items exactly as in the whole list's text.
-      const text = JSON.stringify(items).slice(1, -1);
-      const chunk = first ? `${JSON.stringify(head).slice(0, -1)},"data":[${text}` : `,${text}`;
-      first = false;
-      if (!res.write(chunk)) await drainedOrClosed(res);
-      if (gone) break;
+      if (items.length > 0) {
+        // JSON.stringify of the page, brackets stripped: the items exactly as in the whole list's text.
+        const text = JSON.stringify(items).slice(1, -1);
+        const chunk = first ? `${JSON.stringify(head).slice(0, -1)},"data":[${text}` : `,${text}`;
+        first = false;
+        if (!res.write(chunk)) await drainedOrClosed(res);
+        if (gone) break;
+      }
       // A turn of the event loop between pages, full socket or not: other requests run here.
       await nextTurn();
       if (gone) break;
