@@ -1,9 +1,10 @@
 /**
  * GET /v1/runs/{run_id}/episodes of a 10,000-episode run (4 artifact rows each) against a real coordinator over
  * real HTTP (loopback, no cells): the paged, streamed answer is byte for byte the JSON the route built in one
- * piece before (filters and the artifact form included), a list of one page keeps its ETag and 304, and while
- * the large list streams the coordinator's event loop is never held for more than a few milliseconds and a
- * probe request answers promptly. In SOLO_FILES (scripts/test-suite.mjs): it asserts wall-clock bounds.
+ * piece before (filters and the artifact form included), a list of one page keeps its ETag and 304, a new event
+ * subscriber gets the run's whole history, and while the large list streams the coordinator's event loop keeps
+ * turning (no turn over LOOP_HOLD_CPU_BOUND_MS of CPU) and a probe request answers promptly. In SOLO_FILES
+ * (scripts/test-suite.mjs): it asserts wall-clock bounds.
  * ASSAY_TEST_DATABASE=postgres runs it on PostgreSQL.
  */
 import assert from "node:assert/strict";
@@ -16,12 +17,19 @@ const EPISODES = 10_000;
 const LARGE = "run_LargeListing000000001";
 const SMALL = "run_SmallListing000000001";
 /**
- * The longest the event loop may be held while the large list streams: a page's steps take a few ms; the rest is
- * for a major garbage collection. The whole list built in one piece held it for ~200 ms on a quiet machine.
+ * The most CPU time the process may spend between two turns of its event loop while the large list streams: a
+ * page's steps take a few ms each; the rest is room for a major garbage collection (its helper threads count
+ * too). Seen on a 2-core machine at load 5-15: 8-40 ms, 96 ms once with a collection; the whole list built in one
+ * piece: 650-1200 ms. CPU, not wall-clock time, so that other processes on a busy machine do not count.
  */
-const LOOP_HOLD_BOUND_MS = 50;
-/** What a probe request (GET /v1/robots) may take while the large list streams. */
-const PROBE_BOUND_MS = 100;
+const LOOP_HOLD_CPU_BOUND_MS = 100;
+/**
+ * The same hold in wall-clock time, and what a probe request (GET /v1/robots) may take meanwhile: the time the
+ * machine gave other processes counts here (seen: 19-75 ms with this process given priority, up to 385 ms at
+ * load 15 without; the whole list in one piece: 0.9-3.5 s).
+ */
+const LOOP_HOLD_BOUND_MS = 250;
+const PROBE_BOUND_MS = 250;
 
 describe("listing the episodes of a 10,000-episode run: paged, streamed, the event loop never held (loopback)", function () {
   this.timeout(600_000);
@@ -56,6 +64,43 @@ describe("listing the episodes of a 10,000-episode run: paged, streamed, the eve
   });
   after(async () => {
     await service?.stop();
+  });
+
+  // First, before the other tests parse 12 MB answers in this process: their garbage would be collected during it.
+  it("streams the 10,000 episodes without holding the event loop, while a probe request answers promptly", async () => {
+    const probe = async (): Promise<number> => {
+      const started = performance.now();
+      const res = await httpGet("/v1/robots");
+      for await (const chunk of res.body) void chunk;
+      assert.equal(res.status, 200);
+      return performance.now() - started;
+    };
+    await probe();
+    const stopProbe = probeLoopHold();
+    const started = performance.now();
+    let done = false;
+    const listing = httpGet(`/v1/runs/${LARGE}/episodes`).then(async (res) => {
+      // The body's bytes as they come; decoded and parsed after the probe stops (12 MB parsed here would hold this
+      // process's loop, which is the coordinator's too).
+      const chunks: Buffer[] = [];
+      for await (const chunk of res.body) chunks.push(chunk);
+      return chunks;
+    }).finally(() => {
+      done = true;
+    });
+    const probesMs: number[] = [];
+    do probesMs.push(await probe());
+    while (!done);
+    const chunks = await listing;
+    const hold = stopProbe();
+    const totalMs = performance.now() - started;
+    const bytes = Buffer.concat(chunks);
+    console.log(`      ${bytes.length} bytes in ${totalMs.toFixed(0)} ms; the event loop held at most ${hold.maxWallGapMs.toFixed(1)} ms ` +
+      `(${hold.maxCpuGapMs.toFixed(1)} ms of CPU); ${probesMs.length} probes, slowest ${Math.max(...probesMs).toFixed(0)} ms`);
+    assert.equal((JSON.parse(bytes.toString("utf8")) as { data: unknown[] }).data.length, EPISODES - Math.floor(EPISODES / 97));
+    assert.ok(hold.maxCpuGapMs < LOOP_HOLD_CPU_BOUND_MS, `the process spent ${hold.maxCpuGapMs.toFixed(1)} ms of CPU in one turn of its event loop while the list streamed`);
+    assert.ok(hold.maxWallGapMs < LOOP_HOLD_BOUND_MS, `the event loop was held for ${hold.maxWallGapMs.toFixed(1)} ms (${hold.maxCpuGapMs.toFixed(1)} ms of CPU) while the list streamed`);
+    assert.ok(Math.max(...probesMs) < PROBE_BOUND_MS, `a probe took ${Math.max(...probesMs).toFixed(0)} ms while the list streamed (probes: ${probesMs.map((ms) => ms.toFixed(0)).join(", ")} ms)`);
   });
 
   it("answers byte for byte the JSON of the whole list, for every filter and artifact kind, streamed without an ETag", async () => {
@@ -109,38 +154,4 @@ describe("listing the episodes of a 10,000-episode run: paged, streamed, the eve
     assert.ok(episodes.every((e) => e.of === EPISODES));
   });
 
-  it("streams the 10,000 episodes without holding the event loop, while a probe request answers promptly", async () => {
-    const probe = async (): Promise<number> => {
-      const started = performance.now();
-      const res = await service.api("/v1/robots");
-      await res.arrayBuffer();
-      assert.equal(res.status, 200);
-      return performance.now() - started;
-    };
-    await probe();
-    const stopProbe = probeLoopHold();
-    const started = performance.now();
-    let done = false;
-    const listing = httpGet(`/v1/runs/${LARGE}/episodes`).then(async (res) => {
-      // The body's bytes as they come; decoded and parsed after the probe stops (12 MB parsed here would hold this
-      // process's loop, which is the coordinator's too).
-      const chunks: Buffer[] = [];
-      for await (const chunk of res.body) chunks.push(chunk);
-      return chunks;
-    }).finally(() => {
-      done = true;
-    });
-    const probesMs: number[] = [];
-    do probesMs.push(await probe());
-    while (!done);
-    const chunks = await listing;
-    const hold = stopProbe();
-    const totalMs = performance.now() - started;
-    const bytes = Buffer.concat(chunks);
-    console.log(`      ${bytes.length} bytes in ${totalMs.toFixed(0)} ms; the event loop held at most ${hold.maxWallGapMs.toFixed(1)} ms ` +
-      `(${hold.maxCpuGapMs.toFixed(1)} ms of CPU); ${probesMs.length} probes, slowest ${Math.max(...probesMs).toFixed(0)} ms`);
-    assert.equal((JSON.parse(bytes.toString("utf8")) as { data: unknown[] }).data.length, EPISODES - Math.floor(EPISODES / 97));
-    assert.ok(hold.maxWallGapMs < LOOP_HOLD_BOUND_MS, `the event loop was held for ${hold.maxWallGapMs.toFixed(1)} ms (${hold.maxCpuGapMs.toFixed(1)} ms of CPU) while the list streamed`);
-    assert.ok(Math.max(...probesMs) < PROBE_BOUND_MS, `a probe took ${Math.max(...probesMs).toFixed(0)} ms while the list streamed (probes: ${probesMs.map((ms) => ms.toFixed(0)).join(", ")} ms)`);
-  });
 });
