@@ -47,13 +47,21 @@ describe("listing the episodes of a 10,000-episode run: paged, streamed, the eve
   };
 
   /**
-   * GET through node:http: fetch adds Cache-Control: no-cache (which turns If-None-Match off), and the suite's fetch
-   * also parses every JSON answer against the OpenAPI document in this process, the coordinator's.
+   * GET through node:http, on a connection of its own: fetch adds Cache-Control: no-cache (which turns If-None-Match
+   * off), and the suite's fetch parses every JSON answer against the OpenAPI document in this process, the
+   * coordinator's. A new connection each time: this test's own work (the expected lists, 12 MB parses) holds the
+   * process's loop for seconds under load, past the coordinator's 5 s keep-alive, and a request sent on an idle
+   * connection as the server's overdue timer closes it fails with ECONNRESET.
    */
-  const httpGet = (path: string, headers: Record<string, string> = {}) => new Promise<{ status: number; headers: Record<string, unknown>; body: AsyncIterable<Buffer> }>((resolve, reject) => {
-    get(new URL(path, service.coordinator.baseUrl), { headers: { authorization: `Bearer ${TEST_ADMIN_KEY}`, ...headers } }, (res) => resolve({ status: res.statusCode!, headers: res.headers, body: res }))
+  const httpGet = (path: string, headers: Record<string, string> = {}) => new Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: AsyncIterable<Buffer> }>((resolve, reject) => {
+    get(new URL(path, service.coordinator.baseUrl), { agent: false, headers: { authorization: `Bearer ${TEST_ADMIN_KEY}`, ...headers } }, (res) => resolve({ status: res.statusCode!, headers: res.headers, body: res }))
       .on("error", reject);
   });
+  const textOf = async (body: AsyncIterable<Buffer>): Promise<string> => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of body) chunks.push(chunk);
+    return Buffer.concat(chunks).toString("utf8");
+  };
 
   before(async () => {
     service = await startTestService({ rateLimits: { general: { perS: 100_000, burst: 100_000 }, submit: { perS: 100_000, burst: 100_000 } } });
@@ -109,15 +117,16 @@ describe("listing the episodes of a 10,000-episode run: paged, streamed, the eve
       { artifact: "mcap" }, { artifact: "video:wrist" }, { artifact: "ground_truth", outcome: "failure" }, { artifact: "video", stage: "reach" },
     ];
     for (const q of queries) {
-      const res = await service.api(`/v1/runs/${LARGE}/episodes?${query(q)}`);
-      const text = await res.text();
+      const res = await httpGet(`/v1/runs/${LARGE}/episodes?${query(q)}`);
+      const text = await textOf(res.body);
       assert.equal(res.status, 200, text.slice(0, 300));
-      assert.equal(res.headers.get("content-type"), "application/json; charset=utf-8");
+      assert.equal(res.headers["content-type"], "application/json; charset=utf-8");
       const want = await expectedText(LARGE, q);
       assert.ok(text === want, `?${query(q)}: ${firstDifference(text, want)}`);
       // Every query here lists more than one page (250 episodes), so each is streamed: no tag, no length.
-      assert.equal(res.headers.get("etag"), null, `?${query(q)}`);
-      assert.equal(res.headers.get("content-length"), null, `?${query(q)}`);
+      assert.equal(res.headers.etag, undefined, `?${query(q)}`);
+      assert.equal(res.headers["content-length"], undefined, `?${query(q)}`);
+      assert.equal(res.headers["transfer-encoding"], "chunked", `?${query(q)}`);
       assert.ok((JSON.parse(text) as { data: unknown[] }).data.length > 250, `?${query(q)} lists more than a page`);
     }
     // The first list is the whole run less the episodes left pending.
@@ -127,26 +136,25 @@ describe("listing the episodes of a 10,000-episode run: paged, streamed, the eve
   it("sends a list of one page whole, with its ETag, and answers a conditional GET with 304", async () => {
     for (const [runId, q] of [[SMALL, {}], [SMALL, { artifact: "mcap" }], [LARGE, { outcome: "failure", cluster: "safety_limit" }]] as const) {
       const path = `/v1/runs/${runId}/episodes?${query(q)}`;
-      const res = await service.api(path);
-      const text = await res.text();
+      const res = await httpGet(path);
+      const text = await textOf(res.body);
       assert.equal(text, await expectedText(runId, q));
-      const etag = res.headers.get("etag");
+      const etag = res.headers.etag as string | undefined;
       assert.match(etag ?? "", /^W\/"[0-9a-f]+-/, path);
-      assert.equal(res.headers.get("content-length"), String(Buffer.byteLength(text)));
+      assert.equal(res.headers["content-length"], String(Buffer.byteLength(text)));
       const again = await httpGet(path, { "if-none-match": etag! });
       assert.equal(again.status, 304, path);
       for await (const chunk of again.body) assert.fail(`a 304 has no body; got ${chunk.length} bytes`);
     }
-    const none = await service.api(`/v1/runs/${LARGE}/episodes?stage=nowhere`);
-    assert.deepEqual(await none.json(), { object: "list", url: `/v1/runs/${LARGE}/episodes`, data: [] });
+    const none = await httpGet(`/v1/runs/${LARGE}/episodes?stage=nowhere`);
+    assert.deepEqual(JSON.parse(await textOf(none.body)), { object: "list", url: `/v1/runs/${LARGE}/episodes`, data: [] });
   });
 
   it("replays the history of the 10,000-episode run to a new event subscriber a page at a time: each finished episode once, in order", async () => {
     const res = await httpGet(`/v1/runs/${LARGE}/events`);
     assert.equal(res.status, 200);
-    const chunks: Buffer[] = [];
-    for await (const chunk of res.body) chunks.push(chunk); // the run is completed: the stream ends after its history
-    const events = Buffer.concat(chunks).toString("utf8").split("\n\n").filter((block) => block.startsWith("event: "));
+    // The run is completed: the stream ends after its history.
+    const events = (await textOf(res.body)).split("\n\n").filter((block) => block.startsWith("event: "));
     assert.equal(events[0].split("\n")[0], "event: status");
     const episodes = events.slice(1).map((block) => JSON.parse(block.split("\n")[1].slice("data: ".length)) as { episode: number; of: number; outcome: string });
     const listed = (JSON.parse(await expectedText(LARGE, {})) as { data: Array<{ index: number; outcome: string }> }).data;
