@@ -59,10 +59,12 @@ export async function listDoneEpisodesPage(db: Db, runId: string, filter: DoneEp
  */
 export async function listArtifactsOfEpisodes(db: Db, episodeIds: readonly string[], kind?: string): Promise<ArtifactRow[]> {
   if (episodeIds.length === 0) return [];
-  const among = db.dialect === "postgres" ? "SELECT jsonb_array_elements_text(?::jsonb)" : "SELECT value FROM json_each(?)";
+  // PostgreSQL: `= ANY (ARRAY(...))`, an array the index is searched with; as `IN (SELECT ...)` it hashed the ids and
+  // read the whole artifacts table (every run's) for each page: 11.9 ms against 1.3 ms with 12,000 rows.
+  const among = db.dialect === "postgres" ? "= ANY (ARRAY(SELECT jsonb_array_elements_text(?::jsonb)))" : "IN (SELECT value FROM json_each(?))";
   // NOTE: no `run_id = ?` (an episode's rows are its run's): with it SQLite reads the whole run's rows by the
   // artifacts_run index and keeps those of the page (35-100 ms a page of 250 in a 10,000-episode run).
   return await db.prepare(
-    `SELECT * FROM artifacts WHERE episode_id IN (${among})${kind !== undefined ? " AND kind = ?" : ""} ORDER BY episode_id, kind`,
+    `SELECT * FROM artifacts WHERE episode_id ${among}${kind !== undefined ? " AND kind = ?" : ""} ORDER BY episode_id, kind`,
   ).all(JSON.stringify(episodeIds), ...(kind !== undefined ? [kind] : [])) as ArtifactRow[];
 }
