@@ -9,6 +9,7 @@
  */
 import assert from "node:assert/strict";
 import { get } from "node:http";
+import { EPISODES_PER_PAGE } from "../../coordinator/api/routes/episodes.js";
 import { probeLoopHold } from "../support/loop-hold-probe.js";
 import { seedLargeRun, wholeEpisodeList, type EpisodeListQuery } from "../support/large-run.js";
 import { startTestService, TEST_ADMIN_KEY, type TestService } from "./helpers.js";
@@ -125,11 +126,11 @@ describe("listing the episodes of a 10,000-episode run: paged, streamed, the eve
       assert.equal(res.headers["content-type"], "application/json; charset=utf-8");
       const want = await expectedText(LARGE, q);
       assert.ok(text === want, `?${query(q)}: ${firstDifference(text, want)}`);
-      // Every query here lists more than one page (250 episodes), so each is streamed: no tag, no length.
+      // Every query here lists more than one page (EPISODES_PER_PAGE), so each is streamed: no tag, no length.
       assert.equal(res.headers.etag, undefined, `?${query(q)}`);
       assert.equal(res.headers["content-length"], undefined, `?${query(q)}`);
       assert.equal(res.headers["transfer-encoding"], "chunked", `?${query(q)}`);
-      assert.ok((JSON.parse(text) as { data: unknown[] }).data.length > 250, `?${query(q)} lists more than a page`);
+      assert.ok((JSON.parse(text) as { data: unknown[] }).data.length > EPISODES_PER_PAGE, `?${query(q)} lists more than a page`);
     }
     // The first list is the whole run less the episodes left pending.
     assert.equal((JSON.parse(await expectedText(LARGE, {})) as { data: unknown[] }).data.length, EPISODES - Math.floor(EPISODES / 97));

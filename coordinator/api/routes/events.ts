@@ -31,7 +31,7 @@ function writeEvent(res: Response, event: string, data: unknown): void {
 }
 
 /** Finished episodes read per step of a new subscriber's history. */
-const HISTORY_PAGE = 500;
+const HISTORY_PAGE = 200;
 
 /** A client further behind than this is not reading: its stream is closed. */
 const MAX_BUFFERED_BYTES = 1024 * 1024;
