@@ -18,7 +18,7 @@ export interface DoneEpisodeFilter {
 }
 
 /** The WHERE clauses (joined with AND) and their parameters for a run's finished episodes under `filter`. */
-export function doneEpisodesWhere(runId: string, filter: DoneEpisodeFilter): { clauses: string[]; params: unknown[] } {
+function doneEpisodesWhere(runId: string, filter: DoneEpisodeFilter): { clauses: string[]; params: unknown[] } {
   const clauses = ["run_id = ?", "status = 'done'"];
   const params: unknown[] = [runId];
   if (filter.outcome !== undefined) {

@@ -4,8 +4,9 @@
  * `artifact=<kind>` the run's artifact files of that kind (what Result.artifacts URLs point to).
  *
  * The episodes are read, viewed and written a page at a time (EPISODES_PER_PAGE, keyset by index), with a turn
- * of the event loop between pages, so no run is too large to list without holding up other requests: a
- * 10,000-episode listing is 13 MB of JSON, which built in one piece held the loop for ~200 ms. A list that fits
+ * of the event loop between the steps of each page, so no run is too large to list without holding up other
+ * requests: a 10,000-episode listing is 12 MB of JSON, which read and built in one piece held the loop for
+ * 1.2-1.4 s of CPU (at load 5 on 2 cores; `npm run bench -- listing`). A list that fits
  * one page is sent whole by `res.json` (with its ETag, so a conditional GET still gets 304); a longer one is
  * streamed, byte for byte the same text, without an ETag (http/json-list-stream.ts).
  */
