@@ -35,6 +35,7 @@ const SUITES: Record<string, { module: string; aliases: string[]; what: string }
   streams: { module: "./bench/streams.js", aliases: ["live"], what: "control-loop jitter and CPU with 0 and 4 viewers of a cell, and MJPEG frame latency" },
   export: { module: "./bench/export.js", aliases: ["exports"], what: "run export throughput per format against copying the same bytes, and the coordinator's peak memory" },
   "big-submissions": { module: "./bench/big-submissions.js", aliases: ["submissions"], what: "event-loop delay and a probe request's latency while one and eight 10,000-episode runs are submitted at once" },
+  "episode-listing": { module: "./bench/episode-listing.js", aliases: ["listing"], what: "GET /v1/runs/{id}/episodes of a 10,000-episode run: time to serve and the longest event-loop hold meanwhile (wall and CPU)" },
   "api-overhead": { module: "./bench/api-overhead.js", aliases: ["api"], what: "GET /v1/runs/{id} through the whole stack against a bare express handler" },
   "model-upload": { module: "./bench/model-upload.js", aliases: ["models"], what: "model uploads (a large model and the shape bomb) in 64 MiB chunks: last-chunk answer, coordinator peak RSS growth, slowest GET /v1/robots meanwhile" },
   "render-pdf": { module: "./bench/render-pdf.js", aliases: ["pdf"], what: "PDF labels and reports at their bounds: render time, linear layout work, event-loop delay in process and on the worker thread" },

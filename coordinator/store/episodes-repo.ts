@@ -3,7 +3,7 @@
  * Each write first decides from the current status whether a late or repeated message still
  * applies (when not it changes nothing and says so), then moves through `transitionEpisode`.
  */
-import { canonicalFailureCluster, storedNamesOf } from "../../protocol/failure-clusters.js";
+import { canonicalFailureCluster } from "../../protocol/failure-clusters.js";
 import type { EpisodeAssign } from "../domain/units.js";
 import { episodeMoveAllowed, transitionEpisode, type EpisodeStatus } from "../domain/episode-state.js";
 import { INVALID_REASON_WORDS, type InvalidReason } from "../domain/invalid-reasons.js";
@@ -184,26 +184,6 @@ export interface Interruption {
   operator_reset_s?: number;
   /** Reason "invalidated": why, the person's note, and the outcome the attempt had. */
   invalidated?: { reason: InvalidReason; note: string | null; outcome: "success" | "failure" | null };
-}
-
-/**
- * Finished episodes (status `done`) of a run, ordered by index, optionally filtered by outcome
- * and failure cluster (a legacy name and its current one find the same episodes).
- */
-export async function listEpisodes(db: Db, runId: string, filter: { outcome?: string; cluster?: string } = {}): Promise<EpisodeRecord[]> {
-  const clauses = ["run_id = ?", "status = 'done'"];
-  const params: unknown[] = [runId];
-  if (filter.outcome !== undefined) {
-    clauses.push("outcome = ?");
-    params.push(filter.outcome);
-  }
-  if (filter.cluster !== undefined) {
-    // A current name also finds the episodes recorded under its legacy names.
-    const names = storedNamesOf(canonicalFailureCluster(filter.cluster));
-    clauses.push(`failure_cluster IN (${names.map(() => "?").join(", ")})`);
-    params.push(...names);
-  }
-  return (await db.prepare(`SELECT * FROM episodes WHERE ${clauses.join(" AND ")} ORDER BY idx`).all(...params) as EpisodeRow[]).map(episodeRecordOf);
 }
 
 /** Every episode of a run in any status, ordered by index. */

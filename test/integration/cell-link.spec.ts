@@ -20,7 +20,8 @@ import { betaBinomialRate } from "../../coordinator/stats/beta-binomial-rate.js"
 import { wilsonInterval } from "../../coordinator/stats/wilson.js";
 import { getArtifact } from "../../coordinator/store/artifacts-repo.js";
 import type { Db } from "../../coordinator/store/database.js";
-import { getEpisode, listEpisodes } from "../../coordinator/store/episodes-repo.js";
+import { getEpisode } from "../../coordinator/store/episodes-repo.js";
+import { listEpisodes } from "../../coordinator/store/done-episodes-repo.js";
 import * as runsRepo from "../../coordinator/store/runs-repo.js";
 import { ScriptedAgent } from "../support/scripted-agent.js";
 import { DiskStore } from "../../coordinator/storage/disk-store.js";

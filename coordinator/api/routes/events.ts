@@ -18,7 +18,9 @@ import { Router, type Response } from "express";
 import { authOf } from "../../auth/authenticate.js";
 import type { EpisodeEventData, RunEvent, StatusEventData } from "../../runs/run-events.js";
 import { isTerminal, type RunStatus } from "../../domain/run-state.js";
-import { listEpisodes } from "../../store/episodes-repo.js";
+import { listDoneEpisodesPage } from "../../store/done-episodes-repo.js";
+import { nextTurn } from "../../async/next-turn.js";
+import { drainedOrClosed } from "../../http/json-list-stream.js";
 import { getRun, lastStatusCell } from "../../store/runs-repo.js";
 import { serialQueue } from "../../async/serial-queue.js";
 import type { CompiledApiDeps } from "../api-deps.js";
@@ -27,6 +29,9 @@ import { requireRun } from "./runs.js";
 function writeEvent(res: Response, event: string, data: unknown): void {
   res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
 }
+
+/** Finished episodes read per step of a new subscriber's history. */
+const HISTORY_PAGE = 200;
 
 /** A client further behind than this is not reading: its stream is closed. */
 const MAX_BUFFERED_BYTES = 1024 * 1024;
@@ -79,11 +84,21 @@ export function eventsRouter(deps: CompiledApiDeps, router: Router = Router()): 
       const initial: StatusEventData = { status, cell, webrtc: await webrtcOf(cell) };
       if (closed) return;
       writeEvent(res, "status", initial);
-      for (const episode of await listEpisodes(deps.db, run.id, {})) {
-        if (episode.outcome === null) continue;
-        const data: EpisodeEventData = { episode: episode.idx + 1, of: run.episodesTotal, outcome: episode.outcome, duration_s: episode.durationS ?? 0 };
-        given.add(data.episode);
-        writeEvent(res, "episode", data);
+      // The history a page at a time, a turn of the event loop between pages (and the client's socket drained):
+      // read in one piece, a 10,000-episode run's held the loop for every other request.
+      for (let afterIdx = -1; ;) {
+        const page = await listDoneEpisodesPage(deps.db, run.id, {}, afterIdx, HISTORY_PAGE);
+        if (closed) return;
+        for (const episode of page) {
+          const data: EpisodeEventData = { episode: episode.idx + 1, of: run.episodesTotal, outcome: episode.outcome!, duration_s: episode.durationS ?? 0 };
+          given.add(data.episode);
+          writeEvent(res, "episode", data);
+        }
+        if (page.length < HISTORY_PAGE) break;
+        afterIdx = page[page.length - 1].idx;
+        if (res.writableNeedDrain) await drainedOrClosed(res);
+        await nextTurn();
+        if (closed) return;
       }
       if (isTerminal(status)) close();
     });
