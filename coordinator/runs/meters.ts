@@ -77,8 +77,13 @@ export function costOfHoursUsd(robotHours: number, environmentHours: number, con
 
 /** Both meters of one billing line (episodes under one context), rounded, and their cost under `prices`. */
 export function computeMeters(episodes: readonly MeteredEpisode[], context: MeterContext, prices: PriceList = PRICE_LIST): Meters {
-  const robot = roundHours(robotHours(episodes));
-  const environment = roundHours(environmentHours(episodes));
+  return metersOfHours(robotHours(episodes), environmentHours(episodes), context, prices);
+}
+
+/** A billing line from its unrounded hours: each rounded, and the cost from the rounded hours (the rule above). */
+export function metersOfHours(robotHoursUnrounded: number, environmentHoursUnrounded: number, context: MeterContext, prices: PriceList = PRICE_LIST): Meters {
+  const robot = roundHours(robotHoursUnrounded);
+  const environment = roundHours(environmentHoursUnrounded);
   return { robotHours: robot, environmentHours: environment, costUsd: roundCents(costOfHoursUsd(robot, environment, context, prices)) };
 }
 

@@ -17,12 +17,16 @@ import type { RunLifecycle } from "../lifecycle/run-lifecycle.js";
 import type { Db } from "../store/database.js";
 import { getRun, type RunRecord } from "../store/runs-repo.js";
 import { listOpenRunIdsOfAccount } from "../store/run-queries-repo.js";
-import { meterByUnit, roundCents, unitIndexOf, unitMeterContext, type MeterContext } from "../runs/meters.js";
+import { roundCents, unitIndexOf, unitMeterContext, type MeterContext } from "../runs/meters.js";
 import { isTerminal, type RunStatus } from "../domain/run-state.js";
 import type { AssignmentBudget } from "./scheduler.js";
-import { listEpisodeRecords, type EpisodeRecord } from "../store/episodes-repo.js";
 import { monthlyCapReached } from "../billing/budgets.js";
 import { episodeEstimateUsd } from "../runs/estimates.js";
+import { readRunMoney } from "./run-money.js";
+import { listPendingUnitsFrom } from "../store/episode-subsets-repo.js";
+
+/** Pending episodes read at a time when the guard counts how many fit. */
+const PENDING_PAGE = 256;
 
 export interface BudgetGuardOptions {
   db: Db;
@@ -44,8 +48,8 @@ interface RunMoney {
   spentUsd: number;
   /** Estimates of the episodes cells hold now. */
   inFlightUsd: number;
-  /** Estimates of the pending episodes, lowest index first. */
-  pendingUsd: number[];
+  /** Estimate of the pending episode of the lowest index; undefined when none is pending. */
+  firstPendingUsd: number | undefined;
   /** Estimate of one episode of each unit, by unit index. */
   perEpisodeUsd: number[];
 }
@@ -72,23 +76,24 @@ export function createBudgetGuard(options: BudgetGuardOptions): BudgetGuard {
 
   /**
    * `on`: where to read: the database, or the caller's transaction (the scheduler's, under the run's
-   * lock). `read`: the run as the caller just read it there, so that it is not read again.
+   * lock). `read`: the run as the caller just read it there, so that it is not read again. It reads
+   * aggregates and bounded rows of the run's episodes (run-money.ts), not the episodes: it runs at
+   * every assignment and every metered episode of a capped run.
    */
   async function moneyOf(runId: string, on: Db = db, read?: RunRecord): Promise<RunMoney | undefined> {
     const run = read ?? await getRun(on, runId);
     if (!run) return undefined;
     const contexts: MeterContext[] = run.units.map((unit) => unitMeterContext(pins, unit, run.priority, `run ${run.id} unit ${unit.key}`));
     const perEpisodeUsd = contexts.map((context) => episodeEstimateUsd(run.plan, context));
-    const episodes = await listEpisodeRecords(on, runId);
-    const estimateOf = (e: EpisodeRecord) => perEpisodeUsd[e.unit];
+    const money = await readRunMoney(on, runId, contexts, perEpisodeUsd);
     const max = run.request.max_budget_usd;
     return {
       accountId: run.accountId,
       status: run.status,
       maxBudgetUsd: typeof max === "number" ? max : undefined,
-      spentUsd: meterByUnit(contexts, episodes).total.costUsd,
-      inFlightUsd: episodes.filter((e) => e.status === "assigned" || e.status === "running").reduce((sum, e) => sum + estimateOf(e), 0),
-      pendingUsd: episodes.filter((e) => e.status === "pending").map(estimateOf),
+      spentUsd: money.spent.costUsd,
+      inFlightUsd: money.inFlightUsd,
+      firstPendingUsd: money.firstPendingUsd,
       perEpisodeUsd,
     };
   }
@@ -97,9 +102,28 @@ export function createBudgetGuard(options: BudgetGuardOptions): BudgetGuard {
     return m.maxBudgetUsd === undefined ? Infinity : m.maxBudgetUsd - m.spentUsd - m.inFlightUsd;
   }
 
-  function allowanceOf(m: RunMoney, next?: ReadonlyArray<{ unit?: number | null }>): number {
+  /** How many of `next` (in order) fit in the run's room. */
+  function allowanceOf(m: RunMoney, next: ReadonlyArray<{ unit?: number | null }>): number {
     if (m.maxBudgetUsd === undefined) return Infinity;
-    return affordablePrefix(roomOf(m), next ? next.map((e) => m.perEpisodeUsd[unitIndexOf(e)]) : m.pendingUsd);
+    return affordablePrefix(roomOf(m), next.map((e) => m.perEpisodeUsd[unitIndexOf(e)]));
+  }
+
+  /**
+   * How many of the run's pending episodes, lowest index first, fit in its room: read a page at a time
+   * until one does not fit, so a run of 10,000 pending episodes with room for three reads one page.
+   */
+  async function pendingAllowanceOf(m: RunMoney, runId: string, on: Db): Promise<number> {
+    if (m.maxBudgetUsd === undefined) return Infinity;
+    let room = roomOf(m);
+    let count = 0;
+    for (let from = 0; ;) {
+      const page = await listPendingUnitsFrom(on, runId, from, PENDING_PAGE);
+      const fits = affordablePrefix(room, page.map((e) => m.perEpisodeUsd[e.unit]));
+      for (const e of page.slice(0, fits)) room -= m.perEpisodeUsd[e.unit];
+      count += fits;
+      if (fits < page.length || page.length < PENDING_PAGE) return count;
+      from = page[page.length - 1].idx + 1;
+    }
   }
 
   async function checkAccount(accountId: string): Promise<number> {
@@ -125,7 +149,8 @@ export function createBudgetGuard(options: BudgetGuardOptions): BudgetGuard {
       if (!cap) return 0;
       if (!cap.capped) return Infinity;
       const m = await moneyOf(runId, on, run);
-      return m ? allowanceOf(m, next) : 0;
+      if (!m) return 0;
+      return next ? allowanceOf(m, next) : await pendingAllowanceOf(m, runId, on);
     },
     async afterEpisodeMetered(runId, run, account) {
       const cap = await capOf(runId, db, run);
@@ -142,9 +167,10 @@ export function createBudgetGuard(options: BudgetGuardOptions): BudgetGuard {
         const cap = m.maxBudgetUsd.toFixed(2);
         if (m.spentUsd >= m.maxBudgetUsd) {
           await halt(runId, "budget_exceeded", `run halted at its max_budget_usd of $${cap}: $${m.spentUsd.toFixed(2)} metered; the partial result covers the episodes that ran`);
-        } else if (m.inFlightUsd === 0 && m.pendingUsd.length > 0 && allowanceOf(m) === 0) {
+        } else if (m.inFlightUsd === 0 && m.firstPendingUsd !== undefined && affordablePrefix(roomOf(m), [m.firstPendingUsd]) === 0) {
+          // Pending episodes are offered lowest index first: when the first no longer fits, none will be assigned.
           await halt(runId, "budget_exceeded",
-            `run halted at its max_budget_usd of $${cap}: $${m.spentUsd.toFixed(2)} metered and the next episode may cost up to $${roundCents(m.pendingUsd[0]).toFixed(2)}; the partial result covers the episodes that ran`);
+            `run halted at its max_budget_usd of $${cap}: $${m.spentUsd.toFixed(2)} metered and the next episode may cost up to $${roundCents(m.firstPendingUsd).toFixed(2)}; the partial result covers the episodes that ran`);
         }
       }
       if (accountCapped) await checkAccount(m.accountId);
