@@ -87,6 +87,29 @@ export function metersOfHours(robotHoursUnrounded: number, environmentHoursUnrou
   return { robotHours: robot, environmentHours: environment, costUsd: roundCents(costOfHoursUsd(robot, environment, context, prices)) };
 }
 
+/** A sum of seconds some engine added in its own order, with what bounds its rounding error. */
+export interface SecondsSum {
+  seconds: number;
+  /** The sum of the terms' absolute values. */
+  absSeconds: number;
+  /** How many terms were added. */
+  terms: number;
+}
+
+/** 2^-52: twice the unit roundoff of a double, for a bound with room to spare. */
+const ROUNDOFF = 2 ** -52;
+
+/**
+ * Whether `hours` rounds to 1e-6 h as any other summation order of the same terms would: the two sums
+ * differ by at most about `terms` roundoffs of the absolute sum each (Higham, Accuracy and Stability of
+ * Numerical Algorithms, 4.2), so `hours × 1e6` must lie farther than twice that from a half.
+ */
+export function roundsUnambiguously(hours: number, sum: SecondsSum): boolean {
+  const scaled = hours * 1e6;
+  const errorBound = 4 * (sum.terms + 4) * ROUNDOFF * (sum.absSeconds / 3600) * 1e6;
+  return Math.abs(scaled - Math.floor(scaled) - 0.5) > errorBound;
+}
+
 /** A total made of billing lines: each figure summed and rounded again to the line precision. */
 export function sumMeters(lines: readonly Meters[]): Meters {
   return {

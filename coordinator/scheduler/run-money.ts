@@ -11,7 +11,7 @@
  * (durations in milliseconds do land on one about once in 3,600 sums). Then, and only then, the run's
  * episodes are read and metered as the Result meters them.
  */
-import { meterByUnit, metersOfHours, sumMeters, type MeterContext, type Meters } from "../runs/meters.js";
+import { meterByUnit, metersOfHours, roundsUnambiguously, sumMeters, type MeterContext, type Meters, type SecondsSum } from "../runs/meters.js";
 import type { Db } from "../store/database.js";
 import type { Interruption } from "../store/episodes-repo.js";
 import { listMoneyRows, readRunMoneyParts, type MoneyRow } from "../store/episode-subsets-repo.js";
@@ -25,26 +25,7 @@ export interface RunMoneyRead {
   firstPendingUsd: number | undefined;
 }
 
-/** One unit's running sum of the seconds metered, with what bounds its rounding error. */
-interface UnitSum {
-  seconds: number;
-  absSeconds: number;
-  terms: number;
-}
-
-/** 2^-52: twice the unit roundoff of a double, for a bound with room to spare. */
-const ROUNDOFF = 2 ** -52;
-
-/**
- * Whether `hours` rounds to 1e-6 h as any other summation order of the same terms would: the two sums
- * differ by at most about `terms` roundoffs of the absolute sum each (Higham, Accuracy and Stability of
- * Numerical Algorithms, 4.2), so `hours × 1e6` must lie farther than twice that from a half.
- */
-export function roundsUnambiguously(hours: number, sum: UnitSum): boolean {
-  const scaled = hours * 1e6;
-  const errorBound = 4 * (sum.terms + 4) * ROUNDOFF * (sum.absSeconds / 3600) * 1e6;
-  return Math.abs(scaled - Math.floor(scaled) - 0.5) > errorBound;
-}
+type UnitSum = SecondsSum;
 
 function parsedInterruptions(text: string | null): Interruption[] {
   return JSON.parse(text || "[]") as Interruption[];

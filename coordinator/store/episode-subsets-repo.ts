@@ -113,3 +113,43 @@ export async function listPendingUnitsFrom(db: Db, runId: string, fromIdx: numbe
   ).all(runId, fromIdx, limit) as Array<{ idx: number; unit: number | null }>;
   return rows.map((r) => ({ idx: r.idx, unit: r.unit ?? 0 }));
 }
+
+/**
+ * What the hard monthly budget's check after a metered episode decides from (billing/month-spend.ts), in
+ * one statement: per run of the account created before `before` and unit, the engine's sum of
+ * duration_s + reset_s over the episodes finished (`done` or `unlabelled`) in [`from`, `before`), with
+ * the sum of absolute values and the count; every interrupted episode of those runs with its
+ * interruptions (their months are read from each entry); and how many finished episodes of those runs
+ * have a `finished_at` that is not a UTC timestamp of the form the coordinator writes
+ * (`YYYY-MM-DDTHH:MM:SS.sssZ`), for which a comparison of text would not be one of instants.
+ */
+export interface AccountMonthPart {
+  part: "finished" | "interrupted" | "unusual";
+  run_id: string | null;
+  created: string | null;
+  unit: number | null;
+  seconds: number | null;
+  abs_seconds: number | null;
+  terms: number | null;
+  interruptions: string | null;
+}
+
+export async function readAccountMonthParts(db: Db, accountId: string, from: string, before: string): Promise<AccountMonthPart[]> {
+  const runs = "runs r JOIN episodes e ON e.run_id = r.id WHERE r.account_id = @accountId AND r.created < @before";
+  const none = "CAST(NULL AS DOUBLE PRECISION)";
+  return await db.prepare(`
+    SELECT 'finished' AS part, e.run_id AS run_id, r.created AS created, COALESCE(e.unit, 0) AS unit,
+           SUM(COALESCE(e.duration_s, 0) + COALESCE(e.reset_s, 0)) AS seconds,
+           SUM(ABS(COALESCE(e.duration_s, 0)) + ABS(COALESCE(e.reset_s, 0))) AS abs_seconds,
+           COUNT(*) AS terms, CAST(NULL AS TEXT) AS interruptions
+      FROM ${runs} AND e.status IN ('done', 'unlabelled') AND e.finished_at >= @from AND e.finished_at < @before
+     GROUP BY e.run_id, r.created, COALESCE(e.unit, 0)
+    UNION ALL
+    SELECT 'interrupted', e.run_id, r.created, COALESCE(e.unit, 0), ${none}, ${none}, CAST(NULL AS BIGINT), e.interruptions
+      FROM ${runs} AND e.interruptions NOT IN ('[]', '')
+    UNION ALL
+    SELECT 'unusual', CAST(NULL AS TEXT), CAST(NULL AS TEXT), CAST(NULL AS BIGINT), ${none}, ${none}, COUNT(*), CAST(NULL AS TEXT)
+      FROM ${runs} AND e.status IN ('done', 'unlabelled') AND e.finished_at IS NOT NULL
+       AND (length(e.finished_at) <> 24 OR substr(e.finished_at, 11, 1) <> 'T' OR substr(e.finished_at, 24, 1) <> 'Z')`,
+  ).all({ accountId, from, before }) as AccountMonthPart[];
+}

@@ -3,13 +3,16 @@
  * aggregate statement is the Result's metering to the bit: random runs of two units with durations in
  * milliseconds, interruptions and every status, on both engines, against `meterByUnit` over the run's
  * episodes; and a sum on a rounding boundary, where the engine's order of addition could round the
- * other way, takes the exact path.
+ * other way, takes the exact path. Likewise an account's month (the hard budget's check) against
+ * `computeUsage` over runs and episodes of three months.
  */
 import assert from "node:assert/strict";
 import { loadFirmwarePins } from "../../firmware-pins/pins.js";
 import { episodeEstimateUsd } from "../../coordinator/runs/estimates.js";
-import { meterByUnit, runMeterContexts } from "../../coordinator/runs/meters.js";
-import { readRunMoney, roundsUnambiguously } from "../../coordinator/scheduler/run-money.js";
+import { meterByUnit, roundsUnambiguously, runMeterContexts } from "../../coordinator/runs/meters.js";
+import { readRunMoney } from "../../coordinator/scheduler/run-money.js";
+import { monthSpendUsd } from "../../coordinator/billing/month-spend.js";
+import { computeUsage } from "../../coordinator/billing/usage.js";
 import type { Db } from "../../coordinator/store/database.js";
 import { listEpisodeRecords } from "../../coordinator/store/episodes-repo.js";
 import * as runsRepo from "../../coordinator/store/runs-repo.js";
@@ -44,18 +47,18 @@ for (const engine of STORE_ENGINES) {
 
     afterEach(() => db.close());
 
-    async function insertRun(id: string, episodes: number): Promise<void> {
+    async function insertRun(id: string, episodes: number, created = "2026-11-15T00:00:00.000Z"): Promise<void> {
       await runsRepo.insertRun(db, {
-        id, accountId: "acct_1", kind: "matrix", created: "2026-11-15T00:00:00.000Z", request: { kind: "matrix", max_budget_usd: 100 },
+        id, accountId: "acct_1", kind: "matrix", created, request: { kind: "matrix", max_budget_usd: 100 },
         resolvedPins: { robot: "so101@3.11", environment: "tabletop@1", task: "pick-cube@v1", perturbation_rev: "assay-perturb@1" },
         plan: PLAN, priority: "standard", episodesTotal: episodes, units: [SO101, FR3],
         episodes: Array.from({ length: episodes }, (_, i) => ({ unit: i % 2, seed: i })),
       });
     }
 
-    async function setEpisode(runId: string, idx: number, o: { status: string; durationS: number | null; resetS: number | null; interruptions: unknown[] }): Promise<void> {
-      await db.prepare("UPDATE episodes SET status = ?, duration_s = ?, reset_s = ?, interruptions = ?, cell_id = ? WHERE id = ?")
-        .run(o.status, o.durationS, o.resetS, JSON.stringify(o.interruptions), o.status === "pending" ? null : "cell-a", runsRepo.episodeId(runId, idx));
+    async function setEpisode(runId: string, idx: number, o: { status: string; durationS: number | null; resetS: number | null; interruptions: unknown[]; finishedAt?: string }): Promise<void> {
+      await db.prepare("UPDATE episodes SET status = ?, duration_s = ?, reset_s = ?, interruptions = ?, cell_id = ?, finished_at = ? WHERE id = ?")
+        .run(o.status, o.durationS, o.resetS, JSON.stringify(o.interruptions), o.status === "pending" ? null : "cell-a", o.finishedAt ?? null, runsRepo.episodeId(runId, idx));
     }
 
     /** What the guard read before: the Result's metering over every episode, the estimates in index order. */
@@ -106,6 +109,33 @@ for (const engine of STORE_ENGINES) {
       const counting = new Proxy(db, { get: (target, key) => (key === "prepare" ? (sql: string) => (statements.push(sql), target.prepare(sql)) : Reflect.get(target, key) as unknown) });
       assert.deepEqual(await readRunMoney(counting, "run_edge", contexts, perEpisodeUsd), expected);
       assert.equal(statements.length, 2, "the aggregate, then the exact reading");
+    });
+
+    it("an account's month equals its usage total, over runs and episodes of three months", async () => {
+      const months = ["2026-10", "2026-11", "2026-12"];
+      const random = draws(7);
+      const pick = <T>(list: readonly T[]) => list[Math.floor(random() * list.length)];
+      const stamp = (month: string) => `${month}-${String(1 + Math.floor(random() * 28)).padStart(2, "0")}T${String(Math.floor(random() * 24)).padStart(2, "0")}:17:09.${String(Math.floor(random() * 1000)).padStart(3, "0")}Z`;
+      for (let r = 0; r < 6; r++) {
+        const runId = `run_acct_${r}`;
+        const n = 40 + Math.floor(random() * 60);
+        await insertRun(runId, n, `${pick(months.slice(0, 2))}-0${1 + r}T00:00:00.000Z`);
+        for (let idx = 0; idx < n; idx++) {
+          const status = STATUSES[Math.floor(random() * STATUSES.length)];
+          const ms = (max: number) => Math.round(random() * max * 1000) / 1000;
+          const interruptions = random() < 0.2 ? [{ attempt: 1, cell: "cell-a", at: stamp(pick(months)), reason: "link_lost", duration_s: ms(30) }] : [];
+          const finished = status === "done" || status === "unlabelled";
+          await setEpisode(runId, idx, { status, durationS: ms(60), resetS: random() < 0.3 ? null : ms(10), interruptions, ...(finished ? { finishedAt: stamp(pick(months)) } : {}) });
+        }
+      }
+      for (const period of months) {
+        assert.equal(await monthSpendUsd(db, pins, "acct_1", period), (await computeUsage(db, pins, "acct_1", period)).usdTotal, period);
+      }
+      // A finished_at the coordinator would not write (no milliseconds): the month is computed by computeUsage itself.
+      await setEpisode("run_acct_0", 0, { status: "done", durationS: 1234.5, resetS: 1, interruptions: [], finishedAt: "2026-11-20T10:00:00Z" });
+      const usage = (await computeUsage(db, pins, "acct_1", "2026-11")).usdTotal;
+      assert.ok(usage > 0);
+      assert.equal(await monthSpendUsd(db, pins, "acct_1", "2026-11"), usage);
     });
 
     it("a run with nothing metered costs nothing, and its next pending episode is the lowest index", async () => {
