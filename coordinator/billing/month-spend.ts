@@ -5,20 +5,18 @@
  * budget guard), so reading the account's episodes there cost each episode the account's whole history.
  *
  * Each billing line (a run's unit in the month) is rounded from the engine's sum of its seconds, which
- * may differ from the meters' own sum in the last bits; as for a run's money (scheduler/run-money.ts) the
- * rounded hours are the same unless a sum lies within that error of a rounding boundary, and then the
- * month is computed by `computeUsage` itself. So it is when a finished episode's `finished_at` is not a
- * timestamp of the form the coordinator writes, where comparing text would not compare instants.
+ * may differ from the meters' own sum in the last bits: as for a run's money (scheduler/run-money.ts) the
+ * total comes as two bounds, equal unless a sum lies on a rounding boundary, and a decision that differs
+ * between them asks `computeUsage` itself. So does a month with a finished episode whose `finished_at` is
+ * not a timestamp of the form the coordinator writes, where comparing text would not compare instants.
  */
 import type { FirmwarePins } from "../../firmware-pins/pins.js";
-import { metersOfHours, roundsUnambiguously, runMeterContexts, sumMeters, type Meters, type SecondsSum } from "../runs/meters.js";
+import { lineBetween, runMeterContexts, sumMeters, type Meters, type SecondsSum } from "../runs/meters.js";
 import type { Db } from "../store/database.js";
 import { readAccountMonthParts } from "../store/episode-subsets-repo.js";
 import type { Interruption } from "../store/episodes-repo.js";
 import { getRun } from "../store/runs-repo.js";
 import { computeUsage, periodOf } from "./usage.js";
-
-type LineSum = SecondsSum;
 
 /** First instant of the month `period` (`YYYY-MM`) and of the next, as the coordinator writes timestamps. */
 function monthBounds(period: string): { from: string; before: string } {
@@ -26,16 +24,24 @@ function monthBounds(period: string): { from: string; before: string } {
   return { from: new Date(Date.UTC(year, month - 1, 1)).toISOString(), before: new Date(Date.UTC(year, month, 1)).toISOString() };
 }
 
-/** The account's usage total in `period` (USD): `computeUsage(db, pins, accountId, period).usdTotal`, to the bit. */
-export async function monthSpendUsd(db: Db, pins: FirmwarePins, accountId: string, period: string): Promise<number> {
+/**
+ * The account's usage total in `period` (USD), `computeUsage(db, pins, accountId, period).usdTotal`, as two
+ * bounds `lowUsd <= total <= highUsd`, equal unless a line's sum lies on a rounding boundary; `exact()`
+ * computes the total itself.
+ */
+export async function monthSpendUsd(db: Db, pins: FirmwarePins, accountId: string, period: string): Promise<{ lowUsd: number; highUsd: number; exact(): Promise<number> }> {
+  const exact = async () => (await computeUsage(db, pins, accountId, period)).usdTotal;
+  const known = async () => {
+    const usd = await exact();
+    return { lowUsd: usd, highUsd: usd, exact: async () => usd };
+  };
   const { from, before } = monthBounds(period);
   const parts = await readAccountMonthParts(db, accountId, from, before);
-  const exact = async () => (await computeUsage(db, pins, accountId, period)).usdTotal;
-  if (parts.some((p) => p.part === "unusual" && (p.terms ?? 0) > 0)) return exact();
+  if (parts.some((p) => p.part === "unusual" && (p.terms ?? 0) > 0)) return known();
   // By run, in the order usage lists them (created, then id), and by unit.
-  const runs = new Map<string, { created: string; units: Map<number, LineSum> }>();
-  const lineOf = (runId: string, created: string, unit: number): LineSum => {
-    const run = runs.get(runId) ?? { created, units: new Map<number, LineSum>() };
+  const runs = new Map<string, { created: string; units: Map<number, SecondsSum> }>();
+  const lineOf = (runId: string, created: string, unit: number): SecondsSum => {
+    const run = runs.get(runId) ?? { created, units: new Map<number, SecondsSum>() };
     runs.set(runId, run);
     const line = run.units.get(unit) ?? { seconds: 0, absSeconds: 0, terms: 0 };
     run.units.set(unit, line);
@@ -58,18 +64,16 @@ export async function monthSpendUsd(db: Db, pins: FirmwarePins, accountId: strin
     }
   }
   const ordered = [...runs.entries()].sort(([idA, a], [idB, b]) => (a.created < b.created ? -1 : a.created > b.created ? 1 : idA < idB ? -1 : idA > idB ? 1 : 0));
-  const shares: Meters[] = [];
+  const low: Meters[] = [];
+  const high: Meters[] = [];
   for (const [runId, { units }] of ordered) {
     const run = await getRun(db, runId);
-    if (!run) return exact();
-    const lines: Meters[] = [];
-    for (const [unit, context] of runMeterContexts(pins, run).entries()) {
-      const line = units.get(unit) ?? { seconds: 0, absSeconds: 0, terms: 0 };
-      const hours = line.seconds / 3600;
-      if (!roundsUnambiguously(hours, line)) return exact();
-      lines.push(metersOfHours(hours, hours, context));
-    }
-    shares.push(sumMeters(lines));
+    if (!run) return known();
+    const lines = runMeterContexts(pins, run).map((context, unit) => lineBetween(units.get(unit) ?? { seconds: 0, absSeconds: 0, terms: 0 }, context));
+    low.push(sumMeters(lines.map((l) => l.low)));
+    high.push(sumMeters(lines.map((l) => l.high)));
   }
-  return sumMeters(shares).costUsd;
+  const lowUsd = sumMeters(low).costUsd;
+  const highUsd = sumMeters(high).costUsd;
+  return { lowUsd, highUsd, exact: highUsd === lowUsd ? async () => lowUsd : exact };
 }

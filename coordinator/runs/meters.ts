@@ -80,11 +80,14 @@ export function computeMeters(episodes: readonly MeteredEpisode[], context: Mete
   return metersOfHours(robotHours(episodes), environmentHours(episodes), context, prices);
 }
 
+/** A billing line from its hours, already rounded (`roundHours`): the cost from the rounded hours (the rule above). */
+export function metersOfRoundedHours(robot: number, environment: number, context: MeterContext, prices: PriceList = PRICE_LIST): Meters {
+  return { robotHours: robot, environmentHours: environment, costUsd: roundCents(costOfHoursUsd(robot, environment, context, prices)) };
+}
+
 /** A billing line from its unrounded hours: each rounded, and the cost from the rounded hours (the rule above). */
 export function metersOfHours(robotHoursUnrounded: number, environmentHoursUnrounded: number, context: MeterContext, prices: PriceList = PRICE_LIST): Meters {
-  const robot = roundHours(robotHoursUnrounded);
-  const environment = roundHours(environmentHoursUnrounded);
-  return { robotHours: robot, environmentHours: environment, costUsd: roundCents(costOfHoursUsd(robot, environment, context, prices)) };
+  return metersOfRoundedHours(roundHours(robotHoursUnrounded), roundHours(environmentHoursUnrounded), context, prices);
 }
 
 /** A sum of seconds some engine added in its own order, with what bounds its rounding error. */
@@ -100,14 +103,27 @@ export interface SecondsSum {
 const ROUNDOFF = 2 ** -52;
 
 /**
- * Whether `hours` rounds to 1e-6 h as any other summation order of the same terms would: the two sums
- * differ by at most about `terms` roundoffs of the absolute sum each (Higham, Accuracy and Stability of
- * Numerical Algorithms, 4.2), so `hours × 1e6` must lie farther than twice that from a half.
+ * The values `roundHours` can give for the hours of these seconds added in any order: the meters add
+ * an episode's seconds in index order, an engine's SUM in its own, and two sums of the same terms differ
+ * by at most about `terms` roundoffs of their absolute sum each (Higham, Accuracy and Stability of
+ * Numerical Algorithms, 4.2). `low` and `high` are equal unless the sum lies that near a half of 1e-6 h
+ * (durations in milliseconds land on one in about 1 sum in 18), where the order of addition decides.
  */
-export function roundsUnambiguously(hours: number, sum: SecondsSum): boolean {
-  const scaled = hours * 1e6;
+export function roundedHoursBetween(sum: SecondsSum): { low: number; high: number } {
+  const scaled = (sum.seconds / 3600) * 1e6;
   const errorBound = 4 * (sum.terms + 4) * ROUNDOFF * (sum.absSeconds / 3600) * 1e6;
-  return Math.abs(scaled - Math.floor(scaled) - 0.5) > errorBound;
+  return { low: Math.round(scaled - errorBound) / 1e6, high: Math.round(scaled + errorBound) / 1e6 };
+}
+
+/**
+ * The billing line of these seconds under `context`, as `computeMeters` meters them in index order: between
+ * `low` and `high` (the cost grows with the hours), which are the line itself unless the sum lies on a
+ * rounding boundary (`roundedHoursBetween`).
+ */
+export function lineBetween(sum: SecondsSum, context: MeterContext, prices: PriceList = PRICE_LIST): { low: Meters; high: Meters } {
+  const hours = roundedHoursBetween(sum);
+  const low = metersOfRoundedHours(hours.low, hours.low, context, prices);
+  return { low, high: hours.high === hours.low ? low : metersOfRoundedHours(hours.high, hours.high, context, prices) };
 }
 
 /** A total made of billing lines: each figure summed and rounded again to the line precision. */

@@ -22,7 +22,7 @@ import { isTerminal, type RunStatus } from "../domain/run-state.js";
 import type { AssignmentBudget } from "./scheduler.js";
 import { monthlyCapReached } from "../billing/budgets.js";
 import { episodeEstimateUsd } from "../runs/estimates.js";
-import { readRunMoney } from "./run-money.js";
+import { readRunMoney, readRunMoneyExactly, type RunMoneyRead } from "./run-money.js";
 import { listPendingUnitsFrom } from "../store/episode-subsets-repo.js";
 
 /** Pending episodes read at a time when the guard counts how many fit. */
@@ -54,6 +54,13 @@ interface RunMoney {
   perEpisodeUsd: number[];
 }
 
+/** The money at each bound of the metered cost, and the exact money (read only when asked). */
+interface MoneyBounds {
+  low: RunMoney;
+  high: RunMoney;
+  exact(): Promise<RunMoney>;
+}
+
 /** Tolerance for comparing sums of unrounded estimates with a cap given in dollars. */
 const EPSILON_USD = 1e-9;
 
@@ -78,24 +85,35 @@ export function createBudgetGuard(options: BudgetGuardOptions): BudgetGuard {
    * `on`: where to read: the database, or the caller's transaction (the scheduler's, under the run's
    * lock). `read`: the run as the caller just read it there, so that it is not read again. It reads
    * aggregates and bounded rows of the run's episodes (run-money.ts), not the episodes: it runs at
-   * every assignment and every metered episode of a capped run.
+   * every assignment and every metered episode of a capped run. The metered cost comes as two bounds,
+   * equal almost always: `low` and `high` are the money at each; a decision that differs between them
+   * asks `exact()`, which meters the run's episodes as the Result does.
    */
-  async function moneyOf(runId: string, on: Db = db, read?: RunRecord): Promise<RunMoney | undefined> {
+  async function moneyOf(runId: string, on: Db = db, read?: RunRecord): Promise<MoneyBounds | undefined> {
     const run = read ?? await getRun(on, runId);
     if (!run) return undefined;
     const contexts: MeterContext[] = run.units.map((unit) => unitMeterContext(pins, unit, run.priority, `run ${run.id} unit ${unit.key}`));
     const perEpisodeUsd = contexts.map((context) => episodeEstimateUsd(run.plan, context));
-    const money = await readRunMoney(on, runId, contexts, perEpisodeUsd);
     const max = run.request.max_budget_usd;
-    return {
-      accountId: run.accountId,
-      status: run.status,
-      maxBudgetUsd: typeof max === "number" ? max : undefined,
-      spentUsd: money.spent.costUsd,
-      inFlightUsd: money.inFlightUsd,
-      firstPendingUsd: money.firstPendingUsd,
-      perEpisodeUsd,
-    };
+    const of = (money: RunMoneyRead): RunMoney => ({
+      accountId: run.accountId, status: run.status, maxBudgetUsd: typeof max === "number" ? max : undefined, ...money, perEpisodeUsd,
+    });
+    const { spentLowUsd, spentHighUsd, ...rest } = await readRunMoney(on, runId, contexts, perEpisodeUsd);
+    const low = of({ spentUsd: spentLowUsd, ...rest });
+    const high = spentHighUsd === spentLowUsd ? low : of({ spentUsd: spentHighUsd, ...rest });
+    return { low, high, exact: async () => (high === low ? low : of(await readRunMoneyExactly(on, runId, contexts, perEpisodeUsd))) };
+  }
+
+  /** A decision from the money: the same at both bounds is the decision at the exact cost, otherwise it is decided on `exact()`. */
+  async function decide<T>(m: MoneyBounds, decision: (money: RunMoney) => T): Promise<T> {
+    const atLow = decision(m.low);
+    return m.high === m.low || decision(m.high) === atLow ? atLow : decision(await m.exact());
+  }
+
+  /** Whether `afterEpisodeMetered` halts the run at this money. */
+  function haltsAt(m: RunMoney): boolean {
+    if (isTerminal(m.status) || m.maxBudgetUsd === undefined) return false;
+    return m.spentUsd >= m.maxBudgetUsd || (m.inFlightUsd === 0 && m.firstPendingUsd !== undefined && affordablePrefix(roomOf(m), [m.firstPendingUsd]) === 0);
   }
 
   function roomOf(m: RunMoney): number {
@@ -150,7 +168,7 @@ export function createBudgetGuard(options: BudgetGuardOptions): BudgetGuard {
       if (!cap.capped) return Infinity;
       const m = await moneyOf(runId, on, run);
       if (!m) return 0;
-      return next ? allowanceOf(m, next) : await pendingAllowanceOf(m, runId, on);
+      return next ? await decide(m, (money) => allowanceOf(money, next)) : await pendingAllowanceOf(await m.exact(), runId, on);
     },
     async afterEpisodeMetered(runId, run, account) {
       const cap = await capOf(runId, db, run);
@@ -161,8 +179,10 @@ export function createBudgetGuard(options: BudgetGuardOptions): BudgetGuard {
         if (accountCapped) await checkAccount(cap.accountId);
         return;
       }
-      const m = await moneyOf(runId);
-      if (!m) return;
+      const bounds = await moneyOf(runId);
+      if (!bounds) return;
+      // A higher cost halts sooner: no halt at the high bound is no halt; a halt's message names the exact cost.
+      const m = haltsAt(bounds.high) ? await bounds.exact() : bounds.high;
       if (!isTerminal(m.status) && m.maxBudgetUsd !== undefined) {
         const cap = m.maxBudgetUsd.toFixed(2);
         if (m.spentUsd >= m.maxBudgetUsd) {
