@@ -149,6 +149,20 @@ for (const engine of STORE_ENGINES) {
       assert.deepEqual([spend.lowUsd, spend.highUsd], [usage, usage]);
     });
 
+    it("interruption lists not written as the coordinator writes them are metered from the rows", async () => {
+      await insertRun("run_odd", 4);
+      await setEpisode("run_odd", 0, { status: "done", durationS: 10, resetS: 1, interruptions: [] });
+      await setEpisode("run_odd", 2, { status: "running", durationS: null, resetS: null, interruptions: [] });
+      const entry = { attempt: 1, cell: "cell-a", at: "2026-11-15T01:00:00.000Z", reason: "link_lost", duration_s: 7.25 };
+      await db.prepare("UPDATE episodes SET interruptions = ? WHERE id = ?").run("[ ]", runsRepo.episodeId("run_odd", 0));
+      await db.prepare("UPDATE episodes SET interruptions = ? WHERE id = ?").run(` ${JSON.stringify([entry])} `, runsRepo.episodeId("run_odd", 2));
+      const { contexts, perEpisodeUsd, expected } = await reference("run_odd");
+      assert.ok(expected.spentUsd > 0);
+      const bounds = await readRunMoney(db, "run_odd", contexts, perEpisodeUsd);
+      assert.deepEqual([bounds.spentLowUsd, bounds.spentHighUsd], [expected.spentUsd, expected.spentUsd]);
+      assertBounds(bounds, expected, "odd");
+    });
+
     it("a run with nothing metered costs nothing, and its next pending episode is the lowest index", async () => {
       await insertRun("run_new", 6);
       await setEpisode("run_new", 0, { status: "cancelled", durationS: null, resetS: null, interruptions: [] });
