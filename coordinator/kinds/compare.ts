@@ -115,7 +115,8 @@ async function planCompare(body: Record<string, unknown>, ctx: ValidateRunContex
     // Seeded order within the pair: reproducible from the run seed, independent of the layout seed.
     const bFirst = (episodeSeed(common.seed ^ 0x2f6b1d3, pair) & 1) === 1;
     const order = bFirst ? [1, 0] : [0, 1];
-    // One hash per pair when paired (planning 10,000 episodes runs on the request path).
+    // One hash per pair when paired (planning 10,000 episodes runs on the request path). Pair i's episodes are
+    // indexes 2i and 2i + 1: the scheduler reads a pair's cell by them (store/episode-subsets-repo.ts listCellsOfPairs).
     const pairSeed = paired ? episodeSeed(common.seed, pair) : 0;
     order.forEach((unit, position) => {
       const seed = paired ? pairSeed : episodeSeed(common.seed, 2 * pair + unit);

@@ -7,7 +7,7 @@
  */
 import type { Db } from "./database.js";
 import { episodeRecordOf, type EpisodeRecord, type EpisodeRow } from "./episodes-repo.js";
-import { jsonText } from "./sql-dialect.js";
+import { inIntegersOfJsonParam, jsonText } from "./sql-dialect.js";
 
 /**
  * The `done` episodes of one unit of the run whose `assign.phase` is `phase`, from index `fromIndex`
@@ -152,4 +152,28 @@ export async function readAccountMonthParts(db: Db, accountId: string, from: str
       FROM ${runs} AND e.status IN ('done', 'unlabelled') AND e.finished_at IS NOT NULL
        AND (length(e.finished_at) <> 24 OR substr(e.finished_at, 11, 1) <> 'T' OR substr(e.finished_at, 24, 1) <> 'Z')`,
   ).all({ accountId, from, before }) as AccountMonthPart[];
+}
+
+/**
+ * Pair index -> the cell that holds or ran an episode of that pair (any status but pending), for the
+ * `pairs` of a run whose pairs are blocked by cell (EpisodeAssign.block), the first such episode by index:
+ * the scheduler asks for the pairs of the pending episodes it offers, at every pass (it read every pair of
+ * the run there before). A pair's
+ * episodes are indexes 2 × pair and 2 × pair + 1 (kinds/compare.ts plans them so), read by the run's index
+ * on (run_id, idx); each row's own `assign.pair` is checked, so a run planned otherwise finds no cell
+ * rather than a wrong one.
+ */
+export async function listCellsOfPairs(db: Db, runId: string, pairs: readonly number[]): Promise<Map<number, string>> {
+  const cells = new Map<number, string>();
+  if (pairs.length === 0) return cells;
+  const wanted = new Set(pairs);
+  const rows = await db.prepare(
+    `SELECT ${jsonText(db, "assign", "pair")} AS pair, cell_id FROM episodes
+      WHERE run_id = ? AND ${inIntegersOfJsonParam(db, "idx")} AND status <> 'pending' AND cell_id IS NOT NULL ORDER BY idx`,
+  ).all(runId, JSON.stringify([...wanted].flatMap((pair) => [2 * pair, 2 * pair + 1]))) as Array<{ pair: string | number | null; cell_id: string }>;
+  for (const row of rows) {
+    const pair = row.pair === null ? undefined : Number(row.pair);
+    if (pair !== undefined && wanted.has(pair) && !cells.has(pair)) cells.set(pair, row.cell_id);
+  }
+  return cells;
 }
