@@ -39,6 +39,7 @@ const SUITES: Record<string, { module: string; aliases: string[]; what: string }
   "api-overhead": { module: "./bench/api-overhead.js", aliases: ["api"], what: "GET /v1/runs/{id} through the whole stack against a bare express handler" },
   "model-upload": { module: "./bench/model-upload.js", aliases: ["models"], what: "model uploads (a large model and the shape bomb) in 64 MiB chunks: last-chunk answer, coordinator peak RSS growth, slowest GET /v1/robots meanwhile" },
   "render-pdf": { module: "./bench/render-pdf.js", aliases: ["pdf"], what: "PDF labels and reports at their bounds: render time, linear layout work, event-loop delay in process and on the worker thread" },
+  "per-episode": { module: "./bench/per-episode.js", aliases: ["episode-cost"], what: "a capped run's budget check and allowance, and a compare run's progress, at run sizes 100 and 10,000 on SQLite and PostgreSQL (the ratio should not grow with the run)" },
   scale: { module: "./bench/scale.js", aliases: [], what: "GET /v1/runs/{id} on SQLite against PostgreSQL, and cells one or two coordinators schedule within 100 ms (ASSAY_BENCH_SCALE_MAX_CELLS caps the fleet)" },
 };
 

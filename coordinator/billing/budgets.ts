@@ -7,7 +7,8 @@ import type { FirmwarePins } from "../../firmware-pins/pins.js";
 import { roundCents } from "../runs/meters.js";
 import type { Db } from "../store/database.js";
 import { findBudget, upsertBudget } from "../store/budgets-repo.js";
-import { computeUsage, periodOf } from "./usage.js";
+import { periodOf } from "./usage.js";
+import { monthSpendUsd } from "./month-spend.js";
 
 export interface Budget {
   monthlyUsd: number;
@@ -40,7 +41,10 @@ export async function monthlyCapReached(db: Db, pins: FirmwarePins, accountId: s
   const budget = await getBudget(db, accountId);
   if (!budget?.hard) return undefined;
   const period = periodOf(now);
-  const spent = (await computeUsage(db, pins, accountId, period)).usdTotal;
+  // Checked after every metered episode of the account: from aggregates; the usage total itself once the cap may be reached.
+  const bounds = await monthSpendUsd(db, pins, accountId, period);
+  if (bounds.highUsd < budget.monthlyUsd) return undefined;
+  const spent = await bounds.exact();
   if (spent < budget.monthlyUsd) return undefined;
   return `the account's hard monthly budget of $${budget.monthlyUsd.toFixed(2)} is reached ($${spent.toFixed(2)} used in ${period}); raise it with PUT /v1/budgets`;
 }

@@ -38,7 +38,9 @@ import { applySafetyEvent } from "./safety-messages.js";
 export async function applySequenced(ctx: LinkContext, cellId: string, message: AgentMessage): Promise<boolean> {
   // On SQLite, whose transactions run one at a time, the locked path costs nothing more, and deciding the run's
   // completion in the finish's own transaction saves a commit (an fsync) per run.
-  const lockFree: LockFreeFinish = { allowed: message.episodeFinished !== undefined && ctx.db.dialect === "postgres" };
+  // A finish of a run known to take its lock (a kind with a progress hook) goes straight to the locked path.
+  const named = message.episodeFinished ? episodeIdParts(message.episodeFinished.episodeId) : undefined;
+  const lockFree: LockFreeFinish = { allowed: message.episodeFinished !== undefined && ctx.db.dialect === "postgres" && !(named && ctx.finishes.takesLock(named.runId)) };
   let applied: boolean;
   try {
     // The usual start and finish: one statement with the seq (store/sequenced-reports-repo.ts); any other case, or
@@ -258,6 +260,7 @@ async function onFinished(ctx: LinkContext, tx: Tx, cellId: string, finished: Ep
   const known = await knownEpisode(ctx, tx, cellId, finished.episodeId, "EpisodeFinished", "record");
   if (!known) return;
   const { episode, run } = known;
+  if (kindModule(run.kind).progress) ctx.finishes.rememberLocked(run.id);
   const holder = holderOf(episode, cellId, finished);
   clearAssignedAfterCommit(ctx, tx, cellId, episode, holder);
   // The scheduler is kicked by the last effect of each path below, once the run's progress is settled: a pass

@@ -4,6 +4,9 @@
  * the run's completion (run-completion.ts), so the run's `status` event follows every `episode` event of this
  * coordinator's finishes.
  */
+/** Runs remembered as taking the run's lock (`FinishesInFlight.rememberLocked`): a few hundred bytes each. */
+const LOCKED_RUNS_KEPT = 4096;
+
 /** The finishes of each run this coordinator is applying without the run's lock. */
 export class FinishesInFlight {
   /** Per run: the finishes under way here, and whether one that committed left before the others (the question it owes). */
@@ -36,5 +39,25 @@ export class FinishesInFlight {
   /** Whether a finish of the run is under way here. */
   has(runId: string): boolean {
     return this.runs.has(runId);
+  }
+
+  /**
+   * Runs whose finishes take the run's lock whatever they hold (a kind with a `progress` hook), as this coordinator has
+   * met them, the most recent `LOCKED_RUNS_KEPT`: a finish of one goes straight to the locked path, without the
+   * one-statement finish and the unlocked read, which cannot apply to it and cost a round trip each. A run's kind never
+   * changes, so a remembered run is never wrong; one not met yet here tries the lock-free path first, as before.
+   */
+  private readonly lockedRuns = new Set<string>();
+
+  /** The run's kind has a `progress` hook: its finishes take the run's lock. */
+  rememberLocked(runId: string): void {
+    if (this.lockedRuns.has(runId)) return;
+    if (this.lockedRuns.size >= LOCKED_RUNS_KEPT) this.lockedRuns.delete(this.lockedRuns.values().next().value!);
+    this.lockedRuns.add(runId);
+  }
+
+  /** Whether the run's finishes are known to take the run's lock. */
+  takesLock(runId: string): boolean {
+    return this.lockedRuns.has(runId);
   }
 }

@@ -63,7 +63,7 @@ import { episodeSeed, setKindState, type NewEpisode, type RunRecord } from "../s
 import { resolveTask } from "../runs/pin-resolution.js";
 import { validateCommon } from "../runs/common-fields.js";
 import { openUnit, resolveUnit, validatedKindRun, type ResolvedUnit } from "./kind-common.js";
-import { cancelPendingEpisodes } from "../store/episodes-repo.js";
+import { cancelPendingEpisodes, countEpisodesOfRun, listEpisodes } from "../store/episodes-repo.js";
 import type { KindProgressContext, KindResultContext, RunKind } from "./kind.js";
 import type { EpisodeRecord } from "../store/episodes-repo.js";
 import { headlineResult, unitResults } from "./unit-results.js";
@@ -115,7 +115,8 @@ async function planCompare(body: Record<string, unknown>, ctx: ValidateRunContex
     // Seeded order within the pair: reproducible from the run seed, independent of the layout seed.
     const bFirst = (episodeSeed(common.seed ^ 0x2f6b1d3, pair) & 1) === 1;
     const order = bFirst ? [1, 0] : [0, 1];
-    // One hash per pair when paired (planning 10,000 episodes runs on the request path).
+    // One hash per pair when paired (planning 10,000 episodes runs on the request path). Pair i's episodes are
+    // indexes 2i and 2i + 1: the scheduler reads a pair's cell by them (store/episode-subsets-repo.ts listCellsOfPairs).
     const pairSeed = paired ? episodeSeed(common.seed, pair) : 0;
     order.forEach((unit, position) => {
       const seed = paired ? pairSeed : episodeSeed(common.seed, 2 * pair + unit);
@@ -190,18 +191,21 @@ interface SequentialState {
 /**
  * After an episode finished: feeds the complete pairs to the sequential test and, once it decides,
  * records the decision (runs.kind_state) and cancels the pending episodes. Call it inside the
- * transaction that checks completion.
+ * transaction that checks completion. A run without `sequential`, or decided, reads no episode; one
+ * deciding reads its finished episodes, since the test replays every complete pair in the order the
+ * pairs completed (a pair's finish time comes from its cell, so a new pair may sort before others).
  */
-async function compareProgress(ctx: KindProgressContext, run: RunRecord, episodes: readonly EpisodeRecord[]): Promise<undefined> {
+async function compareProgress(ctx: KindProgressContext, run: RunRecord): Promise<undefined> {
   const { tx, now } = ctx;
   const settings = settingsOf(run);
   if (!settings.sequential) return;
   const state = (run.kindState ?? {}) as { sequential?: SequentialState };
   if (state.sequential && state.sequential.decision !== "continue") return;
-  const test = createSequentialCompare({ ...settings.sequential, maxPairs: episodes.length / 2 });
+  const test = createSequentialCompare({ ...settings.sequential, maxPairs: await countEpisodesOfRun(tx, run.id) / 2 });
   let decision = "continue";
   let used = 0;
-  for (const pair of completePairs(episodes)) {
+  // completePairs counts done episodes only.
+  for (const pair of completePairs(await listEpisodes(tx, run.id))) {
     decision = test.update({ a: pair.a, b: pair.b });
     used += 1;
     if (decision !== "continue") break;

@@ -85,9 +85,11 @@ export interface RunKind {
   result(ctx: KindResultContext, run: RunRecord, episodes: readonly EpisodeRecord[]): Promise<Record<string, unknown>>;
   /**
    * After one of the run's episodes finished, before completion is checked: a sequential kind
-   * decides here (cancelling what is pending, adding its next episode) or stops the run.
+   * decides here (cancelling what is pending, adding its next episode) or stops the run. It reads
+   * in `ctx.tx` only the episodes its decision needs: it runs at every finish (and every stored
+   * recording) of the run, so a read of the whole run here costs a run of N episodes O(N^2).
    */
-  progress?(ctx: KindProgressContext, run: RunRecord, episodes: readonly EpisodeRecord[]): Promise<KindDecision>;
+  progress?(ctx: KindProgressContext, run: RunRecord): Promise<KindDecision>;
   /**
    * Once the run has ended (any terminal status), in the same transaction: durable consequences
    * such as webhook events in the outbox or gate decisions. Notifications go out after the commit.

@@ -48,7 +48,8 @@ import { resolveTask } from "../runs/pin-resolution.js";
 import { validateCommon } from "../runs/common-fields.js";
 import { openUnit, resolveUnit, validatedKindRun } from "./kind-common.js";
 import type { KindDecision, KindProgressContext, KindResultContext, RunKind } from "./kind.js";
-import { countEpisodesOfRun, type EpisodeRecord } from "../store/episodes-repo.js";
+import { countEpisodesOfRun, hasOpenEpisodes, type EpisodeRecord } from "../store/episodes-repo.js";
+import { listDoneEpisodesOfPhase, listEpisodeRecordsOfMonth } from "../store/episode-subsets-repo.js";
 import { headlineResult, unitMeterContext, unitResults } from "./unit-results.js";
 import { policySucceeded } from "../runs/policy-outcome.js";
 import { z } from "zod";
@@ -127,6 +128,9 @@ function stateOf(run: Pick<RunRecord, "kindState">): ThresholdState {
   return (run.kindState as ThresholdState | null) ?? { phase: "soak" };
 }
 
+/** The unit each phase's episodes run on (`planThreshold`, `thresholdProgress`). */
+const PHASE_UNIT = { soak: 0, verify: 1 } as const;
+
 function checkpointFrom(state: ThresholdState): number {
   return state.checkpoints?.at(-1)?.from_index ?? 0;
 }
@@ -195,17 +199,20 @@ function costThisMonth(ctx: Pick<KindResultContext, "pins" | "baseUrl">, run: Ru
 
 /**
  * After an episode finished (inside the lifecycle's transaction): decides the phase, adds the next
- * episode, emits events. Asks the lifecycle to stop the run at the monthly cap.
+ * episode, emits events. Asks the lifecycle to stop the run at the monthly cap. Reads the current
+ * test's episodes (at most `max_episodes`), and the month's to price the next, not the whole run.
  */
-async function thresholdProgress(ctx: KindProgressContext, run: RunRecord, episodes: readonly EpisodeRecord[]): Promise<KindDecision> {
+async function thresholdProgress(ctx: KindProgressContext, run: RunRecord): Promise<KindDecision> {
   const { tx, now } = ctx;
   const settings = settingsOf(run);
   const state = stateOf(run);
   if (state.phase !== "soak" && state.phase !== "verify") return undefined;
-  if (episodes.some((e) => e.status === "pending" || e.status === "assigned" || e.status === "running")) return undefined;
+  if (await hasOpenEpisodes(tx, run.id)) return undefined;
   const units = run.units;
   const phase = state.phase;
-  const { decision, state: test } = testPhase(run, settings, state, episodes, phase);
+  // The evidence `testPhase` counts, and only it: the done episodes of the phase's unit since its checkpoint.
+  const evidence = await listDoneEpisodesOfPhase(tx, run.id, PHASE_UNIT[phase], phase, phase === "soak" ? checkpointFrom(state) : 0);
+  const { decision, state: test } = testPhase(run, settings, state, evidence, phase);
   const pins = run.resolvedPins;
   let next: "soak" | "verify" | undefined;
   if (phase === "soak") {
@@ -234,7 +241,7 @@ async function thresholdProgress(ctx: KindProgressContext, run: RunRecord, episo
   if (next) {
     const unit = next === "soak" ? 0 : 1;
     const estimate = costOfSecondsUsd(episodeEstimateS(run.plan), unitMeterContext(ctx.pins, units[unit], run.priority));
-    const spent = costThisMonth(ctx, run, episodes, now);
+    const spent = costThisMonth(ctx, run, await listEpisodeRecordsOfMonth(tx, run.id, now.toISOString().slice(0, 7)), now);
     if (spent + estimate > settings.monthly_cap_usd) {
       await setKindState(tx, run.id, state);
       return {
@@ -244,7 +251,8 @@ async function thresholdProgress(ctx: KindProgressContext, run: RunRecord, episo
         },
       };
     }
-    await appendEpisodes(tx, run.id, [{ unit, seed: episodeSeed(run.plan.seed, episodes.length), assign: { phase: next } }], episodes.length);
+    const count = await countEpisodesOfRun(tx, run.id);
+    await appendEpisodes(tx, run.id, [{ unit, seed: episodeSeed(run.plan.seed, count), assign: { phase: next } }], count);
   }
   await setKindState(tx, run.id, state);
   return undefined;

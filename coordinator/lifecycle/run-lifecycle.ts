@@ -194,7 +194,7 @@ export function createRunLifecycle(options: RunLifecycleOptions): RunLifecycle {
   /** The work of `progress`, in `tx`, which holds the run's lock; `run`: the run as read under it. */
   async function progressIn(tx: Tx, runId: string, run: RunRecord | undefined, stopWaitingBy?: string): Promise<boolean> {
     if (!run || run.status !== "running") return false;
-    const decision = await kindModule(run.kind).progress?.({ tx, pins, baseUrl, now: now() }, run, await listEpisodeRecords(tx, runId));
+    const decision = await kindModule(run.kind).progress?.({ tx, pins, baseUrl, now: now() }, run);
     if (decision) {
       // The kind may have written the run (its kind_state): read again under the lock.
       await endIn(tx, runId, { status: "stopped", ...decision.stop });

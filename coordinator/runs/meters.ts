@@ -77,9 +77,53 @@ export function costOfHoursUsd(robotHours: number, environmentHours: number, con
 
 /** Both meters of one billing line (episodes under one context), rounded, and their cost under `prices`. */
 export function computeMeters(episodes: readonly MeteredEpisode[], context: MeterContext, prices: PriceList = PRICE_LIST): Meters {
-  const robot = roundHours(robotHours(episodes));
-  const environment = roundHours(environmentHours(episodes));
+  return metersOfHours(robotHours(episodes), environmentHours(episodes), context, prices);
+}
+
+/** A billing line from its hours, already rounded (`roundHours`): the cost from the rounded hours (the rule above). */
+export function metersOfRoundedHours(robot: number, environment: number, context: MeterContext, prices: PriceList = PRICE_LIST): Meters {
   return { robotHours: robot, environmentHours: environment, costUsd: roundCents(costOfHoursUsd(robot, environment, context, prices)) };
+}
+
+/** A billing line from its unrounded hours: each rounded, and the cost from the rounded hours (the rule above). */
+export function metersOfHours(robotHoursUnrounded: number, environmentHoursUnrounded: number, context: MeterContext, prices: PriceList = PRICE_LIST): Meters {
+  return metersOfRoundedHours(roundHours(robotHoursUnrounded), roundHours(environmentHoursUnrounded), context, prices);
+}
+
+/** A sum of seconds some engine added in its own order, with what bounds its rounding error. */
+export interface SecondsSum {
+  seconds: number;
+  /** The sum of the terms' absolute values. */
+  absSeconds: number;
+  /** How many terms were added. */
+  terms: number;
+}
+
+/** 2^-52: twice the unit roundoff of a double, for a bound with room to spare. */
+const ROUNDOFF = 2 ** -52;
+
+/**
+ * The values `roundHours` can give for the hours of these seconds added in any order: the meters add
+ * an episode's seconds in index order, an engine's SUM in its own, and two sums of the same terms differ
+ * by at most about `terms` roundoffs of their absolute sum each (Higham, Accuracy and Stability of
+ * Numerical Algorithms, 4.2). `low` and `high` are equal unless the sum lies that near a half of 1e-6 h
+ * (durations in milliseconds land on one in about 1 sum in 18), where the order of addition decides.
+ */
+export function roundedHoursBetween(sum: SecondsSum): { low: number; high: number } {
+  const scaled = (sum.seconds / 3600) * 1e6;
+  const errorBound = 4 * (sum.terms + 4) * ROUNDOFF * (sum.absSeconds / 3600) * 1e6;
+  return { low: Math.round(scaled - errorBound) / 1e6, high: Math.round(scaled + errorBound) / 1e6 };
+}
+
+/**
+ * The billing line of these seconds under `context`, as `computeMeters` meters them in index order: between
+ * `low` and `high` (the cost grows with the hours), which are the line itself unless the sum lies on a
+ * rounding boundary (`roundedHoursBetween`).
+ */
+export function lineBetween(sum: SecondsSum, context: MeterContext, prices: PriceList = PRICE_LIST): { low: Meters; high: Meters } {
+  const hours = roundedHoursBetween(sum);
+  const low = metersOfRoundedHours(hours.low, hours.low, context, prices);
+  return { low, high: hours.high === hours.low ? low : metersOfRoundedHours(hours.high, hours.high, context, prices) };
 }
 
 /** A total made of billing lines: each figure summed and rounded again to the line precision. */

@@ -17,12 +17,16 @@ import type { RunLifecycle } from "../lifecycle/run-lifecycle.js";
 import type { Db } from "../store/database.js";
 import { getRun, type RunRecord } from "../store/runs-repo.js";
 import { listOpenRunIdsOfAccount } from "../store/run-queries-repo.js";
-import { meterByUnit, roundCents, unitIndexOf, unitMeterContext, type MeterContext } from "../runs/meters.js";
+import { roundCents, unitIndexOf, unitMeterContext, type MeterContext } from "../runs/meters.js";
 import { isTerminal, type RunStatus } from "../domain/run-state.js";
 import type { AssignmentBudget } from "./scheduler.js";
-import { listEpisodeRecords, type EpisodeRecord } from "../store/episodes-repo.js";
 import { monthlyCapReached } from "../billing/budgets.js";
 import { episodeEstimateUsd } from "../runs/estimates.js";
+import { readRunMoney, readRunMoneyExactly, type RunMoneyRead } from "./run-money.js";
+import { listPendingUnitsFrom } from "../store/episode-subsets-repo.js";
+
+/** Pending episodes read at a time when the guard counts how many fit. */
+const PENDING_PAGE = 256;
 
 export interface BudgetGuardOptions {
   db: Db;
@@ -44,10 +48,17 @@ interface RunMoney {
   spentUsd: number;
   /** Estimates of the episodes cells hold now. */
   inFlightUsd: number;
-  /** Estimates of the pending episodes, lowest index first. */
-  pendingUsd: number[];
+  /** Estimate of the pending episode of the lowest index; undefined when none is pending. */
+  firstPendingUsd: number | undefined;
   /** Estimate of one episode of each unit, by unit index. */
   perEpisodeUsd: number[];
+}
+
+/** The money at each bound of the metered cost, and the exact money (read only when asked). */
+interface MoneyBounds {
+  low: RunMoney;
+  high: RunMoney;
+  exact(): Promise<RunMoney>;
 }
 
 /** Tolerance for comparing sums of unrounded estimates with a cap given in dollars. */
@@ -72,34 +83,65 @@ export function createBudgetGuard(options: BudgetGuardOptions): BudgetGuard {
 
   /**
    * `on`: where to read: the database, or the caller's transaction (the scheduler's, under the run's
-   * lock). `read`: the run as the caller just read it there, so that it is not read again.
+   * lock). `read`: the run as the caller just read it there, so that it is not read again. It reads
+   * aggregates and bounded rows of the run's episodes (run-money.ts), not the episodes: it runs at
+   * every assignment and every metered episode of a capped run. The metered cost comes as two bounds,
+   * equal almost always: `low` and `high` are the money at each; a decision that differs between them
+   * asks `exact()`, which meters the run's episodes as the Result does.
    */
-  async function moneyOf(runId: string, on: Db = db, read?: RunRecord): Promise<RunMoney | undefined> {
+  async function moneyOf(runId: string, on: Db = db, read?: RunRecord): Promise<MoneyBounds | undefined> {
     const run = read ?? await getRun(on, runId);
     if (!run) return undefined;
     const contexts: MeterContext[] = run.units.map((unit) => unitMeterContext(pins, unit, run.priority, `run ${run.id} unit ${unit.key}`));
     const perEpisodeUsd = contexts.map((context) => episodeEstimateUsd(run.plan, context));
-    const episodes = await listEpisodeRecords(on, runId);
-    const estimateOf = (e: EpisodeRecord) => perEpisodeUsd[e.unit];
     const max = run.request.max_budget_usd;
-    return {
-      accountId: run.accountId,
-      status: run.status,
-      maxBudgetUsd: typeof max === "number" ? max : undefined,
-      spentUsd: meterByUnit(contexts, episodes).total.costUsd,
-      inFlightUsd: episodes.filter((e) => e.status === "assigned" || e.status === "running").reduce((sum, e) => sum + estimateOf(e), 0),
-      pendingUsd: episodes.filter((e) => e.status === "pending").map(estimateOf),
-      perEpisodeUsd,
-    };
+    const of = (money: RunMoneyRead): RunMoney => ({
+      accountId: run.accountId, status: run.status, maxBudgetUsd: typeof max === "number" ? max : undefined, ...money, perEpisodeUsd,
+    });
+    const { spentLowUsd, spentHighUsd, ...rest } = await readRunMoney(on, runId, contexts, perEpisodeUsd);
+    const low = of({ spentUsd: spentLowUsd, ...rest });
+    const high = spentHighUsd === spentLowUsd ? low : of({ spentUsd: spentHighUsd, ...rest });
+    return { low, high, exact: async () => (high === low ? low : of(await readRunMoneyExactly(on, runId, contexts, perEpisodeUsd))) };
+  }
+
+  /** A decision from the money: the same at both bounds is the decision at the exact cost, otherwise it is decided on `exact()`. */
+  async function decide<T>(m: MoneyBounds, decision: (money: RunMoney) => T): Promise<T> {
+    const atLow = decision(m.low);
+    return m.high === m.low || decision(m.high) === atLow ? atLow : decision(await m.exact());
+  }
+
+  /** Whether `afterEpisodeMetered` halts the run at this money. */
+  function haltsAt(m: RunMoney): boolean {
+    if (isTerminal(m.status) || m.maxBudgetUsd === undefined) return false;
+    return m.spentUsd >= m.maxBudgetUsd || (m.inFlightUsd === 0 && m.firstPendingUsd !== undefined && affordablePrefix(roomOf(m), [m.firstPendingUsd]) === 0);
   }
 
   function roomOf(m: RunMoney): number {
     return m.maxBudgetUsd === undefined ? Infinity : m.maxBudgetUsd - m.spentUsd - m.inFlightUsd;
   }
 
-  function allowanceOf(m: RunMoney, next?: ReadonlyArray<{ unit?: number | null }>): number {
+  /** How many of `next` (in order) fit in the run's room. */
+  function allowanceOf(m: RunMoney, next: ReadonlyArray<{ unit?: number | null }>): number {
     if (m.maxBudgetUsd === undefined) return Infinity;
-    return affordablePrefix(roomOf(m), next ? next.map((e) => m.perEpisodeUsd[unitIndexOf(e)]) : m.pendingUsd);
+    return affordablePrefix(roomOf(m), next.map((e) => m.perEpisodeUsd[unitIndexOf(e)]));
+  }
+
+  /**
+   * How many of the run's pending episodes, lowest index first, fit in its room: read a page at a time
+   * until one does not fit, so a run of 10,000 pending episodes with room for three reads one page.
+   */
+  async function pendingAllowanceOf(m: RunMoney, runId: string, on: Db): Promise<number> {
+    if (m.maxBudgetUsd === undefined) return Infinity;
+    let room = roomOf(m);
+    let count = 0;
+    for (let from = 0; ;) {
+      const page = await listPendingUnitsFrom(on, runId, from, PENDING_PAGE);
+      const fits = affordablePrefix(room, page.map((e) => m.perEpisodeUsd[e.unit]));
+      for (const e of page.slice(0, fits)) room -= m.perEpisodeUsd[e.unit];
+      count += fits;
+      if (fits < page.length || page.length < PENDING_PAGE) return count;
+      from = page[page.length - 1].idx + 1;
+    }
   }
 
   async function checkAccount(accountId: string): Promise<number> {
@@ -125,7 +167,8 @@ export function createBudgetGuard(options: BudgetGuardOptions): BudgetGuard {
       if (!cap) return 0;
       if (!cap.capped) return Infinity;
       const m = await moneyOf(runId, on, run);
-      return m ? allowanceOf(m, next) : 0;
+      if (!m) return 0;
+      return next ? await decide(m, (money) => allowanceOf(money, next)) : await pendingAllowanceOf(await m.exact(), runId, on);
     },
     async afterEpisodeMetered(runId, run, account) {
       const cap = await capOf(runId, db, run);
@@ -136,15 +179,18 @@ export function createBudgetGuard(options: BudgetGuardOptions): BudgetGuard {
         if (accountCapped) await checkAccount(cap.accountId);
         return;
       }
-      const m = await moneyOf(runId);
-      if (!m) return;
+      const bounds = await moneyOf(runId);
+      if (!bounds) return;
+      // A higher cost halts sooner: no halt at the high bound is no halt; a halt's message names the exact cost.
+      const m = haltsAt(bounds.high) ? await bounds.exact() : bounds.high;
       if (!isTerminal(m.status) && m.maxBudgetUsd !== undefined) {
         const cap = m.maxBudgetUsd.toFixed(2);
         if (m.spentUsd >= m.maxBudgetUsd) {
           await halt(runId, "budget_exceeded", `run halted at its max_budget_usd of $${cap}: $${m.spentUsd.toFixed(2)} metered; the partial result covers the episodes that ran`);
-        } else if (m.inFlightUsd === 0 && m.pendingUsd.length > 0 && allowanceOf(m) === 0) {
+        } else if (m.inFlightUsd === 0 && m.firstPendingUsd !== undefined && affordablePrefix(roomOf(m), [m.firstPendingUsd]) === 0) {
+          // Pending episodes are offered lowest index first: when the first no longer fits, none will be assigned.
           await halt(runId, "budget_exceeded",
-            `run halted at its max_budget_usd of $${cap}: $${m.spentUsd.toFixed(2)} metered and the next episode may cost up to $${roundCents(m.pendingUsd[0]).toFixed(2)}; the partial result covers the episodes that ran`);
+            `run halted at its max_budget_usd of $${cap}: $${m.spentUsd.toFixed(2)} metered and the next episode may cost up to $${roundCents(m.firstPendingUsd).toFixed(2)}; the partial result covers the episodes that ran`);
         }
       }
       if (accountCapped) await checkAccount(m.accountId);

@@ -11,7 +11,8 @@ import type { RunLifecycle } from "../lifecycle/run-lifecycle.js";
 import type { RunStatus } from "../domain/run-state.js";
 import type { Db } from "../store/database.js";
 import { singleFlight } from "../async/single-flight.js";
-import { claimPendingEpisode, claimPendingEpisodeOfStartedRun, listCellsHoldingEpisodes, listPairCells, listPendingOfUnit, type EpisodeRecord } from "../store/episodes-repo.js";
+import { claimPendingEpisode, claimPendingEpisodeOfStartedRun, listCellsHoldingEpisodes, listPendingOfUnit, type EpisodeRecord } from "../store/episodes-repo.js";
+import { listCellsOfPairs } from "../store/episode-subsets-repo.js";
 import { listOpenRuns, lockAndGetRun, lockRunStatus, type RunRecord } from "../store/runs-repo.js";
 import { findPinnedTask } from "../store/tasks-repo.js";
 import { transact } from "../store/tx.js";
@@ -231,7 +232,10 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
       if (offered.some((e) => e.assign.block === "cell")) {
         // A paired compare's second episodes wait for their pair's cell, which may be busy: look past as
         // many of them as there are connected cells, so that they do not crowd out what an idle cell could take.
-        const blocking = blockPairsByCell(await pendingOf(cells.length + connectedIds.size), await listPairCells(db, run.id), connectedIds);
+        const waiting = await pendingOf(cells.length + connectedIds.size);
+        // The cells of these episodes' pairs only, not the run's every pair: this runs at every pass.
+        const pairs = waiting.flatMap((e) => (e.assign.block === "cell" && e.assign.pair !== undefined ? [e.assign.pair] : []));
+        const blocking = blockPairsByCell(waiting, await listCellsOfPairs(db, run.id, pairs), connectedIds);
         cellOf = blocking.cellOf;
         offered = blocking.offered.filter((e) => !cellOf.has(e.id) || idleIds.has(cellOf.get(e.id)!));
       }

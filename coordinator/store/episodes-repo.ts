@@ -132,21 +132,6 @@ export async function listPendingOfUnit(db: Db, runId: string, unit: number, lim
     .all(runId, unit, limit) as EpisodeRow[]).map(episodeRecordOf);
 }
 
-/**
- * Pair index -> the cell that holds or ran an episode of that pair (any status but pending), for a
- * run whose pairs are blocked by cell (EpisodeAssign.block); the scheduler sends the pair's other
- * episode there.
- */
-export async function listPairCells(db: Db, runId: string): Promise<Map<number, string>> {
-  const pair = jsonText(db, "assign", "pair");
-  const rows = await db
-    .prepare(`SELECT ${pair} AS pair, cell_id FROM episodes WHERE run_id = ? AND status <> 'pending' AND cell_id IS NOT NULL AND ${pair} IS NOT NULL ORDER BY idx`)
-    .all(runId) as Array<{ pair: string | number; cell_id: string }>;
-  const cells = new Map<number, string>();
-  for (const row of rows) if (!cells.has(Number(row.pair))) cells.set(Number(row.pair), row.cell_id);
-  return cells;
-}
-
 /** One episode as a record, or undefined. */
 export async function getEpisodeRecord(db: Db, episodeId: string): Promise<EpisodeRecord | undefined> {
   const row = await getEpisode(db, episodeId);

@@ -56,6 +56,18 @@ export function insertionOrder(db: Db): string {
   return db.dialect === "postgres" ? "seq" : "rowid";
 }
 
+/**
+ * `column` is one of the integers in the JSON array bound at one `?` (a text such as "[4,5,9]"): one statement
+ * text, so one prepared statement, whatever the list's length. On PostgreSQL the list becomes an array once
+ * (`= ANY(ARRAY(...))`), which an index on the column serves; an `IN (SELECT ...)` of the set-returning
+ * function was planned as a scan of the run's rows (225 ms at 10,000 episodes against 50 ms for them all).
+ */
+export function inIntegersOfJsonParam(db: Db, column: string): string {
+  return db.dialect === "postgres"
+    ? `${column} = ANY(ARRAY(SELECT (jsonb_array_elements_text(?::jsonb))::bigint))`
+    : `${column} IN (SELECT value FROM json_each(?))`;
+}
+
 function checkPath(path: string[]): void {
   for (const part of path) if (!/^[a-z_][a-z0-9_]*$/i.test(part)) throw new Error(`a JSON path part must be an identifier; got ${JSON.stringify(part)}`);
 }

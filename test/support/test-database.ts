@@ -17,7 +17,7 @@
  */
 import { join, resolve } from "node:path";
 import pg from "pg";
-import { openDatabase, type Db, type Dialect } from "../../coordinator/store/database.js";
+import { openDatabase, type DatabaseOptions, type Db, type Dialect } from "../../coordinator/store/database.js";
 import { startEmbeddedPostgres, type EmbeddedPostgresServer } from "./embedded-postgres.js";
 import { atSuiteEnd } from "./suite-end.js";
 
@@ -76,10 +76,11 @@ export async function testStoreOptions(dataDir: string): Promise<{ databaseUrl?:
 /**
  * A store on `engine`: SQLite at `sqlitePath` (default a new one in memory); on PostgreSQL a new
  * migrated database, or, for a `sqlitePath` opened before in this run, that same database again.
+ * `options`: the store's own (a statement hook, a pool size).
  */
-export async function openTestDatabase(engine: Dialect, sqlitePath = ":memory:"): Promise<Db> {
-  if (engine === "sqlite") return openDatabase(sqlitePath);
-  return openDatabase(sqlitePath === ":memory:" ? await freshPostgresUrl() : await databaseFor(resolve(sqlitePath)));
+export async function openTestDatabase(engine: Dialect, sqlitePath = ":memory:", options: DatabaseOptions = {}): Promise<Db> {
+  if (engine === "sqlite") return openDatabase(sqlitePath, options);
+  return openDatabase(sqlitePath === ":memory:" ? await freshPostgresUrl() : await databaseFor(resolve(sqlitePath)), options);
 }
 
 /** The engine the integration tests' coordinators run on (ASSAY_TEST_DATABASE, default sqlite). */
