@@ -63,7 +63,8 @@ import { episodeSeed, setKindState, type NewEpisode, type RunRecord } from "../s
 import { resolveTask } from "../runs/pin-resolution.js";
 import { validateCommon } from "../runs/common-fields.js";
 import { openUnit, resolveUnit, validatedKindRun, type ResolvedUnit } from "./kind-common.js";
-import { cancelPendingEpisodes, countEpisodesOfRun, listEpisodes } from "../store/episodes-repo.js";
+import { cancelPendingEpisodes, countEpisodesOfRun } from "../store/episodes-repo.js";
+import { listEpisodes } from "../store/done-episodes-repo.js";
 import type { KindProgressContext, KindResultContext, RunKind } from "./kind.js";
 import type { EpisodeRecord } from "../store/episodes-repo.js";
 import { headlineResult, unitResults } from "./unit-results.js";
