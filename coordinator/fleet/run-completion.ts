@@ -16,6 +16,7 @@
  *   and a restart loses nothing (the sweep asks again). Each look also refreshes what is shown of the runs still
  *   waiting (recording-waits.ts: status_detail, /metrics, the log) and the overdue and missing recordings' gauges.
  */
+import { nextTurn } from "../async/next-turn.js";
 import { singleFlight } from "../async/single-flight.js";
 import { RECORDING_OVERDUE_MS } from "../runs/recording-wait.js";
 import { countOverdueArtifactsByCell, listPendingArtifactsByCell, type PendingArtifactsOfCell } from "../store/artifacts-repo.js";
@@ -25,8 +26,15 @@ import type { LinkContext } from "./link-context.js";
 /** Time between two looks of the sweep: a run left running with all its episodes finished completes 10 to 20 s after the coordinator (or another one) starts. */
 export const RUN_COMPLETION_SWEEP_MS = 10_000;
 
-/** Runs looked at per sweep; the rest wait for the next one. */
-const SWEEP_BATCH = 100;
+/**
+ * Runs looked at per sweep, oldest first. Every running run with no open episode is looked at on every look (a run
+ * waiting for recordings stays in this set for up to recordingWaitMs, so a smaller batch would leave the newer ones
+ * unshown and unended behind the older ones); this only bounds one look's work if a store ever holds more.
+ */
+export const SWEEP_MAX_RUNS = 10_000;
+
+/** Runs a look handles between two turns of the event loop (each costs one or two statements). */
+const RUNS_PER_TURN = 50;
 
 export interface RunCompletionSweepOptions {
   /** Time between looks; a run is completed on the second look that finds it. */
@@ -40,9 +48,13 @@ export interface RunCompletionSweepOptions {
 export async function sweepFinishedRuns(
   ctx: Pick<LinkContext, "db" | "lifecycle" | "finishes" | "logger" | "recordingWaits" | "metrics" | "now">, suspects: ReadonlySet<string>,
 ): Promise<Set<string>> {
-  const found = new Set(await listRunningRunsWithoutOpenEpisodes(ctx.db, SWEEP_BATCH));
+  const found = new Set(await listRunningRunsWithoutOpenEpisodes(ctx.db, SWEEP_MAX_RUNS));
+  if (found.size === SWEEP_MAX_RUNS) ctx.logger.warn(`run completion sweep: ${SWEEP_MAX_RUNS} or more running runs have no open episode; the newest beyond ${SWEEP_MAX_RUNS} wait for the older ones to end`);
   const waiting = new Map<string, PendingArtifactsOfCell[]>();
-  for (const runId of found) {
+  let handled = 0;
+  for (const runId of [...found]) {
+    // On SQLite each statement resolves at once: without a turn now and then, a look over many runs is one long turn.
+    if (++handled % RUNS_PER_TURN === 0) await nextTurn();
     if (suspects.has(runId) && !ctx.finishes.has(runId)) {
       // Also the end of a wait for recordings: the lifecycle completes the run without them once it is over.
       const waited = ctx.recordingWaits?.reason(runId) !== undefined;

@@ -185,6 +185,21 @@ for (const engine of STORE_ENGINES) {
       assert.deepEqual(await gauge(one, "recordingsMissing"), [{ labels: { cell: "so101-b" }, value: 1 }, { labels: { cell: "so101-c" }, value: 2 }]);
     });
 
+    it("shows and ends every waiting run on each look, however many (the first sweep looked at the 100 oldest only)", async () => {
+      const ctx = coordinator();
+      const ids = Array.from({ length: 130 }, (_, i) => `run_m${String(i).padStart(3, "0")}`);
+      for (const id of ids) await doneRunWithPendingRecordings(ctx, id);
+      nowMs = t0 + 30 * 60_000;
+      const seen = await sweepFinishedRuns(ctx, await sweepFinishedRuns(ctx, new Set()));
+      assert.equal(seen.size, ids.length);
+      assert.deepEqual(ids.filter((id) => ctx.recordingWaits!.reason(id) === undefined), [], "every run shown waiting");
+      assert.deepEqual(await gauge(ctx, "runsWaitingForRecordings"), [{ labels: {}, value: ids.length }]);
+      nowMs = t0 + 10 * 60_000 + HOUR_MS;
+      await sweepFinishedRuns(ctx, seen);
+      const statuses = await db.prepare("SELECT status, COUNT(*) AS n FROM runs GROUP BY status").all() as Array<{ status: string; n: number | string }>;
+      assert.deepEqual(statuses.map((r) => [r.status, Number(r.n)]), [["completed", ids.length]]);
+    });
+
     it("completes as soon as the last recording is stored, within the wait, with nothing missing", async () => {
       const ctx = coordinator();
       await doneRunWithPendingRecordings(ctx, "run_s");
