@@ -50,12 +50,12 @@ describe("requests that decide from a whole 10,000-episode run hold the event lo
     return answer;
   };
   /** Waits until the archive worker has finished with export `id` (made or failed: the seeded recordings are rows without objects). */
-  const settled = async (id: string) => {
+  const settled = async (id: string, path = `/v1/exports/${id}`) => {
     const stop = probeLoopHold();
     await service.coordinator.archives.idle();
     const hold = stop();
     console.log(`      the export worker on ${id}: the event loop held at most ${hold.maxWallGapMs.toFixed(1)} ms (${hold.maxCpuGapMs.toFixed(1)} ms of CPU)`);
-    const { body } = await request("GET", `/v1/exports/${id}`);
+    const { body } = await request("GET", path);
     assert.notEqual(body.status, "preparing", JSON.stringify(body));
   };
 
@@ -67,7 +67,7 @@ describe("requests that decide from a whole 10,000-episode run hold the event lo
     await service?.stop();
   });
 
-  it("POST /v1/runs/{run_id}/export answers 202 with the run's counts, then DELETE /v1/data/{run_id} purges it, then an export is refused 410", async () => {
+  it("POST /v1/runs/{run_id}/export and /v1/calibration/exports answer 202 with the run's counts, then DELETE /v1/data/{run_id} purges it, then an export is refused 410", async () => {
     const ran = EPISODES - Math.floor(EPISODES / 97);
     const bundle = await measured("export mcap-bundle", "POST", `/v1/runs/${LARGE}/export`, { format: "mcap-bundle" });
     assert.equal(bundle.status, 202, JSON.stringify(bundle.body));
@@ -84,6 +84,12 @@ describe("requests that decide from a whole 10,000-episode run hold the event lo
     }
     assert.deepEqual(lerobot.body.episodes, { included: ran - failures - intervened, excluded: { failure: failures, intervened }, train_on_failures: false });
     await settled(lerobot.body.id as string);
+    const calibration = await measured("calibration export", "POST", "/v1/calibration/exports", {
+      runs: [LARGE], licensee: { name: "SimCo Robotics GmbH", contact: "validation@simco.example" }, purpose: "validate the contact model",
+    });
+    assert.equal(calibration.status, 202, JSON.stringify(calibration.body));
+    assert.equal(calibration.body.object, "calibration_export");
+    await settled(calibration.body.id as string, `/v1/calibration/exports/${calibration.body.id as string}`);
 
     const purge = await measured("purge", "DELETE", `/v1/data/${LARGE}`);
     assert.equal(purge.status, 200, JSON.stringify(purge.body));
