@@ -41,6 +41,7 @@ export const SOLO_FILES = [
   "test/integration/safety.spec.ts", // the e-stop halts within its latency bound (p99 < 50 ms)
   "test/integration/hostile-bounds.spec.ts", // a probe answers within 200 ms while the largest PDF renders
   "test/integration/large-listing.spec.ts", // no turn of the event loop over 100 ms of CPU (500 ms wall) while 10,000 episodes are listed
+  "test/integration/large-run-requests.spec.ts", // no turn of the event loop over 100 ms of CPU while a 10,000-episode run is exported or purged
   "test/integration/hostile-queues.spec.ts", // probes answer within their bound while queues are flooded
   "test/integration/hostile-input.spec.ts", // the slowest answer to hostile input stays under its bound
   "test/integration/hostile-models.spec.ts", // the same while hostile models are uploaded

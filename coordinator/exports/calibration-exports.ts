@@ -18,7 +18,7 @@ import { retentionOfRequest } from "../data/purge.js";
 import { AssayError } from "../errors/assay-error.js";
 import { canonicalJson } from "../json/canonical-json.js";
 import type { ObjectStore } from "../storage/object-store.js";
-import { listArtifacts } from "../store/artifacts-repo.js";
+import { summarizeRunArtifacts } from "../store/artifacts-repo.js";
 import {
   getCalibrationExport, insertCalibrationExport, listCalibrationExportsIn, listReusableCalibrationExports, moveCalibrationExport, type CalibrationExportRow,
 } from "../store/calibration-exports-repo.js";
@@ -32,7 +32,7 @@ import { calibrationEpisode } from "./calibration-episode.js";
 import { calibrationLicense, type CalibrationLicense, type Licensee } from "./calibration-license.js";
 import { archiveKey, removeArchiveFiles } from "../data/export-files.js";
 import { localFile, releaseLocalFile } from "./local-recordings.js";
-import { assertExportable, selectExportEpisodes } from "./run-export-source.js";
+import { assertExportable, countExportEpisodes, selectExportEpisodes } from "./run-export-source.js";
 import { writeTarArchive, type ArchiveEntry } from "./tar-archive.js";
 
 export interface CalibrationRequest {
@@ -83,20 +83,25 @@ export async function requestCalibrationExport(db: Db, accountId: string, reques
   const wanted = canonicalJson(request);
   return await admitArchive(db, accountId, queuedPerAccount, {
     existing: async (tx) => (await listReusableCalibrationExports(tx, accountId, now.toISOString())).find((row) => canonicalJson(JSON.parse(row.request)) === wanted),
+    validate: () => validateCalibrationRequest(db, accountId, request, now),
     insert: (tx) => insertCalibrationRequest(tx, accountId, request, now),
   });
 }
 
-/** Checks every run (this account's, completed, recordings kept) and records the request; the worker makes it. */
-async function insertCalibrationRequest(db: Db, accountId: string, request: CalibrationRequest, now: Date): Promise<CalibrationExportRow> {
+/** Checks every run: this account's, completed, recordings kept, one at least with a stored recording (read a page at a time). */
+async function validateCalibrationRequest(db: Db, accountId: string, request: CalibrationRequest, now: Date): Promise<void> {
   for (const runId of request.runs) {
     const run = await getRun(db, runId);
     if (!run || run.accountId !== accountId) throw new AssayError("not_found", `no run ${JSON.stringify(runId)} on this account (runs[${request.runs.indexOf(runId)}])`, { runId });
-    assertExportable(run, await listArtifacts(db, run.id), now, "exported for calibration");
-    if ((await selectExportEpisodes(db, run, "mcap-bundle")).episodes.length === 0) {
+    await assertExportable(db, run, now, "exported for calibration");
+    if ((await countExportEpisodes(db, run, "mcap-bundle")).included === 0) {
       throw new AssayError("contract_validation_failed", `run ${run.id} has no episode with a stored recording to take calibration data from`, { runId: run.id });
     }
   }
+}
+
+/** Records the (validated) request; the worker makes it. */
+async function insertCalibrationRequest(db: Db, accountId: string, request: CalibrationRequest, now: Date): Promise<CalibrationExportRow> {
   const id = `cal_${randomBase62(20)}`;
   const license = calibrationLicense(request, now);
   await insertCalibrationExport(db, { id, account_id: accountId, created: now.toISOString(), request: JSON.stringify(request), license: JSON.stringify(license) });
@@ -133,7 +138,7 @@ export function calibrationExportJobs(options: CalibrationJobOptions): ArchiveJo
         const run = await getRun(db, runId);
         if (!run) throw new Error(`run ${runId} no longer exists`);
         try {
-          assertExportable(run, await listArtifacts(db, run.id), now(), "exported for calibration");
+          await assertExportable(db, run, now(), "exported for calibration");
         } catch (error) {
           if (error instanceof AssayError && error.code === "retention_expired") {
             await moveCalibrationExport(db, row.id, "expired", { failure_reason: "purged", failure_message: error.message }, "preparing");
@@ -187,7 +192,8 @@ export function calibrationExportJobs(options: CalibrationJobOptions): ArchiveJo
       const readyAt = now();
       const firstStored: number[] = [];
       for (const r of runs) {
-        for (const a of await listArtifacts(db, r.id)) firstStored.push(a.stored_at ? Date.parse(a.stored_at) + retentionOfRequest(r.request) * 3_600_000 : Infinity);
+        const first = (await summarizeRunArtifacts(db, r.id)).firstStoredAt;
+        if (first !== null) firstStored.push(Date.parse(first) + retentionOfRequest(r.request) * 3_600_000);
       }
       const expiresAt = new Date(Math.min(readyAt.getTime() + options.availabilityMs, ...firstStored)).toISOString();
       const moved = await moveCalibrationExport(db, row.id, "ready", {

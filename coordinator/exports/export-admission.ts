@@ -6,6 +6,13 @@
  *   once; one more is refused 429 rate_limited with Retry-After.
  * Both checks and the insert run in one transaction under a lock on the account's queue, so
  * coordinators sharing a PostgreSQL store admit no duplicate and no archive past the limit.
+ *
+ * The request's own validation (which reads the run a page at a time: seconds for 10,000 episodes)
+ * runs between two such transactions, in none: a transaction held open across its pages would keep a
+ * PostgreSQL connection (and the queue's lock) or SQLite's one connection from everyone else that long.
+ * The checks run before it (an identical export or a full queue answers as it always did, without
+ * validating) and again with the insert, so what is admitted is still decided under the lock. What the
+ * validation read may have changed by the insert (a purge meanwhile): the worker checks again.
  */
 import { AssayError } from "../errors/assay-error.js";
 import type { Db } from "../store/database.js";
@@ -27,11 +34,16 @@ export interface ArchiveAdmission<T> {
 
 /**
  * Admits one archive request of `accountId`: `existing(tx)` finds an identical export to answer
- * with; otherwise, room permitting, `insert(tx)` validates and records a new one (both in the
- * admission's transaction, `tx`).
+ * with; otherwise, room permitting, `validate()` checks the request (outside any transaction; it
+ * throws the request's error) and `insert(tx, valid)` records a new one in the admission's
+ * transaction, `tx`, after the checks are made again.
  */
-export async function admitArchive<T>(db: Db, accountId: string, queuedPerAccount: number, steps: { existing: (tx: Tx) => Promise<T | undefined>; insert: (tx: Tx) => Promise<T> }): Promise<ArchiveAdmission<T>> {
-  return await transact(db, async (tx) => {
+export async function admitArchive<T, V>(
+  db: Db, accountId: string, queuedPerAccount: number,
+  steps: { existing: (tx: Tx) => Promise<T | undefined>; validate: () => Promise<V>; insert: (tx: Tx, valid: V) => Promise<T> },
+): Promise<ArchiveAdmission<T>> {
+  /** The answer without a new export (reused), undefined when there is room for one; throws 429 when the queue is full. */
+  const check = async (tx: Tx): Promise<ArchiveAdmission<T> | undefined> => {
     await lockName(tx, `archive-queue:${accountId}`);
     const existing = await steps.existing(tx);
     if (existing !== undefined) return { row: existing, reused: true };
@@ -43,6 +55,10 @@ export async function admitArchive<T>(db: Db, accountId: string, queuedPerAccoun
         { retryAfterS: RETRY_AFTER_S },
       );
     }
-    return { row: await steps.insert(tx), reused: false };
-  });
+    return undefined;
+  };
+  const answered = await transact(db, check);
+  if (answered) return answered;
+  const valid = await steps.validate();
+  return await transact(db, async (tx) => (await check(tx)) ?? { row: await steps.insert(tx, valid), reused: false });
 }

@@ -8,6 +8,7 @@
  * stays available for `availabilityMs` after it is ready (default 7 days), never past the run's own
  * data retention: the archive holds the recordings.
  */
+import { nextTurn } from "../async/next-turn.js";
 import { serialQueue } from "../async/serial-queue.js";
 import { mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
@@ -16,7 +17,7 @@ import { retentionOfRequest } from "../data/purge.js";
 import { AssayError } from "../errors/assay-error.js";
 import { buildReport } from "../reports/report.js";
 import type { ObjectStore } from "../storage/object-store.js";
-import { getArtifact, listArtifacts } from "../store/artifacts-repo.js";
+import { getArtifact, summarizeRunArtifacts } from "../store/artifacts-repo.js";
 import type { Db } from "../store/database.js";
 import {
   claimArchiveRow, findReusableExport, getExport, insertExport, listExportsIn, moveExport, renewArchiveLease, setExportProgress, setExportSelection,
@@ -29,7 +30,7 @@ import { archiveKey, removeArchiveFiles } from "../data/export-files.js";
 import { writeTrainingDataset } from "./format-writers.js";
 import { withLocalRecordings } from "./local-recordings.js";
 import { mcapBundleEntries } from "./mcap-bundle.js";
-import { assertExportable, selectExportEpisodes, TRAINING_FORMATS, type ExportSelection } from "./run-export-source.js";
+import { assertExportable, countExportEpisodes, EXPORT_PAGE_EPISODES, selectExportEpisodes, TRAINING_FORMATS, type ExportSelection } from "./run-export-source.js";
 import { writeTarArchive } from "./tar-archive.js";
 
 export const DEFAULT_EXPORT_AVAILABILITY_MS = 7 * 24 * 3_600_000;
@@ -73,24 +74,30 @@ export function exportView(row: ExportRow, artifactUrl: string, now: Date): Reco
 export async function requestRunExport(db: Db, run: RunRecord, format: ExportFormat, now: Date, queuedPerAccount: number): Promise<ArchiveAdmission<ExportRow>> {
   return await admitArchive(db, run.accountId, queuedPerAccount, {
     existing: (tx) => findReusableExport(tx, run.accountId, run.id, format, now.toISOString()),
-    insert: (tx) => insertRunExport(tx, run, format, now),
+    validate: () => validateRunExport(db, run, format, now),
+    insert: (tx, counts) => insertRunExport(tx, run, format, now, counts),
   });
 }
 
-/** Validates and records a new export of `run`. */
-async function insertRunExport(db: Db, run: RunRecord, format: ExportFormat, now: Date): Promise<ExportRow> {
-  assertExportable(run, await listArtifacts(db, run.id), now);
-  const selection = await selectExportEpisodes(db, run, format);
-  if (selection.episodes.length === 0) {
-    const left = Object.entries(selection.counts.excluded).map(([reason, n]) => `${n} ${reason}`).join(", ") || "none ran";
-    const hint = TRAINING_FORMATS.has(format) && !selection.counts.train_on_failures
+/** What a new export of `run` would hold (its counts), or the request's error: 422 when not completed or nothing to export, 410 when purged. */
+async function validateRunExport(db: Db, run: RunRecord, format: ExportFormat, now: Date): Promise<ExportSelection["counts"]> {
+  await assertExportable(db, run, now);
+  const counts = await countExportEpisodes(db, run, format);
+  if (counts.included === 0) {
+    const left = Object.entries(counts.excluded).map(([reason, n]) => `${n} ${reason}`).join(", ") || "none ran";
+    const hint = TRAINING_FORMATS.has(format) && !counts.train_on_failures
       ? `; the run was submitted with data.train_on_failures false, so ${format} holds only episodes the policy succeeded in on its own. Export mcap-bundle for every episode`
       : "";
     throw new AssayError("contract_validation_failed", `run ${run.id} has no episode to export as ${format} (left out: ${left})${hint}`, { runId: run.id });
   }
+  return counts;
+}
+
+/** Records a new export of `run` (validated: `counts` is what it holds). */
+async function insertRunExport(db: Db, run: RunRecord, format: ExportFormat, now: Date, counts: ExportSelection["counts"]): Promise<ExportRow> {
   const id = `exp_${randomBase62(20)}`;
   await insertExport(db, {
-    id, account_id: run.accountId, run_id: run.id, format, created: now.toISOString(), episodes_total: selection.episodes.length, episodes: JSON.stringify(selection.counts),
+    id, account_id: run.accountId, run_id: run.id, format, created: now.toISOString(), episodes_total: counts.included, episodes: JSON.stringify(counts),
   });
   return (await getExport(db, id))!;
 }
@@ -130,7 +137,10 @@ export function runExportJobs(options: RunExportJobOptions): ArchiveJobKind<Expo
     }
     if (selection.pending === 0) return selection;
     const stored: typeof selection.episodes = [];
-    for (const e of selection.episodes) if ((await getArtifact(db, e.episodeId, "mcap"))?.status === "stored") stored.push(e);
+    for (const [i, e] of selection.episodes.entries()) {
+      if ((await getArtifact(db, e.episodeId, "mcap"))?.status === "stored") stored.push(e);
+      if (i % EXPORT_PAGE_EPISODES === EXPORT_PAGE_EPISODES - 1) await nextTurn();
+    }
     const excluded = { ...selection.counts.excluded };
     excluded.recording_unavailable = (excluded.recording_unavailable ?? 0) + selection.episodes.length - stored.length;
     return { ...selection, episodes: stored, counts: { ...selection.counts, included: stored.length, excluded }, pending: 0 };
@@ -148,7 +158,7 @@ export function runExportJobs(options: RunExportJobOptions): ArchiveJobKind<Expo
       const run = await getRun(db, row.run_id);
       if (!run) throw new Error(`run ${row.run_id} no longer exists`);
       try {
-        assertExportable(run, await listArtifacts(db, run.id), now());
+        await assertExportable(db, run, now());
       } catch (error) {
         if (error instanceof AssayError && error.code === "retention_expired") {
           await moveExport(db, row.id, "expired", { failure_reason: "purged", failure_message: error.message }, "preparing");
@@ -190,7 +200,7 @@ export function runExportJobs(options: RunExportJobOptions): ArchiveJobKind<Expo
       }
       if (progressError !== undefined) throw progressError;
       const readyAt = now();
-      const firstStored = (await listArtifacts(db, run.id)).map((a) => a.stored_at).filter((t): t is string => t !== null).sort()[0];
+      const firstStored = (await summarizeRunArtifacts(db, run.id)).firstStoredAt;
       const retentionEnd = firstStored ? Date.parse(firstStored) + retentionOfRequest(run.request) * 3_600_000 : Infinity;
       const expiresAt = new Date(Math.min(readyAt.getTime() + availabilityMs, retentionEnd)).toISOString();
       const moved = await moveExport(db, row.id, "ready", {

@@ -68,3 +68,15 @@ export async function listArtifactsOfEpisodes(db: Db, episodeIds: readonly strin
     `SELECT * FROM artifacts WHERE episode_id ${among}${kind !== undefined ? " AND kind = ?" : ""} ORDER BY episode_id, kind`,
   ).all(JSON.stringify(episodeIds), ...(kind !== undefined ? [kind] : [])) as ArtifactRow[];
 }
+
+/** Up to `limit` episodes of the run (any status) with an index above `afterIdx` (-1 for the first page), by index: id and index. */
+export async function listEpisodeIdsPage(db: Db, runId: string, afterIdx: number, limit: number): Promise<Array<{ id: string; idx: number }>> {
+  return await db.prepare("SELECT id, idx FROM episodes WHERE run_id = ? AND idx > ? ORDER BY idx LIMIT ?").all(runId, afterIdx, limit) as Array<{ id: string; idx: number }>;
+}
+
+/** Marks every artifact of episodes `episodeIds` not purged yet `purged`, by the artifacts primary key; returns how many. */
+export async function markArtifactsOfEpisodesPurged(db: Db, episodeIds: readonly string[]): Promise<number> {
+  if (episodeIds.length === 0) return 0;
+  const among = db.dialect === "postgres" ? "= ANY (ARRAY(SELECT jsonb_array_elements_text(?::jsonb)))" : "IN (SELECT value FROM json_each(?))";
+  return (await db.prepare(`UPDATE artifacts SET status = 'purged' WHERE episode_id ${among} AND status != 'purged'`).run(JSON.stringify(episodeIds))).changes;
+}

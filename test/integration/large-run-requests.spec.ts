@@ -1,0 +1,103 @@
+/**
+ * The requests that decide from a whole run, on a 10,000-episode run (4 artifact rows each) against a real coordinator
+ * over real HTTP: POST /v1/runs/{run_id}/export (is any recording gone, which episodes go in) and DELETE
+ * /v1/data/{run_id} (every recording marked purged) answer as before while the coordinator's event loop keeps turning:
+ * no turn over LOOP_HOLD_CPU_BOUND_MS of CPU (the bound of large-listing.spec.ts, and its reasons). In SOLO_FILES
+ * (scripts/test-suite.mjs): it asserts a time bound. ASSAY_TEST_DATABASE=postgres runs it on PostgreSQL.
+ */
+import assert from "node:assert/strict";
+import { request as httpRequest } from "node:http";
+import { probeLoopHold, type LoopHold } from "../support/loop-hold-probe.js";
+import { seedLargeRun } from "../support/large-run.js";
+import { startTestService, TEST_ADMIN_KEY, type TestService } from "./helpers.js";
+
+const EPISODES = 10_000;
+const LARGE = "run_LargeRequests00000001";
+/** See large-listing.spec.ts: a turn's steps take a few ms; the rest is room for a major garbage collection. */
+const LOOP_HOLD_CPU_BOUND_MS = 100;
+
+describe("requests that decide from a whole 10,000-episode run hold the event loop no turn longer than a page (loopback)", function () {
+  this.timeout(600_000);
+  let service: TestService;
+
+  /**
+   * A request through node:http, on a connection of its own (as large-listing.spec.ts does): the suite's fetch parses
+   * every JSON answer against the OpenAPI document in this process, the coordinator's, and that work would count as
+   * the coordinator's hold.
+   */
+  const request = (method: string, path: string, body?: unknown) => new Promise<{ status: number; body: Record<string, unknown> }>((resolve, reject) => {
+    const text = body === undefined ? undefined : JSON.stringify(body);
+    const req = httpRequest(new URL(path, service.coordinator.baseUrl), {
+      method, agent: false, headers: { authorization: `Bearer ${TEST_ADMIN_KEY}`, ...(text ? { "content-type": "application/json", "content-length": String(Buffer.byteLength(text)) } : {}) },
+    }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on("data", (chunk: Buffer) => chunks.push(chunk));
+      res.on("end", () => resolve({ status: res.statusCode!, body: JSON.parse(Buffer.concat(chunks).toString("utf8")) as Record<string, unknown> }));
+      res.on("error", reject);
+    });
+    req.on("error", reject);
+    req.end(text);
+  });
+  /** The request's answer, how long it took and the longest hold of the event loop meanwhile. */
+  const measured = async (what: string, method: string, path: string, body?: unknown) => {
+    const stop = probeLoopHold();
+    const started = performance.now();
+    const answer = await request(method, path, body);
+    const tookMs = performance.now() - started;
+    const hold: LoopHold = stop();
+    console.log(`      ${what}: ${answer.status} in ${tookMs.toFixed(0)} ms; the event loop held at most ${hold.maxWallGapMs.toFixed(1)} ms (${hold.maxCpuGapMs.toFixed(1)} ms of CPU)`);
+    assert.ok(hold.maxCpuGapMs < LOOP_HOLD_CPU_BOUND_MS, `${what}: the process spent ${hold.maxCpuGapMs.toFixed(1)} ms of CPU in one turn of its event loop`);
+    return answer;
+  };
+  /** Waits until the archive worker has finished with export `id` (made or failed: the seeded recordings are rows without objects). */
+  const settled = async (id: string, path = `/v1/exports/${id}`) => {
+    const stop = probeLoopHold();
+    await service.coordinator.archives.idle();
+    const hold = stop();
+    console.log(`      the export worker on ${id}: the event loop held at most ${hold.maxWallGapMs.toFixed(1)} ms (${hold.maxCpuGapMs.toFixed(1)} ms of CPU)`);
+    const { body } = await request("GET", path);
+    assert.notEqual(body.status, "preparing", JSON.stringify(body));
+  };
+
+  before(async () => {
+    service = await startTestService({ rateLimits: { general: { perS: 100_000, burst: 100_000 }, submit: { perS: 100_000, burst: 100_000 } } });
+    await seedLargeRun(service.coordinator.db, LARGE, EPISODES);
+  });
+  after(async () => {
+    await service?.stop();
+  });
+
+  it("POST /v1/runs/{run_id}/export and /v1/calibration/exports answer 202 with the run's counts, then DELETE /v1/data/{run_id} purges it, then an export is refused 410", async () => {
+    const ran = EPISODES - Math.floor(EPISODES / 97);
+    const bundle = await measured("export mcap-bundle", "POST", `/v1/runs/${LARGE}/export`, { format: "mcap-bundle" });
+    assert.equal(bundle.status, 202, JSON.stringify(bundle.body));
+    assert.deepEqual(bundle.body.progress, { episodes_done: 0, episodes_total: ran });
+    assert.deepEqual(bundle.body.episodes, { included: ran, excluded: {}, train_on_failures: false });
+    await settled(bundle.body.id as string);
+    const lerobot = await measured("export lerobot", "POST", `/v1/runs/${LARGE}/export`, { format: "lerobot" });
+    assert.equal(lerobot.status, 202, JSON.stringify(lerobot.body));
+    let failures = 0, intervened = 0;
+    for (let i = 0; i < EPISODES; i++) {
+      if (i % 97 === 96) continue;
+      if (i % 3 === 0) failures++;
+      else if (i % 11 === 0) intervened++;
+    }
+    assert.deepEqual(lerobot.body.episodes, { included: ran - failures - intervened, excluded: { failure: failures, intervened }, train_on_failures: false });
+    await settled(lerobot.body.id as string);
+    const calibration = await measured("calibration export", "POST", "/v1/calibration/exports", {
+      runs: [LARGE], licensee: { name: "SimCo Robotics GmbH", contact: "validation@simco.example" }, purpose: "validate the contact model",
+    });
+    assert.equal(calibration.status, 202, JSON.stringify(calibration.body));
+    assert.equal(calibration.body.object, "calibration_export");
+    await settled(calibration.body.id as string, `/v1/calibration/exports/${calibration.body.id as string}`);
+
+    const purge = await measured("purge", "DELETE", `/v1/data/${LARGE}`);
+    assert.equal(purge.status, 200, JSON.stringify(purge.body));
+    assert.equal(purge.body.object, "purge_receipt");
+    const refused = await measured("export after the purge", "POST", `/v1/runs/${LARGE}/export`, { format: "mcap-bundle" });
+    assert.equal(refused.status, 410, JSON.stringify(refused.body));
+    const files = ran * 4;
+    assert.equal((refused.body.error as { message: string }).message,
+      `run ${LARGE}'s recordings were purged or are past its data.retention ("30d"): ${files} of ${files} files are gone, so it can no longer be exported`);
+  });
+});
