@@ -59,7 +59,10 @@ export async function purgeRunArtifacts(
     const files = await transact(db, async (tx) => {
       await lockRun(tx, run.id);
       const rows = await listUnpurgedArtifactsOfRun(tx, run.id);
-      const chosen = rows.filter((r) => only.some((o) => o.episode_id === r.episode_id && o.kind === r.kind));
+      // A set, not a search of `only` per row: a run whose files all expire together (40,000 of a 10,000-episode
+      // run) would otherwise compare every row with every file.
+      const wanted = new Set(only.map((o) => `${o.episode_id}\n${o.kind}`));
+      const chosen = rows.filter((r) => wanted.has(`${r.episode_id}\n${r.kind}`));
       for (const row of chosen) await markArtifactPurged(tx, row.episode_id, row.kind);
       await insertPurge(tx, receipt);
       return chosen;
