@@ -77,16 +77,22 @@ describe("recordings that do not come", function () {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
   });
 
-  it("an upload over a path that stops forwarding ends at its deadlines, and continues from the coordinator's offset once the path recovers", async () => {
-    const service = await startTestService({});
+  /** A coordinator, a scripted so101-b connected to it with a cell folder of its own, and a 1-episode run submitted. */
+  async function serviceWithRun(options: Parameters<typeof startTestService>[0], dirPrefix: string) {
+    const service = await startTestService(options);
     cleanups.push(() => service.stop());
-    const cellDir = mkdtempSync(join(tmpdir(), "assay-stall-cell-"));
+    const cellDir = mkdtempSync(join(tmpdir(), dirPrefix));
     cleanups.push(() => rmSync(cellDir, { recursive: true, force: true }));
     const token = await service.coordinator.enrollCell("so101-b", "so101");
     const cell = new ScriptedAgent(service.coordinator.grpcAddress, token, "so101-b");
     cleanups.push(() => cell.close());
     await cell.connect();
     const created = (await (await service.api("/v1/runs", { method: "POST", json: { ...README_RUN_BODY, robot: "so101@3.11", episodes: 1 } })).json()) as Json;
+    return { service, cellDir, cell, created };
+  }
+
+  it("an upload over a path that stops forwarding ends at its deadlines, and continues from the coordinator's offset once the path recovers", async () => {
+    const { service, cellDir, cell, created } = await serviceWithRun({}, "assay-stall-cell-");
     const assign = await cell.next((m) => m.assignEpisode);
     const mcapBytes = randomBytes(12 * 1024 * 1024 + 5);
     const { outbox, queued } = await outboxWith(cellDir, [{ episodeId: assign.episodeId, kind: "mcap", bytes: mcapBytes }]);
@@ -256,15 +262,7 @@ describe("recordings that do not come", function () {
     assert.equal(((await (await service.api(`/v1/runs/${created.id}`)).json()) as Json).status, "completed", "the run stays completed");
   });
   it("the account's admin stops the wait: the run completes now without the recordings; nobody else can, and no other run", async () => {
-    const service = await startTestService({ recordingWaitMs: HOUR_MS, runCompletionSweepMs: 100 });
-    cleanups.push(() => service.stop());
-    const cellDir = mkdtempSync(join(tmpdir(), "assay-stop-wait-cell-"));
-    cleanups.push(() => rmSync(cellDir, { recursive: true, force: true }));
-    const token = await service.coordinator.enrollCell("so101-b", "so101");
-    const cell = new ScriptedAgent(service.coordinator.grpcAddress, token, "so101-b");
-    cleanups.push(() => cell.close());
-    await cell.connect();
-    const created = (await (await service.api("/v1/runs", { method: "POST", json: { ...README_RUN_BODY, robot: "so101@3.11", episodes: 1 } })).json()) as Json;
+    const { service, cellDir, cell, created } = await serviceWithRun({ recordingWaitMs: HOUR_MS, runCompletionSweepMs: 100 }, "assay-stop-wait-cell-");
     const path = `/v1/runs/${created.id}/complete-without-recordings`;
     const error = async (res: Response, status: number) => {
       assert.equal(res.status, status);

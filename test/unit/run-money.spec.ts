@@ -18,6 +18,7 @@ import type { Db } from "../../coordinator/store/database.js";
 import { listEpisodeRecords } from "../../coordinator/store/episodes-repo.js";
 import * as runsRepo from "../../coordinator/store/runs-repo.js";
 import { STORE_ENGINES, openTestDatabase } from "../support/test-database.js";
+import { mulberry32 } from "../../protocol/prng.js";
 
 const pins = loadFirmwarePins();
 const PLAN = { model: "so101", firmware: "3.11", environment: "tabletop@1", seed: 1, control_rate_hz: 30, max_duration_s: 20 };
@@ -25,17 +26,8 @@ const SO101 = { key: "so101@3.11/tabletop@1", robot: "so101@3.11", model: "so101
 const FR3 = { key: "fr3@5.9.0/tabletop@1", robot: "fr3@5.9.0", model: "fr3", firmware: "5.9.0", environment: "tabletop@1", task: "pick-cube@v1", policy: {} };
 const STATUSES = ["pending", "assigned", "running", "done", "done", "done", "cancelled", "unlabelled"] as const;
 
-/** Mulberry32: a seeded draw in [0, 1). */
-function draws(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** A seeded draw in [0, 1) (the contract's mulberry32). */
+const draws = mulberry32;
 
 /** The bounds hold the exact cost and are it when equal; the estimates are the exact ones. */
 function assertBounds(bounds: Awaited<ReturnType<typeof readRunMoney>>, expected: RunMoneyRead, what: string): void {
