@@ -64,6 +64,22 @@ export function screenPolygon(capacity = 24): ScreenPolygon {
   };
 }
 
+/** A frame and a polygon for one renderer, and the fill that draws the polygon into the frame. */
+export interface PolygonFiller {
+  readonly frame: FrameBuffer;
+  readonly poly: ScreenPolygon;
+  fill(): void;
+}
+
+/** The JavaScript filler (fillPolygon): the reference the WebAssembly kernel (polygon-fill-wasm.ts) is held to. */
+export function javascriptPolygonFiller(width: number, height: number, capacity = 24): PolygonFiller {
+  const frame: FrameBuffer = {
+    width, height, colour: new Uint8ClampedArray(width * height * 3), nearness: new Float32Array(width * height), drawnRows: { first: height, last: -1 },
+  };
+  const poly = screenPolygon(capacity);
+  return { frame, poly, fill: () => fillPolygon(frame, poly) };
+}
+
 /** Fills a convex polygon where it is at least as near as what the frame already shows. */
 export function fillPolygon(frame: FrameBuffer, poly: ScreenPolygon): void {
   const { xs, ys, qs, fs, count: n } = poly;

@@ -11,7 +11,8 @@ import type { ToolPose } from "../world/kinematics.js";
 import type { SimObject } from "../world/objects.js";
 import { cameraModel, cameraSize, type CameraModel, type RenderedImage } from "./cameras.js";
 import { falloffAt, lightingPreset, shadeOf, tintedPreset, type LightingPreset } from "./lighting.js";
-import { fillPolygon, NOISE_MASK, screenPolygon, type FrameBuffer, type ScreenPolygon } from "./polygon-fill.js";
+import { javascriptPolygonFiller, NOISE_MASK, type PolygonFiller } from "./polygon-fill.js";
+import { WASM_POLYGON_CAPACITY, wasmPolygonFiller } from "./polygon-fill-wasm.js";
 import { armFaces } from "./robot-geometry.js";
 import { objectFaces, staticFaces } from "./scene-geometry.js";
 import type { Face } from "./solids.js";
@@ -31,7 +32,7 @@ export interface RenderScene {
 /** Noisy copies of a fixed camera's static scene; a frame starts from one chosen by its seed. */
 const BACKGROUND_VARIANTS = 4;
 const STATIC_FACES = staticFaces();
-const MAX_VERTICES = 24;
+const MAX_VERTICES = WASM_POLYGON_CAPACITY;
 
 /** Scratch space for one face's vertices in camera coordinates, before and after clipping. */
 class ClipBuffers {
@@ -65,7 +66,7 @@ function clipNear(src: Float64Array[], n: number, dst: Float64Array[], near: num
  * buffers and the screen polygon in place; a face's colour is material x the preset's gains x shadeOf(normal),
  * before each vertex's falloff.
  */
-function drawFace(frame: FrameBuffer, model: CameraModel, light: LightingPreset, face: Face, poly: ScreenPolygon, clip: ClipBuffers): void {
+function drawFace(filler: PolygonFiller, model: CameraModel, light: LightingPreset, face: Face, clip: ClipBuffers): void {
   const points = face.points;
   if (!model.sees(points[0], face.normal)) return;
   const n = Math.min(points.length, MAX_VERTICES);
@@ -86,6 +87,7 @@ function drawFace(frame: FrameBuffer, model: CameraModel, light: LightingPreset,
   }
   if (count < 3) return;
   const [cxs, cys, czs, cfs] = src;
+  const poly = filler.poly;
   const { xs, ys, qs, fs } = poly;
   for (let i = 0; i < count; i++) {
     model.projectInto(cxs[i], cys[i], czs[i], xs, ys, qs, i);
@@ -97,25 +99,41 @@ function drawFace(frame: FrameBuffer, model: CameraModel, light: LightingPreset,
   poly.red = colour[0] * light.gain[0] * shade;
   poly.green = colour[1] * light.gain[1] * shade;
   poly.blue = colour[2] * light.gain[2] * shade;
-  fillPolygon(frame, poly);
+  filler.fill();
 }
+
+/** Which polygon fill draws: the WebAssembly kernel (where it runs) or the JavaScript reference; the bytes are the same. */
+export type PolygonFill = "wasm" | "javascript";
 
 /** Renders one named camera of a cell, keeping what can be reused between its frames. */
 export class CameraRenderer {
   readonly width: number;
   readonly height: number;
   private readonly nearness: Float32Array;
-  private readonly poly = screenPolygon(MAX_VERTICES);
+  /** The frame being drawn (colour and nearness) and the polygon being filled: the kernel's memory. */
+  private readonly filler: PolygonFiller;
+  /** The frame's colour as plain bytes, to copy out. */
+  private readonly colourBytes: Uint8Array;
   private readonly clip = new ClipBuffers();
   private fixedModel: CameraModel | undefined;
   private background: { lighting: string; variants: Uint8ClampedArray[]; nearness: Float32Array } | undefined;
   /** Rows of `nearness` that differ from the background's since the last frame (fixed cameras). */
   private nearnessDirty: { background: CameraRenderer["background"]; first: number; last: number } | undefined;
 
-  /** `cell`: this cell's top camera mount offset and colour gains (cell-variation.ts; default none). */
-  constructor(readonly name: string, private readonly cell: { topMountOffsetM?: readonly [number, number]; colourGain?: readonly [number, number, number] } = {}) {
+  /**
+   * `cell`: this cell's top camera mount offset and colour gains (cell-variation.ts; default none).
+   * `fill`: "wasm" (default; the JavaScript reference where WebAssembly does not run) or "javascript".
+   */
+  constructor(
+    readonly name: string,
+    private readonly cell: { topMountOffsetM?: readonly [number, number]; colourGain?: readonly [number, number, number] } = {},
+    fill: PolygonFill = "wasm",
+  ) {
     ({ width: this.width, height: this.height } = cameraSize(name));
-    this.nearness = new Float32Array(this.width * this.height);
+    this.filler = (fill === "wasm" ? wasmPolygonFiller(this.width, this.height) : null) ?? javascriptPolygonFiller(this.width, this.height, MAX_VERTICES);
+    this.nearness = this.filler.frame.nearness;
+    const { colour } = this.filler.frame;
+    this.colourBytes = new Uint8Array(colour.buffer, colour.byteOffset, colour.length);
   }
 
   /**
@@ -130,10 +148,7 @@ export class CameraRenderer {
     const size = this.width * this.height * 3;
     if (target && target.length !== size) throw new Error(`a ${this.name} frame needs a ${size}-byte buffer (${this.width}x${this.height} RGB24); got ${target.length} bytes`);
     const bytes = target ?? Buffer.allocUnsafe(size);
-    const frame: FrameBuffer = {
-      width: this.width, height: this.height, colour: new Uint8ClampedArray(bytes.buffer, bytes.byteOffset, bytes.length), nearness: this.nearness,
-      drawnRows: { first: this.height, last: -1 },
-    };
+    const frame = this.filler.frame;
     const seed = scene.noiseSeed >>> 0;
     let background: CameraRenderer["background"];
     if (model.fixed) {
@@ -143,12 +158,16 @@ export class CameraRenderer {
     } else {
       frame.colour.fill(0);
       frame.nearness.fill(-Infinity);
-      this.drawAll(frame, model, light, STATIC_FACES, seed);
     }
-    this.drawAll(frame, model, light, objectFaces(scene.objects), seed);
-    this.drawAll(frame, model, light, armFaces(scene.arm, scene.opening), seed);
+    frame.drawnRows.first = this.height;
+    frame.drawnRows.last = -1;
+    if (!model.fixed) this.drawAll(model, light, STATIC_FACES, seed);
+    this.drawAll(model, light, objectFaces(scene.objects), seed);
+    this.drawAll(model, light, armFaces(scene.arm, scene.opening), seed);
     this.nearnessDirty = background ? { background, first: frame.drawnRows.first, last: frame.drawnRows.last } : undefined;
-    return { width: this.width, height: this.height, rgb: new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.length) };
+    const rgb = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.length);
+    rgb.set(this.colourBytes);
+    return { width: this.width, height: this.height, rgb };
   }
 
   /** Puts the background's nearness back: only the rows the last frame drew into when it was over the same background. */
@@ -164,19 +183,20 @@ export class CameraRenderer {
     this.nearness.set(background.nearness.subarray(start, end), start);
   }
 
-  private drawAll(frame: FrameBuffer, model: CameraModel, light: LightingPreset, faces: readonly Face[], seed: number): void {
-    this.poly.noiseOffset = (seed >>> 7) & NOISE_MASK;
-    for (const face of faces) drawFace(frame, model, light, face, this.poly, this.clip);
+  private drawAll(model: CameraModel, light: LightingPreset, faces: readonly Face[], seed: number): void {
+    this.filler.poly.noiseOffset = (seed >>> 7) & NOISE_MASK;
+    for (const face of faces) drawFace(this.filler, model, light, face, this.clip);
   }
 
   private backgroundFor(model: CameraModel, lighting: string, light: LightingPreset): NonNullable<CameraRenderer["background"]> {
     if (this.background?.lighting === lighting) return this.background;
     const variants: Uint8ClampedArray[] = [];
     for (let k = 0; k < BACKGROUND_VARIANTS; k++) {
-      const frame: FrameBuffer = { width: this.width, height: this.height, colour: new Uint8ClampedArray(this.width * this.height * 3), nearness: this.nearness, drawnRows: { first: this.height, last: -1 } };
+      const frame = this.filler.frame;
+      frame.colour.fill(0);
       frame.nearness.fill(-Infinity);
-      this.drawAll(frame, model, light, STATIC_FACES, k * 7919 * 131);
-      variants.push(frame.colour);
+      this.drawAll(model, light, STATIC_FACES, k * 7919 * 131);
+      variants.push(frame.colour.slice());
     }
     this.background = { lighting, variants, nearness: this.nearness.slice() };
     this.nearnessDirty = undefined;
