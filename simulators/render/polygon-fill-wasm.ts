@@ -15,7 +15,7 @@
  * polygon a renderer sees are views of it (the memory never grows, so the views stay valid).
  */
 import { NOISE_MASK, PIXEL_NOISE, type FrameBuffer, type PolygonFiller, type ScreenPolygon } from "./polygon-fill.js";
-import { f64, get, i32, i32TruncSatF64U, mem, moduleBytes, op, set, tee, type, VOID, type Code } from "./wasm-encoding.js";
+import { f64, get, i32, i32TruncSatF64U, mem, moduleBytes, op, set, simd, tee, type, v, VOID, type Code } from "./wasm-encoding.js";
 
 /** Vertices a polygon may have (clipping adds at most one per plane). */
 export const WASM_POLYGON_CAPACITY = 24;
@@ -38,6 +38,8 @@ const locals = {
   d1: type.f64, d2: type.f64, qx: type.f64, qy: type.f64, fx: type.f64, fy: type.f64, rowFirstF: type.f64, rowLastF: type.f64,
   y: type.f64, left: type.f64, right: type.f64, yi: type.f64, yj: type.f64, xi: type.f64, xa: type.f64, xb: type.f64,
   colFirst: type.f64, colLast: type.f64, dy: type.f64, q: type.f64, f: type.f64,
+  /** The SIMD kernel's (red, green) pair: declared last, only in that kernel. */
+  redGreen: type.v128,
 } as const;
 const names = [...Object.keys(params), ...Object.keys(locals)] as Array<keyof typeof params | keyof typeof locals>;
 /** Local index of each parameter and local by name. */
@@ -131,7 +133,16 @@ function rowEnds(): Code {
 }
 
 /** The pixels of one row's span colFirst..colLast that pass the nearness test. */
-function span(): Code {
+function span(withSimd: boolean): Code {
+  /** Red and green at once: two float64 lanes through the same steps, the two bytes stored together. */
+  const redGreen: Code = [
+    ...get(L.cp),
+    ...get(L.redGreen), ...get(L.f), ...v(simd.f64x2Splat), ...v(simd.f64x2Mul),
+    ...get(L.k), ...v(simd.load64Zero, ...mem(2)), ...v(simd.f64x2PromoteLowF32x4), ...v(simd.f64x2Add),
+    ...v(simd.const, ...f64(255).slice(1), ...f64(255).slice(1)), ...v(simd.f64x2Min), ...v(simd.f64x2Nearest), ...v(simd.i32x4TruncSatF64x2UZero),
+    ...v(simd.const, 0, 4, ...new Array(14).fill(0x80)), ...v(simd.swizzle),
+    ...v(simd.store16Lane, ...mem(0), 0),
+  ];
   const channel = (gain: number, index: number): Code => [
     ...get(L.cp), ...get(gain), ...get(L.f), op.f64Mul, ...get(L.k), op.f32Load, ...mem(2, 4 * index), op.f64PromoteF32, op.f64Add,
     ...clampedByte, op.i32Store8, ...mem(0, index),
@@ -154,7 +165,7 @@ function span(): Code {
     ...ifThen([...get(L.q), ...get(L.np), op.f32Load, ...mem(2), op.f64PromoteF32, op.f64Lt, 0x45 /* i32.eqz */], [
       ...get(L.np), ...get(L.q), op.f32DemoteF64, op.f32Store, ...mem(2),
       ...get(L.ci), ...get(L.noiseOffset), op.i32Add, ...i32(NOISE_MASK), op.i32And, ...i32(2), op.i32Shl, ...set(L.k),
-      ...channel(L.red, 0), ...channel(L.green, 1), ...channel(L.blue, 2),
+      ...(withSimd ? redGreen : [...channel(L.red, 0), ...channel(L.green, 1)]), ...channel(L.blue, 2),
     ]),
     ...get(L.q), ...get(L.qx), op.f64Add, ...set(L.q),
     ...get(L.f), ...get(L.fx), op.f64Add, ...set(L.f),
@@ -164,8 +175,9 @@ function span(): Code {
   ];
 }
 
-function fillBody(): Code {
+function fillBody(withSimd: boolean): Code {
   return [
+    ...(withSimd ? [...get(L.red), ...v(simd.f64x2Splat), ...get(L.green), ...v(simd.f64x2ReplaceLane, 1), ...set(L.redGreen)] : []),
     ...get(L.width), op.f64ConvertI32S, ...set(L.widthF), ...get(L.height), op.f64ConvertI32S, ...set(L.heightF),
     ...ifThen([...get(L.n), ...i32(3), op.i32LtS], returnNothing),
     ...boundingBox(),
@@ -181,7 +193,7 @@ function fillBody(): Code {
       // columns: max(0, ceil(left - 0.5)) .. min(width - 1, ceil(right - 0.5) - 1); none when either is NaN
       ...f64(0), ...get(L.left), ...f64(0.5), op.f64Sub, op.f64Ceil, op.f64Max, ...set(L.colFirst),
       ...get(L.widthF), ...f64(1), op.f64Sub, ...get(L.right), ...f64(0.5), op.f64Sub, op.f64Ceil, ...f64(1), op.f64Sub, op.f64Min, ...set(L.colLast),
-      ...ifThen([...get(L.colFirst), ...get(L.colLast), op.f64Le], span()),
+      ...ifThen([...get(L.colFirst), ...get(L.colLast), op.f64Le], span(withSimd)),
       ...bump(L.row, 1),
     ]),
     // The rows drawn, first << 16 | last.
@@ -189,28 +201,38 @@ function fillBody(): Code {
   ];
 }
 
-let compiled: WebAssembly.Module | null | undefined;
+/** The compiled kernels, SIMD (true) and scalar (false): compiled once per process, null where one does not validate. */
+const compiled = new Map<boolean, WebAssembly.Module | null>();
 
-/** The kernel's module, compiled once per process (about a millisecond); null where it does not validate. */
-function kernelModule(): WebAssembly.Module | null {
-  if (compiled === undefined) {
-    const bytes = moduleBytes({ exportName: "fill", params: Object.values(params), result: type.i32, locals: Object.values(locals), body: fillBody() });
-    compiled = WebAssembly.validate(bytes) ? new WebAssembly.Module(bytes) : null;
+/** The kernel's module bytes, with or without SIMD (red and green together). */
+export function kernelBytes(withSimd: boolean): Uint8Array<ArrayBuffer> {
+  const localTypes = Object.values(locals);
+  return moduleBytes({ exportName: "fill", params: Object.values(params), result: type.i32, locals: withSimd ? localTypes : localTypes.slice(0, -1), body: fillBody(withSimd) });
+}
+
+/** One kernel's module (about 0.2 ms to compile). */
+function kernelModule(withSimd: boolean): WebAssembly.Module | null {
+  let module = compiled.get(withSimd);
+  if (module === undefined) {
+    const bytes = kernelBytes(withSimd);
+    module = WebAssembly.validate(bytes) ? new WebAssembly.Module(bytes) : null;
+    compiled.set(withSimd, module);
   }
-  return compiled;
+  return module;
 }
 
 /**
- * The WebAssembly filler for frames of `width` x `height`, or null when the kernel cannot run here
- * (the renderer then uses fillPolygon).
+ * The WebAssembly filler for frames of `width` x `height`: the SIMD kernel (`kernel` "simd", where
+ * WebAssembly SIMD runs, else the scalar one) or the scalar one; null when none runs here (the
+ * renderer then uses fillPolygon).
  */
-export function wasmPolygonFiller(width: number, height: number): PolygonFiller | null {
-  const module = kernelModule();
+export function wasmPolygonFiller(width: number, height: number, kernel: "simd" | "scalar" = "simd"): PolygonFiller | null {
+  const module = (kernel === "simd" ? kernelModule(true) : null) ?? kernelModule(false);
   if (!module) return null;
   const colourAt = NEARNESS + width * height * 4;
   const memory = new WebAssembly.Memory({ initial: Math.ceil((colourAt + width * height * 3) / PAGE_BYTES) });
   const instance = new WebAssembly.Instance(module, { env: { memory } });
-  const kernel = instance.exports.fill as (n: number, red: number, green: number, blue: number, noiseOffset: number, width: number, height: number, colour: number) => number;
+  const fillExport = instance.exports.fill as (n: number, red: number, green: number, blue: number, noiseOffset: number, width: number, height: number, colour: number) => number;
   new Float32Array(memory.buffer, 0, PIXEL_NOISE.length).set(PIXEL_NOISE);
   const vertices = (at: number) => new Float64Array(memory.buffer, at, WASM_POLYGON_CAPACITY);
   const poly: ScreenPolygon = { xs: vertices(XS), ys: vertices(YS), qs: vertices(QS), fs: vertices(FS), count: 0, red: 0, green: 0, blue: 0, noiseOffset: 0 };
@@ -223,7 +245,7 @@ export function wasmPolygonFiller(width: number, height: number): PolygonFiller 
   return {
     frame, poly,
     fill(): void {
-      const rows = kernel(poly.count, poly.red, poly.green, poly.blue, poly.noiseOffset, width, height, colourAt);
+      const rows = fillExport(poly.count, poly.red, poly.green, poly.blue, poly.noiseOffset, width, height, colourAt);
       if (rows < 0) return;
       const first = rows >>> 16, last = rows & 0xffff;
       const drawn = frame.drawnRows;

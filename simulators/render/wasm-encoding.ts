@@ -8,7 +8,7 @@
 /** The bytes of one instruction sequence. */
 export type Code = number[];
 
-export const type = { i32: 0x7f, f64: 0x7c } as const;
+export const type = { i32: 0x7f, f64: 0x7c, v128: 0x7b } as const;
 export type ValueType = (typeof type)[keyof typeof type];
 
 /** Opcodes (single byte) used by the kernel. */
@@ -30,6 +30,15 @@ export const VOID = 0x40;
 
 /** `i32.trunc_sat_f64_u`: NaN and negatives to 0, large values to 2^32 - 1 (never traps). */
 export const i32TruncSatF64U: Code = [0xfc, 0x03];
+
+/** SIMD instructions (prefix 0xfd): their numbers. */
+export const simd = {
+  const: 0x0c, swizzle: 0x0e, f64x2Splat: 0x14, f64x2ReplaceLane: 0x22, store16Lane: 0x59, load64Zero: 0x5d, f64x2PromoteLowF32x4: 0x5f,
+  f64x2Nearest: 0x94, f64x2Add: 0xf0, f64x2Mul: 0xf2, f64x2Min: 0xf4, i32x4TruncSatF64x2UZero: 0xfd,
+} as const;
+
+/** A SIMD instruction with its immediates. */
+export const v = (instruction: number, ...immediates: number[]): Code => [0xfd, ...uleb(instruction), ...immediates];
 
 export function uleb(value: number): Code {
   const bytes: Code = [];

@@ -12,7 +12,7 @@ import { createHash } from "node:crypto";
 import { mulberry32, type Uniform } from "../../protocol/prng.js";
 import { LIGHTING_PRESETS } from "../../simulators/render/lighting.js";
 import { javascriptPolygonFiller, PIXEL_NOISE, type PolygonFiller } from "../../simulators/render/polygon-fill.js";
-import { WASM_POLYGON_CAPACITY, wasmPolygonFiller } from "../../simulators/render/polygon-fill-wasm.js";
+import { kernelBytes, WASM_POLYGON_CAPACITY, wasmPolygonFiller } from "../../simulators/render/polygon-fill-wasm.js";
 import { CameraRenderer, type RenderScene } from "../../simulators/render/rasterizer.js";
 import { forwardKinematics, inverseKinematics } from "../../simulators/world/kinematics.js";
 import { makeObject, type SimObject } from "../../simulators/world/objects.js";
@@ -48,8 +48,8 @@ function randomScene(rand: Uniform): RenderScene {
 }
 
 /** Both fillers of one size, fed the same polygons. */
-function fillerPair(width: number, height: number): [PolygonFiller, PolygonFiller] {
-  const wasm = wasmPolygonFiller(width, height);
+function fillerPair(width: number, height: number, kernel: "simd" | "scalar"): [PolygonFiller, PolygonFiller] {
+  const wasm = wasmPolygonFiller(width, height, kernel);
   assert.ok(wasm, "the WebAssembly kernel validates and instantiates on this Node");
   const js = javascriptPolygonFiller(width, height, WASM_POLYGON_CAPACITY);
   for (const { frame } of [wasm, js]) {
@@ -101,9 +101,10 @@ describe("the rasterizer's WebAssembly polygon fill against the JavaScript refer
     }
   });
 
-  it("random polygons, anywhere on and off a frame, at any depth and colour, fill the same pixels, nearness and rows", () => {
+  for (const kernel of ["simd", "scalar"] as const) {
+  it(`${kernel} kernel: random polygons, anywhere on and off a frame, at any depth and colour, fill the same pixels, nearness and rows`, () => {
     const rand = mulberry32(7);
-    const pair = fillerPair(97, 61);
+    const pair = fillerPair(97, 61, kernel);
     for (let k = 0; k < 3000; k++) {
       const count = Math.floor(rand() * 9);
       const scale = rand() < 0.3 ? 2 : rand() < 0.5 ? 0.05 : 1.3;
@@ -118,8 +119,8 @@ describe("the rasterizer's WebAssembly polygon fill against the JavaScript refer
     assertSameFrames(pair, "random polygons");
   });
 
-  it("edge cases: edge-on, degenerate, sub-pixel, off-screen, depth ties, out-of-range and NaN colours, exact halves", () => {
-    const pair = fillerPair(64, 48);
+  it(`${kernel} kernel: edge cases: edge-on, degenerate, sub-pixel, off-screen, depth ties, out-of-range and NaN colours, exact halves`, () => {
+    const pair = fillerPair(64, 48, kernel);
     const quad = (x0: number, y0: number, x1: number, y1: number, q: number, f: number) => [[x0, y0, q, f], [x1, y0, q, f], [x1, y1, q, f], [x0, y1, q, f]];
     const cases: Array<[string, number[][], [number, number, number]]> = [
       ["whole frame", quad(-1, -1, 65, 49, 0, 1), [120, 60, 30]],
@@ -147,5 +148,10 @@ describe("the rasterizer's WebAssembly polygon fill against the JavaScript refer
       assertSameFrames(pair, what);
     }
     assert.ok(PIXEL_NOISE.includes(3.5) && PIXEL_NOISE.includes(-3.5), "the noise table has the halves the cases rely on");
+  });
+  }
+
+  it("the SIMD kernel validates on this Node (the renderer's default), as does the scalar one", () => {
+    assert.ok(WebAssembly.validate(kernelBytes(true)) && WebAssembly.validate(kernelBytes(false)));
   });
 });
