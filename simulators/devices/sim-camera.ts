@@ -44,7 +44,8 @@ export class SimCamera implements Camera {
     const { topCameraOffsetM, colourGain } = world.variation;
     this.calibration = simCameraCalibration(name, topCameraOffsetM);
     this.renderer = new CameraRenderer(name, { topMountOffsetM: topCameraOffsetM, colourGain });
-    this.encodeBuffer = new Uint8Array(this.renderer.width * this.renderer.height * 3);
+    // The renderer's own buffer: a capture draws there in place (no copy of the frame).
+    this.encodeBuffer = this.renderer.ownBuffer();
     this.jpegScratch = new Uint8Array(jpegScratchSize(this.renderer.width, this.renderer.height));
   }
 

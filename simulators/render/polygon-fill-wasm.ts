@@ -12,7 +12,8 @@
  *
  * The module is assembled here from its instructions (wasm-encoding.ts). Each filler owns its
  * memory: the noise table, one polygon's vertices, the frame's nearness and colour; the frame and
- * polygon a renderer sees are views of it (the memory never grows, so the views stay valid).
+ * polygon a renderer sees are views of it (the memory never grows, so the views stay valid), and
+ * so is the colour buffer a renderer lends its camera (no copy of the frame out of the memory).
  */
 import { NOISE_MASK, PIXEL_NOISE, type FrameBuffer, type PolygonFiller, type ScreenPolygon } from "./polygon-fill.js";
 import { f64, get, i32, i32TruncSatF64U, mem, moduleBytes, op, set, simd, tee, type, v, VOID, type Code } from "./wasm-encoding.js";
@@ -20,7 +21,7 @@ import { f64, get, i32, i32TruncSatF64U, mem, moduleBytes, op, set, simd, tee, t
 /** Vertices a polygon may have (clipping adds at most one per plane). */
 export const WASM_POLYGON_CAPACITY = 24;
 
-// Memory layout: the noise table at 0, then the polygon's four vertex arrays, then nearness, then colour.
+// Memory layout: the noise table at 0, then the polygon's four vertex arrays, then nearness, then two colour buffers.
 const NOISE_BYTES = PIXEL_NOISE.length * 4;
 const VERTICES = Math.ceil(NOISE_BYTES / 64) * 64;
 const XS = VERTICES;
@@ -229,21 +230,23 @@ function kernelModule(withSimd: boolean): WebAssembly.Module | null {
 export function wasmPolygonFiller(width: number, height: number, kernel: "simd" | "scalar" = "simd"): PolygonFiller | null {
   const module = (kernel === "simd" ? kernelModule(true) : null) ?? kernelModule(false);
   if (!module) return null;
-  const colourAt = NEARNESS + width * height * 4;
-  const memory = new WebAssembly.Memory({ initial: Math.ceil((colourAt + width * height * 3) / PAGE_BYTES) });
+  const colourBytes = width * height * 3;
+  const colourAts = [NEARNESS + width * height * 4, NEARNESS + width * height * 4 + colourBytes] as const;
+  const memory = new WebAssembly.Memory({ initial: Math.ceil((colourAts[1] + colourBytes) / PAGE_BYTES) });
   const instance = new WebAssembly.Instance(module, { env: { memory } });
   const fillExport = instance.exports.fill as (n: number, red: number, green: number, blue: number, noiseOffset: number, width: number, height: number, colour: number) => number;
   new Float32Array(memory.buffer, 0, PIXEL_NOISE.length).set(PIXEL_NOISE);
   const vertices = (at: number) => new Float64Array(memory.buffer, at, WASM_POLYGON_CAPACITY);
   const poly: ScreenPolygon = { xs: vertices(XS), ys: vertices(YS), qs: vertices(QS), fs: vertices(FS), count: 0, red: 0, green: 0, blue: 0, noiseOffset: 0 };
-  const frame: FrameBuffer = {
-    width, height,
-    colour: new Uint8ClampedArray(memory.buffer, colourAt, width * height * 3),
-    nearness: new Float32Array(memory.buffer, NEARNESS, width * height),
-    drawnRows: { first: height, last: -1 },
-  };
+  const colourBuffers = [new Uint8ClampedArray(memory.buffer, colourAts[0], colourBytes), new Uint8ClampedArray(memory.buffer, colourAts[1], colourBytes)] as const;
+  const frame: FrameBuffer = { width, height, colour: colourBuffers[0], nearness: new Float32Array(memory.buffer, NEARNESS, width * height), drawnRows: { first: height, last: -1 } };
+  let colourAt: number = colourAts[0];
   return {
-    frame, poly,
+    frame, poly, colourBuffers,
+    drawInto(buffer: 0 | 1): void {
+      frame.colour = colourBuffers[buffer];
+      colourAt = colourAts[buffer];
+    },
     fill(): void {
       const rows = fillExport(poly.count, poly.red, poly.green, poly.blue, poly.noiseOffset, width, height, colourAt);
       if (rows < 0) return;

@@ -64,20 +64,29 @@ export function screenPolygon(capacity = 24): ScreenPolygon {
   };
 }
 
-/** A frame and a polygon for one renderer, and the fill that draws the polygon into the frame. */
+/**
+ * A frame and a polygon for one renderer, and the fill that draws the polygon into the frame. The
+ * frame's colour is one of two buffers: `drawInto(0)` (the one a renderer lends to its camera) or
+ * `drawInto(1)` (for pictures that go elsewhere).
+ */
 export interface PolygonFiller {
   readonly frame: FrameBuffer;
   readonly poly: ScreenPolygon;
+  readonly colourBuffers: readonly [Uint8ClampedArray, Uint8ClampedArray];
+  drawInto(buffer: 0 | 1): void;
   fill(): void;
 }
 
 /** The JavaScript filler (fillPolygon): the reference the WebAssembly kernel (polygon-fill-wasm.ts) is held to. */
 export function javascriptPolygonFiller(width: number, height: number, capacity = 24): PolygonFiller {
-  const frame: FrameBuffer = {
-    width, height, colour: new Uint8ClampedArray(width * height * 3), nearness: new Float32Array(width * height), drawnRows: { first: height, last: -1 },
-  };
+  const colourBuffers = [new Uint8ClampedArray(width * height * 3), new Uint8ClampedArray(width * height * 3)] as const;
+  const frame: FrameBuffer = { width, height, colour: colourBuffers[0], nearness: new Float32Array(width * height), drawnRows: { first: height, last: -1 } };
   const poly = screenPolygon(capacity);
-  return { frame, poly, fill: () => fillPolygon(frame, poly) };
+  return {
+    frame, poly, colourBuffers,
+    drawInto: (buffer) => void (frame.colour = colourBuffers[buffer]),
+    fill: () => fillPolygon(frame, poly),
+  };
 }
 
 /** Fills a convex polygon where it is at least as near as what the frame already shows. */

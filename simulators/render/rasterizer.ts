@@ -112,8 +112,8 @@ export class CameraRenderer {
   private readonly nearness: Float32Array;
   /** The frame being drawn (colour and nearness) and the polygon being filled: the kernel's memory. */
   private readonly filler: PolygonFiller;
-  /** The frame's colour as plain bytes, to copy out. */
-  private readonly colourBytes: Uint8Array;
+  /** The filler's colour buffers as plain bytes: [0] lent to the camera (ownBuffer), [1] copied out of. */
+  private readonly colourBytes: readonly [Uint8Array, Uint8Array];
   private readonly clip = new ClipBuffers();
   private fixedModel: CameraModel | undefined;
   private background: { lighting: string; variants: Uint8ClampedArray[]; nearness: Float32Array } | undefined;
@@ -132,8 +132,16 @@ export class CameraRenderer {
     ({ width: this.width, height: this.height } = cameraSize(name));
     this.filler = (fill === "wasm" ? wasmPolygonFiller(this.width, this.height) : null) ?? javascriptPolygonFiller(this.width, this.height, MAX_VERTICES);
     this.nearness = this.filler.frame.nearness;
-    const { colour } = this.filler.frame;
-    this.colourBytes = new Uint8Array(colour.buffer, colour.byteOffset, colour.length);
+    const bytesOf = (colour: Uint8ClampedArray) => new Uint8Array(colour.buffer, colour.byteOffset, colour.length);
+    this.colourBytes = [bytesOf(this.filler.colourBuffers[0]), bytesOf(this.filler.colourBuffers[1])];
+  }
+
+  /**
+   * The renderer's own frame buffer (RGB24, width x height x 3 bytes): `render(scene, ownBuffer())`
+   * draws there in place, with no copy; any other render leaves it as it is. The same buffer every call.
+   */
+  ownBuffer(): Uint8Array {
+    return this.colourBytes[0];
   }
 
   /**
@@ -147,7 +155,8 @@ export class CameraRenderer {
     const light = tintedPreset(lightingPreset(scene.lighting), this.cell.colourGain ?? [1, 1, 1]);
     const size = this.width * this.height * 3;
     if (target && target.length !== size) throw new Error(`a ${this.name} frame needs a ${size}-byte buffer (${this.width}x${this.height} RGB24); got ${target.length} bytes`);
-    const bytes = target ?? Buffer.allocUnsafe(size);
+    const inPlace = target !== undefined && target.buffer === this.colourBytes[0].buffer && target.byteOffset === this.colourBytes[0].byteOffset;
+    this.filler.drawInto(inPlace ? 0 : 1);
     const frame = this.filler.frame;
     const seed = scene.noiseSeed >>> 0;
     let background: CameraRenderer["background"];
@@ -165,8 +174,10 @@ export class CameraRenderer {
     this.drawAll(model, light, objectFaces(scene.objects), seed);
     this.drawAll(model, light, armFaces(scene.arm, scene.opening), seed);
     this.nearnessDirty = background ? { background, first: frame.drawnRows.first, last: frame.drawnRows.last } : undefined;
+    if (inPlace) return { width: this.width, height: this.height, rgb: this.colourBytes[0] };
+    const bytes = target ?? Buffer.allocUnsafe(size);
     const rgb = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.length);
-    rgb.set(this.colourBytes);
+    rgb.set(this.colourBytes[1]);
     return { width: this.width, height: this.height, rgb };
   }
 

@@ -9,13 +9,17 @@
  */
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
+import type { CameraFrame } from "../../cell-agent/hardware/types.js";
 import { mulberry32, type Uniform } from "../../protocol/prng.js";
+import { SimCamera } from "../../simulators/devices/sim-camera.js";
 import { LIGHTING_PRESETS } from "../../simulators/render/lighting.js";
 import { javascriptPolygonFiller, PIXEL_NOISE, type PolygonFiller } from "../../simulators/render/polygon-fill.js";
 import { kernelBytes, WASM_POLYGON_CAPACITY, wasmPolygonFiller } from "../../simulators/render/polygon-fill-wasm.js";
 import { CameraRenderer, type RenderScene } from "../../simulators/render/rasterizer.js";
 import { forwardKinematics, inverseKinematics } from "../../simulators/world/kinematics.js";
+import { jointsOf } from "../../simulators/world/embodiments.js";
 import { makeObject, type SimObject } from "../../simulators/world/objects.js";
+import { SimWorld } from "../../simulators/world/sim-world.js";
 
 const sha = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex").slice(0, 16);
 const KINDS = ["cube", "block-blue", "mug", "stapler"];
@@ -150,6 +154,29 @@ describe("the rasterizer's WebAssembly polygon fill against the JavaScript refer
     assert.ok(PIXEL_NOISE.includes(3.5) && PIXEL_NOISE.includes(-3.5), "the noise table has the halves the cases rely on");
   });
   }
+
+  it("a camera's overlapping captures each keep their own picture: its buffer, drawn in place, is not drawn over while its JPEG is encoded", async () => {
+    const world = new SimWorld({ model: "so101", seed: 5, engine: "kinematic" });
+    world.resetScene({ objects: { cube: { object: "cube", positionM: [0.23, -0.03, 0.015], yawRad: 0.35 } }, lighting: "warm", distractors: [], homeRad: new Array(6).fill(0) });
+    for (const name of ["top", "wrist"]) {
+      const camera = new SimCamera(world, name);
+      const reference = new CameraRenderer(name, {}, "javascript");
+      const expected: string[] = [];
+      const captures: Array<Promise<CameraFrame>> = [];
+      for (let step = 0; step < 4; step++) {
+        const arm = inverseKinematics([0.23, -0.03, 0.1 - 0.02 * step], 0.35);
+        assert.ok(arm);
+        world.setGoals(jointsOf(world.embodiment, arm, 1));
+        world.advanceBy(0.1);
+        expected.push(sha(reference.render(world.snapshot()).rgb));
+        captures.push(camera.capture()); // not awaited: the next capture starts while this one's JPEG is being encoded
+        if (step === 0) (await captures[0]).rgbView?.(); // read a frame, so the camera encodes ahead
+      }
+      const frames = await Promise.all(captures);
+      assert.deepEqual(frames.map((f) => sha(f.rgbView?.() ?? f.rgb!)), expected, `${name}: each frame's own picture`);
+      assert.deepEqual(frames.map((f) => sha(f.rgb!)), expected, `${name}: rgb, read after all of them`);
+    }
+  });
 
   it("the SIMD kernel validates on this Node (the renderer's default), as does the scalar one", () => {
     assert.ok(WebAssembly.validate(kernelBytes(true)) && WebAssembly.validate(kernelBytes(false)));
