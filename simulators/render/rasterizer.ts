@@ -5,7 +5,9 @@
  *
  * Cost: a fixed camera's static scene (table, floor, wall, base) is drawn once per lighting into a
  * few noisy variants; a frame copies one and draws only what moves. The wrist camera moves, so it
- * draws everything, culled to its view. Drawing allocates per face, never per pixel.
+ * draws everything, culled to its view. Drawing allocates per face, never per pixel. Faces are
+ * filled by the WebAssembly kernel (polygon-fill-wasm.ts) into its memory, byte for byte what
+ * fillPolygon (the JavaScript reference, `fill: "javascript"`) draws.
  */
 import type { ToolPose } from "../world/kinematics.js";
 import type { SimObject } from "../world/objects.js";
