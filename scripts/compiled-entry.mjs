@@ -16,7 +16,15 @@
  * - `process.argv[1]` is set to the entry's path, so an entry's "am I the main module" check holds;
  * - packages stay external (resolved from the repository's node_modules, as the bundle is written
  *   inside it, under node_modules/.cache/assay/), names are kept, and a linked source map lets
- *   `node --enable-source-maps` report stack traces in the .ts files.
+ *   `node --enable-source-maps` report stack traces in the .ts files;
+ * - a package that can be loaded with `require` as CommonJS is: `import x from "pkg"` becomes a
+ *   `require("pkg")` behind esbuild's interop (named imports are properties of module.exports, the
+ *   default import is module.exports, as under Node's own import). Imported, a CommonJS package is
+ *   first scanned by Node's cjs-module-lexer for its export names, file by file, and dual packages
+ *   load their ES build, module by module: 0.6 s of CPU against 0.26 s for the same packages
+ *   required (grpc-js, mcap, crc32, serialport, sharp, ws, prom-client, jpeg-js, msgpack), and the
+ *   lexer's parser was compiled by TurboFan four times in one cell. Packages with no CommonJS entry
+ *   (mujoco-js, roslib) stay `import`s.
  *
  * Freshness: a manifest records every input file's size and modification time; the bundle is reused
  * while all match and rebuilt (esbuild, a few hundred ms) when any changed. Two processes building
@@ -25,15 +33,16 @@
  * runs the entry through tsx as before.
  */
 import { createHash } from "node:crypto";
-import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
+import { createRequire, isBuiltin } from "node:module";
 import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const CACHE_DIR = join(REPO, "node_modules", ".cache", "assay");
 /** Changing how bundles are made invalidates every cached one. */
-const FORMAT = 1;
+const FORMAT = 2;
 
 const building = new Map();
 
@@ -89,6 +98,62 @@ function isFresh(manifestPath, entry, bundle) {
   return true;
 }
 
+const NAMESPACE = "assay-require";
+
+/**
+ * An esbuild plugin: a bare import of a package whose `require` entry is CommonJS resolves to a
+ * one-line CommonJS module, `module.exports = require("pkg")`, whose `require` stays external (the
+ * bundle's banner defines `require` from the entry's location). Anything else (node: modules, ES-only
+ * packages, a name that does not resolve) is left to esbuild's `packages: "external"`.
+ */
+function requireCommonJs(entry) {
+  const formatOf = new Map();
+  const isCommonJs = (specifier, importer) => {
+    const key = `${dirname(importer)}\0${specifier}`;
+    let known = formatOf.get(key);
+    if (known === undefined) {
+      known = false;
+      try {
+        known = commonJsFile(createRequire(importer).resolve(specifier));
+      } catch {
+        // Not requirable (ES-only exports, or missing): left as an import.
+      }
+      formatOf.set(key, known);
+    }
+    return known;
+  };
+  return {
+    name: "require-commonjs",
+    setup(b) {
+      b.onResolve({ filter: /^[^./]/ }, (args) => {
+        if (args.namespace === NAMESPACE) return { path: args.path, external: true };
+        if (isBuiltin(args.path) || args.path.startsWith("node:")) return undefined;
+        if (args.kind !== "import-statement" && args.kind !== "dynamic-import") return undefined;
+        const importer = args.importer && args.namespace === "file" ? args.importer : entry;
+        return isCommonJs(args.path, importer) ? { path: args.path, namespace: NAMESPACE } : undefined;
+      });
+      b.onLoad({ filter: /.*/, namespace: NAMESPACE }, (args) => ({ contents: `module.exports = require(${JSON.stringify(args.path)});`, loader: "js" }));
+    },
+  };
+}
+
+/** Whether Node loads `file` as CommonJS: .cjs, or .js/.node/.json under a package.json without "type": "module". */
+function commonJsFile(file) {
+  if (file.endsWith(".cjs") || file.endsWith(".node")) return true;
+  if (!file.endsWith(".js")) return false;
+  for (let dir = dirname(file); ; dir = dirname(dir)) {
+    const manifest = join(dir, "package.json");
+    if (existsSync(manifest)) {
+      try {
+        return JSON.parse(readFileSync(manifest, "utf8")).type !== "module";
+      } catch {
+        return false;
+      }
+    }
+    if (dirname(dir) === dir) return true;
+  }
+}
+
 async function build(entry, name, bundle, manifestPath) {
   const { build: esbuild, version } = await import("esbuild");
   const ownFile = /\.(ts|mts|cts|js|mjs|cjs)$/;
@@ -107,6 +172,7 @@ async function build(entry, name, bundle, manifestPath) {
       });
     },
   };
+  const packagesAsRequire = requireCommonJs(entry);
   const result = await esbuild({
     entryPoints: [entry],
     bundle: true,
@@ -120,7 +186,7 @@ async function build(entry, name, bundle, manifestPath) {
     keepNames: true,
     metafile: true,
     logLevel: "silent",
-    plugins: [fileMeta],
+    plugins: [fileMeta, packagesAsRequire],
     banner: {
       js: [
         `import { createRequire as __assayCreateRequire } from "node:module";`,
@@ -130,7 +196,8 @@ async function build(entry, name, bundle, manifestPath) {
     },
   });
   mkdirSync(CACHE_DIR, { recursive: true });
-  const inputs = Object.keys(result.metafile.inputs).map((file) => {
+  // The one-line modules of the require plugin are no files: the package's version is not tracked (as before).
+  const inputs = Object.keys(result.metafile.inputs).filter((file) => !file.startsWith(`${NAMESPACE}:`)).map((file) => {
     const path = resolve(file);
     const known = seen.get(path);
     if (known) return [path, ...known];

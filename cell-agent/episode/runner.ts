@@ -32,12 +32,13 @@ import type { EpisodeAssignment } from "./assignment.js";
 import { CameraSkewStats } from "./camera-skew.js";
 import { EventDetector, type EpisodeEvent } from "./event-detector.js";
 import { failureClusterOf } from "./failure-cluster.js";
-import { buildObservation, contractOf, yawOf } from "./observation.js";
+import { captureDueCameras, signalFrameOf, type CameraSchedule, type CaptureSinks } from "./control-step.js";
+import { buildObservation, contractOf } from "./observation.js";
 import type { EpisodePlan } from "./plan.js";
 import { FINGERTIP_PROGRESS_M, JOINT_PROGRESS_RAD, StallDetector } from "./stall-detector.js";
 import type { InterventionGate } from "./intervention-gate.js";
 import { OperatorInterventions, type AttendOutcome, type InterventionRecord } from "./operator-intervention.js";
-import type { SignalFrame, TaskMonitor, TaskStatus } from "./task-monitor.js";
+import type { TaskMonitor, TaskStatus } from "./task-monitor.js";
 import type { LiveTap } from "../link/live-feed.js";
 import { abortOf, EpisodeAbort, throwIfAborted, type InterruptReason } from "./episode-abort.js";
 import { episodeMetaCommon } from "./episode-meta.js";
@@ -184,10 +185,10 @@ export async function runEpisode(ctx: EpisodeContext): Promise<EpisodeResult> {
       nominalZM: Object.fromEntries(Object.entries(assignment.task.initialConditions).map(([name, c]) => [name, c.pose[2]])),
     });
     const periodNs = BigInt(Math.round(1e9 / assignment.controlRateHz));
-    const cameraPeriodNs = new Map(hardware.cameras.map((c) => [c.name, BigInt(Math.round(1e9 / c.rateHz))]));
-    const nextCaptureNs = new Map<string, bigint>();
+    const cameraSchedules: CameraSchedule[] = hardware.cameras.map((camera) => ({ camera, periodNs: BigInt(Math.round(1e9 / camera.rateHz)), nextCaptureNs: undefined }));
     const frames = new Map<string, CameraFrame>();
     cameraSkew = new CameraSkewStats();
+    const captureSinks: CaptureSinks = { frames, recorder, live: ctx.live, skew: cameraSkew };
     /** The previous step's events from the monitor's status: already recorded, fed to the monitor with this step. */
     let fedBack: EpisodeEvent[] = [];
     let successAtS: number | undefined;
@@ -247,191 +248,180 @@ export async function runEpisode(ctx: EpisodeContext): Promise<EpisodeResult> {
         return undefined;
       }
     };
+    // Bound once: a new bound function every step is a new call target in instrumentRead each time.
+    const readGripper = hardware.gripper?.read.bind(hardware.gripper);
+    const readWristFt = hardware.wristFt?.read.bind(hardware.wristFt);
+    const readMocap = hardware.mocap?.readPoses.bind(hardware.mocap);
     const lateness = new MissedPeriodMonitor({ limit: ctx.missedPeriodLimit });
     loopStartNs = clock.nowNs();
     let deadlineNs = loopStartNs;
 
-    for (;;) {
-      throwIfAborted(signal);
-      const nowNs = clock.nowNs();
-      metrics.controlJitterS.observe(Math.max(0, Number(nowNs - deadlineNs) / 1e9));
-      const tS = Number(nowNs - loopStartNs) / 1e9;
-      /** This step's own events (protective stop, policy error): recorded and fed to the monitor with this step. */
-      const stepEvents: EpisodeEvent[] = [];
+    // The loop is a function of its own: runEpisode resumes at every await of the loop, so V8 compiled the
+    // whole ~370-line function with TurboFan (0.4-0.5 s of compile CPU), and the code after the loop, never
+    // run when it was compiled, deoptimized it at every episode's end ("insufficient type feedback"): one
+    // compile per episode. This closure holds only the loop (its compiles took 150-260 ms and did not deopt
+    // over 6 episodes; a new closure per episode is still compiled again about every other episode), and
+    // runEpisode is no longer hot. docs/simulation.md has the figures.
+    const controlLoop = async (): Promise<void> => {
+      for (;;) {
+        throwIfAborted(signal);
+        const nowNs = clock.nowNs();
+        metrics.controlJitterS.observe(Math.max(0, Number(nowNs - deadlineNs) / 1e9));
+        const tS = Number(nowNs - loopStartNs) / 1e9;
+        /** This step's own events (protective stop, policy error): recorded and fed to the monitor with this step. */
+        const stepEvents: EpisodeEvent[] = [];
 
-      let joints: JointState | undefined;
-      let gripper: { opening: number; holding: boolean } | undefined;
-      let wrench: Wrench | undefined;
-      let poses: { tNs: bigint; poses: ObjectPose[] } | undefined;
-      try {
-        [joints, gripper, wrench, poses] = await Promise.all([
-          motors.readState(),
-          instrumentRead("gripper_state", hardware.gripper?.read.bind(hardware.gripper)),
-          instrumentRead("ft_wrist", hardware.wristFt?.read.bind(hardware.wristFt)),
-          instrumentRead("mocap", hardware.mocap?.readPoses.bind(hardware.mocap)),
-        ]);
-        busErrors = 0;
-      } catch (error) {
-        if (error instanceof EpisodeAbort) throw error; // instrument_lost: not a bus error
-        metrics.busErrors.inc();
-        if (++busErrors >= MAX_BUS_ERRORS_IN_A_ROW) throw new EpisodeAbort("hardware_fault", `sensor reads failed ${busErrors} times in a row: ${(error as Error).message}`);
-      }
-      if (joints) {
-        recorder.jointStates(nowNs, joints);
-        ctx.live?.joints(joints.positionRad);
-      }
-      if (wrench) recorder.wrench(nowNs, wrench);
-      if (poses) recorder.objectPoses(nowNs, poses.tNs, poses.poses);
-
-      const captured = new Set<string>();
-      // Every camera due this step is asked at once, so their frames are as close together as the devices allow.
-      const dueCameras = hardware.cameras.filter((camera) => nowNs >= (nextCaptureNs.get(camera.name) ?? nowNs));
-      const dueFrames = await Promise.all(dueCameras.map((camera) => camera.capture()));
-      dueCameras.forEach((camera, i) => {
-        const frame = dueFrames[i]!;
-        const due = nextCaptureNs.get(camera.name) ?? nowNs;
-        frames.set(camera.name, frame);
-        captured.add(camera.name);
-        recorder.camera(nowNs, camera.name, frame);
-        ctx.live?.frame(camera.name, frame);
-        const period = cameraPeriodNs.get(camera.name)!;
-        nextCaptureNs.set(camera.name, due + period > nowNs ? due + period : nowNs + period);
-      });
-      if (dueCameras.length > 1) {
-        const captureNs = new Map(dueCameras.map((camera, i) => [camera.name, dueFrames[i]!.tNs]));
-        recorder.cameraSync(nowNs, captureNs);
-        cameraSkew.add(captureNs);
-      }
-      // Every camera's video gets each frame it captured: one video frame per captured frame.
-      for (const camera of captured) await videos.addFrame(camera, frames.get(camera)!);
-
-      if (policyFailure === undefined) {
+        let joints: JointState | undefined;
+        let gripper: { opening: number; holding: boolean } | undefined;
+        let wrench: Wrench | undefined;
+        let poses: { tNs: bigint; poses: ObjectPose[] } | undefined;
         try {
-          const observation = buildObservation(contract, { tNs: nowNs, joints, gripperOpening: gripper?.opening, wrench, frames, instruction: plan.instruction });
-          const targets = await actOrHold(policy, observation);
-          throwIfAborted(signal); // never command the motors after an e-stop or abort
-          const { decision, startsHold } = lateness.step(clock.nowNs() - (deadlineNs + periodNs), periodNs);
-          if (decision !== "act") {
-            // The action is more than a period old: never send it.
-            if (decision === "hold" && joints) await hold(joints.positionRad);
-            if (startsHold) {
-              metrics.protectiveStops.inc({ cause: "missed_periods" });
-              stepEvents.push({ tS, name: protectiveStopEvent("missed_periods"), detail: `${ctx.missedPeriodLimit ?? 3} control steps in a row finished more than one period late; holding position` });
-            }
-          } else if (targets === "hold") {
-            if (joints) await hold(joints.positionRad);
-          } else if (!Array.isArray(targets) || targets.length !== dof || !targets.every(Number.isFinite)) {
-            policyFailure = `the policy returned ${Array.isArray(targets) ? `${targets.length} targets` : typeof targets}, but ${ctx.robotModel} takes ${dof} finite joint targets (${motors.jointNames.join(", ")})`;
-          } else if (!envelope.canLimit(joints?.positionRad)) {
-            // No previous goal and no joint reading this step: the envelope has nothing to limit the step against,
-            // so nothing is sent (the arm stays where it is) rather than unchecked targets.
-          } else {
-            // The one place a policy's targets meet the safety envelope, on every kind of bus.
-            const safe = envelope.step(targets, joints?.positionRad);
-            if (safe.clamps.length > 0) {
-              for (const clamp of safe.clamps) metrics.safetyClamps.inc({ kind: clamp.kind });
-              stepEvents.push({ tS, name: "safety_clamp", detail: clampEventDetail(safe.clamps) });
-            }
-            if (safe.stop !== undefined) {
-              safetyStop = safe.stop;
-              metrics.protectiveStops.inc({ cause: "safety_limit" });
-              stepEvents.push({ tS, name: "safety_limit", detail: safe.stop });
-              if (joints) await hold(joints.positionRad);
-            } else {
-              await motors.writeGoalPositions(safe.commandRad).catch((error: Error) => {
-                metrics.busErrors.inc();
-                if (++busErrors >= MAX_BUS_ERRORS_IN_A_ROW) throw new EpisodeAbort("hardware_fault", `goal writes failed ${busErrors} times in a row: ${error.message}`);
-              });
-              recorder.jointTargets(nowNs, safe.commandRad);
-            }
-          }
+          [joints, gripper, wrench, poses] = await Promise.all([
+            motors.readState(),
+            instrumentRead("gripper_state", readGripper),
+            instrumentRead("ft_wrist", readWristFt),
+            instrumentRead("mocap", readMocap),
+          ]);
+          busErrors = 0;
         } catch (error) {
-          if (error instanceof EpisodeAbort) throw error;
-          if (error instanceof PolicyEndpointTimeout) {
-            if (joints) await hold(joints.positionRad);
-            metrics.protectiveStops.inc({ cause: "policy_endpoint_timeout" });
-            const event = { tS, name: protectiveStopEvent("policy_endpoint_timeout"), detail: error.message };
-            events.push(event);
-            recorder.event(nowNs, event);
-            throw new EpisodeAbort("policy_endpoint_timeout", error.message);
-          }
-          policyFailure = `the policy's act() failed: ${(error as Error).message}`;
+          if (error instanceof EpisodeAbort) throw error; // instrument_lost: not a bus error
+          metrics.busErrors.inc();
+          if (++busErrors >= MAX_BUS_ERRORS_IN_A_ROW) throw new EpisodeAbort("hardware_fault", `sensor reads failed ${busErrors} times in a row: ${(error as Error).message}`);
         }
-        if (policyFailure !== undefined) stepEvents.push({ tS, name: "policy_error", detail: policyFailure });
-      }
+        if (joints) {
+          recorder.jointStates(nowNs, joints);
+          ctx.live?.joints(joints.positionRad);
+        }
+        if (wrench) recorder.wrench(nowNs, wrench);
+        if (poses) recorder.objectPoses(nowNs, poses.tNs, poses.poses);
 
-      const signals: Omit<SignalFrame, "events"> = {
-        tS,
-        poses: Object.fromEntries((poses?.poses ?? []).map((p) => [p.name, { x: p.positionM[0], y: p.positionM[1], z: p.positionM[2], yaw: yawOf(p.orientation) }])),
-        gripper,
-        ft: wrench ? { forceN: wrench.forceN, torqueNm: wrench.torqueNm } : undefined,
-        joints: joints ? Object.fromEntries(motors.jointNames.map((name, i) => [name, joints!.positionRad[i]])) : undefined,
-      };
-      const physical = detector.fromSignals(signals);
-      monitor.update({ ...signals, events: [...fedBack, ...stepEvents, ...physical].map((e) => e.name) });
-      const status = monitor.status();
-      const logical = detector.fromStatus(tS, status);
-      // Each event is recorded once, in the step it happened.
-      for (const event of [...stepEvents, ...physical, ...logical]) {
-        events.push(event);
-        recorder.event(nowNs, event);
-      }
-      // Events from the monitor's status reach the monitor with the next frame (not the recording again).
-      fedBack = logical;
-      if (status.success && successAtS === undefined) successAtS = tS;
-      if (policyFailure !== undefined || safetyStop !== undefined) break;
-      if (successAtS !== undefined && tS - successAtS >= SUCCESS_HOLD_S) break;
-      if (tS - heldS >= assignment.maxDurationS) break;
-      const fingertipM = poses?.poses.find((p) => p.name === "gripper")?.positionM;
-      if (idle?.update({ tS, jointsRad: joints?.positionRad, fingertipM, succeeded: status.success })) {
-        idleEnded = true;
-        record({ tS, name: "idle_end", detail: `the robot stood idle for ${assignment.idleEndS} s with the task unfinished (no joint moved more than ${JOINT_PROGRESS_RAD} rad, the fingertip less than ${FINGERTIP_PROGRESS_M * 1000} mm); the episode ends unsuccessful` });
-        break;
-      }
+        const captured = await captureDueCameras(cameraSchedules, nowNs, captureSinks);
+        // Every camera's video gets each frame it captured: one video frame per captured frame.
+        for (const { camera } of captured) await videos.addFrame(camera.name, frames.get(camera.name)!);
 
-      if (assignment.interventions !== "none" && interventions.length < MAX_INTERVENTIONS_PER_EPISODE && (!operator || operator.offers < MAX_INTERVENTIONS_PER_EPISODE)) {
-        const due = assignment.interventions === "on_stall"
-          ? stall.update({ tS, jointsRad: joints?.positionRad, fingertipM, succeeded: status.success })
-          : tS >= SCRIPTED_INTERVENTION_AT_S && interventions.length === 0 && !events.some((e) => e.name.endsWith(":scripted"));
-        if (due && operator) {
-          // A person is asked to come: no policy steps; the bus holds where the arm is until they are done.
-          if (joints) await hold(joints.positionRad);
-          else await holdPosition(motors).catch(() => metrics.busErrors.inc());
-          let attended: AttendOutcome;
+        if (policyFailure === undefined) {
           try {
-            attended = await operator.attend(assignment.interventions, tS, signal);
+            const observation = buildObservation(contract, { tNs: nowNs, joints, gripperOpening: gripper?.opening, wrench, frames, instruction: plan.instruction });
+            const targets = await actOrHold(policy, observation);
+            throwIfAborted(signal); // never command the motors after an e-stop or abort
+            const { decision, startsHold } = lateness.step(clock.nowNs() - (deadlineNs + periodNs), periodNs);
+            if (decision !== "act") {
+              // The action is more than a period old: never send it.
+              if (decision === "hold" && joints) await hold(joints.positionRad);
+              if (startsHold) {
+                metrics.protectiveStops.inc({ cause: "missed_periods" });
+                stepEvents.push({ tS, name: protectiveStopEvent("missed_periods"), detail: `${ctx.missedPeriodLimit ?? 3} control steps in a row finished more than one period late; holding position` });
+              }
+            } else if (targets === "hold") {
+              if (joints) await hold(joints.positionRad);
+            } else if (!Array.isArray(targets) || targets.length !== dof || !targets.every(Number.isFinite)) {
+              policyFailure = `the policy returned ${Array.isArray(targets) ? `${targets.length} targets` : typeof targets}, but ${ctx.robotModel} takes ${dof} finite joint targets (${motors.jointNames.join(", ")})`;
+            } else if (!envelope.canLimit(joints?.positionRad)) {
+              // No previous goal and no joint reading this step: the envelope has nothing to limit the step against,
+              // so nothing is sent (the arm stays where it is) rather than unchecked targets.
+            } else {
+              // The one place a policy's targets meet the safety envelope, on every kind of bus.
+              const safe = envelope.step(targets, joints?.positionRad);
+              if (safe.clamps.length > 0) {
+                for (const clamp of safe.clamps) metrics.safetyClamps.inc({ kind: clamp.kind });
+                stepEvents.push({ tS, name: "safety_clamp", detail: clampEventDetail(safe.clamps) });
+              }
+              if (safe.stop !== undefined) {
+                safetyStop = safe.stop;
+                metrics.protectiveStops.inc({ cause: "safety_limit" });
+                stepEvents.push({ tS, name: "safety_limit", detail: safe.stop });
+                if (joints) await hold(joints.positionRad);
+              } else {
+                await motors.writeGoalPositions(safe.commandRad).catch((error: Error) => {
+                  metrics.busErrors.inc();
+                  if (++busErrors >= MAX_BUS_ERRORS_IN_A_ROW) throw new EpisodeAbort("hardware_fault", `goal writes failed ${busErrors} times in a row: ${error.message}`);
+                });
+                recorder.jointTargets(nowNs, safe.commandRad);
+              }
+            }
           } catch (error) {
-            throwIfAborted(signal);
-            throw new EpisodeAbort("operator_abort", `${(error as Error).message}; this attempt ends and runs again`);
+            if (error instanceof EpisodeAbort) throw error;
+            if (error instanceof PolicyEndpointTimeout) {
+              if (joints) await hold(joints.positionRad);
+              metrics.protectiveStops.inc({ cause: "policy_endpoint_timeout" });
+              const event = { tS, name: protectiveStopEvent("policy_endpoint_timeout"), detail: error.message };
+              events.push(event);
+              recorder.event(nowNs, event);
+              throw new EpisodeAbort("policy_endpoint_timeout", error.message);
+            }
+            policyFailure = `the policy's act() failed: ${(error as Error).message}`;
           }
-          if (attended.record) interventions.push(attended.record);
-          record(attended.event);
-          heldS += attended.pausedS;
-          throwIfAborted(signal);
-          deadlineNs = clock.nowNs();
-          stall.restart({ tS: elapsedS() });
-          envelope.restart();
-        } else if (due) {
-          const event = await intervene(assignment.interventions, tS);
-          events.push(event);
-          recorder.event(clock.nowNs(), event);
-          throwIfAborted(signal);
-          // The pause is the technician's, not a late control step: the schedule starts over.
-          deadlineNs = clock.nowNs();
-          stall.restart({ tS: elapsedS() });
-          envelope.restart();
+          if (policyFailure !== undefined) stepEvents.push({ tS, name: "policy_error", detail: policyFailure });
         }
-      }
 
-      deadlineNs += periodNs;
-      const afterNs = clock.nowNs();
-      if (afterNs > deadlineNs) {
-        const missed = (afterNs - deadlineNs) / periodNs + 1n;
-        metrics.missedPeriods.inc(Number(missed));
-        deadlineNs += missed * periodNs;
+        const signals = signalFrameOf(tS, motors.jointNames, joints, gripper, wrench, poses?.poses);
+        const physical = detector.fromSignals(signals);
+        monitor.update({ ...signals, events: [...fedBack, ...stepEvents, ...physical].map((e) => e.name) });
+        const status = monitor.status();
+        const logical = detector.fromStatus(tS, status);
+        // Each event is recorded once, in the step it happened.
+        for (const event of [...stepEvents, ...physical, ...logical]) {
+          events.push(event);
+          recorder.event(nowNs, event);
+        }
+        // Events from the monitor's status reach the monitor with the next frame (not the recording again).
+        fedBack = logical;
+        if (status.success && successAtS === undefined) successAtS = tS;
+        if (policyFailure !== undefined || safetyStop !== undefined) break;
+        if (successAtS !== undefined && tS - successAtS >= SUCCESS_HOLD_S) break;
+        if (tS - heldS >= assignment.maxDurationS) break;
+        const fingertipM = poses?.poses.find((p) => p.name === "gripper")?.positionM;
+        if (idle?.update({ tS, jointsRad: joints?.positionRad, fingertipM, succeeded: status.success })) {
+          idleEnded = true;
+          record({ tS, name: "idle_end", detail: `the robot stood idle for ${assignment.idleEndS} s with the task unfinished (no joint moved more than ${JOINT_PROGRESS_RAD} rad, the fingertip less than ${FINGERTIP_PROGRESS_M * 1000} mm); the episode ends unsuccessful` });
+          break;
+        }
+
+        if (assignment.interventions !== "none" && interventions.length < MAX_INTERVENTIONS_PER_EPISODE && (!operator || operator.offers < MAX_INTERVENTIONS_PER_EPISODE)) {
+          const due = assignment.interventions === "on_stall"
+            ? stall.update({ tS, jointsRad: joints?.positionRad, fingertipM, succeeded: status.success })
+            : tS >= SCRIPTED_INTERVENTION_AT_S && interventions.length === 0 && !events.some((e) => e.name.endsWith(":scripted"));
+          if (due && operator) {
+            // A person is asked to come: no policy steps; the bus holds where the arm is until they are done.
+            if (joints) await hold(joints.positionRad);
+            else await holdPosition(motors).catch(() => metrics.busErrors.inc());
+            let attended: AttendOutcome;
+            try {
+              attended = await operator.attend(assignment.interventions, tS, signal);
+            } catch (error) {
+              throwIfAborted(signal);
+              throw new EpisodeAbort("operator_abort", `${(error as Error).message}; this attempt ends and runs again`);
+            }
+            if (attended.record) interventions.push(attended.record);
+            record(attended.event);
+            heldS += attended.pausedS;
+            throwIfAborted(signal);
+            deadlineNs = clock.nowNs();
+            stall.restart({ tS: elapsedS() });
+            envelope.restart();
+          } else if (due) {
+            const event = await intervene(assignment.interventions, tS);
+            events.push(event);
+            recorder.event(clock.nowNs(), event);
+            throwIfAborted(signal);
+            // The pause is the technician's, not a late control step: the schedule starts over.
+            deadlineNs = clock.nowNs();
+            stall.restart({ tS: elapsedS() });
+            envelope.restart();
+          }
+        }
+
+        deadlineNs += periodNs;
+        const afterNs = clock.nowNs();
+        if (afterNs > deadlineNs) {
+          const missed = (afterNs - deadlineNs) / periodNs + 1n;
+          metrics.missedPeriods.inc(Number(missed));
+          deadlineNs += missed * periodNs;
+        }
+        await clock.sleepUntil(deadlineNs);
       }
-      await clock.sleepUntil(deadlineNs);
-    }
+    };
+    await controlLoop();
 
     const evaluation = monitor.status();
     const success = successAtS !== undefined && policyFailure === undefined && safetyStop === undefined;

@@ -11,7 +11,7 @@
 import type { McapIndexedReader } from "@mcap/core";
 import { cameraNameOf, cameraTopic } from "../../protocol/recording/recording-layout.js";
 import { cameraJpeg, openRecordingReader } from "../../protocol/recording/recording-reader.js";
-import sharp from "sharp";
+import { loadSharp } from "../../protocol/image/load-sharp.js";
 import type { RandomReadable } from "../storage/object-readable.js";
 
 export interface ThumbnailOptions {
@@ -79,6 +79,7 @@ export class EpisodeThumbnails {
       break;
     }
     if (!frame || frame.length === 0) return { missing: `camera ${camera} recorded no frame` };
+    const sharp = await loadSharp();
     const jpeg = await sharp(frame).resize({ width: this.options.widthPx, withoutEnlargement: true }).jpeg({ quality: 70 }).toBuffer();
     const answer = { jpeg, camera };
     this.cache.set(key, answer);

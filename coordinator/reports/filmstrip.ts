@@ -9,7 +9,7 @@
  */
 import { cameraTopic } from "../../protocol/recording/recording-layout.js";
 import { cameraJpeg, openRecordingReader } from "../../protocol/recording/recording-reader.js";
-import sharp from "sharp";
+import { loadSharp } from "../../protocol/image/load-sharp.js";
 import { artifactKey } from "../artifacts/artifact-store.js";
 import { policySucceeded } from "../runs/policy-outcome.js";
 import type { Db } from "../store/database.js";
@@ -91,6 +91,7 @@ async function keyFrames(objects: ObjectStore, choice: FilmstripChoice): Promise
     if (!message) continue;
     const jpeg = jpegOf(channel.messageEncoding, message.data);
     if (!jpeg) continue;
+    const sharp = await loadSharp();
     const small = await sharp(jpeg).resize({ width: FRAME_WIDTH_PX, withoutEnlargement: true }).jpeg({ quality: 80 }).toBuffer();
     frames.push({ t_s: Number(message.logTime - start.logTime) / 1e9, jpeg: new Uint8Array(small) });
   }

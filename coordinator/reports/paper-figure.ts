@@ -7,7 +7,7 @@
  *
  * Size: FIGURE_WIDTH x (top + rows x ROW_HEIGHT + axis) user units; the PNG is twice that in pixels.
  */
-import sharp from "sharp";
+import { loadSharp } from "../../protocol/image/load-sharp.js";
 import { percent } from "./paper-names.js";
 import type { PaperRow } from "./paper-rows.js";
 
@@ -77,5 +77,6 @@ export function figureSvg(rows: readonly PaperRow[], title: string): string {
 
 /** The SVG rendered as PNG at PNG_SCALE (72 dpi x scale). */
 export async function figurePng(svg: string): Promise<Buffer> {
+  const sharp = await loadSharp();
   return sharp(Buffer.from(svg), { density: 72 * PNG_SCALE }).png().toBuffer();
 }

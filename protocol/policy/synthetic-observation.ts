@@ -3,7 +3,7 @@
  * so they travel the same encoding path as a camera's), zero joint positions and velocities, a
  * closed gripper and an instruction. It has the shape the episode's observations will have.
  */
-import sharp from "sharp";
+import { loadSharp } from "../image/load-sharp.js";
 import type { PolicyCameraFrame, PolicyObservation } from "./policy-observation.js";
 
 export interface SyntheticObservationOptions {
@@ -15,6 +15,7 @@ export interface SyntheticObservationOptions {
 }
 
 async function greyFrame(width: number, height: number): Promise<PolicyCameraFrame> {
+  const sharp = await loadSharp();
   const jpeg = await sharp({ create: { width, height, channels: 3, background: { r: 128, g: 128, b: 128 } } }).jpeg({ quality: 80 }).toBuffer();
   return { width, height, jpeg: new Uint8Array(jpeg.buffer, jpeg.byteOffset, jpeg.byteLength) };
 }

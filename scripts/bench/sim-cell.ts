@@ -10,7 +10,8 @@
  * it, the same per simulated second over the episodes after the first WARM_UP_EPISODES only (a
  * long-lived cell's figure: V8 compiles most of the agent's hot code in a fresh cell's first
  * episodes), and, side by side from the same run of this suite, the render bench's camera-only
- * figure (scripts/bench/render.ts) so the two can be compared.
+ * figure (scripts/bench/render.ts) so the two can be compared; and what a test pays for a cell that
+ * lives a few episodes: the cell's CPU from spawn to the end of its first FIRST_EPISODES episodes.
  *
  * Run alone: npx tsx scripts/bench/sim-cell.ts [episodes, default 6]
  */
@@ -26,13 +27,15 @@ const BENCH = "sim-cell";
 const CELL = "so101-b";
 /** Episodes counted as warm-up by `cell_cpu_per_sim_s_warm`. */
 const WARM_UP_EPISODES = 2;
+/** Episodes counted by `cell_cpu_start_through_first_episodes` (a test's cell typically lives 3-10). */
+const FIRST_EPISODES = 3;
 /** How often the warm-up's end is looked for: a later look puts up to this much of the next episode's start in the warm-up. */
 const POLL_MS = 50;
 
 type EpisodeList = { data: Array<{ duration_s: number | null }> };
 
 /** Runs `episodes` episodes on one fresh cell and returns its CPU figures. */
-export async function measureCell(episodes: number): Promise<{ startupCpuMs: number; cpuMs: number; ffmpegCpuMs: number; simulatedS: number; episodes: number; warm?: { cpuMs: number; simulatedS: number } }> {
+export async function measureCell(episodes: number): Promise<{ startupCpuMs: number; cpuMs: number; ffmpegCpuMs: number; simulatedS: number; episodes: number; warm?: { cpuMs: number; simulatedS: number }; firstEpisodesCpuMs?: number }> {
   const service = await startTestService({ cells: [CELL] });
   try {
     const pid = service.fleet!.pids()[CELL]!;
@@ -44,12 +47,17 @@ export async function measureCell(episodes: number): Promise<{ startupCpuMs: num
     let running = true;
     void ended.finally(() => (running = false)).catch(() => undefined);
     // The warm-up's end: CPU and simulated seconds when WARM_UP_EPISODES episodes have ended.
+    // And the CPU since spawn when FIRST_EPISODES have ended.
     let warmStart: { tree: number; simulatedS: number } | undefined;
-    while (running && episodes > WARM_UP_EPISODES && !warmStart) {
+    let firstEpisodesCpuMs: number | undefined;
+    const watchWarmUp = episodes > WARM_UP_EPISODES;
+    const watchFirst = episodes > FIRST_EPISODES;
+    while (running && ((watchWarmUp && !warmStart) || (watchFirst && firstEpisodesCpuMs === undefined))) {
       const list = (await (await service.api(`/v1/runs/${created.id}/episodes`)).json()) as EpisodeList;
       const done = list.data.filter((e) => typeof e.duration_s === "number");
-      if (done.length >= WARM_UP_EPISODES) warmStart = { tree: treeCpuMs(pid, true), simulatedS: done.reduce((sum, e) => sum + e.duration_s!, 0) };
-      else await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+      if (!warmStart && done.length >= WARM_UP_EPISODES) warmStart = { tree: treeCpuMs(pid, true), simulatedS: done.reduce((sum, e) => sum + e.duration_s!, 0) };
+      if (firstEpisodesCpuMs === undefined && done.length >= FIRST_EPISODES) firstEpisodesCpuMs = treeCpuMs(pid, true);
+      await new Promise((resolve) => setTimeout(resolve, POLL_MS));
     }
     const { run } = await ended;
     const after = { tree: treeCpuMs(pid, true), reaped: processCpuMs(pid, true) - processCpuMs(pid) };
@@ -57,7 +65,7 @@ export async function measureCell(episodes: number): Promise<{ startupCpuMs: num
     const list = (await (await service.api(`/v1/runs/${created.id}/episodes`)).json()) as EpisodeList;
     const simulatedS = list.data.reduce((sum, e) => sum + (e.duration_s ?? 0), 0);
     const warm = warmStart && simulatedS > warmStart.simulatedS ? { cpuMs: after.tree - warmStart.tree, simulatedS: simulatedS - warmStart.simulatedS } : undefined;
-    return { startupCpuMs, cpuMs: after.tree - before.tree, ffmpegCpuMs: after.reaped - before.reaped, simulatedS, episodes: list.data.length, warm };
+    return { startupCpuMs, cpuMs: after.tree - before.tree, ffmpegCpuMs: after.reaped - before.reaped, simulatedS, episodes: list.data.length, warm, firstEpisodesCpuMs };
   } finally {
     await service.stop();
   }
@@ -72,6 +80,7 @@ export async function run(episodes = 6): Promise<Figure[]> {
     { bench: BENCH, metric: "cell_cpu_per_sim_s", value: round(r.cpuMs / r.simulatedS, 1), unit: "ms" },
     { bench: BENCH, metric: "cell_video_ffmpeg_cpu_per_sim_s", value: round(r.ffmpegCpuMs / r.simulatedS, 1), unit: "ms" },
   ];
+  if (r.firstEpisodesCpuMs !== undefined) figures.push({ bench: BENCH, metric: `cell_cpu_start_through_${FIRST_EPISODES}_episodes`, value: round(r.firstEpisodesCpuMs, 0), unit: "ms" });
   if (r.warm) figures.push({ bench: BENCH, metric: "cell_cpu_per_sim_s_warm", value: round(r.warm.cpuMs / r.warm.simulatedS, 1), unit: "ms" });
   // Side by side: the cameras alone on a scripted pick (render bench), measured in this same run.
   for (const f of await runRenderBench()) if (f.metric === "cell_cpu_per_sim_s" || f.metric === "cameras_cpu_per_sim_s") figures.push({ ...f, metric: `render_bench_${f.metric}` });

@@ -17,7 +17,7 @@
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import jpeg from "jpeg-js";
-import sharp from "sharp";
+import { loadSharp } from "../../protocol/image/load-sharp.js";
 
 /** The part of @julusian/jpeg-turbo used here. */
 interface TurboJpeg {
@@ -71,6 +71,7 @@ function turboArguments(t: TurboJpeg, rgb: Uint8Array, width: number, height: nu
 export async function encodeJpeg(rgb: Uint8Array, width: number, height: number, quality = 80, scratch?: Uint8Array): Promise<Uint8Array> {
   const t = turboJpeg();
   if (t) return new Uint8Array(await t.compress(...turboArguments(t, rgb, width, height, quality, scratch)));
+  const sharp = await loadSharp();
   const bytes = await sharp(rgb, { raw: { width, height, channels: 3 } }).jpeg({ quality, optimiseCoding: false }).toBuffer();
   return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }

@@ -6,7 +6,7 @@
  */
 import { Backoff } from "../../link/backoff.js";
 import { RosBusError } from "./ros-bus-error.js";
-import { roslib, type ITransport, type Ros, type RosbridgeMessage, type Topic } from "./roslib.js";
+import { loadRoslib, type ITransport, type Ros, type RosLib, type RosbridgeMessage, type Topic } from "./roslib.js";
 
 export type RosLinkState = "idle" | "connecting" | "connected" | "backoff" | "closed";
 
@@ -67,6 +67,8 @@ const SERVER_OPS = new Set([
 export class RosLink {
   private linkState: RosLinkState = "idle";
   private ros: Ros | null = null;
+  /** roslib, loaded by the first connection attempt; set whenever `ros` is. */
+  private roslib: RosLib | null = null;
   private readonly backoff: Backoff;
   private retryTimer: NodeJS.Timeout | null = null;
   private connectTimer: NodeJS.Timeout | null = null;
@@ -146,7 +148,7 @@ export class RosLink {
       };
       const timer = setTimeout(() => fail(new RosBusError("service_failed", `${name} (${type}) did not answer within ${timeoutMs} ms; is the node that provides it running?`)), timeoutMs);
       this.pending.add(fail);
-      const service = new roslib.Service<TRequest, TResponse>({ ros, name, serviceType: type });
+      const service = new this.roslib!.Service<TRequest, TResponse>({ ros, name, serviceType: type });
       service.callService(
         request,
         (response) => {
@@ -178,6 +180,24 @@ export class RosLink {
     this.stats.connectAttempts++;
     const attempt = this.stats.connectAttempts;
     this.socketError = null;
+    if (this.roslib) {
+      this.connect(this.roslib, attempt);
+      return;
+    }
+    loadRoslib().then(
+      (roslib) => {
+        this.roslib = roslib;
+        if (this.linkState === "connecting") this.connect(roslib, attempt);
+      },
+      (error: Error) => {
+        if (this.linkState !== "connecting") return;
+        this.lastReason = error.message;
+        this.retryLater(error.message);
+      },
+    );
+  }
+
+  private connect(roslib: RosLib, attempt: number): void {
     let ros: Ros | null = null;
     const transportFactory = async (url: string): Promise<ITransport> => {
       const transport = await roslib.WebSocketTransportFactory(url);
@@ -216,6 +236,11 @@ export class RosLink {
     this.lastReason = this.socketError ?? reason;
     this.clearTimers();
     this.dropRos(new RosBusError("disconnected", `rosbridge at ${this.options.url} disconnected (${reason}) before answering`));
+    this.retryLater(reason);
+  }
+
+  /** Backs off and schedules the next attempt. */
+  private retryLater(reason: string): void {
     this.setState("backoff");
     this.options.onEvent?.({ kind: "disconnected", reason });
     const delayMs = this.backoff.nextDelayMs();
@@ -242,7 +267,7 @@ export class RosLink {
   }
 
   private openSubscription(ros: Ros, sub: Subscription): void {
-    const topic = new roslib.Topic<unknown>({
+    const topic = new this.roslib!.Topic<unknown>({
       ros, name: sub.topic, messageType: sub.type, throttle_rate: sub.throttleRateMs, queue_length: sub.queueLength, reconnect_on_close: false,
     });
     topic.subscribe((msg) => {
@@ -253,7 +278,7 @@ export class RosLink {
   private openPublisher(ros: Ros, name: string): void {
     const publisher = this.publishers.get(name);
     if (!publisher) return;
-    const topic = new roslib.Topic<unknown>({ ros, name, messageType: publisher.type, reconnect_on_close: false });
+    const topic = new this.roslib!.Topic<unknown>({ ros, name, messageType: publisher.type, reconnect_on_close: false });
     topic.advertise();
     publisher.topic = topic;
   }

@@ -4,11 +4,22 @@
  * module. This file is the one place that bridges that: the runtime module, typed by its own
  * declaration files. NOTE: if tsconfig gains `"paths": {"roslib": ["./node_modules/roslib/dist/src/RosLib.d.ts"]}`
  * this keeps working unchanged.
+ *
+ * roslib is loaded on first use (`loadRoslib`), not with the agent: only a ROS cell needs it, and it
+ * costs any other cell (and every simulated one) about 0.1 s of CPU at start.
  */
 import type * as RosLibTypes from "../../../node_modules/roslib/dist/src/RosLib.d.ts";
-import * as untypedRoslib from "roslib";
 
-export const roslib = untypedRoslib as unknown as typeof RosLibTypes;
+export type RosLib = typeof RosLibTypes;
+
+/** roslib's module; rejects with a plain message when it cannot be loaded. */
+export async function loadRoslib(): Promise<RosLib> {
+  try {
+    return (await import("roslib")) as unknown as RosLib;
+  } catch (error) {
+    throw new Error(`the ROS client library (roslib) could not be loaded: ${error instanceof Error ? error.message : String(error)}; is the agent's installation complete (npm ci)?`, { cause: error });
+  }
+}
 
 export type Ros = RosLibTypes.Ros;
 export type Topic<T> = RosLibTypes.Topic<T>;

@@ -6,7 +6,7 @@
  * The JPEG is the source when there is one: it is what the episode records, so replaying a
  * recording feeds the model the same pixels. Raw `rgb` is used for frames without a JPEG.
  */
-import sharp from "sharp";
+import { loadSharp } from "../../image/load-sharp.js";
 import type { PolicyCameraFrame } from "./policy-observation.js";
 
 export interface ImageTensorData {
@@ -42,6 +42,7 @@ export async function imageTensorData(camera: string, frame: PolicyCameraFrame, 
     if (rgb.length !== frame.width * frame.height * 3) throw new Error(`camera ${camera}'s frame has ${rgb.length} RGB bytes; ${frame.width}x${frame.height}x3 expected`);
     if (height === frame.height && width === frame.width) return { data: toChw(rgb, height, width), height, width };
   }
+  const sharp = await loadSharp();
   const input = jpeg ? sharp(jpeg) : sharp(rgb, { raw: { width: frame.width, height: frame.height, channels: 3 } });
   const { data, info } = await input
     .resize({ width, height, fit: "fill", kernel: "linear" })

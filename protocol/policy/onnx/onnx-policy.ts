@@ -4,9 +4,10 @@
  * runs the graph and returns the action chunk as rows of joint targets.
  *
  * The runtime's .wasm is read from node_modules/onnxruntime-web/dist on the first load (about
- * 0.3 s, once per process); nothing is fetched over the network.
+ * 0.3 s, once per process); nothing is fetched over the network. onnxruntime-web itself is loaded
+ * by the first `OnnxPolicy.load`, not with the process: only cells that run ONNX checkpoints need it.
  */
-import * as ort from "onnxruntime-web";
+import type * as Ort from "onnxruntime-web";
 import { planOnnxIo, type OnnxContract, type OnnxIoPlan } from "./contract-check.js";
 import { imageTensorData } from "./image-input.js";
 import { ACTION_OUTPUT, NOISE_INPUT, STATE_INPUT } from "./io-convention.js";
@@ -14,16 +15,29 @@ import { describeOnnxBytes, type OnnxModelDescription } from "./model-descriptio
 import type { GaussianNoise } from "./noise-input.js";
 import { stateVector, type PolicyObservation } from "./policy-observation.js";
 
-// One thread: a cell's cores belong to its control loop, cameras and recorder as much as to the
-// policy, and threads would need worker files and cross-origin isolation that Node does not give.
-ort.env.wasm.numThreads = 1;
-ort.env.wasm.proxy = false;
-ort.env.logLevel = "error";
+type OrtModule = typeof Ort;
+
+/** onnxruntime-web, configured; rejects with a plain message when it cannot be loaded. */
+async function loadOnnxRuntime(): Promise<OrtModule> {
+  let ort: OrtModule;
+  try {
+    ort = await import("onnxruntime-web");
+  } catch (error) {
+    throw new Error(`onnxruntime-web could not be loaded (${(error as Error).message.split("\n")[0]}); is the agent's installation complete (npm ci)?`, { cause: error });
+  }
+  // One thread: a cell's cores belong to its control loop, cameras and recorder as much as to the
+  // policy, and threads would need worker files and cross-origin isolation that Node does not give.
+  ort.env.wasm.numThreads = 1;
+  ort.env.wasm.proxy = false;
+  ort.env.logLevel = "error";
+  return ort;
+}
 
 /** A loaded ONNX checkpoint and the I/O plan its contract check produced; holds no per-episode state. */
 export class OnnxPolicy {
   private constructor(
-    private readonly session: ort.InferenceSession,
+    private readonly ort: OrtModule,
+    private readonly session: Ort.InferenceSession,
     readonly description: OnnxModelDescription,
     readonly plan: OnnxIoPlan,
   ) {}
@@ -37,13 +51,14 @@ export class OnnxPolicy {
   static async load(bytes: Uint8Array, contract: OnnxContract): Promise<OnnxPolicy> {
     const description = await describeOnnxBytes(bytes);
     const plan = planOnnxIo(description, contract);
-    let session: ort.InferenceSession;
+    const ort = await loadOnnxRuntime();
+    let session: Ort.InferenceSession;
     try {
       session = await ort.InferenceSession.create(bytes, { executionProviders: ["wasm"], graphOptimizationLevel: "all" });
     } catch (error) {
       throw new Error(`onnxruntime-web could not load the model: ${(error as Error).message}`);
     }
-    return new OnnxPolicy(session, description, plan);
+    return new OnnxPolicy(ort, session, description, plan);
   }
 
   /**
@@ -52,7 +67,7 @@ export class OnnxPolicy {
    */
   async infer(observation: PolicyObservation, noise?: GaussianNoise): Promise<number[][]> {
     const feeds = await this.inputs(observation, noise);
-    let results: ort.InferenceSession.OnnxValueMapType;
+    let results: Ort.InferenceSession.OnnxValueMapType;
     try {
       results = await this.session.run(feeds, [ACTION_OUTPUT]);
     } catch (error) {
@@ -73,25 +88,25 @@ export class OnnxPolicy {
     await this.session.release();
   }
 
-  private async inputs(observation: PolicyObservation, noise: GaussianNoise | undefined): Promise<Record<string, ort.Tensor>> {
+  private async inputs(observation: PolicyObservation, noise: GaussianNoise | undefined): Promise<Record<string, Ort.Tensor>> {
     const { plan } = this;
-    const feeds: Record<string, ort.Tensor> = {};
-    if (plan.state) feeds[STATE_INPUT] = new ort.Tensor("float32", stateVector(observation, plan.state.channels, plan.dof), [1, plan.state.width]);
+    const feeds: Record<string, Ort.Tensor> = {};
+    if (plan.state) feeds[STATE_INPUT] = new this.ort.Tensor("float32", stateVector(observation, plan.state.channels, plan.dof), [1, plan.state.width]);
     const images = await Promise.all(plan.images.map(async (image) => {
       const frame = observation.cameras[image.camera];
       if (!frame) throw new Error(`the observation has no frame from camera ${image.camera}, which the model reads as ${image.input}`);
       return { image, tensor: await imageTensorData(image.camera, frame, image) };
     }));
-    for (const { image, tensor } of images) feeds[image.input] = new ort.Tensor("float32", tensor.data, [1, 3, tensor.height, tensor.width]);
+    for (const { image, tensor } of images) feeds[image.input] = new this.ort.Tensor("float32", tensor.data, [1, 3, tensor.height, tensor.width]);
     if (plan.noise) {
       if (!noise) throw new Error(`the model reads ${NOISE_INPUT}: pass the episode's noise generator to infer()`);
-      feeds[NOISE_INPUT] = new ort.Tensor("float32", noise.sample(plan.noise.dims.reduce((a, b) => a * b, 1)), plan.noise.dims);
+      feeds[NOISE_INPUT] = new this.ort.Tensor("float32", noise.sample(plan.noise.dims.reduce((a, b) => a * b, 1)), plan.noise.dims);
     }
     return feeds;
   }
 
   /** The output tensor as rows, checked against dof, the expected chunk and finiteness. */
-  private rows(action: ort.Tensor): number[][] {
+  private rows(action: Ort.Tensor): number[][] {
     const { dof, chunk } = this.plan;
     const dims = action.dims;
     const shape = `[${dims.join(", ")}]`;

@@ -8,7 +8,7 @@
  * bilinear kernel. A frame's RGB pixels are used when the frame already holds them; otherwise its
  * JPEG is decoded (libjpeg shrinks on load). Cost at 640x480 -> 224x224: docs/policies-openpi.md.
  */
-import sharp from "sharp";
+import { loadSharp } from "../../image/load-sharp.js";
 import type { PolicyCameraFrame, PolicyObservation } from "../policy-observation.js";
 import { NdArray } from "./msgpack-numpy.js";
 import type { ResolvedImage, ResolvedObservationMap } from "./observation-map.js";
@@ -37,6 +37,7 @@ function padGeometry(width: number, height: number, target: ResolvedImage): { wi
 /** The frame as uint8 pixels of the target's size and layout. */
 export async function imageArray(frame: PolicyCameraFrame, target: ResolvedImage): Promise<NdArray> {
   const rgb = heldRgb(frame);
+  const sharp = await loadSharp();
   const source = rgb ? sharp(rgb, { raw: { width: frame.width, height: frame.height, channels: 3 } }) : sharp(frame.jpeg);
   const sameSize = frame.width === target.width && frame.height === target.height;
   const fit = target.resize === "pad" && !sameSize ? padGeometry(frame.width, frame.height, target) : { width: target.width, height: target.height, left: 0, top: 0 };
