@@ -117,6 +117,8 @@ export class CameraRenderer {
   /** The filler's colour buffers as plain bytes: [0] lent to the camera (ownBuffer), [1] copied out of. */
   private readonly colourBytes: readonly [Uint8Array, Uint8Array];
   private readonly clip = new ClipBuffers();
+  /** A moving camera's empty nearness (all -Infinity), copied in per frame: a memcpy, where V8's float fill is a scalar loop (13 against 18-54 us a 320x240 frame). */
+  private emptyNearness: Float32Array | undefined;
   private fixedModel: CameraModel | undefined;
   private background: { lighting: string; variants: Uint8ClampedArray[]; nearness: Float32Array } | undefined;
   /** Rows of `nearness` that differ from the background's since the last frame (fixed cameras). */
@@ -168,7 +170,7 @@ export class CameraRenderer {
       this.restoreNearness(background);
     } else {
       frame.colour.fill(0);
-      frame.nearness.fill(-Infinity);
+      frame.nearness.set((this.emptyNearness ??= new Float32Array(frame.nearness.length).fill(-Infinity)));
     }
     frame.drawnRows.first = this.height;
     frame.drawnRows.last = -1;
