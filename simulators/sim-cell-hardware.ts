@@ -19,6 +19,7 @@
  */
 import type { CellHardware, MocapSource, MotorBus } from "../cell-agent/hardware/types.js";
 import { NatNetClient } from "../cell-agent/devices/natnet/natnet-client.js";
+import { SceneFaces } from "./render/scene-faces.js";
 import { SimCamera } from "./devices/sim-camera.js";
 import { SimClock } from "./devices/sim-clock.js";
 import { SimEstopInput } from "./devices/sim-estop-input.js";
@@ -163,6 +164,8 @@ export async function createSimulatedCell(options: SimulatedCellOptions): Promis
       }
     }
     const operatorScene = options.sceneGate ? new OperatorSimSceneReset(world, clock, { gate: options.sceneGate, log: options.log }) : undefined;
+    // The cameras capture the same instant each step: the arm's and objects' faces are built once for all of them.
+    const sceneFaces = new SceneFaces();
     return {
       world,
       estop,
@@ -172,7 +175,7 @@ export async function createSimulatedCell(options: SimulatedCellOptions): Promis
       switches,
       ...(servoWire ? { servoWire } : {}),
       motors,
-      cameras: instruments.filter((i) => i.kind === "camera" && i.name).map((i) => new SimCamera(world, i.name!, undefined, { timecode: options.timecode })),
+      cameras: instruments.filter((i) => i.kind === "camera" && i.name).map((i) => new SimCamera(world, i.name!, undefined, { timecode: options.timecode, sceneFaces })),
       gripper: has("gripper_state") ? switches.gripper(new SimGripperSensor(world)) : undefined,
       wristFt: has("ft_wrist") ? switches.wristFt(new SimWristForceTorque(world)) : undefined,
       mocap: mocap && switches.mocap(mocap),

@@ -189,26 +189,34 @@ export function simdFits(width: number, height: number): boolean {
 
 /**
  * One frame size's kernel with its own memory: `rgb` (the input, `width * height * 3` bytes) and
- * `out` (the yuv420p frame) are views on it. Fill `rgb`, call `convert()`, read `out`.
+ * `outs` (`outputs` yuv420p frames; `out` is the first) are views on it. Fill `rgb`, call
+ * `convert(i)`, read `outs[i]`: a caller that hands `outs[i]` on (a pipe write) has no copy to make.
  */
 export class SimdYuv420p {
   readonly rgb: Uint8Array;
-  readonly out: Uint8Array;
-  private readonly run: () => void;
+  readonly outs: readonly Uint8Array[];
+  private readonly run: (out: number) => void;
 
-  constructor(readonly width: number, readonly height: number) {
+  constructor(readonly width: number, readonly height: number, outputs = 1) {
     const module = simdModule();
     if (!module || !simdFits(width, height)) throw new RangeError(`the SIMD conversion takes widths that are multiples of 16 and even heights; got ${width}x${height}`);
+    if (!Number.isInteger(outputs) || outputs < 1) throw new RangeError(`outputs must be a positive integer; got ${outputs}`);
     const rgbBytes = width * height * 3;
     const outBytes = (width * height * 3) / 2;
-    const memory = new WebAssembly.Memory({ initial: Math.ceil((rgbBytes + outBytes + 64) / 65536) });
+    const memory = new WebAssembly.Memory({ initial: Math.ceil((rgbBytes + outputs * outBytes + 64) / 65536) });
     const { convert } = new WebAssembly.Instance(module, { env: { memory } }).exports as { convert: (rgb: number, out: number, width: number, height: number) => void };
     this.rgb = new Uint8Array(memory.buffer, 0, rgbBytes);
-    this.out = new Uint8Array(memory.buffer, rgbBytes, outBytes);
-    this.run = () => convert(0, rgbBytes, width, height);
+    this.outs = Array.from({ length: outputs }, (_, i) => new Uint8Array(memory.buffer, rgbBytes + i * outBytes, outBytes));
+    this.run = (out) => convert(0, rgbBytes + out * outBytes, width, height);
   }
 
-  convert(): void {
-    this.run();
+  /** The first output. */
+  get out(): Uint8Array {
+    return this.outs[0]!;
+  }
+
+  /** Converts `rgb` into `outs[out]` (default the first). */
+  convert(out = 0): void {
+    this.run(out);
   }
 }

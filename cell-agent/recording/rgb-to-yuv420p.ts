@@ -27,13 +27,21 @@ const luma = (r: number, g: number, b: number) => (66 * r + 129 * g + 25 * b + 4
 const cb = (r: number, g: number, b: number) => (-38 * ((r + 2) >> 2) - 74 * ((g + 2) >> 2) + 112 * ((b + 2) >> 2) + 32896) >> 8; // 128 + (...+128)/256
 const cr = (r: number, g: number, b: number) => (112 * ((r + 2) >> 2) - 94 * ((g + 2) >> 2) - 18 * ((b + 2) >> 2) + 32896) >> 8;
 
-/** One frame size's conversion: the SIMD kernel where it fits, else the JavaScript loop. */
+/**
+ * One frame size's conversion: the SIMD kernel where it fits, else the JavaScript loop. `buffers`
+ * (default 1): yuv420p frames it lends through `buffer(i)`; with the kernel they are views on its
+ * memory, and `convert` into one of them writes there directly instead of converting into the
+ * kernel's memory and copying out (a 640 x 480 frame is 460 KiB).
+ */
 export class Yuv420pConverter {
   private readonly simd: SimdYuv420p | undefined;
+  private readonly buffers: Uint8Array[];
 
-  constructor(readonly width: number, readonly height: number, options: { simd?: boolean } = {}) {
+  constructor(readonly width: number, readonly height: number, options: { simd?: boolean; buffers?: number } = {}) {
     if (!yuv420pFits(width, height)) throw new RangeError(`yuv420p needs even dimensions; got ${width}x${height}`);
-    this.simd = options.simd !== false && simdFits(width, height) ? new SimdYuv420p(width, height) : undefined;
+    const count = options.buffers ?? 1;
+    this.simd = options.simd !== false && simdFits(width, height) ? new SimdYuv420p(width, height, count) : undefined;
+    this.buffers = this.simd ? [...this.simd.outs] : Array.from({ length: count }, () => new Uint8Array(yuv420pSize(width, height)));
   }
 
   /** Whether the SIMD kernel does the work. */
@@ -41,13 +49,26 @@ export class Yuv420pConverter {
     return this.simd !== undefined;
   }
 
-  /** Converts `rgb` (`width * height * 3` bytes) into `out` (`yuv420pSize` bytes). */
+  /**
+   * Lent frame buffer `index` (0 <= index < `buffers`), `yuv420pSize` bytes: the same buffer every call.
+   * NOTE: a conversion into it overwrites it; the caller converts into a buffer only once whoever it
+   * was handed to (a pipe write) is done with it.
+   */
+  buffer(index: number): Uint8Array {
+    const buffer = this.buffers[index];
+    if (!buffer) throw new RangeError(`this converter lends ${this.buffers.length} buffer(s); got index ${index}`);
+    return buffer;
+  }
+
+  /** Converts `rgb` (`width * height * 3` bytes) into `out` (`yuv420pSize` bytes): one of `buffer(i)` or any other. */
   convert(rgb: Uint8Array, out: Uint8Array): void {
     if (!this.simd) return rgbToYuv420p(rgb, this.width, this.height, out);
     if (rgb.byteLength !== this.simd.rgb.byteLength || out.byteLength < this.simd.out.byteLength) {
       throw new RangeError(`a ${this.width}x${this.height} frame is ${this.simd.rgb.byteLength} RGB bytes into ${this.simd.out.byteLength}; got ${rgb.byteLength} into ${out.byteLength}`);
     }
     this.simd.rgb.set(rgb);
+    const { outs } = this.simd;
+    for (let i = 0; i < outs.length; i++) if (outs[i]!.buffer === out.buffer && outs[i]!.byteOffset === out.byteOffset) return this.simd.convert(i);
     this.simd.convert();
     out.set(this.simd.out);
   }

@@ -12,7 +12,9 @@
  *   Two frame buffers are reused in turn (a frame is 460 KiB at 640 x 480); a buffer goes into the
  *   pipe again only once the pipe has taken its previous frame, which also bounds what waits in the
  *   pipe. A frame that comes while both are in the pipe is converted into a third, spare buffer that
- *   then trades places with the one the pipe took: nothing is allocated or copied per frame.
+ *   then trades places with the one the pipe took: nothing is allocated or copied per frame. The three
+ *   buffers are the SIMD kernel's own memory (Yuv420pConverter.buffer), so the kernel writes each
+ *   frame where the pipe reads it, with no 460 KiB copy out of the kernel.
  * - `jpeg` otherwise (`-f jpeg_pipe`): a real camera's MJPEG goes to ffmpeg as it came, never decoded
  *   in JavaScript (~13 ms a 640 x 480 frame), and the pipe carries ~16 KB a frame.
  *
@@ -69,7 +71,11 @@ export class VideoEncoder {
     this.width = width;
     this.height = height;
     if (this.input === "auto") this.input = yuv420pFits(width, height) && rawPixels(first)?.byteLength === width * height * 3 ? "yuv420p" : "jpeg";
-    if (this.input === "yuv420p") this.converter = new Yuv420pConverter(width, height);
+    if (this.input === "yuv420p") {
+      // The frame buffers and the spare are the converter's own: the kernel writes each frame where the pipe reads it.
+      this.converter = new Yuv420pConverter(width, height, { buffers: RAW_BUFFERS + 1 });
+      this.spare = this.converter.buffer(RAW_BUFFERS);
+    }
     const input =
       this.input === "yuv420p"
         ? ["-f", "rawvideo", "-pix_fmt", "yuv420p", "-video_size", `${width}x${height}`, "-framerate", String(this.rateHz), "-i", "pipe:0"]
@@ -106,9 +112,9 @@ export class VideoEncoder {
   }
 
   /** The buffer the next yuv420p frame goes into: the one the pipe took longest ago. */
-  private rawSlot(width: number, height: number): { data: Uint8Array; inPipe: boolean; taken: Promise<void> } {
+  private rawSlot(): { data: Uint8Array; inPipe: boolean; taken: Promise<void> } {
     const index = this.frames % RAW_BUFFERS;
-    this.rawBuffers[index] ??= { data: new Uint8Array(yuv420pSize(width, height)), inPipe: false, taken: Promise.resolve() };
+    this.rawBuffers[index] ??= { data: this.converter!.buffer(index), inPipe: false, taken: Promise.resolve() };
     return this.rawBuffers[index]!;
   }
 
@@ -120,11 +126,11 @@ export class VideoEncoder {
     if (this.input === "yuv420p") {
       const rgb = rawPixels(frame);
       if (!rgb || rgb.byteLength !== width * height * 3) return;
-      const slot = this.rawSlot(width, height);
+      const slot = this.rawSlot();
       if (slot.inPipe) {
         // ffmpeg is two frames behind: convert now into the spare buffer (the camera only lends its
         // pixels until its next capture), wait for the pipe, then swap the spare with the buffer it took.
-        const converted = this.spare ?? new Uint8Array(yuv420pSize(width, height));
+        const converted = this.spare ?? new Uint8Array(yuv420pSize(width, height)); // only if calls overlap
         this.spare = undefined;
         this.converter!.convert(rgb, converted);
         await slot.taken;

@@ -21,6 +21,7 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { CameraFrame, ResetPlan } from "../../cell-agent/hardware/types.js";
 import { VideoEncoder, type VideoInput } from "../../cell-agent/recording/video-encoder.js";
+import { SceneFaces } from "../../simulators/render/scene-faces.js";
 import { SimCamera } from "../../simulators/devices/sim-camera.js";
 import { jointsOf } from "../../simulators/world/embodiments.js";
 import { inverseKinematics } from "../../simulators/world/kinematics.js";
@@ -98,7 +99,8 @@ export interface RenderBenchResult {
 export async function measureCameras(simulatedS = 7, onFrame?: (camera: string, tS: number, frame: CameraFrame) => Promise<void>, videoInput: VideoInput = "auto"): Promise<RenderBenchResult> {
   const world = new SimWorld({ model: "so101", seed: 3, engine: "kinematic" });
   world.resetScene(PLAN);
-  const cameras = CAMERAS.map((name) => new SimCamera(world, name, RATE_HZ));
+  const sceneFaces = new SceneFaces();
+  const cameras = CAMERAS.map((name) => new SimCamera(world, name, RATE_HZ, { sceneFaces }));
   const dir = mkdtempSync(join(tmpdir(), "assay-bench-render-"));
   const video = new VideoEncoder(join(dir, "top.mp4"), RATE_HZ, { input: videoInput });
   const result: RenderBenchResult = { simulatedS, frames: {}, cpuMs: {}, jpegBytes: {}, videoCpuMs: 0, videoAgentCpuMs: 0, videoBytes: 0, videoInput, size: {} };

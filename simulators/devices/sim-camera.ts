@@ -21,6 +21,7 @@ import type { Camera, CameraCalibration, CameraClockInfo, CameraFrame } from "..
 import { simCameraCalibration } from "../render/camera-calibration.js";
 import { encodeJpeg, encodeJpegSync, jpegScratchSize } from "../render/jpeg-codec.js";
 import { CameraRenderer, type RenderScene } from "../render/rasterizer.js";
+import type { SceneFaces } from "../render/scene-faces.js";
 import { stampTimecode } from "../render/timecode.js";
 import type { SimWorld } from "../world/sim-world.js";
 
@@ -39,11 +40,14 @@ export class SimCamera implements Camera {
   private encodeBufferDrawings = 0;
   private previousFrameRead: () => boolean = () => true;
 
-  /** `timecode`: burn the capture's wall-clock millisecond into each frame (render/timecode.ts). */
-  constructor(private readonly world: SimWorld, readonly name: string, readonly rateHz = 30, private readonly options: { timecode?: boolean } = {}) {
+  /**
+   * `timecode`: burn the capture's wall-clock millisecond into each frame (render/timecode.ts).
+   * `sceneFaces`: shared by the cameras of one world, so the faces of a scene they all draw are built once (render/scene-faces.ts).
+   */
+  constructor(private readonly world: SimWorld, readonly name: string, readonly rateHz = 30, private readonly options: { timecode?: boolean; sceneFaces?: SceneFaces } = {}) {
     const { topCameraOffsetM, colourGain } = world.variation;
     this.calibration = simCameraCalibration(name, topCameraOffsetM);
-    this.renderer = new CameraRenderer(name, { topMountOffsetM: topCameraOffsetM, colourGain });
+    this.renderer = new CameraRenderer(name, { topMountOffsetM: topCameraOffsetM, colourGain, sceneFaces: options.sceneFaces });
     // The renderer's own buffer: a capture draws there in place (no copy of the frame).
     this.encodeBuffer = this.renderer.ownBuffer();
     this.jpegScratch = new Uint8Array(jpegScratchSize(this.renderer.width, this.renderer.height));

@@ -8,6 +8,7 @@ import { readFileSync } from "node:fs";
 import type { PerturbationSpec, TaskSpec } from "../../cell-agent/episode/assignment.js";
 import { realizeEpisodePlan, type EpisodePlan } from "../../cell-agent/episode/plan.js";
 import type { CameraFrame, Observation } from "../../cell-agent/hardware/types.js";
+import { SceneFaces } from "../render/scene-faces.js";
 import { SimCamera } from "../devices/sim-camera.js";
 import { SimClock } from "../devices/sim-clock.js";
 import { SimEstopInput } from "../devices/sim-estop-input.js";
@@ -70,7 +71,8 @@ export async function runPickEpisode(options: PickEpisodeOptions): Promise<PickE
   const world = new SimWorld({ model: "so101", seed: options.seed, engine: options.engine, variation: options.variation });
   const clock = new SimClock(world, Number.POSITIVE_INFINITY);
   const motors = new SimMotorBus(world, "3.11", new SimEstopInput());
-  const cameras = ["top", "wrist"].map((name) => new SimCamera(world, name));
+  const sceneFaces = new SceneFaces();
+  const cameras = ["top", "wrist"].map((name) => new SimCamera(world, name, undefined, { sceneFaces }));
   const mocap = new SimMocapSource(world);
   const plan = realizeEpisodePlan({
     task: pickCubeTask(), perturbation: options.perturbation, seed: options.seed, dof: 6, environment: "tabletop@1", replaySpec: options.replaySpec,

@@ -119,6 +119,44 @@ describe("VideoEncoder input", () => {
     });
   });
 
+  it("keeps every frame's own picture while ffmpeg falls behind and the pipe still holds the frame buffers", async () => {
+    // 640 x 480: a yuv420p frame (460 KiB) is more than the pipe takes at once, and converting one
+    // (~0.1 ms) is far quicker than x264 encoding it, so frames are converted while the last ones are
+    // still in the pipe. A buffer converted into before the pipe took it would show another frame's colour.
+    const [width, height] = [640, 480];
+    const encoder = new VideoEncoder(join(dir, "behind.mp4"), 30);
+    const lent = new Uint8Array(width * height * 3);
+    const shades = Array.from({ length: 16 }, (_, i) => [30 + 12 * i, 220 - 12 * i, i % 2 ? 60 : 180]);
+    for (const colour of shades) {
+      lent.set(solid(width, height, colour));
+      await encoder.addFrame({ tNs: 0n, width, height, jpeg: new Uint8Array(0), rgbView: () => lent });
+    }
+    assert.equal(await encoder.finish(), true);
+    const frames = await decode(encoder.path, width, height);
+    assert.equal(frames.length, shades.length);
+    frames.forEach((frame, i) => {
+      const centre = ((height / 2) * width + width / 2) * 3;
+      for (let c = 0; c < 3; c++) assert.ok(Math.abs(frame[centre + c]! - shades[i]![c]!) <= 5, `frame ${i} channel ${c}: ${frame[centre + c]} for ${shades[i]![c]}`);
+    });
+  });
+
+  it("converts into its lent buffers in place, the same bytes as into any other buffer", () => {
+    const [width, height] = [320, 240];
+    const converter = new Yuv420pConverter(width, height, { buffers: 3 });
+    const elsewhere = new Uint8Array(yuv420pSize(width, height));
+    for (let i = 0; i < 3; i++) {
+      const rgb = noise(width * height * 3, 7 + i);
+      converter.convert(rgb, converter.buffer(i));
+      converter.convert(rgb, elsewhere);
+      assert.ok(Buffer.from(converter.buffer(i)).equals(Buffer.from(elsewhere)), `buffer ${i}`);
+    }
+    // Each lent buffer keeps its own frame: converting into one leaves the others alone.
+    const first = Buffer.from(converter.buffer(0));
+    converter.convert(noise(width * height * 3, 99), converter.buffer(1));
+    assert.ok(Buffer.from(converter.buffer(0)).equals(first));
+    assert.throws(() => converter.buffer(3), /lends 3 buffer\(s\); got index 3/);
+  });
+
   it("keeps piping JPEGs for a camera that has nothing else", async () => {
     const [width, height] = [64, 48];
     const encoder = new VideoEncoder(join(dir, "jpeg.mp4"), 30);
