@@ -11,8 +11,7 @@
  * thousands of responses (tests poll), and holding every body until the end made the test process's
  * heap grow all run long and its garbage collector take most of its CPU.
  */
-import { buildOpenApiDocument } from "../../coordinator/api/openapi.js";
-import { OpenApiConformance, type RecordedResponse } from "./openapi-conformance.js";
+import type { OpenApiConformance, RecordedResponse } from "./openapi-conformance.js";
 
 /** Distinct problems kept for the failure message; more are counted, not kept. */
 const MAX_PROBLEMS_KEPT = 200;
@@ -22,7 +21,7 @@ let problemsDropped = 0;
 let checked = 0;
 /** Checks not finished yet (a body still being read); each removes itself when done. */
 const inFlight = new Set<Promise<void>>();
-let conformance: OpenApiConformance | undefined;
+let conformance: Promise<OpenApiConformance> | undefined;
 let currentTest: string | undefined;
 const enabled = process.env.ASSAY_OPENAPI_CHECK !== "off";
 
@@ -52,11 +51,25 @@ function note(problem: string): void {
   else problemsDropped++;
 }
 
-function check(entry: RecordedResponse): void {
+/**
+ * The checker, built on the first /v1 response: a unit spec that never calls a coordinator does not
+ * load the coordinator's API graph (api, schemas, kinds, zod, ajv: about 0.6 s of CPU, most of such a
+ * spec's start). Mocha loads this plugin and the spec files with `import()` (.mocharc.cjs), so this
+ * `import()` reuses the module instances the specs use.
+ */
+async function loadConformance(): Promise<OpenApiConformance> {
+  const [{ buildOpenApiDocument }, { OpenApiConformance }] = await Promise.all([
+    import("../../coordinator/api/openapi.js"),
+    import("./openapi-conformance.js"),
+  ]);
+  return new OpenApiConformance(buildOpenApiDocument());
+}
+
+async function check(entry: RecordedResponse): Promise<void> {
   checked++;
   try {
-    conformance ??= new OpenApiConformance(buildOpenApiDocument());
-    for (const problem of conformance.check(entry)) note(problem);
+    conformance ??= loadConformance();
+    for (const problem of (await conformance).check(entry)) note(problem);
   } catch (error) {
     // A schema ajv cannot compile is a problem of the document, reported like a mismatch.
     note(`${entry.method} ${entry.path}${entry.query} -> ${entry.status}: the check itself failed: ${(error as Error).message}`);
