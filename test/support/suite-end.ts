@@ -3,9 +3,10 @@
  * hook in test/support/root-hooks.ts. Kept free of heavy imports: mocha loads it for every run.
  */
 /**
- * One list per process, kept on globalThis: mocha loads the root hooks through `require` and the
- * spec files through `import`, so this module can be instantiated twice (CommonJS and ESM), and a
- * cleanup registered through one instance must still run from the other.
+ * One list per process, kept on globalThis. Mocha loads the root hooks and the spec files as ES
+ * modules (.mocharc.cjs turns require(esm) off), so there is one instance; the list stays on
+ * globalThis so that a copy loaded another way (a tool that `require`s a spec, tsx's CommonJS
+ * path) still registers into the list the root hook runs.
  */
 const KEY = Symbol.for("assay.test.suiteEndCleanups");
 const cleanups: Array<() => Promise<void>> = ((globalThis as Record<symbol, unknown>)[KEY] ??= []) as Array<() => Promise<void>>;
