@@ -10,11 +10,11 @@
  * which is exact here: each result lies in 0..65535 before its final shift (see `luma` and `chroma`).
  */
 
-/** The bytes of one instruction sequence. */
-type Code = number[];
+import { get, i32, moduleBytes, set, type, uleb, v, type Code } from "../../protocol/wasm-encoding.js";
 
-const I32 = 0x7f;
-const V128 = 0x7b;
+const I32 = type.i32;
+const V128 = type.v128;
+/** The kernel's single-byte opcodes. */
 const op = {
   block: 0x02, loop: 0x03, br: 0x0c, brIf: 0x0d, end: 0x0b,
   localGet: 0x20, localSet: 0x21, i32Const: 0x41, i32GeU: 0x4f, i32LtU: 0x49, i32Add: 0x6a, i32Mul: 0x6c, i32ShrU: 0x76,
@@ -25,31 +25,6 @@ const simd = {
   extendLowU: 0x89, extendHighU: 0x8a, shrU: 0x8d, add: 0x8e, mul: 0x95,
 } as const;
 
-function uleb(value: number): Code {
-  const bytes: Code = [];
-  do {
-    let byte = value & 0x7f;
-    value >>>= 7;
-    if (value !== 0) byte |= 0x80;
-    bytes.push(byte);
-  } while (value !== 0);
-  return bytes;
-}
-
-function sleb(value: number): Code {
-  const bytes: Code = [];
-  for (;;) {
-    const byte = value & 0x7f;
-    value >>= 7;
-    if ((value === 0 && (byte & 0x40) === 0) || (value === -1 && (byte & 0x40) !== 0)) return [...bytes, byte];
-    bytes.push(byte | 0x80);
-  }
-}
-
-const v = (instruction: number, ...immediates: number[]): Code => [0xfd, ...uleb(instruction), ...immediates];
-const get = (local: number): Code => [op.localGet, ...uleb(local)];
-const set = (local: number): Code => [op.localSet, ...uleb(local)];
-const i32 = (value: number): Code => [op.i32Const, ...sleb(value)];
 const vconst = (bytes: readonly number[]): Code => v(simd.const, ...bytes);
 /** Eight 16-bit lanes of `value` (two's complement). */
 const i16s = (value: number): Code => vconst(Array.from({ length: 16 }, (_, i) => ((value & 0xffff) >> (i % 2 === 0 ? 0 : 8)) & 0xff));
@@ -146,29 +121,14 @@ function convertBody(): Code {
   ];
 }
 
-function section(id: number, content: Code): Code {
-  return [id, ...uleb(content.length), ...content];
-}
-
-function vector(items: Code[]): Code {
-  return [...uleb(items.length), ...items.flat()];
-}
-
-function name(text: string): Code {
-  const bytes = [...Buffer.from(text, "utf8")];
-  return [...uleb(bytes.length), ...bytes];
-}
-
-function moduleBytes(): Uint8Array<ArrayBuffer> {
-  const body = [...vector([[...uleb(8), I32], [...uleb(9), V128]]), ...convertBody()];
-  return new Uint8Array([
-    0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
-    ...section(1, vector([[0x60, ...vector([[I32], [I32], [I32], [I32]]), 0x00]])),
-    ...section(2, vector([[...name("env"), ...name("memory"), 0x02, 0x00, 0x01]])),
-    ...section(3, vector([[0x00]])),
-    ...section(7, vector([[...name("convert"), 0x00, 0x00]])),
-    ...section(10, vector([[...uleb(body.length), ...body]])),
-  ]);
+/** The module: `convert(rgb, out, width, height)` over the imported memory. */
+function kernelBytes(): Uint8Array<ArrayBuffer> {
+  const body = convertBody();
+  // convertBody() ends with the function's own `end`; moduleBytes adds it.
+  return moduleBytes({
+    exportName: "convert", params: [I32, I32, I32, I32], result: undefined,
+    locals: [...Array<typeof I32>(8).fill(I32), ...Array<typeof V128>(9).fill(V128)], body: body.slice(0, -1),
+  });
 }
 
 let compiled: WebAssembly.Module | null | undefined;
@@ -176,7 +136,7 @@ let compiled: WebAssembly.Module | null | undefined;
 /** The kernel's module, compiled once per process; null where WebAssembly SIMD is missing. */
 function simdModule(): WebAssembly.Module | null {
   if (compiled === undefined) {
-    const bytes = moduleBytes();
+    const bytes = kernelBytes();
     compiled = WebAssembly.validate(bytes) ? new WebAssembly.Module(bytes) : null;
   }
   return compiled;

@@ -10,13 +10,13 @@
  * which is Uint8ClampedArray's conversion; q and f advance by one addition per pixel, as in the
  * JavaScript loop.
  *
- * The module is assembled here from its instructions (wasm-encoding.ts). Each filler owns its
+ * The module is assembled here from its instructions (protocol/wasm-encoding.ts). Each filler owns its
  * memory: the noise table, one polygon's vertices, the frame's nearness and colour; the frame and
  * polygon a renderer sees are views of it (the memory never grows, so the views stay valid), and
  * so is the colour buffer a renderer lends its camera (no copy of the frame out of the memory).
  */
 import { NOISE_MASK, PIXEL_NOISE, type FrameBuffer, type PolygonFiller, type ScreenPolygon } from "./polygon-fill.js";
-import { f64, get, i32, i32TruncSatF64U, mem, moduleBytes, op, set, simd, tee, type, v, VOID, type Code } from "./wasm-encoding.js";
+import { f64, get, i32, i32TruncSatF64U, mem, moduleBytes, op, set, simd, tee, type, v, VOID, type Code } from "../../protocol/wasm-encoding.js";
 
 /** Vertices a polygon may have (clipping adds at most one per plane). */
 export const WASM_POLYGON_CAPACITY = 24;

@@ -1,8 +1,10 @@
 /**
  * The binary encoding of a WebAssembly module with one exported function and an imported memory
- * (WebAssembly Core Specification 2.0, chapter 5), enough for the rasterizer's kernel
- * (polygon-fill-wasm.ts) to be assembled from its instructions at load: no toolchain, no binary in
- * the repository. Instructions are byte arrays; `op` names the opcodes the kernel uses.
+ * (WebAssembly Core Specification 2.0, chapter 5), enough for the kernels assembled from their
+ * instructions at load (the rasterizer's fill, simulators/render/polygon-fill-wasm.ts; the episode
+ * video's RGB to yuv420p conversion, cell-agent/recording/rgb-to-yuv420p-simd.ts): no toolchain, no
+ * binary in the repository. Instructions are byte arrays; `op` names single-byte opcodes, and a
+ * kernel's SIMD instructions are `v(number, ...immediates)`.
  */
 
 /** The bytes of one instruction sequence. */
@@ -86,7 +88,8 @@ export interface FunctionModule {
   /** Exported name of the function. */
   exportName: string;
   params: ValueType[];
-  result: ValueType;
+  /** The function's result; none when undefined. */
+  result: ValueType | undefined;
   /** Locals after the parameters, in order. */
   locals: ValueType[];
   body: Code;
@@ -98,7 +101,7 @@ export function moduleBytes(fn: FunctionModule): Uint8Array<ArrayBuffer> {
   const body = [...vector(localGroups), ...fn.body, op.end];
   return new Uint8Array([
     0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
-    ...section(1, vector([[0x60, ...vector(fn.params.map((t) => [t])), ...vector([[fn.result]])]])),
+    ...section(1, vector([[0x60, ...vector(fn.params.map((t) => [t])), ...vector(fn.result === undefined ? [] : [[fn.result]])]])),
     ...section(2, vector([[...name("env"), ...name("memory"), 0x02, 0x00, 0x01]])),
     ...section(3, vector([[0x00]])),
     ...section(7, vector([[...name(fn.exportName), 0x00, 0x00]])),
