@@ -65,12 +65,9 @@ export function signalFrameOf(
   wrench: Wrench | undefined,
   poses: readonly ObjectPose[] | undefined,
 ): Omit<SignalFrame, "events"> {
-  const byName: SignalFrame["poses"] = {};
-  for (const p of poses ?? []) byName[p.name] = { x: p.positionM[0], y: p.positionM[1], z: p.positionM[2], yaw: yawOf(p.orientation) };
-  let jointsByName: Record<string, number> | undefined;
-  if (joints) {
-    jointsByName = {};
-    for (let i = 0; i < jointNames.length; i++) jointsByName[jointNames[i]!] = joints.positionRad[i]!;
-  }
+  // Object.fromEntries defines own properties, so a pose or joint named like an Object.prototype member
+  // ("__proto__") is a name like any other; plain assignment would not be.
+  const byName: SignalFrame["poses"] = Object.fromEntries((poses ?? []).map((p) => [p.name, { x: p.positionM[0], y: p.positionM[1], z: p.positionM[2], yaw: yawOf(p.orientation) }]));
+  const jointsByName = joints ? Object.fromEntries(jointNames.map((name, i) => [name, joints.positionRad[i]!])) : undefined;
   return { tS, poses: byName, gripper, ft: wrench ? { forceN: wrench.forceN, torqueNm: wrench.torqueNm } : undefined, joints: jointsByName };
 }
