@@ -16,8 +16,9 @@
  * the fleet starts once (a start and its cells' V8 warm-up are CPU), and stops after its last file (an
  * idle fleet's CPU is the other share's loss). Output is streamed live,
  * each line prefixed with its share's number; each share's summary follows its own output, and the last
- * line is the whole suite's "N passed, N failed, N skipped". The exit code is non-zero if either share
- * failed.
+ * line is the whole suite's "N passed, N failed, N skipped". Before it, every share's failures once more
+ * ("failed: " lines: where, the message, the innermost frame of our own code), so the log's tail, which
+ * may be all CI keeps, says what failed. The exit code is non-zero if either share failed.
  *
  *   npm test                              both shares
  *   ASSAY_TEST_JOBS=1 npm test            one mocha, the configured spec list, serially
@@ -114,7 +115,7 @@ function fleetOfFile(file) {
 function runMocha(args, env, prefix) {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [mocha, ...args], { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] });
-    const summary = { passed: 0, failed: 0, skipped: 0, seen: false };
+    const summary = { passed: 0, failed: 0, skipped: 0, seen: false, failures: [] };
     const relay = (stream, out) => {
       let pending = "";
       stream.on("data", (chunk) => {
@@ -124,6 +125,7 @@ function runMocha(args, env, prefix) {
         for (const line of lines) {
           const counts = /^(\d+) passed, (\d+) failed, (\d+) skipped$/.exec(line);
           if (counts) Object.assign(summary, { passed: +counts[1], failed: +counts[2], skipped: +counts[3], seen: true });
+          if (line.startsWith("failed: ")) summary.failures.push(`${prefix}${line}`);
           out.write(`${prefix}${line}\n`);
         }
       });
@@ -179,6 +181,7 @@ async function main() {
   const total = results.reduce((t, r) => ({ passed: t.passed + r.summary.passed, failed: t.failed + r.summary.failed, skipped: t.skipped + r.summary.skipped }), { passed: 0, failed: 0, skipped: 0 });
   const broken = results.filter((r) => r.code !== 0 && r.summary.failed === 0).length;
   console.log(`whole suite: ${jobs} mocha processes at once, then one for the files run alone, ${((Date.now() - started) / 1000).toFixed(0)} s wall${broken ? `; ${broken} process(es) ended with an error outside any test (see its lines above)` : ""}`);
+  for (const line of results.flatMap((r) => r.summary.failures)) console.log(line);
   console.log(`${total.passed} passed, ${total.failed} failed, ${total.skipped} skipped`);
   process.exit(results.some((r) => r.code !== 0) ? 1 : 0);
 }

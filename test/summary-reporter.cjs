@@ -1,16 +1,32 @@
 // Mocha's spec reporter plus, at the end, the slowest spec files (wall time from a file's first hook or
 // test to its last, and the CPU the test process and every process it started spent meanwhile: simulated
 // cells, ffmpeg, browsers, so the suite's time can be read off CI's output) and one closing line CI can
-// read: "N passed, N failed, N skipped".
+// read: "N passed, N failed, N skipped". Before it, each failure again in a few lines ("failed: ..."), so
+// the end of a long log (all CI shows) names what failed and why.
 "use strict";
 const Mocha = require("mocha");
 const { readdirSync, readFileSync, writeFileSync } = require("node:fs");
 const { relative } = require("node:path");
 const { Spec } = Mocha.reporters;
-const { EVENT_RUN_END, EVENT_SUITE_BEGIN, EVENT_SUITE_END } = Mocha.Runner.constants;
+const { EVENT_RUN_END, EVENT_SUITE_BEGIN, EVENT_SUITE_END, EVENT_TEST_FAIL } = Mocha.Runner.constants;
 
 const SLOWEST_SHOWN = 15;
 const TICKS_PER_S = 100; // USER_HZ on Linux
+const FAILURE_MESSAGE_CHARS = 600;
+
+/**
+ * A failure in a few lines: where (spec file and full title), the error's message (its first lines), and
+ * the innermost stack frame in the repository's own code outside node_modules.
+ */
+function failureLines(test, err) {
+  const where = `${test.file ? `${relative(process.cwd(), test.file)}: ` : ""}${test.fullTitle()}`;
+  const message = String(err?.message ?? err).split("\n").slice(0, 4).join(" | ").slice(0, FAILURE_MESSAGE_CHARS);
+  // Mocha has already made the stack's paths relative to the working directory.
+  const frame = String(err?.stack ?? "").split("\n")
+    .find((line) => /^\s+at /.test(line) && !/node_modules|\(node:|at node:/.test(line));
+  const own = frame?.trim().replace(`file://${process.cwd()}/`, "").replace(`${process.cwd()}/`, "");
+  return [`failed: ${where}`, `failed:   ${err?.name ?? "Error"}: ${message}`, ...(own ? [`failed:   ${own}`] : [])];
+}
 
 /** utime, stime, cutime, cstime (ticks) and the parent of a /proc/<pid>/stat line; undefined when it is gone. */
 function procStat(pid) {
@@ -55,6 +71,8 @@ class SummaryReporter extends Spec {
   constructor(runner, options) {
     super(runner, options);
     const files = new Map(); // file -> { ms, open: started-at of the outermost open suite, depth }
+    const failed = [];
+    runner.on(EVENT_TEST_FAIL, (test, err) => failed.push(...failureLines(test, err)));
     runner.on(EVENT_SUITE_BEGIN, (suite) => {
       if (!suite.file) return;
       const entry = files.get(suite.file) ?? { ms: 0, cpuS: 0, startedAt: 0, cpuAt: 0, depth: 0 };
@@ -90,6 +108,7 @@ class SummaryReporter extends Spec {
           const total = treeCpuS();
           if (total !== undefined) console.log(`cpu s of the test process and all it started, whole run: ${total.toFixed(0)}`);
         }
+        for (const line of failed) console.log(line);
         console.log(`${passes} passed, ${failures} failed, ${pending} skipped`);
       });
     });
