@@ -472,6 +472,8 @@ export async function startCellAgent(config: AgentConfig, hardware: CellHardware
     },
     async stop() {
       estopWatch.close();
+      // A trip or reset just before the stop: its marker file is on disk before the agent exits.
+      await estopWatch.persisted();
       instrumentHealth.stop();
       abortCurrent(new EpisodeAbort("agent_restart", "the cell agent is shutting down"));
       unsubscribeScene?.();

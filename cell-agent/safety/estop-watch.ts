@@ -5,8 +5,14 @@
  * refuses torque on and goal writes, so nothing the agent does can move the arm; only an explicit
  * technician reset, with the input released, clears the latch. The latch survives an agent restart
  * through a marker file.
+ *
+ * The marker is written and removed off the event loop (libuv's thread pool), in the order of the
+ * trips and resets: a synchronous write on the trigger held the loop, and with it the bus's torque-off
+ * confirmation, for as long as the kernel made the write wait. On a machine busy writing (dirty pages
+ * being flushed) that is tens of milliseconds or more, which is the e-stop's whole latency budget.
  */
-import { existsSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync } from "node:fs";
+import { rm, writeFile } from "node:fs/promises";
 import type { EstopInput, MotorBus } from "../hardware/types.js";
 
 /** armed: motion allowed; latched: torque off, no motion until a technician resets. */
@@ -61,6 +67,8 @@ export class EstopWatch {
   private last: EstopTrip | undefined;
   private readonly unsubscribe: () => void;
   private readonly nowNs: () => bigint;
+  /** The marker file's pending writes and removals, in order. */
+  private persistence: Promise<void> = Promise.resolve();
 
   constructor(private readonly options: EstopWatchOptions) {
     this.nowNs = options.nowNs ?? (() => process.hrtime.bigint());
@@ -85,7 +93,20 @@ export class EstopWatch {
   /** Technician reset; throws `EstopResetRefused` while the input is pressed or nothing is latched. */
   reset(): void {
     this.latch = nextLatchState(this.latch, "reset", this.options.input.isPressed());
-    if (this.options.latchFile) rmSync(this.options.latchFile, { force: true });
+    const { latchFile } = this.options;
+    if (latchFile) this.persist(() => rm(latchFile, { force: true }));
+  }
+
+  /**
+   * Resolves once the marker file says what the latch says (written after a trip, removed after a
+   * reset). A write that fails leaves the in-memory latch standing; only a restart would forget it.
+   */
+  persisted(): Promise<void> {
+    return this.persistence;
+  }
+
+  private persist(change: () => Promise<void>): void {
+    this.persistence = this.persistence.then(change).catch(() => undefined);
   }
 
   /**
@@ -133,13 +154,8 @@ export class EstopWatch {
         return outcome;
       });
     this.last = trip;
-    if (this.options.latchFile) {
-      try {
-        writeFileSync(this.options.latchFile, JSON.stringify({ at_ms: trip.atMs }));
-      } catch {
-        // The in-memory latch holds; only a restart would forget it.
-      }
-    }
+    const { latchFile } = this.options;
+    if (latchFile) this.persist(() => writeFile(latchFile, JSON.stringify({ at_ms: trip.atMs })));
     this.options.onTrip(trip);
   }
 }

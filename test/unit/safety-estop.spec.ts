@@ -1,5 +1,7 @@
 /** The e-stop latch and its reset rules, and the watcher's torque-off path, with a fake bus and button. */
 import assert from "node:assert/strict";
+import { execFileSync, spawn } from "node:child_process";
+import { once } from "node:events";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -87,16 +89,57 @@ describe("safety: e-stop latch", () => {
       assert.throws(() => w.reset(), /still pressed/);
       input.release();
       w.close();
+      await w.persisted();
       // An agent restarted with the button released is still latched.
       const restarted = watch(bus, input, { trips: [], outcomes: [] });
       assert.equal(restarted.state(), "latched");
       restarted.reset();
       assert.equal(restarted.state(), "armed");
+      await restarted.persisted();
       assert.equal(existsSync(join(dir, "latch.json")), false);
       assert.throws(() => restarted.reset(), /not e-stopped/);
       await restarted.guard(bus).setTorque(true);
       assert.equal(bus.torque.at(-1), true);
       restarted.close();
+    });
+
+    it("keeps the marker file in step with trips and resets made in quick succession", async () => {
+      const input = new SimEstopInput();
+      const w = watch(new FakeBus(), input, { trips: [], outcomes: [] });
+      input.press();
+      input.release();
+      w.reset();
+      await w.persisted();
+      assert.equal(existsSync(join(dir, "latch.json")), false, "the reset's removal comes after the trip's write");
+      input.press();
+      await w.persisted();
+      assert.ok(existsSync(join(dir, "latch.json")), "a second trip writes it again");
+      w.close();
+    });
+
+    it("turns torque off without waiting for the marker file's write (a disk that makes writes wait)", async () => {
+      // The marker is a named pipe that another process starts reading only after 300 ms: opening it to
+      // write waits that long, as a write to a disk busy flushing does. A write of the marker on the event
+      // loop would hold the torque-off confirmation (and its latency) behind it.
+      const latchFile = join(dir, "latch.json");
+      execFileSync("mkfifo", [latchFile]);
+      const reader = spawn("sh", ["-c", 'sleep 0.3; cat "$0"', latchFile], { stdio: ["ignore", "pipe", "inherit"] });
+      let written = "";
+      reader.stdout.on("data", (chunk: Buffer) => (written += chunk.toString()));
+      const read = once(reader, "close");
+      const bus = new FakeBus();
+      const input = new SimEstopInput();
+      const seen = { trips: [] as EstopTrip[], outcomes: [] as TorqueOffOutcome[] };
+      const w = new EstopWatch({ input, motors: bus, latchFile, onTrip: (trip) => seen.trips.push(trip), onTorqueOff: (outcome) => seen.outcomes.push(outcome) });
+      input.press();
+      const outcome = await w.lastTrip()!.torqueOff;
+      assert.deepEqual(bus.torque, [false]);
+      assert.ok(outcome.latencyMs < 50, `latency ${outcome.latencyMs} ms: the torque off waited for the marker file`);
+      assert.equal(outcome.error, undefined);
+      await w.persisted();
+      await read;
+      assert.match(written, /^\{"at_ms":\d+\}$/, "the marker was written once the pipe was read");
+      w.close();
     });
 
     it("starts latched when the button is pressed at start-up", () => {
