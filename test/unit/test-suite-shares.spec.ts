@@ -1,7 +1,11 @@
 import { strict as assert } from "node:assert";
 // @ts-expect-error: a plain ES module script without types (scripts/test-suite.mjs)
 import { dealFiles, sharedFleetOf, SOLO_FILES } from "../../scripts/test-suite.mjs";
-import { existsSync } from "node:fs";
+import { execFile } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
 
 describe("npm test's shares (scripts/test-suite.mjs)", () => {
   it("deals the heaviest files first, each to the share with the least time so far, and keeps every file once", () => {
@@ -39,5 +43,34 @@ describe("npm test's shares (scripts/test-suite.mjs)", () => {
 
   it("names files to run alone that exist (a renamed file would silently rejoin the shares)", () => {
     for (const file of SOLO_FILES as string[]) assert.ok(existsSync(new URL(`../../${file}`, import.meta.url)), file);
+  });
+
+  it("ends its log with each failure again (file, title, message, our innermost frame), then the count", async function () {
+    this.timeout(60_000);
+    const dir = mkdtempSync(join(tmpdir(), "assay-suite-failure-"));
+    try {
+      const spec = join(dir, "always-fails.spec.ts");
+      writeFileSync(spec, [
+        'import assert from "node:assert/strict";',
+        'describe("a demo", () => {',
+        '  it("fails on purpose", () => assert.equal(1, 2, "one is not two\\nsecond line"));',
+        '  it("passes", () => undefined);',
+        "});",
+        "",
+      ].join("\n"));
+      const repo = new URL("../..", import.meta.url).pathname;
+      const run = await promisify(execFile)(process.execPath, ["scripts/test-suite.mjs", spec], { cwd: repo }).then(
+        () => assert.fail("a failing spec must end npm test with a non-zero code"),
+        (error: { code: number; stdout: string }) => error,
+      );
+      assert.equal(run.code, 1);
+      const tail = run.stdout.trimEnd().split("\n").slice(-4);
+      assert.match(tail[0], /^failed: .*always-fails\.spec\.ts: a demo fails on purpose$/);
+      assert.equal(tail[1], "failed:   AssertionError: one is not two | second line |  | 1 !== 2");
+      assert.match(tail[2], /^failed:   at .*always-fails\.spec\.ts:3:\d+\)?$/);
+      assert.equal(tail[3], "1 passed, 1 failed, 0 skipped");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
