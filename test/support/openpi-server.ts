@@ -32,6 +32,13 @@ export interface OpenpiServerOptions {
   controlRateHz?: number;
   /** Extra latency added to every reply, ms (default 0); changeable while running. */
   delayMs?: number;
+  /**
+   * Answer at once, without decoding the images or running the expert: every number of the n-th
+   * reply on a connection is n, so a test can tell which request a chunk answers. A server whose own
+   * work takes no time: a reply's latency is `delayMs` and the wire's, and a test of the latency
+   * budget measures the budget, not this process's image work.
+   */
+  instant?: boolean;
   /** Length of each action row (default: the robot's dof); set another to play a wrong server. */
   actionDim?: number;
   /** Sent on connect (default {}). */
@@ -176,6 +183,23 @@ export async function startOpenpiServer(options: OpenpiServerOptions = {}): Prom
     // Requests are answered one at a time, in order, as openpi's handler loop does.
     let queue: Promise<void> = expert.reset();
     socket.send(packr.pack(options.metadata ?? {}));
+    /** The expert's action for the request's observation, in every row of the chunk. */
+    const expertRows = async (request: Map<string, unknown>, rows: Float32Array, dim: number): Promise<void> => {
+      const tNs = BigInt(requestsHere - 1) * BigInt(rowsPerRequest) * periodNs;
+      const cameras: Record<string, CameraFrame> = {};
+      for (const [camera, path] of Object.entries(keys.images)) {
+        const image = at(request, path) as Array3 | undefined;
+        if (image) cameras[camera] = await nativeFrame(image, natives[camera], options.resize ?? "pad", tNs);
+      }
+      const joints = keys.state ? (at(request, keys.state) as Array3 | undefined) : undefined;
+      const observation: Observation = {
+        tNs, cameras,
+        ...(joints ? { jointPositionsRad: floats(joints) } : {}),
+        ...(keys.prompt && typeof at(request, keys.prompt) === "string" ? { instruction: at(request, keys.prompt) as string } : {}),
+      };
+      const target = await expert.act(observation);
+      for (let r = 0; r < rows.length / dim; r++) for (let j = 0; j < dim; j++) rows[r * dim + j] = target[j] ?? 0;
+    };
     socket.on("message", (data: Buffer) => {
       queue = queue.then(async () => {
         requestsHere += 1;
@@ -187,22 +211,10 @@ export async function startOpenpiServer(options: OpenpiServerOptions = {}): Prom
         const startedMs = performance.now();
         const request = textKeyed(unpackr.unpack(data)) as Map<string, unknown>;
         state.lastRequest = request;
-        const tNs = BigInt(requestsHere - 1) * BigInt(rowsPerRequest) * periodNs;
-        const cameras: Record<string, CameraFrame> = {};
-        for (const [camera, path] of Object.entries(keys.images)) {
-          const image = at(request, path) as Array3 | undefined;
-          if (image) cameras[camera] = await nativeFrame(image, natives[camera], options.resize ?? "pad", tNs);
-        }
-        const joints = keys.state ? (at(request, keys.state) as Array3 | undefined) : undefined;
-        const observation: Observation = {
-          tNs, cameras,
-          ...(joints ? { jointPositionsRad: floats(joints) } : {}),
-          ...(keys.prompt && typeof at(request, keys.prompt) === "string" ? { instruction: at(request, keys.prompt) as string } : {}),
-        };
-        const target = await expert.act(observation);
         const dim = options.actionDim ?? embodiment.dof;
         const rows = new Float32Array(chunk * dim);
-        for (let r = 0; r < chunk; r++) for (let j = 0; j < dim; j++) rows[r * dim + j] = target[j] ?? 0;
+        if (options.instant) rows.fill(requestsHere);
+        else await expertRows(request, rows, dim);
         const inferMs = performance.now() - startedMs;
         if (state.delayMs > 0) await delay(state.delayMs);
         state.requests += 1;
