@@ -5,14 +5,11 @@
  * thumbnail or report) never do or do much later. Node's module cache makes later calls cheap.
  */
 import type SharpDefault from "sharp";
+import { loadPackage } from "../load-package.js";
 
 export type Sharp = typeof SharpDefault;
 
 /** sharp's function; rejects with a plain message when the library cannot be loaded. */
 export async function loadSharp(): Promise<Sharp> {
-  try {
-    return (await import("sharp")).default;
-  } catch (error) {
-    throw new Error(`the image library sharp could not be loaded (${error instanceof Error ? error.message.split("\n")[0] : String(error)}); is the installation complete (npm ci) and built for this platform?`, { cause: error });
-  }
+  return (await loadPackage(() => import("sharp"), "the image library sharp")).default;
 }

@@ -9,16 +9,13 @@
  * costs any other cell (and every simulated one) about 0.1 s of CPU at start.
  */
 import type * as RosLibTypes from "../../../node_modules/roslib/dist/src/RosLib.d.ts";
+import { loadPackage } from "../../../protocol/load-package.js";
 
 export type RosLib = typeof RosLibTypes;
 
 /** roslib's module; rejects with a plain message when it cannot be loaded. */
 export async function loadRoslib(): Promise<RosLib> {
-  try {
-    return (await import("roslib")) as unknown as RosLib;
-  } catch (error) {
-    throw new Error(`the ROS client library (roslib) could not be loaded: ${error instanceof Error ? error.message : String(error)}; is the agent's installation complete (npm ci)?`, { cause: error });
-  }
+  return (await loadPackage(() => import("roslib"), "the ROS client library (roslib)")) as unknown as RosLib;
 }
 
 export type Ros = RosLibTypes.Ros;

@@ -8,6 +8,7 @@
  * by the first `OnnxPolicy.load`, not with the process: only cells that run ONNX checkpoints need it.
  */
 import type * as Ort from "onnxruntime-web";
+import { loadPackage } from "../../load-package.js";
 import { planOnnxIo, type OnnxContract, type OnnxIoPlan } from "./contract-check.js";
 import { imageTensorData } from "./image-input.js";
 import { ACTION_OUTPUT, NOISE_INPUT, STATE_INPUT } from "./io-convention.js";
@@ -19,12 +20,7 @@ type OrtModule = typeof Ort;
 
 /** onnxruntime-web, configured; rejects with a plain message when it cannot be loaded. */
 async function loadOnnxRuntime(): Promise<OrtModule> {
-  let ort: OrtModule;
-  try {
-    ort = await import("onnxruntime-web");
-  } catch (error) {
-    throw new Error(`onnxruntime-web could not be loaded (${(error as Error).message.split("\n")[0]}); is the agent's installation complete (npm ci)?`, { cause: error });
-  }
+  const ort = await loadPackage(() => import("onnxruntime-web"), "the ONNX runtime (onnxruntime-web)");
   // One thread: a cell's cores belong to its control loop, cameras and recorder as much as to the
   // policy, and threads would need worker files and cross-origin isolation that Node does not give.
   ort.env.wasm.numThreads = 1;
