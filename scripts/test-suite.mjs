@@ -39,7 +39,7 @@ const UNKNOWN_FILE_S = 5;
 const TIMES_FILE = join(root, "test", "suite-times.json");
 /** Run alone after the shares: their assertions are wall-clock bounds that another busy process would blur. */
 export const SOLO_FILES = [
-  "test/integration/safety.spec.ts", // the e-stop halts within its latency bound (p99 < 50 ms)
+  "test/integration/estop-latency.spec.ts", // the e-stop halts within its latency bound (p99 < 50 ms)
   "test/integration/hostile-bounds.spec.ts", // a probe answers within 200 ms while the largest PDF renders
   "test/integration/large-listing.spec.ts", // no turn of the event loop over 100 ms of CPU (500 ms wall) while 10,000 episodes are listed
   "test/integration/large-run-requests.spec.ts", // no turn of the event loop over 100 ms of CPU while a 10,000-episode run is exported or purged

@@ -3,14 +3,13 @@
  * policy slower than its latency budget halts the run with policy_endpoint_timeout; a policy that
  * jumps is stopped by the safety envelope (failure cluster safety_limit) and the cell goes on; an e-stop
  * mid-run halts the run with estop_triggered keeping its partial result, enqueues the
- * estop.triggered webhook, and the cell takes no work until a technician resets it. Then the
- * e-stop latency over many presses on the emulated servo bus (a bound for regressions; the real
- * figure comes from `npm run bench -- estop`).
+ * estop.triggered webhook, and the cell takes no work until a technician resets it. The e-stop's
+ * latency bound is estop-latency.spec.ts's (alone, in SOLO_FILES); none here is tight enough for a
+ * busy machine to blur.
  */
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { measure as measureEstopLatency } from "../../scripts/bench/estop-latency.js";
 import { startEndpointPolicyServer, type EndpointPolicyServer } from "../../simulators/policies/endpoint-server.js";
 import { README_RUN_BODY } from "../fixtures.js";
 import { eventually } from "../support/eventually.js";
@@ -141,17 +140,5 @@ describe("safety (integration)", function () {
     const reset = await control("/reset");
     assert.equal(reset.state, "idle", JSON.stringify(reset));
     assert.equal((await runEnd(service, next, { deadlineMs: 120_000 })).status, "completed");
-  });
-});
-
-describe("e-stop latency on the emulated servo bus", function () {
-  this.timeout(60_000);
-
-  it("turns torque off on every servo within a generous bound, confirmed by the servos' torque registers", async () => {
-    // The benchmark's own measurement: it throws on a failed torque-off or on any servo whose torque
-    // register still reads on after a press. The test holds a generous bound; the bench reports the figure.
-    const latencies = (await measureEstopLatency("xm430-w350", 100)).sort((a, b) => a - b);
-    const p99 = latencies[Math.floor(0.99 * latencies.length)];
-    assert.ok(p99 < 50, `p99 ${p99.toFixed(2)} ms`);
   });
 });
