@@ -2,6 +2,8 @@ import { strict as assert } from "node:assert";
 import { RosBusError } from "../../cell-agent/devices/ros/ros-bus-error.js";
 import type { RosLinkEvent } from "../../cell-agent/devices/ros/ros-link.js";
 import { RosMotorBus, type RosMotorBusInput } from "../../cell-agent/devices/ros/ros-motor-bus.js";
+import { loadRoslib } from "../../cell-agent/devices/ros/roslib.js";
+import { loadPackage } from "../../protocol/load-package.js";
 import { SimRosbridgeServer } from "../../simulators/rosbridge/rosbridge-server.js";
 import { SimRosRobot } from "../../simulators/rosbridge/sim-ros-robot.js";
 import { loadFirmwarePins } from "../../firmware-pins/pins.js";
@@ -110,6 +112,34 @@ describe("RosMotorBus through roslib against the simulated rosbridge", function 
     assert.equal(stats.reconnects, 1);
     assert.equal(stats.refusedWrites, 1);
     assert.ok(stats.connectAttempts >= 5, `attempts ${stats.connectAttempts}`);
+  });
+
+  it("when roslib cannot be loaded, says so as the outage, backs off and tries again until it loads", async () => {
+    server = await SimRosbridgeServer.start({ robot: SimRosRobot.forModel("g1", {}), jointStatesRateHz: 100 });
+    events = [];
+    let loads = 0;
+    const loader = () => {
+      loads++;
+      // Two failed loads (as protocol/load-package.ts words them), then the package itself.
+      return loads <= 2 ? loadPackage(() => Promise.reject(new Error("Cannot find package 'roslib'\nRequire stack: ...")), "the ROS client library (roslib)") : loadRoslib();
+    };
+    const g1 = new RosMotorBus(
+      { url: server.url, jointNames: jointsOf("g1"), maxStateAgeMs: 250, reconnect: { initialMs: 20, maxMs: 400, jitter: 0 } },
+      { onEvent: (event) => events.push(event), loadRoslib: loader },
+    );
+    bus = g1;
+    await until(() => events.some((e) => e.kind === "backoff"), "the first failed load's backoff");
+    const refused = await rejection(g1.readState());
+    assert.equal(refused.code, "disconnected");
+    assert.match(refused.message, /^cannot read joint state: rosbridge at \S+ is (connecting|disconnected) \(the ROS client library \(roslib\) could not be loaded \(Cannot find package 'roslib'\); is the installation complete \(npm ci\)/);
+    await g1.waitUntilReady(3000);
+    assert.equal(loads, 3);
+    assert.deepEqual(events.filter((e) => e.kind === "backoff").map((e) => (e as { delayMs: number }).delayMs), [20, 40]);
+    assert.deepEqual(events.filter((e) => e.kind === "connected"), [{ kind: "connected", attempt: 3 }]);
+    const stats = g1.stats();
+    assert.equal(stats.connectAttempts, 3);
+    assert.equal(stats.reconnects, 0);
+    await g1.readState();
   });
 
   it("counts malformed frames without crashing or dropping the connection", async () => {

@@ -48,6 +48,8 @@ export interface RosLinkOptions {
   reconnect: { initialMs: number; maxMs: number; jitter: number };
   random?: () => number;
   onEvent?: (event: RosLinkEvent) => void;
+  /** Loads roslib (default `loadRoslib`: the package, on first use). A failed load is an outage like any other: backoff, then another attempt. */
+  loadRoslib?: () => Promise<RosLib>;
 }
 
 interface Subscription {
@@ -184,7 +186,7 @@ export class RosLink {
       this.connect(this.roslib, attempt);
       return;
     }
-    loadRoslib().then(
+    (this.options.loadRoslib ?? loadRoslib)().then(
       (roslib) => {
         this.roslib = roslib;
         if (this.linkState === "connecting") this.connect(roslib, attempt);

@@ -10,7 +10,7 @@ import { RosBusError } from "./ros-bus-error.js";
 import { RosCamera, type RosCameraOptions } from "./ros-camera.js";
 import { RosGripper, RosWristForceTorque } from "./ros-instruments.js";
 import { JointCache } from "./ros-joint-cache.js";
-import { RosLink, type RosLinkEvent, type RosLinkState, type RosLinkStats } from "./ros-link.js";
+import { RosLink, type RosLinkEvent, type RosLinkOptions, type RosLinkState, type RosLinkStats } from "./ros-link.js";
 import { float64MultiArray, parseJointState, parseSuccessMessage } from "./ros-messages.js";
 
 /** What the constructor accepts: `url` and `jointNames` are required, the rest default (see RosMotorBusOptions). */
@@ -31,6 +31,8 @@ export interface RosMotorBusDeps {
   random?: () => number;
   /** Link events: connected, disconnected, backoff, malformed, status. */
   onEvent?: (event: RosLinkEvent) => void;
+  /** Loads roslib (default: the package, on first use; RosLinkOptions.loadRoslib). */
+  loadRoslib?: RosLinkOptions["loadRoslib"];
 }
 
 export interface RosMotorBusStats extends RosLinkStats {
@@ -71,6 +73,7 @@ export class RosMotorBus implements MotorBus {
       connectTimeoutMs: o.connectTimeoutMs,
       reconnect: o.reconnect,
       random: deps.random,
+      ...(deps.loadRoslib ? { loadRoslib: deps.loadRoslib } : {}),
       onEvent: (event) => {
         // After an outage, readings from before it must not pass as current.
         if (event.kind === "disconnected") this.cache.clear();
