@@ -2,7 +2,8 @@
  * Shared pieces of the cross-process tests: a temp data dir, a coordinator on port 0 with a simulated
  * fleet of real cell-agent processes, an authenticated fetch, and the wait for a run's end.
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
+import { rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startCoordinator, type RunningCoordinator } from "../../coordinator/server.js";
@@ -104,7 +105,8 @@ export async function startTestService(options: {
     async stop() {
       await fleet?.stop();
       await coordinator.stop();
-      if (!options.keepDataDir) rmSync(dataDir, { recursive: true, force: true });
+      // Off the event loop: a data directory holds recordings and videos, and this process may host a shared fleet or browser meanwhile.
+      if (!options.keepDataDir) await rm(dataDir, { recursive: true, force: true });
     },
   };
 }
