@@ -10,7 +10,7 @@
  * stored and view text are kept; the runs read longest ago are dropped first.
  */
 import { sameStoredColumns, type StoredRunViewRecord } from "../store/runs-repo.js";
-import { runView } from "./run-view.js";
+import { runView, type RunWait } from "./run-view.js";
 
 /** Characters of stored and view text kept at most (two bytes each, at worst): a few thousand typical runs. */
 const MAX_CHARS = 4_000_000;
@@ -19,7 +19,7 @@ const MAX_ENTRY_CHARS = MAX_CHARS / 16;
 
 interface Remembered<T> {
   storedColumns: readonly (string | null)[];
-  waiting: string | undefined;
+  waiting: RunWait | undefined;
   body: T;
   chars: number;
 }
@@ -32,9 +32,9 @@ export class RunViewBodies<T = string> {
   constructor(private readonly toAnswer: (json: string) => T = (json) => json as T) {}
 
   /** toAnswer(JSON.stringify(runView(run, live))), from memory when `run` reads as it did last time. */
-  bodyOf(run: StoredRunViewRecord, live: { waiting?: string } = {}): T {
+  bodyOf(run: StoredRunViewRecord, live: { waiting?: RunWait } = {}): T {
     const known = this.byRun.get(run.id);
-    if (known && known.waiting === live.waiting && sameStoredColumns(known.storedColumns, run.storedColumns)) return known.body;
+    if (known && sameWait(known.waiting, live.waiting) && sameStoredColumns(known.storedColumns, run.storedColumns)) return known.body;
     const json = JSON.stringify(runView(run, live));
     const body = this.toAnswer(json);
     if (known) this.forget(run.id, known);
@@ -64,8 +64,12 @@ export class RunViewBodies<T = string> {
   }
 }
 
-function entryChars(storedColumns: readonly (string | null)[], json: string, waiting: string | undefined): number {
-  let chars = json.length + (waiting?.length ?? 0);
+function sameWait(a: RunWait | undefined, b: RunWait | undefined): boolean {
+  return a === b || (a !== undefined && b !== undefined && a.for === b.for && a.message === b.message);
+}
+
+function entryChars(storedColumns: readonly (string | null)[], json: string, waiting: RunWait | undefined): number {
+  let chars = json.length + (waiting?.message.length ?? 0);
   for (const value of storedColumns) chars += value?.length ?? 0;
   return chars;
 }

@@ -2,7 +2,8 @@
  * Store rows -> the spec's JSON (the one snake_case boundary for runs, episodes and artifacts).
  * Runs show the request as submitted with defaults filled in; `result` once completed (and the
  * partial result of a stopped run); `status_detail` when failed or stopped, and while an open run
- * waits for something the scheduler can name (an instrument no matching cell has now).
+ * waits for something the coordinator can name (an instrument no matching cell has now, recordings its
+ * cells have not uploaded): then `waiting_for` says which, so a client need not read the message.
  */
 import { lastStageOf } from "../runs/stage-funnel.js";
 import { judgeRecordOf } from "../runs/judge-section.js";
@@ -17,7 +18,13 @@ import type { ArtifactRow } from "../store/artifacts-repo.js";
 /** What the views read of an `artifacts` row: the store's row, declared once (store/artifacts-repo.ts). */
 export type ArtifactRowView = ArtifactRow;
 
-export function runView(row: RunViewRecord, live: { waiting?: string } = {}): Record<string, unknown> {
+/** What an open run waits for, as its status_detail shows it: which kind of wait, and the sentence that names it. */
+export interface RunWait {
+  for: "instrument" | "recordings";
+  message: string;
+}
+
+export function runView(row: RunViewRecord, live: { waiting?: RunWait } = {}): Record<string, unknown> {
   const request = row.request;
   const showResult = row.result !== null && (row.status === "completed" || row.status === "stopped");
   return {
@@ -48,7 +55,7 @@ export function runView(row: RunViewRecord, live: { waiting?: string } = {}): Re
     ...(kindModule(row.kind).traits.hasUnits ? kindFields(row, request) : {}),
     ...(showResult ? { result: row.result } : {}),
     ...((row.status === "failed" || row.status === "stopped") ? { status_detail: { code: row.statusCode, message: row.statusMessage } } : {}),
-    ...(live.waiting && OPEN_STATUSES.has(row.status) ? { status_detail: { code: null, message: live.waiting } } : {}),
+    ...(live.waiting && OPEN_STATUSES.has(row.status) ? { status_detail: { code: null, message: live.waiting.message, waiting_for: live.waiting.for } } : {}),
   };
 }
 

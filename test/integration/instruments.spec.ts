@@ -127,6 +127,7 @@ describe("instruments: no silent zeros (simulated fleet)", function () {
         return !holding && view.status_detail?.message?.includes("mocap") && view;
       }, POLL);
       assert.equal(waiting.status_detail.code, null);
+      assert.equal(waiting.status_detail.waiting_for, "instrument");
       assert.match(waiting.status_detail.message, /so101-b has no mocap; so101-c's mocap stopped answering/);
       const cell = (await cellsOf(service)).find((c) => c.id === "so101-c");
       assert.deepEqual(cell.instruments_down, [{ kind: "mocap", name: null }]);

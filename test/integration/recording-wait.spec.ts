@@ -191,6 +191,7 @@ describe("recordings that do not come", function () {
     });
     assert.equal(waiting.status, "running", "the spec's status while it waits");
     assert.equal(waiting.status_detail.code, null);
+    assert.equal(waiting.status_detail.waiting_for, "recordings");
     assert.equal(waiting.status_detail.message,
       `every episode finished; waiting for 2 recordings from cell so101-b (pending since ${finishedAt}) not uploaded yet. ` +
       `The run completes without them at ${new Date(Date.parse(finishedAt) + HOUR_MS).toISOString()}; ` +

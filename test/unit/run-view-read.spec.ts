@@ -6,7 +6,7 @@
  * waiting reason changes what the view shows. On both engines.
  */
 import assert from "node:assert/strict";
-import { runView } from "../../coordinator/lifecycle/run-view.js";
+import { runView, type RunWait } from "../../coordinator/lifecycle/run-view.js";
 import { RunViewBodies } from "../../coordinator/lifecycle/run-view-bodies.js";
 import type { Db } from "../../coordinator/store/database.js";
 import { setRunLabels } from "../../coordinator/store/run-list-repo.js";
@@ -34,7 +34,7 @@ for (const engine of STORE_ENGINES) {
     afterEach(() => db.close());
 
     /** The view of `id` from getRunView, checked byte-identical to the view from getRun's record. */
-    async function sameView(id: string, live: { waiting?: string } = {}): Promise<Record<string, unknown>> {
+    async function sameView(id: string, live: { waiting?: RunWait } = {}): Promise<Record<string, unknown>> {
       const whole = await getRun(db, id);
       const read = await getRunView(db, id);
       assert.ok(whole && read, `run ${id} not found`);
@@ -48,7 +48,7 @@ for (const engine of STORE_ENGINES) {
       await insertRun(db, run("run_b", { labels: { name: "é \u2028 named", metadata: { team: "x\"y", "1": "first" } } }));
       await sameView("run_a");
       assert.deepEqual((await sameView("run_b")).metadata, { "1": "first", team: "x\"y" });
-      assert.equal((await sameView("run_a", { waiting: "no cell has so101 now" })).status_detail !== undefined, true);
+      assert.deepEqual((await sameView("run_a", { waiting: { for: "instrument", message: "no cell has so101 now" } })).status_detail, { code: null, message: "no cell has so101 now", waiting_for: "instrument" });
     });
 
     it("shows a run of several units with its units and its kind's own fields", async () => {
@@ -78,13 +78,17 @@ for (const engine of STORE_ENGINES) {
       const bodies = new RunViewBodies();
       await insertRun(db, run("run_f"));
       await insertRun(db, run("run_g"));
-      const body = async (id: string, live: { waiting?: string } = {}) => bodies.bodyOf((await getRunView(db, id))!, live);
-      const expected = async (id: string, live: { waiting?: string } = {}) => JSON.stringify(runView((await getRun(db, id))!, live));
+      const body = async (id: string, live: { waiting?: RunWait } = {}) => bodies.bodyOf((await getRunView(db, id))!, live);
+      const expected = async (id: string, live: { waiting?: RunWait } = {}) => JSON.stringify(runView((await getRun(db, id))!, live));
       for (let i = 0; i < 2; i++) assert.equal(await body("run_f"), await expected("run_f"));
       assert.equal(await body("run_g"), await expected("run_g"));
       assert.equal(bodies.size, 2);
-      const waiting = { waiting: "no cell has so101 now" };
+      const waiting = { waiting: { for: "instrument" as const, message: "no cell has so101 now" } };
       assert.equal(await body("run_f", waiting), await expected("run_f", waiting));
+      // The same words for another kind of wait are another view (a new object each time: compared by value).
+      const recordings = { waiting: { for: "recordings" as const, message: "no cell has so101 now" } };
+      assert.equal(JSON.parse(await body("run_f", recordings)).status_detail.waiting_for, "recordings");
+      assert.equal(JSON.parse(await body("run_f", { waiting: { ...waiting.waiting } })).status_detail.waiting_for, "instrument");
       assert.equal(await body("run_f"), await expected("run_f"));
       await setRunLabels(db, (await getRun(db, "run_f"))!, { name: "renamed", metadata: { k: "v" } });
       assert.equal(JSON.parse(await body("run_f")).name, "renamed");

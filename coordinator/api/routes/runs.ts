@@ -5,7 +5,7 @@ import { splitQuoteId } from "../../billing/submission.js";
 import { AssayError } from "../../errors/assay-error.js";
 import { prepareJson, sendPreparedJson } from "../../http/prepared-json.js";
 import { isTerminal } from "../../domain/run-state.js";
-import { runView } from "../../lifecycle/run-view.js";
+import { runView, type RunWait } from "../../lifecycle/run-view.js";
 import { RunViewBodies } from "../../lifecycle/run-view-bodies.js";
 import { submitRun } from "../../lifecycle/submit-run.js";
 import { listPendingArtifactsByCell } from "../../store/artifacts-repo.js";
@@ -140,6 +140,9 @@ function runListQueryOf(raw: Record<string, unknown>): Record<string, unknown> {
 }
 
 /** Why an open run waits, shown as its status_detail: an instrument no matching cell has, or recordings not uploaded. */
-function waitingOf(deps: CompiledApiDeps, runId: string): string | undefined {
-  return deps.scheduler.waitingReason?.(runId) ?? deps.recordingWaits?.reason(runId);
+function waitingOf(deps: CompiledApiDeps, runId: string): RunWait | undefined {
+  const instrument = deps.scheduler.waitingReason?.(runId);
+  if (instrument !== undefined) return { for: "instrument", message: instrument };
+  const recordings = deps.recordingWaits?.reason(runId);
+  return recordings !== undefined ? { for: "recordings", message: recordings } : undefined;
 }

@@ -234,8 +234,13 @@ export const Run = component("Run", z.looseObject({
   resolved_pins: ResolvedPins,
   units: z.array(RunUnit).optional().describe("kinds other than run: the run's units; an episode's unit is the index"),
   result: Result.optional().describe("present once completed (and the partial result of a stopped run)"),
-  status_detail: z.strictObject({ code: z.string().nullable(), message: z.string().nullable() }).optional()
-    .describe("failed or stopped: the error code and message that ended the run; queued, scheduling or running: code null and why its pending episodes wait, when the scheduler can name it (an instrument no matching connected cell has now)"),
+  status_detail: z.strictObject({
+    code: z.string().nullable(),
+    message: z.string().nullable(),
+    waiting_for: z.enum(["instrument", "recordings"]).optional()
+      .describe("open runs only: what the run waits for; instrument: its pending episodes need an instrument no matching connected cell has now; recordings: every episode finished and recordings its cells have not uploaded hold it (POST /v1/runs/{run_id}/complete-without-recordings ends the wait)"),
+  }).optional()
+    .describe("failed or stopped: the error code and message that ended the run; queued, scheduling or running: code null, why the run waits (the message names the instrument and cells, or the cells holding recordings and until when) and waiting_for"),
 }).describe("The spec's Run. Kinds other than run also show their own request fields as submitted (robots, environments, policies, suite, scenarios, target, ...) as additional properties."));
 
 /** The spec's Episode. */

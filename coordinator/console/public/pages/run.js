@@ -40,7 +40,7 @@ function labelsBlock(run) {
 }
 
 /** Whether an open run waits for recordings its cells have not uploaded (its status_detail, coordinator/runs/recording-wait.ts, says so). */
-const waitsForRecordings = (run) => /^every episode finished; waiting for /.test(run.status_detail?.message ?? "");
+const waitsForRecordings = (run) => run.status_detail?.waiting_for === "recordings";
 
 /** Episode count as requested: a number or auto(...) */
 const requestedEpisodes = (run) => (typeof run.episodes === "number" ? run.episodes : null);
