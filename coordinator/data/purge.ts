@@ -12,6 +12,10 @@
  * first page on, the run's marked files answer 410 while the rest still serve, as they would have until
  * the purge began; a purge cut short (a restart) leaves no receipt, and repeating it marks the rest.
  *
+ * By retention the files past the cutoff are marked by the same pages of episodes, each page's objects deleted
+ * once its transaction has committed; the receipt goes in with the first page that marks any (a sweep cut short
+ * has recorded what it purged, and the next sweep purges the rest under a receipt of its own).
+ *
  * NOTE: deleting runs after the receipt is recorded. If the store fails half way (a bucket that
  * cannot be reached), the error reaches the caller and a purge on request can simply be repeated:
  * it deletes the run's prefix again.
@@ -23,7 +27,7 @@ import type { ObjectStore } from "../storage/object-store.js";
 import type { Db } from "../store/database.js";
 import { expireRunExports } from "./export-files.js";
 import { lockRun } from "../store/runs-repo.js";
-import { listUnpurgedArtifactsOfRun, markArtifactPurged } from "../store/artifacts-repo.js";
+import { countArtifactsStoredBy, markArtifactsPurgedIfStoredBy } from "../store/artifacts-repo.js";
 import { listEpisodeIdsPage, markArtifactsOfEpisodesPurged } from "../store/done-episodes-repo.js";
 import { nextTurn } from "../async/next-turn.js";
 import { insertPurge, type PurgeRow } from "../store/purges-repo.js";
@@ -45,48 +49,71 @@ export function isPastRetention(storedAt: string | null, hours: number, now: Dat
   return storedAt !== null && now.getTime() >= Date.parse(storedAt) + hours * 3_600_000;
 }
 
+/** Objects a purge by retention deletes at once: each delete waits on the store (the disk's thread pool, a bucket's round trip). */
+const DELETES_AT_ONCE = 8;
+
+async function deleteObjects(objects: ObjectStore, keys: readonly string[]): Promise<void> {
+  for (let i = 0; i < keys.length; i += DELETES_AT_ONCE) await Promise.all(keys.slice(i, i + DELETES_AT_ONCE).map((key) => objects.delete(key)));
+}
+
 /**
- * Purges every artifact of the run (all of them, or only `episodeFiles` when given), records a
- * receipt and deletes the objects. Returns the receipt.
+ * `mark` on each page of the run's episodes (PURGE_PAGE_EPISODES of them, by index, pending ones too) in a
+ * transaction of its own under the run's lock; `committed` with its result once that transaction has committed;
+ * a turn of the event loop between pages.
  */
-export async function purgeRunArtifacts(
-  db: Db, objects: ObjectStore, run: { id: string; account_id: string }, reason: PurgeRow["reason"], now: Date,
-  only?: Array<{ episode_id: string; kind: string }>,
-): Promise<PurgeRow> {
-  const receipt: PurgeRow = { id: `purge_${randomBase62(20)}`, account_id: run.account_id, run_id: run.id, status: "completed", purged_at: now.toISOString(), reason };
-  if (only) {
-    // The retention sweeper's: the files it found past retention (a background pass, not a request).
-    const files = await transact(db, async (tx) => {
-      await lockRun(tx, run.id);
-      const rows = await listUnpurgedArtifactsOfRun(tx, run.id);
-      // A set, not a search of `only` per row: a run whose files all expire together (40,000 of a 10,000-episode
-      // run) would otherwise compare every row with every file.
-      const wanted = new Set(only.map((o) => `${o.episode_id}\n${o.kind}`));
-      const chosen = rows.filter((r) => wanted.has(`${r.episode_id}\n${r.kind}`));
-      for (const row of chosen) await markArtifactPurged(tx, row.episode_id, row.kind);
-      await insertPurge(tx, receipt);
-      return chosen;
+async function byEpisodePages<T>(db: Db, runId: string, mark: (tx: Db, episodeIds: string[]) => Promise<T>, committed?: (result: T) => Promise<void>): Promise<void> {
+  for (let afterIdx = -1; ;) {
+    const page = await listEpisodeIdsPage(db, runId, afterIdx, PURGE_PAGE_EPISODES);
+    const result = await transact(db, async (tx) => {
+      await lockRun(tx, runId);
+      return await mark(tx, page.map((e) => e.id));
     });
-    for (const f of files) await objects.delete(artifactKey({ runId: run.id, episodeId: f.episode_id, fileName: f.file_name }));
-  } else {
-    for (let afterIdx = -1; ;) {
-      const page = await listEpisodeIdsPage(db, run.id, afterIdx, PURGE_PAGE_EPISODES);
-      await transact(db, async (tx) => {
-        await lockRun(tx, run.id);
-        await markArtifactsOfEpisodesPurged(tx, page.map((e) => e.id));
-      });
-      if (page.length < PURGE_PAGE_EPISODES) break;
-      afterIdx = page[page.length - 1]!.idx;
-      await nextTurn();
-    }
-    await insertPurge(db, receipt);
-    const prefix = `${run.id}/`;
-    for (const upload of await objects.listUploads(prefix)) await objects.abortUpload(upload.key, upload.uploadId);
-    await objects.deletePrefix(prefix);
+    await committed?.(result);
+    if (page.length < PURGE_PAGE_EPISODES) return;
+    afterIdx = page[page.length - 1]!.idx;
+    await nextTurn();
   }
+}
+
+function newReceipt(run: { id: string; account_id: string }, reason: PurgeRow["reason"], now: Date): PurgeRow {
+  return { id: `purge_${randomBase62(20)}`, account_id: run.account_id, run_id: run.id, status: "completed", purged_at: now.toISOString(), reason };
+}
+
+/** Purges every artifact of the run on request (DELETE /v1/data/{run_id}): records a receipt, deletes the objects. Returns the receipt. */
+export async function purgeRunArtifacts(db: Db, objects: ObjectStore, run: { id: string; account_id: string }, now: Date): Promise<PurgeRow> {
+  const receipt = newReceipt(run, "request", now);
+  await byEpisodePages(db, run.id, (tx, episodeIds) => markArtifactsOfEpisodesPurged(tx, episodeIds));
+  await insertPurge(db, receipt);
+  const prefix = `${run.id}/`;
+  for (const upload of await objects.listUploads(prefix)) await objects.abortUpload(upload.key, upload.uploadId);
+  await objects.deletePrefix(prefix);
   // An export holds the recordings: it goes with them.
-  await expireRunExports(db, objects, run.id, reason === "request" ? "purged" : "retention");
+  await expireRunExports(db, objects, run.id, "purged");
   return receipt;
+}
+
+/**
+ * Purges the run's files stored at or before `cutoff` (an ISO 8601 instant: now less the run's retention), the
+ * retention sweeper's part; returns how many. With any purged, the run's exports expire with them. A run with none
+ * costs one statement (over its rows: 8-12 ms on SQLite for a 10,000-episode run's 40,000).
+ */
+export async function purgeArtifactsStoredBy(db: Db, objects: ObjectStore, run: { id: string; account_id: string }, cutoff: string, now: Date): Promise<number> {
+  if (await countArtifactsStoredBy(db, run.id, cutoff) === 0) return 0;
+  let receipt: PurgeRow | undefined;
+  let purged = 0;
+  await byEpisodePages(db, run.id, async (tx, episodeIds) => {
+    // A file changed since the count (purged on request, stored again) no longer matches and is left.
+    const marked = await markArtifactsPurgedIfStoredBy(tx, episodeIds, cutoff);
+    const first = marked.length > 0 && !receipt ? newReceipt(run, "retention", now) : undefined;
+    if (first) await insertPurge(tx, first);
+    return { marked, first };
+  }, async ({ marked, first }) => {
+    receipt ??= first;
+    await deleteObjects(objects, marked.map((f) => artifactKey({ runId: run.id, episodeId: f.episode_id, fileName: f.file_name })));
+    purged += marked.length;
+  });
+  if (purged > 0) await expireRunExports(db, objects, run.id, "retention");
+  return purged;
 }
 
 /** The API's Purge receipt. */

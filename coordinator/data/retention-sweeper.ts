@@ -8,28 +8,36 @@
  */
 import { sweepModels } from "../models/model-retention.js";
 import type { ObjectStore } from "../storage/object-store.js";
-import { findArtifactFile, listStoredArtifactsWithRetention } from "../store/artifacts-repo.js";
+import { nextTurn } from "../async/next-turn.js";
+import { findArtifactFile } from "../store/artifacts-repo.js";
 import type { Db } from "../store/database.js";
-import { isPastRetention, purgeRunArtifacts, retentionOfRequest } from "./purge.js";
+import { listRunRetentionsPage } from "../store/runs-repo.js";
+import { purgeArtifactsStoredBy, retentionOfRequest } from "./purge.js";
 
 export const DEFAULT_RETENTION_SWEEP_MS = 3_600_000;
 
-/** Purges what is past retention now; returns the number of artifacts purged. */
-export async function sweepRetention(db: Db, objects: ObjectStore, now: Date): Promise<number> {
-  const rows = await listStoredArtifactsWithRetention(db);
-  const expiredByRun = new Map<string, { account_id: string; files: Array<{ episode_id: string; kind: string }> }>();
-  for (const row of rows) {
-    if (!isPastRetention(row.stored_at, retentionOfRequest({ data: { retention: row.retention ?? undefined } }), now)) continue;
-    const entry = expiredByRun.get(row.run_id) ?? { account_id: row.account_id, files: [] };
-    entry.files.push({ episode_id: row.episode_id, kind: row.kind });
-    expiredByRun.set(row.run_id, entry);
-  }
+/** Runs the retention sweep reads at once; it asks for each one's expired files in turn, a turn of the event loop between runs. */
+export const SWEEP_RUNS_PER_PAGE = 200;
+
+/**
+ * Purges what is past retention now; returns the number of artifacts purged. Run by run (a page of runs at a time,
+ * each run's files past its own cutoff read and purged PURGE_PAGE_FILES at a time), never the whole store in one
+ * read: on SQLite a statement runs on the event loop, and reading every stored artifact at once held it 0.1 s for
+ * one 10,000-episode run and 1.0 s for five, every sweep.
+ */
+export async function sweepRetention(db: Db, objects: ObjectStore, now: Date, runsPerPage = SWEEP_RUNS_PER_PAGE): Promise<number> {
   let purged = 0;
-  for (const [runId, entry] of expiredByRun) {
-    await purgeRunArtifacts(db, objects, { id: runId, account_id: entry.account_id }, "retention", now, entry.files);
-    purged += entry.files.length;
+  for (let after = ""; ;) {
+    const runs = await listRunRetentionsPage(db, after, runsPerPage);
+    for (const run of runs) {
+      const cutoffMs = now.getTime() - retentionOfRequest({ data: { retention: run.retention ?? undefined } }) * 3_600_000;
+      // isPastRetention's rule as a cutoff: a file stored at or before it has expired. Nothing is stored before 1970.
+      if (cutoffMs >= 0) purged += await purgeArtifactsStoredBy(db, objects, run, new Date(cutoffMs).toISOString(), now);
+      await nextTurn();
+    }
+    if (runs.length < runsPerPage) return purged;
+    after = runs[runs.length - 1]!.id;
   }
-  return purged;
 }
 
 /**

@@ -11,7 +11,7 @@ import type { RunUnit } from "../domain/units.js";
 import type { RunKindName } from "../domain/run-kinds.js";
 import { transitionRun, type RunStatus } from "../domain/run-state.js";
 import type { Db } from "./database.js";
-import { insertionOrder } from "./sql-dialect.js";
+import { insertionOrder, jsonText } from "./sql-dialect.js";
 import { addRunFacets, insertRunIndex, runFacets } from "./run-facets.js";
 import { EPISODE_RUN_ROW_SQL, LOCKED_EPISODE_RUN_ROW_SQL, LOCKED_RUN_ROW_SQL, RUN_ROW_SQL, RUN_VIEW_ROW_SQL } from "./run-row-sql.js";
 
@@ -631,4 +631,11 @@ export async function setRunResult(db: Db, runId: string, result: object): Promi
 export async function lastStatusCell(db: Db, runId: string): Promise<string | null> {
   const row = await db.prepare(`SELECT cell FROM run_status_history WHERE run_id = ? AND cell IS NOT NULL ORDER BY ${insertionOrder(db)} DESC LIMIT 1`).get(runId) as { cell: string } | undefined;
   return row?.cell ?? null;
+}
+
+/** A page of runs as the retention sweep reads them: id order after `afterRunId`, with the `data.retention` each was submitted with (null when absent). */
+export async function listRunRetentionsPage(db: Db, afterRunId: string, limit: number): Promise<Array<{ id: string; account_id: string; retention: string | null }>> {
+  return await db.prepare(
+    `SELECT id, account_id, ${jsonText(db, "request", "data", "retention")} AS retention FROM runs WHERE id > ? ORDER BY id LIMIT ?`,
+  ).all(afterRunId, limit) as Array<{ id: string; account_id: string; retention: string | null }>;
 }

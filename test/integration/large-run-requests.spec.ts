@@ -2,12 +2,15 @@
  * The requests that decide from a whole run, on a 10,000-episode run (4 artifact rows each) against a real coordinator
  * over real HTTP: POST /v1/runs/{run_id}/export (is any recording gone, which episodes go in) and DELETE
  * /v1/data/{run_id} (every recording marked purged) answer as before while the coordinator's event loop keeps turning:
- * no turn over LOOP_HOLD_CPU_BOUND_MS of CPU (the bound of large-listing.spec.ts, and its reasons). In SOLO_FILES
+ * no turn over LOOP_HOLD_CPU_BOUND_MS of CPU (the bound of large-listing.spec.ts, and its reasons); so does the hourly
+ * retention sweep over a second such run, with nothing past retention and with every file past it. In SOLO_FILES
  * (scripts/test-suite.mjs): it asserts a time bound. ASSAY_TEST_DATABASE=postgres runs it on PostgreSQL.
  */
 import assert from "node:assert/strict";
 import { request as httpRequest } from "node:http";
 import { probeLoopHold, type LoopHold } from "../support/loop-hold-probe.js";
+import { sweepRetention } from "../../coordinator/data/retention-sweeper.js";
+import { listArtifacts } from "../../coordinator/store/artifacts-repo.js";
 import { seedLargeRun } from "../support/large-run.js";
 import { startTestService, TEST_ADMIN_KEY, type TestService } from "./helpers.js";
 
@@ -99,5 +102,26 @@ describe("requests that decide from a whole 10,000-episode run hold the event lo
     const files = ran * 4;
     assert.equal((refused.body.error as { message: string }).message,
       `run ${LARGE}'s recordings were purged or are past its data.retention ("30d"): ${files} of ${files} files are gone, so it can no longer be exported`);
+  });
+
+  it("the retention sweep over a second 10,000-episode run: nothing expired, then all of it, the loop never held longer than a page", async () => {
+    const SWEPT = "run_LargeSweep0000000001";
+    await seedLargeRun(service.coordinator.db, SWEPT, EPISODES);
+    // Every run's stored files (the first test purges LARGE's; run alone, this one sweeps them too).
+    const storedNow = async () => (await Promise.all([LARGE, SWEPT].map((id) => listArtifacts(service.coordinator.db, id)))).flat().filter((a) => a.status === "stored").length;
+    const stored = await storedNow();
+    const sweep = async (what: string, now: Date) => {
+      const stop = probeLoopHold();
+      const started = performance.now();
+      const purged = await sweepRetention(service.coordinator.db, service.coordinator.objects, now);
+      const hold = stop();
+      console.log(`      ${what}: ${purged} files purged in ${(performance.now() - started).toFixed(0)} ms; the event loop held at most ${hold.maxWallGapMs.toFixed(1)} ms (${hold.maxCpuGapMs.toFixed(1)} ms of CPU)`);
+      assert.ok(hold.maxCpuGapMs < LOOP_HOLD_CPU_BOUND_MS, `${what}: the process spent ${hold.maxCpuGapMs.toFixed(1)} ms of CPU in one turn of its event loop`);
+      return purged;
+    };
+    assert.equal(await sweep("sweep, nothing past retention", new Date()), 0);
+    // Retention 30 d (the default; seedLargeRun submits none): 31 days on, every stored file has expired.
+    assert.equal(await sweep("sweep, every file past retention", new Date(Date.now() + 31 * 24 * 3_600_000)), stored);
+    assert.equal(await storedNow(), 0);
   });
 });

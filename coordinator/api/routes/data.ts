@@ -17,7 +17,7 @@ export function dataRouter(deps: CompiledApiDeps, router: Router = Router()): Ro
     if (!isTerminal(run.status)) {
       throw new AssayError("contract_validation_failed", `run ${run.id} is ${run.status}; its recordings can be purged once it has completed, failed or stopped`, { runId: run.id });
     }
-    const receipt = await purgeRunArtifacts(deps.db, deps.objects, { id: run.id, account_id: run.accountId }, "request", deps.clock());
+    const receipt = await purgeRunArtifacts(deps.db, deps.objects, { id: run.id, account_id: run.accountId }, deps.clock());
     res.status(200).json(purgeReceiptView(receipt));
   });
 
