@@ -13,7 +13,8 @@ import type { FirmwarePins, Tier } from "../../firmware-pins/pins.js";
 import { meterByUnit, roundHours, runMeterContexts, sumMeters, type MeteredEpisode, type MeterLine, type Meters } from "../runs/meters.js";
 import type { EnvironmentClass } from "../runs/price-list.js";
 import type { Db } from "../store/database.js";
-import { listEpisodeRecords, type EpisodeRecord } from "../store/episodes-repo.js";
+import { type EpisodeRecord } from "../store/episodes-repo.js";
+import { readEpisodeRecords } from "../runs/episode-records.js";
 import { listRunsOfAccountCreatedBefore } from "../store/run-queries-repo.js";
 import { operatorLabelSeconds, operatorResetSeconds } from "../runs/operator-time.js";
 
@@ -70,7 +71,7 @@ export async function runSharesOf(db: Db, pins: FirmwarePins, accountId: string,
   const runs = await listRunsOfAccountCreatedBefore(db, accountId, periodEnd(period));
   const shares: RunShare[] = [];
   for (const run of runs) {
-    const episodes = await listEpisodeRecords(db, run.id);
+    const episodes = await readEpisodeRecords(db, run.id);
     const { lines, total } = meterByUnit(runMeterContexts(pins, run), episodesMeteredIn(episodes, period));
     if (total.robotHours === 0 && total.environmentHours === 0 && total.costUsd === 0) continue;
     const finishedHere = (e: EpisodeRecord) => (e.status === "done" || e.status === "unlabelled") && e.finishedAt !== null && periodOf(e.finishedAt) === period;

@@ -16,7 +16,8 @@ import { createHash } from "node:crypto";
 import { canonicalJson } from "../json/canonical-json.js";
 import { policySucceeded } from "../runs/policy-outcome.js";
 import type { Db } from "../store/database.js";
-import { listEpisodeRecords, type EpisodeRecord } from "../store/episodes-repo.js";
+import { type EpisodeRecord } from "../store/episodes-repo.js";
+import { readEpisodeRecords } from "../runs/episode-records.js";
 import { runRecordOf, type RunRecord, type RunRow } from "../store/runs-repo.js";
 import { listPublishedRunRows } from "../store/published-runs-repo.js";
 import { isPublishedTaskRevision } from "../store/tasks-repo.js";
@@ -119,7 +120,7 @@ export async function collectPublished(db: Db): Promise<{ results: PublishedResu
   const results: PublishedResult[] = [];
   const pairs: PublishedPairs[] = [];
   for (const { run, accountName } of await publishedRuns(db)) {
-    const done = (await listEpisodeRecords(db, run.id)).filter((e) => e.status === "done" && e.outcome !== null);
+    const done = (await readEpisodeRecords(db, run.id)).filter((e) => e.status === "done" && e.outcome !== null);
     const request = run.request as Record<string, unknown>;
     const instructions = typeof request.instructions === "string" ? request.instructions : "sampled";
     const base = { runId: run.id, kind: run.kind, accountId: run.accountId, accountName, completed: run.completed ?? run.created };

@@ -7,7 +7,7 @@
  * so it holds data only (no functions, no handles).
  */
 import type { Db } from "../store/database.js";
-import { listEpisodeRecords } from "../store/episodes-repo.js";
+import { readEpisodeRecords } from "../runs/episode-records.js";
 import type { RunRecord } from "../store/runs-repo.js";
 import type { ObjectStore } from "../storage/object-store.js";
 import { chooseFilmstrip, readFilmstrip, type FilmstripChoice, type FilmstripEpisode } from "./filmstrip.js";
@@ -63,7 +63,7 @@ export interface ReportExtrasPlan {
 /** Plans a completed run's extras: everything but the filmstrip's frames, and which failures it shows. */
 export async function planReportExtras(db: Db, run: RunRecord): Promise<ReportExtrasPlan> {
   const result = (run.result ?? {}) as Record<string, any>;
-  const episodes = await listEpisodeRecords(db, run.id);
+  const episodes = await readEpisodeRecords(db, run.id);
   const rows = paperRowsOfRun(run);
   const source = { run, name: runNameOf(run), rows };
   const diff = (result.comparison?.method ?? result.gap?.method) as string | undefined;

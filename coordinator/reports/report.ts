@@ -19,6 +19,7 @@
  *
  * Pilot runs never get a report (their episodes are calibration only).
  */
+import { nextTurn } from "../async/next-turn.js";
 import { AssayError } from "../errors/assay-error.js";
 import { interventionModeOf, interventionSummary } from "../runs/interventions.js";
 import { policySucceeded } from "../runs/policy-outcome.js";
@@ -30,7 +31,8 @@ import type { RunRecord } from "../store/runs-repo.js";
 import { isPilotRun } from "../tasks/pilot.js";
 import { paperRowsOfRun, paperRowsOfUnits, runNameOf } from "./paper-rows.js";
 import { citationText } from "./paper-words.js";
-import { listEpisodeRecords, type EpisodeRecord } from "../store/episodes-repo.js";
+import { type EpisodeRecord } from "../store/episodes-repo.js";
+import { readEpisodeRecords } from "../runs/episode-records.js";
 import { operatorTimeSection, type OperatorTimeSection } from "./operator-time-section.js";
 import type { CompareHeadline } from "../runs/compare-headline.js";
 import { kindModule } from "../kinds/registry.js";
@@ -206,9 +208,10 @@ export async function buildReport(db: Db, run: RunRecord, baseUrl: string, now: 
   const result = run.result as Record<string, any>;
   const pins = run.resolvedPins;
   const request = run.request;
-  const episodes = await listEpisodeRecords(db, run.id);
+  const episodes = await readEpisodeRecords(db, run.id);
   const done = episodes.filter((e) => e.status === "done");
   const realized = done.map(realizedOf);
+  await nextTurn();
   const units = (result.units ?? []) as Array<Record<string, any>>;
   const taskPins = units.length ? [...new Set(units.map((u) => u.task as string))] : [pins.task];
   const specs: Array<Awaited<ReturnType<typeof taskSpecOf>>> = [];
@@ -219,6 +222,19 @@ export async function buildReport(db: Db, run: RunRecord, baseUrl: string, now: 
   // Eval units carry their suite's schedules; other runs use the submitted perturbation.
   const unitSchedules = run.units.filter((u) => u.perturbation).map((u) => ({ unit: u.key, ...u.perturbation }));
   const requested = unitSchedules.length ? unitSchedules : (request.perturbation ?? null);
+  // Each section is a pass over the run's episodes: a turn of the event loop between them, so that a 10,000-episode
+  // run's report holds the loop for one section at a time (15-20 ms each on a cold process), not for all of them.
+  const summary = {
+    lighting: tally(realized.map((r) => (typeof r.lighting === "string" ? r.lighting : null))),
+    distractors: tally(realized.map((r) => (typeof r.distractor_set === "string" ? r.distractor_set : null))),
+  };
+  await nextTurn();
+  const stages = (result.stages as Record<string, RateSummary> | undefined) ?? stageRates(done);
+  await nextTurn();
+  const instructions = instructionRates(instructionSetOf(request), done, realized, heldOut);
+  await nextTurn();
+  const interventions = interventionSection(interventionModeOf(request), done, kindModule(run.kind).traits.hasUnits, headline, result.assisted);
+  await nextTurn();
   const operatorTime = operatorTimeSection(episodes);
   const citations = unitCitations(run);
 
@@ -236,14 +252,11 @@ export async function buildReport(db: Db, run: RunRecord, baseUrl: string, now: 
     perturbation_schedule: {
       perturbation_rev: pins.perturbation_rev,
       requested,
-      summary: {
-        lighting: tally(realized.map((r) => (typeof r.lighting === "string" ? r.lighting : null))),
-        distractors: tally(realized.map((r) => (typeof r.distractor_set === "string" ? r.distractor_set : null))),
-      },
+      summary,
       realized,
     },
-    stages: (result.stages as Record<string, RateSummary> | undefined) ?? stageRates(done),
-    instructions: instructionRates(instructionSetOf(request), done, realized, heldOut),
+    stages,
+    instructions,
     out_of_scope: outOfScope,
     units: units.map((u, i) => {
       const rate: RateSummary = { n: u.result.n, success_rate: u.result.success_rate, ci95: u.result.ci95, interval_method: u.result.interval_method };
@@ -255,7 +268,7 @@ export async function buildReport(db: Db, run: RunRecord, baseUrl: string, now: 
         citation: citations[i]!,
       };
     }),
-    interventions: interventionSection(interventionModeOf(request), done, kindModule(run.kind).traits.hasUnits, headline, result.assisted),
+    interventions,
     cells: result.cells ?? { by_cell: [], clusters: 0, design_effect: 1, effective_n: headline.n, ci95_these_cells: headline.ci95 },
     ...(operatorTime ? { operator_time: operatorTime } : {}),
     ...(result.headline ? { comparison: result.headline as CompareHeadline } : {}),

@@ -125,6 +125,11 @@ export async function listEpisodeRecords(db: Db, runId: string): Promise<Episode
   return (await db.prepare("SELECT * FROM episodes WHERE run_id = ? ORDER BY idx").all(runId) as EpisodeRow[]).map(episodeRecordOf);
 }
 
+/** Up to `limit` of the run's episodes (any status) with an index above `afterIdx` (-1 for the first page), by index, as records. */
+export async function listEpisodeRecordsPage(db: Db, runId: string, afterIdx: number, limit: number): Promise<EpisodeRecord[]> {
+  return (await db.prepare("SELECT * FROM episodes WHERE run_id = ? AND idx > ? ORDER BY idx LIMIT ?").all(runId, afterIdx, limit) as EpisodeRow[]).map(episodeRecordOf);
+}
+
 /** Pending episodes of one unit of a run, lowest index first, as records. */
 export async function listPendingOfUnit(db: Db, runId: string, unit: number, limit: number): Promise<EpisodeRecord[]> {
   return (await db

@@ -3,14 +3,17 @@
  * over real HTTP: POST /v1/runs/{run_id}/export (is any recording gone, which episodes go in) and DELETE
  * /v1/data/{run_id} (every recording marked purged) answer as before while the coordinator's event loop keeps turning:
  * no turn over LOOP_HOLD_CPU_BOUND_MS of CPU (the bound of large-listing.spec.ts, and its reasons); so does the hourly
- * retention sweep over a second such run, with nothing past retention and with every file past it. In SOLO_FILES
+ * retention sweep over a second such run, with nothing past retention and with every file past it, and GET
+ * /v1/runs/{run_id}/report (an entry per episode). In SOLO_FILES
  * (scripts/test-suite.mjs): it asserts a time bound. ASSAY_TEST_DATABASE=postgres runs it on PostgreSQL.
  */
 import assert from "node:assert/strict";
 import { request as httpRequest } from "node:http";
 import { probeLoopHold, type LoopHold } from "../support/loop-hold-probe.js";
 import { sweepRetention } from "../../coordinator/data/retention-sweeper.js";
+import { buildReport } from "../../coordinator/reports/report.js";
 import { listArtifacts } from "../../coordinator/store/artifacts-repo.js";
+import { getRun, setRunResult } from "../../coordinator/store/runs-repo.js";
 import { seedLargeRun } from "../support/large-run.js";
 import { startTestService, TEST_ADMIN_KEY, type TestService } from "./helpers.js";
 
@@ -123,5 +126,14 @@ describe("requests that decide from a whole 10,000-episode run hold the event lo
     // Retention 30 d (the default; seedLargeRun submits none): 31 days on, every stored file has expired.
     assert.equal(await sweep("sweep, every file past retention", new Date(Date.now() + 31 * 24 * 3_600_000)), stored);
     assert.equal(await storedNow(), 0);
+  });
+
+  it("GET /v1/runs/{run_id}/report of the 10,000-episode run: the report buildReport makes, its entry per episode written a page at a time", async () => {
+    await setRunResult(service.coordinator.db, LARGE, { n: 9897, success_rate: 0.66, ci95: [0.65, 0.67], interval_method: "beta-binomial-posterior", failure_clusters: { drop: 100 } });
+    const answer = await measured("report", "GET", `/v1/runs/${LARGE}/report`);
+    assert.equal(answer.status, 200, JSON.stringify(answer.body).slice(0, 300));
+    const want = await buildReport(service.coordinator.db, (await getRun(service.coordinator.db, LARGE))!, service.coordinator.baseUrl, new Date());
+    assert.equal((answer.body.perturbation_schedule as { realized: unknown[] }).realized.length, EPISODES - Math.floor(EPISODES / 97));
+    assert.deepEqual({ ...answer.body, generated: want.generated }, JSON.parse(JSON.stringify(want)));
   });
 });
