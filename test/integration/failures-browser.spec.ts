@@ -175,6 +175,13 @@ describe("failure analysis: clusters, stage funnel, stills and plots (simulated 
 
     await tab.shot(shots, "failure-grid", ["Stage funnel", "Failures", `Episode ${expected[0]}`, cluster]);
 
+    // The cards stay the nodes they are: the page used to list again 2 s after the run's replayed history (a run that had
+    // ended when it opened) and replace every card with an identical one, so a click landing then was lost ("Node is
+    // detached from document" here once). An absence cannot be awaited: past the 2 s the relist waited, the card is the same node.
+    await page.$eval("ul.failure-grid .failure-card", (card) => void ((card as HTMLElement).dataset.seen = "yes"));
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    assert.equal(await page.$eval("ul.failure-grid .failure-card", (card) => (card as HTMLElement).dataset.seen ?? "replaced"), "yes");
+
     // Opening the first card: the episode by its API index, its video, and one uPlot chart per joint with data drawn.
     await page.click("ul.failure-grid .failure-card");
     await tab.waitForText(`Episode ${expected[0]}: failure (${cluster})`);

@@ -82,6 +82,8 @@ export function failureGrid(runId, { signal, cleanup, open, clusters: initialClu
   }
 
   let loading = null;
+  /** The query and answer last drawn: the same answer again (a live run relisted, nothing new) leaves the cards as they are. */
+  let lastDrawn = "";
   async function load() {
     const query = new URLSearchParams({ outcome: "failure", ...Object.fromEntries(Object.entries(filter).filter(([, v]) => v)) }).toString();
     const mine = (loading = api(`/v1/runs/${encodeURIComponent(runId)}/episodes?${query}`, { signal }));
@@ -95,6 +97,10 @@ export function failureGrid(runId, { signal, cleanup, open, clusters: initialClu
         if (ep.last_stage && !knownStages.has(ep.last_stage)) { knownStages.add(ep.last_stage); grew = true; }
       }
       if (grew) fillFilters();
+      // Cards replaced by identical ones would be a click lost (a person's, mid-click) and stills fetched again.
+      const text = `${query}\n${JSON.stringify(list.data)}`;
+      if (text === lastDrawn) return;
+      lastDrawn = text;
       failures = list.data;
       shown = PAGE;
       draw();

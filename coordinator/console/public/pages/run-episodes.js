@@ -111,6 +111,8 @@ export function episodesSection(runId, { signal, cleanup, open, clusters: initia
   }
 
   let loading = null;
+  /** The query and answer last shown: the same answer again (a live run relisted, nothing new) leaves the rows as they are. */
+  let lastShown = "";
   async function load() {
     const query = new URLSearchParams(Object.entries(filter).filter(([, v]) => v)).toString();
     const mine = (loading = api(`/v1/runs/${encodeURIComponent(runId)}/episodes${query ? `?${query}` : ""}`, { signal }));
@@ -119,6 +121,10 @@ export function episodesSection(runId, { signal, cleanup, open, clusters: initia
       if (mine !== loading) return; // a newer filter's answer wins
       errors.clear();
       for (const ep of list.data) if (ep.failure_cluster && !known.has(ep.failure_cluster)) { known.add(ep.failure_cluster); fillClusters(); }
+      // Rows replaced by identical ones would close the replay spec a person opened, and lose a click.
+      const text = `${query}\n${JSON.stringify(list.data)}`;
+      if (text === lastShown) return;
+      lastShown = text;
       body.replaceChildren(...list.data.map(rowOf));
       tableEl.hidden = list.data.length === 0;
       empty.hidden = list.data.length > 0;

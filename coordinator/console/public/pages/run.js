@@ -182,7 +182,8 @@ export async function runPage(ctx) {
       outcomes.set(event.episode - 1, event.outcome);
       total = event.of;
       renderProgress();
-      relistSoon();
+      // A run that had ended when the page opened replays its history here: the lists loaded then are already whole.
+      if (!endedAtLoad) relistSoon();
     },
     onReconnecting() { connection.textContent = "The live connection dropped; reconnecting…"; },
   }).then(async () => {
