@@ -1,8 +1,9 @@
 /**
- * Every episode of a run as records, for the reads that decide from a whole run outside a transaction (its report,
- * the PDF's extras, the month's usage, the leaderboards): read EPISODE_RECORDS_PAGE at a time, with a turn of the
- * event loop between pages. On SQLite a statement runs on the event loop, and a 10,000-episode run's records read
- * in one piece held it about 170 ms (SELECT * and each row's JSON columns parsed).
+ * Every episode of a run as records, for the reads that decide from a whole run (its report, the PDF's extras, the
+ * month's usage, the leaderboards, its Result when it ends): read EPISODE_RECORDS_PAGE at a time, with a turn of
+ * the event loop between pages. On SQLite a statement runs on the event loop, and a 10,000-episode run's records read
+ * in one piece held it 170-250 ms (SELECT * and each row's JSON columns parsed). Inside a run's ending (its transaction
+ * holds the run's lock, which every change to its episodes takes) the pages read the episodes as they stay.
  */
 import { nextTurn } from "../async/next-turn.js";
 import type { Db } from "../store/database.js";
@@ -11,7 +12,7 @@ import { listEpisodeRecordsPage, type EpisodeRecord } from "../store/episodes-re
 /** Episodes read per statement. */
 export const EPISODE_RECORDS_PAGE = 500;
 
-/** The run's episodes (any status) by index; outside a transaction (a page's turn lets other requests in). */
+/** The run's episodes (any status) by index (a page's turn lets other requests in). */
 export async function readEpisodeRecords(db: Db, runId: string): Promise<EpisodeRecord[]> {
   const records: EpisodeRecord[] = [];
   for (let afterIdx = -1; ;) {
