@@ -53,9 +53,13 @@ export function interventionsOfMeta(meta: Record<string, unknown> | null): Episo
   }));
 }
 
-/** Whether a human helped in the episode. */
+/**
+ * Whether a human helped in the episode: /meta lists at least one intervention (interventionsOfMeta's list is never
+ * shorter or longer than /meta's). Counted for every episode in every rate, so it reads the length and builds nothing.
+ */
 export function isIntervened(episode: Pick<OutcomeEpisode, "meta">): boolean {
-  return interventionsOfMeta(episode.meta).length > 0;
+  const list = episode.meta?.interventions;
+  return Array.isArray(list) && list.length > 0;
 }
 
 /** The policy's outcome: success only without help. Every rate and decision counts this. */
