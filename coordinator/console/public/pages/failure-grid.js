@@ -39,7 +39,8 @@ export function failureGrid(runId, { signal, cleanup, open, clusters: initialClu
   stage.addEventListener("change", () => { filter.stage = stage.value; void load(); });
 
   function card(ep) {
-    const img = h("img", { alt: `Last frame of episode ${ep.index}`, width: 160, height: 120, loading: "lazy" });
+    // No alt text until the still is there: an image without a source but with one is drawn as a broken image.
+    const img = h("img", { alt: "", width: 160, height: 120, loading: "lazy" });
     const button = h("button", { type: "button", class: "failure-card", "data-episode": String(ep.index), on: { click: () => open(ep) }, "aria-label": `Open episode ${ep.index}: ${ep.failure_cluster ?? "failure"}` },
       img,
       h("span", { class: "failure-index" }, `Episode ${ep.index}`),
@@ -52,7 +53,11 @@ export function failureGrid(runId, { signal, cleanup, open, clusters: initialClu
   async function stills(cards, generation) {
     // thumbnail_url is null until the recording is stored (uploaded after the episode ends); the grid is redrawn as episodes finish.
     const queue = cards.filter((c) => c.ep.thumbnail_url);
-    for (const c of queue) if (stillUrls.has(c.ep.id)) c.img.src = stillUrls.get(c.ep.id);
+    const show = (c, url) => {
+      c.img.alt = `Last frame of episode ${c.ep.index}`;
+      c.img.src = url;
+    };
+    for (const c of queue) if (stillUrls.has(c.ep.id)) show(c, stillUrls.get(c.ep.id));
     const missing = queue.filter((c) => !stillUrls.has(c.ep.id));
     const worker = async () => {
       for (let c = missing.shift(); c; c = missing.shift()) {
@@ -61,7 +66,7 @@ export function failureGrid(runId, { signal, cleanup, open, clusters: initialClu
           const blob = await apiBlob(c.ep.thumbnail_url, { signal });
           const url = stillUrls.get(c.ep.id) ?? URL.createObjectURL(blob);
           stillUrls.set(c.ep.id, url);
-          c.img.src = url;
+          show(c, url);
         } catch {
           c.img.alt = `No still of episode ${c.ep.index}`;
         }
