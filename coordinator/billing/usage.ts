@@ -13,7 +13,7 @@ import type { FirmwarePins, Tier } from "../../firmware-pins/pins.js";
 import { meterByUnit, roundHours, runMeterContexts, sumMeters, type MeteredEpisode, type MeterLine, type Meters } from "../runs/meters.js";
 import type { EnvironmentClass } from "../runs/price-list.js";
 import type { Db } from "../store/database.js";
-import { type EpisodeRecord } from "../store/episodes-repo.js";
+import type { EpisodeRecord } from "../store/episodes-repo.js";
 import { readEpisodeRecords } from "../runs/episode-records.js";
 import { listRunsOfAccountCreatedBefore } from "../store/run-queries-repo.js";
 import { operatorLabelSeconds, operatorResetSeconds } from "../runs/operator-time.js";

@@ -16,7 +16,7 @@ import { createHash } from "node:crypto";
 import { canonicalJson } from "../json/canonical-json.js";
 import { policySucceeded } from "../runs/policy-outcome.js";
 import type { Db } from "../store/database.js";
-import { type EpisodeRecord } from "../store/episodes-repo.js";
+import type { EpisodeRecord } from "../store/episodes-repo.js";
 import { readEpisodeRecords } from "../runs/episode-records.js";
 import { runRecordOf, type RunRecord, type RunRow } from "../store/runs-repo.js";
 import { listPublishedRunRows } from "../store/published-runs-repo.js";

@@ -31,7 +31,7 @@ import type { RunRecord } from "../store/runs-repo.js";
 import { isPilotRun } from "../tasks/pilot.js";
 import { paperRowsOfRun, paperRowsOfUnits, runNameOf } from "./paper-rows.js";
 import { citationText } from "./paper-words.js";
-import { type EpisodeRecord } from "../store/episodes-repo.js";
+import type { EpisodeRecord } from "../store/episodes-repo.js";
 import { readEpisodeRecords } from "../runs/episode-records.js";
 import { operatorTimeSection, type OperatorTimeSection } from "./operator-time-section.js";
 import type { CompareHeadline } from "../runs/compare-headline.js";

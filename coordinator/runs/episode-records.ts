@@ -12,14 +12,18 @@ import { listEpisodeRecordsPage, type EpisodeRecord } from "../store/episodes-re
 /** Episodes read per statement. */
 export const EPISODE_RECORDS_PAGE = 500;
 
-/** The run's episodes (any status) by index (a page's turn lets other requests in). */
+/**
+ * The run's episodes (any status) by index, with a turn of the event loop after every page, the last included: a
+ * caller reading run after run (the month's usage, the leaderboards) lets other requests in between runs too (on
+ * SQLite an awaited statement resumes before any I/O is looked at).
+ */
 export async function readEpisodeRecords(db: Db, runId: string): Promise<EpisodeRecord[]> {
   const records: EpisodeRecord[] = [];
   for (let afterIdx = -1; ;) {
     const page = await listEpisodeRecordsPage(db, runId, afterIdx, EPISODE_RECORDS_PAGE);
     for (const record of page) records.push(record);
+    await nextTurn();
     if (page.length < EPISODE_RECORDS_PAGE) return records;
     afterIdx = page[page.length - 1]!.idx;
-    await nextTurn();
   }
 }
