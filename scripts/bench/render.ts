@@ -11,7 +11,8 @@
  * the RGB to yuv420p conversion and the pipe), their sum, and the bitrate. The video is made twice
  * in the same run, as a cell makes it (input `auto`: the simulated camera's raw pixels as yuv420p)
  * and from the JPEGs (`jpeg_input_*`, as a real camera's, and as every camera's before), so the
- * two compare under the same load. Physics stepping is not counted.
+ * two compare under the same load. Physics stepping is not counted. And what a reference policy pays to
+ * see a frame: CPU ms per decoded frame of each camera, libjpeg-turbo's and jpeg-js's, and their ratio.
  *
  * Run alone: npx tsx scripts/bench/render.ts [simulated seconds, default 7]
  */
@@ -23,6 +24,7 @@ import type { CameraFrame, ResetPlan } from "../../cell-agent/hardware/types.js"
 import { VideoEncoder, type VideoInput } from "../../cell-agent/recording/video-encoder.js";
 import { SceneFaces } from "../../simulators/render/scene-faces.js";
 import { SimCamera } from "../../simulators/devices/sim-camera.js";
+import { decodeJpeg, decodeJpegInJavaScript } from "../../simulators/render/jpeg-codec.js";
 import { jointsOf } from "../../simulators/world/embodiments.js";
 import { inverseKinematics } from "../../simulators/world/kinematics.js";
 import { SimWorld } from "../../simulators/world/sim-world.js";
@@ -146,8 +148,32 @@ export async function measureCameras(simulatedS = 7, onFrame?: (camera: string, 
   return result;
 }
 
+/**
+ * CPU ms per decoded frame of each camera, as the reference policies decode what they see: `decodeJpeg`
+ * (libjpeg-turbo) and jpeg-js (its fallback, what they used before), each warmed up on the same frames first.
+ */
+function decodeFigures(frames: Record<string, Uint8Array[]>): Figure[] {
+  const perFrame = (decode: (jpeg: Uint8Array) => unknown, jpegs: Uint8Array[]): number => {
+    for (const jpeg of jpegs) decode(jpeg);
+    const before = cpuMs();
+    for (const jpeg of jpegs) decode(jpeg);
+    return (cpuMs() - before) / jpegs.length;
+  };
+  return Object.entries(frames).flatMap(([name, jpegs]) => {
+    const native = perFrame(decodeJpeg, jpegs);
+    const js = perFrame(decodeJpegInJavaScript, jpegs);
+    return [
+      { bench: BENCH, metric: `${name}_decode_cpu_per_frame`, value: round(native, 2), unit: "ms" },
+      { bench: BENCH, metric: `${name}_decode_jpeg_js_cpu_per_frame`, value: round(js, 2), unit: "ms" },
+      { bench: BENCH, metric: `${name}_decode_jpeg_js_over_native`, value: round(js / native, 1), unit: "ratio" },
+    ];
+  });
+}
+
 export async function run(simulatedS = 7): Promise<Figure[]> {
-  await measureCameras(1); // warm up: JIT, encoder tables, ffmpeg's first start
+  // Warm up (JIT, encoder tables, ffmpeg's first start), keeping the frames for the decoding figures.
+  const decodable: Record<string, Uint8Array[]> = Object.fromEntries(CAMERAS.map((name) => [name, []]));
+  await measureCameras(1, async (camera, _tS, frame) => void decodable[camera]!.push(frame.jpeg));
   const r = await measureCameras(simulatedS);
   const fromJpeg = await measureCameras(simulatedS, undefined, "jpeg");
   const figures: Figure[] = [];
@@ -172,6 +198,7 @@ export async function run(simulatedS = 7): Promise<Figure[]> {
     ...videoFigures("", r),
     ...videoFigures("jpeg_input_", fromJpeg),
     { bench: BENCH, metric: "cell_cpu_per_sim_s", value: round((total + r.videoCpuMs + r.videoAgentCpuMs) / r.simulatedS, 1), unit: "ms" },
+    ...decodeFigures(decodable),
   );
   return figures;
 }
