@@ -4,6 +4,7 @@
  * dialect helpers read the same on both engines.
  */
 import assert from "node:assert/strict";
+import { connect, createServer, type AddressInfo, type Socket } from "node:net";
 import pg from "pg";
 import { openDatabase, type Db } from "../../coordinator/store/database.js";
 import { bindValues, toPostgresPlaceholders } from "../../coordinator/store/postgres/placeholders.js";
@@ -123,7 +124,100 @@ describe("the store's Db on PostgreSQL", function () {
     await insert("acct_3");
     assert.deepEqual(await names(), ["acct_1", "acct_3"]);
   });
+
+  // The race the test above leaves to timing: the server has ended an idle pooled connection, but its last message
+  // ("terminating connection due to administrator command") has not reached the client when a statement takes it.
+  // A proxy holds the server's bytes back until the statement has been sent, so the message is its answer.
+  for (const what of ["a statement", "a transaction"] as const) {
+    it(`sends ${what} again on another connection when the idle one it was given had been ended by the server`, async () => {
+      const proxy = await startHoldingProxy(new URL(url));
+      const proxied = new URL(url);
+      proxied.host = proxy.address;
+      const via = await openDatabase(proxied.href);
+      try {
+        assert.deepEqual(await names(via), ["acct_1"], "one pooled connection, idle after this");
+        proxy.holdFromServer();
+        const admin = new pg.Client({ connectionString: url });
+        await admin.connect();
+        await admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()");
+        await admin.end();
+        await proxy.heldBytes(); // the server's last message, not yet delivered
+        const sent = proxy.nextFromClient();
+        let runs = 0;
+        const done = what === "a statement"
+          ? names(via)
+          : via.transaction(async (tx) => {
+            runs++;
+            await insert("acct_2", tx);
+            return names(tx);
+          });
+        await sent; // the statement (or BEGIN) went out on the ended connection
+        proxy.release();
+        assert.deepEqual(await done, what === "a statement" ? ["acct_1"] : ["acct_1", "acct_2"]);
+        if (what === "a transaction") assert.equal(runs, 1, "the transaction's work ran once, on the new connection");
+      } finally {
+        await via.close();
+        await proxy.close();
+      }
+    });
+  }
 });
+
+/** A TCP proxy that can hold back what the server sends (the client's bytes always pass). */
+async function startHoldingProxy(upstream: URL): Promise<{
+  address: string;
+  holdFromServer(): void;
+  heldBytes(): Promise<void>;
+  nextFromClient(): Promise<void>;
+  release(): void;
+  close(): Promise<void>;
+}> {
+  const sockets = new Set<Socket>();
+  let holding = false;
+  const held: Array<{ to: Socket; data: Buffer }> = [];
+  let onHeld: (() => void) | undefined;
+  let onClient: (() => void) | undefined;
+  const server = createServer((client) => {
+    const toServer = connect(Number(upstream.port), upstream.hostname);
+    sockets.add(client).add(toServer);
+    client.on("data", (data) => {
+      toServer.write(data);
+      onClient?.();
+    });
+    toServer.on("data", (data) => {
+      if (!holding) return void client.write(data);
+      held.push({ to: client, data });
+      onHeld?.();
+    });
+    const end = () => {
+      // Closing is delivered in order too: a client whose server closed sees it after the held bytes.
+      if (holding) held.push({ to: client, data: Buffer.alloc(0) });
+      else client.end();
+    };
+    toServer.on("end", end);
+    toServer.on("error", end);
+    client.on("error", () => toServer.destroy());
+    client.on("close", () => toServer.destroy());
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    address: `127.0.0.1:${(server.address() as AddressInfo).port}`,
+    holdFromServer: () => void (holding = true),
+    heldBytes: () => new Promise<void>((resolve) => (held.length > 0 ? resolve() : (onHeld = resolve))),
+    nextFromClient: () => new Promise<void>((resolve) => (onClient = () => ((onClient = undefined), resolve()))),
+    release: () => {
+      holding = false;
+      for (const { to, data } of held.splice(0)) {
+        if (data.length > 0) to.write(data);
+        else to.end();
+      }
+    },
+    close: async () => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
 
 for (const engine of STORE_ENGINES) {
   describe(`store dialect helpers (${engine})`, function () {

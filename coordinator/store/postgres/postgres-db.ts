@@ -80,28 +80,60 @@ export class PostgresDb implements Db {
   prepare(sql: string): Statement {
     return new PostgresStatement(this.text(sql), sql, this.onStatement, () => {
       this.scope.check();
-      return this.pool;
+      return this.onPool;
     });
   }
 
   async exec(sql: string): Promise<void> {
     this.scope.check();
     this.onStatement?.(sql);
-    await run(this.pool, sql, []);
+    await run(this.onPool, sql, []);
   }
+
+  /**
+   * Attempts at a statement outside a transaction, or at a transaction's BEGIN, whose connection the server had
+   * ended before it ran: one per pooled client that may be such a connection, and one more on a new one.
+   */
+  private get attempts(): number {
+    return this.pool.options.max + 1;
+  }
+
+  /**
+   * The pool as statements outside a transaction use it. A pooled client whose connection the server ended while
+   * it sat idle (a restart, `pg_terminate_backend`) is dropped by the pool once the client has read the server's
+   * last message; until then a statement given that client gets the message as its answer (SQLSTATE 57P01
+   * admin_shutdown, 57P02 crash_shutdown): the server ended the session before reading the statement, so it did
+   * not run, and it is sent again on another client.
+   */
+  private readonly onPool: Queryable = {
+    query: async (config: pg.QueryConfig) => {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await this.pool.query(config);
+        } catch (error) {
+          if (!isSessionEndedByServer(error) || attempt >= this.attempts) throw error;
+        }
+      }
+    },
+  } as Queryable;
 
   async transaction<T>(fn: (db: Db) => Promise<T>): Promise<T> {
     this.scope.check();
-    const client = await this.pool.connect();
-    let broken: Error | undefined;
-    try {
-      return await this.scope.run(() => new PostgresConnection(this, client, 0).transaction(fn));
-    } catch (error) {
-      // A client whose connection failed is not given back to the pool.
-      if (isConnectionError(error)) broken = error as Error;
-      throw error;
-    } finally {
-      client.release(broken ?? false);
+    for (let attempt = 1; ; attempt++) {
+      const client = await this.pool.connect();
+      let broken: Error | undefined;
+      const connection = new PostgresConnection(this, client, 0);
+      try {
+        return await this.scope.run(() => connection.transaction(fn));
+      } catch (error) {
+        // A client whose connection failed is not given back to the pool.
+        if (isConnectionError(error)) broken = error as Error;
+        // Its BEGIN failed with the connection, so nothing of `fn` ran: again, on another connection.
+        if (broken && !connection.began && attempt < this.attempts) continue;
+        throw error;
+      } finally {
+        client.release(broken ?? false);
+      }
     }
   }
 
@@ -139,6 +171,8 @@ export class PostgresDb implements Db {
 class PostgresConnection implements Db {
   readonly dialect = "postgres" as const;
   private open = true;
+  /** True once this level's BEGIN (or SAVEPOINT) has succeeded. */
+  began = false;
 
   constructor(private readonly db: PostgresDb, private readonly client: pg.PoolClient, private readonly depth: number) {}
 
@@ -163,6 +197,7 @@ class PostgresConnection implements Db {
   async transaction<T>(fn: (db: Db) => Promise<T>): Promise<T> {
     const savepoint = `s${this.depth}`;
     await this.control(this.depth === 0 ? "BEGIN" : `SAVEPOINT ${savepoint}`);
+    this.began = true;
     const inner = new PostgresConnection(this.db, this.client, this.depth + 1);
     try {
       const result = await fn(inner);
@@ -241,6 +276,12 @@ async function run(on: Queryable, text: string, values: unknown[], name?: string
   } catch (error) {
     throw postgresError(error);
   }
+}
+
+/** The server ended the session (an administrator, a shutdown): 57P01 admin_shutdown, 57P02 crash_shutdown. */
+function isSessionEndedByServer(error: unknown): boolean {
+  const code = (error as { code?: string }).code;
+  return code === "57P01" || code === "57P02";
 }
 
 /** The connection itself failed (no SQLSTATE, class 08, or the server shutting it down). */
