@@ -72,6 +72,10 @@ describe("operator station in a real browser (simulated cell in operator reset m
     // The second reset: the previous episode is offered for invalidation; the technician marks it.
     const second = await nextReset(first);
     await tab.waitForText("Previous episode: #0");
+    // Every field a person fills in says what it is for, to a screen reader as well (a label or aria-label).
+    const unnamed = await page.$$eval(`article[data-cell="${CELL}"] input, article[data-cell="${CELL}"] select, article[data-cell="${CELL}"] textarea`, (fields) =>
+      fields.filter((f) => !f.getAttribute("aria-label") && !(f.id && document.querySelector(`label[for="${f.id}"]`)) && !f.closest("label")).map((f) => f.outerHTML));
+    assert.deepEqual(unnamed, [], "fields without a name");
     await page.select(`#reason-${CELL}`, "scene_wrong");
     await page.type(`#note-${CELL}`, "cube set on the wrong side");
     await page.click(button("Mark previous episode invalid"));

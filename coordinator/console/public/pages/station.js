@@ -157,7 +157,7 @@ export async function stationPage(ctx) {
     // What the person last did on this card, in words (stays until the next action).
     const done = h("p", { class: "notice station-done", role: "status", hidden: true });
     const said = (text) => { done.textContent = text; done.hidden = false; announce.textContent = `Cell ${id}: ${text}`; };
-    const note = h("input", { id: `note-${id}`, maxlength: 500, autocomplete: "off", placeholder: "Note (optional)" });
+    const note = h("input", { id: `note-${id}`, maxlength: 500, autocomplete: "off", placeholder: "Note (optional)", "aria-label": "Note on why the previous episode is invalid" });
     const reason = h("select", { id: `reason-${id}`, "aria-label": "Why the previous episode is invalid" }, options(INVALID_REASONS));
     let current = null; // the cell's detail as last read
     let mjpeg = null;
