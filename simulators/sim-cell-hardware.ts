@@ -18,7 +18,7 @@
  * directly: the fallback if a wire path breaks, and the baseline the wire path is measured against.
  */
 import type { CellHardware, MocapSource, MotorBus } from "../cell-agent/hardware/types.js";
-import { NatNetClient } from "../cell-agent/devices/natnet/natnet-client.js";
+import { NatNetClient, NatNetError } from "../cell-agent/devices/natnet/natnet-client.js";
 import { SceneFaces } from "./render/scene-faces.js";
 import { SimCamera } from "./devices/sim-camera.js";
 import { SimClock } from "./devices/sim-clock.js";
@@ -51,8 +51,10 @@ export const ROS_MODELS: readonly string[] = ["g1", "b2z1", "stretch3"];
 
 /** Simulated ms a NatNet frame may age before the client calls it stale (frames follow every clock step). */
 const SIM_MAX_FRAME_AGE_MS = 250;
-/** Wall ms the clock waits for a mocap frame to reach the client before going on without it. */
+/** Wall ms the clock waits for a mocap frame to reach the client before sending it again. */
 const FRAME_DELIVERY_TIMEOUT_MS = 500;
+/** Sends of one frame before the clock goes on without it (a client that stopped reading). */
+const FRAME_DELIVERY_ATTEMPTS = 20;
 
 export interface SimulatedCellOptions {
   /** Catalog robot model id, e.g. "so101". */
@@ -141,7 +143,7 @@ export async function createSimulatedCell(options: SimulatedCellOptions): Promis
       if (mocap) {
         const server = await SimNatNetServer.start();
         closers.push(() => server.close());
-        const stream = new WorldMocapStream(world, server, { seed: options.seed });
+        const stream = new WorldMocapStream(world, server);
         stream.take();
         const client = await NatNetClient.connect(
           { serverAddress: server.address, commandPort: server.port, localAddress: "127.0.0.1", maxFrameAgeMs: SIM_MAX_FRAME_AGE_MS, modelDefRetryMs: 5 },
@@ -152,13 +154,30 @@ export async function createSimulatedCell(options: SimulatedCellOptions): Promis
         await client.waitForFrame(stream.resend(), FRAME_DELIVERY_TIMEOUT_MS * 4);
         // A frame is taken on every step (its marker noise drawn), but only the newest goes out, when the clock is
         // about to wake a sleeper: the agent reads nothing but the newest frame, so it reads what it would if every
-        // frame were sent (the client counts the numbers in between as dropped). The clock waits for its delivery.
+        // frame were sent (the client counts the numbers in between as dropped). The clock waits for its delivery:
+        // a wait that times out is not a delivery. A process kept off the CPU for longer than the timeout runs the
+        // expired timer before it reads the datagram waiting for it (libuv's timers come before its poll), and a
+        // datagram can be lost; going on would have the agent read an older frame, and the episode (its idle end,
+        // say) would depend on the machine's load. So the frame is sent again and waited for again.
+        let undelivered = 0;
         afterStep.push(async (waking) => {
           stream.take();
           if (!waking) return;
           const frame = stream.flush();
           if (frame === null) return;
-          await client.waitForFrame(frame, FRAME_DELIVERY_TIMEOUT_MS).catch(() => undefined);
+          for (let attempt = 1; ; attempt++) {
+            try {
+              await client.waitForFrame(frame, FRAME_DELIVERY_TIMEOUT_MS);
+              return;
+            } catch (error) {
+              if (!(error instanceof NatNetError) || error.code !== "timeout") return; // "closed": the cell is closing
+              if (attempt >= FRAME_DELIVERY_ATTEMPTS) {
+                if (undelivered++ === 0) options.log?.(`mocap: NatNet frame ${frame} did not reach the agent's client after ${attempt} sends; the simulation goes on without it (logged once)`);
+                return;
+              }
+              stream.resend();
+            }
+          }
         });
         mocap = client;
       }

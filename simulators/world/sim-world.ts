@@ -225,10 +225,23 @@ export class SimWorld {
     };
   }
 
+  /** Simulated time of the last placement (0 before any): sensors that sample on a grid of their own start it there. */
+  get placedAtNs(): bigint {
+    return this.placedNs;
+  }
+
+  /**
+   * A random stream for a sensor's draws at this instant, seeded by the placed scene and the time since its
+   * placement (the replay seam above): the same draws for the same episode whatever the cell did before.
+   */
+  randomSincePlacement(label: string): SimRandom {
+    return new SimRandom(this.planSeed, `${label}:${this.nowNs - this.placedNs}`);
+  }
+
   /** Joint readings with encoder noise. */
   measuredJoints(): JointState {
     const s = this.servos;
-    const noise = new SimRandom(this.planSeed, `joints:${this.nowNs - this.placedNs}`);
+    const noise = this.randomSincePlacement("joints");
     return {
       tNs: this.nowNs,
       positionRad: s.positionRad.map((p) => p + noise.gaussian(0.001)),

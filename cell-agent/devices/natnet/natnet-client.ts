@@ -140,9 +140,11 @@ export class NatNetClient implements MocapSource {
 
   /**
    * Resolves once a frame numbered `frameNumber` or later has arrived and every body in it has a name
-   * (the simulator's lock-step uses it); rejects with NatNetError("timeout") after `timeoutMs`.
+   * (the simulator's lock-step uses it); rejects with NatNetError("timeout") after `timeoutMs`, and with
+   * NatNetError("closed") once the client is closed.
    */
   waitForFrame(frameNumber: number, timeoutMs: number): Promise<void> {
+    if (this.closed) return Promise.reject(new NatNetError("closed", "the NatNet client was closed"));
     const ready = (): boolean => this.latest !== null && this.latest.frame.frameNumber >= frameNumber && this.latest.frame.rigidBodies.every((b) => this.names.has(b.id));
     if (ready()) return Promise.resolve();
     return new Promise((resolve, reject) => {
