@@ -102,8 +102,9 @@ export class PostgresDb implements Db {
    * The pool as statements outside a transaction use it. A pooled client whose connection the server ended while
    * it sat idle (a restart, `pg_terminate_backend`) is dropped by the pool once the client has read the server's
    * last message; until then a statement given that client gets the message as its answer (SQLSTATE 57P01
-   * admin_shutdown, 57P02 crash_shutdown): the server ended the session before reading the statement, so it did
-   * not run, and it is sent again on another client.
+   * admin_shutdown, 57P02 crash_shutdown). The session ended before the server read the statement, or while it
+   * ran it, which aborts it (a statement outside a transaction commits with its own end): nothing of it stayed,
+   * and it is sent again on another client.
    */
   private readonly onPool: Queryable = {
     query: async (config: pg.QueryConfig) => {
