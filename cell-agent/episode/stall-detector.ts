@@ -10,7 +10,7 @@
  * the readings when a still spell began: an anchor taken while the arm was still settling could lie
  * just under the threshold from where the arm came to rest, and a sensor's noise then crossed it
  * seconds later and started the spell again. A seeded novice episode ended 12.5 s in instead of
- * 8.4 s that way.) Slow creep still counts as progress: it widens the window's span.
+ * 8.2 s that way.) Slow creep still counts as progress: it widens the window's span.
  */
 
 /** Episode seconds without progress before the episode counts as stalled. */
@@ -47,9 +47,9 @@ export class StallDetector {
     }
     this.readings.push({ tS: frame.tS, jointsRad: frame.jointsRad, fingertipM: frame.fingertipM });
     while (this.readings.length > 1 && this.readings[0]!.tS < frame.tS - this.windowS) this.readings.shift();
-    if (this.moving()) {
-      // Still moving: the window begins again at the oldest reading the robot may have been at rest from.
-      this.startS = this.restingSince();
+    if (this.dropReadingsBeforeRest()) {
+      // It moved: the window begins again at the oldest reading it may have been at rest from.
+      this.startS = this.readings[0]!.tS;
       return false;
     }
     if (frame.tS - this.startS < this.windowS) return false;
@@ -63,35 +63,37 @@ export class StallDetector {
     this.startS = frame.tS;
   }
 
-  /** True when the readings in the window span more than a threshold (missing readings count for neither side). */
-  private moving(): boolean {
-    return spansBeyond(this.readings, JOINT_PROGRESS_RAD, FINGERTIP_PROGRESS_M);
-  }
-
   /**
-   * The time of the oldest reading from which the window's readings up to the newest stay within the thresholds:
-   * the robot has been at rest since then (drops the readings before it).
+   * Walks the window from the newest reading back, widening each joint's span and the fingertip's box, and drops
+   * the readings from the first that would take a span past its threshold (missing readings count for neither
+   * side): what is left is the robot at rest. True when something was dropped, i.e. it moved. One pass.
    */
-  private restingSince(): number {
-    while (this.readings.length > 1 && spansBeyond(this.readings, JOINT_PROGRESS_RAD, FINGERTIP_PROGRESS_M)) this.readings.shift();
-    return this.readings[0]!.tS;
-  }
-}
-
-/** True when some joint's readings span more than `jointRad`, or the fingertip's box has a diagonal over `fingertipM`. */
-function spansBeyond(readings: ReadonlyArray<{ jointsRad?: readonly number[]; fingertipM?: readonly [number, number, number] }>, jointRad: number, fingertipM: number): boolean {
-  const low: number[] = [], high: number[] = [];
-  const tipLow = [Infinity, Infinity, Infinity], tipHigh = [-Infinity, -Infinity, -Infinity];
-  for (const r of readings) {
-    r.jointsRad?.forEach((p, i) => {
-      if (!(p >= (low[i] ?? Infinity))) low[i] = p;
-      if (!(p <= (high[i] ?? -Infinity))) high[i] = p;
-    });
-    if (r.fingertipM) for (let a = 0; a < 3; a++) {
-      tipLow[a] = Math.min(tipLow[a]!, r.fingertipM[a]!);
-      tipHigh[a] = Math.max(tipHigh[a]!, r.fingertipM[a]!);
+  private dropReadingsBeforeRest(): boolean {
+    const low: number[] = [], high: number[] = [];
+    const tipLow = [Infinity, Infinity, Infinity], tipHigh = [-Infinity, -Infinity, -Infinity];
+    for (let k = this.readings.length - 1; k >= 0; k--) {
+      const { jointsRad, fingertipM } = this.readings[k]!;
+      let beyond = false;
+      if (jointsRad) {
+        for (let i = 0; i < jointsRad.length; i++) {
+          const p = jointsRad[i]!;
+          low[i] = Math.min(low[i] ?? p, p);
+          high[i] = Math.max(high[i] ?? p, p);
+          if (high[i]! - low[i]! > JOINT_PROGRESS_RAD) beyond = true;
+        }
+      }
+      if (fingertipM) {
+        for (let a = 0; a < 3; a++) {
+          tipLow[a] = Math.min(tipLow[a]!, fingertipM[a]!);
+          tipHigh[a] = Math.max(tipHigh[a]!, fingertipM[a]!);
+        }
+        if (Math.hypot(tipHigh[0]! - tipLow[0]!, tipHigh[1]! - tipLow[1]!, tipHigh[2]! - tipLow[2]!) > FINGERTIP_PROGRESS_M) beyond = true;
+      }
+      if (beyond) {
+        this.readings.splice(0, k + 1);
+        return true;
+      }
     }
+    return false;
   }
-  if (high.some((h, i) => h - low[i]! > jointRad)) return true;
-  return tipLow[0]! !== Infinity && Math.hypot(tipHigh[0]! - tipLow[0]!, tipHigh[1]! - tipLow[1]!, tipHigh[2]! - tipLow[2]!) > fingertipM;
 }

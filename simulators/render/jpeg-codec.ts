@@ -13,8 +13,8 @@
  *   its `JPEGEncoder` once per quality and reuse it; if the library's file layout ever changes we
  *   fall back to the public `encode()`.
  * - `decodeJpeg`: synchronous (the reference policies' vision runs in a synchronous step), through the
- *   same binding (TurboJPEG's decompress: 1.1-1.7 ms a 640x480 frame against jpeg-js's 29-38 ms;
- *   `npm run bench -- render`), falling back to jpeg-js. The two differ by about a level per channel on
+ *   same binding (TurboJPEG's decompress: 0.79 ms a top frame against jpeg-js's 17.8 ms, 0.20 against
+ *   4.25 ms a wrist frame; `npm run bench -- render`), falling back to jpeg-js. The two differ by about a level per channel on
  *   average (chroma upsampling and rounding); a policy's red mask and cube centroid do not move
  *   (test/unit/jpeg-decode.spec.ts).
  */
