@@ -35,8 +35,9 @@ export const i32TruncSatF64U: Code = [0xfc, 0x03];
 
 /** SIMD instructions (prefix 0xfd): their numbers. */
 export const simd = {
-  const: 0x0c, swizzle: 0x0e, f64x2Splat: 0x14, f64x2ReplaceLane: 0x22, store16Lane: 0x59, load64Zero: 0x5d, f64x2PromoteLowF32x4: 0x5f,
-  f64x2Nearest: 0x94, f64x2Add: 0xf0, f64x2Mul: 0xf2, f64x2Min: 0xf4, i32x4TruncSatF64x2UZero: 0xfd,
+  const: 0x0c, swizzle: 0x0e, f64x2Splat: 0x14, f64x2ReplaceLane: 0x22, store8Lane: 0x58, store16Lane: 0x59, load32Zero: 0x5c, load64Zero: 0x5d,
+  f64x2PromoteLowF32x4: 0x5f, i8x16NarrowI16x8U: 0x66, i16x8NarrowI32x4S: 0x85,
+  f64x2Nearest: 0x94, f64x2Add: 0xf0, f64x2Mul: 0xf2, i32x4TruncSatF64x2SZero: 0xfc,
 } as const;
 
 /** A SIMD instruction with its immediates. */

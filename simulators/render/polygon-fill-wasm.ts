@@ -7,8 +7,8 @@
  * Exactness: nearness is compared as the float32 stored value widened to float64 and stored
  * rounded to nearest (f32.demote_f64, as a Float32Array store); a channel's value goes through
  * min(v, 255), f64.nearest (ties to even) and a saturating truncation (NaN and negatives to 0),
- * which is Uint8ClampedArray's conversion; q and f advance by one addition per pixel, as in the
- * JavaScript loop.
+ * which is Uint8ClampedArray's conversion (the SIMD kernel clamps after rounding instead, which gives the same
+ * byte for every value: see `channels`); q and f advance by one addition per pixel, as in the JavaScript loop.
  *
  * The module is assembled here from its instructions (protocol/wasm-encoding.ts). Each filler owns its
  * memory: the noise table, one polygon's vertices, the frame's nearness and colour; the frame and
@@ -39,10 +39,13 @@ const locals = {
   d1: type.f64, d2: type.f64, qx: type.f64, qy: type.f64, fx: type.f64, fy: type.f64, rowFirstF: type.f64, rowLastF: type.f64,
   y: type.f64, left: type.f64, right: type.f64, yi: type.f64, yj: type.f64, xi: type.f64, xa: type.f64, xb: type.f64,
   colFirst: type.f64, colLast: type.f64, dy: type.f64, q: type.f64, f: type.f64,
-  /** The SIMD kernel's (red, green) pair: declared last, only in that kernel. */
-  redGreen: type.v128,
 } as const;
-const names = [...Object.keys(params), ...Object.keys(locals)] as Array<keyof typeof params | keyof typeof locals>;
+/**
+ * The SIMD kernel's own locals, declared after the others and only in that kernel: the face's (red, green) and
+ * (blue, 0) pairs, a pixel's factor in both lanes, and its channels as 16-bit lanes before they narrow to bytes.
+ */
+const simdLocals = { redGreen: type.v128, blueZero: type.v128, fPair: type.v128, words: type.v128 } as const;
+const names = [...Object.keys(params), ...Object.keys(locals), ...Object.keys(simdLocals)] as Array<keyof typeof params | keyof typeof locals | keyof typeof simdLocals>;
 /** Local index of each parameter and local by name. */
 const L = Object.fromEntries(names.map((name, index) => [name, index])) as Record<(typeof names)[number], number>;
 
@@ -135,14 +138,24 @@ function rowEnds(): Code {
 
 /** The pixels of one row's span colFirst..colLast that pass the nearness test. */
 function span(withSimd: boolean): Code {
-  /** Red and green at once: two float64 lanes through the same steps, the two bytes stored together. */
-  const redGreen: Code = [
-    ...get(L.cp),
-    ...get(L.redGreen), ...get(L.f), ...v(simd.f64x2Splat), ...v(simd.f64x2Mul),
+  /**
+   * The three channels at once: (red, green) and (blue, 0) as float64 pairs through the scalar path's steps (colour x
+   * factor + noise, rounded to nearest, ties to even), converted with signed saturation and narrowed with saturation to
+   * 16 bits and then to unsigned bytes: negatives, -Infinity and NaN give 0 and anything over 255 gives 255, which is
+   * the scalar path's min(v, 255) before rounding and its unsigned saturating conversion, without their longer
+   * instruction sequences. Red and green are stored as two bytes, blue as one.
+   */
+  const channels: Code = [
+    ...get(L.redGreen), ...get(L.f), ...v(simd.f64x2Splat), ...tee(L.fPair), ...v(simd.f64x2Mul),
     ...get(L.k), ...v(simd.load64Zero, ...mem(2)), ...v(simd.f64x2PromoteLowF32x4), ...v(simd.f64x2Add),
-    ...v(simd.const, ...f64(255).slice(1), ...f64(255).slice(1)), ...v(simd.f64x2Min), ...v(simd.f64x2Nearest), ...v(simd.i32x4TruncSatF64x2UZero),
-    ...v(simd.const, 0, 4, ...new Array(14).fill(0x80)), ...v(simd.swizzle),
-    ...v(simd.store16Lane, ...mem(0), 0),
+    ...v(simd.f64x2Nearest), ...v(simd.i32x4TruncSatF64x2SZero),
+    ...get(L.blueZero), ...get(L.fPair), ...v(simd.f64x2Mul),
+    ...get(L.k), ...v(simd.load32Zero, ...mem(2, 8)), ...v(simd.f64x2PromoteLowF32x4), ...v(simd.f64x2Add),
+    ...v(simd.f64x2Nearest), ...v(simd.i32x4TruncSatF64x2SZero),
+    // [r, g, 0, 0] and [b, 0, 0, 0] as 32-bit lanes -> [r, g, 0, 0, b, 0, 0, 0] as 16-bit -> bytes r, g at 0, 1 and b at 4.
+    ...v(simd.i16x8NarrowI32x4S), ...tee(L.words), ...get(L.words), ...v(simd.i8x16NarrowI16x8U), ...set(L.words),
+    ...get(L.cp), ...get(L.words), ...v(simd.store16Lane, ...mem(0), 0),
+    ...get(L.cp), ...get(L.words), ...v(simd.store8Lane, ...mem(0, 2), 4),
   ];
   const channel = (gain: number, index: number): Code => [
     ...get(L.cp), ...get(gain), ...get(L.f), op.f64Mul, ...get(L.k), op.f32Load, ...mem(2, 4 * index), op.f64PromoteF32, op.f64Add,
@@ -166,7 +179,7 @@ function span(withSimd: boolean): Code {
     ...ifThen([...get(L.q), ...get(L.np), op.f32Load, ...mem(2), op.f64PromoteF32, op.f64Lt, 0x45 /* i32.eqz */], [
       ...get(L.np), ...get(L.q), op.f32DemoteF64, op.f32Store, ...mem(2),
       ...get(L.ci), ...get(L.noiseOffset), op.i32Add, ...i32(NOISE_MASK), op.i32And, ...i32(2), op.i32Shl, ...set(L.k),
-      ...(withSimd ? redGreen : [...channel(L.red, 0), ...channel(L.green, 1)]), ...channel(L.blue, 2),
+      ...(withSimd ? channels : [...channel(L.red, 0), ...channel(L.green, 1), ...channel(L.blue, 2)]),
     ]),
     ...get(L.q), ...get(L.qx), op.f64Add, ...set(L.q),
     ...get(L.f), ...get(L.fx), op.f64Add, ...set(L.f),
@@ -178,7 +191,10 @@ function span(withSimd: boolean): Code {
 
 function fillBody(withSimd: boolean): Code {
   return [
-    ...(withSimd ? [...get(L.red), ...v(simd.f64x2Splat), ...get(L.green), ...v(simd.f64x2ReplaceLane, 1), ...set(L.redGreen)] : []),
+    ...(withSimd
+      ? [...get(L.red), ...v(simd.f64x2Splat), ...get(L.green), ...v(simd.f64x2ReplaceLane, 1), ...set(L.redGreen),
+        ...f64(0), ...v(simd.f64x2Splat), ...get(L.blue), ...v(simd.f64x2ReplaceLane, 0), ...set(L.blueZero)]
+      : []),
     ...get(L.width), op.f64ConvertI32S, ...set(L.widthF), ...get(L.height), op.f64ConvertI32S, ...set(L.heightF),
     ...ifThen([...get(L.n), ...i32(3), op.i32LtS], returnNothing),
     ...boundingBox(),
@@ -205,10 +221,9 @@ function fillBody(withSimd: boolean): Code {
 /** The compiled kernels, SIMD (true) and scalar (false): compiled once per process, null where one does not validate. */
 const compiled = new Map<boolean, WebAssembly.Module | null>();
 
-/** The kernel's module bytes, with or without SIMD (red and green together). */
+/** The kernel's module bytes, with or without SIMD (the three channels as two float64 pairs). */
 export function kernelBytes(withSimd: boolean): Uint8Array<ArrayBuffer> {
-  const localTypes = Object.values(locals);
-  return moduleBytes({ exportName: "fill", params: Object.values(params), result: type.i32, locals: withSimd ? localTypes : localTypes.slice(0, -1), body: fillBody(withSimd) });
+  return moduleBytes({ exportName: "fill", params: Object.values(params), result: type.i32, locals: [...Object.values(locals), ...(withSimd ? Object.values(simdLocals) : [])], body: fillBody(withSimd) });
 }
 
 /** One kernel's module (about 0.2 ms to compile). */
