@@ -3,7 +3,7 @@
  * its power. Shared by the unit tests (small) and scripts/bench/leaderboard-tiers.ts (large).
  */
 
-import { rankEntries, type LeaderboardEntry } from "./leaderboard-tiers.js";
+import { rankEntries, type LeaderboardEntry, type PosteriorCache } from "./leaderboard-tiers.js";
 import { binomialSample, cellRateSample, mulberry32 } from "./simulation.js";
 
 /** A board to simulate: one true rate per entry, all with the same number of episodes. */
@@ -46,6 +46,8 @@ function drawEntry(random: () => number, id: string, rate: number, setting: Tier
 export function simulateTiers(setting: TierSetting, boards: number, seed: number): TierSimulation {
   const random = mulberry32(seed);
   const { rates } = setting;
+  // Boards repeat the same few counts (k of n, or per-cell counts): each posterior is computed once.
+  const posteriors: PosteriorCache = new Map();
   let errors = 0;
   let allSeparated = 0;
   let separatedShare = 0;
@@ -54,7 +56,7 @@ export function simulateTiers(setting: TierSetting, boards: number, seed: number
   for (let i = 0; i < rates.length; i++) for (let j = i + 1; j < rates.length; j++) if (rates[i] !== rates[j]) differentPairs++;
   for (let board = 0; board < boards; board++) {
     const entries = rates.map((rate, i) => drawEntry(random, `e${i}`, rate, setting));
-    const ranking = rankEntries(entries, { alpha: setting.alpha });
+    const ranking = rankEntries(entries, { alpha: setting.alpha, posteriors });
     const tierOf = new Map(ranking.entries.map((e) => [e.id, e.tier]));
     let error = false;
     let separated = 0;

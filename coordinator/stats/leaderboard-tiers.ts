@@ -46,7 +46,16 @@ export interface LeaderboardEntry {
 export interface RankOptions {
   /** Family-wise error rate of the tier boundaries (see the module comment). Default 0.05. */
   alpha?: number;
+  /**
+   * Posteriors already computed, by an entry's counts and prior: a caller that ranks many boards of
+   * the same few counts (the tier simulation) passes one map to all its calls. The posterior is a pure
+   * function of the counts and the prior, so a board ranks the same with or without it.
+   */
+  posteriors?: PosteriorCache;
 }
+
+/** What {@link rankEntries} keeps of an entry's posterior, by counts and prior (see RankOptions.posteriors). */
+export type PosteriorCache = Map<string, Omit<Prepared, "entry" | "rate">>;
 
 /** An entry in board order; field names are the wire names. */
 export interface RankedEntry {
@@ -135,9 +144,18 @@ function validate(entry: LeaderboardEntry, index: number): void {
   }
 }
 
-function prepare(entry: LeaderboardEntry): Prepared {
+function prepare(entry: LeaderboardEntry, cache: PosteriorCache | undefined): Prepared {
   const used = (entry.clusters ?? [{ k: entry.k, n: entry.n }]).filter((c) => c.n > 0);
   const prior = entry.prior ?? DEFAULT_HEADLINE_PRIOR;
+  if (!cache) return { entry, rate: entry.k / entry.n, ...posteriorOf(used, prior) };
+  const key = JSON.stringify([used.map((c) => [c.k, c.n]), prior]);
+  let posterior = cache.get(key);
+  if (!posterior) cache.set(key, (posterior = posteriorOf(used, prior)));
+  return { entry, rate: entry.k / entry.n, ...posterior };
+}
+
+/** The headline interval and the posterior of μ on rate steps, normalised, for the cells' counts under `prior`. */
+function posteriorOf(used: ReadonlyArray<{ k: number; n: number }>, prior: HeadlinePrior): Omit<Prepared, "entry" | "rate"> {
   const { rate: headline, posterior } = betaBinomialRateAndPosterior(used, { prior });
   const mass = massOnRateSteps(posterior);
   const suffix = new Float64Array(mass.length + 1);
@@ -149,7 +167,7 @@ function prepare(entry: LeaderboardEntry): Prepared {
   while (lo < mass.length - 1 && 1 - suffix[lo + 1] < 1e-15) lo++;
   let hi = mass.length - 1;
   while (hi > lo && suffix[hi] < 1e-15) hi--;
-  return { entry, rate: entry.k / entry.n, ci: headline.ci, method: headline.interval_method, clusters: used.length, mass, lo, hi, suffix };
+  return { ci: headline.ci, method: headline.interval_method, clusters: used.length, mass, lo, hi, suffix };
 }
 
 /**
@@ -178,7 +196,7 @@ function compareEntries(x: Prepared, y: Prepared): number {
  * depend on the order of `entries`. Ids must be unique; n >= 1.
  */
 export function rankEntries(entries: ReadonlyArray<LeaderboardEntry>, options: RankOptions = {}): LeaderboardRanking {
-  const { alpha = 0.05 } = options;
+  const { alpha = 0.05, posteriors } = options;
   if (!(alpha > 0 && alpha < 0.5)) throw new RangeError(`alpha must be in (0, 0.5); got ${alpha}`);
   const seen = new Set<string>();
   entries.forEach((entry, i) => {
@@ -189,7 +207,7 @@ export function rankEntries(entries: ReadonlyArray<LeaderboardEntry>, options: R
 
   const m = entries.length;
   const level = (TIER_CALIBRATION * alpha) / (2 * Math.max(1, m - 1));
-  const ordered = entries.map(prepare).sort(compareEntries);
+  const ordered = entries.map((entry) => prepare(entry, posteriors)).sort(compareEntries);
 
   // worstBelow[u][b]: the largest P(μ_u ≤ μ_v) over v >= b, for u < b (a suffix maximum per row).
   const boundaries: TierBoundary[] = [];
