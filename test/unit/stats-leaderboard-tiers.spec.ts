@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { fisherExactLess } from "../../coordinator/stats/fisher-exact.js";
 import { fisherExactLessFast, hypergeometricCdf } from "../../coordinator/stats/hypergeometric.js";
-import { rankEntries, TIER_CALIBRATION, type LeaderboardEntry } from "../../coordinator/stats/leaderboard-tiers.js";
-import { betaBinomialRate } from "../../coordinator/stats/beta-binomial-rate.js";
+import { rankEntries, TIER_CALIBRATION, type LeaderboardEntry, type PosteriorCache } from "../../coordinator/stats/leaderboard-tiers.js";
+import { betaBinomialRate, type HeadlinePrior } from "../../coordinator/stats/beta-binomial-rate.js";
 import { betaBinomialDifference } from "../../coordinator/stats/beta-binomial-difference.js";
 import { referenceRateMass, type Cells } from "../support/beta-binomial-reference.js";
 import { simulateTiers } from "../../coordinator/stats/leaderboard-tiers-simulation.js";
@@ -26,6 +26,11 @@ function notGreater(u: Cells, v: Cells): number {
   }
   return sum;
 }
+
+/** A fitted headline prior, other than the default, for entries that carry their own. */
+const FITTED_PRIOR: HeadlinePrior = {
+  rate: { family: "beta", parameters: { a: 2, b: 1 } }, icc: { family: "beta", parameters: { a: 1, b: 19 } }, source: "fitted", fitted_on_runs: 12, fitted_at: "2026-11-01T00:00:00Z",
+};
 
 const order = (entries: LeaderboardEntry[], alpha?: number) => rankEntries(entries, { alpha }).entries.map((e) => [e.id, e.rank, e.tier]);
 
@@ -184,6 +189,21 @@ describe("leaderboard order and tiers", () => {
       assert.deepEqual(rankEntries(shuffled), expected);
     }
     assert.ok(expected.tiers > 1 && expected.tiers < 40, `tiers ${expected.tiers}`);
+  });
+
+  it("ranks the same with a shared cache of posteriors as without one (as the tier simulation ranks)", () => {
+    const random = mulberry32(12);
+    const posteriors: PosteriorCache = new Map();
+    const draw = (n: number, p: number) => Array.from({ length: n }, () => random() < p).filter(Boolean).length;
+    for (let board = 0; board < 60; board++) {
+      const entries: LeaderboardEntry[] = [0.3, 0.5, 0.5, 0.8].map((p, i) => ({ id: `e${i}`, k: draw(12, p), n: 12 }));
+      // One entry with cells, whose counts repeat across boards too; one with a prior of its own.
+      const cells = [{ k: draw(6, 0.6), n: 6 }, { k: draw(6, 0.6), n: 6 }];
+      entries.push({ id: "cells", k: cells[0].k + cells[1].k, n: 12, clusters: cells });
+      entries.push({ id: "prior", k: entries[0].k, n: 12, prior: FITTED_PRIOR });
+      assert.deepEqual(rankEntries(entries, { posteriors }), rankEntries(entries), `board ${board}`);
+    }
+    assert.ok(posteriors.size > 0 && posteriors.size < 6 * 60, `${posteriors.size} posteriors for 360 entries: counts repeat`);
   });
 
   it("handles an empty board and a board of one", () => {
