@@ -86,9 +86,13 @@ describe("fleet faults mid-episode (real agent processes behind link proxies)", 
     // Two episodes, one per cell: the one so101-b runs is killed and retried; the count is not what is tested.
     const runId = await submit(service, 2, "fault-kill");
     const episodeId = await runningOn(service, runId, "so101-b");
-    await service.fleet!.kill("so101-b");
+    // The agent reports EpisodeStarted before it opens the episode's recording, so the coordinator can
+    // mark the episode running a moment before the file exists: the kill waits for the recording to begin.
     const recordings = join(service.dataDir, "cells", "so101-b", "agent", "recordings");
-    assert.ok(readdirSync(recordings).some((name) => name.endsWith(".mcap.part")), "the killed agent left its recording as .mcap.part");
+    const partial = join(recordings, `${episodeId}.mcap.part`);
+    await eventually(`so101-b to begin recording ${episodeId}`, () => existsSync(partial));
+    await service.fleet!.kill("so101-b");
+    assert.ok(existsSync(partial), "the killed agent left its recording as .mcap.part");
 
     await service.fleet!.restart("so101-b");
     const { run } = await runEnd(service, runId, { deadlineMs: 180_000 });
