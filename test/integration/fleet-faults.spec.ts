@@ -78,6 +78,18 @@ describe("fleet faults mid-episode (real agent processes behind link proxies)", 
     service = await startTestService({ cells: ["so101-b", "so101-c"], simSpeed: 3 });
   });
 
+  // A test that fails between a fault and its repair leaves a cell down or unplugged: repair it, so the
+  // next test fails (or passes) for its own reasons rather than for a missing cell.
+  afterEach(async () => {
+    const fleet = service?.fleet;
+    if (!fleet) return;
+    const up = fleet.pids();
+    for (const cell of ["so101-b", "so101-c"]) {
+      fleet.plug(cell);
+      if (!(cell in up)) await fleet.restart(cell);
+    }
+  });
+
   after(async () => {
     await service?.stop();
   });
@@ -125,7 +137,9 @@ describe("fleet faults mid-episode (real agent processes behind link proxies)", 
   it("kill -9 while finished recordings wait in the outbox: they are uploaded after the restart and the run completes", async () => {
     const runId = await submit(service, 6, "fault-outbox");
     const outbox = join(service.dataDir, "cells", "so101-b", "agent", "outbox");
-    const queued = () => (existsSync(outbox) ? readdirSync(outbox).filter((name) => name.endsWith(".json")) : []);
+    // This run's artifacts only (its episodes are ep_<the run id's suffix>_<index>), whatever an earlier test left queued.
+    const ours = `${runId.replace(/^run_/, "ep_")}_`;
+    const queued = () => (existsSync(outbox) ? readdirSync(outbox).filter((name) => name.startsWith(ours) && name.endsWith(".json")) : []);
     // The window between "announced" and "confirmed" is short; each miss is retried on the next episode.
     let caught: string[] = [];
     for (let tries = 0; tries < 4 && caught.length === 0; tries++) {
