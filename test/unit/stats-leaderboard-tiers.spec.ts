@@ -6,7 +6,7 @@ import { betaBinomialRate, type HeadlinePrior } from "../../coordinator/stats/be
 import { betaBinomialDifference } from "../../coordinator/stats/beta-binomial-difference.js";
 import { referenceRateMass, type Cells } from "../support/beta-binomial-reference.js";
 import { simulateTiers } from "../../coordinator/stats/leaderboard-tiers-simulation.js";
-import { mulberry32 } from "../../coordinator/stats/simulation.js";
+import { binomialSample, mulberry32 } from "../../coordinator/stats/simulation.js";
 
 const close = (actual: number, expected: number, tolerance: number, what: string) =>
   assert.ok(Math.abs(actual - expected) <= tolerance, `${what}: ${actual} vs ${expected}`);
@@ -194,7 +194,7 @@ describe("leaderboard order and tiers", () => {
   it("ranks the same with a shared cache of posteriors as without one (as the tier simulation ranks)", () => {
     const random = mulberry32(12);
     const posteriors: PosteriorCache = new Map();
-    const draw = (n: number, p: number) => Array.from({ length: n }, () => random() < p).filter(Boolean).length;
+    const draw = (n: number, p: number) => binomialSample(random, n, p);
     for (let board = 0; board < 60; board++) {
       const entries: LeaderboardEntry[] = [0.3, 0.5, 0.5, 0.8].map((p, i) => ({ id: `e${i}`, k: draw(12, p), n: 12 }));
       // One entry with cells, whose counts repeat across boards too; one with a prior of its own.
