@@ -79,6 +79,11 @@ describe("operator station labels in a real browser (simulated cell in operator 
     assert.equal((await page.$eval(`article[data-cell="${CELL}"]`, (el) => el.textContent ?? "")).includes(runId), false, "the label card names no run");
     await setProgress("80");
     await page.type(`#label-note-${CELL}`, "lifted cleanly");
+    // The person judges on the live top camera: the card shows the finished scene (a frame of it) before the shot.
+    await page.waitForFunction((cell: string) => {
+      const img = document.querySelector(`article[data-cell="${cell}"] img.camera`) as HTMLImageElement | null;
+      return img !== null && img.naturalWidth === 640;
+    }, { timeout: 60_000 }, CELL);
     await tab.shot(DOCS_IMAGES, "station-label", ["Station", CELL, "Judge the episode: did it succeed?", "Progress (0-100)", "Success", "Failure"]);
     await page.click(button("Success"));
     await tab.waitForText("Episode labelled a success, progress 80.");
