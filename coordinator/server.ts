@@ -58,6 +58,7 @@ import { LiveHub } from "./streams/live-hub.js";
 import { acceptStreamUpgrades } from "./streams/stream-upgrade.js";
 import { rejectedKeysByAddress } from "./api/rate-limit.js";
 import { EpisodeThumbnails } from "./artifacts/episode-thumbnail.js";
+import { workerDatasetWriter } from "./exports/dataset-writer.js";
 import { ConnectionCaps } from "./streams/connection-caps.js";
 import { createLiveAccessWatch } from "./streams/live-access-watch.js";
 import { createWebRtcSignalling } from "./streams/webrtc/webrtc-signalling.js";
@@ -273,12 +274,13 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Run
       cellLink.scheduler.kick();
     }
   }).catch((error: Error) => console.error(`resuming run creation failed: ${error.stack ?? error}`));
-  // Makes the exports requested, and again those a stop or crash interrupted.
+  // Makes the exports requested, and again those a stop or crash interrupted; their datasets are written on a worker thread.
+  const datasetWriter = workerDatasetWriter();
   const archives = createArchiveWorker({
     concurrency: options.exports.concurrency,
     sweepMs: options.exports.sweepMs,
     kinds: [runExportJobs({
-      db, objects, workDir: exportsWorkDir(options), baseUrl: urls.baseUrl, now: () => new Date(),
+      db, objects, workDir: exportsWorkDir(options), datasetWriter, baseUrl: urls.baseUrl, now: () => new Date(),
       availabilityMs: options.exports.availabilityMs, pendingUploadWaitMs: options.exports.pendingUploadWaitMs,
     }), calibrationExportJobs({ db, objects, workDir: exportsWorkDir(options), now: () => new Date(), availabilityMs: options.exports.availabilityMs })],
   });
@@ -367,6 +369,7 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Run
       stopUpgrades();
       await signalling.close();
       await archives.stop();
+      await datasetWriter.close();
       await stopQueueWindows();
       await stopRetentionSweeper();
       await stopPriorRefit();

@@ -78,6 +78,18 @@ export async function nodeArgsFor(entry, args = [], log) {
   return bundle ? ["--enable-source-maps", bundle, ...args] : ["--import", "tsx", resolve(entry), ...args];
 }
 
+/**
+ * Loads `entry` (a .ts file) into this thread: its bundle when one can be built, else through tsx's
+ * loader, registered here. For worker threads, which do not inherit the loader the process runs under.
+ */
+export async function importEntry(entry, log) {
+  const bundle = await compiledEntry(entry, log);
+  if (bundle) return import(pathToFileURL(bundle).href);
+  const { register } = await import("tsx/esm/api");
+  register();
+  return import(pathToFileURL(resolve(entry)).href);
+}
+
 function isFresh(manifestPath, entry, bundle) {
   let manifest;
   try {

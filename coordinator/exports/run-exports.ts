@@ -25,9 +25,9 @@ import {
 } from "../store/exports-repo.js";
 import { getRun, type RunRecord } from "../store/runs-repo.js";
 import type { ArchiveJobKind } from "./archive-worker.js";
+import type { DatasetWriter } from "./dataset-writer.js";
 import { admitArchive, type ArchiveAdmission } from "./export-admission.js";
 import { archiveKey, removeArchiveFiles } from "../data/export-files.js";
-import { writeTrainingDataset } from "./format-writers.js";
 import { withLocalRecordings } from "./local-recordings.js";
 import { mcapBundleEntries } from "./mcap-bundle.js";
 import { assertExportable, countExportEpisodes, EXPORT_PAGE_EPISODES, selectExportEpisodes, TRAINING_FORMATS, type ExportSelection } from "./run-export-source.js";
@@ -114,6 +114,8 @@ export interface RunExportJobOptions {
   objects: ObjectStore;
   /** Local folder for what an export is made from (one subfolder per export, removed after). */
   workDir: string;
+  /** Writes the training datasets (on a worker thread: dataset-writer.ts). */
+  datasetWriter: DatasetWriter;
   baseUrl: string;
   now: () => Date;
   availabilityMs?: number;
@@ -123,7 +125,7 @@ export interface RunExportJobOptions {
 
 /** The archive worker's job kind for run exports. */
 export function runExportJobs(options: RunExportJobOptions): ArchiveJobKind<ExportRow> {
-  const { db, objects, workDir, now } = options;
+  const { db, objects, workDir, datasetWriter, now } = options;
   const availabilityMs = options.availabilityMs ?? DEFAULT_EXPORT_AVAILABILITY_MS;
   const pendingWaitMs = options.pendingUploadWaitMs ?? DEFAULT_PENDING_UPLOAD_WAIT_MS;
 
@@ -192,7 +194,7 @@ export function runExportJobs(options: RunExportJobOptions): ArchiveJobKind<Expo
           await mkdir(dataset, { recursive: true });
           // LeRobot copies the cells' videos into its dataset where they have one frame per control step.
           const episodes = await withLocalRecordings(objects, selection.episodes, join(work, "recordings"), { videos: row.format === "lerobot" });
-          archive = await writeTarArchive(objects, key, await writeTrainingDataset(row.format, selection.run, episodes, dataset, progress), signal);
+          archive = await writeTarArchive(objects, key, await datasetWriter.write(row.format, selection.run, episodes, dataset, progress, signal), signal);
         }
       } finally {
         await progressWrites.idle();

@@ -134,7 +134,7 @@ export async function* tarChunks(entries: AsyncIterable<ArchiveEntry> | Iterable
 }
 
 /** Every file under `dir` as archive entries named `<prefix>/<relative path>`, in sorted order. */
-export async function* directoryEntries(dir: string, prefix: string): AsyncGenerator<ArchiveEntry> {
+export async function* directoryEntries(dir: string, prefix: string): AsyncGenerator<{ name: string; path: string }> {
   const names = (await readdir(dir, { recursive: true, withFileTypes: true }))
     .filter((d) => d.isFile())
     .map((d) => join(d.parentPath, d.name))

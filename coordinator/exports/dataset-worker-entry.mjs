@@ -1,0 +1,7 @@
+// The dataset worker's entry point. A worker thread does not inherit tsx's loader: it loads the
+// TypeScript worker (coordinator/exports/dataset-worker.ts) as one bundled module when one can be
+// built (scripts/compiled-entry.mjs, cached in node_modules/.cache/assay), else through tsx.
+import { fileURLToPath } from "node:url";
+import { importEntry } from "../../scripts/compiled-entry.mjs";
+
+await importEntry(fileURLToPath(new URL("./dataset-worker.ts", import.meta.url)), (message) => console.error(`dataset worker: ${message}`));
