@@ -1,6 +1,7 @@
-// The PDF worker's entry point: a worker thread does not inherit tsx's loader, so it registers
-// tsx itself before loading the TypeScript worker (coordinator/api/pdf-worker.ts).
-import { register } from "tsx/esm/api";
+// The PDF worker's entry point. A worker thread does not inherit tsx's loader: it loads the
+// TypeScript worker (coordinator/api/pdf-worker.ts) as one bundled module when one can be built
+// (scripts/compiled-entry.mjs, cached in node_modules/.cache/assay), else through tsx.
+import { fileURLToPath } from "node:url";
+import { importEntry } from "../../scripts/compiled-entry.mjs";
 
-register();
-await import("./pdf-worker.ts");
+await importEntry(fileURLToPath(new URL("./pdf-worker.ts", import.meta.url)), (message) => console.error(`PDF worker: ${message}`));
