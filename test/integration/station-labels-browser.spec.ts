@@ -68,6 +68,8 @@ describe("operator station labels in a real browser (simulated cell in operator 
     const runId = ((await pilotResponse.json()) as Json).run_id as string;
     const ended = runEnd(service, runId);
 
+    /** The card's notice of what the person last did, or null when it shows none. */
+    const notice = () => page.$eval(`article[data-cell="${CELL}"] .station-done`, (el) => ((el as HTMLElement).hidden ? null : el.textContent));
     const setProgress = (value: string) => page.$eval(`#progress-${CELL}`, (el, v) => { (el as HTMLInputElement).value = v as string; }, value);
 
     // Episode 1: scene, then the label card on the finished scene.
@@ -75,6 +77,8 @@ describe("operator station labels in a real browser (simulated cell in operator 
     await page.click(button("Scene ready"));
     const label1 = await next("label", reset1);
     await tab.waitForText("Judge the episode: did it succeed?");
+    // The scene's notice was news while the episode ran; beside the label it is not.
+    assert.equal(await notice(), null, "the label card still shows the reset's notice");
     await tab.waitForText("Instruction: “pick up the cube”");
     assert.equal((await page.$eval(`article[data-cell="${CELL}"]`, (el) => el.textContent ?? "")).includes(runId), false, "the label card names no run");
     await setProgress("80");
@@ -88,10 +92,12 @@ describe("operator station labels in a real browser (simulated cell in operator 
     await page.click(button("Success"));
     await tab.waitForText("Episode labelled a success, progress 80.");
 
-    // Episode 2: judged a failure.
+    // Episode 2: judged a failure. The label's notice stays on the next reset, the step that follows it.
     const reset2 = await next("reset", label1);
+    assert.equal(await notice(), "Episode labelled a success, progress 80.");
     await page.click(button("Scene ready"));
     await next("label", reset2);
+    assert.equal(await notice(), null, "the second label card shows an earlier notice");
     await tab.waitForText("Previous episode: #0");
     const card2 = await page.$eval(`article[data-cell="${CELL}"]`, (el) => el.textContent ?? "");
     assert.equal(card2.includes(runId), false, `the label card names no run, not even the previous episode's: ${card2}`);

@@ -154,9 +154,18 @@ export async function stationPage(ctx) {
     const targets = h("div", {});
     const previous = h("p", { class: "small" });
     const slot = errorSlot();
-    // What the person last did on this card, in words (stays until the next action).
+    // What the person last did on this card, in words: it stays until the next action, or until the card asks
+    // for a step the notice would be old news beside (`staleOn`, given that new wait; by default any new wait).
+    // A label's notice stays on the next episode's reset (the step that follows it) and goes at the next label.
     const done = h("p", { class: "notice station-done", role: "status", hidden: true });
-    const said = (text) => { done.textContent = text; done.hidden = false; announce.textContent = `Cell ${id}: ${text}`; };
+    let notice = null; // { actedOn: "<episode>/<since>" of the wait the action answered, staleOn }
+    const waitKey = (attention) => (attention ? `${attention.episode_id}/${attention.since}` : "");
+    const said = (text, staleOn = () => true) => {
+      done.textContent = text;
+      done.hidden = false;
+      notice = { actedOn: waitKey(current?.attention), staleOn };
+      announce.textContent = `Cell ${id}: ${text}`;
+    };
     const note = h("input", { id: `note-${id}`, maxlength: 500, autocomplete: "off", placeholder: "Note (optional)", "aria-label": "Note on why the previous episode is invalid" });
     const reason = h("select", { id: `reason-${id}`, "aria-label": "Why the previous episode is invalid" }, options(INVALID_REASONS));
     let current = null; // the cell's detail as last read
@@ -193,7 +202,7 @@ export async function stationPage(ctx) {
       const body = { success, episode_id: current.attention.episode_id, ...(value !== undefined ? { progress: value } : {}), ...(labelNote.value.trim() ? { note: labelNote.value.trim() } : {}) };
       await api(`/v1/cells/${encodeURIComponent(id)}/label`, { method: "POST", json: body, signal });
       labelNote.value = "";
-      said(`Episode labelled ${success ? "a success" : "a failure"}${value !== undefined ? `, progress ${value}` : ""}.`);
+      said(`Episode labelled ${success ? "a success" : "a failure"}${value !== undefined ? `, progress ${value}` : ""}.`, (next) => next.kind === "label");
       await refresh();
     }, slot);
     const yes = h("button", { type: "button", class: "primary huge", "data-action": "label-success", on: { click: () => label(true, yes) } }, "Success");
@@ -215,6 +224,10 @@ export async function stationPage(ctx) {
         const was = current?.attention ? `${current.attention.episode_id}/${current.attention.since}` : null;
         current = cell;
         const attention = cell.attention;
+        if (notice && attention && waitKey(attention) !== notice.actedOn && notice.staleOn(attention)) {
+          done.hidden = true;
+          notice = null;
+        }
         const s = cell.connected ? cell.state : cell.revoked ? "revoked" : "offline";
         replace(state, badge(s), " ", STATE_WORDS[s] ?? s);
         element.classList.toggle("needs", Boolean(attention));
