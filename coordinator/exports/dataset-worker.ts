@@ -8,27 +8,39 @@
 import { parentPort } from "node:worker_threads";
 import { writeTrainingDataset } from "./format-writers.js";
 import type { DatasetJob, DatasetWorkerAnswer, DatasetWorkerMessage } from "./dataset-writer.js";
+import type { ExportEpisode } from "./export-input.js";
 
 const port = parentPort;
 if (!port) throw new Error("coordinator/exports/dataset-worker.ts runs as a worker thread (coordinator/exports/dataset-writer.ts starts it)");
 
-/** Why each running job was aborted, by id (absent: not aborted). */
+/** Why each job was aborted, by id (absent: not aborted). */
 const aborted = new Map<number, string>();
+/** Jobs whose episodes are still arriving (the head and the pages so far). */
+const arriving = new Map<number, { job: DatasetJob; episodes: ExportEpisode[] }>();
 const running = new Set<number>();
+const post = (answer: DatasetWorkerAnswer) => port.postMessage(answer);
 
 port.on("message", (message: DatasetWorkerMessage) => {
   if (message.type === "abort") {
     if (running.has(message.id)) aborted.set(message.id, message.reason);
+    else if (arriving.delete(message.id)) post({ type: "failed", id: message.id, message: message.reason });
     return;
   }
-  void write(message);
+  const job = message.type === "write" ? { job: message, episodes: [] } : arriving.get(message.id);
+  if (!job) return;
+  if (message.type === "episodes") job.episodes.push(...message.episodes);
+  if (job.episodes.length < job.job.episodes) {
+    arriving.set(job.job.id, job);
+    return;
+  }
+  arriving.delete(job.job.id);
+  void write(job.job, job.episodes);
 });
 
-async function write(job: DatasetJob): Promise<void> {
+async function write(job: DatasetJob, episodes: ExportEpisode[]): Promise<void> {
   running.add(job.id);
-  const post = (answer: DatasetWorkerAnswer) => port!.postMessage(answer);
   try {
-    const entries = await writeTrainingDataset(job.format, job.run, job.episodes, job.workDir, (done) => {
+    const entries = await writeTrainingDataset(job.format, job.run, episodes, job.workDir, (done) => {
       const reason = aborted.get(job.id);
       if (reason !== undefined) throw new Error(reason);
       post({ type: "progress", id: job.id, done });
