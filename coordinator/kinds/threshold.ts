@@ -33,6 +33,7 @@
  * coordinator does not poll it); checkpoints arrive with POST /v1/runs/{id}/checkpoints.
  */
 import { costOfSecondsUsd, episodeEstimateS } from "../runs/estimates.js";
+import { computeMeters } from "../runs/meters.js";
 import { checkpointAlpha, type ThresholdDecision } from "../stats/sequential-threshold.js";
 import { createCellThresholdTest } from "../stats/cell-threshold.js";
 import { headlinePriorOfUnit } from "../runs/headline-priors.js";
@@ -190,11 +191,15 @@ function testPhase(run: Pick<RunRecord, "units" | "headlinePriors">, settings: T
   return { decision, state: test.state() };
 }
 
-/** Metered cost of the run's attempts in the UTC month of `now`. */
-function costThisMonth(ctx: Pick<KindResultContext, "pins" | "baseUrl">, run: RunRecord, episodes: readonly EpisodeRecord[], now: Date): number {
+/**
+ * Metered cost of the run's attempts in the UTC month of `now`: each unit's meters, as its Result
+ * prices them (the same numbers), without the rest of a Result (its posterior intervals cost
+ * milliseconds each, after every episode of the run).
+ */
+function costThisMonth(ctx: Pick<KindResultContext, "pins">, run: RunRecord, episodes: readonly EpisodeRecord[], now: Date): number {
   const month = now.toISOString().slice(0, 7);
   const inMonth = episodes.filter((e) => (e.finishedAt ?? e.assignedAt ?? "").slice(0, 7) === month);
-  return unitResults(ctx, run, inMonth).reduce((sum, u) => sum + u.result.cost_usd, 0);
+  return run.units.reduce((sum, unit, index) => sum + computeMeters(inMonth.filter((e) => e.unit === index), unitMeterContext(ctx.pins, unit, run.priority)).costUsd, 0);
 }
 
 /**

@@ -104,6 +104,8 @@ describe("kind threshold on a simulated fleet", function () {
     assert.equal(done.status, "stopped");
     assert.equal(done.status_detail.code, "monthly_budget_exceeded");
     assert.equal(done.result.n, 1);
+    // What the stop says was spent is what the Result bills for the month's attempts (all of this run's).
+    assert.match(done.status_detail.message, new RegExp(`\\$${done.result.cost_usd.toFixed(2)} spent this month`), `${done.status_detail.message} (Result: $${done.result.cost_usd})`);
   });
 
   it("takes policy checkpoints pushed by the customer's pipeline and restarts the soak test at each", async () => {
