@@ -224,7 +224,7 @@ async function compareProgress(ctx: KindProgressContext, run: RunRecord): Promis
 }
 
 async function compareResult(ctx: KindResultContext, run: RunRecord, episodes: readonly EpisodeRecord[]): Promise<Record<string, unknown>> {
-  const units = unitResults(ctx, run, episodes);
+  const units = await unitResults(ctx, run, episodes);
   const settings = settingsOf(run);
   const [a, b] = units;
   let comparison: Record<string, unknown>;
@@ -276,7 +276,7 @@ async function compareResult(ctx: KindResultContext, run: RunRecord, episodes: r
     description: `policy ${a.policy_name}, the first of policies: the comparison is ${a.policy_name} - ${b.policy_name}, and each policy's own rate is in units[]`,
   };
   // The answer up front (runs/compare-headline.ts): what the console, the CLI and the PDF print first.
-  return { ...headlineResult(ctx, run, episodes, units, population), units, comparison, headline: compareHeadline({ units, comparison }), stopped_early: stoppedEarly };
+  return { ...(await headlineResult(ctx, run, episodes, units, population)), units, comparison, headline: compareHeadline({ units, comparison }), stopped_early: stoppedEarly };
 }
 
 /** The body of a POST /v1/runs of this kind: its shape, declared once (checked before `plan`). */

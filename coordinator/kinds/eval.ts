@@ -10,6 +10,7 @@
  * Result. `units` per robot x task, `suite` (the id), and `scores`: per robot, the pooled success
  * rate over the suite's tasks with its Wilson interval (the suite's scoring rule).
  */
+import { nextTurn } from "../async/next-turn.js";
 import { AssayError } from "../errors/assay-error.js";
 import { policyRate } from "../runs/result-summary.js";
 import { headlinePriorOfUnit } from "../runs/headline-priors.js";
@@ -63,22 +64,25 @@ async function planEval(body: Record<string, unknown>, ctx: ValidateRunContext):
 }
 
 async function evalResult(ctx: KindResultContext, run: RunRecord, episodes: readonly EpisodeRecord[]): Promise<Record<string, unknown>> {
-  const units = unitResults(ctx, run, episodes);
+  const units = await unitResults(ctx, run, episodes);
   const suite = (run.plan.kind?.eval as { suite: string } | undefined)?.suite ?? null;
   const robots = [...new Set(units.map((u) => u.robot))];
   const unitsOf = (robot: string) => units.flatMap((u, index) => (u.robot === robot ? [index] : []));
-  const scores = robots.map((robot) => {
+  // A posterior interval per robot, each in a turn of its own (as the units', unit-results.ts).
+  const scores = [];
+  for (const robot of robots) {
+    await nextTurn();
     const mine = new Set(unitsOf(robot));
     const done = episodes.filter((e) => e.status === "done" && mine.has(e.unit));
-    return { robot, tasks: mine.size, ...policyRate(done, headlinePriorOfUnit(run, run.units[unitsOf(robot)[0]])).rate };
-  });
+    scores.push({ robot, tasks: mine.size, ...policyRate(done, headlinePriorOfUnit(run, run.units[unitsOf(robot)[0]])).rate });
+  }
   const population = {
     units: unitsOf(robots[0]),
     description: robots.length === 1
       ? `the suite score of ${robots[0]}: its episodes over the suite's tasks (the suite's scoring rule)`
       : `the suite score of ${robots[0]}, the first of robots: its episodes over the suite's tasks; each robot's score is in scores[] and robots are not pooled`,
   };
-  return { ...headlineResult(ctx, run, episodes, units, population), units, suite, scores };
+  return { ...(await headlineResult(ctx, run, episodes, units, population)), units, suite, scores };
 }
 
 /** The body of a POST /v1/runs of this kind: its shape, declared once (checked before `plan`). */

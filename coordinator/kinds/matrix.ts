@@ -72,7 +72,7 @@ async function priorMatrix(db: Db, run: RunRecord): Promise<PriorMatrix | undefi
 }
 
 async function matrixResult(ctx: KindResultContext, run: RunRecord, episodes: readonly EpisodeRecord[]): Promise<Record<string, unknown>> {
-  const units = unitResults(ctx, run, episodes);
+  const units = await unitResults(ctx, run, episodes);
   const prior = await priorMatrix(ctx.db, run);
   const pairs = units.flatMap((unit) => {
     const before = prior?.units.find((u) => u.robot === unit.robot && u.environment === unit.environment);
@@ -92,10 +92,10 @@ async function matrixResult(ctx: KindResultContext, run: RunRecord, episodes: re
   });
   const regressions = compared.filter((entry) => entry.regressed);
   return {
-    ...headlineResult(ctx, run, episodes, units, {
+    ...(await headlineResult(ctx, run, episodes, units, {
       units: [0],
       description: `cell ${units[0].key}, the first robot in the first environment: a matrix has one rate per cell (units[]) and pools none`,
-    }),
+    })),
     units,
     baseline_run_id: prior?.id ?? null,
     cells_compared: compared,

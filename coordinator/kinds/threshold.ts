@@ -270,7 +270,7 @@ async function deliverOnVerified(db: Db, run: RunRecord, settings: ThresholdSett
 }
 
 async function thresholdResult(ctx: KindResultContext, run: RunRecord, episodes: readonly EpisodeRecord[]): Promise<Record<string, unknown>> {
-  const units = unitResults(ctx, run, episodes);
+  const units = await unitResults(ctx, run, episodes);
   const settings = settingsOf(run);
   const state = stateOf(run);
   const phaseView = (phase: "soak" | "verify") => {
@@ -288,7 +288,7 @@ async function thresholdResult(ctx: KindResultContext, run: RunRecord, episodes:
         description: `the soak phase on ${units[0].robot} since episode ${from} (the current checkpoint); the verify tier has not begun`,
       };
   return {
-    ...headlineResult(ctx, run, episodes, units, population),
+    ...(await headlineResult(ctx, run, episodes, units, population)),
     units,
     threshold: {
       target: { success_rate: settings.target, ci: settings.ci, task: run.resolvedPins.task },

@@ -139,7 +139,7 @@ function seedPairs(episodes: readonly EpisodeRecord[], targetUnit: number, sourc
  * so.
  */
 async function transferResult(ctx: KindResultContext, run: RunRecord, episodes: readonly EpisodeRecord[]): Promise<Record<string, unknown>> {
-  const units = unitResults(ctx, run, episodes);
+  const units = await unitResults(ctx, run, episodes);
   const settings = run.plan.kind?.transfer as { source: string; source_baseline: SourceBaseline | null } | undefined;
   const targetUnit = units.findIndex((u) => u.role === "target");
   const sourceUnit = units.findIndex((u) => u.role === "source");
@@ -189,10 +189,10 @@ async function transferResult(ctx: KindResultContext, run: RunRecord, episodes: 
     ...comparison,
   };
   return {
-    ...headlineResult(ctx, run, episodes, units, {
+    ...(await headlineResult(ctx, run, episodes, units, {
       units: [targetUnit],
       description: `the target embodiment ${target.robot}, where the policy is being moved to; the source rate and the gap are in gap`,
-    }),
+    })),
     units,
     gap,
     // The answer up front (runs/compare-headline.ts): what the console, the CLI and the PDF print first.

@@ -11,6 +11,7 @@
  * cost, what budgets watch. The inference a kind exists for (a difference, a gap, a regression)
  * lives in the kind's own section.
  */
+import { nextTurn } from "../async/next-turn.js";
 import type { FirmwarePins } from "../../firmware-pins/pins.js";
 import { sumMeters, unitMeterContext as meterContextOfUnit, type MeterContext } from "../runs/meters.js";
 import { requestedConfidence } from "../runs/episodes-spec.js";
@@ -64,27 +65,38 @@ function resultOptions(run: ResultRun, unit: RunUnit | undefined) {
   return { requestedCi: requestedConfidence(run.request), interventions: interventionModeOf(run.request), headlinePrior: headlinePriorOfUnit(run, unit) };
 }
 
-/** Results of every unit, in `runs.units` order. */
-export function unitResults(ctx: Pick<KindResultContext, "pins" | "baseUrl">, run: ResultRun, episodes: readonly EpisodeRecord[]): UnitResult[] {
-  return run.units.map((unit, index) => ({
-    key: unit.key,
-    robot: unit.robot,
-    environment: unit.environment,
-    task: unit.task,
-    policy: unit.policy,
-    ...(unit.policy_name !== undefined ? { policy_name: unit.policy_name } : {}),
-    ...(unit.role !== undefined ? { role: unit.role } : {}),
-    result: computeRunResult(run.id, episodes.filter((e) => e.unit === index), unitMeterContext(ctx.pins, unit, run.priority), ctx.baseUrl, resultOptions(run, unit)),
-  }));
+/**
+ * Results of every unit, in `runs.units` order, one unit per turn of the event loop: a unit's Result
+ * holds a posterior interval (milliseconds each, tens on a cold process), and a suite's or a matrix's
+ * units all at once held the loop that long times their number.
+ */
+export async function unitResults(ctx: Pick<KindResultContext, "pins" | "baseUrl">, run: ResultRun, episodes: readonly EpisodeRecord[]): Promise<UnitResult[]> {
+  const results: UnitResult[] = [];
+  for (const [index, unit] of run.units.entries()) {
+    if (index > 0) await nextTurn();
+    results.push({
+      key: unit.key,
+      robot: unit.robot,
+      environment: unit.environment,
+      task: unit.task,
+      policy: unit.policy,
+      ...(unit.policy_name !== undefined ? { policy_name: unit.policy_name } : {}),
+      ...(unit.role !== undefined ? { role: unit.role } : {}),
+      result: computeRunResult(run.id, episodes.filter((e) => e.unit === index), unitMeterContext(ctx.pins, unit, run.priority), ctx.baseUrl, resultOptions(run, unit)),
+    });
+  }
+  return results;
 }
 
 /**
  * The top level of a multi-unit Result: rates over `population`'s episodes only, meters and cost
- * summed over every unit (each priced at its own rates), and `population` saying what it is.
+ * summed over every unit (each priced at its own rates), and `population` saying what it is. In a
+ * turn of its own, after the units'.
  */
-export function headlineResult(
+export async function headlineResult(
   ctx: Pick<KindResultContext, "pins" | "baseUrl">, run: ResultRun, episodes: readonly EpisodeRecord[], units: readonly UnitResult[], population: Population,
-): RunResult & { population: PopulationView } {
+): Promise<RunResult & { population: PopulationView }> {
+  await nextTurn();
   const members = new Set(population.units);
   const counted = episodes.filter((e) => members.has(e.unit) && (population.include?.(e) ?? true));
   const first = run.units[population.units[0] ?? 0];

@@ -16,6 +16,7 @@
  * poses, `/joint_targets_commanded` vs `/joint_states_measured`) as soon as the MCAP is stored,
  * before the run can complete; listed at `episodes?artifact=ground_truth`.
  */
+import { nextTurn } from "../async/next-turn.js";
 import { GROUND_TRUTH_SCHEMA, GROUND_TRUTH_SOURCE_CHANNELS } from "../artifacts/ground-truth.js";
 import { agreement } from "../stats/agreement.js";
 import { policyRate } from "../runs/result-summary.js";
@@ -81,7 +82,7 @@ export function groundTruthScenarioOf(run: Pick<RunRecord, "kind" | "plan">, epi
 }
 
 async function verifyResult(ctx: KindResultContext, run: RunRecord, episodes: readonly EpisodeRecord[]): Promise<Record<string, unknown>> {
-  const units = unitResults(ctx, run, episodes);
+  const units = await unitResults(ctx, run, episodes);
   const settings = run.plan.kind!.verify as { return_ground_truth: boolean };
   const done = episodes.filter((e) => e.status === "done");
   const scenarios = done
@@ -95,21 +96,28 @@ async function verifyResult(ctx: KindResultContext, run: RunRecord, episodes: re
   const pairs = scenarios.filter((s) => s.sim_outcome !== null)
     .map((s) => ({ sim: s.sim_outcome === "success", real: s.real_outcome === "success", cluster: s.scenario ?? -1 }));
   const audits = done.filter((e) => e.assign.role === "audit");
+  // The audit's posterior intervals (all robots', then each robot's), each in a turn of its own (as the units', unit-results.ts).
+  const auditRate = (unit: number) => policyRate(audits.filter((e) => e.unit === unit), headlinePriorOfUnit(run, run.units[unit])).rate;
+  await nextTurn();
+  // The top level is the first robot's, as the headline is.
+  const audit = auditRate(0);
+  const byRobot = [];
+  for (const [index, u] of units.entries()) {
+    await nextTurn();
+    byRobot.push({ robot: u.robot, ...auditRate(index) });
+  }
   return {
-    ...headlineResult(ctx, run, episodes, units, {
+    ...(await headlineResult(ctx, run, episodes, units, {
       units: [0],
       include: (e) => e.assign.role === "scenario",
       description: units.length === 1
         ? `the scenario episodes on ${units[0].robot}: the real outcome of the scenarios the simulator flagged (audit episodes are in audit)`
         : `the scenario episodes on ${units[0].robot}, the first of robots: each robot's rate is in units[], audit episodes in audit, and robots are not pooled`,
-    }),
+    })),
     units,
     scenarios,
     agreement: pairs.length ? agreement(pairs, 0.95) : null,
-    audit: {
-      ...policyRate(audits.filter((e) => e.unit === 0), headlinePriorOfUnit(run, run.units[0])).rate,
-      by_robot: units.map((u, index) => ({ robot: u.robot, ...policyRate(audits.filter((e) => e.unit === index), headlinePriorOfUnit(run, run.units[index])).rate })),
-    },
+    audit: { ...audit, by_robot: byRobot },
     ...(settings.return_ground_truth
       ? {
           ground_truth: {

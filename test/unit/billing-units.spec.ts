@@ -115,8 +115,8 @@ for (const engine of STORE_ENGINES) {
       const run = (await runsRepo.getRun(db, "run_m"))!;
       const ctx = { pins, baseUrl: "http://x" };
       const episodes = await listEpisodeRecords(db, "run_m");
-      const units = unitResults(ctx, run, episodes);
-      const pooled = headlineResult(ctx, run, episodes, units, { units: [0], description: "cell 0" });
+      const units = await unitResults(ctx, run, episodes);
+      const pooled = await headlineResult(ctx, run, episodes, units, { units: [0], description: "cell 0" });
       // so101: 24 + 26 s = 0.013889 h x 22 = $0.31; fr3: 25 + 27 s = 0.014444 h x 69 = $1.00.
       assert.deepEqual(units.map((u) => u.result.cost_usd), [0.31, 1]);
       assert.equal(pooled.cost_usd, 1.31);
