@@ -52,6 +52,7 @@ function sequentialPower(sequential: NonNullable<CompareSettings["sequential"]>,
       + `pairs_for_power: the episodes per policy that would give power ${1 - sequential.beta} (null: out of reach).`,
   };
 }
+import { nextTurn } from "../async/next-turn.js";
 import { createSequentialCompare, differenceConfidenceSequence, pairsForPower, sequentialCompareOperatingCharacteristics } from "../stats/sequential-compare.js";
 import { mcnemarExact } from "../stats/mcnemar.js";
 import { pairedDifferenceInterval } from "../stats/paired-difference.js";
@@ -225,6 +226,8 @@ async function compareProgress(ctx: KindProgressContext, run: RunRecord): Promis
 
 async function compareResult(ctx: KindResultContext, run: RunRecord, episodes: readonly EpisodeRecord[]): Promise<Record<string, unknown>> {
   const units = await unitResults(ctx, run, episodes);
+  // The comparison (its model-level difference integrates both arms' posteriors) in a turn of its own, after the units'.
+  await nextTurn();
   const settings = settingsOf(run);
   const [a, b] = units;
   let comparison: Record<string, unknown>;
