@@ -32,6 +32,7 @@
  * `threshold.crossed` event with `data.phase: "verified"`. `policy_stream.webhook` is recorded (the
  * coordinator does not poll it); checkpoints arrive with POST /v1/runs/{id}/checkpoints.
  */
+import { nextTurn } from "../async/next-turn.js";
 import { costOfSecondsUsd, episodeEstimateS } from "../runs/estimates.js";
 import { computeMeters } from "../runs/meters.js";
 import { checkpointAlpha, type ThresholdDecision } from "../stats/sequential-threshold.js";
@@ -171,20 +172,26 @@ function soakTestOf(settings: ThresholdSettings, state: ThresholdState): { check
   return { checkpoint, alpha: settings.policy_stream_url ? checkpointAlpha(family, checkpoint) : family };
 }
 
+/** Episodes the sequential test takes per turn of the event loop when it replays a phase (about 0.1 ms each). */
+const REPLAY_EPISODES_PER_TURN = 64;
+
 /**
  * The sequential test over one phase's finished episodes, in index order: the model-level test over
- * cells (stats/cell-threshold.ts) under the phase unit's headline prior. Replaying a phase of 100
- * episodes costs about 100 × 0.1 ms.
+ * cells (stats/cell-threshold.ts) under the phase unit's headline prior. Replaying a phase costs about
+ * 0.1 ms an episode (1,000 episodes 60 ms, 5,000 0.4 s), so it goes REPLAY_EPISODES_PER_TURN episodes
+ * a turn of the event loop.
  */
-function testPhase(run: Pick<RunRecord, "units" | "headlinePriors">, settings: ThresholdSettings, state: ThresholdState, episodes: readonly EpisodeRecord[], phase: "soak" | "verify") {
+async function testPhase(run: Pick<RunRecord, "units" | "headlinePriors">, settings: ThresholdSettings, state: ThresholdState, episodes: readonly EpisodeRecord[], phase: "soak" | "verify") {
   const fromIndex = phase === "soak" ? checkpointFrom(state) : 0;
   const alpha = phase === "soak" ? soakTestOf(settings, state).alpha : 1 - settings.ci;
   const unit = run.units[phase === "soak" ? 0 : 1];
   const test = createCellThresholdTest({ target: settings.target, alpha, maxEpisodes: settings.max_episodes, prior: headlinePriorOfUnit(run, unit) });
   let decision: ThresholdDecision = "continue";
+  let taken = 0;
   for (const e of episodes) {
     // Soak evidence counts only episodes of the current checkpoint.
     if (e.status !== "done" || e.assign.phase !== phase || (phase === "soak" && e.idx < fromIndex)) continue;
+    if (++taken % REPLAY_EPISODES_PER_TURN === 0) await nextTurn();
     decision = test.update(policySucceeded(e), e.cellId ?? "unknown");
     if (decision !== "continue") break;
   }
@@ -217,7 +224,7 @@ async function thresholdProgress(ctx: KindProgressContext, run: RunRecord): Prom
   const phase = state.phase;
   // The evidence `testPhase` counts, and only it: the done episodes of the phase's unit since its checkpoint.
   const evidence = await listDoneEpisodesOfPhase(tx, run.id, PHASE_UNIT[phase], phase, phase === "soak" ? checkpointFrom(state) : 0);
-  const { decision, state: test } = testPhase(run, settings, state, evidence, phase);
+  const { decision, state: test } = await testPhase(run, settings, state, evidence, phase);
   const pins = run.resolvedPins;
   let next: "soak" | "verify" | undefined;
   if (phase === "soak") {
@@ -273,10 +280,12 @@ async function thresholdResult(ctx: KindResultContext, run: RunRecord, episodes:
   const units = await unitResults(ctx, run, episodes);
   const settings = settingsOf(run);
   const state = stateOf(run);
-  const phaseView = (phase: "soak" | "verify") => {
-    const { decision, state: test } = testPhase(run, settings, state, episodes, phase);
+  const phaseView = async (phase: "soak" | "verify") => {
+    const { decision, state: test } = await testPhase(run, settings, state, episodes, phase);
     return { ...test, decision };
   };
+  const soak = await phaseView("soak");
+  const verify = await phaseView("verify");
   const soakTest = soakTestOf(settings, state);
   // The episodes behind the verdict: the verify tier once it has begun, else the current checkpoint's soak episodes.
   const verifying = episodes.some((e) => e.assign.phase === "verify");
@@ -302,8 +311,8 @@ async function thresholdResult(ctx: KindResultContext, run: RunRecord, episodes:
           ? "policy_stream: checkpoint j is tested at family_alpha x 6/(pi^2 j^2), so any checkpoint crosses falsely with probability <= family_alpha"
           : "no policy_stream: the submitted policy is tested at family_alpha and no checkpoints are taken",
       },
-      soak: phaseView("soak"),
-      verify: phaseView("verify"),
+      soak,
+      verify,
       crossed: state.crossed ?? null,
       checkpoints: state.checkpoints ?? [],
       on_verified: settings.on_verified_url ? { webhook: settings.on_verified_url, event_id: state.event_id ?? null } : null,

@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { loadFirmwarePins } from "../../firmware-pins/pins.js";
 import { headlineResult, unitResults } from "../../coordinator/kinds/unit-results.js";
+import { kindModule } from "../../coordinator/kinds/registry.js";
 import { computeRunResult } from "../../coordinator/runs/result-summary.js";
 import { unitMeterContext } from "../../coordinator/runs/meters.js";
 import { episodeRecordOf, type EpisodeRecord } from "../../coordinator/store/episodes-repo.js";
@@ -53,5 +54,21 @@ describe("a multi-unit Result, one unit per turn of the event loop", () => {
     assert.equal(headline.n, 40);
     assert.equal(headline.success_rate, (4 + 5) / 40);
     assert.deepEqual(headline.population.units, [run.units[0].key, run.units[1].key]);
+  });
+
+  it("a threshold run's Result replays its soak phase's 640 episodes a few dozen per turn", async () => {
+    const soak = 640;
+    const run = {
+      id: "run_t", kind: "threshold", units: [unitOf(0), { ...unitOf(0), key: "so101@3.11/tabletop@1/verify" }], priority: "standard", request: {}, headlinePriors: null,
+      plan: { kind: { threshold: { target: 0.5, ci: 0.95, max_episodes: 10_000, monthly_cap_usd: 1000, on_verified_endpoint: null, on_verified_url: null, policy_stream_url: null } } },
+      kindState: { phase: "soak" }, resolvedPins: { task: "pick-cube@v1" },
+    } as unknown as Parameters<ReturnType<typeof kindModule>["result"]>[1];
+    // Half successes at a target of one half: the test never decides, so the Result replays every episode.
+    const episodes = Array.from({ length: soak }, (_, i) => ({ ...episodesOf(0, 10)[i % 20], id: `ep_t_${i}`, idx: i, outcome: i % 2 === 0 ? "success" : "failure", assign: { phase: "soak" } }) as EpisodeRecord);
+    const stop = probeLoopHold();
+    const result = await kindModule("threshold").result({ db: undefined as never, pins, baseUrl: "http://x" }, run, episodes) as { threshold: { soak: { n: number; decision: string } } };
+    const hold = stop();
+    assert.deepEqual([result.threshold.soak.n, result.threshold.soak.decision], [soak, "continue"]);
+    assert.ok(hold.ticks >= soak / 64, `the event loop turned ${hold.ticks} times while ${soak} episodes were replayed`);
   });
 });
