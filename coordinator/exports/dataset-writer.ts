@@ -3,7 +3,7 @@
  * (`workerDatasetWriter`), never on the event loop that answers the API, the fleet and every cell
  * link. A dataset is CPU work in long synchronous stretches: decompressing a recording's chunks,
  * grouping its steps, encoding Parquet row groups and footers, counting pixel levels; on the main
- * loop a LeRobot export of 100 README episodes held it up to 77-134 ms at a time
+ * loop a LeRobot export of 100 README episodes held it up to 65-134 ms at a time
  * (`npm run bench -- export`, `lerobot_loop_delay_max_ms`), past the few milliseconds anything the
  * coordinator does may hold it. The archive around it (reading the files, SHA-256, the store's
  * `put`) stays on the main loop: it is streamed and yields between chunks.
@@ -22,7 +22,7 @@ import type { DatasetEntry, TrainingFormat } from "./format-writers.js";
 /**
  * A job as the worker receives it (coordinator/exports/dataset-worker.ts): its head, then its episodes
  * in pages of EPISODES_PER_MESSAGE, one page a turn (posting copies a message on the spot: a 10,000-episode
- * run's list at once held the loop 50-75 ms), and the worker starts once it has `episodes` of them.
+ * run's list at once held the loop 27-75 ms), and the worker starts once it has `episodes` of them.
  */
 export type DatasetJob = { type: "write"; id: number; format: TrainingFormat; run: ExportRun; episodes: number; workDir: string };
 export type DatasetWorkerMessage = DatasetJob | { type: "episodes"; id: number; episodes: ExportEpisode[] } | { type: "abort"; id: number; reason: string };
