@@ -282,7 +282,7 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Run
     kinds: [runExportJobs({
       db, objects, workDir: exportsWorkDir(options), datasetWriter, baseUrl: urls.baseUrl, now: () => new Date(),
       availabilityMs: options.exports.availabilityMs, pendingUploadWaitMs: options.exports.pendingUploadWaitMs,
-    }), calibrationExportJobs({ db, objects, workDir: exportsWorkDir(options), now: () => new Date(), availabilityMs: options.exports.availabilityMs })],
+    }), calibrationExportJobs({ db, objects, workDir: exportsWorkDir(options), datasetWriter, now: () => new Date(), availabilityMs: options.exports.availabilityMs })],
   });
   // Archives past their availability are expired (and deleted) before the API answers.
   await archives.start();

@@ -28,7 +28,7 @@ import { getRun, type RunRecord } from "../store/runs-repo.js";
 import { ensureServiceKey } from "../tasks/signing-keys.js";
 import type { ArchiveJobKind } from "./archive-worker.js";
 import { admitArchive, type ArchiveAdmission } from "./export-admission.js";
-import { calibrationEpisode } from "./calibration-episode.js";
+import type { DatasetWriter } from "./dataset-writer.js";
 import { calibrationLicense, type CalibrationLicense, type Licensee } from "./calibration-license.js";
 import { archiveKey, removeArchiveFiles } from "../data/export-files.js";
 import { localFile, releaseLocalFile } from "./local-recordings.js";
@@ -116,12 +116,14 @@ export interface CalibrationJobOptions {
   objects: ObjectStore;
   /** Local folder for recordings fetched from a bucket (one subfolder per export, removed after). */
   workDir: string;
+  /** Derives each episode's record (on a worker thread: dataset-writer.ts). */
+  datasetWriter: Pick<DatasetWriter, "calibrationRecord">;
   now: () => Date;
   availabilityMs: number;
 }
 
 export function calibrationExportJobs(options: CalibrationJobOptions): ArchiveJobKind<CalibrationExportRow> {
-  const { db, objects, workDir, now } = options;
+  const { db, objects, workDir, datasetWriter, now } = options;
   return {
     name: "calibration export",
     listPreparing: () => listCalibrationExportsIn(db, "preparing"),
@@ -163,13 +165,13 @@ export function calibrationExportJobs(options: CalibrationJobOptions): ArchiveJo
           for (const e of (await selectExportEpisodes(db, run, "mcap-bundle")).episodes) {
             signal.throwIfAborted();
             const mcap = await localFile(objects, e.mcap, work);
-            let record: Record<string, unknown>;
+            let record: Uint8Array;
             try {
-              record = await calibrationEpisode(run.id, { ...e, mcap, videos: {} }, e.scenarioId ?? null);
+              record = await datasetWriter.calibrationRecord(run.id, { ...e, mcap, videos: {} }, e.scenarioId ?? null);
             } finally {
               await releaseLocalFile(objects, mcap);
             }
-            yield add(`runs/${run.id}/episodes/${String(e.index).padStart(6, "0")}-${e.episodeId}.json`, encode(`${JSON.stringify(record)}\n`));
+            yield add(`runs/${run.id}/episodes/${String(e.index).padStart(6, "0")}-${e.episodeId}.json`, record);
             episodes++;
           }
         }

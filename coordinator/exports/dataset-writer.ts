@@ -1,7 +1,7 @@
 /**
- * Where the training datasets of run exports (LeRobot, RLDS) are written: on one worker thread
- * (`workerDatasetWriter`), never on the event loop that answers the API, the fleet and every cell
- * link. A dataset is CPU work in long synchronous stretches: decompressing a recording's chunks,
+ * Where the training datasets of run exports (LeRobot, RLDS) and the episode records of calibration
+ * exports are written: on one worker thread (`workerDatasetWriter`), never on the event loop that
+ * answers the API, the fleet and every cell link. A dataset is CPU work in long synchronous stretches: decompressing a recording's chunks,
  * grouping its steps, encoding Parquet row groups and footers, counting pixel levels; on the main
  * loop a LeRobot export of 100 README episodes held it up to 65-134 ms at a time
  * (`npm run bench -- export`, `lerobot_loop_delay_max_ms`), past the few milliseconds anything the
@@ -25,7 +25,11 @@ import type { DatasetEntry, TrainingFormat } from "./format-writers.js";
  * run's list at once held the loop 27-75 ms), and the worker starts once it has `episodes` of them.
  */
 export type DatasetJob = { type: "write"; id: number; format: TrainingFormat; run: ExportRun; episodes: number; workDir: string };
-export type DatasetWorkerMessage = DatasetJob | { type: "episodes"; id: number; episodes: ExportEpisode[] } | { type: "abort"; id: number; reason: string };
+export type DatasetWorkerMessage =
+  | DatasetJob
+  | { type: "episodes"; id: number; episodes: ExportEpisode[] }
+  | { type: "abort"; id: number; reason: string }
+  | { type: "calibration"; id: number; runId: string; episode: ExportEpisode; scenarioId: number | null };
 
 /** Episodes per message to the worker: about 2 ms of copying each. */
 export const EPISODES_PER_MESSAGE = 250;
@@ -33,6 +37,7 @@ export const EPISODES_PER_MESSAGE = 250;
 export type DatasetWorkerAnswer =
   | { type: "progress"; id: number; done: number }
   | { type: "done"; id: number; entries: DatasetEntry[] }
+  | { type: "record"; id: number; data: Uint8Array }
   | { type: "failed"; id: number; message: string; stack?: string };
 
 export interface DatasetWriter {
@@ -42,14 +47,21 @@ export interface DatasetWriter {
    * writer stops and this rejects with that error once it has.
    */
   write(format: TrainingFormat, run: ExportRun, episodes: ExportEpisode[], workDir: string, onProgress: ExportProgress, signal?: AbortSignal): Promise<DatasetEntry[]>;
+  /**
+   * A calibration export's record of one episode (calibration-episode.ts), as the archive holds it:
+   * its JSON and a newline. Reading the recording and deriving its ground truth took 70-100 ms of CPU
+   * an episode on the main loop.
+   */
+  calibrationRecord(runId: string, episode: ExportEpisode, scenarioId: number | null): Promise<Uint8Array>;
   /** Stops the worker, if any; jobs still running fail. */
   close(): Promise<void>;
 }
 
 interface Pending {
-  resolve: (entries: DatasetEntry[]) => void;
+  /** With the job's answer: a dataset's entries, or a calibration record's bytes. */
+  resolve: (value: DatasetEntry[] & Uint8Array) => void;
   reject: (error: Error) => void;
-  onProgress: ExportProgress;
+  onProgress?: ExportProgress;
   /** Why the job was stopped (a throw of onProgress, an abort): what it rejects with. */
   stopped?: unknown;
 }
@@ -81,7 +93,7 @@ export function workerDatasetWriter(): DatasetWriter {
       if (answer.type === "progress") {
         if (job.stopped !== undefined) return;
         try {
-          job.onProgress(answer.done);
+          job.onProgress?.(answer.done);
         } catch (error) {
           stop(answer.id, error);
         }
@@ -89,7 +101,8 @@ export function workerDatasetWriter(): DatasetWriter {
       }
       pending.delete(answer.id);
       if (job.stopped !== undefined) job.reject(job.stopped as Error);
-      else if (answer.type === "done") job.resolve(answer.entries);
+      else if (answer.type === "done") job.resolve(answer.entries as DatasetEntry[] & Uint8Array);
+      else if (answer.type === "record") job.resolve(answer.data as DatasetEntry[] & Uint8Array);
       else job.reject(Object.assign(new Error(answer.message), answer.stack ? { stack: answer.stack } : {}));
     });
     // A worker that `close()` stopped fails its jobs there; one that died on its own, here.
@@ -124,6 +137,13 @@ export function workerDatasetWriter(): DatasetWriter {
       } finally {
         signal?.removeEventListener("abort", onAbort);
       }
+    },
+    calibrationRecord(runId, episode, scenarioId) {
+      const target = (worker ??= start());
+      const id = nextId++;
+      const done = new Promise<Uint8Array>((resolve, reject) => pending.set(id, { resolve, reject }));
+      target.postMessage({ type: "calibration", id, runId, episode, scenarioId } satisfies DatasetWorkerMessage);
+      return done;
     },
     async close() {
       const closing = worker;

@@ -1,6 +1,7 @@
 /**
- * The training datasets of run exports are written on a worker thread (coordinator/exports/dataset-writer.ts):
- * the same files as the writers give in process, while the event loop's own thread does next to none of the work;
+ * The training datasets of run exports, and calibration exports' episode records, are written on a worker thread
+ * (coordinator/exports/dataset-writer.ts): the same files as the writers give in process, while the event loop's
+ * own thread does next to none of the work;
  * a job stopped by its progress callback settles with that error once its writer has stopped, and a stopped
  * worker fails its jobs in plain words and is started again for the next dataset.
  */
@@ -10,6 +11,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { EPISODES_PER_MESSAGE, workerDatasetWriter, type DatasetWriter } from "../../coordinator/exports/dataset-writer.js";
+import { calibrationEpisode } from "../../coordinator/exports/calibration-episode.js";
 import type { ExportEpisode, ExportRun } from "../../coordinator/exports/export-input.js";
 import { writeTrainingDataset, type DatasetEntry, type TrainingFormat } from "../../coordinator/exports/format-writers.js";
 import { MAX_EPISODES } from "../../coordinator/runs/episodes-spec.js";
@@ -113,6 +115,15 @@ describe("the dataset worker: training datasets written off the event loop's thr
     console.log(`      ${MAX_EPISODES} episodes sent in pages of ${EPISODES_PER_MESSAGE}: the event loop held at most ${hold.maxCpuGapMs.toFixed(1)} ms of CPU`);
     // Posted in one message the list held it 27 ms here; in pages 3.5-8.4 ms (the rest of a turn is room for a collection).
     assert.ok(hold.maxCpuGapMs < 20, `the event loop was held ${hold.maxCpuGapMs.toFixed(1)} ms of CPU in one turn`);
+  });
+
+  it("a calibration export's episode record comes from the worker as calibrationEpisode's JSON line; a missing recording fails in plain words", async () => {
+    for (const [index, episode] of episodes.entries()) {
+      const record = await writer.calibrationRecord(run.runId, episode, index === 0 ? 3 : null);
+      assert.equal(Buffer.from(record).toString("utf8"), `${JSON.stringify(await calibrationEpisode(run.runId, episode, index === 0 ? 3 : null))}\n`);
+    }
+    const missing = join(dir, "gone", "calibration.mcap");
+    await assert.rejects(writer.calibrationRecord(run.runId, { ...episodes[0], mcap: { ...episodes[0].mcap, path: missing } }, null), (error: Error) => error.message.includes(missing));
   });
 
   it("a job whose progress callback throws settles with that error once its writer stopped; the worker writes the next one", async () => {
