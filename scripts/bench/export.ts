@@ -17,6 +17,8 @@
  *
  * Beside each wall-time ratio, the coordinator process's CPU time (`..._cpu_s`, user + system, so
  * ffmpeg is not in it): on a loaded machine wall time mostly measures the load, CPU time the work.
+ * `..._main_thread_cpu_s`: the part of it on the event loop's thread (the training datasets are written
+ * on a worker thread, coordinator/exports/dataset-writer.ts; the bench process is the coordinator's).
  * `copy_fsync_s` is the copy with the fsync a store does before an archive counts as written (the
  * disk store's `put` fsyncs; the plain copy does not), for telling disk flush from CPU; best of three, as
  * the copy is, and `..._vs_copy_fsync` is each export's wall time over it (the export pays that flush, the
@@ -165,7 +167,7 @@ export async function run(
       // Each attempt is a new export: the one before is expired (as its availability lapsing would) so
       // the request is not answered with it. With `repeats` > 1 the figures are the best attempt's, as
       // the copy's are (`_first_s`, `_first_cpu_s`: the first attempt, whose code V8 has not compiled yet).
-      const attempts: Array<{ seconds: number; cpuS: number; peakRss: number; baselineRss: number; bytes: number; loopDelayMaxMs: number }> = [];
+      const attempts: Array<{ seconds: number; cpuS: number; mainCpuS: number; peakRss: number; baselineRss: number; bytes: number; loopDelayMaxMs: number }> = [];
       for (let attempt = 0; attempt < repeats; attempt++) {
         global.gc?.();
         const baselineRss = process.memoryUsage().rss;
@@ -174,6 +176,7 @@ export async function run(
         const loopDelay = monitorEventLoopDelay({ resolution: 5 });
         loopDelay.enable();
         const cpu = process.cpuUsage();
+        const mainCpu = mainThreadCpuS();
         const started = performance.now();
         process.stderr.write(`MARK start ${format} ${monotonicS()}\n`);
         const response = await service.api(`/v1/runs/${runId}/export`, { method: "POST", json: { format } });
@@ -183,11 +186,12 @@ export async function run(
         process.stderr.write(`MARK end ${format} ${monotonicS()}\n`);
         const seconds = (performance.now() - started) / 1000;
         const cpuS = cpuSeconds(process.cpuUsage(cpu));
+        const mainCpuS = mainThreadCpuS() - mainCpu;
         clearInterval(sampler);
         loopDelay.disable();
         const done = (await (await service.api(`/v1/exports/${body.id}`)).json()) as { status: string; file: { bytes: number } | null; failure: unknown };
         if (done.status !== "ready") throw new Error(`export ${format} ended ${done.status}: ${JSON.stringify(done.failure)}`);
-        attempts.push({ seconds, cpuS, peakRss, baselineRss, bytes: done.file!.bytes, loopDelayMaxMs: loopDelay.max / 1e6 });
+        attempts.push({ seconds, cpuS, mainCpuS, peakRss, baselineRss, bytes: done.file!.bytes, loopDelayMaxMs: loopDelay.max / 1e6 });
         await moveExport(db, body.id, "expired", { failure_reason: "availability", failure_message: "expired by the bench for the next attempt" }, "ready");
         rmSync(join(artifactsDir, ".exports", body.id), { recursive: true, force: true });
       }
@@ -202,6 +206,9 @@ export async function run(
       figure(`${format}_cpu_s`, cpuS, "s");
       figure(`${format}_cpu_vs_copy`, cpuS / copyCpuS, "ratio");
       figure(`${format}_cpu_vs_copy_stream`, cpuS / copyStreamCpuS, "ratio");
+      // What the export cost the thread of the coordinator's event loop (the rest: the dataset worker, V8's and
+      // libuv's threads), least over the attempts.
+      figure(`${format}_main_thread_cpu_s`, Math.min(...attempts.map((a) => a.mainCpuS)), "s");
       if (repeats > 1) {
         figure(`${format}_first_s`, attempts[0].seconds, "s");
         figure(`${format}_first_cpu_s`, attempts[0].cpuS, "s");
@@ -224,6 +231,15 @@ export async function run(
     await service.stop();
   }
   return figures;
+}
+
+/** User + system CPU of this process's main thread (the event loop's), from /proc (NaN where there is none). */
+function mainThreadCpuS(): number {
+  try {
+    return Number(readFileSync(`/proc/self/task/${process.pid}/schedstat`, "ascii").split(" ", 1)[0]) / 1e9;
+  } catch {
+    return Number.NaN;
+  }
 }
 
 /** The recorded episode every export reads, with what the store knows of it (`source.json` beside its files). */
