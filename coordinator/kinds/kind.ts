@@ -4,6 +4,7 @@
  * `kind`. A kind declares its request body, plans its runs, reacts to progress, computes its
  * Result, and says what ending a run of it implies. Types only: a leaf.
  */
+import type { ReplayMemo } from "./sequential-replay.js";
 import type { z } from "zod";
 import type { FirmwarePins } from "../../firmware-pins/pins.js";
 import type { ErrorCode } from "../errors/codes.js";
@@ -29,6 +30,8 @@ export interface KindResultContext {
 export interface KindProgressContext extends Omit<KindResultContext, "db"> {
   tx: Tx;
   now: Date;
+  /** Sequential tests as the run's previous progress left them (sequential-replay.ts); none: replayed from the start. */
+  replays?: ReplayMemo;
 }
 
 /** What ending a run of a kind may do: read and write in `tx`, the transaction that ended it. */

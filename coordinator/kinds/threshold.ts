@@ -32,9 +32,9 @@
  * `threshold.crossed` event with `data.phase: "verified"`. `policy_stream.webhook` is recorded (the
  * coordinator does not poll it); checkpoints arrive with POST /v1/runs/{id}/checkpoints.
  */
-import { nextTurn } from "../async/next-turn.js";
 import { costOfSecondsUsd, episodeEstimateS } from "../runs/estimates.js";
 import { computeMeters } from "../runs/meters.js";
+import { replaySequential, type ReplayMemo } from "./sequential-replay.js";
 import { checkpointAlpha, type ThresholdDecision } from "../stats/sequential-threshold.js";
 import { createCellThresholdTest } from "../stats/cell-threshold.js";
 import { headlinePriorOfUnit } from "../runs/headline-priors.js";
@@ -179,22 +179,30 @@ const REPLAY_EPISODES_PER_TURN = 64;
  * The sequential test over one phase's finished episodes, in index order: the model-level test over
  * cells (stats/cell-threshold.ts) under the phase unit's headline prior. Replaying a phase costs about
  * 0.1 ms an episode (1,000 episodes 60 ms, 5,000 0.4 s), so it goes REPLAY_EPISODES_PER_TURN episodes
- * a turn of the event loop.
+ * a turn of the event loop; with `replays` (progress, after every episode) it continues the test it
+ * left after the previous episode where the evidence it took is unchanged (sequential-replay.ts).
  */
-async function testPhase(run: Pick<RunRecord, "units" | "headlinePriors">, settings: ThresholdSettings, state: ThresholdState, episodes: readonly EpisodeRecord[], phase: "soak" | "verify") {
+async function testPhase(
+  run: Pick<RunRecord, "id" | "units" | "headlinePriors">, settings: ThresholdSettings, state: ThresholdState, episodes: readonly EpisodeRecord[], phase: "soak" | "verify", replays?: ReplayMemo,
+) {
   const fromIndex = phase === "soak" ? checkpointFrom(state) : 0;
   const alpha = phase === "soak" ? soakTestOf(settings, state).alpha : 1 - settings.ci;
   const unit = run.units[phase === "soak" ? 0 : 1];
-  const test = createCellThresholdTest({ target: settings.target, alpha, maxEpisodes: settings.max_episodes, prior: headlinePriorOfUnit(run, unit) });
-  let decision: ThresholdDecision = "continue";
-  let taken = 0;
-  for (const e of episodes) {
-    // Soak evidence counts only episodes of the current checkpoint.
-    if (e.status !== "done" || e.assign.phase !== phase || (phase === "soak" && e.idx < fromIndex)) continue;
-    if (++taken % REPLAY_EPISODES_PER_TURN === 0) await nextTurn();
-    decision = test.update(policySucceeded(e), e.cellId ?? "unknown");
-    if (decision !== "continue") break;
-  }
+  const prior = headlinePriorOfUnit(run, unit);
+  // Soak evidence counts only episodes of the current checkpoint.
+  const steps = episodes
+    .filter((e) => e.status === "done" && e.assign.phase === phase && !(phase === "soak" && e.idx < fromIndex))
+    .map((e) => {
+      const step = { success: policySucceeded(e), cell: e.cellId ?? "unknown" };
+      return { signature: `${e.id} ${step.success} ${step.cell}`, step };
+    });
+  const create = () => {
+    const test = createCellThresholdTest({ target: settings.target, alpha, maxEpisodes: settings.max_episodes, prior });
+    return { update: (step: { success: boolean; cell: string }) => test.update(step.success, step.cell), state: () => test.state() };
+  };
+  // Everything the test is made from: a checkpoint, a new prior or new settings start another.
+  const key = JSON.stringify([run.id, phase, fromIndex, alpha, settings.target, settings.max_episodes, prior]);
+  const { test, decision } = await replaySequential(steps, create, { memo: replays, key, perTurn: REPLAY_EPISODES_PER_TURN, continueDecision: "continue" as ThresholdDecision });
   return { decision, state: test.state() };
 }
 
@@ -224,7 +232,7 @@ async function thresholdProgress(ctx: KindProgressContext, run: RunRecord): Prom
   const phase = state.phase;
   // The evidence `testPhase` counts, and only it: the done episodes of the phase's unit since its checkpoint.
   const evidence = await listDoneEpisodesOfPhase(tx, run.id, PHASE_UNIT[phase], phase, phase === "soak" ? checkpointFrom(state) : 0);
-  const { decision, state: test } = await testPhase(run, settings, state, evidence, phase);
+  const { decision, state: test } = await testPhase(run, settings, state, evidence, phase, ctx.replays);
   const pins = run.resolvedPins;
   let next: "soak" | "verify" | undefined;
   if (phase === "soak") {

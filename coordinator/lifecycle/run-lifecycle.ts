@@ -16,6 +16,7 @@
  * A cell that finishes an episode of a run that ended meanwhile still has it recorded (its robot
  * time was spent and is billed): `refreshResult` recomputes the stored result, the status stays.
  */
+import { createReplayMemo } from "../kinds/sequential-replay.js";
 import { boardsOfRun } from "../leaderboards/published-results.js";
 import { getAccount } from "../store/accounts-repo.js";
 import type { FirmwarePins } from "../../firmware-pins/pins.js";
@@ -137,6 +138,8 @@ export function createRunLifecycle(options: RunLifecycleOptions): RunLifecycle {
   const endedHooks = options.endedHooks ?? [];
   const recordingWaitMs = options.recordingWaitMs ?? DEFAULT_RECORDING_WAIT_MS;
   const transactOptions = { logger };
+  // Kinds' sequential tests as each run's last progress left them, so the next continues them (kinds/sequential-replay.ts).
+  const replays = createReplayMemo();
 
   /**
    * The run's Result from all its episodes. Read a page at a time and computed a section per turn of the event loop
@@ -202,7 +205,7 @@ export function createRunLifecycle(options: RunLifecycleOptions): RunLifecycle {
   /** The work of `progress`, in `tx`, which holds the run's lock; `run`: the run as read under it. */
   async function progressIn(tx: Tx, runId: string, run: RunRecord | undefined, stopWaitingBy?: string): Promise<boolean> {
     if (!run || run.status !== "running") return false;
-    const decision = await kindModule(run.kind).progress?.({ tx, pins, baseUrl, now: now() }, run);
+    const decision = await kindModule(run.kind).progress?.({ tx, pins, baseUrl, now: now(), replays }, run);
     if (decision) {
       // The kind may have written the run (its kind_state): read again under the lock.
       await endIn(tx, runId, { status: "stopped", ...decision.stop });
