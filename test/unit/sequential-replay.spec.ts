@@ -6,9 +6,11 @@
  */
 import assert from "node:assert/strict";
 import { createCellThresholdTest } from "../../coordinator/stats/cell-threshold.js";
+import type { ThresholdDecision } from "../../coordinator/stats/sequential-threshold.js";
 import { createReplayMemo, replaySequential, type ReplayStep } from "../../coordinator/kinds/sequential-replay.js";
 
 type Step = { success: boolean; cell: string };
+const CONTINUE = "continue" as ThresholdDecision;
 
 /** A deterministic generator (mulberry32). */
 function random(seed: number): () => number {
@@ -48,17 +50,17 @@ describe("sequential tests continued from the previous episode's", () => {
         if (roll < 0.02 && evidence.length > 2) evidence[Math.floor(next() * evidence.length)] = stepOf(`ep_again_${i}`);
         else if (roll < 0.04 && evidence.length > 2) evidence.splice(Math.floor(next() * evidence.length), 1);
         fed = 0;
-        const continued = await replaySequential(evidence, create, { memo, key: "run_x/soak", perTurn: 64, continueDecision: "continue" });
+        const continued = await replaySequential(evidence, create, { memo, key: "run_x/soak", perTurn: 64, continueDecision: CONTINUE });
         withMemo += fed;
         // A transaction rolled back: the memo took a step the evidence no longer has.
         if (roll > 0.98) evidence.pop();
         fed = 0;
-        const replayed = await replaySequential(evidence, create, { key: "run_x/soak", perTurn: 64, continueDecision: "continue" });
+        const replayed = await replaySequential(evidence, create, { key: "run_x/soak", perTurn: 64, continueDecision: CONTINUE });
         fromStart += fed;
         if (roll > 0.98) {
           // Compared on what the evidence is now: the memo replays it again from the start.
           fed = 0;
-          const again = await replaySequential(evidence, create, { memo, key: "run_x/soak", perTurn: 64, continueDecision: "continue" });
+          const again = await replaySequential(evidence, create, { memo, key: "run_x/soak", perTurn: 64, continueDecision: CONTINUE });
           withMemo += fed;
           assert.deepEqual([again.decision, again.test.state()], [replayed.decision, replayed.test.state()], `seed ${seed}, episode ${i}, after a rollback`);
           continue;
@@ -78,7 +80,7 @@ describe("sequential tests continued from the previous episode's", () => {
     let created = 0;
     const create = () => (created++, { update: (s: number) => (s > 100 ? "stop" : "continue") });
     const steps = (n: number) => Array.from({ length: n }, (_, i) => ({ signature: String(i), step: i }));
-    for (const key of ["a", "b", "a", "c", "a", "b"]) await replaySequential(steps(3), create, { memo, key, perTurn: 64, continueDecision: "continue" });
+    for (const key of ["a", "b", "a", "c", "a", "b"]) await replaySequential(steps(3), create, { memo, key, perTurn: 64, continueDecision: "continue" as "continue" | "stop" });
     // a, b made; a kept; c made (b dropped, least recently used); a kept; b made again.
     assert.equal(created, 4);
   });
