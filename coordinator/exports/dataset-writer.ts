@@ -109,12 +109,12 @@ export function workerDatasetWriter(): DatasetWriter {
     started.on("error", (error) => {
       if (worker !== started) return;
       worker = undefined;
-      failAll(new Error(`the dataset worker failed: ${error.message}`));
+      failAll(new Error(`the coordinator's dataset worker crashed (${error.message}) while writing this export; request the export again`));
     });
     started.on("exit", (code) => {
       if (worker !== started) return;
       worker = undefined;
-      failAll(new Error(`the dataset worker exited with code ${code}`));
+      failAll(new Error(`the coordinator's dataset worker stopped (exit code ${code}) while writing this export; request the export again`));
     });
     return started;
   };
@@ -149,7 +149,7 @@ export function workerDatasetWriter(): DatasetWriter {
       const closing = worker;
       worker = undefined;
       await closing?.terminate();
-      failAll(new Error("the dataset worker was stopped"));
+      failAll(new Error("the dataset worker was stopped (the coordinator is shutting down)"));
     },
   };
 }

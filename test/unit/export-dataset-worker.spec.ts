@@ -161,7 +161,7 @@ describe("the dataset worker: training datasets written off the event loop's thr
       mkdirSync(closedDir);
       let closing: Promise<void> | undefined;
       const cut = own.write("lerobot", run, episodes, closedDir, () => void (closing ??= own.close()));
-      await assert.rejects(cut, { message: "the dataset worker was stopped" });
+      await assert.rejects(cut, { message: "the dataset worker was stopped (the coordinator is shutting down)" });
       await closing;
       const againDir = join(dir, "again");
       mkdirSync(againDir);
