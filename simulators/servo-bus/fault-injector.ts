@@ -2,6 +2,7 @@
  * Faults an emulated servo bus can inflict on its replies: by probability from a seeded PRNG, or
  * exactly on the next N replies. Explicit triggers are used before probabilities are drawn.
  */
+import { mulberry32 } from "../../protocol/prng.js";
 
 export type ReplyFault = "drop" | "corruptChecksum" | "short" | "garbage";
 
@@ -21,18 +22,6 @@ export interface FaultOptions extends FaultProbabilities {
   seed?: number;
 }
 
-/** mulberry32: small, fast, deterministic. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 export class FaultInjector {
   private readonly random: () => number;
   private readonly queued: ReplyFault[] = [];
@@ -40,7 +29,8 @@ export class FaultInjector {
   readonly applied: Record<ReplyFault, number> = { drop: 0, corruptChecksum: 0, short: 0, garbage: 0 };
 
   constructor(private probabilities: FaultOptions = {}) {
-    this.random = prng(probabilities.seed ?? 1);
+    // mulberry32 (protocol/prng.ts): small, fast, deterministic.
+    this.random = mulberry32(probabilities.seed ?? 1);
   }
 
   /** The next `count` replies suffer `fault` (in addition to anything already queued). */

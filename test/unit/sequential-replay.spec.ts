@@ -8,21 +8,10 @@ import assert from "node:assert/strict";
 import { createCellThresholdTest } from "../../coordinator/stats/cell-threshold.js";
 import type { ThresholdDecision } from "../../coordinator/stats/sequential-threshold.js";
 import { createReplayMemo, replaySequential, type ReplayStep } from "../../coordinator/kinds/sequential-replay.js";
+import { mulberry32 } from "../../protocol/prng.js";
 
 type Step = { success: boolean; cell: string };
 const CONTINUE = "continue" as ThresholdDecision;
-
-/** A deterministic generator (mulberry32). */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 describe("sequential tests continued from the previous episode's", () => {
   it("decide and stand as a replay from the start does, after every episode, with the test fed about once an episode", async () => {
@@ -34,7 +23,7 @@ describe("sequential tests continued from the previous episode's", () => {
     // At the target the test seldom decides; well above it, it passes early and later episodes must not move it.
     const decisions = new Set<string>();
     for (const [seed, rate] of [[3, 0.6], [2, 0.85]] as const) {
-      const next = random(seed);
+      const next = mulberry32(seed);
       const memo = createReplayMemo();
       const evidence: Array<ReplayStep<Step> & { id: string }> = [];
       const stepOf = (id: string): ReplayStep<Step> & { id: string } => {
