@@ -58,8 +58,8 @@ export interface DatasetWriter {
 }
 
 interface Pending {
-  /** With the job's answer: a dataset's entries, or a calibration record's bytes. */
-  resolve: (value: DatasetEntry[] & Uint8Array) => void;
+  /** With the job's answer: a dataset's entries (`write`), or a calibration record's bytes (`calibrationRecord`). */
+  resolve: (value: DatasetEntry[] | Uint8Array) => void;
   reject: (error: Error) => void;
   onProgress?: ExportProgress;
   /** Why the job was stopped (a throw of onProgress, an abort): what it rejects with. */
@@ -101,8 +101,8 @@ export function workerDatasetWriter(): DatasetWriter {
       }
       pending.delete(answer.id);
       if (job.stopped !== undefined) job.reject(job.stopped as Error);
-      else if (answer.type === "done") job.resolve(answer.entries as DatasetEntry[] & Uint8Array);
-      else if (answer.type === "record") job.resolve(answer.data as DatasetEntry[] & Uint8Array);
+      else if (answer.type === "done") job.resolve(answer.entries);
+      else if (answer.type === "record") job.resolve(answer.data);
       else job.reject(Object.assign(new Error(answer.message), answer.stack ? { stack: answer.stack } : {}));
     });
     // A worker that `close()` stopped fails its jobs there; one that died on its own, here.
@@ -124,7 +124,7 @@ export function workerDatasetWriter(): DatasetWriter {
       signal?.throwIfAborted();
       const target = (worker ??= start());
       const id = nextId++;
-      const done = new Promise<DatasetEntry[]>((resolve, reject) => pending.set(id, { resolve, reject, onProgress }));
+      const done = new Promise<DatasetEntry[]>((resolve, reject) => pending.set(id, { resolve: resolve as Pending["resolve"], reject, onProgress }));
       const onAbort = () => stop(id, signal!.reason);
       signal?.addEventListener("abort", onAbort, { once: true });
       try {
@@ -141,7 +141,7 @@ export function workerDatasetWriter(): DatasetWriter {
     calibrationRecord(runId, episode, scenarioId) {
       const target = (worker ??= start());
       const id = nextId++;
-      const done = new Promise<Uint8Array>((resolve, reject) => pending.set(id, { resolve, reject }));
+      const done = new Promise<Uint8Array>((resolve, reject) => pending.set(id, { resolve: resolve as Pending["resolve"], reject }));
       target.postMessage({ type: "calibration", id, runId, episode, scenarioId } satisfies DatasetWorkerMessage);
       return done;
     },

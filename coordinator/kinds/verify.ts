@@ -103,8 +103,9 @@ async function verifyResult(ctx: KindResultContext, run: RunRecord, episodes: re
   const audit = auditRate(0);
   const byRobot = [];
   for (const [index, u] of units.entries()) {
-    await nextTurn();
-    byRobot.push({ robot: u.robot, ...auditRate(index) });
+    if (index > 0) await nextTurn();
+    // The first robot's is the top level's, computed once.
+    byRobot.push({ robot: u.robot, ...(index === 0 ? audit : auditRate(index)) });
   }
   return {
     ...(await headlineResult(ctx, run, episodes, units, {

@@ -221,7 +221,7 @@ export async function stationPage(ctx) {
       get needsSomeone() { return Boolean(current?.attention); },
       stopCamera() { picture.stop(); mjpeg = null; replace(frame, null); },
       async update(cell) {
-        const was = current?.attention ? `${current.attention.episode_id}/${current.attention.since}` : null;
+        const was = waitKey(current?.attention);
         current = cell;
         const attention = cell.attention;
         if (notice && attention && waitKey(attention) !== notice.actedOn && notice.staleOn(attention)) {
@@ -232,7 +232,7 @@ export async function stationPage(ctx) {
         replace(state, badge(s), " ", STATE_WORDS[s] ?? s);
         element.classList.toggle("needs", Boolean(attention));
         // What the card shows now, for scripts and tests: "<episode>/<since>" of the wait, or empty.
-        element.dataset.attention = attention ? `${attention.episode_id}/${attention.since}` : "";
+        element.dataset.attention = waitKey(attention);
         element.dataset.attentionKind = attention?.kind ?? "";
         // A label names no run (labels of a compare run stay blind to the policy).
         replace(needs, attention
@@ -275,13 +275,12 @@ export async function stationPage(ctx) {
         } else if (attention && mjpeg) {
           const overlay = attention.kind === "reset" ? sceneOverlay(attention.scene, "top") : null;
           const wrap = frame.firstChild;
-          if (wrap && was !== `${attention.episode_id}/${attention.since}`) replace(wrap, picture.img, overlay);
+          if (wrap && was !== waitKey(attention)) replace(wrap, picture.img, overlay);
         } else if (!attention && mjpeg) {
           this.stopCamera();
           if (live.includes(id)) live.splice(live.indexOf(id), 1);
         }
-        const now = `${attention?.episode_id}/${attention?.since}`;
-        if (attention && was !== now) {
+        if (attention && was !== waitKey(attention)) {
           sound.beep();
           announce.textContent = `Cell ${id} needs someone: ${NEEDS_WORDS[attention.kind] ?? attention.kind}.`;
         }
