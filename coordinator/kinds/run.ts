@@ -10,7 +10,7 @@ import { parseEpisodesSpec, requestedConfidence } from "../runs/episodes-spec.js
 import { unitMeterContext } from "../runs/meters.js";
 import { resolveEnvironment, resolveRobot, resolveTask } from "../runs/pin-resolution.js";
 import { validatePolicy } from "../runs/policy-checks.js";
-import { computeRunResult } from "../runs/result-summary.js";
+import { computeRunResultInTurns } from "../runs/result-summary.js";
 import { interventionModeOf } from "../runs/interventions.js";
 import { headlinePriorOfUnit } from "../runs/headline-priors.js";
 import { CONTROL_RATE_HZ, MAX_EPISODE_DURATION_S, IDLE_END_S, normalizeRunRequest, PERTURBATION_REV } from "../runs/run-request.js";
@@ -56,7 +56,7 @@ export const runKind: RunKind = {
 
   async result(ctx, run, episodes) {
     const context = unitMeterContext(ctx.pins, run.units[0], run.priority, `run ${run.id}`);
-    return { ...computeRunResult(run.id, episodes, context, ctx.baseUrl, {
+    return { ...await computeRunResultInTurns(run.id, episodes, context, ctx.baseUrl, {
       requestedCi: requestedConfidence(run.request), interventions: interventionModeOf(run.request), headlinePrior: headlinePriorOfUnit(run, run.units[0]),
     }) };
   },

@@ -19,7 +19,7 @@ import { interventionModeOf } from "../runs/interventions.js";
 import { headlinePriorOfUnit } from "../runs/headline-priors.js";
 import type { HeadlinePrior } from "../stats/beta-binomial-rate.js";
 import type { RunCells } from "../stats/cell-regression.js";
-import { computeRunResult, type RunResult } from "../runs/result-summary.js";
+import { computeRunResultInTurns, type RunResult } from "../runs/result-summary.js";
 import type { RunRecord } from "../store/runs-repo.js";
 import type { KindResultContext } from "./kind.js";
 import type { EpisodeRecord } from "../store/episodes-repo.js";
@@ -82,7 +82,7 @@ export async function unitResults(ctx: Pick<KindResultContext, "pins" | "baseUrl
       policy: unit.policy,
       ...(unit.policy_name !== undefined ? { policy_name: unit.policy_name } : {}),
       ...(unit.role !== undefined ? { role: unit.role } : {}),
-      result: computeRunResult(run.id, episodes.filter((e) => e.unit === index), unitMeterContext(ctx.pins, unit, run.priority), ctx.baseUrl, resultOptions(run, unit)),
+      result: await computeRunResultInTurns(run.id, episodes.filter((e) => e.unit === index), unitMeterContext(ctx.pins, unit, run.priority), ctx.baseUrl, resultOptions(run, unit)),
     });
   }
   return results;
@@ -100,7 +100,7 @@ export async function headlineResult(
   const members = new Set(population.units);
   const counted = episodes.filter((e) => members.has(e.unit) && (population.include?.(e) ?? true));
   const first = run.units[population.units[0] ?? 0];
-  const headline = computeRunResult(run.id, counted, unitMeterContext(ctx.pins, first, run.priority), ctx.baseUrl, resultOptions(run, first));
+  const headline = await computeRunResultInTurns(run.id, counted, unitMeterContext(ctx.pins, first, run.priority), ctx.baseUrl, resultOptions(run, first));
   // The run's meters are the sum of its units' billing lines (the rounding rule in meters.ts).
   const total = sumMeters(units.map((u) => ({ robotHours: u.result.robot_hours, environmentHours: u.result.environment_hours, costUsd: u.result.cost_usd })));
   headline.robot_hours = total.robotHours;

@@ -31,8 +31,8 @@ import { getRun, lockAndGetRun, lockRunStatus, setRunResult, setRunStatus, type 
 import { transact, type Tx } from "../store/tx.js";
 import { enqueueEvent } from "../webhooks/outbox.js";
 import { statusEventStreamUrl } from "../auth/stream-tokens.js";
-import { interventionModeOf, interventionSummary } from "../runs/interventions.js";
-import { operatorSections } from "../runs/operator-time.js";
+import { interventionModeOf, interventionSummaryInTurns } from "../runs/interventions.js";
+import { operatorSectionsInTurns } from "../runs/operator-time.js";
 import type { RunEvents } from "../runs/run-events.js";
 import { isTerminal, type RunStatus, type TerminalRunStatus } from "../domain/run-state.js";
 import { runView } from "./run-view.js";
@@ -142,18 +142,17 @@ export function createRunLifecycle(options: RunLifecycleOptions): RunLifecycle {
   const replays = createReplayMemo();
 
   /**
-   * The run's Result from all its episodes. Read a page at a time and computed a section per turn of the event loop
-   * (a 10,000-episode run's completion held it 0.3-0.45 s in one piece); inside the ending's transaction, under the
+   * The run's Result from all its episodes. Read a page at a time and computed a slice of episodes per turn of the
+   * event loop (a 10,000-episode run's completion held it 0.3-0.45 s in one piece); inside the ending's transaction, under the
    * run's lock, which every change to its episodes takes: the episodes read are the ones the Result counts.
    */
   async function resultOf(db: Db, run: RunRecord): Promise<Record<string, unknown>> {
     const episodes = await readEpisodeRecords(db, run.id);
     const result = await kindModule(run.kind).result({ db, pins, baseUrl }, run, episodes);
     await nextTurn();
-    const done = episodes.filter((e) => e.status === "done");
-    const interventions = interventionSummary(interventionModeOf(run.request), done, kindModule(run.kind).traits.hasUnits);
+    const interventions = await interventionSummaryInTurns(interventionModeOf(run.request), episodes, kindModule(run.kind).traits.hasUnits);
     await nextTurn();
-    return { ...result, interventions, ...operatorSections(episodes) };
+    return { ...result, interventions, ...await operatorSectionsInTurns(episodes) };
   }
 
   async function publishStatus(tx: Tx, runId: string, status: string, cell: string | null): Promise<void> {

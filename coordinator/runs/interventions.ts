@@ -8,7 +8,8 @@
  *   t_s, kind}]}` over every finished episode of the run. The Result's n, success_rate and ci95
  *   count an intervened episode as a failure; its `assisted` rate counts the helped successes.
  */
-import { assistedSuccess, interventionsOfMeta } from "./policy-outcome.js";
+import { nextTurn } from "../async/next-turn.js";
+import { assistedSuccess, interventionsOfMeta, isIntervened } from "./policy-outcome.js";
 
 export interface InterventionSummary {
   mode: string;
@@ -44,6 +45,26 @@ export function interventionSummary(mode: string, done: readonly InterventionEpi
     assisted_successes: done.filter(assistedSuccess).length,
     timestamps,
   };
+}
+
+/** Episodes interventionSummaryInTurns reads in one turn of the event loop. */
+const EPISODES_PER_TURN = 1000;
+
+/**
+ * interventionSummary over a run's episodes (any status: the finished ones are picked out), with a turn of the event
+ * loop after every EPISODES_PER_TURN: only intervened episodes add to the summary (every timestamp is one of theirs,
+ * every assisted success is one), so they are picked out a slice at a time and summed alone.
+ */
+export async function interventionSummaryInTurns(mode: string, episodes: readonly (InterventionEpisode & { status: string })[], withUnits: boolean): Promise<InterventionSummary> {
+  const intervened: InterventionEpisode[] = [];
+  for (let from = 0; from < episodes.length; from += EPISODES_PER_TURN) {
+    if (from > 0) await nextTurn();
+    for (let i = from; i < Math.min(episodes.length, from + EPISODES_PER_TURN); i++) {
+      const e = episodes[i]!;
+      if (e.status === "done" && isIntervened(e)) intervened.push(e);
+    }
+  }
+  return interventionSummary(mode, intervened, withUnits);
 }
 
 /** The run's declared mode from its request ("none" when absent). */

@@ -51,7 +51,7 @@ export function roundCents(usd: number): number {
 }
 
 /** Seconds a single episode kept the robot busy: the finished attempt plus interrupted ones. */
-function occupiedSeconds(episode: MeteredEpisode): number {
+export function occupiedSeconds(episode: MeteredEpisode): number {
   let seconds = 0;
   // An unlabelled episode ran to its end (only a person's label is missing): its robot time counts.
   if (episode.status === "done" || episode.status === "unlabelled") seconds += (episode.durationS ?? 0) + (episode.resetS ?? 0);

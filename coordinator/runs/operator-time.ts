@@ -18,11 +18,12 @@
  *   total over the episodes counted in n, the figure a lab plans staff with.
  * - invalidated (present once any episode was marked invalid): each invalid attempt with its reason.
  */
+import { nextTurn } from "../async/next-turn.js";
 import type { InvalidReason } from "../domain/invalid-reasons.js";
-import { interventionsOfMeta, type EpisodeIntervention } from "./policy-outcome.js";
+import { interventionsOfMeta, isIntervened, type EpisodeIntervention } from "./policy-outcome.js";
 import { studentTQuantile } from "../stats/student-t.js";
 import type { EpisodeRecord } from "../store/episodes-repo.js";
-import { judgeSection, type JudgeSection } from "./judge-section.js";
+import { judgeRecordOf, judgeSection, type JudgeSection } from "./judge-section.js";
 
 /** One activity of people behind a run: how many, seconds in all, mean each, per episode counted in n (0.1 s). */
 export interface OperatorActivity {
@@ -144,9 +145,18 @@ function activity(seconds: readonly number[], counted: number): OperatorActivity
   };
 }
 
-/** Resets, labels and interventions over a run's episodes; every count 0 when no person was involved. */
-export function operatorActivities(episodes: readonly EpisodeRecord[]): OperatorActivities {
-  const counted = episodes.filter((e) => e.status === "done").length;
+/** Episodes counted in n (finished). */
+function countedOf(episodes: readonly EpisodeRecord[]): number {
+  let counted = 0;
+  for (const e of episodes) if (e.status === "done") counted++;
+  return counted;
+}
+
+/**
+ * Resets, labels and interventions over a run's episodes; every count 0 when no person was involved.
+ * `counted`: the run's episodes counted in n, when `episodes` are only those a person was involved in.
+ */
+export function operatorActivities(episodes: readonly EpisodeRecord[], counted = countedOf(episodes)): OperatorActivities {
   const resets = operatorResetSeconds(episodes);
   const labels = operatorLabelWaits(episodes);
   const interventions = operatorInterventionSeconds(episodes);
@@ -166,10 +176,9 @@ export function operatorLabelSeconds(episodes: ReadonlyArray<Pick<EpisodeRecord,
   return operatorLabelWaits(episodes).reduce((sum, s) => sum + s, 0);
 }
 
-/** The Result's operator sections; empty when no person was involved. */
-export function operatorSections(episodes: readonly EpisodeRecord[]): { operator_time?: OperatorTime; invalidated?: InvalidatedAttempt[]; labels?: Labels } {
-  const { reset } = operatorActivities(episodes);
-  const counted = episodes.filter((e) => e.status === "done").length;
+/** The Result's operator sections; empty when no person was involved. `counted` as operatorActivities takes it. */
+export function operatorSections(episodes: readonly EpisodeRecord[], counted = countedOf(episodes)): { operator_time?: OperatorTime; invalidated?: InvalidatedAttempt[]; labels?: Labels } {
+  const { reset } = operatorActivities(episodes, counted);
   const invalidated = episodes.flatMap((e) => e.interruptions.flatMap((i) => (i.invalidated
     ? [{ episode_id: e.id, index: e.idx, attempt: i.attempt, cell: i.cell, reason: i.invalidated.reason, note: i.invalidated.note, outcome: i.invalidated.outcome, at: i.at }]
     : [])));
@@ -181,6 +190,38 @@ export function operatorSections(episodes: readonly EpisodeRecord[]): { operator
     ...(invalidated.length > 0 ? { invalidated } : {}),
     ...labelSection(episodes, counted),
   };
+}
+
+/**
+ * Whether any section above reads more of the episode than that it counts in n: a person's reset, a label (asked
+ * for, given or timed out), an interrupted or invalidated attempt, an intervention, a judge's verdict. The others
+ * add only to `counted`.
+ */
+function involvesPerson(e: EpisodeRecord): boolean {
+  return e.status === "unlabelled" || Boolean(e.operatorResetS) || e.label != null || e.interruptions.length > 0 || isIntervened(e)
+    || judgeRecordOf(e) !== null;
+}
+
+/** Episodes operatorSectionsInTurns reads in one turn of the event loop. */
+const SECTION_EPISODES_PER_TURN = 1000;
+
+/**
+ * operatorSections over a whole run, with a turn of the event loop after every SECTION_EPISODES_PER_TURN episodes
+ * (a 10,000-episode run's sections in one piece held the coordinator's loop ~20 ms): the episodes a person was
+ * involved in are picked out a slice at a time, and the sections computed over them alone, with the run's count.
+ */
+export async function operatorSectionsInTurns(episodes: readonly EpisodeRecord[]): Promise<ReturnType<typeof operatorSections>> {
+  const involved: EpisodeRecord[] = [];
+  let counted = 0;
+  for (let from = 0; from < episodes.length; from += SECTION_EPISODES_PER_TURN) {
+    if (from > 0) await nextTurn();
+    for (let i = from; i < Math.min(episodes.length, from + SECTION_EPISODES_PER_TURN); i++) {
+      const e = episodes[i]!;
+      if (e.status === "done") counted++;
+      if (involvesPerson(e)) involved.push(e);
+    }
+  }
+  return operatorSections(involved, counted);
 }
 
 /** The labels section, present once a person was asked to judge any episode. */

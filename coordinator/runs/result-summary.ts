@@ -18,13 +18,14 @@
  * intervened episode is a failure of the policy, its failure cluster `intervened` when it ended in
  * success with help.
  */
+import { nextTurn } from "../async/next-turn.js";
 import { betaBinomialRate, DEFAULT_HEADLINE_PRIOR, type HeadlinePrior } from "../stats/beta-binomial-rate.js";
 import { theseCellsRate, type TheseCellsRate } from "../stats/these-cells-rate.js";
 import { wilsonInterval } from "../stats/wilson.js";
 import type { EpisodeRecord } from "../store/episodes-repo.js";
-import { computeMeters, type MeterContext } from "./meters.js";
+import { metersOfHours, occupiedSeconds, type MeterContext } from "./meters.js";
 import { headlineStatement } from "./headline-statement.js";
-import { stageFunnel, type StageFunnelRow } from "./stage-funnel.js";
+import { StageFunnelTally, type StageFunnelRow } from "./stage-funnel.js";
 import { assistedSuccess, policySucceeded, type OutcomeEpisode } from "./policy-outcome.js";
 
 /** A binomial rate as the spec shows it. */
@@ -83,18 +84,29 @@ export function rateSummary(successes: number, n: number): RateSummary {
 /** What a cell-aware rate reads of an episode. */
 type CellEpisode = OutcomeEpisode & Pick<EpisodeRecord, "cellId">;
 
+/** Per-cell counts of finished episodes (policy outcomes), fed in order; `byCell()` lists cells in name order. */
+class CellTally {
+  private readonly tallies = new Map<string, { n: number; successes: number }>();
+
+  add(e: CellEpisode, succeeded = policySucceeded(e)): void {
+    const cell = e.cellId ?? "unknown";
+    const tally = this.tallies.get(cell) ?? { n: 0, successes: 0 };
+    tally.n += 1;
+    if (succeeded) tally.successes += 1;
+    this.tallies.set(cell, tally);
+  }
+
+  byCell(): CellBreakdown["by_cell"] {
+    return [...this.tallies].sort(([a], [b]) => a.localeCompare(b))
+      .map(([cell, t]) => ({ cell, n: t.n, successes: t.successes, success_rate: t.successes / t.n }));
+  }
+}
+
 /** Per-cell counts of finished episodes (policy outcomes), cells in name order. */
 export function cellTallies(done: readonly CellEpisode[]): CellBreakdown["by_cell"] {
-  const tallies = new Map<string, { n: number; successes: number }>();
-  for (const e of done) {
-    const cell = e.cellId ?? "unknown";
-    const tally = tallies.get(cell) ?? { n: 0, successes: 0 };
-    tally.n += 1;
-    if (policySucceeded(e)) tally.successes += 1;
-    tallies.set(cell, tally);
-  }
-  return [...tallies].sort(([a], [b]) => a.localeCompare(b))
-    .map(([cell, t]) => ({ cell, n: t.n, successes: t.successes, success_rate: t.successes / t.n }));
+  const tally = new CellTally();
+  for (const e of done) tally.add(e);
+  return tally.byCell();
 }
 
 /**
@@ -105,8 +117,14 @@ export function cellTallies(done: readonly CellEpisode[]): CellBreakdown["by_cel
 export function policyRate(
   done: readonly CellEpisode[], prior: HeadlinePrior = DEFAULT_HEADLINE_PRIOR,
 ): { rate: RateSummary; cells: CellBreakdown; interval: (ci: number) => [number, number] } {
-  const byCell = cellTallies(done);
-  const n = done.length;
+  return policyRateOfCells(cellTallies(done), prior);
+}
+
+/** policyRate from the per-cell counts of the finished episodes. */
+function policyRateOfCells(
+  byCell: CellBreakdown["by_cell"], prior: HeadlinePrior = DEFAULT_HEADLINE_PRIOR,
+): { rate: RateSummary; cells: CellBreakdown; interval: (ci: number) => [number, number] } {
+  const n = byCell.reduce((sum, c) => sum + c.n, 0);
   const successes = byCell.reduce((sum, c) => sum + c.successes, 0);
   const clusters = byCell.map((c) => ({ k: c.successes, n: c.n }));
   const interval = (level: number) => betaBinomialRate(clusters, { ci: level, prior }).ci;
@@ -127,20 +145,31 @@ export function policyRate(
   return { rate, cells: { ...breakdown, statement: headlineStatement(rate, breakdown) }, interval };
 }
 
-/** Per-stage rates from the evaluations of finished episodes, stages in first-seen order. */
-export function stageRates(episodes: readonly Pick<EpisodeRecord, "evaluation">[]): Record<string, RateSummary> {
-  const tallies = new Map<string, { n: number; ok: number }>();
-  for (const episode of episodes) {
+/** Per-stage counts from the evaluations of finished episodes, fed in order; stages in first-seen order. */
+class StageTally {
+  private readonly tallies = new Map<string, { n: number; ok: number }>();
+
+  add(episode: Pick<EpisodeRecord, "evaluation">): void {
     const stages = episode.evaluation?.stages;
-    if (!stages || typeof stages !== "object") continue;
+    if (!stages || typeof stages !== "object") return;
     for (const [name, reached] of Object.entries(stages as Record<string, unknown>)) {
-      const tally = tallies.get(name) ?? { n: 0, ok: 0 };
+      const tally = this.tallies.get(name) ?? { n: 0, ok: 0 };
       tally.n += 1;
       if (reached === true) tally.ok += 1;
-      tallies.set(name, tally);
+      this.tallies.set(name, tally);
     }
   }
-  return Object.fromEntries([...tallies].map(([name, t]) => [name, rateSummary(t.ok, t.n)]));
+
+  rates(): Record<string, RateSummary> {
+    return Object.fromEntries([...this.tallies].map(([name, t]) => [name, rateSummary(t.ok, t.n)]));
+  }
+}
+
+/** Per-stage rates from the evaluations of finished episodes, stages in first-seen order. */
+export function stageRates(episodes: readonly Pick<EpisodeRecord, "evaluation">[]): Record<string, RateSummary> {
+  const tally = new StageTally();
+  for (const episode of episodes) tally.add(episode);
+  return tally.rates();
 }
 
 /** What computeRunResult reads of the run besides its episodes. */
@@ -154,41 +183,94 @@ export interface RunResultOptions {
 }
 
 /**
+ * What a Result counts of a run's episodes, fed in episode order (`add`, a slice at a time) and read once
+ * (`result`): the failure clusters, per-cell, per-stage and funnel counts and the meters' seconds. Each
+ * pass over the episodes is a sum in that order, so fed in slices it makes the same Result, to the bit,
+ * as fed all at once.
+ */
+export class RunResultTally {
+  private readonly failureClusters: Record<string, number> = {};
+  private readonly cells = new CellTally();
+  private readonly stages = new StageTally();
+  private readonly funnel = new StageFunnelTally();
+  /** Seconds the episodes (any status) kept the robot busy (meters.ts). */
+  private occupiedS = 0;
+  private successes = 0;
+  private done = 0;
+
+  add(episodes: readonly EpisodeRecord[]): void {
+    for (const e of episodes) {
+      this.occupiedS += occupiedSeconds(e);
+      if (e.status !== "done") continue;
+      this.done += 1;
+      if (e.outcome === "success") this.successes += 1;
+      const succeeded = policySucceeded(e);
+      if (!succeeded) {
+        const cluster = e.failureCluster || (assistedSuccess(e) ? "intervened" : "unclassified");
+        this.failureClusters[cluster] = (this.failureClusters[cluster] ?? 0) + 1;
+      }
+      this.cells.add(e, succeeded);
+      this.stages.add(e);
+      this.funnel.add(e);
+    }
+  }
+
+  /** The Result of everything added (only `done` episodes count towards n; interrupted attempts of any count towards the meters). */
+  result(runId: string, meterContext: MeterContext, baseUrl: string, options: RunResultOptions = {}): RunResult {
+    const { rate, cells, interval } = policyRateOfCells(this.cells.byCell(), options.headlinePrior);
+    const hours = this.occupiedS / 3600;
+    const meters = metersOfHours(hours, hours, meterContext);
+    const episodesUrl = `${baseUrl}/v1/runs/${runId}/episodes`;
+    return {
+      ...rate,
+      failure_clusters: { ...this.failureClusters },
+      robot_hours: meters.robotHours,
+      environment_hours: meters.environmentHours,
+      cost_usd: meters.costUsd,
+      artifacts: {
+        mcap: `${episodesUrl}?artifact=mcap`,
+        video: `${episodesUrl}?artifact=video`,
+        ground_truth: `${episodesUrl}?artifact=ground_truth`,
+        report_pdf: `${baseUrl}/v1/runs/${runId}/report?format=pdf`,
+      },
+      stages: this.stages.rates(),
+      stage_funnel: this.funnel.rows(),
+      cells,
+      ...(options.interventions !== undefined && options.interventions !== "none" ? { assisted: rateSummary(this.successes, this.done) } : {}),
+      ...(options.requestedCi !== undefined
+        ? { ci_requested: { ci: options.requestedCi, interval: interval(options.requestedCi), interval_method: rate.interval_method } }
+        : {}),
+    };
+  }
+}
+
+/**
  * The Result of a run from all of its episode rows (only `done` ones count towards n; interrupted
  * attempts of any episode count towards the meters).
  */
 export function computeRunResult(
   runId: string, episodes: readonly EpisodeRecord[], meterContext: MeterContext, baseUrl: string, options: RunResultOptions = {},
 ): RunResult {
-  const done = episodes.filter((e) => e.status === "done");
-  const failureClusters: Record<string, number> = {};
-  for (const e of done) {
-    if (policySucceeded(e)) continue;
-    const cluster = e.failureCluster || (assistedSuccess(e) ? "intervened" : "unclassified");
-    failureClusters[cluster] = (failureClusters[cluster] ?? 0) + 1;
+  const tally = new RunResultTally();
+  tally.add(episodes);
+  return tally.result(runId, meterContext, baseUrl, options);
+}
+
+/** Episodes a Result's passes read in one turn of the event loop (computeRunResultInTurns). */
+export const RESULT_EPISODES_PER_TURN = 500;
+
+/**
+ * computeRunResult with a turn of the event loop after every RESULT_EPISODES_PER_TURN episodes: a
+ * 10,000-episode run's passes in one piece held the coordinator's loop 35-90 ms (large-run-requests.spec.ts).
+ * What stays in one turn is the posterior interval over the per-cell counts (stats/beta-binomial-rate.ts).
+ */
+export async function computeRunResultInTurns(
+  runId: string, episodes: readonly EpisodeRecord[], meterContext: MeterContext, baseUrl: string, options: RunResultOptions = {},
+): Promise<RunResult> {
+  const tally = new RunResultTally();
+  for (let from = 0; from < episodes.length; from += RESULT_EPISODES_PER_TURN) {
+    if (from > 0) await nextTurn();
+    tally.add(episodes.slice(from, from + RESULT_EPISODES_PER_TURN));
   }
-  const { rate, cells, interval } = policyRate(done, options.headlinePrior);
-  const meters = computeMeters(episodes, meterContext);
-  const episodesUrl = `${baseUrl}/v1/runs/${runId}/episodes`;
-  const assisted = done.filter((e) => e.outcome === "success").length;
-  return {
-    ...rate,
-    failure_clusters: failureClusters,
-    robot_hours: meters.robotHours,
-    environment_hours: meters.environmentHours,
-    cost_usd: meters.costUsd,
-    artifacts: {
-      mcap: `${episodesUrl}?artifact=mcap`,
-      video: `${episodesUrl}?artifact=video`,
-      ground_truth: `${episodesUrl}?artifact=ground_truth`,
-      report_pdf: `${baseUrl}/v1/runs/${runId}/report?format=pdf`,
-    },
-    stages: stageRates(done),
-    stage_funnel: stageFunnel(done),
-    cells,
-    ...(options.interventions !== undefined && options.interventions !== "none" ? { assisted: rateSummary(assisted, done.length) } : {}),
-    ...(options.requestedCi !== undefined
-      ? { ci_requested: { ci: options.requestedCi, interval: interval(options.requestedCi), interval_method: rate.interval_method } }
-      : {}),
-  };
+  return tally.result(runId, meterContext, baseUrl, options);
 }

@@ -37,22 +37,36 @@ export function lastStageOf(evaluation: Record<string, unknown> | null): string 
 }
 
 /**
+ * The funnel over finished episodes, fed in order a slice at a time (a Result's passes in turns,
+ * result-summary.ts); `rows()` equals `stageFunnel` of everything added.
+ */
+export class StageFunnelTally {
+  private readonly byStage = new Map<string, StageFunnelRow>();
+
+  add(episode: FunnelEpisode): void {
+    const stages = stagesOf(episode.evaluation);
+    if (!stages || stages.length === 0) return;
+    for (const { name, reached } of stages) {
+      const row = this.byStage.get(name) ?? { stage: name, reached: 0, of: 0, stopped: 0 };
+      row.of += 1;
+      if (reached) row.reached += 1;
+      this.byStage.set(name, row);
+    }
+    const last = lastStageReached(stages);
+    if (last !== null && !policySucceeded(episode)) this.byStage.get(last)!.stopped += 1;
+  }
+
+  rows(): StageFunnelRow[] {
+    return [...this.byStage.values()].map((row) => ({ ...row }));
+  }
+}
+
+/**
  * The funnel over finished episodes; stages in the order the first episode reporting them lists them
  * (the task's order), a stage only some episodes report counted over those that do.
  */
 export function stageFunnel(episodes: readonly FunnelEpisode[]): StageFunnelRow[] {
-  const rows = new Map<string, StageFunnelRow>();
-  for (const episode of episodes) {
-    const stages = stagesOf(episode.evaluation);
-    if (!stages || stages.length === 0) continue;
-    for (const { name, reached } of stages) {
-      const row = rows.get(name) ?? { stage: name, reached: 0, of: 0, stopped: 0 };
-      row.of += 1;
-      if (reached) row.reached += 1;
-      rows.set(name, row);
-    }
-    const last = lastStageReached(stages);
-    if (last !== null && !policySucceeded(episode)) rows.get(last)!.stopped += 1;
-  }
-  return [...rows.values()];
+  const tally = new StageFunnelTally();
+  for (const episode of episodes) tally.add(episode);
+  return tally.rows();
 }
