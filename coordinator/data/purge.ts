@@ -27,7 +27,7 @@ import type { ObjectStore } from "../storage/object-store.js";
 import type { Db } from "../store/database.js";
 import { expireRunExports } from "./export-files.js";
 import { lockRun } from "../store/runs-repo.js";
-import { countArtifactsStoredBy, markArtifactsPurgedIfStoredBy } from "../store/artifacts-repo.js";
+import { anyArtifactStoredBy, markArtifactsPurgedIfStoredBy } from "../store/artifacts-repo.js";
 import { listEpisodeIdsPage, markArtifactsOfEpisodesPurged } from "../store/done-episodes-repo.js";
 import { nextTurn } from "../async/next-turn.js";
 import { insertPurge, type PurgeRow } from "../store/purges-repo.js";
@@ -95,10 +95,10 @@ export async function purgeRunArtifacts(db: Db, objects: ObjectStore, run: { id:
 /**
  * Purges the run's files stored at or before `cutoff` (an ISO 8601 instant: now less the run's retention), the
  * retention sweeper's part; returns how many. With any purged, the run's exports expire with them. A run with none
- * costs one statement (over its rows: 8-12 ms on SQLite for a 10,000-episode run's 40,000).
+ * costs one index lookup (the count over a 10,000-episode run's 40,000 rows it replaced read 8-12 ms on SQLite).
  */
 export async function purgeArtifactsStoredBy(db: Db, objects: ObjectStore, run: { id: string; account_id: string }, cutoff: string, now: Date): Promise<number> {
-  if (await countArtifactsStoredBy(db, run.id, cutoff) === 0) return 0;
+  if (!await anyArtifactStoredBy(db, run.id, cutoff)) return 0;
   let receipt: PurgeRow | undefined;
   let purged = 0;
   await byEpisodePages(db, run.id, async (tx, episodeIds) => {

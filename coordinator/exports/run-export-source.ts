@@ -20,7 +20,7 @@ import { AssayError } from "../errors/assay-error.js";
 import { videosByCamera } from "../runs/episode-videos.js";
 import { isIntervened, policySucceeded } from "../runs/policy-outcome.js";
 import { nextTurn } from "../async/next-turn.js";
-import { countArtifactsStoredBy, summarizeRunArtifacts, type ArtifactRow } from "../store/artifacts-repo.js";
+import { countRunArtifactsGone, summarizeRunArtifacts, type ArtifactRow } from "../store/artifacts-repo.js";
 import type { Db } from "../store/database.js";
 import { listArtifactsOfEpisodes, listDoneEpisodesPage } from "../store/done-episodes-repo.js";
 import type { EpisodeRecord } from "../store/episodes-repo.js";
@@ -47,7 +47,7 @@ export function trainOnFailuresOf(run: RunRecord): boolean {
 
 /**
  * Refuses an export of a run that cannot give one: not completed (422), or recordings purged or
- * past the run's retention (410 retention_expired). Decided from an aggregate of the run's artifact
+ * past the run's retention (410 retention_expired). Decided from index lookups of the run's artifact
  * rows: retention is a bound on `stored_at`, so the earliest stored row decides whether any is past it.
  */
 export async function assertExportable(db: Db, run: RunRecord, now: Date, what = "exported"): Promise<void> {
@@ -56,11 +56,11 @@ export async function assertExportable(db: Db, run: RunRecord, now: Date, what =
   }
   const hours = retentionOfRequest(run.request);
   const artifacts = await summarizeRunArtifacts(db, run.id);
-  if (artifacts.purged === 0 && !(artifacts.firstKeptAt !== null && isPastRetention(artifacts.firstKeptAt, hours, now))) return;
+  if (!artifacts.anyPurged && !(artifacts.firstKeptAt !== null && isPastRetention(artifacts.firstKeptAt, hours, now))) return;
   // isPastRetention(stored_at) is stored_at <= now - retention; stored_at is toISOString's text, ordered as time.
-  const gone = artifacts.purged + await countArtifactsStoredBy(db, run.id, new Date(now.getTime() - hours * 3_600_000).toISOString());
+  const { gone, total } = await countRunArtifactsGone(db, run.id, new Date(now.getTime() - hours * 3_600_000).toISOString());
   const retention = (run.request as { data?: { retention?: string } }).data?.retention;
-  throw new AssayError("retention_expired", `run ${run.id}'s recordings were purged or are past its data.retention (${JSON.stringify(retention ?? "30d")}): ${gone} of ${artifacts.total} files are gone, so it can no longer be ${what}`, { runId: run.id });
+  throw new AssayError("retention_expired", `run ${run.id}'s recordings were purged or are past its data.retention (${JSON.stringify(retention ?? "30d")}): ${gone} of ${total} files are gone, so it can no longer be ${what}`, { runId: run.id });
 }
 
 function instructionOf(e: EpisodeRecord, fallback: string): string {

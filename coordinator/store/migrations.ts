@@ -496,4 +496,11 @@ export const MIGRATIONS: readonly Migration[] = [
   ALTER TABLE artifacts ADD COLUMN missing_since TEXT;
   CREATE INDEX artifacts_pending ON artifacts(run_id) WHERE status = 'pending';
   `,
+  // A run's artifact aggregates as index lookups (summarizeRunArtifacts, anyArtifactStoredBy: an export's check, the
+  // retention sweep): is any file purged or past retention, when was the first stored. Over a 10,000-episode run's
+  // 40,000 rows they read every row, 8-15 ms each on SQLite.
+  `
+  CREATE INDEX artifacts_run_status ON artifacts(run_id, status, stored_at);
+  CREATE INDEX artifacts_run_stored ON artifacts(run_id, stored_at);
+  `,
 ];

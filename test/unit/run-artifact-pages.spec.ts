@@ -1,11 +1,12 @@
 /**
  * The repository reads that let an export request and a purge on request decide from a whole run without reading it
- * in one piece, on both engines: the aggregate of a run's artifact rows, the count of those stored by an instant
- * (the retention bound, inclusive as isPastRetention is), episode pages by index, and a page's rows marked purged.
+ * in one piece, on both engines: what an export decides from (any file purged, the first stored), whether any is stored
+ * by an instant and how many are gone by it (the retention bound, inclusive as isPastRetention is), episode pages by
+ * index, and a page's rows marked purged.
  */
 import assert from "node:assert/strict";
 import { DEFAULT_ACCOUNT_ID, ensureAccount } from "../../coordinator/store/accounts-repo.js";
-import { countArtifactsStoredBy, listArtifacts, summarizeRunArtifacts } from "../../coordinator/store/artifacts-repo.js";
+import { anyArtifactStoredBy, countRunArtifactsGone, listArtifacts, summarizeRunArtifacts } from "../../coordinator/store/artifacts-repo.js";
 import { listEpisodeIdsPage, markArtifactsOfEpisodesPurged } from "../../coordinator/store/done-episodes-repo.js";
 import { seedLargeRun } from "../support/large-run.js";
 import { STORE_ENGINES, openTestDatabase } from "../support/test-database.js";
@@ -22,10 +23,14 @@ for (const engine of STORE_ENGINES) {
       const rows = await listArtifacts(db, RUN);
       const stored = rows.filter((r) => r.status === "stored");
       const storedAt = stored[0]!.stored_at!;
-      assert.deepEqual(await summarizeRunArtifacts(db, RUN), { total: rows.length, purged: 0, firstStoredAt: storedAt, firstKeptAt: storedAt });
-      assert.deepEqual(await summarizeRunArtifacts(db, "run_None"), { total: 0, purged: 0, firstStoredAt: null, firstKeptAt: null });
-      assert.equal(await countArtifactsStoredBy(db, RUN, storedAt), stored.length, "stored at the bound counts (isPastRetention: now >= stored + retention)");
-      assert.equal(await countArtifactsStoredBy(db, RUN, new Date(Date.parse(storedAt) - 1).toISOString()), 0);
+      const before = new Date(Date.parse(storedAt) - 1).toISOString();
+      assert.deepEqual(await summarizeRunArtifacts(db, RUN), { anyPurged: false, firstStoredAt: storedAt, firstKeptAt: storedAt });
+      assert.deepEqual(await summarizeRunArtifacts(db, "run_None"), { anyPurged: false, firstStoredAt: null, firstKeptAt: null });
+      assert.deepEqual(await countRunArtifactsGone(db, RUN, storedAt), { total: rows.length, gone: stored.length }, "stored at the bound counts (isPastRetention: now >= stored + retention)");
+      assert.deepEqual(await countRunArtifactsGone(db, RUN, before), { total: rows.length, gone: 0 });
+      assert.deepEqual(await countRunArtifactsGone(db, "run_None", storedAt), { total: 0, gone: 0 });
+      assert.equal(await anyArtifactStoredBy(db, RUN, storedAt), true);
+      assert.equal(await anyArtifactStoredBy(db, RUN, before), false);
 
       const pages: Array<Array<{ id: string; idx: number }>> = [];
       for (let after = -1; ;) {
@@ -42,10 +47,15 @@ for (const engine of STORE_ENGINES) {
       assert.equal(await markArtifactsOfEpisodesPurged(db, first), ofFirst);
       assert.equal(await markArtifactsOfEpisodesPurged(db, first), 0, "rows already purged are not marked again");
       assert.equal(await markArtifactsOfEpisodesPurged(db, []), 0);
-      const after = await summarizeRunArtifacts(db, RUN);
-      assert.equal(after.purged, ofFirst);
-      assert.equal(after.firstKeptAt, storedAt);
-      assert.equal(await countArtifactsStoredBy(db, RUN, storedAt), stored.filter((r) => !first.includes(r.episode_id)).length, "purged rows are not counted as stored");
+      assert.deepEqual(await summarizeRunArtifacts(db, RUN), { anyPurged: true, firstStoredAt: storedAt, firstKeptAt: storedAt });
+      const kept = stored.filter((r) => !first.includes(r.episode_id)).length;
+      assert.deepEqual(await countRunArtifactsGone(db, RUN, storedAt), { total: rows.length, gone: ofFirst + kept }, "purged rows are gone once, not also as stored");
+      assert.deepEqual(await countRunArtifactsGone(db, RUN, before), { total: rows.length, gone: ofFirst });
+      assert.equal(await anyArtifactStoredBy(db, RUN, before), false, "purged rows are not stored");
+      // Every row purged: nothing is kept, the first stored row is still the first stored.
+      await markArtifactsOfEpisodesPurged(db, pages.flat().map((e) => e.id));
+      assert.deepEqual(await summarizeRunArtifacts(db, RUN), { anyPurged: true, firstStoredAt: storedAt, firstKeptAt: null });
+      assert.equal(await anyArtifactStoredBy(db, RUN, storedAt), false);
       await db.close();
     });
   });
