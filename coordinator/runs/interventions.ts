@@ -8,7 +8,7 @@
  *   t_s, kind}]}` over every finished episode of the run. The Result's n, success_rate and ci95
  *   count an intervened episode as a failure; its `assisted` rate counts the helped successes.
  */
-import { nextTurn } from "../async/next-turn.js";
+import { inSlices } from "../async/next-turn.js";
 import { assistedSuccess, interventionsOfMeta, isIntervened } from "./policy-outcome.js";
 
 export interface InterventionSummary {
@@ -57,13 +57,9 @@ const EPISODES_PER_TURN = 1000;
  */
 export async function interventionSummaryInTurns(mode: string, episodes: readonly (InterventionEpisode & { status: string })[], withUnits: boolean): Promise<InterventionSummary> {
   const intervened: InterventionEpisode[] = [];
-  for (let from = 0; from < episodes.length; from += EPISODES_PER_TURN) {
-    if (from > 0) await nextTurn();
-    for (let i = from; i < Math.min(episodes.length, from + EPISODES_PER_TURN); i++) {
-      const e = episodes[i]!;
-      if (e.status === "done" && isIntervened(e)) intervened.push(e);
-    }
-  }
+  await inSlices(episodes, EPISODES_PER_TURN, (slice) => {
+    for (const e of slice) if (e.status === "done" && isIntervened(e)) intervened.push(e);
+  });
   return interventionSummary(mode, intervened, withUnits);
 }
 

@@ -18,7 +18,7 @@
  *   total over the episodes counted in n, the figure a lab plans staff with.
  * - invalidated (present once any episode was marked invalid): each invalid attempt with its reason.
  */
-import { nextTurn } from "../async/next-turn.js";
+import { inSlices } from "../async/next-turn.js";
 import type { InvalidReason } from "../domain/invalid-reasons.js";
 import { interventionsOfMeta, isIntervened, type EpisodeIntervention } from "./policy-outcome.js";
 import { studentTQuantile } from "../stats/student-t.js";
@@ -213,14 +213,12 @@ const SECTION_EPISODES_PER_TURN = 1000;
 export async function operatorSectionsInTurns(episodes: readonly EpisodeRecord[]): Promise<ReturnType<typeof operatorSections>> {
   const involved: EpisodeRecord[] = [];
   let counted = 0;
-  for (let from = 0; from < episodes.length; from += SECTION_EPISODES_PER_TURN) {
-    if (from > 0) await nextTurn();
-    for (let i = from; i < Math.min(episodes.length, from + SECTION_EPISODES_PER_TURN); i++) {
-      const e = episodes[i]!;
+  await inSlices(episodes, SECTION_EPISODES_PER_TURN, (slice) => {
+    for (const e of slice) {
       if (e.status === "done") counted++;
       if (involvesPerson(e)) involved.push(e);
     }
-  }
+  });
   return operatorSections(involved, counted);
 }
 

@@ -18,7 +18,7 @@
  * intervened episode is a failure of the policy, its failure cluster `intervened` when it ended in
  * success with help.
  */
-import { nextTurn } from "../async/next-turn.js";
+import { inSlices } from "../async/next-turn.js";
 import { betaBinomialRate, DEFAULT_HEADLINE_PRIOR, type HeadlinePrior } from "../stats/beta-binomial-rate.js";
 import { theseCellsRate, type TheseCellsRate } from "../stats/these-cells-rate.js";
 import { wilsonInterval } from "../stats/wilson.js";
@@ -268,9 +268,6 @@ export async function computeRunResultInTurns(
   runId: string, episodes: readonly EpisodeRecord[], meterContext: MeterContext, baseUrl: string, options: RunResultOptions = {},
 ): Promise<RunResult> {
   const tally = new RunResultTally();
-  for (let from = 0; from < episodes.length; from += RESULT_EPISODES_PER_TURN) {
-    if (from > 0) await nextTurn();
-    tally.add(episodes.slice(from, from + RESULT_EPISODES_PER_TURN));
-  }
+  await inSlices(episodes, RESULT_EPISODES_PER_TURN, (slice) => tally.add(slice));
   return tally.result(runId, meterContext, baseUrl, options);
 }
