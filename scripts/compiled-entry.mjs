@@ -45,6 +45,12 @@ const CACHE_DIR = join(REPO, "node_modules", ".cache", "assay");
 const FORMAT = 2;
 
 const building = new Map();
+/**
+ * The expression each own file's URL replaces, spelled in parts: written as one string literal here, the
+ * replacement broke this file's own source whenever an entry imports it (the fleet launcher, so `npm start`
+ * and every coordinator the tests start, which all ran through tsx instead).
+ */
+const IMPORT_META_URL = ["import", "meta", "url"].join(".");
 
 /**
  * The path of a fresh bundle of `entry` (a .ts file), built if needed; undefined when it cannot be
@@ -60,7 +66,10 @@ export function compiledEntry(entry, log = () => {}) {
   let pending = building.get(absolute);
   if (!pending) {
     pending = build(absolute, name, bundle, manifestPath).catch((error) => {
-      log(`running ${absolute} through tsx: it could not be bundled (${error.message.split("\n")[0]})`);
+      // esbuild's message is "Build failed with 1 error:"; the error itself is in `errors`.
+      const first = error.errors?.[0];
+      const why = first ? `${first.location ? `${first.location.file}:${first.location.line}: ` : ""}${first.text}` : error.message.split("\n")[0];
+      log(`running ${absolute} through tsx: it could not be bundled (${why})`);
       return undefined;
     });
     building.set(absolute, pending);
@@ -179,7 +188,7 @@ async function build(entry, name, bundle, manifestPath) {
         const stat = statSync(args.path);
         seen.set(args.path, [stat.size, stat.mtimeMs]);
         const source = await readFile(args.path, "utf8");
-        const contents = source.replaceAll("import.meta.url", JSON.stringify(pathToFileURL(args.path).href));
+        const contents = source.replaceAll(IMPORT_META_URL, JSON.stringify(pathToFileURL(args.path).href));
         return { contents, loader: /\.[cm]?ts$/.test(args.path) ? "ts" : "js" };
       });
     },

@@ -1,6 +1,8 @@
 /**
  * scripts/compiled-entry.mjs: CommonJS packages are required by the bundle (no cjs-module-lexer pass
- * at load), ES-only packages stay imports, and both kinds of import mean what they mean under Node.
+ * at load), ES-only packages stay imports, and both kinds of import mean what they mean under Node; and
+ * every entry the repository starts as a process or a worker bundles (a failed build falls back to tsx
+ * without a word where no log is given, as the tests' coordinators did for months).
  */
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
@@ -9,7 +11,10 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { crc32 } from "@node-rs/crc32";
 import { compiledEntry } from "../../scripts/compiled-entry.mjs";
 
-const PROBE = join(dirname(fileURLToPath(import.meta.url)), "..", "support", "compiled-entry-probe.ts");
+const REPO = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
+const PROBE = join(REPO, "test", "support", "compiled-entry-probe.ts");
+/** What `npm start`, the fleet launcher, bin/assay.mjs, the coordinator's worker threads and the tests start. */
+const ENTRIES = ["scripts/start.ts", "scripts/fleet.ts", "simulators/sim-cell.ts", "cell-agent/cli.ts", "cli/main.ts", "coordinator/exports/dataset-worker.ts", "coordinator/api/pdf-worker.ts"];
 
 describe("compiled entry bundles", function () {
   this.timeout(60_000);
@@ -28,5 +33,13 @@ describe("compiled entry bundles", function () {
     const argv1 = process.argv[1];
     const { probe } = await import(pathToFileURL(bundle).href).finally(() => (process.argv[1] = argv1!)) as typeof import("../support/compiled-entry-probe.js");
     assert.deepEqual(await probe(), { metadata: true, jpegEncode: true, msgpack: true, crc: crc32("assay"), roslibRos: true });
+  });
+
+  it("bundles every entry the repository starts, those that import this helper (the fleet launcher) too", async () => {
+    for (const entry of ENTRIES) {
+      const reasons: string[] = [];
+      const bundle = await compiledEntry(join(REPO, entry), (line: string) => reasons.push(line));
+      assert.ok(bundle, `${entry} was not bundled: ${reasons.join("; ")}`);
+    }
   });
 });
