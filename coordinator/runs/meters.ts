@@ -51,7 +51,7 @@ export function roundCents(usd: number): number {
 }
 
 /** Seconds a single episode kept the robot busy: the finished attempt plus interrupted ones. */
-export function occupiedSeconds(episode: MeteredEpisode): number {
+function occupiedSeconds(episode: MeteredEpisode): number {
   let seconds = 0;
   // An unlabelled episode ran to its end (only a person's label is missing): its robot time counts.
   if (episode.status === "done" || episode.status === "unlabelled") seconds += (episode.durationS ?? 0) + (episode.resetS ?? 0);
@@ -59,14 +59,24 @@ export function occupiedSeconds(episode: MeteredEpisode): number {
   return seconds;
 }
 
-/** Robot-hours of a run's episodes (unrounded). */
-export function robotHours(episodes: readonly MeteredEpisode[]): number {
-  return episodes.reduce((sum, e) => sum + occupiedSeconds(e), 0) / 3600;
+/** Seconds an episode adds to the robot meter. */
+export function robotSeconds(episode: MeteredEpisode): number {
+  return occupiedSeconds(episode);
 }
 
-/** Environment-hours of a run's episodes (unrounded); one environment per cell, see above. */
+/** Seconds an episode adds to the environment meter; one environment per cell, see above. */
+export function environmentSeconds(episode: MeteredEpisode): number {
+  return occupiedSeconds(episode);
+}
+
+/** Robot-hours of a run's episodes (unrounded). */
+export function robotHours(episodes: readonly MeteredEpisode[]): number {
+  return episodes.reduce((sum, e) => sum + robotSeconds(e), 0) / 3600;
+}
+
+/** Environment-hours of a run's episodes (unrounded). */
 export function environmentHours(episodes: readonly MeteredEpisode[]): number {
-  return episodes.reduce((sum, e) => sum + occupiedSeconds(e), 0) / 3600;
+  return episodes.reduce((sum, e) => sum + environmentSeconds(e), 0) / 3600;
 }
 
 /** Unrounded cost of occupancy under `context`: the price formula, here and nowhere else. */

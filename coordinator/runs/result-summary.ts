@@ -23,7 +23,7 @@ import { betaBinomialRate, DEFAULT_HEADLINE_PRIOR, type HeadlinePrior } from "..
 import { theseCellsRate, type TheseCellsRate } from "../stats/these-cells-rate.js";
 import { wilsonInterval } from "../stats/wilson.js";
 import type { EpisodeRecord } from "../store/episodes-repo.js";
-import { metersOfHours, occupiedSeconds, type MeterContext } from "./meters.js";
+import { environmentSeconds, metersOfHours, robotSeconds, type MeterContext } from "./meters.js";
 import { headlineStatement } from "./headline-statement.js";
 import { StageFunnelTally, type StageFunnelRow } from "./stage-funnel.js";
 import { assistedSuccess, policySucceeded, type OutcomeEpisode } from "./policy-outcome.js";
@@ -193,14 +193,16 @@ export class RunResultTally {
   private readonly cells = new CellTally();
   private readonly stages = new StageTally();
   private readonly funnel = new StageFunnelTally();
-  /** Seconds the episodes (any status) kept the robot busy (meters.ts). */
-  private occupiedS = 0;
+  /** The meters' seconds over the episodes of any status, summed in order as computeMeters sums them (meters.ts). */
+  private robotS = 0;
+  private environmentS = 0;
   private successes = 0;
   private done = 0;
 
   add(episodes: readonly EpisodeRecord[]): void {
     for (const e of episodes) {
-      this.occupiedS += occupiedSeconds(e);
+      this.robotS += robotSeconds(e);
+      this.environmentS += environmentSeconds(e);
       if (e.status !== "done") continue;
       this.done += 1;
       if (e.outcome === "success") this.successes += 1;
@@ -218,8 +220,7 @@ export class RunResultTally {
   /** The Result of everything added (only `done` episodes count towards n; interrupted attempts of any count towards the meters). */
   result(runId: string, meterContext: MeterContext, baseUrl: string, options: RunResultOptions = {}): RunResult {
     const { rate, cells, interval } = policyRateOfCells(this.cells.byCell(), options.headlinePrior);
-    const hours = this.occupiedS / 3600;
-    const meters = metersOfHours(hours, hours, meterContext);
+    const meters = metersOfHours(this.robotS / 3600, this.environmentS / 3600, meterContext);
     const episodesUrl = `${baseUrl}/v1/runs/${runId}/episodes`;
     return {
       ...rate,
